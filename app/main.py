@@ -1,0 +1,24 @@
+"""The `foldscope` entry point: a subcommand runs headless in core; otherwise the GUI starts."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from core import cli
+
+    if argv and argv[0] in cli.command_names():
+        return cli.main(argv)
+    if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
+        cli.build_parser().print_help()
+        print("\nWith no COMMAND, foldscope starts the GUI: foldscope [--screenshot PNG] [--db PATH] [FILE]")
+        return 0
+    from app.gui import run_gui  # Qt is imported only when the GUI is wanted
+
+    return run_gui(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""The headless command line: `foldscope SUBCOMMAND ...`, JSON with --json, one clear line on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+from core.model import ReadError
+
+# Each module here defines `register(subparsers)`, adding its subcommand(s) with
+# `set_defaults(run=callable)`. A callable takes the parsed args and returns a result
+# (printed as JSON with --json, else by the command's own `format` if given) or an exit code.
+COMMAND_MODULES = [
+    "core.commands.basic",  # inspect, count, export
+]
+
+
+class UsageError(Exception):
+    """A bad flag value or a missing argument: one line, exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="foldscope", description="Inspect the context window of LLM agent sessions.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def command_names() -> set[str]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = None) -> None:
+    if as_json or formatter is None:
+        print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    else:
+        print(formatter(result))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        result = args.run(args)
+    except ReadError as exc:
+        print(f"foldscope: {exc}", file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(f"foldscope: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    if isinstance(result, int):
+        return result
+    if result is not None:
+        emit(result, getattr(args, "json", False), getattr(args, "format", None))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
