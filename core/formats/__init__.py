@@ -1,0 +1,82 @@
+"""The reader registry: detect a session file's format by its content and load it into a Session."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+from core.model import ReadError, Session
+
+# Each module here exposes FORMAT (its name), sniff(head, path) -> bool, which decides from
+# the file's first bytes (never its name), and read(path) -> Session, which raises ReadError on
+# bad input. Order matters only when two readers would both claim a file: the first one wins.
+READER_MODULES = [
+    "core.formats.lionagi",
+]
+
+# How much of a file sniff() sees: enough for the first line of any JSONL format and for the
+# opening keys of a Branch dump.
+SNIFF_BYTES = 64 * 1024
+
+# Errors a reader might let slip on input it did not expect; load_session turns them into one
+# clear line instead of a traceback (DESIGN.md, Reliability).
+_UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, AttributeError, UnicodeError, RecursionError)
+
+
+def reader_modules() -> list[ModuleType]:
+    return [importlib.import_module(name) for name in READER_MODULES]
+
+
+def formats() -> list[str]:
+    """The format names load_session accepts for `format=`."""
+    return [module.FORMAT for module in reader_modules()]
+
+
+def _reader_for(format_name: str, file: str) -> ModuleType:
+    for module in reader_modules():
+        if module.FORMAT == format_name:
+            return module
+    raise ReadError(file, "", f"unknown format {format_name!r} (known: {', '.join(formats())})")
+
+
+def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError as exc:
+        raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
+
+
+def detect_format(path: str | Path) -> str:
+    """The name of the first reader whose sniff claims the file; ReadError when none does."""
+    path = Path(path)
+    if path.is_dir():
+        raise ReadError(str(path), "", "is a folder, not a session file")
+    head = read_head(path)
+    if not head.strip():
+        raise ReadError(str(path), "", "the file is empty")
+    for module in reader_modules():
+        if module.sniff(head, path):
+            return module.FORMAT
+    raise ReadError(str(path), "", f"not a session file foldscope can read (formats: {', '.join(formats())})")
+
+
+def load_session(path: str | Path, format: str | None = None) -> Session:
+    """Read a session file into a Session, all or nothing; bad input raises ReadError."""
+    path = Path(path)
+    name = format or detect_format(path)
+    reader = _reader_for(name, str(path))
+    try:
+        session = reader.read(path)
+    except ReadError:
+        raise
+    except OSError as exc:
+        raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
+    except MemoryError:
+        raise ReadError(str(path), "", "the file is too large to read into memory") from None
+    except _UNEXPECTED as exc:
+        raise ReadError(str(path), "", f"unexpected content ({type(exc).__name__}: {exc})") from None
+    session.format = session.format or name
+    session.source = session.source or str(path)
+    return session

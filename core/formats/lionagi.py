@@ -1,0 +1,323 @@
+"""The native format: lionagi Branch JSON (old and current dumps, bare or wrapped with its run manifest)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from core.model import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
+
+FORMAT = "lionagi"
+
+# lionagi's message classes, by the last part of lion_class, and the kind each maps to.
+KIND_OF_CLASS = {
+    "System": "system",
+    "Instruction": "instruction",
+    "AssistantResponse": "assistant",
+    "ActionRequest": "action_request",
+    "ActionResponse": "action_response",
+}
+# A note is an AssistantResponse recognised by the provenance key the context tool writes on it
+# (ADR-0130 Amendment 4). lionagi 0.36.0 predates that key, so its notes are known by this prefix.
+NOTE_KEY = "context_first_index"
+OLD_NOTE_PREFIX = "[CONTEXT COMPACTION]"
+# Keys that mark a file as a run manifest rather than a Branch.
+MANIFEST_KEYS = ("context_folds", "api_usage", "branch_id")
+# Sibling names searched for a run manifest beside a bare Branch file (docs/session-format.md).
+MANIFEST_GLOBS = ("{stem}.manifest.json", "run.json", "manifest.json", "run_manifest*.json")
+MANIFEST_MAX_BYTES = 16 * 1024 * 1024
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text.startswith(b"{"):
+        return False
+    # A Branch dump names lionagi's classes early (branch metadata or the first message);
+    # the wrapper opens with "branch". A run manifest alone is claimed too, so that read() can
+    # say what it is instead of "unknown format".
+    if b'"lionagi.' in text or text[1:].lstrip().startswith(b'"branch"'):
+        return True
+    return b'"branch_id"' in text and (b'"context_folds"' in text or b'"api_usage"' in text)
+
+
+def read(path: Path) -> Session:
+    file = str(path)
+    top = parse_json(path)
+    if not isinstance(top, dict):
+        raise ReadError(file, "$", f"expected a JSON object, found {_type_name(top)}")
+    wrapper: dict[str, Any] | None = None
+    if "messages" not in top and isinstance(top.get("branch"), dict):
+        wrapper, branch, base = top, top["branch"], "$.branch"
+        manifest = top.get("manifest")
+        if manifest is not None and not isinstance(manifest, dict):
+            raise ReadError(file, "$.manifest", f"expected an object or null, found {_type_name(manifest)}")
+    elif "messages" in top:
+        branch, base = top, "$"
+        manifest = find_manifest_beside(path, top.get("id"))
+    elif any(key in top for key in MANIFEST_KEYS):
+        raise ReadError(file, "$", "this is a run manifest, not a Branch: open the Branch file beside it")
+    else:
+        raise ReadError(file, "$", "no `messages` and no `branch`: not a lionagi Branch record")
+    session = session_from_branch(branch, file, base)
+    session.manifest = manifest
+    if wrapper is not None:
+        events = wrapper.get("events", [])
+        if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+            raise ReadError(file, "$.events", "expected a list of objects")
+        session.events = list(events)
+        # Keys of the wrapper foldscope does not interpret go back out as they came.
+        session.extras["wrapper"] = {
+            "keys": list(wrapper),
+            "extra": {k: v for k, v in wrapper.items() if k not in ("branch", "manifest", "events")},
+        }
+    session.model = _model_name(branch, manifest)
+    session.trace = build_trace(session.record, manifest, session.warnings)
+    return session
+
+
+def parse_json(path: Path) -> Any:
+    file = str(path)
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ReadError(file, f"byte {exc.start}", "not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReadError(file, f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ReadError(file, "", "not JSON this reader accepts: nested too deeply") from None
+
+
+def session_from_branch(branch: dict[str, Any], file: str, base: str = "$") -> Session:
+    """Map a Branch dict (`Branch.to_dict` shape) into a Session; the dict is not modified."""
+    pile = _expect(branch.get("messages"), dict, file, f"{base}.messages")
+    items = _expect(pile.get("collections"), list, file, f"{base}.messages.collections")
+    messages: dict[str, Message] = {}
+    collection_order: list[str] = []
+    for i, item in enumerate(items):
+        message = message_from_dict(item, file, f"{base}.messages.collections[{i}]")
+        if message.id in messages:
+            raise ReadError(file, f"{base}.messages.collections[{i}].id", f"duplicate message id {message.id!r}")
+        messages[message.id] = message
+        collection_order.append(message.id)
+
+    # The current shape orders the Pile by its progression; the old shape (July 2025 cookbook
+    # dumps) has none, and the collections' own order is the record's.
+    order = collection_order
+    progression = pile.get("progression")
+    if progression is not None:
+        place = f"{base}.messages.progression"
+        _expect(progression, dict, file, place)
+        order = _id_list(progression.get("order"), file, f"{place}.order", messages)
+        if len(order) != len(messages):
+            missing = next(mid for mid in collection_order if mid not in set(order))
+            raise ReadError(file, f"{place}.order", f"message {missing!r} is in collections but not in the order")
+    record = FullRecord(messages[mid] for mid in order)
+
+    metadata = _expect(branch.get("metadata", {}), dict, file, f"{base}.metadata")
+    view = list(order)
+    current = metadata.get("current_progression")
+    if current is not None:
+        place = f"{base}.metadata.current_progression"
+        _expect(current, dict, file, place)
+        if "order" in current:
+            view = _id_list(current["order"], file, f"{place}.order", messages, what="the full record")
+
+    shell = {k: v for k, v in pile.items() if k != "collections"}
+    if isinstance(shell.get("progression"), dict):
+        shell["progression"] = {k: v for k, v in shell["progression"].items() if k != "order"}
+    session = Session(
+        record=record,
+        view=view,
+        format=FORMAT,
+        source=file,
+        branch={k: v for k, v in branch.items() if k != "messages"},
+    )
+    # What the writer needs to give the Branch back exactly: the Pile around the messages and
+    # where `messages` sat among the Branch's keys.
+    session.extras["lionagi_pile"] = shell
+    session.extras["branch_keys"] = list(branch.keys())
+    return session
+
+
+def message_from_dict(item: Any, file: str, place: str) -> Message:
+    _expect(item, dict, file, place)
+    mid = item.get("id")
+    if not isinstance(mid, str) or not mid:
+        raise ReadError(file, f"{place}.id", f"expected a non-empty string id, found {_type_name(mid)}")
+    metadata = _expect(item.get("metadata", {}), dict, file, f"{place}.metadata")
+    lion_class = metadata.get("lion_class")
+    if not isinstance(lion_class, str):
+        raise ReadError(file, f"{place}.metadata.lion_class", f"expected a class name, found {_type_name(lion_class)}")
+    kind = KIND_OF_CLASS.get(lion_class.rsplit(".", 1)[-1])
+    if kind is None:
+        raise ReadError(file, f"{place}.metadata.lion_class", f"unknown message class {lion_class!r}")
+    content = _expect(item.get("content"), dict, file, f"{place}.content")
+    created_at = item.get("created_at")
+    if created_at is not None and (isinstance(created_at, bool) or not isinstance(created_at, (int, float))):
+        raise ReadError(file, f"{place}.created_at", f"expected a number, found {_type_name(created_at)}")
+    _check_content(kind, content, file, f"{place}.content")
+    if kind == "assistant" and _is_note(metadata, content):
+        kind = "note"
+    return Message(
+        id=mid,
+        kind=kind,
+        created_at=created_at,
+        content=content,
+        metadata=metadata,
+        provenance=Provenance(file, 0, place),
+        raw=item,
+    )
+
+
+# The content field each kind must carry, and the type it must have when present.
+_TEXT_FIELD = {"system": "system_message", "instruction": "instruction", "assistant": "assistant_response"}
+
+
+def _check_content(kind: str, content: Mapping[str, Any], file: str, place: str) -> None:
+    field = _TEXT_FIELD.get(kind)
+    if field is not None:
+        # Old dumps hold a text or a list of parts here; anything is rendered, but it must exist.
+        if field not in content:
+            raise ReadError(file, place, f"a {kind} message without `{field}`")
+        return
+    function = content.get("function")
+    if function is not None and not isinstance(function, str):
+        raise ReadError(file, f"{place}.function", f"expected a string, found {_type_name(function)}")
+    arguments = content.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise ReadError(file, f"{place}.arguments", f"expected an object, found {_type_name(arguments)}")
+
+
+def _is_note(metadata: Mapping[str, Any], content: Mapping[str, Any]) -> bool:
+    extra = metadata.get("extra")
+    if NOTE_KEY in metadata or (isinstance(extra, dict) and NOTE_KEY in extra):
+        return True
+    text = content.get("assistant_response")
+    return isinstance(text, str) and text.startswith(OLD_NOTE_PREFIX)
+
+
+def _id_list(value: Any, file: str, place: str, known: Mapping[str, Any], what: str = "collections") -> list[str]:
+    _expect(value, list, file, place)
+    seen: set[str] = set()
+    for i, mid in enumerate(value):
+        if not isinstance(mid, str):
+            raise ReadError(file, f"{place}[{i}]", f"expected a message id, found {_type_name(mid)}")
+        if mid not in known:
+            raise ReadError(file, f"{place}[{i}]", f"names {mid!r}, which is not in {what}")
+        if mid in seen:
+            raise ReadError(file, f"{place}[{i}]", f"names {mid!r} twice")
+        seen.add(mid)
+    return list(value)
+
+
+def _expect(value: Any, kind: type, file: str, place: str) -> Any:
+    if not isinstance(value, kind):
+        raise ReadError(file, place, f"expected {_type_name(kind())}, found {_type_name(value)}")
+    return value
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def find_manifest_beside(path: Path, branch_id: Any) -> dict[str, Any] | None:
+    """A run manifest in the Branch file's folder whose `branch_id` names this Branch, if any."""
+    if not isinstance(branch_id, str):
+        return None
+    seen: set[Path] = set()
+    for pattern in MANIFEST_GLOBS:
+        for candidate in sorted(path.parent.glob(pattern.format(stem=path.stem))):
+            if candidate in seen or candidate == path or not candidate.is_file():
+                continue
+            seen.add(candidate)
+            try:
+                if candidate.stat().st_size > MANIFEST_MAX_BYTES:
+                    continue
+                data = json.loads(candidate.read_bytes())
+            except (OSError, ValueError, RecursionError):
+                continue  # an unreadable neighbour is not this session's problem
+            if isinstance(data, dict) and data.get("branch_id") == branch_id:
+                return data
+    return None
+
+
+def _model_name(branch: Mapping[str, Any], manifest: Mapping[str, Any] | None) -> str | None:
+    if manifest and isinstance(manifest.get("model"), str):
+        return manifest["model"]
+    try:
+        model = branch["chat_model"]["endpoint"]["config"]["kwargs"]["model"]
+    except (KeyError, TypeError):
+        return None
+    return model if isinstance(model, str) else None
+
+
+def usage_from(data: Any) -> Usage | None:
+    """Usage from an Anthropic (`input_tokens` + cache parts) or OpenAI (`prompt_tokens`) usage object."""
+    if not isinstance(data, Mapping):
+        return None
+    if isinstance(data.get("usage"), Mapping):
+        data = data["usage"]
+
+    def number(key: str, source: Mapping[str, Any] = data) -> int:
+        value = source.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+    if "input_tokens" in data:
+        creation = data.get("cache_creation")
+        one_hour = number("ephemeral_1h_input_tokens", creation) if isinstance(creation, Mapping) else 0
+        return Usage(
+            input=number("input_tokens"),
+            cache_read=number("cache_read_input_tokens"),
+            cache_write=number("cache_creation_input_tokens"),
+            output=number("output_tokens"),
+            cache_write_1h=one_hour,
+        )
+    if "prompt_tokens" in data:
+        details = data.get("prompt_tokens_details")
+        cached = number("cached_tokens", details) if isinstance(details, Mapping) else 0
+        return Usage(input=max(number("prompt_tokens") - cached, 0), cache_read=cached, output=number("completion_tokens"))
+    return None
+
+
+def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings: list[str]) -> list[Request]:
+    """One request per assistant response, its view the record before it (folds are not replayed here).
+
+    Reported usage comes from the manifest's `api_usage` (by `response_id`, else by position), else
+    from the response's own `model_response.usage` as old lionagi dumps keep it.
+    """
+    entries = manifest.get("api_usage") if manifest else None
+    entries = entries if isinstance(entries, list) else []
+    by_response = {e["response_id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("response_id"), str)}
+    trace: list[Request] = []
+    before: list[str] = []
+    for message in record:
+        if message.kind == "assistant":
+            k = len(trace)
+            entry = by_response.get(message.id)
+            if entry is None and not by_response and k < len(entries):
+                entry = entries[k]
+            usage = usage_from(entry) if entry is not None else None
+            if usage is None:
+                usage = usage_from(message.metadata.get("model_response"))
+            model = entry.get("model") if isinstance(entry, dict) and isinstance(entry.get("model"), str) else None
+            at = entry.get("at") if isinstance(entry, dict) and isinstance(entry.get("at"), (int, float)) else None
+            trace.append(Request(k, tuple(before), message.id, usage, at if at is not None else message.created_at, model))
+        before.append(message.id)
+    if entries and not by_response and len(entries) != len(trace):
+        warnings.append(f"the manifest lists {len(entries)} api_usage entries for {len(trace)} assistant responses")
+    return trace
+
+
+from core.formats.lionagi_write import native_dict, write_session  # noqa: E402  (the writer half)
+
+__all__ = ["FORMAT", "sniff", "read", "write_session", "native_dict", "session_from_branch", "usage_from"]

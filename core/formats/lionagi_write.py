@@ -1,0 +1,166 @@
+"""Writing a Session as the native file: a lionagi Branch wrapped with its run manifest, losing nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from core.model import Message, Session
+
+_MESSAGES = "lionagi.protocols.messages."
+CLASS_OF_KIND = {
+    "system": _MESSAGES + "system.System",
+    "instruction": _MESSAGES + "instruction.Instruction",
+    "assistant": _MESSAGES + "assistant_response.AssistantResponse",
+    "note": _MESSAGES + "assistant_response.AssistantResponse",
+    "action_request": _MESSAGES + "action_request.ActionRequest",
+    "action_response": _MESSAGES + "action_response.ActionResponse",
+}
+ROLE_OF_KIND = {
+    "system": "system",
+    "instruction": "user",
+    "assistant": "assistant",
+    "note": "assistant",
+    "action_request": "action",
+    "action_response": "action",
+}
+BRANCH_CLASS = "lionagi.session.branch.Branch"
+PILE_CLASS = "lionagi.protocols.generic.pile.Pile"
+PROGRESSION_CLASS = "lionagi.protocols.generic.progression.Progression"
+NOTE_KEY = "context_first_index"  # the same key core.formats.lionagi reads a note by
+# Fixed namespace so that ids foldscope invents for a Branch, Pile or view are the same on every write.
+_NAMESPACE = uuid.UUID("5d0f8a52-3a6e-4f0e-9a57-6c1f0b8e2f11")
+
+
+def write_session(session: Session, path: str | Path) -> None:
+    """Write the native file (the {branch, manifest} wrapper) atomically; never over the session's source."""
+    path = Path(path)
+    if session.source and path.resolve() == Path(session.source).resolve():
+        raise ValueError(f"{path}: refusing to overwrite the session's source file")
+    text = json.dumps(native_dict(session), ensure_ascii=False, indent=1)
+    temporary = path.with_name(f".{path.name}.foldscope-tmp")
+    try:
+        temporary.write_text(text + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+
+
+def native_dict(session: Session) -> dict[str, Any]:
+    """The whole native file as a JSON-ready dict (shares unmodified parts with the Session: do not edit)."""
+    wrapper: dict[str, Any] = {"branch": branch_dict(session), "manifest": session.manifest}
+    source = session.extras.get("wrapper", {})
+    if session.events or "events" in source.get("keys", ()):
+        wrapper["events"] = session.events
+    wrapper.update(source.get("extra", {}))
+    return _ordered(wrapper, source.get("keys", []))
+
+
+def branch_dict(session: Session) -> dict[str, Any]:
+    """The lionagi Branch dict (`Branch.to_dict` shape) for the session's record and active view."""
+    record_ids = session.record.ids()
+    branch = copy.deepcopy(session.branch)
+    if not isinstance(branch.get("id"), str):
+        seed = record_ids[0] if record_ids else session.source
+        branch = {"id": str(uuid.uuid5(_NAMESPACE, f"branch:{seed}")), "created_at": _first_time(session),
+                  "metadata": {"lion_class": BRANCH_CLASS}, "user": None, "name": None, **branch}
+    branch_id = branch["id"]
+
+    pile = copy.deepcopy(session.extras.get("lionagi_pile")) or _new_pile(branch_id, _first_time(session))
+    pile["collections"] = [message_dict(m, branch_id) for m in session.record]
+    if isinstance(pile.get("progression"), dict):
+        pile["progression"]["order"] = record_ids
+        pile["progression"] = _ordered(pile["progression"], ["id", "created_at", "metadata", "order", "name"])
+    # Give `collections` its usual place after the Pile's metadata (dict order is the file's order).
+    pile = _ordered(pile, ["id", "created_at", "metadata", "collections", "progression", "strict_type"])
+
+    metadata = branch.setdefault("metadata", {})
+    current = metadata.get("current_progression")
+    if isinstance(current, dict):
+        current["order"] = list(session.view)
+    elif list(session.view) != record_ids:
+        # Absent means "the whole record", so a view is written only when it differs.
+        metadata["current_progression"] = {
+            "id": str(uuid.uuid5(_NAMESPACE, f"view:{branch_id}")),
+            "created_at": pile.get("created_at"),
+            "metadata": {},
+            "order": list(session.view),
+            "name": None,
+        }
+    branch["messages"] = pile
+    keys = session.extras.get("branch_keys") or ["id", "created_at", "metadata", "user", "name", "messages"]
+    return _ordered(branch, keys)
+
+
+def message_dict(message: Message, branch_id: str | None = None) -> dict[str, Any]:
+    """A message as lionagi stores it: its original dict when it has one, else a new one."""
+    if message.raw is not None:
+        return message.raw  # type: ignore[return-value]
+    metadata = {k: v for k, v in message.metadata.items() if k != "lion_class"}
+    if message.kind == "note":
+        # A note must read back as a note: the provenance key marks it even when the first
+        # replaced index is unknown (null).
+        metadata.setdefault(NOTE_KEY, None)
+    sender, recipient = _parties(message.kind, branch_id)
+    return {
+        "id": message.id,
+        "created_at": message.created_at,
+        "metadata": {"lion_class": CLASS_OF_KIND[message.kind], **metadata},
+        "content": _plain(message.content),
+        "embedding": None,
+        "sender": sender,
+        "recipient": recipient,
+        "channel": None,
+        "role": ROLE_OF_KIND[message.kind],
+    }
+
+
+def _parties(kind: str, branch_id: str | None) -> tuple[str | None, str | None]:
+    # The sender/recipient pairs lionagi 0.36.0 writes for each class.
+    return {
+        "system": ("system", branch_id),
+        "instruction": ("user", branch_id),
+        "assistant": (branch_id, "user"),
+        "action_request": (branch_id, branch_id),
+        "action_response": (branch_id, branch_id),
+        "note": (None, None),
+    }[kind]
+
+
+def _plain(value: Any) -> Any:
+    """Mappings and tuples as JSON's own dicts and lists (a stored Message freezes its top level)."""
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _new_pile(branch_id: str, created_at: float | None) -> dict[str, Any]:
+    return {
+        "id": str(uuid.uuid5(_NAMESPACE, f"pile:{branch_id}")),
+        "created_at": created_at,
+        "metadata": {"lion_class": PILE_CLASS},
+        "progression": {
+            "id": str(uuid.uuid5(_NAMESPACE, f"progression:{branch_id}")),
+            "created_at": created_at,
+            "metadata": {"lion_class": PROGRESSION_CLASS},
+            "name": None,
+        },
+        "strict_type": False,
+    }
+
+
+def _first_time(session: Session) -> float | None:
+    return next((m.created_at for m in session.record if m.created_at is not None), None)
+
+
+def _ordered(mapping: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    ordered = {k: mapping[k] for k in keys if k in mapping}
+    ordered.update((k, v) for k, v in mapping.items() if k not in ordered)
+    return ordered
