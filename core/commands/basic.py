@@ -1,0 +1,117 @@
+"""The first subcommands: `inspect` a session, `count` tokens of a text, `export` the native file."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from core.model import KINDS, ReadError, Session
+from core.tokens import count_text
+
+
+def register(subparsers) -> None:
+    inspect = subparsers.add_parser("inspect", help="summarise a session: kinds, sizes, requests, folds")
+    inspect.add_argument("file", metavar="FILE")
+    inspect.add_argument("--json", action="store_true", help="print JSON")
+    # dest is not `format`: core.cli reads args.format as the text formatter.
+    inspect.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    inspect.add_argument("--db", metavar="PATH", help="also import the session into this library")
+    inspect.set_defaults(run=run_inspect, format=format_inspect)
+
+    count = subparsers.add_parser("count", help="o200k_base tokens of a text file, or stdin with -")
+    count.add_argument("file", metavar="FILE|-")
+    count.add_argument("--json", action="store_true", help="print JSON")
+    count.set_defaults(run=run_count, format=lambda r: str(r["tokens"]))
+
+    export = subparsers.add_parser("export", help="write a session as a native (lionagi) file")
+    export.add_argument("file", metavar="FILE")
+    export.add_argument("-o", "--output", required=True, metavar="OUT")
+    export.add_argument("--json", action="store_true", help="print JSON")
+    export.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({r['messages']} messages)")
+
+
+def summarise(session: Session) -> dict[str, Any]:
+    """The facts `inspect` reports, as a JSON-ready dict."""
+    tokens = {m.id: count_text(m.text) for m in session.record}
+    by_kind = Counter(m.kind for m in session.record)
+    reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
+    folds = (session.manifest or {}).get("context_folds")
+    return {
+        "file": session.source,
+        "format": session.format,
+        "model": session.model,
+        "messages": len(session.record),
+        "by_kind": {kind: by_kind[kind] for kind in KINDS if by_kind[kind]},
+        # Sizes count each message's text with o200k_base; the compiled request adds framing.
+        "record_size": {"messages": len(session.record), "tokens": sum(tokens.values())},
+        "view_size": {"messages": len(session.view), "tokens": sum(tokens[i] for i in session.view)},
+        "requests": len(session.trace),
+        "folds": len(folds) if isinstance(folds, list) else 0,
+        "copies": sum(1 for m in session.record if m.is_clipped_copy),
+        "notes": by_kind["note"],
+        "peak_reported_input": max(reported) if reported else None,
+        "warnings": list(session.warnings),
+    }
+
+
+def run_inspect(args) -> dict[str, Any]:
+    from core.formats import load_session
+
+    session = load_session(args.file, args.input_format)
+    result = summarise(session)
+    if args.db:
+        from core.store import Library
+
+        with Library(args.db) as library:
+            result["library_session_id"] = library.import_session(session)
+    return result
+
+
+def format_inspect(result: dict[str, Any]) -> str:
+    kinds = ", ".join(f"{n} {kind}" for kind, n in result["by_kind"].items())
+    lines = [
+        f"{result['file']}: {result['format']}" + (f", model {result['model']}" if result["model"] else ""),
+        f"full record: {result['record_size']['messages']} messages, {result['record_size']['tokens']:,} tokens ({kinds})",
+        f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens",
+        f"requests: {result['requests']}, peak reported input: {result['peak_reported_input'] if result['peak_reported_input'] is not None else '-'}",
+        f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
+    ]
+    if "library_session_id" in result:
+        lines.append(f"library session: {result['library_session_id']}")
+    lines += [f"warning: {w}" for w in result["warnings"]]
+    return "\n".join(lines)
+
+
+def run_count(args) -> dict[str, Any]:
+    if args.file == "-":
+        data, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        try:
+            data, name = Path(args.file).read_bytes(), args.file
+        except OSError as exc:
+            raise ReadError(args.file, "", f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReadError(name, f"byte {exc.start}", "not UTF-8 text") from None
+    return {"file": name, "tokens": count_text(text), "characters": len(text)}
+
+
+def run_export(args) -> dict[str, Any]:
+    from core.formats import load_session
+    from core.formats.lionagi import write_session
+
+    # Refusals are raised as ReadError(file, place, problem): core.cli prints any of them as one
+    # line and exits 2, whichever way the cli module was imported.
+    source, output = Path(args.file), Path(args.output)
+    if output.exists() and output.resolve() == source.resolve():
+        raise ReadError(str(output), "-o", "refusing to overwrite the input file; choose another output")
+    session = load_session(source, args.input_format)
+    try:
+        write_session(session, output)
+    except OSError as exc:
+        raise ReadError(str(output), "-o", f"cannot write: {exc.strerror or exc}") from None
+    return {"file": str(source), "output": str(output), "messages": len(session.record), "format": "lionagi"}
