@@ -1,0 +1,218 @@
+"""The prompt-cache model: the positional prefix rule of ADR-0127 and pi-fold, request by request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+LIFETIME_SECONDS = {"5m": 300.0, "1h": 3600.0}
+MODES = ("marks", "automatic", "off")
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A cache mark: the cached prefix ends after block `block`, kept for `lifetime` ("5m" or "1h")."""
+
+    block: int
+    lifetime: str = "5m"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One modelled request: its blocks' identities, the token count up to the end of each, its marks, its time.
+
+    `keys[i]` is any hashable identity of block i's content (equal content, equal key); `ends[i]` is the
+    number of tokens from the start of the request to the end of block i, so `ends` never decreases.
+    """
+
+    keys: tuple
+    ends: tuple[int, ...]
+    marks: tuple[Mark, ...] = ()
+    at: float | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.keys) != len(self.ends):
+            raise ValueError("a layout needs one token end per block")
+        for m in self.marks:
+            if not 0 <= m.block < len(self.keys):
+                raise ValueError(f"mark on block {m.block} of a {len(self.keys)}-block request")
+            if m.lifetime not in LIFETIME_SECONDS:
+                raise ValueError(f"unknown mark lifetime {m.lifetime!r}")
+
+    @property
+    def tokens(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    def position(self, block: int) -> int:
+        """Tokens up to the end of `block`; -1 stands for the empty prefix."""
+        return self.ends[block] if block >= 0 else 0
+
+
+@dataclass(frozen=True)
+class CacheRules:
+    """How a provider caches. `marks`: explicit marks (Anthropic); `automatic`: every prefix (OpenAI); `off`."""
+
+    mode: str = "marks"
+    max_marks: int = 4
+    min_tokens: int = 1024  # a mark whose prefix is shorter is not cached, without error
+    lookback: int | None = 20  # blocks before a mark where a hit is still found; None for no limit
+    step: int = 128  # automatic caching reads in steps of this many tokens ...
+    auto_min: int = 1024  # ... from this many
+    auto_lifetime: str = "5m"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"unknown cache mode {self.mode!r}; expected one of {', '.join(MODES)}")
+
+    @classmethod
+    def anthropic(cls, min_tokens: int = 1024) -> "CacheRules":
+        return cls(mode="marks", min_tokens=min_tokens)
+
+    @classmethod
+    def openai(cls) -> "CacheRules":
+        return cls(mode="automatic")
+
+    @classmethod
+    def off(cls) -> "CacheRules":
+        return cls(mode="off")
+
+
+@dataclass(frozen=True)
+class CacheOutcome:
+    """What one request read, wrote and sent fresh, and how its prefix relates to the previous request's."""
+
+    tokens: int
+    read: int
+    write_5m: int
+    write_1h: int
+    shared: int  # tokens of the longest common block prefix with the previous request
+    change: str  # "first", "append" (the previous request is a prefix of this one) or "rewrite"
+    rewritten: int = 0  # tokens of the previous request after the point where this one diverged
+
+    @property
+    def write(self) -> int:
+        return self.write_5m + self.write_1h
+
+    @property
+    def fresh(self) -> int:
+        return self.tokens - self.read - self.write
+
+
+def chain_keys(keys: Sequence) -> list[int]:
+    """Prefix identities: chain[i] names blocks 0..i together, so equal chains mean equal prefixes."""
+    out: list[int] = []
+    h = 0
+    for k in keys:
+        h = hash((h, k))
+        out.append(h)
+    return out
+
+
+def common_blocks(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading blocks two chained layouts share."""
+    n = min(len(a), len(b))
+    if n and a[n - 1] == b[n - 1]:
+        return n
+    lo, hi = 0, n  # chains agree on a prefix and then never again: binary search the boundary
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] == b[mid]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def automatic_read(common: int, rules: CacheRules) -> int:
+    """Tokens an automatic cache reads of a common prefix: nothing under auto_min, then whole steps."""
+    if common < rules.auto_min:
+        return 0
+    return rules.auto_min + (common - rules.auto_min) // rules.step * rules.step
+
+
+@dataclass
+class PrefixCache:
+    """The provider's cache as the trace goes: entries keyed by prefix identity, each with its expiry."""
+
+    rules: CacheRules = field(default_factory=CacheRules)
+    entries: dict[int, tuple[float, str]] = field(default_factory=dict)  # chain -> (expiry, lifetime)
+    _previous: tuple[list[int], Layout] | None = None
+
+    def _live(self, chain: int, at: float | None) -> bool:
+        entry = self.entries.get(chain)
+        return entry is not None and (at is None or entry[0] >= at)
+
+    def _renew(self, chain: int, at: float | None, lifetime: str) -> None:
+        expiry = float("inf") if at is None else at + LIFETIME_SECONDS[lifetime]
+        old = self.entries.get(chain)
+        if old is not None and old[0] > expiry:
+            expiry, lifetime = old
+        self.entries[chain] = (expiry, lifetime)
+
+    def step(self, layout: Layout) -> CacheOutcome:
+        chain = chain_keys(layout.keys)
+        shared_blocks, change, rewritten = 0, "first", 0
+        if self._previous is not None:
+            prev_chain, prev = self._previous
+            shared_blocks = common_blocks(prev_chain, chain)
+            change = "append" if shared_blocks == len(prev_chain) else "rewrite"
+            if change == "rewrite":
+                rewritten = prev.tokens - prev.position(shared_blocks - 1)
+        self._previous = (chain, layout)
+        read, w5, w1 = self._cache(layout, chain)
+        return CacheOutcome(layout.tokens, read, w5, w1, layout.position(shared_blocks - 1), change, rewritten)
+
+    def _cache(self, layout: Layout, chain: list[int]) -> tuple[int, int, int]:
+        mode, at = self.rules.mode, layout.at
+        if mode == "off" or not chain:
+            return 0, 0, 0
+        if mode == "automatic":
+            hit = next((b for b in range(len(chain) - 1, -1, -1) if self._live(chain[b], at)), -1)
+            for c in chain:
+                self._renew(c, at, self.rules.auto_lifetime)
+            return automatic_read(layout.position(hit), self.rules), 0, 0
+        return self._marked(layout, chain)
+
+    def _marked(self, layout: Layout, chain: list[int]) -> tuple[int, int, int]:
+        marks = sorted(layout.marks, key=lambda m: m.block)
+        if len(marks) > self.rules.max_marks:
+            raise ValueError(f"{len(marks)} cache marks in one request; the provider allows {self.rules.max_marks}")
+        seen_5m = False
+        for m in marks:
+            if m.lifetime == "1h" and seen_5m:
+                raise ValueError("a one-hour mark after a five-minute mark; one-hour marks come first")
+            seen_5m = seen_5m or m.lifetime == "5m"
+        at = layout.at
+        hit = -1
+        for b in _candidates(marks, self.rules.lookback):
+            if self._live(chain[b], at):
+                hit = b
+                break
+        if hit >= 0:
+            self._renew(chain[hit], at, self.entries[chain[hit]][1])
+        read = layout.position(hit)
+        done, writes = read, {"5m": 0, "1h": 0}
+        for m in marks:
+            end = layout.ends[m.block]
+            if end < self.rules.min_tokens:
+                continue  # too short to cache: its tokens go with the next mark that is cached, or fresh
+            if end > done:
+                writes[m.lifetime] += end - done
+                done = end
+            self._renew(chain[m.block], at, m.lifetime)
+        return read, writes["5m"], writes["1h"]
+
+
+def _candidates(marks: Iterable[Mark], lookback: int | None) -> list[int]:
+    """Block boundaries where a read may hit, latest first: at each mark and `lookback` blocks before it."""
+    found: set[int] = set()
+    for m in marks:
+        low = 0 if lookback is None else max(0, m.block - lookback)
+        found.update(range(low, m.block + 1))
+    return sorted(found, reverse=True)
+
+
+def simulate(layouts: Iterable[Layout], rules: CacheRules) -> list[CacheOutcome]:
+    """Run a trace of modelled requests through one cache, in order."""
+    cache = PrefixCache(rules)
+    return [cache.step(layout) for layout in layouts]

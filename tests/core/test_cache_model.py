@@ -1,0 +1,116 @@
+"""The cache model on hand-built layouts whose reads and writes are worked out by hand."""
+
+import pytest
+
+from core.cache_model import CacheRules, Layout, Mark, PrefixCache, automatic_read, simulate
+
+
+def layout(blocks, sizes, marks=(), at=None):
+    ends, total = [], 0
+    for size in sizes:
+        total += size
+        ends.append(total)
+    return Layout(tuple(blocks), tuple(ends), tuple(marks), at)
+
+
+RULES = CacheRules(mode="marks", min_tokens=0)
+
+
+def test_first_request_writes_to_its_last_mark_and_the_rest_is_fresh():
+    r = layout("abc", [1000, 2000, 500], [Mark(0, "1h"), Mark(1, "5m")], at=0)
+    (out,) = simulate([r], RULES)
+    assert (out.read, out.write_1h, out.write_5m, out.fresh) == (0, 1000, 2000, 500)
+    assert out.change == "first"
+
+
+def test_append_reads_the_previous_tail_mark_and_writes_what_it_added():
+    r0 = layout("ab", [1000, 2000], [Mark(0, "1h"), Mark(1)], at=0)
+    r1 = layout("abcd", [1000, 2000, 300, 700], [Mark(0, "1h"), Mark(3)], at=10)
+    _, out = simulate([r0, r1], RULES)
+    assert (out.read, out.write_5m, out.write_1h, out.fresh) == (3000, 1000, 0, 0)
+    assert out.change == "append" and out.rewritten == 0 and out.shared == 3000
+
+
+def test_a_rewrite_before_the_tail_reads_only_up_to_the_last_mark_inside_the_common_prefix():
+    # the fold changed block b: the common prefix is block a, where the 1h mark lies
+    r0 = layout("abcd", [1000, 2000, 300, 700], [Mark(0, "1h"), Mark(3)], at=0)
+    r1 = layout("aXd", [1000, 100, 700], [Mark(0, "1h"), Mark(2)], at=10)
+    _, out = simulate([r0, r1], RULES)
+    assert (out.read, out.write_5m, out.fresh) == (1000, 800, 0)
+    assert out.change == "rewrite" and out.rewritten == 3000 and out.shared == 1000
+
+
+def test_tail_growth_without_a_mark_inside_the_common_prefix_reads_nothing_of_it():
+    # r0 marked only its stable block; r1 shares all of r0 but can read only to that mark
+    r0 = layout("ab", [1000, 2000], [Mark(0, "1h")], at=0)
+    r1 = layout("abc", [1000, 2000, 10], [Mark(0, "1h"), Mark(2)], at=1)
+    _, out = simulate([r0, r1], RULES)
+    assert (out.read, out.write_5m, out.change) == (1000, 2010, "append")
+
+
+def test_an_entry_expires_after_its_lifetime_and_a_hit_renews_it():
+    r0 = layout("ab", [1000, 2000], [Mark(0, "1h"), Mark(1)], at=0)
+    late = layout("abc", [1000, 2000, 10], [Mark(0, "1h"), Mark(2)], at=301)
+    outs = simulate([r0, late], RULES)
+    assert outs[1].read == 1000  # the 5m entry at b lapsed at 300 s; the 1h entry holds
+    renewed = [
+        layout("ab", [1000, 2000], [Mark(1)], at=0),
+        layout("ab", [1000, 2000], [Mark(1)], at=250),  # hit at 250 renews to 550
+        layout("ab", [1000, 2000], [Mark(1)], at=500),
+    ]
+    assert [o.read for o in simulate(renewed, RULES)] == [0, 3000, 3000]
+
+
+def test_no_timestamps_means_entries_never_lapse():
+    outs = simulate([layout("a", [5000], [Mark(0)]), layout("a", [5000], [Mark(0)])], RULES)
+    assert outs[1].read == 5000
+
+
+def test_a_prefix_under_the_minimum_is_not_cached():
+    rules = CacheRules(mode="marks", min_tokens=1024)
+    r0 = layout("ab", [500, 3000], [Mark(0, "1h"), Mark(1)], at=0)
+    r1 = layout("ac", [500, 10], [Mark(0, "1h"), Mark(1)], at=1)
+    o0, o1 = simulate([r0, r1], rules)
+    # block a alone (500 tokens) is too short: r0 writes it with the 5m entry, r1 cannot read it
+    assert (o0.write_1h, o0.write_5m) == (0, 3500)
+    assert (o1.read, o1.write, o1.fresh) == (0, 0, 510)
+
+
+def test_lookback_limits_how_far_before_a_mark_a_hit_is_found():
+    rules = CacheRules(mode="marks", min_tokens=0, lookback=2)
+    r0 = layout("ab", [100, 100], [Mark(1)], at=0)
+    far = layout("abcdef", [100] * 6, [Mark(5)], at=1)
+    near = layout("abcd", [100] * 4, [Mark(3)], at=1)
+    assert simulate([r0, far], rules)[1].read == 0
+    assert simulate([r0, near], rules)[1].read == 200
+
+
+def test_more_than_four_marks_or_1h_after_5m_is_refused():
+    with pytest.raises(ValueError, match="4"):
+        simulate([layout("abcde", [1] * 5, [Mark(i) for i in range(5)])], RULES)
+    with pytest.raises(ValueError, match="one-hour"):
+        simulate([layout("ab", [1, 1], [Mark(0), Mark(1, "1h")])], RULES)
+
+
+def test_automatic_caching_reads_the_common_prefix_in_128_token_steps_from_1024():
+    assert [automatic_read(n, CacheRules.openai()) for n in (0, 1023, 1024, 1151, 1152, 5000)] == [
+        0, 0, 1024, 1024, 1152, 4992]
+    r0 = layout("ab", [3000, 2000], at=0)
+    r1 = layout("abc", [3000, 2000, 100], at=5)
+    r2 = layout("aX", [3000, 40], at=6)
+    outs = simulate([r0, r1, r2], CacheRules.openai())
+    assert [(o.read, o.write, o.fresh) for o in outs] == [(0, 0, 5000), (4992, 0, 108), (2944, 0, 96)]
+    assert [o.change for o in outs] == ["first", "append", "rewrite"]
+
+
+def test_off_caches_nothing_but_still_counts_rewrites():
+    outs = simulate([layout("ab", [10, 10], [Mark(1)]), layout("ac", [10, 10], [Mark(1)])], CacheRules.off())
+    assert [(o.read, o.write, o.fresh, o.change) for o in outs] == [(0, 0, 20, "first"), (0, 0, 20, "rewrite")]
+
+
+def test_reads_plus_writes_plus_fresh_is_the_request():
+    cache = PrefixCache(CacheRules(mode="marks", min_tokens=0))
+    for i in range(1, 8):
+        r = layout("abcdefgh"[:i], [100 * i] * i, [Mark(0, "1h"), Mark(i - 1)] if i > 1 else [Mark(0)], at=i)
+        out = cache.step(r)
+        assert out.read + out.write + out.fresh == out.tokens and out.fresh >= 0
