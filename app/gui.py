@@ -1,0 +1,88 @@
+"""Starting the GUI: `foldscope [FILE] [--screenshot PNG] [--db PATH]`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+SCREENSHOT_SIZE = (1600, 1000)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="foldscope", description="Open a session in the foldscope window.")
+    parser.add_argument("file", nargs="?", help="a session file (default: the bundled demo session)")
+    parser.add_argument("--screenshot", metavar="PNG", help="render the window with FILE loaded to PNG and exit")
+    parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
+    return parser
+
+
+def default_session() -> str:
+    from core.demo import demo_path
+
+    return str(demo_path())
+
+
+def _needs_offscreen() -> bool:
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return False
+    if sys.platform.startswith("linux"):
+        return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return False
+
+
+def run_gui(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.screenshot and _needs_offscreen():
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    path = args.file or default_session()
+
+    from app.qt import QApplication
+    from app.window import MainWindow
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setApplicationName("foldscope")
+    app.setOrganizationName("foldscope")
+    app.setStyle("Fusion")  # one look on every platform; the palette still follows the system
+    window = MainWindow(db=args.db)
+    if args.screenshot:
+        return screenshot(app, window, path, args.screenshot)
+    window.show()
+    window.open_path(path)
+    return app.exec()
+
+
+def screenshot(app, window, path: str, png: str) -> int:
+    """Load FILE, render the window at a fixed size to PNG, and say how it went."""
+    from app.qt import QTimer
+    from app.window import error_line
+
+    outcome: dict[str, str] = {}
+    window.resize(*SCREENSHOT_SIZE)
+    window.load_failed.connect(lambda line: outcome.setdefault("error", line))
+    # Replace the modal dialog: a screenshot run must never wait for a click.
+    import app.window as window_module
+
+    window_module.error_dialog = lambda parent, title, text: None
+    window.document_loaded.connect(lambda doc: QTimer.singleShot(0, app.quit))
+    window.load_failed.connect(lambda line: QTimer.singleShot(0, app.quit))
+    window.show()
+    try:
+        window.open_path(path)
+    except Exception as exc:  # noqa: BLE001 - a bad path must still give one line
+        print(f"foldscope: {error_line(path, exc)}", file=sys.stderr)
+        return 2
+    app.exec()
+    if "error" in outcome:
+        print(f"foldscope: {outcome['error']}", file=sys.stderr)
+        return 2
+    window.prepare_screenshot()
+    app.processEvents()
+    image = window.grab()
+    Path(png).parent.mkdir(parents=True, exist_ok=True)
+    if not image.save(png):
+        print(f"foldscope: {png}: cannot write the screenshot", file=sys.stderr)
+        return 2
+    window.close()
+    return 0

@@ -1,0 +1,119 @@
+"""Message content to highlighted HTML with Pygments: JSON, YAML, diffs and code by file extension."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any, Mapping
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import DiffLexer, JsonLexer, TextLexer, YamlLexer, get_lexer_for_filename
+from pygments.util import ClassNotFound
+
+# Past this many characters the rest of a block is shown plain: highlighting stays instant.
+HIGHLIGHT_LIMIT = 40_000
+_PATH_KEYS = ("path", "file_path", "filename", "file", "notebook_path")
+_BODY_KEYS = ("content", "stdout", "output", "text", "result", "patch", "diff")
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def guess_lexer(text: str, path: str | None = None) -> Lexer:
+    """JSON, a diff, YAML, or code named by the file path the call worked on; else plain text."""
+    stripped = text.lstrip()
+    if stripped[:1] in "{[":
+        try:
+            json.loads(stripped)
+            return JsonLexer()
+        except ValueError:
+            pass
+    head = stripped[:400]
+    if head.startswith(("--- ", "diff --git", "Index: ")) or "\n@@ " in head or head.startswith("@@ "):
+        return DiffLexer()
+    if path:
+        try:
+            return get_lexer_for_filename(path, stripnl=False)
+        except ClassNotFound:
+            pass
+    if head.startswith("---\n") or head.startswith("%YAML"):
+        return YamlLexer()
+    return TextLexer()
+
+
+def block_html(text: str, lexer: Lexer, style: str) -> str:
+    """One highlighted, wrapped, monospaced block."""
+    formatter = HtmlFormatter(style=style, noclasses=True, nowrap=True)
+    head, rest = text[:HIGHLIGHT_LIMIT], text[HIGHLIGHT_LIMIT:]
+    body = highlight(head, lexer, formatter) if not isinstance(lexer, TextLexer) else html.escape(head)
+    if rest:
+        body += html.escape(rest)
+    return f'<pre style="white-space: pre-wrap; margin: 0;">{body}</pre>'
+
+
+def section(title: str, body_html: str) -> str:
+    return f'<p style="margin: 10px 0 4px 0;"><b>{html.escape(title)}</b></p>{body_html}'
+
+
+def call_path(arguments: Any) -> str | None:
+    """The file a tool call worked on, for choosing a lexer for its arguments or its result."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return None
+    if isinstance(arguments, Mapping):
+        for key in _PATH_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def value_html(title: str, value: Any, style: str, path: str | None = None) -> str:
+    """A value as sections: a string highlighted by its guessed language; a mapping whose one long
+    string field is the body (a file read's content, a shell's stdout) shows that body on its own."""
+    if isinstance(value, str):
+        return section(title, block_html(value, guess_lexer(value, path), style))
+    if isinstance(value, Mapping):
+        bodies = [k for k in _BODY_KEYS if isinstance(value.get(k), str) and "\n" in value[k]]
+        if bodies:
+            key = bodies[0]
+            rest = {k: v for k, v in value.items() if k != key}
+            parts = section(f"{title}: {key}", block_html(value[key], guess_lexer(value[key], path), style))
+            if rest:
+                parts = section(title, block_html(pretty_json(rest), JsonLexer(), style)) + parts
+            return parts
+    return section(title, block_html(pretty_json(value), JsonLexer(), style))
+
+
+def content_html(kind: str, content: Mapping[str, Any], style: str) -> str:
+    """The message's content, each part highlighted the way a reader expects it."""
+    c = dict(content)
+    if kind == "system":
+        return value_html("System message", c.pop("system_message", ""), style) + _rest_html(c, style)
+    if kind == "instruction":
+        return value_html("Instruction", c.pop("instruction", ""), style) + _rest_html(c, style)
+    if kind in ("assistant", "note"):
+        title = "Note" if kind == "note" else "Assistant response"
+        return value_html(title, c.pop("assistant_response", ""), style) + _rest_html(c, style)
+    path = call_path(c.get("arguments"))
+    function = c.pop("function", "")
+    parts = section("Function", f"<pre style='margin:0'>{html.escape(str(function))}</pre>")
+    parts += value_html("Arguments", c.pop("arguments", {}), style)
+    if kind == "action_response":
+        parts += value_html("Output", c.pop("output", ""), style, path)
+    return parts + _rest_html(c, style)
+
+
+def _rest_html(rest: Mapping[str, Any], style: str) -> str:
+    if not rest:
+        return ""
+    return section("Other content fields", block_html(pretty_json(dict(rest)), JsonLexer(), style))
+
+
+def json_html(value: Any, style: str) -> str:
+    return block_html(pretty_json(value), JsonLexer(), style)

@@ -1,0 +1,45 @@
+"""What QSettings keeps: window geometry, splitter state and recent files, nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.qt import QByteArray, QSettings
+
+RECENT_LIMIT = 8
+
+
+class WindowSettings:
+    """A small typed face over QSettings; a path gives an INI file (tests), else the user's settings."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        if path is None:
+            self.qsettings = QSettings("foldscope", "foldscope")
+        else:
+            self.qsettings = QSettings(str(path), QSettings.Format.IniFormat)
+
+    def recent_files(self) -> list[str]:
+        value = self.qsettings.value("recent_files", [])
+        if isinstance(value, str):  # QSettings gives a bare string for a one-item list in INI files
+            value = [value]
+        return [str(v) for v in value or []]
+
+    def add_recent_file(self, path: str) -> list[str]:
+        path = str(Path(path).resolve())
+        files = [path] + [f for f in self.recent_files() if f != path]
+        files = files[:RECENT_LIMIT]
+        self.qsettings.setValue("recent_files", files)
+        return files
+
+    def clear_recent_files(self) -> None:
+        self.qsettings.setValue("recent_files", [])
+
+    def state(self, key: str) -> QByteArray | None:
+        value = self.qsettings.value(key)
+        return value if isinstance(value, QByteArray) else None
+
+    def set_state(self, key: str, value: QByteArray) -> None:
+        self.qsettings.setValue(key, value)
+
+    def sync(self) -> None:
+        self.qsettings.sync()

@@ -1,0 +1,122 @@
+"""The one way to run work off the GUI thread: a task with progress, result, error and cancel signals."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from app.qt import QObject, QRunnable, QThreadPool, Signal
+
+
+class Cancelled(Exception):
+    """Raised inside a task's function when the user cancelled it."""
+
+
+class Progress:
+    """What a task's function gets to report progress and to learn it was cancelled.
+
+    The function calls `report(done, total, label)` now and then; `report` raises Cancelled once
+    cancel was asked for, so long loops stop at their next report without extra checks.
+    """
+
+    def __init__(self, task: "Task") -> None:
+        self._task = task
+
+    @property
+    def cancelled(self) -> bool:
+        return self._task._cancel.is_set()
+
+    def report(self, done: int, total: int, label: str = "") -> None:
+        if self.cancelled:
+            raise Cancelled()
+        self._task.progressed.emit(done, total, label)
+
+
+class Task(QObject):
+    """A function run on the shared worker pool; it never touches widgets, it only emits.
+
+    Signals arrive on the GUI thread (the Task lives there, so Qt queues them):
+    `progressed(done, total, label)`, then exactly one of `succeeded(result)`, `failed(exc)` or
+    `was_cancelled()`, then `ended()`.
+    """
+
+    progressed = Signal(int, int, str)
+    succeeded = Signal(object)
+    failed = Signal(object)
+    was_cancelled = Signal()
+    ended = Signal()
+
+    def __init__(self, fn: Callable[[Progress], Any], label: str = "", parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.fn = fn
+        self.label = label
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    @property
+    def is_done(self) -> bool:
+        return self._done.is_set()
+
+    def start(self) -> "Task":
+        pool().start(_Runner(self))
+        return self
+
+    def _run(self) -> None:
+        try:
+            result = self.fn(Progress(self))
+        except Cancelled:
+            self.was_cancelled.emit()
+        except Exception as exc:  # the GUI shows it; the worker must never die silently
+            self.failed.emit(exc)
+        else:
+            if self._cancel.is_set():
+                self.was_cancelled.emit()
+            else:
+                self.succeeded.emit(result)
+        finally:
+            self._done.set()
+            self.ended.emit()
+
+
+class _Runner(QRunnable):
+    """Holds the Task alive until its function returns, then lets the pool drop it."""
+
+    def __init__(self, task: Task) -> None:
+        super().__init__()
+        self.task = task
+        self.setAutoDelete(True)
+
+    def run(self) -> None:
+        self.task._run()
+
+
+_pool: QThreadPool | None = None
+
+
+def pool() -> QThreadPool:
+    """The app's own worker pool, so tests can check that no task is left running."""
+    global _pool
+    if _pool is None:
+        _pool = QThreadPool()
+        _pool.setMaxThreadCount(2)
+    return _pool
+
+
+def run_task(
+    fn: Callable[[Progress], Any],
+    label: str = "",
+    parent: QObject | None = None,
+    **slots: Callable[..., Any],
+) -> Task:
+    """Start fn(progress) on the worker pool with slots connected first, e.g. succeeded=show.
+
+    Connect before starting: a signal emitted in the worker reaches only the receivers
+    connected at that moment.
+    """
+    task = Task(fn, label, parent)
+    for name, slot in slots.items():
+        getattr(task, name).connect(slot)
+    return task.start()

@@ -1,0 +1,48 @@
+"""The full record and active view models: Qt's model contract and what each row says."""
+
+from __future__ import annotations
+
+from app.models import INDEX, KIND, PREVIEW, TOKENS, IndexRole, RecordModel, ViewModel
+from app.qt import Qt
+from app.theme import muted_colour
+from core.tokens import count_text
+
+
+def test_record_model_passes_the_model_tester_and_shows_every_message(qtmodeltester, document):
+    model = RecordModel()
+    model.set_document(document)
+    qtmodeltester.check(model)
+    assert model.rowCount() == len(document.session.record) == 16
+    assert model.index(0, KIND).data() == "system"
+    assert model.index(3, KIND).data() == "call reader"
+    assert model.index(14, KIND).data() == "clipped copy"
+    message = document.message(4)
+    assert model.index(4, TOKENS).data() == f"{count_text(message.text):,}"
+
+
+def test_view_model_passes_the_model_tester_and_maps_rows_to_record_indexes(qtmodeltester, document):
+    model = ViewModel()
+    model.set_document(document)
+    qtmodeltester.check(model)
+    assert model.rowCount() == len(document.session.view) == 9
+    assert [model.index(r, INDEX).data(IndexRole) for r in range(3)] == [0, 1, 15]
+    assert model.index(2, INDEX).data() == "15"
+    assert model.row_of(15) == 2
+    assert model.row_of(4) is None
+
+
+def test_rows_out_of_the_view_are_greyed_with_their_reason(document):
+    model = RecordModel()
+    model.set_document(document)
+    out = model.index(4, PREVIEW)
+    assert out.data(Qt.ItemDataRole.ForegroundRole).color() == muted_colour()
+    assert out.data().startswith("[folded into note #15]")
+    assert model.index(13, PREVIEW).data().startswith("[clipped: copy #14")
+    assert "in the active view" in model.index(15, PREVIEW).data(Qt.ItemDataRole.ToolTipRole)
+    assert model.index(15, PREVIEW).data(Qt.ItemDataRole.ForegroundRole) is None
+
+
+def test_an_empty_model_has_no_rows(qtmodeltester):
+    model = RecordModel()
+    qtmodeltester.check(model)
+    assert model.rowCount() == 0

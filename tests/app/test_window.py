@@ -1,0 +1,141 @@
+"""The main window: loading off the GUI thread, the two lists kept in step, the inspector, bad files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import app.window as window_module
+from app.models import IndexRole
+
+
+def demo_path() -> Path:
+    demo = pytest.importorskip("core.demo", reason="the demo session (core.demo) has not landed yet")
+    return Path(demo.demo_path())
+
+
+def open_and_wait(qtbot, window, path) -> None:
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+
+
+def test_the_window_opens_the_demo_with_both_lists_full(qtbot, qtmodeltester, window):
+    from core.formats import load_session
+
+    path = demo_path()
+    open_and_wait(qtbot, window, path)
+    session = load_session(path)
+    assert window.record_model.rowCount() == len(session.record)
+    assert window.view_model.rowCount() == len(session.view)
+    qtmodeltester.check(window.record_model)
+    qtmodeltester.check(window.view_model)
+    assert "Full record" in window.record_list.heading.text()
+    assert "Active view" in window.view_list.heading.text()
+    assert f"Format: {session.format}" in window.status_label.text()
+    assert str(path.resolve()) in window.settings.recent_files()
+
+
+def test_selecting_a_row_shows_it_in_the_inspector_and_the_other_list(qtbot, window, document):
+    window.set_document(document)
+    window.show()
+    qtbot.waitExposed(window)
+    # Row 5 of the active view is record index 7... pick it by data, not by arithmetic.
+    view_row = 5
+    index = window.view_model.index(view_row, 0).data(IndexRole)
+    window.view_list.table.setCurrentIndex(window.view_model.index(view_row, 2))
+    assert window.inspector.index == index
+    assert window.record_list.selected_index() == index
+    text = window.inspector.content.toPlainText()
+    assert "def load_2(path):" in text
+    assert f"#{index}" in window.inspector.header.text()
+
+
+def test_selecting_a_message_out_of_the_view_clears_the_view_selection(qtbot, window, document):
+    window.set_document(document)
+    window.record_list.table.setCurrentIndex(window.record_model.index(4, 2))
+    assert window.inspector.index == 4
+    assert window.view_list.selected_index() is None or not window.view_list.table.selectionModel().hasSelection()
+    assert "folded into note #15" in window.inspector.header.text()
+
+
+def test_keyboard_moves_through_the_active_view(qtbot, window, document):
+    from app.qt import Qt
+
+    window.set_document(document)
+    window.show()
+    qtbot.waitExposed(window)
+    table = window.view_list.table
+    table.setFocus()
+    table.setCurrentIndex(window.view_model.index(0, 2))
+    qtbot.keyClick(table, Qt.Key.Key_Down)
+    assert window.inspector.index == window.view_model.index(1, 0).data(IndexRole)
+
+
+def test_links_in_the_inspector_select_the_linked_message(window, document):
+    window.set_document(document)
+    window.select_message(14)  # the clipped copy
+    assert "msg:13" in window.inspector.header.text()
+    window.inspector.message_requested.emit(13)
+    assert window.inspector.index == 13
+    assert window.record_list.selected_index() == 13
+
+
+def test_a_bad_file_shows_one_line_in_the_error_dialog_and_the_app_stays_usable(qtbot, window, tmp_path, monkeypatch):
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(window_module, "error_dialog", lambda parent, title, text: shown.append((title, text)))
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"messages": [1, 2', encoding="utf-8")
+    with qtbot.waitSignal(window.load_failed, timeout=10_000) as failure:
+        window.open_path(bad)
+    qtbot.waitUntil(lambda: window.task is None)
+    assert len(shown) == 1
+    title, text = shown[0]
+    assert "\n" not in text and "broken.json" in text
+    assert failure.args[0] == text
+    assert window.document is None
+    assert str(bad.resolve()) not in window.settings.recent_files()
+    # Still usable: the next open works.
+    good = _good_file()
+    open_and_wait(qtbot, window, good)
+    assert window.record_model.rowCount() > 0
+
+
+def _good_file() -> Path:
+    try:
+        return demo_path()
+    except pytest.skip.Exception:
+        corpus = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "dev" / "lionagi"
+        sample = corpus / "branch_v0.36.0_after_context_fold.synthetic.json"
+        if not sample.is_file():
+            pytest.skip("neither the demo session nor the corpus is present")
+        return sample
+
+
+def test_opening_a_second_file_cancels_the_first(qtbot, window):
+    good = _good_file()
+    first = window.open_path(good)
+    open_and_wait(qtbot, window, good)
+    qtbot.waitUntil(lambda: first.is_done)
+    assert window.document is not None and window.document.path == str(good)
+
+
+def test_drag_and_drop_opens_a_file(qtbot, window):
+    from app.qt import QDropEvent, QMimeData, QPointF, Qt, QUrl
+
+    good = _good_file()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(good))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.dropEvent(event)
+    qtbot.waitUntil(lambda: window.task is None)
+    assert window.document.path == str(good)
+
+
+def test_recent_files_menu_lists_what_was_opened(qtbot, window):
+    good = _good_file()
+    open_and_wait(qtbot, window, good)
+    texts = [a.text() for a in window.recent_menu.actions()]
+    assert any(good.name in t for t in texts)

@@ -1,0 +1,60 @@
+"""The worker helper: results, errors, progress and cancel arrive as signals on the GUI thread."""
+
+from __future__ import annotations
+
+import threading
+
+from app.worker import Task, run_task
+
+def test_a_task_reports_progress_then_its_result_on_the_gui_thread(qtbot):
+    gui_thread = threading.get_ident()
+    seen: list[tuple[int, int, str]] = []
+    arrived_on: list[int] = []
+
+    def work(progress):
+        for i in range(3):
+            progress.report(i, 3, "step")
+        return threading.get_ident()
+
+    task = Task(work)
+    task.progressed.connect(lambda d, t, label: seen.append((d, t, label)))
+    task.succeeded.connect(lambda result: arrived_on.append(threading.get_ident()))
+    with qtbot.waitSignal(task.succeeded, timeout=5000) as result:
+        task.start()
+    qtbot.waitUntil(lambda: task.is_done)
+    assert result.args[0] != gui_thread  # the work ran in a worker thread
+    assert arrived_on == [gui_thread]  # and its result arrived on the GUI thread
+    assert seen == [(0, 3, "step"), (1, 3, "step"), (2, 3, "step")]
+
+def test_a_failing_task_hands_over_its_exception(qtbot):
+    def work(progress):
+        raise ValueError("bad input: line 3")
+
+    failures: list[BaseException] = []
+    task = run_task(work, failed=failures.append)
+    qtbot.waitUntil(lambda: task.is_done and bool(failures))
+    assert isinstance(failures[0], ValueError)
+    assert str(failures[0]) == "bad input: line 3"
+
+def test_cancel_stops_a_task_at_its_next_report(qtbot):
+    started = threading.Event()
+    release = threading.Event()
+    outcomes: list[str] = []
+
+    def work(progress):
+        started.set()
+        release.wait(5)
+        progress.report(1, 2, "after cancel")
+        raise AssertionError("report should have raised Cancelled")
+
+    task = run_task(
+        work,
+        was_cancelled=lambda: outcomes.append("cancelled"),
+        succeeded=lambda r: outcomes.append("succeeded"),
+        failed=lambda e: outcomes.append(f"failed {e}"),
+    )
+    qtbot.waitUntil(started.is_set)
+    task.cancel()
+    release.set()
+    qtbot.waitUntil(lambda: task.is_done and bool(outcomes))
+    assert outcomes == ["cancelled"]
