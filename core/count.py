@@ -1,0 +1,177 @@
+"""Exact, incremental o200k_base counting of compiled requests: per-message segments, memoised.
+
+The counted text (core.compile.counted_text) is cut into pieces at places that are always
+boundaries of o200k's pre-tokenizer, so the tokens of the whole text are the tokens of the pieces
+laid end to end. Every cut falls right before the first letter of a JSON key that follows `{"` or
+`,"`: the punctuation run before it (`"},{"`, `","`, ...) is one pre-token that the greedy
+` ?[^\\s\\p{L}\\p{N}]+` branch takes whole, it always ends in `"` (so no letter branch can start
+on it), and nothing on either side is whitespace (so the `\\s+(?!\\S)` look-ahead never differs).
+A block `{"...","type":"T"}` is cut twice: before its first key (its *body*, which depends only
+on its message, its call id and the policy) and before `type` (its *glue*: `type":"T"}` and the
+punctuation up to the next block, a handful of distinct strings). tests/core/test_count.py proves
+the sum equals counting the whole text over random views and edits.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from core import tokens
+from core.compile import Plan, canonical, plan_request, render_block, system_blocks
+from core.model import FullRecord, Message
+
+if TYPE_CHECKING:
+    from core.policy import Policy
+
+# Below this many characters of new text, threads cost more than they save.
+PARALLEL_CHARS = 256 * 1024
+
+
+def estimate(counted: int, scale: float) -> int:
+    """The estimate: counted tokens times the scale, rounded up (rounded first so 1000 x 1.37 is 1370)."""
+    return math.ceil(round(counted * scale, 6))
+
+
+def policy_key(policy: Policy | None) -> tuple:
+    """The parts of a policy that change how a message renders (the result bound, from issue 5)."""
+    if policy is None:
+        return (None,)
+    return (policy.tool_result_max_chars,)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A message's share of a counted request: its block and the punctuation after it."""
+
+    message: Message | None  # None for the tools and system head when there is no system message
+    kind: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Measurement:
+    counted: int
+    parts: tuple[Part, ...]
+
+
+class Counter:
+    """Counts compiled requests exactly, memoising each message's segment by identity and policy.
+
+    Messages are immutable, so a segment's count is fixed by the message object, how it renders
+    (text, tool_use or tool_result with its call id) and the policy's rendering inputs. Counting a
+    view that differs from a counted one by k messages tokenises about k messages.
+    """
+
+    def __init__(self, threads: int | None = None) -> None:
+        self._bodies: dict[tuple, int] = {}  # (message, tag, call id, policy key) -> tokens
+        self._glue: dict[str, int] = {}
+        self._heads: dict[str, int] = {}
+        self.threads = threads or min(os.cpu_count() or 1, 8)
+        self.tokenised_chars = 0  # how much text this counter has had to tokenise, for tests and benchmarks
+
+    def count(self, messages: Sequence[Message], *, record: FullRecord | None = None,
+              policy: Policy | None = None, tools: list | None = None) -> int:
+        """The exact o200k_base token count of the compiled request's counted text."""
+        return self.measure(messages, record=record, policy=policy, tools=tools).counted
+
+    def measure(self, messages: Sequence[Message], *, record: FullRecord | None = None,
+                policy: Policy | None = None, tools: list | None = None) -> Measurement:
+        """The count and each message's part of it."""
+        plan = plan_request(messages, record)
+        layout = self._layout(plan, record, policy, tools)
+        self._fill(layout)
+        head_owner = plan.system[0] if plan.system else None
+        parts: list[Part] = []
+        total = 0
+        for key, _, glue, message in layout:
+            n = self._lookup(key, glue)
+            total += n
+            parts.append(Part(message, message.kind, n) if message is not None else Part(head_owner, "system", n))
+        return Measurement(total, tuple(parts))
+
+    def pieces(self, messages: Sequence[Message], *, record: FullRecord | None = None,
+               policy: Policy | None = None, tools: list | None = None) -> list[str]:
+        """The counted text cut into the pieces this counter counts separately (for tests)."""
+        plan = plan_request(messages, record)
+        out: list[str] = []
+        for _, body, glue, _ in self._layout(plan, record, policy, tools, every_body=True):
+            out.extend(p for p in (body, glue) if p)
+        return out
+
+    def _layout(self, plan: Plan, record, policy, tools, every_body: bool = False) -> list[tuple]:
+        """(memo key, body text or None when memoised, glue text, message) for the head and each block, in order."""
+        pk = policy_key(policy)
+        head = "{"
+        if tools:
+            head += '"tools":' + canonical(list(tools)) + ","
+        system = system_blocks(plan)
+        if system:
+            head += '"system":' + canonical(system) + ","
+        head += '"'  # the cut before `messages` keeps the tools and system head apart from the turns
+        out: list[tuple] = [(("head", head), head, 'messages":[' + ('{"content":[{"' if plan.turns else "]}"), None)]
+        for ti, (role, blocks) in enumerate(plan.turns):
+            last_turn = ti == len(plan.turns) - 1
+            for bi, spec in enumerate(blocks):
+                key = (spec.message, spec.tag, spec.call_id, pk)
+                block_type = "tool_use" if spec.tag == "tool_use" else "tool_result" if spec.tag == "tool_result" else "text"
+                glue = f'type":"{block_type}"}}'
+                body = None
+                if every_body or key not in self._bodies:
+                    text = canonical(render_block(spec, record, policy))
+                    if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
+                        raise AssertionError(f"block does not end with its type: {text[:80]}")
+                    body = text[2 : len(text) - len(glue)]
+                if bi < len(blocks) - 1:
+                    glue += ',{"'
+                elif not last_turn:
+                    glue += f'],"role":"{role}"}},{{"content":[{{"'
+                else:
+                    glue += f'],"role":"{role}"}}]}}'
+                out.append((key, body, glue, spec.message))
+        return out
+
+    def _fill(self, layout: list[tuple]) -> None:
+        """Tokenise every new segment, in parallel threads when there is enough new text."""
+        new: dict[Any, str] = {}
+        for key, body, _, _ in layout:
+            if body is None or key in new:
+                continue
+            if (key[1] not in self._heads) if key[0] == "head" else (key not in self._bodies):
+                new[key] = body
+        if not new:
+            return
+        texts = list(new.values())
+        chars = sum(len(t) for t in texts)
+        self.tokenised_chars += chars
+        enc = tokens.encoding()
+        if chars >= PARALLEL_CHARS and self.threads > 1 and len(texts) > 1:
+            counts = [len(ids) for ids in enc.encode_ordinary_batch(texts, num_threads=self.threads)]
+        else:
+            counts = [len(enc.encode_ordinary(t)) for t in texts]
+        for key, n in zip(new, counts):
+            if key[0] == "head":
+                self._heads[key[1]] = n
+            else:
+                self._bodies[key] = n
+
+    def _lookup(self, key, glue: str) -> int:
+        n = self._heads[key[1]] if key[0] == "head" else self._bodies[key]
+        if glue:
+            g = self._glue.get(glue)
+            if g is None:
+                g = self._glue[glue] = len(tokens.encoding().encode_ordinary(glue))
+            n += g
+        return n
+
+    def clear(self) -> None:
+        self._bodies.clear()
+        self._glue.clear()
+        self._heads.clear()
+
+
+def count_text(text: str) -> int:
+    """The whole-text count the pieces must add up to."""
+    return tokens.count_text(text)
