@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from core.compile import compile_request, payload_bytes
 from core.model import FullRecord, Message
-from tests.core.strategies import records, views
+from session_strategies import records, views
 
 
 def call(mid: str, result: str, **args) -> Message:

@@ -11,7 +11,7 @@ from core.compile import compile_request, counted_text
 from core.count import Counter, estimate
 from core.model import FullRecord, Message
 from core.tokens import count_text
-from tests.core.strategies import TEXT, records, views
+from session_strategies import TEXT, records, views
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
