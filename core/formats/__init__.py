@@ -13,6 +13,10 @@ from core.model import ReadError, Session
 # bad input. Order matters only when two readers would both claim a file: the first one wins.
 READER_MODULES = [
     "core.formats.lionagi",
+    "core.formats.claude_code",
+    "core.formats.codex",
+    "core.formats.pi",
+    "core.formats.raw_payload",
 ]
 
 # How much of a file sniff() sees: enough for the first line of any JSONL format and for the

@@ -1,0 +1,294 @@
+"""Reader for Claude Code session JSONL (and its subagent files): the full record, the views and the trace.
+
+Mapping, in the vocabulary of DESIGN.md:
+- one API response split over several `assistant` lines sharing `message.id` is one assistant message
+  (its text blocks joined) plus one action_request per tool_use block; its usage is the last line's.
+  Lines without `message.id` (extractor output) are grouped by `requestId`, else by their usage figures.
+  Thinking is kept in the assistant message's metadata["thinking"] (signatures dropped), not in its
+  content: the API drops earlier turns' thinking from the context, so it is not part of a request's size.
+- tool_result blocks are action_responses linked to their tool_use by id; `is_error` is in metadata.
+  Results that arrive between the lines of one split response are held until the response is complete,
+  so the record reads assistant, calls, results, as the next request carried them.
+- `compact_boundary` plus the `isCompactSummary` line that follows become a note and a view change;
+  the event carries compactMetadata's trigger and preTokens.
+- Responses by `<synthetic>` (Claude Code's own placeholders, never an API call) are kept in the record,
+  out of the view and out of the trace. In a file that mixes main and sidechain lines, the sidechain
+  lines are kept in the record (metadata["sidechain"]) out of the view and trace.
+- Lines never sent to the model (progress, file-history-snapshot, queue-operation, system lines other
+  than compact_boundary) go to extras["unsent"] as {kind: [(line, byte offset)]}; `summary` lines
+  (session titles) to extras["summaries"]; an extractor's first meta line to extras["extractor"].
+- extras["children"]: paths (str) of the subagent files beside the session: `<stem>/subagents/*.jsonl`,
+  or (older layout) `agent-*.jsonl` in the same folder with the same sessionId. Open each with `read`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from core.formats.stream import SessionBuilder, as_int, iter_json_lines, parse_time, text_of
+from core.model import Session, Usage
+
+FORMAT = "claude_code"
+
+UNSENT = {"progress", "file-history-snapshot", "queue-operation"}
+_LINE_TYPES = UNSENT | {"user", "assistant", "system", "summary"}
+_MARKERS = ("uuid", "sessionId", "leafUuid", "parentUuid", "messageId")
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """True when the first lines are Claude Code entries (or an extractor's meta line before them)."""
+    for value in _head_values(head):
+        if not isinstance(value, dict):
+            continue
+        if value.get("type") in _LINE_TYPES and any(k in value for k in _MARKERS):
+            return True
+        if "_type" in value and "sessionId" in value:
+            continue
+        return False
+    return False
+
+
+def _head_values(head: bytes) -> list[Any]:
+    values = []
+    for raw in head.splitlines()[:20]:
+        if raw.strip():
+            try:
+                values.append(json.loads(raw))
+            except ValueError:
+                break
+    return values
+
+
+def read(path: Path) -> Session:
+    path = Path(path)
+    builder = SessionBuilder(path, FORMAT)
+    reader = _Reader(builder)
+    for line, offset, value in iter_json_lines(path, builder):
+        reader.feed(line, offset, value)
+    reader.finish()
+    session = builder.build()
+    children = find_children(path, reader.session_id)
+    if children:
+        session.extras["children"] = [str(p) for p in children]
+    return session
+
+
+def find_children(path: Path, session_id: str | None) -> list[Path]:
+    """Subagent session files that belong to this session (see the module docstring)."""
+    found: list[Path] = []
+    folder = path.with_suffix("") / "subagents"
+    if folder.is_dir():
+        found.extend(sorted(p for p in folder.glob("*.jsonl") if p.is_file()))
+    if session_id and not path.name.startswith("agent-"):
+        for p in sorted(path.parent.glob("agent-*.jsonl")):
+            if p != path and _first_session_id(p) == session_id:
+                found.append(p)
+    return found
+
+
+def _first_session_id(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            first = json.loads(handle.readline(1 << 20))
+    except (OSError, ValueError):
+        return None
+    return first.get("sessionId") if isinstance(first, dict) else None
+
+
+class _Reader:
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.b = builder
+        self.key: Any = None  # grouping key of the open response
+        self.boundary: dict[str, Any] | None = None
+        self.session_id: str | None = None
+        self.main_sidechain: bool | None = None
+
+    def feed(self, line: int, offset: int, value: Any) -> None:
+        b = self.b
+        if not isinstance(value, dict):
+            b.warn(line, f"entry is a JSON {type(value).__name__}, not an object; skipped")
+            return
+        kind = value.get("type")
+        if kind is None and "_type" in value and not len(b.record):
+            b.extras["extractor"] = value
+            return
+        if not isinstance(kind, str):
+            b.warn(line, "entry has no string `type`; skipped")
+            return
+        if self.session_id is None and isinstance(value.get("sessionId"), str):
+            self.session_id = value["sessionId"]
+        if kind in UNSENT:
+            b.unsent(kind, line, offset)
+        elif kind == "summary":
+            b.extras.setdefault("summaries", []).append({"line": line, "summary": value.get("summary"),
+                                                         "leafUuid": value.get("leafUuid")})
+        elif kind == "system":
+            if value.get("subtype") == "compact_boundary":
+                self._boundary(line, value)
+            else:
+                b.unsent(f"system:{value.get('subtype')}", line, offset)
+        elif kind in ("user", "assistant"):
+            message = value.get("message")
+            if not isinstance(message, dict):
+                b.warn(line, f"{kind} entry has no `message` object; skipped")
+                return
+            side = value.get("isSidechain") is True
+            if self.main_sidechain is None:
+                self.main_sidechain = side
+            if self.boundary is not None and not value.get("isCompactSummary"):
+                self._compact(line, None, value)
+            if side != self.main_sidechain:
+                self._sidechain(kind, line, value, message)
+            elif kind == "user":
+                self._user(line, value, message)
+            else:
+                self._assistant(line, value, message)
+        else:
+            b.warn(line, f"unknown entry type {kind!r}; skipped")
+            b.unsent(f"unknown:{kind}", line, offset)
+
+    # -- user lines ---------------------------------------------------------------------------
+    def _user(self, line: int, value: dict, message: Mapping) -> None:
+        b = self.b
+        at = parse_time(value.get("timestamp"))
+        uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else f"line{line}"
+        content = message.get("content")
+        if value.get("isCompactSummary"):
+            self._compact(line, text_of(content), value)
+            return
+        if isinstance(content, str):
+            blocks: list = [content]
+        elif isinstance(content, list):
+            blocks = content
+        else:
+            b.warn(line, "user message has no string or list `content`; skipped")
+            return
+        results = [x for x in blocks if isinstance(x, dict) and x.get("type") == "tool_result"]
+        rest = [x for x in blocks if not (isinstance(x, dict) and x.get("type") == "tool_result")]
+        if any(not isinstance(x, (str, dict)) for x in rest):
+            b.warn(line, "user content holds a block that is neither text nor an object; kept as text")
+        many = len(results) + bool(rest) > 1
+        for i, block in enumerate(results):
+            call_id = block.get("tool_use_id")
+            if not isinstance(call_id, str):
+                b.warn(line, "tool_result without a string `tool_use_id`; skipped")
+                continue
+            meta = {"uuid": uuid, "is_error": block.get("is_error") is True}
+            b.result(call_id, text_of(block.get("content")), line, at, id=f"{uuid}/{i}" if many else uuid,
+                     metadata=meta)
+        if rest:
+            if self.key is not None:
+                self._end_response()
+            meta = {"uuid": uuid}
+            if value.get("isMeta"):
+                meta["is_meta"] = True
+            text = text_of([x if isinstance(x, (str, dict)) else str(x) for x in rest])
+            b.add(f"{uuid}/text" if results else uuid, "instruction", {"instruction": text}, line, at=at,
+                  metadata=meta)
+
+    # -- assistant lines ----------------------------------------------------------------------
+    def _assistant(self, line: int, value: dict, message: Mapping) -> None:
+        b = self.b
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            b.warn(line, "assistant message has no list `content`; skipped")
+            return
+        at = parse_time(value.get("timestamp"))
+        model = message.get("model") if isinstance(message.get("model"), str) else None
+        usage = _usage(message.get("usage"))
+        mid = message.get("id") if isinstance(message.get("id"), str) else None
+        uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else f"line{line}"
+        if model == "<synthetic>":
+            self._end_response()
+            b.add(mid or uuid, "assistant", {"assistant_response": text_of(content)}, line, at=at,
+                  metadata={"uuid": uuid, "synthetic": True}, in_view=False)
+            return
+        rid = value.get("requestId")
+        if mid:
+            key: Any = ("id", mid)
+        elif isinstance(rid, str) and rid:
+            key = ("request", rid)
+        elif usage is not None:
+            key = ("usage", usage.input, usage.cache_read, usage.cache_write)
+        else:
+            key = ("line", line)
+        if key != self.key or not b.turn_open:
+            b.start_response(mid or uuid, line, at, model, {"uuid": uuid, "model": model})
+            self.key = key
+        for block in content:
+            if not isinstance(block, dict):
+                b.warn(line, "assistant content block is not an object; kept as text")
+                b.turn_text(str(block))
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                b.turn_text(block.get("text") if isinstance(block.get("text"), str) else "")
+            elif kind == "thinking":
+                b.turn_thinking(block.get("thinking") if isinstance(block.get("thinking"), str) else "")
+            elif kind == "redacted_thinking":
+                b.turn_meta(redacted_thinking=True)
+            elif kind in ("tool_use", "server_tool_use"):
+                call_id = block.get("id") if isinstance(block.get("id"), str) else ""
+                name = block.get("name") if isinstance(block.get("name"), str) else ""
+                b.turn_call(call_id, name, block.get("input", {}), line, at, {"uuid": uuid})
+            else:
+                b.turn_text(text_of([block]))
+        if usage is not None:
+            b.report_usage(usage)
+            b.turn_meta(usage=usage.__dict__)
+        if message.get("stop_reason"):
+            b.turn_meta(stop_reason=message.get("stop_reason"))
+
+    def _end_response(self) -> None:
+        self.b.end_turn()
+        self.key = None
+
+    # -- compaction, sidechains -----------------------------------------------------------------
+    def _boundary(self, line: int, value: dict) -> None:
+        if self.boundary is not None:
+            self._compact(line, None, value)
+        self._end_response()
+        meta = value.get("compactMetadata") if isinstance(value.get("compactMetadata"), dict) else {}
+        self.boundary = {"boundary_line": line, "trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens"),
+                         "uuid": value.get("uuid"), "at": parse_time(value.get("timestamp")),
+                         "text": value.get("content") if isinstance(value.get("content"), str) else ""}
+
+    def _compact(self, line: int, summary: str | None, value: dict) -> None:
+        self._end_response()
+        bd, self.boundary = self.boundary, None
+        if bd is None:  # a summary line with no boundary before it (older versions)
+            bd = {"boundary_line": None, "trigger": None, "pre_tokens": None, "uuid": None, "text": "",
+                  "at": None}
+        uuid = value.get("uuid") if summary is not None and isinstance(value.get("uuid"), str) else None
+        note_id = uuid or bd["uuid"] or f"compaction-line{line}"
+        event = {"source": "claude_code", "trigger": bd["trigger"], "pre_tokens": bd["pre_tokens"],
+                 "boundary_line": bd["boundary_line"]}
+        text = summary if summary is not None else (bd["text"] or "Conversation compacted")
+        at = parse_time(value.get("timestamp")) if summary is not None else bd["at"]
+        self.b.compact(text, line if summary is not None else bd["boundary_line"] or line, id=note_id, at=at,
+                       event=event)
+
+    def _sidechain(self, kind: str, line: int, value: dict, message: Mapping) -> None:
+        uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else f"line{line}"
+        body = text_of(message.get("content"))
+        content = {"assistant_response": body} if kind == "assistant" else {"instruction": body}
+        self.b.add(uuid, "assistant" if kind == "assistant" else "instruction", content, line,
+                   at=parse_time(value.get("timestamp")), metadata={"uuid": uuid, "sidechain": True}, in_view=False)
+
+    def finish(self) -> None:
+        if self.boundary is not None:
+            self._compact(self.boundary["boundary_line"], None, {})
+        self._end_response()
+
+
+def _usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+    detail = raw.get("cache_creation") if isinstance(raw.get("cache_creation"), dict) else {}
+    return Usage(input=as_int(raw.get("input_tokens")), cache_read=as_int(raw.get("cache_read_input_tokens")),
+                 cache_write=as_int(raw.get("cache_creation_input_tokens")), output=as_int(raw.get("output_tokens")),
+                 cache_write_1h=as_int(detail.get("ephemeral_1h_input_tokens")))

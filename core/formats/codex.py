@@ -1,0 +1,221 @@
+"""Reader for Codex CLI rollout JSONL: base instructions, response items, reported usage and compactions.
+
+Mapping, in the vocabulary of DESIGN.md:
+- `session_meta` base instructions are the system message (id "base_instructions"); later session_meta
+  lines (a resumed or forked rollout) go to extras["session_meta"] only.
+- `response_item` messages: user -> instruction; developer and system -> system (metadata["role"]).
+  A run of model output items (reasoning, assistant message, function_call, custom_tool_call,
+  local_shell_call, web_search_call) is one response, so one request: its assistant message joins the
+  output text; reasoning summaries go to metadata["thinking"] (encrypted reasoning is dropped, its size
+  kept); web searches to metadata["web_search"] (the provider ran them; no result is in the file).
+- function_call / custom_tool_call / local_shell_call are action_requests; *_output items are
+  action_responses linked by `call_id`.
+- `event_msg` `token_count` gives the current request's reported usage from `last_token_usage`
+  (input_tokens includes cached_input_tokens: fresh = input - cached, cache_read = cached);
+  `model_context_window` goes to extras["context_window"]. Other event_msg and turn_context lines are
+  UI copies never sent to the model: extras["unsent"] (turn_context's model names the requests).
+- `compacted` is a note (its `message`) and a view change; the `replacement_history` items enter the
+  record after the note, in the view, with metadata["replacement"].
+Sanitised text (`[REDACTED_* len=N ...]`) is kept as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from core.formats.stream import SessionBuilder, as_int, iter_json_lines, parse_time, text_of
+from core.model import Session, Usage
+
+FORMAT = "codex"
+
+_ENVELOPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+_OUTPUT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+_RESULT_ITEMS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
+_UNSENT_ITEMS = {"ghost_snapshot"}
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """True when the first complete line is a Codex rollout envelope ({timestamp, type, payload})."""
+    for raw in head.splitlines()[:5]:
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and value.get("type") in _ENVELOPES and isinstance(value.get("payload"), dict)
+    return False
+
+
+def read(path: Path) -> Session:
+    path = Path(path)
+    builder = SessionBuilder(path, FORMAT)
+    reader = _Reader(builder)
+    for line, offset, value in iter_json_lines(path, builder):
+        reader.feed(line, offset, value)
+    return builder.build()
+
+
+class _Reader:
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.b = builder
+        self.model: str | None = None
+        self.in_response = False
+        self.meta_seen = False
+
+    def feed(self, line: int, offset: int, value: Any) -> None:
+        b = self.b
+        if not isinstance(value, dict):
+            b.warn(line, f"entry is a JSON {type(value).__name__}, not an object; skipped")
+            return
+        kind, payload = value.get("type"), value.get("payload")
+        if not isinstance(payload, dict):
+            b.warn(line, f"entry {kind!r} has no `payload` object; skipped")
+            return
+        at = parse_time(value.get("timestamp"))
+        if kind == "response_item":
+            self._item(payload, line, offset, at)
+        elif kind == "event_msg":
+            if payload.get("type") == "token_count":
+                self._token_count(payload, line)
+            b.unsent(f"event_msg:{payload.get('type')}", line, offset)
+        elif kind == "turn_context":
+            if isinstance(payload.get("model"), str):
+                self.model = payload["model"]
+            b.unsent("turn_context", line, offset)
+        elif kind == "session_meta":
+            self._session_meta(payload, line, at)
+        elif kind == "compacted":
+            self._compacted(payload, line, offset, at)
+        else:
+            b.warn(line, f"unknown entry type {kind!r}; skipped")
+            b.unsent(f"unknown:{kind}", line, offset)
+
+    def _session_meta(self, payload: Mapping, line: int, at: float | None) -> None:
+        b = self.b
+        facts = {k: v for k, v in payload.items() if k not in ("base_instructions", "instructions")}
+        b.extras.setdefault("session_meta", []).append(facts)
+        if self.meta_seen:
+            return
+        self.meta_seen = True
+        base = payload.get("base_instructions", payload.get("instructions"))
+        text = base.get("text") if isinstance(base, dict) else base
+        if isinstance(text, str) and text:
+            b.add("base_instructions", "system", {"system_message": text}, line, at=at,
+                  metadata={"role": "base_instructions"})
+
+    def _item(self, item: Mapping, line: int, offset: int, at: float | None) -> None:
+        b = self.b
+        kind = item.get("type")
+        extra: dict = {}
+        if kind == "message" and item.get("role") == "assistant" or kind in _OUTPUT_ITEMS:
+            if not self.in_response or not b.turn_open:
+                b.start_response(f"response-L{line}", line, at, self.model, {"model": self.model, **extra})
+                self.in_response = True
+            self._output(item, kind, line, at, extra)
+            return
+        self.in_response = False
+        if kind == "message":
+            role = item.get("role")
+            text = text_of(item.get("content"))
+            mid = item.get("id") if isinstance(item.get("id"), str) else f"{role}-L{line}"
+            if role == "user":
+                b.add(mid, "instruction", {"instruction": text}, line, at=at, metadata=extra)
+            elif role in ("developer", "system"):
+                b.add(mid, "system", {"system_message": text}, line, at=at, metadata={"role": role, **extra})
+            else:
+                b.warn(line, f"message with unknown role {role!r}; skipped")
+        elif kind in _RESULT_ITEMS:
+            call_id = item.get("call_id")
+            if not isinstance(call_id, str):
+                b.warn(line, f"{kind} without a string `call_id`; skipped")
+                return
+            b.result(call_id, _output_text(item.get("output")), line, at, id=f"{call_id}:output", metadata=extra)
+        elif kind in _UNSENT_ITEMS:
+            b.unsent(f"response_item:{kind}", line, offset)
+        else:
+            b.warn(line, f"unknown response item {kind!r}; skipped")
+            b.unsent(f"response_item:{kind}", line, offset)
+
+    def _output(self, item: Mapping, kind: str, line: int, at: float | None, extra: dict) -> None:
+        b = self.b
+        if kind == "message":
+            b.turn_text(text_of(item.get("content")))
+        elif kind == "reasoning":
+            summary = item.get("summary")
+            b.turn_thinking(text_of(summary if isinstance(summary, list) else []))
+            if isinstance(item.get("content"), list):
+                b.turn_thinking(text_of(item["content"]))
+            if isinstance(item.get("encrypted_content"), str):
+                b.turn_meta(encrypted_reasoning_chars=len(item["encrypted_content"]))
+        elif kind == "web_search_call":
+            b.turn_meta(web_search=item.get("action"))
+        else:
+            call_id = item.get("call_id") if isinstance(item.get("call_id"), str) else ""
+            name = item.get("name") if isinstance(item.get("name"), str) else kind.removesuffix("_call")
+            if kind == "function_call":
+                args = _arguments(item.get("arguments"))
+            elif kind == "custom_tool_call":
+                args = {"input": item.get("input")}
+            else:
+                args = {"action": item.get("action")}
+            b.turn_call(call_id, name, args, line, at, {"item": kind, **extra})
+
+    def _token_count(self, payload: Mapping, line: int) -> None:
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            return
+        if as_int(info.get("model_context_window")):
+            self.b.extras["context_window"] = info["model_context_window"]
+        last = info.get("last_token_usage")
+        if not isinstance(last, dict) or not as_int(last.get("input_tokens")):
+            return
+        total, cached = as_int(last.get("input_tokens")), as_int(last.get("cached_input_tokens"))
+        usage = Usage(input=max(total - cached, 0), cache_read=min(cached, total), output=as_int(last.get("output_tokens")))
+        if self.b.request_open:
+            self.b.report_usage(usage)
+        else:
+            self.b.warn(line, "token_count before any response; not attached to a request")
+
+    def _compacted(self, payload: Mapping, line: int, offset: int, at: float | None) -> None:
+        b = self.b
+        self.in_response = False
+        history = payload.get("replacement_history")
+        summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
+        items = history if isinstance(history, list) else []
+        text = summary or f"[compacted: replacement history of {len(items)} items]"
+        b.compact(text, line, id=f"compaction-L{line}", at=at,
+                  event={"source": "codex", "replacement_items": len(items) if isinstance(history, list) else None})
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                b.warn(line, "replacement_history item is not an object; skipped")
+                continue
+            role, meta = item.get("role"), {"replacement": True, "item": item.get("type")}
+            mid = f"compaction-L{line}.{i}"
+            if item.get("type") == "message" and role == "user":
+                b.add(mid, "instruction", {"instruction": text_of(item.get("content"))}, line, at=at, metadata=meta)
+            elif item.get("type") == "message" and role in ("developer", "system"):
+                b.add(mid, "system", {"system_message": text_of(item.get("content"))}, line, at=at,
+                      metadata={"role": role, **meta})
+            else:  # assistant text, or an item only the provider can read (remote compaction)
+                body = item.get("content") if item.get("type") == "message" else item
+                b.add(mid, "assistant", {"assistant_response": text_of(body) if isinstance(body, list) else
+                                         json.dumps(body, ensure_ascii=False)}, line, at=at, metadata=meta)
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {"input": raw}
+        return value if isinstance(value, dict) else {"input": value}
+    return raw if isinstance(raw, dict) else {"input": raw}
+
+
+def _output_text(raw: Any) -> str:
+    if isinstance(raw, dict) and isinstance(raw.get("content"), str):
+        return raw["content"]
+    return text_of(raw)

@@ -1,0 +1,234 @@
+"""Reader for pi session JSONL, v1 (linear, no ids) to v3 (an id/parentId tree): one branch as a Session.
+
+Two passes keep memory small: the first streams the file keeping only (id, parent, line, offset) per
+entry, to find the branch; the second seeks to that branch's lines and maps them in branch order.
+- v1: the chain is the file order. v2/v3: the branch ending at the newest leaf (the leaf written last),
+  or at `leaf` when given; the other leaves are listed in extras["leaves"] ({id, line, depth}) so the
+  GUI can reopen the session on another branch. A parent cycle is a ReadError; a parent missing from
+  the file (an excerpt) ends the branch there, with a warning.
+- messages: user -> instruction; assistant -> one response and one request, its text joined, thinking in
+  metadata["thinking"], one action_request per toolCall block, usage {input, cacheRead, cacheWrite,
+  output} as the request's reported usage; toolResult -> action_response linked by toolCallId
+  (`isError` in metadata); bashExecution and custom messages -> instructions (an excluded bash run stays
+  out of the view).
+- `compaction` (summary plus firstKeptEntryId, or v1's firstKeptEntryIndex) -> a note and a view change:
+  the view becomes the note, then the kept messages; `branch_summary` -> a note that joins the view.
+- model_change names later requests' model; thinking_level_change, custom, label and session_info are
+  never sent to the model: extras["unsent"]. The header line is extras["header"].
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from core.formats.stream import SessionBuilder, as_int, iter_json_lines, parse_time, text_of
+from core.model import ReadError, Session, Usage
+
+FORMAT = "pi"
+
+_ENTRY_TYPES = {"message", "compaction", "branch_summary", "custom", "custom_message", "label", "session_info",
+                "model_change", "thinking_level_change"}
+_UNSENT = {"thinking_level_change", "custom", "label", "session_info", "model_change"}
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """True when the first complete line is a pi session header or a pi entry with a role-bearing message."""
+    for raw in head.splitlines()[:5]:
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return False
+        if not isinstance(value, dict):
+            return False
+        if value.get("type") == "session":
+            return "cwd" in value or "version" in value or "id" in value
+        message = value.get("message")
+        return value.get("type") == "message" and isinstance(message, dict) and "role" in message
+    return False
+
+
+def read(path: Path, leaf: str | None = None) -> Session:
+    path = Path(path)
+    builder = SessionBuilder(path, FORMAT)
+    entries, header = _index(path, builder)
+    branch = _branch(entries, leaf, builder)
+    reader = _Reader(builder, entries, header)
+    with open(path, "rb") as handle:
+        for number, offset, _ in branch:
+            handle.seek(offset)
+            reader.feed(number, offset, json.loads(handle.readline()))
+    session = builder.build()
+    if header is not None:
+        session.extras["header"] = header
+    return session
+
+
+def _index(path: Path, b: SessionBuilder) -> tuple[list[tuple], dict | None]:
+    """Pass one: (id, parent id, line, offset) per entry, in file order (v1 entries get id None)."""
+    entries: list[tuple] = []
+    header = None
+    for number, offset, value in iter_json_lines(path, b):
+        if not isinstance(value, dict):
+            b.warn(number, f"entry is a JSON {type(value).__name__}, not an object; skipped")
+            continue
+        if value.get("type") == "session" and header is None and not entries:
+            header = value
+            entries.append(("", None, number, offset))  # v1's firstKeptEntryIndex counts the header
+            continue
+        eid = value.get("id")
+        parent = value.get("parentId")
+        entries.append((eid if isinstance(eid, str) else None, parent if isinstance(parent, str) else None,
+                        number, offset))
+    if header is None:
+        entries.insert(0, ("", None, 0, -1))
+    b.extras["version"] = header.get("version", 1) if header else (2 if any(e[0] for e in entries[1:]) else 1)
+    return entries, header
+
+
+def _branch(entries: list[tuple], leaf: str | None, b: SessionBuilder) -> list[tuple]:
+    """The chain to map, root first, as (line, offset, id) triples."""
+    body = entries[1:]
+    if not any(e[0] for e in body):
+        return [(n, off, None) for _, _, n, off in body]
+    by_id: dict[str, tuple] = {}
+    for eid, parent, number, offset in body:
+        if eid is None:
+            b.warn(number, "entry without an `id` in a tree session; skipped")
+        elif eid in by_id:
+            b.warn(number, f"duplicate entry id {eid!r}; the first one is kept")
+        else:
+            by_id[eid] = (parent, number, offset)
+    parents = {v[0] for v in by_id.values() if v[0] is not None}
+    leaves = sorted((v[1], k) for k, v in by_id.items() if k not in parents)
+    if leaf is None:
+        if not leaves:
+            raise b.fail(body[-1][2], "every entry is some entry's parent: a cycle in parentId links")
+        leaf = leaves[-1][1]
+    elif leaf not in by_id:
+        raise ReadError(b.file, "", f"no entry with id {leaf!r} to open as the leaf")
+    chain: list[tuple] = []
+    seen: set[str] = set()
+    current: str | None = leaf
+    while current is not None:
+        if current in seen:
+            raise b.fail(by_id[current][1], f"parentId cycle through entry {current!r}")
+        seen.add(current)
+        if current not in by_id:
+            b.warn(chain[-1][0], f"parent {current!r} is not in the file; the branch starts after it")
+            break
+        parent, number, offset = by_id[current]
+        chain.append((number, offset, current))
+        current = parent
+    chain.reverse()
+    b.extras["leaves"] = [{"id": k, "line": n, "depth": _depth(k, by_id)} for n, k in leaves if k != leaf]
+    b.extras["leaf"] = leaf
+    return chain
+
+
+def _depth(eid: str, by_id: dict[str, tuple]) -> int:
+    depth, seen = 0, set()
+    while eid in by_id and eid not in seen:
+        seen.add(eid)
+        eid = by_id[eid][0]
+        depth += 1
+    return depth
+
+
+class _Reader:
+    def __init__(self, builder: SessionBuilder, entries: list[tuple], header: dict | None) -> None:
+        self.b = builder
+        self.lines = [e[2] for e in entries]  # v1: firstKeptEntryIndex -> line
+        self.position: dict[int, int] = {}  # line -> position on the branch
+        self._entry_lines = {e[0]: e[2] for e in entries if e[0]}  # entry id -> line
+        self.model = header.get("modelId") if header and isinstance(header.get("modelId"), str) else None
+
+    def feed(self, line: int, offset: int, value: Any) -> None:
+        b = self.b
+        kind = value.get("type")
+        key = value.get("id") if isinstance(value.get("id"), str) else f"L{line}"
+        self.position[line] = len(self.position)
+        at = parse_time(value.get("timestamp"))
+        if kind == "message":
+            message = value.get("message")
+            if not isinstance(message, dict):
+                b.warn(line, "message entry has no `message` object; skipped")
+            else:
+                self._message(message, key, line, at)
+        elif kind == "compaction":
+            self._compaction(value, key, line, at)
+        elif kind == "branch_summary":
+            b.add(key, "note", {"assistant_response": str(value.get("summary", ""))}, line, at=at,
+                  metadata={"branch_summary": True, "from_id": value.get("fromId")})
+        elif kind == "custom_message":
+            b.add(key, "instruction", {"instruction": text_of(value.get("content"))}, line, at=at,
+                  metadata={"role": "custom", "custom_type": value.get("customType")})
+        elif kind in _UNSENT:
+            if kind == "model_change" and isinstance(value.get("modelId"), str):
+                self.model = value["modelId"]
+            b.unsent(kind, line, offset)
+        else:
+            b.warn(line, f"unknown entry type {kind!r}; skipped")
+            b.unsent(f"unknown:{kind}", line, offset)
+
+    def _message(self, message: Mapping, key: str, line: int, at: float | None) -> None:
+        b = self.b
+        role = message.get("role")
+        content = message.get("content")
+        if role == "user":
+            b.add(key, "instruction", {"instruction": text_of(content)}, line, at=at)
+        elif role == "assistant":
+            model = message.get("model") if isinstance(message.get("model"), str) else self.model
+            b.start_response(key, line, at, model, {"model": model, "stop_reason": message.get("stopReason")})
+            for block in content if isinstance(content, list) else [content]:
+                if not isinstance(block, dict):
+                    b.turn_text(text_of([block]) if isinstance(block, str) else "")
+                elif block.get("type") == "thinking":
+                    b.turn_thinking(block.get("thinking") if isinstance(block.get("thinking"), str) else "")
+                elif block.get("type") == "toolCall":
+                    call_id = block.get("id") if isinstance(block.get("id"), str) else ""
+                    name = block.get("name") if isinstance(block.get("name"), str) else ""
+                    b.turn_call(call_id, name, block.get("arguments", {}), line, at)
+                else:
+                    b.turn_text(text_of([block]))
+            if message.get("errorMessage"):
+                b.turn_meta(error=message.get("errorMessage"))
+            usage = message.get("usage")
+            if isinstance(usage, dict):
+                b.report_usage(Usage(input=as_int(usage.get("input")), cache_read=as_int(usage.get("cacheRead")),
+                                     cache_write=as_int(usage.get("cacheWrite")), output=as_int(usage.get("output"))))
+        elif role == "toolResult":
+            call_id = message.get("toolCallId")
+            if not isinstance(call_id, str):
+                b.warn(line, "toolResult without a string `toolCallId`; skipped")
+                return
+            b.result(call_id, text_of(content), line, at, id=key, metadata={"is_error": message.get("isError") is True})
+        elif role == "bashExecution":
+            text = f"{message.get('command', '')}\n{message.get('output', '')}"
+            b.add(key, "instruction", {"instruction": text}, line, at=at, metadata={"role": role},
+                  in_view=not message.get("excludeFromContext"))
+        elif role in ("custom", "hookMessage", "branchSummary", "compactionSummary"):
+            body = content if content is not None else message.get("summary")
+            b.add(key, "instruction", {"instruction": text_of(body)}, line, at=at, metadata={"role": role})
+        else:
+            b.warn(line, f"message with unknown role {role!r}; skipped")
+
+    def _compaction(self, value: Mapping, key: str, line: int, at: float | None) -> None:
+        b = self.b
+        b.end_turn()
+        first = value.get("firstKeptEntryId")
+        index = value.get("firstKeptEntryIndex")
+        first_line = self._entry_lines.get(first) if isinstance(first, str) else None
+        if first_line is None and isinstance(index, int) and 0 < index < len(self.lines):
+            first, first_line = index, self.lines[index]
+        keep: list[str] = []
+        if first_line is not None and first_line in self.position:
+            start = self.position[first_line]
+            keep = [m for m in b.view if self.position.get(b.record.get(m).provenance.line, -1) >= start]
+        elif first is not None:
+            b.warn(line, f"compaction's first kept entry {first!r} is not on this branch; nothing kept")
+        b.compact(str(value.get("summary", "")), line, id=key, at=at, keep=keep,
+                  event={"source": "pi", "tokens_before": value.get("tokensBefore"), "first_kept": first})

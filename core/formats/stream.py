@@ -1,0 +1,273 @@
+"""Shared machinery of the line-based readers: streaming JSONL lines and building a Session as they come."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from core.model import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
+
+
+def iter_json_lines(path: Path, builder: "SessionBuilder") -> Iterator[tuple[int, int, Any]]:
+    """Yield (line number, byte offset, parsed value) for every non-blank line, one line in memory at a time.
+
+    A line that is not JSON (or not UTF-8) is a structural error, except on the last line, where it
+    is the usual sign of a session cut off mid-write: that one is skipped with a warning.
+    """
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise ReadError(str(path), "", f"cannot open: {exc.strerror or exc}") from None
+    with handle:
+        pending: tuple[int, int, bytes] | None = None
+        offset = 0
+        for number, raw in enumerate(handle, 1):
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            if pending is not None:
+                yield pending[0], pending[1], _parse(pending, builder, last=False)
+            pending = (number, start, raw)
+        if pending is not None:
+            value = _parse(pending, builder, last=True)
+            if value is not _SKIP:
+                yield pending[0], pending[1], value
+
+
+_SKIP = object()
+
+
+def _parse(item: tuple[int, int, bytes], builder: "SessionBuilder", last: bool) -> Any:
+    number, _, raw = item
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        problem = "bytes that are not UTF-8"
+    except (ValueError, RecursionError) as exc:
+        problem = f"not JSON ({exc.__class__.__name__}: {str(exc)[:80]})"
+    if last:
+        builder.warn(number, f"truncated last line skipped: {problem}")
+        return _SKIP
+    raise ReadError(builder.file, f"line {number}", problem)
+
+
+def parse_time(value: Any) -> float | None:
+    """An ISO-8601 string or epoch number (seconds or milliseconds) as epoch seconds, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value / 1000.0 if value > 1e11 else float(value)
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def as_int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def text_of(content: Any) -> str:
+    """The text of a content value: a string, or the text parts of a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping):
+                if isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+                elif block.get("type") in ("image", "input_image", "image_url"):
+                    parts.append("[image]")
+        return "\n".join(parts)
+    return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+class SessionBuilder:
+    """Collects the full record, the active view, the trace, events and warnings while a reader streams."""
+
+    def __init__(self, path: Path, format: str) -> None:
+        self.path = path
+        self.file = str(path)
+        self.format = format
+        self.record = FullRecord()
+        self.view: list[str] = []
+        self.trace: list[Request] = []
+        self.events: list[dict[str, Any]] = []
+        self.warnings: list[str] = []
+        self.extras: dict[str, Any] = {}
+        self.model: str | None = None
+        self._open: dict[str, Any] | None = None
+        self._turn: dict[str, Any] | None = None
+        self._calls: dict[str, tuple[str, str, Any]] = {}  # call id -> (action_request id, function, arguments)
+        self._reserved: set[str] = set()
+
+    # -- problems -------------------------------------------------------------------------
+    def warn(self, line: int, problem: str) -> None:
+        self.warnings.append(f"{self.file}: line {line}: {problem}")
+
+    def fail(self, line: int, problem: str) -> ReadError:
+        return ReadError(self.file, f"line {line}", problem)
+
+    # -- the full record and the active view ---------------------------------------------
+    def add(self, id: str, kind: str, content: Mapping[str, Any], line: int, *, at: float | None = None,
+            metadata: Mapping[str, Any] | None = None, in_view: bool = True) -> str:
+        """Append a message (a unique id is made, with a warning, when the source repeats one)."""
+        self.end_turn()
+        mid = self.unique(id, line)
+        self._reserved.discard(mid)
+        self.record.append(Message(mid, kind, at, content, metadata or {}, Provenance(self.file, line)))
+        if in_view:
+            self.view.append(mid)
+        return mid
+
+    def compact(self, summary: str, line: int, *, id: str, at: float | None, keep: list[str] = (),
+                event: Mapping[str, Any] | None = None) -> str:
+        """A source compaction: the view becomes a note plus `keep`; the older messages stay in the record."""
+        self.end_turn()
+        in_view = set(self.view)
+        kept = [m for m in keep if m in in_view]
+        kept_set = set(kept)
+        replaced = [m for m in self.view if m not in kept_set]
+        first = self.record.index_of(replaced[0]) if replaced else len(self.record)
+        meta = {"context_first_index": first, "compaction": True, "replaced": len(replaced)}
+        self.view = kept
+        note = self.add(id, "note", {"assistant_response": summary}, line, at=at, metadata=meta, in_view=False)
+        self.view.insert(0, note)
+        self.events.append({"kind": "compaction", "at_request": len(self.trace) + (self._open is not None),
+                            "line": line, "note_id": note, "first_index": first, "replaced": len(replaced),
+                            **(event or {})})
+        return note
+
+    # -- the trace ------------------------------------------------------------------------
+    def open_request(self, at: float | None = None, model: str | None = None) -> None:
+        """Start request k: its view is the active view as it stands now, before the k-th response."""
+        self.close_request()
+        self._open = {"view": tuple(self.view), "at": at, "model": model, "usage": None, "response": None}
+        if model and model != "<synthetic>":
+            self.model = model
+
+    def answer(self, response_id: str) -> None:
+        if self._open is not None and self._open["response"] is None:
+            self._open["response"] = response_id
+
+    def report_usage(self, usage: Usage | None) -> None:
+        if self._open is not None and usage is not None:
+            self._open["usage"] = usage
+
+    @property
+    def request_open(self) -> bool:
+        return self._open is not None
+
+    def close_request(self) -> None:
+        o, self._open = self._open, None
+        if o is not None:
+            self.trace.append(Request(len(self.trace), o["view"], o["response"], o["usage"], o["at"], o["model"]))
+
+    def unsent(self, kind: str, line: int, offset: int) -> None:
+        """A line never sent to the model: counted, and its place kept so the GUI can show it from the file."""
+        bucket = self.extras.setdefault("unsent", {})
+        bucket.setdefault(kind, []).append((line, offset))
+
+    # -- one model response: its text, its tool calls, and the results that answer them ----------
+    def start_response(self, id: str, line: int, at: float | None, model: str | None,
+                       metadata: Mapping[str, Any] | None = None) -> None:
+        """Open request k and the k-th response; its messages enter the record when the turn ends."""
+        self.end_turn()
+        self.open_request(at, model)
+        rid = self.unique(id, line)
+        self.answer(rid)
+        self._turn = {"id": rid, "line": line, "at": at, "text": [], "thinking": [], "calls": {},
+                      "results": [], "meta": dict(metadata or {})}
+
+    @property
+    def turn_open(self) -> bool:
+        return self._turn is not None
+
+    def turn_text(self, text: str) -> None:
+        if text:
+            self._turn["text"].append(text)
+
+    def turn_thinking(self, text: str) -> None:
+        if text:
+            self._turn["thinking"].append(text)
+
+    def turn_meta(self, **facts: Any) -> None:
+        self._turn["meta"].update(facts)
+
+    def turn_call(self, call_id: str, function: str, arguments: Any, line: int, at: float | None,
+                  metadata: Mapping[str, Any] | None = None) -> None:
+        mid = self.unique(call_id or f"call-line{line}", line)
+        args = arguments if isinstance(arguments, Mapping) else {"input": arguments}
+        self._turn["calls"][call_id or mid] = [mid, function, args, line, at, dict(metadata or {}), None]
+
+    def result(self, call_id: str, output: Any, line: int, at: float | None, *, id: str,
+               metadata: Mapping[str, Any] | None = None) -> None:
+        """A tool result: held with its call while that call's turn is open, else linked to an earlier call."""
+        meta = {"call_id": call_id, **(metadata or {})}
+        turn = self._turn
+        if turn is not None and call_id in turn["calls"]:
+            call = turn["calls"][call_id]
+            rid = self.unique(id, line)
+            if call[6] is None:
+                call[6] = rid
+            turn["results"].append((rid, call[1], call[2], call[0], output, line, at, meta))
+            return
+        self.end_turn()
+        link = self._calls.get(call_id)
+        if link is None:
+            self.warn(line, f"tool result {call_id!r} has no tool call; kept unlinked")
+            meta["orphan"] = True
+            link = (None, "", {})
+        content = {"function": link[1], "arguments": link[2], "output": output, "action_request_id": link[0]}
+        self.add(id, "action_response", content, line, at=at, metadata=meta)
+
+    def end_turn(self) -> None:
+        """Put the open response into the record: the assistant message, its calls, then the held results."""
+        turn, self._turn = self._turn, None
+        if turn is None:
+            return
+        meta = turn["meta"]
+        if turn["thinking"]:
+            meta["thinking"] = "\n\n".join(turn["thinking"])
+        self._add_exact(turn["id"], "assistant", {"assistant_response": "\n\n".join(turn["text"])},
+                        turn["line"], turn["at"], meta)
+        for call_id, (mid, function, args, line, at, cmeta, rid) in turn["calls"].items():
+            content = {"function": function, "arguments": args, "action_response_id": rid}
+            self._add_exact(mid, "action_request", content, line, at, {"call_id": call_id, **cmeta})
+            self._calls[call_id] = (mid, function, args)
+        for rid, function, args, req, output, line, at, rmeta in turn["results"]:
+            content = {"function": function, "arguments": args, "output": output, "action_request_id": req}
+            self._add_exact(rid, "action_response", content, line, at, rmeta)
+
+    def unique(self, id: str, line: int) -> str:
+        """Reserve an id for a message that enters the record later; a repeated id is renamed with a warning."""
+        mid = str(id)
+        if mid in self.record or mid in self._reserved:
+            n = 2
+            while f"{mid}#{n}" in self.record or f"{mid}#{n}" in self._reserved:
+                n += 1
+            self.warn(line, f"duplicate id {mid!r}, kept as {mid}#{n}")
+            mid = f"{mid}#{n}"
+        self._reserved.add(mid)
+        return mid
+
+    def _add_exact(self, mid: str, kind: str, content: Mapping[str, Any], line: int, at: float | None,
+                   metadata: Mapping[str, Any]) -> None:
+        self._reserved.discard(mid)
+        self.record.append(Message(mid, kind, at, content, metadata, Provenance(self.file, line)))
+        self.view.append(mid)
+
+    def build(self) -> Session:
+        self.end_turn()
+        self.close_request()
+        if not len(self.record):
+            raise ReadError(self.file, "", f"no messages found for format {self.format}")
+        return Session(record=self.record, view=self.view, format=self.format, source=self.file, events=self.events,
+                       trace=self.trace, warnings=self.warnings, model=self.model, extras=self.extras)
