@@ -1,0 +1,45 @@
+"""The cache model against reported usage: a trace whose usage an ideal cache wrote is reproduced exactly."""
+
+from core.cache_check import check_cache, fit
+from core.model import Usage
+from core.replay import Measure
+from replay_sessions import tool_session, with_usage
+
+
+def test_fit_recovers_offset_and_scale():
+    offset, scale = fit([(100, 1200), (200, 1400), (400, 1800)])
+    assert round(offset) == 1000 and round(scale, 6) == 2.0
+
+
+def ideal_usage(session, hidden: int, scale: float, gap_miss: int | None = None):
+    """What a provider with the tail-mark cache would report: each request reads the previous one."""
+    m = Measure(session)
+    sizes = [hidden + scale * m.measurement([session.record.get(i) for i in r.view]).counted for r in session.trace]
+    usages, prev = [], None
+    for k, size in enumerate(sizes):
+        read = 0 if prev is None or k == gap_miss else prev
+        usages.append(Usage(input=0, cache_read=round(read), cache_write=round(size - read), output=10))
+        prev = size
+    return usages
+
+
+def test_a_trace_written_by_the_modelled_cache_is_reproduced_within_glue_tokens():
+    s = tool_session(8)
+    s = with_usage(s, ideal_usage(s, hidden=20_000, scale=1.0))
+    check = check_cache(s)
+    summary = check.summary()
+    assert abs(summary["offset"] - 20_000) <= 10 and abs(summary["scale"] - 1.0) < 0.01
+    assert summary["read_error"] < 0.002 and summary["write_error"] < 0.002
+    assert summary["hit_agreement"] == 1.0
+
+
+def test_a_reported_miss_the_model_cannot_see_shows_as_error():
+    s = tool_session(8, gap=1.0)
+    s = with_usage(s, ideal_usage(s, hidden=20_000, scale=1.0, gap_miss=4))
+    summary = check_cache(s).summary()
+    assert summary["hit_agreement"] == 7 / 8
+    assert summary["read_error"] > 0.05
+
+
+def test_no_usage_means_no_check():
+    assert check_cache(tool_session(3)) is None
