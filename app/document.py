@@ -31,7 +31,11 @@ class Document:
     view: list[str] = field(default_factory=list)  # the active view shown: now, or as it stood at a request
     view_position: dict[int, int] = field(default_factory=dict)  # record index -> position in the shown view
     out_reason: dict[int, str] = field(default_factory=dict)  # record index -> why it is out
-    library_id: object | None = None
+    library_id: int | None = None
+    requests: list = field(default_factory=list)  # RequestFacts per request of the trace
+    now_size: int = 0  # the count of the request the active view compiles to now
+    counter: object | None = None  # core.count.Counter, memoised over this session's messages
+    rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
 
     @property
     def record_size(self) -> int:
@@ -147,7 +151,13 @@ def build_document(session: Session, path: str, report: Report = _no_report) -> 
         if index % 200 == 0:
             report(index, total, "Counting tokens")
     report(total, total, "Counting tokens")
-    document = Document(session=session, path=path, tokens=tokens, chars=chars)
+    from core.count import Counter
+
+    from app.trace_facts import measure_requests, session_rules
+
+    document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=Counter(threads=1))
+    document.requests, document.now_size = measure_requests(session, document.counter, report)
+    document.rules = session_rules(session)
     document.show_view(session.view)
     return document
 
@@ -159,23 +169,16 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
     session = load_session(path)
-    library_id = import_into_library(path, db, report)
+    library_id = import_into_library(session, db, report)
     document = build_document(session, path, report)
     document.library_id = library_id
     return document
 
 
-def import_into_library(path: str, db: str | None, report: Report) -> object | None:
-    """Import into the SQLite library when core.store is present; the connection stays in this thread."""
-    try:
-        from core.store import Library
-    except ImportError:
-        return None
+def import_into_library(session: Session, db: str | None, report: Report) -> int:
+    """Import into the SQLite library (all or nothing); the connection opens and closes in this thread."""
+    from core.store import Library
+
     report(0, 0, "Importing into the library")
-    library = Library(db) if db else Library()
-    try:
-        return library.import_session(path)
-    finally:
-        close = getattr(library, "close", None)
-        if close:
-            close()
+    with Library(db) as library:
+        return library.import_session(session)

@@ -15,6 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", help="a session file (default: the bundled demo session)")
     parser.add_argument("--screenshot", metavar="PNG", help="render the window with FILE loaded to PNG and exit")
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
+    parser.add_argument("--theme", choices=("system", "light", "dark"), default="system", help="colour theme (default: follow the system)")
     return parser
 
 
@@ -38,14 +39,20 @@ def run_gui(argv: list[str]) -> int:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     path = args.file or default_session()
 
-    from app.qt import QApplication
+    from app.qt import QApplication, QGuiApplication
+    from app.theme import apply_theme
     from app.window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("foldscope")
     app.setOrganizationName("foldscope")
-    app.setStyle("Fusion")  # one look on every platform; the palette still follows the system
+    apply_theme(app, args.theme)
     window = MainWindow(db=args.db)
+    if args.theme == "system":
+        # Follow the system when it switches between light and dark while the window is open.
+        QGuiApplication.styleHints().colorSchemeChanged.connect(
+            lambda scheme: (apply_theme(app, "system"), window.refresh_theme())
+        )
     if args.screenshot:
         return screenshot(app, window, path, args.screenshot)
     window.show()

@@ -15,7 +15,7 @@ from pygments.util import ClassNotFound
 # Past this many characters the rest of a block is shown plain: highlighting stays instant.
 HIGHLIGHT_LIMIT = 40_000
 _PATH_KEYS = ("path", "file_path", "filename", "file", "notebook_path")
-_BODY_KEYS = ("content", "stdout", "output", "text", "result", "patch", "diff")
+BODY_KEYS = ("content", "stdout", "output", "text", "result", "patch", "diff")
 
 
 def pretty_json(value: Any) -> str:
@@ -79,7 +79,7 @@ def value_html(title: str, value: Any, style: str, path: str | None = None) -> s
     if isinstance(value, str):
         return section(title, block_html(value, guess_lexer(value, path), style))
     if isinstance(value, Mapping):
-        bodies = [k for k in _BODY_KEYS if isinstance(value.get(k), str) and "\n" in value[k]]
+        bodies = [k for k in BODY_KEYS if isinstance(value.get(k), str) and "\n" in value[k]]
         if bodies:
             key = bodies[0]
             rest = {k: v for k, v in value.items() if k != key}

@@ -26,7 +26,7 @@ class MessageList(QWidget):
         self.title = title
         self.model = model
         self._selecting = False  # set while the other list or a panel selects here
-        self.heading = QLabel(f"<b>{title}</b>")
+        self.heading = QLabel(f"<b style='font-size:11pt'>{title}</b>")
         self.heading.setObjectName("listHeading")
         self.table = QTableView()
         self.table.setAccessibleName(title)
@@ -43,7 +43,7 @@ class MessageList(QWidget):
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
         header.setSectionResizeMode(PREVIEW, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((INDEX, 52), (KIND, 150), (CHARS, 78), (TOKENS, 70)):
+        for column, width in ((INDEX, 46), (KIND, 118), (CHARS, 70), (TOKENS, 62)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, width)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
@@ -54,7 +54,7 @@ class MessageList(QWidget):
         layout.addWidget(self.table, 1)
 
     def set_heading(self, detail: str) -> None:
-        self.heading.setText(f"<b>{self.title}</b> &nbsp;<span>{detail}</span>")
+        self.heading.setText(f"<b style='font-size:11pt'>{self.title}</b> &nbsp; {detail}")
 
     def _current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         if current.isValid() and not self._selecting:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
+
+from core.model import Message
 
 from app.document import Document
+from app.highlight import BODY_KEYS, call_path
 from app.qt import QAbstractTableModel, QBrush, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
 from app.theme import kind_colour, muted_colour
 
@@ -37,8 +40,23 @@ def kind_label(document: Document, index: int) -> str:
     return KIND_LABELS.get(message.kind, message.kind)
 
 
+def preview_text(message: Message) -> str:
+    """What a person wants to see first: a call's function and file, a result's body, else the text."""
+    content = message.content
+    if message.kind == "action_request":
+        path = call_path(content.get("arguments"))
+        return f"{content.get('function', '')}({path})" if path else message.text
+    if message.kind == "action_response":
+        output = content.get("output")
+        if isinstance(output, Mapping):
+            for key in BODY_KEYS:
+                if isinstance(output.get(key), str) and output[key].strip():
+                    return output[key]
+    return message.text
+
+
 def preview(document: Document, index: int) -> str:
-    text = document.message(index).text[: PREVIEW_CHARS * 2]
+    text = preview_text(document.message(index))[: PREVIEW_CHARS * 3]
     line = " ".join(text.split())
     return line[:PREVIEW_CHARS] + ("…" if len(line) > PREVIEW_CHARS else "")
 

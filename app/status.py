@@ -16,4 +16,12 @@ def status_text(doc: Document) -> str:
     ]
     if session.trace:
         parts.append(f"{len(session.trace):,} requests")
+    from core.count import estimate
+
+    est = estimate(doc.now_size, session.scale)
+    rules = doc.rules
+    if rules is not None and rules.ceiling:
+        parts.append(f"estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%})")
+    else:
+        parts.append(f"estimate {est:,} tokens (no ceiling recorded)")
     return "  ·  ".join(parts)

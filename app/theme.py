@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from core.model import Message
 
-from app.qt import QApplication, QColor, QPalette
+from app.qt import QApplication, QColor, QGuiApplication, QPalette, Qt
+
+THEMES = ("system", "light", "dark")
 
 # (light, dark) per kind as the window map and lists show them.
 _KIND_COLOURS = {
     "system": ("#6b5bbd", "#a597f0"),
     "instruction": ("#1f7a4d", "#5fd39a"),
     "assistant": ("#1c5fb8", "#6aa7ff"),
-    "action_request": ("#b8741a", "#f0b25f"),
-    "action_response": ("#8a6a2a", "#d8b774"),
+    "action_request": ("#d35400", "#ff9f43"),
+    "action_response": ("#b08d57", "#c9a56b"),
     "clipped_copy": ("#c0392b", "#ff7b6b"),
     "note": ("#0f8a8a", "#4fd6d6"),
 }
@@ -76,3 +78,32 @@ def muted_colour() -> QColor:
 
 def pygments_style() -> str:
     return "monokai" if is_dark() else "friendly"
+
+
+def system_prefers_dark() -> bool:
+    return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+
+
+def dark_palette() -> QPalette:
+    """A dark palette for the Fusion style, for when the system asks for dark (or the user does)."""
+    p = QPalette()
+    role, group = QPalette.ColorRole, QPalette.ColorGroup
+    for r, colour in (
+        (role.Window, "#26282b"), (role.WindowText, "#e6e6e6"), (role.Base, "#1d1f21"),
+        (role.AlternateBase, "#25282b"), (role.ToolTipBase, "#2f3236"), (role.ToolTipText, "#e6e6e6"),
+        (role.Text, "#e6e6e6"), (role.Button, "#313438"), (role.ButtonText, "#e6e6e6"),
+        (role.BrightText, "#ff6b6b"), (role.Link, "#6aa7ff"), (role.Highlight, "#2f65b5"),
+        (role.HighlightedText, "#ffffff"), (role.PlaceholderText, "#8a8f96"), (role.Mid, "#45494e"),
+        (role.Dark, "#151618"), (role.Light, "#3a3e43"), (role.Midlight, "#34373b"), (role.Shadow, "#000000"),
+    ):
+        p.setColor(r, QColor(colour))
+    for r in (role.Text, role.WindowText, role.ButtonText):
+        p.setColor(group.Disabled, r, QColor("#7a7f86"))
+    return p
+
+
+def apply_theme(app: QApplication, choice: str = "system") -> None:
+    """Fusion everywhere; dark when the system (or the choice) says so, else the style's light palette."""
+    app.setStyle("Fusion")
+    dark = choice == "dark" or (choice == "system" and system_prefers_dark())
+    app.setPalette(dark_palette() if dark else app.style().standardPalette())

@@ -10,8 +10,12 @@ from app.document import Document, open_document
 from app.inspector import Inspector
 from app.lists import MessageList
 from app.models import RecordModel, ViewModel
+from app.request_panel import RequestPanel
+from app.timeline import Timeline
+from app.window_map import WindowMap
 from app.qt import (
     QAction,
+    QTabWidget,
     QDragEnterEvent,
     QDropEvent,
     QFileDialog,
@@ -66,9 +70,17 @@ class MainWindow(QMainWindow):
         self.record_list = MessageList("Full record", self.record_model)
         self.view_list = MessageList("Active view", self.view_model)
         self.inspector = Inspector()
+        self.request_panel = RequestPanel()
+        self.timeline = Timeline()
+        self.window_map = WindowMap()
         self.record_list.message_selected.connect(self.select_message)
         self.view_list.message_selected.connect(self.select_message)
         self.inspector.message_requested.connect(self.select_message)
+        self.window_map.message_clicked.connect(self.select_message)
+        self.timeline.request_selected.connect(self.show_request)
+        self.side_tabs = QTabWidget()
+        self.side_tabs.addTab(self.inspector, "Inspector")
+        self.side_tabs.addTab(self.request_panel, "Request")
 
         self.lists_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.lists_splitter.setObjectName("listsSplitter")
@@ -77,13 +89,19 @@ class MainWindow(QMainWindow):
         self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.main_splitter.setObjectName("mainSplitter")
         self.main_splitter.addWidget(self.lists_splitter)
-        self.main_splitter.addWidget(self.inspector)
+        self.main_splitter.addWidget(self.side_tabs)
         self.main_splitter.setStretchFactor(0, 3)
         self.main_splitter.setStretchFactor(1, 2)
-        for splitter in (self.lists_splitter, self.main_splitter):
+        self.top_splitter = QSplitter(Qt.Orientation.Vertical)
+        self.top_splitter.setObjectName("topSplitter")
+        self.top_splitter.addWidget(self.timeline)
+        self.top_splitter.addWidget(self.window_map)
+        self.top_splitter.addWidget(self.main_splitter)
+        self.top_splitter.setStretchFactor(2, 1)
+        for splitter in (self.lists_splitter, self.main_splitter, self.top_splitter):
             splitter.setChildrenCollapsible(False)
-        self.setCentralWidget(self.main_splitter)
-        self.main_splitter.setContentsMargins(6, 6, 6, 0)
+        self.setCentralWidget(self.top_splitter)
+        self.top_splitter.setContentsMargins(6, 4, 6, 0)
 
         self._build_status_bar()
         self._build_menus()
@@ -118,10 +136,27 @@ class MainWindow(QMainWindow):
             ("Full &record", "Ctrl+1", self.record_list.table),
             ("Active &view", "Ctrl+2", self.view_list.table),
             ("&Inspector", "Ctrl+3", self.inspector.tabs),
+            ("&Timeline", "Ctrl+4", self.timeline),
+            ("Window &map", "Ctrl+5", self.window_map),
         ):
             action = QAction(text, self, shortcut=QKeySequence(key))
             action.triggered.connect(widget.setFocus)
             view_menu.addAction(action)
+        view_menu.addSeparator()
+        request_tab = QAction("Re&quest panel", self, shortcut=QKeySequence("Ctrl+R"))
+        request_tab.triggered.connect(lambda: self.side_tabs.setCurrentWidget(self.request_panel))
+        view_menu.addAction(request_tab)
+        go_menu = self.menuBar().addMenu("&Go")
+        for text, key, slot in (
+            ("&Previous request", "Alt+Left", lambda: self.timeline.step_to(self.timeline.current - 1)),
+            ("&Next request", "Alt+Right", lambda: self.timeline.step_to(self.timeline.current + 1)),
+            ("Previous &fold", "Alt+Shift+Left", lambda: self.timeline.step_fold(-1)),
+            ("Next f&old", "Alt+Shift+Right", lambda: self.timeline.step_fold(1)),
+            ("&Now (the active view)", "Alt+End", lambda: self.timeline.step_to(self.timeline.slots() - 1)),
+        ):
+            action = QAction(text, self, shortcut=QKeySequence(key))
+            action.triggered.connect(slot)
+            go_menu.addAction(action)
 
     def _rebuild_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -147,18 +182,22 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1600, 1000)
-        for key, splitter in (("splitter/main", self.main_splitter), ("splitter/lists", self.lists_splitter)):
+        defaults = {"splitter/main": [1000, 600], "splitter/lists": [500, 500], "splitter/top": [170, 134, 680]}
+        for key, splitter in self._splitters().items():
             state = self.settings.state(key)
             if state is not None:
                 splitter.restoreState(state)
             else:
-                splitter.setSizes([960, 640] if splitter is self.main_splitter else [480, 480])
+                splitter.setSizes(defaults[key])
+
+    def _splitters(self) -> dict[str, QSplitter]:
+        return {"splitter/main": self.main_splitter, "splitter/lists": self.lists_splitter, "splitter/top": self.top_splitter}
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel_loading()
         self.settings.set_state("window/geometry", self.saveGeometry())
-        self.settings.set_state("splitter/main", self.main_splitter.saveState())
-        self.settings.set_state("splitter/lists", self.lists_splitter.saveState())
+        for key, splitter in self._splitters().items():
+            self.settings.set_state(key, splitter.saveState())
         self.settings.sync()
         super().closeEvent(event)
 
@@ -225,6 +264,9 @@ class MainWindow(QMainWindow):
         self.record_model.set_document(document)
         self.view_model.set_document(document)
         self.inspector.set_document(document)
+        self.timeline.set_document(document)
+        self.window_map.set_document(document)
+        self.request_panel.set_request(document, None)
         self._refresh_headings()
         if document is not None:
             self.setWindowTitle(f"{Path(document.path).name} — foldscope")
@@ -240,7 +282,8 @@ class MainWindow(QMainWindow):
         self.record_list.set_heading(
             f"{doc.record_size:,} messages · {doc.record_tokens():,} tokens · {out:,} out of the active view"
         )
-        self.view_list.set_heading(f"{doc.view_size:,} messages · {doc.view_tokens():,} tokens")
+        at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
+        self.view_list.set_heading(f"{at} · {doc.view_size:,} messages · {doc.view_tokens():,} tokens")
         self.status_label.setText(status_text(doc))
 
     # -- selection ------------------------------------------------------------------------
@@ -252,6 +295,26 @@ class MainWindow(QMainWindow):
         self.record_list.select_index(index)
         self.view_list.select_index(index)
         self.inspector.show_message(index)
+        self.window_map.set_selected(index)
+        if self.side_tabs.currentWidget() is not self.inspector:
+            self.side_tabs.setCurrentWidget(self.inspector)
+
+    def show_request(self, slot: int) -> None:
+        """Show the active view as it stood at request `slot` (the last slot is now) in every panel."""
+        doc = self.document
+        if doc is None:
+            return
+        selected = self.inspector.index
+        is_now = slot >= len(doc.requests)
+        doc.show_view(doc.session.view if is_now else list(doc.requests[slot].view))
+        self.record_model.set_document(doc)
+        self.view_model.set_document(doc)
+        self.window_map.update()
+        self.request_panel.set_request(doc, None if is_now else slot)
+        self._refresh_headings()
+        if selected is not None:
+            self.inspector.refresh()
+            self.select_message(selected)
 
     # -- drag and drop --------------------------------------------------------------------
 
@@ -266,11 +329,32 @@ class MainWindow(QMainWindow):
                 event.acceptProposedAction()
                 return
 
+    def refresh_theme(self) -> None:
+        """Redraw what carries its own colours (kinds, rules, highlighted content) after a palette change."""
+        for model in (self.record_model, self.view_model):
+            model.set_document(self.document)
+        if self.inspector.index is not None:
+            index = self.inspector.index
+            self.inspector.refresh()
+            self.select_message(index)
+        self.request_panel.refresh(force=True)
+        self.timeline.update()
+        self.window_map.update()
+
     def prepare_screenshot(self) -> None:
         """Select a telling message so a screenshot shows the inspector at work."""
         doc = self.document
         if doc is None or doc.record_size == 0:
             return
-        copies = [i for i in doc.view_position if doc.message(i).is_clipped_copy]
-        index = copies[0] if copies else max(doc.view_position or {0: 0}, key=lambda i: doc.tokens[i])
+        from app.document import is_note
+
+        in_view = sorted(doc.view_position)
+        copies = [i for i in in_view if doc.message(i).is_clipped_copy]
+        notes = [i for i in in_view if is_note(doc.message(i))]
+        if copies:
+            index = copies[0]
+        elif notes:
+            index = notes[-1]
+        else:
+            index = max(in_view or [0], key=lambda i: doc.tokens[i])
         self.select_message(index)

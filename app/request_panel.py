@@ -1,0 +1,78 @@
+"""The request panel: the compiled payload of the shown request, highlighted, with its size in tokens and bytes."""
+
+from __future__ import annotations
+
+import json
+
+from app.document import Document
+from app.highlight import block_html
+from app.qt import QLabel, Qt, QTextBrowser, QVBoxLayout, QWidget
+from app.theme import pygments_style
+from pygments.lexers import JsonLexer
+
+
+def compiled(document: Document, view: list[str] | tuple[str, ...]) -> tuple[dict, int, int]:
+    """(payload, bytes, exact o200k tokens of its counted text) for a view of the document's record."""
+    from core.compile import compile_request, payload_bytes
+
+    record = document.session.record
+    messages = [record.get(mid) for mid in view]
+    payload = compile_request(messages, record=record)
+    return payload, len(payload_bytes(payload)), document.counter.count(messages, record=record)
+
+
+class RequestPanel(QWidget):
+    """Shows what the model was (or would next be) sent; compiles only while visible."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.slot: int | None = None
+        self._shown: tuple[int, int | None] | None = None
+        self.header = QLabel()
+        self.header.setWordWrap(True)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.payload = QTextBrowser()
+        self.payload.setAccessibleName("Compiled payload")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.header)
+        layout.addWidget(self.payload, 1)
+        self.header.setText("<i>No session open.</i>")
+
+    def set_request(self, document: Document | None, slot: int | None) -> None:
+        self.document, self.slot = document, slot
+        if self.isVisible():
+            self.refresh()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        self.refresh()
+
+    def refresh(self, force: bool = False) -> None:
+        doc, slot = self.document, self.slot
+        key = (id(doc), slot)
+        if doc is None or (key == self._shown and not force):
+            return
+        self._shown = key
+        is_now = slot is None or slot >= len(doc.requests)
+        view = doc.session.view if is_now else doc.requests[slot].view
+        try:
+            payload, size, tokens = compiled(doc, view)
+        except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is shown, not raised
+            self.header.setText(f"<b>Cannot compile this view:</b> {type(exc).__name__}: {exc}")
+            self.payload.clear()
+            return
+        what = "the next request, from the active view as it stands now" if is_now else f"request {slot}"
+        lines = [
+            f"<b>Compiled payload</b> of {what}: {len(view):,} messages · "
+            f"<b>{tokens:,} tokens</b> (o200k_base, exact) · {size:,} bytes",
+        ]
+        if not is_now and doc.requests[slot].reported_input:
+            lines.append(f"Reported input for this request: {doc.requests[slot].reported_input:,} tokens")
+        rules = doc.rules
+        if rules is not None and rules.ceiling:
+            lines.append(f"Ceiling {rules.ceiling:,} tokens ({rules.source}): {tokens / rules.ceiling:.0%} of it")
+        self.header.setText("<br>".join(lines))
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+        self.payload.setHtml(block_html(text, JsonLexer(), pygments_style()))

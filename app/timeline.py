@@ -1,0 +1,192 @@
+"""The timeline of requests: each request's size and reported input against the ceiling; steps by key."""
+
+from __future__ import annotations
+
+from app.document import Document
+from app.qt import QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
+from app.theme import is_dark, muted_colour, rule_colour
+
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
+
+
+class Timeline(QWidget):
+    """One bar per request (its size) with a dot for the reported input, the rules across, folds marked.
+
+    The last slot is "now": the active view as the file left it. `request_selected(k)` says which
+    slot the user stepped to; k == len(requests) means now.
+    """
+
+    request_selected = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.current = 0
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName("Timeline of requests")
+        self.setMouseTracking(True)
+        self.setMinimumHeight(120)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(800, 160)
+
+    def set_document(self, document: Document | None) -> None:
+        self.document = document
+        self.current = self.slots() - 1
+        self.update()
+
+    def slots(self) -> int:
+        return len(self.document.requests) + 1 if self.document is not None else 0
+
+    def step_to(self, slot: int) -> None:
+        if self.document is None:
+            return
+        slot = max(0, min(slot, self.slots() - 1))
+        if slot != self.current:
+            self.current = slot
+            self.update()
+            self.request_selected.emit(slot)
+
+    def fold_slots(self) -> list[int]:
+        return [r.index for r in self.document.requests if r.folded_before] if self.document else []
+
+    def step_fold(self, direction: int) -> None:
+        folds = self.fold_slots()
+        ahead = [k for k in folds if (k - self.current) * direction > 0]
+        if ahead:
+            self.step_to(min(ahead) if direction > 0 else max(ahead))
+
+    # -- geometry ------------------------------------------------------------------------
+
+    def _scale_max(self) -> int:
+        doc = self.document
+        values = [r.size for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
+        values.append(doc.now_size)
+        if doc.rules is not None and doc.rules.ceiling:
+            values.append(doc.rules.ceiling)
+        return max(max(values, default=1), 1)
+
+    def _plot(self) -> QRectF:
+        return QRectF(LEFT, TOP, max(self.width() - LEFT - RIGHT, 10), max(self.height() - TOP - BOTTOM, 10))
+
+    def _slot_rect(self, slot: int, plot: QRectF) -> QRectF:
+        width = plot.width() / max(self.slots(), 1)
+        return QRectF(plot.left() + slot * width, plot.top(), width, plot.height())
+
+    def _y(self, value: float, plot: QRectF, top: float) -> float:
+        return plot.bottom() - plot.height() * min(value / top, 1.05)
+
+    def slot_at(self, x: float) -> int | None:
+        plot = self._plot()
+        if self.document is None or not (plot.left() <= x <= plot.right()):
+            return None
+        return min(int((x - plot.left()) / (plot.width() / self.slots())), self.slots() - 1)
+
+    # -- drawing -------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        text = self.palette().windowText().color()
+        doc = self.document
+        title = QFont(self.font())
+        title.setBold(True)
+        painter.setFont(title)
+        painter.setPen(text)
+        painter.drawText(QPointF(6, 15), "Timeline of requests")
+        painter.setFont(self.font())
+        if doc is None or not doc.requests:
+            painter.setPen(muted_colour())
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests recorded in this session")
+            return
+        plot = self._plot()
+        top = self._scale_max() * 1.08
+        bar = QColor("#5d8fd6" if not is_dark() else "#4a78bd")
+        now_bar = QColor("#8fa9cc" if not is_dark() else "#5b6f8c")
+        for slot in range(self.slots()):
+            rect = self._slot_rect(slot, plot)
+            is_now = slot == len(doc.requests)
+            size = doc.now_size if is_now else doc.requests[slot].size
+            y = self._y(size, plot, top)
+            inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
+            if slot == self.current:
+                shade = QColor(self.palette().highlight().color())
+                shade.setAlpha(60)
+                painter.fillRect(rect, shade)
+            painter.fillRect(QRectF(inner.left(), y, inner.width(), plot.bottom() - y), now_bar if is_now else bar)
+            if not is_now and doc.requests[slot].reported_input:
+                ry = self._y(doc.requests[slot].reported_input, plot, top)
+                painter.setPen(QPen(text, 1))
+                painter.setBrush(text)
+                painter.drawEllipse(QPointF(rect.center().x(), ry), 3, 3)
+            if not is_now and doc.requests[slot].folded_before:
+                painter.setPen(QPen(rule_colour("tier"), 2, Qt.PenStyle.DashLine))
+                painter.drawLine(QPointF(rect.left(), plot.top()), QPointF(rect.left(), plot.bottom()))
+                painter.drawText(QPointF(rect.left() + 3, plot.top() + 11), "fold")
+        self._draw_rules(painter, plot, top)
+        self._draw_axes(painter, plot, top, text)
+
+    def _draw_rules(self, painter: QPainter, plot: QRectF, top: float) -> None:
+        rules = self.document.rules
+        if rules is None or rules.ceiling is None:
+            return
+        for name in ("ceiling", "line", "target"):
+            value = rules.at(name)
+            y = self._y(value, plot, top)
+            painter.setPen(QPen(rule_colour(name), 1.5, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
+            painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+            painter.drawText(QPointF(plot.left() + 4, y - 3), f"{name} {value:,}")
+
+    def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
+        doc = self.document
+        painter.setPen(QPen(muted_colour(), 1))
+        painter.drawLine(plot.bottomLeft(), plot.bottomRight())
+        for fraction in (0.0, 0.5, 1.0):
+            value = top / 1.08 * fraction
+            y = self._y(value, plot, top)
+            painter.drawText(QRectF(0, y - 8, LEFT - 6, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{value:,.0f}")
+        painter.setPen(text)
+        step = max(1, self.slots() // 12)
+        for slot in range(0, self.slots(), step):
+            rect = self._slot_rect(slot, plot)
+            label = "now" if slot == len(doc.requests) else str(slot)
+            painter.drawText(QRectF(rect.left() - 10, plot.bottom() + 2, rect.width() + 20, 16), Qt.AlignmentFlag.AlignHCenter, label)
+        current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
+        legend = f"Showing {current}   ·   bars: counted tokens   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
+        painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
+
+    # -- input ---------------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        key = event.key()
+        moves = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1}
+        if key in moves:
+            self.step_to(self.current + moves[key])
+        elif key == Qt.Key.Key_Home:
+            self.step_to(0)
+        elif key == Qt.Key.Key_End:
+            self.step_to(self.slots() - 1)
+        elif key == Qt.Key.Key_N:
+            self.step_fold(1)
+        elif key == Qt.Key.Key_P:
+            self.step_fold(-1)
+        else:
+            super().keyPressEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt override)
+        slot = self.slot_at(event.position().x())
+        if slot is not None:
+            self.setFocus()
+            self.step_to(slot)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt override)
+        slot = self.slot_at(event.position().x())
+        if slot is None or self.document is None:
+            return
+        if slot == len(self.document.requests):
+            tip = f"now: the active view, {self.document.now_size:,} tokens"
+        else:
+            r = self.document.requests[slot]
+            reported = f"{r.reported_input:,}" if r.reported_input else "not recorded"
+            tip = f"request {slot}: {len(r.view)} messages, {r.size:,} tokens; reported input {reported}"
+        QToolTip.showText(event.globalPosition().toPoint(), tip, self)
