@@ -1,0 +1,97 @@
+"""The inspect, count and export subcommands, run through core.cli.main without a display."""
+
+import io
+import json
+
+import pytest
+
+from core.cli import main
+from core.demo import demo_path
+from core.formats import load_session
+from core.store import Library
+
+
+def run_json(capsys, *argv):
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_inspect_reports_the_demo(capsys):
+    session = load_session(demo_path())
+    result = run_json(capsys, "inspect", str(demo_path()))
+    assert result["format"] == "lionagi" and result["model"] == "anthropic/claude-haiku-5-5"
+    assert result["messages"] == len(session.record) == result["record_size"]["messages"]
+    assert result["view_size"]["messages"] == len(session.view) < result["messages"]
+    assert 0 < result["view_size"]["tokens"] < result["record_size"]["tokens"]
+    assert sum(result["by_kind"].values()) == result["messages"]
+    assert result["notes"] == 1 and result["folds"] == 1 and result["copies"] == 0
+    assert result["requests"] == len(session.trace)
+    assert result["peak_reported_input"] == max(r.usage.reported_input for r in session.trace)
+
+
+def test_inspect_corpus_fold_sample(capsys, corpus_dev):
+    path = corpus_dev / "lionagi" / "branch_v0.36.0_after_context_fold.synthetic.json"
+    result = run_json(capsys, "inspect", str(path))
+    assert (result["messages"], result["view_size"]["messages"], result["notes"], result["folds"]) == (24, 5, 4, 4)
+
+
+def test_inspect_text_output_and_library_import(capsys, tmp_path):
+    db = tmp_path / "lib.db"
+    assert main(["inspect", str(demo_path()), "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "full record:" in out and "active view:" in out and "library session: 1" in out
+    with Library(db) as library:
+        assert len(library.list_sessions()) == 1
+
+
+def test_count_a_file_and_stdin(capsys, tmp_path, monkeypatch):
+    path = tmp_path / "t.txt"
+    path.write_text("hello world", encoding="utf-8")
+    assert run_json(capsys, "count", str(path)) == {"file": str(path), "tokens": 2, "characters": 11}
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO("hello world".encode())))
+    assert main(["count", "-"]) == 0
+    assert capsys.readouterr().out.strip() == "2"
+
+
+def test_export_writes_a_native_file_that_reads_back(capsys, tmp_path):
+    out = tmp_path / "out.json"
+    result = run_json(capsys, "export", str(demo_path()), "-o", str(out))
+    assert result["messages"] == len(load_session(out).record)
+    assert json.loads(out.read_text()) == json.loads(demo_path().read_text())
+
+
+def test_export_refuses_to_overwrite_its_input(capsys, tmp_path):
+    path = tmp_path / "in.json"
+    path.write_bytes(demo_path().read_bytes())
+    before = path.read_bytes()
+    assert main(["export", str(path), "-o", str(path)]) == 2
+    assert "refusing to overwrite" in capsys.readouterr().err
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["inspect", "export"])
+def test_bad_input_is_one_line_on_stderr_and_exit_2(capsys, tmp_path, command):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"messages": {"collections": [{"id": "a", "metadata": {"lion_class": "Nope"}, "content": {}}]}}')
+    argv = [command, str(bad), "--format", "lionagi"] + (["-o", str(tmp_path / "o.json")] if command == "export" else [])
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert str(bad) in captured.err and "$.messages.collections[0].metadata.lion_class" in captured.err
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_bad_input_leaves_the_library_untouched(capsys, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json at all {")
+    db = tmp_path / "lib.db"
+    assert main(["inspect", str(bad), "--db", str(db)]) == 2
+    assert not db.exists() or Library(db).list_sessions() == []
+
+
+def test_count_refuses_non_utf8(capsys, tmp_path):
+    path = tmp_path / "b.bin"
+    path.write_bytes(b"ok \xff")
+    assert main(["count", str(path)]) == 2
+    assert "byte 3: not UTF-8 text" in capsys.readouterr().err

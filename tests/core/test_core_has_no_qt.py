@@ -1,0 +1,49 @@
+"""core never imports Qt or app: every core module imports with PySide6 and app blocked."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BLOCKER = r"""
+import importlib, importlib.abc, pkgutil, sys
+
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("PySide6", "shiboken6", "app"):
+            raise ImportError(f"core must not import {name}")
+        return None
+
+sys.meta_path.insert(0, Refuse())
+import core
+names = [m.name for m in pkgutil.walk_packages(core.__path__, "core.")]
+for name in names:
+    importlib.import_module(name)
+print("\n".join(names))
+"""
+
+
+def _modules_on_disk() -> set[str]:
+    names = set()
+    for path in (ROOT / "core").rglob("*.py"):
+        parts = ("core",) + path.relative_to(ROOT / "core").with_suffix("").parts
+        names.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names - {"core"}
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_every_core_module_imports_without_qt_or_app():
+    done = _run(BLOCKER)
+    assert done.returncode == 0, done.stderr
+    imported = set(done.stdout.split())
+    assert _modules_on_disk() <= imported
+    assert {"core.store", "core.formats.lionagi", "core.commands.basic", "core.demo"} <= imported
+
+
+def test_the_blocker_really_blocks():
+    done = _run(BLOCKER + "\nimport PySide6\n")
+    assert done.returncode != 0 and "core must not import PySide6" in done.stderr

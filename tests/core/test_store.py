@@ -1,0 +1,126 @@
+"""The library: atomic, de-duplicated imports, migrations, search, view versions."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from core.demo import demo_path, generate
+from core.formats import load_session
+from core.store import MIGRATIONS, Library, default_path, migrate
+
+TABLES = ("sessions", "messages", "view_versions", "events")
+
+
+def counts(library: Library) -> dict[str, int]:
+    return {table: library.db[table].count for table in TABLES}
+
+
+def test_import_stores_every_message_with_its_original_and_sha(tmp_path):
+    session = load_session(demo_path())
+    with Library(tmp_path / "lib.db") as library:
+        session_id = library.import_session(session)
+        rows = library.messages(session_id)
+        assert [r["message_id"] for r in rows] == session.record.ids()
+        assert rows[0]["kind"] == "system" and rows[0]["text"] == session.record[0].text
+        row = library.session_row(session_id)
+        assert row["messages"] == len(session.record) and row["requests"] == len(session.trace)
+        assert row["source_bytes"] == demo_path().stat().st_size
+        assert row["peak_reported_input"] == max(r.usage.reported_input for r in session.trace)
+        assert library.view_versions(session_id) == [
+            {**library.view_versions(session_id)[0], "version": 1, "ids": session.view, "cause": "import"}]
+
+
+def test_importing_the_same_file_twice_gives_one_session(tmp_path):
+    with Library(tmp_path / "lib.db") as library:
+        first = library.import_session(load_session(demo_path()))
+        second = library.import_session(load_session(demo_path()))
+        assert first == second
+        assert counts(library)["sessions"] == 1
+        assert counts(library)["messages"] == len(load_session(demo_path()).record)
+
+
+def test_a_failure_midway_leaves_no_rows(tmp_path, monkeypatch):
+    library = Library(tmp_path / "lib.db")
+    before = counts(library)
+    real_insert = library.db["messages"].insert_all
+
+    def half_then_fail(rows, **kwargs):
+        real_insert(rows[: len(rows) // 2], **kwargs)  # some rows really reach the database
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(library, "_insert_messages", half_then_fail)
+    with pytest.raises(RuntimeError):
+        library.import_session(generate(seed=3, rounds=4, listing_chars=500))
+    assert counts(library) == before
+    assert library.db.execute("SELECT count(*) FROM messages_fts").fetchone()[0] == 0
+    library.close()
+    # A fresh connection sees the same empty library (nothing was committed).
+    with Library(tmp_path / "lib.db") as again:
+        assert counts(again) == before
+
+
+def test_migrations_run_on_an_empty_database_and_are_recorded(tmp_path):
+    db = sqlite_utils.Database(tmp_path / "lib.db")
+    assert migrate(db) == [name for name, _ in MIGRATIONS]
+    assert [r["name"] for r in db["migrations"].rows] == [name for name, _ in MIGRATIONS]
+    assert migrate(db) == []  # already up to date
+    assert set(TABLES) <= set(db.table_names())
+
+
+def test_migrations_bring_an_existing_older_database_up_to_date(tmp_path):
+    path = tmp_path / "lib.db"
+    old = sqlite_utils.Database(path)
+    migrate(old, MIGRATIONS[:1])  # a library written before full-text search existed
+    old["sessions"].insert({"id": 1, "source": "x", "format": "lionagi", "source_sha256": "abc"})
+    old["messages"].insert({"session_id": 1, "idx": 0, "message_id": "m", "kind": "assistant",
+                            "text": "an elephant in the config loader"})
+    old.close()
+    with Library(path) as library:
+        assert [r["name"] for r in library.db["migrations"].rows] == [name for name, _ in MIGRATIONS]
+        assert library.search("elephant") == [(1, 0, "an [elephant] in the config loader")]
+
+
+def test_search_finds_words_and_tolerates_punctuation(tmp_path):
+    with Library(tmp_path / "lib.db") as library:
+        session_id = library.import_session(load_session(demo_path()))
+        hits = library.search("FOLDSCOPE_HOME")
+        assert hits and all(hit[0] == session_id for hit in hits)
+        assert {hit[1] for hit in hits} == {1, 71}  # the task and the final answer name it
+        assert "[" in hits[0][2]
+        # Quoted, not parsed as FTS syntax: a punctuation-only word adds nothing to the match.
+        assert library.search('resolve_profile "(') == library.search("resolve_profile") != []
+        assert library.search("   ") == []
+
+
+def test_list_sessions_and_events(tmp_path):
+    with Library(tmp_path / "lib.db") as library:
+        a = library.import_session(generate(seed=1, rounds=3, listing_chars=100))
+        b = library.import_session(generate(seed=2, rounds=3, listing_chars=100))
+        assert [row["id"] for row in library.list_sessions()] == [a, b]
+        library.add_event(a, "restore", {"index": 4})
+        assert library.add_view_version(a, ["x"], "manual: restore") == 2
+        assert library.events(a)[0]["data"] == {"index": 4}
+
+
+def test_the_library_path_comes_from_the_environment_then_the_data_folder(tmp_path, monkeypatch):
+    assert default_path() == Path(tmp_path / "library.db")  # tests/conftest.py sets FOLDSCOPE_DB
+    monkeypatch.delenv("FOLDSCOPE_DB")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert default_path() == tmp_path / "data" / "foldscope" / "library.db"
+    with Library() as library:
+        assert library.path == tmp_path / "data" / "foldscope" / "library.db"
+    assert library.path.exists()
+
+
+def test_memory_library_for_tests():
+    with Library(":memory:") as library:
+        assert library.import_session(generate(seed=5, rounds=3, listing_chars=100)) == 1
+
+
+def test_database_is_a_real_sqlite_file(tmp_path):
+    with Library(tmp_path / "lib.db") as library:
+        library.import_session(generate(seed=5, rounds=3, listing_chars=100))
+    with sqlite3.connect(tmp_path / "lib.db") as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (1,)

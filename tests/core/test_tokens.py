@@ -1,0 +1,77 @@
+"""The vendored o200k_base tokenizer: exact counts, and its hash check."""
+
+import hashlib
+import os
+import tempfile
+
+import pytest
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.tokens import TokenizerError, build_encoding, count_text, load_ranks, vocabulary_path
+
+
+def _reference():
+    """tiktoken's own o200k_base, only when its cache already holds the file (this suite never downloads)."""
+    url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR") or os.path.join(
+        tempfile.gettempdir(), "data-gym-cache")
+    if not os.path.exists(os.path.join(cache, hashlib.sha1(url.encode()).hexdigest())):
+        return None
+    try:
+        return tiktoken.get_encoding("o200k_base")
+    except Exception:
+        return None
+
+
+REFERENCE = _reference()
+
+# Fixed o200k_base counts (the published "hello world" = 2 and the pangram = 10 among them), so
+# exactness is checked even where tiktoken's own copy is not cached and there is no network.
+KNOWN = {
+    "hello world": 2,
+    "": 0,
+    "The quick brown fox jumps over the lazy dog.": 10,
+    "<|endoftext|>": 7,  # a special token's text counts as ordinary text
+    "def load():\n    return {}\n": 6,
+    "Größe 東京 🦜": 6,
+}
+
+
+@pytest.mark.parametrize("text, tokens", KNOWN.items())
+def test_known_counts(text, tokens):
+    assert count_text(text) == tokens
+
+
+@pytest.mark.skipif(REFERENCE is None, reason="tiktoken's own o200k_base is not cached here; no network")
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=300))
+def test_count_equals_tiktoken_on_random_unicode(text):
+    assert count_text(text) == len(REFERENCE.encode_ordinary(text))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_counts_decode_back_to_the_text(a, b):
+    # Exactness without a reference: the tokens round-trip to the same text, and a
+    # concatenation never costs more than its parts plus the merges they lose.
+    from core.tokens import encoding
+
+    tokens = encoding().encode_ordinary(a + b)
+    assert encoding().decode(tokens) == a + b
+    assert len(tokens) <= count_text(a) + count_text(b)
+
+
+def test_a_corrupted_vocabulary_is_refused(tmp_path):
+    data = bytearray(vocabulary_path().read_bytes())
+    data[100] ^= 1
+    broken = tmp_path / "o200k_base.tiktoken"
+    broken.write_bytes(bytes(data))
+    with pytest.raises(TokenizerError, match="hash mismatch"):
+        build_encoding(broken)
+
+
+def test_a_missing_vocabulary_is_a_clear_error(tmp_path):
+    with pytest.raises(TokenizerError, match="cannot read"):
+        load_ranks(tmp_path / "nope.tiktoken")
