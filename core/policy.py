@@ -144,7 +144,7 @@ class Policy:
         """A policy from command-line text (flags override a profile's keys); names the flag's key when refused."""
         changes: dict[str, Any] = {"model": model, "prompt_caching": caching}
         if ceiling is not None:
-            changes["max_input_tokens"] = ceiling if ceiling in ("auto", "none") else _flag_int(ceiling, "max_input_tokens")
+            changes["max_input_tokens"] = ceiling_from_text(ceiling)
         if fold_at is not None:
             changes["context_fold_at"] = _flag_float(fold_at, "context_fold_at")
         if target is not None:
@@ -164,6 +164,13 @@ class Policy:
     def as_record(self) -> dict[str, Any]:
         """The launch-policy form kept in branch metadata: every key, null for unset."""
         return {key: getattr(self, key) for key in KEYS}
+
+
+def ceiling_from_text(text: str | None) -> int | str | None:
+    """A ceiling typed on the command line: "auto", "none" or an integer (validated when resolved)."""
+    if text is None or text in ("auto", "none"):
+        return text
+    return _flag_int(text, "max_input_tokens")
 
 
 def _flag_int(text: str, key: str) -> int:

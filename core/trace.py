@@ -1,0 +1,215 @@
+"""The trace measured: each request's count, calibrated scale and estimate, its decision (D7) and refusal (D4)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from core.compile import compile_request, payload_bytes
+from core.count import Counter, Measurement, estimate
+from core.model import FullRecord, Message, Request, Session
+from core.policy import Policy, Resolution, resolve_ceiling
+
+SCALE_FLOOR = 4_000  # a request counted under this many tokens never moves the scale (Amendment 1's D3)
+METHOD = "o200k_base count of the compiled request, times the scale"
+
+
+def build_trace(session: Session) -> list[Request]:
+    """The session's requests: the reader's own trace when it filled one, else one request per
+    assistant response, compiled from the record before it, with the usage that response recorded."""
+    if session.trace:
+        return session.trace
+    from core.formats.lionagi import usage_from  # the one reading of usage shapes
+
+    trace: list[Request] = []
+    before: list[str] = []
+    for message in session.record:
+        if message.kind == "assistant":
+            meta = message.metadata
+            usage = usage_from(meta.get("usage")) or usage_from(meta.get("model_response"))
+            trace.append(Request(len(trace), tuple(before), message.id, usage, message.created_at))
+        before.append(message.id)
+    return trace
+
+
+def stored_scale(session: Session) -> float:
+    """The scale kept with the session: branch metadata foldscope.scale, else session.scale; never under 1."""
+    kept = session.branch_metadata.get("foldscope", {})
+    value = kept.get("scale") if isinstance(kept, dict) else None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return max(1.0, session.scale, float(value) if ok else 1.0)
+
+
+def keep_scale(session: Session, scale: float) -> float:
+    """Raise the session's scale to `scale` if higher (it never falls) and keep it in branch metadata."""
+    kept = max(stored_scale(session), scale)
+    session.scale = kept
+    session.branch_metadata.setdefault("foldscope", {})["scale"] = kept
+    return kept
+
+
+def calibrated(scale: float, counted: int, reported: int | None) -> float:
+    """The scale after one completed request: reported / counted if higher, from 4,000 counted tokens on."""
+    if reported is None or counted < SCALE_FLOOR:
+        return scale
+    return max(scale, reported / counted)
+
+
+@dataclass(frozen=True)
+class LargestPart:
+    index: int | None  # the message's index in the full record (a candidate copy: its original's)
+    kind: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request at or past the ceiling, refused before the send (D4 steps 1 and 3)."""
+
+    estimate: int
+    ceiling: int
+    counted: int
+    scale: float
+    parts: tuple[LargestPart, ...]
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"#{p.index} {p.kind} {p.tokens:,}" for p in self.parts)
+        return (f"refused: estimate {self.estimate:,} is at or past the ceiling of {self.ceiling:,} "
+                f"(counted {self.counted:,} x scale {self.scale:.4g}); largest parts: {parts}")
+
+
+def record_index(message: Message | None, record: FullRecord | None) -> int | None:
+    if message is None or record is None:
+        return None
+    for mid in (message.id, message.clipped_from):
+        if mid is not None and mid in record:
+            return record.index_of(mid)
+    return None
+
+
+def refusal_for(measurement: Measurement, ceiling: int | None, scale: float, record: FullRecord | None,
+                reported: int | None = None) -> Refusal | None:
+    """A Refusal when the estimate (or a reported input, cache reads and writes included) is at or past the ceiling."""
+    size = estimate(measurement.counted, scale)
+    if ceiling is None or max(size, reported or 0) < ceiling:
+        return None
+    top = sorted(measurement.parts, key=lambda p: -p.tokens)[:3]
+    parts = tuple(LargestPart(record_index(p.message, record), p.kind, p.tokens) for p in top)
+    return Refusal(size, ceiling, measurement.counted, scale, parts)
+
+
+def check_request(messages: Sequence[Message], ceiling: int | None, scale: float = 1.0, *,
+                  record: FullRecord | None = None, policy: Policy | None = None, tools: list | None = None,
+                  counter: Counter | None = None) -> Refusal | None:
+    """Count a view as it would be sent and refuse it at or past the ceiling, with its three largest parts."""
+    m = (counter or Counter()).measure(messages, record=record, policy=policy, tools=tools)
+    return refusal_for(m, ceiling, scale, record)
+
+
+def action_for(size: int, ceiling: int | None, line: float) -> str:
+    """none below the line, notice at or past it, refuse at or past the ceiling."""
+    if ceiling is None:
+        return "none"
+    if size >= ceiling:
+        return "refuse"
+    return "notice" if size >= line * ceiling else "none"
+
+
+@dataclass(frozen=True)
+class RequestRow:
+    """One request measured: the row `foldscope requests` prints."""
+
+    index: int
+    estimate: int
+    counted: int
+    scale: float
+    reported_input: int | None
+    prefix_share: float | None
+    over_ceiling: bool
+    refusal: Refusal | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "estimate": self.estimate, "counted": self.counted, "scale": round(self.scale, 6),
+                "reported_input": self.reported_input, "prefix_share": self.prefix_share, "over_ceiling": self.over_ceiling}
+
+
+@dataclass
+class TraceReport:
+    resolution: Resolution
+    policy: Policy
+    rows: list[RequestRow] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    scale: float = 1.0
+
+
+def common_prefix_len(a: bytes, b: bytes) -> int:
+    """Length of the common prefix of two byte strings, comparing in halving blocks (C-speed compares)."""
+    n = min(len(a), len(b))
+    lo, step = 0, 1 << 16
+    while lo < n:
+        hi = min(n, lo + step)
+        if a[lo:hi] == b[lo:hi]:
+            lo = hi
+            continue
+        if hi - lo <= 64:
+            while lo < hi and a[lo] == b[lo]:
+                lo += 1
+            return lo
+        step = max(64, (hi - lo) // 2)
+    return n
+
+
+def session_tools(session: Session) -> list | None:
+    tools = session.extras.get("tools")
+    return tools if isinstance(tools, list) and tools else None
+
+
+def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
+                  counter: Counter | None = None, prefix: bool = True, record: bool = False) -> TraceReport:
+    """Measure every request of the session's trace under a policy: count, scale, estimate, decision.
+
+    The scale starts at 1.0 and is calibrated request by request from reported input (request k's
+    estimate uses the scale its predecessors set). With `record`, the decisions join session.events
+    and the final scale is kept with the session (never lowering a kept one).
+    """
+    policy = policy or Policy()
+    model = policy.model or session.model
+    resolution = resolve_ceiling(policy, model, per_call)
+    counter = counter or Counter()
+    tools = session_tools(session)
+    report = TraceReport(resolution, policy)
+    report.decisions.append({"type": "context_decision", "request": None, "ceiling": resolution.ceiling,
+                             "source": resolution.source, "why": resolution.why, "model": model})
+    scale = 1.0
+    previous: bytes | None = None
+    trace = build_trace(session)
+    rec = session.record
+    for request in trace:
+        messages = [rec.get(mid) for mid in request.view if mid in rec]
+        m = counter.measure(messages, record=rec, policy=policy, tools=tools)
+        reported = request.usage.reported_input if request.usage is not None else None
+        refusal = refusal_for(m, resolution.ceiling, scale, rec, reported)
+        size = estimate(m.counted, scale)
+        action = "refuse" if refusal else action_for(size, resolution.ceiling, policy.fold_at)
+        report.rows.append(RequestRow(request.index, size, m.counted, scale, reported, None,
+                                      refusal is not None, refusal))
+        report.decisions.append({
+            "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
+            "source": resolution.source, "method": METHOD, "size": size, "counted": m.counted, "scale": scale,
+            "reported_input": reported, "action": action,
+        })
+        if prefix:
+            current = payload_bytes(compile_request(messages, record=rec, policy=policy, tools=tools))
+            if previous is not None:
+                share = common_prefix_len(previous, current) / len(previous) if previous else 0.0
+                last = report.rows[-2]
+                report.rows[-2] = RequestRow(last.index, last.estimate, last.counted, last.scale, last.reported_input,
+                                             round(share, 4), last.over_ceiling, last.refusal)
+            previous = current
+        scale = calibrated(scale, m.counted, reported)
+    report.scale = scale
+    if record:
+        session.events.extend(report.decisions)
+        report.scale = keep_scale(session, scale)
+    return report
