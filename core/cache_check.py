@@ -43,6 +43,12 @@ class CacheCheck:
         rep_read, mod_read = sum(r.reported_read for r in rows), sum(r.modelled_read for r in rows)
         rep_write, mod_write = sum(r.reported_write for r in rows), sum(r.modelled_write for r in rows)
         hits = sum((r.reported_read > 0) == (r.modelled_read > 0) for r in rows)
+        # requests where the provider read past half the request: the prefix rule itself is on trial
+        deep = [r for r in rows if r.reported_read > r.reported_input / 2]
+        deep_input = sum(r.reported_input for r in deep) or 1
+        # requests the model reads deeply and the provider did not: misses the positional rule cannot
+        # see (eviction, routing), counted rather than hidden
+        misses = sum(r.modelled_read > r.modelled_input / 2 and r.reported_read <= r.reported_input / 2 for r in rows)
         return {
             "requests": len(rows),
             "mode": self.mode,
@@ -57,6 +63,10 @@ class CacheCheck:
             "write_error": round(sum(abs(r.modelled_write - r.reported_write) for r in rows) / reported, 4),
             "input_error": round(sum(abs(r.modelled_input - r.reported_input) for r in rows) / reported, 4),
             "hit_agreement": round(hits / len(rows), 4) if rows else None,
+            "deep_hits": len(deep),
+            "read_error_on_deep_hits": round(sum(abs(r.modelled_read - r.reported_read) for r in deep) / deep_input, 4),
+            "write_error_on_deep_hits": round(sum(abs(r.modelled_write - r.reported_write) for r in deep) / deep_input, 4),
+            "provider_misses": misses,
         }
 
     def as_dict(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from core.model import ReadError
 # (printed as JSON with --json, else by the command's own `format` if given) or an exit code.
 COMMAND_MODULES = [
     "core.commands.basic",  # inspect, count, export
+    "core.commands.replay",  # replay
     "core.commands.requests",  # requests
 ]
 

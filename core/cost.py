@@ -83,29 +83,11 @@ def _opt(raw: Mapping[str, Any], *names: str) -> float | None:
     return None
 
 
-def lookup_prices(model: str | None) -> ModelPrices | None:
-    """The model's prices from the project's pricing table (core.pricing), or None when it has none."""
-    if not model:
-        return None
-    try:
-        from core import pricing  # owned by another part of the build; may not be there yet
-    except ImportError:
-        return None
-    return _from_pricing_module(pricing, model)
+def lookup_prices(model: str | None, region: str | None = None) -> ModelPrices | None:
+    """The model's prices from the project's pricing table, or None when the table does not price it."""
+    from core import pricing
 
-
-def _from_pricing_module(pricing: Any, model: str) -> ModelPrices | None:
-    finder = getattr(pricing, "model_prices", None) or getattr(pricing, "lookup", None)
-    if finder is None:
-        return None
-    try:
-        entry = finder(model)
-    except (KeyError, LookupError, ValueError):
-        return None
+    entry = pricing.model_prices(model, region)
     if entry is None:
         return None
-    if isinstance(entry, ModelPrices):
-        return entry
-    if isinstance(entry, Mapping):
-        return prices_from_mapping(model, entry)
-    return None
+    return prices_from_mapping(str(model), entry, float(entry.get("multiplier", 1.0)))
