@@ -44,10 +44,11 @@ def test_importing_the_same_file_twice_gives_one_session(tmp_path):
 def test_a_failure_midway_leaves_no_rows(tmp_path, monkeypatch):
     library = Library(tmp_path / "lib.db")
     before = counts(library)
-    real_insert = library.db["messages"].insert_all
+    real_insert = library._insert_messages
 
-    def half_then_fail(rows, **kwargs):
-        real_insert(rows[: len(rows) // 2], **kwargs)  # some rows really reach the database
+    def half_then_fail(rows):
+        real_insert(rows[: len(rows) // 2])  # some rows really reach the database
+        assert library.db["messages"].count > 0
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(library, "_insert_messages", half_then_fail)
@@ -92,6 +93,17 @@ def test_search_finds_words_and_tolerates_punctuation(tmp_path):
         # Quoted, not parsed as FTS syntax: a punctuation-only word adds nothing to the match.
         assert library.search('resolve_profile "(') == library.search("resolve_profile") != []
         assert library.search("   ") == []
+
+
+def test_sessions_are_indexed_for_search_once_after_import(tmp_path):
+    with Library(tmp_path / "lib.db") as library:
+        library.import_session(generate(seed=1, rounds=3, listing_chars=100))
+        assert library.index_for_search() == 1
+        assert library.index_for_search() == 0
+        indexed = library.db.execute("SELECT count(*) FROM messages_fts").fetchone()[0]
+        assert indexed == library.db["messages"].count
+        library.search("FOLDSCOPE_HOME")
+        assert library.db.execute("SELECT count(*) FROM messages_fts").fetchone()[0] == indexed
 
 
 def test_list_sessions_and_events(tmp_path):
