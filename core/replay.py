@@ -11,6 +11,7 @@ from core.count import Counter, Measurement, estimate
 from core.model import Message, Session
 from core.strategies import STRATEGIES, Settings, Step
 from core.tokens import count_text
+from core.trace import session_tools, stored_scale
 
 MESSAGE_OVERHEAD = 8  # the JSON framing a text block costs beyond its text
 LOOKBACK = 20  # blocks a provider looks back from a mark for a hit (ADR-0127)
@@ -29,13 +30,14 @@ class Measure:
         self.scale = scale
         self.policy = policy
         self.counter = counter or Counter()
+        self.tools = session_tools(session)
         self._last: tuple[tuple[str, ...], Measurement] | None = None
         self._alone: dict[str, float] = {}
 
     def measurement(self, view: Sequence[Message]) -> Measurement:
         ids = tuple(m.id for m in view)
         if self._last is None or self._last[0] != ids:
-            self._last = (ids, self.counter.measure(view, record=self.record, policy=self.policy))
+            self._last = (ids, self.counter.measure(view, record=self.record, policy=self.policy, tools=self.tools))
         return self._last[1]
 
     def blocks(self, view: Sequence[Message]) -> list[tuple[Any, int]]:
@@ -211,7 +213,7 @@ def run_strategy(
     """Drive one strategy through the trace, modelling each request's cache use and cost."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
-    measure = measure or Measure(session, session.scale, policy_for(settings))
+    measure = measure or Measure(session, stored_scale(session), policy_for(settings))
     rules = rules or cache_rules(settings, session)[0]
     if prices is None:
         prices = lookup_prices(model_name(settings, session))
@@ -247,7 +249,7 @@ def replay(
     session: Session, strategies: Iterable[str], settings: Settings, prices: ModelPrices | None = None
 ) -> dict[str, Any]:
     """Every named strategy over one session, sharing one measure: totals side by side, and the rows."""
-    measure = Measure(session, session.scale, policy_for(settings))
+    measure = Measure(session, stored_scale(session), policy_for(settings))
     rules, why = cache_rules(settings, session)
     model = model_name(settings, session)
     if prices is None:
