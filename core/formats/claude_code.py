@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.formats.stream import SessionBuilder, as_int, iter_json_lines, parse_time, text_of
+from core.formats.stream import SessionBuilder, as_int, feed_all, iter_json_lines, parse_time, text_of
 from core.model import Session, Usage
 
 FORMAT = "claude_code"
@@ -42,7 +42,7 @@ def sniff(head: bytes, path: Path) -> bool:
     for value in _head_values(head):
         if not isinstance(value, dict):
             continue
-        if value.get("type") in _LINE_TYPES and any(k in value for k in _MARKERS):
+        if str(value.get("type")) in _LINE_TYPES and any(k in value for k in _MARKERS):
             return True
         if "_type" in value and "sessionId" in value:
             continue
@@ -56,7 +56,7 @@ def _head_values(head: bytes) -> list[Any]:
         if raw.strip():
             try:
                 values.append(json.loads(raw))
-            except ValueError:
+            except (ValueError, RecursionError):
                 break
     return values
 
@@ -65,8 +65,7 @@ def read(path: Path) -> Session:
     path = Path(path)
     builder = SessionBuilder(path, FORMAT)
     reader = _Reader(builder)
-    for line, offset, value in iter_json_lines(path, builder):
-        reader.feed(line, offset, value)
+    feed_all(iter_json_lines(path, builder), reader.feed, builder)
     reader.finish()
     session = builder.build()
     children = find_children(path, reader.session_id)

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.formats.stream import SessionBuilder, as_int, iter_json_lines, parse_time, text_of
+from core.formats.stream import SessionBuilder, as_int, feed_all, iter_json_lines, parse_time, text_of
 from core.model import Session, Usage
 
 FORMAT = "codex"
@@ -43,9 +43,9 @@ def sniff(head: bytes, path: Path) -> bool:
             continue
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
-        return isinstance(value, dict) and value.get("type") in _ENVELOPES and isinstance(value.get("payload"), dict)
+        return isinstance(value, dict) and str(value.get("type")) in _ENVELOPES and isinstance(value.get("payload"), dict)
     return False
 
 
@@ -53,8 +53,7 @@ def read(path: Path) -> Session:
     path = Path(path)
     builder = SessionBuilder(path, FORMAT)
     reader = _Reader(builder)
-    for line, offset, value in iter_json_lines(path, builder):
-        reader.feed(line, offset, value)
+    feed_all(iter_json_lines(path, builder), reader.feed, builder)
     return builder.build()
 
 
@@ -71,6 +70,7 @@ class _Reader:
             b.warn(line, f"entry is a JSON {type(value).__name__}, not an object; skipped")
             return
         kind, payload = value.get("type"), value.get("payload")
+        kind = kind if isinstance(kind, str) else None
         if not isinstance(payload, dict):
             b.warn(line, f"entry {kind!r} has no `payload` object; skipped")
             return
@@ -108,7 +108,7 @@ class _Reader:
 
     def _item(self, item: Mapping, line: int, offset: int, at: float | None) -> None:
         b = self.b
-        kind = item.get("type")
+        kind = item.get("type") if isinstance(item.get("type"), str) else None
         extra: dict = {}
         if kind == "message" and item.get("role") == "assistant" or kind in _OUTPUT_ITEMS:
             if not self.in_response or not b.turn_open:

@@ -23,13 +23,11 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.formats.stream import SessionBuilder, as_int, iter_json_lines, parse_time, text_of
+from core.formats.stream import SessionBuilder, as_int, feed_all, iter_json_lines, parse_time, text_of
 from core.model import ReadError, Session, Usage
 
 FORMAT = "pi"
 
-_ENTRY_TYPES = {"message", "compaction", "branch_summary", "custom", "custom_message", "label", "session_info",
-                "model_change", "thinking_level_change"}
 _UNSENT = {"thinking_level_change", "custom", "label", "session_info", "model_change"}
 
 
@@ -40,7 +38,7 @@ def sniff(head: bytes, path: Path) -> bool:
             continue
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         if not isinstance(value, dict):
             return False
@@ -58,13 +56,18 @@ def read(path: Path, leaf: str | None = None) -> Session:
     branch = _branch(entries, leaf, builder)
     reader = _Reader(builder, entries, header)
     with open(path, "rb") as handle:
-        for number, offset, _ in branch:
-            handle.seek(offset)
-            reader.feed(number, offset, json.loads(handle.readline()))
+        feed_all(_reread(handle, branch), reader.feed, builder)
     session = builder.build()
     if header is not None:
         session.extras["header"] = header
     return session
+
+
+def _reread(handle, branch: list[tuple]):
+    """Pass two: the branch's lines, parsed again, in branch order (pass one checked they parse)."""
+    for number, offset, _ in branch:
+        handle.seek(offset)
+        yield number, offset, json.loads(handle.readline())
 
 
 def _index(path: Path, b: SessionBuilder) -> tuple[list[tuple], dict | None]:
@@ -78,6 +81,9 @@ def _index(path: Path, b: SessionBuilder) -> tuple[list[tuple], dict | None]:
         if value.get("type") == "session" and header is None and not entries:
             header = value
             entries.append(("", None, number, offset))  # v1's firstKeptEntryIndex counts the header
+            continue
+        if value.get("type") == "session":
+            b.warn(number, "a second session header; skipped")
             continue
         eid = value.get("id")
         parent = value.get("parentId")
@@ -148,7 +154,7 @@ class _Reader:
 
     def feed(self, line: int, offset: int, value: Any) -> None:
         b = self.b
-        kind = value.get("type")
+        kind = value.get("type") if isinstance(value.get("type"), str) else None
         key = value.get("id") if isinstance(value.get("id"), str) else f"L{line}"
         self.position[line] = len(self.position)
         at = parse_time(value.get("timestamp"))

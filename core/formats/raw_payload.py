@@ -36,7 +36,7 @@ def sniff(head: bytes, path: Path) -> bool:
     first = text.split(b"\n", 1)[0]
     try:
         value = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return b'"role"' in head  # a multi-line document: its first line alone is not JSON
     return isinstance(value, dict) and isinstance(value.get("messages"), list) and "type" not in value
 

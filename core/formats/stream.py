@@ -38,6 +38,19 @@ def iter_json_lines(path: Path, builder: "SessionBuilder") -> Iterator[tuple[int
 
 _SKIP = object()
 
+# What a mapping step can raise on input shaped in a way no branch expected; one line, never a traceback.
+_UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
+
+
+def feed_all(lines: Iterator[tuple[int, int, Any]], feed: Any, builder: "SessionBuilder") -> None:
+    """Feed each (line, offset, value) to a reader; an unexpected failure becomes a ReadError naming the line."""
+    number = 0
+    try:
+        for number, offset, value in lines:
+            feed(number, offset, value)
+    except _UNEXPECTED as exc:
+        raise ReadError(builder.file, f"line {number}", f"unexpected content ({type(exc).__name__}: {exc})") from exc
+
 
 def _parse(item: tuple[int, int, bytes], builder: "SessionBuilder", last: bool) -> Any:
     number, _, raw = item
