@@ -70,6 +70,15 @@ def test_corpus_branch_round_trip_is_equal_json(corpus_dev, name, tmp_path):
     assert again.view == session.view and again.record.ids() == session.record.ids()
 
 
+def test_demo_round_trip_is_equal_json(tmp_path):
+    from core.demo import demo_path
+
+    session = load_session(demo_path())
+    again, written = round_trip(session, tmp_path)
+    assert written == json.loads(demo_path().read_text(encoding="utf-8"))
+    assert native_dict(again) == written
+
+
 def test_manifest_beside_a_bare_branch_is_read_and_written_into_the_wrapper(corpus_dev, tmp_path):
     path = corpus_dev / "lionagi" / "branch_v0.36.0_after_context_fold.synthetic.json"
     manifest = json.loads((corpus_dev / "lionagi" / "run_manifest_v0.36.0_context_folds.synthetic.json").read_text())
