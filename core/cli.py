@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "core.commands.basic",  # inspect, count, export
     "core.commands.replay",  # replay
     "core.commands.requests",  # requests
+    "core.commands.fold",  # fold, read-result, restore, clip, evict
 ]
 
 

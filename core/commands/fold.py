@@ -1,0 +1,213 @@
+"""`fold`, `read-result`, `restore`, `clip` and `evict`: the fold core and its actions on a session file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.model import ReadError, Session
+
+
+def register(subparsers) -> None:
+    from core.commands.requests import add_policy_flags
+
+    fold = subparsers.add_parser("fold", help="fold a session's view under a ceiling: the passes, their records, the view after")
+    _file(fold)
+    add_policy_flags(fold)
+    fold.add_argument("--at-request", type=int, metavar="K", help="fold the view as it stood before request K")
+    fold.add_argument("--apply", action="store_true", help="write the folded session to -o OUT")
+    fold.add_argument("-o", "--output", metavar="OUT", help="where --apply writes the native file")
+    fold.set_defaults(run=run_fold, format=format_fold)
+
+    read = subparsers.add_parser("read-result", help="characters of an original tool result, by its index in the full record")
+    _file(read)
+    read.add_argument("--index", type=int, required=True, metavar="N")
+    read.add_argument("--offset", type=int, default=0, metavar="O")
+    read.add_argument("--limit", type=int, default=16_000, metavar="L")
+    read.add_argument("--result-max", type=int, metavar="N", help="tool_result_max_chars: a read returns at most this many")
+    read.set_defaults(run=run_read_result, format=lambda r: r["text"])
+
+    restore = subparsers.add_parser("restore", help="bring messages back into the view by index, writing -o OUT")
+    _file(restore, output=True)
+    restore.add_argument("--index", type=int, nargs="+", required=True, metavar="N", help="indices, or two with --range")
+    restore.add_argument("--range", action="store_true", help="restore every index from the first to the second")
+    restore.add_argument("--ceiling", type=int, metavar="N", help="admit a clipped original only if the view fits under N")
+    restore.set_defaults(run=run_restore, format=_format_action)
+
+    clip = subparsers.add_parser("clip", help="clip a tool result by hand to KEEP characters per body, writing -o OUT")
+    _file(clip, output=True)
+    clip.add_argument("--index", type=int, required=True, metavar="N")
+    clip.add_argument("--keep", type=int, required=True, metavar="KEEP")
+    clip.set_defaults(run=run_clip, format=_format_action)
+
+    evict = subparsers.add_parser("evict", help="take messages out of the view by index, writing -o OUT")
+    _file(evict, output=True)
+    evict.add_argument("--index", type=int, nargs="+", required=True, metavar="N")
+    evict.set_defaults(run=run_evict, format=_format_action)
+
+
+def _file(parser, output: bool = False) -> None:
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    if output:
+        parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the native file to write")
+
+
+def _load(args) -> Session:
+    from core.formats import load_session
+
+    return load_session(args.file, args.input_format)
+
+
+def _write(session: Session, args) -> str:
+    from core.formats.lionagi import write_session
+
+    source, output = Path(args.file), Path(args.output)
+    if output.exists() and output.resolve() == source.resolve():
+        raise ReadError(str(output), "-o", "refusing to overwrite the input file; choose another output")
+    try:
+        write_session(session, output)
+    except OSError as exc:
+        raise ReadError(str(output), "-o", f"cannot write: {exc.strerror or exc}") from None
+    return str(output)
+
+
+def run_fold(args) -> dict[str, Any]:
+    from core.cli import UsageError
+    from core.commands.requests import policy_from_args
+    from core.count import Counter
+    from core.fold import Fold, FoldSettings
+    from core.fold_history import session_at_request
+    from core.trace import build_trace, measure_trace, session_tools
+
+    if args.apply and not args.output:
+        raise UsageError("fold --apply needs -o OUT, the file to write")
+    if args.apply and args.at_request is not None:
+        raise UsageError("--apply writes the session as it is now; it cannot be combined with --at-request")
+    session = _load(args)
+    policy = policy_from_args(args, session)
+    settings = FoldSettings.from_policy(policy, session.model)
+    if settings is None:
+        raise UsageError("no ceiling: give --ceiling N (or a model the pricing table prices by prompt length)")
+    counter = Counter()
+    report = measure_trace(session, policy, counter=counter, prefix=False)
+    target = session
+    scale = report.scale
+    if args.at_request is not None:
+        trace = build_trace(session)
+        if not 0 <= args.at_request < len(trace):
+            raise UsageError(f"--at-request {args.at_request}: the session has {len(trace)} requests (0 to {len(trace) - 1})")
+        session.trace = trace
+        target = session_at_request(session, args.at_request)
+        scale = report.rows[args.at_request].scale
+    target.scale = max(scale, 1.0)
+    tools = session_tools(session)
+    fold = Fold(target, settings, policy=policy,
+                count=lambda ms: counter.count(list(ms), record=target.record, policy=policy, tools=tools))
+    before = fold.estimate()
+    runs, refusal = fold.prepare_request()
+    records = [r for run in runs for r in run.records]
+    result: dict[str, Any] = {
+        "file": args.file, "at_request": args.at_request, "ceiling": settings.ceiling,
+        "line": settings.fold_at, "target": settings.target, "scale": round(fold.scale, 4),
+        "estimate_before": before, "estimate_after": fold.estimate(),
+        "folded": bool(runs), "target_reached": fold.estimate() <= settings.target_tokens,
+        "floor_estimate": next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None),
+        "records": records,
+        "refused": None if refusal is None else {"estimate": refusal.estimate, "ceiling": refusal.ceiling,
+                                                 "counted": refusal.counted, "scale": refusal.scale},
+        "view": [_row(target, mid) for mid in target.view],
+    }
+    if args.apply:
+        result["output"] = _write(target, args)
+    return result
+
+
+def _row(session: Session, mid: str) -> dict[str, Any]:
+    m = session.record.get(mid)
+    row: dict[str, Any] = {"index": session.record.index_of(mid), "kind": m.kind, "chars": len(m.text)}
+    if m.is_clipped_copy and m.clipped_from in session.record:
+        row["clipped_from"] = session.record.index_of(m.clipped_from)
+    return row
+
+
+def format_fold(result: dict[str, Any]) -> str:
+    at = f" before request {result['at_request']}" if result["at_request"] is not None else ""
+    lines = [f"{result['file']}{at}: estimate {result['estimate_before']:,} -> {result['estimate_after']:,} "
+             f"(ceiling {result['ceiling']:,}, line {result['line']}, target {result['target']})"]
+    if not result["folded"]:
+        lines.append("under the line: nothing folded")
+    for r in result["records"]:
+        what = (f"{r['clipped_total']} bodies clipped" if r["stage"] == "clip"
+                else f"{r['messages_folded']} messages folded, tail {r['kept_tail']}")
+        lines.append(f"  {r['reason']} {r['stage']}: {what}, {r['estimate_before']:,} -> {r['estimate_after']:,} "
+                     f"{r['outcome']}")
+    if result["refused"]:
+        lines.append(f"refused: {result['refused']['estimate']:,} is over the ceiling of {result['refused']['ceiling']:,}")
+    lines.append(f"target reached: {'yes' if result['target_reached'] else 'no'}; view: {len(result['view'])} messages")
+    if result.get("output"):
+        lines.append(f"wrote {result['output']}")
+    return "\n".join(lines)
+
+
+def run_read_result(args) -> dict[str, Any] | int:
+    from core.actions import ReadResult
+
+    session = _load(args)
+    action = ReadResult(args.index, args.offset, args.limit, args.result_max)
+    action.do(session)
+    return _checked(args, action.result)
+
+
+def _checked(args, result: dict[str, Any]) -> dict[str, Any]:
+    if not result.get("success"):
+        raise ReadError(args.file, "", result.get("error", "the action failed"))
+    return result
+
+
+def run_restore(args) -> dict[str, Any]:
+    from core.actions import Restore
+    from core.cli import UsageError
+    from core.fold import Fold, FoldSettings
+
+    session = _load(args)
+    indices = args.index
+    if args.range:
+        if len(indices) != 2:
+            raise UsageError("restore --range takes two indices: the first and the last")
+        indices = list(range(min(indices), max(indices) + 1))
+    fits = Fold(session, FoldSettings(args.ceiling)).fits if args.ceiling else None
+    action = Restore(indices, fits)
+    action.do(session)
+    return _finish(args, session, action.result)
+
+
+def run_clip(args) -> dict[str, Any]:
+    from core.actions import Clip
+
+    session = _load(args)
+    action = Clip(args.index, args.keep)
+    action.do(session)
+    return _finish(args, session, action.result)
+
+
+def run_evict(args) -> dict[str, Any]:
+    from core.actions import Evict
+
+    session = _load(args)
+    action = Evict(args.index)
+    action.do(session)
+    return _finish(args, session, action.result)
+
+
+def _finish(args, session: Session, result: dict[str, Any]) -> dict[str, Any]:
+    result = dict(_checked(args, result))
+    result["output"] = _write(session, args)
+    result["view"] = len(session.view)
+    return result
+
+
+def _format_action(result: dict[str, Any]) -> str:
+    details = ", ".join(f"{k} {v}" for k, v in result.items() if k not in ("success", "output", "view"))
+    return f"wrote {result['output']} ({details}; view: {result['view']} messages)"
