@@ -214,9 +214,29 @@ def compaction(session: Session, settings: Settings, measure: Sizes) -> Iterator
         yield Step(tuple(view), k)
 
 
+def adr(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+    """Our fold (core.fold, ADR-0130 as amended) before every request, under the ceiling, line and target.
+    A request the fold could not bring under the ceiling is refused by the fold; replay still shows it,
+    over the ceiling, so the refusal is visible in the totals."""
+    if not settings.ceiling:
+        yield from none(session, settings, measure)  # no ceiling: nothing ever folds
+        return
+    from core.fold import FoldSettings
+    from core.fold_history import replay_folds
+
+    history = replay_folds(session, FoldSettings(settings.ceiling, settings.fold_at, settings.target),
+                           clock=lambda: 0.0)
+    record = history.session.record
+    for k in range(len(session.trace)):
+        folds = [v for v in history.versions if v.request == k and v.cause == "fold"]
+        view = history.view_before(k)
+        yield Step(tuple(record.get(i) for i in view), k, folds=len(folds))
+
+
 STRATEGIES: dict[str, Callable[[Session, Settings, Sizes], Iterator[Step]]] = {
     "recorded": recorded,
     "none": none,
     "band": band,
     "compaction": compaction,
+    "adr": adr,
 }

@@ -134,3 +134,16 @@ def test_totals_add_up_and_cost_follows_the_rows():
 def test_unknown_strategy_is_refused():
     with pytest.raises(ValueError, match="unknown strategy"):
         run_strategy(tool_session(1), "magic", Settings())
+
+
+def test_adr_never_sends_a_request_over_the_ceiling_when_a_fold_can_avoid_it():
+    from core.fold import FoldSettings
+    from core.fold_history import replay_folds
+
+    s = tool_session(30)
+    settings = Settings(ceiling=Measure(s).estimate(list(s.record)) // 3, caching=True)
+    rows = run_strategy(s, "adr", settings, prices=HAIKU).rows
+    refused = replay_folds(s, FoldSettings(settings.ceiling), clock=lambda: 0.0).refusals
+    assert sum(r.folds for r in rows) > 0
+    assert all(not r.over_ceiling for r in rows if r.request not in refused)
+    assert max(r.estimate for r in run_strategy(s, "none", settings, prices=HAIKU).rows) > settings.ceiling

@@ -13,7 +13,7 @@ TOTAL_KEYS = {"requests", "peak", "over_ceiling", "fresh", "cache_read", "cache_
 def test_replay_file_prints_every_strategy_side_by_side(capsys):
     assert main(["replay", str(demo_path()), "--ceiling", "20000", "--caching", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [t["strategy"] for t in out["totals"]] == ["recorded", "none", "band", "compaction"]
+    assert [t["strategy"] for t in out["totals"]] == ["recorded", "none", "band", "compaction", "adr"]
     assert all(TOTAL_KEYS <= set(t) for t in out["totals"])
     assert out["ceiling"]["tokens"] == 20000 and out["priced"] and "rows" not in out
     by = {t["strategy"]: t for t in out["totals"]}
@@ -50,5 +50,5 @@ def test_replay_folder_writes_one_table_and_records_skips(capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     assert out["sessions"] == 2 and len(out["skipped"]) == 1 and "junk.txt" in out["skipped"][0]["error"]
     rows = list(csv.DictReader(open(f"{base}.csv", encoding="utf-8")))
-    assert len(rows) == 8 and {r["strategy"] for r in rows} == {"recorded", "none", "band", "compaction"}
+    assert len(rows) == 10 and {r["strategy"] for r in rows} == {"recorded", "none", "band", "compaction", "adr"}
     assert json.loads(open(f"{base}.json", encoding="utf-8").read())["table"] == out["table"]
