@@ -15,7 +15,6 @@ the sum equals counting the whole text over random views and edits.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -69,7 +68,9 @@ class Counter:
         self._bodies: dict[tuple, int] = {}  # (message, tag, call id, policy key) -> tokens
         self._glue: dict[str, int] = {}
         self._heads: dict[str, int] = {}
-        self.threads = threads or min(os.cpu_count() or 1, 8)
+        # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
+        # pool measured slower than counting the segments one after another (docs/performance.md).
+        self.threads = threads or 1
         self.tokenised_chars = 0  # how much text this counter has had to tokenise, for tests and benchmarks
 
     def count(self, messages: Sequence[Message], *, record: FullRecord | None = None,

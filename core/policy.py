@@ -151,6 +151,8 @@ class Policy:
             changes["context_fold_target"] = _flag_float(target, "context_fold_target")
         if result_max is not None:
             changes["tool_result_max_chars"] = _flag_int(result_max, "tool_result_max_chars")
+        if base is not None and all(v is None for v in changes.values()):
+            return base
         return (base or cls()).with_values("flags" if base is None else f"{base.source} and flags", **changes)
 
     def with_values(self, source: str | None = None, **changes: Any) -> Policy:

@@ -1,0 +1,114 @@
+"""Counting benchmark: a 1,000,000-token generated view, counted whole against raw tiktoken, and re-estimated after one edit.
+
+Run: .venv/bin/python bench/bench_count.py [--tokens N] [--repeat R]
+Prints the two ratios DESIGN.md's Targets name, each against a baseline measured in the same run:
+  throughput = raw encode_ordinary time / our cold count time  (target 0.8 or better)
+  re-estimate = our count after one message changes / our cold count time  (target under 0.05)
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.compile import compile_request, counted_text  # noqa: E402
+from core.count import Counter  # noqa: E402
+from core.model import FullRecord, Message  # noqa: E402
+from core.tokens import encoding  # noqa: E402
+
+WORDS = ("the fold keeps every call with its result while the view shrinks toward its target and the record "
+         "never loses a message config loader parses yaml values refuses booleans counts tokens exactly").split()
+
+
+def prose(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)) + "."
+
+
+def code(rng: random.Random, lines: int) -> str:
+    out = []
+    for i in range(lines):
+        name = rng.choice(WORDS)
+        out.append(f"    {name}_{i} = load_{rng.choice(WORDS)}(path, limit={rng.randint(0, 99999)})  # {rng.choice(WORDS)}")
+    return "def module():\n" + "\n".join(out) + "\n"
+
+
+def generated_view(target_tokens: int, seed: int = 7) -> list[Message]:
+    """A native-shaped session: system, task, then rounds of answer, calls and results (mostly file reads)."""
+    rng = random.Random(seed)
+    msgs = [Message("m0", "system", 0, {"system_message": prose(rng, 400)}),
+            Message("m1", "instruction", 1, {"instruction": prose(rng, 200), "context": {"paths": ["src/", "tests/"]}})]
+    chars = 0
+    n = 2
+    while chars < target_tokens * 2.65:  # the bodies run about 2.65 characters per token of the whole
+        msgs.append(Message(f"m{n}", "assistant", n, {"assistant_response": prose(rng, rng.randint(20, 120))}))
+        calls = rng.randint(1, 3)
+        for c in range(calls):
+            msgs.append(Message(f"m{n + 1 + c}", "action_request", n, {
+                "function": "reader", "arguments": {"path": f"src/mod{n}_{c}.py"}, "action_response_id": f"m{n + 1 + calls + c}"}))
+        for c in range(calls):
+            body = code(rng, rng.randint(10, 160))
+            output = body if rng.random() < 0.5 else {"success": True, "content": body, "lines": body.count("\n")}
+            msgs.append(Message(f"m{n + 1 + calls + c}", "action_response", n, {
+                "function": "reader", "arguments": {"path": f"src/mod{n}_{c}.py"}, "output": output,
+                "action_request_id": f"m{n + 1 + c}"}))
+            chars += len(body)
+        n += 1 + 2 * calls
+    return msgs
+
+
+def best(fn, repeat: int) -> tuple[float, object]:
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tokens", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args(argv)
+
+    view = generated_view(args.tokens)
+    record = FullRecord(view)
+    enc = encoding()
+    text = counted_text(compile_request(view, record=record))
+
+    raw_time, raw_tokens = best(lambda: len(enc.encode_ordinary(text)), args.repeat)
+    cold_time, cold_tokens = best(lambda: Counter().count(view, record=record), args.repeat)
+    assert cold_tokens == raw_tokens, (cold_tokens, raw_tokens)
+
+    counter = Counter()
+    counter.count(view, record=record)
+    middle = len(view) // 2
+    while view[middle].kind != "assistant":
+        middle += 1
+    edits = iter(range(10**6))
+
+    def one_edit() -> int:
+        edited = Message(f"edit{next(edits)}", "assistant", 0, {"assistant_response": view[middle].text + " And one more sentence."})
+        return counter.count(view[:middle] + [edited] + view[middle + 1:], record=record)
+
+    edit_time, edit_tokens = best(one_edit, args.repeat)
+    edited_view = view[:middle] + [Message("check", "assistant", 0, {"assistant_response": view[middle].text + " And one more sentence."})] + view[middle + 1:]
+    assert edit_tokens == len(enc.encode_ordinary(counted_text(compile_request(edited_view, record=record))))
+
+    print(f"view: {len(view):,} messages, {raw_tokens:,} tokens, {len(text):,} characters (best of {args.repeat})")
+    print(f"raw tiktoken encode_ordinary, whole text: {raw_time * 1000:8.1f} ms")
+    print(f"Counter().count, cold (compile + count):  {cold_time * 1000:8.1f} ms")
+    print(f"Counter.count after one message changes:  {edit_time * 1000:8.1f} ms")
+    print(f"throughput ratio (raw / ours, target >= 0.8):           {raw_time / cold_time:.2f}")
+    print(f"re-estimate ratio (one edit / cold count, target < 0.05): {edit_time / cold_time:.4f}")
+    print(f"re-estimate vs raw whole count:                          {edit_time / raw_time:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""`foldscope requests`: rows per request on the demo and corpus sessions, refusals under a low ceiling, clean errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core import cli
+from core.demo import demo_path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_requests_prints_a_row_per_request_on_the_demo_session(capsys):
+    code, out, _ = run(capsys, "requests", str(demo_path()), "--json")
+    assert code == 0
+    result = json.loads(out)
+    rows = result["requests"]
+    assert rows and [r["index"] for r in rows] == list(range(len(rows)))
+    assert set(rows[0]) == {"index", "estimate", "counted", "scale", "reported_input", "prefix_share", "over_ceiling"}
+    assert rows[-1]["prefix_share"] is None and all(r["prefix_share"] is not None for r in rows[:-1])
+    assert all(r["estimate"] >= r["counted"] for r in rows)
+
+
+def test_a_ceiling_below_the_peak_refuses_the_right_requests_with_their_largest_parts(capsys):
+    _, out, _ = run(capsys, "requests", str(demo_path()), "--json", "--ceiling", "none")
+    rows = json.loads(out)["requests"]
+    peak = max(r["estimate"] for r in rows)
+    ceiling = peak // 2
+    _, out, _ = run(capsys, "requests", str(demo_path()), "--json", "--ceiling", str(ceiling))
+    result = json.loads(out)
+    over = [r["index"] for r in result["requests"] if r["over_ceiling"]]
+    expected = [r["index"] for r in result["requests"] if r["estimate"] >= ceiling or (r["reported_input"] or 0) >= ceiling]
+    assert over == expected and over
+    assert [f["index"] for f in result["refused"]] == over
+    for refusal in result["refused"]:
+        assert refusal["ceiling"] == ceiling and len(refusal["largest_parts"]) == 3
+        tokens = [p["tokens"] for p in refusal["largest_parts"]]
+        assert tokens == sorted(tokens, reverse=True)
+
+
+def test_requests_on_the_corpus_lionagi_branches(capsys, corpus_dev):
+    files = sorted((corpus_dev / "lionagi").glob("*.branch.json")) + sorted((corpus_dev / "lionagi").glob("branch_*.json"))
+    assert files
+    for path in files:
+        code, out, _ = run(capsys, "requests", str(path), "--json")
+        assert code == 0, path
+        rows = json.loads(out)["requests"]
+        assert rows, path
+
+
+def test_the_text_form_names_the_ceiling_and_its_source(capsys):
+    code, out, _ = run(capsys, "requests", str(demo_path()), "--ceiling", "auto", "--model", "claude-opus-5-5")
+    assert code == 0
+    assert "ceiling none (auto: claude-opus-5-5 has one flat price tier" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("flags, key", [
+    (["--ceiling", "0"], "max_input_tokens"),
+    (["--ceiling", "many"], "max_input_tokens"),
+    (["--fold-at", "0.5"], "context_fold_target"),
+    (["--result-max", "12"], "tool_result_max_chars"),
+    (["--ceiling", "50000", "--per-call", "60000"], "max_input_tokens"),
+])
+def test_a_refused_flag_is_one_line_naming_the_key_and_exit_2(capsys, flags, key):
+    code, out, err = run(capsys, "requests", str(demo_path()), *flags)
+    assert code == 2 and not out
+    assert len(err.strip().splitlines()) == 1 and key in err
+
+
+def test_a_bad_profile_names_the_file_and_key(capsys, tmp_path):
+    profile = tmp_path / "p.yaml"
+    profile.write_text("max_input_tokens: true\n")
+    code, _, err = run(capsys, "requests", str(demo_path()), "--profile", str(profile))
+    assert code == 2 and "p.yaml: max_input_tokens" in err

@@ -1,0 +1,133 @@
+"""The trace measured: the calibrated scale, the ceiling boundary, refusals with their largest parts, D7 decisions."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.count import Counter
+from core.model import FullRecord, Message, Request, Session, Usage
+from core.policy import Policy
+from core.trace import (SCALE_FLOOR, calibrated, check_request, keep_scale, measure_trace, stored_scale)
+
+
+def words(n: int) -> str:
+    return " ".join(["token"] * n)  # " token" is one o200k token each
+
+
+def session_with(reported: list[int | None], body_tokens: int = 5000, cache_read: bool = False) -> Session:
+    msgs = [Message("s", "system", 0, {"system_message": "sys"}), Message("i", "instruction", 1, {"instruction": words(body_tokens)})]
+    trace = []
+    for k, rep in enumerate(reported):
+        usage = None if rep is None else (Usage(input=1, cache_read=rep - 1) if cache_read else Usage(input=rep))
+        trace.append(Request(k, tuple(m.id for m in msgs), f"a{k}", usage))
+        msgs.append(Message(f"a{k}", "assistant", 2 + k, {"assistant_response": f"answer {k}"}))
+    return Session(FullRecord(msgs), [m.id for m in msgs], trace=trace)
+
+
+def test_scale_floor_a_request_counted_under_4000_tokens_never_moves_the_scale():
+    assert calibrated(1.0, SCALE_FLOOR - 1, 10 * SCALE_FLOOR) == 1.0
+    assert calibrated(1.0, SCALE_FLOOR, 2 * SCALE_FLOOR) == 2.0
+    small = session_with([100_000, 100_000], body_tokens=100)
+    assert [r.scale for r in measure_trace(small).rows] == [1.0, 1.0]
+
+
+def test_scale_only_rises_and_each_request_uses_the_scale_its_predecessors_set():
+    s = session_with([None, 6000, 5200, 9000, 5000])
+    rows = measure_trace(s).rows
+    counted = rows[0].counted
+    assert counted >= SCALE_FLOOR
+    scales = [r.scale for r in rows]
+    assert scales[0] == scales[1] == 1.0
+    assert scales[2] == pytest.approx(6000 / rows[1].counted)
+    assert scales[3] == pytest.approx(6000 / rows[1].counted)  # 5200 would lower it: it does not fall
+    assert scales[4] == pytest.approx(9000 / rows[3].counted)
+    assert scales == sorted(scales)
+    assert rows[2].estimate >= rows[2].counted * scales[2] - 1
+
+
+def test_scale_is_kept_with_the_session_and_never_lowered():
+    s = session_with([])
+    assert keep_scale(s, 1.3) == 1.3
+    assert s.branch_metadata["foldscope"]["scale"] == 1.3 and s.scale == 1.3
+    assert keep_scale(s, 1.1) == 1.3
+    report = measure_trace(session_with([None, 8000]), record=True)
+    assert report.scale > 1.0
+
+
+def test_scale_survives_save_and_load(tmp_path):
+    write_session = pytest.importorskip("core.formats.lionagi").write_session
+    from core.formats import load_session
+
+    s = session_with([None, 8000])
+    s.branch.update({"id": "b1", "metadata": {}})
+    kept = measure_trace(s, record=True).scale
+    path = tmp_path / "branch.json"
+    write_session(s, path)
+    again = load_session(path)
+    assert stored_scale(again) == pytest.approx(kept)
+
+
+@pytest.mark.parametrize("delta, refused", [(-1, False), (0, True), (1, True)])
+def test_boundary_an_estimate_one_under_exactly_at_and_one_over_the_ceiling(delta, refused):
+    s = session_with([None])
+    counted = Counter().count([s.record.get(i) for i in s.trace[0].view], record=s.record)
+    ceiling = counted - delta
+    row = measure_trace(s, Policy(max_input_tokens=ceiling)).rows[0]
+    assert row.estimate == counted
+    assert row.over_ceiling is refused
+    assert (row.refusal is not None) is refused
+
+
+def test_a_request_whose_cache_reads_alone_exceed_the_ceiling_is_refused():
+    s = session_with([None, 50_000], cache_read=True)  # request 1 reported 49,999 cache reads, one fresh token
+    rows = measure_trace(s, Policy(max_input_tokens=40_000)).rows
+    assert rows[1].reported_input == 50_000 and rows[1].over_ceiling and rows[1].refusal is not None
+    assert not rows[0].over_ceiling
+    # The estimate counts cached bytes like any other: a view of a large cached system prompt is refused.
+    msgs = [Message("s", "system", 0, {"system_message": words(41_000)}), Message("i", "instruction", 1, {"instruction": "go"})]
+    refusal = check_request(msgs, 40_000, record=FullRecord(msgs))
+    assert refusal is not None and refusal.parts[0].kind == "system" and refusal.parts[0].index == 0
+
+
+def test_a_refusal_names_estimate_ceiling_counted_scale_and_the_three_largest_parts():
+    msgs = [Message("s", "system", 0, {"system_message": "sys"}), Message("i", "instruction", 1, {"instruction": "task"})]
+    for k, n in enumerate([300, 3000, 100, 2000, 1000]):
+        msgs.append(Message(f"a{k}", "assistant", 2 + k, {"assistant_response": words(n)}))
+    refusal = check_request(msgs, 5000, 1.25, record=FullRecord(msgs))
+    assert refusal.ceiling == 5000 and refusal.scale == 1.25
+    assert refusal.estimate >= 5000 and refusal.estimate == -(-refusal.counted * 125 // 100)
+    assert [(p.index, p.kind) for p in refusal.parts] == [(3, "assistant"), (5, "assistant"), (6, "assistant")]
+    assert refusal.parts[0].tokens >= 3000
+    assert check_request(msgs, 50_000, record=FullRecord(msgs)) is None
+    assert "largest parts: #3 assistant" in str(refusal)
+
+
+def test_d7_every_request_records_a_decision_with_ceiling_source_method_size_and_action():
+    s = session_with([None, None, None], body_tokens=900)
+    s.model = "claude-haiku-5-5"
+    counted = Counter().count(s.view_messages()[:2], record=s.record)
+    report = measure_trace(s, Policy(max_input_tokens=counted + 100, context_fold_at=0.5, context_fold_target=0.4), record=True)
+    first, *per_request = [e for e in s.events if e["type"] == "context_decision"]
+    assert first["request"] is None and first["source"] == "profile"
+    assert [e["request"] for e in per_request] == [0, 1, 2]
+    assert all(e["method"] and e["size"] and e["ceiling"] == counted + 100 for e in per_request)
+    assert [e["action"] for e in per_request] == ["notice", "notice", "notice"]
+    tight = measure_trace(s, Policy(max_input_tokens=counted)).decisions
+    assert tight[1]["action"] == "refuse"
+    loose = measure_trace(s, Policy(max_input_tokens="none")).decisions
+    assert {d.get("action") for d in loose[1:]} == {"none"} and loose[0]["source"] == "none"
+    assert report.resolution.ceiling == counted + 100
+
+
+def test_the_default_ceiling_on_a_tier_priced_session_is_its_first_boundary():
+    s = session_with([None])
+    s.model = "anthropic/claude-haiku-5-5"
+    report = measure_trace(s)
+    assert report.resolution.ceiling == 100_000 and report.resolution.source == "default"
+
+
+def test_prefix_share_is_the_share_of_a_request_the_next_repeats_and_null_for_the_last():
+    s = session_with([None, None, None])
+    rows = measure_trace(s).rows
+    assert rows[-1].prefix_share is None
+    assert all(0.9 < r.prefix_share <= 1.0 for r in rows[:-1])
