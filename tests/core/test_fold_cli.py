@@ -1,0 +1,88 @@
+"""The fold commands through core.cli.main: fold, read-result, restore, clip, evict."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.cli import main
+from core.demo import write_demo
+from core.fold_clip import bodies_of
+from core.formats import load_session
+
+
+@pytest.fixture
+def demo(tmp_path):
+    path = tmp_path / "demo.json"
+    write_demo(path)
+    return path
+
+
+def run(capsys, *argv) -> tuple[int, dict | str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    try:
+        return code, json.loads(out), err
+    except ValueError:
+        return code, out, err
+
+
+def test_fold_json_on_the_demo_under_20000_shows_the_passes_with_their_records(demo, capsys):
+    code, result, _ = run(capsys, "fold", demo, "--ceiling", "20000", "--at-request", "11", "--json")
+    assert code == 0
+    stages = [r["stage"] for r in result["records"]]
+    assert "clip" in stages and result["target_reached"]
+    assert result["estimate_after"] <= 12_000 < result["estimate_before"]
+    assert any("clipped_from" in row for row in result["view"])
+
+
+def test_read_result_pages_through_the_omitted_middle_of_the_listing_and_joins_to_the_original(demo, capsys):
+    code, result, _ = run(capsys, "fold", demo, "--ceiling", "20000", "--at-request", "11", "--json")
+    clip = next(r for r in result["records"] if r["stage"] == "clip")
+    index, kept = clip["clipped"][0]["index"], clip["clipped"][0]["kept"]
+    original = load_session(demo).record[index]
+    body = next(b for b in bodies_of(original) if b.key == "stdout")
+    head, tail = 3 * kept // 4, kept - 3 * kept // 4
+    start, end = body.offset + head, body.offset + len(body.text) - tail  # the marker's omitted interval
+    offset, pages = start, []
+    while offset < end:
+        limit = min(16_000, end - offset)
+        code, page, _ = run(capsys, "read-result", demo, "--index", index, "--offset", offset, "--limit", limit, "--json")
+        assert code == 0 and len(page["text"]) == limit
+        pages.append(page["text"])
+        offset = page["next_offset"]
+    assert len(pages) > 1 and "".join(pages) == body.text[head: len(body.text) - tail]
+
+
+def test_fold_apply_writes_the_folded_session_and_the_source_is_unchanged(demo, tmp_path, capsys):
+    before = demo.read_bytes()
+    out = tmp_path / "folded.json"
+    code, result, _ = run(capsys, "fold", demo, "--ceiling", "20000", "--apply", "-o", out, "--json")
+    assert code == 0 and demo.read_bytes() == before
+    folded = load_session(out)
+    assert len(folded.view) == len(result["view"])
+    assert len(folded.manifest["context_folds"]) == 1 + len(result["records"])  # the demo's own fold and ours
+
+
+def test_clip_restore_and_evict_write_their_output(demo, tmp_path, capsys):
+    session = load_session(demo)
+    index = next(i for i, m in enumerate(session.record) if m.kind == "action_response" and i in
+                 {session.record.index_of(v) for v in session.view})
+    clipped = tmp_path / "clipped.json"
+    code, result, _ = run(capsys, "clip", demo, "--index", index, "--keep", 1_200, "-o", clipped, "--json")
+    assert code == 0 and result["success"]
+    restored = tmp_path / "restored.json"
+    code, result, _ = run(capsys, "restore", clipped, "--index", index, "-o", restored, "--json")
+    assert code == 0 and result["restored"] == 1
+    assert load_session(restored).view == session.view
+    evicted = tmp_path / "evicted.json"
+    code, result, _ = run(capsys, "evict", restored, "--index", index, "-o", evicted, "--json")
+    assert code == 0 and session.record[index].id not in load_session(evicted).view
+
+
+def test_a_bad_index_is_one_clear_line_and_a_non_zero_exit(demo, capsys):
+    code, out, err = run(capsys, "read-result", demo, "--index", 10_000)
+    assert code != 0 and err.count("\n") == 1 and "index 10000" in err and "Traceback" not in err
+    code, out, err = run(capsys, "fold", demo, "--ceiling", "20000", "--at-request", "99")
+    assert code != 0 and "--at-request 99" in err

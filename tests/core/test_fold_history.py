@@ -1,0 +1,37 @@
+"""Replaying a session's trace through the fold: one view version per change, with its cause."""
+
+from __future__ import annotations
+
+from core.demo import generate
+from core.fold import FoldSettings
+from core.fold_history import replay_folds, session_at_request
+
+
+def test_replaying_the_demo_gives_a_version_per_request_and_per_landed_fold_without_changing_the_session():
+    session = generate()
+    view, size = list(session.view), len(session.record)
+    replay = replay_folds(session, FoldSettings(20_000))
+    assert session.view == view and len(session.record) == size
+    causes = {v.cause for v in replay.versions}
+    assert {"request", "fold"} <= causes
+    assert sum(1 for v in replay.versions if v.cause == "request") == len(session.trace)
+    folds = [v for v in replay.versions if v.cause == "fold"]
+    assert all(v.record["outcome"] == "landed" for v in folds)
+    assert all(set(v.view) <= set(replay.session.record.ids()) for v in replay.versions)
+    assert [v.request for v in replay.versions] == sorted(v.request for v in replay.versions)
+
+
+def test_every_request_after_its_folds_is_under_the_ceiling_or_refused():
+    session = generate()
+    replay = replay_folds(session, FoldSettings(20_000))
+    for k in range(len(session.trace)):
+        last = [v for v in replay.versions if v.request == k][-1]
+        assert last.estimate <= 20_000 or k in replay.refusals
+
+
+def test_the_session_at_a_request_has_its_record_up_to_the_answer_and_delivery_so_far():
+    session = generate()
+    at = session_at_request(session, 5)
+    answer = session.record.index_of(session.trace[5].response_id)
+    assert len(at.record) == answer and list(at.view) == list(session.trace[5].view)
+    assert set(at.branch_metadata["delivered"]) == set(session.trace[4].view) | set(session.trace[0].view)
