@@ -100,6 +100,7 @@ class _Reader:
     def __init__(self, builder: SessionBuilder) -> None:
         self.b = builder
         self.key: Any = None  # grouping key of the open response
+        self.usage: Any = None  # the open response's latest usage, as the line held it
         self.boundary: dict[str, Any] | None = None
         self.session_id: str | None = None
         self.main_sidechain: bool | None = None
@@ -198,7 +199,7 @@ class _Reader:
             return
         at = parse_time(value.get("timestamp"))
         model = message.get("model") if isinstance(message.get("model"), str) else None
-        usage = _usage(message.get("usage"))
+        raw_usage = message.get("usage")
         mid = message.get("id") if isinstance(message.get("id"), str) else None
         uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else f"line{line}"
         if model == "<synthetic>":
@@ -211,11 +212,13 @@ class _Reader:
             key: Any = ("id", mid)
         elif isinstance(rid, str) and rid:
             key = ("request", rid)
-        elif usage is not None:
-            key = ("usage", usage.input, usage.cache_read, usage.cache_write)
+        elif isinstance(raw_usage, dict):
+            key = ("usage", raw_usage.get("input_tokens"), raw_usage.get("cache_read_input_tokens"),
+                   raw_usage.get("cache_creation_input_tokens"))
         else:
             key = ("line", line)
         if key != self.key or not b.turn_open:
+            self._report_usage()
             b.start_response(mid or uuid, line, at, model, {"uuid": uuid, "model": model})
             self.key = key
         for block in content:
@@ -236,13 +239,19 @@ class _Reader:
                 b.turn_call(call_id, name, block.get("input", {}), line, at, {"uuid": uuid})
             else:
                 b.turn_text(text_of([block]))
-        if usage is not None:
-            b.report_usage(usage)
-            b.turn_meta(usage=usage.__dict__)
+        if raw_usage is not None:
+            self.usage = raw_usage
         if message.get("stop_reason"):
             b.turn_meta(stop_reason=message.get("stop_reason"))
 
+    def _report_usage(self) -> None:
+        """The open request's usage: the last line's of its response (the request stays open till the next)."""
+        if self.usage is not None:
+            self.b.report_usage(_usage(self.usage))
+            self.usage = None
+
     def _end_response(self) -> None:
+        self._report_usage()
         self.b.end_turn()
         self.key = None
 

@@ -37,6 +37,7 @@ def iter_json_lines(path: Path, builder: "SessionBuilder") -> Iterator[tuple[int
 
 
 _SKIP = object()
+_decode = json.JSONDecoder().decode  # json.loads on str without its per-call encoding detection
 
 # What a mapping step can raise on input shaped in a way no branch expected; one line, never a traceback.
 _UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
@@ -55,7 +56,7 @@ def feed_all(lines: Iterator[tuple[int, int, Any]], feed: Any, builder: "Session
 def _parse(item: tuple[int, int, bytes], builder: "SessionBuilder", last: bool) -> Any:
     number, _, raw = item
     try:
-        return json.loads(raw)
+        return _decode(raw.decode("utf-8") if number > 1 else raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         problem = "bytes that are not UTF-8"
     except (ValueError, RecursionError) as exc:
