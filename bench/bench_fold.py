@@ -25,6 +25,7 @@ from core.delivery import DELIVERED_KEY  # noqa: E402
 from core.demo import generate  # noqa: E402
 from core.fold import Fold, FoldSettings  # noqa: E402
 from core.model import Session  # noqa: E402
+from core.tokens import encoding  # noqa: E402
 
 
 def big_session(tokens: int, undelivered: float, seed: int = 11) -> Session:
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--undelivered", type=float, default=0.0,
                         help="share of the newest messages not yet delivered (forces clip and all passes)")
     args = parser.parse_args(argv)
+    encoding()  # load the vocabulary once, outside every timing
     results = [one_fold(args.tokens, args.undelivered) for _ in range(args.repeat)]
     fold_s = statistics.median(r["fold_s"] for r in results)
     count_s = statistics.median(r["full_count_s"] for r in results)
