@@ -1,6 +1,6 @@
 """Import benchmark: a generated Claude Code session imported (parse, map, store) against json.loads alone.
 
-    .venv/bin/python bench/bench_import.py [--sizes 4,100] [--keep DIR]
+    .venv/bin/python bench/bench_import.py [--sizes 4,100] [--keep DIR] [--claude-code-log BIN --real FILE]
 
 For each size (MB) it writes a Claude Code-shaped session (split assistant responses sharing message.id,
 tool results of varied sizes, progress and snapshot lines, a compaction every ~600 KB of record as a
@@ -10,7 +10,9 @@ real 200k-token window would) into a temporary folder, then prints:
   with the reader's share (load_session: parse and map) and the store's shown apart;
 - peak memory of the import, measured in a fresh subprocess: tracemalloc's peak of Python allocations,
   and the rise in max RSS over the process before the import, both as multiples of the file size
-  (target < 4).
+  (target < 4);
+- with --claude-code-log BIN --real FILE: wall time of `foldscope inspect --json --db` on FILE (import
+  and exact count, interpreter start included) against `claude-code-log FILE --no-cache -o out.html`, best of 3.
 """
 
 from __future__ import annotations
@@ -135,10 +137,36 @@ def measure_memory(path: Path, folder: Path) -> dict:
     return json.loads(done.stdout)
 
 
+def compare_claude_code_log(binary: str, real: Path, folder: Path) -> None:
+    """Wall time of `foldscope inspect --json --db` (import and exact count) against claude-code-log's convert."""
+    import shutil
+
+    copy = folder / real.name  # claude-code-log writes beside its input; the source stays untouched
+    shutil.copyfile(real, copy)
+    foldscope = [str(Path(sys.executable).with_name("foldscope")), "inspect", "--json", "--db", str(folder / "cmp.db"),
+                 str(copy)]
+    theirs = [binary, str(copy), "--no-cache", "-o", str(folder / "out.html")]
+
+    def best(command: list[str]) -> float:
+        times = []
+        for _ in range(3):
+            (folder / "cmp.db").unlink(missing_ok=True)
+            start = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    ours, other = best(foldscope), best(theirs)
+    print(f"{real.name} ({real.stat().st_size / 1e6:.2f} MB): foldscope inspect {ours:.2f} s, claude-code-log "
+          f"{other:.2f} s, ratio {ours / other:.2f} (target < 0.5)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="4,100", help="file sizes in MB, comma-separated")
     parser.add_argument("--keep", help="write the generated files here instead of a temporary folder")
+    parser.add_argument("--claude-code-log", metavar="BIN", help="claude-code-log executable (its own venv) to compare")
+    parser.add_argument("--real", metavar="FILE", help="a real Claude Code session for the claude-code-log comparison")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(args.keep or scratch)
@@ -156,6 +184,8 @@ def main() -> None:
                   f"ratio {imported / parse:4.2f}x (read {read:6.3f} s, {read / parse:4.2f}x; store "
                   f"{(imported - read) / parse:4.2f}x) | peak tracemalloc {memory['tracemalloc_peak'] / size:4.2f}x, "
                   f"RSS rise {memory['rss_rise'] / size:4.2f}x file size")
+        if args.claude_code_log and args.real:
+            compare_claude_code_log(args.claude_code_log, Path(args.real), Path(scratch))
 
 
 if __name__ == "__main__":
