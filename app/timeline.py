@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.document import Document
 from app.qt import QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
+from app.trace_facts import rule_label, rule_names
 from app.theme import is_dark, muted_colour, rule_colour
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
@@ -62,8 +63,8 @@ class Timeline(QWidget):
         doc = self.document
         values = [r.size for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
         values.append(doc.now_size)
-        if doc.rules is not None and doc.rules.ceiling:
-            values.append(doc.rules.ceiling)
+        if doc.rules is not None:
+            values += [doc.rules.at(name) or 0 for name in rule_names(doc.rules)]
         return max(max(values, default=1), 1)
 
     def _plot(self) -> QRectF:
@@ -128,14 +129,14 @@ class Timeline(QWidget):
 
     def _draw_rules(self, painter: QPainter, plot: QRectF, top: float) -> None:
         rules = self.document.rules
-        if rules is None or rules.ceiling is None:
+        if rules is None:
             return
-        for name in ("ceiling", "line", "target"):
+        for name in rule_names(rules):
             value = rules.at(name)
             y = self._y(value, plot, top)
             painter.setPen(QPen(rule_colour(name), 1.5, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
-            painter.drawText(QPointF(plot.left() + 4, y - 3), f"{name} {value:,}")
+            painter.drawText(QPointF(plot.left() + 4, y - 3), rule_label(rules, name))
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
         doc = self.document

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from core.count import Counter
+from core import pricing
 from core.model import Session
+from core.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyError, resolve_ceiling
 
 from app.document import is_note
 
 Report = Callable[[int, int, str], None]
-
-DEFAULT_LINE = 0.8  # context_fold_at
-DEFAULT_TARGET = 0.6  # context_fold_target
-
 
 @dataclass(frozen=True)
 class RequestFacts:
@@ -29,40 +27,59 @@ class RequestFacts:
 
 @dataclass(frozen=True)
 class Rules:
-    """The ceiling and the line and target under it, in tokens, and where the ceiling came from."""
+    """The ceiling and the line and target under it, in tokens, the price-tier boundary, and why."""
 
     ceiling: int | None
-    line: float = DEFAULT_LINE
-    target: float = DEFAULT_TARGET
+    line: float = FOLD_AT
+    target: float = FOLD_TARGET
     source: str = ""
+    tier: int | None = None  # the model's first price-tier boundary, when the pricing table knows it
 
     def at(self, name: str) -> int | None:
+        if name == "tier":
+            return self.tier
         if self.ceiling is None:
             return None
         return {"ceiling": self.ceiling, "line": round(self.ceiling * self.line), "target": round(self.ceiling * self.target)}[name]
 
 
-def _number(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+def rule_names(rules: Rules) -> list[str]:
+    """The rules to draw: target, line, ceiling, and the price-tier boundary when it is a separate place."""
+    names = ["target", "line", "ceiling"] if rules.ceiling is not None else []
+    if rules.tier is not None and rules.tier != rules.ceiling:
+        names.append("tier")
+    return names
+
+
+def rule_label(rules: Rules, name: str) -> str:
+    value = rules.at(name)
+    if name == "tier":
+        return f"price tier {value:,}"
+    if name == "ceiling" and rules.tier == rules.ceiling:
+        return f"ceiling {value:,} (= price tier)"
+    return f"{name} {value:,}"
 
 
 def session_rules(session: Session) -> Rules:
-    """The ceiling as the session recorded it: its launch policy, else the cap its fold records name."""
-    launch = session.branch_metadata.get("api_launch") if isinstance(session.branch, dict) else None
+    """The rules the session ran under: its launch policy resolved by core.policy; when that gives
+    no ceiling, the cap its fold records name."""
+    launch = session.branch_metadata.get("api_launch")
     launch = launch if isinstance(launch, dict) else {}
-    line = launch.get("context_fold_at", DEFAULT_LINE)
-    target = launch.get("context_fold_target", DEFAULT_TARGET)
-    line = line if isinstance(line, float) and 0 < line <= 1 else DEFAULT_LINE
-    target = target if isinstance(target, float) and 0 < target <= 1 else DEFAULT_TARGET
-    ceiling = _number(launch.get("max_input_tokens"))
-    if ceiling is not None:
-        return Rules(ceiling, line, target, "the launch policy")
-    folds = (session.manifest or {}).get("context_folds") or []
-    caps = [_number(f.get("cap")) for f in folds if isinstance(f, dict)]
-    caps = [c for c in caps if c]
-    if caps:
-        return Rules(caps[-1], line, target, "the fold records")
-    return Rules(None, line, target, "no ceiling recorded")
+    try:
+        policy = Policy.from_mapping(launch, "the launch record", stored=True)
+    except PolicyError as exc:
+        policy, note = Policy(source="default"), f"launch record refused ({exc}); "
+    else:
+        note = ""
+    resolution = resolve_ceiling(policy, session.model)
+    tier = pricing.first_boundary(session.model or policy.model)
+    ceiling, why = resolution.ceiling, note + resolution.why
+    if ceiling is None:
+        caps = [f.get("cap") for f in (session.manifest or {}).get("context_folds") or [] if isinstance(f, dict)]
+        caps = [c for c in caps if isinstance(c, int) and not isinstance(c, bool) and c > 0]
+        if caps:
+            ceiling, why = caps[-1], f"{why}; the fold records name a cap of {caps[-1]:,}"
+    return Rules(ceiling, policy.fold_at, policy.fold_target, why, tier)
 
 
 def measure_requests(session: Session, counter: Counter, report: Report) -> tuple[list[RequestFacts], int]:

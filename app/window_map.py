@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.document import Document
 from app.qt import QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
 from app.models import kind_label
+from app.trace_facts import rule_label, rule_names
 from app.theme import KIND_LEGEND, colour_for_key, kind_colour, rule_colour
 
 LEFT, RIGHT = 100, 16
@@ -45,8 +46,8 @@ class WindowMap(QWidget):
     def _scale(self) -> float:
         doc = self.document
         total = max(doc.record_tokens(), doc.view_tokens(), 1)
-        if doc.rules is not None and doc.rules.ceiling:
-            total = max(total, doc.rules.ceiling)
+        if doc.rules is not None:
+            total = max([total] + [doc.rules.at(name) or 0 for name in rule_names(doc.rules)])
         return (self.width() - LEFT - RIGHT) / (total * 1.02)
 
     def _rows(self) -> tuple[float, float]:
@@ -124,15 +125,15 @@ class WindowMap(QWidget):
 
     def _draw_rules(self, painter: QPainter, top: float, bottom: float) -> None:
         rules = self.document.rules
-        if rules is None or rules.ceiling is None:
+        if rules is None:
             return
         scale = self._scale()
-        for name in ("target", "line", "ceiling"):
+        for name in rule_names(rules):
             value = rules.at(name)
             x = LEFT + value * scale
             painter.setPen(QPen(rule_colour(name), 2, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(x, top - 14), QPointF(x, bottom + 2))
-            label = f"{name} {value:,}"
+            label = rule_label(rules, name)
             width = painter.fontMetrics().horizontalAdvance(label)
             # Near the right edge the label goes left of its rule so it is never cut off.
             painter.drawText(QPointF(x + 4 if x + 4 + width < self.width() else x - 4 - width, top - 4), label)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from app.qt import QObject, QRunnable, QThreadPool, Signal
+from app.qt import QObject, QThreadPool, Signal
 
 
 class Cancelled(Exception):
@@ -61,7 +61,8 @@ class Task(QObject):
         return self._done.is_set()
 
     def start(self) -> "Task":
-        pool().start(_Runner(self))
+        # A plain callable: PySide wraps it in a runnable the pool owns and deletes.
+        pool().start(self._run)
         return self
 
     def _run(self) -> None:
@@ -79,18 +80,6 @@ class Task(QObject):
         finally:
             self._done.set()
             self.ended.emit()
-
-
-class _Runner(QRunnable):
-    """Holds the Task alive until its function returns, then lets the pool drop it."""
-
-    def __init__(self, task: Task) -> None:
-        super().__init__()
-        self.task = task
-        self.setAutoDelete(True)
-
-    def run(self) -> None:
-        self.task._run()
 
 
 _pool: QThreadPool | None = None
