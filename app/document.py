@@ -33,7 +33,9 @@ class Document:
     out_reason: dict[int, str] = field(default_factory=dict)  # record index -> why it is out
     library_id: int | None = None
     requests: list = field(default_factory=list)  # RequestFacts per request of the trace
-    now_size: int = 0  # the count of the request the active view compiles to now
+    now_size: int = 0  # the estimate of the request the active view compiles to now
+    scale: float = 1.0  # the scale calibrated over the trace
+    policy: object | None = None  # core.policy.Policy the session was launched under
     counter: object | None = None  # core.count.Counter, memoised over this session's messages
     rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
 
@@ -45,12 +47,12 @@ class Document:
     def view_size(self) -> int:
         return len(self.view)
 
-    def show_view(self, view: list[str]) -> None:
+    def show_view(self, view: list[str], at_request: bool = False) -> None:
         """Show another active view (the view as it stood at a request); the record is untouched."""
         record = self.session.record
         self.view = list(view)
         self.view_position = {record.index_of(mid): pos for pos, mid in enumerate(self.view)}
-        self.out_reason = out_reasons(self.session, set(self.view_position))
+        self.out_reason = out_reasons(self.session, set(self.view_position), at_request)
 
     def message(self, index: int) -> Message:
         return self.session.record[index]
@@ -111,7 +113,7 @@ def is_note(message: Message) -> bool:
     return message.kind == "note" or note_first_index(message) is not None
 
 
-def out_reasons(session: Session, in_view: set[int]) -> dict[int, str]:
+def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -> dict[int, str]:
     """Why each message out of the active view is out, as far as the record says."""
     record = session.record
     reasons: dict[int, str] = {}
@@ -119,8 +121,13 @@ def out_reasons(session: Session, in_view: set[int]) -> dict[int, str]:
     notes = sorted(
         (note_first_index(m), i) for i, m in enumerate(record) if i in in_view and note_first_index(m) is not None
     )
+    last_in_view = max(in_view, default=-1) if at_request else len(record)
     for index, message in enumerate(record):
         if index in in_view:
+            continue
+        if index > last_in_view:
+            # Stepping back to a request: what the record holds after its view was not written yet.
+            reasons[index] = "not yet in the record at this request"
             continue
         if message.id in copies:
             reasons[index] = f"clipped: copy #{copies[message.id]} stands in the active view"
@@ -153,11 +160,12 @@ def build_document(session: Session, path: str, report: Report = _no_report) -> 
     report(total, total, "Counting tokens")
     from core.count import Counter
 
-    from app.trace_facts import measure_requests, session_rules
+    from app.trace_facts import measure_requests
 
     document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=Counter(threads=1))
-    document.requests, document.now_size = measure_requests(session, document.counter, report)
-    document.rules = session_rules(session)
+    facts = measure_requests(session, document.counter, report)
+    document.requests, document.rules = facts.requests, facts.rules
+    document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
     document.show_view(session.view)
     return document
 

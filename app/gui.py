@@ -62,7 +62,7 @@ def run_gui(argv: list[str]) -> int:
 
 def screenshot(app, window, path: str, png: str) -> int:
     """Load FILE, render the window at a fixed size to PNG, and say how it went."""
-    from app.qt import QTimer
+    from app.qt import QEventLoop
     from app.window import error_line
 
     outcome: dict[str, str] = {}
@@ -72,15 +72,17 @@ def screenshot(app, window, path: str, png: str) -> int:
     import app.window as window_module
 
     window_module.error_dialog = lambda parent, title, text: None
-    window.document_loaded.connect(lambda doc: QTimer.singleShot(0, app.quit))
-    window.load_failed.connect(lambda line: QTimer.singleShot(0, app.quit))
+    # A local loop, not app.exec()/quit(): in Qt 6 quit() closes every window before we can grab it.
+    loop = QEventLoop()
+    window.document_loaded.connect(loop.quit)
+    window.load_failed.connect(loop.quit)
     window.show()
     try:
         window.open_path(path)
     except Exception as exc:  # noqa: BLE001 - a bad path must still give one line
         print(f"foldscope: {error_line(path, exc)}", file=sys.stderr)
         return 2
-    app.exec()
+    loop.exec()
     if "error" in outcome:
         print(f"foldscope: {outcome['error']}", file=sys.stderr)
         return 2

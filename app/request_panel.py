@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from core.count import estimate
+
 from app.document import Document
 from app.highlight import block_html
 from app.qt import QLabel, Qt, QTextBrowser, QVBoxLayout, QWidget
@@ -12,13 +14,15 @@ from pygments.lexers import JsonLexer
 
 
 def compiled(document: Document, view: list[str] | tuple[str, ...]) -> tuple[dict, int, int]:
-    """(payload, bytes, exact o200k tokens of its counted text) for a view of the document's record."""
+    """(payload, bytes, exact o200k tokens of its counted text) for a view, under the session's policy."""
     from core.compile import compile_request, payload_bytes
+    from core.trace import session_tools
 
     record = document.session.record
     messages = [record.get(mid) for mid in view]
-    payload = compile_request(messages, record=record)
-    return payload, len(payload_bytes(payload)), document.counter.count(messages, record=record)
+    options = {"record": record, "policy": document.policy, "tools": session_tools(document.session)}
+    payload = compile_request(messages, **options)
+    return payload, len(payload_bytes(payload)), document.counter.count(messages, **options)
 
 
 class RequestPanel(QWidget):
@@ -58,21 +62,25 @@ class RequestPanel(QWidget):
         is_now = slot is None or slot >= len(doc.requests)
         view = doc.session.view if is_now else doc.requests[slot].view
         try:
-            payload, size, tokens = compiled(doc, view)
+            payload, size, counted = compiled(doc, view)
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is shown, not raised
             self.header.setText(f"<b>Cannot compile this view:</b> {type(exc).__name__}: {exc}")
             self.payload.clear()
             return
         what = "the next request, from the active view as it stands now" if is_now else f"request {slot}"
+        scale = doc.scale if is_now else doc.requests[slot].scale
+        tokens = estimate(counted, scale)
         lines = [
-            f"<b>Compiled payload</b> of {what}: {len(view):,} messages · "
-            f"<b>{tokens:,} tokens</b> (o200k_base, exact) · {size:,} bytes",
+            f"<b>Compiled payload</b> of {what}: {len(view):,} messages · {size:,} bytes",
+            f"Estimate <b>{tokens:,} tokens</b> = {counted:,} counted (o200k_base, exact) × scale {scale:.3f}",
         ]
         if not is_now and doc.requests[slot].reported_input:
             lines.append(f"Reported input for this request: {doc.requests[slot].reported_input:,} tokens")
+        if not is_now and doc.requests[slot].prefix_share is not None:
+            lines.append(f"Prefix share: the next request repeats {doc.requests[slot].prefix_share:.1%} of these bytes")
         rules = doc.rules
         if rules is not None and rules.ceiling:
-            lines.append(f"Ceiling {rules.ceiling:,} tokens ({rules.source}): {tokens / rules.ceiling:.0%} of it")
+            lines.append(f"Ceiling {rules.ceiling:,} tokens: {tokens / rules.ceiling:.0%} of it ({rules.source})")
         self.header.setText("<br>".join(lines))
         text = json.dumps(payload, indent=2, ensure_ascii=False)
         self.payload.setHtml(block_html(text, JsonLexer(), pygments_style()))

@@ -1,4 +1,4 @@
-"""The status bar's one line: the session's format, message counts and the active view's size."""
+"""The status bar's line: the session's format, message counts, the active view's size and the estimate."""
 
 from __future__ import annotations
 
@@ -7,21 +7,27 @@ from app.document import Document
 
 def status_text(doc: Document) -> str:
     session = doc.session
-    kinds = doc.kind_counts()
-    by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
     parts = [
         f"Format: {session.format}",
-        f"{doc.record_size:,} messages in the full record ({by_kind})",
-        f"active view {doc.view_size:,} messages, {doc.view_tokens():,} tokens",
+        f"full record {doc.record_size:,} messages",
+        f"active view {len(session.view):,} messages",
     ]
     if session.trace:
         parts.append(f"{len(session.trace):,} requests")
-    from core.count import estimate
-
-    est = estimate(doc.now_size, session.scale)
+    est = doc.now_size
     rules = doc.rules
     if rules is not None and rules.ceiling:
         parts.append(f"estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%})")
     else:
-        parts.append(f"estimate {est:,} tokens (no ceiling recorded)")
+        parts.append(f"estimate {est:,} tokens (no ceiling)")
     return "  ·  ".join(parts)
+
+
+def status_tooltip(doc: Document) -> str:
+    """The details behind the line: messages by kind and where the ceiling came from."""
+    kinds = doc.kind_counts()
+    by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    lines = [f"Full record by kind: {by_kind}", f"Scale {doc.scale:.3f}"]
+    if doc.rules is not None:
+        lines.append(f"Ceiling: {doc.rules.source}")
+    return "\n".join(lines)

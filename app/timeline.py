@@ -10,6 +10,16 @@ from app.theme import is_dark, muted_colour, rule_colour
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
 
 
+def nice_ticks(maximum: float, count: int = 4) -> list[int]:
+    """Round axis values (1, 2 or 5 times a power of ten) from 0 up to about `maximum`."""
+    if maximum <= 0:
+        return [0]
+    raw = maximum / count
+    power = 10 ** (len(str(int(raw))) - 1) if raw >= 1 else 1
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return list(range(0, int(maximum) + 1, step))
+
+
 class Timeline(QWidget):
     """One bar per request (its size) with a dot for the reported input, the rules across, folds marked.
 
@@ -61,7 +71,7 @@ class Timeline(QWidget):
 
     def _scale_max(self) -> int:
         doc = self.document
-        values = [r.size for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
+        values = [r.estimate for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
         values.append(doc.now_size)
         if doc.rules is not None:
             values += [doc.rules.at(name) or 0 for name in rule_names(doc.rules)]
@@ -107,7 +117,7 @@ class Timeline(QWidget):
         for slot in range(self.slots()):
             rect = self._slot_rect(slot, plot)
             is_now = slot == len(doc.requests)
-            size = doc.now_size if is_now else doc.requests[slot].size
+            size = doc.now_size if is_now else doc.requests[slot].estimate
             y = self._y(size, plot, top)
             inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
             if slot == self.current:
@@ -142,8 +152,7 @@ class Timeline(QWidget):
         doc = self.document
         painter.setPen(QPen(muted_colour(), 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
-        for fraction in (0.0, 0.5, 1.0):
-            value = top / 1.08 * fraction
+        for value in nice_ticks(top / 1.08):
             y = self._y(value, plot, top)
             painter.drawText(QRectF(0, y - 8, LEFT - 6, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{value:,.0f}")
         painter.setPen(text)
@@ -153,7 +162,7 @@ class Timeline(QWidget):
             label = "now" if slot == len(doc.requests) else str(slot)
             painter.drawText(QRectF(rect.left() - 10, plot.bottom() + 2, rect.width() + 20, 16), Qt.AlignmentFlag.AlignHCenter, label)
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
-        legend = f"Showing {current}   ·   bars: counted tokens   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
+        legend = f"Showing {current}   ·   bars: estimate   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
 
     # -- input ---------------------------------------------------------------------------
@@ -189,5 +198,9 @@ class Timeline(QWidget):
         else:
             r = self.document.requests[slot]
             reported = f"{r.reported_input:,}" if r.reported_input else "not recorded"
-            tip = f"request {slot}: {len(r.view)} messages, {r.size:,} tokens; reported input {reported}"
+            share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
+            tip = (
+                f"request {slot}: {len(r.view)} messages, estimate {r.estimate:,} tokens "
+                f"({r.counted:,} counted × scale {r.scale:.3f}); reported input {reported}{share}"
+            )
         QToolTip.showText(event.globalPosition().toPoint(), tip, self)

@@ -1,27 +1,33 @@
-"""Per-request facts the timeline and window map draw: size, reported input, folds; and the policy's rules."""
+"""Per-request facts the timeline and window map draw (from core.trace), and the policy's rules in tokens."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable
 
-from core.count import Counter
 from core import pricing
+from core.count import Counter, estimate
 from core.model import Session
-from core.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyError, resolve_ceiling
+from core.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyError
+from core.trace import build_trace, measure_trace, session_tools
 
 from app.document import is_note
 
 Report = Callable[[int, int, str], None]
 
+
 @dataclass(frozen=True)
 class RequestFacts:
-    """One request of the trace as drawn: its view, its size and what the provider reported."""
+    """One request of the trace as drawn: its view, its estimate and what the provider reported."""
 
     index: int
     view: tuple[str, ...]
-    size: int  # the exact o200k_base count of the compiled request
+    estimate: int  # the exact o200k_base count of the compiled request, times the scale
+    counted: int
+    scale: float
     reported_input: int | None
+    over_ceiling: bool
+    prefix_share: float | None  # how much of this request the next one repeats from its start
     folded_before: bool  # a note entered the view since the previous request (a fold or compaction)
 
 
@@ -60,54 +66,60 @@ def rule_label(rules: Rules, name: str) -> str:
     return f"{name} {value:,}"
 
 
-def session_rules(session: Session) -> Rules:
-    """The rules the session ran under: its launch policy resolved by core.policy; when that gives
-    no ceiling, the cap its fold records name."""
+def launch_policy(session: Session) -> tuple[Policy, str]:
+    """The policy the session's launch record names, or the default with a note saying why not."""
     launch = session.branch_metadata.get("api_launch")
     launch = launch if isinstance(launch, dict) else {}
     try:
-        policy = Policy.from_mapping(launch, "the launch record", stored=True)
+        return Policy.from_mapping(launch, "the launch record", stored=True), ""
     except PolicyError as exc:
-        policy, note = Policy(source="default"), f"launch record refused ({exc}); "
-    else:
-        note = ""
-    resolution = resolve_ceiling(policy, session.model)
-    tier = pricing.first_boundary(session.model or policy.model)
+        return Policy(source="default"), f"launch record refused ({exc}); "
+
+
+@dataclass
+class TraceFacts:
+    requests: list[RequestFacts]
+    rules: Rules
+    now_estimate: int  # the request the active view compiles to now, at the calibrated scale
+    scale: float
+    policy: Policy
+
+
+def measure_requests(session: Session, counter: Counter, report: Report) -> TraceFacts:
+    """Measure the trace through core.trace under the launch policy; the counter memoises every message."""
+    policy, note = launch_policy(session)
+    report(0, 0, "Measuring requests")
+    measured = measure_trace(session, policy, counter=counter)
+    trace = build_trace(session)
+    record = session.record
+    out: list[RequestFacts] = []
+    previous_notes: set[str] = set()
+    for request, row in zip(trace, measured.rows):
+        view = tuple(mid for mid in request.view if mid in record)
+        notes = {mid for mid in view if is_note(record.get(mid))}
+        out.append(
+            RequestFacts(
+                index=row.index,
+                view=view,
+                estimate=row.estimate,
+                counted=row.counted,
+                scale=row.scale,
+                reported_input=row.reported_input,
+                over_ceiling=row.over_ceiling,
+                prefix_share=row.prefix_share,
+                folded_before=bool(notes - previous_notes) and bool(out),
+            )
+        )
+        previous_notes = notes
+    resolution = measured.resolution
     ceiling, why = resolution.ceiling, note + resolution.why
     if ceiling is None:
         caps = [f.get("cap") for f in (session.manifest or {}).get("context_folds") or [] if isinstance(f, dict)]
         caps = [c for c in caps if isinstance(c, int) and not isinstance(c, bool) and c > 0]
         if caps:
             ceiling, why = caps[-1], f"{why}; the fold records name a cap of {caps[-1]:,}"
-    return Rules(ceiling, policy.fold_at, policy.fold_target, why, tier)
-
-
-def measure_requests(session: Session, counter: Counter, report: Report) -> tuple[list[RequestFacts], int]:
-    """Every request's facts and the estimate of the active view as it stands now, counted exactly
-    (the counter memoises each message, so a trace costs about one count of its messages)."""
-    record = session.record
-    out: list[RequestFacts] = []
-    previous_notes: set[str] = set()
-    total = len(session.trace)
-
-    def size_of(view: Sequence[str]) -> int:
-        return counter.count([record.get(mid) for mid in view], record=record)
-
-    for k, request in enumerate(session.trace):
-        view = tuple(mid for mid in request.view if mid in record)
-        size = size_of(view)
-        notes = {mid for mid in view if is_note(record.get(mid))}
-        usage = request.usage
-        out.append(
-            RequestFacts(
-                index=k,
-                view=view,
-                size=size,
-                reported_input=usage.reported_input if usage is not None else None,
-                folded_before=bool(notes - previous_notes) and k > 0,
-            )
-        )
-        previous_notes = notes
-        if k % 20 == 0:
-            report(k, total, "Measuring requests")
-    return out, size_of(session.view)
+    rules = Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
+    now_counted = counter.count(
+        [record.get(mid) for mid in session.view], record=record, policy=policy, tools=session_tools(session)
+    )
+    return TraceFacts(out, rules, estimate(now_counted, measured.scale), measured.scale, policy)

@@ -31,7 +31,7 @@ from app.qt import (
     Signal,
 )
 from app.settings import WindowSettings
-from app.status import status_text
+from app.status import status_text, status_tooltip
 from app.worker import Task
 
 SESSION_FILTER = "Session files (*.json *.jsonl);;All files (*)"
@@ -285,6 +285,7 @@ class MainWindow(QMainWindow):
         at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
         self.view_list.set_heading(f"{at} · {doc.view_size:,} messages · {doc.view_tokens():,} tokens")
         self.status_label.setText(status_text(doc))
+        self.status_label.setToolTip(status_tooltip(doc))
 
     # -- selection ------------------------------------------------------------------------
 
@@ -306,7 +307,7 @@ class MainWindow(QMainWindow):
             return
         selected = self.inspector.index
         is_now = slot >= len(doc.requests)
-        doc.show_view(doc.session.view if is_now else list(doc.requests[slot].view))
+        doc.show_view(doc.session.view if is_now else list(doc.requests[slot].view), at_request=not is_now)
         self.record_model.set_document(doc)
         self.view_model.set_document(doc)
         self.window_map.update()

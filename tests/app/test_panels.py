@@ -8,6 +8,7 @@ from app.models import IndexRole
 from app.qt import QPointF, Qt
 from core.compile import compile_request, payload_bytes
 from core.count import Counter
+from core.trace import measure_trace, session_tools
 
 
 @pytest.fixture
@@ -43,12 +44,11 @@ def test_stepping_the_timeline_to_request_k_shows_the_view_the_core_reports_for_
     assert window.timeline.current == len(session.trace) - 1
 
 
-def test_timeline_bars_are_exact_counts_of_each_compiled_request(demo_window):
-    session = demo_window.document.session
-    counter = Counter()
-    for facts in demo_window.document.requests[:4]:
-        messages = [session.record.get(mid) for mid in facts.view]
-        assert facts.size == counter.count(messages, record=session.record)
+def test_timeline_bars_are_the_estimates_core_trace_reports(demo_window):
+    document = demo_window.document
+    report = measure_trace(document.session, document.policy)
+    assert [r.estimate for r in document.requests] == [row.estimate for row in report.rows]
+    assert [r.reported_input for r in document.requests] == [row.reported_input for row in report.rows]
 
 
 def test_next_fold_jumps_to_the_request_after_a_fold(qtbot, demo_window):
@@ -80,11 +80,13 @@ def test_the_request_panel_shows_the_compiled_payload_and_its_count(qtbot, demo_
     window.timeline.step_to(2)
     session = window.document.session
     messages = [session.record.get(mid) for mid in session.trace[2].view]
-    payload = compile_request(messages, record=session.record)
-    tokens = Counter().count(messages, record=session.record)
+    options = {"record": session.record, "policy": window.document.policy, "tools": session_tools(session)}
+    payload = compile_request(messages, **options)
+    counted = Counter().count(messages, **options)
     header = window.request_panel.header.text()
     assert "request 2" in header
-    assert f"{tokens:,} tokens" in header
+    assert f"{counted:,} counted" in header
+    assert f"{window.document.requests[2].estimate:,} tokens" in header
     assert f"{len(payload_bytes(payload)):,} bytes" in header
     assert '"messages"' in window.request_panel.payload.toPlainText()
 
