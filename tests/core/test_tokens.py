@@ -59,15 +59,11 @@ def test_count_equals_tiktoken_on_random_unicode(text):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.text(max_size=200), st.text(max_size=200))
-def test_counts_decode_back_to_the_text(a, b):
-    # Exactness without a reference: the tokens round-trip to the same text, and a
-    # concatenation never costs more than its parts plus the merges they lose.
+@given(st.text(max_size=200))
+def test_tokens_decode_back_to_the_text(text):
     from core.tokens import encoding
 
-    tokens = encoding().encode_ordinary(a + b)
-    assert encoding().decode(tokens) == a + b
-    assert len(tokens) <= count_text(a) + count_text(b)
+    assert encoding().decode(encoding().encode_ordinary(text)) == text
 
 
 def test_a_corrupted_vocabulary_is_refused(tmp_path):
