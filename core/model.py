@@ -184,6 +184,9 @@ class Session:
     warnings: list[str] = field(default_factory=list)
     model: str | None = None
     scale: float = 1.0
+    # Tokens every request carried that the file does not hold (a Claude Code, Codex or pi file
+    # keeps no system prompt or tool definitions); estimated from reported input by core.trace.
+    unseen_head: int = 0
     extras: dict[str, Any] = field(default_factory=dict)  # reader facts kept out of requests
 
     def __post_init__(self) -> None:

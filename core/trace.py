@@ -11,6 +11,9 @@ from core.count import Counter, Measurement, estimate
 from core.model import FullRecord, Message, Request, Session
 from core.policy import Policy, Resolution, resolve_ceiling
 
+# Formats whose files hold the conversation but not the system prompt or tool definitions the
+# provider was sent: their reported input carries an unseen head that no count of the file sees.
+UNSEEN_HEAD_FORMATS = frozenset({"claude_code", "codex", "pi"})
 SCALE_FLOOR = 4_000  # a request counted under this many tokens never moves the scale (Amendment 1's D3)
 METHOD = "o200k_base count of the compiled request, times the scale"
 
@@ -31,6 +34,21 @@ def build_trace(session: Session) -> list[Request]:
             trace.append(Request(len(trace), tuple(before), message.id, usage, message.created_at))
         before.append(message.id)
     return trace
+
+
+def unseen_head(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> int:
+    """The tokens every request carried that the file does not hold, for formats that keep no
+    system prompt or tools: the smallest gap between a request's reported input and its count.
+
+    The gap is constant in truth (the same system prompt and tools each time); taking the
+    smallest keeps tokenizer differences, which grow with the request, out of it. Without
+    this, the scale would absorb the head and over-estimate every later, larger request.
+    """
+    if session.format not in UNSEEN_HEAD_FORMATS:
+        return 0
+    gaps = [r.usage.reported_input - c for c, r in zip(counted, trace)
+            if r.usage is not None and r.usage.reported_input > 0]
+    return max(0, min(gaps)) if gaps else 0
 
 
 def stored_scale(session: Session) -> float:
@@ -89,14 +107,14 @@ def record_index(message: Message | None, record: FullRecord | None) -> int | No
 
 
 def refusal_for(measurement: Measurement, ceiling: int | None, scale: float, record: FullRecord | None,
-                reported: int | None = None) -> Refusal | None:
+                reported: int | None = None, unseen: int = 0) -> Refusal | None:
     """A Refusal when the estimate (or a reported input, cache reads and writes included) is at or past the ceiling."""
-    size = estimate(measurement.counted, scale)
+    size = estimate(measurement.counted + unseen, scale)
     if ceiling is None or max(size, reported or 0) < ceiling:
         return None
     top = sorted(measurement.parts, key=lambda p: -p.tokens)[:3]
     parts = tuple(LargestPart(record_index(p.message, record), p.kind, p.tokens) for p in top)
-    return Refusal(size, ceiling, measurement.counted, scale, parts)
+    return Refusal(size, ceiling, measurement.counted + unseen, scale, parts)
 
 
 def check_request(messages: Sequence[Message], ceiling: int | None, scale: float = 1.0, *,
@@ -141,6 +159,7 @@ class TraceReport:
     rows: list[RequestRow] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     scale: float = 1.0
+    unseen_head: int = 0
 
 
 def common_prefix_len(a: bytes, b: bytes) -> int:
@@ -185,19 +204,23 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     previous: bytes | None = None
     trace = build_trace(session)
     rec = session.record
-    for request in trace:
-        messages = [rec.get(mid) for mid in request.view if mid in rec]
-        m = counter.measure(messages, record=rec, policy=policy, tools=tools)
+    views = [[rec.get(mid) for mid in request.view if mid in rec] for request in trace]
+    measurements = [counter.measure(messages, record=rec, policy=policy, tools=tools) for messages in views]
+    head = unseen_head(session, [m.counted for m in measurements], trace)
+    if record:
+        session.unseen_head = head
+    for request, messages, m in zip(trace, views, measurements):
+        counted = m.counted + head
         reported = request.usage.reported_input if request.usage is not None else None
-        refusal = refusal_for(m, resolution.ceiling, scale, rec, reported)
-        size = estimate(m.counted, scale)
+        refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, head)
+        size = estimate(counted, scale)
         action = "refuse" if refusal else action_for(size, resolution.ceiling, policy.fold_at)
-        report.rows.append(RequestRow(request.index, size, m.counted, scale, reported, None,
+        report.rows.append(RequestRow(request.index, size, counted, scale, reported, None,
                                       refusal is not None, refusal))
         report.decisions.append({
             "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
-            "source": resolution.source, "method": METHOD, "size": size, "counted": m.counted, "scale": scale,
-            "reported_input": reported, "action": action,
+            "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,
+            "unseen_head": head, "reported_input": reported, "action": action,
         })
         if prefix:
             current = payload_bytes(compile_request(messages, record=rec, policy=policy, tools=tools))
@@ -207,7 +230,8 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
                 report.rows[-2] = RequestRow(last.index, last.estimate, last.counted, last.scale, last.reported_input,
                                              round(share, 4), last.over_ceiling, last.refusal)
             previous = current
-        scale = calibrated(scale, m.counted, reported)
+        scale = calibrated(scale, counted, reported)
+    report.unseen_head = head
     report.scale = scale
     if record:
         session.events.extend(report.decisions)

@@ -76,6 +76,7 @@ def run_requests(args) -> dict[str, Any]:
         "requests": [row.as_dict() for row in report.rows],
         "refused": refused,
         "scale": round(report.scale, 6),
+        "unseen_head": report.unseen_head,
     }
 
 

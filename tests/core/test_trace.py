@@ -131,3 +131,26 @@ def test_prefix_share_is_the_share_of_a_request_the_next_repeats_and_null_for_th
     rows = measure_trace(s).rows
     assert rows[-1].prefix_share is None
     assert all(0.9 < r.prefix_share <= 1.0 for r in rows[:-1])
+
+
+def test_unseen_head_keeps_claude_code_estimates_near_reported_input(corpus_dev):
+    # A Claude Code file holds no system prompt or tools; without the unseen head the scale
+    # absorbed them (3.5x) and over-estimated every later request by more than double.
+    from core.formats import load_session
+    from core.trace import measure_trace
+
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    report = measure_trace(session, record=True)
+    assert session.unseen_head == report.unseen_head > 10_000
+    reported = [(row.estimate, row.reported_input) for row in report.rows if row.reported_input]
+    worst = max(abs(e - r) / r for e, r in reported)
+    assert worst < 0.25, worst
+    assert report.scale < 1.5
+
+
+def test_native_sessions_have_no_unseen_head():
+    from core.demo import generate
+    from core.trace import measure_trace
+
+    session = generate(seed=3, rounds=4)
+    assert measure_trace(session).unseen_head == 0
