@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import sqlite_utils
 
 from core.formats.lionagi_write import message_dict, native_dict
-from core.model import Session
+from core.model import Message, ReadError, Session
 
-BATCH_SIZE = 500
+WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
 MESSAGE_COLUMNS = ("session_id", "idx", "message_id", "kind", "created_at", "original", "sha256", "chars", "text")
 
 
@@ -124,40 +125,52 @@ class Library:
     # Imports -----------------------------------------------------------------------------------
 
     def import_session(self, session: Session) -> int:
-        """Store a session in one transaction and return its id; the same source bytes give the same id."""
-        sha, size = source_fingerprint(session)
-        existing = self.find(sha)
-        if existing is not None:
-            return existing
-        reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
-        rows = list(_message_rows(session))
+        """Store a session in one transaction and return its id; the same source bytes give the same id.
+
+        Each message keeps its original bytes (`original`, a BLOB) and their SHA-256: for a line-based
+        source the bytes of the line(s) it came from, sliced from the file (which must not have changed
+        since it was read); for a native or payload file its JSON as the file held it.
+        """
+        with _Source(session) as source:
+            existing = self.find(source.sha256)
+            if existing is not None:
+                return existing
+            reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
+            # The commit returns once the import's pages are in the write-ahead log (synchronous
+            # NORMAL); copying them into the database file and syncing it, the checkpoint, is left to
+            # the next write or to close() instead of holding up the import (docs/performance.md).
+            self.db.conn.execute("PRAGMA wal_autocheckpoint=0")
+            try:
+                session_id = self._import(session, source, reported)
+            finally:
+                self.db.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
+        return session_id
+
+    def _import(self, session: Session, source: "_Source", reported: list[int]) -> int:
         with self.db.atomic():
-            session_id = self.db["sessions"].insert(
-                {
-                    "source": session.source, "format": session.format, "source_sha256": sha,
-                    "source_bytes": size, "model": session.model, "messages": len(session.record),
-                    "view_messages": len(session.view), "record_chars": sum(r["chars"] for r in rows),
-                    "requests": len(session.trace), "peak_reported_input": max(reported) if reported else None,
-                    "warnings": json.dumps(session.warnings, ensure_ascii=False), "imported_at": _now(),
-                }
-            ).last_pk
-            for row in rows:
-                row["session_id"] = session_id
-            self._insert_messages(rows)
+            cursor = self.db.conn.execute(
+                "INSERT INTO sessions (source, format, source_sha256, source_bytes, model, messages, view_messages,"
+                " record_chars, requests, peak_reported_input, warnings, imported_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+                [session.source, session.format, source.sha256, source.size, session.model, len(session.record),
+                 len(session.view), len(session.trace), max(reported) if reported else None,
+                 json.dumps(session.warnings, ensure_ascii=False), _now()],
+            )
+            session_id = cursor.lastrowid
+            chars = [0]
+            self._insert_messages(_message_rows(session, session_id, source, chars))
+            self.db.conn.execute("UPDATE sessions SET record_chars = ? WHERE id = ?", [chars[0], session_id])
             self.add_view_version(session_id, session.view, "import")
             for event in session.events:
                 self.add_event(session_id, str(event.get("kind", "event")), event)
         return session_id
 
-    def _insert_messages(self, rows: list[dict[str, Any]]) -> None:
+    def _insert_messages(self, rows: Iterable[tuple]) -> None:
         # A seam: tests replace it to fail midway and check that nothing stays behind.
-        # One prepared statement run in batches: sqlite-utils' insert_all rebuilds its SQL and
-        # inspects every value per chunk, which cost as much as the JSON parse (import speed target).
-        columns = list(MESSAGE_COLUMNS)
-        sql = f"INSERT INTO messages ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        for start in range(0, len(rows), BATCH_SIZE):
-            batch = rows[start : start + BATCH_SIZE]
-            self.db.conn.executemany(sql, [[row[c] for c in columns] for row in batch])
+        # One prepared statement fed by a generator: sqlite-utils' insert_all rebuilds its SQL and
+        # inspects every value per chunk, and a list of rows would hold every original at once.
+        sql = f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)}) VALUES ({', '.join('?' * len(MESSAGE_COLUMNS))})"
+        self.db.conn.executemany(sql, rows)
 
     def find(self, source_sha256: str) -> int | None:
         row = self.db.execute("SELECT id FROM sessions WHERE source_sha256 = ?", [source_sha256]).fetchone()
@@ -232,31 +245,69 @@ class Library:
 
 def source_fingerprint(session: Session) -> tuple[str, int]:
     """SHA-256 and size of the session's source file, or of its native form when it has no file."""
-    digest = hashlib.sha256()
-    size = 0
-    source = Path(session.source) if session.source else None
-    if source is not None and source.is_file():
-        with open(source, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-                size += len(block)
-    else:
-        data = json.dumps(native_dict(session), ensure_ascii=False, sort_keys=True).encode("utf-8")
-        digest.update(data)
-        size = len(data)
-    return digest.hexdigest(), size
+    with _Source(session) as source:
+        return source.sha256, source.size
 
 
-def _message_rows(session: Session) -> Iterable[dict[str, Any]]:
-    dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+class _Source:
+    """The session's source bytes while it is stored: its SHA-256 and size, and each message's original bytes."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.lines = session.extras.get("source_lines")
+        self.data: bytes | mmap.mmap = b""
+        self._handle = None
+        self._dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+
+    def __enter__(self) -> "_Source":
+        path = Path(self.session.source) if self.session.source else None
+        if path is not None and path.is_file():
+            self._handle = open(path, "rb")
+            stat = os.fstat(self._handle.fileno())
+            if self.lines is not None and (stat.st_size, stat.st_mtime_ns) != (self.lines.size, self.lines.mtime_ns):
+                self.close()
+                raise ReadError(str(path), "", "the file changed after it was read; open it again to import it")
+            # Mapped, not read: the pages are the file's own, shared with the page cache.
+            self.data = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
+            self.sha256, self.size = hashlib.sha256(self.data).hexdigest(), stat.st_size
+        else:
+            self.lines = None
+            data = json.dumps(native_dict(self.session), ensure_ascii=False, sort_keys=True).encode("utf-8")
+            self.sha256, self.size = hashlib.sha256(data).hexdigest(), len(data)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if isinstance(self.data, mmap.mmap):
+            self.data.close()
+        self.data = b""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def original(self, message: Message) -> bytes:
+        lines = self.lines.lines_of(message) if self.lines is not None else ()
+        if lines:
+            data, starts = self.data, self.lines.starts
+            if len(lines) == 1:
+                return data[starts[lines[0] - 1] : starts[lines[0]]].rstrip(b"\r\n")
+            return b"\n".join(data[starts[n - 1] : starts[n]].rstrip(b"\r\n") for n in lines)
+        return self._dumps(message.raw if message.raw is not None else message_dict(message)).encode("utf-8")
+
+
+def _message_rows(session: Session, session_id: int, source: _Source, chars: list[int]) -> Iterator[tuple]:
+    """Rows in MESSAGE_COLUMNS order; adds the record's characters to chars[0] as it goes."""
+    sha256, original = hashlib.sha256, source.original
+    total = 0
     for index, message in enumerate(session.record):
-        original = dumps(message.raw if message.raw is not None else message_dict(message))
+        data = original(message)
         text = message.text
-        yield {
-            "idx": index, "message_id": message.id, "kind": message.kind, "created_at": message.created_at,
-            "original": original, "sha256": hashlib.sha256(original.encode("utf-8")).hexdigest(),
-            "chars": len(text), "text": text,
-        }
+        total += len(text)
+        chars[0] = total
+        yield (session_id, index, message.id, message.kind, message.created_at, data, sha256(data).hexdigest(),
+               len(text), text)
 
 
 def _json_default(value: Any) -> Any:

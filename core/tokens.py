@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
+import marshal
+import os
+import sys
 import threading
 from importlib import resources
 from pathlib import Path
@@ -36,8 +39,21 @@ def vocabulary_path() -> Path:
     return Path(str(resources.files("resources").joinpath("o200k_base.tiktoken")))
 
 
-def load_ranks(path: Path, expected_sha256: str = O200K_SHA256) -> dict[bytes, int]:
-    """Parse a .tiktoken file after checking its SHA-256; never touches the network."""
+def cache_folder() -> Path:
+    """Where parsed vocabularies are kept: FOLDSCOPE_CACHE, else $XDG_CACHE_HOME/foldscope (~/.cache/foldscope)."""
+    if os.environ.get("FOLDSCOPE_CACHE"):
+        return Path(os.environ["FOLDSCOPE_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "foldscope"
+
+
+def load_ranks(path: Path, expected_sha256: str = O200K_SHA256, cache: Path | None | bool = None) -> dict[bytes, int]:
+    """The ranks of a .tiktoken file, after checking its SHA-256; never touches the network.
+
+    The file is read and hashed every time. Parsing it costs about 0.1 s, so the parsed ranks are
+    kept in the cache folder (`cache`, default cache_folder(); False for none) under the file's
+    SHA-256, in marshal form (data only, never code) behind their own SHA-256, and used only when
+    that digest verifies and the token count matches the file's line count; anything else reparses.
+    """
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -48,16 +64,62 @@ def load_ranks(path: Path, expected_sha256: str = O200K_SHA256) -> dict[bytes, i
             f"{path}: tokenizer vocabulary hash mismatch (expected {expected_sha256}, got {actual}); "
             "the file is corrupt or not o200k_base"
         )
-    ranks: dict[bytes, int] = {}
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line:
-            continue
-        try:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-        except ValueError:
-            raise TokenizerError(f"{path}: line {number}: not a token and a rank") from None
+    lines = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+    cached = None
+    if cache is not False:
+        cached = _cache_file(Path(cache) if cache else cache_folder(), actual)
+        ranks = _read_cache(cached, lines)
+        if ranks is not None:
+            return ranks
+    ranks = parse_ranks(data, path)
+    if cached is not None:
+        _write_cache(cached, ranks)
     return ranks
+
+
+def parse_ranks(data: bytes, path: Path) -> dict[bytes, int]:
+    """Parse `base64-token rank` lines (twice as fast as a line-by-line loop: one split, C-level decoding)."""
+    parts = data.split()
+    if len(parts) % 2:
+        raise TokenizerError(f"{path}: not a list of tokens and ranks (an odd number of fields)")
+    try:
+        return dict(zip(map(binascii.a2b_base64, parts[0::2]), map(int, parts[1::2])))
+    except (ValueError, binascii.Error) as exc:
+        raise TokenizerError(f"{path}: not a list of tokens and ranks ({exc})") from None
+
+
+def _cache_file(folder: Path, sha256: str) -> Path:
+    # marshal's format belongs to one Python version, so the version is part of the name.
+    return folder / f"ranks-{sha256}-py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}.bin"
+
+
+def _read_cache(path: Path, lines: int) -> dict[bytes, int] | None:
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    digest, payload = blob[:64], blob[65:]
+    if blob[64:65] != b"\n" or hashlib.sha256(payload).hexdigest().encode() != digest:
+        return None
+    try:
+        ranks = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(ranks, dict) or len(ranks) != lines:
+        return None
+    return ranks
+
+
+def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
+    payload = marshal.dumps(ranks)
+    blob = hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(blob)
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)  # a read-only cache only costs the next start its parse
 
 
 def build_encoding(path: Path | None = None, expected_sha256: str = O200K_SHA256) -> tiktoken.Encoding:

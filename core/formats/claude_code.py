@@ -277,8 +277,10 @@ class _Reader:
                  "boundary_line": bd["boundary_line"]}
         text = summary if summary is not None else (bd["text"] or "Conversation compacted")
         at = parse_time(value.get("timestamp")) if summary is not None else bd["at"]
-        self.b.compact(text, line if summary is not None else bd["boundary_line"] or line, id=note_id, at=at,
-                       event=event)
+        note = self.b.compact(text, line if summary is not None else bd["boundary_line"] or line, id=note_id,
+                              at=at, event=event)
+        if summary is not None and bd["boundary_line"]:
+            self.b.also_from(note, (bd["boundary_line"], line))  # its original: the boundary and the summary
 
     def _sidechain(self, kind: str, line: int, value: dict, message: Mapping) -> None:
         uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else f"line{line}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from array import array
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -21,11 +23,17 @@ def iter_json_lines(path: Path, builder: "SessionBuilder") -> Iterator[tuple[int
     except OSError as exc:
         raise ReadError(str(path), "", f"cannot open: {exc.strerror or exc}") from None
     with handle:
+        # Where every line starts (and, last, where the file ends): the store slices each message's
+        # original bytes from the file by these, so no line's bytes are kept in memory meanwhile.
+        stat = os.fstat(handle.fileno())
+        builder.source = SourceLines(builder.file, stat.st_size, stat.st_mtime_ns, array("q"))
+        starts = builder.source.starts
         pending: tuple[int, int, bytes] | None = None
         offset = 0
         for number, raw in enumerate(handle, 1):
+            starts.append(offset)
             start, offset = offset, offset + len(raw)
-            if not raw.strip():
+            if raw[0] in _SPACE and not raw.strip():  # looks at the first byte before copying the line
                 continue
             if pending is not None:
                 yield pending[0], pending[1], _parse(pending, builder, last=False)
@@ -34,10 +42,26 @@ def iter_json_lines(path: Path, builder: "SessionBuilder") -> Iterator[tuple[int
             value = _parse(pending, builder, last=True)
             if value is not _SKIP:
                 yield pending[0], pending[1], value
+        starts.append(offset)
 
 
 _SKIP = object()
-_decode = json.JSONDecoder().decode  # json.loads on str without its per-call encoding detection
+_SPACE = b" \t\r\n\f\v"
+_decoder = json.JSONDecoder()
+_scan = _decoder.scan_once  # the C scanner json.loads ends in, without its per-call regex and detection steps
+
+
+def _decode(text: str) -> Any:
+    """json.loads of one line: the C scanner from the first byte, then only whitespace may follow."""
+    if not text or text[0] in " \t\r\n":
+        return _decoder.decode(text)
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration as stop:
+        raise json.JSONDecodeError("Expecting value", text, stop.value) from None
+    if end != len(text) and text[end:].strip(" \t\n\r"):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
 
 # What a mapping step can raise on input shaped in a way no branch expected; one line, never a traceback.
 _UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
@@ -48,6 +72,7 @@ def feed_all(lines: Iterator[tuple[int, int, Any]], feed: Any, builder: "Session
     number = 0
     try:
         for number, offset, value in lines:
+            builder.line = number
             feed(number, offset, value)
     except _UNEXPECTED as exc:
         raise ReadError(builder.file, f"line {number}", f"unexpected content ({type(exc).__name__}: {exc})") from exc
@@ -103,6 +128,30 @@ def text_of(content: Any) -> str:
     return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 
+class SourceLines:
+    """Where each message's original bytes lie in its source file: the line starts, and the lines of each message.
+
+    A message's original is its provenance line, or, for one put together from several lines (a
+    response split over lines), the lines in `multi`, joined by newlines without their line ends.
+    `size` and `mtime_ns` are the file's when it was read, so a store can tell the file has changed.
+    """
+
+    def __init__(self, file: str, size: int, mtime_ns: int, starts: array) -> None:
+        self.file, self.size, self.mtime_ns, self.starts = file, size, mtime_ns, starts
+        self.multi: dict[str, tuple[int, ...]] = {}
+
+    def lines_of(self, message: Message) -> tuple[int, ...]:
+        lines = self.multi.get(message.id)
+        if lines is not None:
+            return lines
+        p = message.provenance
+        return (p.line,) if p is not None and p.file == self.file and p.line > 0 else ()
+
+    def span(self, line: int) -> tuple[int, int]:
+        """(start, end) of a 1-based line, its line end included."""
+        return self.starts[line - 1], self.starts[line]
+
+
 class SessionBuilder:
     """Collects the full record, the active view, the trace, events and warnings while a reader streams."""
 
@@ -121,6 +170,8 @@ class SessionBuilder:
         self._turn: dict[str, Any] | None = None
         self._calls: dict[str, tuple[str, str, Any]] = {}  # call id -> (action_request id, function, arguments)
         self._reserved: set[str] = set()
+        self.source: SourceLines | None = None  # set by iter_json_lines
+        self.line = 0  # the line being fed, so a split response knows every line it came from
 
     # -- problems -------------------------------------------------------------------------
     def warn(self, line: int, problem: str) -> None:
@@ -198,7 +249,7 @@ class SessionBuilder:
         rid = self.unique(id, line)
         self.answer(rid)
         self._turn = {"id": rid, "line": line, "at": at, "text": [], "thinking": [], "calls": {},
-                      "results": [], "meta": dict(metadata or {})}
+                      "results": [], "meta": dict(metadata or {}), "lines": [line]}
 
     @property
     def turn_open(self) -> bool:
@@ -207,10 +258,22 @@ class SessionBuilder:
     def turn_text(self, text: str) -> None:
         if text:
             self._turn["text"].append(text)
+            self._turn_line()
 
     def turn_thinking(self, text: str) -> None:
         if text:
             self._turn["thinking"].append(text)
+            self._turn_line()
+
+    def _turn_line(self) -> None:
+        lines = self._turn["lines"]
+        if self.line > lines[-1]:
+            lines.append(self.line)
+
+    def also_from(self, message_id: str, lines: tuple[int, ...]) -> None:
+        """Record that a message came from these source lines (in order), not only its provenance line."""
+        if self.source is not None and len(lines) > 1:
+            self.source.multi[message_id] = tuple(lines)
 
     def turn_meta(self, **facts: Any) -> None:
         self._turn["meta"].update(facts)
@@ -252,6 +315,7 @@ class SessionBuilder:
             meta["thinking"] = "\n\n".join(turn["thinking"])
         self._add_exact(turn["id"], "assistant", {"assistant_response": "\n\n".join(turn["text"])},
                         turn["line"], turn["at"], meta)
+        self.also_from(turn["id"], tuple(turn["lines"]))
         for call_id, (mid, function, args, line, at, cmeta, rid) in turn["calls"].items():
             content = {"function": function, "arguments": args, "action_response_id": rid}
             self._add_exact(mid, "action_request", content, line, at, {"call_id": call_id, **cmeta})
@@ -283,5 +347,7 @@ class SessionBuilder:
         self.close_request()
         if not len(self.record):
             raise ReadError(self.file, "", f"no messages found for format {self.format}")
+        if self.source is not None:
+            self.extras["source_lines"] = self.source
         return Session(record=self.record, view=self.view, format=self.format, source=self.file, events=self.events,
                        trace=self.trace, warnings=self.warnings, model=self.model, extras=self.extras)

@@ -47,6 +47,7 @@ def test_a_failure_midway_leaves_no_rows(tmp_path, monkeypatch):
     real_insert = library._insert_messages
 
     def half_then_fail(rows):
+        rows = list(rows)
         real_insert(rows[: len(rows) // 2])  # some rows really reach the database
         assert library.db["messages"].count > 0
         raise RuntimeError("disk on fire")
@@ -136,3 +137,36 @@ def test_database_is_a_real_sqlite_file(tmp_path):
         library.import_session(generate(seed=5, rounds=3, listing_chars=100))
     with sqlite3.connect(tmp_path / "lib.db") as conn:
         assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (1,)
+
+
+def test_line_based_originals_are_the_source_lines_as_the_file_holds_them(tmp_path, corpus_dev):
+    import hashlib
+
+    path = corpus_dev / "claude_code" / "tool_heavy.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    session = load_session(path)
+    with Library(tmp_path / "lib.db") as library:
+        rows = library.messages(library.import_session(session))
+    source = session.extras["source_lines"]
+    for message, row in zip(session.record, rows):
+        expected = b"\n".join(lines[n - 1].rstrip(b"\r") for n in source.lines_of(message))
+        assert row["original"] == expected and expected
+        assert row["sha256"] == hashlib.sha256(expected).hexdigest()
+    assert any(len(source.lines_of(m)) > 1 for m in session.record)  # responses split over lines
+
+
+def test_a_source_changed_after_reading_is_refused_and_nothing_is_stored(tmp_path, corpus_dev):
+    import os
+
+    from core.model import ReadError
+
+    copy = tmp_path / "session.jsonl"
+    copy.write_bytes((corpus_dev / "claude_code" / "short.jsonl").read_bytes())
+    session = load_session(copy)
+    with open(copy, "ab") as handle:
+        handle.write(b"\n")
+    os.utime(copy, ns=(1, 1))
+    with Library(tmp_path / "lib.db") as library:
+        with pytest.raises(ReadError, match="changed after it was read"):
+            library.import_session(session)
+        assert counts(library)["sessions"] == 0
