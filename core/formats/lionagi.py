@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
+from core.formats.lionagi_views import request_views
 from core.model import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
 
 FORMAT = "lionagi"
@@ -72,7 +73,7 @@ def read(path: Path) -> Session:
             "extra": {k: v for k, v in wrapper.items() if k not in ("branch", "manifest", "events")},
         }
     session.model = _model_name(branch, manifest)
-    session.trace = build_trace(session.record, manifest, session.warnings)
+    session.trace = build_trace(session.record, manifest, session.warnings, session.view)
     return session
 
 
@@ -289,8 +290,12 @@ def usage_from(data: Any) -> Usage | None:
     return None
 
 
-def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings: list[str]) -> list[Request]:
-    """One request per assistant response, its view the record before it (folds are not replayed here).
+def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings: list[str],
+                final_view: Sequence[str] | None = None) -> list[Request]:
+    """One request per assistant response, compiled from the view as it stood before that response.
+
+    With the session's final view, each request's view is rebuilt from the notes, clipped copies and
+    fold records (core.formats.lionagi_views); without it, it is the record before the response.
 
     Reported usage comes from the manifest's `api_usage` (by `response_id`, else by position), else
     from the response's own `model_response.usage` as old lionagi dumps keep it.
@@ -300,6 +305,7 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     by_response = {e["response_id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("response_id"), str)}
     trace: list[Request] = []
     before: list[str] = []
+    views = request_views(record, final_view, manifest, warnings) if final_view is not None else None
     for message in record:
         if message.kind == "assistant":
             k = len(trace)
@@ -311,7 +317,8 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
                 usage = usage_from(message.metadata.get("model_response"))
             model = entry.get("model") if isinstance(entry, dict) and isinstance(entry.get("model"), str) else None
             at = entry.get("at") if isinstance(entry, dict) and isinstance(entry.get("at"), (int, float)) else None
-            trace.append(Request(k, tuple(before), message.id, usage, at if at is not None else message.created_at, model))
+            view = views[message.id] if views is not None else tuple(before)
+            trace.append(Request(k, view, message.id, usage, at if at is not None else message.created_at, model))
         before.append(message.id)
     if entries and not by_response and len(entries) != len(trace):
         warnings.append(f"the manifest lists {len(entries)} api_usage entries for {len(trace)} assistant responses")
