@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections import Counter
+from collections import Counter as Counter_
 from pathlib import Path
 from typing import Any
 
@@ -34,25 +34,44 @@ def register(subparsers) -> None:
 
 
 def summarise(session: Session) -> dict[str, Any]:
-    """The facts `inspect` reports, as a JSON-ready dict."""
-    tokens = {m.id: count_text(m.text) for m in session.record}
-    by_kind = Counter(m.kind for m in session.record)
+    """The facts `inspect` reports, as a JSON-ready dict.
+
+    Sizes are exact o200k_base counts of the compiled request (core.count.Counter): the active view
+    as the next request would carry it, and the full record compiled as one request. The policy is
+    the session's launch policy (branch metadata api_launch) with its ceiling resolved for its model.
+    """
+    from core.commands.requests import launch_policy
+    from core.count import Counter
+    from core.policy import resolve_ceiling
+    from core.trace import session_tools
+
+    policy = launch_policy(session)
+    model = policy.model or session.model
+    resolution = resolve_ceiling(policy, model)
+    counter, record, tools = Counter(), session.record, session_tools(session)
+    record_tokens = counter.count(list(record), record=record, policy=policy, tools=tools)
+    view_tokens = counter.count(session.view_messages(), record=record, policy=policy, tools=tools)
+    by_kind = Counter_(m.kind for m in record)
     reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
     folds = (session.manifest or {}).get("context_folds")
     return {
         "file": session.source,
         "format": session.format,
-        "model": session.model,
-        "messages": len(session.record),
+        "model": model,
+        "messages": len(record),
         "by_kind": {kind: by_kind[kind] for kind in KINDS if by_kind[kind]},
-        # Sizes count each message's text with o200k_base; the compiled request adds framing.
-        "record_size": {"messages": len(session.record), "tokens": sum(tokens.values())},
-        "view_size": {"messages": len(session.view), "tokens": sum(tokens[i] for i in session.view)},
+        "record_size": {"messages": len(record), "tokens": record_tokens},
+        "view_size": {"messages": len(session.view), "tokens": view_tokens},
         "requests": len(session.trace),
         "folds": len(folds) if isinstance(folds, list) else 0,
-        "copies": sum(1 for m in session.record if m.is_clipped_copy),
+        "copies": sum(1 for m in record if m.is_clipped_copy),
         "notes": by_kind["note"],
         "peak_reported_input": max(reported) if reported else None,
+        "policy": {
+            "ceiling": resolution.ceiling, "source": resolution.source, "why": resolution.why,
+            "line": policy.fold_at, "target": policy.fold_target,
+            "result_max_chars": policy.tool_result_max_chars, "caching": policy.caching, "from": policy.source,
+        },
         "warnings": list(session.warnings),
     }
 
@@ -72,11 +91,14 @@ def run_inspect(args) -> dict[str, Any]:
 
 def format_inspect(result: dict[str, Any]) -> str:
     kinds = ", ".join(f"{n} {kind}" for kind, n in result["by_kind"].items())
+    policy = result["policy"]
     lines = [
         f"{result['file']}: {result['format']}" + (f", model {result['model']}" if result["model"] else ""),
-        f"full record: {result['record_size']['messages']} messages, {result['record_size']['tokens']:,} tokens ({kinds})",
-        f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens",
+        f"full record: {result['record_size']['messages']} messages, {result['record_size']['tokens']:,} tokens compiled ({kinds})",
+        f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens compiled",
         f"requests: {result['requests']}, peak reported input: {result['peak_reported_input'] if result['peak_reported_input'] is not None else '-'}",
+        f"ceiling: {policy['ceiling'] if policy['ceiling'] is not None else 'none'} ({policy['why']}), line "
+        f"{policy['line']}, target {policy['target']}",
         f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
     ]
     if "library_session_id" in result:

@@ -29,6 +29,46 @@ def test_inspect_reports_the_demo(capsys):
     assert result["peak_reported_input"] == max(r.usage.reported_input for r in session.trace)
 
 
+def test_inspect_sizes_are_exact_compiled_counts_under_the_launch_policy(capsys):
+    from core.count import Counter
+
+    session = load_session(demo_path())
+    result = run_json(capsys, "inspect", str(demo_path()))
+    assert result["view_size"]["tokens"] == Counter().count(session.view_messages(), record=session.record)
+    assert result["record_size"]["tokens"] == Counter().count(list(session.record), record=session.record)
+    policy = result["policy"]
+    assert (policy["ceiling"], policy["source"], policy["line"], policy["target"]) == (100_000, "profile", 0.8, 0.6)
+    assert "api_launch" in policy["from"]
+
+
+CONTRACT_KEYS = ("format", "messages", "by_kind", "requests", "view_size", "record_size", "folds", "copies", "notes",
+                 "peak_reported_input")
+
+
+def test_inspect_json_works_on_every_dev_corpus_session(capsys, corpus_dev):
+    formats = set()
+    for path in sorted(p for p in corpus_dev.rglob("*") if p.is_file()):
+        if path.name.startswith("run_manifest"):
+            assert main(["inspect", str(path), "--json"]) == 2  # a manifest alone is refused in one line
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "run manifest" in err
+            continue
+        result = run_json(capsys, "inspect", str(path))
+        assert all(key in result for key in CONTRACT_KEYS), path
+        assert 0 < result["view_size"]["tokens"] and 0 < result["record_size"]["tokens"]
+        formats.add(result["format"])
+    assert formats == {"lionagi", "claude_code", "codex", "pi"}
+
+
+@pytest.mark.parametrize("content", [b"not json\nat all\n", b"", b"\xff\xfe{", b'{"branch": {"messages": 3}}'])
+def test_inspect_bad_input_is_one_line_and_exit_2(capsys, tmp_path, content):
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    assert main(["inspect", str(path), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and str(path) in captured.err
+
+
 def test_inspect_corpus_fold_sample(capsys, corpus_dev):
     path = corpus_dev / "lionagi" / "branch_v0.36.0_after_context_fold.synthetic.json"
     result = run_json(capsys, "inspect", str(path))
