@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from core.cache_model import CacheRules, Layout, Mark, PrefixCache
 from core.cost import ModelPrices, lookup_prices
@@ -16,6 +16,9 @@ from core.trace import session_tools, stored_scale
 MESSAGE_OVERHEAD = 8  # the JSON framing a text block costs beyond its text
 LOOKBACK = 20  # blocks a provider looks back from a mark for a hit (ADR-0127)
 OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "codex", "chatgpt")
+
+# A progress callback (done, total, label); the GUI worker's Progress.report fits and may raise to cancel.
+Report = Callable[[int, int, str], None]
 
 
 class Measure:
@@ -167,6 +170,7 @@ class Row:
 class StrategyRun:
     strategy: str
     rows: list[Row] = field(default_factory=list)
+    views: list[tuple[Message, ...]] = field(default_factory=list)  # per row, when asked to keep them
 
     def totals(self) -> dict[str, Any]:
         rows = self.rows
@@ -209,8 +213,13 @@ def run_strategy(
     measure: Measure | None = None,
     prices: ModelPrices | None = None,
     rules: CacheRules | None = None,
+    report: Report | None = None,
+    keep_views: bool = False,
 ) -> StrategyRun:
-    """Drive one strategy through the trace, modelling each request's cache use and cost."""
+    """Drive one strategy through the trace, modelling each request's cache use and cost.
+
+    `report(done, total, label)` is called after each request when given (total: the recorded requests);
+    with `keep_views` the run keeps each row's view, so a reader can show what that request carried."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
     measure = measure or Measure(session, stored_scale(session), policy_for(settings))
@@ -227,6 +236,10 @@ def run_strategy(
         tail = layout.keys[-1] if layout.keys else None
         out = cache.step(layout)
         run.rows.append(make_row(session, strategy, i, step, out, settings, measure, prices))
+        if keep_views:
+            run.views.append(step.view)
+        if report is not None:
+            report(step.request + 1, len(session.trace), strategy)
     return run
 
 
@@ -245,21 +258,50 @@ def make_row(session, strategy, i, step: Step, out, settings, measure, prices) -
     )
 
 
-def replay(
-    session: Session, strategies: Iterable[str], settings: Settings, prices: ModelPrices | None = None
-) -> dict[str, Any]:
-    """Every named strategy over one session, sharing one measure: totals side by side, and the rows."""
+@dataclass
+class ReplayRuns:
+    """Every named strategy's run over one session, and what the model, cache and prices were."""
+
+    model: str | None
+    priced: bool
+    cache_mode: str
+    cache_why: str
+    settings: Settings
+    runs: list[StrategyRun]
+
+
+def replay_runs(
+    session: Session, strategies: Iterable[str], settings: Settings, prices: ModelPrices | None = None,
+    report: Report | None = None, keep_views: bool = False,
+) -> ReplayRuns:
+    """Run every named strategy over one session, sharing one measure.
+
+    `report(done, total, label)` counts requests over all strategies, for a progress bar."""
     measure = Measure(session, stored_scale(session), policy_for(settings))
     rules, why = cache_rules(settings, session)
     model = model_name(settings, session)
     if prices is None:
         prices = lookup_prices(model)
-    runs = [run_strategy(session, s, settings, measure, prices, rules) for s in strategies]
+    strategies = list(strategies)
+    per = len(session.trace)
+    runs = []
+    for n, name in enumerate(strategies):
+        step = None if report is None else (lambda d, t, label, n=n: report(n * per + d, per * len(strategies), label))
+        runs.append(run_strategy(session, name, settings, measure, prices, rules, step, keep_views))
+    return ReplayRuns(model, prices is not None, rules.mode, why, settings, runs)
+
+
+def replay(
+    session: Session, strategies: Iterable[str], settings: Settings, prices: ModelPrices | None = None,
+    report: Report | None = None,
+) -> dict[str, Any]:
+    """Every named strategy over one session: totals side by side, and the rows, as plain data."""
+    out = replay_runs(session, strategies, settings, prices, report)
     return {
-        "model": model,
-        "priced": prices is not None,
-        "cache": {"mode": rules.mode, "why": why},
+        "model": out.model,
+        "priced": out.priced,
+        "cache": {"mode": out.cache_mode, "why": out.cache_why},
         "settings": asdict(settings),
-        "totals": [r.totals() for r in runs],
-        "rows": [asdict(row) for r in runs for row in r.rows],
+        "totals": [r.totals() for r in out.runs],
+        "rows": [asdict(row) for r in out.runs for row in r.rows],
     }
