@@ -8,174 +8,20 @@ appended, and undo puts back the view, branch metadata and manifest exactly as t
 
 from __future__ import annotations
 
-import copy
-import uuid
+import time
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from core import fold_stages as st
+from core.actions_base import Changes, Command, message_at, new_uuid, refuse
 from core.delivery import note_calls, protect_from_clip, set_note_calls
-from core.fold_clip import READ_LIMIT, bodies_of, build_copy, original_of, recovery_text, span_digest
+from core.fold_clip import bodies_of, build_copy, original_of, span_digest
 from core.model import Message, Session
+from core.recovery import Peek, ReadResult, replaced
 from core.summarise import BriefSummariser, Summariser
 
-
-@dataclass(frozen=True)
-class Changes:
-    """What an action changed, for the GUI to decide what to redraw."""
-
-    view: bool = False  # the active view
-    added: tuple[str, ...] = ()  # ids appended to the full record
-    metadata: bool = False  # branch metadata (delivery, no-clip marks, notes' call lists)
-    folds: int = 0  # context_folds records appended
-    success: bool = True
-    message: str = ""
-
-
-@dataclass
-class _Snapshot:
-    view: list[str]
-    metadata: Any
-    manifest: Any
-    scale: float
-    records: int
-
-    @classmethod
-    def take(cls, session: Session) -> "_Snapshot":
-        return cls(list(session.view), copy.deepcopy(session.branch_metadata), copy.deepcopy(session.manifest),
-                   session.scale, len(session.record))
-
-    def put_back(self, session: Session) -> None:
-        session.set_view(self.view)
-        session.branch["metadata"] = copy.deepcopy(self.metadata)
-        session.manifest = copy.deepcopy(self.manifest)
-        session.scale = self.scale
-
-
-class Command:
-    """An action on a session: `do` applies it and returns Changes; `undo` and `redo` step over it exactly."""
-
-    label = "action"
-    undoable = True  # read-only actions (peek, read_result pages) are not put on the undo stack
-
-    def __init__(self) -> None:
-        self.result: dict[str, Any] = {}
-        self._before: _Snapshot | None = None
-        self._after: _Snapshot | None = None
-
-    def do(self, session: Session) -> Changes:
-        self._before = _Snapshot.take(session)
-        changes = self.apply(session)
-        self._after = _Snapshot.take(session)
-        return changes
-
-    def undo(self, session: Session) -> Changes:
-        assert self._before is not None, "undo before do"
-        return self._step(session, self._after, self._before)
-
-    def redo(self, session: Session) -> Changes:
-        assert self._after is not None, "redo before do"
-        return self._step(session, self._before, self._after)
-
-    @staticmethod
-    def _step(session: Session, now: _Snapshot | None, then: _Snapshot) -> Changes:
-        was = _Snapshot.take(session)
-        then.put_back(session)
-        return Changes(view=was.view != then.view, metadata=was.metadata != then.metadata,
-                       folds=len(_folds(then.manifest)) - len(_folds(was.manifest)))
-
-    def apply(self, session: Session) -> Changes:  # pragma: no cover - every action overrides it
-        raise NotImplementedError
-
-
-def _folds(manifest: Any) -> list:
-    folds = manifest.get("context_folds") if isinstance(manifest, dict) else None
-    return folds if isinstance(folds, list) else []
-
-
-def _refuse(command: Command, message: str) -> Changes:
-    command.result = {"success": False, "error": message}
-    return Changes(success=False, message=message)
-
-
-def _uuid() -> str:
-    return str(uuid.uuid4())
-
-
-def _message_at(session: Session, index: int) -> Message | None:
-    return session.record[index] if isinstance(index, int) and 0 <= index < len(session.record) else None
-
-
-class ReadResult(Command):
-    """Characters offset to offset+limit of an original's recovery text; never changes the view."""
-
-    label = "read result"
-    undoable = False
-
-    def __init__(self, index: int, offset: int = 0, limit: int = READ_LIMIT, max_chars: int | None = None) -> None:
-        super().__init__()
-        self.index, self.offset, self.limit, self.max_chars = index, offset, limit, max_chars
-
-    def apply(self, session: Session) -> Changes:
-        message = _message_at(session, self.index)
-        if message is None:
-            return _refuse(self, f"no message at index {self.index} (the full record has {len(session.record)})")
-        original = original_of(message, session.record)
-        text = recovery_text(original)
-        if not isinstance(self.offset, int) or not 0 <= self.offset <= len(text):
-            return _refuse(self, f"offset {self.offset} is outside 0 to {len(text)}")
-        if not isinstance(self.limit, int) or self.limit < 1:
-            return _refuse(self, f"limit must be a positive integer, not {self.limit!r}")
-        applied = min(self.limit, READ_LIMIT, self.max_chars or READ_LIMIT)
-        end = min(self.offset + applied, len(text))
-        recorded = {m.metadata.get("context_clip_sha256") for m in session.record
-                    if m.is_clipped_copy and m.clipped_from == original.id} - {None}
-        digest = original.sha256()
-        self.result = {
-            "success": True, "index": session.record.index_of(original.id), "text": text[self.offset:end],
-            "offset": self.offset, "next_offset": end if end < len(text) else None, "total": len(text),
-            "limit": applied, "sha256": digest, "verified": (digest in recorded) if recorded else None,
-        }
-        if original.kind == "action_response":
-            protect_from_clip(session, [original.id])
-        return Changes(metadata=True)
-
-
-class Peek(Command):
-    """The messages a note replaced, SHA-256 verified; the view does not change."""
-
-    label = "peek"
-    undoable = False
-
-    def __init__(self, note_index: int) -> None:
-        super().__init__()
-        self.note_index = note_index
-
-    def apply(self, session: Session) -> Changes:
-        found = _replaced(session, self.note_index)
-        if isinstance(found, str):
-            return _refuse(self, found)
-        note, messages, verified = found
-        self.result = {
-            "success": True, "note": self.note_index, "verified": verified,
-            "messages": [{"index": session.record.index_of(m.id), "id": m.id, "kind": m.kind, "text": m.text}
-                         for m in messages],
-        }
-        return Changes()
-
-
-def _replaced(session: Session, note_index: int) -> tuple[Message, list[Message], bool | None] | str:
-    note = _message_at(session, note_index)
-    if note is None or note.kind != "note":
-        return f"no note at index {note_index}"
-    indices = note.metadata.get("context_replaced")
-    if not isinstance(indices, list) or not all(isinstance(i, int) and 0 <= i < len(session.record) for i in indices):
-        return f"the note at index {note_index} does not record what it replaced"
-    messages = [session.record[i] for i in indices]
-    recorded = note.metadata.get("context_replaced_sha256")
-    verified = (span_digest(messages) == recorded) if isinstance(recorded, str) else None
-    return note, messages, verified
+__all__ = ["Changes", "Command", "CommandStack", "ReadResult", "Peek", "Restore", "Evict", "EvictActionResults",
+           "Compact", "Clip", "Expand", "ApplyFold", "insert_chronologically"]
 
 
 class Restore(Command):
@@ -194,9 +40,9 @@ class Restore(Command):
 
     def apply(self, session: Session) -> Changes:
         record = session.record
-        bad = [i for i in self.indices if _message_at(session, i) is None]
+        bad = [i for i in self.indices if message_at(session, i) is None]
         if bad:
-            return _refuse(self, f"no message at index {bad[0]} (the full record has {len(record)})")
+            return refuse(self, f"no message at index {bad[0]} (the full record has {len(record)})")
         view = session.view_messages()
         in_view = {m.id for m in view}
         copy_at = {m.clipped_from: p for p, m in enumerate(view) if m.is_clipped_copy}
@@ -220,7 +66,7 @@ class Restore(Command):
         if swaps and self.fits is not None and not self.fits(ids):
             first = min(swaps.values(), key=lambda m: record.index_of(m.id))
             index = record.index_of(first.id)
-            return _refuse(self, (
+            return refuse(self, (
                 f"restore refused: the view would no longer fit under the ceiling with the original at index "
                 f"{index} whole; read the omitted part with read_result(index={index}, offset=..., limit=...) instead"))
         restored = list(swaps.values()) + inserts
@@ -265,9 +111,9 @@ class Evict(Command):
 
     def apply(self, session: Session) -> Changes:
         record = session.record
-        bad = [i for i in self.indices if _message_at(session, i) is None]
+        bad = [i for i in self.indices if message_at(session, i) is None]
         if bad:
-            return _refuse(self, f"no message at index {bad[0]} (the full record has {len(record)})")
+            return refuse(self, f"no message at index {bad[0]} (the full record has {len(record)})")
         named = {record[i].id for i in self.indices}
         view = session.view_messages()
         chosen = [m.id for m in view[1:] if m.id in named or m.clipped_from in named]
@@ -309,7 +155,7 @@ class Compact(Command):
 
     def __init__(self, first: int, last: int, summary: str | None = None, summariser: Summariser | None = None,
                  ceiling: int | None = None, new_id: Callable[[], str] | None = None,
-                 clock: Callable[[], float | None] = lambda: None) -> None:
+                 clock: Callable[[], float | None] = time.time) -> None:
         super().__init__()
         self.first, self.last, self.summary = first, last, summary
         self.summariser = summariser or BriefSummariser()
@@ -320,21 +166,21 @@ class Compact(Command):
         record = session.record
         view = session.view_messages()
         positions = {m.id: p for p, m in enumerate(view)}
-        ends = [_message_at(session, i) for i in (self.first, self.last)]
+        ends = [message_at(session, i) for i in (self.first, self.last)]
         if any(m is None or m.id not in positions for m in ends):
-            return _refuse(self, f"indices {self.first} and {self.last} must both name messages in the active view")
+            return refuse(self, f"indices {self.first} and {self.last} must both name messages in the active view")
         lo, hi = sorted(positions[m.id] for m in ends)  # type: ignore[union-attr]
         facts = st.view_facts(view, record, {m.id for m in view})
         chosen = st.keep_pairs([m.id for m in view[lo:hi + 1] if m.id not in (facts.head, facts.task)], facts)
         if not chosen:
-            return _refuse(self, "nothing to compact in that span (the head and the task instruction stay)")
+            return refuse(self, "nothing to compact in that span (the head and the task instruction stay)")
         taken = set(chosen)
         folded = [m for m in view if m.id in taken]
         calls = st.carried_calls(folded, record, note_calls(session))
         summary = self.summariser.summarise(folded, calls) if self.summary is None else None
         text = summary.text if summary else self.summary
         body = st.note_text(len(folded), self.ceiling, calls, text, summary.lists_calls if summary else False)
-        note = st.make_note(body, folded, record, "compact", self.new_id or _uuid, self.clock(), span_digest(folded))
+        note = st.make_note(body, folded, record, "compact", self.new_id or new_uuid, self.clock(), span_digest(folded))
         record.append(note)
         session.set_view(m.id for m in st.replace_with_note(view, chosen, note))
         set_note_calls(session, note.id, calls)
@@ -348,22 +194,22 @@ class Clip(Command):
     label = "clip"
 
     def __init__(self, index: int, keep: int, new_id: Callable[[], str] | None = None,
-                 clock: Callable[[], float | None] = lambda: None) -> None:
+                 clock: Callable[[], float | None] = time.time) -> None:
         super().__init__()
         self.index, self.keep, self.new_id, self.clock = index, keep, new_id, clock
 
     def apply(self, session: Session) -> Changes:
         record = session.record
-        message = _message_at(session, self.index)
+        message = message_at(session, self.index)
         if message is None or message.kind != "action_response":
-            return _refuse(self, f"no tool result at index {self.index}")
+            return refuse(self, f"no tool result at index {self.index}")
         if not isinstance(self.keep, int) or isinstance(self.keep, bool) or self.keep < 0:
-            return _refuse(self, f"keep must be a whole number of characters, not {self.keep!r}")
+            return refuse(self, f"keep must be a whole number of characters, not {self.keep!r}")
         original = original_of(message, record)
         index = record.index_of(original.id)
         kept = {b.key: self.keep for b in bodies_of(original) if len(b.text) > self.keep}
         if not kept:
-            return _refuse(self, f"the result at index {index} has no body longer than {self.keep} characters")
+            return refuse(self, f"the result at index {index} has no body longer than {self.keep} characters")
         kwargs = {"new_id": self.new_id} if self.new_id else {}
         clipped = build_copy(original, index, kept, created_at=self.clock(), **kwargs)
         record.append(clipped)
@@ -388,12 +234,12 @@ class Expand(Command):
         self.note_index = note_index
 
     def apply(self, session: Session) -> Changes:
-        found = _replaced(session, self.note_index)
+        found = replaced(session, self.note_index)
         if isinstance(found, str):
-            return _refuse(self, found)
+            return refuse(self, found)
         note, messages, verified = found
         if verified is False:
-            return _refuse(self, f"the messages the note at index {self.note_index} replaced do not match its SHA-256")
+            return refuse(self, f"the messages the note at index {self.note_index} replaced do not match its SHA-256")
         view = session.view_messages()
         present = {m.id for m in view}
         back = [m for m in messages if m.id not in present]

@@ -13,7 +13,6 @@ cut, by a labelled preview of its JSON text. Values JSON refuses are not bodies 
 from __future__ import annotations
 
 import json
-import math
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -172,22 +171,6 @@ def build_copy(
 
 def _uuid() -> str:
     return str(uuid.uuid4())
-
-
-def tokens_per_char(text: str, count_text: Callable[[str], int]) -> float:
-    """A body's own measured tokens per character, as JSON-escaped text rides in a request."""
-    if not text:
-        return 0.0
-    sample = text if len(text) <= 40_000 else text[:20_000] + text[-20_000:]
-    return max(count_text(json.dumps(sample, ensure_ascii=False)) / len(sample), 1e-6)
-
-
-def proposed_keep(current: int, deficit: float, tpc: float, scale: float, floor: int = CLIP_FLOOR) -> int:
-    """The kept length that just covers `deficit` estimate tokens at `tpc` tokens per character (marker included)."""
-    if tpc <= 0 or scale <= 0:
-        return current
-    remove = math.ceil(deficit / (tpc * scale)) + len(marker(10**6, 10**7, 2 * 10**7))
-    return max(floor, current - remove)
 
 
 def span_digest(messages: Sequence[Message]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.actions import (Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, Peek, ReadResult,
+from core.actions import (ApplyFold, Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, Peek, ReadResult,
                           Restore)
 from core.delivery import clone_session
 from core.fold_clip import original_of, recovery_text
@@ -210,3 +210,29 @@ def test_undo_and_redo_return_the_exact_states_and_labels_follow():
     for state in states[1:]:
         stack.redo()
         assert (list(session.view), dict(session.branch_metadata)) == state
+
+
+def test_peek_and_expand_refuse_a_span_whose_sha256_does_not_verify():
+    session = rounds()
+    compact = Compact(2, 4)
+    compact.do(session)
+    note = session.record[compact.result["note_index"]]
+    forged = type(note)("forged", "note", None, dict(note.content),
+                        {**note.metadata, "context_replaced_sha256": "0" * 64})
+    session.record.append(forged)
+    peek = Peek(len(session.record) - 1)
+    peek.do(session)
+    assert peek.result["verified"] is False
+    expand = Expand(len(session.record) - 1)
+    assert not expand.do(session).success and "SHA-256" in expand.result["error"]
+
+
+def test_an_applied_fold_undoes_to_the_exact_view_metadata_and_manifest():
+    session = rounds(n=6, chars=8_000)
+    view, manifest = list(session.view), session.manifest
+    stack = CommandStack(session)
+    fold = fold_for(session, int(fold_for(session, 10**9).estimate() / 0.85))
+    changes = stack.do(ApplyFold(fold))
+    assert changes.view and changes.folds >= 1 and session.view != view
+    stack.undo()
+    assert session.view == view and session.manifest == manifest
