@@ -1,6 +1,6 @@
 """Import benchmark: a generated Claude Code session imported (parse, map, store) against json.loads alone.
 
-    .venv/bin/python bench/bench_import.py [--sizes 4,100] [--keep DIR] [--claude-code-log BIN --real FILE]
+    .venv/bin/python bench/bench_import.py [--sizes 4,100] [--keep DIR] [--claude-code-log BIN] [--real FILE]
 
 For each size (MB) it writes a Claude Code-shaped session (split assistant responses sharing message.id,
 tool results of varied sizes, progress and snapshot lines, a compaction every ~600 KB of record as a
@@ -11,8 +11,10 @@ real 200k-token window would) into a temporary folder, then prints:
 - peak memory of the import, measured in a fresh subprocess: tracemalloc's peak of Python allocations,
   and the rise in max RSS over the process before the import, both as multiples of the file size
   (target < 4);
-- with --claude-code-log BIN --real FILE: wall time of `foldscope inspect --json --db` on FILE (import
-  and exact count, interpreter start included) against `claude-code-log FILE --no-cache -o out.html`, best of 3.
+- wall time of `foldscope inspect --json --db` on FILE (--real, else a generated 3.4 MB session; import
+  and exact count, interpreter start included) against `claude-code-log FILE --no-cache -o out.html`, best
+  of 3, using BIN (--claude-code-log, default /tmp/cclog-venv/bin/claude-code-log); skipped with a message
+  when claude-code-log is not installed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+DEFAULT_CCLOG = "/tmp/cclog-venv/bin/claude-code-log"  # its own venv, for this comparison only
 WORDS = ("context window fold request tool result assistant cache prefix note record view token line target "
          "ceiling compile estimate replay session message summary delivered clipped copy").split()
 
@@ -194,8 +197,16 @@ def main() -> None:
                   f"{(imported - read) / parse:4.2f}x); closing the library (checkpoint) {closed:6.3f} s, with it "
                   f"{(imported + closed) / parse:4.2f}x | peak tracemalloc {memory['tracemalloc_peak'] / size:4.2f}x, "
                   f"RSS rise {memory['rss_rise'] / size:4.2f}x file size")
-        if args.claude_code_log and args.real:
-            compare_claude_code_log(args.claude_code_log, Path(args.real), Path(scratch))
+        binary = args.claude_code_log or (DEFAULT_CCLOG if Path(DEFAULT_CCLOG).exists() else None)
+        if binary is None or not Path(binary).exists():
+            print(f"claude-code-log comparison skipped: {binary or DEFAULT_CCLOG} is not installed (python3 -m venv "
+                  "/tmp/cclog-venv && /tmp/cclog-venv/bin/pip install claude-code-log; never a project dependency)")
+            return
+        real = Path(args.real) if args.real else folder / "generated" / "bench-3.4mb.jsonl"
+        real.parent.mkdir(exist_ok=True)
+        if not args.real:
+            generate(real, 3.4)
+        compare_claude_code_log(binary, real, Path(scratch))
 
 
 if __name__ == "__main__":
