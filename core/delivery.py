@@ -121,6 +121,7 @@ def clone_session(session: Session, new_id: Callable[[], str] | None = None) -> 
         warnings=list(session.warnings),
         model=session.model,
         scale=session.scale,
+        unseen_head=session.unseen_head,
         extras={k: v for k, v in session.extras.items() if k not in ("lionagi_pile",)},
     )
     meta = clone.branch_metadata

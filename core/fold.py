@@ -117,8 +117,12 @@ class Fold:
 
     def estimate(self, messages: Sequence[Message] | None = None) -> int:
         """The scaled count of the request compiled from `messages` (default: the active view)."""
-        counted = self.count(self.session.view_messages() if messages is None else messages)
+        counted = self.counted(self.session.view_messages() if messages is None else messages)
         return scaled(counted, self.scale)
+
+    def counted(self, messages: Sequence[Message]) -> int:
+        """The count of the request compiled from `messages`, with the head the file does not hold."""
+        return self.count(messages) + self.session.unseen_head
 
     def fits(self, view_ids: Sequence[str]) -> bool:
         """The ceiling's admission check: a request from this view would not be refused."""
@@ -149,14 +153,14 @@ class Fold:
         estimate = self.estimate()
         if estimate <= self.settings.ceiling:
             return runs, None
-        counted = self.count(self.session.view_messages())
+        counted = self.counted(self.session.view_messages())
         return runs, Refusal(estimate, self.settings.ceiling, counted, round(self.scale, 4))
 
     def run(self, reason: str = "threshold", observed: int | None = None) -> FoldRun:
         """One fold toward the target; `observed` is a refused request's estimate, which calibrates it first."""
         view = self.session.view_messages()
         if observed:
-            counted = self.count(view)
+            counted = self.counted(view)
             if counted > 0:
                 self.calibration = max(self.calibration, observed / (counted * max(self.session.scale, 1.0)))
         run = FoldRun(reason)

@@ -70,7 +70,8 @@ def session_at_request(session: Session, request: int) -> Session:
     branch.setdefault("metadata", {})[DELIVERED_KEY] = delivered
     manifest = copy.deepcopy(session.manifest) if session.manifest is not None else None
     return Session(record=record, view=view, format=session.format, source=session.source, branch=branch,
-                   manifest=manifest, trace=list(trace[:request]), model=session.model, scale=session.scale)
+                   manifest=manifest, trace=list(trace[:request]), model=session.model, scale=session.scale,
+                   unseen_head=session.unseen_head)
 
 
 def replay_folds(session: Session, settings: FoldSettings, *, count: Count | None = None,
@@ -79,7 +80,8 @@ def replay_folds(session: Session, settings: FoldSettings, *, count: Count | Non
     branch = copy.deepcopy(session.branch)
     branch.setdefault("metadata", {})[DELIVERED_KEY] = []
     work = Session(record=FullRecord(), view=[], format=session.format, source=session.source, branch=branch,
-                   manifest={"context_folds": []}, model=session.model, scale=session.scale)
+                   manifest={"context_folds": []}, model=session.model, scale=session.scale,
+                   unseen_head=session.unseen_head)
     options: dict[str, Any] = {"summariser": summariser}
     if clock is not None:
         options["clock"] = clock

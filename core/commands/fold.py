@@ -102,6 +102,7 @@ def run_fold(args) -> dict[str, Any]:
         target = session_at_request(session, args.at_request)
         scale = report.rows[args.at_request].scale
     target.scale = max(scale, 1.0)
+    target.unseen_head = report.unseen_head
     tools = session_tools(session)
     fold = Fold(target, settings, policy=policy,
                 count=lambda ms: counter.count(list(ms), record=target.record, policy=policy, tools=tools))
