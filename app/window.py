@@ -11,6 +11,7 @@ from app.inspector import Inspector
 from app.lists import MessageList
 from app.models import RecordModel, ViewModel
 from app.request_panel import RequestPanel
+from app.session_actions import install_session_actions
 from app.timeline import Timeline
 from app.window_map import WindowMap
 from app.qt import (
@@ -106,6 +107,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._build_menus()
         self._restore_state()
+        install_session_actions(self)  # issue 8: actions, undo, save, policy editor, fold preview, pager
 
     # -- building -------------------------------------------------------------------------
 

@@ -1,0 +1,162 @@
+"""Saving the session: Save and Save As to the native file, the unsaved-changes prompt, autosave into the library."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.model import Session
+
+from app.qt import QEvent, QFileDialog, QMessageBox, QObject, QTimer, QWidget, Signal
+from app.undo import SessionEditor
+
+NATIVE_FILTER = "foldscope native session (*.json);;All files (*)"
+AUTOSAVE_MS = 1500  # quiet time after an action before the working state is written to the library
+WORKING_STATE = "working_state"  # the library event kind autosave writes
+
+
+def save_path_dialog(parent: QWidget, start: str) -> str:
+    """Where to save; tests replace this function instead of the file dialog."""
+    return QFileDialog.getSaveFileName(parent, "Save session as", start, NATIVE_FILTER)[0]
+
+
+def ask_unsaved(parent: QWidget, name: str) -> str:
+    """"save", "discard" or "cancel" for a session with unsaved changes; tests replace this function."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.question(
+        parent, "Unsaved changes", f"{name} has changes that are not saved. Save them first?",
+        buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+    return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
+
+
+def default_save_path(source: str) -> str:
+    """Beside the source, never over it: session.jsonl -> session.foldscope.json."""
+    path = Path(source)
+    stem = path.name.split(".")[0] or "session"
+    return str(path.with_name(f"{stem}.foldscope.json"))
+
+
+def working_state(session: Session, base_length: int) -> dict[str, Any]:
+    """What autosave keeps: the messages appended since the import, the view, branch metadata, manifest, scale."""
+    from core.formats.lionagi_write import message_dict
+
+    return {"base_length": base_length,
+            "added": [message_dict(session.record[i]) for i in range(base_length, len(session.record))],
+            "view": list(session.view), "branch_metadata": session.branch_metadata,
+            "manifest": session.manifest, "scale": session.scale}
+
+
+def recover(session: Session, state: dict[str, Any]) -> None:
+    """Put a working state autosave kept back on the session as it was imported (its record at base_length)."""
+    import copy
+
+    from core.formats.lionagi import message_from_dict
+
+    if len(session.record) != state["base_length"]:
+        raise ValueError(f"the working state starts at {state['base_length']} messages, the session has {len(session.record)}")
+    for place, item in enumerate(state["added"]):
+        session.record.append(message_from_dict(item, "the library", f"working_state.added[{place}]"))
+    session.set_view(state["view"])
+    session.branch["metadata"] = copy.deepcopy(state["branch_metadata"])
+    session.manifest = copy.deepcopy(state["manifest"])
+    session.scale = state["scale"]
+
+
+def latest_working_state(db: str | None, library_id: int) -> dict[str, Any] | None:
+    """The newest working state autosave wrote for a library session, or None."""
+    from core.store import Library
+
+    with Library(db) as library:
+        states = [e["data"] for e in library.events(library_id) if e["kind"] == WORKING_STATE]
+    return states[-1] if states else None
+
+
+class SaveController(QObject):
+    """Save, Save As, the prompt on close and autosave, for the window's open session."""
+
+    saved = Signal(str)  # the path written
+    autosaved = Signal(int)  # the library's view version written
+
+    def __init__(self, window, editor: SessionEditor) -> None:
+        super().__init__(window)
+        self.window, self.editor = window, editor
+        self.save_path: str | None = None  # a native file this window wrote; Save writes there again
+        self.base_length = 0
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(AUTOSAVE_MS)
+        self.timer.timeout.connect(self.autosave)
+        editor.changed.connect(lambda changes: self.timer.start())
+        window.installEventFilter(self)
+
+    def set_document(self, document) -> None:
+        self.timer.stop()
+        self.save_path = None
+        self.base_length = len(document.session.record) if document is not None else 0
+
+    # -- saving ----------------------------------------------------------------------------
+
+    def save(self) -> bool:
+        if self.editor.document is None:
+            return False
+        if self.save_path is None:
+            return self.save_as()
+        return self.write(self.save_path)
+
+    def save_as(self) -> bool:
+        doc = self.editor.document
+        if doc is None:
+            return False
+        path = save_path_dialog(self.window, self.save_path or default_save_path(doc.path))
+        return self.write(path) if path else False
+
+    def write(self, path: str) -> bool:
+        from core.formats.lionagi_write import write_session
+
+        from app.window import error_dialog
+
+        doc = self.editor.document
+        try:
+            write_session(doc.session, path)
+        except (OSError, ValueError) as exc:
+            error_dialog(self.window, "Cannot save session", f"{path}: {exc}")
+            return False
+        self.save_path = path
+        self.editor.mark_saved()
+        self.window.statusBar().showMessage(f"Saved {Path(path).name}", 6000)
+        self.saved.emit(path)
+        return True
+
+    # -- closing ---------------------------------------------------------------------------
+
+    def may_close(self) -> bool:
+        """True when the window may close: nothing unsaved, or the user saved or discarded it."""
+        if not self.editor.is_modified:
+            return True
+        answer = ask_unsaved(self.window, Path(self.editor.document.path).name)
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if watched is self.window and event.type() == QEvent.Type.Close and not self.may_close():
+            event.ignore()
+            return True
+        return False
+
+    # -- autosave --------------------------------------------------------------------------
+
+    def autosave(self) -> int | None:
+        """Write the working state into the library, so a crash loses nothing (the library's own thread rule:
+        this connection opens and closes here)."""
+        from core.store import Library
+
+        doc = self.editor.document
+        if doc is None or doc.library_id is None:
+            return None
+        label = (self.editor.stack.undo_label if self.editor.can_undo else None) or "undo to the start"
+        with Library(self.window.db) as library:
+            version = library.add_view_version(doc.library_id, doc.session.view, f"manual: {label}")
+            library.add_event(doc.library_id, WORKING_STATE, working_state(doc.session, self.base_length))
+        self.autosaved.emit(version)
+        return version

@@ -1,0 +1,132 @@
+"""The GUI's mirror of the core command stack: runs actions, keeps the document's facts current, says what to redraw."""
+
+from __future__ import annotations
+
+from core.actions import CommandStack
+from core.actions_base import Changes, Command
+from core.count import estimate
+from core.trace import session_tools
+
+from app.document import Document
+from app.qt import QObject, Signal
+
+
+def _pushed(command: Command, changes: Changes) -> bool:
+    """Whether CommandStack.do put the command on its undo stack (the same test it makes)."""
+    return command.undoable and changes.success and bool(changes.view or changes.added or changes.metadata or changes.folds)
+
+
+def refresh_document(document: Document) -> None:
+    """Bring the document's per-message facts and the estimate now up to date with its session."""
+    from core.tokens import count_text
+
+    session = document.session
+    record = session.record
+    for index in range(len(document.tokens), len(record)):  # messages an action appended (copies, notes)
+        text = record[index].text
+        document.tokens.append(count_text(text))
+        document.chars.append(len(text))
+    document.show_view(session.view)
+    if document.counter is not None:
+        counted = document.counter.count(session.view_messages(), record=record, policy=document.policy,
+                                         tools=session_tools(session))
+        document.now_size = estimate(counted, max(document.scale, 1.0))
+
+
+class SessionEditor(QObject):
+    """Runs core commands on the open session through one CommandStack and mirrors its labels.
+
+    `changed(Changes)` follows every action, undo and redo, once the document is current; panels
+    redraw from it. `stack_changed()` says the undo and redo labels or the unsaved state moved.
+    """
+
+    changed = Signal(object)
+    stack_changed = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.stack: CommandStack | None = None
+        self._depth = 0  # commands done and not undone
+        self._saved_depth: int | None = 0  # the depth last saved; None when no undo or redo reaches it
+        self.busy = False  # a worker reads the session (a fold preview): actions wait until it ends
+
+    def set_document(self, document: Document | None) -> None:
+        self.document = document
+        self.stack = CommandStack(document.session) if document is not None else None
+        self._depth, self._saved_depth = 0, 0
+        self.stack_changed.emit()
+
+    # -- running ---------------------------------------------------------------------------
+
+    def do(self, command: Command, label: str | None = None) -> Changes:
+        """Run one command; `label` names it on the undo stack ("restore of #42")."""
+        if self.stack is None:
+            return Changes(success=False, message="no session open")
+        if self.busy:
+            return Changes(success=False, message="a fold preview is running; wait for it or cancel it")
+        if label:
+            command.label = label  # the stack mirrors the instance's label
+        changes = self.stack.do(command)
+        if _pushed(command, changes):
+            if self._saved_depth is not None and self._saved_depth > self._depth:
+                self._saved_depth = None  # the saved state was undone and is now out of reach
+            self._depth += 1
+            self._after(changes)
+        elif changes.success and command.undoable is False and changes.metadata:
+            self._after(changes, stack=False)  # read_result marks its original protected
+        return changes
+
+    def undo(self) -> Changes | None:
+        if self.stack is None or not self.stack.can_undo or self.busy:
+            return None
+        changes = self.stack.undo()
+        self._depth -= 1
+        self._after(changes)
+        return changes
+
+    def redo(self) -> Changes | None:
+        if self.stack is None or not self.stack.can_redo or self.busy:
+            return None
+        changes = self.stack.redo()
+        self._depth += 1
+        self._after(changes)
+        return changes
+
+    def _after(self, changes: Changes | None, stack: bool = True) -> None:
+        if self.document is not None:
+            refresh_document(self.document)
+        self.changed.emit(changes)
+        if stack:
+            self.stack_changed.emit()
+
+    # -- the mirror ------------------------------------------------------------------------
+
+    @property
+    def can_undo(self) -> bool:
+        return self.stack is not None and self.stack.can_undo
+
+    @property
+    def can_redo(self) -> bool:
+        return self.stack is not None and self.stack.can_redo
+
+    def undo_text(self) -> str:
+        return f"&Undo {self.stack.undo_label}" if self.can_undo else "&Undo"
+
+    def redo_text(self) -> str:
+        return f"&Redo {self.stack.redo_label}" if self.can_redo else "&Redo"
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    # -- unsaved changes -------------------------------------------------------------------
+
+    @property
+    def is_modified(self) -> bool:
+        """The session differs from what was opened or last saved."""
+        return self.document is not None and self._depth != self._saved_depth
+
+    def mark_saved(self) -> None:
+        self._saved_depth = self._depth
+        self.stack_changed.emit()
