@@ -159,6 +159,12 @@ class MainWindow(QMainWindow):
             action = QAction(text, self, shortcut=QKeySequence(key))
             action.triggered.connect(slot)
             go_menu.addAction(action)
+        # -- Replay lab (issue 9; app/replay_view.py owns it): the session under other strategies --
+        from app.replay_view import open_replay_lab
+
+        replay = QAction("Replay &lab…", self, shortcut=QKeySequence("Ctrl+Shift+P"))
+        replay.triggered.connect(lambda checked=False: open_replay_lab(self))
+        self.menuBar().addMenu("&Lab").addAction(replay)
 
     def _rebuild_recent_menu(self) -> None:
         self.recent_menu.clear()

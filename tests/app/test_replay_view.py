@@ -1,0 +1,135 @@
+"""The Replay lab: its totals model, a run in the worker equal to core.replay's, cancel, and clicking a chart point."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import app.replay_view as replay_view
+from app.qt import Qt
+from app.replay_view import METRICS, RawRole, ReplayView, TotalsModel, open_replay_lab, settings_for
+from core.demo import demo_path
+from core.formats import load_session
+from core.policy import Policy
+from core.replay import replay
+from core.strategies import STRATEGIES
+
+
+@pytest.fixture(scope="module")
+def demo_session():
+    return load_session(demo_path())
+
+
+@pytest.fixture
+def lab(qtbot, demo_session):
+    view = ReplayView()
+    qtbot.addWidget(view)
+    view.set_session(demo_session)
+    view.policy_editor.set_text("max_input_tokens", "60000")
+    view.policy_editor.set_text("prompt_caching", "true")
+    return view
+
+
+def run_to_end(qtbot, view):
+    with qtbot.waitSignal(view.replay_finished, timeout=60_000) as finished:
+        assert view.run() is not None
+    qtbot.waitUntil(lambda: view.task is None)
+    return finished.args[0]
+
+
+def test_the_totals_model_passes_the_model_tester_and_shows_each_total(qtmodeltester, demo_session):
+    model = TotalsModel()
+    qtmodeltester.check(model)
+    settings = settings_for(Policy(max_input_tokens=60000), demo_session)[0]
+    totals = replay(demo_session, ["none", "adr"], settings)["totals"]
+    model.set_totals(totals)
+    qtmodeltester.check(model)
+    assert model.rowCount() == len(METRICS) and model.columnCount() == 2
+    assert model.headerData(1, Qt.Orientation.Horizontal) == "adr"
+    peak = [key for key, _, _ in METRICS].index("peak")
+    assert model.index(peak, 0).data() == f"{totals[0]['peak']:,}"
+    assert model.index(peak, 1).data(RawRole) == totals[1]["peak"]
+
+
+def test_a_run_on_the_demo_finishes_in_the_worker_and_its_table_equals_core_replay(qtbot, lab, demo_session):
+    result = run_to_end(qtbot, lab)
+    assert [r.strategy for r in result.runs] == list(STRATEGIES)
+    settings = settings_for(Policy(max_input_tokens=60000, prompt_caching=True), demo_session)[0]
+    assert settings.ceiling == 60000 and settings.caching
+    expected = replay(demo_session, list(STRATEGIES), settings)["totals"]
+    table = [{key: lab.model.index(row, col).data(RawRole) for row, (key, _, _) in enumerate(METRICS)}
+             for col in range(lab.model.columnCount())]
+    assert table == [{key: t[key] for key, _, _ in METRICS} for t in expected]
+    assert "60,000" in lab.heading.text()
+    size = lab.charts["size"]
+    assert [s.strategy for s in size.series] == list(STRATEGIES)
+    assert size.rules and size.rules[0].value == 60000
+    recorded = next(s for s in size.series if s.strategy == "recorded")
+    assert list(recorded.values) == [r.estimate for r in result.runs[0].rows]
+
+
+def test_clicking_a_chart_point_selects_that_request_and_lists_its_view_under_the_strategy(qtbot, lab):
+    lab.show()
+    qtbot.waitExposed(lab)
+    result = run_to_end(qtbot, lab)
+    band = next(r for r in result.runs if r.strategy == "band")
+    row = next(i for i, r in enumerate(band.rows) if r.folds)  # the request right after a band commit
+    chart = lab.charts["size"]
+    chosen: list[int] = []
+    lab.request_chosen.connect(chosen.append)
+    qtbot.mouseClick(chart, Qt.MouseButton.LeftButton, pos=chart.point_of("band", row).toPoint())
+    assert lab.chosen is not None
+    strategy, picked = lab.chosen
+    # Points of several strategies can coincide; whichever was hit, it is that request of that run.
+    run = next(r for r in result.runs if r.strategy == strategy)
+    assert run.rows[picked].request == band.rows[row].request == chosen[-1]
+    assert all(c.selected == band.rows[row].request for c in lab.charts.values())
+    items = [lab.request_list.item(i) for i in range(lab.request_list.count())]
+    assert [item.data(Qt.ItemDataRole.UserRole) for item in items] == [m.id for m in run.views[picked]]
+    lines = [item.text() for item in items]
+    if strategy == "band":
+        assert any("stands for" in line for line in lines)  # the commit's brief, not in the record
+
+
+def test_a_bad_policy_field_is_shown_in_place_and_nothing_runs(qtbot, lab):
+    lab.policy_editor.set_text("context_fold_at", "1.5")
+    assert lab.policy_editor.error_for("context_fold_at")
+    assert lab.run() is None
+    assert "Fix the marked policy fields" in lab.status.text()
+
+
+def test_cancel_stops_the_run_and_says_so(qtbot, lab, monkeypatch):
+    started, release = threading.Event(), threading.Event()
+
+    def slow(session, strategies, settings, report=None, keep_views=False):
+        started.set()
+        release.wait(5)
+        report(1, 2, "band")  # raises Cancelled once cancel was asked for
+        raise AssertionError("the report after cancel should have stopped the run")
+
+    monkeypatch.setattr(replay_view, "replay_runs", slow)
+    task = lab.run()
+    qtbot.waitUntil(started.is_set)
+    lab.cancel_button.click()
+    release.set()
+    qtbot.waitUntil(lambda: task.is_done and lab.task is None)
+    assert lab.status.text() == "Replay cancelled."
+    assert lab.run_button.isEnabled() and lab.result is None
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints", "This plugin does not support raise")  # offscreen cannot raise
+def test_the_main_window_opens_the_lab_on_its_session(qtbot, window):
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None)
+    action = next(a for a in window.findChildren(type(window.open_action)) if a.text() == "Replay &lab…")
+    assert action.shortcut().toString() == "Ctrl+Shift+P"
+    action.trigger()
+    lab = window.replay_lab
+    assert lab.isVisible() and lab.session is window.document.session
+    assert open_replay_lab(window) is lab  # one lab per window
+    lab.request_chosen.emit(3)
+    assert window.timeline.current == 3
+    lab.close()
