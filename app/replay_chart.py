@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,7 +22,6 @@ from app.qt import (
     Signal,
 )
 from app.theme import is_dark, muted_colour, rule_colour
-from app.timeline import nice_ticks
 
 LEFT, RIGHT, TOP, BOTTOM = 72, 14, 24, 20
 HIT_PIXELS = 14  # how near a click must fall to a point to choose it
@@ -34,6 +34,16 @@ STRATEGY_COLOURS = {
     "compaction": ("#8e44ad", "#c39bd3"),
     "adr": ("#1e8449", "#58d68d"),
 }
+
+
+def nice_ticks(maximum: float, count: int = 5) -> list[float]:
+    """Round axis values (1, 2 or 5 times a power of ten, fractions too) from 0 up to about `maximum`."""
+    if maximum <= 0:
+        return [0.0]
+    raw = maximum / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return [i * step for i in range(int(maximum / step + 1e-9) + 1)]
 
 
 def strategy_colour(name: str) -> QColor:
@@ -152,15 +162,18 @@ class ReplayChart(QWidget):
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
             painter.drawText(QPointF(plot.left() + 4, y - 3), rule.label)
         dots = max((len(s.values) for s in self.series), default=0) <= 120
-        for s in self.series:
+        for n, s in enumerate(self.series):
+            # Earlier lines are drawn wider, so a strategy that coincides with a later one still shows at its edges.
+            width = self.line_width(n)
             colour = strategy_colour(s.strategy)
             points = [self.point(r, v) for r, v in zip(s.requests, s.values)]
-            painter.setPen(QPen(colour, 2))
+            painter.setPen(QPen(colour, width))
             painter.drawPolyline(points)
             if dots:
+                painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(colour)
                 for p in points:
-                    painter.drawEllipse(p, 2.5, 2.5)
+                    painter.drawEllipse(p, width / 2 + 1.5, width / 2 + 1.5)
         self._draw_legend(painter, text)
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, text: QColor) -> None:
@@ -168,8 +181,7 @@ class ReplayChart(QWidget):
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         painter.drawLine(plot.topLeft(), plot.bottomLeft())
         top = self.y_top()
-        ticks = [t / 4 * top for t in range(5)] if top < 10 else [float(t) for t in nice_ticks(top / 1.08)]
-        for value in ticks:
+        for value in nice_ticks(top if self.top is not None else top / 1.08):
             y = self.point(0, value).y()
             painter.drawText(QRectF(0, y - 8, LEFT - 6, 16),
                              Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, self.fmt(value))
@@ -178,6 +190,9 @@ class ReplayChart(QWidget):
         for k in range(0, self.requests, step):
             x = self.point(k, 0).x()
             painter.drawText(QRectF(x - 20, plot.bottom() + 2, 40, 16), Qt.AlignmentFlag.AlignHCenter, str(k))
+
+    def line_width(self, n: int) -> float:
+        return 2.0 + 1.0 * (len(self.series) - 1 - n)
 
     def _draw_legend(self, painter: QPainter, text: QColor) -> None:
         metrics = painter.fontMetrics()

@@ -56,6 +56,19 @@ STRATEGY_HINTS = {
     "compaction": "summarise everything at the line and start again (the summary call counted)",
     "adr": "our fold (ADR-0130) before every request, under the ceiling, line and target",
 }
+STRATEGY_SHORT = {
+    "recorded": "as the source sent it",
+    "none": "everything, no management",
+    "band": "pi-fold band: commit at 80%, fold to 20%",
+    "compaction": "summarise all at the line",
+    "adr": "our fold (ADR-0130), line to target",
+}
+HOW_TO_READ = (
+    "Each strategy drives the same recorded messages through the trace; the policy sets the ceiling, "
+    "line and target. Every line on a chart is one strategy (colours as in the table's header); the red "
+    "dashed line is the ceiling. Click a point to list the view that request carried under that strategy; "
+    "the main window steps to the same request."
+)
 RawRole = Qt.ItemDataRole.UserRole + 1
 
 
@@ -166,7 +179,7 @@ class ReplayView(QWidget):
         strategies = QGroupBox("Strategies")
         box = QVBoxLayout(strategies)
         for name, hint in STRATEGY_HINTS.items():
-            check = QCheckBox(name)
+            check = QCheckBox(f"{name}: {STRATEGY_SHORT[name]}")
             check.setChecked(True)
             check.setToolTip(hint)
             self.checks[name] = check
@@ -193,6 +206,9 @@ class ReplayView(QWidget):
         column.addLayout(buttons)
         column.addWidget(self.progress)
         column.addWidget(self.status)
+        how = QLabel(HOW_TO_READ)
+        how.setWordWrap(True)
+        column.addWidget(how)
         column.addStretch(1)
         left.setMinimumWidth(380)
         left.setMaximumWidth(520)
@@ -206,9 +222,9 @@ class ReplayView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.charts = {
-            "size": ReplayChart("Request size (tokens) against the ceiling", lambda v: f"{v:,.0f}"),
-            "cost": ReplayChart("Cumulative cost (USD)", lambda v: f"${v:,.3f}"),
-            "share": ReplayChart("Share of each request read from the prompt cache", lambda v: f"{v:.0%}"),
+            "size": ReplayChart("Request size (tokens) per request, against the ceiling", lambda v: f"{v:,.0f}"),
+            "cost": ReplayChart("Cumulative cost (USD) over the requests", lambda v: f"${v:,.2f}" if v >= 0.1 or v == 0 else f"${v:.4f}"),
+            "share": ReplayChart("Share of each request read from the prompt cache, per request", lambda v: f"{v:.0%}"),
         }
         chart_box = QWidget()
         chart_column = QVBoxLayout(chart_box)
@@ -234,7 +250,7 @@ class ReplayView(QWidget):
         for widget in (top, chart_box, request_box):
             self.splitter.addWidget(widget)
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.setSizes([300, 600, 160])
+        self.splitter.setSizes([250, 660, 150])
         layout = QHBoxLayout(self)
         layout.addWidget(left)
         layout.addWidget(self.splitter, 1)
