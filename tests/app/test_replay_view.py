@@ -8,7 +8,8 @@ import pytest
 
 import app.replay_view as replay_view
 from app.qt import Qt
-from app.replay_view import METRICS, RawRole, ReplayView, TotalsModel, open_replay_lab, settings_for
+from app.replay_model import METRICS, RawRole, TotalsModel
+from app.replay_view import ReplayView, open_replay_lab, settings_for
 from core.demo import demo_path
 from core.formats import load_session
 from core.policy import Policy
