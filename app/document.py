@@ -38,6 +38,7 @@ class Document:
     policy: object | None = None  # core.policy.Policy the session was launched under
     counter: object | None = None  # core.count.Counter, memoised over this session's messages
     rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
+    folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
 
     @property
     def record_size(self) -> int:
@@ -167,6 +168,12 @@ def build_document(session: Session, path: str, report: Report = _no_report) -> 
     document.requests, document.rules = facts.requests, facts.rules
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
     document.show_view(session.view)
+    from core.trace import build_trace
+
+    from app.fold_facts import fold_rows
+
+    views = [r.view for r in document.requests] + [tuple(session.view)]
+    document.folds = fold_rows(session, views, [r.at for r in build_trace(session)])
     return document
 
 

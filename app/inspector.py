@@ -7,6 +7,7 @@ import html
 from app.document import Document
 from app.highlight import content_html, json_html
 from app.models import kind_label
+from app.note_members import members_html, note_members
 from app.qt import QLabel, QTabWidget, Qt, QTextBrowser, QUrl, QVBoxLayout, QWidget, Signal
 from app.theme import kind_colour, pygments_style
 
@@ -35,6 +36,8 @@ class Inspector(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.content, "&Content")
         self.tabs.addTab(self.metadata, "&Metadata")
+        self.members = self._browser("Members")
+        self.members_tab = self.tabs.addTab(self.members, "Mem&bers")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.header)
@@ -53,6 +56,8 @@ class Inspector(QWidget):
         self.header.setText("<i>Select a message in the full record or the active view.</i>")
         self.content.clear()
         self.metadata.clear()
+        self.members.clear()
+        self.tabs.setTabEnabled(self.members_tab, False)
 
     def set_document(self, document: Document | None) -> None:
         self.document = document
@@ -82,6 +87,15 @@ class Inspector(QWidget):
                 style,
             )
         )
+        members = note_members(doc, index)
+        self.tabs.setTabEnabled(self.members_tab, members is not None)
+        self.tabs.setTabText(self.members_tab, f"Mem&bers ({len(members.indexes):,})" if members else "Mem&bers")
+        if members is not None:
+            self.members.setHtml(members_html(doc, index, members))
+        else:
+            self.members.clear()
+            if self.tabs.currentWidget() is self.members:
+                self.tabs.setCurrentWidget(self.content)
 
     def refresh(self) -> None:
         """Redraw the shown message (the shown view or the theme changed)."""

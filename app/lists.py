@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from app.filters import KIND_CHOICES, MessageFilter
 from app.models import CHARS, INDEX, KIND, PREVIEW, TOKENS, IndexRole, MessageTableModel
 from app.qt import (
     QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
     QHeaderView,
     QItemSelectionModel,
     QLabel,
+    QLineEdit,
     QModelIndex,
     QTableView,
     QVBoxLayout,
@@ -28,9 +32,21 @@ class MessageList(QWidget):
         self._selecting = False  # set while the other list or a panel selects here
         self.heading = QLabel(f"<b style='font-size:11pt'>{title}</b>")
         self.heading.setObjectName("listHeading")
+        self.filter = MessageFilter(model, self)
+        self.kind_filter = QComboBox()
+        self.kind_filter.setAccessibleName(f"{title}: kind filter")
+        for key, label in KIND_CHOICES:
+            self.kind_filter.addItem(label, key)
+        self.kind_filter.currentIndexChanged.connect(lambda: self._filter_changed(kind=self.kind_filter.currentData()))
+        self.text_filter = QLineEdit()
+        self.text_filter.setAccessibleName(f"{title}: text filter")
+        self.text_filter.setPlaceholderText("Filter by text (Ctrl+F)")
+        self.text_filter.setClearButtonEnabled(True)
+        self.text_filter.textChanged.connect(lambda text: self._filter_changed(text=text))
+        self.shown = QLabel()
         self.table = QTableView()
         self.table.setAccessibleName(title)
-        self.table.setModel(model)
+        self.table.setModel(self.filter)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
@@ -50,8 +66,26 @@ class MessageList(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
+        filters = QHBoxLayout()
+        filters.setContentsMargins(0, 0, 0, 0)
+        filters.addWidget(self.kind_filter)
+        filters.addWidget(self.text_filter, 1)
+        filters.addWidget(self.shown)
         layout.addWidget(self.heading)
+        layout.addLayout(filters)
         layout.addWidget(self.table, 1)
+        self.filter.modelReset.connect(self._count_shown)
+
+    def _filter_changed(self, kind: str | None = None, text: str | None = None) -> None:
+        selected = self.selected_index()
+        self.filter.set_filter(kind, text)
+        self._count_shown()
+        if selected is not None:
+            self.select_index(selected)
+
+    def _count_shown(self) -> None:
+        shown, total = self.filter.rowCount(), self.model.rowCount()
+        self.shown.setText(f"{shown:,} of {total:,} shown" if self.filter.active else "")
 
     def set_heading(self, detail: str) -> None:
         self.heading.setText(f"<b style='font-size:11pt'>{self.title}</b> &nbsp; {detail}")
@@ -65,7 +99,7 @@ class MessageList(QWidget):
         return int(current.data(IndexRole)) if current.isValid() else None
 
     def select_index(self, index: int) -> bool:
-        """Select the row holding a record index without re-emitting; False (and no selection) when absent."""
+        """Select the row holding a record index without re-emitting; False (and no selection) when absent or filtered out."""
         row = self.model.row_of(index)
         selection = self.table.selectionModel()
         self._selecting = True
@@ -73,7 +107,10 @@ class MessageList(QWidget):
             if row is None:
                 selection.clear()
                 return False
-            model_index = self.model.index(row, PREVIEW)
+            model_index = self.filter.mapFromSource(self.model.index(row, PREVIEW))
+            if not model_index.isValid():  # filtered out of this list
+                selection.clear()
+                return False
             selection.setCurrentIndex(
                 model_index,
                 QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,

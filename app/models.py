@@ -9,7 +9,7 @@ from core.model import Message
 from app.document import Document
 from app.highlight import BODY_KEYS, call_path
 from app.qt import QAbstractTableModel, QBrush, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
-from app.theme import kind_colour, muted_colour
+from app.theme import highlight_colour, kind_colour, muted_colour
 
 COLUMNS = ("Index", "Kind", "Preview", "Chars", "Tokens")
 INDEX, KIND, PREVIEW, CHARS, TOKENS = range(len(COLUMNS))
@@ -67,6 +67,7 @@ class MessageTableModel(QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.document: Document | None = None
+        self.highlighted: frozenset[int] = frozenset()  # record indexes a chosen fold record took
         self._bold = QFont()
         self._bold.setBold(True)
 
@@ -74,6 +75,13 @@ class MessageTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.document = document
         self.endResetModel()
+
+    def set_highlighted(self, indexes) -> None:
+        """Mark what a fold record folded or clipped; the rows' background says so."""
+        self.highlighted = frozenset(indexes)
+        if self.rowCount():
+            last = self.index(self.rowCount() - 1, len(COLUMNS) - 1)
+            self.dataChanged.emit(self.index(0, 0), last, [Qt.ItemDataRole.BackgroundRole])
 
     def record_index(self, row: int) -> int:
         raise NotImplementedError
@@ -126,12 +134,15 @@ class MessageTableModel(QAbstractTableModel):
             if column == KIND:
                 return QBrush(kind_colour(doc.message(i)))
             return None
+        if role == Qt.ItemDataRole.BackgroundRole and i in self.highlighted:
+            return QBrush(highlight_colour())
         if role == Qt.ItemDataRole.FontRole and column == KIND and doc.in_view(i):
             return self._bold
         if role == Qt.ItemDataRole.ToolTipRole:
             message = doc.message(i)
             where = "in the active view" if doc.in_view(i) else f"out of the active view: {doc.out_reason.get(i, '')}"
-            return f"#{i} {message.kind} · {message.id}\n{where}"
+            took = "\ntaken by the chosen fold record" if i in self.highlighted else ""
+            return f"#{i} {message.kind} · {message.id}\n{where}{took}"
         return None
 
 

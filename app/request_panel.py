@@ -6,6 +6,7 @@ import json
 
 from core.count import estimate
 
+from app.divergence import divergence
 from app.document import Document
 from app.highlight import block_html
 from app.qt import QLabel, Qt, QTextBrowser, QVBoxLayout, QWidget
@@ -25,6 +26,11 @@ def compiled(document: Document, view: list[str] | tuple[str, ...]) -> tuple[dic
     return payload, len(payload_bytes(payload)), document.counter.count(messages, **options)
 
 
+def next_view(document: Document, slot: int) -> list[str] | tuple[str, ...]:
+    """The view the request after `slot` is compiled from (after the last request: the active view now)."""
+    return document.requests[slot + 1].view if slot + 1 < len(document.requests) else document.session.view
+
+
 class RequestPanel(QWidget):
     """Shows what the model was (or would next be) sent; compiles only while visible."""
 
@@ -32,6 +38,7 @@ class RequestPanel(QWidget):
         super().__init__(parent)
         self.document: Document | None = None
         self.slot: int | None = None
+        self.divergence = None  # divergence.Divergence of the shown request from the next
         self._shown: tuple[int, int | None] | None = None
         self.header = QLabel()
         self.header.setWordWrap(True)
@@ -53,12 +60,25 @@ class RequestPanel(QWidget):
         super().showEvent(event)
         self.refresh()
 
+    def _divergence_line(self, doc: Document, slot: int, payload: dict) -> str:
+        following = "the active view now" if slot + 1 >= len(doc.requests) else f"request {slot + 1}"
+        try:
+            found = divergence(payload, compiled(doc, next_view(doc, slot))[0])
+        except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is said, not raised
+            return f"Cannot compare with {following}: {type(exc).__name__}: {exc}"
+        self.divergence = found
+        return (
+            f"<b>Where the next request diverges</b> ({following}): at byte {found.at:,} of {found.size:,}"
+            f" ({found.share:.1%} repeated), in {found.where}: {found.cause}"
+        )
+
     def refresh(self, force: bool = False) -> None:
         doc, slot = self.document, self.slot
         key = (id(doc), slot)
         if doc is None or (key == self._shown and not force):
             return
         self._shown = key
+        self.divergence = None
         is_now = slot is None or slot >= len(doc.requests)
         view = doc.session.view if is_now else doc.requests[slot].view
         try:
@@ -76,8 +96,8 @@ class RequestPanel(QWidget):
         ]
         if not is_now and doc.requests[slot].reported_input:
             lines.append(f"Reported input for this request: {doc.requests[slot].reported_input:,} tokens")
-        if not is_now and doc.requests[slot].prefix_share is not None:
-            lines.append(f"Prefix share: the next request repeats {doc.requests[slot].prefix_share:.1%} of these bytes")
+        if not is_now:
+            lines.append(self._divergence_line(doc, slot, payload))
         rules = doc.rules
         if rules is not None and rules.ceiling:
             lines.append(f"Ceiling {rules.ceiling:,} tokens: {tokens / rules.ceiling:.0%} of it ({rules.source})")

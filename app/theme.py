@@ -68,6 +68,11 @@ def rule_colour(name: str) -> QColor:
     return _pick(RULE_COLOURS[name])
 
 
+def highlight_colour() -> QColor:
+    """The background of what a chosen fold record took (a warm tint, unlike the selection's)."""
+    return QColor("#5c4a1a" if is_dark() else "#fdebc8")
+
+
 def muted_colour() -> QColor:
     app = QApplication.instance()
     if app is None:

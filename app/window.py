@@ -7,8 +7,13 @@ from pathlib import Path
 from core.model import ReadError
 
 from app.document import Document, open_document
+from app.fold_facts import FoldRow
+from app.fold_panel import FoldPanel
 from app.inspector import Inspector
+from app.library_panel import LibraryPanel
 from app.lists import MessageList
+from app.marks_facts import cache_marks
+from app.menus import build_menus
 from app.models import RecordModel, ViewModel
 from app.request_panel import RequestPanel
 from app.session_actions import install_session_actions
@@ -79,17 +84,29 @@ class MainWindow(QMainWindow):
         self.inspector.message_requested.connect(self.select_message)
         self.window_map.message_clicked.connect(self.select_message)
         self.timeline.request_selected.connect(self.show_request)
+        self.fold_panel = FoldPanel()
+        self.fold_panel.fold_selected.connect(self.show_fold)
+        self.library_panel = LibraryPanel(db)
+        self.library_panel.session_chosen.connect(self.open_at)
         self.side_tabs = QTabWidget()
         self.side_tabs.addTab(self.inspector, "Inspector")
         self.side_tabs.addTab(self.request_panel, "Request")
+        self.side_tabs.addTab(self.library_panel, "Library")
+        self.side_tabs.currentChanged.connect(self._side_tab_changed)
+        self._select_after_load: int | None = None
 
         self.lists_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.lists_splitter.setObjectName("listsSplitter")
         self.lists_splitter.addWidget(self.record_list)
         self.lists_splitter.addWidget(self.view_list)
+        self.folds_splitter = QSplitter(Qt.Orientation.Vertical)
+        self.folds_splitter.setObjectName("foldsSplitter")
+        self.folds_splitter.addWidget(self.lists_splitter)
+        self.folds_splitter.addWidget(self.fold_panel)
+        self.folds_splitter.setStretchFactor(0, 1)
         self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.main_splitter.setObjectName("mainSplitter")
-        self.main_splitter.addWidget(self.lists_splitter)
+        self.main_splitter.addWidget(self.folds_splitter)
         self.main_splitter.addWidget(self.side_tabs)
         self.main_splitter.setStretchFactor(0, 3)
         self.main_splitter.setStretchFactor(1, 2)
@@ -99,7 +116,7 @@ class MainWindow(QMainWindow):
         self.top_splitter.addWidget(self.window_map)
         self.top_splitter.addWidget(self.main_splitter)
         self.top_splitter.setStretchFactor(2, 1)
-        for splitter in (self.lists_splitter, self.main_splitter, self.top_splitter):
+        for splitter in (self.lists_splitter, self.folds_splitter, self.main_splitter, self.top_splitter):
             splitter.setChildrenCollapsible(False)
         self.setCentralWidget(self.top_splitter)
         self.top_splitter.setContentsMargins(6, 4, 6, 0)
@@ -126,39 +143,7 @@ class MainWindow(QMainWindow):
         self._show_progress(False)
 
     def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.open_action = QAction("&Open…", self, shortcut=QKeySequence.StandardKey.Open, triggered=self.open_dialog)
-        file_menu.addAction(self.open_action)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self._rebuild_recent_menu()
-        file_menu.addSeparator()
-        file_menu.addAction(QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close))
-        view_menu = self.menuBar().addMenu("&View")
-        for text, key, widget in (
-            ("Full &record", "Ctrl+1", self.record_list.table),
-            ("Active &view", "Ctrl+2", self.view_list.table),
-            ("&Inspector", "Ctrl+3", self.inspector.tabs),
-            ("&Timeline", "Ctrl+4", self.timeline),
-            ("Window &map", "Ctrl+5", self.window_map),
-        ):
-            action = QAction(text, self, shortcut=QKeySequence(key))
-            action.triggered.connect(widget.setFocus)
-            view_menu.addAction(action)
-        view_menu.addSeparator()
-        request_tab = QAction("Re&quest panel", self, shortcut=QKeySequence("Ctrl+R"))
-        request_tab.triggered.connect(lambda: self.side_tabs.setCurrentWidget(self.request_panel))
-        view_menu.addAction(request_tab)
-        go_menu = self.menuBar().addMenu("&Go")
-        for text, key, slot in (
-            ("&Previous request", "Alt+Left", lambda: self.timeline.step_to(self.timeline.current - 1)),
-            ("&Next request", "Alt+Right", lambda: self.timeline.step_to(self.timeline.current + 1)),
-            ("Previous &fold", "Alt+Shift+Left", lambda: self.timeline.step_fold(-1)),
-            ("Next f&old", "Alt+Shift+Right", lambda: self.timeline.step_fold(1)),
-            ("&Now (the active view)", "Alt+End", lambda: self.timeline.step_to(self.timeline.slots() - 1)),
-        ):
-            action = QAction(text, self, shortcut=QKeySequence(key))
-            action.triggered.connect(slot)
-            go_menu.addAction(action)
+        build_menus(self)
         # -- Replay lab (issue 9; app/replay_view.py owns it): the session under other strategies --
         from app.replay_view import open_replay_lab
 
@@ -190,7 +175,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1600, 1000)
-        defaults = {"splitter/main": [1000, 600], "splitter/lists": [500, 500], "splitter/top": [170, 134, 680]}
+        defaults = {"splitter/main": [1000, 600], "splitter/lists": [500, 500], "splitter/top": [170, 150, 664],
+                    "splitter/folds": [500, 150]}
         for key, splitter in self._splitters().items():
             state = self.settings.state(key)
             if state is not None:
@@ -199,7 +185,8 @@ class MainWindow(QMainWindow):
                 splitter.setSizes(defaults[key])
 
     def _splitters(self) -> dict[str, QSplitter]:
-        return {"splitter/main": self.main_splitter, "splitter/lists": self.lists_splitter, "splitter/top": self.top_splitter}
+        return {"splitter/main": self.main_splitter, "splitter/lists": self.lists_splitter, "splitter/top": self.top_splitter,
+                "splitter/folds": self.folds_splitter}
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel_loading()
@@ -217,9 +204,10 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(path)
 
-    def open_path(self, path: str | Path) -> Task:
-        """Load a session file in the worker; the window stays usable and shows progress."""
+    def open_path(self, path: str | Path, select: int | None = None) -> Task:
+        """Load a session file in the worker; the window stays usable and shows progress; then select `select`."""
         self.cancel_loading()
+        self._select_after_load = select
         path = str(path)
         self._loading_path = path
         db = self.db
@@ -249,6 +237,10 @@ class MainWindow(QMainWindow):
         self.settings.add_recent_file(document.path)
         self._rebuild_recent_menu()
         self.set_document(document)
+        if self._select_after_load is not None:
+            self.select_message(self._select_after_load)
+        if self.side_tabs.currentWidget() is self.library_panel or self.library_panel.sessions.rows:
+            self.library_panel.refresh()  # the import may have added a session
 
     def _failed(self, task: Task, path: str, exc: BaseException) -> None:
         if task is not self.task:
@@ -269,12 +261,16 @@ class MainWindow(QMainWindow):
 
     def set_document(self, document: Document | None) -> None:
         self.document = document
+        for model in (self.record_model, self.view_model):
+            model.highlighted = frozenset()
         self.record_model.set_document(document)
         self.view_model.set_document(document)
         self.inspector.set_document(document)
         self.timeline.set_document(document)
         self.window_map.set_document(document)
         self.request_panel.set_request(document, None)
+        self.fold_panel.set_rows(document.folds if document else [], len(document.requests) if document else 0)
+        self._show_marks()
         self._refresh_headings()
         if document is not None:
             self.setWindowTitle(f"{Path(document.path).name} — foldscope")
@@ -297,15 +293,15 @@ class MainWindow(QMainWindow):
 
     # -- selection ------------------------------------------------------------------------
 
-    def select_message(self, index: int) -> None:
-        """Select one full-record index in both lists and show it in the inspector."""
+    def select_message(self, index: int, reveal: bool = True) -> None:
+        """Select one full-record index in both lists and show it in the inspector (brought to the front if `reveal`)."""
         if self.document is None:
             return
         self.record_list.select_index(index)
         self.view_list.select_index(index)
         self.inspector.show_message(index)
         self.window_map.set_selected(index)
-        if self.side_tabs.currentWidget() is not self.inspector:
+        if reveal and self.side_tabs.currentWidget() is not self.inspector:
             self.side_tabs.setCurrentWidget(self.inspector)
 
     def show_request(self, slot: int) -> None:
@@ -319,11 +315,45 @@ class MainWindow(QMainWindow):
         self.record_model.set_document(doc)
         self.view_model.set_document(doc)
         self.window_map.update()
+        self._show_marks()
         self.request_panel.set_request(doc, None if is_now else slot)
         self._refresh_headings()
         if selected is not None:
             self.inspector.refresh()
-            self.select_message(selected)
+            self.select_message(selected, reveal=False)  # stepping keeps the side panel the user chose
+
+    def _show_marks(self) -> None:
+        if self.document is not None:
+            self.window_map.set_marks(*cache_marks(self.document, self.document.view))
+
+    def show_fold(self, row: FoldRow) -> None:
+        """Step to the request a fold record first shows at; mark what it took; select its note."""
+        if self.document is None:
+            return
+        if row.slot is not None:
+            self.timeline.step_to(row.slot)
+        for model in (self.record_model, self.view_model):
+            model.set_highlighted(row.affected)
+        self.window_map.set_highlighted(row.affected)
+        target = row.note if row.note is not None else (row.affected[0] if row.affected else None)
+        if target is not None:
+            self.select_message(target)
+            if row.affected:
+                self.record_list.table.scrollTo(self.record_list.filter.mapFromSource(self.record_model.index(row.affected[0], 0)))
+
+    def open_at(self, path: str, index: int) -> None:
+        """Open a library session (or stay in it, when it is the one shown) at a message; -1: no message."""
+        select = index if index >= 0 else None
+        if self.document is not None and str(Path(self.document.path).resolve()) == str(Path(path).resolve()):
+            self.timeline.step_to(self.timeline.slots() - 1)
+            if select is not None:
+                self.select_message(select)
+            return
+        self.open_path(path, select=select)
+
+    def _side_tab_changed(self) -> None:
+        if self.side_tabs.currentWidget() is self.library_panel:
+            self.library_panel.refresh()
 
     # -- drag and drop --------------------------------------------------------------------
 

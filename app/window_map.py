@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
-from app.document import Document
-from app.qt import QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
+from dataclasses import dataclass
+
+from app.document import Document, is_note
+from app.qt import QBrush, QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
 from app.models import kind_label
 from app.trace_facts import rule_label, rule_names
-from app.theme import KIND_LEGEND, colour_for_key, kind_colour, rule_colour
+from app.theme import KIND_LEGEND, colour_for_key, highlight_colour, kind_colour, rule_colour
 
 LEFT, RIGHT = 100, 16
 BAR_HEIGHT = 26
+VIEW_Y = 44.0
+STRIP = 20.0  # between the bars: the protected first round's bracket
+# Copies and notes carry a pattern as well as a colour, so they stay distinct in grey or for colour-blind eyes.
+PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A cache mark to draw: the record index of the view message it ends with (None: the stable segment)."""
+
+    index: int | None
+    lifetime: str
+    anchor: str
 
 
 class WindowMap(QWidget):
@@ -24,17 +39,32 @@ class WindowMap(QWidget):
         super().__init__(parent)
         self.document: Document | None = None
         self.selected: int | None = None
+        self.highlighted: frozenset[int] = frozenset()  # what a chosen fold record took
+        self.marks: tuple[Mark, ...] = ()
+        self.marks_note = ""  # why there are no marks, when there are none
+        self._blocks: tuple[tuple, list] | None = None
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Window map")
         self.setMouseTracking(True)
-        self.setMinimumHeight(124)
+        self.setMinimumHeight(140)
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
-        return QSize(800, 128)
+        return QSize(800, 146)
 
     def set_document(self, document: Document | None) -> None:
         self.document = document
         self.selected = None
+        self.highlighted = frozenset()
+        self.marks, self.marks_note = (), ""
+        self.update()
+
+    def set_marks(self, marks: tuple[Mark, ...], note: str = "") -> None:
+        """The cache marks of the shown request, as the compiler placed them; `note` says why there are none."""
+        self.marks, self.marks_note = tuple(marks), note
+        self.update()
+
+    def set_highlighted(self, indexes) -> None:
+        self.highlighted = frozenset(indexes)
         self.update()
 
     def set_selected(self, index: int | None) -> None:
@@ -51,13 +81,19 @@ class WindowMap(QWidget):
         return (self.width() - LEFT - RIGHT) / (total * 1.02)
 
     def _rows(self) -> tuple[float, float]:
-        return 40.0, 40.0 + BAR_HEIGHT + 8
+        return VIEW_Y, VIEW_Y + BAR_HEIGHT + STRIP
 
     def blocks(self) -> list[tuple[int, QRectF, bool]]:
-        """(record index, rectangle, in the view bar) for every block drawn."""
+        """(record index, rectangle, in the view bar) for every block drawn; kept until the view or width changes."""
         doc = self.document
         if doc is None:
             return []
+        key = (id(doc), id(doc.view), doc.record_size, self.width())
+        if self._blocks is None or self._blocks[0] != key:
+            self._blocks = (key, self._layout(doc))
+        return self._blocks[1]
+
+    def _layout(self, doc: Document) -> list[tuple[int, QRectF, bool]]:
         scale = self._scale()
         view_y, record_y = self._rows()
         out: list[tuple[int, QRectF, bool]] = []
@@ -100,14 +136,22 @@ class WindowMap(QWidget):
         painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, "Full record")
         border = self.palette().window().color()
         selected_rects: list[QRectF] = []
+        highlight = QPen(highlight_colour().darker(170 if highlight_colour().lightness() > 128 else 60), 3)
         for index, rect, in_view_bar in self.blocks():
-            colour = QColor(kind_colour(doc.message(index)))
+            message = doc.message(index)
+            colour = QColor(kind_colour(message))
             if not in_view_bar and not doc.in_view(index):
                 colour.setAlpha(70)
             painter.fillRect(rect, colour)
+            pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
+            if pattern is not None:
+                painter.fillRect(rect, QBrush(border, pattern))
             if rect.width() > 3:
                 painter.setPen(QPen(border, 1))
                 painter.drawLine(rect.topRight(), rect.bottomRight())
+            if index in self.highlighted and not in_view_bar:
+                painter.setPen(highlight)
+                painter.drawLine(rect.bottomLeft() + QPointF(0, 2), rect.bottomRight() + QPointF(0, 2))
             if index == self.selected:
                 selected_rects.append(rect)
         painter.setPen(QPen(text, 2))
@@ -115,10 +159,13 @@ class WindowMap(QWidget):
         for rect in selected_rects:
             painter.drawRect(rect.adjusted(-1, -2, 1, 2))
         self._draw_rules(painter, view_y, record_y + BAR_HEIGHT)
+        self._draw_first_round(painter, view_y + BAR_HEIGHT, text)
+        self._draw_marks(painter, view_y, text)
         self._draw_legend(painter, record_y + BAR_HEIGHT + 6, text)
+        marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
         summary = (
             f"blocks sized by each message's own tokens: the active view {doc.view_tokens():,}"
-            f" of {doc.record_tokens():,} in the full record   ·   click a block to select it"
+            f" of {doc.record_tokens():,} in the full record   ·   {marks}   ·   click a block to select it"
         )
         painter.setPen(text)
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, summary)
@@ -138,14 +185,74 @@ class WindowMap(QWidget):
             # Near the right edge the label goes left of its rule so it is never cut off.
             painter.drawText(QPointF(x + 4 if x + 4 + width < self.width() else x - 4 - width, top - 4), label)
 
+    def _view_span(self, indexes: set[int]) -> tuple[float, float] | None:
+        xs = [(r.left(), r.right()) for i, r, in_view_bar in self.blocks() if in_view_bar and i in indexes]
+        return (min(a for a, _ in xs), max(b for _, b in xs)) if xs else None
+
+    def _draw_first_round(self, painter: QPainter, y: float, text: QColor) -> None:
+        """A bracket under the view bar spanning the protected first round the view still holds."""
+        doc = self.document
+        cache = doc.session.branch_metadata.get("prompt_cache")
+        ids = cache.get("protected") if isinstance(cache, dict) else None
+        if not isinstance(ids, list):
+            return
+        record = doc.session.record
+        span = self._view_span({record.index_of(mid) for mid in ids if isinstance(mid, str) and mid in record})
+        if span is None:
+            return
+        left, right = span
+        painter.setPen(QPen(text, 1.5))
+        painter.drawLine(QPointF(left, y + 3), QPointF(left, y + 7))
+        painter.drawLine(QPointF(left, y + 7), QPointF(right, y + 7))
+        painter.drawLine(QPointF(right, y + 3), QPointF(right, y + 7))
+        small = QFont(self.font())
+        small.setPointSizeF(max(self.font().pointSizeF() - 1.5, 6.0))
+        painter.setFont(small)
+        painter.drawText(QPointF(right + 4, y + 11), "protected first round")
+        painter.setFont(self.font())
+
+    def mark_x(self, mark: Mark) -> float | None:
+        """Where a mark sits on the view bar: the end of the block it closes (the stable segment: its system blocks)."""
+        doc = self.document
+        if mark.index is None:
+            systems = {i for i in doc.view_position if doc.message(i).kind == "system"}
+            span = self._view_span(systems)
+            return span[1] if span else float(LEFT)
+        span = self._view_span({mark.index})
+        return span[1] if span else None
+
+    def _draw_marks(self, painter: QPainter, y: float, text: QColor) -> None:
+        painter.setPen(QPen(text, 1.5))
+        painter.setBrush(text)
+        for mark in self.marks:
+            x = self.mark_x(mark)
+            if x is None:
+                continue
+            painter.drawLine(QPointF(x, y - 2), QPointF(x, y + BAR_HEIGHT + 2))
+            painter.drawPolygon([QPointF(x - 5, y - 9), QPointF(x + 5, y - 9), QPointF(x, y - 2)])
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+
     def _draw_legend(self, painter: QPainter, y: float, text: QColor) -> None:
         x = float(LEFT)
         metrics = painter.fontMetrics()
+        border = self.palette().window().color()
         for key, label in KIND_LEGEND:
-            painter.fillRect(QRectF(x, y + 3, 10, 10), colour_for_key(key))
+            box = QRectF(x, y + 3, 10, 10)
+            painter.fillRect(box, colour_for_key(key))
+            if key in PATTERNS:
+                painter.fillRect(box, QBrush(border, PATTERNS[key]))
             painter.setPen(text)
             painter.drawText(QPointF(x + 14, y + 12), label)
             x += 14 + metrics.horizontalAdvance(label) + 16
+        painter.setBrush(text)
+        painter.drawPolygon([QPointF(x, y + 4), QPointF(x + 10, y + 4), QPointF(x + 5, y + 11)])
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawText(QPointF(x + 14, y + 12), "cache mark")
+        x += 14 + metrics.horizontalAdvance("cache mark") + 16
+        painter.setPen(QPen(highlight_colour().darker(170 if highlight_colour().lightness() > 128 else 60), 3))
+        painter.drawLine(QPointF(x, y + 12), QPointF(x + 12, y + 12))
+        painter.setPen(text)
+        painter.drawText(QPointF(x + 16, y + 12), "taken by the chosen fold record")
 
     # -- input ---------------------------------------------------------------------------
 
@@ -163,6 +270,9 @@ class WindowMap(QWidget):
         doc = self.document
         where = "in the active view" if doc.in_view(index) else f"out: {doc.out_reason.get(index, '')}"
         tip = f"#{index} {kind_label(doc, index)} · {doc.tokens[index]:,} tokens · {where}"
+        for mark in self.marks:
+            if mark.index == index:
+                tip += f"\ncache mark ({mark.lifetime}, {mark.anchor.replace('_', ' ')}) at its end"
         QToolTip.showText(event.globalPosition().toPoint(), tip, self)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)

@@ -44,7 +44,7 @@ def test_selecting_a_row_shows_it_in_the_inspector_and_the_other_list(qtbot, win
     # Row 5 of the active view is record index 7... pick it by data, not by arithmetic.
     view_row = 5
     index = window.view_model.index(view_row, 0).data(IndexRole)
-    window.view_list.table.setCurrentIndex(window.view_model.index(view_row, 2))
+    window.view_list.table.setCurrentIndex(window.view_list.table.model().index(view_row, 2))
     assert window.inspector.index == index
     assert window.record_list.selected_index() == index
     text = window.inspector.content.toPlainText()
@@ -54,7 +54,7 @@ def test_selecting_a_row_shows_it_in_the_inspector_and_the_other_list(qtbot, win
 
 def test_selecting_a_message_out_of_the_view_clears_the_view_selection(qtbot, window, document):
     window.set_document(document)
-    window.record_list.table.setCurrentIndex(window.record_model.index(4, 2))
+    window.record_list.table.setCurrentIndex(window.record_list.table.model().index(4, 2))
     assert window.inspector.index == 4
     assert window.view_list.selected_index() is None or not window.view_list.table.selectionModel().hasSelection()
     assert "folded into note #15" in window.inspector.header.text()
@@ -68,7 +68,7 @@ def test_keyboard_moves_through_the_active_view(qtbot, window, document):
     qtbot.waitExposed(window)
     table = window.view_list.table
     table.setFocus()
-    table.setCurrentIndex(window.view_model.index(0, 2))
+    table.setCurrentIndex(table.model().index(0, 2))
     qtbot.keyClick(table, Qt.Key.Key_Down)
     assert window.inspector.index == window.view_model.index(1, 0).data(IndexRole)
 
