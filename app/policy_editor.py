@@ -20,6 +20,7 @@ from app.qt import (
     QLineEdit,
     QPushButton,
     QVBoxLayout,
+    Qt,
     QWidget,
     Signal,
 )
@@ -121,6 +122,7 @@ class PolicyEditor(QWidget):
             error.setObjectName(f"error_{key}")
             error.setStyleSheet("color: #c0392b")
             error.setWordWrap(True)
+            error.setTextFormat(Qt.TextFormat.PlainText)
             grid.addWidget(QLabel(f"{label}:"), row, 0)
             grid.addWidget(widget, row, 1)
             grid.addWidget(error, row, 2)
@@ -181,7 +183,7 @@ class PolicyEditor(QWidget):
     def validate(self) -> Policy | None:
         policy, errors = field_errors(self.texts())
         for key, label in self.errors.items():
-            label.setText(html.escape(errors.get(key, "")))
+            label.setText(errors.get(key, ""))
             self.edits[key].setProperty("invalid", key in errors)
         self._policy = policy
         self.save_button.setEnabled(policy is not None)

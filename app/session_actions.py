@@ -161,18 +161,20 @@ class SessionActions(QObject):
         toolbar.addActions([self.restore_action, self.clip_action, self.evict_action, self.read_action])
         for table in (self.window.record_list.table, self.window.view_list.table):
             table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-            table.customContextMenuRequested.connect(lambda pos, t=table: self._context_menu(t, pos))
+            table.customContextMenuRequested.connect(
+                lambda pos, t=table: self.context_menu(t).popup(t.viewport().mapToGlobal(pos)))
         # A span to compact is chosen with Shift or Ctrl in the active view.
         from app.qt import QAbstractItemView
 
         self.window.view_list.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
 
-    def _context_menu(self, table, pos) -> QMenu:
+    def context_menu(self, table) -> QMenu:
+        """The menu a right click on a list shows."""
         menu = QMenu(table)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.addActions(self.message_actions[:3] + [self.compact_action] + self.message_actions[3:])
         menu.addSeparator()
         menu.addActions([self.undo_action, self.redo_action])
-        menu.popup(table.viewport().mapToGlobal(pos))
         return menu
 
     # -- state -----------------------------------------------------------------------------

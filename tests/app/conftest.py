@@ -93,3 +93,15 @@ def make_session(rounds: int = 4) -> Session:
 @pytest.fixture
 def document() -> Document:
     return build_document(make_session(), "made-in-test.json")
+
+
+@pytest.fixture(autouse=True)
+def unsaved_prompt_discards():
+    """Closing a window with unsaved changes asks (app.save.ask_unsaved): a test that closes one answers
+    "discard" unless it replaces the prompt itself, so no modal dialog can hang a run."""
+    import app.save
+
+    original = app.save.ask_unsaved
+    app.save.ask_unsaved = lambda parent, name: "discard"
+    yield
+    app.save.ask_unsaved = original

@@ -1,0 +1,163 @@
+"""Manual actions from the window: restore (and its refusal), clip by hand, evict, compact, peek, expand, undo labels."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+import app.clip_dialog
+import app.session_actions as module
+from app.document import build_document
+from core.fold_clip import recovery_text
+from core.formats import load_session
+
+
+@pytest.fixture
+def demo(window):
+    from core.demo import demo_path
+
+    document = build_document(load_session(demo_path()), str(demo_path()))
+    window.set_document(document)
+    return document
+
+
+@pytest.fixture
+def told(monkeypatch):
+    """Replace the modal dialogs: refusals and messages are recorded, not shown."""
+    seen: dict[str, list] = {"message": [], "refusal": [], "peek": []}
+    monkeypatch.setattr(module, "show_message", lambda parent, title, text: seen["message"].append(text))
+    monkeypatch.setattr(module, "show_peek", lambda parent, title, body: seen["peek"].append(body))
+    return seen
+
+
+def largest_result(document) -> int:
+    results = [i for i in document.view_position if document.message(i).kind == "action_response"]
+    return max(results, key=lambda i: document.chars[i])
+
+
+def clip(window, monkeypatch, index: int, keep: int):
+    monkeypatch.setattr(module, "ask_clip_length", lambda parent, doc, i: keep)
+    window.select_message(index)
+    return window.session_actions.clip()
+
+
+def test_a_manual_clip_makes_one_copy_whose_pages_join_to_the_original(qtbot, window, demo, monkeypatch, told):
+    index = largest_result(demo)
+    original = demo.message(index)
+    length = demo.record_size
+    changes = clip(window, monkeypatch, index, 1500)
+    assert changes.success and len(changes.added) == 1
+    assert demo.record_size == length + 1
+    copy_index = length
+    made = demo.message(copy_index)
+    assert made.clipped_from == original.id and made.is_clipped_copy
+    assert demo.in_view(copy_index) and not demo.in_view(index)
+    assert window.session_actions.undo_action.text() == f"&Undo clip of #{index} to 1,500 characters"
+    assert len(demo.tokens) == demo.record_size  # the window counted the copy
+    pager = window.session_actions.pager
+    first = window.session_actions.open_pager(copy_index)
+    assert first["index"] == index and first["offset"] > 0  # it opens at the omitted middle
+    pager.limit.setValue(700)
+    page = pager.read(0)
+    text = page["text"]
+    while page.get("next_offset") is not None:
+        page = pager.next_page()
+        text += page["text"]
+    assert text == recovery_text(original)
+
+
+def test_a_refused_restore_shows_the_reason_and_offers_read_result(qtbot, window, demo, monkeypatch, told):
+    index = largest_result(demo)
+    clip(window, monkeypatch, index, 1500)
+    actions = window.session_actions
+    # A ceiling just above the view as it stands: the original whole would not fit under it.
+    actions.policy_editor.set_text("max_input_tokens", str(demo.now_size + 50))
+    assert actions.policy_editor.policy() is not None
+    refusals = []
+    monkeypatch.setattr(module, "show_refusal", lambda parent, text: refusals.append(text) or True)
+    view = list(demo.session.view)
+    changes = actions.restore()
+    assert not changes.success
+    assert len(refusals) == 1 and "restore refused" in refusals[0] and f"read_result(index={index}" in refusals[0]
+    assert demo.session.view == view
+    assert actions.pager.index == index and actions.pager_dock.isVisibleTo(window)
+    assert actions.pager.result["success"]
+
+
+def test_restore_after_a_clip_puts_the_original_back_with_its_label(qtbot, window, demo, monkeypatch, told):
+    index = largest_result(demo)
+    clip(window, monkeypatch, index, 1500)
+    window.select_message(index)
+    changes = window.session_actions.restore()
+    assert changes.success and demo.in_view(index)
+    assert window.session_actions.undo_action.text() == f"&Undo restore of #{index}"
+
+
+def test_every_action_undoes_back_to_the_start(qtbot, window, demo, monkeypatch, told):
+    session = demo.session
+    start = (list(session.view), copy.deepcopy(session.branch_metadata), copy.deepcopy(session.manifest))
+    actions = window.session_actions
+    index = largest_result(demo)
+    clip(window, monkeypatch, index, 1200)
+    last = demo.index_of(session.view[-1])
+    window.select_message(last)
+    assert actions.evict().success
+    assert actions.undo_action.text() == f"&Undo evict of #{last}"
+    monkeypatch.setattr(module, "ask_keep_last", lambda parent: 2)
+    assert actions.evict_old().success
+    first, end = demo.view_index(3), demo.view_index(8)
+    monkeypatch.setattr(module, "ask_span", lambda parent, a, b: (first, end))
+    window.view_list.table.clearSelection()
+    assert actions.compact().success
+    note = demo.record_size - 1
+    window.select_message(note)
+    assert actions.peek()["messages"] and told["peek"]
+    assert actions.expand().success
+    assert actions.editor.depth == 5 and actions.editor.is_modified
+    while actions.editor.can_undo:
+        actions.editor.undo()
+    assert (list(session.view), session.branch_metadata, session.manifest) == start
+    assert window.view_model.rowCount() == len(start[0])
+    assert not actions.editor.is_modified and not actions.undo_action.isEnabled()
+
+
+def test_compact_takes_the_span_selected_in_the_active_view(qtbot, window, demo, told):
+    from app.qt import QItemSelectionModel
+
+    table = window.view_list.table
+    selection = table.selectionModel()
+    for row in (4, 9):
+        selection.select(window.view_model.index(row, 0),
+                         QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+    first, last = demo.view_index(4), demo.view_index(9)
+    changes = window.session_actions.compact()
+    assert changes.success
+    assert window.session_actions.undo_action.text() == f"&Undo compact of #{first}–#{last}"
+
+
+def test_actions_are_on_the_menus_toolbar_and_context_menu_with_keys(qtbot, window, demo):
+    actions = window.session_actions
+    menu_texts = [a.text() for a in actions.actions_menu.actions()]
+    for text in ("&Preview fold", "&Restore", "&Clip to length…", "&Evict", "Co&mpact span…", "Pee&k note",
+                 "E&xpand note", "Read result (&pager)"):
+        assert text in menu_texts
+    assert actions.evict_action.shortcut().toString() == "Del"
+    assert actions.undo_action.shortcut().toString() == "Ctrl+Z"
+    menu = actions.context_menu(window.view_list.table)
+    assert actions.restore_action in menu.actions() and actions.read_action in menu.actions()
+    menu.deleteLater()
+    edit = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Edit")
+    assert actions.undo_action in edit.actions()
+
+
+def test_clip_dialog_shows_the_projected_body_and_its_tokens(qtbot, demo):
+    index = largest_result(demo)
+    dialog = app.clip_dialog.ClipDialog(demo, index)
+    qtbot.addWidget(dialog)
+    dialog.spin.setValue(1100)
+    assert dialog.slider.value() == 1100
+    assert "characters omitted here" in dialog.body.toPlainText()
+    assert "tokens" in dialog.tokens.text()
+    text, tokens = app.clip_dialog.projected(demo.message(index), index, 1100)
+    assert f"{tokens:,} tokens" in dialog.tokens.text()

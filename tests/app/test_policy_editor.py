@@ -1,0 +1,88 @@
+"""The policy editor: every value Amendment 3 refuses shows its error beside its field; the resolved ceiling; YAML profiles."""
+
+from __future__ import annotations
+
+import pytest
+
+import app.policy_editor as module
+from app.policy_editor import PolicyEditor
+from core.policy import Policy
+
+
+@pytest.fixture
+def editor(qtbot):
+    widget = PolicyEditor()
+    qtbot.addWidget(widget)
+    return widget
+
+
+# Amendment 3's list of refused values, each as typed in the editor (read as a YAML scalar), and the key it names.
+REFUSED = [
+    ("explicit null", "prompt_caching", "null", "must not be null"),
+    ("explicit null ceiling", "max_input_tokens", "~", "must not be null"),
+    ("a boolean used as a number", "tool_result_max_chars", "true", "not a boolean"),
+    ("a boolean as a fraction", "context_fold_at", "false", "not a boolean"),
+    ("a boolean as the ceiling", "max_input_tokens", "true", "not a boolean"),
+    ("a fractional result bound", "tool_result_max_chars", "2048.5", "must be an integer"),
+    ("a result bound under 1,024", "tool_result_max_chars", "1000", "at least 1024"),
+    ("a numeric string", "max_input_tokens", '"50000"', "not a string"),
+    ("a numeric string fraction", "context_fold_target", "'0.5'", "not a string"),
+    ("a non-finite fraction", "context_fold_at", ".inf", "finite number"),
+    ("a NaN fraction", "context_fold_target", ".nan", "finite number"),
+    ("a fraction over 1", "context_fold_at", "1.5", "in (0, 1]"),
+    ("an invalid pair", "context_fold_target", "0.9", "0 < target < line"),
+    ("an invalid pair from the line", "context_fold_at", "0.5", "0 < target < line"),
+    ("a non-boolean cache value", "prompt_caching", '"yes"', "must be true or false"),
+    ("a quoted true", "prompt_caching", "'true'", "must be true or false"),
+    ("a zero ceiling", "max_input_tokens", "0", "positive integer"),
+    ("a negative ceiling", "max_input_tokens", "-5", "positive integer"),
+]
+
+
+@pytest.mark.parametrize("what,key,text,problem", REFUSED, ids=[r[0] for r in REFUSED])
+def test_each_refused_value_shows_its_error_beside_its_field(editor, what, key, text, problem):
+    editor.set_text(key, text)
+    shown_at = "context_fold_target" if "pair" in what else key  # the pair is judged, and shown, at the target
+    assert problem in editor.error_for(shown_at)
+    assert editor.policy() is None
+    assert not editor.save_button.isEnabled()
+    assert "Fix the marked fields" in editor.resolved.text()
+    others = [k for k in editor.errors if k != shown_at]
+    assert all(editor.error_for(k) == "" for k in others)
+
+
+def test_a_valid_policy_shows_the_resolved_ceiling_and_its_source(editor, qtbot):
+    with qtbot.waitSignal(editor.policy_changed) as changed:
+        editor.set_text("max_input_tokens", "50000")
+    assert changed.args[0].max_input_tokens == 50000
+    assert "50,000 tokens" in editor.resolved.text() and "source: profile" in editor.resolved.text()
+    editor.set_text("max_input_tokens", "auto")
+    editor.set_text("model", "claude-haiku-5-5")
+    assert "100,000 tokens" in editor.resolved.text() and "source: auto" in editor.resolved.text()
+    editor.set_text("max_input_tokens", "none")
+    assert "no ceiling" in editor.resolved.text()
+    editor.set_text("prompt_caching", "yes")  # unquoted yes is YAML's true: Amendment 3 leaves the loader alone
+    assert editor.policy().prompt_caching is True
+
+
+def test_a_profile_saves_and_loads_back(editor, tmp_path, monkeypatch):
+    path = tmp_path / "profile.yaml"
+    for key, text in (("max_input_tokens", "90000"), ("context_fold_at", "0.9"), ("tool_result_max_chars", "20000"),
+                      ("prompt_caching", "true")):
+        editor.set_text(key, text)
+    monkeypatch.setattr(module, "profile_dialog", lambda parent, saving: str(path))
+    editor.save_dialog()
+    assert Policy.from_yaml(path).as_record() == editor.policy().as_record()
+    editor.set_policy(Policy())
+    assert editor.policy().max_input_tokens is None
+    editor.load_dialog()
+    assert editor.policy().as_record() == Policy.from_yaml(path).as_record()
+    assert editor.texts()["context_fold_at"] == "0.9"
+
+
+def test_a_bad_profile_is_refused_naming_the_file_and_key(editor, tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("max_input_tokens: 100000\ncontext_fold_at: '0.9'\n")
+    line = editor.load_profile(path)
+    assert str(path) in line and "context_fold_at" in line
+    assert "context_fold_at" in editor.resolved.text()
