@@ -85,3 +85,53 @@ def test_a_stale_preview_is_refused_after_the_view_changed(qtbot, window, demo, 
     changes = actions.preview.apply()
     assert not changes.success and "preview the fold again" in changes.message
     assert tuple(demo.session.view) != shown.view_after
+
+
+CLAUDE_CODE = "/work/shared/corpus/dev/claude_code/session-196820da.jsonl"
+
+
+@pytest.mark.parametrize("which", ["demo", "claude_code"])
+def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, window, tmp_path, monkeypatch, which):
+    """Issue 8's "done when", on the demo session and on a real Claude Code session."""
+    from pathlib import Path
+
+    import app.save
+    import app.session_actions as module
+    from core.demo import demo_path
+    from core.fold_clip import recovery_text
+
+    path = str(demo_path()) if which == "demo" else CLAUDE_CODE
+    if not Path(path).exists():
+        pytest.skip(f"{path} is not here")
+    document = build_document(load_session(path), path)
+    window.set_document(document)
+    session, actions = document.session, window.session_actions
+    start = state(session)
+    if which == "claude_code":  # its auto ceiling (200,000) is far above it: fold under a smaller one
+        actions.policy_editor.set_text("max_input_tokens", "40000")
+    shown = preview(qtbot, window)
+    assert actions.preview.apply().success and shown.run.target_reached
+    folded = [i for i in range(len(start[0])) if not document.in_view(document.index_of(start[0][i]))]
+    results = [document.index_of(start[0][i]) for i in folded
+               if document.message(document.index_of(start[0][i])).kind == "action_response"]
+    restored = max(results[:-1], key=lambda i: document.chars[i])
+    window.select_message(restored)
+    assert actions.restore().success and document.in_view(restored)
+    clipped = max((i for i in results if not document.in_view(i) and document.chars[i] > 3000),
+                  key=lambda i: document.chars[i])
+    monkeypatch.setattr(module, "ask_clip_length", lambda parent, doc, i: 1200)
+    window.select_message(clipped)
+    assert actions.clip().success
+    copy_index = document.record_size - 1
+    page = actions.open_pager(copy_index)
+    middle = page["text"]
+    while actions.pager.next_button.isEnabled():
+        middle += actions.pager.next_page()["text"]
+    assert middle and recovery_text(document.message(clipped)).endswith(middle)
+    assert actions.editor.depth == 3
+    while actions.editor.can_undo:
+        actions.editor.undo()
+    assert state(session) == start
+    monkeypatch.setattr(app.save, "save_path_dialog", lambda parent, start: str(tmp_path / "walk.json"))
+    assert actions.saver.save()
+    assert load_session(tmp_path / "walk.json").view == start[0]
