@@ -62,12 +62,23 @@ class _Views:
         return known[position][1] if position < len(known) else len(self.views) - 1
 
     def left_at(self, slot: int | None) -> tuple[int, ...]:
-        """Record indexes in the view before `slot` and gone from it at `slot`: what the step took."""
+        """Record indexes the step to `slot` took: in the view before it, or arrived after that view was
+        sent and before the newest message `slot` still holds, and not in the view at `slot`."""
         if slot is None or slot <= 0 or slot >= len(self.views):
             return ()
-        now = set(self.views[slot])
         record = self.session.record
-        return tuple(sorted(record.index_of(mid) for mid in self.views[slot - 1] if mid not in now and mid in record))
+        now = set(self.views[slot])
+
+        def plain(i: int) -> bool:  # notes and copies are appended at the record's end by a fold
+            return record[i].kind != "note" and not record[i].is_clipped_copy
+
+        before = [record.index_of(mid) for mid in self.views[slot - 1] if mid in record]
+        kept = [record.index_of(mid) for mid in now if mid in record]
+        upper = max((i for i in kept if plain(i)), default=-1)
+        arrived = range(max(before, default=-1) + 1, upper)
+        left = {i for i in before if record[i].id not in now}
+        left.update(i for i in arrived if plain(i) and record[i].id not in now)
+        return tuple(sorted(left))
 
     def new_note_at(self, slot: int | None) -> int | None:
         if slot is None or slot >= len(self.views):

@@ -20,7 +20,8 @@ class Members:
 
     indexes: tuple[int, ...]
     verified: bool | None  # None: the note records no digest to check against
-    recorded: bool  # the note itself lists what it replaced (else it is read from the record's reasons)
+    recorded: bool  # the note itself lists what it replaced (else it is read from the trace or the record)
+    source: str = "as the note lists them"
 
 
 def note_members(document: Document, index: int) -> Members | None:
@@ -34,9 +35,14 @@ def note_members(document: Document, index: int) -> Members | None:
     if changes.success:
         found = tuple(m["index"] for m in peek.result["messages"])
         return Members(found, peek.result["verified"], True)
+    # What left the view when the note entered it, as the fold panel's row for it says; else the record's reasons.
+    row = next((r for r in document.folds if r.note == index and r.affected), None)
+    if row is not None:
+        return Members(row.affected, None, False, "read from the trace: the messages that left the active view when the note entered it")
     reason = f"folded into note #{index}"
     covered = tuple(i for i, why in sorted(document.out_reason.items()) if why == reason)
-    return Members(covered, None, False)
+    first = note_first_index(message)
+    return Members(covered, None, False, f"read from the record: the messages out of the view from index {first} up to the note")
 
 
 def members_html(document: Document, index: int, members: Members) -> str:
@@ -47,12 +53,8 @@ def members_html(document: Document, index: int, members: Members) -> str:
     elif members.verified is False:
         check = "<b style='color:#c0392b'>SHA-256 does not verify</b>: the record no longer holds what the note replaced"
     else:
-        check = "not verified: the note records no SHA-256 of what it replaced"
-    source = (
-        "as the note lists them"
-        if members.recorded
-        else f"read from the record: the messages out of the view from index {note_first_index(document.message(index))} up to the note"
-    )
+        check = "Not verified: the note records no SHA-256 of what it replaced"
+    source = members.source
     parts = [f"<p><b>Peek</b>: {count:,} messages this note replaced, {html.escape(source)}. {check}. "
              "Read-only: the active view does not change.</p>"]
     for member in members.indexes[:SHOWN_MEMBERS]:

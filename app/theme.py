@@ -73,6 +73,11 @@ def highlight_colour() -> QColor:
     return QColor("#5c4a1a" if is_dark() else "#fdebc8")
 
 
+def taken_colour() -> QColor:
+    """The window map's mark under what a chosen fold record took: strong enough to find in a long bar."""
+    return QColor("#f39c12" if is_dark() else "#e67e22")
+
+
 def muted_colour() -> QColor:
     app = QApplication.instance()
     if app is None:

@@ -8,7 +8,7 @@ from app.document import Document, is_note
 from app.qt import QBrush, QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
 from app.models import kind_label
 from app.trace_facts import rule_label, rule_names
-from app.theme import KIND_LEGEND, colour_for_key, highlight_colour, kind_colour, rule_colour
+from app.theme import KIND_LEGEND, colour_for_key, kind_colour, rule_colour, taken_colour
 
 LEFT, RIGHT = 100, 16
 BAR_HEIGHT = 26
@@ -136,11 +136,11 @@ class WindowMap(QWidget):
         painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, "Full record")
         border = self.palette().window().color()
         selected_rects: list[QRectF] = []
-        highlight = QPen(highlight_colour().darker(170 if highlight_colour().lightness() > 128 else 60), 3)
+        highlight = QPen(taken_colour(), 4)
         for index, rect, in_view_bar in self.blocks():
             message = doc.message(index)
             colour = QColor(kind_colour(message))
-            if not in_view_bar and not doc.in_view(index):
+            if not in_view_bar and not doc.in_view(index) and index not in self.highlighted:
                 colour.setAlpha(70)
             painter.fillRect(rect, colour)
             pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
@@ -151,7 +151,7 @@ class WindowMap(QWidget):
                 painter.drawLine(rect.topRight(), rect.bottomRight())
             if index in self.highlighted and not in_view_bar:
                 painter.setPen(highlight)
-                painter.drawLine(rect.bottomLeft() + QPointF(0, 2), rect.bottomRight() + QPointF(0, 2))
+                painter.drawLine(rect.bottomLeft() + QPointF(0, 3), rect.bottomRight() + QPointF(0, 3))
             if index == self.selected:
                 selected_rects.append(rect)
         painter.setPen(QPen(text, 2))
@@ -249,7 +249,7 @@ class WindowMap(QWidget):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawText(QPointF(x + 14, y + 12), "cache mark")
         x += 14 + metrics.horizontalAdvance("cache mark") + 16
-        painter.setPen(QPen(highlight_colour().darker(170 if highlight_colour().lightness() > 128 else 60), 3))
+        painter.setPen(QPen(taken_colour(), 4))
         painter.drawLine(QPointF(x, y + 12), QPointF(x + 12, y + 12))
         painter.setPen(text)
         painter.drawText(QPointF(x + 16, y + 12), "taken by the chosen fold record")

@@ -6,14 +6,17 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
 CORPUS = HERE.parents[2] / "shared" / "corpus" / "dev"
+CLAUDE = CORPUS / "claude_code" / "extracted-dd381a75.jsonl"  # a real session with a compaction
 
 
-def shoot(app, path: Path, png: str, theme: str = "light", request: int | None = None, panel: str = "inspector") -> None:
-    from app.qt import QEventLoop
+def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | None = None) -> None:
+    from app.qt import QEventLoop, QImage, Qt
     from app.settings import WindowSettings
     from app.theme import apply_theme
     from app.window import MainWindow
@@ -28,19 +31,45 @@ def shoot(app, path: Path, png: str, theme: str = "light", request: int | None =
         window.open_path(path)
         loop.exec()
         window.prepare_screenshot()
-        if request is not None:
-            window.timeline.step_to(request)
-        if panel == "request":
-            window.side_tabs.setCurrentWidget(window.request_panel)
+        if setup is not None:
+            setup(window)
         app.processEvents()
         # Palette-indexed PNG keeps the files small; the UI uses few colours.
-        from app.qt import QImage, Qt
-
         flags = Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither
         image = window.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8, flags)
         image.save(str(HERE / png), "PNG")
         window.close()
         print(f"{png}: {(HERE / png).stat().st_size // 1024} KB")
+
+
+def at_first_fold(kind: str = "fold", members: bool = True) -> Callable:
+    """Choose the first fold record (or source compaction) in the fold panel: the timeline steps to it."""
+
+    def setup(window) -> None:
+        row = next(r for r in window.fold_panel.model.rows if r.kind == kind)
+        window.fold_panel.table.setFocus()
+        window.fold_panel.select_number(row.number)
+        if members and window.inspector.tabs.isTabEnabled(window.inspector.members_tab):
+            window.inspector.tabs.setCurrentWidget(window.inspector.members)
+
+    return setup
+
+
+def request_before_fold(window) -> None:
+    """The request just before the first fold, with the request panel saying where the next one diverges."""
+    fold = window.timeline.fold_slots()[0]
+    window.timeline.step_to(fold - 1)
+    window.side_tabs.setCurrentWidget(window.request_panel)
+
+
+def folded_demo(folder: Path) -> Path:
+    """The demo folded by the fold core at a ceiling of 8,000 tokens: notes and a clipped copy in its view."""
+    from core import cli
+    from core.demo import demo_path
+
+    out = folder / "demo-folded-at-8000.json"
+    cli.main(["fold", str(demo_path()), "--ceiling", "8000", "--apply", "-o", str(out)])
+    return out
 
 
 def main() -> int:
@@ -50,11 +79,15 @@ def main() -> int:
     app = QApplication(sys.argv[:1])
     demo = Path(demo_path())
     shoot(app, demo, "demo.png")
-    shoot(app, demo, "demo-dark.png", theme="dark")
-    shoot(app, demo, "demo-at-fold.png", request=5, panel="request")
-    claude = CORPUS / "claude_code" / "session-196820da.jsonl"
-    if claude.is_file():
-        shoot(app, claude, "claude-code.png")
+    shoot(app, demo, "demo-at-fold.png", setup=at_first_fold())
+    shoot(app, demo, "demo-request.png", setup=request_before_fold)
+    with tempfile.TemporaryDirectory() as tmp:
+        shoot(app, folded_demo(Path(tmp)), "demo-copy.png")
+    shoot(app, demo, "demo-dark.png", theme="dark", setup=at_first_fold(members=False))
+    if CLAUDE.is_file():
+        shoot(app, CLAUDE, "claude-code.png")
+        shoot(app, CLAUDE, "claude-code-at-compaction.png", setup=at_first_fold("compaction"))
+        shoot(app, CLAUDE, "claude-code-dark.png", theme="dark")
     return 0
 
 
