@@ -158,7 +158,7 @@ class FoldPreviewPanel(QWidget):
         self.summary.setText(
             f"<b>Fold preview</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens):,}, target "
             f"{round(s.target_tokens):,}): estimate <b>{run.estimate_before:,} → {run.estimate_after:,}</b>, {verdict}; "
-            f"{len(preview.passes)} passes, {rolled} rolled back. Nothing has changed: <b>Apply</b> or <b>Discard</b>.")
+            f"{len(preview.passes)} pass{'es' if len(preview.passes) != 1 else ''}, {rolled} rolled back. Nothing has changed: <b>Apply</b> or <b>Discard</b>.")
         self.passes.setRowCount(len(preview.passes))
         for row, p in enumerate(preview.passes):
             r = p.record
@@ -188,6 +188,11 @@ class FoldPreviewPanel(QWidget):
                  f"<p>Estimate {r['estimate_before']:,} → {r['estimate_after']:,}"
                  f"{'' if p.landed else ' (not lower, so the pass is rolled back and the view kept)'}; "
                  f"{'target reached' if r.get('target_reached') else 'target not reached yet'}.</p>"]
+        note = next((preview.message(m, doc.session) for m in p.added
+                     if preview.message(m, doc.session).kind == "note"), None)
+        if note is not None:  # first: what the model would read in place of the span
+            parts.append("<p><b>The note's text:</b></p>")
+            parts.append(f"<pre style='white-space:pre-wrap; background:rgba(127,127,127,0.12)'>{html.escape(note.text)}</pre>")
         if p.removed:
             parts.append(f"<p><b>Leaves the active view</b> ({len(p.removed)}):</p>")
             parts.append(self._lines(p.removed, "−", "#c0392b"))
@@ -197,11 +202,6 @@ class FoldPreviewPanel(QWidget):
         for item in r.get("clipped") or []:
             parts.append(f"<p>Clips #{item['index']}{' ' + html.escape(item['key']) if item.get('key') else ''}: "
                          f"{item['chars']:,} characters → {item['kept']:,} kept</p>")
-        note = next((preview.message(m, doc.session) for m in p.added
-                     if preview.message(m, doc.session).kind == "note"), None)
-        if note is not None:
-            parts.append("<p><b>The note's text:</b></p>")
-            parts.append(f"<pre style='white-space:pre-wrap'>{html.escape(note.text)}</pre>")
         self.diff.setHtml("".join(parts))
 
     def _lines(self, ids: tuple[str, ...], sign: str, colour: str) -> str:
@@ -218,7 +218,7 @@ class FoldPreviewPanel(QWidget):
     def _describe(self, message: Message, index: int) -> str:
         kind = "clipped copy" if message.is_clipped_copy else message.kind
         tokens = f"{self.document.tokens[index]:,} tokens · " if index < len(self.document.tokens) else ""
-        text = " ".join(preview_text(message).split())
+        text = " ".join(preview_text(message).split()) or "(no text: tool calls only)"
         return f"{kind:<15} {tokens}{text[:90]}{'…' if len(text) > 90 else ''}"
 
     # -- deciding --------------------------------------------------------------------------

@@ -189,7 +189,23 @@ class SessionActions(QObject):
         self._update_actions()
 
     def _policy_changed(self, policy) -> None:
+        """Draw the edited policy's ceiling, line and target on the timeline and window map."""
         self.pager.max_chars = policy.tool_result_max_chars
+        doc = self.editor.document
+        if doc is None or doc.rules is None:
+            return
+        from dataclasses import replace
+
+        from core.policy import resolve_ceiling
+
+        resolution = resolve_ceiling(policy, policy.model or doc.session.model)
+        doc.rules = replace(doc.rules, ceiling=resolution.ceiling, line=policy.fold_at, target=policy.fold_target,
+                            source=f"{resolution.why} (the policy editor)")
+        from app.status import status_text
+
+        self.window.status_label.setText(status_text(doc))
+        self.window.timeline.update()
+        self.window.window_map.update()
 
     def selected(self) -> int | None:
         return self.window.inspector.index

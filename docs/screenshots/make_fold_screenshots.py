@@ -1,0 +1,85 @@
+"""Regenerate fold-preview.png and pager.png: `.venv/bin/python docs/screenshots/make_fold_screenshots.py`."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+SESSION = HERE.parents[2] / "shared" / "corpus" / "dev" / "claude_code" / "session-196820da.jsonl"
+CEILING = "40000"
+
+
+def wait(app, signal, start) -> None:
+    from app.qt import QEventLoop
+
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    start()
+    loop.exec()
+    app.processEvents()
+
+
+def save(app, window, name: str) -> None:
+    from app.qt import QImage, Qt
+
+    app.processEvents()
+    # Palette-indexed PNG keeps the file small; the UI uses few colours.
+    flags = Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither
+    image = window.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8, flags)
+    out = HERE / name
+    image.save(str(out), "PNG")
+    print(f"{out.name}: {out.stat().st_size // 1024} KB")
+
+
+def main() -> int:
+    from app.qt import QApplication
+    from app.settings import WindowSettings
+    from app.theme import apply_theme
+    from app.window import MainWindow
+    import app.session_actions as actions_module
+
+    app = QApplication(sys.argv[:1])
+    apply_theme(app, "light")
+    folder = tempfile.mkdtemp()
+    window = MainWindow(settings=WindowSettings(Path(folder) / "settings.ini"), db=str(Path(folder) / "library.db"))
+    window.resize(1600, 1100)
+    window.show()
+    wait(app, window.document_loaded, lambda: window.open_path(SESSION))
+    actions = window.session_actions
+    actions.policy_dock.show()
+    actions.policy_editor.set_text("max_input_tokens", CEILING)
+    task = actions.preview_fold()
+    wait(app, task.ended, lambda: None) if not task.is_done else None
+    app.processEvents()
+    panel = actions.preview
+    if panel.passes.rowCount() > 2:
+        panel.passes.selectRow(2)  # the summarising pass: its note's text is the telling part
+    actions.preview_dock.raise_()
+    save(app, window, "fold-preview.png")
+
+    # Apply, then clip the largest folded result by hand and page its omitted middle.
+    panel.apply()
+    doc = window.document
+    out = [i for i, m in enumerate(doc.session.record) if m.kind == "action_response" and not doc.in_view(i)]
+    largest = max(out, key=lambda i: doc.chars[i])
+    actions_module.ask_clip_length = lambda parent, document, index: 1600
+    window.select_message(largest)
+    actions.clip()
+    copy_index = doc.record_size - 1
+    window.select_message(copy_index)
+    actions.pager.limit.setValue(2000)
+    actions.open_pager(copy_index)
+    actions.pager_dock.raise_()
+    save(app, window, "pager.png")
+    window.session_actions.editor.mark_saved()  # the screenshot run keeps nothing: close without asking
+    window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
