@@ -1,177 +1,83 @@
-"""The request compiler: an active view to the Anthropic Messages payload it would send, in deterministic bytes."""
+"""The request compiler: an active view to the Anthropic Messages payload it would send, in deterministic bytes.
+
+Planning (core.plan) decides the blocks; this module renders them: the result bound's projection
+(core.projection) and the cache marks (core.marks) are applied here and nowhere else.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from core import envelope
+from core.marks import cache_control
 from core.model import FullRecord, Message
+from core.plan import (  # noqa: F401 - re-exported: the compiler's public names
+    CALLS, ORPHAN_RESULT, RESPONSE, RESULTS, ROLE, TEXT, TOOL_RESULT, TOOL_USE, BlockSpec, CompileError,
+    IncludedRound, Plan, call_id_of, instruction_text, original_of, plan_request, value_text,
+)
+from core.projection import PROJECTION_VERSION, ProjectionRefused, fits_whole, project_message
 
 if TYPE_CHECKING:
     from core.policy import Policy
 
-# Which side of the conversation each kind speaks for. System messages go to `system` blocks.
-ROLE = {
-    "instruction": "user",
-    "action_response": "user",
-    "assistant": "assistant",
-    "note": "assistant",
-    "action_request": "assistant",
-}
 
-# How a view message becomes a content block (the `tag` of a BlockSpec).
-TEXT, TOOL_USE, TOOL_RESULT, ORPHAN_RESULT = "text", "tool_use", "tool_result", "orphan_result"
-
-# Instruction parts after the instruction itself, in the order they render.
-INSTRUCTION_PARTS = (("guidance", "Guidance"), ("context", "Context"), ("prompt_context", "Context"))
+def bound_for(message: Message, policy: Policy | None, first_round: IncludedRound | None = None) -> int | None:
+    """The result bound a message compiles under: an included first round's frozen bound, else the policy's."""
+    if first_round is not None and message.id in first_round.members and policy is not None and policy.caching:
+        return first_round.bound
+    return None if policy is None else policy.tool_result_max_chars
 
 
-class CompileError(Exception):
-    """The view cannot be compiled: a value has no JSON form. Names the message."""
-
-
-@dataclass(frozen=True)
-class BlockSpec:
-    """One content block and the view message it comes from; `call_id` is the tool_use id for calls and results."""
-
-    message: Message
-    tag: str
-    call_id: str | None = None
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a view compiles to before rendering: system messages and the turns as (role, blocks)."""
-
-    system: tuple[Message, ...]
-    turns: tuple[tuple[str, tuple[BlockSpec, ...]], ...]
-
-
-def call_id_of(request: Message) -> str:
-    """The tool_use id of an action_request: the source's own call id when a reader kept one, else its id."""
-    cid = request.metadata.get("call_id")
-    return cid if isinstance(cid, str) and cid else request.id
-
-
-def original_of(message: Message, by_id: Mapping[str, Message], record: FullRecord | None) -> Message:
-    """The original a clipped copy stands for (found in the view or the record), else the message itself."""
-    source = message.clipped_from
-    if source is None:
-        return message
-    if source in by_id:
-        return by_id[source]
-    if record is not None and source in record:
-        return record.get(source)
-    return message
-
-
-def plan_request(messages: Sequence[Message], record: FullRecord | None = None) -> Plan:
-    """Decide every block of the request, pairing calls with results (docs/compile.md, "Pairing")."""
-    system = tuple(m for m in messages if m.kind == "system")
-    seq = [m for m in messages if m.kind != "system"]
-    by_id = {m.id: m for m in messages}
-
-    runs: list[tuple[str, list[Message]]] = []
-    for m in seq:
-        role = ROLE[m.kind]
-        if runs and runs[-1][0] == role:
-            runs[-1][1].append(m)
-        else:
-            runs.append((role, [m]))
-
-    call_run: dict[str, int] = {}
-    answers: dict[str, str] = {}  # a result's id -> the call that names it (action_response_id)
-    for ri, (role, run) in enumerate(runs):
-        if role == "assistant":
-            for m in run:
-                if m.kind == "action_request":
-                    call_run.setdefault(m.id, ri)
-                    rid = m.content.get("action_response_id")
-                    if isinstance(rid, str):
-                        answers.setdefault(rid, m.id)
-
-    paired: dict[str, str] = {}  # call message id -> the result message id answering it
-    result_call: dict[str, str] = {}
-    for ri, (role, run) in enumerate(runs):
-        if role != "user":
-            continue
-        for m in run:
-            if m.kind != "action_response":
-                continue
-            source = original_of(m, by_id, record)
-            cid = source.content.get("action_request_id")
-            if not isinstance(cid, str) or cid not in call_run:
-                cid = answers.get(source.id, answers.get(m.id))
-            # A result pairs only with a call in the assistant run right before its own run, and only once.
-            if cid is not None and call_run.get(cid) == ri - 1 and cid not in paired:
-                paired[cid] = m.id
-                result_call[m.id] = cid
-
-    turns: list[tuple[str, list[BlockSpec]]] = []
-    for role, run in runs:
-        blocks: list[BlockSpec] = []
-        if role == "assistant":
-            for m in run:
-                if m.kind == "action_request":
-                    if m.id in paired:
-                        blocks.append(BlockSpec(m, TOOL_USE, call_id_of(m)))
-                elif _has_text(m):
-                    blocks.append(BlockSpec(m, TEXT))
-        else:
-            later: list[BlockSpec] = []
-            for m in run:
-                if m.id in result_call:
-                    blocks.append(BlockSpec(m, TOOL_RESULT, call_id_of(by_id[result_call[m.id]])))
-                elif m.kind == "action_response":
-                    later.append(BlockSpec(m, ORPHAN_RESULT))
-                elif _has_text(m):
-                    later.append(BlockSpec(m, TEXT))
-            blocks.extend(later)  # tool_result blocks lead their user message
-        if not blocks:
-            continue
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(blocks)
-        else:
-            turns.append((role, blocks))
-    return Plan(system, tuple((role, tuple(blocks)) for role, blocks in turns))
-
-
-def _has_text(message: Message) -> bool:
-    if message.kind == "instruction":
-        return bool(instruction_text(message))
-    return bool(message.text)
-
-
-def value_text(value: Any, message: Message) -> str:
-    """A value as request text: strings as they are, anything else as sorted-key JSON, the same every time."""
-    if isinstance(value, str):
-        return value
+def result_output(message: Message, record: FullRecord | None, policy: Policy | None,
+                  first_round: IncludedRound | None = None) -> Any:
+    """A tool result's output as the request carries it: projected from the original under the bound, else as stored."""
+    output = message.content.get("output", "")
+    bound = bound_for(message, policy, first_round)
+    if bound is None:
+        return output
+    original = original_of(message, {}, record)
+    if original is message and message.is_clipped_copy:  # a copy whose original is not at hand
+        if fits_whole(message, bound):
+            return output
+        raise CompileError(f"message {message.id} is a clipped copy whose original is not in the record, "
+                           f"and its output does not fit the result bound of {bound:,} characters")
+    if record is None or original.id not in record:
+        if fits_whole(original, bound) and original is message:
+            return output
+        raise CompileError(f"message {message.id}: projecting its result needs the original's full-record index")
+    index = record.index_of(original.id)
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        projected, _ = project_message(message, original, index, bound)
+    except ProjectionRefused as exc:
+        raise CompileError(f"message at index {index} ({original.kind}): {exc}") from None
+    return projected if "output" in original.content else ""
+
+
+def result_text(message: Message, record: FullRecord | None, policy: Policy | None,
+                first_round: IncludedRound | None = None) -> str:
+    """A tool result's body as a tool_result block carries it."""
+    return value_text(result_output(message, record, policy, first_round), message)
+
+
+def _entry(message: Message, output: Any | None = None, with_output: bool = False) -> dict[str, Any]:
+    entry: dict[str, Any] = {"function": message.content.get("function", ""), "arguments": message.content.get("arguments", {})}
+    if with_output:
+        entry["output"] = output
+        if message.metadata.get("is_error") is True:
+            entry["is_error"] = True
+    return entry
+
+
+def _yaml(make, message: Message) -> str:
+    try:
+        return make()
     except (TypeError, ValueError) as exc:
-        raise CompileError(f"message {message.id} ({message.kind}) has a value with no JSON form: {exc}") from None
+        raise CompileError(f"message {message.id} ({message.kind}) has a value with no YAML form: {exc}") from None
 
 
-def instruction_text(message: Message) -> str:
-    c = message.content
-    parts = [value_text(c.get("instruction", ""), message)]
-    shown: list[Any] = []
-    for key, label in INSTRUCTION_PARTS:
-        value = c.get(key)
-        if value in (None, "", [], {}) or any(value == s for s in shown):
-            continue
-        shown.append(value)
-        parts.append(f"{label}:\n{value_text(value, message)}")
-    return "\n\n".join(p for p in parts if p)
-
-
-def result_text(message: Message, record: FullRecord | None, policy: Policy | None) -> str:
-    """A tool result's body as the request carries it. The result bound (issue 5) projects it here."""
-    return value_text(message.content.get("output", ""), message)
-
-
-def render_block(spec: BlockSpec, record: FullRecord | None = None, policy: Policy | None = None) -> dict[str, Any]:
+def render_block(spec: BlockSpec, record: FullRecord | None = None, policy: Policy | None = None,
+                 first_round: IncludedRound | None = None) -> dict[str, Any]:
     """The content block for one view message. Keys sort so that `type` is always the last key."""
     m = spec.message
     if spec.tag == TOOL_USE:
@@ -179,20 +85,68 @@ def render_block(spec: BlockSpec, record: FullRecord | None = None, policy: Poli
         data = dict(args) if isinstance(args, Mapping) else {"arguments": args}
         return {"id": spec.call_id, "input": data, "name": str(m.content.get("function", "")), "type": "tool_use"}
     if spec.tag == TOOL_RESULT:
-        block: dict[str, Any] = {"content": result_text(m, record, policy), "tool_use_id": spec.call_id, "type": "tool_result"}
+        block: dict[str, Any] = {"content": result_text(m, record, policy, first_round), "tool_use_id": spec.call_id, "type": "tool_result"}
         if m.metadata.get("is_error") is True:
             block["is_error"] = True
         return block
     if spec.tag == ORPHAN_RESULT:
         call = f"{m.content.get('function', '')}({value_text(m.content.get('arguments', {}), m)})"
-        text = f"Tool result of {call}, whose call is not in this request:\n{result_text(m, record, policy)}"
+        text = f"Tool result of {call}, whose call is not in this request:\n{result_text(m, record, policy, first_round)}"
         return {"text": text, "type": "text"}
-    text = instruction_text(m) if m.kind == "instruction" else m.text
-    return {"text": text, "type": "text"}
+    if spec.tag == RESULTS:
+        entries = [_entry(r, result_output(r, record, policy, first_round), True) for r, _ in spec.group]
+        text = _yaml(lambda: envelope.results_text(entries), m)
+    elif spec.tag in (RESPONSE, CALLS):
+        calls = _yaml(lambda: envelope.calls_text([_entry(c) for c, _ in spec.group]), m) if spec.group else ""
+        own = m.text if spec.tag == RESPONSE else ""
+        text = own + "\n\n" + calls if own and calls else own or calls
+    else:
+        text = instruction_text(m) if m.kind == "instruction" else m.text
+    block = {"text": text, "type": "text"}
+    if spec.mark is not None:
+        block["cache_control"] = cache_control(spec.mark)
+    return block
+
+
+def block_key(spec: BlockSpec, record: FullRecord | None, policy: Policy | None,
+              first_round: IncludedRound | None = None) -> tuple:
+    """Everything a block's rendering depends on, for the counter's memo: the block (its messages by identity,
+    tag, call ids, mark) and, for results under a bound, each one's bound, original index and projection version."""
+    if policy is None or (policy.tool_result_max_chars is None and (first_round is None or not policy.caching)):
+        return (spec.message, spec.tag, spec.call_id, spec.group, spec.mark)
+    extra = []
+    for m in spec.messages:
+        if m.kind != "action_response":
+            continue
+        original = original_of(m, {}, record)
+        index = record.index_of(original.id) if record is not None and original.id in record else None
+        extra.append((original, index, bound_for(m, policy, first_round)))
+    return (spec.message, spec.tag, spec.call_id, spec.group, spec.mark, tuple(extra), PROJECTION_VERSION)
 
 
 def system_blocks(plan: Plan) -> list[dict[str, Any]]:
-    return [{"text": m.text, "type": "text"} for m in plan.system if m.text]
+    blocks: list[dict[str, Any]] = [{"text": m.text, "type": "text"} for m in plan.system if m.text]
+    if blocks and plan.stable_mark is not None:
+        blocks[-1]["cache_control"] = cache_control(plan.stable_mark)
+    return blocks
+
+
+def tool_list(plan: Plan, tools: list | None) -> list | None:
+    """The request's tools; the last carries the stable mark when there is no system block to carry it."""
+    if not tools:
+        return None
+    out = list(tools)
+    if plan.stable_mark is not None and not any(m.text for m in plan.system) and isinstance(out[-1], Mapping):
+        out[-1] = {**out[-1], "cache_control": cache_control(plan.stable_mark)}
+    return out
+
+
+def make_plan(messages: Sequence[Message], *, record: FullRecord | None = None, policy: Policy | None = None,
+              tools: list | None = None, first_round: IncludedRound | None = None, marks: bool = True) -> Plan:
+    """The plan a view compiles from under a policy: the envelope and marks only while caching is on."""
+    caching = policy is not None and policy.caching
+    return plan_request(messages, record, caching=caching, first_round=first_round if caching else None,
+                        tools=bool(tools), marks=marks)
 
 
 def compile_request(
@@ -201,21 +155,28 @@ def compile_request(
     record: FullRecord | None = None,
     policy: Policy | None = None,
     tools: list | None = None,
+    first_round: IncludedRound | None = None,
 ) -> dict[str, Any]:
-    """The Anthropic Messages payload for a view: `tools`, `system` and `messages`, in that order."""
-    plan = plan_request(messages, record)
-    return payload_from_plan(plan, record=record, policy=policy, tools=tools)
+    """The Anthropic Messages payload for a view: `tools`, `system` and `messages`, in that order.
+
+    `first_round` is the session's included protected first round (core.first_round.included_round);
+    it matters only while the policy's prompt caching is on.
+    """
+    plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round)
+    return payload_from_plan(plan, record=record, policy=policy, tools=tools, first_round=first_round)
 
 
-def payload_from_plan(plan: Plan, *, record=None, policy=None, tools=None) -> dict[str, Any]:
+def payload_from_plan(plan: Plan, *, record=None, policy=None, tools=None, first_round=None) -> dict[str, Any]:
     payload: dict[str, Any] = {}
-    if tools:
-        payload["tools"] = list(tools)
+    listed = tool_list(plan, tools)
+    if listed:
+        payload["tools"] = listed
     system = system_blocks(plan)
     if system:
         payload["system"] = system
     payload["messages"] = [
-        {"content": [render_block(b, record, policy) for b in blocks], "role": role} for role, blocks in plan.turns
+        {"content": [render_block(b, record, policy, first_round) for b in blocks], "role": role}
+        for role, blocks in plan.turns
     ]
     return payload
 

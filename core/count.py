@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import tokens
-from core.compile import Plan, canonical, plan_request, render_block, system_blocks
+from core.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
 from core.model import FullRecord, Message
 
 if TYPE_CHECKING:
@@ -35,10 +35,11 @@ def estimate(counted: int, scale: float) -> int:
 
 
 def policy_key(policy: Policy | None) -> tuple:
-    """The parts of a policy that change how a message renders (the result bound, from issue 5)."""
+    """The parts of a policy that change how a message renders: the result bound and caching (envelope, marks).
+    Each block's own memo key (core.compile.block_key) adds what its projection depends on."""
     if policy is None:
-        return (None,)
-    return (policy.tool_result_max_chars,)
+        return (None, False)
+    return (policy.tool_result_max_chars, policy.caching)
 
 
 @dataclass(frozen=True)
@@ -74,15 +75,17 @@ class Counter:
         self.tokenised_chars = 0  # how much text this counter has had to tokenise, for tests and benchmarks
 
     def count(self, messages: Sequence[Message], *, record: FullRecord | None = None,
-              policy: Policy | None = None, tools: list | None = None) -> int:
+              policy: Policy | None = None, tools: list | None = None,
+              first_round: IncludedRound | None = None) -> int:
         """The exact o200k_base token count of the compiled request's counted text."""
-        return self.measure(messages, record=record, policy=policy, tools=tools).counted
+        return self.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round).counted
 
     def measure(self, messages: Sequence[Message], *, record: FullRecord | None = None,
-                policy: Policy | None = None, tools: list | None = None) -> Measurement:
-        """The count and each message's part of it."""
-        plan = plan_request(messages, record)
-        layout = self._layout(plan, record, policy, tools)
+                policy: Policy | None = None, tools: list | None = None,
+                first_round: IncludedRound | None = None, marks: bool = True) -> Measurement:
+        """The count and each message's part of it (`marks=False`: as compiled without cache marks)."""
+        plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks)
+        layout = self._layout(plan, record, policy, tools, first_round)
         self._fill(layout)
         head_owner = plan.system[0] if plan.system else None
         parts: list[Part] = []
@@ -94,20 +97,22 @@ class Counter:
         return Measurement(total, tuple(parts))
 
     def pieces(self, messages: Sequence[Message], *, record: FullRecord | None = None,
-               policy: Policy | None = None, tools: list | None = None) -> list[str]:
+               policy: Policy | None = None, tools: list | None = None,
+               first_round: IncludedRound | None = None) -> list[str]:
         """The counted text cut into the pieces this counter counts separately (for tests)."""
-        plan = plan_request(messages, record)
+        plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round)
         out: list[str] = []
-        for _, body, glue, _ in self._layout(plan, record, policy, tools, every_body=True):
+        for _, body, glue, _ in self._layout(plan, record, policy, tools, first_round, every_body=True):
             out.extend(p for p in (body, glue) if p)
         return out
 
-    def _layout(self, plan: Plan, record, policy, tools, every_body: bool = False) -> list[tuple]:
+    def _layout(self, plan: Plan, record, policy, tools, first_round=None, every_body: bool = False) -> list[tuple]:
         """(memo key, body text or None when memoised, glue text, message) for the head and each block, in order."""
         pk = policy_key(policy)
         head = "{"
-        if tools:
-            head += '"tools":' + canonical(list(tools)) + ","
+        listed = tool_list(plan, tools)
+        if listed:
+            head += '"tools":' + canonical(listed) + ","
         system = system_blocks(plan)
         if system:
             head += '"system":' + canonical(system) + ","
@@ -116,12 +121,12 @@ class Counter:
         for ti, (role, blocks) in enumerate(plan.turns):
             last_turn = ti == len(plan.turns) - 1
             for bi, spec in enumerate(blocks):
-                key = (spec.message, spec.tag, spec.call_id, pk)
+                key = (block_key(spec, record, policy, first_round), pk)
                 block_type = "tool_use" if spec.tag == "tool_use" else "tool_result" if spec.tag == "tool_result" else "text"
                 glue = f'type":"{block_type}"}}'
                 body = None
                 if every_body or key not in self._bodies:
-                    text = canonical(render_block(spec, record, policy))
+                    text = canonical(render_block(spec, record, policy, first_round))
                     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                         raise AssertionError(f"block does not end with its type: {text[:80]}")
                     body = text[2 : len(text) - len(glue)]
