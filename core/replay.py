@@ -8,6 +8,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from core.cache_model import CacheRules, Layout, Mark, PrefixCache
 from core.cost import ModelPrices, lookup_prices
 from core.count import Counter, Measurement, estimate
+from core.first_round import included_ids
+from core.marks import replay_marks
 from core.model import Message, Session
 from core.strategies import STRATEGIES, Settings, Step
 from core.tokens import count_text
@@ -84,30 +86,8 @@ class Measure:
 def place_marks(
     keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: Any, protected: frozenset[str]
 ) -> tuple[Mark, ...]:
-    """ADR-0127's marks on a request's blocks: one hour on the stable segment (the tools and system head);
-    five minutes on the tail, on the previous request's last block when the turn ran past the lookback,
-    on the newest note and on the protected first round. At most four, in that order of need."""
-    if not keys:
-        return ()
-    last = len(keys) - 1
-    wanted: list[tuple[int, str]] = [(last, "5m")]
-    if isinstance(keys[0], tuple):
-        wanted.append((0, "1h"))
-    if previous_tail is not None:
-        at = next((i for i in range(last, -1, -1) if keys[i] == previous_tail), None)
-        if at is not None and last - at > LOOKBACK:
-            wanted.append((at, "5m"))
-    note = next((i for i in range(last, -1, -1) if kinds.get(keys[i]) == "note"), None)
-    if note is not None:
-        wanted.append((note, "5m"))
-    first_round = max((i for i, k in enumerate(keys) if k in protected), default=None)
-    if first_round is not None:
-        wanted.append((first_round, "5m"))
-    chosen: dict[int, str] = {}
-    for block, lifetime in wanted:
-        if block not in chosen and len(chosen) < 4:
-            chosen[block] = lifetime
-    return tuple(Mark(b, chosen[b]) for b in sorted(chosen))
+    """ADR-0127's marks on a request's blocks, as core.marks decides them for every request (one place)."""
+    return tuple(Mark(m.block, m.lifetime) for m in replay_marks(keys, kinds, previous_tail, protected, LOOKBACK))
 
 
 def policy_for(settings: Settings) -> Any:
@@ -201,11 +181,6 @@ def recorded_output(session: Session, k: int, measure: Measure) -> int:
     return 0
 
 
-def protected_ids(session: Session) -> frozenset[str]:
-    cache = session.branch_metadata.get("prompt_cache") or {}
-    return frozenset(cache.get("protected") or ())
-
-
 def run_strategy(
     session: Session,
     strategy: str,
@@ -227,7 +202,7 @@ def run_strategy(
     if prices is None:
         prices = lookup_prices(model_name(settings, session))
     cache, run = PrefixCache(rules), StrategyRun(strategy)
-    protected, tail = protected_ids(session), None
+    protected, tail = included_ids(session), None
     for i, step in enumerate(STRATEGIES[strategy](session, settings, measure)):
         layout = measure.layout(step.view, (), session.trace[step.request].at)
         if rules.mode == "marks":

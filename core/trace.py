@@ -6,10 +6,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from core.compile import compile_request, payload_bytes
 from core.count import Counter, Measurement, estimate
 from core.model import FullRecord, Message, Request, Session
 from core.policy import Policy, Resolution, resolve_ceiling
+from core.prefix import common_prefix_len, compile_for_prefix, divergence  # noqa: F401 - common_prefix_len re-exported
 
 # Formats whose files hold the conversation but not the system prompt or tool definitions the
 # provider was sent: their reported input carries an unseen head that no count of the file sees.
@@ -146,10 +146,12 @@ class RequestRow:
     prefix_share: float | None
     over_ceiling: bool
     refusal: Refusal | None = None
+    diverges: dict[str, Any] | None = None  # where the next request first differs, and why (core.prefix)
 
     def as_dict(self) -> dict[str, Any]:
         return {"index": self.index, "estimate": self.estimate, "counted": self.counted, "scale": round(self.scale, 6),
-                "reported_input": self.reported_input, "prefix_share": self.prefix_share, "over_ceiling": self.over_ceiling}
+                "reported_input": self.reported_input, "prefix_share": self.prefix_share, "over_ceiling": self.over_ceiling,
+                "diverges": self.diverges}
 
 
 @dataclass
@@ -162,26 +164,22 @@ class TraceReport:
     unseen_head: int = 0
 
 
-def common_prefix_len(a: bytes, b: bytes) -> int:
-    """Length of the common prefix of two byte strings, comparing in halving blocks (C-speed compares)."""
-    n = min(len(a), len(b))
-    lo, step = 0, 1 << 16
-    while lo < n:
-        hi = min(n, lo + step)
-        if a[lo:hi] == b[lo:hi]:
-            lo = hi
-            continue
-        if hi - lo <= 64:
-            while lo < hi and a[lo] == b[lo]:
-                lo += 1
-            return lo
-        step = max(64, (hi - lo) // 2)
-    return n
-
-
 def session_tools(session: Session) -> list | None:
     tools = session.extras.get("tools")
     return tools if isinstance(tools, list) and tools else None
+
+
+def first_rounds(session: Session, policy: Policy, counter: Counter, views: list[list[Message]]) -> list:
+    """Each request's included first round while caching: decided once, by the first request carrying it whole
+    (without writing the session; a stored decision stands)."""
+    from core.first_round import decide_first_round, included_round
+
+    decision, out = None, []
+    for messages in views:
+        if policy.caching and decision is None:
+            decision = decide_first_round(session, policy, counter, view=messages, store=False)
+        out.append(included_round(decision))
+    return out
 
 
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
@@ -201,15 +199,17 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     report.decisions.append({"type": "context_decision", "request": None, "ceiling": resolution.ceiling,
                              "source": resolution.source, "why": resolution.why, "model": model})
     scale = 1.0
-    previous: bytes | None = None
+    previous = None
     trace = build_trace(session)
     rec = session.record
     views = [[rec.get(mid) for mid in request.view if mid in rec] for request in trace]
-    measurements = [counter.measure(messages, record=rec, policy=policy, tools=tools) for messages in views]
+    rounds = first_rounds(session, policy, counter, views)
+    measurements = [counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
+                    for messages, first_round in zip(views, rounds)]
     head = unseen_head(session, [m.counted for m in measurements], trace)
     if record:
         session.unseen_head = head
-    for request, messages, m in zip(trace, views, measurements):
+    for request, messages, m, first_round in zip(trace, views, measurements, rounds):
         counted = m.counted + head
         reported = request.usage.reported_input if request.usage is not None else None
         refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, head)
@@ -223,12 +223,12 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
             "unseen_head": head, "reported_input": reported, "action": action,
         })
         if prefix:
-            current = payload_bytes(compile_request(messages, record=rec, policy=policy, tools=tools))
+            current = compile_for_prefix(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
             if previous is not None:
-                share = common_prefix_len(previous, current) / len(previous) if previous else 0.0
+                parted = divergence(previous, current, rec)
                 last = report.rows[-2]
                 report.rows[-2] = RequestRow(last.index, last.estimate, last.counted, last.scale, last.reported_input,
-                                             round(share, 4), last.over_ceiling, last.refusal)
+                                             parted.share, last.over_ceiling, last.refusal, parted.as_dict())
             previous = current
         scale = calibrated(scale, counted, reported)
     report.unseen_head = head

@@ -23,11 +23,9 @@ def add_policy_flags(parser, ceiling_required: bool = False) -> None:
 
 def launch_policy(session: Session) -> Policy:
     """The policy the session was launched with (branch metadata api_launch), null and absent read as unset."""
-    launch = session.branch_metadata.get("api_launch")
-    if not isinstance(launch, dict):
-        return Policy(source="default")
-    source = f"{session.source or 'the session'}: metadata.api_launch"
-    return Policy.from_mapping({k: launch[k] for k in KEYS if k in launch}, source, stored=True)
+    from core.launch import read_launch_policy
+
+    return read_launch_policy(session)
 
 
 def policy_from_args(args, session: Session | None = None) -> Policy:
@@ -48,6 +46,8 @@ def register(subparsers) -> None:
     parser.add_argument("file", metavar="FILE")
     add_policy_flags(parser)
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    parser.add_argument("--payload", metavar="K", type=int,
+                        help="also show request K's compiled payload and where its cache marks are")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_requests, format=format_requests)
 
@@ -67,7 +67,7 @@ def run_requests(args) -> dict[str, Any]:
             refused.append({"index": row.index, "estimate": f.estimate, "ceiling": f.ceiling, "counted": f.counted,
                             "scale": round(f.scale, 6),
                             "largest_parts": [{"index": p.index, "kind": p.kind, "tokens": p.tokens} for p in f.parts]})
-    return {
+    result = {
         "file": session.source,
         "model": policy.model or session.model,
         "ceiling": {"value": r.ceiling, "source": r.source, "why": r.why},
@@ -78,6 +78,32 @@ def run_requests(args) -> dict[str, Any]:
         "scale": round(report.scale, 6),
         "unseen_head": report.unseen_head,
     }
+    if getattr(args, "payload", None) is not None:
+        result["payload"] = compiled_payload(session, policy, args.payload)
+    return result
+
+
+def compiled_payload(session: Session, policy: Policy, k: int) -> dict[str, Any]:
+    """Request k's compiled payload under the policy, and its marks (where, lifetime, why)."""
+    from core.count import Counter
+    from core.model import ReadError
+    from core.prefix import compile_for_prefix
+    from core.trace import build_trace, first_rounds, session_tools
+
+    trace = build_trace(session)
+    if not 0 <= k < len(trace):
+        raise ReadError(session.source, "--payload", f"no request {k}: the session has {len(trace)}")
+    rec = session.record
+    views = [[rec.get(m) for m in r.view if m in rec] for r in trace[: k + 1]]
+    first_round = first_rounds(session, policy, Counter(), views)[k]
+    compiled = compile_for_prefix(views[k], record=rec, policy=policy, tools=session_tools(session), first_round=first_round)
+    return {"request": k, "marks": [m.as_dict() for m in compiled.plan.marks], "payload": compiled.payload}
+
+
+def mark_place(mark: dict[str, Any]) -> str:
+    if mark["block"] is None:
+        return f"{mark['where']}[last]"
+    return f"messages[{mark['item']}].content[{mark['block']}]"
 
 
 def format_requests(result: dict[str, Any]) -> str:
@@ -89,6 +115,9 @@ def format_requests(result: dict[str, Any]) -> str:
         share = "-" if row["prefix_share"] is None else f"{row['prefix_share']:.3f}"
         lines.append(f"{row['index']:>5} {row['estimate']:>10,} {row['counted']:>10,} {row['scale']:>7.4g} "
                      f"{reported:>10} {share:>7}  {'OVER' if row['over_ceiling'] else ''}")
+    if "payload" in result:
+        marks = ", ".join(f"{mark_place(m)} {m['lifetime']} ({m['anchor']})" for m in result["payload"]["marks"])
+        lines.append(f"request {result['payload']['request']}: marks {marks or 'none (caching off)'}")
     for f in result["refused"]:
         parts = ", ".join(f"#{p['index']} {p['kind']} {p['tokens']:,}" for p in f["largest_parts"])
         lines.append(f"request {f['index']} refused: estimate {f['estimate']:,} >= ceiling {f['ceiling']:,}; largest parts: {parts}")
