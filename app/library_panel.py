@@ -144,9 +144,15 @@ class LibraryPanel(QWidget):
 
     def _run(self, name: str, fn: Callable[[], Any], done: Callable[[Any], None]) -> Task:
         """One query at a time per kind: an older answer arriving late is dropped."""
-        task = run_task(lambda progress: fn(), name, self)
-        task.succeeded.connect(lambda result, t=task: done(result) if self._tasks.get(name) is t else None)
-        task.failed.connect(lambda exc: self.status.setText(f"The library could not answer: {exc}"))
+        # Slots are connected before the task starts (run_task's keywords): a quick query could
+        # otherwise finish before a later connect and its answer would be lost.
+        holder: list[Task] = []
+        task = run_task(
+            lambda progress: fn(), name, self,
+            succeeded=lambda result: done(result) if holder and self._tasks.get(name) is holder[0] else None,
+            failed=lambda exc: self.status.setText(f"The library could not answer: {exc}"),
+        )
+        holder.append(task)
         self._tasks[name] = task
         return task
 
