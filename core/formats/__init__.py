@@ -63,7 +63,40 @@ def detect_format(path: str | Path) -> str:
     for module in reader_modules():
         if module.sniff(head, path):
             return module.FORMAT
+    _refuse_unreadable_json(path, head)
     raise ReadError(str(path), "", f"not a session file foldscope can read (formats: {', '.join(formats())})")
+
+
+def _refuse_unreadable_json(path: Path, head: bytes) -> None:
+    """A file that looks like one JSON document but does not parse: say where it breaks."""
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not a multi-byte character cut by the sniff window
+            raise ReadError(str(path), f"byte {exc.start}", "not UTF-8 text") from None
+    if not head.lstrip().startswith((b"{", b"[")) or path.stat().st_size > 64 * SNIFF_BYTES:
+        return
+    import json
+
+    try:
+        json.loads(path.read_bytes())
+    except UnicodeDecodeError as exc:
+        raise ReadError(str(path), f"byte {exc.start}", "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        # A JSONL file's first line parses alone; only a single broken document lands here.
+        if b"\n" in head.strip() and _first_line_parses(head):
+            return
+        raise ReadError(str(path), f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}") from None
+
+
+def _first_line_parses(head: bytes) -> bool:
+    import json
+
+    try:
+        json.loads(head.split(b"\n", 1)[0])
+        return True
+    except ValueError:
+        return False
 
 
 def load_session(path: str | Path, format: str | None = None) -> Session:

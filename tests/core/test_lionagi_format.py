@@ -278,3 +278,23 @@ def test_unrecognised_files_are_refused_by_the_registry(tmp_path):
 def test_detection_is_by_content_not_name(tmp_path):
     assert detect_format(write_json(tmp_path / "session.jsonl", small_branch())) == "lionagi"
     assert detect_format(write_json(tmp_path / "w.txt", {"branch": small_branch()})) == "lionagi"
+
+
+def test_a_broken_json_file_is_refused_with_its_line_and_column(tmp_path):
+    from core.formats import load_session
+
+    path = tmp_path / "broken.json"
+    path.write_text('{"id": "x",\n  "messages": [1, 2,\n')
+    with pytest.raises(ReadError) as err:
+        load_session(path)
+    assert str(err.value).startswith(f"{path}: line 3 column 1: not JSON")
+
+
+def test_a_file_that_is_not_utf8_is_refused_naming_the_byte(tmp_path):
+    from core.formats import load_session
+
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"name": "caf\xe9"}')
+    with pytest.raises(ReadError) as err:
+        load_session(path)
+    assert str(err.value) == f"{path}: byte 13: not UTF-8 text"
