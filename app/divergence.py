@@ -1,59 +1,52 @@
-"""Where the next request stops repeating this one: the byte (core.trace's common prefix) and the payload part there."""
+"""Where the next request stops repeating this one, and why: core.prefix's divergence, said in words."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Sequence
 
-from core.compile import TOP_ORDER, canonical, payload_bytes
-from core.trace import common_prefix_len
+from core.prefix import Compiled, Divergence, compile_for_prefix, divergence
+from core.trace import session_tools
 
+from app.document import Document
+from app.marks_facts import first_round_for
 
-@dataclass(frozen=True)
-class Divergence:
-    at: int  # the first byte the next request does not repeat
-    size: int  # this request's bytes
-    where: str  # the payload part holding that byte, as a person reads it
-    cause: str
-
-    @property
-    def share(self) -> float:
-        return self.at / self.size if self.size else 0.0
-
-
-def _without_marks(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _without_marks(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_without_marks(v) for v in value]
-    return value
+# core.prefix.CAUSES as a person reads them.
+CAUSE_WORDS = {
+    "none": "the next request repeats it whole",
+    "append": "append: the next request repeats every message and adds after them",
+    "fold": "fold: a fold, clip or compaction rewrote the view",
+    "restore": "restore: a message came back into the view",
+    "policy": "policy: the result bound or prompt caching changed",
+    "stable": "stable segment: the system prompt or tools changed",
+    "rewrite": "rewrite: messages were taken out or changed",
+}
 
 
-def _describe(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    kinds = [b.get("type", "?") for b in content if isinstance(b, Mapping)] if isinstance(content, list) else ["text"]
-    return f"{message.get('role', '?')} ({', '.join(dict.fromkeys(kinds))})"
+def compiled_for(document: Document, view: Sequence[str], policy: Any = None) -> Compiled:
+    """A view compiled under the policy in force, as core.prefix compares it (marks set aside)."""
+    policy = document.policy if policy is None else policy
+    session = document.session
+    messages = [session.record.get(mid) for mid in view if mid in session.record]
+    return compile_for_prefix(messages, record=session.record, policy=policy, tools=session_tools(session),
+                              first_round=first_round_for(document, messages, policy))
 
 
-def divergence(this: Mapping[str, Any], following: Mapping[str, Any]) -> Divergence:
-    """Compare two compiled payloads in prefix order: tools, system, then message by message."""
-    a, b = payload_bytes(this), payload_bytes(following)
-    at = common_prefix_len(a, b)
-    for part in TOP_ORDER:
-        if part == "messages":
-            break
-        if canonical(this.get(part)) != canonical(following.get(part)):
-            return Divergence(at, len(a), part, f"the {part} differ")
-    mine, theirs = list(this.get("messages") or []), list(following.get("messages") or [])
-    for i, message in enumerate(mine):
-        if i >= len(theirs):
-            return Divergence(at, len(a), f"messages[{i}]", "the next request holds fewer messages: the view shrank")
-        if canonical(message) == canonical(theirs[i]):
-            continue
-        where = f"messages[{i}], {_describe(message)}"
-        if canonical(_without_marks(message)) == canonical(_without_marks(theirs[i])):
-            return Divergence(at, len(a), where, "only a cache mark moved (the moving tail); the content is repeated")
-        if i == len(mine) - 1 and len(theirs) > len(mine):
-            return Divergence(at, len(a), where, "the last turn grew: the next request appends to it")
-        return Divergence(at, len(a), where, "this message was rewritten or taken out (a fold, clip or compaction)")
-    return Divergence(at, len(a), "the end", "the next request repeats every message and appends after them")
+def parting(document: Document, this: Sequence[str], following: Sequence[str]) -> tuple[Divergence, int]:
+    """(where and why `following` departs from `this`, the bytes of `this` compared)."""
+    a = compiled_for(document, this)
+    return divergence(a, compiled_for(document, following), document.session.record), len(a.data)
+
+
+def describe(found: Divergence, size: int) -> str:
+    """The divergence as the request panel says it: how much is repeated, where it parts, and the cause."""
+    repeated = round(found.share * size)
+    if found.cause == "none":
+        return f"{CAUSE_WORDS['none']} ({size:,} bytes)"
+    if found.message is None:
+        where = "in the stable segment (system and tools)"
+    else:
+        where = f"at messages[{found.message}]"
+        if found.index is not None:
+            where += f" (from #{found.index})"
+    return (f"repeats {repeated:,} of {size:,} bytes ({found.share:.1%}), parts {where}; "
+            f"cause: {CAUSE_WORDS.get(found.cause, found.cause)}")

@@ -35,7 +35,8 @@ class Document:
     requests: list = field(default_factory=list)  # RequestFacts per request of the trace
     now_size: int = 0  # the estimate of the request the active view compiles to now
     scale: float = 1.0  # the scale calibrated over the trace
-    policy: object | None = None  # core.policy.Policy the session was launched under
+    policy: object | None = None  # core.policy.Policy in force: the launch policy, one given at start, or the editor's
+    unseen_head: int = 0  # the system prompt and tools a Claude Code, Codex or pi file does not hold, in tokens
     counter: object | None = None  # core.count.Counter, memoised over this session's messages
     rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
     folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
@@ -144,7 +145,7 @@ def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -
     return reasons
 
 
-def build_document(session: Session, path: str, report: Report = _no_report) -> Document:
+def build_document(session: Session, path: str, report: Report = _no_report, policy=None) -> Document:
     """Count every message and gather the view facts; reports progress as it counts."""
     from core.tokens import count_text
 
@@ -164,8 +165,8 @@ def build_document(session: Session, path: str, report: Report = _no_report) -> 
     from app.trace_facts import measure_requests
 
     document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=Counter(threads=1))
-    facts = measure_requests(session, document.counter, report)
-    document.requests, document.rules = facts.requests, facts.rules
+    facts = measure_requests(session, document.counter, report, policy)
+    document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
     document.show_view(session.view)
     from core.trace import build_trace
@@ -177,7 +178,7 @@ def build_document(session: Session, path: str, report: Report = _no_report) -> 
     return document
 
 
-def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report) -> Document:
+def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report, policy=None) -> Document:
     """Read a session file, import it into the library, and build its Document (runs in a worker)."""
     from core.formats import load_session
 
@@ -185,7 +186,7 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     report(0, 0, f"Reading {Path(path).name}")
     session = load_session(path)
     library_id = import_into_library(session, db, report)
-    document = build_document(session, path, report)
+    document = build_document(session, path, report, policy)
     document.library_id = library_id
     return document
 

@@ -1,4 +1,4 @@
-"""Starting the GUI: `foldscope [FILE] [--screenshot PNG] [--db PATH]`."""
+"""Starting the GUI: `foldscope [FILE] [--screenshot PNG] [--db PATH] [--profile YAML] [--theme T]`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", help="a session file (default: the bundled demo session)")
     parser.add_argument("--screenshot", metavar="PNG", help="render the window with FILE loaded to PNG and exit")
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
+    parser.add_argument("--profile", metavar="YAML", help="a policy profile to measure and fold under (default: the session's launch policy)")
     parser.add_argument("--theme", choices=("system", "light", "dark"), default="system", help="colour theme (default: follow the system)")
     return parser
 
@@ -47,7 +48,16 @@ def run_gui(argv: list[str]) -> int:
     app.setApplicationName("foldscope")
     app.setOrganizationName("foldscope")
     apply_theme(app, args.theme)
-    window = MainWindow(db=args.db)
+    policy = None
+    if args.profile:
+        from core.policy import Policy, PolicyError
+
+        try:
+            policy = Policy.from_yaml(args.profile)
+        except (OSError, PolicyError) as exc:
+            print(f"foldscope: {exc}", file=sys.stderr)
+            return 2
+    window = MainWindow(db=args.db, policy=policy)
     if args.theme == "system":
         # Follow the system when it switches between light and dark while the window is open.
         QGuiApplication.styleHints().colorSchemeChanged.connect(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -44,9 +44,9 @@ def guess_lexer(text: str, path: str | None = None) -> Lexer:
     return TextLexer()
 
 
-def block_html(text: str, lexer: Lexer, style: str) -> str:
-    """One highlighted, wrapped, monospaced block."""
-    formatter = HtmlFormatter(style=style, noclasses=True, nowrap=True)
+def block_html(text: str, lexer: Lexer, style: str, lines: Sequence[int] = ()) -> str:
+    """One highlighted, wrapped, monospaced block; `lines` (1-based) get the style's highlight background."""
+    formatter = HtmlFormatter(style=style, noclasses=True, nowrap=True, hl_lines=list(lines))
     head, rest = text[:HIGHLIGHT_LIMIT], text[HIGHLIGHT_LIMIT:]
     body = highlight(head, lexer, formatter) if not isinstance(lexer, TextLexer) else html.escape(head)
     if rest:

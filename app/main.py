@@ -13,7 +13,7 @@ def main(argv: list[str] | None = None) -> int:
         return cli.main(argv)
     if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
         cli.build_parser().print_help()
-        print("\nWith no COMMAND, foldscope starts the GUI: foldscope [--screenshot PNG] [--db PATH] [FILE]")
+        print("\nWith no COMMAND, foldscope starts the GUI: foldscope [--screenshot PNG] [--db PATH] [--profile YAML] [FILE]")
         return 0
     from app.gui import run_gui  # Qt is imported only when the GUI is wanted
 

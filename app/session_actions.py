@@ -201,11 +201,15 @@ class SessionActions(QObject):
         resolution = resolve_ceiling(policy, policy.model or doc.session.model)
         doc.rules = replace(doc.rules, ceiling=resolution.ceiling, line=policy.fold_at, target=policy.fold_target,
                             source=f"{resolution.why} (the policy editor)")
-        from app.status import status_text
+        if doc.policy is None or doc.policy.as_record() != policy.as_record():
+            # The edited policy is now in force: the next request compiles (and places its marks) under it.
+            from app.undo import refresh_document
 
-        self.window.status_label.setText(status_text(doc))
+            doc.policy = policy
+            refresh_document(doc)
+            self.window.request_panel.invalidate()
+        self.window.show_request(self.window.timeline.current)
         self.window.timeline.update()
-        self.window.window_map.update()
 
     def selected(self) -> int | None:
         return self.window.inspector.index

@@ -20,6 +20,8 @@ def status_text(doc: Document) -> str:
         parts.append(f"estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%})")
     else:
         parts.append(f"estimate {est:,} tokens (no ceiling)")
+    if doc.unseen_head:
+        parts.append(f"includes an unseen head of {doc.unseen_head:,} tokens")
     return "  ·  ".join(parts)
 
 
@@ -30,4 +32,10 @@ def status_tooltip(doc: Document) -> str:
     lines = [f"Full record by kind: {by_kind}", f"Scale {doc.scale:.3f}"]
     if doc.rules is not None:
         lines.append(f"Ceiling: {doc.rules.source}")
+    if doc.unseen_head:
+        lines.append(f"Unseen head: {doc.unseen_head:,} tokens every request carried that this {doc.session.format} file does"
+                     " not hold (its system prompt and tools), the smallest gap between reported input and the count")
+    policy = doc.policy
+    if policy is not None:
+        lines.append(f"Policy in force: {policy.source}; prompt caching {'on' if policy.caching else 'off'}")
     return "\n".join(lines)

@@ -83,11 +83,15 @@ class TraceFacts:
     now_estimate: int  # the request the active view compiles to now, at the calibrated scale
     scale: float
     policy: Policy
+    unseen_head: int = 0  # tokens every request carried that the file does not hold (core.trace.unseen_head)
 
 
-def measure_requests(session: Session, counter: Counter, report: Report) -> TraceFacts:
-    """Measure the trace through core.trace under the launch policy; the counter memoises every message."""
-    policy, note = launch_policy(session)
+def measure_requests(session: Session, counter: Counter, report: Report, policy: Policy | None = None) -> TraceFacts:
+    """Measure the trace through core.trace under `policy` (default: the launch policy); the counter memoises."""
+    if policy is None:
+        policy, note = launch_policy(session)
+    else:
+        note = f"the policy given at start ({policy.source}); "
     report(0, 0, "Measuring requests")
     measured = measure_trace(session, policy, counter=counter)
     trace = build_trace(session)
@@ -122,4 +126,5 @@ def measure_requests(session: Session, counter: Counter, report: Report) -> Trac
     now_counted = counter.count(
         [record.get(mid) for mid in session.view], record=record, policy=policy, tools=session_tools(session)
     )
-    return TraceFacts(out, rules, estimate(now_counted, measured.scale), measured.scale, policy)
+    return TraceFacts(out, rules, estimate(now_counted + measured.unseen_head, measured.scale), measured.scale, policy,
+                      measured.unseen_head)

@@ -28,9 +28,12 @@ def refresh_document(document: Document) -> None:
         document.chars.append(len(text))
     document.show_view(session.view)
     if document.counter is not None:
-        counted = document.counter.count(session.view_messages(), record=record, policy=document.policy,
-                                         tools=session_tools(session))
-        document.now_size = estimate(counted, max(document.scale, 1.0))
+        from app.marks_facts import first_round_for
+
+        messages = session.view_messages()
+        counted = document.counter.count(messages, record=record, policy=document.policy, tools=session_tools(session),
+                                         first_round=first_round_for(document, messages, document.policy))
+        document.now_size = estimate(counted + document.unseen_head, max(document.scale, 1.0))
 
 
 class SessionEditor(QObject):

@@ -61,10 +61,11 @@ class MainWindow(QMainWindow):
     document_loaded = Signal(object)
     load_failed = Signal(str)
 
-    def __init__(self, settings: WindowSettings | None = None, db: str | None = None) -> None:
+    def __init__(self, settings: WindowSettings | None = None, db: str | None = None, policy=None) -> None:
         super().__init__()
         self.settings = settings or WindowSettings()
         self.db = db
+        self.start_policy = policy  # core.policy.Policy every opened session is measured under (None: its launch policy)
         self.document: Document | None = None
         self.task: Task | None = None
         self._loading_path = ""
@@ -210,8 +211,8 @@ class MainWindow(QMainWindow):
         self._select_after_load = select
         path = str(path)
         self._loading_path = path
-        db = self.db
-        task = Task(lambda progress: open_document(path, db, progress.report), f"Opening {path}", self)
+        db, policy = self.db, self.start_policy
+        task = Task(lambda progress: open_document(path, db, progress.report, policy), f"Opening {path}", self)
         task.progressed.connect(self._progressed)
         task.succeeded.connect(lambda document, t=task: self._loaded(t, document))
         task.failed.connect(lambda exc, t=task, p=path: self._failed(t, p, exc))

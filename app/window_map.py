@@ -27,6 +27,14 @@ class Mark:
     anchor: str
 
 
+LIFETIME_WORDS = {"1h": "lives one hour", "5m": "lives five minutes"}
+
+
+def mark_text(mark: Mark) -> str:
+    """A mark as its hover text says it: lifetime first, then why the compiler put it there."""
+    return f"{mark.lifetime} ({LIFETIME_WORDS.get(mark.lifetime, mark.lifetime)}), {mark.anchor.replace('_', ' ')}"
+
+
 class WindowMap(QWidget):
     """Two bars at one scale: the active view shown (top) and the full record (below, out rows faded).
 
@@ -194,6 +202,8 @@ class WindowMap(QWidget):
         doc = self.document
         cache = doc.session.branch_metadata.get("prompt_cache")
         ids = cache.get("protected") if isinstance(cache, dict) else None
+        if isinstance(ids, dict):  # core.first_round's decision: its members, included or not
+            ids = ids.get("members")
         if not isinstance(ids, list):
             return
         record = doc.session.record
@@ -220,6 +230,20 @@ class WindowMap(QWidget):
             return span[1] if span else float(LEFT)
         span = self._view_span({mark.index})
         return span[1] if span else None
+
+    def mark_at(self, point: QPointF) -> Mark | None:
+        """The mark whose tick (the triangle above the view bar) is under the point."""
+        if not VIEW_Y - 10 <= point.y() < VIEW_Y:
+            return None
+        for mark in self.marks:
+            x = self.mark_x(mark)
+            if x is not None and abs(point.x() - x) <= 6:
+                return mark
+        return None
+
+    def _last_system(self) -> int | None:
+        doc = self.document
+        return max((i for i in doc.view_position if doc.message(i).kind == "system"), default=None)
 
     def _draw_marks(self, painter: QPainter, y: float, text: QColor) -> None:
         painter.setPen(QPen(text, 1.5))
@@ -264,6 +288,10 @@ class WindowMap(QWidget):
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt override)
         index = self.block_at(event.position())
+        mark = self.mark_at(event.position()) if self.document is not None else None
+        if mark is not None:
+            QToolTip.showText(event.globalPosition().toPoint(), f"cache mark: {mark_text(mark)}", self)
+            return
         if index is None or self.document is None:
             QToolTip.hideText()
             return
@@ -271,8 +299,8 @@ class WindowMap(QWidget):
         where = "in the active view" if doc.in_view(index) else f"out: {doc.out_reason.get(index, '')}"
         tip = f"#{index} {kind_label(doc, index)} · {doc.tokens[index]:,} tokens · {where}"
         for mark in self.marks:
-            if mark.index == index:
-                tip += f"\ncache mark ({mark.lifetime}, {mark.anchor.replace('_', ' ')}) at its end"
+            if mark.index == index or (mark.index is None and index == self._last_system()):
+                tip += f"\ncache mark at its end: {mark_text(mark)}"
         QToolTip.showText(event.globalPosition().toPoint(), tip, self)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)

@@ -1,0 +1,121 @@
+"""Cache marks on the window map and request panel as core places them, and the unseen head said where it counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.marks_facts import cache_marks, first_round_for
+from app.qt import QPointF
+from app.settings import WindowSettings
+from app.window import MainWindow
+from app.window_map import VIEW_Y, mark_text
+from core.compile import make_plan
+from core.policy import Policy
+from core.trace import measure_trace, session_tools
+
+CACHING = Policy(max_input_tokens=100_000, prompt_caching=True, source="test profile")
+CLAUDE_CODE = "/work/shared/corpus/dev/claude_code/tool_heavy.jsonl"
+
+
+def opened(qtbot, tmp_path, path, policy=None) -> MainWindow:
+    window = MainWindow(settings=WindowSettings(tmp_path / "s.ini"), db=str(tmp_path / "lib.db"), policy=policy)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    return window
+
+
+@pytest.fixture
+def caching_window(qtbot, tmp_path):
+    from core.demo import demo_path
+
+    return opened(qtbot, tmp_path, demo_path(), CACHING)
+
+
+def core_marks(doc, view):
+    """What core's compiler plans for a view under the document's policy (the answer the map must draw)."""
+    record = doc.session.record
+    messages = [record.get(mid) for mid in view]
+    return make_plan(messages, record=record, policy=doc.policy, tools=session_tools(doc.session),
+                     first_round=first_round_for(doc, messages, doc.policy)).marks
+
+
+def test_stepping_the_timeline_draws_the_marks_core_places_for_that_request(caching_window):
+    window = caching_window
+    doc = window.document
+    assert doc.policy.caching
+    for k in (0, 3, len(doc.requests) - 1, len(doc.requests)):
+        window.timeline.step_to(k)
+        expected = core_marks(doc, doc.view)
+        drawn = window.window_map.marks
+        assert expected and len(drawn) == len(expected)
+        for mark, position in zip(drawn, expected):
+            assert (mark.lifetime, mark.anchor) == (position.lifetime, position.anchor)
+            assert mark.index == (position.index if position.where == "messages" else None)
+        assert [m.lifetime for m in drawn].count("1h") <= 1 and drawn[-1].anchor == "tail"
+        assert drawn[-1].index == doc.index_of(doc.view[-1])  # the moving tail closes the view
+
+
+def test_hovering_a_mark_names_its_lifetime(qtbot, caching_window):
+    window_map = caching_window.window_map
+    tail = window_map.marks[-1]
+    x = window_map.mark_x(tail)
+    assert window_map.mark_at(QPointF(x, VIEW_Y - 5)) == tail
+    assert window_map.mark_at(QPointF(x, VIEW_Y + 40)) is None
+    assert mark_text(tail).startswith("5m (lives five minutes), tail")
+    assert not window_map.grab().isNull()
+
+
+def test_the_request_panel_lists_and_highlights_the_marks_in_the_payload(caching_window):
+    window = caching_window
+    window.side_tabs.setCurrentWidget(window.request_panel)
+    window.timeline.step_to(4)
+    panel = window.request_panel
+    assert len(panel.marks) == len(window.window_map.marks)
+    header = panel.header.text()
+    assert f"Cache marks</b> ({len(panel.marks)}" in header and "the moving tail" in header
+    text = panel.payload.toPlainText()
+    assert text.count('"cache_control"') == len(panel.marks)
+    lines = text.splitlines()
+    assert panel.mark_lines and all(lines[n - 1].strip().startswith(('"cache_control"', '"ttl"', '"type"', "}"))
+                                    for n in panel.mark_lines)
+
+
+def test_with_caching_off_the_map_and_panel_say_there_are_no_marks(qtbot, window, document):
+    window.show()
+    qtbot.waitExposed(window)
+    window.set_document(document)
+    assert document.policy is not None and not document.policy.caching
+    assert window.window_map.marks == ()
+    assert "prompt caching is off" in window.window_map.marks_note
+    window.side_tabs.setCurrentWidget(window.request_panel)
+    assert "prompt caching is off" in window.request_panel.header.text()
+
+
+def test_turning_caching_on_in_the_policy_editor_places_marks(qtbot, window, document):
+    window.set_document(document)
+    window.session_actions.policy_editor.set_text("prompt_caching", "true")
+    assert document.policy.caching
+    marks, note = cache_marks(document, document.view)
+    assert marks and note == "" and window.window_map.marks == marks
+
+
+def test_a_claude_code_session_says_its_estimate_includes_the_unseen_head(qtbot, tmp_path):
+    window = opened(qtbot, tmp_path, CLAUDE_CODE)
+    doc = window.document
+    head = measure_trace(doc.session, doc.policy, prefix=False).unseen_head
+    assert head > 0 and doc.unseen_head == head
+    assert f"includes an unseen head of {head:,} tokens" in window.status_label.text()
+    assert "system prompt and tools" in window.status_label.toolTip()
+    window.side_tabs.setCurrentWidget(window.request_panel)
+    window.timeline.step_to(1)
+    assert f"unseen head of {head:,} tokens" in window.request_panel.header.text()
+    assert f"Estimate <b>{doc.requests[1].estimate:,} tokens</b>" in window.request_panel.header.text()
+
+
+def test_a_lionagi_session_has_no_unseen_head(window, document):
+    window.set_document(document)
+    assert document.unseen_head == 0 and "unseen head" not in window.status_label.text()
