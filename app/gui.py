@@ -105,3 +105,19 @@ def screenshot(app, window, path: str, png: str) -> int:
         return 2
     window.close()
     return 0
+
+
+def telling_message(doc) -> int | None:
+    """The message a screenshot selects: a clipped copy, else the newest note, else the largest message in view."""
+    if doc is None or doc.record_size == 0:
+        return None
+    from app.document import is_note
+
+    in_view = sorted(doc.view_position)
+    copies = [i for i in in_view if doc.message(i).is_clipped_copy]
+    notes = [i for i in in_view if is_note(doc.message(i))]
+    if copies:
+        return copies[0]
+    if notes:
+        return notes[-1]
+    return max(in_view or [0], key=lambda i: doc.tokens[i])

@@ -29,6 +29,16 @@ def ask_unsaved(parent: QWidget, name: str) -> str:
     return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
 
 
+def ask_recover(parent: QWidget, name: str, when: str) -> bool:
+    """Whether to put back the working state autosave kept for this session; tests replace this function."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.question(
+        parent, "Recover unsaved changes",
+        f"{name} has changes from {when} that were never saved (foldscope closed before they were). Recover them?",
+        buttons.Yes | buttons.No, buttons.Yes)
+    return answer == buttons.Yes
+
+
 def default_save_path(source: str) -> str:
     """Beside the source, never over it: session.jsonl -> session.foldscope.json."""
     path = Path(source)
@@ -62,13 +72,21 @@ def recover(session: Session, state: dict[str, Any]) -> None:
     session.scale = state["scale"]
 
 
-def latest_working_state(db: str | None, library_id: int) -> dict[str, Any] | None:
-    """The newest working state autosave wrote for a library session, or None."""
+def latest_working_state(db: str | None, library_id: int, with_time: bool = False):
+    """The newest working state autosave wrote for a library session, or None (also once it was saved or
+    discarded: a cleared state is written then); `with_time` gives (state, when written) instead."""
     from core.store import Library
 
     with Library(db) as library:
-        states = [e["data"] for e in library.events(library_id) if e["kind"] == WORKING_STATE]
-    return states[-1] if states else None
+        states = [e for e in library.events(library_id) if e["kind"] == WORKING_STATE]
+    if not states or states[-1]["data"].get("cleared"):
+        return None
+    return (states[-1]["data"], str(states[-1]["at"])) if with_time else states[-1]["data"]
+
+
+def changes_anything(session: Session, state: dict[str, Any]) -> bool:
+    """Whether putting a working state back would change the session as imported."""
+    return bool(state["added"]) or list(state["view"]) != list(session.view) or state["manifest"] != session.manifest
 
 
 class SaveController(QObject):
@@ -123,6 +141,7 @@ class SaveController(QObject):
             return False
         self.save_path = path
         self.editor.mark_saved()
+        self.clear_working_state(f"saved to {path}")
         self.window.statusBar().showMessage(f"Saved {Path(path).name}", 6000)
         self.saved.emit(path)
         return True
@@ -136,6 +155,8 @@ class SaveController(QObject):
         answer = ask_unsaved(self.window, Path(self.editor.document.path).name)
         if answer == "save":
             return self.save()
+        if answer == "discard":
+            self.clear_working_state("discarded")
         return answer == "discard"
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
@@ -160,3 +181,38 @@ class SaveController(QObject):
             library.add_event(doc.library_id, WORKING_STATE, working_state(doc.session, self.base_length))
         self.autosaved.emit(version)
         return version
+
+    def clear_working_state(self, why: str) -> None:
+        """The changes were saved or discarded: a reopened session offers nothing to recover."""
+        from core.store import Library
+
+        doc = self.editor.document
+        self.timer.stop()
+        if doc is None or doc.library_id is None:
+            return
+        with Library(self.window.db) as library:
+            library.add_event(doc.library_id, WORKING_STATE, {"cleared": True, "why": why})
+
+    # -- crash recovery --------------------------------------------------------------------
+
+    def offer_recovery(self) -> bool:
+        """A session opened with a working state autosave kept and nobody saved: ask to put it back."""
+        doc = self.editor.document
+        if doc is None or doc.library_id is None:
+            return False
+        found = latest_working_state(self.window.db, doc.library_id, with_time=True)
+        if found is None:
+            return False
+        state, when = found
+        if state.get("base_length") != self.base_length or not changes_anything(doc.session, state):
+            return False
+        if not ask_recover(self.window, Path(doc.path).name, when):
+            self.clear_working_state("recovery declined")
+            return False
+        from app.undo import refresh_document
+
+        recover(doc.session, state)
+        refresh_document(doc)
+        self.editor.mark_unsaved()
+        self.window.statusBar().showMessage("Recovered the unsaved changes autosave kept", 8000)
+        return True

@@ -187,6 +187,8 @@ class SessionActions(QObject):
         if document is not None:
             self.policy_editor.set_session(document.session.model, document.policy)
         self._update_actions()
+        if document is not None:
+            self.saver.offer_recovery()
 
     def _policy_changed(self, policy) -> None:
         """Draw the edited policy's ceiling, line and target on the timeline and window map."""
@@ -231,8 +233,17 @@ class SessionActions(QObject):
             self.window.setWindowTitle(f"{mark}{Path(doc.path).name} — foldscope")
 
     def _changed(self, changes) -> None:
-        """The core said what changed: show the active view as it now stands in every panel."""
+        """The core said what changed: show the active view as it now stands in every panel, the folds with it."""
         window = self.window
+        doc = self.editor.document
+        if doc is not None:
+            from core.trace import build_trace
+
+            from app.fold_facts import fold_rows
+
+            views = [r.view for r in doc.requests] + [tuple(doc.session.view)]
+            doc.folds = fold_rows(doc.session, views, [r.at for r in build_trace(doc.session)])
+            window.fold_panel.set_rows(doc.folds, len(doc.requests))
         window.timeline.current = window.timeline.slots() - 1
         window.show_request(window.timeline.current)
         window.timeline.update()

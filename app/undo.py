@@ -130,6 +130,12 @@ class SessionEditor(QObject):
         """The session differs from what was opened or last saved."""
         return self.document is not None and self._depth != self._saved_depth
 
+    def mark_unsaved(self) -> None:
+        """The session holds changes no save reached and no undo reaches (a recovered working state)."""
+        self._saved_depth = None
+        self.changed.emit(None)
+        self.stack_changed.emit()
+
     def mark_saved(self) -> None:
         self._saved_depth = self._depth
         self.stack_changed.emit()

@@ -205,8 +205,11 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(path)
 
-    def open_path(self, path: str | Path, select: int | None = None) -> Task:
-        """Load a session file in the worker; the window stays usable and shows progress; then select `select`."""
+    def open_path(self, path: str | Path, select: int | None = None) -> Task | None:
+        """Load a session file in the worker (asking first about unsaved changes); then select `select`."""
+        actions = getattr(self, "session_actions", None)
+        if actions is not None and not actions.saver.may_close():
+            return None  # the user kept the unsaved changes of the session shown
         self.cancel_loading()
         self._select_after_load = select
         path = str(path)
@@ -383,18 +386,8 @@ class MainWindow(QMainWindow):
 
     def prepare_screenshot(self) -> None:
         """Select a telling message so a screenshot shows the inspector at work."""
-        doc = self.document
-        if doc is None or doc.record_size == 0:
-            return
-        from app.document import is_note
+        from app.gui import telling_message
 
-        in_view = sorted(doc.view_position)
-        copies = [i for i in in_view if doc.message(i).is_clipped_copy]
-        notes = [i for i in in_view if is_note(doc.message(i))]
-        if copies:
-            index = copies[0]
-        elif notes:
-            index = notes[-1]
-        else:
-            index = max(in_view or [0], key=lambda i: doc.tokens[i])
-        self.select_message(index)
+        index = telling_message(self.document)
+        if index is not None:
+            self.select_message(index)

@@ -98,10 +98,11 @@ def document() -> Document:
 @pytest.fixture(autouse=True)
 def unsaved_prompt_discards():
     """Closing a window with unsaved changes asks (app.save.ask_unsaved): a test that closes one answers
-    "discard" unless it replaces the prompt itself, so no modal dialog can hang a run."""
+    "discard" unless it replaces the prompt itself; an unexpected recovery offer fails; no modal dialog can hang a run."""
     import app.save
 
-    original = app.save.ask_unsaved
+    original, recover = app.save.ask_unsaved, app.save.ask_recover
     app.save.ask_unsaved = lambda parent, name: "discard"
+    app.save.ask_recover = lambda parent, name, when: pytest.fail("offered a recovery the test did not expect")
     yield
-    app.save.ask_unsaved = original
+    app.save.ask_unsaved, app.save.ask_recover = original, recover
