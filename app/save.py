@@ -112,6 +112,12 @@ class SaveController(QObject):
         self.save_path = None
         self.base_length = len(document.session.record) if document is not None else 0
 
+    def snapshot(self) -> tuple:
+        return self.save_path, self.base_length
+
+    def resume(self, snapshot: tuple) -> None:
+        self.save_path, self.base_length = snapshot
+
     # -- saving ----------------------------------------------------------------------------
 
     def save(self) -> bool:

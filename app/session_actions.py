@@ -83,6 +83,7 @@ class SessionActions(QObject):
         self.preview = FoldPreviewPanel(self.editor)
         self.pager = Pager()
         self.saver = SaveController(window, self.editor)
+        self.returning = False  # a session shown again (back from a what-if), not opened: nothing to recover
         self.policy_dock = self._dock("Policy", "policyDock", self.policy_editor, Qt.DockWidgetArea.RightDockWidgetArea)
         self.preview_dock = self._dock("Fold preview", "foldPreviewDock", self.preview, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.pager_dock = self._dock("read_result pager", "pagerDock", self.pager, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -187,7 +188,7 @@ class SessionActions(QObject):
         if document is not None:
             self.policy_editor.set_session(document.session.model, document.policy)
         self._update_actions()
-        if document is not None:
+        if document is not None and not self.returning:
             self.saver.offer_recovery()
 
     def _policy_changed(self, policy) -> None:
@@ -244,7 +245,7 @@ class SessionActions(QObject):
             views = [r.view for r in doc.requests] + [tuple(doc.session.view)]
             doc.folds = fold_rows(doc.session, views, [r.at for r in build_trace(doc.session)])
             window.fold_panel.set_rows(doc.folds, len(doc.requests))
-        window.timeline.current = window.timeline.slots() - 1
+        window.timeline.current = window.timeline.last_slot()
         window.show_request(window.timeline.current)
         window.timeline.update()
         if self.pager.index is not None and self.pager.index < self.editor.document.record_size:

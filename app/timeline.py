@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from app.document import Document
 from app.qt import QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
 from app.trace_facts import rule_label, rule_names
 from app.theme import is_dark, muted_colour, rule_colour
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
+BRANCH_COLOUR = QColor("#e67e22")  # the what-if series: distinct from the bars and the rules in both themes
 
 
 def nice_ticks(maximum: float, count: int = 4) -> list[int]:
@@ -18,6 +21,17 @@ def nice_ticks(maximum: float, count: int = 4) -> list[int]:
     power = 10 ** (len(str(int(raw))) - 1) if raw >= 1 else 1
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
     return list(range(0, int(maximum) + 1, step))
+
+
+@dataclass(frozen=True)
+class BranchSeries:
+    """A what-if drawn beside the original: the original's estimates (and now), and the branch's from `start` on."""
+
+    start: int
+    estimates: tuple[int, ...]  # the branch's requests start.. as replayed
+    original: tuple[int, ...]  # every request of the original
+    original_now: int
+    folds: tuple[int, ...] = ()  # fold passes that landed before each branch request
 
 
 class Timeline(QWidget):
@@ -32,6 +46,7 @@ class Timeline(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document: Document | None = None
+        self.branch: BranchSeries | None = None  # a what-if from a request, drawn beside the original
         self.current = 0
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
@@ -46,13 +61,23 @@ class Timeline(QWidget):
         self.current = self.slots() - 1
         self.update()
 
+    def set_branch(self, branch: BranchSeries | None) -> None:
+        self.branch = branch
+        self.update()
+
     def slots(self) -> int:
+        if self.branch is not None:
+            return len(self.branch.original) + 1
         return len(self.document.requests) + 1 if self.document is not None else 0
+
+    def last_slot(self) -> int:
+        """The last slot one can step to: now, or in a what-if the request it starts from (its view, editable)."""
+        return self.branch.start if self.branch is not None else self.slots() - 1
 
     def step_to(self, slot: int) -> None:
         if self.document is None:
             return
-        slot = max(0, min(slot, self.slots() - 1))
+        slot = max(0, min(slot, self.last_slot()))
         if slot != self.current:
             self.current = slot
             self.update()
@@ -73,6 +98,8 @@ class Timeline(QWidget):
         doc = self.document
         values = [r.estimate for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
         values.append(doc.now_size)
+        if self.branch is not None:
+            values += list(self.branch.estimates) + list(self.branch.original) + [self.branch.original_now]
         if doc.rules is not None:
             values += [doc.rules.at(name) or 0 for name in rule_names(doc.rules)]
         return max(max(values, default=1), 1)
@@ -116,6 +143,9 @@ class Timeline(QWidget):
         now_bar = QColor("#8fa9cc" if not is_dark() else "#5b6f8c")
         for slot in range(self.slots()):
             rect = self._slot_rect(slot, plot)
+            if self.branch is not None and slot > self.branch.start:
+                self._draw_original_bar(painter, slot, rect, plot, top)
+                continue
             is_now = slot == len(doc.requests)
             size = doc.now_size if is_now else doc.requests[slot].estimate
             y = self._y(size, plot, top)
@@ -135,7 +165,31 @@ class Timeline(QWidget):
                 painter.drawLine(QPointF(rect.left(), plot.top()), QPointF(rect.left(), plot.bottom()))
                 painter.drawText(QPointF(rect.left() + 3, plot.top() + 11), "fold")
         self._draw_rules(painter, plot, top)
+        if self.branch is not None:
+            self._draw_branch(painter, plot, top)
         self._draw_axes(painter, plot, top, text)
+
+    def _draw_original_bar(self, painter: QPainter, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:
+        """After a what-if's start: the original's request, drawn as an outline to compare the branch with."""
+        branch = self.branch
+        size = branch.original_now if slot >= len(branch.original) else branch.original[slot]
+        inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
+        y = self._y(size, plot, top)
+        painter.setPen(QPen(muted_colour(), 1.5))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(QRectF(inner.left(), y, inner.width(), plot.bottom() - y))
+
+    def _draw_branch(self, painter: QPainter, plot: QRectF, top: float) -> None:
+        """The what-if's estimates as a second series: a line with a dot per request, from where it starts."""
+        branch = self.branch
+        points = [QPointF(self._slot_rect(branch.start + i, plot).center().x(), self._y(v, plot, top))
+                  for i, v in enumerate(branch.estimates)]
+        painter.setPen(QPen(BRANCH_COLOUR, 2.5))
+        painter.drawPolyline(points)
+        painter.setBrush(BRANCH_COLOUR)
+        for point in points:
+            painter.drawEllipse(point, 3.5, 3.5)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
 
     def _draw_rules(self, painter: QPainter, plot: QRectF, top: float) -> None:
         rules = self.document.rules
@@ -159,10 +213,13 @@ class Timeline(QWidget):
         step = max(1, self.slots() // 12)
         for slot in range(0, self.slots(), step):
             rect = self._slot_rect(slot, plot)
-            label = "now" if slot == len(doc.requests) else str(slot)
+            label = "now" if slot == self.slots() - 1 else str(slot)
             painter.drawText(QRectF(rect.left() - 10, plot.bottom() + 2, rect.width() + 20, 16), Qt.AlignmentFlag.AlignHCenter, label)
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
         legend = f"Showing {current}   ·   bars: estimate   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
+        if self.branch is not None:
+            legend = (f"What-if from request {self.branch.start}   ·   orange line: the what-if's estimates, replayed   ·   "
+                      "outlined bars: the original's")
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
 
     # -- input ---------------------------------------------------------------------------
@@ -193,7 +250,16 @@ class Timeline(QWidget):
         slot = self.slot_at(event.position().x())
         if slot is None or self.document is None:
             return
-        if slot == len(self.document.requests):
+        branch = self.branch
+        if branch is not None and slot >= branch.start and slot - branch.start < len(branch.estimates):
+            i = slot - branch.start
+            change = branch.estimates[i] - branch.original[slot]
+            folds = f"; {branch.folds[i]} fold passes landed before it" if i < len(branch.folds) and branch.folds[i] else ""
+            tip = (f"request {slot}: what-if estimate {branch.estimates[i]:,} tokens, the original's {branch.original[slot]:,}"
+                   f" ({change:+,}){folds}")
+        elif branch is not None and slot > branch.start:
+            tip = f"now in the original: {branch.original_now:,} tokens (the what-if stops at the last request)"
+        elif slot == len(self.document.requests):
             tip = f"now: the active view, {self.document.now_size:,} tokens"
         else:
             r = self.document.requests[slot]

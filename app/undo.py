@@ -60,6 +60,14 @@ class SessionEditor(QObject):
         self._depth, self._saved_depth = 0, 0
         self.stack_changed.emit()
 
+    def snapshot(self) -> tuple:
+        """The document, its stack and saved depth, to come back to after a what-if."""
+        return self.document, self.stack, self._depth, self._saved_depth
+
+    def resume(self, snapshot: tuple) -> None:
+        self.document, self.stack, self._depth, self._saved_depth = snapshot
+        self.stack_changed.emit()
+
     # -- running ---------------------------------------------------------------------------
 
     def do(self, command: Command, label: str | None = None) -> Changes:

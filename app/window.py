@@ -18,6 +18,7 @@ from app.models import RecordModel, ViewModel
 from app.request_panel import RequestPanel
 from app.session_actions import install_session_actions
 from app.timeline import Timeline
+from app.what_if import install_what_if
 from app.window_map import WindowMap
 from app.qt import (
     QAction,
@@ -126,6 +127,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._restore_state()
         install_session_actions(self)  # issue 8: actions, undo, save, policy editor, fold preview, pager
+        install_what_if(self)  # issue 8: a branch of the session at a request, the later requests replayed
 
     # -- building -------------------------------------------------------------------------
 

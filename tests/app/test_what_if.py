@@ -1,0 +1,115 @@
+"""What-if at a request: a branch at request k that actions change, the later requests replayed beside the original."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+import app.what_if as what_if_module
+from core.actions import Evict
+from core.count import estimate
+from core.demo import demo_path
+from core.fold import FoldSettings
+from core.fold_history import response_index, session_at_request
+from core.trace import build_trace
+from core.what_if import replay_from
+
+K = 5
+
+
+@pytest.fixture
+def demo(qtbot, window):
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None)
+    return window.document
+
+
+def core_series(original, branch_session, k):
+    """What core replays for this branch, at the original's scales: what the timeline must draw."""
+    policy = original.policy
+    settings = FoldSettings.from_policy(policy, policy.model or original.session.model)
+    steps = replay_from(original.session, branch_session, k, settings, policy=policy)
+    return tuple(estimate(s.counted, original.requests[s.request].scale) for s in steps)
+
+
+def test_a_what_if_shows_the_session_as_it_stood_at_the_request_and_replays_the_rest(qtbot, window, demo):
+    original_view, original_length = list(demo.session.view), len(demo.session.record)
+    window.timeline.step_to(K)
+    with qtbot.waitSignal(window.what_if.replayed) as drawn:
+        window.what_if.start_action.trigger()
+    branch = window.document
+    assert branch is not demo and window.what_if.active
+    trace = build_trace(demo.session)
+    assert len(branch.session.record) == response_index(demo.session, trace, K)
+    assert list(branch.session.view) == [m for m in trace[K].view if m in branch.session.record]
+    series = drawn.args[0]
+    assert window.timeline.branch is series and series.start == K
+    assert series.estimates == core_series(demo, session_at_request(demo.session, K), K)
+    assert len(series.estimates) == len(demo.requests) - K
+    assert series.original == tuple(r.estimate for r in demo.requests)
+    assert series.estimates[0] == demo.requests[K].estimate  # unchanged, request k is the original's
+    assert window.what_if.banner.isVisible() and f"What-if from request {K}" in window.what_if.banner_text.text()
+    window.timeline.step_to(len(demo.requests))  # past the branch's request: it stays there
+    assert window.timeline.current == K
+    assert not window.timeline.grab().isNull()
+    assert list(demo.session.view) == original_view and len(demo.session.record) == original_length
+
+
+def test_an_action_in_the_what_if_replays_the_later_requests_from_the_changed_view(qtbot, window, demo):
+    window.timeline.step_to(K)
+    window.what_if.start()
+    branch = window.document
+    largest = max(branch.view_position, key=lambda i: branch.tokens[i] if branch.message(i).kind != "system" else 0)
+    before = window.timeline.branch
+    with qtbot.waitSignal(window.what_if.replayed) as drawn:
+        assert window.session_actions.editor.do(Evict([largest]), f"evict of #{largest}").success
+    after = drawn.args[0]
+    assert branch.message(largest).id not in branch.session.view
+    assert after.estimates == core_series(demo, branch.session, K)
+    assert all(a < b for a, b in zip(after.estimates, before.estimates))  # the evicted message stays out later too
+    assert f"{after.estimates[-1]:,}" in window.what_if.banner_text.text()
+    assert branch.message(largest).id in demo.session.view  # the original keeps it
+
+
+def test_back_to_the_original_restores_what_was_shown_and_its_undo(qtbot, window, demo):
+    actions = window.session_actions
+    last = demo.index_of(demo.session.view[-1])
+    assert actions.editor.do(Evict([last]), f"evict of #{last}").success
+    actions.saver.editor.mark_saved()  # as if saved: a what-if starts from the session as saved
+    state = (list(demo.session.view), copy.deepcopy(demo.session.manifest))
+    window.timeline.step_to(K)
+    window.what_if.start()
+    window.session_actions.editor.do(Evict([window.document.view_index(3)]), "evict in the branch")
+    with qtbot.waitSignal(window.what_if.ended):
+        window.what_if.back_button.click()
+    assert window.document is demo and (list(demo.session.view), demo.session.manifest) == state
+    assert window.timeline.branch is None and not window.what_if.banner.isVisible()
+    assert window.timeline.current == K
+    assert actions.undo_action.text() == f"&Undo evict of #{last}"
+    actions.editor.undo()
+    assert demo.session.view[-1] == demo.message(last).id
+
+
+def test_a_what_if_is_refused_at_now_and_with_unsaved_changes(qtbot, window, demo, monkeypatch):
+    said = []
+    monkeypatch.setattr(what_if_module, "show_message", lambda parent, title, text: said.append(text))
+    window.timeline.step_to(len(demo.requests))
+    assert window.what_if.start() is None and "earlier request" in said[-1]
+    assert window.session_actions.editor.do(Evict([demo.index_of(demo.session.view[-1])]), "evict").success
+    window.timeline.step_to(K)
+    assert window.what_if.start() is None and "Save or undo" in said[-1]
+    assert window.document is demo and not window.what_if.active
+
+
+def test_opening_another_session_ends_the_what_if(qtbot, window, demo):
+    window.timeline.step_to(K)
+    window.what_if.start()
+    with qtbot.waitSignal(window.what_if.ended):
+        with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+            window.open_path("/work/shared/corpus/dev/claude_code/short.jsonl")
+        qtbot.waitUntil(lambda: window.task is None)
+    assert window.timeline.branch is None and not window.what_if.active
