@@ -14,12 +14,14 @@ the sum equals counting the whole text over random views and edits.
 
 from __future__ import annotations
 
+import heapq
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import tokens
 from core.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
+from core.count_step import Laid, extends, glue_of, lay_out, type_glue
 from core.model import FullRecord, Message
 
 if TYPE_CHECKING:
@@ -53,8 +55,30 @@ class Part:
 
 @dataclass(frozen=True)
 class Measurement:
+    """A request's count and each part of it (the head first, then one per block).
+
+    `since` is the serial of the measurement this one extended (-1: planned whole) and `kept` how many
+    leading parts are the same objects as that one's; `serial` names this one; `laid` is the counter's
+    state behind it (core.count_step.Laid), for the prefix share.
+    """
+
     counted: int
     parts: tuple[Part, ...]
+    serial: int = -1
+    since: int = -1
+    kept: int = 0
+    laid: Any = field(default=None, repr=False, compare=False)
+
+    def largest(self, n: int = 3) -> list[Part]:
+        """The n (at most 3) largest parts, ties in order, as sorted(parts, key=-tokens)[:n] gives; from the
+        kept blocks' standing top three and the re-counted parts when the counter laid the view out."""
+        laid = self.laid
+        if laid is None or n > 3:
+            return sorted(self.parts, key=lambda p: -p.tokens)[:n]
+        head = self.parts[0]
+        cand = laid.top + [(-head.tokens, 0, head)]
+        cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[laid.kept:], laid.kept)]
+        return [p for _, _, p in heapq.nsmallest(n, cand, key=lambda c: (c[0], c[1]))]
 
 
 class Counter:
@@ -62,13 +86,19 @@ class Counter:
 
     Messages are immutable, so a segment's count is fixed by the message object, how it renders
     (text, tool_use or tool_result with its call id) and the policy's rendering inputs. Counting a
-    view that differs from a counted one by k messages tokenises about k messages.
+    view that differs from a counted one by k messages tokenises about k messages, and a view that
+    extends a recently measured one is planned and laid out from its last assistant run on
+    (core.count_step).
     """
+
+    KEEP = 4  # recently measured views kept to extend
 
     def __init__(self, threads: int | None = None) -> None:
         self._bodies: dict[tuple, int] = {}  # (message, tag, call id, policy key) -> tokens
         self._glue: dict[str, int] = {}
         self._heads: dict[str, int] = {}
+        self._recent: list[Laid] = []
+        self._serial = 0
         # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
         # pool measured slower than counting the segments one after another (docs/performance.md).
         self.threads = threads or 1
@@ -84,17 +114,79 @@ class Counter:
                 policy: Policy | None = None, tools: list | None = None,
                 first_round: IncludedRound | None = None, marks: bool = True) -> Measurement:
         """The count and each message's part of it (`marks=False`: as compiled without cache marks)."""
+        inputs = (id(record), record, policy_key(policy), policy.caching if policy else None, id(tools),
+                  first_round if policy is not None and policy.caching else None, marks)
+        base = max((s for s in self._recent if extends(s, messages, inputs)), key=lambda s: len(s.messages),
+                   default=None)
+        pk = policy_key(policy)
+        self._serial += 1
+
+        def key_of(rec, spec):
+            return (block_key(spec, rec, policy, first_round), pk)
+
+        laid = lay_out(messages, base, inputs, self._serial, record=record, policy=policy, tools=tools,
+                       first_round=first_round, marks=marks, key_of=key_of)
+        self._count_laid(laid, record, policy, first_round)
+        # The three largest kept parts, carried forward so that Measurement.largest costs what changed.
+        if base is not None and laid.since == base.serial:
+            cand = base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept:laid.kept], base.kept)]
+            laid.top = heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
+        if len(self._recent) >= self.KEEP:
+            self._recent.pop(0)
+        self._recent.append(laid)
+        head_key, _, head_glue = laid.head
+        head_owner = laid.system[0] if laid.system else None
+        head = Part(head_owner, "system", self._lookup(head_key, head_glue))
+        total = head.tokens + (laid.cum[-1] if laid.cum else 0)
+        kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
+        return Measurement(total, (head, *laid.parts), laid.serial, laid.since, kept, laid)
+
+    def _count_laid(self, laid: Laid, record, policy, first_round) -> None:
+        """Count the blocks from laid.kept on: tokenise new bodies, then fill parts and running counts."""
+        flat, keys, roles = laid.flat, laid.keys, laid.roles
+        n, start = len(flat), laid.kept
+        new: dict[Any, str] = {}
+        head_key, head_text, _ = laid.head
+        if head_key[1] not in self._heads:
+            new[head_key] = head_text
+        for i in range(start, n):
+            key = keys[i]
+            if key not in self._bodies and key not in new:
+                spec = flat[i]
+                text = canonical(render_block(spec, record, policy, first_round))
+                glue = type_glue(spec)
+                if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
+                    raise AssertionError(f"block does not end with its type: {text[:80]}")
+                new[key] = text[2 : len(text) - len(glue)]
+        self._tokenise(new)
+        parts, cum = laid.parts, laid.cum
+        total = cum[-1] if cum else 0
+        bodies, glues = self._bodies, self._glue
+        for i in range(start, n):
+            spec = flat[i]
+            glue = glue_of(spec, roles[i], roles[i + 1] if i + 1 < n else None)
+            g = glues.get(glue)
+            if g is None:
+                g = glues[glue] = len(tokens.encoding().encode_ordinary(glue))
+            t = bodies[keys[i]] + g
+            total += t
+            message = spec.message
+            parts.append(Part(message, message.kind, t))
+            cum.append(total)
+
+    def measure_whole(self, messages: Sequence[Message], *, record: FullRecord | None = None,
+                      policy: Policy | None = None, tools: list | None = None,
+                      first_round: IncludedRound | None = None, marks: bool = True) -> Measurement:
+        """The same measurement from the whole plan (core.compile.make_plan), never extending: the reference."""
         plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks)
         layout = self._layout(plan, record, policy, tools, first_round)
         self._fill(layout)
         head_owner = plan.system[0] if plan.system else None
         parts: list[Part] = []
-        total = 0
         for key, _, glue, message in layout:
             n = self._lookup(key, glue)
-            total += n
             parts.append(Part(message, message.kind, n) if message is not None else Part(head_owner, "system", n))
-        return Measurement(total, tuple(parts))
+        return Measurement(sum(p.tokens for p in parts), tuple(parts))
 
     def pieces(self, messages: Sequence[Message], *, record: FullRecord | None = None,
                policy: Policy | None = None, tools: list | None = None,
@@ -140,13 +232,17 @@ class Counter:
         return out
 
     def _fill(self, layout: list[tuple]) -> None:
-        """Tokenise every new segment, in parallel threads when there is enough new text."""
+        """Tokenise every new segment of a whole layout."""
         new: dict[Any, str] = {}
         for key, body, _, _ in layout:
             if body is None or key in new:
                 continue
             if (key[1] not in self._heads) if key[0] == "head" else (key not in self._bodies):
                 new[key] = body
+        self._tokenise(new)
+
+    def _tokenise(self, new: dict[Any, str]) -> None:
+        """Count every new segment, in parallel threads when there is enough new text."""
         if not new:
             return
         texts = list(new.values())
@@ -173,6 +269,7 @@ class Counter:
         return n
 
     def clear(self) -> None:
+        self._recent.clear()
         self._bodies.clear()
         self._glue.clear()
         self._heads.clear()

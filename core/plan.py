@@ -101,8 +101,24 @@ def plan_request(messages: Sequence[Message], record: FullRecord | None = None, 
     """
     system = tuple(m for m in messages if m.kind == "system")
     seq = [m for m in messages if m.kind != "system"]
-    by_id = {m.id: m for m in messages}
+    planned, _ = plan_runs(seq, {m.id: m for m in messages}, record, caching)
+    turns: list[tuple[str, list[BlockSpec]]] = []
+    for role, blocks, _ in planned:
+        if not blocks:
+            continue
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((role, list(blocks)))
+    plan = Plan(system, tuple((role, tuple(blocks)) for role, blocks in turns), caching)
+    return _with_marks(plan, record, first_round, tools) if caching and marks else plan
 
+
+def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: FullRecord | None,
+              caching: bool) -> tuple[list[tuple[str, list[BlockSpec], int]], bool]:
+    """Each run of one role as (role, unmarked blocks, messages in the run), in order, for the non-system messages `seq`; and
+    whether a result paired through the look-up of calls by the result they name (`action_response_id`),
+    which reads every run before it (core.count's incremental plan re-plans whole then)."""
     runs: list[tuple[str, list[Message]]] = []
     for m in seq:
         role = ROLE[m.kind]
@@ -124,6 +140,7 @@ def plan_request(messages: Sequence[Message], record: FullRecord | None = None, 
 
     paired: dict[str, str] = {}  # call message id -> the result message id answering it
     result_call: dict[str, str] = {}
+    by_answer = False
     for ri, (role, run) in enumerate(runs):
         if role != "user":
             continue
@@ -134,12 +151,13 @@ def plan_request(messages: Sequence[Message], record: FullRecord | None = None, 
             cid = source.content.get("action_request_id")
             if not isinstance(cid, str) or cid not in call_run:
                 cid = answers.get(source.id, answers.get(m.id))
+                by_answer = by_answer or cid is not None
             # A result pairs only with a call in the assistant run right before its own run, and only once.
             if cid is not None and call_run.get(cid) == ri - 1 and cid not in paired:
                 paired[cid] = m.id
                 result_call[m.id] = cid
 
-    turns: list[tuple[str, list[BlockSpec]]] = []
+    out: list[tuple[str, list[BlockSpec], int]] = []
     for role, run in runs:
         blocks: list[BlockSpec] = []
         if caching:
@@ -161,14 +179,8 @@ def plan_request(messages: Sequence[Message], record: FullRecord | None = None, 
                 elif _has_text(m):
                     later.append(BlockSpec(m, TEXT))
             blocks.extend(later)  # tool_result blocks lead their user message
-        if not blocks:
-            continue
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(blocks)
-        else:
-            turns.append((role, blocks))
-    plan = Plan(system, tuple((role, tuple(blocks)) for role, blocks in turns), caching)
-    return _with_marks(plan, record, first_round, tools) if caching and marks else plan
+        out.append((role, blocks, len(run)))
+    return out, by_answer
 
 
 def _envelope_blocks(role: str, run: list[Message], paired: Mapping[str, str], result_call: Mapping[str, str],
@@ -198,41 +210,58 @@ def _envelope_blocks(role: str, run: list[Message], paired: Mapping[str, str], r
     return blocks
 
 
+def anchors(flat: Sequence[BlockSpec], first_round: IncludedRound | None,
+            start: int = 0) -> tuple[list[int], list[int], list[int]]:
+    """Flat positions (from `start`) of the blocks holding a note, the first round's end, and any round member."""
+    notes: list[int] = []
+    ends: list[int] = []
+    members: list[int] = []
+    for i, spec in enumerate(flat, start):
+        for m in spec.messages:
+            if m.kind == "note" and (not notes or notes[-1] != i):
+                notes.append(i)
+            if first_round is not None:
+                if m.id == first_round.end and (not ends or ends[-1] != i):
+                    ends.append(i)
+                if m.id in first_round.members and (not members or members[-1] != i):
+                    members.append(i)
+    return notes, ends, members
+
+
+def flat_marks(blocks: int, stable_exists: bool, notes: Sequence[int], ends: Sequence[int],
+               members: Sequence[int]) -> tuple[str | None, dict[int, tuple[str, str]]]:
+    """The stable mark's lifetime, and each marked block's flat position -> (lifetime, anchor), as core.marks decides."""
+    offset = 1 if stable_exists else 0
+    round_end = ends[-1] if ends else members[-1] if members else None
+    chosen = choose_marks(blocks + offset, stable=0 if stable_exists else None,
+                          first_round=None if round_end is None else round_end + offset,
+                          note=notes[-1] + offset if notes else None)
+    stable, marked = None, {}
+    for mark in chosen:
+        if mark.anchor == "stable":
+            stable = mark.lifetime
+        else:
+            marked[mark.block - offset] = (mark.lifetime, mark.anchor)
+    return stable, marked
+
+
 def _with_marks(plan: Plan, record: FullRecord | None, first_round: IncludedRound | None, tools: bool) -> Plan:
     """The plan with its cache marks placed (core.marks decides them)."""
     has_system = any(m.text for m in plan.system)
-    stable_exists = has_system or tools
     flat = [(t, b) for t, (_, blocks) in enumerate(plan.turns) for b in range(len(blocks))]
-    offset = 1 if stable_exists else 0
-
-    def last_block(test) -> int | None:
-        for i in range(len(flat) - 1, -1, -1):
-            t, b = flat[i]
-            if any(test(m) for m in plan.turns[t][1][b].messages):
-                return i + offset
-        return None
-
-    round_end = None
-    if first_round is not None:  # the round's end, or the last of its members the view still holds
-        round_end = last_block(lambda m: m.id == first_round.end)
-        if round_end is None:
-            round_end = last_block(lambda m: m.id in first_round.members)
-    note = last_block(lambda m: m.kind == "note")
-    chosen = choose_marks(len(flat) + offset, stable=0 if stable_exists else None, first_round=round_end, note=note)
+    stable_mark, marked = flat_marks(len(flat), has_system or tools,
+                                     *anchors([plan.turns[t][1][b] for t, b in flat], first_round))
     turns = [list(blocks) for _, blocks in plan.turns]
     positions: list[MarkPosition] = []
-    stable_mark = None
-    for mark in chosen:
-        if mark.anchor == "stable":
-            stable_mark = mark.lifetime
-            where = "system" if has_system else "tools"
-            positions.append(MarkPosition(where, -1, None, mark.lifetime, mark.anchor))
-            continue
-        t, b = flat[mark.block - offset]
-        spec = turns[t][b] = replace(turns[t][b], mark=mark.lifetime)
+    if stable_mark is not None:
+        positions.append(MarkPosition("system" if has_system else "tools", -1, None, stable_mark, "stable"))
+    for i in sorted(marked):
+        lifetime, anchor = marked[i]
+        t, b = flat[i]
+        spec = turns[t][b] = replace(turns[t][b], mark=lifetime)
         last = spec.messages[-1]
         index = record.index_of(last.id) if record is not None and last.id in record else None
-        positions.append(MarkPosition("messages", t, b, mark.lifetime, mark.anchor, index))
+        positions.append(MarkPosition("messages", t, b, lifetime, anchor, index))
     new_turns = tuple((role, tuple(turns[t])) for t, (role, _) in enumerate(plan.turns))
     return Plan(plan.system, new_turns, plan.caching, stable_mark, tuple(positions))
 

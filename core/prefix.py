@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, replace
+from itertools import compress, count
 from typing import Any, Sequence
 
-from core.compile import IncludedRound, Plan, make_plan, payload_bytes, payload_from_plan
+from core.compile import (IncludedRound, Plan, block_key, canonical, make_plan, payload_bytes, payload_from_plan,
+                          render_block, system_blocks, tool_list)
 from core.marks import strip_marks
 from core.model import FullRecord, Message
 
@@ -110,3 +113,169 @@ def _first_index(source: Compiled, mine: list, other: list, i: int, record: Full
     b = next((k for k, block in enumerate(mine[i]["content"]) if k >= len(theirs) or theirs[k] != block), len(blocks) - 1)
     first = blocks[b].messages[0]
     return record.index_of(first.id) if first.id in record else None
+
+
+@dataclass
+class Shape:
+    """A measured request as the prefix share reads it: its blocks and the byte end of each segment.
+
+    Segment i is the punctuation before block i and the block as the payload carries it, marks set
+    aside; the head (tools, system, up to `"messages":[`) comes before segment 0, the trailer after
+    the last. Identical leading blocks are taken from the request before, so a request costs what changed.
+    """
+
+    view: tuple[str, ...]
+    policy_key: tuple
+    head: str
+    flat: list
+    roles: list[str]
+    turns: list[int]  # each block's turn, in the payload's `messages`
+    ends: list[int]  # bytes of segments 0..i
+
+    @property
+    def trailer(self) -> str:
+        return f'],"role":"{self.roles[-1]}"}}]}}' if self.flat else "]}"
+
+    @property
+    def size(self) -> int:
+        return len(self.head.encode("utf-8")) + (self.ends[-1] if self.ends else 0) + len(self.trailer)
+
+    def glue(self, i: int) -> str:
+        if i == 0:
+            return '{"content":['
+        return "," if self.roles[i] == self.roles[i - 1] else f'],"role":"{self.roles[i - 1]}"}},{{"content":['
+
+
+class PrefixMeter:
+    """Each request's prefix share with the one before, from per-block segments: byte-exact equal to
+    `divergence` on the compiled payloads (tests/core/test_prefix_share.py), at the cost of what changed."""
+
+    def __init__(self, record: FullRecord | None, policy: Any = None, tools: list | None = None,
+                 first_round: IncludedRound | None = None) -> None:
+        self.record, self.policy, self.tools, self.first_round = record, policy, tools, first_round
+        self.policy_key = (None, None) if policy is None else (policy.tool_result_max_chars, policy.caching)
+        self._lengths: dict[tuple, int] = {}
+        self.previous: Shape | None = None
+
+    def step(self, view: Sequence[str], laid: Any, first_round: IncludedRound | None = None) -> Divergence | None:
+        """Where the previous request parts from this one (None for the first). `view` is this request's
+        message ids, `laid` its core.count_step.Laid (Measurement.laid) under the meter's record, policy, tools."""
+        self.first_round = first_round
+        shape = self._shape(view, laid)
+        before, self.previous = self.previous, shape
+        return None if before is None else self._divergence(before, shape)
+
+    def _text(self, spec) -> str:
+        spec = replace(spec, mark=None) if spec.mark is not None else spec
+        return canonical(render_block(spec, self.record, self.policy, self.first_round))
+
+    def _length(self, spec) -> int:
+        key = block_key(spec, self.record, self.policy, self.first_round)
+        key = key[:4] + key[5:]  # the mark set aside
+        n = self._lengths.get(key)
+        if n is None:
+            n = self._lengths[key] = len(self._text(spec).encode("utf-8"))
+        return n
+
+    def _shape(self, view: Sequence[str], laid: Any) -> Shape:
+        plan = Plan(laid.system, ())
+        head = "{"
+        listed = tool_list(plan, self.tools)
+        if listed:
+            head += '"tools":' + canonical(listed) + ","
+        system = system_blocks(plan)
+        if system:
+            head += '"system":' + canonical(system) + ","
+        head += '"messages":['
+        flat, roles = laid.flat, laid.roles
+        prev = self.previous
+        j = 0
+        if prev is not None:
+            n = min(len(prev.flat), len(flat))
+            j = next(compress(count(), map(operator.is_not, prev.flat[:n], flat[:n])), n)
+        shape = Shape(tuple(view), self.policy_key, head, flat, roles,
+                      prev.turns[:j] if j else [], prev.ends[:j] if j else [])
+        turns, ends = shape.turns, shape.ends
+        for i in range(j, len(flat)):
+            turns.append(0 if i == 0 else turns[-1] + (roles[i] != roles[i - 1]))
+            ends.append((ends[-1] if ends else 0) + len(shape.glue(i)) + self._length(flat[i]))
+        return shape
+
+    def _segment(self, s: Shape, i: int) -> bytes | None:
+        if i < len(s.flat):
+            return (s.glue(i) + self._text(s.flat[i])).encode("utf-8")
+        return s.trailer.encode("utf-8") if i == len(s.flat) else None
+
+    def _first_different(self, a: Shape, b: Shape) -> tuple[int, int]:
+        """The first segment that differs (len+1 of both when none does) and the bytes before it."""
+        n = min(len(a.flat), len(b.flat))
+        i = next(compress(count(), map(operator.is_not, a.flat[:n], b.flat[:n])), n)
+        while i <= max(len(a.flat), len(b.flat)):
+            if i < n and a.flat[i] is b.flat[i] and (i == 0 or a.roles[i - 1] == b.roles[i - 1]):
+                i += 1
+                continue
+            sa, sb = self._segment(a, i), self._segment(b, i)
+            if sa != sb:
+                break
+            i += 1
+        return i, a.ends[i - 1] if 0 < i <= len(a.flat) else 0
+
+    def _divergence(self, a: Shape, b: Shape) -> Divergence:
+        j, before = self._first_different(a, b)
+        if a.head == b.head:
+            shared = len(a.head.encode("utf-8")) + before
+            if j > len(a.flat) and j > len(b.flat):
+                shared = a.size  # the same bytes
+            else:
+                shared += self._stream_prefix(a, b, j)
+        else:
+            shared = self._stream_prefix(a, b, -1)
+        size = a.size
+        share = round(shared / size, 4) if size else 0.0
+        if shared == size == b.size:
+            return Divergence(share, None, None, "none")
+        if a.policy_key != b.policy_key:
+            cause = "policy"
+        elif a.head != b.head:
+            return Divergence(share, None, None, "stable")
+        else:
+            cause = _cause(a.view, b.view, self.record)
+        ta = a.turns[j] if j < len(a.flat) else (a.turns[-1] + 1 if a.flat else 0)
+        tb = b.turns[j] if j < len(b.flat) else (b.turns[-1] + 1 if b.flat else 0)
+        i = min(ta, tb)
+        nb = b.turns[-1] + 1 if b.flat else 0
+        if i < nb:
+            block = b.flat[j] if j < len(b.flat) and b.turns[j] == i else b.flat[min(j, len(b.flat)) - 1]
+        elif j < len(a.flat):
+            block = a.flat[j]
+        else:
+            return Divergence(share, i, None, cause)
+        first = block.messages[0]
+        return Divergence(share, i, self.record.index_of(first.id) if first.id in self.record else None, cause)
+
+    def _stream_prefix(self, a: Shape, b: Shape, start: int) -> int:
+        """Common bytes of the two payloads' streams from segment `start` (-1: the head) on, read lazily."""
+        def stream(s: Shape):
+            if start < 0:
+                yield s.head.encode("utf-8")
+            i = max(start, 0)
+            while (seg := self._segment(s, i)) is not None:
+                yield seg
+                i += 1
+
+        ia, ib = stream(a), stream(b)
+        pa = pb = b""
+        shared = 0
+        while True:
+            if not pa:
+                pa = next(ia, b"")
+            if not pb:
+                pb = next(ib, b"")
+            if not pa or not pb:
+                return shared
+            n = min(len(pa), len(pb))
+            c = common_prefix_len(pa[:n], pb[:n])
+            shared += c
+            if c < n:
+                return shared
+            pa, pb = pa[n:], pb[n:]

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from core.count import Counter, Measurement, estimate
 from core.model import FullRecord, Message, Request, Session
 from core.policy import Policy, Resolution, resolve_ceiling
-from core.prefix import common_prefix_len, compile_for_prefix, divergence  # noqa: F401 - common_prefix_len re-exported
+from core.prefix import Divergence, PrefixMeter, common_prefix_len  # noqa: F401 - common_prefix_len re-exported
 
 # Formats whose files hold the conversation but not the system prompt or tool definitions the
 # provider was sent: their reported input carries an unseen head that no count of the file sees.
@@ -112,7 +112,7 @@ def refusal_for(measurement: Measurement, ceiling: int | None, scale: float, rec
     size = estimate(measurement.counted + unseen, scale)
     if ceiling is None or max(size, reported or 0) < ceiling:
         return None
-    top = sorted(measurement.parts, key=lambda p: -p.tokens)[:3]
+    top = measurement.largest(3)
     parts = tuple(LargestPart(record_index(p.message, record), p.kind, p.tokens) for p in top)
     return Refusal(size, ceiling, measurement.counted + unseen, scale, parts)
 
@@ -199,37 +199,38 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     report.decisions.append({"type": "context_decision", "request": None, "ceiling": resolution.ceiling,
                              "source": resolution.source, "why": resolution.why, "model": model})
     scale = 1.0
-    previous = None
     trace = build_trace(session)
     rec = session.record
     views = [[rec.get(mid) for mid in request.view if mid in rec] for request in trace]
     rounds = first_rounds(session, policy, counter, views)
-    measurements = [counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
-                    for messages, first_round in zip(views, rounds)]
-    head = unseen_head(session, [m.counted for m in measurements], trace)
+    # One pass counts each request and reads its prefix share while its layout is at hand (incremental:
+    # each request costs what changed); only the count and the three largest parts are kept per request.
+    meter = PrefixMeter(rec, policy, tools) if prefix else None
+    counts: list[Measurement] = []
+    parted: list[Divergence | None] = []
+    for request, messages, first_round in zip(trace, views, rounds):
+        m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
+        counts.append(Measurement(m.counted, tuple(m.largest(3))))
+        if meter is not None:
+            ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
+            parted.append(meter.step(ids, m.laid, first_round))
+    head = unseen_head(session, [m.counted for m in counts], trace)
     if record:
         session.unseen_head = head
-    for request, messages, m, first_round in zip(trace, views, measurements, rounds):
+    for k, (request, m) in enumerate(zip(trace, counts)):
         counted = m.counted + head
         reported = request.usage.reported_input if request.usage is not None else None
         refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, head)
         size = estimate(counted, scale)
         action = "refuse" if refusal else action_for(size, resolution.ceiling, policy.fold_at)
-        report.rows.append(RequestRow(request.index, size, counted, scale, reported, None,
-                                      refusal is not None, refusal))
+        nxt = parted[k + 1] if k + 1 < len(parted) else None
+        report.rows.append(RequestRow(request.index, size, counted, scale, reported, nxt.share if nxt else None,
+                                      refusal is not None, refusal, nxt.as_dict() if nxt else None))
         report.decisions.append({
             "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
             "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,
             "unseen_head": head, "reported_input": reported, "action": action,
         })
-        if prefix:
-            current = compile_for_prefix(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
-            if previous is not None:
-                parted = divergence(previous, current, rec)
-                last = report.rows[-2]
-                report.rows[-2] = RequestRow(last.index, last.estimate, last.counted, last.scale, last.reported_input,
-                                             parted.share, last.over_ceiling, last.refusal, parted.as_dict())
-            previous = current
         scale = calibrated(scale, counted, reported)
     report.unseen_head = head
     report.scale = scale

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,3 +59,37 @@ def test_estimate_is_counted_times_scale_rounded_up():
     assert estimate(1000, 1.0) == 1000
     assert estimate(1000, 1.37) == 1370
     assert estimate(1000, 1.3701) == 1371
+
+
+def _parts(m):
+    return [(p.message.id if p.message is not None else None, p.kind, p.tokens) for p in m.parts]
+
+
+@SETTINGS
+@given(st.data())
+def test_measuring_a_growing_view_equals_measuring_it_whole(data):
+    """The incremental plan (a view that extends a measured one) gives the whole plan's parts, under every policy."""
+    from core.compile import IncludedRound
+    from core.policy import Policy
+
+    record = data.draw(records())
+    view = data.draw(views(record))
+    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
+                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    first_round = None
+    if data.draw(st.booleans()) and len(view) > 2:
+        members = frozenset(m.id for m in view[:3])
+        first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
+    counter, reference = Counter(), Counter()
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(view)), max_size=5)) + [len(view)]))
+    for n in cuts:  # each view extends the one before: the counter re-plans only the new part
+        options = dict(record=record, policy=policy, tools=tools, first_round=first_round)
+        try:
+            whole = reference.measure_whole(view[:n], **options)
+        except Exception as exc:  # a view that cannot compile fails the same way either path
+            with pytest.raises(type(exc)):
+                counter.measure(view[:n], **options)
+            continue
+        got = counter.measure(view[:n], **options)
+        assert _parts(got) == _parts(whole) and got.counted == whole.counted
