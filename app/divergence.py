@@ -45,8 +45,9 @@ def describe(found: Divergence, size: int) -> str:
     if found.message is None:
         where = "in the stable segment (system and tools)"
     else:
-        where = f"at messages[{found.message}]"
+        where = f"messages[{found.message}]"
         if found.index is not None:
             where += f" (from #{found.index})"
-    return (f"repeats {repeated:,} of {size:,} bytes ({found.share:.1%}), parts {where}; "
+    verb = "adds from" if found.cause == "append" else "parts at" if found.message is not None else "parts"
+    return (f"repeats {repeated:,} of {size:,} bytes ({found.share:.1%}), {verb} {where}; "
             f"cause: {CAUSE_WORDS.get(found.cause, found.cause)}")

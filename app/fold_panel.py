@@ -125,8 +125,8 @@ class FoldPanel(QWidget):
         folds = sum(1 for r in rows if r.kind in ("fold", "clip", "compaction"))
         events = len(rows) - folds
         self.heading.setText(
-            f"<b style='font-size:11pt'>Folds</b> &nbsp; {folds:,} fold {'record' if folds == 1 else 'records'} and"
-            f" source compactions · {events:,} {'decision or event' if events == 1 else 'decisions and other events'}"
+            f"<b style='font-size:11pt'>Folds</b> &nbsp; {folds:,} {'fold or compaction' if folds == 1 else 'folds and compactions'}"
+            f" · {events:,} {'decision or event' if events == 1 else 'decisions and other events'}"
             " · choose one to step to the request it first shaped and mark what it took"
             if rows
             else "<b style='font-size:11pt'>Folds</b> &nbsp; this session records no folds or decisions"

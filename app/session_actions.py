@@ -203,7 +203,7 @@ class SessionActions(QObject):
 
         resolution = resolve_ceiling(policy, policy.model or doc.session.model)
         doc.rules = replace(doc.rules, ceiling=resolution.ceiling, line=policy.fold_at, target=policy.fold_target,
-                            source=f"{resolution.why} (the policy editor)")
+                            source=resolution.why if "policy editor" in resolution.why else f"{resolution.why} (the policy editor)")
         if doc.policy is None or doc.policy.as_record() != policy.as_record():
             # The edited policy is now in force: the next request compiles (and places its marks) under it.
             from app.undo import refresh_document
@@ -282,6 +282,7 @@ class SessionActions(QObject):
             return None
         self.preview_dock.show()
         self.preview_dock.raise_()
+        self._leave_room_for_lists(self.preview_dock)
         w = self.window
         w.progress.setRange(0, 0)
         w.progress.setFormat("Previewing the fold")
@@ -375,9 +376,16 @@ class SessionActions(QObject):
         index = self.selected()
         return None if index is None else self.open_pager(index)
 
+    def _leave_room_for_lists(self, dock: QDockWidget) -> None:
+        """A bottom dock takes at most a third of the window, so the lists above it keep readable rows."""
+        window = self.window
+        if dock.height() > window.height() // 3 or not dock.isVisible():
+            window.resizeDocks([dock], [window.height() // 3], Qt.Orientation.Vertical)
+
     def open_pager(self, index: int) -> dict:
         self.pager_dock.show()
         self.pager_dock.raise_()
+        self._leave_room_for_lists(self.pager_dock)
         return self.pager.open_index(index)
 
 

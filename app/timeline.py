@@ -195,12 +195,17 @@ class Timeline(QWidget):
         rules = self.document.rules
         if rules is None:
             return
+        taken: list[tuple[float, float]] = []  # (right edge, baseline) of labels drawn
         for name in rule_names(rules):
             value = rules.at(name)
             y = self._y(value, plot, top)
             painter.setPen(QPen(rule_colour(name), 1.5, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
-            painter.drawText(QPointF(plot.left() + 4, y - 3), rule_label(rules, name))
+            label = rule_label(rules, name)
+            # Rules close together (a short plot): each label starts after the one it would cover.
+            x = max([plot.left() + 4] + [right + 10 for right, base in taken if abs(base - (y - 3)) < 12])
+            painter.drawText(QPointF(x, y - 3), label)
+            taken.append((x + painter.fontMetrics().horizontalAdvance(label), y - 3))
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
         doc = self.document

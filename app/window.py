@@ -276,6 +276,8 @@ class MainWindow(QMainWindow):
         self.window_map.set_document(document)
         self.request_panel.set_request(document, None)
         self.fold_panel.set_rows(document.folds if document else [], len(document.requests) if document else 0)
+        if document is not None and not document.folds:  # an empty fold table gives its room to the lists
+            self.folds_splitter.setSizes([sum(self.folds_splitter.sizes()) - 70, 70])
         self._show_marks()
         self._refresh_headings()
         if document is not None:

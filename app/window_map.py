@@ -171,18 +171,22 @@ class WindowMap(QWidget):
         self._draw_marks(painter, view_y, text)
         self._draw_legend(painter, record_y + BAR_HEIGHT + 6, text)
         marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
-        summary = (
-            f"blocks sized by each message's own tokens: the active view {doc.view_tokens():,}"
-            f" of {doc.record_tokens():,} in the full record   ·   {marks}   ·   click a block to select it"
-        )
+        # The parts in order of need: on a narrow map the least needed go first, never cut mid-word.
+        parts = [f"active view {doc.view_tokens():,} of {doc.record_tokens():,} tokens in the full record", marks,
+                 "blocks sized by their tokens", "click a block to select it"]
+        room = self.width() - 210
+        while len(parts) > 1 and painter.fontMetrics().horizontalAdvance("   ·   ".join(parts)) > room:
+            parts.pop()
+        summary = painter.fontMetrics().elidedText("   ·   ".join(parts), Qt.TextElideMode.ElideRight, room)
         painter.setPen(text)
-        painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, summary)
+        painter.drawText(QRectF(200, 2, room, 16), Qt.AlignmentFlag.AlignRight, summary)
 
     def _draw_rules(self, painter: QPainter, top: float, bottom: float) -> None:
         rules = self.document.rules
         if rules is None:
             return
         scale = self._scale()
+        taken: list[tuple[float, float, float]] = []  # (left, right, baseline) of labels drawn
         for name in rule_names(rules):
             value = rules.at(name)
             x = LEFT + value * scale
@@ -191,7 +195,13 @@ class WindowMap(QWidget):
             label = rule_label(rules, name)
             width = painter.fontMetrics().horizontalAdvance(label)
             # Near the right edge the label goes left of its rule so it is never cut off.
-            painter.drawText(QPointF(x + 4 if x + 4 + width < self.width() else x - 4 - width, top - 4), label)
+            left = x + 4 if x + 4 + width < self.width() else x - 4 - width
+            # Rules close together: the next label goes a line higher rather than over the last one.
+            baseline = top - 4
+            while any(a < left + width and left < b and y == baseline for a, b, y in taken) and baseline > top - 20:
+                baseline -= 13
+            taken.append((left, left + width, baseline))
+            painter.drawText(QPointF(left, baseline), label)
 
     def _view_span(self, indexes: set[int]) -> tuple[float, float] | None:
         xs = [(r.left(), r.right()) for i, r, in_view_bar in self.blocks() if in_view_bar and i in indexes]

@@ -64,6 +64,7 @@ def main() -> int:
 
     # Apply, then clip the largest folded result by hand and page its omitted middle.
     panel.apply()
+    actions.policy_dock.hide()  # the pager needs the width: the lists keep their columns readable
     doc = window.document
     out = [i for i, m in enumerate(doc.session.record) if m.kind == "action_response" and not doc.in_view(i)]
     largest = max(out, key=lambda i: doc.chars[i])

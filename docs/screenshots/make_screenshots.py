@@ -15,7 +15,7 @@ CORPUS = HERE.parents[2] / "shared" / "corpus" / "dev"
 CLAUDE = CORPUS / "claude_code" / "extracted-dd381a75.jsonl"  # a real session with a compaction
 
 
-def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | None = None) -> None:
+def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | None = None, policy=None) -> None:
     from app.qt import QEventLoop, QImage, Qt
     from app.settings import WindowSettings
     from app.theme import apply_theme
@@ -23,7 +23,7 @@ def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | Non
 
     apply_theme(app, theme)
     with tempfile.TemporaryDirectory() as tmp:
-        window = MainWindow(WindowSettings(Path(tmp) / "s.ini"), db=str(Path(tmp) / "lib.db"))
+        window = MainWindow(WindowSettings(Path(tmp) / "s.ini"), db=str(Path(tmp) / "lib.db"), policy=policy)
         window.resize(1600, 1000)
         loop = QEventLoop()  # not app.exec(): Qt 6's quit() closes the window before the grab
         window.document_loaded.connect(loop.quit)
@@ -38,6 +38,7 @@ def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | Non
         flags = Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither
         image = window.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8, flags)
         image.save(str(HERE / png), "PNG")
+        window.session_actions.editor.mark_saved()  # a screenshot run keeps nothing: close without asking
         window.close()
         print(f"{png}: {(HERE / png).stat().st_size // 1024} KB")
 
@@ -62,6 +63,44 @@ def request_before_fold(window) -> None:
     window.side_tabs.setCurrentWidget(window.request_panel)
 
 
+def marks_at_request(k: int) -> Callable:
+    """Request k with its cache marks: ticks on the map, listed and highlighted in the request panel."""
+
+    def setup(window) -> None:
+        window.timeline.step_to(k)
+        window.side_tabs.setCurrentWidget(window.request_panel)
+        panel = window.request_panel
+        if panel.mark_lines:  # scroll the payload to its first mark
+            block = panel.payload.document().findBlockByLineNumber(panel.mark_lines[0] - 1)
+            cursor = panel.payload.textCursor()
+            cursor.setPosition(block.position())
+            panel.payload.setTextCursor(cursor)
+            panel.payload.ensureCursorVisible()
+
+    return setup
+
+
+def what_if_at(k: int) -> Callable:
+    """A what-if from request k: the old tool results evicted there, the later requests replayed."""
+
+    def setup(window) -> None:
+        from core.actions import EvictActionResults
+
+        window.timeline.step_to(k)
+        window.what_if.start()
+        window.session_actions.editor.do(EvictActionResults(2), "evict of tool results but the newest 2")
+        doc = window.document
+        window.select_message(doc.view_index(doc.view_size - 1))
+
+    return setup
+
+
+def caching_policy():
+    from core.policy import Policy
+
+    return Policy(max_input_tokens=100_000, prompt_caching=True, source="docs/screenshots (prompt caching on)")
+
+
 def folded_demo(folder: Path) -> Path:
     """The demo folded by the fold core at a ceiling of 8,000 tokens: notes and a clipped copy in its view."""
     from core import cli
@@ -84,6 +123,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         shoot(app, folded_demo(Path(tmp)), "demo-copy.png")
     shoot(app, demo, "demo-dark.png", theme="dark", setup=at_first_fold(members=False))
+    shoot(app, demo, "demo-marks.png", setup=marks_at_request(8), policy=caching_policy())
+    shoot(app, demo, "what-if.png", setup=what_if_at(10))
     if CLAUDE.is_file():
         shoot(app, CLAUDE, "claude-code.png")
         shoot(app, CLAUDE, "claude-code-at-compaction.png", setup=at_first_fold("compaction"))
