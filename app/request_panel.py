@@ -122,10 +122,12 @@ class RequestPanel(QWidget):
         what = "the next request, from the active view as it stands now" if is_now else f"request {slot}"
         scale = doc.scale if is_now else doc.requests[slot].scale
         tokens = estimate(counted + doc.unseen_head, scale)
-        head = f" + an unseen head of {doc.unseen_head:,}" if doc.unseen_head else ""
+        counted_text = f"{counted:,} counted (o200k_base, exact)"
+        if doc.unseen_head:
+            counted_text = f"({counted_text} + an unseen head of {doc.unseen_head:,})"
         lines = [
             f"<b>Compiled payload</b> of {what}: {len(view):,} messages · {size:,} bytes",
-            f"Estimate <b>{tokens:,} tokens</b> = ({counted:,} counted (o200k_base, exact){head}) × scale {scale:.3f}",
+            f"Estimate <b>{tokens:,} tokens</b> = {counted_text} × scale {scale:.3f}",
         ]
         if doc.unseen_head:
             lines.append(f"The estimate includes an unseen head of {doc.unseen_head:,} tokens: the system prompt and "

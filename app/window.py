@@ -295,6 +295,8 @@ class MainWindow(QMainWindow):
             f"{doc.record_size:,} messages · {doc.record_tokens():,} tokens · {out:,} out of the active view"
         )
         at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
+        if at == "now" and getattr(self, "what_if", None) is not None and self.what_if.active:
+            at = f"what-if at request {self.what_if.branch.request}"
         self.view_list.set_heading(f"{at} · {doc.view_size:,} messages · {doc.view_tokens():,} tokens")
         self.status_label.setText(status_text(doc))
         self.status_label.setToolTip(status_tooltip(doc))

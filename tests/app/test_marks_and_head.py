@@ -119,3 +119,12 @@ def test_a_claude_code_session_says_its_estimate_includes_the_unseen_head(qtbot,
 def test_a_lionagi_session_has_no_unseen_head(window, document):
     window.set_document(document)
     assert document.unseen_head == 0 and "unseen head" not in window.status_label.text()
+
+
+def test_a_refused_profile_at_start_says_why_and_opens_nothing(tmp_path, capsys):
+    from app.gui import run_gui
+
+    profile = tmp_path / "bad.yaml"
+    profile.write_text("prompt_caching: sometimes\n")
+    assert run_gui(["--profile", str(profile), "--screenshot", str(tmp_path / "out.png")]) == 2
+    assert "prompt_caching" in capsys.readouterr().err and not (tmp_path / "out.png").exists()
