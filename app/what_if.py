@@ -32,6 +32,7 @@ class Branch:
     editor_state: tuple
     save_state: tuple
     steps: list[BranchStep]
+    policy: dict | None = None  # the policy the last replay ran under, as its record
 
 
 class WhatIf(QObject):
@@ -75,6 +76,7 @@ class WhatIf(QObject):
         self.actions.actions_menu.addSeparator()
         self.actions.actions_menu.addAction(self.start_action)
         self.actions.editor.changed.connect(self._changed)
+        self.actions.policy_editor.policy_changed.connect(self._policy_changed)
         window.document_loaded.connect(self._document_loaded)
 
     @property
@@ -98,7 +100,9 @@ class WhatIf(QObject):
         session = session_at_request(doc.session, k)
         branch_doc = build_document(session, doc.path, policy=doc.policy)
         branch_doc.library_id = None  # autosave keeps the original's working state, never a what-if's
-        self.branch = Branch(k, doc, branch_doc, editor_state, save_state, [])
+        # The policy in force carries over: the editor showing it again for the branch replays nothing twice.
+        self.branch = Branch(k, doc, branch_doc, editor_state, save_state, [],
+                             doc.policy.as_record() if doc.policy is not None else None)
         window.set_document(branch_doc)
         window.timeline.step_to(k)
         self.replay()
@@ -112,6 +116,7 @@ class WhatIf(QObject):
             return None
         original, doc = branch.original, branch.document
         policy = doc.policy
+        branch.policy = policy.as_record() if policy is not None else None
         settings = FoldSettings.from_policy(policy, policy.model or original.session.model) if policy else None
         branch.steps = replay_from(original.session, doc.session, branch.request, settings, policy=policy,
                                    counter=original.counter)
@@ -134,6 +139,12 @@ class WhatIf(QObject):
             f"are replayed from it under the policy in force ({html.escape(ceiling)}), the orange line on the timeline. "
             f"Request {last}: <b>{series.estimates[-1]:,}</b> tokens against the original's {series.original[last]:,} "
             f"({change:+,}); {folds} fold passes landed" + (f"; {refused} requests refused" if refused else "") + ".")
+
+    def _policy_changed(self, policy) -> None:
+        """Another policy in force: replay under it (the same policy shown again replays nothing)."""
+        branch = self.branch
+        if branch is not None and branch.policy != policy.as_record():
+            self._changed(None)
 
     def _changed(self, changes) -> None:
         if self.active and self.window.document is self.branch.document:

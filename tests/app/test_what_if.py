@@ -28,9 +28,9 @@ def demo(qtbot, window):
     return window.document
 
 
-def core_series(original, branch_session, k):
+def core_series(original, branch_session, k, policy=None):
     """What core replays for this branch, at the original's scales: what the timeline must draw."""
-    policy = original.policy
+    policy = policy or original.policy
     settings = FoldSettings.from_policy(policy, policy.model or original.session.model)
     steps = replay_from(original.session, branch_session, k, settings, policy=policy)
     return tuple(estimate(s.counted, original.requests[s.request].scale) for s in steps)
@@ -114,3 +114,15 @@ def test_opening_another_session_ends_the_what_if(qtbot, window, demo):
             window.open_path("/work/shared/corpus/dev/claude_code/short.jsonl")
         qtbot.waitUntil(lambda: window.task is None)
     assert window.timeline.branch is None and not window.what_if.active
+
+
+def test_editing_the_policy_in_a_what_if_replays_under_it(qtbot, window, demo):
+    window.timeline.step_to(K)
+    window.what_if.start()
+    with qtbot.waitSignal(window.what_if.replayed) as drawn:
+        window.session_actions.policy_editor.set_text("max_input_tokens", "20000")
+    series = drawn.args[0]
+    assert window.document.policy.max_input_tokens == 20_000
+    assert series.estimates == core_series(demo, window.document.session, K, window.document.policy)
+    assert sum(series.folds) > 0 and max(series.estimates[1:]) < max(demo.requests[-1].estimate, 1)
+    assert "ceiling 20,000" in window.what_if.banner_text.text()
