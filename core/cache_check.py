@@ -7,7 +7,7 @@ from typing import Any
 
 from core.cache_model import CacheRules, Layout, Mark, PrefixCache
 from core.model import Session
-from core.replay import OPENAI_PREFIXES, LOOKBACK, Measure, model_name
+from core.replay import OPENAI_PREFIXES, LOOKBACK, Measure, model_name, with_hidden_head
 from core.strategies import Settings
 
 
@@ -98,7 +98,7 @@ def check_cache(session: Session, settings: Settings | None = None) -> CacheChec
     requests = [r for r in session.trace if r.usage is not None]
     if not requests:
         return None
-    measure = Measure(session)
+    measure = Measure(session, head=0)  # the fit below stands for the hidden head
     views = [[session.record.get(mid) for mid in r.view] for r in requests]
     counted = [measure.measurement(v).counted for v in views]
     offset, scale = fit([(c, r.usage.reported_input) for c, r in zip(counted, requests)])
@@ -120,13 +120,12 @@ def check_cache(session: Session, settings: Settings | None = None) -> CacheChec
 def hidden_head_layout(blocks, offset: float, scale: float, stable: str, previous_tail, at) -> Layout:
     """The recorded request behind one hidden block of `offset` tokens, in reported units, marked as the
     source marks it: the stable head and the tail, plus the lookback mark when a turn ran past it."""
-    keys: list = ["hidden-head"] if offset >= 1 else []
-    ends: list[int] = [round(offset)] if keys else []
-    total = 0
+    keys, ends, total = [], [], 0
     for key, tokens in blocks:
         total += tokens
         keys.append(key)
         ends.append(round(offset + total * scale))
+    keys, ends = with_hidden_head(keys, ends, round(offset) if offset >= 1 else 0)
     if not keys:
         return Layout((), (), (), at)
     last = len(keys) - 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
+from itertools import compress, count
 from typing import Iterable, Sequence
 
 LIFETIME_SECONDS = {"5m": 300.0, "1h": 3600.0}
@@ -150,7 +152,7 @@ class PrefixCache:
         self.entries[chain] = (expiry, lifetime)
 
     def step(self, layout: Layout) -> CacheOutcome:
-        chain = chain_keys(layout.keys)
+        chain = self._chain(layout.keys)
         shared_blocks, change, rewritten = 0, "first", 0
         if self._previous is not None:
             prev_chain, prev = self._previous
@@ -161,6 +163,20 @@ class PrefixCache:
         self._previous = (chain, layout)
         read, w5, w1 = self._cache(layout, chain)
         return CacheOutcome(layout.tokens, read, w5, w1, layout.position(shared_blocks - 1), change, rewritten)
+
+    def _chain(self, keys: Sequence) -> list[int]:
+        """chain_keys(keys), hashing only from the first key that differs from the previous request's."""
+        if self._previous is None:
+            return chain_keys(keys)
+        prev_chain, prev = self._previous
+        n = min(len(prev.keys), len(keys))
+        d = next(compress(count(), map(operator.ne, prev.keys[:n], keys[:n])), n)
+        chain = prev_chain[:d]
+        h = chain[-1] if chain else 0
+        for k in keys[d:]:
+            h = hash((h, k))
+            chain.append(h)
+        return chain
 
     def _cache(self, layout: Layout, chain: list[int]) -> tuple[int, int, int]:
         mode, at = self.rules.mode, layout.at

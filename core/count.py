@@ -96,6 +96,7 @@ class Counter:
     def __init__(self, threads: int | None = None) -> None:
         self._bodies: dict[tuple, int] = {}  # (message, tag, call id, policy key) -> tokens
         self._glue: dict[str, int] = {}
+        self._glue_by_kind: dict[tuple, int] = {}  # (tag, role, next role) -> the glue's tokens
         self._heads: dict[str, int] = {}
         self._recent: list[Laid] = []
         self._serial = 0
@@ -116,8 +117,9 @@ class Counter:
         """The count and each message's part of it (`marks=False`: as compiled without cache marks)."""
         inputs = (id(record), record, policy_key(policy), policy.caching if policy else None, id(tools),
                   first_round if policy is not None and policy.caching else None, marks)
-        base = max((s for s in self._recent if extends(s, messages, inputs)), key=lambda s: len(s.messages),
-                   default=None)
+        # The longest recent view this one extends (tried longest first: one full comparison, usually).
+        base = next((s for s in sorted(self._recent, key=lambda s: -len(s.messages)) if extends(s, messages, inputs)),
+                    None)
         pk = policy_key(policy)
         self._serial += 1
 
@@ -162,12 +164,17 @@ class Counter:
         parts, cum = laid.parts, laid.cum
         total = cum[-1] if cum else 0
         bodies, glues = self._bodies, self._glue
+        by_kind = self._glue_by_kind
         for i in range(start, n):
             spec = flat[i]
-            glue = glue_of(spec, roles[i], roles[i + 1] if i + 1 < n else None)
-            g = glues.get(glue)
+            kind = (spec.tag, roles[i], roles[i + 1] if i + 1 < n else None)
+            g = by_kind.get(kind)
             if g is None:
-                g = glues[glue] = len(tokens.encoding().encode_ordinary(glue))
+                glue = glue_of(spec, *kind[1:])
+                g = glues.get(glue)
+                if g is None:
+                    g = glues[glue] = len(tokens.encoding().encode_ordinary(glue))
+                by_kind[kind] = g
             t = bodies[keys[i]] + g
             total += t
             message = spec.message
@@ -272,6 +279,7 @@ class Counter:
         self._recent.clear()
         self._bodies.clear()
         self._glue.clear()
+        self._glue_by_kind.clear()
         self._heads.clear()
 
 

@@ -106,8 +106,12 @@ def strip_marks(value: Any) -> Any:
 
 
 def replay_marks(keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: Any, protected: frozenset[str],
-                 lookback: int) -> tuple[MarkAt, ...]:
-    """The marks for replay's block keys (the head keyed by a tuple, each message by its id)."""
+                 lookback: int, *, notes: Sequence[int] | None = None,
+                 members: Sequence[int] | None = None) -> tuple[MarkAt, ...]:
+    """The marks for replay's block keys (the head keyed by a tuple, each message by its id).
+
+    `notes` and `members`, when given, are the positions of the blocks holding a note and a protected
+    message (a caller that keeps them from request to request need not scan every block)."""
     if not keys:
         return ()
     last = len(keys) - 1
@@ -116,7 +120,13 @@ def replay_marks(keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: A
         at = next((i for i in range(last, -1, -1) if keys[i] == previous_tail), None)
         if at is not None and last - at <= lookback:
             at = None
-    note = next((i for i in range(last, -1, -1) if kinds.get(keys[i]) == "note"), None)
-    first_round = max((i for i, k in enumerate(keys) if k in protected), default=None)
+    if notes is None:
+        note = next((i for i in range(last, -1, -1) if kinds.get(keys[i]) == "note"), None)
+    else:
+        note = notes[-1] if notes else None
+    if members is None:
+        first_round = max((i for i, k in enumerate(keys) if k in protected), default=None)
+    else:
+        first_round = members[-1] if members else None
     stable = 0 if isinstance(keys[0], tuple) else None
     return choose_marks(len(keys), stable=stable, first_round=first_round, note=note, lookback=at)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -11,9 +12,9 @@ from core.count import Counter, Measurement, estimate
 from core.first_round import included_ids
 from core.marks import replay_marks
 from core.model import Message, Session
-from core.strategies import STRATEGIES, Settings, Step
+from core.strategies import STRATEGIES, Settings, Step, recorded_views
 from core.tokens import count_text
-from core.trace import session_tools, stored_scale
+from core.trace import UNSEEN_HEAD_FORMATS, session_tools, stored_scale, unseen_head
 
 MESSAGE_OVERHEAD = 8  # the JSON framing a text block costs beyond its text
 LOOKBACK = 20  # blocks a provider looks back from a mark for a hit (ADR-0127)
@@ -23,41 +24,74 @@ OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "codex", "chatgpt")
 Report = Callable[[int, int, str], None]
 
 
+HIDDEN_HEAD = ("hidden-head",)  # the key of the block that stands for what the file does not hold
+
+
+def with_hidden_head(keys: Sequence[Any], ends: Sequence[int], head_end: int) -> tuple[tuple, tuple]:
+    """A request's blocks behind one hidden head block ending at `head_end` tokens: the system prompt and
+    tools every request carried that the file does not hold (core.trace.unseen_head). Its key is a tuple,
+    so the stable mark goes on it. Replay and the cache check (core.cache_check) both lay requests out so."""
+    if head_end < 1:
+        return tuple(keys), tuple(ends)
+    return (HIDDEN_HEAD, *keys), (head_end, *ends)
+
+
+def recorded_head(session: Session, measure: "Measure") -> int:
+    """The unseen head for a session whose usage was reported: the one kept with it, else measured as
+    core.trace does (the smallest gap between reported input and the recorded view's count)."""
+    if session.format not in UNSEEN_HEAD_FORMATS or not any(r.usage for r in session.trace):
+        return 0
+    if session.unseen_head:
+        return session.unseen_head
+    counted = [measure.measurement(view).counted for view in recorded_views(session)]
+    return unseen_head(session, counted, session.trace)
+
+
 class Measure:
     """The exact o200k count of each compiled request (core.count), cut into one block per message.
 
     A block's key is its message id (the tools and system head is one block keyed by the system ids),
-    its tokens are the message's part of the count; every figure is counted times the scale.
+    its tokens are the message's part of the count; every figure is counted times the scale. `head`
+    is the unseen head (None: measured when the session reported usage, see recorded_head): it joins
+    every estimate and leads every layout as one hidden block. A view that extends the one measured
+    before costs about its new blocks: the counter re-plans from its last turn, and the layout keeps
+    the keys and ends of the parts the counter kept.
     """
 
-    def __init__(self, session: Session, scale: float = 1.0, policy: Any = None, counter: Counter | None = None):
+    def __init__(self, session: Session, scale: float = 1.0, policy: Any = None, counter: Counter | None = None,
+                 head: int | None = None):
         self.record = session.record
         self.scale = scale
         self.policy = policy
         self.counter = counter or Counter()
         self.tools = session_tools(session)
-        self._last: tuple[tuple[str, ...], Measurement] | None = None
+        self.protected = included_ids(session)
+        self._last: tuple[list[Message], Measurement] | None = None
+        self._laid: tuple | None = None  # (serial, keys, ends, notes, members, totals) of the last layout
         self._alone: dict[str, float] = {}
+        self.head = 0
+        self.head = recorded_head(session, self) if head is None else head
 
     def measurement(self, view: Sequence[Message]) -> Measurement:
-        ids = tuple(m.id for m in view)
-        if self._last is None or self._last[0] != ids:
-            self._last = (ids, self.counter.measure(view, record=self.record, policy=self.policy, tools=self.tools))
-        return self._last[1]
+        last = self._last
+        if last is None or len(last[0]) != len(view) or not all(map(operator.is_, last[0], view)):
+            m = self.counter.measure(view, record=self.record, policy=self.policy, tools=self.tools)
+            self._last = last = (list(view), m)
+        return last[1]
+
+    def _key(self, m: Measurement, i: int, part) -> Any:
+        if i == 0:
+            system = m.laid.system if m.laid is not None else tuple(p.message for p in m.parts[:1] if p.message)
+            return ("head", tuple(x.id for x in system if x.kind == "system"))
+        return part.message.id
 
     def blocks(self, view: Sequence[Message]) -> list[tuple[Any, int]]:
-        """(key, counted tokens) per block of the compiled request, in order."""
-        out = []
-        for part in self.measurement(view).parts:
-            if part.kind == "system" and (part.message is None or part.message.kind == "system"):
-                key: Any = ("head", tuple(m.id for m in view if m.kind == "system"))
-            else:
-                key = part.message.id
-            out.append((key, part.tokens))
-        return out
+        """(key, counted tokens) per block of the compiled request, in order (the hidden head not among them)."""
+        m = self.measurement(view)
+        return [(self._key(m, i, part), part.tokens) for i, part in enumerate(m.parts)]
 
     def estimate(self, view: Sequence[Message]) -> int:
-        return estimate(self.measurement(view).counted, self.scale) if view else 0
+        return estimate(self.measurement(view).counted + self.head, self.scale) if view else 0
 
     def sizes(self, view: Sequence[Message]) -> dict[str, float]:
         """Each message's part of the estimate; the head's goes to the first system message."""
@@ -75,19 +109,47 @@ class Measure:
         return n
 
     def layout(self, view: Sequence[Message], marks: tuple[Mark, ...], at: float | None) -> Layout:
-        keys, ends, total = [], [], 0
-        for key, tokens in self.blocks(view):
-            total += tokens
-            keys.append(key)
-            ends.append(estimate(total, self.scale))
-        return Layout(tuple(keys), tuple(ends), marks, at)
+        """The request's blocks, hidden head first, with the token end of each; keys and ends of the parts
+        the counter kept from the previous layout's measurement are taken from it."""
+        m = self.measurement(view)
+        prev, keep = self._laid, 0
+        if prev is not None and m.since == prev[0] and m.since >= 0:
+            keep = m.kept
+        keys = prev[1][:keep] if keep else []
+        ends = prev[2][:keep] if keep else []
+        notes = [i for i in prev[3] if i < keep] if keep else []
+        members = [i for i in prev[4] if i < keep] if keep else []
+        totals = prev[5][:keep] if keep else []  # counted tokens to the end of each block, the head's included
+        total = totals[-1] if totals else self.head
+        scale, protected = self.scale, self.protected
+        for i in range(keep, len(m.parts)):
+            part = m.parts[i]
+            total += part.tokens
+            totals.append(total)
+            keys.append(self._key(m, i, part))
+            ends.append(estimate(total, scale))
+            if i and part.kind == "note":
+                notes.append(i)
+            if i and part.message.id in protected:
+                members.append(i)
+        self._laid = (m.serial, keys, ends, notes, members, totals)
+        k, e = with_hidden_head(keys, ends, estimate(self.head, scale) if self.head else 0)
+        return Layout(k, e, marks, at)
+
+    def anchors(self) -> tuple[list[int], list[int]]:
+        """Positions (in the last layout, hidden head counted) of the blocks holding a note and a protected message."""
+        shift = 1 if self.head and estimate(self.head, self.scale) >= 1 else 0
+        notes, members = self._laid[3], self._laid[4]
+        return [i + shift for i in notes], [i + shift for i in members]
 
 
 def place_marks(
-    keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: Any, protected: frozenset[str]
+    keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: Any, protected: frozenset[str], *,
+    notes: Sequence[int] | None = None, members: Sequence[int] | None = None,
 ) -> tuple[Mark, ...]:
     """ADR-0127's marks on a request's blocks, as core.marks decides them for every request (one place)."""
-    return tuple(Mark(m.block, m.lifetime) for m in replay_marks(keys, kinds, previous_tail, protected, LOOKBACK))
+    found = replay_marks(keys, kinds, previous_tail, protected, LOOKBACK, notes=notes, members=members)
+    return tuple(Mark(m.block, m.lifetime) for m in found)
 
 
 def policy_for(settings: Settings) -> Any:
@@ -202,12 +264,12 @@ def run_strategy(
     if prices is None:
         prices = lookup_prices(model_name(settings, session))
     cache, run = PrefixCache(rules), StrategyRun(strategy)
-    protected, tail = included_ids(session), None
+    protected, tail = measure.protected, None
     for i, step in enumerate(STRATEGIES[strategy](session, settings, measure)):
         layout = measure.layout(step.view, (), session.trace[step.request].at)
         if rules.mode == "marks":
-            kinds = {m.id: m.kind for m in step.view}
-            layout = replace(layout, marks=place_marks(layout.keys, kinds, tail, protected))
+            notes, members = measure.anchors()
+            layout = replace(layout, marks=place_marks(layout.keys, {}, tail, protected, notes=notes, members=members))
         tail = layout.keys[-1] if layout.keys else None
         out = cache.step(layout)
         run.rows.append(make_row(session, strategy, i, step, out, settings, measure, prices))

@@ -72,10 +72,23 @@ def material(session: Session) -> list[list[Message]]:
     return out
 
 
+def recorded_views(session: Session) -> Iterator[tuple[Message, ...]]:
+    """Each recorded request's view as messages; a view that extends the one before reuses its messages."""
+    get, ids, view = session.record.get, (), ()
+    for request in session.trace:
+        n = len(ids)
+        if len(request.view) >= n and request.view[:n] == ids:
+            view = view + tuple(get(mid) for mid in request.view[n:])
+        else:
+            view = tuple(get(mid) for mid in request.view)
+        ids = tuple(request.view)
+        yield view
+
+
 def recorded(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
     """The views the source actually used, its own compactions included."""
-    for k, request in enumerate(session.trace):
-        yield Step(tuple(session.record.get(mid) for mid in request.view), k)
+    for k, view in enumerate(recorded_views(session)):
+        yield Step(view, k)
 
 
 def none(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
@@ -224,13 +237,27 @@ def adr(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
     from core.fold import FoldSettings
     from core.fold_history import replay_folds
 
+    # The measure's counter, shared: the fold's counts and the replay's then tokenise each body once.
     history = replay_folds(session, FoldSettings(settings.ceiling, settings.fold_at, settings.target),
-                           clock=lambda: 0.0)
+                           clock=lambda: 0.0, counter=getattr(measure, "counter", None))
     record = history.session.record
+    folds: dict[int, int] = {}
+    last: dict[int, tuple[str, ...]] = {}  # as history.view_before(k), read in one pass
+    for v in history.versions:
+        last[v.request] = v.view
+        if v.cause == "fold":
+            folds[v.request] = folds.get(v.request, 0) + 1
+    ids: tuple = ()
+    messages: tuple[Message, ...] = ()
     for k in range(len(session.trace)):
-        folds = [v for v in history.versions if v.request == k and v.cause == "fold"]
-        view = history.view_before(k)
-        yield Step(tuple(record.get(i) for i in view), k, folds=len(folds))
+        view = tuple(last.get(k, ()))
+        n = len(ids)
+        if len(view) >= n and view[:n] == ids:  # most requests only add to the one before
+            messages = messages + tuple(record.get(i) for i in view[n:])
+        else:
+            messages = tuple(record.get(i) for i in view)
+        ids = view
+        yield Step(messages, k, folds=folds.get(k, 0))
 
 
 STRATEGIES: dict[str, Callable[[Session, Settings, Sizes], Iterator[Step]]] = {

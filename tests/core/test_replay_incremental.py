@@ -1,0 +1,62 @@
+"""Replay's incremental measure and layout give the rows of measuring and laying out every view whole; the
+unseen head joins every replayed request of a session that reported usage."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.cache_model import Layout
+from core.demo import generate
+from core.replay import HIDDEN_HEAD, Measure, run_strategy
+from core.strategies import STRATEGIES, Settings
+
+
+class WholeMeasure(Measure):
+    """The reference: every view planned whole, every layout built from scratch, marks found by scanning."""
+
+    def measurement(self, view):
+        return self.counter.measure_whole(view, record=self.record, policy=self.policy, tools=self.tools)
+
+    def layout(self, view, marks, at):
+        m, total, keys, ends = self.measurement(view), self.head, [], []
+        for i, part in enumerate(m.parts):
+            total += part.tokens
+            keys.append(("head", tuple(x.id for x in view if x.kind == "system")) if i == 0 else part.message.id)
+            ends.append(-(-round(total * self.scale, 6) // 1))
+        if self.head:
+            keys, ends = [HIDDEN_HEAD] + keys, [-(-round(self.head * self.scale, 6) // 1)] + ends
+        self._kinds = {x.id: x.kind for x in view}
+        self._keys = keys
+        return Layout(tuple(keys), tuple(int(e) for e in ends), marks, at)
+
+    def anchors(self):
+        notes = [i for i, k in enumerate(self._keys) if self._kinds.get(k) == "note"]
+        members = [i for i, k in enumerate(self._keys) if k in self.protected]
+        return notes, members
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+@pytest.mark.parametrize("head", [0, 5_000])
+def test_incremental_replay_rows_equal_the_whole_computation(strategy, head):
+    session = generate(rounds=30)
+    ceiling = Measure(session, head=0).estimate(list(session.record)) // 3
+    settings = Settings(ceiling=ceiling, caching=True)
+    fast = run_strategy(session, strategy, settings, Measure(session, 1.0, None, head=head))
+    whole = run_strategy(session, strategy, settings, WholeMeasure(session, 1.0, None, head=head))
+    assert fast.rows == whole.rows
+
+
+def test_replay_carries_the_unseen_head_of_a_claude_code_session(corpus_dev):
+    from core.formats import load_session
+    from core.trace import measure_trace
+
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    head = measure_trace(session).unseen_head
+    assert head > 10_000 and session.unseen_head == 0
+    measure = Measure(session)
+    assert measure.head == head  # measured as core.trace measures it
+    rows = run_strategy(session, "recorded", Settings(), measure).rows
+    bare = run_strategy(session, "recorded", Settings(), Measure(session, head=0)).rows
+    assert all(r.estimate >= b.estimate + head for r, b in zip(rows, bare))
+    reported = [(r.estimate, t.usage.reported_input) for r, t in zip(rows, session.trace) if t.usage]
+    assert max(abs(e - x) / x for e, x in reported) < 0.25  # near what the provider billed
