@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import uuid
@@ -138,7 +139,8 @@ class _Builder:
             return
         first = self.messages.index(folded[0])
         calls = [m for m in folded if m.kind == "action_request"]
-        listed = "\n".join(f"- {m.content['function']} {m.content['arguments']}" for m in calls[:50])
+        results = {m.id: m for m in self.messages if m.kind == "action_response"}
+        listed = "\n".join(f"- {m.content['function']} {json.dumps(m.content['arguments'])}" for m in calls[:50])
         text = (f"[CONTEXT COMPACTION] The host folded {len(folded)} earlier messages to keep the next "
                 f"request under the input ceiling. Nothing was deleted: read_result(index) returns any "
                 f"of them. Calls folded:\n{listed}")
@@ -155,8 +157,8 @@ class _Builder:
         self.folds.append({
             "at": note.created_at, "reason": "threshold", "stage": "tool_io", "kept_tail": 6,
             "messages_folded": len(folded), "tool_calls": [
-                {"function": m.content["function"], "arguments": str(m.content["arguments"]),
-                 "output_chars": _size(m)} for m in calls[:50]],
+                {"function": m.content["function"], "arguments": json.dumps(m.content["arguments"]),
+                 "output_chars": len(results[m.content["action_response_id"]].text)} for m in calls[:50]],
             "tool_calls_total": len(calls), "summary_source": "host", "cap": 100_000, "input_scale": 1.3,
         })
         self.cached = 0  # the view changed ahead of the tail: the next request misses the cache
