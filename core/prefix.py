@@ -131,6 +131,7 @@ class Shape:
     roles: list[str]
     turns: list[int]  # each block's turn, in the payload's `messages`
     ends: list[int]  # bytes of segments 0..i
+    first_round: IncludedRound | None = None  # what its results compiled under
 
     @property
     def trailer(self) -> str:
@@ -160,24 +161,27 @@ class PrefixMeter:
     def step(self, view: Sequence[str], laid: Any, first_round: IncludedRound | None = None) -> Divergence | None:
         """Where the previous request parts from this one (None for the first). `view` is this request's
         message ids, `laid` its core.count_step.Laid (Measurement.laid) under the meter's record, policy, tools."""
-        self.first_round = first_round
-        shape = self._shape(view, laid)
+        shape = self._shape(view, laid, first_round)
         before, self.previous = self.previous, shape
         return None if before is None else self._divergence(before, shape)
 
-    def _text(self, spec) -> str:
+    def _text(self, spec, first_round: IncludedRound | None) -> str:
         spec = replace(spec, mark=None) if spec.mark is not None else spec
-        return canonical(render_block(spec, self.record, self.policy, self.first_round))
+        return canonical(render_block(spec, self.record, self.policy, first_round))
 
-    def _length(self, spec) -> int:
-        key = block_key(spec, self.record, self.policy, self.first_round)
-        key = key[:4] + key[5:]  # the mark set aside
+    def _key(self, spec, first_round: IncludedRound | None) -> tuple:
+        """Everything the block's bytes depend on, its mark set aside (equal keys, equal bytes)."""
+        key = block_key(spec, self.record, self.policy, first_round)
+        return key[:4] + key[5:]
+
+    def _length(self, spec, first_round: IncludedRound | None) -> int:
+        key = self._key(spec, first_round)
         n = self._lengths.get(key)
         if n is None:
-            n = self._lengths[key] = len(self._text(spec).encode("utf-8"))
+            n = self._lengths[key] = len(self._text(spec, first_round).encode("utf-8"))
         return n
 
-    def _shape(self, view: Sequence[str], laid: Any) -> Shape:
+    def _shape(self, view: Sequence[str], laid: Any, first_round: IncludedRound | None) -> Shape:
         plan = Plan(laid.system, ())
         head = "{"
         listed = tool_list(plan, self.tools)
@@ -193,25 +197,31 @@ class PrefixMeter:
         if prev is not None:
             n = min(len(prev.flat), len(flat))
             j = next(compress(count(), map(operator.is_not, prev.flat[:n], flat[:n])), n)
+        if prev is not None and prev.first_round != first_round:
+            j = 0  # the results may compile under another bound
         shape = Shape(tuple(view), self.policy_key, head, flat, roles,
-                      prev.turns[:j] if j else [], prev.ends[:j] if j else [])
+                      prev.turns[:j] if j else [], prev.ends[:j] if j else [], first_round)
         turns, ends = shape.turns, shape.ends
         for i in range(j, len(flat)):
             turns.append(0 if i == 0 else turns[-1] + (roles[i] != roles[i - 1]))
-            ends.append((ends[-1] if ends else 0) + len(shape.glue(i)) + self._length(flat[i]))
+            ends.append((ends[-1] if ends else 0) + len(shape.glue(i)) + self._length(flat[i], first_round))
         return shape
 
     def _segment(self, s: Shape, i: int) -> bytes | None:
         if i < len(s.flat):
-            return (s.glue(i) + self._text(s.flat[i])).encode("utf-8")
+            return (s.glue(i) + self._text(s.flat[i], s.first_round)).encode("utf-8")
         return s.trailer.encode("utf-8") if i == len(s.flat) else None
 
     def _first_different(self, a: Shape, b: Shape) -> tuple[int, int]:
         """The first segment that differs (len+1 of both when none does) and the bytes before it."""
         n = min(len(a.flat), len(b.flat))
-        i = next(compress(count(), map(operator.is_not, a.flat[:n], b.flat[:n])), n)
+        same_round = a.first_round == b.first_round
+        i = next(compress(count(), map(operator.is_not, a.flat[:n], b.flat[:n])), n) if same_round else 0
         while i <= max(len(a.flat), len(b.flat)):
-            if i < n and a.flat[i] is b.flat[i] and (i == 0 or a.roles[i - 1] == b.roles[i - 1]):
+            # Equal blocks in the same place of their turn are equal segments; only others are rendered.
+            if (i < n and (i == 0 or a.roles[i - 1] == b.roles[i - 1]) and a.roles[i] == b.roles[i]
+                    and same_round and (a.flat[i] is b.flat[i]
+                                        or self._key(a.flat[i], a.first_round) == self._key(b.flat[i], b.first_round))):
                 i += 1
                 continue
             sa, sb = self._segment(a, i), self._segment(b, i)

@@ -74,15 +74,9 @@ def material(session: Session) -> list[list[Message]]:
 
 def recorded_views(session: Session) -> Iterator[tuple[Message, ...]]:
     """Each recorded request's view as messages; a view that extends the one before reuses its messages."""
-    get, ids, view = session.record.get, (), ()
-    for request in session.trace:
-        n = len(ids)
-        if len(request.view) >= n and request.view[:n] == ids:
-            view = view + tuple(get(mid) for mid in request.view[n:])
-        else:
-            view = tuple(get(mid) for mid in request.view)
-        ids = tuple(request.view)
-        yield view
+    from core.trace import trace_views
+
+    return trace_views(session.record, session.trace)
 
 
 def recorded(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:

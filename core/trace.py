@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from core.count import Counter, Measurement, estimate
 from core.model import FullRecord, Message, Request, Session
@@ -169,17 +169,37 @@ def session_tools(session: Session) -> list | None:
     return tools if isinstance(tools, list) and tools else None
 
 
-def first_rounds(session: Session, policy: Policy, counter: Counter, views: list[list[Message]]) -> list:
+def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]]) -> list:
     """Each request's included first round while caching: decided once, by the first request carrying it whole
     (without writing the session; a stored decision stands)."""
+    return [first_round for _, first_round in rounds_of(session, policy, counter, views)]
+
+
+def rounds_of(session: Session, policy: Policy, counter: Counter,
+              views: Iterable[Sequence[Message]]) -> Iterator[tuple[Sequence[Message], Any]]:
+    """Each view with its included first round, as first_rounds decides them, one view at a time."""
     from core.first_round import decide_first_round, included_round
 
-    decision, out = None, []
+    decision = None
     for messages in views:
         if policy.caching and decision is None:
-            decision = decide_first_round(session, policy, counter, view=messages, store=False)
-        out.append(included_round(decision))
-    return out
+            decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
+        yield messages, included_round(decision)
+
+
+def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[tuple[Message, ...]]:
+    """Each request's view as the record's messages (ids the record lacks left out), one at a time; a view
+    that extends the one before takes its messages and looks up only the new ids."""
+    get, ids, view = record.get, (), ()
+    for request in trace:
+        n = len(ids)
+        new = request.view[n:] if len(request.view) >= n and tuple(request.view[:n]) == ids else None
+        if new is None:
+            view = tuple(get(mid) for mid in request.view if mid in record)
+        else:
+            view = view + tuple(get(mid) for mid in new if mid in record)
+        ids = tuple(request.view)
+        yield view
 
 
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
@@ -201,14 +221,12 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     scale = 1.0
     trace = build_trace(session)
     rec = session.record
-    views = [[rec.get(mid) for mid in request.view if mid in rec] for request in trace]
-    rounds = first_rounds(session, policy, counter, views)
     # One pass counts each request and reads its prefix share while its layout is at hand (incremental:
     # each request costs what changed); only the count and the three largest parts are kept per request.
     meter = PrefixMeter(rec, policy, tools) if prefix else None
     counts: list[Measurement] = []
     parted: list[Divergence | None] = []
-    for request, messages, first_round in zip(trace, views, rounds):
+    for request, (messages, first_round) in zip(trace, rounds_of(session, policy, counter, trace_views(rec, trace))):
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))
         if meter is not None:
