@@ -100,10 +100,21 @@ def main(argv: list[str] | None = None) -> int:
     edited_view = view[:middle] + [Message("check", "assistant", 0, {"assistant_response": view[middle].text + " And one more sentence."})] + view[middle + 1:]
     assert edit_tokens == len(enc.encode_ordinary(counted_text(compile_request(edited_view, record=record))))
 
+    # The next request: the view with one more answer appended (the counter re-plans from its last turn).
+    appends = iter(range(10**6))
+
+    def one_append() -> int:
+        return counter.count(view + [Message(f"next{next(appends)}", "assistant", 0, {"assistant_response": "Done."})],
+                             record=record)
+
+    counter.count(view, record=record)
+    append_time, _ = best(one_append, args.repeat)
+
     print(f"view: {len(view):,} messages, {raw_tokens:,} tokens, {len(text):,} characters (best of {args.repeat})")
     print(f"raw tiktoken encode_ordinary, whole text: {raw_time * 1000:8.1f} ms")
     print(f"Counter().count, cold (compile + count):  {cold_time * 1000:8.1f} ms")
     print(f"Counter.count after one message changes:  {edit_time * 1000:8.1f} ms")
+    print(f"Counter.count of the view plus one answer: {append_time * 1000:8.1f} ms")
     print(f"throughput ratio (raw / ours, target >= 0.8):           {raw_time / cold_time:.2f}")
     print(f"re-estimate ratio (one edit / cold count, target < 0.05): {edit_time / cold_time:.4f}")
     print(f"re-estimate vs raw whole count:                          {edit_time / raw_time:.4f}")

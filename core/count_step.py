@@ -1,14 +1,13 @@
-"""The counter's incremental plan: a view that extends a measured one re-plans only from the last assistant run on.
+"""The counter's incremental plan: a view that extends a measured one re-plans only from its last assistant run on."""
 
-Appending messages to a view can change only its last assistant run and what follows: every run
-before it is final (a user run's results pair with the run before it, an assistant run's calls with
-the run after it). So `lay_out` keeps the earlier blocks, their memo keys, parts and cumulative
-counts from the state it extends, re-plans the rest with core.plan.plan_runs, and places the cache
-marks over the whole from the anchors it carries. Where that would not be exact (a new system
-message, a pairing through a look-up that reads earlier runs, a mark moving inside the kept blocks,
-a copy whose original is neither in the re-planned part nor in the record) it plans the view whole.
-tests/core/test_count.py proves the parts equal the whole plan's over random growing views.
-"""
+# Appending messages to a view can change only its last assistant run and what follows: every run
+# before it is final (a user run's results pair with the run before it, an assistant run's calls with
+# the run after it). So `lay_out` keeps the earlier blocks, their memo keys, parts and running counts
+# from the state it extends, re-plans the rest with core.plan.plan_runs, and places the cache marks
+# over the whole from the anchors it carries. Where that would not be exact (a new system message, a
+# pairing through a look-up that reads earlier runs, a mark moving inside the kept blocks, a copy whose
+# original is neither in the re-planned part nor in the record) it plans the view whole.
+# tests/core/test_count.py proves the parts equal the whole plan's over random growing views.
 
 from __future__ import annotations
 
@@ -16,9 +15,9 @@ import operator
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
-from core.compile import IncludedRound, Plan, block_key, canonical, system_blocks, tool_list
+from core.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
 from core.model import FullRecord, Message
-from core.plan import ROLE, BlockSpec, anchors, flat_marks, plan_runs
+from core.plan import BlockSpec, anchors, flat_marks, plan_runs
 
 
 @dataclass
@@ -157,7 +156,3 @@ def lay_out(messages: Sequence[Message], base: Laid | None, inputs: tuple, seria
 def _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of) -> Laid:
     return lay_out(messages, None, inputs, serial, record=record, policy=policy, tools=tools,
                    first_round=first_round, marks=marks, key_of=key_of)
-
-
-def role_of(message: Message) -> str:
-    return ROLE[message.kind]
