@@ -53,12 +53,34 @@ def write_session(session: Session, path: str | Path) -> None:
 
 def native_dict(session: Session) -> dict[str, Any]:
     """The whole native file as a JSON-ready dict (shares unmodified parts with the Session: do not edit)."""
-    wrapper: dict[str, Any] = {"branch": branch_dict(session), "manifest": session.manifest}
+    wrapper: dict[str, Any] = {"branch": branch_dict(session), "manifest": session.manifest or imported_manifest(session)}
     source = session.extras.get("wrapper", {})
     if session.events or "events" in source.get("keys", ()):
         wrapper["events"] = session.events
     wrapper.update(source.get("extra", {}))
     return _ordered(wrapper, source.get("keys", []))
+
+
+def imported_manifest(session: Session) -> dict[str, Any] | None:
+    """A run manifest for a session read from another format: its model and each request's usage.
+
+    Without it, exporting a Claude Code, Codex or pi session would drop what the provider
+    reported, and the file read back would have no reported input to calibrate against.
+    """
+    usage = [r for r in session.trace if r.usage is not None]
+    if not usage and not session.model:
+        return None
+    return {
+        "model": session.model,
+        "source_format": session.format,
+        "api_usage": [
+            {"request": r.index, "response_id": r.response_id, "at": r.at, "model": r.model or session.model,
+             "input_tokens": r.usage.input, "cache_read_input_tokens": r.usage.cache_read,
+             "cache_creation_input_tokens": r.usage.cache_write, "output_tokens": r.usage.output,
+             "cache_creation": {"ephemeral_1h_input_tokens": r.usage.cache_write_1h}}
+            for r in usage
+        ],
+    }
 
 
 def branch_dict(session: Session) -> dict[str, Any]:

@@ -135,3 +135,24 @@ def test_count_refuses_non_utf8(capsys, tmp_path):
     path.write_bytes(b"ok \xff")
     assert main(["count", str(path)]) == 2
     assert "byte 3: not UTF-8 text" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("relative", [
+    "claude_code/session-196820da.jsonl",
+    "claude_code/extracted-dd381a75.jsonl",
+    "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+    "pi/pi-mono_large-session.jsonl",
+])
+def test_export_of_an_imported_session_keeps_its_requests_and_reported_usage(tmp_path, corpus_dev, relative):
+    from core.formats import load_session
+
+    source = load_session(corpus_dev / relative)
+    out = tmp_path / "exported.json"
+    assert main(["export", str(corpus_dev / relative), "-o", str(out)]) == 0
+    native = load_session(out)
+    assert native.model == source.model
+    assert native.view == source.view
+    # Every request the provider reported keeps its usage under the same response. (The native
+    # trace infers past views from the file, so views after a source compaction may differ.)
+    by_response = {r.response_id: r.usage for r in native.trace}
+    assert all(by_response.get(r.response_id) == r.usage for r in source.trace if r.usage is not None)
