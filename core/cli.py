@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any, Callable, Sequence
 
@@ -69,7 +70,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(result, int):
         return result
     if result is not None:
-        emit(result, getattr(args, "json", False), getattr(args, "format", None))
+        try:
+            emit(result, getattr(args, "json", False), getattr(args, "format", None))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader (e.g. `| head`) stopped early: nothing is wrong, and no traceback either.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
     return 0
 
 

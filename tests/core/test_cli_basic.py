@@ -156,3 +156,17 @@ def test_export_of_an_imported_session_keeps_its_requests_and_reported_usage(tmp
     # trace infers past views from the file, so views after a source compaction may differ.)
     by_response = {r.response_id: r.usage for r in native.trace}
     assert all(by_response.get(r.response_id) == r.usage for r in source.trace if r.usage is not None)
+
+
+def test_output_cut_short_by_the_reader_gives_no_traceback():
+    # `foldscope requests --json FILE | head -1`: the pipe closes before the output is written.
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "core.cli", "requests", "--json", str(demo_path())],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 0
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
