@@ -168,6 +168,8 @@ def build_document(session: Session, path: str, report: Report = _no_report, pol
     facts = measure_requests(session, document.counter, report, policy)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
+    # The head belongs to the session: the fold, its preview and every action measure with it.
+    session.unseen_head = facts.unseen_head
     document.show_view(session.view)
     from core.trace import build_trace
 

@@ -11,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 SESSION = HERE.parents[2] / "shared" / "corpus" / "dev" / "claude_code" / "session-196820da.jsonl"
-CEILING = "40000"
+CEILING = "80000"
 
 
 def wait(app, signal, start) -> None:

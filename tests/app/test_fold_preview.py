@@ -87,28 +87,27 @@ def test_a_stale_preview_is_refused_after_the_view_changed(qtbot, window, demo, 
     assert tuple(demo.session.view) != shown.view_after
 
 
-CLAUDE_CODE = "/work/shared/corpus/dev/claude_code/session-196820da.jsonl"
-
-
 @pytest.mark.parametrize("which", ["demo", "claude_code"])
-def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, window, tmp_path, monkeypatch, which):
+def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, window, tmp_path, monkeypatch, which,
+                                                                      request):
     """Issue 8's "done when", on the demo session and on a real Claude Code session."""
-    from pathlib import Path
 
     import app.save
     import app.session_actions as module
     from core.demo import demo_path
     from core.fold_clip import recovery_text
 
-    path = str(demo_path()) if which == "demo" else CLAUDE_CODE
-    if not Path(path).exists():
-        pytest.skip(f"{path} is not here")
+    if which == "demo":
+        path = str(demo_path())
+    else:
+        path = str(request.getfixturevalue("corpus_dev") / "claude_code" / "session-196820da.jsonl")
     document = build_document(load_session(path), path)
     window.set_document(document)
     session, actions = document.session, window.session_actions
     start = state(session)
-    if which == "claude_code":  # its auto ceiling (200,000) is far above it: fold under a smaller one
-        actions.policy_editor.set_text("max_input_tokens", "40000")
+    if which == "claude_code":  # its auto ceiling (200,000) is far above it: fold under a smaller one,
+        # with room above the unseen head (about 32,000 tokens of system prompt and tools)
+        actions.policy_editor.set_text("max_input_tokens", "80000")
     shown = preview(qtbot, window)
     assert actions.preview.apply().success and shown.run.target_reached
     folded = [i for i in range(len(start[0])) if not document.in_view(document.index_of(start[0][i]))]
@@ -135,3 +134,15 @@ def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, win
     monkeypatch.setattr(app.save, "save_path_dialog", lambda parent, start: str(tmp_path / "walk.json"))
     assert actions.saver.save()
     assert load_session(tmp_path / "walk.json").view == start[0]
+
+
+def test_the_preview_of_a_claude_code_session_measures_its_unseen_head(qtbot, window, corpus_dev):
+    # The file holds no system prompt or tools; the preview must start from the estimate the
+    # status bar shows (head included), not from the visible messages alone.
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    document = build_document(load_session(path), str(path))
+    window.set_document(document)
+    assert document.unseen_head > 10_000
+    assert document.session.unseen_head == document.unseen_head
+    shown = preview(qtbot, window)
+    assert shown.run.estimate_before == document.now_size
