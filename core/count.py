@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from core import tokens
 from core.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
-from core.count_step import Laid, extends, glue_of, lay_out, type_glue
+from core.count_step import Laid, glue_of, lay_out, shared, type_glue
 from core.model import FullRecord, Message
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class Part:
 class Measurement:
     """A request's count and each part of it (the head first, then one per block).
 
-    `since` is the serial of the measurement this one extended (-1: planned whole) and `kept` how many
+    `since` is the serial of the measurement this one was laid out from (-1: planned whole) and `kept` how many
     leading parts are the same objects as that one's; `serial` names this one; `laid` is the counter's
     state behind it (core.count_step.Laid), for the prefix share.
     """
@@ -87,11 +87,11 @@ class Counter:
     Messages are immutable, so a segment's count is fixed by the message object, how it renders
     (text, tool_use or tool_result with its call id) and the policy's rendering inputs. Counting a
     view that differs from a counted one by k messages tokenises about k messages, and a view that
-    extends a recently measured one is planned and laid out from its last assistant run on
+    shares its start with a recently measured one is planned and laid out only from where they part
     (core.count_step).
     """
 
-    KEEP = 4  # recently measured views kept to extend
+    KEEP = 4  # recently measured views kept to lay new ones out from
 
     def __init__(self, threads: int | None = None) -> None:
         self._bodies: dict[tuple, int] = {}  # (message, tag, call id, policy key) -> tokens
@@ -117,21 +117,29 @@ class Counter:
         """The count and each message's part of it (`marks=False`: as compiled without cache marks)."""
         inputs = (id(record), record, policy_key(policy), policy.caching if policy else None, id(tools),
                   first_round if policy is not None and policy.caching else None, marks)
-        # The longest recent view this one extends (tried longest first: one full comparison, usually).
-        base = next((s for s in sorted(self._recent, key=lambda s: -len(s.messages)) if extends(s, messages, inputs)),
-                    None)
+        # The recent view this one shares the longest start with (the same objects, rendered alike).
+        base, p = None, 0
+        for state in sorted(self._recent, key=lambda s: -len(s.messages)):
+            if len(state.messages) <= p:
+                break  # no shorter view can share more
+            n = shared(state, messages, inputs)
+            if n > p:
+                base, p = state, n
         pk = policy_key(policy)
         self._serial += 1
 
         def key_of(rec, spec):
             return (block_key(spec, rec, policy, first_round), pk)
 
-        laid = lay_out(messages, base, inputs, self._serial, record=record, policy=policy, tools=tools,
+        laid = lay_out(messages, base, p, inputs, self._serial, record=record, policy=policy, tools=tools,
                        first_round=first_round, marks=marks, key_of=key_of)
         self._count_laid(laid, record, policy, first_round)
         # The three largest kept parts, carried forward so that Measurement.largest costs what changed.
         if base is not None and laid.since == base.serial:
-            cand = base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept:laid.kept], base.kept)]
+            if laid.kept >= base.kept:
+                cand = base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept:laid.kept], base.kept)]
+            else:  # fewer kept than before: the standing three may lie past them
+                cand = [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[:laid.kept])]
             laid.top = heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
         if len(self._recent) >= self.KEEP:
             self._recent.pop(0)

@@ -1,8 +1,8 @@
-"""The counter's incremental plan: a view that extends a measured one re-plans only from its last assistant run on."""
+"""The counter's incremental plan: a view that shares its start with a measured one re-plans only from where they part."""
 
-# Appending messages to a view can change only its last assistant run and what follows: every run
-# before it is final (a user run's results pair with the run before it, an assistant run's calls with
-# the run after it). So `lay_out` keeps the earlier blocks, their memo keys, parts and running counts
+# Changing a view from some message on (appending, folding or clipping late messages) leaves every run
+# that ends before the last assistant run starting ahead of that message final (a user run's results
+# pair with the run before it, an assistant run's calls with the run after it). So `lay_out` keeps those blocks, their memo keys, parts and running counts
 # from the state it extends, re-plans the rest with core.plan.plan_runs, and places the cache marks
 # over the whole from the anchors it carries. Where that would not be exact (a new system message, a
 # pairing through a look-up that reads earlier runs, a mark moving inside the kept blocks, a copy whose
@@ -12,12 +12,14 @@
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
+from itertools import compress, count
 from typing import Any, Callable, Sequence
 
 from core.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
 from core.model import FullRecord, Message
-from core.plan import BlockSpec, anchors, flat_marks, plan_runs
+from core.plan import BlockSpec, anchors, flat_marks, has_text, plan_runs
 
 
 @dataclass
@@ -29,8 +31,7 @@ class Laid:
     messages: list[Message]
     seq: list[Message]  # the non-system messages, in order
     system: tuple[Message, ...]
-    cut: int  # position in seq where the last assistant run starts (0 when there is none)
-    cut_block: int  # flat position of that run's first block
+    aruns: list[tuple[int, int]]  # where re-planning may start: (seq position, flat position of its block)
     flat: list[BlockSpec]
     roles: list[str]
     keys: list  # each block's memo key
@@ -44,6 +45,7 @@ class Laid:
     stable: str | None
     kept: int  # leading blocks taken unchanged from the state this one extends
     since: int  # that state's serial (-1: planned whole)
+    irregular: bool = False  # a pairing that a shorter view could decide otherwise (core.plan.plan_runs)
     top: list = field(default_factory=list)  # the three largest kept parts as (-tokens, index, part)
 
 
@@ -63,30 +65,61 @@ def glue_of(spec: BlockSpec, role: str, next_role: str | None) -> str:
     return glue + f'],"role":"{role}"}}]}}'
 
 
-def extends(base: Laid, messages: Sequence[Message], inputs: tuple) -> bool:
-    n = len(base.messages)
-    return (len(messages) >= n and base.inputs == inputs
-            and all(map(operator.is_, base.messages, messages)))
+def shared(base: Laid, messages: Sequence[Message], inputs: tuple) -> int:
+    """How many leading messages the view shares with a measured one (the same objects); -1 if rendered otherwise."""
+    if base.inputs != inputs:
+        return -1
+    n = min(len(base.messages), len(messages))
+    return next(compress(count(), map(operator.is_not, base.messages[:n], messages[:n])), n)
 
 
-def lay_out(messages: Sequence[Message], base: Laid | None, inputs: tuple, serial: int, *,
+def starts(seq: Sequence[Message], pos: int, size: int, block: int) -> list[tuple[int, int]]:
+    """Where re-planning may start in the assistant run seq[pos:pos+size] whose first block is `block`: its
+    start, and each message with text before the run's first call (the blocks before it are its texts, one
+    each, and no later call can join them)."""
+    out = [(pos, block)]
+    n = 0
+    for j in range(pos, pos + size):
+        m = seq[j]
+        if m.kind == "action_request":
+            break
+        if has_text(m):
+            if j > pos:
+                out.append((j, block + n))
+            n += 1
+    return out
+
+
+def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
+    """Where to re-plan a view sharing p leading messages with `base`: (q, seq position, flat position) of
+    the last place to start (core.count_step.starts) before the shared part ends, where q
+    is the shared part's length in seq; None when a system message is not in the shared part."""
+    if any(m.kind == "system" for m in base.messages[p:]):
+        return None
+    q = len(base.seq) - (len(base.messages) - p)
+    i = bisect_left(base.aruns, (q,)) - 1
+    return (q, *base.aruns[i]) if i >= 0 else (q, 0, 0)
+
+
+def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tuple, serial: int, *,
             record: FullRecord | None, policy: Any, tools: list | None, first_round: IncludedRound | None,
             marks: bool, key_of: Callable[[Any, BlockSpec], tuple]) -> Laid:
-    """The view's blocks and keys, extending `base` (a Laid whose messages begin this view) when exact.
+    """The view's blocks and keys, re-planned from where it parts from `base` (which shares its first `p`
+    messages) when that is exact, else whole.
 
     Parts and counts are left for the counter to fill from index `kept` on (`parts`/`cum` hold the kept ones).
     """
     caching = policy is not None and policy.caching
     fr = first_round if caching else None
     with_marks = caching and marks
+    start = start_of(base, p) if base is not None and not base.irregular else None
+    new = messages[p:]
+    if start is None or any(m.kind == "system" for m in new):
+        base = None
     if base is not None:
-        new = messages[len(base.messages):]
-        if any(m.kind == "system" for m in new):
-            base = None
-    if base is not None:
+        q, cut, k = start
         system = base.system
-        seq = base.seq + [m for m in new if m.kind != "system"]
-        cut, k = base.cut, base.cut_block
+        seq = base.seq[:q] + [m for m in new if m.kind != "system"]
     else:
         system = tuple(m for m in messages if m.kind == "system")
         seq = [m for m in messages if m.kind != "system"]
@@ -98,16 +131,17 @@ def lay_out(messages: Sequence[Message], base: Laid | None, inputs: tuple, seria
             src = m.clipped_from
             if src is not None and src not in by_id and not (record is not None and src in record):
                 return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
-    planned, by_answer = plan_runs(tail, by_id, record, caching)
-    if by_answer and base is not None and cut > 0:
+    planned, irregular = plan_runs(tail, by_id, record, caching)
+    if irregular and base is not None and cut > 0:
         return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
 
     tail_flat: list[BlockSpec] = []
     tail_roles: list[str] = []
-    new_cut, new_cut_block, pos = cut, k, cut
+    aruns = base.aruns[:bisect_left(base.aruns, (cut,))] if base is not None else []
+    pos = cut
     for role, blocks, size in planned:
         if role == "assistant":
-            new_cut, new_cut_block = pos, k + len(tail_flat)
+            aruns.extend(starts(seq, pos, size, k + len(tail_flat)))
         tail_flat.extend(blocks)
         tail_roles.extend([role] * len(blocks))
         pos += size
@@ -148,11 +182,12 @@ def lay_out(messages: Sequence[Message], base: Laid | None, inputs: tuple, seria
     kept = max(k - 1, 0) if base is not None else 0
     keys = base.keys[:kept] if base is not None else []
     keys.extend(key_of(record, s) for s in flat[kept:])
-    return Laid(serial, inputs, list(messages), seq, system, new_cut, new_cut_block, flat, roles, keys,
+    return Laid(serial, inputs, list(messages), seq, system, aruns, flat, roles, keys,
                 base.parts[:kept] if base is not None else [], base.cum[:kept] if base is not None else [],
-                notes, ends, members, marked, head_t, stable, kept, base.serial if base is not None else -1)
+                notes, ends, members, marked, head_t, stable, kept, base.serial if base is not None else -1,
+                irregular)
 
 
 def _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of) -> Laid:
-    return lay_out(messages, None, inputs, serial, record=record, policy=policy, tools=tools,
+    return lay_out(messages, None, 0, inputs, serial, record=record, policy=policy, tools=tools,
                    first_round=first_round, marks=marks, key_of=key_of)

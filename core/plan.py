@@ -117,8 +117,8 @@ def plan_request(messages: Sequence[Message], record: FullRecord | None = None, 
 def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: FullRecord | None,
               caching: bool) -> tuple[list[tuple[str, list[BlockSpec], int]], bool]:
     """Each run of one role as (role, unmarked blocks, messages in the run), in order, for the non-system messages `seq`; and
-    whether a result paired through the look-up of calls by the result they name (`action_response_id`),
-    which reads every run before it (core.count's incremental plan re-plans whole then)."""
+    whether the pairing was irregular: a result paired through the look-up of calls by the result they name
+    (`action_response_id`), or naming a call that comes after it (core.count_step re-plans whole then)."""
     runs: list[tuple[str, list[Message]]] = []
     for m in seq:
         role = ROLE[m.kind]
@@ -152,6 +152,8 @@ def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: Full
             if not isinstance(cid, str) or cid not in call_run:
                 cid = answers.get(source.id, answers.get(m.id))
                 by_answer = by_answer or cid is not None
+            elif call_run[cid] > ri:
+                by_answer = True  # names a call after it: a shorter view could pair it otherwise
             # A result pairs only with a call in the assistant run right before its own run, and only once.
             if cid is not None and call_run.get(cid) == ri - 1 and cid not in paired:
                 paired[cid] = m.id
@@ -167,7 +169,7 @@ def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: Full
                 if m.kind == "action_request":
                     if m.id in paired:
                         blocks.append(BlockSpec(m, TOOL_USE, call_id_of(m)))
-                elif _has_text(m):
+                elif has_text(m):
                     blocks.append(BlockSpec(m, TEXT))
         else:
             later: list[BlockSpec] = []
@@ -176,7 +178,7 @@ def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: Full
                     blocks.append(BlockSpec(m, TOOL_RESULT, call_id_of(by_id[result_call[m.id]])))
                 elif m.kind == "action_response":
                     later.append(BlockSpec(m, ORPHAN_RESULT))
-                elif _has_text(m):
+                elif has_text(m):
                     later.append(BlockSpec(m, TEXT))
             blocks.extend(later)  # tool_result blocks lead their user message
         out.append((role, blocks, len(run)))
@@ -199,14 +201,14 @@ def _envelope_blocks(role: str, run: list[Message], paired: Mapping[str, str], r
                     blocks[-1] = replace(last, group=last.group + (entry,))
                 else:
                     blocks.append(BlockSpec(m, CALLS, group=(entry,)))
-            elif _has_text(m):
+            elif has_text(m):
                 blocks.append(BlockSpec(m, RESPONSE if m.kind == "assistant" else TEXT))
         return blocks
     results = [m for m in run if m.kind == "action_response"]
     if results:
         group = tuple((m, call_id_of(by_id[result_call[m.id]]) if m.id in result_call else None) for m in results)
         blocks.append(BlockSpec(results[0], RESULTS, group=group))
-    blocks.extend(BlockSpec(m, TEXT) for m in run if m.kind != "action_response" and _has_text(m))
+    blocks.extend(BlockSpec(m, TEXT) for m in run if m.kind != "action_response" and has_text(m))
     return blocks
 
 
@@ -266,10 +268,14 @@ def _with_marks(plan: Plan, record: FullRecord | None, first_round: IncludedRoun
     return Plan(plan.system, new_turns, plan.caching, stable_mark, tuple(positions))
 
 
-def _has_text(message: Message) -> bool:
+def has_text(message: Message) -> bool:
+    """Whether a message renders a block of its own (an instruction by its parts, others by their text)."""
     if message.kind == "instruction":
         return bool(instruction_text(message))
     return bool(message.text)
+
+
+_has_text = has_text  # the earlier name
 
 
 def value_text(value: Any, message: Message) -> str:

@@ -213,7 +213,7 @@ class PrefixMeter:
         return s.trailer.encode("utf-8") if i == len(s.flat) else None
 
     def _first_different(self, a: Shape, b: Shape) -> tuple[int, int]:
-        """The first segment that differs (len+1 of both when none does) and the bytes before it."""
+        """The first block that differs in bytes or role (past both ends when none does) and the bytes before it."""
         n = min(len(a.flat), len(b.flat))
         same_round = a.first_round == b.first_round
         i = next(compress(count(), map(operator.is_not, a.flat[:n], b.flat[:n])), n) if same_round else 0
@@ -224,6 +224,8 @@ class PrefixMeter:
                                         or self._key(a.flat[i], a.first_round) == self._key(b.flat[i], b.first_round))):
                 i += 1
                 continue
+            if i < n and a.roles[i] != b.roles[i]:
+                break  # the same bytes so far, but its turn has another role (said when the turn closes)
             sa, sb = self._segment(a, i), self._segment(b, i)
             if sa != sb:
                 break

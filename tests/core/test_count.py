@@ -68,7 +68,7 @@ def _parts(m):
 @SETTINGS
 @given(st.data())
 def test_measuring_a_growing_view_equals_measuring_it_whole(data):
-    """The incremental plan (a view that extends a measured one) gives the whole plan's parts, under every policy."""
+    """The incremental plan (a view sharing its start with a measured one) gives the whole plan's parts, under every policy."""
     from core.compile import IncludedRound
     from core.policy import Policy
 
@@ -83,13 +83,20 @@ def test_measuring_a_growing_view_equals_measuring_it_whole(data):
         first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
     counter, reference = Counter(), Counter()
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(view)), max_size=5)) + [len(view)]))
-    for n in cuts:  # each view extends the one before: the counter re-plans only the new part
+    shown = [view[:n] for n in cuts]  # each view extends the one before: the counter re-plans the new part
+    for _ in range(data.draw(st.integers(0, 3))):  # then views that part from it somewhere (a fold, a clip)
+        at = data.draw(st.integers(0, len(view)))
+        rest = [m for m in record if m not in view[:at]]
+        shown.append(view[:at] + data.draw(st.lists(st.sampled_from(rest), unique=True, max_size=4)) if rest else view[:at])
+    for messages in shown:
         options = dict(record=record, policy=policy, tools=tools, first_round=first_round)
         try:
-            whole = reference.measure_whole(view[:n], **options)
+            whole = reference.measure_whole(messages, **options)
         except Exception as exc:  # a view that cannot compile fails the same way either path
             with pytest.raises(type(exc)):
-                counter.measure(view[:n], **options)
+                counter.measure(messages, **options)
             continue
-        got = counter.measure(view[:n], **options)
+        got = counter.measure(messages, **options)
         assert _parts(got) == _parts(whole) and got.counted == whole.counted
+        top = sorted(whole.parts, key=lambda p: -p.tokens)[:3]
+        assert [(p.message, p.tokens) for p in got.largest(3)] == [(p.message, p.tokens) for p in top]
