@@ -14,7 +14,7 @@ from core.marks import replay_marks
 from core.model import Message, Session
 from core.strategies import STRATEGIES, Settings, Step, recorded_views
 from core.tokens import count_text
-from core.trace import UNSEEN_HEAD_FORMATS, session_tools, stored_scale, unseen_head
+from core.trace import holds_no_head, session_tools, stored_scale, unseen_head
 
 MESSAGE_OVERHEAD = 8  # the JSON framing a text block costs beyond its text
 LOOKBACK = 20  # blocks a provider looks back from a mark for a hit (ADR-0127)
@@ -39,7 +39,7 @@ def with_hidden_head(keys: Sequence[Any], ends: Sequence[int], head_end: int) ->
 def recorded_head(session: Session, measure: "Measure") -> int:
     """The unseen head for a session whose usage was reported: the one kept with it, else measured as
     core.trace does (the smallest gap between reported input and the recorded view's count)."""
-    if session.format not in UNSEEN_HEAD_FORMATS or not any(r.usage for r in session.trace):
+    if not holds_no_head(session) or not any(r.usage for r in session.trace):
         return 0
     if session.unseen_head:
         return session.unseen_head

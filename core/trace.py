@@ -36,6 +36,12 @@ def build_trace(session: Session) -> list[Request]:
     return trace
 
 
+def holds_no_head(session: Session) -> bool:
+    """Whether the session's file (or, for an export, the file it came from) lacks the system prompt and tools."""
+    source = (session.manifest or {}).get("source_format") if isinstance(session.manifest, dict) else None
+    return session.format in UNSEEN_HEAD_FORMATS or source in UNSEEN_HEAD_FORMATS
+
+
 def unseen_head(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> int:
     """The tokens every request carried that the file does not hold, for formats that keep no
     system prompt or tools: the smallest gap between a request's reported input and its count.
@@ -44,7 +50,7 @@ def unseen_head(session: Session, counted: Sequence[int], trace: Sequence[Reques
     smallest keeps tokenizer differences, which grow with the request, out of it. Without
     this, the scale would absorb the head and over-estimate every later, larger request.
     """
-    if session.format not in UNSEEN_HEAD_FORMATS:
+    if not holds_no_head(session):
         return 0
     gaps = [r.usage.reported_input - c for c, r in zip(counted, trace)
             if r.usage is not None and r.usage.reported_input > 0]

@@ -156,6 +156,10 @@ def test_export_of_an_imported_session_keeps_its_requests_and_reported_usage(tmp
     # trace infers past views from the file, so views after a source compaction may differ.)
     by_response = {r.response_id: r.usage for r in native.trace}
     assert all(by_response.get(r.response_id) == r.usage for r in source.trace if r.usage is not None)
+    # The export still holds no system prompt or tools: its requests keep the unseen head.
+    from core.trace import measure_trace
+
+    assert measure_trace(native, prefix=False).unseen_head == measure_trace(source, prefix=False).unseen_head
 
 
 def test_output_cut_short_by_the_reader_gives_no_traceback():
