@@ -74,6 +74,10 @@ def _refuse_unreadable_json(path: Path, head: bytes) -> None:
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 4:  # not a multi-byte character cut by the sniff window
             raise ReadError(str(path), f"byte {exc.start}", "not UTF-8 text") from None
+    lines = head.split(b"\n", 2)
+    if len(lines) == 3 and not _parses(lines[0]) and _parses(lines[1]):
+        # JSON lines whose first line is broken: say so, rather than "not a session file".
+        raise ReadError(str(path), "line 1", "not JSON (the lines after it are)")
     if not head.lstrip().startswith((b"{", b"[")) or path.stat().st_size > 64 * SNIFF_BYTES:
         return
     import json
@@ -84,16 +88,16 @@ def _refuse_unreadable_json(path: Path, head: bytes) -> None:
         raise ReadError(str(path), f"byte {exc.start}", "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         # A JSONL file's first line parses alone; only a single broken document lands here.
-        if b"\n" in head.strip() and _first_line_parses(head):
+        if b"\n" in head.strip() and _parses(head.split(b"\n", 1)[0]):
             return
         raise ReadError(str(path), f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}") from None
 
 
-def _first_line_parses(head: bytes) -> bool:
+def _parses(line: bytes) -> bool:
     import json
 
     try:
-        json.loads(head.split(b"\n", 1)[0])
+        json.loads(line)
         return True
     except ValueError:
         return False

@@ -84,6 +84,8 @@ def _parse(item: tuple[int, int, bytes], builder: "SessionBuilder", last: bool) 
         return _decode(raw.decode("utf-8") if number > 1 else raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         problem = "bytes that are not UTF-8"
+    except json.JSONDecodeError as exc:
+        problem = f"not JSON at column {exc.colno}: {exc.msg}"  # the line is ours; the column is the decoder's
     except (ValueError, RecursionError) as exc:
         problem = f"not JSON ({exc.__class__.__name__}: {str(exc)[:80]})"
     if last:

@@ -148,3 +148,25 @@ def test_a_truncated_last_line_imports_everything_before_it_with_one_warning(tmp
     session = claude_code.read(cut)
     check_session(session)
     assert len(session.warnings) == 1 and "truncated last line" in session.warnings[0]
+
+
+def test_a_broken_first_line_of_json_lines_is_named(tmp_path):
+    from core.formats import load_session
+
+    good = '{"type":"user","message":{"role":"user","content":"x"},"uuid":"%s","timestamp":"2025-01-01T00:00:01Z","sessionId":"s"}'
+    path = tmp_path / "junk-first.jsonl"
+    path.write_text("garbage here\n" + good % "b" + "\n" + good % "c" + "\n")
+    with pytest.raises(ReadError) as err:
+        load_session(path)
+    assert str(err.value) == f"{path}: line 1: not JSON (the lines after it are)"
+
+
+def test_a_broken_middle_line_names_one_line_and_its_column(tmp_path):
+    from core.formats import load_session
+
+    good = '{"type":"user","message":{"role":"user","content":"x"},"uuid":"%s","timestamp":"2025-01-01T00:00:01Z","sessionId":"s"}'
+    path = tmp_path / "junk-middle.jsonl"
+    path.write_text(good % "a" + "\n{bad\n" + good % "c" + "\n")
+    with pytest.raises(ReadError) as err:
+        load_session(path)
+    assert str(err.value) == f"{path}: line 2: not JSON at column 2: Expecting property name enclosed in double quotes"
