@@ -43,10 +43,6 @@ class ModelPrices:
                 chosen = tier
         return chosen
 
-    @property
-    def first_boundary(self) -> int | None:
-        return self.tiers[1].above if len(self.tiers) > 1 else None
-
     def cost(self, fresh: int, read: int = 0, write_5m: int = 0, write_1h: int = 0, output: int = 0) -> float:
         """USD for one request."""
         t = self.tier_for(fresh + read + write_5m + write_1h)

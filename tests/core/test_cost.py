@@ -40,7 +40,7 @@ def test_automatic_caching_prices_have_no_write_price_and_the_long_context_tier(
     assert GPT.cost(fresh=1000, read=100_000, output=100) == pytest.approx((5000 + 50_000 + 3000) / 1e6)
     assert GPT.cost(fresh=2001, read=270_000, output=100) == pytest.approx(
         (2001 * 10 + 270_000 * 1.0 + 100 * 45) / 1e6)
-    assert GPT.first_boundary == 272_000 and HAIKU.tier_for(100_000).above == 0
+    assert GPT.tiers[1].above == 272_000 and HAIKU.tier_for(100_000).above == 0
 
 
 def test_region_multiplier_and_bad_tables():
