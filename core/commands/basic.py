@@ -96,8 +96,8 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"{result['file']}: {result['format']}" + (f", model {result['model']}" if result["model"] else ""),
         f"full record: {result['record_size']['messages']} messages, {result['record_size']['tokens']:,} tokens compiled ({kinds})",
         f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens compiled",
-        f"requests: {result['requests']}, peak reported input: {result['peak_reported_input'] if result['peak_reported_input'] is not None else '-'}",
-        f"ceiling: {policy['ceiling'] if policy['ceiling'] is not None else 'none'} ({policy['why']}), line "
+        f"requests: {result['requests']:,}, peak reported input: {_thousands(result['peak_reported_input'])}",
+        f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line "
         f"{policy['line']}, target {policy['target']}",
         f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
     ]
@@ -137,3 +137,7 @@ def run_export(args) -> dict[str, Any]:
     except OSError as exc:
         raise ReadError(str(output), "-o", f"cannot write: {exc.strerror or exc}") from None
     return {"file": str(source), "output": str(output), "messages": len(session.record), "format": "lionagi"}
+
+
+def _thousands(value: int | None, absent: str = "-") -> str:
+    return f"{value:,}" if value is not None else absent
