@@ -42,19 +42,41 @@ def holds_no_head(session: Session) -> bool:
     return session.format in UNSEEN_HEAD_FORMATS or source in UNSEEN_HEAD_FORMATS
 
 
-def unseen_head(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> int:
-    """The tokens every request carried that the file does not hold, for formats that keep no
-    system prompt or tools: the smallest gap between a request's reported input and its count.
+def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> list[int]:
+    """Per request, the tokens it carried that the file does not hold, for formats that keep no
+    system prompt or tools: in each stretch between source compactions, the smallest gap between
+    a request's reported input and its count.
 
-    The gap is constant in truth (the same system prompt and tools each time); taking the
-    smallest keeps tokenizer differences, which grow with the request, out of it. Without
-    this, the scale would absorb the head and over-estimate every later, larger request.
+    The gap is constant in truth within a stretch (the same system prompt and tools, and after a
+    compaction whatever the agent re-attached, such as files it had read); taking the smallest
+    keeps tokenizer differences, which grow with the request, out of it. Without this, the scale
+    (which never falls) would absorb the head and over-estimate every later, larger request.
     """
-    if not holds_no_head(session):
-        return 0
-    gaps = [r.usage.reported_input - c for c, r in zip(counted, trace)
-            if r.usage is not None and r.usage.reported_input > 0]
-    return max(0, min(gaps)) if gaps else 0
+    if not holds_no_head(session) or not trace:
+        return [0] * len(trace)
+    notes = {m.id for m in session.record if m.kind == "note"}
+    stretches: list[list[int]] = []
+    before: set[str] = set()
+    for k, request in enumerate(trace):
+        present = notes.intersection(request.view)
+        if not stretches or present - before:  # a note entered the view: the source compacted
+            stretches.append([])
+        stretches[-1].append(k)
+        before = present
+    heads: list[int] = []
+    head = 0
+    for stretch in stretches:
+        gaps = [trace[k].usage.reported_input - counted[k] for k in stretch
+                if trace[k].usage is not None and trace[k].usage.reported_input > 0]
+        head = max(0, min(gaps)) if gaps else head
+        heads.extend([head] * len(stretch))
+    return heads
+
+
+def unseen_head(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> int:
+    """The unseen head of the session's latest stretch: what its next request would carry."""
+    heads = unseen_heads(session, counted, trace)
+    return heads[-1] if heads else 0
 
 
 def stored_scale(session: Session) -> float:
@@ -238,13 +260,14 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         if meter is not None:
             ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
             parted.append(meter.step(ids, m.laid, first_round))
-    head = unseen_head(session, [m.counted for m in counts], trace)
+    heads = unseen_heads(session, [m.counted for m in counts], trace)
+    head = heads[-1] if heads else 0
     if record:
         session.unseen_head = head
     for k, (request, m) in enumerate(zip(trace, counts)):
-        counted = m.counted + head
+        counted = m.counted + heads[k]
         reported = request.usage.reported_input if request.usage is not None else None
-        refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, head)
+        refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, heads[k])
         size = estimate(counted, scale)
         action = "refuse" if refusal else action_for(size, resolution.ceiling, policy.fold_at)
         nxt = parted[k + 1] if k + 1 < len(parted) else None
@@ -253,7 +276,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         report.decisions.append({
             "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
             "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,
-            "unseen_head": head, "reported_input": reported, "action": action,
+            "unseen_head": heads[k], "reported_input": reported, "action": action,
         })
         scale = calibrated(scale, counted, reported)
     report.unseen_head = head

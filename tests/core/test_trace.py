@@ -154,3 +154,21 @@ def test_native_sessions_have_no_unseen_head():
 
     session = generate(seed=3, rounds=4)
     assert measure_trace(session).unseen_head == 0
+
+
+def test_the_unseen_head_is_measured_again_after_a_source_compaction(corpus_dev):
+    # After Claude Code compacts, the next requests carry what it re-attached (files it had read)
+    # beside the summary; one head for the whole file let the scale jump past 2 and stay there.
+    from core.formats import load_session
+    from core.trace import measure_trace
+
+    session = load_session(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl")
+    report = measure_trace(session, prefix=False)
+    heads = [d["unseen_head"] for d in report.decisions if d.get("request") is not None]
+    compaction = next(e for e in session.events if "compact" in str(e.get("type", e.get("kind", ""))))
+    assert len(set(heads)) == 2, "one head before the compaction, another after it"
+    assert heads[-1] > heads[0]
+    ratios = [row.estimate / row.reported_input for row in report.rows if row.reported_input]
+    assert max(ratios) < 1.35, max(ratios)
+    assert report.scale < 1.35
+    assert compaction
