@@ -18,7 +18,7 @@ from core.delivery import note_calls, protect_from_clip, set_note_calls
 from core.fold_clip import bodies_of, build_copy, original_of, span_digest
 from core.model import Message, Session
 from core.recovery import Peek, ReadResult, replaced
-from core.summarise import BriefSummariser, Summariser
+from core.summarise import BriefSummariser, Summariser, projected_span
 
 __all__ = ["Changes", "Command", "CommandStack", "ReadResult", "Peek", "Restore", "Evict", "EvictActionResults",
            "Compact", "Clip", "Expand", "ApplyFold", "insert_chronologically"]
@@ -155,9 +155,9 @@ class Compact(Command):
 
     def __init__(self, first: int, last: int, summary: str | None = None, summariser: Summariser | None = None,
                  ceiling: int | None = None, new_id: Callable[[], str] | None = None,
-                 clock: Callable[[], float | None] = time.time) -> None:
+                 clock: Callable[[], float | None] = time.time, policy: Any = None) -> None:
         super().__init__()
-        self.first, self.last, self.summary = first, last, summary
+        self.first, self.last, self.summary, self.policy = first, last, summary, policy
         self.summariser = summariser or BriefSummariser()
         self.ceiling, self.new_id, self.clock = ceiling, new_id, clock
         self._note: Message | None = None
@@ -177,7 +177,8 @@ class Compact(Command):
         taken = set(chosen)
         folded = [m for m in view if m.id in taken]
         calls = st.carried_calls(folded, record, note_calls(session))
-        summary = self.summariser.summarise(folded, calls) if self.summary is None else None
+        source = projected_span(folded, record, self.policy)  # under a bound, never a whole hidden body
+        summary = self.summariser.summarise(source, calls) if self.summary is None else None
         text = summary.text if summary else self.summary
         body = st.note_text(len(folded), self.ceiling, calls, text, summary.lists_calls if summary else False)
         note = st.make_note(body, folded, record, "compact", self.new_id or new_uuid, self.clock(), span_digest(folded))

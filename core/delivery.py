@@ -101,7 +101,8 @@ def set_note_calls(session: Session, note_id: str, calls: list[dict[str, Any]] |
 
 
 def clone_session(session: Session, new_id: Callable[[], str] | None = None) -> tuple[Session, dict[str, str]]:
-    """A copy of the session with new message ids; view, delivery, copies' `clipped_from` and calls mapped.
+    """A copy of the session with new message ids; view, delivery, copies' `clipped_from`, calls and the
+    protected first round's decision mapped.
 
     Returns the clone and the map from each old id to its new one. The source is not changed.
     """
@@ -135,6 +136,9 @@ def clone_session(session: Session, new_id: Callable[[], str] | None = None) -> 
         meta[NOTE_CALLS_KEY] = {ids[k]: v for k, v in meta[NOTE_CALLS_KEY].items() if k in ids}
     if isinstance(branch.get("id"), str):
         branch["id"] = make()
+    from core.first_round import remap_decision
+
+    remap_decision(clone, ids)  # the protected round's members renamed; a clone missing one starts pending
     return clone, ids
 
 

@@ -1,35 +1,40 @@
 """The fold: past the line, shrink the active view toward the target in passes that land only when they help.
 
-ADR-0130 D4 as amended by Amendments 1 and 2: `tool_io` with tails six then two, `clip` by the
-deficit, the floor view, then `all` with tails six then two (or once with two). Every pass is
-measured on the compiled request at the current scale; one that does not strictly lower the
-estimate is rolled back. Every pass appends a context_folds record to the session's manifest.
+ADR-0130 D4 as amended by Amendments 1 to 4: `tool_io` with tails six then two, `clip` by the
+deficit (Amendment 3's arithmetic under a result bound, core.fold_cuts), the floor view, then
+`all` with tails six then two (or once with two). While caching places marks (Amendment 4) the
+protected first round joins every keep set, the ordinary stages take only what follows the
+newest note, and `reset` folds everything after the first round into one note: first and alone
+when the view's notes are over 15% of the ceiling, else after the ordinary stages when the view
+is still over the target. Every pass is measured on the compiled request (core.first_round's
+request_options: bound, envelope, marks) at the current scale; one that does not strictly lower
+the estimate is rolled back. Every pass appends a context_folds record to the session's manifest.
 Nothing is removed from the full record: notes and clipped copies are appended to it.
 """
 
 from __future__ import annotations
 
-import math
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from core import fold_stages as st
-from core.delivery import delivered_ids, no_clip_ids, note_calls, set_note_calls
-from core.fold_clip import CLIP_FLOOR, bodies_of, build_copy, kept_of, original_of, span_digest
 from core.count import Counter, estimate as scaled
+from core.delivery import delivered_ids, no_clip_ids, note_calls, set_note_calls
+from core.first_round import protected_ids, request_options
+from core.fold_clip import span_digest
+from core.fold_cuts import cut_body, eligible_bodies
 from core.model import Message, Session
 from core.policy import Policy, resolve_ceiling
-from core.summarise import BriefSummariser, Summariser
+from core.summarise import BriefSummariser, Summariser, projected_span
 
 FOLD_AT = 0.8
 FOLD_TARGET = 0.6
 KEEP_TAILS = (6, 2)
 MAX_RESUMES = 2  # refusal resumes per turn (Amendment 1)
 MAX_RECORDED = 50
-CUT_STEPS = 3  # measured candidates per body at most, besides the one at the floor
-CUT_MARGIN = 8  # characters cut beyond the proposal, so rounding in the tokenizer rarely leaves a token over
+RESET_SHARE = 0.15  # notes in the view above this share of the ceiling: the reset runs first and alone
 
 Count = Callable[[Sequence[Message]], int]
 
@@ -90,21 +95,25 @@ class Refusal:
     scale: float
 
 
-def default_count(session: Session, policy: Any = None) -> Count:
-    """The exact incremental o200k count of the compiled request (core.count.Counter)."""
-    counter = Counter()
-    return lambda messages: counter.count(list(messages), record=session.record, policy=policy)
+def default_count(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> Count:
+    """The exact incremental o200k count of the request compiled from a view as the session's next request
+    compiles (bound, tools, envelope, marks and an included first round's frozen bound), read at each count
+    so a decision made after the fold was built is honoured."""
+    counter = counter or Counter()
+    return lambda messages: counter.count(list(messages), **request_options(session, policy))
 
 
 class Fold:
     """The fold over one session's active view, under one ceiling, line and target."""
 
     def __init__(self, session: Session, settings: FoldSettings, *, count: Count | None = None,
-                 summariser: Summariser | None = None, policy: Any = None, clock: Callable[[], float] = time.time,
-                 new_id: Callable[[], str] | None = None) -> None:
+                 summariser: Summariser | None = None, policy: Policy | None = None,
+                 clock: Callable[[], float] = time.time, new_id: Callable[[], str] | None = None,
+                 counter: Counter | None = None) -> None:
         self.session = session
         self.settings = settings
-        self.count = count or default_count(session, policy)
+        self.policy = policy
+        self.count = count or default_count(session, policy, counter)
         self.summariser = summariser or BriefSummariser()
         self.clock = clock
         self.new_id = new_id or (lambda: str(uuid.uuid4()))
@@ -128,9 +137,33 @@ class Fold:
         """The ceiling's admission check: a request from this view would not be refused."""
         return self.estimate([self.session.record.get(i) for i in view_ids]) <= self.settings.ceiling
 
-    def protected(self) -> set[str]:
-        """Messages no stage may take beyond the fixed rules (the protected first round lands here later)."""
-        return set()
+    @property
+    def caching(self) -> bool:
+        """Amendment 4's rules apply only while the policy places cache marks."""
+        return self.policy is not None and self.policy.caching
+
+    @property
+    def bound(self) -> int | None:
+        return None if self.policy is None else self.policy.tool_result_max_chars
+
+    def protected(self, view: Sequence[Message] | None = None) -> set[str]:
+        """The protected first round while caching: an included or pending round's members; an excluded
+        round, or caching off, protects nothing (core.first_round.protected_ids)."""
+        if not self.caching:
+            return set()
+        return set(protected_ids(self.session, self.policy, view))
+
+    def ordinary_start(self, view: Sequence[Message]) -> int:
+        """Where the ordinary stages may start taking: after the newest note while caching, else anywhere."""
+        if not self.caching:
+            return 0
+        return next((p + 1 for p in range(len(view) - 1, -1, -1) if view[p].kind == "note"), 0)
+
+    def notes_estimate(self, view: Sequence[Message]) -> int:
+        """The notes' share of the request: the estimate of the view less the estimate without its notes."""
+        if not any(m.kind == "note" for m in view):
+            return 0
+        return self.estimate(view) - self.estimate([m for m in view if m.kind != "note"])
 
     # -- the fold ----------------------------------------------------------------------------
     def maybe_fold(self) -> FoldRun | None:
@@ -171,6 +204,9 @@ class Fold:
         def more() -> bool:
             return (must_land and not run.landed) or state.estimate > self.settings.target_tokens
 
+        if self.caching and self.notes_estimate(state.view) > RESET_SHARE * self.settings.ceiling:
+            self._reset(state, run, reason)  # first, and alone
+            return self._finish(run, state)
         for tail in KEEP_TAILS:
             if more():
                 self._fold_pass(state, run, "tool_io", tail, reason)
@@ -178,9 +214,7 @@ class Fold:
             self._clip_pass(state, run, reason)
         tails: tuple[int, ...] = ()
         if more():
-            facts = self._facts(state.view)
-            floor = [m for i, m in enumerate(state.view) if m.id in facts.keep or i >= len(state.view) - 2]
-            run.floor_estimate = self.estimate(floor)
+            run.floor_estimate = self._floor(state)
             if run.floor_estimate > self.settings.ceiling:
                 tails = ()  # no fold can make the request sendable: no summary is asked for
             elif run.floor_estimate > self.settings.target_tokens:
@@ -190,27 +224,47 @@ class Fold:
         for tail in tails:
             if more():
                 self._fold_pass(state, run, "all", tail, reason)
+        if self.caching and more():
+            self._reset(state, run, reason)
+        return self._finish(run, state)
+
+    def _finish(self, run: FoldRun, state: "_State") -> FoldRun:
         run.estimate_after = state.estimate
         run.target_reached = state.estimate <= self.settings.target_tokens
         return run
 
     # -- passes ------------------------------------------------------------------------------
     def _facts(self, view: Sequence[Message]) -> st.ViewFacts:
-        return st.view_facts(view, self.session.record, delivered_ids(self.session), self.protected())
+        return st.view_facts(view, self.session.record, delivered_ids(self.session), self.protected(view))
+
+    def _floor(self, state: "_State") -> int:
+        """The floor view's estimate: the head, the task, undelivered and protected messages, the tail of two."""
+        facts = self._facts(state.view)
+        floor = [m for i, m in enumerate(state.view) if m.id in facts.keep or i >= len(state.view) - 2]
+        return self.estimate(floor)
+
+    def _reset(self, state: "_State", run: FoldRun, reason: str) -> None:
+        """The all fold over everything after the first round, earlier notes included, with the tail of two;
+        like `all`, it asks for no summary when the floor view is over the ceiling."""
+        if run.floor_estimate is None:
+            run.floor_estimate = self._floor(state)
+        if run.floor_estimate <= self.settings.ceiling:
+            self._fold_pass(state, run, "reset", KEEP_TAILS[-1], reason)
 
     def _fold_pass(self, state: "_State", run: FoldRun, stage: str, tail: int, reason: str) -> None:
         record = self.session.record
         facts = self._facts(state.view)
-        chosen = (st.tool_io_span if stage == "tool_io" else st.all_span)(state.view, facts, tail)
+        start = 0 if stage == "reset" else self.ordinary_start(state.view)
+        chosen = (st.tool_io_span if stage == "tool_io" else st.all_span)(state.view, facts, tail, start)
         if not chosen:
             return
         taken = set(chosen)
         folded = [m for m in state.view if m.id in taken]
         own_calls = st.folded_calls(folded, record)
         summary = None
-        if stage == "all":
+        if stage in ("all", "reset"):
             carried = st.carried_calls(folded, record, note_calls(self.session))
-            summary = self.summariser.summarise(folded, carried)
+            summary = self.summariser.summarise(projected_span(folded, record, self.policy), carried)
             if summary.scale and summary.scale > self.session.scale:
                 self.session.scale = summary.scale  # the before is measured at the scale now in force
             listed = carried
@@ -239,99 +293,45 @@ class Fold:
     def _clip_pass(self, state: "_State", run: FoldRun, reason: str) -> None:
         record = self.session.record
         target = self.settings.target_tokens
-        skip = no_clip_ids(self.session) | self.protected()
-        # Each result in view: its position, its original and the kept length of every body.
-        slots: dict[str, tuple[Message, dict[str | None, int]]] = {}
-        bodies = []
-        for position, m in enumerate(state.view):
-            if m.kind != "action_response":
-                continue
-            original = original_of(m, record)
-            if original.id in skip or original.id in slots:
-                continue
-            kept = {b.key: b.text.__len__() for b in bodies_of(original)}
-            kept.update(kept_of(m))
-            slots[original.id] = (original, kept)
-            index = record.index_of(original.id)
-            for body in bodies_of(original):
-                if kept[body.key] > CLIP_FLOOR:
-                    bodies.append((-kept[body.key], index, position, original.id, body))
-        bodies.sort(key=lambda b: b[:3])
+        skip = no_clip_ids(self.session) | self.protected(state.view)
+        bound = self.bound
+        items = eligible_bodies(state.view, record, skip, self.ordinary_start(state.view), bound)
         before = state.estimate
         view = list(state.view)
         estimate = before
         copies: dict[str, Message] = {}
         clipped: dict[tuple[str, str | None], dict[str, Any]] = {}
-        for _, index, position, original_id, body in bodies:
+        for item in items:
             if estimate <= target:
                 break
-            original, kept = slots[original_id]
-            current = kept[body.key]
-            cut = self._cut(view, position, original, index, kept, body.key, estimate, target)
-            if cut is None:
-                continue
-            candidate, measured, keep = cut
-            if measured < estimate:  # only a cut that lowers the measured request is kept
-                view, estimate = candidate, measured
-                kept[body.key] = keep
-                copies[original_id] = candidate[position]
-                clipped[(original_id, body.key)] = {"index": index, "chars": len(body.text), "kept": keep}
-                if body.key is not None:
-                    clipped[(original_id, body.key)]["key"] = body.key
+            cut = cut_body(item, view, estimate, target, bound, self.estimate, self.new_id, self.clock())
+            if cut is None or cut.estimate >= estimate:
+                continue  # only a cut that strictly lowers the measured request is kept
+            slot, key = item.slot, item.body.key
+            view, estimate = cut.view, cut.estimate
+            slot.kept[key] = cut.kept
+            copies[slot.original.id] = cut.copy
+            entry = {"index": slot.index, "chars": len(item.body.text), "kept": cut.kept}
+            if bound is not None:
+                entry["kept_before"] = item.current  # what the bound already showed: the clip's saving starts here
+            if key is not None:
+                entry["key"] = key
+            clipped[(slot.original.id, key)] = entry
         if not copies:
             return
-        for copy in copies.values():
-            record.append(copy)  # only the copies in the kept view enter the record
+        for made in copies.values():
+            record.append(made)  # only the copies in the kept view enter the record
         state.view, state.estimate = view, estimate
         self.session.set_view(m.id for m in view)
         entry = self._record(reason, "clip", None, 0, [], before, estimate, True, estimate)
         entry["summary_source"] = None
         entry["summary_usage"] = None
-        items = sorted(clipped.values(), key=lambda c: (c["index"], c.get("key") or ""))
-        entry["clipped"] = items[:MAX_RECORDED]
-        entry["clipped_total"] = len(items)
+        listed = sorted(clipped.values(), key=lambda c: (c["index"], c.get("key") or ""))
+        entry["clipped"] = listed[:MAX_RECORDED]
+        entry["clipped_total"] = len(listed)
+        if bound is not None:
+            entry["result_max_chars"] = bound
         self._append(run, entry)
-
-    def _cut(self, view: list[Message], position: int, original: Message, index: int,
-             kept: dict[str | None, int], key: str | None, estimate: int, target: float
-             ) -> tuple[list[Message], int, int] | None:
-        """One body cut just enough to cover the deficit, by its own measured tokens per character.
-
-        The body is first measured at the floor (head, marker and tail as the request carries
-        them): what that saves per character removed proposes how much to keep; the proposal is
-        then built and measured. Returns the candidate view, its estimate and the kept length.
-        """
-        current = kept[key]
-
-        def candidate(keep: int) -> tuple[list[Message], int]:
-            trial = dict(kept)
-            trial[key] = keep
-            made = build_copy(original, index, trial, new_id=self.new_id, created_at=self.clock())
-            view_ = view[:position] + [made] + view[position + 1:]
-            return view_, self.estimate(view_)
-
-        at_floor, floor_estimate = candidate(CLIP_FLOOR)
-        saved = estimate - floor_estimate
-        if saved <= 0:
-            return None
-        per_char = saved / (current - CLIP_FLOOR)
-        deficit = estimate - target
-        if deficit >= saved:
-            return at_floor, floor_estimate, CLIP_FLOOR
-        keep, best = current, None
-        over = deficit
-        for _ in range(CUT_STEPS):  # a proposal, then corrections by what the last one measured
-            keep = keep - math.ceil(over / per_char) - CUT_MARGIN
-            if keep <= CLIP_FLOOR:
-                return at_floor, floor_estimate, CLIP_FLOOR
-            view_, measured = candidate(keep)
-            best = (view_, measured, keep)
-            if measured <= target:
-                break
-            over = measured - target
-            if measured < estimate:
-                per_char = (estimate - measured) / (current - keep)
-        return best
 
     def _record(self, reason: str, stage: str, tail: int | None, folded: int, calls: list[dict[str, Any]],
                 before: int, after: int, landed: bool, standing: int) -> dict[str, Any]:

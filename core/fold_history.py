@@ -1,8 +1,10 @@
 """Replaying a session's trace through the fold: the view history, one version per change with its cause.
 
 Before each request of the trace, the messages recorded since the previous request join the view,
-the fold runs under the settings (at the line, then at most two refused-and-folded resumes), and
-the request completes, marking its view delivered. The source's own notes and copies enter the
+the fold runs under the settings (at the line, then at most two refused-and-folded resumes), the
+request's compile decides the protected first round once (core.first_round.decide_first_round, the
+first request that carries it whole, while the policy caches), and the request completes, marking
+its view delivered. The source's own notes and copies enter the
 record but not the view: the fold under replay decides what stands for what. The session itself
 is never changed; the replay works on its own session over the same messages.
 """
@@ -13,9 +15,12 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from core.count import Counter
 from core.delivery import DELIVERED_KEY, mark_delivered
+from core.first_round import decide_first_round, read_decision
 from core.fold import Count, Fold, FoldSettings, Refusal
 from core.model import FullRecord, Message, Request, Session
+from core.policy import Policy
 from core.summarise import Summariser
 from core.trace import build_trace
 
@@ -51,8 +56,10 @@ def response_index(session: Session, trace: Sequence[Request], request: int) -> 
     return session.record.index_of(response) if response and response in session.record else len(session.record)
 
 
-def session_at_request(session: Session, request: int) -> Session:
-    """The session as it stood before request `request`: its record up to the answer, its view, delivery so far."""
+def session_at_request(session: Session, request: int, policy: Policy | None = None,
+                       counter: Counter | None = None) -> Session:
+    """The session as it stood before request `request`: its record up to the answer, its view, delivery so far,
+    and (while `policy` caches) the first round as the earlier requests' compiles decided it."""
     trace = build_trace(session)
     if not 0 <= request < len(trace):
         raise IndexError(f"request {request} is not in the trace (it has {len(trace)} requests)")
@@ -69,23 +76,47 @@ def session_at_request(session: Session, request: int) -> Session:
                 delivered.append(mid)
     branch.setdefault("metadata", {})[DELIVERED_KEY] = delivered
     manifest = copy.deepcopy(session.manifest) if session.manifest is not None else None
-    return Session(record=record, view=view, format=session.format, source=session.source, branch=branch,
-                   manifest=manifest, trace=list(trace[:request]), model=session.model, scale=session.scale,
-                   unseen_head=session.unseen_head)
+    at = Session(record=record, view=view, format=session.format, source=session.source, branch=branch,
+                 manifest=manifest, trace=list(trace[:request]), model=session.model, scale=session.scale,
+                 unseen_head=session.unseen_head)
+    if policy is not None:
+        decide_from_trace(at, policy, counter)
+    return at
+
+
+def decide_from_trace(session: Session, policy: Policy, counter: Counter | None = None) -> dict[str, Any] | None:
+    """The first round as the session's completed requests decided it: each request's compile, in order, until
+    one carries the round whole (a stored decision stands). The next request's fold reads it, never makes it."""
+    counter = counter or Counter()
+    decision = read_decision(session)
+    for request in session.trace:
+        if decision is not None or not policy.caching:
+            break
+        view = [session.record.get(mid) for mid in request.view if mid in session.record]
+        decision = decide_first_round(session, policy, counter, view=view)
+    return decision
 
 
 def replay_folds(session: Session, settings: FoldSettings, *, count: Count | None = None,
-                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None) -> FoldReplay:
-    """Run the fold before every request of the trace; returns the view history the GUI steps through."""
+                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None,
+                 policy: Policy | None = None, counter: Counter | None = None) -> FoldReplay:
+    """Run the fold before every request of the trace; returns the view history the GUI steps through.
+
+    With `policy` the fold counts every view as the request compiles under it (bound, envelope,
+    marks), and each request's compile decides the first round once while it caches."""
     branch = copy.deepcopy(session.branch)
     branch.setdefault("metadata", {})[DELIVERED_KEY] = []
+    cache = branch["metadata"].get("prompt_cache")
+    if isinstance(cache, dict):
+        cache.pop("protected", None)  # the replay's own requests decide the round
     work = Session(record=FullRecord(), view=[], format=session.format, source=session.source, branch=branch,
                    manifest={"context_folds": []}, model=session.model, scale=session.scale,
-                   unseen_head=session.unseen_head)
+                   unseen_head=session.unseen_head, extras={k: v for k, v in session.extras.items() if k == "tools"})
     options: dict[str, Any] = {"summariser": summariser}
     if clock is not None:
         options["clock"] = clock
-    fold = Fold(work, settings, count=count, **options)
+    counter = counter or Counter()
+    fold = Fold(work, settings, count=count, policy=policy, counter=counter, **options)
     replay = FoldReplay(work)
     taken = 0
     trace = build_trace(session)
@@ -100,6 +131,8 @@ def replay_folds(session: Session, settings: FoldSettings, *, count: Count | Non
             for record, view in zip(run.records, run.views):
                 if record["outcome"] == "landed":
                     replay.versions.append(ViewVersion(k, view, "fold", record["estimate_after"], record))
+        if policy is not None:  # this request's compile, after its fold; a refusal comes after the compile
+            decide_first_round(work, policy, counter)
         if refusal is not None:
             replay.refusals[k] = refusal
             replay.versions.append(ViewVersion(k, tuple(work.view), "refused", refusal.estimate))

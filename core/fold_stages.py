@@ -86,17 +86,18 @@ def view_facts(view: Sequence[Message], record: FullRecord, delivered: set[str],
     return facts
 
 
-def tool_io_span(view: Sequence[Message], facts: ViewFacts, tail: int) -> list[str]:
-    """Delivered calls and results older than the newest `tail` active messages, kept ones excepted."""
+def tool_io_span(view: Sequence[Message], facts: ViewFacts, tail: int, start: int = 0) -> list[str]:
+    """Delivered calls and results from position `start` to before the newest `tail` active messages, kept ones excepted."""
     end = len(view) - tail
-    chosen = [m.id for m in view[: max(end, 0)] if m.kind in ("action_request", "action_response") and m.id not in facts.keep]
+    chosen = [m.id for m in view[start: max(end, 0)]
+              if m.kind in ("action_request", "action_response") and m.id not in facts.keep]
     return keep_pairs(chosen, facts)
 
 
-def all_span(view: Sequence[Message], facts: ViewFacts, tail: int) -> list[str]:
-    """Everything older than the tail except the head, the task instruction and kept messages."""
+def all_span(view: Sequence[Message], facts: ViewFacts, tail: int, start: int = 0) -> list[str]:
+    """Everything from position `start` to before the tail except the head, the task instruction and kept messages."""
     end = len(view) - tail
-    chosen = [m.id for m in view[: max(end, 0)] if m.id not in facts.keep]
+    chosen = [m.id for m in view[start: max(end, 0)] if m.id not in facts.keep]
     return keep_pairs(chosen, facts)
 
 

@@ -69,16 +69,21 @@ def working_copy(session: Session, scale: float | None = None) -> Session:
     return Session(record=FullRecord(session.record), view=list(session.view), format=session.format,
                    source=session.source, branch=copy.deepcopy(session.branch),
                    manifest=copy.deepcopy(session.manifest), trace=session.trace, model=session.model,
-                   scale=session.scale if scale is None else scale, unseen_head=session.unseen_head)
+                   scale=session.scale if scale is None else scale, unseen_head=session.unseen_head,
+                   extras=dict(session.extras))
 
 
-def preview_fold(session: Session, settings: FoldSettings, count_for: Callable[[Session], Count], *,
+def preview_fold(session: Session, settings: FoldSettings, count_for: Callable[[Session], Count] | None = None, *,
                  scale: float | None = None, policy: Any = None, summariser: Summariser | None = None,
                  reason: str = "manual", **options: Any) -> FoldPreview:
-    """Run one fold (`Fold.run`) on a working copy; `count_for(copy)` gives the count over the copy's record."""
+    """Run one fold (`Fold.run`) on a working copy; `count_for(copy)` gives the count over the copy's record.
+
+    Without `count_for` the fold counts as the next request compiles under `policy` (core.fold.default_count,
+    with `options["counter"]` when given): the bound, the envelope, the marks and the first round's frozen bound."""
     work = working_copy(session, scale)
     base_view, base_length, base_scale = tuple(work.view), len(work.record), work.scale
-    fold = Fold(work, settings, count=count_for(work), summariser=summariser, policy=policy, **options)
+    count = count_for(work) if count_for is not None else None
+    fold = Fold(work, settings, count=count, summariser=summariser, policy=policy, **options)
     run = fold.run(reason)
     preview = FoldPreview(settings, run, base_view, base_length, base_scale, tuple(work.view),
                           [work.record[i] for i in range(base_length, len(work.record))],

@@ -80,6 +80,24 @@ class CallableSummariser:
         return Summary(text.strip()[:5_000], source="model", usage=usage, lists_calls=False)
 
 
+def projected_span(span: Sequence[Message], record: Any = None, policy: Any = None) -> list[Message]:
+    """The span as a summary may read it: under a result bound each tool result carries its projection
+    (core.compile.result_output, the compiled body), never a whole hidden body (Amendment 3)."""
+    bound = None if policy is None else policy.tool_result_max_chars
+    if bound is None or record is None:
+        return list(span)
+    from dataclasses import replace
+
+    from core.compile import result_output
+
+    out = []
+    for m in span:
+        if m.kind == "action_response":
+            m = replace(m, content={**m.content, "output": result_output(m, record, policy)}, raw=None)
+        out.append(m)
+    return out
+
+
 def brief(span: Sequence[Message], calls: Sequence[Mapping[str, Any]], max_chars: int = BRIEF_MAX_CHARS) -> str:
     """The span's opening instruction, each answer's first lines in order, then the calls; at most max_chars."""
     parts: list[str] = []

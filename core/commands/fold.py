@@ -78,8 +78,8 @@ def run_fold(args) -> dict[str, Any]:
     from core.commands.requests import policy_from_args
     from core.count import Counter
     from core.fold import Fold, FoldSettings
-    from core.fold_history import session_at_request
-    from core.trace import build_trace, measure_trace, session_tools
+    from core.fold_history import decide_from_trace, session_at_request
+    from core.trace import build_trace, measure_trace
 
     if args.apply and not args.output:
         raise UsageError("fold --apply needs -o OUT, the file to write")
@@ -99,13 +99,13 @@ def run_fold(args) -> dict[str, Any]:
         if not 0 <= args.at_request < len(trace):
             raise UsageError(f"--at-request {args.at_request}: the session has {len(trace)} requests (0 to {len(trace) - 1})")
         session.trace = trace
-        target = session_at_request(session, args.at_request)
+        target = session_at_request(session, args.at_request, policy, counter)
         scale = report.rows[args.at_request].scale
+    else:
+        decide_from_trace(target, policy, counter)  # the earlier requests' compiles decided the first round
     target.scale = max(scale, 1.0)
     target.unseen_head = report.unseen_head
-    tools = session_tools(session)
-    fold = Fold(target, settings, policy=policy,
-                count=lambda ms: counter.count(list(ms), record=target.record, policy=policy, tools=tools))
+    fold = Fold(target, settings, policy=policy, counter=counter)  # counts under core.first_round.request_options
     before = fold.estimate()
     runs, refusal = fold.prepare_request()
     records = [r for run in runs for r in run.records]
@@ -118,11 +118,31 @@ def run_fold(args) -> dict[str, Any]:
         "records": records,
         "refused": None if refusal is None else {"estimate": refusal.estimate, "ceiling": refusal.ceiling,
                                                  "counted": refusal.counted, "scale": refusal.scale},
+        "first_round": _first_round(target, policy),
         "view": [_row(target, mid) for mid in target.view],
     }
     if args.apply:
         result["output"] = _write(target, args)
     return result
+
+
+def _first_round(session: Session, policy) -> dict[str, Any] | None:
+    """The protected first round the fold kept (Amendment 4): None without caching."""
+    from core.first_round import find_round, read_decision
+
+    if not policy.caching:
+        return None
+    decision = read_decision(session)
+    if decision is None:
+        found = find_round(session.view_messages())
+        members = list(found.members) if found else []
+        return {"state": "pending" if found else "none", "members": _indices(session, members)}
+    return {"state": "included" if decision["included"] else "excluded", "members": _indices(session, decision["members"]),
+            "size": decision["size"], "budget": decision["budget"], "bound": decision["bound"]}
+
+
+def _indices(session: Session, ids) -> list[int]:
+    return [session.record.index_of(i) for i in ids if i in session.record]
 
 
 def _row(session: Session, mid: str) -> dict[str, Any]:
@@ -146,6 +166,9 @@ def format_fold(result: dict[str, Any]) -> str:
                      f"{r['outcome']}")
     if result["refused"]:
         lines.append(f"refused: {result['refused']['estimate']:,} is over the ceiling of {result['refused']['ceiling']:,}")
+    first = result.get("first_round")
+    if first:
+        lines.append(f"first round: {first['state']}, indices {first['members']}")
     lines.append(f"target reached: {'yes' if result['target_reached'] else 'no'}; view: {len(result['view'])} messages")
     if result.get("output"):
         lines.append(f"wrote {result['output']}")
@@ -155,8 +178,11 @@ def format_fold(result: dict[str, Any]) -> str:
 def run_read_result(args) -> dict[str, Any] | int:
     from core.actions import ReadResult
 
+    from core.commands.requests import launch_policy
+
     session = _load(args)
-    action = ReadResult(args.index, args.offset, args.limit, args.result_max)
+    bound = args.result_max if args.result_max is not None else launch_policy(session).tool_result_max_chars
+    action = ReadResult(args.index, args.offset, args.limit, max_chars=bound)
     action.do(session)
     return _checked(args, action.result)
 
@@ -170,6 +196,7 @@ def _checked(args, result: dict[str, Any]) -> dict[str, Any]:
 def run_restore(args) -> dict[str, Any]:
     from core.actions import Restore
     from core.cli import UsageError
+    from core.commands.requests import launch_policy
     from core.fold import Fold, FoldSettings
 
     session = _load(args)
@@ -178,7 +205,8 @@ def run_restore(args) -> dict[str, Any]:
         if len(indices) != 2:
             raise UsageError("restore --range takes two indices: the first and the last")
         indices = list(range(min(indices), max(indices) + 1))
-    fits = Fold(session, FoldSettings(args.ceiling)).fits if args.ceiling else None
+    # Admission counts the request as it compiles under the session's own policy: a bounded original projected.
+    fits = Fold(session, FoldSettings(args.ceiling), policy=launch_policy(session)).fits if args.ceiling else None
     action = Restore(indices, fits)
     action.do(session)
     return _finish(args, session, action.result)

@@ -93,3 +93,18 @@ def test_a_refused_request_delivers_nothing_and_a_completed_one_delivers_its_vie
     assert replay.session.branch_metadata[DELIVERED_KEY] == []
     replay = replay_folds(session, FoldSettings(10**6))
     assert set(replay.session.branch_metadata[DELIVERED_KEY]) == {"m0", "m1", "m2", "m3", "m4"}
+
+
+def test_a_clone_keeps_the_first_rounds_decision_under_its_ids_and_one_missing_a_member_starts_pending():
+    from core.first_round import decide_first_round, read_decision
+    from core.policy import Policy
+
+    session = small()
+    decision = decide_first_round(session, Policy(max_input_tokens=100_000, prompt_caching=True))
+    clone, ids = clone_session(session)
+    assert read_decision(clone)["members"] == [ids[m] for m in decision["members"]]
+    assert read_decision(session) == decision
+    session.branch_metadata["prompt_cache"]["protected"]["members"].append("gone")  # a member the record lacks
+    session.branch_metadata["prompt_cache"]["protected"]["end"] = "gone"
+    partial, _ = clone_session(session)
+    assert read_decision(partial) is None

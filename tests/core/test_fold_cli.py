@@ -86,3 +86,16 @@ def test_a_bad_index_is_one_clear_line_and_a_non_zero_exit(demo, capsys):
     assert code != 0 and err.count("\n") == 1 and "index 10000" in err and "Traceback" not in err
     code, out, err = run(capsys, "fold", demo, "--ceiling", "20000", "--at-request", "99")
     assert code != 0 and "--at-request 99" in err
+
+
+def test_fold_with_a_bound_and_caching_keeps_the_first_round_and_says_so(capsys, demo):
+    code, out, _ = run(capsys, "fold", demo, "--result-max", 4000, "--caching", "--ceiling", 20_000, "--json")
+    assert code == 0 and out["target_reached"] and out["estimate_after"] <= 12_000
+    assert out["first_round"]["state"] == "included" and out["first_round"]["bound"] == 4_000
+    # Decided by request 1, which carried the task, its answer, the call and the result; the source's own
+    # compaction later took the call and result, which the model's own context tool may do (Amendment 4).
+    assert out["first_round"]["members"] == [1, 2, 3, 4]
+    assert {1, 2} <= {row["index"] for row in out["view"]}
+    assert all(r["outcome"] in ("landed", "rolled_back") and r["cap"] == 20_000 for r in out["records"])
+    code, text, _ = run(capsys, "fold", demo, "--result-max", 4000, "--caching", "--ceiling", 20_000)
+    assert "first round: included" in text

@@ -35,3 +35,23 @@ def test_the_session_at_a_request_has_its_record_up_to_the_answer_and_delivery_s
     answer = session.record.index_of(session.trace[5].response_id)
     assert len(at.record) == answer and list(at.view) == list(session.trace[5].view)
     assert set(at.branch_metadata["delivered"]) == set(session.trace[4].view) | set(session.trace[0].view)
+
+
+def test_the_fold_history_decides_the_first_round_once_by_the_first_request_that_carries_it_whole():
+    from core.first_round import find_round, read_decision
+    from core.policy import Policy
+
+    session = generate()
+    policy = Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=True)
+    replay = replay_folds(session, FoldSettings(20_000), policy=policy, clock=lambda: 0.0)
+    decision = read_decision(replay.session)
+    first_whole = next(k for k, r in enumerate(session.trace)
+                       if (found := find_round([session.record.get(i) for i in r.view])) and found.whole)
+    assert decision["members"] == list(find_round([session.record.get(i) for i in session.trace[first_whole].view]).members)
+    at = session_at_request(session, first_whole, policy)
+    assert read_decision(at) is None  # the request that carries it decides it in its own compile
+    later = session_at_request(session, first_whole + 1, policy)
+    assert read_decision(later)["members"] == decision["members"]
+    assert session.branch_metadata.get("prompt_cache") is None  # the session itself is never changed
+    unbounded = replay_folds(session, FoldSettings(20_000), clock=lambda: 0.0)
+    assert read_decision(unbounded.session) is None  # without a caching policy nothing decides
