@@ -102,12 +102,12 @@ def test_the_decision_survives_save_and_load(tmp_path):
 def test_a_clone_renames_the_members_and_a_clone_missing_one_starts_pending():
     session = session_of(conversation())
     decision = decide_first_round(session, Policy(prompt_caching=True, max_input_tokens=100_000))
-    clone, ids = clone_session(session)
-    remap_decision(clone, ids)
+    clone, ids = clone_session(session)  # clone_session renames the decision's members itself
     assert read_decision(clone)["members"] == [ids[m] for m in decision["members"]]
     assert read_decision(clone)["end"] == ids["r"] and read_decision(session) == decision
-    partial, ids = clone_session(session)
-    remap_decision(partial, {k: v for k, v in ids.items() if k != "c"})
+    partial = session_of(conversation())
+    decide_first_round(partial, Policy(prompt_caching=True, max_input_tokens=100_000))
+    remap_decision(partial, {m.id: m.id + "'" for m in partial.record if m.id != "c"})
     assert read_decision(partial) is None
 
 
