@@ -1,13 +1,16 @@
 """Benchmark: the fold on a generated 1,000,000-token view, against one full count of that view.
 
-Run: .venv/bin/python bench/bench_fold.py [--tokens 1000000] [--repeat 3]
+Run: .venv/bin/python bench/bench_fold.py [--tokens 1000000] [--repeat 3] [--result-max N] [--caching]
 
 The view is the demo generator's coding session grown to the wanted size (no early fold), its
 last round undelivered, under a ceiling that puts it just past the line. Counting the view once
 warms the incremental counter, as the request before the fold would have; the fold's own cost is
 then what it measures: building candidate views, counting what changed, writing notes and copies.
 The target is under 1 s on this 2-core machine (lionagi 0.36.0's fold takes 3.3 s on such a view,
-recounting the whole request for every estimate).
+recounting the whole request for every estimate). With `--result-max` or `--caching` the fold runs
+under that policy (ADR-0130 Amendments 3 and 4): every count compiles the bound, the envelope and
+the marks, the first round is decided by the request before the fold, and the clip takes
+Amendment 3's arithmetic.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from core.count import Counter  # noqa: E402
 from core.delivery import DELIVERED_KEY  # noqa: E402
 from core.demo import generate  # noqa: E402
+from core.first_round import decide_first_round, request_options  # noqa: E402
 from core.fold import Fold, FoldSettings  # noqa: E402
 from core.model import Session  # noqa: E402
+from core.policy import Policy  # noqa: E402
 from core.tokens import encoding  # noqa: E402
 
 
@@ -40,14 +45,23 @@ def big_session(tokens: int, undelivered: float, seed: int = 11) -> Session:
     return session
 
 
-def one_fold(tokens: int, undelivered: float) -> dict[str, float]:
+def one_fold(tokens: int, undelivered: float, bound: int | None = None, caching: bool = False) -> dict[str, float]:
     session = big_session(tokens, undelivered)
     counter = Counter()
-    count = lambda messages: counter.count(list(messages), record=session.record)  # noqa: E731
+    policy = Policy(tool_result_max_chars=bound, prompt_caching=caching or None) if bound or caching else None
+    if policy is None:
+        count = lambda messages: counter.count(list(messages), record=session.record)  # noqa: E731
+    else:
+        count = lambda messages: counter.count(list(messages), **request_options(session, policy))  # noqa: E731
     started = time.perf_counter()
     counted = count(session.view_messages())
     full_count = time.perf_counter() - started
-    fold = Fold(session, FoldSettings(int(counted / 0.85)), count=count)
+    ceiling = int(counted / 0.85)
+    if policy is not None:
+        policy = Policy(max_input_tokens=ceiling, tool_result_max_chars=bound, prompt_caching=caching or None)
+        decide_first_round(session, policy, counter)  # the request before the fold carried the round whole
+        count(session.view_messages())  # that request's own count, with the decision it made
+    fold = Fold(session, FoldSettings(ceiling), count=count, policy=policy)
     started = time.perf_counter()
     run = fold.run()
     fold_time = time.perf_counter() - started
@@ -66,9 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--undelivered", type=float, default=0.0,
                         help="share of the newest messages not yet delivered (forces clip and all passes)")
+    parser.add_argument("--result-max", type=int, help="tool_result_max_chars: fold under the result bound")
+    parser.add_argument("--caching", action="store_true", help="prompt_caching: the first round, notes and reset")
     args = parser.parse_args(argv)
     encoding()  # load the vocabulary once, outside every timing
-    results = [one_fold(args.tokens, args.undelivered) for _ in range(args.repeat)]
+    results = [one_fold(args.tokens, args.undelivered, args.result_max, args.caching) for _ in range(args.repeat)]
     fold_s = statistics.median(r["fold_s"] for r in results)
     count_s = statistics.median(r["full_count_s"] for r in results)
     first = results[0]
