@@ -9,7 +9,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from core import cli
 
-    if argv and argv[0] in cli.command_names():
+    if argv and (argv[0] in cli.COMMANDS or argv[0] in cli.command_names()):
         return cli.main(argv)
     if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
         cli.build_parser().print_help()

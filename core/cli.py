@@ -20,18 +20,34 @@ COMMAND_MODULES = [
     "core.commands.requests",  # requests
     "core.commands.fold",  # fold, read-result, restore, clip, evict
 ]
+# Which module registers each subcommand, so that running one imports and builds only its own
+# module's parsers (start-up time is a target: replay alone pulls in multiprocessing). A name
+# missing here still runs, through the whole parser; tests/core/test_cli_start.py keeps it complete.
+COMMANDS = {
+    "inspect": "core.commands.basic", "count": "core.commands.basic", "export": "core.commands.basic",
+    "replay": "core.commands.replay",
+    "requests": "core.commands.requests",
+    "fold": "core.commands.fold", "read-result": "core.commands.fold", "restore": "core.commands.fold",
+    "clip": "core.commands.fold", "evict": "core.commands.fold",
+}
 
 
 class UsageError(Exception):
     """A bad flag value or a missing argument: one line, exit 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="foldscope", description="Inspect the context window of LLM agent sessions.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         importlib.import_module(name).register(subparsers)
     return parser
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser for argv: only the first word's module when it names a known command, else every one."""
+    module = COMMANDS.get(argv[0]) if argv else None
+    return build_parser([module] if module else COMMAND_MODULES)
 
 
 def command_names() -> set[str]:
@@ -50,7 +66,8 @@ def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = parser_for(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mmap
 import os
 import re
+import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils  # imported when Library.db is first used, never to create, open or import (start-up time)
 
 from core.formats.lionagi_write import message_dict, native_dict
 from core.model import Message, ReadError, Session
@@ -29,92 +32,140 @@ def default_path() -> Path:
 
 
 # Ordered, named migrations. Each runs once, in its own transaction, and is recorded in
-# `migrations`; a library written by an older foldscope gets only the ones it lacks.
-def _m001_tables(db: sqlite_utils.Database) -> None:
-    db["sessions"].create(
-        {
-            "id": int, "source": str, "format": str, "source_sha256": str, "source_bytes": int,
-            "model": str, "messages": int, "view_messages": int, "record_chars": int, "requests": int,
-            "peak_reported_input": int, "warnings": str, "imported_at": str,
-        },
-        pk="id",
+# `migrations`; a library written by an older foldscope gets only the ones it lacks. Each step is
+# plain SQL through `db.execute` (a sqlite3.Connection; a sqlite_utils.Database works too), written
+# as sqlite-utils wrote these tables (tests/core/test_store_schema.py holds the two to one schema),
+# so that creating or opening a library never imports sqlite-utils (start-up time is a target).
+def _m001_tables(db: Any) -> None:
+    db.execute(
+        'CREATE TABLE "sessions" (\n   "id" INTEGER PRIMARY KEY,\n   "source" TEXT,\n   "format" TEXT,\n'
+        '   "source_sha256" TEXT,\n   "source_bytes" INTEGER,\n   "model" TEXT,\n   "messages" INTEGER,\n'
+        '   "view_messages" INTEGER,\n   "record_chars" INTEGER,\n   "requests" INTEGER,\n'
+        '   "peak_reported_input" INTEGER,\n   "warnings" TEXT,\n   "imported_at" TEXT\n)'
     )
-    db["sessions"].create_index(["source_sha256"], unique=True)
-    db["messages"].create(
-        {
-            "session_id": int, "idx": int, "message_id": str, "kind": str, "created_at": float,
-            "original": str, "sha256": str, "chars": int, "text": str,
-        },
-        pk=("session_id", "idx"),
-        foreign_keys=[("session_id", "sessions", "id")],
+    db.execute('CREATE UNIQUE INDEX "idx_sessions_source_sha256"\n    ON "sessions" ("source_sha256")')
+    db.execute(
+        'CREATE TABLE "messages" (\n   "session_id" INTEGER REFERENCES "sessions"("id"),\n   "idx" INTEGER,\n'
+        '   "message_id" TEXT,\n   "kind" TEXT,\n   "created_at" REAL,\n   "original" TEXT,\n   "sha256" TEXT,\n'
+        '   "chars" INTEGER,\n   "text" TEXT,\n   PRIMARY KEY ("session_id", "idx")\n)'
     )
-    db["messages"].create_index(["session_id", "message_id"])
-    db["view_versions"].create(
-        {"session_id": int, "version": int, "ids": str, "cause": str, "created_at": str},
-        pk=("session_id", "version"),
-        foreign_keys=[("session_id", "sessions", "id")],
+    db.execute('CREATE INDEX "idx_messages_session_id_message_id"\n    ON "messages" ("session_id", "message_id")')
+    db.execute(
+        'CREATE TABLE "view_versions" (\n   "session_id" INTEGER REFERENCES "sessions"("id"),\n'
+        '   "version" INTEGER,\n   "ids" TEXT,\n   "cause" TEXT,\n   "created_at" TEXT,\n'
+        '   PRIMARY KEY ("session_id", "version")\n)'
     )
-    db["events"].create(
-        {"id": int, "session_id": int, "at": str, "kind": str, "data": str},
-        pk="id",
-        foreign_keys=[("session_id", "sessions", "id")],
+    db.execute(
+        'CREATE TABLE "events" (\n   "id" INTEGER PRIMARY KEY,\n   "session_id" INTEGER REFERENCES "sessions"("id"),\n'
+        '   "at" TEXT,\n   "kind" TEXT,\n   "data" TEXT\n)'
     )
 
 
-def _m002_message_search(db: sqlite_utils.Database) -> None:
+def _m002_message_search(db: Any) -> None:
     # Without triggers: an import fills the index for its own rows in one statement, far cheaper
     # than a trigger per row (import speed is a target).
-    db["messages"].enable_fts(["text"], fts_version="FTS5", create_triggers=False)
+    db.execute('CREATE VIRTUAL TABLE "messages_fts" USING FTS5 (\n    "text",\n    content="messages"\n)')
+    db.execute('INSERT INTO "messages_fts" (rowid, "text")\n    SELECT rowid, "text" FROM "messages"')
 
 
-def _m003_search_indexed(db: sqlite_utils.Database) -> None:
+def _m003_search_indexed(db: Any) -> None:
     # Sessions are indexed for search after their import, not inside it: tokenizing every
     # message text cost more than parsing the file, and import speed is a target.
-    db["sessions"].add_column("search_indexed", int, not_null_default=0)
+    db.execute('ALTER TABLE "sessions" ADD COLUMN "search_indexed" INTEGER NOT NULL DEFAULT 0;')
     db.execute("UPDATE sessions SET search_indexed = 1")  # migration 002 indexed what was there
 
 
-MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
+MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("001_tables", _m001_tables),
     ("002_message_search", _m002_message_search),
     ("003_search_indexed", _m003_search_indexed),
 ]
+CREATE_MIGRATIONS = 'CREATE TABLE "migrations" (\n   "name" TEXT PRIMARY KEY,\n   "applied_at" TEXT\n)'
 
 
-def migrate(db: sqlite_utils.Database, migrations: Iterable[tuple[str, Callable]] = MIGRATIONS) -> list[str]:
-    """Run the migrations this database has not had yet; returns their names."""
-    if "migrations" not in db.table_names():
-        db["migrations"].create({"name": str, "applied_at": str}, pk="name")
-    done = {row["name"] for row in db["migrations"].rows}
+def migrate(db: Any, migrations: Iterable[tuple[str, Callable]] = MIGRATIONS) -> list[str]:
+    """Run the migrations this database (a sqlite3.Connection or a sqlite_utils.Database) has not had yet;
+    returns their names."""
+    conn = db if isinstance(db, sqlite3.Connection) else db.conn
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").fetchone() is None:
+        with _atomic(conn):
+            conn.execute(CREATE_MIGRATIONS)
+    done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
     applied = []
     for name, step in migrations:
         if name in done:
             continue
-        with db.atomic():
-            step(db)
-            db["migrations"].insert({"name": name, "applied_at": _now()})
+        with _atomic(conn):
+            step(conn)
+            conn.execute('INSERT INTO "migrations" ("name", "applied_at") VALUES (?, ?)', [name, _now()])
         applied.append(name)
     return applied
 
 
+@contextlib.contextmanager
+def _atomic(conn: sqlite3.Connection) -> Iterator[None]:
+    """One transaction (a savepoint inside an open one), as sqlite_utils.Database.atomic, on a plain connection."""
+    if conn.in_transaction:
+        conn.execute("SAVEPOINT foldscope_atomic")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO SAVEPOINT foldscope_atomic")
+                conn.execute("RELEASE SAVEPOINT foldscope_atomic")
+            raise
+        conn.execute("RELEASE SAVEPOINT foldscope_atomic")
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    try:
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 class Library:
-    """The session library. One connection, owned by the thread that opened it (STYLE.md point 7)."""
+    """The session library. One connection, owned by the thread that opened it (STYLE.md point 7).
+
+    The connection is plain sqlite3 (as sqlite-utils opens it); `db`, the sqlite-utils wrapper around
+    it, is made when first used, so that creating a library and importing into it never import sqlite-utils.
+    """
 
     def __init__(self, path: str | Path | None = None) -> None:
+        self._db: sqlite_utils.Database | None = None
         if path == ":memory:":
             self.path = None
-            self.db = sqlite_utils.Database(memory=True)
+            self.conn = sqlite3.connect(":memory:")
         else:
             self.path = Path(path) if path is not None else default_path()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite_utils.Database(self.path)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        migrate(self.db)
+            self.conn = sqlite3.connect(str(self.path))
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA recursive_triggers=on")  # as sqlite_utils.Database sets it
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        migrate(self.conn)
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
+
+    def _atomic(self) -> contextlib.AbstractContextManager[None]:
+        return _atomic(self.conn)
 
     def close(self) -> None:
-        self.db.close()
+        self.conn.close()
 
     def __enter__(self) -> "Library":
         return self
@@ -139,16 +190,16 @@ class Library:
             # The commit returns once the import's pages are in the write-ahead log (synchronous
             # NORMAL); copying them into the database file and syncing it, the checkpoint, is left to
             # the next write or to close() instead of holding up the import (docs/performance.md).
-            self.db.conn.execute("PRAGMA wal_autocheckpoint=0")
+            self.conn.execute("PRAGMA wal_autocheckpoint=0")
             try:
                 session_id = self._import(session, source, reported)
             finally:
-                self.db.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
+                self.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
         return session_id
 
     def _import(self, session: Session, source: "_Source", reported: list[int]) -> int:
-        with self.db.atomic():
-            cursor = self.db.conn.execute(
+        with self._atomic():
+            cursor = self.conn.execute(
                 "INSERT INTO sessions (source, format, source_sha256, source_bytes, model, messages, view_messages,"
                 " record_chars, requests, peak_reported_input, warnings, imported_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
@@ -159,7 +210,7 @@ class Library:
             session_id = cursor.lastrowid
             chars = [0]
             self._insert_messages(_message_rows(session, session_id, source, chars))
-            self.db.conn.execute("UPDATE sessions SET record_chars = ? WHERE id = ?", [chars[0], session_id])
+            self.conn.execute("UPDATE sessions SET record_chars = ? WHERE id = ?", [chars[0], session_id])
             self.add_view_version(session_id, session.view, "import")
             for event in session.events:
                 self.add_event(session_id, str(event.get("kind", "event")), event)
@@ -170,10 +221,10 @@ class Library:
         # One prepared statement fed by a generator: sqlite-utils' insert_all rebuilds its SQL and
         # inspects every value per chunk, and a list of rows would hold every original at once.
         sql = f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)}) VALUES ({', '.join('?' * len(MESSAGE_COLUMNS))})"
-        self.db.conn.executemany(sql, rows)
+        self.conn.executemany(sql, rows)
 
     def find(self, source_sha256: str) -> int | None:
-        row = self.db.execute("SELECT id FROM sessions WHERE source_sha256 = ?", [source_sha256]).fetchone()
+        row = self.conn.execute("SELECT id FROM sessions WHERE source_sha256 = ?", [source_sha256]).fetchone()
         return row[0] if row else None
 
     # Queries -----------------------------------------------------------------------------------
@@ -219,14 +270,15 @@ class Library:
 
     def add_view_version(self, session_id: int, view: Iterable[str], cause: str) -> int:
         """Record the active view as it now stands and why it changed; returns its version number."""
-        row = self.db.execute(
-            "SELECT COALESCE(MAX(version), 0) FROM view_versions WHERE session_id = ?", [session_id]
-        ).fetchone()
-        version = row[0] + 1
-        self.db["view_versions"].insert(
-            {"session_id": session_id, "version": version, "ids": json.dumps(list(view)), "cause": cause,
-             "created_at": _now()}
-        )
+        with self._atomic():
+            row = self.conn.execute(
+                "SELECT COALESCE(MAX(version), 0) FROM view_versions WHERE session_id = ?", [session_id]
+            ).fetchone()
+            version = row[0] + 1
+            self.conn.execute(
+                "INSERT INTO view_versions (session_id, version, ids, cause, created_at) VALUES (?, ?, ?, ?, ?)",
+                [session_id, version, json.dumps(list(view)), cause, _now()],
+            )
         return version
 
     def view_versions(self, session_id: int) -> list[dict[str, Any]]:
@@ -234,9 +286,12 @@ class Library:
         return [{**row, "ids": json.loads(row["ids"])} for row in rows]
 
     def add_event(self, session_id: int, kind: str, data: dict[str, Any]) -> int:
-        return self.db["events"].insert(
-            {"session_id": session_id, "at": _now(), "kind": kind, "data": json.dumps(data, ensure_ascii=False, default=str)}
-        ).last_pk
+        with self._atomic():
+            cursor = self.conn.execute(
+                "INSERT INTO events (session_id, at, kind, data) VALUES (?, ?, ?, ?)",
+                [session_id, _now(), kind, json.dumps(data, ensure_ascii=False, default=str)],
+            )
+        return cursor.lastrowid
 
     def events(self, session_id: int) -> list[dict[str, Any]]:
         rows = self.db["events"].rows_where("session_id = ?", [session_id], order_by="id")

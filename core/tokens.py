@@ -10,6 +10,7 @@ import sys
 import threading
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import tiktoken
 
@@ -134,16 +135,140 @@ def build_encoding(path: Path | None = None, expected_sha256: str = O200K_SHA256
 
 _encoding: tiktoken.Encoding | None = None
 _lock = threading.Lock()
+_helper: "_Helper | None" = None
 
 
 def encoding() -> tiktoken.Encoding:
-    """The shared o200k_base encoding, built once from the vendored file."""
+    """The shared o200k_base encoding, built once from the vendored file (or the helper's, start_helper)."""
+    if _helper is not None:
+        return _helper  # type: ignore[return-value]  # encodes as the Encoding would
+    return _local()
+
+
+def _local() -> tiktoken.Encoding:
     global _encoding
     if _encoding is None:
         with _lock:
             if _encoding is None:
                 _encoding = build_encoding()
     return _encoding
+
+
+def start_helper() -> bool:
+    """Start building the encoding in a forked child process, for a one-shot command to read its file meanwhile.
+
+    Building it costs about 0.2 s of work that holds the GIL (parsing the ranks, then tiktoken's own
+    construction in Rust), so no thread can overlap it; a child process on the other core can. Until
+    then encoding() returns the helper, which encodes through a pipe (encode_ordinary and
+    encode_ordinary_batch, the ids exactly as the Encoding gives them) and builds the encoding here
+    for anything else, or when the child is gone (whose failure, e.g. a bad vocabulary, is then
+    raised here by the same build). Only for a process that runs one command and exits: never the
+    GUI. No-op where fork is missing, once the encoding exists, or with FOLDSCOPE_NO_HELPER set.
+    Returns whether a helper runs.
+    """
+    global _helper
+    if _helper is not None or _encoding is not None or not hasattr(os, "fork") or os.environ.get("FOLDSCOPE_NO_HELPER"):
+        return _helper is not None
+    try:
+        _helper = _Helper()
+    except OSError:
+        _helper = None
+    return _helper is not None
+
+
+def stop_helper() -> None:
+    global _helper
+    helper, _helper = _helper, None
+    if helper is not None:
+        helper.close()
+
+
+class _Helper:
+    """The parent's end of a forked child that builds the encoding and encodes what it is sent (start_helper)."""
+
+    def __init__(self) -> None:
+        import atexit
+
+        down_r, down_w = os.pipe()  # requests: parent -> child
+        up_r, up_w = os.pipe()  # answers: child -> parent
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            status = 1
+            try:
+                os.close(down_w)
+                os.close(up_r)
+                _serve(down_r, up_w)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(down_r)
+        os.close(up_w)
+        self.pid, self._down, self._up = pid, os.fdopen(down_w, "wb"), os.fdopen(up_r, "rb")
+        atexit.register(stop_helper)
+
+    def _ask(self, request: tuple) -> Any:
+        """The child's answer, or None when it is gone (it is then closed, and encoding() builds locally)."""
+        try:
+            _send(self._down, request)
+            return _receive(self._up)
+        except (OSError, EOFError, ValueError):
+            stop_helper()
+            return None
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        ids = self._ask(("one", text))
+        return ids if ids is not None else _local().encode_ordinary(text)
+
+    def encode_ordinary_batch(self, texts: list[str], *, num_threads: int = 8) -> list[list[int]]:
+        ids = self._ask(("batch", list(texts)))
+        return ids if ids is not None else _local().encode_ordinary_batch(texts, num_threads=num_threads)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_local(), name)
+
+    def close(self) -> None:
+        import signal
+
+        for stream in (self._down, self._up):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)  # done with it, or not needed: it may still be building
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def _send(stream, value: Any) -> None:
+    data = marshal.dumps(value)
+    stream.write(len(data).to_bytes(8, "little") + data)
+    stream.flush()
+
+
+def _receive(stream) -> Any:
+    head = stream.read(8)
+    if len(head) != 8:
+        raise EOFError("the tokenizer helper closed its pipe")
+    size = int.from_bytes(head, "little")
+    data = stream.read(size)
+    if len(data) != size:
+        raise EOFError("the tokenizer helper closed its pipe")
+    return marshal.loads(data)  # data only (lists of str and int), from our own child
+
+
+def _serve(down: int, up: int) -> None:
+    """The child: build the encoding, then answer requests until the parent closes its end."""
+    requests, answers = os.fdopen(down, "rb"), os.fdopen(up, "wb")
+    enc = build_encoding()  # a failure exits the child; the parent then builds, and raises, itself
+    encode = enc.encode_ordinary
+    while True:
+        try:
+            kind, payload = _receive(requests)
+        except EOFError:
+            return
+        _send(answers, encode(payload) if kind == "one" else [encode(text) for text in payload])
 
 
 def count_text(text: str) -> int:

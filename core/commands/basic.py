@@ -33,12 +33,14 @@ def register(subparsers) -> None:
     export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({r['messages']} messages)")
 
 
-def summarise(session: Session) -> dict[str, Any]:
+def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     """The facts `inspect` reports, as a JSON-ready dict.
 
     Sizes are exact o200k_base counts of the compiled request (core.count.Counter): the active view
     as the next request would carry it, and the full record compiled as one request. The policy is
     the session's launch policy (branch metadata api_launch) with its ceiling resolved for its model.
+    The record and the view are counted by one Counter, so the view's messages, counted with the
+    record's, are not tokenised twice; `threads` is the Counter's (2: its new text in one batch).
     """
     from core.commands.requests import launch_policy
     from core.count import Counter
@@ -48,7 +50,7 @@ def summarise(session: Session) -> dict[str, Any]:
     policy = launch_policy(session)
     model = policy.model or session.model
     resolution = resolve_ceiling(policy, model)
-    counter, record, tools = Counter(), session.record, session_tools(session)
+    counter, record, tools = Counter(threads), session.record, session_tools(session)
     record_tokens = counter.count(list(record), record=record, policy=policy, tools=tools)
     view_tokens = counter.count(session.view_messages(), record=record, policy=policy, tools=tools)
     by_kind = Counter_(m.kind for m in record)
@@ -77,15 +79,27 @@ def summarise(session: Session) -> dict[str, Any]:
 
 
 def run_inspect(args) -> dict[str, Any]:
-    from core.formats import load_session
+    from core import tokens
 
-    session = load_session(args.file, args.input_format)
-    result = summarise(session)
+    # The tokenizer is built in a forked helper on the other core while this process reads and stores
+    # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
+    helper = tokens.start_helper()
+    try:
+        from core.formats import load_session
+
+        session = load_session(args.file, args.input_format)
+        library_id = None
+        if args.db:
+            from core.store import Library
+
+            with Library(args.db) as library:
+                library_id = library.import_session(session)
+        result = summarise(session, threads=2 if helper else None)
+    finally:
+        if helper:
+            tokens.stop_helper()
     if args.db:
-        from core.store import Library
-
-        with Library(args.db) as library:
-            result["library_session_id"] = library.import_session(session)
+        result["library_session_id"] = library_id
     return result
 
 

@@ -1,0 +1,25 @@
+"""Start-up: a subcommand builds only its own module's parser, and the table naming them is complete."""
+
+import argparse
+import importlib
+
+from core import cli
+
+
+def _names(module: str) -> set[str]:
+    parser = argparse.ArgumentParser()
+    subparsers = parser.add_subparsers()
+    importlib.import_module(module).register(subparsers)
+    return set(subparsers.choices)
+
+
+def test_commands_table_names_every_subcommand_with_its_module():
+    table = {name: module for module in cli.COMMAND_MODULES for name in _names(module)}
+    assert table == cli.COMMANDS
+
+
+def test_a_known_command_parses_as_with_the_whole_parser():
+    argv = ["inspect", "some.jsonl", "--json", "--db", "x.db"]
+    whole = vars(cli.build_parser().parse_args(argv))
+    alone = vars(cli.parser_for(argv).parse_args(argv))
+    assert whole == alone

@@ -1,0 +1,61 @@
+"""The forked tokenizer helper `inspect` uses: the same ids as the local encoding, and a clean fallback."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from core import tokens
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper needs fork")
+TEXTS = ["hello world", "", "def f(x):\n    return x  # ünïcode ✓\n" * 50, '{"type":"text"}', "<|endoftext|> as text"]
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """No encoding built yet in this process, so that start_helper forks; the helper stopped afterwards."""
+    local = tokens._local()
+    monkeypatch.setattr(tokens, "_encoding", None)
+    yield local
+    tokens.stop_helper()
+
+
+def test_the_helper_encodes_as_the_local_encoding(fresh):
+    assert tokens.start_helper()
+    helper = tokens.encoding()
+    assert helper is not fresh
+    assert [helper.encode_ordinary(t) for t in TEXTS] == [fresh.encode_ordinary(t) for t in TEXTS]
+    assert helper.encode_ordinary_batch(TEXTS, num_threads=2) == [fresh.encode_ordinary(t) for t in TEXTS]
+    assert helper.decode(fresh.encode_ordinary("hello")) == "hello"  # anything else: the local encoding
+    tokens.stop_helper()
+    assert tokens.encoding() is tokens._encoding
+
+
+def test_a_dead_helper_falls_back_to_the_local_encoding(fresh):
+    assert tokens.start_helper()
+    helper = tokens.encoding()
+    os.kill(helper.pid, 9)
+    assert helper.encode_ordinary("hello world") == fresh.encode_ordinary("hello world")
+    assert tokens._helper is None
+
+
+def test_a_failing_build_in_the_helper_is_raised_here(fresh, monkeypatch):
+    def broken(*args, **kwargs):
+        raise tokens.TokenizerError("vocabulary hash mismatch")
+
+    monkeypatch.setattr(tokens, "build_encoding", broken)
+    assert tokens.start_helper()
+    with pytest.raises(tokens.TokenizerError):
+        tokens.count_text("hello")
+
+
+def test_inspect_prints_the_same_with_and_without_the_helper(corpus_dev):
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    command = [sys.executable, "-m", "core.cli", "inspect", "--json", str(path)]
+    outputs = []
+    for env in ({**os.environ, "FOLDSCOPE_NO_HELPER": "1"}, {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_NO_HELPER"}):
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+        outputs.append(json.loads(done.stdout))
+    assert outputs[0] == outputs[1]
