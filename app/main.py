@@ -7,6 +7,18 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["inspect"]:
+        # Start the tokenizer's build on the other core before the rest of the command is imported
+        # (core.tokens.start_helper; run_inspect finds it running and stops it when done).
+        from core import tokens
+
+        tokens.start_helper()
+        try:
+            from core import cli
+
+            return cli.main(argv)
+        finally:
+            tokens.stop_helper()  # when the command stopped before run_inspect did (a usage error)
     from core import cli
 
     if argv and (argv[0] in cli.COMMANDS or argv[0] in cli.command_names()):
