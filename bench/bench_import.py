@@ -119,7 +119,7 @@ def _tool_call(texts: Texts, rng: random.Random, name: str, size: int) -> tuple[
                 {"filenames": names, "durationMs": rng.randint(5, 400), "numFiles": len(names), "truncated": False})
     if name == "Edit":
         old = "\n".join(lines[:8])
-        new = old.replace("self", "this", 2) + "\n" + texts.paragraph(rng, 60)[:60].join(("    # ", ""))
+        new = old.replace("self", "this", 2) + "\n    # " + texts.paragraph(rng, 60)[:60]
         body = (f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet of the "
                 "edited file:\n" + "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(lines, first)))
         return ({"file_path": path, "old_string": old, "new_string": new}, body,
