@@ -106,3 +106,16 @@ def unsaved_prompt_discards():
     app.save.ask_recover = lambda parent, name, when: pytest.fail("offered a recovery the test did not expect")
     yield
     app.save.ask_unsaved, app.save.ask_recover = original, recover
+
+
+@pytest.fixture
+def demo_window(qtbot, window):
+    """The main window, shown, with the bundled demo session loaded."""
+    from core.demo import demo_path
+
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None)
+    return window

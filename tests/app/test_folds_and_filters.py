@@ -7,27 +7,11 @@ import pytest
 from app.divergence import CAUSE_WORDS
 from app.document import build_document
 from app.fold_panel import FoldModel, RowRole
-from app.models import IndexRole
 from app.note_members import note_members
 from app.window_map import Mark
 from core.trace import measure_trace
-
-
-@pytest.fixture
-def demo_window(qtbot, window):
-    from core.demo import demo_path
-
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
-        window.open_path(demo_path())
-    qtbot.waitUntil(lambda: window.task is None)
-    return window
-
-
-def view_rows(window) -> list[int]:
-    model = window.view_model
-    return [model.index(row, 0).data(IndexRole) for row in range(model.rowCount())]
+from app.models import IndexRole
+from window_helpers import view_rows
 
 
 def test_the_fold_model_passes_the_model_tester_and_shows_each_record(qtmodeltester, demo_window):

@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
-from app.models import IndexRole
 from app.qt import QPointF, Qt
 from core.compile import compile_request, payload_bytes
 from core.count import Counter
 from core.trace import measure_trace, session_tools
-
-
-@pytest.fixture
-def demo_window(qtbot, window):
-    from core.demo import demo_path
-
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
-        window.open_path(demo_path())
-    qtbot.waitUntil(lambda: window.task is None)
-    return window
-
-
-def view_rows(window) -> list[int]:
-    model = window.view_model
-    return [model.index(row, 0).data(IndexRole) for row in range(model.rowCount())]
+from window_helpers import view_rows
 
 
 def test_stepping_the_timeline_to_request_k_shows_the_view_the_core_reports_for_k(qtbot, demo_window):

@@ -19,13 +19,8 @@ K = 5
 
 
 @pytest.fixture
-def demo(qtbot, window):
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
-        window.open_path(demo_path())
-    qtbot.waitUntil(lambda: window.task is None)
-    return window.document
+def demo(demo_window):
+    return demo_window.document
 
 
 def core_series(original, branch_session, k, policy=None):
