@@ -9,7 +9,6 @@ import pytest
 import app.what_if as what_if_module
 from core.actions import Evict
 from core.count import estimate
-from core.demo import demo_path
 from core.fold import FoldSettings
 from core.fold_history import response_index, session_at_request
 from core.trace import build_trace
