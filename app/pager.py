@@ -10,7 +10,6 @@ from core.recovery import ReadResult
 
 from app.document import Document
 from app.qt import (
-    QFont,
     QFontDatabase,
     QGuiApplication,
     QHBoxLayout,

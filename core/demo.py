@@ -185,7 +185,7 @@ class _Builder:
             verb, noun = rng.choice(_VERBS), rng.choice(_WORDS)
             lines += [f"def {verb}_{noun}(options: dict, home: Path | None = None) -> dict:",
                       f'    """{verb.capitalize()} the {noun} from options, falling back to the home folder."""',
-                      f"    home = home or Path(os.environ.get('ACME_HOME', '~/.acme')).expanduser()",
+                      "    home = home or Path(os.environ.get('ACME_HOME', '~/.acme')).expanduser()",
                       "    result = {}"]
             for _ in range(rng.randint(3, 10)):
                 key = rng.choice(_WORDS)

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from core.count import Counter, Measurement, estimate
 from core.model import FullRecord, Message, Request, Session
 from core.policy import Policy, Resolution, resolve_ceiling
-from core.prefix import Divergence, PrefixMeter, common_prefix_len  # noqa: F401 - common_prefix_len re-exported
+from core.prefix import Divergence, PrefixMeter
 
 # Formats whose files hold the conversation but not the system prompt or tool definitions the
 # provider was sent: their reported input carries an unseen head that no count of the file sees.

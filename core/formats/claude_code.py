@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.formats.stream import SessionBuilder, as_int, feed_all, iter_json_lines, parse_time, text_of
+from core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
 from core.model import Session, Usage
 
 FORMAT = "claude_code"
@@ -39,7 +39,7 @@ _MARKERS = ("uuid", "sessionId", "leafUuid", "parentUuid", "messageId")
 
 def sniff(head: bytes, path: Path) -> bool:
     """True when the first lines are Claude Code entries (or an extractor's meta line before them)."""
-    for value in _head_values(head):
+    for value in head_values(head):
         if not isinstance(value, dict):
             continue
         if str(value.get("type")) in _LINE_TYPES and any(k in value for k in _MARKERS):
@@ -48,17 +48,6 @@ def sniff(head: bytes, path: Path) -> bool:
             continue
         return False
     return False
-
-
-def _head_values(head: bytes) -> list[Any]:
-    values = []
-    for raw in head.splitlines()[:20]:
-        if raw.strip():
-            try:
-                values.append(json.loads(raw))
-            except (ValueError, RecursionError):
-                break
-    return values
 
 
 def read(path: Path) -> Session:

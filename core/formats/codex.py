@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.formats.stream import SessionBuilder, as_int, feed_all, iter_json_lines, parse_time, text_of
+from core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
 from core.model import Session, Usage
 
 FORMAT = "codex"
@@ -38,15 +38,9 @@ _UNSENT_ITEMS = {"ghost_snapshot"}
 
 def sniff(head: bytes, path: Path) -> bool:
     """True when the first complete line is a Codex rollout envelope ({timestamp, type, payload})."""
-    for raw in head.splitlines()[:5]:
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
-            return False
-        return isinstance(value, dict) and str(value.get("type")) in _ENVELOPES and isinstance(value.get("payload"), dict)
-    return False
+    values = head_values(head, 5)
+    value = values[0] if values else None
+    return isinstance(value, dict) and str(value.get("type")) in _ENVELOPES and isinstance(value.get("payload"), dict)
 
 
 def read(path: Path) -> Session:

@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.formats.stream import SessionBuilder, as_int, feed_all, iter_json_lines, parse_time, text_of
+from core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
 from core.model import ReadError, Session, Usage
 
 FORMAT = "pi"
@@ -33,20 +33,14 @@ _UNSENT = {"thinking_level_change", "custom", "label", "session_info", "model_ch
 
 def sniff(head: bytes, path: Path) -> bool:
     """True when the first complete line is a pi session header or a pi entry with a role-bearing message."""
-    for raw in head.splitlines()[:5]:
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
-            return False
-        if not isinstance(value, dict):
-            return False
-        if value.get("type") == "session":
-            return "cwd" in value or "version" in value or "id" in value
-        message = value.get("message")
-        return value.get("type") == "message" and isinstance(message, dict) and "role" in message
-    return False
+    values = head_values(head, 5)
+    value = values[0] if values else None
+    if not isinstance(value, dict):
+        return False
+    if value.get("type") == "session":
+        return "cwd" in value or "version" in value or "id" in value
+    message = value.get("message")
+    return value.get("type") == "message" and isinstance(message, dict) and "role" in message
 
 
 def read(path: Path, leaf: str | None = None) -> Session:

@@ -94,6 +94,18 @@ def _parse(item: tuple[int, int, bytes], builder: "SessionBuilder", last: bool) 
     raise ReadError(builder.file, f"line {number}", problem)
 
 
+def head_values(head: bytes, lines: int = 20) -> list[Any]:
+    """The JSON values of the first non-blank lines of a file's head, up to the first that does not parse."""
+    values = []
+    for raw in head.splitlines()[:lines]:
+        if raw.strip():
+            try:
+                values.append(json.loads(raw))
+            except (ValueError, RecursionError):
+                break
+    return values
+
+
 def parse_time(value: Any) -> float | None:
     """An ISO-8601 string or epoch number (seconds or milliseconds) as epoch seconds, else None."""
     if isinstance(value, bool):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
 
 from app.divergence import CAUSE_WORDS
 from app.document import build_document
-from app.fold_panel import FoldModel, RowRole
+from app.fold_panel import RowRole
 from app.note_members import note_members
 from app.window_map import Mark
 from core.trace import measure_trace

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 import app.save as module
-import app.session_actions as actions_module
 from core.actions import Clip, Evict
 from core.formats import load_session
 from core.formats.lionagi_write import native_dict
