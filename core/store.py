@@ -131,6 +131,9 @@ def _atomic(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
+BUSY_TIMEOUT_S = 60.0
+
+
 class Library:
     """The session library. One connection, owned by the thread that opened it (STYLE.md point 7).
 
@@ -146,7 +149,9 @@ class Library:
         else:
             self.path = Path(path) if path is not None else default_path()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(str(self.path))
+            # Another thread may be importing (a load the user replaced, autosave): wait for its
+            # transaction rather than fail with "database is locked" after sqlite's 5 s default.
+            self.conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA recursive_triggers=on")  # as sqlite_utils.Database sets it

@@ -119,3 +119,18 @@ def demo_window(qtbot, window):
         window.open_path(demo_path())
     qtbot.waitUntil(lambda: window.task is None)
     return window
+
+
+@pytest.fixture(autouse=True)
+def no_unexpected_error_dialog(monkeypatch):
+    """A modal error dialog would block a headless run forever: record it and fail the test instead.
+
+    Tests that expect a dialog replace `error_dialog` themselves, after this fixture.
+    """
+    import app.window
+
+    shown: list[str] = []
+    monkeypatch.setattr(app.window, "error_dialog", lambda parent, title, text: shown.append(f"{title}: {text}"))
+    yield
+    if shown:
+        pytest.fail(f"unexpected error dialog: {shown}")
