@@ -9,7 +9,7 @@ from core.fold import FoldSettings
 from core.model import Message
 from core.policy import Policy
 from core.preview import FoldPreview, PassPreview, preview_fold
-from core.trace import session_tools
+from core.first_round import request_options
 
 from app.document import Document
 from app.models import preview_text
@@ -39,7 +39,6 @@ def fold_work(document: Document, policy: Policy, settings: FoldSettings):
     """The function the worker runs: the fold on a copy, reporting each measured candidate (and so cancellable)."""
     counter = document.counter
     session = document.session
-    tools = session_tools(session)
 
     def work(progress: Progress) -> FoldPreview:
         measured = [0]
@@ -48,7 +47,8 @@ def fold_work(document: Document, policy: Policy, settings: FoldSettings):
             def count(messages):
                 measured[0] += 1
                 progress.report(measured[0], 0, f"Previewing the fold: {measured[0]} candidate views measured")
-                return counter.count(list(messages), record=copy.record, policy=policy, tools=tools)
+                # As the next request compiles: bound, tools, envelope, marks, the first round's frozen bound.
+                return counter.count(list(messages), **request_options(copy, policy))
             return count
 
         return preview_fold(session, settings, count_for, scale=max(document.scale, session.scale, 1.0), policy=policy)

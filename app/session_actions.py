@@ -7,7 +7,6 @@ import html
 from core.actions import Clip, Compact, EvictActionResults, Evict, Expand, Restore
 from core.fold import Fold, FoldSettings
 from core.recovery import Peek
-from core.trace import session_tools
 
 from app.clip_dialog import ask_clip_length
 from app.document import is_note
@@ -267,10 +266,11 @@ class SessionActions(QObject):
         settings = FoldSettings.from_policy(policy, policy.model or doc.session.model) if policy else None
         if settings is None:
             return None
-        counter, tools, session = doc.counter, session_tools(doc.session), doc.session
+        session = doc.session
         session.scale = max(session.scale, doc.scale)
-        return Fold(session, settings, policy=policy,
-                    count=lambda ms: counter.count(list(ms), record=session.record, policy=policy, tools=tools))
+        # The fold's own count (core.fold.default_count) compiles as the next request would:
+        # bound, tools, envelope, marks and an included first round's frozen bound.
+        return Fold(session, settings, policy=policy, counter=doc.counter)
 
     def preview_fold(self):
         policy = self.policy_editor.policy()

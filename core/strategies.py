@@ -232,8 +232,10 @@ def adr(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
     from core.fold_history import replay_folds
 
     # The measure's counter, shared: the fold's counts and the replay's then tokenise each body once.
+    # The policy too: without it the fold would run with no result bound and no Amendment 4 rules.
     history = replay_folds(session, FoldSettings(settings.ceiling, settings.fold_at, settings.target),
-                           clock=lambda: 0.0, counter=getattr(measure, "counter", None))
+                           clock=lambda: 0.0, counter=getattr(measure, "counter", None),
+                           policy=getattr(measure, "policy", None))
     record = history.session.record
     folds: dict[int, int] = {}
     last: dict[int, tuple[str, ...]] = {}  # as history.view_before(k), read in one pass

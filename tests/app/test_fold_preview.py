@@ -146,3 +146,17 @@ def test_the_preview_of_a_claude_code_session_measures_its_unseen_head(qtbot, wi
     assert document.session.unseen_head == document.unseen_head
     shown = preview(qtbot, window)
     assert shown.run.estimate_before == document.now_size
+
+
+def test_the_preview_under_prompt_caching_never_takes_the_protected_first_round(qtbot, window, demo):
+    from core.first_round import protected_ids
+
+    actions = window.session_actions
+    for key, text in (("max_input_tokens", "20000"), ("tool_result_max_chars", "4000"), ("prompt_caching", "true")):
+        actions.policy_editor.set_text(key, text)
+    policy = actions.policy_editor.policy()
+    protected = protected_ids(demo.session, policy, demo.session.view_messages())
+    assert protected
+    shown = preview(qtbot, window)
+    assert protected <= set(shown.view_after)
+    assert all(r["stage"] in ("tool_io", "clip", "all", "reset") for r in shown.run.records)
