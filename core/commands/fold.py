@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     read.add_argument("--offset", type=int, default=0, metavar="O")
     read.add_argument("--limit", type=int, default=16_000, metavar="L")
     read.add_argument("--result-max", type=int, metavar="N", help="tool_result_max_chars: a read returns at most this many")
-    read.set_defaults(run=run_read_result, format=lambda r: r["text"])
+    read.set_defaults(run=run_read_result, format=_format_read)
 
     restore = subparsers.add_parser("restore", help="bring messages back into the view by index, writing -o OUT")
     _file(restore, output=True)
@@ -187,6 +187,17 @@ def run_read_result(args) -> dict[str, Any] | int:
     return _checked(args, action.result)
 
 
+def _format_read(result: dict[str, Any]) -> str:
+    """The text alone on stdout (so it pipes cleanly); where it sits and how to go on, on stderr."""
+    import sys
+
+    end = result["offset"] + len(result["text"])
+    more = f"; next: --offset {result['next_offset']}" if result.get("next_offset") is not None else "; the end"
+    print(f"[#{result['index']}: characters {result['offset']:,} to {end:,} of {result['total']:,}{more}]",
+          file=sys.stderr)
+    return result["text"]
+
+
 def _checked(args, result: dict[str, Any]) -> dict[str, Any]:
     if not result.get("success"):
         raise ReadError(args.file, "", result.get("error", "the action failed"))
@@ -208,8 +219,9 @@ def run_restore(args) -> dict[str, Any]:
     # Admission counts the request as it compiles under the session's own policy: a bounded original projected.
     fits = Fold(session, FoldSettings(args.ceiling), policy=launch_policy(session)).fits if args.ceiling else None
     action = Restore(indices, fits)
+    before = list(session.view)
     action.do(session)
-    return _finish(args, session, action.result)
+    return _finish(args, session, action.result, before)
 
 
 def run_clip(args) -> dict[str, Any]:
@@ -217,8 +229,9 @@ def run_clip(args) -> dict[str, Any]:
 
     session = _load(args)
     action = Clip(args.index, args.keep)
+    before = list(session.view)
     action.do(session)
-    return _finish(args, session, action.result)
+    return _finish(args, session, action.result, before)
 
 
 def run_evict(args) -> dict[str, Any]:
@@ -226,12 +239,19 @@ def run_evict(args) -> dict[str, Any]:
 
     session = _load(args)
     action = Evict(args.index)
+    before = list(session.view)
     action.do(session)
-    return _finish(args, session, action.result)
+    return _finish(args, session, action.result, before)
 
 
-def _finish(args, session: Session, result: dict[str, Any]) -> dict[str, Any]:
+def _finish(args, session: Session, result: dict[str, Any], before: list[str]) -> dict[str, Any]:
     result = dict(_checked(args, result))
+    if session.view == before:
+        # Writing an unchanged copy and exiting 0 would hide that the indices named nothing to change.
+        from core.cli import UsageError
+
+        raise UsageError(f"{args.file}: {args.command} changed nothing (check the indices against the active view); "
+                         "nothing written")
     result["output"] = _write(session, args)
     result["view"] = len(session.view)
     return result

@@ -99,3 +99,21 @@ def test_fold_with_a_bound_and_caching_keeps_the_first_round_and_says_so(capsys,
     assert all(r["outcome"] in ("landed", "rolled_back") and r["cap"] == 20_000 for r in out["records"])
     code, text, _ = run(capsys, "fold", demo, "--result-max", 4000, "--caching", "--ceiling", 20_000)
     assert "first round: included" in text
+
+
+def test_an_action_that_changes_nothing_writes_nothing_and_exits_2(demo, capsys, tmp_path):
+    out = tmp_path / "out.json"
+    assert main(["evict", str(demo), "--index", "0", "-o", str(out)]) == 2  # the system message never leaves
+    assert "changed nothing" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_read_result_text_output_says_where_the_page_sits_and_how_to_go_on(demo, capsys):
+    session = load_session(demo)
+    index = max(range(len(session.record)), key=lambda i: len(session.record[i].text))
+    assert main(["read-result", str(demo), "--index", str(index), "--limit", "100"]) == 0
+    captured = capsys.readouterr()
+    assert main(["read-result", str(demo), "--index", str(index), "--limit", "100", "--json"]) == 0
+    total = json.loads(capsys.readouterr().out)["total"]
+    assert captured.err.strip() == f"[#{index}: characters 0 to 100 of {total:,}; next: --offset 100]"
+    assert len(captured.out.rstrip("\n")) == 100
