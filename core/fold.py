@@ -28,6 +28,7 @@ from core.fold_cuts import cut_body, eligible_bodies
 from core.model import Message, Session
 from core.policy import Policy, resolve_ceiling
 from core.summarise import BriefSummariser, Summariser, projected_span
+from core.trace import Refusal  # the one refusal (D4 steps 1 and 3); the fold's carries no parts
 
 FOLD_AT = 0.8
 FOLD_TARGET = 0.6
@@ -83,16 +84,6 @@ class FoldRun:
     @property
     def landed(self) -> bool:
         return any(r["outcome"] == "landed" for r in self.records)
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """A request still over the ceiling after the fold: refused before the send, with the count."""
-
-    estimate: int
-    ceiling: int
-    counted: int
-    scale: float
 
 
 def default_count(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> Count:

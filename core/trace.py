@@ -117,12 +117,12 @@ class Refusal:
     ceiling: int
     counted: int
     scale: float
-    parts: tuple[LargestPart, ...]
+    parts: tuple[LargestPart, ...] = ()
 
     def __str__(self) -> str:
         parts = ", ".join(f"#{p.index} {p.kind} {p.tokens:,}" for p in self.parts)
         return (f"refused: estimate {self.estimate:,} is at or past the ceiling of {self.ceiling:,} "
-                f"(counted {self.counted:,} x scale {self.scale:.4g}); largest parts: {parts}")
+                f"(counted {self.counted:,} x scale {self.scale:.4g})" + (f"; largest parts: {parts}" if parts else ""))
 
 
 def record_index(message: Message | None, record: FullRecord | None) -> int | None:
