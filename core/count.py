@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from core import tokens
 from core.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
-from core.count_step import Laid, glue_of, lay_out, shared, type_glue
+from core.count_step import Laid, glue_of, lay_out, one_replaced, places, shared, type_glue
 from core.model import FullRecord, Message
 
 if TYPE_CHECKING:
@@ -88,7 +88,9 @@ class Counter:
     (text, tool_use or tool_result with its call id) and the policy's rendering inputs. Counting a
     view that differs from a counted one by k messages tokenises about k messages, and a view that
     shares its start with a recently measured one is planned and laid out only from where they part
-    (core.count_step).
+    (core.count_step). A view that differs from a recently measured one by one result replaced with a
+    copy of the same original (the clip's candidates) costs that result's block: every other block keeps
+    its key, glue and part, and the running counts shift by the difference (core.count_step.one_replaced).
     """
 
     KEEP = 4  # recently measured views kept to lay new ones out from
@@ -117,6 +119,10 @@ class Counter:
         """The count and each message's part of it (`marks=False`: as compiled without cache marks)."""
         inputs = (id(record), record, policy_key(policy), policy.caching if policy else None, id(tools),
                   first_round if policy is not None and policy.caching else None, marks)
+        for state in reversed(self._recent):
+            found = one_replaced(state, messages, inputs, record, inputs[5])
+            if found is not None:
+                return self._replaced(state, messages, found, record, policy, first_round)
         # The recent view this one shares the longest start with (the same objects, rendered alike).
         base, p = None, 0
         for state in sorted(self._recent, key=lambda s: -len(s.messages)):
@@ -150,6 +156,54 @@ class Counter:
         total = head.tokens + (laid.cum[-1] if laid.cum else 0)
         kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
         return Measurement(total, (head, *laid.parts), laid.serial, laid.since, kept, laid)
+
+    def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy,
+                  first_round) -> Measurement:
+        """A view that differs from `base` by one result's copy (core.count_step.one_replaced): every block but
+        the copy's keeps its key, glue and part; the copy's block is counted, and the running counts shift."""
+        i, si, fi, spec = found
+        key = (block_key(spec, record, policy, first_round), policy_key(policy))
+        if key not in self._bodies:
+            text = canonical(render_block(spec, record, policy, first_round))
+            glue = type_glue(spec)
+            if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
+                raise AssertionError(f"block does not end with its type: {text[:80]}")
+            self._tokenise({key: text[2 : len(text) - len(glue)]})
+        old_part = base.parts[fi]
+        glue_tokens = old_part.tokens - self._bodies[base.keys[fi]]
+        part = Part(spec.message, spec.message.kind, self._bodies[key] + glue_tokens)
+        delta = part.tokens - old_part.tokens
+        self._serial += 1
+        old = base.messages[i]
+        view = list(messages)
+        seq = list(base.seq)
+        seq[si] = view[i]
+        flat = list(base.flat)
+        flat[fi] = spec
+        keys = list(base.keys)
+        keys[fi] = key
+        parts = list(base.parts)
+        parts[fi] = part
+        cum = base.cum[:fi] + [c + delta for c in base.cum[fi:]] if delta else list(base.cum)
+        where = dict(places(base))
+        del where[id(old)]
+        where[id(view[i])] = (si, fi)
+        laid = Laid(self._serial, base.inputs, view, seq, base.system, base.aruns, flat, base.roles, keys, parts, cum,
+                    base.notes, base.ends, base.members, base.marked, base.head, base.stable, fi, base.serial,
+                    base.irregular, where=where)
+        if fi >= base.kept:
+            cand = base.top + [(-p.tokens, j + 1, p) for j, p in enumerate(base.parts[base.kept:fi], base.kept)]
+        else:
+            cand = [(-p.tokens, j + 1, p) for j, p in enumerate(parts[:fi])]
+        laid.top = heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
+        if len(self._recent) >= self.KEEP:
+            self._recent.pop(0)
+        self._recent.append(laid)
+        head_key, _, head_glue = laid.head
+        head_owner = laid.system[0] if laid.system else None
+        head = Part(head_owner, "system", self._lookup(head_key, head_glue))
+        total = head.tokens + (cum[-1] if cum else 0)
+        return Measurement(total, (head, *parts), laid.serial, laid.since, fi + 1, laid)
 
     def _count_laid(self, laid: Laid, record, policy, first_round) -> None:
         """Count the blocks from laid.kept on: tokenise new bodies, then fill parts and running counts."""

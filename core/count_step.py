@@ -7,7 +7,11 @@
 # over the whole from the anchors it carries. Where that would not be exact (a new system message, a
 # pairing through a look-up that reads earlier runs, a mark moving inside the kept blocks, a copy whose
 # original is neither in the re-planned part nor in the record) it plans the view whole.
-# tests/core/test_count.py proves the parts equal the whole plan's over random growing views.
+# A view that replaces one result of a measured view with a copy of the same original (the clip's
+# candidates) is not re-planned at all when that provably changes only the result's own block
+# (`one_replaced`): the counter swaps that block's key and part and shifts the running counts.
+# tests/core/test_count.py proves the parts equal the whole plan's over random growing views and over
+# chains of single-result replacements, under every policy.
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 from core.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
 from core.model import FullRecord, Message
-from core.plan import BlockSpec, anchors, flat_marks, has_text, plan_runs
+from core.plan import RESULTS, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
 
 
 @dataclass
@@ -47,6 +51,82 @@ class Laid:
     since: int  # that state's serial (-1: planned whole)
     irregular: bool = False  # a pairing that a shorter view could decide otherwise (core.plan.plan_runs)
     top: list = field(default_factory=list)  # the three largest kept parts as (-tokens, index, part)
+    where: dict | None = field(default=None, repr=False)  # id(result) -> (seq position, flat position), see places
+
+
+def places(laid: Laid) -> dict:
+    """Each result's seq position and the flat position of its block, by identity (None: the object is there twice)."""
+    if laid.where is None:
+        seq_at: dict[int, Any] = {}
+        for si, m in enumerate(laid.seq):
+            if m.kind == "action_response":
+                seq_at[id(m)] = None if id(m) in seq_at else si
+        where: dict[int, Any] = {}
+        for fi, spec in enumerate(laid.flat):
+            for m in spec.messages:
+                if m.kind == "action_response":
+                    k = id(m)
+                    si = seq_at.get(k)
+                    where[k] = None if k in where or si is None else (si, fi)
+        laid.where = where
+    return laid.where
+
+
+def one_replaced(base: Laid, messages: Sequence[Message], inputs: tuple, record: FullRecord | None,
+                 first_round: IncludedRound | None) -> tuple[int, int, int, BlockSpec] | None:
+    """Where a view differs from a measured one by one result replaced with a copy of the same original, when
+    that leaves every block but the result's own, every pairing, role, glue and mark as they were:
+    (view position, seq position, flat position, the block with the copy); else None.
+
+    The whole plan pairs a result through its original's `action_request_id` (the same original for both), and
+    a result the base paired directly (not irregular) pairs the same way; no other message names either
+    one's id or the original's, so nothing else resolves differently; the anchors (notes, the first round's
+    end and members) do not include either, so the marks stay where they were.
+    """
+    if base.irregular or len(base.messages) != len(messages) or base.inputs != inputs:
+        return None
+    old_view = base.messages
+    i = next(compress(count(), map(operator.is_not, old_view, messages)), None)
+    if i is None or not all(map(operator.is_, old_view[i + 1:], messages[i + 1:])):
+        return None
+    old, new = old_view[i], messages[i]
+    if old.kind != "action_response" or new.kind != "action_response" or record is None:
+        return None
+    src = old.clipped_from or old.id
+    if new.clipped_from != src or new.id == src or new.id == old.id or src not in record:
+        return None
+    if old.clipped_from is None:
+        if record.get(src) is not old:
+            return None
+    elif old.id == src:
+        return None
+    if first_round is not None and (old.id in first_round.members or new.id in first_round.members
+                                    or first_round.end in (old.id, new.id)):
+        return None
+    ids = {src, old.id, new.id}
+    for m in old_view[:i]:
+        if m.id in ids or m.clipped_from in ids:
+            return None
+    for m in old_view[i + 1:]:
+        if m.id in ids or m.clipped_from in ids:
+            return None
+    at = places(base).get(id(old))
+    if at is None:
+        return None
+    si, fi = at
+    spec = base.flat[fi]
+    if spec.tag == TOOL_RESULT:
+        if spec.message is not old:
+            return None
+        return i, si, fi, replace(spec, message=new)
+    if spec.tag == RESULTS:
+        for g, (m, cid) in enumerate(spec.group):
+            if m is old:
+                if cid is None:
+                    return None
+                group = spec.group[:g] + ((new, cid),) + spec.group[g + 1:]
+                return i, si, fi, replace(spec, message=new if g == 0 else spec.message, group=group)
+    return None
 
 
 def type_glue(spec: BlockSpec) -> str:

@@ -100,3 +100,92 @@ def test_measuring_a_growing_view_equals_measuring_it_whole(data):
         assert _parts(got) == _parts(whole) and got.counted == whole.counted
         top = sorted(whole.parts, key=lambda p: -p.tokens)[:3]
         assert [(p.message, p.tokens) for p in got.largest(3)] == [(p.message, p.tokens) for p in top]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_replacing_one_result_in_the_middle_equals_measuring_it_whole(data):
+    """A candidate that replaces one result with a clipped copy of its original (the clip's estimates) gives the
+    whole plan's parts and the whole text's count, under every policy, chained from the last candidate."""
+    from core.compile import IncludedRound
+    from core.fold_clip import bodies_of, build_bounded_copy, build_copy
+    from core.policy import Policy
+
+    record = data.draw(records())
+    # A random view, or the record in order without its copies (the fold's case: every result paired).
+    view = data.draw(st.one_of(views(record), st.just([m for m in record if not m.is_clipped_copy])))
+    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
+                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    first_round = None
+    if data.draw(st.booleans()) and len(view) > 2:
+        members = frozenset(m.id for m in view[:3])
+        first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
+    options = dict(record=record, policy=policy, tools=tools, first_round=first_round)
+    counter, reference = Counter(), Counter()
+    serial = iter(range(10**6))
+    for _ in range(data.draw(st.integers(1, 4))):
+        results = [i for i, m in enumerate(view) if m.kind == "action_response"]
+        try:
+            counter.measure(view, **options)
+        except Exception:
+            return  # a view that cannot compile (the growing-view test covers the failure path)
+        if not results:
+            return
+        at = data.draw(st.sampled_from(results))
+        original = view[at] if view[at].clipped_from is None else record.get(view[at].clipped_from) \
+            if view[at].clipped_from in record else None
+        if original is None or original.id not in record:
+            return
+        index = record.index_of(original.id)
+        kept = {b.key: data.draw(st.integers(0, len(b.text))) for b in bodies_of(original)}
+        new_id = lambda: f"copy{next(serial)}"  # noqa: E731
+        bound = policy.tool_result_max_chars if policy is not None else None
+        try:  # under the bound a copy is the original's projection; one too short to project is cut plainly
+            copy = build_bounded_copy(original, index, bound, kept, new_id=new_id)[0] if bound is not None else None
+        except Exception:
+            copy = None
+        try:
+            copy = copy or build_copy(original, index, kept, new_id=new_id)
+        except Exception:
+            return
+        view = view[:at] + [copy] + view[at + 1:]
+        try:
+            whole = reference.measure_whole(view, **options)
+        except Exception as exc:
+            with pytest.raises(type(exc)):
+                counter.measure(view, **options)
+            return
+        got = counter.measure(view, **options)
+        assert _parts(got) == _parts(whole) and got.counted == whole.counted
+        text = counted_text(compile_request(view, **options))
+        assert got.counted == count_text(text)
+        top = sorted(whole.parts, key=lambda p: -p.tokens)[:3]
+        assert [(p.message, p.tokens) for p in got.largest(3)] == [(p.message, p.tokens) for p in top]
+
+
+def test_a_copy_in_the_middle_costs_its_own_block():
+    """Replacing one result by a copy of its original counts the copy's block alone (core.count_step.one_replaced)."""
+    from core.fold_clip import bodies_of, build_copy
+    from core.policy import Policy
+
+    msgs = [Message("s", "system", 0, {"system_message": "sys"}), Message("i", "instruction", 1, {"instruction": "go"})]
+    for r in range(6):
+        msgs.append(Message(f"q{r}", "action_request", 2 + r, {"function": "read", "arguments": {"n": r}}))
+        msgs.append(Message(f"p{r}", "action_response", 2 + r,
+                            {"function": "read", "arguments": {}, "output": "line\n" * 400, "action_request_id": f"q{r}"}))
+        msgs.append(Message(f"a{r}", "assistant", 2 + r, {"assistant_response": f"read {r}"}))
+    record = FullRecord(msgs)
+    for policy in (None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024, prompt_caching=True)):
+        counter = Counter()
+        view = list(msgs)
+        counter.measure(view, record=record, policy=policy)
+        original = record.get("p2")
+        body = bodies_of(original)[0]
+        copy = build_copy(original, record.index_of("p2"), {body.key: 100}, new_id=lambda: "c2")
+        view[view.index(original)] = copy
+        before = counter.tokenised_chars
+        got = counter.measure(view, record=record, policy=policy)
+        assert got.laid.where is not None  # laid out from the measured view, its blocks after the copy kept
+        assert got.counted == count_text(counted_text(compile_request(view, record=record, policy=policy)))
+        assert counter.tokenised_chars - before < 1_000  # the copy's block, not the view after it
