@@ -147,6 +147,11 @@ class Counter:
             else:  # fewer kept than before: the standing three may lie past them
                 cand = [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[:laid.kept])]
             laid.top = heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
+        kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
+        return self._remembered(laid, kept)
+
+    def _remembered(self, laid: Laid, kept: int) -> Measurement:
+        """Keep `laid` among the recent layouts and measure it: the head (system and tools) plus its blocks."""
         if len(self._recent) >= self.KEEP:
             self._recent.pop(0)
         self._recent.append(laid)
@@ -154,7 +159,6 @@ class Counter:
         head_owner = laid.system[0] if laid.system else None
         head = Part(head_owner, "system", self._lookup(head_key, head_glue))
         total = head.tokens + (laid.cum[-1] if laid.cum else 0)
-        kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
         return Measurement(total, (head, *laid.parts), laid.serial, laid.since, kept, laid)
 
     def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy,
@@ -196,14 +200,7 @@ class Counter:
         else:
             cand = [(-p.tokens, j + 1, p) for j, p in enumerate(parts[:fi])]
         laid.top = heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
-        if len(self._recent) >= self.KEEP:
-            self._recent.pop(0)
-        self._recent.append(laid)
-        head_key, _, head_glue = laid.head
-        head_owner = laid.system[0] if laid.system else None
-        head = Part(head_owner, "system", self._lookup(head_key, head_glue))
-        total = head.tokens + (cum[-1] if cum else 0)
-        return Measurement(total, (head, *parts), laid.serial, laid.since, fi + 1, laid)
+        return self._remembered(laid, fi + 1)
 
     def _count_laid(self, laid: Laid, record, policy, first_round) -> None:
         """Count the blocks from laid.kept on: tokenise new bodies, then fill parts and running counts."""
