@@ -1,0 +1,1 @@
+"""foldscope app: the PySide6 GUI, thin adapters over foldscope.core."""

@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def default_session() -> str:
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
     return str(demo_path())
 
@@ -40,9 +40,9 @@ def run_gui(argv: list[str]) -> int:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     path = args.file or default_session()
 
-    from app.qt import QApplication, QGuiApplication
-    from app.theme import apply_theme
-    from app.window import MainWindow
+    from foldscope.app.qt import QApplication, QGuiApplication
+    from foldscope.app.theme import apply_theme
+    from foldscope.app.window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("foldscope")
@@ -50,7 +50,7 @@ def run_gui(argv: list[str]) -> int:
     apply_theme(app, args.theme)
     policy = None
     if args.profile:
-        from core.policy import Policy, PolicyError
+        from foldscope.core.model.policy import Policy, PolicyError
 
         try:
             policy = Policy.from_yaml(args.profile)
@@ -72,14 +72,14 @@ def run_gui(argv: list[str]) -> int:
 
 def screenshot(app, window, path: str, png: str) -> int:
     """Load FILE, render the window at a fixed size to PNG, and say how it went."""
-    from app.qt import QEventLoop
-    from app.window import error_line
+    from foldscope.app.qt import QEventLoop
+    from foldscope.app.window import error_line
 
     outcome: dict[str, str] = {}
     window.resize(*SCREENSHOT_SIZE)
     window.load_failed.connect(lambda line: outcome.setdefault("error", line))
     # Replace the modal dialog: a screenshot run must never wait for a click.
-    import app.window as window_module
+    import foldscope.app.window as window_module
 
     window_module.error_dialog = lambda parent, title, text: None
     # A local loop, not app.exec()/quit(): in Qt 6 quit() closes every window before we can grab it.
@@ -111,7 +111,7 @@ def telling_message(doc) -> int | None:
     """The message a screenshot selects: a clipped copy, else the newest note, else the largest message in view."""
     if doc is None or doc.record_size == 0:
         return None
-    from app.document import is_note
+    from foldscope.core.readout.document import is_note
 
     in_view = sorted(doc.view_position)
     copies = [i for i in in_view if doc.message(i).is_clipped_copy]

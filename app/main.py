@@ -9,17 +9,17 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["inspect"]:
         # Start the tokenizer's build on the other core before the rest of the command is imported
-        # (core.tokens.start_helper; run_inspect finds it running and stops it when done).
-        from core import tokens
+        # (core.request.tokens.start_helper; run_inspect finds it running and stops it when done).
+        from foldscope.core.request import tokens
 
         tokens.start_helper()
         try:
-            from core import cli
+            from foldscope.core.cli import main as cli
 
             return cli.main(argv)
         finally:
             tokens.stop_helper()  # when the command stopped before run_inspect did (a usage error)
-    from core import cli
+    from foldscope.core.cli import main as cli
 
     if argv and (argv[0] in cli.COMMANDS or argv[0] in cli.command_names()):
         return cli.main(argv)
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         cli.build_parser().print_help()
         print("\nWith no COMMAND, foldscope starts the GUI: foldscope [--screenshot PNG] [--db PATH] [--profile YAML] [FILE]")
         return 0
-    from app.gui import run_gui  # Qt is imported only when the GUI is wanted
+    from foldscope.app.gui import run_gui  # Qt is imported only when the GUI is wanted
 
     return run_gui(argv)
 

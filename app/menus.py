@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from app.qt import QAction, QKeySequence
+from foldscope.app.qt import QAction, QKeySequence
 
 if TYPE_CHECKING:
-    from app.window import MainWindow
+    from foldscope.app.window import MainWindow
 
 
 def _add(menu, window: "MainWindow", text: str, key: str | QKeySequence.StandardKey, slot: Callable[[], object]) -> QAction:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.model import Session
+from foldscope.core.model.session import Session
 
-from app.qt import QEvent, QFileDialog, QMessageBox, QObject, QTimer, QWidget, Signal
-from app.undo import SessionEditor
+from foldscope.app.qt import QEvent, QFileDialog, QMessageBox, QObject, QTimer, QWidget, Signal
+from foldscope.app.undo import SessionEditor
 
 NATIVE_FILTER = "foldscope native session (*.json);;All files (*)"
 AUTOSAVE_MS = 1500  # quiet time after an action before the working state is written to the library
@@ -48,7 +48,7 @@ def default_save_path(source: str) -> str:
 
 def working_state(session: Session, base_length: int) -> dict[str, Any]:
     """What autosave keeps: the messages appended since the import, the view, branch metadata, manifest, scale."""
-    from core.formats.lionagi_write import message_dict
+    from foldscope.core.formats.lionagi_write import message_dict
 
     return {"base_length": base_length,
             "added": [message_dict(session.record[i]) for i in range(base_length, len(session.record))],
@@ -60,7 +60,7 @@ def recover(session: Session, state: dict[str, Any]) -> None:
     """Put a working state autosave kept back on the session as it was imported (its record at base_length)."""
     import copy
 
-    from core.formats.lionagi import message_from_dict
+    from foldscope.core.formats.lionagi import message_from_dict
 
     if len(session.record) != state["base_length"]:
         raise ValueError(f"the working state starts at {state['base_length']} messages, the session has {len(session.record)}")
@@ -75,7 +75,7 @@ def recover(session: Session, state: dict[str, Any]) -> None:
 def latest_working_state(db: str | None, library_id: int, with_time: bool = False):
     """The newest working state autosave wrote for a library session, or None (also once it was saved or
     discarded: a cleared state is written then); `with_time` gives (state, when written) instead."""
-    from core.store import Library
+    from foldscope.core.store.library import Library
 
     with Library(db) as library:
         states = [e for e in library.events(library_id) if e["kind"] == WORKING_STATE]
@@ -135,9 +135,9 @@ class SaveController(QObject):
         return self.write(path) if path else False
 
     def write(self, path: str) -> bool:
-        from core.formats.lionagi_write import write_session
+        from foldscope.core.formats.lionagi_write import write_session
 
-        from app.window import error_dialog
+        from foldscope.app.window import error_dialog
 
         doc = self.editor.document
         try:
@@ -176,7 +176,7 @@ class SaveController(QObject):
     def autosave(self) -> int | None:
         """Write the working state into the library, so a crash loses nothing (the library's own thread rule:
         this connection opens and closes here)."""
-        from core.store import Library
+        from foldscope.core.store.library import Library
 
         doc = self.editor.document
         if doc is None or doc.library_id is None:
@@ -190,7 +190,7 @@ class SaveController(QObject):
 
     def clear_working_state(self, why: str) -> None:
         """The changes were saved or discarded: a reopened session offers nothing to recover."""
-        from core.store import Library
+        from foldscope.core.store.library import Library
 
         doc = self.editor.document
         self.timer.stop()
@@ -215,7 +215,7 @@ class SaveController(QObject):
         if not ask_recover(self.window, Path(doc.path).name, when):
             self.clear_working_state("recovery declined")
             return False
-        from app.undo import refresh_document
+        from foldscope.app.undo import refresh_document
 
         recover(doc.session, state)
         refresh_document(doc)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import html
 
-from core.actions import Clip, Compact, EvictActionResults, Evict, Expand, Restore
-from core.fold import Fold, FoldSettings
-from core.recovery import Peek
+from foldscope.core.actions.commands import Clip, Compact, EvictActionResults, Evict, Expand, Restore
+from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.actions.recovery import Peek
 
-from app.clip_dialog import ask_clip_length
-from app.document import is_note
-from app.fold_preview import FoldPreviewPanel
-from app.pager import Pager
-from app.policy_editor import PolicyEditor
-from app.qt import (
+from foldscope.app.dialogs import ask_clip_length
+from foldscope.core.readout.document import is_note
+from foldscope.app.panels.fold_preview import FoldPreviewPanel
+from foldscope.app.panels.pager import Pager
+from foldscope.app.panels.policy_editor import PolicyEditor
+from foldscope.app.qt import (
     QAction,
     QDialog,
     QDockWidget,
@@ -27,8 +27,8 @@ from app.qt import (
     QVBoxLayout,
     QWidget,
 )
-from app.save import SaveController
-from app.undo import SessionEditor
+from foldscope.app.save import SaveController
+from foldscope.app.undo import SessionEditor
 
 
 def show_refusal(parent: QWidget, text: str) -> bool:
@@ -164,7 +164,7 @@ class SessionActions(QObject):
             table.customContextMenuRequested.connect(
                 lambda pos, t=table: self.context_menu(t).popup(t.viewport().mapToGlobal(pos)))
         # A span to compact is chosen with Shift or Ctrl in the active view.
-        from app.qt import QAbstractItemView
+        from foldscope.app.qt import QAbstractItemView
 
         self.window.view_list.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
 
@@ -198,14 +198,14 @@ class SessionActions(QObject):
             return
         from dataclasses import replace
 
-        from core.policy import resolve_ceiling
+        from foldscope.core.model.policy import resolve_ceiling
 
         resolution = resolve_ceiling(policy, policy.model or doc.session.model)
         doc.rules = replace(doc.rules, ceiling=resolution.ceiling, line=policy.fold_at, target=policy.fold_target,
                             source=resolution.why if "policy editor" in resolution.why else f"{resolution.why} (the policy editor)")
         if doc.policy is None or doc.policy.as_record() != policy.as_record():
             # The edited policy is now in force: the next request compiles (and places its marks) under it.
-            from app.undo import refresh_document
+            from foldscope.app.undo import refresh_document
 
             doc.policy = policy
             refresh_document(doc)
@@ -237,9 +237,9 @@ class SessionActions(QObject):
         window = self.window
         doc = self.editor.document
         if doc is not None:
-            from core.trace import build_trace
+            from foldscope.core.request.trace import build_trace
 
-            from app.fold_facts import fold_rows
+            from foldscope.core.readout.fold_facts import fold_rows
 
             views = [r.view for r in doc.requests] + [tuple(doc.session.view)]
             doc.folds = fold_rows(doc.session, views, [r.at for r in build_trace(doc.session)])
@@ -268,7 +268,7 @@ class SessionActions(QObject):
             return None
         session = doc.session
         session.scale = max(session.scale, doc.scale)
-        # The fold's own count (core.fold.default_count) compiles as the next request would:
+        # The fold's own count (core.fold.fold.default_count) compiles as the next request would:
         # bound, tools, envelope, marks and an included first round's frozen bound.
         return Fold(session, settings, policy=policy, counter=doc.counter)
 

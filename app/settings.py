@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.qt import QByteArray, QSettings
+from foldscope.app.qt import QByteArray, QSettings
 
 RECENT_LIMIT = 8
 

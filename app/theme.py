@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.model import Message
+from foldscope.core.model.session import Message
 
-from app.qt import QApplication, QColor, QGuiApplication, QPalette, Qt
+from foldscope.app.qt import QApplication, QColor, QGuiApplication, QPalette, Qt
 
 THEMES = ("system", "light", "dark")
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from core.actions import CommandStack
-from core.actions_base import Changes, Command
-from core.count import estimate
-from core.trace import session_tools
+from foldscope.core.actions.commands import CommandStack
+from foldscope.core.model.commands import Changes, Command
+from foldscope.core.request.count import estimate
+from foldscope.core.request.trace import session_tools
 
-from app.document import Document
-from app.qt import QObject, Signal
+from foldscope.core.readout.document import Document
+from foldscope.app.qt import QObject, Signal
 
 
 def _pushed(command: Command, changes: Changes) -> bool:
@@ -18,7 +18,7 @@ def _pushed(command: Command, changes: Changes) -> bool:
 
 def refresh_document(document: Document) -> None:
     """Bring the document's per-message facts and the estimate now up to date with its session."""
-    from core.tokens import count_text
+    from foldscope.core.request.tokens import count_text
 
     session = document.session
     record = session.record
@@ -28,7 +28,7 @@ def refresh_document(document: Document) -> None:
         document.chars.append(len(text))
     document.show_view(session.view)
     if document.counter is not None:
-        from app.marks_facts import first_round_for
+        from foldscope.core.readout.marks_facts import first_round_for
 
         messages = session.view_messages()
         counted = document.counter.count(messages, record=record, policy=document.policy, tools=session_tools(session),

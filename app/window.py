@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.model import ReadError
+from foldscope.core.model.session import ReadError
 
-from app.document import Document, open_document
-from app.fold_facts import FoldRow
-from app.fold_panel import FoldPanel
-from app.inspector import Inspector
-from app.library_panel import LibraryPanel
-from app.lists import MessageList
-from app.marks_facts import cache_marks
-from app.menus import build_menus
-from app.models import RecordModel, ViewModel
-from app.request_panel import RequestPanel
-from app.session_actions import install_session_actions
-from app.timeline import Timeline
-from app.what_if import install_what_if
-from app.window_map import WindowMap
-from app.qt import (
+from foldscope.core.readout.document import Document, open_document
+from foldscope.core.readout.fold_facts import FoldRow
+from foldscope.app.panels.folds import FoldPanel
+from foldscope.app.panels.inspector import Inspector
+from foldscope.app.panels.library import LibraryPanel
+from foldscope.app.panels.lists import MessageList
+from foldscope.core.readout.marks_facts import cache_marks
+from foldscope.app.menus import build_menus
+from foldscope.app.models.messages import RecordModel, ViewModel
+from foldscope.app.panels.request import RequestPanel
+from foldscope.app.session_actions import install_session_actions
+from foldscope.app.panels.timeline import Timeline
+from foldscope.app.lab.what_if import install_what_if
+from foldscope.app.panels.window_map import WindowMap
+from foldscope.app.qt import (
     QAction,
     QTabWidget,
     QDragEnterEvent,
@@ -37,9 +37,9 @@ from app.qt import (
     QWidget,
     Signal,
 )
-from app.settings import WindowSettings
-from app.status import status_text, status_tooltip
-from app.worker import Task
+from foldscope.app.settings import WindowSettings
+from foldscope.app.panels.status import status_text, status_tooltip
+from foldscope.app.worker import Task
 
 SESSION_FILTER = "Session files (*.json *.jsonl);;All files (*)"
 
@@ -66,7 +66,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings = settings or WindowSettings()
         self.db = db
-        self.start_policy = policy  # core.policy.Policy every opened session is measured under (None: its launch policy)
+        self.start_policy = policy  # core.model.policy.Policy every opened session is measured under (None: its launch policy)
         self.document: Document | None = None
         self.task: Task | None = None
         self._loading_path = ""
@@ -148,7 +148,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         build_menus(self)
         # -- Replay lab (issue 9; app/replay_view.py owns it): the session under other strategies --
-        from app.replay_view import open_replay_lab
+        from foldscope.app.lab.replay import open_replay_lab
 
         replay = QAction("Replay &lab…", self, shortcut=QKeySequence("Ctrl+Shift+P"))
         replay.triggered.connect(lambda checked=False: open_replay_lab(self))
@@ -392,7 +392,7 @@ class MainWindow(QMainWindow):
 
     def prepare_screenshot(self) -> None:
         """Select a telling message so a screenshot shows the inspector at work."""
-        from app.gui import telling_message
+        from foldscope.app.gui import telling_message
 
         index = telling_message(self.document)
         if index is not None:

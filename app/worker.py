@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from app.qt import QObject, QThreadPool, Signal
+from foldscope.app.qt import QObject, QThreadPool, Signal
 
 
 class Cancelled(Exception):

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def make_session(folder: Path, messages: int) -> Path:
-    """A demo-shaped session of about `messages` messages (core.demo.generate with many rounds)."""
-    from core.demo import write_demo
+    """A demo-shaped session of about `messages` messages (foldscope.core.formats.demo.generate with many rounds)."""
+    from foldscope.core.formats.demo import write_demo
 
     rounds = max(3, messages // 6)
     path = folder / "large.json"
@@ -32,10 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="best of R for the GUI step")
     args = parser.parse_args(argv)
 
-    from app.document import open_document
-    from app.qt import QApplication
-    from app.settings import WindowSettings
-    from app.window import MainWindow
+    from foldscope.core.readout.document import open_document
+    from foldscope.app.qt import QApplication
+    from foldscope.app.settings import WindowSettings
+    from foldscope.app.window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,15 +49,15 @@ def main(argv: list[str] | None = None) -> int:
             window = MainWindow(WindowSettings(folder / f"s{run}.ini"), db=str(folder / "lib.db"))
             window.resize(1600, 1000)
             window.show()
-            app.processEvents()
+            foldscope.app.processEvents()
             start = time.perf_counter()
             window._loaded(window.task, document)  # the slot the worker's result arrives at
             window.grab()  # every panel painted once: the view is on screen
-            app.processEvents()
+            foldscope.app.processEvents()
             shown.append(time.perf_counter() - start)
             window.close()
             window.deleteLater()
-            app.processEvents()
+            foldscope.app.processEvents()
         size = path.stat().st_size
     print(f"session: {document.record_size:,} messages, {len(document.requests):,} requests, "
           f"{size / 1e6:.1f} MB, {sum(document.tokens):,} tokens")

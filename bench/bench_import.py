@@ -235,8 +235,8 @@ def import_once(path: Path, folder: Path) -> tuple[float, float, float]:
     it runs SQLite's WAL checkpoint, which copies the new pages into the database file and
     syncs it; that is timed apart and reported beside the ratio.
     """
-    from core.formats import load_session
-    from core.store import Library
+    from foldscope.core.formats import load_session
+    from foldscope.core.store.library import Library
 
     db = folder / f"library-{time.monotonic_ns()}.db"
     Library(db).close()
@@ -257,7 +257,7 @@ def measure_memory(path: Path, folder: Path) -> dict:
     """Run one import in a fresh interpreter and report its memory peaks."""
     code = (
         "import sys, json, resource, tracemalloc; from pathlib import Path; sys.path.insert(0, sys.argv[3]);"
-        "from core.formats import load_session; from core.store import Library;"
+        "from foldscope.core.formats import load_session; from foldscope.core.store.library import Library;"
         "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
         "tracemalloc.start(); lib = Library(Path(sys.argv[2]));"
         "lib.import_session(load_session(sys.argv[1])); lib.close();"

@@ -4,7 +4,7 @@ Run: .venv/bin/python bench/bench_replay.py [--requests 1000] [--ceiling 100000]
 
 The session is the demo generator's coding session grown to the wanted number of requests (its
 early tool_io fold kept, so `recorded` differs from `none`). The baseline is one cold count of every
-message of its full record (`core.count.Counter().count`, as one request). Each strategy is then
+message of its full record (`foldscope.core.request.count.Counter().count`, as one request). Each strategy is then
 replayed on its own, with a fresh measure (cold counter), caching on (marks placed as ADR-0127 says),
 under the ceiling given. DESIGN.md's target: a replay costs under 3x the full count.
 """
@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.count import Counter  # noqa: E402
-from core.demo import generate  # noqa: E402
-from core.replay import replay  # noqa: E402
-from core.strategies import STRATEGIES, Settings  # noqa: E402
-from core.trace import session_tools  # noqa: E402
+from foldscope.core.request.count import Counter  # noqa: E402
+from foldscope.core.formats.demo import generate  # noqa: E402
+from foldscope.core.replay.lab import replay  # noqa: E402
+from foldscope.core.replay.strategies import STRATEGIES, Settings  # noqa: E402
+from foldscope.core.request.trace import session_tools  # noqa: E402
 
 TARGET = 3.0
 

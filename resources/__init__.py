@@ -1,0 +1,1 @@
+"""Plain files foldscope loads with importlib.resources: the vocabulary, the pricing table, the demo session, profiles."""

@@ -6,17 +6,17 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
-from core.model import ReadError, Session
+from foldscope.core.model.session import ReadError, Session
 
 # Each module here exposes FORMAT (its name), sniff(head, path) -> bool, which decides from
 # the file's first bytes (never its name), and read(path) -> Session, which raises ReadError on
 # bad input. Order matters only when two readers would both claim a file: the first one wins.
 READER_MODULES = [
-    "core.formats.lionagi",
-    "core.formats.claude_code",
-    "core.formats.codex",
-    "core.formats.pi",
-    "core.formats.raw_payload",
+    "foldscope.core.formats.lionagi",
+    "foldscope.core.formats.claude_code",
+    "foldscope.core.formats.codex",
+    "foldscope.core.formats.pi",
+    "foldscope.core.formats.raw_payload",
 ]
 
 # How much of a file sniff() sees: enough for the first line of any JSONL format and for the

@@ -25,8 +25,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
-from core.model import Session, Usage
+from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
+from foldscope.core.model.session import Session, Usage
 
 FORMAT = "codex"
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from core.formats.lionagi_views import request_views
-from core.model import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
+from foldscope.core.formats.lionagi_views import request_views
+from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
 
 FORMAT = "lionagi"
 
@@ -325,6 +325,6 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     return trace
 
 
-from core.formats.lionagi_write import native_dict, write_session  # noqa: E402  (the writer half)
+from foldscope.core.formats.lionagi_write import native_dict, write_session  # noqa: E402  (the writer half)
 
 __all__ = ["FORMAT", "sniff", "read", "write_session", "native_dict", "session_from_branch", "usage_from"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from core.model import FullRecord, Message
+from foldscope.core.model.session import FullRecord, Message
 
 TOOL_KINDS = ("action_request", "action_response")
 

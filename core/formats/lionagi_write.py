@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from core.model import Message, Session
+from foldscope.core.model.session import Message, Session
 
 _MESSAGES = "lionagi.protocols.messages."
 CLASS_OF_KIND = {

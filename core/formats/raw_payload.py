@@ -19,8 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core.formats.stream import text_of
-from core.model import FullRecord, Message, Provenance, ReadError, Request, Session
+from foldscope.core.formats.stream import text_of
+from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session
 
 FORMAT = "raw_payload"
 MAX_BYTES = 256 * 1024 * 1024

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from core.model import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
+from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
 
 
 def iter_json_lines(path: Path, builder: "SessionBuilder") -> Iterator[tuple[int, int, Any]]:

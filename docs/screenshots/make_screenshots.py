@@ -16,16 +16,16 @@ CLAUDE = CORPUS / "claude_code" / "extracted-dd381a75.jsonl"  # a real session w
 
 
 def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | None = None, policy=None) -> None:
-    from app.qt import QEventLoop, QImage, Qt
-    from app.settings import WindowSettings
-    from app.theme import apply_theme
-    from app.window import MainWindow
+    from foldscope.app.qt import QEventLoop, QImage, Qt
+    from foldscope.app.settings import WindowSettings
+    from foldscope.app.theme import apply_theme
+    from foldscope.app.window import MainWindow
 
     apply_theme(app, theme)
     with tempfile.TemporaryDirectory() as tmp:
         window = MainWindow(WindowSettings(Path(tmp) / "s.ini"), db=str(Path(tmp) / "lib.db"), policy=policy)
         window.resize(1600, 1000)
-        loop = QEventLoop()  # not app.exec(): Qt 6's quit() closes the window before the grab
+        loop = QEventLoop()  # not foldscope.app.exec(): Qt 6's quit() closes the window before the grab
         window.document_loaded.connect(loop.quit)
         window.show()
         window.open_path(path)
@@ -33,7 +33,7 @@ def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | Non
         window.prepare_screenshot()
         if setup is not None:
             setup(window)
-        app.processEvents()
+        foldscope.app.processEvents()
         # Palette-indexed PNG keeps the files small; the UI uses few colours.
         flags = Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither
         image = window.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8, flags)
@@ -84,7 +84,7 @@ def what_if_at(k: int) -> Callable:
     """A what-if from request k: the old tool results evicted there, the later requests replayed."""
 
     def setup(window) -> None:
-        from core.actions import EvictActionResults
+        from foldscope.core.actions.commands import EvictActionResults
 
         window.timeline.step_to(k)
         window.what_if.start()
@@ -96,15 +96,15 @@ def what_if_at(k: int) -> Callable:
 
 
 def caching_policy():
-    from core.policy import Policy
+    from foldscope.core.model.policy import Policy
 
     return Policy(max_input_tokens=100_000, prompt_caching=True, source="docs/screenshots (prompt caching on)")
 
 
 def folded_demo(folder: Path) -> Path:
     """The demo folded by the fold core at a ceiling of 8,000 tokens: notes and a clipped copy in its view."""
-    from core import cli
-    from core.demo import demo_path
+    from foldscope.core.cli import main as cli
+    from foldscope.core.formats.demo import demo_path
 
     out = folder / "demo-folded-at-8000.json"
     cli.main(["fold", str(demo_path()), "--ceiling", "8000", "--apply", "-o", str(out)])
@@ -112,8 +112,8 @@ def folded_demo(folder: Path) -> Path:
 
 
 def main() -> int:
-    from app.qt import QApplication
-    from core.demo import demo_path
+    from foldscope.app.qt import QApplication
+    from foldscope.core.formats.demo import demo_path
 
     app = QApplication(sys.argv[:1])
     demo = Path(demo_path())

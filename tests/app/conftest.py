@@ -1,14 +1,14 @@
-"""GUI test fixtures: an isolated window, sessions built from core.model, and no worker left running."""
+"""GUI test fixtures: an isolated window, sessions built from foldscope.core.model.session, and no worker left running."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.document import Document, build_document
-from app.settings import WindowSettings
-from app.window import MainWindow
-from app.worker import pool
-from core.model import FullRecord, Message, Provenance, Session
+from foldscope.core.readout.document import Document, build_document
+from foldscope.app.settings import WindowSettings
+from foldscope.app.window import MainWindow
+from foldscope.app.worker import pool
+from foldscope.core.model.session import FullRecord, Message, Provenance, Session
 
 
 # The offscreen platform says this whenever a window is shown; it is the plugin's limit, not ours.
@@ -97,21 +97,21 @@ def document() -> Document:
 
 @pytest.fixture(autouse=True)
 def unsaved_prompt_discards():
-    """Closing a window with unsaved changes asks (app.save.ask_unsaved): a test that closes one answers
+    """Closing a window with unsaved changes asks (save_module.ask_unsaved): a test that closes one answers
     "discard" unless it replaces the prompt itself; an unexpected recovery offer fails; no modal dialog can hang a run."""
-    import app.save
+    from foldscope.app import save as save_module
 
-    original, recover = app.save.ask_unsaved, app.save.ask_recover
-    app.save.ask_unsaved = lambda parent, name: "discard"
-    app.save.ask_recover = lambda parent, name, when: pytest.fail("offered a recovery the test did not expect")
+    original, recover = save_module.ask_unsaved, save_module.ask_recover
+    save_module.ask_unsaved = lambda parent, name: "discard"
+    save_module.ask_recover = lambda parent, name, when: pytest.fail("offered a recovery the test did not expect")
     yield
-    app.save.ask_unsaved, app.save.ask_recover = original, recover
+    save_module.ask_unsaved, save_module.ask_recover = original, recover
 
 
 @pytest.fixture
 def demo_window(qtbot, window):
     """The main window, shown, with the bundled demo session loaded."""
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
     window.show()
     qtbot.waitExposed(window)
@@ -127,10 +127,10 @@ def no_unexpected_error_dialog(monkeypatch):
 
     Tests that expect a dialog replace `error_dialog` themselves, after this fixture.
     """
-    import app.window
+    from foldscope.app import window as window_module
 
     shown: list[str] = []
-    monkeypatch.setattr(app.window, "error_dialog", lambda parent, title, text: shown.append(f"{title}: {text}"))
+    monkeypatch.setattr(window_module, "error_dialog", lambda parent, title, text: shown.append(f"{title}: {text}"))
     yield
     if shown:
         pytest.fail(f"unexpected error dialog: {shown}")

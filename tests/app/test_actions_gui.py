@@ -6,16 +6,16 @@ import copy
 
 import pytest
 
-import app.clip_dialog
-import app.session_actions as module
-from app.document import build_document
-from core.fold_clip import recovery_text
-from core.formats import load_session
+from foldscope.app import dialogs
+import foldscope.app.session_actions as module
+from foldscope.core.readout.document import build_document
+from foldscope.core.fold.clip import recovery_text
+from foldscope.core.formats import load_session
 
 
 @pytest.fixture
 def demo(window):
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
     document = build_document(load_session(demo_path()), str(demo_path()))
     window.set_document(document)
@@ -123,7 +123,7 @@ def test_every_action_undoes_back_to_the_start(qtbot, window, demo, monkeypatch,
 
 
 def test_compact_takes_the_span_selected_in_the_active_view(qtbot, window, demo, told):
-    from app.qt import QItemSelectionModel
+    from foldscope.app.qt import QItemSelectionModel
 
     table = window.view_list.table
     selection = table.selectionModel()
@@ -153,13 +153,13 @@ def test_actions_are_on_the_menus_toolbar_and_context_menu_with_keys(qtbot, wind
 
 def test_clip_dialog_shows_the_projected_body_and_its_tokens(qtbot, demo):
     index = largest_result(demo)
-    dialog = app.clip_dialog.ClipDialog(demo, index)
+    dialog = dialogs.ClipDialog(demo, index)
     qtbot.addWidget(dialog)
     dialog.spin.setValue(1100)
     assert dialog.slider.value() == 1100
     assert "characters omitted here" in dialog.body.toPlainText()
     assert "tokens" in dialog.tokens.text()
-    text, tokens = app.clip_dialog.projected(demo.message(index), index, 1100)
+    text, tokens = dialogs.projected(demo.message(index), index, 1100)
     assert f"{tokens:,} tokens" in dialog.tokens.text()
 
 

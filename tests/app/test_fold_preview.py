@@ -6,13 +6,13 @@ import copy
 
 import pytest
 
-from app.document import build_document
-from core.formats import load_session
+from foldscope.core.readout.document import build_document
+from foldscope.core.formats import load_session
 
 
 @pytest.fixture
 def demo(window):
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
     document = build_document(load_session(demo_path()), str(demo_path()))
     window.set_document(document)
@@ -74,7 +74,7 @@ def test_a_policy_without_a_ceiling_previews_nothing(qtbot, window, demo):
 
 
 def test_a_stale_preview_is_refused_after_the_view_changed(qtbot, window, demo, monkeypatch):
-    import app.session_actions as module
+    import foldscope.app.session_actions as module
 
     shown = preview(qtbot, window)
     told = []
@@ -92,10 +92,10 @@ def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, win
                                                                       request):
     """Issue 8's "done when", on the demo session and on a real Claude Code session."""
 
-    import app.save
-    import app.session_actions as module
-    from core.demo import demo_path
-    from core.fold_clip import recovery_text
+    from foldscope.app import save as save_module
+    import foldscope.app.session_actions as module
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.fold.clip import recovery_text
 
     if which == "demo":
         path = str(demo_path())
@@ -131,7 +131,7 @@ def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, win
     while actions.editor.can_undo:
         actions.editor.undo()
     assert state(session) == start
-    monkeypatch.setattr(app.save, "save_path_dialog", lambda parent, start: str(tmp_path / "walk.json"))
+    monkeypatch.setattr(save_module, "save_path_dialog", lambda parent, start: str(tmp_path / "walk.json"))
     assert actions.saver.save()
     assert load_session(tmp_path / "walk.json").view == start[0]
 
@@ -149,7 +149,7 @@ def test_the_preview_of_a_claude_code_session_measures_its_unseen_head(qtbot, wi
 
 
 def test_the_preview_under_prompt_caching_never_takes_the_protected_first_round(qtbot, window, demo):
-    from core.first_round import protected_ids
+    from foldscope.core.request.first_round import protected_ids
 
     actions = window.session_actions
     for key, text in (("max_input_tokens", "20000"), ("tool_result_max_chars", "4000"), ("prompt_caching", "true")):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 
-from app.divergence import CAUSE_WORDS
-from app.document import build_document
-from app.fold_panel import RowRole
-from app.note_members import note_members
-from app.window_map import Mark
-from core.trace import measure_trace
-from app.models import IndexRole
+from foldscope.core.readout.divergence import CAUSE_WORDS
+from foldscope.core.readout.document import build_document
+from foldscope.app.panels.folds import RowRole
+from foldscope.core.readout.note_members import note_members
+from foldscope.app.panels.window_map import Mark
+from foldscope.core.request.trace import measure_trace
+from foldscope.app.models.messages import IndexRole
 from window_helpers import view_rows
 
 
@@ -40,13 +40,13 @@ def test_selecting_a_fold_record_steps_the_timeline_and_highlights_what_it_folde
     assert window.record_model.highlighted == frozenset(row.affected) == window.window_map.highlighted
     assert window.inspector.index == row.note
     assert window.record_model.index(row.affected[0], 2).data(
-        __import__("app.qt", fromlist=["Qt"]).Qt.ItemDataRole.BackgroundRole
+        __import__("foldscope.app.qt", fromlist=["Qt"]).Qt.ItemDataRole.BackgroundRole
     ) is not None
 
 
 def test_a_clip_record_steps_to_its_copy_and_highlights_the_original(qtbot, window, tmp_path):
-    from core import cli
-    from core.demo import demo_path
+    from foldscope.core.cli import main as cli
+    from foldscope.core.formats.demo import demo_path
 
     folded = tmp_path / "folded.json"
     assert cli.main(["fold", str(demo_path()), "--ceiling", "8000", "--apply", "-o", str(folded)]) == 0
@@ -66,7 +66,7 @@ def test_a_clip_record_steps_to_its_copy_and_highlights_the_original(qtbot, wind
 
 def test_sorting_the_fold_panel_keeps_each_row_whole(demo_window):
     panel = demo_window.fold_panel
-    panel.table.sortByColumn(5, __import__("app.qt", fromlist=["Qt"]).Qt.SortOrder.DescendingOrder)
+    panel.table.sortByColumn(5, __import__("foldscope.app.qt", fromlist=["Qt"]).Qt.SortOrder.DescendingOrder)
     rows = [panel.proxy.index(r, 0).data(RowRole) for r in range(panel.proxy.rowCount())]
     values = [r.messages if r.messages is not None else -1 for r in rows]
     assert values == sorted(values, reverse=True)
@@ -89,9 +89,9 @@ def test_kind_and_text_filters_narrow_a_list_and_keep_the_selection_honest(qtmod
 
 
 def test_a_notes_members_are_peeked_verified_and_listed(window, tmp_path):
-    from core.formats import load_session
-    from core import cli
-    from core.demo import demo_path
+    from foldscope.core.formats import load_session
+    from foldscope.core.cli import main as cli
+    from foldscope.core.formats.demo import demo_path
 
     folded = tmp_path / "folded.json"
     assert cli.main(["fold", str(demo_path()), "--ceiling", "20000", "--apply", "-o", str(folded)]) == 0
@@ -113,7 +113,7 @@ def test_a_notes_members_are_peeked_verified_and_listed(window, tmp_path):
 
 
 def test_the_request_panel_says_where_the_next_request_diverges(demo_window):
-    """The panel reports core.prefix's divergence (the same one core.trace measures), cause included."""
+    """The panel reports foldscope.core.request.prefix's divergence (the same one foldscope.core.request.trace measures), cause included."""
     window = demo_window
     window.side_tabs.setCurrentWidget(window.request_panel)
     session, doc = window.document.session, window.document

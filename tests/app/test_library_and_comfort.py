@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.qt import QAction, Qt
-from app.settings import WindowSettings
-from app.window import MainWindow
+from foldscope.app.qt import QAction, Qt
+from foldscope.app.settings import WindowSettings
+from foldscope.app.window import MainWindow
 
 
 def open_and_wait(qtbot, window, path) -> None:
@@ -20,7 +20,7 @@ def lionagi_sample(corpus_dev) -> Path:
 
 
 def test_the_library_lists_every_imported_session(qtbot, qtmodeltester, window, corpus_dev):
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
     open_and_wait(qtbot, window, demo_path())
     open_and_wait(qtbot, window, lionagi_sample(corpus_dev))
@@ -37,7 +37,7 @@ def test_the_library_lists_every_imported_session(qtbot, qtmodeltester, window, 
 
 
 def test_a_search_hit_opens_the_right_session_at_the_message(qtbot, qtmodeltester, window, corpus_dev):
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
     open_and_wait(qtbot, window, demo_path())
     open_and_wait(qtbot, window, lionagi_sample(corpus_dev))  # the demo is no longer the open session

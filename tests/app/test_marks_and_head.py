@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from app.marks_facts import cache_marks, first_round_for
-from app.qt import QPointF
-from app.settings import WindowSettings
-from app.window import MainWindow
-from app.window_map import VIEW_Y, mark_text
-from core.compile import make_plan
-from core.policy import Policy
-from core.trace import measure_trace, session_tools
+from foldscope.core.readout.marks_facts import cache_marks, first_round_for
+from foldscope.app.qt import QPointF
+from foldscope.app.settings import WindowSettings
+from foldscope.app.window import MainWindow
+from foldscope.app.panels.window_map import VIEW_Y, mark_text
+from foldscope.core.request.compile import make_plan
+from foldscope.core.model.policy import Policy
+from foldscope.core.request.trace import measure_trace, session_tools
 
 CACHING = Policy(max_input_tokens=100_000, prompt_caching=True, source="test profile")
 CLAUDE_CODE = "/work/shared/corpus/dev/claude_code/tool_heavy.jsonl"
@@ -30,7 +30,7 @@ def opened(qtbot, tmp_path, path, policy=None) -> MainWindow:
 
 @pytest.fixture
 def caching_window(qtbot, tmp_path):
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
     return opened(qtbot, tmp_path, demo_path(), CACHING)
 
@@ -122,7 +122,7 @@ def test_a_lionagi_session_has_no_unseen_head(window, document):
 
 
 def test_a_refused_profile_at_start_says_why_and_opens_nothing(tmp_path, capsys):
-    from app.gui import run_gui
+    from foldscope.app.gui import run_gui
 
     profile = tmp_path / "bad.yaml"
     profile.write_text("prompt_caching: sometimes\n")

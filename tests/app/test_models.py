@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from app.models import INDEX, KIND, PREVIEW, TOKENS, IndexRole, RecordModel, ViewModel
-from app.qt import Qt
-from app.theme import muted_colour
-from core.tokens import count_text
+from foldscope.app.models.messages import INDEX, KIND, PREVIEW, TOKENS, IndexRole, RecordModel, ViewModel
+from foldscope.app.qt import Qt
+from foldscope.app.theme import muted_colour
+from foldscope.core.request.tokens import count_text
 
 
 def test_record_model_passes_the_model_tester_and_shows_every_message(qtmodeltester, document):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-import app.save as save_module
-from app.settings import WindowSettings
-from app.window import MainWindow
-from core.actions import Clip, Evict
-from core.demo import demo_path
-from core.formats import load_session
+import foldscope.app.save as save_module
+from foldscope.app.settings import WindowSettings
+from foldscope.app.window import MainWindow
+from foldscope.core.actions.commands import Clip, Evict
+from foldscope.core.formats.demo import demo_path
+from foldscope.core.formats import load_session
 
 
 def open_in(qtbot, window, path):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 
-from app.pager import Pager
-from app.qt import QGuiApplication
-from core.fold_clip import recovery_text
+from foldscope.app.panels.pager import Pager
+from foldscope.app.qt import QGuiApplication
+from foldscope.core.fold.clip import recovery_text
 
 
 def test_pages_run_read_result_and_join_to_the_original(qtbot, document):
@@ -55,14 +55,14 @@ def test_the_result_bound_limits_a_page_and_an_offset_past_the_end_is_refused(qt
 
 
 def test_a_clipped_copy_opens_at_the_range_its_marker_names(qtbot, window, document):
-    from core.actions import Clip
+    from foldscope.core.actions.commands import Clip
 
     window.set_document(document)
     actions = window.session_actions
     index = document.index_of("res1")
     assert actions.editor.do(Clip(index, 200), f"clip of #{index}").success
     copy_index = document.record_size - 1
-    from app.pager import omitted_ranges
+    from foldscope.app.panels.pager import omitted_ranges
 
     (start, end), = omitted_ranges(document, copy_index)
     page = actions.open_pager(copy_index)

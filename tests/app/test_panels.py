@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from app.qt import QPointF, Qt
-from core.compile import compile_request, payload_bytes
-from core.count import Counter
-from core.trace import measure_trace, session_tools
+from foldscope.app.qt import QPointF, Qt
+from foldscope.core.request.compile import compile_request, payload_bytes
+from foldscope.core.request.count import Counter
+from foldscope.core.request.trace import measure_trace, session_tools
 from window_helpers import view_rows
 
 

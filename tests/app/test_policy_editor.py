@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import app.policy_editor as module
-from app.policy_editor import PolicyEditor
-from core.policy import Policy
+import foldscope.app.panels.policy_editor as module
+from foldscope.app.panels.policy_editor import PolicyEditor
+from foldscope.core.model.policy import Policy
 
 
 @pytest.fixture

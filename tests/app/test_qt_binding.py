@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from app.qt import QObject, Signal
+from foldscope.app.qt import QObject, Signal
 
 
 class _Emitter(QObject):

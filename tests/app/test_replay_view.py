@@ -1,4 +1,4 @@
-"""The Replay lab: its totals model, a run in the worker equal to core.replay's, cancel, and clicking a chart point."""
+"""The Replay lab: its totals model, a run in the worker equal to foldscope.core.replay.lab's, cancel, and clicking a chart point."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import threading
 
 import pytest
 
-import app.replay_view as replay_view
-from app.qt import Qt
-from app.replay_model import METRICS, RawRole, TotalsModel
-from app.replay_view import ReplayView, open_replay_lab, settings_for
-from core.demo import demo_path
-from core.formats import load_session
-from core.policy import Policy
-from core.replay import replay
-from core.strategies import STRATEGIES
+import foldscope.app.lab.replay as replay_view
+from foldscope.app.qt import Qt
+from foldscope.app.models.replay import METRICS, RawRole, TotalsModel
+from foldscope.app.lab.replay import ReplayView, open_replay_lab, settings_for
+from foldscope.core.formats.demo import demo_path
+from foldscope.core.formats import load_session
+from foldscope.core.model.policy import Policy
+from foldscope.core.replay.lab import replay
+from foldscope.core.replay.strategies import STRATEGIES
 
 
 @pytest.fixture(scope="module")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-import app.save as module
-from core.actions import Clip, Evict
-from core.formats import load_session
-from core.formats.lionagi_write import native_dict
+import foldscope.app.save as module
+from foldscope.core.actions.commands import Clip, Evict
+from foldscope.core.formats import load_session
+from foldscope.core.formats.lionagi_write import native_dict
 
 
 def open_demo(qtbot, window):
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
         window.open_path(demo_path())
@@ -54,7 +54,7 @@ def test_save_then_reopen_gives_the_same_session(qtbot, window, tmp_path, monkey
 def test_save_as_never_writes_over_the_source(qtbot, window, monkeypatch):
     doc = open_demo(qtbot, window)
     errors = []
-    monkeypatch.setattr("app.window.error_dialog", lambda parent, title, text: errors.append(text))
+    monkeypatch.setattr("foldscope.app.window.error_dialog", lambda parent, title, text: errors.append(text))
     monkeypatch.setattr(module, "save_path_dialog", lambda parent, start: doc.path)
     assert not window.session_actions.saver.save_as()
     assert errors and "refusing to overwrite" in errors[0]
@@ -94,7 +94,7 @@ def test_autosave_keeps_the_working_state_in_the_library(qtbot, window, monkeypa
     fresh = load_session(doc.path)
     module.recover(fresh, state)
     same_session(fresh, doc.session)
-    from core.store import Library
+    from foldscope.core.store.library import Library
 
     with Library(window.db) as library:
         assert library.view_versions(doc.library_id)[-1]["cause"] == f"manual: clip of #{index}"

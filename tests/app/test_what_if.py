@@ -6,13 +6,13 @@ import copy
 
 import pytest
 
-import app.what_if as what_if_module
-from core.actions import Evict
-from core.count import estimate
-from core.fold import FoldSettings
-from core.fold_history import response_index, session_at_request
-from core.trace import build_trace
-from core.what_if import replay_from
+import foldscope.app.lab.what_if as what_if_module
+from foldscope.core.actions.commands import Evict
+from foldscope.core.request.count import estimate
+from foldscope.core.fold.fold import FoldSettings
+from foldscope.core.fold.history import response_index, session_at_request
+from foldscope.core.request.trace import build_trace
+from foldscope.core.replay.what_if import replay_from
 
 K = 5
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-import app.window as window_module
-from app.models import IndexRole
+import foldscope.app.window as window_module
+from foldscope.app.models.messages import IndexRole
 
 
 def demo_path() -> Path:
-    demo = pytest.importorskip("core.demo", reason="the demo session (core.demo) has not landed yet")
+    demo = pytest.importorskip("foldscope.core.formats.demo", reason="the demo session (foldscope.core.formats.demo) has not landed yet")
     return Path(demo.demo_path())
 
 
@@ -22,7 +22,7 @@ def open_and_wait(qtbot, window, path) -> None:
 
 
 def test_the_window_opens_the_demo_with_both_lists_full(qtbot, qtmodeltester, window):
-    from core.formats import load_session
+    from foldscope.core.formats import load_session
 
     path = demo_path()
     open_and_wait(qtbot, window, path)
@@ -61,7 +61,7 @@ def test_selecting_a_message_out_of_the_view_clears_the_view_selection(qtbot, wi
 
 
 def test_keyboard_moves_through_the_active_view(qtbot, window, document):
-    from app.qt import Qt
+    from foldscope.app.qt import Qt
 
     window.set_document(document)
     window.show()
@@ -122,7 +122,7 @@ def test_opening_a_second_file_cancels_the_first(qtbot, window):
 
 
 def test_drag_and_drop_opens_a_file(qtbot, window):
-    from app.qt import QDropEvent, QMimeData, QPointF, Qt, QUrl
+    from foldscope.app.qt import QDropEvent, QMimeData, QPointF, Qt, QUrl
 
     good = _good_file()
     mime = QMimeData()

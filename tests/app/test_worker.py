@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from app.worker import Task, run_task
+from foldscope.app.worker import Task, run_task
 
 def test_a_task_reports_progress_then_its_result_on_the_gui_thread(qtbot):
     gui_thread = threading.get_ident()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.models import IndexRole
+from foldscope.app.models.messages import IndexRole
 
 
 def view_rows(window) -> list[int]:

@@ -6,11 +6,11 @@ import hashlib
 import random
 from typing import Any, Iterable
 
-from core.compile import compile_request
-from core.count import Counter
-from core.delivery import DELIVERED_KEY
-from core.fold import Fold, FoldSettings
-from core.model import FullRecord, Message, Session
+from foldscope.core.request.compile import compile_request
+from foldscope.core.request.count import Counter
+from foldscope.core.fold.delivery import DELIVERED_KEY
+from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.model.session import FullRecord, Message, Session
 
 WORDS = ["config", "profile", "loader", "cache", "session", "registry", "settings", "paths", "store", "policy"]
 
@@ -100,6 +100,6 @@ def calls_have_results(request: dict[str, Any]) -> bool:
 
 
 def request_text(session: Session) -> str:
-    from core.compile import payload_text
+    from foldscope.core.request.compile import payload_text
 
     return payload_text(payload(session))

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.model import Session
+from foldscope.core.model.session import Session
 
 
 def write_lines(path: Path, entries: list[Any]) -> Path:

@@ -1,6 +1,6 @@
 """Hand-built sessions for the replay tests: a system, a task, then rounds of a call and its result."""
 
-from core.model import FullRecord, Message, Request, Session, Usage
+from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 
 
 def words(seed: int, n: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from core.model import FullRecord, Message
+from foldscope.core.model.session import FullRecord, Message
 
 # Text that stresses the pre-tokenizer at segment edges: quotes, backslashes, spaces and newlines
 # at either end, digits, contractions, marks, CJK, emoji, control characters.

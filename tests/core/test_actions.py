@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from core.actions import (ApplyFold, Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, Peek, ReadResult,
+from foldscope.core.actions.commands import (ApplyFold, Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, Peek, ReadResult,
                           Restore)
-from core.delivery import clone_session
-from core.fold_clip import original_of, recovery_text
-from core.formats import load_session
-from core.formats.lionagi import write_session
+from foldscope.core.fold.delivery import clone_session
+from foldscope.core.fold.clip import original_of, recovery_text
+from foldscope.core.formats import load_session
+from foldscope.core.formats.lionagi import write_session
 from fold_sessions import Build, calls_have_results, fold_for, payload, text_of
 
 

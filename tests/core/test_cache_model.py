@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.cache_model import CacheRules, Layout, Mark, PrefixCache, automatic_read, simulate
+from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache, automatic_read, simulate
 
 
 def layout(blocks, sizes, marks=(), at=None):

@@ -1,14 +1,14 @@
-"""The inspect, count and export subcommands, run through core.cli.main without a display."""
+"""The inspect, count and export subcommands, run through foldscope.core.cli.main without a display."""
 
 import io
 import json
 
 import pytest
 
-from core.cli import main
-from core.demo import demo_path
-from core.formats import load_session
-from core.store import Library
+from foldscope.core.cli.main import main
+from foldscope.core.formats.demo import demo_path
+from foldscope.core.formats import load_session
+from foldscope.core.store.library import Library
 
 
 def run_json(capsys, *argv):
@@ -30,7 +30,7 @@ def test_inspect_reports_the_demo(capsys):
 
 
 def test_inspect_sizes_are_exact_compiled_counts_under_the_launch_policy(capsys):
-    from core.count import Counter
+    from foldscope.core.request.count import Counter
 
     session = load_session(demo_path())
     result = run_json(capsys, "inspect", str(demo_path()))
@@ -144,7 +144,7 @@ def test_count_refuses_non_utf8(capsys, tmp_path):
     "pi/pi-mono_large-session.jsonl",
 ])
 def test_export_of_an_imported_session_keeps_its_requests_and_reported_usage(tmp_path, corpus_dev, relative):
-    from core.formats import load_session
+    from foldscope.core.formats import load_session
 
     source = load_session(corpus_dev / relative)
     out = tmp_path / "exported.json"
@@ -157,7 +157,7 @@ def test_export_of_an_imported_session_keeps_its_requests_and_reported_usage(tmp
     by_response = {r.response_id: r.usage for r in native.trace}
     assert all(by_response.get(r.response_id) == r.usage for r in source.trace if r.usage is not None)
     # The export still holds no system prompt or tools: its requests keep the unseen head.
-    from core.trace import measure_trace
+    from foldscope.core.request.trace import measure_trace
 
     assert measure_trace(native, prefix=False).unseen_head == measure_trace(source, prefix=False).unseen_head
 
@@ -167,7 +167,7 @@ def test_output_cut_short_by_the_reader_gives_no_traceback():
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "core.cli", "requests", "--json", str(demo_path())],
+    process = subprocess.Popen([sys.executable, "-m", "foldscope.core.cli.main", "requests", "--json", str(demo_path())],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdout.readline()
     process.stdout.close()

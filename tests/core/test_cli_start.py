@@ -3,7 +3,7 @@
 import argparse
 import importlib
 
-from core import cli
+from foldscope.core.cli import main as cli
 
 
 def _names(module: str) -> set[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.compile import compile_request, payload_bytes
-from core.model import FullRecord, Message
+from foldscope.core.request.compile import compile_request, payload_bytes
+from foldscope.core.model.session import FullRecord, Message
 from session_strategies import records, views
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.cost import ModelPrices, Tier, prices_from_mapping
+from foldscope.core.model.cost import ModelPrices, Tier, prices_from_mapping
 
 # claude-haiku-5-5 as the pricing facts give it (USD per million tokens)
 HAIKU = ModelPrices(

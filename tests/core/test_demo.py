@@ -2,9 +2,9 @@
 
 import json
 
-from core.demo import LISTING_CHARS, MODEL, demo_path, generate, main
-from core.formats import load_session
-from core.formats.lionagi import native_dict
+from foldscope.core.formats.demo import LISTING_CHARS, MODEL, demo_path, generate, main
+from foldscope.core.formats import load_session
+from foldscope.core.formats.lionagi import native_dict
 
 
 def test_generation_is_deterministic_and_seeded():

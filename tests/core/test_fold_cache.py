@@ -6,13 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.compile import compile_request, make_plan
-from core.demo import demo_path
-from core.first_round import decide_first_round, read_decision, request_options
-from core.fold import Fold, FoldSettings
-from core.fold_history import replay_folds
-from core.formats import load_session
-from core.policy import Policy
+from foldscope.core.request.compile import compile_request, make_plan
+from foldscope.core.formats.demo import demo_path
+from foldscope.core.request.first_round import decide_first_round, read_decision, request_options
+from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.history import replay_folds
+from foldscope.core.formats import load_session
+from foldscope.core.model.policy import Policy
 from fold_sessions import Build, calls_have_results, record_hashes, text_of
 from test_fold_properties import sessions
 
@@ -176,8 +176,8 @@ def test_both_clip_paths_skip_the_protected_first_round(bound):
 def summarised_prompts(bound: int):
     """The prompts a model-backed summariser is sent by a compact action and by the fold's reset, over a span
     holding a 60,000-character result under the bound."""
-    from core.actions import Compact
-    from core.summarise import CallableSummariser
+    from foldscope.core.actions.commands import Compact
+    from foldscope.core.fold.summarise import CallableSummariser
 
     prompts: list[str] = []
     spy = CallableSummariser(lambda prompt: (prompts.append(prompt) or "summary", None))

@@ -1,4 +1,4 @@
-"""The fold commands through core.cli.main: fold, read-result, restore, clip, evict."""
+"""The fold commands through foldscope.core.cli.main: fold, read-result, restore, clip, evict."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from core.cli import main
-from core.demo import write_demo
-from core.fold_clip import bodies_of
-from core.formats import load_session
+from foldscope.core.cli.main import main
+from foldscope.core.formats.demo import write_demo
+from foldscope.core.fold.clip import bodies_of
+from foldscope.core.formats import load_session
 
 
 @pytest.fixture

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from core.demo import generate
-from core.fold_clip import CLIP_FLOOR, PREVIEW_LABEL, recovery_text
-from core.fold_history import session_at_request
-from core.summarise import BriefSummariser
+from foldscope.core.formats.demo import generate
+from foldscope.core.fold.clip import CLIP_FLOOR, PREVIEW_LABEL, recovery_text
+from foldscope.core.fold.history import session_at_request
+from foldscope.core.fold.summarise import BriefSummariser
 from fold_sessions import Build, calls_have_results, fold_for, payload, text_of
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.fold import Fold, FoldSettings
-from core.summarise import BriefSummariser, Summary
+from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.summarise import BriefSummariser, Summary
 from fold_sessions import Build, calls_have_results, fold_for, payload, text_of
 
 RECORD_FIELDS = {"at", "reason", "stage", "kept_tail", "messages_folded", "tool_calls", "tool_calls_total",

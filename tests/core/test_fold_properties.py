@@ -11,10 +11,10 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.actions import (ApplyFold, Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, ReadResult,
+from foldscope.core.actions.commands import (ApplyFold, Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, ReadResult,
                           Restore)
-from core.count import Counter
-from core.fold import Fold, FoldSettings
+from foldscope.core.request.count import Counter
+from foldscope.core.fold.fold import Fold, FoldSettings
 from fold_sessions import Build, calls_have_results, payload, record_hashes, text_of
 
 OUTPUTS = st.one_of(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.formats import detect_format, load_session
-from core.formats.lionagi import native_dict, write_session
-from core.model import Message, ReadError
+from foldscope.core.formats import detect_format, load_session
+from foldscope.core.formats.lionagi import native_dict, write_session
+from foldscope.core.model.session import Message, ReadError
 
 CORPUS_LIONAGI = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "dev" / "lionagi"
 CORPUS_BRANCHES = sorted(p.name for p in CORPUS_LIONAGI.glob("*.json") if "manifest" not in p.name) or ["absent"]
@@ -71,7 +71,7 @@ def test_corpus_branch_round_trip_is_equal_json(corpus_dev, name, tmp_path):
 
 
 def test_demo_round_trip_is_equal_json(tmp_path):
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
     session = load_session(demo_path())
     again, written = round_trip(session, tmp_path)
@@ -281,7 +281,7 @@ def test_detection_is_by_content_not_name(tmp_path):
 
 
 def test_a_broken_json_file_is_refused_with_its_line_and_column(tmp_path):
-    from core.formats import load_session
+    from foldscope.core.formats import load_session
 
     path = tmp_path / "broken.json"
     path.write_text('{"id": "x",\n  "messages": [1, 2,\n')
@@ -291,7 +291,7 @@ def test_a_broken_json_file_is_refused_with_its_line_and_column(tmp_path):
 
 
 def test_a_file_that_is_not_utf8_is_refused_naming_the_byte(tmp_path):
-    from core.formats import load_session
+    from foldscope.core.formats import load_session
 
     path = tmp_path / "latin1.json"
     path.write_bytes(b'{"name": "caf\xe9"}')

@@ -3,12 +3,12 @@
 import copy
 import json
 
-from core.count import Counter
-from core.demo import demo_path, generate
-from core.formats import load_session
-from core.formats.lionagi import native_dict
-from core.formats.lionagi_views import request_views
-from core.model import FullRecord, Message
+from foldscope.core.request.count import Counter
+from foldscope.core.formats.demo import demo_path, generate
+from foldscope.core.formats import load_session
+from foldscope.core.formats.lionagi import native_dict
+from foldscope.core.formats.lionagi_views import request_views
+from foldscope.core.model.session import FullRecord, Message
 
 
 def _write(tmp_path, data, name="session.json"):

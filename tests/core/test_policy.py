@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from core import pricing
-from core.policy import Policy, PolicyError, resolve_ceiling
+from foldscope.core.model import pricing
+from foldscope.core.model.policy import Policy, PolicyError, resolve_ceiling
 
 
 def test_pricing_table_has_the_specs_tiers():

@@ -1,16 +1,16 @@
-"""The incremental prefix share (core.prefix.PrefixMeter) equals the whole-payload divergence, byte for byte."""
+"""The incremental prefix share (foldscope.core.request.prefix.PrefixMeter) equals the whole-payload divergence, byte for byte."""
 
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.compile import IncludedRound
-from core.count import Counter
-from core.demo import generate
-from core.policy import Policy
-from core.prefix import PrefixMeter, compile_for_prefix, divergence
-from core.trace import build_trace, first_rounds, measure_trace, session_tools
+from foldscope.core.request.compile import IncludedRound
+from foldscope.core.request.count import Counter
+from foldscope.core.formats.demo import generate
+from foldscope.core.model.policy import Policy
+from foldscope.core.request.prefix import PrefixMeter, compile_for_prefix, divergence
+from foldscope.core.request.trace import build_trace, first_rounds, measure_trace, session_tools
 from session_strategies import records, views
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

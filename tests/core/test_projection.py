@@ -9,17 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.compile import CompileError, compile_request, payload_bytes
-from core.count import Counter
-from core.fold_clip import PREVIEW_LABEL, Body, bodies_of, recovery_text
-from core.model import FullRecord, Message
-from core.policy import Policy
-from core.projection import (
+from foldscope.core.request.compile import CompileError, compile_request, payload_bytes
+from foldscope.core.request.count import Counter
+from foldscope.core.fold.clip import PREVIEW_LABEL, Body, bodies_of, recovery_text
+from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.policy import Policy
+from foldscope.core.request.projection import (
     ProjectionRefused, _length, applied_limit, effective_count, interval, project_output, retained_max, shortened,
 )
-from core.recovery import ReadResult
-from core.tokens import count_text
-from core.compile import counted_text
+from foldscope.core.actions.recovery import ReadResult
+from foldscope.core.request.tokens import count_text
+from foldscope.core.request.compile import counted_text
 
 MARKER = re.compile(r"\n\[\.\.\. ([\d,]+) characters omitted here \(offsets (\d+) to (\d+) of the original, full-record "
                     r"index (\d+)\); read them with context\(action=\"read_result\", index=\4, offset=\2, limit=(\d+)\)"
@@ -139,7 +139,7 @@ def test_a_body_that_cannot_fit_head_tail_and_marker_refuses_compilation_naming_
 
 
 def test_paging_an_omitted_interval_longer_than_16000_under_n_4000_covers_it_exactly():
-    from core.model import Session
+    from foldscope.core.model.session import Session
 
     original = result(listing())
     session = Session(FullRecord([original]), ["r"])

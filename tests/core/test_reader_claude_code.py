@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.formats import claude_code, detect_format, load_session
-from core.model import ReadError
+from foldscope.core.formats import claude_code, detect_format, load_session
+from foldscope.core.model.session import ReadError
 from reader_checks import check_session, file_lines, write_lines
 
 
@@ -212,7 +212,7 @@ def test_reading_never_writes_the_source_file(corpus_dev):
 
 
 def test_cli_inspect_reports_a_bad_file_in_one_line_with_exit_2(tmp_path, capsys):
-    from core.cli import main
+    from foldscope.core.cli.main import main
 
     path = write_lines(tmp_path / "s.jsonl", [_user("u1", "hi"), "\u0000garbage", _user("u2", "x")])
     assert main(["inspect", "--json", str(path)]) == 2

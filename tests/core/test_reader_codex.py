@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.formats import codex, detect_format
+from foldscope.core.formats import codex, detect_format
 from reader_checks import check_session, file_lines, write_lines
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.formats import detect_format, pi
-from core.model import ReadError
+from foldscope.core.formats import detect_format, pi
+from foldscope.core.model.session import ReadError
 from reader_checks import check_session, file_lines, write_lines
 
 

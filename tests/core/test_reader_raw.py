@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core.formats import detect_format, load_session, raw_payload
-from core.model import ReadError
+from foldscope.core.formats import detect_format, load_session, raw_payload
+from foldscope.core.model.session import ReadError
 from reader_checks import check_session
 
 

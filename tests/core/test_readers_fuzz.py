@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.formats import claude_code, codex, load_session, pi, raw_payload
-from core.model import ReadError, Session
-from core.store import Library
+from foldscope.core.formats import claude_code, codex, load_session, pi, raw_payload
+from foldscope.core.model.session import ReadError, Session
+from foldscope.core.store.library import Library
 from reader_checks import check_session
 
 SOURCES = {
@@ -151,7 +151,7 @@ def test_a_truncated_last_line_imports_everything_before_it_with_one_warning(tmp
 
 
 def test_a_broken_first_line_of_json_lines_is_named(tmp_path):
-    from core.formats import load_session
+    from foldscope.core.formats import load_session
 
     good = '{"type":"user","message":{"role":"user","content":"x"},"uuid":"%s","timestamp":"2025-01-01T00:00:01Z","sessionId":"s"}'
     path = tmp_path / "junk-first.jsonl"
@@ -162,7 +162,7 @@ def test_a_broken_first_line_of_json_lines_is_named(tmp_path):
 
 
 def test_a_broken_middle_line_names_one_line_and_its_column(tmp_path):
-    from core.formats import load_session
+    from foldscope.core.formats import load_session
 
     good = '{"type":"user","message":{"role":"user","content":"x"},"uuid":"%s","timestamp":"2025-01-01T00:00:01Z","sessionId":"s"}'
     path = tmp_path / "junk-middle.jsonl"

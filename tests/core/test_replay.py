@@ -2,9 +2,9 @@
 
 import pytest
 
-from core.cost import ModelPrices, Tier
-from core.replay import Measure, replay, run_strategy
-from core.strategies import Settings, material
+from foldscope.core.model.cost import ModelPrices, Tier
+from foldscope.core.replay.lab import Measure, replay, run_strategy
+from foldscope.core.replay.strategies import Settings, material
 from replay_sessions import tool_session
 
 HAIKU = ModelPrices(
@@ -76,7 +76,7 @@ def test_band_folds_stalest_first_down_to_min_target():
     s = tool_session(30)
     m = Measure(s)
     settings = Settings(ceiling=m.estimate(s.record) // 2)
-    from core.strategies import band
+    from foldscope.core.replay.strategies import band
     steps = [st for st in band(s, settings, m) if st.folds]
     assert steps
     for st in steps:
@@ -95,7 +95,7 @@ def test_band_folds_stalest_first_down_to_min_target():
 def test_band_never_folds_the_head_the_task_or_the_open_tail():
     s = tool_session(30)
     settings = Settings(ceiling=Measure(s).estimate(list(s.record)) // 2)
-    from core.strategies import band
+    from foldscope.core.replay.strategies import band
     for step in band(s, settings, Measure(s)):
         ids = [m.id for m in step.view]
         assert ids[:2] == ["sys", "task"]
@@ -137,8 +137,8 @@ def test_unknown_strategy_is_refused():
 
 
 def test_adr_never_sends_a_request_over_the_ceiling_when_a_fold_can_avoid_it():
-    from core.fold import FoldSettings
-    from core.fold_history import replay_folds
+    from foldscope.core.fold.fold import FoldSettings
+    from foldscope.core.fold.history import replay_folds
 
     s = tool_session(30)
     settings = Settings(ceiling=Measure(s).estimate(list(s.record)) // 3, caching=True)

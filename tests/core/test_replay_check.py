@@ -1,8 +1,8 @@
 """The cache model against reported usage: a trace whose usage an ideal cache wrote is reproduced exactly."""
 
-from core.cache_check import check_cache, fit
-from core.model import Usage
-from core.replay import Measure
+from foldscope.core.replay.cache_check import check_cache, fit
+from foldscope.core.model.session import Usage
+from foldscope.core.replay.lab import Measure
 from replay_sessions import tool_session, with_usage
 
 
@@ -49,7 +49,7 @@ def test_recorded_replay_reproduces_claude_code_cache_figures(corpus_dev):
     """Issue 9: the recorded replay of session-196820da against its reported cache figures, within the
     error docs/replay.md states. The model is an ideal cache; the provider missed on 17 of 47 requests
     where the prefix was intact, which the positional rule cannot see, so the error is stated twice."""
-    from core.formats import load_session
+    from foldscope.core.formats import load_session
 
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     summary = check_cache(session).summary()

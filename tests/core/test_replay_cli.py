@@ -4,8 +4,8 @@ import csv
 import json
 import shutil
 
-from core.cli import main
-from core.demo import demo_path
+from foldscope.core.cli.main import main
+from foldscope.core.formats.demo import demo_path
 
 TOTAL_KEYS = {"requests", "peak", "over_ceiling", "fresh", "cache_read", "cache_write", "rewrites", "folds", "cost_usd"}
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.cache_model import Layout
-from core.demo import generate
-from core.replay import HIDDEN_HEAD, Measure, run_strategy
-from core.strategies import STRATEGIES, Settings
+from foldscope.core.replay.cache_model import Layout
+from foldscope.core.formats.demo import generate
+from foldscope.core.replay.lab import HIDDEN_HEAD, Measure, run_strategy
+from foldscope.core.replay.strategies import STRATEGIES, Settings
 
 
 class WholeMeasure(Measure):
@@ -47,14 +47,14 @@ def test_incremental_replay_rows_equal_the_whole_computation(strategy, head):
 
 
 def test_replay_carries_the_unseen_head_of_a_claude_code_session(corpus_dev):
-    from core.formats import load_session
-    from core.trace import measure_trace
+    from foldscope.core.formats import load_session
+    from foldscope.core.request.trace import measure_trace
 
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     head = measure_trace(session).unseen_head
     assert head > 10_000 and session.unseen_head == 0
     measure = Measure(session)
-    assert measure.head == head  # measured as core.trace measures it
+    assert measure.head == head  # measured as foldscope.core.request.trace measures it
     rows = run_strategy(session, "recorded", Settings(), measure).rows
     bare = run_strategy(session, "recorded", Settings(), Measure(session, head=0)).rows
     assert all(r.estimate >= b.estimate + head for r, b in zip(rows, bare))

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core import cli
-from core.demo import demo_path
+from foldscope.core.cli import main as cli
+from foldscope.core.formats.demo import demo_path
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

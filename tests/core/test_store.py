@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from core.demo import demo_path, generate
-from core.formats import load_session
-from core.store import MIGRATIONS, Library, default_path, migrate
+from foldscope.core.formats.demo import demo_path, generate
+from foldscope.core.formats import load_session
+from foldscope.core.store.library import MIGRATIONS, Library, default_path, migrate
 
 TABLES = ("sessions", "messages", "view_versions", "events")
 
@@ -158,7 +158,7 @@ def test_line_based_originals_are_the_source_lines_as_the_file_holds_them(tmp_pa
 def test_a_source_changed_after_reading_is_refused_and_nothing_is_stored(tmp_path, corpus_dev):
     import os
 
-    from core.model import ReadError
+    from foldscope.core.model.session import ReadError
 
     copy = tmp_path / "session.jsonl"
     copy.write_bytes((corpus_dev / "claude_code" / "short.jsonl").read_bytes())

@@ -4,7 +4,7 @@ import sqlite3
 
 import sqlite_utils
 
-from core.store import MIGRATIONS, Library, migrate
+from foldscope.core.store.library import MIGRATIONS, Library, migrate
 
 
 def _reference(db: sqlite_utils.Database) -> None:
@@ -58,9 +58,9 @@ def test_creating_a_library_and_importing_do_not_import_sqlite_utils(tmp_path):
     import subprocess
     import sys
 
-    from core.demo import demo_path
+    from foldscope.core.formats.demo import demo_path
 
-    code = ("import sys; from core.store import Library; from core.formats import load_session;"
+    code = ("import sys; from foldscope.core.store.library import Library; from foldscope.core.formats import load_session;"
             f"lib = Library({str(tmp_path / 'fresh.db')!r}); lib.import_session(load_session({str(demo_path())!r}));"
             "lib.close(); print('sqlite_utils' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

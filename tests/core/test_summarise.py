@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.fold_stages import call_entry
-from core.summarise import BRIEF_MAX_CHARS, BriefSummariser, CallableSummariser, brief, short_arguments
+from foldscope.core.fold.stages import call_entry
+from foldscope.core.fold.summarise import BRIEF_MAX_CHARS, BriefSummariser, CallableSummariser, brief, short_arguments
 from fold_sessions import Build, text_of
 
 

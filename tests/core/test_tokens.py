@@ -9,7 +9,7 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.tokens import TokenizerError, build_encoding, count_text, load_ranks, vocabulary_path
+from foldscope.core.request.tokens import TokenizerError, build_encoding, count_text, load_ranks, vocabulary_path
 
 
 def _reference():
@@ -61,7 +61,7 @@ def test_count_equals_tiktoken_on_random_unicode(text):
 @settings(max_examples=40, deadline=None)
 @given(st.text(max_size=200))
 def test_tokens_decode_back_to_the_text(text):
-    from core.tokens import encoding
+    from foldscope.core.request.tokens import encoding
 
     assert encoding().decode(encoding().encode_ordinary(text)) == text
 

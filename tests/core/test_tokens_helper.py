@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from core import tokens
+from foldscope.core.request import tokens
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper needs fork")
 TEXTS = ["hello world", "", "def f(x):\n    return x  # ünïcode ✓\n" * 50, '{"type":"text"}', "<|endoftext|> as text"]
@@ -53,7 +53,7 @@ def test_a_failing_build_in_the_helper_is_raised_here(fresh, monkeypatch):
 
 def test_inspect_prints_the_same_with_and_without_the_helper(corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
-    command = [sys.executable, "-m", "core.cli", "inspect", "--json", str(path)]
+    command = [sys.executable, "-m", "foldscope.core.cli.main", "inspect", "--json", str(path)]
     outputs = []
     for env in ({**os.environ, "FOLDSCOPE_NO_HELPER": "1"}, {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_NO_HELPER"}):
         done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)

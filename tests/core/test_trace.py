@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.count import Counter
-from core.model import FullRecord, Message, Request, Session, Usage
-from core.policy import Policy
-from core.trace import (SCALE_FLOOR, calibrated, check_request, keep_scale, measure_trace, stored_scale)
+from foldscope.core.request.count import Counter
+from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
+from foldscope.core.model.policy import Policy
+from foldscope.core.request.trace import (SCALE_FLOOR, calibrated, check_request, keep_scale, measure_trace, stored_scale)
 
 
 def words(n: int) -> str:
@@ -55,8 +55,8 @@ def test_scale_is_kept_with_the_session_and_never_lowered():
 
 
 def test_scale_survives_save_and_load(tmp_path):
-    write_session = pytest.importorskip("core.formats.lionagi").write_session
-    from core.formats import load_session
+    write_session = pytest.importorskip("foldscope.core.formats.lionagi").write_session
+    from foldscope.core.formats import load_session
 
     s = session_with([None, 8000])
     s.branch.update({"id": "b1", "metadata": {}})
@@ -136,8 +136,8 @@ def test_prefix_share_is_the_share_of_a_request_the_next_repeats_and_null_for_th
 def test_unseen_head_keeps_claude_code_estimates_near_reported_input(corpus_dev):
     # A Claude Code file holds no system prompt or tools; without the unseen head the scale
     # absorbed them (3.5x) and over-estimated every later request by more than double.
-    from core.formats import load_session
-    from core.trace import measure_trace
+    from foldscope.core.formats import load_session
+    from foldscope.core.request.trace import measure_trace
 
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     report = measure_trace(session, record=True)
@@ -149,8 +149,8 @@ def test_unseen_head_keeps_claude_code_estimates_near_reported_input(corpus_dev)
 
 
 def test_native_sessions_have_no_unseen_head():
-    from core.demo import generate
-    from core.trace import measure_trace
+    from foldscope.core.formats.demo import generate
+    from foldscope.core.request.trace import measure_trace
 
     session = generate(seed=3, rounds=4)
     assert measure_trace(session).unseen_head == 0
@@ -159,8 +159,8 @@ def test_native_sessions_have_no_unseen_head():
 def test_the_unseen_head_is_measured_again_after_a_source_compaction(corpus_dev):
     # After Claude Code compacts, the next requests carry what it re-attached (files it had read)
     # beside the summary; one head for the whole file let the scale jump past 2 and stay there.
-    from core.formats import load_session
-    from core.trace import measure_trace
+    from foldscope.core.formats import load_session
+    from foldscope.core.request.trace import measure_trace
 
     session = load_session(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl")
     report = measure_trace(session, prefix=False)

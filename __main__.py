@@ -1,0 +1,7 @@
+"""`python -m foldscope`: the same entry point as the `foldscope` command."""
+
+import sys
+
+from foldscope.app.main import main
+
+sys.exit(main())

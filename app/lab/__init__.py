@@ -1,0 +1,1 @@
+"""The lab: the replay lab and what-if."""

@@ -1,0 +1,321 @@
+"""The Replay lab: the open session under several strategies and one policy, totals side by side and charts."""
+
+from __future__ import annotations
+
+import html
+
+from foldscope.core.model.session import Message, Session
+from foldscope.core.model.policy import Policy, resolve_ceiling
+from foldscope.core.replay.lab import ReplayRuns, model_name, replay_runs
+from foldscope.core.replay.strategies import STRATEGIES, Settings
+
+from foldscope.app.models.messages import preview_text
+from foldscope.app.panels.policy_editor import PolicyEditor
+from foldscope.app.qt import (
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    Qt,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+from foldscope.app.lab.replay_chart import ReplayChart, Rule, Series
+from foldscope.app.models.replay import STRATEGY_HINTS, TotalsModel
+from foldscope.app.worker import Task
+
+STRATEGY_SHORT = {
+    "recorded": "as the source sent it",
+    "none": "everything, no management",
+    "band": "pi-fold band: commit at 80%, fold to 20%",
+    "compaction": "summarise all at the line",
+    "adr": "our fold (ADR-0130), line to target",
+}
+HOW_TO_READ = (
+    "Each strategy drives the same recorded messages through the trace; the policy sets the ceiling, "
+    "line and target. Every line on a chart is one strategy (colours as in the table's header); the red "
+    "dashed line is the ceiling. Click a point to list the view that request carried under that strategy; "
+    "the main window steps to the same request."
+)
+
+
+def settings_for(policy: Policy, session: Session) -> tuple[Settings, str]:
+    """The replay's settings from a policy, its ceiling resolved for the session's model (as the CLI does)."""
+    resolution = resolve_ceiling(policy, model_name(Settings(model=policy.model), session))
+    settings = Settings(ceiling=resolution.ceiling, fold_at=policy.fold_at, target=policy.fold_target,
+                        result_max=policy.tool_result_max_chars, caching=policy.caching, model=policy.model)
+    return settings, resolution.why
+
+
+def chart_series(runs: ReplayRuns) -> dict[str, list[Series]]:
+    """Per chart, a line per strategy: request size, cumulative cost, and the share read from cache."""
+    size, cost, share = [], [], []
+    for run in runs.runs:
+        requests = tuple(r.request for r in run.rows)
+        size.append(Series(run.strategy, requests, tuple(float(r.estimate) for r in run.rows)))
+        share.append(Series(run.strategy, requests, tuple(r.cache_read / r.estimate if r.estimate else 0.0
+                                                          for r in run.rows)))
+        if all(r.cost_usd is not None for r in run.rows):
+            total, sums = 0.0, []
+            for r in run.rows:
+                total += r.cost_usd
+                sums.append(total)
+            cost.append(Series(run.strategy, requests, tuple(sums)))
+    return {"size": size, "cost": cost, "share": share}
+
+
+class ReplayView(QWidget):
+    """Pick strategies and a policy, replay the session in the worker, then read totals and charts.
+
+    `replay_finished(ReplayRuns)` follows a completed run; `request_chosen(k)` follows a click on a
+    chart point (request k of the trace), after the view lists what that request carried.
+    """
+
+    replay_finished = Signal(object)
+    request_chosen = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowFlag(Qt.WindowType.Window)
+        self.setWindowTitle("Replay lab — foldscope")
+        self.session: Session | None = None
+        self.task: Task | None = None
+        self.result: ReplayRuns | None = None
+        self.chosen: tuple[str, int] | None = None  # (strategy, row) of the request shown
+        self.checks: dict[str, QCheckBox] = {}
+        strategies = QGroupBox("Strategies")
+        box = QVBoxLayout(strategies)
+        for name, hint in STRATEGY_HINTS.items():
+            check = QCheckBox(f"{name}: {STRATEGY_SHORT[name]}")
+            check.setChecked(True)
+            check.setToolTip(hint)
+            self.checks[name] = check
+            box.addWidget(check)
+        self.policy_editor = PolicyEditor()
+        policy = QGroupBox("Policy")
+        QVBoxLayout(policy).addWidget(self.policy_editor)
+        self.run_button = QPushButton("&Run replay")
+        self.run_button.setDefault(True)
+        self.cancel_button = QPushButton("&Cancel")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.status = QLabel("Choose strategies and a policy, then run.")
+        self.status.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        left = QWidget()
+        column = QVBoxLayout(left)
+        for widget in (strategies, policy):
+            column.addWidget(widget)
+        column.addLayout(buttons)
+        column.addWidget(self.progress)
+        column.addWidget(self.status)
+        how = QLabel(HOW_TO_READ)
+        how.setWordWrap(True)
+        column.addWidget(how)
+        column.addStretch(1)
+        left.setMinimumWidth(380)
+        left.setMaximumWidth(520)
+
+        self.heading = QLabel("No replay yet")
+        self.heading.setWordWrap(True)
+        self.model = TotalsModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setAccessibleName("Totals per strategy")
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.charts = {
+            "size": ReplayChart("Request size (tokens) per request, against the ceiling", lambda v: f"{v:,.0f}"),
+            "cost": ReplayChart("Cumulative cost (USD) over the requests", lambda v: f"${v:,.2f}" if v >= 0.1 or v == 0 else f"${v:.4f}"),
+            "share": ReplayChart("Share of each request read from the prompt cache, per request", lambda v: f"{v:.0%}"),
+        }
+        chart_box = QWidget()
+        chart_column = QVBoxLayout(chart_box)
+        chart_column.setContentsMargins(0, 0, 0, 0)
+        for chart in self.charts.values():
+            chart.point_clicked.connect(self.open_point)
+            chart_column.addWidget(chart)
+        self.request_heading = QLabel("Click a point on a chart to list that request's view under its strategy.")
+        self.request_heading.setWordWrap(True)
+        self.request_list = QListWidget()
+        self.request_list.setAccessibleName("The chosen request's view")
+        request_box = QWidget()
+        request_column = QVBoxLayout(request_box)
+        request_column.setContentsMargins(0, 0, 0, 0)
+        request_column.addWidget(self.request_heading)
+        request_column.addWidget(self.request_list)
+        top = QWidget()
+        top_column = QVBoxLayout(top)
+        top_column.setContentsMargins(0, 0, 0, 0)
+        top_column.addWidget(self.heading)
+        top_column.addWidget(self.table)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        for widget in (top, chart_box, request_box):
+            self.splitter.addWidget(widget)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setSizes([250, 660, 150])
+        layout = QHBoxLayout(self)
+        layout.addWidget(left)
+        layout.addWidget(self.splitter, 1)
+        self._running(False)
+        self.resize(1500, 1000)
+
+    # -- session and settings -------------------------------------------------------------
+
+    def set_session(self, session: Session | None, launch: Policy | None = None) -> None:
+        """The session to replay; the policy editor starts from its launch policy."""
+        self.cancel()
+        self.session = session
+        self.result = None
+        self.policy_editor.set_session(model_name(Settings(), session) if session else None, launch)
+        self.model.set_totals([])
+        for chart in self.charts.values():
+            chart.set_series([], 0)
+        self.request_list.clear()
+        self.heading.setText("No replay yet" if session else "No session open")
+        self.run_button.setEnabled(session is not None)
+
+    def strategies(self) -> list[str]:
+        return [name for name in STRATEGIES if name in self.checks and self.checks[name].isChecked()]
+
+    # -- running --------------------------------------------------------------------------
+
+    def run(self) -> Task | None:
+        """Replay the session under the chosen strategies and policy, in the worker."""
+        policy, strategies, session = self.policy_editor.policy(), self.strategies(), self.session
+        if session is None:
+            return None
+        if policy is None:
+            self.status.setText("Fix the marked policy fields first.")
+            return None
+        if not strategies:
+            self.status.setText("Choose at least one strategy.")
+            return None
+        self.cancel()
+        settings, why = settings_for(policy, session)
+        task = Task(lambda progress: replay_runs(session, strategies, settings, report=progress.report,
+                                                 keep_views=True), "Replay", self)
+        task.progressed.connect(self._progressed)
+        task.succeeded.connect(lambda result, t=task, w=why: self._finished(t, result, w))
+        task.failed.connect(lambda exc, t=task: self._ended_with(t, f"The replay failed: {exc}"))
+        task.was_cancelled.connect(lambda t=task: self._ended_with(t, "Replay cancelled."))
+        task.ended.connect(lambda t=task: self._ended(t))
+        self.status.setText(f"Replaying {len(session.trace):,} requests under {', '.join(strategies)}…")
+        self.progress.setRange(0, 0)
+        self._running(True)
+        self.task = task.start()
+        return task
+
+    def cancel(self) -> None:
+        if self.task is not None and not self.task.is_done:
+            self.task.cancel()
+
+    def _running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running and self.session is not None)
+        self.cancel_button.setEnabled(running)
+        self.progress.setVisible(running)
+
+    def _progressed(self, done: int, total: int, label: str) -> None:
+        self.progress.setRange(0, max(total, 0))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{label} %p%")
+
+    def _ended_with(self, task: Task, line: str) -> None:
+        if task is self.task:
+            self.status.setText(line.splitlines()[0])
+
+    def _ended(self, task: Task) -> None:
+        if task is self.task:
+            self.task = None
+            self._running(False)
+
+    def _finished(self, task: Task, result: ReplayRuns, why: str) -> None:
+        if task is not self.task:
+            return
+        self.show_result(result, why)
+        self.status.setText(f"Replayed {len(self.session.trace):,} requests under {len(result.runs)} strategies.")
+        self.replay_finished.emit(result)
+
+    def show_result(self, result: ReplayRuns, why: str = "") -> None:
+        self.result = result
+        s = result.settings
+        ceiling = f"{s.ceiling:,} tokens" if s.ceiling else "no ceiling"
+        priced = "" if result.priced else " · <b>cost n/a</b>: the pricing table has no entry for this model"
+        self.heading.setText(
+            f"<b>Model</b> {html.escape(result.model or 'unknown')} · <b>ceiling</b> {ceiling} "
+            f"({html.escape(why)}) · <b>line</b> {s.fold_at:g} · <b>target</b> {s.target:g} · "
+            f"<b>cache</b> {result.cache_mode} ({html.escape(result.cache_why)}){priced}")
+        self.model.set_totals([run.totals() for run in result.runs])
+        series = chart_series(result)
+        requests = len(self.session.trace) if self.session else 0
+        rules = [Rule(s.ceiling, f"ceiling {s.ceiling:,}")] if s.ceiling else []
+        self.charts["size"].set_series(series["size"], requests, rules)
+        self.charts["cost"].set_series(series["cost"], requests)
+        self.charts["share"].set_series(series["share"], requests, top=1.0)
+        self.request_list.clear()
+        self.chosen = None
+
+    # -- a request under a strategy -------------------------------------------------------
+
+    def open_point(self, strategy: str, row: int) -> None:
+        """List the view a strategy sent at one of its rows, mark its request on every chart, and say so."""
+        if self.result is None:
+            return
+        run = next(r for r in self.result.runs if r.strategy == strategy)
+        facts, view = run.rows[row], run.views[row]
+        self.chosen = (strategy, row)
+        for chart in self.charts.values():
+            chart.select(facts.request)
+        kind = "the summary call before request" if facts.kind == "summary" else "request"
+        self.request_heading.setText(
+            f"<b>{kind} {facts.request}</b> under <b>{strategy}</b>: {len(view):,} messages, estimate "
+            f"{facts.estimate:,} tokens, {facts.cache_read:,} read from cache, {facts.change}"
+            + (f", {facts.folds} fold(s) just before" if facts.folds else ""))
+        self.request_list.clear()
+        for message in view:
+            item = QListWidgetItem(self.view_line(message))
+            item.setData(Qt.ItemDataRole.UserRole, message.id)
+            self.request_list.addItem(item)
+        self.request_chosen.emit(facts.request)
+
+    def view_line(self, message: Message) -> str:
+        """One line per message of the chosen view: its full-record index (or new), kind, id and text."""
+        record = self.session.record if self.session else None
+        at = f"#{record.index_of(message.id)}" if record is not None and message.id in record else "new"
+        folded = message.metadata.get("folded_ids")
+        extra = f" (stands for {len(folded)} messages)" if isinstance(folded, list) else ""
+        text = " ".join(preview_text(message).split())[:140]
+        return f"{at:>7}  {message.kind}{extra}  {message.id}  {text}"
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        self.cancel()
+        super().closeEvent(event)
+
+
+def open_replay_lab(window) -> ReplayView:
+    """Show the main window's Replay lab on its open session, made once and kept in step with the window."""
+    lab = getattr(window, "replay_lab", None)
+    if lab is None:
+        lab = window.replay_lab = ReplayView(window)
+        window.document_loaded.connect(
+            lambda doc: lab.set_session(doc.session if doc else None, getattr(doc, "policy", None)))
+        lab.request_chosen.connect(window.timeline.step_to)
+    doc = window.document
+    if lab.session is not (doc.session if doc else None):
+        lab.set_session(doc.session if doc else None, getattr(doc, "policy", None))
+    lab.show()
+    lab.raise_()
+    lab.activateWindow()
+    return lab

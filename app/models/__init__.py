@@ -1,0 +1,1 @@
+"""Thin Qt item models over the core's sessions and replays."""

@@ -1,0 +1,47 @@
+"""Kind and text filters over the full record and active view lists, as a proxy between model and table."""
+
+from __future__ import annotations
+
+from foldscope.app.models.messages import MessageTableModel
+from foldscope.app.qt import QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel
+from foldscope.app.theme import KIND_LEGEND, kind_key
+
+# (key, label) for the kind filter: "" keeps every kind.
+KIND_CHOICES = (("", "all kinds"),) + KIND_LEGEND
+
+
+class MessageFilter(QSortFilterProxyModel):
+    """Keeps the rows whose message is of the chosen kind and whose text holds the filter text."""
+
+    def __init__(self, source: MessageTableModel, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setSourceModel(source)
+        self.kind = ""
+        self.text = ""
+
+    def set_filter(self, kind: str | None = None, text: str | None = None) -> None:
+        self.beginFilterChange()
+        if kind is not None:
+            self.kind = kind
+        if text is not None:
+            self.text = text.strip().casefold()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.kind or self.text)
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:  # noqa: N802
+        if not self.active:
+            return True
+        model: MessageTableModel = self.sourceModel()  # type: ignore[assignment]
+        doc = model.document
+        if doc is None:
+            return True
+        message = doc.message(model.record_index(source_row))
+        if self.kind and kind_key(message) != self.kind:
+            return False
+        if self.text:
+            # The whole text, not the preview: a filter must find what the row is, not what fits on it.
+            return self.text in message.text.casefold() or self.text in message.id.casefold()
+        return True

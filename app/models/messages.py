@@ -1,0 +1,172 @@
+"""Qt table models over the opened session: the full record and the active view, rows virtual."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from foldscope.core.model.session import Message
+
+from foldscope.core.readout.document import KIND_LABELS, Document, kind_label  # noqa: F401 (kind_label: re-exported for the panels)
+from foldscope.app.highlight import BODY_KEYS, call_path
+from foldscope.app.qt import QAbstractTableModel, QBrush, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
+from foldscope.app.theme import highlight_colour, kind_colour, muted_colour
+
+COLUMNS = ("Index", "Kind", "Preview", "Chars", "Tokens")
+INDEX, KIND, PREVIEW, CHARS, TOKENS = range(len(COLUMNS))
+PREVIEW_CHARS = 160
+
+# The kind as a person reads it in a list (the core's kind names stay in the tooltip).
+# The record index of a row, for any role, so views can map rows across the two lists.
+IndexRole = Qt.ItemDataRole.UserRole + 1
+
+
+def preview_text(message: Message) -> str:
+    """What a person wants to see first: a call's function and file, a result's body, else the text."""
+    content = message.content
+    if message.kind == "action_request":
+        path = call_path(content.get("arguments"))
+        return f"{content.get('function', '')}({path})" if path else message.text
+    if message.kind == "action_response":
+        output = content.get("output")
+        if isinstance(output, Mapping):
+            for key in BODY_KEYS:
+                if isinstance(output.get(key), str) and output[key].strip():
+                    return output[key]
+    return message.text
+
+
+def preview(document: Document, index: int) -> str:
+    text = preview_text(document.message(index))[: PREVIEW_CHARS * 3]
+    line = " ".join(text.split())
+    return line[:PREVIEW_CHARS] + ("…" if len(line) > PREVIEW_CHARS else "")
+
+
+class MessageTableModel(QAbstractTableModel):
+    """Maps a row to a full-record index and a column to one fact; subclasses say which index."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.highlighted: frozenset[int] = frozenset()  # record indexes a chosen fold record took
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    def set_document(self, document: Document | None) -> None:
+        self.beginResetModel()
+        self.document = document
+        self.endResetModel()
+
+    def set_highlighted(self, indexes) -> None:
+        """Mark what a fold record folded or clipped; the rows' background says so."""
+        self.highlighted = frozenset(indexes)
+        if self.rowCount():
+            last = self.index(self.rowCount() - 1, len(COLUMNS) - 1)
+            self.dataChanged.emit(self.index(0, 0), last, [Qt.ItemDataRole.BackgroundRole])
+
+    def record_index(self, row: int) -> int:
+        raise NotImplementedError
+
+    def row_of(self, index: int) -> int | None:
+        """The row showing a record index, or None when this list does not hold it."""
+        raise NotImplementedError
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        raise NotImplementedError
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return COLUMNS[section]
+            if role == Qt.ItemDataRole.TextAlignmentRole and section in (INDEX, CHARS, TOKENS):
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or self.document is None:
+            return None
+        row, column = index.row(), index.column()
+        if not (0 <= row < self.rowCount()) or not (0 <= column < len(COLUMNS)):
+            return None
+        doc = self.document
+        i = self.record_index(row)
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == INDEX:
+                return str(i)
+            if column == KIND:
+                return kind_label(doc, i)
+            if column == PREVIEW:
+                return preview(doc, i)
+            if column == CHARS:
+                return f"{doc.chars[i]:,}"
+            if column == TOKENS:
+                return f"{doc.tokens[i]:,}"
+            return None
+        if role == IndexRole:
+            return i
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (INDEX, CHARS, TOKENS):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if not doc.in_view(i):
+                return QBrush(muted_colour())
+            if column == KIND:
+                return QBrush(kind_colour(doc.message(i)))
+            return None
+        if role == Qt.ItemDataRole.BackgroundRole and i in self.highlighted:
+            return QBrush(highlight_colour())
+        if role == Qt.ItemDataRole.FontRole and column == KIND and doc.in_view(i):
+            return self._bold
+        if role == Qt.ItemDataRole.ToolTipRole:
+            message = doc.message(i)
+            where = "in the active view" if doc.in_view(i) else f"out of the active view: {doc.out_reason.get(i, '')}"
+            took = "\ntaken by the chosen fold record" if i in self.highlighted else ""
+            return f"#{i} {message.kind} · {message.id}\n{where}{took}"
+        return None
+
+
+class RecordModel(MessageTableModel):
+    """The full record: one row per message, in order; rows out of the active view are greyed."""
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        if parent.isValid() or self.document is None:
+            return 0
+        return self.document.record_size
+
+    def record_index(self, row: int) -> int:
+        return row
+
+    def row_of(self, index: int) -> int | None:
+        return index if self.document is not None and 0 <= index < self.document.record_size else None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and index.isValid()
+            and index.column() == PREVIEW
+            and self.document is not None
+            and 0 <= index.row() < self.rowCount()
+            and not self.document.in_view(index.row())
+        ):
+            reason = self.document.out_reason.get(index.row(), "out of the active view")
+            return f"[{reason}]  {preview(self.document, index.row())}"
+        return super().data(index, role)
+
+
+class ViewModel(MessageTableModel):
+    """The active view: one row per id the next request is compiled from, showing record indexes."""
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        if parent.isValid() or self.document is None:
+            return 0
+        return self.document.view_size
+
+    def record_index(self, row: int) -> int:
+        assert self.document is not None
+        return self.document.view_index(row)
+
+    def row_of(self, index: int) -> int | None:
+        if self.document is None:
+            return None
+        return self.document.view_position.get(index)

@@ -1,0 +1,90 @@
+"""The Replay lab's totals table: a thin Qt adapter over core.replay.lab's per-strategy totals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from foldscope.app.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from foldscope.app.lab.replay_chart import strategy_colour
+from foldscope.app.theme import rule_colour
+
+# The totals shown, in order, with what each means (the CLI's names, DESIGN.md's words).
+METRICS = (
+    ("requests", "Requests", "requests sent, a compaction's summary calls included"),
+    ("peak", "Peak", "the largest request's estimate, in tokens"),
+    ("over_ceiling", "Over the ceiling", "requests whose estimate reached the ceiling"),
+    ("fresh", "Fresh input", "input tokens neither read from nor written to the prompt cache"),
+    ("cache_read", "Cache read", "input tokens read from the prompt cache"),
+    ("cache_write", "Cache write", "input tokens written to the prompt cache"),
+    ("rewrites", "Rewrites", "requests whose prefix changed before their tail (the cache is lost past the change)"),
+    ("folds", "Folds", "folds, band commits or compactions landed"),
+    ("cost_usd", "Cost (USD)", "priced from the pricing table, tiers included"),
+)
+STRATEGY_HINTS = {
+    "recorded": "the views the source actually sent",
+    "none": "everything so far, no management",
+    "band": "pi-fold's band: one commit at maxTarget folds marked units down to minTarget",
+    "compaction": "summarise everything at the line and start again (the summary call counted)",
+    "adr": "our fold (ADR-0130) before every request, under the ceiling, line and target",
+}
+RawRole = Qt.ItemDataRole.UserRole + 1  # a cell's value as core.replay.lab gives it
+
+
+def shown(key: str, value: Any) -> str:
+    if key == "cost_usd":
+        return "n/a" if value is None else f"${value:,.4f}"
+    return f"{value:,}"
+
+
+class TotalsModel(QAbstractTableModel):
+    """A metric per row, a strategy per column: maps a cell to one strategy's total, nothing more."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.totals: list[dict[str, Any]] = []
+
+    def set_totals(self, totals: list[dict[str, Any]]) -> None:
+        self.beginResetModel()
+        self.totals = list(totals)
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(METRICS)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.totals)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        key = METRICS[index.row()][0]
+        value = self.totals[index.column()][key]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return shown(key, value)
+        if role == RawRole:
+            return value
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole and key == "over_ceiling" and value:
+            return rule_colour("ceiling")
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal:
+            if not 0 <= section < len(self.totals):
+                return None
+            name = self.totals[section]["strategy"]
+            if role == Qt.ItemDataRole.DisplayRole:
+                return name
+            if role == Qt.ItemDataRole.DecorationRole:
+                return strategy_colour(name)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return STRATEGY_HINTS.get(name)
+            return None
+        if not 0 <= section < len(METRICS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return METRICS[section][1]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{METRICS[section][0]}: {METRICS[section][2]}"
+        return None

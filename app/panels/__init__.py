@@ -1,0 +1,1 @@
+"""The window's panels: lists, map, timeline, inspector, request, folds, library, pager, fold preview."""

@@ -1,0 +1,250 @@
+"""The fold preview: each pass of a fold run on a copy, as a diff of the active view, then Apply or Discard."""
+
+from __future__ import annotations
+
+import html
+
+from foldscope.core.model.commands import Changes
+from foldscope.core.fold.fold import FoldSettings
+from foldscope.core.model.session import Message
+from foldscope.core.model.policy import Policy
+from foldscope.core.fold.preview import FoldPreview, PassPreview, preview_fold
+from foldscope.core.request.first_round import request_options
+
+from foldscope.core.readout.document import Document
+from foldscope.app.models.messages import preview_text
+from foldscope.app.qt import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    Qt,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+from foldscope.app.undo import SessionEditor
+from foldscope.app.worker import Progress, Task
+
+COLUMNS = ("Pass", "Stage", "Tail", "Outcome", "Estimate before", "Estimate after", "Folded", "Clipped", "Note")
+SHOWN = 200  # messages listed per pass in the diff; the rest are counted
+
+
+def fold_work(document: Document, policy: Policy, settings: FoldSettings):
+    """The function the worker runs: the fold on a copy, reporting each measured candidate (and so cancellable)."""
+    counter = document.counter
+    session = document.session
+
+    def work(progress: Progress) -> FoldPreview:
+        measured = [0]
+
+        def count_for(copy):
+            def count(messages):
+                measured[0] += 1
+                progress.report(measured[0], 0, f"Previewing the fold: {measured[0]} candidate views measured")
+                # As the next request compiles: bound, tools, envelope, marks, the first round's frozen bound.
+                return counter.count(list(messages), **request_options(copy, policy))
+            return count
+
+        return preview_fold(session, settings, count_for, scale=max(document.scale, session.scale, 1.0), policy=policy)
+
+    return work
+
+
+def pass_title(number: int, p: PassPreview) -> str:
+    r = p.record
+    tail = f", tail {r['kept_tail']}" if r.get("kept_tail") else ""
+    return f"Pass {number}: {r['stage']}{tail}, {r['outcome'].replace('_', ' ')}"
+
+
+class FoldPreviewPanel(QWidget):
+    """Runs a preview in the worker, shows its passes and their diff; Apply adopts it on the undo stack."""
+
+    preview_ready = Signal(object)  # FoldPreview
+    applied = Signal(object)  # Changes
+
+    def __init__(self, editor: SessionEditor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.editor = editor
+        self.document: Document | None = None
+        self.preview: FoldPreview | None = None
+        self.task: Task | None = None
+        self.summary = QLabel("<i>Preview a fold (Actions ▸ Preview fold) to see what it would do.</i>")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.passes = QTableWidget(0, len(COLUMNS))
+        self.passes.setHorizontalHeaderLabels(COLUMNS)
+        self.passes.setAccessibleName("Fold passes")
+        self.passes.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.passes.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.passes.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.passes.verticalHeader().setVisible(False)
+        self.passes.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.passes.horizontalHeader().setStretchLastSection(True)
+        self.passes.currentCellChanged.connect(lambda row, *_: self.show_pass(row))
+        self.diff = QTextBrowser()
+        self.diff.setAccessibleName("Fold diff")
+        self.apply_button = QPushButton("&Apply fold")
+        self.discard_button = QPushButton("&Discard")
+        self.apply_button.clicked.connect(self.apply)
+        self.discard_button.clicked.connect(self.discard)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.discard_button)
+        buttons.addWidget(self.apply_button)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.passes)
+        split.addWidget(self.diff)
+        split.setSizes([110, 300])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.summary)
+        layout.addWidget(split, 1)
+        layout.addLayout(buttons)
+        self._enable()
+
+    def set_document(self, document: Document | None) -> None:
+        self.document = document
+        self.discard()
+
+    # -- running ---------------------------------------------------------------------------
+
+    def start(self, policy: Policy, **slots) -> Task | None:
+        """Preview the fold of the active view under `policy` in the worker; None when there is no ceiling."""
+        doc = self.document
+        if doc is None:
+            return None
+        settings = FoldSettings.from_policy(policy, policy.model or doc.session.model)
+        if settings is None:
+            self.summary.setText("<b>No ceiling:</b> under this policy nothing folds. Set a ceiling in the policy editor.")
+            return None
+        self.discard()
+        self.summary.setText("<i>Previewing the fold…</i>")
+        self.editor.busy = True
+        task = Task(fold_work(doc, policy, settings), "Previewing the fold", self)
+        task.succeeded.connect(self.show_preview)
+        task.failed.connect(lambda exc: self.summary.setText(f"<b>The preview failed:</b> {html.escape(str(exc))}"))
+        task.was_cancelled.connect(lambda: self.summary.setText("<i>Preview cancelled; nothing changed.</i>"))
+        task.ended.connect(self._ended)
+        for name, slot in slots.items():
+            getattr(task, name).connect(slot)
+        self.task = task.start()
+        return task
+
+    def _ended(self) -> None:
+        self.task = None
+        self.editor.busy = False
+        self._enable()
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    # -- showing ---------------------------------------------------------------------------
+
+    def show_preview(self, preview: FoldPreview) -> None:
+        self.preview = preview
+        run, s = preview.run, preview.settings
+        if not run.records:
+            verdict = "already at or under the target: nothing to fold"
+        else:
+            verdict = "target reached" if run.target_reached else "<b style='color:#c0392b'>target not reached</b>"
+        rolled = sum(1 for p in preview.passes if not p.landed)
+        self.summary.setText(
+            f"<b>Fold preview</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens):,}, target "
+            f"{round(s.target_tokens):,}): estimate <b>{run.estimate_before:,} → {run.estimate_after:,}</b>, {verdict}; "
+            f"{len(preview.passes)} pass{'es' if len(preview.passes) != 1 else ''}, {rolled} rolled back. Nothing has changed: <b>Apply</b> or <b>Discard</b>.")
+        self.passes.setRowCount(len(preview.passes))
+        for row, p in enumerate(preview.passes):
+            r = p.record
+            clipped = r.get("clipped_total") or 0
+            cells = (row + 1, r["stage"], r.get("kept_tail") or "", r["outcome"].replace("_", " "),
+                     f"{r['estimate_before']:,}", f"{r['estimate_after']:,}", r.get("messages_folded") or "",
+                     clipped or "", f"#{r['note_index']}" if isinstance(r.get("note_index"), int) else "")
+            for column, value in enumerate(cells):
+                item = QTableWidgetItem(str(value))
+                if not p.landed:
+                    item.setForeground(Qt.GlobalColor.gray)
+                self.passes.setItem(row, column, item)
+        self._enable()
+        if preview.passes:
+            self.passes.selectRow(0)
+            self.show_pass(0)
+        self.preview_ready.emit(preview)
+
+    def show_pass(self, row: int) -> None:
+        preview, doc = self.preview, self.document
+        if preview is None or doc is None or not 0 <= row < len(preview.passes):
+            self.diff.clear()
+            return
+        p = preview.passes[row]
+        r = p.record
+        parts = [f"<h3>{html.escape(pass_title(row + 1, p))}</h3>",
+                 f"<p>Estimate {r['estimate_before']:,} → {r['estimate_after']:,}"
+                 f"{'' if p.landed else ' (not lower, so the pass is rolled back and the view kept)'}; "
+                 f"{'target reached' if r.get('target_reached') else 'target not reached yet'}.</p>"]
+        note = next((preview.message(m, doc.session) for m in p.added
+                     if preview.message(m, doc.session).kind == "note"), None)
+        if note is not None:  # first: what the model would read in place of the span
+            parts.append("<p><b>The note's text:</b></p>")
+            parts.append(f"<pre style='white-space:pre-wrap; background:rgba(127,127,127,0.12)'>{html.escape(note.text)}</pre>")
+        if p.removed:
+            parts.append(f"<p><b>Leaves the active view</b> ({len(p.removed)}):</p>")
+            parts.append(self._lines(p.removed, "−", "#c0392b"))
+        if p.added:
+            parts.append(f"<p><b>{'Enters' if p.landed else 'Would have entered'} the active view</b> ({len(p.added)}):</p>")
+            parts.append(self._lines(p.added, "+", "#1e8449"))
+        for item in r.get("clipped") or []:
+            parts.append(f"<p>Clips #{item['index']}{' ' + html.escape(item['key']) if item.get('key') else ''}: "
+                         f"{item['chars']:,} characters → {item['kept']:,} kept</p>")
+        self.diff.setHtml("".join(parts))
+
+    def _lines(self, ids: tuple[str, ...], sign: str, colour: str) -> str:
+        preview, doc = self.preview, self.document
+        rows = []
+        for mid in ids[:SHOWN]:
+            message = preview.message(mid, doc.session)
+            index = preview.index_of(mid, doc.session)
+            rows.append(f"<span style='color:{colour}'>{sign} #{index} {html.escape(self._describe(message, index))}</span>")
+        if len(ids) > SHOWN:
+            rows.append(f"… and {len(ids) - SHOWN:,} more")
+        return "<pre>" + "\n".join(rows) + "</pre>"
+
+    def _describe(self, message: Message, index: int) -> str:
+        kind = "clipped copy" if message.is_clipped_copy else message.kind
+        tokens = f"{self.document.tokens[index]:,} tokens · " if index < len(self.document.tokens) else ""
+        text = " ".join(preview_text(message).split()) or "(no text: tool calls only)"
+        return f"{kind:<15} {tokens}{text[:90]}{'…' if len(text) > 90 else ''}"
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def apply(self) -> Changes | None:
+        from foldscope.core.fold.preview import ApplyPreview
+
+        if self.preview is None:
+            return None
+        stages = ", ".join(dict.fromkeys(p.record["stage"] for p in self.preview.passes if p.landed)) or "nothing"
+        changes = self.editor.do(ApplyPreview(self.preview), f"fold ({stages})")
+        if changes.success:
+            self.discard()
+            self.summary.setText(f"<i>Fold applied ({html.escape(stages)}); Edit ▸ Undo takes it back.</i>")
+            self.applied.emit(changes)
+        else:
+            self.summary.setText(f"<b>Not applied:</b> {html.escape(changes.message)}")
+        return changes
+
+    def discard(self) -> None:
+        self.preview = None
+        self.passes.setRowCount(0)
+        self.diff.clear()
+        self._enable()
+
+    def _enable(self) -> None:
+        ready = self.preview is not None and self.task is None
+        self.apply_button.setEnabled(ready and self.preview.changes_anything)
+        self.discard_button.setEnabled(ready)

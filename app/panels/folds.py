@@ -1,0 +1,144 @@
+"""The fold panel: context_folds records and decision events as a sortable table; choosing one steps to it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from foldscope.core.readout.fold_facts import FoldRow
+from foldscope.app.qt import (
+    QAbstractItemView,
+    QAbstractTableModel,
+    QHeaderView,
+    QLabel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+
+COLUMNS = ("#", "Kind", "Request", "Stage / action", "Reason", "Messages", "Estimate before", "Estimate after", "Outcome")
+NUMBER, KIND, REQUEST, STAGE, REASON, MESSAGES, BEFORE, AFTER, OUTCOME = range(len(COLUMNS))
+NUMERIC = (NUMBER, REQUEST, MESSAGES, BEFORE, AFTER)
+SortRole = Qt.ItemDataRole.UserRole + 2
+RowRole = Qt.ItemDataRole.UserRole + 3
+
+
+class FoldModel(QAbstractTableModel):
+    """Maps a row to a FoldRow and a column to one of its facts; nothing is decided here."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[FoldRow] = []
+        self.now_slot = 0
+
+    def set_rows(self, rows: list[FoldRow], now_slot: int) -> None:
+        self.beginResetModel()
+        self.rows, self.now_slot = list(rows), now_slot
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return COLUMNS[section]
+            if role == Qt.ItemDataRole.TextAlignmentRole and section in NUMERIC:
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _value(self, row: FoldRow, column: int) -> Any:
+        return (row.number, row.kind, row.slot, row.stage, row.reason, row.messages, row.before, row.after,
+                row.outcome)[column]
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not (0 <= index.row() < len(self.rows)) or not (0 <= index.column() < len(COLUMNS)):
+            return None
+        row, column = self.rows[index.row()], index.column()
+        value = self._value(row, column)
+        if role == Qt.ItemDataRole.DisplayRole:
+            if value is None or value == "":
+                return "—"
+            if column == REQUEST:
+                return "now" if value >= self.now_slot else str(value)
+            return f"{value:,}" if isinstance(value, int) and column != NUMBER else str(value)
+        if role == SortRole:
+            # Numbers sort as numbers, missing values first; text as text.
+            return (-1 if value is None else value) if column in NUMERIC else str(value)
+        if role == RowRole:
+            return row
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMERIC:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            took = f"{len(row.affected):,} messages" if row.affected else "nothing recorded"
+            text = json.dumps(dict(row.raw), ensure_ascii=False, default=str)
+            return f"{row.kind}: took {took}\n{text[:600]}"
+        return None
+
+
+class FoldPanel(QWidget):
+    """A heading over the sorted table; `fold_selected(row)` says which record the user chose."""
+
+    fold_selected = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = FoldModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SortRole)
+        self.heading = QLabel("<b style='font-size:11pt'>Folds</b>")
+        self.table = QTableView()
+        self.table.setAccessibleName("Fold records and decisions")
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(NUMBER, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        header = self.table.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.setSpacing(4)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.table, 1)
+
+    def set_rows(self, rows: list[FoldRow], now_slot: int) -> None:
+        self.model.set_rows(rows, now_slot)
+        folds = sum(1 for r in rows if r.kind in ("fold", "clip", "compaction"))
+        events = len(rows) - folds
+        self.heading.setText(
+            f"<b style='font-size:11pt'>Folds</b> &nbsp; {folds:,} {'fold or compaction' if folds == 1 else 'folds and compactions'}"
+            f" · {events:,} {'decision or event' if events == 1 else 'decisions and other events'}"
+            " · choose one to step to the request it first shaped and mark what it took"
+            if rows
+            else "<b style='font-size:11pt'>Folds</b> &nbsp; this session records no folds or decisions"
+        )
+
+    def select_number(self, number: int) -> None:
+        for row in range(self.proxy.rowCount()):
+            index = self.proxy.index(row, NUMBER)
+            if index.data(RowRole).number == number:
+                self.table.setCurrentIndex(index)
+                return
+
+    def _current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        if current.isValid():
+            self.fold_selected.emit(current.data(RowRole))

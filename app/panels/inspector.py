@@ -1,0 +1,140 @@
+"""The inspector: one message's content highlighted, its metadata, provenance and links."""
+
+from __future__ import annotations
+
+import html
+
+from foldscope.core.readout.document import Document
+from foldscope.app.highlight import content_html, json_html
+from foldscope.core.readout.document import kind_label
+from foldscope.core.readout.note_members import members_html, note_members
+from foldscope.app.qt import QLabel, QTabWidget, Qt, QTextBrowser, QUrl, QVBoxLayout, QWidget, Signal
+from foldscope.app.theme import kind_colour, pygments_style
+
+
+class Inspector(QWidget):
+    """Shows the message selected in either list; `message_requested` asks to select a linked one."""
+
+    message_requested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.index: int | None = None
+        self.header = QLabel()
+        self.header.setObjectName("inspectorHeader")
+        self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.header.setTextInteractionFlags(
+            Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+            | Qt.TextInteractionFlag.TextSelectableByMouse
+        )
+        self.header.linkActivated.connect(self._follow)
+        self.content = self._browser("Content")
+        self.metadata = self._browser("Metadata")
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.content, "&Content")
+        self.tabs.addTab(self.metadata, "&Metadata")
+        self.members = self._browser("Members")
+        self.members_tab = self.tabs.addTab(self.members, "Mem&bers")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.header)
+        layout.addWidget(self.tabs, 1)
+        self.clear()
+
+    def _browser(self, name: str) -> QTextBrowser:
+        browser = QTextBrowser()
+        browser.setAccessibleName(name)
+        browser.setOpenLinks(False)
+        browser.anchorClicked.connect(lambda url: self._follow(url.toString()))
+        return browser
+
+    def clear(self) -> None:
+        self.index = None
+        self.header.setText("<i>Select a message in the full record or the active view.</i>")
+        self.content.clear()
+        self.metadata.clear()
+        self.members.clear()
+        self.tabs.setTabEnabled(self.members_tab, False)
+
+    def set_document(self, document: Document | None) -> None:
+        self.document = document
+        self.clear()
+
+    def show_message(self, index: int) -> None:
+        if self.document is None or not (0 <= index < self.document.record_size):
+            self.clear()
+            return
+        if index == self.index:
+            return
+        self.index = index
+        doc = self.document
+        message = doc.message(index)
+        style = pygments_style()
+        self.header.setText(self._header_html(doc, index))
+        self.content.setHtml(content_html(message.kind, message.content, style))
+        self.metadata.setHtml(
+            json_html(
+                {
+                    "id": message.id,
+                    "kind": message.kind,
+                    "created_at": message.created_at,
+                    "sha256": message.sha256(),
+                    "metadata": dict(message.metadata),
+                },
+                style,
+            )
+        )
+        members = note_members(doc, index)
+        self.tabs.setTabEnabled(self.members_tab, members is not None)
+        self.tabs.setTabText(self.members_tab, f"Mem&bers ({len(members.indexes):,})" if members else "Mem&bers")
+        if members is not None:
+            self.members.setHtml(members_html(doc, index, members))
+        else:
+            self.members.clear()
+            if self.tabs.currentWidget() is self.members:
+                self.tabs.setCurrentWidget(self.content)
+
+    def refresh(self) -> None:
+        """Redraw the shown message (the shown view or the theme changed)."""
+        index, self.index = self.index, None
+        if index is not None:
+            self.show_message(index)
+
+    def _header_html(self, doc: Document, index: int) -> str:
+        message = doc.message(index)
+        colour = kind_colour(message).name()
+        state = (
+            f"in the active view at position {doc.view_position[index]}"
+            if doc.in_view(index)
+            else f"<span style='color:#b03a2e'>out of the active view: {html.escape(doc.out_reason.get(index, ''))}</span>"
+        )
+        lines = [
+            f"<span style='font-size:13pt'><b>#{index}</b> "
+            f"<b style='color:{colour}'>{html.escape(kind_label(doc, index))}</b></span>"
+            f" &nbsp;·&nbsp; {doc.tokens[index]:,} tokens · {doc.chars[index]:,} characters",
+            state,
+        ]
+        prov = message.provenance
+        if prov is not None:
+            where = html.escape(prov.file) + (f", line {prov.line}" if prov.line else "")
+            if prov.path:
+                where += f", at {html.escape(prov.path)}"
+            lines.append(f"Provenance: {where}")
+        links = doc.links(index)
+        if links:
+            anchors = ", ".join(f"<a href='msg:{target}'>{html.escape(label)} #{target}</a>" for label, target in links)
+            lines.append(f"Links: {anchors}")
+        return "<br>".join(lines)
+
+    def _follow(self, link: str) -> None:
+        if link.startswith("msg:"):
+            try:
+                self.message_requested.emit(int(link[4:]))
+            except ValueError:
+                pass
+
+    def follow_url(self, url: QUrl) -> None:
+        self._follow(url.toString())

@@ -1,0 +1,221 @@
+"""The policy editor: ceiling, line, target, result bound, prompt caching and model, validated as Amendment 3 says."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from foldscope.core.model import pricing
+from foldscope.core.model.policy import KEYS, Policy, PolicyError, resolve_ceiling
+
+from foldscope.app.qt import (
+    QComboBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    Qt,
+    QWidget,
+    Signal,
+)
+
+SOURCE = "the policy editor"
+PROFILE_FILTER = "YAML profiles (*.yaml *.yml);;All files (*)"
+# (key, label, hint) in the order the editor shows them; every value but the model is read as YAML.
+FIELDS = (
+    ("max_input_tokens", "Ceiling", "a whole number of tokens, auto or none"),
+    ("context_fold_at", "Line", "a fraction of the ceiling in (0, 1]; unset is 0.8"),
+    ("context_fold_target", "Target", "a fraction below the line; unset is 0.6"),
+    ("tool_result_max_chars", "Result bound", "characters per tool-result body, at least 1,024; unset is no bound"),
+    ("prompt_caching", "Prompt caching", "true or false; unset leaves the endpoint as it is"),
+    ("model", "Model", "for auto and prices"),
+)
+
+
+def parse_value(key: str, text: str) -> Any:
+    """A field's text as the YAML loader reads a profile's scalar; the model is taken as typed."""
+    if key == "model":
+        return text
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PolicyError(SOURCE, key, f"not a YAML value: {str(exc).splitlines()[0]}") from None
+
+
+def field_errors(texts: dict[str, str]) -> tuple[Policy | None, dict[str, str]]:
+    """The policy the fields make, or None, and an error per key: each value alone, then the line and target pair."""
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for key, text in texts.items():
+        if not text.strip():
+            continue  # an empty field leaves the key unset
+        try:
+            values[key] = parse_value(key, text.strip())
+            Policy.from_mapping({key: values[key]}, SOURCE)
+        except PolicyError as exc:
+            if not exc.problem.startswith("the pair"):  # a fraction alone is judged with the other's default below
+                errors[key] = exc.problem
+    if errors:
+        return None, errors
+    try:
+        return Policy.from_mapping(values, SOURCE), {}
+    except PolicyError as exc:
+        return None, {exc.place or "context_fold_target": exc.problem}
+
+
+def policy_texts(policy: Policy) -> dict[str, str]:
+    """The field texts that show a policy (unset keys empty)."""
+    out = {}
+    for key in KEYS:
+        value = getattr(policy, key)
+        out[key] = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+    return out
+
+
+def save_profile(policy: Policy, path: str | Path) -> None:
+    """Write the policy's set keys as a YAML profile (unset keys are left out, as the profile reads them)."""
+    data = {key: getattr(policy, key) for key in KEYS if getattr(policy, key) is not None}
+    Path(path).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def profile_dialog(parent: QWidget, saving: bool) -> str:
+    """The file dialog for a profile; tests replace this function."""
+    if saving:
+        return QFileDialog.getSaveFileName(parent, "Save policy profile", "", PROFILE_FILTER)[0]
+    return QFileDialog.getOpenFileName(parent, "Load policy profile", "", PROFILE_FILTER)[0]
+
+
+class PolicyEditor(QWidget):
+    """Edits a policy; `policy_changed(Policy)` follows every edit that leaves it valid."""
+
+    policy_changed = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session_model: str | None = None
+        self.launch = Policy()
+        self.edits: dict[str, QLineEdit] = {}
+        self.errors: dict[str, QLabel] = {}
+        grid = QGridLayout()
+        grid.setColumnStretch(1, 1)
+        for row, (key, label, hint) in enumerate(FIELDS):
+            if key == "model":
+                combo = QComboBox()
+                combo.setEditable(True)
+                combo.addItems([""] + sorted(pricing.table()["models"]))
+                edit = combo.lineEdit()
+                widget: QWidget = combo
+            else:
+                edit = QLineEdit()
+                widget = edit
+            edit.setPlaceholderText(hint)
+            edit.setAccessibleName(f"{label} ({key})")
+            edit.setToolTip(f"{key}: {hint}")
+            edit.textChanged.connect(self.validate)
+            error = QLabel()
+            error.setObjectName(f"error_{key}")
+            error.setStyleSheet("color: #c0392b")
+            error.setWordWrap(True)
+            error.setTextFormat(Qt.TextFormat.PlainText)
+            grid.addWidget(QLabel(f"{label}:"), row, 0)
+            grid.addWidget(widget, row, 1)
+            grid.addWidget(error, row, 2)
+            self.edits[key], self.errors[key] = edit, error
+        grid.setColumnStretch(2, 1)
+        self.resolved = QLabel()
+        self.resolved.setWordWrap(True)
+        self.resolved.setAccessibleName("Resolved ceiling")
+        load, save, reset = QPushButton("&Load profile…"), QPushButton("&Save profile…"), QPushButton("Launch &policy")
+        reset.setToolTip("Put back the policy the session was launched under")
+        load.clicked.connect(self.load_dialog)
+        save.clicked.connect(self.save_dialog)
+        reset.clicked.connect(lambda: self.set_policy(self.launch))
+        self.save_button = save
+        buttons = QHBoxLayout()
+        for button in (load, save, reset):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(grid)
+        layout.addWidget(self.resolved)
+        layout.addLayout(buttons)
+        layout.addStretch(1)
+        self._policy: Policy | None = Policy(source=SOURCE)
+        self.validate()
+
+    # -- reading and showing ---------------------------------------------------------------
+
+    def texts(self) -> dict[str, str]:
+        return {key: edit.text() for key, edit in self.edits.items()}
+
+    def set_text(self, key: str, text: str) -> None:
+        self.edits[key].setText(text)
+
+    def set_policy(self, policy: Policy) -> None:
+        """Show a policy in the fields (one validation at the end)."""
+        for key, text in policy_texts(policy).items():
+            edit = self.edits[key]
+            edit.blockSignals(True)
+            edit.setText(text)
+            edit.blockSignals(False)
+        self.validate()
+
+    def set_session(self, model: str | None, launch: Policy | None) -> None:
+        """The open session's model (for auto) and launch policy, which the editor starts from."""
+        self.session_model = model
+        self.launch = launch or Policy()
+        self.set_policy(self.launch)
+
+    def policy(self) -> Policy | None:
+        """The policy the fields make, or None while any field is invalid."""
+        return self._policy
+
+    def error_for(self, key: str) -> str:
+        return self.errors[key].text()
+
+    def validate(self) -> Policy | None:
+        policy, errors = field_errors(self.texts())
+        for key, label in self.errors.items():
+            label.setText(errors.get(key, ""))
+            self.edits[key].setProperty("invalid", key in errors)
+        self._policy = policy
+        self.save_button.setEnabled(policy is not None)
+        if policy is None:
+            self.resolved.setText("<i>Fix the marked fields to resolve the ceiling.</i>")
+            return None
+        resolution = resolve_ceiling(policy, policy.model or self.session_model)
+        shown = "no ceiling" if resolution.ceiling is None else f"{resolution.ceiling:,} tokens"
+        self.resolved.setText(f"<b>Resolved ceiling:</b> {shown} (source: {resolution.source}) — "
+                              f"{html.escape(resolution.why)}")
+        self.policy_changed.emit(policy)
+        return policy
+
+    # -- profiles --------------------------------------------------------------------------
+
+    def load_profile(self, path: str | Path) -> str:
+        """Fill the fields from a YAML profile; returns the error line when it is refused."""
+        try:
+            policy = Policy.from_yaml(path)
+        except PolicyError as exc:
+            self.resolved.setText(f"<span style='color:#c0392b'>{html.escape(str(exc))}</span>")
+            return str(exc)
+        self.set_policy(policy)
+        return ""
+
+    def load_dialog(self) -> None:
+        path = profile_dialog(self, saving=False)
+        if path:
+            self.load_profile(path)
+
+    def save_dialog(self) -> None:
+        policy = self.policy()
+        path = profile_dialog(self, saving=True) if policy is not None else ""
+        if path:
+            save_profile(policy, path)

@@ -1,0 +1,146 @@
+"""The request panel: the compiled payload of the shown request, highlighted, with its size in tokens and bytes."""
+
+from __future__ import annotations
+
+import html
+import json
+
+from foldscope.core.request.count import estimate
+
+from foldscope.core.readout.divergence import describe, parting
+from foldscope.core.readout.document import Document
+from foldscope.core.readout.marks_facts import describe as describe_mark, first_round_for, mark_positions
+from foldscope.app.highlight import block_html
+from foldscope.app.qt import QLabel, Qt, QTextBrowser, QVBoxLayout, QWidget
+from foldscope.app.theme import pygments_style
+from pygments.lexers import JsonLexer
+
+
+def compiled(document: Document, view: list[str] | tuple[str, ...]) -> tuple[dict, int, int]:
+    """(payload, bytes, exact o200k tokens of its counted text) for a view, under the policy in force."""
+    from foldscope.core.request.compile import compile_request, payload_bytes
+    from foldscope.core.request.trace import session_tools
+
+    record = document.session.record
+    messages = [record.get(mid) for mid in view]
+    options = {"record": record, "policy": document.policy, "tools": session_tools(document.session),
+               "first_round": first_round_for(document, messages, document.policy)}
+    payload = compile_request(messages, **options)
+    return payload, len(payload_bytes(payload)), document.counter.count(messages, **options)
+
+
+def mark_lines(text: str) -> list[int]:
+    """The 1-based lines of an indented payload that carry a mark: each `cache_control` key and its value."""
+    out: list[int] = []
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if '"cache_control": {' in line:
+            inside = True
+        if inside:
+            out.append(number)
+            if line.strip().startswith("}"):
+                inside = False
+    return out
+
+
+def next_view(document: Document, slot: int) -> list[str] | tuple[str, ...]:
+    """The view the request after `slot` is compiled from (after the last request: the active view now)."""
+    return document.requests[slot + 1].view if slot + 1 < len(document.requests) else document.session.view
+
+
+class RequestPanel(QWidget):
+    """Shows what the model was (or would next be) sent; compiles only while visible."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.slot: int | None = None
+        self.divergence = None  # core.request.prefix.Divergence of the shown request from the next
+        self.marks: tuple = ()  # core.request.marks.MarkPosition of the shown request
+        self.mark_lines: list[int] = []  # the payload lines carrying them, highlighted
+        self._shown: tuple[int, int | None] | None = None
+        self.header = QLabel()
+        self.header.setWordWrap(True)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.payload = QTextBrowser()
+        self.payload.setAccessibleName("Compiled payload")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.header)
+        layout.addWidget(self.payload, 1)
+        self.header.setText("<i>No session open.</i>")
+
+    def set_request(self, document: Document | None, slot: int | None) -> None:
+        self.document, self.slot = document, slot
+        if self.isVisible():
+            self.refresh()
+
+    def invalidate(self) -> None:
+        """The policy in force changed: compile the shown request again (now if visible, else when shown)."""
+        self._shown = None
+        if self.isVisible():
+            self.refresh()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        self.refresh()
+
+    def _divergence_line(self, doc: Document, slot: int, view) -> str:
+        following = "the active view now" if slot + 1 >= len(doc.requests) else f"request {slot + 1}"
+        try:
+            found, size = parting(doc, view, next_view(doc, slot))
+        except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is said, not raised
+            return f"Cannot compare with {following}: {type(exc).__name__}: {exc}"
+        self.divergence = found
+        return f"<b>Where the next request diverges</b> ({following}): {html.escape(describe(found, size))}"
+
+    def _marks_lines(self, doc: Document, view) -> list[str]:
+        policy = doc.policy
+        if policy is None or not policy.caching:
+            return ["<b>Cache marks:</b> none — prompt caching is off in the policy in force "
+                    "(turn it on in the policy editor, Ctrl+Shift+L)"]
+        self.marks = mark_positions(doc, view)
+        items = "".join(f"<li>{html.escape(describe_mark(m))}</li>" for m in self.marks)
+        return [f"<b>Cache marks</b> ({len(self.marks)}, shown as <code>cache_control</code> in the payload):"
+                f"<ul style='margin:0'>{items}</ul>"]
+
+    def refresh(self, force: bool = False) -> None:
+        doc, slot = self.document, self.slot
+        key = (id(doc), slot)
+        if doc is None or (key == self._shown and not force):
+            return
+        self._shown = key
+        self.divergence, self.marks = None, ()
+        is_now = slot is None or slot >= len(doc.requests)
+        view = doc.session.view if is_now else doc.requests[slot].view
+        try:
+            payload, size, counted = compiled(doc, view)
+        except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is shown, not raised
+            self.header.setText(f"<b>Cannot compile this view:</b> {type(exc).__name__}: {exc}")
+            self.payload.clear()
+            return
+        what = "the next request, from the active view as it stands now" if is_now else f"request {slot}"
+        scale = doc.scale if is_now else doc.requests[slot].scale
+        tokens = estimate(counted + doc.unseen_head, scale)
+        counted_text = f"{counted:,} counted (o200k_base, exact)"
+        if doc.unseen_head:
+            counted_text = f"({counted_text} + an unseen head of {doc.unseen_head:,})"
+        lines = [
+            f"<b>Compiled payload</b> of {what}: {len(view):,} messages · {size:,} bytes",
+            f"Estimate <b>{tokens:,} tokens</b> = {counted_text} × scale {scale:.3f}",
+        ]
+        if doc.unseen_head:
+            lines.append(f"The estimate includes an unseen head of {doc.unseen_head:,} tokens: the system prompt and "
+                         f"tools this {html.escape(doc.session.format)} file does not hold, measured from reported input")
+        if not is_now and doc.requests[slot].reported_input:
+            lines.append(f"Reported input for this request: {doc.requests[slot].reported_input:,} tokens")
+        if not is_now:
+            lines.append(self._divergence_line(doc, slot, view))
+        lines += self._marks_lines(doc, view)
+        rules = doc.rules
+        if rules is not None and rules.ceiling:
+            lines.append(f"Ceiling {rules.ceiling:,} tokens: {tokens / rules.ceiling:.0%} of it ({rules.source})")
+        self.header.setText("<br>".join(lines))
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+        self.mark_lines = mark_lines(text)
+        self.payload.setHtml(block_html(text, JsonLexer(), pygments_style(), self.mark_lines))

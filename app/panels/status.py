@@ -1,0 +1,41 @@
+"""The status bar's line: the session's format, message counts, the active view's size and the estimate."""
+
+from __future__ import annotations
+
+from foldscope.core.readout.document import Document
+
+
+def status_text(doc: Document) -> str:
+    session = doc.session
+    parts = [
+        f"Format: {session.format}",
+        f"full record {doc.record_size:,} messages",
+        f"active view {len(session.view):,} messages",
+    ]
+    if session.trace:
+        parts.append(f"{len(session.trace):,} requests")
+    est = doc.now_size
+    rules = doc.rules
+    if rules is not None and rules.ceiling:
+        parts.append(f"estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%})")
+    else:
+        parts.append(f"estimate {est:,} tokens (no ceiling)")
+    if doc.unseen_head:
+        parts.append(f"includes an unseen head of {doc.unseen_head:,} tokens")
+    return "  ·  ".join(parts)
+
+
+def status_tooltip(doc: Document) -> str:
+    """The details behind the line: messages by kind and where the ceiling came from."""
+    kinds = doc.kind_counts()
+    by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    lines = [f"Full record by kind: {by_kind}", f"Scale {doc.scale:.3f}"]
+    if doc.rules is not None:
+        lines.append(f"Ceiling: {doc.rules.source}")
+    if doc.unseen_head:
+        lines.append(f"Unseen head: {doc.unseen_head:,} tokens every request carried that this {doc.session.format} file does"
+                     " not hold (its system prompt and tools), the smallest gap between reported input and the count")
+    policy = doc.policy
+    if policy is not None:
+        lines.append(f"Policy in force: {policy.source}; prompt caching {'on' if policy.caching else 'off'}")
+    return "\n".join(lines)

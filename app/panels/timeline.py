@@ -1,0 +1,277 @@
+"""The timeline of requests: each request's size and reported input against the ceiling; steps by key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from foldscope.core.readout.document import Document
+from foldscope.app.qt import QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
+from foldscope.core.readout.trace_facts import rule_label, rule_names
+from foldscope.app.theme import is_dark, muted_colour, rule_colour
+
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
+BRANCH_COLOUR = QColor("#e67e22")  # the what-if series: distinct from the bars and the rules in both themes
+
+
+def nice_ticks(maximum: float, count: int = 4) -> list[int]:
+    """Round axis values (1, 2 or 5 times a power of ten) from 0 up to about `maximum`."""
+    if maximum <= 0:
+        return [0]
+    raw = maximum / count
+    power = 10 ** (len(str(int(raw))) - 1) if raw >= 1 else 1
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return list(range(0, int(maximum) + 1, step))
+
+
+@dataclass(frozen=True)
+class BranchSeries:
+    """A what-if drawn beside the original: the original's estimates (and now), and the branch's from `start` on."""
+
+    start: int
+    estimates: tuple[int, ...]  # the branch's requests start.. as replayed
+    original: tuple[int, ...]  # every request of the original
+    original_now: int
+    folds: tuple[int, ...] = ()  # fold passes that landed before each branch request
+
+
+class Timeline(QWidget):
+    """One bar per request (its size) with a dot for the reported input, the rules across, folds marked.
+
+    The last slot is "now": the active view as the file left it. `request_selected(k)` says which
+    slot the user stepped to; k == len(requests) means now.
+    """
+
+    request_selected = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.branch: BranchSeries | None = None  # a what-if from a request, drawn beside the original
+        self.current = 0
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName("Timeline of requests")
+        self.setMouseTracking(True)
+        self.setMinimumHeight(120)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(800, 160)
+
+    def set_document(self, document: Document | None) -> None:
+        self.document = document
+        self.current = self.slots() - 1
+        self.update()
+
+    def set_branch(self, branch: BranchSeries | None) -> None:
+        self.branch = branch
+        self.update()
+
+    def slots(self) -> int:
+        if self.branch is not None:
+            return len(self.branch.original) + 1
+        return len(self.document.requests) + 1 if self.document is not None else 0
+
+    def last_slot(self) -> int:
+        """The last slot one can step to: now, or in a what-if the request it starts from (its view, editable)."""
+        return self.branch.start if self.branch is not None else self.slots() - 1
+
+    def step_to(self, slot: int) -> None:
+        if self.document is None:
+            return
+        slot = max(0, min(slot, self.last_slot()))
+        if slot != self.current:
+            self.current = slot
+            self.update()
+            self.request_selected.emit(slot)
+
+    def fold_slots(self) -> list[int]:
+        return [r.index for r in self.document.requests if r.folded_before] if self.document else []
+
+    def step_fold(self, direction: int) -> None:
+        folds = self.fold_slots()
+        ahead = [k for k in folds if (k - self.current) * direction > 0]
+        if ahead:
+            self.step_to(min(ahead) if direction > 0 else max(ahead))
+
+    # -- geometry ------------------------------------------------------------------------
+
+    def _scale_max(self) -> int:
+        doc = self.document
+        values = [r.estimate for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
+        values.append(doc.now_size)
+        if self.branch is not None:
+            values += list(self.branch.estimates) + list(self.branch.original) + [self.branch.original_now]
+        if doc.rules is not None:
+            values += [doc.rules.at(name) or 0 for name in rule_names(doc.rules)]
+        return max(max(values, default=1), 1)
+
+    def _plot(self) -> QRectF:
+        return QRectF(LEFT, TOP, max(self.width() - LEFT - RIGHT, 10), max(self.height() - TOP - BOTTOM, 10))
+
+    def _slot_rect(self, slot: int, plot: QRectF) -> QRectF:
+        width = plot.width() / max(self.slots(), 1)
+        return QRectF(plot.left() + slot * width, plot.top(), width, plot.height())
+
+    def _y(self, value: float, plot: QRectF, top: float) -> float:
+        return plot.bottom() - plot.height() * min(value / top, 1.05)
+
+    def slot_at(self, x: float) -> int | None:
+        plot = self._plot()
+        if self.document is None or not (plot.left() <= x <= plot.right()):
+            return None
+        return min(int((x - plot.left()) / (plot.width() / self.slots())), self.slots() - 1)
+
+    # -- drawing -------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        text = self.palette().windowText().color()
+        doc = self.document
+        title = QFont(self.font())
+        title.setBold(True)
+        painter.setFont(title)
+        painter.setPen(text)
+        painter.drawText(QPointF(6, 15), "Timeline of requests")
+        painter.setFont(self.font())
+        if doc is None or not doc.requests:
+            painter.setPen(muted_colour())
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests recorded in this session")
+            return
+        plot = self._plot()
+        top = self._scale_max() * 1.08
+        bar = QColor("#5d8fd6" if not is_dark() else "#4a78bd")
+        now_bar = QColor("#8fa9cc" if not is_dark() else "#5b6f8c")
+        for slot in range(self.slots()):
+            rect = self._slot_rect(slot, plot)
+            if self.branch is not None and slot > self.branch.start:
+                self._draw_original_bar(painter, slot, rect, plot, top)
+                continue
+            is_now = slot == len(doc.requests)
+            size = doc.now_size if is_now else doc.requests[slot].estimate
+            y = self._y(size, plot, top)
+            inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
+            if slot == self.current:
+                shade = QColor(self.palette().highlight().color())
+                shade.setAlpha(60)
+                painter.fillRect(rect, shade)
+            painter.fillRect(QRectF(inner.left(), y, inner.width(), plot.bottom() - y), now_bar if is_now else bar)
+            if not is_now and doc.requests[slot].reported_input:
+                ry = self._y(doc.requests[slot].reported_input, plot, top)
+                painter.setPen(QPen(text, 1))
+                painter.setBrush(text)
+                painter.drawEllipse(QPointF(rect.center().x(), ry), 3, 3)
+            if not is_now and doc.requests[slot].folded_before:
+                painter.setPen(QPen(rule_colour("tier"), 2, Qt.PenStyle.DashLine))
+                painter.drawLine(QPointF(rect.left(), plot.top()), QPointF(rect.left(), plot.bottom()))
+                painter.drawText(QPointF(rect.left() + 3, plot.top() + 11), "fold")
+        self._draw_rules(painter, plot, top)
+        if self.branch is not None:
+            self._draw_branch(painter, plot, top)
+        self._draw_axes(painter, plot, top, text)
+
+    def _draw_original_bar(self, painter: QPainter, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:
+        """After a what-if's start: the original's request, drawn as an outline to compare the branch with."""
+        branch = self.branch
+        size = branch.original_now if slot >= len(branch.original) else branch.original[slot]
+        inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
+        y = self._y(size, plot, top)
+        painter.setPen(QPen(muted_colour(), 1.5))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(QRectF(inner.left(), y, inner.width(), plot.bottom() - y))
+
+    def _draw_branch(self, painter: QPainter, plot: QRectF, top: float) -> None:
+        """The what-if's estimates as a second series: a line with a dot per request, from where it starts."""
+        branch = self.branch
+        points = [QPointF(self._slot_rect(branch.start + i, plot).center().x(), self._y(v, plot, top))
+                  for i, v in enumerate(branch.estimates)]
+        painter.setPen(QPen(BRANCH_COLOUR, 2.5))
+        painter.drawPolyline(points)
+        painter.setBrush(BRANCH_COLOUR)
+        for point in points:
+            painter.drawEllipse(point, 3.5, 3.5)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+
+    def _draw_rules(self, painter: QPainter, plot: QRectF, top: float) -> None:
+        rules = self.document.rules
+        if rules is None:
+            return
+        taken: list[tuple[float, float]] = []  # (right edge, baseline) of labels drawn
+        for name in rule_names(rules):
+            value = rules.at(name)
+            y = self._y(value, plot, top)
+            painter.setPen(QPen(rule_colour(name), 1.5, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
+            painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+            label = rule_label(rules, name)
+            # Rules close together (a short plot): each label starts after the one it would cover.
+            x = max([plot.left() + 4] + [right + 10 for right, base in taken if abs(base - (y - 3)) < 12])
+            painter.drawText(QPointF(x, y - 3), label)
+            taken.append((x + painter.fontMetrics().horizontalAdvance(label), y - 3))
+
+    def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
+        doc = self.document
+        painter.setPen(QPen(muted_colour(), 1))
+        painter.drawLine(plot.bottomLeft(), plot.bottomRight())
+        for value in nice_ticks(top / 1.08):
+            y = self._y(value, plot, top)
+            painter.drawText(QRectF(0, y - 8, LEFT - 6, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{value:,.0f}")
+        painter.setPen(text)
+        step = max(1, self.slots() // 12)
+        for slot in range(0, self.slots(), step):
+            rect = self._slot_rect(slot, plot)
+            label = "now" if slot == self.slots() - 1 else str(slot)
+            painter.drawText(QRectF(rect.left() - 10, plot.bottom() + 2, rect.width() + 20, 16), Qt.AlignmentFlag.AlignHCenter, label)
+        current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
+        legend = f"Showing {current}   ·   bars: estimate   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
+        if self.branch is not None:
+            legend = (f"What-if from request {self.branch.start}   ·   orange line: the what-if's estimates, replayed   ·   "
+                      "outlined bars: the original's")
+        painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
+
+    # -- input ---------------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        key = event.key()
+        moves = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1}
+        if key in moves:
+            self.step_to(self.current + moves[key])
+        elif key == Qt.Key.Key_Home:
+            self.step_to(0)
+        elif key == Qt.Key.Key_End:
+            self.step_to(self.slots() - 1)
+        elif key == Qt.Key.Key_N:
+            self.step_fold(1)
+        elif key == Qt.Key.Key_P:
+            self.step_fold(-1)
+        else:
+            super().keyPressEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt override)
+        slot = self.slot_at(event.position().x())
+        if slot is not None:
+            self.setFocus()
+            self.step_to(slot)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt override)
+        slot = self.slot_at(event.position().x())
+        if slot is None or self.document is None:
+            return
+        branch = self.branch
+        if branch is not None and slot >= branch.start and slot - branch.start < len(branch.estimates):
+            i = slot - branch.start
+            change = branch.estimates[i] - branch.original[slot]
+            folds = f"; {branch.folds[i]} fold passes landed before it" if i < len(branch.folds) and branch.folds[i] else ""
+            tip = (f"request {slot}: what-if estimate {branch.estimates[i]:,} tokens, the original's {branch.original[slot]:,}"
+                   f" ({change:+,}){folds}")
+        elif branch is not None and slot > branch.start:
+            tip = f"now in the original: {branch.original_now:,} tokens (the what-if stops at the last request)"
+        elif slot == len(self.document.requests):
+            tip = f"now: the active view, {self.document.now_size:,} tokens"
+        else:
+            r = self.document.requests[slot]
+            reported = f"{r.reported_input:,}" if r.reported_input else "not recorded"
+            share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
+            tip = (
+                f"request {slot}: {len(r.view)} messages, estimate {r.estimate:,} tokens "
+                f"({r.counted:,} counted × scale {r.scale:.3f}); reported input {reported}{share}"
+            )
+        QToolTip.showText(event.globalPosition().toPoint(), tip, self)

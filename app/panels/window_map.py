@@ -1,0 +1,308 @@
+"""The window map: the shown active view as blocks proportional to tokens, the full record beneath, rules across."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from foldscope.core.readout.document import Document, is_note
+from foldscope.core.readout.marks_facts import Mark, mark_text  # noqa: F401 (re-exported for the panels)
+from foldscope.app.qt import QBrush, QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
+from foldscope.core.readout.document import kind_label
+from foldscope.core.readout.trace_facts import rule_label, rule_names
+from foldscope.app.theme import KIND_LEGEND, colour_for_key, kind_colour, rule_colour, taken_colour
+
+LEFT, RIGHT = 100, 16
+BAR_HEIGHT = 26
+VIEW_Y = 44.0
+STRIP = 20.0  # between the bars: the protected first round's bracket
+# Copies and notes carry a pattern as well as a colour, so they stay distinct in grey or for colour-blind eyes.
+PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
+
+
+class WindowMap(QWidget):
+    """Two bars at one scale: the active view shown (top) and the full record (below, out rows faded).
+
+    Clicking a block emits `message_clicked(index)`; with focus, ←/→ move through the view's blocks.
+    """
+
+    message_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.selected: int | None = None
+        self.highlighted: frozenset[int] = frozenset()  # what a chosen fold record took
+        self.marks: tuple[Mark, ...] = ()
+        self.marks_note = ""  # why there are no marks, when there are none
+        self._blocks: tuple[tuple, list] | None = None
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName("Window map")
+        self.setMouseTracking(True)
+        self.setMinimumHeight(140)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(800, 146)
+
+    def set_document(self, document: Document | None) -> None:
+        self.document = document
+        self.selected = None
+        self.highlighted = frozenset()
+        self.marks, self.marks_note = (), ""
+        self.update()
+
+    def set_marks(self, marks: tuple[Mark, ...], note: str = "") -> None:
+        """The cache marks of the shown request, as the compiler placed them; `note` says why there are none."""
+        self.marks, self.marks_note = tuple(marks), note
+        self.update()
+
+    def set_highlighted(self, indexes) -> None:
+        self.highlighted = frozenset(indexes)
+        self.update()
+
+    def set_selected(self, index: int | None) -> None:
+        self.selected = index
+        self.update()
+
+    # -- geometry ------------------------------------------------------------------------
+
+    def _scale(self) -> float:
+        doc = self.document
+        total = max(doc.record_tokens(), doc.view_tokens(), 1)
+        if doc.rules is not None:
+            total = max([total] + [doc.rules.at(name) or 0 for name in rule_names(doc.rules)])
+        return (self.width() - LEFT - RIGHT) / (total * 1.02)
+
+    def _rows(self) -> tuple[float, float]:
+        return VIEW_Y, VIEW_Y + BAR_HEIGHT + STRIP
+
+    def blocks(self) -> list[tuple[int, QRectF, bool]]:
+        """(record index, rectangle, in the view bar) for every block drawn; kept until the view or width changes."""
+        doc = self.document
+        if doc is None:
+            return []
+        key = (id(doc), id(doc.view), doc.record_size, self.width())
+        if self._blocks is None or self._blocks[0] != key:
+            self._blocks = (key, self._layout(doc))
+        return self._blocks[1]
+
+    def _layout(self, doc: Document) -> list[tuple[int, QRectF, bool]]:
+        scale = self._scale()
+        view_y, record_y = self._rows()
+        out: list[tuple[int, QRectF, bool]] = []
+        x = float(LEFT)
+        for position in range(doc.view_size):
+            index = doc.view_index(position)
+            width = doc.tokens[index] * scale
+            out.append((index, QRectF(x, view_y, width, BAR_HEIGHT), True))
+            x += width
+        x = float(LEFT)
+        for index in range(doc.record_size):
+            width = doc.tokens[index] * scale
+            out.append((index, QRectF(x, record_y, width, BAR_HEIGHT), False))
+            x += width
+        return out
+
+    def block_at(self, point: QPointF) -> int | None:
+        for index, rect in ((i, r) for i, r, _ in self.blocks()):
+            # Tiny blocks get a pixel of grace so every message can be hit.
+            if rect.adjusted(-0.5, 0, 0.5, 0).contains(point):
+                return index
+        return None
+
+    # -- drawing -------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        painter = QPainter(self)
+        text = self.palette().windowText().color()
+        title = QFont(self.font())
+        title.setBold(True)
+        painter.setFont(title)
+        painter.setPen(text)
+        painter.drawText(QPointF(6, 15), "Window map")
+        painter.setFont(self.font())
+        doc = self.document
+        if doc is None:
+            return
+        view_y, record_y = self._rows()
+        painter.drawText(QRectF(4, view_y, LEFT - 10, BAR_HEIGHT), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, "Active view")
+        painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, "Full record")
+        border = self.palette().window().color()
+        selected_rects: list[QRectF] = []
+        highlight = QPen(taken_colour(), 4)
+        for index, rect, in_view_bar in self.blocks():
+            message = doc.message(index)
+            colour = QColor(kind_colour(message))
+            if not in_view_bar and not doc.in_view(index) and index not in self.highlighted:
+                colour.setAlpha(70)
+            painter.fillRect(rect, colour)
+            pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
+            if pattern is not None:
+                painter.fillRect(rect, QBrush(border, pattern))
+            if rect.width() > 3:
+                painter.setPen(QPen(border, 1))
+                painter.drawLine(rect.topRight(), rect.bottomRight())
+            if index in self.highlighted and not in_view_bar:
+                painter.setPen(highlight)
+                painter.drawLine(rect.bottomLeft() + QPointF(0, 3), rect.bottomRight() + QPointF(0, 3))
+            if index == self.selected:
+                selected_rects.append(rect)
+        painter.setPen(QPen(text, 2))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for rect in selected_rects:
+            painter.drawRect(rect.adjusted(-1, -2, 1, 2))
+        self._draw_rules(painter, view_y, record_y + BAR_HEIGHT)
+        self._draw_first_round(painter, view_y + BAR_HEIGHT, text)
+        self._draw_marks(painter, view_y, text)
+        self._draw_legend(painter, record_y + BAR_HEIGHT + 6, text)
+        marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
+        # The parts in order of need: on a narrow map the least needed go first, never cut mid-word.
+        parts = [f"active view {doc.view_tokens():,} of {doc.record_tokens():,} tokens in the full record", marks,
+                 "blocks sized by their tokens", "click a block to select it"]
+        room = self.width() - 210
+        while len(parts) > 1 and painter.fontMetrics().horizontalAdvance("   ·   ".join(parts)) > room:
+            parts.pop()
+        summary = painter.fontMetrics().elidedText("   ·   ".join(parts), Qt.TextElideMode.ElideRight, room)
+        painter.setPen(text)
+        painter.drawText(QRectF(200, 2, room, 16), Qt.AlignmentFlag.AlignRight, summary)
+
+    def _draw_rules(self, painter: QPainter, top: float, bottom: float) -> None:
+        rules = self.document.rules
+        if rules is None:
+            return
+        scale = self._scale()
+        taken: list[tuple[float, float, float]] = []  # (left, right, baseline) of labels drawn
+        for name in rule_names(rules):
+            value = rules.at(name)
+            x = LEFT + value * scale
+            painter.setPen(QPen(rule_colour(name), 2, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
+            painter.drawLine(QPointF(x, top - 14), QPointF(x, bottom + 2))
+            label = rule_label(rules, name)
+            width = painter.fontMetrics().horizontalAdvance(label)
+            # Near the right edge the label goes left of its rule so it is never cut off.
+            left = x + 4 if x + 4 + width < self.width() else x - 4 - width
+            # Rules close together: the next label goes a line higher rather than over the last one.
+            baseline = top - 4
+            while any(a < left + width and left < b and y == baseline for a, b, y in taken) and baseline > top - 20:
+                baseline -= 13
+            taken.append((left, left + width, baseline))
+            painter.drawText(QPointF(left, baseline), label)
+
+    def _view_span(self, indexes: set[int]) -> tuple[float, float] | None:
+        xs = [(r.left(), r.right()) for i, r, in_view_bar in self.blocks() if in_view_bar and i in indexes]
+        return (min(a for a, _ in xs), max(b for _, b in xs)) if xs else None
+
+    def _draw_first_round(self, painter: QPainter, y: float, text: QColor) -> None:
+        """A bracket under the view bar spanning the protected first round the view still holds."""
+        doc = self.document
+        cache = doc.session.branch_metadata.get("prompt_cache")
+        ids = cache.get("protected") if isinstance(cache, dict) else None
+        if isinstance(ids, dict):  # core.request.first_round's decision: its members, included or not
+            ids = ids.get("members")
+        if not isinstance(ids, list):
+            return
+        record = doc.session.record
+        span = self._view_span({record.index_of(mid) for mid in ids if isinstance(mid, str) and mid in record})
+        if span is None:
+            return
+        left, right = span
+        painter.setPen(QPen(text, 1.5))
+        painter.drawLine(QPointF(left, y + 3), QPointF(left, y + 7))
+        painter.drawLine(QPointF(left, y + 7), QPointF(right, y + 7))
+        painter.drawLine(QPointF(right, y + 3), QPointF(right, y + 7))
+        small = QFont(self.font())
+        small.setPointSizeF(max(self.font().pointSizeF() - 1.5, 6.0))
+        painter.setFont(small)
+        painter.drawText(QPointF(right + 4, y + 11), "protected first round")
+        painter.setFont(self.font())
+
+    def mark_x(self, mark: Mark) -> float | None:
+        """Where a mark sits on the view bar: the end of the block it closes (the stable segment: its system blocks)."""
+        doc = self.document
+        if mark.index is None:
+            systems = {i for i in doc.view_position if doc.message(i).kind == "system"}
+            span = self._view_span(systems)
+            return span[1] if span else float(LEFT)
+        span = self._view_span({mark.index})
+        return span[1] if span else None
+
+    def mark_at(self, point: QPointF) -> Mark | None:
+        """The mark whose tick (the triangle above the view bar) is under the point."""
+        if not VIEW_Y - 10 <= point.y() < VIEW_Y:
+            return None
+        for mark in self.marks:
+            x = self.mark_x(mark)
+            if x is not None and abs(point.x() - x) <= 6:
+                return mark
+        return None
+
+    def _last_system(self) -> int | None:
+        doc = self.document
+        return max((i for i in doc.view_position if doc.message(i).kind == "system"), default=None)
+
+    def _draw_marks(self, painter: QPainter, y: float, text: QColor) -> None:
+        painter.setPen(QPen(text, 1.5))
+        painter.setBrush(text)
+        for mark in self.marks:
+            x = self.mark_x(mark)
+            if x is None:
+                continue
+            painter.drawLine(QPointF(x, y - 2), QPointF(x, y + BAR_HEIGHT + 2))
+            painter.drawPolygon([QPointF(x - 5, y - 9), QPointF(x + 5, y - 9), QPointF(x, y - 2)])
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+
+    def _draw_legend(self, painter: QPainter, y: float, text: QColor) -> None:
+        x = float(LEFT)
+        metrics = painter.fontMetrics()
+        border = self.palette().window().color()
+        for key, label in KIND_LEGEND:
+            box = QRectF(x, y + 3, 10, 10)
+            painter.fillRect(box, colour_for_key(key))
+            if key in PATTERNS:
+                painter.fillRect(box, QBrush(border, PATTERNS[key]))
+            painter.setPen(text)
+            painter.drawText(QPointF(x + 14, y + 12), label)
+            x += 14 + metrics.horizontalAdvance(label) + 16
+        painter.setBrush(text)
+        painter.drawPolygon([QPointF(x, y + 4), QPointF(x + 10, y + 4), QPointF(x + 5, y + 11)])
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawText(QPointF(x + 14, y + 12), "cache mark")
+        x += 14 + metrics.horizontalAdvance("cache mark") + 16
+        painter.setPen(QPen(taken_colour(), 4))
+        painter.drawLine(QPointF(x, y + 12), QPointF(x + 12, y + 12))
+        painter.setPen(text)
+        painter.drawText(QPointF(x + 16, y + 12), "taken by the chosen fold record")
+
+    # -- input ---------------------------------------------------------------------------
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt override)
+        index = self.block_at(event.position())
+        if index is not None:
+            self.setFocus()
+            self.message_clicked.emit(index)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt override)
+        index = self.block_at(event.position())
+        mark = self.mark_at(event.position()) if self.document is not None else None
+        if mark is not None:
+            QToolTip.showText(event.globalPosition().toPoint(), f"cache mark: {mark_text(mark)}", self)
+            return
+        if index is None or self.document is None:
+            QToolTip.hideText()
+            return
+        doc = self.document
+        where = "in the active view" if doc.in_view(index) else f"out: {doc.out_reason.get(index, '')}"
+        tip = f"#{index} {kind_label(doc, index)} · {doc.tokens[index]:,} tokens · {where}"
+        for mark in self.marks:
+            if mark.index == index or (mark.index is None and index == self._last_system()):
+                tip += f"\ncache mark at its end: {mark_text(mark)}"
+        QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        doc = self.document
+        moves = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1}
+        if doc is None or event.key() not in moves or doc.view_size == 0:
+            super().keyPressEvent(event)
+            return
+        position = doc.view_position.get(self.selected, -1) if self.selected is not None else -1
+        position = max(0, min(position + moves[event.key()], doc.view_size - 1))
+        self.message_clicked.emit(doc.view_index(position))

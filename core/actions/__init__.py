@@ -1,0 +1,1 @@
+"""The actions layer: undoable commands on a session, and reading originals back."""

@@ -1,0 +1,157 @@
+"""The first subcommands: `inspect` a session, `count` tokens of a text, `export` the native file."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter as Counter_
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.session import KINDS, ReadError, Session
+from foldscope.core.request.tokens import count_text
+
+
+def register(subparsers) -> None:
+    inspect = subparsers.add_parser("inspect", help="summarise a session: kinds, sizes, requests, folds")
+    inspect.add_argument("file", metavar="FILE")
+    inspect.add_argument("--json", action="store_true", help="print JSON")
+    # dest is not `format`: core.cli.main reads args.format as the text formatter.
+    inspect.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    inspect.add_argument("--db", metavar="PATH", help="also import the session into this library")
+    inspect.set_defaults(run=run_inspect, format=format_inspect)
+
+    count = subparsers.add_parser("count", help="o200k_base tokens of a text file, or stdin with -")
+    count.add_argument("file", metavar="FILE|-")
+    count.add_argument("--json", action="store_true", help="print JSON")
+    count.set_defaults(run=run_count, format=lambda r: str(r["tokens"]))
+
+    export = subparsers.add_parser("export", help="write a session as a native (lionagi) file")
+    export.add_argument("file", metavar="FILE")
+    export.add_argument("-o", "--output", required=True, metavar="OUT")
+    export.add_argument("--json", action="store_true", help="print JSON")
+    export.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({r['messages']} messages)")
+
+
+def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
+    """The facts `inspect` reports, as a JSON-ready dict.
+
+    Sizes are exact o200k_base counts of the compiled request (core.request.count.Counter): the active view
+    as the next request would carry it, and the full record compiled as one request. The policy is
+    the session's launch policy (branch metadata api_launch) with its ceiling resolved for its model.
+    The record and the view are counted by one Counter, so the view's messages, counted with the
+    record's, are not tokenised twice; `threads` is the Counter's (2: its new text in one batch).
+    """
+    from foldscope.core.cli.requests import launch_policy
+    from foldscope.core.request.count import Counter
+    from foldscope.core.model.policy import resolve_ceiling
+    from foldscope.core.request.trace import session_tools
+
+    policy = launch_policy(session)
+    model = policy.model or session.model
+    resolution = resolve_ceiling(policy, model)
+    counter, record, tools = Counter(threads), session.record, session_tools(session)
+    record_tokens = counter.count(list(record), record=record, policy=policy, tools=tools)
+    view_tokens = counter.count(session.view_messages(), record=record, policy=policy, tools=tools)
+    by_kind = Counter_(m.kind for m in record)
+    reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
+    folds = (session.manifest or {}).get("context_folds")
+    return {
+        "file": session.source,
+        "format": session.format,
+        "model": model,
+        "messages": len(record),
+        "by_kind": {kind: by_kind[kind] for kind in KINDS if by_kind[kind]},
+        "record_size": {"messages": len(record), "tokens": record_tokens},
+        "view_size": {"messages": len(session.view), "tokens": view_tokens},
+        "requests": len(session.trace),
+        "folds": len(folds) if isinstance(folds, list) else 0,
+        "copies": sum(1 for m in record if m.is_clipped_copy),
+        "notes": by_kind["note"],
+        "peak_reported_input": max(reported) if reported else None,
+        "policy": {
+            "ceiling": resolution.ceiling, "source": resolution.source, "why": resolution.why,
+            "line": policy.fold_at, "target": policy.fold_target,
+            "result_max_chars": policy.tool_result_max_chars, "caching": policy.caching, "from": policy.source,
+        },
+        "warnings": list(session.warnings),
+    }
+
+
+def run_inspect(args) -> dict[str, Any]:
+    from foldscope.core.request import tokens
+
+    # The tokenizer is built in a forked helper on the other core while this process reads and stores
+    # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
+    helper = tokens.start_helper()
+    try:
+        from foldscope.core.formats import load_session
+
+        session = load_session(args.file, args.input_format)
+        library_id = None
+        if args.db:
+            from foldscope.core.store.library import Library
+
+            with Library(args.db) as library:
+                library_id = library.import_session(session)
+        result = summarise(session, threads=2 if helper else None)
+    finally:
+        if helper:
+            tokens.stop_helper()
+    if args.db:
+        result["library_session_id"] = library_id
+    return result
+
+
+def format_inspect(result: dict[str, Any]) -> str:
+    kinds = ", ".join(f"{n} {kind}" for kind, n in result["by_kind"].items())
+    policy = result["policy"]
+    lines = [
+        f"{result['file']}: {result['format']}" + (f", model {result['model']}" if result["model"] else ""),
+        f"full record: {result['record_size']['messages']} messages, {result['record_size']['tokens']:,} tokens compiled ({kinds})",
+        f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens compiled",
+        f"requests: {result['requests']:,}, peak reported input: {_thousands(result['peak_reported_input'])}",
+        f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line "
+        f"{policy['line']}, target {policy['target']}",
+        f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
+    ]
+    if "library_session_id" in result:
+        lines.append(f"library session: {result['library_session_id']}")
+    lines += [f"warning: {w}" for w in result["warnings"]]
+    return "\n".join(lines)
+
+
+def run_count(args) -> dict[str, Any]:
+    if args.file == "-":
+        data, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        try:
+            data, name = Path(args.file).read_bytes(), args.file
+        except OSError as exc:
+            raise ReadError(args.file, "", f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReadError(name, f"byte {exc.start}", "not UTF-8 text") from None
+    return {"file": name, "tokens": count_text(text), "characters": len(text)}
+
+
+def run_export(args) -> dict[str, Any]:
+    from foldscope.core.formats import load_session
+    from foldscope.core.formats.lionagi import write_session
+
+    # Refusals are raised as ReadError(file, place, problem): core.cli.main prints any of them as one
+    # line and exits 2, whichever way the cli module was imported.
+    source, output = Path(args.file), Path(args.output)
+    if output.exists() and output.resolve() == source.resolve():
+        raise ReadError(str(output), "-o", "refusing to overwrite the input file; choose another output")
+    session = load_session(source, args.input_format)
+    try:
+        write_session(session, output)
+    except OSError as exc:
+        raise ReadError(str(output), "-o", f"cannot write: {exc.strerror or exc}") from None
+    return {"file": str(source), "output": str(output), "messages": len(session.record), "format": "lionagi"}
+
+
+def _thousands(value: int | None, absent: str = "-") -> str:
+    return f"{value:,}" if value is not None else absent

@@ -1,0 +1,262 @@
+"""`fold`, `read-result`, `restore`, `clip` and `evict`: the fold core and its actions on a session file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.session import ReadError, Session
+
+
+def register(subparsers) -> None:
+    from foldscope.core.cli.requests import add_policy_flags
+
+    fold = subparsers.add_parser("fold", help="fold a session's view under a ceiling: the passes, their records, the view after")
+    _file(fold)
+    add_policy_flags(fold)
+    fold.add_argument("--at-request", type=int, metavar="K", help="fold the view as it stood before request K")
+    fold.add_argument("--apply", action="store_true", help="write the folded session to -o OUT")
+    fold.add_argument("-o", "--output", metavar="OUT", help="where --apply writes the native file")
+    fold.set_defaults(run=run_fold, format=format_fold)
+
+    read = subparsers.add_parser("read-result", help="characters of an original tool result, by its index in the full record")
+    _file(read)
+    read.add_argument("--index", type=int, required=True, metavar="N")
+    read.add_argument("--offset", type=int, default=0, metavar="O")
+    read.add_argument("--limit", type=int, default=16_000, metavar="L")
+    read.add_argument("--result-max", type=int, metavar="N", help="tool_result_max_chars: a read returns at most this many")
+    read.set_defaults(run=run_read_result, format=_format_read)
+
+    restore = subparsers.add_parser("restore", help="bring messages back into the view by index, writing -o OUT")
+    _file(restore, output=True)
+    restore.add_argument("--index", type=int, nargs="+", required=True, metavar="N", help="indices, or two with --range")
+    restore.add_argument("--range", action="store_true", help="restore every index from the first to the second")
+    restore.add_argument("--ceiling", type=int, metavar="N", help="admit a clipped original only if the view fits under N")
+    restore.set_defaults(run=run_restore, format=_format_action)
+
+    clip = subparsers.add_parser("clip", help="clip a tool result by hand to KEEP characters per body, writing -o OUT")
+    _file(clip, output=True)
+    clip.add_argument("--index", type=int, required=True, metavar="N")
+    clip.add_argument("--keep", type=int, required=True, metavar="KEEP")
+    clip.set_defaults(run=run_clip, format=_format_action)
+
+    evict = subparsers.add_parser("evict", help="take messages out of the view by index, writing -o OUT")
+    _file(evict, output=True)
+    evict.add_argument("--index", type=int, nargs="+", required=True, metavar="N")
+    evict.set_defaults(run=run_evict, format=_format_action)
+
+
+def _file(parser, output: bool = False) -> None:
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    if output:
+        parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the native file to write")
+
+
+def _load(args) -> Session:
+    from foldscope.core.formats import load_session
+
+    return load_session(args.file, args.input_format)
+
+
+def _write(session: Session, args) -> str:
+    from foldscope.core.formats.lionagi import write_session
+
+    source, output = Path(args.file), Path(args.output)
+    if output.exists() and output.resolve() == source.resolve():
+        raise ReadError(str(output), "-o", "refusing to overwrite the input file; choose another output")
+    try:
+        write_session(session, output)
+    except OSError as exc:
+        raise ReadError(str(output), "-o", f"cannot write: {exc.strerror or exc}") from None
+    return str(output)
+
+
+def run_fold(args) -> dict[str, Any]:
+    from foldscope.core.cli.main import UsageError
+    from foldscope.core.cli.requests import policy_from_args
+    from foldscope.core.request.count import Counter
+    from foldscope.core.fold.fold import Fold, FoldSettings
+    from foldscope.core.fold.history import decide_from_trace, session_at_request
+    from foldscope.core.request.trace import build_trace, measure_trace
+
+    if args.apply and not args.output:
+        raise UsageError("fold --apply needs -o OUT, the file to write")
+    if args.apply and args.at_request is not None:
+        raise UsageError("--apply writes the session as it is now; it cannot be combined with --at-request")
+    session = _load(args)
+    policy = policy_from_args(args, session)
+    settings = FoldSettings.from_policy(policy, session.model)
+    if settings is None:
+        raise UsageError("no ceiling: give --ceiling N (or a model the pricing table prices by prompt length)")
+    counter = Counter()
+    report = measure_trace(session, policy, counter=counter, prefix=False)
+    target = session
+    scale = report.scale
+    if args.at_request is not None:
+        trace = build_trace(session)
+        if not 0 <= args.at_request < len(trace):
+            raise UsageError(f"--at-request {args.at_request}: the session has {len(trace)} requests (0 to {len(trace) - 1})")
+        session.trace = trace
+        target = session_at_request(session, args.at_request, policy, counter)
+        scale = report.rows[args.at_request].scale
+    else:
+        decide_from_trace(target, policy, counter)  # the earlier requests' compiles decided the first round
+    target.scale = max(scale, 1.0)
+    target.unseen_head = report.unseen_head
+    fold = Fold(target, settings, policy=policy, counter=counter)  # counts under core.request.first_round.request_options
+    before = fold.estimate()
+    runs, refusal = fold.prepare_request()
+    records = [r for run in runs for r in run.records]
+    result: dict[str, Any] = {
+        "file": args.file, "at_request": args.at_request, "ceiling": settings.ceiling,
+        "line": settings.fold_at, "target": settings.target, "scale": round(fold.scale, 4),
+        "estimate_before": before, "estimate_after": fold.estimate(),
+        "folded": bool(runs), "target_reached": fold.estimate() <= settings.target_tokens,
+        "floor_estimate": next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None),
+        "records": records,
+        "refused": None if refusal is None else {"estimate": refusal.estimate, "ceiling": refusal.ceiling,
+                                                 "counted": refusal.counted, "scale": refusal.scale},
+        "first_round": _first_round(target, policy),
+        "view": [_row(target, mid) for mid in target.view],
+    }
+    if args.apply:
+        result["output"] = _write(target, args)
+    return result
+
+
+def _first_round(session: Session, policy) -> dict[str, Any] | None:
+    """The protected first round the fold kept (Amendment 4): None without caching."""
+    from foldscope.core.request.first_round import find_round, read_decision
+
+    if not policy.caching:
+        return None
+    decision = read_decision(session)
+    if decision is None:
+        found = find_round(session.view_messages())
+        members = list(found.members) if found else []
+        return {"state": "pending" if found else "none", "members": _indices(session, members)}
+    return {"state": "included" if decision["included"] else "excluded", "members": _indices(session, decision["members"]),
+            "size": decision["size"], "budget": decision["budget"], "bound": decision["bound"]}
+
+
+def _indices(session: Session, ids) -> list[int]:
+    return [session.record.index_of(i) for i in ids if i in session.record]
+
+
+def _row(session: Session, mid: str) -> dict[str, Any]:
+    m = session.record.get(mid)
+    row: dict[str, Any] = {"index": session.record.index_of(mid), "kind": m.kind, "chars": len(m.text)}
+    if m.is_clipped_copy and m.clipped_from in session.record:
+        row["clipped_from"] = session.record.index_of(m.clipped_from)
+    return row
+
+
+def format_fold(result: dict[str, Any]) -> str:
+    at = f" before request {result['at_request']}" if result["at_request"] is not None else ""
+    lines = [f"{result['file']}{at}: estimate {result['estimate_before']:,} -> {result['estimate_after']:,} "
+             f"(ceiling {result['ceiling']:,}, line {result['line']}, target {result['target']})"]
+    if not result["folded"]:
+        lines.append("under the line: nothing folded")
+    for r in result["records"]:
+        what = (f"{r['clipped_total']} bodies clipped" if r["stage"] == "clip"
+                else f"{r['messages_folded']} messages folded, tail {r['kept_tail']}")
+        lines.append(f"  {r['reason']} {r['stage']}: {what}, {r['estimate_before']:,} -> {r['estimate_after']:,} "
+                     f"{r['outcome']}")
+    if result["refused"]:
+        lines.append(f"refused: {result['refused']['estimate']:,} is over the ceiling of {result['refused']['ceiling']:,}")
+    first = result.get("first_round")
+    if first:
+        lines.append(f"first round: {first['state']}, indices {first['members']}")
+    lines.append(f"target reached: {'yes' if result['target_reached'] else 'no'}; view: {len(result['view'])} messages")
+    if result.get("output"):
+        lines.append(f"wrote {result['output']}")
+    return "\n".join(lines)
+
+
+def run_read_result(args) -> dict[str, Any] | int:
+    from foldscope.core.actions.commands import ReadResult
+
+    from foldscope.core.cli.requests import launch_policy
+
+    session = _load(args)
+    bound = args.result_max if args.result_max is not None else launch_policy(session).tool_result_max_chars
+    action = ReadResult(args.index, args.offset, args.limit, max_chars=bound)
+    action.do(session)
+    return _checked(args, action.result)
+
+
+def _format_read(result: dict[str, Any]) -> str:
+    """The text alone on stdout (so it pipes cleanly); where it sits and how to go on, on stderr."""
+    import sys
+
+    end = result["offset"] + len(result["text"])
+    more = f"; next: --offset {result['next_offset']}" if result.get("next_offset") is not None else "; the end"
+    print(f"[#{result['index']}: characters {result['offset']:,} to {end:,} of {result['total']:,}{more}]",
+          file=sys.stderr)
+    return result["text"]
+
+
+def _checked(args, result: dict[str, Any]) -> dict[str, Any]:
+    if not result.get("success"):
+        raise ReadError(args.file, "", result.get("error", "the action failed"))
+    return result
+
+
+def run_restore(args) -> dict[str, Any]:
+    from foldscope.core.actions.commands import Restore
+    from foldscope.core.cli.main import UsageError
+    from foldscope.core.cli.requests import launch_policy
+    from foldscope.core.fold.fold import Fold, FoldSettings
+
+    session = _load(args)
+    indices = args.index
+    if args.range:
+        if len(indices) != 2:
+            raise UsageError("restore --range takes two indices: the first and the last")
+        indices = list(range(min(indices), max(indices) + 1))
+    # Admission counts the request as it compiles under the session's own policy: a bounded original projected.
+    fits = Fold(session, FoldSettings(args.ceiling), policy=launch_policy(session)).fits if args.ceiling else None
+    action = Restore(indices, fits)
+    before = list(session.view)
+    action.do(session)
+    return _finish(args, session, action.result, before)
+
+
+def run_clip(args) -> dict[str, Any]:
+    from foldscope.core.actions.commands import Clip
+
+    session = _load(args)
+    action = Clip(args.index, args.keep)
+    before = list(session.view)
+    action.do(session)
+    return _finish(args, session, action.result, before)
+
+
+def run_evict(args) -> dict[str, Any]:
+    from foldscope.core.actions.commands import Evict
+
+    session = _load(args)
+    action = Evict(args.index)
+    before = list(session.view)
+    action.do(session)
+    return _finish(args, session, action.result, before)
+
+
+def _finish(args, session: Session, result: dict[str, Any], before: list[str]) -> dict[str, Any]:
+    result = dict(_checked(args, result))
+    if session.view == before:
+        # Writing an unchanged copy and exiting 0 would hide that the indices named nothing to change.
+        from foldscope.core.cli.main import UsageError
+
+        raise UsageError(f"{args.file}: {args.command} changed nothing (check the indices against the active view); "
+                         "nothing written")
+    result["output"] = _write(session, args)
+    result["view"] = len(session.view)
+    return result
+
+
+def _format_action(result: dict[str, Any]) -> str:
+    details = ", ".join(f"{k} {v}" for k, v in result.items() if k not in ("success", "output", "view"))
+    return f"wrote {result['output']} ({details}; view: {result['view']} messages)"

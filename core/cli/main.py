@@ -1,0 +1,101 @@
+"""The headless command line: `foldscope SUBCOMMAND ...`, JSON with --json, one clear line on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Any, Callable, Sequence
+
+from foldscope.core.model.session import ReadError
+
+# Each module here defines `register(subparsers)`, adding its subcommand(s) with
+# `set_defaults(run=callable)`. A callable takes the parsed args and returns a result
+# (printed as JSON with --json, else by the command's own `format` if given) or an exit code.
+COMMAND_MODULES = [
+    "foldscope.core.cli.basic",  # inspect, count, export
+    "foldscope.core.cli.replay",  # replay
+    "foldscope.core.cli.requests",  # requests
+    "foldscope.core.cli.fold",  # fold, read-result, restore, clip, evict
+]
+# Which module registers each subcommand, so that running one imports and builds only its own
+# module's parsers (start-up time is a target: replay alone pulls in multiprocessing). A name
+# missing here still runs, through the whole parser; tests/core/test_cli_start.py keeps it complete.
+COMMANDS = {
+    "inspect": "foldscope.core.cli.basic", "count": "foldscope.core.cli.basic", "export": "foldscope.core.cli.basic",
+    "replay": "foldscope.core.cli.replay",
+    "requests": "foldscope.core.cli.requests",
+    "fold": "foldscope.core.cli.fold", "read-result": "foldscope.core.cli.fold", "restore": "foldscope.core.cli.fold",
+    "clip": "foldscope.core.cli.fold", "evict": "foldscope.core.cli.fold",
+}
+
+
+class UsageError(Exception):
+    """A bad flag value or a missing argument: one line, exit 2."""
+
+
+def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="foldscope", description="Inspect the context window of LLM agent sessions.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in modules:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser for argv: only the first word's module when it names a known command, else every one."""
+    module = COMMANDS.get(argv[0]) if argv else None
+    return build_parser([module] if module else COMMAND_MODULES)
+
+
+def command_names() -> set[str]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = None) -> None:
+    if as_json or formatter is None:
+        print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    else:
+        print(formatter(result))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = parser_for(argv)
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        result = args.run(args)
+    except ReadError as exc:
+        print(f"foldscope: {exc}", file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(f"foldscope: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    if isinstance(result, int):
+        return result
+    if result is not None:
+        try:
+            emit(result, getattr(args, "json", False), getattr(args, "format", None))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader (e.g. `| head`) stopped early: nothing is wrong, and no traceback either.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""`foldscope replay FILE|DIR`: a session (or a folder of them) under several strategies, side by side."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.session import ReadError, Session
+from foldscope.core.replay.strategies import STRATEGIES, Settings
+
+TOTALS = ("requests", "peak", "over_ceiling", "fresh", "cache_read", "cache_write", "cache_write_1h",
+          "output", "rewrites", "appends", "folds", "cost_usd")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("replay", help="replay a session (or every session in a folder) under strategies")
+    p.add_argument("path", metavar="FILE|DIR")
+    p.add_argument("--ceiling", metavar="N|auto|none",
+                   help="max_input_tokens (default auto: the model's first price-tier boundary)")
+    p.add_argument("--fold-at", metavar="F", help="the line, a fraction of the ceiling (default 0.8)")
+    p.add_argument("--target", metavar="F", help="the target, a fraction of the ceiling (default 0.6)")
+    p.add_argument("--result-max", metavar="N", help="the result bound, in characters")
+    p.add_argument("--caching", action="store_true", help="place cache marks (ADR-0127)")
+    p.add_argument("--model", metavar="M", help="price and cache as this model (default: the session's)")
+    p.add_argument("--strategy", action="append", choices=sorted(STRATEGIES), metavar="S",
+                   help=f"one of {', '.join(STRATEGIES)}; repeat for several (default: all)")
+    p.add_argument("--per-request", action="store_true", help="include a row per request")
+    p.add_argument("--check", action="store_true", help="compare the recorded replay's cache with reported usage")
+    p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
+    p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_replay, format=format_replay)
+
+
+def policy_from(args) -> Any:
+    """The policy the flags give (core.model.policy validates them: one clear line when refused)."""
+    from foldscope.core.model.policy import Policy
+
+    return Policy.from_flags(
+        ceiling=args.ceiling, fold_at=None if args.fold_at is None else str(args.fold_at),
+        target=None if args.target is None else str(args.target),
+        result_max=None if args.result_max is None else str(args.result_max),
+        caching=True if args.caching else None, model=args.model,
+    )
+
+
+def settings_from(args, session: Session) -> tuple[Settings, str]:
+    """The replay's settings: the policy's values and its ceiling resolved for the session's model."""
+    from foldscope.core.model.policy import resolve_ceiling
+    from foldscope.core.replay.lab import model_name
+
+    policy = policy_from(args)
+    base = Settings(model=args.model)
+    resolution = resolve_ceiling(policy, model_name(base, session))
+    settings = Settings(ceiling=resolution.ceiling, fold_at=policy.fold_at, target=policy.fold_target,
+                        result_max=policy.tool_result_max_chars, caching=policy.caching, model=args.model)
+    return settings, resolution.why
+
+
+def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
+    """Replay one file; the result is plain data, so a process pool can carry it."""
+    from argparse import Namespace
+
+    from foldscope.core.replay.cache_check import check_cache
+    from foldscope.core.formats import load_session
+    from foldscope.core.replay.lab import replay
+
+    args = Namespace(**args_dict)
+    session = load_session(path)
+    settings, why = settings_from(args, session)
+    result = replay(session, args.strategy or list(STRATEGIES), settings)
+    result["file"] = str(path)
+    result["format"] = session.format
+    result["ceiling"] = {"tokens": settings.ceiling, "why": why}
+    if args.check:
+        check = check_cache(session, settings)
+        result["check"] = check.summary() if check else None
+    if not args.per_request:
+        result.pop("rows")
+    return result
+
+
+def run_replay(args) -> Any:
+    from foldscope.core.cli.main import UsageError
+
+    policy_from(args)  # flags are checked once, before any file is read
+    path = Path(args.path)
+    keys = ("ceiling", "fold_at", "target", "result_max", "caching", "model", "strategy", "per_request", "check")
+    args_dict = {k: getattr(args, k) for k in keys}
+    if not path.is_dir():
+        return replay_file(str(path), args_dict)
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    if not files:
+        raise UsageError(f"{path}: the folder holds no files")
+    workers = args.workers or os.cpu_count() or 1
+    table, skipped = [], []
+    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
+        futures = [(f, pool.submit(_replay_or_error, str(f), args_dict)) for f in files]
+        for f, future in futures:
+            result = future.result()
+            if "error" in result:
+                skipped.append({"file": str(f), "error": result["error"]})
+                continue
+            for totals in result["totals"]:
+                table.append({"file": str(f), "format": result["format"], "model": result["model"],
+                              "ceiling": result["ceiling"]["tokens"], **totals})
+    out = {"folder": str(path), "sessions": len(files) - len(skipped), "skipped": skipped, "table": table}
+    if args.output:
+        write_table(args.output, out)
+        out["written"] = [f"{args.output}.csv", f"{args.output}.json"]
+    return out
+
+
+def _replay_or_error(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return replay_file(path, args_dict)
+    except ReadError as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # one bad file is a recorded skip, never the end of a fleet run
+        return {"error": f"{path}: {type(exc).__name__}: {exc}"}
+
+
+def write_table(base: str, out: dict[str, Any]) -> None:
+    fields = ["file", "format", "model", "ceiling", "strategy", *TOTALS]
+    with open(f"{base}.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(out["table"])
+    with open(f"{base}.json", "w", encoding="utf-8") as handle:
+        json.dump(out, handle, indent=2, ensure_ascii=False)
+
+
+def format_replay(result: dict[str, Any]) -> str:
+    if "table" in result:
+        lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
+        lines += [f"  skipped {s['error']}" for s in result["skipped"]]
+        lines += [f"  {r['file']}  {r['strategy']:<11} requests {r['requests']:>5}  peak {r['peak']:>9,}  "
+                  f"cost {_usd(r['cost_usd'])}" for r in result["table"]]
+        lines += [f"wrote {w}" for w in result.get("written", [])]
+        return "\n".join(lines)
+    totals = result["totals"]
+    names = [t["strategy"] for t in totals]
+    lines = [
+        f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'})",
+        f"ceiling: {result['ceiling']['tokens'] or 'none'} ({result['ceiling']['why']}); "
+        f"cache: {result['cache']['mode']} ({result['cache']['why']})",
+        "",
+        f"{'':<15}" + "".join(f"{n:>14}" for n in names),
+    ]
+    for key in TOTALS:
+        cells = [_usd(t[key]) if key == "cost_usd" else f"{t[key]:,}" for t in totals]
+        lines.append(f"{key:<15}" + "".join(f"{c:>14}" for c in cells))
+    if not result["priced"]:
+        lines.append("cost_usd: the model has no entry in the pricing table")
+    check = result.get("check")
+    if check:
+        lines += ["", f"cache model against reported usage ({check['requests']} requests): "
+                      f"read error {check['read_error']:.1%}, write error {check['write_error']:.1%} of input; "
+                      f"on {check['deep_hits']} deep hits {check['read_error_on_deep_hits']:.1%} and "
+                      f"{check['write_error_on_deep_hits']:.1%}; provider misses {check['provider_misses']}"]
+    return "\n".join(lines)
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"

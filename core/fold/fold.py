@@ -1,0 +1,356 @@
+"""The fold: past the line, shrink the active view toward the target in passes that land only when they help.
+
+ADR-0130 D4 as amended by Amendments 1 to 4: `tool_io` with tails six then two, `clip` by the
+deficit (Amendment 3's arithmetic under a result bound, core.fold.cuts), the floor view, then
+`all` with tails six then two (or once with two). While caching places marks (Amendment 4) the
+protected first round joins every keep set, the ordinary stages take only what follows the
+newest note, and `reset` folds everything after the first round into one note: first and alone
+when the view's notes are over 15% of the ceiling, else after the ordinary stages when the view
+is still over the target. Every pass is measured on the compiled request (core.request.first_round's
+request_options: bound, envelope, marks) at the current scale; one that does not strictly lower
+the estimate is rolled back. Every pass appends a context_folds record to the session's manifest.
+Nothing is removed from the full record: notes and clipped copies are appended to it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from foldscope.core.fold import stages as st
+from foldscope.core.request.count import Counter, estimate as scaled
+from foldscope.core.fold.delivery import delivered_ids, no_clip_ids, note_calls, set_note_calls
+from foldscope.core.request.first_round import protected_ids, request_options
+from foldscope.core.fold.clip import span_digest
+from foldscope.core.fold.cuts import cut_body, eligible_bodies
+from foldscope.core.model.session import Message, Session
+from foldscope.core.model.policy import Policy, resolve_ceiling
+from foldscope.core.fold.summarise import BriefSummariser, Summariser, projected_span
+from foldscope.core.request.trace import Refusal  # the one refusal (D4 steps 1 and 3); the fold's carries no parts
+
+FOLD_AT = 0.8
+FOLD_TARGET = 0.6
+KEEP_TAILS = (6, 2)
+MAX_RESUMES = 2  # refusal resumes per turn (Amendment 1)
+MAX_RECORDED = 50
+RESET_SHARE = 0.15  # notes in the view above this share of the ceiling: the reset runs first and alone
+
+Count = Callable[[Sequence[Message]], int]
+
+
+@dataclass(frozen=True)
+class FoldSettings:
+    """The ceiling and the fold's line and target, as fractions of it."""
+
+    ceiling: int
+    fold_at: float = FOLD_AT
+    target: float = FOLD_TARGET
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ceiling, bool) or not isinstance(self.ceiling, int) or self.ceiling < 1:
+            raise ValueError(f"the ceiling must be a positive integer, not {self.ceiling!r}")
+        if not 0 < self.target < self.fold_at <= 1:
+            raise ValueError(f"need 0 < target < line <= 1, not target {self.target} and line {self.fold_at}")
+
+    @property
+    def line_tokens(self) -> float:
+        return self.fold_at * self.ceiling
+
+    @property
+    def target_tokens(self) -> float:
+        return self.target * self.ceiling
+
+    @classmethod
+    def from_policy(cls, policy: Policy, model: str | None = None) -> "FoldSettings | None":
+        """The settings a policy resolves to; None when it resolves to no ceiling (nothing folds)."""
+        ceiling = resolve_ceiling(policy, model).ceiling
+        return None if ceiling is None else cls(ceiling, policy.fold_at, policy.fold_target)
+
+
+@dataclass
+class FoldRun:
+    """One fold: its records in order, the estimates around it and the view after it."""
+
+    reason: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+    estimate_before: int = 0
+    estimate_after: int = 0
+    target_reached: bool = False
+    floor_estimate: int | None = None
+    views: list[tuple[str, ...]] = field(default_factory=list)  # the view after each record's pass
+
+    @property
+    def landed(self) -> bool:
+        return any(r["outcome"] == "landed" for r in self.records)
+
+
+def default_count(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> Count:
+    """The exact incremental o200k count of the request compiled from a view as the session's next request
+    compiles (bound, tools, envelope, marks and an included first round's frozen bound), read at each count
+    so a decision made after the fold was built is honoured."""
+    counter = counter or Counter()
+    return lambda messages: counter.count(list(messages), **request_options(session, policy))
+
+
+class Fold:
+    """The fold over one session's active view, under one ceiling, line and target."""
+
+    def __init__(self, session: Session, settings: FoldSettings, *, count: Count | None = None,
+                 summariser: Summariser | None = None, policy: Policy | None = None,
+                 clock: Callable[[], float] = time.time, new_id: Callable[[], str] | None = None,
+                 counter: Counter | None = None) -> None:
+        self.session = session
+        self.settings = settings
+        self.policy = policy
+        self.count = count or default_count(session, policy, counter)
+        self.summariser = summariser or BriefSummariser()
+        self.clock = clock
+        self.new_id = new_id or (lambda: str(uuid.uuid4()))
+        self.calibration = 1.0  # raised by a refused estimate (Amendment 1); the fold's own, never lowered
+
+    # -- measuring -------------------------------------------------------------------------
+    @property
+    def scale(self) -> float:
+        return max(self.session.scale, 1.0) * self.calibration
+
+    def estimate(self, messages: Sequence[Message] | None = None) -> int:
+        """The scaled count of the request compiled from `messages` (default: the active view)."""
+        counted = self.counted(self.session.view_messages() if messages is None else messages)
+        return scaled(counted, self.scale)
+
+    def counted(self, messages: Sequence[Message]) -> int:
+        """The count of the request compiled from `messages`, with the head the file does not hold."""
+        return self.count(messages) + self.session.unseen_head
+
+    def fits(self, view_ids: Sequence[str]) -> bool:
+        """The ceiling's admission check: a request from this view would not be refused."""
+        return self.estimate([self.session.record.get(i) for i in view_ids]) <= self.settings.ceiling
+
+    @property
+    def caching(self) -> bool:
+        """Amendment 4's rules apply only while the policy places cache marks."""
+        return self.policy is not None and self.policy.caching
+
+    @property
+    def bound(self) -> int | None:
+        return None if self.policy is None else self.policy.tool_result_max_chars
+
+    def protected(self, view: Sequence[Message] | None = None) -> set[str]:
+        """The protected first round while caching: an included or pending round's members; an excluded
+        round, or caching off, protects nothing (core.request.first_round.protected_ids)."""
+        if not self.caching:
+            return set()
+        return set(protected_ids(self.session, self.policy, view))
+
+    def ordinary_start(self, view: Sequence[Message]) -> int:
+        """Where the ordinary stages may start taking: after the newest note while caching, else anywhere."""
+        if not self.caching:
+            return 0
+        return next((p + 1 for p in range(len(view) - 1, -1, -1) if view[p].kind == "note"), 0)
+
+    def notes_estimate(self, view: Sequence[Message]) -> int:
+        """The notes' share of the request: the estimate of the view less the estimate without its notes."""
+        if not any(m.kind == "note" for m in view):
+            return 0
+        return self.estimate(view) - self.estimate([m for m in view if m.kind != "note"])
+
+    # -- the fold ----------------------------------------------------------------------------
+    def maybe_fold(self) -> FoldRun | None:
+        """Fold when the next request is at or past the line; None when it is under."""
+        if self.estimate() < self.settings.line_tokens:
+            return None
+        return self.run("threshold")
+
+    def prepare_request(self) -> tuple[list[FoldRun], Refusal | None]:
+        """Before a request: the fold at the line, then at most two refused-and-folded resumes, then refusal."""
+        runs = [r for r in [self.maybe_fold()] if r is not None]
+        for _ in range(MAX_RESUMES):
+            estimate = self.estimate()
+            if estimate <= self.settings.ceiling:
+                return runs, None
+            run = self.run("refused", observed=estimate)
+            runs.append(run)
+            if not run.landed:
+                break
+        estimate = self.estimate()
+        if estimate <= self.settings.ceiling:
+            return runs, None
+        counted = self.counted(self.session.view_messages())
+        return runs, Refusal(estimate, self.settings.ceiling, counted, round(self.scale, 4))
+
+    def run(self, reason: str = "threshold", observed: int | None = None) -> FoldRun:
+        """One fold toward the target; `observed` is a refused request's estimate, which calibrates it first."""
+        view = self.session.view_messages()
+        if observed:
+            counted = self.counted(view)
+            if counted > 0:
+                self.calibration = max(self.calibration, observed / (counted * max(self.session.scale, 1.0)))
+        run = FoldRun(reason)
+        run.estimate_before = self.estimate(view)
+        state = _State(view, run.estimate_before)
+        must_land = observed is not None
+
+        def more() -> bool:
+            return (must_land and not run.landed) or state.estimate > self.settings.target_tokens
+
+        if self.caching and self.notes_estimate(state.view) > RESET_SHARE * self.settings.ceiling:
+            self._reset(state, run, reason)  # first, and alone
+            return self._finish(run, state)
+        for tail in KEEP_TAILS:
+            if more():
+                self._fold_pass(state, run, "tool_io", tail, reason)
+        if more():
+            self._clip_pass(state, run, reason)
+        tails: tuple[int, ...] = ()
+        if more():
+            run.floor_estimate = self._floor(state)
+            if run.floor_estimate > self.settings.ceiling:
+                tails = ()  # no fold can make the request sendable: no summary is asked for
+            elif run.floor_estimate > self.settings.target_tokens:
+                tails = (2,)
+            else:
+                tails = KEEP_TAILS
+        for tail in tails:
+            if more():
+                self._fold_pass(state, run, "all", tail, reason)
+        if self.caching and more():
+            self._reset(state, run, reason)
+        return self._finish(run, state)
+
+    def _finish(self, run: FoldRun, state: "_State") -> FoldRun:
+        run.estimate_after = state.estimate
+        run.target_reached = state.estimate <= self.settings.target_tokens
+        return run
+
+    # -- passes ------------------------------------------------------------------------------
+    def _facts(self, view: Sequence[Message]) -> st.ViewFacts:
+        return st.view_facts(view, self.session.record, delivered_ids(self.session), self.protected(view))
+
+    def _floor(self, state: "_State") -> int:
+        """The floor view's estimate: the head, the task, undelivered and protected messages, the tail of two."""
+        facts = self._facts(state.view)
+        floor = [m for i, m in enumerate(state.view) if m.id in facts.keep or i >= len(state.view) - 2]
+        return self.estimate(floor)
+
+    def _reset(self, state: "_State", run: FoldRun, reason: str) -> None:
+        """The all fold over everything after the first round, earlier notes included, with the tail of two;
+        like `all`, it asks for no summary when the floor view is over the ceiling."""
+        if run.floor_estimate is None:
+            run.floor_estimate = self._floor(state)
+        if run.floor_estimate <= self.settings.ceiling:
+            self._fold_pass(state, run, "reset", KEEP_TAILS[-1], reason)
+
+    def _fold_pass(self, state: "_State", run: FoldRun, stage: str, tail: int, reason: str) -> None:
+        record = self.session.record
+        facts = self._facts(state.view)
+        start = 0 if stage == "reset" else self.ordinary_start(state.view)
+        chosen = (st.tool_io_span if stage == "tool_io" else st.all_span)(state.view, facts, tail, start)
+        if not chosen:
+            return
+        taken = set(chosen)
+        folded = [m for m in state.view if m.id in taken]
+        own_calls = st.folded_calls(folded, record)
+        summary = None
+        if stage in ("all", "reset"):
+            carried = st.carried_calls(folded, record, note_calls(self.session))
+            summary = self.summariser.summarise(projected_span(folded, record, self.policy), carried)
+            if summary.scale and summary.scale > self.session.scale:
+                self.session.scale = summary.scale  # the before is measured at the scale now in force
+            listed = carried
+            text = st.note_text(len(folded), self.settings.ceiling, listed, summary.text, summary.lists_calls)
+        else:
+            listed = own_calls
+            text = st.note_text(len(folded), self.settings.ceiling, listed)
+        note = st.make_note(text, folded, record, stage, self.new_id, self.clock(), span_digest(folded))
+        record.append(note)  # a rejected note stays in the record, outside the view (Amendment 2)
+        before = self.estimate(state.view)
+        candidate = st.replace_with_note(state.view, chosen, note)
+        after = self.estimate(candidate)
+        landed = after < before
+        if landed:
+            set_note_calls(self.session, note.id, listed)
+            state.view, state.estimate = candidate, after
+            self.session.set_view(m.id for m in candidate)
+        else:
+            state.estimate = before
+        entry = self._record(reason, stage, tail, len(folded), own_calls, before, after, landed, state.estimate)
+        entry["summary_source"] = summary.source if summary else "host"
+        entry["summary_usage"] = dict(summary.usage) if summary and summary.usage else None
+        entry["note_index"] = record.index_of(note.id)
+        self._append(run, entry)
+
+    def _clip_pass(self, state: "_State", run: FoldRun, reason: str) -> None:
+        record = self.session.record
+        target = self.settings.target_tokens
+        skip = no_clip_ids(self.session) | self.protected(state.view)
+        bound = self.bound
+        items = eligible_bodies(state.view, record, skip, self.ordinary_start(state.view), bound)
+        before = state.estimate
+        view = list(state.view)
+        estimate = before
+        copies: dict[str, Message] = {}
+        clipped: dict[tuple[str, str | None], dict[str, Any]] = {}
+        for item in items:
+            if estimate <= target:
+                break
+            cut = cut_body(item, view, estimate, target, bound, self.estimate, self.new_id, self.clock())
+            if cut is None or cut.estimate >= estimate:
+                continue  # only a cut that strictly lowers the measured request is kept
+            slot, key = item.slot, item.body.key
+            view, estimate = cut.view, cut.estimate
+            slot.kept[key] = cut.kept
+            copies[slot.original.id] = cut.copy
+            entry = {"index": slot.index, "chars": len(item.body.text), "kept": cut.kept}
+            if bound is not None:
+                entry["kept_before"] = item.current  # what the bound already showed: the clip's saving starts here
+            if key is not None:
+                entry["key"] = key
+            clipped[(slot.original.id, key)] = entry
+        if not copies:
+            return
+        for made in copies.values():
+            record.append(made)  # only the copies in the kept view enter the record
+        state.view, state.estimate = view, estimate
+        self.session.set_view(m.id for m in view)
+        entry = self._record(reason, "clip", None, 0, [], before, estimate, True, estimate)
+        entry["summary_source"] = None
+        entry["summary_usage"] = None
+        listed = sorted(clipped.values(), key=lambda c: (c["index"], c.get("key") or ""))
+        entry["clipped"] = listed[:MAX_RECORDED]
+        entry["clipped_total"] = len(listed)
+        if bound is not None:
+            entry["result_max_chars"] = bound
+        self._append(run, entry)
+
+    def _record(self, reason: str, stage: str, tail: int | None, folded: int, calls: list[dict[str, Any]],
+                before: int, after: int, landed: bool, standing: int) -> dict[str, Any]:
+        return {
+            "at": self.clock(),
+            "reason": reason,
+            "stage": stage,
+            "kept_tail": tail,
+            "messages_folded": folded,
+            "tool_calls": calls[:MAX_RECORDED],
+            "tool_calls_total": len(calls),
+            "estimate_before": before,
+            "estimate_after": after,
+            "cap": self.settings.ceiling,
+            "input_scale": round(self.scale, 4),
+            "outcome": "landed" if landed else "rolled_back",
+            "target_reached": standing <= self.settings.target_tokens,
+        }
+
+    def _append(self, run: FoldRun, entry: dict[str, Any]) -> None:
+        run.records.append(entry)
+        run.views.append(tuple(self.session.view))
+        if self.session.manifest is None:
+            self.session.manifest = {}
+        self.session.manifest.setdefault("context_folds", []).append(entry)
+
+
+@dataclass
+class _State:
+    view: list[Message]
+    estimate: int

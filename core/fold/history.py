@@ -1,0 +1,149 @@
+"""Replaying a session's trace through the fold: the view history, one version per change with its cause.
+
+Before each request of the trace, the messages recorded since the previous request join the view,
+the fold runs under the settings (at the line, then at most two refused-and-folded resumes), the
+request's compile decides the protected first round once (core.request.first_round.decide_first_round, the
+first request that carries it whole, while the policy caches), and the request completes, marking
+its view delivered. The source's own notes and copies enter the
+record but not the view: the fold under replay decides what stands for what. The session itself
+is never changed; the replay works on its own session over the same messages.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from foldscope.core.request.count import Counter
+from foldscope.core.fold.delivery import DELIVERED_KEY, mark_delivered
+from foldscope.core.request.first_round import decide_first_round, read_decision
+from foldscope.core.fold.fold import Count, Fold, FoldSettings, Refusal
+from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.model.policy import Policy
+from foldscope.core.fold.summarise import Summariser
+from foldscope.core.request.trace import build_trace
+
+
+@dataclass(frozen=True)
+class ViewVersion:
+    """The view as it stood at one step: `cause` is "request" (messages appended), "fold" or "refused"."""
+
+    request: int  # the request this version comes before
+    view: tuple[str, ...]
+    cause: str
+    estimate: int
+    record: dict[str, Any] | None = None  # the context_folds record of a fold step
+
+
+@dataclass
+class FoldReplay:
+    """The replay's own session (record with its notes and copies), every view version, and the refusals."""
+
+    session: Session
+    versions: list[ViewVersion] = field(default_factory=list)
+    refusals: dict[int, Refusal] = field(default_factory=dict)
+
+    def view_before(self, request: int) -> tuple[str, ...]:
+        """The view request `request` was compiled from, after its folds."""
+        found = [v.view for v in self.versions if v.request == request]
+        return found[-1] if found else ()
+
+
+def response_index(session: Session, trace: Sequence[Request], request: int) -> int:
+    """Where request `request`'s answer sits in the full record (the record's end when it has none)."""
+    response = trace[request].response_id
+    return session.record.index_of(response) if response and response in session.record else len(session.record)
+
+
+def session_at_request(session: Session, request: int, policy: Policy | None = None,
+                       counter: Counter | None = None) -> Session:
+    """The session as it stood before request `request`: its record up to the answer, its view, delivery so far,
+    and (while `policy` caches) the first round as the earlier requests' compiles decided it."""
+    trace = build_trace(session)
+    if not 0 <= request < len(trace):
+        raise IndexError(f"request {request} is not in the trace (it has {len(trace)} requests)")
+    end = response_index(session, trace, request)
+    record = FullRecord(session.record[i] for i in range(end))
+    view = [mid for mid in trace[request].view if mid in record]
+    branch = copy.deepcopy(session.branch)
+    delivered: list[str] = []
+    seen: set[str] = set()
+    for earlier in trace[:request]:  # each completed request delivered its view
+        for mid in earlier.view:
+            if mid not in seen and mid in record:
+                seen.add(mid)
+                delivered.append(mid)
+    branch.setdefault("metadata", {})[DELIVERED_KEY] = delivered
+    manifest = copy.deepcopy(session.manifest) if session.manifest is not None else None
+    at = Session(record=record, view=view, format=session.format, source=session.source, branch=branch,
+                 manifest=manifest, trace=list(trace[:request]), model=session.model, scale=session.scale,
+                 unseen_head=session.unseen_head)
+    if policy is not None:
+        decide_from_trace(at, policy, counter)
+    return at
+
+
+def decide_from_trace(session: Session, policy: Policy, counter: Counter | None = None) -> dict[str, Any] | None:
+    """The first round as the session's completed requests decided it: each request's compile, in order, until
+    one carries the round whole (a stored decision stands). The next request's fold reads it, never makes it."""
+    counter = counter or Counter()
+    decision = read_decision(session)
+    for request in session.trace:
+        if decision is not None or not policy.caching:
+            break
+        view = [session.record.get(mid) for mid in request.view if mid in session.record]
+        decision = decide_first_round(session, policy, counter, view=view)
+    return decision
+
+
+def replay_folds(session: Session, settings: FoldSettings, *, count: Count | None = None,
+                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None,
+                 policy: Policy | None = None, counter: Counter | None = None) -> FoldReplay:
+    """Run the fold before every request of the trace; returns the view history the GUI steps through.
+
+    With `policy` the fold counts every view as the request compiles under it (bound, envelope,
+    marks), and each request's compile decides the first round once while it caches."""
+    branch = copy.deepcopy(session.branch)
+    branch.setdefault("metadata", {})[DELIVERED_KEY] = []
+    cache = branch["metadata"].get("prompt_cache")
+    if isinstance(cache, dict):
+        cache.pop("protected", None)  # the replay's own requests decide the round
+    work = Session(record=FullRecord(), view=[], format=session.format, source=session.source, branch=branch,
+                   manifest={"context_folds": []}, model=session.model, scale=session.scale,
+                   unseen_head=session.unseen_head, extras={k: v for k, v in session.extras.items() if k == "tools"})
+    options: dict[str, Any] = {"summariser": summariser}
+    if clock is not None:
+        options["clock"] = clock
+    counter = counter or Counter()
+    fold = Fold(work, settings, count=count, policy=policy, counter=counter, **options)
+    replay = FoldReplay(work)
+    taken = 0
+    trace = build_trace(session)
+    for k in range(len(trace)):
+        end = response_index(session, trace, k)
+        arrived = [session.record[i] for i in range(taken, end)]
+        _arrive(work, arrived)
+        taken = max(taken, end)
+        replay.versions.append(ViewVersion(k, tuple(work.view), "request", fold.estimate()))
+        runs, refusal = fold.prepare_request()
+        for run in runs:
+            for record, view in zip(run.records, run.views):
+                if record["outcome"] == "landed":
+                    replay.versions.append(ViewVersion(k, view, "fold", record["estimate_after"], record))
+        if policy is not None:  # this request's compile, after its fold; a refusal comes after the compile
+            decide_first_round(work, policy, counter)
+        if refusal is not None:
+            replay.refusals[k] = refusal
+            replay.versions.append(ViewVersion(k, tuple(work.view), "refused", refusal.estimate))
+            continue  # a refused request is not sent, so it delivers nothing
+        mark_delivered(work, work.view)
+    _arrive(work, [session.record[i] for i in range(taken, len(session.record))])
+    return replay
+
+
+def _arrive(work: Session, messages: Sequence[Message]) -> None:
+    for m in messages:
+        work.record.append(m)
+        if m.kind != "note" and not m.is_clipped_copy:
+            work.view.append(m.id)

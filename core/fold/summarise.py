@@ -1,0 +1,176 @@
+"""The summariser interface for the `all` fold, and its default: a deterministic brief from the span itself.
+
+The brief holds the span's opening instruction, each assistant message's first lines in order,
+and the call list, bounded at 2,000 characters, as pi-fold's measured default. It needs no
+model and no network. A model-backed summariser is optional and is only called when configured.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from foldscope.core.model.session import Message
+
+BRIEF_MAX_CHARS = 2_000
+_INSTRUCTION_CHARS = 400
+_LINE_CHARS = 200
+_LINES_PER_ANSWER = 2
+_ARG_CHARS = 160
+_PATH_CHARS = 1_000
+_PATH_LIST_CHARS = 4_000
+# An argument whose name ends in one of these carries a path and is kept whole up to _PATH_CHARS.
+_PATH_KEY_SUFFIXES = ("path", "paths", "file", "files", "dir", "dirs", "directory", "cwd", "root", "target", "pattern")
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A note's summary: its text, who wrote it ("host" or "model"), and a model request's usage."""
+
+    text: str
+    source: str = "host"
+    usage: Mapping[str, int] | None = None  # the summary request's reported tokens; None when none was sent
+    scale: float | None = None  # a scale the summary request's reported input raised, if any
+    lists_calls: bool = True  # the text already carries the call list
+
+
+class Summariser(Protocol):
+    def summarise(self, span: Sequence[Message], calls: Sequence[Mapping[str, Any]]) -> Summary:
+        """A summary of the folded span; `calls` are the tool calls it folds, carried notes' lists included."""
+        ...
+
+
+class BriefSummariser:
+    """The default: a deterministic brief written from the span, no model call."""
+
+    def __init__(self, max_chars: int = BRIEF_MAX_CHARS) -> None:
+        self.max_chars = max_chars
+
+    def summarise(self, span: Sequence[Message], calls: Sequence[Mapping[str, Any]]) -> Summary:
+        return Summary(brief(span, calls, self.max_chars), source="host")
+
+
+class CallableSummariser:
+    """A model-backed summariser: `call(prompt) -> (text, usage)`; any failure falls back to the brief."""
+
+    def __init__(self, call: Callable[[str], tuple[str, Mapping[str, int] | None]], budget_chars: int = 200_000) -> None:
+        self.call = call
+        self.budget_chars = budget_chars
+
+    def summarise(self, span: Sequence[Message], calls: Sequence[Mapping[str, Any]]) -> Summary:
+        texts, used = [], 0
+        for message in span:
+            room = self.budget_chars - used
+            if room <= 0:
+                break
+            texts.append(message.text[:room])
+            used += min(len(message.text), room)
+        prompt = (
+            "Write a concise, factual summary of the agent work below, which is being removed from the "
+            "agent's context. Keep every file path, identifier, command and number it relies on.\n\n"
+            + "\n---\n".join(texts)
+        )
+        try:
+            text, usage = self.call(prompt)
+        except Exception:  # noqa: BLE001 - the host-written brief stands in, as Amendment 1 says
+            return Summary(brief(span, calls), source="host")
+        if not isinstance(text, str) or not text.strip():
+            return Summary(brief(span, calls), source="host", usage=usage)
+        return Summary(text.strip()[:5_000], source="model", usage=usage, lists_calls=False)
+
+
+def projected_span(span: Sequence[Message], record: Any = None, policy: Any = None) -> list[Message]:
+    """The span as a summary may read it: under a result bound each tool result carries its projection
+    (core.request.compile.result_output, the compiled body), never a whole hidden body (Amendment 3)."""
+    bound = None if policy is None else policy.tool_result_max_chars
+    if bound is None or record is None:
+        return list(span)
+    from dataclasses import replace
+
+    from foldscope.core.request.compile import result_output
+
+    out = []
+    for m in span:
+        if m.kind == "action_response":
+            m = replace(m, content={**m.content, "output": result_output(m, record, policy)}, raw=None)
+        out.append(m)
+    return out
+
+
+def brief(span: Sequence[Message], calls: Sequence[Mapping[str, Any]], max_chars: int = BRIEF_MAX_CHARS) -> str:
+    """The span's opening instruction, each answer's first lines in order, then the calls; at most max_chars."""
+    parts: list[str] = []
+    opening = next((m for m in span if m.kind == "instruction"), None)
+    if opening is not None:
+        parts.append("Task: " + _clip_line(opening.text, _INSTRUCTION_CHARS))
+    for message in span:
+        if message.kind not in ("assistant", "note"):
+            continue
+        lines = [ln.strip() for ln in message.text.splitlines() if ln.strip()][:_LINES_PER_ANSWER]
+        if message.kind == "note":
+            lines = [ln for ln in lines if not ln.startswith("[CONTEXT COMPACTION]")][:1]
+        parts.extend("- " + _clip_line(line, _LINE_CHARS) for line in lines)
+    if calls:
+        parts.append(f"Calls ({len(calls)}):")
+        parts.extend("- " + call_line(call) for call in calls)
+    text = "\n".join(parts)
+    if len(text) <= max_chars:
+        return text
+    cut = text[: max_chars - 40].rsplit("\n", 1)[0]
+    rest = text[len(cut):].count("\n")
+    return f"{cut}\n- ... {rest} more lines"[:max_chars]
+
+
+def call_line(call: Mapping[str, Any]) -> str:
+    """One call of a note's list: function, arguments, output size and the original's index."""
+    where = f", index {call['index']}" if call.get("index") is not None else ""
+    return f"{call.get('function')} {call.get('arguments')} ({call.get('output_chars', 0):,} chars{where})"
+
+
+def _clip_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def short_arguments(arguments: Any) -> str:
+    """A call's arguments for a note: a path-like argument whole up to 1,000 characters, others clipped to 160."""
+    if not isinstance(arguments, Mapping):
+        return _json(_clip(arguments, _ARG_CHARS))
+    shown = {key: _clip_path(v) if _is_path_key(key) else _clip(v, _ARG_CHARS) for key, v in arguments.items()}
+    return _json(shown)
+
+
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _clip(value: Any, limit: int) -> Any:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return value if len(text) <= limit else f"{text[:limit]}... ({len(text):,} chars)"
+
+
+def _is_path_key(key: Any) -> bool:
+    return isinstance(key, str) and key.lower().endswith(_PATH_KEY_SUFFIXES)
+
+
+def _clip_path(value: Any) -> Any:
+    if not isinstance(value, list):
+        return _clip(value, _PATH_CHARS)
+    kept: list[Any] = []
+    used = 0
+    for item in value:
+        item = _clip(item, _PATH_CHARS)
+        used += len(item) if isinstance(item, str) else len(_json(item))
+        if used > _PATH_LIST_CHARS:
+            kept.append(f"... {len(value) - len(kept)} more")
+            break
+        kept.append(item)
+    return kept
+
+
+def output_chars(output: Any) -> int:
+    """A stored output's size, as the note lists it: a string's length, else its JSON text's."""
+    if output is None:
+        return 0
+    return len(output) if isinstance(output, str) else len(json.dumps(output, ensure_ascii=False, default=str))

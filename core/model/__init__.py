@@ -1,0 +1,1 @@
+"""The model layer: messages, the session, policy, pricing and cost, the command stack."""

@@ -1,0 +1,89 @@
+"""Cost of a request from a tiered price table: fresh input, cache reads, writes per lifetime, output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+PER_TOKEN = 1_000_000  # prices are USD per million tokens
+
+
+@dataclass(frozen=True)
+class Tier:
+    """Prices that apply to a whole request whose prompt (fresh + read + write) exceeds `above` tokens."""
+
+    above: int
+    input: float
+    output: float
+    cache_read: float | None = None  # None: the provider has no cache read price; reads cost input
+    cache_write_5m: float | None = None  # None: writes cost input (automatic caching has no write price)
+    cache_write_1h: float | None = None
+
+
+@dataclass(frozen=True)
+class ModelPrices:
+    """One model's tiers, lowest boundary first, and a multiplier (a region's surcharge, say)."""
+
+    model: str
+    tiers: tuple[Tier, ...]
+    multiplier: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.tiers:
+            raise ValueError(f"{self.model}: a price table needs at least one tier")
+        bounds = [t.above for t in self.tiers]
+        if bounds[0] != 0 or bounds != sorted(set(bounds)):
+            raise ValueError(f"{self.model}: tier boundaries must start at 0 and rise: {bounds}")
+
+    def tier_for(self, prompt: int) -> Tier:
+        """The tier a request of `prompt` input tokens is priced at: past a boundary, the whole request."""
+        chosen = self.tiers[0]
+        for tier in self.tiers:
+            if prompt > tier.above:
+                chosen = tier
+        return chosen
+
+    def cost(self, fresh: int, read: int = 0, write_5m: int = 0, write_1h: int = 0, output: int = 0) -> float:
+        """USD for one request."""
+        t = self.tier_for(fresh + read + write_5m + write_1h)
+        read_price = t.input if t.cache_read is None else t.cache_read
+        w5 = t.input if t.cache_write_5m is None else t.cache_write_5m
+        w1 = w5 if t.cache_write_1h is None else t.cache_write_1h
+        usd = fresh * t.input + read * read_price + write_5m * w5 + write_1h * w1 + output * t.output
+        return usd * self.multiplier / PER_TOKEN
+
+
+def prices_from_mapping(model: str, entry: Mapping[str, Any], multiplier: float = 1.0) -> ModelPrices:
+    """Build prices from a table entry: {"tiers": [{"above": 0, "input": .., "output": .., "cache_read": ..,
+    "cache_write_5m": .., "cache_write_1h": ..}, ...]} or one flat tier with those keys at the top."""
+    raw_tiers = entry.get("tiers") or [entry]
+    tiers = []
+    for raw in raw_tiers:
+        tiers.append(
+            Tier(
+                above=int(raw.get("above", raw.get("above_tokens", 0)) or 0),
+                input=float(raw["input"]),
+                output=float(raw["output"]),
+                cache_read=_opt(raw, "cache_read"),
+                cache_write_5m=_opt(raw, "cache_write_5m", "cache_write"),
+                cache_write_1h=_opt(raw, "cache_write_1h"),
+            )
+        )
+    return ModelPrices(model, tuple(sorted(tiers, key=lambda t: t.above)), multiplier)
+
+
+def _opt(raw: Mapping[str, Any], *names: str) -> float | None:
+    for name in names:
+        if raw.get(name) is not None:
+            return float(raw[name])
+    return None
+
+
+def lookup_prices(model: str | None, region: str | None = None) -> ModelPrices | None:
+    """The model's prices from the project's pricing table, or None when the table does not price it."""
+    from foldscope.core.model import pricing
+
+    entry = pricing.model_prices(model, region)
+    if entry is None:
+        return None
+    return prices_from_mapping(str(model), entry, float(entry.get("multiplier", 1.0)))

@@ -1,0 +1,225 @@
+"""The session model: messages, the append-only full record, the active view, the trace."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping
+
+# Message kinds, in the vocabulary of DESIGN.md. A clipped copy is an action_response whose
+# metadata carries `clipped_from`; a note is the message a fold or compaction put in the view.
+KINDS = ("system", "instruction", "assistant", "action_request", "action_response", "note")
+
+
+def canonical_json(value: Any) -> str:
+    """JSON text with sorted keys and no spaces: the form hashed and compared everywhere."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_of(value: Any) -> str:
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a message came from: the source file and its 1-based line (0 when not line-based)."""
+
+    file: str
+    line: int = 0
+    path: str = ""  # a JSON path inside the line or file, when useful
+
+
+@dataclass(frozen=True, eq=False)
+class Message:
+    """One message of the full record.
+
+    `content` uses the lionagi content shapes whatever the source format:
+      system          {"system_message": str}
+      instruction     {"instruction": str, ...optional "guidance", "context", "prompt_context"}
+      assistant       {"assistant_response": str}
+      action_request  {"function": str, "arguments": mapping, "action_response_id": id|None}
+      action_response {"function": str, "arguments": mapping, "output": any, "action_request_id": id|None}
+      note            {"assistant_response": str}
+    `metadata` keeps lionagi's metadata (lion_class, clipped_from, context_first_index, ...) plus
+    any reader facts (call ids, is_error, usage). `raw` is the message exactly as the source held
+    it, kept for a lossless write-back of native files; it is never interpreted after reading.
+    """
+
+    id: str
+    kind: str
+    created_at: float | None
+    content: Mapping[str, Any]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    provenance: Provenance | None = None
+    raw: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown message kind {self.kind!r}")
+        # Freeze the top level so nothing edits a stored message by accident.
+        object.__setattr__(self, "content", MappingProxyType(dict(self.content)))
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    @property
+    def is_clipped_copy(self) -> bool:
+        return self.kind == "action_response" and "clipped_from" in self.metadata
+
+    @property
+    def clipped_from(self) -> str | None:
+        return self.metadata.get("clipped_from") if self.kind == "action_response" else None
+
+    @property
+    def text(self) -> str:
+        """The message's main text, for previews, search and summaries."""
+        c = self.content
+        if self.kind == "system":
+            return _as_text(c.get("system_message", ""))
+        if self.kind == "instruction":
+            return _as_text(c.get("instruction", ""))
+        if self.kind in ("assistant", "note"):
+            return _as_text(c.get("assistant_response", ""))
+        if self.kind == "action_request":
+            return f"{c.get('function', '')}({canonical_json(c.get('arguments', {}))})"
+        return _as_text(c.get("output", ""))
+
+    def sha256(self) -> str:
+        """SHA-256 of the message's identity-bearing parts (id, kind, content, metadata)."""
+        return sha256_of(
+            {"id": self.id, "kind": self.kind, "content": dict(self.content), "metadata": dict(self.metadata)}
+        )
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return canonical_json(value)
+
+
+class FullRecord:
+    """Every message of a session, in order. Append-only: there is no way to remove or replace one."""
+
+    def __init__(self, messages: Iterable[Message] = ()) -> None:
+        self._messages: list[Message] = []
+        self._index: dict[str, int] = {}
+        for m in messages:
+            self.append(m)
+
+    def append(self, message: Message) -> int:
+        if message.id in self._index:
+            raise ValueError(f"duplicate message id {message.id!r}")
+        self._index[message.id] = len(self._messages)
+        self._messages.append(message)
+        return len(self._messages) - 1
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._messages)
+
+    def __getitem__(self, index: int) -> Message:
+        return self._messages[index]
+
+    def __contains__(self, message_id: object) -> bool:
+        return message_id in self._index
+
+    def get(self, message_id: str) -> Message:
+        return self._messages[self._index[message_id]]
+
+    def index_of(self, message_id: str) -> int:
+        """A message's index: its position in the full record, counting from 0."""
+        return self._index[message_id]
+
+    def ids(self) -> list[str]:
+        return [m.id for m in self._messages]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the provider reported for one request. `input` is fresh input only."""
+
+    input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+    cache_write_1h: int = 0  # the part of cache_write with a one-hour lifetime, when known
+
+    @property
+    def reported_input(self) -> int:
+        """The request's whole input size: fresh, cache read and cache write together."""
+        return self.input + self.cache_read + self.cache_write
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call to the model: request k is compiled from the view before the k-th assistant response."""
+
+    index: int
+    view: tuple[str, ...]
+    response_id: str | None = None  # the assistant message that answered it
+    usage: Usage | None = None
+    at: float | None = None
+    model: str | None = None
+
+
+@dataclass
+class Session:
+    """A recorded session: the full record, the active view, branch metadata, manifest and events.
+
+    `branch` holds the native Branch dict without its messages (for lossless write-back);
+    `branch_metadata` is the part foldscope interprets (delivered ids, prompt_cache.protected,
+    launch policy) and lives inside branch["metadata"] on write.
+    """
+
+    record: FullRecord
+    view: list[str]
+    format: str = "lionagi"
+    source: str = ""
+    branch: dict[str, Any] = field(default_factory=dict)
+    manifest: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    trace: list[Request] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    model: str | None = None
+    scale: float = 1.0
+    # Tokens every request carried that the file does not hold (a Claude Code, Codex or pi file
+    # keeps no system prompt or tool definitions); estimated from reported input by core.request.trace.
+    unseen_head: int = 0
+    extras: dict[str, Any] = field(default_factory=dict)  # reader facts kept out of requests
+
+    def __post_init__(self) -> None:
+        self.check_view(self.view)
+
+    def check_view(self, view: Iterable[str]) -> None:
+        seen: set[str] = set()
+        for mid in view:
+            if mid not in self.record:
+                raise ValueError(f"view names {mid!r}, which is not in the full record")
+            if mid in seen:
+                raise ValueError(f"view names {mid!r} twice")
+            seen.add(mid)
+
+    def set_view(self, view: Iterable[str]) -> None:
+        view = list(view)
+        self.check_view(view)
+        self.view = view
+
+    def view_messages(self) -> list[Message]:
+        return [self.record.get(i) for i in self.view]
+
+    @property
+    def branch_metadata(self) -> dict[str, Any]:
+        return self.branch.setdefault("metadata", {})
+
+    def add_event(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+
+
+class ReadError(Exception):
+    """Bad input: carries the file, the place (line or JSON path) and the problem, for one clear line."""
+
+    def __init__(self, file: str, place: str, problem: str) -> None:
+        self.file, self.place, self.problem = file, place, problem
+        super().__init__(f"{file}: {place}: {problem}" if place else f"{file}: {problem}")

@@ -1,0 +1,1 @@
+"""The readout layer: the Qt-free facts the panels and the report show."""

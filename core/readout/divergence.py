@@ -1,0 +1,53 @@
+"""Where the next request stops repeating this one, and why: core.request.prefix's divergence, said in words."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from foldscope.core.request.prefix import Compiled, Divergence, compile_for_prefix, divergence
+from foldscope.core.request.trace import session_tools
+
+from foldscope.core.readout.document import Document
+from foldscope.core.readout.marks_facts import first_round_for
+
+# core.request.prefix.CAUSES as a person reads them.
+CAUSE_WORDS = {
+    "none": "the next request repeats it whole",
+    "append": "append: the next request repeats every message and adds after them",
+    "fold": "fold: a fold, clip or compaction rewrote the view",
+    "restore": "restore: a message came back into the view",
+    "policy": "policy: the result bound or prompt caching changed",
+    "stable": "stable segment: the system prompt or tools changed",
+    "rewrite": "rewrite: messages were taken out or changed",
+}
+
+
+def compiled_for(document: Document, view: Sequence[str], policy: Any = None) -> Compiled:
+    """A view compiled under the policy in force, as core.request.prefix compares it (marks set aside)."""
+    policy = document.policy if policy is None else policy
+    session = document.session
+    messages = [session.record.get(mid) for mid in view if mid in session.record]
+    return compile_for_prefix(messages, record=session.record, policy=policy, tools=session_tools(session),
+                              first_round=first_round_for(document, messages, policy))
+
+
+def parting(document: Document, this: Sequence[str], following: Sequence[str]) -> tuple[Divergence, int]:
+    """(where and why `following` departs from `this`, the bytes of `this` compared)."""
+    a = compiled_for(document, this)
+    return divergence(a, compiled_for(document, following), document.session.record), len(a.data)
+
+
+def describe(found: Divergence, size: int) -> str:
+    """The divergence as the request panel says it: how much is repeated, where it parts, and the cause."""
+    repeated = round(found.share * size)
+    if found.cause == "none":
+        return f"{CAUSE_WORDS['none']} ({size:,} bytes)"
+    if found.message is None:
+        where = "in the stable segment (system and tools)"
+    else:
+        where = f"messages[{found.message}]"
+        if found.index is not None:
+            where += f" (from #{found.index})"
+    verb = "adds from" if found.cause == "append" else "parts at" if found.message is not None else "parts"
+    return (f"repeats {repeated:,} of {size:,} bytes ({found.share:.1%}), {verb} {where}; "
+            f"cause: {CAUSE_WORDS.get(found.cause, found.cause)}")

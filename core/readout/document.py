@@ -1,0 +1,224 @@
+"""The opened session as the GUI reads it: the core Session plus per-message facts, built off the GUI thread."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from foldscope.core.model.session import Message, Session
+
+# A progress callback: (done, total, label); the worker's Progress.report fits.
+Report = Callable[[int, int, str], None]
+
+
+def _no_report(done: int, total: int, label: str = "") -> None:
+    return None
+
+
+@dataclass
+class Document:
+    """One opened session and the facts every panel shares, indexed by full-record index.
+
+    Nothing here decides anything about folds: it reads what the core and the file say.
+    """
+
+    session: Session
+    path: str
+    tokens: list[int]
+    chars: list[int]
+    view: list[str] = field(default_factory=list)  # the active view shown: now, or as it stood at a request
+    view_position: dict[int, int] = field(default_factory=dict)  # record index -> position in the shown view
+    out_reason: dict[int, str] = field(default_factory=dict)  # record index -> why it is out
+    library_id: int | None = None
+    requests: list = field(default_factory=list)  # RequestFacts per request of the trace
+    now_size: int = 0  # the estimate of the request the active view compiles to now
+    scale: float = 1.0  # the scale calibrated over the trace
+    policy: object | None = None  # core.model.policy.Policy in force: the launch policy, one given at start, or the editor's
+    unseen_head: int = 0  # the system prompt and tools a Claude Code, Codex or pi file does not hold, in tokens
+    counter: object | None = None  # core.request.count.Counter, memoised over this session's messages
+    rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
+    folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
+
+    @property
+    def record_size(self) -> int:
+        return len(self.session.record)
+
+    @property
+    def view_size(self) -> int:
+        return len(self.view)
+
+    def show_view(self, view: list[str], at_request: bool = False) -> None:
+        """Show another active view (the view as it stood at a request); the record is untouched."""
+        record = self.session.record
+        self.view = list(view)
+        self.view_position = {record.index_of(mid): pos for pos, mid in enumerate(self.view)}
+        self.out_reason = out_reasons(self.session, set(self.view_position), at_request)
+
+    def message(self, index: int) -> Message:
+        return self.session.record[index]
+
+    def index_of(self, message_id: str) -> int:
+        return self.session.record.index_of(message_id)
+
+    def view_index(self, position: int) -> int:
+        """The record index of the message at a position in the active view."""
+        return self.index_of(self.view[position])
+
+    def in_view(self, index: int) -> bool:
+        return index in self.view_position
+
+    def view_tokens(self) -> int:
+        return sum(self.tokens[i] for i in self.view_position)
+
+    def record_tokens(self) -> int:
+        return sum(self.tokens)
+
+    def kind_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for m in self.session.record:
+            counts[m.kind] = counts.get(m.kind, 0) + 1
+        return counts
+
+    def links(self, index: int) -> list[tuple[str, int]]:
+        """The messages this one points at, as (label, index): call and result, copy and original, note."""
+        m = self.message(index)
+        out: list[tuple[str, int]] = []
+        record = self.session.record
+        for key, label in (
+            ("action_response_id", "its result"),
+            ("action_request_id", "its call"),
+        ):
+            target = m.content.get(key)
+            if isinstance(target, str) and target in record:
+                out.append((label, record.index_of(target)))
+        original = m.clipped_from
+        if isinstance(original, str) and original in record:
+            out.append(("the original it was clipped from", record.index_of(original)))
+        first = note_first_index(m)
+        if first is not None and 0 <= first < len(record):
+            out.append(("the first message it replaced", first))
+        for other_index, other in enumerate(record):
+            if other.clipped_from == m.id:
+                out.append(("a clipped copy of it", other_index))
+        return out
+
+
+def note_first_index(message: Message) -> int | None:
+    """A note's first replaced index, from the provenance the fold writes on it (never from its text)."""
+    value = message.metadata.get("context_first_index")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def is_note(message: Message) -> bool:
+    return message.kind == "note" or note_first_index(message) is not None
+
+
+def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -> dict[int, str]:
+    """Why each message out of the active view is out, as far as the record says."""
+    record = session.record
+    reasons: dict[int, str] = {}
+    copies = {m.clipped_from: i for i, m in enumerate(record) if m.clipped_from and i in in_view}
+    notes = sorted(
+        (note_first_index(m), i) for i, m in enumerate(record) if i in in_view and note_first_index(m) is not None
+    )
+    last_in_view = max(in_view, default=-1) if at_request else len(record)
+    for index, message in enumerate(record):
+        if index in in_view:
+            continue
+        if index > last_in_view:
+            # Stepping back to a request: what the record holds after its view was not written yet.
+            reasons[index] = "not yet in the record at this request"
+            continue
+        if message.id in copies:
+            reasons[index] = f"clipped: copy #{copies[message.id]} stands in the active view"
+            continue
+        # The note that replaced it: the in-view note with the nearest first replaced index at or before it.
+        covering = [n for first, n in notes if first is not None and first <= index < n]
+        if covering:
+            reasons[index] = f"folded into note #{covering[0]}"
+        elif is_note(message):
+            reasons[index] = "a note since folded or replaced"
+        else:
+            reasons[index] = "out of the active view"
+    return reasons
+
+
+def build_document(session: Session, path: str, report: Report = _no_report, policy=None) -> Document:
+    """Count every message and gather the view facts; reports progress as it counts."""
+    from foldscope.core.request.tokens import count_text
+
+    record = session.record
+    total = len(record)
+    tokens: list[int] = []
+    chars: list[int] = []
+    for index, message in enumerate(record):
+        text = message.text
+        tokens.append(count_text(text))
+        chars.append(len(text))
+        if index % 200 == 0:
+            report(index, total, "Counting tokens")
+    report(total, total, "Counting tokens")
+    from foldscope.core.request.count import Counter
+
+    from foldscope.core.readout.trace_facts import measure_requests
+
+    document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=Counter(threads=1))
+    facts = measure_requests(session, document.counter, report, policy)
+    document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
+    document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
+    # The head belongs to the session: the fold, its preview and every action measure with it.
+    session.unseen_head = facts.unseen_head
+    document.show_view(session.view)
+    from foldscope.core.request.trace import build_trace
+
+    from foldscope.core.readout.fold_facts import fold_rows
+
+    views = [r.view for r in document.requests] + [tuple(session.view)]
+    document.folds = fold_rows(session, views, [r.at for r in build_trace(session)])
+    return document
+
+
+def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report, policy=None) -> Document:
+    """Read a session file, import it into the library, and build its Document (runs in a worker)."""
+    from foldscope.core.formats import load_session
+
+    path = str(Path(path))
+    report(0, 0, f"Reading {Path(path).name}")
+    session = load_session(path)
+    library_id = import_into_library(session, db, report)
+    document = build_document(session, path, report, policy)
+    document.library_id = library_id
+    return document
+
+
+def import_into_library(session: Session, db: str | None, report: Report) -> int:
+    """Import into the SQLite library (all or nothing); the connection opens and closes in this thread."""
+    from foldscope.core.store.library import Library
+
+    report(0, 0, "Importing into the library")
+    with Library(db) as library:
+        return library.import_session(session)
+
+
+KIND_LABELS = {
+    "system": "system",
+    "instruction": "instruction",
+    "assistant": "assistant",
+    "action_request": "call",
+    "action_response": "result",
+    "note": "note",
+}
+
+
+def kind_label(document: Document, index: int) -> str:
+    """A row's kind as the lists and map name it: a call or result with its function, a clipped copy."""
+    message = document.message(index)
+    if message.is_clipped_copy:
+        return "clipped copy"
+    if message.kind == "action_request":
+        return f"call {message.content.get('function', '')}".rstrip()
+    if message.kind == "action_response":
+        return f"result {message.content.get('function', '')}".rstrip()
+    return KIND_LABELS.get(message.kind, message.kind)

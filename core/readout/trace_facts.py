@@ -1,0 +1,136 @@
+"""Per-request facts the timeline and window map draw (from core.request.trace), and the policy's rules in tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from foldscope.core.model import pricing
+from foldscope.core.request.count import Counter, estimate
+from foldscope.core.model.session import Session
+from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyError
+from foldscope.core.request.trace import build_trace, measure_trace, session_tools
+
+from foldscope.core.readout.document import is_note
+
+Report = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class RequestFacts:
+    """One request of the trace as drawn: its view, its estimate and what the provider reported."""
+
+    index: int
+    view: tuple[str, ...]
+    estimate: int  # the exact o200k_base count of the compiled request, times the scale
+    counted: int
+    scale: float
+    reported_input: int | None
+    over_ceiling: bool
+    prefix_share: float | None  # how much of this request the next one repeats from its start
+    folded_before: bool  # a note entered the view since the previous request (a fold or compaction)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The ceiling and the line and target under it, in tokens, the price-tier boundary, and why."""
+
+    ceiling: int | None
+    line: float = FOLD_AT
+    target: float = FOLD_TARGET
+    source: str = ""
+    tier: int | None = None  # the model's first price-tier boundary, when the pricing table knows it
+
+    def at(self, name: str) -> int | None:
+        if name == "tier":
+            return self.tier
+        if self.ceiling is None:
+            return None
+        return {"ceiling": self.ceiling, "line": round(self.ceiling * self.line), "target": round(self.ceiling * self.target)}[name]
+
+
+def rule_names(rules: Rules) -> list[str]:
+    """The rules to draw: target, line, ceiling, and the price-tier boundary when it is a separate place."""
+    names = ["target", "line", "ceiling"] if rules.ceiling is not None else []
+    if rules.tier is not None and rules.tier != rules.ceiling:
+        names.append("tier")
+    return names
+
+
+def rule_label(rules: Rules, name: str) -> str:
+    value = rules.at(name)
+    if name == "tier":
+        return f"price tier {value:,}"
+    if name == "ceiling" and rules.tier == rules.ceiling:
+        return f"ceiling {value:,} (= price tier)"
+    return f"{name} {value:,}"
+
+
+def launch_policy(session: Session) -> tuple[Policy, str]:
+    """The policy the session's launch record names, or the default with a note saying why not."""
+    launch = session.branch_metadata.get("api_launch")
+    launch = launch if isinstance(launch, dict) else {}
+    try:
+        return Policy.from_mapping(launch, "the launch record", stored=True), ""
+    except PolicyError as exc:
+        return Policy(source="default"), f"launch record refused ({exc}); "
+
+
+@dataclass
+class TraceFacts:
+    requests: list[RequestFacts]
+    rules: Rules
+    now_estimate: int  # the request the active view compiles to now, at the calibrated scale
+    scale: float
+    policy: Policy
+    unseen_head: int = 0  # tokens every request carried that the file does not hold (core.request.trace.unseen_head)
+
+
+def measure_requests(session: Session, counter: Counter, report: Report, policy: Policy | None = None) -> TraceFacts:
+    """Measure the trace through core.request.trace under `policy` (default: the launch policy); the counter memoises."""
+    if policy is None:
+        policy, note = launch_policy(session)
+    else:
+        note = f"the policy given at start ({policy.source}); "
+    report(0, 0, "Measuring requests")
+    measured = measure_trace(session, policy, counter=counter)
+    trace = build_trace(session)
+    record = session.record
+    out: list[RequestFacts] = []
+    previous_notes: set[str] = set()
+    # Set operations run in C: a long session's views add up to millions of ids.
+    record_ids = set(record.ids())
+    note_ids = {m.id for m in record if is_note(m)}
+    for request, row in zip(trace, measured.rows):
+        if record_ids.issuperset(request.view):
+            view = tuple(request.view)
+        else:
+            view = tuple(mid for mid in request.view if mid in record_ids)
+        notes = note_ids.intersection(view)
+        out.append(
+            RequestFacts(
+                index=row.index,
+                view=view,
+                estimate=row.estimate,
+                counted=row.counted,
+                scale=row.scale,
+                reported_input=row.reported_input,
+                over_ceiling=row.over_ceiling,
+                prefix_share=row.prefix_share,
+                folded_before=bool(notes - previous_notes) and bool(out),
+            )
+        )
+        previous_notes = notes
+    resolution = measured.resolution
+    ceiling, why = resolution.ceiling, note + resolution.why
+    if ceiling is None:
+        caps = [f.get("cap") for f in (session.manifest or {}).get("context_folds") or [] if isinstance(f, dict)]
+        caps = [c for c in caps if isinstance(c, int) and not isinstance(c, bool) and c > 0]
+        if caps:
+            ceiling, why = caps[-1], f"{why}; the fold records name a cap of {caps[-1]:,}"
+    rules = Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
+    now_counted = counter.count(
+        [record.get(mid) for mid in session.view], record=record, policy=policy, tools=session_tools(session)
+    )
+    return TraceFacts(out, rules, estimate(now_counted + measured.unseen_head, measured.scale), measured.scale, policy,
+                      measured.unseen_head)

@@ -1,0 +1,1 @@
+"""The replay layer: strategies, the cache model, cost per request, what-if."""

@@ -1,0 +1,344 @@
+"""The replay lab: a session's trace under several strategies, with the cache model and cost per request."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
+from foldscope.core.model.cost import ModelPrices, lookup_prices
+from foldscope.core.request.count import Counter, Measurement, estimate
+from foldscope.core.request.first_round import included_ids
+from foldscope.core.request.marks import replay_marks
+from foldscope.core.model.session import Message, Session
+from foldscope.core.replay.strategies import STRATEGIES, Settings, Step, recorded_views
+from foldscope.core.request.tokens import count_text
+from foldscope.core.request.trace import holds_no_head, session_tools, stored_scale, unseen_head
+
+MESSAGE_OVERHEAD = 8  # the JSON framing a text block costs beyond its text
+LOOKBACK = 20  # blocks a provider looks back from a mark for a hit (ADR-0127)
+OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "codex", "chatgpt")
+
+# A progress callback (done, total, label); the GUI worker's Progress.report fits and may raise to cancel.
+Report = Callable[[int, int, str], None]
+
+
+HIDDEN_HEAD = ("hidden-head",)  # the key of the block that stands for what the file does not hold
+
+
+def with_hidden_head(keys: Sequence[Any], ends: Sequence[int], head_end: int) -> tuple[tuple, tuple]:
+    """A request's blocks behind one hidden head block ending at `head_end` tokens: the system prompt and
+    tools every request carried that the file does not hold (core.request.trace.unseen_head). Its key is a tuple,
+    so the stable mark goes on it. Replay and the cache check (core.replay.cache_check) both lay requests out so."""
+    if head_end < 1:
+        return tuple(keys), tuple(ends)
+    return (HIDDEN_HEAD, *keys), (head_end, *ends)
+
+
+def recorded_head(session: Session, measure: "Measure") -> int:
+    """The unseen head for a session whose usage was reported: the one kept with it, else measured as
+    core.request.trace does (the smallest gap between reported input and the recorded view's count)."""
+    if not holds_no_head(session) or not any(r.usage for r in session.trace):
+        return 0
+    if session.unseen_head:
+        return session.unseen_head
+    counted = [measure.measurement(view).counted for view in recorded_views(session)]
+    return unseen_head(session, counted, session.trace)
+
+
+class Measure:
+    """The exact o200k count of each compiled request (core.request.count), cut into one block per message.
+
+    A block's key is its message id (the tools and system head is one block keyed by the system ids),
+    its tokens are the message's part of the count; every figure is counted times the scale. `head`
+    is the unseen head (None: measured when the session reported usage, see recorded_head): it joins
+    every estimate and leads every layout as one hidden block. A view that extends the one measured
+    before costs about its new blocks: the counter re-plans from its last turn, and the layout keeps
+    the keys and ends of the parts the counter kept.
+    """
+
+    def __init__(self, session: Session, scale: float = 1.0, policy: Any = None, counter: Counter | None = None,
+                 head: int | None = None):
+        self.record = session.record
+        self.scale = scale
+        self.policy = policy
+        self.counter = counter or Counter()
+        self.tools = session_tools(session)
+        self.protected = included_ids(session)
+        self._last: tuple[list[Message], Measurement] | None = None
+        self._laid: tuple | None = None  # (serial, keys, ends, notes, members, totals) of the last layout
+        self._alone: dict[str, float] = {}
+        self.head = 0
+        self.head = recorded_head(session, self) if head is None else head
+
+    def measurement(self, view: Sequence[Message]) -> Measurement:
+        last = self._last
+        if last is None or len(last[0]) != len(view) or not all(map(operator.is_, last[0], view)):
+            m = self.counter.measure(view, record=self.record, policy=self.policy, tools=self.tools)
+            self._last = last = (list(view), m)
+        return last[1]
+
+    def _key(self, m: Measurement, i: int, part) -> Any:
+        if i == 0:
+            system = m.laid.system if m.laid is not None else tuple(p.message for p in m.parts[:1] if p.message)
+            return ("head", tuple(x.id for x in system if x.kind == "system"))
+        return part.message.id
+
+    def blocks(self, view: Sequence[Message]) -> list[tuple[Any, int]]:
+        """(key, counted tokens) per block of the compiled request, in order (the hidden head not among them)."""
+        m = self.measurement(view)
+        return [(self._key(m, i, part), part.tokens) for i, part in enumerate(m.parts)]
+
+    def estimate(self, view: Sequence[Message]) -> int:
+        return estimate(self.measurement(view).counted + self.head, self.scale) if view else 0
+
+    def sizes(self, view: Sequence[Message]) -> dict[str, float]:
+        """Each message's part of the estimate; the head's goes to the first system message."""
+        out: dict[str, float] = {}
+        for part in self.measurement(view).parts:
+            if part.message is not None:
+                out[part.message.id] = out.get(part.message.id, 0) + part.tokens * self.scale
+        return out
+
+    def alone(self, message: Message) -> float:
+        """A message's estimate on its own, for a note or summary not yet in any view."""
+        n = self._alone.get(message.id)
+        if n is None:
+            n = self._alone[message.id] = (count_text(message.text) + MESSAGE_OVERHEAD) * self.scale
+        return n
+
+    def layout(self, view: Sequence[Message], marks: tuple[Mark, ...], at: float | None) -> Layout:
+        """The request's blocks, hidden head first, with the token end of each; keys and ends of the parts
+        the counter kept from the previous layout's measurement are taken from it."""
+        m = self.measurement(view)
+        prev, keep = self._laid, 0
+        if prev is not None and m.since == prev[0] and m.since >= 0:
+            keep = m.kept
+        keys = prev[1][:keep] if keep else []
+        ends = prev[2][:keep] if keep else []
+        notes = [i for i in prev[3] if i < keep] if keep else []
+        members = [i for i in prev[4] if i < keep] if keep else []
+        totals = prev[5][:keep] if keep else []  # counted tokens to the end of each block, the head's included
+        total = totals[-1] if totals else self.head
+        scale, protected = self.scale, self.protected
+        for i in range(keep, len(m.parts)):
+            part = m.parts[i]
+            total += part.tokens
+            totals.append(total)
+            keys.append(self._key(m, i, part))
+            ends.append(estimate(total, scale))
+            if i and part.kind == "note":
+                notes.append(i)
+            if i and part.message.id in protected:
+                members.append(i)
+        self._laid = (m.serial, keys, ends, notes, members, totals)
+        k, e = with_hidden_head(keys, ends, estimate(self.head, scale) if self.head else 0)
+        return Layout(k, e, marks, at)
+
+    def anchors(self) -> tuple[list[int], list[int]]:
+        """Positions (in the last layout, hidden head counted) of the blocks holding a note and a protected message."""
+        shift = 1 if self.head and estimate(self.head, self.scale) >= 1 else 0
+        notes, members = self._laid[3], self._laid[4]
+        return [i + shift for i in notes], [i + shift for i in members]
+
+
+def place_marks(
+    keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: Any, protected: frozenset[str], *,
+    notes: Sequence[int] | None = None, members: Sequence[int] | None = None,
+) -> tuple[Mark, ...]:
+    """ADR-0127's marks on a request's blocks, as core.request.marks decides them for every request (one place)."""
+    found = replay_marks(keys, kinds, previous_tail, protected, LOOKBACK, notes=notes, members=members)
+    return tuple(Mark(m.block, m.lifetime) for m in found)
+
+
+def policy_for(settings: Settings) -> Any:
+    """The policy compile renders under (its result bound), once core.model.policy gives one."""
+    if settings.result_max is None:
+        return None
+    try:
+        from foldscope.core.model.policy import Policy
+    except ImportError:
+        return None
+    return Policy(max_input_tokens=settings.ceiling, tool_result_max_chars=settings.result_max)
+
+
+def model_name(settings: Settings, session: Session) -> str | None:
+    name = settings.model or session.model or next((r.model for r in session.trace if r.model), None)
+    return name.rsplit("/", 1)[-1] if name else None
+
+
+def shows_caching(session: Session) -> bool:
+    return any(r.usage and (r.usage.cache_read or r.usage.cache_write) for r in session.trace)
+
+
+def cache_rules(settings: Settings, session: Session) -> tuple[CacheRules, str]:
+    """Which cache the replay models, and why."""
+    model = model_name(settings, session) or ""
+    if model.lower().startswith(OPENAI_PREFIXES):
+        return CacheRules.openai(), f"{model} caches automatically"
+    if settings.caching:
+        return CacheRules.anthropic(), "caching on: marks placed as ADR-0127 says"
+    if shows_caching(session):
+        return CacheRules.anthropic(), "the source's usage shows caching: marks placed as ADR-0127 says"
+    return CacheRules.off(), "caching off and the source shows none"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One modelled request under one strategy."""
+
+    strategy: str
+    step: int
+    request: int
+    kind: str
+    messages: int
+    estimate: int
+    over_ceiling: bool
+    fresh: int
+    cache_read: int
+    cache_write: int
+    cache_write_5m: int
+    cache_write_1h: int
+    output: int
+    change: str
+    rewritten: int
+    folds: int
+    folded: int
+    cost_usd: float | None
+
+
+@dataclass
+class StrategyRun:
+    strategy: str
+    rows: list[Row] = field(default_factory=list)
+    views: list[tuple[Message, ...]] = field(default_factory=list)  # per row, when asked to keep them
+
+    def totals(self) -> dict[str, Any]:
+        rows = self.rows
+        costs = [r.cost_usd for r in rows]
+        return {
+            "strategy": self.strategy,
+            "requests": len(rows),
+            "peak": max((r.estimate for r in rows), default=0),
+            "over_ceiling": sum(r.over_ceiling for r in rows),
+            "fresh": sum(r.fresh for r in rows),
+            "cache_read": sum(r.cache_read for r in rows),
+            "cache_write": sum(r.cache_write for r in rows),
+            "cache_write_1h": sum(r.cache_write_1h for r in rows),
+            "output": sum(r.output for r in rows),
+            "rewrites": sum(r.change == "rewrite" for r in rows),
+            "appends": sum(r.change == "append" for r in rows),
+            "folds": sum(r.folds for r in rows),
+            "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6),
+        }
+
+
+def recorded_output(session: Session, k: int, measure: Measure) -> int:
+    request = session.trace[k]
+    if request.usage is not None:
+        return request.usage.output
+    if request.response_id and request.response_id in session.record:
+        return round(measure.alone(session.record.get(request.response_id)))
+    return 0
+
+
+def run_strategy(
+    session: Session,
+    strategy: str,
+    settings: Settings,
+    measure: Measure | None = None,
+    prices: ModelPrices | None = None,
+    rules: CacheRules | None = None,
+    report: Report | None = None,
+    keep_views: bool = False,
+) -> StrategyRun:
+    """Drive one strategy through the trace, modelling each request's cache use and cost.
+
+    `report(done, total, label)` is called after each request when given (total: the recorded requests);
+    with `keep_views` the run keeps each row's view, so a reader can show what that request carried."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+    measure = measure or Measure(session, stored_scale(session), policy_for(settings))
+    rules = rules or cache_rules(settings, session)[0]
+    if prices is None:
+        prices = lookup_prices(model_name(settings, session))
+    cache, run = PrefixCache(rules), StrategyRun(strategy)
+    protected, tail = measure.protected, None
+    for i, step in enumerate(STRATEGIES[strategy](session, settings, measure)):
+        layout = measure.layout(step.view, (), session.trace[step.request].at)
+        if rules.mode == "marks":
+            notes, members = measure.anchors()
+            layout = replace(layout, marks=place_marks(layout.keys, {}, tail, protected, notes=notes, members=members))
+        tail = layout.keys[-1] if layout.keys else None
+        out = cache.step(layout)
+        run.rows.append(make_row(session, strategy, i, step, out, settings, measure, prices))
+        if keep_views:
+            run.views.append(step.view)
+        if report is not None:
+            report(step.request + 1, len(session.trace), strategy)
+    return run
+
+
+def make_row(session, strategy, i, step: Step, out, settings, measure, prices) -> Row:
+    if step.output is not None:
+        output = round(step.output)
+    else:
+        output = recorded_output(session, step.request, measure)
+    cost = prices.cost(out.fresh, out.read, out.write_5m, out.write_1h, output) if prices else None
+    return Row(
+        strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),
+        estimate=out.tokens, over_ceiling=bool(settings.ceiling and out.tokens >= settings.ceiling),
+        fresh=out.fresh, cache_read=out.read, cache_write=out.write, cache_write_5m=out.write_5m,
+        cache_write_1h=out.write_1h, output=output, change=out.change, rewritten=out.rewritten,
+        folds=step.folds, folded=step.folded, cost_usd=None if cost is None else round(cost, 8),
+    )
+
+
+@dataclass
+class ReplayRuns:
+    """Every named strategy's run over one session, and what the model, cache and prices were."""
+
+    model: str | None
+    priced: bool
+    cache_mode: str
+    cache_why: str
+    settings: Settings
+    runs: list[StrategyRun]
+
+
+def replay_runs(
+    session: Session, strategies: Iterable[str], settings: Settings, prices: ModelPrices | None = None,
+    report: Report | None = None, keep_views: bool = False,
+) -> ReplayRuns:
+    """Run every named strategy over one session, sharing one measure.
+
+    `report(done, total, label)` counts requests over all strategies, for a progress bar."""
+    measure = Measure(session, stored_scale(session), policy_for(settings))
+    rules, why = cache_rules(settings, session)
+    model = model_name(settings, session)
+    if prices is None:
+        prices = lookup_prices(model)
+    strategies = list(strategies)
+    per = len(session.trace)
+    runs = []
+    for n, name in enumerate(strategies):
+        step = None if report is None else (lambda d, t, label, n=n: report(n * per + d, per * len(strategies), label))
+        runs.append(run_strategy(session, name, settings, measure, prices, rules, step, keep_views))
+    return ReplayRuns(model, prices is not None, rules.mode, why, settings, runs)
+
+
+def replay(
+    session: Session, strategies: Iterable[str], settings: Settings, prices: ModelPrices | None = None,
+    report: Report | None = None,
+) -> dict[str, Any]:
+    """Every named strategy over one session: totals side by side, and the rows, as plain data."""
+    out = replay_runs(session, strategies, settings, prices, report)
+    return {
+        "model": out.model,
+        "priced": out.priced,
+        "cache": {"mode": out.cache_mode, "why": out.cache_why},
+        "settings": asdict(settings),
+        "totals": [r.totals() for r in out.runs],
+        "rows": [asdict(row) for r in out.runs for row in r.rows],
+    }

@@ -1,0 +1,265 @@
+"""Replay strategies: each decides every request's view from the session's fixed recorded messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator, Mapping, Protocol, Sequence
+
+from foldscope.core.model.session import Message, Session
+
+
+class Sizes(Protocol):
+    """What a strategy asks of the measure: a view's estimate and each message's part of it."""
+
+    def estimate(self, view: Sequence[Message]) -> int: ...
+
+    def sizes(self, view: Sequence[Message]) -> Mapping[str, float]: ...
+
+    def alone(self, message: Message) -> float: ...
+
+BAND_BRIEF_CHARS = 2000  # pi-fold bounds each brief at 2,000 characters
+SUMMARY_CHARS = 8000  # a compaction summary: a few thousand tokens, as native compaction writes
+COMPACT_PROMPT = (
+    "Summarise the conversation so far for a continuation: the task, what was done, what was found, "
+    "what remains. The session will continue from this summary alone."
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The policy a replay runs under (ceiling, line, target, bound, caching) and the band's lines."""
+
+    ceiling: int | None = None
+    fold_at: float = 0.8  # the line; compaction summarises when the view reaches it
+    target: float = 0.6
+    result_max: int | None = None
+    caching: bool = False
+    band_max: float = 0.80  # pi-fold maxTarget: a commit fires when the view reaches it
+    band_min: float = 0.20  # pi-fold minTarget: a commit folds down to it
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One request a strategy sends: its view, the recorded request it stands for, and what it changed."""
+
+    view: tuple[Message, ...]
+    request: int  # the recorded request (a summary call: the one it precedes)
+    kind: str = "request"  # or "summary", compaction's own call
+    folds: int = 0  # commits or compactions landed just before this request
+    folded: int = 0  # messages those took out of the view
+    output: float | None = None  # a summary call's output; None: the recorded request's output
+
+
+def material(session: Session) -> list[list[Message]]:
+    """Per recorded request, the messages it first carries: the fixed input every strategy starts from.
+
+    A message is material from the first recorded view that holds it, in record order. The source's
+    own management (its notes and clipped copies) is left out: each strategy makes its own.
+    """
+    record, seen, out = session.record, set(), []
+    for request in session.trace:
+        new = []
+        for mid in request.view:
+            if mid in seen:
+                continue
+            seen.add(mid)
+            m = record.get(mid)
+            if m.kind != "note" and not m.is_clipped_copy:
+                new.append(m)
+        new.sort(key=lambda m: record.index_of(m.id))
+        out.append(new)
+    return out
+
+
+def recorded_views(session: Session) -> Iterator[tuple[Message, ...]]:
+    """Each recorded request's view as messages; a view that extends the one before reuses its messages."""
+    from foldscope.core.request.trace import trace_views
+
+    return trace_views(session.record, session.trace)
+
+
+def recorded(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+    """The views the source actually used, its own compactions included."""
+    for k, view in enumerate(recorded_views(session)):
+        yield Step(view, k)
+
+
+def none(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+    """Everything so far, no management."""
+    view: list[Message] = []
+    for k, new in enumerate(material(session)):
+        view.extend(new)
+        yield Step(tuple(view), k)
+
+
+def first_index(session: Session, m: Message) -> int:
+    """The record index a message stands for: its own, or for a note the first one it replaced."""
+    if m.id in session.record:
+        return session.record.index_of(m.id)
+    return int(m.metadata.get("context_first_index", 0))
+
+
+def brief(session: Session, span: list[Message], max_chars: int) -> str:
+    """A deterministic brief of a span, written from the span itself, bounded to max_chars."""
+    first, last = first_index(session, span[0]), first_index(session, span[-1])
+    lines = [f"[folded {len(span)} messages, record #{first} to #{last}; the originals stay in the full record]"]
+    for m in span:
+        text = " ".join(m.text.split())
+        label = m.kind if m.kind != "action_request" else "call"
+        lines.append(f"- {label}: {text[:110]}")
+    out = "\n".join(lines)
+    return out if len(out) <= max_chars else out[: max_chars - 1] + "…"
+
+
+def make_note(session: Session, span: list[Message], note_id: str, max_chars: int) -> Message:
+    return Message(
+        id=note_id,
+        kind="note",
+        created_at=span[-1].created_at,
+        content={"assistant_response": brief(session, span, max_chars)},
+        metadata={"context_first_index": first_index(session, span[0]), "folded_ids": [m.id for m in span]},
+    )
+
+
+def head_length(view: list[Message]) -> int:
+    """How many leading system messages the view has: the stable segment, never folded."""
+    n = 0
+    while n < len(view) and view[n].kind == "system":
+        n += 1
+    return n
+
+
+def units(view: list[Message], undelivered: set[str]) -> list[tuple[int, int]]:
+    """Closed units of a view as [start, end) ranges: an instruction, or an assistant turn with its tool
+    calls and results. The head, the task instruction, notes and any unit still open (holding a message
+    no request has carried yet, or the tail) are not units."""
+    start = head_length(view)
+    if start < len(view) and view[start].kind == "instruction":
+        start += 1  # the task instruction stays
+    spans, open_at = [], None
+    for i in range(start, len(view)):
+        m, prev = view[i], view[i - 1] if i else None
+        begins = m.kind in ("instruction", "assistant", "note") or (
+            m.kind == "action_request" and prev is not None and prev.kind == "action_response"
+        )
+        if begins and open_at is not None:
+            spans.append((open_at, i))
+            open_at = None
+        if m.kind == "note":
+            continue  # a standing fold is never folded again here
+        if open_at is None:
+            open_at = i
+    # the last unit is the open tail: never marked
+    return [(a, b) for a, b in spans if not any(view[i].id in undelivered for i in range(a, b))]
+
+
+def band(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+    """pi-fold's band: closed units are marked and change nothing; when the view reaches band_max of the
+    ceiling one commit folds standing marks, stalest first, down to band_min, in a single rewrite."""
+    view: list[Message] = []
+    for k, new in enumerate(material(session)):
+        view.extend(new)
+        folds = folded = 0
+        if settings.ceiling and measure.estimate(view) >= settings.band_max * settings.ceiling:
+            view, folded = commit(session, view, {m.id for m in new}, settings, measure)
+            folds = 1 if folded else 0
+        yield Step(tuple(view), k, folds=folds, folded=folded)
+
+
+def commit(
+    session: Session, view: list[Message], undelivered: set[str], settings: Settings, measure: Sizes
+) -> tuple[list[Message], int]:
+    """Apply standing marks stalest first until the view would be at band_min; adjacent ones share a brief."""
+    goal = settings.band_min * (settings.ceiling or 0)
+    sizes = measure.sizes(view)
+    projected = measure.estimate(view)
+    chosen: list[tuple[int, int]] = []
+    for a, b in units(view, undelivered):
+        if projected <= goal:
+            break
+        chosen.append((a, b))
+        projected -= sum(sizes.get(view[i].id, 0) for i in range(a, b))
+    runs: list[list[int]] = []
+    for a, b in chosen:
+        if runs and runs[-1][1] == a:
+            runs[-1][1] = b
+        else:
+            runs.append([a, b])
+    out, at, folded = [], 0, 0
+    for a, b in runs:
+        out.extend(view[at:a])
+        span = view[a:b]
+        note = make_note(session, span, f"band:{span[0].id}:{span[-1].id}", BAND_BRIEF_CHARS)
+        if measure.alone(note) < sum(sizes.get(m.id, 0) for m in span):
+            out.append(note)
+            folded += len(span)
+        else:
+            out.extend(span)  # a fold must strictly shrink the view
+        at = b
+    out.extend(view[at:])
+    return out, folded
+
+
+def compaction(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+    """Native compaction: at fold_at of the ceiling, one summary call over the whole view, then start
+    again from the stable head and the summary. The summary call is a request of its own."""
+    view: list[Message] = []
+    for k, new in enumerate(material(session)):
+        view.extend(new)
+        head = head_length(view)
+        body = view[head:]
+        over = settings.ceiling and measure.estimate(view) >= settings.fold_at * settings.ceiling
+        if over and any(m.kind != "note" for m in body):
+            prompt = Message(id=f"compaction-prompt:{k}", kind="instruction", created_at=None,
+                             content={"instruction": COMPACT_PROMPT})
+            note = make_note(session, body, f"compaction:{k}", SUMMARY_CHARS)
+            yield Step(tuple(view) + (prompt,), k, kind="summary", output=measure.alone(note))
+            view = view[:head] + [note]
+            yield Step(tuple(view), k, folds=1, folded=len(body))
+            continue
+        yield Step(tuple(view), k)
+
+
+def adr(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+    """Our fold (core.fold.fold, ADR-0130 as amended) before every request, under the ceiling, line and target.
+    A request the fold could not bring under the ceiling is refused by the fold; replay still shows it,
+    over the ceiling, so the refusal is visible in the totals."""
+    if not settings.ceiling:
+        yield from none(session, settings, measure)  # no ceiling: nothing ever folds
+        return
+    from foldscope.core.fold.fold import FoldSettings
+    from foldscope.core.fold.history import replay_folds
+
+    # The measure's counter, shared: the fold's counts and the replay's then tokenise each body once.
+    # The policy too: without it the fold would run with no result bound and no Amendment 4 rules.
+    history = replay_folds(session, FoldSettings(settings.ceiling, settings.fold_at, settings.target),
+                           clock=lambda: 0.0, counter=getattr(measure, "counter", None),
+                           policy=getattr(measure, "policy", None))
+    record = history.session.record
+    folds: dict[int, int] = {}
+    last: dict[int, tuple[str, ...]] = {}  # as history.view_before(k), read in one pass
+    for v in history.versions:
+        last[v.request] = v.view
+        if v.cause == "fold":
+            folds[v.request] = folds.get(v.request, 0) + 1
+    ids: tuple = ()
+    messages: tuple[Message, ...] = ()
+    for k in range(len(session.trace)):
+        view = tuple(last.get(k, ()))
+        n = len(ids)
+        if len(view) >= n and view[:n] == ids:  # most requests only add to the one before
+            messages = messages + tuple(record.get(i) for i in view[n:])
+        else:
+            messages = tuple(record.get(i) for i in view)
+        ids = view
+        yield Step(messages, k, folds=folds.get(k, 0))
+
+
+STRATEGIES: dict[str, Callable[[Session, Settings, Sizes], Iterator[Step]]] = {
+    "recorded": recorded,
+    "none": none,
+    "band": band,
+    "compaction": compaction,
+    "adr": adr,
+}

@@ -1,0 +1,77 @@
+"""What-if at a request: the later requests of a session replayed from a branch of it (its view at request k, changed).
+
+The branch is the session as it stood before request k (core.fold.history.session_at_request),
+after whatever actions a person ran on it. Request k is sent from the branch's view as it stands;
+before each later request j the messages the original recorded up to j's answer join the view
+(the source's own notes and copies do not: the fold under the policy decides what stands for what),
+the fold runs under the settings, and the request completes, delivering its view. Neither the
+original nor the branch is changed: the replay works on its own copy.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from foldscope.core.request.count import Counter
+from foldscope.core.fold.delivery import mark_delivered
+from foldscope.core.fold.fold import Fold, FoldSettings, default_count
+from foldscope.core.fold.history import response_index
+from foldscope.core.model.session import FullRecord, Session
+from foldscope.core.request.trace import build_trace
+
+
+@dataclass(frozen=True)
+class BranchStep:
+    """One request of the branch: its view, its count (with the unseen head), the folds before it, refused or not."""
+
+    request: int
+    view: tuple[str, ...]
+    counted: int
+    folds: int  # fold passes that landed before this request
+    refused: bool
+
+
+def branch_copy(branch: Session) -> Session:
+    """A working copy of the branch: the same messages, its own view, metadata and manifest."""
+    return Session(record=FullRecord(branch.record), view=list(branch.view), format=branch.format,
+                   source=branch.source, branch=copy.deepcopy(branch.branch), manifest=copy.deepcopy(branch.manifest),
+                   trace=list(branch.trace), model=branch.model, scale=branch.scale, unseen_head=branch.unseen_head)
+
+
+def replay_from(original: Session, branch: Session, request: int, settings: FoldSettings | None, *,
+                policy: Any = None, counter: Counter | None = None) -> list[BranchStep]:
+    """Requests `request`.. of the original's trace as the branch would have sent them."""
+    trace = build_trace(original)
+    if not 0 <= request < len(trace):
+        raise IndexError(f"request {request} is not in the trace (it has {len(trace)} requests)")
+    work = branch_copy(branch)
+    count = default_count(work, policy, counter)
+    fold = Fold(work, settings, count=count, policy=policy) if settings is not None else None
+    taken = response_index(original, trace, request)
+    steps: list[BranchStep] = []
+    for j in range(request, len(trace)):
+        landed, refused = 0, False
+        if j > request:
+            end = response_index(original, trace, j)
+            _arrive(work, [original.record[i] for i in range(taken, end)])
+            taken = max(taken, end)
+            if fold is not None:
+                runs, refusal = fold.prepare_request()
+                landed = sum(1 for run in runs for r in run.records if r["outcome"] == "landed")
+                refused = refusal is not None
+        counted = count(work.view_messages()) + work.unseen_head
+        steps.append(BranchStep(j, tuple(work.view), counted, landed, refused))
+        if not refused:
+            mark_delivered(work, work.view)
+    return steps
+
+
+def _arrive(work: Session, messages: Sequence) -> None:
+    for m in messages:
+        if m.id in work.record:
+            continue
+        work.record.append(m)
+        if m.kind != "note" and not m.is_clipped_copy:
+            work.view.append(m.id)

@@ -1,0 +1,205 @@
+"""The request compiler: an active view to the Anthropic Messages payload it would send, in deterministic bytes.
+
+Planning (core.request.plan) decides the blocks; this module renders them: the result bound's projection
+(core.request.projection) and the cache marks (core.request.marks) are applied here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from foldscope.core.request import envelope
+from foldscope.core.request.marks import cache_control
+from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.plan import (  # noqa: F401 - re-exported: the compiler's public names
+    CALLS, ORPHAN_RESULT, RESPONSE, RESULTS, ROLE, TEXT, TOOL_RESULT, TOOL_USE, BlockSpec, CompileError,
+    IncludedRound, Plan, call_id_of, instruction_text, original_of, plan_request, value_text,
+)
+from foldscope.core.request.projection import PROJECTION_VERSION, ProjectionRefused, fits_whole, project_message
+
+if TYPE_CHECKING:
+    from foldscope.core.model.policy import Policy
+
+
+def bound_for(message: Message, policy: Policy | None, first_round: IncludedRound | None = None) -> int | None:
+    """The result bound a message compiles under: an included first round's frozen bound, else the policy's."""
+    if first_round is not None and message.id in first_round.members and policy is not None and policy.caching:
+        return first_round.bound
+    return None if policy is None else policy.tool_result_max_chars
+
+
+def result_output(message: Message, record: FullRecord | None, policy: Policy | None,
+                  first_round: IncludedRound | None = None) -> Any:
+    """A tool result's output as the request carries it: projected from the original under the bound, else as stored."""
+    output = message.content.get("output", "")
+    bound = bound_for(message, policy, first_round)
+    if bound is None:
+        return output
+    original = original_of(message, {}, record)
+    if original is message and message.is_clipped_copy:  # a copy whose original is not at hand
+        if fits_whole(message, bound):
+            return output
+        raise CompileError(f"message {message.id} is a clipped copy whose original is not in the record, "
+                           f"and its output does not fit the result bound of {bound:,} characters")
+    if record is None or original.id not in record:
+        if fits_whole(original, bound) and original is message:
+            return output
+        raise CompileError(f"message {message.id}: projecting its result needs the original's full-record index")
+    index = record.index_of(original.id)
+    try:
+        projected, _ = project_message(message, original, index, bound)
+    except ProjectionRefused as exc:
+        raise CompileError(f"message at index {index} ({original.kind}): {exc}") from None
+    return projected if "output" in original.content else ""
+
+
+def result_text(message: Message, record: FullRecord | None, policy: Policy | None,
+                first_round: IncludedRound | None = None) -> str:
+    """A tool result's body as a tool_result block carries it."""
+    return value_text(result_output(message, record, policy, first_round), message)
+
+
+def _entry(message: Message, output: Any | None = None, with_output: bool = False) -> dict[str, Any]:
+    entry: dict[str, Any] = {"function": message.content.get("function", ""), "arguments": message.content.get("arguments", {})}
+    if with_output:
+        entry["output"] = output
+        if message.metadata.get("is_error") is True:
+            entry["is_error"] = True
+    return entry
+
+
+def _yaml(make, message: Message) -> str:
+    try:
+        return make()
+    except (TypeError, ValueError) as exc:
+        raise CompileError(f"message {message.id} ({message.kind}) has a value with no YAML form: {exc}") from None
+
+
+def render_block(spec: BlockSpec, record: FullRecord | None = None, policy: Policy | None = None,
+                 first_round: IncludedRound | None = None) -> dict[str, Any]:
+    """The content block for one view message. Keys sort so that `type` is always the last key."""
+    m = spec.message
+    if spec.tag == TOOL_USE:
+        args = m.content.get("arguments", {})
+        data = dict(args) if isinstance(args, Mapping) else {"arguments": args}
+        return {"id": spec.call_id, "input": data, "name": str(m.content.get("function", "")), "type": "tool_use"}
+    if spec.tag == TOOL_RESULT:
+        block: dict[str, Any] = {"content": result_text(m, record, policy, first_round), "tool_use_id": spec.call_id, "type": "tool_result"}
+        if m.metadata.get("is_error") is True:
+            block["is_error"] = True
+        return block
+    if spec.tag == ORPHAN_RESULT:
+        call = f"{m.content.get('function', '')}({value_text(m.content.get('arguments', {}), m)})"
+        text = f"Tool result of {call}, whose call is not in this request:\n{result_text(m, record, policy, first_round)}"
+        return {"text": text, "type": "text"}
+    if spec.tag == RESULTS:
+        entries = [_entry(r, result_output(r, record, policy, first_round), True) for r, _ in spec.group]
+        text = _yaml(lambda: envelope.results_text(entries), m)
+    elif spec.tag in (RESPONSE, CALLS):
+        calls = _yaml(lambda: envelope.calls_text([_entry(c) for c, _ in spec.group]), m) if spec.group else ""
+        own = m.text if spec.tag == RESPONSE else ""
+        text = own + "\n\n" + calls if own and calls else own or calls
+    else:
+        text = instruction_text(m) if m.kind == "instruction" else m.text
+    block = {"text": text, "type": "text"}
+    if spec.mark is not None:
+        block["cache_control"] = cache_control(spec.mark)
+    return block
+
+
+def block_key(spec: BlockSpec, record: FullRecord | None, policy: Policy | None,
+              first_round: IncludedRound | None = None) -> tuple:
+    """Everything a block's rendering depends on, for the counter's memo: the block (its messages by identity,
+    tag, call ids, mark) and, for results under a bound, each one's bound, original index and projection version."""
+    if policy is None or (policy.tool_result_max_chars is None and (first_round is None or not policy.caching)):
+        return (spec.message, spec.tag, spec.call_id, spec.group, spec.mark)
+    extra = []
+    for m in spec.messages:
+        if m.kind != "action_response":
+            continue
+        original = original_of(m, {}, record)
+        index = record.index_of(original.id) if record is not None and original.id in record else None
+        extra.append((original, index, bound_for(m, policy, first_round)))
+    return (spec.message, spec.tag, spec.call_id, spec.group, spec.mark, tuple(extra), PROJECTION_VERSION)
+
+
+def system_blocks(plan: Plan) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = [{"text": m.text, "type": "text"} for m in plan.system if m.text]
+    if blocks and plan.stable_mark is not None:
+        blocks[-1]["cache_control"] = cache_control(plan.stable_mark)
+    return blocks
+
+
+def tool_list(plan: Plan, tools: list | None) -> list | None:
+    """The request's tools; the last carries the stable mark when there is no system block to carry it."""
+    if not tools:
+        return None
+    out = list(tools)
+    if plan.stable_mark is not None and not any(m.text for m in plan.system) and isinstance(out[-1], Mapping):
+        out[-1] = {**out[-1], "cache_control": cache_control(plan.stable_mark)}
+    return out
+
+
+def make_plan(messages: Sequence[Message], *, record: FullRecord | None = None, policy: Policy | None = None,
+              tools: list | None = None, first_round: IncludedRound | None = None, marks: bool = True) -> Plan:
+    """The plan a view compiles from under a policy: the envelope and marks only while caching is on."""
+    caching = policy is not None and policy.caching
+    return plan_request(messages, record, caching=caching, first_round=first_round if caching else None,
+                        tools=bool(tools), marks=marks)
+
+
+def compile_request(
+    messages: Sequence[Message],
+    *,
+    record: FullRecord | None = None,
+    policy: Policy | None = None,
+    tools: list | None = None,
+    first_round: IncludedRound | None = None,
+) -> dict[str, Any]:
+    """The Anthropic Messages payload for a view: `tools`, `system` and `messages`, in that order.
+
+    `first_round` is the session's included protected first round (core.request.first_round.included_round);
+    it matters only while the policy's prompt caching is on.
+    """
+    plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round)
+    return payload_from_plan(plan, record=record, policy=policy, tools=tools, first_round=first_round)
+
+
+def payload_from_plan(plan: Plan, *, record=None, policy=None, tools=None, first_round=None) -> dict[str, Any]:
+    payload: dict[str, Any] = {}
+    listed = tool_list(plan, tools)
+    if listed:
+        payload["tools"] = listed
+    system = system_blocks(plan)
+    if system:
+        payload["system"] = system
+    payload["messages"] = [
+        {"content": [render_block(b, record, policy, first_round) for b in blocks], "role": role}
+        for role, blocks in plan.turns
+    ]
+    return payload
+
+
+# The top-level keys come in the provider's prefix order; everything inside sorts its keys.
+TOP_ORDER = ("tools", "system", "messages")
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def payload_text(payload: Mapping[str, Any]) -> str:
+    """The payload as JSON text: top-level keys in prefix order (then the rest sorted), no spaces."""
+    keys = [k for k in TOP_ORDER if k in payload] + sorted(k for k in payload if k not in TOP_ORDER)
+    return "{" + ",".join(f"{canonical(k)}:{canonical(payload[k])}" for k in keys) + "}"
+
+
+def payload_bytes(payload: Mapping[str, Any]) -> bytes:
+    """Deterministic bytes of a payload: the same view and policy give the same bytes on every run."""
+    return payload_text(payload).encode("utf-8")
+
+
+def counted_text(payload: Mapping[str, Any]) -> str:
+    """The text the estimate counts (Amendment 1's D3): the payload's system, messages and tools as JSON."""
+    return payload_text({k: payload[k] for k in TOP_ORDER if k in payload})

@@ -1,0 +1,347 @@
+"""Exact, incremental o200k_base counting of compiled requests: per-message segments, memoised.
+
+The counted text (core.request.compile.counted_text) is cut into pieces at places that are always
+boundaries of o200k's pre-tokenizer, so the tokens of the whole text are the tokens of the pieces
+laid end to end. Every cut falls right before the first letter of a JSON key that follows `{"` or
+`,"`: the punctuation run before it (`"},{"`, `","`, ...) is one pre-token that the greedy
+` ?[^\\s\\p{L}\\p{N}]+` branch takes whole, it always ends in `"` (so no letter branch can start
+on it), and nothing on either side is whitespace (so the `\\s+(?!\\S)` look-ahead never differs).
+A block `{"...","type":"T"}` is cut twice: before its first key (its *body*, which depends only
+on its message, its call id and the policy) and before `type` (its *glue*: `type":"T"}` and the
+punctuation up to the next block, a handful of distinct strings). tests/core/test_count.py proves
+the sum equals counting the whole text over random views and edits.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from foldscope.core.request import tokens
+from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
+from foldscope.core.request.count_step import Laid, glue_of, lay_out, one_replaced, places, shared, type_glue
+from foldscope.core.model.session import FullRecord, Message
+
+if TYPE_CHECKING:
+    from foldscope.core.model.policy import Policy
+
+# Below this many characters of new text, threads cost more than they save.
+PARALLEL_CHARS = 256 * 1024
+
+
+def estimate(counted: int, scale: float) -> int:
+    """The estimate: counted tokens times the scale, rounded up (rounded first so 1000 x 1.37 is 1370)."""
+    return math.ceil(round(counted * scale, 6))
+
+
+def policy_key(policy: Policy | None) -> tuple:
+    """The parts of a policy that change how a message renders: the result bound and caching (envelope, marks).
+    Each block's own memo key (core.request.compile.block_key) adds what its projection depends on."""
+    if policy is None:
+        return (None, False)
+    return (policy.tool_result_max_chars, policy.caching)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A message's share of a counted request: its block and the punctuation after it."""
+
+    message: Message | None  # None for the tools and system head when there is no system message
+    kind: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A request's count and each part of it (the head first, then one per block).
+
+    `since` is the serial of the measurement this one was laid out from (-1: planned whole) and `kept` how many
+    leading parts are the same objects as that one's; `serial` names this one; `laid` is the counter's
+    state behind it (core.request.count_step.Laid), for the prefix share.
+    """
+
+    counted: int
+    parts: tuple[Part, ...]
+    serial: int = -1
+    since: int = -1
+    kept: int = 0
+    laid: Any = field(default=None, repr=False, compare=False)
+
+    def largest(self, n: int = 3) -> list[Part]:
+        """The n (at most 3) largest parts, ties in order, as sorted(parts, key=-tokens)[:n] gives; from the
+        kept blocks' standing top three and the re-counted parts when the counter laid the view out."""
+        laid = self.laid
+        if laid is None or n > 3:
+            return sorted(self.parts, key=lambda p: -p.tokens)[:n]
+        head = self.parts[0]
+        cand = laid.top + [(-head.tokens, 0, head)]
+        cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[laid.kept:], laid.kept)]
+        return [p for _, _, p in heapq.nsmallest(n, cand, key=lambda c: (c[0], c[1]))]
+
+
+class Counter:
+    """Counts compiled requests exactly, memoising each message's segment by identity and policy.
+
+    Messages are immutable, so a segment's count is fixed by the message object, how it renders
+    (text, tool_use or tool_result with its call id) and the policy's rendering inputs. Counting a
+    view that differs from a counted one by k messages tokenises about k messages, and a view that
+    shares its start with a recently measured one is planned and laid out only from where they part
+    (core.request.count_step). A view that differs from a recently measured one by one result replaced with a
+    copy of the same original (the clip's candidates) costs that result's block: every other block keeps
+    its key, glue and part, and the running counts shift by the difference (core.request.count_step.one_replaced).
+    """
+
+    KEEP = 4  # recently measured views kept to lay new ones out from
+
+    def __init__(self, threads: int | None = None) -> None:
+        self._bodies: dict[tuple, int] = {}  # (message, tag, call id, policy key) -> tokens
+        self._glue: dict[str, int] = {}
+        self._glue_by_kind: dict[tuple, int] = {}  # (tag, role, next role) -> the glue's tokens
+        self._heads: dict[str, int] = {}
+        self._recent: list[Laid] = []
+        self._serial = 0
+        # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
+        # pool measured slower than counting the segments one after another (docs/performance.md).
+        self.threads = threads or 1
+        self.tokenised_chars = 0  # how much text this counter has had to tokenise, for tests and benchmarks
+
+    def count(self, messages: Sequence[Message], *, record: FullRecord | None = None,
+              policy: Policy | None = None, tools: list | None = None,
+              first_round: IncludedRound | None = None) -> int:
+        """The exact o200k_base token count of the compiled request's counted text."""
+        return self.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round).counted
+
+    def measure(self, messages: Sequence[Message], *, record: FullRecord | None = None,
+                policy: Policy | None = None, tools: list | None = None,
+                first_round: IncludedRound | None = None, marks: bool = True) -> Measurement:
+        """The count and each message's part of it (`marks=False`: as compiled without cache marks)."""
+        inputs = (id(record), record, policy_key(policy), policy.caching if policy else None, id(tools),
+                  first_round if policy is not None and policy.caching else None, marks)
+        for state in reversed(self._recent):
+            found = one_replaced(state, messages, inputs, record, inputs[5])
+            if found is not None:
+                return self._replaced(state, messages, found, record, policy, first_round)
+        # The recent view this one shares the longest start with (the same objects, rendered alike).
+        base, p = None, 0
+        for state in sorted(self._recent, key=lambda s: -len(s.messages)):
+            if len(state.messages) <= p:
+                break  # no shorter view can share more
+            n = shared(state, messages, inputs)
+            if n > p:
+                base, p = state, n
+        pk = policy_key(policy)
+        self._serial += 1
+
+        def key_of(rec, spec):
+            return (block_key(spec, rec, policy, first_round), pk)
+
+        laid = lay_out(messages, base, p, inputs, self._serial, record=record, policy=policy, tools=tools,
+                       first_round=first_round, marks=marks, key_of=key_of)
+        self._count_laid(laid, record, policy, first_round)
+        # The three largest kept parts, carried forward so that Measurement.largest costs what changed.
+        if base is not None and laid.since == base.serial:
+            if laid.kept >= base.kept:
+                cand = base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept:laid.kept], base.kept)]
+            else:  # fewer kept than before: the standing three may lie past them
+                cand = [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[:laid.kept])]
+            laid.top = heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
+        kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
+        return self._remembered(laid, kept)
+
+    def _remembered(self, laid: Laid, kept: int) -> Measurement:
+        """Keep `laid` among the recent layouts and measure it: the head (system and tools) plus its blocks."""
+        if len(self._recent) >= self.KEEP:
+            self._recent.pop(0)
+        self._recent.append(laid)
+        head_key, _, head_glue = laid.head
+        head_owner = laid.system[0] if laid.system else None
+        head = Part(head_owner, "system", self._lookup(head_key, head_glue))
+        total = head.tokens + (laid.cum[-1] if laid.cum else 0)
+        return Measurement(total, (head, *laid.parts), laid.serial, laid.since, kept, laid)
+
+    def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy,
+                  first_round) -> Measurement:
+        """A view that differs from `base` by one result's copy (core.request.count_step.one_replaced): every block but
+        the copy's keeps its key, glue and part; the copy's block is counted, and the running counts shift."""
+        i, si, fi, spec = found
+        key = (block_key(spec, record, policy, first_round), policy_key(policy))
+        if key not in self._bodies:
+            text = canonical(render_block(spec, record, policy, first_round))
+            glue = type_glue(spec)
+            if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
+                raise AssertionError(f"block does not end with its type: {text[:80]}")
+            self._tokenise({key: text[2 : len(text) - len(glue)]})
+        old_part = base.parts[fi]
+        glue_tokens = old_part.tokens - self._bodies[base.keys[fi]]
+        part = Part(spec.message, spec.message.kind, self._bodies[key] + glue_tokens)
+        delta = part.tokens - old_part.tokens
+        self._serial += 1
+        old = base.messages[i]
+        view = list(messages)
+        seq = list(base.seq)
+        seq[si] = view[i]
+        flat = list(base.flat)
+        flat[fi] = spec
+        keys = list(base.keys)
+        keys[fi] = key
+        parts = list(base.parts)
+        parts[fi] = part
+        cum = base.cum[:fi] + [c + delta for c in base.cum[fi:]] if delta else list(base.cum)
+        where = dict(places(base))
+        del where[id(old)]
+        where[id(view[i])] = (si, fi)
+        laid = Laid(self._serial, base.inputs, view, seq, base.system, base.aruns, flat, base.roles, keys, parts, cum,
+                    base.notes, base.ends, base.members, base.marked, base.head, base.stable, fi, base.serial,
+                    base.irregular, where=where)
+        if fi >= base.kept:
+            cand = base.top + [(-p.tokens, j + 1, p) for j, p in enumerate(base.parts[base.kept:fi], base.kept)]
+        else:
+            cand = [(-p.tokens, j + 1, p) for j, p in enumerate(parts[:fi])]
+        laid.top = heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
+        return self._remembered(laid, fi + 1)
+
+    def _count_laid(self, laid: Laid, record, policy, first_round) -> None:
+        """Count the blocks from laid.kept on: tokenise new bodies, then fill parts and running counts."""
+        flat, keys, roles = laid.flat, laid.keys, laid.roles
+        n, start = len(flat), laid.kept
+        new: dict[Any, str] = {}
+        head_key, head_text, _ = laid.head
+        if head_key[1] not in self._heads:
+            new[head_key] = head_text
+        for i in range(start, n):
+            key = keys[i]
+            if key not in self._bodies and key not in new:
+                spec = flat[i]
+                text = canonical(render_block(spec, record, policy, first_round))
+                glue = type_glue(spec)
+                if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
+                    raise AssertionError(f"block does not end with its type: {text[:80]}")
+                new[key] = text[2 : len(text) - len(glue)]
+        self._tokenise(new)
+        parts, cum = laid.parts, laid.cum
+        total = cum[-1] if cum else 0
+        bodies, glues = self._bodies, self._glue
+        by_kind = self._glue_by_kind
+        for i in range(start, n):
+            spec = flat[i]
+            kind = (spec.tag, roles[i], roles[i + 1] if i + 1 < n else None)
+            g = by_kind.get(kind)
+            if g is None:
+                glue = glue_of(spec, *kind[1:])
+                g = glues.get(glue)
+                if g is None:
+                    g = glues[glue] = len(tokens.encoding().encode_ordinary(glue))
+                by_kind[kind] = g
+            t = bodies[keys[i]] + g
+            total += t
+            message = spec.message
+            parts.append(Part(message, message.kind, t))
+            cum.append(total)
+
+    def measure_whole(self, messages: Sequence[Message], *, record: FullRecord | None = None,
+                      policy: Policy | None = None, tools: list | None = None,
+                      first_round: IncludedRound | None = None, marks: bool = True) -> Measurement:
+        """The same measurement from the whole plan (core.request.compile.make_plan), never extending: the reference."""
+        plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks)
+        layout = self._layout(plan, record, policy, tools, first_round)
+        self._fill(layout)
+        head_owner = plan.system[0] if plan.system else None
+        parts: list[Part] = []
+        for key, _, glue, message in layout:
+            n = self._lookup(key, glue)
+            parts.append(Part(message, message.kind, n) if message is not None else Part(head_owner, "system", n))
+        return Measurement(sum(p.tokens for p in parts), tuple(parts))
+
+    def pieces(self, messages: Sequence[Message], *, record: FullRecord | None = None,
+               policy: Policy | None = None, tools: list | None = None,
+               first_round: IncludedRound | None = None) -> list[str]:
+        """The counted text cut into the pieces this counter counts separately (for tests)."""
+        plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round)
+        out: list[str] = []
+        for _, body, glue, _ in self._layout(plan, record, policy, tools, first_round, every_body=True):
+            out.extend(p for p in (body, glue) if p)
+        return out
+
+    def _layout(self, plan: Plan, record, policy, tools, first_round=None, every_body: bool = False) -> list[tuple]:
+        """(memo key, body text or None when memoised, glue text, message) for the head and each block, in order."""
+        pk = policy_key(policy)
+        head = "{"
+        listed = tool_list(plan, tools)
+        if listed:
+            head += '"tools":' + canonical(listed) + ","
+        system = system_blocks(plan)
+        if system:
+            head += '"system":' + canonical(system) + ","
+        head += '"'  # the cut before `messages` keeps the tools and system head apart from the turns
+        out: list[tuple] = [(("head", head), head, 'messages":[' + ('{"content":[{"' if plan.turns else "]}"), None)]
+        for ti, (role, blocks) in enumerate(plan.turns):
+            last_turn = ti == len(plan.turns) - 1
+            for bi, spec in enumerate(blocks):
+                key = (block_key(spec, record, policy, first_round), pk)
+                block_type = "tool_use" if spec.tag == "tool_use" else "tool_result" if spec.tag == "tool_result" else "text"
+                glue = f'type":"{block_type}"}}'
+                body = None
+                if every_body or key not in self._bodies:
+                    text = canonical(render_block(spec, record, policy, first_round))
+                    if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
+                        raise AssertionError(f"block does not end with its type: {text[:80]}")
+                    body = text[2 : len(text) - len(glue)]
+                if bi < len(blocks) - 1:
+                    glue += ',{"'
+                elif not last_turn:
+                    glue += f'],"role":"{role}"}},{{"content":[{{"'
+                else:
+                    glue += f'],"role":"{role}"}}]}}'
+                out.append((key, body, glue, spec.message))
+        return out
+
+    def _fill(self, layout: list[tuple]) -> None:
+        """Tokenise every new segment of a whole layout."""
+        new: dict[Any, str] = {}
+        for key, body, _, _ in layout:
+            if body is None or key in new:
+                continue
+            if (key[1] not in self._heads) if key[0] == "head" else (key not in self._bodies):
+                new[key] = body
+        self._tokenise(new)
+
+    def _tokenise(self, new: dict[Any, str]) -> None:
+        """Count every new segment, in parallel threads when there is enough new text."""
+        if not new:
+            return
+        texts = list(new.values())
+        chars = sum(len(t) for t in texts)
+        self.tokenised_chars += chars
+        enc = tokens.encoding()
+        if chars >= PARALLEL_CHARS and self.threads > 1 and len(texts) > 1:
+            counts = [len(ids) for ids in enc.encode_ordinary_batch(texts, num_threads=self.threads)]
+        else:
+            counts = [len(enc.encode_ordinary(t)) for t in texts]
+        for key, n in zip(new, counts):
+            if key[0] == "head":
+                self._heads[key[1]] = n
+            else:
+                self._bodies[key] = n
+
+    def _lookup(self, key, glue: str) -> int:
+        n = self._heads[key[1]] if key[0] == "head" else self._bodies[key]
+        if glue:
+            g = self._glue.get(glue)
+            if g is None:
+                g = self._glue[glue] = len(tokens.encoding().encode_ordinary(glue))
+            n += g
+        return n
+
+    def clear(self) -> None:
+        self._recent.clear()
+        self._bodies.clear()
+        self._glue.clear()
+        self._glue_by_kind.clear()
+        self._heads.clear()
+
+
+def count_text(text: str) -> int:
+    """The whole-text count the pieces must add up to."""
+    return tokens.count_text(text)

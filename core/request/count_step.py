@@ -1,0 +1,273 @@
+"""The counter's incremental plan: a view that shares its start with a measured one re-plans only from where they part."""
+
+# Changing a view from some message on (appending, folding or clipping late messages) leaves every run
+# that ends before the last assistant run starting ahead of that message final (a user run's results
+# pair with the run before it, an assistant run's calls with the run after it). So `lay_out` keeps those blocks, their memo keys, parts and running counts
+# from the state it extends, re-plans the rest with core.request.plan.plan_runs, and places the cache marks
+# over the whole from the anchors it carries. Where that would not be exact (a new system message, a
+# pairing through a look-up that reads earlier runs, a mark moving inside the kept blocks, a copy whose
+# original is neither in the re-planned part nor in the record) it plans the view whole.
+# A view that replaces one result of a measured view with a copy of the same original (the clip's
+# candidates) is not re-planned at all when that provably changes only the result's own block
+# (`one_replaced`): the counter swaps that block's key and part and shifts the running counts.
+# tests/core/test_count.py proves the parts equal the whole plan's over random growing views and over
+# chains of single-result replacements, under every policy.
+
+from __future__ import annotations
+
+import operator
+from bisect import bisect_left
+from dataclasses import dataclass, field, replace
+from itertools import compress, count
+from typing import Any, Callable, Sequence
+
+from foldscope.core.request.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
+from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.plan import RESULTS, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
+
+
+@dataclass
+class Laid:
+    """One measured view as the counter keeps it, to extend: its blocks, their keys, parts and running counts."""
+
+    serial: int
+    inputs: tuple  # what rendering depends on besides the view, compared by identity or value
+    messages: list[Message]
+    seq: list[Message]  # the non-system messages, in order
+    system: tuple[Message, ...]
+    aruns: list[tuple[int, int]]  # where re-planning may start: (seq position, flat position of its block)
+    flat: list[BlockSpec]
+    roles: list[str]
+    keys: list  # each block's memo key
+    parts: list  # each block's Part (head excluded)
+    cum: list[int]  # tokens of blocks 0..i with their glue
+    notes: list[int]
+    ends: list[int]
+    members: list[int]
+    marked: dict[int, tuple[str, str]]
+    head: tuple  # (memo key, head text, head glue)
+    stable: str | None
+    kept: int  # leading blocks taken unchanged from the state this one extends
+    since: int  # that state's serial (-1: planned whole)
+    irregular: bool = False  # a pairing that a shorter view could decide otherwise (core.request.plan.plan_runs)
+    top: list = field(default_factory=list)  # the three largest kept parts as (-tokens, index, part)
+    where: dict | None = field(default=None, repr=False)  # id(result) -> (seq position, flat position), see places
+
+
+def places(laid: Laid) -> dict:
+    """Each result's seq position and the flat position of its block, by identity (None: the object is there twice)."""
+    if laid.where is None:
+        seq_at: dict[int, Any] = {}
+        for si, m in enumerate(laid.seq):
+            if m.kind == "action_response":
+                seq_at[id(m)] = None if id(m) in seq_at else si
+        where: dict[int, Any] = {}
+        for fi, spec in enumerate(laid.flat):
+            for m in spec.messages:
+                if m.kind == "action_response":
+                    k = id(m)
+                    si = seq_at.get(k)
+                    where[k] = None if k in where or si is None else (si, fi)
+        laid.where = where
+    return laid.where
+
+
+def one_replaced(base: Laid, messages: Sequence[Message], inputs: tuple, record: FullRecord | None,
+                 first_round: IncludedRound | None) -> tuple[int, int, int, BlockSpec] | None:
+    """Where a view differs from a measured one by one result replaced with a copy of the same original, when
+    that leaves every block but the result's own, every pairing, role, glue and mark as they were:
+    (view position, seq position, flat position, the block with the copy); else None.
+
+    The whole plan pairs a result through its original's `action_request_id` (the same original for both), and
+    a result the base paired directly (not irregular) pairs the same way; no other message names either
+    one's id or the original's, so nothing else resolves differently; the anchors (notes, the first round's
+    end and members) do not include either, so the marks stay where they were.
+    """
+    if base.irregular or len(base.messages) != len(messages) or base.inputs != inputs:
+        return None
+    old_view = base.messages
+    i = next(compress(count(), map(operator.is_not, old_view, messages)), None)
+    if i is None or not all(map(operator.is_, old_view[i + 1:], messages[i + 1:])):
+        return None
+    old, new = old_view[i], messages[i]
+    if old.kind != "action_response" or new.kind != "action_response" or record is None:
+        return None
+    src = old.clipped_from or old.id
+    if new.clipped_from != src or new.id == src or new.id == old.id or src not in record:
+        return None
+    if old.clipped_from is None:
+        if record.get(src) is not old:
+            return None
+    elif old.id == src:
+        return None
+    if first_round is not None and (old.id in first_round.members or new.id in first_round.members
+                                    or first_round.end in (old.id, new.id)):
+        return None
+    ids = {src, old.id, new.id}
+    for m in old_view[:i]:
+        if m.id in ids or m.clipped_from in ids:
+            return None
+    for m in old_view[i + 1:]:
+        if m.id in ids or m.clipped_from in ids:
+            return None
+    at = places(base).get(id(old))
+    if at is None:
+        return None
+    si, fi = at
+    spec = base.flat[fi]
+    if spec.tag == TOOL_RESULT:
+        if spec.message is not old:
+            return None
+        return i, si, fi, replace(spec, message=new)
+    if spec.tag == RESULTS:
+        for g, (m, cid) in enumerate(spec.group):
+            if m is old:
+                if cid is None:
+                    return None
+                group = spec.group[:g] + ((new, cid),) + spec.group[g + 1:]
+                return i, si, fi, replace(spec, message=new if g == 0 else spec.message, group=group)
+    return None
+
+
+def type_glue(spec: BlockSpec) -> str:
+    """The end of a block's counted text that its body leaves out: its type."""
+    block_type = "tool_use" if spec.tag == "tool_use" else "tool_result" if spec.tag == "tool_result" else "text"
+    return f'type":"{block_type}"}}'
+
+
+def glue_of(spec: BlockSpec, role: str, next_role: str | None) -> str:
+    """The counted punctuation after a block: its type, and what closes or continues its turn."""
+    glue = type_glue(spec)
+    if next_role == role:
+        return glue + ',{"'
+    if next_role is not None:
+        return glue + f'],"role":"{role}"}},{{"content":[{{"'
+    return glue + f'],"role":"{role}"}}]}}'
+
+
+def shared(base: Laid, messages: Sequence[Message], inputs: tuple) -> int:
+    """How many leading messages the view shares with a measured one (the same objects); -1 if rendered otherwise."""
+    if base.inputs != inputs:
+        return -1
+    n = min(len(base.messages), len(messages))
+    return next(compress(count(), map(operator.is_not, base.messages[:n], messages[:n])), n)
+
+
+def starts(seq: Sequence[Message], pos: int, size: int, block: int) -> list[tuple[int, int]]:
+    """Where re-planning may start in the assistant run seq[pos:pos+size] whose first block is `block`: its
+    start, and each message with text before the run's first call (the blocks before it are its texts, one
+    each, and no later call can join them)."""
+    out = [(pos, block)]
+    n = 0
+    for j in range(pos, pos + size):
+        m = seq[j]
+        if m.kind == "action_request":
+            break
+        if has_text(m):
+            if j > pos:
+                out.append((j, block + n))
+            n += 1
+    return out
+
+
+def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
+    """Where to re-plan a view sharing p leading messages with `base`: (q, seq position, flat position) of
+    the last place to start (core.request.count_step.starts) before the shared part ends, where q
+    is the shared part's length in seq; None when a system message is not in the shared part."""
+    if any(m.kind == "system" for m in base.messages[p:]):
+        return None
+    q = len(base.seq) - (len(base.messages) - p)
+    i = bisect_left(base.aruns, (q,)) - 1
+    return (q, *base.aruns[i]) if i >= 0 else (q, 0, 0)
+
+
+def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tuple, serial: int, *,
+            record: FullRecord | None, policy: Any, tools: list | None, first_round: IncludedRound | None,
+            marks: bool, key_of: Callable[[Any, BlockSpec], tuple]) -> Laid:
+    """The view's blocks and keys, re-planned from where it parts from `base` (which shares its first `p`
+    messages) when that is exact, else whole.
+
+    Parts and counts are left for the counter to fill from index `kept` on (`parts`/`cum` hold the kept ones).
+    """
+    caching = policy is not None and policy.caching
+    fr = first_round if caching else None
+    with_marks = caching and marks
+    start = start_of(base, p) if base is not None and not base.irregular else None
+    new = messages[p:]
+    if start is None or any(m.kind == "system" for m in new):
+        base = None
+    if base is not None:
+        q, cut, k = start
+        system = base.system
+        seq = base.seq[:q] + [m for m in new if m.kind != "system"]
+    else:
+        system = tuple(m for m in messages if m.kind == "system")
+        seq = [m for m in messages if m.kind != "system"]
+        cut, k = 0, 0
+    tail = seq[cut:]
+    by_id = {m.id: m for m in (tail if base is not None else messages)}
+    if base is not None:
+        for m in tail:
+            src = m.clipped_from
+            if src is not None and src not in by_id and not (record is not None and src in record):
+                return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
+    planned, irregular = plan_runs(tail, by_id, record, caching)
+    if irregular and base is not None and cut > 0:
+        return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
+
+    tail_flat: list[BlockSpec] = []
+    tail_roles: list[str] = []
+    aruns = base.aruns[:bisect_left(base.aruns, (cut,))] if base is not None else []
+    pos = cut
+    for role, blocks, size in planned:
+        if role == "assistant":
+            aruns.extend(starts(seq, pos, size, k + len(tail_flat)))
+        tail_flat.extend(blocks)
+        tail_roles.extend([role] * len(blocks))
+        pos += size
+
+    stable = None
+    marked: dict[int, tuple[str, str]] = {}
+    notes = ends = members = []
+    if with_marks:
+        t_notes, t_ends, t_members = anchors(tail_flat, fr, k)
+        if base is not None:
+            notes = [p for p in base.notes if p < k] + t_notes
+            ends = [p for p in base.ends if p < k] + t_ends
+            members = [p for p in base.members if p < k] + t_members
+        else:
+            notes, ends, members = t_notes, t_ends, t_members
+        stable_exists = any(m.text for m in system) or bool(tools)
+        stable, marked = flat_marks(k + len(tail_flat), stable_exists, notes, ends, members)
+        if base is not None and {p: v for p, v in base.marked.items() if p < k} != {p: v for p, v in marked.items() if p < k}:
+            return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
+        tail_flat = [replace(s, mark=marked[i][0]) if i in marked else s for i, s in enumerate(tail_flat, k)]
+
+    if base is not None:
+        flat = base.flat[:k] + tail_flat
+        roles = base.roles[:k] + tail_roles
+    else:
+        flat, roles = tail_flat, tail_roles
+    head_plan = Plan(system, (), caching, stable)
+    head = "{"
+    listed = tool_list(head_plan, tools)
+    if listed:
+        head += '"tools":' + canonical(listed) + ","
+    sys_blocks = system_blocks(head_plan)
+    if sys_blocks:
+        head += '"system":' + canonical(sys_blocks) + ","
+    head += '"'
+    head_t = (("head", head), head, 'messages":[' + ('{"content":[{"' if flat else "]}"))
+    # The block before the re-planned ones keeps its key but may change its glue: it is counted again.
+    kept = max(k - 1, 0) if base is not None else 0
+    keys = base.keys[:kept] if base is not None else []
+    keys.extend(key_of(record, s) for s in flat[kept:])
+    return Laid(serial, inputs, list(messages), seq, system, aruns, flat, roles, keys,
+                base.parts[:kept] if base is not None else [], base.cum[:kept] if base is not None else [],
+                notes, ends, members, marked, head_t, stable, kept, base.serial if base is not None else -1,
+                irregular)
+
+
+def _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of) -> Laid:
+    return lay_out(messages, None, 0, inputs, serial, record=record, policy=policy, tools=tools,
+                   first_round=first_round, marks=marks, key_of=key_of)

@@ -1,0 +1,301 @@
+"""Planning a request: which content block each view message becomes, calls paired with results, the envelope, the marks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+from foldscope.core.request.marks import MarkPosition, choose_marks
+from foldscope.core.model.session import FullRecord, Message
+
+# Which side of the conversation each kind speaks for. System messages go to `system` blocks.
+ROLE = {
+    "instruction": "user",
+    "action_response": "user",
+    "assistant": "assistant",
+    "note": "assistant",
+    "action_request": "assistant",
+}
+
+# How a view message becomes a content block (the `tag` of a BlockSpec).
+TEXT, TOOL_USE, TOOL_RESULT, ORPHAN_RESULT = "text", "tool_use", "tool_result", "orphan_result"
+# While caching places marks (Amendment 4's envelope): a response with its calls, calls alone, a round's results.
+RESPONSE, CALLS, RESULTS = "response", "calls", "results"
+
+# Instruction parts after the instruction itself, in the order they render.
+INSTRUCTION_PARTS = (("guidance", "Guidance"), ("context", "Context"), ("prompt_context", "Context"))
+
+
+class CompileError(Exception):
+    """The view cannot be compiled: a value has no JSON form. Names the message."""
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """One content block and the view message it comes from; `call_id` is the tool_use id for calls and results.
+
+    An envelope block (RESPONSE, CALLS, RESULTS) also carries the calls or results it holds in
+    `group`, as (message, call id) pairs; `mark` is the block's cache mark lifetime, if any.
+    """
+
+    message: Message
+    tag: str
+    call_id: str | None = None
+    group: tuple[tuple[Message, str | None], ...] = ()
+    mark: str | None = None
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """Every view message this block renders, in order."""
+        if self.tag == RESPONSE:
+            return (self.message,) + tuple(m for m, _ in self.group)
+        return tuple(m for m, _ in self.group) if self.group else (self.message,)
+
+
+@dataclass(frozen=True)
+class IncludedRound:
+    """A protected first round the decision included (Amendment 4): its members, the message that ends it,
+    and the result bound frozen at the decision, which its results compile with."""
+
+    members: frozenset[str]
+    end: str
+    bound: int | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a view compiles to before rendering: system messages, the turns as (role, blocks), and the marks."""
+
+    system: tuple[Message, ...]
+    turns: tuple[tuple[str, tuple[BlockSpec, ...]], ...]
+    caching: bool = False
+    stable_mark: str | None = None  # the lifetime on the stable segment's last block (system, else tools)
+    marks: tuple[MarkPosition, ...] = ()
+
+
+def call_id_of(request: Message) -> str:
+    """The tool_use id of an action_request: the source's own call id when a reader kept one, else its id."""
+    cid = request.metadata.get("call_id")
+    return cid if isinstance(cid, str) and cid else request.id
+
+
+def original_of(message: Message, by_id: Mapping[str, Message], record: FullRecord | None) -> Message:
+    """The original a clipped copy stands for (found in the view or the record), else the message itself."""
+    source = message.clipped_from
+    if source is None:
+        return message
+    if source in by_id:
+        return by_id[source]
+    if record is not None and source in record:
+        return record.get(source)
+    return message
+
+
+def plan_request(messages: Sequence[Message], record: FullRecord | None = None, *, caching: bool = False,
+                 first_round: IncludedRound | None = None, tools: bool = False, marks: bool = True) -> Plan:
+    """Decide every block of the request, pairing calls with results (docs/compile.md, "Pairing").
+
+    With `caching`, calls and results take Amendment 4's envelope and the marks are placed
+    (`tools` says whether the request carries tools, the end of the stable segment without system).
+    """
+    system = tuple(m for m in messages if m.kind == "system")
+    seq = [m for m in messages if m.kind != "system"]
+    planned, _ = plan_runs(seq, {m.id: m for m in messages}, record, caching)
+    turns: list[tuple[str, list[BlockSpec]]] = []
+    for role, blocks, _ in planned:
+        if not blocks:
+            continue
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((role, list(blocks)))
+    plan = Plan(system, tuple((role, tuple(blocks)) for role, blocks in turns), caching)
+    return _with_marks(plan, record, first_round, tools) if caching and marks else plan
+
+
+def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: FullRecord | None,
+              caching: bool) -> tuple[list[tuple[str, list[BlockSpec], int]], bool]:
+    """Each run of one role as (role, unmarked blocks, messages in the run), in order, for the non-system messages `seq`; and
+    whether the pairing was irregular: a result paired through the look-up of calls by the result they name
+    (`action_response_id`), or naming a call that comes after it (core.request.count_step re-plans whole then)."""
+    runs: list[tuple[str, list[Message]]] = []
+    for m in seq:
+        role = ROLE[m.kind]
+        if runs and runs[-1][0] == role:
+            runs[-1][1].append(m)
+        else:
+            runs.append((role, [m]))
+
+    call_run: dict[str, int] = {}
+    answers: dict[str, str] = {}  # a result's id -> the call that names it (action_response_id)
+    for ri, (role, run) in enumerate(runs):
+        if role == "assistant":
+            for m in run:
+                if m.kind == "action_request":
+                    call_run.setdefault(m.id, ri)
+                    rid = m.content.get("action_response_id")
+                    if isinstance(rid, str):
+                        answers.setdefault(rid, m.id)
+
+    paired: dict[str, str] = {}  # call message id -> the result message id answering it
+    result_call: dict[str, str] = {}
+    by_answer = False
+    for ri, (role, run) in enumerate(runs):
+        if role != "user":
+            continue
+        for m in run:
+            if m.kind != "action_response":
+                continue
+            source = original_of(m, by_id, record)
+            cid = source.content.get("action_request_id")
+            if not isinstance(cid, str) or cid not in call_run:
+                cid = answers.get(source.id, answers.get(m.id))
+                by_answer = by_answer or cid is not None
+            elif call_run[cid] > ri:
+                by_answer = True  # names a call after it: a shorter view could pair it otherwise
+            # A result pairs only with a call in the assistant run right before its own run, and only once.
+            if cid is not None and call_run.get(cid) == ri - 1 and cid not in paired:
+                paired[cid] = m.id
+                result_call[m.id] = cid
+
+    out: list[tuple[str, list[BlockSpec], int]] = []
+    for role, run in runs:
+        blocks: list[BlockSpec] = []
+        if caching:
+            blocks = _envelope_blocks(role, run, paired, result_call, by_id)
+        elif role == "assistant":
+            for m in run:
+                if m.kind == "action_request":
+                    if m.id in paired:
+                        blocks.append(BlockSpec(m, TOOL_USE, call_id_of(m)))
+                elif has_text(m):
+                    blocks.append(BlockSpec(m, TEXT))
+        else:
+            later: list[BlockSpec] = []
+            for m in run:
+                if m.id in result_call:
+                    blocks.append(BlockSpec(m, TOOL_RESULT, call_id_of(by_id[result_call[m.id]])))
+                elif m.kind == "action_response":
+                    later.append(BlockSpec(m, ORPHAN_RESULT))
+                elif has_text(m):
+                    later.append(BlockSpec(m, TEXT))
+            blocks.extend(later)  # tool_result blocks lead their user message
+        out.append((role, blocks, len(run)))
+    return out, by_answer
+
+
+def _envelope_blocks(role: str, run: list[Message], paired: Mapping[str, str], result_call: Mapping[str, str],
+                     by_id: Mapping[str, Message]) -> list[BlockSpec]:
+    """Amendment 4's layout: one text block per response (its calls with it, a note alone), and a round's
+    results as one block at the head of the user message, the rest of that message after it."""
+    blocks: list[BlockSpec] = []
+    if role == "assistant":
+        for m in run:
+            if m.kind == "action_request":
+                if m.id not in paired:
+                    continue
+                entry = (m, call_id_of(m))
+                last = blocks[-1] if blocks else None
+                if last is not None and last.tag in (RESPONSE, CALLS) and last.message.kind != "note":
+                    blocks[-1] = replace(last, group=last.group + (entry,))
+                else:
+                    blocks.append(BlockSpec(m, CALLS, group=(entry,)))
+            elif has_text(m):
+                blocks.append(BlockSpec(m, RESPONSE if m.kind == "assistant" else TEXT))
+        return blocks
+    results = [m for m in run if m.kind == "action_response"]
+    if results:
+        group = tuple((m, call_id_of(by_id[result_call[m.id]]) if m.id in result_call else None) for m in results)
+        blocks.append(BlockSpec(results[0], RESULTS, group=group))
+    blocks.extend(BlockSpec(m, TEXT) for m in run if m.kind != "action_response" and has_text(m))
+    return blocks
+
+
+def anchors(flat: Sequence[BlockSpec], first_round: IncludedRound | None,
+            start: int = 0) -> tuple[list[int], list[int], list[int]]:
+    """Flat positions (from `start`) of the blocks holding a note, the first round's end, and any round member."""
+    notes: list[int] = []
+    ends: list[int] = []
+    members: list[int] = []
+    for i, spec in enumerate(flat, start):
+        for m in spec.messages:
+            if m.kind == "note" and (not notes or notes[-1] != i):
+                notes.append(i)
+            if first_round is not None:
+                if m.id == first_round.end and (not ends or ends[-1] != i):
+                    ends.append(i)
+                if m.id in first_round.members and (not members or members[-1] != i):
+                    members.append(i)
+    return notes, ends, members
+
+
+def flat_marks(blocks: int, stable_exists: bool, notes: Sequence[int], ends: Sequence[int],
+               members: Sequence[int]) -> tuple[str | None, dict[int, tuple[str, str]]]:
+    """The stable mark's lifetime, and each marked block's flat position -> (lifetime, anchor), as core.request.marks decides."""
+    offset = 1 if stable_exists else 0
+    round_end = ends[-1] if ends else members[-1] if members else None
+    chosen = choose_marks(blocks + offset, stable=0 if stable_exists else None,
+                          first_round=None if round_end is None else round_end + offset,
+                          note=notes[-1] + offset if notes else None)
+    stable, marked = None, {}
+    for mark in chosen:
+        if mark.anchor == "stable":
+            stable = mark.lifetime
+        else:
+            marked[mark.block - offset] = (mark.lifetime, mark.anchor)
+    return stable, marked
+
+
+def _with_marks(plan: Plan, record: FullRecord | None, first_round: IncludedRound | None, tools: bool) -> Plan:
+    """The plan with its cache marks placed (core.request.marks decides them)."""
+    has_system = any(m.text for m in plan.system)
+    flat = [(t, b) for t, (_, blocks) in enumerate(plan.turns) for b in range(len(blocks))]
+    stable_mark, marked = flat_marks(len(flat), has_system or tools,
+                                     *anchors([plan.turns[t][1][b] for t, b in flat], first_round))
+    turns = [list(blocks) for _, blocks in plan.turns]
+    positions: list[MarkPosition] = []
+    if stable_mark is not None:
+        positions.append(MarkPosition("system" if has_system else "tools", -1, None, stable_mark, "stable"))
+    for i in sorted(marked):
+        lifetime, anchor = marked[i]
+        t, b = flat[i]
+        spec = turns[t][b] = replace(turns[t][b], mark=lifetime)
+        last = spec.messages[-1]
+        index = record.index_of(last.id) if record is not None and last.id in record else None
+        positions.append(MarkPosition("messages", t, b, lifetime, anchor, index))
+    new_turns = tuple((role, tuple(turns[t])) for t, (role, _) in enumerate(plan.turns))
+    return Plan(plan.system, new_turns, plan.caching, stable_mark, tuple(positions))
+
+
+def has_text(message: Message) -> bool:
+    """Whether a message renders a block of its own (an instruction by its parts, others by their text)."""
+    if message.kind == "instruction":
+        return bool(instruction_text(message))
+    return bool(message.text)
+
+
+_has_text = has_text  # the earlier name
+
+
+def value_text(value: Any, message: Message) -> str:
+    """A value as request text: strings as they are, anything else as sorted-key JSON, the same every time."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise CompileError(f"message {message.id} ({message.kind}) has a value with no JSON form: {exc}") from None
+
+
+def instruction_text(message: Message) -> str:
+    c = message.content
+    parts = [value_text(c.get("instruction", ""), message)]
+    shown: list[Any] = []
+    for key, label in INSTRUCTION_PARTS:
+        value = c.get(key)
+        if value in (None, "", [], {}) or any(value == s for s in shown):
+            continue
+        shown.append(value)
+        parts.append(f"{label}:\n{value_text(value, message)}")
+    return "\n\n".join(p for p in parts if p)

@@ -1,0 +1,293 @@
+"""Prefix share with its cause: how much of a request the next repeats from its start, and where and why they part."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, replace
+from itertools import compress, count
+from typing import Any, Sequence
+
+from foldscope.core.request.compile import (IncludedRound, Plan, block_key, canonical, make_plan, payload_bytes, payload_from_plan,
+                          render_block, system_blocks, tool_list)
+from foldscope.core.request.marks import strip_marks
+from foldscope.core.model.session import FullRecord, Message
+
+# Why the later request departs from the earlier one's bytes.
+CAUSES = ("none", "append", "fold", "restore", "policy", "stable", "rewrite")
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One compiled request with what its divergence needs: the plan, the payload, its bytes (marks set aside) and view."""
+
+    view: tuple[str, ...]
+    plan: Plan
+    payload: dict[str, Any]
+    data: bytes
+    policy_key: tuple
+
+
+def compile_for_prefix(messages: Sequence[Message], *, record: FullRecord | None, policy: Any = None,
+                       tools: list | None = None, first_round: IncludedRound | None = None) -> Compiled:
+    plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round)
+    payload = payload_from_plan(plan, record=record, policy=policy, tools=tools, first_round=first_round)
+    key = (None, None) if policy is None else (policy.tool_result_max_chars, policy.caching)
+    # Marks are set aside: they ask the provider to cache, they are not content it caches, and the moving
+    # tail's mark would otherwise count every request as rewritten at the previous one's last block.
+    data = payload_bytes(strip_marks(payload) if plan.caching else payload)
+    return Compiled(tuple(m.id for m in messages), plan, payload, data, key)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where request B first differs from the earlier request A, read on their payloads with marks set aside.
+
+    `share` is the fraction of A's bytes B repeats from its start; `message` the position in B's
+    `messages` of the first message that differs (None when the stable segment differs or nothing
+    does); `index` the full-record index of the first view message in the block that differs;
+    `cause` one of CAUSES.
+    """
+
+    share: float
+    message: int | None
+    index: int | None
+    cause: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"message": self.message, "index": self.index, "cause": self.cause}
+
+
+def common_prefix_len(a: bytes, b: bytes) -> int:
+    """Length of the common prefix of two byte strings, comparing in halving blocks (C-speed compares)."""
+    n = min(len(a), len(b))
+    lo, step = 0, 1 << 16
+    while lo < n:
+        hi = min(n, lo + step)
+        if a[lo:hi] == b[lo:hi]:
+            lo = hi
+            continue
+        if hi - lo <= 64:
+            while lo < hi and a[lo] == b[lo]:
+                lo += 1
+            return lo
+        step = max(64, (hi - lo) // 2)
+    return n
+
+
+def divergence(a: Compiled, b: Compiled, record: FullRecord) -> Divergence:
+    share = round(common_prefix_len(a.data, b.data) / len(a.data), 4) if a.data else 0.0
+    if a.data == b.data:
+        return Divergence(share, None, None, "none")
+    if a.policy_key != b.policy_key:
+        cause = "policy"
+    elif any(strip_marks(a.payload.get(k)) != strip_marks(b.payload.get(k)) for k in ("tools", "system")):
+        return Divergence(share, None, None, "stable")
+    else:
+        cause = _cause(a.view, b.view, record)
+    am, bm = strip_marks(a.payload["messages"]), strip_marks(b.payload["messages"])
+    i = next((k for k in range(min(len(am), len(bm))) if am[k] != bm[k]), min(len(am), len(bm)))
+    if i < len(bm):
+        index = _first_index(b, bm, am, i, record)
+    else:
+        index = _first_index(a, am, bm, i, record) if i < len(am) else None
+    return Divergence(share, i, index, cause)
+
+
+def _cause(before: Sequence[str], after: Sequence[str], record: FullRecord) -> str:
+    if tuple(after[: len(before)]) == tuple(before):
+        return "append"
+    was = set(before)
+    added = [record.get(m) for m in after if m not in was and m in record]
+    if any(m.kind == "note" or m.is_clipped_copy for m in added):
+        return "fold"
+    newest = max((record.index_of(m) for m in before if m in record), default=-1)
+    if any(record.index_of(m.id) < newest for m in added):
+        return "restore"
+    return "rewrite"
+
+
+def _first_index(source: Compiled, mine: list, other: list, i: int, record: FullRecord) -> int | None:
+    """The record index of the first view message in `source`'s first block of message i that `other` lacks."""
+    blocks = source.plan.turns[i][1]
+    theirs = other[i]["content"] if i < len(other) else []
+    b = next((k for k, block in enumerate(mine[i]["content"]) if k >= len(theirs) or theirs[k] != block), len(blocks) - 1)
+    first = blocks[b].messages[0]
+    return record.index_of(first.id) if first.id in record else None
+
+
+@dataclass
+class Shape:
+    """A measured request as the prefix share reads it: its blocks and the byte end of each segment.
+
+    Segment i is the punctuation before block i and the block as the payload carries it, marks set
+    aside; the head (tools, system, up to `"messages":[`) comes before segment 0, the trailer after
+    the last. Identical leading blocks are taken from the request before, so a request costs what changed.
+    """
+
+    view: tuple[str, ...]
+    policy_key: tuple
+    head: str
+    flat: list
+    roles: list[str]
+    turns: list[int]  # each block's turn, in the payload's `messages`
+    ends: list[int]  # bytes of segments 0..i
+    first_round: IncludedRound | None = None  # what its results compiled under
+
+    @property
+    def trailer(self) -> str:
+        return f'],"role":"{self.roles[-1]}"}}]}}' if self.flat else "]}"
+
+    @property
+    def size(self) -> int:
+        return len(self.head.encode("utf-8")) + (self.ends[-1] if self.ends else 0) + len(self.trailer)
+
+    def glue(self, i: int) -> str:
+        if i == 0:
+            return '{"content":['
+        return "," if self.roles[i] == self.roles[i - 1] else f'],"role":"{self.roles[i - 1]}"}},{{"content":['
+
+
+class PrefixMeter:
+    """Each request's prefix share with the one before, from per-block segments: byte-exact equal to
+    `divergence` on the compiled payloads (tests/core/test_prefix_share.py), at the cost of what changed."""
+
+    def __init__(self, record: FullRecord | None, policy: Any = None, tools: list | None = None,
+                 first_round: IncludedRound | None = None) -> None:
+        self.record, self.policy, self.tools, self.first_round = record, policy, tools, first_round
+        self.policy_key = (None, None) if policy is None else (policy.tool_result_max_chars, policy.caching)
+        self._lengths: dict[tuple, int] = {}
+        self.previous: Shape | None = None
+
+    def step(self, view: Sequence[str], laid: Any, first_round: IncludedRound | None = None) -> Divergence | None:
+        """Where the previous request parts from this one (None for the first). `view` is this request's
+        message ids, `laid` its core.request.count_step.Laid (Measurement.laid) under the meter's record, policy, tools."""
+        shape = self._shape(view, laid, first_round)
+        before, self.previous = self.previous, shape
+        return None if before is None else self._divergence(before, shape)
+
+    def _text(self, spec, first_round: IncludedRound | None) -> str:
+        spec = replace(spec, mark=None) if spec.mark is not None else spec
+        return canonical(render_block(spec, self.record, self.policy, first_round))
+
+    def _key(self, spec, first_round: IncludedRound | None) -> tuple:
+        """Everything the block's bytes depend on, its mark set aside (equal keys, equal bytes)."""
+        key = block_key(spec, self.record, self.policy, first_round)
+        return key[:4] + key[5:]
+
+    def _length(self, spec, first_round: IncludedRound | None) -> int:
+        key = self._key(spec, first_round)
+        n = self._lengths.get(key)
+        if n is None:
+            n = self._lengths[key] = len(self._text(spec, first_round).encode("utf-8"))
+        return n
+
+    def _shape(self, view: Sequence[str], laid: Any, first_round: IncludedRound | None) -> Shape:
+        plan = Plan(laid.system, ())
+        head = "{"
+        listed = tool_list(plan, self.tools)
+        if listed:
+            head += '"tools":' + canonical(listed) + ","
+        system = system_blocks(plan)
+        if system:
+            head += '"system":' + canonical(system) + ","
+        head += '"messages":['
+        flat, roles = laid.flat, laid.roles
+        prev = self.previous
+        j = 0
+        if prev is not None:
+            n = min(len(prev.flat), len(flat))
+            j = next(compress(count(), map(operator.is_not, prev.flat[:n], flat[:n])), n)
+        if prev is not None and prev.first_round != first_round:
+            j = 0  # the results may compile under another bound
+        shape = Shape(tuple(view), self.policy_key, head, flat, roles,
+                      prev.turns[:j] if j else [], prev.ends[:j] if j else [], first_round)
+        turns, ends = shape.turns, shape.ends
+        for i in range(j, len(flat)):
+            turns.append(0 if i == 0 else turns[-1] + (roles[i] != roles[i - 1]))
+            ends.append((ends[-1] if ends else 0) + len(shape.glue(i)) + self._length(flat[i], first_round))
+        return shape
+
+    def _segment(self, s: Shape, i: int) -> bytes | None:
+        if i < len(s.flat):
+            return (s.glue(i) + self._text(s.flat[i], s.first_round)).encode("utf-8")
+        return s.trailer.encode("utf-8") if i == len(s.flat) else None
+
+    def _first_different(self, a: Shape, b: Shape) -> tuple[int, int]:
+        """The first block that differs in bytes or role (past both ends when none does) and the bytes before it."""
+        n = min(len(a.flat), len(b.flat))
+        same_round = a.first_round == b.first_round
+        i = next(compress(count(), map(operator.is_not, a.flat[:n], b.flat[:n])), n) if same_round else 0
+        while i <= max(len(a.flat), len(b.flat)):
+            # Equal blocks in the same place of their turn are equal segments; only others are rendered.
+            if (i < n and (i == 0 or a.roles[i - 1] == b.roles[i - 1]) and a.roles[i] == b.roles[i]
+                    and same_round and (a.flat[i] is b.flat[i]
+                                        or self._key(a.flat[i], a.first_round) == self._key(b.flat[i], b.first_round))):
+                i += 1
+                continue
+            if i < n and a.roles[i] != b.roles[i]:
+                break  # the same bytes so far, but its turn has another role (said when the turn closes)
+            sa, sb = self._segment(a, i), self._segment(b, i)
+            if sa != sb:
+                break
+            i += 1
+        return i, a.ends[i - 1] if 0 < i <= len(a.flat) else 0
+
+    def _divergence(self, a: Shape, b: Shape) -> Divergence:
+        j, before = self._first_different(a, b)
+        if a.head == b.head:
+            shared = len(a.head.encode("utf-8")) + before
+            if j > len(a.flat) and j > len(b.flat):
+                shared = a.size  # the same bytes
+            else:
+                shared += self._stream_prefix(a, b, j)
+        else:
+            shared = self._stream_prefix(a, b, -1)
+        size = a.size
+        share = round(shared / size, 4) if size else 0.0
+        if shared == size == b.size:
+            return Divergence(share, None, None, "none")
+        if a.policy_key != b.policy_key:
+            cause = "policy"
+        elif a.head != b.head:
+            return Divergence(share, None, None, "stable")
+        else:
+            cause = _cause(a.view, b.view, self.record)
+        ta = a.turns[j] if j < len(a.flat) else (a.turns[-1] + 1 if a.flat else 0)
+        tb = b.turns[j] if j < len(b.flat) else (b.turns[-1] + 1 if b.flat else 0)
+        i = min(ta, tb)
+        nb = b.turns[-1] + 1 if b.flat else 0
+        if i < nb:
+            block = b.flat[j] if j < len(b.flat) and b.turns[j] == i else b.flat[min(j, len(b.flat)) - 1]
+        elif j < len(a.flat):
+            block = a.flat[j]
+        else:
+            return Divergence(share, i, None, cause)
+        first = block.messages[0]
+        return Divergence(share, i, self.record.index_of(first.id) if first.id in self.record else None, cause)
+
+    def _stream_prefix(self, a: Shape, b: Shape, start: int) -> int:
+        """Common bytes of the two payloads' streams from segment `start` (-1: the head) on, read lazily."""
+        def stream(s: Shape):
+            if start < 0:
+                yield s.head.encode("utf-8")
+            i = max(start, 0)
+            while (seg := self._segment(s, i)) is not None:
+                yield seg
+                i += 1
+
+        ia, ib = stream(a), stream(b)
+        pa = pb = b""
+        shared = 0
+        while True:
+            if not pa:
+                pa = next(ia, b"")
+            if not pb:
+                pb = next(ib, b"")
+            if not pa or not pb:
+                return shared
+            n = min(len(pa), len(pb))
+            c = common_prefix_len(pa[:n], pb[:n])
+            shared += c
+            if c < n:
+                return shared
+            pa, pb = pa[n:], pb[n:]

@@ -1,0 +1,287 @@
+"""The trace measured: each request's count, calibrated scale and estimate, its decision (D7) and refusal (D4)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Sequence
+
+from foldscope.core.request.count import Counter, Measurement, estimate
+from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
+from foldscope.core.request.prefix import Divergence, PrefixMeter
+
+# Formats whose files hold the conversation but not the system prompt or tool definitions the
+# provider was sent: their reported input carries an unseen head that no count of the file sees.
+UNSEEN_HEAD_FORMATS = frozenset({"claude_code", "codex", "pi"})
+SCALE_FLOOR = 4_000  # a request counted under this many tokens never moves the scale (Amendment 1's D3)
+METHOD = "o200k_base count of the compiled request, times the scale"
+
+
+def build_trace(session: Session) -> list[Request]:
+    """The session's requests: the reader's own trace when it filled one, else one request per
+    assistant response, compiled from the record before it, with the usage that response recorded."""
+    if session.trace:
+        return session.trace
+    from foldscope.core.formats.lionagi import usage_from  # the one reading of usage shapes
+
+    trace: list[Request] = []
+    before: list[str] = []
+    for message in session.record:
+        if message.kind == "assistant":
+            meta = message.metadata
+            usage = usage_from(meta.get("usage")) or usage_from(meta.get("model_response"))
+            trace.append(Request(len(trace), tuple(before), message.id, usage, message.created_at))
+        before.append(message.id)
+    return trace
+
+
+def holds_no_head(session: Session) -> bool:
+    """Whether the session's file (or, for an export, the file it came from) lacks the system prompt and tools."""
+    source = (session.manifest or {}).get("source_format") if isinstance(session.manifest, dict) else None
+    return session.format in UNSEEN_HEAD_FORMATS or source in UNSEEN_HEAD_FORMATS
+
+
+def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> list[int]:
+    """Per request, the tokens it carried that the file does not hold, for formats that keep no
+    system prompt or tools: in each stretch between source compactions, the smallest gap between
+    a request's reported input and its count.
+
+    The gap is constant in truth within a stretch (the same system prompt and tools, and after a
+    compaction whatever the agent re-attached, such as files it had read); taking the smallest
+    keeps tokenizer differences, which grow with the request, out of it. Without this, the scale
+    (which never falls) would absorb the head and over-estimate every later, larger request.
+    """
+    if not holds_no_head(session) or not trace:
+        return [0] * len(trace)
+    notes = {m.id for m in session.record if m.kind == "note"}
+    stretches: list[list[int]] = []
+    before: set[str] = set()
+    for k, request in enumerate(trace):
+        present = notes.intersection(request.view)
+        if not stretches or present - before:  # a note entered the view: the source compacted
+            stretches.append([])
+        stretches[-1].append(k)
+        before = present
+    heads: list[int] = []
+    head = 0
+    for stretch in stretches:
+        gaps = [trace[k].usage.reported_input - counted[k] for k in stretch
+                if trace[k].usage is not None and trace[k].usage.reported_input > 0]
+        head = max(0, min(gaps)) if gaps else head
+        heads.extend([head] * len(stretch))
+    return heads
+
+
+def unseen_head(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> int:
+    """The unseen head of the session's latest stretch: what its next request would carry."""
+    heads = unseen_heads(session, counted, trace)
+    return heads[-1] if heads else 0
+
+
+def stored_scale(session: Session) -> float:
+    """The scale kept with the session: branch metadata foldscope.scale, else session.scale; never under 1."""
+    kept = session.branch_metadata.get("foldscope", {})
+    value = kept.get("scale") if isinstance(kept, dict) else None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return max(1.0, session.scale, float(value) if ok else 1.0)
+
+
+def keep_scale(session: Session, scale: float) -> float:
+    """Raise the session's scale to `scale` if higher (it never falls) and keep it in branch metadata."""
+    kept = max(stored_scale(session), scale)
+    session.scale = kept
+    session.branch_metadata.setdefault("foldscope", {})["scale"] = kept
+    return kept
+
+
+def calibrated(scale: float, counted: int, reported: int | None) -> float:
+    """The scale after one completed request: reported / counted if higher, from 4,000 counted tokens on."""
+    if reported is None or counted < SCALE_FLOOR:
+        return scale
+    return max(scale, reported / counted)
+
+
+@dataclass(frozen=True)
+class LargestPart:
+    index: int | None  # the message's index in the full record (a candidate copy: its original's)
+    kind: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request at or past the ceiling, refused before the send (D4 steps 1 and 3)."""
+
+    estimate: int
+    ceiling: int
+    counted: int
+    scale: float
+    parts: tuple[LargestPart, ...] = ()
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"#{p.index} {p.kind} {p.tokens:,}" for p in self.parts)
+        return (f"refused: estimate {self.estimate:,} is at or past the ceiling of {self.ceiling:,} "
+                f"(counted {self.counted:,} x scale {self.scale:.4g})" + (f"; largest parts: {parts}" if parts else ""))
+
+
+def record_index(message: Message | None, record: FullRecord | None) -> int | None:
+    if message is None or record is None:
+        return None
+    for mid in (message.id, message.clipped_from):
+        if mid is not None and mid in record:
+            return record.index_of(mid)
+    return None
+
+
+def refusal_for(measurement: Measurement, ceiling: int | None, scale: float, record: FullRecord | None,
+                reported: int | None = None, unseen: int = 0) -> Refusal | None:
+    """A Refusal when the estimate (or a reported input, cache reads and writes included) is at or past the ceiling."""
+    size = estimate(measurement.counted + unseen, scale)
+    if ceiling is None or max(size, reported or 0) < ceiling:
+        return None
+    top = measurement.largest(3)
+    parts = tuple(LargestPart(record_index(p.message, record), p.kind, p.tokens) for p in top)
+    return Refusal(size, ceiling, measurement.counted + unseen, scale, parts)
+
+
+def check_request(messages: Sequence[Message], ceiling: int | None, scale: float = 1.0, *,
+                  record: FullRecord | None = None, policy: Policy | None = None, tools: list | None = None,
+                  counter: Counter | None = None) -> Refusal | None:
+    """Count a view as it would be sent and refuse it at or past the ceiling, with its three largest parts."""
+    m = (counter or Counter()).measure(messages, record=record, policy=policy, tools=tools)
+    return refusal_for(m, ceiling, scale, record)
+
+
+def action_for(size: int, ceiling: int | None, line: float) -> str:
+    """none below the line, notice at or past it, refuse at or past the ceiling."""
+    if ceiling is None:
+        return "none"
+    if size >= ceiling:
+        return "refuse"
+    return "notice" if size >= line * ceiling else "none"
+
+
+@dataclass(frozen=True)
+class RequestRow:
+    """One request measured: the row `foldscope requests` prints."""
+
+    index: int
+    estimate: int
+    counted: int
+    scale: float
+    reported_input: int | None
+    prefix_share: float | None
+    over_ceiling: bool
+    refusal: Refusal | None = None
+    diverges: dict[str, Any] | None = None  # where the next request first differs, and why (core.request.prefix)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "estimate": self.estimate, "counted": self.counted, "scale": round(self.scale, 6),
+                "reported_input": self.reported_input, "prefix_share": self.prefix_share, "over_ceiling": self.over_ceiling,
+                "diverges": self.diverges}
+
+
+@dataclass
+class TraceReport:
+    resolution: Resolution
+    policy: Policy
+    rows: list[RequestRow] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    scale: float = 1.0
+    unseen_head: int = 0
+
+
+def session_tools(session: Session) -> list | None:
+    tools = session.extras.get("tools")
+    return tools if isinstance(tools, list) and tools else None
+
+
+def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]]) -> list:
+    """Each request's included first round while caching: decided once, by the first request carrying it whole
+    (without writing the session; a stored decision stands)."""
+    return [first_round for _, first_round in rounds_of(session, policy, counter, views)]
+
+
+def rounds_of(session: Session, policy: Policy, counter: Counter,
+              views: Iterable[Sequence[Message]]) -> Iterator[tuple[Sequence[Message], Any]]:
+    """Each view with its included first round, as first_rounds decides them, one view at a time."""
+    from foldscope.core.request.first_round import decide_first_round, included_round
+
+    decision = None
+    for messages in views:
+        if policy.caching and decision is None:
+            decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
+        yield messages, included_round(decision)
+
+
+def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[tuple[Message, ...]]:
+    """Each request's view as the record's messages (ids the record lacks left out), one at a time; a view
+    that extends the one before takes its messages and looks up only the new ids."""
+    get, ids, view = record.get, (), ()
+    for request in trace:
+        n = len(ids)
+        new = request.view[n:] if len(request.view) >= n and tuple(request.view[:n]) == ids else None
+        if new is None:
+            view = tuple(get(mid) for mid in request.view if mid in record)
+        else:
+            view = view + tuple(get(mid) for mid in new if mid in record)
+        ids = tuple(request.view)
+        yield view
+
+
+def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
+                  counter: Counter | None = None, prefix: bool = True, record: bool = False) -> TraceReport:
+    """Measure every request of the session's trace under a policy: count, scale, estimate, decision.
+
+    The scale starts at 1.0 and is calibrated request by request from reported input (request k's
+    estimate uses the scale its predecessors set). With `record`, the decisions join session.events
+    and the final scale is kept with the session (never lowering a kept one).
+    """
+    policy = policy or Policy()
+    model = policy.model or session.model
+    resolution = resolve_ceiling(policy, model, per_call)
+    counter = counter or Counter()
+    tools = session_tools(session)
+    report = TraceReport(resolution, policy)
+    report.decisions.append({"type": "context_decision", "request": None, "ceiling": resolution.ceiling,
+                             "source": resolution.source, "why": resolution.why, "model": model})
+    scale = 1.0
+    trace = build_trace(session)
+    rec = session.record
+    # One pass counts each request and reads its prefix share while its layout is at hand (incremental:
+    # each request costs what changed); only the count and the three largest parts are kept per request.
+    meter = PrefixMeter(rec, policy, tools) if prefix else None
+    counts: list[Measurement] = []
+    parted: list[Divergence | None] = []
+    for request, (messages, first_round) in zip(trace, rounds_of(session, policy, counter, trace_views(rec, trace))):
+        m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
+        counts.append(Measurement(m.counted, tuple(m.largest(3))))
+        if meter is not None:
+            ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
+            parted.append(meter.step(ids, m.laid, first_round))
+    heads = unseen_heads(session, [m.counted for m in counts], trace)
+    head = heads[-1] if heads else 0
+    if record:
+        session.unseen_head = head
+    for k, (request, m) in enumerate(zip(trace, counts)):
+        counted = m.counted + heads[k]
+        reported = request.usage.reported_input if request.usage is not None else None
+        refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, heads[k])
+        size = estimate(counted, scale)
+        action = "refuse" if refusal else action_for(size, resolution.ceiling, policy.fold_at)
+        nxt = parted[k + 1] if k + 1 < len(parted) else None
+        report.rows.append(RequestRow(request.index, size, counted, scale, reported, nxt.share if nxt else None,
+                                      refusal is not None, refusal, nxt.as_dict() if nxt else None))
+        report.decisions.append({
+            "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
+            "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,
+            "unseen_head": heads[k], "reported_input": reported, "action": action,
+        })
+        scale = calibrated(scale, counted, reported)
+    report.unseen_head = head
+    report.scale = scale
+    if record:
+        session.events.extend(report.decisions)
+        report.scale = keep_scale(session, scale)
+    return report

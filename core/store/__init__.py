@@ -1,0 +1,1 @@
+"""The store layer: the SQLite library of imported sessions."""
