@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# mypy resolves foldscope.* through a link named foldscope to the project's root (the root is the package).
+TYPEPATH := $(VENV)/typecheck
 
-.PHONY: run test bench clean
+.PHONY: run test check bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,7 +17,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/foldscope
 
-test: $(STAMP)
+# Lint, import contracts, types, and the core's tests with Qt blocked: the habits CI holds.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	mkdir -p $(TYPEPATH) && ln -sfn "$(CURDIR)" $(TYPEPATH)/foldscope
+	MYPYPATH=$(TYPEPATH) $(BIN)/mypy -p foldscope.core
+	FOLDSCOPE_BLOCK_QT=1 $(BIN)/python -m pytest -p no:pytest-qt -W ignore::pytest.PytestConfigWarning -q tests/core
+
+test: check
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
 bench: $(STAMP)

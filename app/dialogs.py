@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, build_copy, original_of
-from foldscope.core.model.session import Message
-from foldscope.core.request.tokens import count_text
-
-from foldscope.core.readout.document import Document
 from foldscope.app.qt import (
     QDialog,
     QDialogButtonBox,
@@ -20,6 +15,10 @@ from foldscope.app.qt import (
     QVBoxLayout,
     QWidget,
 )
+from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, build_copy, original_of
+from foldscope.core.model.session import Message
+from foldscope.core.readout.document import Document
+from foldscope.core.request.tokens import count_text
 
 PREVIEW_CHARS = 20_000  # the projected body shown is cut here; its tokens are always counted whole
 

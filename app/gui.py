@@ -15,7 +15,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", help="a session file (default: the bundled demo session)")
     parser.add_argument("--screenshot", metavar="PNG", help="render the window with FILE loaded to PNG and exit")
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
-    parser.add_argument("--profile", metavar="YAML", help="a policy profile to measure and fold under (default: the session's launch policy)")
+    parser.add_argument("--profile", metavar="YAML",
+                        help="a policy profile to measure and fold under (default: the session's launch policy)")
     parser.add_argument("--theme", choices=("system", "light", "dark"), default="system", help="colour theme (default: follow the system)")
     return parser
 

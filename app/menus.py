@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from foldscope.app.qt import QAction, QKeySequence
 
@@ -10,26 +11,26 @@ if TYPE_CHECKING:
     from foldscope.app.window import MainWindow
 
 
-def _add(menu, window: "MainWindow", text: str, key: str | QKeySequence.StandardKey, slot: Callable[[], object]) -> QAction:
+def _add(menu, window: MainWindow, text: str, key: str | QKeySequence.StandardKey, slot: Callable[[], object]) -> QAction:
     action = QAction(text, window, shortcut=QKeySequence(key))
     action.triggered.connect(lambda checked=False: slot())
     menu.addAction(action)
     return action
 
 
-def focus_filter(window: "MainWindow") -> None:
+def focus_filter(window: MainWindow) -> None:
     """The text filter of the list that has focus, else the active view's."""
     chosen = window.record_list if window.record_list.isAncestorOf(window.focusWidget()) else window.view_list
     chosen.text_filter.setFocus()
     chosen.text_filter.selectAll()
 
 
-def show_side(window: "MainWindow", widget, focus=None) -> None:
+def show_side(window: MainWindow, widget, focus=None) -> None:
     window.side_tabs.setCurrentWidget(widget)
     (focus or widget).setFocus()
 
 
-def build_menus(window: "MainWindow") -> None:
+def build_menus(window: MainWindow) -> None:
     bar = window.menuBar()
     file_menu = bar.addMenu("&File")
     window.open_action = _add(file_menu, window, "&Open…", QKeySequence.StandardKey.Open, window.open_dialog)

@@ -1,4 +1,5 @@
 """The one place the app imports PySide6 names from, so version quirks live in one room."""
+# ruff: noqa: F401 (this module re-exports the Qt names the app uses)
 
 from __future__ import annotations
 
@@ -80,9 +81,9 @@ from PySide6.QtWidgets import (
     QStatusBar,
     QStyle,
     QTableView,
-    QTabWidget,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QTextBrowser,
     QToolBar,
     QToolButton,

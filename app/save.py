@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.model.session import Session
-
 from foldscope.app.qt import QEvent, QFileDialog, QMessageBox, QObject, QTimer, QWidget, Signal
 from foldscope.app.undo import SessionEditor
+from foldscope.core.model.session import Session
 
 NATIVE_FILTER = "foldscope native session (*.json);;All files (*)"
 AUTOSAVE_MS = 1500  # quiet time after an action before the working state is written to the library
@@ -135,9 +134,8 @@ class SaveController(QObject):
         return self.write(path) if path else False
 
     def write(self, path: str) -> bool:
-        from foldscope.core.formats.lionagi_write import write_session
-
         from foldscope.app.window import error_dialog
+        from foldscope.core.formats.lionagi_write import write_session
 
         doc = self.editor.document
         try:

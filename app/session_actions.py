@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import html
 
-from foldscope.core.actions.commands import Clip, Compact, EvictActionResults, Evict, Expand, Restore
-from foldscope.core.fold.fold import Fold, FoldSettings
-from foldscope.core.actions.recovery import Peek
-
 from foldscope.app.dialogs import ask_clip_length
-from foldscope.core.readout.document import is_note
 from foldscope.app.panels.fold_preview import FoldPreviewPanel
 from foldscope.app.panels.pager import Pager
 from foldscope.app.panels.policy_editor import PolicyEditor
@@ -29,6 +24,10 @@ from foldscope.app.qt import (
 )
 from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor
+from foldscope.core.actions.commands import Clip, Compact, Evict, EvictActionResults, Expand, Restore
+from foldscope.core.actions.recovery import Peek
+from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.readout.document import is_note
 
 
 def show_refusal(parent: QWidget, text: str) -> bool:
@@ -237,9 +236,8 @@ class SessionActions(QObject):
         window = self.window
         doc = self.editor.document
         if doc is not None:
-            from foldscope.core.request.trace import build_trace
-
             from foldscope.core.readout.fold_facts import fold_rows
+            from foldscope.core.request.trace import build_trace
 
             views = [r.view for r in doc.requests] + [tuple(doc.session.view)]
             doc.folds = fold_rows(doc.session, views, [r.at for r in build_trace(doc.session)])

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from foldscope.core.model.session import Message
-
 from foldscope.app.qt import QApplication, QColor, QGuiApplication, QPalette, Qt
+from foldscope.core.model.session import Message
 
 THEMES = ("system", "light", "dark")
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from foldscope.app.qt import QObject, Signal
 from foldscope.core.actions.commands import CommandStack
 from foldscope.core.model.commands import Changes, Command
+from foldscope.core.readout.document import Document
 from foldscope.core.request.count import estimate
 from foldscope.core.request.trace import session_tools
-
-from foldscope.core.readout.document import Document
-from foldscope.app.qt import QObject, Signal
 
 
 def _pushed(command: Command, changes: Changes) -> bool:

@@ -4,25 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foldscope.core.model.session import ReadError
-
-from foldscope.core.readout.document import Document, open_document
-from foldscope.core.readout.fold_facts import FoldRow
+from foldscope.app.lab.what_if import install_what_if
+from foldscope.app.menus import build_menus
+from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.folds import FoldPanel
 from foldscope.app.panels.inspector import Inspector
 from foldscope.app.panels.library import LibraryPanel
 from foldscope.app.panels.lists import MessageList
-from foldscope.core.readout.marks_facts import cache_marks
-from foldscope.app.menus import build_menus
-from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.request import RequestPanel
-from foldscope.app.session_actions import install_session_actions
+from foldscope.app.panels.status import status_text, status_tooltip
 from foldscope.app.panels.timeline import Timeline
-from foldscope.app.lab.what_if import install_what_if
 from foldscope.app.panels.window_map import WindowMap
 from foldscope.app.qt import (
     QAction,
-    QTabWidget,
     QDragEnterEvent,
     QDropEvent,
     QFileDialog,
@@ -33,13 +27,18 @@ from foldscope.app.qt import (
     QProgressBar,
     QSplitter,
     Qt,
+    QTabWidget,
     QToolButton,
     QWidget,
     Signal,
 )
+from foldscope.app.session_actions import install_session_actions
 from foldscope.app.settings import WindowSettings
-from foldscope.app.panels.status import status_text, status_tooltip
 from foldscope.app.worker import Task
+from foldscope.core.model.session import ReadError
+from foldscope.core.readout.document import Document, open_document
+from foldscope.core.readout.fold_facts import FoldRow
+from foldscope.core.readout.marks_facts import cache_marks
 
 SESSION_FILTER = "Session files (*.json *.jsonl);;All files (*)"
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from foldscope.app.qt import QObject, QThreadPool, Signal
 
@@ -19,7 +20,7 @@ class Progress:
     cancel was asked for, so long loops stop at their next report without extra checks.
     """
 
-    def __init__(self, task: "Task") -> None:
+    def __init__(self, task: Task) -> None:
         self._task = task
 
     @property
@@ -60,7 +61,7 @@ class Task(QObject):
     def is_done(self) -> bool:
         return self._done.is_set()
 
-    def start(self) -> "Task":
+    def start(self) -> Task:
         # A plain callable: PySide wraps it in a runnable the pool owns and deletes.
         pool().start(self._run)
         return self

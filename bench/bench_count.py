@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from foldscope.core.model.session import FullRecord, Message  # noqa: E402
 from foldscope.core.request.compile import compile_request, counted_text  # noqa: E402
 from foldscope.core.request.count import Counter  # noqa: E402
-from foldscope.core.model.session import FullRecord, Message  # noqa: E402
 from foldscope.core.request.tokens import encoding  # noqa: E402
 
 WORDS = ("the fold keeps every call with its result while the view shrinks toward its target and the record "

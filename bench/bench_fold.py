@@ -23,13 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foldscope.core.request.count import Counter  # noqa: E402
 from foldscope.core.fold.delivery import DELIVERED_KEY  # noqa: E402
-from foldscope.core.formats.demo import generate  # noqa: E402
-from foldscope.core.request.first_round import decide_first_round, request_options  # noqa: E402
 from foldscope.core.fold.fold import Fold, FoldSettings  # noqa: E402
-from foldscope.core.model.session import Session  # noqa: E402
+from foldscope.core.formats.demo import generate  # noqa: E402
 from foldscope.core.model.policy import Policy  # noqa: E402
+from foldscope.core.model.session import Session  # noqa: E402
+from foldscope.core.request.count import Counter  # noqa: E402
+from foldscope.core.request.first_round import decide_first_round, request_options  # noqa: E402
 from foldscope.core.request.tokens import encoding  # noqa: E402
 
 

@@ -32,10 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="best of R for the GUI step")
     args = parser.parse_args(argv)
 
-    from foldscope.core.readout.document import open_document
     from foldscope.app.qt import QApplication
     from foldscope.app.settings import WindowSettings
     from foldscope.app.window import MainWindow
+    from foldscope.core.readout.document import open_document
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,15 +49,15 @@ def main(argv: list[str] | None = None) -> int:
             window = MainWindow(WindowSettings(folder / f"s{run}.ini"), db=str(folder / "lib.db"))
             window.resize(1600, 1000)
             window.show()
-            foldscope.app.processEvents()
+            app.processEvents()
             start = time.perf_counter()
             window._loaded(window.task, document)  # the slot the worker's result arrives at
             window.grab()  # every panel painted once: the view is on screen
-            foldscope.app.processEvents()
+            app.processEvents()
             shown.append(time.perf_counter() - start)
             window.close()
             window.deleteLater()
-            foldscope.app.processEvents()
+            app.processEvents()
         size = path.stat().st_size
     print(f"session: {document.record_size:,} messages, {len(document.requests):,} requests, "
           f"{size / 1e6:.1f} MB, {sum(document.tokens):,} tokens")

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foldscope.core.request.count import Counter  # noqa: E402
 from foldscope.core.formats.demo import generate  # noqa: E402
 from foldscope.core.replay.lab import replay  # noqa: E402
 from foldscope.core.replay.strategies import STRATEGIES, Settings  # noqa: E402
+from foldscope.core.request.count import Counter  # noqa: E402
 from foldscope.core.request.trace import session_tools  # noqa: E402
 
 TARGET = 3.0

@@ -1,11 +1,26 @@
-"""Suite-wide set-up: headless Qt, and the shared corpus located beside the project."""
+"""Suite-wide set-up: headless Qt, the shared corpus located beside the project, and Qt blocked on request."""
 
+import importlib.abc
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+class _RefuseQt(importlib.abc.MetaPathFinder):
+    """`make check` runs tests/core with FOLDSCOPE_BLOCK_QT=1: the core and its tests must not need Qt."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("PySide6", "shiboken6", "pytestqt") or name.startswith("foldscope.app"):
+            raise ImportError(f"Qt is blocked for this run: {name}")
+        return None
+
+
+if os.environ.get("FOLDSCOPE_BLOCK_QT") == "1":
+    sys.meta_path.insert(0, _RefuseQt())
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_DEV = ROOT.parent / "shared" / "corpus" / "dev"

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import html
 
-from foldscope.core.model.session import Message, Session
-from foldscope.core.model.policy import Policy, resolve_ceiling
-from foldscope.core.replay.lab import ReplayRuns, model_name, replay_runs
-from foldscope.core.replay.strategies import STRATEGIES, Settings
-
+from foldscope.app.lab.replay_chart import ReplayChart, Rule, Series
 from foldscope.app.models.messages import preview_text
+from foldscope.app.models.replay import STRATEGY_HINTS, TotalsModel
 from foldscope.app.panels.policy_editor import PolicyEditor
 from foldscope.app.qt import (
     QCheckBox,
@@ -28,9 +25,11 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
-from foldscope.app.lab.replay_chart import ReplayChart, Rule, Series
-from foldscope.app.models.replay import STRATEGY_HINTS, TotalsModel
 from foldscope.app.worker import Task
+from foldscope.core.model.policy import Policy, resolve_ceiling
+from foldscope.core.model.session import Message, Session
+from foldscope.core.replay.lab import ReplayRuns, model_name, replay_runs
+from foldscope.core.replay.strategies import STRATEGIES, Settings
 
 STRATEGY_SHORT = {
     "recorded": "as the source sent it",

@@ -5,14 +5,13 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from foldscope.core.request.count import estimate
+from foldscope.app.panels.timeline import BranchSeries
+from foldscope.app.qt import QAction, QFrame, QHBoxLayout, QKeySequence, QLabel, QObject, QPushButton, QVBoxLayout, QWidget, Signal
 from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import session_at_request
-from foldscope.core.replay.what_if import BranchStep, replay_from
-
 from foldscope.core.readout.document import Document, build_document
-from foldscope.app.qt import QAction, QFrame, QHBoxLayout, QKeySequence, QLabel, QObject, QPushButton, QVBoxLayout, QWidget, Signal
-from foldscope.app.panels.timeline import BranchSeries
+from foldscope.core.replay.what_if import BranchStep, replay_from
+from foldscope.core.request.count import estimate
 
 
 def show_message(parent: QWidget, title: str, text: str) -> None:

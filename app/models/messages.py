@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from foldscope.core.model.session import Message
-
-from foldscope.core.readout.document import KIND_LABELS, Document, kind_label  # noqa: F401 (kind_label: re-exported for the panels)
 from foldscope.app.highlight import BODY_KEYS, call_path
 from foldscope.app.qt import QAbstractTableModel, QBrush, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
 from foldscope.app.theme import highlight_colour, kind_colour, muted_colour
+from foldscope.core.model.session import Message
+from foldscope.core.readout.document import KIND_LABELS, Document, kind_label  # noqa: F401 (kind_label: re-exported for the panels)
 
 COLUMNS = ("Index", "Kind", "Preview", "Chars", "Tokens")
 INDEX, KIND, PREVIEW, CHARS, TOKENS = range(len(COLUMNS))

@@ -4,14 +4,6 @@ from __future__ import annotations
 
 import html
 
-from foldscope.core.model.commands import Changes
-from foldscope.core.fold.fold import FoldSettings
-from foldscope.core.model.session import Message
-from foldscope.core.model.policy import Policy
-from foldscope.core.fold.preview import FoldPreview, PassPreview, preview_fold
-from foldscope.core.request.first_round import request_options
-
-from foldscope.core.readout.document import Document
 from foldscope.app.models.messages import preview_text
 from foldscope.app.qt import (
     QAbstractItemView,
@@ -30,6 +22,13 @@ from foldscope.app.qt import (
 )
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
+from foldscope.core.fold.fold import FoldSettings
+from foldscope.core.fold.preview import FoldPreview, PassPreview, preview_fold
+from foldscope.core.model.commands import Changes
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import Message
+from foldscope.core.readout.document import Document
+from foldscope.core.request.first_round import request_options
 
 COLUMNS = ("Pass", "Stage", "Tail", "Outcome", "Estimate before", "Estimate after", "Folded", "Clipped", "Note")
 SHOWN = 200  # messages listed per pass in the diff; the rest are counted
@@ -158,7 +157,8 @@ class FoldPreviewPanel(QWidget):
         self.summary.setText(
             f"<b>Fold preview</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens):,}, target "
             f"{round(s.target_tokens):,}): estimate <b>{run.estimate_before:,} → {run.estimate_after:,}</b>, {verdict}; "
-            f"{len(preview.passes)} pass{'es' if len(preview.passes) != 1 else ''}, {rolled} rolled back. Nothing has changed: <b>Apply</b> or <b>Discard</b>.")
+            f"{len(preview.passes)} pass{'es' if len(preview.passes) != 1 else ''}, {rolled} rolled back. "
+            "Nothing has changed: <b>Apply</b> or <b>Discard</b>.")
         self.passes.setRowCount(len(preview.passes))
         for row, p in enumerate(preview.passes):
             r = p.record

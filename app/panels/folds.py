@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from foldscope.core.readout.fold_facts import FoldRow
 from foldscope.app.qt import (
     QAbstractItemView,
     QAbstractTableModel,
@@ -21,6 +20,7 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
+from foldscope.core.readout.fold_facts import FoldRow
 
 COLUMNS = ("#", "Kind", "Request", "Stage / action", "Reason", "Messages", "Estimate before", "Estimate after", "Outcome")
 NUMBER, KIND, REQUEST, STAGE, REASON, MESSAGES, BEFORE, AFTER, OUTCOME = range(len(COLUMNS))

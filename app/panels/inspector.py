@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import html
 
-from foldscope.core.readout.document import Document
 from foldscope.app.highlight import content_html, json_html
-from foldscope.core.readout.document import kind_label
-from foldscope.core.readout.note_members import members_html, note_members
-from foldscope.app.qt import QLabel, QTabWidget, Qt, QTextBrowser, QUrl, QVBoxLayout, QWidget, Signal
+from foldscope.app.qt import QLabel, Qt, QTabWidget, QTextBrowser, QUrl, QVBoxLayout, QWidget, Signal
 from foldscope.app.theme import kind_colour, pygments_style
+from foldscope.core.readout.document import Document, kind_label
+from foldscope.core.readout.note_members import members_html, note_members
 
 
 class Inspector(QWidget):

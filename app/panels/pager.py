@@ -4,11 +4,6 @@ from __future__ import annotations
 
 import re
 
-from foldscope.core.fold.clip import READ_LIMIT
-from foldscope.core.model.session import Session
-from foldscope.core.actions.recovery import ReadResult
-
-from foldscope.core.readout.document import Document
 from foldscope.app.qt import (
     QFontDatabase,
     QGuiApplication,
@@ -21,6 +16,10 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
+from foldscope.core.actions.recovery import ReadResult
+from foldscope.core.fold.clip import READ_LIMIT
+from foldscope.core.model.session import Session
+from foldscope.core.readout.document import Document
 
 # The marker a clipped copy carries: "(offsets START to END of the original, full-record index N)".
 MARKER = re.compile(r"offsets (\d+) to (\d+) of the original, full-record index (\d+)")

@@ -8,9 +8,6 @@ from typing import Any
 
 import yaml
 
-from foldscope.core.model import pricing
-from foldscope.core.model.policy import KEYS, Policy, PolicyError, resolve_ceiling
-
 from foldscope.app.qt import (
     QComboBox,
     QFileDialog,
@@ -19,11 +16,13 @@ from foldscope.app.qt import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QVBoxLayout,
     Qt,
+    QVBoxLayout,
     QWidget,
     Signal,
 )
+from foldscope.core.model import pricing
+from foldscope.core.model.policy import KEYS, Policy, PolicyError, resolve_ceiling
 
 SOURCE = "the policy editor"
 PROFILE_FILTER = "YAML profiles (*.yaml *.yml);;All files (*)"

@@ -5,15 +5,16 @@ from __future__ import annotations
 import html
 import json
 
-from foldscope.core.request.count import estimate
+from pygments.lexers import JsonLexer
 
-from foldscope.core.readout.divergence import describe, parting
-from foldscope.core.readout.document import Document
-from foldscope.core.readout.marks_facts import describe as describe_mark, first_round_for, mark_positions
 from foldscope.app.highlight import block_html
 from foldscope.app.qt import QLabel, Qt, QTextBrowser, QVBoxLayout, QWidget
 from foldscope.app.theme import pygments_style
-from pygments.lexers import JsonLexer
+from foldscope.core.readout.divergence import describe, parting
+from foldscope.core.readout.document import Document
+from foldscope.core.readout.marks_facts import describe as describe_mark
+from foldscope.core.readout.marks_facts import first_round_for, mark_positions
+from foldscope.core.request.count import estimate
 
 
 def compiled(document: Document, view: list[str] | tuple[str, ...]) -> tuple[dict, int, int]:

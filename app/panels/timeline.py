@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from foldscope.core.readout.document import Document
-from foldscope.app.qt import QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
-from foldscope.core.readout.trace_facts import rule_label, rule_names
+from foldscope.app.qt import (
+    QColor,
+    QFont,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QPointF,
+    QRectF,
+    QSize,
+    Qt,
+    QToolTip,
+    QWidget,
+    Signal,
+)
 from foldscope.app.theme import is_dark, muted_colour, rule_colour
+from foldscope.core.readout.document import Document
+from foldscope.core.readout.trace_facts import rule_label, rule_names
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
 BRANCH_COLOUR = QColor("#e67e22")  # the what-if series: distinct from the bars and the rules in both themes

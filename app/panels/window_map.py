@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from foldscope.core.readout.document import Document, is_note
-from foldscope.core.readout.marks_facts import Mark, mark_text  # noqa: F401 (re-exported for the panels)
-from foldscope.app.qt import QBrush, QColor, QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPointF, QRectF, QSize, Qt, QToolTip, QWidget, Signal
-from foldscope.core.readout.document import kind_label
-from foldscope.core.readout.trace_facts import rule_label, rule_names
+from foldscope.app.qt import (
+    QBrush,
+    QColor,
+    QFont,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QPointF,
+    QRectF,
+    QSize,
+    Qt,
+    QToolTip,
+    QWidget,
+    Signal,
+)
 from foldscope.app.theme import KIND_LEGEND, colour_for_key, kind_colour, rule_colour, taken_colour
+from foldscope.core.readout.document import Document, is_note, kind_label
+from foldscope.core.readout.marks_facts import Mark, mark_text  # noqa: F401 (re-exported for the panels)
+from foldscope.core.readout.trace_facts import rule_label, rule_names
 
 LEFT, RIGHT = 100, 16
 BAR_HEIGHT = 26
@@ -124,8 +137,9 @@ class WindowMap(QWidget):
         if doc is None:
             return
         view_y, record_y = self._rows()
-        painter.drawText(QRectF(4, view_y, LEFT - 10, BAR_HEIGHT), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, "Active view")
-        painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, "Full record")
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(QRectF(4, view_y, LEFT - 10, BAR_HEIGHT), right, "Active view")
+        painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), right, "Full record")
         border = self.palette().window().color()
         selected_rects: list[QRectF] = []
         highlight = QPen(taken_colour(), 4)

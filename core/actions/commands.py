@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_right
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
-from foldscope.core.fold import stages as st
-from foldscope.core.model.commands import Changes, Command, message_at, new_uuid, refuse
-from foldscope.core.fold.delivery import note_calls, protect_from_clip, set_note_calls
-from foldscope.core.fold.clip import bodies_of, build_copy, original_of, span_digest
-from foldscope.core.model.session import Message, Session
 from foldscope.core.actions.recovery import Peek, ReadResult, replaced
+from foldscope.core.fold import stages as st
+from foldscope.core.fold.clip import bodies_of, build_copy, original_of, span_digest
+from foldscope.core.fold.delivery import note_calls, protect_from_clip, set_note_calls
 from foldscope.core.fold.summarise import BriefSummariser, Summariser, projected_span
+from foldscope.core.model.commands import Changes, Command, message_at, new_uuid, refuse
+from foldscope.core.model.session import Message, Session
 
 __all__ = ["Changes", "Command", "CommandStack", "ReadResult", "Peek", "Restore", "Evict", "EvictActionResults",
            "Compact", "Clip", "Expand", "ApplyFold", "insert_chronologically"]

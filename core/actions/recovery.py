@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from foldscope.core.model.commands import Changes, Command, message_at, refuse
-from foldscope.core.fold.delivery import protect_from_clip
 from foldscope.core.fold.clip import READ_LIMIT, original_of, recovery_text, span_digest
+from foldscope.core.fold.delivery import protect_from_clip
+from foldscope.core.model.commands import Changes, Command, message_at, refuse
 from foldscope.core.model.session import Message, Session
 
 

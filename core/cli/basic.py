@@ -43,8 +43,8 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     record's, are not tokenised twice; `threads` is the Counter's (2: its new text in one batch).
     """
     from foldscope.core.cli.requests import launch_policy
-    from foldscope.core.request.count import Counter
     from foldscope.core.model.policy import resolve_ceiling
+    from foldscope.core.request.count import Counter
     from foldscope.core.request.trace import session_tools
 
     policy = launch_policy(session)

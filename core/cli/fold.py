@@ -76,9 +76,9 @@ def _write(session: Session, args) -> str:
 def run_fold(args) -> dict[str, Any]:
     from foldscope.core.cli.main import UsageError
     from foldscope.core.cli.requests import policy_from_args
-    from foldscope.core.request.count import Counter
     from foldscope.core.fold.fold import Fold, FoldSettings
     from foldscope.core.fold.history import decide_from_trace, session_at_request
+    from foldscope.core.request.count import Counter
     from foldscope.core.request.trace import build_trace, measure_trace
 
     if args.apply and not args.output:
@@ -177,7 +177,6 @@ def format_fold(result: dict[str, Any]) -> str:
 
 def run_read_result(args) -> dict[str, Any] | int:
     from foldscope.core.actions.commands import ReadResult
-
     from foldscope.core.cli.requests import launch_policy
 
     session = _load(args)

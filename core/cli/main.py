@@ -7,7 +7,8 @@ import importlib
 import json
 import os
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from foldscope.core.model.session import ReadError
 

@@ -65,8 +65,8 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     """Replay one file; the result is plain data, so a process pool can carry it."""
     from argparse import Namespace
 
-    from foldscope.core.replay.cache_check import check_cache
     from foldscope.core.formats import load_session
+    from foldscope.core.replay.cache_check import check_cache
     from foldscope.core.replay.lab import replay
 
     args = Namespace(**args_dict)

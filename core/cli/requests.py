@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.core.model.session import Session
 from foldscope.core.model.policy import KEYS, Policy, ceiling_from_text
+from foldscope.core.model.session import Session
 
 
 def add_policy_flags(parser, ceiling_required: bool = False) -> None:
@@ -85,8 +85,8 @@ def run_requests(args) -> dict[str, Any]:
 
 def compiled_payload(session: Session, policy: Policy, k: int) -> dict[str, Any]:
     """Request k's compiled payload under the policy, and its marks (where, lifetime, why)."""
-    from foldscope.core.request.count import Counter
     from foldscope.core.model.session import ReadError
+    from foldscope.core.request.count import Counter
     from foldscope.core.request.prefix import compile_for_prefix
     from foldscope.core.request.trace import build_trace, first_rounds, session_tools
 

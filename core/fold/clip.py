@@ -5,13 +5,11 @@ The bodies a copy cuts and the recovery text its offsets address are `foldscope.
 
 from __future__ import annotations
 
-import json
 import uuid
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from foldscope.core.model.session import Message, sha256_of
-from foldscope.core.request.projection import project_output
 from foldscope.core.request.bodies import (  # noqa: F401 (re-exported: the fold and actions name them here)
     HEAD_SHARE,
     PREVIEW_LABEL,
@@ -24,6 +22,7 @@ from foldscope.core.request.bodies import (  # noqa: F401 (re-exported: the fold
     original_of,
     recovery_text,
 )
+from foldscope.core.request.projection import project_output
 
 CLIP_FLOOR = 1024  # never cut a body below this many characters (Amendment 2, a starting value)
 ACTION_RESPONSE_CLASS = "lionagi.protocols.messages.action_response.ActionResponse"

@@ -13,8 +13,8 @@ recovery protections and results before the newest note (the caller's `skip` and
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from foldscope.core.fold.clip import CLIP_FLOOR, Body, bodies_of, build_bounded_copy, build_copy, kept_of, original_of
 from foldscope.core.model.session import FullRecord, Message

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import copy
 import uuid
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 

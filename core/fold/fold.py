@@ -16,18 +16,20 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from foldscope.core.fold import stages as st
-from foldscope.core.request.count import Counter, estimate as scaled
-from foldscope.core.fold.delivery import delivered_ids, no_clip_ids, note_calls, set_note_calls
-from foldscope.core.request.first_round import protected_ids, request_options
 from foldscope.core.fold.clip import span_digest
 from foldscope.core.fold.cuts import cut_body, eligible_bodies
-from foldscope.core.model.session import Message, Session
-from foldscope.core.model.policy import Policy, resolve_ceiling
+from foldscope.core.fold.delivery import delivered_ids, no_clip_ids, note_calls, set_note_calls
 from foldscope.core.fold.summarise import BriefSummariser, Summariser, projected_span
+from foldscope.core.model.policy import Policy, resolve_ceiling
+from foldscope.core.model.session import Message, Session
+from foldscope.core.request.count import Counter
+from foldscope.core.request.count import estimate as scaled
+from foldscope.core.request.first_round import protected_ids, request_options
 from foldscope.core.request.trace import Refusal  # the one refusal (D4 steps 1 and 3); the fold's carries no parts
 
 FOLD_AT = 0.8
@@ -63,7 +65,7 @@ class FoldSettings:
         return self.target * self.ceiling
 
     @classmethod
-    def from_policy(cls, policy: Policy, model: str | None = None) -> "FoldSettings | None":
+    def from_policy(cls, policy: Policy, model: str | None = None) -> FoldSettings | None:
         """The settings a policy resolves to; None when it resolves to no ceiling (nothing folds)."""
         ceiling = resolve_ceiling(policy, model).ceiling
         return None if ceiling is None else cls(ceiling, policy.fold_at, policy.fold_target)
@@ -219,7 +221,7 @@ class Fold:
             self._reset(state, run, reason)
         return self._finish(run, state)
 
-    def _finish(self, run: FoldRun, state: "_State") -> FoldRun:
+    def _finish(self, run: FoldRun, state: _State) -> FoldRun:
         run.estimate_after = state.estimate
         run.target_reached = state.estimate <= self.settings.target_tokens
         return run
@@ -228,13 +230,13 @@ class Fold:
     def _facts(self, view: Sequence[Message]) -> st.ViewFacts:
         return st.view_facts(view, self.session.record, delivered_ids(self.session), self.protected(view))
 
-    def _floor(self, state: "_State") -> int:
+    def _floor(self, state: _State) -> int:
         """The floor view's estimate: the head, the task, undelivered and protected messages, the tail of two."""
         facts = self._facts(state.view)
         floor = [m for i, m in enumerate(state.view) if m.id in facts.keep or i >= len(state.view) - 2]
         return self.estimate(floor)
 
-    def _reset(self, state: "_State", run: FoldRun, reason: str) -> None:
+    def _reset(self, state: _State, run: FoldRun, reason: str) -> None:
         """The all fold over everything after the first round, earlier notes included, with the tail of two;
         like `all`, it asks for no summary when the floor view is over the ceiling."""
         if run.floor_estimate is None:
@@ -242,7 +244,7 @@ class Fold:
         if run.floor_estimate <= self.settings.ceiling:
             self._fold_pass(state, run, "reset", KEEP_TAILS[-1], reason)
 
-    def _fold_pass(self, state: "_State", run: FoldRun, stage: str, tail: int, reason: str) -> None:
+    def _fold_pass(self, state: _State, run: FoldRun, stage: str, tail: int, reason: str) -> None:
         record = self.session.record
         facts = self._facts(state.view)
         start = 0 if stage == "reset" else self.ordinary_start(state.view)
@@ -281,7 +283,7 @@ class Fold:
         entry["note_index"] = record.index_of(note.id)
         self._append(run, entry)
 
-    def _clip_pass(self, state: "_State", run: FoldRun, reason: str) -> None:
+    def _clip_pass(self, state: _State, run: FoldRun, reason: str) -> None:
         record = self.session.record
         target = self.settings.target_tokens
         skip = no_clip_ids(self.session) | self.protected(state.view)

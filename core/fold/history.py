@@ -12,16 +12,17 @@ is never changed; the replay works on its own session over the same messages.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from foldscope.core.request.count import Counter
 from foldscope.core.fold.delivery import DELIVERED_KEY, mark_delivered
-from foldscope.core.request.first_round import decide_first_round, read_decision
 from foldscope.core.fold.fold import Count, Fold, FoldSettings, Refusal
-from foldscope.core.model.session import FullRecord, Message, Request, Session
-from foldscope.core.model.policy import Policy
 from foldscope.core.fold.summarise import Summariser
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.request.count import Counter
+from foldscope.core.request.first_round import decide_first_round, read_decision
 from foldscope.core.request.trace import build_trace
 
 

@@ -9,13 +9,14 @@ get; undo puts the view, metadata, manifest and scale back exactly, as every act
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from foldscope.core.model.commands import Changes, Command, refuse
 from foldscope.core.fold.fold import Count, Fold, FoldRun, FoldSettings
-from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.fold.summarise import Summariser
+from foldscope.core.model.commands import Changes, Command, refuse
+from foldscope.core.model.session import FullRecord, Message, Session
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,14 @@ fold with a kept tail, call/result pairing kept whole, and the note with its cal
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
-from foldscope.core.fold.delivery import is_delivered
 from foldscope.core.fold.clip import original_of
-from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.fold.delivery import is_delivered
 from foldscope.core.fold.summarise import call_line, output_chars, short_arguments
+from foldscope.core.model.session import FullRecord, Message
 
 NOTE_PREFIX = "[CONTEXT COMPACTION]"
 NOTE_MAX_CHARS = 8_000

@@ -8,8 +8,9 @@ model and no network. A model-backed summariser is optional and is only called w
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from foldscope.core.model.session import Message
 

@@ -24,8 +24,9 @@ Mapping, in the vocabulary of DESIGN.md:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
 from foldscope.core.model.session import Session, Usage

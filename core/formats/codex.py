@@ -22,8 +22,9 @@ Sanitised text (`[REDACTED_* len=N ...]`) is kept as it is.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
 from foldscope.core.model.session import Session, Usage

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from foldscope.core.formats.lionagi_views import request_views
 from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage

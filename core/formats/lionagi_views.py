@@ -14,7 +14,8 @@ file cannot settle is said in the session's warnings.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message
 

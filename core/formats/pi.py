@@ -20,8 +20,9 @@ entry, to find the branch; the second seeks to that branch's lines and maps them
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
 from foldscope.core.model.session import ReadError, Session, Usage

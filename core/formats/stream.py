@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import os
 from array import array
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
 
 
-def iter_json_lines(path: Path, builder: "SessionBuilder") -> Iterator[tuple[int, int, Any]]:
+def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, int, Any]]:
     """Yield (line number, byte offset, parsed value) for every non-blank line, one line in memory at a time.
 
     A line that is not JSON (or not UTF-8) is a structural error, except on the last line, where it
@@ -67,7 +68,7 @@ def _decode(text: str) -> Any:
 _UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
 
 
-def feed_all(lines: Iterator[tuple[int, int, Any]], feed: Any, builder: "SessionBuilder") -> None:
+def feed_all(lines: Iterator[tuple[int, int, Any]], feed: Any, builder: SessionBuilder) -> None:
     """Feed each (line, offset, value) to a reader; an unexpected failure becomes a ReadError naming the line."""
     number = 0
     try:
@@ -78,7 +79,7 @@ def feed_all(lines: Iterator[tuple[int, int, Any]], feed: Any, builder: "Session
         raise ReadError(builder.file, f"line {number}", f"unexpected content ({type(exc).__name__}: {exc})") from exc
 
 
-def _parse(item: tuple[int, int, bytes], builder: "SessionBuilder", last: bool) -> Any:
+def _parse(item: tuple[int, int, bytes], builder: SessionBuilder, last: bool) -> Any:
     number, _, raw = item
     try:
         return _decode(raw.decode("utf-8") if number > 1 else raw.decode("utf-8-sig"))

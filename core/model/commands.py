@@ -31,7 +31,7 @@ class _Snapshot:
     records: int
 
     @classmethod
-    def take(cls, session: Session) -> "_Snapshot":
+    def take(cls, session: Session) -> _Snapshot:
         return cls(list(session.view), copy.deepcopy(session.branch_metadata), copy.deepcopy(session.manifest),
                    session.scale, len(session.record))
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.core.model.session import Session
 from foldscope.core.model.policy import KEYS, Policy, resolve_ceiling
+from foldscope.core.model.session import Session
 
 LAUNCH_KEY = "api_launch"
 STARTUP_FIELDS = ("prompt_caching", "tool_result_max_chars", "context_fold")

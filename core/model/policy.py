@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from foldscope.core.model import pricing
 from foldscope.core.model.session import ReadError
@@ -229,10 +230,12 @@ def resolve_ceiling(policy: Policy | None, model: str | None = None, per_call: i
     check_ceiling(per_call, "the call")
     if per_call == "none":
         if base.ceiling is not None:
-            raise PolicyError("the call", "max_input_tokens", f'"none" would raise the ceiling of {base.ceiling:,} ({base.source}); a call may only lower it')
+            raise PolicyError("the call", "max_input_tokens",
+                              f'"none" would raise the ceiling of {base.ceiling:,} ({base.source}); a call may only lower it')
         return Resolution(None, "call", "the call asks for no ceiling, and none was set")
     call = resolve_auto(model, "call") if per_call == "auto" else Resolution(int(per_call), "call", f"the call sets {per_call:,}")
     if base.ceiling is not None and (call.ceiling is None or call.ceiling > base.ceiling):
         shown = "no ceiling" if call.ceiling is None else f"{call.ceiling:,}"
-        raise PolicyError("the call", "max_input_tokens", f"{shown} would raise the ceiling of {base.ceiling:,} ({base.source}); a call may only lower it")
+        raise PolicyError("the call", "max_input_tokens",
+                          f"{shown} would raise the ceiling of {base.ceiling:,} ({base.source}); a call may only lower it")
     return call

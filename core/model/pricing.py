@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 # A dated snapshot suffix such as -20250929 names the same prices as the model it snapshots.
 _SNAPSHOT = re.compile(r"-(\d{8}|latest)$")

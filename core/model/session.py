@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 # Message kinds, in the vocabulary of DESIGN.md. A clipped copy is an action_response whose
 # metadata carries `clipped_from`; a note is the message a fold or compaction put in the view.

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
-from foldscope.core.request.prefix import Compiled, Divergence, compile_for_prefix, divergence
-from foldscope.core.request.trace import session_tools
+from collections.abc import Sequence
+from typing import Any
 
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.marks_facts import first_round_for
+from foldscope.core.request.prefix import Compiled, Divergence, compile_for_prefix, divergence
+from foldscope.core.request.trace import session_tools
 
 # core.request.prefix.CAUSES as a person reads them.
 CAUSE_WORDS = {

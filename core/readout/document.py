@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from foldscope.core.model.session import Message, Session
 
@@ -160,9 +160,8 @@ def build_document(session: Session, path: str, report: Report = _no_report, pol
         if index % 200 == 0:
             report(index, total, "Counting tokens")
     report(total, total, "Counting tokens")
-    from foldscope.core.request.count import Counter
-
     from foldscope.core.readout.trace_facts import measure_requests
+    from foldscope.core.request.count import Counter
 
     document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=Counter(threads=1))
     facts = measure_requests(session, document.counter, report, policy)
@@ -171,9 +170,8 @@ def build_document(session: Session, path: str, report: Report = _no_report, pol
     # The head belongs to the session: the fold, its preview and every action measure with it.
     session.unseen_head = facts.unseen_head
     document.show_view(session.view)
-    from foldscope.core.request.trace import build_trace
-
     from foldscope.core.readout.fold_facts import fold_rows
+    from foldscope.core.request.trace import build_trace
 
     views = [r.view for r in document.requests] + [tuple(session.view)]
     document.folds = fold_rows(session, views, [r.at for r in build_trace(session)])

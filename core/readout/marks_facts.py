@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
+from foldscope.core.model.session import Message
+from foldscope.core.readout.document import Document
 from foldscope.core.request.compile import make_plan
 from foldscope.core.request.first_round import decide_first_round, included_round
 from foldscope.core.request.marks import MarkPosition
-from foldscope.core.model.session import Message
 from foldscope.core.request.trace import session_tools
-
-from foldscope.core.readout.document import Document
 
 ANCHORS = {
     "stable": "end of the stable segment (system and tools)",
@@ -69,7 +69,8 @@ def describe(position: MarkPosition) -> str:
             place += f" (ends with #{position.index})"
     else:
         place = f"the last {position.where} block"
-    return f"{LIFETIMES.get(position.lifetime, position.lifetime)} ({position.lifetime}) · {ANCHORS.get(position.anchor, position.anchor)} · at {place}"
+    lifetime, anchor = LIFETIMES.get(position.lifetime, position.lifetime), ANCHORS.get(position.anchor, position.anchor)
+    return f"{lifetime} ({position.lifetime}) · {anchor} · at {place}"
 
 
 def cache_marks(document: Document, view: Sequence[str], policy: Any = None) -> tuple[tuple[Mark, ...], str]:

@@ -6,7 +6,6 @@ import html
 from dataclasses import dataclass
 
 from foldscope.core.actions.commands import Peek
-
 from foldscope.core.readout.document import Document, is_note, kind_label, note_first_index
 
 SHOWN_MEMBERS = 200  # past this many the list says how many more there are

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from foldscope.core.model import pricing
-from foldscope.core.request.count import Counter, estimate
-from foldscope.core.model.session import Session
 from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyError
-from foldscope.core.request.trace import build_trace, measure_trace, session_tools
-
+from foldscope.core.model.session import Session
 from foldscope.core.readout.document import is_note
+from foldscope.core.request.count import Counter, estimate
+from foldscope.core.request.trace import build_trace, measure_trace, session_tools
 
 Report = Callable[[int, int, str], None]
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count
-from typing import Iterable, Sequence
 
 LIFETIME_SECONDS = {"5m": 300.0, "1h": 3600.0}
 MODES = ("marks", "automatic", "off")
@@ -67,15 +67,15 @@ class CacheRules:
             raise ValueError(f"unknown cache mode {self.mode!r}; expected one of {', '.join(MODES)}")
 
     @classmethod
-    def anthropic(cls, min_tokens: int = 1024) -> "CacheRules":
+    def anthropic(cls, min_tokens: int = 1024) -> CacheRules:
         return cls(mode="marks", min_tokens=min_tokens)
 
     @classmethod
-    def openai(cls) -> "CacheRules":
+    def openai(cls) -> CacheRules:
         return cls(mode="automatic")
 
     @classmethod
-    def off(cls) -> "CacheRules":
+    def off(cls) -> CacheRules:
         return cls(mode="off")
 
 

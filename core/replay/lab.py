@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
-from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.model.cost import ModelPrices, lookup_prices
+from foldscope.core.model.session import Message, Session
+from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
+from foldscope.core.replay.strategies import STRATEGIES, Settings, Step, recorded_views
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.first_round import included_ids
 from foldscope.core.request.marks import replay_marks
-from foldscope.core.model.session import Message, Session
-from foldscope.core.replay.strategies import STRATEGIES, Settings, Step, recorded_views
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import holds_no_head, session_tools, stored_scale, unseen_head
 
@@ -36,7 +37,7 @@ def with_hidden_head(keys: Sequence[Any], ends: Sequence[int], head_end: int) ->
     return (HIDDEN_HEAD, *keys), (head_end, *ends)
 
 
-def recorded_head(session: Session, measure: "Measure") -> int:
+def recorded_head(session: Session, measure: Measure) -> int:
     """The unseen head for a session whose usage was reported: the one kept with it, else measured as
     core.request.trace does (the smallest gap between reported input and the recorded view's count)."""
     if not holds_no_head(session) or not any(r.usage for r in session.trace):

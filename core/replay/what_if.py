@@ -11,14 +11,15 @@ original nor the branch is changed: the replay works on its own copy.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from foldscope.core.request.count import Counter
 from foldscope.core.fold.delivery import mark_delivered
 from foldscope.core.fold.fold import Fold, FoldSettings, default_count
 from foldscope.core.fold.history import response_index
 from foldscope.core.model.session import FullRecord, Session
+from foldscope.core.request.count import Counter
 from foldscope.core.request.trace import build_trace
 
 

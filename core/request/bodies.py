@@ -13,8 +13,9 @@ cut, by a labelled preview of its JSON text. Values JSON refuses are not bodies 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message
 

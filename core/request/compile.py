@@ -7,14 +7,30 @@ Planning (core.request.plan) decides the blocks; this module renders them: the r
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import envelope
 from foldscope.core.request.marks import cache_control
-from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request.plan import (  # noqa: F401 - re-exported: the compiler's public names
-    CALLS, ORPHAN_RESULT, RESPONSE, RESULTS, ROLE, TEXT, TOOL_RESULT, TOOL_USE, BlockSpec, CompileError,
-    IncludedRound, Plan, call_id_of, instruction_text, original_of, plan_request, value_text,
+    CALLS,
+    ORPHAN_RESULT,
+    RESPONSE,
+    RESULTS,
+    ROLE,
+    TEXT,
+    TOOL_RESULT,
+    TOOL_USE,
+    BlockSpec,
+    CompileError,
+    IncludedRound,
+    Plan,
+    call_id_of,
+    instruction_text,
+    original_of,
+    plan_request,
+    value_text,
 )
 from foldscope.core.request.projection import PROJECTION_VERSION, ProjectionRefused, fits_whole, project_message
 

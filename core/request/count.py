@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
+from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
 from foldscope.core.request.count_step import Laid, glue_of, lay_out, one_replaced, places, shared, type_glue
-from foldscope.core.model.session import FullRecord, Message
 
 if TYPE_CHECKING:
     from foldscope.core.model.policy import Policy

@@ -1,28 +1,28 @@
 """The counter's incremental plan: a view that shares its start with a measured one re-plans only from where they part."""
 
-# Changing a view from some message on (appending, folding or clipping late messages) leaves every run
-# that ends before the last assistant run starting ahead of that message final (a user run's results
-# pair with the run before it, an assistant run's calls with the run after it). So `lay_out` keeps those blocks, their memo keys, parts and running counts
-# from the state it extends, re-plans the rest with core.request.plan.plan_runs, and places the cache marks
-# over the whole from the anchors it carries. Where that would not be exact (a new system message, a
-# pairing through a look-up that reads earlier runs, a mark moving inside the kept blocks, a copy whose
-# original is neither in the re-planned part nor in the record) it plans the view whole.
-# A view that replaces one result of a measured view with a copy of the same original (the clip's
-# candidates) is not re-planned at all when that provably changes only the result's own block
-# (`one_replaced`): the counter swaps that block's key and part and shifts the running counts.
-# tests/core/test_count.py proves the parts equal the whole plan's over random growing views and over
-# chains of single-result replacements, under every policy.
+# Changing a view from some message on (appending, folding or clipping late messages) leaves every run that ends
+# before the last assistant run starting ahead of that message final (a user run's results pair with the run
+# before it, an assistant run's calls with the run after it). So `lay_out` keeps those blocks, their memo keys,
+# parts and running counts from the state it extends, re-plans the rest with core.request.plan.plan_runs, and
+# places the cache marks over the whole from the anchors it carries. Where that would not be exact (a new system
+# message, a pairing through a look-up that reads earlier runs, a mark moving inside the kept blocks, a copy
+# whose original is neither in the re-planned part nor in the record) it plans the view whole. A view that
+# replaces one result of a measured view with a copy of the same original (the clip's candidates) is not re-
+# planned at all when that provably changes only the result's own block (`one_replaced`): the counter swaps that
+# block's key and part and shifts the running counts. tests/core/test_count.py proves the parts equal the whole
+# plan's over random growing views and over chains of single-result replacements, under every policy.
 
 from __future__ import annotations
 
 import operator
 from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress, count
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from foldscope.core.request.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
 from foldscope.core.request.plan import RESULTS, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
 
 

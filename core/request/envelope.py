@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_ ./()\-+=@,]*")
 _WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"}

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
+from foldscope.core.model.policy import Policy, resolve_ceiling
+from foldscope.core.model.session import Message, Session
 from foldscope.core.request.compile import IncludedRound, canonical, compile_request
 from foldscope.core.request.count import Counter, estimate
-from foldscope.core.model.session import Message, Session
-from foldscope.core.model.policy import Policy, resolve_ceiling
 from foldscope.core.request.projection import PROJECTION_VERSION
 
 DECIDED_BY = "foldscope"

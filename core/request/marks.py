@@ -13,8 +13,9 @@ Messages API takes it: `{"type": "ephemeral", "ttl": "1h"}` or `{"type": "epheme
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 MAX_MARKS = 4
 ONE_HOUR, FIVE_MINUTES = "1h", "5m"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from foldscope.core.request.marks import MarkPosition, choose_marks
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.marks import MarkPosition, choose_marks
 
 # Which side of the conversation each kind speaks for. System messages go to `system` blocks.
 ROLE = {

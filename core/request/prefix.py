@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import compress, count
-from typing import Any, Sequence
+from typing import Any
 
-from foldscope.core.request.compile import (IncludedRound, Plan, block_key, canonical, make_plan, payload_bytes, payload_from_plan,
-                          render_block, system_blocks, tool_list)
-from foldscope.core.request.marks import strip_marks
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.compile import (
+    IncludedRound,
+    Plan,
+    block_key,
+    canonical,
+    make_plan,
+    payload_bytes,
+    payload_from_plan,
+    render_block,
+    system_blocks,
+    tool_list,
+)
+from foldscope.core.request.marks import strip_marks
 
 # Why the later request departs from the earlier one's bytes.
 CAUSES = ("none", "append", "fold", "restore", "policy", "stable", "rewrite")

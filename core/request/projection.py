@@ -18,11 +18,12 @@ The result depends only on the original, its full-record index, the allowance an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
-from foldscope.core.request.bodies import HEAD_SHARE, PREVIEW_LABEL, READ_LIMIT, Body, bodies_of, kept_of, marker
 from foldscope.core.model.session import Message
+from foldscope.core.request.bodies import HEAD_SHARE, PREVIEW_LABEL, READ_LIMIT, Body, bodies_of, kept_of, marker
 
 PROJECTION_VERSION = 1  # recorded with a protected first round's frozen bound (Amendment 4)
 MIN_KEPT = 2  # one head and one tail character: a shortened body always shows both

@@ -135,7 +135,7 @@ def build_encoding(path: Path | None = None, expected_sha256: str = O200K_SHA256
 
 _encoding: tiktoken.Encoding | None = None
 _lock = threading.Lock()
-_helper: "_Helper | None" = None
+_helper: _Helper | None = None
 
 
 def encoding() -> tiktoken.Encoding:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
-from foldscope.core.request.count import Counter, Measurement, estimate
-from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
+from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.prefix import Divergence, PrefixMeter
 
 # Formats whose files hold the conversation but not the system prompt or tool definitions the

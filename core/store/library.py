@@ -9,9 +9,10 @@ import mmap
 import os
 import re
 import sqlite3
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import sqlite_utils  # imported when Library.db is first used, never to create, open or import (start-up time)
@@ -172,7 +173,7 @@ class Library:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "Library":
+    def __enter__(self) -> Library:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -202,7 +203,7 @@ class Library:
                 self.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
         return session_id
 
-    def _import(self, session: Session, source: "_Source", reported: list[int]) -> int:
+    def _import(self, session: Session, source: _Source, reported: list[int]) -> int:
         with self._atomic():
             cursor = self.conn.execute(
                 "INSERT INTO sessions (source, format, source_sha256, source_bytes, model, messages, view_messages,"
@@ -319,7 +320,7 @@ class _Source:
         self._handle = None
         self._dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
 
-    def __enter__(self) -> "_Source":
+    def __enter__(self) -> _Source:
         path = Path(self.session.source) if self.session.source else None
         if path is not None and path.is_file():
             self._handle = open(path, "rb")
@@ -382,4 +383,4 @@ def fts_query(query: str) -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")

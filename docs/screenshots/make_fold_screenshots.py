@@ -21,13 +21,13 @@ def wait(app, signal, start) -> None:
     signal.connect(loop.quit)
     start()
     loop.exec()
-    foldscope.app.processEvents()
+    app.processEvents()
 
 
 def save(app, window, name: str) -> None:
     from foldscope.app.qt import QImage, Qt
 
-    foldscope.app.processEvents()
+    app.processEvents()
     # Palette-indexed PNG keeps the file small; the UI uses few colours.
     flags = Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither
     image = window.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8, flags)
@@ -37,11 +37,11 @@ def save(app, window, name: str) -> None:
 
 
 def main() -> int:
+    import foldscope.app.session_actions as actions_module
     from foldscope.app.qt import QApplication
     from foldscope.app.settings import WindowSettings
     from foldscope.app.theme import apply_theme
     from foldscope.app.window import MainWindow
-    import foldscope.app.session_actions as actions_module
 
     app = QApplication(sys.argv[:1])
     apply_theme(app, "light")
@@ -55,7 +55,7 @@ def main() -> int:
     actions.policy_editor.set_text("max_input_tokens", CEILING)
     task = actions.preview_fold()
     wait(app, task.ended, lambda: None) if not task.is_done else None
-    foldscope.app.processEvents()
+    app.processEvents()
     panel = actions.preview
     if panel.passes.rowCount() > 2:
         panel.passes.selectRow(2)  # the summarising pass: its note's text is the telling part

@@ -14,8 +14,8 @@ CEILING = "60000"
 
 
 def main() -> int:
-    from foldscope.app.qt import QApplication, QEventLoop, QImage, Qt
     from foldscope.app.lab.replay import ReplayView
+    from foldscope.app.qt import QApplication, QEventLoop, QImage, Qt
     from foldscope.app.theme import apply_theme
     from foldscope.core.formats import load_session
 
@@ -31,12 +31,12 @@ def main() -> int:
     view.replay_finished.connect(loop.quit)
     view.run()
     loop.exec()
-    foldscope.app.processEvents()
+    app.processEvents()
     # Open the first request the adr fold changed, as a reader would by clicking its point.
     adr = next(run for run in view.result.runs if run.strategy == "adr")
     row = next((i for i, r in enumerate(adr.rows) if r.folds), 0)
     view.open_point("adr", row)
-    foldscope.app.processEvents()
+    app.processEvents()
     # Palette-indexed PNG keeps the file small; the UI uses few colours.
     flags = Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither
     image = view.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8, flags)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = Path(__file__).resolve().parent
@@ -25,7 +25,7 @@ def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | Non
     with tempfile.TemporaryDirectory() as tmp:
         window = MainWindow(WindowSettings(Path(tmp) / "s.ini"), db=str(Path(tmp) / "lib.db"), policy=policy)
         window.resize(1600, 1000)
-        loop = QEventLoop()  # not foldscope.app.exec(): Qt 6's quit() closes the window before the grab
+        loop = QEventLoop()  # not app.exec(): Qt 6's quit() closes the window before the grab
         window.document_loaded.connect(loop.quit)
         window.show()
         window.open_path(path)
@@ -33,7 +33,7 @@ def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | Non
         window.prepare_screenshot()
         if setup is not None:
             setup(window)
-        foldscope.app.processEvents()
+        app.processEvents()
         # Palette-indexed PNG keeps the files small; the UI uses few colours.
         flags = Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither
         image = window.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8, flags)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.core.readout.document import Document, build_document
 from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
 from foldscope.app.worker import pool
 from foldscope.core.model.session import FullRecord, Message, Provenance, Session
-
+from foldscope.core.readout.document import Document, build_document
 
 # The offscreen platform says this whenever a window is shown; it is the plugin's limit, not ours.
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints"

@@ -6,11 +6,11 @@ import copy
 
 import pytest
 
-from foldscope.app import dialogs
 import foldscope.app.session_actions as module
-from foldscope.core.readout.document import build_document
+from foldscope.app import dialogs
 from foldscope.core.fold.clip import recovery_text
 from foldscope.core.formats import load_session
+from foldscope.core.readout.document import build_document
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from foldscope.core.readout.document import build_document
 from foldscope.core.formats import load_session
+from foldscope.core.readout.document import build_document
 
 
 @pytest.fixture
@@ -92,10 +92,10 @@ def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, win
                                                                       request):
     """Issue 8's "done when", on the demo session and on a real Claude Code session."""
 
-    from foldscope.app import save as save_module
     import foldscope.app.session_actions as module
-    from foldscope.core.formats.demo import demo_path
+    from foldscope.app import save as save_module
     from foldscope.core.fold.clip import recovery_text
+    from foldscope.core.formats.demo import demo_path
 
     if which == "demo":
         path = str(demo_path())

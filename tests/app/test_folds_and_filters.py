@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from window_helpers import view_rows
 
+from foldscope.app.models.messages import IndexRole
+from foldscope.app.panels.folds import RowRole
+from foldscope.app.panels.window_map import Mark
 from foldscope.core.readout.divergence import CAUSE_WORDS
 from foldscope.core.readout.document import build_document
-from foldscope.app.panels.folds import RowRole
 from foldscope.core.readout.note_members import note_members
-from foldscope.app.panels.window_map import Mark
 from foldscope.core.request.trace import measure_trace
-from foldscope.app.models.messages import IndexRole
-from window_helpers import view_rows
 
 
 def test_the_fold_model_passes_the_model_tester_and_shows_each_record(qtmodeltester, demo_window):
@@ -89,8 +89,8 @@ def test_kind_and_text_filters_narrow_a_list_and_keep_the_selection_honest(qtmod
 
 
 def test_a_notes_members_are_peeked_verified_and_listed(window, tmp_path):
-    from foldscope.core.formats import load_session
     from foldscope.core.cli import main as cli
+    from foldscope.core.formats import load_session
     from foldscope.core.formats.demo import demo_path
 
     folded = tmp_path / "folded.json"

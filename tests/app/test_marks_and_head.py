@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.core.readout.marks_facts import cache_marks, first_round_for
+from foldscope.app.panels.window_map import VIEW_Y, mark_text
 from foldscope.app.qt import QPointF
 from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
-from foldscope.app.panels.window_map import VIEW_Y, mark_text
-from foldscope.core.request.compile import make_plan
 from foldscope.core.model.policy import Policy
+from foldscope.core.readout.marks_facts import cache_marks, first_round_for
+from foldscope.core.request.compile import make_plan
 from foldscope.core.request.trace import measure_trace, session_tools
 
 CACHING = Policy(max_input_tokens=100_000, prompt_caching=True, source="test profile")

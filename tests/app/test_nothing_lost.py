@@ -9,8 +9,8 @@ import foldscope.app.save as save_module
 from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
 from foldscope.core.actions.commands import Clip, Evict
-from foldscope.core.formats.demo import demo_path
 from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import demo_path
 
 
 def open_in(qtbot, window, path):

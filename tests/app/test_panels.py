@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from window_helpers import view_rows
+
 from foldscope.app.qt import QPointF, Qt
 from foldscope.core.request.compile import compile_request, payload_bytes
 from foldscope.core.request.count import Counter
 from foldscope.core.request.trace import measure_trace, session_tools
-from window_helpers import view_rows
 
 
 def test_stepping_the_timeline_to_request_k_shows_the_view_the_core_reports_for_k(qtbot, demo_window):

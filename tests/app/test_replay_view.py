@@ -7,11 +7,11 @@ import threading
 import pytest
 
 import foldscope.app.lab.replay as replay_view
-from foldscope.app.qt import Qt
-from foldscope.app.models.replay import METRICS, RawRole, TotalsModel
 from foldscope.app.lab.replay import ReplayView, open_replay_lab, settings_for
-from foldscope.core.formats.demo import demo_path
+from foldscope.app.models.replay import METRICS, RawRole, TotalsModel
+from foldscope.app.qt import Qt
 from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.policy import Policy
 from foldscope.core.replay.lab import replay
 from foldscope.core.replay.strategies import STRATEGIES

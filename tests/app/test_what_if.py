@@ -8,11 +8,11 @@ import pytest
 
 import foldscope.app.lab.what_if as what_if_module
 from foldscope.core.actions.commands import Evict
-from foldscope.core.request.count import estimate
 from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import response_index, session_at_request
-from foldscope.core.request.trace import build_trace
 from foldscope.core.replay.what_if import replay_from
+from foldscope.core.request.count import estimate
+from foldscope.core.request.trace import build_trace
 
 K = 5
 

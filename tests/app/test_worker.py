@@ -6,6 +6,7 @@ import threading
 
 from foldscope.app.worker import Task, run_task
 
+
 def test_a_task_reports_progress_then_its_result_on_the_gui_thread(qtbot):
     gui_thread = threading.get_ident()
     seen: list[tuple[int, int, str]] = []

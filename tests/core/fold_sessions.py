@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from foldscope.core.request.compile import compile_request
-from foldscope.core.request.count import Counter
 from foldscope.core.fold.delivery import DELIVERED_KEY
 from foldscope.core.fold.fold import Fold, FoldSettings
 from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.request.compile import compile_request
+from foldscope.core.request.count import Counter
 
 WORDS = ["config", "profile", "loader", "cache", "session", "registry", "settings", "paths", "store", "policy"]
 

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from foldscope.core.actions.commands import (ApplyFold, Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, Peek, ReadResult,
-                          Restore)
-from foldscope.core.fold.delivery import clone_session
+from fold_sessions import Build, calls_have_results, fold_for, payload, text_of
+
+from foldscope.core.actions.commands import (
+    ApplyFold,
+    Clip,
+    CommandStack,
+    Compact,
+    Evict,
+    EvictActionResults,
+    Expand,
+    Peek,
+    ReadResult,
+    Restore,
+)
 from foldscope.core.fold.clip import original_of, recovery_text
+from foldscope.core.fold.delivery import clone_session
 from foldscope.core.formats import load_session
 from foldscope.core.formats.lionagi import write_session
-from fold_sessions import Build, calls_have_results, fold_for, payload, text_of
 
 
 def rounds(n: int = 4, chars: int = 5_000):

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from foldscope.core.cli.main import main
-from foldscope.core.formats.demo import demo_path
 from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import demo_path
 from foldscope.core.store.library import Library
 
 
@@ -88,7 +88,7 @@ def test_count_a_file_and_stdin(capsys, tmp_path, monkeypatch):
     path = tmp_path / "t.txt"
     path.write_text("hello world", encoding="utf-8")
     assert run_json(capsys, "count", str(path)) == {"file": str(path), "tokens": 2, "characters": 11}
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO("hello world".encode())))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"hello world")))
     assert main(["count", "-"]) == 0
     assert capsys.readouterr().out.strip() == "2"
 

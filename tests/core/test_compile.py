@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from foldscope.core.request.compile import compile_request, payload_bytes
-from foldscope.core.model.session import FullRecord, Message
 from session_strategies import records, views
+
+from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.compile import compile_request, payload_bytes
 
 
 def call(mid: str, result: str, **args) -> Message:

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from session_strategies import TEXT, records, views
 
+from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request.compile import compile_request, counted_text
 from foldscope.core.request.count import Counter, estimate
-from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request.tokens import count_text
-from session_strategies import TEXT, records, views
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -69,8 +68,8 @@ def _parts(m):
 @given(st.data())
 def test_measuring_a_growing_view_equals_measuring_it_whole(data):
     """The incremental plan (a view sharing its start with a measured one) gives the whole plan's parts, under every policy."""
-    from foldscope.core.request.compile import IncludedRound
     from foldscope.core.model.policy import Policy
+    from foldscope.core.request.compile import IncludedRound
 
     record = data.draw(records())
     view = data.draw(views(record))
@@ -107,9 +106,9 @@ def test_measuring_a_growing_view_equals_measuring_it_whole(data):
 def test_replacing_one_result_in_the_middle_equals_measuring_it_whole(data):
     """A candidate that replaces one result with a clipped copy of its original (the clip's estimates) gives the
     whole plan's parts and the whole text's count, under every policy, chained from the last candidate."""
-    from foldscope.core.request.compile import IncludedRound
     from foldscope.core.fold.clip import bodies_of, build_bounded_copy, build_copy
     from foldscope.core.model.policy import Policy
+    from foldscope.core.request.compile import IncludedRound
 
     record = data.draw(records())
     # A random view, or the record in order without its copies (the fold's case: every result paired).

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from fold_sessions import Build, fold_for, text_of
+
 from foldscope.core.fold.delivery import DELIVERED_KEY, clone_session, default_delivered, delivered_ids, mark_delivered
 from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import replay_folds
+from foldscope.core.fold.summarise import CallableSummariser
 from foldscope.core.formats import load_session
 from foldscope.core.formats.lionagi import write_session
 from foldscope.core.model.session import Request
-from foldscope.core.fold.summarise import CallableSummariser
-from fold_sessions import Build, fold_for, text_of
 
 
 def small():
@@ -96,8 +97,8 @@ def test_a_refused_request_delivers_nothing_and_a_completed_one_delivers_its_vie
 
 
 def test_a_clone_keeps_the_first_rounds_decision_under_its_ids_and_one_missing_a_member_starts_pending():
-    from foldscope.core.request.first_round import decide_first_round, read_decision
     from foldscope.core.model.policy import Policy
+    from foldscope.core.request.first_round import decide_first_round, read_decision
 
     session = small()
     decision = decide_first_round(session, Policy(max_input_tokens=100_000, prompt_caching=True))

@@ -2,8 +2,8 @@
 
 import json
 
-from foldscope.core.formats.demo import LISTING_CHARS, MODEL, demo_path, generate, main
 from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import LISTING_CHARS, MODEL, demo_path, generate, main
 from foldscope.core.formats.lionagi import native_dict
 
 

@@ -11,10 +11,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.request.compile import compile_request, payload_bytes
 from foldscope.core.request.envelope import minimal_yaml
-from foldscope.core.model.session import FullRecord, Message, Session
-from foldscope.core.model.policy import Policy
 
 BASELINE = Path(__file__).with_name("compile_baseline.json")
 CACHING = Policy(prompt_caching=True)
@@ -107,8 +107,8 @@ def test_caching_off_compiles_the_bytes_of_the_build_before_issue_5_on_demo_and_
     """compile_baseline.json holds, per session, the digest of every request compiled by the compiler as it
     stood before issue 5, and the digest of what those requests are built from. A file whose reader output
     has since changed is skipped (the old compiler is gone, so its bytes cannot be captured again)."""
-    from foldscope.core.formats.demo import demo_path
     from foldscope.core.formats import load_session
+    from foldscope.core.formats.demo import demo_path
     from foldscope.core.request.trace import build_trace, session_tools
 
     baseline = json.loads(BASELINE.read_text())

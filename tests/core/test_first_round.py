@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.core.request.compile import compile_request
-from foldscope.core.request.count import Counter, estimate
 from foldscope.core.fold.delivery import clone_session
-from foldscope.core.request.first_round import (
-    decide_first_round, find_round, included_round, protected_ids, read_decision, remap_decision, request_options,
-)
 from foldscope.core.formats import load_session
 from foldscope.core.formats.lionagi_write import write_session
 from foldscope.core.model.launch import read_launch_policy, startup_fields, store_launch_policy, write_startup_fields
-from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.model.policy import Policy, PolicyError
+from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.request.compile import compile_request
+from foldscope.core.request.count import Counter, estimate
+from foldscope.core.request.first_round import (
+    decide_first_round,
+    find_round,
+    included_round,
+    protected_ids,
+    read_decision,
+    remap_decision,
+    request_options,
+)
 
 
 def msg(mid: str, kind: str, **content) -> Message:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 
+from fold_sessions import Build, calls_have_results, text_of
+
 from foldscope.core.actions.commands import Clip, ReadResult, Restore
-from foldscope.core.request.compile import compile_request, payload_text
-from foldscope.core.fold.fold import Fold, FoldSettings
 from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, build_copy, kept_of, recovery_text
 from foldscope.core.fold.cuts import eligible_bodies
+from foldscope.core.fold.fold import Fold, FoldSettings
 from foldscope.core.model.policy import Policy
+from foldscope.core.request.compile import compile_request, payload_text
 from foldscope.core.request.projection import effective_count, project_output, retained_max, split
-from fold_sessions import Build, calls_have_results, text_of
 
 MARKER = re.compile(r"\[\.\.\. ([\d,]+) characters omitted here \(offsets (\d+) to (\d+) of the original")
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import pytest
+from fold_sessions import Build, calls_have_results, record_hashes, text_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_fold_properties import sessions
 
-from foldscope.core.request.compile import compile_request, make_plan
-from foldscope.core.formats.demo import demo_path
-from foldscope.core.request.first_round import decide_first_round, read_decision, request_options
 from foldscope.core.fold.fold import Fold, FoldSettings
 from foldscope.core.fold.history import replay_folds
 from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.policy import Policy
-from fold_sessions import Build, calls_have_results, record_hashes, text_of
-from test_fold_properties import sessions
+from foldscope.core.request.compile import compile_request, make_plan
+from foldscope.core.request.first_round import decide_first_round, read_decision, request_options
 
 
 def caching(ceiling: int, bound: int | None = None, on: bool = True) -> Policy:

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from foldscope.core.cli.main import main
-from foldscope.core.formats.demo import write_demo
 from foldscope.core.fold.clip import bodies_of
 from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import write_demo
 
 
 @pytest.fixture

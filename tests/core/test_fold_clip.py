@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
-from foldscope.core.formats.demo import generate
+from fold_sessions import Build, calls_have_results, fold_for, payload, text_of
+
 from foldscope.core.fold.clip import CLIP_FLOOR, PREVIEW_LABEL, recovery_text
 from foldscope.core.fold.history import session_at_request
 from foldscope.core.fold.summarise import BriefSummariser
-from fold_sessions import Build, calls_have_results, fold_for, payload, text_of
+from foldscope.core.formats.demo import generate
 
 
 class SpySummariser(BriefSummariser):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from foldscope.core.formats.demo import generate
 from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import replay_folds, session_at_request
+from foldscope.core.formats.demo import generate
 
 
 def test_replaying_the_demo_gives_a_version_per_request_and_per_landed_fold_without_changing_the_session():
@@ -38,8 +38,8 @@ def test_the_session_at_a_request_has_its_record_up_to_the_answer_and_delivery_s
 
 
 def test_the_fold_history_decides_the_first_round_once_by_the_first_request_that_carries_it_whole():
-    from foldscope.core.request.first_round import find_round, read_decision
     from foldscope.core.model.policy import Policy
+    from foldscope.core.request.first_round import find_round, read_decision
 
     session = generate()
     policy = Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=True)

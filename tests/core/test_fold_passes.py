@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from fold_sessions import Build, calls_have_results, fold_for, payload, text_of
+
 from foldscope.core.fold.fold import Fold, FoldSettings
 from foldscope.core.fold.summarise import BriefSummariser, Summary
-from fold_sessions import Build, calls_have_results, fold_for, payload, text_of
 
 RECORD_FIELDS = {"at", "reason", "stage", "kept_tail", "messages_folded", "tool_calls", "tool_calls_total",
                  "summary_source", "estimate_before", "estimate_after", "cap", "input_scale", "outcome",

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import copy
 
+from fold_sessions import Build, calls_have_results, payload, record_hashes, text_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.actions.commands import (ApplyFold, Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, ReadResult,
-                          Restore)
-from foldscope.core.request.count import Counter
+from foldscope.core.actions.commands import ApplyFold, Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, ReadResult, Restore
 from foldscope.core.fold.fold import Fold, FoldSettings
-from fold_sessions import Build, calls_have_results, payload, record_hashes, text_of
+from foldscope.core.request.count import Counter
 
 OUTPUTS = st.one_of(
     st.integers(10, 6_000).map(lambda n: text_of(n, n)),

@@ -1,9 +1,9 @@
 """The fold measures the head a file does not hold (system prompt, tools) as part of every request."""
 
-from foldscope.core.formats.demo import generate
 from foldscope.core.fold.delivery import clone_session
 from foldscope.core.fold.fold import Fold, FoldSettings
 from foldscope.core.fold.history import session_at_request
+from foldscope.core.formats.demo import generate
 
 
 def test_the_fold_estimate_counts_the_unseen_head():

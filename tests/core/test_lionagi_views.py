@@ -3,12 +3,12 @@
 import copy
 import json
 
-from foldscope.core.request.count import Counter
-from foldscope.core.formats.demo import demo_path, generate
 from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import demo_path, generate
 from foldscope.core.formats.lionagi import native_dict
 from foldscope.core.formats.lionagi_views import request_views
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.count import Counter
 
 
 def _write(tmp_path, data, name="session.json"):

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from session_strategies import records, views
 
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.replay.lab import place_marks
 from foldscope.core.request.compile import compile_request, counted_text, make_plan
 from foldscope.core.request.count import Counter
 from foldscope.core.request.first_round import decide_first_round, request_options
 from foldscope.core.request.marks import MAX_MARKS, choose_marks, payload_marks
-from foldscope.core.model.session import FullRecord, Message, Session
-from foldscope.core.model.policy import Policy
 from foldscope.core.request.prefix import compile_for_prefix, divergence
-from foldscope.core.replay.lab import place_marks
 from foldscope.core.request.tokens import count_text
-from session_strategies import records, views
 
 CACHING = Policy(prompt_caching=True, max_input_tokens=100_000)
 TOOLS = [{"name": "read", "description": "Read a file.", "input_schema": {"type": "object"}}]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from session_strategies import records, views
 
-from foldscope.core.request.compile import IncludedRound
-from foldscope.core.request.count import Counter
 from foldscope.core.formats.demo import generate
 from foldscope.core.model.policy import Policy
+from foldscope.core.request.compile import IncludedRound
+from foldscope.core.request.count import Counter
 from foldscope.core.request.prefix import PrefixMeter, compile_for_prefix, divergence
 from foldscope.core.request.trace import build_trace, first_rounds, measure_trace, session_tools
-from session_strategies import records, views
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 POLICIES = [None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),

@@ -9,17 +9,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request.compile import CompileError, compile_request, payload_bytes
-from foldscope.core.request.count import Counter
-from foldscope.core.fold.clip import PREVIEW_LABEL, Body, bodies_of, recovery_text
-from foldscope.core.model.session import FullRecord, Message
-from foldscope.core.model.policy import Policy
-from foldscope.core.request.projection import (
-    ProjectionRefused, _length, applied_limit, effective_count, interval, project_output, retained_max, shortened,
-)
 from foldscope.core.actions.recovery import ReadResult
+from foldscope.core.fold.clip import PREVIEW_LABEL, Body, bodies_of, recovery_text
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.compile import CompileError, compile_request, counted_text, payload_bytes
+from foldscope.core.request.count import Counter
+from foldscope.core.request.projection import (
+    ProjectionRefused,
+    _length,
+    applied_limit,
+    effective_count,
+    interval,
+    project_output,
+    retained_max,
+    shortened,
+)
 from foldscope.core.request.tokens import count_text
-from foldscope.core.request.compile import counted_text
 
 MARKER = re.compile(r"\n\[\.\.\. ([\d,]+) characters omitted here \(offsets (\d+) to (\d+) of the original, full-record "
                     r"index (\d+)\); read them with context\(action=\"read_result\", index=\4, offset=\2, limit=(\d+)\)"

@@ -6,10 +6,10 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from reader_checks import check_session, file_lines, write_lines
 
 from foldscope.core.formats import claude_code, detect_format, load_session
 from foldscope.core.model.session import ReadError
-from reader_checks import check_session, file_lines, write_lines
 
 
 def _claude_files(corpus: Path) -> list[Path]:

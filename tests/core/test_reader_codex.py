@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from foldscope.core.formats import codex, detect_format
 from reader_checks import check_session, file_lines, write_lines
+
+from foldscope.core.formats import codex, detect_format
 
 
 def _expected(path: Path) -> dict:

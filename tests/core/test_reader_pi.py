@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from reader_checks import check_session, file_lines, write_lines
 
 from foldscope.core.formats import detect_format, pi
 from foldscope.core.model.session import ReadError
-from reader_checks import check_session, file_lines, write_lines
 
 
 def _expected(path: Path) -> dict:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from reader_checks import check_session
 
 from foldscope.core.formats import detect_format, load_session, raw_payload
 from foldscope.core.model.session import ReadError
-from reader_checks import check_session
 
 
 def _write(tmp_path, payload, indent=None):

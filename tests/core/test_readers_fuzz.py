@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reader_checks import check_session
 
 from foldscope.core.formats import claude_code, codex, load_session, pi, raw_payload
 from foldscope.core.model.session import ReadError, Session
 from foldscope.core.store.library import Library
-from reader_checks import check_session
 
 SOURCES = {
     "claude_code": ["claude_code/short.jsonl", "claude_code/tool_heavy.jsonl", "claude_code/extracted-dd381a75.jsonl"],

@@ -1,11 +1,11 @@
 """Strategies and metrics on hand-built traces with known answers."""
 
 import pytest
+from replay_sessions import tool_session
 
 from foldscope.core.model.cost import ModelPrices, Tier
 from foldscope.core.replay.lab import Measure, replay, run_strategy
 from foldscope.core.replay.strategies import Settings, material
-from replay_sessions import tool_session
 
 HAIKU = ModelPrices(
     "claude-haiku-5-5",
@@ -58,7 +58,7 @@ def test_band_commits_only_at_max_target_stops_at_min_target_in_one_rewrite():
     none_rows = run_strategy(s, "none", settings, prices=HAIKU).rows
     commits = [r for r in rows if r.folds]
     assert commits, "the band must fire on a session twice its ceiling"
-    for row, plain in zip(rows, none_rows):
+    for row in rows:
         if row.folds:
             assert row.change == "rewrite"
         else:

@@ -1,9 +1,10 @@
 """The cache model against reported usage: a trace whose usage an ideal cache wrote is reproduced exactly."""
 
-from foldscope.core.replay.cache_check import check_cache, fit
-from foldscope.core.model.session import Usage
-from foldscope.core.replay.lab import Measure
 from replay_sessions import tool_session, with_usage
+
+from foldscope.core.model.session import Usage
+from foldscope.core.replay.cache_check import check_cache, fit
+from foldscope.core.replay.lab import Measure
 
 
 def test_fit_recovers_offset_and_scale():

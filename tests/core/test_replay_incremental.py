@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.core.replay.cache_model import Layout
 from foldscope.core.formats.demo import generate
+from foldscope.core.replay.cache_model import Layout
 from foldscope.core.replay.lab import HIDDEN_HEAD, Measure, run_strategy
 from foldscope.core.replay.strategies import STRATEGIES, Settings
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from foldscope.core.formats.demo import demo_path, generate
 from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import demo_path, generate
 from foldscope.core.store.library import MIGRATIONS, Library, default_path, migrate
 
 TABLES = ("sessions", "messages", "view_versions", "events")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from fold_sessions import Build, text_of
+
 from foldscope.core.fold.stages import call_entry
 from foldscope.core.fold.summarise import BRIEF_MAX_CHARS, BriefSummariser, CallableSummariser, brief, short_arguments
-from fold_sessions import Build, text_of
 
 
 def span():

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.core.request.count import Counter
-from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 from foldscope.core.model.policy import Policy
-from foldscope.core.request.trace import (SCALE_FLOOR, calibrated, check_request, keep_scale, measure_trace, stored_scale)
+from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
+from foldscope.core.request.count import Counter
+from foldscope.core.request.trace import SCALE_FLOOR, calibrated, check_request, keep_scale, measure_trace, stored_scale
 
 
 def words(n: int) -> str:
