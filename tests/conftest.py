@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import CORPUS_DEV
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
@@ -22,8 +24,6 @@ class _RefuseQt(importlib.abc.MetaPathFinder):
 if os.environ.get("FOLDSCOPE_BLOCK_QT") == "1":
     sys.meta_path.insert(0, _RefuseQt())
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS_DEV = ROOT.parent / "shared" / "corpus" / "dev"
 
 
 @pytest.fixture

@@ -1,5 +1,4 @@
 """The main window: loading off the GUI thread, the two lists kept in step, the inspector, bad files."""
-
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +7,7 @@ import pytest
 
 import foldscope.app.window as window_module
 from foldscope.app.models.messages import IndexRole
+from tests.paths import CORPUS_DEV
 
 
 def demo_path() -> Path:
@@ -106,7 +106,7 @@ def _good_file() -> Path:
     try:
         return demo_path()
     except pytest.skip.Exception:
-        corpus = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "dev" / "lionagi"
+        corpus = CORPUS_DEV / "lionagi"
         sample = corpus / "branch_v0.36.0_after_context_fold.synthetic.json"
         if not sample.is_file():
             pytest.skip("neither the demo session nor the corpus is present")

@@ -1,0 +1,148 @@
+"""The fold panel, the list filters, a note's members, the next request's divergence and the window map's marks."""
+
+from __future__ import annotations
+
+from foldscope.app.models.messages import IndexRole
+from foldscope.app.panels.folds import RowRole
+from foldscope.app.panels.window_map import Mark
+from foldscope.core.readout.divergence import CAUSE_WORDS
+from foldscope.core.readout.document import build_document
+from foldscope.core.readout.note_members import note_members
+from foldscope.core.request.trace import measure_trace
+from tests.app.window_helpers import view_rows
+
+
+def test_the_fold_model_passes_the_model_tester_and_shows_each_record(qtmodeltester, demo_window):
+    model = demo_window.fold_panel.model
+    qtmodeltester.check(model)
+    qtmodeltester.check(demo_window.fold_panel.proxy)
+    folds = demo_window.document.session.manifest["context_folds"]
+    assert model.rowCount() == len(folds) + len(demo_window.document.session.events)
+    assert model.index(0, 3).data() == folds[0]["stage"]
+    assert model.index(0, 5).data() == str(folds[0]["messages_folded"])
+
+
+def test_selecting_a_fold_record_steps_the_timeline_and_highlights_what_it_folded(demo_window):
+    window = demo_window
+    session = window.document.session
+    row = window.fold_panel.model.rows[0]
+    window.fold_panel.select_number(0)
+    # The demo's fold ran before request 5: its note first shows in request 5's view.
+    assert row.slot == window.timeline.fold_slots()[0] == 5
+    assert window.timeline.current == 5
+    assert view_rows(window) == [session.record.index_of(mid) for mid in session.trace[5].view]
+    note_id = session.record[row.note].id
+    assert note_id in session.trace[5].view and note_id not in session.trace[4].view
+    # What it took: in request 4's view, gone from request 5's.
+    assert row.affected and all(session.record[i].id in session.trace[4].view for i in row.affected)
+    assert not any(session.record[i].id in session.trace[5].view for i in row.affected)
+    assert window.record_model.highlighted == frozenset(row.affected) == window.window_map.highlighted
+    assert window.inspector.index == row.note
+    assert window.record_model.index(row.affected[0], 2).data(
+        __import__("foldscope.app.qt", fromlist=["Qt"]).Qt.ItemDataRole.BackgroundRole
+    ) is not None
+
+
+def test_a_clip_record_steps_to_its_copy_and_highlights_the_original(qtbot, window, tmp_path):
+    from foldscope.core.cli import main as cli
+    from foldscope.core.formats.demo import demo_path
+
+    folded = tmp_path / "folded.json"
+    assert cli.main(["fold", str(demo_path()), "--ceiling", "8000", "--apply", "-o", str(folded)]) == 0
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(folded)
+    qtbot.waitUntil(lambda: window.task is None)
+    clip = next(r for r in window.fold_panel.model.rows if r.kind == "clip")
+    record = window.document.session.record
+    originals = {record[i].id for i in clip.affected}
+    copies = [i for i, m in enumerate(record) if m.clipped_from in originals]
+    assert copies and clip.affected == tuple(c["index"] for c in clip.raw["clipped"])
+    window.fold_panel.select_number(clip.number)
+    assert window.timeline.current == clip.slot
+    assert all(window.document.in_view(i) for i in copies)
+    assert window.view_model.highlighted == frozenset(clip.affected)
+
+
+def test_sorting_the_fold_panel_keeps_each_row_whole(demo_window):
+    panel = demo_window.fold_panel
+    panel.table.sortByColumn(5, __import__("foldscope.app.qt", fromlist=["Qt"]).Qt.SortOrder.DescendingOrder)
+    rows = [panel.proxy.index(r, 0).data(RowRole) for r in range(panel.proxy.rowCount())]
+    values = [r.messages if r.messages is not None else -1 for r in rows]
+    assert values == sorted(values, reverse=True)
+
+
+def test_kind_and_text_filters_narrow_a_list_and_keep_the_selection_honest(qtmodeltester, window, document):
+    window.set_document(document)
+    view = window.view_list
+    qtmodeltester.check(view.filter)
+    view.kind_filter.setCurrentIndex(view.kind_filter.findData("action_request"))
+    shown = [view.filter.index(r, 0).data(IndexRole) for r in range(view.filter.rowCount())]
+    assert shown and all(document.message(i).kind == "action_request" for i in shown)
+    assert view.shown.text() == f"{len(shown)} of {document.view_size} shown"
+    view.kind_filter.setCurrentIndex(0)
+    view.text_filter.setText("MOD2.PY")  # case does not matter; the whole text is searched
+    shown = [view.filter.index(r, 0).data(IndexRole) for r in range(view.filter.rowCount())]
+    assert shown and all("mod2.py" in document.message(i).text for i in shown)
+    window.select_message(0)  # the system message is filtered out of the view list
+    assert view.selected_index() is None and window.record_list.selected_index() == 0
+
+
+def test_a_notes_members_are_peeked_verified_and_listed(window, tmp_path):
+    from foldscope.core.cli import main as cli
+    from foldscope.core.formats import load_session
+    from foldscope.core.formats.demo import demo_path
+
+    folded = tmp_path / "folded.json"
+    assert cli.main(["fold", str(demo_path()), "--ceiling", "20000", "--apply", "-o", str(folded)]) == 0
+    document = build_document(load_session(folded), str(folded))
+    window.set_document(document)
+    note = max(i for i, m in enumerate(document.session.record) if m.kind == "note")
+    members = note_members(document, note)
+    assert members.recorded and members.verified is True
+    assert list(members.indexes) == document.message(note).metadata["context_replaced"]
+    view_before = list(document.session.view)
+    window.select_message(note)
+    inspector = window.inspector
+    assert inspector.tabs.isTabEnabled(inspector.members_tab)
+    text = inspector.members.toPlainText()
+    assert "SHA-256 verified" in text and f"#{members.indexes[0]}" in text
+    assert document.session.view == view_before  # peek never changes the view
+    window.select_message(2)  # not a note: no members
+    assert not inspector.tabs.isTabEnabled(inspector.members_tab)
+
+
+def test_the_request_panel_says_where_the_next_request_diverges(demo_window):
+    """The panel reports foldscope.core.request.prefix's divergence (the same one foldscope.core.request.trace measures), cause included."""
+    window = demo_window
+    window.side_tabs.setCurrentWidget(window.request_panel)
+    session, doc = window.document.session, window.document
+    rows = measure_trace(session, doc.policy).rows
+    causes = set()
+    for k in range(len(rows) - 1):
+        window.timeline.step_to(k)
+        found = window.request_panel.divergence
+        assert found.as_dict() == rows[k].diverges and found.share == rows[k].prefix_share
+        assert CAUSE_WORDS[found.cause] in window.request_panel.header.text()
+        causes.add(found.cause)
+    assert {"append", "fold"} <= causes
+
+
+def test_cache_marks_sit_at_the_end_of_their_block_and_draw(qtbot, demo_window):
+    window_map = demo_window.window_map
+    index = demo_window.document.view_index(5)
+    window_map.set_marks((Mark(index, "5m", "tail"), Mark(None, "1h", "stable")))
+    block = next(r for i, r, in_view_bar in window_map.blocks() if in_view_bar and i == index)
+    assert window_map.mark_x(Mark(index, "5m", "tail")) == block.right()
+    assert not window_map.grab().isNull()
+
+
+def test_the_first_round_bracket_spans_the_protected_messages(qtbot, window, document):
+    record = document.session.record
+    document.session.branch_metadata["prompt_cache"] = {"protected": [record[0].id, record[1].id]}
+    window.set_document(document)
+    window.show()
+    qtbot.waitExposed(window)
+    span = window.window_map._view_span({0, 1})
+    first = [r for i, r, bar in window.window_map.blocks() if bar and i in (0, 1)]
+    assert span == (first[0].left(), first[-1].right())
+    assert not window.window_map.grab().isNull()

@@ -1,0 +1,97 @@
+"""The Codex rollout reader: every dev corpus file opens with counts checked against the file itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from foldscope.core.formats import codex, detect_format
+from tests.core.reader_checks import check_session, file_lines, write_lines
+
+
+def _expected(path: Path) -> dict:
+    """Counts a person can check in the file: one distinct running total per model call, and so on."""
+    totals, peak, outputs, window = set(), 0, 0, None
+    for entry in file_lines(path):
+        payload = entry["payload"]
+        if entry["type"] == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
+            info = payload["info"]
+            totals.add(json.dumps(info["total_token_usage"], sort_keys=True))
+            peak = max(peak, info["last_token_usage"]["input_tokens"])
+            window = info.get("model_context_window", window)
+        if entry["type"] == "response_item" and payload.get("type", "").endswith("_call_output"):
+            outputs += 1
+    return {"requests": len(totals), "peak": peak, "outputs": outputs, "window": window}
+
+
+def test_every_dev_codex_file_imports_with_requests_peak_window_and_links_checked(corpus_dev):
+    files = sorted((corpus_dev / "codex").glob("*.jsonl"))
+    assert files
+    for path in files:
+        session = codex.read(path)
+        expected = _expected(path)
+        check_session(session)
+        assert len(session.trace) == expected["requests"], path.name
+        assert max(r.usage.reported_input for r in session.trace if r.usage) == expected["peak"], path.name
+        answers = [m for m in session.record if m.kind == "action_response"]
+        assert len(answers) == expected["outputs"] and not any(m.metadata.get("orphan") for m in answers)
+        assert session.extras["context_window"] == expected["window"]
+        assert session.record[0].kind == "system" and session.record[0].id == "base_instructions"
+        assert detect_format(path) == "codex", path.name
+
+
+def test_sanitised_text_is_kept_as_it_is(corpus_dev):
+    path = corpus_dev / "codex" / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
+    session = codex.read(path)
+    assert session.record[0].text.startswith("[REDACTED_TEXT len=")
+
+
+def _line(kind, payload):
+    return {"timestamp": "2026-01-01T00:00:00Z", "type": kind, "payload": payload}
+
+
+def _tokens(total, cached=0):
+    usage = {"input_tokens": total, "cached_input_tokens": cached, "output_tokens": 5}
+    return _line("event_msg", {"type": "token_count", "info": {"last_token_usage": usage, "total_token_usage": usage,
+                                                               "model_context_window": 1000}})
+
+
+def test_compacted_with_replacement_history_is_a_note_and_a_new_view(tmp_path):
+    path = write_lines(tmp_path / "r.jsonl", [
+        _line("session_meta", {"id": "x", "base_instructions": {"text": "be brief"}}),
+        _line("turn_context", {"model": "gpt-x"}),
+        _line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}),
+        _line("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]}),
+        _line("response_item", {"type": "function_call", "name": "sh", "arguments": "{\"cmd\": \"ls\"}", "call_id": "c1"}),
+        _tokens(100, 40),
+        _line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "a b"}),
+        _line("compacted", {"message": "summary so far", "replacement_history": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}),
+        _line("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}),
+        _tokens(30),
+    ])
+    session = codex.read(path)
+    check_session(session)
+    assert len(session.trace) == 2
+    first, second = session.trace
+    assert first.usage.input == 60 and first.usage.cache_read == 40 and first.model == "gpt-x"
+    note = session.record.get(second.view[0])
+    assert note.kind == "note" and note.text == "summary so far"
+    assert [session.record.get(m).kind for m in second.view] == ["note", "instruction"]
+    assert session.record.get(second.view[1]).metadata["replacement"] is True
+    call = session.record.get("c1")
+    assert call.content["arguments"] == {"cmd": "ls"} and call.content["action_response_id"] == "c1:output"
+    assert session.record.get(first.response_id).metadata["thinking"] == "think"
+    assert session.events[0]["at_request"] == 1
+
+
+def test_unknown_items_and_orphan_outputs_warn_and_import(tmp_path):
+    path = write_lines(tmp_path / "r.jsonl", [
+        _line("session_meta", {"id": "x", "base_instructions": {"text": "sys"}}),
+        _line("response_item", {"type": "hologram"}),
+        _line("response_item", {"type": "function_call_output", "call_id": "nope", "output": "x"}),
+        _line("mystery", {}),
+    ])
+    session = codex.read(path)
+    assert [w.split(": ")[1] for w in session.warnings] == ["line 2", "line 3", "line 4"]
+    assert session.record.get("nope:output").metadata["orphan"] is True

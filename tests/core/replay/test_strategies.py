@@ -1,0 +1,149 @@
+"""Strategies and metrics on hand-built traces with known answers."""
+
+import pytest
+
+from foldscope.core.model.cost import ModelPrices, Tier
+from foldscope.core.replay.lab import Measure, replay, run_strategy
+from foldscope.core.replay.strategies import Settings, material
+from tests.core.replay_sessions import tool_session
+
+HAIKU = ModelPrices(
+    "claude-haiku-5-5",
+    (
+        Tier(0, input=0.10, output=0.50, cache_read=0.01, cache_write_5m=0.125, cache_write_1h=0.20),
+        Tier(100_000, input=0.50, output=2.50, cache_read=0.05, cache_write_5m=0.625, cache_write_1h=1.00),
+    ),
+)
+
+
+def test_material_is_every_message_once_in_record_order():
+    s = tool_session(5)
+    flat = [m.id for new in material(s) for m in new]
+    assert flat == [m.id for m in s.record][: len(flat)] and len(flat) == len(s.trace[-1].view)
+
+
+def test_none_only_appends_and_reads_the_previous_request_from_cache():
+    s = tool_session(6)
+    run = run_strategy(s, "none", Settings(caching=True), prices=HAIKU)
+    rows = run.rows
+    assert [r.change for r in rows] == ["first"] + ["append"] * 5
+    for prev, row in zip(rows, rows[1:]):
+        # the previous tail mark lies inside the common prefix; its block's closing punctuation
+        # differs by a token or two once it is no longer last
+        assert abs(row.cache_read - prev.estimate) <= 3
+        assert row.cache_read + row.cache_write == row.estimate and row.fresh == 0
+    assert rows[0].cache_write_1h > 0  # the stable segment's one-hour mark
+
+
+def test_recorded_equals_none_on_a_session_without_management():
+    s = tool_session(4)
+    a = run_strategy(s, "recorded", Settings(caching=True), prices=HAIKU).totals()
+    b = run_strategy(s, "none", Settings(caching=True), prices=HAIKU).totals()
+    assert {k: v for k, v in a.items() if k != "strategy"} == {k: v for k, v in b.items() if k != "strategy"}
+
+
+def test_without_caching_everything_is_fresh_and_costs_input_price():
+    s = tool_session(3)
+    run = run_strategy(s, "none", Settings(), prices=HAIKU)
+    assert all(r.cache_read == r.cache_write == 0 and r.fresh == r.estimate for r in run.rows)
+    row = run.rows[1]
+    assert row.cost_usd == pytest.approx((row.estimate * 0.10 + row.output * 0.50) / 1e6)
+
+
+def test_band_commits_only_at_max_target_stops_at_min_target_in_one_rewrite():
+    s = tool_session(30)
+    full = Measure(s).estimate(list(s.record))
+    settings = Settings(ceiling=full // 2, caching=True)
+    rows = run_strategy(s, "band", settings, prices=HAIKU).rows
+    none_rows = run_strategy(s, "none", settings, prices=HAIKU).rows
+    commits = [r for r in rows if r.folds]
+    assert commits, "the band must fire on a session twice its ceiling"
+    for row in rows:
+        if row.folds:
+            assert row.change == "rewrite"
+        else:
+            assert row.change in ("first", "append")  # below max_target the window is quiet
+    # the view reached max_target just before each commit, and never before the first
+    first = rows.index(commits[0])
+    assert all(r.estimate < 0.8 * settings.ceiling for r in rows[:first])
+    pre_commit = none_rows[first].estimate
+    assert pre_commit >= 0.8 * settings.ceiling
+    assert sum(r.change == "rewrite" for r in rows) == len(commits)
+    assert max(r.estimate for r in rows) < settings.ceiling
+
+
+def test_band_folds_stalest_first_down_to_min_target():
+    s = tool_session(30)
+    m = Measure(s)
+    settings = Settings(ceiling=m.estimate(s.record) // 2)
+    from foldscope.core.replay.strategies import band
+    steps = [st for st in band(s, settings, m) if st.folds]
+    assert steps
+    for st in steps:
+        raw = [x for x in st.view if x.kind != "note"]
+        notes = [x for x in st.view if x.kind == "note"]
+        # what stays raw fits under min_target; the briefs are what the commit wrote in its place
+        assert m.estimate(raw) <= 0.2 * settings.ceiling
+        assert m.estimate(st.view) < 0.8 * settings.ceiling
+        # stalest first: every folded message is older than every raw one after the task
+        folded = {i for n in notes for i in n.metadata["folded_ids"]}
+        order = [x.id for x in s.record]
+        newest_folded = max(order.index(i) for i in folded)
+        assert all(order.index(x.id) > newest_folded for x in raw[2:])
+
+
+def test_band_never_folds_the_head_the_task_or_the_open_tail():
+    s = tool_session(30)
+    settings = Settings(ceiling=Measure(s).estimate(list(s.record)) // 2)
+    from foldscope.core.replay.strategies import band
+    for step in band(s, settings, Measure(s)):
+        ids = [m.id for m in step.view]
+        assert ids[:2] == ["sys", "task"]
+        assert ids[-1] == s.trace[step.request].view[-1]
+
+
+def test_compaction_counts_its_summary_request():
+    s = tool_session(30)
+    settings = Settings(ceiling=Measure(s).estimate(list(s.record)) // 2, caching=True)
+    rows = run_strategy(s, "compaction", settings, prices=HAIKU).rows
+    summaries = [r for r in rows if r.kind == "summary"]
+    assert summaries and len(summaries) == sum(r.folds for r in rows)
+    assert len(rows) == len(s.trace) + len(summaries)
+    for summary in summaries:
+        after = rows[summary.step + 1]
+        assert summary.change == "append"  # it extends the last request with the summary prompt
+        assert summary.cost_usd > 0 and summary.output > 0
+        assert after.change == "rewrite" and after.messages == 2  # the system and the summary
+        assert after.estimate < 0.2 * settings.ceiling
+
+
+def test_totals_add_up_and_cost_follows_the_rows():
+    s = tool_session(20)
+    out = replay(s, ["recorded", "none", "band", "compaction"],
+                 Settings(ceiling=Measure(s).estimate(list(s.record)) // 2, caching=True), prices=HAIKU)
+    for totals in out["totals"]:
+        rows = [r for r in out["rows"] if r["strategy"] == totals["strategy"]]
+        assert totals["requests"] == len(rows)
+        assert totals["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in rows), abs=1e-6)
+        assert totals["fresh"] + totals["cache_read"] + totals["cache_write"] == sum(r["estimate"] for r in rows)
+    by = {t["strategy"]: t for t in out["totals"]}
+    assert by["band"]["peak"] < by["none"]["peak"]
+    assert out["cache"]["mode"] == "marks"
+
+
+def test_unknown_strategy_is_refused():
+    with pytest.raises(ValueError, match="unknown strategy"):
+        run_strategy(tool_session(1), "magic", Settings())
+
+
+def test_adr_never_sends_a_request_over_the_ceiling_when_a_fold_can_avoid_it():
+    from foldscope.core.fold.fold import FoldSettings
+    from foldscope.core.fold.history import replay_folds
+
+    s = tool_session(30)
+    settings = Settings(ceiling=Measure(s).estimate(list(s.record)) // 3, caching=True)
+    rows = run_strategy(s, "adr", settings, prices=HAIKU).rows
+    refused = replay_folds(s, FoldSettings(settings.ceiling), clock=lambda: 0.0).refusals
+    assert sum(r.folds for r in rows) > 0
+    assert all(not r.over_ceiling for r in rows if r.request not in refused)
+    assert max(r.estimate for r in run_strategy(s, "none", settings, prices=HAIKU).rows) > settings.ceiling

@@ -1,0 +1,190 @@
+"""Exact incremental counting: the segment sum equals counting the whole payload text, over random views and edits."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.compile import compile_request, counted_text
+from foldscope.core.request.count import Counter, estimate
+from foldscope.core.request.tokens import count_text
+from tests.core.session_strategies import TEXT, records, views
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(st.data())
+def test_incremental_count_equals_whole_count_over_random_views_and_edits(data):
+    record = data.draw(records())
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "description": "d", "input_schema": {"type": "object"}}]]))
+    counter = Counter()
+    for _ in range(3):  # successive views share one counter, so later counts come mostly from the memo
+        view = data.draw(views(record))
+        text = counted_text(compile_request(view, record=record, tools=tools))
+        assert "".join(counter.pieces(view, record=record, tools=tools)) == text
+        assert counter.count(view, record=record, tools=tools) == count_text(text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(TEXT.map(lambda t: t + "w"), min_size=2, max_size=6), TEXT)
+def test_editing_one_message_retokenises_only_that_message(texts, edit):
+    msgs = [Message("s", "system", 0, {"system_message": "sys"})]
+    msgs += [Message(f"a{i}", "assistant" if i % 2 else "instruction", i, {"assistant_response": t, "instruction": t}) for i, t in enumerate(texts)]
+    counter = Counter()
+    counter.count(msgs)
+    before = counter.tokenised_chars
+    edited = Message("edit", "assistant", 99, {"assistant_response": edit + "x"})
+    view = msgs[:-1] + [edited]
+    assert counter.count(view) == count_text(counted_text(compile_request(view)))
+    body = 'text":' + json.dumps(edit + "x", ensure_ascii=False) + ',"'
+    assert counter.tokenised_chars - before == len(body)  # the edited body alone was tokenised
+
+
+def test_measure_parts_add_up_and_name_their_messages():
+    msgs = [Message("s", "system", 0, {"system_message": "You review code."}),
+            Message("i", "instruction", 1, {"instruction": "Read it."}),
+            Message("a", "assistant", 2, {"assistant_response": "word " * 500})]
+    m = Counter().measure(msgs, record=FullRecord(msgs))
+    assert sum(p.tokens for p in m.parts) == m.counted
+    assert max(m.parts, key=lambda p: p.tokens).message.id == "a"
+
+
+def test_estimate_is_counted_times_scale_rounded_up():
+    assert estimate(1000, 1.0) == 1000
+    assert estimate(1000, 1.37) == 1370
+    assert estimate(1000, 1.3701) == 1371
+
+
+def _parts(m):
+    return [(p.message.id if p.message is not None else None, p.kind, p.tokens) for p in m.parts]
+
+
+@SETTINGS
+@given(st.data())
+def test_measuring_a_growing_view_equals_measuring_it_whole(data):
+    """The incremental plan (a view sharing its start with a measured one) gives the whole plan's parts, under every policy."""
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.request.compile import IncludedRound
+
+    record = data.draw(records())
+    view = data.draw(views(record))
+    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
+                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    first_round = None
+    if data.draw(st.booleans()) and len(view) > 2:
+        members = frozenset(m.id for m in view[:3])
+        first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
+    counter, reference = Counter(), Counter()
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(view)), max_size=5)) + [len(view)]))
+    shown = [view[:n] for n in cuts]  # each view extends the one before: the counter re-plans the new part
+    for _ in range(data.draw(st.integers(0, 3))):  # then views that part from it somewhere (a fold, a clip)
+        at = data.draw(st.integers(0, len(view)))
+        rest = [m for m in record if m not in view[:at]]
+        shown.append(view[:at] + data.draw(st.lists(st.sampled_from(rest), unique=True, max_size=4)) if rest else view[:at])
+    for messages in shown:
+        options = dict(record=record, policy=policy, tools=tools, first_round=first_round)
+        try:
+            whole = reference.measure_whole(messages, **options)
+        except Exception as exc:  # a view that cannot compile fails the same way either path
+            with pytest.raises(type(exc)):
+                counter.measure(messages, **options)
+            continue
+        got = counter.measure(messages, **options)
+        assert _parts(got) == _parts(whole) and got.counted == whole.counted
+        top = sorted(whole.parts, key=lambda p: -p.tokens)[:3]
+        assert [(p.message, p.tokens) for p in got.largest(3)] == [(p.message, p.tokens) for p in top]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_replacing_one_result_in_the_middle_equals_measuring_it_whole(data):
+    """A candidate that replaces one result with a clipped copy of its original (the clip's estimates) gives the
+    whole plan's parts and the whole text's count, under every policy, chained from the last candidate."""
+    from foldscope.core.fold.clip import bodies_of, build_bounded_copy, build_copy
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.request.compile import IncludedRound
+
+    record = data.draw(records())
+    # A random view, or the record in order without its copies (the fold's case: every result paired).
+    view = data.draw(st.one_of(views(record), st.just([m for m in record if not m.is_clipped_copy])))
+    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
+                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    first_round = None
+    if data.draw(st.booleans()) and len(view) > 2:
+        members = frozenset(m.id for m in view[:3])
+        first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
+    options = dict(record=record, policy=policy, tools=tools, first_round=first_round)
+    counter, reference = Counter(), Counter()
+    serial = iter(range(10**6))
+    for _ in range(data.draw(st.integers(1, 4))):
+        results = [i for i, m in enumerate(view) if m.kind == "action_response"]
+        try:
+            counter.measure(view, **options)
+        except Exception:
+            return  # a view that cannot compile (the growing-view test covers the failure path)
+        if not results:
+            return
+        at = data.draw(st.sampled_from(results))
+        original = view[at] if view[at].clipped_from is None else record.get(view[at].clipped_from) \
+            if view[at].clipped_from in record else None
+        if original is None or original.id not in record:
+            return
+        index = record.index_of(original.id)
+        kept = {b.key: data.draw(st.integers(0, len(b.text))) for b in bodies_of(original)}
+        new_id = lambda: f"copy{next(serial)}"  # noqa: E731
+        bound = policy.tool_result_max_chars if policy is not None else None
+        try:  # under the bound a copy is the original's projection; one too short to project is cut plainly
+            copy = build_bounded_copy(original, index, bound, kept, new_id=new_id)[0] if bound is not None else None
+        except Exception:
+            copy = None
+        try:
+            copy = copy or build_copy(original, index, kept, new_id=new_id)
+        except Exception:
+            return
+        view = view[:at] + [copy] + view[at + 1:]
+        try:
+            whole = reference.measure_whole(view, **options)
+        except Exception as exc:
+            with pytest.raises(type(exc)):
+                counter.measure(view, **options)
+            return
+        got = counter.measure(view, **options)
+        assert _parts(got) == _parts(whole) and got.counted == whole.counted
+        text = counted_text(compile_request(view, **options))
+        assert got.counted == count_text(text)
+        top = sorted(whole.parts, key=lambda p: -p.tokens)[:3]
+        assert [(p.message, p.tokens) for p in got.largest(3)] == [(p.message, p.tokens) for p in top]
+
+
+def test_a_copy_in_the_middle_costs_its_own_block():
+    """Replacing one result by a copy of its original counts the copy's block alone (foldscope.core.request.count_step.one_replaced)."""
+    from foldscope.core.fold.clip import bodies_of, build_copy
+    from foldscope.core.model.policy import Policy
+
+    msgs = [Message("s", "system", 0, {"system_message": "sys"}), Message("i", "instruction", 1, {"instruction": "go"})]
+    for r in range(6):
+        msgs.append(Message(f"q{r}", "action_request", 2 + r, {"function": "read", "arguments": {"n": r}}))
+        msgs.append(Message(f"p{r}", "action_response", 2 + r,
+                            {"function": "read", "arguments": {}, "output": "line\n" * 400, "action_request_id": f"q{r}"}))
+        msgs.append(Message(f"a{r}", "assistant", 2 + r, {"assistant_response": f"read {r}"}))
+    record = FullRecord(msgs)
+    for policy in (None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024, prompt_caching=True)):
+        counter = Counter()
+        view = list(msgs)
+        counter.measure(view, record=record, policy=policy)
+        original = record.get("p2")
+        body = bodies_of(original)[0]
+        copy = build_copy(original, record.index_of("p2"), {body.key: 100}, new_id=lambda: "c2")
+        view[view.index(original)] = copy
+        before = counter.tokenised_chars
+        got = counter.measure(view, record=record, policy=policy)
+        assert got.laid.where is not None  # laid out from the measured view, its blocks after the copy kept
+        assert got.counted == count_text(counted_text(compile_request(view, record=record, policy=policy)))
+        assert counter.tokenised_chars - before < 1_000  # the copy's block, not the view after it

@@ -1,0 +1,66 @@
+"""The incremental prefix share (foldscope.core.request.prefix.PrefixMeter) equals the whole-payload divergence, byte for byte."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.formats.demo import generate
+from foldscope.core.model.policy import Policy
+from foldscope.core.request.compile import IncludedRound
+from foldscope.core.request.count import Counter
+from foldscope.core.request.prefix import PrefixMeter, compile_for_prefix, divergence
+from foldscope.core.request.trace import build_trace, first_rounds, measure_trace, session_tools
+from tests.core.session_strategies import records, views
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+POLICIES = [None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
+            Policy(tool_result_max_chars=1_024, prompt_caching=True)]
+
+
+def whole(record, messages, policy, tools, first_round):
+    return compile_for_prefix(messages, record=record, policy=policy, tools=tools, first_round=first_round)
+
+
+@SETTINGS
+@given(st.data())
+def test_prefix_meter_equals_whole_payload_divergence_over_random_views(data):
+    record = data.draw(records())
+    policy = data.draw(st.sampled_from(POLICIES))
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    first_round = None
+    if data.draw(st.booleans()) and len(record) > 3:
+        ids = record.ids()
+        first_round = IncludedRound(frozenset(ids[1:4]), ids[3], None)
+    counter, meter = Counter(), PrefixMeter(record, policy, tools)
+    before = None  # (view, compiled) of the request before
+    for _ in range(data.draw(st.integers(2, 5))):
+        # A request either grows the one before (the usual case) or is any other view (a fold, a restore).
+        if before is not None and data.draw(st.booleans()):
+            extra = [m for m in record if m not in before[0]]
+            view = before[0] + extra[: data.draw(st.integers(0, len(extra)))]
+        else:
+            view = data.draw(views(record))
+        try:
+            compiled = whole(record, view, policy, tools, first_round)
+        except Exception:
+            continue  # a view that cannot compile is not a request
+        m = counter.measure(view, record=record, policy=policy, tools=tools, first_round=first_round)
+        got = meter.step(tuple(x.id for x in view), m.laid, first_round)
+        if before is not None:
+            assert got == divergence(before[1], compiled, record)
+        before = (view, compiled)
+
+
+def test_the_demo_trace_shares_equal_the_whole_payload_computation():
+    session = generate(rounds=40)
+    for policy in (Policy(), Policy(prompt_caching=True, tool_result_max_chars=1_024)):
+        rows = measure_trace(session, policy).rows
+        rec, tools = session.record, session_tools(session)
+        views = [[rec.get(mid) for mid in r.view] for r in build_trace(session)]
+        rounds = first_rounds(session, policy, Counter(), views)
+        compiled = [whole(rec, v, policy, tools, fr) for v, fr in zip(views, rounds)]
+        for k in range(len(views) - 1):
+            expected = divergence(compiled[k], compiled[k + 1], rec)
+            assert (rows[k].prefix_share, rows[k].diverges) == (expected.share, expected.as_dict())
+        assert rows[-1].prefix_share is None
