@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.actions.recovery import Peek, ReadResult, replaced
 from foldscope.core.fold import stages as st
@@ -20,6 +20,9 @@ from foldscope.core.fold.delivery import note_calls, protect_from_clip, set_note
 from foldscope.core.fold.summarise import BriefSummariser, Summariser, projected_span
 from foldscope.core.model.commands import Changes, Command, message_at, new_uuid, refuse
 from foldscope.core.model.session import Message, Session
+
+if TYPE_CHECKING:
+    from foldscope.core.fold.fold import FoldRun
 
 __all__ = ["Changes", "Command", "CommandStack", "ReadResult", "Peek", "Restore", "Evict", "EvictActionResults",
            "Compact", "Clip", "Expand", "ApplyFold", "insert_chronologically"]
@@ -263,15 +266,16 @@ class ApplyFold(Command):
     def __init__(self, fold: Any, reason: str = "manual") -> None:
         super().__init__()
         self.fold, self.reason = fold, reason
-        self.run = None
+        self.run: FoldRun | None = None
 
     def apply(self, session: Session) -> Changes:
         length = len(session.record)
-        self.run = self.fold.run(self.reason)
+        run: FoldRun = self.fold.run(self.reason)
+        self.run = run
         added = tuple(session.record[i].id for i in range(length, len(session.record)))
-        self.result = {"success": True, "records": self.run.records, "estimate_before": self.run.estimate_before,
-                       "estimate_after": self.run.estimate_after, "target_reached": self.run.target_reached}
-        return Changes(view=self.run.landed, added=added, metadata=self.run.landed, folds=len(self.run.records))
+        self.result = {"success": True, "records": run.records, "estimate_before": run.estimate_before,
+                       "estimate_after": run.estimate_after, "target_reached": run.target_reached}
+        return Changes(view=run.landed, added=added, metadata=run.landed, folds=len(run.records))
 
 
 class CommandStack:

@@ -148,8 +148,9 @@ def _indices(session: Session, ids) -> list[int]:
 def _row(session: Session, mid: str) -> dict[str, Any]:
     m = session.record.get(mid)
     row: dict[str, Any] = {"index": session.record.index_of(mid), "kind": m.kind, "chars": len(m.text)}
-    if m.is_clipped_copy and m.clipped_from in session.record:
-        row["clipped_from"] = session.record.index_of(m.clipped_from)
+    source = m.clipped_from
+    if m.is_clipped_copy and source is not None and source in session.record:
+        row["clipped_from"] = session.record.index_of(source)
     return row
 
 

@@ -56,8 +56,10 @@ def build_copy(
         shown = {}
         for key, value in output.items():
             body = bodies.get(str(key))
-            cut = body is not None and str(key) in kept and kept[str(key)] < len(body.text)
-            shown[key] = cut_text(body, kept[str(key)], index) if cut else value
+            if body is not None and str(key) in kept and kept[str(key)] < len(body.text):
+                shown[key] = cut_text(body, kept[str(key)], index)
+            else:
+                shown[key] = value
         new_output: Any = shown
         recorded: Any = {k: v for k, v in kept.items() if k in bodies and v < len(bodies[k].text)}
     else:

@@ -304,7 +304,7 @@ class Fold:
             view, estimate = cut.view, cut.estimate
             slot.kept[key] = cut.kept
             copies[slot.original.id] = cut.copy
-            entry = {"index": slot.index, "chars": len(item.body.text), "kept": cut.kept}
+            entry: dict[str, Any] = {"index": slot.index, "chars": len(item.body.text), "kept": cut.kept}
             if bound is not None:
                 entry["kept_before"] = item.current  # what the bound already showed: the clip's saving starts here
             if key is not None:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
+from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
 from foldscope.core.model.session import Session, Usage
 
 FORMAT = "claude_code"
@@ -143,7 +143,7 @@ class _Reader:
     def _user(self, line: int, value: dict, message: Mapping) -> None:
         b = self.b
         at = parse_time(value.get("timestamp"))
-        uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else f"line{line}"
+        uuid = str_field(value, "uuid", f"line{line}")
         content = message.get("content")
         if value.get("isCompactSummary"):
             self._compact(line, text_of(content), value)
@@ -191,7 +191,7 @@ class _Reader:
         model = message.get("model") if isinstance(message.get("model"), str) else None
         raw_usage = message.get("usage")
         mid = message.get("id") if isinstance(message.get("id"), str) else None
-        uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else f"line{line}"
+        uuid = str_field(value, "uuid", f"line{line}")
         if model == "<synthetic>":
             self._end_response()
             b.add(mid or uuid, "assistant", {"assistant_response": text_of(content)}, line, at=at,
@@ -218,14 +218,14 @@ class _Reader:
                 continue
             kind = block.get("type")
             if kind == "text":
-                b.turn_text(block.get("text") if isinstance(block.get("text"), str) else "")
+                b.turn_text(str_field(block, "text"))
             elif kind == "thinking":
-                b.turn_thinking(block.get("thinking") if isinstance(block.get("thinking"), str) else "")
+                b.turn_thinking(str_field(block, "thinking"))
             elif kind == "redacted_thinking":
                 b.turn_meta(redacted_thinking=True)
             elif kind in ("tool_use", "server_tool_use"):
-                call_id = block.get("id") if isinstance(block.get("id"), str) else ""
-                name = block.get("name") if isinstance(block.get("name"), str) else ""
+                call_id = str_field(block, "id")
+                name = str_field(block, "name")
                 b.turn_call(call_id, name, block.get("input", {}), line, at, {"uuid": uuid})
             else:
                 b.turn_text(text_of([block]))
@@ -250,7 +250,8 @@ class _Reader:
         if self.boundary is not None:
             self._compact(line, None, value)
         self._end_response()
-        meta = value.get("compactMetadata") if isinstance(value.get("compactMetadata"), dict) else {}
+        compact = value.get("compactMetadata")
+        meta = compact if isinstance(compact, dict) else {}
         self.boundary = {"boundary_line": line, "trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens"),
                          "uuid": value.get("uuid"), "at": parse_time(value.get("timestamp")),
                          "text": value.get("content") if isinstance(value.get("content"), str) else ""}
@@ -273,7 +274,7 @@ class _Reader:
             self.b.also_from(note, (bd["boundary_line"], line))  # its original: the boundary and the summary
 
     def _sidechain(self, kind: str, line: int, value: dict, message: Mapping) -> None:
-        uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else f"line{line}"
+        uuid = str_field(value, "uuid", f"line{line}")
         body = text_of(message.get("content"))
         content = {"assistant_response": body} if kind == "assistant" else {"instruction": body}
         self.b.add(uuid, "assistant" if kind == "assistant" else "instruction", content, line,
@@ -288,7 +289,8 @@ class _Reader:
 def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
-    detail = raw.get("cache_creation") if isinstance(raw.get("cache_creation"), dict) else {}
+    creation = raw.get("cache_creation")
+    detail = creation if isinstance(creation, dict) else {}
     return Usage(input=as_int(raw.get("input_tokens")), cache_read=as_int(raw.get("cache_read_input_tokens")),
                  cache_write=as_int(raw.get("cache_creation_input_tokens")), output=as_int(raw.get("output_tokens")),
                  cache_write_1h=as_int(detail.get("ephemeral_1h_input_tokens")))

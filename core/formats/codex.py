@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
+from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
 from foldscope.core.model.session import Session, Usage
 
 FORMAT = "codex"
@@ -115,7 +115,7 @@ class _Reader:
         if kind == "message":
             role = item.get("role")
             text = text_of(item.get("content"))
-            mid = item.get("id") if isinstance(item.get("id"), str) else f"{role}-L{line}"
+            mid = str_field(item, "id", f"{role}-L{line}")
             if role == "user":
                 b.add(mid, "instruction", {"instruction": text}, line, at=at, metadata=extra)
             elif role in ("developer", "system"):
@@ -148,8 +148,8 @@ class _Reader:
         elif kind == "web_search_call":
             b.turn_meta(web_search=item.get("action"))
         else:
-            call_id = item.get("call_id") if isinstance(item.get("call_id"), str) else ""
-            name = item.get("name") if isinstance(item.get("name"), str) else kind.removesuffix("_call")
+            call_id = str_field(item, "call_id")
+            name = str_field(item, "name", kind.removesuffix("_call"))
             if kind == "function_call":
                 args = _arguments(item.get("arguments"))
             elif kind == "custom_tool_call":

@@ -67,7 +67,7 @@ def imported_manifest(session: Session) -> dict[str, Any] | None:
     Without it, exporting a Claude Code, Codex or pi session would drop what the provider
     reported, and the file read back would have no reported input to calibrate against.
     """
-    usage = [r for r in session.trace if r.usage is not None]
+    usage = [(r, u) for r in session.trace if (u := r.usage) is not None]
     if not usage and not session.model:
         return None
     return {
@@ -75,10 +75,10 @@ def imported_manifest(session: Session) -> dict[str, Any] | None:
         "source_format": session.format,
         "api_usage": [
             {"request": r.index, "response_id": r.response_id, "at": r.at, "model": r.model or session.model,
-             "input_tokens": r.usage.input, "cache_read_input_tokens": r.usage.cache_read,
-             "cache_creation_input_tokens": r.usage.cache_write, "output_tokens": r.usage.output,
-             "cache_creation": {"ephemeral_1h_input_tokens": r.usage.cache_write_1h}}
-            for r in usage
+             "input_tokens": u.input, "cache_read_input_tokens": u.cache_read,
+             "cache_creation_input_tokens": u.cache_write, "output_tokens": u.output,
+             "cache_creation": {"ephemeral_1h_input_tokens": u.cache_write_1h}}
+            for r, u in usage
         ],
     }
 

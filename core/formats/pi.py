@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, text_of
-from foldscope.core.model.session import ReadError, Session, Usage
+from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
+from foldscope.core.model.session import Message, ReadError, Session, Usage
 
 FORMAT = "pi"
 
@@ -188,10 +188,10 @@ class _Reader:
                 if not isinstance(block, dict):
                     b.turn_text(text_of([block]) if isinstance(block, str) else "")
                 elif block.get("type") == "thinking":
-                    b.turn_thinking(block.get("thinking") if isinstance(block.get("thinking"), str) else "")
+                    b.turn_thinking(str_field(block, "thinking"))
                 elif block.get("type") == "toolCall":
-                    call_id = block.get("id") if isinstance(block.get("id"), str) else ""
-                    name = block.get("name") if isinstance(block.get("name"), str) else ""
+                    call_id = str_field(block, "id")
+                    name = str_field(block, "name")
                     b.turn_call(call_id, name, block.get("arguments", {}), line, at)
                 else:
                     b.turn_text(text_of([block]))
@@ -202,11 +202,11 @@ class _Reader:
                 b.report_usage(Usage(input=as_int(usage.get("input")), cache_read=as_int(usage.get("cacheRead")),
                                      cache_write=as_int(usage.get("cacheWrite")), output=as_int(usage.get("output"))))
         elif role == "toolResult":
-            call_id = message.get("toolCallId")
-            if not isinstance(call_id, str):
+            answers = message.get("toolCallId")
+            if not isinstance(answers, str):
                 b.warn(line, "toolResult without a string `toolCallId`; skipped")
                 return
-            b.result(call_id, text_of(content), line, at, id=key, metadata={"is_error": message.get("isError") is True})
+            b.result(answers, text_of(content), line, at, id=key, metadata={"is_error": message.get("isError") is True})
         elif role == "bashExecution":
             text = f"{message.get('command', '')}\n{message.get('output', '')}"
             b.add(key, "instruction", {"instruction": text}, line, at=at, metadata={"role": role},
@@ -228,8 +228,14 @@ class _Reader:
         keep: list[str] = []
         if first_line is not None and first_line in self.position:
             start = self.position[first_line]
-            keep = [m for m in b.view if self.position.get(b.record.get(m).provenance.line, -1) >= start]
+            keep = [m for m in b.view if self.position.get(_line_of(b.record.get(m)), -1) >= start]
         elif first is not None:
             b.warn(line, f"compaction's first kept entry {first!r} is not on this branch; nothing kept")
         b.compact(str(value.get("summary", "")), line, id=key, at=at, keep=keep,
                   event={"source": "pi", "tokens_before": value.get("tokensBefore"), "first_kept": first})
+
+
+def _line_of(message: Message) -> int:
+    """The source line of a message the builder added (every one it adds has a provenance)."""
+    assert message.provenance is not None
+    return message.provenance.line

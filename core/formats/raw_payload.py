@@ -159,7 +159,7 @@ class _Builder:
             self.calls[call_id] = (self.messages[-1].id, str(name or ""), args)
 
     def result(self, call_id: str, output: str, mid: str, place: str, is_error: bool) -> None:
-        link = self.calls.get(call_id)
+        link: tuple[str | None, str, Any] | None = self.calls.get(call_id)
         meta = {"call_id": call_id, "is_error": is_error}
         if link is None:
             self.warnings.append(f"{self.file}: {place}: tool result {call_id!r} has no tool call; kept unlinked")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,8 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
 _SKIP = object()
 _SPACE = b" \t\r\n\f\v"
 _decoder = json.JSONDecoder()
-_scan = _decoder.scan_once  # the C scanner json.loads ends in, without its per-call regex and detection steps
+# typeshed's JSONDecoder omits scan_once, the attribute its __init__ sets to the scanner (c_make_scanner)
+_scan = _decoder.scan_once  # type: ignore[attr-defined]  # the C scanner json.loads ends in, without its per-call regex and detection steps
 
 
 def _decode(text: str) -> Any:
@@ -123,6 +124,12 @@ def parse_time(value: Any) -> float | None:
 
 def as_int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def str_field(mapping: Mapping[str, Any], key: str, default: str = "") -> str:
+    """mapping[key] when it is a string, else `default`."""
+    value = mapping.get(key)
+    return value if isinstance(value, str) else default
 
 
 def text_of(content: Any) -> str:
@@ -207,7 +214,7 @@ class SessionBuilder:
             self.view.append(mid)
         return mid
 
-    def compact(self, summary: str, line: int, *, id: str, at: float | None, keep: list[str] = (),
+    def compact(self, summary: str, line: int, *, id: str, at: float | None, keep: Sequence[str] = (),
                 event: Mapping[str, Any] | None = None) -> str:
         """A source compaction: the view becomes a note plus `keep`; the older messages stay in the record."""
         self.end_turn()
@@ -270,18 +277,23 @@ class SessionBuilder:
     def turn_open(self) -> bool:
         return self._turn is not None
 
+    def _open_turn(self) -> dict[str, Any]:
+        """The open response: the readers call turn_* only between start_response and end_turn."""
+        assert self._turn is not None, "no response is open"
+        return self._turn
+
     def turn_text(self, text: str) -> None:
         if text:
-            self._turn["text"].append(text)
+            self._open_turn()["text"].append(text)
             self._turn_line()
 
     def turn_thinking(self, text: str) -> None:
         if text:
-            self._turn["thinking"].append(text)
+            self._open_turn()["thinking"].append(text)
             self._turn_line()
 
     def _turn_line(self) -> None:
-        lines = self._turn["lines"]
+        lines = self._open_turn()["lines"]
         if self.line > lines[-1]:
             lines.append(self.line)
 
@@ -291,13 +303,13 @@ class SessionBuilder:
             self.source.multi[message_id] = tuple(lines)
 
     def turn_meta(self, **facts: Any) -> None:
-        self._turn["meta"].update(facts)
+        self._open_turn()["meta"].update(facts)
 
     def turn_call(self, call_id: str, function: str, arguments: Any, line: int, at: float | None,
                   metadata: Mapping[str, Any] | None = None) -> None:
         mid = self.unique(call_id or f"call-line{line}", line)
         args = arguments if isinstance(arguments, Mapping) else {"input": arguments}
-        self._turn["calls"][call_id or mid] = [mid, function, args, line, at, dict(metadata or {}), None]
+        self._open_turn()["calls"][call_id or mid] = [mid, function, args, line, at, dict(metadata or {}), None]
 
     def result(self, call_id: str, output: Any, line: int, at: float | None, *, id: str,
                metadata: Mapping[str, Any] | None = None) -> None:
@@ -312,7 +324,7 @@ class SessionBuilder:
             turn["results"].append((rid, call[1], call[2], call[0], output, line, at, meta))
             return
         self.end_turn()
-        link = self._calls.get(call_id)
+        link: tuple[str | None, str, Any] | None = self._calls.get(call_id)
         if link is None:
             self.warn(line, f"tool result {call_id!r} has no tool call; kept unlinked")
             meta["orphan"] = True

@@ -6,8 +6,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from foldscope.core.model.session import Message, Session
+
+if TYPE_CHECKING:
+    from foldscope.core.request.count import Counter
 
 # A progress callback: (done, total, label); the worker's Progress.report fits.
 Report = Callable[[int, int, str], None]
@@ -37,7 +41,7 @@ class Document:
     scale: float = 1.0  # the scale calibrated over the trace
     policy: object | None = None  # core.model.policy.Policy in force: the launch policy, one given at start, or the editor's
     unseen_head: int = 0  # the system prompt and tools a Claude Code, Codex or pi file does not hold, in tokens
-    counter: object | None = None  # core.request.count.Counter, memoised over this session's messages
+    counter: Counter | None = None  # memoised over this session's messages
     rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
     folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
 
@@ -163,8 +167,9 @@ def build_document(session: Session, path: str, report: Report = _no_report, pol
     from foldscope.core.readout.trace_facts import measure_requests
     from foldscope.core.request.count import Counter
 
-    document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=Counter(threads=1))
-    facts = measure_requests(session, document.counter, report, policy)
+    counter = Counter(threads=1)
+    document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=counter)
+    facts = measure_requests(session, counter, report, policy)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
     # The head belongs to the session: the fold, its preview and every action measure with it.

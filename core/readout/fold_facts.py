@@ -133,8 +133,9 @@ def _event_row(number: int, event: Mapping[str, Any], views: _Views) -> FoldRow:
     slot = min(at, last) if at is not None else (min(request, last) if request is not None else None)
     if kind == "compaction":
         note_id = event.get("note_id")
-        note = record.index_of(note_id) if isinstance(note_id, str) and note_id in record else None
-        first = views.first_slot([note_id]) if note is not None else None
+        note, first = None, None
+        if isinstance(note_id, str) and note_id in record:
+            note, first = record.index_of(note_id), views.first_slot([note_id])
         slot = first if first is not None else slot
         return FoldRow(number, "compaction", slot, "source compaction", str(event.get("trigger", "")),
                        _int(event.get("replaced")), _int(event.get("pre_tokens")), None, "landed", note,

@@ -95,22 +95,21 @@ def check_cache(session: Session, settings: Settings | None = None) -> CacheChec
     """Replay the recorded views through the cache model and compare with the reported usage; None
     when the session reports no usage."""
     settings = settings or Settings()
-    requests = [r for r in session.trace if r.usage is not None]
+    requests = [(r, u) for r in session.trace if (u := r.usage) is not None]
     if not requests:
         return None
     measure = Measure(session, head=0)  # the fit below stands for the hidden head
-    views = [[session.record.get(mid) for mid in r.view] for r in requests]
+    views = [[session.record.get(mid) for mid in r.view] for r, _ in requests]
     counted = [measure.measurement(v).counted for v in views]
-    offset, scale = fit([(c, r.usage.reported_input) for c, r in zip(counted, requests)])
+    offset, scale = fit([(c, u.reported_input) for c, (_, u) in zip(counted, requests)])
     model = (model_name(settings, session) or "").lower()
     rules = CacheRules.openai() if model.startswith(OPENAI_PREFIXES) else CacheRules.anthropic()
-    stable = "1h" if any(r.usage.cache_write_1h for r in requests) else "5m"
+    stable = "1h" if any(u.cache_write_1h for _, u in requests) else "5m"
     cache, check, tail = PrefixCache(rules), CacheCheck(offset, scale, rules.mode), None
-    for r, view in zip(requests, views):
+    for (r, u), view in zip(requests, views):
         layout = hidden_head_layout(measure.blocks(view), offset, scale, stable, tail, r.at)
         tail = layout.keys[-1] if layout.keys else None
         out = cache.step(layout)
-        u = r.usage
         check.rows.append(
             CheckRow(r.index, u.reported_input, out.tokens, u.cache_read, out.read, u.cache_write, out.write)
         )
@@ -120,12 +119,12 @@ def check_cache(session: Session, settings: Settings | None = None) -> CacheChec
 def hidden_head_layout(blocks, offset: float, scale: float, stable: str, previous_tail, at) -> Layout:
     """The recorded request behind one hidden block of `offset` tokens, in reported units, marked as the
     source marks it: the stable head and the tail, plus the lookback mark when a turn ran past it."""
-    keys, ends, total = [], [], 0
+    block_keys, block_ends, total = [], [], 0
     for key, tokens in blocks:
         total += tokens
-        keys.append(key)
-        ends.append(round(offset + total * scale))
-    keys, ends = with_hidden_head(keys, ends, round(offset) if offset >= 1 else 0)
+        block_keys.append(key)
+        block_ends.append(round(offset + total * scale))
+    keys, ends = with_hidden_head(block_keys, block_ends, round(offset) if offset >= 1 else 0)
     if not keys:
         return Layout((), (), (), at)
     last = len(keys) - 1

@@ -68,7 +68,8 @@ class Measure:
         self.tools = session_tools(session)
         self.protected = included_ids(session)
         self._last: tuple[list[Message], Measurement] | None = None
-        self._laid: tuple | None = None  # (serial, keys, ends, notes, members, totals) of the last layout
+        # (serial, keys, ends, notes, members, totals) of the last layout
+        self._laid: tuple[int, list[Any], list[int], list[int], list[int], list[int]] | None = None
         self._alone: dict[str, float] = {}
         self.head = 0
         self.head = recorded_head(session, self) if head is None else head
@@ -116,11 +117,12 @@ class Measure:
         prev, keep = self._laid, 0
         if prev is not None and m.since == prev[0] and m.since >= 0:
             keep = m.kept
-        keys = prev[1][:keep] if keep else []
-        ends = prev[2][:keep] if keep else []
-        notes = [i for i in prev[3] if i < keep] if keep else []
-        members = [i for i in prev[4] if i < keep] if keep else []
-        totals = prev[5][:keep] if keep else []  # counted tokens to the end of each block, the head's included
+        kept = prev if keep else None  # keep > 0 only with a previous layout
+        keys = kept[1][:keep] if kept is not None else []
+        ends = kept[2][:keep] if kept is not None else []
+        notes = [i for i in kept[3] if i < keep] if kept is not None else []
+        members = [i for i in kept[4] if i < keep] if kept is not None else []
+        totals = kept[5][:keep] if kept is not None else []  # counted tokens to the end of each block, the head's included
         total = totals[-1] if totals else self.head
         scale, protected = self.scale, self.protected
         for i in range(keep, len(m.parts)):
@@ -131,8 +133,10 @@ class Measure:
             ends.append(estimate(total, scale))
             if i and part.kind == "note":
                 notes.append(i)
-            if i and part.message.id in protected:
-                members.append(i)
+            if i:
+                assert part.message is not None  # only the head (part 0) may have no message
+                if part.message.id in protected:
+                    members.append(i)
         self._laid = (m.serial, keys, ends, notes, members, totals)
         k, e = with_hidden_head(keys, ends, estimate(self.head, scale) if self.head else 0)
         return Layout(k, e, marks, at)
@@ -140,6 +144,7 @@ class Measure:
     def anchors(self) -> tuple[list[int], list[int]]:
         """Positions (in the last layout, hidden head counted) of the blocks holding a note and a protected message."""
         shift = 1 if self.head and estimate(self.head, self.scale) >= 1 else 0
+        assert self._laid is not None, "anchors() reads the layout laid just before"
         notes, members = self._laid[3], self._laid[4]
         return [i + shift for i in notes], [i + shift for i in members]
 
@@ -231,7 +236,7 @@ class StrategyRun:
             "rewrites": sum(r.change == "rewrite" for r in rows),
             "appends": sum(r.change == "append" for r in rows),
             "folds": sum(r.folds for r in rows),
-            "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6),
+            "cost_usd": None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6),
         }
 
 

@@ -174,7 +174,7 @@ def commit(
     """Apply standing marks stalest first until the view would be at band_min; adjacent ones share a brief."""
     goal = settings.band_min * (settings.ceiling or 0)
     sizes = measure.sizes(view)
-    projected = measure.estimate(view)
+    projected: float = measure.estimate(view)  # less the sizes, which are scaled (float)
     chosen: list[tuple[int, int]] = []
     for a, b in units(view, undelivered):
         if projected <= goal:

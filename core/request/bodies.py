@@ -76,8 +76,8 @@ def bodies_of(original: Message) -> list[Body]:
                 bodies.append(Body(str(key), text, offset + len(label), not isinstance(value, str)))
             offset += len(label) + len(text) + 1
         return bodies
-    text = _json_text(output)
-    return [] if text is None or output is None else [Body(None, text, 0, True)]
+    whole = _json_text(output)
+    return [] if whole is None or output is None else [Body(None, whole, 0, True)]
 
 
 def original_of(message: Message, record: FullRecord) -> Message:

@@ -66,8 +66,8 @@ def places(laid: Laid) -> dict:
             for m in spec.messages:
                 if m.kind == "action_response":
                     k = id(m)
-                    si = seq_at.get(k)
-                    where[k] = None if k in where or si is None else (si, fi)
+                    pos = seq_at.get(k)
+                    where[k] = None if k in where or pos is None else (pos, fi)
         laid.where = where
     return laid.where
 
@@ -197,6 +197,7 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
     if start is None or any(m.kind == "system" for m in new):
         base = None
     if base is not None:
+        assert start is not None  # base is dropped when no start was found
         q, cut, k = start
         system = base.system
         seq = base.seq[:q] + [m for m in new if m.kind != "system"]

@@ -56,8 +56,8 @@ def find_round(view: Sequence[Message]) -> Round | None:
     for m in following:
         if m.kind == "action_request":
             calls[m.id] = m
-        elif m.kind == "action_response" and _answers(m, calls):
-            answered.add(_answers(m, calls))
+        elif m.kind == "action_response" and (call_id := _answers(m, calls)):
+            answered.add(call_id)
         else:
             break  # the next instruction, answer or note ends the round
         members.append(m)
@@ -163,6 +163,7 @@ def remap_decision(session: Session, ids: Mapping[str, str]) -> None:
     decision = read_decision(session)
     if decision is None:
         return
+    assert isinstance(cache, dict)  # read_decision found the decision in it
     if not all(m in ids for m in decision["members"]):
         del cache["protected"]
         return

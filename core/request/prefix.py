@@ -162,7 +162,7 @@ class PrefixMeter:
     """Each request's prefix share with the one before, from per-block segments: byte-exact equal to
     `divergence` on the compiled payloads (tests/core/test_prefix_share.py), at the cost of what changed."""
 
-    def __init__(self, record: FullRecord | None, policy: Any = None, tools: list | None = None,
+    def __init__(self, record: FullRecord, policy: Any = None, tools: list | None = None,
                  first_round: IncludedRound | None = None) -> None:
         self.record, self.policy, self.tools, self.first_round = record, policy, tools, first_round
         self.policy_key = (None, None) if policy is None else (policy.tool_result_max_chars, policy.caching)
@@ -211,7 +211,8 @@ class PrefixMeter:
         if prev is not None and prev.first_round != first_round:
             j = 0  # the results may compile under another bound
         shape = Shape(tuple(view), self.policy_key, head, flat, roles,
-                      prev.turns[:j] if j else [], prev.ends[:j] if j else [], first_round)
+                      prev.turns[:j] if j and prev is not None else [], prev.ends[:j] if j and prev is not None else [],
+                      first_round)
         turns, ends = shape.turns, shape.ends
         for i in range(j, len(flat)):
             turns.append(0 if i == 0 else turns[-1] + (roles[i] != roles[i - 1]))

@@ -10,7 +10,7 @@ import sys
 import threading
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import tiktoken
 
@@ -47,7 +47,7 @@ def cache_folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "foldscope"
 
 
-def load_ranks(path: Path, expected_sha256: str = O200K_SHA256, cache: Path | None | bool = None) -> dict[bytes, int]:
+def load_ranks(path: Path, expected_sha256: str = O200K_SHA256, cache: Path | Literal[False] | None = None) -> dict[bytes, int]:
     """The ranks of a .tiktoken file, after checking its SHA-256; never touches the network.
 
     The file is read and hashed every time. Parsing it costs about 0.1 s, so the parsed ranks are

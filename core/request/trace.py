@@ -67,8 +67,8 @@ def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Reque
     heads: list[int] = []
     head = 0
     for stretch in stretches:
-        gaps = [trace[k].usage.reported_input - counted[k] for k in stretch
-                if trace[k].usage is not None and trace[k].usage.reported_input > 0]
+        gaps = [u.reported_input - counted[k] for k in stretch
+                if (u := trace[k].usage) is not None and u.reported_input > 0]
         head = max(0, min(gaps)) if gaps else head
         heads.extend([head] * len(stretch))
     return heads
@@ -84,8 +84,9 @@ def stored_scale(session: Session) -> float:
     """The scale kept with the session: branch metadata foldscope.scale, else session.scale; never under 1."""
     kept = session.branch_metadata.get("foldscope", {})
     value = kept.get("scale") if isinstance(kept, dict) else None
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return max(1.0, session.scale, float(value) if ok else 1.0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return max(1.0, session.scale, float(value))
+    return max(1.0, session.scale, 1.0)
 
 
 def keep_scale(session: Session, scale: float) -> float:
@@ -219,7 +220,9 @@ def rounds_of(session: Session, policy: Policy, counter: Counter,
 def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[tuple[Message, ...]]:
     """Each request's view as the record's messages (ids the record lacks left out), one at a time; a view
     that extends the one before takes its messages and looks up only the new ids."""
-    get, ids, view = record.get, (), ()
+    get = record.get
+    ids: tuple[str, ...] = ()
+    view: tuple[Message, ...] = ()
     for request in trace:
         n = len(ids)
         new = request.view[n:] if len(request.view) >= n and tuple(request.view[:n]) == ids else None

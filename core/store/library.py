@@ -12,10 +12,12 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     import sqlite_utils  # imported when Library.db is first used, never to create, open or import (start-up time)
+
+    from foldscope.core.formats.stream import SourceLines
 
 from foldscope.core.formats.lionagi_write import message_dict, native_dict
 from foldscope.core.model.session import Message, ReadError, Session
@@ -214,6 +216,7 @@ class Library:
                  json.dumps(session.warnings, ensure_ascii=False), _now()],
             )
             session_id = cursor.lastrowid
+            assert session_id is not None  # set by the INSERT just run
             chars = [0]
             self._insert_messages(_message_rows(session, session_id, source, chars))
             self.conn.execute("UPDATE sessions SET record_chars = ? WHERE id = ?", [chars[0], session_id])
@@ -239,7 +242,7 @@ class Library:
         return list(self.db["sessions"].rows_where(order_by="id"))
 
     def session_row(self, session_id: int) -> dict[str, Any]:
-        return self.db["sessions"].get(session_id)
+        return self.db.table("sessions").get(session_id)
 
     def messages(self, session_id: int) -> list[dict[str, Any]]:
         return list(self.db["messages"].rows_where("session_id = ?", [session_id], order_by="idx"))
@@ -297,6 +300,7 @@ class Library:
                 "INSERT INTO events (session_id, at, kind, data) VALUES (?, ?, ?, ?)",
                 [session_id, _now(), kind, json.dumps(data, ensure_ascii=False, default=str)],
             )
+        assert cursor.lastrowid is not None  # set by the INSERT just run
         return cursor.lastrowid
 
     def events(self, session_id: int) -> list[dict[str, Any]]:
@@ -315,9 +319,9 @@ class _Source:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.lines = session.extras.get("source_lines")
+        self.lines: SourceLines | None = session.extras.get("source_lines")
         self.data: bytes | mmap.mmap = b""
-        self._handle = None
+        self._handle: BinaryIO | None = None
         self._dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
 
     def __enter__(self) -> _Source:
@@ -349,9 +353,10 @@ class _Source:
             self._handle = None
 
     def original(self, message: Message) -> bytes:
-        lines = self.lines.lines_of(message) if self.lines is not None else ()
-        if lines:
-            data, starts = self.data, self.lines.starts
+        source = self.lines
+        lines = source.lines_of(message) if source is not None else ()
+        if source is not None and lines:
+            data, starts = self.data, source.starts
             if len(lines) == 1:
                 return data[starts[lines[0] - 1] : starts[lines[0]]].rstrip(b"\r\n")
             return b"\n".join(data[starts[n - 1] : starts[n]].rstrip(b"\r\n") for n in lines)
