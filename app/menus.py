@@ -51,6 +51,8 @@ def build_menus(window: MainWindow) -> None:
         _add(view_menu, window, text, key, widget.setFocus)
     view_menu.addSeparator()
     _add(view_menu, window, "Re&quest panel", "Ctrl+R", lambda: show_side(window, window.request_panel))
+    _add(view_menu, window, "&Composition (what is eating the context)", "Ctrl+7",
+         lambda: show_side(window, window.composition_panel, window.composition_panel.tabs))
     _add(view_menu, window, "&Library", "Ctrl+L",
          lambda: show_side(window, window.library_panel, window.library_panel.session_table))
     view_menu.addSeparator()

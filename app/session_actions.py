@@ -209,6 +209,7 @@ class SessionActions(QObject):
             doc.policy = policy
             refresh_document(doc)
             self.window.request_panel.invalidate()
+            self.window.composition_panel.invalidate()
         self.window.show_request(self.window.timeline.current)
         self.window.timeline.update()
 

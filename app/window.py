@@ -7,6 +7,7 @@ from pathlib import Path
 from foldscope.app.lab.what_if import install_what_if
 from foldscope.app.menus import build_menus
 from foldscope.app.models.messages import RecordModel, ViewModel
+from foldscope.app.panels.composition import CompositionPanel
 from foldscope.app.panels.folds import FoldPanel
 from foldscope.app.panels.inspector import Inspector
 from foldscope.app.panels.library import LibraryPanel
@@ -78,6 +79,8 @@ class MainWindow(QMainWindow):
         self.view_list = MessageList("Active view", self.view_model)
         self.inspector = Inspector()
         self.request_panel = RequestPanel()
+        self.composition_panel = CompositionPanel()
+        self.composition_panel.message_requested.connect(lambda index: self.select_message(index, reveal=False))
         self.timeline = Timeline()
         self.window_map = WindowMap()
         self.record_list.message_selected.connect(self.select_message)
@@ -92,6 +95,7 @@ class MainWindow(QMainWindow):
         self.side_tabs = QTabWidget()
         self.side_tabs.addTab(self.inspector, "Inspector")
         self.side_tabs.addTab(self.request_panel, "Request")
+        self.side_tabs.addTab(self.composition_panel, "Composition")
         self.side_tabs.addTab(self.library_panel, "Library")
         self.side_tabs.currentChanged.connect(self._side_tab_changed)
         self._select_after_load: int | None = None
@@ -274,6 +278,7 @@ class MainWindow(QMainWindow):
         self.timeline.set_document(document)
         self.window_map.set_document(document)
         self.request_panel.set_request(document, None)
+        self.composition_panel.set_request(document, None)
         self.fold_panel.set_rows(document.folds if document else [], len(document.requests) if document else 0)
         if document is not None and not document.folds:  # an empty fold table gives its room to the lists
             self.folds_splitter.setSizes([sum(self.folds_splitter.sizes()) - 70, 70])
@@ -326,6 +331,7 @@ class MainWindow(QMainWindow):
         self.window_map.update()
         self._show_marks()
         self.request_panel.set_request(doc, None if is_now else slot)
+        self.composition_panel.set_request(doc, None if is_now else slot)
         self._refresh_headings()
         if selected is not None:
             self.inspector.refresh()
@@ -386,6 +392,7 @@ class MainWindow(QMainWindow):
             self.inspector.refresh()
             self.select_message(index)
         self.request_panel.refresh(force=True)
+        self.composition_panel.refresh(force=True)
         self.timeline.update()
         self.window_map.update()
 
