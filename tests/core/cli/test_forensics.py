@@ -3,6 +3,7 @@
 import json
 
 from foldscope.core.cli.main import main
+from tests.core.forensics.traces import write_claude_code
 
 REQUEST_KEYS = {"index", "reported", "causes", "gap_s", "cost_usd"}
 COMPACTION_KEYS = {"request", "kind", "before", "after", "summariser_cost_usd", "dropped", "literals", "refetched",
@@ -27,15 +28,15 @@ def test_cache_prints_each_request_with_causes_summing_to_its_cache_write(capsys
     assert all({"tokens", "cost_usd"} <= set(cell) for cell in out["totals"]["by_cause"].values())
 
 
-def test_compactions_prints_each_compaction_with_the_contracts_fields(capsys, corpus_dev):
-    out = run_json(capsys, "compactions", str(corpus_dev / FILES[1]))
+def test_compactions_prints_each_compaction_with_the_contracts_fields(capsys, tmp_path):
+    out = run_json(capsys, "compactions", str(write_claude_code(tmp_path)))
     assert len(out["compactions"]) == 1
     c = out["compactions"][0]
     assert COMPACTION_KEYS <= set(c) and c["kind"] == "compaction"
-    assert c["before"] == 46742  # the file's compactMetadata.preTokens
-    assert c["summariser_cost_usd"] is None and c["summariser_why"]
+    assert c["before"] == 12606  # the file's compactMetadata.preTokens
+    assert c["summariser_cost_usd"] > 0 and "agent-acompact" in c["summariser_why"]
     assert {"kept", "lost", "lost_list"} <= set(c["literals"]) and c["literals"]["lost"] == len(c["literals"]["lost_list"])
-    assert c["dropped"]["messages"] > 0 and c["refetched"]
+    assert c["dropped"]["messages"] > 0 and c["rewrite_cost_usd"] is not None
 
 
 def test_a_folder_gives_one_row_per_session_equal_to_each_file_and_totals(capsys, corpus_dev, tmp_path):
@@ -43,12 +44,13 @@ def test_a_folder_gives_one_row_per_session_equal_to_each_file_and_totals(capsys
     folder.mkdir()
     for name in FILES:
         (folder / name.split("/")[1]).symlink_to(corpus_dev / name)
+    write_claude_code(folder)  # S1.jsonl, and its summariser in the folder S1/subagents/, which a folder run skips
     (folder / "broken.jsonl").write_text("{not json\n", encoding="utf-8")
     for command in ("cache", "compactions"):
         out = run_json(capsys, command, str(folder), "--workers", "2")
-        assert out["sessions"] == len(FILES) and [s["file"] for s in out["skipped"]] == [str(folder / "broken.jsonl")]
+        assert out["sessions"] == len(FILES) + 1 and [s["file"] for s in out["skipped"]] == [str(folder / "broken.jsonl")]
         rows = {r["file"]: r for r in out["table"]}
-        for name in FILES:
+        for name in (*FILES, "fixture/S1.jsonl"):
             path = folder / name.split("/")[1]
             alone = run_json(capsys, command, str(path))
             assert rows[str(path)]["totals"] == alone["totals"]
@@ -66,8 +68,8 @@ def test_text_output_and_bad_input_get_one_line(capsys, corpus_dev, tmp_path):
     assert main(["cache", str(corpus_dev / FILES[0])]) == 0
     text = capsys.readouterr().out
     assert "provider" in text and "bill" in text
-    assert main(["compactions", str(corpus_dev / FILES[1])]) == 0
-    assert "before request 26" in capsys.readouterr().out
+    assert main(["compactions", str(write_claude_code(tmp_path))]) == 0
+    assert "before request 2 (compaction)" in capsys.readouterr().out
     for command in ("cache", "compactions"):
         assert main([command, str(tmp_path / "missing.jsonl")]) == 2
         err = capsys.readouterr().err.strip()

@@ -9,7 +9,6 @@ import pytest
 from foldscope.core.forensics.cache_report import cache_report
 from foldscope.core.forensics.measured import measure_requests
 from foldscope.core.formats import load_session
-from foldscope.core.model.pricing import table
 from foldscope.core.model.session import Message, Session, Usage
 from tests.core.forensics.traces import Trace, rounds
 
@@ -108,7 +107,8 @@ def test_a_model_switch_is_a_rewrite_with_that_cause():
 def test_the_parts_of_a_request_add_up_to_its_bill_and_waste_is_the_premium_over_a_read():
     s, (c0, c1) = two_requests(30, one_hour=False)
     report = cache_report(s)
-    prices = table()["models"]["claude-sonnet-4-5"]["tiers"][0]
+    # claude-sonnet-4-5's published prices per million tokens (below 200,000 prompt tokens)
+    prices = {"input": 3.0, "cache_read": 0.30, "cache_write_5m": 3.75, "output": 15.0}
     row = report.rows[1]
     expected_bill = (c1 * prices["cache_write_5m"] + row.causes.usage.output * prices["output"]) / 1e6
     assert sum(row.priced.cost_usd.values()) == pytest.approx(expected_bill, rel=1e-12)

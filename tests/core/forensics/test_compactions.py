@@ -3,7 +3,6 @@ cost, and payback."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import pytest
@@ -14,8 +13,7 @@ from foldscope.core.formats import load_session
 from foldscope.core.model.cost import lookup_prices
 from foldscope.core.model.session import Usage
 from foldscope.core.request.tokens import count_text
-from tests.core.fold_sessions import text_of
-from tests.core.forensics.traces import Trace
+from tests.core.forensics.traces import Trace, write_claude_code
 
 T0 = 1_800_000_000.0
 PATHS = [f"/repo/src/module_{i}.py" for i in range(5)]
@@ -102,54 +100,6 @@ def test_compaction_report_payback_on_a_constructed_session():
     assert c.payback is not None and len(c.payback.with_usd) == 3  # requests 6, 7, 8 follow it
 
 
-# -- Claude Code: the compaction summariser's own file (agent-acompact-*), in the documented shape ----------
-# The dev corpus has no agent-acompact file. Claude Code writes one per compaction beside the session, at
-# <session>/subagents/agent-acompact-<id>.jsonl: an ordinary sidechain transcript (isSidechain true, the
-# parent's sessionId) whose assistant line carries the summary call's usage (see claude-code-log's and
-# spotter's readers of the subagents folder).
-
-def line(kind: str, uuid: str, at: str, message: dict, **extra) -> str:
-    return json.dumps({"type": kind, "uuid": uuid, "parentUuid": None, "sessionId": "S1", "timestamp": at,
-                       "message": message, **extra})
-
-
-def assistant(mid: str, text: str, usage: dict) -> dict:
-    return {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5-20250929", "type": "message",
-            "content": [{"type": "text", "text": text}], "usage": usage, "stop_reason": "end_turn"}
-
-
-def usage(fresh: int, read: int, write: int, output: int) -> dict:
-    return {"input_tokens": fresh, "cache_read_input_tokens": read, "cache_creation_input_tokens": write,
-            "output_tokens": output}
-
-
-def write_claude_code(tmp_path):
-    main = tmp_path / "S1.jsonl"
-    body = text_of(6000, 3)
-    main.write_text("\n".join([
-        line("user", "u1", "2026-01-01T10:00:00Z", {"role": "user", "content": "Read /repo/a.py and /repo/b.py"}),
-        line("assistant", "a1", "2026-01-01T10:00:05Z", assistant("msg1", body, usage(3, 0, 12000, 400)), requestId="r1"),
-        line("user", "u2", "2026-01-01T10:00:30Z", {"role": "user", "content": "go on"}),
-        line("assistant", "a2", "2026-01-01T10:00:35Z", assistant("msg2", "more", usage(3, 12000, 600, 50)), requestId="r2"),
-        json.dumps({"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None, "sessionId": "S1",
-                    "timestamp": "2026-01-01T10:02:00Z", "content": "Conversation compacted",
-                    "compactMetadata": {"trigger": "auto", "preTokens": 12606}}),
-        line("user", "s1", "2026-01-01T10:02:00Z", {"role": "user", "content": "Summary: we read /repo/a.py."},
-             isCompactSummary=True),
-        line("assistant", "a3", "2026-01-01T10:02:10Z", assistant("msg3", "ok", usage(3, 0, 2000, 20)), requestId="r3"),
-    ]) + "\n", encoding="utf-8")
-    sub = tmp_path / "S1" / "subagents"
-    sub.mkdir(parents=True)
-    (sub / "agent-acompact-7f3a.jsonl").write_text("\n".join([
-        line("user", "c1", "2026-01-01T10:01:00Z", {"role": "user", "content": "Summarise the conversation."},
-             isSidechain=True, agentId="acompact-7f3a"),
-        line("assistant", "c2", "2026-01-01T10:01:50Z", assistant("msgc", "Summary: we read /repo/a.py.",
-                                                                  usage(5, 12000, 300, 900)),
-             isSidechain=True, agentId="acompact-7f3a", requestId="rc"),
-    ]) + "\n", encoding="utf-8")
-    return main
-
-
 def test_the_summarisers_cost_is_its_own_file_priced(tmp_path):
     session = load_session(write_claude_code(tmp_path))
     [c] = compaction_report(session).compactions
@@ -161,15 +111,12 @@ def test_the_summarisers_cost_is_its_own_file_priced(tmp_path):
     assert c.rewrite_cost_usd is not None
 
 
-def test_on_the_real_compacted_session_the_report_uses_the_files_pre_tokens(corpus_dev):
+def test_the_dev_corpus_compaction_undone_by_a_rewind_is_not_reported(corpus_dev):
+    # extracted-dd381a75 compacts at request 26, then rewinds to the path before it: no request carried the note.
     session = load_session(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl")
-    report = compaction_report(session)
-    assert len(report.compactions) >= 1
-    c = report.compactions[0]
-    event = next(e for e in session.events if e.get("kind") == "compaction")
-    assert c.before == event["pre_tokens"] and c.after == session.trace[c.request].usage.reported_input
-    assert c.rewrite_tokens == report.cache.rows[c.request].causes.causes.get("rewrite", 0) > 0
-    assert c.literals.lost and c.refetched
+    events = [e for e in session.events if e.get("kind") == "compaction"]
+    assert events and not any(events[0]["note_id"] in r.view for r in session.trace)
+    assert compaction_report(session).compactions == []
 
 
 def test_a_request_with_a_recorded_usage_keeps_its_figures():
