@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.model.session import ReadError, Session
+from foldscope.core.replay.lab import model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES, Settings
 
-TOTALS = ("requests", "peak", "over_ceiling", "fresh", "cache_read", "cache_write", "cache_write_1h",
-          "output", "rewrites", "appends", "folds", "cost_usd")
+TOTALS = ("requests", "peak", "over_ceiling", "reported_over_ceiling", "fresh", "cache_read", "cache_write",
+          "cache_write_1h", "output", "rewrites", "appends", "folds", "cost_usd")
+# The cache model's figures beside the recorded ones (for a counterfactual strategy, its own figures again).
+MODELLED = ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cost_usd")
 
 
 def register(subparsers) -> None:
@@ -127,7 +130,7 @@ def _replay_or_error(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_table(base: str, out: dict[str, Any]) -> None:
-    fields = ["file", "format", "model", "ceiling", "strategy", *TOTALS]
+    fields = ["file", "format", "model", "ceiling", "strategy", *TOTALS, *MODELLED]
     with open(f"{base}.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
@@ -151,13 +154,16 @@ def format_replay(result: dict[str, Any]) -> str:
         f"ceiling: {result['ceiling']['tokens'] or 'none'} ({result['ceiling']['why']}); "
         f"cache: {result['cache']['mode']} ({result['cache']['why']})",
         "",
-        f"{'':<15}" + "".join(f"{n:>14}" for n in names),
+        f"{'':<23}" + "".join(f"{n:>14}" for n in names),
     ]
     for key in TOTALS:
         cells = [_usd(t[key]) if key == "cost_usd" else f"{t[key]:,}" for t in totals]
-        lines.append(f"{key:<15}" + "".join(f"{c:>14}" for c in cells))
+        lines.append(f"{key:<23}" + "".join(f"{c:>14}" for c in cells))
+    for t in totals:
+        if t["strategy"] == "recorded":
+            lines.append(model_vs_reported(t))  # core.replay.lab
     if not result["priced"]:
-        lines.append("cost_usd: the model has no entry in the pricing table")
+        lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
     check = result.get("check")
     if check:
         lines += ["", f"cache model against reported usage ({check['requests']} requests): "
