@@ -56,25 +56,18 @@ def run_composition(args) -> dict[str, Any]:
     from foldscope.core.formats import load_session
     from foldscope.core.readout.agent_limits import agent_limits
     from foldscope.core.readout.composition import request_composition
-    from foldscope.core.request.count import Counter
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.measure import Measure
 
     if args.top is not None and args.top < 0:
         raise UsageError("--top: must be 0 or more")
     session = load_session(args.file, getattr(args, "input_format", None))
     policy = policy_from_args(args, session)
-    counter = Counter()
-    report = measure_trace(session, policy, per_call=ceiling_from_text(args.per_call), counter=counter)
-    k = pick_request(args.at_request, report.rows, session.source)
+    measure = Measure(session, policy, per_call=ceiling_from_text(args.per_call))
+    k = pick_request(args.at_request, measure.trace.rows, session.source)
     limits = agent_limits(session)
     window = limits.window
-    options: dict[str, Any] = {"counter": counter, "window": window.tokens if window else None,
-                               "window_source": window.source if window else ""}
-    if k is None:
-        composition = request_composition(session, policy, None, scale=report.scale, unseen_head=report.unseen_head, **options)
-    else:
-        row = report.rows[k]
-        composition = request_composition(session, policy, k, scale=row.scale, counted=row.counted, **options)
+    composition = request_composition(measure, k, window=window.tokens if window else None,
+                                      window_source=window.source if window else "")
     result = {"file": session.source, "format": session.format, "model": policy.model or session.model,
               **composition.as_dict(args.top)}
     if limits.compaction is not None:

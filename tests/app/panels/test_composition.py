@@ -87,7 +87,8 @@ def test_the_panel_follows_an_action_on_the_active_view(qtbot, demo_window):
 def test_the_composition_models_are_sound_qt_models(qtbot, qtmodeltester, window, corpus_dev):
     panel = _open(qtbot, window, corpus_dev / "claude_code" / "session-196820da.jsonl")
     qtbot.waitUntil(lambda: panel.composition is not None)
-    for model in (panel.categories, panel.groups, panel.repeats):
+    # FactsModel behind each table, and the LargestFilter over it
+    for model in (panel.categories, panel.groups, panel.repeats, panel.category_proxy, panel.group_proxy, panel.repeat_proxy):
         qtmodeltester.check(model)
         assert model.rowCount() > 0
     first = panel.categories.index(0, 1)
