@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.fold",  # fold, read-result, restore, clip, evict
     "foldscope.core.cli.forensics",  # cache, compactions
     "foldscope.core.cli.composition",  # composition
+    "foldscope.core.cli.report",  # report
 ]
 # Which module registers each subcommand, so that running one imports and builds only its own
 # module's parsers (start-up time is a target: replay alone pulls in multiprocessing). A name
@@ -34,6 +35,7 @@ COMMANDS = {
     "clip": "foldscope.core.cli.fold", "evict": "foldscope.core.cli.fold",
     "cache": "foldscope.core.cli.forensics", "compactions": "foldscope.core.cli.forensics",
     "composition": "foldscope.core.cli.composition",
+    "report": "foldscope.core.cli.report",
 }
 
 
