@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from foldscope.core.fold.fold import Fold
 from foldscope.core.fold.summarise import BriefSummariser, Summary
 from tests.core.fold_sessions import Build, calls_have_results, fold_for, fold_measure, payload, text_of
@@ -229,3 +231,16 @@ def test_line_and_target_of_0_9_and_0_5_set_the_trigger_boundary_and_the_stoppin
     run = fold.run()
     assert run.target_reached and run.estimate_after <= 0.5 * fold.ceiling
     assert not any(r["target_reached"] for r in run.records[:-1])  # it stopped at the first pass under 0.5
+
+
+@pytest.mark.parametrize(("size", "sent"), [(999, True), (1_000, False), (1_001, False)])
+def test_d4_a_request_at_or_past_the_ceiling_is_refused_by_the_fold_as_by_the_trace(size, sent):
+    """One rule for the trace's refusal, the fold's prepare and resume loop and restore's admission check."""
+    from foldscope.core.request.measure import refused
+
+    _, session = history()
+    fold = Fold(session, fold_measure(session, 1_000, 0.99, 0.98), count=lambda ms: size)
+    assert fold.fits(session.view) is sent
+    _, refusal = fold.prepare_request()
+    assert (refusal is None) is sent
+    assert refused(size, 1_000) is not sent
