@@ -38,6 +38,7 @@ def add_policy_flags(parser: argparse.ArgumentParser) -> None:
                         help="prompt_caching: place cache marks (--no-caching: place none; unset: the stored option)")
     parser.add_argument("--model", metavar="M", help="the model, for auto and pricing (default: the session's)")
     parser.add_argument("--profile", metavar="YAML", help="a YAML profile with the policy keys")
+    parser.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
 
 
 def add_threads(parser: argparse.ArgumentParser) -> None:

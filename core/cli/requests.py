@@ -15,6 +15,7 @@ def register(subparsers) -> None:
     add_policy_flags(parser)
     add_threads(parser)
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     parser.add_argument("--payload", metavar="K", type=int,
                         help="also show request K's compiled payload and where its cache marks are")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -25,7 +26,7 @@ def run_requests(args) -> dict[str, Any]:
     from foldscope.core.formats import load_session
 
     choice = policy_choice(args)  # flags are checked before the file is read
-    session = load_session(args.file, getattr(args, "input_format", None))
+    session = load_session(args.file, getattr(args, "input_format", None), getattr(args, "sample", None))
     measure = measure_for(session, choice, threads=args.threads)
     report = measure.trace
     policy = measure.policy
