@@ -7,7 +7,8 @@ import pytest
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 from foldscope.core.request.count import Counter
-from foldscope.core.request.trace import SCALE_FLOOR, calibrated, check_request, keep_scale, measure_trace, stored_scale
+from foldscope.core.request.scale import SCALE_FLOOR, calibrated, keep_scale, stored_scale
+from foldscope.core.request.trace import check_request, measure_trace
 
 
 def words(n: int) -> str:
