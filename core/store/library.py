@@ -44,6 +44,7 @@ def describe(exc: BaseException) -> str:
     known = [
         ("file is not a database", "the file is not a foldscope library (not an SQLite database)"),
         ("malformed", "the library file is damaged (database disk image is malformed)"),
+        ("could not decode", "the library file is damaged (text that is not UTF-8)"),
         ("readonly", "the library is read-only (the file or its folder cannot be written)"),
         ("read-only", "the library is read-only (the file or its folder cannot be written)"),
         ("disk is full", "the disk is full"),

@@ -52,9 +52,11 @@ def test_a_damaged_library_is_named_with_its_problem(tmp_path):
     path = tmp_path / "library.db"
     with Library(path) as library:
         library.import_session(generate(seed=1, rounds=30, listing_chars=3000))
-    data = bytearray(path.read_bytes())
-    for page in range(2, len(data) // 4096):  # leave the header page; scramble every other page
-        data[page * 4096 + 8: page * 4096 + 4000] = os.urandom(3992)
+    import random
+
+    data, noise = bytearray(path.read_bytes()), random.Random(16)
+    for page in range(2, len(data) // 4096):  # leave the header page; scramble the others
+        data[page * 4096 + 8: page * 4096 + 4000] = noise.randbytes(3992)
     path.write_bytes(bytes(data))
     with pytest.raises(LibraryError, match=rf"^library {path}: the library file is damaged"):
         with Library(path) as library:
