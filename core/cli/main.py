@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.requests",  # requests
     "foldscope.core.cli.fold",  # fold, read-result, restore, clip, evict
     "foldscope.core.cli.library",  # library list|remove|prune
+    "foldscope.core.cli.forensics",  # cache, compactions
     "foldscope.core.cli.composition",  # composition
 ]
 # Which module registers each subcommand, so that running one imports and builds only its own
@@ -34,6 +35,7 @@ COMMANDS = {
     "fold": "foldscope.core.cli.fold", "read-result": "foldscope.core.cli.fold", "restore": "foldscope.core.cli.fold",
     "clip": "foldscope.core.cli.fold", "evict": "foldscope.core.cli.fold",
     "library": "foldscope.core.cli.library",
+    "cache": "foldscope.core.cli.forensics", "compactions": "foldscope.core.cli.forensics",
     "composition": "foldscope.core.cli.composition",
 }
 
