@@ -4,8 +4,8 @@ the compactions with a click that steps the timeline there."""
 from __future__ import annotations
 
 from foldscope.app.models.cost import CompactionModel, RequestCostModel
-from foldscope.core.formats import load_session
 from foldscope.core.forensics.compactions import compaction_report
+from foldscope.core.formats import load_session
 from tests.core.forensics.traces import write_claude_code
 
 SESSION = "claude_code/session-196820da.jsonl"
