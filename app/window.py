@@ -10,6 +10,7 @@ from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.busy import BusyBar
+from foldscope.app.panels.cost import CostPanel
 from foldscope.app.panels.folds import FoldPanel
 from foldscope.app.panels.inspector import Inspector
 from foldscope.app.panels.library import LibraryPanel
@@ -113,6 +114,9 @@ class MainWindow(QMainWindow):
         self.side_tabs.addTab(self.inspector, "Inspector")
         self.side_tabs.addTab(self.request_panel, "Request")
         self.side_tabs.addTab(self.library_panel, "Library")
+        self.cost_panel = CostPanel()  # where the money went: computed while its tab is shown
+        self.cost_panel.request_chosen.connect(lambda k: self.timeline.step_to(k))
+        self.side_tabs.addTab(self.cost_panel, "Cost")
         self.side_tabs.currentChanged.connect(self._side_tab_changed)
         self._select_after_load: int | None = None
 
@@ -406,6 +410,7 @@ class MainWindow(QMainWindow):
         self.timeline.set_document(document)
         self.window_map.set_document(document)
         self.request_panel.set_request(document, None)
+        self.cost_panel.set_document(document)
         self.fold_panel.set_rows(document.folds if document else [], len(document.requests) if document else 0)
         if document is not None:  # the fold table as tall as its rows (a few at most): the rest is the lists'
             self.resizeDocks([self.folds_dock], [self.fold_panel.fitting_height(max_rows=5)], Qt.Orientation.Vertical)
@@ -509,6 +514,7 @@ class MainWindow(QMainWindow):
         self.window_map.update()
         self._show_marks()
         self.request_panel.set_request(doc, None if is_now else slot)
+        self.cost_panel.set_request(None if is_now else slot)
         self._refresh_headings()
         if selected is not None:
             self.inspector.refresh()
