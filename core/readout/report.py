@@ -257,14 +257,10 @@ def cost_sections(data: ReportData) -> list[Section]:
 
 def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
     from foldscope.core.replay.lab import replay
-    from foldscope.core.replay.strategies import Settings
 
     m = data.measure
-    p = m.policy
-    settings = Settings(ceiling=m.ceiling, fold_at=p.fold_at, target=p.fold_target, result_max=p.tool_result_max_chars,
-                        caching=p.caching, model=p.model)
     try:
-        result = replay(data.session, strategies, settings)
+        result = replay(data.session, strategies, m)
     except Exception as exc:  # noqa: BLE001
         return Section("Replay", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")
     rows = [(t["strategy"], num(t["requests"]), num(t["peak"]), num(t["over_ceiling"]), num(t["fresh"]),
@@ -295,8 +291,10 @@ dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill
 """
 
 
-def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[str] = ()) -> ReportData:
-    measure = Measure(session, policy or Policy())
+def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[str] = (),
+           measure: Measure | None = None) -> ReportData:
+    """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`)."""
+    measure = measure or Measure(session, policy or Policy())
     rows = measure.trace.rows
     largest = max(rows, key=lambda r: (r.counted, -r.index)).index if rows else None
     limits = agent_limits(session)
@@ -333,9 +331,10 @@ def render(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(
     )
 
 
-def write_report(session: Session, out: str | Path, policy: Policy | None = None, *, replay: Sequence[str] = ()) -> ReportData:
+def write_report(session: Session, out: str | Path, policy: Policy | None = None, *, replay: Sequence[str] = (),
+                 measure: Measure | None = None) -> ReportData:
     """Write the report of `session` to `out` (the whole page at once; a failed write leaves no half file)."""
-    data = gather(session, policy, replay=replay)
+    data = gather(session, policy, replay=replay, measure=measure)
     text = render(data)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
