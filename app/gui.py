@@ -19,6 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a policy profile to measure and fold under (default: the session's launch policy)")
     parser.add_argument("--theme", choices=("system", "light", "dark"),
                         help="colour theme (default: the one chosen in View > Theme, else follow the system)")
+    parser.add_argument("--follow", action="store_true",
+                        help="follow FILE as an agent writes it (View > Follow): new lines are read as they land")
     parser.add_argument("--size", metavar="WxH", type=_size, default=SCREENSHOT_SIZE,
                         help="the --screenshot window size (default: 1600x1000)")
     return parser
@@ -75,6 +77,13 @@ def run_gui(argv: list[str]) -> int:
     if args.screenshot:
         return screenshot(app, window, path, args.screenshot, args.size)
     window.show()
+    if args.follow:
+        def follow_once(document) -> None:
+            window.document_loaded.disconnect(follow_once)
+            if document is not None:
+                window.follow_action.setChecked(True)
+
+        window.document_loaded.connect(follow_once)
     window.open_path(path)
     return app.exec()
 

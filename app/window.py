@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from foldscope.app import dialogs
+from foldscope.app.follow import LiveFollow
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.menus import add_action, focus_filter
@@ -163,6 +164,11 @@ class MainWindow(QMainWindow):
         self.what_if = WhatIf(self, self.editor, self.saver, self.timeline, lambda: self.document,
                               lambda document, opened: self.set_document(document, opened))
         self.replay_lab: ReplayView | None = None  # made when first opened
+        self.live = LiveFollow(lambda: self.document, self)  # View > Follow: the file read as it grows
+        self.live.grew.connect(self.show_growth)
+        self.live.limits_crossed.connect(self._limits_crossed)
+        self.live.stopped.connect(self._follow_stopped)
+        self.report_task: Task | None = None
         column.addWidget(self.what_if.banner)
         column.addWidget(self.top_splitter, 1)
         self.tabifyDockWidget(self.folds_dock, self.session_actions.preview_dock)
@@ -186,6 +192,10 @@ class MainWindow(QMainWindow):
         self.busy = BusyBar()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
+        self.live_label = QLabel()  # while following: the next request against the limits, each by name
+        self.live_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.live_label.setVisible(False)
+        bar.addPermanentWidget(self.live_label)
         bar.addPermanentWidget(self.busy)
 
     def _build_menus(self) -> None:
@@ -195,6 +205,8 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._rebuild_recent_menu()
         file_menu.addActions(actions.file_actions)
+        self.export_report_action = add_action(file_menu, self, "Export &Report…", None, self.export_report,
+                                               "Write the session as one self-contained HTML file to share")
         file_menu.addSeparator()
         add_action(file_menu, self, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         bar.addMenu(actions.edit_menu)
@@ -221,6 +233,10 @@ class MainWindow(QMainWindow):
         add_action(view_menu, self, "&Search all sessions…", "Ctrl+Shift+F",
                    lambda: self.show_side(self.library_panel, self.library_panel.search_box))
         view_menu.addSeparator()
+        self.follow_action = QAction("F&ollow the file as it grows", self, checkable=True)
+        self.follow_action.setToolTip("Read the lines an agent adds to the session file as they land")
+        self.follow_action.toggled.connect(self.set_following)
+        view_menu.addAction(self.follow_action)
         self.theme_menu = view_menu.addMenu("T&heme")
         self.theme_actions = QActionGroup(self)
         for name in THEMES:
@@ -274,6 +290,84 @@ class MainWindow(QMainWindow):
         for splitter, sizes in self._splitter_defaults().items():
             splitter.setSizes(sizes)
         self.resize(1600, 1000)
+
+    # -- following a live session and sharing a report ------------------------------------
+
+    def set_following(self, on: bool) -> None:
+        """Follow the open session's file (View > Follow), or stop."""
+        if not on:
+            self.live.stop("")
+            return
+        why = "save or undo your own changes first: following shows the file as the agent writes it" \
+            if self.editor.is_modified else self.live.start()
+        if why:
+            self._set_follow_checked(False)
+            self.statusBar().showMessage(f"Cannot follow: {why}", 10_000)
+
+    def _set_follow_checked(self, on: bool) -> None:
+        blocked = self.follow_action.blockSignals(True)
+        self.follow_action.setChecked(on)
+        self.follow_action.blockSignals(blocked)
+
+    def show_growth(self, growth) -> None:
+        """The followed file grew: the lists, map and timeline grow in place; the selection and the step stay."""
+        doc = self.document
+        if doc is None:
+            return
+        old_last = self.timeline.last_slot() - growth.requests
+        slot = self.timeline.last_slot() if self.timeline.current >= old_last else self.timeline.current
+        self.timeline.current = slot
+        self.fold_panel.set_rows(doc.folds, len(doc.requests))
+        self.show_request(slot)
+        self.timeline.update()
+        self._show_live()
+
+    def _show_live(self) -> None:
+        nxt = self.live.next
+        if nxt is None:
+            return
+        self.live_label.setText(f"Following · {nxt.text()}")
+        self.live_label.setToolTip("\n".join(f"{lim.name}: {lim.source}" for lim in nxt.agent + nxt.policy)
+                                   + ("\nThe size is the estimate (the count × the scale): predicted input is not computed yet"
+                                      if nxt.size_name == "estimate" else ""))
+        self.live_label.setVisible(True)
+
+    def _limits_crossed(self, names: list) -> None:
+        nxt = self.live.next
+        size = f" ({nxt.size_name} {nxt.size:,})" if nxt is not None else ""
+        self.statusBar().showMessage(f"Notice: the next request will cross the {', '.join(names)}{size}", 15_000)
+
+    def _follow_stopped(self, why: str) -> None:
+        self._set_follow_checked(False)
+        self.live_label.setVisible(False)
+        if why:
+            self.statusBar().showMessage(f"Following stopped: {why}", 15_000)
+
+    def export_report(self) -> Task | None:
+        """File > Export Report: the session as one self-contained HTML file, written off the GUI thread."""
+        doc = self.document
+        if doc is None:
+            return None
+        out = dialogs.report_path_dialog(self, str(Path(doc.path).with_suffix(".html")))
+        if not out:
+            return None
+        return self.write_report(out)
+
+    def write_report(self, out: str) -> Task | None:
+        from foldscope.core.model.policy import Policy
+        from foldscope.core.readout.report import write_report
+
+        doc = self.document
+        if doc is None:
+            return None
+        session, policy = doc.session, doc.policy if isinstance(doc.policy, Policy) else None
+        task = Task(lambda progress: write_report(session, out, policy), f"Writing {Path(out).name}", self)
+        task.succeeded.connect(lambda data: self.statusBar().showMessage(f"Report written to {out}", 10_000))
+        task.failed.connect(lambda exc: dialogs.error_dialog(self, "Cannot write the report", f"{out}: {exc}"))
+        task.ended.connect(self.busy.end)
+        self.report_task = task.start()
+        self.busy.begin(f"Writing {Path(out).name}", task.cancel)
+        return task
 
     def show_side(self, widget: QWidget, focus: QWidget | None = None) -> None:
         """Bring a side tab to the front and give it (or `focus`) the keyboard."""
@@ -407,6 +501,8 @@ class MainWindow(QMainWindow):
 
     def set_document(self, document: Document | None, opened: bool = True) -> None:
         """Show `document` in every panel; `opened` (not shown again after a what-if) offers what autosave kept."""
+        if self.live.active and document is not self.document:
+            self.live.stop("another session is shown")
         self.document = document
         for model in (self.record_model, self.view_model):
             model.highlighted = frozenset()
