@@ -19,6 +19,9 @@ from foldscope.core.readout.document import Document
 from foldscope.core.readout.live import NextRequest, crossed, grow_document, next_request
 
 DEBOUNCE_MS = 150  # lines an agent writes together arrive as one change
+# A poll this often besides the watcher: catches lines written before the watcher was set up, and files on
+# filesystems that send no change events. A poll that finds nothing costs one stat and one empty read.
+SAFETY_MS = 2_000
 
 
 class LiveFollow(QObject):
@@ -41,6 +44,9 @@ class LiveFollow(QObject):
         self._timer.setInterval(DEBOUNCE_MS)
         self._timer.timeout.connect(self.poll)
         self.file_changed.connect(self._timer.start)
+        self._safety = QTimer(self)
+        self._safety.setInterval(SAFETY_MS)
+        self._safety.timeout.connect(self.poll)
 
     @property
     def active(self) -> bool:
@@ -76,6 +82,7 @@ class LiveFollow(QObject):
         self._thread = threading.Thread(target=self._watch, args=(str(document.path), self._stop),
                                         name="foldscope-follow", daemon=True)
         self._thread.start()
+        self._safety.start()
         self.grew.emit(Growth(0, 0, 0))
         return ""
 
@@ -85,6 +92,7 @@ class LiveFollow(QObject):
         self.follower = None
         self._stop.set()
         self._timer.stop()
+        self._safety.stop()
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
