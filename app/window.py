@@ -192,10 +192,6 @@ class MainWindow(QMainWindow):
         self.busy = BusyBar()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
-        self.live_label = QLabel()  # while following: the next request against the limits, each by name
-        self.live_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.live_label.setVisible(False)
-        bar.addPermanentWidget(self.live_label)
         bar.addPermanentWidget(self.busy)
 
     def _build_menus(self) -> None:
@@ -323,14 +319,14 @@ class MainWindow(QMainWindow):
         self._show_live()
 
     def _show_live(self) -> None:
-        nxt = self.live.next
-        if nxt is None:
+        """While following, the status line is the next request against its limits; the usual line is its tooltip."""
+        nxt, doc = self.live.next, self.document
+        if nxt is None or doc is None or not self.live.active:
             return
-        self.live_label.setText(f"Following · {nxt.text()}")
-        self.live_label.setToolTip("\n".join(f"{lim.name}: {lim.source}" for lim in nxt.agent + nxt.policy)
-                                   + ("\nThe size is the estimate (the count × the scale): predicted input is not computed yet"
-                                      if nxt.size_name == "estimate" else ""))
-        self.live_label.setVisible(True)
+        self.status_label.setText(f"Following · {nxt.text()}")
+        self.status_label.setToolTip("\n".join([status_text(doc), *(f"{lim.name}: {lim.source}" for lim in nxt.agent + nxt.policy)])
+                                     + ("\nThe size is the estimate (the count × the scale): predicted input is not computed yet"
+                                        if nxt.size_name == "estimate" else ""))
 
     def _limits_crossed(self, names: list) -> None:
         nxt = self.live.next
@@ -339,7 +335,7 @@ class MainWindow(QMainWindow):
 
     def _follow_stopped(self, why: str) -> None:
         self._set_follow_checked(False)
-        self.live_label.setVisible(False)
+        self._refresh_headings()
         if why:
             self.statusBar().showMessage(f"Following stopped: {why}", 15_000)
 
@@ -592,6 +588,7 @@ class MainWindow(QMainWindow):
         self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · {counted(doc.view_tokens(), 'token')}")
         self.status_label.setText(status_text(doc))
         self.status_label.setToolTip(status_tooltip(doc))
+        self._show_live()
 
     # -- selection ------------------------------------------------------------------------
 

@@ -73,9 +73,9 @@ class NextRequest:
     def text(self) -> str:
         parts = [f"next request: {self.size_name} {self.size:,}"]
         for limit in self.agent:
-            parts.append(f"{limit.name} {limit.tokens:,} ({self.size / limit.tokens:.0%})")
+            parts.append(f"{self.size / limit.tokens:.0%} of the {limit.name} {limit.tokens:,}")
         for limit in self.policy:
-            parts.append(f"{limit.name} {limit.tokens:,} ({self.estimate / limit.tokens:.0%} by the estimate)")
+            parts.append(f"{self.estimate / limit.tokens:.0%} of the {limit.name} {limit.tokens:,}")
         return " · ".join(parts)
 
 
