@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
-from foldscope.core.readout.document import Document, Report, _no_report
+from foldscope.core.readout.document import Document, Report, _no_report, is_note
 
 
 def grow_document(document: Document, session: Session, report: Report = _no_report) -> int:
@@ -43,8 +43,13 @@ def grow_document(document: Document, session: Session, report: Report = _no_rep
     document.now_size, document.scale = facts.now_estimate, facts.scale
     session.unseen_head = facts.unseen_head
     document.show_view(session.view)
-    views = [r.view for r in document.requests] + [tuple(session.view)]
-    document.folds = fold_rows(session, views, [r.at for r in build_trace(session)])
+    # Fold rows change only with a new note, fold record or event: otherwise the old rows stand (they are
+    # the slowest part of a growth to build again).
+    marks = (sum(1 for m in record if is_note(m)), len(session.events), len((session.manifest or {}).get("context_folds") or []))
+    if marks != getattr(document, "_live_fold_marks", None):
+        views = [r.view for r in document.requests] + [tuple(session.view)]
+        document.folds = fold_rows(session, views, [r.at for r in build_trace(session)])
+        document._live_fold_marks = marks  # type: ignore[attr-defined]
     return len(record) - before
 
 
