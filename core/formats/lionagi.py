@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.lionagi_views import request_views
-from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
+from foldscope.core.model.session import FullRecord, Message, NotASession, Provenance, ReadError, Request, Session, Usage
 
 FORMAT = "lionagi"
 
@@ -58,7 +58,7 @@ def read(path: Path) -> Session:
         branch, base = top, "$"
         manifest = find_manifest_beside(path, top.get("id"))
     elif any(key in top for key in MANIFEST_KEYS):
-        raise ReadError(file, "$", "this is a run manifest, not a Branch: open the Branch file beside it")
+        raise NotASession(file, "$", "this is a run manifest, not a Branch: open the Branch file beside it")
     else:
         raise ReadError(file, "$", "no `messages` and no `branch`: not a lionagi Branch record")
     session = session_from_branch(branch, file, base)

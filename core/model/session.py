@@ -224,3 +224,7 @@ class ReadError(Exception):
     def __init__(self, file: str, place: str, problem: str) -> None:
         self.file, self.place, self.problem = file, place, problem
         super().__init__(f"{file}: {place}: {problem}" if place else f"{file}: {problem}")
+
+
+class NotASession(ReadError):
+    """A file that belongs to a session without being one (a run manifest beside its Branch): skipped by sweeps."""
