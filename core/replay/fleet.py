@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from functools import partial
 from typing import Any
 
@@ -23,7 +23,7 @@ class Cancelled(Exception):
 
 
 def run_local(paths: Sequence[str], points: Sequence[PolicyPoint], workers: int | None = None,
-              cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
+              cancel: threading.Event | None = None) -> Generator[dict[str, Any], None, None]:
     """The tasks on a pool of `workers` processes (spawned, so a GUI's threads are never forked)."""
     task = partial(tune_session, points=list(points))
     workers = max(1, min(workers or multiprocessing.cpu_count() or 1, len(paths) or 1))
@@ -46,7 +46,7 @@ def run_local(paths: Sequence[str], points: Sequence[PolicyPoint], workers: int 
 
 
 def run_dask(paths: Sequence[str], points: Sequence[PolicyPoint], workers: int | None = None,
-             scheduler: str | None = None, cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
+             scheduler: str | None = None, cancel: threading.Event | None = None) -> Generator[dict[str, Any], None, None]:
     """The tasks on a Dask cluster: `scheduler`'s address, else a LocalCluster of `workers` processes here.
 
     Workers must be able to read the session paths (a shared folder, or fsspec URLs such as s3://)."""
@@ -77,7 +77,7 @@ def run_dask(paths: Sequence[str], points: Sequence[PolicyPoint], workers: int |
 
 
 def run_engine(engine: str, paths: Sequence[str], points: Sequence[PolicyPoint], workers: int | None = None,
-               scheduler: str | None = None, cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
+               scheduler: str | None = None, cancel: threading.Event | None = None) -> Generator[dict[str, Any], None, None]:
     if engine == "local":
         return run_local(paths, points, workers, cancel)
     if engine == "dask":
