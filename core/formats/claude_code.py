@@ -17,6 +17,14 @@ Mapping, in the vocabulary of DESIGN.md:
 - Lines never sent to the model (progress, file-history-snapshot, queue-operation, system lines other
   than compact_boundary) go to extras["unsent"] as {kind: [(line, byte offset)]}; `summary` lines
   (session titles) to extras["summaries"]; an extractor's first meta line to extras["extractor"].
+- Tree: each line names its parent (`parentUuid`; a compact_boundary, whose parentUuid is null, by its
+  `logicalParentUuid`). A line whose parent is not the newest line is a rewind (or an edited prompt): the
+  view goes back to the view as it stood after the parent, so each request's view is the path to its
+  line. The abandoned messages stay in the record; a `branch` event names them (`abandoned`), the view
+  kept (`kept`) and the first message after it (`next`), and extras["abandoned"] lists them all.
+  Sibling lines of one response (parallel tool results each naming their own tool_use line) are not a
+  rewind. A line whose `uuid` was already read (a resume writes earlier lines again) is skipped, with a
+  warning when its message differs; extras["repeated_lines"] counts them.
 - extras["children"]: paths (str) of the subagent files beside the session: `<stem>/subagents/*.jsonl`,
   or (older layout) `agent-*.jsonl` in the same folder with the same sessionId. Open each with `read`.
 """
@@ -58,6 +66,12 @@ def read(path: Path) -> Session:
     feed_all(iter_json_lines(path, builder), reader.feed, builder)
     reader.finish()
     session = builder.build()
+    if reader.repeated:
+        session.extras["repeated_lines"] = reader.repeated
+    for event in session.events:
+        if event["kind"] == "branch":
+            first = event.pop("first_index")
+            event["next"] = session.record[first].id if first < len(session.record) else None
     children = find_children(path, reader.session_id)
     if children:
         session.extras["children"] = [str(p) for p in children]
@@ -94,6 +108,12 @@ class _Reader:
         self.boundary: dict[str, Any] | None = None
         self.session_id: str | None = None
         self.main_sidechain: bool | None = None
+        # The tree (module docstring, "Tree"): where each main-chain uuid stood, the newest one, and the
+        # uuids fed while the open response is open (its split lines, held results and progress lines).
+        self.marks: dict[str, tuple[list[str], int]] = {}
+        self.tip: str | None = None
+        self.turn_uuids: set[str] = set()
+        self.repeated = 0
 
     def feed(self, line: int, offset: int, value: Any) -> None:
         b = self.b
@@ -109,6 +129,71 @@ class _Reader:
             return
         if self.session_id is None and isinstance(value.get("sessionId"), str):
             self.session_id = value["sessionId"]
+        uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else None
+        if uuid is not None and kind in ("user", "assistant") and self.main_sidechain is None:
+            self.main_sidechain = value.get("isSidechain") is True
+        if (value.get("isSidechain") is True) != bool(self.main_sidechain):
+            uuid = None  # a sidechain line of a file that mixes them: its subagent's chain, not this one's
+        if uuid is not None:
+            if uuid in self.marks:  # a resume writes earlier lines again: already read, not a new message
+                self._repeat(line, uuid, value)
+                return
+            self._follow(line, value)
+        self._dispatch(line, offset, kind, value)
+        if uuid is not None:
+            self.marks[uuid] = (self.b.view, line)
+            self.tip = uuid
+            if self.b.turn_open:
+                self.turn_uuids.add(uuid)
+
+    def _repeat(self, line: int, uuid: str, value: dict) -> None:
+        self.repeated += 1
+        first = self.marks[uuid][1]
+        if self._original(first).get("message") != value.get("message"):
+            self.b.warn(line, f"uuid {uuid!r} was already read at line {first} with other content; skipped")
+
+    def _original(self, line: int) -> dict:
+        """The parsed value of an earlier line, read again from the file (repeats are rare)."""
+        source = self.b.source
+        if source is None:
+            return {}
+        start, end = source.span(line)
+        with open(self.b.path, "rb") as handle:
+            handle.seek(start)
+            value = json.loads(handle.read(end - start))
+        return value if isinstance(value, dict) else {}
+
+    def _follow(self, line: int, value: dict) -> None:
+        """Before a main-chain line: when its parent is not the newest line, the view goes back to the parent.
+
+        Sibling lines inside one response are not a rewind: parallel tool results each name their own
+        tool_use line as parent, and the next response names the last result.
+        """
+        parent = value.get("parentUuid")
+        if parent is None and value.get("subtype") == "compact_boundary":
+            parent = value.get("logicalParentUuid")
+        if not isinstance(parent, str) or parent == self.tip or parent not in self.marks:
+            return
+        if self.b.turn_open and parent in self.turn_uuids:
+            return
+        self._end_response()
+        self.b.close_request()
+        view, parent_line = self.marks[parent]
+        record = self.b.record
+        kept = [m for m in view if (p := record.get(m).provenance) is not None and p.line <= parent_line]
+        kept_set = set(kept)
+        abandoned = [m for m in self.b.view if m not in kept_set]
+        self.b.view = kept
+        # `kept` is the view from here on and `first_index` the first message after the rewind: the
+        # native writer exports the event, and its reader rebuilds past views from it (lionagi_views).
+        self.b.events.append({"kind": "branch", "source": "claude_code", "action": "rewind",
+                              "at_request": len(self.b.trace), "line": line, "parent_line": parent_line,
+                              "abandoned": abandoned, "kept": list(kept), "first_index": len(record)})
+        if abandoned:
+            self.b.extras.setdefault("abandoned", []).extend(abandoned)
+
+    def _dispatch(self, line: int, offset: int, kind: str, value: dict) -> None:
+        b = self.b
         if kind in UNSENT:
             b.unsent(kind, line, offset)
         elif kind == "summary":
@@ -211,6 +296,7 @@ class _Reader:
             self._report_usage()
             b.start_response(mid or uuid, line, at, model, {"uuid": uuid, "model": model})
             self.key = key
+            self.turn_uuids = set()
         for block in content:
             if not isinstance(block, dict):
                 b.warn(line, "assistant content block is not an object; kept as text")

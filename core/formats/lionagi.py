@@ -74,7 +74,7 @@ def read(path: Path) -> Session:
             "extra": {k: v for k, v in wrapper.items() if k not in ("branch", "manifest", "events")},
         }
     session.model = _model_name(branch, manifest)
-    session.trace = build_trace(session.record, manifest, session.warnings, session.view)
+    session.trace = build_trace(session.record, manifest, session.warnings, session.view, session.events)
     return session
 
 
@@ -292,7 +292,7 @@ def usage_from(data: Any) -> Usage | None:
 
 
 def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings: list[str],
-                final_view: Sequence[str] | None = None) -> list[Request]:
+                final_view: Sequence[str] | None = None, events: Sequence[Mapping[str, Any]] = ()) -> list[Request]:
     """One request per assistant response, compiled from the view as it stood before that response.
 
     With the session's final view, each request's view is rebuilt from the notes, clipped copies and
@@ -306,7 +306,7 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     by_response = {e["response_id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("response_id"), str)}
     trace: list[Request] = []
     before: list[str] = []
-    views = request_views(record, final_view, manifest, warnings) if final_view is not None else None
+    views = request_views(record, final_view, manifest, warnings, events) if final_view is not None else None
     for message in record:
         if message.kind == "assistant":
             k = len(trace)
