@@ -302,19 +302,3 @@ class ReplayView(QWidget):
         self.cancel()
         super().closeEvent(event)
 
-
-def open_replay_lab(window) -> ReplayView:
-    """Show the main window's Replay lab on its open session, made once and kept in step with the window."""
-    lab = getattr(window, "replay_lab", None)
-    if lab is None:
-        lab = window.replay_lab = ReplayView(window)
-        window.document_loaded.connect(
-            lambda doc: lab.set_session(doc.session if doc else None, getattr(doc, "policy", None)))
-        lab.request_chosen.connect(window.timeline.step_to)
-    doc = window.document
-    if lab.session is not (doc.session if doc else None):
-        lab.set_session(doc.session if doc else None, getattr(doc, "policy", None))
-    lab.show()
-    lab.raise_()
-    lab.activateWindow()
-    return lab

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.app.lab.replay_chart import strategy_colour
 from foldscope.app.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from foldscope.app.theme import rule_colour
+from foldscope.app.theme import rule_colour, strategy_colour
 
 # The totals shown, in order, with what each means (the CLI's names, DESIGN.md's words).
 METRICS = (

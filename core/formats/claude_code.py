@@ -32,12 +32,12 @@ Mapping, in the vocabulary of DESIGN.md:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
-from foldscope.core.model.session import Session, Usage
+from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
+from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures
 
 FORMAT = "claude_code"
 
@@ -105,6 +105,7 @@ class _Reader:
         self.b = builder
         self.key: Any = None  # grouping key of the open response
         self.usage: Any = None  # the open response's latest usage, as the line held it
+        self.usage_line = 0  # and the line that held it
         self.boundary: dict[str, Any] | None = None
         self.session_id: str | None = None
         self.main_sidechain: bool | None = None
@@ -316,14 +317,14 @@ class _Reader:
             else:
                 b.turn_text(text_of([block]))
         if raw_usage is not None:
-            self.usage = raw_usage
+            self.usage, self.usage_line = raw_usage, line
         if message.get("stop_reason"):
             b.turn_meta(stop_reason=message.get("stop_reason"))
 
     def _report_usage(self) -> None:
         """The open request's usage: the last line's of its response (the request stays open till the next)."""
         if self.usage is not None:
-            self.b.report_usage(_usage(self.usage))
+            self.b.report_usage(_usage(self.usage, lambda problem: self.b.warn(self.usage_line, problem)))
             self.usage = None
 
     def _end_response(self) -> None:
@@ -372,11 +373,17 @@ class _Reader:
         self._end_response()
 
 
-def _usage(raw: Any) -> Usage | None:
+def _usage(raw: Any, warn: Callable[[str], None]) -> Usage | None:
+    """The reported usage; a figure of the wrong type makes it unknown (None), named in a warning."""
     if not isinstance(raw, dict):
         return None
     creation = raw.get("cache_creation")
     detail = creation if isinstance(creation, dict) else {}
-    return Usage(input=as_int(raw.get("input_tokens")), cache_read=as_int(raw.get("cache_read_input_tokens")),
-                 cache_write=as_int(raw.get("cache_creation_input_tokens")), output=as_int(raw.get("output_tokens")),
-                 cache_write_1h=as_int(detail.get("ephemeral_1h_input_tokens")))
+    got, bad = usage_figures(raw, ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"))
+    one_hour, bad_1h = usage_figures(detail, ("ephemeral_1h_input_tokens",))
+    if bad or bad_1h:
+        warn(bad_usage_warning(bad + bad_1h))
+        return None
+    return Usage(input=got["input_tokens"], cache_read=got["cache_read_input_tokens"],
+                 cache_write=got["cache_creation_input_tokens"], output=got["output_tokens"],
+                 cache_write_1h=min(one_hour["ephemeral_1h_input_tokens"], got["cache_creation_input_tokens"]))
