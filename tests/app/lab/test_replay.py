@@ -49,6 +49,8 @@ def test_a_run_on_the_demo_finishes_in_the_worker_and_its_table_equals_core_repl
              for col in range(lab.model.columnCount())]
     assert table == [{key: t[key] for key, _, _ in METRICS} for t in expected]
     assert "60,000" in lab.heading.text()
+    billed = next(t for t in expected if t["strategy"] == "recorded")
+    assert "model vs reported" in lab.heading.text() and f"vs {billed['cache_read']:,}" in lab.heading.text()
     size = lab.charts["size"]
     assert [s.strategy for s in size.series] == list(STRATEGIES)
     assert size.rules and size.rules[0].value == 60000
