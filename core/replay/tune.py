@@ -24,7 +24,7 @@ from foldscope.core.model.session import NotASession, ReadError, Session
 from foldscope.core.replay.lab import Measure, cache_rules, model_name, policy_for, run_strategy
 from foldscope.core.replay.strategies import STRATEGIES, Settings
 from foldscope.core.request.count import Counter
-from foldscope.core.request.trace import stored_scale
+from foldscope.core.request.scale import stored_scale
 
 SESSION_SUFFIXES = (".jsonl", ".json", ".eval")
 SKIPPED_FOLDERS = ("subagents",)  # a Claude Code session's subagents are part of it, not sessions of their own
