@@ -255,3 +255,12 @@ class ReadError(Exception):
 
 class NotASession(ReadError):
     """A file that belongs to a session without being one (a run manifest beside its Branch): skipped by sweeps."""
+
+
+class LibraryError(Exception):
+    """The library (core.store.library) cannot be used: where it is and why, in one line; a session still
+    opens without it. Here, beside ReadError, so the CLI can catch it without importing the store."""
+
+    def __init__(self, path: str | None, problem: str) -> None:
+        self.path, self.problem = (path if path is not None else ":memory:"), problem
+        super().__init__(f"library {self.path}: {problem}")
