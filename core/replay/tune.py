@@ -18,13 +18,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.model.cost import lookup_prices
-from foldscope.core.model.policy import Policy, PolicyError, resolve_ceiling
+from foldscope.core.model.launch import session_policy
+from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.session import NotASession, ReadError, Session
-from foldscope.core.replay.lab import Measure, cache_rules, model_name, policy_for, run_strategy
-from foldscope.core.replay.strategies import STRATEGIES, Settings
+from foldscope.core.replay.lab import Layouts, cache_rules, model_name, run_strategy
+from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.count import Counter
-from foldscope.core.request.scale import stored_scale
+from foldscope.core.request.measure import Measure
 
 SESSION_SUFFIXES = (".jsonl", ".json", ".eval")
 SKIPPED_FOLDERS = ("subagents",)  # a Claude Code session's subagents are part of it, not sessions of their own
@@ -42,6 +42,7 @@ class PolicyPoint:
     target: float | None = None
     result_max: int | None = None
     caching: bool | None = None
+    profile: bool = False  # a named profile: its keys replace the stored policy's, unset ones included
 
     def label(self) -> str:
         parts = [self.strategy, f"ceiling {self.ceiling or 'auto'}"]
@@ -85,7 +86,7 @@ def points_from_profiles(profiles: Mapping[str, Any], source: str) -> list[Polic
             points.append(PolicyPoint(
                 f"{name} ({strategy})" if not isinstance(strategies, str) else str(name), strategy,
                 None if ceiling is None else str(ceiling), policy.context_fold_at, policy.context_fold_target,
-                policy.tool_result_max_chars, policy.prompt_caching))
+                policy.tool_result_max_chars, policy.prompt_caching, profile=True))
     if not points:
         raise PolicyError(source, "policies", "names no profile")
     return points
@@ -99,22 +100,20 @@ def policy_of(point: PolicyPoint) -> Policy:
         result_max=None if point.result_max is None else str(point.result_max), caching=point.caching)
 
 
-def settings_for(point: PolicyPoint, session: Session) -> Settings:
-    """The replay settings of a point on one session: its ceiling resolved for the session's model."""
+def choice_of(point: PolicyPoint) -> PolicyChoice:
+    """What a person would have chosen to get this point: the same flags (or the named profile) `foldscope
+    replay` takes, laid over each session's launch record the same way (core.model.launch.session_policy)."""
     policy = policy_of(point)
-    ceiling = resolve_ceiling(policy, model_name(Settings(), session)).ceiling
-    return Settings(ceiling=ceiling, fold_at=policy.fold_at, target=policy.fold_target,
-                    result_max=policy.tool_result_max_chars, caching=policy.caching)
+    if point.profile:
+        return PolicyChoice(profile=policy)
+    given = {"max_input_tokens": point.ceiling, "context_fold_at": point.fold_at,
+             "context_fold_target": point.target, "tool_result_max_chars": point.result_max,
+             "prompt_caching": point.caching}
+    return PolicyChoice(flags=tuple((key, getattr(policy, key)) for key in KEYS if given.get(key) is not None))
 
 
-def bill_of(session: Session) -> float | None:
-    """The reported usage priced per request (tiers per request); None when unpriced or nothing was reported."""
-    prices = lookup_prices(model_name(Settings(), session))
-    usages = [r.usage for r in session.trace if r.usage is not None]
-    if prices is None or not usages:
-        return None
-    return round(sum(prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
-                     for u in usages), 6)
+def measure_of(point: PolicyPoint, session: Session, counter: Counter | None = None) -> Measure:
+    return Measure(session, session_policy(session, choice_of(point)), counter=counter)
 
 
 def tune_session(path: str, points: Sequence[PolicyPoint]) -> dict[str, Any]:
@@ -130,34 +129,37 @@ def tune_session(path: str, points: Sequence[PolicyPoint]) -> dict[str, Any]:
     except OSError as exc:
         return {"file": path, "error": f"{path}: {exc.strerror or exc}"}
     try:
-        return {"file": path, "format": session.format, "model": model_name(Settings(), session),
-                "requests": len(session.trace), "bill_usd": bill_of(session), "rows": _replay_points(session, points)}
+        rows, bill = _replay_points(session, points)
+        return {"file": path, "format": session.format, "model": model_name(Measure(session)),
+                "requests": len(session.trace), "bill_usd": bill, "rows": rows}
     except Exception as exc:  # one bad session is a named failure in the results, never the end of a sweep
         return {"file": path, "error": f"{path}: {type(exc).__name__}: {exc}"}
 
 
-def _replay_points(session: Session, points: Sequence[PolicyPoint]) -> list[dict[str, Any]]:
-    counter, scale = Counter(), stored_scale(session)  # shared by every replay of this session
+def _replay_points(session: Session, points: Sequence[PolicyPoint]) -> tuple[list[dict[str, Any]], float | None]:
+    """Every point's totals on one session, and the bill. The counter (each message's tokens) is shared by
+    every replay of the session; the modelled recording is replayed once per cache setting and bound."""
+    counter = Counter()
     baselines: dict[tuple[bool, int | None], float | None] = {}
+    bill: float | None = None
     rows = []
     for point in points:
-        settings = settings_for(point, session)
-        measure = Measure(session, scale, policy_for(settings), counter=counter)
-        totals = run_strategy(session, point.strategy, settings, measure).totals()
-        key = (settings.caching, settings.result_max)
+        measure = measure_of(point, session, counter)
+        totals = run_strategy(session, point.strategy, Layouts(measure)).totals()
+        key = (measure.policy.caching, measure.policy.tool_result_max_chars)
         if key not in baselines:
-            base = run_strategy(session, BASELINE, settings, Measure(session, scale, policy_for(settings), counter=counter))
-            base_totals = base.totals()
-            baselines[key] = base_totals.get("modelled_cost_usd", base_totals["cost_usd"])
+            recorded = run_strategy(session, BASELINE, Layouts(measure)).totals()
+            baselines[key] = recorded["modelled_cost_usd"]
+            bill = recorded["cost_usd"] if recorded["reported_requests"] else None  # the recording as billed
         rows.append({
-            "policy": point.name, "strategy": point.strategy, "ceiling": settings.ceiling,
+            "policy": point.name, "strategy": point.strategy, "ceiling": measure.ceiling,
             "requests": totals["requests"], "refused": totals.get("refused", 0), "over_ceiling": totals["over_ceiling"],
             "folds": totals["folds"], "rewrites": totals["rewrites"], "fresh": totals["fresh"],
             "cache_read": totals["cache_read"], "cache_write": totals["cache_write"], "peak": totals["peak"],
             "cost_usd": totals["cost_usd"], "recorded_modelled_cost_usd": baselines[key],
-            "cache": cache_rules(settings, session)[0].mode,
+            "cache": cache_rules(measure)[0].mode,
         })
-    return rows
+    return rows, bill
 
 
 def _local(path: str) -> str:

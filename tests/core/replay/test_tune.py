@@ -6,11 +6,17 @@ import threading
 
 import pytest
 
-from foldscope.core.cli.replay import replay_file
+from foldscope.core.cli.main import main
 from foldscope.core.formats.demo import demo_path, write_demo
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.replay.fleet import Cancelled, run_dask, run_local
 from foldscope.core.replay.tune import PolicyPoint, grid, points_from_profiles, recommend, session_paths, summarise, tune_session
+
+
+def _replay_totals(capsys, path, *flags):
+    """What `foldscope replay PATH FLAGS --json` prints as its totals."""
+    assert main(["replay", path, *flags, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["totals"]
 
 
 def _fleet(folder, sizes=(4, 6, 8)):
@@ -43,13 +49,11 @@ def test_named_profiles_become_points_with_their_strategies():
         points_from_profiles({"bad": {"max_input_tokens": 0}}, "p.yaml")
 
 
-def test_one_policy_in_a_sweep_equals_foldscope_replay_under_that_policy(tmp_path):
+def test_one_policy_in_a_sweep_equals_foldscope_replay_under_that_policy(tmp_path, capsys):
     (path,) = _fleet(tmp_path, sizes=(10,))
     (point,) = grid(ceilings=["9000"], result_maxes=[4000], cachings=[True], strategies=["adr"])
     (row,) = tune_session(path, [point])["rows"]
-    args = dict(ceiling="9000", fold_at=None, target=None, result_max="4000", caching=True, model=None,
-                strategy=["adr"], per_request=False, check=False)
-    (totals,) = replay_file(path, args)["totals"]
+    (totals,) = _replay_totals(capsys, path, "--ceiling", "9000", "--result-max", "4000", "--caching", "--strategy", "adr")
     for key in ("requests", "over_ceiling", "folds", "rewrites", "fresh", "cache_read", "cache_write", "peak", "cost_usd"):
         assert row[key] == totals[key], key
     assert row["folds"] > 0  # the ceiling is low enough that the policy did something
@@ -112,14 +116,15 @@ def test_a_real_sweep_recommends_a_policy_that_kept_every_request_under_its_ceil
     assert over, "the `none` strategy under a ceiling of 9000 must go over it on these sessions"
 
 
-def test_costs_are_modelled_against_the_modelled_recording_with_the_bill_beside(tmp_path):
-    paths = _fleet(tmp_path, sizes=(6,))
+def test_costs_are_modelled_against_the_modelled_recording_with_the_bill_beside(tmp_path, capsys, corpus_dev):
+    path = str(corpus_dev / "claude_code" / "session-9eda1058.jsonl")  # real usage: the bill is the reported usage
     (point,) = grid(ceilings=["none"], strategies=["none"])
-    (row,) = tune_session(paths[0], [point])["rows"]
-    recorded = replay_file(paths[0], dict(ceiling="none", fold_at=None, target=None, result_max=None, caching=None,
-                                          model=None, strategy=["recorded"], per_request=False, check=False))
-    (base,) = recorded["totals"]
-    assert row["recorded_modelled_cost_usd"] == base.get("modelled_cost_usd", base["cost_usd"])
+    result = tune_session(path, [point])
+    (row,) = result["rows"]
+    (base,) = _replay_totals(capsys, path, "--ceiling", "none", "--strategy", "recorded")
+    assert row["recorded_modelled_cost_usd"] == base["modelled_cost_usd"]
+    assert result["bill_usd"] == base["cost_usd"] and base["reported_requests"] > 0
+    assert result["bill_usd"] != row["recorded_modelled_cost_usd"]  # the model is not the bill
 
 
 def test_cancel_stops_the_sweep_and_leaves_no_worker_running(tmp_path):
