@@ -37,6 +37,7 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
     p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     p.set_defaults(run=run_replay, format=format_replay)
 
 
@@ -74,7 +75,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     from foldscope.core.replay.lab import replay
 
     args = Namespace(**args_dict)
-    session = load_session(path)
+    session = load_session(path, sample=getattr(args, "sample", None))
     settings, why = settings_from(args, session)
     result = replay(session, args.strategy or list(STRATEGIES), settings)
     result["file"] = str(path)
