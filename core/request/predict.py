@@ -161,6 +161,11 @@ class Predictor:
         return False
 
 
+    def flagged_now(self) -> list[int]:
+        """Every request whose report is untrusted now: the ones that stayed so, and one still awaiting the next."""
+        return self.flagged + ([self._pending[0]] if self._pending is not None else [])
+
+
 def predict_all(sent: Sequence[Sent], reported: Sequence[int | None]) -> tuple[list[Prediction], list[bool]]:
     """Every request's prediction, each made before its own report was fed, and whether each report was
     flagged (as known when the next request was predicted: a later confirmation does not unflag it here)."""

@@ -69,13 +69,15 @@ class ViewCount:
 
 
 class ProviderCounter:
-    """Counts views as the provider reads them, each message once (messages are immutable: memoised by id).
+    """Counts views as the provider reads them, each message once (messages are immutable: memoised by identity).
 
     The tokens per character a placeholder converts at is that of the visible text of the messages counted so
-    far, in the order the views came: a view's count never depends on a later one."""
+    far, in the order the views came: a view's count never depends on a later one. With `tokens=False` only the
+    placeholders are read (a cheap scan), and the text is tokenised only when a view holds one."""
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Message, Seen]] = {}
+        self._hidden: dict[int, tuple[Message, int]] = {}
         self._tokens = 0
         self._chars = 0
 
@@ -89,11 +91,80 @@ class ProviderCounter:
         self._chars += s.chars
         return s
 
-    def count(self, view: Sequence[Message]) -> ViewCount:
-        tokens = hidden = 0
+    def _hidden_of(self, message: Message) -> int:
+        found = self._hidden.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        text = provider_text(message)
+        n = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text)) if "[REDACTED" in text else 0
+        self._hidden[id(message)] = (message, n)
+        return n
+
+    def count(self, view: Sequence[Message], tokens: bool = True) -> ViewCount:
+        if not tokens:
+            hidden = sum(self._hidden_of(m) for m in view)
+            if not hidden:
+                return ViewCount(0, 0, DEFAULT_TOKENS_PER_CHAR)
+        n = hidden = 0
         for message in view:
             s = self._of(message)
-            tokens += s.tokens
+            n += s.tokens
             hidden += s.hidden_chars
         ratio = self._tokens / self._chars if self._chars >= 1000 else DEFAULT_TOKENS_PER_CHAR
-        return ViewCount(tokens, hidden, ratio)
+        return ViewCount(n, hidden, ratio)
+
+
+# Models whose provider tokenizer is o200k_base: for them the text count is the provider's own.
+O200K_MODELS = re.compile(r"^(?:gpt-|o1|o3|o4|codex|chatgpt)")
+# Anthropic keeps the thinking of every earlier assistant turn in context from Claude Opus 4.5 on; earlier
+# models drop it once a new user turn starts, keeping only the current turn's (its tool-use loop).
+KEEPS_ALL_THINKING = re.compile(r"claude-opus-4-[5-9]|claude-(?:opus|sonnet|haiku|fable)-(?:[5-9]|\d\d)")
+
+
+def reads_text(model: str | None, fmt: str) -> bool:
+    """Whether the prediction counts the provider's text (an o200k model, or a Codex file) rather than the
+    compiled payload's JSON: for a Claude model the compiled count tracks the reported change better (docs/compile.md)."""
+    name = (model or "").lower().rsplit("/", 1)[-1]
+    return fmt == "codex" or bool(O200K_MODELS.match(name))
+
+
+class PredictionCounter:
+    """The count a request's prediction is made from (core.request.predict), one view at a time, in order.
+
+    For an o200k model: the provider's text (ProviderCounter). For a Claude model: the compiled payload's
+    count plus the thinking the provider keeps in context (the current turn's, or every turn's from Opus 4.5 on),
+    which the compiled payload leaves out. Either way a placeholder's characters join at the visible text's
+    tokens per character."""
+
+    def __init__(self, fmt: str) -> None:
+        self.format = fmt
+        self.text = ProviderCounter()
+        self._thinking: dict[int, tuple[Message, int]] = {}
+
+    def _thought(self, message: Message) -> int:
+        found = self._thinking.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        raw = message.metadata.get("thinking")
+        if isinstance(raw, list):
+            raw = "\n".join(str(x) for x in raw)
+        n = count_text(raw) if isinstance(raw, str) and raw else 0
+        self._thinking[id(message)] = (message, n)
+        return n
+
+    def thinking(self, view: Sequence[Message], model: str | None) -> int:
+        if KEEPS_ALL_THINKING.search((model or "").lower()):
+            return sum(self._thought(m) for m in view if m.kind == "assistant")
+        n = 0
+        for m in reversed(view):
+            if m.kind == "instruction":
+                break
+            if m.kind == "assistant":
+                n += self._thought(m)
+        return n
+
+    def count(self, view: Sequence[Message], compiled: int, model: str | None) -> ViewCount:
+        if reads_text(model, self.format):
+            return self.text.count(view)
+        text = self.text.count(view, tokens=False)
+        return ViewCount(compiled + self.thinking(view, model), text.hidden_chars, text.tokens_per_char)
