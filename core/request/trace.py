@@ -215,6 +215,7 @@ class TraceReport:
     next_predicted: Prediction | None = None  # the next request's (the active view's) predicted input
     next_counted: int = 0  # the active view's compiled count, with the latest stretch's unseen head
     warnings: list[str] = field(default_factory=list)
+    decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
 
 
 def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]]) -> list:
@@ -312,7 +313,11 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     counts: list[Measurement] = []
     parted: list[Divergence | None] = []
     rounds: list[IncludedRound | None] = []
-    for request, (messages, first_round) in zip(trace, rounds_of(session, policy, counter, trace_views(rec, trace))):
+    decision = None
+    for request, messages in zip(trace, trace_views(rec, trace)):
+        if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
+            decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
+        first_round = included_round(decision)
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))
         rounds.append(first_round)
@@ -359,6 +364,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     # The scale in force for the next request: its model's (the session's, unless the policy names another).
     scale = scales[model] if model in scales else scales.get(models[-1], 1.0) if trace else 1.0
     report.scale = scale
+    report.decision = decision
     if record:
         session.events.extend(report.decisions)
         report.scale = keep_scale(session, scale)
