@@ -6,6 +6,7 @@ from pathlib import Path
 
 from foldscope.app import dialogs
 from foldscope.app.follow import LiveFollow
+from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.menus import add_action, focus_filter
@@ -324,9 +325,10 @@ class MainWindow(QMainWindow):
         if nxt is None or doc is None or not self.live.active:
             return
         self.status_label.setText(f"Following · {nxt.text()}")
-        self.status_label.setToolTip("\n".join([status_text(doc), *(f"{lim.name}: {lim.source}" for lim in nxt.agent + nxt.policy)])
-                                     + ("\nThe size is the estimate (the count × the scale): predicted input is not computed yet"
-                                        if nxt.size_name == "estimate" else ""))
+        self.status_label.setToolTip(plain_tip(
+            "\n".join([status_text(doc), *(f"{lim.name}: {lim.source}" for lim in nxt.agent + nxt.policy)])
+            + ("\nThe size is the estimate (the count × the scale): predicted input is not computed yet"
+               if nxt.size_name == "estimate" else "")))
 
     def _limits_crossed(self, names: list) -> None:
         nxt = self.live.next
@@ -391,7 +393,7 @@ class MainWindow(QMainWindow):
         files = self.settings.recent_files()
         for number, path in enumerate(files, start=1):
             action = QAction(f"&{number} {Path(path).name}", self)
-            action.setToolTip(path)
+            action.setToolTip(plain_tip(path))
             action.triggered.connect(lambda checked=False, p=path: self.open_path(p))
             self.recent_menu.addAction(action)
         if files:
@@ -587,7 +589,7 @@ class MainWindow(QMainWindow):
             at = f"what-if at request {self.what_if.branch.request}"
         self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · {counted(doc.view_tokens(), 'token')}")
         self.status_label.setText(status_text(doc))
-        self.status_label.setToolTip(status_tooltip(doc))
+        self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
         self._show_live()
 
     # -- selection ------------------------------------------------------------------------
