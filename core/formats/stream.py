@@ -414,13 +414,14 @@ class SessionBuilder:
         self._reserved.add(mid)
         return mid
 
-    def snapshot(self) -> Session:
+    def snapshot(self, open_usage: Usage | None = None) -> Session:
         """The session as read so far, leaving the builder open to read more (following a live file).
 
         Nothing open is closed: a response whose lines may still come is shown as it stands (its messages
         made afresh for this snapshot, in a record that extends the builder's), and the request it answers is
         in the trace. With no response open the record is the builder's own (it only grows); the view,
-        trace, events and warnings are always copies.
+        trace, events and warnings are always copies. `open_usage`: the open request's usage as a reader
+        holds it so far (Claude Code reports a split response's usage only when the response ends).
         """
         record, view = self.record, list(self.view)
         turn = self._turn
@@ -431,7 +432,8 @@ class SessionBuilder:
         trace = list(self.trace)
         o = self._open
         if o is not None:
-            trace.append(Request(len(trace), o["view"], o["response"], o["usage"], o["at"], o["model"]))
+            usage = open_usage if open_usage is not None else o["usage"]
+            trace.append(Request(len(trace), o["view"], o["response"], usage, o["at"], o["model"]))
         extras = dict(self.extras)
         if self.source is not None:
             extras["source_lines"] = self.source

@@ -40,6 +40,7 @@ class Document:
     library_id: int | None = None
     requests: list = field(default_factory=list)  # RequestFacts per request of the trace
     now_size: int = 0  # the estimate of the request the active view compiles to now
+    next_predicted: int | None = None  # the predicted input of that next request (core.request.predict), when made
     scale: float = 1.0  # the scale calibrated over the trace
     policy: Policy | None = None  # core.model.policy.Policy in force: the launch policy, one given at start, or the editor's
     unseen_head: int = 0  # the system prompt and tools a Claude Code, Codex or pi file does not hold, in tokens
@@ -193,6 +194,7 @@ def build_document(session: Session, path: str, report: Report = _no_report, pol
     facts = measure_requests(session, counter, report, policy)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
+    document.next_predicted = facts.next_predicted
     # The head belongs to the session: the fold, its preview and every action measure with it.
     session.unseen_head = facts.unseen_head
     document.show_view(session.view)

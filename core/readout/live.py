@@ -41,6 +41,7 @@ def grow_document(document: Document, session: Session, report: Report = _no_rep
     facts = measure_requests(session, document.counter, report, document.policy)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale = facts.now_estimate, facts.scale
+    document.next_predicted = facts.next_predicted
     session.unseen_head = facts.unseen_head
     document.show_view(session.view)
     # Fold rows change only with a new note, fold record or event: otherwise the old rows stand (they are
@@ -77,6 +78,8 @@ class NextRequest:
 
     def text(self) -> str:
         parts = [f"next request: {self.size_name} {self.size:,}"]
+        if self.size_name != "estimate":
+            parts.append(f"estimate {self.estimate:,}")
         for limit in self.agent:
             parts.append(f"{self.size / limit.tokens:.0%} of the {limit.name} {limit.tokens:,}")
         for limit in self.policy:
@@ -89,7 +92,8 @@ def next_request(document: Document) -> NextRequest:
     session = document.session
     limits = agent_limits(session)
     estimate = document.now_size
-    size, name = estimate, "estimate"  # predicted input of the next request takes this place once it is computed
+    predicted = getattr(document, "next_predicted", None)
+    size, name = (predicted, "predicted input") if predicted else (estimate, "estimate")
     agent = tuple(Limit(n, lim.tokens, lim.source) for n, lim in (("context window", limits.window),
                                                                    ("compaction point", limits.compaction)) if lim)
     rules = document.rules

@@ -84,6 +84,7 @@ class TraceFacts:
     scale: float
     policy: Policy
     unseen_head: int = 0  # tokens every request carried that the file does not hold (core.request.trace.unseen_head)
+    next_predicted: int | None = None  # the next request's predicted input (core.request.predict), when made
 
 
 def measure_requests(session: Session, counter: Counter, report: Report, policy: Policy | None = None) -> TraceFacts:
@@ -135,5 +136,6 @@ def measure_requests(session: Session, counter: Counter, report: Report, policy:
     now_counted = counter.count(
         [record.get(mid) for mid in session.view], record=record, policy=policy, tools=session_tools(session)
     )
+    found = measured.next_predicted
     return TraceFacts(out, rules, estimate(now_counted + measured.unseen_head, measured.scale), measured.scale, policy,
-                      measured.unseen_head)
+                      measured.unseen_head, found.predicted if found is not None else None)
