@@ -151,11 +151,14 @@ def test_a_what_if_is_built_on_the_worker_with_progress_and_cancel(qtbot, window
     window.timeline.step_to(K)
     task = window.what_if.start()
     assert task is not None and window.document is demo  # start returned at once: the window stays responsive
-    qtbot.waitUntil(reached.is_set, timeout=30_000)
-    assert window.busy.isVisibleTo(window) and "What-if from request" in window.busy.progress.format()
-    assert not window.session_actions.editor.do(Evict([demo.view_index(3)]), "evict").success  # the session waits
-    with qtbot.waitSignal(task.was_cancelled, timeout=10_000):
-        window.busy.cancel_button.click()
-    qtbot.waitUntil(lambda: window.what_if.task is None)
+    try:
+        qtbot.waitUntil(lambda: reached.is_set() and "Replaying request" in window.busy.progress.format(), timeout=30_000)
+        assert window.busy.isVisibleTo(window)  # progress in the status bar, with Cancel beside it
+        assert not window.session_actions.editor.do(Evict([demo.view_index(3)]), "evict").success  # the session waits
+        with qtbot.waitSignal(task.was_cancelled, timeout=10_000):
+            window.busy.cancel_button.click()
+    finally:
+        task.cancel()
+        qtbot.waitUntil(lambda: window.what_if.task is None, timeout=10_000)
     assert not window.what_if.active and window.document is demo
     assert not window.busy.isVisibleTo(window) and not window.session_actions.editor.busy
