@@ -41,7 +41,8 @@ def grow_document(document: Document, session: Session, report: Report = _no_rep
     facts = measure_requests(session, document.counter, report, document.policy)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale = facts.now_estimate, facts.scale
-    document.next_predicted = facts.next_predicted
+    document.now_predicted, document.next_basis = facts.now_predicted, facts.next_basis
+    document.context_window = facts.context_window
     session.unseen_head = facts.unseen_head
     document.show_view(session.view)
     # Fold rows change only with a new note, fold record or event: otherwise the old rows stand (they are
@@ -92,7 +93,7 @@ def next_request(document: Document) -> NextRequest:
     session = document.session
     limits = agent_limits(session)
     estimate = document.now_size
-    predicted = getattr(document, "next_predicted", None)
+    predicted = document.now_predicted
     size, name = (predicted, "predicted input") if predicted else (estimate, "estimate")
     agent = tuple(Limit(n, lim.tokens, lim.source) for n, lim in (("context window", limits.window),
                                                                    ("compaction point", limits.compaction)) if lim)

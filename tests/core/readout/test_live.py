@@ -27,7 +27,7 @@ def test_a_document_grown_step_by_step_equals_the_whole_file_opened(corpus_dev, 
     assert [(r.estimate, r.counted, r.reported_input) for r in document.requests] == \
         [(r.estimate, r.counted, r.reported_input) for r in whole.requests]
     assert document.now_size == whole.now_size and document.unseen_head == whole.unseen_head
-    assert document.next_predicted == whole.next_predicted
+    assert document.now_predicted == whole.now_predicted and document.next_basis == whole.next_basis
 
 
 def test_the_next_request_reads_the_agent_limits_by_its_size_and_the_policy_by_its_estimate(corpus_dev):
@@ -36,7 +36,7 @@ def test_the_next_request_reads_the_agent_limits_by_its_size_and_the_policy_by_i
     nxt = next_request(document)
     names = [lim.name for lim in nxt.agent + nxt.policy]
     assert names == ["context window", "compaction point", "line", "ceiling"]
-    expected = document.next_predicted or document.now_size
+    expected = document.now_predicted or document.now_size
     assert nxt.size == expected and nxt.estimate == document.now_size
     assert nxt.reached == {lim.name for lim in nxt.agent if nxt.size >= lim.tokens} | {
         lim.name for lim in nxt.policy if nxt.estimate >= lim.tokens}
