@@ -163,7 +163,7 @@ class Timeline(QWidget):
                 self._draw_original_bar(painter, slot, rect, plot, top)
                 continue
             is_now = slot == len(doc.requests)
-            size = doc.now_size if is_now else doc.requests[slot].estimate
+            size = doc.request_size(None if is_now else slot)
             y = self._y(size, plot, top)
             inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
             if slot == self.current:
@@ -272,6 +272,11 @@ class Timeline(QWidget):
         slot = self.slot_at(event.position().x())
         if slot is None or self.document is None:
             return
+        QToolTip.showText(event.globalPosition().toPoint(), self.tip_for(slot), self)
+
+    def tip_for(self, slot: int) -> str:
+        """What hovering over a slot says: the request's size as every panel shows it, and how it was reached."""
+        assert self.document is not None
         branch = self.branch
         if branch is not None and slot >= branch.start and slot - branch.start < len(branch.estimates):
             i = slot - branch.start
@@ -282,13 +287,13 @@ class Timeline(QWidget):
         elif branch is not None and slot > branch.start:
             tip = f"now in the original: {branch.original_now:,} tokens (the what-if stops at the last request)"
         elif slot == len(self.document.requests):
-            tip = f"now: the active view, {self.document.now_size:,} tokens"
+            tip = f"now: the active view, estimate {self.document.request_size(None):,} tokens"
         else:
             r = self.document.requests[slot]
             reported = f"{r.reported_input:,}" if r.reported_input else "not recorded"
             share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
             tip = (
-                f"request {slot}: {counted(len(r.view), 'message')}, estimate {r.estimate:,} tokens "
+                f"request {slot}: {counted(len(r.view), 'message')}, estimate {self.document.request_size(slot):,} tokens "
                 f"({r.counted:,} counted × scale {r.scale:.3f}); reported input {reported}{share}"
             )
-        QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+        return tip

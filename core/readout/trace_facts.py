@@ -6,11 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from foldscope.core.model import pricing
-from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyError
+from foldscope.core.model.launch import session_policy
+from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.session import Session
-from foldscope.core.readout.document import is_note
-from foldscope.core.request.count import Counter, estimate
-from foldscope.core.request.trace import build_trace, measure_trace, session_tools
+from foldscope.core.readout.fold_facts import is_note
+from foldscope.core.request.count import Counter
+from foldscope.core.request.measure import Measure
 
 Report = Callable[[int, int, str], None]
 
@@ -66,14 +67,14 @@ def rule_label(rules: Rules, name: str) -> str:
     return f"{name} {value:,}"
 
 
-def launch_policy(session: Session) -> tuple[Policy, str]:
-    """The policy the session's launch record names, or the default with a note saying why not."""
-    launch = session.branch_metadata.get("api_launch")
-    launch = launch if isinstance(launch, dict) else {}
+def gui_policy(session: Session, choice: PolicyChoice | None) -> tuple[Policy, str]:
+    """The policy the GUI measures under: the launch record (core.model.launch.session_policy, the one reading)
+    with the choice made at start over it. A malformed launch record is set aside with a note, so the
+    session still opens (the CLI refuses it in one line instead)."""
     try:
-        return Policy.from_mapping(launch, "the launch record", stored=True), ""
+        return session_policy(session, choice), ""
     except PolicyError as exc:
-        return Policy(source="default"), f"launch record refused ({exc}); "
+        return (choice.over(Policy()) if choice is not None else Policy()), f"launch record refused ({exc}); "
 
 
 @dataclass
@@ -84,17 +85,21 @@ class TraceFacts:
     scale: float
     policy: Policy
     unseen_head: int = 0  # tokens every request carried that the file does not hold (core.request.trace.unseen_head)
+    measure: Measure | None = None  # the Measure every figure here came from
 
 
-def measure_requests(session: Session, counter: Counter, report: Report, policy: Policy | None = None) -> TraceFacts:
-    """Measure the trace through core.request.trace under `policy` (default: the launch policy); the counter memoises."""
-    if policy is None:
-        policy, note = launch_policy(session)
-    else:
+def measure_requests(session: Session, counter: Counter, report: Report,
+                     policy: Policy | PolicyChoice | None = None) -> TraceFacts:
+    """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
+    the launch record with the choice over it, core.model.launch.session_policy); the counter memoises."""
+    if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "
+    else:
+        policy, note = gui_policy(session, policy)
     report(0, 0, "Measuring requests")
-    measured = measure_trace(session, policy, counter=counter)
-    trace = build_trace(session)
+    measure = Measure(session, policy, counter=counter)
+    measured = measure.calibrate()
+    trace = measure.requests
     record = session.record
     out: list[RequestFacts] = []
     previous_notes: set[str] = set()
@@ -112,7 +117,7 @@ def measure_requests(session: Session, counter: Counter, report: Report, policy:
             RequestFacts(
                 index=row.index,
                 view=view,
-                estimate=row.estimate,
+                estimate=measure.headline(row.index),
                 counted=row.counted,
                 scale=row.scale,
                 reported_input=row.reported_input,
@@ -132,8 +137,5 @@ def measure_requests(session: Session, counter: Counter, report: Report, policy:
         if caps:
             ceiling, why = caps[-1], f"{why}; the fold records name a cap of {caps[-1]:,}"
     rules = Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
-    now_counted = counter.count(
-        [record.get(mid) for mid in session.view], record=record, policy=policy, tools=session_tools(session)
-    )
-    return TraceFacts(out, rules, estimate(now_counted + measured.unseen_head, measured.scale), measured.scale, policy,
-                      measured.unseen_head)
+    now = measure.estimate(measure.messages(session.view))
+    return TraceFacts(out, rules, now, measure.scale, policy, measured.unseen_head, measure)
