@@ -62,8 +62,9 @@ class Document:
         return measure
 
     def request_size(self, slot: int | None) -> int:
-        """The size request `slot` is shown with everywhere (None or past the last: the next request, now):
-        a recorded request's headline (core.request.measure.Measure.headline), else the estimate now."""
+        """The estimate request `slot` is shown with everywhere (None or past the last: the next request, now),
+        from the one Measure: a recorded request's as the trace measured it, the next one's under the policy in
+        force. Predicted input (Measure.headline) is a separate figure, shown with its own name."""
         if slot is None or slot >= len(self.requests):
             return self.now_size
         return self.requests[slot].estimate

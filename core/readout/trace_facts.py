@@ -29,6 +29,7 @@ class RequestFacts:
     over_ceiling: bool
     prefix_share: float | None  # how much of this request the next one repeats from its start
     folded_before: bool  # a note entered the view since the previous request (a fold or compaction)
+    predicted: int | None = None  # the predicted input (core.request.measure.Measure.headline), named apart from the estimate
     compacted_before: bool = False  # that note is the source's own compaction (the agent's), not a fold
 
 
@@ -117,7 +118,8 @@ def measure_requests(session: Session, counter: Counter, report: Report,
             RequestFacts(
                 index=row.index,
                 view=view,
-                estimate=measure.headline(row.index),
+                estimate=row.estimate,
+                predicted=measure.headline(row.index),
                 counted=row.counted,
                 scale=row.scale,
                 reported_input=row.reported_input,
