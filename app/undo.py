@@ -25,7 +25,9 @@ def refresh_document(document: Document) -> None:
     document.show_view(session.view)
     if document.counter is not None:  # the next request as the Measure in force sizes it, everywhere
         measure = document.measure_for()
-        document.now_size = measure.estimate(measure.messages(session.view))
+        messages = measure.messages(session.view)
+        document.now_size = measure.estimate(messages)
+        document.now_predicted = document.predict_view(measure.count(messages))
 
 
 class SessionEditor(QObject):
