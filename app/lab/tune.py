@@ -102,7 +102,7 @@ class CostChart(QWidget):
         low, high = min(costs), max(costs)
         span = (high - low) or 1.0
         painter.drawText(4, int(bottom), f"${low:,.2f}")
-        painter.drawText(4, int(top + 24), f"${high:,.2f}")
+        painter.drawText(4, int(top + 28), f"${high:,.2f}")
         for name, over, cost in self.points:
             x = left + (right - left - 10) * over / most_over + 5
             y = bottom - (bottom - top - 10) * (cost - low) / span - 5
@@ -114,6 +114,9 @@ class CostChart(QWidget):
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.setPen(QPen(colour, 2))
                 painter.drawEllipse(QPointF(x, y), 8, 8)
+                painter.setPen(QPen(muted_colour()))
+                # Only the recommended dot is named: policies often share a place, and the table names them all.
+                painter.drawText(QPointF(min(x + 12, right - 320), y + 4), f"recommended: {name}")
 
 
 class TuneView(QWidget):
@@ -159,7 +162,9 @@ class TuneView(QWidget):
         self.table = QTableView()
         self.table.setModel(self.sorted)
         self.table.setSortingEnabled(True)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
         self.chart = CostChart()
         self._lay_out(browse)
 
