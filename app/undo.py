@@ -31,6 +31,7 @@ def refresh_document(document: Document) -> None:
         counted = document.counter.count(messages, record=record, policy=document.policy, tools=session_tools(session),
                                          first_round=first_round_for(document, messages, document.policy))
         document.now_size = estimate(counted + document.unseen_head, max(document.scale, 1.0))
+        document.now_predicted = document.predict_view(counted)
 
 
 class SessionEditor(QObject):
