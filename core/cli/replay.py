@@ -12,7 +12,7 @@ from typing import Any
 from foldscope.core.model.session import ReadError, Session
 from foldscope.core.replay.strategies import STRATEGIES, Settings
 
-TOTALS = ("requests", "peak", "over_ceiling", "fresh", "cache_read", "cache_write", "cache_write_1h",
+TOTALS = ("requests", "peak", "over_ceiling", "refused", "fresh", "cache_read", "cache_write", "cache_write_1h",
           "output", "rewrites", "appends", "folds", "cost_usd")
 
 

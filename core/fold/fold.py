@@ -128,7 +128,7 @@ class Fold:
 
     def fits(self, view_ids: Sequence[str]) -> bool:
         """The ceiling's admission check: a request from this view would not be refused."""
-        return self.estimate([self.session.record.get(i) for i in view_ids]) <= self.settings.ceiling
+        return self.estimate([self.session.record.get(i) for i in view_ids]) < self.settings.ceiling  # at or past refuses (D4)
 
     @property
     def caching(self) -> bool:
@@ -170,14 +170,14 @@ class Fold:
         runs = [r for r in [self.maybe_fold()] if r is not None]
         for _ in range(MAX_RESUMES):
             estimate = self.estimate()
-            if estimate <= self.settings.ceiling:
+            if estimate < self.settings.ceiling:  # refusal is at or past the ceiling (D4), as core.request.trace refuses
                 return runs, None
             run = self.run("refused", observed=estimate)
             runs.append(run)
             if not run.landed:
                 break
         estimate = self.estimate()
-        if estimate <= self.settings.ceiling:
+        if estimate < self.settings.ceiling:
             return runs, None
         counted = self.counted(self.session.view_messages())
         return runs, Refusal(estimate, self.settings.ceiling, counted, round(self.scale, 4))
@@ -208,7 +208,7 @@ class Fold:
         tails: tuple[int, ...] = ()
         if more():
             run.floor_estimate = self._floor(state)
-            if run.floor_estimate > self.settings.ceiling:
+            if run.floor_estimate >= self.settings.ceiling:  # at the ceiling is refused too (D4)
                 tails = ()  # no fold can make the request sendable: no summary is asked for
             elif run.floor_estimate > self.settings.target_tokens:
                 tails = (2,)
@@ -230,6 +230,10 @@ class Fold:
     def _facts(self, view: Sequence[Message]) -> st.ViewFacts:
         return st.view_facts(view, self.session.record, delivered_ids(self.session), self.protected(view))
 
+    def floor_estimate(self) -> int:
+        """The floor view's estimate for the active view as it stands (what no fold can go under)."""
+        return self._floor(_State(self.session.view_messages(), 0))
+
     def _floor(self, state: _State) -> int:
         """The floor view's estimate: the head, the task, undelivered and protected messages, the tail of two."""
         facts = self._facts(state.view)
@@ -241,7 +245,7 @@ class Fold:
         like `all`, it asks for no summary when the floor view is over the ceiling."""
         if run.floor_estimate is None:
             run.floor_estimate = self._floor(state)
-        if run.floor_estimate <= self.settings.ceiling:
+        if run.floor_estimate < self.settings.ceiling:
             self._fold_pass(state, run, "reset", KEEP_TAILS[-1], reason)
 
     def _fold_pass(self, state: _State, run: FoldRun, stage: str, tail: int, reason: str) -> None:

@@ -159,14 +159,13 @@ def place_marks(
 
 
 def policy_for(settings: Settings) -> Any:
-    """The policy compile renders under (its result bound), once core.model.policy gives one."""
-    if settings.result_max is None:
-        return None
-    try:
-        from foldscope.core.model.policy import Policy
-    except ImportError:
-        return None
-    return Policy(max_input_tokens=settings.ceiling, tool_result_max_chars=settings.result_max)
+    """The policy every request of the replay compiles and folds under: the ceiling, the line and target,
+    the result bound and prompt caching (Amendment 4's rules apply to the adr fold only while it caches)."""
+    from foldscope.core.model.policy import Policy
+
+    return Policy(max_input_tokens=settings.ceiling or "none", context_fold_at=settings.fold_at,
+                  context_fold_target=settings.target, tool_result_max_chars=settings.result_max,
+                  prompt_caching=True if settings.caching else None, model=settings.model, source="replay")
 
 
 def model_name(settings: Settings, session: Session) -> str | None:
@@ -212,6 +211,8 @@ class Row:
     folds: int
     folded: int
     cost_usd: float | None
+    refused: bool = False  # refused before the send: nothing sent, so no input, output or cost
+    floor_estimate: int | None = None  # a refused request's floor view estimate
 
 
 @dataclass
@@ -228,6 +229,7 @@ class StrategyRun:
             "requests": len(rows),
             "peak": max((r.estimate for r in rows), default=0),
             "over_ceiling": sum(r.over_ceiling for r in rows),
+            "refused": sum(r.refused for r in rows),
             "fresh": sum(r.fresh for r in rows),
             "cache_read": sum(r.cache_read for r in rows),
             "cache_write": sum(r.cache_write for r in rows),
@@ -272,6 +274,13 @@ def run_strategy(
     cache, run = PrefixCache(rules), StrategyRun(strategy)
     protected, tail = measure.protected, None
     for i, step in enumerate(STRATEGIES[strategy](session, settings, measure)):
+        if step.refused:  # nothing is sent: the cache is untouched and nothing is billed
+            run.rows.append(refused_row(strategy, i, step, settings, measure))
+            if keep_views:
+                run.views.append(step.view)
+            if report is not None:
+                report(step.request + 1, len(session.trace), strategy)
+            continue
         layout = measure.layout(step.view, (), session.trace[step.request].at)
         if rules.mode == "marks":
             notes, members = measure.anchors()
@@ -284,6 +293,17 @@ def run_strategy(
         if report is not None:
             report(step.request + 1, len(session.trace), strategy)
     return run
+
+
+def refused_row(strategy: str, i: int, step: Step, settings: Settings, measure: Measure) -> Row:
+    """A request refused before the send: its measured size and floor view, and no tokens or cost."""
+    size = measure.estimate(step.view)
+    return Row(
+        strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),
+        estimate=size, over_ceiling=bool(settings.ceiling and size >= settings.ceiling),
+        fresh=0, cache_read=0, cache_write=0, cache_write_5m=0, cache_write_1h=0, output=0, change="refused",
+        rewritten=0, folds=step.folds, folded=step.folded, cost_usd=0.0, refused=True, floor_estimate=step.floor,
+    )
 
 
 def make_row(session, strategy, i, step: Step, out, settings, measure, prices) -> Row:

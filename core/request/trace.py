@@ -155,13 +155,16 @@ def check_request(messages: Sequence[Message], ceiling: int | None, scale: float
     return refusal_for(m, ceiling, scale, record)
 
 
-def action_for(size: int, ceiling: int | None, line: float) -> str:
-    """none below the line, notice at or past it, refuse at or past the ceiling."""
+NOTICE_AT = 0.8  # D4's one-line notice: at or past 80% of the ceiling; Amendment 3's fold line leaves it unchanged
+
+
+def action_for(size: int, ceiling: int | None) -> str:
+    """none under 80% of the ceiling, notice at or past it, refuse at or past the ceiling (D4, D7)."""
     if ceiling is None:
         return "none"
     if size >= ceiling:
         return "refuse"
-    return "notice" if size >= line * ceiling else "none"
+    return "notice" if size >= NOTICE_AT * ceiling else "none"
 
 
 @dataclass(frozen=True)
@@ -273,7 +276,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         reported = request.usage.reported_input if request.usage is not None else None
         refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, heads[k])
         size = estimate(counted, scale)
-        action = "refuse" if refusal else action_for(size, resolution.ceiling, policy.fold_at)
+        action = "refuse" if refusal else action_for(size, resolution.ceiling)
         nxt = parted[k + 1] if k + 1 < len(parted) else None
         report.rows.append(RequestRow(request.index, size, counted, scale, reported, nxt.share if nxt else None,
                                       refusal is not None, refusal, nxt.as_dict() if nxt else None))

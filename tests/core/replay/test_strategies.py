@@ -28,9 +28,9 @@ def test_none_only_appends_and_reads_the_previous_request_from_cache():
     rows = run.rows
     assert [r.change for r in rows] == ["first"] + ["append"] * 5
     for prev, row in zip(rows, rows[1:]):
-        # the previous tail mark lies inside the common prefix; its block's closing punctuation
-        # differs by a token or two once it is no longer last
-        assert abs(row.cache_read - prev.estimate) <= 3
+        # the previous request counted its own tail mark (the replay measures under the caching policy, marks
+        # included: cache_control is 7 tokens); the next request carries that mark on its new tail instead
+        assert 0 <= prev.estimate - row.cache_read <= 8
         assert row.cache_read + row.cache_write == row.estimate and row.fresh == 0
     assert rows[0].cache_write_1h > 0  # the stable segment's one-hour mark
 
