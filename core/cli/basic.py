@@ -18,6 +18,7 @@ def register(subparsers) -> None:
     # dest is not `format`: core.cli.main reads args.format as the text formatter.
     inspect.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
     inspect.add_argument("--db", metavar="PATH", help="also import the session into this library")
+    inspect.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
     inspect.set_defaults(run=run_inspect, format=format_inspect)
 
     count = subparsers.add_parser("count", help="o200k_base tokens of a text file, or stdin with -")
@@ -43,6 +44,7 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     record's, are not tokenised twice; `threads` is the Counter's (2: its new text in one batch).
     """
     from foldscope.core.cli.requests import launch_policy
+    from foldscope.core.model import pricing
     from foldscope.core.model.policy import resolve_ceiling
     from foldscope.core.request.count import Counter
     from foldscope.core.request.trace import session_tools
@@ -56,6 +58,8 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     by_kind = Counter_(m.kind for m in record)
     reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
     folds = (session.manifest or {}).get("context_folds")
+    price = pricing.resolve(model)
+    window = context_window(session, price.context_window)
     return {
         "file": session.source,
         "format": session.format,
@@ -69,6 +73,10 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
         "copies": sum(1 for m in record if m.is_clipped_copy),
         "notes": by_kind["note"],
         "peak_reported_input": max(reported) if reported else None,
+        "priced": price.priced,
+        "price_source": price.source if price.priced else None,
+        "price_reason": None if price.priced else price.reason,
+        "context_window": window,
         "policy": {
             "ceiling": resolution.ceiling, "source": resolution.source, "why": resolution.why,
             "line": policy.fold_at, "target": policy.fold_target,
@@ -103,6 +111,14 @@ def run_inspect(args) -> dict[str, Any]:
     return result
 
 
+def context_window(session: Session, listed: int | None) -> dict[str, Any] | None:
+    """The model's context window: as the file states it (Codex's model_context_window), else as its price source lists it."""
+    stated = session.extras.get("context_window")
+    if isinstance(stated, int) and not isinstance(stated, bool) and 0 < stated < 2**63:
+        return {"tokens": stated, "source": "file"}
+    return {"tokens": listed, "source": "prices"} if listed else None
+
+
 def format_inspect(result: dict[str, Any]) -> str:
     kinds = ", ".join(f"{n} {kind}" for kind, n in result["by_kind"].items())
     policy = result["policy"]
@@ -114,6 +130,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line "
         f"{policy['line']}, target {policy['target']}",
         f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
+        f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]
     if "library_session_id" in result:
         lines.append(f"library session: {result['library_session_id']}")

@@ -74,6 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if getattr(args, "prices", None):
+            from foldscope.core.model import pricing
+
+            pricing.use_prices_file(args.prices)  # the user's overrides for this run (core.model.pricing)
         result = args.run(args)
     except ReadError as exc:
         print(f"foldscope: {exc}", file=sys.stderr)

@@ -26,6 +26,7 @@ def register(subparsers) -> None:
     p.add_argument("--result-max", metavar="N", help="the result bound, in characters")
     p.add_argument("--caching", action="store_true", help="place cache marks (ADR-0127)")
     p.add_argument("--model", metavar="M", help="price and cache as this model (default: the session's)")
+    p.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
     p.add_argument("--strategy", action="append", choices=sorted(STRATEGIES), metavar="S",
                    help=f"one of {', '.join(STRATEGIES)}; repeat for several (default: all)")
     p.add_argument("--per-request", action="store_true", help="include a row per request")

@@ -19,6 +19,12 @@ def add_policy_flags(parser, ceiling_required: bool = False) -> None:
     parser.add_argument("--caching", action="store_true", default=None, help="prompt_caching: place cache marks")
     parser.add_argument("--model", metavar="M", help="the model, for auto and pricing (default: the session's)")
     parser.add_argument("--profile", metavar="YAML", help="a YAML profile with the policy keys")
+    add_prices_flag(parser)
+
+
+def add_prices_flag(parser) -> None:
+    """`--prices FILE`: price overrides over the project table and genai-prices (default: prices.json in the config folder)."""
+    parser.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
 
 
 def launch_policy(session: Session) -> Policy:

@@ -46,6 +46,48 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
         starts.append(offset)
 
 
+class LineTail:
+    """A growing JSONL file read step by step: each `read()` yields the complete lines written since the last.
+
+    The incremental seam for following a live session (core.formats.follow): a line counts once its newline
+    is written, so the part of a last line still being written waits for the next step, where a full read
+    (iter_json_lines) would skip it as truncated. The builder's SourceLines grow with the lines read.
+    """
+
+    def __init__(self, path: Path, builder: SessionBuilder) -> None:
+        self.path, self.builder = path, builder
+        self.offset = 0  # bytes consumed: the end of the last complete line
+        self.line = 0  # lines consumed, blank ones included
+        self.parsed = 0  # non-blank lines parsed over every step: what following has cost in lines
+        builder.source = SourceLines(builder.file, 0, 0, array("q", [0]))
+
+    def read(self) -> Iterator[tuple[int, int, Any]]:
+        """(line number, byte offset, parsed value) of each new complete, non-blank line; a bad one is a ReadError."""
+        try:
+            handle = open(self.path, "rb")
+        except OSError as exc:
+            raise ReadError(str(self.path), "", f"cannot open: {exc.strerror or exc}") from None
+        with handle:
+            stat = os.fstat(handle.fileno())
+            if stat.st_size < self.offset:
+                raise ReadError(str(self.path), "", f"the file shrank from {self.offset:,} to {stat.st_size:,} bytes: "
+                                "it was rewritten, not appended to")
+            source = self.builder.source
+            assert source is not None
+            handle.seek(self.offset)
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    break  # still being written: read it whole next time
+                self.line += 1
+                start, self.offset = self.offset, self.offset + len(raw)
+                source.starts.append(self.offset)  # the last entry is always where the lines read end
+                if raw[0] in _SPACE and not raw.strip():
+                    continue
+                self.parsed += 1
+                yield self.line, start, _parse((self.line, start, raw), self.builder, last=False)
+            source.size, source.mtime_ns = self.offset, stat.st_mtime_ns
+
+
 _SKIP = object()
 _SPACE = b" \t\r\n\f\v"
 _decoder = json.JSONDecoder()
@@ -368,6 +410,25 @@ class SessionBuilder:
         self._reserved.discard(mid)
         self.record.append(Message(mid, kind, at, content, metadata, Provenance(self.file, line)))
         self.view.append(mid)
+
+    def snapshot(self) -> Session:
+        """The session as read so far, leaving the builder open to read more (following a live file).
+
+        Nothing still open is closed: a response whose lines are still coming enters the record when its turn
+        ends; the request it answers is in the trace already, without its response. The record is shared
+        with the builder (it only grows); the view, trace, events and warnings are copies.
+        """
+        trace = list(self.trace)
+        o = self._open
+        if o is not None:
+            response = None if self._turn is not None else o["response"]
+            trace.append(Request(len(trace), o["view"], response, o["usage"], o["at"], o["model"]))
+        extras = dict(self.extras)
+        if self.source is not None:
+            extras["source_lines"] = self.source
+        return Session(record=self.record, view=list(self.view), format=self.format, source=self.file,
+                       events=list(self.events), trace=trace, warnings=list(self.warnings), model=self.model,
+                       extras=extras)
 
     def build(self) -> Session:
         self.end_turn()

@@ -81,10 +81,7 @@ def _opt(raw: Mapping[str, Any], *names: str) -> float | None:
 
 
 def lookup_prices(model: str | None, region: str | None = None) -> ModelPrices | None:
-    """The model's prices from the project's pricing table, or None when the table does not price it."""
+    """The model's prices from the user's overrides, the project's table or genai-prices (core.model.pricing), or None."""
     from foldscope.core.model import pricing
 
-    entry = pricing.model_prices(model, region)
-    if entry is None:
-        return None
-    return prices_from_mapping(str(model), entry, float(entry.get("multiplier", 1.0)))
+    return pricing.resolve(model, region).prices

@@ -200,15 +200,16 @@ class Resolution:
 
 
 def resolve_auto(model: str | None, source: str) -> Resolution:
-    """`auto`: the model's first price-tier boundary, else no ceiling, saying why (D2)."""
-    entry = pricing.find(model)
-    if entry is None:
-        why = f"the pricing table does not price {model!r}, so auto is no ceiling" if model else "no model named, so auto is no ceiling"
+    """`auto`: the model's first price-tier boundary from whichever source prices it, else no ceiling, saying why (D2)."""
+    found = pricing.resolve(model)
+    if not found.known:
+        why = f"{found.reason}, so auto is no ceiling" if model else "no model named, so auto is no ceiling"
         return Resolution(None, source, why)
-    boundary = entry.first_boundary
+    boundary = found.first_boundary
     if boundary is None:
-        return Resolution(None, source, f"{entry.model} has one flat price tier, so auto is no ceiling")
-    return Resolution(boundary, source, f"auto: the first price tier of {entry.model} ends at {boundary:,} prompt tokens")
+        return Resolution(None, source, f"{found.name} has one flat price tier, so auto is no ceiling")
+    return Resolution(boundary, source, f"auto: the first price tier of {found.name} ends at {boundary:,} prompt tokens"
+                      f" ({found.source or 'table'})")
 
 
 def resolve_ceiling(policy: Policy | None, model: str | None = None, per_call: int | str | None = None) -> Resolution:

@@ -1,4 +1,10 @@
-"""The pricing table (resources/pricing.json): tiered prices per model, and each model's first tier boundary."""
+"""Prices per model from three sources, in order: the user's overrides, the project's table, genai-prices.
+
+The project's table (resources/pricing.json) holds the spec's own models, priced as the spec prices them.
+Every real model comes from the `genai-prices` package's shipped data (never its network refresh: this
+module reads only the snapshot the installed package carries). A user's `prices.json` in the config folder,
+or a file named by `--prices`, overrides both. A model none of them knows is named in one line, never "n/a".
+"""
 
 from __future__ import annotations
 
@@ -6,24 +12,37 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
+
+from foldscope.core.model.cost import ModelPrices, Tier, prices_from_mapping
+from foldscope.core.model.session import ReadError
 
 # A dated snapshot suffix such as -20250929 names the same prices as the model it snapshots.
 _SNAPSHOT = re.compile(r"-(\d{8}|latest)$")
+# Bedrock and Vertex names: `jp.anthropic.claude-haiku-4-5-20251001-v1:0`, `anthropic.claude-...`.
+_REGION_PREFIX = re.compile(r"^(?:(?:[a-z]{2}|global|apac)\.)?(?:anthropic|openai|google|meta|amazon|mistral)\.")
+_BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")
+NO_MODEL = frozenset({"", "<synthetic>"})  # Claude Code's `<synthetic>` marks a message no model wrote
+SOURCES = ("user", "table", "genai-prices")
+USER_FILE = "prices.json"
 
 
 @dataclass(frozen=True)
 class PriceEntry:
-    """One model's row of the table, as it stands in the file."""
+    """One model's row of the project's table, as it stands in the file."""
 
     model: str
     data: Mapping[str, Any]
 
     @property
     def tiers(self) -> list[Mapping[str, Any]]:
-        return sorted(self.data.get("tiers", []), key=lambda t: t.get("above", 0))
+        tiers = self.data.get("tiers") or [self.data]  # a flat row may hold its prices at the top
+        return sorted(tiers, key=lambda t: t.get("above", 0))
 
     @property
     def first_boundary(self) -> int | None:
@@ -37,27 +56,56 @@ class PriceEntry:
         return all(t.get("input") is not None and t.get("output") is not None for t in self.tiers)
 
 
+@dataclass(frozen=True)
+class Priced:
+    """A model's prices and where they came from (`source`), or why there are none (`reason`)."""
+
+    model: str | None  # the name asked for
+    name: str | None = None  # the row or model id that matched
+    prices: ModelPrices | None = None
+    source: str | None = None  # user, table or genai-prices; None when no source prices it
+    reason: str | None = None
+    first_boundary: int | None = None
+    context_window: int | None = None
+    known: bool = False  # a source knows the model (a flat spec model may be known and unpriced)
+
+    @property
+    def priced(self) -> bool:
+        return self.prices is not None
+
+
 @lru_cache(maxsize=1)
 def table() -> Mapping[str, Any]:
-    """The whole table, read once through importlib.resources."""
+    """The project's table, read once through importlib.resources."""
     text = resources.files("foldscope.resources").joinpath("pricing.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
+def is_model(model: str | None) -> bool:
+    """Whether a name names a model (`<synthetic>` and blanks do not)."""
+    return model is not None and model.strip().lower() not in NO_MODEL
+
+
 def normalise(model: str) -> str:
-    """`anthropic/claude-haiku-5-5`, `Claude-Haiku-5-5-20261012` and `claude-haiku-5-5` name one row."""
+    """`anthropic/claude-haiku-5-5`, `converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0` and
+    `Claude-Haiku-5-5-20261012` name the rows `claude-haiku-5-5` and `claude-haiku-4-5`."""
     name = model.strip().lower()
     if "/" in name:
         name = name.rsplit("/", 1)[1]
+    name = _REGION_PREFIX.sub("", name)
+    name = _BEDROCK_VERSION.sub("", name)
     return _SNAPSHOT.sub("", name)
 
 
 def find(model: str | None) -> PriceEntry | None:
-    """The table's row for a model name (provider prefix, snapshot suffix and aliases allowed), or None."""
-    if not model:
+    """The project table's row for a model name (provider prefix, snapshot suffix and aliases allowed), or None."""
+    if not is_model(model):
         return None
-    models = table()["models"]
-    name = normalise(model)
+    assert model is not None
+    return _find_in(table()["models"], normalise(model))
+
+
+def _find_in(models: Mapping[str, Any], name: str) -> PriceEntry | None:
     if name in models:
         return PriceEntry(name, models[name])
     for key, data in models.items():
@@ -66,13 +114,145 @@ def find(model: str | None) -> PriceEntry | None:
     return None
 
 
+# -- the user's overrides -------------------------------------------------------------------------
+_user_file: Path | None = None  # set by --prices; else the config folder's prices.json
+
+
+def user_file() -> Path:
+    """Where the user's overrides live: `--prices FILE`, else prices.json in the config folder."""
+    if _user_file is not None:
+        return _user_file
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("foldscope")) / USER_FILE
+
+
+def use_prices_file(path: str | Path | None) -> None:
+    """Read overrides from `path` from now on (None: the config folder again); a bad file is one clear line."""
+    global _user_file
+    _user_file = Path(path) if path is not None else None
+    if path is not None:
+        if not Path(path).is_file():
+            raise ReadError(str(path), "", "no such prices file")
+        _read_user.cache_clear()
+        user_models()
+
+
+def user_models() -> Mapping[str, Any]:
+    """The user's rows, in the table's shape ({"models": {name: {"tiers": [...]}}} or the models at the top)."""
+    return _read_user(user_file())
+
+
+@lru_cache(maxsize=4)
+def _read_user(path: Path) -> Mapping[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReadError(str(path), "", f"not a readable prices file ({exc})") from None
+    models = data.get("models", data) if isinstance(data, dict) else None
+    if not isinstance(models, dict):
+        raise ReadError(str(path), "", "a prices file is a JSON object of models")
+    out: dict[str, Any] = {}
+    for name, row in models.items():
+        if name == "about":
+            continue
+        if not isinstance(row, dict):
+            raise ReadError(str(path), name, "a model's prices are an object with tiers or input and output")
+        try:
+            prices_from_mapping(name, row)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReadError(str(path), name, f"not a price row: {exc}") from None
+        out[normalise(name)] = row
+    return out
+
+
+# -- genai-prices ---------------------------------------------------------------------------------
+_GENAI_KEYS = {"input": "input_mtok", "output": "output_mtok", "cache_read": "cache_read_mtok",
+               "cache_write_5m": "cache_write_mtok", "cache_write_1h": "cache_write_1h_mtok"}
+
+
+@lru_cache(maxsize=256)
+def _genai_model(name: str) -> Any:
+    """genai-prices' model for a name, from the data the installed package ships (None when unknown)."""
+    from genai_prices import data_snapshot
+
+    # get_snapshot() returns the bundled data unless someone called genai-prices' updater, which we never do.
+    snapshot = data_snapshot.get_snapshot()
+    try:
+        return snapshot.find_provider_model(name, None, None, None)[1]
+    except LookupError:
+        return None
+
+
+def _genai_prices(model: str, name: str, at: datetime | None) -> Priced | None:
+    info = _genai_model(name)
+    if info is None:
+        return None
+    price = info.get_prices(at or datetime.now(tz=UTC))
+    values = {ours: getattr(price, theirs, None) for ours, theirs in _GENAI_KEYS.items()}
+    window = info.context_window if isinstance(info.context_window, int) else None
+    if values["input"] is None or values["output"] is None:
+        return Priced(model, info.id, None, None, f"no price for model {model}: genai-prices lists no token prices",
+                      context_window=window, known=True)
+    bounds = sorted({0, *(t.start for v in values.values() if v is not None and hasattr(v, "tiers") for t in v.tiers)})
+    tiers = tuple(Tier(b, **{k: _at(v, b) for k, v in values.items()}) for b in bounds)  # type: ignore[arg-type]
+    prices = ModelPrices(info.id, tiers)
+    return Priced(model, info.id, prices, "genai-prices", None, bounds[1] if len(bounds) > 1 else None, window, True)
+
+
+def _at(value: Any, above: int) -> float | None:
+    """A genai-prices price (a Decimal, or tiered: a base and tiers by start) for prompts past `above`."""
+    if value is None:
+        return None
+    if isinstance(value, Decimal):
+        return float(value)
+    chosen = value.base
+    for tier in value.tiers:
+        if above >= tier.start:
+            chosen = tier.price
+    return float(chosen)
+
+
+# -- the three together -----------------------------------------------------------------------------
+def _from_row(model: str, entry: PriceEntry, source: str, region: str | None) -> Priced:
+    window = (entry.data.get("capacity") or {}).get("input")
+    if not entry.priced:
+        return Priced(model, entry.model, None, None,
+                      f"no price for model {model}: the {source} table lists it without input and output prices",
+                      entry.first_boundary, window, True)
+    multiplier = float(entry.data.get("regions", {}).get(region, 1.0)) if region else 1.0
+    prices = prices_from_mapping(entry.model, {"tiers": [dict(t) for t in entry.tiers]}, multiplier)
+    return Priced(model, entry.model, prices, source, None, entry.first_boundary, window, True)
+
+
+def resolve(model: str | None, region: str | None = None, at: datetime | None = None) -> Priced:
+    """The model's prices: the user's overrides, then the project's table, then genai-prices."""
+    if not is_model(model):
+        return Priced(model, reason="no model named, so no price" if not model else f"{model} is no model, so no price")
+    assert model is not None
+    name = normalise(model)
+    user = _find_in(user_models(), name)
+    if user is not None:
+        return _from_row(model, user, "user", region)
+    row = find(model)
+    if row is not None:
+        return _from_row(model, row, "table", region)
+    for candidate in dict.fromkeys((name, model.strip().lower().rsplit("/", 1)[-1])):
+        found = _genai_prices(model, candidate, at)
+        if found is not None:
+            return found
+    return Priced(model, reason=f"no price for model {model}")
+
+
 def first_boundary(model: str | None) -> int | None:
-    entry = find(model)
-    return entry.first_boundary if entry else None
+    """The model's first price-tier boundary, from whichever source prices it."""
+    return resolve(model).first_boundary
 
 
 def model_prices(model: str | None, region: str | None = None) -> dict[str, Any] | None:
-    """The model's tiers as core.model.cost reads them ({"tiers": [...], "multiplier": r}); None when not priced."""
+    """The table's tiers for a model as core.model.cost reads them ({"tiers": [...], "multiplier": r}); None when not priced."""
     entry = find(model)
     if entry is None or not entry.priced:
         return None

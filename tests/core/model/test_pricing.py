@@ -1,0 +1,146 @@
+"""Prices for every real model: the user's overrides, then the project's table, then genai-prices' shipped data."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.formats import load_session
+from foldscope.core.model import pricing
+from foldscope.core.model.policy import Policy, resolve_ceiling
+from foldscope.core.model.session import ReadError, Session
+
+
+def corpus_sessions(root: Path) -> list[Session]:
+    out = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.name.startswith("run_manifest"):
+            out.append(load_session(str(path)))
+    return out
+
+
+def request_models(session: Session) -> set[str]:
+    return {m for m in {r.model for r in session.trace} | {session.model} if pricing.is_model(m)}
+
+
+@pytest.fixture(autouse=True)
+def _no_user_prices(tmp_path, monkeypatch):
+    """Every test starts without the user's own prices.json (a developer's machine may have one)."""
+    monkeypatch.setattr(pricing, "_user_file", tmp_path / "none" / "prices.json")
+
+
+def test_every_model_that_made_a_request_in_the_dev_corpus_has_a_price(corpus_dev):
+    models = set()
+    for session in corpus_sessions(corpus_dev):
+        models |= request_models(session)
+    assert "converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0" in models  # the prefix case is in the corpus
+    unpriced = {m: pricing.resolve(m).reason for m in models if not pricing.resolve(m).priced}
+    assert not unpriced
+    assert len(models) >= 10
+
+
+def test_provider_prefixes_and_snapshots_name_the_model_they_wrap():
+    assert pricing.normalise("converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0") == "claude-haiku-4-5"
+    assert pricing.normalise("anthropic.claude-opus-4-5-20251101-v1:0") == "claude-opus-4-5"
+    assert pricing.normalise("Anthropic/Claude-Haiku-5-5-20261012") == "claude-haiku-5-5"
+    found = pricing.resolve("converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0")
+    assert (found.source, found.name) == ("genai-prices", "claude-haiku-4-5")
+
+
+def test_synthetic_is_no_model_and_a_fake_model_gets_one_line_no_price():
+    assert not pricing.is_model("<synthetic>")
+    assert pricing.resolve("<synthetic>").prices is None
+    fake = pricing.resolve("claude-nonesuch-9-9")
+    assert fake.prices is None and fake.source is None
+    assert fake.reason == "no price for model claude-nonesuch-9-9"
+    r = resolve_ceiling(Policy(max_input_tokens="auto"), "claude-nonesuch-9-9")
+    assert r.ceiling is None and "no price for model claude-nonesuch-9-9" in r.why
+
+
+def test_the_specs_models_are_priced_by_the_project_table_as_the_spec_prices_them():
+    haiku = pricing.resolve("claude-haiku-5-5")
+    assert haiku.source == "table" and haiku.first_boundary == 100_000
+    assert haiku.prices is not None and haiku.prices.tiers[1].input == 0.50
+    assert pricing.resolve("gpt-5.6").source == "table"
+    flat = pricing.resolve("claude-opus-5-5")
+    assert flat.known and flat.prices is None and "no price for model claude-opus-5-5" in (flat.reason or "")
+
+
+def test_auto_resolves_to_the_first_prompt_tier_of_whichever_source_prices_the_model():
+    assert resolve_ceiling(Policy(max_input_tokens="auto"), "claude-sonnet-4-5-20250929").ceiling == 200_000  # genai-prices
+    assert resolve_ceiling(Policy(max_input_tokens="auto"), "gpt-5.5").ceiling == 272_000  # genai-prices
+    assert resolve_ceiling(Policy(max_input_tokens="auto"), "claude-haiku-5-5").ceiling == 100_000  # table
+    assert resolve_ceiling(Policy(max_input_tokens="auto"), "claude-opus-4-5").ceiling is None  # one flat tier
+
+
+def test_genai_prices_tiers_price_the_whole_request_past_the_boundary():
+    sonnet = pricing.resolve("claude-sonnet-4-5").prices
+    assert sonnet is not None
+    assert sonnet.cost(fresh=200_000) == pytest.approx(200_000 * 3.0 / 1e6)
+    assert sonnet.cost(fresh=1, read=200_000, output=1000) == pytest.approx((6.0 + 200_000 * 0.6 + 1000 * 22.5) / 1e6)
+    assert sonnet.cost(fresh=0, write_5m=1000, write_1h=1000) == pytest.approx((1000 * 3.75 + 1000 * 6.0) / 1e6)
+    codex = pricing.resolve("gpt-5.3-codex")
+    assert codex.prices is not None and codex.context_window == 400_000
+    assert codex.prices.tiers[0].cache_write_5m is None  # automatic caching: no write price
+
+
+def test_precedence_is_the_users_overrides_then_the_project_table_then_genai_prices(tmp_path):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"models": {
+        "claude-opus-4-5": {"tiers": [{"above": 0, "input": 1.0, "output": 2.0}]},
+        "claude-haiku-5-5": {"input": 7.0, "output": 8.0},
+    }}), encoding="utf-8")
+    assert pricing.resolve("claude-opus-4-5").source == "genai-prices"
+    pricing.use_prices_file(path)
+    try:
+        opus = pricing.resolve("claude-opus-4-5-20251101")
+        assert opus.source == "user" and opus.prices is not None and opus.prices.tiers[0].input == 1.0
+        assert pricing.resolve("claude-haiku-5-5").source == "user"
+        assert pricing.resolve("gpt-5.6").source == "table"
+    finally:
+        pricing.use_prices_file(None)
+
+
+def test_the_config_folders_prices_json_is_read(tmp_path, monkeypatch):
+    import platformdirs
+
+    monkeypatch.setattr(pricing, "_user_file", None)
+    monkeypatch.setattr(platformdirs, "user_config_dir", lambda name: str(tmp_path / name))
+    (tmp_path / "foldscope").mkdir()
+    (tmp_path / "foldscope" / "prices.json").write_text('{"gpt-5.5": {"input": 1, "output": 1}}', encoding="utf-8")
+    assert pricing.resolve("gpt-5.5").source == "user"
+
+
+@pytest.mark.parametrize("text,problem", [("{not json", "not a readable prices file"),
+                                          ('["a"]', "a JSON object of models"),
+                                          ('{"m": {"input": "x", "output": 1}}', "not a price row")])
+def test_a_bad_prices_file_is_one_clear_line_naming_it(tmp_path, text, problem):
+    path = tmp_path / "prices.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ReadError, match=problem) as caught:
+        pricing.use_prices_file(path)
+    assert str(path) in str(caught.value)
+    pricing.use_prices_file(None)
+
+
+def test_with_sockets_blocked_loading_prices_and_pricing_every_corpus_session_works(corpus_dev, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("pricing tried the network")
+
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    pricing._genai_model.cache_clear()
+    priced = 0
+    for session in corpus_sessions(corpus_dev):
+        for request in session.trace:
+            found = pricing.resolve(request.model or session.model)
+            if request.usage is not None and found.prices is not None:
+                u = request.usage
+                assert found.prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h,
+                                         u.output) >= 0
+                priced += 1
+    assert priced > 500
