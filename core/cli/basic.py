@@ -55,7 +55,8 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     counter, record, tools = Counter(threads), session.record, session_tools(session)
     record_tokens = counter.count(list(record), record=record, policy=policy, tools=tools)
     view_tokens = counter.count(session.view_messages(), record=record, policy=policy, tools=tools)
-    by_kind = Counter_(m.kind for m in record)
+    # a clipped copy is not an execution: counts of tool calls and results stay counts of work done (Amendment 2)
+    by_kind = Counter_("clipped_copy" if m.is_clipped_copy else m.kind for m in record)
     reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
     folds = (session.manifest or {}).get("context_folds")
     price = pricing.resolve(model)
@@ -65,7 +66,7 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
         "format": session.format,
         "model": model,
         "messages": len(record),
-        "by_kind": {kind: by_kind[kind] for kind in KINDS if by_kind[kind]},
+        "by_kind": {kind: by_kind[kind] for kind in (*KINDS, "clipped_copy") if by_kind[kind]},
         "record_size": {"messages": len(record), "tokens": record_tokens},
         "view_size": {"messages": len(session.view), "tokens": view_tokens},
         "requests": len(session.trace),
