@@ -17,6 +17,14 @@ Mapping, in the vocabulary of DESIGN.md:
 - Lines never sent to the model (progress, file-history-snapshot, queue-operation, system lines other
   than compact_boundary) go to extras["unsent"] as {kind: [(line, byte offset)]}; `summary` lines
   (session titles) to extras["summaries"]; an extractor's first meta line to extras["extractor"].
+- Tree: each line names its parent (`parentUuid`; a compact_boundary, whose parentUuid is null, by its
+  `logicalParentUuid`). A line whose parent is not the newest line is a rewind (or an edited prompt): the
+  view goes back to the view as it stood after the parent, so each request's view is the path to its
+  line. The abandoned messages stay in the record; a `branch` event names them (`abandoned`), the view
+  kept (`kept`) and the first message after it (`next`), and extras["abandoned"] lists them all.
+  Sibling lines of one response (parallel tool results each naming their own tool_use line) are not a
+  rewind. A line whose `uuid` was already read (a resume writes earlier lines again) is skipped, with a
+  warning when its message differs; extras["repeated_lines"] counts them.
 - extras["children"]: paths (str) of the subagent files beside the session: `<stem>/subagents/*.jsonl`,
   or (older layout) `agent-*.jsonl` in the same folder with the same sessionId. Open each with `read`.
 """
@@ -24,12 +32,12 @@ Mapping, in the vocabulary of DESIGN.md:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
-from foldscope.core.model.session import Session, Usage
+from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
+from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures
 
 FORMAT = "claude_code"
 
@@ -58,6 +66,12 @@ def read(path: Path) -> Session:
     feed_all(iter_json_lines(path, builder), reader.feed, builder)
     reader.finish()
     session = builder.build()
+    if reader.repeated:
+        session.extras["repeated_lines"] = reader.repeated
+    for event in session.events:
+        if event["kind"] == "branch":
+            first = event.pop("first_index")
+            event["next"] = session.record[first].id if first < len(session.record) else None
     children = find_children(path, reader.session_id)
     if children:
         session.extras["children"] = [str(p) for p in children]
@@ -91,9 +105,16 @@ class _Reader:
         self.b = builder
         self.key: Any = None  # grouping key of the open response
         self.usage: Any = None  # the open response's latest usage, as the line held it
+        self.usage_line = 0  # and the line that held it
         self.boundary: dict[str, Any] | None = None
         self.session_id: str | None = None
         self.main_sidechain: bool | None = None
+        # The tree (module docstring, "Tree"): where each main-chain uuid stood, the newest one, and the
+        # uuids fed while the open response is open (its split lines, held results and progress lines).
+        self.marks: dict[str, tuple[list[str], int]] = {}
+        self.tip: str | None = None
+        self.turn_uuids: set[str] = set()
+        self.repeated = 0
 
     def feed(self, line: int, offset: int, value: Any) -> None:
         b = self.b
@@ -109,6 +130,71 @@ class _Reader:
             return
         if self.session_id is None and isinstance(value.get("sessionId"), str):
             self.session_id = value["sessionId"]
+        uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else None
+        if uuid is not None and kind in ("user", "assistant") and self.main_sidechain is None:
+            self.main_sidechain = value.get("isSidechain") is True
+        if (value.get("isSidechain") is True) != bool(self.main_sidechain):
+            uuid = None  # a sidechain line of a file that mixes them: its subagent's chain, not this one's
+        if uuid is not None:
+            if uuid in self.marks:  # a resume writes earlier lines again: already read, not a new message
+                self._repeat(line, uuid, value)
+                return
+            self._follow(line, value)
+        self._dispatch(line, offset, kind, value)
+        if uuid is not None:
+            self.marks[uuid] = (self.b.view, line)
+            self.tip = uuid
+            if self.b.turn_open:
+                self.turn_uuids.add(uuid)
+
+    def _repeat(self, line: int, uuid: str, value: dict) -> None:
+        self.repeated += 1
+        first = self.marks[uuid][1]
+        if self._original(first).get("message") != value.get("message"):
+            self.b.warn(line, f"uuid {uuid!r} was already read at line {first} with other content; skipped")
+
+    def _original(self, line: int) -> dict:
+        """The parsed value of an earlier line, read again from the file (repeats are rare)."""
+        source = self.b.source
+        if source is None:
+            return {}
+        start, end = source.span(line)
+        with open(self.b.path, "rb") as handle:
+            handle.seek(start)
+            value = json.loads(handle.read(end - start))
+        return value if isinstance(value, dict) else {}
+
+    def _follow(self, line: int, value: dict) -> None:
+        """Before a main-chain line: when its parent is not the newest line, the view goes back to the parent.
+
+        Sibling lines inside one response are not a rewind: parallel tool results each name their own
+        tool_use line as parent, and the next response names the last result.
+        """
+        parent = value.get("parentUuid")
+        if parent is None and value.get("subtype") == "compact_boundary":
+            parent = value.get("logicalParentUuid")
+        if not isinstance(parent, str) or parent == self.tip or parent not in self.marks:
+            return
+        if self.b.turn_open and parent in self.turn_uuids:
+            return
+        self._end_response()
+        self.b.close_request()
+        view, parent_line = self.marks[parent]
+        record = self.b.record
+        kept = [m for m in view if (p := record.get(m).provenance) is not None and p.line <= parent_line]
+        kept_set = set(kept)
+        abandoned = [m for m in self.b.view if m not in kept_set]
+        self.b.view = kept
+        # `kept` is the view from here on and `first_index` the first message after the rewind: the
+        # native writer exports the event, and its reader rebuilds past views from it (lionagi_views).
+        self.b.events.append({"kind": "branch", "source": "claude_code", "action": "rewind",
+                              "at_request": len(self.b.trace), "line": line, "parent_line": parent_line,
+                              "abandoned": abandoned, "kept": list(kept), "first_index": len(record)})
+        if abandoned:
+            self.b.extras.setdefault("abandoned", []).extend(abandoned)
+
+    def _dispatch(self, line: int, offset: int, kind: str, value: dict) -> None:
+        b = self.b
         if kind in UNSENT:
             b.unsent(kind, line, offset)
         elif kind == "summary":
@@ -211,6 +297,7 @@ class _Reader:
             self._report_usage()
             b.start_response(mid or uuid, line, at, model, {"uuid": uuid, "model": model})
             self.key = key
+            self.turn_uuids = set()
         for block in content:
             if not isinstance(block, dict):
                 b.warn(line, "assistant content block is not an object; kept as text")
@@ -230,14 +317,14 @@ class _Reader:
             else:
                 b.turn_text(text_of([block]))
         if raw_usage is not None:
-            self.usage = raw_usage
+            self.usage, self.usage_line = raw_usage, line
         if message.get("stop_reason"):
             b.turn_meta(stop_reason=message.get("stop_reason"))
 
     def _report_usage(self) -> None:
         """The open request's usage: the last line's of its response (the request stays open till the next)."""
         if self.usage is not None:
-            self.b.report_usage(_usage(self.usage))
+            self.b.report_usage(_usage(self.usage, lambda problem: self.b.warn(self.usage_line, problem)))
             self.usage = None
 
     def _end_response(self) -> None:
@@ -286,11 +373,17 @@ class _Reader:
         self._end_response()
 
 
-def _usage(raw: Any) -> Usage | None:
+def _usage(raw: Any, warn: Callable[[str], None]) -> Usage | None:
+    """The reported usage; a figure of the wrong type makes it unknown (None), named in a warning."""
     if not isinstance(raw, dict):
         return None
     creation = raw.get("cache_creation")
     detail = creation if isinstance(creation, dict) else {}
-    return Usage(input=as_int(raw.get("input_tokens")), cache_read=as_int(raw.get("cache_read_input_tokens")),
-                 cache_write=as_int(raw.get("cache_creation_input_tokens")), output=as_int(raw.get("output_tokens")),
-                 cache_write_1h=as_int(detail.get("ephemeral_1h_input_tokens")))
+    got, bad = usage_figures(raw, ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"))
+    one_hour, bad_1h = usage_figures(detail, ("ephemeral_1h_input_tokens",))
+    if bad or bad_1h:
+        warn(bad_usage_warning(bad + bad_1h))
+        return None
+    return Usage(input=got["input_tokens"], cache_read=got["cache_read_input_tokens"],
+                 cache_write=got["cache_creation_input_tokens"], output=got["output_tokens"],
+                 cache_write_1h=min(one_hour["ephemeral_1h_input_tokens"], got["cache_creation_input_tokens"]))

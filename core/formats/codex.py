@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
-from foldscope.core.model.session import Session, Usage
+from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures
 
 FORMAT = "codex"
 
@@ -165,10 +165,16 @@ class _Reader:
         if as_int(info.get("model_context_window")):
             self.b.extras["context_window"] = info["model_context_window"]
         last = info.get("last_token_usage")
-        if not isinstance(last, dict) or not as_int(last.get("input_tokens")):
+        if not isinstance(last, dict) or "input_tokens" not in last:
             return
-        total, cached = as_int(last.get("input_tokens")), as_int(last.get("cached_input_tokens"))
-        usage = Usage(input=max(total - cached, 0), cache_read=min(cached, total), output=as_int(last.get("output_tokens")))
+        got, bad = usage_figures(last, ("input_tokens", "cached_input_tokens", "output_tokens"))
+        if bad:
+            self.b.warn(line, bad_usage_warning(bad))
+            return
+        if not got["input_tokens"]:
+            return
+        total, cached = got["input_tokens"], got["cached_input_tokens"]
+        usage = Usage(input=max(total - cached, 0), cache_read=min(cached, total), output=got["output_tokens"])
         if self.b.request_open:
             self.b.report_usage(usage)
         else:

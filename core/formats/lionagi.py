@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.lionagi_views import request_views
-from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
+from foldscope.core.model.session import (
+    FullRecord,
+    Message,
+    Provenance,
+    ReadError,
+    Request,
+    Session,
+    Usage,
+    bad_usage_warning,
+    usage_figures,
+)
 
 FORMAT = "lionagi"
 
@@ -74,7 +84,7 @@ def read(path: Path) -> Session:
             "extra": {k: v for k, v in wrapper.items() if k not in ("branch", "manifest", "events")},
         }
     session.model = _model_name(branch, manifest)
-    session.trace = build_trace(session.record, manifest, session.warnings, session.view)
+    session.trace = build_trace(session.record, manifest, session.warnings, session.view, session.events)
     return session
 
 
@@ -263,36 +273,46 @@ def _model_name(branch: Mapping[str, Any], manifest: Mapping[str, Any] | None) -
     return model if isinstance(model, str) else None
 
 
-def usage_from(data: Any) -> Usage | None:
-    """Usage from an Anthropic (`input_tokens` + cache parts) or OpenAI (`prompt_tokens`) usage object."""
+def usage_from(data: Any, warn: Callable[[str], None] | None = None) -> Usage | None:
+    """Usage from an Anthropic (`input_tokens` + cache parts) or OpenAI (`prompt_tokens`) usage object; a figure
+    of the wrong type makes it unknown (None), named through `warn`."""
     if not isinstance(data, Mapping):
         return None
     if isinstance(data.get("usage"), Mapping):
         data = data["usage"]
 
-    def number(key: str, source: Mapping[str, Any] = data) -> int:
-        value = source.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    def unknown(bad: list[str]) -> Usage | None:
+        if warn is not None:
+            warn(bad_usage_warning(bad))
+        return None
 
     if "input_tokens" in data:
         creation = data.get("cache_creation")
-        one_hour = number("ephemeral_1h_input_tokens", creation) if isinstance(creation, Mapping) else 0
+        got, bad = usage_figures(data, ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+                                        "output_tokens"))
+        hour, bad_1h = usage_figures(creation if isinstance(creation, Mapping) else {}, ("ephemeral_1h_input_tokens",))
+        if bad or bad_1h:
+            return unknown(bad + bad_1h)
         return Usage(
-            input=number("input_tokens"),
-            cache_read=number("cache_read_input_tokens"),
-            cache_write=number("cache_creation_input_tokens"),
-            output=number("output_tokens"),
-            cache_write_1h=one_hour,
+            input=got["input_tokens"],
+            cache_read=got["cache_read_input_tokens"],
+            cache_write=got["cache_creation_input_tokens"],
+            output=got["output_tokens"],
+            cache_write_1h=min(hour["ephemeral_1h_input_tokens"], got["cache_creation_input_tokens"]),
         )
     if "prompt_tokens" in data:
         details = data.get("prompt_tokens_details")
-        cached = number("cached_tokens", details) if isinstance(details, Mapping) else 0
-        return Usage(input=max(number("prompt_tokens") - cached, 0), cache_read=cached, output=number("completion_tokens"))
+        got, bad = usage_figures(data, ("prompt_tokens", "completion_tokens"))
+        cached, bad_c = usage_figures(details if isinstance(details, Mapping) else {}, ("cached_tokens",))
+        if bad or bad_c:
+            return unknown(bad + bad_c)
+        read = min(cached["cached_tokens"], got["prompt_tokens"])
+        return Usage(input=got["prompt_tokens"] - read, cache_read=read, output=got["completion_tokens"])
     return None
 
 
 def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings: list[str],
-                final_view: Sequence[str] | None = None) -> list[Request]:
+                final_view: Sequence[str] | None = None, events: Sequence[Mapping[str, Any]] = ()) -> list[Request]:
     """One request per assistant response, compiled from the view as it stood before that response.
 
     With the session's final view, each request's view is rebuilt from the notes, clipped copies and
@@ -306,16 +326,21 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     by_response = {e["response_id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("response_id"), str)}
     trace: list[Request] = []
     before: list[str] = []
-    views = request_views(record, final_view, manifest, warnings) if final_view is not None else None
+    views = request_views(record, final_view, manifest, warnings, events) if final_view is not None else None
     for message in record:
         if message.kind == "assistant":
             k = len(trace)
             entry = by_response.get(message.id)
             if entry is None and not by_response and k < len(entries):
                 entry = entries[k]
-            usage = usage_from(entry) if entry is not None else None
+            place = f"api_usage[{entries.index(entry)}]" if entry is not None else f"response {message.id}"
+
+            def warn(problem: str, place: str = place) -> None:
+                warnings.append(f"{place}: {problem}")
+
+            usage = usage_from(entry, warn) if entry is not None else None
             if usage is None:
-                usage = usage_from(message.metadata.get("model_response"))
+                usage = usage_from(message.metadata.get("model_response"), warn)
             model = entry.get("model") if isinstance(entry, dict) and isinstance(entry.get("model"), str) else None
             at = entry.get("at") if isinstance(entry, dict) and isinstance(entry.get("at"), (int, float)) else None
             view = views[message.id] if views is not None else tuple(before)

@@ -23,8 +23,15 @@ TOOL_KINDS = ("action_request", "action_response")
 
 
 def request_views(record: FullRecord, final_view: Sequence[str], manifest: Mapping[str, Any] | None,
-                  warnings: list[str]) -> dict[str, tuple[str, ...]]:
-    """The view each assistant response's request was compiled from, by the response's id."""
+                  warnings: list[str], events: Sequence[Mapping[str, Any]] = ()) -> dict[str, tuple[str, ...]]:
+    """The view each assistant response's request was compiled from, by the response's id.
+
+    A `branch` event (a rewind in the source, as the Claude Code reader writes it) sets the view to
+    its `kept` ids when the replay reaches its `next` message: the abandoned branch left the view then.
+    """
+    rewinds = {e["next"]: [m for m in e.get("kept", ()) if isinstance(m, str) and m in record]
+               for e in events if e.get("kind") == "branch" and isinstance(e.get("next"), str)
+               and isinstance(e.get("kept"), list)}
     messages = list(record)
     final = set(final_view)
     order = _time_order(messages)
@@ -34,6 +41,8 @@ def request_views(record: FullRecord, final_view: Sequence[str], manifest: Mappi
     views: dict[str, tuple[str, ...]] = {}
     for i in order:
         message = messages[i]
+        if message.id in rewinds:
+            replay.view = list(rewinds[message.id])
         if message.kind == "assistant":
             views[message.id] = tuple(replay.view)
             replay.view.append(message.id)

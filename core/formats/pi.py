@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
-from foldscope.core.model.session import Message, ReadError, Session, Usage
+from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
+from foldscope.core.model.session import Message, ReadError, Session, Usage, bad_usage_warning, usage_figures
 
 FORMAT = "pi"
 
@@ -199,8 +199,12 @@ class _Reader:
                 b.turn_meta(error=message.get("errorMessage"))
             usage = message.get("usage")
             if isinstance(usage, dict):
-                b.report_usage(Usage(input=as_int(usage.get("input")), cache_read=as_int(usage.get("cacheRead")),
-                                     cache_write=as_int(usage.get("cacheWrite")), output=as_int(usage.get("output"))))
+                got, bad = usage_figures(usage, ("input", "cacheRead", "cacheWrite", "output"))
+                if bad:
+                    b.warn(line, bad_usage_warning(bad))
+                else:
+                    b.report_usage(Usage(input=got["input"], cache_read=got["cacheRead"],
+                                         cache_write=got["cacheWrite"], output=got["output"]))
         elif role == "toolResult":
             answers = message.get("toolCallId")
             if not isinstance(answers, str):

@@ -153,6 +153,32 @@ class Usage:
         return self.input + self.cache_read + self.cache_write
 
 
+USAGE_LIMIT = 2**63  # a figure at or past this cannot be a count, and would overflow the library's INTEGER
+
+
+def usage_figures(raw: Mapping[str, Any], keys: Iterable[str]) -> tuple[dict[str, int], list[str]]:
+    """Each named usage figure of a provider's usage object as a count (an absent key reads 0), and the
+    figures of the wrong type (a string, null, a bool, a negative, a float, one past 2^63) as `key=value`:
+    a reader reads a usage with any such figure as unknown and names them in a warning."""
+    good: dict[str, int] = {}
+    bad: list[str] = []
+    for key in keys:
+        if key not in raw:
+            good[key] = 0
+            continue
+        value = raw[key]
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < USAGE_LIMIT:
+            good[key] = value
+        else:
+            shown = json.dumps(value)[:40] if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
+            bad.append(f"{key}={shown}")
+    return good, bad
+
+
+def bad_usage_warning(bad: list[str]) -> str:
+    return f"usage figure{'s' if len(bad) > 1 else ''} of the wrong type ({', '.join(bad)}): the request's usage is read as unknown"
+
+
 @dataclass(frozen=True)
 class Request:
     """One call to the model: request k is compiled from the view before the k-th assistant response."""

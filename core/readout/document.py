@@ -128,12 +128,19 @@ def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -
         (note_first_index(m), i) for i, m in enumerate(record) if i in in_view and note_first_index(m) is not None
     )
     last_in_view = max(in_view, default=-1) if at_request else len(record)
+    rewound = {mid: event for event in session.events if event.get("kind") == "branch"
+               for mid in event.get("abandoned") or () if isinstance(mid, str)}
     for index, message in enumerate(record):
         if index in in_view:
             continue
         if index > last_in_view:
             # Stepping back to a request: what the record holds after its view was not written yet.
             reasons[index] = "not yet in the record at this request"
+            continue
+        if message.id in rewound:
+            event = rewound[message.id]
+            reasons[index] = (f"on an abandoned branch: line {event.get('line')} went back to line "
+                              f"{event.get('parent_line')} (a rewind or an edited prompt)")
             continue
         if message.id in copies:
             reasons[index] = f"clipped: copy #{copies[message.id]} stands in the active view"

@@ -11,11 +11,13 @@ from foldscope.core.model.cost import ModelPrices, lookup_prices
 from foldscope.core.model.session import Message, Session
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.strategies import STRATEGIES, Settings, Step, recorded_views
+from foldscope.core.request.compile import session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.first_round import included_ids
 from foldscope.core.request.marks import replay_marks
+from foldscope.core.request.scale import stored_scale
 from foldscope.core.request.tokens import count_text
-from foldscope.core.request.trace import holds_no_head, session_tools, stored_scale, unseen_head
+from foldscope.core.request.trace import holds_no_head, unseen_head
 
 MESSAGE_OVERHEAD = 8  # the JSON framing a text block costs beyond its text
 LOOKBACK = 20  # blocks a provider looks back from a mark for a hit (ADR-0127)

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.request import envelope
 from foldscope.core.request.marks import cache_control
 from foldscope.core.request.plan import (  # noqa: F401 - re-exported: the compiler's public names
@@ -138,6 +138,12 @@ def block_key(spec: BlockSpec, record: FullRecord | None, policy: Policy | None,
         index = record.index_of(original.id) if record is not None and original.id in record else None
         extra.append((original, index, bound_for(m, policy, first_round)))
     return (spec.message, spec.tag, spec.call_id, spec.group, spec.mark, tuple(extra), PROJECTION_VERSION)
+
+
+def session_tools(session: Session) -> list | None:
+    """The tool definitions the session's requests carry, when its file holds them."""
+    tools = session.extras.get("tools")
+    return tools if isinstance(tools, list) and tools else None
 
 
 def system_blocks(plan: Plan) -> list[dict[str, Any]]:

@@ -241,6 +241,13 @@ class Counter:
             parts.append(Part(message, message.kind, t))
             cum.append(total)
 
+    def body_tokens(self, measurement: Measurement) -> list[int]:
+        """Each block's own tokens in a measurement this counter laid out (its part less the punctuation after it)."""
+        laid = measurement.laid
+        if laid is None:
+            raise ValueError("body_tokens needs a measurement from Counter.measure")
+        return [self._bodies[key] for key in laid.keys]
+
     def measure_whole(self, messages: Sequence[Message], *, record: FullRecord | None = None,
                       policy: Policy | None = None, tools: list | None = None,
                       first_round: IncludedRound | None = None, marks: bool = True) -> Measurement:

@@ -18,9 +18,10 @@ from typing import Any
 
 from foldscope.core.model.policy import Policy, resolve_ceiling
 from foldscope.core.model.session import Message, Session
-from foldscope.core.request.compile import IncludedRound, canonical, compile_request
+from foldscope.core.request.compile import IncludedRound, canonical, compile_request, session_tools
 from foldscope.core.request.count import Counter, estimate
 from foldscope.core.request.projection import PROJECTION_VERSION
+from foldscope.core.request.scale import stored_scale
 
 DECIDED_BY = "foldscope"
 SHARE = 10  # the round must fit a tenth of the ceiling
@@ -111,8 +112,6 @@ def decide_first_round(session: Session, policy: Policy, counter: Counter | None
         return None
     by_id = {m.id: m for m in view}
     members = [by_id[i] for i in found.members]
-    from foldscope.core.request.trace import stored_scale
-
     scale = stored_scale(session)
     counted = (counter or Counter()).measure(members, record=session.record, policy=policy, marks=False).counted
     size = estimate(counted, scale)
@@ -172,8 +171,6 @@ def remap_decision(session: Session, ids: Mapping[str, str]) -> None:
 
 def request_options(session: Session, policy: Policy | None) -> dict[str, Any]:
     """The keyword arguments compile_request and Counter take for the session's next request under a policy."""
-    from foldscope.core.request.trace import session_tools
-
     decision = read_decision(session) if policy is not None and policy.caching else None
     return {"record": session.record, "policy": policy, "tools": session_tools(session),
             "first_round": included_round(decision)}

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
+from foldscope.core.request.first_round import decide_first_round, included_round
 from foldscope.core.request.prefix import Divergence, PrefixMeter
+from foldscope.core.request.scale import calibrated, keep_scale
 
 # Formats whose files hold the conversation but not the system prompt or tool definitions the
 # provider was sent: their reported input carries an unseen head that no count of the file sees.
 UNSEEN_HEAD_FORMATS = frozenset({"claude_code", "codex", "pi"})
-SCALE_FLOOR = 4_000  # a request counted under this many tokens never moves the scale (Amendment 1's D3)
 METHOD = "o200k_base count of the compiled request, times the scale"
 
 
@@ -78,30 +79,6 @@ def unseen_head(session: Session, counted: Sequence[int], trace: Sequence[Reques
     """The unseen head of the session's latest stretch: what its next request would carry."""
     heads = unseen_heads(session, counted, trace)
     return heads[-1] if heads else 0
-
-
-def stored_scale(session: Session) -> float:
-    """The scale kept with the session: branch metadata foldscope.scale, else session.scale; never under 1."""
-    kept = session.branch_metadata.get("foldscope", {})
-    value = kept.get("scale") if isinstance(kept, dict) else None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return max(1.0, session.scale, float(value))
-    return max(1.0, session.scale, 1.0)
-
-
-def keep_scale(session: Session, scale: float) -> float:
-    """Raise the session's scale to `scale` if higher (it never falls) and keep it in branch metadata."""
-    kept = max(stored_scale(session), scale)
-    session.scale = kept
-    session.branch_metadata.setdefault("foldscope", {})["scale"] = kept
-    return kept
-
-
-def calibrated(scale: float, counted: int, reported: int | None) -> float:
-    """The scale after one completed request: reported / counted if higher, from 4,000 counted tokens on."""
-    if reported is None or counted < SCALE_FLOOR:
-        return scale
-    return max(scale, reported / counted)
 
 
 @dataclass(frozen=True)
@@ -180,6 +157,8 @@ class RequestRow:
     over_ceiling: bool
     refusal: Refusal | None = None
     diverges: dict[str, Any] | None = None  # where the next request first differs, and why (core.request.prefix)
+    unseen_head: int = 0  # the head this request carried that the file does not hold (its stretch's)
+    first_round: IncludedRound | None = field(default=None, compare=False)  # the included round it compiled with
 
     def as_dict(self) -> dict[str, Any]:
         return {"index": self.index, "estimate": self.estimate, "counted": self.counted, "scale": round(self.scale, 6),
@@ -195,11 +174,7 @@ class TraceReport:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     scale: float = 1.0
     unseen_head: int = 0
-
-
-def session_tools(session: Session) -> list | None:
-    tools = session.extras.get("tools")
-    return tools if isinstance(tools, list) and tools else None
+    prefix: bool = True  # whether the rows carry their prefix share and divergence
 
 
 def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]]) -> list:
@@ -211,8 +186,6 @@ def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iter
 def rounds_of(session: Session, policy: Policy, counter: Counter,
               views: Iterable[Sequence[Message]]) -> Iterator[tuple[Sequence[Message], Any]]:
     """Each view with its included first round, as first_rounds decides them, one view at a time."""
-    from foldscope.core.request.first_round import decide_first_round, included_round
-
     decision = None
     for messages in views:
         if policy.caching and decision is None:
@@ -250,7 +223,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     resolution = resolve_ceiling(policy, model, per_call)
     counter = counter or Counter()
     tools = session_tools(session)
-    report = TraceReport(resolution, policy)
+    report = TraceReport(resolution, policy, prefix=prefix)
     report.decisions.append({"type": "context_decision", "request": None, "ceiling": resolution.ceiling,
                              "source": resolution.source, "why": resolution.why, "model": model})
     scale = 1.0
@@ -261,9 +234,11 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     meter = PrefixMeter(rec, policy, tools) if prefix else None
     counts: list[Measurement] = []
     parted: list[Divergence | None] = []
+    rounds: list[IncludedRound | None] = []
     for request, (messages, first_round) in zip(trace, rounds_of(session, policy, counter, trace_views(rec, trace))):
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))
+        rounds.append(first_round)
         if meter is not None:
             ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
             parted.append(meter.step(ids, m.laid, first_round))
@@ -279,7 +254,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         action = "refuse" if refusal else action_for(size, resolution.ceiling)
         nxt = parted[k + 1] if k + 1 < len(parted) else None
         report.rows.append(RequestRow(request.index, size, counted, scale, reported, nxt.share if nxt else None,
-                                      refusal is not None, refusal, nxt.as_dict() if nxt else None))
+                                      refusal is not None, refusal, nxt.as_dict() if nxt else None, heads[k], rounds[k]))
         report.decisions.append({
             "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
             "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,

@@ -7,7 +7,8 @@ import pytest
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 from foldscope.core.request.count import Counter
-from foldscope.core.request.trace import SCALE_FLOOR, calibrated, check_request, keep_scale, measure_trace, stored_scale
+from foldscope.core.request.scale import SCALE_FLOOR, calibrated, keep_scale, stored_scale
+from foldscope.core.request.trace import check_request, measure_trace
 
 
 def words(n: int) -> str:
@@ -156,13 +157,23 @@ def test_native_sessions_have_no_unseen_head():
     assert measure_trace(session).unseen_head == 0
 
 
-def test_the_unseen_head_is_measured_again_after_a_source_compaction(corpus_dev):
+def test_the_unseen_head_is_measured_again_after_a_source_compaction(corpus_dev, tmp_path):
     # After Claude Code compacts, the next requests carry what it re-attached (files it had read)
     # beside the summary; one head for the whole file let the scale jump past 2 and stay there.
+    # The dev file's one compaction was undone by a rewind (line 150 names line 144 as its parent);
+    # relinked to the summary line (149), the lines after it read as a compaction that held.
+    import json
+
     from foldscope.core.formats import load_session
     from foldscope.core.request.trace import measure_trace
 
-    session = load_session(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl")
+    lines = (corpus_dev / "claude_code" / "extracted-dd381a75.jsonl").read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[149])
+    entry["parentUuid"] = json.loads(lines[148])["uuid"]
+    lines[149] = json.dumps(entry)
+    path = tmp_path / "compacted.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    session = load_session(path)
     report = measure_trace(session, prefix=False)
     heads = [d["unseen_head"] for d in report.decisions if d.get("request") is not None]
     compaction = next(e for e in session.events if "compact" in str(e.get("type", e.get("kind", ""))))

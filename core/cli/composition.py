@@ -1,0 +1,110 @@
+"""`foldscope composition FILE`: what a request is made of, by category, by tool and target, and what it carries twice."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from foldscope.core.cli.requests import add_policy_flags, policy_from_args
+from foldscope.core.model.policy import ceiling_from_text
+
+# Session text goes to a terminal: no control characters (escape sequences, carriage returns, bells).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """Text safe to print: each control character shown as a visible escape."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("composition", help="what a request is made of: categories adding up to its count, "
+                                   "the largest things in it, content carried twice")
+    parser.add_argument("file", metavar="FILE")
+    add_policy_flags(parser)
+    parser.add_argument("--at-request", metavar="K|largest|now", default=None,
+                        help="the request: its index, the largest, or now (the next, from the active view); default the last")
+    parser.add_argument("--top", metavar="N", type=int, default=10, help="how many of the largest things to list (default 10)")
+    parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(run=run_composition, format=format_composition)
+
+
+def pick_request(text: str | None, rows: list, file: str) -> int | None:
+    """The request index --at-request names (None: now)."""
+    from foldscope.core.cli.main import UsageError
+
+    if text == "now" or (text is None and not rows):
+        return None
+    if text is None:
+        return len(rows) - 1
+    if text == "largest":
+        if not rows:
+            raise UsageError(f"{file}: --at-request largest: the session has no requests")
+        return max(rows, key=lambda r: (r.counted, -r.index)).index
+    try:
+        k = int(text)
+    except ValueError:
+        raise UsageError(f"--at-request: {text!r} is not a request index, largest or now") from None
+    if not 0 <= k < len(rows):
+        raise UsageError(f"{file}: --at-request {k}: the session has {len(rows)} requests (0 to {len(rows) - 1})")
+    return k
+
+
+def run_composition(args) -> dict[str, Any]:
+    from foldscope.core.cli.main import UsageError
+    from foldscope.core.formats import load_session
+    from foldscope.core.readout.agent_limits import agent_limits
+    from foldscope.core.readout.composition import request_composition
+    from foldscope.core.request.count import Counter
+    from foldscope.core.request.trace import measure_trace
+
+    if args.top is not None and args.top < 0:
+        raise UsageError("--top: must be 0 or more")
+    session = load_session(args.file, getattr(args, "input_format", None))
+    policy = policy_from_args(args, session)
+    counter = Counter()
+    report = measure_trace(session, policy, per_call=ceiling_from_text(args.per_call), counter=counter)
+    k = pick_request(args.at_request, report.rows, session.source)
+    limits = agent_limits(session)
+    window = limits.window
+    options: dict[str, Any] = {"counter": counter, "window": window.tokens if window else None,
+                               "window_source": window.source if window else ""}
+    if k is None:
+        composition = request_composition(session, policy, None, scale=report.scale, unseen_head=report.unseen_head, **options)
+    else:
+        row = report.rows[k]
+        composition = request_composition(session, policy, k, scale=row.scale, counted=row.counted, **options)
+    result = {"file": session.source, "format": session.format, "model": policy.model or session.model,
+              **composition.as_dict(args.top)}
+    if limits.compaction is not None:
+        result["compaction_point"] = {"tokens": limits.compaction.tokens, "source": limits.compaction.source}
+    return result
+
+
+def format_composition(result: dict[str, Any]) -> str:
+    which = "the next request (the active view now)" if result["request"] is None else f"request {result['request']}"
+    size = result["size"]
+    lines = [plain(f"{result['file']}: {which}: {size:,} tokens counted, estimate {result['estimate']:,} "
+                   f"(scale {result['scale']:.4g})")]
+    if result["window"]:
+        lines.append(f"context window {result['window']:,} ({plain(result['window_source'])}): "
+                     f"{result['free']:,} free")
+    width = max([len(p["name"]) for p in result["parts"]] + [10])
+    for part in result["parts"]:
+        share = part["tokens"] / size if size else 0.0
+        bar = "█" * round(share * 30)
+        note = f"  ({part['note']})" if part.get("note") else ""
+        lines.append(plain(f"  {part['name']:<{width}} {part['tokens']:>10,} {share:>6.1%} {bar}{note}"))
+    lines.append(f"  {'total':<{width}} {sum(p['tokens'] for p in result['parts']):>10,}")
+    if result["top"]:
+        lines.append("largest:")
+        for g in result["top"]:
+            times = f", {g['times']} times" if g["times"] > 1 else ""
+            lines.append(plain(f"  {g['tokens']:>10,}  {g['label']}{times}"))
+    if result["repeats"]:
+        lines.append("carried more than once:")
+        for r in result["repeats"]:
+            lines.append(plain(f"  {r['repeat_tokens']:>10,}  {r['why']}: {r['label']}, {r['times']} times "
+                               f"({r['tokens']:,} in all)"))
+    return "\n".join(lines)

@@ -1,0 +1,266 @@
+"""What a request is made of: its count split by category, by tool and target, and the content it carries twice.
+
+Every figure is a part of the one measurement the trace makes of the request (core.request.count's parts:
+the system and tools head, then one part per block), plus the unseen head a Claude Code, Codex or pi file
+does not hold; so the categories add up to the request's count exactly, as `foldscope requests` reports it
+(`counted`). The estimate is that count times the scale; the free space is what the model's context window
+leaves past the estimate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import Message, Session, canonical_json
+from foldscope.core.readout.document import is_note
+from foldscope.core.request.count import Counter, Measurement, Part, estimate
+from foldscope.core.request.trace import build_trace, first_rounds, session_tools, trace_views
+
+# The categories, in the order the bar and the table show them. Results are one category per tool.
+HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS, NOTES, COPIES = (
+    "system and tools", "unseen head", "instructions", "assistant text", "thinking", "tool calls", "notes", "clipped copies")
+RESULTS = "results"  # shown as "results: Read", "results: Bash", ...
+# The argument that names what a call works on, first match wins: a path, else a command, else a query.
+TARGET_KEYS = ("file_path", "path", "notebook_path", "filename", "command", "cmd", "pattern", "url", "query",
+               "description", "prompt")
+PATH_KEYS = frozenset({"file_path", "path", "notebook_path", "filename"})
+TARGET_CHARS = 120
+
+
+@dataclass(frozen=True)
+class Category:
+    """One category of the request: its tokens (a part of the count) and how many blocks carry it."""
+
+    name: str
+    tokens: int
+    blocks: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Group:
+    """Blocks of one kind about one target: "results Read src/app.py, 7 times, 42,118 tokens"."""
+
+    category: str
+    tool: str
+    target: str
+    times: int
+    tokens: int
+    indexes: tuple[int, ...]  # full-record indexes, oldest first (empty for the head and the unseen head)
+
+    @property
+    def label(self) -> str:
+        what = f"{self.tool} {self.target}".strip()
+        return f"{self.category}: {what}" if what else self.category
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """Content the request carries more than once, and what the copies past the newest cost."""
+
+    why: str  # "same content" or "same file read again"
+    label: str
+    times: int
+    tokens: int  # every copy together
+    repeat_tokens: int  # all but the newest copy: what carrying it once would save
+    indexes: tuple[int, ...]
+
+
+@dataclass
+class Composition:
+    """A request's count split up; `size` is the count (the parts' sum), `estimate` the count times the scale."""
+
+    request: int | None  # the request's index in the trace; None: the next request, from the active view now
+    size: int
+    estimate: int
+    scale: float
+    unseen_head: int
+    window: int | None = None  # the model's context window, when known (core.readout.agent_limits)
+    window_source: str = ""
+    parts: list[Category] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)  # every block in one group; their tokens add up to size
+    repeats: list[Repeat] = field(default_factory=list)
+    thinking_in_file: int = 0  # thinking the file keeps that no request carries (the API drops it)
+
+    @property
+    def free(self) -> int | None:
+        return None if self.window is None else max(self.window - self.estimate, 0)
+
+    def top(self, n: int | None = None) -> list[Group]:
+        """The largest groups, tokens first (ties: oldest first)."""
+        ranked = sorted(self.groups, key=lambda g: (-g.tokens, g.indexes[:1] or (-1,)))
+        return ranked if n is None else ranked[:n]
+
+    def as_dict(self, top: int | None = 20) -> dict[str, Any]:
+        return {
+            "request": self.request, "size": self.size, "estimate": self.estimate, "scale": round(self.scale, 6),
+            "unseen_head": self.unseen_head, "window": self.window, "window_source": self.window_source, "free": self.free,
+            "parts": [{"name": c.name, "tokens": c.tokens, "blocks": c.blocks, **({"note": c.note} if c.note else {})}
+                      for c in self.parts],
+            "top": [{"label": g.label, "category": g.category, "tool": g.tool, "target": g.target, "times": g.times,
+                     "tokens": g.tokens, "indexes": list(g.indexes)} for g in self.top(top)],
+            "repeats": [{"why": r.why, "label": r.label, "times": r.times, "tokens": r.tokens,
+                         "repeat_tokens": r.repeat_tokens, "indexes": list(r.indexes)} for r in self.repeats],
+            "thinking_in_file": self.thinking_in_file,
+        }
+
+
+def category_of(part: Part) -> tuple[str, str]:
+    """(category, tool) of one part of a measurement."""
+    m = part.message
+    if m is None or part is None or m.kind == "system":
+        return HEAD, ""
+    if m.is_clipped_copy:
+        return COPIES, str(m.content.get("function", ""))
+    if is_note(m):
+        return NOTES, ""
+    if m.kind == "action_response":
+        return RESULTS, str(m.content.get("function", "")) or "(no tool)"
+    if m.kind == "action_request":
+        return CALLS, str(m.content.get("function", ""))
+    if m.kind == "instruction":
+        return INSTRUCTIONS, ""
+    return ASSISTANT, ""
+
+
+def target_of(message: Message) -> tuple[str, str]:
+    """(argument key, value) naming what a call or result works on ("file_path", "src/app.py"); ("", "") if none."""
+    args = message.content.get("arguments")
+    if not isinstance(args, dict):
+        return "", ""
+    for key in TARGET_KEYS:
+        value = args.get(key)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = " ".join(value)
+        if isinstance(value, str) and value.strip():
+            text = " ".join(value.split())
+            return key, text if len(text) <= TARGET_CHARS else text[:TARGET_CHARS - 1] + "…"
+    return "", ""
+
+
+def _content_key(message: Message) -> str:
+    body = message.content.get("output") if message.kind == "action_response" else message.text
+    text = body if isinstance(body, str) else canonical_json(body)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def compose(measurement: Measurement, session: Session, *, unseen_head: int = 0, scale: float = 1.0,
+            request: int | None = None, window: int | None = None, window_source: str = "",
+            messages: Iterable[Message] = ()) -> Composition:
+    """Split one measurement (with the unseen head beside it) by category, by tool and target, and by repeats."""
+    record = session.record
+    parts = measurement.parts
+    size = measurement.counted + unseen_head
+    totals: dict[str, list[int]] = {}
+
+    def add(name: str, tokens: int) -> None:
+        slot = totals.setdefault(name, [0, 0])
+        slot[0] += tokens
+        slot[1] += 1
+
+    grouped: dict[tuple[str, str, str], list] = {}
+    by_content: dict[str, list] = {}
+    by_path: dict[tuple[str, str], list] = {}
+    for part in parts:
+        category, tool = category_of(part)
+        add(f"{RESULTS}: {tool}" if category == RESULTS else category, part.tokens)
+        m = part.message
+        index = record.index_of(m.id) if m is not None and m.id in record else None
+        if category == HEAD:
+            key = (HEAD, "", "")
+        elif category in (RESULTS, CALLS, COPIES):
+            assert m is not None
+            key = (category, tool, target_of(m)[1])
+        else:
+            key = (category, "", f"#{index}")
+        slot = grouped.setdefault(key, [0, []])
+        slot[0] += part.tokens
+        if index is not None:
+            slot[1].append(index)
+        if m is not None and index is not None and category != HEAD and part.tokens:
+            by_content.setdefault(_content_key(m), []).append((index, part.tokens, category, tool, m))
+            if category in (RESULTS, COPIES):
+                arg, target = target_of(m)
+                if arg in PATH_KEYS:
+                    by_path.setdefault((tool, target), []).append((index, part.tokens, m))
+    if unseen_head:
+        totals[UNSEEN] = [unseen_head, 1]
+        grouped[(UNSEEN, "", "")] = [unseen_head, []]
+    thinking = sum(len(str(m.metadata.get("thinking", ""))) for m in messages if m.kind == "assistant")
+    order = [HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS]
+    results = sorted((n for n in totals if n.startswith(f"{RESULTS}: ")), key=lambda n: -totals[n][0])
+    out = Composition(request, size, estimate(size, scale), scale, unseen_head, window, window_source)
+    for name in order + results + [NOTES, COPIES]:
+        if name == THINKING:
+            if thinking:
+                out.parts.append(Category(THINKING, 0, 0, f"not sent: the file keeps {thinking:,} characters of "
+                                          "thinking, which the API drops from later requests"))
+            continue
+        if name in totals:
+            out.parts.append(Category(name, totals[name][0], totals[name][1]))
+    out.thinking_in_file = thinking
+    for (category, tool, target), (tokens, indexes) in grouped.items():
+        out.groups.append(Group(category, tool, target, max(len(indexes), 1), tokens, tuple(sorted(indexes))))
+    out.repeats = _repeats(by_content, by_path)
+    return out
+
+
+def _repeats(by_content: dict[str, list], by_path: dict[tuple[str, str], list]) -> list[Repeat]:
+    """Identical content carried twice or more, and a file read again with other content, largest cost first."""
+    out: list[Repeat] = []
+    same: set[frozenset[int]] = set()
+    for copies in by_content.values():
+        if len(copies) < 2:
+            continue
+        copies.sort()
+        index, _, category, tool, m = copies[-1]
+        target = target_of(m)[1] if category in (RESULTS, COPIES, CALLS) else ""
+        what = f"{category}: {tool} {target}".strip() if tool else f"{category}: #{copies[0][0]}"
+        total = sum(c[1] for c in copies)
+        out.append(Repeat("same content", what, len(copies), total, total - copies[-1][1], tuple(c[0] for c in copies)))
+        same.add(frozenset(c[0] for c in copies))
+    for (tool, target), reads in by_path.items():
+        if len(reads) < 2 or frozenset(r[0] for r in reads) in same:
+            continue
+        reads.sort()
+        total = sum(r[1] for r in reads)
+        out.append(Repeat("same file read again", f"{RESULTS}: {tool} {target}".strip(), len(reads), total, total - reads[-1][1],
+                          tuple(r[0] for r in reads)))
+    out.sort(key=lambda r: (-r.repeat_tokens, r.indexes))
+    return out
+
+
+def request_composition(session: Session, policy: Policy, at_request: int | None, *, scale: float,
+                        counted: int | None = None, unseen_head: int = 0, counter: Counter | None = None,
+                        window: int | None = None, window_source: str = "") -> Composition:
+    """The composition of request `at_request` of the trace (None: the next request, from the active view now).
+
+    `counted` is that request's count as the trace measured it (core.request.trace's RequestRow.counted, the
+    unseen head included): the unseen head is what it holds past this measurement of the file's messages.
+    Without it (the next request) the unseen head is `unseen_head`.
+    """
+    counter = counter or Counter()
+    record = session.record
+    tools = session_tools(session)
+    trace = build_trace(session)
+    if at_request is None:
+        messages: Sequence[Message] = [record.get(mid) for mid in session.view]
+        first_round = first_rounds(session, policy, counter, [messages])[0] if policy.caching else None
+    else:
+        if not 0 <= at_request < len(trace):
+            raise IndexError(f"request {at_request} is not in the trace (it has {len(trace)} requests)")
+        views = []
+        for k, view in enumerate(trace_views(record, trace)):
+            views.append(view)
+            if k == at_request:
+                break
+        rounds = first_rounds(session, policy, counter, views) if policy.caching else [None] * len(views)
+        messages, first_round = views[-1], rounds[-1]
+    measurement = counter.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round)
+    unseen = unseen_head if counted is None else max(counted - measurement.counted, 0)
+    return compose(measurement, session, unseen_head=unseen, scale=scale, request=at_request, window=window,
+                   window_source=window_source, messages=messages)

@@ -1,0 +1,291 @@
+"""The Measure: one place a session's requests are compiled and sized under one policy.
+
+Built from a session and a policy, it owns what every size depends on: the counter (memoised over the
+session's messages), the tools the file holds, the protected first round, the scale and the unseen head
+(the system prompt and tools a Claude Code, Codex or pi file does not hold). It answers for any view
+(the active view, a fold's candidate) and for any recorded request: the compiled payload, its count, its
+parts (adding up exactly to the count), the estimate under the policy, whether it fits, its marks, and
+where it diverges from the request before. The fold, the trace, replay, the CLI and every panel take it,
+so the same request shows the same size everywhere.
+
+Two seams for what comes next: `headline(k)` is the size a recorded request is shown with (today its
+estimate; predicted input replaces it), and `scale_for(model)` is the scale a model's requests run at
+(today the session's one scale).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
+from foldscope.core.model.session import Message, Request, Session
+from foldscope.core.request import tokens
+from foldscope.core.request.compile import IncludedRound, compile_request, make_plan, session_tools
+from foldscope.core.request.count import Counter, Measurement, estimate
+from foldscope.core.request.first_round import decide_first_round, included_round, read_decision
+from foldscope.core.request.marks import MarkPosition
+from foldscope.core.request.prefix import Compiled, Divergence, compile_for_prefix, divergence
+from foldscope.core.request.scale import stored_scale
+from foldscope.core.request.trace import (
+    Refusal,
+    RequestRow,
+    TraceReport,
+    build_trace,
+    measure_trace,
+    refusal_for,
+    trace_views,
+)
+
+
+def refused(size: int, ceiling: int | None) -> bool:
+    """The one ceiling rule (ADR-0130 D4): a request at or past the ceiling is refused; no ceiling refuses nothing.
+    The trace's refusal, the fold's prepare and resume loop and restore's admission check all ask this."""
+    return ceiling is not None and size >= ceiling
+
+
+@dataclass(frozen=True)
+class Composition:
+    """A request's count in parts that add up to it exactly: the stable segment (system, tools), the unseen
+    head, each message's blocks, and the framing (the JSON punctuation between blocks and around the turns)."""
+
+    system: int
+    tools: int
+    unseen_head: int
+    messages: tuple[tuple[Message, int], ...]  # each view message with the tokens of its blocks, in view order
+    framing: int
+
+    @property
+    def total(self) -> int:
+        return self.system + self.tools + self.unseen_head + self.framing + sum(n for _, n in self.messages)
+
+
+class Measure:
+    """A session's requests under one policy: compiled, counted, scaled and checked against one ceiling."""
+
+    def __init__(self, session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
+                 counter: Counter | None = None, threads: int | None = None,
+                 resolution: Resolution | None = None) -> None:
+        self.session = session
+        self.policy = policy or Policy()
+        self.model = self.policy.model or session.model
+        self.per_call = per_call
+        self.resolution = resolution or resolve_ceiling(self.policy, self.model, per_call)
+        self.counter = counter or Counter(threads)
+        self.tools = session_tools(session)
+        self._trace: TraceReport | None = None
+        self._requests: list[Request] | None = None
+        self._last: tuple[list[Message], tuple, Measurement] | None = None
+        self._heads: dict[str, tuple[int, int]] = {}  # head text -> (tools tokens, system tokens)
+
+    def over(self, session: Session) -> Measure:
+        """The same policy, ceiling and counter over another session (a working copy, a branch): the fold's
+        preview and what-if measure their copies so, and the counter's memo is shared."""
+        return Measure(session, self.policy, per_call=self.per_call, counter=self.counter, resolution=self.resolution)
+
+    # -- the policy's rules, in tokens --------------------------------------------------------------
+    @property
+    def ceiling(self) -> int | None:
+        return self.resolution.ceiling
+
+    @property
+    def line_tokens(self) -> float | None:
+        return None if self.ceiling is None else self.policy.fold_at * self.ceiling
+
+    @property
+    def target_tokens(self) -> float | None:
+        return None if self.ceiling is None else self.policy.fold_target * self.ceiling
+
+    def fits_size(self, size: int) -> bool:
+        """Whether a request of this estimate would be sent (not refused): under the ceiling, or no ceiling."""
+        return not refused(size, self.ceiling)
+
+    # -- scale and unseen head ----------------------------------------------------------------------
+    @property
+    def scale(self) -> float:
+        """The scale in force for the next request: the session's kept scale, raised by measuring its trace."""
+        return stored_scale(self.session)
+
+    def scale_for(self, model: str | None = None) -> float:
+        """The scale a model's requests run at. Today one scale per session; a per-model scale goes here."""
+        return self.scale
+
+    @property
+    def unseen_head(self) -> int:
+        """The unseen head the next request carries: its latest stretch's (set on the session by calibrate)."""
+        return self.session.unseen_head
+
+    # -- any view -----------------------------------------------------------------------------------
+    def messages(self, view: Sequence[str]) -> list[Message]:
+        """A view of ids as the record's messages (ids the record lacks left out)."""
+        record = self.session.record
+        return [record.get(mid) for mid in view if mid in record]
+
+    def first_round(self, messages: Sequence[Message], *, decide: bool = True) -> IncludedRound | None:
+        """The included first round this view compiles with: the stored decision, else (with `decide`) the one
+        the request's own compile would make, without writing the session. The fold's estimates read the
+        stored decision only (`decide=False`): Amendment 4 lets only a request's compile make it."""
+        if not self.policy.caching:
+            return None
+        if not decide:
+            return included_round(read_decision(self.session))
+        return included_round(decide_first_round(self.session, self.policy, self.counter, view=messages, store=False))
+
+    def options(self, messages: Sequence[Message], *, decide: bool = True,
+                first_round: IncludedRound | None | str = "view") -> dict[str, Any]:
+        """The keyword arguments compile_request, make_plan and Counter take for this view under the policy."""
+        if first_round == "view":
+            first_round = self.first_round(messages, decide=decide)
+        return {"record": self.session.record, "policy": self.policy, "tools": self.tools, "first_round": first_round}
+
+    def payload(self, messages: Sequence[Message], **how: Any) -> dict[str, Any]:
+        """The compiled request: deterministic bytes in the Anthropic Messages shape."""
+        return compile_request(messages, **self.options(messages, **how))
+
+    def measurement(self, messages: Sequence[Message], **how: Any) -> Measurement:
+        """The counter's measurement of the compiled view (the last one is kept: a caller asking twice pays once)."""
+        options = self.options(messages, **how)
+        key = (options["first_round"],)
+        last = self._last
+        if (last is not None and last[1] == key and len(last[0]) == len(messages)
+                and all(map(operator.is_, last[0], messages))):
+            return last[2]
+        m = self.counter.measure(messages, **options)
+        self._last = (list(messages), key, m)
+        return m
+
+    def count(self, messages: Sequence[Message], **how: Any) -> int:
+        """The exact o200k_base count of the compiled view, without the unseen head."""
+        return self.measurement(messages, **how).counted
+
+    def counted(self, messages: Sequence[Message], *, head: int | None = None, **how: Any) -> int:
+        """The count with the unseen head (default: the next request's)."""
+        return self.count(messages, **how) + (self.unseen_head if head is None else head)
+
+    def estimate(self, messages: Sequence[Message], *, scale: float | None = None, head: int | None = None,
+                 **how: Any) -> int:
+        """The estimate: the count with the unseen head, times the scale (default: the one in force)."""
+        return estimate(self.counted(messages, head=head, **how), self.scale if scale is None else scale)
+
+    def fits(self, messages: Sequence[Message], **how: Any) -> bool:
+        """The ceiling's admission check for a view: its request would not be refused."""
+        return self.fits_size(self.estimate(messages, **how))
+
+    def refusal(self, messages: Sequence[Message], **how: Any) -> Refusal | None:
+        """A Refusal with the three largest parts when the view's request is at or past the ceiling."""
+        m = self.measurement(messages, **how)
+        return refusal_for(m, self.ceiling, self.scale, self.session.record, None, self.unseen_head)
+
+    def parts(self, messages: Sequence[Message], *, head: int | None = None, **how: Any) -> Composition:
+        """The view's count cut into parts that add up to `counted(messages)` exactly."""
+        m = self.measurement(messages, **how)
+        laid = m.laid
+        head_text = laid.head[1]
+        tools_n, system_n = self._head_split(head_text)
+        bodies = self.counter.body_tokens(m)
+        by_message: dict[int, int] = {}
+        order: list[Message] = []
+        for part, body in zip(m.parts[1:], bodies):
+            message = part.message
+            assert message is not None  # only the head (part 0) has no message
+            if id(message) not in by_message:
+                by_message[id(message)] = 0
+                order.append(message)
+            by_message[id(message)] += body
+        listed = tuple((message, by_message[id(message)]) for message in order)
+        framing = m.counted - tools_n - system_n - sum(bodies)
+        return Composition(system_n, tools_n, self.unseen_head if head is None else head, listed, framing)
+
+    def _head_split(self, head: str) -> tuple[int, int]:
+        """(tools, system) tokens of the head `{"tools":[...],"system":[...],"`: each piece ends in `,"`, a boundary
+        of o200k's pre-tokenizer (core.request.count), so the two add up to the head's own count; `{"` alone
+        (no tools, no system) is framing."""
+        found = self._heads.get(head)
+        if found is None:
+            cut = head.rfind(',"system":[') + 2 if head.startswith('{"tools":') else 0
+            if cut < 2:  # no system blocks after the tools: the head is the tools alone, or the system alone
+                cut = len(head) if head.startswith('{"tools":') else 0
+            tools_text, system_text = head[:cut], head[cut:]
+            count = tokens.count_text
+            found = (count(tools_text) if tools_text else 0,
+                     count(system_text) if system_text.startswith(('{"system"', 'system"')) else 0)
+            self._heads[head] = found
+        return found
+
+    def marks(self, messages: Sequence[Message], **how: Any) -> tuple[MarkPosition, ...]:
+        """Where the compiled request carries its cache marks (none while caching is off)."""
+        if not self.policy.caching:
+            return ()
+        return make_plan(messages, **self.options(messages, **how)).marks
+
+    def compiled(self, messages: Sequence[Message], **how: Any) -> Compiled:
+        """The view compiled as core.request.prefix compares requests (marks set aside)."""
+        return compile_for_prefix(messages, **self.options(messages, **how))
+
+    def divergence(self, before: Sequence[Message], after: Sequence[Message]) -> tuple[Divergence, int]:
+        """(where `after` departs from `before`, and why; the bytes of `before` compared)."""
+        a = self.compiled(before)
+        return divergence(a, self.compiled(after), self.session.record), len(a.data)
+
+    # -- recorded requests --------------------------------------------------------------------------
+    def calibrate(self, *, prefix: bool = True) -> TraceReport:
+        """Measure every recorded request once (core.request.trace.measure_trace) and keep the scale it calibrated
+        and the latest stretch's unseen head with the session, for the next request; later calls reuse it."""
+        if self._trace is None or (prefix and not self._trace.prefix):
+            report = measure_trace(self.session, self.policy, per_call=self.per_call, counter=self.counter,
+                                   prefix=prefix)
+            self.session.scale = max(self.session.scale, report.scale, 1.0)
+            self.session.unseen_head = report.unseen_head
+            self._trace = report
+        return self._trace
+
+    @property
+    def trace(self) -> TraceReport:
+        return self.calibrate()
+
+    def request(self, k: int) -> RequestRow:
+        """Recorded request k as measured: count, scale it ran at, estimate, reported input, refusal."""
+        return self.trace.rows[k]
+
+    @property
+    def requests(self) -> list[Request]:
+        """The session's recorded requests (core.request.trace.build_trace)."""
+        if self._requests is None:
+            self._requests = build_trace(self.session)
+        return self._requests
+
+    def request_messages(self, k: int) -> list[Message]:
+        """Recorded request k's view as messages."""
+        return self.messages(self.requests[k].view)
+
+    def _request_how(self, k: int) -> dict[str, Any]:
+        return {"first_round": self.request(k).first_round}
+
+    def headline(self, k: int) -> int:
+        """The size recorded request k is shown with everywhere. Today its estimate under the policy; predicted
+        input (the best forecast of its reported input) takes this place."""
+        return self.request(k).estimate
+
+    def request_payload(self, k: int) -> dict[str, Any]:
+        return self.payload(self.request_messages(k), **self._request_how(k))
+
+    def request_parts(self, k: int) -> Composition:
+        """Request k's count in parts, its own stretch's unseen head among them; they add up to its `counted`."""
+        return self.parts(self.request_messages(k), head=self.request(k).unseen_head, **self._request_how(k))
+
+    def request_marks(self, k: int) -> tuple[MarkPosition, ...]:
+        return self.marks(self.request_messages(k), **self._request_how(k))
+
+    def request_divergence(self, k: int) -> tuple[Divergence, int] | None:
+        """Where request k departs from request k-1 (None for the first request)."""
+        if k < 1:
+            return None
+        a = self.compiled(self.request_messages(k - 1), **self._request_how(k - 1))
+        b = self.compiled(self.request_messages(k), **self._request_how(k))
+        return divergence(a, b, self.session.record), len(a.data)
+
+    def recorded_views(self) -> list[tuple[Message, ...]]:
+        """Every recorded request's view as messages, in order."""
+        return list(trace_views(self.session.record, self.requests))

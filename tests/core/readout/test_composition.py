@@ -1,0 +1,115 @@
+"""A request's composition: its categories add up to the count the trace measured, in every format, with marks or without."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.cli.main import main
+from foldscope.core.formats import load_session
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import Session
+from foldscope.core.readout.composition import RESULTS, request_composition
+from foldscope.core.request.count import Counter
+from foldscope.core.request.trace import measure_trace
+from tests.core.live_sessions import append, assistant, result, user
+
+
+def _files(corpus: Path) -> list[Path]:
+    files = [sorted((corpus / name).glob(pattern))[:3] for name, pattern in
+             (("claude_code", "*.jsonl"), ("codex", "*.jsonl"), ("pi", "*.jsonl"), ("lionagi", "*branch*.json"))]
+    assert all(files)
+    return [f for group in files for f in group]
+
+
+def _compositions(session: Session, policy: Policy):
+    counter = Counter()
+    report = measure_trace(session, policy, counter=counter)
+    for row in report.rows:
+        yield row, request_composition(session, policy, row.index, scale=row.scale, counted=row.counted, counter=counter)
+
+
+@pytest.mark.parametrize("caching", [False, True])
+def test_the_parts_of_every_request_add_up_to_the_count_the_trace_measured(corpus_dev, caching):
+    for path in _files(corpus_dev):
+        session = load_session(path)
+        policy = Policy(prompt_caching=caching, max_input_tokens=200_000 if caching else None)
+        for row, composition in _compositions(session, policy):
+            assert sum(c.tokens for c in composition.parts) == composition.size == row.counted, (path.name, row.index)
+            assert sum(g.tokens for g in composition.groups) == row.counted, (path.name, row.index)
+            assert composition.estimate == row.estimate, (path.name, row.index)
+
+
+def test_the_unseen_head_is_a_part_where_the_file_holds_no_system_prompt(corpus_dev):
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    report = measure_trace(session, Policy())
+    row = report.rows[-1]
+    composition = request_composition(session, Policy(), row.index, scale=row.scale, counted=row.counted)
+    parts = {c.name: c.tokens for c in composition.parts}
+    assert parts["unseen head"] == composition.unseen_head > 0
+    # The unseen head is what the provider reported past the count of the file's messages, never more.
+    assert composition.size <= row.reported_input
+
+
+def _reads(tmp_path: Path) -> Session:
+    """A file read three times (twice with the same content), a command run once: in the Claude Code shape."""
+    path = tmp_path / "reads.jsonl"
+    body = "def main():\n    return 1\n" * 200
+    lines = [user(0, "look at the app")]
+    for n, (call, name, args, output) in enumerate([
+        ("t1", "Read", {"file_path": "src/app.py"}, body),
+        ("t2", "Bash", {"command": "ls -la"}, "total 0\n"),
+        ("t3", "Read", {"file_path": "src/app.py"}, body),
+        ("t4", "Read", {"file_path": "src/app.py"}, body + "# changed\n"),
+    ], start=1):
+        lines += [assistant(n, f"step {n}", tool=(call, name, args)), result(n, call, output)]
+    lines += [assistant(9, "done")]
+    append(path, lines)
+    return load_session(path)
+
+
+def test_results_group_by_tool_and_path_and_the_repeats_say_what_they_cost(tmp_path):
+    session = _reads(tmp_path)
+    report = measure_trace(session, Policy())
+    row = report.rows[-1]
+    composition = request_composition(session, Policy(), row.index, scale=row.scale, counted=row.counted)
+    reads = [g for g in composition.groups if g.category == RESULTS and g.tool == "Read"]
+    assert [(g.target, g.times) for g in reads] == [("src/app.py", 3)]
+    assert composition.top(1)[0] is reads[0]  # the largest thing in the request
+    same = [r for r in composition.repeats if r.why == "same content" and r.label.startswith("results: Read")]
+    assert len(same) == 1 and same[0].times == 2
+    assert same[0].repeat_tokens * 2 == same[0].tokens  # carrying it once saves one of two equal copies
+    parts = {c.name: c.tokens for c in composition.parts}
+    assert parts[f"{RESULTS}: Read"] == reads[0].tokens
+
+
+def test_foldscope_composition_prints_the_same_parts(corpus_dev, capsys):
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    session = load_session(path)
+    report = measure_trace(session, Policy())
+    assert main(["composition", str(path), "--at-request", "5", "--top", "3", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    row = report.rows[5]
+    expected = request_composition(session, Policy(), 5, scale=row.scale, counted=row.counted).as_dict(3)
+    assert printed["parts"] == expected["parts"]
+    assert sum(p["tokens"] for p in printed["parts"]) == printed["size"] == row.counted
+    assert [g["tokens"] for g in printed["top"]] == sorted((g["tokens"] for g in printed["top"]), reverse=True)
+    assert len(printed["top"]) == 3
+
+
+def test_foldscope_composition_refuses_a_request_that_is_not_there(corpus_dev, capsys):
+    path = corpus_dev / "claude_code" / "short.jsonl"
+    assert main(["composition", str(path), "--at-request", "99"]) == 2
+    err = capsys.readouterr().err
+    assert "--at-request 99" in err and err.count("\n") == 1
+
+
+def test_the_text_output_carries_no_control_characters(tmp_path, capsys):
+    path = tmp_path / "hostile.jsonl"
+    append(path, [user(0, "hi"), assistant(1, "x", tool=("t1", "Bash", {"command": "echo \x1b[31mred\x07"})),
+                  result(1, "t1", "red"), assistant(2, "done")])
+    assert main(["composition", str(path), "--at-request", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b[31mred" in out
