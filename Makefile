@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # mypy resolves foldscope.* through a link named foldscope to the project's root (the root is the package).
 TYPEPATH := $(VENV)/typecheck
 
-.PHONY: run test check bench clean
+.PHONY: run test check bench soak mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ check: $(STAMP)
 
 test: check
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+
+# The random action sequences (tests/core/actions/test_action_sequences.py) at length: hypothesis profile soak.
+soak: $(STAMP)
+	FOLDSCOPE_HYPOTHESIS=soak QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/core/actions/test_action_sequences.py
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done

@@ -136,10 +136,13 @@ class SaveController(QObject):
     def write(self, path: str) -> bool:
         from foldscope.app.window import error_dialog
         from foldscope.core.formats.lionagi_write import write_session
+        from foldscope.core.model.launch import read_launch_policy, to_save
 
         doc = self.editor.document
         try:
-            write_session(doc.session, path)
+            # the launch record and startup fields of the policy the session is measured under (Amendment 3)
+            policy = doc.policy if doc.policy is not None else read_launch_policy(doc.session)
+            write_session(to_save(doc.session, policy), path)
         except (OSError, ValueError) as exc:
             error_dialog(self.window, "Cannot save session", f"{path}: {exc}")
             return False

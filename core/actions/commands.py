@@ -261,6 +261,11 @@ class Expand(Command):
                     continue
                 standing.add(original)
             back.append(m)
+        for m in list(back):  # a call comes back with its result, wherever a later fold put it, as restore does
+            result = m.content.get("action_response_id") if m.kind == "action_request" else None
+            if isinstance(result, str) and result in record and result not in standing and result not in present:
+                standing.add(result)
+                back.append(record.get(result))
         view = insert_chronologically(view, back, session)
         session.set_view(m.id for m in view)
         self.result = {"success": True, "restored": len(back), "verified": verified}

@@ -78,6 +78,7 @@ def run_fold(args) -> dict[str, Any]:
     from foldscope.core.cli.requests import policy_from_args
     from foldscope.core.fold.fold import Fold, FoldSettings
     from foldscope.core.fold.history import decide_from_trace, session_at_request
+    from foldscope.core.model.policy import ceiling_from_text
     from foldscope.core.request.count import Counter
     from foldscope.core.request.trace import build_trace, measure_trace
 
@@ -122,6 +123,12 @@ def run_fold(args) -> dict[str, Any]:
         "view": [_row(target, mid) for mid in target.view],
     }
     if args.apply:
+        from foldscope.core.model.launch import store_launch_policy, write_startup_fields
+
+        # the written file was folded under this policy: keep it as its launch record and say so in the
+        # manifest's startup fields (Amendment 3), beside the first-round decision made under it
+        store_launch_policy(target, policy)
+        write_startup_fields(target, policy, ceiling_from_text(getattr(args, "per_call", None)))
         result["output"] = _write(target, args)
     return result
 

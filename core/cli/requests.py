@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from foldscope.core.model.policy import KEYS, Policy, ceiling_from_text
+from foldscope.core.model.policy import Policy, ceiling_from_text
 from foldscope.core.model.session import Session
 
 
@@ -35,12 +36,17 @@ def launch_policy(session: Session) -> Policy:
 
 
 def policy_from_args(args, session: Session | None = None) -> Policy:
-    """The launch record's policy, then the profile's keys, then the flags: each later one overrides."""
+    """The launch record's policy, or a profile in its place, then the flags: each later one overrides.
+
+    A profile replaces the stored policy (Amendment 3: a resume with a profile uses that profile's settings,
+    including their unset values), so a bound or fold pair the profile leaves out is removed, not kept;
+    prompt_caching alone survives when the profile leaves it out (absence never erases a stored option;
+    disabling it needs an explicit false)."""
     base = launch_policy(session) if session is not None else Policy()
     if getattr(args, "profile", None):
         profile = Policy.from_yaml(args.profile)
-        changes = {k: getattr(profile, k) for k in KEYS}
-        base = base.with_values(profile.source, **changes)
+        caching = base.prompt_caching if profile.prompt_caching is None else profile.prompt_caching
+        base = replace(profile, prompt_caching=caching, model=profile.model or base.model)
     return Policy.from_flags(
         base, ceiling=args.ceiling, fold_at=args.fold_at, target=args.target,
         result_max=args.result_max, caching=args.caching, model=args.model,
