@@ -32,6 +32,11 @@ test: check
 soak: $(STAMP)
 	FOLDSCOPE_HYPOTHESIS=soak QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/core/actions/test_action_sequences.py
 
+# One listed rule change at a time over the fold core, its tests run on each: the kill rate and the survivors
+# (tools/mutate.py; slow, so never part of `make test`; docs/testing.md records the last rate).
+mutate: $(STAMP)
+	$(BIN)/python tools/mutate.py
+
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done
 

@@ -12,7 +12,7 @@ from foldscope.core.model.session import FullRecord, Session
 from foldscope.core.replay.lab import Measure, policy_for, run_strategy
 from foldscope.core.replay.strategies import Settings
 from foldscope.core.request.first_round import find_round
-from foldscope.core.request.trace import stored_scale
+from foldscope.core.request.scale import stored_scale
 
 # (file under the dev corpus, ceiling): a Claude Code session whose reported input carries a 27,657-token unseen
 # head (the fold under replay once ignored it, and ran 14 requests past 60,000), and a pi excerpt with one
