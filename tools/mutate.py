@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the mutant list: each edit reads best as one line of exact source text)
 """`make mutate`: apply one listed rule change at a time to the fold core and run its tests; print the kill rate.
 
 Each mutant is one exact edit of a rule ADR-0130 states (a boundary, a constant, a stage's order, a keep set,
