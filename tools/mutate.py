@@ -154,7 +154,8 @@ def copy_project(into: Path) -> Path:
 def run_tests(project: Path, python: str, timeout: int) -> tuple[bool, str]:
     """True when every test passes in the copy (the mutant survives)."""
     env = {**os.environ, **ENV, "PYTHONPATH": str(project.parent)}
-    cmd = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *TESTS]
+    cmd = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:pytest-qt",
+           "-W", "ignore::pytest.PytestConfigWarning", *TESTS]
     try:
         done = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -1,0 +1,189 @@
+"""ADR-0130's rules one by one, each test named after the statement it proves, with the spec's own numbers.
+
+Sizes are exact where the rule is arithmetic: a count that is the sum of fixed sizes per message id.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from foldscope.core.fold.clip import build_copy, cut_text, recovery_text
+from foldscope.core.fold.cuts import eligible_bodies
+from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import Message
+from foldscope.core.request.bodies import bodies_of, marker
+from foldscope.core.request.envelope import minimal_yaml
+from foldscope.core.request.scale import calibrated
+from tests.core.fold_sessions import Build, text_of
+
+
+def sized(sizes: dict[str, int], note: int = 0):
+    return lambda ms: sum(sizes.get(m.id, note) for m in ms)
+
+
+def rounds(n: int = 6, size: int = 100, chars: int = 200):
+    """System, task, then n delivered rounds of answer, call, result; every message weighs `size`."""
+    b = Build()
+    b.system(), b.task()
+    for k in range(n):
+        b.answer(f"round {k}")
+        b.round([text_of(chars, k)])
+    session = b.session(delivered=[m.id for m in b.messages])
+    return session, {m.id: size for m in b.messages}
+
+
+def result(output, mid: str = "r", index: int = 0) -> Message:
+    return Message(mid, "action_response", float(index), {"function": "reader", "arguments": {}, "output": output})
+
+
+# -- D4 / Amendment 2: the floor view ----------------------------------------------------------------------
+
+def test_amendment_2_the_floor_view_is_the_head_the_task_undelivered_messages_and_the_tail_of_two():
+    session, sizes = rounds()  # 20 messages of 100: 2,000
+    run = Fold(session, FoldSettings(1_000), count=sized(sizes)).run()
+    assert run.floor_estimate == 400  # system, task and the last two messages; nothing undelivered
+
+
+def test_amendment_2_an_undelivered_result_and_its_call_join_the_floor_view():
+    session, sizes = rounds()
+    delivered = session.branch_metadata["delivered"]
+    session.branch_metadata["delivered"] = [i for i in delivered if i not in ("m4", "m3")]  # round 0's call, result
+    run = Fold(session, FoldSettings(1_000), count=sized(sizes)).run()
+    assert run.floor_estimate == 600
+
+
+# -- Amendment 2: clip bodies -------------------------------------------------------------------------------
+
+def test_amendment_2_the_clip_floor_is_1024_characters():
+    b = Build()
+    b.system(), b.task(), b.answer("reading")
+    b.round([text_of(1_024, 1), text_of(1_025, 2)])
+    session = b.session(delivered=[m.id for m in b.messages])
+    items = eligible_bodies(session.view_messages(), session.record, set(), 0, None)
+    assert [(i.slot.original.id, i.floor) for i in items] == [("m6", 1_024)]  # 1,024 stays whole, 1,025 may be cut
+
+
+def test_amendment_2_a_cut_keeps_head_and_tail_of_the_original_three_to_one():
+    body = bodies_of(result("a" * 5_000 + "b" * 5_000))[0]
+    shown = cut_text(body, 400, 7)
+    assert shown.startswith("a" * 300) and not shown.startswith("a" * 301)
+    assert shown.endswith("b" * 100) and not shown.endswith("b" * 101)
+
+
+def test_amendment_2_success_and_error_fields_are_never_cut_whatever_their_length():
+    long = text_of(6_000, 3)
+    original = result({"success": long, "error": long, "output": long})
+    assert [b.key for b in bodies_of(original)] == ["output"]
+    copy = build_copy(original, 0, {"output": 1_024, "success": 1_024, "error": 1_024})
+    assert copy.content["output"]["success"] == long and copy.content["output"]["error"] == long
+    assert len(copy.content["output"]["output"]) < len(long)
+
+
+def test_amendment_2_a_value_json_refuses_is_not_a_body_and_stays_whole():
+    import datetime
+
+    original = result({"when": datetime.date(2026, 10, 23), "data": text_of(5_000, 1), "tags": {"a", "b"}})
+    assert [b.key for b in bodies_of(original)] == ["data"]
+
+
+def test_amendment_2_bodies_are_taken_largest_first_and_ties_go_to_the_oldest():
+    b = Build()
+    b.system(), b.task(), b.answer("reading")
+    b.round([text_of(3_000, 1), text_of(5_000, 2), text_of(3_000, 3)])  # results m6, m7, m8
+    session = b.session(delivered=[m.id for m in b.messages])
+    items = eligible_bodies(session.view_messages(), session.record, set(), 0, None)
+    assert [i.slot.original.id for i in items] == ["m7", "m6", "m8"]
+
+
+def test_amendment_2_a_copy_is_clipped_again_from_what_it_keeps_and_always_cut_from_the_original():
+    b = Build()
+    b.system(), b.task(), b.answer("reading")
+    (call, original), = b.round([text_of(10_000, 1)])
+    session = b.session(delivered=[m.id for m in b.messages])
+    copy = build_copy(original, session.record.index_of(original.id), {None: 3_000})
+    session.record.append(copy)
+    session.set_view([copy.id if i == original.id else i for i in session.view])
+    items = eligible_bodies(session.view_messages(), session.record, set(), 0, None)
+    assert [(i.slot.original.id, i.current) for i in items] == [(original.id, 3_000)]
+    again = build_copy(original, 4, {None: 2_000})
+    assert again.clipped_from == original.id and again.content["output"].startswith(original.content["output"][:1_500])
+
+
+def test_amendment_3_the_markers_first_read_is_capped_by_the_omitted_length_and_16000():
+    assert "offset=100, limit=50)" in marker(5, 100, 150)
+    long = marker(5, 0, 40_000)
+    assert "limit=16000)" in long and "until offset 40000" in long
+    assert "limit=16000)" in marker(5, 0, 16_000) and "next_offset" not in marker(5, 0, 16_000)
+
+
+def test_amendment_2_the_recovery_text_keeps_mapping_labels_so_marker_offsets_address_the_original():
+    original = result({"path": "a.py", "output": "x" * 3_000})
+    text = recovery_text(original)
+    body = next(b for b in bodies_of(original) if b.key == "output")
+    assert text[body.offset:body.offset + len(body.text)] == body.text
+
+
+# -- Amendment 1: the scale ---------------------------------------------------------------------------------
+
+def test_amendment_1_the_scale_moves_only_from_4000_counted_tokens_and_never_falls():
+    assert calibrated(1.0, 3_999, 40_000) == 1.0
+    assert calibrated(1.0, 4_000, 8_000) == 2.0
+    assert calibrated(1.5, 4_000, 4_000) == 1.5
+
+
+# -- Amendment 4: the reset -------------------------------------------------------------------------------
+
+def caching_rounds(note_size: int):
+    """A cached session under a ceiling of 1,000: the first round, two delivered notes of `note_size` tokens
+    together, then rounds of 100 each; the line is crossed."""
+    b = Build()
+    b.system(), b.task()
+    b.answer("first answer")
+    for k in range(2):
+        b.add("note", {"assistant_response": f"note {k}"}, {"context_first_index": 3 + k})
+    for k in range(3):
+        b.answer(f"round {k}")
+        b.round([text_of(200, k)])
+    session = b.session(delivered=[m.id for m in b.messages])
+    sizes = {m.id: 100 for m in b.messages}
+    sizes["m0"], sizes["m1"], sizes["m2"] = 100, 10, 10
+    sizes["m3"], sizes["m4"] = note_size // 2, note_size - note_size // 2
+    policy = Policy(max_input_tokens=1_000, prompt_caching=True)
+    return session, sizes, policy
+
+
+def test_amendment_4_notes_above_15_percent_of_the_ceiling_run_the_reset_first_and_alone():
+    session, sizes, policy = caching_rounds(151)
+    run = Fold(session, FoldSettings(1_000), count=sized(sizes, note=20), policy=policy).run()
+    assert [r["stage"] for r in run.records] == ["reset"]
+
+
+def test_amendment_4_notes_at_15_percent_of_the_ceiling_do_not_run_the_reset_first():
+    session, sizes, policy = caching_rounds(150)
+    run = Fold(session, FoldSettings(1_000), count=sized(sizes, note=20), policy=policy).run()
+    assert run.records and run.records[0]["stage"] == "tool_io"
+
+
+def test_amendment_4_the_reset_keeps_the_first_round_and_folds_the_earlier_notes():
+    session, sizes, policy = caching_rounds(300)
+    fold = Fold(session, FoldSettings(1_000), count=sized(sizes, note=20), policy=policy)
+    run = fold.run()
+    assert run.records[0]["stage"] == "reset" and run.records[0]["outcome"] == "landed"
+    assert session.view[:3] == ["m0", "m1", "m2"]  # the system, the task and its answer: the first round
+    assert "m3" not in session.view and "m4" not in session.view
+
+
+def test_amendment_4_without_caching_there_is_no_reset():
+    session, sizes, _ = caching_rounds(300)
+    run = Fold(session, FoldSettings(1_000), count=sized(sizes, note=20), policy=Policy(max_input_tokens=1_000)).run()
+    assert "reset" not in [r["stage"] for r in run.records]
+
+
+# -- the result envelope's YAML -------------------------------------------------------------------------------
+
+def test_amendment_4_yaml_words_a_reader_turns_into_booleans_are_quoted():
+    for word in ("yes", "no", "on", "off", "y", "n", "true", "null", "Yes", "NO"):
+        text = minimal_yaml({"answer": word, word: 1})
+        assert f'"{word}"' in text
+        assert yaml.safe_load(text) == {"answer": word, word: 1}
