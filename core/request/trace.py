@@ -10,7 +10,7 @@ from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
-from foldscope.core.request.first_round import decide_first_round, included_round
+from foldscope.core.request.first_round import decide_first_round, frontier, included_round
 from foldscope.core.request.prefix import Divergence, PrefixMeter
 from foldscope.core.request.scale import calibrated, keep_scale
 
@@ -183,13 +183,19 @@ def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iter
     return [first_round for _, first_round in rounds_of(session, policy, counter, views)]
 
 
-def rounds_of(session: Session, policy: Policy, counter: Counter,
-              views: Iterable[Sequence[Message]]) -> Iterator[tuple[Sequence[Message], Any]]:
-    """Each view with its included first round, as first_rounds decides them, one view at a time."""
+def rounds_of(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]],
+              frontiers: list[str | None] | None = None) -> Iterator[tuple[Sequence[Message], Any]]:
+    """Each view with its included first round, as first_rounds decides them, one view at a time. With a
+    `frontiers` list, each request after the decision appends whether it compiles the round as decided
+    ("same") or not ("changed": Amendment 4's frontier, a cache miss; the round is not decided again)."""
     decision = None
     for messages in views:
+        decided_here = False
         if policy.caching and decision is None:
             decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
+            decided_here = decision is not None
+        if frontiers is not None:
+            frontiers.append(None if decided_here else frontier(session, policy, decision, list(messages)))
         yield messages, included_round(decision)
 
 
@@ -235,7 +241,8 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     counts: list[Measurement] = []
     parted: list[Divergence | None] = []
     rounds: list[IncludedRound | None] = []
-    for request, (messages, first_round) in zip(trace, rounds_of(session, policy, counter, trace_views(rec, trace))):
+    frontiers: list[str | None] = []
+    for request, (messages, first_round) in zip(trace, rounds_of(session, policy, counter, trace_views(rec, trace), frontiers)):
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))
         rounds.append(first_round)
@@ -259,6 +266,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
             "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
             "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,
             "unseen_head": heads[k], "reported_input": reported, "action": action,
+            **({"frontier": frontiers[k]} if frontiers[k] else {}),
         })
         scale = calibrated(scale, counted, reported)
     report.unseen_head = head

@@ -187,3 +187,29 @@ def test_amendment_4_yaml_words_a_reader_turns_into_booleans_are_quoted():
         text = minimal_yaml({"answer": word, word: 1})
         assert f'"{word}"' in text
         assert yaml.safe_load(text) == {"answer": word, word: 1}
+
+
+class ScaleRaising:
+    """A summary request whose reported input raised the scale to `scale` (the model call's usage)."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def summarise(self, source, calls):
+        from foldscope.core.fold.summarise import Summary
+
+        return Summary("brief", "model", {"input_tokens": 10, "output_tokens": 5}, self.scale, False)
+
+
+def test_amendment_2_a_pass_is_measured_before_and_after_at_the_scale_in_force_after_the_summary():
+    # 20 messages of 100 and notes of 600: the tool_io passes leave 1,400 at scale 1.0; the all pass (tail two,
+    # the floor being over the target) asks a summary whose request raises the scale to 2.0, then measures
+    # before at 2.0 (2,800) and after (400 + 600 at 2.0: 2,000): it lands. Measured at the old scale, the
+    # before would be 1,400 and the pass would wrongly roll back.
+    session, sizes = rounds()
+    fold = Fold(session, FoldSettings(2_000, 0.8, 0.1), count=sized(sizes, note=600), summariser=ScaleRaising(2.0))
+    run = fold.run()
+    (first_all,) = [r for r in run.records if r["stage"] == "all"][:1]
+    # before, at scale 2.0: the view as the tool_io passes left it; after: a smaller view with a 600 note
+    assert first_all["input_scale"] == 2.0
+    assert first_all["estimate_before"] > first_all["estimate_after"] and first_all["outcome"] == "landed"

@@ -159,3 +159,27 @@ def test_the_manifests_three_startup_fields_say_what_this_invocation_runs_with()
     assert startup_fields(session, Policy(max_input_tokens="none")) == {
         "prompt_caching": False, "tool_result_max_chars": None, "context_fold": None}
     assert included_round(None) is None
+
+
+def test_amendment_4_a_later_request_compiling_the_round_differently_records_frontier_changed():
+    from foldscope.core.fold.clip import build_copy
+    from foldscope.core.model.session import Request
+    from foldscope.core.request.trace import measure_trace
+    from tests.core.fold_sessions import Build, text_of
+
+    b = Build()
+    b.system(), b.task()
+    b.answer("reading the first file")
+    (_, first), = b.round([text_of(3_000, 1)])  # the first round: task, answer, call, result
+    answers = [b.answer(f"round {k}") for k in range(3)]
+    session = b.session()
+    copy = build_copy(first, session.record.index_of(first.id), {None: 1_024})
+    session.record.append(copy)
+    ids = [m.id for m in b.messages]
+    views = [ids[: ids.index(a.id)] for a in answers]
+    views[2] = [copy.id if i == first.id else i for i in views[2]]  # the model's own clip: the round compiles otherwise
+    session.trace = [Request(k, tuple(v), answers[k].id, None, float(k)) for k, v in enumerate(views)]
+    report = measure_trace(session, Policy(max_input_tokens=200_000, prompt_caching=True), prefix=False)
+    frontiers = [d.get("frontier") for d in report.decisions[1:]]
+    assert frontiers == [None, "same", "changed"]
+    assert report.decisions[1].get("frontier") is None  # the request that decides records none
