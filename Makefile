@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # mypy resolves foldscope.* through a link named foldscope to the project's root (the root is the package).
 TYPEPATH := $(VENV)/typecheck
 
-.PHONY: run test check bench soak mutate clean
+.PHONY: run test check bench soak mutate screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ soak: $(STAMP)
 # (tools/mutate.py; slow, so never part of `make test`; docs/testing.md records the last rate).
 mutate: $(STAMP)
 	$(BIN)/python tools/mutate.py
+
+# The README's screenshots from the code as it is (needs ../shared for the real sessions they show).
+screenshots: $(STAMP)
+	for f in docs/screenshots/make_*.py; do QT_QPA_PLATFORM=offscreen $(BIN)/python $$f || exit 1; done
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done
