@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/core/fold", "tests/core/request/test_first_round.py", "tests/core/request/test_projection.py",
          "tests/core/request/test_trace.py", "tests/core/actions/test_commands.py", "tests/core/cli/test_fold.py",
          "tests/core/cli/test_fold_saves.py", "tests/core/cli/test_basic.py", "tests/core/replay/test_adr_is_the_fold.py",
-         "tests/core/replay/test_strategies.py", "tests/core/actions/test_action_sequences.py"]
+         "tests/core/replay/test_strategies.py", "tests/core/replay/test_what_if.py",
+         "tests/core/actions/test_action_sequences.py"]
 # the random action sequences run too, but at a short length (their profile), so each mutant costs seconds
 ENV = {"FOLDSCOPE_HYPOTHESIS": "ci", "QT_QPA_PLATFORM": "offscreen", "FOLDSCOPE_BLOCK_QT": "1"}
 
@@ -137,7 +138,30 @@ MUTANTS = [
     Mutant("Amendment 4: decided without a ceiling", FR, "    if ceiling is None:\n        return None  # no fold", "    if ceiling is None:\n        ceiling = 10**9  # no fold"),
     Mutant("Amendment 4: a clone missing a member keeps the decision", FR, "    if not all(m in ids for m in decision[\"members\"]):\n        del cache[\"protected\"]\n        return",
            "    if False:\n        return"),
+    # -- the fixes of issue 14 and the places the fold's promises are kept outside core/fold
+    Mutant("Amendment 4: YAML yes/no written plain", "core/request/envelope.py", '_WORDS = {"y", "n", "yes", "no", "on", "off",', '_WORDS = {"on", "off",'),
+    Mutant("Amendment 2: the all stage's tail", FS, "    end = len(view) - tail\n    chosen = [m.id for m in view[start: max(end, 0)] if m.id not in facts.keep]",
+           "    end = len(view) - tail + 1\n    chosen = [m.id for m in view[start: max(end, 0)] if m.id not in facts.keep]"),
+    Mutant("Amendment 4: the reset's tail of two", F, '_fold_pass(state, run, "reset", KEEP_TAILS[-1], reason)', '_fold_pass(state, run, "reset", KEEP_TAILS[0], reason)'),
+    Mutant("Amendment 4: a changed head is never compared", FR, '    same = round_hash(span, session, policy, decision.get("bound")) == decision["hash"]', "    same = True"),
+    Mutant("expand: a call back without its result", ACT, "            if isinstance(result, str) and result in record and result not in standing and result not in present:",
+           "            if False:"),
+    Mutant("what-if drops the source's compactions", "core/replay/what_if.py", "    gone = was.difference(now)", "    gone: set[str] = set()"),
+    Mutant("replay adr: a refusal not recorded", "core/replay/strategies.py", "refused=k in history.refusals", "refused=False"),
+    Mutant("replay adr: the fold without the unseen head", "core/replay/strategies.py", 'head=getattr(measure, "head", None))', "head=None)"),
+    Mutant("replay adr: caching not in the policy", "core/replay/lab.py", "prompt_caching=True if settings.caching else None", "prompt_caching=None"),
+    Mutant("Amendment 3: a profile merges into the launch record", "core/cli/requests.py",
+           "        base = replace(profile, prompt_caching=caching, model=profile.model or base.model)",
+           "        base = base.with_values(profile.source, **{k: getattr(profile, k) for k in ('max_input_tokens', 'context_fold_at', 'context_fold_target', 'tool_result_max_chars', 'prompt_caching')})"),
+    Mutant("Amendment 3: absent caching erases the stored option", "core/cli/requests.py",
+           "        caching = base.prompt_caching if profile.prompt_caching is None else profile.prompt_caching", "        caching = profile.prompt_caching"),
+    Mutant("save: a fold record hides the imported manifest", "core/formats/lionagi_write.py", "    return {**imported, **(session.manifest or {})}",
+           "    return session.manifest or imported"),
+    Mutant("Amendment 3: fold --apply writes no startup fields", "core/cli/fold.py",
+           "        write_startup_fields(target, policy, ceiling_from_text(getattr(args, \"per_call\", None)))\n", "\n"),
+    Mutant("Amendment 2: a copy counted as a tool result", "core/cli/basic.py", '"clipped_copy" if m.is_clipped_copy else m.kind for m in record', "m.kind for m in record"),
 ]
+
 
 
 def copy_project(into: Path) -> Path:
