@@ -84,3 +84,25 @@ def test_amendment_4_a_fold_under_caching_never_takes_the_pending_first_round():
     counter_fold = Fold(session, FoldSettings(ceiling), policy=policy)
     run = counter_fold.run()
     assert run.landed and members <= set(session.view)
+
+
+def test_amendment_4_a_refused_send_still_decides_the_first_round_and_the_decision_stands():
+    from foldscope.core.fold.history import replay_folds
+    from foldscope.core.request.first_round import read_decision
+
+    b = Build()
+    b.system(text_of(40_000, 9))  # every request carries it; the round's decision does not count it
+    b.task("Read one file.")
+    b.answer("Reading it.")
+    b.round([text_of(500, 1)])
+    b.answer("Done.")
+    b.task("And another.")
+    b.answer("Reading it.")
+    session = b.session()
+    ceiling = 8_000  # the system text alone is past it: every request is refused
+    policy = Policy(max_input_tokens=ceiling, prompt_caching=True)
+    replay = replay_folds(session, FoldSettings(ceiling), policy=policy, clock=lambda: 0.0)
+    assert set(replay.refusals) == {0, 1, 2}
+    decision = read_decision(replay.session)
+    assert decision is not None and decision["included"]  # decided in the compile of the refused request 1
+    assert decision["members"] == ["m1", "m2", "m3", "m4"]
