@@ -1,17 +1,22 @@
-"""Clipping a tool result by hand: a slider for the characters kept, showing the projected body and its tokens."""
+"""Every modal the app shows, in one place: tests replace these functions (never click a dialog), and each
+shows text from a session file as plain text, never as rich text or a link."""
 
 from __future__ import annotations
 
 from foldscope.app.qt import (
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QFontDatabase,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QSlider,
     QSpinBox,
     Qt,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -19,6 +24,112 @@ from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, build_copy, original
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
 from foldscope.core.request.tokens import count_text
+
+SESSION_FILTER = "Session files (*.json *.jsonl);;All files (*)"
+NATIVE_FILTER = "foldscope native session (*.json);;All files (*)"
+PROFILE_FILTER = "YAML profiles (*.yaml *.yml);;All files (*)"
+
+
+def message_box(parent: QWidget | None, icon: QMessageBox.Icon, title: str, text: str,
+                buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok) -> QMessageBox:
+    """A message box whose text is plain: a file name or a message id holding HTML shows as the characters it is."""
+    box = QMessageBox(icon, title, text, buttons, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return box
+
+
+# -- files ---------------------------------------------------------------------------------
+
+def open_session_path(parent: QWidget, start: str) -> str:
+    """The session file to open, or "" when cancelled."""
+    return QFileDialog.getOpenFileName(parent, "Open session", start, SESSION_FILTER)[0]
+
+
+def save_path_dialog(parent: QWidget, start: str) -> str:
+    """Where to save the session, or "" when cancelled."""
+    return QFileDialog.getSaveFileName(parent, "Save session as", start, NATIVE_FILTER)[0]
+
+
+def profile_dialog(parent: QWidget, saving: bool) -> str:
+    """The policy profile to save to or load, or "" when cancelled."""
+    if saving:
+        return QFileDialog.getSaveFileName(parent, "Save policy profile", "", PROFILE_FILTER)[0]
+    return QFileDialog.getOpenFileName(parent, "Load policy profile", "", PROFILE_FILTER)[0]
+
+
+# -- telling and asking --------------------------------------------------------------------
+
+def error_dialog(parent: QWidget, title: str, text: str) -> None:
+    """Something failed (a file that cannot be read or written): one line saying why."""
+    message_box(parent, QMessageBox.Icon.Critical, title, text).exec()
+
+
+def show_message(parent: QWidget, title: str, text: str) -> None:
+    """Why an action was refused or cannot start."""
+    message_box(parent, QMessageBox.Icon.Information, title, text).exec()
+
+
+def show_refusal(parent: QWidget, text: str) -> bool:
+    """A refused restore: the reason, and whether to read the omitted part with read_result instead."""
+    box = message_box(parent, QMessageBox.Icon.Warning, "Restore refused", text, QMessageBox.StandardButton.Close)
+    read = box.addButton("Read with read_result", QMessageBox.ButtonRole.AcceptRole)
+    box.exec()
+    return box.clickedButton() is read
+
+
+def ask_unsaved(parent: QWidget, name: str) -> str:
+    """"save", "discard" or "cancel" for a session with unsaved changes."""
+    buttons = QMessageBox.StandardButton
+    box = message_box(parent, QMessageBox.Icon.Question, "Unsaved changes",
+                      f"{name} has changes that are not saved. Save them first?",
+                      buttons.Save | buttons.Discard | buttons.Cancel)
+    box.setDefaultButton(buttons.Save)
+    return {buttons.Save: "save", buttons.Discard: "discard"}.get(buttons(box.exec()), "cancel")
+
+
+def ask_recover(parent: QWidget, name: str, when: str) -> bool:
+    """Whether to put back the working state autosave kept for this session."""
+    buttons = QMessageBox.StandardButton
+    box = message_box(parent, QMessageBox.Icon.Question, "Recover unsaved changes",
+                      f"{name} has changes from {when} that were never saved (foldscope closed before they were). "
+                      "Recover them?", buttons.Yes | buttons.No)
+    box.setDefaultButton(buttons.Yes)
+    return buttons(box.exec()) == buttons.Yes
+
+
+def ask_keep_last(parent: QWidget) -> int | None:
+    """How many of the newest tool results an eviction keeps, or None when cancelled."""
+    value, ok = QInputDialog.getInt(parent, "Evict old tool results", "Keep the newest results:", 5, 0, 10_000)
+    return value if ok else None
+
+
+def ask_span(parent: QWidget, first: int, last: int) -> tuple[int, int] | None:
+    """The full-record indices of a span to compact, or None when cancelled or unreadable."""
+    text, ok = QInputDialog.getText(parent, "Compact a span", "First and last index (e.g. 10-24):", text=f"{first}-{last}")
+    try:
+        a, b = (int(part) for part in text.replace("–", "-").split("-", 1))
+    except ValueError:
+        return None
+    return (a, b) if ok else None
+
+
+def show_peek(parent: QWidget, title: str, body: str) -> None:
+    """What a note replaced, in a window of its own (not modal: peek changes nothing); `body` is HTML the
+    caller escaped, shown without links."""
+    dialog = QDialog(parent)
+    dialog.setWindowTitle(title)
+    browser = QTextBrowser()
+    browser.setOpenLinks(False)
+    browser.setOpenExternalLinks(False)
+    browser.setHtml(body)
+    QVBoxLayout(dialog).addWidget(browser)
+    dialog.resize(720, 520)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.show()
+
+
+# -- clipping by hand ----------------------------------------------------------------------
 
 PREVIEW_CHARS = 20_000  # the projected body shown is cut here; its tokens are always counted whole
 
@@ -90,6 +201,6 @@ class ClipDialog(QDialog):
 
 
 def ask_clip_length(parent: QWidget, document: Document, index: int) -> int | None:
-    """The characters to keep, or None when cancelled; tests replace this function instead of the dialog."""
+    """The characters to keep, or None when cancelled."""
     dialog = ClipDialog(document, index, parent)
     return dialog.keep() if dialog.exec() == QDialog.DialogCode.Accepted else None

@@ -73,6 +73,7 @@ def run_gui(argv: list[str]) -> int:
 
 def screenshot(app, window, path: str, png: str) -> int:
     """Load FILE, render the window at a fixed size to PNG, and say how it went."""
+    from foldscope.app import dialogs
     from foldscope.app.qt import QEventLoop
     from foldscope.app.window import error_line
 
@@ -80,9 +81,7 @@ def screenshot(app, window, path: str, png: str) -> int:
     window.resize(*SCREENSHOT_SIZE)
     window.load_failed.connect(lambda line: outcome.setdefault("error", line))
     # Replace the modal dialog: a screenshot run must never wait for a click.
-    import foldscope.app.window as window_module
-
-    window_module.error_dialog = lambda parent, title, text: None
+    dialogs.error_dialog = lambda parent, title, text: None
     # A local loop, not app.exec()/quit(): in Qt 6 quit() closes every window before we can grab it.
     loop = QEventLoop()
     window.document_loaded.connect(loop.quit)
@@ -107,18 +106,3 @@ def screenshot(app, window, path: str, png: str) -> int:
     window.close()
     return 0
 
-
-def telling_message(doc) -> int | None:
-    """The message a screenshot selects: a clipped copy, else the newest note, else the largest message in view."""
-    if doc is None or doc.record_size == 0:
-        return None
-    from foldscope.core.readout.document import is_note
-
-    in_view = sorted(doc.view_position)
-    copies = [i for i in in_view if doc.message(i).is_clipped_copy]
-    notes = [i for i in in_view if is_note(doc.message(i))]
-    if copies:
-        return copies[0]
-    if notes:
-        return notes[-1]
-    return max(in_view or [0], key=lambda i: doc.tokens[i])

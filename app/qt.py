@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import (
+    QAbstractItemModel,
     QAbstractTableModel,
     QByteArray,
     QEvent,

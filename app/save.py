@@ -2,40 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
-from foldscope.app.qt import QEvent, QFileDialog, QMessageBox, QObject, QTimer, QWidget, Signal
-from foldscope.app.undo import SessionEditor
+from foldscope.app import dialogs
+from foldscope.app.qt import QEvent, QMainWindow, QObject, QTimer, Signal
+from foldscope.app.undo import SessionEditor, refresh_document
+from foldscope.core.formats.lionagi import message_from_dict
+from foldscope.core.formats.lionagi_write import message_dict, write_session
+from foldscope.core.model.launch import read_launch_policy, to_save
 from foldscope.core.model.session import Session
+from foldscope.core.store.library import Library
 
-NATIVE_FILTER = "foldscope native session (*.json);;All files (*)"
 AUTOSAVE_MS = 1500  # quiet time after an action before the working state is written to the library
 WORKING_STATE = "working_state"  # the library event kind autosave writes
-
-
-def save_path_dialog(parent: QWidget, start: str) -> str:
-    """Where to save; tests replace this function instead of the file dialog."""
-    return QFileDialog.getSaveFileName(parent, "Save session as", start, NATIVE_FILTER)[0]
-
-
-def ask_unsaved(parent: QWidget, name: str) -> str:
-    """"save", "discard" or "cancel" for a session with unsaved changes; tests replace this function."""
-    buttons = QMessageBox.StandardButton
-    answer = QMessageBox.question(
-        parent, "Unsaved changes", f"{name} has changes that are not saved. Save them first?",
-        buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
-    return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
-
-
-def ask_recover(parent: QWidget, name: str, when: str) -> bool:
-    """Whether to put back the working state autosave kept for this session; tests replace this function."""
-    buttons = QMessageBox.StandardButton
-    answer = QMessageBox.question(
-        parent, "Recover unsaved changes",
-        f"{name} has changes from {when} that were never saved (foldscope closed before they were). Recover them?",
-        buttons.Yes | buttons.No, buttons.Yes)
-    return answer == buttons.Yes
 
 
 def default_save_path(source: str) -> str:
@@ -47,8 +28,6 @@ def default_save_path(source: str) -> str:
 
 def working_state(session: Session, base_length: int) -> dict[str, Any]:
     """What autosave keeps: the messages appended since the import, the view, branch metadata, manifest, scale."""
-    from foldscope.core.formats.lionagi_write import message_dict
-
     return {"base_length": base_length,
             "added": [message_dict(session.record[i]) for i in range(base_length, len(session.record))],
             "view": list(session.view), "branch_metadata": session.branch_metadata,
@@ -57,10 +36,6 @@ def working_state(session: Session, base_length: int) -> dict[str, Any]:
 
 def recover(session: Session, state: dict[str, Any]) -> None:
     """Put a working state autosave kept back on the session as it was imported (its record at base_length)."""
-    import copy
-
-    from foldscope.core.formats.lionagi import message_from_dict
-
     if len(session.record) != state["base_length"]:
         raise ValueError(f"the working state starts at {state['base_length']} messages, the session has {len(session.record)}")
     for place, item in enumerate(state["added"]):
@@ -74,8 +49,6 @@ def recover(session: Session, state: dict[str, Any]) -> None:
 def latest_working_state(db: str | None, library_id: int, with_time: bool = False):
     """The newest working state autosave wrote for a library session, or None (also once it was saved or
     discarded: a cleared state is written then); `with_time` gives (state, when written) instead."""
-    from foldscope.core.store.library import Library
-
     with Library(db) as library:
         states = [e for e in library.events(library_id) if e["kind"] == WORKING_STATE]
     if not states or states[-1]["data"].get("cleared"):
@@ -94,9 +67,9 @@ class SaveController(QObject):
     saved = Signal(str)  # the path written
     autosaved = Signal(int)  # the library's view version written
 
-    def __init__(self, window, editor: SessionEditor) -> None:
+    def __init__(self, window: QMainWindow, editor: SessionEditor, db: str | None) -> None:
         super().__init__(window)
-        self.window, self.editor = window, editor
+        self.window, self.editor, self.db = window, editor, db
         self.save_path: str | None = None  # a native file this window wrote; Save writes there again
         self.base_length = 0
         self.timer = QTimer(self)
@@ -130,21 +103,17 @@ class SaveController(QObject):
         doc = self.editor.document
         if doc is None:
             return False
-        path = save_path_dialog(self.window, self.save_path or default_save_path(doc.path))
+        path = dialogs.save_path_dialog(self.window, self.save_path or default_save_path(doc.path))
         return self.write(path) if path else False
 
     def write(self, path: str) -> bool:
-        from foldscope.app.window import error_dialog
-        from foldscope.core.formats.lionagi_write import write_session
-        from foldscope.core.model.launch import read_launch_policy, to_save
-
         doc = self.editor.document
         try:
             # the launch record and startup fields of the policy the session is measured under (Amendment 3)
             policy = doc.policy if doc.policy is not None else read_launch_policy(doc.session)
             write_session(to_save(doc.session, policy), path)
         except (OSError, ValueError) as exc:
-            error_dialog(self.window, "Cannot save session", f"{path}: {exc}")
+            dialogs.error_dialog(self.window, "Cannot save session", f"{path}: {exc}")
             return False
         self.save_path = path
         self.editor.mark_saved()
@@ -159,7 +128,7 @@ class SaveController(QObject):
         """True when the window may close: nothing unsaved, or the user saved or discarded it."""
         if not self.editor.is_modified:
             return True
-        answer = ask_unsaved(self.window, Path(self.editor.document.path).name)
+        answer = dialogs.ask_unsaved(self.window, Path(self.editor.document.path).name)
         if answer == "save":
             return self.save()
         if answer == "discard":
@@ -177,13 +146,11 @@ class SaveController(QObject):
     def autosave(self) -> int | None:
         """Write the working state into the library, so a crash loses nothing (the library's own thread rule:
         this connection opens and closes here)."""
-        from foldscope.core.store.library import Library
-
         doc = self.editor.document
         if doc is None or doc.library_id is None:
             return None
         label = (self.editor.stack.undo_label if self.editor.can_undo else None) or "undo to the start"
-        with Library(self.window.db) as library:
+        with Library(self.db) as library:
             version = library.add_view_version(doc.library_id, doc.session.view, f"manual: {label}")
             library.add_event(doc.library_id, WORKING_STATE, working_state(doc.session, self.base_length))
         self.autosaved.emit(version)
@@ -191,13 +158,11 @@ class SaveController(QObject):
 
     def clear_working_state(self, why: str) -> None:
         """The changes were saved or discarded: a reopened session offers nothing to recover."""
-        from foldscope.core.store.library import Library
-
         doc = self.editor.document
         self.timer.stop()
         if doc is None or doc.library_id is None:
             return
-        with Library(self.window.db) as library:
+        with Library(self.db) as library:
             library.add_event(doc.library_id, WORKING_STATE, {"cleared": True, "why": why})
 
     # -- crash recovery --------------------------------------------------------------------
@@ -207,17 +172,15 @@ class SaveController(QObject):
         doc = self.editor.document
         if doc is None or doc.library_id is None:
             return False
-        found = latest_working_state(self.window.db, doc.library_id, with_time=True)
+        found = latest_working_state(self.db, doc.library_id, with_time=True)
         if found is None:
             return False
         state, when = found
         if state.get("base_length") != self.base_length or not changes_anything(doc.session, state):
             return False
-        if not ask_recover(self.window, Path(doc.path).name, when):
+        if not dialogs.ask_recover(self.window, Path(doc.path).name, when):
             self.clear_working_state("recovery declined")
             return False
-        from foldscope.app.undo import refresh_document
-
         recover(doc.session, state)
         refresh_document(doc)
         self.editor.mark_unsaved()

@@ -3,85 +3,56 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
+from dataclasses import replace
 
-from foldscope.app.dialogs import ask_clip_length
+from foldscope.app import dialogs
+from foldscope.app.panels.busy import BusyBar
 from foldscope.app.panels.fold_preview import FoldPreviewPanel
+from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.pager import Pager
 from foldscope.app.panels.policy_editor import PolicyEditor
 from foldscope.app.qt import (
+    QAbstractItemView,
     QAction,
-    QDialog,
     QDockWidget,
-    QInputDialog,
     QKeySequence,
+    QMainWindow,
     QMenu,
-    QMessageBox,
     QObject,
     Qt,
-    QTextBrowser,
-    QVBoxLayout,
     QWidget,
+    Signal,
 )
 from foldscope.app.save import SaveController
-from foldscope.app.undo import SessionEditor
+from foldscope.app.undo import SessionEditor, refresh_document
 from foldscope.core.actions.commands import Clip, Compact, Evict, EvictActionResults, Expand, Restore
 from foldscope.core.actions.recovery import Peek
 from foldscope.core.fold.fold import Fold, FoldSettings
-from foldscope.core.readout.document import is_note
-
-
-def show_refusal(parent: QWidget, text: str) -> bool:
-    """A refused restore: the reason, and whether to read the omitted part instead; tests replace this."""
-    box = QMessageBox(QMessageBox.Icon.Warning, "Restore refused", text, QMessageBox.StandardButton.Close, parent)
-    read = box.addButton("Read with read_result", QMessageBox.ButtonRole.AcceptRole)
-    box.exec()
-    return box.clickedButton() is read
-
-
-def show_message(parent: QWidget, title: str, text: str) -> None:
-    """A refused action's reason; tests replace this."""
-    QMessageBox.information(parent, title, text)
-
-
-def ask_keep_last(parent: QWidget) -> int | None:
-    value, ok = QInputDialog.getInt(parent, "Evict old tool results", "Keep the newest results:", 5, 0, 10_000)
-    return value if ok else None
-
-
-def ask_span(parent: QWidget, first: int, last: int) -> tuple[int, int] | None:
-    """The full-record indices of a span to compact; tests replace this."""
-    text, ok = QInputDialog.getText(parent, "Compact a span", "First and last index (e.g. 10-24):", text=f"{first}-{last}")
-    try:
-        a, b = (int(part) for part in text.replace("–", "-").split("-", 1))
-    except ValueError:
-        return None
-    return (a, b) if ok else None
-
-
-def show_peek(parent: QWidget, title: str, body: str) -> None:
-    """What a note replaced, in a window of its own (not modal: peek changes nothing)."""
-    dialog = QDialog(parent)
-    dialog.setWindowTitle(title)
-    browser = QTextBrowser()
-    browser.setHtml(body)
-    QVBoxLayout(dialog).addWidget(browser)
-    dialog.resize(720, 520)
-    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    dialog.show()
+from foldscope.core.model.policy import resolve_ceiling
+from foldscope.core.readout.document import Document, is_note
 
 
 class SessionActions(QObject):
-    """Everything issue 8 adds to the window, installed by one call; it reads the window's public parts only."""
+    """The manual actions over the open session, with their menus, toolbar, context menus and docks.
 
-    def __init__(self, window) -> None:
+    The window hands in what the actions work with: the host for docks and menus, the editor that runs
+    commands, the saver, the two lists, which message is selected, and the busy bar. `policy_applied()`
+    follows an edited policy put in force on the document (every count may have moved).
+    """
+
+    policy_applied = Signal()
+
+    def __init__(self, window: QMainWindow, editor: SessionEditor, saver: SaveController,
+                 lists: tuple[MessageList, MessageList], selected: Callable[[], int | None], busy: BusyBar) -> None:
         super().__init__(window)
         self.window = window
-        self.editor = SessionEditor(self)
+        self.editor, self.saver, self.busy = editor, saver, busy
+        self.record_list, self.view_list = lists
+        self.selected = selected
         self.policy_editor = PolicyEditor()
         self.preview = FoldPreviewPanel(self.editor)
         self.pager = Pager()
-        self.saver = SaveController(window, self.editor)
-        self.returning = False  # a session shown again (back from a what-if), not opened: nothing to recover
         self.policy_dock = self._dock("Policy", "policyDock", self.policy_editor, Qt.DockWidgetArea.RightDockWidgetArea)
         self.preview_dock = self._dock("Fold preview", "foldPreviewDock", self.preview, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.pager_dock = self._dock("read_result pager", "pagerDock", self.pager, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -91,7 +62,6 @@ class SessionActions(QObject):
         self.policy_editor.policy_changed.connect(self._policy_changed)
         self.editor.changed.connect(self._changed)
         self.editor.stack_changed.connect(self._update_actions)
-        window.document_loaded.connect(self.set_document)
         self._build_actions()
         self._build_menus()
         self._update_actions()
@@ -121,7 +91,7 @@ class SessionActions(QObject):
         self.redo_action = a("&Redo", QKeySequence.StandardKey.Redo, self.editor.redo)
         self.save_action = a("&Save", QKeySequence.StandardKey.Save, self.saver.save, "Write the native session file")
         self.save_as_action = a("Save &As…", QKeySequence.StandardKey.SaveAs, self.saver.save_as)
-        self.preview_action = a("&Preview fold", "Ctrl+Shift+F", self.preview_fold,
+        self.preview_action = a("&Preview fold", "Ctrl+Shift+O", self.preview_fold,
                                 "Run the fold on a copy under the policy and show each pass; nothing changes until Apply")
         self.restore_action = a("&Restore", "Ctrl+Shift+R", self.restore, "Bring the selected message back into the active view")
         self.clip_action = a("&Clip to length…", "Ctrl+Shift+C", self.clip, "Clip the selected tool result by hand")
@@ -138,34 +108,28 @@ class SessionActions(QObject):
                                 self.expand_action, self.read_action]
 
     def _build_menus(self) -> None:
-        bar = self.window.menuBar()
-        file_menu = next((act.menu() for act in bar.actions() if act.text() == "&File"), None)
-        if file_menu is not None:
-            before = next((act for act in file_menu.actions() if act.isSeparator()), None)
-            file_menu.insertActions(before, [self.save_action, self.save_as_action])
-        edit = QMenu("&Edit", self.window)
-        edit.addActions([self.undo_action, self.redo_action])
-        bar.insertMenu(bar.actions()[1] if len(bar.actions()) > 1 else None, edit)
-        self.actions_menu = bar.addMenu("&Actions")
+        """The Edit and Actions menus and the toolbar; the window places them (and Save, Save As in its File menu)."""
+        self.edit_menu = QMenu("&Edit", self.window)
+        self.edit_menu.addActions([self.undo_action, self.redo_action])
+        self.actions_menu = QMenu("&Actions", self.window)
         self.actions_menu.addActions([self.preview_action, self.policy_action])
         self.actions_menu.addSeparator()
         self.actions_menu.addActions(self.message_actions[:3] + [self.evict_old_action, self.compact_action]
                                      + self.message_actions[3:])
-        toolbar = self.window.addToolBar("Actions")
-        toolbar.setObjectName("actionsToolbar")
-        toolbar.addActions([self.save_action, self.undo_action, self.redo_action])
-        toolbar.addSeparator()
-        toolbar.addActions([self.preview_action, self.policy_action])
-        toolbar.addSeparator()
-        toolbar.addActions([self.restore_action, self.clip_action, self.evict_action, self.read_action])
-        for table in (self.window.record_list.table, self.window.view_list.table):
+        self.file_actions = [self.save_action, self.save_as_action]
+        self.toolbar = self.window.addToolBar("Actions")
+        self.toolbar.setObjectName("actionsToolbar")
+        self.toolbar.addActions([self.save_action, self.undo_action, self.redo_action])
+        self.toolbar.addSeparator()
+        self.toolbar.addActions([self.preview_action, self.policy_action])
+        self.toolbar.addSeparator()
+        self.toolbar.addActions([self.restore_action, self.clip_action, self.evict_action, self.read_action])
+        for table in (self.record_list.table, self.view_list.table):
             table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             table.customContextMenuRequested.connect(
                 lambda pos, t=table: self.context_menu(t).popup(t.viewport().mapToGlobal(pos)))
         # A span to compact is chosen with Shift or Ctrl in the active view.
-        from foldscope.app.qt import QAbstractItemView
-
-        self.window.view_list.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view_list.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
 
     def context_menu(self, table) -> QMenu:
         """The menu a right click on a list shows."""
@@ -178,7 +142,8 @@ class SessionActions(QObject):
 
     # -- state -----------------------------------------------------------------------------
 
-    def set_document(self, document) -> None:
+    def set_document(self, document: Document | None, opened: bool = True) -> None:
+        """Act on `document`; `opened` (not shown again after a what-if) offers what autosave kept."""
         self.editor.set_document(document)
         self.saver.set_document(document)
         self.preview.set_document(document)
@@ -186,7 +151,7 @@ class SessionActions(QObject):
         if document is not None:
             self.policy_editor.set_session(document.session.model, document.policy)
         self._update_actions()
-        if document is not None and not self.returning:
+        if document is not None and opened:
             self.saver.offer_recovery()
 
     def _policy_changed(self, policy) -> None:
@@ -195,25 +160,14 @@ class SessionActions(QObject):
         doc = self.editor.document
         if doc is None or doc.rules is None:
             return
-        from dataclasses import replace
-
-        from foldscope.core.model.policy import resolve_ceiling
-
         resolution = resolve_ceiling(policy, policy.model or doc.session.model)
         doc.rules = replace(doc.rules, ceiling=resolution.ceiling, line=policy.fold_at, target=policy.fold_target,
                             source=resolution.why if "policy editor" in resolution.why else f"{resolution.why} (the policy editor)")
         if doc.policy is None or doc.policy.as_record() != policy.as_record():
             # The edited policy is now in force: the next request compiles (and places its marks) under it.
-            from foldscope.app.undo import refresh_document
-
             doc.policy = policy
             refresh_document(doc)
-            self.window.request_panel.invalidate()
-        self.window.show_request(self.window.timeline.current)
-        self.window.timeline.update()
-
-    def selected(self) -> int | None:
-        return self.window.inspector.index
+        self.policy_applied.emit()
 
     def _update_actions(self) -> None:
         doc = self.editor.document
@@ -225,27 +179,11 @@ class SessionActions(QObject):
             action.setEnabled(doc is not None)
         for action in self.message_actions:
             action.setEnabled(doc is not None)
-        if doc is not None:
-            mark = "*" if self.editor.is_modified else ""
-            from pathlib import Path
-
-            self.window.setWindowTitle(f"{mark}{Path(doc.path).name} — foldscope")
 
     def _changed(self, changes) -> None:
-        """The core said what changed: show the active view as it now stands in every panel, the folds with it."""
-        window = self.window
+        """The pager shows a page of the session: read it again after a change (the window redraws the rest)."""
         doc = self.editor.document
-        if doc is not None:
-            from foldscope.core.readout.fold_facts import fold_rows
-            from foldscope.core.request.trace import build_trace
-
-            views = [r.view for r in doc.requests] + [tuple(doc.session.view)]
-            doc.folds = fold_rows(doc.session, views, [r.at for r in build_trace(doc.session)])
-            window.fold_panel.set_rows(doc.folds, len(doc.requests))
-        window.timeline.current = window.timeline.last_slot()
-        window.show_request(window.timeline.current)
-        window.timeline.update()
-        if self.pager.index is not None and self.pager.index < self.editor.document.record_size:
+        if doc is not None and self.pager.index is not None and self.pager.index < doc.record_size:
             self.pager.read(self.pager.offset.value())
         self._update_actions()
 
@@ -254,7 +192,7 @@ class SessionActions(QObject):
     def run(self, command, label: str, title: str):
         changes = self.editor.do(command, label)
         if not changes.success:
-            show_message(self.window, title, changes.message)
+            dialogs.show_message(self.window, title, changes.message)
         elif changes.message:
             self.window.statusBar().showMessage(changes.message, 6000)
         return changes
@@ -276,23 +214,18 @@ class SessionActions(QObject):
             return None
         if policy is None:
             self.policy_dock.show()
-            show_message(self.window, "Preview fold", "The policy has invalid fields; fix them in the policy editor.")
+            dialogs.show_message(self.window, "Preview fold", "The policy has invalid fields; fix them in the policy editor.")
             return None
         self.preview_dock.show()
         self.preview_dock.raise_()
         self._leave_room_for_lists(self.preview_dock)
-        w = self.window
-        w.progress.setRange(0, 0)
-        w.progress.setFormat("Previewing the fold")
-        w.progress.setVisible(True)
-        w.cancel_button.setVisible(True)
-        w.cancel_button.clicked.connect(self.preview.cancel)
-        return self.preview.start(policy, progressed=w._progressed, ended=self._preview_ended)
+        task = self.preview.start(policy, progressed=self.busy.report, ended=self._preview_ended)
+        if task is not None:  # None: no ceiling, nothing runs (the panel says why), so nothing is busy
+            self.busy.begin("Previewing the fold", self.preview.cancel)
+        return task
 
     def _preview_ended(self) -> None:
-        w = self.window
-        w.cancel_button.clicked.disconnect(self.preview.cancel)
-        w._show_progress(False)
+        self.busy.end()
         self._update_actions()
 
     def restore(self):
@@ -302,7 +235,7 @@ class SessionActions(QObject):
         fold = self._fold()
         changes = self.editor.do(Restore([index], fold.fits if fold else None), f"restore of #{index}")
         if not changes.success:
-            if show_refusal(self.window, changes.message):
+            if dialogs.show_refusal(self.window, changes.message):
                 self.open_pager(index)
         return changes
 
@@ -310,9 +243,9 @@ class SessionActions(QObject):
         index = self.selected()
         doc = self.editor.document
         if index is None or doc.message(index).kind != "action_response":
-            show_message(self.window, "Clip", "Choose a tool result (or its clipped copy) to clip.")
+            dialogs.show_message(self.window, "Clip", "Choose a tool result (or its clipped copy) to clip.")
             return None
-        keep = ask_clip_length(self.window, doc, index)
+        keep = dialogs.ask_clip_length(self.window, doc, index)
         if keep is None:
             return None
         return self.run(Clip(index, keep), f"clip of #{index} to {keep:,} characters", "Clip")
@@ -322,20 +255,20 @@ class SessionActions(QObject):
         return None if index is None else self.run(Evict([index]), f"evict of #{index}", "Evict")
 
     def evict_old(self):
-        keep = ask_keep_last(self.window)
+        keep = dialogs.ask_keep_last(self.window)
         if keep is None:
             return None
         return self.run(EvictActionResults(keep), f"evict of tool results but the newest {keep}", "Evict old tool results")
 
     def compact(self):
         doc = self.editor.document
-        rows = sorted({i.row() for i in self.window.view_list.table.selectionModel().selectedRows()})
+        rows = sorted({self.view_list.filter.mapToSource(i).row() for i in self.view_list.table.selectionModel().selectedRows()})
         indices = [doc.view_index(r) for r in rows if r < doc.view_size]
         if len(indices) > 1:
             span = (indices[0], indices[-1])
         else:
             at = indices[0] if indices else (self.selected() or 0)
-            span = ask_span(self.window, at, at)
+            span = dialogs.ask_span(self.window, at, at)
         if span is None:
             return None
         first, last = span
@@ -345,7 +278,7 @@ class SessionActions(QObject):
         index = self.selected()
         doc = self.editor.document
         if index is None or not is_note(doc.message(index)):
-            show_message(self.window, "Notes", "Choose a note (a message a fold or compaction wrote).")
+            dialogs.show_message(self.window, "Notes", "Choose a note (a message a fold or compaction wrote).")
             return None
         return index
 
@@ -356,14 +289,14 @@ class SessionActions(QObject):
         command = Peek(index)
         command.do(self.editor.document.session)
         if not command.result.get("success"):
-            show_message(self.window, "Peek", command.result.get("error", "peek failed"))
+            dialogs.show_message(self.window, "Peek", command.result.get("error", "peek failed"))
             return command.result
         r = command.result
         check = {True: "SHA-256 verified", False: "SHA-256 does NOT match", None: "no SHA-256 recorded"}[r["verified"]]
         body = f"<p>Note #{index} replaced {len(r['messages'])} messages ({check}).</p>" + "".join(
             f"<h4>#{m['index']} {html.escape(m['kind'])}</h4><pre style='white-space:pre-wrap'>"
             f"{html.escape(m['text'][:4000])}</pre>" for m in r["messages"])
-        show_peek(self.window, f"Peek at note #{index}", body)
+        dialogs.show_peek(self.window, f"Peek at note #{index}", body)
         return r
 
     def expand(self):
@@ -386,8 +319,3 @@ class SessionActions(QObject):
         self._leave_room_for_lists(self.pager_dock)
         return self.pager.open_index(index)
 
-
-def install_session_actions(window) -> SessionActions:
-    """Issue 8's one hook into the main window: actions, undo, save, policy, fold preview and pager."""
-    window.session_actions = SessionActions(window)
-    return window.session_actions

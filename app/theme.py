@@ -116,3 +116,19 @@ def apply_theme(app: QApplication, choice: str = "system") -> None:
     app.setStyle("Fusion")
     dark = choice == "dark" or (choice == "system" and system_prefers_dark())
     app.setPalette(dark_palette() if dark else app.style().standardPalette())
+
+
+# (light, dark) per strategy, the same in every chart and in the table's header.
+STRATEGY_COLOURS = {
+    "recorded": ("#5f5f5f", "#c8c8c8"),
+    "none": ("#d35400", "#ff9f43"),
+    "band": ("#1c5fb8", "#6aa7ff"),
+    "compaction": ("#8e44ad", "#c39bd3"),
+    "adr": ("#1e8449", "#58d68d"),
+}
+
+
+def strategy_colour(name: str) -> QColor:
+    """A replay strategy's colour, the same in every chart and in the totals table's header."""
+    pair = STRATEGY_COLOURS.get(name, ("#333333", "#dddddd"))
+    return QColor(pair[1] if is_dark() else pair[0])

@@ -6,7 +6,9 @@ from foldscope.app.qt import QObject, Signal
 from foldscope.core.actions.commands import CommandStack
 from foldscope.core.model.commands import Changes, Command
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.marks_facts import first_round_for
 from foldscope.core.request.count import estimate
+from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import session_tools
 
 
@@ -17,8 +19,6 @@ def _pushed(command: Command, changes: Changes) -> bool:
 
 def refresh_document(document: Document) -> None:
     """Bring the document's per-message facts and the estimate now up to date with its session."""
-    from foldscope.core.request.tokens import count_text
-
     session = document.session
     record = session.record
     for index in range(len(document.tokens), len(record)):  # messages an action appended (copies, notes)
@@ -27,8 +27,6 @@ def refresh_document(document: Document) -> None:
         document.chars.append(len(text))
     document.show_view(session.view)
     if document.counter is not None:
-        from foldscope.core.readout.marks_facts import first_round_for
-
         messages = session.view_messages()
         counted = document.counter.count(messages, record=record, policy=document.policy, tools=session_tools(session),
                                          first_round=first_round_for(document, messages, document.policy))

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foldscope.app.lab.what_if import install_what_if
-from foldscope.app.menus import build_menus
+from foldscope.app import dialogs
+from foldscope.app.lab.replay import ReplayView
+from foldscope.app.lab.what_if import WhatIf
+from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.models.messages import RecordModel, ViewModel
+from foldscope.app.panels.busy import BusyBar
 from foldscope.app.panels.folds import FoldPanel
 from foldscope.app.panels.inspector import Inspector
 from foldscope.app.panels.library import LibraryPanel
@@ -19,33 +22,27 @@ from foldscope.app.qt import (
     QAction,
     QDragEnterEvent,
     QDropEvent,
-    QFileDialog,
     QKeySequence,
     QLabel,
     QMainWindow,
-    QMessageBox,
-    QProgressBar,
     QSplitter,
     Qt,
     QTabWidget,
-    QToolButton,
+    QVBoxLayout,
     QWidget,
     Signal,
 )
-from foldscope.app.session_actions import install_session_actions
+from foldscope.app.save import SaveController
+from foldscope.app.session_actions import SessionActions
 from foldscope.app.settings import WindowSettings
+from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Task
+from foldscope.core.model.commands import Changes
 from foldscope.core.model.session import ReadError
-from foldscope.core.readout.document import Document, open_document
-from foldscope.core.readout.fold_facts import FoldRow
+from foldscope.core.readout.document import Document, is_note, open_document
+from foldscope.core.readout.fold_facts import FoldRow, fold_rows
 from foldscope.core.readout.marks_facts import cache_marks
-
-SESSION_FILTER = "Session files (*.json *.jsonl);;All files (*)"
-
-
-def error_dialog(parent: QWidget, title: str, text: str) -> None:
-    """The modal error dialog; tests replace this function instead of clicking it away."""
-    QMessageBox.critical(parent, title, text)
+from foldscope.core.request.trace import build_trace
 
 
 def error_line(path: str, exc: BaseException) -> str:
@@ -55,8 +52,26 @@ def error_line(path: str, exc: BaseException) -> str:
     return f"{path}: {type(exc).__name__}: {exc}".splitlines()[0]
 
 
+def telling_message(doc: Document | None) -> int | None:
+    """The message a screenshot selects: a clipped copy, else the newest note, else the largest message in view."""
+    if doc is None or doc.record_size == 0:
+        return None
+    in_view = sorted(doc.view_position)
+    copies = [i for i in in_view if doc.message(i).is_clipped_copy]
+    notes = [i for i in in_view if is_note(doc.message(i))]
+    if copies:
+        return copies[0]
+    if notes:
+        return notes[-1]
+    return max(in_view or [0], key=lambda i: doc.tokens[i])
+
+
 class MainWindow(QMainWindow):
-    """Holds one opened session (a Document) and keeps every panel on the same message."""
+    """Holds one opened session (a Document) and keeps every panel on the same message.
+
+    The composition root: it makes every panel and collaborator, hands each what it works with, and
+    redraws the panels from the Changes an action returns. No other module reads its attributes.
+    """
 
     document_loaded = Signal(object)
     load_failed = Signal(str)
@@ -119,39 +134,109 @@ class MainWindow(QMainWindow):
         self.top_splitter.setStretchFactor(2, 1)
         for splitter in (self.lists_splitter, self.folds_splitter, self.main_splitter, self.top_splitter):
             splitter.setChildrenCollapsible(False)
-        self.setCentralWidget(self.top_splitter)
         self.top_splitter.setContentsMargins(6, 4, 6, 0)
+        self.central_column = QWidget()  # the what-if banner above the panels
+        column = QVBoxLayout(self.central_column)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        self.setCentralWidget(self.central_column)
 
         self._build_status_bar()
+        # The collaborators, each handed what it works with.
+        self.editor = SessionEditor(self)
+        self.saver = SaveController(self, self.editor, db)
+        self.session_actions = SessionActions(self, self.editor, self.saver, (self.record_list, self.view_list),
+                                              lambda: self.inspector.index, self.busy)
+        self.what_if = WhatIf(self, self.editor, self.saver, self.timeline, lambda: self.document,
+                              lambda document, opened: self.set_document(document, opened))
+        self.replay_lab: ReplayView | None = None  # made when first opened
+        column.addWidget(self.what_if.banner)
+        column.addWidget(self.top_splitter, 1)
+        self.editor.changed.connect(self.show_changes)
+        self.editor.stack_changed.connect(self._refresh_title)
+        self.session_actions.policy_applied.connect(self._policy_applied)
+        self.session_actions.policy_editor.policy_changed.connect(self.what_if.policy_changed)
         self._build_menus()
         self._restore_state()
-        install_session_actions(self)  # issue 8: actions, undo, save, policy editor, fold preview, pager
-        install_what_if(self)  # issue 8: a branch of the session at a request, the later requests replayed
 
     # -- building -------------------------------------------------------------------------
 
     def _build_status_bar(self) -> None:
         self.status_label = QLabel("No session open")
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
-        self.progress.setTextVisible(True)
-        self.cancel_button = QToolButton()
-        self.cancel_button.setText("Cancel")
-        self.cancel_button.clicked.connect(self.cancel_loading)
+        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.busy = BusyBar()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
-        bar.addPermanentWidget(self.progress)
-        bar.addPermanentWidget(self.cancel_button)
-        self._show_progress(False)
+        bar.addPermanentWidget(self.busy)
 
     def _build_menus(self) -> None:
-        build_menus(self)
-        # -- Replay lab (issue 9; app/replay_view.py owns it): the session under other strategies --
-        from foldscope.app.lab.replay import open_replay_lab
+        bar, actions = self.menuBar(), self.session_actions
+        file_menu = bar.addMenu("&File")
+        self.open_action = add_action(file_menu, self, "&Open…", QKeySequence.StandardKey.Open, self.open_dialog)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self._rebuild_recent_menu()
+        file_menu.addActions(actions.file_actions)
+        file_menu.addSeparator()
+        add_action(file_menu, self, "&Quit", QKeySequence.StandardKey.Quit, self.close)
+        bar.addMenu(actions.edit_menu)
 
-        replay = QAction("Replay &lab…", self, shortcut=QKeySequence("Ctrl+Shift+P"))
-        replay.triggered.connect(lambda checked=False: open_replay_lab(self))
-        self.menuBar().addMenu("&Lab").addAction(replay)
+        self.view_menu = view_menu = bar.addMenu("&View")
+        for text, key, widget in (
+            ("Full &record", "Ctrl+1", self.record_list.table),
+            ("Active &view", "Ctrl+2", self.view_list.table),
+            ("&Inspector", "Ctrl+3", self.inspector.tabs),
+            ("&Timeline", "Ctrl+4", self.timeline),
+            ("Window &map", "Ctrl+5", self.window_map),
+            ("&Folds", "Ctrl+6", self.fold_panel.table),
+        ):
+            add_action(view_menu, self, text, key, widget.setFocus)
+        view_menu.addSeparator()
+        add_action(view_menu, self, "Re&quest panel", "Ctrl+R", lambda: self.show_side(self.request_panel))
+        add_action(view_menu, self, "&Library", "Ctrl+L",
+                   lambda: self.show_side(self.library_panel, self.library_panel.session_table))
+        view_menu.addSeparator()
+        add_action(view_menu, self, "Filter the &list…", "Ctrl+F",
+                   lambda: focus_filter((self.record_list, self.view_list), self.focusWidget()))
+        add_action(view_menu, self, "&Search all sessions…", "Ctrl+Shift+F",
+                   lambda: self.show_side(self.library_panel, self.library_panel.search_box))
+
+        go_menu = bar.addMenu("&Go")
+        timeline = self.timeline
+        for text, key, slot in (
+            ("&Previous request", "Alt+Left", lambda: timeline.step_to(timeline.current - 1)),
+            ("&Next request", "Alt+Right", lambda: timeline.step_to(timeline.current + 1)),
+            ("Previous &fold", "Alt+Shift+Left", lambda: timeline.step_fold(-1)),
+            ("Next f&old", "Alt+Shift+Right", lambda: timeline.step_fold(1)),
+            ("&Now (the active view)", "Alt+End", lambda: timeline.step_to(timeline.slots() - 1)),
+        ):
+            add_action(go_menu, self, text, key, slot)
+
+        bar.addMenu(actions.actions_menu)
+        actions.actions_menu.addSeparator()
+        actions.actions_menu.addAction(self.what_if.start_action)
+        self.addAction(self.what_if.start_action)
+        add_action(bar.addMenu("&Lab"), self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
+
+    def show_side(self, widget: QWidget, focus: QWidget | None = None) -> None:
+        """Bring a side tab to the front and give it (or `focus`) the keyboard."""
+        self.side_tabs.setCurrentWidget(widget)
+        (focus or widget).setFocus()
+
+    def open_replay_lab(self) -> ReplayView:
+        """Show the Replay lab on the open session, made once and kept in step with the window."""
+        lab = self.replay_lab
+        if lab is None:
+            lab = self.replay_lab = ReplayView(self)
+            self.document_loaded.connect(
+                lambda doc: lab.set_session(doc.session if doc else None, getattr(doc, "policy", None)))
+            lab.request_chosen.connect(self.timeline.step_to)
+        doc = self.document
+        if lab.session is not (doc.session if doc else None):
+            lab.set_session(doc.session if doc else None, getattr(doc, "policy", None))
+        lab.show()
+        lab.raise_()
+        lab.activateWindow()
+        return lab
 
     def _rebuild_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -192,6 +277,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel_loading()
+        if self.replay_lab is not None:
+            self.replay_lab.close()
         self.settings.set_state("window/geometry", self.saveGeometry())
         for key, splitter in self._splitters().items():
             self.settings.set_state(key, splitter.saveState())
@@ -202,14 +289,13 @@ class MainWindow(QMainWindow):
 
     def open_dialog(self) -> None:
         start = str(Path(self.document.path).parent) if self.document else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open session", start, SESSION_FILTER)
+        path = dialogs.open_session_path(self, start)
         if path:
             self.open_path(path)
 
     def open_path(self, path: str | Path, select: int | None = None) -> Task | None:
         """Load a session file in the worker (asking first about unsaved changes); then select `select`."""
-        actions = getattr(self, "session_actions", None)
-        if actions is not None and not actions.saver.may_close():
+        if not self.saver.may_close():
             return None  # the user kept the unsaved changes of the session shown
         self.cancel_loading()
         self._select_after_load = select
@@ -222,9 +308,7 @@ class MainWindow(QMainWindow):
         task.failed.connect(lambda exc, t=task, p=path: self._failed(t, p, exc))
         task.ended.connect(lambda t=task: self._ended(t))
         self.task = task.start()  # connected first: a queued signal only reaches receivers present at emit
-        self.progress.setRange(0, 0)
-        self.progress.setFormat(f"Opening {Path(path).name}")
-        self._show_progress(True)
+        self.busy.begin(f"Opening {Path(path).name}", self.cancel_loading)
         return task
 
     def cancel_loading(self) -> None:
@@ -232,9 +316,7 @@ class MainWindow(QMainWindow):
             self.task.cancel()
 
     def _progressed(self, done: int, total: int, label: str) -> None:
-        self.progress.setRange(0, max(total, 0))
-        self.progress.setValue(done)
-        self.progress.setFormat(f"{label} %p%" if total else label)
+        self.busy.report(done, total, label)
 
     def _loaded(self, task: Task, document: Document) -> None:
         if task is not self.task:
@@ -253,18 +335,15 @@ class MainWindow(QMainWindow):
         line = error_line(path, exc)
         self.statusBar().showMessage(f"Could not open {Path(path).name}", 8000)
         self.load_failed.emit(line)
-        error_dialog(self, "Cannot open session", line)
+        dialogs.error_dialog(self, "Cannot open session", line)
 
     def _ended(self, task: Task) -> None:
         if task is self.task:
             self.task = None
-            self._show_progress(False)
+            self.busy.end()
 
-    def _show_progress(self, visible: bool) -> None:
-        self.progress.setVisible(visible)
-        self.cancel_button.setVisible(visible)
-
-    def set_document(self, document: Document | None) -> None:
+    def set_document(self, document: Document | None, opened: bool = True) -> None:
+        """Show `document` in every panel; `opened` (not shown again after a what-if) offers what autosave kept."""
         self.document = document
         for model in (self.record_model, self.view_model):
             model.highlighted = frozenset()
@@ -279,10 +358,60 @@ class MainWindow(QMainWindow):
             self.folds_splitter.setSizes([sum(self.folds_splitter.sizes()) - 70, 70])
         self._show_marks()
         self._refresh_headings()
+        self.session_actions.set_document(document, opened)
+        self._refresh_title()
         if document is not None:
-            self.setWindowTitle(f"{Path(document.path).name} — foldscope")
             self.view_list.table.setFocus()
+        self.what_if.document_loaded(document)
         self.document_loaded.emit(document)
+
+    def _refresh_title(self) -> None:
+        doc = self.document
+        if doc is None:
+            self.setWindowTitle("foldscope")
+            return
+        mark = "*" if self.editor.is_modified else ""
+        self.setWindowTitle(f"{mark}{Path(doc.path).name} — foldscope")
+
+    # -- after an action ------------------------------------------------------------------
+
+    def show_changes(self, changes: Changes | None) -> None:
+        """Redraw what an action, undo or redo changed, and only that (None: anything may have changed)."""
+        doc = self.document
+        if doc is None:
+            return
+        view = changes is None or changes.view
+        added = changes is None or bool(changes.added)
+        metadata = changes is None or changes.metadata
+        folds = changes is None or bool(changes.folds)
+        if folds:  # fold records were appended or taken back: the table of folds and their marks on the timeline
+            views = [r.view for r in doc.requests] + [tuple(doc.session.view)]
+            doc.folds = fold_rows(doc.session, views, [r.at for r in build_trace(doc.session)])
+            self.fold_panel.set_rows(doc.folds, len(doc.requests))
+        if not (view or added or metadata or folds):
+            return
+        if self.timeline.current != self.timeline.last_slot():
+            self.timeline.current = self.timeline.last_slot()  # an action changes now: show it
+            self.show_request(self.timeline.current)
+        else:
+            for model in (self.record_model, self.view_model):
+                model.refresh(view, added, metadata)
+            self.request_panel.invalidate()  # the next request compiles from the changed session
+            if view or added:
+                self.window_map.update()
+                self._show_marks()
+                self._refresh_headings()
+            if self.inspector.index is not None:
+                index = self.inspector.index
+                self.inspector.refresh()
+                self.select_message(index, reveal=False)
+        self.timeline.update()
+
+    def _policy_applied(self) -> None:
+        """Another policy in force: every count, line and mark may have moved."""
+        self.request_panel.invalidate()
+        self.show_request(self.timeline.current)
+        self.timeline.update()
 
     def _refresh_headings(self) -> None:
         doc = self.document
@@ -294,7 +423,7 @@ class MainWindow(QMainWindow):
             f"{doc.record_size:,} messages · {doc.record_tokens():,} tokens · {out:,} out of the active view"
         )
         at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
-        if at == "now" and getattr(self, "what_if", None) is not None and self.what_if.active:
+        if at == "now" and self.what_if.active:
             at = f"what-if at request {self.what_if.branch.request}"
         self.view_list.set_heading(f"{at} · {doc.view_size:,} messages · {doc.view_tokens():,} tokens")
         self.status_label.setText(status_text(doc))
@@ -321,7 +450,7 @@ class MainWindow(QMainWindow):
         selected = self.inspector.index
         is_now = slot >= len(doc.requests)
         doc.show_view(doc.session.view if is_now else list(doc.requests[slot].view), at_request=not is_now)
-        self.record_model.set_document(doc)
+        self.record_model.refresh(view=True, added=True, metadata=False)  # greying moves; rows and scroll stay
         self.view_model.set_document(doc)
         self.window_map.update()
         self._show_marks()
@@ -391,8 +520,6 @@ class MainWindow(QMainWindow):
 
     def prepare_screenshot(self) -> None:
         """Select a telling message so a screenshot shows the inspector at work."""
-        from foldscope.app.gui import telling_message
-
         index = telling_message(self.document)
         if index is not None:
             self.select_message(index)

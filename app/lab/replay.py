@@ -28,7 +28,7 @@ from foldscope.app.qt import (
 from foldscope.app.worker import Task
 from foldscope.core.model.policy import Policy, resolve_ceiling
 from foldscope.core.model.session import Message, Session
-from foldscope.core.replay.lab import ReplayRuns, model_name, replay_runs
+from foldscope.core.replay.lab import ReplayRuns, model_name, model_vs_reported, replay_runs
 from foldscope.core.replay.strategies import STRATEGIES, Settings
 
 STRATEGY_SHORT = {
@@ -251,11 +251,16 @@ class ReplayView(QWidget):
         self.result = result
         s = result.settings
         ceiling = f"{s.ceiling:,} tokens" if s.ceiling else "no ceiling"
-        priced = "" if result.priced else " · <b>cost n/a</b>: the pricing table has no entry for this model"
+        from foldscope.core.model import pricing
+
+        reason = pricing.resolve(result.model).reason or "no price for the model"
+        priced = "" if result.priced else f" · <b>cost n/a</b>: {html.escape(reason)}"
+        billed = [model_vs_reported(run.totals()) for run in result.runs if run.strategy == "recorded"]
         self.heading.setText(
             f"<b>Model</b> {html.escape(result.model or 'unknown')} · <b>ceiling</b> {ceiling} "
             f"({html.escape(why)}) · <b>line</b> {s.fold_at:g} · <b>target</b> {s.target:g} · "
-            f"<b>cache</b> {result.cache_mode} ({html.escape(result.cache_why)}){priced}")
+            f"<b>cache</b> {result.cache_mode} ({html.escape(result.cache_why)}){priced}"
+            + "".join(f"<br>{html.escape(line)}" for line in billed))
         self.model.set_totals([run.totals() for run in result.runs])
         series = chart_series(result)
         requests = len(self.session.trace) if self.session else 0
@@ -302,19 +307,3 @@ class ReplayView(QWidget):
         self.cancel()
         super().closeEvent(event)
 
-
-def open_replay_lab(window) -> ReplayView:
-    """Show the main window's Replay lab on its open session, made once and kept in step with the window."""
-    lab = getattr(window, "replay_lab", None)
-    if lab is None:
-        lab = window.replay_lab = ReplayView(window)
-        window.document_loaded.connect(
-            lambda doc: lab.set_session(doc.session if doc else None, getattr(doc, "policy", None)))
-        lab.request_chosen.connect(window.timeline.step_to)
-    doc = window.document
-    if lab.session is not (doc.session if doc else None):
-        lab.set_session(doc.session if doc else None, getattr(doc, "policy", None))
-    lab.show()
-    lab.raise_()
-    lab.activateWindow()
-    return lab

@@ -21,20 +21,10 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
-from foldscope.app.theme import is_dark, muted_colour, rule_colour
+from foldscope.app.theme import muted_colour, rule_colour, strategy_colour
 
 LEFT, RIGHT, TOP, BOTTOM = 72, 14, 24, 20
 HIT_PIXELS = 14  # how near a click must fall to a point to choose it
-
-# (light, dark) per strategy, the same in every chart and in the table's header.
-STRATEGY_COLOURS = {
-    "recorded": ("#5f5f5f", "#c8c8c8"),
-    "none": ("#d35400", "#ff9f43"),
-    "band": ("#1c5fb8", "#6aa7ff"),
-    "compaction": ("#8e44ad", "#c39bd3"),
-    "adr": ("#1e8449", "#58d68d"),
-}
-
 
 def nice_ticks(maximum: float, count: int = 5) -> list[float]:
     """Round axis values (1, 2 or 5 times a power of ten, fractions too) from 0 up to about `maximum`."""
@@ -44,11 +34,6 @@ def nice_ticks(maximum: float, count: int = 5) -> list[float]:
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
     return [i * step for i in range(int(maximum / step + 1e-9) + 1)]
-
-
-def strategy_colour(name: str) -> QColor:
-    pair = STRATEGY_COLOURS.get(name, ("#333333", "#dddddd"))
-    return QColor(pair[1] if is_dark() else pair[0])
 
 
 @dataclass(frozen=True)

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from foldscope.app.panels.timeline import BranchSeries
-from foldscope.app.qt import QAction, QFrame, QHBoxLayout, QKeySequence, QLabel, QObject, QPushButton, QVBoxLayout, QWidget, Signal
+from foldscope.app import dialogs
+from foldscope.app.panels.timeline import BranchSeries, Timeline
+from foldscope.app.qt import QAction, QFrame, QHBoxLayout, QKeySequence, QLabel, QObject, QPushButton, QWidget, Signal
+from foldscope.app.save import SaveController
+from foldscope.app.undo import SessionEditor
 from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import session_at_request
 from foldscope.core.readout.document import Document, build_document
 from foldscope.core.replay.what_if import BranchStep, replay_from
 from foldscope.core.request.count import estimate
-
-
-def show_message(parent: QWidget, title: str, text: str) -> None:
-    """Why a what-if cannot start; tests replace this."""
-    from foldscope.app.session_actions import show_message as shown
-
-    shown(parent, title, text)
 
 
 @dataclass
@@ -35,15 +32,22 @@ class Branch:
 
 
 class WhatIf(QObject):
-    """Starts a what-if at the timeline's request, replays after every change, shows the banner, goes back."""
+    """Starts a what-if at the timeline's request, replays after every change, shows the banner, goes back.
+
+    The window hands in the editor and saver of the session shown, the timeline, which document is shown
+    (`current`) and how to show another (`show(document, opened)`); it places `banner` above its panels and
+    `start_action` in its Actions menu, and calls `document_loaded` when a session opens.
+    """
 
     replayed = Signal(object)  # the BranchSeries drawn
     ended = Signal()
 
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        self.actions = window.session_actions
+    def __init__(self, parent: QWidget, editor: SessionEditor, saver: SaveController, timeline: Timeline,
+                 current: Callable[[], Document | None], show: Callable[[Document, bool], None]) -> None:
+        super().__init__(parent)
+        self.parent_widget = parent
+        self.editor, self.saver, self.timeline = editor, saver, timeline
+        self.current, self.show = current, show
         self.branch: Branch | None = None
         self.banner = QFrame()
         self.banner.setObjectName("whatIfBanner")
@@ -59,24 +63,11 @@ class WhatIf(QObject):
         row.addWidget(self.banner_text, 1)
         row.addWidget(self.back_button)
         self.banner.hide()
-        central = window.takeCentralWidget()
-        holder = QWidget()
-        column = QVBoxLayout(holder)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(2)
-        column.addWidget(self.banner)
-        column.addWidget(central, 1)
-        window.setCentralWidget(holder)
-        self.start_action = QAction("&What-if from this request", window, shortcut=QKeySequence("Ctrl+Shift+W"))
+        self.start_action = QAction("&What-if from this request", parent, shortcut=QKeySequence("Ctrl+Shift+W"))
         self.start_action.setToolTip("Branch the session at the request shown on the timeline: actions change the view "
                                      "there, and the later requests are replayed from it beside the original")
         self.start_action.triggered.connect(lambda checked=False: self.start())
-        window.addAction(self.start_action)
-        self.actions.actions_menu.addSeparator()
-        self.actions.actions_menu.addAction(self.start_action)
-        self.actions.editor.changed.connect(self._changed)
-        self.actions.policy_editor.policy_changed.connect(self._policy_changed)
-        window.document_loaded.connect(self._document_loaded)
+        self.editor.changed.connect(self._changed)
 
     @property
     def active(self) -> bool:
@@ -84,26 +75,26 @@ class WhatIf(QObject):
 
     def start(self, request: int | None = None) -> Branch | None:
         """Branch at `request` (default: the timeline's); refused at "now", in a what-if, or with unsaved changes."""
-        window, doc = self.window, self.window.document
+        window, doc = self.parent_widget, self.current()
         if doc is None or self.active:
             return None
-        k = window.timeline.current if request is None else request
+        k = self.timeline.current if request is None else request
         if not 0 <= k < len(doc.requests):
-            show_message(window, "What-if", "Step the timeline to an earlier request first: a what-if starts at a "
+            dialogs.show_message(window, "What-if", "Step the timeline to an earlier request first: a what-if starts at a "
                                             "request of the trace and replays the ones after it.")
             return None
-        if self.actions.editor.is_modified:
-            show_message(window, "What-if", "Save or undo the changes first: a what-if starts from the session as saved.")
+        if self.editor.is_modified:
+            dialogs.show_message(window, "What-if", "Save or undo the changes first: a what-if starts from the session as saved.")
             return None
-        editor_state, save_state = self.actions.editor.snapshot(), self.actions.saver.snapshot()
+        editor_state, save_state = self.editor.snapshot(), self.saver.snapshot()
         session = session_at_request(doc.session, k)
         branch_doc = build_document(session, doc.path, policy=doc.policy)
         branch_doc.library_id = None  # autosave keeps the original's working state, never a what-if's
         # The policy in force carries over: the editor showing it again for the branch replays nothing twice.
         self.branch = Branch(k, doc, branch_doc, editor_state, save_state, [],
                              doc.policy.as_record() if doc.policy is not None else None)
-        window.set_document(branch_doc)
-        window.timeline.step_to(k)
+        self.show(branch_doc, False)
+        self.timeline.step_to(k)
         self.replay()
         self.banner.show()
         return self.branch
@@ -122,7 +113,7 @@ class WhatIf(QObject):
         estimates = tuple(estimate(s.counted, original.requests[s.request].scale) for s in branch.steps)
         series = BranchSeries(branch.request, estimates, tuple(r.estimate for r in original.requests),
                               original.now_size, tuple(s.folds for s in branch.steps))
-        self.window.timeline.set_branch(series)
+        self.timeline.set_branch(series)
         self._say(series, settings)
         self.replayed.emit(series)
         return series
@@ -139,14 +130,14 @@ class WhatIf(QObject):
             f"Request {last}: <b>{series.estimates[-1]:,}</b> tokens against the original's {series.original[last]:,} "
             f"({change:+,}); {folds} fold passes landed" + (f"; {refused} requests refused" if refused else "") + ".")
 
-    def _policy_changed(self, policy) -> None:
+    def policy_changed(self, policy) -> None:
         """Another policy in force: replay under it (the same policy shown again replays nothing)."""
         branch = self.branch
         if branch is not None and branch.policy != policy.as_record():
             self._changed(None)
 
     def _changed(self, changes) -> None:
-        if self.active and self.window.document is self.branch.document:
+        if self.active and self.current() is self.branch.document:
             self.replay()
 
     def back(self) -> None:
@@ -156,28 +147,19 @@ class WhatIf(QObject):
             return
         self.branch = None
         self.banner.hide()
-        self.window.timeline.set_branch(None)
-        self.actions.returning = True
-        try:
-            self.window.set_document(branch.original)
-        finally:
-            self.actions.returning = False
-        self.actions.editor.resume(branch.editor_state)
-        self.actions.saver.resume(branch.save_state)
-        self.window.timeline.step_to(branch.request)
+        self.timeline.set_branch(None)
+        self.show(branch.original, False)
+        self.editor.resume(branch.editor_state)
+        self.saver.resume(branch.save_state)
+        self.timeline.step_to(branch.request)
         self.ended.emit()
 
-    def _document_loaded(self, document) -> None:
+    def document_loaded(self, document) -> None:
         """Another session opened during a what-if: the what-if ends with it."""
         branch = self.branch
         if branch is not None and document is not branch.document and document is not branch.original:
             self.branch = None
             self.banner.hide()
-            self.window.timeline.set_branch(None)
+            self.timeline.set_branch(None)
             self.ended.emit()
 
-
-def install_what_if(window) -> WhatIf:
-    """The what-if's one hook into the main window (after the session actions it drives)."""
-    window.what_if = WhatIf(window)
-    return window.what_if

@@ -48,13 +48,32 @@ class MessageTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.document: Document | None = None
         self.highlighted: frozenset[int] = frozenset()  # record indexes a chosen fold record took
+        self._rows = 0  # the rows the views were last told of; the document may have grown since
         self._bold = QFont()
         self._bold.setBold(True)
 
     def set_document(self, document: Document | None) -> None:
         self.beginResetModel()
         self.document = document
+        self._rows = self._count()
         self.endResetModel()
+
+    def _count(self) -> int:
+        raise NotImplementedError
+
+    def refresh(self, view: bool, added: bool, metadata: bool) -> None:
+        """Say what an action changed (`view`: the active view; `added`: messages appended to the record;
+        `metadata`: what a row shows about its message) and no more, so selection and scroll stay."""
+        self._refresh_all()
+
+    def _refresh_all(self) -> None:
+        self.beginResetModel()
+        self._rows = self._count()
+        self.endResetModel()
+
+    def _refresh_cells(self) -> None:
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(COLUMNS) - 1))
 
     def set_highlighted(self, indexes) -> None:
         """Mark what a fold record folded or clipped; the rows' background says so."""
@@ -129,16 +148,30 @@ class MessageTableModel(QAbstractTableModel):
 class RecordModel(MessageTableModel):
     """The full record: one row per message, in order; rows out of the active view are greyed."""
 
+    def _count(self) -> int:
+        return self.document.record_size if self.document is not None else 0
+
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        if parent.isValid() or self.document is None:
-            return 0
-        return self.document.record_size
+        return 0 if parent.isValid() else self._rows
+
+    def refresh(self, view: bool, added: bool, metadata: bool) -> None:
+        """The record only grows: appended messages are inserted rows; the others' greying and labels redrawn."""
+        count = self._count()
+        if count < self._rows:
+            self._refresh_all()
+            return
+        if count > self._rows:
+            self.beginInsertRows(QModelIndex(), self._rows, count - 1)
+            self._rows = count
+            self.endInsertRows()
+        if view or metadata:
+            self._refresh_cells()
 
     def record_index(self, row: int) -> int:
         return row
 
     def row_of(self, index: int) -> int | None:
-        return index if self.document is not None and 0 <= index < self.document.record_size else None
+        return index if self.document is not None and 0 <= index < self._rows else None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if (
@@ -157,10 +190,18 @@ class RecordModel(MessageTableModel):
 class ViewModel(MessageTableModel):
     """The active view: one row per id the next request is compiled from, showing record indexes."""
 
+    def _count(self) -> int:
+        return self.document.view_size if self.document is not None else 0
+
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        if parent.isValid() or self.document is None:
-            return 0
-        return self.document.view_size
+        return 0 if parent.isValid() else self._rows
+
+    def refresh(self, view: bool, added: bool, metadata: bool) -> None:
+        """A changed view moves rows (a reset); metadata alone redraws the rows in place."""
+        if view:
+            self._refresh_all()
+        elif metadata:
+            self._refresh_cells()
 
     def record_index(self, row: int) -> int:
         assert self.document is not None

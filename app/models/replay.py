@@ -4,24 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.app.lab.replay_chart import strategy_colour
 from foldscope.app.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from foldscope.app.theme import rule_colour
+from foldscope.app.theme import rule_colour, strategy_colour
 
 # The totals shown, in order, with what each means (the CLI's names, DESIGN.md's words).
 METRICS = (
     ("requests", "Requests", "requests sent, a compaction's summary calls included"),
     ("peak", "Peak", "the largest request's estimate, in tokens"),
-    ("over_ceiling", "Over the ceiling", "requests whose estimate reached the ceiling"),
+    ("over_ceiling", "Over the ceiling", "requests whose estimate reached the ceiling (the fold core would refuse them)"),
+    ("reported_over_ceiling", "Reported over the ceiling", "recorded requests whose reported input reached the ceiling"),
     ("fresh", "Fresh input", "input tokens neither read from nor written to the prompt cache"),
     ("cache_read", "Cache read", "input tokens read from the prompt cache"),
     ("cache_write", "Cache write", "input tokens written to the prompt cache"),
     ("rewrites", "Rewrites", "requests whose prefix changed before their tail (the cache is lost past the change)"),
     ("folds", "Folds", "folds, band commits or compactions landed"),
-    ("cost_usd", "Cost (USD)", "priced from the pricing table, tiers included"),
+    ("cost_usd", "Cost (USD)", "recorded: the reported usage priced per request (the bill); others: the cache model priced"),
 )
 STRATEGY_HINTS = {
-    "recorded": "the views the source actually sent",
+    "recorded": "the views the source actually sent, and its usage as the file reported it (the bill)",
     "none": "everything so far, no management",
     "band": "pi-fold's band: one commit at maxTarget folds marked units down to minTarget",
     "compaction": "summarise everything at the line and start again (the summary call counted)",

@@ -23,7 +23,7 @@ from foldscope.app.qt import (
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
 from foldscope.core.fold.fold import FoldSettings
-from foldscope.core.fold.preview import FoldPreview, PassPreview, preview_fold
+from foldscope.core.fold.preview import ApplyPreview, FoldPreview, PassPreview, preview_fold
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
@@ -224,8 +224,6 @@ class FoldPreviewPanel(QWidget):
     # -- deciding --------------------------------------------------------------------------
 
     def apply(self) -> Changes | None:
-        from foldscope.core.fold.preview import ApplyPreview
-
         if self.preview is None:
             return None
         stages = ", ".join(dict.fromkeys(p.record["stage"] for p in self.preview.passes if p.landed)) or "nothing"

@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
+from foldscope.app import dialogs
 from foldscope.app.qt import (
     QComboBox,
-    QFileDialog,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -25,7 +25,6 @@ from foldscope.core.model import pricing
 from foldscope.core.model.policy import KEYS, Policy, PolicyError, resolve_ceiling
 
 SOURCE = "the policy editor"
-PROFILE_FILTER = "YAML profiles (*.yaml *.yml);;All files (*)"
 # (key, label, hint) in the order the editor shows them; every value but the model is read as YAML.
 FIELDS = (
     ("max_input_tokens", "Ceiling", "a whole number of tokens, auto or none"),
@@ -81,13 +80,6 @@ def save_profile(policy: Policy, path: str | Path) -> None:
     """Write the policy's set keys as a YAML profile (unset keys are left out, as the profile reads them)."""
     data = {key: getattr(policy, key) for key in KEYS if getattr(policy, key) is not None}
     Path(path).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-
-
-def profile_dialog(parent: QWidget, saving: bool) -> str:
-    """The file dialog for a profile; tests replace this function."""
-    if saving:
-        return QFileDialog.getSaveFileName(parent, "Save policy profile", "", PROFILE_FILTER)[0]
-    return QFileDialog.getOpenFileName(parent, "Load policy profile", "", PROFILE_FILTER)[0]
 
 
 class PolicyEditor(QWidget):
@@ -209,12 +201,12 @@ class PolicyEditor(QWidget):
         return ""
 
     def load_dialog(self) -> None:
-        path = profile_dialog(self, saving=False)
+        path = dialogs.profile_dialog(self, saving=False)
         if path:
             self.load_profile(path)
 
     def save_dialog(self) -> None:
         policy = self.policy()
-        path = profile_dialog(self, saving=True) if policy is not None else ""
+        path = dialogs.profile_dialog(self, saving=True) if policy is not None else ""
         if path:
             save_profile(policy, path)

@@ -17,6 +17,7 @@ def register(subparsers) -> None:
     inspect.add_argument("--json", action="store_true", help="print JSON")
     # dest is not `format`: core.cli.main reads args.format as the text formatter.
     inspect.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    inspect.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     inspect.add_argument("--db", metavar="PATH", help="also import the session into this library")
     inspect.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
     inspect.set_defaults(run=run_inspect, format=format_inspect)
@@ -31,6 +32,7 @@ def register(subparsers) -> None:
     export.add_argument("-o", "--output", required=True, metavar="OUT")
     export.add_argument("--json", action="store_true", help="print JSON")
     export.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    export.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({r['messages']} messages)")
 
 
@@ -94,9 +96,13 @@ def run_inspect(args) -> dict[str, Any]:
     # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
     helper = tokens.start_helper()
     try:
-        from foldscope.core.formats import load_session
+        from foldscope.core.formats import detect_format, load_session
 
-        session = load_session(args.file, args.input_format)
+        if args.sample is None and (args.input_format or detect_format(args.file)) == "inspect":
+            listed = inspect_samples(args.file)
+            if len(listed["samples"]) != 1:
+                return listed
+        session = load_session(args.file, args.input_format, args.sample)
         library_id = None
         if args.db:
             from foldscope.core.store.library import Library
@@ -112,6 +118,16 @@ def run_inspect(args) -> dict[str, Any]:
     return result
 
 
+def inspect_samples(file: str) -> dict[str, Any]:
+    """`inspect LOG` on an Inspect AI log of several samples (or none): the samples, to choose one with --sample."""
+    from foldscope.core.formats import inspect_log
+
+    listed = inspect_log.samples(file)
+    if not listed:
+        raise ReadError(file, "", "the log holds no samples")
+    return {"file": file, "format": "inspect", "samples": listed}
+
+
 def context_window(session: Session, listed: int | None) -> dict[str, Any] | None:
     """The model's context window: as the file states it (Codex's model_context_window), else as its price source lists it."""
     stated = session.extras.get("context_window")
@@ -121,6 +137,10 @@ def context_window(session: Session, listed: int | None) -> dict[str, Any] | Non
 
 
 def format_inspect(result: dict[str, Any]) -> str:
+    if "samples" in result and "by_kind" not in result:
+        rows = [f"{result['file']}: Inspect AI log, {len(result['samples'])} samples (open one with --sample ID[:EPOCH])"]
+        rows += [f"  {s['name']}: {s['requests']} requests, {s['messages']} messages" for s in result["samples"]]
+        return "\n".join(rows)
     kinds = ", ".join(f"{n} {kind}" for kind, n in result["by_kind"].items())
     policy = result["policy"]
     lines = [
@@ -163,7 +183,7 @@ def run_export(args) -> dict[str, Any]:
     source, output = Path(args.file), Path(args.output)
     if output.exists() and output.resolve() == source.resolve():
         raise ReadError(str(output), "-o", "refusing to overwrite the input file; choose another output")
-    session = load_session(source, args.input_format)
+    session = load_session(source, args.input_format, args.sample)
     try:
         write_session(session, output)
     except OSError as exc:

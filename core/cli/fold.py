@@ -50,6 +50,7 @@ def _file(parser, output: bool = False) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     if output:
         parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the native file to write")
 
@@ -57,7 +58,7 @@ def _file(parser, output: bool = False) -> None:
 def _load(args) -> Session:
     from foldscope.core.formats import load_session
 
-    return load_session(args.file, args.input_format)
+    return load_session(args.file, args.input_format, args.sample)
 
 
 def _write(session: Session, args) -> str:

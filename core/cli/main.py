@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.replay",  # replay
     "foldscope.core.cli.requests",  # requests
     "foldscope.core.cli.fold",  # fold, read-result, restore, clip, evict
+    "foldscope.core.cli.forensics",  # cache, compactions
     "foldscope.core.cli.composition",  # composition
 ]
 # Which module registers each subcommand, so that running one imports and builds only its own
@@ -31,6 +32,7 @@ COMMANDS = {
     "requests": "foldscope.core.cli.requests",
     "fold": "foldscope.core.cli.fold", "read-result": "foldscope.core.cli.fold", "restore": "foldscope.core.cli.fold",
     "clip": "foldscope.core.cli.fold", "evict": "foldscope.core.cli.fold",
+    "cache": "foldscope.core.cli.forensics", "compactions": "foldscope.core.cli.forensics",
     "composition": "foldscope.core.cli.composition",
 }
 

@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.model.session import ReadError, Session
+from foldscope.core.replay.lab import model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES, Settings
 
-TOTALS = ("requests", "peak", "over_ceiling", "refused", "fresh", "cache_read", "cache_write", "cache_write_1h",
-          "output", "rewrites", "appends", "folds", "cost_usd")
+TOTALS = ("requests", "peak", "over_ceiling", "reported_over_ceiling", "refused", "fresh", "cache_read", "cache_write",
+          "cache_write_1h", "output", "rewrites", "appends", "folds", "cost_usd")
+# The cache model's figures beside the recorded ones (for a counterfactual strategy, its own figures again).
+MODELLED = ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cost_usd")
 
 
 def register(subparsers) -> None:
@@ -34,6 +37,7 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
     p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     p.set_defaults(run=run_replay, format=format_replay)
 
 
@@ -71,7 +75,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     from foldscope.core.replay.lab import replay
 
     args = Namespace(**args_dict)
-    session = load_session(path)
+    session = load_session(path, sample=getattr(args, "sample", None))
     settings, why = settings_from(args, session)
     result = replay(session, args.strategy or list(STRATEGIES), settings)
     result["file"] = str(path)
@@ -126,7 +130,7 @@ def _replay_or_error(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_table(base: str, out: dict[str, Any]) -> None:
-    fields = ["file", "format", "model", "ceiling", "strategy", *TOTALS]
+    fields = ["file", "format", "model", "ceiling", "strategy", *TOTALS, *MODELLED]
     with open(f"{base}.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
@@ -150,13 +154,16 @@ def format_replay(result: dict[str, Any]) -> str:
         f"ceiling: {result['ceiling']['tokens'] or 'none'} ({result['ceiling']['why']}); "
         f"cache: {result['cache']['mode']} ({result['cache']['why']})",
         "",
-        f"{'':<15}" + "".join(f"{n:>14}" for n in names),
+        f"{'':<23}" + "".join(f"{n:>14}" for n in names),
     ]
     for key in TOTALS:
         cells = [_usd(t[key]) if key == "cost_usd" else f"{t[key]:,}" for t in totals]
-        lines.append(f"{key:<15}" + "".join(f"{c:>14}" for c in cells))
+        lines.append(f"{key:<23}" + "".join(f"{c:>14}" for c in cells))
+    for t in totals:
+        if t["strategy"] == "recorded":
+            lines.append(model_vs_reported(t))  # core.replay.lab
     if not result["priced"]:
-        lines.append("cost_usd: the model has no entry in the pricing table")
+        lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
     check = result.get("check")
     if check:
         lines += ["", f"cache model against reported usage ({check['requests']} requests): "

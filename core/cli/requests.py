@@ -58,6 +58,7 @@ def register(subparsers) -> None:
     parser.add_argument("file", metavar="FILE")
     add_policy_flags(parser)
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     parser.add_argument("--payload", metavar="K", type=int,
                         help="also show request K's compiled payload and where its cache marks are")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -68,7 +69,7 @@ def run_requests(args) -> dict[str, Any]:
     from foldscope.core.formats import load_session
     from foldscope.core.request.trace import measure_trace
 
-    session = load_session(args.file, getattr(args, "input_format", None))
+    session = load_session(args.file, getattr(args, "input_format", None), getattr(args, "sample", None))
     policy = policy_from_args(args, session)
     report = measure_trace(session, policy, per_call=ceiling_from_text(args.per_call))
     r = report.resolution

@@ -16,6 +16,7 @@ READER_MODULES = [
     "foldscope.core.formats.claude_code",
     "foldscope.core.formats.codex",
     "foldscope.core.formats.pi",
+    "foldscope.core.formats.inspect_log",
     "foldscope.core.formats.raw_payload",
 ]
 
@@ -103,13 +104,18 @@ def _parses(line: bytes) -> bool:
         return False
 
 
-def load_session(path: str | Path, format: str | None = None) -> Session:
-    """Read a session file into a Session, all or nothing; bad input raises ReadError."""
+def load_session(path: str | Path, format: str | None = None, sample: str | None = None) -> Session:
+    """Read a session file into a Session, all or nothing; bad input raises ReadError.
+
+    `sample` names one sample of an Inspect AI log (ID or ID:EPOCH); other formats hold one session.
+    """
     path = Path(path)
     name = format or detect_format(path)
     reader = _reader_for(name, str(path))
+    if sample is not None and name != "inspect":
+        raise ReadError(str(path), "", f"--sample names a sample of an Inspect AI log; this file is {name}")
     try:
-        session = reader.read(path)
+        session = reader.read(path, sample) if sample is not None else reader.read(path)
     except ReadError:
         raise
     except OSError as exc:

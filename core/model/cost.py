@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 PER_TOKEN = 1_000_000  # prices are USD per million tokens
+# How long a cache mark keeps its prefix after the request that last read or wrote it, by the write it was priced as.
+LIFETIME_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 
 @dataclass(frozen=True)

@@ -189,6 +189,7 @@ class Request:
     usage: Usage | None = None
     at: float | None = None
     model: str | None = None
+    cache_miss_reason: str | None = None  # the provider's own word on a cache miss (Claude Code diagnostics.cache_miss_reason)
 
 
 @dataclass

@@ -7,7 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count
 
-LIFETIME_SECONDS = {"5m": 300.0, "1h": 3600.0}
+from foldscope.core.model.cost import LIFETIME_SECONDS
+
 MODES = ("marks", "automatic", "off")
 
 

@@ -215,6 +215,16 @@ class Row:
     cost_usd: float | None
     refused: bool = False  # refused before the send: nothing sent, so no input, output or cost
     floor_estimate: int | None = None  # a refused request's floor view estimate
+    # The recorded strategy takes fresh, cache read, cache write and output as the file reported them (`reported`);
+    # the cache model's figures for the same request stay beside them, since the counterfactual strategies rest
+    # on that model. For every other strategy the modelled figures are the row's own.
+    reported: bool = False
+    modelled_fresh: int = 0
+    modelled_cache_read: int = 0
+    modelled_cache_write: int = 0
+    modelled_cost_usd: float | None = None
+    reported_input: int | None = None  # what the provider counted for the recorded request, where it reported usage
+    reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
 
 
 @dataclass
@@ -240,8 +250,30 @@ class StrategyRun:
             "rewrites": sum(r.change == "rewrite" for r in rows),
             "appends": sum(r.change == "append" for r in rows),
             "folds": sum(r.folds for r in rows),
-            "cost_usd": None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6),
+            "cost_usd": _usd_sum(costs),
+            "reported_requests": sum(r.reported for r in rows),
+            "reported_over_ceiling": sum(r.reported_over_ceiling for r in rows),
+            "modelled_fresh": sum(r.modelled_fresh for r in rows),
+            "modelled_cache_read": sum(r.modelled_cache_read for r in rows),
+            "modelled_cache_write": sum(r.modelled_cache_write for r in rows),
+            "modelled_cost_usd": _usd_sum([r.modelled_cost_usd for r in rows]),
         }
+
+
+def model_vs_reported(t: dict[str, Any]) -> str:
+    """One line: the recording as billed against what the cache model gives for the same requests."""
+    return (f"recorded as billed ({t['reported_requests']:,} of {t['requests']:,} requests reported); model vs reported: "
+            f"fresh {t['modelled_fresh']:,} vs {t['fresh']:,}, cache read {t['modelled_cache_read']:,} vs "
+            f"{t['cache_read']:,}, cache write {t['modelled_cache_write']:,} vs {t['cache_write']:,}, "
+            f"cost {usd_text(t['modelled_cost_usd'])} vs {usd_text(t['cost_usd'])}")
+
+
+def usd_text(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+def _usd_sum(costs: Sequence[float | None]) -> float | None:
+    return None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6)
 
 
 def recorded_output(session: Session, k: int, measure: Measure) -> int:
@@ -305,6 +337,7 @@ def refused_row(strategy: str, i: int, step: Step, settings: Settings, measure: 
         estimate=size, over_ceiling=bool(settings.ceiling and size >= settings.ceiling),
         fresh=0, cache_read=0, cache_write=0, cache_write_5m=0, cache_write_1h=0, output=0, change="refused",
         rewritten=0, folds=step.folds, folded=step.folded, cost_usd=0.0, refused=True, floor_estimate=step.floor,
+        modelled_cost_usd=0.0,
     )
 
 
@@ -313,14 +346,44 @@ def make_row(session, strategy, i, step: Step, out, settings, measure, prices) -
         output = round(step.output)
     else:
         output = recorded_output(session, step.request, measure)
-    cost = prices.cost(out.fresh, out.read, out.write_5m, out.write_1h, output) if prices else None
+    modelled = prices.cost(out.fresh, out.read, out.write_5m, out.write_1h, output) if prices else None
+    request = session.trace[step.request]
+    usage = request.usage if step.kind == "request" else None
+    ceiling = settings.ceiling
+    reported_input = usage.reported_input if usage is not None else None
+    fresh, read, write, write_5m, write_1h, cost = out.fresh, out.read, out.write, out.write_5m, out.write_1h, modelled
+    billed = strategy == "recorded" and usage is not None
+    if billed:
+        assert usage is not None
+        # The recording as billed: the file's own figures, priced at the request's own model (tiers per request).
+        fresh, read, write = usage.input, usage.cache_read, usage.cache_write
+        write_1h = min(usage.cache_write_1h, usage.cache_write)
+        write_5m = write - write_1h
+        billing = request_prices(session, request.model, settings, prices)
+        cost = billing.cost(fresh, read, write_5m, write_1h, usage.output) if billing else None
+        output = usage.output
     return Row(
         strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),
-        estimate=out.tokens, over_ceiling=bool(settings.ceiling and out.tokens >= settings.ceiling),
-        fresh=out.fresh, cache_read=out.read, cache_write=out.write, cache_write_5m=out.write_5m,
-        cache_write_1h=out.write_1h, output=output, change=out.change, rewritten=out.rewritten,
+        estimate=out.tokens, over_ceiling=bool(ceiling and out.tokens >= ceiling),
+        fresh=fresh, cache_read=read, cache_write=write, cache_write_5m=write_5m,
+        cache_write_1h=write_1h, output=output, change=out.change, rewritten=out.rewritten,
         folds=step.folds, folded=step.folded, cost_usd=None if cost is None else round(cost, 8),
+        reported=billed, modelled_fresh=out.fresh, modelled_cache_read=out.read, modelled_cache_write=out.write,
+        modelled_cost_usd=None if modelled is None else round(modelled, 8),
+        reported_input=reported_input if strategy == "recorded" else None,
+        reported_over_ceiling=bool(strategy == "recorded" and ceiling and reported_input is not None
+                                   and reported_input >= ceiling),
     )
+
+
+def request_prices(session: Session, model: str | None, settings: Settings, prices: ModelPrices | None) -> ModelPrices | None:
+    """The prices a recorded request was billed at: its own model's (a session may switch models), unless the
+    replay names a model; the run's prices when the request names none."""
+    from foldscope.core.model import pricing
+
+    if settings.model or not pricing.is_model(model) or model == model_name(settings, session):
+        return prices
+    return lookup_prices(model) or prices
 
 
 @dataclass
@@ -362,9 +425,14 @@ def replay(
 ) -> dict[str, Any]:
     """Every named strategy over one session: totals side by side, and the rows, as plain data."""
     out = replay_runs(session, strategies, settings, prices, report)
+    from foldscope.core.model import pricing
+
+    found = pricing.resolve(out.model)
     return {
         "model": out.model,
         "priced": out.priced,
+        "price_source": found.source if out.priced else None,
+        "price_reason": None if out.priced else found.reason,
         "cache": {"mode": out.cache_mode, "why": out.cache_why},
         "settings": asdict(settings),
         "totals": [r.totals() for r in out.runs],

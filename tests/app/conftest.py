@@ -94,19 +94,6 @@ def document() -> Document:
     return build_document(make_session(), "made-in-test.json")
 
 
-@pytest.fixture(autouse=True)
-def unsaved_prompt_discards():
-    """Closing a window with unsaved changes asks (save_module.ask_unsaved): a test that closes one answers
-    "discard" unless it replaces the prompt itself; an unexpected recovery offer fails; no modal dialog can hang a run."""
-    from foldscope.app import save as save_module
-
-    original, recover = save_module.ask_unsaved, save_module.ask_recover
-    save_module.ask_unsaved = lambda parent, name: "discard"
-    save_module.ask_recover = lambda parent, name, when: pytest.fail("offered a recovery the test did not expect")
-    yield
-    save_module.ask_unsaved, save_module.ask_recover = original, recover
-
-
 @pytest.fixture
 def demo_window(qtbot, window):
     """The main window, shown, with the bundled demo session loaded."""
@@ -120,16 +107,27 @@ def demo_window(qtbot, window):
     return window
 
 
-@pytest.fixture(autouse=True)
-def no_unexpected_error_dialog(monkeypatch):
-    """A modal error dialog would block a headless run forever: record it and fail the test instead.
+# What each modal answers when a test did not replace it: closing a window with unsaved changes discards
+# them; any other modal is recorded and fails the test (a modal would block a headless run forever).
+MODAL_ANSWERS = {"ask_unsaved": "discard"}
+MODALS = ("error_dialog", "show_message", "show_refusal", "ask_unsaved", "ask_recover", "ask_keep_last", "ask_span",
+          "ask_clip_length", "save_path_dialog", "open_session_path", "profile_dialog", "show_peek")
 
-    Tests that expect a dialog replace `error_dialog` themselves, after this fixture.
+
+@pytest.fixture(autouse=True)
+def no_unexpected_modal(monkeypatch):
+    """Every modal in foldscope.app.dialogs (the one place the app shows them) replaced for the test.
+
+    Tests that expect a modal replace it on `dialogs` themselves, after this fixture.
     """
-    from foldscope.app import window as window_module
+    from foldscope.app import dialogs
 
     shown: list[str] = []
-    monkeypatch.setattr(window_module, "error_dialog", lambda parent, title, text: shown.append(f"{title}: {text}"))
+    for name in MODALS:
+        if name in MODAL_ANSWERS:
+            monkeypatch.setattr(dialogs, name, lambda *args, _answer=MODAL_ANSWERS[name]: _answer)
+        else:
+            monkeypatch.setattr(dialogs, name, lambda *args, _name=name: shown.append(f"{_name}{args[1:]}"))
     yield
     if shown:
-        pytest.fail(f"unexpected error dialog: {shown}")
+        pytest.fail(f"unexpected modal dialog: {shown}")

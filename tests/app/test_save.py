@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import foldscope.app.save as module
+from foldscope.app import dialogs
 from foldscope.core.actions.commands import Clip, Evict
 from foldscope.core.formats import load_session
 from foldscope.core.formats.lionagi_write import native_dict
@@ -44,7 +45,7 @@ def test_save_then_reopen_gives_the_same_session(qtbot, window, tmp_path, monkey
     assert actions.editor.do(Evict([doc.index_of(doc.session.view[-1])]), "evict").success
     assert actions.editor.is_modified and window.windowTitle().startswith("*")
     target = tmp_path / "saved.foldscope.json"
-    monkeypatch.setattr(module, "save_path_dialog", lambda parent, start: str(target))
+    monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: str(target))
     assert actions.save_action.isEnabled()
     actions.save_action.trigger()  # no file of ours yet: Save asks where, as Save As does
     assert target.exists() and not actions.editor.is_modified
@@ -52,7 +53,7 @@ def test_save_then_reopen_gives_the_same_session(qtbot, window, tmp_path, monkey
     same_session(load_session(target), as_saved(doc))
     assert native_dict(load_session(target)) == native_dict(as_saved(doc))
     # Save again writes to the same file without asking.
-    monkeypatch.setattr(module, "save_path_dialog", lambda parent, start: pytest.fail("Save asked again"))
+    monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: pytest.fail("Save asked again"))
     actions.editor.undo()
     assert actions.saver.save()
     same_session(load_session(target), as_saved(doc))
@@ -61,8 +62,8 @@ def test_save_then_reopen_gives_the_same_session(qtbot, window, tmp_path, monkey
 def test_save_as_never_writes_over_the_source(qtbot, window, monkeypatch):
     doc = open_demo(qtbot, window)
     errors = []
-    monkeypatch.setattr("foldscope.app.window.error_dialog", lambda parent, title, text: errors.append(text))
-    monkeypatch.setattr(module, "save_path_dialog", lambda parent, start: doc.path)
+    monkeypatch.setattr(dialogs, "error_dialog", lambda parent, title, text: errors.append(text))
+    monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: doc.path)
     assert not window.session_actions.saver.save_as()
     assert errors and "refusing to overwrite" in errors[0]
     assert module.default_save_path("/x/session-1.jsonl") == "/x/session-1.foldscope.json"
@@ -74,8 +75,8 @@ def test_closing_with_unsaved_changes_asks(qtbot, window, tmp_path, monkeypatch,
     window.show()
     qtbot.waitExposed(window)
     asked = []
-    monkeypatch.setattr(module, "ask_unsaved", lambda parent, name: asked.append(name) or answer)
-    monkeypatch.setattr(module, "save_path_dialog", lambda parent, start: str(tmp_path / "out.json"))
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, name: asked.append(name) or answer)
+    monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: str(tmp_path / "out.json"))
     assert window.session_actions.editor.do(Evict([doc.index_of(doc.session.view[-1])]), "evict").success
     assert window.close() is closes
     assert asked == ["demo_session.json"]
@@ -84,7 +85,7 @@ def test_closing_with_unsaved_changes_asks(qtbot, window, tmp_path, monkeypatch,
 
 def test_closing_without_changes_does_not_ask(qtbot, window, monkeypatch):
     open_demo(qtbot, window)
-    monkeypatch.setattr(module, "ask_unsaved", lambda parent, name: pytest.fail("asked with nothing unsaved"))
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, name: pytest.fail("asked with nothing unsaved"))
     window.show()
     assert window.close()
 
@@ -117,7 +118,7 @@ def test_saving_an_imported_session_keeps_what_the_provider_reported_and_writes_
     actions = window.session_actions
     assert actions.editor.do(Evict([doc.index_of(doc.session.view[-1])]), "evict").success
     target = tmp_path / "saved.foldscope.json"
-    monkeypatch.setattr(module, "save_path_dialog", lambda parent, start: str(target))
+    monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: str(target))
     assert actions.saver.save_as()
     back, original = load_session(target), load_session(source)
     assert back.model == original.model and back.manifest["source_format"] == "claude_code"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import foldscope.app.save as save_module
+from foldscope.app import dialogs
 from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
 from foldscope.core.actions.commands import Clip, Evict
@@ -39,7 +39,7 @@ def clip_and_autosave(qtbot, window):
 def test_reopening_after_a_crash_offers_the_autosaved_changes_and_puts_them_back(qtbot, window, tmp_path, monkeypatch):
     crashed = clip_and_autosave(qtbot, window)  # the first window never closes cleanly: a crash
     asked = []
-    monkeypatch.setattr(save_module, "ask_recover", lambda parent, name, when: asked.append((name, when)) or True)
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, name, when: asked.append((name, when)) or True)
     after = second_window(qtbot, tmp_path, window.db)
     doc = open_in(qtbot, after, demo_path())
     assert asked and asked[0][0] == "demo_session.json" and asked[0][1]
@@ -52,19 +52,19 @@ def test_reopening_after_a_crash_offers_the_autosaved_changes_and_puts_them_back
 
 def test_declining_the_recovery_keeps_the_source_and_does_not_ask_again(qtbot, window, tmp_path, monkeypatch):
     clip_and_autosave(qtbot, window)
-    monkeypatch.setattr(save_module, "ask_recover", lambda parent, name, when: False)
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, name, when: False)
     after = second_window(qtbot, tmp_path, window.db)
     doc = open_in(qtbot, after, demo_path())
     assert len(doc.session.record) == len(load_session(demo_path()).record)  # the clip's copy is not put back
     assert not after.session_actions.editor.is_modified
-    monkeypatch.setattr(save_module, "ask_recover", lambda parent, name, when: pytest.fail("asked again"))
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, name, when: pytest.fail("asked again"))
     third = second_window(qtbot, tmp_path, window.db)
     open_in(qtbot, third, demo_path())
 
 
 def test_saved_changes_are_not_offered_for_recovery(qtbot, window, tmp_path, monkeypatch):
     clip_and_autosave(qtbot, window)
-    monkeypatch.setattr(save_module, "save_path_dialog", lambda parent, start: str(tmp_path / "kept.json"))
+    monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: str(tmp_path / "kept.json"))
     assert window.session_actions.saver.save()
     after = second_window(qtbot, tmp_path, window.db)
     open_in(qtbot, after, demo_path())  # the conftest fails any recovery offer
@@ -75,7 +75,7 @@ def test_opening_another_file_with_unsaved_changes_asks_first(qtbot, window, tmp
     doc = open_in(qtbot, window, demo_path())
     assert window.session_actions.editor.do(Evict([doc.index_of(doc.session.view[-1])]), "evict").success
     asked = []
-    monkeypatch.setattr(save_module, "ask_unsaved", lambda parent, name: asked.append(name) or answer)
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent, name: asked.append(name) or answer)
     other = "/work/shared/corpus/dev/claude_code/short.jsonl"
     if answer == "cancel":
         assert window.open_path(other) is None

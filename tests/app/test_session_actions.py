@@ -6,7 +6,6 @@ import copy
 
 import pytest
 
-import foldscope.app.session_actions as module
 from foldscope.app import dialogs
 from foldscope.core.fold.clip import recovery_text
 from foldscope.core.formats import load_session
@@ -26,8 +25,8 @@ def demo(window):
 def told(monkeypatch):
     """Replace the modal dialogs: refusals and messages are recorded, not shown."""
     seen: dict[str, list] = {"message": [], "refusal": [], "peek": []}
-    monkeypatch.setattr(module, "show_message", lambda parent, title, text: seen["message"].append(text))
-    monkeypatch.setattr(module, "show_peek", lambda parent, title, body: seen["peek"].append(body))
+    monkeypatch.setattr(dialogs, "show_message", lambda parent, title, text: seen["message"].append(text))
+    monkeypatch.setattr(dialogs, "show_peek", lambda parent, title, body: seen["peek"].append(body))
     return seen
 
 
@@ -37,7 +36,7 @@ def largest_result(document) -> int:
 
 
 def clip(window, monkeypatch, index: int, keep: int):
-    monkeypatch.setattr(module, "ask_clip_length", lambda parent, doc, i: keep)
+    monkeypatch.setattr(dialogs, "ask_clip_length", lambda parent, doc, i: keep)
     window.select_message(index)
     return window.session_actions.clip()
 
@@ -75,7 +74,7 @@ def test_a_refused_restore_shows_the_reason_and_offers_read_result(qtbot, window
     actions.policy_editor.set_text("max_input_tokens", str(demo.now_size + 50))
     assert actions.policy_editor.policy() is not None
     refusals = []
-    monkeypatch.setattr(module, "show_refusal", lambda parent, text: refusals.append(text) or True)
+    monkeypatch.setattr(dialogs, "show_refusal", lambda parent, text: refusals.append(text) or True)
     view = list(demo.session.view)
     changes = actions.restore()
     assert not changes.success
@@ -104,10 +103,10 @@ def test_every_action_undoes_back_to_the_start(qtbot, window, demo, monkeypatch,
     window.select_message(last)
     assert actions.evict().success
     assert actions.undo_action.text() == f"&Undo evict of #{last}"
-    monkeypatch.setattr(module, "ask_keep_last", lambda parent: 2)
+    monkeypatch.setattr(dialogs, "ask_keep_last", lambda parent: 2)
     assert actions.evict_old().success
     first, end = demo.view_index(3), demo.view_index(8)
-    monkeypatch.setattr(module, "ask_span", lambda parent, a, b: (first, end))
+    monkeypatch.setattr(dialogs, "ask_span", lambda parent, a, b: (first, end))
     window.view_list.table.clearSelection()
     assert actions.compact().success
     note = demo.record_size - 1
@@ -149,18 +148,6 @@ def test_actions_are_on_the_menus_toolbar_and_context_menu_with_keys(qtbot, wind
     menu.deleteLater()
     edit = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Edit")
     assert actions.undo_action in edit.actions()
-
-
-def test_clip_dialog_shows_the_projected_body_and_its_tokens(qtbot, demo):
-    index = largest_result(demo)
-    dialog = dialogs.ClipDialog(demo, index)
-    qtbot.addWidget(dialog)
-    dialog.spin.setValue(1100)
-    assert dialog.slider.value() == 1100
-    assert "characters omitted here" in dialog.body.toPlainText()
-    assert "tokens" in dialog.tokens.text()
-    text, tokens = dialogs.projected(demo.message(index), index, 1100)
-    assert f"{tokens:,} tokens" in dialog.tokens.text()
 
 
 def test_the_edited_policy_is_drawn_as_the_rules(qtbot, window, demo):

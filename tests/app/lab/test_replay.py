@@ -1,4 +1,4 @@
-"""The Replay lab: its totals model, a run in the worker equal to foldscope.core.replay.lab's, cancel, and clicking a chart point."""
+"""The Replay lab: a run in the worker equal to foldscope.core.replay.lab's, cancel, and clicking a chart point."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import threading
 import pytest
 
 import foldscope.app.lab.replay as replay_view
-from foldscope.app.lab.replay import ReplayView, open_replay_lab, settings_for
-from foldscope.app.models.replay import METRICS, RawRole, TotalsModel
+from foldscope.app.lab.replay import ReplayView, settings_for
+from foldscope.app.models.replay import METRICS, RawRole
 from foldscope.app.qt import Qt
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
@@ -39,20 +39,6 @@ def run_to_end(qtbot, view):
     return finished.args[0]
 
 
-def test_the_totals_model_passes_the_model_tester_and_shows_each_total(qtmodeltester, demo_session):
-    model = TotalsModel()
-    qtmodeltester.check(model)
-    settings = settings_for(Policy(max_input_tokens=60000), demo_session)[0]
-    totals = replay(demo_session, ["none", "adr"], settings)["totals"]
-    model.set_totals(totals)
-    qtmodeltester.check(model)
-    assert model.rowCount() == len(METRICS) and model.columnCount() == 2
-    assert model.headerData(1, Qt.Orientation.Horizontal) == "adr"
-    peak = [key for key, _, _ in METRICS].index("peak")
-    assert model.index(peak, 0).data() == f"{totals[0]['peak']:,}"
-    assert model.index(peak, 1).data(RawRole) == totals[1]["peak"]
-
-
 def test_a_run_on_the_demo_finishes_in_the_worker_and_its_table_equals_core_replay(qtbot, lab, demo_session):
     result = run_to_end(qtbot, lab)
     assert [r.strategy for r in result.runs] == list(STRATEGIES)
@@ -63,6 +49,8 @@ def test_a_run_on_the_demo_finishes_in_the_worker_and_its_table_equals_core_repl
              for col in range(lab.model.columnCount())]
     assert table == [{key: t[key] for key, _, _ in METRICS} for t in expected]
     assert "60,000" in lab.heading.text()
+    billed = next(t for t in expected if t["strategy"] == "recorded")
+    assert "model vs reported" in lab.heading.text() and f"vs {billed['cache_read']:,}" in lab.heading.text()
     size = lab.charts["size"]
     assert [s.strategy for s in size.series] == list(STRATEGIES)
     assert size.rules and size.rules[0].value == 60000
@@ -130,7 +118,7 @@ def test_the_main_window_opens_the_lab_on_its_session(qtbot, window):
     action.trigger()
     lab = window.replay_lab
     assert lab.isVisible() and lab.session is window.document.session
-    assert open_replay_lab(window) is lab  # one lab per window
+    assert window.open_replay_lab() is lab  # one lab per window
     lab.request_chosen.emit(3)
     assert window.timeline.current == 3
     lab.close()

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-import foldscope.app.lab.what_if as what_if_module
+from foldscope.app import dialogs
 from foldscope.core.actions.commands import Evict
 from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import response_index, session_at_request
@@ -91,7 +91,7 @@ def test_back_to_the_original_restores_what_was_shown_and_its_undo(qtbot, window
 
 def test_a_what_if_is_refused_at_now_and_with_unsaved_changes(qtbot, window, demo, monkeypatch):
     said = []
-    monkeypatch.setattr(what_if_module, "show_message", lambda parent, title, text: said.append(text))
+    monkeypatch.setattr(dialogs, "show_message", lambda parent, title, text: said.append(text))
     window.timeline.step_to(len(demo.requests))
     assert window.what_if.start() is None and "earlier request" in said[-1]
     assert window.session_actions.editor.do(Evict([demo.index_of(demo.session.view[-1])]), "evict").success

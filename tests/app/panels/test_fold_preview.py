@@ -6,6 +6,7 @@ import copy
 
 import pytest
 
+from foldscope.app import dialogs
 from foldscope.core.formats import load_session
 from foldscope.core.readout.document import build_document
 
@@ -74,11 +75,10 @@ def test_a_policy_without_a_ceiling_previews_nothing(qtbot, window, demo):
 
 
 def test_a_stale_preview_is_refused_after_the_view_changed(qtbot, window, demo, monkeypatch):
-    import foldscope.app.session_actions as module
 
     shown = preview(qtbot, window)
     told = []
-    monkeypatch.setattr(module, "show_message", lambda parent, title, text: told.append(text))
+    monkeypatch.setattr(dialogs, "show_message", lambda parent, title, text: told.append(text))
     window.select_message(demo.index_of(demo.session.view[-1]))
     actions = window.session_actions
     assert actions.evict().success
@@ -92,8 +92,6 @@ def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, win
                                                                       request):
     """Issue 8's "done when", on the demo session and on a real Claude Code session."""
 
-    import foldscope.app.session_actions as module
-    from foldscope.app import save as save_module
     from foldscope.core.fold.clip import recovery_text
     from foldscope.core.formats.demo import demo_path
 
@@ -118,7 +116,7 @@ def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, win
     assert actions.restore().success and document.in_view(restored)
     clipped = max((i for i in results if not document.in_view(i) and document.chars[i] > 3000),
                   key=lambda i: document.chars[i])
-    monkeypatch.setattr(module, "ask_clip_length", lambda parent, doc, i: 1200)
+    monkeypatch.setattr(dialogs, "ask_clip_length", lambda parent, doc, i: 1200)
     window.select_message(clipped)
     assert actions.clip().success
     copy_index = document.record_size - 1
@@ -131,7 +129,7 @@ def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, win
     while actions.editor.can_undo:
         actions.editor.undo()
     assert state(session) == start
-    monkeypatch.setattr(save_module, "save_path_dialog", lambda parent, start: str(tmp_path / "walk.json"))
+    monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: str(tmp_path / "walk.json"))
     assert actions.saver.save()
     assert load_session(tmp_path / "walk.json").view == start[0]
 

@@ -1,9 +1,8 @@
-"""The fold panel, the list filters, a note's members, the next request's divergence and the window map's marks."""
+"""The fold panel, a note's members, the next request's divergence and the window map's marks."""
 
 from __future__ import annotations
 
-from foldscope.app.models.messages import IndexRole
-from foldscope.app.panels.folds import RowRole
+from foldscope.app.panels.folds import FoldModel, RowRole
 from foldscope.app.panels.window_map import Mark
 from foldscope.core.readout.divergence import CAUSE_WORDS
 from foldscope.core.readout.document import build_document
@@ -14,6 +13,7 @@ from tests.app.window_helpers import view_rows
 
 def test_the_fold_model_passes_the_model_tester_and_shows_each_record(qtmodeltester, demo_window):
     model = demo_window.fold_panel.model
+    assert isinstance(model, FoldModel)
     qtmodeltester.check(model)
     qtmodeltester.check(demo_window.fold_panel.proxy)
     folds = demo_window.document.session.manifest["context_folds"]
@@ -69,22 +69,6 @@ def test_sorting_the_fold_panel_keeps_each_row_whole(demo_window):
     rows = [panel.proxy.index(r, 0).data(RowRole) for r in range(panel.proxy.rowCount())]
     values = [r.messages if r.messages is not None else -1 for r in rows]
     assert values == sorted(values, reverse=True)
-
-
-def test_kind_and_text_filters_narrow_a_list_and_keep_the_selection_honest(qtmodeltester, window, document):
-    window.set_document(document)
-    view = window.view_list
-    qtmodeltester.check(view.filter)
-    view.kind_filter.setCurrentIndex(view.kind_filter.findData("action_request"))
-    shown = [view.filter.index(r, 0).data(IndexRole) for r in range(view.filter.rowCount())]
-    assert shown and all(document.message(i).kind == "action_request" for i in shown)
-    assert view.shown.text() == f"{len(shown)} of {document.view_size} shown"
-    view.kind_filter.setCurrentIndex(0)
-    view.text_filter.setText("MOD2.PY")  # case does not matter; the whole text is searched
-    shown = [view.filter.index(r, 0).data(IndexRole) for r in range(view.filter.rowCount())]
-    assert shown and all("mod2.py" in document.message(i).text for i in shown)
-    window.select_message(0)  # the system message is filtered out of the view list
-    assert view.selected_index() is None and window.record_list.selected_index() == 0
 
 
 def test_a_notes_members_are_peeked_verified_and_listed(window, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import foldscope.app.panels.policy_editor as module
+from foldscope.app import dialogs
 from foldscope.app.panels.policy_editor import PolicyEditor
 from foldscope.core.model.policy import Policy
 
@@ -70,7 +70,7 @@ def test_a_profile_saves_and_loads_back(editor, tmp_path, monkeypatch):
     for key, text in (("max_input_tokens", "90000"), ("context_fold_at", "0.9"), ("tool_result_max_chars", "20000"),
                       ("prompt_caching", "true")):
         editor.set_text(key, text)
-    monkeypatch.setattr(module, "profile_dialog", lambda parent, saving: str(path))
+    monkeypatch.setattr(dialogs, "profile_dialog", lambda parent, saving: str(path))
     editor.save_dialog()
     assert Policy.from_yaml(path).as_record() == editor.policy().as_record()
     editor.set_policy(Policy())

@@ -1,0 +1,174 @@
+"""`foldscope cache FILE|DIR` and `foldscope compactions FILE|DIR`: why each cache write happened, what each
+compaction cost and lost. On a folder, one row per session plus totals, on a process pool as `replay DIR`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.session import ReadError
+
+
+def register(subparsers) -> None:
+    for name, run, fmt, what in (("cache", run_cache, format_cache, "why each cache write happened, and its price"),
+                                 ("compactions", run_compactions, format_compactions,
+                                  "what each compaction or fold cost, dropped and lost, and whether it paid back")):
+        p = subparsers.add_parser(name, help=f"{what} (a session, or every session in a folder)")
+        p.add_argument("path", metavar="FILE|DIR")
+        p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        p.set_defaults(run=run, format=fmt)
+
+
+def cache_file(path: str) -> dict[str, Any]:
+    """One session's cache report as plain data (a process pool carries it)."""
+    from foldscope.core.cli.requests import launch_policy
+    from foldscope.core.forensics.cache_report import cache_report
+    from foldscope.core.formats import load_session
+
+    session = load_session(path)
+    return cache_report(session, launch_policy(session)).as_dict()
+
+
+def compactions_file(path: str) -> dict[str, Any]:
+    """One session's compaction reports as plain data."""
+    from foldscope.core.cli.requests import launch_policy
+    from foldscope.core.forensics.compactions import compaction_report
+    from foldscope.core.formats import load_session
+
+    session = load_session(path)
+    return compaction_report(session, launch_policy(session)).as_dict()
+
+
+def run_cache(args) -> Any:
+    return _run(args, cache_file, _cache_row, _cache_totals)
+
+
+def run_compactions(args) -> Any:
+    return _run(args, compactions_file, _compactions_row, _compactions_totals)
+
+
+def _run(args, one: Callable[[str], dict[str, Any]], row: Callable[[dict[str, Any]], dict[str, Any]],
+         total: Callable[[list[dict[str, Any]]], dict[str, Any]]) -> Any:
+    from foldscope.core.cli.main import UsageError
+
+    path = Path(args.path)
+    if not path.is_dir():
+        return one(str(path))
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    if not files:
+        raise UsageError(f"{path}: the folder holds no files")
+    workers = args.workers or os.cpu_count() or 1
+    table, skipped = [], []
+    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
+        futures = [(f, pool.submit(_or_error, one, str(f))) for f in files]
+        for f, future in futures:
+            result = future.result()
+            if "error" in result:
+                skipped.append({"file": str(f), "error": result["error"]})
+            else:
+                table.append(row(result))
+    return {"folder": str(path), "sessions": len(table), "skipped": skipped, "table": table, "totals": total(table)}
+
+
+def _or_error(one: Callable[[str], dict[str, Any]], path: str) -> dict[str, Any]:
+    try:
+        return one(path)
+    except ReadError as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # one bad file is a recorded skip, never the end of a folder run
+        return {"error": f"{path}: {type(exc).__name__}: {exc}"}
+
+
+def _cache_row(result: dict[str, Any]) -> dict[str, Any]:
+    return {"file": result["file"], "format": result["format"], "model": result["model"],
+            "requests": len(result["requests"]), "totals": result["totals"]}
+
+
+def _cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
+    """The folder's totals: tokens per cause summed; cost_usd summed where every session is priced."""
+    from foldscope.core.forensics.causes import CAUSES
+    from foldscope.core.forensics.money import PARTS
+
+    by: dict[str, dict[str, Any]] = {}
+    for part in PARTS:
+        tokens = sum(r["totals"]["by_cause"][part]["tokens"] for r in table)
+        costs = [r["totals"]["by_cause"][part]["cost_usd"] for r in table]
+        by[part] = {"tokens": tokens, "cost_usd": _sum_or_none(costs)}
+        if part in CAUSES:
+            by[part]["waste_usd"] = _sum_or_none([r["totals"]["by_cause"][part]["waste_usd"] for r in table])
+    return {"cache_write": sum(r["totals"]["cache_write"] for r in table), "by_cause": by,
+            "bill_usd": _sum_or_none([r["totals"]["bill_usd"] for r in table]),
+            "unpriced_sessions": sum(r["totals"]["bill_usd"] is None for r in table)}
+
+
+def _compactions_row(result: dict[str, Any]) -> dict[str, Any]:
+    return {"file": result["file"], "format": result["format"], "model": result["model"],
+            "compactions": result["compactions"], "totals": result["totals"]}
+
+
+def _compactions_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = ("compactions", "summariser_cost_usd", "rewrite_cost_usd", "lost_literals", "refetched_tokens", "paid_back")
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = [r["totals"][key] for r in table]
+        out[key] = sum(v for v in values if v is not None) if key in ("compactions", "lost_literals",
+                                                                      "refetched_tokens", "paid_back") \
+            else _sum_or_none(values)
+    return out
+
+
+def _sum_or_none(values: list[Any]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(sum(known), 8) if known else None
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+def format_cache(result: dict[str, Any]) -> str:
+    from foldscope.core.forensics.money import PARTS
+
+    if "table" in result:
+        lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
+        lines += [f"  skipped {s['error']}" for s in result["skipped"]]
+        for r in result["table"]:
+            t = r["totals"]
+            lines.append(f"  {r['file']}  requests {r['requests']:>5}  cache write {t['cache_write']:>11,}  "
+                         f"bill {_usd(t['bill_usd'])}")
+        totals = result["totals"]
+    else:
+        lines = [f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'}): "
+                 f"{len(result['requests'])} requests"]
+        totals = result["totals"]
+    lines += ["", f"{'part':<13}{'tokens':>14}{'cost':>14}{'waste':>14}"]
+    for part in PARTS:
+        cell = totals["by_cause"][part]
+        waste = _usd(cell["waste_usd"]) if "waste_usd" in cell else ""
+        lines.append(f"{part:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}{waste:>14}")
+    lines.append(f"{'bill':<13}{'':>14}{_usd(totals['bill_usd']):>14}")
+    for top in result.get("top_wasted", []):
+        causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())
+        lines.append(f"  request {top['index']}: wasted {_usd(top['waste_usd'])} ({causes})")
+    return "\n".join(lines)
+
+
+def format_compactions(result: dict[str, Any]) -> str:
+    if "table" in result:
+        lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
+        lines += [f"  skipped {s['error']}" for s in result["skipped"]]
+        lines += [f"  {r['file']}  compactions {len(r['compactions']):>3}  lost literals {r['totals']['lost_literals']:>5}"
+                  f"  summariser {_usd(r['totals']['summariser_cost_usd'])}" for r in result["table"]]
+        return "\n".join(lines)
+    lines = [f"{result['file']} ({result['format']}): {len(result['compactions'])} compactions or folds"]
+    for c in result["compactions"]:
+        payback = "never" if c["payback_requests"] is None else f"after {c['payback_requests']} requests"
+        lines.append(f"  before request {c['request']} ({c['kind']}): {c['before']:,} -> {c['after']:,} tokens; "
+                     f"summariser {_usd(c['summariser_cost_usd'])}; rewrite {_usd(c['rewrite_cost_usd'])}; "
+                     f"lost {c['literals']['lost']} of {c['literals']['kept'] + c['literals']['lost']} literals; "
+                     f"refetched {sum(r['tokens'] for r in c['refetched']):,} tokens; paid back {payback}")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Forensics: why each cache write happened, what each compaction cost and lost, and whether it paid back."""

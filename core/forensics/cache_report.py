@@ -1,0 +1,120 @@
+"""A session's cache report: every request's causes priced, and the totals `foldscope cache` prints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from foldscope.core.forensics.causes import CAUSES, RequestCauses, attribute
+from foldscope.core.forensics.measured import Measured, measure_requests
+from foldscope.core.forensics.money import PARTS, Priced, Pricer, price
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import Session
+from foldscope.core.request.count import Counter
+
+GAP_MARKS = (300.0, 3600.0)  # the five-minute and one-hour lifetimes the timeline marks gaps past
+
+
+@dataclass(frozen=True)
+class CacheRow:
+    causes: RequestCauses
+    priced: Priced
+
+    @property
+    def index(self) -> int:
+        return self.causes.index
+
+    @property
+    def wasted(self) -> float:
+        return sum((self.priced.waste_usd or {}).values())
+
+    def as_dict(self) -> dict[str, Any]:
+        c, u = self.causes, self.causes.usage
+        reported = None
+        if u is not None:
+            reported = {"fresh": u.input, "cache_read": u.cache_read, "cache_write": u.cache_write,
+                        "cache_write_5m": u.cache_write - u.cache_write_1h, "cache_write_1h": u.cache_write_1h,
+                        "output": u.output}
+        out: dict[str, Any] = {
+            "index": c.index, "reported": reported, "causes": c.causes,
+            "gap_s": None if c.gap_s is None else round(c.gap_s, 3),
+            "cost_usd": _rounded(self.priced.cost_usd), "waste_usd": _rounded(self.priced.waste_usd),
+        }
+        if c.rewrite is not None:
+            out["rewrite"] = c.rewrite.as_dict()
+        if c.miss_reason is not None:
+            out["cache_miss_reason"] = c.miss_reason
+        return out
+
+
+def _rounded(values: dict[str, float] | None) -> dict[str, float] | None:
+    return None if values is None else {k: round(v, 8) for k, v in values.items()}
+
+
+@dataclass
+class CacheReport:
+    """Every request of one session with its causes and prices; `measured` is kept for the compaction report."""
+
+    session: Session
+    rows: list[CacheRow]
+    measured: list[Measured]
+    priced: bool
+
+    def totals(self) -> dict[str, Any]:
+        return totals_of(self.rows, self.priced)
+
+    def top_wasted(self, n: int = 5) -> list[CacheRow]:
+        """The requests whose cache writes wasted most, largest first."""
+        ranked = sorted((r for r in self.rows if r.wasted > 0), key=lambda r: (-r.wasted, r.index))
+        return ranked[:n]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.session.source, "format": self.session.format, "model": self.session.model,
+                "priced": self.priced, "requests": [r.as_dict() for r in self.rows], "totals": self.totals(),
+                "top_wasted": [{"index": r.index, "waste_usd": round(r.wasted, 8), "causes": r.causes.causes}
+                               for r in self.top_wasted()]}
+
+
+def totals_of(rows: Sequence[CacheRow], priced: bool = True) -> dict[str, Any]:
+    """Tokens and cost_usd per part (fresh, cache read, each cause, output) over the rows, and the bill."""
+    tokens = dict.fromkeys(PARTS, 0)
+    cost: dict[str, float] = dict.fromkeys(PARTS, 0.0)
+    waste: dict[str, float] = dict.fromkeys(CAUSES, 0.0)
+    bill, unpriced = 0.0, 0
+    for row in rows:
+        u = row.causes.usage
+        if u is None:
+            continue
+        tokens["fresh"] += u.input
+        tokens["cache_read"] += u.cache_read
+        tokens["output"] += u.output
+        for cause, n in row.causes.causes.items():
+            tokens[cause] += n
+        if row.priced.cost_usd is None:
+            unpriced += 1
+            continue
+        for part, usd in row.priced.cost_usd.items():
+            cost[part] += usd
+        for cause, usd in (row.priced.waste_usd or {}).items():
+            waste[cause] += usd
+        bill += row.priced.bill_usd or 0.0
+    has_prices = priced and not unpriced
+    return {
+        "cache_write": sum(tokens[c] for c in CAUSES),
+        "by_cause": {part: {"tokens": tokens[part], "cost_usd": round(cost[part], 8) if has_prices else None,
+                            **({"waste_usd": round(waste[part], 8) if has_prices else None} if part in CAUSES else {})}
+                     for part in PARTS},
+        "bill_usd": round(bill, 8) if has_prices else None,
+        "unpriced_requests": unpriced,
+    }
+
+
+def cache_report(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> CacheReport:
+    """Count the session's trace once, attribute every cache write and price it."""
+    measured = measure_requests(session, policy, counter)
+    rows = attribute(session, measured)
+    pricer = Pricer(session.model)
+    priced = [price(r, pricer(r.model)) for r in rows]
+    any_unpriced = any(p.cost_usd is None and r.usage is not None for r, p in zip(rows, priced))
+    return CacheReport(session, [CacheRow(r, p) for r, p in zip(rows, priced)], measured, not any_unpriced)

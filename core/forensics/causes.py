@@ -1,0 +1,219 @@
+"""Why each cache write happened: every written token of a recorded request attributed to one cause.
+
+The reported input of a request is split as the provider counted it: cache read [0, R), cache write
+[R, R + W) and fresh input after. The previous request that reported usage had cached the prefix up
+to C (its read plus its write, its tail mark's end). Positions in the written span are then read, in
+the order of evidence of DESIGN.md's `cache cause`:
+
+- `first`: nothing cached yet (the session's first request, or every one before it wrote nothing);
+- `append`: past C, the new tail (the expected cost of growing);
+- `rewrite`: between the place D where this request parts from the one before (the request panel's
+  divergence, core.request.prefix, or position 0 on a model switch) and C: bytes it changed;
+- `expired` / `provider`: before min(D, C), an unchanged prefix written again: `expired` when the gap
+  since the request that last read or wrote it passed its mark's lifetime (five minutes, or an hour
+  for the part written with one-hour marks), else `provider` (a miss on the provider's side, with
+  Claude Code's `diagnostics.cache_miss_reason` quoted where it recorded one);
+- `unexplained`: what no rule places (an unchanged prefix written again when the file has no time).
+
+The spans partition [R, R + W), so the causes of a request sum exactly to its reported cache write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldscope.core.forensics.measured import Measured
+from foldscope.core.model.cost import LIFETIME_SECONDS
+from foldscope.core.model.pricing import normalise
+from foldscope.core.model.session import Request, Session, Usage
+
+CAUSES = ("first", "append", "rewrite", "expired", "provider", "unexplained")
+
+# core.request.prefix's divergence causes, as the place a rewrite happened at.
+REWRITE_WHY = {
+    "fold": "a compaction or fold note replaced messages",
+    "restore": "a message came back into the view",
+    "rewrite": "a message was edited, moved or removed",
+    "stable": "the system prompt or tool list changed",
+    "policy": "the result bound or prompt caching changed",
+    "model": "the model changed: its cache holds nothing of the other model's",
+}
+
+
+@dataclass(frozen=True)
+class Span:
+    """Written tokens [start, end) of one request, in the provider's counting, and their cause."""
+
+    cause: str
+    start: int
+    end: int
+
+    @property
+    def tokens(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Where a rewrite happened: the reported-token position, the payload message and record index, and why."""
+
+    position: int
+    message: int | None
+    index: int | None
+    cause: str
+
+    @property
+    def why(self) -> str:
+        return REWRITE_WHY.get(self.cause, self.cause)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"position": self.position, "message": self.message, "index": self.index, "cause": self.cause,
+                "why": self.why}
+
+
+@dataclass(frozen=True)
+class RequestCauses:
+    """One recorded request: what it reported, the spans its cache write is made of, and the evidence."""
+
+    index: int
+    usage: Usage | None
+    model: str | None
+    gap_s: float | None  # seconds since the previous request
+    since_cached_s: float | None  # seconds since the request that last read or wrote the prefix
+    cached: int  # C: the prefix the previous requests had cached
+    spans: tuple[Span, ...] = ()
+    rewrite: Rewrite | None = None
+    miss_reason: str | None = None
+    one_hour_end: int = 0  # the cached prefix up to here was written with one-hour marks
+
+    @property
+    def causes(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for span in self.spans:
+            if span.tokens:
+                out[span.cause] = out.get(span.cause, 0) + span.tokens
+        return out
+
+    def one_hour_tokens(self, span: Span) -> int:
+        """The part of a span written with one-hour marks (Anthropic writes one-hour marks first)."""
+        if self.usage is None or not self.usage.cache_write_1h:
+            return 0
+        start = self.usage.cache_read
+        return max(0, min(span.end, start + self.usage.cache_write_1h) - span.start)
+
+
+def miss_reason_of(request: Request) -> str | None:
+    """Claude Code's `diagnostics.cache_miss_reason` for the request, where the reader kept one."""
+    reason = getattr(request, "cache_miss_reason", None)
+    if isinstance(reason, dict):
+        reason = reason.get("type")
+    return reason if isinstance(reason, str) and reason else None
+
+
+def _same_model(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or normalise(a) == normalise(b)
+
+
+def _position(measured: Measured, usage: Usage) -> int | None:
+    """The divergence's place mapped onto the reported input: counted tokens before it, in proportion."""
+    if measured.parted_at is None:
+        return None
+    if measured.counted <= 0:
+        return 0
+    return min(usage.reported_input, round(measured.parted_at / measured.counted * usage.reported_input))
+
+
+def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCauses]:
+    """Every request's cache write split into causes (see the module docstring)."""
+    out: list[RequestCauses] = []
+    last: Request | None = None  # the latest request that reported usage
+    one_hour_end = 0
+    cached_any = False  # whether any request so far read or wrote the cache: before that, every write is `first`
+    previous_at: float | None = None
+    for request, m in zip(session.trace, measured):
+        u = request.usage
+        gap = None if request.at is None or previous_at is None else max(0.0, request.at - previous_at)
+        previous_at = request.at if request.at is not None else previous_at
+        if u is None:
+            out.append(RequestCauses(request.index, None, request.model, gap, None, 0))
+            continue
+        start, end = u.cache_read, u.cache_read + u.cache_write
+        if last is None or not cached_any:
+            spans = (Span("first", start, end),) if end > start else ()
+            row = RequestCauses(request.index, u, request.model, gap, None, 0, spans, one_hour_end=0)
+        else:
+            row = _attributed(request, m, last, gap, one_hour_end)
+        out.append(row)
+        one_hour_end = start + u.cache_write_1h if u.cache_write_1h else min(one_hour_end, start)
+        cached_any = cached_any or end > 0
+        last = request
+    return out
+
+
+def _attributed(request: Request, m: Measured, last: Request, gap: float | None, one_hour_end: int) -> RequestCauses:
+    u, lu = request.usage, last.usage
+    assert u is not None and lu is not None
+    cached = lu.cache_read + lu.cache_write
+    since = None if request.at is None or last.at is None else max(0.0, request.at - last.at)
+    rewrite: Rewrite | None = None
+    if not _same_model(request.model, last.model):
+        rewrite = Rewrite(0, None, None, "model")
+    elif (at := _position(m, u)) is not None and m.divergence is not None:
+        rewrite = Rewrite(at, m.divergence.message, m.divergence.index, m.divergence.cause)
+    parted = cached if rewrite is None else min(rewrite.position, cached)
+    start, end = u.cache_read, u.cache_read + u.cache_write
+    spans: list[Span] = []
+    reason = miss_reason_of(request)
+    # Before the parting: an unchanged prefix written again, split where its one-hour part ends.
+    for lo, hi, lifetime in ((0, min(one_hour_end, parted), "1h"), (min(one_hour_end, parted), parted, "5m")):
+        a, b = max(start, lo), min(end, hi)
+        if b > a:
+            spans.append(Span(_unchanged_cause(since, lifetime, read_inside=start > lo), a, b))
+    if rewrite is not None and parted < cached:
+        a, b = max(start, parted), min(end, cached)
+        if b > a:
+            spans.append(Span("rewrite", a, b))
+    a = max(start, cached)
+    if end > a:
+        spans.append(Span("append", a, end))
+    has_rewrite = any(s.cause == "rewrite" for s in spans)
+    return RequestCauses(request.index, u, request.model, gap, since, cached, tuple(_merged(spans)),
+                         rewrite if has_rewrite else None,
+                         reason if any(s.cause == "provider" for s in spans) else None, one_hour_end)
+
+
+def _unchanged_cause(since: float | None, lifetime: str, read_inside: bool) -> str:
+    """An unchanged prefix written again: `expired` past its lifetime, `provider` within it. Past its lifetime
+    while the provider still read part of the same lifetime's span, something the file does not hold kept the
+    cache warm and the rules disagree: `unexplained`. Without timestamps nothing decides: `unexplained`."""
+    if since is None:
+        return "unexplained"
+    if since > LIFETIME_SECONDS[lifetime]:
+        return "unexplained" if read_inside else "expired"
+    return "provider"
+
+
+def _merged(spans: list[Span]) -> list[Span]:
+    """Adjacent spans of one cause as one, in order."""
+    out: list[Span] = []
+    for s in sorted(spans, key=lambda s: s.start):
+        if out and out[-1].cause == s.cause and out[-1].end == s.start:
+            out[-1] = Span(s.cause, out[-1].start, s.end)
+        else:
+            out.append(s)
+    return out
+
+
+@dataclass
+class CauseTotals:
+    """Tokens per cause over a session (or a folder), and how many requests had each."""
+
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CAUSES, 0))
+    requests: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CAUSES, 0))
+
+    def add(self, row: RequestCauses) -> None:
+        for cause, n in row.causes.items():
+            self.tokens[cause] += n
+            self.requests[cause] += 1

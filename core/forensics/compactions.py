@@ -1,0 +1,319 @@
+"""Every compaction explained: sizes before and after, the summariser's cost, what left the view, which
+literals the summary lost, what the agent fetched again, the cache rewrite it caused, and its payback.
+
+A compaction (Claude Code `compact_boundary`, Codex `compacted`, pi `compaction`) or a fold is found in the
+trace itself: a request whose view holds a note the request before did not. Its `kind` is `compaction` for
+the source's own (the reader marks the note) and `fold` for foldscope's or lionagi's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldscope.core.forensics.cache_report import CacheReport, cache_report
+from foldscope.core.forensics.children import Child, children
+from foldscope.core.forensics.literals import LiteralCheck, check
+from foldscope.core.forensics.payback import Payback, payback
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import Message, Session
+from foldscope.core.request.count import Counter
+from foldscope.core.request.tokens import count_text
+
+PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file")
+COMMAND_KEYS = ("command", "cmd")
+
+
+@dataclass(frozen=True)
+class Refetch:
+    """A call after the compaction that fetched dropped material again: the same path read or command run."""
+
+    request: int
+    index: int  # the call's index in the full record
+    tool: str
+    what: str  # the path or the command
+    tokens: int  # the result it brought back
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"request": self.request, "index": self.index, "tool": self.tool, "what": self.what, "tokens": self.tokens}
+
+
+@dataclass
+class Compaction:
+    """One compaction or fold, explained."""
+
+    request: int  # the request it preceded
+    kind: str  # "compaction" (the source's own) or "fold"
+    source: str  # claude_code, codex, pi, foldscope ...
+    note: Message
+    before: int
+    after: int
+    sizes_from: str  # where before and after come from: the file's figures, reported input, or measured
+    summariser_cost_usd: float | None
+    summariser_why: str
+    dropped: dict[str, Any]
+    literals: LiteralCheck
+    refetched: list[Refetch] = field(default_factory=list)
+    rewrite_tokens: int = 0
+    rewrite_cost_usd: float | None = None
+    payback: Payback | None = None
+    payback_why: str = ""
+
+    @property
+    def payback_requests(self) -> int | None:
+        return self.payback.requests if self.payback is not None else None
+
+    def as_dict(self) -> dict[str, Any]:
+        p = self.payback
+        return {
+            "request": self.request, "kind": self.kind, "source": self.source, "note_index": None,
+            "before": self.before, "after": self.after, "sizes_from": self.sizes_from,
+            "summariser_cost_usd": _r(self.summariser_cost_usd), "summariser_why": self.summariser_why,
+            "dropped": self.dropped, "literals": self.literals.as_dict(),
+            "refetched": [r.as_dict() for r in self.refetched],
+            "rewrite_tokens": self.rewrite_tokens, "rewrite_cost_usd": _r(self.rewrite_cost_usd),
+            "payback_requests": self.payback_requests, "payback_why": self.payback_why,
+            "modelled": None if p is None else {"spent_usd": _r(p.spent_usd), "saved_usd": _r(p.saved_usd),
+                                                "with_usd": _r(sum(p.with_usd)), "without_usd": _r(sum(p.without_usd)),
+                                                "requests": len(p.with_usd)},
+        }
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 8)
+
+
+@dataclass
+class CompactionReport:
+    session: Session
+    cache: CacheReport
+    compactions: list[Compaction]
+
+    def totals(self) -> dict[str, Any]:
+        cs = self.compactions
+        summ = [c.summariser_cost_usd for c in cs]
+        rew = [c.rewrite_cost_usd for c in cs]
+        return {"compactions": len(cs),
+                "summariser_cost_usd": _r(sum(x for x in summ if x is not None)) if any(x is not None for x in summ) else None,
+                "rewrite_cost_usd": _r(sum(x for x in rew if x is not None)) if any(x is not None for x in rew) else None,
+                "lost_literals": sum(len(c.literals.lost) for c in cs),
+                "refetched_tokens": sum(r.tokens for c in cs for r in c.refetched),
+                "paid_back": sum(c.payback_requests is not None for c in cs)}
+
+    def as_dict(self) -> dict[str, Any]:
+        out = []
+        for c in self.compactions:
+            d = c.as_dict()
+            d["note_index"] = self.session.record.index_of(c.note.id) if c.note.id in self.session.record else None
+            out.append(d)
+        return {"file": self.session.source, "format": self.session.format, "model": self.session.model,
+                "compactions": out, "totals": self.totals()}
+
+
+def find_compactions(session: Session) -> list[tuple[int, Message]]:
+    """(request, note) for every request whose view holds a note the request before did not carry."""
+    record, found = session.record, []
+    before: set[str] = set()
+    for k, request in enumerate(session.trace):
+        view = request.view
+        if k:
+            new = [mid for mid in view if mid not in before and mid in record and record.get(mid).kind == "note"]
+            if new:
+                found.append((k, record.get(new[-1])))
+        before = set(view)
+    return found
+
+
+def _events_by_note(session: Session) -> dict[str, Mapping[str, Any]]:
+    return {e["note_id"]: e for e in session.events if isinstance(e, dict) and e.get("kind") == "compaction"
+            and isinstance(e.get("note_id"), str)}
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _arguments(m: Message) -> Mapping[str, Any]:
+    args = m.content.get("arguments", {})
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return {}
+    if isinstance(args, Mapping) and set(args) == {"input"} and isinstance(args["input"], str):
+        try:
+            inner = json.loads(args["input"])
+            return inner if isinstance(inner, Mapping) else args
+        except ValueError:
+            return args
+    return args if isinstance(args, Mapping) else {}
+
+
+def fetch_key(m: Message) -> tuple[str, str] | None:
+    """What a call fetched: ("path", p) for a read of a file, ("command", c) for a command run; None otherwise."""
+    if m.kind not in ("action_request", "action_response"):
+        return None
+    args = _arguments(m)
+    for key in PATH_KEYS:
+        if isinstance(args.get(key), str) and args[key]:
+            return ("path", args[key])
+    for key in COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, list):
+            value = " ".join(str(v) for v in value)
+        if isinstance(value, str) and value.strip():
+            return ("command", value.strip())
+    return None
+
+
+def literal_text(m: Message) -> str:
+    """The text whose literals count: a call's argument values (its keys are the tool's, not the session's)."""
+    if m.kind != "action_request":
+        return m.text
+    return "\n".join(_values(_arguments(m)))
+
+
+def _values(value: Any) -> list[str]:
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _values(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _values(v)]
+    return [str(value)] if value is not None and not isinstance(value, bool) else []
+
+
+def dropped_facts(messages: Sequence[Message]) -> dict[str, Any]:
+    """What left the view: messages by kind, tool results by tool (with their tokens) and the paths they held."""
+    by_kind: dict[str, int] = {}
+    by_tool: dict[str, dict[str, int]] = {}
+    paths: list[str] = []
+    for m in messages:
+        by_kind[m.kind] = by_kind.get(m.kind, 0) + 1
+        if m.kind == "action_response":
+            tool = str(m.content.get("function") or "unknown")
+            cell = by_tool.setdefault(tool, {"results": 0, "tokens": 0})
+            cell["results"] += 1
+            cell["tokens"] += count_text(m.text)
+            key = fetch_key(m)
+            if key is not None and key[0] == "path" and key[1] not in paths:
+                paths.append(key[1])
+    return {"messages": len(messages), "by_kind": by_kind, "results_by_tool": by_tool, "paths": paths}
+
+
+def refetched(session: Session, start: int, end: int, dropped: Sequence[Message]) -> list[Refetch]:
+    """Calls in requests start..end-1 that read a dropped path again or ran a dropped command again."""
+    wanted = {key for m in dropped if (key := fetch_key(m)) is not None}
+    if not wanted:
+        return []
+    record, out, seen = session.record, [], set(m.id for m in dropped)
+    for k in range(start, min(end, len(session.trace))):
+        for mid in session.trace[k].view:
+            if mid in seen or mid not in record:
+                continue
+            seen.add(mid)
+            m = record.get(mid)
+            if m.kind != "action_request":
+                continue
+            key = fetch_key(m)
+            if key is None or key not in wanted:
+                continue
+            rid = m.content.get("action_response_id")
+            result = record.get(rid) if isinstance(rid, str) and rid in record else None
+            out.append(Refetch(k, record.index_of(mid), str(m.content.get("function") or ""), key[1],
+                               count_text(result.text) if result is not None else 0))
+    return out
+
+
+def _summariser(kind: str, source: str, note: Message, summarisers: list[Child], used: set[str]) -> tuple[float | None, str]:
+    if kind == "fold":
+        if note.metadata.get("summariser") not in (None, "brief", "deterministic"):
+            return None, f"summarised by {note.metadata.get('summariser')}; its cost is not in the file"
+        return 0.0, "a deterministic brief written from the span: no model call"
+    at = note.created_at
+    candidates = [c for c in summarisers if c.path not in used and (at is None or c.ended is None or c.ended <= at + 60)]
+    if candidates:
+        chosen = max(candidates, key=lambda c: c.ended or 0.0) if at is not None else candidates[0]
+        used.add(chosen.path)
+        if chosen.bill_usd is None:
+            return None, f"the summariser's model in {chosen.path} has no price"
+        return chosen.bill_usd, f"the summariser's own call ({chosen.path}, {chosen.requests} requests)"
+    if source == "claude_code":
+        return None, "no agent-acompact-* summariser file beside the session"
+    if source == "codex":
+        return None, "Codex compacts on the server: the file holds no summary request"
+    return None, f"the {source} file holds no summary request"
+
+
+def _lifetime(session: Session) -> str:
+    return "1h" if any(r.usage and r.usage.cache_write_1h for r in session.trace) else "5m"
+
+
+def compaction_report(session: Session, policy: Policy | None = None, counter: Counter | None = None,
+                      cache: CacheReport | None = None) -> CompactionReport:
+    """Every compaction and fold of the session explained; the cache report is built (one count) when not given."""
+    cache = cache or cache_report(session, policy, counter)
+    found = find_compactions(session)
+    events = _events_by_note(session)
+    summarisers = [c for c in children(session) if c.summariser] if found else []
+    used: set[str] = set()
+    record, trace, measured = session.record, session.trace, cache.measured
+    from foldscope.core.forensics.money import Pricer
+
+    pricer = Pricer(session.model)
+    lifetime = _lifetime(session)
+    out: list[Compaction] = []
+    for n, (k, note) in enumerate(found):
+        prev, this = trace[k - 1], trace[k]
+        event = events.get(note.id, {})
+        kind = "compaction" if note.metadata.get("compaction") else "fold"
+        source = str(event.get("source") or ("foldscope" if kind == "fold" else session.format))
+        before, after, sizes_from = _sizes(event, prev, this, measured[k - 1].counted, measured[k].counted)
+        in_view = set(this.view)
+        dropped = [record.get(mid) for mid in prev.view if mid not in in_view and mid in record]
+        end = found[n + 1][0] if n + 1 < len(found) else len(trace)
+        summariser_usd, why = _summariser(kind, source, note, summarisers, used)
+        row = cache.rows[k]
+        rewrite_tokens = row.causes.causes.get("rewrite", 0)
+        costs = row.priced.cost_usd
+        c = Compaction(k, kind, source, note, before, after, sizes_from, summariser_usd, why,
+                       dropped_facts(dropped), check((literal_text(m) for m in dropped), note.text),
+                       refetched(session, k, end, dropped), rewrite_tokens,
+                       None if costs is None else costs.get("rewrite", 0.0))
+        prices = pricer(this.model)
+        if prices is None:
+            c.payback_why = "the model has no price"
+        else:
+            sizes = [measured[j].counted for j in range(k, end)]
+            spent = summariser_usd if summariser_usd is not None else _modelled_summariser(prices, measured[k - 1].counted, note)
+            c.payback = payback(measured[k - 1].counted, sizes, [trace[j].at for j in range(k, end)], prices,
+                                summariser_usd=spent, head=measured[k].head, lifetime=lifetime, before_at=prev.at)
+            c.payback_why = ("modelled: the requests after it as recorded against the same requests carrying the view "
+                             "before it, one ideal cache for both, until the next compaction"
+                             + ("" if summariser_usd is not None else "; the summariser modelled as a read of the view "
+                                "before and the summary as output"))
+        out.append(c)
+    return CompactionReport(session, cache, out)
+
+
+def _modelled_summariser(prices, before: int, note: Message) -> float:
+    return prices.cost(0, before, 0, 0, count_text(note.text))
+
+
+def _sizes(event: Mapping[str, Any], prev, this, counted_before: int, counted_after: int) -> tuple[int, int, str]:
+    """Tokens before and after: the file's own figures (preTokens, postTokens, tokensBefore), else reported
+    input, else the count."""
+    pre = _int(event.get("pre_tokens")) or _int(event.get("tokens_before"))
+    post = _int(event.get("post_tokens")) or _int(event.get("tokens_after"))
+    froms = []
+    if pre is None:
+        pre = prev.usage.reported_input if prev.usage else counted_before
+        froms.append("before: reported input" if prev.usage else "before: measured")
+    else:
+        froms.append("before: the file's figure")
+    if post is None:
+        post = this.usage.reported_input if this.usage else counted_after
+        froms.append("after: reported input" if this.usage else "after: measured")
+    else:
+        froms.append("after: the file's figure")
+    return pre, post, "; ".join(froms)

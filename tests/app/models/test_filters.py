@@ -1,0 +1,23 @@
+"""The kind and text filters over the lists (MessageFilter): Qt's proxy contract and the rows each keeps."""
+
+from __future__ import annotations
+
+from foldscope.app.models.filters import MessageFilter
+from foldscope.app.models.messages import IndexRole
+
+
+def test_kind_and_text_filters_narrow_a_list_and_keep_the_selection_honest(qtmodeltester, window, document):
+    window.set_document(document)
+    view = window.view_list
+    assert isinstance(view.filter, MessageFilter)
+    qtmodeltester.check(view.filter)
+    view.kind_filter.setCurrentIndex(view.kind_filter.findData("action_request"))
+    shown = [view.filter.index(r, 0).data(IndexRole) for r in range(view.filter.rowCount())]
+    assert shown and all(document.message(i).kind == "action_request" for i in shown)
+    assert view.shown.text() == f"{len(shown)} of {document.view_size} shown"
+    view.kind_filter.setCurrentIndex(0)
+    view.text_filter.setText("MOD2.PY")  # case does not matter; the whole text is searched
+    shown = [view.filter.index(r, 0).data(IndexRole) for r in range(view.filter.rowCount())]
+    assert shown and all("mod2.py" in document.message(i).text for i in shown)
+    window.select_message(0)  # the system message is filtered out of the view list
+    assert view.selected_index() is None and window.record_list.selected_index() == 0

@@ -1,0 +1,169 @@
+"""Cache causes: every written token of a recorded request has one cause, and the parts add up to the bill."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from foldscope.core.forensics.cache_report import cache_report
+from foldscope.core.forensics.measured import measure_requests
+from foldscope.core.formats import load_session
+from foldscope.core.model.session import Message, Session, Usage
+from tests.core.forensics.traces import Trace, rounds
+
+T0 = 1_800_000_000.0
+
+
+def with_usage(session: Session, usages: list[Usage]) -> Session:
+    session.trace = [replace(r, usage=u) for r, u in zip(session.trace, usages)]
+    return session
+
+
+def counted(session: Session) -> list[int]:
+    return [m.counted for m in measure_requests(session)]
+
+
+def two_requests(gap_s: float, one_hour: bool, at: bool = True, **second) -> tuple[Session, list[int]]:
+    """Request 1 extends request 0's view after `gap_s`; the provider reads nothing and writes all of it."""
+    t = Trace()
+    ms = rounds(t, 3)
+    t.request(ms[:5], T0 if at else None, None)
+    t.request(ms[:8], T0 + gap_s if at else None, None, **second)
+    s = t.session()
+    c0, c1 = counted(s)
+    hour = (lambda n: n) if one_hour else (lambda n: 0)
+    return with_usage(s, [Usage(cache_write=c0, cache_write_1h=hour(c0)), Usage(cache_write=c1, cache_write_1h=hour(c1))]), [c0, c1]
+
+
+def causes_of(session: Session) -> list[dict[str, int]]:
+    return [r.causes.causes for r in cache_report(session).rows]
+
+
+def test_a_seven_minute_gap_expires_a_five_minute_mark():
+    s, (c0, c1) = two_requests(7 * 60, one_hour=False)
+    assert causes_of(s) == [{"first": c0}, {"expired": c0, "append": c1 - c0}]
+
+
+def test_a_seven_minute_gap_does_not_expire_a_one_hour_mark():
+    s, (c0, c1) = two_requests(7 * 60, one_hour=True)
+    assert causes_of(s) == [{"first": c0}, {"provider": c0, "append": c1 - c0}]
+
+
+def test_a_gap_past_an_hour_expires_a_one_hour_mark():
+    s, (c0, c1) = two_requests(61 * 60, one_hour=True)
+    assert causes_of(s)[1] == {"expired": c0, "append": c1 - c0}
+
+
+def test_an_unchanged_live_prefix_written_again_is_the_providers_miss_with_its_reason_quoted():
+    s, (c0, c1) = two_requests(30, one_hour=False, cache_miss_reason="messages_changed")
+    report = cache_report(s)
+    row = report.rows[1]
+    assert row.causes.causes == {"provider": c0, "append": c1 - c0}
+    assert row.causes.miss_reason == "messages_changed"
+    assert report.as_dict()["requests"][1]["cache_miss_reason"] == "messages_changed"
+
+
+def test_without_timestamps_an_unchanged_prefix_written_again_is_unexplained():
+    s, (c0, c1) = two_requests(30, one_hour=False, at=False)
+    assert causes_of(s)[1] == {"unexplained": c0, "append": c1 - c0}
+
+
+def test_a_read_of_the_whole_cached_prefix_leaves_only_the_append():
+    s, (c0, c1) = two_requests(30, one_hour=False)
+    with_usage(s, [Usage(cache_write=c0), Usage(cache_read=c0, cache_write=c1 - c0)])
+    assert causes_of(s) == [{"first": c0}, {"append": c1 - c0}]
+
+
+def test_an_edit_in_the_middle_is_a_rewrite_at_that_message():
+    t = Trace()
+    ms = rounds(t, 4)
+    edited = Message("edited", "action_response", 99.0, {**dict(ms[4].content), "output": "changed by hand " * 400},
+                     dict(ms[4].metadata))
+    t.messages.append(edited)
+    t.request(ms[:8], T0, None)
+    t.request([*ms[:4], edited, *ms[5:10]], T0 + 20, None)
+    s = t.session(view=[*ms[:4], edited, *ms[5:10]])
+    c0, c1 = counted(s)
+    with_usage(s, [Usage(cache_write=c0), Usage(cache_write=c1)])
+    row = cache_report(s).rows[1]
+    causes = row.causes.causes
+    assert row.causes.rewrite is not None and row.causes.rewrite.index == s.record.index_of("edited")
+    assert row.causes.rewrite.cause == "rewrite"
+    assert 0 < row.causes.rewrite.position < c0
+    # before the edit: unchanged and live (the provider's miss); from it to the old end: the rewrite
+    assert causes == {"provider": row.causes.rewrite.position, "rewrite": c0 - row.causes.rewrite.position,
+                      "append": c1 - c0}
+
+
+def test_a_model_switch_is_a_rewrite_with_that_cause():
+    s, (c0, c1) = two_requests(20, one_hour=False, model="claude-haiku-4-5")
+    row = cache_report(s).rows[1]
+    assert row.causes.causes == {"rewrite": c0, "append": c1 - c0}
+    assert row.causes.rewrite is not None and row.causes.rewrite.cause == "model"
+    assert row.causes.rewrite.position == 0
+
+
+def test_the_parts_of_a_request_add_up_to_its_bill_and_waste_is_the_premium_over_a_read():
+    s, (c0, c1) = two_requests(30, one_hour=False)
+    report = cache_report(s)
+    # claude-sonnet-4-5's published prices per million tokens (below 200,000 prompt tokens)
+    prices = {"input": 3.0, "cache_read": 0.30, "cache_write_5m": 3.75, "output": 15.0}
+    row = report.rows[1]
+    expected_bill = (c1 * prices["cache_write_5m"] + row.causes.usage.output * prices["output"]) / 1e6
+    assert sum(row.priced.cost_usd.values()) == pytest.approx(expected_bill, rel=1e-12)
+    assert row.priced.bill_usd == pytest.approx(expected_bill, rel=1e-12)
+    assert row.priced.waste_usd["provider"] == pytest.approx(c0 * (prices["cache_write_5m"] - prices["cache_read"]) / 1e6)
+    assert row.priced.waste_usd["append"] == pytest.approx((c1 - c0) * (prices["cache_write_5m"] - prices["input"]) / 1e6)
+
+
+def corpus_sessions(corpus_dev):
+    files = sorted(p for folder in ("claude_code", "pi", "codex") for p in (corpus_dev / folder).rglob("*.jsonl"))
+    return [load_session(p) for p in files]
+
+
+def test_on_real_sessions_the_causes_of_every_request_sum_to_its_reported_cache_write(corpus_dev):
+    checked = written = 0
+    for session in corpus_sessions(corpus_dev):
+        report = cache_report(session)
+        reported = 0
+        for row in report.rows:
+            u = row.causes.usage
+            if u is None:
+                continue
+            assert sum(row.causes.causes.values()) == u.cache_write, (session.source, row.index)
+            assert all(n > 0 for n in row.causes.causes.values())
+            reported += u.cache_write
+            checked += 1
+        assert report.totals()["cache_write"] == reported == sum(r.usage.cache_write for r in session.trace if r.usage)
+        written += reported > 0
+    assert checked > 100 and written >= 5
+
+
+def test_on_real_priced_sessions_the_parts_add_up_to_the_bill_of_the_reported_usage(corpus_dev):
+    from foldscope.core.model.cost import lookup_prices
+
+    priced = 0
+    for session in corpus_sessions(corpus_dev):
+        report = cache_report(session)
+        if not report.priced or not any(r.usage and r.usage.cache_write for r in session.trace):
+            continue
+        bill = 0.0
+        for r in session.trace:
+            u = r.usage
+            if u is not None:
+                p = lookup_prices(r.model)
+                bill += p.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
+        totals = report.totals()
+        parts = sum(cell["cost_usd"] for cell in totals["by_cause"].values())
+        assert parts == pytest.approx(bill, rel=1e-9) and totals["bill_usd"] == pytest.approx(bill, rel=1e-9)
+        priced += 1
+    assert priced >= 1
+
+
+def test_on_a_real_session_idle_gaps_past_five_minutes_are_expired_writes(corpus_dev):
+    session = load_session(corpus_dev / "pi" / "pi-mono_large-session.jsonl")
+    rows = cache_report(session).rows
+    expired = [r for r in rows if "expired" in r.causes.causes]
+    assert expired and all(r.causes.since_cached_s > 300 for r in expired)
+    assert all(r.causes.since_cached_s <= 300 for r in rows if "provider" in r.causes.causes)

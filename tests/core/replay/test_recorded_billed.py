@@ -1,0 +1,80 @@
+"""`recorded` is the recording as billed: each request's fresh input, cache read, cache write and output as the
+file reported them, its cost the reported usage priced per request; the cache model's figures stay beside."""
+
+from __future__ import annotations
+
+import pytest
+
+from foldscope.core.formats import load_session
+from foldscope.core.model.cost import lookup_prices
+from foldscope.core.replay.lab import replay_runs
+from foldscope.core.replay.strategies import Settings
+
+FILES = [
+    "claude_code/extracted-dd381a75.jsonl",
+    "claude_code/session-9eda1058.jsonl",
+    "codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
+    "pi/pi-mono_large-session.jsonl",  # switches from gpt-5.1-codex to claude-sonnet-4-5: priced per request
+]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_recorded_replay_totals_equal_the_sums_of_the_reported_usage_and_its_cost_the_per_request_bill(corpus_dev, name):
+    session = load_session(str(corpus_dev / name))
+    run = replay_runs(session, ["recorded"], Settings()).runs[0]
+    totals = run.totals()
+    reported = [r.usage for r in session.trace if r.usage is not None]
+    assert len(reported) == len(session.trace) and totals["reported_requests"] == len(reported)
+    assert totals["fresh"] == sum(u.input for u in reported)
+    assert totals["cache_read"] == sum(u.cache_read for u in reported)
+    assert totals["cache_write"] == sum(u.cache_write for u in reported)
+    assert totals["cache_write_1h"] == sum(u.cache_write_1h for u in reported)
+    assert totals["output"] == sum(u.output for u in reported)
+    bill = 0.0
+    for request in session.trace:
+        u = request.usage
+        prices = lookup_prices(request.model or session.model)
+        assert prices is not None, request.model
+        bill += prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
+    assert totals["cost_usd"] == pytest.approx(bill, rel=1e-6, abs=1e-5)
+    # the cache model's figures are kept beside, and are not the reported ones
+    assert totals["modelled_cache_read"] == sum(r.modelled_cache_read for r in run.rows)
+    assert totals["modelled_cost_usd"] is not None
+
+
+def test_a_session_that_switches_models_is_billed_at_each_requests_own_model(corpus_dev):
+    from dataclasses import replace
+
+    # The dev corpus's sessions keep one model for every billed request: switch the middle third to haiku.
+    session = load_session(str(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl"))
+    n = len(session.trace)
+    session.trace = [replace(r, model="claude-haiku-4-5-20251001") if n // 3 <= r.index < 2 * n // 3 else r
+                     for r in session.trace]
+    run = replay_runs(session, ["recorded"], Settings()).runs[0]
+    opus, haiku = lookup_prices("claude-opus-4-5"), lookup_prices("claude-haiku-4-5")
+    assert opus is not None and haiku is not None
+    bill = sum((haiku if r.model.startswith("claude-haiku") else opus).cost(
+        r.usage.input, r.usage.cache_read, r.usage.cache_write - r.usage.cache_write_1h, r.usage.cache_write_1h,
+        r.usage.output) for r in session.trace)
+    at_one_price = sum(opus.cost(r.fresh, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output) for r in run.rows)
+    assert run.totals()["cost_usd"] == pytest.approx(bill, rel=1e-6)
+    assert run.totals()["cost_usd"] < at_one_price * 0.9
+
+
+def test_a_request_without_reported_usage_keeps_the_modelled_figures(corpus_dev):
+    from dataclasses import replace
+
+    session = load_session(str(corpus_dev / "claude_code" / "session-9eda1058.jsonl"))
+    session.trace = [replace(r, usage=None) if r.index == 1 else r for r in session.trace]
+    run = replay_runs(session, ["recorded"], Settings()).runs[0]
+    row = run.rows[1]
+    assert not row.reported and row.cache_read == row.modelled_cache_read and row.fresh == row.modelled_fresh
+    assert run.totals()["reported_requests"] == len(session.trace) - 1
+
+
+def test_reported_over_ceiling_says_whether_the_providers_own_count_was_past_the_ceiling(corpus_dev):
+    session = load_session(str(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl"))
+    peak = max(r.usage.reported_input for r in session.trace)
+    run = replay_runs(session, ["recorded"], Settings(ceiling=peak)).runs[0]
+    assert sum(r.reported_over_ceiling for r in run.rows) == sum(r.usage.reported_input >= peak for r in session.trace) >= 1
+    assert run.totals()["reported_over_ceiling"] >= 1
