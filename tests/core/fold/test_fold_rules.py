@@ -213,3 +213,30 @@ def test_amendment_2_a_pass_is_measured_before_and_after_at_the_scale_in_force_a
     # before, at scale 2.0: the view as the tool_io passes left it; after: a smaller view with a 600 note
     assert first_all["input_scale"] == 2.0
     assert first_all["estimate_before"] > first_all["estimate_after"] and first_all["outcome"] == "landed"
+
+
+def test_amendment_2_only_a_cut_that_strictly_lowers_the_measured_request_is_kept():
+    # One undelivered result of 5,000 characters weighing 1,000; its copy weighs 100 only once cut to the floor,
+    # 1,000 otherwise: the floor proposes a saving, every smaller cut measures equal, and no such cut is kept.
+    from foldscope.core.request.bodies import kept_of
+
+    b = Build()
+    b.system(), b.task(), b.answer("reading")
+    (call, original), = b.round([text_of(5_000, 1)])
+    session = b.session(delivered=[m.id for m in b.messages[:3]])
+    sizes = {m.id: 10 for m in b.messages}
+    sizes[original.id] = 1_000
+
+    def count(ms):
+        total = 0
+        for m in ms:
+            if m.is_clipped_copy:
+                total += 100 if kept_of(m).get(None, 0) <= 1_024 else 1_000
+            else:
+                total += sizes.get(m.id, 10)
+        return total
+
+    # estimate 1,040; ceiling 1,300: line 1,040, target 780; the deficit of 260 is under the floor's saving of 900
+    run = Fold(session, FoldSettings(1_300), count=count).run()
+    clips = [r for r in run.records if r["stage"] == "clip"]
+    assert clips == [] and not any(session.record.get(i).is_clipped_copy for i in session.view)
