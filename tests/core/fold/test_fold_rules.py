@@ -240,3 +240,15 @@ def test_amendment_2_only_a_cut_that_strictly_lowers_the_measured_request_is_kep
     run = Fold(session, FoldSettings(1_300), count=count).run()
     clips = [r for r in run.records if r["stage"] == "clip"]
     assert clips == [] and not any(session.record.get(i).is_clipped_copy for i in session.view)
+
+
+def test_d4_a_result_never_leaves_the_view_while_its_call_stays():
+    from foldscope.core.actions.commands import Compact
+
+    b = Build()
+    b.system(), b.task(), b.answer("reading")
+    b.round([text_of(2_000, 1)])  # call m3, result m4
+    b.answer("read")
+    session = b.session(delivered=[m.id for m in b.messages])
+    changes = Compact(4, 4, summary="the result alone").do(session)
+    assert not changes.success and "m4" in session.view and "m3" in session.view
