@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent  # run with the project's .venv, w
 
 def main(argv: list[str]) -> int:
     from foldscope.core.formats import load_session
+    from foldscope.core.model.policy import Policy
     from foldscope.core.model.session import ReadError
     from foldscope.core.replay.lab import run_strategy
-    from foldscope.core.replay.strategies import Settings
+    from foldscope.core.request.measure import Measure
 
     caching = "--caching" in argv
     ceilings = [int(a) for a in argv if a.isdigit()] or [60_000, 150_000]
@@ -33,7 +34,8 @@ def main(argv: list[str]) -> int:
                 session = load_session(path)
             except ReadError:
                 continue  # not a session (a run manifest beside its Branch)
-            rows = run_strategy(session, "adr", Settings(ceiling=ceiling, caching=caching)).rows
+            policy = Policy(max_input_tokens=ceiling, prompt_caching=True if caching else None)
+            rows = run_strategy(session, "adr", Measure(session, policy)).rows
             over = [r for r in rows if r.estimate >= ceiling]
             wrong = [r for r in over if not r.refused or r.floor_estimate is None or r.floor_estimate < ceiling]
             bad += len(wrong)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +167,34 @@ class Policy:
     def as_record(self) -> dict[str, Any]:
         """The launch-policy form kept in branch metadata: every key, null for unset."""
         return {key: getattr(self, key) for key in KEYS}
+
+
+@dataclass(frozen=True)
+class PolicyChoice:
+    """The policy a person chose at start (a profile, then flags, and a per-call ceiling), before a session is known.
+
+    A session's policy is its launch record with this choice over it (core.model.launch.session_policy):
+    the CLI's measuring commands and the GUI resolve it the same way, from the same flags.
+    """
+
+    profile: Policy | None = None
+    flags: tuple[tuple[str, Any], ...] = ()  # (key, validated value) for each flag given
+    per_call: int | str | None = None
+
+    def over(self, base: Policy) -> Policy:
+        """`base` (a launch record's policy), or the profile in its place, then the flags over it.
+
+        A profile replaces the stored policy (Amendment 3: a resume with a profile uses that profile's settings,
+        including their unset values), so a bound or fold pair it leaves out is removed, not kept; only
+        prompt_caching survives its absence (absence never erases a stored option; disabling needs false)."""
+        policy = base
+        if self.profile is not None:
+            caching = base.prompt_caching if self.profile.prompt_caching is None else self.profile.prompt_caching
+            policy = replace(self.profile, prompt_caching=caching, model=self.profile.model or base.model)
+        if self.flags:
+            source = "flags" if policy.source == "default" else f"{policy.source} and flags"
+            policy = policy.with_values(source, **dict(self.flags))
+        return policy
 
 
 def ceiling_from_text(text: str | None) -> int | str | None:

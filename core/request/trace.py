@@ -175,6 +175,7 @@ class TraceReport:
     scale: float = 1.0
     unseen_head: int = 0
     prefix: bool = True  # whether the rows carry their prefix share and divergence
+    decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
 
 
 def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]]) -> list:
@@ -241,8 +242,15 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     counts: list[Measurement] = []
     parted: list[Divergence | None] = []
     rounds: list[IncludedRound | None] = []
-    frontiers: list[str | None] = []
-    for request, (messages, first_round) in zip(trace, rounds_of(session, policy, counter, trace_views(rec, trace), frontiers)):
+    decision = None
+    frontiers: list[str | None] = []  # Amendment 4's frontier per request: None until decided, then same or changed
+    for request, messages in zip(trace, trace_views(rec, trace)):
+        if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
+            decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
+            frontiers.append(None)
+        else:
+            frontiers.append(frontier(session, policy, decision, list(messages)))
+        first_round = included_round(decision)
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))
         rounds.append(first_round)
@@ -271,6 +279,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         scale = calibrated(scale, counted, reported)
     report.unseen_head = head
     report.scale = scale
+    report.decision = decision
     if record:
         session.events.extend(report.decisions)
         report.scale = keep_scale(session, scale)

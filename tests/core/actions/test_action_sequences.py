@@ -26,12 +26,14 @@ from foldscope.core.actions.recovery import Peek, ReadResult
 from foldscope.core.fold import stages as st
 from foldscope.core.fold.clip import original_of
 from foldscope.core.fold.delivery import NO_CLIP_KEY
-from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.fold import Fold
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.request.compile import compile_request
 from foldscope.core.request.count import Counter
+from foldscope.core.request.measure import Measure
 
 settings.register_profile("ci", stateful_step_count=40, max_examples=25, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -135,7 +137,7 @@ class ActionSequences(RuleBasedStateMachine):
     # -- rules ------------------------------------------------------------------------------------
     @rule(n=hs.lists(hs.integers(0, 10**6), min_size=1, max_size=3))
     def restore(self, n):
-        fold = Fold(self.session, FoldSettings(self.ceiling), counter=self.counter)
+        fold = Fold(self.session, self.measure())
         self.do(Restore([self.pick(k, []) for k in n], fold.fits))
 
     @rule(n=hs.lists(hs.integers(0, 10**6), min_size=1, max_size=3))
@@ -176,7 +178,7 @@ class ActionSequences(RuleBasedStateMachine):
 
     @rule()
     def fold(self):
-        fold = Fold(self.session, FoldSettings(self.ceiling), counter=self.counter, clock=lambda: 0.0,
+        fold = Fold(self.session, self.measure(), clock=lambda: 0.0,
                     new_id=lambda: next(self.ids))
         self.do(ApplyFold(fold))
 
@@ -221,11 +223,15 @@ class ActionSequences(RuleBasedStateMachine):
     def ceiling(self) -> int:
         return self._ceiling
 
+    def measure(self) -> Measure:
+        """The session's Measure under this machine's ceiling, sharing one counter across steps."""
+        return Measure(self.session, Policy(max_input_tokens=self.ceiling), counter=self.counter)
+
 
 def machine_for(path: Path) -> type[ActionSequences]:
     """A machine over one file, with a ceiling at 70% of its first view's estimate so the fold has work."""
     session = load_session(path)
-    probe = Fold(session, FoldSettings(10**9))
+    probe = Fold(session, Measure(session, Policy(max_input_tokens=10**9)))
     ceiling = max(1_000, int(probe.estimate() * 0.7))
     return type(f"Sequences_{path.stem[:20]}", (ActionSequences,), {"path": path, "_ceiling": ceiling})
 

@@ -9,10 +9,10 @@ from argparse import Namespace
 import pytest
 
 from foldscope.core.cli.main import main
-from foldscope.core.cli.requests import policy_from_args
+from foldscope.core.cli.options import policy_choice
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import write_demo
-from foldscope.core.model.launch import store_launch_policy
+from foldscope.core.model.launch import session_policy, store_launch_policy
 from foldscope.core.model.policy import Policy
 from foldscope.core.request.trace import holds_no_head, measure_trace
 
@@ -58,6 +58,11 @@ def test_amendment_3_fold_apply_writes_the_startup_fields_and_the_launch_record(
     launch = raw["branch"]["metadata"]["api_launch"]
     assert launch["max_input_tokens"] == 20_000 and launch["tool_result_max_chars"] == 4_000
     assert launch["prompt_caching"] is True
+
+
+def policy_from_args(given: Namespace, session):
+    """The policy the CLI resolves for a session from its flags (the launch record, then the profile and flags)."""
+    return session_policy(session, policy_choice(given))
 
 
 def args(profile=None, **flags) -> Namespace:

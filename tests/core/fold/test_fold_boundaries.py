@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.fold import Fold
 from foldscope.core.model.policy import Policy
 from foldscope.core.request.trace import action_for, measure_trace
-from tests.core.fold_sessions import Build, text_of
+from tests.core.fold_sessions import Build, fold_measure, text_of
 
 
 def sized(sizes: dict[str, int], note: int = 10):
@@ -23,26 +23,26 @@ def bare(size: int):
 
 def test_d4_a_request_exactly_at_the_ceiling_is_refused_before_the_send():
     session, count = bare(1_000)
-    runs, refusal = Fold(session, FoldSettings(1_000), count=count).prepare_request()
+    runs, refusal = Fold(session, fold_measure(session, 1_000), count=count).prepare_request()
     assert refusal is not None and refusal.estimate == 1_000 and refusal.ceiling == 1_000
 
 
 def test_d4_a_request_one_under_the_ceiling_is_sent():
     session, count = bare(999)
-    runs, refusal = Fold(session, FoldSettings(1_000), count=count).prepare_request()
+    runs, refusal = Fold(session, fold_measure(session, 1_000), count=count).prepare_request()
     assert refusal is None
 
 
 def test_d4_a_request_one_over_the_ceiling_is_refused():
     session, count = bare(1_001)
-    assert Fold(session, FoldSettings(1_000), count=count).prepare_request()[1] is not None
+    assert Fold(session, fold_measure(session, 1_000), count=count).prepare_request()[1] is not None
 
 
 def test_d4_restore_admission_refuses_a_view_exactly_at_the_ceiling_and_admits_one_under():
     session, _ = bare(0)
     ids = list(session.view)
-    assert not Fold(session, FoldSettings(1_000), count=lambda ms: 1_000).fits(ids)
-    assert Fold(session, FoldSettings(1_000), count=lambda ms: 999).fits(ids)
+    assert not Fold(session, fold_measure(session, 1_000), count=lambda ms: 1_000).fits(ids)
+    assert Fold(session, fold_measure(session, 1_000), count=lambda ms: 999).fits(ids)
 
 
 def rounds(n: int = 6, size: int = 100):
@@ -60,7 +60,7 @@ def test_d4_the_fold_stops_at_a_pass_landing_exactly_on_the_target():
     # 20 messages of 100 = 2,000; ceiling 2,000 at 0.8 / 0.6: target 1,200. tool_io with tail six folds the calls
     # and results of rounds 0 to 3 (8 messages, 800) into one note of 0: exactly 1,200, which is "at or under".
     session, sizes = rounds()
-    fold = Fold(session, FoldSettings(2_000), count=sized(sizes, note=0))
+    fold = Fold(session, fold_measure(session, 2_000), count=sized(sizes, note=0))
     run = fold.run()
     assert [r["stage"] for r in run.records] == ["tool_io"] and run.records[0]["kept_tail"] == 6
     assert run.estimate_after == 1_200 and run.target_reached
@@ -68,7 +68,7 @@ def test_d4_the_fold_stops_at_a_pass_landing_exactly_on_the_target():
 
 def test_d4_the_fold_goes_on_when_a_pass_lands_one_over_the_target():
     session, sizes = rounds()
-    fold = Fold(session, FoldSettings(2_000), count=sized(sizes, note=1))  # 1,201 after the first pass
+    fold = Fold(session, fold_measure(session, 2_000), count=sized(sizes, note=1))  # 1,201 after the first pass
     run = fold.run()
     assert len(run.records) > 1 and run.records[0]["estimate_after"] == 1_201
 
@@ -76,7 +76,7 @@ def test_d4_the_fold_goes_on_when_a_pass_lands_one_over_the_target():
 def test_amendment_2_a_pass_that_leaves_the_estimate_equal_is_rolled_back():
     session, sizes = rounds()
     # the note costs exactly what it replaces (8 messages of 100): the estimate does not strictly fall
-    fold = Fold(session, FoldSettings(2_000), count=sized(sizes, note=800))
+    fold = Fold(session, fold_measure(session, 2_000), count=sized(sizes, note=800))
     run = fold.run()
     first = run.records[0]
     assert first["stage"] == "tool_io" and first["estimate_after"] == first["estimate_before"]
@@ -89,7 +89,7 @@ class Scripted(Fold):
 
     def __init__(self, start: int, runs: list[int | None], ceiling: int = 1_000) -> None:
         session, _ = bare(0)
-        super().__init__(session, FoldSettings(ceiling), count=lambda ms: 0)
+        super().__init__(session, fold_measure(session, ceiling), count=lambda ms: 0)
         self.now, self.script, self.reasons = start, list(runs), []
 
     def estimate(self, messages=None) -> int:

@@ -6,10 +6,10 @@ import copy
 import json
 
 from foldscope.core.fold.delivery import clone_session
-from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.fold import Fold
 from foldscope.core.model.launch import read_launch_policy, store_launch_policy
 from foldscope.core.model.policy import Policy
-from tests.core.fold_sessions import Build, fold_for, payload, record_hashes, text_of
+from tests.core.fold_sessions import Build, fold_for, fold_measure, payload, record_hashes, text_of
 
 
 def history(rounds: int = 8, chars: int = 6_000):
@@ -81,7 +81,7 @@ def test_amendment_4_a_fold_under_caching_never_takes_the_pending_first_round():
     policy = Policy(max_input_tokens=10**6, prompt_caching=True)
     members = {"m1", "m2", "m3", "m4"}  # the task, its answer, the call and its result
     ceiling = int(fold_for(session, 10**9).estimate() / 0.85)
-    counter_fold = Fold(session, FoldSettings(ceiling), policy=policy)
+    counter_fold = Fold(session, fold_measure(session, ceiling, policy=policy))
     run = counter_fold.run()
     assert run.landed and members <= set(session.view)
 
@@ -101,7 +101,7 @@ def test_amendment_4_a_refused_send_still_decides_the_first_round_and_the_decisi
     session = b.session()
     ceiling = 8_000  # the system text alone is past it: every request is refused
     policy = Policy(max_input_tokens=ceiling, prompt_caching=True)
-    replay = replay_folds(session, FoldSettings(ceiling), policy=policy, clock=lambda: 0.0)
+    replay = replay_folds(session, fold_measure(session, ceiling, policy=policy), clock=lambda: 0.0)
     assert set(replay.refusals) == {0, 1, 2}
     decision = read_decision(replay.session)
     assert decision is not None and decision["included"]  # decided in the compile of the refused request 1

@@ -9,13 +9,13 @@ import yaml
 
 from foldscope.core.fold.clip import build_copy, cut_text, recovery_text
 from foldscope.core.fold.cuts import eligible_bodies
-from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.fold import Fold
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
 from foldscope.core.request.bodies import bodies_of, marker
 from foldscope.core.request.envelope import minimal_yaml
 from foldscope.core.request.scale import calibrated
-from tests.core.fold_sessions import Build, text_of
+from tests.core.fold_sessions import Build, fold_measure, text_of
 
 
 def sized(sizes: dict[str, int], note: int = 0):
@@ -41,7 +41,7 @@ def result(output, mid: str = "r", index: int = 0) -> Message:
 
 def test_amendment_2_the_floor_view_is_the_head_the_task_undelivered_messages_and_the_tail_of_two():
     session, sizes = rounds()  # 20 messages of 100: 2,000
-    run = Fold(session, FoldSettings(1_000), count=sized(sizes)).run()
+    run = Fold(session, fold_measure(session, 1_000), count=sized(sizes)).run()
     assert run.floor_estimate == 400  # system, task and the last two messages; nothing undelivered
 
 
@@ -49,7 +49,7 @@ def test_amendment_2_an_undelivered_result_and_its_call_join_the_floor_view():
     session, sizes = rounds()
     delivered = session.branch_metadata["delivered"]
     session.branch_metadata["delivered"] = [i for i in delivered if i not in ("m4", "m3")]  # round 0's call, result
-    run = Fold(session, FoldSettings(1_000), count=sized(sizes)).run()
+    run = Fold(session, fold_measure(session, 1_000), count=sized(sizes)).run()
     assert run.floor_estimate == 600
 
 
@@ -155,19 +155,19 @@ def caching_rounds(note_size: int):
 
 def test_amendment_4_notes_above_15_percent_of_the_ceiling_run_the_reset_first_and_alone():
     session, sizes, policy = caching_rounds(151)
-    run = Fold(session, FoldSettings(1_000), count=sized(sizes, note=20), policy=policy).run()
+    run = Fold(session, fold_measure(session, 1_000, policy=policy), count=sized(sizes, note=20)).run()
     assert [r["stage"] for r in run.records] == ["reset"]
 
 
 def test_amendment_4_notes_at_15_percent_of_the_ceiling_do_not_run_the_reset_first():
     session, sizes, policy = caching_rounds(150)
-    run = Fold(session, FoldSettings(1_000), count=sized(sizes, note=20), policy=policy).run()
+    run = Fold(session, fold_measure(session, 1_000, policy=policy), count=sized(sizes, note=20)).run()
     assert run.records and run.records[0]["stage"] == "tool_io"
 
 
 def test_amendment_4_the_reset_keeps_the_first_round_and_folds_the_earlier_notes():
     session, sizes, policy = caching_rounds(300)
-    fold = Fold(session, FoldSettings(1_000), count=sized(sizes, note=20), policy=policy)
+    fold = Fold(session, fold_measure(session, 1_000, policy=policy), count=sized(sizes, note=20))
     run = fold.run()
     assert run.records[0]["stage"] == "reset" and run.records[0]["outcome"] == "landed"
     assert session.view[:3] == ["m0", "m1", "m2"]  # the system, the task and its answer: the first round
@@ -176,7 +176,7 @@ def test_amendment_4_the_reset_keeps_the_first_round_and_folds_the_earlier_notes
 
 def test_amendment_4_without_caching_there_is_no_reset():
     session, sizes, _ = caching_rounds(300)
-    run = Fold(session, FoldSettings(1_000), count=sized(sizes, note=20), policy=Policy(max_input_tokens=1_000)).run()
+    run = Fold(session, fold_measure(session, 1_000), count=sized(sizes, note=20)).run()
     assert "reset" not in [r["stage"] for r in run.records]
 
 
@@ -207,7 +207,7 @@ def test_amendment_2_a_pass_is_measured_before_and_after_at_the_scale_in_force_a
     # before at 2.0 (2,800) and after (400 + 600 at 2.0: 2,000): it lands. Measured at the old scale, the
     # before would be 1,400 and the pass would wrongly roll back.
     session, sizes = rounds()
-    fold = Fold(session, FoldSettings(2_000, 0.8, 0.1), count=sized(sizes, note=600), summariser=ScaleRaising(2.0))
+    fold = Fold(session, fold_measure(session, 2_000, 0.8, 0.1), count=sized(sizes, note=600), summariser=ScaleRaising(2.0))
     run = fold.run()
     (first_all,) = [r for r in run.records if r["stage"] == "all"][:1]
     # before, at scale 2.0: the view as the tool_io passes left it; after: a smaller view with a 600 note
@@ -237,7 +237,7 @@ def test_amendment_2_only_a_cut_that_strictly_lowers_the_measured_request_is_kep
         return total
 
     # estimate 1,040; ceiling 1,300: line 1,040, target 780; the deficit of 260 is under the floor's saving of 900
-    run = Fold(session, FoldSettings(1_300), count=count).run()
+    run = Fold(session, fold_measure(session, 1_300), count=count).run()
     clips = [r for r in run.records if r["stage"] == "clip"]
     assert clips == [] and not any(session.record.get(i).is_clipped_copy for i in session.view)
 

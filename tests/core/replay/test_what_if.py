@@ -8,8 +8,10 @@ from foldscope.core.actions.commands import Evict
 from foldscope.core.fold.history import session_at_request
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Request
 from foldscope.core.replay.what_if import replay_from
+from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import build_trace
 from tests.core.fold_sessions import Build, text_of
 
@@ -44,7 +46,7 @@ def test_what_if_keeps_the_source_compaction_after_the_branch_point():
     branch = session_at_request(original, 1)
     evicted = branch.record.index_of(branch.view[-1])
     assert Evict([evicted]).do(branch).success  # the person's own change on the branch
-    steps = replay_from(original, branch, 1, None)
+    steps = replay_from(original, branch, 1, Measure(branch, Policy(max_input_tokens="none")))
     at_3 = next(s for s in steps if s.request == 3)
     assert note in at_3.view and not set(replaced) & set(at_3.view)
     assert branch.record[evicted].id not in at_3.view  # the branch's change stands too
@@ -57,7 +59,8 @@ def test_an_unchanged_branch_without_a_fold_replays_the_original_views(corpus_de
     trace = build_trace(original)
     original.trace = trace
     k = len(trace) // 3
-    steps = replay_from(original, session_at_request(original, k), k, None)
+    branch = session_at_request(original, k)
+    steps = replay_from(original, branch, k, Measure(branch, Policy(max_input_tokens="none")))
     for step in steps:
         assert list(step.view) == [i for i in trace[step.request].view if i in original.record], step.request
 
@@ -66,5 +69,6 @@ def test_an_unchanged_branch_of_the_demo_replays_the_original_views():
     original = load_session(demo_path())
     trace = build_trace(original)
     original.trace = trace
-    steps = replay_from(original, session_at_request(original, 2), 2, None)
+    branch = session_at_request(original, 2)
+    steps = replay_from(original, branch, 2, Measure(branch, Policy(max_input_tokens="none")))
     assert [list(s.view) for s in steps] == [list(trace[s.request].view) for s in steps]
