@@ -252,3 +252,23 @@ def test_d4_a_result_never_leaves_the_view_while_its_call_stays():
     session = b.session(delivered=[m.id for m in b.messages])
     changes = Compact(4, 4, summary="the result alone").do(session)
     assert not changes.success and "m4" in session.view and "m3" in session.view
+
+
+def test_amendment_2_a_read_or_restored_original_is_protected_from_clipping_only_until_the_next_completed_request():
+    from foldscope.core.actions.recovery import ReadResult
+    from foldscope.core.fold.delivery import mark_delivered, no_clip_ids
+
+    b = Build()
+    b.system(), b.task(), b.answer("reading")
+    (_, original), = b.round([text_of(20_000, 1)])
+    session = b.session(delivered=[m.id for m in b.messages])
+    assert ReadResult(4, 0, 1_000).do(session).success
+    assert no_clip_ids(session) == {original.id}
+    fold = Fold(session, fold_measure(session, 10**9))
+    target = fold.estimate() // 2
+    protected = Fold(session, fold_measure(session, int(target / 0.6)))
+    assert [r["stage"] for r in protected.run().records if r["stage"] == "clip"] == []  # the read original stays whole
+    mark_delivered(session, session.view)  # the next main request completes
+    assert no_clip_ids(session) == set()
+    run = Fold(session, fold_measure(session, int(target / 0.6))).run()
+    assert "clip" in [r["stage"] for r in run.records]
