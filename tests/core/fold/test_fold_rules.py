@@ -272,3 +272,19 @@ def test_amendment_2_a_read_or_restored_original_is_protected_from_clipping_only
     assert no_clip_ids(session) == set()
     run = Fold(session, fold_measure(session, int(target / 0.6))).run()
     assert "clip" in [r["stage"] for r in run.records]
+
+
+def test_amendment_3_a_restored_original_is_not_clipped_again_by_the_next_fold():
+    from foldscope.core.actions.commands import Clip, CommandStack, Restore
+
+    b = Build()
+    b.system(), b.task(), b.answer("reading")
+    (_, original), = b.round([text_of(20_000, 1)])
+    session = b.session(delivered=[m.id for m in b.messages])
+    stack = CommandStack(session)
+    assert stack.do(Clip(4, 2_000)).success and stack.do(Restore([4])).success
+    assert original.id in session.view
+    whole = Fold(session, fold_measure(session, 10**9)).estimate()
+    run = Fold(session, fold_measure(session, int(whole / 0.9))).run()
+    assert not [r for r in run.records if r["stage"] == "clip"]  # protected until the next completed request
+    assert original.id in session.view
