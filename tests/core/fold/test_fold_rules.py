@@ -288,3 +288,22 @@ def test_amendment_3_a_restored_original_is_not_clipped_again_by_the_next_fold()
     run = Fold(session, fold_measure(session, int(whole / 0.9))).run()
     assert not [r for r in run.records if r["stage"] == "clip"]  # protected until the next completed request
     assert original.id in session.view
+
+
+def test_d4_a_restored_call_comes_back_with_its_result_and_a_copy_is_never_restored_alone():
+    from foldscope.core.actions.commands import Clip, CommandStack, Evict, Restore
+
+    b = Build()
+    b.system(), b.task(), b.answer("reading")
+    (call, result), = b.round([text_of(5_000, 1)])
+    b.answer("read")
+    session = b.session(delivered=[m.id for m in b.messages])
+    stack = CommandStack(session)
+    assert stack.do(Evict([4])).success and call.id not in session.view and result.id not in session.view
+    assert stack.do(Restore([3])).success  # the call alone asked for
+    assert session.view.index(call.id) + 1 == session.view.index(result.id)
+    assert stack.do(Clip(4, 1_500)).success
+    copy_index = len(session.record) - 1
+    assert stack.do(Evict([4])).success
+    assert stack.do(Restore([copy_index])).success
+    assert session.record[copy_index].id not in session.view  # a copy never comes back on its own
