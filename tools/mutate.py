@@ -192,11 +192,11 @@ def run_tests(project: Path, python: str, timeout: int) -> tuple[bool, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-k", metavar="TEXT", help="only mutants whose name contains TEXT")
+    parser.add_argument("-k", metavar="TEXT", action="append", help="only mutants whose name contains TEXT (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--timeout", type=int, default=900, help="seconds per mutant (default 900)")
     args = parser.parse_args(argv)
-    mutants = [m for m in MUTANTS if not args.k or args.k.lower() in m.name.lower()]
+    mutants = [m for m in MUTANTS if not args.k or any(k.lower() in m.name.lower() for k in args.k)]
     for m in mutants:  # every edit must apply to the tree as it is: a stale mutant is a failure of this list
         text = (ROOT / m.path).read_text(encoding="utf-8")
         if text.count(m.old) != 1:
