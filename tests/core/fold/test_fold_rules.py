@@ -307,3 +307,20 @@ def test_d4_a_restored_call_comes_back_with_its_result_and_a_copy_is_never_resto
     assert stack.do(Evict([4])).success
     assert stack.do(Restore([copy_index])).success
     assert session.record[copy_index].id not in session.view  # a copy never comes back on its own
+
+
+def test_amendment_2_read_result_reports_a_failed_sha256_check_of_the_original():
+    from foldscope.core.actions.recovery import ReadResult
+
+    b = Build()
+    b.system(), b.task(), b.answer("reading")
+    (_, original), (_, other) = b.round([text_of(5_000, 1), text_of(5_000, 2)])
+    session = b.session(delivered=[m.id for m in b.messages])
+    session.record.append(build_copy(original, 5, {None: 1_500}, new_id=lambda: "good"))
+    read = ReadResult(5, 0, 100)
+    assert read.do(session).success and read.result["verified"] is True
+    # a copy naming the other original but cut from another text: its recorded SHA-256 does not match
+    session.record.append(Message("bad", "action_response", None, {"function": "reader", "arguments": {}, "output": "x"},
+                                  {"clipped_from": other.id, "context_clip_kept": 1, "context_clip_sha256": "0" * 64}))
+    failed = ReadResult(6, 0, 100)
+    assert failed.do(session).success and failed.result["verified"] is False
