@@ -324,3 +324,43 @@ def test_amendment_2_read_result_reports_a_failed_sha256_check_of_the_original()
                                   {"clipped_from": other.id, "context_clip_kept": 1, "context_clip_sha256": "0" * 64}))
     failed = ReadResult(6, 0, 100)
     assert failed.do(session).success and failed.result["verified"] is False
+
+
+class Counting:
+    """A summariser that counts the summary requests it is asked for."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def summarise(self, source, calls):
+        from foldscope.core.fold.summarise import Summary
+
+        self.calls += 1
+        return Summary("brief", "model", None, None, False)
+
+
+def test_amendment_4_no_reset_summary_is_asked_for_when_the_floor_view_is_past_the_ceiling():
+    session, sizes, policy = caching_rounds(300)
+    sizes["m0"] = 1_000  # the system text alone is at the ceiling: no fold can make the request sendable
+    summariser = Counting()
+    run = Fold(session, fold_measure(session, 1_000, policy=policy), count=sized(sizes, note=20),
+               summariser=summariser).run()
+    assert summariser.calls == 0 and "reset" not in [r["stage"] for r in run.records]
+    assert run.floor_estimate is not None and run.floor_estimate >= 1_000
+
+
+def test_amendment_4_clip_takes_only_results_after_the_newest_note_while_caching():
+    b = Build()
+    b.system(), b.task(), b.answer("first answer")  # the first round: the task and its answer
+    b.answer("reading the big file")
+    (_, early), = b.round([text_of(30_000, 1)])  # before the note
+    b.add("note", {"assistant_response": "earlier rounds folded"}, {"context_first_index": 2})
+    b.answer("reading a small one")
+    (_, late), = b.round([text_of(8_000, 2)])
+    session = b.session(delivered=[m.id for m in b.messages])
+    policy = Policy(prompt_caching=True)
+    whole = Fold(session, fold_measure(session, 10**9, policy=policy)).estimate()
+    run = Fold(session, fold_measure(session, int(whole / 0.85), policy=policy)).run()
+    clipped = [c["index"] for r in run.records if r["stage"] == "clip" for c in r["clipped"]]
+    assert session.record.index_of(early.id) not in clipped
+    assert not any(m.clipped_from == early.id for m in session.record)

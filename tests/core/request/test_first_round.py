@@ -183,3 +183,13 @@ def test_amendment_4_a_later_request_compiling_the_round_differently_records_fro
     frontiers = [d.get("frontier") for d in report.decisions[1:]]
     assert frontiers == [None, "same", "changed"]
     assert report.decisions[1].get("frontier") is None  # the request that decides records none
+
+
+def test_amendment_4_the_decision_counts_the_round_at_the_folds_calibrated_scale():
+    base = Policy(prompt_caching=True, tool_result_max_chars=1_024)
+    size = round_size(session_of(conversation()), base)
+    session = session_of(conversation(), upto="r")
+    session.scale = 2.0  # the provider counted twice what o200k did: the same round is twice the size
+    decision = decide_first_round(session, base.with_values(max_input_tokens=size * 10))
+    assert decision["scale"] == 2.0 and decision["size"] == estimate(size, 2.0) == 2 * size
+    assert decision["included"] is False  # at scale 1.0 this ceiling fits the round exactly
