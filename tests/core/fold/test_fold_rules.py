@@ -364,3 +364,20 @@ def test_amendment_4_clip_takes_only_results_after_the_newest_note_while_caching
     clipped = [c["index"] for r in run.records if r["stage"] == "clip" for c in r["clipped"]]
     assert session.record.index_of(early.id) not in clipped
     assert not any(m.clipped_from == early.id for m in session.record)
+
+
+def test_amendment_1_the_all_stage_keeps_the_newest_six_then_two_messages():
+    session, sizes = rounds()
+    before = list(session.view)
+    run = Fold(session, fold_measure(session, 1_000), count=sized(sizes, note=0)).run()
+    views = [tuple(v) for v in run.views]
+    checked = 0
+    for i, record in enumerate(run.records):
+        if record["stage"] != "all" or record["outcome"] != "landed":
+            continue
+        start = views[i - 1] if i else tuple(before)
+        # everything between the task and the kept tail folds: the head and the task stay, and the tail
+        assert record["messages_folded"] == len(start) - 2 - record["kept_tail"]
+        assert views[i][-record["kept_tail"]:] == start[-record["kept_tail"]:]
+        checked += 1
+    assert checked
