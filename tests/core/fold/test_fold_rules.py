@@ -170,6 +170,7 @@ def test_amendment_4_the_reset_keeps_the_first_round_and_folds_the_earlier_notes
     fold = Fold(session, fold_measure(session, 1_000, policy=policy), count=sized(sizes, note=20))
     run = fold.run()
     assert run.records[0]["stage"] == "reset" and run.records[0]["outcome"] == "landed"
+    assert run.records[0]["kept_tail"] == 2 and session.view[-2:] == ["m12", "m13"]  # the reset keeps a tail of two
     assert session.view[:3] == ["m0", "m1", "m2"]  # the system, the task and its answer: the first round
     assert "m3" not in session.view and "m4" not in session.view
 
