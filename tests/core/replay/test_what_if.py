@@ -1,4 +1,4 @@
-"""What-if keeps the source's own management: a branch replays the later requests with the original's compactions."""
+"""What-if: a branch replays the later requests with the original's own compactions, reporting before each request."""
 
 from __future__ import annotations
 
@@ -72,3 +72,25 @@ def test_an_unchanged_branch_of_the_demo_replays_the_original_views():
     branch = session_at_request(original, 2)
     steps = replay_from(original, branch, 2, Measure(branch, Policy(max_input_tokens="none")))
     assert [list(s.view) for s in steps] == [list(trace[s.request].view) for s in steps]
+
+
+def test_replay_from_reports_before_each_request_and_stops_where_report_raises():
+    session = load_session(demo_path())
+    k = 5
+    measure = Measure(session, None)
+    reports: list[tuple[int, int]] = []
+    steps = replay_from(session, session_at_request(session, k), k, measure,
+                        report=lambda done, total, label: reports.append((done, total)))
+    total = len(session.trace) - k
+    assert len(steps) == total and reports == [(n, total) for n in range(total)]
+    assert [s.counted for s in steps] == [s.counted for s in replay_from(session, session_at_request(session, k), k, measure)]
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_third(done, total, label):
+        if done == 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        replay_from(session, session_at_request(session, k), k, measure, report=stop_at_third)
