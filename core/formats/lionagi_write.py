@@ -89,7 +89,8 @@ def _encode(session: Session) -> str:
 def _frames() -> int:
     import sys
 
-    frame, count = sys._getframe(), 0
+    frame: Any = sys._getframe()
+    count = 0
     while frame is not None:
         frame, count = frame.f_back, count + 1
     return count

@@ -30,6 +30,9 @@ O200K_PAT_STR = "|".join(
     ]
 )
 O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+# The tokenizer's identity, kept with every token count the library stores (a count by another vocabulary
+# is not this one's): the encoding and the SHA-256 of its vocabulary file.
+TOKENIZER_ID = f"o200k_base sha256:{O200K_SHA256[:16]}"
 
 
 class TokenizerError(Exception):

@@ -268,8 +268,11 @@ class Library:
     LibraryError naming the library and the problem.
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, timeout: float | None = None) -> None:
+        """Open (creating and migrating as needed) the library at path (default_path() by default; ":memory:"
+        for a private one). `timeout`: how long a write waits for another writer (BUSY_TIMEOUT_S by default)."""
         self._db: sqlite_utils.Database | None = None
+        self.timeout = BUSY_TIMEOUT_S if timeout is None else timeout
         self.path: Path | None = None if path == ":memory:" else (Path(path) if path is not None else default_path())
         try:
             self.conn = self._connect()
@@ -285,7 +288,7 @@ class Library:
             _create_private(self.path)
             # Another thread or process may be writing (an import, autosave, search indexing): wait for its
             # transaction rather than fail with "database is locked" after sqlite's 5 s default.
-            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            conn = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
         try:
             _refuse_newer(conn)  # before anything writes: a newer library is left exactly as it is
             if self.path is not None:
