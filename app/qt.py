@@ -48,6 +48,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QPen,
+    QShortcut,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,

@@ -631,6 +631,23 @@ class Library:
                 "body_bytes": removed["bytes"] + freed, "size_before": before, "size_after": self.size()}
 
 
+def set_aside(path: str | Path) -> Path | None:
+    """Move a library file that cannot be used (with its write-ahead log) out of the way, never deleting it, so
+    a fresh one can be made in its place; returns where it went (None when there was nothing)."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    aside = path.with_name(f"{path.name}.unusable-{stamp}")
+    try:
+        for suffix in ("-wal", "-shm", ""):
+            if Path(f"{path}{suffix}").exists():
+                os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+    except OSError as exc:
+        raise LibraryError(str(path), f"cannot set it aside: {describe(exc)}") from exc
+    return aside
+
+
 def _shown(path: Path | None) -> str | None:
     return None if path is None else str(path)
 
