@@ -270,6 +270,12 @@ class LibraryBar(QFrame):
         self.setObjectName("libraryBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAccessibleName("The library is unavailable")
+        # The palette's tooltip colours: a warning tone that follows the light or dark theme.
+        palette = self.palette()
+        palette.setColor(palette.ColorRole.Window, palette.color(palette.ColorRole.ToolTipBase))
+        palette.setColor(palette.ColorRole.WindowText, palette.color(palette.ColorRole.ToolTipText))
+        self.setPalette(palette)
+        self.setAutoFillBackground(True)
         self.problem: str | None = None
         self.label = QLabel()
         self.label.setTextFormat(Qt.TextFormat.PlainText)  # the path and the problem are shown as they are
