@@ -119,7 +119,9 @@ def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
     blob = hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from foldscope.core.model.folders import make_private_folder
+
+        make_private_folder(path.parent)
         temporary.write_bytes(blob)
         os.replace(temporary, path)
     except OSError:
