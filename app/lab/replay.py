@@ -26,10 +26,12 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.worker import Task
-from foldscope.core.model.policy import Policy, resolve_ceiling
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
+from foldscope.core.readout.words import counted
 from foldscope.core.replay.lab import ReplayRuns, model_name, model_vs_reported, replay_runs
-from foldscope.core.replay.strategies import STRATEGIES, Settings
+from foldscope.core.replay.strategies import STRATEGIES
+from foldscope.core.request.measure import Measure
 
 STRATEGY_SHORT = {
     "recorded": "as the source sent it",
@@ -46,12 +48,6 @@ HOW_TO_READ = (
 )
 
 
-def settings_for(policy: Policy, session: Session) -> tuple[Settings, str]:
-    """The replay's settings from a policy, its ceiling resolved for the session's model (as the CLI does)."""
-    resolution = resolve_ceiling(policy, model_name(Settings(model=policy.model), session))
-    settings = Settings(ceiling=resolution.ceiling, fold_at=policy.fold_at, target=policy.fold_target,
-                        result_max=policy.tool_result_max_chars, caching=policy.caching, model=policy.model)
-    return settings, resolution.why
 
 
 def chart_series(runs: ReplayRuns) -> dict[str, list[Series]]:
@@ -178,7 +174,7 @@ class ReplayView(QWidget):
         self.cancel()
         self.session = session
         self.result = None
-        self.policy_editor.set_session(model_name(Settings(), session) if session else None, launch)
+        self.policy_editor.set_session(model_name(Measure(session)) if session else None, launch)
         self.model.set_totals([])
         for chart in self.charts.values():
             chart.set_series([], 0)
@@ -203,8 +199,9 @@ class ReplayView(QWidget):
             self.status.setText("Choose at least one strategy.")
             return None
         self.cancel()
-        settings, why = settings_for(policy, session)
-        task = Task(lambda progress: replay_runs(session, strategies, settings, report=progress.report,
+        measure = Measure(session, policy)
+        why = measure.resolution.why
+        task = Task(lambda progress: replay_runs(session, strategies, measure, report=progress.report,
                                                  keep_views=True), "Replay", self)
         task.progressed.connect(self._progressed)
         task.succeeded.connect(lambda result, t=task, w=why: self._finished(t, result, w))
@@ -250,7 +247,7 @@ class ReplayView(QWidget):
     def show_result(self, result: ReplayRuns, why: str = "") -> None:
         self.result = result
         s = result.settings
-        ceiling = f"{s.ceiling:,} tokens" if s.ceiling else "no ceiling"
+        ceiling = f"{s['ceiling']:,} tokens" if s["ceiling"] else "no ceiling"
         from foldscope.core.model import pricing
 
         reason = pricing.resolve(result.model).reason or "no price for the model"
@@ -258,13 +255,13 @@ class ReplayView(QWidget):
         billed = [model_vs_reported(run.totals()) for run in result.runs if run.strategy == "recorded"]
         self.heading.setText(
             f"<b>Model</b> {html.escape(result.model or 'unknown')} · <b>ceiling</b> {ceiling} "
-            f"({html.escape(why)}) · <b>line</b> {s.fold_at:g} · <b>target</b> {s.target:g} · "
+            f"({html.escape(why)}) · <b>line</b> {s['fold_at']:g} · <b>target</b> {s['target']:g} · "
             f"<b>cache</b> {result.cache_mode} ({html.escape(result.cache_why)}){priced}"
             + "".join(f"<br>{html.escape(line)}" for line in billed))
         self.model.set_totals([run.totals() for run in result.runs])
         series = chart_series(result)
         requests = len(self.session.trace) if self.session else 0
-        rules = [Rule(s.ceiling, f"ceiling {s.ceiling:,}")] if s.ceiling else []
+        rules = [Rule(s["ceiling"], f"ceiling {s['ceiling']:,}")] if s["ceiling"] else []
         self.charts["size"].set_series(series["size"], requests, rules)
         self.charts["cost"].set_series(series["cost"], requests)
         self.charts["share"].set_series(series["share"], requests, top=1.0)
@@ -284,7 +281,7 @@ class ReplayView(QWidget):
             chart.select(facts.request)
         kind = "the summary call before request" if facts.kind == "summary" else "request"
         self.request_heading.setText(
-            f"<b>{kind} {facts.request}</b> under <b>{strategy}</b>: {len(view):,} messages, estimate "
+            f"<b>{kind} {facts.request}</b> under <b>{strategy}</b>: {counted(len(view), 'message')}, estimate "
             f"{facts.estimate:,} tokens, {facts.cache_read:,} read from cache, {facts.change}"
             + (f", {facts.folds} fold(s) just before" if facts.folds else ""))
         self.request_list.clear()
@@ -299,7 +296,7 @@ class ReplayView(QWidget):
         record = self.session.record if self.session else None
         at = f"#{record.index_of(message.id)}" if record is not None and message.id in record else "new"
         folded = message.metadata.get("folded_ids")
-        extra = f" (stands for {len(folded)} messages)" if isinstance(folded, list) else ""
+        extra = f" (stands for {counted(len(folded), 'message')})" if isinstance(folded, list) else ""
         text = " ".join(preview_text(message).split())[:140]
         return f"{at:>7}  {message.kind}{extra}  {message.id}  {text}"
 

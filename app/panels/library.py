@@ -166,7 +166,9 @@ class LibraryPanel(QWidget):
         remove_key.activated.connect(self.remove_selected)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(QLabel("<b>Sessions in the library</b> (Enter or double click opens one)"))
+        title = QLabel("<b>Sessions in the library</b> (Enter or double click opens one)")
+        title.setWordWrap(True)  # the side tabs stay narrow enough for the lists at 1366 pixels
+        layout.addWidget(title)
         layout.addWidget(self.session_table, 2)
         row = QHBoxLayout()
         row.addWidget(self.size_label, 1)
