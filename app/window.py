@@ -447,7 +447,12 @@ class MainWindow(QMainWindow):
             self.library_panel.refresh()
 
         def failed(exc: BaseException) -> None:
-            self.library_bar.show_problem(str(exc) if "library" in str(exc) else f"library {db}: {exc}")
+            from foldscope.core.model.session import LibraryError
+
+            if isinstance(exc, LibraryError):
+                self.library_bar.show_problem(str(exc))
+            else:  # the session's file changed since it was read, say: opening it again imports it
+                self.statusBar().showMessage(f"{Path(doc.path).name} is not in the library yet: {exc}", 10000)
 
         return run_task(work, f"Importing {Path(doc.path).name}", self, succeeded=imported, failed=failed)
 
