@@ -208,3 +208,18 @@ def test_the_library_panel_shows_the_size_and_removes_the_selected_session(qtbot
     assert doc.library_id is None  # autosave no longer writes to a removed session
     with Library(window.db) as library:
         assert library.list_sessions() == [] and library.conn.execute("SELECT COUNT(*) FROM bodies").fetchone() == (0,)
+
+
+def test_the_library_bar_shows_a_hostile_path_as_plain_text(qtbot, tmp_path):
+    from foldscope.app.qt import Qt
+
+    folder = tmp_path / "<a href='https:__example.org'>click<_a>"
+    folder.mkdir()
+    bad = folder / "library.db"
+    bad.write_text("not SQLite\n")
+    window = window_on(qtbot, tmp_path, bad)
+    window.show()
+    open_in(qtbot, window, demo_path())
+    label = window.library_bar.label
+    assert label.textFormat() == Qt.TextFormat.PlainText and "<a href=" in label.text()
+    assert not label.openExternalLinks()
