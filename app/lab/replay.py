@@ -105,6 +105,7 @@ class ReplayView(QWidget):
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.status = QLabel("Choose strategies and a policy, then run.")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # a failed run says its exception
         self.status.setWordWrap(True)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)

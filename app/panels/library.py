@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.app import dialogs
+from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
     QAbstractItemView,
     QAbstractTableModel,
@@ -99,7 +100,8 @@ class RowsModel(QAbstractTableModel):
             return None
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             value = self.columns[index.column()][1](self.rows[index.row()])
-            return f"{value:,}" if isinstance(value, int) else ("—" if value is None else str(value))
+            shown = f"{value:,}" if isinstance(value, int) else ("—" if value is None else str(value))
+            return shown if role == Qt.ItemDataRole.DisplayRole else plain_tip(shown)  # a file name may hold HTML
         return None
 
 
@@ -154,7 +156,6 @@ class LibraryPanel(QWidget):
         self.hit_table.activated.connect(self._hit_activated)
         self.session_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.status = QLabel()
-        self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.size_label = QLabel()  # how many sessions, the library's size and where it is
         self.size_label.setTextFormat(Qt.TextFormat.PlainText)
         self.size_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -164,6 +165,7 @@ class LibraryPanel(QWidget):
         remove_key = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.session_table)
         remove_key.setContext(Qt.ShortcutContext.WidgetShortcut)
         remove_key.activated.connect(self.remove_selected)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # says the query and the library's errors
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         title = QLabel("<b>Sessions in the library</b> (Enter or double click opens one)")
