@@ -22,6 +22,7 @@ from foldscope.app.qt import (
     QPersistentModelIndex,
     QPushButton,
     QShortcut,
+    QSizePolicy,
     Qt,
     QTableView,
     QVBoxLayout,
@@ -159,6 +160,9 @@ class LibraryPanel(QWidget):
         self.size_label = QLabel()  # how many sessions, the library's size and where it is
         self.size_label.setTextFormat(Qt.TextFormat.PlainText)
         self.size_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A long library path must not widen the side tabs (and so the window): the label gives way, its tooltip
+        # holds the whole line.
+        self.size_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.remove_button = QPushButton("Remove…")
         self.remove_button.setToolTip("Remove the selected sessions from the library (their files are not touched)")
         self.remove_button.clicked.connect(self.remove_selected)
@@ -170,12 +174,14 @@ class LibraryPanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         title = QLabel("<b>Sessions in the library</b> (Enter or double click opens one)")
         title.setWordWrap(True)  # the side tabs stay narrow enough for the lists at 1366 pixels
-        layout.addWidget(title)
-        layout.addWidget(self.session_table, 2)
+        # One row for the title, the library's size and Remove: a row of their own would cost the lists
+        # their height at 1366x768 with a dock open.
         row = QHBoxLayout()
+        row.addWidget(title, 2)
         row.addWidget(self.size_label, 1)
         row.addWidget(self.remove_button)
         layout.addLayout(row)
+        layout.addWidget(self.session_table, 2)
         layout.addWidget(self.search_box)
         layout.addWidget(self.status)
         layout.addWidget(self.hit_table, 3)
@@ -206,6 +212,7 @@ class LibraryPanel(QWidget):
         rows, size, where = summary
         self.sessions.set_rows(rows)
         self.size_label.setText(f"{len(rows):,} sessions · {human_size(size)} · {where}")
+        self.size_label.setToolTip(plain_tip(self.size_label.text()))
         self.sessions_listed.emit()
 
     def selected_ids(self) -> list[int]:
