@@ -211,7 +211,7 @@ class LibraryPanel(QWidget):
     def _listed(self, summary: tuple[list[dict[str, Any]], int, str]) -> None:
         rows, size, where = summary
         self.sessions.set_rows(rows)
-        self.size_label.setText(f"{len(rows):,} sessions · {human_size(size)} · {where}")
+        self.size_label.setText(f"{len(rows):,} session{'' if len(rows) == 1 else 's'} · {human_size(size)} · {where}")
         self.size_label.setToolTip(plain_tip(self.size_label.text()))
         self.sessions_listed.emit()
 
