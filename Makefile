@@ -25,8 +25,9 @@ check: $(STAMP)
 	MYPYPATH=$(TYPEPATH) $(BIN)/mypy -p foldscope.core
 	FOLDSCOPE_BLOCK_QT=1 $(BIN)/python -m pytest -p no:pytest-qt -W ignore::pytest.PytestConfigWarning -q tests/core
 
+# check has run tests/core (with Qt blocked); the rest of the suite runs once here.
 test: check
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --ignore=tests/core
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done

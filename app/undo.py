@@ -6,10 +6,7 @@ from foldscope.app.qt import QObject, Signal
 from foldscope.core.actions.commands import CommandStack
 from foldscope.core.model.commands import Changes, Command
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.marks_facts import first_round_for
-from foldscope.core.request.count import estimate
 from foldscope.core.request.tokens import count_text
-from foldscope.core.request.trace import session_tools
 
 
 def _pushed(command: Command, changes: Changes) -> bool:
@@ -26,11 +23,11 @@ def refresh_document(document: Document) -> None:
         document.tokens.append(count_text(text))
         document.chars.append(len(text))
     document.show_view(session.view)
-    if document.counter is not None:
-        messages = session.view_messages()
-        counted = document.counter.count(messages, record=record, policy=document.policy, tools=session_tools(session),
-                                         first_round=first_round_for(document, messages, document.policy))
-        document.now_size = estimate(counted + document.unseen_head, max(document.scale, 1.0))
+    if document.counter is not None:  # the next request as the Measure in force sizes it, everywhere
+        measure = document.measure_for()
+        messages = measure.messages(session.view)
+        document.now_size = measure.estimate(messages)
+        document.now_predicted = document.predict_view(measure.count(messages))
 
 
 class SessionEditor(QObject):
@@ -50,7 +47,7 @@ class SessionEditor(QObject):
         self._depth = 0  # commands done and not undone
         self._saved_depth: int | None = 0  # the depth last saved; None when no undo or redo reaches it
         self._saved_records = 0  # the full record's length as opened or last saved: undo never shortens it
-        self.busy = False  # a worker reads the session (a fold preview): actions wait until it ends
+        self.busy = ""  # why a worker reads the session (a fold preview, a what-if): actions wait until it ends
 
     def set_document(self, document: Document | None) -> None:
         self.document = document
@@ -74,7 +71,7 @@ class SessionEditor(QObject):
         if self.stack is None:
             return Changes(success=False, message="no session open")
         if self.busy:
-            return Changes(success=False, message="a fold preview is running; wait for it or cancel it")
+            return Changes(success=False, message=self.busy)
         if label:
             command.label = label  # the stack mirrors the instance's label
         changes = self.stack.do(command)

@@ -7,6 +7,7 @@ from pathlib import Path
 from foldscope.app import dialogs
 from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
+from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.models.messages import RecordModel, ViewModel
@@ -158,9 +159,10 @@ class MainWindow(QMainWindow):
         self.saver = SaveController(self, self.editor, db)
         self.session_actions = SessionActions(self, self.editor, self.saver, (self.record_list, self.view_list),
                                               lambda: self.inspector.index, self.busy)
-        self.what_if = WhatIf(self, self.editor, self.saver, self.timeline, lambda: self.document,
+        self.what_if = WhatIf(self, self.editor, self.saver, self.timeline, self.busy, lambda: self.document,
                               lambda document, opened: self.set_document(document, opened))
         self.replay_lab: ReplayView | None = None  # made when first opened
+        self.tune: TuneView | None = None  # made when first opened
         self.library_bar = LibraryBar()  # shown while the library cannot be used
         self.library_bar.choose_requested.connect(self.choose_library)
         self.library_bar.fresh_requested.connect(self.fresh_library)
@@ -249,7 +251,10 @@ class MainWindow(QMainWindow):
         actions.actions_menu.addSeparator()
         actions.actions_menu.addAction(self.what_if.start_action)
         self.addAction(self.what_if.start_action)
-        add_action(bar.addMenu("&Lab"), self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
+        lab_menu = bar.addMenu("&Lab")
+        add_action(lab_menu, self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
+        add_action(lab_menu, self, "&Tune a policy…", None, self.open_tune,
+                   "sweep policies over a folder of sessions and name the cheapest safe one")
 
     def set_theme(self, name: str, remember: bool = True) -> None:
         """Light, dark, or follow the system (and its switches while the window is open); `remember` keeps it."""
@@ -280,6 +285,15 @@ class MainWindow(QMainWindow):
         """Bring a side tab to the front and give it (or `focus`) the keyboard."""
         self.side_tabs.setCurrentWidget(widget)
         (focus or widget).setFocus()
+
+    def open_tune(self) -> TuneView:
+        """Show the policy sweep's window (made once): it works on a folder, not on the open session."""
+        if self.tune is None:
+            self.tune = TuneView(self)
+        self.tune.show()
+        self.tune.raise_()
+        self.tune.activateWindow()
+        return self.tune
 
     def open_replay_lab(self) -> ReplayView:
         """Show the Replay lab on the open session, made once and kept in step with the window."""
@@ -562,7 +576,7 @@ class MainWindow(QMainWindow):
         at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
         if at == "now" and self.what_if.active:
             at = f"what-if at request {self.what_if.branch.request}"
-        self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · {counted(doc.view_tokens(), 'token')}")
+        self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · estimate {counted(doc.shown_size, 'token')}")
         self.status_label.setText(status_text(doc))
         self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
 
@@ -586,7 +600,8 @@ class MainWindow(QMainWindow):
             return
         selected = self.inspector.index
         is_now = slot >= len(doc.requests)
-        doc.show_view(doc.session.view if is_now else list(doc.requests[slot].view), at_request=not is_now)
+        doc.show_view(doc.session.view if is_now else list(doc.requests[slot].view), at_request=not is_now,
+                      request=None if is_now else slot)
         self.record_model.refresh(view=True, added=True, metadata=False)  # greying moves; rows and scroll stay
         self.view_model.set_document(doc)
         self.window_map.update()

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldscope.core.formats.lionagi import build_trace as lionagi_trace
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.request.compile import IncludedRound, session_tools
@@ -27,17 +28,7 @@ def build_trace(session: Session) -> list[Request]:
     assistant response, compiled from the record before it, with the usage that response recorded."""
     if session.trace:
         return session.trace
-    from foldscope.core.formats.lionagi import usage_from  # the one reading of usage shapes
-
-    trace: list[Request] = []
-    before: list[str] = []
-    for message in session.record:
-        if message.kind == "assistant":
-            meta = message.metadata
-            usage = usage_from(meta.get("usage")) or usage_from(meta.get("model_response"))
-            trace.append(Request(len(trace), tuple(before), message.id, usage, message.created_at))
-        before.append(message.id)
-    return trace
+    return lionagi_trace(session.record, session.manifest, [])
 
 
 def holds_no_head(session: Session) -> bool:
@@ -214,6 +205,7 @@ class TraceReport:
     scales: dict[str | None, float] = field(default_factory=dict)  # the ADR scale per model, after the trace
     next_predicted: Prediction | None = None  # the next request's (the active view's) predicted input
     next_counted: int = 0  # the active view's compiled count, with the latest stretch's unseen head
+    next_count: int = 0  # the active view's count as the prediction counts it (core.request.provider_text)
     warnings: list[str] = field(default_factory=list)
     decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
 
@@ -260,6 +252,7 @@ class Predictions:
     stretches: list[int]
     next: Prediction
     next_counted: int  # the active view's compiled count (no unseen head)
+    next_count: int  # the active view's count as the prediction counts it
 
 
 def predict_requests(session: Session, trace: Sequence[Request], compiled: Sequence[int], models: Sequence[str | None],
@@ -286,7 +279,8 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
     next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
     nc = counting.count(active, next_compiled, model)
     following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
-    return Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled), set(predictor.flagged_now())
+    return (Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total),
+            set(predictor.flagged_now()))
 
 
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
@@ -331,6 +325,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     models = [request.model or model for request in trace]
     predictions, flags = predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
     report.next_predicted, report.next_counted = predictions.next, predictions.next_counted + head
+    report.next_count = predictions.next_count
     scales: dict[str | None, float] = {}
     for k, (request, m) in enumerate(zip(trace, counts)):
         counted = m.counted + heads[k]
