@@ -81,6 +81,11 @@ def confirm_remove(parent: QWidget, names: list[str]) -> bool:
     return buttons(box.exec()) == buttons.Yes
 
 
+def report_path_dialog(parent: QWidget, start: str) -> str:
+    """Where to write the HTML report, or "" when cancelled."""
+    return QFileDialog.getSaveFileName(parent, "Export report", start, "HTML report (*.html);;All files (*)")[0]
+
+
 def profile_dialog(parent: QWidget, saving: bool) -> str:
     """The policy profile to save to or load, or "" when cancelled."""
     if saving:

@@ -11,6 +11,7 @@ from foldscope.app.qt import QEvent, QMainWindow, QObject, QTimer, Signal
 from foldscope.app.undo import SessionEditor, refresh_document
 from foldscope.core.formats.lionagi import message_from_dict
 from foldscope.core.formats.lionagi_write import input_paths, message_dict, write_session
+from foldscope.core.model.launch import read_launch_policy, to_save
 from foldscope.core.model.session import LibraryError, Session
 from foldscope.core.store.library import WORKING_STATE, Library, source_key
 
@@ -188,7 +189,9 @@ class SaveController(QObject):
     def write(self, path: str) -> bool:
         doc = self.editor.document
         try:
-            write_session(doc.session, path)
+            # the launch record and startup fields of the policy the session is measured under (Amendment 3)
+            policy = doc.policy if doc.policy is not None else read_launch_policy(doc.session)
+            write_session(to_save(doc.session, policy), path)
         except Exception as exc:  # whatever stops a save is said, never swallowed (a RecursionError too)
             reason = why_not_saved(exc)
             dialogs.error_dialog(self.window, "Cannot save session",

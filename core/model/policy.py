@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,21 @@ FOLD_AT = 0.8  # the line's default, a fraction of the ceiling
 FOLD_TARGET = 0.6  # the target's default
 RESULT_MIN_CHARS = 1024  # the smallest result bound Amendment 3 allows
 KEYS = ("max_input_tokens", "context_fold_at", "context_fold_target", "tool_result_max_chars", "prompt_caching", "model")
+
+
+def profile_path(path: str | Path) -> Path:
+    """A profile's file: the path as given, else (a bare name such as `caching.yaml` or `caching`) the example
+    profile of that name shipped in foldscope's resources."""
+    path = Path(path)
+    if path.exists() or path.parent != Path("."):
+        return path
+    from importlib import resources
+
+    for name in (path.name, f"{path.name}.yaml"):
+        shipped = resources.files("foldscope.resources").joinpath(name)
+        if name.endswith(".yaml") and shipped.is_file():
+            return Path(str(shipped))
+    return path
 
 
 class PolicyError(ReadError):
@@ -129,7 +144,7 @@ class Policy:
         """A policy from a YAML profile file; a bad file or value raises PolicyError naming the file and key."""
         import yaml
 
-        path = Path(path)
+        path = profile_path(path)
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except OSError as exc:
@@ -182,10 +197,15 @@ class PolicyChoice:
     per_call: int | str | None = None
 
     def over(self, base: Policy) -> Policy:
-        """`base` (a launch record's policy) with the profile's keys, then the flags', over it."""
+        """`base` (a launch record's policy), or the profile in its place, then the flags over it.
+
+        A profile replaces the stored policy (Amendment 3: a resume with a profile uses that profile's settings,
+        including their unset values), so a bound or fold pair it leaves out is removed, not kept; only
+        prompt_caching survives its absence (absence never erases a stored option; disabling needs false)."""
         policy = base
         if self.profile is not None:
-            policy = policy.with_values(self.profile.source, **{k: getattr(self.profile, k) for k in KEYS})
+            caching = base.prompt_caching if self.profile.prompt_caching is None else self.profile.prompt_caching
+            policy = replace(self.profile, prompt_caching=caching, model=self.profile.model or base.model)
         if self.flags:
             source = "flags" if policy.source == "default" else f"{policy.source} and flags"
             policy = policy.with_values(source, **dict(self.flags))
