@@ -3,7 +3,7 @@
 Three shapes, each generated at several sizes (default 1k, 3k, 10k messages; `--sizes 1000,10000,50000` for the
 issue's sizes): a Claude Code session with compactions (bench_import.generate), many short messages (a Claude Code
 file of one-line questions and answers), and a growing lionagi Branch (the demo generator, as bench_gui_load).
-Each measure runs in a fresh interpreter so its peak memory (ru_maxrss, interpreter and imports included) is its own:
+Each measure runs in a fresh interpreter so its peak memory (VmHWM, interpreter and imports included) is its own:
 `inspect`, `requests`, `replay --strategy adr,band,compaction` (through the CLI, output discarded), the GUI load
 worker (core.readout.document.open_document: read, import into a new library, count, build) and one window step
 (MainWindow.show_request to the middle request, then one paint of the whole window). The exponent is the slope of
@@ -83,7 +83,6 @@ def child(measure: str, path: str, folder: str) -> dict:
     """Run one measure here and return its seconds and peak memory (this process's maximum resident set)."""
     import contextlib
     import io
-    import resource
     import time
 
     extra: dict = {}
@@ -125,8 +124,17 @@ def child(measure: str, path: str, folder: str) -> dict:
         app.processEvents()
         seconds = time.perf_counter() - start
         window.close()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
-    return {"seconds": seconds, "peak_mb": peak, **extra}
+    return {"seconds": seconds, "peak_mb": peak_mb(), **extra}
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory. VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child
+    started from a parent holding a large session would report the parent's peak."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return math.nan
 
 
 def run_child(measure: str, path: Path, folder: Path) -> dict:
