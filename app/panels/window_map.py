@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
+
 from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
     QBrush,
@@ -20,7 +23,7 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
-from foldscope.app.theme import KIND_LEGEND, colour_for_key, kind_colour, rule_colour, taken_colour
+from foldscope.app.theme import KIND_LEGEND, colour_for_key, kind_key, rule_colour, taken_colour
 from foldscope.core.readout.document import Document, is_note, kind_label
 from foldscope.core.readout.marks_facts import Mark, mark_text  # noqa: F401 (re-exported for the panels)
 from foldscope.core.readout.trace_facts import rule_label, rule_names
@@ -32,6 +35,65 @@ STRIP = 20.0  # between the bars: the protected first round's bracket
 # Copies and notes carry a pattern as well as a colour, so they stay distinct in grey or for colour-blind eyes.
 LEGEND_FROM = 140  # the height from which the legend row is drawn under the bars
 PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
+
+
+@dataclass
+class PaintPlan:
+    """A paint's shapes, at most a few per pixel column of the map whatever the number of messages."""
+
+    # (rectangle, colour, pattern, a line at its right edge): in order, as the next fill covers half that line
+    fills: list[tuple[QRectF, QColor, Qt.BrushStyle | None, bool]] = field(default_factory=list)
+    taken: list[tuple[float, float]] = field(default_factory=list)  # spans under the record bar a fold record took
+
+
+def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighted: frozenset[int]) -> PaintPlan:
+    """Blocks a pixel or wider are drawn as they are; narrower ones share their pixel column, which takes the
+    style (kind, fade, pattern) of the last message covering its centre, as painting each would have shown.
+    Colours are made once per style, not per message."""
+    plan = PaintPlan()
+    colours: dict[tuple[str, bool], QColor] = {}
+
+    def colour(kind: str, faded: bool) -> QColor:
+        if (kind, faded) not in colours:
+            made = QColor(colour_for_key(kind))
+            if faded:
+                made.setAlpha(70)
+            colours[kind, faded] = made
+        return colours[kind, faded]
+
+    column: list = [None, 0.0, None, 0.0, 0.0]  # pixel column, width, the style seen there, top, the bar's height
+
+    def flush() -> None:
+        if column[0] is not None:
+            kind, faded, pattern = column[2]
+            plan.fills.append((QRectF(column[0], column[3], 1.0, column[4]), colour(kind, faded), pattern, False))
+        column[0] = None
+
+    for index, rect, in_view_bar in blocks:
+        message = doc.message(index)
+        kind = kind_key(message)
+        faded = not in_view_bar and not doc.in_view(index) and index not in highlighted
+        pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
+        width = rect.width()
+        if index in highlighted and not in_view_bar:
+            if plan.taken and rect.left() <= plan.taken[-1][1] + 1:  # touching spans make one line
+                plan.taken[-1] = (plan.taken[-1][0], max(plan.taken[-1][1], rect.right()))
+            else:
+                plan.taken.append((rect.left(), rect.right()))
+        if width >= 1.0:
+            flush()
+            plan.fills.append((rect, colour(kind, faded), pattern, width > 3))
+            continue
+        # Unsmoothed, a fill paints the pixels whose centre it covers: a block under a pixel wide paints one
+        # column or none, and the last block painted over a column is the one seen there.
+        pixel = math.ceil(rect.left() - 0.5)
+        if pixel + 0.5 >= rect.right():
+            continue
+        if column[0] != pixel or column[3] != rect.top():
+            flush()
+        column[:] = [pixel, width, (kind, faded, pattern), rect.top(), rect.height()]
+    flush()
+    return plan
 
 
 class WindowMap(QWidget):
@@ -50,6 +112,9 @@ class WindowMap(QWidget):
         self.marks: tuple[Mark, ...] = ()
         self.marks_note = ""  # why there are no marks, when there are none
         self._blocks: tuple[tuple, list] | None = None
+        self._view_rects: dict[int, QRectF] = {}  # record index -> its block on the view bar, with the layout
+        self._plan: tuple[tuple, PaintPlan] | None = None
+        self._systems_cache: tuple[tuple, set[int]] = ((), set())
         self._widths: tuple[tuple, tuple[float, dict[int, float]]] | None = None
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Window map")
@@ -132,6 +197,7 @@ class WindowMap(QWidget):
         key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, self.width())
         if self._blocks is None or self._blocks[0] != key:
             self._blocks = (key, self._layout(doc))
+            self._view_rects = {index: rect for index, rect, in_view_bar in self._blocks[1] if in_view_bar}
         return self._blocks[1]
 
     def _layout(self, doc: Document) -> list[tuple[int, QRectF, bool]]:
@@ -177,29 +243,23 @@ class WindowMap(QWidget):
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         painter.drawText(QRectF(4, view_y, LEFT - 10, BAR_HEIGHT), right, "Active view")
         painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), right, "Full record")
+        plan = self.paint_plan()
         border = self.palette().window().color()
         lead, _ = self.view_widths()
         if lead:  # what the file does not hold (the unseen head) and the framing: part of the request, no message's
             painter.fillRect(QRectF(LEFT, view_y, lead * self._scale(), BAR_HEIGHT), QColor(150, 150, 150, 160))
-        selected_rects: list[QRectF] = []
-        highlight = QPen(taken_colour(), 4)
-        for index, rect, in_view_bar in self.blocks():
-            message = doc.message(index)
-            colour = QColor(kind_colour(message))
-            if not in_view_bar and not doc.in_view(index) and index not in self.highlighted:
-                colour.setAlpha(70)
+        painter.setPen(QPen(border, 1))
+        for rect, colour, pattern, divider in plan.fills:
             painter.fillRect(rect, colour)
-            pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
             if pattern is not None:
                 painter.fillRect(rect, QBrush(border, pattern))
-            if rect.width() > 3:
-                painter.setPen(QPen(border, 1))
+            if divider:
                 painter.drawLine(rect.topRight(), rect.bottomRight())
-            if index in self.highlighted and not in_view_bar:
-                painter.setPen(highlight)
-                painter.drawLine(rect.bottomLeft() + QPointF(0, 3), rect.bottomRight() + QPointF(0, 3))
-            if index == self.selected:
-                selected_rects.append(rect)
+        painter.setPen(QPen(taken_colour(), 4))
+        under = record_y + BAR_HEIGHT + 3
+        for left, right in plan.taken:
+            painter.drawLine(QPointF(left, under), QPointF(right, under))
+        selected_rects = [r for i, r, _ in self._selected_blocks()]
         painter.setPen(QPen(text, 2))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         for rect in selected_rects:
@@ -240,8 +300,36 @@ class WindowMap(QWidget):
             taken.append((left, left + width, baseline))
             painter.drawText(QPointF(left, baseline), label)
 
+    def paint_plan(self) -> PaintPlan:
+        """What a paint draws, by pixel column: kept until the layout, the highlight or the palette changes."""
+        blocks = self.blocks()
+        dark = self.palette().window().color().lightnessF() < 0.5
+        key = (self._blocks[0] if self._blocks else None, self.highlighted, dark)
+        if self._plan is None or self._plan[0] != key:
+            self._plan = (key, plan_paint(self.document, blocks, self.highlighted))
+        return self._plan[1]
+
+    def _selected_blocks(self) -> list[tuple[int, QRectF, bool]]:
+        if self.selected is None or self.document is None:
+            return []
+        out = []
+        if self.selected in self._view_rects:
+            out.append((self.selected, self._view_rects[self.selected], True))
+        record_rect = self._record_rect(self.selected)
+        if record_rect is not None:
+            out.append((self.selected, record_rect, False))
+        return out
+
+    def _record_rect(self, index: int) -> QRectF | None:
+        blocks = self.blocks()
+        position = self.document.view_size + index  # the record bar follows the view bar, one block per record index
+        if 0 <= index < self.document.record_size and position < len(blocks):
+            return blocks[position][1]
+        return None
+
     def _view_span(self, indexes: set[int]) -> tuple[float, float] | None:
-        xs = [(r.left(), r.right()) for i, r, in_view_bar in self.blocks() if in_view_bar and i in indexes]
+        self.blocks()
+        xs = [(r.left(), r.right()) for i, r in ((i, self._view_rects.get(i)) for i in indexes) if r is not None]
         return (min(a for a, _ in xs), max(b for _, b in xs)) if xs else None
 
     def _draw_first_round(self, painter: QPainter, y: float, text: QColor) -> None:
@@ -270,10 +358,8 @@ class WindowMap(QWidget):
 
     def mark_x(self, mark: Mark) -> float | None:
         """Where a mark sits on the view bar: the end of the block it closes (the stable segment: its system blocks)."""
-        doc = self.document
         if mark.index is None:
-            systems = {i for i in doc.view_position if doc.message(i).kind == "system"}
-            span = self._view_span(systems)
+            span = self._view_span(self._systems())
             return span[1] if span else float(LEFT)
         span = self._view_span({mark.index})
         return span[1] if span else None
@@ -288,9 +374,16 @@ class WindowMap(QWidget):
                 return mark
         return None
 
-    def _last_system(self) -> int | None:
+    def _systems(self) -> set[int]:
+        """The view's system messages (the stable segment), kept with the layout: marks ask on every paint."""
         doc = self.document
-        return max((i for i in doc.view_position if doc.message(i).kind == "system"), default=None)
+        key = (id(doc), id(doc.view), doc.view_size)
+        if self._systems_cache[0] != key:
+            self._systems_cache = (key, {i for i in doc.view_position if doc.message(i).kind == "system"})
+        return self._systems_cache[1]
+
+    def _last_system(self) -> int | None:
+        return max(self._systems(), default=None)
 
     def _draw_marks(self, painter: QPainter, y: float, text: QColor) -> None:
         painter.setPen(QPen(text, 1.5))

@@ -1,0 +1,199 @@
+"""Scale benchmark (issue 17): time and peak memory of each command against the number of messages, with growth exponents.
+
+Three shapes, each generated at several sizes (default 1k, 3k, 10k messages; `--sizes 1000,10000,50000` for the
+issue's sizes): a Claude Code session with compactions (bench_import.generate), many short messages (a Claude Code
+file of one-line questions and answers), and a growing lionagi Branch (the demo generator, as bench_gui_load).
+Each measure runs in a fresh interpreter so its peak memory (VmHWM, interpreter and imports included) is its own:
+`inspect`, `requests`, `replay --strategy adr,band,compaction` (through the CLI, output discarded), the GUI load
+worker (core.readout.document.open_document: read, import into a new library, count, build) and one window step
+(MainWindow.show_request to the middle request, then one paint of the whole window). The exponent is the slope of
+log time against log messages between the two largest sizes; the issue's target is at most 1.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+MEASURES = ("inspect", "requests", "replay", "gui worker", "window step")
+TARGET_EXPONENT = 1.1
+
+
+# -- the shapes ------------------------------------------------------------------------
+
+
+def claude_code(path: Path, messages: int) -> None:
+    """Claude Code shaped, compactions included: bench_import's generator, sized in MB, calibrated to messages."""
+    from bench_import import generate
+
+    from foldscope.core.formats import load_session
+
+    generate(path, 0.5)
+    per_mb = len(load_session(path).record) / 0.5
+    generate(path, messages / per_mb)
+
+
+def short_messages(path: Path, messages: int) -> None:
+    """Many short messages: a Claude Code file of one-line questions and answers, each answer one request."""
+    base = {"sessionId": "short-bench", "version": "2.0.76", "cwd": "/home/user/repo", "userType": "external",
+            "isSidechain": False}
+    parent = None
+    with open(path, "w", encoding="utf-8") as out:
+        for n in range(messages // 2):
+            for role in ("user", "assistant"):
+                uuid = f"{role[0]}{n}"
+                message: dict = {"role": role, "content": f"{role} line {n}: keep going with step {n % 97}."}
+                if role == "assistant":
+                    message = {**message, "model": "claude-sonnet-4-5-20250929", "id": f"msg_{n:07d}", "type": "message",
+                               "content": [{"type": "text", "text": message["content"]}], "stop_reason": "end_turn",
+                               "usage": {"input_tokens": 5, "cache_read_input_tokens": 20 * n, "output_tokens": 12,
+                                         "cache_creation_input_tokens": 20}}
+                entry = {"parentUuid": parent, **base, "type": role, "uuid": uuid, "message": message,
+                         "timestamp": f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z"}
+                out.write(json.dumps(entry) + "\n")
+                parent = uuid
+
+
+def branch(path: Path, messages: int) -> None:
+    """A growing lionagi Branch: the demo generator with many rounds (bench_gui_load.make_session)."""
+    from bench_gui_load import make_session
+
+    made = make_session(path.parent, messages)
+    made.rename(path)
+
+
+SHAPES = {"claude code": (claude_code, ".jsonl"), "short messages": (short_messages, ".jsonl"),
+          "lionagi branch": (branch, ".json")}
+
+
+# -- one measure, in its own interpreter ------------------------------------------------
+
+
+def child(measure: str, path: str, folder: str) -> dict:
+    """Run one measure here and return its seconds and peak memory (this process's maximum resident set)."""
+    import contextlib
+    import io
+    import time
+
+    extra: dict = {}
+    if measure in ("inspect", "requests", "replay"):
+        from foldscope.core.cli.main import main
+
+        argv = {"inspect": ["inspect", path], "requests": ["requests", path],
+                "replay": ["replay", path, "--strategy", "adr,band,compaction"]}[measure]
+        start = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main(argv)
+        seconds = time.perf_counter() - start
+        extra["exit"] = code
+    elif measure == "gui worker":
+        from foldscope.core.readout.document import open_document
+
+        start = time.perf_counter()
+        document = open_document(path, os.path.join(folder, "lib.db"))
+        seconds = time.perf_counter() - start
+        extra["messages"] = document.record_size
+    else:  # window step
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from foldscope.app.qt import QApplication
+        from foldscope.app.settings import WindowSettings
+        from foldscope.app.window import MainWindow
+        from foldscope.core.readout.document import open_document
+
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        document = open_document(path, os.path.join(folder, "lib.db"))
+        window = MainWindow(WindowSettings(Path(folder) / "s.ini"), db=os.path.join(folder, "lib.db"))
+        window.resize(1600, 1000)
+        window.show()
+        window._loaded(window.task, document)  # the slot the worker's result arrives at
+        window.grab()
+        app.processEvents()
+        start = time.perf_counter()
+        window.show_request(len(document.requests) // 2)
+        window.grab()  # the step is done when every panel has painted the new view
+        app.processEvents()
+        seconds = time.perf_counter() - start
+        window.close()
+    return {"seconds": seconds, "peak_mb": peak_mb(), **extra}
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory. VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child
+    started from a parent holding a large session would report the parent's peak."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return math.nan
+
+
+def run_child(measure: str, path: Path, folder: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", measure, str(path), str(folder)],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        return {"seconds": math.nan, "peak_mb": math.nan, "error": out.stderr.strip().splitlines()[-1:]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def exponent(points: list[tuple[int, float]]) -> float:
+    """Slope of log time against log messages between the two largest sizes."""
+    (n1, t1), (n2, t2) = sorted(points)[-2:]
+    if n1 == n2 or t1 <= 0 or t2 <= 0:
+        return math.nan
+    return math.log(t2 / t1) / math.log(n2 / n1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,3000,10000", help="messages per session, comma separated")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help=f"some of: {', '.join(SHAPES)}")
+    parser.add_argument("--measures", default=",".join(MEASURES), help=f"some of: {', '.join(MEASURES)}")
+    parser.add_argument("--child", nargs=3, metavar=("MEASURE", "FILE", "DIR"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(*args.child)))
+        return 0
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    measures = [m for m in args.measures.split(",") if m]
+    from foldscope.core.formats import load_session
+
+    print(f"sizes {sizes}; exponent = log time / log messages between the two largest; target <= {TARGET_EXPONENT}")
+    for shape in [s for s in args.shapes.split(",") if s]:
+        make, suffix = SHAPES[shape]
+        times: dict[str, list[tuple[int, float]]] = {m: [] for m in measures}
+        print(f"\n## {shape}")
+        print("| messages | MB | " + " | ".join(measures) + " |")
+        print("|---|---|" + "---|" * len(measures))
+        for size in sizes:
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / f"session{suffix}"
+                make(path, size)
+                count = len(load_session(path).record)
+                cells = []
+                for measure in measures:
+                    for old in Path(tmp).glob("lib.db*"):
+                        old.unlink()  # each measure imports into a new library
+                    got = run_child(measure, path, Path(tmp))
+                    times[measure].append((count, got["seconds"]))
+                    cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" if "error" not in got
+                                 else f"failed: {got['error']}")
+                print(f"| {count:,} | {path.stat().st_size / 1e6:.1f} | " + " | ".join(cells) + " |", flush=True)
+        fitted = [exponent(times[m]) if len(times[m]) > 1 else math.nan for m in measures]
+        print("| exponent | | " + " | ".join(
+            f"{e:.2f} ({'met' if e <= TARGET_EXPONENT else 'NOT met'})" if not math.isnan(e) else "n/a"
+            for e in fitted) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
