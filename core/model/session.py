@@ -190,6 +190,9 @@ class Request:
     at: float | None = None
     model: str | None = None
     cache_miss_reason: str | None = None  # the provider's own word on a cache miss (Claude Code diagnostics.cache_miss_reason)
+    # Input the request carried that the file does not hold, named (a Codex web search's results, which
+    # the provider fetched and fed to the model within the response); its reported usage includes it.
+    unseen_input: tuple[str, ...] = ()
 
 
 @dataclass
