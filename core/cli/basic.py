@@ -85,7 +85,17 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
             "result_max_chars": policy.tool_result_max_chars, "caching": policy.caching, "from": policy.source,
         },
         "warnings": list(session.warnings),
+        **_usage_parts(session),
     }
+
+
+def _usage_parts(session: Session) -> dict[str, Any]:
+    """With subagents: reported usage of main, subagents and the compaction summariser apart, and in total."""
+    if not session.children:
+        return {}
+    from foldscope.core.readout.session_totals import rolled_up
+
+    return {"usage": {part: totals.as_dict() for part, totals in rolled_up(session).items()}}
 
 
 def run_inspect(args) -> dict[str, Any]:
@@ -152,6 +162,14 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]
+    if "usage" in result:
+        from foldscope.core.readout.session_totals import PART_LABELS
+
+        parts = result["usage"]
+        cost = parts["total"]["cost_usd"]
+        lines.append("requests with subagents: " + ", ".join(
+            f"{PART_LABELS[k]} {parts[k]['requests']:,}" for k in ("main", "subagents", "summariser"))
+            + f"; total {parts['total']['requests']:,}" + (f", ${cost:,.4f}" if cost is not None else ", cost unpriced"))
     if "library_session_id" in result:
         lines.append(f"library session: {result['library_session_id']}")
     lines += [f"warning: {w}" for w in result["warnings"]]
