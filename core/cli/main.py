@@ -37,6 +37,12 @@ COMMANDS = {
 }
 
 
+def terminal_safe(text: str) -> str:
+    """A line for the terminal: a file name's undecodable bytes and any control character shown escaped."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class UsageError(Exception):
     """A bad flag value or a missing argument: one line, exit 2."""
 
@@ -84,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pricing.use_prices_file(args.prices)  # the user's overrides for this run (core.model.pricing)
         result = args.run(args)
     except ReadError as exc:
-        print(f"foldscope: {exc}", file=sys.stderr)
+        print(f"foldscope: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     except UsageError as exc:
         print(f"foldscope: {exc}", file=sys.stderr)
