@@ -1,4 +1,4 @@
-"""Starting the GUI: `foldscope [FILE] [--screenshot PNG] [--db PATH] [--profile YAML] [--theme T]`."""
+"""Starting the GUI: `foldscope [FILE] [--screenshot PNG [--size WxH]] [--db PATH] [--profile YAML] [--theme T]`."""
 
 from __future__ import annotations
 
@@ -17,8 +17,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
     parser.add_argument("--profile", metavar="YAML",
                         help="a policy profile to measure and fold under (default: the session's launch policy)")
-    parser.add_argument("--theme", choices=("system", "light", "dark"), default="system", help="colour theme (default: follow the system)")
+    parser.add_argument("--theme", choices=("system", "light", "dark"),
+                        help="colour theme (default: the one chosen in View > Theme, else follow the system)")
+    parser.add_argument("--size", metavar="WxH", type=_size, default=SCREENSHOT_SIZE,
+                        help="the --screenshot window size (default: 1600x1000)")
     return parser
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WIDTHxHEIGHT (e.g. 1366x768)") from None
+    return width, height
 
 
 def default_session() -> str:
@@ -41,14 +52,13 @@ def run_gui(argv: list[str]) -> int:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     path = args.file or default_session()
 
-    from foldscope.app.qt import QApplication, QGuiApplication
-    from foldscope.app.theme import apply_theme
+    from foldscope.app.qt import QApplication
+    from foldscope.app.settings import WindowSettings
     from foldscope.app.window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("foldscope")
     app.setOrganizationName("foldscope")
-    apply_theme(app, args.theme)
     policy = None
     if args.profile:
         from foldscope.core.model.policy import Policy, PolicyError
@@ -58,27 +68,25 @@ def run_gui(argv: list[str]) -> int:
         except (OSError, PolicyError) as exc:
             print(f"foldscope: {exc}", file=sys.stderr)
             return 2
-    window = MainWindow(db=args.db, policy=policy)
-    if args.theme == "system":
-        # Follow the system when it switches between light and dark while the window is open.
-        QGuiApplication.styleHints().colorSchemeChanged.connect(
-            lambda scheme: (apply_theme(app, "system"), window.refresh_theme())
-        )
+    # A screenshot run reads and writes no settings: no geometry, no recent files, no theme of the user's.
+    settings = WindowSettings.in_memory() if args.screenshot else WindowSettings()
+    window = MainWindow(settings=settings, db=args.db, policy=policy)
+    window.set_theme(args.theme or settings.theme() or "system", remember=False)
     if args.screenshot:
-        return screenshot(app, window, path, args.screenshot)
+        return screenshot(app, window, path, args.screenshot, args.size)
     window.show()
     window.open_path(path)
     return app.exec()
 
 
-def screenshot(app, window, path: str, png: str) -> int:
+def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE) -> int:
     """Load FILE, render the window at a fixed size to PNG, and say how it went."""
     from foldscope.app import dialogs
     from foldscope.app.qt import QEventLoop
     from foldscope.app.window import error_line
 
     outcome: dict[str, str] = {}
-    window.resize(*SCREENSHOT_SIZE)
+    window.resize(*size)
     window.load_failed.connect(lambda line: outcome.setdefault("error", line))
     # Replace the modal dialog: a screenshot run must never wait for a click.
     dialogs.error_dialog = lambda parent, title, text: None

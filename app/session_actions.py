@@ -31,6 +31,7 @@ from foldscope.core.actions.recovery import Peek
 from foldscope.core.fold.fold import Fold, FoldSettings
 from foldscope.core.model.policy import resolve_ceiling
 from foldscope.core.readout.document import Document, is_note
+from foldscope.core.readout.words import counted
 
 
 class SessionActions(QObject):
@@ -87,7 +88,7 @@ class SessionActions(QObject):
 
     def _build_actions(self) -> None:
         a = self._action
-        self.undo_action = a("&Undo", QKeySequence.StandardKey.Undo, self.editor.undo)
+        self.undo_action = a("&Undo", QKeySequence.StandardKey.Undo, self.undo)
         self.redo_action = a("&Redo", QKeySequence.StandardKey.Redo, self.editor.redo)
         self.save_action = a("&Save", QKeySequence.StandardKey.Save, self.saver.save, "Write the native session file")
         self.save_as_action = a("Save &As…", QKeySequence.StandardKey.SaveAs, self.saver.save_as)
@@ -188,6 +189,17 @@ class SessionActions(QObject):
         self._update_actions()
 
     # -- running commands ------------------------------------------------------------------
+
+    def undo(self):
+        """Undo the last action; when the record keeps what it appended (a copy, a note), say so."""
+        changes = self.editor.undo()
+        kept = self.editor.kept_out_of_view()
+        if changes is not None and kept:
+            where = ", ".join(f"#{i}" for i in kept[:5]) + ("…" if len(kept) > 5 else "")
+            self.window.statusBar().showMessage(
+                f"Undone. The record keeps {counted(len(kept), 'message')} the undone action added ({where}); "
+                "the active view no longer shows it, and Save writes it", 12000)
+        return changes
 
     def run(self, command, label: str, title: str):
         changes = self.editor.do(command, label)
@@ -293,7 +305,7 @@ class SessionActions(QObject):
             return command.result
         r = command.result
         check = {True: "SHA-256 verified", False: "SHA-256 does NOT match", None: "no SHA-256 recorded"}[r["verified"]]
-        body = f"<p>Note #{index} replaced {len(r['messages'])} messages ({check}).</p>" + "".join(
+        body = f"<p>Note #{index} replaced {counted(len(r['messages']), 'message')} ({check}).</p>" + "".join(
             f"<h4>#{m['index']} {html.escape(m['kind'])}</h4><pre style='white-space:pre-wrap'>"
             f"{html.escape(m['text'][:4000])}</pre>" for m in r["messages"])
         dialogs.show_peek(self.window, f"Peek at note #{index}", body)

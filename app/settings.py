@@ -1,8 +1,9 @@
-"""What QSettings keeps: window geometry, splitter state and recent files, nothing else."""
+"""What QSettings keeps: window geometry, splitter and dock state, the theme and recent files, nothing else."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from foldscope.app.qt import QByteArray, QSettings
 
@@ -14,9 +15,16 @@ class WindowSettings:
 
     def __init__(self, path: str | Path | None = None) -> None:
         if path is None:
-            self.qsettings = QSettings("foldscope", "foldscope")
+            self.qsettings: QSettings | MemorySettings = QSettings("foldscope", "foldscope")
         else:
             self.qsettings = QSettings(str(path), QSettings.Format.IniFormat)
+
+    @classmethod
+    def in_memory(cls) -> WindowSettings:
+        """Settings that start empty and are never written (a `--screenshot` run must leave the user's alone)."""
+        settings = cls.__new__(cls)
+        settings.qsettings = MemorySettings()
+        return settings
 
     def recent_files(self) -> list[str]:
         value = self.qsettings.value("recent_files", [])
@@ -41,5 +49,28 @@ class WindowSettings:
     def set_state(self, key: str, value: QByteArray) -> None:
         self.qsettings.setValue(key, value)
 
+    def theme(self) -> str | None:
+        value = self.qsettings.value("theme")
+        return value if isinstance(value, str) else None
+
+    def set_theme(self, name: str) -> None:
+        self.qsettings.setValue("theme", name)
+
     def sync(self) -> None:
         self.qsettings.sync()
+
+
+class MemorySettings:
+    """The part of QSettings WindowSettings uses, kept in a dict and never written anywhere."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def value(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def setValue(self, key: str, value: Any) -> None:  # noqa: N802 (QSettings' name)
+        self.values[key] = value
+
+    def sync(self) -> None:
+        pass

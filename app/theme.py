@@ -111,6 +111,11 @@ def dark_palette() -> QPalette:
     return p
 
 
+def follow_system_theme(changed) -> None:
+    """Call `changed(scheme)` (a QObject's method, disconnected when it goes) when the system switches light and dark."""
+    QGuiApplication.styleHints().colorSchemeChanged.connect(changed)
+
+
 def apply_theme(app: QApplication, choice: str = "system") -> None:
     """Fusion everywhere; dark when the system (or the choice) says so, else the style's light palette."""
     app.setStyle("Fusion")

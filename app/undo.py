@@ -49,20 +49,22 @@ class SessionEditor(QObject):
         self.stack: CommandStack | None = None
         self._depth = 0  # commands done and not undone
         self._saved_depth: int | None = 0  # the depth last saved; None when no undo or redo reaches it
+        self._saved_records = 0  # the full record's length as opened or last saved: undo never shortens it
         self.busy = False  # a worker reads the session (a fold preview): actions wait until it ends
 
     def set_document(self, document: Document | None) -> None:
         self.document = document
         self.stack = CommandStack(document.session) if document is not None else None
         self._depth, self._saved_depth = 0, 0
+        self._saved_records = len(document.session.record) if document is not None else 0
         self.stack_changed.emit()
 
     def snapshot(self) -> tuple:
         """The document, its stack and saved depth, to come back to after a what-if."""
-        return self.document, self.stack, self._depth, self._saved_depth
+        return self.document, self.stack, self._depth, self._saved_depth, self._saved_records
 
     def resume(self, snapshot: tuple) -> None:
-        self.document, self.stack, self._depth, self._saved_depth = snapshot
+        self.document, self.stack, self._depth, self._saved_depth, self._saved_records = snapshot
         self.stack_changed.emit()
 
     # -- running ---------------------------------------------------------------------------
@@ -132,8 +134,17 @@ class SessionEditor(QObject):
 
     @property
     def is_modified(self) -> bool:
-        """The session differs from what was opened or last saved."""
-        return self.document is not None and self._depth != self._saved_depth
+        """The session differs from what was opened or last saved: other steps on the stack, or messages an
+        undone action appended that the record keeps (undo takes them out of the view, never out of the record)."""
+        return self.document is not None and (self._depth != self._saved_depth or bool(self.kept_out_of_view()))
+
+    def kept_out_of_view(self) -> list[int]:
+        """Record indices appended since the session was opened or saved that the active view does not show."""
+        doc = self.document
+        if doc is None:
+            return []
+        view = set(doc.session.view)
+        return [i for i in range(self._saved_records, len(doc.session.record)) if doc.session.record[i].id not in view]
 
     def mark_unsaved(self) -> None:
         """The session holds changes no save reached and no undo reaches (a recovered working state)."""
@@ -143,4 +154,5 @@ class SessionEditor(QObject):
 
     def mark_saved(self) -> None:
         self._saved_depth = self._depth
+        self._saved_records = len(self.document.session.record) if self.document is not None else 0
         self.stack_changed.emit()

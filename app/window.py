@@ -10,6 +10,7 @@ from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.busy import BusyBar
+from foldscope.app.panels.cost import CostPanel
 from foldscope.app.panels.folds import FoldPanel
 from foldscope.app.panels.inspector import Inspector
 from foldscope.app.panels.library import LibraryPanel
@@ -20,6 +21,9 @@ from foldscope.app.panels.timeline import Timeline
 from foldscope.app.panels.window_map import WindowMap
 from foldscope.app.qt import (
     QAction,
+    QActionGroup,
+    QApplication,
+    QDockWidget,
     QDragEnterEvent,
     QDropEvent,
     QKeySequence,
@@ -35,6 +39,7 @@ from foldscope.app.qt import (
 from foldscope.app.save import SaveController
 from foldscope.app.session_actions import SessionActions
 from foldscope.app.settings import WindowSettings
+from foldscope.app.theme import THEMES, apply_theme, follow_system_theme
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Task
 from foldscope.core.model.commands import Changes
@@ -42,6 +47,7 @@ from foldscope.core.model.session import ReadError
 from foldscope.core.readout.document import Document, is_note, open_document
 from foldscope.core.readout.fold_facts import FoldRow, fold_rows
 from foldscope.core.readout.marks_facts import cache_marks
+from foldscope.core.readout.words import counted
 from foldscope.core.request.trace import build_trace
 
 
@@ -108,6 +114,9 @@ class MainWindow(QMainWindow):
         self.side_tabs.addTab(self.inspector, "Inspector")
         self.side_tabs.addTab(self.request_panel, "Request")
         self.side_tabs.addTab(self.library_panel, "Library")
+        self.cost_panel = CostPanel()  # where the money went: computed while its tab is shown
+        self.cost_panel.request_chosen.connect(lambda k: self.timeline.step_to(k))
+        self.side_tabs.addTab(self.cost_panel, "Cost")
         self.side_tabs.currentChanged.connect(self._side_tab_changed)
         self._select_after_load: int | None = None
 
@@ -115,14 +124,9 @@ class MainWindow(QMainWindow):
         self.lists_splitter.setObjectName("listsSplitter")
         self.lists_splitter.addWidget(self.record_list)
         self.lists_splitter.addWidget(self.view_list)
-        self.folds_splitter = QSplitter(Qt.Orientation.Vertical)
-        self.folds_splitter.setObjectName("foldsSplitter")
-        self.folds_splitter.addWidget(self.lists_splitter)
-        self.folds_splitter.addWidget(self.fold_panel)
-        self.folds_splitter.setStretchFactor(0, 1)
         self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.main_splitter.setObjectName("mainSplitter")
-        self.main_splitter.addWidget(self.folds_splitter)
+        self.main_splitter.addWidget(self.lists_splitter)
         self.main_splitter.addWidget(self.side_tabs)
         self.main_splitter.setStretchFactor(0, 3)
         self.main_splitter.setStretchFactor(1, 2)
@@ -132,7 +136,7 @@ class MainWindow(QMainWindow):
         self.top_splitter.addWidget(self.window_map)
         self.top_splitter.addWidget(self.main_splitter)
         self.top_splitter.setStretchFactor(2, 1)
-        for splitter in (self.lists_splitter, self.folds_splitter, self.main_splitter, self.top_splitter):
+        for splitter in (self.lists_splitter, self.main_splitter, self.top_splitter):
             splitter.setChildrenCollapsible(False)
         self.top_splitter.setContentsMargins(6, 4, 6, 0)
         self.central_column = QWidget()  # the what-if banner above the panels
@@ -141,6 +145,11 @@ class MainWindow(QMainWindow):
         column.setSpacing(2)
         self.setCentralWidget(self.central_column)
 
+        # The folds table is a dock at the bottom; the fold preview and the pager open as tabs beside it.
+        self.folds_dock = QDockWidget("Folds", self)
+        self.folds_dock.setObjectName("foldsDock")
+        self.folds_dock.setWidget(self.fold_panel)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.folds_dock)
         self._build_status_bar()
         # The collaborators, each handed what it works with.
         self.editor = SessionEditor(self)
@@ -152,12 +161,18 @@ class MainWindow(QMainWindow):
         self.replay_lab: ReplayView | None = None  # made when first opened
         column.addWidget(self.what_if.banner)
         column.addWidget(self.top_splitter, 1)
+        self.tabifyDockWidget(self.folds_dock, self.session_actions.preview_dock)
+        self.tabifyDockWidget(self.session_actions.preview_dock, self.session_actions.pager_dock)
+        self.folds_dock.raise_()
+        self.default_layout = self.saveState()  # View > Reset layout puts the docks back here
         self.editor.changed.connect(self.show_changes)
         self.editor.stack_changed.connect(self._refresh_title)
         self.session_actions.policy_applied.connect(self._policy_applied)
         self.session_actions.policy_editor.policy_changed.connect(self.what_if.policy_changed)
+        self.theme = "system"
         self._build_menus()
         self._restore_state()
+        follow_system_theme(self._system_theme_changed)
 
     # -- building -------------------------------------------------------------------------
 
@@ -199,6 +214,18 @@ class MainWindow(QMainWindow):
                    lambda: focus_filter((self.record_list, self.view_list), self.focusWidget()))
         add_action(view_menu, self, "&Search all sessions…", "Ctrl+Shift+F",
                    lambda: self.show_side(self.library_panel, self.library_panel.search_box))
+        view_menu.addSeparator()
+        self.theme_menu = view_menu.addMenu("T&heme")
+        self.theme_actions = QActionGroup(self)
+        for name in THEMES:
+            action = QAction(name.capitalize(), self, checkable=True)
+            action.setData(name)
+            action.triggered.connect(lambda checked=False, n=name: self.set_theme(n))
+            action.setChecked(name == self.theme)
+            self.theme_actions.addAction(action)
+            self.theme_menu.addAction(action)
+        add_action(view_menu, self, "Reset &layout", None, self.reset_layout,
+                   "Put the docks, splitters and window size back as foldscope first opens")
 
         go_menu = bar.addMenu("&Go")
         timeline = self.timeline
@@ -216,6 +243,31 @@ class MainWindow(QMainWindow):
         actions.actions_menu.addAction(self.what_if.start_action)
         self.addAction(self.what_if.start_action)
         add_action(bar.addMenu("&Lab"), self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
+
+    def set_theme(self, name: str, remember: bool = True) -> None:
+        """Light, dark, or follow the system (and its switches while the window is open); `remember` keeps it."""
+        self.theme = name
+        apply_theme(QApplication.instance(), name)
+        for action in self.theme_actions.actions():
+            action.setChecked(action.data() == name)
+        if remember:
+            self.settings.set_theme(name)
+        self.refresh_theme()
+
+    def _system_theme_changed(self, scheme=None) -> None:
+        if self.theme == "system":
+            self.set_theme("system", remember=False)
+
+    def reset_layout(self) -> None:
+        """The docks where foldscope first puts them, the splitters at their first sizes, the first window size."""
+        self.restoreState(self.default_layout)
+        for dock in (self.session_actions.policy_dock, self.session_actions.preview_dock, self.session_actions.pager_dock):
+            dock.hide()
+        self.folds_dock.show()
+        self.folds_dock.raise_()
+        for splitter, sizes in self._splitter_defaults().items():
+            splitter.setSizes(sizes)
+        self.resize(1600, 1000)
 
     def show_side(self, widget: QWidget, focus: QWidget | None = None) -> None:
         """Bring a side tab to the front and give it (or `focus`) the keyboard."""
@@ -262,24 +314,29 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1600, 1000)
-        defaults = {"splitter/main": [1000, 600], "splitter/lists": [500, 500], "splitter/top": [170, 150, 664],
-                    "splitter/folds": [500, 150]}
+        state = self.settings.state("window/state")
+        if state is not None:
+            self.restoreState(state)  # docks where the user left them
+        defaults = self._splitter_defaults()
         for key, splitter in self._splitters().items():
             state = self.settings.state(key)
             if state is not None:
                 splitter.restoreState(state)
             else:
-                splitter.setSizes(defaults[key])
+                splitter.setSizes(defaults[splitter])
 
     def _splitters(self) -> dict[str, QSplitter]:
-        return {"splitter/main": self.main_splitter, "splitter/lists": self.lists_splitter, "splitter/top": self.top_splitter,
-                "splitter/folds": self.folds_splitter}
+        return {"splitter/main": self.main_splitter, "splitter/lists": self.lists_splitter, "splitter/top": self.top_splitter}
+
+    def _splitter_defaults(self) -> dict[QSplitter, list[int]]:
+        return {self.main_splitter: [1000, 600], self.lists_splitter: [500, 500], self.top_splitter: [170, 150, 664]}
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel_loading()
         if self.replay_lab is not None:
             self.replay_lab.close()
         self.settings.set_state("window/geometry", self.saveGeometry())
+        self.settings.set_state("window/state", self.saveState())
         for key, splitter in self._splitters().items():
             self.settings.set_state(key, splitter.saveState())
         self.settings.sync()
@@ -353,9 +410,10 @@ class MainWindow(QMainWindow):
         self.timeline.set_document(document)
         self.window_map.set_document(document)
         self.request_panel.set_request(document, None)
+        self.cost_panel.set_document(document)
         self.fold_panel.set_rows(document.folds if document else [], len(document.requests) if document else 0)
-        if document is not None and not document.folds:  # an empty fold table gives its room to the lists
-            self.folds_splitter.setSizes([sum(self.folds_splitter.sizes()) - 70, 70])
+        if document is not None:  # the fold table as tall as its rows (a few at most): the rest is the lists'
+            self.resizeDocks([self.folds_dock], [self.fold_panel.fitting_height(max_rows=5)], Qt.Orientation.Vertical)
         self._show_marks()
         self._refresh_headings()
         self.session_actions.set_document(document, opened)
@@ -371,7 +429,8 @@ class MainWindow(QMainWindow):
             self.setWindowTitle("foldscope")
             return
         mark = "*" if self.editor.is_modified else ""
-        self.setWindowTitle(f"{mark}{Path(doc.path).name} — foldscope")
+        shown = self.saver.save_path or doc.path  # after Save As, the file this window now writes
+        self.setWindowTitle(f"{mark}{Path(shown).name} — foldscope")
 
     # -- after an action ------------------------------------------------------------------
 
@@ -420,12 +479,12 @@ class MainWindow(QMainWindow):
             return
         out = doc.record_size - doc.view_size
         self.record_list.set_heading(
-            f"{doc.record_size:,} messages · {doc.record_tokens():,} tokens · {out:,} out of the active view"
+            f"{counted(doc.record_size, 'message')} · {counted(doc.record_tokens(), 'token')} · {out:,} out of the active view"
         )
         at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
         if at == "now" and self.what_if.active:
             at = f"what-if at request {self.what_if.branch.request}"
-        self.view_list.set_heading(f"{at} · {doc.view_size:,} messages · {doc.view_tokens():,} tokens")
+        self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · {counted(doc.view_tokens(), 'token')}")
         self.status_label.setText(status_text(doc))
         self.status_label.setToolTip(status_tooltip(doc))
 
@@ -455,6 +514,7 @@ class MainWindow(QMainWindow):
         self.window_map.update()
         self._show_marks()
         self.request_panel.set_request(doc, None if is_now else slot)
+        self.cost_panel.set_request(None if is_now else slot)
         self._refresh_headings()
         if selected is not None:
             self.inspector.refresh()

@@ -28,6 +28,7 @@ from foldscope.app.qt import (
 from foldscope.app.worker import Task
 from foldscope.core.model.policy import Policy, resolve_ceiling
 from foldscope.core.model.session import Message, Session
+from foldscope.core.readout.words import counted
 from foldscope.core.replay.lab import ReplayRuns, model_name, model_vs_reported, replay_runs
 from foldscope.core.replay.strategies import STRATEGIES, Settings
 
@@ -284,7 +285,7 @@ class ReplayView(QWidget):
             chart.select(facts.request)
         kind = "the summary call before request" if facts.kind == "summary" else "request"
         self.request_heading.setText(
-            f"<b>{kind} {facts.request}</b> under <b>{strategy}</b>: {len(view):,} messages, estimate "
+            f"<b>{kind} {facts.request}</b> under <b>{strategy}</b>: {counted(len(view), 'message')}, estimate "
             f"{facts.estimate:,} tokens, {facts.cache_read:,} read from cache, {facts.change}"
             + (f", {facts.folds} fold(s) just before" if facts.folds else ""))
         self.request_list.clear()
@@ -299,7 +300,7 @@ class ReplayView(QWidget):
         record = self.session.record if self.session else None
         at = f"#{record.index_of(message.id)}" if record is not None and message.id in record else "new"
         folded = message.metadata.get("folded_ids")
-        extra = f" (stands for {len(folded)} messages)" if isinstance(folded, list) else ""
+        extra = f" (stands for {counted(len(folded), 'message')})" if isinstance(folded, list) else ""
         text = " ".join(preview_text(message).split())[:140]
         return f"{at:>7}  {message.kind}{extra}  {message.id}  {text}"
 

@@ -32,6 +32,7 @@ from foldscope.core.request.first_round import request_options
 
 COLUMNS = ("Pass", "Stage", "Tail", "Outcome", "Estimate before", "Estimate after", "Folded", "Clipped", "Note")
 SHOWN = 200  # messages listed per pass in the diff; the rest are counted
+IDLE = "<i>Preview a fold (Actions ▸ Preview fold) to see what it would do.</i>"
 
 
 def fold_work(document: Document, policy: Policy, settings: FoldSettings):
@@ -73,7 +74,7 @@ class FoldPreviewPanel(QWidget):
         self.document: Document | None = None
         self.preview: FoldPreview | None = None
         self.task: Task | None = None
-        self.summary = QLabel("<i>Preview a fold (Actions ▸ Preview fold) to see what it would do.</i>")
+        self.summary = QLabel(IDLE)
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.passes = QTableWidget(0, len(COLUMNS))
@@ -86,6 +87,8 @@ class FoldPreviewPanel(QWidget):
         self.passes.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.passes.horizontalHeader().setStretchLastSection(True)
         self.passes.currentCellChanged.connect(lambda row, *_: self.show_pass(row))
+        self._applying = False
+        editor.changed.connect(self._session_changed)
         self.diff = QTextBrowser()
         self.diff.setAccessibleName("Fold diff")
         self.apply_button = QPushButton("&Apply fold")
@@ -96,6 +99,9 @@ class FoldPreviewPanel(QWidget):
         buttons.addStretch(1)
         buttons.addWidget(self.discard_button)
         buttons.addWidget(self.apply_button)
+        # Small minimums: the preview opens beside the folds at the bottom and the lists above keep their rows.
+        self.passes.setMinimumHeight(48)
+        self.diff.setMinimumHeight(36)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.passes)
         split.addWidget(self.diff)
@@ -227,7 +233,11 @@ class FoldPreviewPanel(QWidget):
         if self.preview is None:
             return None
         stages = ", ".join(dict.fromkeys(p.record["stage"] for p in self.preview.passes if p.landed)) or "nothing"
-        changes = self.editor.do(ApplyPreview(self.preview), f"fold ({stages})")
+        self._applying = True
+        try:
+            changes = self.editor.do(ApplyPreview(self.preview), f"fold ({stages})")
+        finally:
+            self._applying = False
         if changes.success:
             self.discard()
             self.summary.setText(f"<i>Fold applied ({html.escape(stages)}); Edit ▸ Undo takes it back.</i>")
@@ -235,6 +245,15 @@ class FoldPreviewPanel(QWidget):
         else:
             self.summary.setText(f"<b>Not applied:</b> {html.escape(changes.message)}")
         return changes
+
+    def _session_changed(self, changes) -> None:
+        """Another action, an undo or a redo changed the session: what this panel said (a preview, "applied")
+        no longer holds."""
+        if self._applying or self.task is not None:
+            return
+        if self.preview is not None or self.summary.text() != IDLE:
+            self.discard()
+            self.summary.setText(IDLE)
 
     def discard(self) -> None:
         self.preview = None

@@ -21,6 +21,7 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.core.readout.fold_facts import FoldRow
+from foldscope.core.readout.words import counted
 
 COLUMNS = ("#", "Kind", "Request", "Stage / action", "Reason", "Messages", "Estimate before", "Estimate after", "Outcome")
 NUMBER, KIND, REQUEST, STAGE, REASON, MESSAGES, BEFORE, AFTER, OUTCOME = range(len(COLUMNS))
@@ -79,7 +80,7 @@ class FoldModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            took = f"{len(row.affected):,} messages" if row.affected else "nothing recorded"
+            took = counted(len(row.affected), "message") if row.affected else "nothing recorded"
             text = json.dumps(dict(row.raw), ensure_ascii=False, default=str)
             return f"{row.kind}: took {took}\n{text[:600]}"
         return None
@@ -131,6 +132,13 @@ class FoldPanel(QWidget):
             if rows
             else "<b style='font-size:11pt'>Folds</b> &nbsp; this session records no folds or decisions"
         )
+
+    def fitting_height(self, max_rows: int) -> int:
+        """The height that shows the heading, the header and up to `max_rows` rows (at least one)."""
+        rows = min(max(self.model.rowCount(), 1), max_rows)
+        table = self.table
+        return (self.heading.sizeHint().height() + table.horizontalHeader().sizeHint().height()
+                + rows * table.verticalHeader().defaultSectionSize() + 2 * table.frameWidth() + 12)
 
     def select_number(self, number: int) -> None:
         for row in range(self.proxy.rowCount()):

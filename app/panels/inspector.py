@@ -9,6 +9,7 @@ from foldscope.app.qt import QLabel, Qt, QTabWidget, QTextBrowser, QUrl, QVBoxLa
 from foldscope.app.theme import kind_colour, pygments_style
 from foldscope.core.readout.document import Document, kind_label
 from foldscope.core.readout.note_members import members_html, note_members
+from foldscope.core.readout.words import when
 
 
 class Inspector(QWidget):
@@ -79,7 +80,7 @@ class Inspector(QWidget):
                 {
                     "id": message.id,
                     "kind": message.kind,
-                    "created_at": message.created_at,
+                    "created_at": when(message.created_at),
                     "sha256": message.sha256(),
                     "metadata": dict(message.metadata),
                 },

@@ -133,7 +133,9 @@ class LibraryPanel(QWidget):
         self.status = QLabel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(QLabel("<b>Sessions in the library</b> (Enter or double click opens one)"))
+        title = QLabel("<b>Sessions in the library</b> (Enter or double click opens one)")
+        title.setWordWrap(True)  # the side tabs stay narrow enough for the lists at 1366 pixels
+        layout.addWidget(title)
         layout.addWidget(self.session_table, 2)
         layout.addWidget(self.search_box)
         layout.addWidget(self.status)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from foldscope.app.models.filters import KIND_CHOICES, MessageFilter
-from foldscope.app.models.messages import CHARS, INDEX, KIND, PREVIEW, TOKENS, IndexRole, MessageTableModel
+from foldscope.app.models.messages import CHARS, COLUMNS, INDEX, KIND, PREVIEW, TOKENS, IndexRole, MessageTableModel
 from foldscope.app.qt import (
     QAbstractItemView,
     QComboBox,
@@ -18,6 +18,9 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
+
+MIN_ROWS = 8  # rows a list keeps readable however small the window or however many docks are open
+PREVIEW_MIN_CHARS = 14  # the Preview column never narrower than this many average characters
 
 
 class MessageList(QWidget):
@@ -59,9 +62,21 @@ class MessageList(QWidget):
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
         header.setSectionResizeMode(PREVIEW, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((INDEX, 46), (KIND, 118), (CHARS, 70), (TOKENS, 62)):
+        digits = self.table.fontMetrics().horizontalAdvance("000,000") + 14
+        for column, width in ((INDEX, 52), (KIND, 118), (CHARS, digits), (TOKENS, digits)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(column, width)
+            header.resizeSection(column, max(width, header.sectionSizeFromContents(column).width()))
+        preview = max(header.sectionSizeFromContents(PREVIEW).width(),
+                      self.table.fontMetrics().averageCharWidth() * PREVIEW_MIN_CHARS)
+        header.setMinimumSectionSize(min(header.sectionSizeFromContents(c).width() for c in range(len(COLUMNS))))
+        # The list is never narrower than its columns (the Preview at its least), nor shorter than MIN_ROWS:
+        # the splitters and docks around it give way instead.
+        frame = 2 * self.table.frameWidth()
+        scrollbar = self.table.verticalScrollBar().sizeHint().width()
+        self.table.setMinimumWidth(sum(header.sectionSize(c) for c in range(len(COLUMNS)) if c != PREVIEW)
+                                   + preview + scrollbar + frame)
+        self.table.setMinimumHeight(header.sizeHint().height() + MIN_ROWS * self.table.verticalHeader().defaultSectionSize()
+                                    + frame)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -12,7 +12,6 @@ from foldscope.app import dialogs
 from foldscope.app.qt import (
     QComboBox,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -26,13 +25,15 @@ from foldscope.core.model.policy import KEYS, Policy, PolicyError, resolve_ceili
 
 SOURCE = "the policy editor"
 # (key, label, hint) in the order the editor shows them; every value but the model is read as YAML.
+# (key, label, what the field takes, the short placeholder that fits a narrow dock; the tooltip says it all)
 FIELDS = (
-    ("max_input_tokens", "Ceiling", "a whole number of tokens, auto or none"),
-    ("context_fold_at", "Line", "a fraction of the ceiling in (0, 1]; unset is 0.8"),
-    ("context_fold_target", "Target", "a fraction below the line; unset is 0.6"),
-    ("tool_result_max_chars", "Result bound", "characters per tool-result body, at least 1,024; unset is no bound"),
-    ("prompt_caching", "Prompt caching", "true or false; unset leaves the endpoint as it is"),
-    ("model", "Model", "for auto and prices"),
+    ("max_input_tokens", "Ceiling", "a whole number of tokens, auto or none", "tokens, auto, none"),
+    ("context_fold_at", "Line", "a fraction of the ceiling in (0, 1]; unset is 0.8", "0.8"),
+    ("context_fold_target", "Target", "a fraction below the line; unset is 0.6", "0.6"),
+    ("tool_result_max_chars", "Result bound", "characters per tool-result body, at least 1,024; unset is no bound",
+     "no bound"),
+    ("prompt_caching", "Prompt caching", "true or false; unset leaves the endpoint as it is", "as the endpoint"),
+    ("model", "Model", "for auto and prices", "the session's"),
 )
 
 
@@ -95,7 +96,7 @@ class PolicyEditor(QWidget):
         self.errors: dict[str, QLabel] = {}
         grid = QGridLayout()
         grid.setColumnStretch(1, 1)
-        for row, (key, label, hint) in enumerate(FIELDS):
+        for row, (key, label, hint, short) in enumerate(FIELDS):
             if key == "model":
                 combo = QComboBox()
                 combo.setEditable(True)
@@ -105,7 +106,7 @@ class PolicyEditor(QWidget):
             else:
                 edit = QLineEdit()
                 widget = edit
-            edit.setPlaceholderText(hint)
+            edit.setPlaceholderText(short)
             edit.setAccessibleName(f"{label} ({key})")
             edit.setToolTip(f"{key}: {hint}")
             edit.textChanged.connect(self.validate)
@@ -128,10 +129,11 @@ class PolicyEditor(QWidget):
         save.clicked.connect(self.save_dialog)
         reset.clicked.connect(lambda: self.set_policy(self.launch))
         self.save_button = save
-        buttons = QHBoxLayout()
-        for button in (load, save, reset):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
+        buttons = QGridLayout()  # two rows: the dock stays narrow enough for the lists at 1366 pixels
+        buttons.addWidget(load, 0, 0)
+        buttons.addWidget(save, 0, 1)
+        buttons.addWidget(reset, 1, 0)
+        buttons.setColumnStretch(2, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(grid)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.words import counted
 
 
 def status_text(doc: Document) -> str:
     session = doc.session
     parts = [
         f"Format: {session.format}",
-        f"full record {doc.record_size:,} messages",
-        f"active view {len(session.view):,} messages",
+        f"full record {counted(doc.record_size, 'message')}",
+        f"active view {counted(len(session.view), 'message')}",
     ]
     if session.trace:
-        parts.append(f"{len(session.trace):,} requests")
+        parts.append(counted(len(session.trace), "request"))
     est = doc.now_size
     rules = doc.rules
     if rules is not None and rules.ceiling:

@@ -23,6 +23,7 @@ from foldscope.app.qt import (
 from foldscope.app.theme import is_dark, muted_colour, rule_colour
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.trace_facts import rule_label, rule_names
+from foldscope.core.readout.words import counted
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
 BRANCH_COLOUR = QColor("#e67e22")  # the what-if series: distinct from the bars and the rules in both themes
@@ -66,7 +67,7 @@ class Timeline(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(100)
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(800, 160)
@@ -178,7 +179,8 @@ class Timeline(QWidget):
             if not is_now and doc.requests[slot].folded_before:
                 painter.setPen(QPen(rule_colour("tier"), 2, Qt.PenStyle.DashLine))
                 painter.drawLine(QPointF(rect.left(), plot.top()), QPointF(rect.left(), plot.bottom()))
-                painter.drawText(QPointF(rect.left() + 3, plot.top() + 11), "fold")
+                label = "compaction" if doc.requests[slot].compacted_before else "fold"
+                painter.drawText(QPointF(rect.left() + 3, plot.top() + 11), label)
         self._draw_rules(painter, plot, top)
         if self.branch is not None:
             self._draw_branch(painter, plot, top)
@@ -286,7 +288,7 @@ class Timeline(QWidget):
             reported = f"{r.reported_input:,}" if r.reported_input else "not recorded"
             share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
             tip = (
-                f"request {slot}: {len(r.view)} messages, estimate {r.estimate:,} tokens "
+                f"request {slot}: {counted(len(r.view), 'message')}, estimate {r.estimate:,} tokens "
                 f"({r.counted:,} counted × scale {r.scale:.3f}); reported input {reported}{share}"
             )
         QToolTip.showText(event.globalPosition().toPoint(), tip, self)

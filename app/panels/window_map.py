@@ -29,6 +29,7 @@ BAR_HEIGHT = 26
 VIEW_Y = 44.0
 STRIP = 20.0  # between the bars: the protected first round's bracket
 # Copies and notes carry a pattern as well as a colour, so they stay distinct in grey or for colour-blind eyes.
+LEGEND_FROM = 140  # the height from which the legend row is drawn under the bars
 PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
 
 
@@ -51,7 +52,7 @@ class WindowMap(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Window map")
         self.setMouseTracking(True)
-        self.setMinimumHeight(140)
+        self.setMinimumHeight(LEGEND_FROM - 24)  # below LEGEND_FROM the legend gives its row to the lists
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(800, 146)
@@ -167,7 +168,8 @@ class WindowMap(QWidget):
         self._draw_rules(painter, view_y, record_y + BAR_HEIGHT)
         self._draw_first_round(painter, view_y + BAR_HEIGHT, text)
         self._draw_marks(painter, view_y, text)
-        self._draw_legend(painter, record_y + BAR_HEIGHT + 6, text)
+        if self.height() >= LEGEND_FROM:
+            self._draw_legend(painter, record_y + BAR_HEIGHT + 6, text)
         marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
         # The parts in order of need: on a narrow map the least needed go first, never cut mid-word.
         parts = [f"active view {doc.view_tokens():,} of {doc.record_tokens():,} tokens in the full record", marks,

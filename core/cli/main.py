@@ -10,7 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from foldscope.core.model.session import ReadError
+from foldscope.core.cli.output import terminal_safe
+from foldscope.core.model.session import LibraryError, ReadError
 
 # Each module here defines `register(subparsers)`, adding its subcommand(s) with
 # `set_defaults(run=callable)`. A callable takes the parsed args and returns a result
@@ -20,6 +21,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.replay",  # replay
     "foldscope.core.cli.requests",  # requests
     "foldscope.core.cli.fold",  # fold, read-result, restore, clip, evict
+    "foldscope.core.cli.library",  # library list|remove|prune
     "foldscope.core.cli.forensics",  # cache, compactions
     "foldscope.core.cli.composition",  # composition
 ]
@@ -32,15 +34,10 @@ COMMANDS = {
     "requests": "foldscope.core.cli.requests",
     "fold": "foldscope.core.cli.fold", "read-result": "foldscope.core.cli.fold", "restore": "foldscope.core.cli.fold",
     "clip": "foldscope.core.cli.fold", "evict": "foldscope.core.cli.fold",
+    "library": "foldscope.core.cli.library",
     "cache": "foldscope.core.cli.forensics", "compactions": "foldscope.core.cli.forensics",
     "composition": "foldscope.core.cli.composition",
 }
-
-
-def terminal_safe(text: str) -> str:
-    """A line for the terminal: a file name's undecodable bytes and any control character shown escaped."""
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class UsageError(Exception):
@@ -52,7 +49,20 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in modules:
         importlib.import_module(name).register(subparsers)
+    for command in subparsers.choices.values():
+        _add_raw(command)
     return parser
+
+
+def _add_raw(parser: argparse.ArgumentParser) -> None:
+    """--raw on every command (and action): session text printed as it is, control characters included."""
+    if not any("--raw" in action.option_strings for action in parser._actions):
+        parser.add_argument("--raw", action="store_true",
+                            help="print session text as it is (by default control characters are shown escaped)")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _add_raw(sub)
 
 
 def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
@@ -69,11 +79,14 @@ def command_names() -> set[str]:
     return set()
 
 
-def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = None) -> None:
+def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = None, raw: bool = False) -> None:
+    """Print a command's result: JSON (which escapes control characters itself), or its text through
+    terminal_safe unless raw."""
     if as_json or formatter is None:
         print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
     else:
-        print(formatter(result))
+        text = formatter(result)
+        print(text if raw else terminal_safe(text))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,11 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             pricing.use_prices_file(args.prices)  # the user's overrides for this run (core.model.pricing)
         result = args.run(args)
-    except ReadError as exc:
-        print(f"foldscope: {terminal_safe(str(exc))}", file=sys.stderr)
-        return 2
-    except UsageError as exc:
-        print(f"foldscope: {exc}", file=sys.stderr)
+    except (ReadError, LibraryError, UsageError) as exc:
+        # One line: a problem can quote the file (a message id), so it is made safe for the terminal too.
+        print(f"foldscope: {terminal_safe(str(exc)).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 1
@@ -103,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return result
     if result is not None:
         try:
-            emit(result, getattr(args, "json", False), getattr(args, "format", None))
+            emit(result, getattr(args, "json", False), getattr(args, "format", None), getattr(args, "raw", False))
             sys.stdout.flush()
         except BrokenPipeError:
             # The reader (e.g. `| head`) stopped early: nothing is wrong, and no traceback either.

@@ -8,7 +8,7 @@ from typing import Any
 
 from foldscope.core.forensics.causes import CAUSES, RequestCauses, attribute
 from foldscope.core.forensics.measured import Measured, measure_requests
-from foldscope.core.forensics.money import PARTS, Priced, Pricer, price
+from foldscope.core.forensics.money import PARTS, READ_INSTEAD, Priced, Pricer, price
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.request.count import Counter
@@ -27,7 +27,10 @@ class CacheRow:
 
     @property
     def wasted(self) -> float:
-        return sum((self.priced.waste_usd or {}).values())
+        """What this request's writes of unchanged or changed text cost beyond reading it (first and append
+        writes are the expected cost of growing, not waste)."""
+        waste = self.priced.waste_usd or {}
+        return sum(usd for cause, usd in waste.items() if cause in READ_INSTEAD)
 
     def as_dict(self) -> dict[str, Any]:
         c, u = self.causes, self.causes.usage

@@ -260,3 +260,12 @@ class ReadError(Exception):
     def __init__(self, file: str, place: str, problem: str) -> None:
         self.file, self.place, self.problem = file, place, problem
         super().__init__(f"{file}: {place}: {problem}" if place else f"{file}: {problem}")
+
+
+class LibraryError(Exception):
+    """The library (core.store.library) cannot be used: where it is and why, in one line; a session still
+    opens without it. Here, beside ReadError, so the CLI can catch it without importing the store."""
+
+    def __init__(self, path: str | None, problem: str) -> None:
+        self.path, self.problem = (path if path is not None else ":memory:"), problem
+        super().__init__(f"library {self.path}: {problem}")

@@ -138,7 +138,7 @@ def _event_row(number: int, event: Mapping[str, Any], views: _Views) -> FoldRow:
             note, first = record.index_of(note_id), views.first_slot([note_id])
         slot = first if first is not None else slot
         return FoldRow(number, "compaction", slot, "source compaction", str(event.get("trigger", "")),
-                       _int(event.get("replaced")), _int(event.get("pre_tokens")), None, "landed", note,
+                       _int(event.get("replaced")), _int(event.get("pre_tokens", event.get("tokens_before"))), None, "landed", note,
                        views.left_at(slot), event)
     if kind == "context_decision":
         kind = "decision"

@@ -28,6 +28,7 @@ class RequestFacts:
     over_ceiling: bool
     prefix_share: float | None  # how much of this request the next one repeats from its start
     folded_before: bool  # a note entered the view since the previous request (a fold or compaction)
+    compacted_before: bool = False  # that note is the source's own compaction (the agent's), not a fold
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ def measure_requests(session: Session, counter: Counter, report: Report, policy:
     # Set operations run in C: a long session's views add up to millions of ids.
     record_ids = set(record.ids())
     note_ids = {m.id for m in record if is_note(m)}
+    compaction_notes = {e.get("note_id") for e in session.events if isinstance(e, dict) and e.get("kind") == "compaction"}
     for request, row in zip(trace, measured.rows):
         if record_ids.issuperset(request.view):
             view = tuple(request.view)
@@ -117,6 +119,8 @@ def measure_requests(session: Session, counter: Counter, report: Report, policy:
                 over_ceiling=row.over_ceiling,
                 prefix_share=row.prefix_share,
                 folded_before=bool(notes - previous_notes) and bool(out),
+                compacted_before=bool(out) and bool(notes - previous_notes)
+                and (notes - previous_notes) <= compaction_notes,
             )
         )
         previous_notes = notes

@@ -41,10 +41,10 @@ def vocabulary_path() -> Path:
 
 
 def cache_folder() -> Path:
-    """Where parsed vocabularies are kept: FOLDSCOPE_CACHE, else $XDG_CACHE_HOME/foldscope (~/.cache/foldscope)."""
-    if os.environ.get("FOLDSCOPE_CACHE"):
-        return Path(os.environ["FOLDSCOPE_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "foldscope"
+    """Where parsed vocabularies are kept: FOLDSCOPE_CACHE, else the platform's user cache folder (~/.cache/foldscope on Linux)."""
+    from foldscope.core.model.folders import cache_folder as user_cache_folder
+
+    return user_cache_folder()
 
 
 def load_ranks(path: Path, expected_sha256: str = O200K_SHA256, cache: Path | Literal[False] | None = None) -> dict[bytes, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import mmap
@@ -20,18 +21,57 @@ if TYPE_CHECKING:
     from foldscope.core.formats.stream import SourceLines
 
 from foldscope.core.formats.lionagi_write import message_dict, native_dict
-from foldscope.core.model.session import Message, ReadError, Session
+from foldscope.core.model.folders import PRIVATE_FILE, data_folder, fsync_folder, make_private_folder
+from foldscope.core.model.session import LibraryError, Message, ReadError, Session
 
 WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
-MESSAGE_COLUMNS = ("session_id", "idx", "message_id", "kind", "created_at", "original", "sha256", "chars", "text")
+MESSAGE_COLUMNS = ("session_id", "idx", "message_id", "kind", "created_at", "sha256", "body")
+BODY_COLUMNS = ("key", "original", "chars", "text")
+WORKING_STATE = "working_state"  # the event kind autosave writes (app/save.py); prune keeps a version holding one
 
 
 def default_path() -> Path:
-    """FOLDSCOPE_DB if set, else the XDG data folder: ~/.local/share/foldscope/library.db."""
+    """FOLDSCOPE_DB if set, else library.db in the platform's data folder (~/.local/share/foldscope on Linux)."""
     if os.environ.get("FOLDSCOPE_DB"):
         return Path(os.environ["FOLDSCOPE_DB"])
-    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data_home) / "foldscope" / "library.db"
+    return data_folder() / "library.db"
+
+
+def describe(exc: BaseException) -> str:
+    """What an SQLite or OS error means for the library, in the user's words."""
+    text = str(exc)
+    lowered = text.lower()
+    known = [
+        ("file is not a database", "the file is not a foldscope library (not an SQLite database)"),
+        ("malformed", "the library file is damaged (database disk image is malformed)"),
+        ("could not decode", "the library file is damaged (text that is not UTF-8)"),
+        ("readonly", "the library is read-only (the file or its folder cannot be written)"),
+        ("read-only", "the library is read-only (the file or its folder cannot be written)"),
+        ("disk is full", "the disk is full"),
+        ("disk i/o error", "the disk reported an I/O error"),
+        ("unable to open database", "the library file cannot be opened (its folder is missing or not writable)"),
+        ("locked", f"another foldscope kept the library locked for over {BUSY_TIMEOUT_S:.0f} s"),
+        ("busy", f"another foldscope kept the library busy for over {BUSY_TIMEOUT_S:.0f} s"),
+    ]
+    for needle, meaning in known:
+        if needle in lowered:
+            return meaning
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or text}" + (f": {exc.filename}" if exc.filename else "")
+    return f"{type(exc).__name__}: {text}".splitlines()[0]
+
+
+def _guarded(method: Callable) -> Callable:
+    """Turn SQLite and OS failures inside a Library method into one LibraryError naming the library."""
+
+    @functools.wraps(method)
+    def wrapper(self: Library, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.Error, OSError) as exc:
+            raise LibraryError(_shown(self.path), describe(exc)) from exc
+
+    return wrapper
 
 
 # Ordered, named migrations. Each runs once, in its own transaction, and is recorded in
@@ -78,36 +118,118 @@ def _m003_search_indexed(db: Any) -> None:
     db.execute("UPDATE sessions SET search_indexed = 1")  # migration 002 indexed what was there
 
 
+def _m004_message_bodies(db: Any) -> None:
+    # Each message's content is stored once, as a body keyed by the SHA-256 of its original bytes and
+    # its text (one line of a file can give several messages), shared by every version of a session (and
+    # every session) that holds it: re-opening a grown file stores only its new messages. A body also keeps
+    # the message's token count and the tokenizer that counted it, so a reopened session is not counted again.
+    db.execute(
+        'CREATE TABLE "bodies" (\n   "id" INTEGER PRIMARY KEY,\n   "key" TEXT NOT NULL UNIQUE,\n   "original" BLOB,\n'
+        '   "chars" INTEGER,\n   "text" TEXT,\n   "tokens" INTEGER,\n   "tokenizer" TEXT,\n'
+        '   "search_indexed" INTEGER NOT NULL DEFAULT 0\n)'
+    )
+    sha = "COALESCE(sha256, foldscope_sha256(original, text))"  # rows stored before every row had its SHA-256
+    key = f"foldscope_body_key({sha}, text)"
+    db.execute(f"INSERT OR IGNORE INTO bodies (key, original, chars, text) SELECT {key}, original, chars, text"
+               " FROM messages ORDER BY rowid")
+    db.execute(
+        'CREATE TABLE "session_messages" (\n   "session_id" INTEGER REFERENCES "sessions"("id"),\n   "idx" INTEGER,\n'
+        '   "message_id" TEXT,\n   "kind" TEXT,\n   "created_at" REAL,\n   "sha256" TEXT,\n'
+        '   "body" TEXT REFERENCES "bodies"("key"),\n   PRIMARY KEY ("session_id", "idx")\n)'
+    )
+    db.execute(f"INSERT INTO session_messages (session_id, idx, message_id, kind, created_at, sha256, body)"
+               f" SELECT session_id, idx, message_id, kind, created_at, {sha}, {key} FROM messages")
+    db.execute('DROP TABLE "messages_fts"')
+    db.execute('DROP TABLE "messages"')
+    db.execute('ALTER TABLE "session_messages" RENAME TO "messages"')
+    db.execute('CREATE INDEX "idx_messages_session_id_message_id"\n    ON "messages" ("session_id", "message_id")')
+    db.execute('CREATE INDEX "idx_messages_body"\n    ON "messages" ("body")')
+    db.execute('CREATE INDEX "idx_bodies_unindexed"\n    ON "bodies" ("id") WHERE "search_indexed" = 0')
+    db.execute('CREATE VIRTUAL TABLE "bodies_fts" USING FTS5 (\n    "text",\n    content="bodies"\n)')
+    db.execute('INSERT INTO "bodies_fts" (rowid, "text") SELECT id, "text" FROM "bodies"')
+    db.execute('UPDATE "bodies" SET "search_indexed" = 1')
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("001_tables", _m001_tables),
     ("002_message_search", _m002_message_search),
     ("003_search_indexed", _m003_search_indexed),
+    ("004_message_bodies", _m004_message_bodies),
 ]
+# The library's schema version, kept in SQLite's user_version: one per migration. A library whose
+# version is higher (or that lists a migration this foldscope does not know) was made by a newer
+# foldscope and is refused, never written.
+SCHEMA_VERSION = len(MIGRATIONS)
 CREATE_MIGRATIONS = 'CREATE TABLE "migrations" (\n   "name" TEXT PRIMARY KEY,\n   "applied_at" TEXT\n)'
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _has_migrations_table(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").fetchone() is not None
+
+
+def _refuse_newer(conn: sqlite3.Connection, done: set[str] | None = None) -> None:
+    version = schema_version(conn)
+    unknown = sorted((done or set()) - {name for name, _ in MIGRATIONS})
+    if version > SCHEMA_VERSION or unknown:
+        shown = max(version, SCHEMA_VERSION + len(unknown))
+        raise LibraryError(None, f"made by a newer foldscope: version {shown} (this foldscope reads up to version "
+                                 f"{SCHEMA_VERSION}); it is left as it is")
 
 
 def migrate(db: Any, migrations: Iterable[tuple[str, Callable]] = MIGRATIONS) -> list[str]:
     """Run the migrations this database (a sqlite3.Connection or a sqlite_utils.Database) has not had yet;
-    returns their names."""
+    returns their names. All of them run in one transaction under SQLite's write lock (BEGIN IMMEDIATE), and
+    what is missing is decided after the lock is taken: processes opening a new library at once wait for
+    each other, and the later ones find nothing left to do. A library from a newer foldscope raises LibraryError."""
     conn = db if isinstance(db, sqlite3.Connection) else db.conn
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").fetchone() is None:
-        with _atomic(conn):
+    migrations = list(migrations)
+    _refuse_newer(conn)
+    if _has_migrations_table(conn):
+        done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+        _refuse_newer(conn, done)
+        if all(name in done for name, _ in migrations):
+            return []
+    conn.create_function("foldscope_sha256", 2, _legacy_sha256, deterministic=True)
+    conn.create_function("foldscope_body_key", 2, lambda sha, text: body_key(sha, text or ""), deterministic=True)
+    applied: list[str] = []
+    with _atomic(conn):
+        _refuse_newer(conn)  # another process may have migrated while this one waited for the lock
+        if not _has_migrations_table(conn):
             conn.execute(CREATE_MIGRATIONS)
-    done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
-    applied = []
-    for name, step in migrations:
-        if name in done:
-            continue
-        with _atomic(conn):
+        done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+        _refuse_newer(conn, done)
+        for name, step in migrations:
+            if name in done:
+                continue
             step(conn)
             conn.execute('INSERT INTO "migrations" ("name", "applied_at") VALUES (?, ?)', [name, _now()])
-        applied.append(name)
+            applied.append(name)
+            done.add(name)
+        known = [name for name, _ in MIGRATIONS]
+        version = SCHEMA_VERSION if all(name in done for name in known) else sum(1 for name in known if name in done)
+        conn.execute(f"PRAGMA user_version = {int(version)}")
     return applied
+
+
+def body_key(original_sha256: str, text: str) -> str:
+    """A body's key: the SHA-256 of the original bytes' SHA-256 and the message's text."""
+    return hashlib.sha256(original_sha256.encode("ascii") + b"\0" + text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _legacy_sha256(original: Any, text: Any) -> str:
+    data = original if isinstance(original, bytes) else str(original if original is not None else text or "").encode()
+    return hashlib.sha256(data).hexdigest()
 
 
 @contextlib.contextmanager
 def _atomic(conn: sqlite3.Connection) -> Iterator[None]:
-    """One transaction (a savepoint inside an open one), as sqlite_utils.Database.atomic, on a plain connection."""
+    """One write transaction (a savepoint inside an open one). BEGIN IMMEDIATE takes the write lock at
+    the start, so a busy library is waited for (the busy timeout) instead of failing at the first write
+    with "database is locked", as a transaction that read first would."""
     if conn.in_transaction:
         conn.execute("SAVEPOINT foldscope_atomic")
         try:
@@ -119,7 +241,7 @@ def _atomic(conn: sqlite3.Connection) -> Iterator[None]:
             raise
         conn.execute("RELEASE SAVEPOINT foldscope_atomic")
         return
-    conn.execute("BEGIN")
+    conn.execute("BEGIN IMMEDIATE")
     try:
         yield
     except BaseException:
@@ -140,26 +262,43 @@ BUSY_TIMEOUT_S = 60.0
 class Library:
     """The session library. One connection, owned by the thread that opened it (STYLE.md point 7).
 
-    The connection is plain sqlite3 (as sqlite-utils opens it); `db`, the sqlite-utils wrapper around
-    it, is made when first used, so that creating a library and importing into it never import sqlite-utils.
+    The connection is plain sqlite3 in autocommit mode, every write in its own BEGIN IMMEDIATE
+    transaction; `db`, the sqlite-utils wrapper around it, is made when first used, so that creating a
+    library and importing into it never import sqlite-utils. Any SQLite or OS failure comes out as one
+    LibraryError naming the library and the problem.
     """
 
     def __init__(self, path: str | Path | None = None) -> None:
         self._db: sqlite_utils.Database | None = None
-        if path == ":memory:":
-            self.path = None
-            self.conn = sqlite3.connect(":memory:")
+        self.path: Path | None = None if path == ":memory:" else (Path(path) if path is not None else default_path())
+        try:
+            self.conn = self._connect()
+        except LibraryError as exc:
+            raise LibraryError(_shown(self.path), exc.problem) from exc
+        except (sqlite3.Error, OSError) as exc:
+            raise LibraryError(_shown(self.path), describe(exc)) from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.path is None:
+            conn = sqlite3.connect(":memory:", isolation_level=None)
         else:
-            self.path = Path(path) if path is not None else default_path()
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Another thread may be importing (a load the user replaced, autosave): wait for its
+            _create_private(self.path)
+            # Another thread or process may be writing (an import, autosave, search indexing): wait for its
             # transaction rather than fail with "database is locked" after sqlite's 5 s default.
-            self.conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("PRAGMA recursive_triggers=on")  # as sqlite_utils.Database sets it
-        self.conn.execute("PRAGMA foreign_keys=ON")
-        migrate(self.conn)
+            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            _refuse_newer(conn)  # before anything writes: a newer library is left exactly as it is
+            if self.path is not None:
+                _journal_wal(conn)
+                # FULL: each commit syncs the write-ahead log, so a committed import survives a power cut.
+                conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA recursive_triggers=on")  # as sqlite_utils.Database sets it
+            conn.execute("PRAGMA foreign_keys=ON")
+            migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     @property
     def db(self) -> sqlite_utils.Database:
@@ -181,23 +320,32 @@ class Library:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def size(self) -> int:
+        """Bytes the library takes on disk: its file and its write-ahead log."""
+        if self.path is None:
+            return 0
+        return sum(Path(str(self.path) + suffix).stat().st_size for suffix in ("", "-wal")
+                   if Path(str(self.path) + suffix).exists())
+
     # Imports -----------------------------------------------------------------------------------
 
+    @_guarded
     def import_session(self, session: Session) -> int:
         """Store a session in one transaction and return its id; the same source bytes give the same id.
 
-        Each message keeps its original bytes (`original`, a BLOB) and their SHA-256: for a line-based
-        source the bytes of the line(s) it came from, sliced from the file (which must not have changed
-        since it was read); for a native or payload file its JSON as the file held it.
+        Each message's original bytes (a BLOB) are stored once, as a body keyed by their SHA-256, with its
+        text: for a line-based source the bytes of the line(s) it came from, sliced from the file (which
+        must not have changed since it was read); for a native or payload file its JSON as the file held
+        it. Bodies another session (an earlier version of the same file) already holds are not stored again.
         """
         with _Source(session) as source:
             existing = self.find(source.sha256)
             if existing is not None:
                 return existing
             reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
-            # The commit returns once the import's pages are in the write-ahead log (synchronous
-            # NORMAL); copying them into the database file and syncing it, the checkpoint, is left to
-            # the next write or to close() instead of holding up the import (docs/performance.md).
+            # The commit returns once the import's pages are in the write-ahead log; copying them into
+            # the database file, the checkpoint, is left to the next write or to close() instead of
+            # holding up the import (docs/performance.md).
             self.conn.execute("PRAGMA wal_autocheckpoint=0")
             try:
                 session_id = self._import(session, source, reported)
@@ -207,76 +355,145 @@ class Library:
 
     def _import(self, session: Session, source: _Source, reported: list[int]) -> int:
         with self._atomic():
+            # Looked up again under the write lock: another process may have imported the same bytes
+            # while this one hashed them (two processes opening one session give one session).
+            existing = self.find(source.sha256)
+            if existing is not None:
+                return existing
             cursor = self.conn.execute(
                 "INSERT INTO sessions (source, format, source_sha256, source_bytes, model, messages, view_messages,"
                 " record_chars, requests, peak_reported_input, warnings, imported_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
-                [session.source, session.format, source.sha256, source.size, session.model, len(session.record),
-                 len(session.view), len(session.trace), max(reported) if reported else None,
-                 json.dumps(session.warnings, ensure_ascii=False), _now()],
+                [source_key(session.source), session.format, source.sha256, source.size, session.model,
+                 len(session.record), len(session.view), len(session.trace), max(reported) if reported else None,
+                 _text_json(session.warnings), _now()],
             )
             session_id = cursor.lastrowid
             assert session_id is not None  # set by the INSERT just run
             chars = [0]
-            self._insert_messages(_message_rows(session, session_id, source, chars))
+            message_rows: list[tuple] = []
+            self._insert_bodies(_body_rows(session, session_id, source, chars, message_rows))
+            self._insert_messages(message_rows)
             self.conn.execute("UPDATE sessions SET record_chars = ? WHERE id = ?", [chars[0], session_id])
             self.add_view_version(session_id, session.view, "import")
             for event in session.events:
                 self.add_event(session_id, str(event.get("kind", "event")), event)
         return session_id
 
+    def _insert_bodies(self, rows: Iterable[tuple]) -> None:
+        # One prepared statement fed by a generator: a list of rows would hold every original at once.
+        sql = (f"INSERT INTO bodies ({', '.join(BODY_COLUMNS)}) VALUES ({', '.join('?' * len(BODY_COLUMNS))})"
+               " ON CONFLICT (key) DO NOTHING")
+        self.conn.executemany(sql, rows)
+
     def _insert_messages(self, rows: Iterable[tuple]) -> None:
         # A seam: tests replace it to fail midway and check that nothing stays behind.
-        # One prepared statement fed by a generator: sqlite-utils' insert_all rebuilds its SQL and
-        # inspects every value per chunk, and a list of rows would hold every original at once.
         sql = f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)}) VALUES ({', '.join('?' * len(MESSAGE_COLUMNS))})"
         self.conn.executemany(sql, rows)
 
+    @_guarded
     def find(self, source_sha256: str) -> int | None:
         row = self.conn.execute("SELECT id FROM sessions WHERE source_sha256 = ?", [source_sha256]).fetchone()
         return row[0] if row else None
 
     # Queries -----------------------------------------------------------------------------------
 
+    @_guarded
     def list_sessions(self) -> list[dict[str, Any]]:
-        return list(self.db["sessions"].rows_where(order_by="id"))
+        return self._rows("SELECT * FROM sessions ORDER BY id")
 
+    @_guarded
     def session_row(self, session_id: int) -> dict[str, Any]:
-        return self.db.table("sessions").get(session_id)
+        rows = self._rows("SELECT * FROM sessions WHERE id = ?", [session_id])
+        if not rows:
+            raise KeyError(session_id)
+        return rows[0]
 
+    @_guarded
     def messages(self, session_id: int) -> list[dict[str, Any]]:
-        return list(self.db["messages"].rows_where("session_id = ?", [session_id], order_by="idx"))
+        """A session's messages in record order, each with its body (original, sha256, chars, text, tokens)."""
+        return self._rows(
+            "SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, b.original, m.sha256, b.chars, b.text,"
+            " b.tokens, b.tokenizer, m.body FROM messages m JOIN bodies b ON b.key = m.body"
+            " WHERE m.session_id = ? ORDER BY m.idx", [session_id])
 
-    def index_for_search(self) -> int:
-        """Add the messages of sessions not yet indexed to the search index; returns how many sessions.
+    @_guarded
+    def message_hashes(self, session_id: int) -> list[str]:
+        """Each message's body key (its original bytes and text), in record order: what a prefix is compared by."""
+        return [row[0] for row in self.conn.execute(
+            "SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
 
-        search() calls it first; the GUI may call it on its database thread right after an import.
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        cursor = self.conn.execute(sql, list(params))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor]
+
+    # Token counts --------------------------------------------------------------------------------
+
+    @_guarded
+    def store_token_counts(self, session_id: int, tokenizer: str, counts: list[int]) -> int:
+        """Keep each message's token count (in record order) with the tokenizer's identity; returns how many
+        bodies changed. A body shared with another session is counted once for both."""
+        hashes = self.message_hashes(session_id)
+        if len(hashes) != len(counts):
+            raise ValueError(f"{len(counts)} counts for a session of {len(hashes)} messages")
+        with self._atomic():
+            before = self.conn.total_changes
+            self.conn.executemany(
+                "UPDATE bodies SET tokens = ?, tokenizer = ? WHERE key = ? AND (tokens IS NOT ? OR tokenizer IS NOT ?)",
+                ((count, tokenizer, sha, count, tokenizer) for sha, count in zip(hashes, counts)))
+            return self.conn.total_changes - before
+
+    @_guarded
+    def token_counts(self, session_id: int, tokenizer: str) -> list[int] | None:
+        """Each message's stored token count by this tokenizer, in record order; None unless all are stored."""
+        rows = self.conn.execute(
+            "SELECT b.tokens, b.tokenizer FROM messages m JOIN bodies b ON b.key = m.body"
+            " WHERE m.session_id = ? ORDER BY m.idx", [session_id]).fetchall()
+        if not rows or any(tokens is None or name != tokenizer for tokens, name in rows):
+            return None
+        return [tokens for tokens, _ in rows]
+
+    # Search ----------------------------------------------------------------------------------------
+
+    @_guarded
+    def index_for_search(self, batch: int = 5000) -> int:
+        """Add the bodies not yet indexed to the search index; returns how many.
+
+        search() calls it first; the GUI may call it on its database thread right after an import. It
+        indexes in batches, each its own short transaction, so autosave never waits long behind it.
         """
-        pending = [row[0] for row in self.db.execute("SELECT id FROM sessions WHERE search_indexed = 0")]
-        for session_id in pending:
-            with self.db.atomic():
-                self.db.execute(
-                    "INSERT INTO messages_fts (rowid, text) SELECT rowid, text FROM messages WHERE session_id = ?",
-                    [session_id],
-                )
-                self.db.execute("UPDATE sessions SET search_indexed = 1 WHERE id = ?", [session_id])
-        return len(pending)
+        total = 0
+        while True:
+            with self._atomic():
+                ids = [row[0] for row in self.conn.execute(
+                    "SELECT id FROM bodies WHERE search_indexed = 0 ORDER BY id LIMIT ?", [batch])]
+                if not ids:
+                    return total
+                marks = ", ".join("?" * len(ids))
+                self.conn.execute(f"INSERT INTO bodies_fts (rowid, text) SELECT id, text FROM bodies WHERE id IN ({marks})", ids)
+                self.conn.execute(f"UPDATE bodies SET search_indexed = 1 WHERE id IN ({marks})", ids)
+            total += len(ids)
 
+    @_guarded
     def search(self, query: str, limit: int = 100) -> list[tuple[int, int, str]]:
-        """(session id, message index, snippet) for messages whose text holds every word of query."""
+        """(session id, message index, snippet) for messages whose text holds every word of query, in the
+        newest version of each source (an older version's copy of the same message is not repeated)."""
         match = fts_query(query)
         if not match:
             return []
         self.index_for_search()
         sql = (
-            "SELECT m.session_id, m.idx, snippet(messages_fts, 0, '[', ']', '…', 12) "
-            "FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid "
-            "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"
+            "SELECT m.session_id, m.idx, snippet(bodies_fts, 0, '[', ']', '…', 12) "
+            "FROM bodies_fts JOIN bodies b ON b.id = bodies_fts.rowid JOIN messages m ON m.body = b.key "
+            "WHERE bodies_fts MATCH ? AND m.session_id IN (SELECT MAX(id) FROM sessions GROUP BY COALESCE(source, id)) "
+            "ORDER BY rank, m.session_id, m.idx LIMIT ?"
         )
-        return [tuple(row) for row in self.db.execute(sql, [match, limit]).fetchall()]
+        return [tuple(row) for row in self.conn.execute(sql, [match, limit]).fetchall()]
 
     # View versions and events -------------------------------------------------------------------
 
+    @_guarded
     def add_view_version(self, session_id: int, view: Iterable[str], cause: str) -> int:
         """Record the active view as it now stands and why it changed; returns its version number."""
         with self._atomic():
@@ -290,10 +507,12 @@ class Library:
             )
         return version
 
+    @_guarded
     def view_versions(self, session_id: int) -> list[dict[str, Any]]:
-        rows = self.db["view_versions"].rows_where("session_id = ?", [session_id], order_by="version")
+        rows = self._rows("SELECT * FROM view_versions WHERE session_id = ? ORDER BY version", [session_id])
         return [{**row, "ids": json.loads(row["ids"])} for row in rows]
 
+    @_guarded
     def add_event(self, session_id: int, kind: str, data: dict[str, Any]) -> int:
         with self._atomic():
             cursor = self.conn.execute(
@@ -303,9 +522,167 @@ class Library:
         assert cursor.lastrowid is not None  # set by the INSERT just run
         return cursor.lastrowid
 
+    @_guarded
     def events(self, session_id: int) -> list[dict[str, Any]]:
-        rows = self.db["events"].rows_where("session_id = ?", [session_id], order_by="id")
+        rows = self._rows("SELECT * FROM events WHERE session_id = ? ORDER BY id", [session_id])
         return [{**row, "data": json.loads(row["data"])} for row in rows]
+
+    # Working states (autosave) ---------------------------------------------------------------------
+
+    @_guarded
+    def write_working_state(self, session_id: int, view: Iterable[str], cause: str, state: dict[str, Any]) -> int:
+        """Autosave's one write: the view version and the working state together, in one transaction."""
+        with self._atomic():
+            version = self.add_view_version(session_id, view, cause)
+            self.add_event(session_id, WORKING_STATE, state)
+        return version
+
+    @_guarded
+    def latest_working_state(self, source: str | None, session_id: int | None = None) -> dict[str, Any] | None:
+        """The newest working state written for this source path (in any version of it) or this session:
+        {"session_id", "at", "data"}; a cleared one (saved or discarded) counts as the newest too."""
+        row = self.conn.execute(
+            "SELECT session_id, at, data FROM events WHERE kind = ?"
+            " AND ((? IS NOT NULL AND json_extract(data, '$.source') = ?) OR session_id = ?)"
+            " ORDER BY id DESC LIMIT 1",
+            [WORKING_STATE, source, source, session_id]).fetchone()
+        return None if row is None else {"session_id": row[0], "at": row[1], "data": json.loads(row[2])}
+
+    # Removing and pruning ----------------------------------------------------------------------------
+
+    @_guarded
+    def remove_sessions(self, session_ids: Iterable[int]) -> dict[str, int]:
+        """Remove sessions with their views, events and the message bodies no other session holds."""
+        ids = sorted(set(session_ids))
+        with self._atomic():
+            for session_id in ids:
+                for table in ("events", "view_versions", "messages"):
+                    self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", [session_id])
+                self.conn.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+            bodies, freed = self._remove_unreferenced_bodies()
+        return {"sessions": len(ids), "bodies": bodies, "bytes": freed}
+
+    def _unreferenced_bodies(self) -> tuple[int, int]:
+        row = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(original) + LENGTH(CAST(text AS BLOB))), 0) FROM bodies"
+            " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.key)").fetchone()
+        return int(row[0]), int(row[1])
+
+    def _remove_unreferenced_bodies(self) -> tuple[int, int]:
+        count, freed = self._unreferenced_bodies()
+        if count:
+            orphan = "NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.key)"
+            # An external-content index forgets a row only when told its old text.
+            self.conn.execute("INSERT INTO bodies_fts (bodies_fts, rowid, text) SELECT 'delete', id, text FROM bodies"
+                              f" WHERE search_indexed = 1 AND {orphan}")
+            self.conn.execute(f"DELETE FROM bodies WHERE {orphan}")
+        return count, freed
+
+    @_guarded
+    def prune_plan(self) -> list[dict[str, Any]]:
+        """The sessions prune would remove, each with why: its source file is gone, or a newer version of the
+        same source replaced it. A version holding a working state not yet saved or discarded is kept."""
+        sessions = self.list_sessions()
+        newest: dict[str, int] = {}
+        for row in sessions:
+            if row["source"]:
+                newest[row["source"]] = max(newest.get(row["source"], 0), row["id"])
+        plan = []
+        for row in sessions:
+            source = row["source"]
+            if not source:
+                continue
+            if not Path(source).exists():
+                plan.append({**row, "why": "its source file is gone"})
+            elif row["id"] != newest[source] and not self._holds_pending_state(source, row["id"]):
+                plan.append({**row, "why": f"replaced by a newer version of the same source (session {newest[source]})"})
+        return plan
+
+    def _holds_pending_state(self, source: str, session_id: int) -> bool:
+        latest = self.latest_working_state(source)
+        return latest is not None and latest["session_id"] == session_id and not latest["data"].get("cleared")
+
+    @_guarded
+    def prune(self, dry_run: bool = False) -> dict[str, Any]:
+        """Remove what prune_plan names and every body no session references; compact the file after.
+        With dry_run, say what would go and change nothing."""
+        plan = self.prune_plan()
+        before = self.size()
+        if dry_run:
+            kept = {row["id"] for row in plan}
+            # Bodies only the planned sessions hold would go with them, as would those nobody holds now.
+            row = self.conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(LENGTH(original) + LENGTH(CAST(text AS BLOB))), 0) FROM bodies"
+                " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.key AND m.session_id NOT IN"
+                f" ({', '.join('?' * len(kept)) or 'NULL'}))", sorted(kept)).fetchone()
+            return {"dry_run": True, "sessions": plan, "bodies": int(row[0]), "body_bytes": int(row[1]),
+                    "size_before": before, "size_after": None}
+        removed = self.remove_sessions(row["id"] for row in plan)
+        with self._atomic():
+            bodies, freed = self._remove_unreferenced_bodies()
+        if self.path is not None and (removed["sessions"] or removed["bodies"] or bodies):
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.conn.execute("VACUUM")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return {"dry_run": False, "sessions": plan, "bodies": removed["bodies"] + bodies,
+                "body_bytes": removed["bytes"] + freed, "size_before": before, "size_after": self.size()}
+
+
+def _shown(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def _text_json(value: object) -> str:
+    """JSON for a TEXT column: a warning quoting a file name whose bytes are not UTF-8 keeps them as escapes."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
+
+
+def source_key(source: str | None) -> str | None:
+    """A session's source as the library keys it: the absolute path, so versions of one file share a key."""
+    if not source:
+        return None
+    try:
+        key = str(Path(source).resolve())
+    except OSError:
+        key = str(Path(source).absolute())
+    # SQLite text is UTF-8: a name's bytes that are not (held as surrogates) are kept as their escapes.
+    return key.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _create_private(path: Path) -> None:
+    """The library's folder (0700 when foldscope makes it) and its file, created 0600 before SQLite opens it;
+    SQLite gives its write-ahead log and shared-memory files the database file's mode."""
+    make_private_folder(path.parent)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE)
+    except FileExistsError:
+        with contextlib.suppress(OSError):  # an earlier foldscope made it 0644; a file not ours stays as it is
+            if path.stat().st_mode & 0o077 and path.stat().st_uid == os.getuid():
+                path.chmod(PRIVATE_FILE)
+        return
+    os.close(fd)
+    fsync_folder(path.parent)
+
+
+def _journal_wal(conn: sqlite3.Connection) -> None:
+    """Switch to the write-ahead log; when another process is switching or migrating at that moment SQLite can
+    answer "locked" without waiting, so try again for as long as the busy timeout."""
+    import time
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def source_fingerprint(session: Session) -> tuple[str, int]:
@@ -363,8 +740,10 @@ class _Source:
         return self._dumps(message.raw if message.raw is not None else message_dict(message)).encode("utf-8")
 
 
-def _message_rows(session: Session, session_id: int, source: _Source, chars: list[int]) -> Iterator[tuple]:
-    """Rows in MESSAGE_COLUMNS order; adds the record's characters to chars[0] as it goes."""
+def _body_rows(session: Session, session_id: int, source: _Source, chars: list[int],
+               message_rows: list[tuple]) -> Iterator[tuple]:
+    """Body rows in BODY_COLUMNS order; appends each message's row (MESSAGE_COLUMNS) to message_rows and
+    adds the record's characters to chars[0] as it goes."""
     sha256, original = hashlib.sha256, source.original
     total = 0
     for index, message in enumerate(session.record):
@@ -372,8 +751,10 @@ def _message_rows(session: Session, session_id: int, source: _Source, chars: lis
         text = message.text
         total += len(text)
         chars[0] = total
-        yield (session_id, index, message.id, message.kind, message.created_at, data, sha256(data).hexdigest(),
-               len(text), text)
+        digest = sha256(data).hexdigest()
+        key = body_key(digest, text)
+        message_rows.append((session_id, index, message.id, message.kind, message.created_at, digest, key))
+        yield (key, data, len(text), text)
 
 
 def _json_default(value: Any) -> Any:

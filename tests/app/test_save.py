@@ -99,3 +99,26 @@ def test_autosave_keeps_the_working_state_in_the_library(qtbot, window, monkeypa
 
     with Library(window.db) as library:
         assert library.view_versions(doc.library_id)[-1]["cause"] == f"manual: clip of #{index}"
+
+
+def test_after_save_as_the_title_names_the_file_written(qtbot, window, tmp_path, monkeypatch):
+    """Issue 19: after Save As the title still showed the source file's name."""
+    doc = open_demo(qtbot, window)
+    assert window.editor.do(Evict([doc.index_of(doc.session.view[-1])]), "evict").success
+    target = tmp_path / "kept-as.foldscope.json"
+    monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: str(target))
+    assert window.session_actions.saver.save_as()
+    assert window.windowTitle() == "kept-as.foldscope.json — foldscope"
+
+
+def test_undoing_a_clip_keeps_the_title_modified_and_says_the_record_keeps_the_copy(qtbot, window):
+    """Issue 19: undoing a clip left the title "unmodified" while the record held the copy."""
+    doc = open_demo(qtbot, window)
+    index = max((i for i in doc.view_position if doc.message(i).kind == "action_response"), key=lambda i: doc.chars[i])
+    assert window.editor.do(Clip(index, 1500), f"clip of #{index}").success
+    copy_index = doc.record_size - 1
+    assert window.session_actions.undo() is not None
+    assert doc.record_size == copy_index + 1 and not doc.in_view(copy_index)  # the record keeps it, the view does not
+    assert window.editor.is_modified and window.windowTitle().startswith("*")
+    said = window.statusBar().currentMessage()
+    assert "record keeps 1 message" in said and f"#{copy_index}" in said and "no longer shows" in said

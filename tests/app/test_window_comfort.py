@@ -1,10 +1,12 @@
-"""The library panel and search across sessions, keyboard access, and window state kept between runs."""
+"""The library panel and search across sessions, keyboard access, window state kept between runs, a laptop screen."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from foldscope.app.qt import QAction, Qt
+import pytest
+
+from foldscope.app.qt import QAction, QApplication, QLineEdit, Qt
 from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
 
@@ -92,9 +94,9 @@ def test_window_and_splitter_state_are_remembered(qtbot, tmp_path):
     first.resize(760, 700)  # inside the offscreen screen, which restoreGeometry clamps to
     first.show()
     qtbot.waitExposed(first)
-    first.folds_splitter.setSizes([200, 160])
+    first.top_splitter.setSizes([200, 160, 300])
     first.lists_splitter.setSizes([150, 250])
-    sizes = (first.folds_splitter.sizes(), first.lists_splitter.sizes())
+    sizes = (first.top_splitter.sizes(), first.lists_splitter.sizes())
     size = first.size()
     first.close()
     second = MainWindow(settings=WindowSettings(tmp_path / "state.ini"), db=str(tmp_path / "lib.db"))
@@ -102,4 +104,111 @@ def test_window_and_splitter_state_are_remembered(qtbot, tmp_path):
     second.show()
     qtbot.waitExposed(second)
     assert second.size() == size
-    assert (second.folds_splitter.sizes(), second.lists_splitter.sizes()) == sizes
+    assert (second.top_splitter.sizes(), second.lists_splitter.sizes()) == sizes
+
+
+def test_docks_remember_their_place_and_reset_layout_puts_them_back(qtbot, tmp_path):
+    settings = WindowSettings(tmp_path / "docks.ini")
+    first = MainWindow(settings=settings, db=str(tmp_path / "lib.db"))
+    qtbot.addWidget(first)
+    first.show()
+    qtbot.waitExposed(first)
+    policy = first.session_actions.policy_dock
+    assert first.dockWidgetArea(policy) == Qt.DockWidgetArea.RightDockWidgetArea
+    first.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, policy)
+    policy.show()
+    first.close()
+    second = MainWindow(settings=WindowSettings(tmp_path / "docks.ini"), db=str(tmp_path / "lib.db"))
+    qtbot.addWidget(second)
+    second.show()
+    qtbot.waitExposed(second)
+    policy = second.session_actions.policy_dock
+    assert second.dockWidgetArea(policy) == Qt.DockWidgetArea.LeftDockWidgetArea and policy.isVisible()
+    reset = next(a for a in second.findChildren(QAction) if a.text() == "Reset &layout")
+    reset.trigger()
+    assert second.dockWidgetArea(policy) == Qt.DockWidgetArea.RightDockWidgetArea and not policy.isVisible()
+    assert second.folds_dock.isVisible()
+
+
+def open_dock(qtbot, window, dock: str) -> None:
+    actions = window.session_actions
+    if dock == "pager":
+        actions.open_pager(window.inspector.index or 0)
+    elif dock == "fold preview":
+        with qtbot.waitSignal(actions.preview.preview_ready, timeout=30_000):
+            actions.preview_fold()
+        qtbot.waitUntil(lambda: actions.preview.task is None)
+    else:
+        actions.policy_dock.show()
+
+
+@pytest.mark.parametrize("dock", ["none", "pager", "fold preview", "policy editor"])
+def test_at_1366x768_with_a_dock_open_both_lists_keep_8_rows_and_whole_columns(qtbot, demo_window, dock):
+    """Issue 19: at 1366x768 with a dock open the lists shrank to 2 rows and the Preview column read "evie"."""
+    window = demo_window
+    window.resize(1366, 768)
+    window.select_message(window.document.view_index(3))
+    if dock != "none":
+        open_dock(qtbot, window, dock)
+    qtbot.waitUntil(lambda: window.size().toTuple() == (1366, 768))
+    QApplication.processEvents()  # the layout settles the dock in posted events
+    assert window.size().toTuple() == (1366, 768)  # nothing pushed the window past the screen
+    for messages in (window.record_list, window.view_list):
+        table = messages.table
+        rows = table.viewport().height() / table.verticalHeader().defaultSectionSize()
+        assert rows >= 8, (messages.title, rows)
+        header = table.horizontalHeader()
+        for column in range(header.count()):
+            title = window.record_model.headerData(column, Qt.Orientation.Horizontal)
+            assert header.sectionSize(column) >= header.sectionSizeFromContents(column).width(), (messages.title, title)
+    for edit in window.findChildren(QLineEdit):
+        if edit.isVisible() and edit.placeholderText() and not edit.text():
+            room = edit.width() - 12  # the frame and text margins
+            assert edit.fontMetrics().horizontalAdvance(edit.placeholderText()) <= room, edit.placeholderText()
+
+
+def test_no_two_actions_of_the_window_share_a_shortcut(window):
+    """Issue 19: Ctrl+Shift+F was bound to both Preview fold and Search all sessions, and neither worked."""
+    seen: dict[str, str] = {}
+    for action in window.findChildren(QAction):
+        for key in action.shortcuts():
+            text = key.toString()
+            assert text not in seen, f"{text}: {seen.get(text)} and {action.text()}"
+            seen[text] = action.text()
+    assert "Ctrl+Shift+F" in seen and "Ctrl+Shift+O" in seen
+
+
+def test_view_theme_switches_light_and_dark_and_is_remembered(qtbot, window, settings):
+    from foldscope.app.theme import apply_theme, is_dark
+
+    themes = {a.text(): a for a in window.theme_menu.actions()}
+    assert set(themes) == {"System", "Light", "Dark"} and themes["System"].isChecked()
+    try:
+        themes["Dark"].trigger()
+        assert is_dark() and themes["Dark"].isChecked() and settings.theme() == "dark"
+        themes["Light"].trigger()
+        assert not is_dark() and settings.theme() == "light"
+    finally:
+        apply_theme(QApplication.instance(), "light")
+
+
+def test_a_screenshot_run_writes_no_settings(qtbot, tmp_path):
+    """Issue 19: --screenshot wrote its offscreen geometry and recent files into the user's settings."""
+    from foldscope.app.gui import run_gui
+    from foldscope.app.qt import QSettings
+    from foldscope.core.formats.demo import demo_path
+
+    user = tmp_path / "config"
+    for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
+        QSettings.setPath(QSettings.Format.NativeFormat, scope, str(user))
+        QSettings.setPath(QSettings.Format.IniFormat, scope, str(user))
+    png = tmp_path / "shot.png"
+    try:
+        assert run_gui([str(demo_path()), "--screenshot", str(png), "--size", "1366x768",
+                        "--db", str(tmp_path / "lib.db"), "--theme", "light"]) == 0
+    finally:
+        QApplication.instance().setOrganizationName("")
+        QApplication.instance().setApplicationName("")
+    assert png.is_file()
+    assert not user.exists() or not any(user.rglob("*")), list(user.rglob("*"))
+    assert WindowSettings().recent_files() == []  # the default settings file (under the redirected path) holds nothing

@@ -67,22 +67,36 @@ def test_apply_lands_what_the_preview_showed_and_undo_restores_the_exact_state(q
     assert tuple(demo.session.view) == shown.view_after
 
 
-def test_a_policy_without_a_ceiling_previews_nothing(qtbot, window, demo):
+def test_a_policy_without_a_ceiling_previews_nothing_and_leaves_nothing_busy(qtbot, window, demo):
+    """Issue 19: Preview fold with no ceiling left the busy bar and Cancel in the status bar forever."""
     actions = window.session_actions
     actions.policy_editor.set_text("max_input_tokens", "none")
     assert actions.preview_fold() is None
     assert "No ceiling" in actions.preview.summary.text()
+    assert not window.busy.isVisibleTo(window) and not window.busy.busy
 
 
-def test_a_stale_preview_is_refused_after_the_view_changed(qtbot, window, demo, monkeypatch):
+def test_undoing_an_applied_fold_no_longer_says_it_is_applied(qtbot, window, demo):
+    """Issue 19: the fold preview dock still said "Fold applied" after an undo."""
+    preview(qtbot, window)
+    actions = window.session_actions
+    assert actions.preview.apply().success
+    assert "Fold applied" in actions.preview.summary.text()
+    assert actions.undo() is not None
+    assert "applied" not in actions.preview.summary.text()
+    assert "Preview a fold" in actions.preview.summary.text()
+
+
+def test_a_preview_is_discarded_once_the_view_changed_and_the_core_refuses_it(qtbot, window, demo, monkeypatch):
+    from foldscope.core.fold.preview import ApplyPreview
 
     shown = preview(qtbot, window)
-    told = []
-    monkeypatch.setattr(dialogs, "show_message", lambda parent, title, text: told.append(text))
     window.select_message(demo.index_of(demo.session.view[-1]))
     actions = window.session_actions
     assert actions.evict().success
-    changes = actions.preview.apply()
+    assert actions.preview.preview is None and not actions.preview.apply_button.isEnabled()
+    assert actions.preview.apply() is None
+    changes = window.editor.do(ApplyPreview(shown), "fold")
     assert not changes.success and "preview the fold again" in changes.message
     assert tuple(demo.session.view) != shown.view_after
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from foldscope.app.panels.folds import FoldModel, RowRole
 from foldscope.app.panels.window_map import Mark
+from foldscope.app.qt import Qt
 from foldscope.core.readout.divergence import CAUSE_WORDS
 from foldscope.core.readout.document import build_document
 from foldscope.core.readout.note_members import note_members
@@ -130,3 +131,44 @@ def test_the_first_round_bracket_spans_the_protected_messages(qtbot, window, doc
     first = [r for i, r, bar in window.window_map.blocks() if bar and i in (0, 1)]
     assert span == (first[0].left(), first[-1].right())
     assert not window.window_map.grab().isNull()
+
+
+def test_a_pi_compaction_shows_its_tokens_before_and_is_a_compaction_on_the_timeline(window, tmp_path):
+    """Issue 19: pi's tokensBefore was not in the Folds table; source compactions were labelled "fold"."""
+    from foldscope.core.formats import load_session
+    from tests.core.formats.test_pi import HEADER, _assistant, _msg
+    from tests.core.reader_checks import write_lines
+
+    # The shape of pi's compaction entry, as the pi reader's own tests write it (tests/core/formats/test_pi.py).
+    path = write_lines(tmp_path / "p.jsonl", [
+        HEADER,
+        _msg("u1", None, "user", "one"),
+        _assistant("a1", "u1", "reading", calls=["t1"]),
+        _msg("r1", "a1", "toolResult", [{"type": "text", "text": "data"}], toolCallId="t1"),
+        _msg("u2", "r1", "user", "two"),
+        _assistant("a2", "u2", "ok", tokens=50),
+        {"type": "compaction", "id": "k1", "parentId": "a2", "summary": "earlier work", "firstKeptEntryId": "u2",
+         "tokensBefore": 999},
+        _msg("u3", "k1", "user", "three"),
+        _assistant("a3", "u3", "done"),
+    ])
+    window.set_document(build_document(load_session(path), str(path)))
+    model = window.fold_panel.model
+    row = next(r for r in range(model.rowCount()) if model.index(r, 1).data() == "compaction")
+    before = next(c for c in range(model.columnCount()) if model.headerData(c, Qt.Orientation.Horizontal) == "Estimate before")
+    assert model.index(row, before).data() == "999"
+    facts = window.document.requests
+    assert [r.index for r in facts if r.folded_before] == [2]
+    assert facts[2].compacted_before
+
+
+def test_the_inspector_shows_created_at_as_a_date_and_counts_say_one_message(window, document):
+    """Issue 19: created_at showed as a raw epoch float; "1 messages"."""
+    from foldscope.core.readout.words import counted
+
+    window.set_document(document)
+    window.select_message(1)  # created_at 2.0 in the session made for tests
+    assert "1970-01-01 00:00:02 UTC" in window.inspector.metadata.toPlainText()
+    assert '"created_at": 2.0' not in window.inspector.metadata.toPlainText()
+    assert counted(1, "message") == "1 message" and counted(2, "message") == "2 messages"
+    assert counted(1_200, "token") == "1,200 tokens"

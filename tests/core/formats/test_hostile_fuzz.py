@@ -95,8 +95,11 @@ def _mutate_document(data: bytes, rng: random.Random, junk) -> bytes:
 
 
 def _mutate_archive(data: bytes, rng: random.Random, junk) -> bytes:
-    if rng.random() < 0.4:
-        return _mutate_document(data, rng, junk) if rng.random() < 0.5 else data[: rng.randrange(len(data))]
+    if rng.random() < 0.4:  # the archive's own bytes: cut short, or one bit flipped
+        if rng.random() < 0.5:
+            return data[: rng.randrange(len(data))]
+        at = rng.randrange(len(data))
+        return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1:]
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = {n: archive.read(n) for n in archive.namelist()}
     name = rng.choice(sorted(members))

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from foldscope.core.cli.main import main, terminal_safe
+from foldscope.core.cli.main import main
+from foldscope.core.cli.output import terminal_safe
 from foldscope.core.formats import detect_format, load_session
 from foldscope.core.model.session import ReadError
 from tests.core.reader_checks import write_lines
@@ -62,7 +63,7 @@ def test_a_file_in_a_folder_one_cannot_enter_is_one_line(tmp_path, monkeypatch, 
 def test_a_file_name_that_is_not_utf8_reads_and_its_errors_print_escaped(tmp_path, corpus_dev, capsys):
     name = os.fsdecode(b"s\xff\xfe.jsonl")
     path = tmp_path / name
-    path.write_bytes((corpus_dev / "claude_code" / "short.jsonl").read_bytes())
+    path.write_bytes((corpus_dev / "claude_code" / "short.jsonl").read_bytes()[:-30])  # a warning names the file
     assert detect_format(path) == "claude_code"
     assert len(load_session(path).trace) > 0
     assert main(["inspect", str(path), "--db", str(tmp_path / "lib.db")]) == 0  # the library stores its name
@@ -71,7 +72,7 @@ def test_a_file_name_that_is_not_utf8_reads_and_its_errors_print_escaped(tmp_pat
     bad.write_bytes(b"")
     assert main(["inspect", str(bad)]) == 2
     line = _one_line(capsys)
-    assert "\\udcff" in line or "\\xff" in line
+    assert "b\\xff.jsonl" in line
     assert terminal_safe("a\x1b[31mred\x07") == "a\\x1b[31mred\\x07"
 
 

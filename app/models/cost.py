@@ -1,0 +1,107 @@
+"""Thin table models for the Cost panel: a row per request (its cache causes) and a row per compaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from foldscope.app.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from foldscope.core.forensics.cache_report import CacheRow
+from foldscope.core.forensics.compactions import Compaction
+from foldscope.core.readout.cost_facts import duration
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+class RequestCostModel(QAbstractTableModel):
+    """One row per request of the shown rows (all, or those making up one part of the bill)."""
+
+    HEADERS = ("request", "idle before", "cache read", "cache write", "causes", "wasted")
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[CacheRow] = []
+
+    def set_rows(self, rows: list[CacheRow]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.HEADERS):
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        row = self.rows[index.row()]
+        c, u = row.causes, row.causes.usage
+        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() != 4:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        column = index.column()
+        if column == 0:
+            return str(c.index)
+        if column == 1:
+            return "" if c.gap_s is None else duration(c.gap_s)
+        if u is None:
+            return "" if column != 4 else "no usage reported"
+        if column == 2:
+            return f"{u.cache_read:,}"
+        if column == 3:
+            return f"{u.cache_write:,}"
+        if column == 4:
+            return ", ".join(f"{cause} {n:,}" for cause, n in c.causes.items())
+        return _usd(row.wasted) if row.priced.waste_usd is not None else "n/a"
+
+    def request_at(self, row: int) -> int:
+        return self.rows[row].index
+
+
+class CompactionModel(QAbstractTableModel):
+    """One row per compaction or fold of the session."""
+
+    HEADERS = ("before request", "kind", "tokens before → after", "summariser", "rewrite", "lost literals",
+               "fetched again", "paid back")
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[Compaction] = []
+
+    def set_rows(self, rows: list[Compaction]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.HEADERS):
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows) or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        c = self.rows[index.row()]
+        lost, kept = len(c.literals.lost), len(c.literals.kept)
+        return (
+            str(c.request), c.kind, f"{c.before:,} → {c.after:,}", _usd(c.summariser_cost_usd), _usd(c.rewrite_cost_usd),
+            f"{lost} of {lost + kept}", f"{sum(r.tokens for r in c.refetched):,} tokens ({len(c.refetched)})",
+            "never" if c.payback_requests is None else f"after {c.payback_requests}",
+        )[index.column()]

@@ -1,0 +1,62 @@
+"""The folders foldscope keeps (data, cache, config), from platformdirs, each private to the user."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+APP = "foldscope"
+PRIVATE_FOLDER = 0o700  # the library holds every imported transcript: nobody else reads it
+PRIVATE_FILE = 0o600
+
+
+def data_folder() -> Path:
+    """Where the library lives: the platform's user data folder (~/.local/share/foldscope on Linux, XDG_DATA_HOME honoured)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP, appauthor=False))
+
+
+def cache_folder() -> Path:
+    """What can be rebuilt (parsed vocabularies): FOLDSCOPE_CACHE, else the platform's user cache folder."""
+    if os.environ.get("FOLDSCOPE_CACHE"):
+        return Path(os.environ["FOLDSCOPE_CACHE"])
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP, appauthor=False))
+
+
+def config_folder() -> Path:
+    """Window settings: FOLDSCOPE_CONFIG, else the platform's user config folder."""
+    if os.environ.get("FOLDSCOPE_CONFIG"):
+        return Path(os.environ["FOLDSCOPE_CONFIG"])
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP, appauthor=False))
+
+
+def make_private_folder(folder: Path) -> Path:
+    """Create the folder (and its parents) if missing; the folder itself is made 0700 when foldscope created it
+    or owns it by name (a folder called foldscope), so an existing folder the user chose keeps its mode."""
+    existed = folder.is_dir()
+    folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    if not existed or folder.name == APP:
+        with contextlib.suppress(OSError):  # someone else's folder: reading it still works
+            if folder.stat().st_mode & 0o077:
+                folder.chmod(PRIVATE_FOLDER)
+    return folder
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a rename or a new file in the folder durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

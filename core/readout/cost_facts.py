@@ -1,0 +1,189 @@
+"""Where the money went, as the Cost panel shows it: the bill by part, each request's cache cause in words,
+each compaction's numbers, and one plain sentence for each figure (Qt-free, so tests and the report read it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from foldscope.core.forensics.cache_report import GAP_MARKS, CacheReport, CacheRow, cache_report
+from foldscope.core.forensics.children import children
+from foldscope.core.forensics.compactions import Compaction, compaction_report
+from foldscope.core.model.session import Session
+from foldscope.core.readout.divergence import CAUSE_WORDS
+
+# The bill's parts in the order the bar draws them, with what each means to someone who never heard of a cache.
+PART_WORDS = {
+    "fresh": ("fresh input", "text sent without the cache, at the full input price"),
+    "cache_read": ("cache reads", "the repeated start of each request, read back from the cache at a fraction of the price"),
+    "first": ("first write", "the first request storing its start in the cache so later ones can read it"),
+    "append": ("append writes", "each request storing what it added, so the next can read it: the normal cost of growing"),
+    "rewrite": ("rewrites", "something earlier changed (a compaction, an edit, a model switch), so all after it was stored again"),
+    "expired": ("expired", "the session sat idle past the cache's lifetime (5 minutes, or 1 hour), so unchanged text was stored again"),
+    "provider": ("provider misses", "nothing changed and the cache should still have held it, yet the provider stored it again"),
+    "unexplained": ("unexplained", "written tokens that no rule accounts for"),
+    "output": ("output", "what the model wrote back"),
+    "subagents": ("subagents", "the bills of the helper sessions this one started"),
+    "summariser": ("summariser", "the calls that wrote compaction summaries"),
+}
+PARTS = tuple(PART_WORDS)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the bill: its tokens, its dollars (None unpriced) and the requests that make it up."""
+
+    name: str
+    tokens: int
+    usd: float | None
+    requests: tuple[int, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return PART_WORDS[self.name][0]
+
+    @property
+    def meaning(self) -> str:
+        return PART_WORDS[self.name][1]
+
+
+@dataclass
+class CostFacts:
+    """Everything the Cost panel shows for one session."""
+
+    parts: list[Part]
+    cache: CacheReport
+    compactions: list[Compaction]
+    priced: bool
+    bill_usd: float | None  # the session's own bill, reported usage priced per request
+    children_usd: float | None  # subagents and summarisers together
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total_usd(self) -> float | None:
+        if self.bill_usd is None:
+            return None
+        return self.bill_usd + (self.children_usd or 0.0)
+
+    def part(self, name: str) -> Part:
+        return next(p for p in self.parts if p.name == name)
+
+    def sentence(self) -> str:
+        """The bar's sentence: the total and its three largest parts, in words."""
+        total = self.total_usd
+        if total is None:
+            return ("This session's model has no price, so its bill is shown in tokens: "
+                    + ", ".join(f"{p.label} {p.tokens:,}" for p in self.parts if p.tokens) + ".")
+        top = sorted((p for p in self.parts if p.usd), key=lambda p: -(p.usd or 0))[:3]
+        share = ", ".join(f"{p.label} {_usd(p.usd)} ({(p.usd or 0) / total:.0%})" for p in top) if total else "nothing"
+        return (f"The session cost {_usd(total)} as billed. Most went to {share}. "
+                "Click a part to list the requests that make it up.")
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def duration(seconds: float) -> str:
+    """A gap as a person reads it: 42 s, 7 min, 2 h 5 min."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = seconds / 60
+    if minutes < 60:
+        return f"{minutes:.0f} min"
+    hours, rest = int(minutes // 60), int(minutes % 60)
+    return f"{hours} h" if not rest else f"{hours} h {rest} min"
+
+
+def request_sentence(row: CacheRow) -> str:
+    """Why a request wrote to the cache, in one sentence, with the place and cause of a rewrite."""
+    c, u = row.causes, row.causes.usage
+    if u is None:
+        return f"Request {c.index}: the file reports no usage for it."
+    if not u.cache_write:
+        return (f"Request {c.index} read {u.cache_read:,} tokens from the cache and wrote nothing to it"
+                f" ({u.input:,} fresh).")
+    parts = []
+    for cause, tokens in c.causes.items():
+        if cause == "first":
+            parts.append(f"{tokens:,} first stored (nothing was cached yet)")
+        elif cause == "append":
+            parts.append(f"{tokens:,} appended (new since the request before)")
+        elif cause == "rewrite" and c.rewrite is not None:
+            where = "the start" if c.rewrite.message is None else f"messages[{c.rewrite.message}]"
+            if c.rewrite.index is not None:
+                where += f" (from #{c.rewrite.index})"
+            parts.append(f"{tokens:,} rewritten from {where} because {c.rewrite.why}")
+        elif cause == "expired":
+            idle = duration(c.since_cached_s or 0.0)
+            parts.append(f"{tokens:,} stored again after {idle} idle, past the cache's lifetime")
+        elif cause == "provider":
+            said = f"; the provider said: {c.miss_reason}" if c.miss_reason else ""
+            parts.append(f"{tokens:,} stored again although unchanged and still live (the provider's miss{said})")
+        else:
+            parts.append(f"{tokens:,} unexplained")
+    wasted = f" Wasted beyond reading it from the cache: {_usd(row.wasted)}." if row.wasted else ""
+    return (f"Request {c.index} read {u.cache_read:,} tokens from the cache and wrote {u.cache_write:,}: "
+            + "; ".join(parts) + "." + wasted)
+
+
+def divergence_sentence(row: CacheRow) -> str:
+    """The request panel's word for how this request parts from the one before (core.request.prefix)."""
+    r = row.causes.rewrite
+    if r is None:
+        return "It repeats the request before it from the start and adds after it."
+    return f"It parts from the request before at token {r.position:,}: {CAUSE_WORDS.get(r.cause, r.why)}."
+
+
+def gap_sentence() -> str:
+    five, hour = (duration(s) for s in GAP_MARKS)
+    return (f"Each bar is the idle time before a request; the lines mark {five} and {hour}, how long the cache keeps "
+            "text. A bar past a line often means the next request paid to store everything again (coloured by cause).")
+
+
+def compaction_sentence(c: Compaction) -> str:
+    """A compaction or fold in one sentence: what it shrank, what it cost, what it lost, and whether it paid back."""
+    what = "The compaction" if c.kind == "compaction" else "The fold"
+    cost = []
+    if c.summariser_cost_usd is not None:
+        cost.append(f"its summariser cost {_usd(c.summariser_cost_usd)}")
+    if c.rewrite_cost_usd is not None:
+        cost.append(f"storing the new start again cost {_usd(c.rewrite_cost_usd)}")
+    lost = c.literals.lost
+    kept = len(c.literals.kept)
+    paid = ("it never paid back before the session moved on" if c.payback_requests is None
+            else f"it paid back after {c.payback_requests} requests")
+    back = sum(r.tokens for r in c.refetched)
+    refetch = f" The agent fetched {len(c.refetched)} dropped things again ({back:,} tokens)." if c.refetched else ""
+    return (f"{what} before request {c.request} took the conversation from {c.before:,} to {c.after:,} tokens; "
+            + ("; ".join(cost) + "; " if cost else "")
+            + f"the summary kept {kept} of {kept + len(lost)} names, paths and numbers; {paid}.{refetch}")
+
+
+def cost_facts(session: Session, policy=None, counter=None) -> CostFacts:
+    """The Cost panel's facts: one count of the trace, every cause priced, every compaction explained."""
+    cache = cache_report(session, policy, counter)
+    report = compaction_report(session, policy, counter, cache=cache)
+    totals = cache.totals()
+    kids = children(session)
+    notes = []
+    by: dict[str, list[int]] = {}
+    for row in cache.rows:
+        u = row.causes.usage
+        if u is None:
+            continue
+        for name, n in (("fresh", u.input), ("cache_read", u.cache_read), ("output", u.output), *row.causes.causes.items()):
+            if n:
+                by.setdefault(name, []).append(row.index)
+    parts = [Part(name, cell["tokens"], cell["cost_usd"], tuple(by.get(name, ())))
+             for name, cell in totals["by_cause"].items()]
+    sub = [k for k in kids if not k.summariser]
+    summ = [k for k in kids if k.summariser]
+    for name, group in (("subagents", sub), ("summariser", summ)):
+        usd = [k.bill_usd for k in group]
+        if any(v is None for v in usd):
+            notes.append(f"{sum(v is None for v in usd)} {name} file(s) have an unpriced model")
+        parts.append(Part(name, 0, sum(v for v in usd if v is not None) if group else 0.0))
+    children_usd = sum(p.usd or 0.0 for p in parts[-2:])
+    return CostFacts(parts, cache, report.compactions, cache.priced, totals["bill_usd"], children_usd, notes)

@@ -1,0 +1,79 @@
+"""The Cost panel: the bill by part as a bar you click into its requests, the shown request's cache cause, and
+the compactions with a click that steps the timeline there."""
+
+from __future__ import annotations
+
+from foldscope.app.models.cost import CompactionModel, RequestCostModel
+from foldscope.core.forensics.compactions import compaction_report
+from foldscope.core.formats import load_session
+from tests.core.forensics.traces import write_claude_code
+
+SESSION = "claude_code/session-196820da.jsonl"
+
+
+def open_cost(qtbot, window, path):
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(path)
+    with qtbot.waitSignal(window.cost_panel.facts_ready, timeout=20_000):
+        window.side_tabs.setCurrentWidget(window.cost_panel)
+    return window.cost_panel
+
+
+def test_the_models_hold_to_qts_contract(qtmodeltester, corpus_dev, tmp_path):
+    report = compaction_report(load_session(write_claude_code(tmp_path)))
+    compactions = CompactionModel()
+    compactions.set_rows(report.compactions)
+    qtmodeltester.check(compactions)
+    assert compactions.index(0, 0).data() == "2" and compactions.index(0, 7).data() in ("never", "after 1")
+    requests = RequestCostModel()
+    requests.set_rows(report.cache.rows)
+    qtmodeltester.check(requests)
+    assert requests.index(0, 3).data() == f"{report.cache.rows[0].causes.usage.cache_write:,}"
+
+
+def test_the_bar_splits_the_bill_and_a_part_lists_the_requests_that_make_it_up(qtbot, window, corpus_dev):
+    panel = open_cost(qtbot, window, corpus_dev / SESSION)
+    facts = panel.facts
+    assert facts.priced and abs(sum(p.usd for p in facts.parts[:9]) - facts.bill_usd) < 1e-9
+    assert "$" in panel.bar_sentence.text() and "provider misses" in panel.bar_sentence.text()
+    provider = facts.part("provider")
+    panel.bar.resize(600, 30)
+    a, b = next((a, b) for p, a, b in panel.bar.segments() if p.name == "provider")
+    qtbot.mouseClick(panel.bar, qtbot_button(), pos=point((a + b) / 2, 10))
+    assert [r.index for r in panel.request_model.rows] == list(provider.requests) and provider.requests
+    assert panel.tabs.currentIndex() == 1 and "provider misses" in panel.requests_sentence.text()
+
+
+def test_clicking_a_request_steps_the_timeline_and_says_its_cache_cause(qtbot, window, corpus_dev):
+    panel = open_cost(qtbot, window, corpus_dev / SESSION)
+    row = next(r for r, x in enumerate(panel.request_model.rows) if "provider" in x.causes.causes)
+    wanted = panel.request_model.rows[row].index
+    with qtbot.waitSignal(window.timeline.request_selected, timeout=5_000) as blocker:
+        panel.requests.clicked.emit(panel.request_model.index(row, 0))
+    assert blocker.args == [wanted] and window.timeline.current == wanted
+    assert f"Request {wanted} read" in panel.detail.text() and "provider's miss" in panel.detail.text()
+
+
+def test_a_compaction_lists_its_lost_literals_and_steps_the_timeline_there(qtbot, window, tmp_path):
+    panel = open_cost(qtbot, window, write_claude_code(tmp_path))
+    assert panel.compaction_model.rowCount() == 1 and panel.tabs.tabText(2) == "Compactions (1)"
+    window.timeline.step_to(0)
+    with qtbot.waitSignal(window.timeline.request_selected, timeout=5_000):
+        panel.compactions.clicked.emit(panel.compaction_model.index(0, 0))
+    assert window.timeline.current == 2
+    text = panel.lost.toPlainText()
+    assert "path: /repo/b.py" in text and "took the conversation from 12,606" in text
+    assert "rewritten from" in panel.detail.text()
+
+
+def qtbot_button():
+    from foldscope.app.qt import Qt
+
+    return Qt.MouseButton.LeftButton
+
+
+def point(x: float, y: float):
+    from foldscope.app.qt import QPoint
+
+    return QPoint(int(x), int(y))

@@ -1,0 +1,97 @@
+"""`foldscope library list|remove|prune` and a library that cannot be used: one line naming it, exit 2."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from foldscope.core.cli.main import main
+from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import demo_path, generate
+from foldscope.core.formats.lionagi_write import write_session
+from foldscope.core.store.library import SCHEMA_VERSION, Library
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def filled(tmp_path) -> tuple[Path, list[int], Path]:
+    db, source = tmp_path / "library.db", tmp_path / "s.json"
+    ids = []
+    with Library(db) as library:
+        for seed in (1, 2):
+            write_session(generate(seed=seed, rounds=3, listing_chars=100), source)
+            ids.append(library.import_session(load_session(source)))
+        gone = tmp_path / "gone.json"
+        write_session(load_session(demo_path()), gone)
+        ids.append(library.import_session(load_session(gone)))
+        gone.unlink()
+    return db, ids, source
+
+
+def test_list_shows_every_session_and_the_library_size(tmp_path, capsys):
+    db, ids, source = filled(tmp_path)
+    code, out, _ = run(capsys, "library", "list", "--db", db, "--json")
+    result = json.loads(out)
+    assert code == 0 and [s["id"] for s in result["sessions"]] == ids
+    assert result["library"] == str(db) and result["size"] >= db.stat().st_size > 0  # the file and its write-ahead log
+    code, out, _ = run(capsys, "library", "list", "--db", db)
+    assert code == 0 and out.startswith(f"{db}: 3 sessions, ") and str(source.resolve()) in out
+
+
+def test_prune_dry_run_changes_nothing_and_prune_removes_the_replaced_and_the_gone(tmp_path, capsys):
+    db, ids, _ = filled(tmp_path)
+    code, out, _ = run(capsys, "library", "prune", "--db", db, "--dry-run", "--json")
+    planned = json.loads(out)
+    assert code == 0 and planned["dry_run"] and {s["id"] for s in planned["sessions"]} == {ids[0], ids[2]}
+    with Library(db) as library:
+        assert len(library.list_sessions()) == 3
+    code, out, _ = run(capsys, "library", "prune", "--db", db)
+    assert code == 0 and "removed 2 sessions" in out and "size:" in out
+    with Library(db) as library:
+        assert [r["id"] for r in library.list_sessions()] == [ids[1]]
+
+
+def test_remove_takes_ids_and_refuses_an_unknown_one_in_one_line(tmp_path, capsys):
+    db, ids, _ = filled(tmp_path)
+    code, _, err = run(capsys, "library", "remove", "--db", db, 999)
+    assert code == 2 and err.count("\n") == 1 and "no session 999 in the library" in err
+    code, out, _ = run(capsys, "library", "remove", "--db", db, ids[1], "--json")
+    assert code == 0 and [s["id"] for s in json.loads(out)["sessions"]] == [ids[1]]
+    with Library(db) as library:
+        assert [r["id"] for r in library.list_sessions()] == [ids[0], ids[2]]
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "foldscope", *argv], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT.parent), "PATH": "/usr/bin:/bin"}, timeout=120)
+
+
+def test_a_bad_library_is_one_line_naming_it_and_its_problem_exit_2_no_traceback(tmp_path):
+    not_db = tmp_path / "notes.db"
+    not_db.write_text("not a database\n" * 100)
+    newer = tmp_path / "newer.db"
+    Library(newer).close()
+    with sqlite3.connect(newer) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    cases = {
+        not_db: "the file is not a foldscope library (not an SQLite database)",
+        newer: f"made by a newer foldscope: version {SCHEMA_VERSION + 1}",
+        a_file / "library.db": "",  # its folder is a file
+    }
+    for db, problem in cases.items():
+        for argv in (["inspect", str(demo_path()), "--db", str(db)], ["library", "list", "--db", str(db)]):
+            done = _cli(*argv)
+            assert done.returncode == 2 and done.stdout == "", done.stderr
+            assert done.stderr.startswith(f"foldscope: library {db}: {problem}") and done.stderr.count("\n") == 1, done.stderr
