@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.library",  # library list|remove|prune
     "foldscope.core.cli.forensics",  # cache, compactions
     "foldscope.core.cli.composition",  # composition
+    "foldscope.core.cli.sessions",  # sessions
 ]
 # Which module registers each subcommand, so that running one imports and builds only its own
 # module's parsers (start-up time is a target: replay alone pulls in multiprocessing). A name
@@ -32,6 +33,7 @@ COMMANDS = {
     "inspect": "foldscope.core.cli.basic", "count": "foldscope.core.cli.basic", "export": "foldscope.core.cli.basic",
     "replay": "foldscope.core.cli.replay",
     "requests": "foldscope.core.cli.requests",
+    "sessions": "foldscope.core.cli.sessions",
     "fold": "foldscope.core.cli.fold", "read-result": "foldscope.core.cli.fold", "restore": "foldscope.core.cli.fold",
     "clip": "foldscope.core.cli.fold", "evict": "foldscope.core.cli.fold",
     "library": "foldscope.core.cli.library",

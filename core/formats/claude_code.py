@@ -180,6 +180,8 @@ class _Reader:
             return
         if self.session_id is None and isinstance(value.get("sessionId"), str):
             self.session_id = value["sessionId"]
+        if "cwd" not in b.extras and isinstance(value.get("cwd"), str):
+            b.extras["cwd"] = value["cwd"]  # where the session ran: `foldscope sessions` shows it as the project
         uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else None
         if uuid is not None and kind in ("user", "assistant") and self.main_sidechain is None:
             self.main_sidechain = value.get("isSidechain") is True
