@@ -118,3 +118,9 @@ def _rest_html(rest: Mapping[str, Any], style: str) -> str:
 
 def json_html(value: Any, style: str) -> str:
     return block_html(pretty_json(value), JsonLexer(), style)
+
+
+def plain_tip(text: str) -> str:
+    """A tooltip that shows `text` as the characters it is: Qt renders any tooltip that looks like HTML as
+    rich text, so text from a session file (an id, a file name) is escaped and its lines kept."""
+    return f"<p style='white-space:pre'>{html.escape(text)}</p>" if text else ""

@@ -49,6 +49,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QPen,
+    QTextDocument,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -96,3 +97,10 @@ from PySide6.QtWidgets import (
 )
 
 __all__ = [name for name in dir() if name[0].isupper()]
+
+
+def might_be_rich_text(text: str) -> bool:
+    """Whether Qt would render `text` as rich text where the format is automatic (labels, tooltips)."""
+    from PySide6.QtGui import Qt as GuiQt
+
+    return bool(GuiQt.mightBeRichText(text))

@@ -28,7 +28,7 @@ from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor, refresh_document
 from foldscope.core.actions.commands import Clip, Compact, Evict, EvictActionResults, Expand, Restore
 from foldscope.core.actions.recovery import Peek
-from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.fold import Fold
 from foldscope.core.model.policy import resolve_ceiling
 from foldscope.core.readout.document import Document, is_note
 from foldscope.core.readout.words import counted
@@ -211,14 +211,14 @@ class SessionActions(QObject):
 
     def _fold(self) -> Fold | None:
         doc, policy = self.editor.document, self.policy_editor.policy()
-        settings = FoldSettings.from_policy(policy, policy.model or doc.session.model) if policy else None
-        if settings is None:
+        measure = doc.measure_for(policy) if policy else None
+        if measure is None or measure.ceiling is None:
             return None
         session = doc.session
         session.scale = max(session.scale, doc.scale)
         # The fold's own count (core.fold.fold.default_count) compiles as the next request would:
         # bound, tools, envelope, marks and an included first round's frozen bound.
-        return Fold(session, settings, policy=policy, counter=doc.counter)
+        return Fold(session, measure)
 
     def preview_fold(self):
         policy = self.policy_editor.policy()

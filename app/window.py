@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from foldscope.app import dialogs
+from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.menus import add_action, focus_filter
@@ -295,7 +296,7 @@ class MainWindow(QMainWindow):
         files = self.settings.recent_files()
         for number, path in enumerate(files, start=1):
             action = QAction(f"&{number} {Path(path).name}", self)
-            action.setToolTip(path)
+            action.setToolTip(plain_tip(path))
             action.triggered.connect(lambda checked=False, p=path: self.open_path(p))
             self.recent_menu.addAction(action)
         if files:
@@ -486,7 +487,7 @@ class MainWindow(QMainWindow):
             at = f"what-if at request {self.what_if.branch.request}"
         self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · {counted(doc.view_tokens(), 'token')}")
         self.status_label.setText(status_text(doc))
-        self.status_label.setToolTip(status_tooltip(doc))
+        self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
 
     # -- selection ------------------------------------------------------------------------
 

@@ -24,12 +24,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from foldscope.core.fold.delivery import DELIVERED_KEY  # noqa: E402
-from foldscope.core.fold.fold import Fold, FoldSettings  # noqa: E402
+from foldscope.core.fold.fold import Fold  # noqa: E402
 from foldscope.core.formats.demo import generate  # noqa: E402
 from foldscope.core.model.policy import Policy  # noqa: E402
 from foldscope.core.model.session import Session  # noqa: E402
 from foldscope.core.request.count import Counter  # noqa: E402
 from foldscope.core.request.first_round import decide_first_round, request_options  # noqa: E402
+from foldscope.core.request.measure import Measure  # noqa: E402
 from foldscope.core.request.tokens import encoding  # noqa: E402
 
 
@@ -61,7 +62,7 @@ def one_fold(tokens: int, undelivered: float, bound: int | None = None, caching:
         policy = Policy(max_input_tokens=ceiling, tool_result_max_chars=bound, prompt_caching=caching or None)
         decide_first_round(session, policy, counter)  # the request before the fold carried the round whole
         count(session.view_messages())  # that request's own count, with the decision it made
-    fold = Fold(session, FoldSettings(ceiling), count=count, policy=policy)
+    fold = Fold(session, Measure(session, (policy or Policy()).with_values(max_input_tokens=ceiling)), count=count)
     started = time.perf_counter()
     run = fold.run()
     fold_time = time.perf_counter() - started

@@ -20,9 +20,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from foldscope.core.formats.demo import generate  # noqa: E402
+from foldscope.core.model.policy import Policy  # noqa: E402
 from foldscope.core.replay.lab import replay  # noqa: E402
-from foldscope.core.replay.strategies import STRATEGIES, Settings  # noqa: E402
+from foldscope.core.replay.strategies import STRATEGIES  # noqa: E402
 from foldscope.core.request.count import Counter  # noqa: E402
+from foldscope.core.request.measure import Measure  # noqa: E402
 from foldscope.core.request.trace import session_tools  # noqa: E402
 
 TARGET = 3.0
@@ -35,9 +37,9 @@ def full_count(session) -> tuple[float, int]:
     return time.perf_counter() - started, tokens
 
 
-def one_replay(session, strategy: str, settings: Settings) -> tuple[float, dict]:
+def one_replay(session, strategy: str, policy: Policy) -> tuple[float, dict]:
     started = time.perf_counter()
-    result = replay(session, [strategy], settings)
+    result = replay(session, [strategy], Measure(session, policy))
     return time.perf_counter() - started, result["totals"][0]
 
 
@@ -55,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"session: {len(session.trace):,} requests, {len(session.record):,} messages, "
           f"full record {tokens:,} o200k tokens")
     print(f"one full count of its messages (cold): {count_s * 1000:,.0f} ms\n")
-    settings = Settings(ceiling=args.ceiling, caching=True)
+    settings = Policy(max_input_tokens=args.ceiling, prompt_caching=True)
     print(f"replay under ceiling {args.ceiling:,}, caching on")
     print(f"{'strategy':<12}{'time':>10}{'ratio':>9}  {'requests':>9}{'peak':>12}  target < {TARGET:g}x")
     worst = 0.0

@@ -26,11 +26,12 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.worker import Task
-from foldscope.core.model.policy import Policy, resolve_ceiling
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.words import counted
 from foldscope.core.replay.lab import ReplayRuns, model_name, model_vs_reported, replay_runs
-from foldscope.core.replay.strategies import STRATEGIES, Settings
+from foldscope.core.replay.strategies import STRATEGIES
+from foldscope.core.request.measure import Measure
 
 STRATEGY_SHORT = {
     "recorded": "as the source sent it",
@@ -47,12 +48,6 @@ HOW_TO_READ = (
 )
 
 
-def settings_for(policy: Policy, session: Session) -> tuple[Settings, str]:
-    """The replay's settings from a policy, its ceiling resolved for the session's model (as the CLI does)."""
-    resolution = resolve_ceiling(policy, model_name(Settings(model=policy.model), session))
-    settings = Settings(ceiling=resolution.ceiling, fold_at=policy.fold_at, target=policy.fold_target,
-                        result_max=policy.tool_result_max_chars, caching=policy.caching, model=policy.model)
-    return settings, resolution.why
 
 
 def chart_series(runs: ReplayRuns) -> dict[str, list[Series]]:
@@ -110,6 +105,7 @@ class ReplayView(QWidget):
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.status = QLabel("Choose strategies and a policy, then run.")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # a failed run says its exception
         self.status.setWordWrap(True)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
@@ -179,7 +175,7 @@ class ReplayView(QWidget):
         self.cancel()
         self.session = session
         self.result = None
-        self.policy_editor.set_session(model_name(Settings(), session) if session else None, launch)
+        self.policy_editor.set_session(model_name(Measure(session)) if session else None, launch)
         self.model.set_totals([])
         for chart in self.charts.values():
             chart.set_series([], 0)
@@ -204,8 +200,9 @@ class ReplayView(QWidget):
             self.status.setText("Choose at least one strategy.")
             return None
         self.cancel()
-        settings, why = settings_for(policy, session)
-        task = Task(lambda progress: replay_runs(session, strategies, settings, report=progress.report,
+        measure = Measure(session, policy)
+        why = measure.resolution.why
+        task = Task(lambda progress: replay_runs(session, strategies, measure, report=progress.report,
                                                  keep_views=True), "Replay", self)
         task.progressed.connect(self._progressed)
         task.succeeded.connect(lambda result, t=task, w=why: self._finished(t, result, w))
@@ -251,7 +248,7 @@ class ReplayView(QWidget):
     def show_result(self, result: ReplayRuns, why: str = "") -> None:
         self.result = result
         s = result.settings
-        ceiling = f"{s.ceiling:,} tokens" if s.ceiling else "no ceiling"
+        ceiling = f"{s['ceiling']:,} tokens" if s["ceiling"] else "no ceiling"
         from foldscope.core.model import pricing
 
         reason = pricing.resolve(result.model).reason or "no price for the model"
@@ -259,13 +256,13 @@ class ReplayView(QWidget):
         billed = [model_vs_reported(run.totals()) for run in result.runs if run.strategy == "recorded"]
         self.heading.setText(
             f"<b>Model</b> {html.escape(result.model or 'unknown')} · <b>ceiling</b> {ceiling} "
-            f"({html.escape(why)}) · <b>line</b> {s.fold_at:g} · <b>target</b> {s.target:g} · "
+            f"({html.escape(why)}) · <b>line</b> {s['fold_at']:g} · <b>target</b> {s['target']:g} · "
             f"<b>cache</b> {result.cache_mode} ({html.escape(result.cache_why)}){priced}"
             + "".join(f"<br>{html.escape(line)}" for line in billed))
         self.model.set_totals([run.totals() for run in result.runs])
         series = chart_series(result)
         requests = len(self.session.trace) if self.session else 0
-        rules = [Rule(s.ceiling, f"ceiling {s.ceiling:,}")] if s.ceiling else []
+        rules = [Rule(s["ceiling"], f"ceiling {s['ceiling']:,}")] if s["ceiling"] else []
         self.charts["size"].set_series(series["size"], requests, rules)
         self.charts["cost"].set_series(series["cost"], requests)
         self.charts["share"].set_series(series["share"], requests, top=1.0)

@@ -11,7 +11,6 @@ from foldscope.app.panels.timeline import BranchSeries, Timeline
 from foldscope.app.qt import QAction, QFrame, QHBoxLayout, QKeySequence, QLabel, QObject, QPushButton, QWidget, Signal
 from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor
-from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import session_at_request
 from foldscope.core.readout.document import Document, build_document
 from foldscope.core.replay.what_if import BranchStep, replay_from
@@ -107,22 +106,21 @@ class WhatIf(QObject):
         original, doc = branch.original, branch.document
         policy = doc.policy
         branch.policy = policy.as_record() if policy is not None else None
-        settings = FoldSettings.from_policy(policy, policy.model or original.session.model) if policy else None
-        branch.steps = replay_from(original.session, doc.session, branch.request, settings, policy=policy,
-                                   counter=original.counter)
+        measure = original.measure_for(policy)
+        branch.steps = replay_from(original.session, doc.session, branch.request, measure)
         estimates = tuple(estimate(s.counted, original.requests[s.request].scale) for s in branch.steps)
         series = BranchSeries(branch.request, estimates, tuple(r.estimate for r in original.requests),
                               original.now_size, tuple(s.folds for s in branch.steps))
         self.timeline.set_branch(series)
-        self._say(series, settings)
+        self._say(series, measure.ceiling)
         self.replayed.emit(series)
         return series
 
-    def _say(self, series: BranchSeries, settings: FoldSettings | None) -> None:
+    def _say(self, series: BranchSeries, ceiling_tokens: int | None) -> None:
         k, last = series.start, len(series.original) - 1
         change = series.estimates[-1] - series.original[last]
         folds = sum(series.folds)
-        ceiling = f"ceiling {settings.ceiling:,}" if settings is not None else "no ceiling: nothing folds"
+        ceiling = f"ceiling {ceiling_tokens:,}" if ceiling_tokens is not None else "no ceiling: nothing folds"
         refused = sum(1 for s in self.branch.steps if s.refused)
         self.banner_text.setText(
             f"<b>What-if from request {k}</b>: actions change the view as it stood at request {k}; requests {k}–{last} "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from foldscope.app.highlight import BODY_KEYS, call_path
+from foldscope.app.highlight import BODY_KEYS, call_path, plain_tip
 from foldscope.app.qt import QAbstractTableModel, QBrush, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
 from foldscope.app.theme import highlight_colour, kind_colour, muted_colour
 from foldscope.core.model.session import Message
@@ -141,7 +141,7 @@ class MessageTableModel(QAbstractTableModel):
             message = doc.message(i)
             where = "in the active view" if doc.in_view(i) else f"out of the active view: {doc.out_reason.get(i, '')}"
             took = "\ntaken by the chosen fold record" if i in self.highlighted else ""
-            return f"#{i} {message.kind} · {message.id}\n{where}{took}"
+            return plain_tip(f"#{i} {message.kind} · {message.id}\n{where}{took}")
         return None
 
 

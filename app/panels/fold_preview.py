@@ -22,36 +22,36 @@ from foldscope.app.qt import (
 )
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
-from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.preview import ApplyPreview, FoldPreview, PassPreview, preview_fold
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
-from foldscope.core.request.first_round import request_options
+from foldscope.core.request.measure import Measure
 
 COLUMNS = ("Pass", "Stage", "Tail", "Outcome", "Estimate before", "Estimate after", "Folded", "Clipped", "Note")
 SHOWN = 200  # messages listed per pass in the diff; the rest are counted
 IDLE = "<i>Preview a fold (Actions ▸ Preview fold) to see what it would do.</i>"
 
 
-def fold_work(document: Document, policy: Policy, settings: FoldSettings):
+def fold_work(document: Document, measure: Measure):
     """The function the worker runs: the fold on a copy, reporting each measured candidate (and so cancellable)."""
-    counter = document.counter
     session = document.session
 
     def work(progress: Progress) -> FoldPreview:
         measured = [0]
 
         def count_for(copy):
+            over = measure.over(copy)
+
             def count(messages):
                 measured[0] += 1
                 progress.report(measured[0], 0, f"Previewing the fold: {measured[0]} candidate views measured")
                 # As the next request compiles: bound, tools, envelope, marks, the first round's frozen bound.
-                return counter.count(list(messages), **request_options(copy, policy))
+                return over.count(list(messages), decide=False)
             return count
 
-        return preview_fold(session, settings, count_for, scale=max(document.scale, session.scale, 1.0), policy=policy)
+        return preview_fold(session, measure, count_for, scale=max(document.scale, session.scale, 1.0))
 
     return work
 
@@ -124,14 +124,14 @@ class FoldPreviewPanel(QWidget):
         doc = self.document
         if doc is None:
             return None
-        settings = FoldSettings.from_policy(policy, policy.model or doc.session.model)
-        if settings is None:
+        measure = doc.measure_for(policy)
+        if measure.ceiling is None:
             self.summary.setText("<b>No ceiling:</b> under this policy nothing folds. Set a ceiling in the policy editor.")
             return None
         self.discard()
         self.summary.setText("<i>Previewing the fold…</i>")
         self.editor.busy = True
-        task = Task(fold_work(doc, policy, settings), "Previewing the fold", self)
+        task = Task(fold_work(doc, measure), "Previewing the fold", self)
         task.succeeded.connect(self.show_preview)
         task.failed.connect(lambda exc: self.summary.setText(f"<b>The preview failed:</b> {html.escape(str(exc))}"))
         task.was_cancelled.connect(lambda: self.summary.setText("<i>Preview cancelled; nothing changed.</i>"))
@@ -154,15 +154,15 @@ class FoldPreviewPanel(QWidget):
 
     def show_preview(self, preview: FoldPreview) -> None:
         self.preview = preview
-        run, s = preview.run, preview.settings
+        run, s = preview.run, preview.measure
         if not run.records:
             verdict = "already at or under the target: nothing to fold"
         else:
             verdict = "target reached" if run.target_reached else "<b style='color:#c0392b'>target not reached</b>"
         rolled = sum(1 for p in preview.passes if not p.landed)
         self.summary.setText(
-            f"<b>Fold preview</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens):,}, target "
-            f"{round(s.target_tokens):,}): estimate <b>{run.estimate_before:,} → {run.estimate_after:,}</b>, {verdict}; "
+            f"<b>Fold preview</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens or 0):,}, target "
+            f"{round(s.target_tokens or 0):,}): estimate <b>{run.estimate_before:,} → {run.estimate_after:,}</b>, {verdict}; "
             f"{len(preview.passes)} pass{'es' if len(preview.passes) != 1 else ''}, {rolled} rolled back. "
             "Nothing has changed: <b>Apply</b> or <b>Discard</b>.")
         self.passes.setRowCount(len(preview.passes))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
     QAbstractItemView,
     QAbstractTableModel,
@@ -82,7 +83,7 @@ class FoldModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             took = counted(len(row.affected), "message") if row.affected else "nothing recorded"
             text = json.dumps(dict(row.raw), ensure_ascii=False, default=str)
-            return f"{row.kind}: took {took}\n{text[:600]}"
+            return plain_tip(f"{row.kind}: took {took}\n{text[:600]}")
         return None
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
     QAbstractItemView,
     QAbstractTableModel,
@@ -78,7 +79,8 @@ class RowsModel(QAbstractTableModel):
             return None
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             value = self.columns[index.column()][1](self.rows[index.row()])
-            return f"{value:,}" if isinstance(value, int) else ("—" if value is None else str(value))
+            shown = f"{value:,}" if isinstance(value, int) else ("—" if value is None else str(value))
+            return shown if role == Qt.ItemDataRole.DisplayRole else plain_tip(shown)  # a file name may hold HTML
         return None
 
 
@@ -131,6 +133,7 @@ class LibraryPanel(QWidget):
         self.session_table.activated.connect(self._session_activated)
         self.hit_table.activated.connect(self._hit_activated)
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # says the query and the library's errors
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         title = QLabel("<b>Sessions in the library</b> (Enter or double click opens one)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 from foldscope.app.qt import (
@@ -113,7 +114,7 @@ class Pager(QWidget):
         if ranges:
             spans = ", ".join(f"{a:,}–{b:,}" for a, b in ranges)
             what += f": omitted middle at offsets {spans}"
-        self.title.setText(f"<b>read_result</b> of {what}")
+        self.title.setText(f"<b>read_result</b> of {html.escape(what)}")
         return self.read(ranges[0][0] if ranges else 0)
 
     def read(self, offset: int) -> dict:
@@ -127,7 +128,7 @@ class Pager(QWidget):
             self.status.setText(self._status_line(self.result))
         else:
             self.text.clear()
-            self.status.setText(f"<span style='color:#b03a2e'>{self.result.get('error', 'read failed')}</span>")
+            self.status.setText(f"<span style='color:#b03a2e'>{html.escape(str(self.result.get('error', 'read failed')))}</span>")
         self._enable()
         self.page_read.emit(dict(self.result))
         return self.result

@@ -117,7 +117,7 @@ class RequestPanel(QWidget):
         try:
             payload, size, counted = compiled(doc, view)
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is shown, not raised
-            self.header.setText(f"<b>Cannot compile this view:</b> {type(exc).__name__}: {exc}")
+            self.header.setText(f"<b>Cannot compile this view:</b> {type(exc).__name__}: {html.escape(str(exc))}")
             self.payload.clear()
             return
         what = "the next request, from the active view as it stands now" if is_now else f"request {slot}"

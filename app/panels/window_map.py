@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
     QBrush,
     QColor,
@@ -311,7 +312,7 @@ class WindowMap(QWidget):
         for mark in self.marks:
             if mark.index == index or (mark.index is None and index == self._last_system()):
                 tip += f"\ncache mark at its end: {mark_text(mark)}"
-        QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+        QToolTip.showText(event.globalPosition().toPoint(), plain_tip(tip), self)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
         doc = self.document

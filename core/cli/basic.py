@@ -45,18 +45,14 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     The record and the view are counted by one Counter, so the view's messages, counted with the
     record's, are not tokenised twice; `threads` is the Counter's (2: its new text in one batch).
     """
-    from foldscope.core.cli.requests import launch_policy
     from foldscope.core.model import pricing
-    from foldscope.core.model.policy import resolve_ceiling
-    from foldscope.core.request.count import Counter
-    from foldscope.core.request.trace import session_tools
+    from foldscope.core.model.launch import session_policy
+    from foldscope.core.request.measure import Measure
 
-    policy = launch_policy(session)
-    model = policy.model or session.model
-    resolution = resolve_ceiling(policy, model)
-    counter, record, tools = Counter(threads), session.record, session_tools(session)
-    record_tokens = counter.count(list(record), record=record, policy=policy, tools=tools)
-    view_tokens = counter.count(session.view_messages(), record=record, policy=policy, tools=tools)
+    measure = Measure(session, session_policy(session), threads=threads)
+    policy, model, resolution, record = measure.policy, measure.model, measure.resolution, session.record
+    record_tokens = measure.count(list(record), first_round=None)
+    view_tokens = measure.count(session.view_messages())
     by_kind = Counter_(m.kind for m in record)
     reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
     folds = (session.manifest or {}).get("context_folds")

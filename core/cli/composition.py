@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from foldscope.core.cli.requests import add_policy_flags, policy_from_args
-from foldscope.core.model.policy import ceiling_from_text
+from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice
 
 # Session text goes to a terminal: no control characters (escape sequences, carriage returns, bells).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -22,6 +21,7 @@ def register(subparsers) -> None:
                                    "the largest things in it, content carried twice")
     parser.add_argument("file", metavar="FILE")
     add_policy_flags(parser)
+    add_threads(parser)
     parser.add_argument("--at-request", metavar="K|largest|now", default=None,
                         help="the request: its index, the largest, or now (the next, from the active view); default the last")
     parser.add_argument("--top", metavar="N", type=int, default=10, help="how many of the largest things to list (default 10)")
@@ -56,15 +56,13 @@ def run_composition(args) -> dict[str, Any]:
     from foldscope.core.formats import load_session
     from foldscope.core.readout.agent_limits import agent_limits
     from foldscope.core.readout.composition import request_composition
-    from foldscope.core.request.count import Counter
-    from foldscope.core.request.trace import measure_trace
 
     if args.top is not None and args.top < 0:
         raise UsageError("--top: must be 0 or more")
+    choice = policy_choice(args)  # flags are checked before the file is read
     session = load_session(args.file, getattr(args, "input_format", None))
-    policy = policy_from_args(args, session)
-    counter = Counter()
-    report = measure_trace(session, policy, per_call=ceiling_from_text(args.per_call), counter=counter)
+    measure = measure_for(session, choice, threads=args.threads)
+    report, policy, counter = measure.trace, measure.policy, measure.counter
     k = pick_request(args.at_request, report.rows, session.source)
     limits = agent_limits(session)
     window = limits.window
@@ -75,7 +73,7 @@ def run_composition(args) -> dict[str, Any]:
     else:
         row = report.rows[k]
         composition = request_composition(session, policy, k, scale=row.scale, counted=row.counted, **options)
-    result = {"file": session.source, "format": session.format, "model": policy.model or session.model,
+    result = {"file": session.source, "format": session.format, "model": measure.model,
               **composition.as_dict(args.top)}
     if limits.compaction is not None:
         result["compaction_point"] = {"tokens": limits.compaction.tokens, "source": limits.compaction.source}

@@ -5,15 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice
+from foldscope.core.model.launch import read_launch_policy
 from foldscope.core.model.session import ReadError, Session
+from foldscope.core.request.measure import Measure
 
 
 def register(subparsers) -> None:
-    from foldscope.core.cli.requests import add_policy_flags
-
     fold = subparsers.add_parser("fold", help="fold a session's view under a ceiling: the passes, their records, the view after")
     _file(fold)
     add_policy_flags(fold)
+    add_threads(fold)
     fold.add_argument("--at-request", type=int, metavar="K", help="fold the view as it stood before request K")
     fold.add_argument("--apply", action="store_true", help="write the folded session to -o OUT")
     fold.add_argument("-o", "--output", metavar="OUT", help="where --apply writes the native file")
@@ -76,45 +78,45 @@ def _write(session: Session, args) -> str:
 
 def run_fold(args) -> dict[str, Any]:
     from foldscope.core.cli.main import UsageError
-    from foldscope.core.cli.requests import policy_from_args
-    from foldscope.core.fold.fold import Fold, FoldSettings
+    from foldscope.core.fold.fold import Fold
     from foldscope.core.fold.history import decide_from_trace, session_at_request
-    from foldscope.core.request.count import Counter
-    from foldscope.core.request.trace import build_trace, measure_trace
 
     if args.apply and not args.output:
         raise UsageError("fold --apply needs -o OUT, the file to write")
     if args.apply and args.at_request is not None:
         raise UsageError("--apply writes the session as it is now; it cannot be combined with --at-request")
+    choice = policy_choice(args)  # flags are checked before the file is read
     session = _load(args)
-    policy = policy_from_args(args, session)
-    settings = FoldSettings.from_policy(policy, session.model)
-    if settings is None:
-        raise UsageError("no ceiling: give --ceiling N (or a model the pricing table prices by prompt length)")
-    counter = Counter()
-    report = measure_trace(session, policy, counter=counter, prefix=False)
+    measure = measure_for(session, choice, threads=args.threads)
+    if measure.ceiling is None:
+        raise UsageError(f"no ceiling ({measure.resolution.why}): give --ceiling N, or a model the pricing table "
+                         "prices by prompt length")
+    # The earlier requests' compiles decided the first round, at the scale they ran at; then the trace is
+    # measured for the scale and unseen head the next request runs at.
     target = session
-    scale = report.scale
     if args.at_request is not None:
-        trace = build_trace(session)
-        if not 0 <= args.at_request < len(trace):
-            raise UsageError(f"--at-request {args.at_request}: the session has {len(trace)} requests (0 to {len(trace) - 1})")
-        session.trace = trace
-        target = session_at_request(session, args.at_request, policy, counter)
-        scale = report.rows[args.at_request].scale
+        n = len(measure.requests)
+        if not 0 <= args.at_request < n:
+            raise UsageError(f"--at-request {args.at_request}: the session has {n} requests (0 to {n - 1})")
+        session.trace = measure.requests
+        target = session_at_request(session, args.at_request, measure.policy, measure.counter)
     else:
-        decide_from_trace(target, policy, counter)  # the earlier requests' compiles decided the first round
-    target.scale = max(scale, 1.0)
-    target.unseen_head = report.unseen_head
-    fold = Fold(target, settings, policy=policy, counter=counter)  # counts under core.request.first_round.request_options
+        decide_from_trace(target, measure.policy, measure.counter)
+    report = measure.calibrate(prefix=False)
+    if target is not session:  # the request's own scale and its stretch's unseen head
+        row = report.rows[args.at_request]
+        target.scale, target.unseen_head = max(row.scale, 1.0), row.unseen_head
+    fold = Fold(target, measure)
     before = fold.estimate()
     runs, refusal = fold.prepare_request()
     records = [r for run in runs for r in run.records]
+    policy = measure.policy
     result: dict[str, Any] = {
-        "file": args.file, "at_request": args.at_request, "ceiling": settings.ceiling,
-        "line": settings.fold_at, "target": settings.target, "scale": round(fold.scale, 4),
+        "file": args.file, "at_request": args.at_request, "ceiling": fold.ceiling,
+        "ceiling_source": measure.resolution.source, "ceiling_why": measure.resolution.why,
+        "line": policy.fold_at, "target": policy.fold_target, "scale": round(fold.scale, 4),
         "estimate_before": before, "estimate_after": fold.estimate(),
-        "folded": bool(runs), "target_reached": fold.estimate() <= settings.target_tokens,
+        "folded": bool(runs), "target_reached": fold.estimate() <= fold.target_tokens,
         "floor_estimate": next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None),
         "records": records,
         "refused": None if refusal is None else {"estimate": refusal.estimate, "ceiling": refusal.ceiling,
@@ -179,10 +181,9 @@ def format_fold(result: dict[str, Any]) -> str:
 
 def run_read_result(args) -> dict[str, Any] | int:
     from foldscope.core.actions.commands import ReadResult
-    from foldscope.core.cli.requests import launch_policy
 
     session = _load(args)
-    bound = args.result_max if args.result_max is not None else launch_policy(session).tool_result_max_chars
+    bound = args.result_max if args.result_max is not None else read_launch_policy(session).tool_result_max_chars
     action = ReadResult(args.index, args.offset, args.limit, max_chars=bound)
     action.do(session)
     return _checked(args, action.result)
@@ -208,8 +209,7 @@ def _checked(args, result: dict[str, Any]) -> dict[str, Any]:
 def run_restore(args) -> dict[str, Any]:
     from foldscope.core.actions.commands import Restore
     from foldscope.core.cli.main import UsageError
-    from foldscope.core.cli.requests import launch_policy
-    from foldscope.core.fold.fold import Fold, FoldSettings
+    from foldscope.core.fold.fold import Fold
 
     session = _load(args)
     indices = args.index
@@ -218,7 +218,10 @@ def run_restore(args) -> dict[str, Any]:
             raise UsageError("restore --range takes two indices: the first and the last")
         indices = list(range(min(indices), max(indices) + 1))
     # Admission counts the request as it compiles under the session's own policy: a bounded original projected.
-    fits = Fold(session, FoldSettings(args.ceiling), policy=launch_policy(session)).fits if args.ceiling else None
+    fits = None
+    if args.ceiling:
+        policy = read_launch_policy(session).with_values(max_input_tokens=args.ceiling)
+        fits = Fold(session, Measure(session, policy)).fits
     action = Restore(indices, fits)
     before = list(session.view)
     action.do(session)

@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.model.launch import session_policy
 from foldscope.core.model.session import ReadError
 
 
@@ -25,22 +26,20 @@ def register(subparsers) -> None:
 
 def cache_file(path: str) -> dict[str, Any]:
     """One session's cache report as plain data (a process pool carries it)."""
-    from foldscope.core.cli.requests import launch_policy
     from foldscope.core.forensics.cache_report import cache_report
     from foldscope.core.formats import load_session
 
     session = load_session(path)
-    return cache_report(session, launch_policy(session)).as_dict()
+    return cache_report(session, session_policy(session)).as_dict()
 
 
 def compactions_file(path: str) -> dict[str, Any]:
     """One session's compaction reports as plain data."""
-    from foldscope.core.cli.requests import launch_policy
     from foldscope.core.forensics.compactions import compaction_report
     from foldscope.core.formats import load_session
 
     session = load_session(path)
-    return compaction_report(session, launch_policy(session)).as_dict()
+    return compaction_report(session, session_policy(session)).as_dict()
 
 
 def run_cache(args) -> Any:

@@ -9,9 +9,18 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.model.session import ReadError, Session
+from foldscope.core.cli.options import (
+    POLICY_FLAGS,
+    add_list,
+    add_policy_flags,
+    add_threads,
+    add_workers,
+    measure_from_args,
+    policy_choice,
+)
+from foldscope.core.model.session import ReadError
 from foldscope.core.replay.lab import model_vs_reported
-from foldscope.core.replay.strategies import STRATEGIES, Settings
+from foldscope.core.replay.strategies import STRATEGIES
 
 TOTALS = ("requests", "peak", "over_ceiling", "reported_over_ceiling", "fresh", "cache_read", "cache_write",
           "cache_write_1h", "output", "rewrites", "appends", "folds", "cost_usd")
@@ -22,48 +31,16 @@ MODELLED = ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "mo
 def register(subparsers) -> None:
     p = subparsers.add_parser("replay", help="replay a session (or every session in a folder) under strategies")
     p.add_argument("path", metavar="FILE|DIR")
-    p.add_argument("--ceiling", metavar="N|auto|none",
-                   help="max_input_tokens (default auto: the model's first price-tier boundary)")
-    p.add_argument("--fold-at", metavar="F", help="the line, a fraction of the ceiling (default 0.8)")
-    p.add_argument("--target", metavar="F", help="the target, a fraction of the ceiling (default 0.6)")
-    p.add_argument("--result-max", metavar="N", help="the result bound, in characters")
-    p.add_argument("--caching", action="store_true", help="place cache marks (ADR-0127)")
-    p.add_argument("--model", metavar="M", help="price and cache as this model (default: the session's)")
-    p.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
-    p.add_argument("--strategy", action="append", choices=sorted(STRATEGIES), metavar="S",
-                   help=f"one of {', '.join(STRATEGIES)}; repeat for several (default: all)")
+    add_policy_flags(p)
+    add_list(p, "--strategy", sorted(STRATEGIES), "S", f"one or more of {', '.join(STRATEGIES)} (default: all)")
     p.add_argument("--per-request", action="store_true", help="include a row per request")
     p.add_argument("--check", action="store_true", help="compare the recorded replay's cache with reported usage")
     p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
-    p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
+    add_workers(p, "for a folder: processes")
+    add_threads(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     p.set_defaults(run=run_replay, format=format_replay)
-
-
-def policy_from(args) -> Any:
-    """The policy the flags give (core.model.policy validates them: one clear line when refused)."""
-    from foldscope.core.model.policy import Policy
-
-    return Policy.from_flags(
-        ceiling=args.ceiling, fold_at=None if args.fold_at is None else str(args.fold_at),
-        target=None if args.target is None else str(args.target),
-        result_max=None if args.result_max is None else str(args.result_max),
-        caching=True if args.caching else None, model=args.model,
-    )
-
-
-def settings_from(args, session: Session) -> tuple[Settings, str]:
-    """The replay's settings: the policy's values and its ceiling resolved for the session's model."""
-    from foldscope.core.model.policy import resolve_ceiling
-    from foldscope.core.replay.lab import model_name
-
-    policy = policy_from(args)
-    base = Settings(model=args.model)
-    resolution = resolve_ceiling(policy, model_name(base, session))
-    settings = Settings(ceiling=resolution.ceiling, fold_at=policy.fold_at, target=policy.fold_target,
-                        result_max=policy.tool_result_max_chars, caching=policy.caching, model=args.model)
-    return settings, resolution.why
 
 
 def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
@@ -76,13 +53,13 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
 
     args = Namespace(**args_dict)
     session = load_session(path, sample=getattr(args, "sample", None))
-    settings, why = settings_from(args, session)
-    result = replay(session, args.strategy or list(STRATEGIES), settings)
+    measure = measure_from_args(args, session)
+    result = replay(session, args.strategy or list(STRATEGIES), measure)
     result["file"] = str(path)
     result["format"] = session.format
-    result["ceiling"] = {"tokens": settings.ceiling, "why": why}
+    result["ceiling"] = {"tokens": measure.ceiling, "source": measure.resolution.source, "why": measure.resolution.why}
     if args.check:
-        check = check_cache(session, settings)
+        check = check_cache(session, measure)
         result["check"] = check.summary() if check else None
     if not args.per_request:
         result.pop("rows")
@@ -92,9 +69,9 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
 def run_replay(args) -> Any:
     from foldscope.core.cli.main import UsageError
 
-    policy_from(args)  # flags are checked once, before any file is read
+    policy_choice(args)  # flags are checked once, before any file is read
     path = Path(args.path)
-    keys = ("ceiling", "fold_at", "target", "result_max", "caching", "model", "strategy", "per_request", "check")
+    keys = (*POLICY_FLAGS, "threads", "strategy", "per_request", "check")
     args_dict = {k: getattr(args, k) for k in keys}
     if not path.is_dir():
         return replay_file(str(path), args_dict)

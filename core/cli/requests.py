@@ -4,53 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.core.model.policy import KEYS, Policy, ceiling_from_text
-from foldscope.core.model.session import Session
-
-
-def add_policy_flags(parser, ceiling_required: bool = False) -> None:
-    """The policy flags every measuring command takes; a profile's keys are overridden by flags."""
-    parser.add_argument("--ceiling", metavar="N|auto|none", required=ceiling_required,
-                        help="max_input_tokens: a positive integer, auto (the model's first price tier) or none")
-    parser.add_argument("--per-call", metavar="N|auto|none", help="a per-call ceiling: may lower it, never raise it")
-    parser.add_argument("--fold-at", metavar="F", help="context_fold_at, the line (default 0.8)")
-    parser.add_argument("--target", metavar="F", help="context_fold_target (default 0.6)")
-    parser.add_argument("--result-max", metavar="N", help="tool_result_max_chars, the result bound (at least 1024)")
-    parser.add_argument("--caching", action="store_true", default=None, help="prompt_caching: place cache marks")
-    parser.add_argument("--model", metavar="M", help="the model, for auto and pricing (default: the session's)")
-    parser.add_argument("--profile", metavar="YAML", help="a YAML profile with the policy keys")
-    add_prices_flag(parser)
-
-
-def add_prices_flag(parser) -> None:
-    """`--prices FILE`: price overrides over the project table and genai-prices (default: prices.json in the config folder)."""
-    parser.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
-
-
-def launch_policy(session: Session) -> Policy:
-    """The policy the session was launched with (branch metadata api_launch), null and absent read as unset."""
-    from foldscope.core.model.launch import read_launch_policy
-
-    return read_launch_policy(session)
-
-
-def policy_from_args(args, session: Session | None = None) -> Policy:
-    """The launch record's policy, then the profile's keys, then the flags: each later one overrides."""
-    base = launch_policy(session) if session is not None else Policy()
-    if getattr(args, "profile", None):
-        profile = Policy.from_yaml(args.profile)
-        changes = {k: getattr(profile, k) for k in KEYS}
-        base = base.with_values(profile.source, **changes)
-    return Policy.from_flags(
-        base, ceiling=args.ceiling, fold_at=args.fold_at, target=args.target,
-        result_max=args.result_max, caching=args.caching, model=args.model,
-    )
+from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice
+from foldscope.core.model.session import ReadError
+from foldscope.core.request.measure import Measure
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("requests", help="a row per request: estimate, counted, scale, reported input, prefix share")
     parser.add_argument("file", metavar="FILE")
     add_policy_flags(parser)
+    add_threads(parser)
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
     parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     parser.add_argument("--payload", metavar="K", type=int,
@@ -61,11 +24,12 @@ def register(subparsers) -> None:
 
 def run_requests(args) -> dict[str, Any]:
     from foldscope.core.formats import load_session
-    from foldscope.core.request.trace import measure_trace
 
+    choice = policy_choice(args)  # flags are checked before the file is read
     session = load_session(args.file, getattr(args, "input_format", None), getattr(args, "sample", None))
-    policy = policy_from_args(args, session)
-    report = measure_trace(session, policy, per_call=ceiling_from_text(args.per_call))
+    measure = measure_for(session, choice, threads=args.threads)
+    report = measure.trace
+    policy = measure.policy
     r = report.resolution
     refused = []
     for row in report.rows:
@@ -76,7 +40,7 @@ def run_requests(args) -> dict[str, Any]:
                             "largest_parts": [{"index": p.index, "kind": p.kind, "tokens": p.tokens} for p in f.parts]})
     result = {
         "file": session.source,
-        "model": policy.model or session.model,
+        "model": measure.model,
         "ceiling": {"value": r.ceiling, "source": r.source, "why": r.why},
         "line": policy.fold_at,
         "target": policy.fold_target,
@@ -86,25 +50,16 @@ def run_requests(args) -> dict[str, Any]:
         "unseen_head": report.unseen_head,
     }
     if getattr(args, "payload", None) is not None:
-        result["payload"] = compiled_payload(session, policy, args.payload)
+        result["payload"] = compiled_payload(measure, args.payload)
     return result
 
 
-def compiled_payload(session: Session, policy: Policy, k: int) -> dict[str, Any]:
+def compiled_payload(measure: Measure, k: int) -> dict[str, Any]:
     """Request k's compiled payload under the policy, and its marks (where, lifetime, why)."""
-    from foldscope.core.model.session import ReadError
-    from foldscope.core.request.count import Counter
-    from foldscope.core.request.prefix import compile_for_prefix
-    from foldscope.core.request.trace import build_trace, first_rounds, session_tools
-
-    trace = build_trace(session)
-    if not 0 <= k < len(trace):
-        raise ReadError(session.source, "--payload", f"no request {k}: the session has {len(trace)}")
-    rec = session.record
-    views = [[rec.get(m) for m in r.view if m in rec] for r in trace[: k + 1]]
-    first_round = first_rounds(session, policy, Counter(), views)[k]
-    compiled = compile_for_prefix(views[k], record=rec, policy=policy, tools=session_tools(session), first_round=first_round)
-    return {"request": k, "marks": [m.as_dict() for m in compiled.plan.marks], "payload": compiled.payload}
+    n = len(measure.requests)
+    if not 0 <= k < n:
+        raise ReadError(measure.session.source, "--payload", f"no request {k}: the session has {n}")
+    return {"request": k, "marks": [m.as_dict() for m in measure.request_marks(k)], "payload": measure.request_payload(k)}
 
 
 def mark_place(mark: dict[str, Any]) -> str:

@@ -25,50 +25,18 @@ from foldscope.core.fold.clip import span_digest
 from foldscope.core.fold.cuts import cut_body, eligible_bodies
 from foldscope.core.fold.delivery import delivered_ids, no_clip_ids, note_calls, set_note_calls
 from foldscope.core.fold.summarise import BriefSummariser, Summariser, projected_span
-from foldscope.core.model.policy import Policy, resolve_ceiling
 from foldscope.core.model.session import Message, Session
-from foldscope.core.request.count import Counter
 from foldscope.core.request.count import estimate as scaled
-from foldscope.core.request.first_round import protected_ids, request_options
+from foldscope.core.request.first_round import protected_ids
+from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import Refusal  # the one refusal (D4 steps 1 and 3); the fold's carries no parts
 
-FOLD_AT = 0.8
-FOLD_TARGET = 0.6
 KEEP_TAILS = (6, 2)
 MAX_RESUMES = 2  # refusal resumes per turn (Amendment 1)
 MAX_RECORDED = 50
 RESET_SHARE = 0.15  # notes in the view above this share of the ceiling: the reset runs first and alone
 
 Count = Callable[[Sequence[Message]], int]
-
-
-@dataclass(frozen=True)
-class FoldSettings:
-    """The ceiling and the fold's line and target, as fractions of it."""
-
-    ceiling: int
-    fold_at: float = FOLD_AT
-    target: float = FOLD_TARGET
-
-    def __post_init__(self) -> None:
-        if isinstance(self.ceiling, bool) or not isinstance(self.ceiling, int) or self.ceiling < 1:
-            raise ValueError(f"the ceiling must be a positive integer, not {self.ceiling!r}")
-        if not 0 < self.target < self.fold_at <= 1:
-            raise ValueError(f"need 0 < target < line <= 1, not target {self.target} and line {self.fold_at}")
-
-    @property
-    def line_tokens(self) -> float:
-        return self.fold_at * self.ceiling
-
-    @property
-    def target_tokens(self) -> float:
-        return self.target * self.ceiling
-
-    @classmethod
-    def from_policy(cls, policy: Policy, model: str | None = None) -> FoldSettings | None:
-        """The settings a policy resolves to; None when it resolves to no ceiling (nothing folds)."""
-        ceiling = resolve_ceiling(policy, model).ceiling
-        return None if ceiling is None else cls(ceiling, policy.fold_at, policy.fold_target)
 
 
 @dataclass
@@ -88,25 +56,28 @@ class FoldRun:
         return any(r["outcome"] == "landed" for r in self.records)
 
 
-def default_count(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> Count:
+def default_count(measure: Measure) -> Count:
     """The exact incremental o200k count of the request compiled from a view as the session's next request
-    compiles (bound, tools, envelope, marks and an included first round's frozen bound), read at each count
+    compiles (bound, tools, envelope, marks and a stored first round's frozen bound), read at each count
     so a decision made after the fold was built is honoured."""
-    counter = counter or Counter()
-    return lambda messages: counter.count(list(messages), **request_options(session, policy))
+    return lambda messages: measure.count(list(messages), decide=False)
 
 
 class Fold:
     """The fold over one session's active view, under one ceiling, line and target."""
 
-    def __init__(self, session: Session, settings: FoldSettings, *, count: Count | None = None,
-                 summariser: Summariser | None = None, policy: Policy | None = None,
-                 clock: Callable[[], float] = time.time, new_id: Callable[[], str] | None = None,
-                 counter: Counter | None = None) -> None:
+    def __init__(self, session: Session, measure: Measure, *, count: Count | None = None,
+                 summariser: Summariser | None = None,
+                 clock: Callable[[], float] = time.time, new_id: Callable[[], str] | None = None) -> None:
+        if measure.ceiling is None:
+            raise ValueError("the policy resolves to no ceiling: nothing folds")
         self.session = session
-        self.settings = settings
-        self.policy = policy
-        self.count = count or default_count(session, policy, counter)
+        self.measure = measure if measure.session is session else measure.over(session)
+        self.policy = self.measure.policy
+        self.ceiling: int = measure.ceiling
+        self.line_tokens = self.policy.fold_at * self.ceiling
+        self.target_tokens = self.policy.fold_target * self.ceiling
+        self.count = count or default_count(self.measure)
         self.summariser = summariser or BriefSummariser()
         self.clock = clock
         self.new_id = new_id or (lambda: str(uuid.uuid4()))
@@ -115,7 +86,7 @@ class Fold:
     # -- measuring -------------------------------------------------------------------------
     @property
     def scale(self) -> float:
-        return max(self.session.scale, 1.0) * self.calibration
+        return self.measure.scale * self.calibration
 
     def estimate(self, messages: Sequence[Message] | None = None) -> int:
         """The scaled count of the request compiled from `messages` (default: the active view)."""
@@ -128,16 +99,16 @@ class Fold:
 
     def fits(self, view_ids: Sequence[str]) -> bool:
         """The ceiling's admission check: a request from this view would not be refused."""
-        return self.estimate([self.session.record.get(i) for i in view_ids]) <= self.settings.ceiling
+        return self.measure.fits_size(self.estimate([self.session.record.get(i) for i in view_ids]))
 
     @property
     def caching(self) -> bool:
         """Amendment 4's rules apply only while the policy places cache marks."""
-        return self.policy is not None and self.policy.caching
+        return self.policy.caching
 
     @property
     def bound(self) -> int | None:
-        return None if self.policy is None else self.policy.tool_result_max_chars
+        return self.policy.tool_result_max_chars
 
     def protected(self, view: Sequence[Message] | None = None) -> set[str]:
         """The protected first round while caching: an included or pending round's members; an excluded
@@ -161,7 +132,7 @@ class Fold:
     # -- the fold ----------------------------------------------------------------------------
     def maybe_fold(self) -> FoldRun | None:
         """Fold when the next request is at or past the line; None when it is under."""
-        if self.estimate() < self.settings.line_tokens:
+        if self.estimate() < self.line_tokens:
             return None
         return self.run("threshold")
 
@@ -170,17 +141,17 @@ class Fold:
         runs = [r for r in [self.maybe_fold()] if r is not None]
         for _ in range(MAX_RESUMES):
             estimate = self.estimate()
-            if estimate <= self.settings.ceiling:
+            if self.measure.fits_size(estimate):
                 return runs, None
             run = self.run("refused", observed=estimate)
             runs.append(run)
             if not run.landed:
                 break
         estimate = self.estimate()
-        if estimate <= self.settings.ceiling:
+        if self.measure.fits_size(estimate):
             return runs, None
         counted = self.counted(self.session.view_messages())
-        return runs, Refusal(estimate, self.settings.ceiling, counted, round(self.scale, 4))
+        return runs, Refusal(estimate, self.ceiling, counted, round(self.scale, 4))
 
     def run(self, reason: str = "threshold", observed: int | None = None) -> FoldRun:
         """One fold toward the target; `observed` is a refused request's estimate, which calibrates it first."""
@@ -188,16 +159,16 @@ class Fold:
         if observed:
             counted = self.counted(view)
             if counted > 0:
-                self.calibration = max(self.calibration, observed / (counted * max(self.session.scale, 1.0)))
+                self.calibration = max(self.calibration, observed / (counted * self.measure.scale))
         run = FoldRun(reason)
         run.estimate_before = self.estimate(view)
         state = _State(view, run.estimate_before)
         must_land = observed is not None
 
         def more() -> bool:
-            return (must_land and not run.landed) or state.estimate > self.settings.target_tokens
+            return (must_land and not run.landed) or state.estimate > self.target_tokens
 
-        if self.caching and self.notes_estimate(state.view) > RESET_SHARE * self.settings.ceiling:
+        if self.caching and self.notes_estimate(state.view) > RESET_SHARE * self.ceiling:
             self._reset(state, run, reason)  # first, and alone
             return self._finish(run, state)
         for tail in KEEP_TAILS:
@@ -208,9 +179,9 @@ class Fold:
         tails: tuple[int, ...] = ()
         if more():
             run.floor_estimate = self._floor(state)
-            if run.floor_estimate > self.settings.ceiling:
+            if not self.measure.fits_size(run.floor_estimate):
                 tails = ()  # no fold can make the request sendable: no summary is asked for
-            elif run.floor_estimate > self.settings.target_tokens:
+            elif run.floor_estimate > self.target_tokens:
                 tails = (2,)
             else:
                 tails = KEEP_TAILS
@@ -223,7 +194,7 @@ class Fold:
 
     def _finish(self, run: FoldRun, state: _State) -> FoldRun:
         run.estimate_after = state.estimate
-        run.target_reached = state.estimate <= self.settings.target_tokens
+        run.target_reached = state.estimate <= self.target_tokens
         return run
 
     # -- passes ------------------------------------------------------------------------------
@@ -241,7 +212,7 @@ class Fold:
         like `all`, it asks for no summary when the floor view is over the ceiling."""
         if run.floor_estimate is None:
             run.floor_estimate = self._floor(state)
-        if run.floor_estimate <= self.settings.ceiling:
+        if self.measure.fits_size(run.floor_estimate):
             self._fold_pass(state, run, "reset", KEEP_TAILS[-1], reason)
 
     def _fold_pass(self, state: _State, run: FoldRun, stage: str, tail: int, reason: str) -> None:
@@ -261,10 +232,10 @@ class Fold:
             if summary.scale and summary.scale > self.session.scale:
                 self.session.scale = summary.scale  # the before is measured at the scale now in force
             listed = carried
-            text = st.note_text(len(folded), self.settings.ceiling, listed, summary.text, summary.lists_calls)
+            text = st.note_text(len(folded), self.ceiling, listed, summary.text, summary.lists_calls)
         else:
             listed = own_calls
-            text = st.note_text(len(folded), self.settings.ceiling, listed)
+            text = st.note_text(len(folded), self.ceiling, listed)
         note = st.make_note(text, folded, record, stage, self.new_id, self.clock(), span_digest(folded))
         record.append(note)  # a rejected note stays in the record, outside the view (Amendment 2)
         before = self.estimate(state.view)
@@ -285,7 +256,7 @@ class Fold:
 
     def _clip_pass(self, state: _State, run: FoldRun, reason: str) -> None:
         record = self.session.record
-        target = self.settings.target_tokens
+        target = self.target_tokens
         skip = no_clip_ids(self.session) | self.protected(state.view)
         bound = self.bound
         items = eligible_bodies(state.view, record, skip, self.ordinary_start(state.view), bound)
@@ -338,10 +309,10 @@ class Fold:
             "tool_calls_total": len(calls),
             "estimate_before": before,
             "estimate_after": after,
-            "cap": self.settings.ceiling,
+            "cap": self.ceiling,
             "input_scale": round(self.scale, 4),
             "outcome": "landed" if landed else "rolled_back",
-            "target_reached": standing <= self.settings.target_tokens,
+            "target_reached": standing <= self.target_tokens,
         }
 
     def _append(self, run: FoldRun, entry: dict[str, Any]) -> None:

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldscope.core.fold.delivery import DELIVERED_KEY, mark_delivered
-from foldscope.core.fold.fold import Count, Fold, FoldSettings, Refusal
+from foldscope.core.fold.fold import Count, Fold, Refusal
 from foldscope.core.fold.summarise import Summariser
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.request.count import Counter
 from foldscope.core.request.first_round import decide_first_round, read_decision
+from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import build_trace
 
 
@@ -98,13 +99,11 @@ def decide_from_trace(session: Session, policy: Policy, counter: Counter | None 
     return decision
 
 
-def replay_folds(session: Session, settings: FoldSettings, *, count: Count | None = None,
-                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None,
-                 policy: Policy | None = None, counter: Counter | None = None) -> FoldReplay:
-    """Run the fold before every request of the trace; returns the view history the GUI steps through.
-
-    With `policy` the fold counts every view as the request compiles under it (bound, envelope,
-    marks), and each request's compile decides the first round once while it caches."""
+def replay_folds(session: Session, measure: Measure, *, count: Count | None = None,
+                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None) -> FoldReplay:
+    """Run the fold before every request of the trace under the measure's policy and ceiling; returns the
+    view history the GUI steps through. The fold counts every view as the request compiles under the
+    policy (bound, envelope, marks), and each request's compile decides the first round once while it caches."""
     branch = copy.deepcopy(session.branch)
     branch.setdefault("metadata", {})[DELIVERED_KEY] = []
     cache = branch["metadata"].get("prompt_cache")
@@ -116,8 +115,7 @@ def replay_folds(session: Session, settings: FoldSettings, *, count: Count | Non
     options: dict[str, Any] = {"summariser": summariser}
     if clock is not None:
         options["clock"] = clock
-    counter = counter or Counter()
-    fold = Fold(work, settings, count=count, policy=policy, counter=counter, **options)
+    fold = Fold(work, measure, count=count, **options)
     replay = FoldReplay(work)
     taken = 0
     trace = build_trace(session)
@@ -132,8 +130,8 @@ def replay_folds(session: Session, settings: FoldSettings, *, count: Count | Non
             for record, view in zip(run.records, run.views):
                 if record["outcome"] == "landed":
                     replay.versions.append(ViewVersion(k, view, "fold", record["estimate_after"], record))
-        if policy is not None:  # this request's compile, after its fold; a refusal comes after the compile
-            decide_first_round(work, policy, counter)
+        # This request's compile, after its fold, decides the first round while caching; a refusal comes after it.
+        decide_first_round(work, measure.policy, measure.counter)
         if refusal is not None:
             replay.refusals[k] = refusal
             replay.versions.append(ViewVersion(k, tuple(work.view), "refused", refusal.estimate))

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldscope.core.fold.fold import Count, Fold, FoldRun, FoldSettings
+from foldscope.core.fold.fold import Count, Fold, FoldRun
 from foldscope.core.fold.summarise import Summariser
 from foldscope.core.model.commands import Changes, Command, refuse
 from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.request.measure import Measure
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class PassPreview:
 class FoldPreview:
     """What the fold would do to the session as it stood: passes, estimates, the view after, the new messages."""
 
-    settings: FoldSettings
+    measure: Measure  # the policy and ceiling it was previewed under
     run: FoldRun
     base_view: tuple[str, ...]
     base_length: int  # the full record's length the preview started from
@@ -74,19 +75,19 @@ def working_copy(session: Session, scale: float | None = None) -> Session:
                    extras=dict(session.extras))
 
 
-def preview_fold(session: Session, settings: FoldSettings, count_for: Callable[[Session], Count] | None = None, *,
-                 scale: float | None = None, policy: Any = None, summariser: Summariser | None = None,
+def preview_fold(session: Session, measure: Measure, count_for: Callable[[Session], Count] | None = None, *,
+                 scale: float | None = None, summariser: Summariser | None = None,
                  reason: str = "manual", **options: Any) -> FoldPreview:
     """Run one fold (`Fold.run`) on a working copy; `count_for(copy)` gives the count over the copy's record.
 
-    Without `count_for` the fold counts as the next request compiles under `policy` (core.fold.fold.default_count,
-    with `options["counter"]` when given): the bound, the envelope, the marks and the first round's frozen bound."""
+    Without `count_for` the fold counts as the next request compiles under the measure's policy (its counter
+    shared): the bound, the envelope, the marks and the first round's frozen bound."""
     work = working_copy(session, scale)
     base_view, base_length, base_scale = tuple(work.view), len(work.record), work.scale
     count = count_for(work) if count_for is not None else None
-    fold = Fold(work, settings, count=count, summariser=summariser, policy=policy, **options)
+    fold = Fold(work, measure, count=count, summariser=summariser, **options)
     run = fold.run(reason)
-    preview = FoldPreview(settings, run, base_view, base_length, base_scale, tuple(work.view),
+    preview = FoldPreview(measure, run, base_view, base_length, base_scale, tuple(work.view),
                           [work.record[i] for i in range(base_length, len(work.record))],
                           copy.deepcopy(work.branch_metadata), copy.deepcopy(work.manifest), work.scale)
     before = base_view

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.core.model.policy import KEYS, Policy, resolve_ceiling
+from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, resolve_ceiling
 from foldscope.core.model.session import Session
 
 LAUNCH_KEY = "api_launch"
-STARTUP_FIELDS = ("prompt_caching", "tool_result_max_chars", "context_fold")
 
 
 def read_launch_policy(session: Session) -> Policy:
@@ -26,6 +25,13 @@ def read_launch_policy(session: Session) -> Policy:
         return Policy(source="default")
     source = f"{session.source or 'the session'}: metadata.{LAUNCH_KEY}"
     return Policy.from_mapping({k: launch[k] for k in KEYS if k in launch}, source, stored=True)
+
+
+def session_policy(session: Session, choice: PolicyChoice | None = None) -> Policy:
+    """The one policy a session is measured and folded under: its launch record (read here, once), with the
+    profile and flags chosen at start over it. A malformed launch record is refused (PolicyError)."""
+    base = read_launch_policy(session)
+    return base if choice is None else choice.over(base)
 
 
 def store_launch_policy(session: Session, policy: Policy) -> None:

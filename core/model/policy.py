@@ -169,6 +169,29 @@ class Policy:
         return {key: getattr(self, key) for key in KEYS}
 
 
+@dataclass(frozen=True)
+class PolicyChoice:
+    """The policy a person chose at start (a profile, then flags, and a per-call ceiling), before a session is known.
+
+    A session's policy is its launch record with this choice over it (core.model.launch.session_policy):
+    the CLI's measuring commands and the GUI resolve it the same way, from the same flags.
+    """
+
+    profile: Policy | None = None
+    flags: tuple[tuple[str, Any], ...] = ()  # (key, validated value) for each flag given
+    per_call: int | str | None = None
+
+    def over(self, base: Policy) -> Policy:
+        """`base` (a launch record's policy) with the profile's keys, then the flags', over it."""
+        policy = base
+        if self.profile is not None:
+            policy = policy.with_values(self.profile.source, **{k: getattr(self.profile, k) for k in KEYS})
+        if self.flags:
+            source = "flags" if policy.source == "default" else f"{policy.source} and flags"
+            policy = policy.with_values(source, **dict(self.flags))
+        return policy
+
+
 def ceiling_from_text(text: str | None) -> int | str | None:
     """A ceiling typed on the command line: "auto", "none" or an integer (validated when resolved)."""
     if text is None or text in ("auto", "none"):

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
+from foldscope.core.request.measure import Measure
 
 if TYPE_CHECKING:
     from foldscope.core.request.count import Counter
@@ -39,11 +41,23 @@ class Document:
     requests: list = field(default_factory=list)  # RequestFacts per request of the trace
     now_size: int = 0  # the estimate of the request the active view compiles to now
     scale: float = 1.0  # the scale calibrated over the trace
-    policy: object | None = None  # core.model.policy.Policy in force: the launch policy, one given at start, or the editor's
+    policy: Policy | None = None  # core.model.policy.Policy in force: the launch policy, one given at start, or the editor's
     unseen_head: int = 0  # the system prompt and tools a Claude Code, Codex or pi file does not hold, in tokens
     counter: Counter | None = None  # memoised over this session's messages
     rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
     folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
+    _measure: Measure | None = field(default=None, repr=False)
+
+    def measure_for(self, policy: Policy | None = None) -> Measure:
+        """The session's Measure under `policy` (default: the one in force), sharing this document's counter."""
+        policy = policy if policy is not None else self.policy
+        kept = self._measure
+        if kept is not None and kept.policy == policy:
+            return kept
+        measure = Measure(self.session, policy, counter=self.counter)
+        if policy is self.policy:
+            self._measure = measure
+        return measure
 
     @property
     def record_size(self) -> int:

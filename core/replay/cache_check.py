@@ -7,8 +7,8 @@ from typing import Any
 
 from foldscope.core.model.session import Session
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
-from foldscope.core.replay.lab import LOOKBACK, OPENAI_PREFIXES, Measure, model_name, with_hidden_head
-from foldscope.core.replay.strategies import Settings
+from foldscope.core.replay.lab import LOOKBACK, OPENAI_PREFIXES, Layouts, model_name, with_hidden_head
+from foldscope.core.request.measure import Measure
 
 
 @dataclass(frozen=True)
@@ -91,23 +91,23 @@ def fit(points: list[tuple[int, int]]) -> tuple[float, float]:
     return 0.0, (sxy / sxx if sxx else 1.0)
 
 
-def check_cache(session: Session, settings: Settings | None = None) -> CacheCheck | None:
+def check_cache(session: Session, measure: Measure | None = None) -> CacheCheck | None:
     """Replay the recorded views through the cache model and compare with the reported usage; None
-    when the session reports no usage."""
-    settings = settings or Settings()
+    when the session reports no usage. `measure` names the model (default: the session's)."""
+    measure = measure or Measure(session)
     requests = [(r, u) for r in session.trace if (u := r.usage) is not None]
     if not requests:
         return None
-    measure = Measure(session, head=0)  # the fit below stands for the hidden head
+    layouts = Layouts(measure, head=0)  # the fit below stands for the hidden head
     views = [[session.record.get(mid) for mid in r.view] for r, _ in requests]
-    counted = [measure.measurement(v).counted for v in views]
+    counted = [layouts.measurement(v).counted for v in views]
     offset, scale = fit([(c, u.reported_input) for c, (_, u) in zip(counted, requests)])
-    model = (model_name(settings, session) or "").lower()
+    model = (model_name(measure) or "").lower()
     rules = CacheRules.openai() if model.startswith(OPENAI_PREFIXES) else CacheRules.anthropic()
     stable = "1h" if any(u.cache_write_1h for _, u in requests) else "5m"
     cache, check, tail = PrefixCache(rules), CacheCheck(offset, scale, rules.mode), None
     for (r, u), view in zip(requests, views):
-        layout = hidden_head_layout(measure.blocks(view), offset, scale, stable, tail, r.at)
+        layout = hidden_head_layout(layouts.blocks(view), offset, scale, stable, tail, r.at)
         tail = layout.keys[-1] if layout.keys else None
         out = cache.step(layout)
         check.rows.append(

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from foldscope.core.model import pricing
 from foldscope.core.model.cost import ModelPrices, lookup_prices
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
-from foldscope.core.replay.strategies import STRATEGIES, Settings, Step, recorded_views
-from foldscope.core.request.compile import session_tools
+from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, recorded_views
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.first_round import included_ids
 from foldscope.core.request.marks import replay_marks
-from foldscope.core.request.scale import stored_scale
+from foldscope.core.request.measure import Measure, refused
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import holds_no_head, unseen_head
 
@@ -39,19 +39,21 @@ def with_hidden_head(keys: Sequence[Any], ends: Sequence[int], head_end: int) ->
     return (HIDDEN_HEAD, *keys), (head_end, *ends)
 
 
-def recorded_head(session: Session, measure: Measure) -> int:
+def recorded_head(measure: Measure) -> int:
     """The unseen head for a session whose usage was reported: the one kept with it, else measured as
     core.request.trace does (the smallest gap between reported input and the recorded view's count)."""
+    session = measure.session
     if not holds_no_head(session) or not any(r.usage for r in session.trace):
         return 0
     if session.unseen_head:
         return session.unseen_head
-    counted = [measure.measurement(view).counted for view in recorded_views(session)]
+    counted = [measure.count(view) for view in recorded_views(session)]
     return unseen_head(session, counted, session.trace)
 
 
-class Measure:
-    """The exact o200k count of each compiled request (core.request.count), cut into one block per message.
+class Layouts:
+    """The replay's view of the one Measure (core.request.measure): each compiled request cut into one cache
+    block per message, for the cache model.
 
     A block's key is its message id (the tools and system head is one block keyed by the system ids),
     its tokens are the message's part of the count; every figure is counted times the scale. `head`
@@ -61,27 +63,30 @@ class Measure:
     the keys and ends of the parts the counter kept.
     """
 
-    def __init__(self, session: Session, scale: float = 1.0, policy: Any = None, counter: Counter | None = None,
-                 head: int | None = None):
-        self.record = session.record
-        self.scale = scale
-        self.policy = policy
-        self.counter = counter or Counter()
-        self.tools = session_tools(session)
-        self.protected = included_ids(session)
-        self._last: tuple[list[Message], Measurement] | None = None
+    def __init__(self, measure: Measure, head: int | None = None, scale: float | None = None) -> None:
+        self.measure = measure
+        self.record = measure.session.record
+        self.scale = measure.scale if scale is None else scale
+        self.protected = included_ids(measure.session)
         # (serial, keys, ends, notes, members, totals) of the last layout
         self._laid: tuple[int, list[Any], list[int], list[int], list[int], list[int]] | None = None
         self._alone: dict[str, float] = {}
-        self.head = 0
-        self.head = recorded_head(session, self) if head is None else head
+        self.head = recorded_head(measure) if head is None else head
+
+    @property
+    def ceiling(self) -> int | None:
+        return self.measure.ceiling
+
+    @property
+    def policy(self) -> Policy:
+        return self.measure.policy
+
+    @property
+    def counter(self) -> Counter:
+        return self.measure.counter
 
     def measurement(self, view: Sequence[Message]) -> Measurement:
-        last = self._last
-        if last is None or len(last[0]) != len(view) or not all(map(operator.is_, last[0], view)):
-            m = self.counter.measure(view, record=self.record, policy=self.policy, tools=self.tools)
-            self._last = last = (list(view), m)
-        return last[1]
+        return self.measure.measurement(view)
 
     def _key(self, m: Measurement, i: int, part) -> Any:
         if i == 0:
@@ -95,7 +100,7 @@ class Measure:
         return [(self._key(m, i, part), part.tokens) for i, part in enumerate(m.parts)]
 
     def estimate(self, view: Sequence[Message]) -> int:
-        return estimate(self.measurement(view).counted + self.head, self.scale) if view else 0
+        return self.measure.estimate(view, head=self.head, scale=self.scale) if view else 0
 
     def sizes(self, view: Sequence[Message]) -> dict[str, float]:
         """Each message's part of the estimate; the head's goes to the first system message."""
@@ -160,19 +165,9 @@ def place_marks(
     return tuple(Mark(m.block, m.lifetime) for m in found)
 
 
-def policy_for(settings: Settings) -> Any:
-    """The policy compile renders under (its result bound), once core.model.policy gives one."""
-    if settings.result_max is None:
-        return None
-    try:
-        from foldscope.core.model.policy import Policy
-    except ImportError:
-        return None
-    return Policy(max_input_tokens=settings.ceiling, tool_result_max_chars=settings.result_max)
-
-
-def model_name(settings: Settings, session: Session) -> str | None:
-    name = settings.model or session.model or next((r.model for r in session.trace if r.model), None)
+def model_name(measure: Measure) -> str | None:
+    """The model the replay prices and caches as (the Measure's, without a provider prefix)."""
+    name = measure.model
     return name.rsplit("/", 1)[-1] if name else None
 
 
@@ -180,12 +175,13 @@ def shows_caching(session: Session) -> bool:
     return any(r.usage and (r.usage.cache_read or r.usage.cache_write) for r in session.trace)
 
 
-def cache_rules(settings: Settings, session: Session) -> tuple[CacheRules, str]:
+def cache_rules(measure: Measure) -> tuple[CacheRules, str]:
     """Which cache the replay models, and why."""
-    model = model_name(settings, session) or ""
+    session = measure.session
+    model = model_name(measure) or ""
     if model.lower().startswith(OPENAI_PREFIXES):
         return CacheRules.openai(), f"{model} caches automatically"
-    if settings.caching:
+    if measure.policy.caching:
         return CacheRules.anthropic(), "caching on: marks placed as ADR-0127 says"
     if shows_caching(session):
         return CacheRules.anthropic(), "the source's usage shows caching: marks placed as ADR-0127 says"
@@ -274,7 +270,7 @@ def _usd_sum(costs: Sequence[float | None]) -> float | None:
     return None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6)
 
 
-def recorded_output(session: Session, k: int, measure: Measure) -> int:
+def recorded_output(session: Session, k: int, measure: Layouts) -> int:
     request = session.trace[k]
     if request.usage is not None:
         return request.usage.output
@@ -286,8 +282,7 @@ def recorded_output(session: Session, k: int, measure: Measure) -> int:
 def run_strategy(
     session: Session,
     strategy: str,
-    settings: Settings,
-    measure: Measure | None = None,
+    measure: Measure | Layouts,
     prices: ModelPrices | None = None,
     rules: CacheRules | None = None,
     report: Report | None = None,
@@ -299,20 +294,20 @@ def run_strategy(
     with `keep_views` the run keeps each row's view, so a reader can show what that request carried."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
-    measure = measure or Measure(session, stored_scale(session), policy_for(settings))
-    rules = rules or cache_rules(settings, session)[0]
+    measure = measure if isinstance(measure, Layouts) else Layouts(measure)
+    rules = rules or cache_rules(measure.measure)[0]
     if prices is None:
-        prices = lookup_prices(model_name(settings, session))
+        prices = lookup_prices(model_name(measure.measure))
     cache, run = PrefixCache(rules), StrategyRun(strategy)
     protected, tail = measure.protected, None
-    for i, step in enumerate(STRATEGIES[strategy](session, settings, measure)):
+    for i, step in enumerate(STRATEGIES[strategy](session, measure)):
         layout = measure.layout(step.view, (), session.trace[step.request].at)
         if rules.mode == "marks":
             notes, members = measure.anchors()
             layout = replace(layout, marks=place_marks(layout.keys, {}, tail, protected, notes=notes, members=members))
         tail = layout.keys[-1] if layout.keys else None
         out = cache.step(layout)
-        run.rows.append(make_row(session, strategy, i, step, out, settings, measure, prices))
+        run.rows.append(make_row(session, strategy, i, step, out, measure, prices))
         if keep_views:
             run.views.append(step.view)
         if report is not None:
@@ -320,7 +315,7 @@ def run_strategy(
     return run
 
 
-def make_row(session, strategy, i, step: Step, out, settings, measure, prices) -> Row:
+def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) -> Row:
     if step.output is not None:
         output = round(step.output)
     else:
@@ -328,7 +323,7 @@ def make_row(session, strategy, i, step: Step, out, settings, measure, prices) -
     modelled = prices.cost(out.fresh, out.read, out.write_5m, out.write_1h, output) if prices else None
     request = session.trace[step.request]
     usage = request.usage if step.kind == "request" else None
-    ceiling = settings.ceiling
+    ceiling = measure.ceiling
     reported_input = usage.reported_input if usage is not None else None
     fresh, read, write, write_5m, write_1h, cost = out.fresh, out.read, out.write, out.write_5m, out.write_1h, modelled
     billed = strategy == "recorded" and usage is not None
@@ -338,29 +333,26 @@ def make_row(session, strategy, i, step: Step, out, settings, measure, prices) -
         fresh, read, write = usage.input, usage.cache_read, usage.cache_write
         write_1h = min(usage.cache_write_1h, usage.cache_write)
         write_5m = write - write_1h
-        billing = request_prices(session, request.model, settings, prices)
+        billing = request_prices(measure.measure, request.model, prices)
         cost = billing.cost(fresh, read, write_5m, write_1h, usage.output) if billing else None
         output = usage.output
     return Row(
         strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),
-        estimate=out.tokens, over_ceiling=bool(ceiling and out.tokens >= ceiling),
+        estimate=out.tokens, over_ceiling=refused(out.tokens, ceiling),
         fresh=fresh, cache_read=read, cache_write=write, cache_write_5m=write_5m,
         cache_write_1h=write_1h, output=output, change=out.change, rewritten=out.rewritten,
         folds=step.folds, folded=step.folded, cost_usd=None if cost is None else round(cost, 8),
         reported=billed, modelled_fresh=out.fresh, modelled_cache_read=out.read, modelled_cache_write=out.write,
         modelled_cost_usd=None if modelled is None else round(modelled, 8),
         reported_input=reported_input if strategy == "recorded" else None,
-        reported_over_ceiling=bool(strategy == "recorded" and ceiling and reported_input is not None
-                                   and reported_input >= ceiling),
+        reported_over_ceiling=strategy == "recorded" and reported_input is not None and refused(reported_input, ceiling),
     )
 
 
-def request_prices(session: Session, model: str | None, settings: Settings, prices: ModelPrices | None) -> ModelPrices | None:
+def request_prices(measure: Measure, model: str | None, prices: ModelPrices | None) -> ModelPrices | None:
     """The prices a recorded request was billed at: its own model's (a session may switch models), unless the
     replay names a model; the run's prices when the request names none."""
-    from foldscope.core.model import pricing
-
-    if settings.model or not pricing.is_model(model) or model == model_name(settings, session):
+    if measure.policy.model or not pricing.is_model(model) or model == model_name(measure):
         return prices
     return lookup_prices(model) or prices
 
@@ -373,20 +365,20 @@ class ReplayRuns:
     priced: bool
     cache_mode: str
     cache_why: str
-    settings: Settings
+    settings: dict[str, Any]  # the policy it ran under, and the band's lines
     runs: list[StrategyRun]
 
 
 def replay_runs(
-    session: Session, strategies: Iterable[str], settings: Settings, prices: ModelPrices | None = None,
+    session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
     report: Report | None = None, keep_views: bool = False,
 ) -> ReplayRuns:
     """Run every named strategy over one session, sharing one measure.
 
     `report(done, total, label)` counts requests over all strategies, for a progress bar."""
-    measure = Measure(session, stored_scale(session), policy_for(settings))
-    rules, why = cache_rules(settings, session)
-    model = model_name(settings, session)
+    layouts = Layouts(measure)
+    rules, why = cache_rules(measure)
+    model = model_name(measure)
     if prices is None:
         prices = lookup_prices(model)
     strategies = list(strategies)
@@ -394,18 +386,24 @@ def replay_runs(
     runs = []
     for n, name in enumerate(strategies):
         step = None if report is None else (lambda d, t, label, n=n: report(n * per + d, per * len(strategies), label))
-        runs.append(run_strategy(session, name, settings, measure, prices, rules, step, keep_views))
-    return ReplayRuns(model, prices is not None, rules.mode, why, settings, runs)
+        runs.append(run_strategy(session, name, layouts, prices, rules, step, keep_views))
+    return ReplayRuns(model, prices is not None, rules.mode, why, settings_of(measure), runs)
+
+
+def settings_of(measure: Measure) -> dict[str, Any]:
+    """What a replay ran under, as its output names it: the policy resolved, and the band's lines."""
+    p = measure.policy
+    return {"ceiling": measure.ceiling, "fold_at": p.fold_at, "target": p.fold_target,
+            "result_max": p.tool_result_max_chars, "caching": p.caching, "band_max": BAND_MAX, "band_min": BAND_MIN,
+            "model": p.model}
 
 
 def replay(
-    session: Session, strategies: Iterable[str], settings: Settings, prices: ModelPrices | None = None,
+    session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
     report: Report | None = None,
 ) -> dict[str, Any]:
     """Every named strategy over one session: totals side by side, and the rows, as plain data."""
-    out = replay_runs(session, strategies, settings, prices, report)
-    from foldscope.core.model import pricing
-
+    out = replay_runs(session, strategies, measure, prices, report)
     found = pricing.resolve(out.model)
     return {
         "model": out.model,
@@ -413,7 +411,7 @@ def replay(
         "price_source": found.source if out.priced else None,
         "price_reason": None if out.priced else found.reason,
         "cache": {"mode": out.cache_mode, "why": out.cache_why},
-        "settings": asdict(settings),
+        "settings": out.settings,
         "totals": [r.totals() for r in out.runs],
         "rows": [asdict(row) for r in out.runs for row in r.rows],
     }

@@ -6,11 +6,22 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from foldscope.core.fold.history import replay_folds
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
+from foldscope.core.request.measure import Measure
+from foldscope.core.request.trace import trace_views
 
 
 class Sizes(Protocol):
-    """What a strategy asks of the measure: a view's estimate and each message's part of it."""
+    """What a strategy asks of the measure (core.request.measure.Measure): the policy and its ceiling, a view's
+    estimate and each message's part of it."""
+
+    @property
+    def ceiling(self) -> int | None: ...
+
+    @property
+    def policy(self) -> Policy: ...
 
     def estimate(self, view: Sequence[Message]) -> int: ...
 
@@ -18,26 +29,17 @@ class Sizes(Protocol):
 
     def alone(self, message: Message) -> float: ...
 
+    @property
+    def measure(self) -> Measure: ...
+
 BAND_BRIEF_CHARS = 2000  # pi-fold bounds each brief at 2,000 characters
+BAND_MAX = 0.80  # pi-fold maxTarget: a commit fires when the view reaches it, a fraction of the ceiling
+BAND_MIN = 0.20  # pi-fold minTarget: a commit folds down to it
 SUMMARY_CHARS = 8000  # a compaction summary: a few thousand tokens, as native compaction writes
 COMPACT_PROMPT = (
     "Summarise the conversation so far for a continuation: the task, what was done, what was found, "
     "what remains. The session will continue from this summary alone."
 )
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The policy a replay runs under (ceiling, line, target, bound, caching) and the band's lines."""
-
-    ceiling: int | None = None
-    fold_at: float = 0.8  # the line; compaction summarises when the view reaches it
-    target: float = 0.6
-    result_max: int | None = None
-    caching: bool = False
-    band_max: float = 0.80  # pi-fold maxTarget: a commit fires when the view reaches it
-    band_min: float = 0.20  # pi-fold minTarget: a commit folds down to it
-    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,18 +77,16 @@ def material(session: Session) -> list[list[Message]]:
 
 def recorded_views(session: Session) -> Iterator[tuple[Message, ...]]:
     """Each recorded request's view as messages; a view that extends the one before reuses its messages."""
-    from foldscope.core.request.trace import trace_views
-
     return trace_views(session.record, session.trace)
 
 
-def recorded(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+def recorded(session: Session, measure: Sizes) -> Iterator[Step]:
     """The views the source actually used, its own compactions included."""
     for k, view in enumerate(recorded_views(session)):
         yield Step(view, k)
 
 
-def none(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+def none(session: Session, measure: Sizes) -> Iterator[Step]:
     """Everything so far, no management."""
     view: list[Message] = []
     for k, new in enumerate(material(session)):
@@ -155,24 +155,24 @@ def units(view: list[Message], undelivered: set[str]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if not any(view[i].id in undelivered for i in range(a, b))]
 
 
-def band(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+def band(session: Session, measure: Sizes) -> Iterator[Step]:
     """pi-fold's band: closed units are marked and change nothing; when the view reaches band_max of the
     ceiling one commit folds standing marks, stalest first, down to band_min, in a single rewrite."""
     view: list[Message] = []
     for k, new in enumerate(material(session)):
         view.extend(new)
         folds = folded = 0
-        if settings.ceiling and measure.estimate(view) >= settings.band_max * settings.ceiling:
-            view, folded = commit(session, view, {m.id for m in new}, settings, measure)
+        if measure.ceiling and measure.estimate(view) >= BAND_MAX * measure.ceiling:
+            view, folded = commit(session, view, {m.id for m in new}, measure)
             folds = 1 if folded else 0
         yield Step(tuple(view), k, folds=folds, folded=folded)
 
 
 def commit(
-    session: Session, view: list[Message], undelivered: set[str], settings: Settings, measure: Sizes
+    session: Session, view: list[Message], undelivered: set[str], measure: Sizes
 ) -> tuple[list[Message], int]:
     """Apply standing marks stalest first until the view would be at band_min; adjacent ones share a brief."""
-    goal = settings.band_min * (settings.ceiling or 0)
+    goal = BAND_MIN * (measure.ceiling or 0)
     sizes = measure.sizes(view)
     projected: float = measure.estimate(view)  # less the sizes, which are scaled (float)
     chosen: list[tuple[int, int]] = []
@@ -202,7 +202,7 @@ def commit(
     return out, folded
 
 
-def compaction(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+def compaction(session: Session, measure: Sizes) -> Iterator[Step]:
     """Native compaction: at fold_at of the ceiling, one summary call over the whole view, then start
     again from the stable head and the summary. The summary call is a request of its own."""
     view: list[Message] = []
@@ -210,7 +210,7 @@ def compaction(session: Session, settings: Settings, measure: Sizes) -> Iterator
         view.extend(new)
         head = head_length(view)
         body = view[head:]
-        over = settings.ceiling and measure.estimate(view) >= settings.fold_at * settings.ceiling
+        over = measure.ceiling and measure.estimate(view) >= measure.policy.fold_at * measure.ceiling
         if over and any(m.kind != "note" for m in body):
             prompt = Message(id=f"compaction-prompt:{k}", kind="instruction", created_at=None,
                              content={"instruction": COMPACT_PROMPT})
@@ -222,21 +222,15 @@ def compaction(session: Session, settings: Settings, measure: Sizes) -> Iterator
         yield Step(tuple(view), k)
 
 
-def adr(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
+def adr(session: Session, measure: Sizes) -> Iterator[Step]:
     """Our fold (core.fold.fold, ADR-0130 as amended) before every request, under the ceiling, line and target.
     A request the fold could not bring under the ceiling is refused by the fold; replay still shows it,
     over the ceiling, so the refusal is visible in the totals."""
-    if not settings.ceiling:
-        yield from none(session, settings, measure)  # no ceiling: nothing ever folds
+    if not measure.ceiling:
+        yield from none(session, measure)  # no ceiling: nothing ever folds
         return
-    from foldscope.core.fold.fold import FoldSettings
-    from foldscope.core.fold.history import replay_folds
-
-    # The measure's counter, shared: the fold's counts and the replay's then tokenise each body once.
-    # The policy too: without it the fold would run with no result bound and no Amendment 4 rules.
-    history = replay_folds(session, FoldSettings(settings.ceiling, settings.fold_at, settings.target),
-                           clock=lambda: 0.0, counter=getattr(measure, "counter", None),
-                           policy=getattr(measure, "policy", None))
+    # The fold under the same Measure: its counts and the replay's tokenise each body once, under one policy.
+    history = replay_folds(session, measure.measure, clock=lambda: 0.0)
     record = history.session.record
     folds: dict[int, int] = {}
     last: dict[int, tuple[str, ...]] = {}  # as history.view_before(k), read in one pass
@@ -257,7 +251,7 @@ def adr(session: Session, settings: Settings, measure: Sizes) -> Iterator[Step]:
         yield Step(messages, k, folds=folds.get(k, 0))
 
 
-STRATEGIES: dict[str, Callable[[Session, Settings, Sizes], Iterator[Step]]] = {
+STRATEGIES: dict[str, Callable[[Session, Sizes], Iterator[Step]]] = {
     "recorded": recorded,
     "none": none,
     "band": band,

@@ -4,7 +4,7 @@ The branch is the session as it stood before request k (core.fold.history.sessio
 after whatever actions a person ran on it. Request k is sent from the branch's view as it stands;
 before each later request j the messages the original recorded up to j's answer join the view
 (the source's own notes and copies do not: the fold under the policy decides what stands for what),
-the fold runs under the settings, and the request completes, delivering its view. Neither the
+the fold runs under the policy, and the request completes, delivering its view. Neither the
 original nor the branch is changed: the replay works on its own copy.
 """
 
@@ -13,13 +13,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from foldscope.core.fold.delivery import mark_delivered
-from foldscope.core.fold.fold import Fold, FoldSettings, default_count
+from foldscope.core.fold.fold import Fold, default_count
 from foldscope.core.fold.history import response_index
 from foldscope.core.model.session import FullRecord, Session
-from foldscope.core.request.count import Counter
+from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import build_trace
 
 
@@ -41,15 +40,16 @@ def branch_copy(branch: Session) -> Session:
                    trace=list(branch.trace), model=branch.model, scale=branch.scale, unseen_head=branch.unseen_head)
 
 
-def replay_from(original: Session, branch: Session, request: int, settings: FoldSettings | None, *,
-                policy: Any = None, counter: Counter | None = None) -> list[BranchStep]:
-    """Requests `request`.. of the original's trace as the branch would have sent them."""
+def replay_from(original: Session, branch: Session, request: int, measure: Measure) -> list[BranchStep]:
+    """Requests `request`.. of the original's trace as the branch would have sent them, under the measure's
+    policy (no ceiling: nothing folds)."""
     trace = build_trace(original)
     if not 0 <= request < len(trace):
         raise IndexError(f"request {request} is not in the trace (it has {len(trace)} requests)")
     work = branch_copy(branch)
-    count = default_count(work, policy, counter)
-    fold = Fold(work, settings, count=count, policy=policy) if settings is not None else None
+    measure = measure.over(work)
+    count = default_count(measure)
+    fold = Fold(work, measure, count=count) if measure.ceiling is not None else None
     taken = response_index(original, trace, request)
     steps: list[BranchStep] = []
     for j in range(request, len(trace)):

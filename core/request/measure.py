@@ -70,7 +70,7 @@ class Measure:
                  resolution: Resolution | None = None) -> None:
         self.session = session
         self.policy = policy or Policy()
-        self.model = self.policy.model or session.model
+        self.model = self.policy.model or session.model or next((r.model for r in session.trace if r.model), None)
         self.per_call = per_call
         self.resolution = resolution or resolve_ceiling(self.policy, self.model, per_call)
         self.counter = counter or Counter(threads)
@@ -129,8 +129,11 @@ class Measure:
         stored decision only (`decide=False`): Amendment 4 lets only a request's compile make it."""
         if not self.policy.caching:
             return None
-        if not decide:
-            return included_round(read_decision(self.session))
+        stored = read_decision(self.session)
+        if stored is not None or not decide:
+            return included_round(stored)
+        if self._trace is not None and self._trace.decision is not None:
+            return included_round(self._trace.decision)  # as the recorded requests decided it, at their scale
         return included_round(decide_first_round(self.session, self.policy, self.counter, view=messages, store=False))
 
     def options(self, messages: Sequence[Message], *, decide: bool = True,

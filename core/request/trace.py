@@ -172,6 +172,7 @@ class TraceReport:
     scale: float = 1.0
     unseen_head: int = 0
     prefix: bool = True  # whether the rows carry their prefix share and divergence
+    decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
 
 
 def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]]) -> list:
@@ -232,7 +233,11 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     counts: list[Measurement] = []
     parted: list[Divergence | None] = []
     rounds: list[IncludedRound | None] = []
-    for request, (messages, first_round) in zip(trace, rounds_of(session, policy, counter, trace_views(rec, trace))):
+    decision = None
+    for request, messages in zip(trace, trace_views(rec, trace)):
+        if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
+            decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
+        first_round = included_round(decision)
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))
         rounds.append(first_round)
@@ -260,6 +265,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         scale = calibrated(scale, counted, reported)
     report.unseen_head = head
     report.scale = scale
+    report.decision = decision
     if record:
         session.events.extend(report.decisions)
         report.scale = keep_scale(session, scale)

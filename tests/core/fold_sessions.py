@@ -8,10 +8,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from foldscope.core.fold.delivery import DELIVERED_KEY
-from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.fold import Fold
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.request.compile import compile_request
 from foldscope.core.request.count import Counter
+from foldscope.core.request.measure import Measure
 
 WORDS = ["config", "profile", "loader", "cache", "session", "registry", "settings", "paths", "store", "policy"]
 
@@ -67,11 +69,18 @@ class Build:
         return s
 
 
+def fold_measure(session: Session, ceiling: int, fold_at: float | None = None, target: float | None = None,
+                 policy: Policy | None = None) -> Measure:
+    """The session's Measure under `policy` (default: none set) with this ceiling, line and target."""
+    return Measure(session, (policy or Policy()).with_values(max_input_tokens=ceiling, context_fold_at=fold_at,
+                                                             context_fold_target=target))
+
+
 def fold_for(session: Session, ceiling: int, fold_at: float = 0.8, target: float = 0.6, **options: Any) -> Fold:
     """A fold over the session with the real incremental counter."""
     counter = Counter()
     count = lambda ms: counter.count(list(ms), record=session.record)  # noqa: E731
-    return Fold(session, FoldSettings(ceiling, fold_at, target), count=count, **options)
+    return Fold(session, fold_measure(session, ceiling, fold_at, target), count=count, **options)
 
 
 def record_hashes(session: Session) -> list[tuple[str, str]]:

@@ -1,6 +1,10 @@
 """Hand-built sessions for the replay tests: a system, a task, then rounds of a call and its result."""
 
+from typing import Any
+
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
+from foldscope.core.request.measure import Measure
 
 
 def words(seed: int, n: int) -> str:
@@ -29,3 +33,9 @@ def with_usage(session: Session, usages: list[Usage]) -> Session:
     trace = [Request(r.index, r.view, r.response_id, u, r.at, r.model) for r, u in zip(session.trace, usages)]
     return Session(record=session.record, view=session.view, format=session.format, trace=trace,
                    model=session.model)
+
+
+def under(session: Session, ceiling: int | None = None, caching: bool = False, **keys: Any) -> Measure:
+    """The session's Measure under a policy with this ceiling (None: no ceiling) and caching."""
+    return Measure(session, Policy(max_input_tokens=ceiling if ceiling is not None else "none",
+                                   prompt_caching=caching, **keys))

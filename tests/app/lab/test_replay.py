@@ -7,7 +7,7 @@ import threading
 import pytest
 
 import foldscope.app.lab.replay as replay_view
-from foldscope.app.lab.replay import ReplayView, settings_for
+from foldscope.app.lab.replay import ReplayView
 from foldscope.app.models.replay import METRICS, RawRole
 from foldscope.app.qt import Qt
 from foldscope.core.formats import load_session
@@ -15,6 +15,7 @@ from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.policy import Policy
 from foldscope.core.replay.lab import replay
 from foldscope.core.replay.strategies import STRATEGIES
+from foldscope.core.request.measure import Measure
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +43,9 @@ def run_to_end(qtbot, view):
 def test_a_run_on_the_demo_finishes_in_the_worker_and_its_table_equals_core_replay(qtbot, lab, demo_session):
     result = run_to_end(qtbot, lab)
     assert [r.strategy for r in result.runs] == list(STRATEGIES)
-    settings = settings_for(Policy(max_input_tokens=60000, prompt_caching=True), demo_session)[0]
-    assert settings.ceiling == 60000 and settings.caching
-    expected = replay(demo_session, list(STRATEGIES), settings)["totals"]
+    measure = Measure(demo_session, Policy(max_input_tokens=60000, prompt_caching=True))
+    assert measure.ceiling == 60000 and measure.policy.caching
+    expected = replay(demo_session, list(STRATEGIES), measure)["totals"]
     table = [{key: lab.model.index(row, col).data(RawRole) for row, (key, _, _) in enumerate(METRICS)}
              for col in range(lab.model.columnCount())]
     assert table == [{key: t[key] for key, _, _ in METRICS} for t in expected]

@@ -8,10 +8,10 @@ import pytest
 
 from foldscope.app import dialogs
 from foldscope.core.actions.commands import Evict
-from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import response_index, session_at_request
 from foldscope.core.replay.what_if import replay_from
 from foldscope.core.request.count import estimate
+from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import build_trace
 
 K = 5
@@ -25,8 +25,7 @@ def demo(demo_window):
 def core_series(original, branch_session, k, policy=None):
     """What core replays for this branch, at the original's scales: what the timeline must draw."""
     policy = policy or original.policy
-    settings = FoldSettings.from_policy(policy, policy.model or original.session.model)
-    steps = replay_from(original.session, branch_session, k, settings, policy=policy)
+    steps = replay_from(original.session, branch_session, k, Measure(original.session, policy))
     return tuple(estimate(s.counted, original.requests[s.request].scale) for s in steps)
 
 

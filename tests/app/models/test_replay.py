@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from foldscope.app.lab.replay import settings_for
 from foldscope.app.models.replay import METRICS, RawRole, TotalsModel
 from foldscope.app.qt import Qt
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.policy import Policy
 from foldscope.core.replay.lab import replay
+from foldscope.core.request.measure import Measure
 
 
 def test_the_totals_model_passes_the_model_tester_and_shows_each_total(qtmodeltester):
     demo_session = load_session(demo_path())
     model = TotalsModel()
     qtmodeltester.check(model)
-    settings = settings_for(Policy(max_input_tokens=60000), demo_session)[0]
-    totals = replay(demo_session, ["none", "adr"], settings)["totals"]
+    totals = replay(demo_session, ["none", "adr"], Measure(demo_session, Policy(max_input_tokens=60000)))["totals"]
     model.set_totals(totals)
     qtmodeltester.check(model)
     assert model.rowCount() == len(METRICS) and model.columnCount() == 2

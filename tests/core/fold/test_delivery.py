@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from foldscope.core.fold.delivery import DELIVERED_KEY, clone_session, default_delivered, delivered_ids, mark_delivered
-from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import replay_folds
 from foldscope.core.fold.summarise import CallableSummariser
 from foldscope.core.formats import load_session
 from foldscope.core.formats.lionagi import write_session
 from foldscope.core.model.session import Request
-from tests.core.fold_sessions import Build, fold_for, text_of
+from tests.core.fold_sessions import Build, fold_for, fold_measure, text_of
 
 
 def small():
@@ -88,10 +87,10 @@ def test_a_refused_request_delivers_nothing_and_a_completed_one_delivers_its_vie
     session = b.session()
     session.trace = [Request(0, ("m0", "m1"), "m2"), Request(1, ("m0", "m1", "m2", "m3", "m4"), "m5")]
     small_ceiling = fold_for(session, 10**9).estimate([session.record.get("m0")]) - 1
-    replay = replay_folds(session, FoldSettings(small_ceiling))
+    replay = replay_folds(session, fold_measure(session, small_ceiling))
     assert set(replay.refusals) == {0, 1}
     assert replay.session.branch_metadata[DELIVERED_KEY] == []
-    replay = replay_folds(session, FoldSettings(10**6))
+    replay = replay_folds(session, fold_measure(session, 10**6))
     assert set(replay.session.branch_metadata[DELIVERED_KEY]) == {"m0", "m1", "m2", "m3", "m4"}
 
 

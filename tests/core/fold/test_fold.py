@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from foldscope.core.fold.fold import Fold, FoldSettings
+import pytest
+
+from foldscope.core.fold.fold import Fold
 from foldscope.core.fold.summarise import BriefSummariser, Summary
-from tests.core.fold_sessions import Build, calls_have_results, fold_for, payload, text_of
+from tests.core.fold_sessions import Build, calls_have_results, fold_for, fold_measure, payload, text_of
 
 RECORD_FIELDS = {"at", "reason", "stage", "kept_tail", "messages_folded", "tool_calls", "tool_calls_total",
                  "summary_source", "estimate_before", "estimate_after", "cap", "input_scale", "outcome",
@@ -154,7 +156,7 @@ def test_a_floor_view_under_the_target_lets_all_run_with_six_then_two():
     spy = Spy()
     fold = past_line(session, target=0.15, summariser=spy)
     run = fold.run()
-    assert run.floor_estimate <= fold.settings.target_tokens
+    assert run.floor_estimate <= fold.target_tokens
     assert [r["kept_tail"] for r in run.records if r["stage"] == "all"][:1] == [6]
 
 
@@ -220,12 +222,25 @@ def test_a_refused_request_with_nothing_to_fold_stays_refused_without_a_landed_p
 def test_line_and_target_of_0_9_and_0_5_set_the_trigger_boundary_and_the_stopping_condition():
     _, session = history()
     count = lambda ms: 900  # noqa: E731 - a fixed size, to test the boundary arithmetic exactly
-    at_line = Fold(session, FoldSettings(1_000, 0.9, 0.5), count=count)
+    at_line = Fold(session, fold_measure(session, 1_000, 0.9, 0.5), count=count)
     assert at_line.maybe_fold() is not None
-    under = Fold(session, FoldSettings(1_001, 0.9, 0.5), count=lambda ms: 900)
+    under = Fold(session, fold_measure(session, 1_001, 0.9, 0.5), count=lambda ms: 900)
     assert under.maybe_fold() is None  # 900 is one under 0.9 of 1,001
     b, session = history()
     fold = past_line(session, fold_at=0.9, target=0.5)
     run = fold.run()
-    assert run.target_reached and run.estimate_after <= 0.5 * fold.settings.ceiling
+    assert run.target_reached and run.estimate_after <= 0.5 * fold.ceiling
     assert not any(r["target_reached"] for r in run.records[:-1])  # it stopped at the first pass under 0.5
+
+
+@pytest.mark.parametrize(("size", "sent"), [(999, True), (1_000, False), (1_001, False)])
+def test_d4_a_request_at_or_past_the_ceiling_is_refused_by_the_fold_as_by_the_trace(size, sent):
+    """One rule for the trace's refusal, the fold's prepare and resume loop and restore's admission check."""
+    from foldscope.core.request.measure import refused
+
+    _, session = history()
+    fold = Fold(session, fold_measure(session, 1_000, 0.99, 0.98), count=lambda ms: size)
+    assert fold.fits(session.view) is sent
+    _, refusal = fold.prepare_request()
+    assert (refusal is None) is sent
+    assert refused(size, 1_000) is not sent

@@ -7,11 +7,12 @@ import re
 from foldscope.core.actions.commands import Clip, ReadResult, Restore
 from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, build_copy, kept_of, recovery_text
 from foldscope.core.fold.cuts import eligible_bodies
-from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.fold import Fold
 from foldscope.core.model.policy import Policy
 from foldscope.core.request.compile import compile_request, payload_text
+from foldscope.core.request.measure import Measure
 from foldscope.core.request.projection import effective_count, project_output, retained_max, split
-from tests.core.fold_sessions import Build, calls_have_results, text_of
+from tests.core.fold_sessions import Build, calls_have_results, fold_measure, text_of
 
 MARKER = re.compile(r"\[\.\.\. ([\d,]+) characters omitted here \(offsets (\d+) to (\d+) of the original")
 
@@ -19,7 +20,7 @@ MARKER = re.compile(r"\[\.\.\. ([\d,]+) characters omitted here \(offsets (\d+) 
 def bounded_fold(session, ceiling: int, bound: int, fold_at: float = 0.8, target: float = 0.6, **options) -> Fold:
     policy = Policy(max_input_tokens=ceiling, context_fold_at=fold_at, context_fold_target=target,
                     tool_result_max_chars=bound)
-    return Fold(session, FoldSettings(ceiling, fold_at, target), policy=policy, **options)
+    return Fold(session, Measure(session, policy), **options)
 
 
 def small_deficit_fold(session, bound: int, deficit: int = 150) -> Fold:
@@ -155,7 +156,7 @@ def test_sixteen_undelivered_results_under_a_bound_all_stay_represented_and_reac
     session, pairs = newest_round([text_of(6_000, seed=i) for i in range(16)])
     fold = bounded_fold(session, 20_000, 4_000)
     before = fold.estimate()
-    assert before > fold.settings.line_tokens
+    assert before > fold.line_tokens
     run = fold.run()
     assert run.target_reached and all(r["stage"] == "clip" for r in run.records)
     view = session.view_messages()
@@ -173,7 +174,7 @@ def test_restore_under_a_bound_stays_bounded_and_admission_counts_the_projection
     index = session.record.index_of(listing.id)
     Clip(index, 2_000).do(session)
     bounded = bounded_fold(session, 6_000, 4_000)
-    unbounded = Fold(session, FoldSettings(6_000))
+    unbounded = Fold(session, fold_measure(session, 6_000))
     copy_id = one_copy(session, listing).id
     restored_view = [listing.id if mid == copy_id else mid for mid in session.view]
     assert not unbounded.fits(restored_view)  # the whole original is far over 6,000 tokens
@@ -202,8 +203,8 @@ def test_read_result_under_a_bound_reports_the_applied_limit():
 
 def test_unbounded_clip_keeps_amendment_2_arithmetic():
     session, [(_, listing)] = newest_round([text_of(30_000, seed=11)])
-    estimate = Fold(session, FoldSettings(10**6)).estimate()
-    fold = Fold(session, FoldSettings(10**6, estimate / 10**6, (estimate - 150) / 10**6))
+    estimate = Fold(session, fold_measure(session, 10**6)).estimate()
+    fold = Fold(session, fold_measure(session, 10**6, estimate / 10**6, (estimate - 150) / 10**6))
     [record] = fold.run().records
     [entry] = record["clipped"]
     assert "kept_before" not in entry and CLIP_FLOOR < entry["kept"] < 30_000

@@ -6,15 +6,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.fold import Fold
 from foldscope.core.fold.history import replay_folds
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.policy import Policy
 from foldscope.core.request.compile import compile_request, make_plan
 from foldscope.core.request.first_round import decide_first_round, read_decision, request_options
+from foldscope.core.request.measure import Measure
 from tests.core.fold.test_fold_properties import sessions
-from tests.core.fold_sessions import Build, calls_have_results, record_hashes, text_of
+from tests.core.fold_sessions import Build, calls_have_results, fold_measure, record_hashes, text_of
 
 
 def caching(ceiling: int, bound: int | None = None, on: bool = True) -> Policy:
@@ -23,7 +24,7 @@ def caching(ceiling: int, bound: int | None = None, on: bool = True) -> Policy:
 
 def fold_under(session, policy: Policy, fold_at: float = 0.8, target: float = 0.6, **options) -> Fold:
     ceiling = policy.max_input_tokens
-    return Fold(session, FoldSettings(ceiling, fold_at, target), policy=policy, **options)
+    return Fold(session, fold_measure(session, ceiling, fold_at, target, policy), **options)
 
 
 def note(b: Build, text: str, first: int):
@@ -217,7 +218,7 @@ def test_done_when_stepping_the_fold_keeps_the_first_rounds_compiled_bytes(ceili
     through the first round's end byte-identical."""
     session = load_session(str(demo_path()))
     policy = Policy(max_input_tokens=ceiling, tool_result_max_chars=4_000, prompt_caching=True)
-    replay = replay_folds(session, FoldSettings(ceiling), policy=policy, clock=lambda: 0.0)
+    replay = replay_folds(session, fold_measure(session, ceiling, policy=policy), clock=lambda: 0.0)
     work = replay.session
     decision = read_decision(work)
     assert decision is not None and decision["included"]
@@ -249,16 +250,16 @@ def test_done_when_stepping_the_fold_keeps_the_first_rounds_compiled_bytes(ceili
 @given(sessions(), st.floats(0.2, 1.2), st.sampled_from([None, 1_024, 4_000]), st.booleans())
 def test_property_a_bounded_caching_fold_keeps_the_record_the_round_and_every_call_answered(session, share, bound,
                                                                                           decided):
-    probe = Fold(session, FoldSettings(10**7), policy=caching(10**7, bound))
+    probe = Fold(session, Measure(session, caching(10**7, bound)))
     ceiling = max(10, int(probe.estimate() * share))
     policy = caching(ceiling, bound)
     if decided:
         decide_first_round(session, policy)
-    protected = Fold(session, FoldSettings(ceiling), policy=policy).protected()
+    protected = Fold(session, fold_measure(session, ceiling, policy=policy)).protected()
     hashes = record_hashes(session)
     delivered = set(session.branch_metadata["delivered"])
     undelivered = [m.id for m in session.view_messages() if m.id not in delivered]
-    run = Fold(session, FoldSettings(ceiling), policy=policy).run()
+    run = Fold(session, fold_measure(session, ceiling, policy=policy)).run()
     assert record_hashes(session)[: len(hashes)] == hashes
     assert set(session.view) <= set(session.record.ids())
     assert all(r["estimate_after"] < r["estimate_before"] for r in run.records if r["outcome"] == "landed")

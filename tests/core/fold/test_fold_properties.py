@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.actions.commands import ApplyFold, Clip, CommandStack, Compact, Evict, EvictActionResults, Expand, ReadResult, Restore
-from foldscope.core.fold.fold import Fold, FoldSettings
+from foldscope.core.fold.fold import Fold
 from foldscope.core.request.count import Counter
-from tests.core.fold_sessions import Build, calls_have_results, payload, record_hashes, text_of
+from tests.core.fold_sessions import Build, calls_have_results, fold_measure, payload, record_hashes, text_of
 
 OUTPUTS = st.one_of(
     st.integers(10, 6_000).map(lambda n: text_of(n, n)),
@@ -63,7 +63,7 @@ def action(data, session):
     counter = Counter()
     count = lambda ms: counter.count(list(ms), record=session.record)  # noqa: E731
     ceiling = max(1, int(count(session.view_messages()) * data.draw(st.floats(0.3, 1.5))))
-    return ApplyFold(Fold(session, FoldSettings(ceiling), count=count))
+    return ApplyFold(Fold(session, fold_measure(session, ceiling), count=count))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,7 +100,7 @@ def test_a_fold_lands_only_lowering_passes_and_keeps_head_task_and_undelivered(s
     head, task = session.view[0], next(m.id for m in session.view_messages() if m.kind == "instruction")
     delivered = set(session.branch_metadata["delivered"])
     undelivered = [m for m in session.view_messages() if m.id not in delivered]
-    run = Fold(session, FoldSettings(ceiling, *pair), count=count).run()
+    run = Fold(session, fold_measure(session, ceiling, *pair), count=count).run()
     assert record_hashes(session)[: len(hashes)] == hashes
     assert all(r["estimate_after"] < r["estimate_before"] for r in run.records if r["outcome"] == "landed")
     assert run.estimate_after <= run.estimate_before

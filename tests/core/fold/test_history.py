@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from foldscope.core.fold.fold import FoldSettings
 from foldscope.core.fold.history import replay_folds, session_at_request
 from foldscope.core.formats.demo import generate
+from tests.core.fold_sessions import fold_measure
 
 
 def test_replaying_the_demo_gives_a_version_per_request_and_per_landed_fold_without_changing_the_session():
     session = generate()
     view, size = list(session.view), len(session.record)
-    replay = replay_folds(session, FoldSettings(20_000))
+    replay = replay_folds(session, fold_measure(session, 20_000))
     assert session.view == view and len(session.record) == size
     causes = {v.cause for v in replay.versions}
     assert {"request", "fold"} <= causes
@@ -23,7 +23,7 @@ def test_replaying_the_demo_gives_a_version_per_request_and_per_landed_fold_with
 
 def test_every_request_after_its_folds_is_under_the_ceiling_or_refused():
     session = generate()
-    replay = replay_folds(session, FoldSettings(20_000))
+    replay = replay_folds(session, fold_measure(session, 20_000))
     for k in range(len(session.trace)):
         last = [v for v in replay.versions if v.request == k][-1]
         assert last.estimate <= 20_000 or k in replay.refusals
@@ -43,7 +43,7 @@ def test_the_fold_history_decides_the_first_round_once_by_the_first_request_that
 
     session = generate()
     policy = Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=True)
-    replay = replay_folds(session, FoldSettings(20_000), policy=policy, clock=lambda: 0.0)
+    replay = replay_folds(session, fold_measure(session, 20_000, policy=policy), clock=lambda: 0.0)
     decision = read_decision(replay.session)
     first_whole = next(k for k, r in enumerate(session.trace)
                        if (found := find_round([session.record.get(i) for i in r.view])) and found.whole)
@@ -53,5 +53,5 @@ def test_the_fold_history_decides_the_first_round_once_by_the_first_request_that
     later = session_at_request(session, first_whole + 1, policy)
     assert read_decision(later)["members"] == decision["members"]
     assert session.branch_metadata.get("prompt_cache") is None  # the session itself is never changed
-    unbounded = replay_folds(session, FoldSettings(20_000), clock=lambda: 0.0)
+    unbounded = replay_folds(session, fold_measure(session, 20_000), clock=lambda: 0.0)
     assert read_decision(unbounded.session) is None  # without a caching policy nothing decides

@@ -2,7 +2,8 @@
 
 from foldscope.core.model.session import Usage
 from foldscope.core.replay.cache_check import check_cache, fit
-from foldscope.core.replay.lab import Measure
+from foldscope.core.replay.lab import Layouts
+from foldscope.core.request.measure import Measure
 from tests.core.replay_sessions import tool_session, with_usage
 
 
@@ -13,7 +14,7 @@ def test_fit_recovers_offset_and_scale():
 
 def ideal_usage(session, hidden: int, scale: float, gap_miss: int | None = None):
     """What a provider with the tail-mark cache would report: each request reads the previous one."""
-    m = Measure(session)
+    m = Layouts(Measure(session))
     sizes = [hidden + scale * m.measurement([session.record.get(i) for i in r.view]).counted for r in session.trace]
     usages, prev = [], None
     for k, size in enumerate(sizes):

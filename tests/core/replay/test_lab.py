@@ -7,15 +7,17 @@ import pytest
 
 from foldscope.core.formats.demo import generate
 from foldscope.core.replay.cache_model import Layout
-from foldscope.core.replay.lab import HIDDEN_HEAD, Measure, run_strategy
-from foldscope.core.replay.strategies import STRATEGIES, Settings
+from foldscope.core.replay.lab import HIDDEN_HEAD, Layouts, run_strategy
+from foldscope.core.replay.strategies import STRATEGIES
+from foldscope.core.request.measure import Measure
+from tests.core.replay_sessions import under
 
 
-class WholeMeasure(Measure):
+class WholeLayouts(Layouts):
     """The reference: every view planned whole, every layout built from scratch, marks found by scanning."""
 
     def measurement(self, view):
-        return self.counter.measure_whole(view, record=self.record, policy=self.policy, tools=self.tools)
+        return self.counter.measure_whole(view, **self.measure.options(view))
 
     def layout(self, view, marks, at):
         m, total, keys, ends = self.measurement(view), self.head, [], []
@@ -39,10 +41,10 @@ class WholeMeasure(Measure):
 @pytest.mark.parametrize("head", [0, 5_000])
 def test_incremental_replay_rows_equal_the_whole_computation(strategy, head):
     session = generate(rounds=30)
-    ceiling = Measure(session, head=0).estimate(list(session.record)) // 3
-    settings = Settings(ceiling=ceiling, caching=True)
-    fast = run_strategy(session, strategy, settings, Measure(session, 1.0, None, head=head))
-    whole = run_strategy(session, strategy, settings, WholeMeasure(session, 1.0, None, head=head))
+    ceiling = Layouts(Measure(session), head=0).estimate(list(session.record)) // 3
+    measure = under(session, ceiling=ceiling, caching=True)
+    fast = run_strategy(session, strategy, Layouts(measure, head=head, scale=1.0))
+    whole = run_strategy(session, strategy, WholeLayouts(under(session, ceiling=ceiling, caching=True), head=head, scale=1.0))
     assert fast.rows == whole.rows
 
 
@@ -53,10 +55,10 @@ def test_replay_carries_the_unseen_head_of_a_claude_code_session(corpus_dev):
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     head = measure_trace(session).unseen_head
     assert head > 10_000 and session.unseen_head == 0
-    measure = Measure(session)
+    measure = Layouts(Measure(session))
     assert measure.head == head  # measured as foldscope.core.request.trace measures it
-    rows = run_strategy(session, "recorded", Settings(), measure).rows
-    bare = run_strategy(session, "recorded", Settings(), Measure(session, head=0)).rows
+    rows = run_strategy(session, "recorded", measure).rows
+    bare = run_strategy(session, "recorded", Layouts(Measure(session), head=0)).rows
     assert all(r.estimate >= b.estimate + head for r, b in zip(rows, bare))
     reported = [(r.estimate, t.usage.reported_input) for r, t in zip(rows, session.trace) if t.usage]
     assert max(abs(e - x) / x for e, x in reported) < 0.25  # near what the provider billed

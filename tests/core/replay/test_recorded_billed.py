@@ -8,7 +8,7 @@ import pytest
 from foldscope.core.formats import load_session
 from foldscope.core.model.cost import lookup_prices
 from foldscope.core.replay.lab import replay_runs
-from foldscope.core.replay.strategies import Settings
+from tests.core.replay_sessions import under
 
 FILES = [
     "claude_code/extracted-dd381a75.jsonl",
@@ -21,7 +21,7 @@ FILES = [
 @pytest.mark.parametrize("name", FILES)
 def test_recorded_replay_totals_equal_the_sums_of_the_reported_usage_and_its_cost_the_per_request_bill(corpus_dev, name):
     session = load_session(str(corpus_dev / name))
-    run = replay_runs(session, ["recorded"], Settings()).runs[0]
+    run = replay_runs(session, ["recorded"], under(session)).runs[0]
     totals = run.totals()
     reported = [r.usage for r in session.trace if r.usage is not None]
     assert len(reported) == len(session.trace) and totals["reported_requests"] == len(reported)
@@ -50,7 +50,7 @@ def test_a_session_that_switches_models_is_billed_at_each_requests_own_model(cor
     n = len(session.trace)
     session.trace = [replace(r, model="claude-haiku-4-5-20251001") if n // 3 <= r.index < 2 * n // 3 else r
                      for r in session.trace]
-    run = replay_runs(session, ["recorded"], Settings()).runs[0]
+    run = replay_runs(session, ["recorded"], under(session)).runs[0]
     opus, haiku = lookup_prices("claude-opus-4-5"), lookup_prices("claude-haiku-4-5")
     assert opus is not None and haiku is not None
     bill = sum((haiku if r.model.startswith("claude-haiku") else opus).cost(
@@ -66,7 +66,7 @@ def test_a_request_without_reported_usage_keeps_the_modelled_figures(corpus_dev)
 
     session = load_session(str(corpus_dev / "claude_code" / "session-9eda1058.jsonl"))
     session.trace = [replace(r, usage=None) if r.index == 1 else r for r in session.trace]
-    run = replay_runs(session, ["recorded"], Settings()).runs[0]
+    run = replay_runs(session, ["recorded"], under(session)).runs[0]
     row = run.rows[1]
     assert not row.reported and row.cache_read == row.modelled_cache_read and row.fresh == row.modelled_fresh
     assert run.totals()["reported_requests"] == len(session.trace) - 1
@@ -75,6 +75,6 @@ def test_a_request_without_reported_usage_keeps_the_modelled_figures(corpus_dev)
 def test_reported_over_ceiling_says_whether_the_providers_own_count_was_past_the_ceiling(corpus_dev):
     session = load_session(str(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl"))
     peak = max(r.usage.reported_input for r in session.trace)
-    run = replay_runs(session, ["recorded"], Settings(ceiling=peak)).runs[0]
+    run = replay_runs(session, ["recorded"], under(session, ceiling=peak)).runs[0]
     assert sum(r.reported_over_ceiling for r in run.rows) == sum(r.usage.reported_input >= peak for r in session.trace) >= 1
     assert run.totals()["reported_over_ceiling"] >= 1
