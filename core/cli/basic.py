@@ -89,7 +89,7 @@ def _usage_parts(session: Session) -> dict[str, Any]:
     """With subagents: reported usage of main, subagents and the compaction summariser apart, and in total."""
     if not session.children:
         return {}
-    from foldscope.core.readout.session_totals import rolled_up
+    from foldscope.core.model.session_totals import rolled_up
 
     return {"usage": {part: totals.as_dict() for part, totals in rolled_up(session).items()}}
 
@@ -159,7 +159,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]
     if "usage" in result:
-        from foldscope.core.readout.session_totals import PART_LABELS
+        from foldscope.core.model.session_totals import PART_LABELS
 
         parts = result["usage"]
         cost = parts["total"]["cost_usd"]

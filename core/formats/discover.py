@@ -105,9 +105,9 @@ def project_of(agent: str, path: Path, session: Session | None) -> str:
 
 
 def describe(agent: str, path: Path) -> Found:
-    """A session's list row from its reported usage (core.readout.session_totals prices it)."""
+    """A session's list row from its reported usage (core.model.session_totals prices it)."""
     from foldscope.core.formats import load_session
-    from foldscope.core.readout.session_totals import rolled_up
+    from foldscope.core.model.session_totals import rolled_up
 
     stat = path.stat()
     try:

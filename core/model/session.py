@@ -223,7 +223,7 @@ class Session:
     # each a whole Session. A child's extras: "agent_id"; "child_kind", "subagent" or "summariser"
     # (agent-acompact-*); "parent_call", the id of the action_request that started it (None for a warmup
     # call or a summariser); "compaction_note", the note a summariser's call wrote. Their requests are not
-    # in this session's trace: core.readout.session_totals rolls them up beside it, shown apart.
+    # in this session's trace: core.model.session_totals rolls them up beside it, shown apart.
     children: list[Session] = field(default_factory=list)
 
     def __post_init__(self) -> None:

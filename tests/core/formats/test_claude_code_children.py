@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from foldscope.core.formats import claude_code, load_session
-from foldscope.core.readout.session_totals import rolled_up
+from foldscope.core.model.session_totals import rolled_up
 from tests.core.reader_checks import file_lines, write_lines
 
 
