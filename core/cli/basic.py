@@ -108,13 +108,14 @@ def run_inspect(args) -> dict[str, Any]:
             if len(listed["samples"]) != 1:
                 return listed
         session = load_session(args.file, args.input_format, args.sample)
+        # Counted first, then imported: a run stopped while counting leaves nothing in the library.
+        result = summarise(session, threads=2 if helper else None)
         library_id = None
         if args.db:
             from foldscope.core.store.library import Library
 
             with Library(args.db) as library:
                 library_id = library.import_session(session)
-        result = summarise(session, threads=2 if helper else None)
     finally:
         if helper:
             tokens.stop_helper()

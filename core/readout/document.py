@@ -204,16 +204,18 @@ def build_document(session: Session, path: str, report: Report = _no_report, pol
     return document
 
 
-def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report, policy=None) -> Document:
-    """Read a session file, import it into the library, and build its Document (runs in a worker)."""
+def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report, policy=None,
+                  sample: str | None = None) -> Document:
+    """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
+    build its Document (runs in a worker)."""
     from foldscope.core.formats import load_session
 
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
-    session = load_session(path)
-    library_id = import_into_library(session, db, report)
+    session = load_session(path, sample=sample)
+    # Counted first, then imported: a load cancelled while counting leaves nothing in the library.
     document = build_document(session, path, report, policy)
-    document.library_id = library_id
+    document.library_id = import_into_library(session, db, report)
     return document
 
 

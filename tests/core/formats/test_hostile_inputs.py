@@ -120,3 +120,17 @@ def test_wrong_typed_inspect_usage_is_named_in_a_warning(tmp_path):
     session = load_session(path)
     assert session.trace[0].usage is None
     assert any('input_tokens="66"' in w for w in session.warnings)
+
+
+def test_a_run_stopped_while_counting_leaves_nothing_in_the_library(tmp_path, corpus_dev, monkeypatch, capsys):
+    from foldscope.core.cli import basic
+    from foldscope.core.store.library import Library
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl+C while a huge message is counted
+
+    monkeypatch.setattr(basic, "summarise", stopped)
+    db = tmp_path / "lib.db"
+    assert main(["inspect", str(corpus_dev / "claude_code" / "short.jsonl"), "--db", str(db)]) == 130
+    with Library(db) as library:
+        assert library.db["sessions"].count == 0
