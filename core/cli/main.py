@@ -16,29 +16,38 @@ from foldscope.core.model.session import LibraryError, ReadError
 # Each module here defines `register(subparsers)`, adding its subcommand(s) with
 # `set_defaults(run=callable)`. A callable takes the parsed args and returns a result
 # (printed as JSON with --json, else by the command's own `format` if given) or an exit code.
+# Both tables keep one entry a line in alphabetical order, so that commands added side by side merge cleanly.
 COMMAND_MODULES = [
     "foldscope.core.cli.basic",  # inspect, count, export
+    "foldscope.core.cli.composition",  # composition
+    "foldscope.core.cli.fold",  # fold, read-result, restore, clip, evict
+    "foldscope.core.cli.forensics",  # cache, compactions
+    "foldscope.core.cli.library",  # library list|remove|prune
     "foldscope.core.cli.replay",  # replay
     "foldscope.core.cli.requests",  # requests
-    "foldscope.core.cli.fold",  # fold, read-result, restore, clip, evict
-    "foldscope.core.cli.library",  # library list|remove|prune
-    "foldscope.core.cli.forensics",  # cache, compactions
-    "foldscope.core.cli.composition",  # composition
     "foldscope.core.cli.sessions",  # sessions
+    "foldscope.core.cli.tune",  # tune
 ]
 # Which module registers each subcommand, so that running one imports and builds only its own
 # module's parsers (start-up time is a target: replay alone pulls in multiprocessing). A name
-# missing here still runs, through the whole parser; tests/core/test_cli_start.py keeps it complete.
+# missing here still runs, through the whole parser; tests/core/cli/test_start.py keeps it complete.
 COMMANDS = {
-    "inspect": "foldscope.core.cli.basic", "count": "foldscope.core.cli.basic", "export": "foldscope.core.cli.basic",
+    "cache": "foldscope.core.cli.forensics",
+    "clip": "foldscope.core.cli.fold",
+    "compactions": "foldscope.core.cli.forensics",
+    "composition": "foldscope.core.cli.composition",
+    "count": "foldscope.core.cli.basic",
+    "evict": "foldscope.core.cli.fold",
+    "export": "foldscope.core.cli.basic",
+    "fold": "foldscope.core.cli.fold",
+    "inspect": "foldscope.core.cli.basic",
+    "library": "foldscope.core.cli.library",
+    "read-result": "foldscope.core.cli.fold",
     "replay": "foldscope.core.cli.replay",
     "requests": "foldscope.core.cli.requests",
+    "restore": "foldscope.core.cli.fold",
     "sessions": "foldscope.core.cli.sessions",
-    "fold": "foldscope.core.cli.fold", "read-result": "foldscope.core.cli.fold", "restore": "foldscope.core.cli.fold",
-    "clip": "foldscope.core.cli.fold", "evict": "foldscope.core.cli.fold",
-    "library": "foldscope.core.cli.library",
-    "cache": "foldscope.core.cli.forensics", "compactions": "foldscope.core.cli.forensics",
-    "composition": "foldscope.core.cli.composition",
+    "tune": "foldscope.core.cli.tune",
 }
 
 

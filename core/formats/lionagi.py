@@ -11,6 +11,7 @@ from foldscope.core.formats.lionagi_views import request_views
 from foldscope.core.model.session import (
     FullRecord,
     Message,
+    NotASession,
     Provenance,
     ReadError,
     Request,
@@ -68,7 +69,7 @@ def read(path: Path) -> Session:
         branch, base = top, "$"
         manifest = find_manifest_beside(path, top.get("id"))
     elif any(key in top for key in MANIFEST_KEYS):
-        raise ReadError(file, "$", "this is a run manifest, not a Branch: open the Branch file beside it")
+        raise NotASession(file, "$", "this is a run manifest, not a Branch: open the Branch file beside it")
     else:
         raise ReadError(file, "$", "no `messages` and no `branch`: not a lionagi Branch record")
     session = session_from_branch(branch, file, base)

@@ -262,6 +262,10 @@ class ReadError(Exception):
         super().__init__(f"{file}: {place}: {problem}" if place else f"{file}: {problem}")
 
 
+class NotASession(ReadError):
+    """A file that belongs to a session without being one (a run manifest beside its Branch): skipped by sweeps."""
+
+
 class LibraryError(Exception):
     """The library (core.store.library) cannot be used: where it is and why, in one line; a session still
     opens without it. Here, beside ReadError, so the CLI can catch it without importing the store."""

@@ -8,9 +8,9 @@ parts (adding up exactly to the count), the estimate under the policy, whether i
 where it diverges from the request before. The fold, the trace, replay, the CLI and every panel take it,
 so the same request shows the same size everywhere.
 
-Two seams for what comes next: `headline(k)` is the size a recorded request is shown with (today its
-estimate; predicted input replaces it), and `scale_for(model)` is the scale a model's requests run at
-(today the session's one scale).
+`headline(k)` is the size a recorded request is shown with: its predicted input (core.request.predict), the
+best forecast of what the provider reported; `estimate` stays the ADR's, for the ceiling and the fold.
+`scale_for(model)` is the scale a model's requests run at (each model's own).
 """
 
 from __future__ import annotations
@@ -109,8 +109,11 @@ class Measure:
         return stored_scale(self.session)
 
     def scale_for(self, model: str | None = None) -> float:
-        """The scale a model's requests run at. Today one scale per session; a per-model scale goes here."""
-        return self.scale
+        """The scale a model's requests run at: each model's own, raised only by its own requests (the session's
+        model, or no model named: the scale in force)."""
+        if model is None or model == self.model:
+            return self.scale
+        return max(1.0, self.trace.scales.get(model, 1.0))
 
     @property
     def unseen_head(self) -> int:
@@ -267,9 +270,15 @@ class Measure:
         return {"first_round": self.request(k).first_round}
 
     def headline(self, k: int) -> int:
-        """The size recorded request k is shown with everywhere. Today its estimate under the policy; predicted
-        input (the best forecast of its reported input) takes this place."""
-        return self.request(k).estimate
+        """The size recorded request k is shown with everywhere: its predicted input (core.request.predict), the
+        best forecast of what the provider reported, made from what was known before the send."""
+        return self.request(k).predicted
+
+    @property
+    def next_predicted(self) -> int:
+        """The next request's (the active view's) predicted input."""
+        found = self.trace.next_predicted
+        return found.predicted if found is not None else 0
 
     def request_payload(self, k: int) -> dict[str, Any]:
         return self.payload(self.request_messages(k), **self._request_how(k))

@@ -11,7 +11,9 @@ from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.first_round import decide_first_round, included_round
+from foldscope.core.request.predict import Prediction, Predictor, Sent
 from foldscope.core.request.prefix import Divergence, PrefixMeter
+from foldscope.core.request.provider_text import PredictionCounter
 from foldscope.core.request.scale import calibrated, keep_scale
 
 # Formats whose files hold the conversation but not the system prompt or tool definitions the
@@ -42,6 +44,27 @@ def holds_no_head(session: Session) -> bool:
     """Whether the session's file (or, for an export, the file it came from) lacks the system prompt and tools."""
     source = (session.manifest or {}).get("source_format") if isinstance(session.manifest, dict) else None
     return session.format in UNSEEN_HEAD_FORMATS or source in UNSEEN_HEAD_FORMATS
+
+
+def stretch_ids(session: Session, trace: Sequence[Request], following: Sequence[str] | None = None) -> list[int]:
+    """Per request, its stretch: a new one starts where a note enters the view (the source compacted) or the
+    view's system messages change (a head change). A model change starts one too (core.request.predict sees
+    each request's model). With `following`, one more id for a next request of that view."""
+    notes = {m.id for m in session.record if m.kind == "note"}
+    record = session.record
+    out: list[int] = []
+    before: set[str] = set()
+    heads: tuple[str, ...] | None = None
+    views = [r.view for r in trace] + ([tuple(following)] if following is not None else [])
+    for view in views:
+        present = notes.intersection(view)
+        system = tuple(m for m in view[:8] if m in record and record.get(m).kind == "system")
+        if not out:
+            out.append(0)
+        else:
+            out.append(out[-1] + 1 if present - before or system != heads else out[-1])
+        before, heads = present, system
+    return out
 
 
 def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> list[int]:
@@ -156,11 +179,27 @@ class RequestRow:
     diverges: dict[str, Any] | None = None  # where the next request first differs, and why (core.request.prefix)
     unseen_head: int = 0  # the head this request carried that the file does not hold (its stretch's)
     first_round: IncludedRound | None = field(default=None, compare=False)  # the included round it compiled with
+    # Predicted input (core.request.predict): the best forecast of the reported input, from what was known before
+    # the send; the size a recorded request is shown with everywhere. `estimate` stays the ADR's, for the ceiling.
+    predicted: int = 0
+    predicted_from: int | str = "count"  # the request it was anchored on, or `count` with no anchor
+    predicted_estimated: bool = False  # part of it stands for text a sanitised file no longer holds
+    flagged: bool = False  # its report disagrees wildly with its neighbours: not trusted by the prediction
+    reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
+    model: str | None = None
+    stretch: int = 0
+
+    @property
+    def headline(self) -> int:
+        """The size this request is shown with: its predicted input."""
+        return self.predicted
 
     def as_dict(self) -> dict[str, Any]:
         return {"index": self.index, "estimate": self.estimate, "counted": self.counted, "scale": round(self.scale, 6),
                 "reported_input": self.reported_input, "prefix_share": self.prefix_share, "over_ceiling": self.over_ceiling,
-                "diverges": self.diverges}
+                "diverges": self.diverges, "predicted": self.predicted, "predicted_from": self.predicted_from,
+                "predicted_estimated": self.predicted_estimated, "flagged": self.flagged,
+                "reported_over_ceiling": self.reported_over_ceiling, "model": self.model}
 
 
 @dataclass
@@ -172,6 +211,10 @@ class TraceReport:
     scale: float = 1.0
     unseen_head: int = 0
     prefix: bool = True  # whether the rows carry their prefix share and divergence
+    scales: dict[str | None, float] = field(default_factory=dict)  # the ADR scale per model, after the trace
+    next_predicted: Prediction | None = None  # the next request's (the active view's) predicted input
+    next_counted: int = 0  # the active view's compiled count, with the latest stretch's unseen head
+    warnings: list[str] = field(default_factory=list)
     decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
 
 
@@ -208,6 +251,44 @@ def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[tuple[
         yield view
 
 
+@dataclass(frozen=True)
+class Predictions:
+    """Every recorded request's predicted input, the next request's, and what each rests on."""
+
+    rows: list[Prediction]
+    estimated: list[bool]  # the count behind it holds placeholders' characters
+    stretches: list[int]
+    next: Prediction
+    next_counted: int  # the active view's compiled count (no unseen head)
+
+
+def predict_requests(session: Session, trace: Sequence[Request], compiled: Sequence[int], models: Sequence[str | None],
+                     counter: Counter, policy: Policy | None = None) -> tuple[Predictions, set[int]]:
+    """Predicted input for each recorded request and the next one (core.request.predict), and the requests
+    whose reports it flagged. Each request's count is the provider's view of it (core.request.provider_text)."""
+    rec = session.record
+    counting = PredictionCounter(session.format)
+    active = session.view_messages()
+    stretches = stretch_ids(session, trace, session.view)
+    sent: list[Sent] = []
+    estimated: list[bool] = []
+    for k, view in enumerate(trace_views(rec, trace)):
+        c = counting.count(view, compiled[k], models[k])
+        sent.append(Sent(c.total, models[k], stretches[k]))
+        estimated.append(c.estimated)
+    reported = [u.reported_input if (u := r.usage) is not None and u.reported_input > 0 else None for r in trace]
+    predictor = Predictor()
+    rows = []
+    for k, (s, r) in enumerate(zip(sent, reported)):
+        rows.append(predictor.predict(k, s))
+        predictor.report(k, r)
+    model = (policy.model if policy else None) or session.model or (models[-1] if models else None)
+    next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
+    nc = counting.count(active, next_compiled, model)
+    following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
+    return Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled), set(predictor.flagged_now())
+
+
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
                   counter: Counter | None = None, prefix: bool = True, record: bool = False) -> TraceReport:
     """Measure every request of the session's trace under a policy: count, scale, estimate, decision.
@@ -224,7 +305,6 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     report = TraceReport(resolution, policy, prefix=prefix)
     report.decisions.append({"type": "context_decision", "request": None, "ceiling": resolution.ceiling,
                              "source": resolution.source, "why": resolution.why, "model": model})
-    scale = 1.0
     trace = build_trace(session)
     rec = session.record
     # One pass counts each request and reads its prefix share while its layout is at hand (incremental:
@@ -248,22 +328,41 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     head = heads[-1] if heads else 0
     if record:
         session.unseen_head = head
+    models = [request.model or model for request in trace]
+    predictions, flags = predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
+    report.next_predicted, report.next_counted = predictions.next, predictions.next_counted + head
+    scales: dict[str | None, float] = {}
     for k, (request, m) in enumerate(zip(trace, counts)):
         counted = m.counted + heads[k]
+        scale = scales.get(models[k], 1.0)  # each model's requests raise only its own scale
         reported = request.usage.reported_input if request.usage is not None else None
         refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, heads[k])
         size = estimate(counted, scale)
         action = "refuse" if refusal else action_for(size, resolution.ceiling, policy.fold_at)
         nxt = parted[k + 1] if k + 1 < len(parted) else None
-        report.rows.append(RequestRow(request.index, size, counted, scale, reported, nxt.share if nxt else None,
-                                      refusal is not None, refusal, nxt.as_dict() if nxt else None, heads[k], rounds[k]))
+        p = predictions.rows[k]
+        report.rows.append(RequestRow(
+            request.index, size, counted, scale, reported, nxt.share if nxt else None, refusal is not None, refusal,
+            nxt.as_dict() if nxt else None, heads[k], rounds[k], predicted=p.predicted, predicted_from=p.predicted_from,
+            predicted_estimated=predictions.estimated[k], flagged=k in flags,
+            reported_over_ceiling=bool(resolution.ceiling is not None and reported is not None
+                                       and reported >= resolution.ceiling),
+            model=models[k], stretch=predictions.stretches[k]))
         report.decisions.append({
             "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
             "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,
-            "unseen_head": heads[k], "reported_input": reported, "action": action,
+            "unseen_head": heads[k], "reported_input": reported, "action": action, "predicted": p.predicted,
         })
-        scale = calibrated(scale, counted, reported)
+        raised = calibrated(scale, counted, reported)
+        if k in flags and raised > scale:
+            report.warnings.append(
+                f"request {k}: reported input {reported:,} disagrees with its neighbours (predicted {p.predicted:,}); "
+                f"it still raises the scale of {models[k] or 'the model'} to {raised:.4g}, as ADR-0130 Amendment 1 says")
+        scales[models[k]] = raised
     report.unseen_head = head
+    report.scales = scales
+    # The scale in force for the next request: its model's (the session's, unless the policy names another).
+    scale = scales[model] if model in scales else scales.get(models[-1], 1.0) if trace else 1.0
     report.scale = scale
     report.decision = decision
     if record:

@@ -712,6 +712,10 @@ class _Source:
             # Mapped, not read: the pages are the file's own, shared with the page cache.
             self.data = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
             self.sha256, self.size = hashlib.sha256(self.data).hexdigest(), stat.st_size
+            sample = self.session.extras.get("inspect", {}).get("sample") if self.session.format == "inspect" else None
+            if sample is not None:  # one Inspect AI log holds several sessions: each sample is its own source
+                epoch = self.session.extras["inspect"].get("epoch")
+                self.sha256 = hashlib.sha256(f"{self.sha256}\0{sample}:{epoch}".encode()).hexdigest()
         else:
             self.lines = None
             data = json.dumps(native_dict(self.session), ensure_ascii=False, sort_keys=True).encode("utf-8")

@@ -54,7 +54,7 @@ def test_the_unseen_head_is_a_part_and_the_estimate_scales_the_whole(corpus_dev)
         parts = measure.request_parts(k)
         assert parts.unseen_head == row.unseen_head
         assert parts.total == row.counted
-        assert measure.headline(k) == row.estimate
+        assert measure.headline(k) == row.predicted  # the size shown: predicted input (core.request.predict)
 
 
 def test_one_ceiling_rule_at_or_past_the_ceiling_is_refused():

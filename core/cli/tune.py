@@ -1,0 +1,213 @@
+"""`foldscope tune DIR|FILE...`: sweep a grid of policies (or named profiles) over many sessions, and recommend one."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.policy import PolicyError
+from foldscope.core.model.session import ReadError
+from foldscope.core.replay.fleet import ENGINES, Cancelled, run_engine
+from foldscope.core.replay.strategies import STRATEGIES
+from foldscope.core.replay.tune import PolicyPoint, grid, points_from_profiles, session_paths, summarise
+
+SESSION_FIELDS = ("file", "format", "model", "policy", "strategy", "ceiling", "requests", "refused", "over_ceiling",
+                  "folds", "rewrites", "fresh", "cache_read", "cache_write", "peak", "cost_usd",
+                  "recorded_modelled_cost_usd", "bill_usd", "cache")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("tune", help="sweep policies over many sessions and name the cheapest safe one")
+    p.add_argument("inputs", nargs="*", metavar="DIR|FILE", help="session files, folder trees, or fsspec URLs")
+    p.add_argument("--from-library", action="store_true", help="also sweep the sessions in the library")
+    p.add_argument("--db", metavar="PATH", help="the library, with --from-library")
+    p.add_argument("--ceiling", action="append", metavar="N,...", help="ceilings (N, auto or none); commas or repeat")
+    p.add_argument("--fold-at", action="append", metavar="F,...", help="lines, fractions of the ceiling")
+    p.add_argument("--target", action="append", metavar="F,...", help="targets, fractions of the ceiling")
+    p.add_argument("--result-max", action="append", metavar="N|none,...", help="result bounds in characters")
+    p.add_argument("--caching", action="append", metavar="on|off,...", help="prompt caching on, off, or both")
+    p.add_argument("--strategy", action="append", metavar="S,...",
+                   help=f"strategies among {', '.join(s for s in STRATEGIES if s != 'recorded')} (default adr)")
+    p.add_argument("--policies", metavar="FILE.yaml", help="named profiles instead of a grid")
+    p.add_argument("--engine", choices=ENGINES, default="local", help="local process pool (default) or dask")
+    p.add_argument("--workers", type=int, metavar="N", help="processes (local) or LocalCluster workers (dask)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="with --engine dask: an existing cluster's scheduler")
+    p.add_argument("-o", "--output", metavar="OUT", help="write the per-session rows to OUT.csv (and OUT.parquet "
+                                                         "with pyarrow) and the whole result to OUT.json")
+    p.add_argument("--progress", action="store_true", help="report progress on stderr even when it is not a terminal")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_tune, format=format_tune)
+
+
+def _items(values: list[str] | None) -> list[str]:
+    """A list option's values: repeated and comma-separated alike (`--x a --x b` is `--x a,b`)."""
+    return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
+
+
+def _numbers(values: list[str] | None, flag: str, kind: type) -> list[Any]:
+    out: list[Any] = []
+    for item in _items(values):
+        if kind is int and item == "none":
+            out.append(None)
+            continue
+        try:
+            out.append(kind(item))
+        except ValueError:
+            raise PolicyError(flag, flag.lstrip("-"), f"{item!r} is not a number") from None
+    return out or [None]
+
+
+def _cachings(values: list[str] | None) -> list[bool | None]:
+    words = {"on": True, "true": True, "off": False, "false": False}
+    out: list[bool | None] = []
+    for item in _items(values):
+        if item.lower() not in words:
+            raise PolicyError("--caching", "prompt_caching", f"{item!r} is not on or off")
+        out.append(words[item.lower()])
+    return out or [None]
+
+
+def points_from(args) -> list[PolicyPoint]:
+    """The policies to sweep: a YAML file of named profiles, or every combination of the grid's flags."""
+    if args.policies:
+        if any(getattr(args, k) for k in ("ceiling", "fold_at", "target", "result_max", "caching")):
+            raise PolicyError("--policies", "policies", "names whole profiles; leave out the grid's flags")
+        import yaml
+
+        try:
+            data = yaml.safe_load(Path(args.policies).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise PolicyError(args.policies, "", f"cannot read: {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise PolicyError(args.policies, "", f"not valid YAML: {str(exc).splitlines()[0]}") from None
+        if not isinstance(data, dict):
+            raise PolicyError(args.policies, "", "must map each profile's name to its keys")
+        return points_from_profiles(data, args.policies)
+    strategies = _items(args.strategy) or ["adr"]
+    for strategy in strategies:
+        if strategy not in STRATEGIES or strategy == "recorded":
+            raise PolicyError("--strategy", "strategy", f"{strategy!r} is not one of adr, band, compaction, none")
+    return grid(ceilings=_items(args.ceiling) or [None], fold_ats=_numbers(args.fold_at, "--fold-at", float),
+                targets=_numbers(args.target, "--target", float),
+                result_maxes=_numbers(args.result_max, "--result-max", int), cachings=_cachings(args.caching),
+                strategies=strategies)
+
+
+def library_paths(db: str | None) -> list[str]:
+    """The source files of the sessions in the library (a session whose source is gone fails by name)."""
+    from foldscope.core.store.library import Library
+
+    library = Library(db)
+    try:
+        return sorted({row["source"] for row in library.list_sessions() if row.get("source")})
+    finally:
+        library.close()
+
+
+class Progress:
+    """A one-line bar on stderr: sessions done of all, failures, and the time left at the pace so far."""
+
+    def __init__(self, total: int, live: bool) -> None:
+        self.total, self.live, self.done, self.failed = total, live, 0, 0
+        self.start = time.monotonic()
+
+    def step(self, result: dict[str, Any]) -> None:
+        self.done += 1
+        self.failed += "error" in result
+        if not self.live:
+            return
+        elapsed = time.monotonic() - self.start
+        left = elapsed / self.done * (self.total - self.done)
+        width = 30
+        filled = round(width * self.done / max(self.total, 1))
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} sessions, "
+                         f"{self.failed} failed, about {left:,.0f} s left ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.live:
+            sys.stderr.write("\n")
+
+
+def run_tune(args) -> Any:
+    from foldscope.core.cli.main import UsageError
+
+    if args.scheduler and args.engine != "dask":
+        raise UsageError("--scheduler needs --engine dask")
+    points = points_from(args)  # every policy is checked before any session is read
+    inputs = list(args.inputs)
+    if not inputs and not args.from_library:
+        raise UsageError("tune needs sessions: DIR, FILE... or --from-library")
+    for given in inputs:
+        if "://" not in given and not Path(given).exists():
+            raise ReadError(given, "path", "no such file or folder")
+    paths = session_paths(inputs) + (library_paths(args.db) if args.from_library else [])
+    paths = sorted(set(paths))
+    if not paths:
+        raise UsageError(f"{', '.join(inputs) or 'the library'}: no session files found")
+    progress = Progress(len(paths), args.progress or sys.stderr.isatty())
+    cancel, results = threading.Event(), []
+    stream = run_engine(args.engine, paths, points, args.workers, args.scheduler, cancel)
+    try:
+        with contextlib.closing(stream):  # closing the stream stops the engine and its workers
+            for result in stream:
+                results.append(result)
+                progress.step(result)
+    except (KeyboardInterrupt, Cancelled):
+        cancel.set()
+        progress.close()
+        print(f"foldscope: tune stopped after {progress.done} of {len(paths)} sessions; no worker is left running",
+              file=sys.stderr)
+        return 130
+    progress.close()
+    out = summarise(results, points)
+    if args.output:
+        out["written"] = write_outputs(args.output, out)
+    return out
+
+
+def write_outputs(base: str, out: dict[str, Any]) -> list[str]:
+    """OUT.csv (and OUT.parquet when pyarrow is installed) with a row per session and policy; OUT.json whole."""
+    written = [f"{base}.csv", f"{base}.json"]
+    with open(f"{base}.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=SESSION_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(out["rows"])
+    with open(f"{base}.json", "w", encoding="utf-8") as handle:
+        json.dump({k: v for k, v in out.items() if k != "written"}, handle, indent=2, ensure_ascii=False)
+    try:
+        import pyarrow  # type: ignore[import-not-found]
+        import pyarrow.parquet  # type: ignore[import-not-found]
+    except ImportError:
+        return written
+    table = pyarrow.Table.from_pylist([{k: row.get(k) for k in SESSION_FIELDS} for row in out["rows"]])
+    pyarrow.parquet.write_table(table, f"{base}.parquet")
+    return [*written, f"{base}.parquet"]
+
+
+def format_tune(out: dict[str, Any]) -> str:
+    lines = [f"{out['sessions']} sessions, {len(out['failed'])} failed to read, {len(out['skipped'])} not sessions"]
+    lines += [f"  failed: {f['error']}" for f in out["failed"]]
+    header = (f"{'policy':<58} {'requests':>8} {'refused':>7} {'over':>5} {'folds':>6} {'rewrites':>8} "
+              f"{'read share':>10} {'cost':>11} {'vs recorded':>11} {'bill':>11}")
+    lines += ["", header]
+    for p in out["policies"]:
+        vs = "n/a" if p["cost_vs_recorded"] is None else f"{p['cost_vs_recorded']:.3f}x"
+        lines.append(f"{p['policy'][:58]:<58} {p['requests']:>8,} {p['refused']:>7,} {p['over_ceiling']:>5,} "
+                     f"{p['folds']:>6,} {p['rewrites']:>8,} {p['cache_read_share']:>10.1%} {_usd(p['cost_usd']):>11} "
+                     f"{vs:>11} {_usd(p['bill_usd']):>11}")
+    rec = out["recommendation"]
+    lines += ["", "costs are modelled against the modelled recording; the bill (reported usage priced) is beside"]
+    lines.append(f"recommended: {rec['policy']} ({rec['why']})" if rec["policy"] else f"no recommendation: {rec['why']}")
+    lines += [f"wrote {w}" for w in out.get("written", [])]
+    return "\n".join(lines)
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"

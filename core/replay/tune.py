@@ -1,0 +1,289 @@
+"""A policy sweep: every policy of a grid replayed over every session, summed per policy, and the cheapest safe one.
+
+One task is one session under a set of policies: the session is read and counted once and every policy's
+replay shares that count (measure once, fold many). A task returns plain data (a row per policy), so a
+process pool or a Dask cluster can carry it, and the sums do not depend on which engine ran which task.
+Costs compare modelled with modelled: each policy's replay against the modelled replay of the recording
+under the same cache setting; the bill (the reported usage priced per request) is shown beside, never as
+the baseline.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.launch import session_policy
+from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, PolicyError
+from foldscope.core.model.session import NotASession, ReadError, Session
+from foldscope.core.replay.lab import Layouts, cache_rules, model_name, run_strategy
+from foldscope.core.replay.strategies import STRATEGIES
+from foldscope.core.request.count import Counter
+from foldscope.core.request.measure import Measure
+
+SESSION_SUFFIXES = (".jsonl", ".json", ".eval")
+SKIPPED_FOLDERS = ("subagents",)  # a Claude Code session's subagents are part of it, not sessions of their own
+BASELINE = "recorded"
+
+
+@dataclass(frozen=True)
+class PolicyPoint:
+    """One policy of a sweep: a strategy and the five keys it replays under (None: the key is unset)."""
+
+    name: str
+    strategy: str
+    ceiling: str | None = None  # a positive integer as text, "auto" or "none"
+    fold_at: float | None = None
+    target: float | None = None
+    result_max: int | None = None
+    caching: bool | None = None
+    profile: bool = False  # a named profile: its keys replace the stored policy's, unset ones included
+
+    def label(self) -> str:
+        parts = [self.strategy, f"ceiling {self.ceiling or 'auto'}"]
+        if self.fold_at is not None:
+            parts.append(f"line {self.fold_at:g}")
+        if self.target is not None:
+            parts.append(f"target {self.target:g}")
+        parts.append(f"bound {self.result_max}" if self.result_max else "no bound")
+        parts.append("caching on" if self.caching else "caching off")
+        return ", ".join(parts)
+
+
+def grid(*, ceilings: Sequence[str | None] = (None,), fold_ats: Sequence[float | None] = (None,),
+         targets: Sequence[float | None] = (None,), result_maxes: Sequence[int | None] = (None,),
+         cachings: Sequence[bool | None] = (None,), strategies: Sequence[str] = ("adr",)) -> list[PolicyPoint]:
+    """Every combination of the values given, each checked as a policy before any session is read."""
+    points = []
+    for strategy, ceiling, fold_at, target, bound, caching in itertools.product(
+            strategies, ceilings, fold_ats, targets, result_maxes, cachings):
+        if strategy not in STRATEGIES:
+            raise PolicyError("--strategy", "strategy", f"{strategy!r} is not one of {', '.join(STRATEGIES)}")
+        point = PolicyPoint("", strategy, ceiling, fold_at, target, bound, caching)
+        policy_of(point)  # refuses a bad value or pair (a target at or above the line) by name
+        points.append(PolicyPoint(point.label(), strategy, ceiling, fold_at, target, bound, caching))
+    return points
+
+
+def points_from_profiles(profiles: Mapping[str, Any], source: str) -> list[PolicyPoint]:
+    """Named profiles (a YAML mapping name -> policy keys and `strategy` or `strategies`) as policy points."""
+    points = []
+    for name, keys in profiles.items():
+        if not isinstance(keys, Mapping):
+            raise PolicyError(source, str(name), "must be a mapping of policy keys")
+        policy = Policy.from_mapping({k: v for k, v in keys.items() if k not in ("strategy", "strategies")},
+                                     f"{source}: {name}")
+        strategies = keys.get("strategies", keys.get("strategy", "adr"))
+        for strategy in [strategies] if isinstance(strategies, str) else list(strategies):
+            if strategy not in STRATEGIES:
+                raise PolicyError(f"{source}: {name}", "strategy", f"{strategy!r} is not one of {', '.join(STRATEGIES)}")
+            ceiling = policy.max_input_tokens
+            points.append(PolicyPoint(
+                f"{name} ({strategy})" if not isinstance(strategies, str) else str(name), strategy,
+                None if ceiling is None else str(ceiling), policy.context_fold_at, policy.context_fold_target,
+                policy.tool_result_max_chars, policy.prompt_caching, profile=True))
+    if not points:
+        raise PolicyError(source, "policies", "names no profile")
+    return points
+
+
+def policy_of(point: PolicyPoint) -> Policy:
+    """The point as a Policy, through the same flag rules `foldscope replay` applies."""
+    return Policy.from_flags(
+        ceiling=point.ceiling, fold_at=None if point.fold_at is None else str(point.fold_at),
+        target=None if point.target is None else str(point.target),
+        result_max=None if point.result_max is None else str(point.result_max), caching=point.caching)
+
+
+def choice_of(point: PolicyPoint) -> PolicyChoice:
+    """What a person would have chosen to get this point: the same flags (or the named profile) `foldscope
+    replay` takes, laid over each session's launch record the same way (core.model.launch.session_policy)."""
+    policy = policy_of(point)
+    if point.profile:
+        return PolicyChoice(profile=policy)
+    given = {"max_input_tokens": point.ceiling, "context_fold_at": point.fold_at,
+             "context_fold_target": point.target, "tool_result_max_chars": point.result_max,
+             "prompt_caching": point.caching}
+    return PolicyChoice(flags=tuple((key, getattr(policy, key)) for key in KEYS if given.get(key) is not None))
+
+
+def measure_of(point: PolicyPoint, session: Session, counter: Counter | None = None) -> Measure:
+    return Measure(session, session_policy(session, choice_of(point)), counter=counter)
+
+
+def tune_session(path: str, points: Sequence[PolicyPoint]) -> dict[str, Any]:
+    """One task: a session read once and replayed under every point; plain data, or the error by name."""
+    from foldscope.core.formats import load_session
+
+    try:
+        session = load_session(_local(path))
+    except NotASession as exc:
+        return {"file": path, "skipped": exc.problem}
+    except ReadError as exc:
+        return {"file": path, "error": str(exc)}
+    except OSError as exc:
+        return {"file": path, "error": f"{path}: {exc.strerror or exc}"}
+    try:
+        rows, bill = _replay_points(session, points)
+        return {"file": path, "format": session.format, "model": model_name(Measure(session)),
+                "requests": len(session.trace), "bill_usd": bill, "rows": rows}
+    except Exception as exc:  # one bad session is a named failure in the results, never the end of a sweep
+        return {"file": path, "error": f"{path}: {type(exc).__name__}: {exc}"}
+
+
+def _replay_points(session: Session, points: Sequence[PolicyPoint]) -> tuple[list[dict[str, Any]], float | None]:
+    """Every point's totals on one session, and the bill. The counter (each message's tokens) is shared by
+    every replay of the session; the modelled recording is replayed once per cache setting and bound."""
+    counter = Counter()
+    baselines: dict[tuple[bool, int | None], float | None] = {}
+    bill: float | None = None
+    rows = []
+    for point in points:
+        measure = measure_of(point, session, counter)
+        totals = run_strategy(session, point.strategy, Layouts(measure)).totals()
+        key = (measure.policy.caching, measure.policy.tool_result_max_chars)
+        if key not in baselines:
+            recorded = run_strategy(session, BASELINE, Layouts(measure)).totals()
+            baselines[key] = recorded["modelled_cost_usd"]
+            bill = recorded["cost_usd"] if recorded["reported_requests"] else None  # the recording as billed
+        rows.append({
+            "policy": point.name, "strategy": point.strategy, "ceiling": measure.ceiling,
+            "requests": totals["requests"], "refused": totals.get("refused", 0), "over_ceiling": totals["over_ceiling"],
+            "folds": totals["folds"], "rewrites": totals["rewrites"], "fresh": totals["fresh"],
+            "cache_read": totals["cache_read"], "cache_write": totals["cache_write"], "peak": totals["peak"],
+            "cost_usd": totals["cost_usd"], "recorded_modelled_cost_usd": baselines[key],
+            "cache": cache_rules(measure)[0].mode,
+        })
+    return rows, bill
+
+
+def _local(path: str) -> str:
+    """A local path for a session: an fsspec URL (s3://, gs://, file://) is copied to a temporary file first."""
+    if "://" not in path:
+        return path
+    try:
+        import fsspec  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise ReadError(path, "path", "a remote path needs fsspec and its backend installed") from exc
+    suffix = Path(path.split("?")[0]).suffix
+    with fsspec.open(path, "rb") as source, tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as copy:
+        copy.write(source.read())
+    return copy.name
+
+
+def session_paths(inputs: Iterable[str]) -> list[str]:
+    """Every session file under the inputs (files, folder trees, fsspec URLs), sorted, without duplicates.
+
+    Folders are walked whole; hidden entries, subagent folders and files that are not session-shaped
+    (by suffix) are skipped, so an agent's session folder can be given as it is."""
+    found: set[str] = set()
+    for given in inputs:
+        if "://" in given:
+            found.update(_remote_paths(given))
+            continue
+        path = Path(given)
+        if path.is_dir():
+            for folder, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+                found.update(str(Path(folder) / f) for f in files
+                             if not f.startswith(".") and f.endswith(SESSION_SUFFIXES))
+        else:
+            found.add(str(path))  # a file named on its own is read, whatever its name (bad ones fail by name)
+    return sorted(found)
+
+
+def _remote_paths(url: str) -> list[str]:
+    try:
+        import fsspec
+    except ImportError as exc:
+        raise ReadError(url, "path", "a remote path needs fsspec and its backend installed") from exc
+    fs, root = fsspec.core.url_to_fs(url)
+    protocol = url.split("://", 1)[0]
+    if not fs.isdir(root):
+        return [url]
+    return [f"{protocol}://{p}" for p in fs.find(root)
+            if p.endswith(SESSION_SUFFIXES) and not any(part.startswith(".") or part in SKIPPED_FOLDERS
+                                                        for part in p[len(root):].split("/")[:-1])]
+
+
+@dataclass
+class PolicyTotals:
+    """One policy summed over every session that read."""
+
+    policy: str
+    strategy: str
+    sessions: int = 0
+    requests: int = 0
+    refused: int = 0
+    over_ceiling: int = 0
+    folds: int = 0
+    rewrites: int = 0
+    fresh: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    peak: int = 0
+    cost_usd: float = 0.0
+    recorded_modelled_cost_usd: float = 0.0
+    bill_usd: float = 0.0
+    unpriced: int = 0  # sessions whose model no price source knows: left out of every cost sum
+
+    def add(self, row: Mapping[str, Any], bill: float | None) -> None:
+        self.sessions += 1
+        for key in ("requests", "refused", "over_ceiling", "folds", "rewrites", "fresh", "cache_read", "cache_write"):
+            setattr(self, key, getattr(self, key) + row[key])
+        self.peak = max(self.peak, row["peak"])
+        if row["cost_usd"] is None or row["recorded_modelled_cost_usd"] is None:
+            self.unpriced += 1
+            return
+        self.cost_usd += row["cost_usd"]
+        self.recorded_modelled_cost_usd += row["recorded_modelled_cost_usd"]
+        self.bill_usd += bill or 0.0
+
+    def as_row(self) -> dict[str, Any]:
+        out = asdict(self)
+        sent = self.fresh + self.cache_read + self.cache_write
+        out["cache_read_share"] = round(self.cache_read / sent, 6) if sent else 0.0
+        for key in ("cost_usd", "recorded_modelled_cost_usd", "bill_usd"):
+            out[key] = round(out[key], 6)
+        base = self.recorded_modelled_cost_usd
+        out["cost_vs_recorded"] = round(self.cost_usd / base, 6) if base else None
+        return out
+
+
+def summarise(results: Iterable[Mapping[str, Any]], points: Sequence[PolicyPoint]) -> dict[str, Any]:
+    """Per-policy totals, the per-session rows and failures (sorted, so any engine gives the same bytes),
+    and the recommendation: the cheapest policy with no request refused or sent over the ceiling."""
+    totals = {p.name: PolicyTotals(p.name, p.strategy) for p in points}
+    sessions, failures, skipped = [], [], []
+    for result in sorted(results, key=lambda r: r["file"]):
+        if "skipped" in result:
+            skipped.append({"file": result["file"], "why": result["skipped"]})
+            continue
+        if "error" in result:
+            failures.append({"file": result["file"], "error": result["error"]})
+            continue
+        for row in result["rows"]:
+            totals[row["policy"]].add(row, result["bill_usd"])
+            sessions.append({"file": result["file"], "format": result["format"], "model": result["model"],
+                             "bill_usd": result["bill_usd"], **row})
+    policies = [totals[p.name].as_row() for p in points]
+    return {"sessions": len({s["file"] for s in sessions}), "failed": failures, "skipped": skipped, "policies": policies,
+            "recommendation": recommend(policies), "rows": sessions}
+
+
+def recommend(policies: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The cheapest policy that refused nothing and sent nothing over its ceiling; why none, when none."""
+    safe = [p for p in policies if p["refused"] == 0 and p["over_ceiling"] == 0 and p["sessions"] > 0]
+    if not safe:
+        return {"policy": None, "why": "every policy refused a request or sent one over its ceiling"}
+    best = min(safe, key=lambda p: (p["cost_usd"], p["policy"]))
+    others = [p for p in policies if p["sessions"] and p["cost_usd"] < best["cost_usd"]]
+    why = (f"cheapest of {len(safe)} policies with no request refused or over the ceiling"
+           + (f"; {len(others)} cheaper ones went over it or refused" if others else ""))
+    return {"policy": best["policy"], "strategy": best["strategy"], "cost_usd": best["cost_usd"],
+            "cost_vs_recorded": best["cost_vs_recorded"], "why": why}

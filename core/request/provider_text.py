@@ -1,0 +1,170 @@
+"""The count behind the prediction: each message as the text the provider tokenises, not its JSON escaping.
+
+`counted` and `estimate` stay the ADR's count of the compiled payload's JSON text (Amendment 1, D3). What a
+provider reports is its tokenizer over the text it reads: a Codex Responses item's text, arguments string and
+output; a pi message's text; a Claude Code block's text, input and result. Counted as JSON, newlines become `\\n`
+and quotes `\\"`, which adds 6% to 26% on tool outputs. A sanitised Codex file keeps only placeholders such as
+`[REDACTED_TEXT len=13131 sha=036b7e47]`: their characters are counted apart, to be converted at the
+stretch's tokens per character (core.request.predict), and the prediction they enter is flagged as estimated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from foldscope.core.model.session import Message, canonical_json
+from foldscope.core.request.tokens import count_text
+
+# `[REDACTED len=N]`, `[REDACTED_TEXT len=N sha=HEX]`: what a sanitiser left for N characters it removed.
+PLACEHOLDER = re.compile(r"\[REDACTED(?:_[A-Z]+)? len=(\d+)(?: sha=[0-9a-fA-F]+)?\]")
+MESSAGE_OVERHEAD = 4  # the tokens a provider adds per message or item (role and separators)
+DEFAULT_TOKENS_PER_CHAR = 0.25  # before any visible text is counted: about four characters a token
+
+
+def provider_text(message: Message) -> str:
+    """The text a provider reads for one message: its text; a call's name and arguments; a result's output."""
+    c = message.content
+    if message.kind == "action_request":
+        args = c.get("arguments", {})
+        return f"{c.get('function', '')} {args if isinstance(args, str) else canonical_json(args)}"
+    return message.text
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One message as the provider tokenises it: visible tokens, and the characters placeholders stand for."""
+
+    tokens: int
+    chars: int  # visible characters counted
+    hidden_chars: int  # characters placeholders stand for (not counted: estimated)
+
+
+def seen(message: Message) -> Seen:
+    text = provider_text(message)
+    hidden = 0
+    if "[REDACTED" in text:
+        hidden = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text))
+        text = PLACEHOLDER.sub("", text)
+    return Seen(count_text(text) + MESSAGE_OVERHEAD, len(text), hidden)
+
+
+@dataclass(frozen=True)
+class ViewCount:
+    """A request's view as the provider reads it: the tokens counted, and the placeholders' characters."""
+
+    tokens: int
+    hidden_chars: int
+    tokens_per_char: float  # of the visible text counted so far in the session: what a placeholder converts at
+
+    @property
+    def estimated(self) -> bool:
+        """Whether part of the count stands for text the file no longer holds."""
+        return self.hidden_chars > 0
+
+    @property
+    def total(self) -> int:
+        return self.tokens + round(self.hidden_chars * self.tokens_per_char)
+
+
+class ProviderCounter:
+    """Counts views as the provider reads them, each message once (messages are immutable: memoised by identity).
+
+    The tokens per character a placeholder converts at is that of the visible text of the messages counted so
+    far, in the order the views came: a view's count never depends on a later one. With `tokens=False` only the
+    placeholders are read (a cheap scan), and the text is tokenised only when a view holds one."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Message, Seen]] = {}
+        self._hidden: dict[int, tuple[Message, int]] = {}
+        self._tokens = 0
+        self._chars = 0
+
+    def _of(self, message: Message) -> Seen:
+        found = self._seen.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        s = seen(message)
+        self._seen[id(message)] = (message, s)
+        self._tokens += s.tokens - MESSAGE_OVERHEAD
+        self._chars += s.chars
+        return s
+
+    def _hidden_of(self, message: Message) -> int:
+        found = self._hidden.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        text = provider_text(message)
+        n = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text)) if "[REDACTED" in text else 0
+        self._hidden[id(message)] = (message, n)
+        return n
+
+    def count(self, view: Sequence[Message], tokens: bool = True) -> ViewCount:
+        if not tokens:
+            hidden = sum(self._hidden_of(m) for m in view)
+            if not hidden:
+                return ViewCount(0, 0, DEFAULT_TOKENS_PER_CHAR)
+        n = hidden = 0
+        for message in view:
+            s = self._of(message)
+            n += s.tokens
+            hidden += s.hidden_chars
+        ratio = self._tokens / self._chars if self._chars >= 1000 else DEFAULT_TOKENS_PER_CHAR
+        return ViewCount(n, hidden, ratio)
+
+
+# Models whose provider tokenizer is o200k_base: for them the text count is the provider's own.
+O200K_MODELS = re.compile(r"^(?:gpt-|o1|o3|o4|codex|chatgpt)")
+# Anthropic keeps the thinking of every earlier assistant turn in context from Claude Opus 4.5 on; earlier
+# models drop it once a new user turn starts, keeping only the current turn's (its tool-use loop).
+KEEPS_ALL_THINKING = re.compile(r"claude-opus-4-[5-9]|claude-(?:opus|sonnet|haiku|fable)-(?:[5-9]|\d\d)")
+
+
+def reads_text(model: str | None, fmt: str) -> bool:
+    """Whether the prediction counts the provider's text (an o200k model, or a Codex file) rather than the
+    compiled payload's JSON: for a Claude model the compiled count tracks the reported change better (docs/compile.md)."""
+    name = (model or "").lower().rsplit("/", 1)[-1]
+    return fmt == "codex" or bool(O200K_MODELS.match(name))
+
+
+class PredictionCounter:
+    """The count a request's prediction is made from (core.request.predict), one view at a time, in order.
+
+    For an o200k model: the provider's text (ProviderCounter). For a Claude model: the compiled payload's
+    count plus the thinking the provider keeps in context (the current turn's, or every turn's from Opus 4.5 on),
+    which the compiled payload leaves out. Either way a placeholder's characters join at the visible text's
+    tokens per character."""
+
+    def __init__(self, fmt: str) -> None:
+        self.format = fmt
+        self.text = ProviderCounter()
+        self._thinking: dict[int, tuple[Message, int]] = {}
+
+    def _thought(self, message: Message) -> int:
+        found = self._thinking.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        raw = message.metadata.get("thinking")
+        if isinstance(raw, list):
+            raw = "\n".join(str(x) for x in raw)
+        n = count_text(raw) if isinstance(raw, str) and raw else 0
+        self._thinking[id(message)] = (message, n)
+        return n
+
+    def thinking(self, view: Sequence[Message], model: str | None) -> int:
+        if KEEPS_ALL_THINKING.search((model or "").lower()):
+            return sum(self._thought(m) for m in view if m.kind == "assistant")
+        n = 0
+        for m in reversed(view):
+            if m.kind == "instruction":
+                break
+            if m.kind == "assistant":
+                n += self._thought(m)
+        return n
+
+    def count(self, view: Sequence[Message], compiled: int, model: str | None) -> ViewCount:
+        if reads_text(model, self.format):
+            return self.text.count(view)
+        text = self.text.count(view, tokens=False)
+        return ViewCount(compiled + self.thinking(view, model), text.hidden_chars, text.tokens_per_char)
