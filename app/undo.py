@@ -31,6 +31,7 @@ def refresh_document(document: Document) -> None:
         counted = document.counter.count(messages, record=record, policy=document.policy, tools=session_tools(session),
                                          first_round=first_round_for(document, messages, document.policy))
         document.now_size = estimate(counted + document.unseen_head, max(document.scale, 1.0))
+        document.now_predicted = document.predict_view(counted)
 
 
 class SessionEditor(QObject):
@@ -50,7 +51,7 @@ class SessionEditor(QObject):
         self._depth = 0  # commands done and not undone
         self._saved_depth: int | None = 0  # the depth last saved; None when no undo or redo reaches it
         self._saved_records = 0  # the full record's length as opened or last saved: undo never shortens it
-        self.busy = False  # a worker reads the session (a fold preview): actions wait until it ends
+        self.busy = ""  # why a worker reads the session (a fold preview, a what-if): actions wait until it ends
 
     def set_document(self, document: Document | None) -> None:
         self.document = document
@@ -74,7 +75,7 @@ class SessionEditor(QObject):
         if self.stack is None:
             return Changes(success=False, message="no session open")
         if self.busy:
-            return Changes(success=False, message="a fold preview is running; wait for it or cancel it")
+            return Changes(success=False, message=self.busy)
         if label:
             command.label = label  # the stack mirrors the instance's label
         changes = self.stack.do(command)

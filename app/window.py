@@ -168,7 +168,7 @@ class MainWindow(QMainWindow):
         self.saver = SaveController(self, self.editor, db)
         self.session_actions = SessionActions(self, self.editor, self.saver, (self.record_list, self.view_list),
                                               lambda: self.inspector.index, self.busy)
-        self.what_if = WhatIf(self, self.editor, self.saver, self.timeline, lambda: self.document,
+        self.what_if = WhatIf(self, self.editor, self.saver, self.timeline, self.busy, lambda: self.document,
                               lambda document, opened: self.set_document(document, opened))
         self.replay_lab: ReplayView | None = None  # made when first opened
         column.addWidget(self.what_if.banner)

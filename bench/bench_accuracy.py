@@ -20,7 +20,7 @@ from foldscope.core.model.cost import lookup_prices  # noqa: E402
 from foldscope.core.model.session import ReadError, Session  # noqa: E402
 from foldscope.core.readout.accuracy import Accuracy, accuracy, provider_usage  # noqa: E402
 from foldscope.core.replay.lab import replay_runs  # noqa: E402
-from foldscope.core.replay.strategies import Settings  # noqa: E402
+from foldscope.core.request.measure import Measure  # noqa: E402
 from foldscope.core.request.trace import measure_trace  # noqa: E402
 
 FORMATS = ("claude_code", "codex", "pi")
@@ -66,7 +66,7 @@ def main() -> None:
         if not provider_usage(session, report):
             continue
         pools.setdefault(session.format, Accuracy()).extend(accuracy(session, report))
-        run = replay_runs(session, ["recorded"], Settings()).runs[0].totals()
+        run = replay_runs(session, ["recorded"], Measure(session)).runs[0].totals()
         billed = bill(session)
         entry = costs.setdefault(session.format, [0.0, 0.0, 0.0])
         if run["cost_usd"] is not None and billed is not None:

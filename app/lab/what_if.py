@@ -7,13 +7,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from foldscope.app import dialogs
+from foldscope.app.panels.busy import BusyBar
 from foldscope.app.panels.timeline import BranchSeries, Timeline
 from foldscope.app.qt import QAction, QFrame, QHBoxLayout, QKeySequence, QLabel, QObject, QPushButton, QWidget, Signal
 from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor
+from foldscope.app.worker import Progress, Task
 from foldscope.core.fold.history import session_at_request
 from foldscope.core.readout.document import Document, build_document
-from foldscope.core.replay.what_if import BranchStep, replay_from
+from foldscope.core.replay.what_if import BranchStep, branch_copy, replay_from
 from foldscope.core.request.count import estimate
 
 
@@ -33,21 +35,23 @@ class Branch:
 class WhatIf(QObject):
     """Starts a what-if at the timeline's request, replays after every change, shows the banner, goes back.
 
-    The window hands in the editor and saver of the session shown, the timeline, which document is shown
-    (`current`) and how to show another (`show(document, opened)`); it places `banner` above its panels and
-    `start_action` in its Actions menu, and calls `document_loaded` when a session opens.
+    The window hands in the editor and saver of the session shown, the timeline, the busy bar, which document
+    is shown (`current`) and how to show another (`show(document, opened)`); it places `banner` above its panels
+    and `start_action` in its Actions menu, and calls `document_loaded` when a session opens. Building the branch
+    and every replay run on the worker, with progress and Cancel in the busy bar; actions wait meanwhile.
     """
 
     replayed = Signal(object)  # the BranchSeries drawn
     ended = Signal()
 
     def __init__(self, parent: QWidget, editor: SessionEditor, saver: SaveController, timeline: Timeline,
-                 current: Callable[[], Document | None], show: Callable[[Document, bool], None]) -> None:
+                 busy: BusyBar, current: Callable[[], Document | None], show: Callable[[Document, bool], None]) -> None:
         super().__init__(parent)
         self.parent_widget = parent
-        self.editor, self.saver, self.timeline = editor, saver, timeline
+        self.editor, self.saver, self.timeline, self.busy = editor, saver, timeline, busy
         self.current, self.show = current, show
         self.branch: Branch | None = None
+        self.task: Task | None = None  # building the branch or replaying it
         self.banner = QFrame()
         self.banner.setObjectName("whatIfBanner")
         self.banner.setFrameShape(QFrame.Shape.StyledPanel)
@@ -72,10 +76,11 @@ class WhatIf(QObject):
     def active(self) -> bool:
         return self.branch is not None
 
-    def start(self, request: int | None = None) -> Branch | None:
-        """Branch at `request` (default: the timeline's); refused at "now", in a what-if, or with unsaved changes."""
+    def start(self, request: int | None = None) -> Task | None:
+        """Branch at `request` (default: the timeline's) in the worker; refused at "now", in a what-if, while
+        the worker reads the session, or with unsaved changes. `replayed` follows once the branch is shown."""
         window, doc = self.parent_widget, self.current()
-        if doc is None or self.active:
+        if doc is None or self.active or self.task is not None or self.editor.busy:
             return None
         k = self.timeline.current if request is None else request
         if not 0 <= k < len(doc.requests):
@@ -86,33 +91,87 @@ class WhatIf(QObject):
             dialogs.show_message(window, "What-if", "Save or undo the changes first: a what-if starts from the session as saved.")
             return None
         editor_state, save_state = self.editor.snapshot(), self.saver.snapshot()
-        session = session_at_request(doc.session, k)
-        branch_doc = build_document(session, doc.path, policy=doc.policy)
-        branch_doc.library_id = None  # autosave keeps the original's working state, never a what-if's
-        # The policy in force carries over: the editor showing it again for the branch replays nothing twice.
-        self.branch = Branch(k, doc, branch_doc, editor_state, save_state, [],
-                             doc.policy.as_record() if doc.policy is not None else None)
-        self.show(branch_doc, False)
-        self.timeline.step_to(k)
-        self.replay()
-        self.banner.show()
-        return self.branch
+        policy, measure = doc.policy, doc.measure_for(doc.policy)
 
-    def replay(self) -> BranchSeries | None:
-        """Replay the original's requests k.. from the branch's view as it stands; draw them beside the original."""
+        def work(progress: Progress):
+            progress.report(0, 0, f"What-if from request {k}: the session as it stood")
+            branch_doc = build_document(session_at_request(doc.session, k), doc.path, progress.report, policy=policy)
+            return branch_doc, replay_from(doc.session, branch_doc.session, k, measure, report=progress.report)
+
+        def started(result) -> None:
+            branch_doc, steps = result
+            branch_doc.library_id = None  # autosave keeps the original's working state, never a what-if's
+            # The policy in force carries over: the editor showing it again for the branch replays nothing twice.
+            self.branch = Branch(k, doc, branch_doc, editor_state, save_state, steps,
+                                 policy.as_record() if policy is not None else None)
+            self.show(branch_doc, False)
+            self.timeline.step_to(k)
+            self.banner.show()
+            self._draw(measure.ceiling)
+
+        return self._run(work, started, f"What-if from request {k}")
+
+    def replay(self) -> Task | None:
+        """Replay the original's requests k.. from the branch's view as it stands, in the worker; draw them
+        beside the original when done (a replay still running is cancelled first)."""
         branch = self.branch
         if branch is None:
             return None
+        if self.task is not None:
+            self.task.cancel()
         original, doc = branch.original, branch.document
         policy = doc.policy
         branch.policy = policy.as_record() if policy is not None else None
         measure = original.measure_for(policy)
-        branch.steps = replay_from(original.session, doc.session, branch.request, measure)
+        # A copy taken here: the worker replays it while further actions change the branch (and cancel this replay).
+        session, k = branch_copy(doc.session), branch.request
+
+        def replayed(steps) -> None:
+            if self.branch is branch:
+                branch.steps = steps
+                self._draw(measure.ceiling)
+
+        return self._run(lambda progress: replay_from(original.session, session, k, measure, report=progress.report),
+                         replayed, f"Replaying the what-if from request {k}", block=False)
+
+    def _run(self, work, done, label: str, block: bool = True) -> Task:
+        """One task at a time on the worker, shown in the busy bar; while `block`, the session waits for it
+        (actions refused: the worker reads the session itself, not a copy)."""
+        task = Task(work, label, self)
+        task.progressed.connect(lambda d, t, text, tk=task: self.busy.report(d, t, text) if tk is self.task else None)
+        task.succeeded.connect(lambda result, tk=task: done(result) if tk is self.task else None)
+        task.failed.connect(lambda exc, tk=task: self._failed(exc) if tk is self.task else None)
+        task.ended.connect(lambda tk=task: self._ended(tk))
+        self.task = task
+        if block:
+            self.editor.busy = "the what-if is being built; wait for it or cancel it"
+        self.busy.begin(label, self.cancel)
+        return task.start()
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def _failed(self, exc: BaseException) -> None:
+        self.banner_text.setText(f"<b>The what-if failed:</b> {html.escape(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
+        self.banner.show()
+
+    def _ended(self, task: Task) -> None:
+        if task is self.task:
+            self.task = None
+            if self.editor.busy.startswith("the what-if"):
+                self.editor.busy = ""
+            self.busy.end()
+
+    def _draw(self, ceiling: int | None) -> BranchSeries:
+        branch = self.branch
+        assert branch is not None
+        original = branch.original
         estimates = tuple(estimate(s.counted, original.requests[s.request].scale) for s in branch.steps)
         series = BranchSeries(branch.request, estimates, tuple(r.estimate for r in original.requests),
                               original.now_size, tuple(s.folds for s in branch.steps))
         self.timeline.set_branch(series)
-        self._say(series, measure.ceiling)
+        self._say(series, ceiling)
         self.replayed.emit(series)
         return series
 
@@ -143,6 +202,7 @@ class WhatIf(QObject):
         branch = self.branch
         if branch is None:
             return
+        self.cancel()
         self.branch = None
         self.banner.hide()
         self.timeline.set_branch(None)
@@ -156,6 +216,7 @@ class WhatIf(QObject):
         """Another session opened during a what-if: the what-if ends with it."""
         branch = self.branch
         if branch is not None and document is not branch.document and document is not branch.original:
+            self.cancel()
             self.branch = None
             self.banner.hide()
             self.timeline.set_branch(None)

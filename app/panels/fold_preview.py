@@ -130,7 +130,7 @@ class FoldPreviewPanel(QWidget):
             return None
         self.discard()
         self.summary.setText("<i>Previewing the fold…</i>")
-        self.editor.busy = True
+        self.editor.busy = "a fold preview is running; wait for it or cancel it"
         task = Task(fold_work(doc, measure), "Previewing the fold", self)
         task.succeeded.connect(self.show_preview)
         task.failed.connect(lambda exc: self.summary.setText(f"<b>The preview failed:</b> {html.escape(str(exc))}"))
@@ -143,7 +143,7 @@ class FoldPreviewPanel(QWidget):
 
     def _ended(self) -> None:
         self.task = None
-        self.editor.busy = False
+        self.editor.busy = ""
         self._enable()
 
     def cancel(self) -> None:

@@ -105,6 +105,23 @@ class RequestPanel(QWidget):
         return [f"<b>Cache marks</b> ({len(self.marks)}, shown as <code>cache_control</code> in the payload):"
                 f"<ul style='margin:0'>{items}</ul>"]
 
+    def _predicted_line(self, doc, slot: int | None, is_now: bool) -> str:
+        """Predicted input, beside the reported input and the difference where the file reports it."""
+        if is_now:
+            size = doc.now_predicted
+            line = f"Predicted input <b>{size:,} tokens</b> (the next request)"
+            if doc.context_window:
+                line += f" · free {doc.context_window - size:,} of the {doc.context_window:,}-token context window"
+            return line
+        r = doc.requests[slot]
+        anchor = "its count (no earlier report in its stretch)" if r.predicted_from == "count" else f"request {r.predicted_from}"
+        line = f"Predicted input <b>{r.predicted:,} tokens</b>, anchored on {anchor}"
+        if r.reported_input:
+            line += f" · reported {r.reported_input:,} · difference {r.difference()}"
+        if r.flagged:
+            line += " · <b>the report is flagged</b>: it disagrees wildly with its neighbours"
+        return line
+
     def refresh(self, force: bool = False) -> None:
         doc, slot = self.document, self.slot
         key = (id(doc), slot)
@@ -126,15 +143,12 @@ class RequestPanel(QWidget):
         counted_text = f"{counted:,} counted (o200k_base, exact)"
         if doc.unseen_head:
             counted_text = f"({counted_text} + an unseen head of {doc.unseen_head:,})"
-        lines = [
-            f"<b>Compiled payload</b> of {what}: {len(view):,} messages · {size:,} bytes",
-            f"Estimate <b>{tokens:,} tokens</b> = {counted_text} × scale {scale:.3f}",
-        ]
+        lines = [f"<b>Compiled payload</b> of {what}: {len(view):,} messages · {size:,} bytes"]
+        lines.append(self._predicted_line(doc, slot, is_now))
+        lines.append(f"Estimate {tokens:,} tokens = {counted_text} × scale {scale:.3f} (the ADR's, for the ceiling and the fold)")
         if doc.unseen_head:
             lines.append(f"The estimate includes an unseen head of {doc.unseen_head:,} tokens: the system prompt and "
                          f"tools this {html.escape(doc.session.format)} file does not hold, measured from reported input")
-        if not is_now and doc.requests[slot].reported_input:
-            lines.append(f"Reported input for this request: {doc.requests[slot].reported_input:,} tokens")
         if not is_now:
             lines.append(self._divergence_line(doc, slot, view))
         lines += self._marks_lines(doc, view)

@@ -17,6 +17,11 @@ def status_text(doc: Document) -> str:
         parts.append(counted(len(session.trace), "request"))
     est = doc.now_size
     rules = doc.rules
+    if doc.now_predicted:
+        parts.append(f"next request: predicted {doc.now_predicted:,} tokens")
+        if doc.context_window:
+            free = doc.context_window - doc.now_predicted
+            parts.append(f"free {free:,} of the {doc.context_window:,}-token context window")
     if rules is not None and rules.ceiling:
         parts.append(f"estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%})")
     else:
@@ -31,6 +36,10 @@ def status_tooltip(doc: Document) -> str:
     kinds = doc.kind_counts()
     by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
     lines = [f"Full record by kind: {by_kind}", f"Scale {doc.scale:.3f}"]
+    if doc.now_predicted:
+        lines.append("Predicted: the best forecast of what the provider will report for the next request, from the "
+                     "newest report of its stretch plus what changed since; the estimate is the ADR's (count × scale), "
+                     "which the ceiling and the fold decide on")
     if doc.rules is not None:
         lines.append(f"Ceiling: {doc.rules.source}")
     if doc.unseen_head:

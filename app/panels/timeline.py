@@ -112,8 +112,8 @@ class Timeline(QWidget):
 
     def _scale_max(self) -> int:
         doc = self.document
-        values = [r.estimate for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
-        values.append(doc.now_size)
+        values = [r.headline for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
+        values.append(doc.now_predicted or doc.now_size)
         if self.branch is not None:
             values += list(self.branch.estimates) + list(self.branch.original) + [self.branch.original_now]
         if doc.rules is not None:
@@ -163,7 +163,7 @@ class Timeline(QWidget):
                 self._draw_original_bar(painter, slot, rect, plot, top)
                 continue
             is_now = slot == len(doc.requests)
-            size = doc.now_size if is_now else doc.requests[slot].estimate
+            size = (doc.now_predicted or doc.now_size) if is_now else doc.requests[slot].headline
             y = self._y(size, plot, top)
             inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
             if slot == self.current:
@@ -238,7 +238,7 @@ class Timeline(QWidget):
             label = "now" if slot == self.slots() - 1 else str(slot)
             painter.drawText(QRectF(rect.left() - 10, plot.bottom() + 2, rect.width() + 20, 16), Qt.AlignmentFlag.AlignHCenter, label)
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
-        legend = f"Showing {current}   ·   bars: estimate   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
+        legend = f"Showing {current}   ·   bars: predicted input   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
         if self.branch is not None:
             legend = (f"What-if from request {self.branch.start}   ·   orange line: the what-if's estimates, replayed   ·   "
                       "outlined bars: the original's")
@@ -282,13 +282,16 @@ class Timeline(QWidget):
         elif branch is not None and slot > branch.start:
             tip = f"now in the original: {branch.original_now:,} tokens (the what-if stops at the last request)"
         elif slot == len(self.document.requests):
-            tip = f"now: the active view, {self.document.now_size:,} tokens"
+            doc = self.document
+            tip = (f"now: the active view, predicted {doc.now_predicted:,} tokens (estimate {doc.now_size:,})"
+                   if doc.now_predicted else f"now: the active view, estimate {doc.now_size:,} tokens")
         else:
             r = self.document.requests[slot]
             reported = f"{r.reported_input:,}" if r.reported_input else "not recorded"
             share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
             tip = (
-                f"request {slot}: {counted(len(r.view), 'message')}, estimate {r.estimate:,} tokens "
-                f"({r.counted:,} counted × scale {r.scale:.3f}); reported input {reported}{share}"
+                f"request {slot}: {counted(len(r.view), 'message')}, predicted {r.predicted:,} tokens, reported input "
+                f"{reported}" + (f" (difference {r.difference()})" if r.reported_input else "")
+                + f"; estimate {r.estimate:,} ({r.counted:,} counted × scale {r.scale:.3f}){share}"
             )
         QToolTip.showText(event.globalPosition().toPoint(), tip, self)

@@ -58,6 +58,10 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     folds = (session.manifest or {}).get("context_folds")
     price = pricing.resolve(model)
     window = context_window(session, price.context_window)
+    following = measure.calibrate(prefix=False).next_predicted if session.trace else None
+    predicted = following.predicted if following is not None else None
+    if window is not None and predicted is not None:
+        window["free"] = window["tokens"] - predicted
     return {
         "file": session.source,
         "format": session.format,
@@ -71,6 +75,7 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
         "copies": sum(1 for m in record if m.is_clipped_copy),
         "notes": by_kind["note"],
         "peak_reported_input": max(reported) if reported else None,
+        "next_predicted": predicted,
         "priced": price.priced,
         "price_source": price.source if price.priced else None,
         "price_reason": None if price.priced else price.reason,
@@ -167,6 +172,10 @@ def format_inspect(result: dict[str, Any]) -> str:
         lines.append("requests with subagents: " + ", ".join(
             f"{PART_LABELS[k]} {parts[k]['requests']:,}" for k in ("main", "subagents", "summariser"))
             + f"; total {parts['total']['requests']:,}" + (f", ${cost:,.4f}" if cost is not None else ", cost unpriced"))
+    if result.get("next_predicted") is not None:
+        window = result.get("context_window") or {}
+        free = f", free {window['free']:,} of the {window['tokens']:,}-token context window" if "free" in window else ""
+        lines.append(f"next request: predicted {result['next_predicted']:,} tokens{free}")
     if "library_session_id" in result:
         lines.append(f"library session: {result['library_session_id']}")
     lines += [f"warning: {w}" for w in result["warnings"]]

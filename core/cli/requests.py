@@ -1,4 +1,4 @@
-"""`foldscope requests FILE`: a row per request (estimate, counted, scale, reported input, prefix share, over ceiling)."""
+"""`foldscope requests FILE`: a row per request (predicted and reported input, estimate, counted, scale, prefix share, over ceiling)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,10 @@ def run_requests(args) -> dict[str, Any]:
         "requests": [row.as_dict() for row in report.rows],
         "refused": refused,
         "scale": round(report.scale, 6),
+        "scales": {str(m): round(v, 6) for m, v in report.scales.items()},
         "unseen_head": report.unseen_head,
+        "next_predicted": report.next_predicted.predicted if report.next_predicted else None,
+        "warnings": report.warnings,
     }
     if getattr(args, "payload", None) is not None:
         result["payload"] = compiled_payload(measure, args.payload)
@@ -71,12 +74,20 @@ def mark_place(mark: dict[str, Any]) -> str:
 def format_requests(result: dict[str, Any]) -> str:
     c = result["ceiling"]
     head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({c['source']}: {c['why']})"
-    lines = [head, f"{'index':>5} {'estimate':>10} {'counted':>10} {'scale':>7} {'reported':>10} {'prefix':>7}  over"]
+    lines = [head, f"{'index':>5} {'predicted':>10} {'reported':>10} {'diff':>8} {'from':>6} {'estimate':>10} "
+                   f"{'counted':>10} {'scale':>7} {'prefix':>7}  over"]
     for row in result["requests"]:
-        reported = "-" if row["reported_input"] is None else f"{row['reported_input']:,}"
+        rep = row["reported_input"]
+        reported = "-" if rep is None else f"{rep:,}"
+        diff = f"{(row['predicted'] - rep) / rep:+.1%}" if rep else "-"
         share = "-" if row["prefix_share"] is None else f"{row['prefix_share']:.3f}"
-        lines.append(f"{row['index']:>5} {row['estimate']:>10,} {row['counted']:>10,} {row['scale']:>7.4g} "
-                     f"{reported:>10} {share:>7}  {'OVER' if row['over_ceiling'] else ''}")
+        flag = " flagged" if row.get("flagged") else ""
+        lines.append(f"{row['index']:>5} {row['predicted']:>10,} {reported:>10} {diff:>8} {row['predicted_from']!s:>6} "
+                     f"{row['estimate']:>10,} {row['counted']:>10,} {row['scale']:>7.4g} {share:>7}  "
+                     f"{'OVER' if row['over_ceiling'] else ''}{flag}")
+    if result.get("next_predicted") is not None:
+        lines.append(f"next request: predicted {result['next_predicted']:,} tokens")
+    lines += [f"warning: {w}" for w in result.get("warnings", [])]
     if "payload" in result:
         marks = ", ".join(f"{mark_place(m)} {m['lifetime']} ({m['anchor']})" for m in result["payload"]["marks"])
         lines.append(f"request {result['payload']['request']}: marks {marks or 'none (caching off)'}")

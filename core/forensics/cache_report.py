@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from foldscope.core.forensics.causes import CAUSES, RequestCauses, attribute
@@ -63,6 +63,7 @@ class CacheReport:
     rows: list[CacheRow]
     measured: list[Measured]
     priced: bool
+    tokens: dict[str, int] = field(default_factory=dict)  # each message's part of the count, by id
 
     def totals(self) -> dict[str, Any]:
         return totals_of(self.rows, self.priced)
@@ -115,9 +116,10 @@ def totals_of(rows: Sequence[CacheRow], priced: bool = True) -> dict[str, Any]:
 
 def cache_report(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> CacheReport:
     """Count the session's trace once, attribute every cache write and price it."""
-    measured = measure_requests(session, policy, counter)
+    tokens: dict[str, int] = {}
+    measured = measure_requests(session, policy, counter, tokens)
     rows = attribute(session, measured)
     pricer = Pricer(session.model)
     priced = [price(r, pricer(r.model)) for r in rows]
     any_unpriced = any(p.cost_usd is None and r.usage is not None for r, p in zip(rows, priced))
-    return CacheReport(session, [CacheRow(r, p) for r, p in zip(rows, priced)], measured, not any_unpriced)
+    return CacheReport(session, [CacheRow(r, p) for r, p in zip(rows, priced)], measured, not any_unpriced, tokens)

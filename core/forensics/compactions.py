@@ -115,14 +115,16 @@ class CompactionReport:
 def find_compactions(session: Session) -> list[tuple[int, Message]]:
     """(request, note) for every request whose view holds a note the request before did not carry."""
     record, found = session.record, []
-    before: set[str] = set()
+    before: tuple[str, ...] = ()
     for k, request in enumerate(session.trace):
         view = request.view
-        if k:
-            new = [mid for mid in view if mid not in before and mid in record and record.get(mid).kind == "note"]
+        n = len(before)
+        if k and not (len(view) >= n and view[:n] == before):  # a view that only adds took nothing out
+            had = set(before)
+            new = [mid for mid in view if mid not in had and mid in record and record.get(mid).kind == "note"]
             if new:
                 found.append((k, record.get(new[-1])))
-        before = set(view)
+        before = view
     return found
 
 
@@ -183,7 +185,13 @@ def _values(value: Any) -> list[str]:
     return [str(value)] if value is not None and not isinstance(value, bool) else []
 
 
-def dropped_facts(messages: Sequence[Message]) -> dict[str, Any]:
+def tokens_of(m: Message, counted: Mapping[str, int]) -> int:
+    """A message's tokens as its requests counted them, else its text counted alone."""
+    n = counted.get(m.id)
+    return n if n is not None else count_text(m.text)
+
+
+def dropped_facts(messages: Sequence[Message], counted: Mapping[str, int]) -> dict[str, Any]:
     """What left the view: messages by kind, tool results by tool (with their tokens) and the paths they held."""
     by_kind: dict[str, int] = {}
     by_tool: dict[str, dict[str, int]] = {}
@@ -194,21 +202,27 @@ def dropped_facts(messages: Sequence[Message]) -> dict[str, Any]:
             tool = str(m.content.get("function") or "unknown")
             cell = by_tool.setdefault(tool, {"results": 0, "tokens": 0})
             cell["results"] += 1
-            cell["tokens"] += count_text(m.text)
+            cell["tokens"] += tokens_of(m, counted)
             key = fetch_key(m)
             if key is not None and key[0] == "path" and key[1] not in paths:
                 paths.append(key[1])
     return {"messages": len(messages), "by_kind": by_kind, "results_by_tool": by_tool, "paths": paths}
 
 
-def refetched(session: Session, start: int, end: int, dropped: Sequence[Message]) -> list[Refetch]:
+def refetched(session: Session, start: int, end: int, dropped: Sequence[Message],
+              counted: Mapping[str, int]) -> list[Refetch]:
     """Calls in requests start..end-1 that read a dropped path again or ran a dropped command again."""
     wanted = {key for m in dropped if (key := fetch_key(m)) is not None}
     if not wanted:
         return []
     record, out, seen = session.record, [], set(m.id for m in dropped)
+    before: tuple[str, ...] = ()
     for k in range(start, min(end, len(session.trace))):
-        for mid in session.trace[k].view:
+        view = session.trace[k].view
+        n = len(before)
+        new = view[n:] if len(view) >= n and view[:n] == before else view  # most requests only add
+        before = view
+        for mid in new:
             if mid in seen or mid not in record:
                 continue
             seen.add(mid)
@@ -221,7 +235,7 @@ def refetched(session: Session, start: int, end: int, dropped: Sequence[Message]
             rid = m.content.get("action_response_id")
             result = record.get(rid) if isinstance(rid, str) and rid in record else None
             out.append(Refetch(k, record.index_of(mid), str(m.content.get("function") or ""), key[1],
-                               count_text(result.text) if result is not None else 0))
+                               tokens_of(result, counted) if result is not None else 0))
     return out
 
 
@@ -277,8 +291,8 @@ def compaction_report(session: Session, policy: Policy | None = None, counter: C
         rewrite_tokens = row.causes.causes.get("rewrite", 0)
         costs = row.priced.cost_usd
         c = Compaction(k, kind, source, note, before, after, sizes_from, summariser_usd, why,
-                       dropped_facts(dropped), check((literal_text(m) for m in dropped), note.text),
-                       refetched(session, k, end, dropped), rewrite_tokens,
+                       dropped_facts(dropped, cache.tokens), check((literal_text(m) for m in dropped), note.text),
+                       refetched(session, k, end, dropped, cache.tokens), rewrite_tokens,
                        None if costs is None else costs.get("rewrite", 0.0))
         prices = pricer(this.model)
         if prices is None:

@@ -14,12 +14,18 @@ from dataclasses import dataclass, field
 KINDS = ("path", "identifier", "number", "url")
 MAX_LITERALS = 5_000  # per span: enough for any summary to be judged, bounded on a huge span
 
-_URL = re.compile(r"https?://[^\s\"'<>()\[\]{}`]+")
-# A path: segments joined by slashes (absolute, ~ or relative), or a file name with a short extension.
-_PATH = re.compile(r"(?<![\w/.:-])(?:~|\.{1,2})?(?:/?[\w@+-][\w.@+-]*)(?:/[\w.@+-]+)+|\b[\w-]+\.[A-Za-z][A-Za-z0-9]{1,4}\b")
-_IDENT = re.compile(r"\b(?:[A-Za-z][a-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*|"
-                    r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b")
-_NUMBER = re.compile(r"(?<![\w.])(?:\d{3,}(?:\.\d+)?|\d+\.\d+)(?![\w.]*\w)")
+# One pass over the text: at each place the earliest kind that matches wins, so a URL or path is taken whole
+# before the identifiers and numbers inside it could be.
+_LITERAL = re.compile(
+    r"(?P<url>https?://[^\s\"'<>()\[\]{}`]+)"
+    r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?(?:/?[\w@+-][\w.@+-]*)(?:/[\w.@+-]+)+|\b[\w-]+\.[A-Za-z][A-Za-z0-9]{1,4}\b)"
+    r"|(?P<identifier>\b(?:[A-Za-z][a-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*|"
+    r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b)"
+    r"|(?P<number>(?<![\w.])(?:\d{3,}(?:\.\d+)?|\d+\.\d+)(?![\w.]*\w))"
+)
+# A word that could hold a literal: a slash, dot, underscore, digit or a lower-to-upper step. Splitting on
+# whitespace and matching only such words keeps a span of megabytes to a fraction of a second.
+_CANDIDATE = re.compile(r"[/._\d]|[a-z][A-Z]")
 _TRAILING = ".,:;!?"
 # Line numbers a file read prints before each line (`cat -n`, Claude Code's `  12→`): layout, not content.
 _LINE_NUMBERS = re.compile(r"^[ \t]*\d+(?:→|\t)", re.MULTILINE)
@@ -57,18 +63,21 @@ def literals(texts: Iterable[str]) -> list[Literal]:
         seen.add(text)
         out.append(Literal(kind, text))
 
+    candidate = _CANDIDATE.search
+    words: set[str] = set()  # words already read, in any text
     for text in texts:
-        rest = _LINE_NUMBERS.sub("", text)
-        for kind, pattern in (("url", _URL), ("path", _PATH)):
-            for match in pattern.finditer(rest):
+        if "→" in text or "\t" in text:
+            text = _LINE_NUMBERS.sub("", text)
+        for word in dict.fromkeys(text.split()):  # each distinct word once, in order
+            if word in words or not candidate(word):
+                continue
+            words.add(word)
+            for match in _LITERAL.finditer(word):
+                kind = match.lastgroup or ""
                 if kind != "path" or _looks_like_path(match.group()):
                     take(kind, match.group())
-            rest = pattern.sub(" ", rest)
-        for kind, pattern in (("identifier", _IDENT), ("number", _NUMBER)):
-            for match in pattern.finditer(rest):
-                take(kind, match.group())
-        if len(out) >= MAX_LITERALS:
-            break
+            if len(out) >= MAX_LITERALS:
+                return out
     return out
 
 

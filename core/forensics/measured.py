@@ -1,7 +1,9 @@
 """One pass over a recorded trace: each request's count and where it parts from the request before.
 
-Both the cache causes and the compaction reports read this pass, so a session is counted once. The
-divergence is core.request.prefix's, the one the request panel shows; a request's count includes the
+Both the cache causes and the compaction reports read this pass, so a session is counted once. A request
+whose view only adds to the one before (no new system message, the same first round) parts nowhere: every
+byte of the one before is repeated. Any other is compiled beside the one before and compared with
+core.request.prefix.divergence, the comparison the request panel shows. A request's count includes the
 unseen head (core.request.trace), so positions map onto the provider's reported input.
 """
 
@@ -13,14 +15,14 @@ from dataclasses import dataclass
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.request.count import Counter
-from foldscope.core.request.prefix import Divergence, PrefixMeter
+from foldscope.core.request.prefix import Divergence, compile_for_prefix, divergence
 from foldscope.core.request.trace import rounds_of, session_tools, trace_views, unseen_heads
 
 
 @dataclass(frozen=True)
 class Measured:
     """One recorded request as counted: its tokens (unseen head included), where it parts from the request
-    before (None for the first) and the tokens before that place (None for an append)."""
+    before (None for the first and for one that only adds to the one before) and the tokens before that place."""
 
     counted: int
     head: int
@@ -28,25 +30,49 @@ class Measured:
     parted_at: int | None
 
 
-def measure_requests(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> list[Measured]:
-    """Every request of the session's trace counted once, incrementally, with its divergence."""
+def measure_requests(session: Session, policy: Policy | None = None, counter: Counter | None = None,
+                     tokens: dict[str, int] | None = None) -> list[Measured]:
+    """Every request of the session's trace counted once, incrementally, with its divergence. With `tokens`,
+    each message's tokens as the latest request carrying it counted them are put there (its part of the count)."""
     policy = policy or Policy()
     counter = counter or Counter()
     tools = session_tools(session)
     record = session.record
-    meter = PrefixMeter(record, policy, tools)
     rows: list[tuple[int, Divergence | None, int | None]] = []
     trace = session.trace
-    for request, (messages, first_round) in zip(trace, rounds_of(session, policy, counter, trace_views(record, trace))):
+    serial = -2  # the counter's serial of the measurement before (none yet)
+    before: tuple = ()  # the request before: (its messages, its first round)
+    for messages, first_round in rounds_of(session, policy, counter, trace_views(record, trace)):
         m = counter.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round)
-        ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
-        found = meter.step(ids, m.laid, first_round)
+        found = None
+        if before and not _only_adds(before, messages, first_round):
+            a = compile_for_prefix(before[0], record=record, policy=policy, tools=tools, first_round=before[1])
+            b = compile_for_prefix(messages, record=record, policy=policy, tools=tools, first_round=first_round)
+            found = divergence(a, b, record)
+        before = (messages, first_round)
+        if tokens is not None:
+            # Only the parts this measurement did not keep from the one before are new.
+            start = max(0, m.kept - 1) if m.since == serial else 0
+            for part in m.parts[start:]:
+                if part.message is not None:
+                    tokens[part.message.id] = part.tokens
+            serial = m.serial
         rows.append((m.counted, found, _tokens_before(found, m.parts, record) if found else None))
     heads = unseen_heads(session, [c for c, _, _ in rows], trace)
     # A change of unseen head (a source compaction re-attaches what the file does not hold) is a change
     # inside it: the request parts no later than the shorter of the two heads.
     return [Measured(c + h, h, d, _with_head(at, d, min(h, heads[k - 1]) if k else h))
             for k, ((c, d, at), h) in enumerate(zip(rows, heads))]
+
+
+def _only_adds(before: tuple, messages: Sequence, first_round) -> bool:
+    """Whether a view repeats the one before whole and adds after it (a new system message would join the
+    stable segment at the head, and another first round compiles the results under another bound)."""
+    old, old_round = before
+    n = len(old)
+    if len(messages) < n or old_round != first_round or any(a is not b for a, b in zip(old, messages[:n])):
+        return False
+    return all(m.kind != "system" for m in messages[n:])
 
 
 def _with_head(at: int | None, found: Divergence | None, head: int) -> int | None:

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
@@ -39,7 +39,10 @@ class Document:
     out_reason: dict[int, str] = field(default_factory=dict)  # record index -> why it is out
     library_id: int | None = None
     requests: list = field(default_factory=list)  # RequestFacts per request of the trace
-    now_size: int = 0  # the estimate of the request the active view compiles to now
+    now_size: int = 0  # the estimate of the request the active view compiles to now (the ADR's, for the ceiling)
+    now_predicted: int = 0  # the next request's predicted input: the size shown for it
+    next_basis: tuple[int, int, float] | None = None  # (predicted, its count, tokens per count), to re-predict after an edit
+    context_window: int | None = None  # the model's context window (the file's, else its prices')
     scale: float = 1.0  # the scale calibrated over the trace
     policy: Policy | None = None  # core.model.policy.Policy in force: the launch policy, one given at start, or the editor's
     unseen_head: int = 0  # the system prompt and tools a Claude Code, Codex or pi file does not hold, in tokens
@@ -47,6 +50,22 @@ class Document:
     rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
     folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
     _measure: Measure | None = field(default=None, repr=False)
+    _predicting: Any = field(default=None, repr=False)  # core.request.provider_text.PredictionCounter, memoised
+
+    def predict_view(self, counted: int) -> int:
+        """The next request's predicted input for the active view after an edit: the prediction made at load,
+        moved by what the edit changed in the count, at the same tokens per count (core.request.predict)."""
+        from foldscope.core.request.provider_text import PredictionCounter
+
+        basis = self.next_basis
+        if basis is None:
+            return self.now_predicted
+        if self._predicting is None:
+            self._predicting = PredictionCounter(self.session.format)
+        model = (self.policy.model if self.policy else None) or self.session.model
+        count = self._predicting.count(self.session.view_messages(), counted, model).total
+        predicted, before, ratio = basis
+        return max(0, round(predicted + (count - before) * ratio))
 
     def measure_for(self, policy: Policy | None = None) -> Measure:
         """The session's Measure under `policy` (default: the one in force), sharing this document's counter."""
@@ -193,6 +212,8 @@ def build_document(session: Session, path: str, report: Report = _no_report, pol
     facts = measure_requests(session, counter, report, policy)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
+    document.now_predicted, document.next_basis = facts.now_predicted, facts.next_basis
+    document.context_window = facts.context_window
     # The head belongs to the session: the fold, its preview and every action measure with it.
     session.unseen_head = facts.unseen_head
     document.show_view(session.view)

@@ -29,6 +29,21 @@ class RequestFacts:
     prefix_share: float | None  # how much of this request the next one repeats from its start
     folded_before: bool  # a note entered the view since the previous request (a fold or compaction)
     compacted_before: bool = False  # that note is the source's own compaction (the agent's), not a fold
+    predicted: int = 0  # predicted input (core.request.predict): the size this request is shown with
+    predicted_from: int | str = "count"  # the request it was anchored on, or `count`
+    flagged: bool = False  # its report disagrees wildly with its neighbours
+
+    @property
+    def headline(self) -> int:
+        """The size shown for this request everywhere: its predicted input."""
+        return self.predicted
+
+    def difference(self) -> str:
+        """Predicted against reported, as a panel shows it: `+1,234 (+0.8%)`; empty when nothing was reported."""
+        if not self.reported_input:
+            return ""
+        d = self.predicted - self.reported_input
+        return f"{d:+,} ({d / self.reported_input:+.1%})"
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,9 @@ class TraceFacts:
     scale: float
     policy: Policy
     unseen_head: int = 0  # tokens every request carried that the file does not hold (core.request.trace.unseen_head)
+    now_predicted: int = 0  # the next request's predicted input
+    next_basis: tuple[int, int, float] | None = None  # (predicted, its count, tokens per count): to re-predict an edit
+    context_window: int | None = None  # the model's context window, as the file states it or its prices list it
 
 
 def measure_requests(session: Session, counter: Counter, report: Report, policy: Policy | None = None) -> TraceFacts:
@@ -121,6 +139,9 @@ def measure_requests(session: Session, counter: Counter, report: Report, policy:
                 folded_before=bool(notes - previous_notes) and bool(out),
                 compacted_before=bool(out) and bool(notes - previous_notes)
                 and (notes - previous_notes) <= compaction_notes,
+                predicted=row.predicted,
+                predicted_from=row.predicted_from,
+                flagged=row.flagged,
             )
         )
         previous_notes = notes
@@ -135,5 +156,16 @@ def measure_requests(session: Session, counter: Counter, report: Report, policy:
     now_counted = counter.count(
         [record.get(mid) for mid in session.view], record=record, policy=policy, tools=session_tools(session)
     )
+    nxt = measured.next_predicted
     return TraceFacts(out, rules, estimate(now_counted + measured.unseen_head, measured.scale), measured.scale, policy,
-                      measured.unseen_head)
+                      measured.unseen_head, nxt.predicted if nxt else 0,
+                      (nxt.predicted, measured.next_count, nxt.ratio) if nxt else None,
+                      context_window(session, policy.model or session.model))
+
+
+def context_window(session: Session, model: str | None) -> int | None:
+    """The model's context window: as the file states it (Codex's model_context_window), else as its prices list it."""
+    stated = session.extras.get("context_window")
+    if isinstance(stated, int) and not isinstance(stated, bool) and 0 < stated < 2**63:
+        return stated
+    return pricing.resolve(model).context_window

@@ -11,7 +11,7 @@ original nor the branch is changed: the replay works on its own copy.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from foldscope.core.fold.delivery import mark_delivered
@@ -40,9 +40,10 @@ def branch_copy(branch: Session) -> Session:
                    trace=list(branch.trace), model=branch.model, scale=branch.scale, unseen_head=branch.unseen_head)
 
 
-def replay_from(original: Session, branch: Session, request: int, measure: Measure) -> list[BranchStep]:
+def replay_from(original: Session, branch: Session, request: int, measure: Measure,
+                report: Callable[[int, int, str], None] | None = None) -> list[BranchStep]:
     """Requests `request`.. of the original's trace as the branch would have sent them, under the measure's
-    policy (no ceiling: nothing folds)."""
+    policy (no ceiling: nothing folds); `report(done, total, label)` before each (the GUI's worker cancels there)."""
     trace = build_trace(original)
     if not 0 <= request < len(trace):
         raise IndexError(f"request {request} is not in the trace (it has {len(trace)} requests)")
@@ -53,6 +54,8 @@ def replay_from(original: Session, branch: Session, request: int, measure: Measu
     taken = response_index(original, trace, request)
     steps: list[BranchStep] = []
     for j in range(request, len(trace)):
+        if report is not None:
+            report(j - request, len(trace) - request, f"Replaying request {j} of the what-if")
         landed, refused = 0, False
         if j > request:
             end = response_index(original, trace, j)

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 # A report further than this from its anchored prediction is flagged (p90 error is about 1%: 25% is wild).
 WILD_ANCHORED = 0.25
-WILD_UNANCHORED = 2.0  # an unanchored prediction guesses the head: flag only a report off by more than 3x
 MIN_SPAN = 2_000  # counted tokens a stretch's trusted reports must span before their slope is trusted
 RATIO_RANGE = (0.5, 2.0)  # tokens per count outside this is no tokenizer: fall back to the prior
 
@@ -147,8 +146,10 @@ class Predictor:
             else:
                 self.flagged.append(j)
             self._pending = None
+        # A stretch's first report has no neighbour to disagree with (an unanchored prediction only guesses the
+        # head): it is trusted, and a corrupt one is caught by the next report instead.
         off = abs(reported / expected - 1) if expected > 0 else float("inf")
-        wild = off > (WILD_ANCHORED if (s.points or pending is not None) else WILD_UNANCHORED)
+        wild = bool(s.points) and off > WILD_ANCHORED
         if wild:
             self._pending = (k, sent, reported, p)
             return True

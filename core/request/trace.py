@@ -214,6 +214,7 @@ class TraceReport:
     scales: dict[str | None, float] = field(default_factory=dict)  # the ADR scale per model, after the trace
     next_predicted: Prediction | None = None  # the next request's (the active view's) predicted input
     next_counted: int = 0  # the active view's compiled count, with the latest stretch's unseen head
+    next_count: int = 0  # the active view's count as the prediction counts it (core.request.provider_text)
     warnings: list[str] = field(default_factory=list)
     decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
 
@@ -260,6 +261,7 @@ class Predictions:
     stretches: list[int]
     next: Prediction
     next_counted: int  # the active view's compiled count (no unseen head)
+    next_count: int  # the active view's count as the prediction counts it
 
 
 def predict_requests(session: Session, trace: Sequence[Request], compiled: Sequence[int], models: Sequence[str | None],
@@ -286,7 +288,8 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
     next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
     nc = counting.count(active, next_compiled, model)
     following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
-    return Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled), set(predictor.flagged_now())
+    return (Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total),
+            set(predictor.flagged_now()))
 
 
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
@@ -331,6 +334,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     models = [request.model or model for request in trace]
     predictions, flags = predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
     report.next_predicted, report.next_counted = predictions.next, predictions.next_counted + head
+    report.next_count = predictions.next_count
     scales: dict[str | None, float] = {}
     for k, (request, m) in enumerate(zip(trace, counts)):
         counted = m.counted + heads[k]

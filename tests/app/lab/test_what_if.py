@@ -29,11 +29,20 @@ def core_series(original, branch_session, k, policy=None):
     return tuple(estimate(s.counted, original.requests[s.request].scale) for s in steps)
 
 
+def start(qtbot, window):
+    """Start a what-if at the timeline's request and wait for the worker to build and replay it."""
+    with qtbot.waitSignal(window.what_if.replayed, timeout=60_000) as drawn:
+        assert window.what_if.start() is not None
+    qtbot.waitUntil(lambda: window.what_if.task is None)
+    return drawn.args[0]
+
+
 def test_a_what_if_shows_the_session_as_it_stood_at_the_request_and_replays_the_rest(qtbot, window, demo):
     original_view, original_length = list(demo.session.view), len(demo.session.record)
     window.timeline.step_to(K)
-    with qtbot.waitSignal(window.what_if.replayed) as drawn:
+    with qtbot.waitSignal(window.what_if.replayed, timeout=60_000) as drawn:
         window.what_if.start_action.trigger()
+    qtbot.waitUntil(lambda: window.what_if.task is None)
     branch = window.document
     assert branch is not demo and window.what_if.active
     trace = build_trace(demo.session)
@@ -55,12 +64,13 @@ def test_a_what_if_shows_the_session_as_it_stood_at_the_request_and_replays_the_
 
 def test_an_action_in_the_what_if_replays_the_later_requests_from_the_changed_view(qtbot, window, demo):
     window.timeline.step_to(K)
-    window.what_if.start()
+    start(qtbot, window)
     branch = window.document
     largest = max(branch.view_position, key=lambda i: branch.tokens[i] if branch.message(i).kind != "system" else 0)
     before = window.timeline.branch
-    with qtbot.waitSignal(window.what_if.replayed) as drawn:
+    with qtbot.waitSignal(window.what_if.replayed, timeout=60_000) as drawn:
         assert window.session_actions.editor.do(Evict([largest]), f"evict of #{largest}").success
+    qtbot.waitUntil(lambda: window.what_if.task is None)
     after = drawn.args[0]
     assert branch.message(largest).id not in branch.session.view
     assert after.estimates == core_series(demo, branch.session, K)
@@ -76,7 +86,7 @@ def test_back_to_the_original_restores_what_was_shown_and_its_undo(qtbot, window
     actions.saver.editor.mark_saved()  # as if saved: a what-if starts from the session as saved
     state = (list(demo.session.view), copy.deepcopy(demo.session.manifest))
     window.timeline.step_to(K)
-    window.what_if.start()
+    start(qtbot, window)
     window.session_actions.editor.do(Evict([window.document.view_index(3)]), "evict in the branch")
     with qtbot.waitSignal(window.what_if.ended):
         window.what_if.back_button.click()
@@ -101,7 +111,7 @@ def test_a_what_if_is_refused_at_now_and_with_unsaved_changes(qtbot, window, dem
 
 def test_opening_another_session_ends_the_what_if(qtbot, window, demo):
     window.timeline.step_to(K)
-    window.what_if.start()
+    start(qtbot, window)
     with qtbot.waitSignal(window.what_if.ended):
         with qtbot.waitSignal(window.document_loaded, timeout=20_000):
             window.open_path("/work/shared/corpus/dev/claude_code/short.jsonl")
@@ -111,11 +121,44 @@ def test_opening_another_session_ends_the_what_if(qtbot, window, demo):
 
 def test_editing_the_policy_in_a_what_if_replays_under_it(qtbot, window, demo):
     window.timeline.step_to(K)
-    window.what_if.start()
-    with qtbot.waitSignal(window.what_if.replayed) as drawn:
+    start(qtbot, window)
+    with qtbot.waitSignal(window.what_if.replayed, timeout=60_000) as drawn:
         window.session_actions.policy_editor.set_text("max_input_tokens", "20000")
+    qtbot.waitUntil(lambda: window.what_if.task is None)
     series = drawn.args[0]
     assert window.document.policy.max_input_tokens == 20_000
     assert series.estimates == core_series(demo, window.document.session, K, window.document.policy)
     assert sum(series.folds) > 0 and max(series.estimates[1:]) < max(demo.requests[-1].estimate, 1)
     assert "ceiling 20,000" in window.what_if.banner_text.text()
+
+
+def test_a_what_if_is_built_on_the_worker_with_progress_and_cancel(qtbot, window, demo, monkeypatch):
+    """Issue 19: a what-if was built on the GUI thread and froze the window on large sessions."""
+    import threading
+
+    import foldscope.app.lab.what_if as module
+
+    reached = threading.Event()
+
+    def slow(original, branch, request, measure, report=None):  # replays until cancelled, reporting as the core does
+        for step in range(10_000):
+            report(step, 10_000, f"Replaying request {request}")
+            reached.set()
+            threading.Event().wait(0.005)
+        raise AssertionError("never cancelled")
+
+    monkeypatch.setattr(module, "replay_from", slow)
+    window.timeline.step_to(K)
+    task = window.what_if.start()
+    assert task is not None and window.document is demo  # start returned at once: the window stays responsive
+    try:
+        qtbot.waitUntil(lambda: reached.is_set() and "Replaying request" in window.busy.progress.format(), timeout=30_000)
+        assert window.busy.isVisibleTo(window)  # progress in the status bar, with Cancel beside it
+        assert not window.session_actions.editor.do(Evict([demo.view_index(3)]), "evict").success  # the session waits
+        with qtbot.waitSignal(task.was_cancelled, timeout=10_000):
+            window.busy.cancel_button.click()
+    finally:
+        task.cancel()
+        qtbot.waitUntil(lambda: window.what_if.task is None, timeout=10_000)
+    assert not window.what_if.active and window.document is demo
+    assert not window.busy.isVisibleTo(window) and not window.session_actions.editor.busy

@@ -113,7 +113,11 @@ def test_a_claude_code_session_says_its_estimate_includes_the_unseen_head(qtbot,
     window.side_tabs.setCurrentWidget(window.request_panel)
     window.timeline.step_to(1)
     assert f"unseen head of {head:,} tokens" in window.request_panel.header.text()
-    assert f"Estimate <b>{doc.requests[1].estimate:,} tokens</b>" in window.request_panel.header.text()
+    header = window.request_panel.header.text()
+    assert f"Estimate {doc.requests[1].estimate:,} tokens" in header
+    r = doc.requests[1]  # the size shown is predicted input, beside the reported input and the difference
+    assert f"Predicted input <b>{r.predicted:,} tokens</b>, anchored on request 0" in header
+    assert f"reported {r.reported_input:,} · difference {r.difference()}" in header
 
 
 def test_a_lionagi_session_has_no_unseen_head(window, document):
@@ -128,3 +132,17 @@ def test_a_refused_profile_at_start_says_why_and_opens_nothing(tmp_path, capsys)
     profile.write_text("prompt_caching: sometimes\n")
     assert run_gui(["--profile", str(profile), "--screenshot", str(tmp_path / "out.png")]) == 2
     assert "prompt_caching" in capsys.readouterr().err and not (tmp_path / "out.png").exists()
+
+
+def test_the_status_bar_shows_the_next_requests_predicted_input_and_the_free_space_in_the_stated_window(qtbot, tmp_path):
+    path = "/work/shared/corpus/dev/codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+    window = opened(qtbot, tmp_path, path)
+    doc = window.document
+    report = measure_trace(doc.session, doc.policy, prefix=False)
+    assert doc.now_predicted == report.next_predicted.predicted > 0
+    assert doc.context_window == doc.session.extras["context_window"] == 258_400  # Codex's model_context_window
+    text = window.status_label.text()
+    assert f"predicted {doc.now_predicted:,} tokens" in text
+    assert f"free {258_400 - doc.now_predicted:,} of the 258,400-token context window" in text
+    last = doc.requests[-1]
+    assert abs(last.predicted / last.reported_input - 1) < 0.01  # the size shown is within 1% of the bill

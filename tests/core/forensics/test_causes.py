@@ -167,3 +167,25 @@ def test_on_a_real_session_idle_gaps_past_five_minutes_are_expired_writes(corpus
     expired = [r for r in rows if "expired" in r.causes.causes]
     assert expired and all(r.causes.since_cached_s > 300 for r in expired)
     assert all(r.causes.since_cached_s <= 300 for r in rows if "provider" in r.causes.causes)
+
+
+def test_the_divergence_is_the_request_panels_comparison_of_the_compiled_requests(corpus_dev):
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.request.prefix import compile_for_prefix, divergence
+    from foldscope.core.request.trace import session_tools
+
+    parted = 0
+    for name in ("claude_code/extracted-dd381a75.jsonl", "claude_code/session-196820da.jsonl"):
+        session = load_session(corpus_dev / name)
+        measured = measure_requests(session)
+        tools, record = session_tools(session), session.record
+        compiled = [compile_for_prefix([record.get(i) for i in r.view], record=record, policy=Policy(), tools=tools)
+                    for r in session.trace]
+        for k in range(1, len(compiled)):
+            whole = divergence(compiled[k - 1], compiled[k], record)
+            if whole.cause in ("none", "append"):
+                assert measured[k].divergence is None and measured[k].parted_at is None
+            else:
+                assert measured[k].divergence == whole
+                parted += 1
+    assert parted >= 1  # the rewinds of extracted-dd381a75 part before the end
