@@ -6,10 +6,7 @@ from foldscope.app.qt import QObject, Signal
 from foldscope.core.actions.commands import CommandStack
 from foldscope.core.model.commands import Changes, Command
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.marks_facts import first_round_for
-from foldscope.core.request.count import estimate
 from foldscope.core.request.tokens import count_text
-from foldscope.core.request.trace import session_tools
 
 
 def _pushed(command: Command, changes: Changes) -> bool:
@@ -26,12 +23,11 @@ def refresh_document(document: Document) -> None:
         document.tokens.append(count_text(text))
         document.chars.append(len(text))
     document.show_view(session.view)
-    if document.counter is not None:
-        messages = session.view_messages()
-        counted = document.counter.count(messages, record=record, policy=document.policy, tools=session_tools(session),
-                                         first_round=first_round_for(document, messages, document.policy))
-        document.now_size = estimate(counted + document.unseen_head, max(document.scale, 1.0))
-        document.now_predicted = document.predict_view(counted)
+    if document.counter is not None:  # the next request as the Measure in force sizes it, everywhere
+        measure = document.measure_for()
+        messages = measure.messages(session.view)
+        document.now_size = measure.estimate(messages)
+        document.now_predicted = document.predict_view(measure.count(messages))
 
 
 class SessionEditor(QObject):

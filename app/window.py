@@ -531,7 +531,7 @@ class MainWindow(QMainWindow):
         at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
         if at == "now" and self.what_if.active:
             at = f"what-if at request {self.what_if.branch.request}"
-        self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · {counted(doc.view_tokens(), 'token')}")
+        self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · estimate {counted(doc.shown_size, 'token')}")
         self.status_label.setText(status_text(doc))
         self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
 
@@ -555,7 +555,8 @@ class MainWindow(QMainWindow):
             return
         selected = self.inspector.index
         is_now = slot >= len(doc.requests)
-        doc.show_view(doc.session.view if is_now else list(doc.requests[slot].view), at_request=not is_now)
+        doc.show_view(doc.session.view if is_now else list(doc.requests[slot].view), at_request=not is_now,
+                      request=None if is_now else slot)
         self.record_model.refresh(view=True, added=True, metadata=False)  # greying moves; rows and scroll stay
         self.view_model.set_document(doc)
         self.window_map.update()

@@ -50,6 +50,17 @@ HOW_TO_READ = (
 
 
 
+def payback_lines(result: ReplayRuns) -> list[str]:
+    """Per strategy, after how many requests each fold had saved more than it cost, against the none replay."""
+    from foldscope.core.readout.payback_facts import payback_line, strategy_paybacks
+
+    found = strategy_paybacks(result)
+    if not found:
+        return []
+    return ["Paid back (each fold against the none replay, modelled against modelled): "
+            + "; ".join(f"{name} {payback_line(folds)}" for name, folds in found.items())]
+
+
 def chart_series(runs: ReplayRuns) -> dict[str, list[Series]]:
     """Per chart, a line per strategy: request size, cumulative cost, and the share read from cache."""
     size, cost, share = [], [], []
@@ -258,7 +269,8 @@ class ReplayView(QWidget):
             f"<b>Model</b> {html.escape(result.model or 'unknown')} · <b>ceiling</b> {ceiling} "
             f"({html.escape(why)}) · <b>line</b> {s['fold_at']:g} · <b>target</b> {s['target']:g} · "
             f"<b>cache</b> {result.cache_mode} ({html.escape(result.cache_why)}){priced}"
-            + "".join(f"<br>{html.escape(line)}" for line in billed))
+            + "".join(f"<br>{html.escape(line)}" for line in billed)
+            + "".join(f"<br>{html.escape(line)}" for line in payback_lines(result)))
         self.model.set_totals([run.totals() for run in result.runs])
         series = chart_series(result)
         requests = len(self.session.trace) if self.session else 0

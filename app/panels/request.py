@@ -13,21 +13,23 @@ from foldscope.app.theme import pygments_style
 from foldscope.core.readout.divergence import describe, parting
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.marks_facts import describe as describe_mark
-from foldscope.core.readout.marks_facts import first_round_for, mark_positions
-from foldscope.core.request.count import estimate
+from foldscope.core.readout.marks_facts import mark_positions
+from foldscope.core.request.compile import payload_bytes
 
 
-def compiled(document: Document, view: list[str] | tuple[str, ...]) -> tuple[dict, int, int]:
-    """(payload, bytes, exact o200k tokens of its counted text) for a view, under the policy in force."""
-    from foldscope.core.request.compile import compile_request, payload_bytes
-    from foldscope.core.request.trace import session_tools
-
-    record = document.session.record
-    messages = [record.get(mid) for mid in view]
-    options = {"record": record, "policy": document.policy, "tools": session_tools(document.session),
-               "first_round": first_round_for(document, messages, document.policy)}
-    payload = compile_request(messages, **options)
-    return payload, len(payload_bytes(payload)), document.counter.count(messages, **options)
+def compiled(document: Document, slot: int | None) -> tuple[dict, int, int, int, float]:
+    """(payload, bytes, exact o200k tokens of its counted text, its unseen head, its scale) for request `slot`
+    (None: the next request, now), as the Measure sizes it: a recorded request as the trace measured it (its own
+    stretch's head, its own scale, its own first round), the next one under the policy in force."""
+    if slot is None or slot >= len(document.requests):
+        measure = document.measure_for()
+        messages = measure.messages(document.session.view)
+        payload = measure.payload(messages)
+        return payload, len(payload_bytes(payload)), measure.count(messages), measure.unseen_head, measure.scale
+    assert document.measure is not None
+    row = document.measure.request(slot)
+    payload = document.measure.request_payload(slot)
+    return payload, len(payload_bytes(payload)), row.counted - row.unseen_head, row.unseen_head, row.scale
 
 
 def mark_lines(text: str) -> list[int]:
@@ -132,22 +134,21 @@ class RequestPanel(QWidget):
         is_now = slot is None or slot >= len(doc.requests)
         view = doc.session.view if is_now else doc.requests[slot].view
         try:
-            payload, size, counted = compiled(doc, view)
+            payload, size, counted, head, scale = compiled(doc, None if is_now else slot)
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is shown, not raised
             self.header.setText(f"<b>Cannot compile this view:</b> {type(exc).__name__}: {html.escape(str(exc))}")
             self.payload.clear()
             return
         what = "the next request, from the active view as it stands now" if is_now else f"request {slot}"
-        scale = doc.scale if is_now else doc.requests[slot].scale
-        tokens = estimate(counted + doc.unseen_head, scale)
+        tokens = doc.request_size(slot)
         counted_text = f"{counted:,} counted (o200k_base, exact)"
-        if doc.unseen_head:
-            counted_text = f"({counted_text} + an unseen head of {doc.unseen_head:,})"
+        if head:
+            counted_text = f"({counted_text} + an unseen head of {head:,})"
         lines = [f"<b>Compiled payload</b> of {what}: {len(view):,} messages · {size:,} bytes"]
         lines.append(self._predicted_line(doc, slot, is_now))
         lines.append(f"Estimate {tokens:,} tokens = {counted_text} × scale {scale:.3f} (the ADR's, for the ceiling and the fold)")
-        if doc.unseen_head:
-            lines.append(f"The estimate includes an unseen head of {doc.unseen_head:,} tokens: the system prompt and "
+        if head:
+            lines.append(f"The estimate includes an unseen head of {head:,} tokens: the system prompt and "
                          f"tools this {html.escape(doc.session.format)} file does not hold, measured from reported input")
         if not is_now:
             lines.append(self._divergence_line(doc, slot, view))

@@ -272,6 +272,11 @@ class Timeline(QWidget):
         slot = self.slot_at(event.position().x())
         if slot is None or self.document is None:
             return
+        QToolTip.showText(event.globalPosition().toPoint(), self.tip_for(slot), self)
+
+    def tip_for(self, slot: int) -> str:
+        """What hovering over a slot says: the request's size as every panel shows it, and how it was reached."""
+        assert self.document is not None
         branch = self.branch
         if branch is not None and slot >= branch.start and slot - branch.start < len(branch.estimates):
             i = slot - branch.start
@@ -294,4 +299,4 @@ class Timeline(QWidget):
                 f"{reported}" + (f" (difference {r.difference()})" if r.reported_input else "")
                 + f"; estimate {r.estimate:,} ({r.counted:,} counted × scale {r.scale:.3f}){share}"
             )
-        QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+        return tip

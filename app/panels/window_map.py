@@ -50,6 +50,7 @@ class WindowMap(QWidget):
         self.marks: tuple[Mark, ...] = ()
         self.marks_note = ""  # why there are no marks, when there are none
         self._blocks: tuple[tuple, list] | None = None
+        self._widths: tuple[tuple, tuple[float, dict[int, float]]] | None = None
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Window map")
         self.setMouseTracking(True)
@@ -80,9 +81,42 @@ class WindowMap(QWidget):
 
     # -- geometry ------------------------------------------------------------------------
 
+    def view_widths(self) -> tuple[float, dict[int, float]]:
+        """The shown request in estimate tokens: what the file does not hold and the JSON framing (one block
+        first), and each view message's part (a system message carries the system prompt and tools). They add
+        up to the request's size as every other panel shows it (core.request.measure.Composition)."""
+        doc = self.document
+        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size)
+        if self._widths is None or self._widths[0] != key:
+            parts, scale = doc.shown_composition()
+            record = doc.session.record
+            widths: dict[int, float] = {}
+            for message, tokens in parts.messages:
+                widths[record.index_of(message.id)] = tokens * scale
+            stable = (parts.system + parts.tools) * scale
+            systems = [i for i in doc.view_position if doc.message(i).kind == "system"]
+            lead = (parts.unseen_head + parts.framing) * scale
+            if systems:
+                widths[min(systems)] = widths.get(min(systems), 0.0) + stable
+            else:
+                lead += stable
+            self._widths = (key, (lead, widths))
+        return self._widths[1]
+
+    def summary(self) -> list[str]:
+        """The map's line, in order of need: the shown request's size (as every panel shows it), the marks, how to read it."""
+        doc = self.document
+        if doc is None:
+            return []
+        which = "the next request" if doc.shown is None else f"request {doc.shown}"
+        marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
+        return [f"{which}: estimate {doc.shown_size:,} tokens · full record {doc.record_tokens():,}", marks,
+                "blocks sized by their tokens", "click a block to select it"]
+
     def _scale(self) -> float:
         doc = self.document
-        total = max(doc.record_tokens(), doc.view_tokens(), 1)
+        lead, widths = self.view_widths()
+        total = max(doc.record_tokens(), lead + sum(widths.values()), 1)
         if doc.rules is not None:
             total = max([total] + [doc.rules.at(name) or 0 for name in rule_names(doc.rules)])
         return (self.width() - LEFT - RIGHT) / (total * 1.02)
@@ -95,7 +129,7 @@ class WindowMap(QWidget):
         doc = self.document
         if doc is None:
             return []
-        key = (id(doc), id(doc.view), doc.record_size, self.width())
+        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, self.width())
         if self._blocks is None or self._blocks[0] != key:
             self._blocks = (key, self._layout(doc))
         return self._blocks[1]
@@ -104,10 +138,11 @@ class WindowMap(QWidget):
         scale = self._scale()
         view_y, record_y = self._rows()
         out: list[tuple[int, QRectF, bool]] = []
-        x = float(LEFT)
+        lead, widths = self.view_widths()
+        x = float(LEFT) + lead * scale  # the unseen head and the framing lead the bar, drawn as one plain block
         for position in range(doc.view_size):
             index = doc.view_index(position)
-            width = doc.tokens[index] * scale
+            width = widths.get(index, 0.0) * scale
             out.append((index, QRectF(x, view_y, width, BAR_HEIGHT), True))
             x += width
         x = float(LEFT)
@@ -143,6 +178,9 @@ class WindowMap(QWidget):
         painter.drawText(QRectF(4, view_y, LEFT - 10, BAR_HEIGHT), right, "Active view")
         painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), right, "Full record")
         border = self.palette().window().color()
+        lead, _ = self.view_widths()
+        if lead:  # what the file does not hold (the unseen head) and the framing: part of the request, no message's
+            painter.fillRect(QRectF(LEFT, view_y, lead * self._scale(), BAR_HEIGHT), QColor(150, 150, 150, 160))
         selected_rects: list[QRectF] = []
         highlight = QPen(taken_colour(), 4)
         for index, rect, in_view_bar in self.blocks():
@@ -171,10 +209,8 @@ class WindowMap(QWidget):
         self._draw_marks(painter, view_y, text)
         if self.height() >= LEGEND_FROM:
             self._draw_legend(painter, record_y + BAR_HEIGHT + 6, text)
-        marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
         # The parts in order of need: on a narrow map the least needed go first, never cut mid-word.
-        parts = [f"active view {doc.view_tokens():,} of {doc.record_tokens():,} tokens in the full record", marks,
-                 "blocks sized by their tokens", "click a block to select it"]
+        parts = self.summary()
         room = self.width() - 210
         while len(parts) > 1 and painter.fontMetrics().horizontalAdvance("   ·   ".join(parts)) > room:
             parts.pop()

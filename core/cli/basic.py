@@ -52,7 +52,10 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     measure = Measure(session, session_policy(session), threads=threads)
     policy, model, resolution, record = measure.policy, measure.model, measure.resolution, session.record
     record_tokens = measure.count(list(record), first_round=None)
-    view_tokens = measure.count(session.view_messages())
+    view = session.view_messages()
+    view_tokens = measure.count(view)
+    measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at
+    view_estimate = measure.estimate(view)
     by_kind = Counter_(m.kind for m in record)
     reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
     folds = (session.manifest or {}).get("context_folds")
@@ -69,7 +72,8 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
         "messages": len(record),
         "by_kind": {kind: by_kind[kind] for kind in KINDS if by_kind[kind]},
         "record_size": {"messages": len(record), "tokens": record_tokens},
-        "view_size": {"messages": len(session.view), "tokens": view_tokens},
+        "view_size": {"messages": len(session.view), "tokens": view_tokens, "estimate": view_estimate,
+                      "unseen_head": measure.unseen_head, "scale": round(measure.scale, 6)},
         "requests": len(session.trace),
         "folds": len(folds) if isinstance(folds, list) else 0,
         "copies": sum(1 for m in record if m.is_clipped_copy),
@@ -157,7 +161,9 @@ def format_inspect(result: dict[str, Any]) -> str:
     lines = [
         f"{result['file']}: {result['format']}" + (f", model {result['model']}" if result["model"] else ""),
         f"full record: {result['record_size']['messages']} messages, {result['record_size']['tokens']:,} tokens compiled ({kinds})",
-        f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens compiled",
+        f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens compiled, "
+        f"estimate {result['view_size']['estimate']:,} (the next request: the unseen head "
+        f"{result['view_size']['unseen_head']:,} added, scale {result['view_size']['scale']:.4g})",
         f"requests: {result['requests']:,}, peak reported input: {_thousands(result['peak_reported_input'])}",
         f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line "
         f"{policy['line']}, target {policy['target']}",

@@ -22,10 +22,6 @@ NO_CLIP_KEY = "context_no_clip"
 NOTE_CALLS_KEY = "context_note_calls"
 
 
-def has_delivery_record(session: Session) -> bool:
-    return isinstance(session.branch_metadata.get(DELIVERED_KEY), list)
-
-
 def delivered_ids(session: Session) -> set[str]:
     """The ids a completed request carried; without a record, what predates the newest assistant response."""
     stored = session.branch_metadata.get(DELIVERED_KEY)

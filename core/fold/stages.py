@@ -18,7 +18,6 @@ from foldscope.core.model.session import FullRecord, Message
 
 NOTE_PREFIX = "[CONTEXT COMPACTION]"
 NOTE_MAX_CHARS = 8_000
-MAX_RECORDED_CALLS = 50
 ASSISTANT_CLASS = "lionagi.protocols.messages.assistant_response.AssistantResponse"
 _NOTE_HEAD = (
     "The host folded {n} earlier messages to keep the next request under the input ceiling of {ceiling:,} "

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from foldscope.core.forensics.causes import RequestCauses
-from foldscope.core.model.cost import PER_TOKEN, ModelPrices, lookup_prices
+from foldscope.core.model.cost import PER_TOKEN, ModelPrices
+from foldscope.core.model.pricing import lookup_prices
 
 # The parts a bill is made of, in the order the CLI and the Cost panel list them.
 PARTS = ("fresh", "cache_read", "first", "append", "rewrite", "expired", "provider", "unexplained", "output")

@@ -342,6 +342,8 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
             usage = usage_from(entry, warn) if entry is not None else None
             if usage is None:
                 usage = usage_from(message.metadata.get("model_response"), warn)
+            if usage is None:  # a session built in memory may keep the response's usage on the message itself
+                usage = usage_from(message.metadata.get("usage"), warn)
             model = entry.get("model") if isinstance(entry, dict) and isinstance(entry.get("model"), str) else None
             at = entry.get("at") if isinstance(entry, dict) and isinstance(entry.get("at"), (int, float)) else None
             view = views[message.id] if views is not None else tuple(before)

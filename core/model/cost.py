@@ -80,10 +80,3 @@ def _opt(raw: Mapping[str, Any], *names: str) -> float | None:
         if raw.get(name) is not None:
             return float(raw[name])
     return None
-
-
-def lookup_prices(model: str | None, region: str | None = None) -> ModelPrices | None:
-    """The model's prices from the user's overrides, the project's table or genai-prices (core.model.pricing), or None."""
-    from foldscope.core.model import pricing
-
-    return pricing.resolve(model, region).prices

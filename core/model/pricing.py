@@ -263,3 +263,8 @@ def model_prices(model: str | None, region: str | None = None) -> dict[str, Any]
 def capacity(model: str | None) -> Mapping[str, int] | None:
     entry = find(model)
     return entry.data.get("capacity") if entry else None
+
+
+def lookup_prices(model: str | None, region: str | None = None) -> ModelPrices | None:
+    """The model's prices from the user's overrides, the project's table or genai-prices, or None."""
+    return resolve(model, region).prices

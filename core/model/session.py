@@ -14,9 +14,10 @@ from typing import Any
 KINDS = ("system", "instruction", "assistant", "action_request", "action_response", "note")
 
 
-def canonical_json(value: Any) -> str:
-    """JSON text with sorted keys and no spaces: the form hashed and compared everywhere."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
+    """JSON text with sorted keys and no spaces: the form hashed, compared and compiled everywhere
+    (the compiler refuses NaN and infinities: `allow_nan=False`)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
 
 
 def sha256_of(value: Any) -> str:

@@ -6,14 +6,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from foldscope.core.model.policy import Policy
+from foldscope.core.model.policy import Policy, PolicyChoice
 from foldscope.core.model.session import Message, Session
-from foldscope.core.request.measure import Measure
-
-if TYPE_CHECKING:
-    from foldscope.core.request.count import Counter
+from foldscope.core.readout.fold_facts import fold_rows, is_note, note_first_index
+from foldscope.core.readout.trace_facts import measure_requests
+from foldscope.core.request.count import Counter
+from foldscope.core.request.measure import Composition, Measure
+from foldscope.core.request.tokens import count_text
 
 # A progress callback: (done, total, label); the worker's Progress.report fits.
 Report = Callable[[int, int, str], None]
@@ -49,6 +50,8 @@ class Document:
     counter: Counter | None = None  # memoised over this session's messages
     rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
     folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
+    measure: Measure | None = None  # the Measure the trace was measured with: every request's size comes from it
+    shown: int | None = None  # the request whose view is shown (None: now, the next request)
     _measure: Measure | None = field(default=None, repr=False)
     _predicting: Any = field(default=None, repr=False)  # core.request.provider_text.PredictionCounter, memoised
 
@@ -78,6 +81,27 @@ class Document:
             self._measure = measure
         return measure
 
+    def request_size(self, slot: int | None) -> int:
+        """The estimate request `slot` is shown with everywhere (None or past the last: the next request, now),
+        from the one Measure: a recorded request's as the trace measured it, the next one's under the policy in
+        force. Predicted input (Measure.headline) is a separate figure, shown with its own name."""
+        if slot is None or slot >= len(self.requests):
+            return self.now_size
+        return self.requests[slot].estimate
+
+    @property
+    def shown_size(self) -> int:
+        """The size of the request whose view is shown."""
+        return self.request_size(self.shown)
+
+    def shown_composition(self) -> tuple[Composition, float]:
+        """The shown request's count in parts (adding up to it) and the scale its estimate applies."""
+        if self.shown is None or self.shown >= len(self.requests):
+            measure = self.measure_for()
+            return measure.parts(measure.messages(self.session.view)), measure.scale
+        assert self.measure is not None
+        return self.measure.request_parts(self.shown), self.requests[self.shown].scale
+
     @property
     def record_size(self) -> int:
         return len(self.session.record)
@@ -86,8 +110,9 @@ class Document:
     def view_size(self) -> int:
         return len(self.view)
 
-    def show_view(self, view: list[str], at_request: bool = False) -> None:
-        """Show another active view (the view as it stood at a request); the record is untouched."""
+    def show_view(self, view: list[str], at_request: bool = False, request: int | None = None) -> None:
+        """Show another active view (the view as it stood at a request, `request` naming it); the record is untouched."""
+        self.shown = request if at_request else None
         record = self.session.record
         self.view = list(view)
         self.view_position = {record.index_of(mid): pos for pos, mid in enumerate(self.view)}
@@ -142,16 +167,6 @@ class Document:
         return out
 
 
-def note_first_index(message: Message) -> int | None:
-    """A note's first replaced index, from the provenance the fold writes on it (never from its text)."""
-    value = message.metadata.get("context_first_index")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def is_note(message: Message) -> bool:
-    return message.kind == "note" or note_first_index(message) is not None
-
-
 def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -> dict[int, str]:
     """Why each message out of the active view is out, as far as the record says."""
     record = session.record
@@ -189,10 +204,10 @@ def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -
     return reasons
 
 
-def build_document(session: Session, path: str, report: Report = _no_report, policy=None) -> Document:
-    """Count every message and gather the view facts; reports progress as it counts."""
-    from foldscope.core.request.tokens import count_text
-
+def build_document(session: Session, path: str, report: Report = _no_report,
+                   policy: Policy | PolicyChoice | None = None) -> Document:
+    """Count every message and gather the view facts; reports progress as it counts. `policy`: the policy in
+    force (a what-if's), or the choice made at start (a profile and flags) over the session's launch record."""
     record = session.record
     total = len(record)
     tokens: list[int] = []
@@ -204,29 +219,24 @@ def build_document(session: Session, path: str, report: Report = _no_report, pol
         if index % 200 == 0:
             report(index, total, "Counting tokens")
     report(total, total, "Counting tokens")
-    from foldscope.core.readout.trace_facts import measure_requests
-    from foldscope.core.request.count import Counter
-
     counter = Counter(threads=1)
     document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=counter)
     facts = measure_requests(session, counter, report, policy)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
+    # The head belongs to the session (the Measure keeps it there): the fold, its preview and every action measure with it.
+    assert facts.measure is not None
+    document.measure = document._measure = facts.measure
     document.now_predicted, document.next_basis = facts.now_predicted, facts.next_basis
     document.context_window = facts.context_window
-    # The head belongs to the session: the fold, its preview and every action measure with it.
-    session.unseen_head = facts.unseen_head
     document.show_view(session.view)
-    from foldscope.core.readout.fold_facts import fold_rows
-    from foldscope.core.request.trace import build_trace
-
     views = [r.view for r in document.requests] + [tuple(session.view)]
-    document.folds = fold_rows(session, views, [r.at for r in build_trace(session)])
+    document.folds = fold_rows(session, views, [r.at for r in facts.measure.requests])
     return document
 
 
-def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report, policy=None,
-                  sample: str | None = None) -> Document:
+def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,
+                  policy: Policy | PolicyChoice | None = None, sample: str | None = None) -> Document:
     """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
     build its Document (runs in a worker)."""
     from foldscope.core.formats import load_session

@@ -7,7 +7,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldscope.core.model.session import Session
+from foldscope.core.model.session import Message, Session
+
+
+def note_first_index(message: Message) -> int | None:
+    """A note's first replaced index, from the provenance the fold writes on it (never from its text)."""
+    value = message.metadata.get("context_first_index")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def is_note(message: Message) -> bool:
+    return message.kind == "note" or note_first_index(message) is not None
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from foldscope.core.model import pricing
-from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyError
+from foldscope.core.model.launch import session_policy
+from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.session import Session
-from foldscope.core.readout.document import is_note
-from foldscope.core.request.count import Counter, estimate
-from foldscope.core.request.trace import build_trace, measure_trace, session_tools
+from foldscope.core.readout.fold_facts import is_note
+from foldscope.core.request.count import Counter
+from foldscope.core.request.measure import Measure
 
 Report = Callable[[int, int, str], None]
 
@@ -81,14 +82,14 @@ def rule_label(rules: Rules, name: str) -> str:
     return f"{name} {value:,}"
 
 
-def launch_policy(session: Session) -> tuple[Policy, str]:
-    """The policy the session's launch record names, or the default with a note saying why not."""
-    launch = session.branch_metadata.get("api_launch")
-    launch = launch if isinstance(launch, dict) else {}
+def gui_policy(session: Session, choice: PolicyChoice | None) -> tuple[Policy, str]:
+    """The policy the GUI measures under: the launch record (core.model.launch.session_policy, the one reading)
+    with the choice made at start over it. A malformed launch record is set aside with a note, so the
+    session still opens (the CLI refuses it in one line instead)."""
     try:
-        return Policy.from_mapping(launch, "the launch record", stored=True), ""
+        return session_policy(session, choice), ""
     except PolicyError as exc:
-        return Policy(source="default"), f"launch record refused ({exc}); "
+        return (choice.over(Policy()) if choice is not None else Policy()), f"launch record refused ({exc}); "
 
 
 @dataclass
@@ -102,17 +103,21 @@ class TraceFacts:
     now_predicted: int = 0  # the next request's predicted input
     next_basis: tuple[int, int, float] | None = None  # (predicted, its count, tokens per count): to re-predict an edit
     context_window: int | None = None  # the model's context window, as the file states it or its prices list it
+    measure: Measure | None = None  # the Measure every figure here came from
 
 
-def measure_requests(session: Session, counter: Counter, report: Report, policy: Policy | None = None) -> TraceFacts:
-    """Measure the trace through core.request.trace under `policy` (default: the launch policy); the counter memoises."""
-    if policy is None:
-        policy, note = launch_policy(session)
-    else:
+def measure_requests(session: Session, counter: Counter, report: Report,
+                     policy: Policy | PolicyChoice | None = None) -> TraceFacts:
+    """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
+    the launch record with the choice over it, core.model.launch.session_policy); the counter memoises."""
+    if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "
+    else:
+        policy, note = gui_policy(session, policy)
     report(0, 0, "Measuring requests")
-    measured = measure_trace(session, policy, counter=counter)
-    trace = build_trace(session)
+    measure = Measure(session, policy, counter=counter)
+    measured = measure.calibrate()
+    trace = measure.requests
     record = session.record
     out: list[RequestFacts] = []
     previous_notes: set[str] = set()
@@ -139,7 +144,7 @@ def measure_requests(session: Session, counter: Counter, report: Report, policy:
                 folded_before=bool(notes - previous_notes) and bool(out),
                 compacted_before=bool(out) and bool(notes - previous_notes)
                 and (notes - previous_notes) <= compaction_notes,
-                predicted=row.predicted,
+                predicted=measure.headline(row.index),
                 predicted_from=row.predicted_from,
                 flagged=row.flagged,
             )
@@ -153,14 +158,11 @@ def measure_requests(session: Session, counter: Counter, report: Report, policy:
         if caps:
             ceiling, why = caps[-1], f"{why}; the fold records name a cap of {caps[-1]:,}"
     rules = Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
-    now_counted = counter.count(
-        [record.get(mid) for mid in session.view], record=record, policy=policy, tools=session_tools(session)
-    )
+    now = measure.estimate(measure.messages(session.view))
     nxt = measured.next_predicted
-    return TraceFacts(out, rules, estimate(now_counted + measured.unseen_head, measured.scale), measured.scale, policy,
-                      measured.unseen_head, nxt.predicted if nxt else 0,
+    return TraceFacts(out, rules, now, measure.scale, policy, measured.unseen_head, nxt.predicted if nxt else 0,
                       (nxt.predicted, measured.next_count, nxt.ratio) if nxt else None,
-                      context_window(session, policy.model or session.model))
+                      context_window(session, measure.model), measure)
 
 
 def context_window(session: Session, model: str | None) -> int | None:

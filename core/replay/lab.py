@@ -7,8 +7,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from foldscope.core.model import pricing
-from foldscope.core.model.cost import ModelPrices, lookup_prices
+from foldscope.core.model.cost import ModelPrices
 from foldscope.core.model.policy import Policy
+from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Message, Session
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, recorded_views

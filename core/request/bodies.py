@@ -80,14 +80,16 @@ def bodies_of(original: Message) -> list[Body]:
     return [] if whole is None or output is None else [Body(None, whole, 0, True)]
 
 
-def original_of(message: Message, record: FullRecord) -> Message:
-    """The original a result stands for: a copy's `clipped_from` (metadata only, never its output), else itself."""
+def original_of(message: Message, record: FullRecord | None, by_id: Mapping[str, Message] | None = None) -> Message:
+    """The original a result stands for: a copy's `clipped_from` (metadata only, never its output), found among
+    `by_id` (a view's messages) or in the record and itself a result, else the message itself."""
     source = message.clipped_from
-    if isinstance(source, str) and source in record:
+    if not isinstance(source, str):
+        return message
+    original = by_id.get(source) if by_id else None
+    if original is None and record is not None and source in record:
         original = record.get(source)
-        if original.kind == "action_response":
-            return original
-    return message
+    return original if original is not None and original.kind == "action_response" else message
 
 
 def kept_of(message: Message) -> dict[str | None, int]:

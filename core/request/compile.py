@@ -6,11 +6,10 @@ Planning (core.request.plan) decides the blocks; this module renders them: the r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.model.session import FullRecord, Message, Session, canonical_json
 from foldscope.core.request import envelope
 from foldscope.core.request.marks import cache_control
 from foldscope.core.request.plan import (  # noqa: F401 - re-exported: the compiler's public names
@@ -52,7 +51,7 @@ def result_output(message: Message, record: FullRecord | None, policy: Policy | 
     bound = bound_for(message, policy, first_round)
     if bound is None:
         return output
-    original = original_of(message, {}, record)
+    original = original_of(message, record)
     if original is message and message.is_clipped_copy:  # a copy whose original is not at hand
         if fits_whole(message, bound):
             return output
@@ -134,7 +133,7 @@ def block_key(spec: BlockSpec, record: FullRecord | None, policy: Policy | None,
     for m in spec.messages:
         if m.kind != "action_response":
             continue
-        original = original_of(m, {}, record)
+        original = original_of(m, record)
         index = record.index_of(original.id) if record is not None and original.id in record else None
         extra.append((original, index, bound_for(m, policy, first_round)))
     return (spec.message, spec.tag, spec.call_id, spec.group, spec.mark, tuple(extra), PROJECTION_VERSION)
@@ -208,7 +207,8 @@ TOP_ORDER = ("tools", "system", "messages")
 
 
 def canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """The compiled form of a value: core.model.session.canonical_json, refusing NaN and infinities."""
+    return canonical_json(value, allow_nan=False)
 
 
 def payload_text(payload: Mapping[str, Any]) -> str:

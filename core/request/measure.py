@@ -105,8 +105,10 @@ class Measure:
     # -- scale and unseen head ----------------------------------------------------------------------
     @property
     def scale(self) -> float:
-        """The scale in force for the next request: the session's kept scale, raised by measuring its trace."""
-        return stored_scale(self.session)
+        """The scale in force for the next request: the session's kept scale, raised by its trace once measured
+        (calibrate); the session's own scale is left as it is (a fold's summariser may raise it)."""
+        kept = stored_scale(self.session)
+        return kept if self._trace is None else max(kept, self._trace.scale)
 
     def scale_for(self, model: str | None = None) -> float:
         """The scale a model's requests run at: each model's own, raised only by its own requests (the session's
@@ -237,12 +239,11 @@ class Measure:
 
     # -- recorded requests --------------------------------------------------------------------------
     def calibrate(self, *, prefix: bool = True) -> TraceReport:
-        """Measure every recorded request once (core.request.trace.measure_trace) and keep the scale it calibrated
-        and the latest stretch's unseen head with the session, for the next request; later calls reuse it."""
+        """Measure every recorded request once (core.request.trace.measure_trace): the scale it calibrates joins
+        the next request's, and the latest stretch's unseen head is kept with the session; later calls reuse it."""
         if self._trace is None or (prefix and not self._trace.prefix):
             report = measure_trace(self.session, self.policy, per_call=self.per_call, counter=self.counter,
                                    prefix=prefix)
-            self.session.scale = max(self.session.scale, report.scale, 1.0)
             self.session.unseen_head = report.unseen_head
             self._trace = report
         return self._trace

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request.bodies import original_of
 from foldscope.core.request.marks import MarkPosition, choose_marks
 
 # Which side of the conversation each kind speaks for. System messages go to `system` blocks.
@@ -81,18 +82,6 @@ def call_id_of(request: Message) -> str:
     return cid if isinstance(cid, str) and cid else request.id
 
 
-def original_of(message: Message, by_id: Mapping[str, Message], record: FullRecord | None) -> Message:
-    """The original a clipped copy stands for (found in the view or the record), else the message itself."""
-    source = message.clipped_from
-    if source is None:
-        return message
-    if source in by_id:
-        return by_id[source]
-    if record is not None and source in record:
-        return record.get(source)
-    return message
-
-
 def plan_request(messages: Sequence[Message], record: FullRecord | None = None, *, caching: bool = False,
                  first_round: IncludedRound | None = None, tools: bool = False, marks: bool = True) -> Plan:
     """Decide every block of the request, pairing calls with results (docs/compile.md, "Pairing").
@@ -148,7 +137,7 @@ def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: Full
         for m in run:
             if m.kind != "action_response":
                 continue
-            source = original_of(m, by_id, record)
+            source = original_of(m, record, by_id)
             cid = source.content.get("action_request_id")
             if not isinstance(cid, str) or cid not in call_run:
                 cid = answers.get(source.id, answers.get(m.id))

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldscope.core.formats.lionagi import build_trace as lionagi_trace
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.request.compile import IncludedRound, session_tools
@@ -27,17 +28,7 @@ def build_trace(session: Session) -> list[Request]:
     assistant response, compiled from the record before it, with the usage that response recorded."""
     if session.trace:
         return session.trace
-    from foldscope.core.formats.lionagi import usage_from  # the one reading of usage shapes
-
-    trace: list[Request] = []
-    before: list[str] = []
-    for message in session.record:
-        if message.kind == "assistant":
-            meta = message.metadata
-            usage = usage_from(meta.get("usage")) or usage_from(meta.get("model_response"))
-            trace.append(Request(len(trace), tuple(before), message.id, usage, message.created_at))
-        before.append(message.id)
-    return trace
+    return lionagi_trace(session.record, session.manifest, [])
 
 
 def holds_no_head(session: Session) -> bool:

@@ -685,12 +685,6 @@ def _journal_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.02)
 
 
-def source_fingerprint(session: Session) -> tuple[str, int]:
-    """SHA-256 and size of the session's source file, or of its native form when it has no file."""
-    with _Source(session) as source:
-        return source.sha256, source.size
-
-
 class _Source:
     """The session's source bytes while it is stored: its SHA-256 and size, and each message's original bytes."""
 

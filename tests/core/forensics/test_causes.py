@@ -141,7 +141,7 @@ def test_on_real_sessions_the_causes_of_every_request_sum_to_its_reported_cache_
 
 
 def test_on_real_priced_sessions_the_parts_add_up_to_the_bill_of_the_reported_usage(corpus_dev):
-    from foldscope.core.model.cost import lookup_prices
+    from foldscope.core.model.pricing import lookup_prices
 
     priced = 0
     for session in corpus_sessions(corpus_dev):

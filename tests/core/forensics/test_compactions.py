@@ -10,7 +10,7 @@ import pytest
 from foldscope.core.forensics.compactions import compaction_report
 from foldscope.core.forensics.payback import paid_back_after, payback
 from foldscope.core.formats import load_session
-from foldscope.core.model.cost import lookup_prices
+from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Usage
 from foldscope.core.request.tokens import count_text
 from tests.core.forensics.traces import Trace, write_claude_code

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from foldscope.core.formats import load_session
-from foldscope.core.model.cost import lookup_prices
+from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.replay.lab import replay_runs
 from tests.core.replay_sessions import under
 

@@ -1,0 +1,79 @@
+"""The same request shows the same size on every screen and in every subcommand (issue 12).
+
+Each figure is read from what the place displays (a heading, the status bar, the map's line, the request
+panel's header, the timeline's hover text, `inspect --json`, `requests --json`), never from the Measure
+again: lists, window map, status bar, request panel and timeline for the next request and for a recorded
+one, on a real Claude Code file (which carries an unseen head the file does not hold) and on the demo.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from foldscope.core.cli import main as cli
+from foldscope.core.formats.demo import demo_path
+from tests.paths import CORPUS_DEV
+
+FILES = {"claude_code": CORPUS_DEV / "claude_code" / "session-9eda1058.jsonl",
+         "codex": CORPUS_DEV / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+         "demo": None}
+
+
+def number_after(word: str, text: str) -> int:
+    """The first figure after `word` in a displayed text (rich text tags dropped)."""
+    plain = re.sub(r"<[^>]+>", "", text).replace("&nbsp;", " ")
+    found = re.search(re.escape(word) + r"\D*?([\d,]+)", plain)
+    assert found, f"no figure after {word!r} in {plain!r}"
+    return int(found.group(1).replace(",", ""))
+
+
+def cli_json(capsys, *argv) -> dict:
+    assert cli.main([str(a) for a in argv]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def displayed(window, qtbot) -> dict[str, int]:
+    """What each panel shows for the request the window shows now."""
+    doc = window.document
+    panel = window.request_panel
+    panel.show()
+    qtbot.waitUntil(lambda: "Estimate" in panel.header.text())
+    slot = window.timeline.current
+    return {
+        "lists": number_after("estimate", window.view_list.heading.text()),
+        "window map": number_after("estimate", window.window_map.summary()[0]),
+        "request panel": number_after("Estimate", panel.header.text()),
+        "timeline": number_after("estimate", window.timeline.tip_for(slot)),
+        **({"status bar": number_after("estimate", window.status_label.text())} if doc.shown is None else {}),
+    }
+
+
+@pytest.mark.parametrize("name", list(FILES))
+def test_every_screen_and_subcommand_shows_one_size_for_one_request(qtbot, window, capsys, name):
+    path = FILES[name] or demo_path()
+    if not path.exists():
+        pytest.skip("the dev corpus is not here")
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
+    doc = window.document
+
+    # The next request (the active view now): lists, map, status bar, request panel, timeline, inspect.
+    now = displayed(window, qtbot)
+    inspect = cli_json(capsys, "inspect", path, "--json")["view_size"]["estimate"]
+    assert set(now.values()) == {inspect}, now
+
+    # A recorded request, stepped to: lists, map, request panel, timeline, requests --json.
+    rows = cli_json(capsys, "requests", path, "--json")["requests"]
+    k = max(range(len(rows) - 1), key=lambda i: rows[i]["estimate"])  # the largest recorded one before the last
+    window.timeline.step_to(k)
+    qtbot.waitUntil(lambda: doc.shown == k)
+    window.request_panel.hide()  # shown again in displayed(): it compiles the stepped-to request
+    at_k = displayed(window, qtbot)
+    assert set(at_k.values()) == {rows[k]["estimate"]}, at_k
+    if name != "demo":  # the unseen head the file does not hold is in every figure, not only in some
+        assert doc.unseen_head > 0 and rows[k]["counted"] > window.document.measure.request_parts(k).unseen_head
