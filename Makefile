@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # mypy resolves foldscope.* through a link named foldscope to the project's root (the root is the package).
 TYPEPATH := $(VENV)/typecheck
 
-.PHONY: run test check bench clean
+.PHONY: run test check bench soak mutate screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,22 @@ check: $(STAMP)
 	MYPYPATH=$(TYPEPATH) $(BIN)/mypy -p foldscope.core
 	FOLDSCOPE_BLOCK_QT=1 $(BIN)/python -m pytest -p no:pytest-qt -W ignore::pytest.PytestConfigWarning -q tests/core
 
+# check has run tests/core (with Qt blocked); the rest of the suite runs once here.
 test: check
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --ignore=tests/core
+
+# The random action sequences (tests/core/actions/test_action_sequences.py) at length: hypothesis profile soak.
+soak: $(STAMP)
+	FOLDSCOPE_HYPOTHESIS=soak QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/core/actions/test_action_sequences.py
+
+# One listed rule change at a time over the fold core, its tests run on each: the kill rate and the survivors
+# (tools/mutate.py; slow, so never part of `make test`; docs/testing.md records the last rate).
+mutate: $(STAMP)
+	$(BIN)/python tools/mutate.py
+
+# The README's screenshots from the code as it is (needs ../shared for the real sessions they show).
+screenshots: $(STAMP)
+	for f in docs/screenshots/make_*.py; do QT_QPA_PLATFORM=offscreen $(BIN)/python $$f || exit 1; done
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done

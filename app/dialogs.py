@@ -52,6 +52,11 @@ def open_session_path(parent: QWidget, start: str) -> str:
     return QFileDialog.getOpenFileName(parent, "Open session", start, SESSION_FILTER)[0]
 
 
+def choose_folder(parent: QWidget, title: str, start: str) -> str:
+    """A folder to read (the sessions a sweep replays), or "" when cancelled."""
+    return QFileDialog.getExistingDirectory(parent, title, start)
+
+
 def save_path_dialog(parent: QWidget, start: str) -> str:
     """Where to save the session, or "" when cancelled."""
     return QFileDialog.getSaveFileName(parent, "Save session as", start, NATIVE_FILTER)[0]

@@ -1,4 +1,6 @@
-"""Starting the GUI: `foldscope [FILE] [--screenshot PNG [--size WxH]] [--db PATH] [--profile YAML] [--theme T]`."""
+"""Starting the GUI: `foldscope [FILE] [--screenshot PNG [--size WxH]] [--db PATH] [policy flags] [--theme T]`.
+
+The policy flags are fold's, requests' and replay's (core.cli.options), resolved the same way over each session's launch record."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import argparse
 import os
 import sys
 from pathlib import Path
+
+from foldscope.core.cli.options import add_policy_flags, policy_choice
 
 SCREENSHOT_SIZE = (1600, 1000)
 
@@ -15,8 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", help="a session file (default: the bundled demo session)")
     parser.add_argument("--screenshot", metavar="PNG", help="render the window with FILE loaded to PNG and exit")
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
-    parser.add_argument("--profile", metavar="YAML",
-                        help="a policy profile to measure and fold under (default: the session's launch policy)")
+    add_policy_flags(parser)  # the same policy flags as fold, requests and replay (core.cli.options)
     parser.add_argument("--theme", choices=("system", "light", "dark"),
                         help="colour theme (default: the one chosen in View > Theme, else follow the system)")
     parser.add_argument("--size", metavar="WxH", type=_size, default=SCREENSHOT_SIZE,
@@ -59,15 +62,16 @@ def run_gui(argv: list[str]) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("foldscope")
     app.setOrganizationName("foldscope")
-    policy = None
-    if args.profile:
-        from foldscope.core.model.policy import Policy, PolicyError
+    from foldscope.core.model import pricing
+    from foldscope.core.model.policy import PolicyError
 
-        try:
-            policy = Policy.from_yaml(args.profile)
-        except (OSError, PolicyError) as exc:
-            print(f"foldscope: {exc}", file=sys.stderr)
-            return 2
+    try:  # checked before any file is read: one clear line when refused
+        policy = policy_choice(args)
+        if args.prices:
+            pricing.use_prices_file(args.prices)
+    except (OSError, PolicyError) as exc:
+        print(f"foldscope: {exc}", file=sys.stderr)
+        return 2
     # A screenshot run reads and writes no settings: no geometry, no recent files, no theme of the user's.
     settings = WindowSettings.in_memory() if args.screenshot else WindowSettings()
     window = MainWindow(settings=settings, db=args.db, policy=policy)

@@ -11,6 +11,7 @@ from foldscope.app.qt import QEvent, QMainWindow, QObject, QTimer, Signal
 from foldscope.app.undo import SessionEditor, refresh_document
 from foldscope.core.formats.lionagi import message_from_dict
 from foldscope.core.formats.lionagi_write import message_dict, write_session
+from foldscope.core.model.launch import read_launch_policy, to_save
 from foldscope.core.model.session import Session
 from foldscope.core.store.library import Library
 
@@ -108,7 +109,9 @@ class SaveController(QObject):
     def write(self, path: str) -> bool:
         doc = self.editor.document
         try:
-            write_session(doc.session, path)
+            # the launch record and startup fields of the policy the session is measured under (Amendment 3)
+            policy = doc.policy if doc.policy is not None else read_launch_policy(doc.session)
+            write_session(to_save(doc.session, policy), path)
         except (OSError, ValueError) as exc:
             dialogs.error_dialog(self.window, "Cannot save session", f"{path}: {exc}")
             return False

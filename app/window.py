@@ -7,6 +7,7 @@ from pathlib import Path
 from foldscope.app import dialogs
 from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
+from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.models.messages import RecordModel, ViewModel
@@ -171,6 +172,7 @@ class MainWindow(QMainWindow):
         self.what_if = WhatIf(self, self.editor, self.saver, self.timeline, self.busy, lambda: self.document,
                               lambda document, opened: self.set_document(document, opened))
         self.replay_lab: ReplayView | None = None  # made when first opened
+        self.tune: TuneView | None = None  # made when first opened
         column.addWidget(self.what_if.banner)
         self.warnings_bar = WarningsBar()  # what the reader skipped or could not link, as the CLI prints it
         column.addWidget(self.warnings_bar)
@@ -260,7 +262,10 @@ class MainWindow(QMainWindow):
         actions.actions_menu.addSeparator()
         actions.actions_menu.addAction(self.what_if.start_action)
         self.addAction(self.what_if.start_action)
-        add_action(bar.addMenu("&Lab"), self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
+        lab_menu = bar.addMenu("&Lab")
+        add_action(lab_menu, self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
+        add_action(lab_menu, self, "&Tune a policy…", None, self.open_tune,
+                   "sweep policies over a folder of sessions and name the cheapest safe one")
 
     def set_theme(self, name: str, remember: bool = True) -> None:
         """Light, dark, or follow the system (and its switches while the window is open); `remember` keeps it."""
@@ -291,6 +296,15 @@ class MainWindow(QMainWindow):
         """Bring a side tab to the front and give it (or `focus`) the keyboard."""
         self.side_tabs.setCurrentWidget(widget)
         (focus or widget).setFocus()
+
+    def open_tune(self) -> TuneView:
+        """Show the policy sweep's window (made once): it works on a folder, not on the open session."""
+        if self.tune is None:
+            self.tune = TuneView(self)
+        self.tune.show()
+        self.tune.raise_()
+        self.tune.activateWindow()
+        return self.tune
 
     def open_replay_lab(self) -> ReplayView:
         """Show the Replay lab on the open session, made once and kept in step with the window."""

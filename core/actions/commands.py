@@ -245,14 +245,28 @@ class Expand(Command):
         note, messages, verified = found
         if verified is False:
             return refuse(self, f"the messages the note at index {self.note_index} replaced do not match its SHA-256")
-        view = session.view_messages()
+        record = session.record
+        view = [m for m in session.view_messages() if m.id != note.id]
         present = {m.id for m in view}
-        back = [m for m in messages if m.id not in present]
-        if note.id in present:
-            at = next(p for p, m in enumerate(view) if m.id == note.id)
-            view = view[:at] + back + view[at + 1:]
-        else:
-            view = insert_chronologically(view, back, session)
+        # one form per original, as restore keeps it: a result whose original (or a copy of it) stands in the
+        # view already stays out, and each message goes back to its chronological place, not the note's
+        standing = {original_of(m, record).id for m in view if m.kind == "action_response"}
+        back = []
+        for m in messages:
+            if m.id in present:
+                continue
+            if m.kind == "action_response":
+                original = original_of(m, record).id
+                if original in standing:
+                    continue
+                standing.add(original)
+            back.append(m)
+        for m in list(back):  # a call comes back with its result, wherever a later fold put it, as restore does
+            result = m.content.get("action_response_id") if m.kind == "action_request" else None
+            if isinstance(result, str) and result in record and result not in standing and result not in present:
+                standing.add(result)
+                back.append(record.get(result))
+        view = insert_chronologically(view, back, session)
         session.set_view(m.id for m in view)
         self.result = {"success": True, "restored": len(back), "verified": verified}
         return Changes(view=True)

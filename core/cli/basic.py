@@ -56,7 +56,8 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     view_tokens = measure.count(view)
     measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at
     view_estimate = measure.estimate(view)
-    by_kind = Counter_(m.kind for m in record)
+    # a clipped copy is not an execution: counts of tool calls and results stay counts of work done (Amendment 2)
+    by_kind = Counter_("clipped_copy" if m.is_clipped_copy else m.kind for m in record)
     reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
     folds = (session.manifest or {}).get("context_folds")
     price = pricing.resolve(model)
@@ -70,7 +71,7 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
         "format": session.format,
         "model": model,
         "messages": len(record),
-        "by_kind": {kind: by_kind[kind] for kind in KINDS if by_kind[kind]},
+        "by_kind": {kind: by_kind[kind] for kind in (*KINDS, "clipped_copy") if by_kind[kind]},
         "record_size": {"messages": len(record), "tokens": record_tokens},
         "view_size": {"messages": len(session.view), "tokens": view_tokens, "estimate": view_estimate,
                       "unseen_head": measure.unseen_head, "scale": round(measure.scale, 6)},

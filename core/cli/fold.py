@@ -125,6 +125,12 @@ def run_fold(args) -> dict[str, Any]:
         "view": [_row(target, mid) for mid in target.view],
     }
     if args.apply:
+        from foldscope.core.model.launch import store_launch_policy, write_startup_fields
+
+        # the written file was folded under this policy: keep it as its launch record and say so in the
+        # manifest's startup fields (Amendment 3), beside the first-round decision made under it
+        store_launch_policy(target, policy)
+        write_startup_fields(target, policy, measure.per_call)
         result["output"] = _write(target, args)
     return result
 

@@ -22,7 +22,7 @@ from foldscope.core.model.session import ReadError
 from foldscope.core.replay.lab import model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES
 
-TOTALS = ("requests", "peak", "over_ceiling", "reported_over_ceiling", "fresh", "cache_read", "cache_write",
+TOTALS = ("requests", "peak", "over_ceiling", "reported_over_ceiling", "refused", "fresh", "cache_read", "cache_write",
           "cache_write_1h", "output", "rewrites", "appends", "folds", "cost_usd")
 # The cache model's figures beside the recorded ones (for a counterfactual strategy, its own figures again).
 MODELLED = ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cost_usd")

@@ -201,6 +201,10 @@ class Fold:
     def _facts(self, view: Sequence[Message]) -> st.ViewFacts:
         return st.view_facts(view, self.session.record, delivered_ids(self.session), self.protected(view))
 
+    def floor_estimate(self) -> int:
+        """The floor view's estimate for the active view as it stands (what no fold can go under)."""
+        return self._floor(_State(self.session.view_messages(), 0))
+
     def _floor(self, state: _State) -> int:
         """The floor view's estimate: the head, the task, undelivered and protected messages, the tail of two."""
         facts = self._facts(state.view)

@@ -45,6 +45,7 @@ class FoldReplay:
     session: Session
     versions: list[ViewVersion] = field(default_factory=list)
     refusals: dict[int, Refusal] = field(default_factory=dict)
+    floors: dict[int, int] = field(default_factory=dict)  # a refused request's floor view estimate
 
     def view_before(self, request: int) -> tuple[str, ...]:
         """The view request `request` was compiled from, after its folds."""
@@ -100,18 +101,23 @@ def decide_from_trace(session: Session, policy: Policy, counter: Counter | None 
 
 
 def replay_folds(session: Session, measure: Measure, *, count: Count | None = None,
-                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None) -> FoldReplay:
+                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None,
+                 scale: float | None = None, head: int | None = None) -> FoldReplay:
     """Run the fold before every request of the trace under the measure's policy and ceiling; returns the
     view history the GUI steps through. The fold counts every view as the request compiles under the
-    policy (bound, envelope, marks), and each request's compile decides the first round once while it caches."""
+    policy (bound, envelope, marks), and each request's compile decides the first round once while it caches.
+    `scale` and `head` (default: the session's) are the scale and unseen head the fold estimates with: the
+    replay lab passes its own, so the fold decides on the very estimate the replay records."""
     branch = copy.deepcopy(session.branch)
     branch.setdefault("metadata", {})[DELIVERED_KEY] = []
     cache = branch["metadata"].get("prompt_cache")
     if isinstance(cache, dict):
         cache.pop("protected", None)  # the replay's own requests decide the round
     work = Session(record=FullRecord(), view=[], format=session.format, source=session.source, branch=branch,
-                   manifest={"context_folds": []}, model=session.model, scale=session.scale,
-                   unseen_head=session.unseen_head, extras={k: v for k, v in session.extras.items() if k == "tools"})
+                   manifest={"context_folds": []}, model=session.model,
+                   scale=session.scale if scale is None else scale,
+                   unseen_head=session.unseen_head if head is None else head,
+                   extras={k: v for k, v in session.extras.items() if k == "tools"})
     options: dict[str, Any] = {"summariser": summariser}
     if clock is not None:
         options["clock"] = clock
@@ -134,6 +140,8 @@ def replay_folds(session: Session, measure: Measure, *, count: Count | None = No
         decide_first_round(work, measure.policy, measure.counter)
         if refusal is not None:
             replay.refusals[k] = refusal
+            floor = next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None)
+            replay.floors[k] = fold.floor_estimate() if floor is None else floor
             replay.versions.append(ViewVersion(k, tuple(work.view), "refused", refusal.estimate))
             continue  # a refused request is not sent, so it delivers nothing
         mark_delivered(work, work.view)

@@ -53,12 +53,21 @@ def write_session(session: Session, path: str | Path) -> None:
 
 def native_dict(session: Session) -> dict[str, Any]:
     """The whole native file as a JSON-ready dict (shares unmodified parts with the Session: do not edit)."""
-    wrapper: dict[str, Any] = {"branch": branch_dict(session), "manifest": session.manifest or imported_manifest(session)}
+    wrapper: dict[str, Any] = {"branch": branch_dict(session), "manifest": manifest_to_write(session)}
     source = session.extras.get("wrapper", {})
     if session.events or "events" in source.get("keys", ()):
         wrapper["events"] = session.events
     wrapper.update(source.get("extra", {}))
     return _ordered(wrapper, source.get("keys", []))
+
+
+def manifest_to_write(session: Session) -> dict[str, Any] | None:
+    """The session's manifest over what its source reported: a fold or startup record written on an imported
+    session (its manifest then holds only those) must not hide the imported usage, model and source format."""
+    imported = imported_manifest(session) if session.format != "lionagi" else None
+    if imported is None:
+        return session.manifest or imported_manifest(session)
+    return {**imported, **(session.manifest or {})}
 
 
 def imported_manifest(session: Session) -> dict[str, Any] | None:

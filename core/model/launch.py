@@ -60,3 +60,15 @@ def write_startup_fields(session: Session, policy: Policy, per_call: int | str |
         session.manifest = {}
     session.manifest.update(fields)
     return fields
+
+
+def to_save(session: Session, policy: Policy, per_call: int | str | None = None) -> Session:
+    """The session as a Save writes it under `policy`: its launch record and the three startup fields set, on a
+    copy, so saving changes nothing the undo history holds (Amendment 3: the file says what it ran under)."""
+    import copy
+    from dataclasses import replace
+
+    out = replace(session, branch=copy.deepcopy(session.branch), manifest=copy.deepcopy(session.manifest))
+    store_launch_policy(out, policy)
+    write_startup_fields(out, policy, per_call)
+    return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -182,10 +182,15 @@ class PolicyChoice:
     per_call: int | str | None = None
 
     def over(self, base: Policy) -> Policy:
-        """`base` (a launch record's policy) with the profile's keys, then the flags', over it."""
+        """`base` (a launch record's policy), or the profile in its place, then the flags over it.
+
+        A profile replaces the stored policy (Amendment 3: a resume with a profile uses that profile's settings,
+        including their unset values), so a bound or fold pair it leaves out is removed, not kept; only
+        prompt_caching survives its absence (absence never erases a stored option; disabling needs false)."""
         policy = base
         if self.profile is not None:
-            policy = policy.with_values(self.profile.source, **{k: getattr(self.profile, k) for k in KEYS})
+            caching = base.prompt_caching if self.profile.prompt_caching is None else self.profile.prompt_caching
+            policy = replace(self.profile, prompt_caching=caching, model=self.profile.model or base.model)
         if self.flags:
             source = "flags" if policy.source == "default" else f"{policy.source} and flags"
             policy = policy.with_values(source, **dict(self.flags))

@@ -110,12 +110,14 @@ def measure_requests(session: Session, counter: Counter, report: Report,
                      policy: Policy | PolicyChoice | None = None) -> TraceFacts:
     """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
     the launch record with the choice over it, core.model.launch.session_policy); the counter memoises."""
+    per_call = None
     if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "
     else:
+        per_call = policy.per_call if policy is not None else None
         policy, note = gui_policy(session, policy)
     report(0, 0, "Measuring requests")
-    measure = Measure(session, policy, counter=counter)
+    measure = Measure(session, policy, per_call=per_call, counter=counter)
     measured = measure.calibrate()
     trace = measure.requests
     record = session.record

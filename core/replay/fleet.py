@@ -56,8 +56,10 @@ def run_dask(paths: Sequence[str], points: Sequence[PolicyPoint], workers: int |
         raise RuntimeError("the dask engine needs the optional extra: pip install 'foldscope[dask]'") from exc
     cluster = None
     if scheduler is None:
+        # Loopback only, no dashboard: the scheduler's HTTP endpoint on a free port of 127.0.0.1.
         cluster = LocalCluster(n_workers=max(1, workers or 2), threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None, silence_logs=50)
+                               host="127.0.0.1", dashboard_address=None, silence_logs=50,
+                               scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"})
         client = Client(cluster)
     else:
         client = Client(scheduler)

@@ -211,6 +211,8 @@ class Row:
     folds: int
     folded: int
     cost_usd: float | None
+    refused: bool = False  # refused before the send: nothing sent, so no input, output or cost
+    floor_estimate: int | None = None  # a refused request's floor view estimate
     # The recorded strategy takes fresh, cache read, cache write and output as the file reported them (`reported`);
     # the cache model's figures for the same request stay beside them, since the counterfactual strategies rest
     # on that model. For every other strategy the modelled figures are the row's own.
@@ -237,6 +239,7 @@ class StrategyRun:
             "requests": len(rows),
             "peak": max((r.estimate for r in rows), default=0),
             "over_ceiling": sum(r.over_ceiling for r in rows),
+            "refused": sum(r.refused for r in rows),
             "fresh": sum(r.fresh for r in rows),
             "cache_read": sum(r.cache_read for r in rows),
             "cache_write": sum(r.cache_write for r in rows),
@@ -302,6 +305,13 @@ def run_strategy(
     cache, run = PrefixCache(rules), StrategyRun(strategy)
     protected, tail = measure.protected, None
     for i, step in enumerate(STRATEGIES[strategy](session, measure)):
+        if step.refused:  # nothing is sent: the cache is untouched and nothing is billed
+            run.rows.append(refused_row(strategy, i, step, measure))
+            if keep_views:
+                run.views.append(step.view)
+            if report is not None:
+                report(step.request + 1, len(session.trace), strategy)
+            continue
         layout = measure.layout(step.view, (), session.trace[step.request].at)
         if rules.mode == "marks":
             notes, members = measure.anchors()
@@ -314,6 +324,19 @@ def run_strategy(
         if report is not None:
             report(step.request + 1, len(session.trace), strategy)
     return run
+
+
+def refused_row(strategy: str, i: int, step: Step, measure: Layouts) -> Row:
+    """A request refused before the send: its measured size and floor view, and no tokens or cost."""
+    size = measure.estimate(step.view)
+    ceiling = measure.ceiling
+    return Row(
+        strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),
+        estimate=size, over_ceiling=refused(size, ceiling),
+        fresh=0, cache_read=0, cache_write=0, cache_write_5m=0, cache_write_1h=0, output=0, change="refused",
+        rewritten=0, folds=step.folds, folded=step.folded, cost_usd=0.0, refused=True, floor_estimate=step.floor,
+        modelled_cost_usd=0.0,
+    )
 
 
 def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) -> Row:

@@ -52,6 +52,8 @@ class Step:
     folds: int = 0  # commits or compactions landed just before this request
     folded: int = 0  # messages those took out of the view
     output: float | None = None  # a summary call's output; None: the recorded request's output
+    refused: bool = False  # refused before the send (D4 step 3): nothing sent, nothing billed
+    floor: int | None = None  # a refused request's floor view estimate: what no fold could go under
 
 
 def material(session: Session) -> list[list[Message]]:
@@ -223,14 +225,17 @@ def compaction(session: Session, measure: Sizes) -> Iterator[Step]:
 
 
 def adr(session: Session, measure: Sizes) -> Iterator[Step]:
-    """Our fold (core.fold.fold, ADR-0130 as amended) before every request, under the ceiling, line and target.
-    A request the fold could not bring under the ceiling is refused by the fold; replay still shows it,
-    over the ceiling, so the refusal is visible in the totals."""
+    """Our fold (core.fold.fold, ADR-0130 as amended) before every request, under the ceiling, line and target:
+    the fold the CLI and GUI run, under the measure's policy and with the replay's own estimate (its scale and
+    unseen head), so a request the replay shows over the ceiling is one the fold could not bring under.
+    Such a request is refused before the send (D4 step 3): its step says so, with the floor view's size,
+    and the replay goes on with the next recorded request, as the agent did."""
     if not measure.ceiling:
         yield from none(session, measure)  # no ceiling: nothing ever folds
         return
     # The fold under the same Measure: its counts and the replay's tokenise each body once, under one policy.
-    history = replay_folds(session, measure.measure, clock=lambda: 0.0)
+    history = replay_folds(session, measure.measure, clock=lambda: 0.0,
+                           scale=getattr(measure, "scale", None), head=getattr(measure, "head", None))
     record = history.session.record
     folds: dict[int, int] = {}
     last: dict[int, tuple[str, ...]] = {}  # as history.view_before(k), read in one pass
@@ -248,7 +253,7 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
         else:
             messages = tuple(record.get(i) for i in view)
         ids = view
-        yield Step(messages, k, folds=folds.get(k, 0))
+        yield Step(messages, k, folds=folds.get(k, 0), refused=k in history.refusals, floor=history.floors.get(k))
 
 
 STRATEGIES: dict[str, Callable[[Session, Sizes], Iterator[Step]]] = {

@@ -167,7 +167,7 @@ def _local(path: str) -> str:
     if "://" not in path:
         return path
     try:
-        import fsspec  # type: ignore[import-untyped]
+        import fsspec  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError as exc:
         raise ReadError(path, "path", "a remote path needs fsspec and its backend installed") from exc
     suffix = Path(path.split("?")[0]).suffix

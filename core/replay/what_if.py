@@ -2,10 +2,11 @@
 
 The branch is the session as it stood before request k (core.fold.history.session_at_request),
 after whatever actions a person ran on it. Request k is sent from the branch's view as it stands;
-before each later request j the messages the original recorded up to j's answer join the view
-(the source's own notes and copies do not: the fold under the policy decides what stands for what),
-the fold runs under the policy, and the request completes, delivering its view. Neither the
-original nor the branch is changed: the replay works on its own copy.
+before each later request j the branch follows what the original did between its requests j-1 and
+j: what entered the original's view enters the branch's (new messages, and the source's own notes
+and copies, at their chronological place), and what left it (the source's own compaction or
+eviction) leaves the branch's; then the fold runs under the policy, and the request completes,
+delivering its view. Neither the original nor the branch is changed: the replay works on its own copy.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from foldscope.core.fold.delivery import mark_delivered
 from foldscope.core.fold.fold import Fold, default_count
 from foldscope.core.fold.history import response_index
+from foldscope.core.fold.stages import chronology_key
 from foldscope.core.model.session import FullRecord, Session
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import build_trace
@@ -61,6 +63,7 @@ def replay_from(original: Session, branch: Session, request: int, measure: Measu
             end = response_index(original, trace, j)
             _arrive(work, [original.record[i] for i in range(taken, end)])
             taken = max(taken, end)
+            _follow(work, original, trace[j - 1].view, trace[j].view)
             if fold is not None:
                 runs, refusal = fold.prepare_request()
                 landed = sum(1 for run in runs for r in run.records if r["outcome"] == "landed")
@@ -73,9 +76,20 @@ def replay_from(original: Session, branch: Session, request: int, measure: Measu
 
 
 def _arrive(work: Session, messages: Sequence) -> None:
+    """Messages the original recorded since the last request join the branch's record (the view follows below)."""
     for m in messages:
-        if m.id in work.record:
-            continue
-        work.record.append(m)
-        if m.kind != "note" and not m.is_clipped_copy:
-            work.view.append(m.id)
+        if m.id not in work.record:
+            work.record.append(m)
+
+
+def _follow(work: Session, original: Session, before: Sequence[str], now: Sequence[str]) -> None:
+    """The original's own change of view between two requests, made on the branch's view."""
+    was, present = set(before), set(work.view)
+    gone = was.difference(now)
+    entering = [original.record.get(mid) for mid in now if mid not in was and mid not in present and mid in work.record]
+    view = [m for m in work.view_messages() if m.id not in gone]
+    for m in entering:  # before the first message of the view that comes later in time
+        key = chronology_key(m, work.record)
+        at = next((p for p, x in enumerate(view) if chronology_key(x, work.record) > key), len(view))
+        view.insert(at, m)
+    work.set_view(m.id for m in view)

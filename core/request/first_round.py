@@ -174,3 +174,27 @@ def request_options(session: Session, policy: Policy | None) -> dict[str, Any]:
     decision = read_decision(session) if policy is not None and policy.caching else None
     return {"record": session.record, "policy": policy, "tools": session_tools(session),
             "first_round": included_round(decision)}
+
+
+def round_hash(messages: Sequence[Message], session: Session, policy: Policy, bound: int | None) -> str:
+    """The SHA-256 of the compiled messages of a round, under `policy` with the result bound `bound`."""
+    from dataclasses import replace
+
+    frozen = replace(policy, tool_result_max_chars=bound) if policy.tool_result_max_chars != bound else policy
+    payload = compile_request(list(messages), record=session.record, policy=frozen)
+    return hashlib.sha256(canonical(payload["messages"]).encode("utf-8")).hexdigest()
+
+
+def frontier(session: Session, policy: Policy, decision: Mapping[str, Any] | None, view: Sequence[Message]) -> str | None:
+    """"changed" when this request compiles the decided round differently from the decision's hash (a member
+    gone, replaced by a copy, or a message put back inside it: a cache miss, and the members stay); "same"
+    when it compiles as decided; None before a decision. The round is never decided again (Amendment 4)."""
+    if not decision:
+        return None
+    members = set(decision["members"])
+    at = [p for p, m in enumerate(view) if m.id in members]
+    if len(at) != len(members):
+        return "changed"
+    span = [m for m in view[at[0]: at[-1] + 1] if m.kind != "system"]
+    same = round_hash(span, session, policy, decision.get("bound")) == decision["hash"]
+    return "same" if same else "changed"

@@ -11,7 +11,7 @@ from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
-from foldscope.core.request.first_round import decide_first_round, included_round
+from foldscope.core.request.first_round import decide_first_round, frontier, included_round
 from foldscope.core.request.predict import Prediction, Predictor, Sent
 from foldscope.core.request.prefix import Divergence, PrefixMeter
 from foldscope.core.request.provider_text import PredictionCounter
@@ -146,13 +146,16 @@ def check_request(messages: Sequence[Message], ceiling: int | None, scale: float
     return refusal_for(m, ceiling, scale, record)
 
 
-def action_for(size: int, ceiling: int | None, line: float) -> str:
-    """none below the line, notice at or past it, refuse at or past the ceiling."""
+NOTICE_AT = 0.8  # D4's one-line notice: at or past 80% of the ceiling; Amendment 3's fold line leaves it unchanged
+
+
+def action_for(size: int, ceiling: int | None) -> str:
+    """none under 80% of the ceiling, notice at or past it, refuse at or past the ceiling (D4, D7)."""
     if ceiling is None:
         return "none"
     if size >= ceiling:
         return "refuse"
-    return "notice" if size >= line * ceiling else "none"
+    return "notice" if size >= NOTICE_AT * ceiling else "none"
 
 
 @dataclass(frozen=True)
@@ -216,13 +219,19 @@ def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iter
     return [first_round for _, first_round in rounds_of(session, policy, counter, views)]
 
 
-def rounds_of(session: Session, policy: Policy, counter: Counter,
-              views: Iterable[Sequence[Message]]) -> Iterator[tuple[Sequence[Message], Any]]:
-    """Each view with its included first round, as first_rounds decides them, one view at a time."""
+def rounds_of(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]],
+              frontiers: list[str | None] | None = None) -> Iterator[tuple[Sequence[Message], Any]]:
+    """Each view with its included first round, as first_rounds decides them, one view at a time. With a
+    `frontiers` list, each request after the decision appends whether it compiles the round as decided
+    ("same") or not ("changed": Amendment 4's frontier, a cache miss; the round is not decided again)."""
     decision = None
     for messages in views:
+        decided_here = False
         if policy.caching and decision is None:
             decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
+            decided_here = decision is not None
+        if frontiers is not None:
+            frontiers.append(None if decided_here else frontier(session, policy, decision, list(messages)))
         yield messages, included_round(decision)
 
 
@@ -308,9 +317,13 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     parted: list[Divergence | None] = []
     rounds: list[IncludedRound | None] = []
     decision = None
+    frontiers: list[str | None] = []  # Amendment 4's frontier per request: None until decided, then same or changed
     for request, messages in zip(trace, trace_views(rec, trace)):
         if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
             decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
+            frontiers.append(None)
+        else:
+            frontiers.append(frontier(session, policy, decision, list(messages)))
         first_round = included_round(decision)
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))
@@ -333,7 +346,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         reported = request.usage.reported_input if request.usage is not None else None
         refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, heads[k])
         size = estimate(counted, scale)
-        action = "refuse" if refusal else action_for(size, resolution.ceiling, policy.fold_at)
+        action = "refuse" if refusal else action_for(size, resolution.ceiling)
         nxt = parted[k + 1] if k + 1 < len(parted) else None
         p = predictions.rows[k]
         report.rows.append(RequestRow(
@@ -347,6 +360,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
             "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
             "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,
             "unseen_head": heads[k], "reported_input": reported, "action": action, "predicted": p.predicted,
+            **({"frontier": frontiers[k]} if frontiers[k] else {}),
         })
         raised = calibrated(scale, counted, reported)
         if k in flags and raised > scale:

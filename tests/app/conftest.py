@@ -111,7 +111,7 @@ def demo_window(qtbot, window):
 # them; any other modal is recorded and fails the test (a modal would block a headless run forever).
 MODAL_ANSWERS = {"ask_unsaved": "discard"}
 MODALS = ("error_dialog", "show_message", "show_refusal", "ask_unsaved", "ask_recover", "ask_keep_last", "ask_span",
-          "ask_clip_length", "save_path_dialog", "open_session_path", "profile_dialog", "show_peek",
+          "ask_clip_length", "save_path_dialog", "open_session_path", "profile_dialog", "show_peek", "choose_folder",
           "choose_sample", "ask_agent_session")
 
 

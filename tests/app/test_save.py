@@ -20,6 +20,13 @@ def open_demo(qtbot, window):
     return window.document
 
 
+def as_saved(doc):
+    """The session as Save writes it: its launch record and Amendment 3's startup fields under the document's policy."""
+    from foldscope.core.model.launch import read_launch_policy, to_save
+
+    return to_save(doc.session, doc.policy if doc.policy is not None else read_launch_policy(doc.session))
+
+
 def same_session(a, b) -> None:
     assert [m.id for m in a.record] == [m.id for m in b.record]
     assert [m.sha256() for m in a.record] == [m.sha256() for m in b.record]
@@ -43,13 +50,13 @@ def test_save_then_reopen_gives_the_same_session(qtbot, window, tmp_path, monkey
     actions.save_action.trigger()  # no file of ours yet: Save asks where, as Save As does
     assert target.exists() and not actions.editor.is_modified
     assert not window.windowTitle().startswith("*")
-    same_session(load_session(target), doc.session)
-    assert native_dict(load_session(target)) == native_dict(doc.session)
+    same_session(load_session(target), as_saved(doc))
+    assert native_dict(load_session(target)) == native_dict(as_saved(doc))
     # Save again writes to the same file without asking.
     monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: pytest.fail("Save asked again"))
     actions.editor.undo()
     assert actions.saver.save()
-    same_session(load_session(target), doc.session)
+    same_session(load_session(target), as_saved(doc))
 
 
 def test_save_as_never_writes_over_the_source(qtbot, window, monkeypatch):
@@ -99,6 +106,25 @@ def test_autosave_keeps_the_working_state_in_the_library(qtbot, window, monkeypa
 
     with Library(window.db) as library:
         assert library.view_versions(doc.library_id)[-1]["cause"] == f"manual: clip of #{index}"
+
+
+def test_saving_an_imported_session_keeps_what_the_provider_reported_and_writes_the_startup_fields(
+        qtbot, window, tmp_path, monkeypatch, corpus_dev):
+    source = corpus_dev / "claude_code" / "session-9eda1058.jsonl"
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(source)
+    qtbot.waitUntil(lambda: window.task is None)
+    doc = window.document
+    actions = window.session_actions
+    assert actions.editor.do(Evict([doc.index_of(doc.session.view[-1])]), "evict").success
+    target = tmp_path / "saved.foldscope.json"
+    monkeypatch.setattr(dialogs, "save_path_dialog", lambda parent, start: str(target))
+    assert actions.saver.save_as()
+    back, original = load_session(target), load_session(source)
+    assert back.model == original.model and back.manifest["source_format"] == "claude_code"
+    assert [r.usage for r in back.trace] == [r.usage for r in original.trace]
+    assert {"prompt_caching", "tool_result_max_chars", "context_fold"} <= set(back.manifest)
+    assert "api_launch" in back.branch_metadata
 
 
 def test_after_save_as_the_title_names_the_file_written(qtbot, window, tmp_path, monkeypatch):

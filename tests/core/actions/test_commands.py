@@ -246,3 +246,36 @@ def test_an_applied_fold_undoes_to_the_exact_view_metadata_and_manifest():
     assert changes.view and changes.folds >= 1 and session.view != view
     stack.undo()
     assert session.view == view and session.manifest == manifest
+
+
+def demo():
+    from foldscope.core.formats.demo import demo_path
+
+    return load_session(demo_path())
+
+
+def test_expand_puts_each_message_back_in_chronological_order_as_restore_does():
+    from foldscope.core.fold.stages import chronology_key
+
+    session = demo()
+    note = session.record.index_of(next(m.id for m in session.view_messages() if m.kind == "note"))
+    assert CommandStack(session).do(Expand(note)).success
+    keys = [chronology_key(m, session.record) for m in session.view_messages()]
+    assert keys == sorted(keys)
+    restored = demo()
+    replaced = session.record[note].metadata["context_replaced"]
+    CommandStack(restored).do(Restore(replaced))
+    assert [i for i in session.view if i != session.record[note].id] == [i for i in restored.view if i != session.record[note].id]
+
+
+def test_expand_keeps_one_form_per_original_when_a_copy_of_a_replaced_result_stands_in_the_view():
+    session = demo()
+    note = session.record.index_of(next(m.id for m in session.view_messages() if m.kind == "note"))
+    replaced = session.record[note].metadata["context_replaced"]
+    result = next(i for i in replaced if session.record[i].kind == "action_response")
+    stack = CommandStack(session)
+    assert stack.do(Clip(result, 100)).success  # the copy stands in the view for the folded original
+    assert stack.do(Expand(note)).success
+    originals = [original_of(m, session.record).id for m in session.view_messages() if m.kind == "action_response"]
+    assert len(originals) == len(set(originals))
+    assert session.record[result].id not in session.view

@@ -174,3 +174,20 @@ def test_output_cut_short_by_the_reader_gives_no_traceback():
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=60) == 0
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr
+
+
+def test_amendment_2_the_tool_call_count_excludes_clipped_copies():
+    from foldscope.core.actions.commands import Clip
+    from foldscope.core.cli.basic import summarise
+    from foldscope.core.formats import load_session
+    from foldscope.core.formats.demo import demo_path
+
+    session = load_session(demo_path())
+    before = summarise(session)["by_kind"]
+    index = next(i for i, m in enumerate(session.record) if m.kind == "action_response" and len(m.text) > 500)
+    assert Clip(index, 100).do(session).success
+    after = summarise(session)
+    assert after["by_kind"]["action_response"] == before["action_response"]  # a copy is not an execution
+    assert after["by_kind"]["action_request"] == before["action_request"]
+    assert after["by_kind"]["clipped_copy"] == after["copies"] == 1
+    assert sum(after["by_kind"].values()) == after["messages"]

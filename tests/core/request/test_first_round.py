@@ -159,3 +159,56 @@ def test_the_manifests_three_startup_fields_say_what_this_invocation_runs_with()
     assert startup_fields(session, Policy(max_input_tokens="none")) == {
         "prompt_caching": False, "tool_result_max_chars": None, "context_fold": None}
     assert included_round(None) is None
+
+
+def test_amendment_4_a_later_request_compiling_the_round_differently_records_frontier_changed():
+    from foldscope.core.fold.clip import build_copy
+    from foldscope.core.model.session import Request
+    from foldscope.core.request.trace import measure_trace
+    from tests.core.fold_sessions import Build, text_of
+
+    b = Build()
+    b.system(), b.task()
+    b.answer("reading the first file")
+    (_, first), = b.round([text_of(3_000, 1)])  # the first round: task, answer, call, result
+    answers = [b.answer(f"round {k}") for k in range(3)]
+    session = b.session()
+    copy = build_copy(first, session.record.index_of(first.id), {None: 1_024})
+    session.record.append(copy)
+    ids = [m.id for m in b.messages]
+    views = [ids[: ids.index(a.id)] for a in answers]
+    views[2] = [copy.id if i == first.id else i for i in views[2]]  # the model's own clip: the round compiles otherwise
+    session.trace = [Request(k, tuple(v), answers[k].id, None, float(k)) for k, v in enumerate(views)]
+    report = measure_trace(session, Policy(max_input_tokens=200_000, prompt_caching=True), prefix=False)
+    frontiers = [d.get("frontier") for d in report.decisions[1:]]
+    assert frontiers == [None, "same", "changed"]
+    assert report.decisions[1].get("frontier") is None  # the request that decides records none
+
+
+def test_amendment_4_the_decision_counts_the_round_at_the_folds_calibrated_scale():
+    base = Policy(prompt_caching=True, tool_result_max_chars=1_024)
+    size = round_size(session_of(conversation()), base)
+    session = session_of(conversation(), upto="r")
+    session.scale = 2.0  # the provider counted twice what o200k did: the same round is twice the size
+    decision = decide_first_round(session, base.with_values(max_input_tokens=size * 10))
+    assert decision["scale"] == 2.0 and decision["size"] == estimate(size, 2.0) == 2 * size
+    assert decision["included"] is False  # at scale 1.0 this ceiling fits the round exactly
+
+
+def test_amendment_4_a_message_put_back_inside_the_decided_round_records_frontier_changed():
+    from foldscope.core.model.session import Request
+    from foldscope.core.request.trace import measure_trace
+    from tests.core.fold_sessions import Build, text_of
+
+    b = Build()
+    b.system(), b.task()
+    b.answer("reading the first file")
+    b.round([text_of(3_000, 1)])  # the first round: task m1, answer m2, call m3, result m4
+    answers = [b.answer(f"round {k}") for k in range(3)]
+    session = b.session()
+    ids = [m.id for m in b.messages]
+    views = [ids[: ids.index(a.id)] for a in answers]
+    views[2] = views[2][:3] + [answers[0].id] + [i for i in views[2][3:] if i != answers[0].id]  # inside the round
+    session.trace = [Request(k, tuple(v), answers[k].id, None, float(k)) for k, v in enumerate(views)]
+    report = measure_trace(session, Policy(max_input_tokens=200_000, prompt_caching=True), prefix=False)
+    assert [d.get("frontier") for d in report.decisions[1:]] == [None, "same", "changed"]

@@ -1,0 +1,70 @@
+"""The policy sweep's table: one row per policy, its totals over the fleet, sortable by any column."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from foldscope.app.qt import QAbstractTableModel, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
+
+# (key, header, how it reads): the columns `foldscope tune` prints, in the same order.
+COLUMNS = (
+    ("policy", "Policy", str),
+    ("sessions", "Sessions", lambda v: f"{v:,}"),
+    ("requests", "Requests", lambda v: f"{v:,}"),
+    ("refused", "Refused", lambda v: f"{v:,}"),
+    ("over_ceiling", "Over ceiling", lambda v: f"{v:,}"),
+    ("folds", "Folds", lambda v: f"{v:,}"),
+    ("rewrites", "Rewrites", lambda v: f"{v:,}"),
+    ("cache_read_share", "Cache read", lambda v: f"{v:.1%}"),
+    ("cost_usd", "Cost", lambda v: f"${v:,.4f}"),
+    ("cost_vs_recorded", "vs recorded", lambda v: "n/a" if v is None else f"{v:.3f}x"),
+    ("bill_usd", "Bill", lambda v: f"${v:,.4f}"),
+)
+SortRole = Qt.ItemDataRole.UserRole + 1  # the raw value, so numbers sort as numbers
+
+
+class TuneModel(QAbstractTableModel):
+    """Maps a row to one policy's totals (`summarise`'s `policies`) and a column to one of its figures."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.policies: list[dict[str, Any]] = []
+        self.recommended: str | None = None
+
+    def set_result(self, result: dict[str, Any] | None) -> None:
+        self.beginResetModel()
+        self.policies = list(result["policies"]) if result else []
+        self.recommended = result["recommendation"]["policy"] if result else None
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.policies)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.policies):
+            return None
+        key, _, shown = COLUMNS[index.column()]
+        row = self.policies[index.row()]
+        value = row[key]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return shown(value)
+        if role == SortRole:
+            return -1.0 if value is None else value
+        if role == Qt.ItemDataRole.TextAlignmentRole and key != "policy":
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.FontRole and row["policy"] == self.recommended:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole and row["policy"] == self.recommended:
+            return "recommended: the cheapest policy with no request refused or over its ceiling"
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
+            return COLUMNS[section][1]
+        return None

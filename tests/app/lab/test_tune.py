@@ -1,0 +1,76 @@
+"""Lab > Tune a policy: the sweep over a folder on the worker, its sortable table and chart, and cancel."""
+
+import multiprocessing
+
+from foldscope.app.lab.tune import TuneView
+from foldscope.app.models.tune import COLUMNS, TuneModel
+from foldscope.core.formats.demo import write_demo
+
+
+def _fleet(folder, count=2):
+    for n in range(count):
+        write_demo(folder / f"s{n}.json", seed=n + 5, rounds=4 + 2 * n)
+
+
+def _view(qtbot, folder) -> TuneView:
+    view = TuneView()
+    qtbot.addWidget(view)
+    view.folder.setText(str(folder))
+    view.ceilings.setText("9000,none")
+    view.strategies["none"].setChecked(True)
+    view.workers.setValue(1)
+    return view
+
+
+def test_a_sweep_fills_the_table_and_names_the_cheapest_safe_policy(qtbot, tmp_path, qtmodeltester):
+    _fleet(tmp_path)
+    view = _view(qtbot, tmp_path)
+    with qtbot.waitSignal(view.sweep_finished, timeout=120_000) as done:
+        view.run_button.click()
+    result = done.args[0]
+    assert view.model.rowCount() == 4  # two ceilings times two strategies
+    qtmodeltester.check(view.model)
+    shown = {view.model.data(view.model.index(r, 0)) for r in range(view.model.rowCount())}
+    assert shown == {p["policy"] for p in result["policies"]}
+    recommended = result["recommendation"]["policy"]
+    assert recommended is not None and recommended in view.status.text()
+    chosen = next(p for p in result["policies"] if p["policy"] == recommended)
+    assert chosen["over_ceiling"] == 0 and chosen["refused"] == 0
+    assert len(view.chart.points) == 4
+    qtbot.waitUntil(lambda: view.task is None)
+    assert view.run_button.isEnabled() and not view.progress.isVisible()
+
+
+def test_the_table_sorts_by_cost_as_numbers(qtbot):
+    model = TuneModel()
+    rows = [{"policy": f"p{n}", "sessions": 1, "requests": 1, "refused": 0, "over_ceiling": 0, "folds": 0,
+             "rewrites": 0, "cache_read_share": 0.0, "cost_usd": cost, "cost_vs_recorded": 1.0, "bill_usd": 0.0}
+            for n, cost in enumerate((10.0, 9.5, 100.0))]
+    model.set_result({"policies": rows, "recommendation": {"policy": "p1"}})
+    view = TuneView()
+    qtbot.addWidget(view)
+    view.model.set_result({"policies": rows, "recommendation": {"policy": "p1"}})
+    cost = [c[0] for c in COLUMNS].index("cost_usd")
+    view.sorted.sort(cost)
+    order = [view.sorted.data(view.sorted.index(r, 0)) for r in range(3)]
+    assert order == ["p1", "p0", "p2"]  # 9.5 < 10 < 100, not "$10" < "$100" < "$9.5"
+
+
+def test_a_bad_grid_value_is_named_and_nothing_runs(qtbot, tmp_path):
+    _fleet(tmp_path, 1)
+    view = _view(qtbot, tmp_path)
+    view.targets.setText("0.9")  # at or above the line: refused by Amendment 3's pair rule
+    view.run_button.click()
+    assert view.task is None and "context_fold_target" in view.status.text()
+
+
+def test_cancel_stops_the_sweep_and_leaves_no_worker_running(qtbot, tmp_path):
+    _fleet(tmp_path, 6)
+    view = _view(qtbot, tmp_path)
+    view.workers.setValue(min(2, view.workers.maximum()))
+    with qtbot.waitSignal(view.sweep_cancelled, timeout=120_000):
+        view.run_button.click()
+        view.cancel_button.click()
+    qtbot.waitUntil(lambda: view.task is None)
+    assert multiprocessing.active_children() == []
+    assert view.result is None and "Cancelled" in view.status.text()
