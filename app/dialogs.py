@@ -62,6 +62,11 @@ def save_path_dialog(parent: QWidget, start: str) -> str:
     return QFileDialog.getSaveFileName(parent, "Save session as", start, NATIVE_FILTER)[0]
 
 
+def report_path_dialog(parent: QWidget, start: str) -> str:
+    """Where to write the HTML report, or "" when cancelled."""
+    return QFileDialog.getSaveFileName(parent, "Export report", start, "HTML report (*.html);;All files (*)")[0]
+
+
 def profile_dialog(parent: QWidget, saving: bool) -> str:
     """The policy profile to save to or load, or "" when cancelled."""
     if saving:

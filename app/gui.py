@@ -22,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_policy_flags(parser)  # the same policy flags as fold, requests and replay (core.cli.options)
     parser.add_argument("--theme", choices=("system", "light", "dark"),
                         help="colour theme (default: the one chosen in View > Theme, else follow the system)")
+    parser.add_argument("--follow", action="store_true",
+                        help="follow FILE as an agent writes it (View > Follow): new lines are read as they land")
     parser.add_argument("--size", metavar="WxH", type=_size, default=SCREENSHOT_SIZE,
                         help="the --screenshot window size (default: 1600x1000)")
     return parser
@@ -79,6 +81,13 @@ def run_gui(argv: list[str]) -> int:
     if args.screenshot:
         return screenshot(app, window, path, args.screenshot, args.size)
     window.show()
+    if args.follow:
+        def follow_once(document) -> None:
+            window.document_loaded.disconnect(follow_once)
+            if document is not None:
+                window.follow_action.setChecked(True)
+
+        window.document_loaded.connect(follow_once)
     window.open_path(path)
     return app.exec()
 

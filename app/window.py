@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from foldscope.app import dialogs
+from foldscope.app.follow import LiveFollow
 from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.tune import TuneView
@@ -12,6 +13,7 @@ from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.busy import BusyBar
+from foldscope.app.panels.composition import CompositionPanel
 from foldscope.app.panels.cost import CostPanel
 from foldscope.app.panels.folds import FoldPanel
 from foldscope.app.panels.inspector import Inspector
@@ -112,6 +114,8 @@ class MainWindow(QMainWindow):
         self.view_list = MessageList("Active view", self.view_model)
         self.inspector = Inspector()
         self.request_panel = RequestPanel()
+        self.composition_panel = CompositionPanel()
+        self.composition_panel.message_requested.connect(lambda index: self.select_message(index, reveal=False))
         self.timeline = Timeline()
         self.window_map = WindowMap()
         self.record_list.message_selected.connect(self.select_message)
@@ -126,6 +130,7 @@ class MainWindow(QMainWindow):
         self.side_tabs = QTabWidget()
         self.side_tabs.addTab(self.inspector, "Inspector")
         self.side_tabs.addTab(self.request_panel, "Request")
+        self.side_tabs.addTab(self.composition_panel, "Composition")
         self.side_tabs.addTab(self.library_panel, "Library")
         self.cost_panel = CostPanel()  # where the money went: computed while its tab is shown
         self.cost_panel.request_chosen.connect(lambda k: self.timeline.step_to(k))
@@ -172,6 +177,11 @@ class MainWindow(QMainWindow):
         self.what_if = WhatIf(self, self.editor, self.saver, self.timeline, self.busy, lambda: self.document,
                               lambda document, opened: self.set_document(document, opened))
         self.replay_lab: ReplayView | None = None  # made when first opened
+        self.live = LiveFollow(lambda: self.document, self)  # View > Follow: the file read as it grows
+        self.live.grew.connect(self.show_growth)
+        self.live.limits_crossed.connect(self._limits_crossed)
+        self.live.stopped.connect(self._follow_stopped)
+        self.report_task: Task | None = None
         self.tune: TuneView | None = None  # made when first opened
         column.addWidget(self.what_if.banner)
         self.warnings_bar = WarningsBar()  # what the reader skipped or could not link, as the CLI prints it
@@ -211,6 +221,8 @@ class MainWindow(QMainWindow):
         add_action(file_menu, self, "Open S&ubagent of the Selected Call", None, self.open_subagent,
                    "The child session a Task (agent) call started, or the compaction summariser's call")
         file_menu.addActions(actions.file_actions)
+        self.export_report_action = add_action(file_menu, self, "Export &Report…", None, self.export_report,
+                                               "Write the session as one self-contained HTML file to share")
         file_menu.addSeparator()
         add_action(file_menu, self, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         bar.addMenu(actions.edit_menu)
@@ -227,6 +239,8 @@ class MainWindow(QMainWindow):
             add_action(view_menu, self, text, key, widget.setFocus)
         view_menu.addSeparator()
         add_action(view_menu, self, "Re&quest panel", "Ctrl+R", lambda: self.show_side(self.request_panel))
+        add_action(view_menu, self, "&Composition (what is eating the context)", "Ctrl+7",
+                   lambda: self.show_side(self.composition_panel, self.composition_panel.tabs))
         add_action(view_menu, self, "&Library", "Ctrl+L",
                    lambda: self.show_side(self.library_panel, self.library_panel.session_table))
         view_menu.addSeparator()
@@ -235,6 +249,10 @@ class MainWindow(QMainWindow):
         add_action(view_menu, self, "&Search all sessions…", "Ctrl+Shift+F",
                    lambda: self.show_side(self.library_panel, self.library_panel.search_box))
         view_menu.addSeparator()
+        self.follow_action = QAction("F&ollow the file as it grows", self, checkable=True)
+        self.follow_action.setToolTip("Read the lines an agent adds to the session file as they land")
+        self.follow_action.toggled.connect(self.set_following)
+        view_menu.addAction(self.follow_action)
         self.theme_menu = view_menu.addMenu("T&heme")
         self.theme_actions = QActionGroup(self)
         for name in THEMES:
@@ -291,6 +309,85 @@ class MainWindow(QMainWindow):
         for splitter, sizes in self._splitter_defaults().items():
             splitter.setSizes(sizes)
         self.resize(1600, 1000)
+
+    # -- following a live session and sharing a report ------------------------------------
+
+    def set_following(self, on: bool) -> None:
+        """Follow the open session's file (View > Follow), or stop."""
+        if not on:
+            self.live.stop("")
+            return
+        why = "save or undo your own changes first: following shows the file as the agent writes it" \
+            if self.editor.is_modified else self.live.start()
+        if why:
+            self._set_follow_checked(False)
+            self.statusBar().showMessage(f"Cannot follow: {why}", 10_000)
+
+    def _set_follow_checked(self, on: bool) -> None:
+        blocked = self.follow_action.blockSignals(True)
+        self.follow_action.setChecked(on)
+        self.follow_action.blockSignals(blocked)
+
+    def show_growth(self, growth) -> None:
+        """The followed file grew: the lists, map and timeline grow in place; the selection and the step stay."""
+        doc = self.document
+        if doc is None:
+            return
+        old_last = self.timeline.last_slot() - growth.requests
+        slot = self.timeline.last_slot() if self.timeline.current >= old_last else self.timeline.current
+        self.timeline.current = slot
+        self.fold_panel.set_rows(doc.folds, len(doc.requests))
+        self.show_request(slot)
+        self.timeline.update()
+        self._show_live()
+
+    def _show_live(self) -> None:
+        """While following, the status line is the next request against its limits; the usual line is its tooltip."""
+        nxt, doc = self.live.next, self.document
+        if nxt is None or doc is None or not self.live.active:
+            return
+        self.status_label.setText(f"Following · {nxt.text()}")
+        self.status_label.setToolTip(plain_tip(
+            "\n".join([status_text(doc), *(f"{lim.name}: {lim.source}" for lim in nxt.agent + nxt.policy)])
+            + ("\nThe size is the estimate (the count × the scale): predicted input is not computed yet"
+               if nxt.size_name == "estimate" else "")))
+
+    def _limits_crossed(self, names: list) -> None:
+        nxt = self.live.next
+        size = f" ({nxt.size_name} {nxt.size:,})" if nxt is not None else ""
+        self.statusBar().showMessage(f"Notice: the next request will cross the {', '.join(names)}{size}", 15_000)
+
+    def _follow_stopped(self, why: str) -> None:
+        self._set_follow_checked(False)
+        self._refresh_headings()
+        if why:
+            self.statusBar().showMessage(f"Following stopped: {why}", 15_000)
+
+    def export_report(self) -> Task | None:
+        """File > Export Report: the session as one self-contained HTML file, written off the GUI thread."""
+        doc = self.document
+        if doc is None:
+            return None
+        out = dialogs.report_path_dialog(self, str(Path(doc.path).with_suffix(".html")))
+        if not out:
+            return None
+        return self.write_report(out)
+
+    def write_report(self, out: str) -> Task | None:
+        from foldscope.core.model.policy import Policy
+        from foldscope.core.readout.report import write_report
+
+        doc = self.document
+        if doc is None:
+            return None
+        session, policy = doc.session, doc.policy if isinstance(doc.policy, Policy) else None
+        task = Task(lambda progress: write_report(session, out, policy), f"Writing {Path(out).name}", self)
+        task.succeeded.connect(lambda data: self.statusBar().showMessage(f"Report written to {out}", 10_000))
+        task.failed.connect(lambda exc: dialogs.error_dialog(self, "Cannot write the report", f"{out}: {exc}"))
+        task.ended.connect(self.busy.end)
+        self.report_task = task.start()
+        self.busy.begin(f"Writing {Path(out).name}", task.cancel)
+        return task
 
     def show_side(self, widget: QWidget, focus: QWidget | None = None) -> None:
         """Bring a side tab to the front and give it (or `focus`) the keyboard."""
@@ -461,6 +558,8 @@ class MainWindow(QMainWindow):
 
     def set_document(self, document: Document | None, opened: bool = True) -> None:
         """Show `document` in every panel; `opened` (not shown again after a what-if) offers what autosave kept."""
+        if self.live.active and document is not self.document:
+            self.live.stop("another session is shown")
         self.document = document
         for model in (self.record_model, self.view_model):
             model.highlighted = frozenset()
@@ -471,6 +570,7 @@ class MainWindow(QMainWindow):
         self.timeline.set_document(document)
         self.window_map.set_document(document)
         self.request_panel.set_request(document, None)
+        self.composition_panel.set_request(document, None)
         self.cost_panel.set_document(document)
         self.fold_panel.set_rows(document.folds if document else [], len(document.requests) if document else 0)
         if document is not None:  # the fold table as tall as its rows (a few at most): the rest is the lists'
@@ -517,6 +617,7 @@ class MainWindow(QMainWindow):
             for model in (self.record_model, self.view_model):
                 model.refresh(view, added, metadata)
             self.request_panel.invalidate()  # the next request compiles from the changed session
+            self.composition_panel.invalidate()
             if view or added:
                 self.window_map.update()
                 self._show_marks()
@@ -530,6 +631,7 @@ class MainWindow(QMainWindow):
     def _policy_applied(self) -> None:
         """Another policy in force: every count, line and mark may have moved."""
         self.request_panel.invalidate()
+        self.composition_panel.invalidate()
         self.show_request(self.timeline.current)
         self.timeline.update()
 
@@ -548,6 +650,7 @@ class MainWindow(QMainWindow):
         self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · estimate {counted(doc.shown_size, 'token')}")
         self.status_label.setText(status_text(doc))
         self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
+        self._show_live()
 
     # -- selection ------------------------------------------------------------------------
 
@@ -576,6 +679,7 @@ class MainWindow(QMainWindow):
         self.window_map.update()
         self._show_marks()
         self.request_panel.set_request(doc, None if is_now else slot)
+        self.composition_panel.set_request(doc, None if is_now else slot)
         self.cost_panel.set_request(None if is_now else slot)
         self._refresh_headings()
         if selected is not None:
@@ -637,6 +741,7 @@ class MainWindow(QMainWindow):
             self.inspector.refresh()
             self.select_message(index)
         self.request_panel.refresh(force=True)
+        self.composition_panel.refresh(force=True)
         self.timeline.update()
         self.window_map.update()
 

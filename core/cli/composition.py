@@ -62,17 +62,11 @@ def run_composition(args) -> dict[str, Any]:
     choice = policy_choice(args)  # flags are checked before the file is read
     session = load_session(args.file, getattr(args, "input_format", None))
     measure = measure_for(session, choice, threads=args.threads)
-    report, policy, counter = measure.trace, measure.policy, measure.counter
-    k = pick_request(args.at_request, report.rows, session.source)
+    k = pick_request(args.at_request, measure.trace.rows, session.source)
     limits = agent_limits(session)
     window = limits.window
-    options: dict[str, Any] = {"counter": counter, "window": window.tokens if window else None,
-                               "window_source": window.source if window else ""}
-    if k is None:
-        composition = request_composition(session, policy, None, scale=report.scale, unseen_head=report.unseen_head, **options)
-    else:
-        row = report.rows[k]
-        composition = request_composition(session, policy, k, scale=row.scale, counted=row.counted, **options)
+    composition = request_composition(measure, k, window=window.tokens if window else None,
+                                      window_source=window.source if window else "")
     result = {"file": session.source, "format": session.format, "model": measure.model,
               **composition.as_dict(args.top)}
     if limits.compaction is not None:

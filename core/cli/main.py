@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.forensics",  # cache, compactions
     "foldscope.core.cli.library",  # library list|remove|prune
     "foldscope.core.cli.replay",  # replay
+    "foldscope.core.cli.report",  # report
     "foldscope.core.cli.requests",  # requests
     "foldscope.core.cli.sessions",  # sessions
     "foldscope.core.cli.tune",  # tune
@@ -44,6 +45,7 @@ COMMANDS = {
     "library": "foldscope.core.cli.library",
     "read-result": "foldscope.core.cli.fold",
     "replay": "foldscope.core.cli.replay",
+    "report": "foldscope.core.cli.report",
     "requests": "foldscope.core.cli.requests",
     "restore": "foldscope.core.cli.fold",
     "sessions": "foldscope.core.cli.sessions",

@@ -35,10 +35,10 @@ class Growth:
         return bool(self.lines or self.reread)
 
 
-def _claude_code(builder: SessionBuilder) -> Callable[[int, int, Any], None]:
+def _claude_code(builder: SessionBuilder) -> Any:
     from foldscope.core.formats import claude_code
 
-    return claude_code._Reader(builder).feed  # the reader's own line mapper, kept open between polls
+    return claude_code._Reader(builder)  # the reader's own line mapper, kept open between polls
 
 
 def _codex(builder: SessionBuilder) -> Callable[[int, int, Any], None]:
@@ -98,11 +98,15 @@ class Follower:
         self.builder = SessionBuilder(self.path, self.format)
         self.tail = LineTail(self.path, self.builder)
         self._pi: _PiLine | None = None
+        self._claude: Any = None
         if self.format == "pi":
             self._pi = _PiLine(self.builder)
             self._feed: Callable[[int, int, Any], None] = self._pi.feed
+        elif self.format == "claude_code":
+            self._claude = _claude_code(self.builder)
+            self._feed = self._claude.feed
         else:
-            self._feed = (_claude_code if self.format == "claude_code" else _codex)(self.builder)
+            self._feed = _codex(self.builder)
 
     @property
     def lines_read(self) -> int:
@@ -127,4 +131,11 @@ class Follower:
 
     def session(self) -> Session:
         """The session as read so far."""
-        return self._whole if self._whole is not None else self.builder.snapshot()
+        if self._whole is not None:
+            return self._whole
+        held = getattr(self._claude, "usage", None)  # the open response's usage, held until it ends
+        if held is not None:
+            from foldscope.core.formats.claude_code import _usage
+
+            return self.builder.snapshot(_usage(held, lambda problem: None))  # warned once, when the response ends
+        return self.builder.snapshot()

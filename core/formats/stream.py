@@ -395,19 +395,28 @@ class SessionBuilder:
         turn, self._turn = self._turn, None
         if turn is None:
             return
-        meta = turn["meta"]
+        self.also_from(turn["id"], tuple(turn["lines"]))
+        for message in self._turn_messages(turn):
+            self._reserved.discard(message.id)
+            self.record.append(message)
+            self.view.append(message.id)
+        for call_id, (mid, function, args, *_rest) in turn["calls"].items():
+            self._calls[call_id] = (mid, function, args)
+
+    def _turn_messages(self, turn: dict[str, Any]) -> list[Message]:
+        """The messages a response makes, in record order, without changing the builder (snapshot reads them too)."""
+        meta = dict(turn["meta"])
         if turn["thinking"]:
             meta["thinking"] = "\n\n".join(turn["thinking"])
-        self._add_exact(turn["id"], "assistant", {"assistant_response": "\n\n".join(turn["text"])},
-                        turn["line"], turn["at"], meta)
-        self.also_from(turn["id"], tuple(turn["lines"]))
+        out = [Message(turn["id"], "assistant", turn["at"], {"assistant_response": "\n\n".join(turn["text"])}, meta,
+                       Provenance(self.file, turn["line"]))]
         for call_id, (mid, function, args, line, at, cmeta, rid) in turn["calls"].items():
             content = {"function": function, "arguments": args, "action_response_id": rid}
-            self._add_exact(mid, "action_request", content, line, at, {"call_id": call_id, **cmeta})
-            self._calls[call_id] = (mid, function, args)
+            out.append(Message(mid, "action_request", at, content, {"call_id": call_id, **cmeta}, Provenance(self.file, line)))
         for rid, function, args, req, output, line, at, rmeta in turn["results"]:
             content = {"function": function, "arguments": args, "output": output, "action_request_id": req}
-            self._add_exact(rid, "action_response", content, line, at, rmeta)
+            out.append(Message(rid, "action_response", at, content, rmeta, Provenance(self.file, line)))
+        return out
 
     def unique(self, id: str, line: int) -> str:
         """Reserve an id for a message that enters the record later; a repeated id is renamed with a warning."""
@@ -421,31 +430,32 @@ class SessionBuilder:
         self._reserved.add(mid)
         return mid
 
-    def _add_exact(self, mid: str, kind: str, content: Mapping[str, Any], line: int, at: float | None,
-                   metadata: Mapping[str, Any]) -> None:
-        self._reserved.discard(mid)
-        self.record.append(Message(mid, kind, at, content, metadata, Provenance(self.file, line)))
-        self.view.append(mid)
-
-    def snapshot(self) -> Session:
+    def snapshot(self, open_usage: Usage | None = None) -> Session:
         """The session as read so far, leaving the builder open to read more (following a live file).
 
-        Nothing still open is closed: a response whose lines are still coming enters the record when its turn
-        ends; the request it answers is in the trace already, without its response. The record is shared
-        with the builder (it only grows); the view, trace, events and warnings are copies.
+        Nothing open is closed: a response whose lines may still come is shown as it stands (its messages
+        made afresh for this snapshot, in a record that extends the builder's), and the request it answers is
+        in the trace. With no response open the record is the builder's own (it only grows); the view,
+        trace, events and warnings are always copies. `open_usage`: the open request's usage as a reader
+        holds it so far (Claude Code reports a split response's usage only when the response ends).
         """
+        record, view = self.record, list(self.view)
+        turn = self._turn
+        if turn is not None:
+            provisional = self._turn_messages(turn)
+            record = FullRecord(list(self.record) + provisional)
+            view += [m.id for m in provisional]
         trace = list(self.trace)
         o = self._open
         if o is not None:
-            response = None if self._turn is not None else o["response"]
-            trace.append(Request(len(trace), o["view"], response, o["usage"], o["at"], o["model"],
+            usage = open_usage if open_usage is not None else o["usage"]
+            trace.append(Request(len(trace), o["view"], o["response"], usage, o["at"], o["model"],
                                  cache_miss_reason=o["miss"], unseen_input=tuple(o["unseen"])))
         extras = dict(self.extras)
         if self.source is not None:
             extras["source_lines"] = self.source
-        return Session(record=self.record, view=list(self.view), format=self.format, source=self.file,
-                       events=list(self.events), trace=trace, warnings=list(self.warnings), model=self.model,
-                       extras=extras)
+        return Session(record=record, view=view, format=self.format, source=self.file, events=list(self.events),
+                       trace=trace, warnings=list(self.warnings), model=self.model, extras=extras)
 
     def build(self) -> Session:
         self.end_turn()

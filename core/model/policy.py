@@ -17,6 +17,21 @@ RESULT_MIN_CHARS = 1024  # the smallest result bound Amendment 3 allows
 KEYS = ("max_input_tokens", "context_fold_at", "context_fold_target", "tool_result_max_chars", "prompt_caching", "model")
 
 
+def profile_path(path: str | Path) -> Path:
+    """A profile's file: the path as given, else (a bare name such as `caching.yaml` or `caching`) the example
+    profile of that name shipped in foldscope's resources."""
+    path = Path(path)
+    if path.exists() or path.parent != Path("."):
+        return path
+    from importlib import resources
+
+    for name in (path.name, f"{path.name}.yaml"):
+        shipped = resources.files("foldscope.resources").joinpath(name)
+        if name.endswith(".yaml") and shipped.is_file():
+            return Path(str(shipped))
+    return path
+
+
 class PolicyError(ReadError):
     """A policy value refused: names where it came from, the key and what was wrong."""
 
@@ -129,7 +144,7 @@ class Policy:
         """A policy from a YAML profile file; a bad file or value raises PolicyError naming the file and key."""
         import yaml
 
-        path = Path(path)
+        path = profile_path(path)
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except OSError as exc:

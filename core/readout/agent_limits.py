@@ -2,7 +2,8 @@
 
 Each figure carries where it came from, so a screen names it: the file's own statement first (Codex writes
 `model_context_window` in its token counts; a Claude Code compact_boundary records the tokens before an
-automatic compaction), then the pricing table's capacity for the model, then the agent's documented default.
+automatic compaction), then the window the prices list for the model (as core.readout.trace_facts's
+context_window reads it, so the two never differ), then the agent's documented default.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ def context_window(session: Session) -> Limit | None:
     stated = session.extras.get("context_window")
     if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0:
         return Limit(stated, "the file's model_context_window")
-    capacity = pricing.capacity(session.model)
-    if capacity and isinstance(capacity.get("input"), int):
-        return Limit(int(capacity["input"]), f"the pricing table's capacity for {session.model}")
+    listed = pricing.resolve(session.model).context_window if session.model else None
+    if isinstance(listed, int) and listed > 0:
+        return Limit(listed, f"the context window the prices list for {session.model}")
     if session.format == "claude_code":
         if session.model and "[1m]" in session.model:
             return Limit(CLAUDE_WINDOW_1M, "Claude Code's 1M window for a [1m] model")

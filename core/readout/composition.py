@@ -1,28 +1,28 @@
 """What a request is made of: its count split by category, by tool and target, and the content it carries twice.
 
-Every figure is a part of the one measurement the trace makes of the request (core.request.count's parts:
-the system and tools head, then one part per block), plus the unseen head a Claude Code, Codex or pi file
-does not hold; so the categories add up to the request's count exactly, as `foldscope requests` reports it
-(`counted`). The estimate is that count times the scale; the free space is what the model's context window
+Every figure is one of the parts the Measure (core.request.measure) cuts a request's count into: system,
+tools, the unseen head a Claude Code, Codex or pi file does not hold, each message's blocks, and the framing
+(the JSON between them); so the categories add up to the request's count exactly, as `foldscope requests`
+reports it (`counted`). The estimate is that count times the scale; the free space is what the model's context window
 leaves past the estimate.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session, canonical_json
 from foldscope.core.readout.document import is_note
-from foldscope.core.request.count import Counter, Measurement, Part, estimate
-from foldscope.core.request.trace import build_trace, first_rounds, session_tools, trace_views
+from foldscope.core.request.count import estimate
+from foldscope.core.request.measure import Composition as Parts
+from foldscope.core.request.measure import Measure
 
 # The categories, in the order the bar and the table show them. Results are one category per tool.
-HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS, NOTES, COPIES = (
-    "system and tools", "unseen head", "instructions", "assistant text", "thinking", "tool calls", "notes", "clipped copies")
+HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS, NOTES, COPIES, FRAMING = (
+    "system and tools", "unseen head", "instructions", "assistant text", "thinking", "tool calls", "notes", "clipped copies",
+    "framing")
 RESULTS = "results"  # shown as "results: Read", "results: Bash", ...
 # The argument that names what a call works on, first match wins: a path, else a command, else a query.
 TARGET_KEYS = ("file_path", "path", "notebook_path", "filename", "command", "cmd", "pattern", "url", "query",
@@ -109,10 +109,10 @@ class Composition:
         }
 
 
-def category_of(part: Part) -> tuple[str, str]:
-    """(category, tool) of one part of a measurement."""
-    m = part.message
-    if m is None or part is None or m.kind == "system":
+def category_of(message: Message) -> tuple[str, str]:
+    """(category, tool) of one message of a request."""
+    m = message
+    if m.kind == "system":
         return HEAD, ""
     if m.is_clipped_copy:
         return COPIES, str(m.content.get("function", ""))
@@ -148,63 +148,66 @@ def _content_key(message: Message) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def compose(measurement: Measurement, session: Session, *, unseen_head: int = 0, scale: float = 1.0,
-            request: int | None = None, window: int | None = None, window_source: str = "",
-            messages: Iterable[Message] = ()) -> Composition:
-    """Split one measurement (with the unseen head beside it) by category, by tool and target, and by repeats."""
+def compose(parts: Parts, session: Session, *, scale: float = 1.0, request: int | None = None,
+            window: int | None = None, window_source: str = "", estimate_size: int | None = None) -> Composition:
+    """Split a request's parts (core.request.measure's, adding up to its count) by category, tool and target, repeats."""
     record = session.record
-    parts = measurement.parts
-    size = measurement.counted + unseen_head
+    size = parts.total
     totals: dict[str, list[int]] = {}
 
-    def add(name: str, tokens: int) -> None:
+    def add(name: str, tokens: int, blocks: int = 1) -> None:
         slot = totals.setdefault(name, [0, 0])
         slot[0] += tokens
-        slot[1] += 1
+        slot[1] += blocks
 
     grouped: dict[tuple[str, str, str], list] = {}
     by_content: dict[str, list] = {}
     by_path: dict[tuple[str, str], list] = {}
-    for part in parts:
-        category, tool = category_of(part)
-        add(f"{RESULTS}: {tool}" if category == RESULTS else category, part.tokens)
-        m = part.message
-        index = record.index_of(m.id) if m is not None and m.id in record else None
-        if category == HEAD:
-            key = (HEAD, "", "")
-        elif category in (RESULTS, CALLS, COPIES):
-            assert m is not None
+    head = parts.system + parts.tools
+    add(HEAD, head, 0)
+    grouped[(HEAD, "", "")] = [head, []]
+    for m, tokens in parts.messages:
+        category, tool = category_of(m)
+        index = record.index_of(m.id) if m.id in record else None
+        add(f"{RESULTS}: {tool}" if category == RESULTS else category, tokens)
+        if category in (RESULTS, CALLS, COPIES):
             key = (category, tool, target_of(m)[1])
         else:
             key = (category, "", f"#{index}")
         slot = grouped.setdefault(key, [0, []])
-        slot[0] += part.tokens
+        slot[0] += tokens
         if index is not None:
             slot[1].append(index)
-        if m is not None and index is not None and category != HEAD and part.tokens:
-            by_content.setdefault(_content_key(m), []).append((index, part.tokens, category, tool, m))
+        if index is not None and category != HEAD and tokens:
+            by_content.setdefault(_content_key(m), []).append((index, tokens, category, tool, m))
             if category in (RESULTS, COPIES):
                 arg, target = target_of(m)
                 if arg in PATH_KEYS:
-                    by_path.setdefault((tool, target), []).append((index, part.tokens, m))
-    if unseen_head:
-        totals[UNSEEN] = [unseen_head, 1]
-        grouped[(UNSEEN, "", "")] = [unseen_head, []]
-    thinking = sum(len(str(m.metadata.get("thinking", ""))) for m in messages if m.kind == "assistant")
-    order = [HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS]
+                    by_path.setdefault((tool, target), []).append((index, tokens, m))
+    if parts.unseen_head:
+        totals[UNSEEN] = [parts.unseen_head, 1]
+        grouped[(UNSEEN, "", "")] = [parts.unseen_head, []]
+    if parts.framing:
+        totals[FRAMING] = [parts.framing, 0]
+        grouped[(FRAMING, "", "")] = [parts.framing, []]
+    thinking = sum(len(str(m.metadata.get("thinking", ""))) for m, _ in parts.messages if m.kind == "assistant")
     results = sorted((n for n in totals if n.startswith(f"{RESULTS}: ")), key=lambda n: -totals[n][0])
-    out = Composition(request, size, estimate(size, scale), scale, unseen_head, window, window_source)
-    for name in order + results + [NOTES, COPIES]:
+    out = Composition(request, size, estimate(size, scale) if estimate_size is None else estimate_size, scale,
+                      parts.unseen_head, window, window_source)
+    notes = {HEAD: f"system {parts.system:,}, tools {parts.tools:,}" if head else "",
+             FRAMING: "the JSON around and between the blocks"}
+    for name in [HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS] + results + [NOTES, COPIES, FRAMING]:
         if name == THINKING:
             if thinking:
                 out.parts.append(Category(THINKING, 0, 0, f"not sent: the file keeps {thinking:,} characters of "
                                           "thinking, which the API drops from later requests"))
             continue
-        if name in totals:
-            out.parts.append(Category(name, totals[name][0], totals[name][1]))
+        if name in totals and (totals[name][0] or name != HEAD):
+            out.parts.append(Category(name, totals[name][0], totals[name][1], notes.get(name, "")))
     out.thinking_in_file = thinking
     for (category, tool, target), (tokens, indexes) in grouped.items():
-        out.groups.append(Group(category, tool, target, max(len(indexes), 1), tokens, tuple(sorted(indexes))))
+        if tokens or indexes:
+            out.groups.append(Group(category, tool, target, max(len(indexes), 1), tokens, tuple(sorted(indexes))))
     out.repeats = _repeats(by_content, by_path)
     return out
 
@@ -234,33 +237,19 @@ def _repeats(by_content: dict[str, list], by_path: dict[tuple[str, str], list]) 
     return out
 
 
-def request_composition(session: Session, policy: Policy, at_request: int | None, *, scale: float,
-                        counted: int | None = None, unseen_head: int = 0, counter: Counter | None = None,
-                        window: int | None = None, window_source: str = "") -> Composition:
-    """The composition of request `at_request` of the trace (None: the next request, from the active view now).
-
-    `counted` is that request's count as the trace measured it (core.request.trace's RequestRow.counted, the
-    unseen head included): the unseen head is what it holds past this measurement of the file's messages.
-    Without it (the next request) the unseen head is `unseen_head`.
-    """
-    counter = counter or Counter()
-    record = session.record
-    tools = session_tools(session)
-    trace = build_trace(session)
+def request_composition(measure: Measure, at_request: int | None, *, window: int | None = None,
+                        window_source: str = "") -> Composition:
+    """The composition of request `at_request` of the trace (None: the next request, from the active view now),
+    from the Measure every screen sizes requests with: its parts add up to the count it reports."""
+    session = measure.session
     if at_request is None:
-        messages: Sequence[Message] = [record.get(mid) for mid in session.view]
-        first_round = first_rounds(session, policy, counter, [messages])[0] if policy.caching else None
-    else:
-        if not 0 <= at_request < len(trace):
-            raise IndexError(f"request {at_request} is not in the trace (it has {len(trace)} requests)")
-        views = []
-        for k, view in enumerate(trace_views(record, trace)):
-            views.append(view)
-            if k == at_request:
-                break
-        rounds = first_rounds(session, policy, counter, views) if policy.caching else [None] * len(views)
-        messages, first_round = views[-1], rounds[-1]
-    measurement = counter.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round)
-    unseen = unseen_head if counted is None else max(counted - measurement.counted, 0)
-    return compose(measurement, session, unseen_head=unseen, scale=scale, request=at_request, window=window,
-                   window_source=window_source, messages=messages)
+        messages = measure.messages(session.view)
+        parts = measure.parts(messages)
+        return compose(parts, session, scale=measure.scale, request=None, window=window, window_source=window_source,
+                       estimate_size=measure.estimate(messages))
+    rows = measure.trace.rows
+    if not 0 <= at_request < len(rows):
+        raise IndexError(f"request {at_request} is not in the trace (it has {len(rows)} requests)")
+    row = rows[at_request]
+    return compose(measure.request_parts(at_request), session, scale=row.scale, request=at_request, window=window,
+                   window_source=window_source, estimate_size=row.estimate)

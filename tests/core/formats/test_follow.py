@@ -33,10 +33,11 @@ def test_following_a_file_written_in_steps_reads_each_line_once_and_ends_where_t
             follower.poll()
         whole, followed = load_session(live), follower.session()
         assert follower.lines_read == sum(1 for line in lines if line.strip()), source.name
-        # The record so far is the whole read's, less at most the response still open at the end.
-        ids = followed.record.ids()
-        assert whole.record.ids()[:len(ids)] == ids and len(whole.record) - len(ids) <= 3, source.name
-        assert [r.view for r in followed.trace] == [r.view for r in whole.trace], source.name
+        # The session so far is the whole read's, the response still open shown as it stands.
+        assert followed.record.ids() == whole.record.ids(), source.name
+        assert [m.content for m in followed.record] == [m.content for m in whole.record], source.name
+        assert followed.view == whole.view, source.name
+        assert [(r.view, r.response_id) for r in followed.trace] == [(r.view, r.response_id) for r in whole.trace], source.name
         assert [r.usage for r in followed.trace[:-1]] == [r.usage for r in whole.trace[:-1]], source.name
 
 
@@ -49,7 +50,7 @@ def test_a_poll_reads_only_the_lines_added_since_the_last(tmp_path):
     append(live, [user(3, "one more question")])
     grown = follower.poll()
     assert (grown.lines, follower.lines_read) == (1, 7)
-    # The user line closed the last response: its message and the new instruction entered the record.
+    # The user line closed the last response and entered the record itself.
     assert grown.messages == 2 and len(follower.session().record) == 7
     assert not follower.poll()  # nothing new: nothing read
 
@@ -69,18 +70,23 @@ def test_a_line_still_being_written_waits_for_its_newline(tmp_path):
     assert follower.session().record[-1].text == "half written"
 
 
-def test_results_and_responses_enter_the_record_as_their_turns_end(tmp_path):
+def test_a_response_still_open_shows_as_it_stands_and_settles_when_its_turn_ends(tmp_path):
     live = tmp_path / "live.jsonl"
     append(live, [user(0, "read the file"), assistant(0, "reading", tool=("toolu_1", "Read", {"file_path": "src/app.py"}))])
     follower = Follower(live)
     follower.poll()
     session = follower.session()
-    assert [m.kind for m in session.record] == ["instruction"]  # the response is still open
-    assert len(session.trace) == 1 and session.trace[0].response_id is None
-    append(live, [result(0, "toolu_1", "print('hello')"), assistant(1, "done")])
+    assert [m.kind for m in session.record] == ["instruction", "assistant", "action_request"]
+    assert len(follower.builder.record) == 1  # the open response is the snapshot's, not yet the builder's
+    assert len(session.trace) == 1 and session.trace[0].response_id == "msg_0"
+    append(live, [result(0, "toolu_1", "print('hello')")])
+    follower.poll()
+    assert [m.kind for m in follower.session().record][-1] == "action_response"  # held with its open call
+    append(live, [assistant(1, "done")])
     follower.poll()
     kinds = [m.kind for m in follower.session().record]
-    assert kinds == ["instruction", "assistant", "action_request", "action_response"]
+    assert kinds == ["instruction", "assistant", "action_request", "action_response", "assistant"]
+    assert [m.id for m in follower.builder.record] == [m.id for m in follower.session().record][:4]
 
 
 def test_a_file_rewritten_shorter_is_one_clear_error(tmp_path):

@@ -32,3 +32,13 @@ def test_a_recorded_automatic_compaction_names_the_point(tmp_path):
     session.events.append({"kind": "compaction", "trigger": "auto", "pre_tokens": 155_321})
     limits = agent_limits(session)
     assert limits.compaction is not None and limits.compaction.tokens == 155_321
+
+
+def test_the_window_is_the_one_the_document_shows(corpus_dev):
+    from foldscope.core.readout.document import build_document
+
+    for path in (corpus_dev / "claude_code" / "session-196820da.jsonl", sorted((corpus_dev / "codex").glob("*.jsonl"))[0]):
+        session = load_session(path)
+        document = build_document(session, str(path))
+        window = agent_limits(session).window
+        assert window is not None and document.context_window == window.tokens, path.name

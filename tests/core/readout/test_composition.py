@@ -12,7 +12,7 @@ from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.composition import RESULTS, request_composition
-from foldscope.core.request.count import Counter
+from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import measure_trace
 from tests.core.live_sessions import append, assistant, result, user
 
@@ -25,10 +25,10 @@ def _files(corpus: Path) -> list[Path]:
 
 
 def _compositions(session: Session, policy: Policy):
-    counter = Counter()
-    report = measure_trace(session, policy, counter=counter)
+    report = measure_trace(session, policy)  # measured apart from the Measure: the two must agree
+    measure = Measure(session, policy)
     for row in report.rows:
-        yield row, request_composition(session, policy, row.index, scale=row.scale, counted=row.counted, counter=counter)
+        yield row, request_composition(measure, row.index)
 
 
 @pytest.mark.parametrize("caching", [False, True])
@@ -46,7 +46,7 @@ def test_the_unseen_head_is_a_part_where_the_file_holds_no_system_prompt(corpus_
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     report = measure_trace(session, Policy())
     row = report.rows[-1]
-    composition = request_composition(session, Policy(), row.index, scale=row.scale, counted=row.counted)
+    composition = request_composition(Measure(session, Policy()), row.index)
     parts = {c.name: c.tokens for c in composition.parts}
     assert parts["unseen head"] == composition.unseen_head > 0
     # The unseen head is what the provider reported past the count of the file's messages, never more.
@@ -72,9 +72,9 @@ def _reads(tmp_path: Path) -> Session:
 
 def test_results_group_by_tool_and_path_and_the_repeats_say_what_they_cost(tmp_path):
     session = _reads(tmp_path)
-    report = measure_trace(session, Policy())
-    row = report.rows[-1]
-    composition = request_composition(session, Policy(), row.index, scale=row.scale, counted=row.counted)
+    row = measure_trace(session, Policy()).rows[-1]
+    composition = request_composition(Measure(session, Policy()), row.index)
+    assert composition.size == row.counted
     reads = [g for g in composition.groups if g.category == RESULTS and g.tool == "Read"]
     assert [(g.target, g.times) for g in reads] == [("src/app.py", 3)]
     assert composition.top(1)[0] is reads[0]  # the largest thing in the request
@@ -92,7 +92,7 @@ def test_foldscope_composition_prints_the_same_parts(corpus_dev, capsys):
     assert main(["composition", str(path), "--at-request", "5", "--top", "3", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     row = report.rows[5]
-    expected = request_composition(session, Policy(), 5, scale=row.scale, counted=row.counted).as_dict(3)
+    expected = request_composition(Measure(session, Policy()), 5).as_dict(3)
     assert printed["parts"] == expected["parts"]
     assert sum(p["tokens"] for p in printed["parts"]) == printed["size"] == row.counted
     assert [g["tokens"] for g in printed["top"]] == sorted((g["tokens"] for g in printed["top"]), reverse=True)
@@ -113,3 +113,13 @@ def test_the_text_output_carries_no_control_characters(tmp_path, capsys):
     assert main(["composition", str(path), "--at-request", "1"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\\x1b[31mred" in out
+
+
+def test_the_next_request_is_composed_from_the_active_view_with_the_head_it_will_carry(corpus_dev):
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    measure = Measure(session, Policy())
+    measure.calibrate()
+    composition = request_composition(measure, None)
+    messages = measure.messages(session.view)
+    assert composition.size == measure.counted(messages) == sum(c.tokens for c in composition.parts)
+    assert composition.estimate == measure.estimate(messages) and composition.unseen_head == session.unseen_head > 0

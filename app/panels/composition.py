@@ -1,0 +1,309 @@
+"""The composition panel: what is eating the shown request's context, as one bar and three sortable tables.
+
+The figures are core.readout.composition's, from the same measurement the trace makes; the panel composes
+only while visible, and again when the shown request or the policy in force changes.
+"""
+
+from __future__ import annotations
+
+import html
+
+from foldscope.app.models.composition import Column, FactsModel, ItemRole, LargestFilter
+from foldscope.app.qt import (
+    QAbstractItemView,
+    QColor,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QModelIndex,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QRectF,
+    QSize,
+    Qt,
+    QTableView,
+    QTabWidget,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+from foldscope.app.theme import colour_for_key, muted_colour
+from foldscope.core.readout.agent_limits import agent_limits
+from foldscope.core.readout.composition import (
+    ASSISTANT,
+    CALLS,
+    COPIES,
+    HEAD,
+    INSTRUCTIONS,
+    NOTES,
+    RESULTS,
+    UNSEEN,
+    Category,
+    Composition,
+    request_composition,
+)
+from foldscope.core.readout.document import Document
+
+# The kind colour each category borrows from the lists and the window map.
+CATEGORY_KINDS = {HEAD: "system", INSTRUCTIONS: "instruction", ASSISTANT: "assistant", CALLS: "action_request",
+                  NOTES: "note", COPIES: "clipped_copy"}
+LARGEST = (("largest 10", 10), ("largest 25", 25), ("largest 100", 100), ("all", None))
+
+
+def category_colour(name: str, shade: int = 0) -> QColor:
+    if name == UNSEEN:
+        return muted_colour()
+    if name.startswith(RESULTS):
+        base = colour_for_key("action_response")
+        return base.lighter(100 + 12 * (shade % 4)) if shade % 2 == 0 else base.darker(100 + 10 * (shade % 4))
+    return colour_for_key(CATEGORY_KINDS.get(name, "system"))
+
+
+def measure_for(document: Document):
+    """The Measure of the document's session under its policy in force, sharing the document's counter."""
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.request.measure import Measure
+
+    policy = document.policy if isinstance(document.policy, Policy) else Policy()
+    return Measure(document.session, policy, counter=document.counter)
+
+
+def composition_for(document: Document, slot: int | None, measure=None) -> Composition:
+    """The composition of request `slot` of the document's trace (None or past the last: the next request, now)."""
+    limits = agent_limits(document.session)
+    window = limits.window
+    measure = measure or measure_for(document)
+    at = None if slot is None or slot >= len(document.requests) else slot
+    return request_composition(measure, at, window=window.tokens if window else None,
+                               window_source=window.source if window else "")
+
+
+class CompositionBar(QWidget):
+    """The request as one bar: a segment per category (its share of the estimate), then the free window."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.composition: Composition | None = None
+        self.setMinimumHeight(26)
+        self.setMouseTracking(True)
+        self.setAccessibleName("Composition bar")
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(400, 30)
+
+    def set_composition(self, composition: Composition | None) -> None:
+        self.composition = composition
+        self.update()
+
+    def segments(self) -> list[tuple[QRectF, Category | None, QColor]]:
+        """(rectangle, category or None for the free space, colour) across the widget's width."""
+        c = self.composition
+        if c is None or c.size <= 0:
+            return []
+        span = max(c.window or 0, c.estimate, 1)
+        width = self.width() - 2
+        out: list[tuple[QRectF, Category | None, QColor]] = []
+        x = 1.0
+        shade = 0
+        for part in c.parts:
+            if part.tokens <= 0:
+                continue
+            w = width * part.tokens * c.scale / span
+            colour = category_colour(part.name, shade)
+            shade += part.name.startswith(RESULTS)
+            out.append((QRectF(x, 1, w, self.height() - 2), part, colour))
+            x += w
+        if c.window:
+            out.append((QRectF(x, 1, max(width - x + 1, 0), self.height() - 2), None, QColor(0, 0, 0, 0)))
+        return out
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setPen(QPen(muted_colour(), 1))
+        painter.drawRect(QRectF(0.5, 0.5, self.width() - 1, self.height() - 1))
+        for rect, _, colour in self.segments():
+            painter.fillRect(rect, colour)
+        painter.end()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt override)
+        c = self.composition
+        for rect, part, _ in self.segments():
+            if rect.contains(event.position()) and c is not None:
+                if part is None:
+                    text = f"free: {c.free:,} tokens of the {c.window:,}-token context window"
+                else:
+                    text = f"{part.name}: {part.tokens:,} tokens ({part.tokens / c.size:.1%} of the count)"
+                QToolTip.showText(event.globalPosition().toPoint(), text, self)
+                return
+        QToolTip.hideText()
+
+
+def _table(name: str, proxy: LargestFilter, sort_column: int) -> QTableView:
+    table = QTableView()
+    table.setAccessibleName(name)
+    table.setModel(proxy)
+    table.setSortingEnabled(True)
+    table.sortByColumn(sort_column, Qt.SortOrder.DescendingOrder)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setAlternatingRowColors(True)
+    table.setShowGrid(False)
+    table.setWordWrap(False)
+    table.verticalHeader().setVisible(False)
+    table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
+    header = table.horizontalHeader()
+    header.setHighlightSections(False)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setStretchLastSection(True)
+    return table
+
+
+class CompositionPanel(QWidget):
+    """What is eating the context of the shown request; choosing a row asks for its newest message."""
+
+    message_requested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.slot: int | None = None
+        self.composition: Composition | None = None
+        self._shown: tuple | None = None
+        self._measure: tuple | None = None  # (document, policy, requests, Measure): calibrated once, kept while they stand
+        self.heading = QLabel("<i>No session open.</i>")
+        self.heading.setWordWrap(True)
+        self.heading.setTextFormat(Qt.TextFormat.RichText)
+        self.bar = CompositionBar()
+        self.largest = QComboBox()
+        self.largest.setAccessibleName("Show the largest")
+        for label, limit in LARGEST:
+            self.largest.addItem(label, limit)
+        self.largest.setCurrentIndex(1)
+        self.largest.currentIndexChanged.connect(self._limit_changed)
+
+        size = lambda: self.composition.size if self.composition and self.composition.size else 1  # noqa: E731
+        self.categories = FactsModel([
+            Column("Category", lambda c: c.name),
+            Column("Tokens", lambda c: c.tokens, numeric=True),
+            Column("Share", lambda c: c.tokens / size(), numeric=True, share=True, tip="of the request's count"),
+            Column("Blocks", lambda c: c.blocks, numeric=True),
+            Column("Note", lambda c: c.note),
+        ], self)
+        self.groups = FactsModel([
+            Column("Tokens", lambda g: g.tokens, numeric=True),
+            Column("Share", lambda g: g.tokens / size(), numeric=True, share=True, tip="of the request's count"),
+            Column("Times", lambda g: g.times, numeric=True),
+            Column("Category", lambda g: g.category),
+            Column("Tool", lambda g: g.tool),
+            Column("Path, command or message", lambda g: g.target),
+        ], self)
+        self.repeats = FactsModel([
+            Column("Repeats cost", lambda r: r.repeat_tokens, numeric=True, tip="tokens of every copy but the newest"),
+            Column("Times", lambda r: r.times, numeric=True),
+            Column("In all", lambda r: r.tokens, numeric=True),
+            Column("Why", lambda r: r.why),
+            Column("What", lambda r: r.label),
+        ], self)
+        self.category_proxy = LargestFilter(self.categories, lambda c: c.tokens, self)
+        self.group_proxy = LargestFilter(self.groups, lambda g: g.tokens, self)
+        self.repeat_proxy = LargestFilter(self.repeats, lambda r: r.repeat_tokens, self)
+        self.category_table = _table("Composition by category", self.category_proxy, 1)
+        self.group_table = _table("Largest things in the request", self.group_proxy, 0)
+        self.repeat_table = _table("Content carried more than once", self.repeat_proxy, 0)
+        for table in (self.group_table, self.repeat_table):
+            table.activated.connect(self._chosen)
+            table.clicked.connect(self._chosen)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.category_table, "By category")
+        self.tabs.addTab(self.group_table, "By tool and target")
+        self.tabs.addTab(self.repeat_table, "Carried twice")
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Show"))
+        controls.addWidget(self.largest)
+        controls.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.bar)
+        layout.addLayout(controls)
+        layout.addWidget(self.tabs, 1)
+        self._limit_changed()
+
+    # -- what is shown ------------------------------------------------------------------------
+    def set_request(self, document: Document | None, slot: int | None) -> None:
+        self.document, self.slot = document, slot
+        if self.isVisible():
+            self.refresh()
+
+    def invalidate(self) -> None:
+        """The session or the policy in force changed: compose again (now if visible, else when shown)."""
+        self._shown = None
+        if self.isVisible():
+            self.refresh()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        self.refresh()
+
+    def refresh(self, force: bool = False) -> None:
+        doc, slot = self.document, self.slot
+        # The next request changes with the active view (an action may replace a message in place).
+        now = hash(tuple(doc.session.view)) if doc is not None and (slot is None or slot >= len(doc.requests)) else 0
+        key = (id(doc), slot, len(doc.requests) if doc else 0, now, id(doc.policy) if doc else 0)
+        if key == self._shown and not force:
+            return
+        self._shown = key
+        if doc is None:
+            self._show(None, "<i>No session open.</i>")
+            return
+        try:
+            composition = composition_for(doc, slot, self._measure_of(doc))
+        except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is said, not raised
+            self._show(None, f"<b>Cannot compose this request:</b> {html.escape(f'{type(exc).__name__}: {exc}')}")
+            return
+        self._show(composition, self._heading(composition))
+
+    def _measure_of(self, doc: Document):
+        kept = self._measure
+        if kept is None or kept[0] is not doc or kept[1] is not doc.policy or kept[2] != len(doc.requests):
+            kept = self._measure = (doc, doc.policy, len(doc.requests), measure_for(doc))
+        return kept[3]
+
+    def _heading(self, c: Composition) -> str:
+        which = "the next request (the active view now)" if c.request is None else f"request {c.request}"
+        lines = [f"<b>What is eating the context</b> of {which}: <b>{c.size:,} tokens</b> counted, "
+                 f"estimate {c.estimate:,} (× scale {c.scale:.3f})"]
+        if c.window:
+            lines.append(f"Context window {c.window:,} ({html.escape(c.window_source)}): {c.free:,} free "
+                         f"({(c.free or 0) / c.window:.0%})")
+        repeats = sum(r.repeat_tokens for r in c.repeats if r.why == "same content")
+        if repeats:
+            lines.append(f"Content carried more than once costs {repeats:,} tokens ({repeats / c.size:.1%})")
+        return "<br>".join(lines)
+
+    def _show(self, composition: Composition | None, heading: str) -> None:
+        self.composition = composition
+        self.heading.setText(heading)
+        self.bar.set_composition(composition)
+        self.categories.set_items(composition.parts if composition else [])
+        self.groups.set_items(composition.groups if composition else [])
+        self.repeats.set_items(composition.repeats if composition else [])
+        for proxy in (self.category_proxy, self.group_proxy, self.repeat_proxy):
+            proxy.refresh()
+
+    def _limit_changed(self) -> None:
+        limit = self.largest.currentData()
+        for proxy in (self.group_proxy, self.repeat_proxy):
+            proxy.set_limit(limit)
+
+    def _chosen(self, index: QModelIndex) -> None:
+        item = index.data(ItemRole)
+        indexes = getattr(item, "indexes", ())
+        if indexes:
+            self.message_requested.emit(indexes[-1])

@@ -1,0 +1,48 @@
+"""`foldscope report FILE -o OUT.html`: the session as one self-contained HTML file to share (core.readout.report)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from foldscope.core.cli.options import add_list, add_policy_flags, add_threads, measure_for, policy_choice
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("report", help="write the session as one self-contained HTML file (offline, no loads)")
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("-o", "--output", metavar="OUT.html", required=True, help="the HTML file to write")
+    add_policy_flags(parser)
+    add_threads(parser)
+    from foldscope.core.replay.strategies import STRATEGIES
+
+    parser.add_argument("--replay", action="store_true", help="add the replay lab's comparison of strategies")
+    add_list(parser, "--strategy", list(STRATEGIES), "S", "the strategies --replay compares (default: all)")
+    parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    parser.add_argument("--json", action="store_true", help="print what was written as JSON")
+    parser.set_defaults(run=run_report, format=format_report)
+
+
+def run_report(args) -> dict[str, Any]:
+    from foldscope.core.cli.main import UsageError
+    from foldscope.core.formats import load_session
+    from foldscope.core.readout.report import write_report
+    from foldscope.core.replay.strategies import STRATEGIES
+
+    strategies = args.strategy or []
+    if strategies and not args.replay:
+        raise UsageError("--strategy chooses what --replay compares: add --replay")
+    choice = policy_choice(args)  # flags are checked before the file is read
+    session = load_session(args.file, getattr(args, "input_format", None))
+    measure = measure_for(session, choice, threads=args.threads)
+    try:
+        data = write_report(session, args.output, measure=measure,
+                            replay=(strategies or list(STRATEGIES)) if args.replay else ())
+    except OSError as exc:
+        raise UsageError(f"{args.output}: cannot write the report: {exc.strerror or exc}") from None
+    return {"file": session.source, "written": args.output, "requests": len(data.measure.trace.rows),
+            "largest_request": data.largest, "sections": [s.title for s in data.sections]}
+
+
+def format_report(result: dict[str, Any]) -> str:
+    largest = "" if result["largest_request"] is None else f"; the largest is request {result['largest_request']}"
+    return f"wrote {result['written']}: {result['requests']:,} requests{largest}; sections: {', '.join(result['sections'])}"

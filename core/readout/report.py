@@ -1,0 +1,343 @@
+"""A session as one self-contained HTML file to share: summary, timeline, the largest request's composition, cost.
+
+The file loads nothing: no script, no stylesheet or image from elsewhere, charts as inline SVG, and a
+Content-Security-Policy of `default-src 'none'` (inline style and data: images allowed) so that a browser
+refuses any load even if something slipped in. Every piece of session text is escaped (html.escape with
+quotes) before it enters the page: a session is data, never markup.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import Session
+from foldscope.core.readout.agent_limits import agent_limits
+from foldscope.core.readout.composition import Composition, request_composition
+from foldscope.core.readout.document import is_note
+from foldscope.core.request.measure import Measure
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+RULE_COLOURS = {"ceiling": "#c0392b", "line": "#d68910", "target": "#1e8449"}
+CATEGORY_COLOURS = {"system and tools": "#6b5bbd", "unseen head": "#9a9a9a", "instructions": "#1f7a4d",
+                    "assistant text": "#1c5fb8", "tool calls": "#d35400", "notes": "#0f8a8a", "clipped copies": "#c0392b",
+                    "framing": "#c8c8c8"}
+RESULT_SHADES = ("#b08d57", "#c9a56b", "#8f7040", "#d8bd8a", "#a07a45", "#e0cba0")
+
+
+def esc(value: Any) -> str:
+    """Session text (or any value) as HTML text: every markup character escaped, quotes included."""
+    return html.escape(str(value), quote=True)
+
+
+def num(value: int | float | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def usd(value: float | None) -> str:
+    return "—" if value is None else f"${value:,.4f}"
+
+
+@dataclass
+class Section:
+    title: str
+    body: str
+
+
+@dataclass
+class ReportData:
+    """What the page shows, gathered once (tests read it beside the HTML)."""
+
+    session: Session
+    measure: Measure
+    largest: int | None
+    composition: Composition | None
+    events: list[tuple[int, str]] = field(default_factory=list)  # (request, "compaction" | "fold") before it
+    sections: list[Section] = field(default_factory=list)
+
+
+def fold_events(session: Session, measure: Measure) -> list[tuple[int, str]]:
+    """The requests a note first entered the view at, and whether the source compacted or a fold put it there."""
+    record = session.record
+    notes = {m.id: ("compaction" if m.metadata.get("compaction") else "fold") for m in record if is_note(m)}
+    out: list[tuple[int, str]] = []
+    before: set[str] = set()
+    for k, request in enumerate(measure.requests):
+        present = {mid for mid in request.view if mid in notes}
+        entered = present - before
+        if entered and k:
+            out.append((k, "compaction" if any(notes[mid] == "compaction" for mid in entered) else "fold"))
+        before = present
+    return out
+
+
+# -- charts ------------------------------------------------------------------------------------------------
+
+def timeline_svg(measure: Measure, events: Sequence[tuple[int, str]], width: int = 960, height: int = 260) -> str:
+    """Bars for each request's estimate, dots for its reported input, the policy's rules across, folds marked."""
+    rows = measure.trace.rows
+    left, right, top, bottom = 70, 12, 14, 28
+    ceiling = measure.ceiling
+    rules = {"ceiling": ceiling, "line": measure.line_tokens, "target": measure.target_tokens} if ceiling else {}
+    peak = max([r.estimate for r in rows] + [r.reported_input or 0 for r in rows] + [int(ceiling or 0), 1])
+    span = peak * 1.08
+    plot_w, plot_h = width - left - right, height - top - bottom
+    n = max(len(rows), 1)
+    step = plot_w / n
+
+    def y(v: float) -> float:
+        return top + plot_h * (1 - v / span)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Timeline of requests" '
+             f'viewBox="0 0 {width} {height}" width="100%" class="chart">']
+    for tick in _ticks(span):
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>'
+                     f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" class="axis">{tick:,}</text>')
+    for k, kind in events:
+        x = left + step * k
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" class="{kind}">'
+                     f'<title>{esc(kind)} before request {k}</title></line>')
+    for row in rows:
+        x = left + step * row.index + step * 0.15
+        h = plot_h * row.estimate / span
+        over = " over" if row.over_ceiling else ""
+        tip = f"request {row.index}: estimate {row.estimate:,}" + (
+            f", reported input {row.reported_input:,}" if row.reported_input else "")
+        parts.append(f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{max(step * 0.7, 0.5):.1f}" height="{h:.1f}" '
+                     f'class="bar{over}"><title>{esc(tip)}</title></rect>')
+        if row.reported_input:
+            parts.append(f'<circle cx="{x + step * 0.35:.1f}" cy="{y(row.reported_input):.1f}" r="{min(3.0, step / 3 + 1):.1f}" '
+                         f'class="reported"/>')
+    for name, value in rules.items():
+        if value:
+            parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+                         f'stroke="{RULE_COLOURS[name]}" class="rule"/>'
+                         f'<text x="{left + 4}" y="{y(value) - 3:.1f}" fill="{RULE_COLOURS[name]}" class="axis">'
+                         f'{esc(name)} {int(value):,}</text>')
+    for tick in range(0, n, max(1, math.ceil(n / 12))):
+        parts.append(f'<text x="{left + step * (tick + 0.5):.1f}" y="{height - 10}" text-anchor="middle" class="axis">{tick}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _ticks(span: float, count: int = 4) -> list[int]:
+    raw = span / count
+    power = 10 ** max(len(str(int(raw))) - 1, 0)
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return list(range(0, int(span) + 1, step))
+
+
+def composition_svg(c: Composition, width: int = 960, height: int = 34) -> str:
+    """The request as one bar: a segment per category (of the estimate), then the free context window."""
+    span = max(c.window or 0, c.estimate, 1)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Composition" viewBox="0 0 {width} {height}" '
+             f'width="100%" class="chart"><rect x="0.5" y="0.5" width="{width - 1}" height="{height - 1}" class="frame"/>']
+    x, shade = 1.0, 0
+    for part in c.parts:
+        if part.tokens <= 0:
+            continue
+        w = (width - 2) * part.tokens * c.scale / span
+        colour = CATEGORY_COLOURS.get(part.name)
+        if colour is None:
+            colour, shade = RESULT_SHADES[shade % len(RESULT_SHADES)], shade + 1
+        parts.append(f'<rect x="{x:.2f}" y="1" width="{w:.2f}" height="{height - 2}" fill="{colour}">'
+                     f'<title>{esc(part.name)}: {part.tokens:,} tokens</title></rect>')
+        x += w
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# -- tables ------------------------------------------------------------------------------------------------
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[int] = ()) -> str:
+    head = "".join(f'<th{" class=n" if i in numeric else ""}>{esc(h)}</th>' for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(f'<td{" class=n" if i in numeric else ""}>{esc(v)}</td>' for i, v in enumerate(row))
+                   + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def summary_section(data: ReportData) -> Section:
+    s, m = data.session, data.measure
+    rows = m.trace.rows
+    limits = agent_limits(s)
+    reported = [r.reported_input for r in rows if r.reported_input]
+    facts: list[tuple[str, str]] = [
+        ("File", Path(s.source).name), ("Format", s.format), ("Model", s.model or "not recorded"),
+        ("Full record", f"{len(s.record):,} messages"), ("Active view", f"{len(s.view):,} messages"),
+        ("Requests", f"{len(rows):,}"),
+        ("Peak reported input", num(max(reported)) if reported else "not recorded"),
+        ("Largest estimate", num(max((r.estimate for r in rows), default=0))),
+        ("Ceiling", f"{num(m.ceiling)} ({m.resolution.why})" if m.ceiling else f"none ({m.resolution.why})"),
+    ]
+    if m.ceiling:
+        facts.append(("Line and target", f"{num(round(m.line_tokens or 0))} and {num(round(m.target_tokens or 0))}"))
+    if limits.window:
+        facts.append(("Context window", f"{num(limits.window.tokens)} ({limits.window.source})"))
+    if limits.compaction:
+        facts.append(("Agent's compaction point", f"{num(limits.compaction.tokens)} ({limits.compaction.source})"))
+    if s.unseen_head:
+        facts.append(("Unseen head", f"{num(s.unseen_head)} tokens every request carried that the file does not hold"))
+    kinds = {"compaction": 0, "fold": 0}
+    for _, kind in data.events:
+        kinds[kind] += 1
+    facts.append(("Compactions and folds", f"{kinds['compaction']:,} compactions by the agent, {kinds['fold']:,} folds"))
+    body = "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts) + "</dl>"
+    return Section("Summary", body)
+
+
+def timeline_section(data: ReportData) -> Section:
+    legend = ("<p class=legend><span class=swatch style='background:#4a7fd0'></span> estimate (count × scale) "
+              "<span class=dot></span> reported input "
+              "<span class=swatch style='background:#0f8a8a'></span> compaction by the agent "
+              "<span class=swatch style='background:#7d3c98'></span> fold</p>")
+    return Section("Timeline of requests", timeline_svg(data.measure, data.events) + legend)
+
+
+def composition_section(data: ReportData, top: int = 12) -> Section:
+    c = data.composition
+    if c is None:
+        return Section("What is eating the context", "<p>The session has no requests.</p>")
+    free = f"; {num(c.free)} of the {num(c.window)}-token context window free" if c.window else ""
+    intro = (f"<p>The largest request, <b>request {esc(c.request)}</b>: {num(c.size)} tokens counted, estimate "
+             f"{num(c.estimate)} (× scale {c.scale:.3f}){esc(free)}. The parts add up to the count.</p>")
+    parts = table(("Category", "Tokens", "Share", "Blocks", "Note"),
+                  [(p.name, num(p.tokens), f"{p.tokens / c.size:.1%}" if c.size else "—", num(p.blocks), p.note)
+                   for p in c.parts], numeric=(1, 2, 3))
+    largest = table(("Tokens", "Times", "What"),
+                    [(num(g.tokens), num(g.times), g.label) for g in c.top(top)], numeric=(0, 1))
+    repeats = table(("Repeats cost", "Times", "In all", "Why", "What"),
+                    [(num(r.repeat_tokens), num(r.times), num(r.tokens), r.why, r.label) for r in c.repeats[:top]],
+                    numeric=(0, 1, 2)) if c.repeats else "<p>Nothing is carried twice.</p>"
+    return Section("What is eating the context", intro + composition_svg(c) + parts + "<h3>The largest things in it</h3>"
+                   + largest + "<h3>Carried more than once</h3>" + repeats)
+
+
+def cost_sections(data: ReportData) -> list[Section]:
+    """Cost by cause and the compactions, from core.forensics (absent parts say why)."""
+    try:
+        from foldscope.core.forensics.cache_report import cache_report
+        from foldscope.core.forensics.compactions import compaction_report
+    except ImportError:  # pragma: no cover - the forensics layer ships with foldscope
+        return [Section("Cost by cause", "<p>Not available in this build.</p>")]
+    session, measure = data.session, data.measure
+    try:
+        cache = cache_report(session, measure.policy, measure.counter)
+        totals = cache.totals()
+    except Exception as exc:  # noqa: BLE001 - one section that cannot be made says why; the report still opens
+        return [Section("Cost by cause", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")]
+    rows = [(part, num(v["tokens"]), usd(v.get("cost_usd")), usd(v.get("waste_usd")) if "waste_usd" in v else "")
+            for part, v in totals["by_cause"].items()]
+    bill = totals.get("bill_usd")
+    intro = (f"<p>The bill, the reported usage priced per request: <b>{esc(usd(bill))}</b>"
+             + (f" ({num(totals['unpriced_requests'])} requests without a price)" if totals.get("unpriced_requests") else "")
+             + ". Each cache write is put down to its cause.</p>")
+    out = [Section("Cost by cause", intro + table(("Part", "Tokens", "Cost", "Wasted"), rows, numeric=(1, 2, 3)))]
+    try:
+        report = compaction_report(session, measure.policy, measure.counter, cache=cache)
+    except Exception as exc:  # noqa: BLE001
+        out.append(Section("Compactions", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>"))
+        return out
+    if not report.compactions:
+        out.append(Section("Compactions", "<p>The session has no compactions or folds.</p>"))
+        return out
+    crow = [(c.request, c.kind, c.source, num(c.before), num(c.after), usd(c.summariser_cost_usd), num(len(c.literals.lost)),
+             num(sum(r.tokens for r in c.refetched)), usd(c.rewrite_cost_usd),
+             "—" if c.payback_requests is None else num(c.payback_requests)) for c in report.compactions]
+    out.append(Section("Compactions", table(
+        ("Request", "Kind", "By", "Before", "After", "Summariser", "Literals lost", "Fetched again", "Cache rewrite",
+         "Paid back after"), crow, numeric=(0, 3, 4, 5, 6, 7, 8, 9))))
+    return out
+
+
+def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
+    from foldscope.core.replay.lab import replay
+
+    m = data.measure
+    try:
+        result = replay(data.session, strategies, m)
+    except Exception as exc:  # noqa: BLE001
+        return Section("Replay", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")
+    rows = [(t["strategy"], num(t["requests"]), num(t["peak"]), num(t["over_ceiling"]), num(t["fresh"]),
+             num(t["cache_read"]), num(t["cache_write"]), num(t["rewrites"]), num(t["folds"]), usd(t["cost_usd"]))
+            for t in result["totals"]]
+    why = result.get("cache", {}).get("why") or ""
+    return Section("Replay under other strategies", f"<p>Ceiling {esc(num(m.ceiling))}. {esc(why)}</p>" + table(
+        ("Strategy", "Requests", "Peak", "Over ceiling", "Fresh", "Cache read", "Cache write", "Rewrites", "Folds", "Cost"),
+        rows, numeric=tuple(range(1, 10))))
+
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;padding:0 16px;
+color:#1d1d1f;background:#fff}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{font-size:14px;margin:16px 0 6px} dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px} dt{color:#555}
+dd{margin:0} table{border-collapse:collapse;width:100%;margin:8px 0;font-variant-numeric:tabular-nums}
+th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eee;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f6f6f6} .n{text-align:right;white-space:nowrap} .chart{display:block;margin:8px 0}
+.grid{stroke:#e6e6e6} .axis{font-size:11px;fill:#666} .bar{fill:#4a7fd0} .bar.over{fill:#c0392b}
+.reported{fill:#111} .rule{stroke-width:1.5;stroke-dasharray:6 3} .compaction{stroke:#0f8a8a;stroke-width:2}
+.fold{stroke:#7d3c98;stroke-width:2} .frame{fill:none;stroke:#bbb} .legend{color:#555;font-size:12px}
+.swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px;vertical-align:middle}
+.dot{display:inline-block;width:7px;height:7px;border-radius:50%;background:#111;margin:0 4px 0 10px;vertical-align:middle}
+footer{margin-top:32px;color:#777;font-size:12px}
+@media (prefers-color-scheme: dark){body{background:#1e1e1e;color:#e8e8e8} th{background:#2a2a2a} td,th{border-color:#333}
+dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill:#eee} .dot{background:#eee}}
+"""
+
+
+def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[str] = (),
+           measure: Measure | None = None) -> ReportData:
+    """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`)."""
+    measure = measure or Measure(session, policy or Policy())
+    rows = measure.trace.rows
+    largest = max(rows, key=lambda r: (r.counted, -r.index)).index if rows else None
+    limits = agent_limits(session)
+    window = limits.window
+    composition = request_composition(measure, largest, window=window.tokens if window else None,
+                                      window_source=window.source if window else "") if largest is not None else None
+    data = ReportData(session, measure, largest, composition, fold_events(session, measure))
+    data.sections = [summary_section(data), timeline_section(data), composition_section(data), *cost_sections(data)]
+    if replay:
+        data.sections.append(replay_section(data, replay))
+    return data
+
+
+def render(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> str:
+    """The page: one HTML document, every piece of session text escaped, nothing loaded from anywhere."""
+    name = Path(data.session.source).name
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        __version__ = version("foldscope")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        __version__ = "(not installed)"
+
+    body = "".join(f"<section><h2>{esc(s.title)}</h2>{s.body}</section>" for s in data.sections)
+    return (
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>foldscope report: {esc(name)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>foldscope report: {esc(name)}</h1>"
+        f"<p class=legend>What this agent session sent the model, request by request, and what it cost.</p>{body}"
+        f"<footer>Made by foldscope {esc(__version__)} on {esc(now().strftime('%Y-%m-%d %H:%M UTC'))}, offline: "
+        "this file loads nothing from anywhere.</footer></body></html>\n"
+    )
+
+
+def write_report(session: Session, out: str | Path, policy: Policy | None = None, *, replay: Sequence[str] = (),
+                 measure: Measure | None = None) -> ReportData:
+    """Write the report of `session` to `out` (the whole page at once; a failed write leaves no half file)."""
+    data = gather(session, policy, replay=replay, measure=measure)
+    text = render(data)
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
+    return data

@@ -1,0 +1,95 @@
+"""The composition panel: the shown request's parts add up to its count and are the ones `foldscope composition` prints."""
+
+from __future__ import annotations
+
+import json
+
+from foldscope.app.models.composition import ItemRole
+from foldscope.app.qt import Qt
+from foldscope.core.cli.main import main
+
+
+def _open(qtbot, window, path):
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    window.side_tabs.setCurrentWidget(window.composition_panel)
+    return window.composition_panel
+
+
+def _rows(table) -> list:
+    model = table.model()
+    return [model.index(row, 0).data(ItemRole) for row in range(model.rowCount())]
+
+
+def test_the_parts_of_the_shown_request_add_up_to_its_count_and_equal_foldscope_composition(qtbot, window, corpus_dev, capsys):
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    panel = _open(qtbot, window, path)
+    window.timeline.step_to(12)
+    qtbot.waitUntil(lambda: panel.composition is not None and panel.composition.request == 12)
+    doc = window.document
+    parts = _rows(panel.category_table)
+    assert sum(p.tokens for p in parts) == panel.composition.size == doc.requests[12].counted
+    assert main(["composition", str(path), "--at-request", "12", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert sorted((p["name"], p["tokens"]) for p in printed["parts"]) == sorted((p.name, p.tokens) for p in parts)
+    assert printed["estimate"] == doc.requests[12].estimate == panel.composition.estimate
+
+
+def test_the_lists_sort_by_tokens_first_and_by_any_column(qtbot, window, corpus_dev):
+    panel = _open(qtbot, window, corpus_dev / "claude_code" / "session-196820da.jsonl")
+    qtbot.waitUntil(lambda: panel.composition is not None)
+    panel.tabs.setCurrentWidget(panel.group_table)
+    tokens = [g.tokens for g in _rows(panel.group_table)]
+    assert tokens == sorted(tokens, reverse=True) and len(tokens) > 5
+    panel.group_table.sortByColumn(2, Qt.SortOrder.AscendingOrder)
+    times = [g.times for g in _rows(panel.group_table)]
+    assert times == sorted(times)
+
+
+def test_the_largest_filter_keeps_the_largest_whatever_the_sort(qtbot, window, corpus_dev):
+    panel = _open(qtbot, window, corpus_dev / "claude_code" / "session-196820da.jsonl")
+    qtbot.waitUntil(lambda: panel.composition is not None)
+    panel.largest.setCurrentIndex(0)  # largest 10
+    kept = _rows(panel.group_table)
+    assert len(kept) == 10
+    assert sorted(g.tokens for g in kept) == sorted(g.tokens for g in panel.composition.top(10))
+    panel.largest.setCurrentIndex(panel.largest.count() - 1)  # all
+    assert len(_rows(panel.group_table)) == len(panel.composition.groups)
+
+
+def test_choosing_a_group_selects_its_newest_message(qtbot, window, corpus_dev):
+    panel = _open(qtbot, window, corpus_dev / "claude_code" / "session-196820da.jsonl")
+    qtbot.waitUntil(lambda: panel.composition is not None)
+    table = panel.group_table
+    row = next(r for r in range(table.model().rowCount()) if table.model().index(r, 0).data(ItemRole).indexes)
+    index = table.model().index(row, 0)
+    table.clicked.emit(index)
+    assert window.inspector.index == index.data(ItemRole).indexes[-1]
+    assert window.side_tabs.currentWidget() is panel  # the panel stays in front
+
+
+def test_the_panel_follows_an_action_on_the_active_view(qtbot, demo_window):
+    window = demo_window
+    panel = window.composition_panel
+    window.side_tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: panel.composition is not None)
+    before = panel.composition.size
+    largest = max(window.document.view_position, key=lambda i: window.document.tokens[i])
+    window.select_message(largest, reveal=False)
+    window.session_actions.evict()
+    qtbot.waitUntil(lambda: panel.composition is not None and panel.composition.size < before)
+    assert sum(p.tokens for p in panel.composition.parts) == panel.composition.size
+
+
+def test_the_composition_models_are_sound_qt_models(qtbot, qtmodeltester, window, corpus_dev):
+    panel = _open(qtbot, window, corpus_dev / "claude_code" / "session-196820da.jsonl")
+    qtbot.waitUntil(lambda: panel.composition is not None)
+    # FactsModel behind each table, and the LargestFilter over it
+    for model in (panel.categories, panel.groups, panel.repeats, panel.category_proxy, panel.group_proxy, panel.repeat_proxy):
+        qtmodeltester.check(model)
+        assert model.rowCount() > 0
+    first = panel.categories.index(0, 1)
+    assert first.data() == f"{panel.composition.parts[0].tokens:,}"

@@ -1,0 +1,51 @@
+"""A followed session grown in place shows what opening the whole file shows; the next request names its limits."""
+
+from __future__ import annotations
+
+from foldscope.core.formats import load_session
+from foldscope.core.formats.follow import Follower
+from foldscope.core.readout.document import build_document
+from foldscope.core.readout.live import crossed, grow_document, next_request
+
+
+def test_a_document_grown_step_by_step_equals_the_whole_file_opened(corpus_dev, tmp_path):
+    source = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    lines = source.read_bytes().splitlines(keepends=True)
+    live = tmp_path / source.name
+    live.write_bytes(b"".join(lines[:40]))
+    document = build_document(load_session(live), str(live))
+    follower = Follower(live)
+    follower.poll()
+    grow_document(document, follower.session())
+    for start in range(40, len(lines), 37):
+        with open(live, "ab") as handle:
+            handle.write(b"".join(lines[start:start + 37]))
+        follower.poll()
+        grow_document(document, follower.session())
+    whole = build_document(load_session(live), str(live))
+    assert document.tokens == whole.tokens and document.chars == whole.chars
+    assert [(r.estimate, r.counted, r.reported_input) for r in document.requests] == \
+        [(r.estimate, r.counted, r.reported_input) for r in whole.requests]
+    assert document.now_size == whole.now_size and document.unseen_head == whole.unseen_head
+    assert document.now_predicted == whole.now_predicted and document.next_basis == whole.next_basis
+
+
+def test_the_next_request_reads_the_agent_limits_by_its_size_and_the_policy_by_its_estimate(corpus_dev):
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    document = build_document(session, session.source)
+    nxt = next_request(document)
+    names = [lim.name for lim in nxt.agent + nxt.policy]
+    assert names == ["context window", "compaction point", "line", "ceiling"]
+    expected = document.now_predicted or document.now_size
+    assert nxt.size == expected and nxt.estimate == document.now_size
+    assert nxt.reached == {lim.name for lim in nxt.agent if nxt.size >= lim.tokens} | {
+        lim.name for lim in nxt.policy if nxt.estimate >= lim.tokens}
+    assert nxt.text().startswith(f"next request: {nxt.size_name} {nxt.size:,}")
+
+
+def test_a_crossing_is_noticed_once(corpus_dev):
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    document = build_document(session, session.source)
+    nxt = next_request(document)
+    assert crossed(None, nxt) == [lim.name for lim in nxt.agent + nxt.policy if lim.name in nxt.reached]
+    assert crossed(nxt, nxt) == []

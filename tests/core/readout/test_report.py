@@ -1,0 +1,177 @@
+"""The shared report: one self-contained HTML file that loads nothing and carries session text only escaped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.cli.main import main
+from foldscope.core.formats import load_session
+from foldscope.core.model.policy import Policy
+from foldscope.core.readout.report import CSP, gather, render
+from tests.core.live_sessions import append, assistant, result, user
+
+HOSTILE = [
+    "<script>alert('x')</script>",
+    '"><img src="https://evil.example/pixel.png" onerror="alert(1)">',
+    "</svg><iframe src=//evil.example></iframe>",
+    "<style>@import url(https://evil.example/a.css);</style>",
+    "<a href=\"javascript:alert(1)\">click</a>",
+    "<link rel=stylesheet href=http://evil.example/b.css>",
+]
+# Attributes and tags through which a page loads something or runs code.
+LOADING_ATTRIBUTES = {"src", "href", "srcset", "action", "formaction", "poster", "data", "xlink:href", "background", "ping"}
+LOADING_TAGS = {"script", "link", "img", "iframe", "object", "embed", "base", "frame", "audio", "video", "source", "a", "form"}
+
+
+class Loads(HTMLParser):
+    """Every tag, attribute and style text of a page that could load something."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+        self.metas: list[dict[str, str | None]] = []
+        self.urls: list[str] = []  # every attribute value that holds a URL
+        self._in_style = False
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag in LOADING_TAGS:
+            self.found.append(f"<{tag}>")
+        if tag == "meta":
+            self.metas.append(attributes)
+            if (attributes.get("http-equiv") or "").lower() == "refresh":
+                self.found.append("meta refresh")
+        for name, value in attrs:
+            if value and "://" in value:
+                self.urls.append(value)
+            if name in LOADING_ATTRIBUTES or name.startswith("on"):
+                self.found.append(f"{tag} {name}={value}")
+            if name == "style" and value and "url(" in value:
+                self.found.append(f"{tag} style url(")
+        self._in_style = tag == "style"
+
+    def handle_endtag(self, tag):
+        self._in_style = False
+
+    def handle_data(self, data):
+        if self._in_style and ("url(" in data or "@import" in data):
+            self.found.append("style url(")
+
+
+def hostile_session(tmp_path: Path) -> Path:
+    """A Claude Code session (the corpus's shape) whose every text field is markup an attacker chose."""
+    path = tmp_path / "<b>session<i>.jsonl"
+    lines = [user(0, HOSTILE[0] + " please look")]
+    for n, text in enumerate(HOSTILE, start=1):
+        lines += [assistant(n, text, tool=(f"t{n}", "Read", {"file_path": text})), result(n, f"t{n}", text * 20)]
+    lines.append(assistant(99, HOSTILE[2]))
+    append(path, lines)
+    raw = path.read_text()
+    path.write_text(raw.replace('"claude-sonnet-4-5"', json.dumps(HOSTILE[1])))
+    return path
+
+
+def test_the_report_names_no_external_url_to_load_and_carries_a_hostile_session_only_escaped(tmp_path):
+    path = hostile_session(tmp_path)
+    out = tmp_path / "report.html"
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    loads = Loads()
+    loads.feed(page)
+    assert loads.found == []
+    assert {"http-equiv": "Content-Security-Policy", "content": CSP} in loads.metas
+    assert CSP.startswith("default-src 'none'")
+    for text in HOSTILE:
+        assert text not in page  # never as markup ...
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page  # ... only as text
+    assert "&lt;b&gt;session&lt;i&gt;.jsonl" in page  # the file's own name too
+    # The only URL in an attribute is the SVG namespace, which names a vocabulary and loads nothing.
+    assert set(loads.urls) == {"http://www.w3.org/2000/svg"}
+
+
+def test_the_report_shows_the_largest_request_and_parts_adding_up_to_it(corpus_dev):
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    data = gather(session, Policy())
+    rows = data.measure.trace.rows
+    assert data.largest == max(rows, key=lambda r: r.counted).index
+    assert data.composition is not None and sum(p.tokens for p in data.composition.parts) == rows[data.largest].counted
+    page = render(data)
+    assert f"request {data.largest}</b>: {rows[data.largest].counted:,} tokens counted" in page
+    assert page.count("<rect") >= len(rows)  # one bar per request, and the composition's segments
+    titles = [s.title for s in data.sections]
+    assert titles[:3] == ["Summary", "Timeline of requests", "What is eating the context"] and "Cost by cause" in titles
+
+
+def test_the_bill_in_the_report_is_the_reported_usage_priced(corpus_dev):
+    from foldscope.core.forensics.cache_report import cache_report
+
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    bill = cache_report(session).totals()["bill_usd"]
+    page = render(gather(session, Policy()))
+    assert bill is not None and f"<b>${bill:,.4f}</b>" in page
+
+
+def test_replay_adds_the_comparison_of_the_strategies_asked(tmp_path, corpus_dev, capsys):
+    out = tmp_path / "r.html"
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    assert main(["report", str(path), "-o", str(out), "--replay", "--strategy", "recorded,adr", "--json"]) == 0
+    assert "Replay under other strategies" in json.loads(capsys.readouterr().out)["sections"]
+    page = out.read_text()
+    assert "<td>recorded</td>" in page and "<td>adr</td>" in page and "<td>band</td>" not in page
+
+
+def test_a_report_that_cannot_be_written_is_one_clear_line(tmp_path, corpus_dev, capsys):
+    path = corpus_dev / "claude_code" / "short.jsonl"
+    assert main(["report", str(path), "-o", str(tmp_path / "missing" / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the report" in err and err.count("\n") == 1
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Chromium at /usr/bin/chromium (Debian's `chromium` package)")
+def test_the_report_renders_in_headless_chromium_with_no_console_error_and_no_network_request(tmp_path):
+    path = hostile_session(tmp_path)
+    out = tmp_path / "report.html"
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    dom, console, requested = open_in_chromium(out, tmp_path)
+    assert "foldscope report: &lt;b&gt;session&lt;i&gt;.jsonl" in dom and "<svg" in dom
+    assert console == [] and requested == []
+
+
+def test_the_browser_check_sees_a_page_that_loads_and_logs(tmp_path):
+    """The check above can fail: a page that loads an image and logs an error is caught on both counts."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no Chromium at /usr/bin/chromium (Debian's `chromium` package)")
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!doctype html><h1>x</h1><img src="http://127.0.0.1:9/x.png"><script>console.error("boom")</script>')
+    _, console, requested = open_in_chromium(bad, tmp_path)
+    assert requested == ["http://127.0.0.1:9/x.png"] and any("boom" in line for line in console)
+
+
+def open_in_chromium(page: Path, work: Path) -> tuple[str, list[str], list[str]]:
+    """(the rendered DOM, console lines, URLs the page itself asked the network for) from one headless run.
+
+    Chromium's own background requests (updates, accounts) are told apart from the page's by their network
+    isolation key, which for a page opened from a file is file://.
+    """
+    net = work / "net.json"
+    run = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-extensions", f"--user-data-dir={work / 'profile'}", "--enable-logging=stderr", "--v=0",
+         f"--log-net-log={net}", "--virtual-time-budget=3000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert shutil.which(CHROMIUM) and run.returncode == 0, run.stderr[-2000:]
+    console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
+    events = json.loads(net.read_text()).get("events", [])
+    requested = sorted({e["params"]["url"] for e in events
+                        if str(e.get("params", {}).get("network_isolation_key", "")).startswith("file://")
+                        and not e["params"].get("url", "file:").startswith(("file:", "data:"))})
+    return run.stdout, console, requested
