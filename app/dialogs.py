@@ -62,6 +62,31 @@ def save_path_dialog(parent: QWidget, start: str) -> str:
     return QFileDialog.getSaveFileName(parent, "Save session as", start, NATIVE_FILTER)[0]
 
 
+LIBRARY_FILTER = "foldscope library (*.db);;All files (*)"
+
+
+def choose_library_path(parent: QWidget, start: str) -> str:
+    """Another library to use (an existing one, or a new name), or "" when cancelled."""
+    options = QFileDialog.Option.DontConfirmOverwrite
+    return QFileDialog.getSaveFileName(parent, "Choose another library", start, LIBRARY_FILTER, options=options)[0]
+
+
+def fresh_library_path(parent: QWidget, start: str) -> str:
+    """Where to create a fresh, empty library (a file there is set aside, never deleted), or "" when cancelled."""
+    return QFileDialog.getSaveFileName(parent, "Create a fresh library", start, LIBRARY_FILTER)[0]
+
+
+def confirm_remove(parent: QWidget, names: list[str]) -> bool:
+    """Whether to remove these sessions from the library (their files stay where they are)."""
+    buttons = QMessageBox.StandardButton
+    shown = "\n".join(names[:12]) + (f"\n… and {len(names) - 12} more" if len(names) > 12 else "")
+    box = message_box(parent, QMessageBox.Icon.Question, "Remove from the library",
+                      f"Remove {len(names)} session(s) from the library? Their files are not touched.\n\n{shown}",
+                      buttons.Yes | buttons.Cancel)
+    box.setDefaultButton(buttons.Cancel)
+    return buttons(box.exec()) == buttons.Yes
+
+
 def report_path_dialog(parent: QWidget, start: str) -> str:
     """Where to write the HTML report, or "" when cancelled."""
     return QFileDialog.getSaveFileName(parent, "Export report", start, "HTML report (*.html);;All files (*)")[0]

@@ -49,6 +49,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QPen,
+    QShortcut,
     QTextDocument,
 )
 from PySide6.QtWidgets import (

@@ -10,55 +10,132 @@ from foldscope.app import dialogs
 from foldscope.app.qt import QEvent, QMainWindow, QObject, QTimer, Signal
 from foldscope.app.undo import SessionEditor, refresh_document
 from foldscope.core.formats.lionagi import message_from_dict
-from foldscope.core.formats.lionagi_write import message_dict, write_session
+from foldscope.core.formats.lionagi_write import input_paths, message_dict, write_session
 from foldscope.core.model.launch import read_launch_policy, to_save
-from foldscope.core.model.session import Session
-from foldscope.core.store.library import Library
+from foldscope.core.model.session import LibraryError, Session
+from foldscope.core.store.library import WORKING_STATE, Library, source_key
 
 AUTOSAVE_MS = 1500  # quiet time after an action before the working state is written to the library
-WORKING_STATE = "working_state"  # the library event kind autosave writes
+AUTOSAVE_RETRY_MS = (2_000, 60_000)  # after a failed autosave: the first wait, doubling up to the last
+BUSY_S = 3.0  # how long a write from the GUI thread waits for another writer before it counts as failed
 
 
-def default_save_path(source: str) -> str:
-    """Beside the source, never over it: session.jsonl -> session.foldscope.json."""
+def default_save_path(source: str, avoid: list[Path] | tuple[Path, ...] = ()) -> str:
+    """Beside the source, never over it nor over another file it was read from: session.jsonl ->
+    session.foldscope.json; a native X.foldscope.json -> X-2.foldscope.json."""
     path = Path(source)
     stem = path.name.split(".")[0] or "session"
-    return str(path.with_name(f"{stem}.foldscope.json"))
+    taken = {_resolved(p) for p in (path, *avoid)}
+    candidate, number = path.with_name(f"{stem}.foldscope.json"), 2
+    while _resolved(candidate) in taken:
+        candidate, number = path.with_name(f"{stem}-{number}.foldscope.json"), number + 1
+    return str(candidate)
 
 
-def working_state(session: Session, base_length: int) -> dict[str, Any]:
-    """What autosave keeps: the messages appended since the import, the view, branch metadata, manifest, scale."""
-    return {"base_length": base_length,
+def _resolved(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except OSError:
+        return str(path.absolute())
+
+
+def why_not_saved(exc: BaseException) -> str:
+    """A failed save's reason for the dialog, in one line."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    if isinstance(exc, RecursionError):
+        return "the session nests deeper than this foldscope can write"
+    if isinstance(exc, MemoryError):
+        return "not enough memory to write it"
+    return (str(exc) or type(exc).__name__).splitlines()[0]
+
+
+def working_state(session: Session, base_length: int, source: str | None = None, session_id: int | None = None
+                  ) -> dict[str, Any]:
+    """What autosave keeps: the messages appended since the import, the view, branch metadata, manifest, scale,
+    and what recovery is keyed by: the source path and the library version (`session_id`) the work started from."""
+    return {"source": source_key(source), "session_id": session_id, "base_length": base_length,
             "added": [message_dict(session.record[i]) for i in range(base_length, len(session.record))],
             "view": list(session.view), "branch_metadata": session.branch_metadata,
             "manifest": session.manifest, "scale": session.scale}
 
 
-def recover(session: Session, state: dict[str, Any]) -> None:
-    """Put a working state autosave kept back on the session as it was imported (its record at base_length)."""
-    if len(session.record) != state["base_length"]:
-        raise ValueError(f"the working state starts at {state['base_length']} messages, the session has {len(session.record)}")
+def common_prefix(a: list[str], b: list[str]) -> int:
+    """How many leading items a and b share."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def recover(session: Session, state: dict[str, Any], unchanged: int | None = None) -> None:
+    """Put a working state autosave kept back on the session.
+
+    `unchanged` is how many leading messages of the session are still those the work started from (the
+    longest unchanged prefix); by default all of them, and then the session must be as it was imported (its
+    record at base_length). When the source grew or changed after that prefix, the state is applied where its
+    messages are still there: the view keeps what it held of the prefix and the messages autosave added,
+    and every message after the prefix (new or changed since) stays in the view as it is now.
+    """
+    base = state["base_length"]
+    if unchanged is None:
+        if len(session.record) != base:
+            raise ValueError(f"the working state starts at {base} messages, the session has {len(session.record)}")
+        unchanged = base
+    unchanged = min(unchanged, base, len(session.record))
+    ids = session.record.ids()
+    kept, later = set(ids[:unchanged]), ids[unchanged:]
+    added: set[str] = set()
     for place, item in enumerate(state["added"]):
-        session.record.append(message_from_dict(item, "the library", f"working_state.added[{place}]"))
-    session.set_view(state["view"])
+        message = message_from_dict(item, "the library", f"working_state.added[{place}]")
+        if message.id not in session.record:
+            session.record.append(message)
+            added.add(message.id)
+    view = [i for i in state["view"] if i in kept or i in added]
+    shown = set(view)
+    session.set_view(view + [i for i in later if i not in shown])
     session.branch["metadata"] = copy.deepcopy(state["branch_metadata"])
     session.manifest = copy.deepcopy(state["manifest"])
     session.scale = state["scale"]
 
 
-def latest_working_state(db: str | None, library_id: int, with_time: bool = False):
-    """The newest working state autosave wrote for a library session, or None (also once it was saved or
-    discarded: a cleared state is written then); `with_time` gives (state, when written) instead."""
-    with Library(db) as library:
-        states = [e for e in library.events(library_id) if e["kind"] == WORKING_STATE]
-    if not states or states[-1]["data"].get("cleared"):
+def latest_working_state(db: str | None, library_id: int, with_time: bool = False, source: str | None = None):
+    """The newest working state autosave wrote for this source path (any version of it) or library session, or
+    None (also once it was saved or discarded: a cleared state is written then); `with_time` gives
+    (state, when written) instead."""
+    with Library(db, timeout=BUSY_S) as library:
+        found = library.latest_working_state(source_key(source), library_id)
+    if found is None or found["data"].get("cleared"):
         return None
-    return (states[-1]["data"], str(states[-1]["at"])) if with_time else states[-1]["data"]
+    state = {"session_id": found["session_id"], **found["data"]}
+    return (state, str(found["at"])) if with_time else state
 
 
-def changes_anything(session: Session, state: dict[str, Any]) -> bool:
-    """Whether putting a working state back would change the session as imported."""
-    return bool(state["added"]) or list(state["view"]) != list(session.view) or state["manifest"] != session.manifest
+def applicable_prefix(db: str | None, state: dict[str, Any], library_id: int) -> int:
+    """How much of the session now open (library_id) the working state still fits: the longest prefix of its
+    messages unchanged since the version the work started from (0: none, so nothing to offer)."""
+    base = state.get("base_length")
+    if not isinstance(base, int) or base <= 0:
+        return 0
+    started = state.get("session_id") or library_id
+    if started == library_id:
+        return base
+    with Library(db, timeout=BUSY_S) as library:
+        before, now = library.message_hashes(started)[:base], library.message_hashes(library_id)
+    return common_prefix(before, now) if len(before) == base else 0
+
+
+def changes_anything(session: Session, state: dict[str, Any], unchanged: int | None = None) -> bool:
+    """Whether putting a working state back would change the session as imported (of a grown session: its
+    first `unchanged` messages, those the work started from)."""
+    if state["added"] or state["manifest"] != session.manifest:
+        return True
+    if unchanged is None:
+        return list(state["view"]) != list(session.view)
+    kept = set(session.record.ids()[:unchanged])
+    return [i for i in state["view"] if i in kept] != [i for i in session.view if i in kept]
 
 
 class SaveController(QObject):
@@ -66,17 +143,19 @@ class SaveController(QObject):
 
     saved = Signal(str)  # the path written
     autosaved = Signal(int)  # the library's view version written
+    autosave_failed = Signal(str)  # why (one line); autosave tries again later
 
     def __init__(self, window: QMainWindow, editor: SessionEditor, db: str | None) -> None:
         super().__init__(window)
         self.window, self.editor, self.db = window, editor, db
         self.save_path: str | None = None  # a native file this window wrote; Save writes there again
         self.base_length = 0
+        self.retry_ms = 0  # the wait before the next try after a failed autosave (0: none failed)
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(AUTOSAVE_MS)
         self.timer.timeout.connect(self.autosave)
-        editor.changed.connect(lambda changes: self.timer.start())
+        editor.changed.connect(lambda changes: self.timer.start(self.retry_ms or AUTOSAVE_MS))
         window.installEventFilter(self)
 
     def set_document(self, document) -> None:
@@ -103,7 +182,8 @@ class SaveController(QObject):
         doc = self.editor.document
         if doc is None:
             return False
-        path = dialogs.save_path_dialog(self.window, self.save_path or default_save_path(doc.path))
+        start = self.save_path or default_save_path(doc.path, input_paths(doc.session))
+        path = dialogs.save_path_dialog(self.window, start)
         return self.write(path) if path else False
 
     def write(self, path: str) -> bool:
@@ -112,8 +192,10 @@ class SaveController(QObject):
             # the launch record and startup fields of the policy the session is measured under (Amendment 3)
             policy = doc.policy if doc.policy is not None else read_launch_policy(doc.session)
             write_session(to_save(doc.session, policy), path)
-        except (OSError, ValueError) as exc:
-            dialogs.error_dialog(self.window, "Cannot save session", f"{path}: {exc}")
+        except Exception as exc:  # whatever stops a save is said, never swallowed (a RecursionError too)
+            reason = why_not_saved(exc)
+            dialogs.error_dialog(self.window, "Cannot save session",
+                                 f"{path}: {reason.removeprefix(f'{path}: ')}\nNothing was written; the session is as it was.")
             return False
         self.save_path = path
         self.editor.mark_saved()
@@ -150,11 +232,27 @@ class SaveController(QObject):
         if doc is None or doc.library_id is None:
             return None
         label = (self.editor.stack.undo_label if self.editor.can_undo else None) or "undo to the start"
-        with Library(self.db) as library:
-            version = library.add_view_version(doc.library_id, doc.session.view, f"manual: {label}")
-            library.add_event(doc.library_id, WORKING_STATE, working_state(doc.session, self.base_length))
+        state = working_state(doc.session, self.base_length, doc.path, doc.library_id)
+        try:
+            with Library(self.db, timeout=BUSY_S) as library:
+                version = library.write_working_state(doc.library_id, doc.session.view, f"manual: {label}", state)
+        except LibraryError as exc:
+            self._autosave_failed(exc.problem)
+            return None
+        if self.retry_ms:
+            self.window.statusBar().showMessage("Autosave works again: the changes are kept in the library", 6000)
+        self.retry_ms = 0
         self.autosaved.emit(version)
         return version
+
+    def _autosave_failed(self, problem: str) -> None:
+        """Say so in the status bar and try again later, waiting longer each time (the changes stay unsaved)."""
+        first, last = AUTOSAVE_RETRY_MS
+        self.retry_ms = min(last, self.retry_ms * 2 if self.retry_ms else first)
+        self.window.statusBar().showMessage(
+            f"Autosave failed: {problem}; trying again in {self.retry_ms / 1000:.0f} s", max(self.retry_ms, 6000))
+        self.autosave_failed.emit(problem)
+        self.timer.start(self.retry_ms)
 
     def clear_working_state(self, why: str) -> None:
         """The changes were saved or discarded: a reopened session offers nothing to recover."""
@@ -162,8 +260,13 @@ class SaveController(QObject):
         self.timer.stop()
         if doc is None or doc.library_id is None:
             return
-        with Library(self.db) as library:
-            library.add_event(doc.library_id, WORKING_STATE, {"cleared": True, "why": why})
+        try:
+            with Library(self.db, timeout=BUSY_S) as library:
+                library.add_event(doc.library_id, WORKING_STATE,
+                                  {"cleared": True, "why": why, "source": source_key(doc.path)})
+        except LibraryError as exc:
+            # The next open may offer these changes again; say so rather than fail the save or the close.
+            self.window.statusBar().showMessage(f"The library could not note that: {exc.problem}", 8000)
 
     # -- crash recovery --------------------------------------------------------------------
 
@@ -172,17 +275,23 @@ class SaveController(QObject):
         doc = self.editor.document
         if doc is None or doc.library_id is None:
             return False
-        found = latest_working_state(self.db, doc.library_id, with_time=True)
-        if found is None:
-            return False
-        state, when = found
-        if state.get("base_length") != self.base_length or not changes_anything(doc.session, state):
+        try:
+            found = latest_working_state(self.db, doc.library_id, with_time=True, source=doc.path)
+            if found is None:
+                return False
+            state, when = found
+            unchanged = applicable_prefix(self.db, state, doc.library_id)
+        except LibraryError:
+            return False  # the window's library bar already says what is wrong with it
+        grown = len(doc.session.record) - state["base_length"]
+        if unchanged == 0 or not changes_anything(doc.session, state, unchanged):
             return False
         if not dialogs.ask_recover(self.window, Path(doc.path).name, when):
             self.clear_working_state("recovery declined")
             return False
-        recover(doc.session, state)
+        recover(doc.session, state, unchanged)
         refresh_document(doc)
         self.editor.mark_unsaved()
-        self.window.statusBar().showMessage("Recovered the unsaved changes autosave kept", 8000)
+        since = f"; the session has {grown:,} more messages since, kept in the view" if grown > 0 else ""
+        self.window.statusBar().showMessage(f"Recovered the unsaved changes autosave kept{since}", 8000)
         return True

@@ -11,11 +11,16 @@ RECENT_LIMIT = 8
 
 
 class WindowSettings:
-    """A small typed face over QSettings; a path gives an INI file (tests), else the user's settings."""
+    """A small typed face over QSettings: an INI file, at path (tests) or settings.ini in the user's config folder."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         if path is None:
-            self.qsettings: QSettings | MemorySettings = QSettings("foldscope", "foldscope")
+            # The platform's config folder (platformdirs, as every folder foldscope keeps), private: recent
+            # files name the user's sessions.
+            from foldscope.core.model.folders import config_folder, make_private_folder
+
+            path = make_private_folder(config_folder()) / "settings.ini"
+            self.qsettings: QSettings | MemorySettings = QSettings(str(path), QSettings.Format.IniFormat)
         else:
             self.qsettings = QSettings(str(path), QSettings.Format.IniFormat)
 

@@ -17,7 +17,7 @@ from foldscope.app.panels.composition import CompositionPanel
 from foldscope.app.panels.cost import CostPanel
 from foldscope.app.panels.folds import FoldPanel
 from foldscope.app.panels.inspector import Inspector
-from foldscope.app.panels.library import LibraryPanel
+from foldscope.app.panels.library import LibraryBar, LibraryPanel
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
 from foldscope.app.panels.status import status_text, status_tooltip
@@ -46,7 +46,7 @@ from foldscope.app.session_actions import SessionActions
 from foldscope.app.settings import WindowSettings
 from foldscope.app.theme import THEMES, apply_theme, follow_system_theme
 from foldscope.app.undo import SessionEditor
-from foldscope.app.worker import Task
+from foldscope.app.worker import Task, run_task
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.document import Document, is_note, open_document
@@ -95,6 +95,7 @@ class MainWindow(QMainWindow):
     """
 
     document_loaded = Signal(object)
+    library_imported = Signal(int)  # the open session went into a library chosen after it opened
     load_failed = Signal(str)
 
     def __init__(self, settings: WindowSettings | None = None, db: str | None = None, policy=None) -> None:
@@ -183,6 +184,11 @@ class MainWindow(QMainWindow):
         self.live.stopped.connect(self._follow_stopped)
         self.report_task: Task | None = None
         self.tune: TuneView | None = None  # made when first opened
+        self.library_bar = LibraryBar()  # shown while the library cannot be used
+        self.library_bar.choose_requested.connect(self.choose_library)
+        self.library_bar.fresh_requested.connect(self.fresh_library)
+        self.library_panel.sessions_removed.connect(self._library_sessions_removed)
+        column.addWidget(self.library_bar)
         column.addWidget(self.what_if.banner)
         self.warnings_bar = WarningsBar()  # what the reader skipped or could not link, as the CLI prints it
         column.addWidget(self.warnings_bar)
@@ -537,11 +543,82 @@ class MainWindow(QMainWindow):
             return
         self.settings.add_recent_file(document.path)
         self._rebuild_recent_menu()
+        self.library_bar.show_problem(document.library_problem)
         self.set_document(document)
         if self._select_after_load is not None:
             self.select_message(self._select_after_load)
         if self.side_tabs.currentWidget() is self.library_panel or self.library_panel.sessions.rows:
             self.library_panel.refresh()  # the import may have added a session
+
+    # -- the library ----------------------------------------------------------------------
+
+    def choose_library(self) -> bool:
+        """Use another library (an existing file or a new name) from now on."""
+        path = dialogs.choose_library_path(self, self._library_start())
+        return self.use_library(path) if path else False
+
+    def fresh_library(self) -> bool:
+        """Create a fresh library; a file already at the chosen place is set aside (renamed), never deleted."""
+        path = dialogs.fresh_library_path(self, self._library_start())
+        return self.use_library(path, fresh=True) if path else False
+
+    def _library_start(self) -> str:
+        from foldscope.core.store.library import default_path
+
+        current = Path(self.db) if self.db else default_path()
+        return str(current.with_name("library-new.db"))
+
+    def use_library(self, path: str, fresh: bool = False) -> bool:
+        """Switch every part of the window to the library at path; the open session is imported into it
+        (so search and autosave work again). False, with the bar saying why, when that library fails too."""
+        from foldscope.core.model.session import LibraryError
+        from foldscope.core.store.library import Library, set_aside
+
+        try:
+            aside = set_aside(path) if fresh else None
+            Library(path).close()
+        except LibraryError as exc:
+            self.library_bar.show_problem(str(exc))
+            return False
+        self.db = self.saver.db = self.library_panel.db = path
+        self.library_bar.show_problem(None)
+        moved = f"; the old file is now {aside.name}" if aside else ""
+        self.statusBar().showMessage(f"Using the library {path}{moved}", 8000)
+        doc = self.document
+        if doc is not None and (doc.library_id is None or fresh or doc.library_problem):
+            self._import_open_session(doc, path)
+        self.library_panel.refresh()
+        return True
+
+    def _import_open_session(self, doc: Document, db: str) -> Task:
+        from foldscope.core.readout.document import import_into_library, keep_token_counts
+
+        def work(progress) -> int:
+            library_id = import_into_library(doc.session, db, progress.report)
+            keep_token_counts(db, library_id, doc.tokens)
+            return library_id
+
+        def imported(library_id: int) -> None:
+            doc.library_id, doc.library_problem = library_id, None
+            self.library_imported.emit(library_id)
+            self.library_panel.refresh()
+
+        def failed(exc: BaseException) -> None:
+            from foldscope.core.model.session import LibraryError
+
+            if isinstance(exc, LibraryError):
+                self.library_bar.show_problem(str(exc))
+            else:  # the session's file changed since it was read, say: opening it again imports it
+                self.statusBar().showMessage(f"{Path(doc.path).name} is not in the library yet: {exc}", 10000)
+
+        return run_task(work, f"Importing {Path(doc.path).name}", self, succeeded=imported, failed=failed)
+
+    def _library_sessions_removed(self, ids: list[int]) -> None:
+        doc = self.document
+        if doc is not None and doc.library_id in ids:
+            doc.library_id = None  # its rows are gone: autosave stops until it is opened again
+            self.statusBar().showMessage(f"{Path(doc.path).name} was removed from the library: autosave is off "
+                                         "until it is opened again", 8000)
 
     def _failed(self, task: Task, path: str, exc: BaseException) -> None:
         if task is not self.task:

@@ -45,4 +45,5 @@ def corpus_dev() -> Path:
 def _isolated_library(tmp_path, monkeypatch):
     """Every test gets its own library database; nothing touches the user's data folder."""
     monkeypatch.setenv("FOLDSCOPE_DB", str(tmp_path / "library.db"))
+    monkeypatch.setenv("FOLDSCOPE_CONFIG", str(tmp_path / "config"))  # window settings, never the user's
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user prices.json (core.model.pricing)

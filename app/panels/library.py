@@ -6,16 +6,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from foldscope.app import dialogs
 from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
     QAbstractItemView,
     QAbstractTableModel,
+    QFrame,
+    QHBoxLayout,
     QHeaderView,
+    QKeySequence,
     QLabel,
     QLineEdit,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
+    QPushButton,
+    QShortcut,
+    QSizePolicy,
     Qt,
     QTableView,
     QVBoxLayout,
@@ -31,6 +38,21 @@ def list_sessions(db: str | None) -> list[dict[str, Any]]:
 
     with Library(db) as library:
         return library.list_sessions()
+
+
+def library_summary(db: str | None) -> tuple[list[dict[str, Any]], int, str]:
+    """(the sessions, the library's size in bytes, where it is), read in the calling (worker) thread."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        return library.list_sessions(), library.size(), str(library.path)
+
+
+def remove_from_library(db: str | None, session_ids: list[int]) -> dict[str, int]:
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        return library.remove_sessions(session_ids)
 
 
 def search_library(db: str | None, query: str) -> list[tuple[int, int, str]]:
@@ -105,6 +127,7 @@ class LibraryPanel(QWidget):
     session_chosen = Signal(str, int)
     sessions_listed = Signal()
     search_finished = Signal()
+    sessions_removed = Signal(list)  # the library ids removed
 
     def __init__(self, db: str | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -132,13 +155,32 @@ class LibraryPanel(QWidget):
         self.hit_table = _table("Search hits", self.hits)
         self.session_table.activated.connect(self._session_activated)
         self.hit_table.activated.connect(self._hit_activated)
+        self.session_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.status = QLabel()
+        self.size_label = QLabel()  # how many sessions, the library's size and where it is
+        self.size_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.size_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A long library path must not widen the side tabs (and so the window): the label gives way, its tooltip
+        # holds the whole line.
+        self.size_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.remove_button = QPushButton("Remove…")
+        self.remove_button.setToolTip("Remove the selected sessions from the library (their files are not touched)")
+        self.remove_button.clicked.connect(self.remove_selected)
+        remove_key = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.session_table)
+        remove_key.setContext(Qt.ShortcutContext.WidgetShortcut)
+        remove_key.activated.connect(self.remove_selected)
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # says the query and the library's errors
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         title = QLabel("<b>Sessions in the library</b> (Enter or double click opens one)")
         title.setWordWrap(True)  # the side tabs stay narrow enough for the lists at 1366 pixels
-        layout.addWidget(title)
+        # One row for the title, the library's size and Remove: a row of their own would cost the lists
+        # their height at 1366x768 with a dock open.
+        row = QHBoxLayout()
+        row.addWidget(title, 2)
+        row.addWidget(self.size_label, 1)
+        row.addWidget(self.remove_button)
+        layout.addLayout(row)
         layout.addWidget(self.session_table, 2)
         layout.addWidget(self.search_box)
         layout.addWidget(self.status)
@@ -164,11 +206,35 @@ class LibraryPanel(QWidget):
 
     def refresh(self) -> Task:
         """List the sessions again (after an import, or when the panel is shown)."""
-        return self._run("list", lambda: list_sessions(self.db), self._listed)
+        return self._run("list", lambda: library_summary(self.db), self._listed)
 
-    def _listed(self, rows: list[dict[str, Any]]) -> None:
+    def _listed(self, summary: tuple[list[dict[str, Any]], int, str]) -> None:
+        rows, size, where = summary
         self.sessions.set_rows(rows)
+        self.size_label.setText(f"{len(rows):,} session{'' if len(rows) == 1 else 's'} · {human_size(size)} · {where}")
+        self.size_label.setToolTip(plain_tip(self.size_label.text()))
         self.sessions_listed.emit()
+
+    def selected_ids(self) -> list[int]:
+        rows = sorted({index.row() for index in self.session_table.selectionModel().selectedRows()})
+        return [self.sessions.rows[r]["id"] for r in rows if r < len(self.sessions.rows)]
+
+    def remove_selected(self) -> Task | None:
+        """Ask, then remove the selected sessions (and the stored messages only they held) from the library."""
+        ids = self.selected_ids()
+        if not ids:
+            return None
+        names = [self._session_name(i) for i in ids]
+        if not dialogs.confirm_remove(self, names):
+            return None
+        self.status.setText(f"Removing {len(ids)} session(s)…")
+
+        def removed(result: dict[str, int]) -> None:
+            self.status.setText(f"Removed {result['sessions']} session(s) and {result['bodies']:,} stored messages")
+            self.sessions_removed.emit(ids)
+            self.refresh()
+
+        return self._run("remove", lambda: remove_from_library(self.db, ids), removed)
 
     def search(self, query: str) -> Task | None:
         if not query.strip():
@@ -199,3 +265,50 @@ class LibraryPanel(QWidget):
         row = next((r for r in self.sessions.rows if r["id"] == session_id), None)
         if row is not None and row["source"]:
             self.session_chosen.emit(row["source"], message_index)
+
+
+class LibraryBar(QFrame):
+    """Above the panels while the library cannot be used: where it is and why, and a way out.
+
+    Sessions still open (from the file, in memory); search and autosave wait until another library is chosen.
+    """
+
+    choose_requested = Signal()
+    fresh_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("libraryBar")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAccessibleName("The library is unavailable")
+        # The palette's tooltip colours: a warning tone that follows the light or dark theme.
+        palette = self.palette()
+        palette.setColor(palette.ColorRole.Window, palette.color(palette.ColorRole.ToolTipBase))
+        palette.setColor(palette.ColorRole.WindowText, palette.color(palette.ColorRole.ToolTipText))
+        self.setPalette(palette)
+        self.setAutoFillBackground(True)
+        self.problem: str | None = None
+        self.label = QLabel()
+        self.label.setTextFormat(Qt.TextFormat.PlainText)  # the path and the problem are shown as they are
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.choose_button = QPushButton("Choose another library…")
+        self.choose_button.clicked.connect(self.choose_requested)
+        self.fresh_button = QPushButton("Create a fresh library…")
+        self.fresh_button.clicked.connect(self.fresh_requested)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.choose_button)
+        layout.addWidget(self.fresh_button)
+        self.hide()
+
+    def show_problem(self, problem: str | None) -> None:
+        """Show why the library is unavailable (a LibraryError's line), or hide the bar when it works (None)."""
+        self.problem = problem
+        if problem is None:
+            self.hide()
+            return
+        self.label.setText(f"The library is unavailable: {problem}. Sessions open from their files without "
+                           "search and autosave until another library is chosen.")
+        self.show()

@@ -214,10 +214,18 @@ def run_export(args) -> dict[str, Any]:
     if output.exists() and output.resolve() == source.resolve():
         raise ReadError(str(output), "-o", "refusing to overwrite the input file; choose another output")
     session = load_session(source, args.input_format, args.sample)
+    from foldscope.core.formats.lionagi_write import input_paths
+
+    for read in input_paths(session)[1:]:  # the run manifest read beside a bare Branch is an input too
+        if output.exists() and output.resolve() == read.resolve():
+            raise ReadError(str(output), "-o", "refusing to overwrite the run manifest the Branch was read with; "
+                                               "choose another output")
     try:
         write_session(session, output)
     except OSError as exc:
         raise ReadError(str(output), "-o", f"cannot write: {exc.strerror or exc}") from None
+    except ValueError as exc:  # the writer's own refusal of an input
+        raise ReadError(str(output), "-o", str(exc).removeprefix(f"{output}: ")) from None
     return {"file": str(source), "output": str(output), "messages": len(session.record), "format": "lionagi"}
 
 

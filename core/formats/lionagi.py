@@ -67,13 +67,15 @@ def read(path: Path) -> Session:
             raise ReadError(file, "$.manifest", f"expected an object or null, found {_type_name(manifest)}")
     elif "messages" in top:
         branch, base = top, "$"
-        manifest = find_manifest_beside(path, top.get("id"))
+        manifest_path, manifest = manifest_beside(path, top.get("id"))
     elif any(key in top for key in MANIFEST_KEYS):
         raise NotASession(file, "$", "this is a run manifest, not a Branch: open the Branch file beside it")
     else:
         raise ReadError(file, "$", "no `messages` and no `branch`: not a lionagi Branch record")
     session = session_from_branch(branch, file, base)
     session.manifest = manifest
+    if "messages" in top and manifest_path is not None:
+        session.extras["manifest_path"] = str(manifest_path)  # an input too: export and save never write over it
     if wrapper is not None:
         events = wrapper.get("events", [])
         if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
@@ -245,8 +247,13 @@ def _type_name(value: Any) -> str:
 
 def find_manifest_beside(path: Path, branch_id: Any) -> dict[str, Any] | None:
     """A run manifest in the Branch file's folder whose `branch_id` names this Branch, if any."""
+    return manifest_beside(path, branch_id)[1]
+
+
+def manifest_beside(path: Path, branch_id: Any) -> tuple[Path | None, dict[str, Any] | None]:
+    """(its path, the manifest) for a run manifest beside the Branch file naming this Branch; (None, None) if none."""
     if not isinstance(branch_id, str):
-        return None
+        return None, None
     seen: set[Path] = set()
     for pattern in MANIFEST_GLOBS:
         for candidate in sorted(path.parent.glob(pattern.format(stem=path.stem))):
@@ -260,8 +267,8 @@ def find_manifest_beside(path: Path, branch_id: Any) -> dict[str, Any] | None:
             except (OSError, ValueError, RecursionError):
                 continue  # an unreadable neighbour is not this session's problem
             if isinstance(data, dict) and data.get("branch_id") == branch_id:
-                return data
-    return None
+                return candidate, data
+    return None, None
 
 
 def _model_name(branch: Mapping[str, Any], manifest: Mapping[str, Any] | None) -> str | None:

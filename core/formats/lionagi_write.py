@@ -6,9 +6,11 @@ import copy
 import json
 import os
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.model.files import write_atomically
 from foldscope.core.model.session import Message, Session
 
 _MESSAGES = "lionagi.protocols.messages."
@@ -37,18 +39,74 @@ _NAMESPACE = uuid.UUID("5d0f8a52-3a6e-4f0e-9a57-6c1f0b8e2f11")
 
 
 def write_session(session: Session, path: str | Path) -> None:
-    """Write the native file (the {branch, manifest} wrapper) atomically; never over the session's source."""
+    """Write the native file (the {branch, manifest} wrapper) atomically, keeping the mode of a file it
+    replaces (a new one is private); never over one of the files the session was read from."""
     path = Path(path)
-    if session.source and path.resolve() == Path(session.source).resolve():
-        raise ValueError(f"{path}: refusing to overwrite the session's source file")
-    text = json.dumps(native_dict(session), ensure_ascii=False, indent=1)
-    temporary = path.with_name(f".{path.name}.foldscope-tmp")
+    for source in input_paths(session):
+        if _same_file(path, source):
+            raise ValueError(f"{path}: refusing to overwrite {_which(session, source)}; choose another name")
+    write_atomically(path, (_encode(session) + "\n").encode("utf-8"))
+
+
+def input_paths(session: Session) -> list[Path]:
+    """The files the session was read from: its source and the run manifest found beside a bare Branch."""
+    paths = [session.source, session.extras.get("manifest_path")]
+    return [Path(p) for p in paths if p]
+
+
+def _same_file(a: Path, b: Path) -> bool:
     try:
-        temporary.write_text(text + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def _which(session: Session, path: Path) -> str:
+    return "the session's source file" if str(path) == str(session.source) else "the run manifest it was read with"
+
+
+def _encode(session: Session) -> str:
+    """The native file's text. JSON as deep as the readers accept (about 990 levels) needs more Python
+    frames than the default recursion limit leaves to the encoder (and to the copies native_dict makes),
+    so a RecursionError is answered by measuring the depth and allowing room for it once."""
+    try:
+        return json.dumps(native_dict(session), ensure_ascii=False, indent=1)
+    except RecursionError:
+        pass
+    import sys
+
+    depth = max(_depth(session.branch), max((_depth(m.raw) + _depth(m.content) for m in session.record), default=0),
+                _depth(session.manifest), _depth(session.events))
+    needed = _frames() + 4 * depth + 200  # deepcopy takes about three frames a level, the encoder one
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, needed))
+    try:
+        return json.dumps(native_dict(session), ensure_ascii=False, indent=1)
     finally:
-        if temporary.exists():
-            temporary.unlink()
+        sys.setrecursionlimit(old)
+
+
+def _frames() -> int:
+    import sys
+
+    frame: Any = sys._getframe()
+    count = 0
+    while frame is not None:
+        frame, count = frame.f_back, count + 1
+    return count
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in value, measured without recursion."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        children = item.values() if isinstance(item, Mapping) else item if isinstance(item, list | tuple) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        pending.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def native_dict(session: Session) -> dict[str, Any]:

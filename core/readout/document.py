@@ -39,6 +39,7 @@ class Document:
     view_position: dict[int, int] = field(default_factory=dict)  # record index -> position in the shown view
     out_reason: dict[int, str] = field(default_factory=dict)  # record index -> why it is out
     library_id: int | None = None
+    library_problem: str | None = None  # why the library could not take this session (LibraryError), shown in a bar
     requests: list = field(default_factory=list)  # RequestFacts per request of the trace
     now_size: int = 0  # the estimate of the request the active view compiles to now (the ADR's, for the ceiling)
     now_predicted: int = 0  # the next request's predicted input: the size shown for it
@@ -238,15 +239,30 @@ def build_document(session: Session, path: str, report: Report = _no_report,
 def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,
                   policy: Policy | PolicyChoice | None = None, sample: str | None = None) -> Document:
     """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
-    build its Document (runs in a worker)."""
+    build its Document (runs in a worker).
+
+    A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
+    stops the session from opening: the Document is built from the file in memory, without a library id
+    (so no autosave and no search), and says why in library_problem.
+    """
     from foldscope.core.formats import load_session
+    from foldscope.core.model.session import LibraryError
 
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
     session = load_session(path, sample=sample)
-    # Counted first, then imported: a load cancelled while counting leaves nothing in the library.
+    library_id, problem = None, None
+    try:
+        library_id = import_into_library(session, db, report)
+    except LibraryError as exc:
+        problem = str(exc)
     document = build_document(session, path, report, policy)
-    document.library_id = import_into_library(session, db, report)
+    document.library_id, document.library_problem = library_id, problem
+    if library_id is not None:
+        try:
+            keep_token_counts(db, library_id, document.tokens)
+        except LibraryError as exc:
+            document.library_problem = str(exc)
     return document
 
 
@@ -257,6 +273,15 @@ def import_into_library(session: Session, db: str | None, report: Report) -> int
     report(0, 0, "Importing into the library")
     with Library(db) as library:
         return library.import_session(session)
+
+
+def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:
+    """Store each message's token count with the tokenizer's identity, so a reopened session need not count."""
+    from foldscope.core.request.tokens import TOKENIZER_ID
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        library.store_token_counts(library_id, TOKENIZER_ID, tokens)
 
 
 KIND_LABELS = {

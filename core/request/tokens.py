@@ -30,6 +30,9 @@ O200K_PAT_STR = "|".join(
     ]
 )
 O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+# The tokenizer's identity, kept with every token count the library stores (a count by another vocabulary
+# is not this one's): the encoding and the SHA-256 of its vocabulary file.
+TOKENIZER_ID = f"o200k_base sha256:{O200K_SHA256[:16]}"
 
 
 class TokenizerError(Exception):
@@ -116,7 +119,9 @@ def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
     blob = hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from foldscope.core.model.folders import make_private_folder
+
+        make_private_folder(path.parent)
         temporary.write_bytes(blob)
         os.replace(temporary, path)
     except OSError:

@@ -268,8 +268,11 @@ class Library:
     LibraryError naming the library and the problem.
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, timeout: float | None = None) -> None:
+        """Open (creating and migrating as needed) the library at path (default_path() by default; ":memory:"
+        for a private one). `timeout`: how long a write waits for another writer (BUSY_TIMEOUT_S by default)."""
         self._db: sqlite_utils.Database | None = None
+        self.timeout = BUSY_TIMEOUT_S if timeout is None else timeout
         self.path: Path | None = None if path == ":memory:" else (Path(path) if path is not None else default_path())
         try:
             self.conn = self._connect()
@@ -285,7 +288,7 @@ class Library:
             _create_private(self.path)
             # Another thread or process may be writing (an import, autosave, search indexing): wait for its
             # transaction rather than fail with "database is locked" after sqlite's 5 s default.
-            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            conn = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
         try:
             _refuse_newer(conn)  # before anything writes: a newer library is left exactly as it is
             if self.path is not None:
@@ -626,6 +629,23 @@ class Library:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return {"dry_run": False, "sessions": plan, "bodies": removed["bodies"] + bodies,
                 "body_bytes": removed["bytes"] + freed, "size_before": before, "size_after": self.size()}
+
+
+def set_aside(path: str | Path) -> Path | None:
+    """Move a library file that cannot be used (with its write-ahead log) out of the way, never deleting it, so
+    a fresh one can be made in its place; returns where it went (None when there was nothing)."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    aside = path.with_name(f"{path.name}.unusable-{stamp}")
+    try:
+        for suffix in ("-wal", "-shm", ""):
+            if Path(f"{path}{suffix}").exists():
+                os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+    except OSError as exc:
+        raise LibraryError(str(path), f"cannot set it aside: {describe(exc)}") from exc
+    return aside
 
 
 def _shown(path: Path | None) -> str | None:

@@ -9,8 +9,6 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -164,32 +162,7 @@ def test_two_processes_importing_the_same_session_give_one_session_and_no_error(
             assert len(library.list_sessions()) == 1
 
 
-# -- writes wait out the busy timeout --------------------------------------------------------------------
-
-def test_autosave_waits_for_another_writer_instead_of_failing_as_locked(tmp_path):
-    path = tmp_path / "library.db"
-    with Library(path) as library:
-        session_id = library.import_session(load_session(demo_path()))
-    other = sqlite3.connect(path, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")  # search indexing or another process holds the write lock
-    other.execute("INSERT INTO events (session_id, at, kind, data) VALUES (?, 'x', 'other', '{}')", [session_id])
-    errors: list[BaseException] = []
-    written: list[int] = []
-
-    def autosave() -> None:
-        try:
-            with Library(path) as library:
-                written.append(library.write_working_state(session_id, ["a"], "manual: evict", {"base_length": 1}))
-        except BaseException as exc:  # noqa: BLE001 (the test reports it)
-            errors.append(exc)
-
-    thread = threading.Thread(target=autosave)
-    thread.start()
-    time.sleep(0.3)  # the autosave has begun and is waiting for the lock
-    other.execute("INSERT INTO events (session_id, at, kind, data) VALUES (?, 'y', 'other', '{}')", [session_id])
-    other.execute("COMMIT")
-    thread.join(30)
-    assert not errors and written == [2]
+# Writes under BEGIN IMMEDIATE waiting out a busy library: tests/app/test_library_faults.py (autosave).
 
 
 # -- messages stored once, with their token counts ------------------------------------------------------

@@ -1,0 +1,146 @@
+"""Saving the native file: private by default, the mode of a replaced file kept, never over an input (the source
+or the run manifest beside it), as deep as the readers read, and whole or not at all when killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.cli.main import main
+from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import demo_path
+from foldscope.core.formats.lionagi_write import write_session
+from foldscope.core.model.files import TEMP_SUFFIX
+from foldscope.core.model.session import ReadError
+
+ROOT = Path(__file__).resolve().parents[3]
+RUNS = int(os.environ.get("FOLDSCOPE_KILL_RUNS", "20"))
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_new_save_is_private_and_a_save_over_a_file_keeps_its_mode(tmp_path):
+    session = load_session(demo_path())
+    old = os.umask(0o022)
+    try:
+        write_session(session, tmp_path / "new.json")
+        assert _mode(tmp_path / "new.json") == 0o600
+        for mode in (0o600, 0o640, 0o644):
+            target = tmp_path / f"kept-{mode:o}.json"
+            target.write_text("{}")
+            target.chmod(mode)
+            write_session(session, target)
+            assert _mode(target) == mode and load_session(target).record.ids() == session.record.ids()
+    finally:
+        os.umask(old)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(TEMP_SUFFIX)]
+
+
+def bare_branch_with_manifest(tmp_path: Path) -> tuple[Path, Path]:
+    """The demo as lionagi writes a run: the Branch alone and its run manifest beside it (docs/session-format.md)."""
+    wrapper = json.loads(demo_path().read_text())
+    branch, manifest = tmp_path / "branch.json", tmp_path / "run.json"
+    branch.write_text(json.dumps(wrapper["branch"]))
+    manifest.write_text(json.dumps({**wrapper["manifest"], "branch_id": wrapper["branch"]["id"]}))
+    return branch, manifest
+
+
+def test_export_refuses_to_overwrite_the_run_manifest_read_beside_the_branch(tmp_path, capsys):
+    branch, manifest = bare_branch_with_manifest(tmp_path)
+    before = manifest.read_bytes()
+    session = load_session(branch)
+    assert session.extras["manifest_path"] == str(manifest) and session.manifest
+    assert main(["export", str(branch), "-o", str(manifest)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "refusing to overwrite the run manifest" in err
+    assert manifest.read_bytes() == before
+    with pytest.raises(ValueError, match="run manifest"):
+        write_session(session, manifest)
+    assert main(["export", str(branch), "-o", str(branch)]) == 2
+    assert main(["export", str(branch), "-o", str(tmp_path / "out.json")]) == 0
+
+
+def deepest_readable(tmp_path: Path) -> tuple[Path, int]:
+    """A native file whose tool output nests as deep as the reader accepts (found by bisection)."""
+    data = json.loads(demo_path().read_text())
+    item = next(c for c in data["branch"]["messages"]["collections"] if "output" in c.get("content", {}))
+    item["content"]["output"] = "@@DEEP@@"
+    text = json.dumps(data)
+
+    def file_at(depth: int) -> Path:
+        path = tmp_path / "deep.json"
+        path.write_text(text.replace('"@@DEEP@@"', "[" * depth + "]" * depth))
+        return path
+
+    low, high = 1, 5000
+    while low < high:
+        middle = (low + high + 1) // 2
+        try:
+            load_session(file_at(middle))
+            low = middle
+        except ReadError:
+            high = middle - 1
+    return file_at(low), low
+
+
+def test_the_writer_saves_nesting_as_deep_as_the_reader_accepts_even_from_a_deep_stack(tmp_path):
+    path, depth = deepest_readable(tmp_path)
+    assert depth > 500
+    session = load_session(path)
+
+    def nested_call(levels: int) -> None:  # the GUI saves from inside Qt's event loop, frames deep already
+        if levels:
+            return nested_call(levels - 1)
+        write_session(session, tmp_path / "saved.json")
+
+    nested_call(150)
+    again = load_session(tmp_path / "saved.json")
+    assert again.record.ids() == session.record.ids()
+    assert [m.text for m in again.record] == [m.text for m in session.record]
+    assert sys.getrecursionlimit() == 1000 or sys.getrecursionlimit() < 2000  # the limit was put back
+
+
+SAVER = """
+import sys
+from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import generate
+from foldscope.core.formats.lionagi_write import write_session
+sessions = [generate(seed=seed, rounds=30, listing_chars=8000) for seed in (1, 2)]
+print("ready", flush=True)
+n = 0
+while True:
+    write_session(sessions[n % 2], sys.argv[1])
+    n += 1
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_kill_at_any_point_of_a_save_leaves_the_old_file_or_the_new_one_and_no_temporary_file(tmp_path):
+    from foldscope.core.formats.demo import generate
+
+    target = tmp_path / "session.foldscope.json"
+    write_session(load_session(demo_path()), target)
+    allowed = {len(load_session(target).record)} | {len(generate(seed=s, rounds=30, listing_chars=8000).record)
+                                                     for s in (1, 2)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
+    rng = random.Random(16)
+    for _ in range(RUNS):
+        child = subprocess.Popen([sys.executable, "-u", "-c", SAVER, str(target)], stdout=subprocess.PIPE, text=True,
+                                 env=env)
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.0, 0.3))
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=30)
+        assert len(load_session(target).record) in allowed  # whole: it parses, and is one of the sessions written
+        assert [p.name for p in tmp_path.iterdir()] == [target.name]
