@@ -3,7 +3,10 @@ shows text from a session file as plain text, never as rich text or a link."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from foldscope.app.qt import (
+    QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -11,11 +14,14 @@ from foldscope.app.qt import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QSlider,
     QSpinBox,
     Qt,
+    QTableWidget,
+    QTableWidgetItem,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -25,7 +31,7 @@ from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
 from foldscope.core.request.tokens import count_text
 
-SESSION_FILTER = "Session files (*.json *.jsonl);;All files (*)"
+SESSION_FILTER = "Session files (*.json *.jsonl *.eval);;All files (*)"
 NATIVE_FILTER = "foldscope native session (*.json);;All files (*)"
 PROFILE_FILTER = "YAML profiles (*.yaml *.yml);;All files (*)"
 
@@ -239,3 +245,89 @@ def ask_clip_length(parent: QWidget, document: Document, index: int) -> int | No
     """The characters to keep, or None when cancelled."""
     dialog = ClipDialog(document, index, parent)
     return dialog.keep() if dialog.exec() == QDialog.DialogCode.Accepted else None
+
+
+# -- opening an agent session found on this machine, or one sample of an Inspect AI log --------------
+
+AGENT_COLUMNS = ("Agent", "Project", "Start", "Size", "Requests", "Model", "Cost")
+
+
+class AgentSessionsDialog(QDialog):
+    """The sessions `foldscope sessions` lists, searchable by any column or the file's path; OK opens one."""
+
+    def __init__(self, rows: list[dict], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Open Agent Session")
+        self.resize(1000, 520)
+        self.rows = rows
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search agent, project, model or file")
+        self.search.textChanged.connect(self._filter)
+        self.table = QTableWidget(len(rows), len(AGENT_COLUMNS))
+        self.table.setHorizontalHeaderLabels(AGENT_COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        for r, row in enumerate(rows):
+            for c, text in enumerate(self.cells(row)):
+                item = QTableWidgetItem(text)  # plain text: a project name from a file is data, never markup
+                item.setToolTip(row["path"])
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+        self.table.doubleClicked.connect(lambda _index: self.accept())
+        if rows:
+            self.table.selectRow(0)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        heading = QLabel(f"{len(rows)} sessions found on this machine, newest first" if rows
+                         else "No agent sessions found (Claude Code, Codex and pi keep theirs in their own folders)")
+        heading.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(heading)
+        layout.addWidget(self.search)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(buttons)
+
+    @staticmethod
+    def cells(row: dict) -> list[str]:
+        """The row's cells, as plain text."""
+        start = datetime.fromtimestamp(row["start"]).strftime("%Y-%m-%d %H:%M") if row["start"] else "-"
+        cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:,.2f}"
+        requests = "-" if row["requests"] is None else f"{row['requests']:,}"
+        project = row["project"] + (f" ({row['problem']})" if row["problem"] else "")
+        return [row["agent"], project, start, f"{row['size'] / 1000:,.0f} kB", requests, row["model"] or "-", cost]
+
+    def _filter(self, text: str) -> None:
+        words = text.lower().split()
+        first_shown = None
+        for r, row in enumerate(self.rows):
+            haystack = " ".join(self.cells(row) + [row["path"]]).lower()
+            hidden = not all(w in haystack for w in words)
+            self.table.setRowHidden(r, hidden)
+            if not hidden and first_shown is None:
+                first_shown = r
+        if first_shown is not None:
+            self.table.selectRow(first_shown)
+
+    def visible_rows(self) -> list[dict]:
+        return [row for r, row in enumerate(self.rows) if not self.table.isRowHidden(r)]
+
+    def chosen_path(self) -> str | None:
+        selected = [i.row() for i in self.table.selectionModel().selectedRows() if not self.table.isRowHidden(i.row())]
+        return self.rows[selected[0]]["path"] if selected else None
+
+
+def ask_agent_session(parent: QWidget, rows: list[dict]) -> str | None:
+    """The path of the session the user picks, or None (tests replace this function)."""
+    dialog = AgentSessionsDialog(rows, parent)
+    return dialog.chosen_path() if dialog.exec() == QDialog.DialogCode.Accepted else None
+
+
+def choose_sample(parent: QWidget, path: str, samples: list[dict]) -> str | None:
+    """Which sample of an Inspect AI log to open (ID:EPOCH), or None (tests replace this function)."""
+    labels = [f"{s['name']}  ({s['requests']} requests, {s['messages']} messages)" for s in samples]
+    label, ok = QInputDialog.getItem(parent, "Open Inspect AI log", f"The log holds {len(samples)} samples; open:",
+                                     labels, 0, False)
+    return samples[labels.index(label)]["name"] if ok and label in labels else None

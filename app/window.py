@@ -22,6 +22,7 @@ from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
 from foldscope.app.panels.status import status_text, status_tooltip
 from foldscope.app.panels.timeline import Timeline
+from foldscope.app.panels.warnings_bar import WarningsBar
 from foldscope.app.panels.window_map import WindowMap
 from foldscope.app.qt import (
     QAction,
@@ -74,6 +75,16 @@ def telling_message(doc: Document | None) -> int | None:
     if notes:
         return notes[-1]
     return max(in_view or [0], key=lambda i: doc.tokens[i])
+
+
+def _inspect_samples(path: str) -> list[dict]:
+    """The samples of an Inspect AI log (empty for any other file, or one that does not read: opening says why)."""
+    from foldscope.core.formats import detect_format, inspect_log
+
+    try:
+        return inspect_log.samples(path) if detect_format(path) == "inspect" else []
+    except ReadError:
+        return []
 
 
 class MainWindow(QMainWindow):
@@ -179,6 +190,8 @@ class MainWindow(QMainWindow):
         self.library_panel.sessions_removed.connect(self._library_sessions_removed)
         column.addWidget(self.library_bar)
         column.addWidget(self.what_if.banner)
+        self.warnings_bar = WarningsBar()  # what the reader skipped or could not link, as the CLI prints it
+        column.addWidget(self.warnings_bar)
         column.addWidget(self.top_splitter, 1)
         self.tabifyDockWidget(self.folds_dock, self.session_actions.preview_dock)
         self.tabifyDockWidget(self.session_actions.preview_dock, self.session_actions.pager_dock)
@@ -209,6 +222,10 @@ class MainWindow(QMainWindow):
         self.open_action = add_action(file_menu, self, "&Open…", QKeySequence.StandardKey.Open, self.open_dialog)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._rebuild_recent_menu()
+        add_action(file_menu, self, "Open &Agent Session…", "Ctrl+Alt+O", self.open_agent_session,
+                   "The Claude Code, Codex and pi sessions on this machine, newest first")
+        add_action(file_menu, self, "Open S&ubagent of the Selected Call", None, self.open_subagent,
+                   "The child session a Task (agent) call started, or the compaction summariser's call")
         file_menu.addActions(actions.file_actions)
         self.export_report_action = add_action(file_menu, self, "Export &Report…", None, self.export_report,
                                                "Write the session as one self-contained HTML file to share")
@@ -468,16 +485,44 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(path)
 
-    def open_path(self, path: str | Path, select: int | None = None) -> Task | None:
-        """Load a session file in the worker (asking first about unsaved changes); then select `select`."""
+    def open_agent_session(self) -> None:
+        """Choose one of the agent sessions on this machine (core.formats.discover) and open it."""
+        from foldscope.core.formats.discover import find_sessions
+
+        path = dialogs.ask_agent_session(self, [found.as_dict() for found in find_sessions()])
+        if path:
+            self.open_path(path)
+
+    def open_subagent(self) -> None:
+        """Open the child session the selected message started (its Task call), or the summariser of a note."""
+        doc, index = self.document, self.inspector.index
+        if doc is None or index is None:
+            return
+        mid = doc.session.record[index].id
+        for child in doc.session.children:
+            if mid in (child.extras.get("parent_call"), child.extras.get("compaction_note")):
+                self.open_path(child.source)
+                return
+        dialogs.show_message(self, "No subagent", "The selected message did not start a subagent session.")
+
+    def open_path(self, path: str | Path, select: int | None = None, sample: str | None = None) -> Task | None:
+        """Load a session file in the worker (asking first about unsaved changes); then select `select`.
+
+        An Inspect AI log of several samples asks which one first (`sample` names it: ID or ID:EPOCH)."""
         if not self.saver.may_close():
             return None  # the user kept the unsaved changes of the session shown
+        if sample is None:
+            samples = _inspect_samples(str(path))
+            if len(samples) > 1:
+                sample = dialogs.choose_sample(self, str(path), samples)
+                if sample is None:
+                    return None
         self.cancel_loading()
         self._select_after_load = select
         path = str(path)
         self._loading_path = path
         db, policy = self.db, self.start_policy
-        task = Task(lambda progress: open_document(path, db, progress.report, policy), f"Opening {path}", self)
+        task = Task(lambda progress: open_document(path, db, progress.report, policy, sample), f"Opening {path}", self)
         task.progressed.connect(self._progressed)
         task.succeeded.connect(lambda document, t=task: self._loaded(t, document))
         task.failed.connect(lambda exc, t=task, p=path: self._failed(t, p, exc))
@@ -598,6 +643,7 @@ class MainWindow(QMainWindow):
         self.record_model.set_document(document)
         self.view_model.set_document(document)
         self.inspector.set_document(document)
+        self.warnings_bar.set_warnings(document.session.warnings if document is not None else [])
         self.timeline.set_document(document)
         self.window_map.set_document(document)
         self.request_panel.set_request(document, None)

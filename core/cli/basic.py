@@ -91,7 +91,17 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
             "result_max_chars": policy.tool_result_max_chars, "caching": policy.caching, "from": policy.source,
         },
         "warnings": list(session.warnings),
+        **_usage_parts(session),
     }
+
+
+def _usage_parts(session: Session) -> dict[str, Any]:
+    """With subagents: reported usage of main, subagents and the compaction summariser apart, and in total."""
+    if not session.children:
+        return {}
+    from foldscope.core.model.session_totals import rolled_up
+
+    return {"usage": {part: totals.as_dict() for part, totals in rolled_up(session).items()}}
 
 
 def run_inspect(args) -> dict[str, Any]:
@@ -108,13 +118,14 @@ def run_inspect(args) -> dict[str, Any]:
             if len(listed["samples"]) != 1:
                 return listed
         session = load_session(args.file, args.input_format, args.sample)
+        # Counted first, then imported: a run stopped while counting leaves nothing in the library.
+        result = summarise(session, threads=2 if helper else None)
         library_id = None
         if args.db:
             from foldscope.core.store.library import Library
 
             with Library(args.db) as library:
                 library_id = library.import_session(session)
-        result = summarise(session, threads=2 if helper else None)
     finally:
         if helper:
             tokens.stop_helper()
@@ -160,6 +171,14 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]
+    if "usage" in result:
+        from foldscope.core.model.session_totals import PART_LABELS
+
+        parts = result["usage"]
+        cost = parts["total"]["cost_usd"]
+        lines.append("requests with subagents: " + ", ".join(
+            f"{PART_LABELS[k]} {parts[k]['requests']:,}" for k in ("main", "subagents", "summariser"))
+            + f"; total {parts['total']['requests']:,}" + (f", ${cost:,.4f}" if cost is not None else ", cost unpriced"))
     if result.get("next_predicted") is not None:
         window = result.get("context_window") or {}
         free = f", free {window['free']:,} of the {window['tokens']:,}-token context window" if "free" in window else ""

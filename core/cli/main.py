@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.replay",  # replay
     "foldscope.core.cli.report",  # report
     "foldscope.core.cli.requests",  # requests
+    "foldscope.core.cli.sessions",  # sessions
     "foldscope.core.cli.tune",  # tune
 ]
 # Which module registers each subcommand, so that running one imports and builds only its own
@@ -47,6 +48,7 @@ COMMANDS = {
     "report": "foldscope.core.cli.report",
     "requests": "foldscope.core.cli.requests",
     "restore": "foldscope.core.cli.fold",
+    "sessions": "foldscope.core.cli.sessions",
     "tune": "foldscope.core.cli.tune",
 }
 

@@ -17,5 +17,8 @@ def _visible(match: re.Match[str]) -> str:
 def terminal_safe(text: str) -> str:
     """Text from a session file, safe to print: each control character becomes its escape (ESC -> \\x1b),
     so nothing in a session can retitle the terminal, write the clipboard (OSC 52) or clear the screen.
-    Newline and tab stay as they are. Every command's text output passes through here (core.cli.main)."""
+    Newline and tab stay as they are. Every command's text output passes through here (core.cli.main).
+    A file name's bytes that are not UTF-8 (held as surrogates) are shown as their escapes too."""
+    if any("\udc80" <= c <= "\udcff" for c in text):
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return _UNSAFE.sub(_visible, text)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import stat
 from pathlib import Path
 from types import ModuleType
 
@@ -53,16 +55,33 @@ def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
         raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
 
 
+def check_file(path: Path) -> None:
+    """Refuse, in one line, what is not a regular file one can read: a folder, a FIFO or device (whose
+    open() would wait forever for a writer), a path in a folder one cannot enter."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise ReadError(str(path), "", "is a folder, not a session file")
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise ReadError(str(path), "", f"is {kind}, not a regular file: foldscope reads session files only")
+
+
 def detect_format(path: str | Path) -> str:
     """The name of the first reader whose sniff claims the file; ReadError when none does."""
     path = Path(path)
-    if path.is_dir():
-        raise ReadError(str(path), "", "is a folder, not a session file")
+    check_file(path)
     head = read_head(path)
     if not head.strip():
         raise ReadError(str(path), "", "the file is empty")
     for module in reader_modules():
-        if module.sniff(head, path):
+        try:
+            claimed = module.sniff(head, path)
+        except (ValueError, TypeError, RecursionError, OSError):
+            claimed = False  # a head no sniff expected claims nothing; the refusal below names the problem
+        if claimed:
             return module.FORMAT
     _refuse_unreadable_json(path, head)
     raise ReadError(str(path), "", f"not a session file foldscope can read (formats: {', '.join(formats())})")
@@ -85,6 +104,8 @@ def _refuse_unreadable_json(path: Path, head: bytes) -> None:
 
     try:
         json.loads(path.read_bytes())
+    except RecursionError:
+        raise ReadError(str(path), "", "JSON nested too deeply to read") from None
     except UnicodeDecodeError as exc:
         raise ReadError(str(path), f"byte {exc.start}", "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -110,6 +131,7 @@ def load_session(path: str | Path, format: str | None = None, sample: str | None
     `sample` names one sample of an Inspect AI log (ID or ID:EPOCH); other formats hold one session.
     """
     path = Path(path)
+    check_file(path)
     name = format or detect_format(path)
     reader = _reader_for(name, str(path))
     if sample is not None and name != "inspect":

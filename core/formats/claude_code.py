@@ -36,13 +36,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
 from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures
 
 FORMAT = "claude_code"
 
 UNSENT = {"progress", "file-history-snapshot", "queue-operation"}
-_LINE_TYPES = UNSENT | {"user", "assistant", "system", "summary"}
+_LINE_TYPES = UNSENT | {"user", "assistant", "system", "summary", "attachment"}
 _MARKERS = ("uuid", "sessionId", "leafUuid", "parentUuid", "messageId")
 
 
@@ -59,7 +60,8 @@ def sniff(head: bytes, path: Path) -> bool:
     return False
 
 
-def read(path: Path) -> Session:
+def read(path: Path, *, children: bool = True) -> Session:
+    """The session; with `children`, its subagent files as Session.children (a subagent's own are not read)."""
     path = Path(path)
     builder = SessionBuilder(path, FORMAT)
     reader = _Reader(builder)
@@ -72,10 +74,57 @@ def read(path: Path) -> Session:
         if event["kind"] == "branch":
             first = event.pop("first_index")
             event["next"] = session.record[first].id if first < len(session.record) else None
-    children = find_children(path, reader.session_id)
-    if children:
-        session.extras["children"] = [str(p) for p in children]
+    found = find_children(path, reader.session_id)
+    if found:
+        session.extras["children"] = [str(p) for p in found]
+    if children and found:
+        session.children = _read_children(session, found, reader.agent_calls)
     return session
+
+
+SUMMARISER_PREFIX = "agent-acompact"
+
+
+def _read_children(session: Session, paths: list[Path], agent_calls: Mapping[str, str]) -> list[Session]:
+    """Each subagent file as a child session linked to the call that started it; one that does not read is
+    left out with a warning on the parent (the parent still opens)."""
+    from foldscope.core.model.session import ReadError
+
+    calls = {m.metadata.get("call_id"): m.id for m in session.record if m.kind == "action_request"}
+    notes = [m for m in session.record if m.kind == "note"]
+    out = []
+    for path in paths:
+        try:
+            child = read(path, children=False)
+        except ReadError as exc:
+            session.warnings.append(f"{session.source}: subagent file left out: {exc}")
+            continue
+        agent = _agent_id(path, child)
+        summariser = path.name.startswith(SUMMARISER_PREFIX)
+        call = agent_calls.get(agent) if agent else None
+        child.extras.update({"agent_id": agent, "child_kind": "summariser" if summariser else "subagent",
+                             "parent_call": calls.get(call) if call else None})
+        if summariser:
+            child.extras["compaction_note"] = _note_after(notes, child)
+        out.append(child)
+    return out
+
+
+def _agent_id(path: Path, child: Session) -> str | None:
+    """The agent id a subagent file belongs to: its lines' `agentId`, else its name (agent-ID.jsonl)."""
+    named = child.extras.get("agent_id_in_file")
+    if isinstance(named, str):
+        return named
+    return path.stem[len("agent-"):] if path.stem.startswith("agent-") else None
+
+
+def _note_after(notes: list, child: Session) -> str | None:
+    """The compaction note a summariser's call wrote: the first note made after the call's last request."""
+    times = [r.at for r in child.trace if r.at is not None]
+    if not times:
+        return None
+    later = [m for m in notes if m.created_at is not None and m.created_at >= max(times)]
+    return min(later, key=lambda m: m.created_at).id if later else None
 
 
 def find_children(path: Path, session_id: str | None) -> list[Path]:
@@ -115,6 +164,7 @@ class _Reader:
         self.tip: str | None = None
         self.turn_uuids: set[str] = set()
         self.repeated = 0
+        self.agent_calls: dict[str, str] = {}  # a subagent's agentId -> the tool_use id of the call that started it
 
     def feed(self, line: int, offset: int, value: Any) -> None:
         b = self.b
@@ -130,6 +180,8 @@ class _Reader:
             return
         if self.session_id is None and isinstance(value.get("sessionId"), str):
             self.session_id = value["sessionId"]
+        if "cwd" not in b.extras and isinstance(value.get("cwd"), str):
+            b.extras["cwd"] = value["cwd"]  # where the session ran: `foldscope sessions` shows it as the project
         uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else None
         if uuid is not None and kind in ("user", "assistant") and self.main_sidechain is None:
             self.main_sidechain = value.get("isSidechain") is True
@@ -193,10 +245,36 @@ class _Reader:
         if abandoned:
             self.b.extras.setdefault("abandoned", []).extend(abandoned)
 
+    def _agent_link(self, kind: str, value: dict) -> None:
+        """Which tool call started which subagent: a progress line's data.agentId with its parentToolUseID,
+        or the result line's (top-level or toolUseResult) agentId with its tool_result's tool_use_id."""
+        if kind == "progress":
+            data = value.get("data")
+            agent = data.get("agentId") if isinstance(data, dict) else None
+            call = value.get("parentToolUseID")
+        else:
+            result = value.get("toolUseResult")
+            agent = value.get("agentId") if not value.get("isSidechain") else None
+            if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+                agent = result["agentId"]
+            message = value.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            ids = [b.get("tool_use_id") for b in content or () if isinstance(b, dict) and b.get("type") == "tool_result"] \
+                if isinstance(content, list) else []
+            call = ids[0] if len(ids) == 1 else None
+        if isinstance(agent, str) and isinstance(call, str):
+            self.agent_calls.setdefault(agent, call)
+        if value.get("isSidechain") is True and isinstance(value.get("agentId"), str):
+            self.b.extras.setdefault("agent_id_in_file", value["agentId"])
+
     def _dispatch(self, line: int, offset: int, kind: str, value: dict) -> None:
         b = self.b
+        if kind in ("progress", "user"):
+            self._agent_link(kind, value)
         if kind in UNSENT:
             b.unsent(kind, line, offset)
+        elif kind == "attachment":
+            self._attachment(line, offset, value)
         elif kind == "summary":
             b.extras.setdefault("summaries", []).append({"line": line, "summary": value.get("summary"),
                                                          "leafUuid": value.get("leafUuid")})
@@ -251,7 +329,9 @@ class _Reader:
             if not isinstance(call_id, str):
                 b.warn(line, "tool_result without a string `tool_use_id`; skipped")
                 continue
-            meta = {"uuid": uuid, "is_error": block.get("is_error") is True}
+            meta: dict[str, Any] = {"uuid": uuid, "is_error": block.get("is_error") is True}
+            if images := _images(block.get("content")):
+                meta["images"] = images
             b.result(call_id, text_of(block.get("content")), line, at, id=f"{uuid}/{i}" if many else uuid,
                      metadata=meta)
         if rest:
@@ -260,6 +340,8 @@ class _Reader:
             meta = {"uuid": uuid}
             if value.get("isMeta"):
                 meta["is_meta"] = True
+            if images := _images(rest):
+                meta["images"] = images
             text = text_of([x if isinstance(x, (str, dict)) else str(x) for x in rest])
             b.add(f"{uuid}/text" if results else uuid, "instruction", {"instruction": text}, line, at=at,
                   metadata=meta)
@@ -298,6 +380,10 @@ class _Reader:
             b.start_response(mid or uuid, line, at, model, {"uuid": uuid, "model": model})
             self.key = key
             self.turn_uuids = set()
+        diagnostics = message.get("diagnostics")
+        if isinstance(diagnostics, dict) and diagnostics.get("cache_miss_reason") is not None:
+            b.cache_miss(_miss_reason(diagnostics["cache_miss_reason"]))
+            b.turn_meta(diagnostics=diagnostics)
         for block in content:
             if not isinstance(block, dict):
                 b.warn(line, "assistant content block is not an object; kept as text")
@@ -340,6 +426,7 @@ class _Reader:
         compact = value.get("compactMetadata")
         meta = compact if isinstance(compact, dict) else {}
         self.boundary = {"boundary_line": line, "trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens"),
+                         "post_tokens": meta.get("postTokens"),
                          "uuid": value.get("uuid"), "at": parse_time(value.get("timestamp")),
                          "text": value.get("content") if isinstance(value.get("content"), str) else ""}
 
@@ -347,18 +434,35 @@ class _Reader:
         self._end_response()
         bd, self.boundary = self.boundary, None
         if bd is None:  # a summary line with no boundary before it (older versions)
-            bd = {"boundary_line": None, "trigger": None, "pre_tokens": None, "uuid": None, "text": "",
-                  "at": None}
+            bd = {"boundary_line": None, "trigger": None, "pre_tokens": None, "post_tokens": None, "uuid": None,
+                  "text": "", "at": None}
         uuid = value.get("uuid") if summary is not None and isinstance(value.get("uuid"), str) else None
         note_id = uuid or bd["uuid"] or f"compaction-line{line}"
         event = {"source": "claude_code", "trigger": bd["trigger"], "pre_tokens": bd["pre_tokens"],
                  "boundary_line": bd["boundary_line"]}
+        if bd["post_tokens"] is not None:
+            event["post_tokens"] = bd["post_tokens"]
         text = summary if summary is not None else (bd["text"] or "Conversation compacted")
         at = parse_time(value.get("timestamp")) if summary is not None else bd["at"]
         note = self.b.compact(text, line if summary is not None else bd["boundary_line"] or line, id=note_id,
                               at=at, event=event)
         if summary is not None and bd["boundary_line"]:
             self.b.also_from(note, (bd["boundary_line"], line))  # its original: the boundary and the summary
+
+    def _attachment(self, line: int, offset: int, value: dict) -> None:
+        """An `attachment` line: context Claude Code attaches to the next request (a hook's added context, a
+        queued prompt, a skill or plan reminder) as a meta instruction when it holds text; else never sent."""
+        attachment = value.get("attachment")
+        kind = attachment.get("type") if isinstance(attachment, dict) else None
+        text = _attachment_text(attachment) if isinstance(attachment, dict) else None
+        if not text:
+            self.b.unsent(f"attachment:{kind}", line, offset)
+            return
+        if self.key is not None:
+            self._end_response()
+        uuid = str_field(value, "uuid", f"line{line}")
+        self.b.add(uuid, "instruction", {"instruction": text}, line, at=parse_time(value.get("timestamp")),
+                   metadata={"uuid": uuid, "is_meta": True, "attachment": kind})
 
     def _sidechain(self, kind: str, line: int, value: dict, message: Mapping) -> None:
         uuid = str_field(value, "uuid", f"line{line}")
@@ -371,6 +475,31 @@ class _Reader:
         if self.boundary is not None:
             self._compact(self.boundary["boundary_line"], None, {})
         self._end_response()
+
+
+def _miss_reason(value: Any) -> str:
+    """The server's cache_miss_reason as one word: a string as it is, an object by its `type`."""
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return value["type"]
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _attachment_text(attachment: Mapping[str, Any]) -> str | None:
+    """The text an attachment carries to the model: its `content` (a string or strings), a queued `prompt`."""
+    for key in ("content", "prompt", "text"):
+        value = attachment.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return "\n".join(value)
+    return None
+
+
+def _images(blocks: Any) -> list[dict[str, Any]]:
+    """The image blocks of a content list, each measured as the provider counts it (core.formats.images)."""
+    if not isinstance(blocks, list):
+        return []
+    return [facts for b in blocks if (facts := describe_image(b)) is not None]
 
 
 def _usage(raw: Any, warn: Callable[[str], None]) -> Usage | None:

@@ -3,25 +3,33 @@
 Mapping, in the vocabulary of DESIGN.md:
 - `session_meta` base instructions are the system message (id "base_instructions"); later session_meta
   lines (a resumed or forked rollout) go to extras["session_meta"] only.
-- `response_item` messages: user -> instruction; developer and system -> system (metadata["role"]).
+- `response_item` messages: user -> instruction; developer and system -> system (metadata["role"]) while
+  they lead the rollout, else instruction (metadata["role"]): a developer message added at a turn stands
+  where Codex sent it, so hoisting it into the system block does not break the modelled prefix.
+- `event_msg` `user_message` is the prompt as the UI shows it; it is an instruction only where no
+  `response_item` user message carries the same text (0.128 writes some prompts only this way).
   A run of model output items (reasoning, assistant message, function_call, custom_tool_call,
   local_shell_call, web_search_call) is one response, so one request: its assistant message joins the
   output text; reasoning summaries go to metadata["thinking"] (encrypted reasoning is dropped, its size
-  kept); web searches to metadata["web_search"] (the provider ran them; no result is in the file).
+  kept); web searches to metadata["web_search"] (the provider ran them; no result is in the file, so
+  the request names them in Request.unseen_input).
 - function_call / custom_tool_call / local_shell_call are action_requests; *_output items are
   action_responses linked by `call_id`.
 - `event_msg` `token_count` gives the current request's reported usage from `last_token_usage`
   (input_tokens includes cached_input_tokens: fresh = input - cached, cache_read = cached);
   `model_context_window` goes to extras["context_window"]. Other event_msg and turn_context lines are
   UI copies never sent to the model: extras["unsent"] (turn_context's model names the requests).
-- `compacted` is a note (its `message`) and a view change; the `replacement_history` items enter the
-  record after the note, in the view, with metadata["replacement"].
+- `compacted` is a note (its `message`) and a view change; the base instructions stay in the view before
+  it; the `replacement_history` items enter the record after the note, in the view, with
+  metadata["replacement"].
 Sanitised text (`[REDACTED_* len=N ...]`) is kept as it is.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +43,13 @@ _ENVELOPES = {"session_meta", "response_item", "event_msg", "turn_context", "com
 _OUTPUT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
 _RESULT_ITEMS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
 _UNSENT_ITEMS = {"ghost_snapshot"}
+# The sanitised corpus writes one text as [REDACTED_TEXT len=N sha=S] in a response item and as
+# [REDACTED_MESSAGE len=N sha=S] in its event copy: compared by length and hash.
+_REDACTED = re.compile(r"\[REDACTED_[A-Z]+ (len=\d+ sha=\w+)\]")
+
+
+def _same_text(text: str) -> str:
+    return _REDACTED.sub(r"\1", text).strip()
 
 
 def sniff(head: bytes, path: Path) -> bool:
@@ -58,6 +73,9 @@ class _Reader:
         self.model: str | None = None
         self.in_response = False
         self.meta_seen = False
+        self.conversation = False  # a message other than system or developer has been read
+        self.prompts: Counter[str] = Counter()  # user texts of response items not yet matched by their event copy
+        self.from_events: Counter[str] = Counter()  # user texts taken from events, not yet matched by an item
 
     def feed(self, line: int, offset: int, value: Any) -> None:
         b = self.b
@@ -75,6 +93,8 @@ class _Reader:
         elif kind == "event_msg":
             if payload.get("type") == "token_count":
                 self._token_count(payload, line)
+            elif payload.get("type") == "user_message" and self._event_prompt(payload, line, at):
+                return
             b.unsent(f"event_msg:{payload.get('type')}", line, offset)
         elif kind == "turn_context":
             if isinstance(payload.get("model"), str):
@@ -87,6 +107,22 @@ class _Reader:
         else:
             b.warn(line, f"unknown entry type {kind!r}; skipped")
             b.unsent(f"unknown:{kind}", line, offset)
+
+    def _event_prompt(self, payload: Mapping, line: int, at: float | None) -> bool:
+        """A user_message event with no response item of the same text: the prompt, as an instruction."""
+        text = payload.get("message")
+        if not isinstance(text, str) or not text:
+            return False
+        key = _same_text(text)
+        if self.prompts[key]:
+            self.prompts[key] -= 1
+            return False
+        self.in_response = False
+        self.conversation = True
+        self.from_events[key] += 1
+        self.b.add(f"user_message-L{line}", "instruction", {"instruction": text}, line, at=at,
+                   metadata={"from_event": "user_message"})
+        return True
 
     def _session_meta(self, payload: Mapping, line: int, at: float | None) -> None:
         b = self.b
@@ -106,6 +142,7 @@ class _Reader:
         kind = item.get("type") if isinstance(item.get("type"), str) else None
         extra: dict = {}
         if kind == "message" and item.get("role") == "assistant" or kind in _OUTPUT_ITEMS:
+            self.conversation = True
             if not self.in_response or not b.turn_open:
                 b.start_response(f"response-L{line}", line, at, self.model, {"model": self.model, **extra})
                 self.in_response = True
@@ -117,9 +154,17 @@ class _Reader:
             text = text_of(item.get("content"))
             mid = str_field(item, "id", f"{role}-L{line}")
             if role == "user":
+                key = _same_text(text)
+                if self.from_events[key]:  # its event copy came first and stands for it already
+                    self.from_events[key] -= 1
+                    return
+                self.prompts[key] += 1
+                self.conversation = True
                 b.add(mid, "instruction", {"instruction": text}, line, at=at, metadata=extra)
-            elif role in ("developer", "system"):
+            elif role in ("developer", "system") and not self.conversation:
                 b.add(mid, "system", {"system_message": text}, line, at=at, metadata={"role": role, **extra})
+            elif role in ("developer", "system"):
+                b.add(mid, "instruction", {"instruction": text}, line, at=at, metadata={"role": role, **extra})
             else:
                 b.warn(line, f"message with unknown role {role!r}; skipped")
         elif kind in _RESULT_ITEMS:
@@ -147,6 +192,10 @@ class _Reader:
                 b.turn_meta(encrypted_reasoning_chars=len(item["encrypted_content"]))
         elif kind == "web_search_call":
             b.turn_meta(web_search=item.get("action"))
+            action = item.get("action")
+            query = action.get("query") if isinstance(action, dict) and isinstance(action.get("query"), str) else None
+            b.unseen_input(f"web search results{f' for {query!r}' if query else ''} (the provider ran the search; "
+                           "the file holds no results)")
         else:
             call_id = str_field(item, "call_id")
             name = str_field(item, "name", kind.removesuffix("_call"))
@@ -187,7 +236,8 @@ class _Reader:
         summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
         items = history if isinstance(history, list) else []
         text = summary or f"[compacted: replacement history of {len(items)} items]"
-        b.compact(text, line, id=f"compaction-L{line}", at=at,
+        keep = ["base_instructions"] if "base_instructions" in b.record else []
+        b.compact(text, line, id=f"compaction-L{line}", at=at, keep=keep,
                   event={"source": "codex", "replacement_items": len(items) if isinstance(history, list) else None})
         for i, item in enumerate(items):
             if not isinstance(item, dict):

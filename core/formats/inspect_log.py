@@ -31,7 +31,18 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.stream import as_int, parse_time, text_of
-from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage, sha256_of
+from foldscope.core.model.session import (
+    FullRecord,
+    Message,
+    Provenance,
+    ReadError,
+    Request,
+    Session,
+    Usage,
+    bad_usage_warning,
+    sha256_of,
+    usage_figures,
+)
 
 FORMAT = "inspect"
 MAX_BYTES = 1024 * 1024 * 1024  # a log, or the uncompressed members of an archive, larger than this is refused
@@ -434,9 +445,14 @@ def _usage(raw: Any, model: str | None, warnings: list[str], where: str) -> Usag
     """Inspect's ModelUsage as Usage (fresh input apart from cache reads and writes; see the module docstring)."""
     if not isinstance(raw, dict):
         return None
+    got, bad = usage_figures({k: v for k, v in raw.items() if v is not None or k == "input_tokens"},
+                             ("input_tokens", "output_tokens", "input_tokens_cache_read", "input_tokens_cache_write"))
+    if bad:  # Inspect writes null for a figure the provider did not report; any other odd value is named
+        warnings.append(f"{where}: {bad_usage_warning(bad)}")
+        return None
     total = raw.get("total_tokens")
-    fresh, output = as_int(raw.get("input_tokens")), as_int(raw.get("output_tokens"))
-    read, write = as_int(raw.get("input_tokens_cache_read")), as_int(raw.get("input_tokens_cache_write"))
+    fresh, output = got["input_tokens"], got["output_tokens"]
+    read, write = got["input_tokens_cache_read"], got["input_tokens_cache_write"]
     openai_style = isinstance(total, int) and total == fresh + output and (read or write)
     if openai_style or (not isinstance(total, int) and (model or "").startswith(("openai/", "azureai/"))):
         fresh = max(fresh - read - write, 0)

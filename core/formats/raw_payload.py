@@ -51,9 +51,13 @@ def read(path: Path) -> Session:
         payload = json.loads(path.read_bytes())
     except OSError as exc:
         raise ReadError(file, "", f"cannot read the file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ReadError(file, "", "bytes that are not UTF-8") from None
-    except (ValueError, RecursionError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ReadError(file, f"byte {exc.start}", "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ReadError(file, f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ReadError(file, "", "JSON nested too deeply to read") from None
+    except ValueError as exc:
         raise ReadError(file, "", f"not JSON ({exc})") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("messages"), list):
         raise ReadError(file, "$", "not a request payload: no `messages` list")

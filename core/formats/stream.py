@@ -268,7 +268,11 @@ class SessionBuilder:
         meta = {"context_first_index": first, "compaction": True, "replaced": len(replaced)}
         self.view = kept
         note = self.add(id, "note", {"assistant_response": summary}, line, at=at, metadata=meta, in_view=False)
-        self.view.insert(0, note)
+        # The note follows the kept system messages at the head (Codex keeps its base instructions).
+        head = 0
+        while head < len(self.view) and self.record.get(self.view[head]).kind == "system":
+            head += 1
+        self.view.insert(head, note)
         self.events.append({"kind": "compaction", "at_request": len(self.trace) + (self._open is not None),
                             "line": line, "note_id": note, "first_index": first, "replaced": len(replaced),
                             **(event or {})})
@@ -278,7 +282,8 @@ class SessionBuilder:
     def open_request(self, at: float | None = None, model: str | None = None) -> None:
         """Start request k: its view is the active view as it stands now, before the k-th response."""
         self.close_request()
-        self._open = {"view": tuple(self.view), "at": at, "model": model, "usage": None, "response": None}
+        self._open = {"view": tuple(self.view), "at": at, "model": model, "usage": None, "response": None,
+                      "unseen": [], "miss": None}
         if model and model != "<synthetic>":
             self.model = model
 
@@ -297,7 +302,18 @@ class SessionBuilder:
     def close_request(self) -> None:
         o, self._open = self._open, None
         if o is not None:
-            self.trace.append(Request(len(self.trace), o["view"], o["response"], o["usage"], o["at"], o["model"]))
+            self.trace.append(Request(len(self.trace), o["view"], o["response"], o["usage"], o["at"], o["model"],
+                                      cache_miss_reason=o["miss"], unseen_input=tuple(o["unseen"])))
+
+    def unseen_input(self, what: str) -> None:
+        """Name input the open request carried that the file does not hold (Request.unseen_input)."""
+        if self._open is not None and what not in self._open["unseen"]:
+            self._open["unseen"].append(what)
+
+    def cache_miss(self, reason: str | None) -> None:
+        """The provider's own word on the open request's cache miss (Request.cache_miss_reason)."""
+        if self._open is not None and reason:
+            self._open["miss"] = reason
 
     def unsent(self, kind: str, line: int, offset: int) -> None:
         """A line never sent to the model: counted, and its place kept so the GUI can show it from the file."""
@@ -433,7 +449,8 @@ class SessionBuilder:
         o = self._open
         if o is not None:
             usage = open_usage if open_usage is not None else o["usage"]
-            trace.append(Request(len(trace), o["view"], o["response"], usage, o["at"], o["model"]))
+            trace.append(Request(len(trace), o["view"], o["response"], usage, o["at"], o["model"],
+                                 cache_miss_reason=o["miss"], unseen_input=tuple(o["unseen"])))
         extras = dict(self.extras)
         if self.source is not None:
             extras["source_lines"] = self.source

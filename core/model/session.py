@@ -191,6 +191,9 @@ class Request:
     at: float | None = None
     model: str | None = None
     cache_miss_reason: str | None = None  # the provider's own word on a cache miss (Claude Code diagnostics.cache_miss_reason)
+    # Input the request carried that the file does not hold, named (a Codex web search's results, which
+    # the provider fetched and fed to the model within the response); its reported usage includes it.
+    unseen_input: tuple[str, ...] = ()
 
 
 @dataclass
@@ -217,6 +220,12 @@ class Session:
     # keeps no system prompt or tool definitions); estimated from reported input by core.request.trace.
     unseen_head: int = 0
     extras: dict[str, Any] = field(default_factory=dict)  # reader facts kept out of requests
+    # Sessions read with this one (Claude Code's subagent files, the compaction summariser's among them),
+    # each a whole Session. A child's extras: "agent_id"; "child_kind", "subagent" or "summariser"
+    # (agent-acompact-*); "parent_call", the id of the action_request that started it (None for a warmup
+    # call or a summariser); "compaction_note", the note a summariser's call wrote. Their requests are not
+    # in this session's trace: core.model.session_totals rolls them up beside it, shown apart.
+    children: list[Session] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.check_view(self.view)

@@ -237,8 +237,9 @@ def build_document(session: Session, path: str, report: Report = _no_report,
 
 
 def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,
-                  policy: Policy | PolicyChoice | None = None) -> Document:
-    """Read a session file, import it into the library, and build its Document (runs in a worker).
+                  policy: Policy | PolicyChoice | None = None, sample: str | None = None) -> Document:
+    """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
+    build its Document (runs in a worker).
 
     A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
     stops the session from opening: the Document is built from the file in memory, without a library id
@@ -249,7 +250,7 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
 
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
-    session = load_session(path)
+    session = load_session(path, sample=sample)
     library_id, problem = None, None
     try:
         library_id = import_into_library(session, db, report)

@@ -369,7 +369,7 @@ class Library:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
                 [source_key(session.source), session.format, source.sha256, source.size, session.model,
                  len(session.record), len(session.view), len(session.trace), max(reported) if reported else None,
-                 json.dumps(session.warnings, ensure_ascii=False), _now()],
+                 _text_json(session.warnings), _now()],
             )
             session_id = cursor.lastrowid
             assert session_id is not None  # set by the INSERT just run
@@ -652,14 +652,26 @@ def _shown(path: Path | None) -> str | None:
     return None if path is None else str(path)
 
 
+def _text_json(value: object) -> str:
+    """JSON for a TEXT column: a warning quoting a file name whose bytes are not UTF-8 keeps them as escapes."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
+
+
 def source_key(source: str | None) -> str | None:
     """A session's source as the library keys it: the absolute path, so versions of one file share a key."""
     if not source:
         return None
     try:
-        return str(Path(source).resolve())
+        key = str(Path(source).resolve())
     except OSError:
-        return str(Path(source).absolute())
+        key = str(Path(source).absolute())
+    # SQLite text is UTF-8: a name's bytes that are not (held as surrogates) are kept as their escapes.
+    return key.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _create_private(path: Path) -> None:
@@ -714,6 +726,10 @@ class _Source:
             # Mapped, not read: the pages are the file's own, shared with the page cache.
             self.data = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
             self.sha256, self.size = hashlib.sha256(self.data).hexdigest(), stat.st_size
+            sample = self.session.extras.get("inspect", {}).get("sample") if self.session.format == "inspect" else None
+            if sample is not None:  # one Inspect AI log holds several sessions: each sample is its own source
+                epoch = self.session.extras["inspect"].get("epoch")
+                self.sha256 = hashlib.sha256(f"{self.sha256}\0{sample}:{epoch}".encode()).hexdigest()
         else:
             self.lines = None
             data = json.dumps(native_dict(self.session), ensure_ascii=False, sort_keys=True).encode("utf-8")

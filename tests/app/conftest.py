@@ -112,7 +112,7 @@ def demo_window(qtbot, window):
 MODAL_ANSWERS = {"ask_unsaved": "discard"}
 MODALS = ("error_dialog", "show_message", "show_refusal", "ask_unsaved", "ask_recover", "ask_keep_last", "ask_span",
           "ask_clip_length", "save_path_dialog", "open_session_path", "profile_dialog", "show_peek", "choose_folder",
-          "choose_library_path", "fresh_library_path", "confirm_remove",
+          "choose_sample", "ask_agent_session", "choose_library_path", "fresh_library_path", "confirm_remove",
           "report_path_dialog")
 
 

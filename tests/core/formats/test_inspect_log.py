@@ -161,3 +161,14 @@ def test_samples_lists_ids_epochs_and_requests():
     listed = inspect_log.samples(path)
     assert [s["id"] for s in listed] == [str(n) for n in range(1, 11)]
     assert all(s["requests"] == 1 and s["epoch"] == 1 for s in listed)
+
+
+def test_two_samples_of_one_log_are_two_library_sessions(tmp_path):
+    from foldscope.core.store.library import Library
+
+    (path,) = [p for p in _logs() if p.suffix == ".eval" and "popularity" in p.name]
+    with Library(tmp_path / "lib.db") as library:
+        first = library.import_session(load_session(path, sample="1"))
+        second = library.import_session(load_session(path, sample="2"))
+        again = library.import_session(load_session(path, sample="1"))
+    assert first != second and again == first

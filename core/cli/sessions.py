@@ -1,0 +1,50 @@
+"""`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi), newest first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("sessions", help="the agent sessions on this machine (Claude Code, Codex, pi), newest first")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(run=run_sessions, format=format_sessions)
+
+
+def run_sessions(args) -> dict[str, Any]:
+    from foldscope.core.formats.discover import find_sessions, roots
+
+    return {"folders": {agent: str(path) for agent, path in roots().items()},
+            "sessions": [found.as_dict() for found in find_sessions()]}
+
+
+def _when(at: float | None) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M") if at is not None else "-"
+
+
+def _size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "kB", "MB"):
+        if size < 1000:
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1000
+    return f"{size:,.1f} GB"
+
+
+def format_sessions(result: dict[str, Any]) -> str:
+    from foldscope.core.cli.output import terminal_safe
+
+    rows = result["sessions"]
+    if not rows:
+        folders = ", ".join(f"{a}: {p}" for a, p in result["folders"].items())
+        return f"no agent sessions found (looked in {folders})"
+    lines = [f"{'agent':<12} {'start (UTC)':<16} {'size':>9} {'requests':>8} {'cost':>9}  {'model':<28} project / file"]
+    for r in rows:
+        cost = "-" if r["cost_usd"] is None else f"${r['cost_usd']:,.2f}"
+        requests = "-" if r["requests"] is None else f"{r['requests']:,}"
+        tail = r["project"] + ("  (" + r["problem"] + ")" if r["problem"] else "")
+        lines.append(f"{r['agent']:<12} {_when(r['start']):<16} {_size(r['size']):>9} {requests:>8} {cost:>9}  "
+                     f"{(r['model'] or '-')[:28]:<28} {terminal_safe(tail)}")
+        lines.append(f"{'':<12} {terminal_safe(r['path'])}")
+    return "\n".join(lines)

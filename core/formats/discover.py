@@ -1,0 +1,127 @@
+"""The agent sessions on this machine: where Claude Code, Codex and pi keep their files, and a row per session found.
+
+Where each agent writes (each folder overridable by the agent's own environment variable):
+- Claude Code: `$CLAUDE_CONFIG_DIR/projects/<project>/<session>.jsonl` (default ~/.claude); a session's
+  `<session>/subagents/` and older `agent-*.jsonl` files are its subagents, not sessions of their own.
+- Codex: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (default ~/.codex).
+- pi: `$PI_CODING_AGENT_DIR/sessions/<project>/*.jsonl` (default ~/.pi/agent).
+A row is read from the file's reported usage only (no tokenising): agent, project, start, size,
+requests, model and cost. A file that does not read is listed with its problem, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.session import ReadError, Session
+
+AGENTS = ("claude_code", "codex", "pi")
+ENV = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "pi": "PI_CODING_AGENT_DIR"}
+DEFAULT = {"claude_code": ".claude", "codex": ".codex", "pi": ".pi/agent"}
+SESSIONS = {"claude_code": "projects", "codex": "sessions", "pi": "sessions"}
+
+
+@dataclass(frozen=True)
+class Found:
+    """One session file on this machine and the facts its list row shows."""
+
+    agent: str
+    path: str
+    project: str
+    start: float | None
+    size: int
+    mtime: float
+    requests: int | None = None
+    model: str | None = None
+    cost_usd: float | None = None
+    problem: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "path": self.path, "project": self.project, "start": self.start,
+                "size": self.size, "modified": self.mtime, "requests": self.requests, "model": self.model,
+                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "problem": self.problem}
+
+
+def roots(environ: Mapping[str, str] | None = None, home: Path | None = None) -> dict[str, Path]:
+    """Each agent's folder of sessions, as its environment variable or its default says."""
+    environ = os.environ if environ is None else environ
+    home = Path.home() if home is None else home
+    out = {}
+    for agent in AGENTS:
+        base = environ.get(ENV[agent])
+        out[agent] = (Path(base) if base else home / DEFAULT[agent]) / SESSIONS[agent]
+    return out
+
+
+def session_files(agent: str, root: Path) -> Iterator[Path]:
+    """The session files under an agent's folder (subagent files left out), unreadable folders skipped."""
+    if agent == "codex":
+        pattern = "rollout-*.jsonl"
+        candidates = _walk(root, pattern)
+    else:
+        candidates = (p for project in _children(root) if project.is_dir() for p in _children(project)
+                      if p.suffix == ".jsonl")
+    for path in candidates:
+        if agent == "claude_code" and path.name.startswith("agent-"):
+            continue
+        try:
+            if path.is_file():
+                yield path
+        except OSError:
+            continue
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _walk(root: Path, pattern: str) -> Iterator[Path]:
+    for folder, _dirs, files in os.walk(root, onerror=lambda _e: None):
+        for name in files:
+            if Path(name).match(pattern):
+                yield Path(folder) / name
+
+
+def project_of(agent: str, path: Path, session: Session | None) -> str:
+    """The project a session ran in: the cwd its file names, else its folder's name."""
+    if session is not None:
+        for key in ("cwd",):
+            meta = session.extras.get("session_meta")
+            if isinstance(meta, list) and meta and isinstance(meta[0], dict) and isinstance(meta[0].get(key), str):
+                return meta[0][key]
+            header = session.extras.get("header")
+            if isinstance(header, dict) and isinstance(header.get(key), str):
+                return header[key]
+            if isinstance(session.extras.get("cwd"), str):
+                return session.extras["cwd"]
+    return path.parent.name
+
+
+def describe(agent: str, path: Path) -> Found:
+    """A session's list row from its reported usage (core.model.session_totals prices it)."""
+    from foldscope.core.formats import load_session
+    from foldscope.core.model.session_totals import rolled_up
+
+    stat = path.stat()
+    try:
+        session = load_session(path, agent)
+    except ReadError as exc:
+        return Found(agent, str(path), path.parent.name, None, stat.st_size, stat.st_mtime, problem=exc.problem)
+    totals = rolled_up(session)["total"]
+    times = [m.created_at for m in session.record if m.created_at is not None]
+    return Found(agent, str(path), project_of(agent, path, session), min(times) if times else None, stat.st_size,
+                 stat.st_mtime, totals.requests, session.model, totals.cost_usd)
+
+
+def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[Found]:
+    """Every agent session on this machine, newest first (by the file's last change)."""
+    found = [describe(agent, path) for agent, root in roots(environ, home).items()
+             for path in session_files(agent, root)]
+    return sorted(found, key=lambda f: f.mtime, reverse=True)

@@ -1,0 +1,96 @@
+"""What the readers bring to the window: an Inspect AI log's sample chosen, reader warnings shown, agent
+sessions on this machine listed, a subagent opened from the call that started it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from foldscope.app import dialogs
+from tests.core.formats.test_claude_code_children import _session_with_subagents
+from tests.paths import CORPUS, CORPUS_DEV
+
+
+def _open(qtbot, window, path, **kwargs) -> None:
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(path, **kwargs)
+    qtbot.waitUntil(lambda: window.task is None)
+
+
+def _log(name: str) -> Path:
+    found = sorted(CORPUS.glob(f"*/inspect/{name}"))
+    if not found:
+        pytest.skip("no Inspect AI logs in the corpus")
+    return found[0]
+
+
+def test_file_open_accepts_eval_logs():
+    assert "*.eval" in dialogs.SESSION_FILTER
+
+
+def test_opening_a_log_of_several_samples_asks_which_and_opens_that_one(qtbot, window, monkeypatch):
+    path = _log("2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval")
+    asked = []
+    monkeypatch.setattr(dialogs, "choose_sample", lambda parent, p, samples: asked.append(len(samples)) or "3:1")
+    _open(qtbot, window, path)
+    assert asked == [10]
+    assert window.document.session.extras["inspect"]["sample"] == "3"
+
+
+def test_cancelling_the_sample_choice_opens_nothing(qtbot, window, monkeypatch):
+    path = _log("2025-05-12T20-28-13-04-00_popularity.json")
+    monkeypatch.setattr(dialogs, "choose_sample", lambda parent, p, samples: None)
+    assert window.open_path(path) is None and window.document is None
+
+
+def test_reader_warnings_show_in_a_bar_with_their_count_expandable_and_dismissible(qtbot, window, tmp_path):
+    data = (CORPUS_DEV / "claude_code" / "short.jsonl").read_bytes().rstrip(b"\n")
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(data[:-40])
+    window.show()
+    _open(qtbot, window, cut)
+    bar = window.warnings_bar
+    assert bar.isVisible() and "1 warning" in bar.label.text()
+    assert not bar.details.isVisible()
+    bar.toggle.click()
+    assert bar.details.isVisible() and "truncated last line skipped" in bar.details.toPlainText()
+    bar.close_button.click()
+    assert not bar.isVisible()
+    _open(qtbot, window, CORPUS_DEV / "claude_code" / "short.jsonl")
+    assert not window.warnings_bar.isVisible()
+
+
+def test_the_agent_sessions_dialog_lists_searches_and_opens_one(qtbot, window, monkeypatch):
+    rows = [{"agent": "codex", "path": str(CORPUS_DEV / "codex" / "x.jsonl"), "project": "/work/alpha", "start": 1.7e9,
+             "size": 2000, "requests": 5, "model": "gpt-5", "cost_usd": 0.5, "problem": None, "modified": 1.7e9},
+            {"agent": "claude_code", "path": str(CORPUS_DEV / "claude_code" / "short.jsonl"), "project": "/work/beta",
+             "start": 1.6e9, "size": 1000, "requests": 3, "model": "claude-x", "cost_usd": None, "problem": None,
+             "modified": 1.6e9}]
+    dialog = dialogs.AgentSessionsDialog(rows)
+    qtbot.addWidget(dialog)
+    assert dialog.chosen_path() == rows[0]["path"]
+    dialog.search.setText("beta")
+    assert dialog.visible_rows() == [rows[1]] and dialog.chosen_path() == rows[1]["path"]
+    from foldscope.core.formats import discover
+
+    monkeypatch.setattr(discover, "find_sessions", lambda: [])
+    monkeypatch.setattr(dialogs, "ask_agent_session", lambda parent, found: rows[1]["path"])
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_agent_session()
+    qtbot.waitUntil(lambda: window.task is None)
+    assert window.document.path == rows[1]["path"]
+
+
+def test_a_subagent_opens_from_the_call_that_started_it(qtbot, window, tmp_path):
+    path = _session_with_subagents(tmp_path)
+    _open(qtbot, window, path)
+    session = window.document.session
+    child = next(c for c in session.children if c.extras["child_kind"] == "subagent")
+    window.select_message(session.record.index_of(child.extras["parent_call"]))
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_subagent()
+    qtbot.waitUntil(lambda: window.task is None)
+    assert Path(window.document.path) == Path(child.source)
+    assert json.loads(json.dumps(window.document.session.extras.get("agent_id_in_file"))) == "a1b2c3"

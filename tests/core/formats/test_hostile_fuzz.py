@@ -1,0 +1,157 @@
+"""Fuzzed and hostile input through the command line: exit 0 or 2, at most three lines on stderr, no
+traceback, no partial library rows, the source file unchanged, for every format foldscope reads."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import random
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.cli.main import main
+from foldscope.core.formats import load_session
+from foldscope.core.model.session import ReadError
+from foldscope.core.store.library import Library
+from tests.paths import CORPUS
+
+SOURCES = {  # format -> files under the corpus (staged or dev: Inspect logs move from one to the other)
+    "claude_code": ["dev/claude_code/short.jsonl", "dev/claude_code/tool_heavy.jsonl"],
+    "codex": ["dev/codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"],
+    "pi": ["dev/pi/earendil-works-pi_prompt-cache-replay-session.jsonl"],
+    "lionagi": ["dev/lionagi/branch_v0.36.0_plain.synthetic.json"],
+    "inspect": ["*/inspect/log_read_sample.json", "*/inspect/log_formats.eval"],
+}
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+JUNK = st.one_of(st.none(), st.integers(-2, 2**64), st.text(max_size=4), st.just([]), st.just({}), st.booleans(),
+                 st.floats(allow_nan=False, allow_infinity=False))
+
+
+def _source(pattern: str) -> Path:
+    found = sorted(CORPUS.glob(pattern))
+    if not found:
+        pytest.skip(f"no corpus file {pattern}")
+    return found[0]
+
+
+def _retype(value, rng: random.Random, junk):
+    """Set one node somewhere inside a parsed value to a junk value."""
+    node, key = None, None
+    current = value
+    for _ in range(rng.randint(1, 6)):
+        if isinstance(current, dict) and current:
+            k = rng.choice(sorted(current))
+        elif isinstance(current, list) and current:
+            k = rng.randrange(len(current))
+        else:
+            break
+        node, key, current = current, k, current[k]
+    if node is None:
+        return junk
+    node[key] = junk
+    return value
+
+
+def _mutate_lines(data: bytes, rng: random.Random, junk) -> bytes:
+    lines = data.splitlines()[:60]
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(lines))
+        kind = rng.choice(["truncate", "flip", "delete", "swap", "junk", "retype", "duplicate"])
+        if kind == "truncate":
+            lines = lines[:i] + [lines[i][: rng.randrange(len(lines[i]) + 1)]]
+        elif kind == "flip" and lines[i]:
+            at = rng.randrange(len(lines[i]))
+            lines[i] = lines[i][:at] + bytes([lines[i][at] ^ (1 << rng.randrange(8))]) + lines[i][at + 1:]
+        elif kind == "delete" and len(lines) > 1:
+            del lines[i]
+        elif kind == "swap":
+            j = rng.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif kind == "junk":
+            lines.insert(i, bytes(rng.randrange(256) for _ in range(rng.randint(1, 12))).replace(b"\n", b""))
+        elif kind == "duplicate":
+            lines.insert(i, lines[i])
+        else:
+            try:
+                lines[i] = json.dumps(_retype(json.loads(lines[i]), rng, junk)).encode()
+            except ValueError:
+                pass
+    return b"\n".join(lines) + b"\n"
+
+
+def _mutate_document(data: bytes, rng: random.Random, junk) -> bytes:
+    kind = rng.choice(["truncate", "flip", "retype", "retype"])
+    if kind == "truncate":
+        return data[: rng.randrange(len(data))]
+    if kind == "flip":
+        at = rng.randrange(len(data))
+        return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1:]
+    return json.dumps(_retype(json.loads(data), rng, junk)).encode()
+
+
+def _mutate_archive(data: bytes, rng: random.Random, junk) -> bytes:
+    if rng.random() < 0.4:  # the archive's own bytes: cut short, or one bit flipped
+        if rng.random() < 0.5:
+            return data[: rng.randrange(len(data))]
+        at = rng.randrange(len(data))
+        return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1:]
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    name = rng.choice(sorted(members))
+    members[name] = _mutate_document(members[name], rng, junk)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for n, body in members.items():
+            archive.writestr(n, body)
+    return out.getvalue()
+
+
+def _check(path: Path, db: Path, capsys) -> None:
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    out = path.with_name("out.json")
+    code = main(["export", str(path), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code in (0, 2), err
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 3, err
+    with Library(db) as library:
+        rows = (library.db["sessions"].count, library.db["messages"].count)
+        try:
+            session = load_session(path)
+        except ReadError:
+            assert code == 2
+            session = None
+        if session is not None:
+            try:
+                library.import_session(session)
+            except ReadError:
+                pass
+        after = (library.db["sessions"].count, library.db["messages"].count)
+        assert after == rows or (after[0] == rows[0] + 1 and after[1] - rows[1] == len(session.record))
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("format", sorted(SOURCES))
+def test_fuzzed_files_exit_0_or_2_with_a_short_message_and_leave_no_partial_import(format, tmp_path, capsys):
+    sources = [_source(p) for p in SOURCES[format]]
+    assert sources, format
+
+    @SETTINGS
+    @given(st.randoms(use_true_random=False), JUNK, st.sampled_from(sources))
+    def run(rng, junk, source):
+        data = source.read_bytes()
+        if source.suffix == ".eval":
+            mutated = _mutate_archive(data, rng, junk)
+        elif source.suffix == ".json":
+            mutated = _mutate_document(data, rng, junk)
+        else:
+            mutated = _mutate_lines(data, rng, junk)
+        path = tmp_path / f"fuzzed{source.suffix}"
+        path.write_bytes(mutated)
+        _check(path, tmp_path / "library.db", capsys)
+
+    run()
