@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import os
 import stat
+import zipfile
+import zlib
 from pathlib import Path
 from types import ModuleType
 
@@ -144,6 +146,8 @@ def load_session(path: str | Path, format: str | None = None, sample: str | None
         raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
     except MemoryError:
         raise ReadError(str(path), "", "the file is too large to read into memory") from None
+    except (zlib.error, zipfile.BadZipFile, EOFError) as exc:  # a damaged .eval archive
+        raise ReadError(str(path), "", f"a damaged archive ({type(exc).__name__}: {exc})") from None
     except _UNEXPECTED as exc:
         raise ReadError(str(path), "", f"unexpected content ({type(exc).__name__}: {exc})") from None
     session.format = session.format or name
