@@ -143,4 +143,10 @@ def test_a_kill_at_any_point_of_a_save_leaves_the_old_file_or_the_new_one_and_no
         child.send_signal(signal.SIGKILL)
         child.communicate(timeout=30)
         assert len(load_session(target).record) in allowed  # whole: it parses, and is one of the sessions written
-        assert [p.name for p in tmp_path.iterdir()] == [target.name]
+        left = [p.name for p in tmp_path.iterdir() if p.name != target.name]
+        # The unnamed file gets a name only for the instant between its link and the rename; a kill in that
+        # instant can leave it, and the next save removes it (write_atomically's promise).
+        assert left in ([], [f".{target.name}.foldscope-tmp"])
+        if left:
+            write_session(load_session(target), target)
+            assert [p.name for p in tmp_path.iterdir()] == [target.name]
