@@ -16,16 +16,16 @@ def _usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:,.4f}"
 
 
-class RequestCostModel(QAbstractTableModel):
-    """One row per request of the shown rows (all, or those making up one part of the bill)."""
+class RowsModel(QAbstractTableModel):
+    """A row per item of `rows`, a column per header: what the two Cost tables share; each says its cells."""
 
-    HEADERS = ("request", "idle before", "cache read", "cache write", "causes", "wasted")
+    HEADERS: tuple[str, ...] = ()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.rows: list[CacheRow] = []
+        self.rows: list[Any] = []
 
-    def set_rows(self, rows: list[CacheRow]) -> None:
+    def set_rows(self, rows: list[Any]) -> None:
         self.beginResetModel()
         self.rows = list(rows)
         self.endResetModel()
@@ -40,6 +40,13 @@ class RequestCostModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.HEADERS):
             return self.HEADERS[section]
         return None
+
+
+class RequestCostModel(RowsModel):
+    """One row per request of the shown rows (all, or those making up one part of the bill)."""
+
+    HEADERS = ("request", "idle before", "cache read", "cache write", "causes", "wasted")
+    rows: list[CacheRow]
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows):
@@ -69,31 +76,12 @@ class RequestCostModel(QAbstractTableModel):
         return self.rows[row].index
 
 
-class CompactionModel(QAbstractTableModel):
+class CompactionModel(RowsModel):
     """One row per compaction or fold of the session."""
 
     HEADERS = ("before request", "kind", "tokens before → after", "summariser", "rewrite", "lost literals",
                "fetched again", "paid back")
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.rows: list[Compaction] = []
-
-    def set_rows(self, rows: list[Compaction]) -> None:
-        self.beginResetModel()
-        self.rows = list(rows)
-        self.endResetModel()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.HEADERS):
-            return self.HEADERS[section]
-        return None
+    rows: list[Compaction]
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows) or role != Qt.ItemDataRole.DisplayRole:
