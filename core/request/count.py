@@ -24,6 +24,7 @@ from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
 from foldscope.core.request.count_step import Laid, glue_of, lay_out, one_replaced, places, shared, type_glue
+from foldscope.core.request.long_pieces import count_ordinary, has_long_piece
 
 if TYPE_CHECKING:
     from foldscope.core.model.policy import Policy
@@ -323,10 +324,20 @@ class Counter:
         chars = sum(len(t) for t in texts)
         self.tokenised_chars += chars
         enc = tokens.encoding()
-        if chars >= PARALLEL_CHARS and self.threads > 1 and len(texts) > 1:
-            counts = [len(ids) for ids in enc.encode_ordinary_batch(texts, num_threads=self.threads)]
+        # A text holding a very long piece is merged in windows (core.request.long_pieces), never whole by tiktoken.
+        counts: list[int] = [0] * len(texts)
+        rest = []
+        for i, t in enumerate(texts):
+            if has_long_piece(t):
+                counts[i] = count_ordinary(t)
+            else:
+                rest.append(i)
+        if chars >= PARALLEL_CHARS and self.threads > 1 and len(rest) > 1:
+            for i, ids in zip(rest, enc.encode_ordinary_batch([texts[i] for i in rest], num_threads=self.threads)):
+                counts[i] = len(ids)
         else:
-            counts = [len(enc.encode_ordinary(t)) for t in texts]
+            for i in rest:
+                counts[i] = len(enc.encode_ordinary(texts[i]))
         for key, n in zip(new, counts):
             if key[0] == "head":
                 self._heads[key[1]] = n

@@ -150,6 +150,11 @@ def encoding() -> tiktoken.Encoding:
     return _local()
 
 
+def local_encoding() -> tiktoken.Encoding:
+    """The encoding built in this process (never the helper's pipe): for its private merge of one piece."""
+    return _local()
+
+
 def _local() -> tiktoken.Encoding:
     global _encoding
     if _encoding is None:
@@ -277,5 +282,8 @@ def _serve(down: int, up: int) -> None:
 
 
 def count_text(text: str) -> int:
-    """Exact o200k_base token count of text, special-token strings counted as ordinary text."""
-    return len(encoding().encode_ordinary(text))
+    """Exact o200k_base token count of text, special-token strings counted as ordinary text (a very long
+    piece merged in windows, core.request.long_pieces)."""
+    from foldscope.core.request.long_pieces import count_ordinary
+
+    return count_ordinary(text)

@@ -1,0 +1,161 @@
+"""Exact o200k_base counts of texts holding very long pre-tokenizer pieces, in time linear in their length.
+
+tiktoken splits a text into pieces with its regular expression, then merges each piece's bytes by
+byte-pair encoding: the adjacent pair whose merged bytes have the lowest rank, leftmost first, until none
+is in the vocabulary. On one piece of n bytes its merge costs more than n log n (about 1.3 s for 1 MB of
+random lowercase letters, 28 s for 8 MB: bench/bench_count.py --long); the regular expression costs
+next to nothing. A run of one letter, a long lowercase word, CJK text or whitespace without a break is
+one piece, so one huge message cost minutes.
+
+Here such a piece is merged in windows of a few kilobytes that overlap, stitched where both agree.
+The rule that makes this exact (github/rust-gems, crates/bpe/README.md, corollaries II and III):
+if BPE(S[0:x]) and BPE(S[y:z]) (y < x < z) both hold one token spanning the same bytes [a, b), then
+BPE(S[0:z]) is the first's tokens up to that token followed by the second's after it. (Why: no merge of
+the run on S[0:z] can cross a or b, for the first such merge would have been the lowest pair of the run
+on S[0:b] or on S[a:z] too, and those never cross them.) Each window is longer than the longest token,
+so tiktoken's shortcut for a piece that is itself a token never applies to one. Where two windows share
+no token (never seen on real or random text) the piece is merged whole by tiktoken, so the count stays
+exact. tests/core/request/test_long_pieces.py proves the ids equal tiktoken's on random and
+pathological text.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from itertools import accumulate
+
+from foldscope.core.request import tokens
+
+# A piece this long (in characters) is merged in windows; shorter ones by tiktoken whole. Measured:
+# below about 4,000 characters tiktoken's own merge is as fast (docs/performance.md, One huge message).
+LONG_PIECE = 4096
+WINDOW = 2048  # bytes merged by tiktoken at a time: where its per-byte cost is lowest
+OVERLAP = 320  # bytes two windows share at least: more than two of the longest tokens (128 bytes)
+LONGEST_TOKEN = 128
+
+# Inside a long piece (past its first character) there is no digit and no whitespace but \r and \n,
+# unless all of it is whitespace: its letters, its punctuation and the [\r\n/] after them, or its
+# whitespace. Any piece of LONG_PIECE characters holds one whole aligned window of _STEP of them, so the
+# check looks at one window in _STEP, and at each only until the first break (a few characters in prose).
+_BREAK = re.compile(r"[^\S\r\n]|\d")
+_STEP = (LONG_PIECE - 1) // 2
+
+Progress = Callable[[int, int], None]  # (bytes merged so far, bytes in all) of one long piece
+
+
+def has_long_piece(text: str) -> bool:
+    """Whether the text may hold a piece long enough to merge in windows (never False when it does; cheap)."""
+    n, step = len(text), _STEP
+    if n < LONG_PIECE:
+        return False
+    search = _BREAK.search
+    for p in range(0, n - step + 1, step):
+        if search(text, p, p + step) is None or (text[p].isspace() and text[p:p + step].isspace()):
+            return True
+    return False
+
+
+def count_ordinary(text: str, progress: Progress | None = None) -> int:
+    """The o200k_base token count of text, special tokens as ordinary text: len(encode_ordinary(text))."""
+    if not has_long_piece(text):
+        return len(tokens.encoding().encode_ordinary(text))
+    return sum(n for n, _ in _pieces(text, progress, keep=False))
+
+
+def encode_ordinary(text: str) -> list[int]:
+    """The ids tiktoken's encode_ordinary gives, long pieces merged in windows (for the equality tests)."""
+    if not has_long_piece(text):
+        return tokens.encoding().encode_ordinary(text)
+    return [i for _, ids in _pieces(text, None, keep=True) for i in ids]
+
+
+def _pieces(text: str, progress: Progress | None, keep: bool):
+    """Each piece's count and ids, in order (`keep=False`: a long piece's ids are not kept, only counted)."""
+    import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
+
+    enc = tokens.local_encoding()
+    ranks, single = enc._mergeable_ranks, enc._encode_single_piece
+    for piece in regex.findall(tokens.O200K_PAT_STR, text):
+        data = piece.encode()
+        rank = ranks.get(data)
+        if rank is not None:
+            yield 1, (rank,)
+        elif len(piece) < LONG_PIECE:
+            ids = single(data)
+            yield len(ids), ids
+        else:
+            yield merge_long(data, progress, keep)
+
+
+def merge_long(piece: bytes, progress: Progress | None = None, keep: bool = True) -> tuple[int, list[int]]:
+    """(count, ids) of BPE(piece) as tiktoken merges it, in overlapping windows stitched at a shared token
+    (module docstring); `keep=False` counts without keeping the ids (an empty list)."""
+    enc = tokens.local_encoding()
+    single = enc._encode_single_piece
+    n = len(piece)
+    if n <= WINDOW:
+        ids = single(piece)
+        return len(ids), ids
+    lengths = _token_lengths()
+    out: list[int] = []
+    committed = 0
+    tail = single(piece[:WINDOW])  # the tokens of BPE(piece[0:x]) not yet taken as final, from tail_start
+    ends = list(accumulate(map(lengths.__getitem__, tail)))
+    tail_start, x = 0, WINDOW
+    while x < n:
+        # The last boundary at least OVERLAP bytes before x, and far enough from the end that the window
+        # is longer than any token.
+        k = bisect_right(ends, min(x - OVERLAP, n - LONGEST_TOKEN - 1))
+        y = ends[k - 1] if k else tail_start
+        z = min(y + WINDOW, n)
+        window = single(piece[y:z])
+        w_ends = list(accumulate(map(lengths.__getitem__, window), initial=y))
+        found = _shared_token(ends, k, y, w_ends)
+        if found is None:  # no shared token: merge the piece whole (exact, at tiktoken's cost)
+            ids = single(piece)
+            return len(ids), ids
+        i, j = found
+        if keep:
+            out.extend(tail[: i + 1])
+        committed += i + 1
+        tail, ends, tail_start, x = window[j + 1:], w_ends[j + 2:], w_ends[j + 1], z
+        if progress is not None:
+            progress(x, n)
+    if keep:
+        out.extend(tail)
+    return committed + len(tail), out
+
+
+def _shared_token(ends: list[int], k: int, start: int, w_ends: list[int]) -> tuple[int, int] | None:
+    """The first token both hold: (its index in the tail, its index in the window), walking from `start`,
+    a boundary of both (tail token k and window token 0 start there); w_ends[0] is `start` itself."""
+    i, j, vs, ws = k, 0, start, start
+    while i < len(ends) and j + 1 < len(w_ends):
+        ve, we = ends[i], w_ends[j + 1]
+        if ve == we:
+            if vs == ws:
+                return i, j
+            vs = ws = ve
+            i, j = i + 1, j + 1
+        elif ve < we:
+            vs, i = ve, i + 1
+        else:
+            ws, j = we, j + 1
+    return None
+
+
+_lengths: list[int] | None = None
+
+
+def _token_lengths() -> list[int]:
+    """Each rank's token length in bytes, to place a window's tokens without decoding them."""
+    global _lengths
+    if _lengths is None:
+        ranks = tokens.local_encoding()._mergeable_ranks
+        table = [0] * (max(ranks.values()) + 1)
+        for token, rank in ranks.items():
+            table[rank] = len(token)
+        _lengths = table
+    return _lengths
