@@ -247,32 +247,33 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     """
     from foldscope.core.formats import load_session
     from foldscope.core.model.session import LibraryError
+    from foldscope.core.request.long_pieces import reporting
 
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
     session = load_session(path, sample=sample)
-    library_id, problem = None, None
+    # Counted first, then imported with its counts in one transaction: a count stopped or failed (a kill,
+    # a cancel) leaves nothing in the library. One long message reports its own progress meanwhile.
+    megabyte = 1_000_000
+    with reporting(lambda done, total: report(done // megabyte, max(1, total // megabyte),
+                                              "Counting tokens of one long message (MB)")):
+        document = build_document(session, path, report, policy)
     try:
-        library_id = import_into_library(session, db, report)
+        document.library_id = import_into_library(session, db, report, document.tokens)
     except LibraryError as exc:
-        problem = str(exc)
-    document = build_document(session, path, report, policy)
-    document.library_id, document.library_problem = library_id, problem
-    if library_id is not None:
-        try:
-            keep_token_counts(db, library_id, document.tokens)
-        except LibraryError as exc:
-            document.library_problem = str(exc)
+        document.library_problem = str(exc)
     return document
 
 
-def import_into_library(session: Session, db: str | None, report: Report) -> int:
-    """Import into the SQLite library (all or nothing); the connection opens and closes in this thread."""
+def import_into_library(session: Session, db: str | None, report: Report, tokens: list[int] | None = None) -> int:
+    """Import into the SQLite library (all or nothing, with each message's token count when given, in the same
+    transaction); the connection opens and closes in this thread."""
+    from foldscope.core.request.tokens import TOKENIZER_ID
     from foldscope.core.store.library import Library
 
     report(0, 0, "Importing into the library")
     with Library(db) as library:
-        return library.import_session(session)
+        return library.import_session(session, token_counts=(TOKENIZER_ID, tokens) if tokens is not None else None)
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:

@@ -21,9 +21,11 @@ pathological text.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import accumulate
 
 from foldscope.core.request import tokens
@@ -34,6 +36,7 @@ LONG_PIECE = 4096
 WINDOW = 2048  # bytes merged by tiktoken at a time: where its per-byte cost is lowest
 OVERLAP = 320  # bytes two windows share at least: more than two of the longest tokens (128 bytes)
 LONGEST_TOKEN = 128
+PROGRESS_EVERY = 1 << 18  # bytes of a long piece between two progress reports
 
 # Inside a long piece (past its first character) there is no digit and no whitespace but \r and \n,
 # unless all of it is whitespace: its letters, its punctuation and the [\r\n/] after them, or its
@@ -43,6 +46,20 @@ _BREAK = re.compile(r"[^\S\r\n]|\d")
 _STEP = (LONG_PIECE - 1) // 2
 
 Progress = Callable[[int, int], None]  # (bytes merged so far, bytes in all) of one long piece
+
+_reporter = threading.local()  # the progress function of this thread's counts (reporting)
+
+
+@contextlib.contextmanager
+def reporting(progress: Progress) -> Iterator[None]:
+    """Within it, every long piece this thread counts reports its progress to `progress` (a worker's report,
+    the CLI's line on a terminal); whatever `progress` raises (a cancelled task) stops the count."""
+    before = getattr(_reporter, "progress", None)
+    _reporter.progress = progress
+    try:
+        yield
+    finally:
+        _reporter.progress = before
 
 
 def has_long_piece(text: str) -> bool:
@@ -61,7 +78,7 @@ def count_ordinary(text: str, progress: Progress | None = None) -> int:
     """The o200k_base token count of text, special tokens as ordinary text: len(encode_ordinary(text))."""
     if not has_long_piece(text):
         return len(tokens.encoding().encode_ordinary(text))
-    return sum(n for n, _ in _pieces(text, progress, keep=False))
+    return sum(n for n, _ in _pieces(text, progress or getattr(_reporter, "progress", None), keep=False))
 
 
 def encode_ordinary(text: str) -> list[int]:
@@ -104,6 +121,9 @@ def merge_long(piece: bytes, progress: Progress | None = None, keep: bool = True
     tail = single(piece[:WINDOW])  # the tokens of BPE(piece[0:x]) not yet taken as final, from tail_start
     ends = list(accumulate(map(lengths.__getitem__, tail)))
     tail_start, x = 0, WINDOW
+    reported = 0
+    if progress is not None:
+        progress(0, n)
     while x < n:
         # The last boundary at least OVERLAP bytes before x, and far enough from the end that the window
         # is longer than any token.
@@ -121,8 +141,11 @@ def merge_long(piece: bytes, progress: Progress | None = None, keep: bool = True
             out.extend(tail[: i + 1])
         committed += i + 1
         tail, ends, tail_start, x = window[j + 1:], w_ends[j + 2:], w_ends[j + 1], z
-        if progress is not None:
+        if progress is not None and x - reported >= PROGRESS_EVERY:
             progress(x, n)
+            reported = x
+    if progress is not None:
+        progress(n, n)
     if keep:
         out.extend(tail)
     return committed + len(tail), out
