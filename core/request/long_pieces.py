@@ -30,9 +30,10 @@ from itertools import accumulate
 
 from foldscope.core.request import tokens
 
-# A piece this long (in characters) is merged in windows; shorter ones by tiktoken whole. Measured:
-# below about 4,000 characters tiktoken's own merge is as fast (docs/performance.md, One huge message).
-LONG_PIECE = 4096
+# A piece this long (in characters) is merged in windows; shorter ones by tiktoken whole. Measured
+# (bench/bench_count.py --long): the windowed merge costs 0.8 of tiktoken's up to 16 kB, breaks even
+# at 64 kB and wins from there, 10 times at 8 MB (docs/performance.md, One huge message).
+LONG_PIECE = 65_536
 WINDOW = 2048  # bytes merged by tiktoken at a time: where its per-byte cost is lowest
 OVERLAP = 320  # bytes two windows share at least: more than two of the longest tokens (128 bytes)
 LONGEST_TOKEN = 128
@@ -41,9 +42,9 @@ PROGRESS_EVERY = 1 << 18  # bytes of a long piece between two progress reports
 # Inside a long piece (past its first character) there is no digit and no whitespace but \r and \n,
 # unless all of it is whitespace: its letters, its punctuation and the [\r\n/] after them, or its
 # whitespace. Any piece of LONG_PIECE characters holds one whole aligned window of _STEP of them, so the
-# check looks at one window in _STEP, and at each only until the first break (a few characters in prose).
+# check looks at one window in (LONG_PIECE - 1) // 2 characters, and at each only until the first break
+# (a few characters in prose).
 _BREAK = re.compile(r"[^\S\r\n]|\d")
-_STEP = (LONG_PIECE - 1) // 2
 
 Progress = Callable[[int, int], None]  # (bytes merged so far, bytes in all) of one long piece
 
@@ -64,7 +65,7 @@ def reporting(progress: Progress) -> Iterator[None]:
 
 def has_long_piece(text: str) -> bool:
     """Whether the text may hold a piece long enough to merge in windows (never False when it does; cheap)."""
-    n, step = len(text), _STEP
+    n, step = len(text), (LONG_PIECE - 1) // 2
     if n < LONG_PIECE:
         return False
     search = _BREAK.search

@@ -38,7 +38,7 @@ print("finished", flush=True)
 
 def huge_payload(path: Path) -> Path:
     body = {"model": "gpt-4o", "messages": [{"role": "system", "content": "Be brief."},
-                                            {"role": "user", "content": "look: " + "a" * 20_000}]}
+                                            {"role": "user", "content": "look: " + "a" * 70_000}]}
     path.write_text(json.dumps(body))
     return path
 
@@ -103,4 +103,4 @@ def test_the_cli_shows_a_long_count_on_a_terminal_only(tmp_path, monkeypatch, ca
     assert "counting one long message" not in capsys.readouterr().err  # not a terminal: nothing on stderr
     monkeypatch.setattr(basic.sys.stderr, "isatty", lambda: True, raising=False)
     assert main(["inspect", str(source)]) == 0
-    assert "counting one long message: 0.0 of 0.0 MB" in capsys.readouterr().err
+    assert "counting one long message: 0.0 of 0.1 MB" in capsys.readouterr().err

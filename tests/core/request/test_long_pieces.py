@@ -105,9 +105,10 @@ def test_a_text_with_long_pieces_counts_as_tiktoken_counts_it(small_windows, tex
 
 
 def test_the_long_path_is_taken_for_long_runs_only():
-    assert long_pieces.has_long_piece("a" * 5000)
-    assert long_pieces.has_long_piece("x" + " " * 5000 + "y")
-    assert long_pieces.has_long_piece("!" + "/\n" * 3000)
+    assert long_pieces.has_long_piece("a" * 70_000)
+    assert long_pieces.has_long_piece("x" + " " * 70_000 + "y")
+    assert long_pieces.has_long_piece("!" + "/\n" * 35_000)
+    assert not long_pieces.has_long_piece("a" * 30_000)
     rng = random.Random(3)
     assert not long_pieces.has_long_piece(base64.b64encode(rng.randbytes(200_000)).decode())
     assert not long_pieces.has_long_piece(" ".join(["def f(x): return x"] * 20_000))
@@ -122,9 +123,9 @@ def around_a_long_run(draw) -> str:
     return before + run * length + after
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(around_a_long_run())
-def test_the_check_never_misses_a_long_piece(text):
+def test_the_check_never_misses_a_long_piece(small_windows, text):
     """Whenever the text holds a piece of LONG_PIECE characters, has_long_piece says so (it may say so without)."""
     import regex
 
@@ -172,7 +173,7 @@ def test_a_megabyte_of_whitespace_counts_where_tiktoken_overflows_its_stack():
 def test_the_counter_counts_a_huge_message_in_windows(monkeypatch):
     from foldscope.core.model.session import FullRecord, Message
 
-    text = "".join(random.Random(9).choice(LETTERS) for _ in range(50_000))
+    text = "".join(random.Random(9).choice(LETTERS) for _ in range(70_000))
     view = [Message("m0", "instruction", 0, {"instruction": text})]
     calls = []
     real = long_pieces.merge_long
