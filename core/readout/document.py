@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.images import image_tokens
 from foldscope.core.model.policy import Policy, PolicyChoice
 from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.fold_facts import fold_rows, is_note, note_first_index
@@ -215,7 +216,7 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     chars: list[int] = []
     for index, message in enumerate(record):
         text = message.text
-        tokens.append(count_text(text))
+        tokens.append(count_text(text) + image_tokens(message))  # images as the provider counts them
         chars.append(len(text))
         if index % 200 == 0:
             report(index, total, "Counting tokens")

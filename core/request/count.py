@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from foldscope.core.formats.images import image_tokens
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
@@ -102,6 +103,7 @@ class Counter:
         self._glue: dict[str, int] = {}
         self._glue_by_kind: dict[tuple, int] = {}  # (tag, role, next role) -> the glue's tokens
         self._heads: dict[str, int] = {}
+        self._images: dict[tuple, int] = {}  # a block's image tokens, until its body is counted
         self._recent: list[Laid] = []
         self._serial = 0
         # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
@@ -174,6 +176,7 @@ class Counter:
             glue = type_glue(spec)
             if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                 raise AssertionError(f"block does not end with its type: {text[:80]}")
+            self._images[key] = images_of(spec)
             self._tokenise({key: text[2 : len(text) - len(glue)]})
         old_part = base.parts[fi]
         glue_tokens = old_part.tokens - self._bodies[base.keys[fi]]
@@ -221,6 +224,7 @@ class Counter:
                 if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                     raise AssertionError(f"block does not end with its type: {text[:80]}")
                 new[key] = text[2 : len(text) - len(glue)]
+                self._images[key] = images_of(spec)
         self._tokenise(new)
         parts, cum = laid.parts, laid.cum
         total = cum[-1] if cum else 0
@@ -297,6 +301,7 @@ class Counter:
                     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                         raise AssertionError(f"block does not end with its type: {text[:80]}")
                     body = text[2 : len(text) - len(glue)]
+                    self._images[key] = images_of(spec)
                 if bi < len(blocks) - 1:
                     glue += ',{"'
                 elif not last_turn:
@@ -342,7 +347,8 @@ class Counter:
             if key[0] == "head":
                 self._heads[key[1]] = n
             else:
-                self._bodies[key] = n
+                # A block's images count as the provider counts them, beside its text (where "[image]" stands).
+                self._bodies[key] = n + self._images.pop(key, 0)
 
     def _lookup(self, key, glue: str) -> int:
         n = self._heads[key[1]] if key[0] == "head" else self._bodies[key]
@@ -359,6 +365,14 @@ class Counter:
         self._glue.clear()
         self._glue_by_kind.clear()
         self._heads.clear()
+        self._images.clear()
+
+
+def images_of(spec) -> int:
+    """The image tokens a block carries: its messages' images (core.formats.images), none on a tool call."""
+    if spec.tag == "tool_use":
+        return 0
+    return sum(image_tokens(m) for m in spec.messages)
 
 
 def count_text(text: str) -> int:
