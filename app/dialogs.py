@@ -320,10 +320,9 @@ class AgentSessionsDialog(QDialog):
         self.heading.setText(heading)
         self._filter(self.search.text(), keep=chosen)
 
-    def start_scan(self, find=None) -> None:
-        """Read this machine's sessions in the worker (`find`: core.formats.discover.find_sessions by default)."""
-        from foldscope.app.worker import Task
-
+    def start_scan(self, run, find=None) -> None:
+        """Read this machine's sessions in the worker: `run` is app.worker.run_task (the window hands it in; a
+        dialog does not import the worker), `find` core.formats.discover.find_sessions by default."""
         if find is None:
             from foldscope.core.formats.discover import find_sessions as find
         read: list[dict] = []  # appended in the worker, read here on each progress signal (list.append is atomic)
@@ -345,14 +344,11 @@ class AgentSessionsDialog(QDialog):
             self.task = None
             self.scan_finished.emit()
 
-        task = Task(work, "Finding agent sessions", self)
-        task.progressed.connect(progressed)
-        task.succeeded.connect(lambda rows: self.set_rows(rows))
-        task.failed.connect(lambda exc: self.heading.setText(f"Could not read the sessions: {exc}"))
-        task.ended.connect(ended)
         self.progress.setRange(0, 0)  # busy until the files are listed
         self.progress.setVisible(True)
-        self.task = task.start()
+        self.task = run(work, "Finding agent sessions", self, progressed=progressed,
+                        succeeded=lambda rows: self.set_rows(rows),
+                        failed=lambda exc: self.heading.setText(f"Could not read the sessions: {exc}"), ended=ended)
 
     def cancel_scan(self) -> None:
         if self.task is not None:
@@ -392,12 +388,12 @@ class AgentSessionsDialog(QDialog):
         return self.rows[selected[0]]["path"] if selected else None
 
 
-def ask_agent_session(parent: QWidget, rows: list[dict] | None = None) -> str | None:
+def ask_agent_session(parent: QWidget, rows: list[dict] | None = None, run=None) -> str | None:
     """The path of the session the user picks, or None (tests replace this function). Without `rows` the
-    dialog opens at once and reads this machine's sessions in the worker while it is open."""
+    dialog opens at once and reads this machine's sessions in the worker (`run`: app.worker.run_task)."""
     dialog = AgentSessionsDialog(rows, parent)
     if rows is None:
-        dialog.start_scan()
+        dialog.start_scan(run)
     return dialog.chosen_path() if dialog.exec() == QDialog.DialogCode.Accepted else None
 
 

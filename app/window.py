@@ -491,7 +491,7 @@ class MainWindow(QMainWindow):
 
     def open_agent_session(self) -> None:
         """Choose one of the agent sessions on this machine (core.formats.discover) and open it."""
-        path = dialogs.ask_agent_session(self)  # it reads the sessions in the worker while it is open
+        path = dialogs.ask_agent_session(self, run=run_task)  # it reads the sessions in the worker while open
         if path:
             self.open_path(path)
 

@@ -76,7 +76,7 @@ def test_the_agent_sessions_dialog_lists_searches_and_opens_one(qtbot, window, m
     from foldscope.core.formats import discover
 
     monkeypatch.setattr(discover, "find_sessions", lambda: [])
-    monkeypatch.setattr(dialogs, "ask_agent_session", lambda parent, found=None: rows[1]["path"])
+    monkeypatch.setattr(dialogs, "ask_agent_session", lambda parent, found=None, run=None: rows[1]["path"])
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
         window.open_agent_session()
     qtbot.waitUntil(lambda: window.task is None)
@@ -99,6 +99,7 @@ def test_a_subagent_opens_from_the_call_that_started_it(qtbot, window, tmp_path)
 def test_the_agent_sessions_dialog_reads_the_machine_in_the_worker_and_is_usable_meanwhile(qtbot):
     import threading
 
+    from foldscope.app.worker import run_task
     from foldscope.core.formats.discover import Found
 
     found = [Found("codex", f"/home/u/.codex/sessions/r{i}.jsonl", f"/work/p{i}", 1.7e9 + i, 1000, 1.7e9 + i, 3, "gpt-5")
@@ -116,7 +117,7 @@ def test_the_agent_sessions_dialog_reads_the_machine_in_the_worker_and_is_usable
     dialog = dialogs.AgentSessionsDialog()
     qtbot.addWidget(dialog)
     dialog.show()
-    dialog.start_scan(find)
+    dialog.start_scan(run_task, find)
     qtbot.waitUntil(lambda: len(dialog.rows) == 2, timeout=20_000)
     assert reading.is_set() and dialog.task is not None and dialog.progress.isVisible()
     assert "so far" in dialog.heading.text()
@@ -132,6 +133,7 @@ def test_the_agent_sessions_dialog_reads_the_machine_in_the_worker_and_is_usable
 def test_closing_the_agent_sessions_dialog_cancels_its_scan(qtbot):
     import threading
 
+    from foldscope.app.worker import run_task
     from foldscope.core.formats.discover import Found
 
     release, calls = threading.Event(), []
@@ -145,7 +147,7 @@ def test_closing_the_agent_sessions_dialog_cancels_its_scan(qtbot):
 
     dialog = dialogs.AgentSessionsDialog()
     qtbot.addWidget(dialog)
-    dialog.start_scan(find)
+    dialog.start_scan(run_task, find)
     qtbot.waitUntil(lambda: len(calls) == 1, timeout=20_000)
     with qtbot.waitSignal(dialog.scan_finished, timeout=20_000):
         dialog.reject()

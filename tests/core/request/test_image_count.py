@@ -87,3 +87,32 @@ def test_a_codex_prompt_image_counts_by_openais_rule(tmp_path):
     view = session.view_messages()
     text = counted_text(compile_request(view, record=session.record))
     assert Counter().count(view, record=session.record) == count_text(text) + 765
+
+
+def test_an_inspect_image_counts_by_its_models_provider_from_its_attachment(tmp_path):
+    """Inspect AI's ContentImage ({"type": "image", "image": data URL or attachment://, "detail"}), its data
+    kept in the sample's attachments as Inspect writes long strings; an openai/ model counts by tiles."""
+    import json
+
+    import pytest
+
+    from foldscope.core.formats import load_session
+    from tests.paths import CORPUS
+
+    found = sorted(CORPUS.glob("*/inspect/log_read_sample.json"))
+    if not found:
+        pytest.skip("no Inspect log in the corpus")
+    document = json.loads(found[0].read_bytes())
+    sample = document["samples"][0]
+    sample["attachments"]["img1"] = f"data:image/png;base64,{_png(1024, 1024)}"
+    for event in sample["events"]:
+        if event["event"] == "model":
+            event["model"] = "openai/gpt-4o"
+    for message in [*sample["messages"], *(m for e in sample["events"] if e["event"] == "model" for m in e["input"])]:
+        if message.get("role") == "user":
+            message["content"] = [{"type": "text", "text": "look"}, {"type": "image", "image": "attachment://img1"}]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(document))
+    session = load_session(path)
+    users = [m for m in session.record if m.kind == "instruction" and m.metadata.get("images")]
+    assert users and all(image_tokens(m) == 765 for m in users)  # OpenAI's tiles, not the base64
