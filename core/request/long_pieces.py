@@ -22,9 +22,11 @@ pathological text.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import threading
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from itertools import accumulate
 
@@ -103,20 +105,73 @@ def _pieces(text: str, progress: Progress | None, keep: bool):
         elif len(piece) < LONG_PIECE:
             ids = single(data)
             yield len(ids), ids
-        else:
+        elif keep:
             yield merge_long(data, progress, keep)
+        else:
+            yield _remembered_count(piece, data, progress), []
 
 
-def merge_long(piece: bytes, progress: Progress | None = None, keep: bool = True) -> tuple[int, list[int]]:
+# The counts of the last long pieces merged, by their bytes' digest: one huge message is counted as the
+# message (the panels' sizes) and again inside its request's JSON, where a run of letters or CJK is the
+# same piece but for the one character before it (`"` in the JSON). So a piece is remembered without that
+# character, with the ends of its first tokens, and a piece that has one is stitched to it at a token
+# both hold (the rule of the module docstring): the second count costs a hash (about 1 ms a MB) and one window.
+_REMEMBERED: OrderedDict[bytes, tuple[int, list[int]]] = OrderedDict()
+REMEMBER = 32
+_remembered_lock = threading.Lock()
+
+
+def _remembered_count(piece: str, data: bytes, progress: Progress | None) -> int:
+    lead = len(piece[0].encode()) if not piece[0].isalpha() and piece[1:2].isalpha() else 0
+    core = data[lead:] if lead else data
+    key = hashlib.sha256(core).digest()
+    with _remembered_lock:
+        entry = _REMEMBERED.get(key)
+        if entry is not None:
+            _REMEMBERED.move_to_end(key)
+    if entry is None:
+        head: list[int] = []
+        entry = (merge_long(core, progress, keep=False, head=head)[0], head)
+        with _remembered_lock:
+            _REMEMBERED[key] = entry
+            while len(_REMEMBERED) > REMEMBER:
+                _REMEMBERED.popitem(last=False)
+    count, head = entry
+    if not lead:
+        return count
+    # BPE(data[lead:]) is known by its count and first tokens; BPE(data[:WINDOW]) is merged here.
+    starts = [lead] + [e + lead for e in head[:-1]]
+    known = {(a, e + lead): i for i, (a, e) in enumerate(zip(starts, head))}
+    window = tokens.local_encoding()._encode_single_piece(data[:WINDOW])
+    w_ends = list(accumulate(map(_token_lengths().__getitem__, window), initial=0))
+    for j in range(len(window)):
+        i = known.get((w_ends[j], w_ends[j + 1]))
+        if i is not None:
+            return (j + 1) + (count - (i + 1))
+    # No shared token (a run of one letter, whose tokens keep their phase from the first character):
+    # merge this piece itself, and remember it too.
+    count = merge_long(data, progress, keep=False)[0]
+    with _remembered_lock:
+        _REMEMBERED[hashlib.sha256(data).digest()] = (count, [])
+        while len(_REMEMBERED) > REMEMBER:
+            _REMEMBERED.popitem(last=False)
+    return count
+
+
+def merge_long(piece: bytes, progress: Progress | None = None, keep: bool = True,
+               head: list[int] | None = None) -> tuple[int, list[int]]:
     """(count, ids) of BPE(piece) as tiktoken merges it, in overlapping windows stitched at a shared token
-    (module docstring); `keep=False` counts without keeping the ids (an empty list)."""
+    (module docstring); `keep=False` counts without keeping the ids (an empty list). `head` gets the
+    ends of the first tokens (those of the first window's stitch, at least a thousand bytes' worth)."""
     enc = tokens.local_encoding()
     single = enc._encode_single_piece
+    lengths = _token_lengths()
     n = len(piece)
     if n <= WINDOW:
         ids = single(piece)
+        if head is not None:
+            head.extend(accumulate(map(lengths.__getitem__, ids)))
         return len(ids), ids
-    lengths = _token_lengths()
     out: list[int] = []
     committed = 0
     tail = single(piece[:WINDOW])  # the tokens of BPE(piece[0:x]) not yet taken as final, from tail_start
@@ -136,8 +191,12 @@ def merge_long(piece: bytes, progress: Progress | None = None, keep: bool = True
         found = _shared_token(ends, k, y, w_ends)
         if found is None:  # no shared token: merge the piece whole (exact, at tiktoken's cost)
             ids = single(piece)
+            if head is not None:
+                head[:] = [e for e in accumulate(map(lengths.__getitem__, ids[:WINDOW])) if e <= WINDOW]
             return len(ids), ids
         i, j = found
+        if head is not None and not committed:
+            head.extend(ends[: i + 1])
         if keep:
             out.extend(tail[: i + 1])
         committed += i + 1

@@ -155,7 +155,7 @@ def test_the_shared_token_makes_even_a_tiny_overlap_exact(small_windows, monkeyp
 
 def test_windows_that_share_no_token_merge_the_piece_whole(small_windows, monkeypatch):
     monkeypatch.setattr(long_pieces, "_shared_token", lambda *args: None)
-    data = "".join(random.Random(5).choice(LETTERS) for _ in range(3000)).encode()
+    data = "".join(random.Random(5).choices(LETTERS, k=3000)).encode()
     assert long_pieces.merge_long(data)[1] == tiktoken_piece(data)
 
 
@@ -173,7 +173,7 @@ def test_a_megabyte_of_whitespace_counts_where_tiktoken_overflows_its_stack():
 def test_the_counter_counts_a_huge_message_in_windows(monkeypatch):
     from foldscope.core.model.session import FullRecord, Message
 
-    text = "".join(random.Random(9).choice(LETTERS) for _ in range(70_000))
+    text = "".join(random.Random(9).choices(LETTERS, k=70_000))
     view = [Message("m0", "instruction", 0, {"instruction": text})]
     calls = []
     real = long_pieces.merge_long
@@ -183,3 +183,28 @@ def test_the_counter_counts_a_huge_message_in_windows(monkeypatch):
     record = FullRecord(view)
     assert Counter().count(view, record=record) == len(encoding().encode_ordinary(counted_text(compile_request(view, record=record))))
     assert calls, "the long piece was merged whole by tiktoken"
+
+
+def test_a_long_piece_counted_again_costs_no_second_merge(monkeypatch):
+    """One huge message is counted as the message and again inside its request's JSON: the piece is merged once."""
+    merges = []
+    real = long_pieces.merge_long
+    monkeypatch.setattr(long_pieces, "merge_long", lambda *a, **k: merges.append(1) or real(*a, **k))
+    text = "".join(random.Random(21).choices(LETTERS, k=70_000))
+    first = count_text("look: " + text)
+    assert count_text('{"text":"' + text + '"}') > 0 and first == len(encoding().encode_ordinary("look: " + text))
+    assert len(merges) == 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["lower", "cjk", "one"]), st.sampled_from(['"', " ", "(", "—"]), st.integers(0, 2**32))
+def test_a_piece_remembered_without_its_first_character_stitches_exactly(small_windows, kind, lead, seed):
+    """The JSON's `"` before a message's long word: the remembered count, stitched, equals tiktoken's."""
+    rng = random.Random(seed)
+    n = rng.randint(500, 4000)
+    word = ("".join(rng.choice(LETTERS) for _ in range(n)) if kind == "lower" else
+            "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(n // 3)) if kind == "cjk" else "q" * n)
+    long_pieces._REMEMBERED.clear()
+    assert long_pieces.count_ordinary(word) == len(encoding().encode_ordinary(word))
+    for text in (lead + word, "x" + lead + word + "\n"):
+        assert long_pieces.count_ordinary(text) == len(encoding().encode_ordinary(text))
