@@ -255,9 +255,7 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     session = load_session(path, sample=sample)
     # Counted first, then imported with its counts in one transaction: a count stopped or failed (a kill,
     # a cancel) leaves nothing in the library. One long message reports its own progress meanwhile.
-    megabyte = 1_000_000
-    with reporting(lambda done, total: report(done // megabyte, max(1, total // megabyte),
-                                              "Counting tokens of one long message (MB)")):
+    with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
         document = build_document(session, path, report, policy)
     try:
         document.library_id = import_into_library(session, db, report, document.tokens)
@@ -302,7 +300,10 @@ def kind_label(document: Document, index: int) -> str:
     if message.is_clipped_copy:
         return "clipped copy"
     if message.kind == "action_request":
-        return f"call {message.content.get('function', '')}".rstrip()
+        label = f"call {message.content.get('function', '')}".rstrip()
+        # A call that started a subagent says so: Enter or a double-click on its row opens that session.
+        started = any(c.extras.get("parent_call") == message.id for c in document.session.children)
+        return f"{label} → subagent" if started else label
     if message.kind == "action_response":
         return f"result {message.content.get('function', '')}".rstrip()
     return KIND_LABELS.get(message.kind, message.kind)

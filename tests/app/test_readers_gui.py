@@ -99,7 +99,7 @@ def test_a_subagent_opens_from_the_call_that_started_it(qtbot, window, tmp_path)
 def test_the_agent_sessions_dialog_reads_the_machine_in_the_worker_and_is_usable_meanwhile(qtbot):
     import threading
 
-    from foldscope.app.worker import run_task
+    from foldscope.app.worker import pool, run_task
     from foldscope.core.formats.discover import Found
 
     found = [Found("codex", f"/home/u/.codex/sessions/r{i}.jsonl", f"/work/p{i}", 1.7e9 + i, 1000, 1.7e9 + i, 3, "gpt-5")
@@ -125,6 +125,7 @@ def test_the_agent_sessions_dialog_reads_the_machine_in_the_worker_and_is_usable
     assert dialog.chosen_path() == found[0].path
     with qtbot.waitSignal(dialog.scan_finished, timeout=20_000):
         release.set()
+    qtbot.waitUntil(lambda: pool().activeThreadCount() == 0)  # `ended` comes just before the pool is idle
     assert [r["path"] for r in dialog.rows] == [f.path for f in reversed(found)]  # newest first
     assert dialog.chosen_path() == found[0].path and not dialog.progress.isVisible()
     assert "3 sessions found" in dialog.heading.text()
@@ -133,7 +134,7 @@ def test_the_agent_sessions_dialog_reads_the_machine_in_the_worker_and_is_usable
 def test_closing_the_agent_sessions_dialog_cancels_its_scan(qtbot):
     import threading
 
-    from foldscope.app.worker import run_task
+    from foldscope.app.worker import pool, run_task
     from foldscope.core.formats.discover import Found
 
     release, calls = threading.Event(), []
@@ -152,6 +153,7 @@ def test_closing_the_agent_sessions_dialog_cancels_its_scan(qtbot):
     with qtbot.waitSignal(dialog.scan_finished, timeout=20_000):
         dialog.reject()
         release.set()
+    qtbot.waitUntil(lambda: pool().activeThreadCount() == 0)
     assert len(calls) < 50  # the report after the close raised Cancelled in the worker
 
 
@@ -169,6 +171,13 @@ def test_a_subagent_opens_from_its_call_row_with_enter_or_the_context_menu(qtbot
     assert window.subagent_action in menu.actions() and not window.subagent_action.isEnabled()
     window.select_message(call)
     assert window.subagent_action.isEnabled()
+    from foldscope.app.models.messages import KIND
+    from foldscope.core.readout.document import kind_label
+
+    assert kind_label(window.document, call).endswith("→ subagent")  # the row says what Enter opens
+    assert not kind_label(window.document, other).endswith("→ subagent")
+    row = window.record_model.row_of(call)
+    assert window.record_model.index(row, KIND).data().endswith("→ subagent")
     table = window.record_list.table  # the full record: the call is there whatever the view holds now
     table.setFocus()
     assert table.currentIndex().isValid()
@@ -187,3 +196,23 @@ def test_enter_on_a_row_that_started_no_subagent_opens_nothing(qtbot, window, tm
     window.select_message(other)
     qtbot.keyClick(window.record_list.table, Qt.Key.Key_Return)
     assert window.task is None and Path(window.document.path) == tmp_path / "s1.jsonl"
+
+
+def test_a_double_click_on_the_call_row_opens_its_subagent(qtbot, window, tmp_path):
+    from foldscope.app.qt import Qt
+
+    _open(qtbot, window, _session_with_subagents(tmp_path))
+    session = window.document.session
+    child = next(c for c in session.children if c.extras["child_kind"] == "subagent")
+    call = session.record.index_of(child.extras["parent_call"])
+    window.show()
+    window.select_message(call)
+    table = window.record_list.table
+    table.scrollTo(table.currentIndex())
+    rect = table.visualRect(table.currentIndex())
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        # A double-click as the platform delivers it: a press and release, then the double-click event.
+        qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: window.task is None)
+    assert Path(window.document.path) == Path(child.source)
