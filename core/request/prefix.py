@@ -143,6 +143,8 @@ class Shape:
     turns: list[int]  # each block's turn, in the payload's `messages`
     ends: list[int]  # bytes of segments 0..i
     first_round: IncludedRound | None = None  # what its results compiled under
+    shared: int = 0  # leading blocks that are the same objects as the previous shape's (read when it was made)
+    serial: int = -1  # the serial of the counter's layout it was read from (core.request.count_step.Laid)
 
     @property
     def trailer(self) -> str:
@@ -204,15 +206,19 @@ class PrefixMeter:
         head += '"messages":['
         flat, roles = laid.flat, laid.roles
         prev = self.previous
-        j = 0
+        j = same = 0
         if prev is not None:
             n = min(len(prev.flat), len(flat))
-            j = next(compress(count(), map(operator.is_not, prev.flat[:n], flat[:n])), n)
+            # A layout extended from the previous one kept its first `kept` blocks as the same objects: the scan
+            # for the first different block starts there, so a request costs what changed.
+            k = min(laid.kept, n) if laid.since == prev.serial and prev.serial >= 0 else 0
+            j = next(compress(count(k), map(operator.is_not, prev.flat[k:n], flat[k:n])), n)
+        same = j
         if prev is not None and prev.first_round != first_round:
             j = 0  # the results may compile under another bound
         shape = Shape(tuple(view), self.policy_key, head, flat, roles,
                       prev.turns[:j] if j and prev is not None else [], prev.ends[:j] if j and prev is not None else [],
-                      first_round)
+                      first_round, same, laid.serial)
         turns, ends = shape.turns, shape.ends
         for i in range(j, len(flat)):
             turns.append(0 if i == 0 else turns[-1] + (roles[i] != roles[i - 1]))
@@ -224,11 +230,13 @@ class PrefixMeter:
             return (s.glue(i) + self._text(s.flat[i], s.first_round)).encode("utf-8")
         return s.trailer.encode("utf-8") if i == len(s.flat) else None
 
-    def _first_different(self, a: Shape, b: Shape) -> tuple[int, int]:
-        """The first block that differs in bytes or role (past both ends when none does) and the bytes before it."""
+    def _first_different(self, a: Shape, b: Shape) -> tuple[int, int, int | None]:
+        """The first block whose bytes differ (past both ends when none does), the bytes before it, and the turn
+        that opened with another role while its bytes were still the same (None when none did)."""
         n = min(len(a.flat), len(b.flat))
         same_round = a.first_round == b.first_round
-        i = next(compress(count(), map(operator.is_not, a.flat[:n], b.flat[:n])), n) if same_round else 0
+        i = b.shared if same_round else 0  # b was shaped after a: its shared start is theirs
+        other_role = None
         while i <= max(len(a.flat), len(b.flat)):
             # Equal blocks in the same place of their turn are equal segments; only others are rendered.
             if (i < n and (i == 0 or a.roles[i - 1] == b.roles[i - 1]) and a.roles[i] == b.roles[i]
@@ -236,16 +244,16 @@ class PrefixMeter:
                                         or self._key(a.flat[i], a.first_round) == self._key(b.flat[i], b.first_round))):
                 i += 1
                 continue
-            if i < n and a.roles[i] != b.roles[i]:
-                break  # the same bytes so far, but its turn has another role (said when the turn closes)
             sa, sb = self._segment(a, i), self._segment(b, i)
             if sa != sb:
                 break
+            if i < n and a.roles[i] != b.roles[i] and other_role is None:
+                other_role = b.turns[i]  # the same bytes so far; the role is said when the turn closes
             i += 1
-        return i, a.ends[i - 1] if 0 < i <= len(a.flat) else 0
+        return i, a.ends[i - 1] if 0 < i <= len(a.flat) else 0, other_role
 
     def _divergence(self, a: Shape, b: Shape) -> Divergence:
-        j, before = self._first_different(a, b)
+        j, before, other_role = self._first_different(a, b)
         if a.head == b.head:
             shared = len(a.head.encode("utf-8")) + before
             if j > len(a.flat) and j > len(b.flat):
@@ -268,7 +276,11 @@ class PrefixMeter:
         tb = b.turns[j] if j < len(b.flat) else (b.turns[-1] + 1 if b.flat else 0)
         i = min(ta, tb)
         nb = b.turns[-1] + 1 if b.flat else 0
-        if i < nb:
+        if other_role is not None and other_role < i:
+            # Both turns closed at j with their blocks alike: the turn that differs is the one of another role,
+            # at its last block (as `divergence` names a message whose blocks are alike).
+            i, block = other_role, b.flat[j - 1]
+        elif i < nb:
             block = b.flat[j] if j < len(b.flat) and b.turns[j] == i else b.flat[min(j, len(b.flat)) - 1]
         elif j < len(a.flat):
             block = a.flat[j]
