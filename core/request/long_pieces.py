@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import re
 import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from itertools import accumulate
+
+import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
 
 from foldscope.core.request import tokens
 
@@ -46,7 +47,8 @@ PROGRESS_EVERY = 1 << 18  # bytes of a long piece between two progress reports
 # whitespace. Any piece of LONG_PIECE characters holds one whole aligned window of _STEP of them, so the
 # check looks at one window in (LONG_PIECE - 1) // 2 characters, and at each only until the first break
 # (a few characters in prose).
-_BREAK = re.compile(r"[^\S\r\n]|\d")
+# The classes are the pattern's own (the regex module's \s and \p{N}, as tiktoken's pattern means them).
+_BREAK = regex.compile(r"[^\S\r\n]|\p{N}")
 
 Progress = Callable[[int, int], None]  # (bytes merged so far, bytes in all) of one long piece
 
@@ -93,8 +95,6 @@ def encode_ordinary(text: str) -> list[int]:
 
 def _pieces(text: str, progress: Progress | None, keep: bool):
     """Each piece's count and ids, in order (`keep=False`: a long piece's ids are not kept, only counted)."""
-    import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
-
     enc = tokens.local_encoding()
     ranks, single = enc._mergeable_ranks, enc._encode_single_piece
     for piece in regex.findall(tokens.O200K_PAT_STR, text):

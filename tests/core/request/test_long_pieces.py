@@ -208,3 +208,10 @@ def test_a_piece_remembered_without_its_first_character_stitches_exactly(small_w
     assert long_pieces.count_ordinary(word) == len(encoding().encode_ordinary(word))
     for text in (lead + word, "x" + lead + word + "\n"):
         assert long_pieces.count_ordinary(text) == len(encoding().encode_ordinary(text))
+
+
+def test_the_check_reads_whitespace_as_the_pattern_does():
+    """\\x1c is whitespace to Python's str but not to tiktoken's pattern: a punctuation run through it is one piece."""
+    text = "x" + "!\x1c" * 40_000 + "y"
+    assert long_pieces.has_long_piece(text)
+    assert long_pieces.count_ordinary(text) == len(encoding().encode_ordinary(text))
