@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import compress, count
@@ -267,15 +268,32 @@ class PrefixMeter:
         ta = a.turns[j] if j < len(a.flat) else (a.turns[-1] + 1 if a.flat else 0)
         tb = b.turns[j] if j < len(b.flat) else (b.turns[-1] + 1 if b.flat else 0)
         i = min(ta, tb)
-        nb = b.turns[-1] + 1 if b.flat else 0
+        na, nb = (a.turns[-1] + 1 if a.flat else 0), (b.turns[-1] + 1 if b.flat else 0)
         if i < nb:
-            block = b.flat[j] if j < len(b.flat) and b.turns[j] == i else b.flat[min(j, len(b.flat)) - 1]
-        elif j < len(a.flat):
-            block = a.flat[j]
+            block = self._first_block(b, a, i)
+        elif i < na:
+            block = self._first_block(a, b, i)
         else:
             return Divergence(share, i, None, cause)
         first = block.messages[0]
         return Divergence(share, i, self.record.index_of(first.id) if first.id in self.record else None, cause)
+
+    def _first_block(self, mine: Shape, other: Shape, turn: int):
+        """The first block of `mine`'s message `turn` that `other`'s same message lacks in its place, else its
+        last block (the message then differs only in its role or its length): as `divergence` names it."""
+        lo, hi = bisect_left(mine.turns, turn), bisect_right(mine.turns, turn)
+        olo, ohi = bisect_left(other.turns, turn), bisect_right(other.turns, turn)
+        for k in range(lo, hi):
+            o = olo + (k - lo)
+            if o >= ohi or not self._same_block(mine, k, other, o):
+                return mine.flat[k]
+        return mine.flat[hi - 1]
+
+    def _same_block(self, a: Shape, i: int, b: Shape, k: int) -> bool:
+        x, y = a.flat[i], b.flat[k]
+        if a.first_round == b.first_round and (x is y or self._key(x, a.first_round) == self._key(y, b.first_round)):
+            return True
+        return self._text(x, a.first_round) == self._text(y, b.first_round)
 
     def _stream_prefix(self, a: Shape, b: Shape, start: int) -> int:
         """Common bytes of the two payloads' streams from segment `start` (-1: the head) on, read lazily."""
