@@ -26,19 +26,19 @@ def register(subparsers) -> None:
 
 def cache_file(path: str) -> dict[str, Any]:
     """One session's cache report as plain data (a process pool carries it)."""
+    from foldscope.core.cli.options import read_session
     from foldscope.core.forensics.cache_report import cache_report
-    from foldscope.core.formats import load_session
 
-    session = load_session(path)
+    session = read_session(path)
     return cache_report(session, session_policy(session)).as_dict()
 
 
 def compactions_file(path: str) -> dict[str, Any]:
     """One session's compaction reports as plain data."""
+    from foldscope.core.cli.options import read_session
     from foldscope.core.forensics.compactions import compaction_report
-    from foldscope.core.formats import load_session
 
-    session = load_session(path)
+    session = read_session(path)
     return compaction_report(session, session_policy(session)).as_dict()
 
 

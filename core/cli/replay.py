@@ -17,6 +17,7 @@ from foldscope.core.cli.options import (
     add_workers,
     measure_from_args,
     policy_choice,
+    read_session,
 )
 from foldscope.core.model.session import ReadError
 from foldscope.core.replay.lab import model_vs_reported
@@ -47,12 +48,11 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     """Replay one file; the result is plain data, so a process pool can carry it."""
     from argparse import Namespace
 
-    from foldscope.core.formats import load_session
     from foldscope.core.replay.cache_check import check_cache
     from foldscope.core.replay.lab import replay
 
     args = Namespace(**args_dict)
-    session = load_session(path, sample=getattr(args, "sample", None))
+    session = read_session(path, sample=getattr(args, "sample", None))
     measure = measure_from_args(args, session)
     result = replay(session, args.strategy or list(STRATEGIES), measure)
     result["file"] = str(path)
