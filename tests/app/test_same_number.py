@@ -2,7 +2,7 @@
 
 Each figure is read from what the place displays (a heading, the status bar, the map's line, the request
 panel's header, the timeline's hover text, `inspect --json`, `requests --json`), never from the Measure
-again: lists, window map, status bar, request panel and timeline for the next request and for a recorded
+again: lists, window map, status bar, request panel, composition and timeline for the next request and for a recorded
 one, on a real Claude Code file (which carries an unseen head the file does not hold) and on the demo.
 """
 
@@ -42,7 +42,11 @@ def displayed(window, qtbot) -> dict[str, int]:
     panel.show()
     qtbot.waitUntil(lambda: "Estimate" in panel.header.text())
     slot = window.timeline.current
+    composition = window.composition_panel
+    composition.show()  # composes only while visible
+    composition.refresh(force=True)
     return {
+        "composition": number_after("estimate", composition.heading.text()),
         "lists": number_after("estimate", window.view_list.heading.text()),
         "window map": number_after("estimate", window.window_map.summary()[0]),
         "request panel": number_after("Estimate", panel.header.text()),
