@@ -31,7 +31,8 @@ class _Live:
     __slots__ = ("stored", "read", "ids", "marked", "owned")
 
     def __init__(self, stored: list) -> None:
-        self.stored, self.read, self.ids = stored, 0, set()
+        self.stored, self.read = stored, 0
+        self.ids: set[str] = set()
         self.marked: tuple[str, ...] = ()  # a view's ids, each delivered and in the record
         self.owned = False  # the list is one mark_delivered made: it may grow in place
 
