@@ -17,6 +17,7 @@ from foldscope.core.cli.options import (
     add_workers,
     measure_from_args,
     policy_choice,
+    read_session,
 )
 from foldscope.core.model.session import ReadError
 from foldscope.core.replay.lab import model_vs_reported
@@ -55,12 +56,11 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     """Replay one file; the result is plain data, so a process pool can carry it."""
     from argparse import Namespace
 
-    from foldscope.core.formats import load_session
     from foldscope.core.replay.cache_check import check_cache
     from foldscope.core.replay.lab import replay
 
     args = Namespace(**args_dict)
-    session = load_session(path, sample=getattr(args, "sample", None))
+    session = read_session(path, sample=getattr(args, "sample", None))
     measure = measure_from_args(args, session)
     result = replay(session, args.strategy or list(STRATEGIES), measure, estimator=getattr(args, "estimator", ADR))
     result["file"] = str(path)
@@ -184,6 +184,8 @@ def format_replay(result: dict[str, Any]) -> str:
             lines.append(model_vs_reported(t))  # core.replay.lab
     if not result["priced"]:
         lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
+    if "rows" in result:  # --per-request
+        lines += format_rows(result["rows"])
     check = result.get("check")
     if check:
         lines += ["", f"cache model against reported usage ({check['requests']} requests): "
@@ -201,6 +203,39 @@ def decides_line(totals: list[dict[str, Any]]) -> str:
     used = dict.fromkeys(e for _, e in named)
     return "decides on: " + "; ".join(
         f"{', '.join(s for s, e in named if e == name)}: {name}, {ESTIMATORS[name]}" for name in used)
+
+
+# --per-request's columns: (heading, row key, width); reported input is the provider's, the rest the strategy's.
+ROW_COLUMNS = (("request", "request", 7), ("messages", "messages", 8), ("estimate", "estimate", 9),
+               ("reported", "reported_input", 9), ("fresh", "fresh", 8), ("cache read", "cache_read", 10),
+               ("cache write", "cache_write", 11), ("output", "output", 7), ("folds", "folds", 5),
+               ("cost", "cost_usd", 9))
+
+
+def format_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """A table of rows per strategy, in the order they came: one line a request, its change and flags at the end."""
+    lines: list[str] = []
+    for strategy in dict.fromkeys(row["strategy"] for row in rows):
+        lines += ["", f"{strategy}, per request:",
+                  "  ".join(f"{heading:>{width}}" for heading, _, width in ROW_COLUMNS) + "  change"]
+        for row in (r for r in rows if r["strategy"] == strategy):
+            cells = [_cell(key, row.get(key), width) for _, key, width in ROW_COLUMNS]
+            flags = [word for word, key in (("OVER", "over_ceiling"), ("refused", "refused")) if row.get(key)]
+            tail = " ".join([str(row.get("change") or ""), *flags]).strip()
+            if row.get("kind") not in (None, "request"):
+                tail = f"{row['kind']} {tail}".strip()
+            lines.append("  ".join(cells) + "  " + tail)
+    return lines
+
+
+def _cell(key: str, value: Any, width: int) -> str:
+    if value is None:
+        text = "-"
+    elif key == "cost_usd":
+        text = _usd(value)
+    else:
+        text = f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{text:>{width}}"
 
 
 def _usd(value: float | None) -> str:

@@ -27,6 +27,12 @@ PART_WORDS = {
                    "cache counts as reads)"),
 }
 PARTS = tuple(PART_WORDS)
+# The parts whose name alone tells a newcomer too little, said in one sentence under the legend.
+PART_EXPLAINED = {
+    "provider": ("Provider misses: the start of these requests was unchanged and sent while the cache should still "
+                 "have held it, so it could have been read back at a fraction of the price; the provider stored it "
+                 "again and billed a cache write instead, and nothing in the session caused it."),
+}
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,11 @@ class CostFacts:
         share = ", ".join(f"{p.label} {_usd(p.usd)} ({(p.usd or 0) / total:.0%})" for p in top) if total else "nothing"
         return (f"The session cost {_usd(total)} as billed. Most went to {share}. "
                 "Click a part to list the requests that make it up.")
+
+
+def parts_explained(parts: list[Part]) -> list[str]:
+    """One sentence for each part shown whose name needs one (PART_EXPLAINED), in the bar's order."""
+    return [PART_EXPLAINED[p.name] for p in parts if p.name in PART_EXPLAINED and (p.tokens or p.usd)]
 
 
 def _usd(value: float | None) -> str:
