@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice
+from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
 from foldscope.core.model.launch import read_launch_policy
 from foldscope.core.model.session import ReadError, Session
 from foldscope.core.request.estimators import ADR, ESTIMATORS
@@ -59,9 +59,8 @@ def _file(parser, output: bool = False) -> None:
 
 
 def _load(args) -> Session:
-    from foldscope.core.formats import load_session
 
-    return load_session(args.file, args.input_format, args.sample)
+    return read_session(args.file, args.input_format, args.sample)
 
 
 def _write(session: Session, args) -> str:
