@@ -182,6 +182,12 @@ def bad_usage_warning(bad: list[str]) -> str:
     return f"usage figure{'s' if len(bad) > 1 else ''} of the wrong type ({', '.join(bad)}): the request's usage is read as unknown"
 
 
+def usage_object_warning(raw: Any) -> str:
+    """A usage that is there but is no object (a string, a number, a list): read as unknown, and said."""
+    kind = "a string" if isinstance(raw, str) else "a list" if isinstance(raw, list) else type(raw).__name__
+    return f"usage is {kind}, not an object of figures: the request's usage is read as unknown"
+
+
 @dataclass(frozen=True)
 class Request:
     """One call to the model: request k is compiled from the view before the k-th assistant response."""

@@ -66,6 +66,24 @@ def test_the_demo_trace_shares_equal_the_whole_payload_computation():
         assert rows[-1].prefix_share is None
 
 
+def test_a_turn_that_changes_role_names_the_first_block_the_earlier_request_lacks_as_the_whole_payload_does():
+    # Found by the property above: request A is one user turn [x], request B one assistant turn [x, y]. The bytes
+    # first part at y (x's bytes are shared; the role comes after the content), so the divergence names y's message.
+    from foldscope.core.model.session import FullRecord, Message
+
+    msgs = [Message("m0", "system", 0.0, {"system_message": "s"}),
+            Message("m1", "instruction", 1.0, {"instruction": "aaaaaaa", "context": None}),
+            Message("m2", "assistant", 3.0, {"assistant_response": "aaaaaaa"}),
+            Message("m3", "assistant", 4.0, {"assistant_response": "a"})]
+    record = FullRecord(msgs)
+    counter, meter = Counter(), PrefixMeter(record)
+    a, b = [msgs[1]], [msgs[2], msgs[3]]
+    meter.step(("m1",), counter.measure(a, record=record).laid)
+    got = meter.step(("m2", "m3"), counter.measure(b, record=record).laid)
+    expected = divergence(whole(record, a, None, None, None), whole(record, b, None, None, None), record)
+    assert got == expected and expected.index == 3
+
+
 def test_a_turn_of_another_role_whose_first_blocks_are_alike_is_named_where_the_bytes_part():
     # Found by the property test above: user ["Z"] then assistant ["Z", "a"] share the block "Z"; the bytes part at
     # the second block, so both the meter and the whole comparison name that block's message (m4).
