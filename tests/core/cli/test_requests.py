@@ -80,3 +80,15 @@ def test_a_bad_profile_names_the_file_and_key(capsys, tmp_path):
     profile.write_text("max_input_tokens: true\n")
     code, _, err = run(capsys, "requests", str(demo_path()), "--profile", str(profile))
     assert code == 2 and "p.yaml: max_input_tokens" in err
+
+
+def test_the_ceilings_source_is_named_once(capsys):
+    """New user 28: "ceiling 100000 (auto: auto: the first price tier ...)"."""
+    from foldscope.core.formats.demo import demo_path
+
+    assert cli.main(["requests", str(demo_path()), "--ceiling", "auto"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "(auto: the first price tier" in head and "auto: auto:" not in head
+    assert cli.main(["requests", str(demo_path())]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "auto; auto:" not in head and "auto: auto:" not in head
