@@ -100,3 +100,15 @@ def test_requests_on_a_real_session_shows_the_estimates_verdict_and_the_provider
     assert code == 0
     assert f"over_ceiling (the estimate at or past 200,000): {len(over):,} requests; reported_over_ceiling" in text
     assert "(the provider's count at or past it): 0" in text and "head estimated" in text
+
+
+def test_the_ceilings_source_is_named_once(capsys):
+    """New user 28: "ceiling 100000 (auto: auto: the first price tier ...)"."""
+    from foldscope.core.formats.demo import demo_path
+
+    assert cli.main(["requests", str(demo_path()), "--ceiling", "auto"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "(auto: the first price tier" in head and "auto: auto:" not in head
+    assert cli.main(["requests", str(demo_path())]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "auto; auto:" not in head and "auto: auto:" not in head
