@@ -110,7 +110,7 @@ def long_messages(sizes: list[float], tiktoken_up_to: float) -> None:
     print("crossover, one lowercase piece: tiktoken's merge vs the windowed merge (ms, best of 3)")
     for length in (1024, 2048, 4096, 8192, 16384, 65536):
         data = one_piece("lowercase", length, seed=length).encode()
-        ours = min(timed(lambda data=data: long_pieces.merge_long(data, keep=False))[0] for _ in range(3))
+        ours = min(timed(lambda data=data: long_pieces.merge_long(enc, data, keep=False))[0] for _ in range(3))
         theirs = min(timed(lambda data=data: enc._encode_single_piece(data))[0] for _ in range(3))
         print(f"  {length:6,} bytes: tiktoken {theirs * 1000:7.2f}  windowed {ours * 1000:7.2f}  ratio {theirs / ours:5.2f}")
     print(f"one huge message: count_text of one piece (long pieces merged in windows from {long_pieces.LONG_PIECE:,} characters)")

@@ -25,7 +25,7 @@ from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
 from foldscope.core.request.count_step import Laid, glue_of, lay_out, one_replaced, places, shared, type_glue
-from foldscope.core.request.long_pieces import count_ordinary, has_long_piece
+from foldscope.core.request.long_pieces import has_long_piece
 
 if TYPE_CHECKING:
     from foldscope.core.model.policy import Policy
@@ -334,7 +334,7 @@ class Counter:
         rest = []
         for i, t in enumerate(texts):
             if has_long_piece(t):
-                counts[i] = count_ordinary(t)
+                counts[i] = tokens.count_text(t)
             else:
                 rest.append(i)
         if chars >= PARALLEL_CHARS and self.threads > 1 and len(rest) > 1:

@@ -28,10 +28,12 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
 
-from foldscope.core.request import tokens
+if TYPE_CHECKING:
+    from tiktoken import Encoding
 
 # A piece this long (in characters) is merged in windows; shorter ones by tiktoken whole. Measured
 # (bench/bench_count.py --long): the windowed merge costs 0.8 of tiktoken's up to 16 kB, breaks even
@@ -79,25 +81,24 @@ def has_long_piece(text: str) -> bool:
     return False
 
 
-def count_ordinary(text: str, progress: Progress | None = None) -> int:
+def count_ordinary(enc: Encoding, text: str, progress: Progress | None = None) -> int:
     """The o200k_base token count of text, special tokens as ordinary text: len(encode_ordinary(text))."""
     if not has_long_piece(text):
-        return len(tokens.encoding().encode_ordinary(text))
-    return sum(n for n, _ in _pieces(text, progress or getattr(_reporter, "progress", None), keep=False))
+        return len(enc.encode_ordinary(text))
+    return sum(n for n, _ in _pieces(enc, text, progress or getattr(_reporter, "progress", None), keep=False))
 
 
-def encode_ordinary(text: str) -> list[int]:
+def encode_ordinary(enc: Encoding, text: str) -> list[int]:
     """The ids tiktoken's encode_ordinary gives, long pieces merged in windows (for the equality tests)."""
     if not has_long_piece(text):
-        return tokens.encoding().encode_ordinary(text)
-    return [i for _, ids in _pieces(text, None, keep=True) for i in ids]
+        return enc.encode_ordinary(text)
+    return [i for _, ids in _pieces(enc, text, None, keep=True) for i in ids]
 
 
-def _pieces(text: str, progress: Progress | None, keep: bool):
+def _pieces(enc: Encoding, text: str, progress: Progress | None, keep: bool):
     """Each piece's count and ids, in order (`keep=False`: a long piece's ids are not kept, only counted)."""
-    enc = tokens.local_encoding()
     ranks, single = enc._mergeable_ranks, enc._encode_single_piece
-    for piece in regex.findall(tokens.O200K_PAT_STR, text):
+    for piece in regex.findall(enc._pat_str, text):
         data = piece.encode()
         rank = ranks.get(data)
         if rank is not None:
@@ -106,9 +107,9 @@ def _pieces(text: str, progress: Progress | None, keep: bool):
             ids = single(data)
             yield len(ids), ids
         elif keep:
-            yield merge_long(data, progress, keep)
+            yield merge_long(enc, data, progress, keep)
         else:
-            yield _remembered_count(piece, data, progress), []
+            yield _remembered_count(enc, piece, data, progress), []
 
 
 # The counts of the last long pieces merged, by their bytes' digest: one huge message is counted as the
@@ -121,7 +122,7 @@ REMEMBER = 32
 _remembered_lock = threading.Lock()
 
 
-def _remembered_count(piece: str, data: bytes, progress: Progress | None) -> int:
+def _remembered_count(enc: Encoding, piece: str, data: bytes, progress: Progress | None) -> int:
     lead = len(piece[0].encode()) if not piece[0].isalpha() and piece[1:2].isalpha() else 0
     core = data[lead:] if lead else data
     key = hashlib.sha256(core).digest()
@@ -131,7 +132,7 @@ def _remembered_count(piece: str, data: bytes, progress: Progress | None) -> int
             _REMEMBERED.move_to_end(key)
     if entry is None:
         head: list[int] = []
-        entry = (merge_long(core, progress, keep=False, head=head)[0], head)
+        entry = (merge_long(enc, core, progress, keep=False, head=head)[0], head)
         with _remembered_lock:
             _REMEMBERED[key] = entry
             while len(_REMEMBERED) > REMEMBER:
@@ -142,15 +143,15 @@ def _remembered_count(piece: str, data: bytes, progress: Progress | None) -> int
     # BPE(data[lead:]) is known by its count and first tokens; BPE(data[:WINDOW]) is merged here.
     starts = [lead] + [e + lead for e in head[:-1]]
     known = {(a, e + lead): i for i, (a, e) in enumerate(zip(starts, head))}
-    window = tokens.local_encoding()._encode_single_piece(data[:WINDOW])
-    w_ends = list(accumulate(map(_token_lengths().__getitem__, window), initial=0))
+    window = enc._encode_single_piece(data[:WINDOW])
+    w_ends = list(accumulate(map(_token_lengths(enc).__getitem__, window), initial=0))
     for j in range(len(window)):
         i = known.get((w_ends[j], w_ends[j + 1]))
         if i is not None:
             return (j + 1) + (count - (i + 1))
     # No shared token (a run of one letter, whose tokens keep their phase from the first character):
     # merge this piece itself, and remember it too.
-    count = merge_long(data, progress, keep=False)[0]
+    count = merge_long(enc, data, progress, keep=False)[0]
     with _remembered_lock:
         _REMEMBERED[hashlib.sha256(data).digest()] = (count, [])
         while len(_REMEMBERED) > REMEMBER:
@@ -158,14 +159,13 @@ def _remembered_count(piece: str, data: bytes, progress: Progress | None) -> int
     return count
 
 
-def merge_long(piece: bytes, progress: Progress | None = None, keep: bool = True,
+def merge_long(enc: Encoding, piece: bytes, progress: Progress | None = None, keep: bool = True,
                head: list[int] | None = None) -> tuple[int, list[int]]:
     """(count, ids) of BPE(piece) as tiktoken merges it, in overlapping windows stitched at a shared token
     (module docstring); `keep=False` counts without keeping the ids (an empty list). `head` gets the
     ends of the first tokens (those of the first window's stitch, at least a thousand bytes' worth)."""
-    enc = tokens.local_encoding()
     single = enc._encode_single_piece
-    lengths = _token_lengths()
+    lengths = _token_lengths(enc)
     n = len(piece)
     if n <= WINDOW:
         ids = single(piece)
@@ -232,11 +232,11 @@ def _shared_token(ends: list[int], k: int, start: int, w_ends: list[int]) -> tup
 _lengths: list[int] | None = None
 
 
-def _token_lengths() -> list[int]:
+def _token_lengths(enc: Encoding) -> list[int]:
     """Each rank's token length in bytes, to place a window's tokens without decoding them."""
     global _lengths
     if _lengths is None:
-        ranks = tokens.local_encoding()._mergeable_ranks
+        ranks = enc._mergeable_ranks
         table = [0] * (max(ranks.values()) + 1)
         for token, rank in ranks.items():
             table[rank] = len(token)
