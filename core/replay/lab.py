@@ -187,6 +187,8 @@ def cache_rules(measure: Measure) -> tuple[CacheRules, str]:
         return CacheRules.openai(), f"{model} caches automatically"
     if measure.policy.caching:
         return CacheRules.anthropic(), "caching on: marks placed as ADR-0127 says"
+    if measure.policy.prompt_caching is False:  # said off (not left unset): no marks, so nothing is read back
+        return CacheRules.off(), "caching off in the policy: no marks placed, so no cache reads"
     if shows_caching(session):
         return CacheRules.anthropic(), "the source's usage shows caching: marks placed as ADR-0127 says"
     return CacheRules.off(), "caching off and the source shows none"
