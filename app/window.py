@@ -20,7 +20,7 @@ from foldscope.app.panels.inspector import Inspector
 from foldscope.app.panels.library import LibraryBar, LibraryPanel
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
-from foldscope.app.panels.status import status_text, status_tooltip
+from foldscope.app.panels.status import StatusLine, status_parts, status_text, status_tooltip
 from foldscope.app.panels.timeline import Timeline
 from foldscope.app.panels.warnings_bar import WarningsBar
 from foldscope.app.panels.window_map import WindowMap
@@ -32,7 +32,6 @@ from foldscope.app.qt import (
     QDragEnterEvent,
     QDropEvent,
     QKeySequence,
-    QLabel,
     QMainWindow,
     QSplitter,
     Qt,
@@ -209,8 +208,7 @@ class MainWindow(QMainWindow):
     # -- building -------------------------------------------------------------------------
 
     def _build_status_bar(self) -> None:
-        self.status_label = QLabel("No session open")
-        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.status_label = StatusLine("No session open")  # the parts that fit, the estimate first; all in the tooltip
         self.busy = BusyBar()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
@@ -725,7 +723,7 @@ class MainWindow(QMainWindow):
         if at == "now" and self.what_if.active:
             at = f"what-if at request {self.what_if.branch.request}"
         self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · estimate {counted(doc.shown_size, 'token')}")
-        self.status_label.setText(status_text(doc))
+        self.status_label.set_parts(status_parts(doc))
         self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
         self._show_live()
 

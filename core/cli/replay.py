@@ -38,6 +38,10 @@ def register(subparsers) -> None:
     p.add_argument("--estimator", choices=sorted(ESTIMATORS), default=ADR,
                    help="what the adr fold decides on: adr, the spec's estimate (count x scale; default), or "
                         "predicted, the predicted input (what a better estimator would have done)")
+    p.add_argument("--count", action="store_true",
+                   help="for a folder replayed --strategy recorded: count the requests too (peak, over_ceiling and the "
+                        "cache model's modelled_*); without it the summary reads the reported usage and prices it, "
+                        "tokenising nothing")
     p.add_argument("--per-request", action="store_true", help="include a row per request")
     p.add_argument("--check", action="store_true", help="compare the recorded replay's cache with reported usage")
     p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
@@ -70,6 +74,31 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def billed_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
+    """One file's recorded totals from its reported usage alone (core.replay.billed), tokenising nothing; a file
+    with a request that reported no usage is replayed whole, since its recorded figures need the cache model."""
+    from argparse import Namespace
+
+    from foldscope.core.formats import load_session
+    from foldscope.core.model.launch import session_policy
+    from foldscope.core.replay.billed import billed_summary
+
+    args = Namespace(**args_dict)
+    session = load_session(path, sample=getattr(args, "sample", None))
+    choice = policy_choice(args)
+    result = billed_summary(session, session_policy(session, choice), choice.per_call)
+    if result is None:
+        return replay_file(path, args_dict)
+    result["file"] = str(path)
+    result["format"] = session.format
+    return result
+
+
+def untokenised(args) -> bool:
+    """A folder's recorded-only summary reads the reported usage without counting, unless a count is asked for."""
+    return (args.strategy == ["recorded"] and not args.count and not args.check and not args.per_request)
+
+
 def run_replay(args) -> Any:
     from foldscope.core.cli.main import UsageError
 
@@ -82,18 +111,21 @@ def run_replay(args) -> Any:
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
-    workers = args.workers or os.cpu_count() or 1
+    if untokenised(args):  # reading and pricing usage is quicker than starting processes: one, in order
+        results = [(f, _replay_or_error(str(f), args_dict, billed_file)) for f in files]
+    else:
+        workers = args.workers or os.cpu_count() or 1
+        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
+            futures = [(f, pool.submit(_replay_or_error, str(f), args_dict)) for f in files]
+            results = [(f, future.result()) for f, future in futures]
     table, skipped = [], []
-    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
-        futures = [(f, pool.submit(_replay_or_error, str(f), args_dict)) for f in files]
-        for f, future in futures:
-            result = future.result()
-            if "error" in result:
-                skipped.append({"file": str(f), "error": result["error"]})
-                continue
-            for totals in result["totals"]:
-                table.append({"file": str(f), "format": result["format"], "model": result["model"],
-                              "ceiling": result["ceiling"]["tokens"], **totals})
+    for f, result in results:
+        if "error" in result:
+            skipped.append({"file": str(f), "error": result["error"]})
+            continue
+        for totals in result["totals"]:
+            table.append({"file": str(f), "format": result["format"], "model": result["model"],
+                          "ceiling": result["ceiling"]["tokens"], **totals})
     out = {"folder": str(path), "sessions": len(files) - len(skipped), "skipped": skipped, "table": table}
     if args.output:
         write_table(args.output, out)
@@ -101,9 +133,9 @@ def run_replay(args) -> Any:
     return out
 
 
-def _replay_or_error(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
+def _replay_or_error(path: str, args_dict: dict[str, Any], how: Any = None) -> dict[str, Any]:
     try:
-        return replay_file(path, args_dict)
+        return (how or replay_file)(path, args_dict)
     except ReadError as exc:
         return {"error": str(exc)}
     except Exception as exc:  # one bad file is a recorded skip, never the end of a fleet run
@@ -124,8 +156,13 @@ def format_replay(result: dict[str, Any]) -> str:
     if "table" in result:
         lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
         lines += [f"  skipped {s['error']}" for s in result["skipped"]]
-        lines += [f"  {r['file']}  {r['strategy']:<11} requests {r['requests']:>5}  peak {r['peak']:>9,}  "
-                  f"cost {_usd(r['cost_usd'])}" for r in result["table"]]
+        lines += [f"  {r['file']}  {r['strategy']:<11} requests {r['requests']:>5}  "
+                  + (f"peak {r['peak']:>9,}  " if r["peak"] is not None else
+                     f"reported peak {r['peak_reported_input']:>9,}  ")
+                  + f"cost {_usd(r['cost_usd'])}" for r in result["table"]]
+        if any(r.get("counted") is False for r in result["table"]):
+            lines.append("recorded as billed from the reported usage, nothing tokenised (--count for peak, "
+                         "over_ceiling and the cache model's figures)")
         lines += [f"wrote {w}" for w in result.get("written", [])]
         return "\n".join(lines)
     totals = result["totals"]
@@ -147,6 +184,8 @@ def format_replay(result: dict[str, Any]) -> str:
             lines.append(model_vs_reported(t))  # core.replay.lab
     if not result["priced"]:
         lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
+    if "rows" in result:  # --per-request
+        lines += format_rows(result["rows"])
     check = result.get("check")
     if check:
         lines += ["", f"cache model against reported usage ({check['requests']} requests): "
@@ -164,6 +203,39 @@ def decides_line(totals: list[dict[str, Any]]) -> str:
     used = dict.fromkeys(e for _, e in named)
     return "decides on: " + "; ".join(
         f"{', '.join(s for s, e in named if e == name)}: {name}, {ESTIMATORS[name]}" for name in used)
+
+
+# --per-request's columns: (heading, row key, width); reported input is the provider's, the rest the strategy's.
+ROW_COLUMNS = (("request", "request", 7), ("messages", "messages", 8), ("estimate", "estimate", 9),
+               ("reported", "reported_input", 9), ("fresh", "fresh", 8), ("cache read", "cache_read", 10),
+               ("cache write", "cache_write", 11), ("output", "output", 7), ("folds", "folds", 5),
+               ("cost", "cost_usd", 9))
+
+
+def format_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """A table of rows per strategy, in the order they came: one line a request, its change and flags at the end."""
+    lines: list[str] = []
+    for strategy in dict.fromkeys(row["strategy"] for row in rows):
+        lines += ["", f"{strategy}, per request:",
+                  "  ".join(f"{heading:>{width}}" for heading, _, width in ROW_COLUMNS) + "  change"]
+        for row in (r for r in rows if r["strategy"] == strategy):
+            cells = [_cell(key, row.get(key), width) for _, key, width in ROW_COLUMNS]
+            flags = [word for word, key in (("OVER", "over_ceiling"), ("refused", "refused")) if row.get(key)]
+            tail = " ".join([str(row.get("change") or ""), *flags]).strip()
+            if row.get("kind") not in (None, "request"):
+                tail = f"{row['kind']} {tail}".strip()
+            lines.append("  ".join(cells) + "  " + tail)
+    return lines
+
+
+def _cell(key: str, value: Any, width: int) -> str:
+    if value is None:
+        text = "-"
+    elif key == "cost_usd":
+        text = _usd(value)
+    else:
+        text = f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{text:>{width}}"
 
 
 def _usd(value: float | None) -> str:

@@ -51,7 +51,7 @@ def displayed(window, qtbot) -> dict[str, int]:
         "window map": number_after("estimate", window.window_map.summary()[0]),
         "request panel": number_after("Estimate", panel.header.text()),
         "timeline": number_after("estimate", window.timeline.tip_for(slot)),
-        **({"status bar": number_after("estimate", window.status_label.text())} if doc.shown is None else {}),
+        **({"status bar": number_after("estimate", window.status_label.full_text())} if doc.shown is None else {}),
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.app.panels.window_map import VIEW_Y, mark_text
+from foldscope.app.panels.window_map import LEFT, VIEW_Y, mark_text
 from foldscope.app.qt import QPointF
 from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
@@ -108,7 +108,7 @@ def test_a_claude_code_session_says_its_estimate_includes_the_unseen_head(qtbot,
     doc = window.document
     head = measure_trace(doc.session, doc.policy, prefix=False).unseen_head
     assert head > 0 and doc.unseen_head == head
-    assert f"includes an unseen head of {head:,} tokens" in window.status_label.text()
+    assert f"includes an unseen head of {head:,} tokens" in window.status_label.full_text()
     assert "system prompt and tools" in window.status_label.toolTip()
     window.side_tabs.setCurrentWidget(window.request_panel)
     window.timeline.step_to(1)
@@ -120,9 +120,32 @@ def test_a_claude_code_session_says_its_estimate_includes_the_unseen_head(qtbot,
     assert f"reported {r.reported_input:,} · difference {r.difference()}" in header
 
 
+def test_the_unseen_head_leads_the_view_bar_as_its_own_block_named_in_the_legend(qtbot, tmp_path):
+    """New user 15: the unseen head was a large grey block the legend did not name."""
+    window = opened(qtbot, tmp_path, CLAUDE_CODE)
+    the_map, doc = window.window_map, window.document
+    parts, scale = doc.shown_composition()
+    lead = dict(the_map.lead_parts())
+    assert lead["unseen_head"] == pytest.approx(parts.unseen_head * scale) and parts.unseen_head > 0
+    assert sum(lead.values()) == pytest.approx(the_map.view_widths()[0])
+    assert ("unseen_head", "unseen head") in the_map.legend_entries()
+    rects = dict(the_map.lead_rects())
+    assert rects["unseen_head"].left() == LEFT  # first on the bar, before every message
+
+
+def test_a_pi_session_with_no_unseen_head_draws_no_unseen_head_block(qtbot, tmp_path, corpus_dev):
+    """New user 15: pi sessions (unseen head 0) showed the same grey block; it was the framing, unnamed."""
+    window = opened(qtbot, tmp_path, corpus_dev / "pi" / "pi-mono_large-session.jsonl")
+    the_map = window.window_map
+    names = [name for name, _ in the_map.lead_parts()]
+    assert window.document.unseen_head == 0 and "unseen_head" not in names
+    assert "unseen head" not in [label for _, label in the_map.legend_entries()]
+    assert "framing" in names and ("framing", "framing") in the_map.legend_entries()
+
+
 def test_a_lionagi_session_has_no_unseen_head(window, document):
     window.set_document(document)
-    assert document.unseen_head == 0 and "unseen head" not in window.status_label.text()
+    assert document.unseen_head == 0 and "unseen head" not in window.status_label.full_text()
 
 
 def test_a_refused_profile_at_start_says_why_and_opens_nothing(tmp_path, capsys):
@@ -141,7 +164,7 @@ def test_the_status_bar_shows_the_next_requests_predicted_input_and_the_free_spa
     report = measure_trace(doc.session, doc.policy, prefix=False)
     assert doc.now_predicted == report.next_predicted.predicted > 0
     assert doc.context_window == doc.session.extras["context_window"] == 258_400  # Codex's model_context_window
-    text = window.status_label.text()
+    text = window.status_label.full_text()
     assert f"predicted {doc.now_predicted:,} tokens" in text
     assert f"free {258_400 - doc.now_predicted:,} of the 258,400-token context window" in text
     last = doc.requests[-1]
