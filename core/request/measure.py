@@ -15,12 +15,12 @@ best forecast of what the provider reported; `estimate` stays the ADR's, for the
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Message, Request, Session
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, compile_request, make_plan, session_tools
@@ -184,7 +184,7 @@ class Measure:
         key = (options["first_round"],)
         last = self._last
         if (last is not None and last[1] == key and len(last[0]) == len(messages)
-                and all(map(operator.is_, last[0], messages))):
+                and common_start(last[0], messages) == len(messages)):
             return last[2]
         m = self.counter.measure(messages, **options)
         self._last = (list(messages), key, m)
