@@ -202,9 +202,6 @@ class _Reader:
                 got, bad = usage_figures(usage, ("input", "cacheRead", "cacheWrite", "output"))
                 if bad:
                     b.warn(line, bad_usage_warning(bad))
-                elif message.get("stopReason") in ("aborted", "error") and not any(got.values()):
-                    # pi writes zeros when the call ended before the provider said what it counted: unknown, not 0
-                    b.turn_meta(usage_unreported=f"the call {message.get('stopReason')}: pi wrote zeros for its usage")
                 else:
                     b.report_usage(Usage(input=got["input"], cache_read=got["cacheRead"],
                                          cache_write=got["cacheWrite"], output=got["output"]))

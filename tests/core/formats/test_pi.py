@@ -115,17 +115,3 @@ def test_v1_compaction_by_first_kept_entry_index(tmp_path):
     session = pi.read(path)
     assert session.extras["version"] == 1
     assert [session.record.get(m).text for m in session.trace[1].view] == ["sum", "two"]
-
-
-def test_an_aborted_call_with_zero_usage_reports_no_usage_rather_than_zero(corpus_dev):
-    # pi-mono_large line 3: stopReason aborted, every figure 0: the provider never said what it counted.
-    import json
-
-    from foldscope.core.formats import load_session
-
-    path = corpus_dev / "pi" / "pi-mono_large-session.jsonl"
-    third = json.loads(path.read_text(encoding="utf-8").splitlines()[2])["message"]
-    assert third["stopReason"] == "aborted" and not any(third["usage"][k] for k in ("input", "output", "cacheRead"))
-    session = load_session(path)
-    assert session.trace[0].usage is None and session.trace[1].usage is not None
-    assert session.trace[1].usage.reported_input > 0
