@@ -72,7 +72,7 @@ def mark_place(mark: dict[str, Any]) -> str:
 
 def format_requests(result: dict[str, Any]) -> str:
     c = result["ceiling"]
-    head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({c['source']}: {c['why']})"
+    head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({ceiling_words(c['source'], c['why'])})"
     lines = [head, f"{'index':>5} {'predicted':>10} {'reported':>10} {'diff':>8} {'from':>6} {'estimate':>10} "
                    f"{'counted':>10} {'scale':>7} {'prefix':>7}  over"]
     for row in result["requests"]:
@@ -122,3 +122,8 @@ def _over_lines(result: dict[str, Any]) -> list[str]:
     if len(over) > SHOWN_OVER:
         lines.append(f"  and {len(over) - SHOWN_OVER} more (`--json` lists every one)")
     return lines
+
+
+def ceiling_words(source: str, why: str) -> str:
+    """Where the ceiling came from and why, naming the source once ("auto: the first price tier ...")."""
+    return why if why.startswith(f"{source}:") else f"{source}: {why}"

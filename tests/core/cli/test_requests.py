@@ -95,3 +95,15 @@ def test_recorded_requests_over_the_ceiling_are_not_called_refused_and_say_what_
     assert len(said) == 5 and all("the provider counted" in line and ": under)" in line for line in said)
     assert f"OVER: {len(over)} recorded requests" in text and f"for 0 of the {len(over)} that report usage" in text
     assert f"and {len(over) - 5} more" in text and "--estimator predicted" in text
+
+
+def test_the_ceilings_source_is_named_once(capsys):
+    """New user 28: "ceiling 100000 (auto: auto: the first price tier ...)"."""
+    from foldscope.core.formats.demo import demo_path
+
+    assert cli.main(["requests", str(demo_path()), "--ceiling", "auto"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "(auto: the first price tier" in head and "auto: auto:" not in head
+    assert cli.main(["requests", str(demo_path())]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "auto; auto:" not in head and "auto: auto:" not in head
