@@ -83,7 +83,16 @@ def format_requests(result: dict[str, Any]) -> str:
         flag = " flagged" if row.get("flagged") else ""
         lines.append(f"{row['index']:>5} {row['predicted']:>10,} {reported:>10} {diff:>8} {row['predicted_from']!s:>6} "
                      f"{row['estimate']:>10,} {row['counted']:>10,} {row['scale']:>7.4g} {share:>7}  "
-                     f"{'OVER' if row['over_ceiling'] else ''}{flag}")
+                     f"{'OVER' if row['over_ceiling'] else ''}{' REPORTED OVER' if row.get('reported_over_ceiling') else ''}"
+                     f"{' head estimated' if row.get('predicted_head_source') else ''}{flag}")
+    rows = result["requests"]
+    if c["value"] is not None and rows:
+        # the two verdicts by their names: the estimate's (the fold core refuses on it) and the provider's own count
+        lines.append(f"over_ceiling (the estimate at or past {c['value']:,}): {sum(r['over_ceiling'] for r in rows):,} "
+                     f"requests; reported_over_ceiling (the provider's count at or past it): "
+                     f"{sum(bool(r.get('reported_over_ceiling')) for r in rows):,}")
+    heads = {r["predicted_head_source"] for r in rows if r.get("predicted_head_source")}
+    lines += [f"head estimated (before the session's first report): {h}" for h in sorted(heads)]
     if result.get("next_predicted") is not None:
         lines.append(f"next request: predicted {result['next_predicted']:,} tokens")
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
@@ -107,9 +116,8 @@ def _over_lines(result: dict[str, Any]) -> list[str]:
     rows = {row["index"]: row for row in result["requests"]}
     provider = sum(1 for f in over if rows.get(f["index"], {}).get("reported_over_ceiling"))
     reported = sum(1 for f in over if rows.get(f["index"], {}).get("reported_input") is not None)
-    lines = [f"OVER: {len(over)} recorded request{'s' if len(over) != 1 else ''} had an estimate (count x scale, "
-             f"ADR-0130 Amendment 1) at or past the ceiling: the fold core would refuse such a request before sending "
-             f"it. The provider's own count was at or past it for {provider} of the {reported} that report usage."]
+    lines = [f"OVER: the estimate (count x scale, ADR-0130 Amendment 1) is at or past the ceiling, so the fold core "
+             f"would refuse such a request before sending it; these {len(over):,} were sent."]
     if provider < reported:
         lines.append(f"  The scale ({result['scale']:.3f}) only rises, as the spec's safety margin; `foldscope replay FILE "
                      "--estimator predicted` shows what deciding on the predicted input would have done.")
