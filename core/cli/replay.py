@@ -188,6 +188,7 @@ def format_replay(result: dict[str, Any]) -> str:
                              "also pays the provider's own cache misses, which no model foresees)")
     if not result["priced"]:
         lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
+    lines += [f"warning: {w}" for w in result.get("warnings", [])]
     if "rows" in result:  # --per-request
         lines += format_rows(result["rows"])
     check = result.get("check")

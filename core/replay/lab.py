@@ -486,4 +486,5 @@ def replay(
         "settings": out.settings,
         "totals": [r.totals() for r in out.runs],
         "rows": [asdict(row) for r in out.runs for row in r.rows],
+        "warnings": [w for w in (measure.impossible_ceiling(),) if w],
     }
