@@ -70,11 +70,15 @@ def mark_place(mark: dict[str, Any]) -> str:
     return f"messages[{mark['item']}].content[{mark['block']}]"
 
 
+FLAGGED = ("the reported input disagrees wildly with its own prediction (more than 25%), so no later "
+           "prediction anchors on it until the next report confirms it")
+
+
 def format_requests(result: dict[str, Any]) -> str:
     c = result["ceiling"]
     head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({ceiling_words(c['source'], c['why'])})"
     lines = [head, f"{'index':>5} {'predicted':>10} {'reported':>10} {'diff':>8} {'from':>6} {'estimate':>10} "
-                   f"{'counted':>10} {'scale':>7} {'prefix':>7}  over"]
+                   f"{'counted':>10} {'scale':>7} {'prefix':>7}  over / flag"]
     for row in result["requests"]:
         rep = row["reported_input"]
         reported = "-" if rep is None else f"{rep:,}"
@@ -84,6 +88,8 @@ def format_requests(result: dict[str, Any]) -> str:
         lines.append(f"{row['index']:>5} {row['predicted']:>10,} {reported:>10} {diff:>8} {row['predicted_from']!s:>6} "
                      f"{row['estimate']:>10,} {row['counted']:>10,} {row['scale']:>7.4g} {share:>7}  "
                      f"{'OVER' if row['over_ceiling'] else ''}{flag}")
+    if any(row.get("flagged") for row in result["requests"]):
+        lines.append(f"flagged: {FLAGGED}")
     if result.get("next_predicted") is not None:
         lines.append(f"next request: predicted {result['next_predicted']:,} tokens")
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
