@@ -87,9 +87,18 @@ def format_requests(result: dict[str, Any]) -> str:
         flag = " flagged" if row.get("flagged") else ""
         lines.append(f"{row['index']:>5} {row['predicted']:>10,} {reported:>10} {diff:>8} {row['predicted_from']!s:>6} "
                      f"{row['estimate']:>10,} {row['counted']:>10,} {row['scale']:>7.4g} {share:>7}  "
-                     f"{'OVER' if row['over_ceiling'] else ''}{flag}")
-    if any(row.get("flagged") for row in result["requests"]):
+                     f"{'OVER' if row['over_ceiling'] else ''}{' REPORTED OVER' if row.get('reported_over_ceiling') else ''}"
+                     f"{' head estimated' if row.get('predicted_head_source') else ''}{flag}")
+    rows = result["requests"]
+    if c["value"] is not None and rows:
+        # the two verdicts by their names: the estimate's (the fold core refuses on it) and the provider's own count
+        lines.append(f"over_ceiling (the estimate at or past {c['value']:,}): {sum(r['over_ceiling'] for r in rows):,} "
+                     f"requests; reported_over_ceiling (the provider's count at or past it): "
+                     f"{sum(bool(r.get('reported_over_ceiling')) for r in rows):,}")
+    if any(row.get("flagged") for row in rows):
         lines.append(f"flagged: {FLAGGED}")
+    heads = {r["predicted_head_source"] for r in rows if r.get("predicted_head_source")}
+    lines += [f"head estimated (before the session's first report): {h}" for h in sorted(heads)]
     if result.get("next_predicted") is not None:
         lines.append(f"next request: predicted {result['next_predicted']:,} tokens")
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
