@@ -72,7 +72,7 @@ def mark_place(mark: dict[str, Any]) -> str:
 
 def format_requests(result: dict[str, Any]) -> str:
     c = result["ceiling"]
-    head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({c['source']}: {c['why']})"
+    head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({ceiling_words(c['source'], c['why'])})"
     lines = [head, f"{'index':>5} {'predicted':>10} {'reported':>10} {'diff':>8} {'from':>6} {'estimate':>10} "
                    f"{'counted':>10} {'scale':>7} {'prefix':>7}  over"]
     for row in result["requests"]:
@@ -83,7 +83,16 @@ def format_requests(result: dict[str, Any]) -> str:
         flag = " flagged" if row.get("flagged") else ""
         lines.append(f"{row['index']:>5} {row['predicted']:>10,} {reported:>10} {diff:>8} {row['predicted_from']!s:>6} "
                      f"{row['estimate']:>10,} {row['counted']:>10,} {row['scale']:>7.4g} {share:>7}  "
-                     f"{'OVER' if row['over_ceiling'] else ''}{flag}")
+                     f"{'OVER' if row['over_ceiling'] else ''}{' REPORTED OVER' if row.get('reported_over_ceiling') else ''}"
+                     f"{' head estimated' if row.get('predicted_head_source') else ''}{flag}")
+    rows = result["requests"]
+    if c["value"] is not None and rows:
+        # the two verdicts by their names: the estimate's (the fold core refuses on it) and the provider's own count
+        lines.append(f"over_ceiling (the estimate at or past {c['value']:,}): {sum(r['over_ceiling'] for r in rows):,} "
+                     f"requests; reported_over_ceiling (the provider's count at or past it): "
+                     f"{sum(bool(r.get('reported_over_ceiling')) for r in rows):,}")
+    heads = {r["predicted_head_source"] for r in rows if r.get("predicted_head_source")}
+    lines += [f"head estimated (before the session's first report): {h}" for h in sorted(heads)]
     if result.get("next_predicted") is not None:
         lines.append(f"next request: predicted {result['next_predicted']:,} tokens")
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
@@ -94,3 +103,8 @@ def format_requests(result: dict[str, Any]) -> str:
         parts = ", ".join(f"#{p['index']} {p['kind']} {p['tokens']:,}" for p in f["largest_parts"])
         lines.append(f"request {f['index']} refused: estimate {f['estimate']:,} >= ceiling {f['ceiling']:,}; largest parts: {parts}")
     return "\n".join(lines)
+
+
+def ceiling_words(source: str, why: str) -> str:
+    """Where the ceiling came from and why, naming the source once ("auto: the first price tier ...")."""
+    return why if why.startswith(f"{source}:") else f"{source}: {why}"

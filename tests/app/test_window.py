@@ -240,3 +240,35 @@ def test_the_request_panel_shows_the_new_size_right_after_an_action(qtbot, demo_
     assert window.editor.do(Evict([largest]), "evict").success
     assert doc.now_size < before
     assert f"{doc.now_size:,} tokens" in window.request_panel.header.text()
+
+
+def test_at_a_past_request_the_record_heading_counts_later_messages_apart(qtbot, window, corpus_dev):
+    """New user 19: at request 40 the heading said 23 messages were out of the active view; they were not written yet."""
+    from foldscope.core.readout.document import NOT_YET
+
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    doc = window.document
+    window.timeline.step_to(40)
+    later = [i for i, why in doc.out_reason.items() if why == NOT_YET]
+    out = [i for i, why in doc.out_reason.items() if why != NOT_YET]
+    assert later and all(i > max(doc.view_position) for i in later)
+    heading = window.record_list.heading.text()
+    assert f"{len(out):,} out of the active view · {len(later):,} not yet recorded at request 40" in heading
+    window.timeline.step_to(len(doc.requests))
+    assert "not yet recorded" not in window.record_list.heading.text()
+
+
+def test_at_1366_the_list_headings_wrap_rather_than_run_into_the_next(qtbot, window, corpus_dev):
+    """New user 30: "…0 out of the active viewActive view": the record's heading ran under the view's title."""
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    window.timeline.step_to(40)
+    for heading in (window.record_list.heading, window.view_list.heading):
+        qtbot.waitUntil(lambda h=heading: h.width() > 100)
+        assert heading.minimumSizeHint().width() <= heading.width()
+        # every line of it shown, once the layout has given it the height the wrapped text needs
+        qtbot.waitUntil(lambda h=heading: h.height() >= h.heightForWidth(h.width()))
