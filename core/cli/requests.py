@@ -70,11 +70,15 @@ def mark_place(mark: dict[str, Any]) -> str:
     return f"messages[{mark['item']}].content[{mark['block']}]"
 
 
+FLAGGED = ("the reported input disagrees wildly with its own prediction (more than 25%), so no later "
+           "prediction anchors on it until the next report confirms it")
+
+
 def format_requests(result: dict[str, Any]) -> str:
     c = result["ceiling"]
     head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({ceiling_words(c['source'], c['why'])})"
     lines = [head, f"{'index':>5} {'predicted':>10} {'reported':>10} {'diff':>8} {'from':>6} {'estimate':>10} "
-                   f"{'counted':>10} {'scale':>7} {'prefix':>7}  over"]
+                   f"{'counted':>10} {'scale':>7} {'prefix':>7}  over / flag"]
     for row in result["requests"]:
         rep = row["reported_input"]
         reported = "-" if rep is None else f"{rep:,}"
@@ -91,6 +95,8 @@ def format_requests(result: dict[str, Any]) -> str:
         lines.append(f"over_ceiling (the estimate at or past {c['value']:,}): {sum(r['over_ceiling'] for r in rows):,} "
                      f"requests; reported_over_ceiling (the provider's count at or past it): "
                      f"{sum(bool(r.get('reported_over_ceiling')) for r in rows):,}")
+    if any(row.get("flagged") for row in rows):
+        lines.append(f"flagged: {FLAGGED}")
     heads = {r["predicted_head_source"] for r in rows if r.get("predicted_head_source")}
     lines += [f"head estimated (before the session's first report): {h}" for h in sorted(heads)]
     if result.get("next_predicted") is not None:

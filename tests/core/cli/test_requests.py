@@ -127,3 +127,20 @@ def test_the_ceilings_source_is_named_once(capsys):
     assert cli.main(["requests", str(demo_path())]) == 0
     head = capsys.readouterr().out.splitlines()[0]
     assert "auto; auto:" not in head and "auto: auto:" not in head
+
+
+def test_a_flagged_request_is_explained_under_the_table(capsys, corpus_dev):
+    """New user 32: a "flagged" marker appeared in the table with no column header or legend."""
+    import glob
+
+    for path in sorted(glob.glob(str(corpus_dev / "pi" / "*.jsonl"))):
+        assert cli.main(["requests", path, "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)["requests"]
+        if any(r.get("flagged") for r in rows):
+            break
+    else:
+        pytest.skip("no flagged request in the dev corpus's pi files")
+    assert cli.main(["requests", path]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].endswith("over / flag")
+    assert any(line.startswith("flagged: the reported input disagrees wildly") for line in lines)
