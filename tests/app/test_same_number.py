@@ -55,16 +55,21 @@ def displayed(window, qtbot) -> dict[str, int]:
     }
 
 
+def opened(window, qtbot, path):
+    """The window with `path` open and measured (its worker done)."""
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
+    return window.document
+
+
 @pytest.mark.parametrize("name", list(FILES))
 def test_every_screen_and_subcommand_shows_one_size_for_one_request(qtbot, window, capsys, name):
     path = FILES[name] or demo_path()
     if not path.exists():
         pytest.skip("the dev corpus is not here")
-    window.show()
-    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
-        window.open_path(path)
-    qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
-    doc = window.document
+    doc = opened(window, qtbot, path)
 
     # The next request (the active view now): lists, map, status bar, request panel, timeline, inspect.
     now = displayed(window, qtbot)
@@ -89,10 +94,7 @@ def test_typing_a_ceiling_moves_no_size_only_the_line_it_is_measured_against(qtb
     path = FILES["claude_code"]
     if not path.exists():
         pytest.skip("the dev corpus is not here")
-    window.show()
-    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
-        window.open_path(path)
-    qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
+    opened(window, qtbot, path)
     before = displayed(window, qtbot)
     assert window.document.scale > 1.0  # a scale the trace raised: the case where an uncalibrated one differs
     with qtbot.waitSignal(window.session_actions.policy_applied, timeout=10_000):
