@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="follow FILE as an agent writes it (View > Follow): new lines are read as they land")
     parser.add_argument("--size", metavar="WxH", type=_size, default=SCREENSHOT_SIZE,
                         help="the --screenshot window size (default: 1600x1000)")
+    parser.add_argument("--first-step", action="store_true",
+                        help="with --screenshot: render the load's first step (the record read, nothing counted yet)")
     return parser
 
 
@@ -79,7 +81,7 @@ def run_gui(argv: list[str]) -> int:
     window = MainWindow(settings=settings, db=args.db, policy=policy)
     window.set_theme(args.theme or settings.theme() or "system", remember=False)
     if args.screenshot:
-        return screenshot(app, window, path, args.screenshot, args.size)
+        return screenshot(app, window, path, args.screenshot, args.size, first_step=args.first_step)
     window.show()
     if args.follow:
         def follow_once(document) -> None:
@@ -92,11 +94,14 @@ def run_gui(argv: list[str]) -> int:
     return app.exec()
 
 
-def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE) -> int:
-    """Load FILE, render the window at a fixed size to PNG, and say how it went."""
+def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE,
+               first_step: bool = False) -> int:
+    """Load FILE, render the window at a fixed size to PNG (`first_step`: as the load's first step shows it,
+    before anything is counted), and say how it went."""
     from foldscope.app import dialogs
     from foldscope.app.qt import QEventLoop
     from foldscope.app.window import error_line
+    from foldscope.app.worker import pool
 
     outcome: dict[str, str] = {}
     window.resize(*size)
@@ -106,6 +111,8 @@ def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENS
     # A local loop, not app.exec()/quit(): in Qt 6 quit() closes every window before we can grab it.
     loop = QEventLoop()
     window.document_loaded.connect(loop.quit)
+    if first_step:
+        window.record_shown.connect(loop.quit)
     window.load_failed.connect(loop.quit)
     window.show()
     try:
@@ -120,6 +127,9 @@ def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENS
     window.prepare_screenshot()
     app.processEvents()
     image = window.grab()
+    if first_step:  # the rest of the load is not wanted: stop it before the window goes
+        window.cancel_loading()
+        pool().waitForDone()
     Path(png).parent.mkdir(parents=True, exist_ok=True)
     if not image.save(png):
         print(f"foldscope: {png}: cannot write the screenshot", file=sys.stderr)

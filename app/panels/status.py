@@ -15,6 +15,9 @@ def status_text(doc: Document) -> str:
     ]
     if session.trace:
         parts.append(counted(len(session.trace), "request"))
+    if not doc.counted:
+        parts.append("counting tokens and measuring the requests: sizes are in characters until then")
+        return "  ·  ".join(parts)
     est = doc.now_size
     rules = doc.rules
     if doc.now_predicted:
@@ -35,6 +38,8 @@ def status_tooltip(doc: Document) -> str:
     """The details behind the line: messages by kind and where the ceiling came from."""
     kinds = doc.kind_counts()
     by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    if not doc.counted:
+        return f"Full record by kind: {by_kind}\nThe tokens are being counted; the window map is sized by characters until then"
     lines = [f"Full record by kind: {by_kind}", f"Scale {doc.scale:.3f}"]
     if doc.now_predicted:
         lines.append("Predicted: the best forecast of what the provider will report for the next request, from the "

@@ -64,6 +64,8 @@ class Timeline(QWidget):
         self.document: Document | None = None
         self.branch: BranchSeries | None = None  # a what-if from a request, drawn beside the original
         self.current = 0
+        # While a load measures the trace: the requests counted so far, out of how many (app.loading.TraceCounts).
+        self.counting: tuple[tuple[int, ...], int] = ((), 0)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
@@ -74,7 +76,13 @@ class Timeline(QWidget):
 
     def set_document(self, document: Document | None) -> None:
         self.document = document
+        self.counting = ((), len(document.session.trace) if document is not None else 0)
         self.current = self.slots() - 1
+        self.update()
+
+    def set_counting(self, counts: tuple[int, ...], requests: int) -> None:
+        """The trace's counts so far, while the document is not counted yet: the bars fill in as they come."""
+        self.counting = (tuple(counts), requests)
         self.update()
 
     def set_branch(self, branch: BranchSeries | None) -> None:
@@ -149,6 +157,9 @@ class Timeline(QWidget):
         painter.setPen(text)
         painter.drawText(QPointF(6, 15), "Timeline of requests")
         painter.setFont(self.font())
+        if doc is not None and not doc.counted:
+            self._draw_counting(painter, text)
+            return
         if doc is None or not doc.requests:
             painter.setPen(muted_colour())
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests recorded in this session")
@@ -185,6 +196,31 @@ class Timeline(QWidget):
         if self.branch is not None:
             self._draw_branch(painter, plot, top)
         self._draw_axes(painter, plot, top, text)
+
+    def _draw_counting(self, painter: QPainter, text: QColor) -> None:
+        """The first step of a load: a bar per request as its count comes in, with the reported input's dots.
+        No axis figures: a count without its unseen head and scale is progress, not the size shown later."""
+        counts, requests = self.counting
+        plot = self._plot()
+        usage = [r.usage.reported_input if r.usage is not None else 0 for r in self.document.session.trace]
+        top = max(max(counts, default=0), max(usage, default=0), 1) * 1.08
+        width = plot.width() / max(requests, 1)
+        bar = muted_colour()
+        for k, count in enumerate(counts):
+            y = self._y(count, plot, top)
+            painter.fillRect(QRectF(plot.left() + k * width, y, max(width * 0.7, 0.5), plot.bottom() - y), bar)
+        painter.setPen(QPen(text, 1))
+        painter.setBrush(text)
+        for k, reported in enumerate(usage[:requests]):
+            if reported:
+                painter.drawEllipse(QPointF(plot.left() + (k + 0.5) * width, self._y(reported, plot, top)), 1.5, 1.5)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(QPen(muted_colour(), 1))
+        painter.drawLine(plot.bottomLeft(), plot.bottomRight())
+        painter.setPen(text)
+        legend = (f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
+                  "the sizes and stepping come when every request is measured")
+        painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
 
     def _draw_original_bar(self, painter: QPainter, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:
         """After a what-if's start: the original's request, drawn as an outline to compare the branch with."""
@@ -277,6 +313,9 @@ class Timeline(QWidget):
     def tip_for(self, slot: int) -> str:
         """What hovering over a slot says: the request's size as every panel shows it, and how it was reached."""
         assert self.document is not None
+        if not self.document.counted:
+            counts, requests = self.counting
+            return f"measuring the requests: {len(counts):,} of {requests:,} counted; sizes come when all are measured"
         branch = self.branch
         if branch is not None and slot >= branch.start and slot - branch.start < len(branch.estimates):
             i = slot - branch.start

@@ -151,8 +151,11 @@ class WindowMap(QWidget):
         first), and each view message's part (a system message carries the system prompt and tools). They add
         up to the request's size as every other panel shows it (core.request.measure.Composition)."""
         doc = self.document
-        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size)
-        if self._widths is None or self._widths[0] != key:
+        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, doc.counted)
+        if (self._widths is None or self._widths[0] != key) and not doc.counted:
+            # Before the counts land: each view message by its characters, no head or framing (not known yet).
+            self._widths = (key, (0.0, {i: float(doc.chars[i]) for i in doc.view_position}))
+        elif self._widths is None or self._widths[0] != key:
             parts, scale = doc.shown_composition()
             record = doc.session.record
             widths: dict[int, float] = {}
@@ -174,6 +177,10 @@ class WindowMap(QWidget):
         if doc is None:
             return []
         which = "the next request" if doc.shown is None else f"request {doc.shown}"
+        if not doc.counted:
+            view_chars = sum(doc.chars[i] for i in doc.view_position)
+            return [f"{which}: {view_chars:,} characters · full record {sum(doc.chars):,} characters",
+                    "blocks sized by characters until the tokens are counted", "click a block to select it"]
         marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
         return [f"{which}: estimate {doc.shown_size:,} tokens · full record {doc.record_tokens():,}", marks,
                 "blocks sized by their tokens", "click a block to select it"]
@@ -181,7 +188,7 @@ class WindowMap(QWidget):
     def _scale(self) -> float:
         doc = self.document
         lead, widths = self.view_widths()
-        total = max(doc.record_tokens(), lead + sum(widths.values()), 1)
+        total = max(sum(doc.sizes), lead + sum(widths.values()), 1)
         if doc.rules is not None:
             total = max([total] + [doc.rules.at(name) or 0 for name in rule_names(doc.rules)])
         return (self.width() - LEFT - RIGHT) / (total * 1.02)
@@ -194,7 +201,7 @@ class WindowMap(QWidget):
         doc = self.document
         if doc is None:
             return []
-        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, self.width())
+        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, doc.counted, self.width())
         if self._blocks is None or self._blocks[0] != key:
             self._blocks = (key, self._layout(doc))
             self._view_rects = {index: rect for index, rect, in_view_bar in self._blocks[1] if in_view_bar}
@@ -212,8 +219,9 @@ class WindowMap(QWidget):
             out.append((index, QRectF(x, view_y, width, BAR_HEIGHT), True))
             x += width
         x = float(LEFT)
+        sizes = doc.sizes
         for index in range(doc.record_size):
-            width = doc.tokens[index] * scale
+            width = sizes[index] * scale
             out.append((index, QRectF(x, record_y, width, BAR_HEIGHT), False))
             x += width
         return out
@@ -437,7 +445,7 @@ class WindowMap(QWidget):
             return
         doc = self.document
         where = "in the active view" if doc.in_view(index) else f"out: {doc.out_reason.get(index, '')}"
-        tip = f"#{index} {kind_label(doc, index)} · {doc.tokens[index]:,} tokens · {where}"
+        tip = f"#{index} {kind_label(doc, index)} · {doc.size_label(index)} · {where}"
         for mark in self.marks:
             if mark.index == index or (mark.index is None and index == self._last_system()):
                 tip += f"\ncache mark at its end: {mark_text(mark)}"

@@ -18,6 +18,8 @@ from foldscope.core.request.tokens import count_text
 
 # A progress callback: (done, total, label); the worker's Progress.report fits.
 Report = Callable[[int, int, str], None]
+# Hears each recorded request's count as the trace is measured: (request, requests, count).
+OnCount = Callable[[int, int, int], None]
 
 
 def _no_report(done: int, total: int, label: str = "") -> None:
@@ -53,6 +55,9 @@ class Document:
     folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
     measure: Measure | None = None  # the Measure the trace was measured with: every request's size comes from it
     shown: int | None = None  # the request whose view is shown (None: now, the next request)
+    # False while only the reader's output is here (first_document): no token counts, no measured trace yet;
+    # the lists and the window map show the record, its blocks sized by characters and saying so.
+    counted: bool = True
     _measure: Measure | None = field(default=None, repr=False)
     _predicting: Any = field(default=None, repr=False)  # core.request.provider_text.PredictionCounter, memoised
 
@@ -132,6 +137,17 @@ class Document:
     def in_view(self, index: int) -> bool:
         return index in self.view_position
 
+    @property
+    def sizes(self) -> list[int]:
+        """What the window map sizes each message by: its tokens once counted, its characters before."""
+        return self.tokens if self.counted else self.chars
+
+    def size_label(self, index: int) -> str:
+        """A message's size as a panel names it: its tokens, or its characters while they are not counted."""
+        if self.counted:
+            return f"{self.tokens[index]:,} tokens"
+        return f"{self.chars[index]:,} characters (tokens not counted yet)"
+
     def view_tokens(self) -> int:
         return sum(self.tokens[i] for i in self.view_position)
 
@@ -205,24 +221,35 @@ def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -
     return reasons
 
 
+def first_document(session: Session, path: str) -> Document:
+    """The reader's output as the GUI shows it first: the full record, the active view and why each message is
+    out, each message's characters, and nothing counted (`counted` False). Cheap: no tokenising, no trace."""
+    document = Document(session=session, path=path, tokens=[], chars=[len(m.text) for m in session.record],
+                        counted=False)
+    document.show_view(session.view)
+    return document
+
+
 def build_document(session: Session, path: str, report: Report = _no_report,
-                   policy: Policy | PolicyChoice | None = None) -> Document:
-    """Count every message and gather the view facts; reports progress as it counts. `policy`: the policy in
-    force (a what-if's), or the choice made at start (a profile and flags) over the session's launch record."""
+                   policy: Policy | PolicyChoice | None = None, *, tokens: list[int] | None = None,
+                   on_count: OnCount | None = None) -> Document:
+    """Measure the trace, count every message (unless `tokens` holds their stored counts, in record order) and
+    gather the view facts; reports progress as it goes. `policy`: the policy in force (a what-if's), or the
+    choice made at start (a profile and flags) over the session's launch record. `on_count(k, requests, count)`
+    hears each request's count as the trace's counting pass reaches it (the timeline fills in as it goes)."""
     record = session.record
     total = len(record)
-    tokens: list[int] = []
-    chars: list[int] = []
-    for index, message in enumerate(record):
-        text = message.text
-        tokens.append(count_text(text))
-        chars.append(len(text))
-        if index % 200 == 0:
-            report(index, total, "Counting tokens")
-    report(total, total, "Counting tokens")
     counter = Counter(threads=1)
+    facts = measure_requests(session, counter, report, policy, on_count)
+    chars = [len(m.text) for m in record]
+    if tokens is None or len(tokens) != total:
+        tokens = []
+        for index, message in enumerate(record):
+            tokens.append(count_text(message.text))
+            if index % 200 == 0:
+                report(index, total, "Counting tokens")
+        report(total, total, "Counting tokens")
     document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=counter)
-    facts = measure_requests(session, counter, report, policy)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
     # The head belongs to the session (the Measure keeps it there): the fold, its preview and every action measure with it.
@@ -237,9 +264,15 @@ def build_document(session: Session, path: str, report: Report = _no_report,
 
 
 def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,
-                  policy: Policy | PolicyChoice | None = None, sample: str | None = None) -> Document:
+                  policy: Policy | PolicyChoice | None = None, sample: str | None = None, *,
+                  shown: Callable[[Document], None] | None = None, on_count: OnCount | None = None) -> Document:
     """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
     build its Document (runs in a worker).
+
+    Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
+    nothing counted); then the trace is measured (`on_count` hears each request's count) and every message
+    counted, and the counted Document is returned. Counts the library already keeps for this session (by
+    the same tokenizer) are used, not counted again.
 
     A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
     stops the session from opening: the Document is built from the file in memory, without a library id
@@ -251,14 +284,17 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
     session = load_session(path, sample=sample)
-    library_id, problem = None, None
+    if shown is not None:
+        shown(first_document(session, path))
+    library_id, problem, stored = None, None, None
     try:
         library_id = import_into_library(session, db, report)
+        stored = stored_token_counts(db, library_id)
     except LibraryError as exc:
         problem = str(exc)
-    document = build_document(session, path, report, policy)
+    document = build_document(session, path, report, policy, tokens=stored, on_count=on_count)
     document.library_id, document.library_problem = library_id, problem
-    if library_id is not None:
+    if library_id is not None and stored is None:
         try:
             keep_token_counts(db, library_id, document.tokens)
         except LibraryError as exc:
@@ -273,6 +309,15 @@ def import_into_library(session: Session, db: str | None, report: Report) -> int
     report(0, 0, "Importing into the library")
     with Library(db) as library:
         return library.import_session(session)
+
+
+def stored_token_counts(db: str | None, library_id: int) -> list[int] | None:
+    """The counts the library keeps for this session's messages by the tokenizer in use (None: not all kept)."""
+    from foldscope.core.request.tokens import TOKENIZER_ID
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        return library.token_counts(library_id, TOKENIZER_ID)
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:
