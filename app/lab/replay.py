@@ -10,6 +10,7 @@ from foldscope.app.models.replay import STRATEGY_HINTS, TotalsModel
 from foldscope.app.panels.policy_editor import PolicyEditor
 from foldscope.app.qt import (
     QCheckBox,
+    QComboBox,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -31,6 +32,7 @@ from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.words import counted
 from foldscope.core.replay.lab import ReplayRuns, model_name, model_vs_reported, replay_runs
 from foldscope.core.replay.strategies import STRATEGIES
+from foldscope.core.request.estimators import ADR, ESTIMATORS
 from foldscope.core.request.measure import Measure
 
 STRATEGY_SHORT = {
@@ -59,6 +61,11 @@ def payback_lines(result: ReplayRuns) -> list[str]:
         return []
     return ["Paid back (each fold against the none replay, modelled against modelled): "
             + "; ".join(f"{name} {payback_line(folds)}" for name, folds in found.items())]
+
+
+def decides(estimator: str) -> str:
+    """The estimator's name and what it is, as the heading shows it."""
+    return f"{estimator}: {ESTIMATORS.get(estimator, '')}"
 
 
 def chart_series(runs: ReplayRuns) -> dict[str, list[Series]]:
@@ -107,7 +114,20 @@ class ReplayView(QWidget):
             box.addWidget(check)
         self.policy_editor = PolicyEditor()
         policy = QGroupBox("Policy")
-        QVBoxLayout(policy).addWidget(self.policy_editor)
+        policy_column = QVBoxLayout(policy)
+        policy_column.addWidget(self.policy_editor)
+        # What the adr fold decides on: the spec's estimate by default, or the predicted input (what a better
+        # estimator would have done); core.request.estimators names both.
+        self.estimator = QComboBox()
+        for name, what in ESTIMATORS.items():
+            self.estimator.addItem(f"{name}: {what}", name)
+        self.estimator.setAccessibleName("What the adr fold decides on")
+        self.estimator.setToolTip("adr: the estimate the ceiling and the fold decide on (ADR-0130, the default); "
+                                  "predicted: the predicted input, the forecast of what the provider reports")
+        estimator_row = QHBoxLayout()
+        estimator_row.addWidget(QLabel("adr fold decides on"))
+        estimator_row.addWidget(self.estimator, 1)
+        policy_column.addLayout(estimator_row)
         self.run_button = QPushButton("&Run replay")
         self.run_button.setDefault(True)
         self.cancel_button = QPushButton("&Cancel")
@@ -213,8 +233,9 @@ class ReplayView(QWidget):
         self.cancel()
         measure = Measure(session, policy)
         why = measure.resolution.why
+        estimator = self.estimator.currentData() or ADR
         task = Task(lambda progress: replay_runs(session, strategies, measure, report=progress.report,
-                                                 keep_views=True), "Replay", self)
+                                                 keep_views=True, estimator=estimator), "Replay", self)
         task.progressed.connect(self._progressed)
         task.succeeded.connect(lambda result, t=task, w=why: self._finished(t, result, w))
         task.failed.connect(lambda exc, t=task: self._ended_with(t, f"The replay failed: {exc}"))
@@ -268,7 +289,8 @@ class ReplayView(QWidget):
         self.heading.setText(
             f"<b>Model</b> {html.escape(result.model or 'unknown')} · <b>ceiling</b> {ceiling} "
             f"({html.escape(why)}) · <b>line</b> {s['fold_at']:g} · <b>target</b> {s['target']:g} · "
-            f"<b>cache</b> {result.cache_mode} ({html.escape(result.cache_why)}){priced}"
+            f"<b>cache</b> {result.cache_mode} ({html.escape(result.cache_why)}) · "
+            f"<b>adr fold decides on</b> {html.escape(decides(s.get('estimator', ADR)))}{priced}"
             + "".join(f"<br>{html.escape(line)}" for line in billed)
             + "".join(f"<br>{html.escape(line)}" for line in payback_lines(result)))
         self.model.set_totals([run.totals() for run in result.runs])
@@ -295,7 +317,9 @@ class ReplayView(QWidget):
         kind = "the summary call before request" if facts.kind == "summary" else "request"
         self.request_heading.setText(
             f"<b>{kind} {facts.request}</b> under <b>{strategy}</b>: {counted(len(view), 'message')}, estimate "
-            f"{facts.estimate:,} tokens, {facts.cache_read:,} read from cache, {facts.change}"
+            f"{facts.estimate:,} tokens"
+            + (f" (predicted input {facts.predicted:,}, which the fold decided on)" if facts.predicted is not None else "")
+            + f", {facts.cache_read:,} read from cache, {facts.change}"
             + (f", {facts.folds} fold(s) just before" if facts.folds else ""))
         self.request_list.clear()
         for message in view:

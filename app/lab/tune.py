@@ -41,7 +41,15 @@ from foldscope.app.theme import muted_colour, rule_colour
 from foldscope.app.worker import Cancelled, Progress, Task, run_task
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.replay import fleet
-from foldscope.core.replay.tune import PolicyPoint, grid, session_paths, summarise
+from foldscope.core.replay.tune import (
+    PolicyPoint,
+    grid,
+    grid_cachings,
+    grid_items,
+    grid_numbers,
+    session_paths,
+    summarise,
+)
 
 HOW_TO_READ = (
     "Every policy is replayed over every session in the folder; costs are modelled against the modelled "
@@ -49,23 +57,6 @@ HOW_TO_READ = (
     "The recommended policy (bold) is the cheapest one that refused nothing and sent nothing over its ceiling."
 )
 SWEEP_STRATEGIES = ("adr", "band", "compaction", "none")
-
-
-def _items(text: str) -> list[str]:
-    return [item.strip() for item in text.split(",") if item.strip()]
-
-
-def _numbers(text: str, kind: type, flag: str) -> list[Any]:
-    out: list[Any] = []
-    for item in _items(text):
-        if kind is int and item == "none":
-            out.append(None)
-            continue
-        try:
-            out.append(kind(item))
-        except ValueError:
-            raise PolicyError(flag, flag, f"{item!r} is not a number") from None
-    return out or [None]
 
 
 class CostChart(QWidget):
@@ -206,19 +197,14 @@ class TuneView(QWidget):
 
     def points(self) -> list[PolicyPoint]:
         """The grid the fields name; PolicyError names the field's key when a value is refused."""
-        cachings: list[bool | None] = []
-        for item in _items(self.caching.text()):
-            if item.lower() not in ("on", "off"):
-                raise PolicyError("prompt caching", "prompt_caching", f"{item!r} is not on or off")
-            cachings.append(item.lower() == "on")
         strategies = [name for name, box in self.strategies.items() if box.isChecked()]
         if not strategies:
             raise PolicyError("strategies", "strategy", "choose at least one")
-        return grid(ceilings=_items(self.ceilings.text()) or [None],
-                    fold_ats=_numbers(self.fold_ats.text(), float, "context_fold_at"),
-                    targets=_numbers(self.targets.text(), float, "context_fold_target"),
-                    result_maxes=_numbers(self.bounds.text(), int, "tool_result_max_chars"),
-                    cachings=cachings or [None], strategies=strategies)
+        return grid(ceilings=grid_items(self.ceilings.text()) or [None],
+                    fold_ats=grid_numbers(self.fold_ats.text(), float, "context_fold_at", "context_fold_at"),
+                    targets=grid_numbers(self.targets.text(), float, "context_fold_target", "context_fold_target"),
+                    result_maxes=grid_numbers(self.bounds.text(), int, "tool_result_max_chars", "tool_result_max_chars"),
+                    cachings=grid_cachings(self.caching.text(), "prompt caching"), strategies=strategies)
 
     def run(self) -> None:
         if self.task is not None:

@@ -9,6 +9,8 @@ from foldscope.app.theme import rule_colour, strategy_colour
 
 # The totals shown, in order, with what each means (the CLI's names, DESIGN.md's words).
 METRICS = (
+    ("estimator", "Decides on", "what the strategy's policy decides on: adr, the estimate (count x scale, ADR-0130), "
+                                "or predicted, the predicted input; none: nothing decides"),
     ("requests", "Requests", "requests sent, a compaction's summary calls included"),
     ("peak", "Peak", "the largest request's estimate, in tokens"),
     ("over_ceiling", "Over the ceiling", "requests whose estimate reached the ceiling (the fold core would refuse them)"),
@@ -31,6 +33,8 @@ RawRole = Qt.ItemDataRole.UserRole + 1  # a cell's value as core.replay.lab give
 
 
 def shown(key: str, value: Any) -> str:
+    if key == "estimator":
+        return value or "none"
     if key == "cost_usd":
         return "n/a" if value is None else f"${value:,.4f}"
     return f"{value:,}"

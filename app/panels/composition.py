@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 
 from foldscope.app.models.composition import Column, FactsModel, ItemRole, LargestFilter
+from foldscope.app.panels.shown_request import ShownRequestPanel
 from foldscope.app.qt import (
     QAbstractItemView,
     QColor,
@@ -164,17 +165,14 @@ def _table(name: str, proxy: LargestFilter, sort_column: int) -> QTableView:
     return table
 
 
-class CompositionPanel(QWidget):
+class CompositionPanel(ShownRequestPanel):
     """What is eating the context of the shown request; choosing a row asks for its newest message."""
 
     message_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.document: Document | None = None
-        self.slot: int | None = None
         self.composition: Composition | None = None
-        self._shown: tuple | None = None
         self._measure: tuple | None = None  # (document, policy, requests, Measure): calibrated once, kept while they stand
         self.heading = QLabel("<i>No session open.</i>")
         self.heading.setWordWrap(True)
@@ -236,21 +234,6 @@ class CompositionPanel(QWidget):
         self._limit_changed()
 
     # -- what is shown ------------------------------------------------------------------------
-    def set_request(self, document: Document | None, slot: int | None) -> None:
-        self.document, self.slot = document, slot
-        if self.isVisible():
-            self.refresh()
-
-    def invalidate(self) -> None:
-        """The session or the policy in force changed: compose again (now if visible, else when shown)."""
-        self._shown = None
-        if self.isVisible():
-            self.refresh()
-
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
-        super().showEvent(event)
-        self.refresh()
-
     def refresh(self, force: bool = False) -> None:
         doc, slot = self.document, self.slot
         # The next request changes with the active view (an action may replace a message in place).

@@ -27,7 +27,8 @@ from foldscope.core.model.commands import Changes
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
-from foldscope.core.request.measure import Measure
+from foldscope.core.request.estimators import ADR, ESTIMATORS
+from foldscope.core.request.measure import Measure, refused
 
 COLUMNS = ("Pass", "Stage", "Tail", "Outcome", "Estimate before", "Estimate after", "Folded", "Clipped", "Note")
 SHOWN = 200  # messages listed per pass in the diff; the rest are counted
@@ -164,6 +165,8 @@ class FoldPreviewPanel(QWidget):
             f"<b>Fold preview</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens or 0):,}, target "
             f"{round(s.target_tokens or 0):,}): estimate <b>{run.estimate_before:,} → {run.estimate_after:,}</b>, {verdict}; "
             f"{len(preview.passes)} pass{'es' if len(preview.passes) != 1 else ''}, {rolled} rolled back. "
+            f"Decides on <b>{ADR}</b>: {html.escape(ESTIMATORS[ADR])}; over_ceiling: "
+            f"{'yes' if refused(run.estimate_before, s.ceiling) else 'no'} (the estimate at or past the ceiling). "
             "Nothing has changed: <b>Apply</b> or <b>Discard</b>.")
         self.passes.setRowCount(len(preview.passes))
         for row, p in enumerate(preview.passes):

@@ -8,6 +8,7 @@ import json
 from pygments.lexers import JsonLexer
 
 from foldscope.app.highlight import block_html
+from foldscope.app.panels.shown_request import ShownRequestPanel
 from foldscope.app.qt import QLabel, Qt, QTextBrowser, QVBoxLayout, QWidget
 from foldscope.app.theme import pygments_style
 from foldscope.core.readout.divergence import describe, parting
@@ -51,17 +52,14 @@ def next_view(document: Document, slot: int) -> list[str] | tuple[str, ...]:
     return document.requests[slot + 1].view if slot + 1 < len(document.requests) else document.session.view
 
 
-class RequestPanel(QWidget):
+class RequestPanel(ShownRequestPanel):
     """Shows what the model was (or would next be) sent; compiles only while visible."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.document: Document | None = None
-        self.slot: int | None = None
         self.divergence = None  # core.request.prefix.Divergence of the shown request from the next
         self.marks: tuple = ()  # core.request.marks.MarkPosition of the shown request
         self.mark_lines: list[int] = []  # the payload lines carrying them, highlighted
-        self._shown: tuple[int, int | None] | None = None
         self.header = QLabel()
         self.header.setWordWrap(True)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -72,21 +70,6 @@ class RequestPanel(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.payload, 1)
         self.header.setText("<i>No session open.</i>")
-
-    def set_request(self, document: Document | None, slot: int | None) -> None:
-        self.document, self.slot = document, slot
-        if self.isVisible():
-            self.refresh()
-
-    def invalidate(self) -> None:
-        """The policy in force changed: compile the shown request again (now if visible, else when shown)."""
-        self._shown = None
-        if self.isVisible():
-            self.refresh()
-
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
-        super().showEvent(event)
-        self.refresh()
 
     def _divergence_line(self, doc: Document, slot: int, view) -> str:
         following = "the active view now" if slot + 1 >= len(doc.requests) else f"request {slot + 1}"

@@ -8,7 +8,8 @@ from typing import Any
 from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice
 from foldscope.core.model.launch import read_launch_policy
 from foldscope.core.model.session import ReadError, Session
-from foldscope.core.request.measure import Measure
+from foldscope.core.request.estimators import ADR, ESTIMATORS
+from foldscope.core.request.measure import Measure, refused
 
 
 def register(subparsers) -> None:
@@ -116,6 +117,10 @@ def run_fold(args) -> dict[str, Any]:
         "ceiling_source": measure.resolution.source, "ceiling_why": measure.resolution.why,
         "line": policy.fold_at, "target": policy.fold_target, "scale": round(fold.scale, 4),
         "estimate_before": before, "estimate_after": fold.estimate(),
+        # what the fold decided on (core.request.estimators), and the ceiling's two verdicts by their names:
+        # over_ceiling, the estimate at or past it (the fold core refuses); reported_over_ceiling, the provider's count
+        "estimator": ADR, "over_ceiling": refused(before, fold.ceiling),
+        **(_reported(report.rows[args.at_request], fold.ceiling) if target is not session else {}),
         "folded": bool(runs), "target_reached": fold.estimate() <= fold.target_tokens,
         "floor_estimate": next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None),
         "records": records,
@@ -163,10 +168,20 @@ def _row(session: Session, mid: str) -> dict[str, Any]:
     return row
 
 
+def _reported(row: Any, ceiling: int) -> dict[str, Any]:
+    """A recorded request's reported input and whether the provider's own count was at or past the ceiling."""
+    return {"reported_input": row.reported_input,
+            "reported_over_ceiling": row.reported_input is not None and refused(row.reported_input, ceiling)}
+
+
 def format_fold(result: dict[str, Any]) -> str:
     at = f" before request {result['at_request']}" if result["at_request"] is not None else ""
     lines = [f"{result['file']}{at}: estimate {result['estimate_before']:,} -> {result['estimate_after']:,} "
-             f"(ceiling {result['ceiling']:,}, line {result['line']}, target {result['target']})"]
+             f"(ceiling {result['ceiling']:,}, line {result['line']}, target {result['target']})",
+             f"decides on: {result['estimator']}, {ESTIMATORS[result['estimator']]}; "
+             f"over_ceiling: {'yes' if result['over_ceiling'] else 'no'}"
+             + (f"; reported_input {result['reported_input']:,}, reported_over_ceiling: "
+                f"{'yes' if result['reported_over_ceiling'] else 'no'}" if result.get("reported_input") else "")]
     if not result["folded"]:
         lines.append("under the line: nothing folded")
     for r in result["records"]:

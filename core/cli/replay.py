@@ -21,6 +21,7 @@ from foldscope.core.cli.options import (
 from foldscope.core.model.session import ReadError
 from foldscope.core.replay.lab import model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES
+from foldscope.core.request.estimators import ADR, ESTIMATORS
 
 TOTALS = ("requests", "peak", "over_ceiling", "reported_over_ceiling", "refused", "fresh", "cache_read", "cache_write",
           "cache_write_1h", "output", "rewrites", "appends", "folds", "cost_usd")
@@ -33,6 +34,9 @@ def register(subparsers) -> None:
     p.add_argument("path", metavar="FILE|DIR")
     add_policy_flags(p)
     add_list(p, "--strategy", sorted(STRATEGIES), "S", f"one or more of {', '.join(STRATEGIES)} (default: all)")
+    p.add_argument("--estimator", choices=sorted(ESTIMATORS), default=ADR,
+                   help="what the adr fold decides on: adr, the spec's estimate (count x scale; default), or "
+                        "predicted, the predicted input (what a better estimator would have done)")
     p.add_argument("--per-request", action="store_true", help="include a row per request")
     p.add_argument("--check", action="store_true", help="compare the recorded replay's cache with reported usage")
     p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
@@ -54,7 +58,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     args = Namespace(**args_dict)
     session = load_session(path, sample=getattr(args, "sample", None))
     measure = measure_from_args(args, session)
-    result = replay(session, args.strategy or list(STRATEGIES), measure)
+    result = replay(session, args.strategy or list(STRATEGIES), measure, estimator=getattr(args, "estimator", ADR))
     result["file"] = str(path)
     result["format"] = session.format
     result["ceiling"] = {"tokens": measure.ceiling, "source": measure.resolution.source, "why": measure.resolution.why}
@@ -71,7 +75,7 @@ def run_replay(args) -> Any:
 
     policy_choice(args)  # flags are checked once, before any file is read
     path = Path(args.path)
-    keys = (*POLICY_FLAGS, "threads", "strategy", "per_request", "check")
+    keys = (*POLICY_FLAGS, "threads", "strategy", "per_request", "check", "estimator")
     args_dict = {k: getattr(args, k) for k in keys}
     if not path.is_dir():
         return replay_file(str(path), args_dict)
@@ -107,7 +111,7 @@ def _replay_or_error(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_table(base: str, out: dict[str, Any]) -> None:
-    fields = ["file", "format", "model", "ceiling", "strategy", *TOTALS, *MODELLED]
+    fields = ["file", "format", "model", "ceiling", "strategy", "estimator", *TOTALS, *MODELLED]
     with open(f"{base}.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
@@ -130,11 +134,13 @@ def format_replay(result: dict[str, Any]) -> str:
         f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'})",
         f"ceiling: {result['ceiling']['tokens'] or 'none'} ({result['ceiling']['why']}); "
         f"cache: {result['cache']['mode']} ({result['cache']['why']})",
+        decides_line(totals),
         "",
         f"{'':<23}" + "".join(f"{n:>14}" for n in names),
     ]
-    for key in TOTALS:
-        cells = [_usd(t[key]) if key == "cost_usd" else f"{t[key]:,}" for t in totals]
+    for key in ("estimator", *TOTALS):
+        cells = [_usd(t[key]) if key == "cost_usd" else (t[key] or "-") if key == "estimator" else f"{t[key]:,}"
+                 for t in totals]
         lines.append(f"{key:<23}" + "".join(f"{c:>14}" for c in cells))
     for t in totals:
         if t["strategy"] == "recorded":
@@ -148,6 +154,16 @@ def format_replay(result: dict[str, Any]) -> str:
                       f"on {check['deep_hits']} deep hits {check['read_error_on_deep_hits']:.1%} and "
                       f"{check['write_error_on_deep_hits']:.1%}; provider misses {check['provider_misses']}"]
     return "\n".join(lines)
+
+
+def decides_line(totals: list[dict[str, Any]]) -> str:
+    """Which estimator each deciding strategy's policy decides on, by name (core.request.estimators)."""
+    named = [(t["strategy"], t["estimator"]) for t in totals if t.get("estimator")]
+    if not named:
+        return "decides on: nothing (no strategy here folds)"
+    used = dict.fromkeys(e for _, e in named)
+    return "decides on: " + "; ".join(
+        f"{', '.join(s for s, e in named if e == name)}: {name}, {ESTIMATORS[name]}" for name in used)
 
 
 def _usd(value: float | None) -> str:

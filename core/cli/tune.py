@@ -15,7 +15,16 @@ from foldscope.core.model.policy import PolicyError
 from foldscope.core.model.session import ReadError
 from foldscope.core.replay.fleet import ENGINES, Cancelled, run_engine
 from foldscope.core.replay.strategies import STRATEGIES
-from foldscope.core.replay.tune import PolicyPoint, grid, points_from_profiles, session_paths, summarise
+from foldscope.core.replay.tune import (
+    PolicyPoint,
+    grid,
+    grid_cachings,
+    grid_items,
+    grid_numbers,
+    points_from_profiles,
+    session_paths,
+    summarise,
+)
 
 SESSION_FIELDS = ("file", "format", "model", "policy", "strategy", "ceiling", "requests", "refused", "over_ceiling",
                   "folds", "rewrites", "fresh", "cache_read", "cache_write", "peak", "cost_usd",
@@ -45,34 +54,6 @@ def register(subparsers) -> None:
     p.set_defaults(run=run_tune, format=format_tune)
 
 
-def _items(values: list[str] | None) -> list[str]:
-    """A list option's values: repeated and comma-separated alike (`--x a --x b` is `--x a,b`)."""
-    return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
-
-
-def _numbers(values: list[str] | None, flag: str, kind: type) -> list[Any]:
-    out: list[Any] = []
-    for item in _items(values):
-        if kind is int and item == "none":
-            out.append(None)
-            continue
-        try:
-            out.append(kind(item))
-        except ValueError:
-            raise PolicyError(flag, flag.lstrip("-"), f"{item!r} is not a number") from None
-    return out or [None]
-
-
-def _cachings(values: list[str] | None) -> list[bool | None]:
-    words = {"on": True, "true": True, "off": False, "false": False}
-    out: list[bool | None] = []
-    for item in _items(values):
-        if item.lower() not in words:
-            raise PolicyError("--caching", "prompt_caching", f"{item!r} is not on or off")
-        out.append(words[item.lower()])
-    return out or [None]
-
-
 def points_from(args) -> list[PolicyPoint]:
     """The policies to sweep: a YAML file of named profiles, or every combination of the grid's flags."""
     if args.policies:
@@ -89,14 +70,15 @@ def points_from(args) -> list[PolicyPoint]:
         if not isinstance(data, dict):
             raise PolicyError(args.policies, "", "must map each profile's name to its keys")
         return points_from_profiles(data, args.policies)
-    strategies = _items(args.strategy) or ["adr"]
+    strategies = grid_items(args.strategy) or ["adr"]
     for strategy in strategies:
         if strategy not in STRATEGIES or strategy == "recorded":
             raise PolicyError("--strategy", "strategy", f"{strategy!r} is not one of adr, band, compaction, none")
-    return grid(ceilings=_items(args.ceiling) or [None], fold_ats=_numbers(args.fold_at, "--fold-at", float),
-                targets=_numbers(args.target, "--target", float),
-                result_maxes=_numbers(args.result_max, "--result-max", int), cachings=_cachings(args.caching),
-                strategies=strategies)
+    return grid(ceilings=grid_items(args.ceiling) or [None],
+                fold_ats=grid_numbers(args.fold_at, float, "--fold-at", "fold-at"),
+                targets=grid_numbers(args.target, float, "--target", "target"),
+                result_maxes=grid_numbers(args.result_max, int, "--result-max", "result-max"),
+                cachings=grid_cachings(args.caching, "--caching"), strategies=strategies)
 
 
 def library_paths(db: str | None) -> list[str]:

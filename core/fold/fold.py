@@ -37,6 +37,8 @@ MAX_RECORDED = 50
 RESET_SHARE = 0.15  # notes in the view above this share of the ceiling: the reset runs first and alone
 
 Count = Callable[[Sequence[Message]], int]
+# Another estimator's size of a view from the view and its compiled count (core.request.estimators.PredictedSize).
+Size = Callable[[Sequence[Message], int], int]
 
 
 @dataclass
@@ -68,7 +70,8 @@ class Fold:
 
     def __init__(self, session: Session, measure: Measure, *, count: Count | None = None,
                  summariser: Summariser | None = None,
-                 clock: Callable[[], float] = time.time, new_id: Callable[[], str] | None = None) -> None:
+                 clock: Callable[[], float] = time.time, new_id: Callable[[], str] | None = None,
+                 size: Size | None = None) -> None:
         if measure.ceiling is None:
             raise ValueError("the policy resolves to no ceiling: nothing folds")
         self.session = session
@@ -82,6 +85,8 @@ class Fold:
         self.clock = clock
         self.new_id = new_id or (lambda: str(uuid.uuid4()))
         self.calibration = 1.0  # raised by a refused estimate (Amendment 1); the fold's own, never lowered
+        # None: the fold decides on the ADR's estimate (the spec's); else on this estimator's size of each view.
+        self.size = size
 
     # -- measuring -------------------------------------------------------------------------
     @property
@@ -89,9 +94,12 @@ class Fold:
         return self.measure.scale * self.calibration
 
     def estimate(self, messages: Sequence[Message] | None = None) -> int:
-        """The scaled count of the request compiled from `messages` (default: the active view)."""
-        counted = self.counted(self.session.view_messages() if messages is None else messages)
-        return scaled(counted, self.scale)
+        """The scaled count of the request compiled from `messages` (default: the active view), or with another
+        estimator (`size`) that estimator's size of it: every decision of the fold reads this one figure."""
+        messages = self.session.view_messages() if messages is None else messages
+        if self.size is not None:
+            return self.size(messages, self.count(messages))
+        return scaled(self.counted(messages), self.scale)
 
     def counted(self, messages: Sequence[Message]) -> int:
         """The count of the request compiled from `messages`, with the head the file does not hold."""
@@ -303,7 +311,7 @@ class Fold:
 
     def _record(self, reason: str, stage: str, tail: int | None, folded: int, calls: list[dict[str, Any]],
                 before: int, after: int, landed: bool, standing: int) -> dict[str, Any]:
-        return {
+        entry = {
             "at": self.clock(),
             "reason": reason,
             "stage": stage,
@@ -318,6 +326,9 @@ class Fold:
             "outcome": "landed" if landed else "rolled_back",
             "target_reached": standing <= self.target_tokens,
         }
+        if self.size is not None:  # the spec's records stay as they are; another estimator is named
+            entry["estimator"] = getattr(self.size, "name", "other")
+        return entry
 
     def _append(self, run: FoldRun, entry: dict[str, Any]) -> None:
         run.records.append(entry)

@@ -22,6 +22,7 @@ from foldscope.core.fold.summarise import Summariser
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.request.count import Counter
+from foldscope.core.request.estimators import PredictedSize as Estimator
 from foldscope.core.request.first_round import decide_first_round, read_decision
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import build_trace
@@ -102,12 +103,14 @@ def decide_from_trace(session: Session, policy: Policy, counter: Counter | None 
 
 def replay_folds(session: Session, measure: Measure, *, count: Count | None = None,
                  summariser: Summariser | None = None, clock: Callable[[], float] | None = None,
-                 scale: float | None = None, head: int | None = None) -> FoldReplay:
+                 scale: float | None = None, head: int | None = None,
+                 estimator: Estimator | None = None) -> FoldReplay:
     """Run the fold before every request of the trace under the measure's policy and ceiling; returns the
     view history the GUI steps through. The fold counts every view as the request compiles under the
     policy (bound, envelope, marks), and each request's compile decides the first round once while it caches.
     `scale` and `head` (default: the session's) are the scale and unseen head the fold estimates with: the
-    replay lab passes its own, so the fold decides on the very estimate the replay records."""
+    replay lab passes its own, so the fold decides on the very estimate the replay records. With an `estimator`
+    (core.request.estimators.PredictedSize) the fold decides on its size instead, moved to each request first."""
     branch = copy.deepcopy(session.branch)
     branch.setdefault("metadata", {})[DELIVERED_KEY] = []
     cache = branch["metadata"].get("prompt_cache")
@@ -121,7 +124,7 @@ def replay_folds(session: Session, measure: Measure, *, count: Count | None = No
     options: dict[str, Any] = {"summariser": summariser}
     if clock is not None:
         options["clock"] = clock
-    fold = Fold(work, measure, count=count, **options)
+    fold = Fold(work, measure, count=count, size=estimator, **options)
     replay = FoldReplay(work)
     taken = 0
     trace = build_trace(session)
@@ -130,6 +133,8 @@ def replay_folds(session: Session, measure: Measure, *, count: Count | None = No
         arrived = [session.record[i] for i in range(taken, end)]
         _arrive(work, arrived)
         taken = max(taken, end)
+        if estimator is not None:
+            estimator.at(k)
         replay.versions.append(ViewVersion(k, tuple(work.view), "request", fold.estimate()))
         runs, refusal = fold.prepare_request()
         for run in runs:

@@ -12,8 +12,9 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Message, Session
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
-from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, recorded_views
+from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, decides_on, recorded_views
 from foldscope.core.request.count import Counter, Measurement, estimate
+from foldscope.core.request.estimators import ADR, check_estimator
 from foldscope.core.request.first_round import included_ids
 from foldscope.core.request.marks import replay_marks
 from foldscope.core.request.measure import Measure, refused
@@ -64,8 +65,10 @@ class Layouts:
     the keys and ends of the parts the counter kept.
     """
 
-    def __init__(self, measure: Measure, head: int | None = None, scale: float | None = None) -> None:
+    def __init__(self, measure: Measure, head: int | None = None, scale: float | None = None,
+                 estimator: str = ADR) -> None:
         self.measure = measure
+        self.estimator = check_estimator(estimator)  # what the adr fold decides on (core.request.estimators)
         self.record = measure.session.record
         self.scale = measure.scale if scale is None else scale
         self.protected = included_ids(measure.session)
@@ -223,6 +226,7 @@ class Row:
     modelled_cost_usd: float | None = None
     reported_input: int | None = None  # what the provider counted for the recorded request, where it reported usage
     reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
+    predicted: int | None = None  # where the fold decided on the predicted input (--estimator predicted): its size
 
 
 @dataclass
@@ -230,12 +234,14 @@ class StrategyRun:
     strategy: str
     rows: list[Row] = field(default_factory=list)
     views: list[tuple[Message, ...]] = field(default_factory=list)  # per row, when asked to keep them
+    estimator: str | None = None  # what its policy decides on (strategies.decides_on); None: nothing decides
 
     def totals(self) -> dict[str, Any]:
         rows = self.rows
         costs = [r.cost_usd for r in rows]
         return {
             "strategy": self.strategy,
+            "estimator": self.estimator,
             "requests": len(rows),
             "peak": max((r.estimate for r in rows), default=0),
             "over_ceiling": sum(r.over_ceiling for r in rows),
@@ -255,6 +261,9 @@ class StrategyRun:
             "modelled_cache_read": sum(r.modelled_cache_read for r in rows),
             "modelled_cache_write": sum(r.modelled_cache_write for r in rows),
             "modelled_cost_usd": _usd_sum([r.modelled_cost_usd for r in rows]),
+            # the largest predicted input the fold decided on (None: it never decided, as with no ceiling)
+            **({"predicted_peak": max((r.predicted for r in rows if r.predicted is not None), default=None)}
+               if self.estimator == "predicted" else {}),
         }
 
 
@@ -302,7 +311,7 @@ def run_strategy(
     rules = rules or cache_rules(measure.measure)[0]
     if prices is None:
         prices = lookup_prices(model_name(measure.measure))
-    cache, run = PrefixCache(rules), StrategyRun(strategy)
+    cache, run = PrefixCache(rules), StrategyRun(strategy, estimator=decides_on(strategy, measure.estimator))
     protected, tail = measure.protected, None
     for i, step in enumerate(STRATEGIES[strategy](session, measure)):
         if step.refused:  # nothing is sent: the cache is untouched and nothing is billed
@@ -335,7 +344,7 @@ def refused_row(strategy: str, i: int, step: Step, measure: Layouts) -> Row:
         estimate=size, over_ceiling=refused(size, ceiling),
         fresh=0, cache_read=0, cache_write=0, cache_write_5m=0, cache_write_1h=0, output=0, change="refused",
         rewritten=0, folds=step.folds, folded=step.folded, cost_usd=0.0, refused=True, floor_estimate=step.floor,
-        modelled_cost_usd=0.0,
+        modelled_cost_usd=0.0, predicted=step.predicted,
     )
 
 
@@ -370,6 +379,7 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
         modelled_cost_usd=None if modelled is None else round(modelled, 8),
         reported_input=reported_input if strategy == "recorded" else None,
         reported_over_ceiling=strategy == "recorded" and reported_input is not None and refused(reported_input, ceiling),
+        predicted=step.predicted,
     )
 
 
@@ -395,12 +405,12 @@ class ReplayRuns:
 
 def replay_runs(
     session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
-    report: Report | None = None, keep_views: bool = False,
+    report: Report | None = None, keep_views: bool = False, estimator: str = ADR,
 ) -> ReplayRuns:
-    """Run every named strategy over one session, sharing one measure.
+    """Run every named strategy over one session, sharing one measure; the adr fold decides on `estimator`.
 
     `report(done, total, label)` counts requests over all strategies, for a progress bar."""
-    layouts = Layouts(measure)
+    layouts = Layouts(measure, estimator=estimator)
     rules, why = cache_rules(measure)
     model = model_name(measure)
     if prices is None:
@@ -411,23 +421,24 @@ def replay_runs(
     for n, name in enumerate(strategies):
         step = None if report is None else (lambda d, t, label, n=n: report(n * per + d, per * len(strategies), label))
         runs.append(run_strategy(session, name, layouts, prices, rules, step, keep_views))
-    return ReplayRuns(model, prices is not None, rules.mode, why, settings_of(measure), runs)
+    return ReplayRuns(model, prices is not None, rules.mode, why, settings_of(measure, estimator), runs)
 
 
-def settings_of(measure: Measure) -> dict[str, Any]:
-    """What a replay ran under, as its output names it: the policy resolved, and the band's lines."""
+def settings_of(measure: Measure, estimator: str = ADR) -> dict[str, Any]:
+    """What a replay ran under, as its output names it: the policy resolved, the band's lines, and what the
+    adr fold decides on."""
     p = measure.policy
     return {"ceiling": measure.ceiling, "fold_at": p.fold_at, "target": p.fold_target,
             "result_max": p.tool_result_max_chars, "caching": p.caching, "band_max": BAND_MAX, "band_min": BAND_MIN,
-            "model": p.model}
+            "model": p.model, "estimator": estimator}
 
 
 def replay(
     session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
-    report: Report | None = None,
+    report: Report | None = None, estimator: str = ADR,
 ) -> dict[str, Any]:
     """Every named strategy over one session: totals side by side, and the rows, as plain data."""
-    out = replay_runs(session, strategies, measure, prices, report)
+    out = replay_runs(session, strategies, measure, prices, report, estimator=estimator)
     found = pricing.resolve(out.model)
     return {
         "model": out.model,

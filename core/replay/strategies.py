@@ -9,6 +9,7 @@ from typing import Protocol
 from foldscope.core.fold.history import replay_folds
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
+from foldscope.core.request.estimators import ADR, PREDICTED, PredictedSize
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import trace_views
 
@@ -54,6 +55,7 @@ class Step:
     output: float | None = None  # a summary call's output; None: the recorded request's output
     refused: bool = False  # refused before the send (D4 step 3): nothing sent, nothing billed
     floor: int | None = None  # a refused request's floor view estimate: what no fold could go under
+    predicted: int | None = None  # where the fold decided on the predicted input: that size of the view sent
 
 
 def material(session: Session) -> list[list[Message]]:
@@ -234,13 +236,18 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
         yield from none(session, measure)  # no ceiling: nothing ever folds
         return
     # The fold under the same Measure: its counts and the replay's tokenise each body once, under one policy.
+    # It decides on the ADR's estimate (the spec's), or with `--estimator predicted` on the predicted input.
+    sizer = PredictedSize(measure.measure) if getattr(measure, "estimator", ADR) == PREDICTED else None
     history = replay_folds(session, measure.measure, clock=lambda: 0.0,
-                           scale=getattr(measure, "scale", None), head=getattr(measure, "head", None))
+                           scale=getattr(measure, "scale", None), head=getattr(measure, "head", None),
+                           estimator=sizer)
     record = history.session.record
     folds: dict[int, int] = {}
     last: dict[int, tuple[str, ...]] = {}  # as history.view_before(k), read in one pass
+    sized: dict[int, int] = {}  # the size the fold decided on for the view each request sent
     for v in history.versions:
         last[v.request] = v.view
+        sized[v.request] = v.estimate
         if v.cause == "fold":
             folds[v.request] = folds.get(v.request, 0) + 1
     ids: tuple = ()
@@ -253,7 +260,16 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
         else:
             messages = tuple(record.get(i) for i in view)
         ids = view
-        yield Step(messages, k, folds=folds.get(k, 0), refused=k in history.refusals, floor=history.floors.get(k))
+        yield Step(messages, k, folds=folds.get(k, 0), refused=k in history.refusals, floor=history.floors.get(k),
+                   predicted=sized.get(k) if sizer is not None else None)
+
+
+def decides_on(strategy: str, estimator: str = ADR) -> str | None:
+    """What a strategy's policy decides on: the adr fold on the replay's estimator, the band and compaction on the
+    ADR's estimate; the recorded views and `none` decide nothing."""
+    if strategy == "adr":
+        return estimator
+    return ADR if strategy in ("band", "compaction") else None
 
 
 STRATEGIES: dict[str, Callable[[Session, Sizes], Iterator[Step]]] = {

@@ -55,6 +55,37 @@ class PolicyPoint:
         return ", ".join(parts)
 
 
+def grid_items(values: str | Iterable[str] | None) -> list[str]:
+    """A grid field's values: one comma-separated text, or several (`--x a --x b` is `--x a,b`)."""
+    texts = [values] if isinstance(values, str) else list(values or [])
+    return [item.strip() for text in texts for item in text.split(",") if item.strip()]
+
+
+def grid_numbers(values: str | Iterable[str] | None, kind: type, field: str, key: str) -> list[Any]:
+    """A grid field's numbers (`none` for no bound where the kind is int); `[None]` when empty, the default."""
+    out: list[Any] = []
+    for item in grid_items(values):
+        if kind is int and item == "none":
+            out.append(None)
+            continue
+        try:
+            out.append(kind(item))
+        except ValueError:
+            raise PolicyError(field, key, f"{item!r} is not a number") from None
+    return out or [None]
+
+
+def grid_cachings(values: str | Iterable[str] | None, field: str) -> list[bool | None]:
+    """A grid field's prompt caching settings, each on or off; `[None]` (the session's own) when empty."""
+    words = {"on": True, "true": True, "off": False, "false": False}
+    out: list[bool | None] = []
+    for item in grid_items(values):
+        if item.lower() not in words:
+            raise PolicyError(field, "prompt_caching", f"{item!r} is not on or off")
+        out.append(words[item.lower()])
+    return out or [None]
+
+
 def grid(*, ceilings: Sequence[str | None] = (None,), fold_ats: Sequence[float | None] = (None,),
          targets: Sequence[float | None] = (None,), result_maxes: Sequence[int | None] = (None,),
          cachings: Sequence[bool | None] = (None,), strategies: Sequence[str] = ("adr",)) -> list[PolicyPoint]:

@@ -24,6 +24,7 @@ from typing import Any
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
 from foldscope.core.request.plan import RESULTS, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
+from foldscope.core.request.running import common_start
 
 
 @dataclass
@@ -149,8 +150,7 @@ def shared(base: Laid, messages: Sequence[Message], inputs: tuple) -> int:
     """How many leading messages the view shares with a measured one (the same objects); -1 if rendered otherwise."""
     if base.inputs != inputs:
         return -1
-    n = min(len(base.messages), len(messages))
-    return next(compress(count(), map(operator.is_not, base.messages[:n], messages[:n])), n)
+    return common_start(base.messages, messages)
 
 
 def starts(seq: Sequence[Message], pos: int, size: int, block: int) -> list[tuple[int, int]]:

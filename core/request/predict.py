@@ -17,7 +17,7 @@ moves request k's prediction. Pure functions over per-request counts, reports, m
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # A report further than this from its anchored prediction is flagged (p90 error is about 1%: 25% is wild).
 WILD_ANCHORED = 0.25
@@ -42,6 +42,16 @@ class Prediction:
     anchor: int | None  # the request whose report it was anchored on; None: no anchor (count plus head)
     ratio: float  # tokens the provider counts per token we count, in this stretch
     head: int  # for an unanchored prediction, the head estimate added; else 0
+    anchor_counted: int = 0  # the anchor's count and report: what `size` carries the change from
+    anchor_reported: int = 0
+
+    def size(self, counted: int) -> int:
+        """The rule this prediction made, applied to any count known before the same send (a fold's candidate
+        view): the anchor's report plus the change in count at the ratio, or with no anchor the count at the
+        ratio plus the head. `size(the request's own count)` is `predicted`."""
+        if self.anchor is not None:
+            return max(0, round(self.anchor_reported + (counted - self.anchor_counted) * self.ratio))
+        return max(0, round(counted * self.ratio + self.head))
 
     @property
     def predicted_from(self) -> int | str:
@@ -118,9 +128,10 @@ class Predictor:
         ratio = self._ratio_for(s, sent.model)
         if s.points:
             a, counted, reported = s.points[-1]
-            p = Prediction(max(0, round(reported + (sent.counted - counted) * ratio)), a, ratio, 0)
+            rule = Prediction(0, a, ratio, 0, counted, reported)
         else:
-            p = Prediction(max(0, round(sent.counted * ratio + self._head)), None, ratio, self._head)
+            rule = Prediction(0, None, ratio, self._head)
+        p = replace(rule, predicted=rule.size(sent.counted))
         self._last = (k, sent, p)
         return p
 

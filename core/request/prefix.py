@@ -143,6 +143,8 @@ class Shape:
     turns: list[int]  # each block's turn, in the payload's `messages`
     ends: list[int]  # bytes of segments 0..i
     first_round: IncludedRound | None = None  # what its results compiled under
+    shared: int = 0  # leading blocks that are the same objects as the previous shape's (read when it was made)
+    serial: int = -1  # the serial of the counter's layout it was read from (core.request.count_step.Laid)
 
     @property
     def trailer(self) -> str:
@@ -204,15 +206,19 @@ class PrefixMeter:
         head += '"messages":['
         flat, roles = laid.flat, laid.roles
         prev = self.previous
-        j = 0
+        j = same = 0
         if prev is not None:
             n = min(len(prev.flat), len(flat))
-            j = next(compress(count(), map(operator.is_not, prev.flat[:n], flat[:n])), n)
+            # A layout extended from the previous one kept its first `kept` blocks as the same objects: the scan
+            # for the first different block starts there, so a request costs what changed.
+            k = min(laid.kept, n) if laid.since == prev.serial and prev.serial >= 0 else 0
+            j = next(compress(count(k), map(operator.is_not, prev.flat[k:n], flat[k:n])), n)
+        same = j
         if prev is not None and prev.first_round != first_round:
             j = 0  # the results may compile under another bound
         shape = Shape(tuple(view), self.policy_key, head, flat, roles,
                       prev.turns[:j] if j and prev is not None else [], prev.ends[:j] if j and prev is not None else [],
-                      first_round)
+                      first_round, same, laid.serial)
         turns, ends = shape.turns, shape.ends
         for i in range(j, len(flat)):
             turns.append(0 if i == 0 else turns[-1] + (roles[i] != roles[i - 1]))
@@ -228,7 +234,7 @@ class PrefixMeter:
         """The first block that differs in bytes or role (past both ends when none does) and the bytes before it."""
         n = min(len(a.flat), len(b.flat))
         same_round = a.first_round == b.first_round
-        i = next(compress(count(), map(operator.is_not, a.flat[:n], b.flat[:n])), n) if same_round else 0
+        i = b.shared if same_round else 0  # b was shaped after a: its shared start is theirs
         while i <= max(len(a.flat), len(b.flat)):
             # Equal blocks in the same place of their turn are equal segments; only others are rendered.
             if (i < n and (i == 0 or a.roles[i - 1] == b.roles[i - 1]) and a.roles[i] == b.roles[i]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from foldscope.core.model.session import Message, canonical_json
+from foldscope.core.request.running import RunningSum
 from foldscope.core.request.tokens import count_text
 
 # `[REDACTED len=N]`, `[REDACTED_TEXT len=N sha=HEX]`: what a sanitiser left for N characters it removed.
@@ -80,6 +81,10 @@ class ProviderCounter:
         self._hidden: dict[int, tuple[Message, int]] = {}
         self._tokens = 0
         self._chars = 0
+        # The sums over the last view asked about: a trace's views share their start, so each costs what changed.
+        self._hidden_sum: RunningSum[Message] = RunningSum(self._hidden_of)
+        self._token_sum: RunningSum[Message] = RunningSum(lambda m: self._of(m).tokens)
+        self._seen_hidden_sum: RunningSum[Message] = RunningSum(lambda m: self._of(m).hidden_chars)
 
     def _of(self, message: Message) -> Seen:
         found = self._seen.get(id(message))
@@ -101,15 +106,10 @@ class ProviderCounter:
         return n
 
     def count(self, view: Sequence[Message], tokens: bool = True) -> ViewCount:
-        if not tokens:
-            hidden = sum(self._hidden_of(m) for m in view)
-            if not hidden:
-                return ViewCount(0, 0, DEFAULT_TOKENS_PER_CHAR)
-        n = hidden = 0
-        for message in view:
-            s = self._of(message)
-            n += s.tokens
-            hidden += s.hidden_chars
+        if not tokens and not self._hidden_sum.total(view):
+            return ViewCount(0, 0, DEFAULT_TOKENS_PER_CHAR)
+        n = self._token_sum.total(view)  # first: it counts the view's new messages in order (the ratio's order)
+        hidden = self._seen_hidden_sum.total(view)
         ratio = self._tokens / self._chars if self._chars >= 1000 else DEFAULT_TOKENS_PER_CHAR
         return ViewCount(n, hidden, ratio)
 
@@ -140,6 +140,7 @@ class PredictionCounter:
         self.format = fmt
         self.text = ProviderCounter()
         self._thinking: dict[int, tuple[Message, int]] = {}
+        self._all_thinking: RunningSum[Message] = RunningSum(lambda m: self._thought(m) if m.kind == "assistant" else 0)
 
     def _thought(self, message: Message) -> int:
         found = self._thinking.get(id(message))
@@ -154,7 +155,7 @@ class PredictionCounter:
 
     def thinking(self, view: Sequence[Message], model: str | None) -> int:
         if KEEPS_ALL_THINKING.search((model or "").lower()):
-            return sum(self._thought(m) for m in view if m.kind == "assistant")
+            return self._all_thinking.total(view)
         n = 0
         for m in reversed(view):
             if m.kind == "instruction":

@@ -182,6 +182,7 @@ class RequestRow:
     reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
     model: str | None = None
     stretch: int = 0
+    prediction: Prediction | None = field(default=None, compare=False)  # the rule it was made by (Prediction.size)
 
     @property
     def headline(self) -> int:
@@ -360,7 +361,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
             predicted_estimated=predictions.estimated[k], flagged=k in flags,
             reported_over_ceiling=bool(resolution.ceiling is not None and reported is not None
                                        and reported >= resolution.ceiling),
-            model=models[k], stretch=predictions.stretches[k]))
+            model=models[k], stretch=predictions.stretches[k], prediction=p))
         report.decisions.append({
             "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
             "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,

@@ -92,7 +92,7 @@ def test_a_bad_policy_field_is_shown_in_place_and_nothing_runs(qtbot, lab):
 def test_cancel_stops_the_run_and_says_so(qtbot, lab, monkeypatch):
     started, release = threading.Event(), threading.Event()
 
-    def slow(session, strategies, settings, report=None, keep_views=False):
+    def slow(session, strategies, settings, report=None, keep_views=False, **_):
         started.set()
         release.wait(5)
         report(1, 2, "band")  # raises Cancelled once cancel was asked for
@@ -123,3 +123,17 @@ def test_the_main_window_opens_the_lab_on_its_session(qtbot, window):
     lab.request_chosen.emit(3)
     assert window.timeline.current == 3
     lab.close()
+
+
+def test_the_lab_runs_the_adr_fold_on_the_chosen_estimator_and_names_it(qtbot, lab, demo_session):
+    lab.estimator.setCurrentIndex(lab.estimator.findData("predicted"))
+    result = run_to_end(qtbot, lab)
+    assert result.settings["estimator"] == "predicted"
+    assert "adr fold decides on</b> predicted" in lab.heading.text()
+    row = next(i for i, (key, _, _) in enumerate(METRICS) if key == "estimator")
+    names = {lab.model.headerData(c, Qt.Orientation.Horizontal): lab.model.index(row, c).data()
+             for c in range(lab.model.columnCount())}
+    assert names["adr"] == "predicted" and names["band"] == "adr" and names["recorded"] == "none"
+    measure = Measure(demo_session, Policy(max_input_tokens=60000, prompt_caching=True))
+    expected = replay(demo_session, list(STRATEGIES), measure, estimator="predicted")["totals"]
+    assert [run.totals() for run in result.runs] == expected

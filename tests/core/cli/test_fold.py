@@ -117,3 +117,19 @@ def test_read_result_text_output_says_where_the_page_sits_and_how_to_go_on(demo,
     total = json.loads(capsys.readouterr().out)["total"]
     assert captured.err.strip() == f"[#{index}: characters 0 to 100 of {total:,}; next: --offset 100]"
     assert len(captured.out.rstrip("\n")) == 100
+
+
+def test_fold_at_a_recorded_request_names_its_estimator_and_both_ceiling_verdicts(capsys, corpus_dev):
+    # pi-mono's request 452 was reported at 177,604 tokens; its estimate (count x scale) is over 200,000. Under a
+    # ceiling of 190,000 the estimate is over (the fold core would refuse it) while the provider's count was not.
+    path = str(corpus_dev / "pi" / "pi-mono_large-session.jsonl")
+    assert main(["fold", path, "--ceiling", "190000", "--at-request", "452", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["estimator"] == "adr"
+    assert out["reported_input"] == 177_604 and out["reported_over_ceiling"] is False
+    assert out["estimate_before"] >= 190_000 and out["over_ceiling"] is True
+    assert main(["fold", path, "--ceiling", "170000", "--at-request", "452", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reported_over_ceiling"] is True
+    assert main(["fold", path, "--ceiling", "190000", "--at-request", "452"]) == 0
+    text = capsys.readouterr().out
+    assert "decides on: adr, the estimate: count x scale" in text and "reported_over_ceiling: no" in text

@@ -4,6 +4,8 @@ import csv
 import json
 import shutil
 
+import pytest
+
 from foldscope.core.cli.main import main
 from foldscope.core.formats.demo import demo_path
 
@@ -52,3 +54,32 @@ def test_replay_folder_writes_one_table_and_records_skips(capsys, tmp_path):
     rows = list(csv.DictReader(open(f"{base}.csv", encoding="utf-8")))
     assert len(rows) == 10 and {r["strategy"] for r in rows} == {"recorded", "none", "band", "compaction", "adr"}
     assert json.loads(open(f"{base}.json", encoding="utf-8").read())["table"] == out["table"]
+
+
+def test_replay_estimator_predicted_names_what_the_adr_fold_decides_on(capsys, corpus_dev):
+    path = str(corpus_dev / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+    assert main(["replay", path, "--ceiling", "45000", "--strategy", "adr,band", "--estimator", "predicted",
+                 "--per-request", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["settings"]["estimator"] == "predicted"
+    by = {t["strategy"]: t for t in out["totals"]}
+    assert by["adr"]["estimator"] == "predicted" and by["band"]["estimator"] == "adr"
+    assert by["adr"]["predicted_peak"] < 45000 and by["adr"]["folds"] >= 1
+    adr_rows = [r for r in out["rows"] if r["strategy"] == "adr"]
+    assert all(isinstance(r["predicted"], int) for r in adr_rows)
+    assert all(r["predicted"] is None for r in out["rows"] if r["strategy"] == "band")
+    assert main(["replay", path, "--ceiling", "45000", "--strategy", "adr,band", "--estimator", "predicted"]) == 0
+    text = capsys.readouterr().out
+    assert "decides on: adr: predicted, predicted input" in text and "band: adr, the estimate: count x scale" in text
+    assert "estimator" in text  # the totals table has its row
+
+
+def test_replay_estimator_default_is_adr_and_an_unknown_one_is_refused(capsys):
+    assert main(["replay", str(demo_path()), "--ceiling", "20000", "--strategy", "adr", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["settings"]["estimator"] == "adr" and out["totals"][0]["estimator"] == "adr"
+    with pytest.raises(SystemExit) as exited:  # argparse's own refusal: usage and one line, exit 2
+        main(["replay", str(demo_path()), "--estimator", "oracle"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--estimator" in err and "oracle" in err

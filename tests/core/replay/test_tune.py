@@ -10,7 +10,18 @@ from foldscope.core.cli.main import main
 from foldscope.core.formats.demo import demo_path, write_demo
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.replay.fleet import Cancelled, run_dask, run_local
-from foldscope.core.replay.tune import PolicyPoint, grid, points_from_profiles, recommend, session_paths, summarise, tune_session
+from foldscope.core.replay.tune import (
+    PolicyPoint,
+    grid,
+    grid_cachings,
+    grid_items,
+    grid_numbers,
+    points_from_profiles,
+    recommend,
+    session_paths,
+    summarise,
+    tune_session,
+)
 
 
 def _replay_totals(capsys, path, *flags):
@@ -152,3 +163,29 @@ def test_a_remote_path_is_read_through_fsspec(tmp_path):
 def test_the_demo_is_one_session_among_many(tmp_path):
     out = summarise([tune_session(str(demo_path()), [PolicyPoint("p", "adr", "20000")])], [PolicyPoint("p", "adr", "20000")])
     assert out["sessions"] == 1 and out["policies"][0]["requests"] > 0
+
+
+def test_a_grid_field_reads_commas_and_repetition_alike():
+    assert grid_items(["a,b", " c ", ""]) == grid_items("a, b,c") == ["a", "b", "c"]
+    assert grid_numbers("0.8, 0.9", float, "f", "k") == [0.8, 0.9]
+    assert grid_numbers(["4000", "none"], int, "f", "k") == [4000, None]
+    assert grid_numbers("", float, "f", "k") == [None]  # empty: the session's own value
+    assert grid_cachings("on,off", "c") == [True, False]
+    assert grid_cachings(None, "c") == [None]
+
+
+def test_a_bad_grid_value_is_refused_naming_its_field_and_the_value():
+    with pytest.raises(PolicyError) as bad:
+        grid_numbers("0.8,high", float, "--fold-at", "fold-at")
+    assert str(bad.value).startswith("--fold-at") and "'high' is not a number" in str(bad.value)
+    with pytest.raises(PolicyError, match="'maybe' is not on or off"):
+        grid_cachings("on,maybe", "--caching")
+    with pytest.raises(PolicyError, match="'none' is not a number"):
+        grid_numbers("none", float, "--target", "target")  # `none` is no bound, not a fraction
+
+
+def test_tune_refuses_a_bad_grid_value_in_one_line(tmp_path, capsys):
+    paths = _fleet(tmp_path, sizes=(4,))
+    assert main(["tune", *paths, "--fold-at", "0.8,high"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--fold-at" in err[0] and "'high' is not a number" in err[0]
