@@ -780,7 +780,7 @@ class MainWindow(QMainWindow):
         out = doc.record_size - doc.view_size
         if not doc.counted:  # the first step of a load: characters only, and saying so
             self.record_list.set_heading(f"{counted(doc.record_size, 'message')} · {counted(sum(doc.chars), 'character')}"
-                                         f" · {out:,} out of the active view · counting tokens…")
+                                         f" · {out:,} out of the active view")
             self.view_list.set_heading(f"now · {counted(doc.view_size, 'message')} · counting tokens…")
             self.status_label.setText(status_text(doc))
             self.status_label.setToolTip(plain_tip(status_tooltip(doc)))

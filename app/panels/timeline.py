@@ -12,6 +12,7 @@ from foldscope.app.qt import (
     QPainter,
     QPaintEvent,
     QPen,
+    QPixmap,
     QPointF,
     QRectF,
     QSize,
@@ -66,6 +67,7 @@ class Timeline(QWidget):
         self.current = 0
         # While a load measures the trace: the requests counted so far, out of how many (app.loading.TraceCounts).
         self.counting: tuple[tuple[int, ...], int] = ((), 0)
+        self._layer: tuple[tuple, QPixmap] | None = None  # the bars, drawn once per requests, size and theme
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
@@ -165,6 +167,38 @@ class Timeline(QWidget):
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests recorded in this session")
             return
         plot = self._plot()
+        if 0 <= self.current < self.slots():  # the step shown: under the bars, so only it changes when stepping
+            shade = QColor(self.palette().highlight().color())
+            shade.setAlpha(60)
+            painter.fillRect(self._slot_rect(self.current, plot), shade)
+        painter.drawPixmap(0, 0, self._bars_layer(plot, text))
+        self._draw_legend(painter, text)
+
+    def _bars_layer(self, plot: QRectF, text: QColor) -> QPixmap:
+        """Everything but the step shown (bars, dots, folds, rules, axes), drawn once into a pixmap and kept until
+        the document's requests, the sizes of now, the rules, a what-if, the size or the theme change: a step
+        repaints the shade and the legend, not one shape per request."""
+        doc = self.document
+        assert doc is not None
+        ratio = self.devicePixelRatioF()
+        key = (self.size().toTuple(), ratio, id(doc), id(doc.requests), len(doc.requests), doc.now_predicted,
+               doc.now_size, doc.rules, id(self.branch), is_dark(), text.rgba(), self.font().key())
+        if self._layer is not None and self._layer[0] == key:
+            return self._layer[1]
+        layer = QPixmap(self.size() * ratio)
+        layer.setDevicePixelRatio(ratio)
+        layer.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(layer)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setFont(self.font())
+        self._draw_bars(painter, plot, text)
+        painter.end()
+        self._layer = (key, layer)
+        return layer
+
+    def _draw_bars(self, painter: QPainter, plot: QRectF, text: QColor) -> None:
+        doc = self.document
+        assert doc is not None
         top = self._scale_max() * 1.08
         bar = QColor("#5d8fd6" if not is_dark() else "#4a78bd")
         now_bar = QColor("#8fa9cc" if not is_dark() else "#5b6f8c")
@@ -177,10 +211,6 @@ class Timeline(QWidget):
             size = (doc.now_predicted or doc.now_size) if is_now else doc.requests[slot].headline
             y = self._y(size, plot, top)
             inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
-            if slot == self.current:
-                shade = QColor(self.palette().highlight().color())
-                shade.setAlpha(60)
-                painter.fillRect(rect, shade)
             painter.fillRect(QRectF(inner.left(), y, inner.width(), plot.bottom() - y), now_bar if is_now else bar)
             if not is_now and doc.requests[slot].reported_input:
                 ry = self._y(doc.requests[slot].reported_input, plot, top)
@@ -261,7 +291,6 @@ class Timeline(QWidget):
             taken.append((x + painter.fontMetrics().horizontalAdvance(label), y - 3))
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
-        doc = self.document
         painter.setPen(QPen(muted_colour(), 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         for value in nice_ticks(top / 1.08):
@@ -273,6 +302,11 @@ class Timeline(QWidget):
             rect = self._slot_rect(slot, plot)
             label = "now" if slot == self.slots() - 1 else str(slot)
             painter.drawText(QRectF(rect.left() - 10, plot.bottom() + 2, rect.width() + 20, 16), Qt.AlignmentFlag.AlignHCenter, label)
+
+    def _draw_legend(self, painter: QPainter, text: QColor) -> None:
+        doc = self.document
+        assert doc is not None
+        painter.setPen(text)
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
         legend = f"Showing {current}   ·   bars: predicted input   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
         if self.branch is not None:

@@ -46,11 +46,25 @@ class PaintPlan:
     taken: list[tuple[float, float]] = field(default_factory=list)  # spans under the record bar a fold record took
 
 
-def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighted: frozenset[int]) -> PaintPlan:
+def message_styles(doc: Document) -> list[tuple[str, Qt.BrushStyle | None]]:
+    """Each record message's kind key and pattern, in record order: what plan_paint asks of every block."""
+    out = []
+    for message in doc.session.record:
+        pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
+        out.append((kind_key(message), pattern))
+    return out
+
+
+def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighted: frozenset[int],
+               styles: list[tuple[str, Qt.BrushStyle | None]] | None = None) -> PaintPlan:
     """Blocks a pixel or wider are drawn as they are; narrower ones share their pixel column, which takes the
     style (kind, fade, pattern) of the last message covering its centre, as painting each would have shown.
-    Colours are made once per style, not per message."""
+    Colours are made once per style, not per message; `styles` (message_styles, kept by the map) spares
+    asking each message its kind on every paint."""
     plan = PaintPlan()
+    if styles is None or len(styles) < doc.record_size:
+        styles = message_styles(doc)
+    in_view = doc.view_position
     colours: dict[tuple[str, bool], QColor] = {}
 
     def colour(kind: str, faded: bool) -> QColor:
@@ -70,12 +84,10 @@ def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighte
         column[0] = None
 
     for index, rect, in_view_bar in blocks:
-        message = doc.message(index)
-        kind = kind_key(message)
-        faded = not in_view_bar and not doc.in_view(index) and index not in highlighted
-        pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
+        kind, pattern = styles[index]
+        faded = not in_view_bar and index not in in_view and index not in highlighted
         width = rect.width()
-        if index in highlighted and not in_view_bar:
+        if not in_view_bar and index in highlighted:
             if plan.taken and rect.left() <= plan.taken[-1][1] + 1:  # touching spans make one line
                 plan.taken[-1] = (plan.taken[-1][0], max(plan.taken[-1][1], rect.right()))
             else:
@@ -115,6 +127,9 @@ class WindowMap(QWidget):
         self._view_rects: dict[int, QRectF] = {}  # record index -> its block on the view bar, with the layout
         self._plan: tuple[tuple, PaintPlan] | None = None
         self._systems_cache: tuple[tuple, set[int]] = ((), set())
+        self._styles: tuple[tuple, list] = ((), [])  # message_styles, kept per document and record length
+        self._record_total: tuple[tuple, int] = ((), 0)  # the full record's size, kept per document and length
+        self._record_bar: tuple[tuple, list] | None = None  # the full record's blocks: the same at every step
         self._widths: tuple[tuple, tuple[float, dict[int, float]]] | None = None
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Window map")
@@ -188,7 +203,10 @@ class WindowMap(QWidget):
     def _scale(self) -> float:
         doc = self.document
         lead, widths = self.view_widths()
-        total = max(sum(doc.sizes), lead + sum(widths.values()), 1)
+        sizes_key = (id(doc), doc.record_size, doc.counted)
+        if self._record_total[0] != sizes_key:
+            self._record_total = (sizes_key, sum(doc.sizes))
+        total = max(self._record_total[1], lead + sum(widths.values()), 1)
         if doc.rules is not None:
             total = max([total] + [doc.rules.at(name) or 0 for name in rule_names(doc.rules)])
         return (self.width() - LEFT - RIGHT) / (total * 1.02)
@@ -213,18 +231,21 @@ class WindowMap(QWidget):
         out: list[tuple[int, QRectF, bool]] = []
         lead, widths = self.view_widths()
         x = float(LEFT) + lead * scale  # the unseen head and the framing lead the bar, drawn as one plain block
-        for position in range(doc.view_size):
-            index = doc.view_index(position)
+        for index in doc.view_position:  # in view order: the mapping is built position by position
             width = widths.get(index, 0.0) * scale
             out.append((index, QRectF(x, view_y, width, BAR_HEIGHT), True))
             x += width
-        x = float(LEFT)
-        sizes = doc.sizes
-        for index in range(doc.record_size):
-            width = sizes[index] * scale
-            out.append((index, QRectF(x, record_y, width, BAR_HEIGHT), False))
-            x += width
-        return out
+        key = (id(doc), doc.record_size, doc.counted, scale, record_y)
+        if self._record_bar is None or self._record_bar[0] != key:
+            record: list[tuple[int, QRectF, bool]] = []
+            x = float(LEFT)
+            sizes = doc.sizes
+            for index in range(doc.record_size):
+                width = sizes[index] * scale
+                record.append((index, QRectF(x, record_y, width, BAR_HEIGHT), False))
+                x += width
+            self._record_bar = (key, record)
+        return out + self._record_bar[1]
 
     def block_at(self, point: QPointF) -> int | None:
         for index, rect in ((i, r) for i, r, _ in self.blocks()):
@@ -314,7 +335,11 @@ class WindowMap(QWidget):
         dark = self.palette().window().color().lightnessF() < 0.5
         key = (self._blocks[0] if self._blocks else None, self.highlighted, dark)
         if self._plan is None or self._plan[0] != key:
-            self._plan = (key, plan_paint(self.document, blocks, self.highlighted))
+            doc = self.document
+            styles_key = (id(doc), doc.record_size)
+            if self._styles[0] != styles_key:
+                self._styles = (styles_key, message_styles(doc))
+            self._plan = (key, plan_paint(doc, blocks, self.highlighted, self._styles[1]))
         return self._plan[1]
 
     def _selected_blocks(self) -> list[tuple[int, QRectF, bool]]:

@@ -60,6 +60,8 @@ class Document:
     counted: bool = True
     _measure: Measure | None = field(default=None, repr=False)
     _predicting: Any = field(default=None, repr=False)  # core.request.provider_text.PredictionCounter, memoised
+    _kinds: tuple[int, dict[str, int]] | None = field(default=None, repr=False)  # kind_counts, by record length
+    _copies: tuple[int, dict[str, list[int]]] | None = field(default=None, repr=False)  # _copies_of, by record length
 
     def predict_view(self, counted: int) -> int:
         """The next request's predicted input for the active view after an edit: the prediction made at load,
@@ -155,10 +157,15 @@ class Document:
         return sum(self.tokens)
 
     def kind_counts(self) -> dict[str, int]:
+        """Messages by kind in the full record (kept until the record grows: the status line asks at every step)."""
+        kept = self._kinds
+        if kept is not None and kept[0] == len(self.session.record):
+            return dict(kept[1])
         counts: dict[str, int] = {}
         for m in self.session.record:
             counts[m.kind] = counts.get(m.kind, 0) + 1
-        return counts
+        self._kinds = (len(self.session.record), counts)
+        return dict(counts)
 
     def links(self, index: int) -> list[tuple[str, int]]:
         """The messages this one points at, as (label, index): call and result, copy and original, note."""
@@ -178,20 +185,30 @@ class Document:
         first = note_first_index(m)
         if first is not None and 0 <= first < len(record):
             out.append(("the first message it replaced", first))
-        for other_index, other in enumerate(record):
-            if other.clipped_from == m.id:
-                out.append(("a clipped copy of it", other_index))
+        out.extend(("a clipped copy of it", other_index) for other_index in self._copies_of().get(m.id, ()))
         return out
+
+    def _copies_of(self) -> dict[str, list[int]]:
+        """Each original's clipped copies (record indexes), kept until the record grows."""
+        record = self.session.record
+        kept = self._copies
+        if kept is None or kept[0] != len(record):
+            copies: dict[str, list[int]] = {}
+            for index, message in enumerate(record):
+                if message.clipped_from is not None:
+                    copies.setdefault(message.clipped_from, []).append(index)
+            kept = self._copies = (len(record), copies)
+        return kept[1]
 
 
 def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -> dict[int, str]:
     """Why each message out of the active view is out, as far as the record says."""
     record = session.record
     reasons: dict[int, str] = {}
-    copies = {m.clipped_from: i for i, m in enumerate(record) if m.clipped_from and i in in_view}
-    notes = sorted(
-        (note_first_index(m), i) for i, m in enumerate(record) if i in in_view and note_first_index(m) is not None
-    )
+    # Only the view's own messages can stand in for others: a step costs the view here, not the record.
+    shown = [(i, record[i]) for i in in_view if 0 <= i < len(record)]
+    copies = {m.clipped_from: i for i, m in shown if m.clipped_from}
+    notes = sorted((note_first_index(m), i) for i, m in shown if note_first_index(m) is not None)
     last_in_view = max(in_view, default=-1) if at_request else len(record)
     rewound = {mid: event for event in session.events if event.get("kind") == "branch"
                for mid in event.get("abandoned") or () if isinstance(mid, str)}
