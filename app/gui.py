@@ -1,4 +1,4 @@
-"""Starting the GUI: `foldscope [FILE] [--screenshot PNG [--size WxH]] [--db PATH] [policy flags] [--theme T]`.
+"""Starting the GUI: `foldscope [FILE] [--screenshot PNG [--size WxH] [--tab NAME]] [--db PATH] [policy flags] [--theme T]`.
 
 The policy flags are fold's, requests' and replay's (core.cli.options), resolved the same way over each session's launch record."""
 
@@ -12,6 +12,9 @@ from pathlib import Path
 from foldscope.core.cli.options import add_policy_flags, policy_choice
 
 SCREENSHOT_SIZE = (1600, 1000)
+# The window's side tabs, as --tab names them (their titles, lower case); tests/app/test_gui_flags.py holds the
+# window to this list.
+SIDE_TABS = ("inspector", "request", "composition", "library", "cost")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="follow FILE as an agent writes it (View > Follow): new lines are read as they land")
     parser.add_argument("--size", metavar="WxH", type=_size, default=SCREENSHOT_SIZE,
                         help="the --screenshot window size (default: 1600x1000)")
+    parser.add_argument("--tab", choices=SIDE_TABS, type=str.lower,
+                        help="the side tab in front in the --screenshot (default: inspector)")
     parser.add_argument("--first-step", action="store_true",
                         help="with --screenshot: render the load's first step (the record read, nothing counted yet)")
     return parser
@@ -81,7 +86,7 @@ def run_gui(argv: list[str]) -> int:
     window = MainWindow(settings=settings, db=args.db, policy=policy)
     window.set_theme(args.theme or settings.theme() or "system", remember=False)
     if args.screenshot:
-        return screenshot(app, window, path, args.screenshot, args.size, first_step=args.first_step)
+        return screenshot(app, window, path, args.screenshot, args.size, args.tab, first_step=args.first_step)
     window.show()
     if args.follow:
         def follow_once(document) -> None:
@@ -94,10 +99,10 @@ def run_gui(argv: list[str]) -> int:
     return app.exec()
 
 
-def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE,
+def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE, tab: str | None = None,
                first_step: bool = False) -> int:
-    """Load FILE, render the window at a fixed size to PNG (`first_step`: as the load's first step shows it,
-    before anything is counted), and say how it went."""
+    """Load FILE, render the window at a fixed size to PNG (with side tab `tab` in front; `first_step`: as the
+    load's first step shows it, before anything is counted), and say how it went."""
     from foldscope.app import dialogs
     from foldscope.app.qt import QEventLoop
     from foldscope.app.window import error_line
@@ -125,7 +130,12 @@ def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENS
         print(f"foldscope: {outcome['error']}", file=sys.stderr)
         return 2
     window.prepare_screenshot()
-    app.processEvents()
+    if tab:
+        show_tab(window, tab)
+    if first_step:  # the load is still counting: waiting for the pool would show the counted step instead
+        app.processEvents()
+    else:
+        settle(app)
     image = window.grab()
     if first_step:  # the rest of the load is not wanted: stop it before the window goes
         window.cancel_loading()
@@ -137,3 +147,28 @@ def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENS
     window.close()
     return 0
 
+
+
+def show_tab(window, name: str) -> None:
+    """Bring the side tab titled `name` (any case) to the front."""
+    tabs = window.side_tabs
+    for i in range(tabs.count()):
+        if tabs.tabText(i).replace("&", "").lower() == name.lower():
+            tabs.setCurrentIndex(i)
+            return
+    raise ValueError(f"no side tab named {name!r}")
+
+
+def settle(app) -> None:
+    """Let the panels finish what they count off the GUI thread (a tab counts when shown), then paint."""
+    from foldscope.app.worker import pool
+
+    app.processEvents()
+    for _ in range(600):  # at most a minute: a screenshot never hangs
+        if not pool().activeThreadCount():
+            app.processEvents()  # deliver the results; a result may start the next task
+            if not pool().activeThreadCount():
+                break
+        pool().waitForDone(100)
+        app.processEvents()
+    app.processEvents()

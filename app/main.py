@@ -24,8 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv and (argv[0] in cli.COMMANDS or argv[0] in cli.command_names()):
         return cli.main(argv)
     if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
+        from foldscope.app.gui import build_parser as gui_parser  # argparse only: no Qt for --help
+
         cli.build_parser().print_help()
-        print("\nWith no COMMAND, foldscope starts the GUI: foldscope [--screenshot PNG] [--db PATH] [--profile YAML] [FILE]")
+        print("\nWith no COMMAND, foldscope opens FILE in the GUI, with these options:\n")
+        print(gui_parser().format_help())
         return 0
     from foldscope.app.gui import run_gui  # Qt is imported only when the GUI is wanted
 

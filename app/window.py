@@ -783,7 +783,7 @@ class MainWindow(QMainWindow):
                                          f" · {out:,} out of the active view")
             self.view_list.set_heading(f"now · {counted(doc.view_size, 'message')} · counting tokens…")
             self.status_label.setText(status_text(doc))
-            self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
+            self.status_label.setToolTip(plain_tip(f"{status_text(doc)}\n{status_tooltip(doc)}"))
             return
         self.record_list.set_heading(
             f"{counted(doc.record_size, 'message')} · {counted(doc.record_tokens(), 'token')} · {out:,} out of the active view"
@@ -793,7 +793,8 @@ class MainWindow(QMainWindow):
             at = f"what-if at request {self.what_if.branch.request}"
         self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · estimate {counted(doc.shown_size, 'token')}")
         self.status_label.setText(status_text(doc))
-        self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
+        # The whole line first: on a narrow window the label is cut at its edge.
+        self.status_label.setToolTip(plain_tip(f"{status_text(doc)}\n{status_tooltip(doc)}"))
         self._show_live()
 
     # -- selection ------------------------------------------------------------------------

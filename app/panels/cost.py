@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from foldscope.app.models.cost import CompactionModel, RequestCostModel
+from foldscope.app.panels.swatches import SwatchLegend
 from foldscope.app.qt import (
     QAbstractItemView,
     QColor,
@@ -16,6 +17,7 @@ from foldscope.app.qt import (
     QPaintEvent,
     QPen,
     QPlainTextEdit,
+    QRectF,
     QScrollArea,
     QSize,
     Qt,
@@ -34,7 +36,9 @@ from foldscope.core.readout.cost_facts import (
     compaction_sentence,
     cost_facts,
     divergence_sentence,
+    duration,
     gap_sentence,
+    parts_explained,
     request_sentence,
 )
 from foldscope.core.readout.document import Document
@@ -137,59 +141,85 @@ def _money(p: Part, by_usd: bool) -> str:
 
 class GapStrip(QWidget):
     """The idle gap before each request, on a log scale, coloured by its largest cache-write cause; the five-minute
-    and one-hour lifetimes drawn across. Click a bar to step the timeline there."""
+    and one-hour lifetimes drawn across and named on the axis at the left. Click a bar to step the timeline there."""
 
     request_clicked = Signal(int)
     TOP = 4 * 3600.0  # gaps past four hours are drawn at full height
+    AXIS = 48  # the left margin the axis's values are written in
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[CacheRow] = []
         self.current: int | None = None
-        self.setFixedHeight(64)
+        self.setFixedHeight(110)  # tall enough that the 5 min and 1 h values sit a line apart
 
     def sizeHint(self) -> QSize:  # noqa: N802
-        return QSize(400, 60)
+        return QSize(400, 110)
 
     def set_rows(self, rows: list[CacheRow]) -> None:
         self.rows = list(rows)
         self.update()
 
     def _y(self, seconds: float) -> float:
-        h = self.height() - 4
+        h = self.height() - 10
         share = math.log1p(max(0.0, seconds)) / math.log1p(self.TOP)
         return self.height() - 2 - min(1.0, share) * h
+
+    def axis_labels(self) -> list[tuple[str, QRectF]]:
+        """The axis's values (0 s, the lifetimes, the top) where they are written; one that would touch the
+        one below it is left out, so none ever overlap."""
+        metrics = self.fontMetrics()
+        tall = metrics.height()
+        out: list[tuple[str, QRectF]] = []
+        for seconds in (0.0, *GAP_MARKS, self.TOP):
+            text = duration(seconds) + ("+" if seconds == self.TOP else "")
+            y = self._y(seconds)
+            rect = QRectF(0, min(max(0.0, y - tall / 2), self.height() - tall), self.AXIS - 6, tall)
+            if out and rect.bottom() > out[-1][1].top():
+                continue
+            out.append((text, rect))
+        return out
 
     def request_at(self, x: float) -> int | None:
         if not self.rows:
             return None
-        i = int(x / max(1.0, self.width()) * len(self.rows))
+        plot = max(1.0, self.width() - self.AXIS)
+        i = int((x - self.AXIS) / plot * len(self.rows))
         return self.rows[min(max(i, 0), len(self.rows) - 1)].index
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         painter = QPainter(self)
         n = len(self.rows)
         bottom = self.height() - 2
+        left = self.AXIS
         if n:
-            w = self.width() / n
+            w = (self.width() - left) / n
             for i, row in enumerate(self.rows):
                 causes = row.causes.causes
                 writes = {c: causes.get(c, 0) for c in WRITE_CAUSES}
                 cause = max(writes, key=lambda c: writes[c]) if any(writes.values()) else None
                 colour = part_colour(cause) if cause else muted_colour()
                 y = self._y(row.causes.gap_s or 0.0)
-                painter.fillRect(int(i * w), int(y), max(1, int(w) - (1 if w > 3 else 0)), max(1, int(bottom - y)), colour)
+                x = left + int(i * w)
+                painter.fillRect(x, int(y), max(1, int(w) - (1 if w > 3 else 0)), max(1, int(bottom - y)), colour)
                 if row.index == self.current:
                     painter.setPen(QPen(self.palette().highlight().color(), 2))
-                    painter.drawRect(int(i * w), 1, max(2, int(w)), bottom - 1)
-        painter.setPen(QPen(self.palette().text().color(), 1, Qt.PenStyle.DashLine))
-        for seconds, label in zip(GAP_MARKS, ("5 min", "1 h")):
+                    painter.drawRect(x, 1, max(2, int(w)), bottom - 1)
+        text = self.palette().windowText().color()
+        painter.setPen(QPen(text, 1))
+        painter.drawLine(left - 2, 2, left - 2, bottom)
+        painter.setPen(QPen(text, 1, Qt.PenStyle.DashLine))
+        for seconds in GAP_MARKS:
             y = int(self._y(seconds))
-            painter.drawLine(0, y, self.width(), y)
-            painter.drawText(4, y - 2, label)
+            painter.drawLine(left - 4, y, self.width(), y)
+        painter.setPen(text)
+        for label, rect in self.axis_labels():
+            painter.drawText(rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
         painter.end()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if event.position().x() < self.AXIS:
+            return
         index = self.request_at(event.position().x())
         if index is not None:
             self.request_clicked.emit(index)
@@ -224,7 +254,8 @@ class CostPanel(QWidget):
         self.heading = sentence("No session open")
         self.bar = CostBar()
         self.bar_sentence = sentence()
-        self.legend = sentence()
+        self.legend = SwatchLegend()  # each part's square in the bar's own colour
+        self.explained = sentence()  # the parts whose name alone says too little (provider misses), in words
         self.gaps = GapStrip()
         self.gap_sentence = sentence(gap_sentence())
         self.request_model = RequestCostModel(self)
@@ -243,7 +274,7 @@ class CostPanel(QWidget):
         money = QWidget()
         top = QVBoxLayout(money)
         top.setContentsMargins(0, 0, 0, 0)
-        for w in (self.heading, self.bar, self.bar_sentence, self.legend, self.gaps, self.gap_sentence):
+        for w in (self.heading, self.bar, self.bar_sentence, self.legend, self.explained, self.gaps, self.gap_sentence):
             top.addWidget(w)
         top.addStretch(1)
         # The figures and their sentences scroll when the tab is short.
@@ -287,6 +318,8 @@ class CostPanel(QWidget):
         self.request_model.set_rows([])
         self.compaction_model.set_rows([])
         self.bar.set_parts([], True)
+        self.legend.set_items([])
+        self.explained.setText("")
         self.gaps.set_rows([])
         self.lost.setPlainText("")
         self.detail.setText("")
@@ -319,8 +352,10 @@ class CostPanel(QWidget):
                              + ("" if facts.priced else " (the model has no price: in tokens)"))
         self.bar.set_parts(facts.parts, facts.priced)
         self.bar_sentence.setText(facts.sentence())
-        self.legend.setText("  ·  ".join(f"■ {p.label} {_money(p, facts.priced)}" for p in facts.parts
-                                         if p.tokens or p.usd) + ("\n" + "; ".join(facts.notes) if facts.notes else ""))
+        shown = [p for p in facts.parts if p.tokens or p.usd]
+        self.legend.set_items([(part_colour(p.name), f"{p.label} {_money(p, facts.priced)}", f"{p.label}: {p.meaning}.")
+                               for p in shown])
+        self.explained.setText(" ".join(parts_explained(shown) + (["; ".join(facts.notes)] if facts.notes else [])))
         self.gaps.set_rows(facts.cache.rows)
         self.request_model.set_rows(facts.cache.rows)
         self.compaction_model.set_rows(facts.compactions)

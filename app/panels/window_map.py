@@ -35,6 +35,14 @@ STRIP = 20.0  # between the bars: the protected first round's bracket
 # Copies and notes carry a pattern as well as a colour, so they stay distinct in grey or for colour-blind eyes.
 LEGEND_FROM = 140  # the height from which the legend row is drawn under the bars
 PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
+# What leads the view bar, belonging to no message the file holds: named in the legend when the shown request has it.
+LEAD_LEGEND = (("unseen_head", "unseen head"), ("framing", "framing"))
+LEAD_COLOURS = {"unseen_head": QColor(150, 150, 150, 160), "framing": QColor(150, 150, 150, 60)}
+LEAD_WORDS = {
+    "unseen_head": "unseen head: what the provider counted that the file does not hold (its system prompt and tools)",
+    "system": "system prompt and tools",
+    "framing": "framing: the JSON around and between the blocks, spread over the whole request",
+}
 
 
 @dataclass
@@ -131,6 +139,7 @@ class WindowMap(QWidget):
         self._record_total: tuple[tuple, int] = ((), 0)  # the full record's size, kept per document and length
         self._record_bar: tuple[tuple, list] | None = None  # the full record's blocks: the same at every step
         self._widths: tuple[tuple, tuple[float, dict[int, float]]] | None = None
+        self._lead_parts: list[tuple[str, float]] = []
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Window map")
         self.setMouseTracking(True)
@@ -178,13 +187,29 @@ class WindowMap(QWidget):
                 widths[record.index_of(message.id)] = tokens * scale
             stable = (parts.system + parts.tools) * scale
             systems = [i for i in doc.view_position if doc.message(i).kind == "system"]
-            lead = (parts.unseen_head + parts.framing) * scale
+            leading = [("unseen_head", parts.unseen_head * scale)]
             if systems:
                 widths[min(systems)] = widths.get(min(systems), 0.0) + stable
-            else:
-                lead += stable
-            self._widths = (key, (lead, widths))
+            else:  # no system message to carry them: the system prompt and tools get their own block, in its colour
+                leading.append(("system", stable))
+            leading.append(("framing", parts.framing * scale))
+            self._lead_parts = [(name, tokens) for name, tokens in leading if tokens > 0]
+            self._widths = (key, (sum(tokens for _, tokens in self._lead_parts), widths))
         return self._widths[1]
+
+    def lead_parts(self) -> list[tuple[str, float]]:
+        """The blocks before the first message on the view bar, (name, estimate tokens): the unseen head, the
+        system prompt and tools when no system message carries them, and the framing. They add up to the lead."""
+        self.view_widths()
+        return list(self._lead_parts)
+
+    def lead_rects(self) -> list[tuple[str, QRectF]]:
+        scale = self._scale()
+        x, out = float(LEFT), []
+        for name, tokens in self.lead_parts():
+            out.append((name, QRectF(x, VIEW_Y, tokens * scale, BAR_HEIGHT)))
+            x += tokens * scale
+        return out
 
     def summary(self) -> list[str]:
         """The map's line, in order of need: the shown request's size (as every panel shows it), the marks, how to read it."""
@@ -274,9 +299,8 @@ class WindowMap(QWidget):
         painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), right, "Full record")
         plan = self.paint_plan()
         border = self.palette().window().color()
-        lead, _ = self.view_widths()
-        if lead:  # what the file does not hold (the unseen head) and the framing: part of the request, no message's
-            painter.fillRect(QRectF(LEFT, view_y, lead * self._scale(), BAR_HEIGHT), QColor(150, 150, 150, 160))
+        for name, rect in self.lead_rects():  # part of the request, no message's: the unseen head, the framing
+            painter.fillRect(rect, LEAD_COLOURS.get(name) or colour_for_key(name))
         painter.setPen(QPen(border, 1))
         for rect, colour, pattern, divider in plan.fills:
             painter.fillRect(rect, colour)
@@ -429,13 +453,18 @@ class WindowMap(QWidget):
             painter.drawPolygon([QPointF(x - 5, y - 9), QPointF(x + 5, y - 9), QPointF(x, y - 2)])
         painter.setBrush(Qt.BrushStyle.NoBrush)
 
+    def legend_entries(self) -> list[tuple[str, str]]:
+        """The coloured squares of the legend row: every kind, then the lead's parts the shown request has."""
+        leading = {name for name, _ in self.lead_parts()} if self.document is not None else set()
+        return list(KIND_LEGEND) + [item for item in LEAD_LEGEND if item[0] in leading]
+
     def _draw_legend(self, painter: QPainter, y: float, text: QColor) -> None:
         x = float(LEFT)
         metrics = painter.fontMetrics()
         border = self.palette().window().color()
-        for key, label in KIND_LEGEND:
+        for key, label in self.legend_entries():
             box = QRectF(x, y + 3, 10, 10)
-            painter.fillRect(box, colour_for_key(key))
+            painter.fillRect(box, LEAD_COLOURS.get(key) or colour_for_key(key))
             if key in PATTERNS:
                 painter.fillRect(box, QBrush(border, PATTERNS[key]))
             painter.setPen(text)
@@ -464,6 +493,12 @@ class WindowMap(QWidget):
         mark = self.mark_at(event.position()) if self.document is not None else None
         if mark is not None:
             QToolTip.showText(event.globalPosition().toPoint(), f"cache mark: {mark_text(mark)}", self)
+            return
+        lead = None if index is not None or self.document is None else next(
+            (name for name, rect in self.lead_rects() if rect.contains(event.position())), None)
+        if lead is not None:
+            tokens = dict(self.lead_parts())[lead]
+            QToolTip.showText(event.globalPosition().toPoint(), f"{LEAD_WORDS[lead]} · {round(tokens):,} tokens", self)
             return
         if index is None or self.document is None:
             QToolTip.hideText()

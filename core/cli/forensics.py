@@ -61,7 +61,7 @@ def _run(args, one: Callable[[str], dict[str, Any]], row: Callable[[dict[str, An
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
     workers = args.workers or os.cpu_count() or 1
-    table, skipped = [], []
+    results, skipped = [], []
     with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
         futures = [(f, pool.submit(_or_error, one, str(f))) for f in files]
         for f, future in futures:
@@ -69,8 +69,12 @@ def _run(args, one: Callable[[str], dict[str, Any]], row: Callable[[dict[str, An
             if "error" in result:
                 skipped.append({"file": str(f), "error": result["error"]})
             else:
-                table.append(row(result))
-    return {"folder": str(path), "sessions": len(table), "skipped": skipped, "table": table, "totals": total(table)}
+                results.append(result)
+    # A subagent file beside its session (Claude Code's older layout) is counted in its parent's row, not twice.
+    owned = {str(Path(c).resolve()) for r in results for c in r.get("children", [])}
+    table = [row(r) for r in results if str(Path(r["file"]).resolve()) not in owned]
+    return {"folder": str(path), "sessions": len(table), "skipped": skipped, "table": table, "totals": total(table),
+            "children_in_parents": len(results) - len(table)}
 
 
 def _or_error(one: Callable[[str], dict[str, Any]], path: str) -> dict[str, Any]:
@@ -99,8 +103,16 @@ def _cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
         by[part] = {"tokens": tokens, "cost_usd": _sum_or_none(costs)}
         if part in CAUSES:
             by[part]["waste_usd"] = _sum_or_none([r["totals"]["by_cause"][part]["waste_usd"] for r in table])
+    from foldscope.core.forensics.children import KINDS
+
+    kids: dict[str, dict[str, Any]] = {}
+    for kind in KINDS:
+        cells = [r["totals"]["children"][kind] for r in table]
+        kids[kind] = {k: sum(c[k] for c in cells) for k in cells[0] if k != "cost_usd"} if cells else {}
+        kids[kind]["cost_usd"] = _sum_or_none([c["cost_usd"] for c in cells])
     return {"cache_write": sum(r["totals"]["cache_write"] for r in table), "by_cause": by,
-            "bill_usd": _sum_or_none([r["totals"]["bill_usd"] for r in table]),
+            "bill_usd": _sum_or_none([r["totals"]["bill_usd"] for r in table]), "children": kids,
+            "total_usd": _sum_or_none([r["totals"]["total_usd"] for r in table]),
             "unpriced_sessions": sum(r["totals"]["bill_usd"] is None for r in table)}
 
 
@@ -149,7 +161,13 @@ def format_cache(result: dict[str, Any]) -> str:
         cell = totals["by_cause"][part]
         waste = _usd(cell["waste_usd"]) if "waste_usd" in cell else ""
         lines.append(f"{part:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}{waste:>14}")
-    lines.append(f"{'bill':<13}{'':>14}{_usd(totals['bill_usd']):>14}")
+    lines.append(f"{'bill':<13}{'':>14}{_usd(totals['bill_usd']):>14}  (this session's own requests)")
+    for kind, label in (("subagents", "subagents"), ("summariser", "summariser")):
+        cell = totals["children"][kind]
+        if cell.get("requests"):
+            lines.append(f"{label:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}  ({cell['requests']} requests, "
+                         f"{cell['cache_read']:,} read from the cache)")
+    lines.append(f"{'total':<13}{'':>14}{_usd(totals['total_usd']):>14}  (with subagents and the compaction summariser)")
     for top in result.get("top_wasted", []):
         causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())
         lines.append(f"  request {top['index']}: wasted {_usd(top['waste_usd'])} ({causes})")

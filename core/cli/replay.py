@@ -147,6 +147,8 @@ def format_replay(result: dict[str, Any]) -> str:
             lines.append(model_vs_reported(t))  # core.replay.lab
     if not result["priced"]:
         lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
+    if "rows" in result:  # --per-request
+        lines += format_rows(result["rows"])
     check = result.get("check")
     if check:
         lines += ["", f"cache model against reported usage ({check['requests']} requests): "
@@ -164,6 +166,39 @@ def decides_line(totals: list[dict[str, Any]]) -> str:
     used = dict.fromkeys(e for _, e in named)
     return "decides on: " + "; ".join(
         f"{', '.join(s for s, e in named if e == name)}: {name}, {ESTIMATORS[name]}" for name in used)
+
+
+# --per-request's columns: (heading, row key, width); reported input is the provider's, the rest the strategy's.
+ROW_COLUMNS = (("request", "request", 7), ("messages", "messages", 8), ("estimate", "estimate", 9),
+               ("reported", "reported_input", 9), ("fresh", "fresh", 8), ("cache read", "cache_read", 10),
+               ("cache write", "cache_write", 11), ("output", "output", 7), ("folds", "folds", 5),
+               ("cost", "cost_usd", 9))
+
+
+def format_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """A table of rows per strategy, in the order they came: one line a request, its change and flags at the end."""
+    lines: list[str] = []
+    for strategy in dict.fromkeys(row["strategy"] for row in rows):
+        lines += ["", f"{strategy}, per request:",
+                  "  ".join(f"{heading:>{width}}" for heading, _, width in ROW_COLUMNS) + "  change"]
+        for row in (r for r in rows if r["strategy"] == strategy):
+            cells = [_cell(key, row.get(key), width) for _, key, width in ROW_COLUMNS]
+            flags = [word for word, key in (("OVER", "over_ceiling"), ("refused", "refused")) if row.get(key)]
+            tail = " ".join([str(row.get("change") or ""), *flags]).strip()
+            if row.get("kind") not in (None, "request"):
+                tail = f"{row['kind']} {tail}".strip()
+            lines.append("  ".join(cells) + "  " + tail)
+    return lines
+
+
+def _cell(key: str, value: Any, width: int) -> str:
+    if value is None:
+        text = "-"
+    elif key == "cost_usd":
+        text = _usd(value)
+    else:
+        text = f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{text:>{width}}"
 
 
 def _usd(value: float | None) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldscope.core.forensics.causes import CAUSES, RequestCauses, attribute
+from foldscope.core.forensics.children import KINDS, children, children_parts
 from foldscope.core.forensics.measured import Measured, measure_requests
 from foldscope.core.forensics.money import PARTS, READ_INSTEAD, Priced, Pricer, price
 from foldscope.core.model.policy import Policy
@@ -66,7 +67,14 @@ class CacheReport:
     tokens: dict[str, int] = field(default_factory=dict)  # each message's part of the count, by id
 
     def totals(self) -> dict[str, Any]:
-        return totals_of(self.rows, self.priced)
+        """The session's own parts (`by_cause`, adding up to `bill_usd`), its children's apart (`children`:
+        subagents and the compaction summariser, each its own reported usage priced) and `total_usd`, all of it."""
+        out = totals_of(self.rows, self.priced)
+        kids = children_parts(children(self.session))
+        out["children"] = kids
+        costs = [out["bill_usd"], *(kids[k]["cost_usd"] for k in KINDS)]
+        out["total_usd"] = None if any(c is None for c in costs) else round(sum(costs), 8)
+        return out
 
     def top_wasted(self, n: int = 5) -> list[CacheRow]:
         """The requests whose cache writes wasted most, largest first."""
@@ -75,7 +83,8 @@ class CacheReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.session.source, "format": self.session.format, "model": self.session.model,
-                "priced": self.priced, "requests": [r.as_dict() for r in self.rows], "totals": self.totals(),
+                "priced": self.priced, "children": [c.source for c in self.session.children],
+                "requests": [r.as_dict() for r in self.rows], "totals": self.totals(),
                 "top_wasted": [{"index": r.index, "waste_usd": round(r.wasted, 8), "causes": r.causes.causes}
                                for r in self.top_wasted()]}
 

@@ -1,72 +1,80 @@
-"""A session's subagent sessions (Claude Code's `subagents/agent-*.jsonl`) and the compaction summariser among them.
+"""A session's subagent sessions (Session.children, as the readers give them) and the compaction summariser among them.
 
-The reader lists the child files in extras["children"] (core.formats.claude_code.find_children); a reader
-that fills `Session.children` with loaded sessions is read the same way. Claude Code names the file of the
-call that wrote a compaction's summary `agent-acompact-*`: that call's usage is the summariser's cost.
+Claude Code names the file of the call that wrote a compaction's summary `agent-acompact-*`; its reader marks
+that child `child_kind: summariser` and names the note it wrote (`compaction_note`). A child's cost is its own
+reported usage priced per request, as `inspect`'s usage roll-up prices it (core.model.session_totals), so the
+two screens show one figure. The summariser sends the parent's conversation again and reads the parent's cache:
+those tokens are reads, priced as reads, never a write of the parent's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from foldscope.core.forensics.money import Pricer
-from foldscope.core.model.session import ReadError, Session
+from foldscope.core.model.session import Session
+from foldscope.core.model.session_totals import Totals, totals_of
 
 SUMMARISER_PREFIX = "agent-acompact"
+KINDS = ("subagents", "summariser")  # the two parts of a bill its children make, shown apart
 
 
 @dataclass(frozen=True)
 class Child:
-    """One subagent session: its file, whether it is a compaction's summariser, its bill and when it ran."""
+    """One subagent session: its file, whether it is a compaction's summariser, what it reported and when it ran."""
 
     path: str
     summariser: bool
-    requests: int
-    bill_usd: float | None  # None when a request's model has no price
+    totals: Totals  # its requests' reported usage and their price (cost_usd None when a model has no price)
     started: float | None
     ended: float | None
+    note: str | None = None  # the compaction note a summariser wrote, where the reader linked it
+
+    @property
+    def requests(self) -> int:
+        return self.totals.requests
+
+    @property
+    def bill_usd(self) -> float | None:
+        return self.totals.cost_usd
+
+    @property
+    def kind(self) -> str:
+        return "summariser" if self.summariser else "subagents"
 
 
-def is_summariser(path: str) -> bool:
-    return Path(path).name.startswith(SUMMARISER_PREFIX)
-
-
-def bill(session: Session) -> float | None:
-    """The session's reported usage priced per request; None when any request's model is unpriced."""
-    pricer = Pricer(session.model)
-    total = 0.0
-    for r in session.trace:
-        u = r.usage
-        if u is None:
-            continue
-        prices = pricer(r.model)
-        if prices is None:
-            return None
-        total += prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
-    return total
-
-
-def child_sessions(session: Session) -> list[tuple[str, Session]]:
-    """The loaded subagent sessions with their files; a child that does not read is left out (its warning kept)."""
-    loaded = getattr(session, "children", None)
-    if isinstance(loaded, list) and all(isinstance(c, Session) for c in loaded) and loaded:
-        return [(c.source, c) for c in loaded]
-    from foldscope.core.formats import load_session
-
-    out = []
-    for path in session.extras.get("children", []) or []:
-        try:
-            out.append((str(path), load_session(path)))
-        except ReadError as exc:
-            session.warnings.append(f"subagent file left out: {exc}")
-    return out
+def is_summariser(child: Session) -> bool:
+    """The reader's mark, else Claude Code's file name for a compaction's summary call."""
+    kind = child.extras.get("child_kind")
+    if isinstance(kind, str):
+        return kind == "summariser"
+    return Path(child.source or "").name.startswith(SUMMARISER_PREFIX)
 
 
 def children(session: Session) -> list[Child]:
+    """The session's subagents and summarisers as the readers loaded them, each with its own bill."""
     out = []
-    for path, child in child_sessions(session):
+    for child in session.children:
         times = [r.at for r in child.trace if r.at is not None]
-        out.append(Child(path, is_summariser(path), len(child.trace), bill(child),
-                         min(times) if times else None, max(times) if times else None))
+        note = child.extras.get("compaction_note")
+        out.append(Child(child.source, is_summariser(child), totals_of(child.trace, child.model or session.model),
+                         min(times) if times else None, max(times) if times else None,
+                         note if isinstance(note, str) else None))
     return out
+
+
+def children_parts(kids: list[Child]) -> dict[str, dict[str, Any]]:
+    """The subagents' and the summarisers' usage and cost, apart: requests, fresh, cache read, cache write, output,
+    `tokens` (all they reported) and `cost_usd` (None when one of them is unpriced)."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind in KINDS:
+        t = Totals()
+        for k in kids:
+            if k.kind == kind:
+                t += k.totals
+        out[kind] = {"requests": t.requests, "tokens": t.input + t.cache_read + t.cache_write + t.output,
+                     "fresh": t.input, "cache_read": t.cache_read, "cache_write": t.cache_write, "output": t.output,
+                     "cost_usd": None if t.cost_usd is None else round(t.cost_usd, 8)}
+    return out
+

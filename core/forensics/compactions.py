@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from foldscope.core.forensics.cache_report import CacheReport, cache_report
@@ -109,7 +110,7 @@ class CompactionReport:
             d["note_index"] = self.session.record.index_of(c.note.id) if c.note.id in self.session.record else None
             out.append(d)
         return {"file": self.session.source, "format": self.session.format, "model": self.session.model,
-                "compactions": out, "totals": self.totals()}
+                "children": [c.source for c in self.session.children], "compactions": out, "totals": self.totals()}
 
 
 def find_compactions(session: Session) -> list[tuple[int, Message]]:
@@ -240,18 +241,25 @@ def refetched(session: Session, start: int, end: int, dropped: Sequence[Message]
 
 
 def _summariser(kind: str, source: str, note: Message, summarisers: list[Child], used: set[str]) -> tuple[float | None, str]:
+    """The summariser's cost: the child the reader linked to this note, else the latest unused summariser that
+    ended by the note's time; a fold of our own calls no model."""
     if kind == "fold":
         if note.metadata.get("summariser") not in (None, "brief", "deterministic"):
             return None, f"summarised by {note.metadata.get('summariser')}; its cost is not in the file"
         return 0.0, "a deterministic brief written from the span: no model call"
     at = note.created_at
-    candidates = [c for c in summarisers if c.path not in used and (at is None or c.ended is None or c.ended <= at + 60)]
+    linked = [c for c in summarisers if c.path not in used and c.note == note.id]
+    candidates = linked or [c for c in summarisers if c.path not in used and c.note is None
+                            and (at is None or c.ended is None or c.ended <= at + 60)]
     if candidates:
-        chosen = max(candidates, key=lambda c: c.ended or 0.0) if at is not None else candidates[0]
+        chosen = candidates[0] if linked or at is None else max(candidates, key=lambda c: c.ended or 0.0)
         used.add(chosen.path)
         if chosen.bill_usd is None:
             return None, f"the summariser's model in {chosen.path} has no price"
-        return chosen.bill_usd, f"the summariser's own call ({chosen.path}, {chosen.requests} requests)"
+        t = chosen.totals
+        return chosen.bill_usd, (f"the summariser's own call ({Path(chosen.path).name}, {t.requests} requests: "
+                                 f"{t.cache_read:,} read from the cache, {t.cache_write:,} written, {t.input:,} fresh, "
+                                 f"{t.output:,} output), its reported usage priced")
     if source == "claude_code":
         return None, "no agent-acompact-* summariser file beside the session"
     if source == "codex":

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from foldscope.core.forensics.cache_report import GAP_MARKS, CacheReport, CacheRow, cache_report
-from foldscope.core.forensics.children import children
+from foldscope.core.forensics.children import KINDS
 from foldscope.core.forensics.compactions import Compaction, compaction_report
 from foldscope.core.model.session import Session
 from foldscope.core.readout.divergence import CAUSE_WORDS
@@ -22,10 +22,17 @@ PART_WORDS = {
     "provider": ("provider misses", "nothing changed and the cache should still have held it, yet the provider stored it again"),
     "unexplained": ("unexplained", "written tokens that no rule accounts for"),
     "output": ("output", "what the model wrote back"),
-    "subagents": ("subagents", "the bills of the helper sessions this one started"),
-    "summariser": ("summariser", "the calls that wrote compaction summaries"),
+    "subagents": ("subagents", "the helper sessions this one started, each its own reported usage priced"),
+    "summariser": ("compaction summariser", "the calls that wrote compaction summaries (reading this session's "
+                   "cache counts as reads)"),
 }
 PARTS = tuple(PART_WORDS)
+# The parts whose name alone tells a newcomer too little, said in one sentence under the legend.
+PART_EXPLAINED = {
+    "provider": ("Provider misses: the start of these requests was unchanged and sent while the cache should still "
+                 "have held it, so it could have been read back at a fraction of the price; the provider stored it "
+                 "again and billed a cache write instead, and nothing in the session caused it."),
+}
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,11 @@ class CostFacts:
         share = ", ".join(f"{p.label} {_usd(p.usd)} ({(p.usd or 0) / total:.0%})" for p in top) if total else "nothing"
         return (f"The session cost {_usd(total)} as billed. Most went to {share}. "
                 "Click a part to list the requests that make it up.")
+
+
+def parts_explained(parts: list[Part]) -> list[str]:
+    """One sentence for each part shown whose name needs one (PART_EXPLAINED), in the bar's order."""
+    return [PART_EXPLAINED[p.name] for p in parts if p.name in PART_EXPLAINED and (p.tokens or p.usd)]
 
 
 def _usd(value: float | None) -> str:
@@ -166,7 +178,6 @@ def cost_facts(session: Session, policy=None, counter=None) -> CostFacts:
     cache = cache_report(session, policy, counter)
     report = compaction_report(session, policy, counter, cache=cache)
     totals = cache.totals()
-    kids = children(session)
     notes = []
     by: dict[str, list[int]] = {}
     for row in cache.rows:
@@ -178,12 +189,9 @@ def cost_facts(session: Session, policy=None, counter=None) -> CostFacts:
                 by.setdefault(name, []).append(row.index)
     parts = [Part(name, cell["tokens"], cell["cost_usd"], tuple(by.get(name, ())))
              for name, cell in totals["by_cause"].items()]
-    sub = [k for k in kids if not k.summariser]
-    summ = [k for k in kids if k.summariser]
-    for name, group in (("subagents", sub), ("summariser", summ)):
-        usd = [k.bill_usd for k in group]
-        if any(v is None for v in usd):
-            notes.append(f"{sum(v is None for v in usd)} {name} file(s) have an unpriced model")
-        parts.append(Part(name, 0, sum(v for v in usd if v is not None) if group else 0.0))
-    children_usd = sum(p.usd or 0.0 for p in parts[-2:])
+    for kind, cell in totals["children"].items():
+        if cell["cost_usd"] is None:
+            notes.append(f"a {PART_WORDS[kind][0]} file has a model without a price")
+        parts.append(Part(kind, cell["tokens"], cell["cost_usd"] if cell["cost_usd"] is not None else 0.0))
+    children_usd = sum(p.usd or 0.0 for p in parts if p.name in KINDS)
     return CostFacts(parts, cache, report.compactions, cache.priced, totals["bill_usd"], children_usd, notes)

@@ -233,6 +233,9 @@ def cost_sections(data: ReportData) -> list[Section]:
         return [Section("Cost by cause", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")]
     rows = [(part, num(v["tokens"]), usd(v.get("cost_usd")), usd(v.get("waste_usd")) if "waste_usd" in v else "")
             for part, v in totals["by_cause"].items()]
+    rows += [(label, num(totals["children"][kind]["tokens"]), usd(totals["children"][kind]["cost_usd"]), "")
+             for kind, label in (("subagents", "subagents"), ("summariser", "compaction summariser"))
+             if totals["children"][kind]["requests"]]
     bill = totals.get("bill_usd")
     intro = (f"<p>The bill, the reported usage priced per request: <b>{esc(usd(bill))}</b>"
              + (f" ({num(totals['unpriced_requests'])} requests without a price)" if totals.get("unpriced_requests") else "")

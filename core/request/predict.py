@@ -98,11 +98,14 @@ class _Stretch:
 class Predictor:
     """Predicts requests in order; `report` feeds each request's reported input once it is known."""
 
-    def __init__(self) -> None:
+    def __init__(self, head: int = 0) -> None:
         self._stretch: _Stretch | None = None
         self._ratios: dict[str | None, float] = {}  # the last measured ratio per model: a new stretch's prior
         self._ratio = 1.0  # the last measured ratio of any model
-        self._head = 0  # what the newest anchored report held beyond its count at its ratio
+        # What the newest anchored report held beyond its count at its ratio; before any report, the head the
+        # caller knows from elsewhere (core.request.heads: other sessions of the same agent), never this session's.
+        self._head = head
+        self.measured = False  # whether a report of this session has measured the head yet
         self._pending: tuple[int, Sent, int, Prediction] | None = None  # a flagged report awaiting confirmation
         self._last: tuple[int, Sent, Prediction] | None = None  # the request predicted last, awaiting its report
         self.flagged: list[int] = []  # requests whose reports stayed untrusted
@@ -170,6 +173,7 @@ class Predictor:
         if measured is not None:
             self._ratios[sent.model] = self._ratio = measured
         self._head = max(0, round(reported - sent.counted * ratio))
+        self.measured = True
         return False
 
 

@@ -230,11 +230,13 @@ class PrefixMeter:
             return (s.glue(i) + self._text(s.flat[i], s.first_round)).encode("utf-8")
         return s.trailer.encode("utf-8") if i == len(s.flat) else None
 
-    def _first_different(self, a: Shape, b: Shape) -> tuple[int, int]:
-        """The first block that differs in bytes or role (past both ends when none does) and the bytes before it."""
+    def _first_different(self, a: Shape, b: Shape) -> tuple[int, int, int | None]:
+        """The first block whose bytes differ (past both ends when none does), the bytes before it, and the turn
+        that opened with another role while its bytes were still the same (None when none did)."""
         n = min(len(a.flat), len(b.flat))
         same_round = a.first_round == b.first_round
         i = b.shared if same_round else 0  # b was shaped after a: its shared start is theirs
+        other_role = None
         while i <= max(len(a.flat), len(b.flat)):
             # Equal blocks in the same place of their turn are equal segments; only others are rendered.
             if (i < n and (i == 0 or a.roles[i - 1] == b.roles[i - 1]) and a.roles[i] == b.roles[i]
@@ -242,16 +244,16 @@ class PrefixMeter:
                                         or self._key(a.flat[i], a.first_round) == self._key(b.flat[i], b.first_round))):
                 i += 1
                 continue
-            if i < n and a.roles[i] != b.roles[i]:
-                break  # the same bytes so far, but its turn has another role (said when the turn closes)
             sa, sb = self._segment(a, i), self._segment(b, i)
             if sa != sb:
                 break
+            if i < n and a.roles[i] != b.roles[i] and other_role is None:
+                other_role = b.turns[i]  # the same bytes so far; the role is said when the turn closes
             i += 1
-        return i, a.ends[i - 1] if 0 < i <= len(a.flat) else 0
+        return i, a.ends[i - 1] if 0 < i <= len(a.flat) else 0, other_role
 
     def _divergence(self, a: Shape, b: Shape) -> Divergence:
-        j, before = self._first_different(a, b)
+        j, before, other_role = self._first_different(a, b)
         if a.head == b.head:
             shared = len(a.head.encode("utf-8")) + before
             if j > len(a.flat) and j > len(b.flat):
@@ -274,7 +276,11 @@ class PrefixMeter:
         tb = b.turns[j] if j < len(b.flat) else (b.turns[-1] + 1 if b.flat else 0)
         i = min(ta, tb)
         nb = b.turns[-1] + 1 if b.flat else 0
-        if i < nb:
+        if other_role is not None and other_role < i:
+            # Both turns closed at j with their blocks alike: the turn that differs is the one of another role,
+            # at its last block (as `divergence` names a message whose blocks are alike).
+            i, block = other_role, b.flat[j - 1]
+        elif i < nb:
             block = b.flat[j] if j < len(b.flat) and b.turns[j] == i else b.flat[min(j, len(b.flat)) - 1]
         elif j < len(a.flat):
             block = a.flat[j]

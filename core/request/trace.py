@@ -12,6 +12,7 @@ from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.first_round import decide_first_round, frontier, included_round
+from foldscope.core.request.heads import head_prior
 from foldscope.core.request.predict import Prediction, Predictor, Sent
 from foldscope.core.request.prefix import Divergence, PrefixMeter
 from foldscope.core.request.provider_text import PredictionCounter
@@ -179,6 +180,8 @@ class RequestRow:
     predicted_from: int | str = "count"  # the request it was anchored on, or `count` with no anchor
     predicted_estimated: bool = False  # part of it stands for text a sanitised file no longer holds
     flagged: bool = False  # its report disagrees wildly with its neighbours: not trusted by the prediction
+    # before the session's first report: where the head its prediction adds came from (core.request.heads)
+    predicted_head_source: str | None = None
     reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
     model: str | None = None
     stretch: int = 0
@@ -193,7 +196,8 @@ class RequestRow:
         return {"index": self.index, "estimate": self.estimate, "counted": self.counted, "scale": round(self.scale, 6),
                 "reported_input": self.reported_input, "prefix_share": self.prefix_share, "over_ceiling": self.over_ceiling,
                 "diverges": self.diverges, "predicted": self.predicted, "predicted_from": self.predicted_from,
-                "predicted_estimated": self.predicted_estimated, "flagged": self.flagged,
+                "predicted_estimated": self.predicted_estimated, "predicted_head_source": self.predicted_head_source,
+                "flagged": self.flagged,
                 "reported_over_ceiling": self.reported_over_ceiling, "model": self.model}
 
 
@@ -263,6 +267,7 @@ class Predictions:
     next: Prediction
     next_counted: int  # the active view's compiled count (no unseen head)
     next_count: int  # the active view's count as the prediction counts it
+    heads_from: list[str | None] = field(default_factory=list)  # where an unmeasured head came from (core.request.heads)
 
 
 def predict_requests(session: Session, trace: Sequence[Request], compiled: Sequence[int], models: Sequence[str | None],
@@ -280,16 +285,24 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
         sent.append(Sent(c.total, models[k], stretches[k]))
         estimated.append(c.estimated)
     reported = [u.reported_input if (u := r.usage) is not None and u.reported_input > 0 else None for r in trace]
-    predictor = Predictor()
+    # Before the session's first report, the head its file lacks is the one its agent was measured to send on
+    # other sessions (core.request.heads); such a prediction is flagged as estimated and names that source.
+    prior = head_prior(session.format, models[0] if models else None) if holds_no_head(session) else None
+    predictor = Predictor(prior.tokens if prior is not None else 0)
     rows = []
+    heads_from: list[str | None] = []
     for k, (s, r) in enumerate(zip(sent, reported)):
         rows.append(predictor.predict(k, s))
+        heads_from.append(prior.source if prior is not None and not predictor.measured and rows[-1].anchor is None
+                          else None)
+        if heads_from[-1] is not None:
+            estimated[k] = True
         predictor.report(k, r)
     model = (policy.model if policy else None) or session.model or (models[-1] if models else None)
     next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
     nc = counting.count(active, next_compiled, model)
     following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
-    return (Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total),
+    return (Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total, heads_from),
             set(predictor.flagged_now()))
 
 
@@ -359,6 +372,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
             request.index, size, counted, scale, reported, nxt.share if nxt else None, refusal is not None, refusal,
             nxt.as_dict() if nxt else None, heads[k], rounds[k], predicted=p.predicted, predicted_from=p.predicted_from,
             predicted_estimated=predictions.estimated[k], flagged=k in flags,
+            predicted_head_source=predictions.heads_from[k] if k < len(predictions.heads_from) else None,
             reported_over_ceiling=bool(resolution.ceiling is not None and reported is not None
                                        and reported >= resolution.ceiling),
             model=models[k], stretch=predictions.stretches[k], prediction=p))

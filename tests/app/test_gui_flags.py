@@ -18,3 +18,34 @@ def test_the_gui_takes_the_same_policy_flags_and_resolves_the_same_ceiling(capsy
     document = build_document(load_session(demo_path()), str(demo_path()), policy=policy_choice(parser.parse_args(flags)))
     assert document.measure.ceiling == ceilings(capsys, demo_path(), flags)["requests"] == 30_000
     assert not document.policy.caching
+
+
+def test_every_tab_name_of_the_screenshot_flag_is_a_side_tab_of_the_window(window):
+    from foldscope.app.gui import SIDE_TABS
+
+    titles = [window.side_tabs.tabText(i).replace("&", "").lower() for i in range(window.side_tabs.count())]
+    assert sorted(SIDE_TABS) == sorted(titles)
+
+
+def test_a_screenshot_with_a_tab_shows_that_tab_counted(qtbot, window, tmp_path):
+    """New user 26: --screenshot could show only the Inspector; --tab cost brings the Cost tab, its figures counted."""
+    from foldscope.app.gui import build_parser, screenshot
+    from foldscope.app.qt import QApplication, QImage
+
+    args = build_parser().parse_args([str(demo_path()), "--screenshot", "x.png", "--tab", "Cost"])
+    assert args.tab == "cost"
+    png = tmp_path / "cost.png"
+    assert screenshot(QApplication.instance(), window, str(demo_path()), str(png), (1366, 768), args.tab) == 0
+    assert window.side_tabs.currentWidget() is window.cost_panel
+    assert window.cost_panel.facts is not None and window.cost_panel.legend.items
+    assert QImage(str(png)).width() == 1366
+
+
+def test_foldscope_help_names_the_gui_options_too(capsys):
+    from foldscope.app.main import main
+
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "inspect" in out and "replay" in out  # the subcommands
+    for flag in ("--screenshot", "--size", "--tab", "--theme", "--follow", "--profile", "--ceiling"):
+        assert flag in out, flag

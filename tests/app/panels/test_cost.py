@@ -77,3 +77,47 @@ def point(x: float, y: float):
     from foldscope.app.qt import QPoint
 
     return QPoint(int(x), int(y))
+
+
+def test_each_legend_square_is_painted_in_its_parts_bar_colour(qtbot, window, corpus_dev):
+    """New user 13: the legend's squares were black text glyphs, so the bar's colours matched no cause."""
+    from foldscope.app.panels.cost import part_colour
+
+    panel = open_cost(qtbot, window, corpus_dev / SESSION)
+    shown = [p for p in panel.facts.parts if p.tokens or p.usd]
+    legend = panel.legend
+    legend.resize(500, legend.heightForWidth(500))
+    image = legend.grab().toImage()
+    places = legend.places(legend.width())
+    assert [words for _, words, _ in legend.items] == [f"{p.label} {cost_money(p)}" for p in shown]
+    for part, (square, _) in zip(shown, places):
+        centre = square.center().toPoint()
+        assert image.pixelColor(centre).name() == part_colour(part.name).name(), part.name
+    assert len({part_colour(p.name).name() for p in shown}) == len(shown)  # no two parts share a colour
+    assert legend.heightForWidth(200) > legend.heightForWidth(900)  # it wraps, between items
+
+
+def test_provider_misses_are_explained_in_one_sentence_when_the_bill_has_them(qtbot, window, corpus_dev):
+    panel = open_cost(qtbot, window, corpus_dev / SESSION)
+    assert panel.facts.part("provider").usd
+    text = panel.explained.text()
+    assert text.startswith("Provider misses: ") and text.count(". ") == 0 and "cache" in text
+
+
+def test_the_gap_charts_axis_names_its_values_and_no_two_labels_touch(qtbot, window, corpus_dev):
+    """New user 13: the idle-gap chart had no axis values and its 5 min and 1 h labels crowded each other."""
+    panel = open_cost(qtbot, window, corpus_dev / SESSION)
+    labels = panel.gaps.axis_labels()
+    words = [text for text, _ in labels]
+    assert {"0 s", "5 min", "1 h"} <= set(words)
+    for (_, low), (_, high) in zip(labels, labels[1:]):
+        assert high.bottom() <= low.top()  # drawn bottom up, each clear of the one below
+    assert all(0 <= rect.top() and rect.bottom() <= panel.gaps.height() for _, rect in labels)
+    # a click on the axis is not a click on the first bar
+    assert panel.gaps.request_at(panel.gaps.AXIS + 1) == panel.facts.cache.rows[0].index
+
+
+def cost_money(part) -> str:
+    from foldscope.app.panels.cost import _money
+
+    return _money(part, True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.app.panels.window_map import VIEW_Y, mark_text
+from foldscope.app.panels.window_map import LEFT, VIEW_Y, mark_text
 from foldscope.app.qt import QPointF
 from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
@@ -118,6 +118,29 @@ def test_a_claude_code_session_says_its_estimate_includes_the_unseen_head(qtbot,
     r = doc.requests[1]  # the size shown is predicted input, beside the reported input and the difference
     assert f"Predicted input <b>{r.predicted:,} tokens</b>, anchored on request 0" in header
     assert f"reported {r.reported_input:,} · difference {r.difference()}" in header
+
+
+def test_the_unseen_head_leads_the_view_bar_as_its_own_block_named_in_the_legend(qtbot, tmp_path):
+    """New user 15: the unseen head was a large grey block the legend did not name."""
+    window = opened(qtbot, tmp_path, CLAUDE_CODE)
+    the_map, doc = window.window_map, window.document
+    parts, scale = doc.shown_composition()
+    lead = dict(the_map.lead_parts())
+    assert lead["unseen_head"] == pytest.approx(parts.unseen_head * scale) and parts.unseen_head > 0
+    assert sum(lead.values()) == pytest.approx(the_map.view_widths()[0])
+    assert ("unseen_head", "unseen head") in the_map.legend_entries()
+    rects = dict(the_map.lead_rects())
+    assert rects["unseen_head"].left() == LEFT  # first on the bar, before every message
+
+
+def test_a_pi_session_with_no_unseen_head_draws_no_unseen_head_block(qtbot, tmp_path, corpus_dev):
+    """New user 15: pi sessions (unseen head 0) showed the same grey block; it was the framing, unnamed."""
+    window = opened(qtbot, tmp_path, corpus_dev / "pi" / "pi-mono_large-session.jsonl")
+    the_map = window.window_map
+    names = [name for name, _ in the_map.lead_parts()]
+    assert window.document.unseen_head == 0 and "unseen_head" not in names
+    assert "unseen head" not in [label for _, label in the_map.legend_entries()]
+    assert "framing" in names and ("framing", "framing") in the_map.legend_entries()
 
 
 def test_a_lionagi_session_has_no_unseen_head(window, document):

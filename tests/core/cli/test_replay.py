@@ -32,6 +32,25 @@ def test_replay_text_and_per_request(capsys):
     assert len(out["rows"]) == out["totals"][0]["requests"]
 
 
+def test_per_request_without_json_prints_a_row_per_request_for_each_strategy(capsys):
+    """New user 10: --per-request without --json printed only the totals table."""
+    args = ["replay", str(demo_path()), "--ceiling", "20000", "--strategy", "recorded,adr", "--per-request"]
+    assert main([*args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    for strategy in ("recorded", "adr"):
+        assert f"{strategy}, per request:" in text
+        block = text.split(f"{strategy}, per request:")[1].strip().split("\n\n")[0].splitlines()
+        mine = [r for r in rows if r["strategy"] == strategy]
+        assert block[0].split()[:3] == ["request", "messages", "estimate"] and len(block) == 1 + len(mine)
+        for line, row in zip(block[1:], mine):
+            cells = line.split()
+            assert cells[0] == str(row["request"]) and cells[2] == f"{row['estimate']:,}"
+    over = [r for r in rows if r["over_ceiling"]]
+    assert over and text.count(" OVER") == len(over)
+
+
 def test_bad_flags_and_files_get_one_line(capsys, tmp_path):
     assert main(["replay", str(demo_path()), "--fold-at", "1.5"]) == 2
     err = capsys.readouterr().err.strip()

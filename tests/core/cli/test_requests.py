@@ -23,7 +23,8 @@ def test_requests_prints_a_row_per_request_on_the_demo_session(capsys):
     rows = result["requests"]
     assert rows and [r["index"] for r in rows] == list(range(len(rows)))
     assert set(rows[0]) == {"index", "estimate", "counted", "scale", "reported_input", "prefix_share", "over_ceiling", "diverges",
-                            "predicted", "predicted_from", "predicted_estimated", "flagged", "reported_over_ceiling", "model"}
+                            "predicted", "predicted_from", "predicted_estimated", "predicted_head_source", "flagged",
+                            "reported_over_ceiling", "model"}
     assert rows[-1]["prefix_share"] is None and all(r["prefix_share"] is not None for r in rows[:-1])
     assert all(r["estimate"] >= r["counted"] for r in rows)
 

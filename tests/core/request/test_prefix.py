@@ -64,3 +64,20 @@ def test_the_demo_trace_shares_equal_the_whole_payload_computation():
             expected = divergence(compiled[k], compiled[k + 1], rec)
             assert (rows[k].prefix_share, rows[k].diverges) == (expected.share, expected.as_dict())
         assert rows[-1].prefix_share is None
+
+
+def test_a_turn_of_another_role_whose_first_blocks_are_alike_is_named_where_the_bytes_part():
+    # Found by the property test above: user ["Z"] then assistant ["Z", "a"] share the block "Z"; the bytes part at
+    # the second block, so both the meter and the whole comparison name that block's message (m4).
+    from foldscope.core.model.session import FullRecord, Message
+
+    record = FullRecord([Message("m1", "instruction", 1.0, {"instruction": "Z", "context": None}, {}),
+                         Message("m4", "assistant", 5.0, {"assistant_response": "a"}, {}),
+                         Message("m5", "assistant", 6.0, {"assistant_response": "Z"}, {})])
+    for later in (["m5", "m4"], ["m5"]):
+        views = [[record.get("m1")], [record.get(i) for i in later]]
+        counter, meter = Counter(), PrefixMeter(record)
+        got = [meter.step(tuple(m.id for m in v), counter.measure(v, record=record).laid) for v in views][1]
+        whole_ = divergence(*(whole(record, v, None, None, None) for v in views), record)
+        assert got == whole_ and got.message == 0
+        assert got.index == record.index_of(later[-1] if len(later) == 1 else "m4")
