@@ -75,20 +75,35 @@ def call_path(arguments: Any) -> str | None:
 
 
 def value_html(title: str, value: Any, style: str, path: str | None = None) -> str:
-    """A value as sections: a string highlighted by its guessed language; a mapping whose one long
-    string field is the body (a file read's content, a shell's stdout) shows that body on its own."""
+    """A value as sections: a string highlighted by its guessed language (a JSON object in a string read as
+    the object); a mapping's string fields with line breaks (a file read's content, a shell's stdout, a
+    prompt) each shown on their own with their lines, after the rest as JSON, where "\n" would hide them."""
     if isinstance(value, str):
-        return section(title, block_html(value, guess_lexer(value, path), style))
+        parsed = _json_object(value)
+        if parsed is None:
+            return section(title, block_html(value, guess_lexer(value, path), style))
+        value = parsed
     if isinstance(value, Mapping):
-        bodies = [k for k in BODY_KEYS if isinstance(value.get(k), str) and "\n" in value[k]]
+        bodies = [k for k, v in value.items() if isinstance(v, str) and "\n" in v]
         if bodies:
-            key = bodies[0]
-            rest = {k: v for k, v in value.items() if k != key}
-            parts = section(f"{title}: {key}", block_html(value[key], guess_lexer(value[key], path), style))
-            if rest:
-                parts = section(title, block_html(pretty_json(rest), JsonLexer(), style)) + parts
+            bodies.sort(key=lambda k: k not in BODY_KEYS)  # the body proper (content, stdout, …) first
+            rest = {k: v for k, v in value.items() if k not in bodies}
+            parts = section(title, block_html(pretty_json(rest), JsonLexer(), style)) if rest else ""
+            for key in bodies:
+                parts += section(f"{title}: {key}", block_html(value[key], guess_lexer(value[key], path), style))
             return parts
     return section(title, block_html(pretty_json(value), JsonLexer(), style))
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The object a string holds as JSON (a call's arguments as some agents record them), else None."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def content_html(kind: str, content: Mapping[str, Any], style: str) -> str:
@@ -103,10 +118,10 @@ def content_html(kind: str, content: Mapping[str, Any], style: str) -> str:
         return value_html(title, c.pop("assistant_response", ""), style) + _rest_html(c, style)
     path = call_path(c.get("arguments"))
     function = c.pop("function", "")
-    parts = section("Function", f"<pre style='margin:0'>{html.escape(str(function))}</pre>")
+    # A result opens on its output, what the reader came for; the call that asked for it follows.
+    parts = value_html("Output", c.pop("output", ""), style, path) if kind == "action_response" else ""
+    parts += section("Function", f"<pre style='margin:0'>{html.escape(str(function))}</pre>")
     parts += value_html("Arguments", c.pop("arguments", {}), style)
-    if kind == "action_response":
-        parts += value_html("Output", c.pop("output", ""), style, path)
     return parts + _rest_html(c, style)
 
 

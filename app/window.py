@@ -21,7 +21,7 @@ from foldscope.app.panels.inspector import Inspector
 from foldscope.app.panels.library import LibraryBar, LibraryPanel
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
-from foldscope.app.panels.status import status_text, status_tooltip
+from foldscope.app.panels.status import StatusLine, status_parts, status_text, status_tooltip
 from foldscope.app.panels.timeline import Timeline
 from foldscope.app.panels.warnings_bar import WarningsBar
 from foldscope.app.panels.window_map import WindowMap
@@ -33,9 +33,7 @@ from foldscope.app.qt import (
     QDragEnterEvent,
     QDropEvent,
     QKeySequence,
-    QLabel,
     QMainWindow,
-    QSizePolicy,
     QSplitter,
     Qt,
     QTabWidget,
@@ -214,11 +212,7 @@ class MainWindow(QMainWindow):
     # -- building -------------------------------------------------------------------------
 
     def _build_status_bar(self) -> None:
-        self.status_label = QLabel("No session open")
-        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
-        # A long line is cut at the window's edge, never widens the window (the first step's line is long too).
-        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.status_label.setMinimumWidth(1)  # a label's minimum is its whole text unless set
+        self.status_label = StatusLine("No session open")  # the parts that fit, the estimate first; all in the tooltip
         self.busy = BusyBar()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
@@ -782,8 +776,8 @@ class MainWindow(QMainWindow):
             self.record_list.set_heading(f"{counted(doc.record_size, 'message')} · {counted(sum(doc.chars), 'character')}"
                                          f" · {out:,} out of the active view")
             self.view_list.set_heading(f"now · {counted(doc.view_size, 'message')} · counting tokens…")
-            self.status_label.setText(status_text(doc))
-            self.status_label.setToolTip(plain_tip(f"{status_text(doc)}\n{status_tooltip(doc)}"))
+            self.status_label.set_parts(status_parts(doc))
+            self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
             return
         self.record_list.set_heading(
             f"{counted(doc.record_size, 'message')} · {counted(doc.record_tokens(), 'token')} · {out:,} out of the active view"
@@ -792,9 +786,8 @@ class MainWindow(QMainWindow):
         if at == "now" and self.what_if.active:
             at = f"what-if at request {self.what_if.branch.request}"
         self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · estimate {counted(doc.shown_size, 'token')}")
-        self.status_label.setText(status_text(doc))
-        # The whole line first: on a narrow window the label is cut at its edge.
-        self.status_label.setToolTip(plain_tip(f"{status_text(doc)}\n{status_tooltip(doc)}"))
+        self.status_label.set_parts(status_parts(doc))
+        self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
         self._show_live()
 
     # -- selection ------------------------------------------------------------------------

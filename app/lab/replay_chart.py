@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from foldscope.app.qt import (
     QColor,
     QFont,
+    QFontMetrics,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -24,6 +25,8 @@ from foldscope.app.qt import (
 from foldscope.app.theme import muted_colour, rule_colour, strategy_colour
 
 LEFT, RIGHT, TOP, BOTTOM = 72, 14, 24, 20
+LINE = 18  # a header row: the title, and the legend beside it or (when they would touch) under it
+HEADROOM = 6  # between the header and the widest dot at the plot's top, so a point at 100 % never touches the words
 HIT_PIXELS = 14  # how near a click must fall to a point to choose it
 
 def nice_ticks(maximum: float, count: int = 5) -> list[float]:
@@ -68,6 +71,7 @@ class ReplayChart(QWidget):
         self.requests = 0  # how many recorded requests the x axis spans
         self.top: float | None = None  # a fixed top of the y axis (1.0 for a share), else from the data
         self.selected: int | None = None  # the request drawn as chosen
+        self._plot: tuple[tuple, QRectF] | None = None
         self.setMouseTracking(True)
         self.setMinimumHeight(150)
         self.setAccessibleName(title)
@@ -87,8 +91,35 @@ class ReplayChart(QWidget):
 
     # -- geometry ------------------------------------------------------------------------
 
+    def title_rect(self) -> QRectF:
+        bold = QFont(self.font())
+        bold.setBold(True)
+        return QRectF(6, 2, QFontMetrics(bold).horizontalAdvance(self.title), LINE - 4)
+
+    def legend_rects(self) -> list[tuple[str, QRectF]]:
+        """(strategy, where its swatch and name go), right-aligned beside the title, or on a row of their own
+        under it when the chart is too narrow for both."""
+        metrics = QFontMetrics(self.font())
+        widths = [20 + metrics.horizontalAdvance(s.strategy) for s in self.series]
+        total = sum(widths) + 14 * max(len(widths) - 1, 0)
+        y = 2.0 if self.title_rect().right() + 24 + total <= self.width() - RIGHT else 2.0 + LINE
+        out, x = [], float(self.width() - RIGHT - total)
+        for s, width in zip(self.series, widths):
+            out.append((s.strategy, QRectF(x, y, width, LINE - 4)))
+            x += width + 14
+        return out
+
     def plot(self) -> QRectF:
-        return QRectF(LEFT, TOP, max(self.width() - LEFT - RIGHT, 10), max(self.height() - TOP - BOTTOM, 10))
+        key = (self.width(), self.height(), self.font().toString(), self.title, tuple(s.strategy for s in self.series))
+        if self._plot is None or self._plot[0] != key:  # asked for every point drawn or hit: worked out once
+            self._plot = (key, self._plot_rect())
+        return QRectF(self._plot[1])
+
+    def _plot_rect(self) -> QRectF:
+        legend = self.legend_rects()
+        header = max(rect.bottom() for _, rect in legend) if legend else self.title_rect().bottom()
+        top = max(header + HEADROOM + self.dot_radius(0), TOP)
+        return QRectF(LEFT, top, max(self.width() - LEFT - RIGHT, 10), max(self.height() - top - BOTTOM, 10))
 
     def y_top(self) -> float:
         if self.top is not None:
@@ -129,7 +160,7 @@ class ReplayChart(QWidget):
         bold.setBold(True)
         painter.setFont(bold)
         painter.setPen(text)
-        painter.drawText(QPointF(6, 15), self.title)
+        painter.drawText(self.title_rect(), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.title)
         painter.setFont(self.font())
         if not self.series:
             painter.setPen(muted_colour())
@@ -158,7 +189,7 @@ class ReplayChart(QWidget):
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(colour)
                 for p in points:
-                    painter.drawEllipse(p, width / 2 + 1.5, width / 2 + 1.5)
+                    painter.drawEllipse(p, self.dot_radius(n), self.dot_radius(n))
         self._draw_legend(painter, text)
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, text: QColor) -> None:
@@ -179,18 +210,16 @@ class ReplayChart(QWidget):
     def line_width(self, n: int) -> float:
         return 2.0 + 1.0 * (len(self.series) - 1 - n)
 
+    def dot_radius(self, n: int) -> float:
+        return self.line_width(n) / 2 + 1.5
+
     def _draw_legend(self, painter: QPainter, text: QColor) -> None:
-        metrics = painter.fontMetrics()
-        x = self.width() - RIGHT
-        for s in reversed(self.series):
-            width = metrics.horizontalAdvance(s.strategy)
-            x -= width
+        for strategy, rect in self.legend_rects():
+            middle = rect.center().y()
+            painter.setPen(QPen(strategy_colour(strategy), 3))
+            painter.drawLine(QPointF(rect.left(), middle), QPointF(rect.left() + 14, middle))
             painter.setPen(text)
-            painter.drawText(QPointF(x, 15), s.strategy)
-            x -= 20
-            painter.setPen(QPen(strategy_colour(s.strategy), 3))
-            painter.drawLine(QPointF(x, 11), QPointF(x + 14, 11))
-            x -= 14
+            painter.drawText(rect.adjusted(20, 0, 0, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, strategy)
 
     # -- input ---------------------------------------------------------------------------
 

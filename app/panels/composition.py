@@ -64,20 +64,12 @@ def category_colour(name: str, shade: int = 0) -> QColor:
     return colour_for_key(CATEGORY_KINDS.get(name, "system"))
 
 
-def measure_for(document: Document):
-    """The Measure of the document's session under its policy in force, sharing the document's counter."""
-    from foldscope.core.model.policy import Policy
-    from foldscope.core.request.measure import Measure
-
-    policy = document.policy if isinstance(document.policy, Policy) else Policy()
-    return Measure(document.session, policy, counter=document.counter)
-
-
 def composition_for(document: Document, slot: int | None, measure=None) -> Composition:
-    """The composition of request `slot` of the document's trace (None or past the last: the next request, now)."""
+    """The composition of request `slot` of the document's trace (None or past the last: the next request, now),
+    from the document's one Measure (its scale and head are the request panel's and the status bar's)."""
     limits = agent_limits(document.session)
     window = limits.window
-    measure = measure or measure_for(document)
+    measure = measure or document.measure_for()
     at = None if slot is None or slot >= len(document.requests) else slot
     return request_composition(measure, at, window=window.tokens if window else None,
                                window_source=window.source if window else "")
@@ -173,7 +165,6 @@ class CompositionPanel(ShownRequestPanel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.composition: Composition | None = None
-        self._measure: tuple | None = None  # (document, policy, requests, Measure): calibrated once, kept while they stand
         self.heading = QLabel("<i>No session open.</i>")
         self.heading.setWordWrap(True)
         self.heading.setTextFormat(Qt.TextFormat.RichText)
@@ -246,17 +237,11 @@ class CompositionPanel(ShownRequestPanel):
             self._show(None, "<i>No session open.</i>")
             return
         try:
-            composition = composition_for(doc, slot, self._measure_of(doc))
+            composition = composition_for(doc, slot)
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is said, not raised
             self._show(None, f"<b>Cannot compose this request:</b> {html.escape(f'{type(exc).__name__}: {exc}')}")
             return
         self._show(composition, self._heading(composition))
-
-    def _measure_of(self, doc: Document):
-        kept = self._measure
-        if kept is None or kept[0] is not doc or kept[1] is not doc.policy or kept[2] != len(doc.requests):
-            kept = self._measure = (doc, doc.policy, len(doc.requests), measure_for(doc))
-        return kept[3]
 
     def _heading(self, c: Composition) -> str:
         which = "the next request (the active view now)" if c.request is None else f"request {c.request}"

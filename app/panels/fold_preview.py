@@ -22,6 +22,7 @@ from foldscope.app.qt import (
 )
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
+from foldscope.core.fold.history import session_for_request
 from foldscope.core.fold.preview import ApplyPreview, FoldPreview, PassPreview, preview_fold
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.policy import Policy
@@ -35,8 +36,9 @@ SHOWN = 200  # messages listed per pass in the diff; the rest are counted
 IDLE = "<i>Preview a fold (Actions ▸ Preview fold) to see what it would do.</i>"
 
 
-def fold_work(document: Document, measure: Measure):
-    """The function the worker runs: the fold on a copy, reporting each measured candidate (and so cancellable)."""
+def fold_work(document: Document, measure: Measure, request: int | None = None):
+    """The function the worker runs: the fold on a copy, reporting each measured candidate (and so cancellable).
+    With `request`, the fold of the view as it stood before that request, as `fold --at-request` runs it."""
     session = document.session
 
     def work(progress: Progress) -> FoldPreview:
@@ -52,7 +54,10 @@ def fold_work(document: Document, measure: Measure):
                 return over.count(list(messages), decide=False)
             return count
 
-        return preview_fold(session, measure, count_for, scale=max(document.scale, session.scale, 1.0))
+        if request is None:
+            return preview_fold(session, measure, count_for, scale=max(document.scale, session.scale, 1.0))
+        past = session_for_request(session, measure, request)
+        return preview_fold(past, measure, count_for, scale=past.scale)
 
     return work
 
@@ -74,6 +79,7 @@ class FoldPreviewPanel(QWidget):
         self.editor = editor
         self.document: Document | None = None
         self.preview: FoldPreview | None = None
+        self.request: int | None = None  # the recorded request previewed; None: the next one (now)
         self.task: Task | None = None
         self.summary = QLabel(IDLE)
         self.summary.setWordWrap(True)
@@ -121,18 +127,21 @@ class FoldPreviewPanel(QWidget):
     # -- running ---------------------------------------------------------------------------
 
     def start(self, policy: Policy, **slots) -> Task | None:
-        """Preview the fold of the active view under `policy` in the worker; None when there is no ceiling."""
+        """Preview, in the worker, the fold under `policy` of the request the timeline shows (the view as it stood
+        before a recorded request, or now); None when there is no ceiling."""
         doc = self.document
         if doc is None:
             return None
+        shown = doc.shown if doc.shown is not None and doc.shown < len(doc.requests) else None
         measure = doc.measure_for(policy)
         if measure.ceiling is None:
             self.summary.setText("<b>No ceiling:</b> under this policy nothing folds. Set a ceiling in the policy editor.")
             return None
         self.discard()
-        self.summary.setText("<i>Previewing the fold…</i>")
+        self.request = shown
+        self.summary.setText(f"<i>Previewing the fold of {self.subject()}…</i>")
         self.editor.busy = "a fold preview is running; wait for it or cancel it"
-        task = Task(fold_work(doc, measure), "Previewing the fold", self)
+        task = Task(fold_work(doc, measure, shown), "Previewing the fold", self)
         task.succeeded.connect(self.show_preview)
         task.failed.connect(lambda exc: self.summary.setText(f"<b>The preview failed:</b> {html.escape(str(exc))}"))
         task.was_cancelled.connect(lambda: self.summary.setText("<i>Preview cancelled; nothing changed.</i>"))
@@ -153,6 +162,9 @@ class FoldPreviewPanel(QWidget):
 
     # -- showing ---------------------------------------------------------------------------
 
+    def subject(self) -> str:
+        return "the next request (now)" if self.request is None else f"request {self.request}"
+
     def show_preview(self, preview: FoldPreview) -> None:
         self.preview = preview
         run, s = preview.run, preview.measure
@@ -161,13 +173,19 @@ class FoldPreviewPanel(QWidget):
         else:
             verdict = "target reached" if run.target_reached else "<b style='color:#c0392b'>target not reached</b>"
         rolled = sum(1 for p in preview.passes if not p.landed)
+        if self.request is None:
+            ending = "Nothing has changed: <b>Apply</b> or <b>Discard</b>."
+        else:  # the past is recorded: there is nothing to apply it to
+            ending = (f"This is what the fold would have done before request {self.request} (as <code>fold "
+                      f"--at-request {self.request}</code>); nothing has changed, and only a preview of now can be "
+                      "applied: step the timeline to now to fold the active view.")
         self.summary.setText(
-            f"<b>Fold preview</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens or 0):,}, target "
+            f"<b>Fold preview of {self.subject()}</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens or 0):,}, target "
             f"{round(s.target_tokens or 0):,}): estimate <b>{run.estimate_before:,} → {run.estimate_after:,}</b>, {verdict}; "
             f"{len(preview.passes)} pass{'es' if len(preview.passes) != 1 else ''}, {rolled} rolled back. "
             f"Decides on <b>{ADR}</b>: {html.escape(ESTIMATORS[ADR])}; over_ceiling: "
             f"{'yes' if refused(run.estimate_before, s.ceiling) else 'no'} (the estimate at or past the ceiling). "
-            "Nothing has changed: <b>Apply</b> or <b>Discard</b>.")
+            + ending)
         self.passes.setRowCount(len(preview.passes))
         for row, p in enumerate(preview.passes):
             r = p.record
@@ -219,21 +237,24 @@ class FoldPreviewPanel(QWidget):
         for mid in ids[:SHOWN]:
             message = preview.message(mid, doc.session)
             index = preview.index_of(mid, doc.session)
-            rows.append(f"<span style='color:{colour}'>{sign} #{index} {html.escape(self._describe(message, index))}</span>")
+            # A past request's fold is never applied, so what it made gets no index in the record.
+            label = f"#{index}" if self.request is None or mid in doc.session.record else "(new)"
+            rows.append(f"<span style='color:{colour}'>{sign} {label} {html.escape(self._describe(message, index))}</span>")
         if len(ids) > SHOWN:
             rows.append(f"… and {len(ids) - SHOWN:,} more")
         return "<pre>" + "\n".join(rows) + "</pre>"
 
     def _describe(self, message: Message, index: int) -> str:
         kind = "clipped copy" if message.is_clipped_copy else message.kind
-        tokens = f"{self.document.tokens[index]:,} tokens · " if index < len(self.document.tokens) else ""
+        known = message.id in self.document.session.record  # a note or copy the fold made has no count yet
+        tokens = f"{self.document.tokens[index]:,} tokens · " if known and index < len(self.document.tokens) else ""
         text = " ".join(preview_text(message).split()) or "(no text: tool calls only)"
         return f"{kind:<15} {tokens}{text[:90]}{'…' if len(text) > 90 else ''}"
 
     # -- deciding --------------------------------------------------------------------------
 
     def apply(self) -> Changes | None:
-        if self.preview is None:
+        if self.preview is None or self.request is not None:
             return None
         stages = ", ".join(dict.fromkeys(p.record["stage"] for p in self.preview.passes if p.landed)) or "nothing"
         self._applying = True
@@ -266,5 +287,7 @@ class FoldPreviewPanel(QWidget):
 
     def _enable(self) -> None:
         ready = self.preview is not None and self.task is None
-        self.apply_button.setEnabled(ready and self.preview.changes_anything)
+        self.apply_button.setEnabled(ready and self.request is None and self.preview.changes_anything)
+        self.apply_button.setToolTip("" if self.request is None else
+                                     f"A preview of request {self.request}, in the past: step to now to apply a fold")
         self.discard_button.setEnabled(ready)

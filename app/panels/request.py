@@ -11,7 +11,7 @@ from foldscope.app.highlight import block_html
 from foldscope.app.panels.shown_request import ShownRequestPanel
 from foldscope.app.qt import QLabel, Qt, QTextBrowser, QVBoxLayout, QWidget
 from foldscope.app.theme import pygments_style
-from foldscope.core.readout.divergence import describe, parting
+from foldscope.core.readout.divergence import describe, parting_place
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.marks_facts import describe as describe_mark
 from foldscope.core.readout.marks_facts import mark_positions
@@ -74,11 +74,11 @@ class RequestPanel(ShownRequestPanel):
     def _divergence_line(self, doc: Document, slot: int, view) -> str:
         following = "the active view now" if slot + 1 >= len(doc.requests) else f"request {slot + 1}"
         try:
-            found, size = parting(doc, view, next_view(doc, slot))
+            found, size, at = parting_place(doc, view, next_view(doc, slot))
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is said, not raised
             return f"Cannot compare with {following}: {type(exc).__name__}: {exc}"
         self.divergence = found
-        return f"<b>Where the next request diverges</b> ({following}): {html.escape(describe(found, size))}"
+        return f"<b>Where the next request diverges</b> ({following}): {html.escape(describe(found, size, at))}"
 
     def _marks_lines(self, doc: Document, view) -> list[str]:
         policy = doc.policy

@@ -1,46 +1,60 @@
-"""The status bar's line: the session's format, message counts, the active view's size and the estimate."""
+"""The status bar's line: the estimate against the ceiling first (and by how much it is over), then the next
+request's predicted input and free space, the unseen head, and the session's format and counts."""
 
 from __future__ import annotations
 
+from foldscope.app.qt import QLabel, QSizePolicy, Qt, QWidget
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.words import counted
 
+SEPARATOR = "  ·  "
 
-def status_text(doc: Document) -> str:
+
+def status_parts(doc: Document) -> list[str]:
+    """The line's parts in order of need: a narrow window drops them from the end, never one cut in two."""
     session = doc.session
-    parts = [
-        f"Format: {session.format}",
-        f"full record {counted(doc.record_size, 'message')}",
-        f"active view {counted(len(session.view), 'message')}",
-    ]
-    if session.trace:
-        parts.append(counted(len(session.trace), "request"))
-    if not doc.counted:
-        parts.append("counting tokens and measuring the requests: sizes are in characters until then")
-        return "  ·  ".join(parts)
+    if not doc.counted:  # the first step of a load: no size is known yet, and the line says so first
+        parts = ["counting tokens and measuring the requests: sizes are in characters until then"]
+        if session.trace:
+            parts.append(counted(len(session.trace), "request"))
+        return parts + [f"Format: {session.format}", f"full record {counted(doc.record_size, 'message')}",
+                        f"active view {counted(len(session.view), 'message')}"]
     est = doc.now_size
     rules = doc.rules
+    parts = []
+    if rules is not None and rules.ceiling:
+        over = est - rules.ceiling
+        tail = f", over by {over:,}" if over > 0 else ", at the ceiling" if over == 0 else ""
+        parts.append(f"estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%}{tail})")
+    else:
+        parts.append(f"estimate {est:,} tokens (no ceiling)")
     if doc.now_predicted:
         parts.append(f"next request: predicted {doc.now_predicted:,} tokens")
         if doc.context_window:
             free = doc.context_window - doc.now_predicted
             parts.append(f"free {free:,} of the {doc.context_window:,}-token context window")
-    if rules is not None and rules.ceiling:
-        parts.append(f"estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%})")
-    else:
-        parts.append(f"estimate {est:,} tokens (no ceiling)")
     if doc.unseen_head:
         parts.append(f"includes an unseen head of {doc.unseen_head:,} tokens")
-    return "  ·  ".join(parts)
+    if session.trace:
+        parts.append(counted(len(session.trace), "request"))
+    parts += [f"Format: {session.format}", f"full record {counted(doc.record_size, 'message')}",
+              f"active view {counted(len(session.view), 'message')}"]
+    return parts
+
+
+def status_text(doc: Document) -> str:
+    return SEPARATOR.join(status_parts(doc))
 
 
 def status_tooltip(doc: Document) -> str:
-    """The details behind the line: messages by kind and where the ceiling came from."""
+    """The whole line, a part a line (a narrow bar shows only the first), then the details behind it: messages
+    by kind and where the ceiling came from."""
     kinds = doc.kind_counts()
     by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
     if not doc.counted:
-        return f"Full record by kind: {by_kind}\nThe tokens are being counted; the window map is sized by characters until then"
-    lines = [f"Full record by kind: {by_kind}", f"Scale {doc.scale:.3f}"]
+        return "\n".join([*status_parts(doc), "", f"Full record by kind: {by_kind}",
+                          "The tokens are being counted; the window map is sized by characters until then"])
+    lines = [*status_parts(doc), "", f"Full record by kind: {by_kind}", f"Scale {doc.scale:.3f}"]
     if doc.now_predicted:
         lines.append("Predicted: the best forecast of what the provider will report for the next request, from the "
                      "newest report of its stretch plus what changed since; the estimate is the ADR's (count × scale), "
@@ -54,3 +68,49 @@ def status_tooltip(doc: Document) -> str:
     if policy is not None:
         lines.append(f"Policy in force: {policy.source}; prompt caching {'on' if policy.caching else 'off'}")
     return "\n".join(lines)
+
+
+class StatusLine(QLabel):
+    """The status bar's line: as many of its parts as fit the width, from the first, each whole; a part too
+    long alone is cut between words with "…". The tooltip says everything."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.parts: list[str] = [text] if text else []
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        # Ignored: the line takes the width the bar gives it and never widens the window.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._fit()
+
+    def set_parts(self, parts: list[str]) -> None:
+        self.parts = [p for p in parts if p]
+        self._fit()
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt override: a plain message is a line of one part)
+        self.set_parts([text])
+
+    def full_text(self) -> str:
+        return SEPARATOR.join(self.parts)
+
+    def shown_parts(self) -> int:
+        """How many of the parts the line shows whole."""
+        shown = self.text()
+        return max((n for n in range(len(self.parts) + 1) if SEPARATOR.join(self.parts[:n]) == shown), default=0)
+
+    def _fit(self) -> None:
+        room = self.contentsRect().width()
+        metrics = self.fontMetrics()
+        n = len(self.parts)
+        while n > 1 and metrics.horizontalAdvance(SEPARATOR.join(self.parts[:n])) > room:
+            n -= 1
+        text = SEPARATOR.join(self.parts[:n])
+        if n == 1 and metrics.horizontalAdvance(text) > room:
+            words = text.split(" ")
+            while len(words) > 1 and metrics.horizontalAdvance(" ".join(words) + " …") > room:
+                words.pop()
+            text = " ".join(words) + " …"
+        super().setText(text)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        self._fit()

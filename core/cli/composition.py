@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice
+from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
 
 # Session text goes to a terminal: no control characters (escape sequences, carriage returns, bells).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -53,14 +53,13 @@ def pick_request(text: str | None, rows: list, file: str) -> int | None:
 
 def run_composition(args) -> dict[str, Any]:
     from foldscope.core.cli.main import UsageError
-    from foldscope.core.formats import load_session
     from foldscope.core.readout.agent_limits import agent_limits
     from foldscope.core.readout.composition import request_composition
 
     if args.top is not None and args.top < 0:
         raise UsageError("--top: must be 0 or more")
     choice = policy_choice(args)  # flags are checked before the file is read
-    session = load_session(args.file, getattr(args, "input_format", None))
+    session = read_session(args.file, getattr(args, "input_format", None))
     measure = measure_for(session, choice, threads=args.threads)
     k = pick_request(args.at_request, measure.trace.rows, session.source)
     limits = agent_limits(session)

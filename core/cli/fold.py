@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice
+from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
 from foldscope.core.model.launch import read_launch_policy
 from foldscope.core.model.session import ReadError, Session
 from foldscope.core.request.estimators import ADR, ESTIMATORS
@@ -59,9 +59,8 @@ def _file(parser, output: bool = False) -> None:
 
 
 def _load(args) -> Session:
-    from foldscope.core.formats import load_session
 
-    return load_session(args.file, args.input_format, args.sample)
+    return read_session(args.file, args.input_format, args.sample)
 
 
 def _write(session: Session, args) -> str:
@@ -80,7 +79,7 @@ def _write(session: Session, args) -> str:
 def run_fold(args) -> dict[str, Any]:
     from foldscope.core.cli.main import UsageError
     from foldscope.core.fold.fold import Fold
-    from foldscope.core.fold.history import decide_from_trace, session_at_request
+    from foldscope.core.fold.history import decide_from_trace, session_for_request
 
     if args.apply and not args.output:
         raise UsageError("fold --apply needs -o OUT, the file to write")
@@ -100,13 +99,10 @@ def run_fold(args) -> dict[str, Any]:
         if not 0 <= args.at_request < n:
             raise UsageError(f"--at-request {args.at_request}: the session has {n} requests (0 to {n - 1})")
         session.trace = measure.requests
-        target = session_at_request(session, args.at_request, measure.policy, measure.counter)
+        target = session_for_request(session, measure, args.at_request)  # as the GUI's fold preview takes it
     else:
         decide_from_trace(target, measure.policy, measure.counter)
     report = measure.calibrate(prefix=False)
-    if target is not session:  # the request's own scale and its stretch's unseen head
-        row = report.rows[args.at_request]
-        target.scale, target.unseen_head = max(row.scale, 1.0), row.unseen_head
     fold = Fold(target, measure)
     before = fold.estimate()
     runs, refusal = fold.prepare_request()

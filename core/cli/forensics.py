@@ -26,19 +26,19 @@ def register(subparsers) -> None:
 
 def cache_file(path: str) -> dict[str, Any]:
     """One session's cache report as plain data (a process pool carries it)."""
+    from foldscope.core.cli.options import read_session
     from foldscope.core.forensics.cache_report import cache_report
-    from foldscope.core.formats import load_session
 
-    session = load_session(path)
+    session = read_session(path)
     return cache_report(session, session_policy(session)).as_dict()
 
 
 def compactions_file(path: str) -> dict[str, Any]:
     """One session's compaction reports as plain data."""
+    from foldscope.core.cli.options import read_session
     from foldscope.core.forensics.compactions import compaction_report
-    from foldscope.core.formats import load_session
 
-    session = load_session(path)
+    session = read_session(path)
     return compaction_report(session, session_policy(session)).as_dict()
 
 
@@ -118,7 +118,7 @@ def _cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _compactions_row(result: dict[str, Any]) -> dict[str, Any]:
     return {"file": result["file"], "format": result["format"], "model": result["model"],
-            "compactions": result["compactions"], "totals": result["totals"]}
+            "compactions": result["compactions"], "unsent": result.get("unsent", []), "totals": result["totals"]}
 
 
 def _compactions_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
@@ -181,11 +181,21 @@ def format_compactions(result: dict[str, Any]) -> str:
         lines += [f"  {r['file']}  compactions {len(r['compactions']):>3}  lost literals {r['totals']['lost_literals']:>5}"
                   f"  summariser {_usd(r['totals']['summariser_cost_usd'])}" for r in result["table"]]
         return "\n".join(lines)
-    lines = [f"{result['file']} ({result['format']}): {len(result['compactions'])} compactions or folds"]
+    lines = [f"{result['file']} ({result['format']}): {len(result['compactions'])} compactions or folds carried by a "
+             "recorded request"]
     for c in result["compactions"]:
         payback = "never" if c["payback_requests"] is None else f"after {c['payback_requests']} requests"
         lines.append(f"  before request {c['request']} ({c['kind']}): {c['before']:,} -> {c['after']:,} tokens; "
                      f"summariser {_usd(c['summariser_cost_usd'])}; rewrite {_usd(c['rewrite_cost_usd'])}; "
                      f"lost {c['literals']['lost']} of {c['literals']['kept'] + c['literals']['lost']} literals; "
                      f"refetched {sum(r['tokens'] for r in c['refetched']):,} tokens; paid back {payback}")
+    unsent = result.get("unsent") or []
+    if unsent:
+        lines.append(f"  not carried by any recorded request: {len(unsent)}")
+    for u in unsent:
+        if u["before"] is not None and u["after"] is not None:
+            sizes = f"; {u['before']:,} -> {u['after']:,} tokens"
+        else:
+            sizes = f"; before it {u['before']:,} tokens" if u["before"] is not None else ""
+        lines.append(f"  {u['kind']} ({u['source']}, note #{u['note_index']}): {u['fate']}: {u['why']}{sizes}")
     return "\n".join(lines)

@@ -12,10 +12,12 @@ threads `--threads`. A flag a command cannot honour is refused by name (`refuse`
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from foldscope.core.cli.main import UsageError
+from foldscope.core.cli.output import terminal_safe
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import Policy, PolicyChoice, PolicyError, ceiling_from_text, check_ceiling
 from foldscope.core.model.session import Session
@@ -126,3 +128,22 @@ def refuse(args: Any, names: Iterable[str], why: str) -> None:
 
 __all__ = ["POLICY_FLAGS", "ListAction", "PolicyError", "UsageError", "add_list", "add_policy_flags", "add_threads",
            "add_workers", "measure_for", "measure_from_args", "policy_choice", "refuse"]
+
+
+def read_session(path: Any, input_format: str | None = None, sample: str | None = None) -> Session:
+    """A session file read for a command, with its reader's warnings said on stderr (`say_warnings`)."""
+    from foldscope.core.formats import load_session
+
+    session = load_session(path, input_format, sample)
+    say_warnings(session.warnings)
+    return session
+
+
+def say_warnings(warnings: Sequence[str]) -> None:
+    """A reader's warnings on stderr, two lines at most: the first, then how many more (inspect lists them all),
+    so a truncated line or a figure read as unknown is never passed over in silence, nor floods the terminal."""
+    if not warnings:
+        return
+    print("warning: " + terminal_safe(warnings[0]), file=sys.stderr)
+    if len(warnings) > 1:
+        print(f"warning: and {len(warnings) - 1} more (`foldscope inspect FILE` lists every one)", file=sys.stderr)

@@ -17,6 +17,7 @@ from foldscope.core.cli.options import (
     add_workers,
     measure_from_args,
     policy_choice,
+    read_session,
 )
 from foldscope.core.model.session import ReadError
 from foldscope.core.replay.lab import model_vs_reported
@@ -37,6 +38,10 @@ def register(subparsers) -> None:
     p.add_argument("--estimator", choices=sorted(ESTIMATORS), default=ADR,
                    help="what the adr fold decides on: adr, the spec's estimate (count x scale; default), or "
                         "predicted, the predicted input (what a better estimator would have done)")
+    p.add_argument("--count", action="store_true",
+                   help="for a folder replayed --strategy recorded: count the requests too (peak, over_ceiling and the "
+                        "cache model's modelled_*); without it the summary reads the reported usage and prices it, "
+                        "tokenising nothing")
     p.add_argument("--per-request", action="store_true", help="include a row per request")
     p.add_argument("--check", action="store_true", help="compare the recorded replay's cache with reported usage")
     p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
@@ -51,12 +56,11 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     """Replay one file; the result is plain data, so a process pool can carry it."""
     from argparse import Namespace
 
-    from foldscope.core.formats import load_session
     from foldscope.core.replay.cache_check import check_cache
     from foldscope.core.replay.lab import replay
 
     args = Namespace(**args_dict)
-    session = load_session(path, sample=getattr(args, "sample", None))
+    session = read_session(path, sample=getattr(args, "sample", None))
     measure = measure_from_args(args, session)
     result = replay(session, args.strategy or list(STRATEGIES), measure, estimator=getattr(args, "estimator", ADR))
     result["file"] = str(path)
@@ -68,6 +72,31 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     if not args.per_request:
         result.pop("rows")
     return result
+
+
+def billed_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
+    """One file's recorded totals from its reported usage alone (core.replay.billed), tokenising nothing; a file
+    with a request that reported no usage is replayed whole, since its recorded figures need the cache model."""
+    from argparse import Namespace
+
+    from foldscope.core.formats import load_session
+    from foldscope.core.model.launch import session_policy
+    from foldscope.core.replay.billed import billed_summary
+
+    args = Namespace(**args_dict)
+    session = load_session(path, sample=getattr(args, "sample", None))
+    choice = policy_choice(args)
+    result = billed_summary(session, session_policy(session, choice), choice.per_call)
+    if result is None:
+        return replay_file(path, args_dict)
+    result["file"] = str(path)
+    result["format"] = session.format
+    return result
+
+
+def untokenised(args) -> bool:
+    """A folder's recorded-only summary reads the reported usage without counting, unless a count is asked for."""
+    return (args.strategy == ["recorded"] and not args.count and not args.check and not args.per_request)
 
 
 def run_replay(args) -> Any:
@@ -82,18 +111,21 @@ def run_replay(args) -> Any:
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
-    workers = args.workers or os.cpu_count() or 1
+    if untokenised(args):  # reading and pricing usage is quicker than starting processes: one, in order
+        results = [(f, _replay_or_error(str(f), args_dict, billed_file)) for f in files]
+    else:
+        workers = args.workers or os.cpu_count() or 1
+        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
+            futures = [(f, pool.submit(_replay_or_error, str(f), args_dict)) for f in files]
+            results = [(f, future.result()) for f, future in futures]
     table, skipped = [], []
-    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
-        futures = [(f, pool.submit(_replay_or_error, str(f), args_dict)) for f in files]
-        for f, future in futures:
-            result = future.result()
-            if "error" in result:
-                skipped.append({"file": str(f), "error": result["error"]})
-                continue
-            for totals in result["totals"]:
-                table.append({"file": str(f), "format": result["format"], "model": result["model"],
-                              "ceiling": result["ceiling"]["tokens"], **totals})
+    for f, result in results:
+        if "error" in result:
+            skipped.append({"file": str(f), "error": result["error"]})
+            continue
+        for totals in result["totals"]:
+            table.append({"file": str(f), "format": result["format"], "model": result["model"],
+                          "ceiling": result["ceiling"]["tokens"], **totals})
     out = {"folder": str(path), "sessions": len(files) - len(skipped), "skipped": skipped, "table": table}
     if args.output:
         write_table(args.output, out)
@@ -101,9 +133,9 @@ def run_replay(args) -> Any:
     return out
 
 
-def _replay_or_error(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
+def _replay_or_error(path: str, args_dict: dict[str, Any], how: Any = None) -> dict[str, Any]:
     try:
-        return replay_file(path, args_dict)
+        return (how or replay_file)(path, args_dict)
     except ReadError as exc:
         return {"error": str(exc)}
     except Exception as exc:  # one bad file is a recorded skip, never the end of a fleet run
@@ -124,8 +156,13 @@ def format_replay(result: dict[str, Any]) -> str:
     if "table" in result:
         lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
         lines += [f"  skipped {s['error']}" for s in result["skipped"]]
-        lines += [f"  {r['file']}  {r['strategy']:<11} requests {r['requests']:>5}  peak {r['peak']:>9,}  "
-                  f"cost {_usd(r['cost_usd'])}" for r in result["table"]]
+        lines += [f"  {r['file']}  {r['strategy']:<11} requests {r['requests']:>5}  "
+                  + (f"peak {r['peak']:>9,}  " if r["peak"] is not None else
+                     f"reported peak {r['peak_reported_input']:>9,}  ")
+                  + f"cost {_usd(r['cost_usd'])}" for r in result["table"]]
+        if any(r.get("counted") is False for r in result["table"]):
+            lines.append("recorded as billed from the reported usage, nothing tokenised (--count for peak, "
+                         "over_ceiling and the cache model's figures)")
         lines += [f"wrote {w}" for w in result.get("written", [])]
         return "\n".join(lines)
     totals = result["totals"]

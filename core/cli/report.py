@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.core.cli.options import add_list, add_policy_flags, add_threads, measure_for, policy_choice
+from foldscope.core.cli.options import add_list, add_policy_flags, add_threads, measure_for, policy_choice, read_session
 
 
 def register(subparsers) -> None:
@@ -24,7 +24,6 @@ def register(subparsers) -> None:
 
 def run_report(args) -> dict[str, Any]:
     from foldscope.core.cli.main import UsageError
-    from foldscope.core.formats import load_session
     from foldscope.core.readout.report import write_report
     from foldscope.core.replay.strategies import STRATEGIES
 
@@ -32,7 +31,7 @@ def run_report(args) -> dict[str, Any]:
     if strategies and not args.replay:
         raise UsageError("--strategy chooses what --replay compares: add --replay")
     choice = policy_choice(args)  # flags are checked before the file is read
-    session = load_session(args.file, getattr(args, "input_format", None))
+    session = read_session(args.file, getattr(args, "input_format", None))
     measure = measure_for(session, choice, threads=args.threads)
     try:
         data = write_report(session, args.output, measure=measure,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice
+from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
 from foldscope.core.model.session import ReadError
 from foldscope.core.request.measure import Measure
 
@@ -23,10 +23,9 @@ def register(subparsers) -> None:
 
 
 def run_requests(args) -> dict[str, Any]:
-    from foldscope.core.formats import load_session
 
     choice = policy_choice(args)  # flags are checked before the file is read
-    session = load_session(args.file, getattr(args, "input_format", None), getattr(args, "sample", None))
+    session = read_session(args.file, getattr(args, "input_format", None), getattr(args, "sample", None))
     measure = measure_for(session, choice, threads=args.threads)
     report = measure.trace
     policy = measure.policy

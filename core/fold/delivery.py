@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 
 DELIVERED_KEY = "delivered"
@@ -22,11 +23,47 @@ NO_CLIP_KEY = "context_no_clip"
 NOTE_CALLS_KEY = "context_note_calls"
 
 
-def delivered_ids(session: Session) -> set[str]:
-    """The ids a completed request carried; without a record, what predates the newest assistant response."""
+class _Live:
+    """The delivered ids kept live for one session: the stored list this copy was made from, how much of it the
+    set holds, and the ids of the last view marked. The stored list only grows (a message once delivered stays
+    delivered; a new list, from a snapshot or a clone, is read afresh), so each call costs what was added."""
+
+    __slots__ = ("stored", "read", "ids", "marked", "owned")
+
+    def __init__(self, stored: list) -> None:
+        self.stored, self.read = stored, 0
+        self.ids: set[str] = set()
+        self.marked: tuple[str, ...] = ()  # a view's ids, each delivered and in the record
+        self.owned = False  # the list is one mark_delivered made: it may grow in place
+
+    def catch_up(self) -> set[str]:
+        if len(self.stored) > self.read:
+            self.ids.update(mid for mid in self.stored[self.read:] if isinstance(mid, str))
+            self.read = len(self.stored)
+        return self.ids
+
+
+LIVE_KEY = "delivered"  # the live copy's place in Session.extras' private cache (never written to a file)
+
+
+def _live(session: Session) -> _Live | None:
+    """The session's live delivered ids, when its stored record is a list (read afresh when the list was replaced)."""
     stored = session.branch_metadata.get(DELIVERED_KEY)
-    if isinstance(stored, list):
-        return {mid for mid in stored if isinstance(mid, str)}
+    if not isinstance(stored, list):
+        return None
+    live = session.caches.get(LIVE_KEY)
+    if not isinstance(live, _Live) or live.stored is not stored or len(stored) < live.read:
+        live = session.caches[LIVE_KEY] = _Live(stored)
+    live.catch_up()
+    return live
+
+
+def delivered_ids(session: Session) -> set[str]:
+    """The ids a completed request carried; without a record, what predates the newest assistant response.
+    The set is the session's live one: read it, never change it (mark_delivered does)."""
+    live = _live(session)
+    if live is not None:
+        return live.ids
     return default_delivered(session.record)
 
 
@@ -50,16 +87,32 @@ def mark_delivered(session: Session, ids: Iterable[str]) -> list[str]:
     The first mark turns the default rule into an explicit record, so nothing delivered before
     is forgotten. A completed request also ends the no-clip protection of restored or read originals.
     """
-    known = delivered_ids(session)
-    stored = session.branch_metadata.get(DELIVERED_KEY)
-    stored = list(stored) if isinstance(stored, list) else [m.id for m in session.record if m.id in known]
+    live = _live(session)
+    if live is None or not live.owned:
+        known = delivered_ids(session)
+        stored = session.branch_metadata.get(DELIVERED_KEY)
+        stored = list(stored) if isinstance(stored, list) else [m.id for m in session.record if m.id in known]
+        session.branch_metadata[DELIVERED_KEY] = stored  # the session's own list from here on: it grows in place
+        live = _live(session)
+        assert live is not None
+        live.owned = True
+    ids = tuple(ids)
+    # A completed request's view mostly repeats the last one marked: only the ids after their shared start are new.
+    start = common_start(live.marked, ids) if live.marked else 0
+    known, stored, record = live.ids, live.stored, session.record
     added = []
-    for mid in ids:
-        if mid not in known and mid in session.record:
+    missing = None  # the first id the record lacks: a later mark must look at it again
+    for k in range(start, len(ids)):
+        mid = ids[k]
+        if mid not in known:
+            if mid not in record:
+                missing = k if missing is None else missing
+                continue
             known.add(mid)
             stored.append(mid)
             added.append(mid)
-    session.branch_metadata[DELIVERED_KEY] = stored
+    live.read = len(stored)
+    live.marked = ids if missing is None else ids[:missing]
     session.branch_metadata.pop(NO_CLIP_KEY, None)
     return added
 

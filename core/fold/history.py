@@ -159,3 +159,14 @@ def _arrive(work: Session, messages: Sequence[Message]) -> None:
         work.record.append(m)
         if m.kind != "note" and not m.is_clipped_copy:
             work.view.append(m.id)
+
+
+def session_for_request(session: Session, measure: Measure, request: int) -> Session:
+    """The session a fold of recorded request `request` starts from, as `fold --at-request` and the GUI's fold
+    preview both take it: the view as it stood before the request, the first round its earlier compiles decided,
+    and the request's own scale and its stretch's unseen head."""
+    session.trace = measure.requests
+    target = session_at_request(session, request, measure.policy, measure.counter)
+    row = measure.calibrate(prefix=False).rows[request]
+    target.scale, target.unseen_head = max(row.scale, 1.0), row.unseen_head
+    return target

@@ -86,11 +86,32 @@ def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 8)
 
 
+@dataclass(frozen=True)
+class Unsent:
+    """A compaction or fold no recorded request carried: `pending` (in the active view now: the next request
+    carries it), `abandoned` (on a branch the session left) or `superseded` (folded again before any request)."""
+
+    note: Message
+    kind: str
+    source: str
+    fate: str
+    why: str
+    before: int | None  # the file's figure, else the last request's reported input, else its count
+    after: int | None  # pending: the active view's count now; the file's figure where it has one; else None
+    sizes_from: str
+
+    def as_dict(self, record) -> dict[str, Any]:
+        return {"kind": self.kind, "source": self.source, "fate": self.fate, "why": self.why,
+                "note_index": record.index_of(self.note.id) if self.note.id in record else None,
+                "before": self.before, "after": self.after, "sizes_from": self.sizes_from}
+
+
 @dataclass
 class CompactionReport:
     session: Session
     cache: CacheReport
     compactions: list[Compaction]
+    unsent: list[Unsent] = field(default_factory=list)
 
     def totals(self) -> dict[str, Any]:
         cs = self.compactions
@@ -110,7 +131,8 @@ class CompactionReport:
             d["note_index"] = self.session.record.index_of(c.note.id) if c.note.id in self.session.record else None
             out.append(d)
         return {"file": self.session.source, "format": self.session.format, "model": self.session.model,
-                "children": [c.source for c in self.session.children], "compactions": out, "totals": self.totals()}
+                "children": [c.source for c in self.session.children], "compactions": out,
+                "unsent": [u.as_dict(self.session.record) for u in self.unsent], "totals": self.totals()}
 
 
 def find_compactions(session: Session) -> list[tuple[int, Message]]:
@@ -127,6 +149,53 @@ def find_compactions(session: Session) -> list[tuple[int, Message]]:
                 found.append((k, record.get(new[-1])))
         before = view
     return found
+
+
+def carried_notes(session: Session) -> set[str]:
+    """The ids of the notes some recorded request's view held. A view that repeats the one before and adds
+    after it is read only for what it adds, so the pass costs what changed, not every view whole."""
+    record = session.record
+    notes = {m.id for m in record if m.kind == "note"}
+    carried: set[str] = set()
+    if not notes:
+        return carried
+    before: tuple[str, ...] = ()
+    for request in session.trace:
+        view = tuple(request.view)
+        n = len(before)
+        new = view[n:] if n and view[:n] == before else view
+        carried.update(mid for mid in new if mid in notes)
+        before = view
+    return carried
+
+
+def _fate(session: Session, note: Message, in_view: set[str]) -> tuple[str, str]:
+    if note.id in in_view:
+        return "pending", "in the active view now: the next request carries it"
+    for event in session.events:
+        if isinstance(event, Mapping) and event.get("kind") == "branch" and note.id in (event.get("abandoned") or ()):
+            at, line, parent = event.get("at_request"), event.get("line"), event.get("parent_line")
+            where = f" (line {line} continued from line {parent})" if line is not None and parent is not None else ""
+            return "abandoned", (f"on a branch the session left at request {at}{where}: no request carried it"
+                                 if at is not None else f"on a branch the session left{where}: no request carried it")
+    record = session.record
+    for other in record:
+        replaced = other.metadata.get("context_replaced") if other.kind == "note" and other.id != note.id else None
+        if isinstance(replaced, list) and record.index_of(note.id) in replaced:
+            return "superseded", (f"folded again into the note at index {record.index_of(other.id)} "
+                                  "before any request carried it")
+    at = record.index_of(note.id)
+    later = next((record[j] for j in range(at + 1, len(record)) if record[j].kind == "note"), None)
+    if later is not None:
+        return "superseded", (f"left the view before any request carried it; a later fold (note #{record.index_of(later.id)}) "
+                              "followed it")
+    return "abandoned", "left the view before any request carried it"
+
+
+def find_unsent(session: Session, found: Sequence[tuple[int, Message]]) -> list[Message]:
+    """The notes of the record no recorded request carried, in the record's order."""
+    carried = carried_notes(session) | {note.id for _, note in found}
+    return [m for m in session.record if m.kind == "note" and m.id not in carried]
 
 
 def _events_by_note(session: Session) -> dict[str, Mapping[str, Any]]:
@@ -315,7 +384,44 @@ def compaction_report(session: Session, policy: Policy | None = None, counter: C
                              + ("" if summariser_usd is not None else "; the summariser modelled as a read of the view "
                                 "before and the summary as output"))
         out.append(c)
-    return CompactionReport(session, cache, out)
+    return CompactionReport(session, cache, out, _unsent(session, found, events, policy, counter, cache))
+
+
+def _unsent(session: Session, found, events, policy: Policy | None, counter: Counter | None,
+            cache: CacheReport) -> list[Unsent]:
+    """Each compaction or fold no recorded request carried, with its fate and the sizes the file or a count gives."""
+    notes = find_unsent(session, found)
+    if not notes:
+        return []
+    from foldscope.core.request.measure import Measure
+
+    in_view = set(session.view)
+    trace, measured = session.trace, cache.measured
+    last = trace[-1] if trace else None
+    out = []
+    for note in notes:
+        event = events.get(note.id, {})
+        kind = "compaction" if note.metadata.get("compaction") else "fold"
+        source = str(event.get("source") or ("foldscope" if kind == "fold" else session.format))
+        fate, why = _fate(session, note, in_view)
+        pre = _int(event.get("pre_tokens")) or _int(event.get("tokens_before"))
+        post = _int(event.get("post_tokens")) or _int(event.get("tokens_after"))
+        froms = []
+        if pre is not None:
+            froms.append("before: the file's figure")
+        elif last is not None and last.usage and last.usage.reported_input:
+            pre = last.usage.reported_input
+            froms.append("before: the last request's reported input")
+        elif measured:
+            pre = measured[-1].counted
+            froms.append("before: the last request's count")
+        if post is not None:
+            froms.append("after: the file's figure")
+        elif fate == "pending":
+            post = Measure(session, policy, counter=counter).next_predicted
+            froms.append("after: the next request's predicted input")
+        out.append(Unsent(note, kind, source, fate, why, pre, post, "; ".join(froms) or "no figure"))
+    return out
 
 
 def _modelled_summariser(prices, before: int, note: Message) -> float:

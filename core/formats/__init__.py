@@ -10,6 +10,7 @@ import zlib
 from pathlib import Path
 from types import ModuleType
 
+from foldscope.core.formats.stream import json_problem
 from foldscope.core.model.session import ReadError, Session
 
 # Each module here exposes FORMAT (its name), sniff(head, path) -> bool, which decides from
@@ -114,7 +115,7 @@ def _refuse_unreadable_json(path: Path, head: bytes) -> None:
         # A JSONL file's first line parses alone; only a single broken document lands here.
         if b"\n" in head.strip() and _parses(head.split(b"\n", 1)[0]):
             return
-        raise ReadError(str(path), f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}") from None
+        raise ReadError(str(path), f"line {exc.lineno} column {exc.colno}", json_problem(exc)) from None
 
 
 def _parses(line: bytes) -> bool:

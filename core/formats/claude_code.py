@@ -38,7 +38,7 @@ from typing import Any
 
 from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
-from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures
+from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
 FORMAT = "claude_code"
 
@@ -505,6 +505,8 @@ def _images(blocks: Any) -> list[dict[str, Any]]:
 def _usage(raw: Any, warn: Callable[[str], None]) -> Usage | None:
     """The reported usage; a figure of the wrong type makes it unknown (None), named in a warning."""
     if not isinstance(raw, dict):
+        if raw is not None:
+            warn(usage_object_warning(raw))
         return None
     creation = raw.get("cache_creation")
     detail = creation if isinstance(creation, dict) else {}

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
-from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures
+from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
 FORMAT = "codex"
 
@@ -214,6 +214,9 @@ class _Reader:
         if as_int(info.get("model_context_window")):
             self.b.extras["context_window"] = info["model_context_window"]
         last = info.get("last_token_usage")
+        if last is not None and not isinstance(last, dict):
+            self.b.warn(line, usage_object_warning(last))
+            return
         if not isinstance(last, dict) or "input_tokens" not in last:
             return
         got, bad = usage_figures(last, ("input_tokens", "cached_input_tokens", "output_tokens"))

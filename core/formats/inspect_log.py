@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.stream import as_int, parse_time, text_of
+from foldscope.core.formats.stream import as_int, json_problem, parse_time, text_of
 from foldscope.core.model.session import (
     FullRecord,
     Message,
@@ -42,6 +42,7 @@ from foldscope.core.model.session import (
     bad_usage_warning,
     sha256_of,
     usage_figures,
+    usage_object_warning,
 )
 
 FORMAT = "inspect"
@@ -176,7 +177,7 @@ def _document(file: str, member: str, data: bytes) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ReadError(file, f"{where}line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}") from None
+        raise ReadError(file, f"{where}line {exc.lineno} column {exc.colno}", json_problem(exc)) from None
     except RecursionError:
         raise ReadError(file, member, "JSON nested too deeply to read") from None
 
@@ -444,6 +445,8 @@ def _dict(value: Any) -> dict:
 def _usage(raw: Any, model: str | None, warnings: list[str], where: str) -> Usage | None:
     """Inspect's ModelUsage as Usage (fresh input apart from cache reads and writes; see the module docstring)."""
     if not isinstance(raw, dict):
+        if raw is not None:
+            warnings.append(f"{where}: {usage_object_warning(raw)}")
         return None
     got, bad = usage_figures({k: v for k, v in raw.items() if v is not None or k == "input_tokens"},
                              ("input_tokens", "output_tokens", "input_tokens_cache_read", "input_tokens_cache_write"))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.lionagi_views import request_views
+from foldscope.core.formats.stream import json_problem
 from foldscope.core.model.session import (
     FullRecord,
     Message,
@@ -19,6 +20,7 @@ from foldscope.core.model.session import (
     Usage,
     bad_usage_warning,
     usage_figures,
+    usage_object_warning,
 )
 
 FORMAT = "lionagi"
@@ -101,7 +103,7 @@ def parse_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ReadError(file, f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}") from None
+        raise ReadError(file, f"line {exc.lineno} column {exc.colno}", json_problem(exc)) from None
     except RecursionError:
         raise ReadError(file, "", "not JSON this reader accepts: nested too deeply") from None
 
@@ -285,6 +287,8 @@ def usage_from(data: Any, warn: Callable[[str], None] | None = None) -> Usage | 
     """Usage from an Anthropic (`input_tokens` + cache parts) or OpenAI (`prompt_tokens`) usage object; a figure
     of the wrong type makes it unknown (None), named through `warn`."""
     if not isinstance(data, Mapping):
+        if data is not None and warn is not None:
+            warn(usage_object_warning(data))
         return None
     if isinstance(data.get("usage"), Mapping):
         data = data["usage"]

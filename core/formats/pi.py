@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
-from foldscope.core.model.session import Message, ReadError, Session, Usage, bad_usage_warning, usage_figures
+from foldscope.core.model.session import Message, ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
 FORMAT = "pi"
 
@@ -205,6 +205,8 @@ class _Reader:
                 else:
                     b.report_usage(Usage(input=got["input"], cache_read=got["cacheRead"],
                                          cache_write=got["cacheWrite"], output=got["output"]))
+            elif usage is not None:
+                b.warn(line, usage_object_warning(usage))
         elif role == "toolResult":
             answers = message.get("toolCallId")
             if not isinstance(answers, str):

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.stream import text_of
+from foldscope.core.formats.stream import json_problem, text_of
 from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session
 
 FORMAT = "raw_payload"
@@ -54,7 +54,7 @@ def read(path: Path) -> Session:
     except UnicodeDecodeError as exc:
         raise ReadError(file, f"byte {exc.start}", "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
-        raise ReadError(file, f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}") from None
+        raise ReadError(file, f"line {exc.lineno} column {exc.colno}", json_problem(exc)) from None
     except RecursionError:
         raise ReadError(file, "", "JSON nested too deeply to read") from None
     except ValueError as exc:

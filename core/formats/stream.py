@@ -122,6 +122,20 @@ def feed_all(lines: Iterator[tuple[int, int, Any]], feed: Any, builder: SessionB
         raise ReadError(builder.file, f"line {number}", f"unexpected content ({type(exc).__name__}: {exc})") from exc
 
 
+# The json module's messages that end "at" name a position it gives apart (our place says the line and column).
+_JSON_WORDS = {"Unterminated string starting at": "a string that never ends",
+               "Invalid control character at": "a control character inside a string",
+               "Invalid \\escape": "an invalid backslash escape"}
+
+
+def json_problem(exc: json.JSONDecodeError, column: bool = False) -> str:
+    """A decoder error as a problem that reads whole ("not JSON: a string that never ends"), never cut at "at";
+    with `column`, the decoder's column in it (where the place names only the line)."""
+    msg = _JSON_WORDS.get(exc.msg, exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg)
+    where = f" at column {exc.colno}" if column else ""
+    return f"not JSON{where}: {msg[:1].lower()}{msg[1:]}"
+
+
 def _parse(item: tuple[int, int, bytes], builder: SessionBuilder, last: bool) -> Any:
     number, _, raw = item
     try:
@@ -129,7 +143,7 @@ def _parse(item: tuple[int, int, bytes], builder: SessionBuilder, last: bool) ->
     except UnicodeDecodeError:
         problem = "bytes that are not UTF-8"
     except json.JSONDecodeError as exc:
-        problem = f"not JSON at column {exc.colno}: {exc.msg}"  # the line is ours; the column is the decoder's
+        problem = json_problem(exc, column=True)  # the line is ours; the column is the decoder's
     except (ValueError, RecursionError) as exc:
         problem = f"not JSON ({exc.__class__.__name__}: {str(exc)[:80]})"
     if last:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from foldscope.core.model.running import common_start
+
 # Message kinds, in the vocabulary of DESIGN.md. A clipped copy is an action_response whose
 # metadata carries `clipped_from`; a note is the message a fold or compaction put in the view.
 KINDS = ("system", "instruction", "assistant", "action_request", "action_response", "note")
@@ -180,6 +182,12 @@ def bad_usage_warning(bad: list[str]) -> str:
     return f"usage figure{'s' if len(bad) > 1 else ''} of the wrong type ({', '.join(bad)}): the request's usage is read as unknown"
 
 
+def usage_object_warning(raw: Any) -> str:
+    """A usage that is there but is no object (a string, a number, a list): read as unknown, and said."""
+    kind = "a string" if isinstance(raw, str) else "a list" if isinstance(raw, list) else type(raw).__name__
+    return f"usage is {kind}, not an object of figures: the request's usage is read as unknown"
+
+
 @dataclass(frozen=True)
 class Request:
     """One call to the model: request k is compiled from the view before the k-th assistant response."""
@@ -226,6 +234,9 @@ class Session:
     # call or a summariser); "compaction_note", the note a summariser's call wrote. Their requests are not
     # in this session's trace: core.model.session_totals rolls them up beside it, shown apart.
     children: list[Session] = field(default_factory=list)
+    # Bookkeeping kept live between calls so each costs what changed (the view's messages, the delivered ids):
+    # derived from the fields above, checked against them on every use, never written to a file.
+    caches: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.check_view(self.view)
@@ -245,7 +256,16 @@ class Session:
         self.view = view
 
     def view_messages(self) -> list[Message]:
-        return [self.record.get(i) for i in self.view]
+        """The view's messages, a new list each call. The last answer is kept with the ids it was made from:
+        a view that shares its start with it looks up only the ids after that start."""
+        record, ids, messages = self.caches.get("view_messages", (None, (), []))
+        view = self.view
+        k = common_start(ids, view) if record is self.record else 0
+        if k < len(view) or k < len(ids) or record is not self.record:
+            get = self.record.get
+            messages = messages[:k] + [get(i) for i in view[k:]]
+            self.caches["view_messages"] = (self.record, tuple(view), messages)
+        return list(messages)
 
     @property
     def branch_metadata(self) -> dict[str, Any]:

@@ -84,7 +84,9 @@ class Document:
         kept = self._measure
         if kept is not None and kept.policy == policy:
             return kept
-        measure = Measure(self.session, policy, counter=self.counter)
+        # From the calibrated Measure when there is one: a ceiling typed in the policy editor moves no scale.
+        base = kept if kept is not None else self.measure
+        measure = base.under(policy or Policy()) if base is not None else Measure(self.session, policy, counter=self.counter)
         if policy is self.policy:
             self._measure = measure
         return measure

@@ -147,9 +147,13 @@ def _event_row(number: int, event: Mapping[str, Any], views: _Views) -> FoldRow:
         if isinstance(note_id, str) and note_id in record:
             note, first = record.index_of(note_id), views.first_slot([note_id])
         slot = first if first is not None else slot
+        # Landed when a recorded request carried its note; in the view now only, the next request will; in none,
+        # the session left it on another branch (core.forensics.compactions says the same of it).
+        outcome = "landed" if first is not None and first < last else (
+            "pending: the next request carries it" if first is not None else "abandoned: no request carried it")
         return FoldRow(number, "compaction", slot, "source compaction", str(event.get("trigger", "")),
-                       _int(event.get("replaced")), _int(event.get("pre_tokens", event.get("tokens_before"))), None, "landed", note,
-                       views.left_at(slot), event)
+                       _int(event.get("replaced")), _int(event.get("pre_tokens", event.get("tokens_before"))), None, outcome,
+                       note, views.left_at(slot), event)
     if kind == "context_decision":
         kind = "decision"
     return FoldRow(number, kind, slot, str(event.get("action", "")), str(event.get("source", "")), None,

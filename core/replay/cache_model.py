@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, count
 
 from foldscope.core.model.cost import LIFETIME_SECONDS
+from foldscope.core.model.running import common_start
 
 MODES = ("marks", "automatic", "off")
 
@@ -170,8 +169,7 @@ class PrefixCache:
         if self._previous is None:
             return chain_keys(keys)
         prev_chain, prev = self._previous
-        n = min(len(prev.keys), len(keys))
-        d = next(compress(count(), map(operator.ne, prev.keys[:n], keys[:n])), n)
+        d = common_start(prev.keys, keys, equal=True)
         chain = prev_chain[:d]
         h = chain[-1] if chain else 0
         for k in keys[d:]:

@@ -10,7 +10,7 @@ from foldscope.core.model import pricing
 from foldscope.core.model.cost import ModelPrices
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.pricing import lookup_prices
-from foldscope.core.model.session import Message, Session
+from foldscope.core.model.session import Message, Session, Usage
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, decides_on, recorded_views
 from foldscope.core.request.count import Counter, Measurement, estimate
@@ -254,13 +254,13 @@ class StrategyRun:
             "rewrites": sum(r.change == "rewrite" for r in rows),
             "appends": sum(r.change == "append" for r in rows),
             "folds": sum(r.folds for r in rows),
-            "cost_usd": _usd_sum(costs),
+            "cost_usd": usd_sum(costs),
             "reported_requests": sum(r.reported for r in rows),
             "reported_over_ceiling": sum(r.reported_over_ceiling for r in rows),
             "modelled_fresh": sum(r.modelled_fresh for r in rows),
             "modelled_cache_read": sum(r.modelled_cache_read for r in rows),
             "modelled_cache_write": sum(r.modelled_cache_write for r in rows),
-            "modelled_cost_usd": _usd_sum([r.modelled_cost_usd for r in rows]),
+            "modelled_cost_usd": usd_sum([r.modelled_cost_usd for r in rows]),
             # the largest predicted input the fold decided on (None: it never decided, as with no ceiling)
             **({"predicted_peak": max((r.predicted for r in rows if r.predicted is not None), default=None)}
                if self.estimator == "predicted" else {}),
@@ -279,7 +279,7 @@ def usd_text(value: float | None) -> str:
     return "n/a" if value is None else f"${value:,.4f}"
 
 
-def _usd_sum(costs: Sequence[float | None]) -> float | None:
+def usd_sum(costs: Sequence[float | None]) -> float | None:
     return None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6)
 
 
@@ -362,19 +362,16 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
     billed = strategy == "recorded" and usage is not None
     if billed:
         assert usage is not None
-        # The recording as billed: the file's own figures, priced at the request's own model (tiers per request).
-        fresh, read, write = usage.input, usage.cache_read, usage.cache_write
-        write_1h = min(usage.cache_write_1h, usage.cache_write)
-        write_5m = write - write_1h
-        billing = request_prices(measure.measure, request.model, prices)
-        cost = billing.cost(fresh, read, write_5m, write_1h, usage.output) if billing else None
-        output = usage.output
+        bill = as_billed(usage, request_prices(measure.measure, request.model, prices))
+        fresh, read, write, write_5m, write_1h, output, cost = (
+            bill.fresh, bill.cache_read, bill.cache_write, bill.cache_write_5m, bill.cache_write_1h, bill.output,
+            bill.cost_usd)
     return Row(
         strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),
         estimate=out.tokens, over_ceiling=refused(out.tokens, ceiling),
         fresh=fresh, cache_read=read, cache_write=write, cache_write_5m=write_5m,
         cache_write_1h=write_1h, output=output, change=out.change, rewritten=out.rewritten,
-        folds=step.folds, folded=step.folded, cost_usd=None if cost is None else round(cost, 8),
+        folds=step.folds, folded=step.folded, cost_usd=cost if billed or cost is None else round(cost, 8),
         reported=billed, modelled_fresh=out.fresh, modelled_cache_read=out.read, modelled_cache_write=out.write,
         modelled_cost_usd=None if modelled is None else round(modelled, 8),
         reported_input=reported_input if strategy == "recorded" else None,
@@ -386,9 +383,39 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
 def request_prices(measure: Measure, model: str | None, prices: ModelPrices | None) -> ModelPrices | None:
     """The prices a recorded request was billed at: its own model's (a session may switch models), unless the
     replay names a model; the run's prices when the request names none."""
-    if measure.policy.model or not pricing.is_model(model) or model == model_name(measure):
+    return billing_prices(measure.policy.model, model_name(measure), model, prices)
+
+
+def billing_prices(named: str | None, run_model: str | None, model: str | None,
+                   prices: ModelPrices | None) -> ModelPrices | None:
+    """request_prices without a Measure: `named` is the model the replay names (it prices every request), `run_model`
+    the model the run is priced at (`prices`), `model` the request's own."""
+    if named or not pricing.is_model(model) or model == run_model:
         return prices
     return lookup_prices(model) or prices
+
+
+@dataclass(frozen=True)
+class Billed:
+    """One recorded request as billed: the file's own figures and their price (None: its model has none)."""
+
+    fresh: int
+    cache_read: int
+    cache_write: int
+    cache_write_5m: int
+    cache_write_1h: int
+    output: int
+    cost_usd: float | None
+
+
+def as_billed(usage: Usage, billing: ModelPrices | None) -> Billed:
+    """The recording as billed: the file's own figures, priced at the request's own model (tiers per request).
+    The recorded replay's rows and the untokenised summary (core.replay.billed) both take it from here."""
+    write_1h = min(usage.cache_write_1h, usage.cache_write)
+    write_5m = usage.cache_write - write_1h
+    cost = billing.cost(usage.input, usage.cache_read, write_5m, write_1h, usage.output) if billing else None
+    return Billed(usage.input, usage.cache_read, usage.cache_write, write_5m, write_1h, usage.output,
+                  None if cost is None else round(cost, 8))
 
 
 @dataclass

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from foldscope.core.fold.history import replay_folds
 from foldscope.core.model.policy import Policy
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Message, Session
 from foldscope.core.request.estimators import ADR, PREDICTED, PredictedSize
 from foldscope.core.request.measure import Measure
@@ -65,9 +66,13 @@ def material(session: Session) -> list[list[Message]]:
     own management (its notes and clipped copies) is left out: each strategy makes its own.
     """
     record, seen, out = session.record, set(), []
+    before: tuple[str, ...] = ()
     for request in session.trace:
         new = []
-        for mid in request.view:
+        # Every id of the view before is seen already: only the ids after the views' shared start are looked at.
+        start = common_start(before, request.view, equal=True)
+        before = request.view
+        for mid in request.view[start:]:
             if mid in seen:
                 continue
             seen.add(mid)

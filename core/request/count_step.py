@@ -14,17 +14,15 @@
 
 from __future__ import annotations
 
-import operator
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import compress, count
 from typing import Any
 
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
 from foldscope.core.request.plan import RESULTS, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
-from foldscope.core.request.running import common_start
 
 
 @dataclass
@@ -87,8 +85,8 @@ def one_replaced(base: Laid, messages: Sequence[Message], inputs: tuple, record:
     if base.irregular or len(base.messages) != len(messages) or base.inputs != inputs:
         return None
     old_view = base.messages
-    i = next(compress(count(), map(operator.is_not, old_view, messages)), None)
-    if i is None or not all(map(operator.is_, old_view[i + 1:], messages[i + 1:])):
+    i = common_start(old_view, messages)
+    if i == len(messages) or common_start(old_view[i + 1:], messages[i + 1:]) != len(messages) - i - 1:
         return None
     old, new = old_view[i], messages[i]
     if old.kind != "action_response" or new.kind != "action_response" or record is None:

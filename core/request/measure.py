@@ -15,12 +15,12 @@ best forecast of what the provider reported; `estimate` stays the ADR's, for the
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Message, Request, Session
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, compile_request, make_plan, session_tools
@@ -62,6 +62,12 @@ class Composition:
         return self.system + self.tools + self.unseen_head + self.framing + sum(n for _, n in self.messages)
 
 
+def compiles_alike(a: Policy, b: Policy) -> bool:
+    """Whether two policies compile every recorded request to the same payload and scale it alike: the same
+    result bound, caching and model (the ceiling, line and target decide on the count; they do not change it)."""
+    return (a.tool_result_max_chars, a.caching, a.model) == (b.tool_result_max_chars, b.caching, b.model)
+
+
 class Measure:
     """A session's requests under one policy: compiled, counted, scaled and checked against one ceiling."""
 
@@ -79,11 +85,27 @@ class Measure:
         self._requests: list[Request] | None = None
         self._last: tuple[list[Message], tuple, Measurement] | None = None
         self._heads: dict[str, tuple[int, int]] = {}  # head text -> (tools tokens, system tokens)
+        # (scale, per-model scales) another Measure's trace calibrated, held until this one measures its own
+        self._adopted: tuple[float, dict[str | None, float]] | None = None
 
     def over(self, session: Session) -> Measure:
         """The same policy, ceiling and counter over another session (a working copy, a branch): the fold's
         preview and what-if measure their copies so, and the counter's memo is shared."""
         return Measure(session, self.policy, per_call=self.per_call, counter=self.counter, resolution=self.resolution)
+
+    def under(self, policy: Policy) -> Measure:
+        """The same session and counter under another policy. When that policy compiles the recorded requests as
+        this one does (only the ceiling, line or target moved), the scales this one's trace calibrated hold
+        there too, without measuring the trace again; otherwise, when this one is calibrated, the new one
+        measures its own trace (its counts, and so its scale, are another policy's)."""
+        measure = Measure(self.session, policy, per_call=self.per_call, counter=self.counter)
+        scales = (self._trace.scale, dict(self._trace.scales)) if self._trace is not None else self._adopted
+        if scales is not None:
+            if compiles_alike(self.policy, measure.policy):
+                measure._adopted = scales
+            else:
+                measure.calibrate(prefix=False)
+        return measure
 
     # -- the policy's rules, in tokens --------------------------------------------------------------
     @property
@@ -108,13 +130,17 @@ class Measure:
         """The scale in force for the next request: the session's kept scale, raised by its trace once measured
         (calibrate); the session's own scale is left as it is (a fold's summariser may raise it)."""
         kept = stored_scale(self.session)
-        return kept if self._trace is None else max(kept, self._trace.scale)
+        if self._trace is None:
+            return kept if self._adopted is None else max(kept, self._adopted[0])
+        return max(kept, self._trace.scale)
 
     def scale_for(self, model: str | None = None) -> float:
         """The scale a model's requests run at: each model's own, raised only by its own requests (the session's
         model, or no model named: the scale in force)."""
         if model is None or model == self.model:
             return self.scale
+        if self._trace is None and self._adopted is not None:
+            return max(1.0, self._adopted[1].get(model, 1.0))
         return max(1.0, self.trace.scales.get(model, 1.0))
 
     @property
@@ -158,7 +184,7 @@ class Measure:
         key = (options["first_round"],)
         last = self._last
         if (last is not None and last[1] == key and len(last[0]) == len(messages)
-                and all(map(operator.is_, last[0], messages))):
+                and common_start(last[0], messages) == len(messages)):
             return last[2]
         m = self.counter.measure(messages, **options)
         self._last = (list(messages), key, m)

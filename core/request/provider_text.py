@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from foldscope.core.model.running import RunningSum
 from foldscope.core.model.session import Message, canonical_json
-from foldscope.core.request.running import RunningSum
 from foldscope.core.request.tokens import count_text
 
 # `[REDACTED len=N]`, `[REDACTED_TEXT len=N sha=HEX]`: what a sanitiser left for N characters it removed.

@@ -48,7 +48,7 @@ def test_following_a_file_a_test_appends_to_grows_the_lists_and_timeline_without
     assert window.record_model.rowCount() == records + len(added)
     assert window.timeline.slots() == slots + 2
     assert window.inspector.index == 2 and window.record_list.selected_index() == 2
-    assert window.status_label.text().startswith("Following · next request")
+    assert window.status_label.full_text().startswith("Following · next request")
 
 
 def test_the_next_request_crossing_the_line_is_noticed_by_name(qtbot, settings, tmp_path, live_file):
@@ -56,7 +56,7 @@ def test_the_next_request_crossing_the_line_is_noticed_by_name(qtbot, settings, 
     qtbot.addWidget(window)
     _open(qtbot, window, live_file)
     window.follow_action.trigger()
-    assert "of the line 6,400" in window.status_label.text() and "of the ceiling 8,000" in window.status_label.text()
+    assert "of the line 6,400" in window.status_label.full_text() and "of the ceiling 8,000" in window.status_label.full_text()
     with qtbot.waitSignal(window.live.limits_crossed, timeout=20_000) as crossing:
         append(live_file, rounds(3, 20))
     assert "line" in crossing.args[0]
@@ -77,4 +77,4 @@ def test_turning_follow_off_stops_the_watcher(qtbot, window, live_file):
     assert thread is not None and thread.is_alive()
     window.follow_action.trigger()
     assert not window.live.active and not thread.is_alive()
-    assert not window.status_label.text().startswith("Following")
+    assert not window.status_label.full_text().startswith("Following")

@@ -2,7 +2,7 @@
 
 Each figure is read from what the place displays (a heading, the status bar, the map's line, the request
 panel's header, the timeline's hover text, `inspect --json`, `requests --json`), never from the Measure
-again: lists, window map, status bar, request panel and timeline for the next request and for a recorded
+again: lists, window map, status bar, request panel, composition and timeline for the next request and for a recorded
 one, on a real Claude Code file (which carries an unseen head the file does not hold) and on the demo.
 """
 
@@ -42,12 +42,16 @@ def displayed(window, qtbot) -> dict[str, int]:
     panel.show()
     qtbot.waitUntil(lambda: "Estimate" in panel.header.text())
     slot = window.timeline.current
+    composition = window.composition_panel
+    composition.show()  # composes only while visible
+    composition.refresh(force=True)
     return {
+        "composition": number_after("estimate", composition.heading.text()),
         "lists": number_after("estimate", window.view_list.heading.text()),
         "window map": number_after("estimate", window.window_map.summary()[0]),
         "request panel": number_after("Estimate", panel.header.text()),
         "timeline": number_after("estimate", window.timeline.tip_for(slot)),
-        **({"status bar": number_after("estimate", window.status_label.text())} if doc.shown is None else {}),
+        **({"status bar": number_after("estimate", window.status_label.full_text())} if doc.shown is None else {}),
     }
 
 
@@ -79,6 +83,25 @@ def test_every_screen_and_subcommand_shows_one_size_for_one_request(qtbot, windo
         assert doc.unseen_head > 0 and rows[k]["counted"] > window.document.measure.request_parts(k).unseen_head
 
 
+def test_typing_a_ceiling_moves_no_size_only_the_line_it_is_measured_against(qtbot, window, capsys):
+    # A ceiling decides on the estimate; it does not change it. The status bar, the request panel and the
+    # composition keep the size they showed (the scale the trace calibrated), and so does `inspect`.
+    path = FILES["claude_code"]
+    if not path.exists():
+        pytest.skip("the dev corpus is not here")
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
+    before = displayed(window, qtbot)
+    assert window.document.scale > 1.0  # a scale the trace raised: the case where an uncalibrated one differs
+    with qtbot.waitSignal(window.session_actions.policy_applied, timeout=10_000):
+        window.session_actions.policy_editor.set_text("max_input_tokens", "40000")
+    after = displayed(window, qtbot)
+    assert after == before and set(after.values()) == {cli_json(capsys, "inspect", path, "--json")["view_size"]["estimate"]}
+    assert "40,000" in window.status_label.text()
+
+
 @pytest.mark.parametrize("name", list(FILES))
 def test_before_the_counts_land_the_screens_show_one_size_in_characters_and_no_estimate(qtbot, window, name):
     """The two-step load (issue 17): at the first step the lists and the map name the same characters, nothing
@@ -91,7 +114,7 @@ def test_before_the_counts_land_the_screens_show_one_size_in_characters_and_no_e
 
     def first_step(doc) -> None:  # runs inside the first step, before the counts can land
         seen.append({"record heading": window.record_list.heading.text(), "map": window.window_map.summary()[0],
-                     "view heading": window.view_list.heading.text(), "status bar": window.status_label.text(),
+                     "view heading": window.view_list.heading.text(), "status bar": window.status_label.full_text(),
                      "timeline": window.timeline.tip_for(window.timeline.current),
                      "chars": sum(doc.chars), "view chars": sum(doc.chars[i] for i in doc.view_position)})
 

@@ -156,4 +156,4 @@ def test_the_edited_policy_is_drawn_as_the_rules(qtbot, window, demo):
     window.session_actions.policy_editor.set_text("max_input_tokens", "40000")
     window.session_actions.policy_editor.set_text("context_fold_at", "0.9")
     assert demo.rules.ceiling == 40000 and demo.rules.line == 0.9
-    assert "40,000-token ceiling" in window.status_label.text()
+    assert "40,000-token ceiling" in window.status_label.full_text()

@@ -33,7 +33,7 @@ def test_the_window_opens_the_demo_with_both_lists_full(qtbot, qtmodeltester, wi
     qtmodeltester.check(window.view_model)
     assert "Full record" in window.record_list.heading.text()
     assert "Active view" in window.view_list.heading.text()
-    assert f"Format: {session.format}" in window.status_label.text()
+    assert f"Format: {session.format}" in window.status_label.full_text()
     assert str(path.resolve()) in window.settings.recent_files()
 
 

@@ -172,3 +172,32 @@ def test_the_preview_under_prompt_caching_never_takes_the_protected_first_round(
     shown = preview(qtbot, window)
     assert protected <= set(shown.view_after)
     assert all(r["stage"] in ("tool_io", "clip", "all", "reset") for r in shown.run.records)
+
+
+def test_the_preview_folds_the_request_the_timeline_shows_with_the_clis_figures(qtbot, window, corpus_dev, capsys):
+    """New user 5: stepped to request 40, the preview showed the fold of now. It previews the request shown, with
+    the figures `fold --at-request 40` prints for the same policy, and cannot be applied to the past."""
+    import json
+
+    from foldscope.core.cli.main import main
+
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    document = build_document(load_session(path), str(path))
+    window.set_document(document)
+    window.session_actions.policy_editor.set_text("max_input_tokens", "120000")
+    window.timeline.step_to(40)
+    assert document.shown == 40
+    shown = preview(qtbot, window)
+    assert main(["fold", str(path), "--ceiling", "120000", "--at-request", "40", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert (shown.run.estimate_before, shown.run.estimate_after) == (cli["estimate_before"], cli["estimate_after"])
+    assert [r["stage"] for r in shown.run.records] == [r["stage"] for r in cli["records"]]
+    panel = window.session_actions.preview
+    assert "Fold preview of request 40" in panel.summary.text() and "--at-request 40" in panel.summary.text()
+    assert not panel.apply_button.isEnabled() and panel.apply() is None
+    window.timeline.step_to(len(document.requests))  # now: the preview of the next request, which can be applied
+    now = preview(qtbot, window)
+    assert main(["fold", str(path), "--ceiling", "120000", "--json"]) == 0
+    cli_now = json.loads(capsys.readouterr().out)
+    assert (now.run.estimate_before, now.run.estimate_after) == (cli_now["estimate_before"], cli_now["estimate_after"])
+    assert "Fold preview of the next request (now)" in panel.summary.text() and panel.apply_button.isEnabled()

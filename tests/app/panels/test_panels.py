@@ -73,6 +73,6 @@ def test_the_request_panel_shows_the_compiled_payload_and_its_count(qtbot, demo_
 
 
 def test_the_status_bar_names_the_estimate_against_the_ceiling(demo_window):
-    text = demo_window.status_label.text()
+    text = demo_window.status_label.full_text()
     assert "Format: lionagi" in text
     assert "ceiling" in text and "estimate" in text

@@ -108,7 +108,7 @@ def test_a_claude_code_session_says_its_estimate_includes_the_unseen_head(qtbot,
     doc = window.document
     head = measure_trace(doc.session, doc.policy, prefix=False).unseen_head
     assert head > 0 and doc.unseen_head == head
-    assert f"includes an unseen head of {head:,} tokens" in window.status_label.text()
+    assert f"includes an unseen head of {head:,} tokens" in window.status_label.full_text()
     assert "system prompt and tools" in window.status_label.toolTip()
     window.side_tabs.setCurrentWidget(window.request_panel)
     window.timeline.step_to(1)
@@ -145,7 +145,7 @@ def test_a_pi_session_with_no_unseen_head_draws_no_unseen_head_block(qtbot, tmp_
 
 def test_a_lionagi_session_has_no_unseen_head(window, document):
     window.set_document(document)
-    assert document.unseen_head == 0 and "unseen head" not in window.status_label.text()
+    assert document.unseen_head == 0 and "unseen head" not in window.status_label.full_text()
 
 
 def test_a_refused_profile_at_start_says_why_and_opens_nothing(tmp_path, capsys):
@@ -164,7 +164,7 @@ def test_the_status_bar_shows_the_next_requests_predicted_input_and_the_free_spa
     report = measure_trace(doc.session, doc.policy, prefix=False)
     assert doc.now_predicted == report.next_predicted.predicted > 0
     assert doc.context_window == doc.session.extras["context_window"] == 258_400  # Codex's model_context_window
-    text = window.status_label.text()
+    text = window.status_label.full_text()
     assert f"predicted {doc.now_predicted:,} tokens" in text
     assert f"free {258_400 - doc.now_predicted:,} of the 258,400-token context window" in text
     last = doc.requests[-1]

@@ -126,3 +126,67 @@ def test_a_request_with_a_recorded_usage_keeps_its_figures():
     session.trace = [replace(r, usage=Usage(cache_write=100 * (k + 1))) for k, r in enumerate(session.trace)]
     report = compaction_report(session)
     assert report.compactions[0].after == session.trace[6].usage.reported_input
+
+
+def test_a_compaction_no_request_carried_is_named_with_its_fate_the_rewind_that_left_it(corpus_dev):
+    # The same file: the compaction is not one of the requests' compactions, but it is said, with why.
+    session = load_session(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl")
+    [u] = compaction_report(session).unsent
+    assert (u.kind, u.source, u.fate) == ("compaction", "claude_code", "abandoned")
+    assert "request 26" in u.why and "line 150 continued from line 144" in u.why
+    assert u.before == 46_742 and u.sizes_from.startswith("before: the file's figure")  # compactMetadata.preTokens
+
+
+def test_the_folds_panel_calls_that_compaction_abandoned_not_landed(corpus_dev):
+    from foldscope.core.readout.fold_facts import fold_rows
+    from foldscope.core.request.trace import build_trace
+
+    session = load_session(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl")
+    views = [r.view for r in build_trace(session)] + [tuple(session.view)]
+    [row] = [r for r in fold_rows(session, views, [r.at for r in session.trace]) if r.kind == "compaction"]
+    assert row.outcome.startswith("abandoned")
+
+
+def test_folds_made_after_the_last_request_are_pending_at_the_next_requests_predicted_input(corpus_dev, capsys):
+    import json
+
+    from foldscope.core.cli.main import main
+
+    path = corpus_dev / "lionagi" / "branch_v0.36.0_after_context_fold.synthetic.json"
+    report = compaction_report(load_session(path))
+    fates = [(report.session.record.index_of(u.note.id), u.fate) for u in report.unsent]
+    assert fates == [(20, "superseded"), (21, "superseded"), (22, "superseded"), (23, "pending")]
+    assert main(["inspect", str(path), "--json"]) == 0
+    # The pending fold's size after is the next request's predicted input, as inspect (and the status bar) say.
+    assert report.unsent[-1].after == json.loads(capsys.readouterr().out)["next_predicted"]
+
+
+def test_every_note_of_every_dev_session_is_a_carried_compaction_or_an_unsent_one_never_both(corpus_dev):
+    checked = 0
+    for path in sorted(p for p in corpus_dev.rglob("*") if p.is_file() and "subagents" not in p.parts):
+        try:
+            session = load_session(path)
+        except Exception:  # noqa: BLE001 - a file no reader takes is the readers' tests' business
+            continue
+        notes = [m.id for m in session.record if m.kind == "note"]
+        if not notes:
+            continue
+        report = compaction_report(session)
+        carried = [c.note.id for c in report.compactions]
+        unsent = [u.note.id for u in report.unsent]
+        first = set(session.trace[0].view) if session.trace else set()  # there before the file's first request
+        assert not set(carried) & set(unsent), path.name
+        assert set(unsent) == set(notes) - set(carried) - first, path.name
+        checked += 1
+    assert checked >= 2  # the Claude Code compaction and the lionagi folds at least
+
+
+def test_a_note_the_first_request_already_carried_is_not_unsent():
+    t = Trace()
+    system = t.text("system", 300, 1)
+    note = t.add("note", {"assistant_response": "What came before, in brief."}, {"compaction": True})
+    task = t.add("instruction", {"instruction": "Go on."})
+    t.request([system, note, task], T0, None)
+    t.request([system, note, task, t.add("assistant", {"assistant_response": "Done."})], T0 + 10, None)
+    report = compaction_report(t.session())
+    assert report.compactions == [] and report.unsent == []

@@ -169,4 +169,4 @@ def test_a_broken_middle_line_names_one_line_and_its_column(tmp_path):
     path.write_text(good % "a" + "\n{bad\n" + good % "c" + "\n")
     with pytest.raises(ReadError) as err:
         load_session(path)
-    assert str(err.value) == f"{path}: line 2: not JSON at column 2: Expecting property name enclosed in double quotes"
+    assert str(err.value) == f"{path}: line 2: not JSON at column 2: expecting property name enclosed in double quotes"

@@ -94,3 +94,41 @@ def test_a_session_with_a_huge_figure_imports_into_the_library(corpus_dev, tmp_p
     session = load_session(str(path))
     library = Library(str(tmp_path / "lib.db"))
     library.import_session(session)
+
+
+def _usage_replaced(corpus: Path, name: str, tmp_path: Path, value) -> tuple[Path, int]:
+    """A copy of a real file whose usage object, in the middle of the session, is `value` (no object at all)."""
+    lines = (corpus / name).read_text(encoding="utf-8").splitlines()
+    places = [i for i, line in enumerate(lines) if line.strip() and _usage_of(json.loads(line))]
+    at = places[len(places) // 2]
+    # Claude Code writes one response over several lines (one message id, usage growing as it streams): all of them.
+    message = json.loads(lines[at]).get("message")
+    same = message.get("id") if isinstance(message, dict) else None
+    last = at
+    for i in places:
+        entry = json.loads(lines[i])
+        if i != at and (same is None or (entry.get("message") or {}).get("id") != same):
+            continue
+        if isinstance(entry.get("message"), dict):
+            entry["message"]["usage"] = value
+        else:
+            entry["payload"]["info"]["last_token_usage"] = value
+        lines[i] = json.dumps(entry)
+        last = max(last, i)
+    out = tmp_path / Path(name).name
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out, last + 1
+
+
+# A Claude Code file whose responses carry message ids (extracted-dd381a75 has none: its lines are grouped by
+# their usage, so a line without one is a response of its own).
+@pytest.mark.parametrize("name", ["claude_code/session-196820da.jsonl", CODEX, PI])
+@pytest.mark.parametrize("value", ["lots", 42, [1, 2]], ids=repr)
+def test_a_usage_that_is_no_object_is_read_as_unknown_and_named_with_its_line(corpus_dev, tmp_path, name, value):
+    good = load_session(str(corpus_dev / name))
+    path, line = _usage_replaced(corpus_dev, name, tmp_path, value)
+    session = load_session(str(path))
+    named = [w for w in session.warnings if f"line {line}:" in w and "usage is" in w and "not an object" in w]
+    assert len(named) == 1, session.warnings
+    changed = [k for k, (a, b) in enumerate(zip(good.trace, session.trace)) if a.usage != b.usage]
+    assert len(changed) == 1 and session.trace[changed[0]].usage is None

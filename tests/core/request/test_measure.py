@@ -99,3 +99,28 @@ def test_a_measure_over_a_copy_shares_the_policy_the_ceiling_and_the_counter():
     other = measure.over(working_copy(session))
     assert other.counter is measure.counter and other.ceiling == 50_000
     assert other.estimate(other.session.view_messages()) == measure.estimate(session.view_messages())
+
+
+def test_another_ceiling_keeps_the_calibrated_scale_and_so_the_estimate(corpus_dev):
+    # The policy editor's ceiling decides on the count; it does not change it: the estimate now stays what it was.
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    calibrated = Measure(session, Policy())
+    calibrated.calibrate(prefix=False)
+    assert calibrated.scale > 1.0  # the case the finding was about: a scale the trace raised
+    view = session.view_messages()
+    moved = calibrated.under(Policy(max_input_tokens=120_000))
+    assert moved.ceiling == 120_000 and moved._trace is None  # not measured again
+    assert moved.scale == calibrated.scale and moved.estimate(view) == calibrated.estimate(view)
+    fresh = Measure(session, Policy(max_input_tokens=120_000))
+    fresh.calibrate(prefix=False)
+    assert fresh.scale == moved.scale  # carried over, it is what measuring again would give
+
+
+def test_a_policy_that_compiles_otherwise_calibrates_its_own_scale(corpus_dev):
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    calibrated = Measure(session, Policy())
+    calibrated.calibrate(prefix=False)
+    bounded = calibrated.under(Policy(tool_result_max_chars=2_000))
+    own = Measure(session, Policy(tool_result_max_chars=2_000))
+    own.calibrate(prefix=False)
+    assert bounded._trace is not None and bounded.scale == own.scale  # measured under its own bound, not carried

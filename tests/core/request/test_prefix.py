@@ -66,6 +66,24 @@ def test_the_demo_trace_shares_equal_the_whole_payload_computation():
         assert rows[-1].prefix_share is None
 
 
+def test_a_turn_that_changes_role_names_the_first_block_the_earlier_request_lacks_as_the_whole_payload_does():
+    # Found by the property above: request A is one user turn [x], request B one assistant turn [x, y]. The bytes
+    # first part at y (x's bytes are shared; the role comes after the content), so the divergence names y's message.
+    from foldscope.core.model.session import FullRecord, Message
+
+    msgs = [Message("m0", "system", 0.0, {"system_message": "s"}),
+            Message("m1", "instruction", 1.0, {"instruction": "aaaaaaa", "context": None}),
+            Message("m2", "assistant", 3.0, {"assistant_response": "aaaaaaa"}),
+            Message("m3", "assistant", 4.0, {"assistant_response": "a"})]
+    record = FullRecord(msgs)
+    counter, meter = Counter(), PrefixMeter(record)
+    a, b = [msgs[1]], [msgs[2], msgs[3]]
+    meter.step(("m1",), counter.measure(a, record=record).laid)
+    got = meter.step(("m2", "m3"), counter.measure(b, record=record).laid)
+    expected = divergence(whole(record, a, None, None, None), whole(record, b, None, None, None), record)
+    assert got == expected and expected.index == 3
+
+
 def test_a_turn_of_another_role_whose_first_blocks_are_alike_is_named_where_the_bytes_part():
     # Found by the property test above: user ["Z"] then assistant ["Z", "a"] share the block "Z"; the bytes part at
     # the second block, so both the meter and the whole comparison name that block's message (m4).
@@ -81,3 +99,38 @@ def test_a_turn_of_another_role_whose_first_blocks_are_alike_is_named_where_the_
         whole_ = divergence(*(whole(record, v, None, None, None) for v in views), record)
         assert got == whole_ and got.message == 0
         assert got.index == record.index_of(later[-1] if len(later) == 1 else "m4")
+
+
+@SETTINGS
+@given(st.data())
+def test_the_place_is_the_first_byte_that_differs_inside_the_message_the_divergence_names(data):
+    from foldscope.core.request.compile import canonical
+    from foldscope.core.request.prefix import common_prefix_len, place
+
+    record = data.draw(records())
+    policy = data.draw(st.sampled_from(POLICIES))
+    try:
+        a, b = (whole(record, data.draw(views(record)), policy, None, None) for _ in range(2))
+    except Exception:
+        return  # a view that cannot compile is not a request
+    at = place(a, b, record)
+    assert at.byte == common_prefix_len(a.data, b.data)
+    assert a.data[:at.byte] == b.data[:at.byte] and (at.byte == len(a.data) or at.byte == len(b.data)
+                                                      or a.data[at.byte] != b.data[at.byte])
+    found = divergence(a, b, record)
+    if found.cause == "none" or at.message is None:
+        return
+    assert at.message == found.message
+    from foldscope.core.request.marks import strip_marks
+
+    am, bm = (strip_marks(c.payload)["messages"] for c in (a, b))
+    if at.message < min(len(am), len(bm)):
+        ta, tb = canonical(am[at.message]), canonical(bm[at.message])
+        # The characters of the message both share, and the first one that differs: the place.
+        assert ta[:at.char] == tb[:at.char] and (at.char == min(len(ta), len(tb)) or ta[at.char] != tb[at.char])
+        block = canonical(bm[at.message]["content"][at.block])
+        shared = tb[:at.char]
+        # The block's shared start ends at the place, unless the whole block is shared (the role differs after it).
+        assert at.block_text == block and (shared.endswith(block[:at.block_char])
+                                           or (at.block_char == len(block) and block in shared))
+        assert at.index == found.index or found.cause == "policy"

@@ -11,11 +11,13 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
-def common_start(a: Sequence[T], b: Sequence[T]) -> int:
-    """How many leading items two sequences share, as the same objects, for items that compare by identity
-    (Message: eq=False). Compared a chunk at a time in C (tuple equality tries identity first), halving the
-    chunk where they part, so a shared start of n items costs about n pointer compares, not n Python steps."""
+def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
+    """How many leading items two sequences share: the same objects, for items that compare by identity
+    (Message: eq=False), or with `equal` equal items (memo keys). Compared a chunk at a time in C (tuple
+    equality tries identity first), halving the chunk where they part, so a shared start of n items costs
+    about n pointer compares, not n Python steps."""
     n = min(len(a), len(b))
+    differ = operator.ne if equal else operator.is_not
     lo, step = 0, max(n, 1)
     while lo < n:
         hi = min(n, lo + step)
@@ -23,7 +25,7 @@ def common_start(a: Sequence[T], b: Sequence[T]) -> int:
             lo = hi
             continue
         if hi - lo <= 16:
-            return next(compress(count(lo), map(operator.is_not, a[lo:hi], b[lo:hi])), hi)
+            return next(compress(count(lo), map(differ, a[lo:hi], b[lo:hi])), hi)
         step = (hi - lo) // 2
     return n
 

@@ -1,0 +1,117 @@
+"""Benchmark of a summary of many sessions' usage and cost: what needs no tokenising, against what counts.
+
+Over the dev corpus (every file, flattened into one folder of links; 27 files, 26 sessions) it times, best of R,
+as a user runs them (a fresh process each time, imports included):
+- `foldscope replay DIR --strategy recorded` (reads the reported usage and prices it, tokenising nothing), against
+  the same with `--count` (the previous behaviour: every request compiled and counted, the cache model run);
+- `foldscope sessions` over the same files laid out as the agents keep them (Claude Code, Codex, pi folders);
+- the in-process part of the summary (load every file, price its usage) without interpreter start and imports.
+ccusage, which only sums reported usage, is quoted from issue 17 (0.15 s for a 26-file folder), not run here.
+Usage: python bench/bench_usage.py [CORPUS_DIR] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDSCOPE = [sys.executable, "-m", "foldscope.core.cli"]
+
+
+def flat(corpus: Path, into: Path) -> list[Path]:
+    """Every corpus file linked into one folder (names keep their agent folder), never copied."""
+    out = []
+    for path in sorted(p for p in corpus.rglob("*") if p.is_file()):
+        link = into / str(path.relative_to(corpus)).replace("/", "__")
+        link.symlink_to(path)
+        out.append(link)
+    return out
+
+
+def agent_home(corpus: Path, into: Path) -> dict[str, str]:
+    """The corpus's Claude Code, Codex and pi files laid out where each agent keeps them; their env variables."""
+    layout = {"claude_code": into / "claude" / "projects" / "corpus",
+              "codex": into / "codex" / "sessions" / "2026" / "01" / "01",
+              "pi": into / "pi" / "sessions" / "corpus"}
+    for agent, folder in layout.items():
+        folder.mkdir(parents=True)
+        for path in sorted((corpus / agent).rglob("*.jsonl")):
+            name = path.name if agent != "codex" or path.name.startswith("rollout-") else f"rollout-{path.name}"
+            (folder / name).symlink_to(path)
+    return {"CLAUDE_CONFIG_DIR": str(into / "claude"), "CODEX_HOME": str(into / "codex"),
+            "PI_CODING_AGENT_DIR": str(into / "pi"), "HOME": str(into)}
+
+
+def best(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, str]:
+    times, out = [], ""
+    for _ in range(repeat):
+        start = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=ROOT.parent)
+        times.append(time.perf_counter() - start)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()[:300]}")
+        out = done.stdout
+    return min(times), out
+
+
+def in_process(files: list[Path]) -> float:
+    """Load every file and sum and price its reported usage, in this process (imports already paid)."""
+    from foldscope.core.formats import load_session
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.model.session import ReadError
+    from foldscope.core.replay.billed import billed_summary
+
+    for path in files[:1]:  # warm the imports and the price data
+        billed_summary(load_session(str(path)), Policy())
+    start = time.perf_counter()
+    for path in files:
+        try:
+            billed_summary(load_session(str(path)), Policy())
+        except ReadError:
+            continue
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("corpus", nargs="?", default=str(ROOT.parent / "shared" / "corpus" / "dev"))
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    corpus = Path(args.corpus)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "flat"
+        folder.mkdir()
+        files = flat(corpus, folder)
+        home = agent_home(corpus, Path(tmp) / "home")
+        summary, out = best([*FOLDSCOPE, "replay", str(folder), "--strategy", "recorded", "--json"], args.repeat)
+        table = json.loads(out)["table"]
+        counted, out_counted = best([*FOLDSCOPE, "replay", str(folder), "--strategy", "recorded", "--json", "--count"],
+                                    args.repeat)
+        sessions, out_sessions = best([*FOLDSCOPE, "sessions", "--json"], args.repeat, home)
+        startup, _ = best([sys.executable, "-c", "import foldscope.core.cli.main, genai_prices"], args.repeat)
+        loaded = min(in_process(files) for _ in range(args.repeat))
+    untokenised = sum(1 for r in table if r.get("counted") is False)
+    same = all(a[k] == b[k] for a, b in zip(table, json.loads(out_counted)["table"])
+               for k in ("requests", "fresh", "cache_read", "cache_write", "cache_write_1h", "output", "cost_usd",
+                         "reported_over_ceiling"))
+    print(f"dev corpus: {len(files)} files, {len(table)} sessions in the table ({untokenised} from reported usage "
+          f"alone; the rest report no usage and are counted), {len(json.loads(out_sessions)['sessions'])} in sessions")
+    print(f"{'command':<58} {'best of ' + str(args.repeat):>10}")
+    print(f"{'replay DIR --strategy recorded (no tokenising)':<58} {summary:>9.3f}s")
+    print(f"{'replay DIR --strategy recorded --count (before: counts)':<58} {counted:>9.3f}s")
+    print(f"{'sessions (the same files where the agents keep them)':<58} {sessions:>9.3f}s")
+    print(f"{'  of which interpreter start and imports':<58} {startup:>9.3f}s")
+    print(f"{'  in process: load 27 files, price their usage':<58} {loaded:>9.3f}s")
+    print(f"{'ccusage, 26 files (issue 17, not run here)':<58} {0.15:>9.3f}s")
+    print(f"speed-up of the untokenised summary over counting: {counted / summary:.2f}x; totals identical: {same}")
+
+
+if __name__ == "__main__":
+    main()
