@@ -37,6 +37,7 @@ LEGEND_FROM = 140  # the height from which the legend row is drawn under the bar
 PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
 # What leads the view bar, belonging to no message the file holds: named in the legend when the shown request has it.
 LEAD_LEGEND = (("unseen_head", "unseen head"), ("framing", "framing"))
+TAKEN_LABEL = "taken by the chosen fold record"
 LEAD_COLOURS = {"unseen_head": QColor(150, 150, 150, 160), "framing": QColor(150, 150, 150, 60)}
 LEAD_WORDS = {
     "unseen_head": "unseen head: what the provider counted that the file does not hold (its system prompt and tools)",
@@ -63,15 +64,49 @@ def message_styles(doc: Document) -> list[tuple[str, Qt.BrushStyle | None]]:
     return out
 
 
+def column_blocks(blocks: list[tuple[int, QRectF, bool]]) -> list[tuple[int, QRectF, bool, bool]]:
+    """The blocks a paint draws, by pixel column: (record index, rectangle, in the view bar, a line at its right).
+    Blocks a pixel or wider are kept as they are; narrower ones share their pixel column, drawn as the last block
+    covering its centre (unsmoothed, a fill paints the pixels whose centre it covers, and the last one painted
+    over a column is the one seen there). Geometry only: the full record's are kept from step to step."""
+    out: list[tuple[int, QRectF, bool, bool]] = []
+    column: list = [None, 0.0, 0, False, 0.0]  # pixel column, top, the last block's index, its bar, the bar's height
+
+    def flush() -> None:
+        if column[0] is not None:
+            out.append((column[2], QRectF(column[0], column[1], 1.0, column[4]), column[3], False))
+        column[0] = None
+
+    for index, rect, in_view_bar in blocks:
+        width = rect.width()
+        if width >= 1.0:
+            flush()
+            out.append((index, rect, in_view_bar, width > 3))
+            continue
+        left = rect.left()
+        pixel = math.ceil(left - 0.5)
+        if pixel + 0.5 >= left + width:
+            continue
+        top = rect.top()
+        if column[0] != pixel or column[1] != top:
+            flush()
+        column[:] = [pixel, top, index, in_view_bar, rect.height()]
+    flush()
+    return out
+
+
 def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighted: frozenset[int],
-               styles: list[tuple[str, Qt.BrushStyle | None]] | None = None) -> PaintPlan:
-    """Blocks a pixel or wider are drawn as they are; narrower ones share their pixel column, which takes the
-    style (kind, fade, pattern) of the last message covering its centre, as painting each would have shown.
+               styles: list[tuple[str, Qt.BrushStyle | None]] | None = None,
+               columns: list[tuple[int, QRectF, bool, bool]] | None = None) -> PaintPlan:
+    """The fills of `columns` (column_blocks of `blocks`, which the map keeps for the full record), each in the
+    style (kind, fade, pattern) of its message, and the spans a chosen fold record took under the record bar.
     Colours are made once per style, not per message; `styles` (message_styles, kept by the map) spares
     asking each message its kind on every paint."""
     plan = PaintPlan()
     if styles is None or len(styles) < doc.record_size:
         styles = message_styles(doc)
+    if columns is None:
+        columns = column_blocks(blocks)
     in_view = doc.view_position
     colours: dict[tuple[str, bool], QColor] = {}
 
@@ -83,36 +118,17 @@ def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighte
             colours[kind, faded] = made
         return colours[kind, faded]
 
-    column: list = [None, 0.0, None, 0.0, 0.0]  # pixel column, width, the style seen there, top, the bar's height
-
-    def flush() -> None:
-        if column[0] is not None:
-            kind, faded, pattern = column[2]
-            plan.fills.append((QRectF(column[0], column[3], 1.0, column[4]), colour(kind, faded), pattern, False))
-        column[0] = None
-
-    for index, rect, in_view_bar in blocks:
+    for index, rect, in_view_bar, divider in columns:
         kind, pattern = styles[index]
         faded = not in_view_bar and index not in in_view and index not in highlighted
-        width = rect.width()
-        if not in_view_bar and index in highlighted:
-            if plan.taken and rect.left() <= plan.taken[-1][1] + 1:  # touching spans make one line
-                plan.taken[-1] = (plan.taken[-1][0], max(plan.taken[-1][1], rect.right()))
-            else:
-                plan.taken.append((rect.left(), rect.right()))
-        if width >= 1.0:
-            flush()
-            plan.fills.append((rect, colour(kind, faded), pattern, width > 3))
-            continue
-        # Unsmoothed, a fill paints the pixels whose centre it covers: a block under a pixel wide paints one
-        # column or none, and the last block painted over a column is the one seen there.
-        pixel = math.ceil(rect.left() - 0.5)
-        if pixel + 0.5 >= rect.right():
-            continue
-        if column[0] != pixel or column[3] != rect.top():
-            flush()
-        column[:] = [pixel, width, (kind, faded, pattern), rect.top(), rect.height()]
-    flush()
+        plan.fills.append((rect, colour(kind, faded), pattern, divider))
+    if highlighted:
+        for index, rect, in_view_bar in blocks:
+            if not in_view_bar and index in highlighted:
+                if plan.taken and rect.left() <= plan.taken[-1][1] + 1:  # touching spans make one line
+                    plan.taken[-1] = (plan.taken[-1][0], max(plan.taken[-1][1], rect.right()))
+                else:
+                    plan.taken.append((rect.left(), rect.right()))
     return plan
 
 
@@ -138,6 +154,7 @@ class WindowMap(QWidget):
         self._styles: tuple[tuple, list] = ((), [])  # message_styles, kept per document and record length
         self._record_total: tuple[tuple, int] = ((), 0)  # the full record's size, kept per document and length
         self._record_bar: tuple[tuple, list] | None = None  # the full record's blocks: the same at every step
+        self._record_columns: tuple[tuple, list] = ((), [])  # column_blocks of the full record's, kept with them
         self._widths: tuple[tuple, tuple[float, dict[int, float]]] | None = None
         self._lead_parts: list[tuple[str, float]] = []
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -363,7 +380,12 @@ class WindowMap(QWidget):
             styles_key = (id(doc), doc.record_size)
             if self._styles[0] != styles_key:
                 self._styles = (styles_key, message_styles(doc))
-            self._plan = (key, plan_paint(doc, blocks, self.highlighted, self._styles[1]))
+            assert self._record_bar is not None  # laid out by blocks()
+            record_key, record = self._record_bar
+            if self._record_columns[0] != record_key:
+                self._record_columns = (record_key, column_blocks(record))
+            columns = column_blocks(blocks[: len(blocks) - len(record)]) + self._record_columns[1]
+            self._plan = (key, plan_paint(doc, blocks, self.highlighted, self._styles[1], columns))
         return self._plan[1]
 
     def _selected_blocks(self) -> list[tuple[int, QRectF, bool]]:
@@ -458,27 +480,56 @@ class WindowMap(QWidget):
         leading = {name for name, _ in self.lead_parts()} if self.document is not None else set()
         return list(KIND_LEGEND) + [item for item in LEAD_LEGEND if item[0] in leading]
 
+    def legend_places(self, metrics) -> list[tuple[str, str, float]]:
+        """(key, label, x) of each legend item: every kind, the lead's parts, the cache mark and the fold's span.
+        Past the map's width it starts at the left edge with tighter gaps, then shortens the last label
+        between words, so nothing is drawn past the edge."""
+        items = [*self.legend_entries(), ("mark", "cache mark"), ("taken", TAKEN_LABEL)]
+
+        def lay(start: float, gap: float) -> list[tuple[str, str, float]]:
+            out, x = [], start
+            for key, label in items:
+                out.append((key, label, x))
+                x += (16 if key == "taken" else 14) + metrics.horizontalAdvance(label) + gap
+            return out
+
+        room = self.width() - 4
+        places = lay(float(LEFT), 16)
+        if self._legend_end(places, metrics) > room:
+            places = lay(6.0, 10)
+        key, label, x = places[-1]
+        words = label.split(" ")
+        while len(words) > 1 and self._legend_end(places[:-1] + [(key, " ".join(words), x)], metrics) > room:
+            words.pop()
+        places[-1] = (key, " ".join(words), x)
+        return places
+
+    @staticmethod
+    def _legend_end(places: list[tuple[str, str, float]], metrics) -> float:
+        key, label, x = places[-1]
+        return x + (16 if key == "taken" else 14) + metrics.horizontalAdvance(label)
+
     def _draw_legend(self, painter: QPainter, y: float, text: QColor) -> None:
-        x = float(LEFT)
-        metrics = painter.fontMetrics()
         border = self.palette().window().color()
-        for key, label in self.legend_entries():
-            box = QRectF(x, y + 3, 10, 10)
-            painter.fillRect(box, LEAD_COLOURS.get(key) or colour_for_key(key))
-            if key in PATTERNS:
-                painter.fillRect(box, QBrush(border, PATTERNS[key]))
-            painter.setPen(text)
-            painter.drawText(QPointF(x + 14, y + 12), label)
-            x += 14 + metrics.horizontalAdvance(label) + 16
-        painter.setBrush(text)
-        painter.drawPolygon([QPointF(x, y + 4), QPointF(x + 10, y + 4), QPointF(x + 5, y + 11)])
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawText(QPointF(x + 14, y + 12), "cache mark")
-        x += 14 + metrics.horizontalAdvance("cache mark") + 16
-        painter.setPen(QPen(taken_colour(), 4))
-        painter.drawLine(QPointF(x, y + 12), QPointF(x + 12, y + 12))
-        painter.setPen(text)
-        painter.drawText(QPointF(x + 16, y + 12), "taken by the chosen fold record")
+        for key, label, x in self.legend_places(painter.fontMetrics()):
+            if key == "mark":
+                painter.setPen(text)
+                painter.setBrush(text)
+                painter.drawPolygon([QPointF(x, y + 4), QPointF(x + 10, y + 4), QPointF(x + 5, y + 11)])
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawText(QPointF(x + 14, y + 12), label)
+            elif key == "taken":
+                painter.setPen(QPen(taken_colour(), 4))
+                painter.drawLine(QPointF(x, y + 12), QPointF(x + 12, y + 12))
+                painter.setPen(text)
+                painter.drawText(QPointF(x + 16, y + 12), label)
+            else:
+                box = QRectF(x, y + 3, 10, 10)
+                painter.fillRect(box, LEAD_COLOURS.get(key) or colour_for_key(key))
+                if key in PATTERNS:
+                    painter.fillRect(box, QBrush(border, PATTERNS[key]))
+                painter.setPen(text)
+                painter.drawText(QPointF(x + 14, y + 12), label)
 
     # -- input ---------------------------------------------------------------------------
 

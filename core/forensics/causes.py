@@ -132,6 +132,16 @@ def _position(measured: Measured, usage: Usage) -> int | None:
     return min(usage.reported_input, round(measured.parted_at / measured.counted * usage.reported_input))
 
 
+def gaps(trace: Sequence[Request]) -> list[float | None]:
+    """Seconds since the previous request with a time (None without one): the idle gap before each request."""
+    out: list[float | None] = []
+    previous_at: float | None = None
+    for request in trace:
+        out.append(None if request.at is None or previous_at is None else max(0.0, request.at - previous_at))
+        previous_at = request.at if request.at is not None else previous_at
+    return out
+
+
 def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCauses]:
     """Every request's cache write split into causes (see the module docstring)."""
     out: list[RequestCauses] = []
@@ -139,11 +149,8 @@ def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCau
     one_hour_end = 0
     cached_any = False  # whether any request so far read or wrote the cache: before that, every write is `first`
     marks: set[int] = {0}  # where earlier requests' marks end, in reported tokens: each read's end and write's end
-    previous_at: float | None = None
-    for request, m in zip(session.trace, measured):
+    for request, m, gap in zip(session.trace, measured, gaps(session.trace)):
         u = request.usage
-        gap = None if request.at is None or previous_at is None else max(0.0, request.at - previous_at)
-        previous_at = request.at if request.at is not None else previous_at
         if u is None:
             out.append(RequestCauses(request.index, None, request.model, gap, None, 0))
             continue
