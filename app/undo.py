@@ -6,6 +6,7 @@ from foldscope.app.qt import QObject, Signal
 from foldscope.core.actions.commands import CommandStack
 from foldscope.core.model.commands import Changes, Command
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.message_sizes import record_sizes
 from foldscope.core.request.tokens import count_text
 
 
@@ -18,10 +19,16 @@ def refresh_document(document: Document) -> None:
     """Bring the document's per-message facts and the estimate now up to date with its session."""
     session = document.session
     record = session.record
-    for index in range(len(document.tokens), len(record)):  # messages an action appended (copies, notes)
-        text = record[index].text
-        document.tokens.append(count_text(text))
-        document.chars.append(len(text))
+    grew = len(record) > len(document.tokens)  # an action appended messages (copies, notes)
+    for index in range(len(document.chars), len(record)):
+        document.chars.append(len(record[index].text))
+    if grew and document.counter is not None:
+        # Sized as the full record compiled as one request carries them, as at load: an appended copy or note
+        # may also change how others render (a second result for a call), so every size is taken again.
+        sizes = record_sizes(document.measure_for())
+        document.tokens[:], document.record_count = sizes.tokens, sizes.total
+    elif grew:
+        document.tokens.extend(count_text(record[i].text) for i in range(len(document.tokens), len(record)))
     document.show_view(session.view)
     if document.counter is not None:  # the next request as the Measure in force sizes it, everywhere
         measure = document.measure_for()

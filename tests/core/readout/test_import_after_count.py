@@ -70,13 +70,13 @@ def test_a_kill_while_counting_leaves_no_library_rows(tmp_path, path_taken):
 
 def test_a_session_counted_whole_is_imported_with_its_counts_in_one_go(tmp_path):
     from foldscope.core.readout.document import open_document
-    from foldscope.core.request.tokens import TOKENIZER_ID
+    from foldscope.core.readout.message_sizes import SIZES_ID
 
     source, db = huge_payload(tmp_path / "huge.json"), tmp_path / "library.db"
     document = open_document(source, str(db))
     assert document.library_id is not None and document.library_problem is None
     with Library(db) as library:
-        assert library.token_counts(document.library_id, TOKENIZER_ID) == document.tokens
+        assert library.token_counts(document.library_id, SIZES_ID) == document.tokens
     assert rows(db)["sessions"] == 1
 
 
