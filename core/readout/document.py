@@ -266,6 +266,7 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     counter = Counter(threads=1)
     facts = measure_requests(session, counter, report, policy, on_count)
     chars = [len(m.text) for m in record]
+    assert facts.measure is not None
     # Each message as the full record compiled as one request carries it (the figure inspect and the Composition
     # panel give): after the trace's pass nearly every block is counted already, so this costs little.
     report(0, total, "Sizing the messages")
@@ -278,7 +279,6 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
     # The head belongs to the session (the Measure keeps it there): the fold, its preview and every action measure with it.
-    assert facts.measure is not None
     document.measure = document._measure = facts.measure
     document.now_predicted, document.next_basis = facts.now_predicted, facts.next_basis
     document.context_window = facts.context_window
@@ -312,21 +312,15 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     session = load_session(path, sample=sample)
     if shown is not None:
         shown(first_document(session, path))
-    stored, problem = None, None
-    try:  # sizes the library keeps for this very file (by its bytes), read before anything is written
-        stored = stored_token_counts(db, session)
-    except LibraryError as exc:
-        problem = str(exc)
-    # Counted first, then imported with its counts in one transaction: a count stopped or failed (a kill,
-    # a cancel) leaves nothing in the library. One long message reports its own progress meanwhile.
+    # Counted first, then imported with its sizes in one transaction: a count stopped or failed (a kill, a
+    # cancel) leaves nothing in the library. One long message reports its own progress meanwhile. The sizes
+    # come from the trace's own pass (core.readout.message_sizes), so sizes a library kept are not read back.
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
-        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count)
-    document.library_problem = problem
-    if problem is None:
-        try:
-            document.library_id = import_into_library(session, db, report, document.tokens)
-        except LibraryError as exc:
-            document.library_problem = str(exc)
+        document = build_document(session, path, report, policy, on_count=on_count)
+    try:
+        document.library_id = import_into_library(session, db, report, document.tokens)
+    except LibraryError as exc:
+        document.library_problem = str(exc)
     return document
 
 
@@ -338,14 +332,6 @@ def import_into_library(session: Session, db: str | None, report: Report, tokens
     report(0, 0, "Importing into the library")
     with Library(db) as library:
         return library.import_session(session, token_counts=(SIZES_ID, tokens) if tokens is not None else None)
-
-
-def stored_token_counts(db: str | None, session: Session) -> list[int] | None:
-    """The sizes the library keeps for this session's messages, under the meaning in use (None: not all kept)."""
-    from foldscope.core.store.library import Library
-
-    with Library(db) as library:
-        return library.counts_for(session, SIZES_ID)
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.document import Document, Report, _no_report, is_note
+from foldscope.core.readout.message_sizes import record_sizes
 
 
 def grow_document(document: Document, session: Session, report: Report = _no_report) -> int:
@@ -21,7 +22,6 @@ def grow_document(document: Document, session: Session, report: Report = _no_rep
     many messages were new. Counting costs the new messages; the trace is measured again from the counter's memo."""
     from foldscope.core.readout.fold_facts import fold_rows
     from foldscope.core.readout.trace_facts import measure_requests
-    from foldscope.core.request.tokens import count_text
     from foldscope.core.request.trace import build_trace
 
     old, record = document.session.record, session.record
@@ -31,14 +31,16 @@ def grow_document(document: Document, session: Session, report: Report = _no_rep
     while first > 0 and old[first - 1] is not record[first - 1]:
         first -= 1
     before = len(document.tokens)
-    del document.tokens[first:], document.chars[first:]
-    for index in range(first, len(record)):
-        text = record[index].text
-        document.tokens.append(count_text(text))
-        document.chars.append(len(text))
+    del document.chars[first:]
+    document.chars.extend(len(record[index].text) for index in range(first, len(record)))
     document.session = session
     assert document.counter is not None
     facts = measure_requests(session, document.counter, report, document.policy)
+    assert facts.measure is not None
+    # Sized as at load (core.readout.message_sizes): after the trace's pass only the new blocks are counted.
+    sizes = record_sizes(facts.measure)
+    document.tokens[:], document.record_count = sizes.tokens, sizes.total
+    document.measure = document._measure = facts.measure
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale = facts.now_estimate, facts.scale
     document.now_predicted, document.next_basis = facts.now_predicted, facts.next_basis

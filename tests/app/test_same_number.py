@@ -130,3 +130,26 @@ def test_before_the_counts_land_the_screens_show_one_size_in_characters_and_no_e
     assert number_after("next request:", first["map"]) == first["view chars"]
     for place in ("record heading", "map", "view heading", "status bar", "timeline"):
         assert "estimate" not in first[place] and not re.search(r"[\d,]+ tokens", first[place]), (place, first[place])
+
+
+def test_a_message_and_the_record_show_one_size_in_the_lists_the_composition_and_inspect(qtbot, window, capsys):
+    # New user 8: a result showed 6,356 tokens in the lists (its text alone) and 7,040 in the Composition (its
+    # block in the request), and the full record 14,412 in the window against inspect's 15,880.
+    path = FILES["claude_code"]
+    if not path.exists():
+        pytest.skip("the dev corpus is not here")
+    doc = opened(window, qtbot, path)
+    record = cli_json(capsys, "inspect", path, "--json")["record_size"]["tokens"]
+    assert number_after("·", window.record_list.heading.text().split("messages", 1)[1]) == record
+    assert number_after("full record", window.window_map.summary()[0]) == record
+    composition = window.composition_panel
+    composition.show()
+    composition.refresh(force=True)
+    rows = {m.id: n for m, n in doc.measure_for().parts(doc.session.view_messages()).messages}
+    results = [i for i, m in enumerate(doc.session.record) if m.kind == "action_response" and m.id in rows]
+    assert results
+    from foldscope.app.models.messages import TOKENS
+
+    for i in results:
+        shown = int(window.record_model.index(i, TOKENS).data().replace(",", ""))
+        assert shown == rows[doc.session.record[i].id] == doc.tokens[i], i

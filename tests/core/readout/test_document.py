@@ -15,8 +15,7 @@ def test_messages_of_an_abandoned_branch_are_shown_as_such(corpus_dev):
         assert reasons[session.record.index_of(mid)].startswith("on an abandoned branch: line 20 went back to line 4")
 
 
-def test_a_session_opened_again_from_the_library_takes_its_stored_counts_and_counts_no_message_again(tmp_path,
-                                                                                                   monkeypatch):
+def test_the_library_keeps_each_messages_size_with_its_meaning_and_a_reopened_session_shows_the_same(tmp_path):
     from foldscope.core.formats.demo import demo_path
     from foldscope.core.readout import document as document_module
     from foldscope.core.readout.message_sizes import SIZES_ID
@@ -25,30 +24,11 @@ def test_a_session_opened_again_from_the_library_takes_its_stored_counts_and_cou
     db = str(tmp_path / "library.db")
     first = document_module.open_document(demo_path(), db)
     with Library(db) as library:
-        assert library.token_counts(first.library_id, SIZES_ID) == first.tokens  # kept with the tokenizer's name
-
-    def no_counting(text: str) -> int:
-        raise AssertionError("a message was counted again")
-
-    monkeypatch.setattr(document_module, "count_text", no_counting)
+        assert library.token_counts(first.library_id, SIZES_ID) == first.tokens  # kept under what they mean
+        library.store_token_counts(first.library_id, "another tokenizer", [1] * len(first.tokens))
     again = document_module.open_document(demo_path(), db)
     assert again.library_id == first.library_id and again.tokens == first.tokens
-
-
-def test_counts_kept_by_another_tokenizer_are_counted_again(tmp_path, monkeypatch):
-    from foldscope.core.formats.demo import demo_path
-    from foldscope.core.readout import document as document_module
-    from foldscope.core.store.library import Library
-
-    db = str(tmp_path / "library.db")
-    first = document_module.open_document(demo_path(), db)
-    with Library(db) as library:
-        library.store_token_counts(first.library_id, "another tokenizer", [1] * len(first.tokens))
-    counted: list[str] = []
-    real = document_module.count_text
-    monkeypatch.setattr(document_module, "count_text", lambda text: counted.append(text) or real(text))
-    again = document_module.open_document(demo_path(), db)
-    assert len(counted) == len(first.tokens) and again.tokens == first.tokens
+    assert again.record_count is not None and again.record_tokens() == again.record_count == first.record_count
 
 
 def test_the_first_document_holds_the_record_and_view_with_characters_and_no_count():
