@@ -230,7 +230,7 @@ class SessionActions(QObject):
             return None
         self.preview_dock.show()
         self.preview_dock.raise_()
-        self._leave_room_for_lists(self.preview_dock)
+        self._leave_room_for_lists(self.preview_dock, grow=True)  # its passes and their diff need the room
         task = self.preview.start(policy, progressed=self.busy.report, ended=self._preview_ended)
         if task is not None:  # None: no ceiling, nothing runs (the panel says why), so nothing is busy
             self.busy.begin("Previewing the fold", self.preview.cancel)
@@ -319,10 +319,11 @@ class SessionActions(QObject):
         index = self.selected()
         return None if index is None else self.open_pager(index)
 
-    def _leave_room_for_lists(self, dock: QDockWidget) -> None:
-        """A bottom dock takes at most a third of the window, so the lists above it keep readable rows."""
+    def _leave_room_for_lists(self, dock: QDockWidget, grow: bool = False) -> None:
+        """A bottom dock takes at most a third of the window, so the lists above it keep readable rows
+        (with `grow`, a third: the fold preview shows passes and a diff)."""
         window = self.window
-        if dock.height() > window.height() // 3 or not dock.isVisible():
+        if grow or dock.height() > window.height() // 3 or not dock.isVisible():
             window.resizeDocks([dock], [window.height() // 3], Qt.Orientation.Vertical)
 
     def open_pager(self, index: int) -> dict:

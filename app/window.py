@@ -48,7 +48,7 @@ from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Task, run_task
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.session import ReadError
-from foldscope.core.readout.document import Document, is_note, open_document
+from foldscope.core.readout.document import NOT_YET, Document, is_note, open_document
 from foldscope.core.readout.fold_facts import FoldRow, fold_rows
 from foldscope.core.readout.marks_facts import cache_marks
 from foldscope.core.readout.words import counted
@@ -715,9 +715,12 @@ class MainWindow(QMainWindow):
         if doc is None:
             self.status_label.setText("No session open")
             return
-        out = doc.record_size - doc.view_size
+        # Stepped back to a request, the record's later messages did not exist yet: they are counted apart.
+        later = sum(1 for reason in doc.out_reason.values() if reason == NOT_YET)
+        out = doc.record_size - doc.view_size - later
         self.record_list.set_heading(
             f"{counted(doc.record_size, 'message')} · {counted(doc.record_tokens(), 'token')} · {out:,} out of the active view"
+            + (f" · {later:,} not yet recorded at request {doc.shown}" if later else "")
         )
         at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
         if at == "now" and self.what_if.active:

@@ -119,8 +119,9 @@ class ReplayView(QWidget):
         # What the adr fold decides on: the spec's estimate by default, or the predicted input (what a better
         # estimator would have done); core.request.estimators names both.
         self.estimator = QComboBox()
-        for name, what in ESTIMATORS.items():
-            self.estimator.addItem(f"{name}: {what}", name)
+        for name, short in (("adr", "the estimate, count x scale (the spec's)"), ("predicted", "the predicted input")):
+            self.estimator.addItem(f"{name}: {short}", name)
+            self.estimator.setItemData(self.estimator.count() - 1, ESTIMATORS[name], Qt.ItemDataRole.ToolTipRole)
         self.estimator.setAccessibleName("What the adr fold decides on")
         self.estimator.setToolTip("adr: the estimate the ceiling and the fold decide on (ADR-0130, the default); "
                                   "predicted: the predicted input, the forecast of what the provider reports")

@@ -395,7 +395,8 @@ class CostPanel(QWidget):
             self.detail.setText("The timeline shows the active view now: no request was sent from it yet.")
             return
         row = facts.cache.rows[slot]
-        self.detail.setText(request_sentence(row) + " " + divergence_sentence(row))
+        measured = facts.cache.measured[slot] if slot < len(facts.cache.measured) else None
+        self.detail.setText(request_sentence(row) + " " + divergence_sentence(row, measured))
         for r, shown in enumerate(self.request_model.rows):
             if shown.index == slot:
                 self.requests.selectRow(r)

@@ -113,6 +113,7 @@ class FoldPreviewPanel(QWidget):
         split.addWidget(self.passes)
         split.addWidget(self.diff)
         split.setSizes([110, 300])
+        self.split = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.summary)
@@ -192,17 +193,31 @@ class FoldPreviewPanel(QWidget):
             clipped = r.get("clipped_total") or 0
             cells = (row + 1, r["stage"], r.get("kept_tail") or "", r["outcome"].replace("_", " "),
                      f"{r['estimate_before']:,}", f"{r['estimate_after']:,}", r.get("messages_folded") or "",
-                     clipped or "", f"#{r['note_index']}" if isinstance(r.get("note_index"), int) else "")
+                     clipped or "", self._note_cell(r.get("note_index")))
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(str(value))
                 if not p.landed:
                     item.setForeground(Qt.GlobalColor.gray)
                 self.passes.setItem(row, column, item)
         self._enable()
+        self._fit_passes()
         if preview.passes:
             self.passes.selectRow(0)
             self.show_pass(0)
         self.preview_ready.emit(preview)
+
+    def passes_height(self, rows: int) -> int:
+        """The passes table's height that shows its header and `rows` rows."""
+        table = self.passes
+        return (table.horizontalHeader().sizeHint().height() + rows * table.verticalHeader().defaultSectionSize()
+                + 2 * table.frameWidth() + 2)
+
+    def _fit_passes(self) -> None:
+        """Every pass in view (up to five, then the table scrolls); the diff takes the rest, at least 60 pixels."""
+        total = sum(self.split.sizes())
+        wanted = self.passes_height(min(max(self.passes.rowCount(), 1), 5))
+        top = min(wanted, max(total - 60, self.passes.minimumHeight()))
+        self.split.setSizes([top, max(total - top, 0)])
 
     def show_pass(self, row: int) -> None:
         preview, doc = self.preview, self.document
@@ -243,6 +258,12 @@ class FoldPreviewPanel(QWidget):
         if len(ids) > SHOWN:
             rows.append(f"… and {len(ids) - SHOWN:,} more")
         return "<pre>" + "\n".join(rows) + "</pre>"
+
+    def _note_cell(self, index) -> str:
+        """The note's record index; a past request's preview is never applied, so its note gets none."""
+        if not isinstance(index, int):
+            return ""
+        return f"#{index}" if self.request is None else "new note"
 
     def _describe(self, message: Message, index: int) -> str:
         kind = "clipped copy" if message.is_clipped_copy else message.kind

@@ -26,6 +26,15 @@ from foldscope.core.readout.words import counted
 
 COLUMNS = ("#", "Kind", "Request", "Stage / action", "Reason", "Messages", "Estimate before", "Estimate after", "Outcome")
 NUMBER, KIND, REQUEST, STAGE, REASON, MESSAGES, BEFORE, AFTER, OUTCOME = range(len(COLUMNS))
+FOLD_KINDS = ("fold", "clip", "compaction")
+NOT_RECORDED = "not recorded"  # an estimate the file's own fold record does not hold
+ESTIMATE_TIP = ("The estimate the fold record itself gives. \"not recorded\": the file does not hold one; step to the "
+                "row's request to see the timeline's estimate of the view it made.")
+# Said under the table for the rows it has: what a row of that kind is, or why a cell is empty, in one sentence.
+KIND_SENTENCES = {
+    "branch": ("A branch row is a rewind: the user went back to an earlier message (or edited a prompt) and the "
+               "agent went on from there; what it left stays in the full record, out of the active view."),
+}
 NUMERIC = (NUMBER, REQUEST, MESSAGES, BEFORE, AFTER)
 SortRole = Qt.ItemDataRole.UserRole + 2
 RowRole = Qt.ItemDataRole.UserRole + 3
@@ -56,6 +65,8 @@ class FoldModel(QAbstractTableModel):
                 return COLUMNS[section]
             if role == Qt.ItemDataRole.TextAlignmentRole and section in NUMERIC:
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if role == Qt.ItemDataRole.ToolTipRole and section in (BEFORE, AFTER):
+                return ESTIMATE_TIP
         return None
 
     def _value(self, row: FoldRow, column: int) -> Any:
@@ -68,6 +79,8 @@ class FoldModel(QAbstractTableModel):
         row, column = self.rows[index.row()], index.column()
         value = self._value(row, column)
         if role == Qt.ItemDataRole.DisplayRole:
+            if value is None and column in (BEFORE, AFTER) and row.kind in FOLD_KINDS:
+                return NOT_RECORDED  # a fold or compaction had an estimate: this file did not record it
             if value is None or value == "":
                 return "—"
             if column == REQUEST:
@@ -119,8 +132,13 @@ class FoldPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.setSpacing(4)
+        self.explained = QLabel()  # what the rows' kinds and empty cells mean, for the rows shown
+        self.explained.setTextFormat(Qt.TextFormat.PlainText)
+        self.explained.setWordWrap(True)
+        self.explained.hide()
         layout.addWidget(self.heading)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.explained)
 
     def set_rows(self, rows: list[FoldRow], now_slot: int) -> None:
         self.model.set_rows(rows, now_slot)
@@ -134,11 +152,15 @@ class FoldPanel(QWidget):
             else "<b style='font-size:11pt'>Folds</b> &nbsp; this session records no folds or decisions"
         )
 
+        self.explained.setText(explanation(rows))
+        self.explained.setVisible(bool(self.explained.text()))
+
     def fitting_height(self, max_rows: int) -> int:
         """The height that shows the heading, the header and up to `max_rows` rows (at least one)."""
         rows = min(max(self.model.rowCount(), 1), max_rows)
         table = self.table
-        return (self.heading.sizeHint().height() + table.horizontalHeader().sizeHint().height()
+        extra = self.explained.sizeHint().height() if self.explained.text() else 0
+        return (self.heading.sizeHint().height() + extra + table.horizontalHeader().sizeHint().height()
                 + rows * table.verticalHeader().defaultSectionSize() + 2 * table.frameWidth() + 12)
 
     def select_number(self, number: int) -> None:
@@ -151,3 +173,13 @@ class FoldPanel(QWidget):
     def _current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         if current.isValid():
             self.fold_selected.emit(current.data(RowRole))
+
+
+def explanation(rows: list[FoldRow]) -> str:
+    """One sentence per kind of row that needs one, and why an estimate cell says "not recorded"."""
+    kinds = dict.fromkeys(r.kind for r in rows)
+    said = [KIND_SENTENCES[k] for k in kinds if k in KIND_SENTENCES]
+    if any(r.kind in FOLD_KINDS and (r.before is None or r.after is None) for r in rows):
+        said.append("\"not recorded\" under an estimate: the file's fold record does not give it; the timeline shows "
+                    "the estimate of each request's view.")
+    return " ".join(said)

@@ -35,6 +35,9 @@ class MessageList(QWidget):
         self._selecting = False  # set while the other list or a panel selects here
         self.heading = QLabel(f"<b style='font-size:11pt'>{title}</b>")
         self.heading.setObjectName("listHeading")
+        # At 1366 pixels the detail is wider than the list: it wraps to a second line rather than run on, clipped,
+        # into the next list's title.
+        self.heading.setWordWrap(True)
         self.filter = MessageFilter(model, self)
         self.kind_filter = QComboBox()
         self.kind_filter.setAccessibleName(f"{title}: kind filter")

@@ -185,8 +185,9 @@ class PolicyEditor(QWidget):
             return None
         resolution = resolve_ceiling(policy, policy.model or self.session_model)
         shown = "no ceiling" if resolution.ceiling is None else f"{resolution.ceiling:,} tokens"
-        self.resolved.setText(f"<b>Resolved ceiling:</b> {shown} (source: {resolution.source}) — "
-                              f"{html.escape(resolution.why)}")
+        # The why names where the value came from ("... in the policy editor", "auto: ..."): no source word
+        # of its own, which said "profile" for a value typed here.
+        self.resolved.setText(f"<b>Resolved ceiling:</b> {shown} — {html.escape(resolution.why)}")
         self.policy_changed.emit(policy)
         return policy
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from foldscope.app.panels.cache_lane import ROOMY_FROM, CacheLane, lane_height
 from foldscope.app.qt import (
     QColor,
     QFont,
@@ -21,11 +22,16 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.theme import is_dark, muted_colour, rule_colour
+from foldscope.app.worker import Task, run_task
+from foldscope.core.readout.cache_lane import LEGEND, gap_rows, lane_rows, lane_sentence
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.trace_facts import rule_label, rule_names
 from foldscope.core.readout.words import counted
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
+# Up to this many requests the cache lane's causes are attributed at once, on the document's warm counter
+# (about 0.3 s for 1,000 requests); a longer trace shows its gaps at once and its causes from a worker.
+SYNC_REQUESTS = 1500
 BRANCH_COLOUR = QColor("#e67e22")  # the what-if series: distinct from the bars and the rules in both themes
 
 
@@ -68,14 +74,50 @@ class Timeline(QWidget):
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
         self.setMinimumHeight(100)
+        self.lane = CacheLane()  # idle gaps and cache writes by cause, under the plot
+        self._lane_task: Task | None = None
+        self._lane_for: tuple | None = None  # (session, requests) the lane's rows were made for
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
-        return QSize(800, 160)
+        return QSize(800, ROOMY_FROM if self.lane.shown() else 160)
 
     def set_document(self, document: Document | None) -> None:
         self.document = document
         self.current = self.slots() - 1
+        self._fill_lane()
         self.update()
+
+    def _fill_lane(self) -> None:
+        """The lane's rows for the document's trace: at once for a trace of moderate length, else the gaps at once
+        and the causes from a worker (the Cost panel's attribution either way)."""
+        doc = self.document
+        key = None if doc is None else (id(doc.session), len(doc.session.trace), id(doc.policy))
+        if key == self._lane_for:
+            return
+        if self._lane_task is not None:
+            self._lane_task.cancel()
+            self._lane_task = None
+        self._lane_for = key
+        if doc is None or not doc.session.trace:
+            self.lane.rows = []
+        elif len(doc.session.trace) <= SYNC_REQUESTS:
+            self.lane.rows = lane_rows(doc.session, doc.policy, doc.counter)
+        else:
+            self.lane.rows = gap_rows(doc.session)
+            session, policy = doc.session, doc.policy
+            self._lane_task = run_task(lambda progress: lane_rows(session, policy), "cache lane", self,
+                                       succeeded=lambda rows, k=key: self._lane_ready(k, rows))
+        self.updateGeometry()
+
+    def _lane_ready(self, key: tuple, rows: list) -> None:
+        if key == self._lane_for:
+            self._lane_task = None
+            self.lane.rows = rows
+            self.update()
+
+    def _bottom(self) -> float:
+        """The space under the plot: the request numbers, and the cache lane when there is one."""
+        return BOTTOM + (lane_height(self.height()) + 2 if self.lane.shown() else 0)
 
     def set_branch(self, branch: BranchSeries | None) -> None:
         self.branch = branch
@@ -121,7 +163,7 @@ class Timeline(QWidget):
         return max(max(values, default=1), 1)
 
     def _plot(self) -> QRectF:
-        return QRectF(LEFT, TOP, max(self.width() - LEFT - RIGHT, 10), max(self.height() - TOP - BOTTOM, 10))
+        return QRectF(LEFT, TOP, max(self.width() - LEFT - RIGHT, 10), max(self.height() - TOP - self._bottom(), 10))
 
     def _slot_rect(self, slot: int, plot: QRectF) -> QRectF:
         width = plot.width() / max(self.slots(), 1)
@@ -185,6 +227,12 @@ class Timeline(QWidget):
         if self.branch is not None:
             self._draw_branch(painter, plot, top)
         self._draw_axes(painter, plot, top, text)
+        if self.lane.shown():
+            self._fill_lane()  # a followed file may have grown
+            painter.save()
+            self.lane.paint(painter, plot.left(), plot.bottom() + BOTTOM, plot.right(),
+                            lambda k: self._slot_rect(k, plot), LEFT, text, self.height())
+            painter.restore()
 
     def _draw_original_bar(self, painter: QPainter, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:
         """After a what-if's start: the original's request, drawn as an outline to compare the branch with."""
@@ -299,4 +347,7 @@ class Timeline(QWidget):
                 f"{reported}" + (f" (difference {r.difference()})" if r.reported_input else "")
                 + f"; estimate {r.estimate:,} ({r.counted:,} counted × scale {r.scale:.3f}){share}"
             )
+            row = self.lane.row_at(slot)
+            if row is not None and self.lane.shown():
+                tip += f"\nCache: {lane_sentence(row)}\n{LEGEND}"
         return tip

@@ -45,7 +45,7 @@ class WarningsBar(QFrame):
             self.hide()
             return
         n = len(self.warnings)
-        self.label.setText(f"The file read with {n} warning{'s' if n != 1 else ''}: "
+        self.label.setText(f"Reading the file gave {n} warning{'s' if n != 1 else ''}: "
                            "what the reader skipped or could not link")
         self.details.setPlainText("\n".join(self.warnings))
         self.show()

@@ -32,6 +32,15 @@ def _size(n: int) -> str:
     return f"{size:,.1f} GB"
 
 
+def _cost(usd: float | None) -> str:
+    """Dollars with the digits a small bill needs: $0.0007, not $0.00."""
+    if usd is None:
+        return "-"
+    if 0 < usd < 0.0001:
+        return "<$0.0001"
+    return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
 def format_sessions(result: dict[str, Any]) -> str:
     from foldscope.core.cli.output import terminal_safe
 
@@ -41,7 +50,7 @@ def format_sessions(result: dict[str, Any]) -> str:
         return f"no agent sessions found (looked in {folders})"
     lines = [f"{'agent':<12} {'start (UTC)':<16} {'size':>9} {'requests':>8} {'cost':>9}  {'model':<28} project / file"]
     for r in rows:
-        cost = "-" if r["cost_usd"] is None else f"${r['cost_usd']:,.2f}"
+        cost = _cost(r["cost_usd"])
         requests = "-" if r["requests"] is None else f"{r['requests']:,}"
         tail = r["project"] + ("  (" + r["problem"] + ")" if r["problem"] else "")
         lines.append(f"{r['agent']:<12} {_when(r['start']):<16} {_size(r['size']):>9} {requests:>8} {cost:>9}  "

@@ -7,9 +7,11 @@ the order of evidence of DESIGN.md's `cache cause`:
 
 - `first`: nothing cached yet (the session's first request, or every one before it wrote nothing);
 - `append`: past C, the new tail (the expected cost of growing);
-- `rewrite`: between the place D where this request parts from the one before (the request panel's
-  divergence, core.request.prefix, or position 0 on a model switch) and C: bytes it changed;
-- `expired` / `provider`: before min(D, C), an unchanged prefix written again: `expired` when the gap
+- `rewrite`: between M and C, where D is the place this request's bytes part from the one before (the
+  request panel's place, core.request.prefix.place, or position 0 on a model switch) and M the last place
+  before D where an earlier request left a mark (its read or its write's end): the provider reads a prefix
+  only up to a mark, so the unchanged bytes between M and D are written again because of the change too;
+- `expired` / `provider`: before min(M, C), an unchanged prefix written again: `expired` when the gap
   since the request that last read or wrote it passed its mark's lifetime (five minutes, or an hour
   for the part written with one-hour marks), else `provider` (a miss on the provider's side, with
   Claude Code's `diagnostics.cache_miss_reason` quoted where it recorded one);
@@ -57,20 +59,23 @@ class Span:
 
 @dataclass(frozen=True)
 class Rewrite:
-    """Where a rewrite happened: the reported-token position, the payload message and record index, and why."""
+    """Where a rewrite happened: the payload message, record index and character where the bytes first part
+    (core.request.prefix.place, the place the request panel names), that place in reported tokens, and why."""
 
     position: int
     message: int | None
     index: int | None
     cause: str
+    char: int | None = None  # characters of the message both requests share before they part
+    byte: int | None = None  # bytes of the payloads shared from the start
 
     @property
     def why(self) -> str:
         return REWRITE_WHY.get(self.cause, self.cause)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"position": self.position, "message": self.message, "index": self.index, "cause": self.cause,
-                "why": self.why}
+        return {"position": self.position, "message": self.message, "index": self.index, "char": self.char,
+                "byte": self.byte, "cause": self.cause, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -117,12 +122,24 @@ def _same_model(a: str | None, b: str | None) -> bool:
 
 
 def _position(measured: Measured, usage: Usage) -> int | None:
-    """The divergence's place mapped onto the reported input: counted tokens before it, in proportion."""
+    """The place where the bytes part, in the provider's tokens: the counted tokens before that byte (the
+    unseen head, the messages before its block and the block's shared start) at the request's reported/counted
+    ratio, the one conversion between our tokenizer and the provider's."""
     if measured.parted_at is None:
         return None
     if measured.counted <= 0:
         return 0
     return min(usage.reported_input, round(measured.parted_at / measured.counted * usage.reported_input))
+
+
+def gaps(trace: Sequence[Request]) -> list[float | None]:
+    """Seconds since the previous request with a time (None without one): the idle gap before each request."""
+    out: list[float | None] = []
+    previous_at: float | None = None
+    for request in trace:
+        out.append(None if request.at is None or previous_at is None else max(0.0, request.at - previous_at))
+        previous_at = request.at if request.at is not None else previous_at
+    return out
 
 
 def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCauses]:
@@ -131,11 +148,9 @@ def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCau
     last: Request | None = None  # the latest request that reported usage
     one_hour_end = 0
     cached_any = False  # whether any request so far read or wrote the cache: before that, every write is `first`
-    previous_at: float | None = None
-    for request, m in zip(session.trace, measured):
+    marks: set[int] = {0}  # where earlier requests' marks end, in reported tokens: each read's end and write's end
+    for request, m, gap in zip(session.trace, measured, gaps(session.trace)):
         u = request.usage
-        gap = None if request.at is None or previous_at is None else max(0.0, request.at - previous_at)
-        previous_at = request.at if request.at is not None else previous_at
         if u is None:
             out.append(RequestCauses(request.index, None, request.model, gap, None, 0))
             continue
@@ -144,15 +159,17 @@ def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCau
             spans = (Span("first", start, end),) if end > start else ()
             row = RequestCauses(request.index, u, request.model, gap, None, 0, spans, one_hour_end=0)
         else:
-            row = _attributed(request, m, last, gap, one_hour_end)
+            row = _attributed(request, m, last, gap, one_hour_end, marks)
         out.append(row)
         one_hour_end = start + u.cache_write_1h if u.cache_write_1h else min(one_hour_end, start)
         cached_any = cached_any or end > 0
+        marks.update((start, end))
         last = request
     return out
 
 
-def _attributed(request: Request, m: Measured, last: Request, gap: float | None, one_hour_end: int) -> RequestCauses:
+def _attributed(request: Request, m: Measured, last: Request, gap: float | None, one_hour_end: int,
+                marks: set[int]) -> RequestCauses:
     u, lu = request.usage, last.usage
     assert u is not None and lu is not None
     cached = lu.cache_read + lu.cache_write
@@ -161,8 +178,13 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
     if not _same_model(request.model, last.model):
         rewrite = Rewrite(0, None, None, "model")
     elif (at := _position(m, u)) is not None and m.divergence is not None:
-        rewrite = Rewrite(at, m.divergence.message, m.divergence.index, m.divergence.cause)
-    parted = cached if rewrite is None else min(rewrite.position, cached)
+        p = m.place
+        rewrite = Rewrite(at, m.divergence.message if p is None else p.message,
+                          m.divergence.index if p is None or p.index is None else p.index, m.divergence.cause,
+                          None if p is None else p.char, None if p is None else p.byte)
+    # Without a change the whole cached prefix is unchanged; with one, the prefix the provider could still read:
+    # up to the last mark an earlier request left before the place.
+    parted = cached if rewrite is None else max(x for x in marks if x <= min(rewrite.position, cached))
     start, end = u.cache_read, u.cache_read + u.cache_write
     spans: list[Span] = []
     reason = miss_reason_of(request)

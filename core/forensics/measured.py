@@ -15,19 +15,22 @@ from dataclasses import dataclass
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.request.count import Counter
-from foldscope.core.request.prefix import Divergence, compile_for_prefix, divergence
+from foldscope.core.request.prefix import Divergence, Place, compile_for_prefix, divergence, place
+from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import rounds_of, session_tools, trace_views, unseen_heads
 
 
 @dataclass(frozen=True)
 class Measured:
     """One recorded request as counted: its tokens (unseen head included), where it parts from the request
-    before (None for the first and for one that only adds to the one before) and the tokens before that place."""
+    before (None for the first and for one that only adds to the one before), the exact place its bytes part
+    (core.request.prefix.place, the request panel's) and the counted tokens before that place."""
 
     counted: int
     head: int
     divergence: Divergence | None
     parted_at: int | None
+    place: Place | None = None
 
 
 def measure_requests(session: Session, policy: Policy | None = None, counter: Counter | None = None,
@@ -38,17 +41,17 @@ def measure_requests(session: Session, policy: Policy | None = None, counter: Co
     counter = counter or Counter()
     tools = session_tools(session)
     record = session.record
-    rows: list[tuple[int, Divergence | None, int | None]] = []
+    rows: list[tuple[int, Divergence | None, int | None, Place | None]] = []
     trace = session.trace
     serial = -2  # the counter's serial of the measurement before (none yet)
     before: tuple = ()  # the request before: (its messages, its first round)
     for messages, first_round in rounds_of(session, policy, counter, trace_views(record, trace)):
         m = counter.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round)
-        found = None
+        found = where = None
         if before and not _only_adds(before, messages, first_round):
             a = compile_for_prefix(before[0], record=record, policy=policy, tools=tools, first_round=before[1])
             b = compile_for_prefix(messages, record=record, policy=policy, tools=tools, first_round=first_round)
-            found = divergence(a, b, record)
+            found, where = divergence(a, b, record), place(a, b, record)
         before = (messages, first_round)
         if tokens is not None:
             # Only the parts this measurement did not keep from the one before are new.
@@ -57,12 +60,12 @@ def measure_requests(session: Session, policy: Policy | None = None, counter: Co
                 if part.message is not None:
                     tokens[part.message.id] = part.tokens
             serial = m.serial
-        rows.append((m.counted, found, _tokens_before(found, m.parts, record) if found else None))
-    heads = unseen_heads(session, [c for c, _, _ in rows], trace)
+        rows.append((m.counted, found, _tokens_before(found, where, m.parts, record) if found else None, where))
+    heads = unseen_heads(session, [c for c, _, _, _ in rows], trace)
     # A change of unseen head (a source compaction re-attaches what the file does not hold) is a change
     # inside it: the request parts no later than the shorter of the two heads.
-    return [Measured(c + h, h, d, _with_head(at, d, min(h, heads[k - 1]) if k else h))
-            for k, ((c, d, at), h) in enumerate(zip(rows, heads))]
+    return [Measured(c + h, h, d, _with_head(at, d, min(h, heads[k - 1]) if k else h), w)
+            for k, ((c, d, at, w), h) in enumerate(zip(rows, heads))]
 
 
 def _only_adds(before: tuple, messages: Sequence, first_round) -> bool:
@@ -82,17 +85,20 @@ def _with_head(at: int | None, found: Divergence | None, head: int) -> int | Non
     return 0 if found.message is None else at + head
 
 
-def _tokens_before(found: Divergence, parts: Sequence, record) -> int | None:
-    """Counted tokens ahead of the block where the request parts from the one before (0 in the stable
-    segment; None for an append or no change, which leave every cached byte in place)."""
+def _tokens_before(found: Divergence, where: Place | None, parts: Sequence, record) -> int | None:
+    """Counted tokens ahead of the byte where the request parts from the one before: the parts before the
+    block holding it, plus the tokens of that block's shared start (0 in the stable segment; None for an
+    append or no change, which leave every cached byte in place)."""
     if found.cause in ("none", "append"):
         return None
-    if found.message is None or found.index is None:
+    index = where.index if where is not None and where.index is not None else found.index
+    if found.message is None or index is None:
         return 0
-    first = record[found.index].id
+    first = record[index].id
     before = 0
     for part in parts:
         if part.message is not None and part.message.id == first:
-            return before
+            inside = count_text(where.block_text[:where.block_char]) if where is not None and where.block_char else 0
+            return before + min(inside, part.tokens)
         before += part.tokens
     return before  # the differing message was the earlier request's only: it parts at this one's end

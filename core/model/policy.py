@@ -262,7 +262,7 @@ def resolve_ceiling(policy: Policy | None, model: str | None = None, per_call: i
     value = policy.max_input_tokens
     if value is None:
         base = resolve_auto(model, "default")
-        base = Resolution(base.ceiling, "default", f"unset, read as auto; {base.why}")
+        base = Resolution(base.ceiling, "default", f"unset, read as auto: {base.why.removeprefix('auto: ')}")
     elif value == "auto":
         base = resolve_auto(model, "auto")
     elif value == "none":

@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from foldscope.core.forensics.cache_report import GAP_MARKS, CacheReport, CacheRow, cache_report
+from foldscope.core.forensics.causes import Rewrite
 from foldscope.core.forensics.children import KINDS
 from foldscope.core.forensics.compactions import Compaction, compaction_report
+from foldscope.core.forensics.measured import Measured
 from foldscope.core.model.session import Session
-from foldscope.core.readout.divergence import CAUSE_WORDS
+from foldscope.core.readout.divergence import CAUSE_WORDS, place_words, where_words
 
 # The bill's parts in the order the bar draws them, with what each means to someone who never heard of a cache.
 PART_WORDS = {
@@ -31,7 +33,9 @@ PARTS = tuple(PART_WORDS)
 PART_EXPLAINED = {
     "provider": ("Provider misses: the start of these requests was unchanged and sent while the cache should still "
                  "have held it, so it could have been read back at a fraction of the price; the provider stored it "
-                 "again and billed a cache write instead, and nothing in the session caused it."),
+                 "again and billed a cache write instead, and nothing foldscope can see in the file caused it (the system "
+                 "prompt and tools a Claude Code, Codex or pi file does not hold are not seen; a change there would "
+                 "look the same)."),
 }
 
 
@@ -123,10 +127,7 @@ def request_sentence(row: CacheRow) -> str:
         elif cause == "append":
             parts.append(f"{tokens:,} appended (new since the request before)")
         elif cause == "rewrite" and c.rewrite is not None:
-            where = "the start" if c.rewrite.message is None else f"messages[{c.rewrite.message}]"
-            if c.rewrite.index is not None:
-                where += f" (from #{c.rewrite.index})"
-            parts.append(f"{tokens:,} rewritten from {where} because {c.rewrite.why}")
+            parts.append(f"{tokens:,} rewritten from {rewrite_place(c.rewrite)} because {c.rewrite.why}")
         elif cause == "expired":
             idle = duration(c.since_cached_s or 0.0)
             parts.append(f"{tokens:,} stored again after {idle} idle, past the cache's lifetime")
@@ -140,12 +141,27 @@ def request_sentence(row: CacheRow) -> str:
             + "; ".join(parts) + "." + wasted)
 
 
-def divergence_sentence(row: CacheRow) -> str:
-    """The request panel's word for how this request parts from the one before (core.request.prefix)."""
+def rewrite_place(r: Rewrite) -> str:
+    """Where a rewrite starts, in the request panel's words (a model switch rewrites from the start)."""
+    if r.cause == "model":
+        return "the start"
+    return where_words(r.message, r.index, r.char)
+
+
+def divergence_sentence(row: CacheRow, measured: Measured | None = None) -> str:
+    """How this request parts from the one before, at the place the request panel names (core.request.prefix.place)."""
     r = row.causes.rewrite
-    if r is None:
-        return "It repeats the request before it from the start and adds after it."
-    return f"It parts from the request before at token {r.position:,}: {CAUSE_WORDS.get(r.cause, r.why)}."
+    if r is not None and r.cause == "model":
+        return f"It parts from the request before at the start: {r.why}."
+    found = measured.divergence if measured is not None else None
+    if found is None or found.cause in ("none", "append"):
+        if r is None:
+            return "It repeats the request before it from the start and adds after it."
+        return (f"It parts from the request before at {rewrite_place(r)} (about token {r.position:,} of its input): "
+                f"{CAUSE_WORDS.get(r.cause, r.why)}.")
+    tokens = f" (about token {r.position:,} of its input)" if r is not None else ""
+    return (f"It parts from the request before at {place_words(found, measured.place if measured else None)}{tokens}: "
+            f"{CAUSE_WORDS.get(found.cause, found.cause)}.")
 
 
 def gap_sentence() -> str:

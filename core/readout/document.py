@@ -170,6 +170,9 @@ class Document:
         return out
 
 
+NOT_YET = "not yet in the record at this request"  # stepped back: written after the shown request
+
+
 def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -> dict[int, str]:
     """Why each message out of the active view is out, as far as the record says."""
     record = session.record
@@ -186,7 +189,7 @@ def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -
             continue
         if index > last_in_view:
             # Stepping back to a request: what the record holds after its view was not written yet.
-            reasons[index] = "not yet in the record at this request"
+            reasons[index] = NOT_YET
             continue
         if message.id in rewound:
             event = rewound[message.id]

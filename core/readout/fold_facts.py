@@ -154,6 +154,12 @@ def _event_row(number: int, event: Mapping[str, Any], views: _Views) -> FoldRow:
         return FoldRow(number, "compaction", slot, "source compaction", str(event.get("trigger", "")),
                        _int(event.get("replaced")), _int(event.get("pre_tokens", event.get("tokens_before"))), None, outcome,
                        note, views.left_at(slot), event)
+    if kind == "branch":  # a rewind: the user went back and the agent went on from an earlier message
+        abandoned = event.get("abandoned")
+        line, parent = _int(event.get("line")), _int(event.get("parent_line"))
+        went = f"line {line} went back to line {parent}" if line is not None and parent is not None else ""
+        return FoldRow(number, kind, slot, str(event.get("action", "")), went or str(event.get("source", "")),
+                       len(abandoned) if isinstance(abandoned, list) else None, None, None, "", None, (), event)
     if kind == "context_decision":
         kind = "decision"
     return FoldRow(number, kind, slot, str(event.get("action", "")), str(event.get("source", "")), None,

@@ -17,6 +17,7 @@ from foldscope.core.request.compile import (
     make_plan,
     payload_bytes,
     payload_from_plan,
+    payload_text,
     render_block,
     system_blocks,
     tool_list,
@@ -315,3 +316,63 @@ class PrefixMeter:
             if c < n:
                 return shared
             pa, pb = pa[n:], pb[n:]
+
+
+@dataclass(frozen=True)
+class Place:
+    """The exact place where request B's bytes first differ from the earlier request A's (marks set aside).
+
+    `byte`: the bytes the two payloads share from the start. `message` is the position in B's `messages` of
+    the message holding the first differing byte (None when it lies in the stable segment, system and tools),
+    `block` the content block within it and `index` the full-record index of that block's first message;
+    `char` the characters of that message (its compact JSON, as compared) both requests share before they
+    part, `block_char` the same within the block. The request panel and the Cost panel both say this place.
+    """
+
+    byte: int
+    message: int | None
+    block: int | None
+    index: int | None
+    char: int
+    block_char: int
+    block_text: str = ""  # the block's compact JSON (for the tokens before the place)
+
+
+def place(a: Compiled, b: Compiled, record: FullRecord | None) -> Place:
+    """Where B's bytes first part from A's: the message and character (see Place)."""
+    byte = common_prefix_len(a.data, b.data)
+    payload = strip_marks(b.payload) if b.plan.caching else b.payload
+    head = payload_text({k: payload[k] for k in ("tools", "system") if k in payload})
+    start = len(head.encode("utf-8")) - 1 + (len(',"messages":[') if head != "{}" else len('"messages":['))
+    messages = payload.get("messages", [])
+    if byte < start or not messages:
+        return Place(byte, None, None, None, len(a.data[:byte].decode("utf-8", "ignore")), 0)
+    # A byte on the comma before a message, or past B's last, belongs to the message after it (an append starts there).
+    found = _locate([canonical(m).encode("utf-8") for m in messages], byte, start)
+    if found is None:
+        return Place(byte, len(messages), None, None, 0, 0)
+    m, at = found
+    text = canonical(messages[m])
+    char = len(text.encode("utf-8")[:max(0, byte - at)].decode("utf-8", "ignore"))
+    blocks = messages[m].get("content", [])
+    texts = [canonical(block) for block in blocks] if isinstance(blocks, list) else []
+    opening = len('{"content":[')
+    # Past the blocks (the message's role differs): the last block, all of it shared.
+    k, b_at = _locate(texts, char, opening) or (max(0, len(texts) - 1),
+                                                opening + sum(len(t) + 1 for t in texts[:-1]))
+    specs = b.plan.turns[m][1] if m < len(b.plan.turns) else ()
+    k = min(k, len(specs) - 1) if specs else 0
+    first = specs[k].messages[0] if specs else None
+    index = record.index_of(first.id) if first is not None and record is not None and first.id in record else None
+    block_text = texts[k] if k < len(texts) else ""
+    return Place(byte, m, k, index, char, max(0, min(len(block_text), char - b_at)), block_text)
+
+
+def _locate(parts: Sequence[Any], offset: int, start: int) -> tuple[int, int] | None:
+    """(which of `parts`, laid from `start` one separator apart, holds `offset`, where it starts); None past them."""
+    at = start
+    for i, part in enumerate(parts):
+        if offset < at + len(part):
+            return i, at
+        at += len(part) + 1
+    return None

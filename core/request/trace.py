@@ -178,7 +178,7 @@ class RequestRow:
     # the send; the size a recorded request is shown with everywhere. `estimate` stays the ADR's, for the ceiling.
     predicted: int = 0
     predicted_from: int | str = "count"  # the request it was anchored on, or `count` with no anchor
-    predicted_estimated: bool = False  # part of it stands for text a sanitised file no longer holds
+    predicted_estimated: bool = False  # part of it is estimated: text a sanitised file no longer holds, or a table head
     flagged: bool = False  # its report disagrees wildly with its neighbours: not trusted by the prediction
     # before the session's first report: where the head its prediction adds came from (core.request.heads)
     predicted_head_source: str | None = None

@@ -240,3 +240,77 @@ def test_the_request_panel_shows_the_new_size_right_after_an_action(qtbot, demo_
     assert window.editor.do(Evict([largest]), "evict").success
     assert doc.now_size < before
     assert f"{doc.now_size:,} tokens" in window.request_panel.header.text()
+
+
+def test_at_a_past_request_the_record_heading_counts_later_messages_apart(qtbot, window, corpus_dev):
+    """New user 19: at request 40 the heading said 23 messages were out of the active view; they were not written yet."""
+    from foldscope.core.readout.document import NOT_YET
+
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    doc = window.document
+    window.timeline.step_to(40)
+    later = [i for i, why in doc.out_reason.items() if why == NOT_YET]
+    out = [i for i, why in doc.out_reason.items() if why != NOT_YET]
+    assert later and all(i > max(doc.view_position) for i in later)
+    heading = window.record_list.heading.text()
+    assert f"{len(out):,} out of the active view · {len(later):,} not yet recorded at request 40" in heading
+    window.timeline.step_to(len(doc.requests))
+    assert "not yet recorded" not in window.record_list.heading.text()
+
+
+def test_at_1366_the_list_headings_wrap_rather_than_run_into_the_next(qtbot, window, corpus_dev):
+    """New user 30: "…0 out of the active viewActive view": the record's heading ran under the view's title."""
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    window.timeline.step_to(40)
+    for heading in (window.record_list.heading, window.view_list.heading):
+        qtbot.waitUntil(lambda h=heading: h.width() > 100)
+        assert heading.minimumSizeHint().width() <= heading.width()
+        # every line of it shown, once the layout has given it the height the wrapped text needs
+        qtbot.waitUntil(lambda h=heading: h.height() >= h.heightForWidth(h.width()))
+
+
+def test_at_1366_the_request_tabs_paragraph_is_shown_whole_or_scrolls(qtbot, window, corpus_dev):
+    """New user 30: the Request tab's paragraph was cut at the bottom ("(the policy editor))")."""
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(corpus_dev / "pi" / "pi-mono_large-session.jsonl")
+    panel = window.request_panel
+    window.side_tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: "Compiled payload" in panel.header.text())
+    area, label = panel.header_area, panel.header
+
+    def whole_or_scrolls() -> bool:
+        bar = area.verticalScrollBar()
+        return label.height() >= label.heightForWidth(label.width()) and (
+            area.viewport().height() >= label.height() or (bar.isVisible() and bar.maximum() > 0))
+
+    qtbot.waitUntil(whole_or_scrolls)
+    assert panel.payload.height() >= 60  # and the payload keeps room below it
+
+
+def test_the_library_line_never_cuts_its_path_mid_name(qtbot, window, corpus_dev):
+    """New user 30: at 1366 the Library tab's line ended "1 session · 348.0 KB · /tmp,"."""
+    from foldscope.app.panels.status import SEPARATOR
+
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(corpus_dev / "claude_code" / "session-9eda1058.jsonl")
+    panel = window.library_panel
+    with qtbot.waitSignal(panel.sessions_listed, timeout=30_000):
+        window.side_tabs.setCurrentWidget(panel)
+    line = panel.size_label
+    assert line.parts[0] == "1 session" and line.parts[-1] == window.db  # the path is a part of its own
+    qtbot.waitUntil(lambda: line.width() > 0)
+    shown = line.text()
+    assert shown == SEPARATOR.join(line.parts[:line.shown_parts()]) and line.shown_parts() >= 1
+    assert line.fontMetrics().horizontalAdvance(shown) <= line.contentsRect().width() or line.shown_parts() == 1
+    assert line.parts[-1] in line.toolTip()

@@ -79,6 +79,29 @@ def point(x: float, y: float):
     return QPoint(int(x), int(y))
 
 
+def test_the_request_panel_and_the_cost_panel_name_the_same_place_where_the_bytes_part(qtbot, window, tmp_path):
+    from foldscope.core.readout.cost_facts import rewrite_place
+    from tests.core.forensics.traces import write_claude_code_edit
+
+    panel = open_cost(qtbot, window, write_claude_code_edit(tmp_path))
+    rewrite = panel.facts.cache.rows[2].causes.rewrite
+    assert rewrite is not None and rewrite.char  # the edited prompt shares its first words with the old one
+    where = rewrite_place(rewrite)
+    assert where.startswith("messages[2] (from #4), at character ")
+    window.timeline.step_to(2)
+    qtbot.waitUntil(lambda: "rewritten from" in panel.detail.text())
+    assert f"rewritten from {where} because" in panel.detail.text()
+    assert f"parts from the request before at {where}" in panel.detail.text()
+    # The request panel, on the request before, says where the next one (this one) parts: the same words.
+    window.side_tabs.setCurrentWidget(window.request_panel)
+    window.timeline.step_to(1)
+    qtbot.waitUntil(lambda: "Where the next request diverges" in window.request_panel.header.text())
+    header = window.request_panel.header.text()
+    assert f"parts at {where};" in header
+    divergence = window.request_panel.divergence
+    assert (divergence.message, divergence.index) == (rewrite.message, rewrite.index)
+
+
 def test_each_legend_square_is_painted_in_its_parts_bar_colour(qtbot, window, corpus_dev):
     """New user 13: the legend's squares were black text glyphs, so the bar's colours matched no cause."""
     from foldscope.app.panels.cost import part_colour

@@ -201,3 +201,22 @@ def test_the_preview_folds_the_request_the_timeline_shows_with_the_clis_figures(
     cli_now = json.loads(capsys.readouterr().out)
     assert (now.run.estimate_before, now.run.estimate_after) == (cli_now["estimate_before"], cli_now["estimate_after"])
     assert "Fold preview of the next request (now)" in panel.summary.text() and panel.apply_button.isEnabled()
+
+
+def test_at_1600_by_1000_the_preview_dock_shows_every_pass_and_room_for_the_diff(qtbot, window, corpus_dev):
+    """New user 20: the dock showed one of three passes; the others needed scrolling."""
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    window.resize(1600, 1000)
+    window.show()
+    qtbot.waitExposed(window)
+    document = build_document(load_session(path), str(path))
+    window.set_document(document)
+    window.session_actions.policy_editor.set_text("max_input_tokens", "120000")
+    shown = preview(qtbot, window)
+    panel = window.session_actions.preview
+    rows = len(shown.passes)
+    assert rows >= 3
+    dock = window.session_actions.preview_dock
+    qtbot.waitUntil(lambda: dock.height() >= window.height() // 3 - 40)
+    qtbot.waitUntil(lambda: panel.passes.viewport().height() >= rows * panel.passes.verticalHeader().defaultSectionSize())
+    assert panel.diff.height() >= 60

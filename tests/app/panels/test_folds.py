@@ -172,3 +172,33 @@ def test_the_inspector_shows_created_at_as_a_date_and_counts_say_one_message(win
     assert '"created_at": 2.0' not in window.inspector.metadata.toPlainText()
     assert counted(1, "message") == "1 message" and counted(2, "message") == "2 messages"
     assert counted(1_200, "token") == "1,200 tokens"
+
+
+def test_a_fold_record_without_estimates_says_not_recorded_and_why(demo_window):
+    """New user 23: the demo's fold showed empty estimate columns with no word why."""
+    from foldscope.app.panels.folds import AFTER, BEFORE, NOT_RECORDED
+
+    panel = demo_window.fold_panel
+    row = panel.model.rows[0]
+    assert row.kind == "fold" and row.before is None and row.after is None
+    assert panel.model.index(0, BEFORE).data() == panel.model.index(0, AFTER).data() == NOT_RECORDED
+    assert "not recorded" in panel.explained.text() and not panel.explained.isHidden()
+    assert "not recorded" in panel.model.headerData(BEFORE, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_rewind_row_counts_the_messages_it_left_and_is_explained_in_one_sentence(qtbot, window, corpus_dev):
+    """New user 23: rows read "branch / rewind / claude_code" with nothing saying what a rewind is."""
+    from foldscope.app.panels.folds import MESSAGES, REASON
+
+    path = corpus_dev / "claude_code" / "extracted-dd381a75.jsonl"
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(path)
+    panel = window.fold_panel
+    events = [e for e in window.document.session.events if e.get("kind") == "branch"]
+    rows = [(r, row) for r, row in enumerate(panel.model.rows) if row.kind == "branch"]
+    assert events and len(rows) == len(events)
+    for (r, row), event in zip(rows, events):
+        assert row.messages == len(event["abandoned"])
+        assert panel.model.index(r, MESSAGES).data() == f"{len(event['abandoned']):,}"
+        assert panel.model.index(r, REASON).data() == f"line {event['line']} went back to line {event['parent_line']}"
+    assert "A branch row is a rewind" in panel.explained.text()

@@ -55,10 +55,12 @@ def test_a_valid_policy_shows_the_resolved_ceiling_and_its_source(editor, qtbot)
     with qtbot.waitSignal(editor.policy_changed) as changed:
         editor.set_text("max_input_tokens", "50000")
     assert changed.args[0].max_input_tokens == 50000
-    assert "50,000 tokens" in editor.resolved.text() and "source: profile" in editor.resolved.text()
+    # a typed value is not a profile's (new user 28): the line names the editor, once
+    assert "50,000 tokens — max_input_tokens is 50,000 in the policy editor" in editor.resolved.text()
+    assert "profile" not in editor.resolved.text()
     editor.set_text("max_input_tokens", "auto")
     editor.set_text("model", "claude-haiku-5-5")
-    assert "100,000 tokens" in editor.resolved.text() and "source: auto" in editor.resolved.text()
+    assert "100,000 tokens — auto: the first price tier of claude-haiku-5-5" in editor.resolved.text()
     editor.set_text("max_input_tokens", "none")
     assert "no ceiling" in editor.resolved.text()
     editor.set_text("prompt_caching", "yes")  # unquoted yes is YAML's true: Amendment 3 leaves the loader alone

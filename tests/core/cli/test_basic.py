@@ -191,3 +191,21 @@ def test_amendment_2_the_tool_call_count_excludes_clipped_copies():
     assert after["by_kind"]["action_request"] == before["action_request"]
     assert after["by_kind"]["clipped_copy"] == after["copies"] == 1
     assert sum(after["by_kind"].values()) == after["messages"]
+
+
+def test_inspect_json_names_the_model_whether_it_is_priced_and_by_which_source(capsys, corpus_dev, tmp_path):
+    codex = corpus_dev / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+    assert main(["inspect", str(codex), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["model"], out["priced"], out["price_source"], out["price_reason"]) == ("gpt-5.5", True, "genai-prices", None)
+    assert main(["inspect", str(demo_path()), "--json"]) == 0  # the spec's own model: the project's table
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"].endswith("claude-haiku-5-5") and out["priced"] and out["price_source"] == "table"
+    fake = tmp_path / "fake.json"
+    text = demo_path().read_text(encoding="utf-8").replace("anthropic/claude-haiku-5-5", "acme-nonesuch-9")
+    assert "acme-nonesuch-9" in text
+    fake.write_text(text, encoding="utf-8")
+    assert main(["inspect", str(fake), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == "acme-nonesuch-9" and out["priced"] is False and out["price_source"] is None
+    assert out["price_reason"] == "no price for model acme-nonesuch-9"

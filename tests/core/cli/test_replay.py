@@ -102,3 +102,42 @@ def test_replay_estimator_default_is_adr_and_an_unknown_one_is_refused(capsys):
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert "--estimator" in err and "oracle" in err
+
+
+def test_replay_json_recorded_totals_are_the_reported_usage_with_the_cache_model_beside(capsys, corpus_dev):
+    from foldscope.core.formats import load_session
+    from foldscope.core.model.pricing import lookup_prices
+
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    assert main(["replay", str(path), "--strategy", "recorded,none", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    recorded = next(t for t in out["totals"] if t["strategy"] == "recorded")
+    usage = [r.usage for r in load_session(str(path)).trace]
+    assert all(u is not None for u in usage)
+    assert recorded["fresh"] == sum(u.input for u in usage)
+    assert recorded["cache_read"] == sum(u.cache_read for u in usage)
+    assert recorded["cache_write"] == sum(u.cache_write for u in usage)
+    prices = lookup_prices(out["model"])
+    bill = sum(round(prices.cost(u.input, u.cache_read, u.cache_write - min(u.cache_write_1h, u.cache_write),
+                                 min(u.cache_write_1h, u.cache_write), u.output), 8) for u in usage)
+    assert recorded["cost_usd"] == round(bill, 6)
+    for key in ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cost_usd"):
+        assert isinstance(recorded[key], (int, float))
+    assert recorded["modelled_cache_write"] != recorded["cache_write"]  # the model is not the recording
+    assert main(["replay", str(path), "--strategy", "recorded"]) == 0
+    text = capsys.readouterr().out
+    assert "model vs reported" in text and "over_ceiling" in text and "reported_over_ceiling" in text
+
+
+def test_a_ceiling_no_request_can_fit_under_is_said_by_replay_and_requests(corpus_dev, capsys):
+    # A ceiling at or below the unseen head: adr refuses everything, band and compaction send everything over it;
+    # both commands say why instead of leaving a $0 column to explain itself.
+    from foldscope.core.cli.main import main
+
+    path = str(corpus_dev / "claude_code" / "session-9eda1058.jsonl")
+    for argv in (["replay", path, "--ceiling", "500", "--strategy", "adr,band"], ["requests", path, "--ceiling", "500"]):
+        assert main(argv) == 0
+        said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning: the ceiling 500")]
+        assert len(said) == 1 and "unseen head" in said[0] and "no request can fit" in said[0], argv
+    assert main(["replay", path, "--ceiling", "200000", "--strategy", "adr"]) == 0
+    assert "no request can fit" not in capsys.readouterr().out

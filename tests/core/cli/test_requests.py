@@ -80,3 +80,67 @@ def test_a_bad_profile_names_the_file_and_key(capsys, tmp_path):
     profile.write_text("max_input_tokens: true\n")
     code, _, err = run(capsys, "requests", str(demo_path()), "--profile", str(profile))
     assert code == 2 and "p.yaml: max_input_tokens" in err
+
+
+def test_recorded_requests_over_the_ceiling_are_not_called_refused_and_say_what_the_provider_counted(capsys, corpus_dev):
+    # They were sent: the table says the fold core would refuse them, and whether the provider's count was over too.
+    path = corpus_dev / "pi" / "pi-mono_large-session.jsonl"
+    _, out, _ = run(capsys, "requests", str(path), "--json")
+    result = json.loads(out)
+    over = [r for r in result["requests"] if r["over_ceiling"]]
+    assert len(over) > 5 and not any(r["reported_over_ceiling"] for r in over)  # the dev case: all under by the provider
+    _, text, _ = run(capsys, "requests", str(path))
+    assert " refused" not in text
+    said = [line for line in text.splitlines() if line.startswith("  request ")]
+    assert len(said) == 5 and all("the provider counted" in line and ": under)" in line for line in said)
+    assert f"these {len(over)} were sent" in text
+    assert f"and {len(over) - 5} more" in text and "--estimator predicted" in text
+
+
+def test_requests_on_a_real_session_shows_the_estimates_verdict_and_the_providers_apart(capsys, corpus_dev):
+    # pi-mono's real peak is 177,604 reported tokens under the auto ceiling of 200,000; its estimate (count x scale,
+    # over by about 22% on this file) reaches the ceiling: over_ceiling keeps that meaning, reported_over_ceiling
+    # says the provider's own count never did.
+    code, out, _ = run(capsys, "requests", str(corpus_dev / "pi" / "pi-mono_large-session.jsonl"), "--json")
+    assert code == 0
+    result = json.loads(out)
+    rows = result["requests"]
+    assert result["ceiling"]["value"] == 200_000
+    assert max(r["reported_input"] or 0 for r in rows) == 177_604
+    assert not any(r["reported_over_ceiling"] for r in rows)
+    over = [r for r in rows if r["over_ceiling"]]
+    assert over and all(r["estimate"] >= 200_000 for r in over)
+    assert all(r["predicted"] < 200_000 for r in rows)
+    code, text, _ = run(capsys, "requests", str(corpus_dev / "pi" / "pi-mono_large-session.jsonl"))
+    assert code == 0
+    assert f"over_ceiling (the estimate at or past 200,000): {len(over):,} requests; reported_over_ceiling" in text
+    assert "(the provider's count at or past it): 0" in text and "head estimated" in text
+
+
+def test_the_ceilings_source_is_named_once(capsys):
+    """New user 28: "ceiling 100000 (auto: auto: the first price tier ...)"."""
+    from foldscope.core.formats.demo import demo_path
+
+    assert cli.main(["requests", str(demo_path()), "--ceiling", "auto"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "(auto: the first price tier" in head and "auto: auto:" not in head
+    assert cli.main(["requests", str(demo_path())]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "auto; auto:" not in head and "auto: auto:" not in head
+
+
+def test_a_flagged_request_is_explained_under_the_table(capsys, corpus_dev):
+    """New user 32: a "flagged" marker appeared in the table with no column header or legend."""
+    import glob
+
+    for path in sorted(glob.glob(str(corpus_dev / "pi" / "*.jsonl"))):
+        assert cli.main(["requests", path, "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)["requests"]
+        if any(r.get("flagged") for r in rows):
+            break
+    else:
+        pytest.skip("no flagged request in the dev corpus's pi files")
+    assert cli.main(["requests", path]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].endswith("over / flag")
+    assert any(line.startswith("flagged: the reported input disagrees wildly") for line in lines)

@@ -81,3 +81,15 @@ def test_a_session_file_that_does_not_read_is_listed_with_its_problem(tmp_path, 
     assert main(["sessions", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["sessions"]
     assert row["problem"] == "no messages found for format codex" and row["requests"] is None
+
+
+def test_a_small_cost_keeps_the_digits_that_say_it():
+    """New user 32: the pi sample's $0.0007 was printed "$0.00"."""
+    from foldscope.core.cli.sessions import format_sessions
+
+    row = {"agent": "pi", "start": None, "size": 10, "requests": 2, "model": "m", "project": "p", "problem": None,
+           "path": "/x"}
+    costs = {0.0007: "$0.0007", 0.00004: "<$0.0001", 0.4269: "$0.4269", 12.5: "$12.50", 0.0: "$0.0000", None: "-"}
+    for usd, shown in costs.items():
+        line = format_sessions({"sessions": [{**row, "cost_usd": usd}], "folders": {}}).splitlines()[1]
+        assert f" {shown} " in line, (usd, line)

@@ -23,3 +23,12 @@ def test_a_known_command_parses_as_with_the_whole_parser():
     whole = vars(cli.build_parser().parse_args(argv))
     alone = vars(cli.parser_for(argv).parse_args(argv))
     assert whole == alone
+
+
+def test_the_readme_lists_each_command_once():
+    """New user 29: `library list|remove|prune` was listed twice with different options."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    commands = [line.split()[1] for line in readme.splitlines() if line.startswith("    foldscope ") and len(line.split()) > 1]
+    assert "library" in commands and len(commands) == len(set(commands)), commands

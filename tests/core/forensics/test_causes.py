@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -9,7 +10,9 @@ import pytest
 from foldscope.core.forensics.cache_report import cache_report
 from foldscope.core.forensics.measured import measure_requests
 from foldscope.core.formats import load_session
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session, Usage
+from foldscope.core.request.prefix import compile_for_prefix
 from tests.core.forensics.traces import Trace, rounds
 
 T0 = 1_800_000_000.0
@@ -75,25 +78,57 @@ def test_a_read_of_the_whole_cached_prefix_leaves_only_the_append():
     assert causes_of(s) == [{"first": c0}, {"append": c1 - c0}]
 
 
-def test_an_edit_in_the_middle_is_a_rewrite_at_that_message():
+def edited_at(keep: int, read: int | None = None) -> tuple[Session, list[int]]:
+    """Request 0 sends ms[:4], request 1 ms[:8], request 2 the same with ms[4]'s result edited after its first
+    `keep` characters. Each writes all it does not read; request 2 reads `read` (default: request 0's prefix)."""
     t = Trace()
     ms = rounds(t, 4)
-    edited = Message("edited", "action_response", 99.0, {**dict(ms[4].content), "output": "changed by hand " * 400},
+    output = ms[4].content["output"]
+    edited = Message("edited", "action_response", 99.0, {**dict(ms[4].content), "output": output[:keep] + "changed by hand " * 40},
                      dict(ms[4].metadata))
     t.messages.append(edited)
-    t.request(ms[:8], T0, None)
-    t.request([*ms[:4], edited, *ms[5:10]], T0 + 20, None)
-    s = t.session(view=[*ms[:4], edited, *ms[5:10]])
-    c0, c1 = counted(s)
-    with_usage(s, [Usage(cache_write=c0), Usage(cache_write=c1)])
-    row = cache_report(s).rows[1]
-    causes = row.causes.causes
-    assert row.causes.rewrite is not None and row.causes.rewrite.index == s.record.index_of("edited")
-    assert row.causes.rewrite.cause == "rewrite"
-    assert 0 < row.causes.rewrite.position < c0
-    # before the edit: unchanged and live (the provider's miss); from it to the old end: the rewrite
-    assert causes == {"provider": row.causes.rewrite.position, "rewrite": c0 - row.causes.rewrite.position,
-                      "append": c1 - c0}
+    t.request(ms[:4], T0, None)
+    t.request(ms[:8], T0 + 10, None)
+    t.request([*ms[:4], edited, *ms[5:8]], T0 + 20, None)
+    s = t.session(view=[*ms[:4], edited, *ms[5:8]])
+    c = counted(s)
+    r = c[0] if read is None else read
+    return with_usage(s, [Usage(cache_write=c[0]), Usage(cache_read=c[0], cache_write=c[1] - c[0]),
+                          Usage(cache_read=r, cache_write=c[2] - r)]), c
+
+
+def test_an_edit_in_the_middle_is_a_rewrite_at_that_message_and_character():
+    s, (c0, c1, c2) = edited_at(keep=500)
+    row = cache_report(s).rows[2]
+    r = row.causes.rewrite
+    assert r is not None and r.cause == "rewrite" and r.index == s.record.index_of("edited")
+    # The place is the request panel's: the message and the character where the bytes first part.
+    from foldscope.core.request.prefix import place
+
+    at = place(*(compile_for_prefix([s.record.get(i) for i in q.view], record=s.record, policy=Policy(),
+                                    tools=None) for q in s.trace[1:]), s.record)
+    assert (r.message, r.index, r.char, r.byte) == (at.message, at.index, at.char, at.byte)
+    assert at.block_text[at.block_char:].startswith(json.dumps("changed")[1:-1]) or "changed" in at.block_text[at.block_char:][:40]
+    assert c0 < r.position < c1
+    # Read up to request 0's mark; from it to the old end: the rewrite (the provider can read only to a mark).
+    assert c2 < c1  # the edit shortened the result: the request ends before the old cached end
+    assert row.causes.causes == {"rewrite": c2 - c0}
+
+
+def test_a_later_edit_in_the_same_message_parts_later_by_the_tokens_between():
+    sessions = [edited_at(keep)[0] for keep in (200, 3200)]
+    early, late = (cache_report(s).rows[2].causes.rewrite for s in sessions)
+    assert early.message == late.message and early.index == late.index
+    output = sessions[0].record.get("m4").content["output"]
+    escaped = len(json.dumps(output[200:3200])) - 2  # the characters between, as the compiled JSON carries them
+    assert late.char - early.char == escaped
+    assert 600 < late.position - early.position < 1200  # about 3,000 characters of text, in tokens
+
+
+def test_the_unchanged_prefix_before_the_last_mark_is_still_the_providers_miss_when_it_was_not_read():
+    s, (c0, c1, c2) = edited_at(keep=500, read=1000)
+    causes = cache_report(s).rows[2].causes.causes
+    assert causes == {"provider": c0 - 1000, "rewrite": c2 - c0}
 
 
 def test_a_model_switch_is_a_rewrite_with_that_cause():

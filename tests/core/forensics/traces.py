@@ -106,3 +106,29 @@ def write_claude_code(tmp_path):
     return main
 
 
+
+
+def write_claude_code_edit(tmp_path):
+    """A Claude Code session whose third request follows an edited prompt (a rewind to the reply before it: the
+    new prompt's line names that reply as its parent), sharing the old prompt's first words; returns the file."""
+    main = tmp_path / "E1.jsonl"
+    body = text_of(6000, 5)
+
+    def linked(kind, uuid, parent, at, message, **extra):
+        return json.dumps({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "E1", "timestamp": at,
+                           "message": message, **extra})
+
+    main.write_text("\n".join([
+        linked("user", "u1", None, "2026-01-01T10:00:00Z", {"role": "user", "content": "Read /repo/a.py"}),
+        linked("assistant", "a1", "u1", "2026-01-01T10:00:05Z", assistant("msg1", body, usage(3, 0, 12000, 400)),
+               requestId="r1"),
+        linked("user", "u2", "a1", "2026-01-01T10:00:30Z",
+               {"role": "user", "content": "Now explain the parser in a.py, line by line, slowly"}),
+        linked("assistant", "a2", "u2", "2026-01-01T10:00:35Z", assistant("msg2", "more", usage(3, 12000, 600, 50)),
+               requestId="r2"),
+        linked("user", "u3", "a1", "2026-01-01T10:01:00Z",
+               {"role": "user", "content": "Now explain the lexer in a.py instead"}),
+        linked("assistant", "a3", "u3", "2026-01-01T10:01:05Z", assistant("msg3", "ok", usage(3, 12000, 500, 20)),
+               requestId="r3"),
+    ]) + "\n", encoding="utf-8")
+    return main

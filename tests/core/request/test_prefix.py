@@ -99,3 +99,38 @@ def test_a_turn_of_another_role_whose_first_blocks_are_alike_is_named_where_the_
         whole_ = divergence(*(whole(record, v, None, None, None) for v in views), record)
         assert got == whole_ and got.message == 0
         assert got.index == record.index_of(later[-1] if len(later) == 1 else "m4")
+
+
+@SETTINGS
+@given(st.data())
+def test_the_place_is_the_first_byte_that_differs_inside_the_message_the_divergence_names(data):
+    from foldscope.core.request.compile import canonical
+    from foldscope.core.request.prefix import common_prefix_len, place
+
+    record = data.draw(records())
+    policy = data.draw(st.sampled_from(POLICIES))
+    try:
+        a, b = (whole(record, data.draw(views(record)), policy, None, None) for _ in range(2))
+    except Exception:
+        return  # a view that cannot compile is not a request
+    at = place(a, b, record)
+    assert at.byte == common_prefix_len(a.data, b.data)
+    assert a.data[:at.byte] == b.data[:at.byte] and (at.byte == len(a.data) or at.byte == len(b.data)
+                                                      or a.data[at.byte] != b.data[at.byte])
+    found = divergence(a, b, record)
+    if found.cause == "none" or at.message is None:
+        return
+    assert at.message == found.message
+    from foldscope.core.request.marks import strip_marks
+
+    am, bm = (strip_marks(c.payload)["messages"] for c in (a, b))
+    if at.message < min(len(am), len(bm)):
+        ta, tb = canonical(am[at.message]), canonical(bm[at.message])
+        # The characters of the message both share, and the first one that differs: the place.
+        assert ta[:at.char] == tb[:at.char] and (at.char == min(len(ta), len(tb)) or ta[at.char] != tb[at.char])
+        block = canonical(bm[at.message]["content"][at.block])
+        shared = tb[:at.char]
+        # The block's shared start ends at the place, unless the whole block is shared (the role differs after it).
+        assert at.block_text == block and (shared.endswith(block[:at.block_char])
+                                           or (at.block_char == len(block) and block in shared))
+        assert at.index == found.index or found.cause == "policy"

@@ -1,0 +1,140 @@
+"""The cache lane under the timeline: the idle gap before each request against the 5-minute and 1-hour cache
+lifetimes, each request's cache write coloured by cause, and a legend (facts from core.readout.cache_lane)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from foldscope.app.panels.cost import WRITE_CAUSES, part_colour
+from foldscope.app.qt import QColor, QPainter, QPen, QPointF, QRectF, Qt
+from foldscope.app.theme import is_dark, muted_colour
+from foldscope.core.forensics.cache_report import GAP_MARKS
+from foldscope.core.readout.cache_lane import BAND_LABELS, BANDS, CAUSE_LABELS, LaneRow
+
+# The rows' heights (idle, writes, the space between, the legend): roomy in a tall timeline, compact in the
+# window's first 170 pixels so the plot keeps most of them (a minimum height would push a 768-pixel screen).
+ROOMY, COMPACT = (24.0, 16.0, 3.0, 16.0), (15.0, 10.0, 2.0, 14.0)
+ROOMY_FROM = 230  # timeline heights from here get the roomy lane
+
+
+def rows_for(height: float) -> tuple[float, float, float, float]:
+    return ROOMY if height >= ROOMY_FROM else COMPACT
+
+
+def lane_height(height: float) -> float:
+    """What the lane takes under the timeline's plot, for a timeline this tall."""
+    idle, write, gap, legend = rows_for(height)
+    return idle + gap + write + gap + legend
+CAP = 4 * 3600.0  # the idle scale's top: gaps longer than this are drawn at the top
+
+
+def band_colour(band: str) -> QColor:
+    """Short gaps muted; past 5 minutes the expired cause's colour; past an hour a deeper red."""
+    if band == "short":
+        return QColor("#9aa5b1" if not is_dark() else "#6b7785")
+    if band == "past_5m":
+        return part_colour("expired")
+    return QColor("#b03a2e" if not is_dark() else "#ff6f61")
+
+
+@dataclass
+class Drawn:
+    """What the lane last painted, for tests and tooltips: each gap bar, each cause segment, the lines, the legend."""
+
+    gaps: list[tuple[int, float, str, QRectF]] = field(default_factory=list)  # (request, seconds, band, bar)
+    writes: list[tuple[int, str, int, QRectF]] = field(default_factory=list)  # (request, cause, tokens, segment)
+    lines: list[tuple[str, float]] = field(default_factory=list)  # ("5 min" | "1 h", y)
+    legend: list[tuple[str, QColor, QRectF]] = field(default_factory=list)  # (words, colour, square)
+    idle: QRectF = field(default_factory=QRectF)
+    written: QRectF = field(default_factory=QRectF)
+
+
+def idle_y(seconds: float, rect: QRectF) -> float:
+    """A gap's height on a log scale from 1 s to CAP, so seconds, minutes and hours all show."""
+    share = math.log1p(min(max(seconds, 0.0), CAP)) / math.log1p(CAP)
+    return rect.bottom() - rect.height() * share
+
+
+class CacheLane:
+    """Paints the lane for the rows it holds; `slot_rect(k)` gives the x extent of request k on the timeline."""
+
+    def __init__(self) -> None:
+        self.rows: list[LaneRow] = []
+        self.drawn = Drawn()
+
+    def shown(self) -> bool:
+        """Whether there is anything to draw: a timestamp or a reported cache write."""
+        return any(r.gap_s is not None or r.written for r in self.rows)
+
+    def paint(self, painter: QPainter, left: float, top: float, right: float, slot_rect, label_width: float,
+              text: QColor, height: float) -> None:
+        drawn = self.drawn = Drawn()
+        idle_h, write_h, gap, legend_h = rows_for(height)
+        idle = QRectF(left, top, right - left, idle_h)
+        written = QRectF(left, top + idle_h + gap, right - left, write_h)
+        drawn.idle, drawn.written = idle, written
+        muted = muted_colour()
+        small = painter.font()
+        small.setPointSizeF(max(small.pointSizeF() - 1.5, 6.5))
+        painter.setFont(small)
+        painter.setPen(muted)
+        flags = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(QRectF(0, idle.top(), label_width - 6, idle.height()), flags, "idle")
+        painter.drawText(QRectF(0, written.top(), label_width - 6, written.height()), flags, "writes")
+        painter.fillRect(idle, QColor(127, 127, 127, 18))
+        painter.fillRect(written, QColor(127, 127, 127, 18))
+        most = max((r.written for r in self.rows), default=0)
+        for row in self.rows:
+            rect = slot_rect(row.index)
+            inner_left = rect.left() + max(rect.width() * 0.15, 0.5)
+            width = max(rect.width() - 2 * max(rect.width() * 0.15, 0.5), 1.0)
+            if row.gap_s is not None and row.band is not None:
+                y = idle_y(row.gap_s, idle)
+                bar = QRectF(inner_left, y, width, max(idle.bottom() - y, 1.0))
+                painter.fillRect(bar, band_colour(row.band))
+                drawn.gaps.append((row.index, row.gap_s, row.band, bar))
+            if row.written and most:
+                # The height grows as the square root of what was written, so a small append still shows beside
+                # the first write; the segments split it by cause.
+                y, total = written.bottom(), written.height() * math.sqrt(row.written / most)
+                for cause in WRITE_CAUSES:
+                    n = row.causes.get(cause, 0)
+                    if not n:
+                        continue
+                    h = total * n / row.written
+                    segment = QRectF(inner_left, y - h, width, h)
+                    painter.fillRect(segment, part_colour(cause))
+                    drawn.writes.append((row.index, cause, n, segment))
+                    y -= h
+        # The lifetimes across the idle row, labelled at its right end.
+        for seconds, label in zip(GAP_MARKS, ("5 min", "1 h")):
+            y = idle_y(seconds, idle)
+            painter.setPen(QPen(band_colour("past_5m" if label == "5 min" else "past_1h"), 1, Qt.PenStyle.DashLine))
+            painter.drawLine(QPointF(idle.left(), y), QPointF(idle.right(), y))
+            drawn.lines.append((label, y))
+        self._legend(painter, QRectF(left, written.bottom() + gap, right - left, legend_h), drawn, text)
+
+    def _legend(self, painter: QPainter, rect: QRectF, drawn: Drawn, text: QColor) -> None:
+        """One line: the idle bands, then the write causes, each a square in its colour and its words."""
+        metrics = painter.fontMetrics()
+        items = [(f"idle {BAND_LABELS[b]}", band_colour(b)) for b in BANDS]
+        items += [(f"{CAUSE_LABELS[c]} write", part_colour(c)) for c in WRITE_CAUSES]
+        x, side = rect.left(), min(9.0, rect.height() - 4)
+        painter.setPen(text)
+        head = "dashed: 5 min and 1 h, how long the cache keeps text  ·  "
+        painter.drawText(QPointF(x, rect.center().y() + metrics.ascent() / 2 - 1), head)
+        x += metrics.horizontalAdvance(head)
+        for words, colour in items:
+            need = side + 4 + metrics.horizontalAdvance(words) + 12
+            if x + need > rect.right():
+                break  # a narrow window shows the first items; the tooltip says the rest
+            square = QRectF(x, rect.center().y() - side / 2, side, side)
+            painter.fillRect(square, colour)
+            painter.setPen(text)
+            painter.drawText(QPointF(x + side + 4, rect.center().y() + metrics.ascent() / 2 - 1), words)
+            drawn.legend.append((words, colour, square))
+            x += need
+
+    def row_at(self, index: int) -> LaneRow | None:
+        return self.rows[index] if 0 <= index < len(self.rows) and self.rows[index].index == index else None

@@ -1,0 +1,76 @@
+"""The timeline's cache lane: the idle gap before each request against the cache's lifetimes, and what each
+request wrote to the cache by cause, with the words that explain them to someone new to prompt caches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from foldscope.core.forensics.cache_report import GAP_MARKS, cache_report
+from foldscope.core.forensics.causes import CAUSES, gaps
+from foldscope.core.model.session import Session
+from foldscope.core.readout.cost_facts import duration
+
+# What each write cause means, short enough for a legend and a tooltip.
+CAUSE_LABELS = {"first": "first", "append": "append", "rewrite": "rewrite", "expired": "expired",
+                "provider": "provider miss", "unexplained": "unexplained"}
+BANDS = ("short", "past_5m", "past_1h")  # an idle gap within the 5-minute lifetime, past it, past an hour
+BAND_LABELS = {"short": "under 5 min", "past_5m": "past 5 min", "past_1h": "past 1 h"}
+LEGEND = ("Idle: the wait before each request (log scale). The provider keeps cached text 5 minutes "
+          "(1 hour for 1-hour marks); after a longer wait it is stored again and paid for again.")
+
+
+@dataclass(frozen=True)
+class LaneRow:
+    """One request in the lane: the gap before it and its cache write by cause (empty while not yet known)."""
+
+    index: int
+    gap_s: float | None
+    causes: dict[str, int] = field(default_factory=dict)
+    written: int = 0
+    known: bool = False  # the causes are attributed (False: only the gap, from the timestamps)
+
+    @property
+    def band(self) -> str | None:
+        return band(self.gap_s)
+
+
+def band(seconds: float | None) -> str | None:
+    """Which of the lifetimes a gap passed: None without timestamps."""
+    if seconds is None:
+        return None
+    five, hour = GAP_MARKS
+    return "past_1h" if seconds > hour else "past_5m" if seconds > five else "short"
+
+
+def gap_rows(session: Session) -> list[LaneRow]:
+    """The lane from the timestamps alone (no count): the same gaps the cache report gives."""
+    return [LaneRow(r.index, g) for r, g in zip(session.trace, gaps(session.trace))]
+
+
+def lane_rows(session: Session, policy=None, counter=None) -> list[LaneRow]:
+    """The lane with every cache write's causes: core.forensics.cache_report's, the Cost panel's."""
+    report = cache_report(session, policy, counter)
+    out = []
+    for row in report.rows:
+        c = row.causes
+        written = c.usage.cache_write if c.usage is not None else 0
+        out.append(LaneRow(c.index, c.gap_s, {k: v for k, v in c.causes.items() if v}, written, c.usage is not None))
+    return out
+
+
+def lane_sentence(row: LaneRow) -> str:
+    """One request's gap and write in words, for the timeline's tooltip."""
+    if row.gap_s is None:
+        idle = "no time recorded before it"
+    else:
+        idle = f"idle {duration(row.gap_s)} before it"
+        if row.band == "past_1h":
+            idle += ", past even the 1-hour cache lifetime"
+        elif row.band == "past_5m":
+            idle += ", past the 5-minute cache lifetime"
+    if not row.known:
+        return f"{idle}."
+    if not row.written:
+        return f"{idle}; it stored nothing new in the cache."
+    causes = ", ".join(f"{CAUSE_LABELS[c]} {n:,}" for c in CAUSES if (n := row.causes.get(c)))
+    return f"{idle}; it stored {row.written:,} tokens in the cache ({causes})."

@@ -1,0 +1,110 @@
+"""The timeline's cache lane: the gap before each request drawn, gaps past 5 minutes and 1 hour marked, each
+cache write coloured by cause (the Cost panel's causes), and a legend that says what they mean."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from foldscope.app.panels.cache_lane import band_colour
+from foldscope.app.panels.cost import part_colour
+from foldscope.app.panels.timeline import Timeline
+from foldscope.core.forensics.cache_report import cache_report
+from foldscope.core.forensics.measured import measure_requests
+from foldscope.core.model.session import Usage
+from foldscope.core.readout.document import build_document
+from tests.core.forensics.traces import Trace, rounds
+
+T0 = 1_800_000_000.0
+GAPS = (None, 30.0, 7 * 60.0, 2 * 3600.0, 20.0)  # before requests 0..4
+
+
+def session_with_gaps():
+    """Five requests, each adding a round; request 2 waits 7 minutes and request 3 two hours, so the provider
+    stores the unchanged prefix again (expired); the others read what the one before wrote and append."""
+    t = Trace()
+    ms = rounds(t, 5)
+    at = T0
+    for k, gap in enumerate(GAPS):
+        at += gap or 0.0
+        t.request(ms[:4 + 3 * k], at, None)
+    s = t.session()
+    c = [m.counted for m in measure_requests(s)]
+    usage = [Usage(cache_write=c[0])]
+    for k in range(1, 5):
+        expired = GAPS[k] > 300
+        usage.append(Usage(cache_read=0 if expired else c[k - 1], cache_write=c[k] if expired else c[k] - c[k - 1]))
+    s.trace = [replace(r, usage=u) for r, u in zip(s.trace, usage)]
+    return s
+
+
+def shown_timeline(qtbot, session, width=1200, height=170):
+    timeline = Timeline()
+    qtbot.addWidget(timeline)
+    timeline.set_document(build_document(session, "constructed"))
+    timeline.resize(width, height)  # 170: the window's first height for it
+    timeline.grab()  # paints it
+    return timeline
+
+
+@pytest.mark.parametrize("height", [170, 260])  # the compact lane and the roomy one
+def test_the_gap_before_each_request_is_drawn_and_gaps_past_5_minutes_and_1_hour_are_marked(qtbot, height):
+    timeline = shown_timeline(qtbot, session_with_gaps(), height=height)
+    assert timeline._plot().height() >= 60 and timeline.lane.drawn.idle.bottom() < height
+    drawn = timeline.lane.drawn
+    gaps = {k: (seconds, band, bar) for k, seconds, band, bar in drawn.gaps}
+    assert sorted(gaps) == [1, 2, 3, 4]  # request 0 has nothing before it
+    assert [gaps[k][1] for k in (1, 2, 3, 4)] == ["short", "past_5m", "past_1h", "short"]
+    assert [gaps[k][0] for k in (1, 2, 3, 4)] == list(GAPS[1:])
+    heights = [gaps[k][2].height() for k in (4, 1, 2, 3)]  # 20 s, 30 s, 7 min, 2 h
+    assert heights == sorted(heights) and heights[0] < heights[-1]
+    lines = dict(drawn.lines)
+    assert set(lines) == {"5 min", "1 h"} and lines["1 h"] < lines["5 min"]  # an hour is drawn higher
+    # A gap past a line reaches above it; one within it stays below.
+    assert gaps[2][2].top() < lines["5 min"] < gaps[1][2].top()
+    assert gaps[3][2].top() < lines["1 h"] < gaps[2][2].top()
+    # Each bar sits under its own request on the timeline.
+    plot = timeline._plot()
+    for k, (_, _, bar) in gaps.items():
+        slot = timeline._slot_rect(k, plot)
+        assert slot.left() <= bar.left() and bar.right() <= slot.right()
+    image = timeline.grab().toImage()
+    for _, band, bar in gaps.values():
+        assert image.pixelColor(bar.center().toPoint()).name() == band_colour(band).name()
+
+
+def test_cache_writes_are_coloured_by_the_cost_panels_causes(qtbot):
+    session = session_with_gaps()
+    timeline = shown_timeline(qtbot, session)
+    drawn = {(k, cause): (n, rect) for k, cause, n, rect in timeline.lane.drawn.writes}
+    report = cache_report(session, timeline.document.policy)
+    expected = {(r.index, cause): n for r in report.rows for cause, n in r.causes.causes.items() if n}
+    assert {key: n for key, (n, _) in drawn.items()} == expected
+    assert {cause for _, cause in expected} == {"first", "append", "expired"}
+    assert ("expired" in {c for k, c in drawn if k == 2}) and ("expired" in {c for k, c in drawn if k == 3})
+    image = timeline.grab().toImage()
+    for (_, cause), (_, rect) in drawn.items():
+        if rect.height() >= 2:
+            assert image.pixelColor(rect.center().toPoint()).name() == part_colour(cause).name(), cause
+
+
+def test_the_legend_names_every_band_and_cause_and_the_tooltip_explains_in_words(qtbot):
+    timeline = shown_timeline(qtbot, session_with_gaps(), width=1600)
+    words = [w for w, _, _ in timeline.lane.drawn.legend]
+    assert words[:3] == ["idle under 5 min", "idle past 5 min", "idle past 1 h"]
+    assert {"first write", "append write", "rewrite write", "expired write", "provider miss write"} <= set(words)
+    image = timeline.grab().toImage()
+    for _, colour, square in timeline.lane.drawn.legend:
+        assert image.pixelColor(square.center().toPoint()).name() == colour.name()
+    tip = timeline.tip_for(2)
+    assert "idle 7 min before it, past the 5-minute cache lifetime" in tip
+    assert "expired" in tip and "stored again and paid for again" in tip
+
+
+def test_a_session_without_times_or_cache_writes_draws_no_lane(qtbot):
+    session = session_with_gaps()
+    session.trace = [replace(r, at=None, usage=None) for r in session.trace]
+    timeline = shown_timeline(qtbot, session)
+    assert not timeline.lane.shown() and timeline.lane.drawn.gaps == []
+    assert timeline._plot().bottom() == timeline.height() - 22
