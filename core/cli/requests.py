@@ -49,7 +49,7 @@ def run_requests(args) -> dict[str, Any]:
         "scales": {str(m): round(v, 6) for m, v in report.scales.items()},
         "unseen_head": report.unseen_head,
         "next_predicted": report.next_predicted.predicted if report.next_predicted else None,
-        "warnings": report.warnings,
+        "warnings": report.warnings + [w for w in (measure.impossible_ceiling(),) if w],
     }
     if getattr(args, "payload", None) is not None:
         result["payload"] = compiled_payload(measure, args.payload)
@@ -105,10 +105,37 @@ def format_requests(result: dict[str, Any]) -> str:
     if "payload" in result:
         marks = ", ".join(f"{mark_place(m)} {m['lifetime']} ({m['anchor']})" for m in result["payload"]["marks"])
         lines.append(f"request {result['payload']['request']}: marks {marks or 'none (caching off)'}")
-    for f in result["refused"]:
-        parts = ", ".join(f"#{p['index']} {p['kind']} {p['tokens']:,}" for p in f["largest_parts"])
-        lines.append(f"request {f['index']} refused: estimate {f['estimate']:,} >= ceiling {f['ceiling']:,}; largest parts: {parts}")
+    lines += _over_lines(result)
     return "\n".join(lines)
+
+
+SHOWN_OVER = 5  # recorded requests over the ceiling spelt out one by one; the rest are counted
+
+
+def _over_lines(result: dict[str, Any]) -> list[str]:
+    """The recorded requests whose estimate is at or past the ceiling (OVER): they were sent, so they are not
+    called refused; what is said is that the fold core would refuse such a request, and whether the provider's
+    own count was over too."""
+    over = result["refused"]
+    if not over:
+        return []
+    rows = {row["index"]: row for row in result["requests"]}
+    provider = sum(1 for f in over if rows.get(f["index"], {}).get("reported_over_ceiling"))
+    reported = sum(1 for f in over if rows.get(f["index"], {}).get("reported_input") is not None)
+    lines = [f"OVER: the estimate (count x scale, ADR-0130 Amendment 1) is at or past the ceiling, so the fold core "
+             f"would refuse such a request before sending it; these {len(over):,} were sent."]
+    if provider < reported:
+        lines.append(f"  The scale ({result['scale']:.3f}) only rises, as the spec's safety margin; `foldscope replay FILE "
+                     "--estimator predicted` shows what deciding on the predicted input would have done.")
+    for f in over[:SHOWN_OVER]:
+        row = rows.get(f["index"], {})
+        rep = row.get("reported_input")
+        said = "" if rep is None else f" (the provider counted {rep:,}: {'over' if row.get('reported_over_ceiling') else 'under'})"
+        parts = ", ".join(f"#{p['index']} {p['kind']} {p['tokens']:,}" for p in f["largest_parts"])
+        lines.append(f"  request {f['index']}: estimate {f['estimate']:,} >= ceiling {f['ceiling']:,}{said}; largest parts: {parts}")
+    if len(over) > SHOWN_OVER:
+        lines.append(f"  and {len(over) - SHOWN_OVER} more (`--json` lists every one)")
+    return lines
 
 
 def ceiling_words(source: str, why: str) -> str:
