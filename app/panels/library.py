@@ -8,6 +8,7 @@ from typing import Any
 
 from foldscope.app import dialogs
 from foldscope.app.highlight import plain_tip
+from foldscope.app.panels.status import StatusLine
 from foldscope.app.qt import (
     QAbstractItemView,
     QAbstractTableModel,
@@ -22,7 +23,6 @@ from foldscope.app.qt import (
     QPersistentModelIndex,
     QPushButton,
     QShortcut,
-    QSizePolicy,
     Qt,
     QTableView,
     QVBoxLayout,
@@ -157,12 +157,10 @@ class LibraryPanel(QWidget):
         self.hit_table.activated.connect(self._hit_activated)
         self.session_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.status = QLabel()
-        self.size_label = QLabel()  # how many sessions, the library's size and where it is
-        self.size_label.setTextFormat(Qt.TextFormat.PlainText)
+        # How many sessions, the library's size and where it is. A long library path must not widen the side tabs
+        # (and so the window), nor be cut mid-name: the line shows the whole parts that fit, its tooltip all.
+        self.size_label = StatusLine()
         self.size_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # A long library path must not widen the side tabs (and so the window): the label gives way, its tooltip
-        # holds the whole line.
-        self.size_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.remove_button = QPushButton("Remove…")
         self.remove_button.setToolTip("Remove the selected sessions from the library (their files are not touched)")
         self.remove_button.clicked.connect(self.remove_selected)
@@ -211,8 +209,8 @@ class LibraryPanel(QWidget):
     def _listed(self, summary: tuple[list[dict[str, Any]], int, str]) -> None:
         rows, size, where = summary
         self.sessions.set_rows(rows)
-        self.size_label.setText(f"{len(rows):,} session{'' if len(rows) == 1 else 's'} · {human_size(size)} · {where}")
-        self.size_label.setToolTip(plain_tip(self.size_label.text()))
+        self.size_label.set_parts([f"{len(rows):,} session{'' if len(rows) == 1 else 's'}", human_size(size), where])
+        self.size_label.setToolTip(plain_tip(self.size_label.full_text()))
         self.sessions_listed.emit()
 
     def selected_ids(self) -> list[int]:

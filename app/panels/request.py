@@ -9,7 +9,7 @@ from pygments.lexers import JsonLexer
 
 from foldscope.app.highlight import block_html
 from foldscope.app.panels.shown_request import ShownRequestPanel
-from foldscope.app.qt import QLabel, Qt, QTextBrowser, QVBoxLayout, QWidget
+from foldscope.app.qt import QLabel, QScrollArea, QSize, Qt, QTextBrowser, QVBoxLayout, QWidget
 from foldscope.app.theme import pygments_style
 from foldscope.core.readout.divergence import describe, parting_place
 from foldscope.core.readout.document import Document
@@ -52,6 +52,31 @@ def next_view(document: Document, slot: int) -> list[str] | tuple[str, ...]:
     return document.requests[slot + 1].view if slot + 1 < len(document.requests) else document.session.view
 
 
+class HeaderArea(QScrollArea):
+    """A word-wrapped label that asks for the height its text needs and scrolls when it gets less."""
+
+    def __init__(self, label: QLabel) -> None:
+        super().__init__()
+        self.label = label
+        self.setWidget(label)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        # Wrapped as if the scroll bar were there, so its coming and going never changes the height asked for.
+        width = max(self.width() - self.verticalScrollBar().sizeHint().width(), 100)
+        return QSize(width, self.label.heightForWidth(width) + 2 * self.frameWidth())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(100, 3 * self.label.fontMetrics().height())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # a new width wraps the text to a new height
+
+
 class RequestPanel(ShownRequestPanel):
     """Shows what the model was (or would next be) sent; compiles only while visible."""
 
@@ -63,11 +88,13 @@ class RequestPanel(ShownRequestPanel):
         self.header = QLabel()
         self.header.setWordWrap(True)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # At 1366x768 the paragraph is taller than the tab leaves it: it scrolls rather than lose its last lines.
+        self.header_area = HeaderArea(self.header)
         self.payload = QTextBrowser()
         self.payload.setAccessibleName("Compiled payload")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(self.header)
+        layout.addWidget(self.header_area)
         layout.addWidget(self.payload, 1)
         self.header.setText("<i>No session open.</i>")
 
@@ -140,6 +167,7 @@ class RequestPanel(ShownRequestPanel):
         if rules is not None and rules.ceiling:
             lines.append(f"Ceiling {rules.ceiling:,} tokens: {tokens / rules.ceiling:.0%} of it ({rules.source})")
         self.header.setText("<br>".join(lines))
+        self.header_area.updateGeometry()
         text = json.dumps(payload, indent=2, ensure_ascii=False)
         self.mark_lines = mark_lines(text)
         self.payload.setHtml(block_html(text, JsonLexer(), pygments_style(), self.mark_lines))

@@ -37,6 +37,7 @@ LEGEND_FROM = 140  # the height from which the legend row is drawn under the bar
 PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
 # What leads the view bar, belonging to no message the file holds: named in the legend when the shown request has it.
 LEAD_LEGEND = (("unseen_head", "unseen head"), ("framing", "framing"))
+TAKEN_LABEL = "taken by the chosen fold record"
 LEAD_COLOURS = {"unseen_head": QColor(150, 150, 150, 160), "framing": QColor(150, 150, 150, 60)}
 LEAD_WORDS = {
     "unseen_head": "unseen head: what the provider counted that the file does not hold (its system prompt and tools)",
@@ -425,27 +426,56 @@ class WindowMap(QWidget):
         leading = {name for name, _ in self.lead_parts()} if self.document is not None else set()
         return list(KIND_LEGEND) + [item for item in LEAD_LEGEND if item[0] in leading]
 
+    def legend_places(self, metrics) -> list[tuple[str, str, float]]:
+        """(key, label, x) of each legend item: every kind, the lead's parts, the cache mark and the fold's span.
+        Past the map's width it starts at the left edge with tighter gaps, then shortens the last label
+        between words, so nothing is drawn past the edge."""
+        items = [*self.legend_entries(), ("mark", "cache mark"), ("taken", TAKEN_LABEL)]
+
+        def lay(start: float, gap: float) -> list[tuple[str, str, float]]:
+            out, x = [], start
+            for key, label in items:
+                out.append((key, label, x))
+                x += (16 if key == "taken" else 14) + metrics.horizontalAdvance(label) + gap
+            return out
+
+        room = self.width() - 4
+        places = lay(float(LEFT), 16)
+        if self._legend_end(places, metrics) > room:
+            places = lay(6.0, 10)
+        key, label, x = places[-1]
+        words = label.split(" ")
+        while len(words) > 1 and self._legend_end(places[:-1] + [(key, " ".join(words), x)], metrics) > room:
+            words.pop()
+        places[-1] = (key, " ".join(words), x)
+        return places
+
+    @staticmethod
+    def _legend_end(places: list[tuple[str, str, float]], metrics) -> float:
+        key, label, x = places[-1]
+        return x + (16 if key == "taken" else 14) + metrics.horizontalAdvance(label)
+
     def _draw_legend(self, painter: QPainter, y: float, text: QColor) -> None:
-        x = float(LEFT)
-        metrics = painter.fontMetrics()
         border = self.palette().window().color()
-        for key, label in self.legend_entries():
-            box = QRectF(x, y + 3, 10, 10)
-            painter.fillRect(box, LEAD_COLOURS.get(key) or colour_for_key(key))
-            if key in PATTERNS:
-                painter.fillRect(box, QBrush(border, PATTERNS[key]))
-            painter.setPen(text)
-            painter.drawText(QPointF(x + 14, y + 12), label)
-            x += 14 + metrics.horizontalAdvance(label) + 16
-        painter.setBrush(text)
-        painter.drawPolygon([QPointF(x, y + 4), QPointF(x + 10, y + 4), QPointF(x + 5, y + 11)])
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawText(QPointF(x + 14, y + 12), "cache mark")
-        x += 14 + metrics.horizontalAdvance("cache mark") + 16
-        painter.setPen(QPen(taken_colour(), 4))
-        painter.drawLine(QPointF(x, y + 12), QPointF(x + 12, y + 12))
-        painter.setPen(text)
-        painter.drawText(QPointF(x + 16, y + 12), "taken by the chosen fold record")
+        for key, label, x in self.legend_places(painter.fontMetrics()):
+            if key == "mark":
+                painter.setPen(text)
+                painter.setBrush(text)
+                painter.drawPolygon([QPointF(x, y + 4), QPointF(x + 10, y + 4), QPointF(x + 5, y + 11)])
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawText(QPointF(x + 14, y + 12), label)
+            elif key == "taken":
+                painter.setPen(QPen(taken_colour(), 4))
+                painter.drawLine(QPointF(x, y + 12), QPointF(x + 12, y + 12))
+                painter.setPen(text)
+                painter.drawText(QPointF(x + 16, y + 12), label)
+            else:
+                box = QRectF(x, y + 3, 10, 10)
+                painter.fillRect(box, LEAD_COLOURS.get(key) or colour_for_key(key))
+                if key in PATTERNS:
+                    painter.fillRect(box, QBrush(border, PATTERNS[key]))
+                painter.setPen(text)
+                painter.drawText(QPointF(x + 14, y + 12), label)
 
     # -- input ---------------------------------------------------------------------------
 

@@ -119,7 +119,8 @@ def run_inspect(args) -> dict[str, Any]:
                 return listed
         session = load_session(args.file, args.input_format, args.sample)
         # Counted first, then imported: a run stopped while counting leaves nothing in the library.
-        result = summarise(session, threads=2 if helper else None)
+        with counting_progress():
+            result = summarise(session, threads=2 if helper else None)
         library_id = None
         if args.db:
             from foldscope.core.store.library import Library
@@ -132,6 +133,23 @@ def run_inspect(args) -> dict[str, Any]:
     if args.db:
         result["library_session_id"] = library_id
     return result
+
+
+def counting_progress():
+    """One long message's count, shown as one line on stderr rewritten in place, only when stderr is a terminal."""
+    import contextlib
+
+    from foldscope.core.request.long_pieces import reporting
+
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext()
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\rcounting one long message: {done / 1e6:.1f} of {total / 1e6:.1f} MB{end}")
+        sys.stderr.flush()
+
+    return reporting(show)
 
 
 def inspect_samples(file: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from foldscope.core.replay.lab import model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.estimators import ADR, ESTIMATORS
 
-TOTALS = ("requests", "peak", "over_ceiling", "reported_over_ceiling", "refused", "fresh", "cache_read", "cache_write",
+TOTALS = ("requests", "peak", "reported_peak", "over_ceiling", "reported_over_ceiling", "refused", "fresh", "cache_read", "cache_write",
           "cache_write_1h", "output", "rewrites", "appends", "folds", "cost_usd")
 # The cache model's figures beside the recorded ones (for a counterfactual strategy, its own figures again).
 MODELLED = ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cost_usd")
@@ -176,14 +176,19 @@ def format_replay(result: dict[str, Any]) -> str:
         f"{'':<23}" + "".join(f"{n:>14}" for n in names),
     ]
     for key in ("estimator", *TOTALS):
-        cells = [_usd(t[key]) if key == "cost_usd" else (t[key] or "-") if key == "estimator" else f"{t[key]:,}"
-                 for t in totals]
+        cells = [_usd(t[key]) if key == "cost_usd" else (t[key] or "-") if key == "estimator"
+                 else "-" if t.get(key) is None else f"{t[key]:,}" for t in totals]
         lines.append(f"{key:<23}" + "".join(f"{c:>14}" for c in cells))
     for t in totals:
         if t["strategy"] == "recorded":
             lines.append(model_vs_reported(t))  # core.replay.lab
+            if len(totals) > 1 and t.get("modelled_cost_usd") is not None:
+                lines.append(f"the other strategies are modelled with the same cache model: set them against recorded's "
+                             f"modelled cost {_usd(t['modelled_cost_usd'])}, not its bill {_usd(t['cost_usd'])} (the bill "
+                             "also pays the provider's own cache misses, which no model foresees)")
     if not result["priced"]:
         lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
+    lines += [f"warning: {w}" for w in result.get("warnings", [])]
     if "rows" in result:  # --per-request
         lines += format_rows(result["rows"])
     check = result.get("check")

@@ -49,7 +49,7 @@ def run_requests(args) -> dict[str, Any]:
         "scales": {str(m): round(v, 6) for m, v in report.scales.items()},
         "unseen_head": report.unseen_head,
         "next_predicted": report.next_predicted.predicted if report.next_predicted else None,
-        "warnings": report.warnings,
+        "warnings": report.warnings + [w for w in (measure.impossible_ceiling(),) if w],
     }
     if getattr(args, "payload", None) is not None:
         result["payload"] = compiled_payload(measure, args.payload)
@@ -70,11 +70,15 @@ def mark_place(mark: dict[str, Any]) -> str:
     return f"messages[{mark['item']}].content[{mark['block']}]"
 
 
+FLAGGED = ("the reported input disagrees wildly with its own prediction (more than 25%), so no later "
+           "prediction anchors on it until the next report confirms it")
+
+
 def format_requests(result: dict[str, Any]) -> str:
     c = result["ceiling"]
     head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({ceiling_words(c['source'], c['why'])})"
     lines = [head, f"{'index':>5} {'predicted':>10} {'reported':>10} {'diff':>8} {'from':>6} {'estimate':>10} "
-                   f"{'counted':>10} {'scale':>7} {'prefix':>7}  over"]
+                   f"{'counted':>10} {'scale':>7} {'prefix':>7}  over / flag"]
     for row in result["requests"]:
         rep = row["reported_input"]
         reported = "-" if rep is None else f"{rep:,}"
@@ -91,6 +95,8 @@ def format_requests(result: dict[str, Any]) -> str:
         lines.append(f"over_ceiling (the estimate at or past {c['value']:,}): {sum(r['over_ceiling'] for r in rows):,} "
                      f"requests; reported_over_ceiling (the provider's count at or past it): "
                      f"{sum(bool(r.get('reported_over_ceiling')) for r in rows):,}")
+    if any(row.get("flagged") for row in rows):
+        lines.append(f"flagged: {FLAGGED}")
     heads = {r["predicted_head_source"] for r in rows if r.get("predicted_head_source")}
     lines += [f"head estimated (before the session's first report): {h}" for h in sorted(heads)]
     if result.get("next_predicted") is not None:
@@ -99,10 +105,37 @@ def format_requests(result: dict[str, Any]) -> str:
     if "payload" in result:
         marks = ", ".join(f"{mark_place(m)} {m['lifetime']} ({m['anchor']})" for m in result["payload"]["marks"])
         lines.append(f"request {result['payload']['request']}: marks {marks or 'none (caching off)'}")
-    for f in result["refused"]:
-        parts = ", ".join(f"#{p['index']} {p['kind']} {p['tokens']:,}" for p in f["largest_parts"])
-        lines.append(f"request {f['index']} refused: estimate {f['estimate']:,} >= ceiling {f['ceiling']:,}; largest parts: {parts}")
+    lines += _over_lines(result)
     return "\n".join(lines)
+
+
+SHOWN_OVER = 5  # recorded requests over the ceiling spelt out one by one; the rest are counted
+
+
+def _over_lines(result: dict[str, Any]) -> list[str]:
+    """The recorded requests whose estimate is at or past the ceiling (OVER): they were sent, so they are not
+    called refused; what is said is that the fold core would refuse such a request, and whether the provider's
+    own count was over too."""
+    over = result["refused"]
+    if not over:
+        return []
+    rows = {row["index"]: row for row in result["requests"]}
+    provider = sum(1 for f in over if rows.get(f["index"], {}).get("reported_over_ceiling"))
+    reported = sum(1 for f in over if rows.get(f["index"], {}).get("reported_input") is not None)
+    lines = [f"OVER: the estimate (count x scale, ADR-0130 Amendment 1) is at or past the ceiling, so the fold core "
+             f"would refuse such a request before sending it; these {len(over):,} were sent."]
+    if provider < reported:
+        lines.append(f"  The scale ({result['scale']:.3f}) only rises, as the spec's safety margin; `foldscope replay FILE "
+                     "--estimator predicted` shows what deciding on the predicted input would have done.")
+    for f in over[:SHOWN_OVER]:
+        row = rows.get(f["index"], {})
+        rep = row.get("reported_input")
+        said = "" if rep is None else f" (the provider counted {rep:,}: {'over' if row.get('reported_over_ceiling') else 'under'})"
+        parts = ", ".join(f"#{p['index']} {p['kind']} {p['tokens']:,}" for p in f["largest_parts"])
+        lines.append(f"  request {f['index']}: estimate {f['estimate']:,} >= ceiling {f['ceiling']:,}{said}; largest parts: {parts}")
+    if len(over) > SHOWN_OVER:
+        lines.append(f"  and {len(over) - SHOWN_OVER} more (`--json` lists every one)")
+    return lines
 
 
 def ceiling_words(source: str, why: str) -> str:

@@ -172,13 +172,18 @@ def carried_notes(session: Session) -> set[str]:
 def _fate(session: Session, note: Message, in_view: set[str]) -> tuple[str, str]:
     if note.id in in_view:
         return "pending", "in the active view now: the next request carries it"
+    record = session.record
+    folds = (session.manifest or {}).get("context_folds")
+    for entry in folds if isinstance(folds, list) else []:
+        if isinstance(entry, Mapping) and entry.get("note_index") == record.index_of(note.id) \
+                and entry.get("outcome") == "rolled_back":
+            return "rolled back", f"its {entry.get('stage', 'fold')} fold was rolled back before any request carried it"
     for event in session.events:
         if isinstance(event, Mapping) and event.get("kind") == "branch" and note.id in (event.get("abandoned") or ()):
             at, line, parent = event.get("at_request"), event.get("line"), event.get("parent_line")
             where = f" (line {line} continued from line {parent})" if line is not None and parent is not None else ""
             return "abandoned", (f"on a branch the session left at request {at}{where}: no request carried it"
                                  if at is not None else f"on a branch the session left{where}: no request carried it")
-    record = session.record
     for other in record:
         replaced = other.metadata.get("context_replaced") if other.kind == "note" and other.id != note.id else None
         if isinstance(replaced, list) and record.index_of(note.id) in replaced:

@@ -93,6 +93,8 @@ class _Replay:
         self.view: list[str] = []
 
     def note(self, note: Message, fold: Mapping[str, Any] | None) -> None:
+        if fold is not None and fold.get("outcome") == "rolled_back":
+            return  # the fold was undone before the request: its note stays in the record, never in the view
         replaced = self._replaced(note, fold)
         if not replaced:
             self.view.append(note.id)

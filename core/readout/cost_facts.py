@@ -33,7 +33,9 @@ PARTS = tuple(PART_WORDS)
 PART_EXPLAINED = {
     "provider": ("Provider misses: the start of these requests was unchanged and sent while the cache should still "
                  "have held it, so it could have been read back at a fraction of the price; the provider stored it "
-                 "again and billed a cache write instead, and nothing in the session caused it."),
+                 "again and billed a cache write instead, and nothing foldscope can see in the file caused it (the system "
+                 "prompt and tools a Claude Code, Codex or pi file does not hold are not seen; a change there would "
+                 "look the same)."),
 }
 
 

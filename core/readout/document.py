@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.images import image_tokens
 from foldscope.core.model.policy import Policy, PolicyChoice
 from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.fold_facts import fold_rows, is_note, note_first_index
@@ -220,7 +221,7 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     chars: list[int] = []
     for index, message in enumerate(record):
         text = message.text
-        tokens.append(count_text(text))
+        tokens.append(count_text(text) + image_tokens(message))  # images as the provider counts them
         chars.append(len(text))
         if index % 200 == 0:
             report(index, total, "Counting tokens")
@@ -252,32 +253,31 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     """
     from foldscope.core.formats import load_session
     from foldscope.core.model.session import LibraryError
+    from foldscope.core.request.long_pieces import reporting
 
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
     session = load_session(path, sample=sample)
-    library_id, problem = None, None
+    # Counted first, then imported with its counts in one transaction: a count stopped or failed (a kill,
+    # a cancel) leaves nothing in the library. One long message reports its own progress meanwhile.
+    with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
+        document = build_document(session, path, report, policy)
     try:
-        library_id = import_into_library(session, db, report)
+        document.library_id = import_into_library(session, db, report, document.tokens)
     except LibraryError as exc:
-        problem = str(exc)
-    document = build_document(session, path, report, policy)
-    document.library_id, document.library_problem = library_id, problem
-    if library_id is not None:
-        try:
-            keep_token_counts(db, library_id, document.tokens)
-        except LibraryError as exc:
-            document.library_problem = str(exc)
+        document.library_problem = str(exc)
     return document
 
 
-def import_into_library(session: Session, db: str | None, report: Report) -> int:
-    """Import into the SQLite library (all or nothing); the connection opens and closes in this thread."""
+def import_into_library(session: Session, db: str | None, report: Report, tokens: list[int] | None = None) -> int:
+    """Import into the SQLite library (all or nothing, with each message's token count when given, in the same
+    transaction); the connection opens and closes in this thread."""
+    from foldscope.core.request.tokens import TOKENIZER_ID
     from foldscope.core.store.library import Library
 
     report(0, 0, "Importing into the library")
     with Library(db) as library:
-        return library.import_session(session)
+        return library.import_session(session, token_counts=(TOKENIZER_ID, tokens) if tokens is not None else None)
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:
@@ -305,7 +305,10 @@ def kind_label(document: Document, index: int) -> str:
     if message.is_clipped_copy:
         return "clipped copy"
     if message.kind == "action_request":
-        return f"call {message.content.get('function', '')}".rstrip()
+        label = f"call {message.content.get('function', '')}".rstrip()
+        # A call that started a subagent says so: Enter or a double-click on its row opens that session.
+        started = any(c.extras.get("parent_call") == message.id for c in document.session.children)
+        return f"{label} → subagent" if started else label
     if message.kind == "action_response":
         return f"result {message.content.get('function', '')}".rstrip()
     return KIND_LABELS.get(message.kind, message.kind)

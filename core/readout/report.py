@@ -80,12 +80,13 @@ def fold_events(session: Session, measure: Measure) -> list[tuple[int, str]]:
 # -- charts ------------------------------------------------------------------------------------------------
 
 def timeline_svg(measure: Measure, events: Sequence[tuple[int, str]], width: int = 960, height: int = 260) -> str:
-    """Bars for each request's estimate, dots for its reported input, the policy's rules across, folds marked."""
+    """Bars for each request's predicted input (the headline, as the GUI's timeline draws it), dots for its reported
+    input, the policy's rules across (a bar outlined as over when its estimate is at or past the ceiling), folds marked."""
     rows = measure.trace.rows
     left, right, top, bottom = 70, 12, 14, 28
     ceiling = measure.ceiling
     rules = {"ceiling": ceiling, "line": measure.line_tokens, "target": measure.target_tokens} if ceiling else {}
-    peak = max([r.estimate for r in rows] + [r.reported_input or 0 for r in rows] + [int(ceiling or 0), 1])
+    peak = max([r.predicted for r in rows] + [r.reported_input or 0 for r in rows] + [int(ceiling or 0), 1])
     span = peak * 1.08
     plot_w, plot_h = width - left - right, height - top - bottom
     n = max(len(rows), 1)
@@ -105,10 +106,11 @@ def timeline_svg(measure: Measure, events: Sequence[tuple[int, str]], width: int
                      f'<title>{esc(kind)} before request {k}</title></line>')
     for row in rows:
         x = left + step * row.index + step * 0.15
-        h = plot_h * row.estimate / span
+        h = plot_h * row.predicted / span
         over = " over" if row.over_ceiling else ""
-        tip = f"request {row.index}: estimate {row.estimate:,}" + (
-            f", reported input {row.reported_input:,}" if row.reported_input else "")
+        tip = f"request {row.index}: predicted input {row.predicted:,}" + (
+            f", reported input {row.reported_input:,}" if row.reported_input else "") + (
+            f", estimate {row.estimate:,} (count × scale, against the ceiling)")
         parts.append(f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{max(step * 0.7, 0.5):.1f}" height="{h:.1f}" '
                      f'class="bar{over}"><title>{esc(tip)}</title></rect>')
         if row.reported_input:
@@ -172,7 +174,9 @@ def summary_section(data: ReportData) -> Section:
         ("Full record", f"{len(s.record):,} messages"), ("Active view", f"{len(s.view):,} messages"),
         ("Requests", f"{len(rows):,}"),
         ("Peak reported input", num(max(reported)) if reported else "not recorded"),
-        ("Largest estimate", num(max((r.estimate for r in rows), default=0))),
+        ("Largest predicted input", num(max((r.predicted for r in rows), default=0))),
+        ("Largest estimate", f"{num(max((r.estimate for r in rows), default=0))} (count × scale: what the ceiling "
+                             "is checked against)"),
         ("Ceiling", f"{num(m.ceiling)} ({m.resolution.why})" if m.ceiling else f"none ({m.resolution.why})"),
     ]
     if m.ceiling:
@@ -192,7 +196,8 @@ def summary_section(data: ReportData) -> Section:
 
 
 def timeline_section(data: ReportData) -> Section:
-    legend = ("<p class=legend><span class=swatch style='background:#4a7fd0'></span> estimate (count × scale) "
+    legend = ("<p class=legend><span class=swatch style='background:#4a7fd0'></span> predicted input (the forecast "
+              "of what the provider counts; a bar outlined red has its estimate, count × scale, at or past the ceiling) "
               "<span class=dot></span> reported input "
               "<span class=swatch style='background:#0f8a8a'></span> compaction by the agent "
               "<span class=swatch style='background:#7d3c98'></span> fold</p>")

@@ -70,6 +70,9 @@ class Layouts:
         self.measure = measure
         self.estimator = check_estimator(estimator)  # what the adr fold decides on (core.request.estimators)
         self.record = measure.session.record
+        if scale is None:
+            # The scale the session's trace calibrates: the one `requests`, `fold` and the GUI measure with.
+            measure.calibrate(prefix=False)
         self.scale = measure.scale if scale is None else scale
         self.protected = included_ids(measure.session)
         # (serial, keys, ends, notes, members, totals) of the last layout
@@ -187,6 +190,8 @@ def cache_rules(measure: Measure) -> tuple[CacheRules, str]:
         return CacheRules.openai(), f"{model} caches automatically"
     if measure.policy.caching:
         return CacheRules.anthropic(), "caching on: marks placed as ADR-0127 says"
+    if measure.policy.prompt_caching is False:  # said off (not left unset): no marks, so nothing is read back
+        return CacheRules.off(), "caching off in the policy: no marks placed, so no cache reads"
     if shows_caching(session):
         return CacheRules.anthropic(), "the source's usage shows caching: marks placed as ADR-0127 says"
     return CacheRules.off(), "caching off and the source shows none"
@@ -244,6 +249,7 @@ class StrategyRun:
             "estimator": self.estimator,
             "requests": len(rows),
             "peak": max((r.estimate for r in rows), default=0),
+            "reported_peak": max((r.reported_input or 0 for r in rows), default=0) or None,
             "over_ceiling": sum(r.over_ceiling for r in rows),
             "refused": sum(r.refused for r in rows),
             "fresh": sum(r.fresh for r in rows),
@@ -360,6 +366,10 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
     reported_input = usage.reported_input if usage is not None else None
     fresh, read, write, write_5m, write_1h, cost = out.fresh, out.read, out.write, out.write_5m, out.write_1h, modelled
     billed = strategy == "recorded" and usage is not None
+    size = out.tokens
+    if strategy == "recorded" and step.kind == "request":
+        # The recorded request is the one `requests` and the GUI show: its estimate at the scale it ran at.
+        size = measure.measure.request(step.request).estimate
     if billed:
         assert usage is not None
         bill = as_billed(usage, request_prices(measure.measure, request.model, prices))
@@ -368,7 +378,7 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
             bill.cost_usd)
     return Row(
         strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),
-        estimate=out.tokens, over_ceiling=refused(out.tokens, ceiling),
+        estimate=size, over_ceiling=refused(size, ceiling),
         fresh=fresh, cache_read=read, cache_write=write, cache_write_5m=write_5m,
         cache_write_1h=write_1h, output=output, change=out.change, rewritten=out.rewritten,
         folds=step.folds, folded=step.folded, cost_usd=cost if billed or cost is None else round(cost, 8),
@@ -476,4 +486,5 @@ def replay(
         "settings": out.settings,
         "totals": [r.totals() for r in out.runs],
         "rows": [asdict(row) for r in out.runs for row in r.rows],
+        "warnings": [w for w in (measure.impossible_ceiling(),) if w],
     }

@@ -148,6 +148,15 @@ class Measure:
         """The unseen head the next request carries: its latest stretch's (set on the session by calibrate)."""
         return self.session.unseen_head
 
+    def impossible_ceiling(self) -> str | None:
+        """Why no request can fit under the ceiling, when none can: at or below the unseen head (the system prompt
+        and tools every request carries that the file does not hold), times the scale. None when one can."""
+        ceiling, head = self.ceiling, self.unseen_head
+        if ceiling is None or not head or estimate(head, self.scale) < ceiling:
+            return None
+        return (f"the ceiling {ceiling:,} is at or below the unseen head ({head:,} tokens every request carries that "
+                f"the file does not hold, x scale {self.scale:.3f}): no request can fit under it")
+
     # -- any view -----------------------------------------------------------------------------------
     def messages(self, view: Sequence[str]) -> list[Message]:
         """A view of ids as the record's messages (ids the record lacks left out)."""

@@ -272,3 +272,45 @@ def test_at_1366_the_list_headings_wrap_rather_than_run_into_the_next(qtbot, win
         assert heading.minimumSizeHint().width() <= heading.width()
         # every line of it shown, once the layout has given it the height the wrapped text needs
         qtbot.waitUntil(lambda h=heading: h.height() >= h.heightForWidth(h.width()))
+
+
+def test_at_1366_the_request_tabs_paragraph_is_shown_whole_or_scrolls(qtbot, window, corpus_dev):
+    """New user 30: the Request tab's paragraph was cut at the bottom ("(the policy editor))")."""
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(corpus_dev / "pi" / "pi-mono_large-session.jsonl")
+    panel = window.request_panel
+    window.side_tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: "Compiled payload" in panel.header.text())
+    area, label = panel.header_area, panel.header
+
+    def whole_or_scrolls() -> bool:
+        bar = area.verticalScrollBar()
+        return label.height() >= label.heightForWidth(label.width()) and (
+            area.viewport().height() >= label.height() or (bar.isVisible() and bar.maximum() > 0))
+
+    qtbot.waitUntil(whole_or_scrolls)
+    assert panel.payload.height() >= 60  # and the payload keeps room below it
+
+
+def test_the_library_line_never_cuts_its_path_mid_name(qtbot, window, corpus_dev):
+    """New user 30: at 1366 the Library tab's line ended "1 session · 348.0 KB · /tmp,"."""
+    from foldscope.app.panels.status import SEPARATOR
+
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(corpus_dev / "claude_code" / "session-9eda1058.jsonl")
+    panel = window.library_panel
+    with qtbot.waitSignal(panel.sessions_listed, timeout=30_000):
+        window.side_tabs.setCurrentWidget(panel)
+    line = panel.size_label
+    assert line.parts[0] == "1 session" and line.parts[-1] == window.db  # the path is a part of its own
+    qtbot.waitUntil(lambda: line.width() > 0)
+    shown = line.text()
+    assert shown == SEPARATOR.join(line.parts[:line.shown_parts()]) and line.shown_parts() >= 1
+    assert line.fontMetrics().horizontalAdvance(shown) <= line.contentsRect().width() or line.shown_parts() == 1
+    assert line.parts[-1] in line.toolTip()

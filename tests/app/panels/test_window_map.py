@@ -169,3 +169,21 @@ def test_the_status_bar_shows_the_next_requests_predicted_input_and_the_free_spa
     assert f"free {258_400 - doc.now_predicted:,} of the 258,400-token context window" in text
     last = doc.requests[-1]
     assert abs(last.predicted / last.reported_input - 1) < 0.01  # the size shown is within 1% of the bill
+
+
+
+@pytest.mark.parametrize("width", [1380, 1090, 900])
+def test_the_legend_row_with_the_unseen_head_stays_inside_the_map(qtbot, tmp_path, width):
+    """The unseen head and framing lengthen the legend: at 1366 with the policy dock open it ran past the edge."""
+    from foldscope.app.panels.window_map import TAKEN_LABEL
+
+    window = opened(qtbot, tmp_path, CLAUDE_CODE)
+    the_map = window.window_map
+    the_map.resize(width, the_map.height())
+    metrics = the_map.fontMetrics()
+    places = the_map.legend_places(metrics)
+    assert [key for key, _, _ in places][-2:] == ["mark", "taken"] and "unseen_head" in [k for k, _, _ in places]
+    assert the_map._legend_end(places, metrics) <= width - 4
+    assert all(a[2] < b[2] for a, b in zip(places, places[1:]))
+    label = places[-1][1]
+    assert TAKEN_LABEL.startswith(label) and (label == TAKEN_LABEL or TAKEN_LABEL[len(label)] == " ")

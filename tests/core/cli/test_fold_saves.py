@@ -109,3 +109,18 @@ def test_amendment_3_an_unset_cache_setting_keeps_the_stored_option_and_explicit
     off = tmp_path / "off.yaml"
     off.write_text("max_input_tokens: 50000\nprompt_caching: false\n", encoding="utf-8")
     assert policy_from_args(args(str(off)), session).caching is False
+
+
+def test_a_saved_fold_with_a_rolled_back_stage_reads_back_without_a_rebuilding_warning(capsys, corpus_dev, tmp_path):
+    # Reading then writing loses nothing: a stage the fold rolled back left its note in the record, never in the
+    # view, and the file's context_folds record says so; the reader replays past views by it.
+    out = tmp_path / "folded.json"
+    fold_apply(capsys, corpus_dev / "claude_code" / "session-196820da.jsonl", out, "--ceiling", 120_000)
+    session = load_session(out)
+    folds = session.manifest["context_folds"]
+    assert any(f["outcome"] == "rolled_back" for f in folds)  # the case: without it the test proves nothing
+    assert not [w for w in session.warnings if "rebuilding past request views" in w], session.warnings
+    from foldscope.core.forensics.compactions import compaction_report
+
+    fates = {u.fate for u in compaction_report(session).unsent}
+    assert "rolled back" in fates and "pending" in fates

@@ -127,3 +127,17 @@ def test_replay_json_recorded_totals_are_the_reported_usage_with_the_cache_model
     assert main(["replay", str(path), "--strategy", "recorded"]) == 0
     text = capsys.readouterr().out
     assert "model vs reported" in text and "over_ceiling" in text and "reported_over_ceiling" in text
+
+
+def test_a_ceiling_no_request_can_fit_under_is_said_by_replay_and_requests(corpus_dev, capsys):
+    # A ceiling at or below the unseen head: adr refuses everything, band and compaction send everything over it;
+    # both commands say why instead of leaving a $0 column to explain itself.
+    from foldscope.core.cli.main import main
+
+    path = str(corpus_dev / "claude_code" / "session-9eda1058.jsonl")
+    for argv in (["replay", path, "--ceiling", "500", "--strategy", "adr,band"], ["requests", path, "--ceiling", "500"]):
+        assert main(argv) == 0
+        said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning: the ceiling 500")]
+        assert len(said) == 1 and "unseen head" in said[0] and "no request can fit" in said[0], argv
+    assert main(["replay", path, "--ceiling", "200000", "--strategy", "adr"]) == 0
+    assert "no request can fit" not in capsys.readouterr().out

@@ -82,6 +82,21 @@ def test_a_bad_profile_names_the_file_and_key(capsys, tmp_path):
     assert code == 2 and "p.yaml: max_input_tokens" in err
 
 
+def test_recorded_requests_over_the_ceiling_are_not_called_refused_and_say_what_the_provider_counted(capsys, corpus_dev):
+    # They were sent: the table says the fold core would refuse them, and whether the provider's count was over too.
+    path = corpus_dev / "pi" / "pi-mono_large-session.jsonl"
+    _, out, _ = run(capsys, "requests", str(path), "--json")
+    result = json.loads(out)
+    over = [r for r in result["requests"] if r["over_ceiling"]]
+    assert len(over) > 5 and not any(r["reported_over_ceiling"] for r in over)  # the dev case: all under by the provider
+    _, text, _ = run(capsys, "requests", str(path))
+    assert " refused" not in text
+    said = [line for line in text.splitlines() if line.startswith("  request ")]
+    assert len(said) == 5 and all("the provider counted" in line and ": under)" in line for line in said)
+    assert f"these {len(over)} were sent" in text
+    assert f"and {len(over) - 5} more" in text and "--estimator predicted" in text
+
+
 def test_requests_on_a_real_session_shows_the_estimates_verdict_and_the_providers_apart(capsys, corpus_dev):
     # pi-mono's real peak is 177,604 reported tokens under the auto ceiling of 200,000; its estimate (count x scale,
     # over by about 22% on this file) reaches the ceiling: over_ceiling keeps that meaning, reported_over_ceiling
@@ -112,3 +127,20 @@ def test_the_ceilings_source_is_named_once(capsys):
     assert cli.main(["requests", str(demo_path())]) == 0
     head = capsys.readouterr().out.splitlines()[0]
     assert "auto; auto:" not in head and "auto: auto:" not in head
+
+
+def test_a_flagged_request_is_explained_under_the_table(capsys, corpus_dev):
+    """New user 32: a "flagged" marker appeared in the table with no column header or legend."""
+    import glob
+
+    for path in sorted(glob.glob(str(corpus_dev / "pi" / "*.jsonl"))):
+        assert cli.main(["requests", path, "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)["requests"]
+        if any(r.get("flagged") for r in rows):
+            break
+    else:
+        pytest.skip("no flagged request in the dev corpus's pi files")
+    assert cli.main(["requests", path]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].endswith("over / flag")
+    assert any(line.startswith("flagged: the reported input disagrees wildly") for line in lines)

@@ -175,3 +175,17 @@ def open_in_chromium(page: Path, work: Path) -> tuple[str, list[str], list[str]]
                         if str(e.get("params", {}).get("network_isolation_key", "")).startswith("file://")
                         and not e["params"].get("url", "file:").startswith(("file:", "data:"))})
     return run.stdout, console, requested
+
+
+def test_the_reports_timeline_draws_each_requests_predicted_input_as_requests_and_the_gui_do(corpus_dev, capsys):
+    # One size for one request: the report's bars are the headline (predicted input), like the GUI's timeline and
+    # the `requests` table; the estimate (count x scale) is named apart as what the ceiling is checked against.
+    import re
+
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    page = render(gather(load_session(path), Policy()))
+    assert main(["requests", str(path), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["requests"]
+    drawn = [int(n.replace(",", "")) for n in re.findall(r"<title>request \d+: predicted input ([\d,]+)", page)]
+    assert drawn == [r["predicted"] for r in rows]
+    assert f"{max(r['predicted'] for r in rows):,}" in page.split("Largest predicted input", 1)[1][:80]

@@ -114,3 +114,22 @@ def test_reads_plus_writes_plus_fresh_is_the_request():
         r = layout("abcdefgh"[:i], [100 * i] * i, [Mark(0, "1h"), Mark(i - 1)] if i > 1 else [Mark(0)], at=i)
         out = cache.step(r)
         assert out.read + out.write + out.fresh == out.tokens and out.fresh >= 0
+
+
+def test_caching_said_off_models_no_cache_reads_even_where_the_source_cached(corpus_dev, capsys):
+    # `--no-caching` (prompt_caching false) places no marks; an Anthropic model then reads nothing from its cache,
+    # though the recorded session cached (that is the source's policy, not this one). Unset keeps the source's.
+    import json
+
+    from foldscope.core.cli.main import main
+
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    totals = {}
+    for flag in ("--no-caching", None):
+        assert main(["replay", str(path), "--strategy", "none,adr", "--json", *([flag] if flag else [])]) == 0
+        result = json.loads(capsys.readouterr().out)
+        totals[flag] = {t["strategy"]: t for t in result["totals"]}
+        if flag:
+            assert "caching off in the policy" in result["cache"]["why"]
+    assert all(t["cache_read"] == 0 and t["cache_write"] == 0 for t in totals["--no-caching"].values())
+    assert all(t["cache_read"] > 0 for t in totals[None].values())  # the source's caching, modelled, when unset
