@@ -7,14 +7,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from foldscope.app.models.cost import RowsModel
-from foldscope.app.qt import QLabel, QModelIndex, QPushButton, Qt, QTableView, QVBoxLayout, QWidget, Signal
+from foldscope.app.models.cost import PartsModel, RowsModel, WastedModel
+from foldscope.app.qt import (
+    QLabel,
+    QModelIndex,
+    QPushButton,
+    QScrollArea,
+    Qt,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
 from foldscope.app.worker import Task, run_task
 from foldscope.core.forensics.across import cache_totals, own_sessions, session_cache, top_wasted
 from foldscope.core.model.session import ReadError
-from foldscope.core.readout.cost_facts import PART_WORDS
-
-Index = Any
 
 
 def _usd(value: float | None) -> str:
@@ -40,33 +47,6 @@ def library_sources(db: str | None) -> list[str]:
     from foldscope.app.panels.library import list_sessions
 
     return sorted({r["source"] for r in list_sessions(db) if r.get("source") and Path(r["source"]).is_file()})
-
-
-class PartsModel(RowsModel):
-    """One row per part of the library's bill (the session parts, then subagents and the summariser)."""
-
-    HEADERS = ("part", "tokens", "cost", "wasted", "what it is")
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows) or role != Qt.ItemDataRole.DisplayRole:
-            return None
-        name, cell = self.rows[index.row()]
-        label, meaning = PART_WORDS[name]
-        return (label, f"{cell['tokens']:,}", _usd(cell["cost_usd"]),
-                _usd(cell["waste_usd"]) if "waste_usd" in cell else "", meaning)[index.column()]
-
-
-class WastedModel(RowsModel):
-    """The requests that wasted most on cache writes across the library."""
-
-    HEADERS = ("session", "request", "wasted", "causes")
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows) or role != Qt.ItemDataRole.DisplayRole:
-            return None
-        top = self.rows[index.row()]
-        causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())
-        return (Path(top["file"]).name, str(top["index"]), _usd(top["waste_usd"]), causes)[index.column()]
 
 
 def _table(model: RowsModel, name: str) -> QTableView:
@@ -106,13 +86,25 @@ class LibraryMoney(QWidget):
         self.wasted_sentence = QLabel("The requests that paid most to store again text the cache could have given "
                                       "back (rewrites, expiries, provider misses). Click one to open its session there.")
         self.wasted_sentence.setWordWrap(True)
+        for view in (self.parts_table, self.wasted_table):
+            view.setMinimumHeight(120)
+        inner = QWidget()
+        column = QVBoxLayout(inner)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.heading)
+        column.addWidget(self.button)
+        column.addWidget(self.parts_table, 3)
+        column.addWidget(self.wasted_sentence)
+        column.addWidget(self.wasted_table, 2)
+        # It scrolls when the tab is short (a 768-pixel screen with a dock open), never pushing the window.
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(inner)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.button)
-        layout.addWidget(self.parts_table, 3)
-        layout.addWidget(self.wasted_sentence)
-        layout.addWidget(self.wasted_table, 2)
+        layout.addWidget(scroll)
 
     def compute(self) -> Task | None:
         if self.task is not None and not self.task.is_done:

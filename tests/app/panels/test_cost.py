@@ -22,6 +22,21 @@ def open_cost(qtbot, window, path):
     return window.cost_panel
 
 
+def test_the_library_models_hold_to_qts_contract(qtmodeltester, corpus_dev):
+    from foldscope.app.models.cost import PartsModel, WastedModel
+    from foldscope.app.panels.library_money import library_money
+
+    result = library_money([str(corpus_dev / SESSION)])
+    parts = PartsModel()
+    parts.set_rows(list(result["totals"]["by_cause"].items()))
+    qtmodeltester.check(parts)
+    assert parts.index(1, 0).data() == "cache reads"
+    wasted = WastedModel()
+    wasted.set_rows(result["top_wasted"])
+    qtmodeltester.check(wasted)
+    assert wasted.rowCount() and wasted.index(0, 0).data() == Path(SESSION).name
+
+
 def test_the_models_hold_to_qts_contract(qtmodeltester, corpus_dev, tmp_path):
     report = compaction_report(load_session(write_claude_code(tmp_path)))
     compactions = CompactionModel()
