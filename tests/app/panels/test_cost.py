@@ -19,6 +19,9 @@ def open_cost(qtbot, window, path):
         window.open_path(path)
     with qtbot.waitSignal(window.cost_panel.facts_ready, timeout=20_000):
         window.side_tabs.setCurrentWidget(window.cost_panel)
+    from foldscope.app.worker import pool
+
+    qtbot.waitUntil(lambda: pool().activeThreadCount() == 0, timeout=20_000)  # the load's other work done too
     return window.cost_panel
 
 
@@ -210,3 +213,18 @@ def test_the_librarys_money_equals_foldscope_cache_on_the_folder_and_a_request_o
     qtbot.waitUntil(lambda: window.timeline.current == top["index"])
     assert Path(window.document.path).name == Path(top["file"]).name
     qtbot.waitUntil(lambda: window.cost_panel.task is None, timeout=30_000)  # the shown Cost panel counts it
+
+
+def test_at_1366_the_legend_keeps_its_wrapped_height_and_nothing_is_drawn_over_it(qtbot, window, corpus_dev):
+    """The legend wraps to more rows in a narrow tab: the sentence under it must start below its last row."""
+    window.resize(1366, 768)
+    panel = open_cost(qtbot, window, corpus_dev / "claude_code" / "session-9eda1058.jsonl")
+    legend = panel.legend
+
+    def laid_out() -> bool:  # once the layout has run: the legend its wrapped height, the sentences clear of it
+        return (legend.width() > 0 and legend.height() >= legend.heightForWidth(legend.width())
+                and panel.explained.geometry().top() >= legend.geometry().bottom()
+                and legend.geometry().top() >= panel.bar_sentence.geometry().bottom())
+
+    qtbot.waitUntil(laid_out)
+    assert legend.heightForWidth(legend.width()) > legend.heightForWidth(2000)  # it did wrap here
