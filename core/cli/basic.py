@@ -47,11 +47,12 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     """
     from foldscope.core.model import pricing
     from foldscope.core.model.launch import session_policy
+    from foldscope.core.readout.message_sizes import record_sizes
     from foldscope.core.request.measure import Measure
 
     measure = Measure(session, session_policy(session), threads=threads)
     policy, model, resolution, record = measure.policy, measure.model, measure.resolution, session.record
-    record_tokens = measure.count(list(record), first_round=None)
+    record_tokens = record_sizes(measure).total  # the GUI's full record heading shows the same figure
     view = session.view_messages()
     view_tokens = measure.count(view)
     measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at

@@ -98,6 +98,9 @@ def describe(block: Any, provider: str = "anthropic", model: str | None = None) 
         return None
     source: dict[str, Any] = block["source"] if isinstance(block.get("source"), dict) else {}
     data = source.get("data") if source.get("type") == "base64" else None
+    if data is None and isinstance(block.get("data"), str):  # pi's ImageContent: {"type", "data", "mimeType"}
+        data = block["data"]
+        source = {"media_type": block.get("mimeType")}
     if data is None:
         url = block.get("image_url") or block.get("image")
         url = url.get("url") if isinstance(url, dict) else url

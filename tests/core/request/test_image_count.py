@@ -116,3 +116,25 @@ def test_an_inspect_image_counts_by_its_models_provider_from_its_attachment(tmp_
     session = load_session(path)
     users = [m for m in session.record if m.kind == "instruction" and m.metadata.get("images")]
     assert users and all(image_tokens(m) == 765 for m in users)  # OpenAI's tiles, not the base64
+
+
+def test_a_pi_image_counts_by_its_pixels_in_a_prompt_and_a_tool_result(tmp_path):
+    """pi's ImageContent ({"type": "image", "data": base64, "mimeType"}, pi-mono packages/ai types), in a user
+    message and in a read tool's result; an Anthropic model counts width x height / 750."""
+    from foldscope.core.formats import pi
+    from tests.core.formats.test_pi import HEADER, _assistant, _msg
+
+    pasted, read = _png(800, 600), _png(1568, 784)
+    path = write_lines(tmp_path / "p.jsonl", [
+        {**HEADER, "modelId": "claude-sonnet-4-5"},
+        _msg("u1", None, "user", [{"type": "text", "text": "see"}, {"type": "image", "data": pasted, "mimeType": "image/png"}]),
+        _assistant("a1", "u1", "reading", calls=["t1"]),
+        _msg("r1", "a1", "toolResult", [{"type": "image", "data": read, "mimeType": "image/png"}], toolCallId="t1"),
+        _assistant("a2", "r1", "a chart"),
+    ])
+    session = pi.read(path)
+    assert image_tokens(session.record.get("u1")) == 640 and image_tokens(session.record.get("r1")) == 1600
+    view = session.view_messages()
+    text = counted_text(compile_request(view, record=session.record))
+    assert pasted not in text and read not in text
+    assert Counter().count(view, record=session.record) == count_text(text) + 640 + 1600
