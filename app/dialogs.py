@@ -17,6 +17,7 @@ from foldscope.app.qt import (
     QLineEdit,
     QMessageBox,
     QPlainTextEdit,
+    QProgressBar,
     QSlider,
     QSpinBox,
     Qt,
@@ -25,6 +26,7 @@ from foldscope.app.qt import (
     QTextBrowser,
     QVBoxLayout,
     QWidget,
+    Signal,
 )
 from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, build_copy, original_of
 from foldscope.core.model.session import Message
@@ -253,42 +255,104 @@ AGENT_COLUMNS = ("Agent", "Project", "Start", "Size", "Requests", "Model", "Cost
 
 
 class AgentSessionsDialog(QDialog):
-    """The sessions `foldscope sessions` lists, searchable by any column or the file's path; OK opens one."""
+    """The sessions `foldscope sessions` lists, searchable by any column or the file's path; OK opens one.
 
-    def __init__(self, rows: list[dict], parent: QWidget | None = None) -> None:
+    Given `rows`, it shows them; without, it scans this machine in the worker (start_scan): each session
+    appears as it is read, with a progress bar, and the list can be searched and chosen from meanwhile.
+    Closing the dialog cancels the scan.
+    """
+
+    scan_finished = Signal()
+
+    def __init__(self, rows: list[dict] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Open Agent Session")
         self.resize(1000, 520)
-        self.rows = rows
+        self.rows: list[dict] = []
+        self.task = None
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search agent, project, model or file")
+        self.search.setAccessibleName("Search the agent sessions")
         self.search.textChanged.connect(self._filter)
-        self.table = QTableWidget(len(rows), len(AGENT_COLUMNS))
+        self.table = QTableWidget(0, len(AGENT_COLUMNS))
+        self.table.setAccessibleName("Agent sessions on this machine")
         self.table.setHorizontalHeaderLabels(AGENT_COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
-        for r, row in enumerate(rows):
+        self.table.doubleClicked.connect(lambda _index: self.accept())
+        self.progress = QProgressBar()
+        self.progress.setAccessibleName("Reading the agent sessions")
+        self.progress.setFormat("%v of %m sessions read")
+        self.progress.setVisible(False)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        self.heading = QLabel()
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.search)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.progress)
+        layout.addWidget(buttons)
+        self.finished.connect(lambda _result: self.cancel_scan())
+        self.set_rows(rows or [], scanning=rows is None)
+
+    def set_rows(self, rows: list[dict], scanning: bool = False) -> None:
+        """Show these rows, newest first, keeping the chosen one and the search."""
+        chosen = self.chosen_path()
+        self.rows = sorted(rows, key=lambda r: r.get("modified") or 0, reverse=True)
+        self.table.setRowCount(len(self.rows))
+        for r, row in enumerate(self.rows):
             for c, text in enumerate(self.cells(row)):
                 item = QTableWidgetItem(text)  # plain text: a project name from a file is data, never markup
                 item.setToolTip(row["path"])
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
-        self.table.doubleClicked.connect(lambda _index: self.accept())
-        if rows:
-            self.table.selectRow(0)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        heading = QLabel(f"{len(rows)} sessions found on this machine, newest first" if rows
-                         else "No agent sessions found (Claude Code, Codex and pi keep theirs in their own folders)")
-        heading.setTextFormat(Qt.TextFormat.PlainText)
-        layout.addWidget(heading)
-        layout.addWidget(self.search)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(buttons)
+        if scanning:
+            heading = f"Reading the sessions on this machine: {len(self.rows)} so far, newest first"
+        elif self.rows:
+            heading = f"{len(self.rows)} sessions found on this machine, newest first"
+        else:
+            heading = "No agent sessions found (Claude Code, Codex and pi keep theirs in their own folders)"
+        self.heading.setText(heading)
+        self._filter(self.search.text(), keep=chosen)
+
+    def start_scan(self, run, find=None) -> None:
+        """Read this machine's sessions in the worker: `run` is app.worker.run_task (the window hands it in; a
+        dialog does not import the worker), `find` core.formats.discover.find_sessions by default."""
+        if find is None:
+            from foldscope.core.formats.discover import find_sessions as find
+        read: list[dict] = []  # appended in the worker, read here on each progress signal (list.append is atomic)
+
+        def work(progress) -> list[dict]:
+            def each(done: int, total: int, found) -> None:
+                read.append(found.as_dict())
+                progress.report(done, total, "Reading sessions")
+            return [f.as_dict() for f in find(each=each)]
+
+        def progressed(done: int, total: int, _label: str) -> None:
+            self.progress.setVisible(True)
+            self.progress.setRange(0, max(total, 1))
+            self.progress.setValue(done)
+            self.set_rows(list(read), scanning=True)
+
+        def ended() -> None:
+            self.progress.setVisible(False)
+            self.task = None
+            self.scan_finished.emit()
+
+        self.progress.setRange(0, 0)  # busy until the files are listed
+        self.progress.setVisible(True)
+        self.task = run(work, "Finding agent sessions", self, progressed=progressed,
+                        succeeded=lambda rows: self.set_rows(rows),
+                        failed=lambda exc: self.heading.setText(f"Could not read the sessions: {exc}"), ended=ended)
+
+    def cancel_scan(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
 
     @staticmethod
     def cells(row: dict) -> list[str]:
@@ -299,29 +363,37 @@ class AgentSessionsDialog(QDialog):
         project = row["project"] + (f" ({row['problem']})" if row["problem"] else "")
         return [row["agent"], project, start, f"{row['size'] / 1000:,.0f} kB", requests, row["model"] or "-", cost]
 
-    def _filter(self, text: str) -> None:
+    def _filter(self, text: str, keep: str | None = None) -> None:
         words = text.lower().split()
-        first_shown = None
+        first_shown = kept = None
         for r, row in enumerate(self.rows):
             haystack = " ".join(self.cells(row) + [row["path"]]).lower()
             hidden = not all(w in haystack for w in words)
             self.table.setRowHidden(r, hidden)
             if not hidden and first_shown is None:
                 first_shown = r
-        if first_shown is not None:
-            self.table.selectRow(first_shown)
+            if not hidden and keep is not None and row["path"] == keep:
+                kept = r
+        chosen = kept if kept is not None else first_shown
+        if chosen is not None:
+            self.table.selectRow(chosen)
 
     def visible_rows(self) -> list[dict]:
         return [row for r, row in enumerate(self.rows) if not self.table.isRowHidden(r)]
 
     def chosen_path(self) -> str | None:
+        if not self.rows:
+            return None
         selected = [i.row() for i in self.table.selectionModel().selectedRows() if not self.table.isRowHidden(i.row())]
         return self.rows[selected[0]]["path"] if selected else None
 
 
-def ask_agent_session(parent: QWidget, rows: list[dict]) -> str | None:
-    """The path of the session the user picks, or None (tests replace this function)."""
+def ask_agent_session(parent: QWidget, rows: list[dict] | None = None, run=None) -> str | None:
+    """The path of the session the user picks, or None (tests replace this function). Without `rows` the
+    dialog opens at once and reads this machine's sessions in the worker (`run`: app.worker.run_task)."""
     dialog = AgentSessionsDialog(rows, parent)
+    if rows is None:
+        dialog.start_scan(run)
     return dialog.chosen_path() if dialog.exec() == QDialog.DialogCode.Accepted else None
 
 

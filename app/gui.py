@@ -171,4 +171,6 @@ def settle(app) -> None:
                 break
         pool().waitForDone(100)
         app.processEvents()
-    app.processEvents()
+    for _ in range(5):  # a result's text re-wraps labels: each layout pass may ask for one more
+        app.sendPostedEvents()
+        app.processEvents()

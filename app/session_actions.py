@@ -51,6 +51,7 @@ class SessionActions(QObject):
         self.editor, self.saver, self.busy = editor, saver, busy
         self.record_list, self.view_list = lists
         self.selected = selected
+        self.row_actions: list[QAction] = []  # the window's own actions on the selected row (open its subagent)
         self.policy_editor = PolicyEditor()
         self.preview = FoldPreviewPanel(self.editor)
         self.pager = Pager()
@@ -137,6 +138,9 @@ class SessionActions(QObject):
         menu = QMenu(table)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.addActions(self.message_actions[:3] + [self.compact_action] + self.message_actions[3:])
+        if self.row_actions:
+            menu.addSeparator()
+            menu.addActions(self.row_actions)
         menu.addSeparator()
         menu.addActions([self.undo_action, self.redo_action])
         return menu

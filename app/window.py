@@ -124,6 +124,8 @@ class MainWindow(QMainWindow):
         self.window_map = WindowMap()
         self.record_list.message_selected.connect(self.select_message)
         self.view_list.message_selected.connect(self.select_message)
+        self.record_list.message_opened.connect(self.open_subagent_at)
+        self.view_list.message_opened.connect(self.open_subagent_at)
         self.inspector.message_requested.connect(self.select_message)
         self.window_map.message_clicked.connect(self.select_message)
         self.timeline.request_selected.connect(self.show_request)
@@ -226,8 +228,10 @@ class MainWindow(QMainWindow):
         self._rebuild_recent_menu()
         add_action(file_menu, self, "Open &Agent Session…", "Ctrl+Alt+O", self.open_agent_session,
                    "The Claude Code, Codex and pi sessions on this machine, newest first")
-        add_action(file_menu, self, "Open S&ubagent of the Selected Call", None, self.open_subagent,
-                   "The child session a Task (agent) call started, or the compaction summariser's call")
+        self.subagent_action = add_action(file_menu, self, "Open S&ubagent of the Selected Call", None, self.open_subagent,
+                                          "The child session a Task (agent) call started, or the compaction summariser's call")
+        self.subagent_action.setEnabled(False)
+        actions.row_actions.append(self.subagent_action)  # also on the lists' context menu
         file_menu.addActions(actions.file_actions)
         self.export_report_action = add_action(file_menu, self, "Export &Report…", None, self.export_report,
                                                "Write the session as one self-contained HTML file to share")
@@ -489,23 +493,34 @@ class MainWindow(QMainWindow):
 
     def open_agent_session(self) -> None:
         """Choose one of the agent sessions on this machine (core.formats.discover) and open it."""
-        from foldscope.core.formats.discover import find_sessions
-
-        path = dialogs.ask_agent_session(self, [found.as_dict() for found in find_sessions()])
+        path = dialogs.ask_agent_session(self, run=run_task)  # it reads the sessions in the worker while open
         if path:
             self.open_path(path)
 
     def open_subagent(self) -> None:
         """Open the child session the selected message started (its Task call), or the summariser of a note."""
-        doc, index = self.document, self.inspector.index
-        if doc is None or index is None:
+        index = self.inspector.index
+        if index is None:
             return
+        if not self.open_subagent_at(index):
+            dialogs.show_message(self, "No subagent", "The selected message did not start a subagent session.")
+
+    def child_started_by(self, index: int | None):
+        """The child session the message at record index `index` started (its Task call, a note's summariser), or None."""
+        doc = self.document
+        if doc is None or index is None or not 0 <= index < len(doc.session.record):
+            return None
         mid = doc.session.record[index].id
-        for child in doc.session.children:
-            if mid in (child.extras.get("parent_call"), child.extras.get("compaction_note")):
-                self.open_path(child.source)
-                return
-        dialogs.show_message(self, "No subagent", "The selected message did not start a subagent session.")
+        return next((child for child in doc.session.children
+                     if mid in (child.extras.get("parent_call"), child.extras.get("compaction_note"))), None)
+
+    def open_subagent_at(self, index: int) -> bool:
+        """Open the child session the row at `index` started (Enter or a double-click on it); False when none."""
+        child = self.child_started_by(index)
+        if child is None:
+            return False
+        self.open_path(child.source)
+        return True
 
     def open_path(self, path: str | Path, select: int | None = None, sample: str | None = None) -> Task | None:
         """Load a session file in the worker (asking first about unsaved changes); then select `select`.
@@ -804,6 +819,7 @@ class MainWindow(QMainWindow):
         self.view_list.select_index(index)
         self.inspector.show_message(index)
         self.window_map.set_selected(index)
+        self.subagent_action.setEnabled(self.child_started_by(index) is not None)
         if reveal and self.side_tabs.currentWidget() is not self.inspector:
             self.side_tabs.setCurrentWidget(self.inspector)
 

@@ -4,6 +4,12 @@ Run: .venv/bin/python bench/bench_count.py [--tokens N] [--repeat R]
 Prints the two ratios DESIGN.md's Targets name, each against a baseline measured in the same run:
   throughput = raw encode_ordinary time / our cold count time  (target 0.8 or better)
   re-estimate = our count after one message changes / our cold count time  (target under 0.05)
+
+Run: .venv/bin/python bench/bench_count.py --long [--sizes 1,8,50] [--tiktoken-up-to 8]
+One huge message (core.request.long_pieces): where tiktoken's time goes on one long piece (its regular
+expression or its merge), the crossover between tiktoken's merge and the windowed one by piece length,
+then seconds per MB of a one-piece message (one letter, random lowercase, CJK) counted by count_text
+at each size, the growth exponent between sizes, and tiktoken's own time up to --tiktoken-up-to MB.
 """
 
 from __future__ import annotations
@@ -70,11 +76,73 @@ def best(fn, repeat: int) -> tuple[float, object]:
     return min(times), result
 
 
+def one_piece(kind: str, chars: int, seed: int = 3) -> str:
+    rng = random.Random(seed)
+    if kind == "one letter":
+        return "a" * chars
+    if kind == "lowercase":
+        return "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=chars))
+    return "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(chars // 3))  # CJK: 3 bytes a character
+
+
+def timed(fn) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - t0, result
+
+
+def long_messages(sizes: list[float], tiktoken_up_to: float) -> None:
+    import math
+
+    import regex
+
+    from foldscope.core.request import long_pieces
+    from foldscope.core.request.tokens import O200K_PAT_STR, count_text
+
+    enc = encoding()
+    piece = one_piece("lowercase", 1_000_000)
+    split_time, _ = timed(lambda: regex.findall(O200K_PAT_STR, piece))
+    merge_time, _ = timed(lambda: enc._encode_single_piece(piece.encode()))
+    whole_time, _ = timed(lambda: enc.encode_ordinary(piece))
+    print("where tiktoken's time goes, 1 MB of random lowercase (one piece):")
+    print(f"  encode_ordinary {whole_time:.2f} s; its merge alone (_encode_single_piece) {merge_time:.2f} s; "
+          f"the regular expression (regex.findall) {split_time:.3f} s")
+    print("crossover, one lowercase piece: tiktoken's merge vs the windowed merge (ms, best of 3)")
+    for length in (1024, 2048, 4096, 8192, 16384, 65536):
+        data = one_piece("lowercase", length, seed=length).encode()
+        ours = min(timed(lambda data=data: long_pieces.merge_long(enc, data, keep=False))[0] for _ in range(3))
+        theirs = min(timed(lambda data=data: enc._encode_single_piece(data))[0] for _ in range(3))
+        print(f"  {length:6,} bytes: tiktoken {theirs * 1000:7.2f}  windowed {ours * 1000:7.2f}  ratio {theirs / ours:5.2f}")
+    print(f"one huge message: count_text of one piece (long pieces merged in windows from {long_pieces.LONG_PIECE:,} characters)")
+    for kind in ("one letter", "lowercase", "CJK"):
+        points = []
+        for mb in sizes:
+            text = one_piece(kind, int(mb * 1_000_000))
+            size = len(text.encode()) / 1e6
+            ours, n = timed(lambda text=text: count_text(text))
+            line = f"  {kind:10} {size:5.1f} MB  {n:>10,} tokens  ours {ours:7.2f} s  {ours / size:5.2f} s/MB"
+            if mb <= tiktoken_up_to:
+                theirs, m = timed(lambda text=text: len(enc.encode_ordinary(text)))
+                assert m == n, (kind, mb, m, n)
+                line += f"  tiktoken {theirs:7.2f} s  {theirs / size:5.2f} s/MB  (same count)"
+            if points:
+                (s0, t0) = points[-1]
+                line += f"  growth exponent {math.log(ours / t0) / math.log(size / s0):.2f}"
+            points.append((size, ours))
+            print(line, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--long", action="store_true", help="the one-huge-message figures instead")
+    ap.add_argument("--sizes", default="1,8,50", help="MB of each one-piece message (--long)")
+    ap.add_argument("--tiktoken-up-to", type=float, default=8, help="time tiktoken too up to this many MB (--long)")
     args = ap.parse_args(argv)
+    if args.long:
+        long_messages([float(x) for x in args.sizes.split(",")], args.tiktoken_up_to)
+        return 0
 
     view = generated_view(args.tokens)
     record = FullRecord(view)

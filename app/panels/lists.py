@@ -25,9 +25,11 @@ PREVIEW_MIN_CHARS = 14  # the Preview column never narrower than this many avera
 
 
 class MessageList(QWidget):
-    """A title over a virtual table; `message_selected` says which record index the user chose."""
+    """A title over a virtual table; `message_selected` says which record index the user chose, `message_opened`
+    which one they activated (Enter, or a double-click): the window opens the subagent a call started."""
 
     message_selected = Signal(int)
+    message_opened = Signal(int)
 
     def __init__(self, title: str, model: MessageTableModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -82,6 +84,8 @@ class MessageList(QWidget):
         self.table.setMinimumHeight(header.sizeHint().height() + MIN_ROWS * self.table.verticalHeader().defaultSectionSize()
                                     + frame)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.table.activated.connect(lambda index: self.message_opened.emit(int(index.data(IndexRole)))
+                                     if index.isValid() else None)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)

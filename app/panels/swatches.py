@@ -22,6 +22,7 @@ class SwatchLegend(QWidget):
 
     def set_items(self, items: list[tuple[QColor, str, str]]) -> None:
         self.items = list(items)
+        self._hold_height()
         self.updateGeometry()
         self.update()
 
@@ -55,7 +56,18 @@ class SwatchLegend(QWidget):
         return int(places[-1][1].bottom()) if places else 0
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
-        return QSize(400, self.heightForWidth(400))
+        return QSize(400, self.heightForWidth(self.width() if self.width() > 0 else 400))
+
+    def _hold_height(self) -> None:
+        # A scroll area's layout does not ask for height-for-width: the legend holds its own wrapped height,
+        # so the sentence under it is never drawn over its second row.
+        needed = self.heightForWidth(self.width())
+        if self.minimumHeight() != needed:
+            self.setMinimumHeight(needed)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        self._hold_height()
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(SWATCH * 4, self._line_height() if self.items else 0)

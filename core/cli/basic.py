@@ -47,11 +47,12 @@ def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
     """
     from foldscope.core.model import pricing
     from foldscope.core.model.launch import session_policy
+    from foldscope.core.readout.message_sizes import record_sizes
     from foldscope.core.request.measure import Measure
 
     measure = Measure(session, session_policy(session), threads=threads)
     policy, model, resolution, record = measure.policy, measure.model, measure.resolution, session.record
-    record_tokens = measure.count(list(record), first_round=None)
+    record_tokens = record_sizes(measure).total  # the GUI's full record heading shows the same figure
     view = session.view_messages()
     view_tokens = measure.count(view)
     measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at
@@ -119,7 +120,8 @@ def run_inspect(args) -> dict[str, Any]:
                 return listed
         session = load_session(args.file, args.input_format, args.sample)
         # Counted first, then imported: a run stopped while counting leaves nothing in the library.
-        result = summarise(session, threads=2 if helper else None)
+        with counting_progress():
+            result = summarise(session, threads=2 if helper else None)
         library_id = None
         if args.db:
             from foldscope.core.store.library import Library
@@ -132,6 +134,23 @@ def run_inspect(args) -> dict[str, Any]:
     if args.db:
         result["library_session_id"] = library_id
     return result
+
+
+def counting_progress():
+    """One long message's count, shown as one line on stderr rewritten in place, only when stderr is a terminal."""
+    import contextlib
+
+    from foldscope.core.request.long_pieces import reporting
+
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext()
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\rcounting one long message: {done / 1e6:.1f} of {total / 1e6:.1f} MB{end}")
+        sys.stderr.flush()
+
+    return reporting(show)
 
 
 def inspect_samples(file: str) -> dict[str, Any]:

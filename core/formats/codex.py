@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
 from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
@@ -160,7 +161,11 @@ class _Reader:
                     return
                 self.prompts[key] += 1
                 self.conversation = True
-                b.add(mid, "instruction", {"instruction": text}, line, at=at, metadata=extra)
+                content = item.get("content")
+                images = [f for c in content if (f := describe_image(c, "openai", self.model)) is not None] \
+                    if isinstance(content, list) else []
+                b.add(mid, "instruction", {"instruction": text}, line, at=at,
+                      metadata={**extra, "images": images} if images else extra)
             elif role in ("developer", "system") and not self.conversation:
                 b.add(mid, "system", {"system_message": text}, line, at=at, metadata={"role": role, **extra})
             elif role in ("developer", "system"):

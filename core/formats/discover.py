@@ -12,7 +12,7 @@ requests, model and cost. A file that does not read is listed with its problem, 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,8 +120,14 @@ def describe(agent: str, path: Path) -> Found:
                  stat.st_mtime, totals.requests, session.model, totals.cost_usd)
 
 
-def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[Found]:
-    """Every agent session on this machine, newest first (by the file's last change)."""
-    found = [describe(agent, path) for agent, root in roots(environ, home).items()
-             for path in session_files(agent, root)]
+def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = None,
+                  each: Callable[[int, int, Found], None] | None = None) -> list[Found]:
+    """Every agent session on this machine, newest first (by the file's last change). `each(done, total, found)`
+    hears of every session as it is read (the files are listed first, then each is read: the slow part)."""
+    files = [(agent, path) for agent, root in roots(environ, home).items() for path in session_files(agent, root)]
+    found = []
+    for done, (agent, path) in enumerate(files, 1):
+        found.append(describe(agent, path))
+        if each is not None:
+            each(done, len(files), found[-1])
     return sorted(found, key=lambda f: f.mtime, reverse=True)

@@ -4,6 +4,12 @@ Anthropic counts an image as about width x height / 750 tokens after scaling it 
 its long edge (docs.anthropic.com, Vision: "Calculate image costs"), so an image is counted from its
 pixel size, never from its base64 text. A header this module cannot read gives no size; the image is then
 counted at the most an image can cost (MAX_TOKENS), an upper bound that says it is one.
+
+OpenAI counts by tiles (platform.openai.com/docs/guides/images-vision, "Calculating costs", the rule of
+GPT-4o, GPT-4.1 and the o-series): `detail: low` costs the base tokens; otherwise the image is scaled to
+fit 2048 x 2048, then down so its short side is 768 pixels, and costs the base plus a price per 512-pixel
+tile (85 and 170 for GPT-4o; 2,833 and 5,667 for GPT-4o mini). `auto` is counted as high, the most it
+can cost. The Codex models' own rule is not documented there; they are counted by GPT-4o's.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import base64
 import binascii
 import math
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 LONG_EDGE = 1568
@@ -68,12 +75,32 @@ def tokens_for(size: tuple[int, int] | None) -> int:
     return min(MAX_TOKENS, math.ceil(w * h / 750))
 
 
-def describe(block: Any) -> dict[str, Any] | None:
-    """An image content block's facts (media type, size, tokens, whether the count is exact), else None."""
+OPENAI_TILE = 512
+OPENAI_MAX_TILES = 8  # the most tiles a 2048-box, 768-short-side image can hold (2 x 4)
+
+
+def openai_tokens(size: tuple[int, int] | None, detail: str | None = None, model: str | None = None) -> int:
+    """OpenAI's tile count for an image of this pixel size (the most it can cost when the size is unknown)."""
+    base, per_tile = (2833, 5667) if model and "4o-mini" in model else (85, 170)
+    if detail == "low":
+        return base
+    if size is None or min(size) <= 0:
+        return base + per_tile * OPENAI_MAX_TILES
+    fit = min(1.0, 2048 / max(size))
+    scale = fit * min(1.0, 768 / (min(size) * fit))
+    return base + per_tile * math.ceil(size[0] * scale / OPENAI_TILE) * math.ceil(size[1] * scale / OPENAI_TILE)
+
+
+def describe(block: Any, provider: str = "anthropic", model: str | None = None) -> dict[str, Any] | None:
+    """An image content block's facts (media type, size, tokens, whether the count is exact), else None.
+    `provider`: whose rule counts it ("anthropic", or "openai" for a Codex rollout's input_image)."""
     if not isinstance(block, dict) or block.get("type") not in ("image", "input_image", "image_url"):
         return None
     source: dict[str, Any] = block["source"] if isinstance(block.get("source"), dict) else {}
     data = source.get("data") if source.get("type") == "base64" else None
+    if data is None and isinstance(block.get("data"), str):  # pi's ImageContent: {"type", "data", "mimeType"}
+        data = block["data"]
+        source = {"media_type": block.get("mimeType")}
     if data is None:
         url = block.get("image_url") or block.get("image")
         url = url.get("url") if isinstance(url, dict) else url
@@ -87,6 +114,21 @@ def describe(block: Any) -> dict[str, Any] | None:
         except (binascii.Error, ValueError):
             size = None
     media = source.get("media_type") if isinstance(source.get("media_type"), str) else None
+    detail = block.get("detail") if isinstance(block.get("detail"), str) else None
+    if provider == "openai":
+        tokens, exact = openai_tokens(size, detail, model), size is not None or detail == "low"
+    else:
+        tokens, exact = tokens_for(size), size is not None
     return {"media_type": media, "width": size[0] if size else None, "height": size[1] if size else None,
-            "tokens": tokens_for(size), "exact": size is not None,
+            "tokens": tokens, "exact": exact, "rule": provider,
             "base64_chars": len(data) if isinstance(data, str) else None}
+
+
+def image_tokens(message: Any) -> int:
+    """The tokens of a message's images as its reader measured them (metadata "images"), 0 without any."""
+    metadata = getattr(message, "metadata", None)
+    images = metadata.get("images") if isinstance(metadata, Mapping) else None
+    if not isinstance(images, list):
+        return 0
+    return sum(i["tokens"] for i in images if isinstance(i, dict) and isinstance(i.get("tokens"), int)
+               and not isinstance(i.get("tokens"), bool) and i["tokens"] > 0)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.stream import as_int, json_problem, parse_time, text_of
 from foldscope.core.model.session import (
     FullRecord,
@@ -258,6 +259,23 @@ class _SampleReader:
     def where(self, path: str) -> str:
         return f"{self.info.where}{path[1:]}" if self.info.where.startswith("$") else f"{self.info.where}:{path}"
 
+    def resolved(self, block: dict[str, Any]) -> dict[str, Any]:
+        """An image block with its `attachment://` reference replaced by the sample's attachment (a data URL)."""
+        image = block.get("image")
+        if isinstance(image, str) and image.startswith("attachment://"):
+            found = self.attachments.get(image[len("attachment://"):])
+            if isinstance(found, str):
+                return {**block, "image": found}
+        return block
+
+    def image_rule(self) -> tuple[str, str | None]:
+        """Whose rule counts this sample's images, from its first model event's model ("openai/gpt-4o")."""
+        events = self.sample.get("events")
+        model = next((e["model"] for e in events if isinstance(e, dict) and e.get("event") == "model"
+                      and isinstance(e.get("model"), str)), None) if isinstance(events, list) else None
+        provider = "openai" if model and model.startswith(("openai/", "azureai/")) else "anthropic"
+        return provider, model
+
     # -- messages ---------------------------------------------------------------------------
     def key(self, message: Mapping[str, Any]) -> str:
         mid = message.get("id")
@@ -395,7 +413,8 @@ class _SampleReader:
         text = text_of(content) if not isinstance(content, str) else content
         meta: dict[str, Any] = {"role": role}
         if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "image" for b in content):
-            meta["images"] = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image")
+            meta["images"] = [facts for b in content if isinstance(b, dict) and b.get("type") == "image"
+                              and (facts := describe_image(self.resolved(b), *self.image_rule())) is not None]
         if role == "system":
             yield Message(key, "system", at, {"system_message": text}, meta, provenance)
         elif role == "assistant":

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
 from foldscope.core.model.session import Message, ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
@@ -175,12 +176,23 @@ class _Reader:
             b.warn(line, f"unknown entry type {kind!r}; skipped")
             b.unsent(f"unknown:{kind}", line, offset)
 
+    def _images(self, content: Any) -> list[dict]:
+        """A content list's image blocks, each counted by the rule of the provider of the model in use
+        (core.formats.images: OpenAI's tiles for a gpt-* or o-series model, else Anthropic's pixels)."""
+        if not isinstance(content, list):
+            return []
+        model = self.model or ""
+        provider = "openai" if model.startswith(("gpt", "o1", "o3", "o4", "codex")) else "anthropic"
+        return [f for block in content if (f := describe_image(block, provider, model)) is not None]
+
     def _message(self, message: Mapping, key: str, line: int, at: float | None) -> None:
         b = self.b
         role = message.get("role")
         content = message.get("content")
         if role == "user":
-            b.add(key, "instruction", {"instruction": text_of(content)}, line, at=at)
+            images = self._images(content)
+            b.add(key, "instruction", {"instruction": text_of(content)}, line, at=at,
+                  metadata={"images": images} if images else None)
         elif role == "assistant":
             model = message.get("model") if isinstance(message.get("model"), str) else self.model
             b.start_response(key, line, at, model, {"model": model, "stop_reason": message.get("stopReason")})
@@ -212,7 +224,10 @@ class _Reader:
             if not isinstance(answers, str):
                 b.warn(line, "toolResult without a string `toolCallId`; skipped")
                 return
-            b.result(answers, text_of(content), line, at, id=key, metadata={"is_error": message.get("isError") is True})
+            meta: dict = {"is_error": message.get("isError") is True}
+            if images := self._images(content):
+                meta["images"] = images
+            b.result(answers, text_of(content), line, at, id=key, metadata=meta)
         elif role == "bashExecution":
             text = f"{message.get('command', '')}\n{message.get('output', '')}"
             b.add(key, "instruction", {"instruction": text}, line, at=at, metadata={"role": role},

@@ -18,14 +18,22 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
     about n pointer compares, not n Python steps."""
     n = min(len(a), len(b))
     differ = operator.ne if equal else operator.is_not
-    lo, step = 0, max(n, 1)
+    if n and type(a) is type(b) and len(a) == len(b) == n and a == b:
+        return n  # the same sequence: one compare, no copy
+    # Galloping from the start: chunks double while they match and halve where they part, so the cost is
+    # about the shared start's length, however long the sequences run past it.
+    lo, step = 0, 64
     while lo < n:
         hi = min(n, lo + step)
-        if tuple(a[lo:hi]) == tuple(b[lo:hi]):
+        sa, sb = a[lo:hi], b[lo:hi]
+        if type(sa) is not type(sb):  # a list never equals a tuple: compare as tuples
+            sa, sb = tuple(sa), tuple(sb)
+        if sa == sb:
             lo = hi
+            step *= 2
             continue
         if hi - lo <= 16:
-            return next(compress(count(lo), map(differ, a[lo:hi], b[lo:hi])), hi)
+            return next(compress(count(lo), map(differ, sa, sb)), hi)
         step = (hi - lo) // 2
     return n
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.images import image_tokens
 from foldscope.core.model.policy import Policy, PolicyChoice
 from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.fold_facts import fold_rows, is_note, note_first_index
@@ -267,7 +268,7 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     if tokens is None or len(tokens) != total:
         tokens = []
         for index, message in enumerate(record):
-            tokens.append(count_text(message.text))
+            tokens.append(count_text(message.text) + image_tokens(message))  # images as the provider counts them
             if index % 200 == 0:
                 report(index, total, "Counting tokens")
         report(total, total, "Counting tokens")
@@ -302,44 +303,52 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     """
     from foldscope.core.formats import load_session
     from foldscope.core.model.session import LibraryError
+    from foldscope.core.request.long_pieces import reporting
 
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
     session = load_session(path, sample=sample)
     if shown is not None:
         shown(first_document(session, path))
-    library_id, problem, stored = None, None, None
+    # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
+    # counts in one transaction: a count stopped or failed (a kill, a cancel) leaves nothing in the library.
+    # One long message reports its own progress meanwhile.
+    problem, stored = None, None
     try:
-        library_id = import_into_library(session, db, report)
-        stored = stored_token_counts(db, library_id)
+        stored = stored_token_counts(db, session)
     except LibraryError as exc:
         problem = str(exc)
-    document = build_document(session, path, report, policy, tokens=stored, on_count=on_count)
-    document.library_id, document.library_problem = library_id, problem
-    if library_id is not None and stored is None:
+    with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
+        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count)
+    document.library_problem = problem
+    if problem is None:
         try:
-            keep_token_counts(db, library_id, document.tokens)
+            document.library_id = import_into_library(session, db, report, document.tokens)
         except LibraryError as exc:
             document.library_problem = str(exc)
     return document
 
 
-def import_into_library(session: Session, db: str | None, report: Report) -> int:
-    """Import into the SQLite library (all or nothing); the connection opens and closes in this thread."""
+def import_into_library(session: Session, db: str | None, report: Report, tokens: list[int] | None = None) -> int:
+    """Import into the SQLite library (all or nothing, with each message's token count when given, in the same
+    transaction); the connection opens and closes in this thread."""
+    from foldscope.core.request.tokens import TOKENIZER_ID
     from foldscope.core.store.library import Library
 
     report(0, 0, "Importing into the library")
     with Library(db) as library:
-        return library.import_session(session)
+        return library.import_session(session, token_counts=(TOKENIZER_ID, tokens) if tokens is not None else None)
 
 
-def stored_token_counts(db: str | None, library_id: int) -> list[int] | None:
-    """The counts the library keeps for this session's messages by the tokenizer in use (None: not all kept)."""
+def stored_token_counts(db: str | None, session: Session) -> list[int] | None:
+    """The counts the library keeps for this session's messages by the tokenizer in use, when it holds the
+    session already (the same source bytes); None otherwise, or when not all are kept."""
     from foldscope.core.request.tokens import TOKENIZER_ID
     from foldscope.core.store.library import Library
 
     with Library(db) as library:
-        return library.token_counts(library_id, TOKENIZER_ID)
+        known = library.known_session(session)
+        return library.token_counts(known, TOKENIZER_ID) if known is not None else None
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:
@@ -367,7 +376,10 @@ def kind_label(document: Document, index: int) -> str:
     if message.is_clipped_copy:
         return "clipped copy"
     if message.kind == "action_request":
-        return f"call {message.content.get('function', '')}".rstrip()
+        label = f"call {message.content.get('function', '')}".rstrip()
+        # A call that started a subagent says so: Enter or a double-click on its row opens that session.
+        started = any(c.extras.get("parent_call") == message.id for c in document.session.children)
+        return f"{label} → subagent" if started else label
     if message.kind == "action_response":
         return f"result {message.content.get('function', '')}".rstrip()
     return KIND_LABELS.get(message.kind, message.kind)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from foldscope.core.model import pricing
@@ -229,9 +229,16 @@ class Row:
     modelled_cache_read: int = 0
     modelled_cache_write: int = 0
     modelled_cost_usd: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as plain data: what dataclasses.asdict gives for its scalar fields, without the deep walk."""
+        return {name: getattr(self, name) for name in ROW_FIELDS}
     reported_input: int | None = None  # what the provider counted for the recorded request, where it reported usage
     reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
     predicted: int | None = None  # where the fold decided on the predicted input (--estimator predicted): its size
+
+
+ROW_FIELDS = tuple(f.name for f in fields(Row))
 
 
 @dataclass
@@ -485,6 +492,6 @@ def replay(
         "cache": {"mode": out.cache_mode, "why": out.cache_why},
         "settings": out.settings,
         "totals": [r.totals() for r in out.runs],
-        "rows": [asdict(row) for r in out.runs for row in r.rows],
+        "rows": [row.as_dict() for r in out.runs for row in r.rows],
         "warnings": [w for w in (measure.impossible_ceiling(),) if w],
     }

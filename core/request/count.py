@@ -20,10 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from foldscope.core.formats.images import image_tokens
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
 from foldscope.core.request.count_step import Laid, glue_of, lay_out, one_replaced, places, shared, type_glue
+from foldscope.core.request.long_pieces import has_long_piece
 
 if TYPE_CHECKING:
     from foldscope.core.model.policy import Policy
@@ -101,6 +103,7 @@ class Counter:
         self._glue: dict[str, int] = {}
         self._glue_by_kind: dict[tuple, int] = {}  # (tag, role, next role) -> the glue's tokens
         self._heads: dict[str, int] = {}
+        self._images: dict[tuple, int] = {}  # a block's image tokens, until its body is counted
         self._recent: list[Laid] = []
         self._serial = 0
         # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
@@ -173,6 +176,7 @@ class Counter:
             glue = type_glue(spec)
             if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                 raise AssertionError(f"block does not end with its type: {text[:80]}")
+            self._images[key] = images_of(spec)
             self._tokenise({key: text[2 : len(text) - len(glue)]})
         old_part = base.parts[fi]
         glue_tokens = old_part.tokens - self._bodies[base.keys[fi]]
@@ -220,6 +224,7 @@ class Counter:
                 if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                     raise AssertionError(f"block does not end with its type: {text[:80]}")
                 new[key] = text[2 : len(text) - len(glue)]
+                self._images[key] = images_of(spec)
         self._tokenise(new)
         parts, cum = laid.parts, laid.cum
         total = cum[-1] if cum else 0
@@ -296,6 +301,7 @@ class Counter:
                     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                         raise AssertionError(f"block does not end with its type: {text[:80]}")
                     body = text[2 : len(text) - len(glue)]
+                    self._images[key] = images_of(spec)
                 if bi < len(blocks) - 1:
                     glue += ',{"'
                 elif not last_turn:
@@ -323,15 +329,26 @@ class Counter:
         chars = sum(len(t) for t in texts)
         self.tokenised_chars += chars
         enc = tokens.encoding()
-        if chars >= PARALLEL_CHARS and self.threads > 1 and len(texts) > 1:
-            counts = [len(ids) for ids in enc.encode_ordinary_batch(texts, num_threads=self.threads)]
+        # A text holding a very long piece is merged in windows (core.request.long_pieces), never whole by tiktoken.
+        counts: list[int] = [0] * len(texts)
+        rest = []
+        for i, t in enumerate(texts):
+            if has_long_piece(t):
+                counts[i] = tokens.count_text(t)
+            else:
+                rest.append(i)
+        if chars >= PARALLEL_CHARS and self.threads > 1 and len(rest) > 1:
+            for i, ids in zip(rest, enc.encode_ordinary_batch([texts[i] for i in rest], num_threads=self.threads)):
+                counts[i] = len(ids)
         else:
-            counts = [len(enc.encode_ordinary(t)) for t in texts]
+            for i in rest:
+                counts[i] = len(enc.encode_ordinary(texts[i]))
         for key, n in zip(new, counts):
             if key[0] == "head":
                 self._heads[key[1]] = n
             else:
-                self._bodies[key] = n
+                # A block's images count as the provider counts them, beside its text (where "[image]" stands).
+                self._bodies[key] = n + self._images.pop(key, 0)
 
     def _lookup(self, key, glue: str) -> int:
         n = self._heads[key[1]] if key[0] == "head" else self._bodies[key]
@@ -348,6 +365,14 @@ class Counter:
         self._glue.clear()
         self._glue_by_kind.clear()
         self._heads.clear()
+        self._images.clear()
+
+
+def images_of(spec) -> int:
+    """The image tokens a block carries: its messages' images (core.formats.images), none on a tool call."""
+    if spec.tag == "tool_use":
+        return 0
+    return sum(image_tokens(m) for m in spec.messages)
 
 
 def count_text(text: str) -> int:

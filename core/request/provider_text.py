@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from foldscope.core.formats.images import image_tokens
 from foldscope.core.model.running import RunningSum
 from foldscope.core.model.session import Message, canonical_json
 from foldscope.core.request.tokens import count_text
@@ -48,7 +49,7 @@ def seen(message: Message) -> Seen:
     if "[REDACTED" in text:
         hidden = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text))
         text = PLACEHOLDER.sub("", text)
-    return Seen(count_text(text) + MESSAGE_OVERHEAD, len(text), hidden)
+    return Seen(count_text(text) + image_tokens(message) + MESSAGE_OVERHEAD, len(text), hidden)
 
 
 @dataclass(frozen=True)

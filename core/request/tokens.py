@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import tiktoken
 
+from foldscope.core.request import long_pieces
+
 # tiktoken's own expected SHA-256 for o200k_base.tiktoken (tiktoken_ext/openai_public.py).
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 
@@ -150,6 +152,11 @@ def encoding() -> tiktoken.Encoding:
     return _local()
 
 
+def local_encoding() -> tiktoken.Encoding:
+    """The encoding built in this process (never the helper's pipe): for its private merge of one piece."""
+    return _local()
+
+
 def _local() -> tiktoken.Encoding:
     global _encoding
     if _encoding is None:
@@ -277,5 +284,8 @@ def _serve(down: int, up: int) -> None:
 
 
 def count_text(text: str) -> int:
-    """Exact o200k_base token count of text, special-token strings counted as ordinary text."""
-    return len(encoding().encode_ordinary(text))
+    """Exact o200k_base token count of text, special-token strings counted as ordinary text (a very long
+    piece merged in windows, core.request.long_pieces)."""
+    if not long_pieces.has_long_piece(text):
+        return len(encoding().encode_ordinary(text))
+    return long_pieces.count_ordinary(_local(), text)  # merged here: the windows need the Encoding itself

@@ -333,7 +333,7 @@ class Library:
     # Imports -----------------------------------------------------------------------------------
 
     @_guarded
-    def import_session(self, session: Session) -> int:
+    def import_session(self, session: Session, token_counts: tuple[str, list[int]] | None = None) -> int:
         """Store a session in one transaction and return its id; the same source bytes give the same id.
 
         Each message's original bytes (a BLOB) are stored once, as a body keyed by their SHA-256, with its
@@ -344,6 +344,8 @@ class Library:
         with _Source(session) as source:
             existing = self.find(source.sha256)
             if existing is not None:
+                if token_counts is not None:
+                    self.store_token_counts(existing, *token_counts)
                 return existing
             reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
             # The commit returns once the import's pages are in the write-ahead log; copying them into
@@ -351,17 +353,20 @@ class Library:
             # holding up the import (docs/performance.md).
             self.conn.execute("PRAGMA wal_autocheckpoint=0")
             try:
-                session_id = self._import(session, source, reported)
+                session_id = self._import(session, source, reported, token_counts)
             finally:
                 self.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
         return session_id
 
-    def _import(self, session: Session, source: _Source, reported: list[int]) -> int:
+    def _import(self, session: Session, source: _Source, reported: list[int],
+                token_counts: tuple[str, list[int]] | None = None) -> int:
         with self._atomic():
             # Looked up again under the write lock: another process may have imported the same bytes
             # while this one hashed them (two processes opening one session give one session).
             existing = self.find(source.sha256)
             if existing is not None:
+                if token_counts is not None:
+                    self.store_token_counts(existing, *token_counts)
                 return existing
             cursor = self.conn.execute(
                 "INSERT INTO sessions (source, format, source_sha256, source_bytes, model, messages, view_messages,"
@@ -381,6 +386,8 @@ class Library:
             self.add_view_version(session_id, session.view, "import")
             for event in session.events:
                 self.add_event(session_id, str(event.get("kind", "event")), event)
+            if token_counts is not None:
+                self.store_token_counts(session_id, *token_counts)
         return session_id
 
     def _insert_bodies(self, rows: Iterable[tuple]) -> None:
@@ -393,6 +400,16 @@ class Library:
         # A seam: tests replace it to fail midway and check that nothing stays behind.
         sql = f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)}) VALUES ({', '.join('?' * len(MESSAGE_COLUMNS))})"
         self.conn.executemany(sql, rows)
+
+    @_guarded
+    def known_session(self, session: Session) -> int | None:
+        """The id this library holds the session under (the same source bytes, as import_session keys it), or None;
+        nothing is written. A file changed since it was read is not the session imported: None."""
+        try:
+            with _Source(session) as source:
+                return self.find(source.sha256)
+        except ReadError:
+            return None
 
     @_guarded
     def find(self, source_sha256: str) -> int | None:

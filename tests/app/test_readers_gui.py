@@ -76,7 +76,7 @@ def test_the_agent_sessions_dialog_lists_searches_and_opens_one(qtbot, window, m
     from foldscope.core.formats import discover
 
     monkeypatch.setattr(discover, "find_sessions", lambda: [])
-    monkeypatch.setattr(dialogs, "ask_agent_session", lambda parent, found: rows[1]["path"])
+    monkeypatch.setattr(dialogs, "ask_agent_session", lambda parent, found=None, run=None: rows[1]["path"])
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
         window.open_agent_session()
     qtbot.waitUntil(lambda: window.task is None)
@@ -94,3 +94,125 @@ def test_a_subagent_opens_from_the_call_that_started_it(qtbot, window, tmp_path)
     qtbot.waitUntil(lambda: window.task is None)
     assert Path(window.document.path) == Path(child.source)
     assert json.loads(json.dumps(window.document.session.extras.get("agent_id_in_file"))) == "a1b2c3"
+
+
+def test_the_agent_sessions_dialog_reads_the_machine_in_the_worker_and_is_usable_meanwhile(qtbot):
+    import threading
+
+    from foldscope.app.worker import pool, run_task
+    from foldscope.core.formats.discover import Found
+
+    found = [Found("codex", f"/home/u/.codex/sessions/r{i}.jsonl", f"/work/p{i}", 1.7e9 + i, 1000, 1.7e9 + i, 3, "gpt-5")
+             for i in range(3)]
+    release, reading = threading.Event(), threading.Event()
+
+    def find(each):
+        for done, f in enumerate(found, 1):
+            each(done, len(found), f)
+            if done == 2:  # hold the scan open after two sessions: the dialog must be usable now
+                reading.set()
+                release.wait(20)
+        return found
+
+    dialog = dialogs.AgentSessionsDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.start_scan(run_task, find)
+    qtbot.waitUntil(lambda: len(dialog.rows) == 2, timeout=20_000)
+    assert reading.is_set() and dialog.task is not None and dialog.progress.isVisible()
+    assert "so far" in dialog.heading.text()
+    dialog.search.setText("p0")  # searchable and choosable while the scan goes on
+    assert dialog.chosen_path() == found[0].path
+    with qtbot.waitSignal(dialog.scan_finished, timeout=20_000):
+        release.set()
+    qtbot.waitUntil(lambda: pool().activeThreadCount() == 0)  # `ended` comes just before the pool is idle
+    assert [r["path"] for r in dialog.rows] == [f.path for f in reversed(found)]  # newest first
+    assert dialog.chosen_path() == found[0].path and not dialog.progress.isVisible()
+    assert "3 sessions found" in dialog.heading.text()
+
+
+def test_closing_the_agent_sessions_dialog_cancels_its_scan(qtbot):
+    import threading
+
+    from foldscope.app.worker import pool, run_task
+    from foldscope.core.formats.discover import Found
+
+    release, calls = threading.Event(), []
+
+    def find(each):
+        for i in range(50):
+            calls.append(i)
+            each(i + 1, 50, Found("pi", f"/s{i}.jsonl", "p", None, 1, float(i)))
+            release.wait(20)
+        return []
+
+    dialog = dialogs.AgentSessionsDialog()
+    qtbot.addWidget(dialog)
+    dialog.start_scan(run_task, find)
+    qtbot.waitUntil(lambda: len(calls) == 1, timeout=20_000)
+    with qtbot.waitSignal(dialog.scan_finished, timeout=20_000):
+        dialog.reject()
+        release.set()
+    qtbot.waitUntil(lambda: pool().activeThreadCount() == 0)
+    assert len(calls) < 50  # the report after the close raised Cancelled in the worker
+
+
+def test_a_subagent_opens_from_its_call_row_with_enter_or_the_context_menu(qtbot, window, tmp_path):
+    from foldscope.app.qt import Qt
+
+    path = _session_with_subagents(tmp_path)
+    _open(qtbot, window, path)
+    session = window.document.session
+    child = next(c for c in session.children if c.extras["child_kind"] == "subagent")
+    call = session.record.index_of(child.extras["parent_call"])
+    other = next(i for i, m in enumerate(session.record) if i != call and window.child_started_by(i) is None)
+    window.select_message(other)
+    menu = window.session_actions.context_menu(window.view_list.table)
+    assert window.subagent_action in menu.actions() and not window.subagent_action.isEnabled()
+    window.select_message(call)
+    assert window.subagent_action.isEnabled()
+    from foldscope.app.models.messages import KIND
+    from foldscope.core.readout.document import kind_label
+
+    assert kind_label(window.document, call).endswith("→ subagent")  # the row says what Enter opens
+    assert not kind_label(window.document, other).endswith("→ subagent")
+    row = window.record_model.row_of(call)
+    assert window.record_model.index(row, KIND).data().endswith("→ subagent")
+    table = window.record_list.table  # the full record: the call is there whatever the view holds now
+    table.setFocus()
+    assert table.currentIndex().isValid()
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        qtbot.keyClick(table, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.task is None)
+    assert Path(window.document.path) == Path(child.source)
+
+
+def test_enter_on_a_row_that_started_no_subagent_opens_nothing(qtbot, window, tmp_path):
+    from foldscope.app.qt import Qt
+
+    _open(qtbot, window, _session_with_subagents(tmp_path))
+    session = window.document.session
+    other = next(i for i, m in enumerate(session.record) if window.child_started_by(i) is None)
+    window.select_message(other)
+    qtbot.keyClick(window.record_list.table, Qt.Key.Key_Return)
+    assert window.task is None and Path(window.document.path) == tmp_path / "s1.jsonl"
+
+
+def test_a_double_click_on_the_call_row_opens_its_subagent(qtbot, window, tmp_path):
+    from foldscope.app.qt import Qt
+
+    _open(qtbot, window, _session_with_subagents(tmp_path))
+    session = window.document.session
+    child = next(c for c in session.children if c.extras["child_kind"] == "subagent")
+    call = session.record.index_of(child.extras["parent_call"])
+    window.show()
+    window.select_message(call)
+    table = window.record_list.table
+    table.scrollTo(table.currentIndex())
+    rect = table.visualRect(table.currentIndex())
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        # A double-click as the platform delivers it: a press and release, then the double-click event.
+        qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: window.task is None)
+    assert Path(window.document.path) == Path(child.source)

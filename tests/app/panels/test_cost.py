@@ -17,6 +17,9 @@ def open_cost(qtbot, window, path):
         window.open_path(path)
     with qtbot.waitSignal(window.cost_panel.facts_ready, timeout=20_000):
         window.side_tabs.setCurrentWidget(window.cost_panel)
+    from foldscope.app.worker import pool
+
+    qtbot.waitUntil(lambda: pool().activeThreadCount() == 0, timeout=20_000)  # the load's other work done too
     return window.cost_panel
 
 
@@ -144,3 +147,18 @@ def cost_money(part) -> str:
     from foldscope.app.panels.cost import _money
 
     return _money(part, True)
+
+
+def test_at_1366_the_legend_keeps_its_wrapped_height_and_nothing_is_drawn_over_it(qtbot, window, corpus_dev):
+    """The legend wraps to more rows in a narrow tab: the sentence under it must start below its last row."""
+    window.resize(1366, 768)
+    panel = open_cost(qtbot, window, corpus_dev / "claude_code" / "session-9eda1058.jsonl")
+    legend = panel.legend
+
+    def laid_out() -> bool:  # once the layout has run: the legend its wrapped height, the sentences clear of it
+        return (legend.width() > 0 and legend.height() >= legend.heightForWidth(legend.width())
+                and panel.explained.geometry().top() >= legend.geometry().bottom()
+                and legend.geometry().top() >= panel.bar_sentence.geometry().bottom())
+
+    qtbot.waitUntil(laid_out)
+    assert legend.heightForWidth(legend.width()) > legend.heightForWidth(2000)  # it did wrap here

@@ -65,6 +65,14 @@ def test_replay_carries_the_unseen_head_of_a_claude_code_session(corpus_dev):
     assert max(abs(e - x) / x for e, x in reported) < 0.25  # near what the provider billed
 
 
+def test_a_rows_plain_data_is_what_dataclasses_asdict_gives():
+    from dataclasses import asdict
+
+    session = generate(rounds=12)
+    rows = run_strategy(session, "adr", Layouts(under(session, ceiling=20_000, caching=True), head=0, scale=1.0)).rows
+    assert rows and all(row.as_dict() == asdict(row) and list(row.as_dict()) == list(asdict(row)) for row in rows)
+
+
 def test_the_recorded_replay_shows_each_request_at_the_estimate_requests_gives_and_the_reported_peak(corpus_dev, capsys):
     # One size for one request: replay's recorded rows are the requests table's estimates, and its totals name the
     # provider's peak beside the estimated one.

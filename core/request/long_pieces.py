@@ -1,0 +1,244 @@
+"""Exact o200k_base counts of texts holding very long pre-tokenizer pieces, in time linear in their length.
+
+tiktoken splits a text into pieces with its regular expression, then merges each piece's bytes by
+byte-pair encoding: the adjacent pair whose merged bytes have the lowest rank, leftmost first, until none
+is in the vocabulary. On one piece of n bytes its merge costs more than n log n (about 1.3 s for 1 MB of
+random lowercase letters, 28 s for 8 MB: bench/bench_count.py --long); the regular expression costs
+next to nothing. A run of one letter, a long lowercase word, CJK text or whitespace without a break is
+one piece, so one huge message cost minutes.
+
+Here such a piece is merged in windows of a few kilobytes that overlap, stitched where both agree.
+The rule that makes this exact (github/rust-gems, crates/bpe/README.md, corollaries II and III):
+if BPE(S[0:x]) and BPE(S[y:z]) (y < x < z) both hold one token spanning the same bytes [a, b), then
+BPE(S[0:z]) is the first's tokens up to that token followed by the second's after it. (Why: no merge of
+the run on S[0:z] can cross a or b, for the first such merge would have been the lowest pair of the run
+on S[0:b] or on S[a:z] too, and those never cross them.) Each window is longer than the longest token,
+so tiktoken's shortcut for a piece that is itself a token never applies to one. Where two windows share
+no token (never seen on real or random text) the piece is merged whole by tiktoken, so the count stays
+exact. tests/core/request/test_long_pieces.py proves the ids equal tiktoken's on random and
+pathological text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from itertools import accumulate
+from typing import TYPE_CHECKING
+
+import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
+
+if TYPE_CHECKING:
+    from tiktoken import Encoding
+
+# A piece this long (in characters) is merged in windows; shorter ones by tiktoken whole. Measured
+# (bench/bench_count.py --long): the windowed merge costs 0.8 of tiktoken's up to 16 kB, breaks even
+# at 64 kB and wins from there, 10 times at 8 MB (docs/performance.md, One huge message).
+LONG_PIECE = 65_536
+WINDOW = 2048  # bytes merged by tiktoken at a time: where its per-byte cost is lowest
+OVERLAP = 320  # bytes two windows share at least: more than two of the longest tokens (128 bytes)
+LONGEST_TOKEN = 128
+PROGRESS_EVERY = 1 << 18  # bytes of a long piece between two progress reports
+
+# Inside a long piece (past its first character) there is no digit and no whitespace but \r and \n,
+# unless all of it is whitespace: its letters, its punctuation and the [\r\n/] after them, or its
+# whitespace. Any piece of LONG_PIECE characters holds one whole aligned window of _STEP of them, so the
+# check looks at one window in (LONG_PIECE - 1) // 2 characters, and at each only until the first break
+# (a few characters in prose).
+# The classes are the pattern's own (the regex module's \s and \p{N}, as tiktoken's pattern means them).
+_BREAK = regex.compile(r"[^\S\r\n]|\p{N}")
+
+Progress = Callable[[int, int], None]  # (bytes merged so far, bytes in all) of one long piece
+
+_reporter = threading.local()  # the progress function of this thread's counts (reporting)
+
+
+@contextlib.contextmanager
+def reporting(progress: Progress) -> Iterator[None]:
+    """Within it, every long piece this thread counts reports its progress to `progress` (a worker's report,
+    the CLI's line on a terminal); whatever `progress` raises (a cancelled task) stops the count."""
+    before = getattr(_reporter, "progress", None)
+    _reporter.progress = progress
+    try:
+        yield
+    finally:
+        _reporter.progress = before
+
+
+def has_long_piece(text: str) -> bool:
+    """Whether the text may hold a piece long enough to merge in windows (never False when it does; cheap)."""
+    n, step = len(text), (LONG_PIECE - 1) // 2
+    if n < LONG_PIECE:
+        return False
+    search = _BREAK.search
+    for p in range(0, n - step + 1, step):
+        if search(text, p, p + step) is None or (text[p].isspace() and text[p:p + step].isspace()):
+            return True
+    return False
+
+
+def count_ordinary(enc: Encoding, text: str, progress: Progress | None = None) -> int:
+    """The o200k_base token count of text, special tokens as ordinary text: len(encode_ordinary(text))."""
+    if not has_long_piece(text):
+        return len(enc.encode_ordinary(text))
+    return sum(n for n, _ in _pieces(enc, text, progress or getattr(_reporter, "progress", None), keep=False))
+
+
+def encode_ordinary(enc: Encoding, text: str) -> list[int]:
+    """The ids tiktoken's encode_ordinary gives, long pieces merged in windows (for the equality tests)."""
+    if not has_long_piece(text):
+        return enc.encode_ordinary(text)
+    return [i for _, ids in _pieces(enc, text, None, keep=True) for i in ids]
+
+
+def _pieces(enc: Encoding, text: str, progress: Progress | None, keep: bool):
+    """Each piece's count and ids, in order (`keep=False`: a long piece's ids are not kept, only counted)."""
+    ranks, single = enc._mergeable_ranks, enc._encode_single_piece
+    for piece in regex.findall(enc._pat_str, text):
+        data = piece.encode()
+        rank = ranks.get(data)
+        if rank is not None:
+            yield 1, (rank,)
+        elif len(piece) < LONG_PIECE:
+            ids = single(data)
+            yield len(ids), ids
+        elif keep:
+            yield merge_long(enc, data, progress, keep)
+        else:
+            yield _remembered_count(enc, piece, data, progress), []
+
+
+# The counts of the last long pieces merged, by their bytes' digest: one huge message is counted as the
+# message (the panels' sizes) and again inside its request's JSON, where a run of letters or CJK is the
+# same piece but for the one character before it (`"` in the JSON). So a piece is remembered without that
+# character, with the ends of its first tokens, and a piece that has one is stitched to it at a token
+# both hold (the rule of the module docstring): the second count costs a hash (about 1 ms a MB) and one window.
+_REMEMBERED: OrderedDict[bytes, tuple[int, list[int]]] = OrderedDict()
+REMEMBER = 32
+_remembered_lock = threading.Lock()
+
+
+def _remembered_count(enc: Encoding, piece: str, data: bytes, progress: Progress | None) -> int:
+    lead = len(piece[0].encode()) if not piece[0].isalpha() and piece[1:2].isalpha() else 0
+    core = data[lead:] if lead else data
+    key = hashlib.sha256(core).digest()
+    with _remembered_lock:
+        entry = _REMEMBERED.get(key)
+        if entry is not None:
+            _REMEMBERED.move_to_end(key)
+    if entry is None:
+        head: list[int] = []
+        entry = (merge_long(enc, core, progress, keep=False, head=head)[0], head)
+        with _remembered_lock:
+            _REMEMBERED[key] = entry
+            while len(_REMEMBERED) > REMEMBER:
+                _REMEMBERED.popitem(last=False)
+    count, head = entry
+    if not lead:
+        return count
+    # BPE(data[lead:]) is known by its count and first tokens; BPE(data[:WINDOW]) is merged here.
+    starts = [lead] + [e + lead for e in head[:-1]]
+    known = {(a, e + lead): i for i, (a, e) in enumerate(zip(starts, head))}
+    window = enc._encode_single_piece(data[:WINDOW])
+    w_ends = list(accumulate(map(_token_lengths(enc).__getitem__, window), initial=0))
+    for j in range(len(window)):
+        i = known.get((w_ends[j], w_ends[j + 1]))
+        if i is not None:
+            return (j + 1) + (count - (i + 1))
+    # No shared token (a run of one letter, whose tokens keep their phase from the first character):
+    # merge this piece itself, and remember it too.
+    count = merge_long(enc, data, progress, keep=False)[0]
+    with _remembered_lock:
+        _REMEMBERED[hashlib.sha256(data).digest()] = (count, [])
+        while len(_REMEMBERED) > REMEMBER:
+            _REMEMBERED.popitem(last=False)
+    return count
+
+
+def merge_long(enc: Encoding, piece: bytes, progress: Progress | None = None, keep: bool = True,
+               head: list[int] | None = None) -> tuple[int, list[int]]:
+    """(count, ids) of BPE(piece) as tiktoken merges it, in overlapping windows stitched at a shared token
+    (module docstring); `keep=False` counts without keeping the ids (an empty list). `head` gets the
+    ends of the first tokens (those of the first window's stitch, at least a thousand bytes' worth)."""
+    single = enc._encode_single_piece
+    lengths = _token_lengths(enc)
+    n = len(piece)
+    if n <= WINDOW:
+        ids = single(piece)
+        if head is not None:
+            head.extend(accumulate(map(lengths.__getitem__, ids)))
+        return len(ids), ids
+    out: list[int] = []
+    committed = 0
+    tail = single(piece[:WINDOW])  # the tokens of BPE(piece[0:x]) not yet taken as final, from tail_start
+    ends = list(accumulate(map(lengths.__getitem__, tail)))
+    tail_start, x = 0, WINDOW
+    reported = 0
+    if progress is not None:
+        progress(0, n)
+    while x < n:
+        # The last boundary at least OVERLAP bytes before x, and far enough from the end that the window
+        # is longer than any token.
+        k = bisect_right(ends, min(x - OVERLAP, n - LONGEST_TOKEN - 1))
+        y = ends[k - 1] if k else tail_start
+        z = min(y + WINDOW, n)
+        window = single(piece[y:z])
+        w_ends = list(accumulate(map(lengths.__getitem__, window), initial=y))
+        found = _shared_token(ends, k, y, w_ends)
+        if found is None:  # no shared token: merge the piece whole (exact, at tiktoken's cost)
+            ids = single(piece)
+            if head is not None:
+                head[:] = [e for e in accumulate(map(lengths.__getitem__, ids[:WINDOW])) if e <= WINDOW]
+            return len(ids), ids
+        i, j = found
+        if head is not None and not committed:
+            head.extend(ends[: i + 1])
+        if keep:
+            out.extend(tail[: i + 1])
+        committed += i + 1
+        tail, ends, tail_start, x = window[j + 1:], w_ends[j + 2:], w_ends[j + 1], z
+        if progress is not None and x - reported >= PROGRESS_EVERY:
+            progress(x, n)
+            reported = x
+    if progress is not None:
+        progress(n, n)
+    if keep:
+        out.extend(tail)
+    return committed + len(tail), out
+
+
+def _shared_token(ends: list[int], k: int, start: int, w_ends: list[int]) -> tuple[int, int] | None:
+    """The first token both hold: (its index in the tail, its index in the window), walking from `start`,
+    a boundary of both (tail token k and window token 0 start there); w_ends[0] is `start` itself."""
+    i, j, vs, ws = k, 0, start, start
+    while i < len(ends) and j + 1 < len(w_ends):
+        ve, we = ends[i], w_ends[j + 1]
+        if ve == we:
+            if vs == ws:
+                return i, j
+            vs = ws = ve
+            i, j = i + 1, j + 1
+        elif ve < we:
+            vs, i = ve, i + 1
+        else:
+            ws, j = we, j + 1
+    return None
+
+
+_lengths: list[int] | None = None
+
+
+def _token_lengths(enc: Encoding) -> list[int]:
+    """Each rank's token length in bytes, to place a window's tokens without decoding them."""
+    global _lengths
+    if _lengths is None:
+        ranks = enc._mergeable_ranks
+        table = [0] * (max(ranks.values()) + 1)
+        for token, rank in ranks.items():
+            table[rank] = len(token)
+        _lengths = table
+    return _lengths

@@ -1,0 +1,217 @@
+"""A very long piece merged in overlapping windows gives tiktoken's ids exactly (core.request.long_pieces)."""
+
+from __future__ import annotations
+
+import base64
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.request import long_pieces
+from foldscope.core.request.count import Counter
+from foldscope.core.request.tokens import count_text, encoding
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+@pytest.fixture
+def small_windows(monkeypatch):
+    """Windows of 300 bytes: many stitches in a few kilobytes (still longer than the longest token)."""
+    monkeypatch.setattr(long_pieces, "WINDOW", 300)
+    monkeypatch.setattr(long_pieces, "OVERLAP", 140)
+    monkeypatch.setattr(long_pieces, "LONG_PIECE", 400)
+
+
+def tiktoken_piece(data: bytes) -> list[int]:
+    return encoding()._encode_single_piece(data)
+
+
+def alphabet_text(draw, alphabet: str, low: int, high: int) -> str:
+    return "".join(draw(st.lists(st.sampled_from(alphabet), min_size=low, max_size=high)))
+
+
+@st.composite
+def long_piece(draw) -> bytes:
+    """One long piece's bytes: a run of one letter, lowercase, CJK, punctuation, whitespace, or random bytes."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    n = draw(st.integers(500, 6000))
+    kind = draw(st.sampled_from(["one", "two", "lower", "cjk", "punct", "space", "bytes", "periodic"]))
+    if kind == "one":
+        text = draw(st.sampled_from("aexz.é字 ")) * n
+    elif kind == "two":
+        text = "".join(rng.choice("ab") for _ in range(n))
+    elif kind == "lower":
+        text = "".join(rng.choice(LETTERS) for _ in range(n))
+    elif kind == "cjk":
+        text = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(n // 3))
+    elif kind == "punct":
+        text = "".join(rng.choice("!@#$%^&*()-=+[]{};:,.<>/?\n") for _ in range(n))
+    elif kind == "space":
+        text = "".join(rng.choice(" \t\n") for _ in range(n))
+    elif kind == "periodic":
+        unit = "".join(rng.choice(LETTERS) for _ in range(rng.randint(2, 9)))
+        text = unit * (n // len(unit))
+    else:
+        return rng.randbytes(n)
+    return text.encode()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(long_piece())
+def test_a_piece_merged_in_windows_has_tiktokens_ids(small_windows, data):
+    count, ids = long_pieces.merge_long(encoding(), data)
+    assert ids == tiktoken_piece(data)
+    assert count == len(ids) == long_pieces.merge_long(encoding(), data, keep=False)[0]
+
+
+@st.composite
+def mixed_text(draw) -> str:
+    """Prose, code, digits and base64 around long runs of one letter, lowercase, CJK and whitespace."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    parts = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["prose", "digits", "b64", "a", "lower", "cjk", "spaces", "newlines", "upper"]))
+        n = draw(st.integers(1, 1500))
+        if kind == "prose":
+            parts.append(" ".join(rng.choice(["the", "fold", "keeps", "It's", "config", "\n", "  "]) for _ in range(n // 5)))
+        elif kind == "digits":
+            parts.append("".join(rng.choice("0123456789") for _ in range(n)))
+        elif kind == "b64":
+            parts.append(base64.b64encode(rng.randbytes(n)).decode())
+        elif kind == "a":
+            parts.append("a" * n)
+        elif kind == "lower":
+            parts.append("".join(rng.choice(LETTERS) for _ in range(n)))
+        elif kind == "upper":
+            parts.append("".join(rng.choice(LETTERS.upper()) for _ in range(n)) + "'s")
+        elif kind == "cjk":
+            parts.append("".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(n)))
+        elif kind == "spaces":
+            parts.append(" " * n)
+        else:
+            parts.append("\n" * n)
+        parts.append(draw(st.sampled_from(["", " ", "\n", "!", "/", "9"])))
+    return "".join(parts)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mixed_text())
+def test_a_text_with_long_pieces_counts_as_tiktoken_counts_it(small_windows, text):
+    expected = encoding().encode_ordinary(text)
+    assert long_pieces.encode_ordinary(encoding(), text) == expected
+    assert long_pieces.count_ordinary(encoding(), text) == len(expected)
+
+
+def test_the_long_path_is_taken_for_long_runs_only():
+    assert long_pieces.has_long_piece("a" * 70_000)
+    assert long_pieces.has_long_piece("x" + " " * 70_000 + "y")
+    assert long_pieces.has_long_piece("!" + "/\n" * 35_000)
+    assert not long_pieces.has_long_piece("a" * 30_000)
+    rng = random.Random(3)
+    assert not long_pieces.has_long_piece(base64.b64encode(rng.randbytes(200_000)).decode())
+    assert not long_pieces.has_long_piece(" ".join(["def f(x): return x"] * 20_000))
+
+
+@st.composite
+def around_a_long_run(draw) -> str:
+    run = draw(st.sampled_from(["a", "é", "字", " ", "\n", "!", "/\n", "ab"]))
+    length = draw(st.integers(long_pieces.LONG_PIECE - 2, long_pieces.LONG_PIECE + 60)) // len(run)
+    before = draw(st.text(alphabet=st.sampled_from("ab c\n1!é字"), max_size=3000))
+    after = draw(st.text(alphabet=st.sampled_from("ab c\n1!é字"), max_size=50))
+    return before + run * length + after
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(around_a_long_run())
+def test_the_check_never_misses_a_long_piece(small_windows, text):
+    """Whenever the text holds a piece of LONG_PIECE characters, has_long_piece says so (it may say so without)."""
+    import regex
+
+    from foldscope.core.request.tokens import O200K_PAT_STR
+
+    longest = max((len(p) for p in regex.findall(O200K_PAT_STR, text)), default=0)
+    if longest >= long_pieces.LONG_PIECE:
+        assert long_pieces.has_long_piece(text)
+
+
+def test_pieces_of_the_default_size_stitch_exactly():
+    rng = random.Random(11)
+    for text in ("a" * 60_000, "".join(rng.choice(LETTERS) for _ in range(60_000)),
+                 "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(20_000))):
+        data = text.encode()
+        assert long_pieces.merge_long(encoding(), data)[1] == tiktoken_piece(data)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(long_piece())
+def test_the_shared_token_makes_even_a_tiny_overlap_exact(small_windows, monkeypatch, data):
+    """With two bytes of overlap the window's first tokens rarely agree with the last ones before it: cutting
+    there would miscount; stitching at the first token both hold stays exact."""
+    monkeypatch.setattr(long_pieces, "OVERLAP", 2)
+    assert long_pieces.merge_long(encoding(), data)[1] == tiktoken_piece(data)
+
+
+def test_windows_that_share_no_token_merge_the_piece_whole(small_windows, monkeypatch):
+    monkeypatch.setattr(long_pieces, "_shared_token", lambda *args: None)
+    data = "".join(random.Random(5).choices(LETTERS, k=3000)).encode()
+    assert long_pieces.merge_long(encoding(), data)[1] == tiktoken_piece(data)
+
+
+def test_a_megabyte_of_whitespace_counts_where_tiktoken_overflows_its_stack():
+    """tiktoken's regular expression panics (StackOverflow) on a 1 MB run of spaces before a word; 600 kB it counts."""
+    for n, compare in ((600_000, True), (1_000_000, False)):
+        text = "x " + " " * n + "end"
+        # The pieces: "x", all the spaces but the last (a whitespace run not followed by one), then " end".
+        expected = 1 + len(tiktoken_piece(b" " * n)) + len(encoding().encode_ordinary(" end"))
+        assert count_text(text) == expected
+        if compare:
+            assert expected == len(encoding().encode_ordinary(text))
+
+
+def test_the_counter_counts_a_huge_message_in_windows(monkeypatch):
+    from foldscope.core.model.session import FullRecord, Message
+
+    text = "".join(random.Random(9).choices(LETTERS, k=70_000))
+    view = [Message("m0", "instruction", 0, {"instruction": text})]
+    calls = []
+    real = long_pieces.merge_long
+    monkeypatch.setattr(long_pieces, "merge_long", lambda *a, **k: calls.append(1) or real(*a, **k))
+    from foldscope.core.request.compile import compile_request, counted_text
+
+    record = FullRecord(view)
+    assert Counter().count(view, record=record) == len(encoding().encode_ordinary(counted_text(compile_request(view, record=record))))
+    assert calls, "the long piece was merged whole by tiktoken"
+
+
+def test_a_long_piece_counted_again_costs_no_second_merge(monkeypatch):
+    """One huge message is counted as the message and again inside its request's JSON: the piece is merged once."""
+    merges = []
+    real = long_pieces.merge_long
+    monkeypatch.setattr(long_pieces, "merge_long", lambda *a, **k: merges.append(1) or real(*a, **k))
+    text = "".join(random.Random(21).choices(LETTERS, k=70_000))
+    first = count_text("look: " + text)
+    assert count_text('{"text":"' + text + '"}') > 0 and first == len(encoding().encode_ordinary("look: " + text))
+    assert len(merges) == 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["lower", "cjk", "one"]), st.sampled_from(['"', " ", "(", "—"]), st.integers(0, 2**32))
+def test_a_piece_remembered_without_its_first_character_stitches_exactly(small_windows, kind, lead, seed):
+    """The JSON's `"` before a message's long word: the remembered count, stitched, equals tiktoken's."""
+    rng = random.Random(seed)
+    n = rng.randint(500, 4000)
+    word = ("".join(rng.choice(LETTERS) for _ in range(n)) if kind == "lower" else
+            "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(n // 3)) if kind == "cjk" else "q" * n)
+    long_pieces._REMEMBERED.clear()
+    assert long_pieces.count_ordinary(encoding(), word) == len(encoding().encode_ordinary(word))
+    for text in (lead + word, "x" + lead + word + "\n"):
+        assert long_pieces.count_ordinary(encoding(), text) == len(encoding().encode_ordinary(text))
+
+
+def test_the_check_reads_whitespace_as_the_pattern_does():
+    """\\x1c is whitespace to Python's str but not to tiktoken's pattern: a punctuation run through it is one piece."""
+    text = "x" + "!\x1c" * 40_000 + "y"
+    assert long_pieces.has_long_piece(text)
+    assert long_pieces.count_ordinary(encoding(), text) == len(encoding().encode_ordinary(text))
