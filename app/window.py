@@ -19,6 +19,7 @@ from foldscope.app.panels.cost import CostPanel
 from foldscope.app.panels.folds import FoldPanel
 from foldscope.app.panels.inspector import Inspector
 from foldscope.app.panels.library import LibraryBar, LibraryPanel
+from foldscope.app.panels.library_money import open_at_request
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
 from foldscope.app.panels.status import StatusLine, status_parts, status_text, status_tooltip
@@ -140,6 +141,8 @@ class MainWindow(QMainWindow):
         self.side_tabs.addTab(self.library_panel, "Library")
         self.cost_panel = CostPanel()  # where the money went: computed while its tab is shown
         self.cost_panel.request_chosen.connect(lambda k: self.timeline.step_to(k))
+        self.cost_panel.library_db = lambda: self.db  # the Cost panel's library view counts this library
+        self.cost_panel.library.request_chosen.connect(lambda path, k: open_at_request(self, path, k))
         self.side_tabs.addTab(self.cost_panel, "Cost")
         self.side_tabs.currentChanged.connect(self._side_tab_changed)
         self._select_after_load: int | None = None

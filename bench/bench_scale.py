@@ -68,6 +68,28 @@ def short_messages(path: Path, messages: int) -> None:
                 parent = uuid
 
 
+def tiny_lines(path: Path, lines: int) -> None:
+    """One line per tiny message (a word or two), one assistant answer with usage every 1,000 lines: the
+    1M-tiny-lines case (`--shapes "tiny lines" --sizes 1000000 --measures inspect`)."""
+    base = {"sessionId": "tiny-bench", "version": "2.0.76", "cwd": "/r", "userType": "external", "isSidechain": False}
+    parent = None
+    with open(path, "w", encoding="utf-8") as out:
+        for n in range(lines):
+            answer = n % 1000 == 999
+            uuid = f"t{n}"
+            if answer:
+                message: dict = {"role": "assistant", "model": "claude-sonnet-4-5-20250929", "id": f"msg_{n:08d}",
+                                 "type": "message", "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+                                 "usage": {"input_tokens": 5, "cache_read_input_tokens": 3 * n, "output_tokens": 1,
+                                           "cache_creation_input_tokens": 3}}
+            else:
+                message = {"role": "user", "content": f"w{n % 89}"}
+            entry = {"parentUuid": parent, **base, "type": message["role"], "uuid": uuid, "message": message,
+                     "timestamp": f"2026-01-01T{n // 3600000 % 24:02d}:{n // 60000 % 60:02d}:{n // 1000 % 60:02d}.{n % 1000:03d}Z"}
+            out.write(json.dumps(entry, separators=(",", ":")) + "\n")
+            parent = uuid
+
+
 def branch(path: Path, messages: int) -> None:
     """A growing lionagi Branch: the demo generator with many rounds (bench_gui_load.make_session)."""
     from bench_gui_load import make_session
@@ -77,7 +99,8 @@ def branch(path: Path, messages: int) -> None:
 
 
 SHAPES = {"claude code": (claude_code, ".jsonl"), "short messages": (short_messages, ".jsonl"),
-          "lionagi branch": (branch, ".json")}
+          "lionagi branch": (branch, ".json"), "tiny lines": (tiny_lines, ".jsonl")}
+DEFAULT_SHAPES = ("claude code", "short messages", "lionagi branch")  # tiny lines: asked for by name, at 1M
 
 
 # -- one measure, in its own interpreter ------------------------------------------------
@@ -194,6 +217,31 @@ def run_child(measure: str, path: Path, folder: Path) -> dict:
     return got
 
 
+def threads_ratio() -> int:
+    """A fresh Counter with 1 and with 2 threads measuring the trace of a 10 MB Claude Code session (each in its
+    own interpreter, twice, alternating): the ratio is what the Counter's default (1 thread) rests on."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.jsonl"
+        from bench_import import generate
+
+        generate(path, 10)
+        code = ("import sys,time; from foldscope.core.formats import load_session; "
+                "from foldscope.core.request.count import Counter; from foldscope.core.request.trace import measure_trace; "
+                "s = load_session(sys.argv[1]); t = time.perf_counter(); "
+                "measure_trace(s, counter=Counter(int(sys.argv[2])), prefix=False); print(time.perf_counter() - t)")
+        got: dict[int, list[float]] = {1: [], 2: []}
+        for _ in range(2):
+            for n in (1, 2):
+                out = subprocess.run([sys.executable, "-c", code, str(path), str(n)], capture_output=True, text=True,
+                                     check=True, env={**os.environ, "PYTHONPATH": str(ROOT.parent)})
+                got[n].append(float(out.stdout.strip().splitlines()[-1]))
+    serial, two = min(got[1]), min(got[2])
+    print(f"tokenizer threads (best of 2, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}): serial {serial:.2f} s, "
+          f"2 threads {two:.2f} s, ratio 2 threads / serial {two / serial:.2f}; "
+          f"default {'2' if two < 0.9 * serial else '1'} (2 only when at least 10% faster)")
+    return 0
+
+
 def exponent(points: list[tuple[int, float]]) -> float:
     """Slope of log time against log messages between the two largest sizes."""
     (n1, t1), (n2, t2) = sorted(points)[-2:]
@@ -205,13 +253,17 @@ def exponent(points: list[tuple[int, float]]) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,3000,10000", help="messages per session, comma separated")
-    parser.add_argument("--shapes", default=",".join(SHAPES), help=f"some of: {', '.join(SHAPES)}")
+    parser.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), help=f"some of: {', '.join(SHAPES)}")
+    parser.add_argument("--threads", action="store_true",
+                        help="only the tokenizer's threads: a Claude Code session's trace counted serially and with 2")
     parser.add_argument("--measures", default=",".join(MEASURES), help=f"some of: {', '.join(MEASURES)}")
     parser.add_argument("--child", nargs=3, metavar=("MEASURE", "FILE", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(*args.child)))
         return 0
+    if args.threads:
+        return threads_ratio()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     measures = [m for m in args.measures.split(",") if m]
     from foldscope.core.formats import load_session

@@ -1,13 +1,15 @@
-"""Thin table models for the Cost panel: a row per request (its cache causes) and a row per compaction."""
+"""Thin table models for the Cost panel: a row per request (its cache causes), a row per compaction, and across
+the library a row per part of the bill and per request that wasted most."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from foldscope.app.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from foldscope.core.forensics.cache_report import CacheRow
 from foldscope.core.forensics.compactions import Compaction
-from foldscope.core.readout.cost_facts import duration
+from foldscope.core.readout.cost_facts import PART_WORDS, duration
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -93,3 +95,30 @@ class CompactionModel(RowsModel):
             f"{lost} of {lost + kept}", f"{sum(r.tokens for r in c.refetched):,} tokens ({len(c.refetched)})",
             "never" if c.payback_requests is None else f"after {c.payback_requests}",
         )[index.column()]
+
+
+class PartsModel(RowsModel):
+    """One row per part of the library's bill (the session parts, then subagents and the summariser)."""
+
+    HEADERS = ("part", "tokens", "cost", "wasted", "what it is")
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows) or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        name, cell = self.rows[index.row()]
+        label, meaning = PART_WORDS[name]
+        return (label, f"{cell['tokens']:,}", _usd(cell["cost_usd"]),
+                _usd(cell["waste_usd"]) if "waste_usd" in cell else "", meaning)[index.column()]
+
+
+class WastedModel(RowsModel):
+    """The requests that wasted most on cache writes across the library."""
+
+    HEADERS = ("session", "request", "wasted", "causes")
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows) or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        top = self.rows[index.row()]
+        causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())
+        return (Path(top["file"]).name, str(top["index"]), _usd(top["waste_usd"]), causes)[index.column()]

@@ -4,8 +4,10 @@ compaction cost, lost and paid back, with one plain sentence under each figure (
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from foldscope.app.models.cost import CompactionModel, RequestCostModel
+from foldscope.app.panels.library_money import LibraryMoney
 from foldscope.app.panels.swatches import SwatchLegend
 from foldscope.app.qt import (
     QAbstractItemView,
@@ -299,6 +301,10 @@ class CostPanel(QWidget):
         self.tabs.addTab(scroll, "Money")
         self.tabs.addTab(middle, "Requests")
         self.tabs.addTab(bottom, "Compactions")
+        # Across the library: the window says where the library is (library_db) and opens a chosen request.
+        self.library_db: Callable[[], str | None] = lambda: None
+        self.library = LibraryMoney(lambda: self.library_db())
+        self.tabs.addTab(self.library, "Library")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.tabs, 1)

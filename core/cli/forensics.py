@@ -27,10 +27,9 @@ def register(subparsers) -> None:
 def cache_file(path: str) -> dict[str, Any]:
     """One session's cache report as plain data (a process pool carries it)."""
     from foldscope.core.cli.options import read_session
-    from foldscope.core.forensics.cache_report import cache_report
+    from foldscope.core.forensics.across import cache_of
 
-    session = read_session(path)
-    return cache_report(session, session_policy(session)).as_dict()
+    return cache_of(read_session(path))
 
 
 def compactions_file(path: str) -> dict[str, Any]:
@@ -70,11 +69,15 @@ def _run(args, one: Callable[[str], dict[str, Any]], row: Callable[[dict[str, An
                 skipped.append({"file": str(f), "error": result["error"]})
             else:
                 results.append(result)
-    # A subagent file beside its session (Claude Code's older layout) is counted in its parent's row, not twice.
-    owned = {str(Path(c).resolve()) for r in results for c in r.get("children", [])}
-    table = [row(r) for r in results if str(Path(r["file"]).resolve()) not in owned]
-    return {"folder": str(path), "sessions": len(table), "skipped": skipped, "table": table, "totals": total(table),
-            "children_in_parents": len(results) - len(table)}
+    from foldscope.core.forensics.across import own_sessions, top_wasted
+
+    own = own_sessions(results)
+    table = [row(r) for r in own]
+    out = {"folder": str(path), "sessions": len(table), "skipped": skipped, "table": table, "totals": total(table),
+           "children_in_parents": len(results) - len(table)}
+    if one is cache_file:
+        out["top_wasted"] = top_wasted(own)
+    return out
 
 
 def _or_error(one: Callable[[str], dict[str, Any]], path: str) -> dict[str, Any]:
@@ -93,27 +96,9 @@ def _cache_row(result: dict[str, Any]) -> dict[str, Any]:
 
 def _cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
     """The folder's totals: tokens per cause summed; cost_usd summed where every session is priced."""
-    from foldscope.core.forensics.causes import CAUSES
-    from foldscope.core.forensics.money import PARTS
+    from foldscope.core.forensics.across import cache_totals
 
-    by: dict[str, dict[str, Any]] = {}
-    for part in PARTS:
-        tokens = sum(r["totals"]["by_cause"][part]["tokens"] for r in table)
-        costs = [r["totals"]["by_cause"][part]["cost_usd"] for r in table]
-        by[part] = {"tokens": tokens, "cost_usd": _sum_or_none(costs)}
-        if part in CAUSES:
-            by[part]["waste_usd"] = _sum_or_none([r["totals"]["by_cause"][part]["waste_usd"] for r in table])
-    from foldscope.core.forensics.children import KINDS
-
-    kids: dict[str, dict[str, Any]] = {}
-    for kind in KINDS:
-        cells = [r["totals"]["children"][kind] for r in table]
-        kids[kind] = {k: sum(c[k] for c in cells) for k in cells[0] if k != "cost_usd"} if cells else {}
-        kids[kind]["cost_usd"] = _sum_or_none([c["cost_usd"] for c in cells])
-    return {"cache_write": sum(r["totals"]["cache_write"] for r in table), "by_cause": by,
-            "bill_usd": _sum_or_none([r["totals"]["bill_usd"] for r in table]), "children": kids,
-            "total_usd": _sum_or_none([r["totals"]["total_usd"] for r in table]),
-            "unpriced_sessions": sum(r["totals"]["bill_usd"] is None for r in table)}
+    return cache_totals(table)
 
 
 def _compactions_row(result: dict[str, Any]) -> dict[str, Any]:
@@ -170,7 +155,8 @@ def format_cache(result: dict[str, Any]) -> str:
     lines.append(f"{'total':<13}{'':>14}{_usd(totals['total_usd']):>14}  (with subagents and the compaction summariser)")
     for top in result.get("top_wasted", []):
         causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())
-        lines.append(f"  request {top['index']}: wasted {_usd(top['waste_usd'])} ({causes})")
+        where = f"{top['file']} " if "file" in top else ""
+        lines.append(f"  {where}request {top['index']}: wasted {_usd(top['waste_usd'])} ({causes})")
     return "\n".join(lines)
 
 

@@ -3,6 +3,8 @@ the compactions with a click that steps the timeline there."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from foldscope.app.models.cost import CompactionModel, RequestCostModel
 from foldscope.core.forensics.compactions import compaction_report
 from foldscope.core.formats import load_session
@@ -21,6 +23,21 @@ def open_cost(qtbot, window, path):
 
     qtbot.waitUntil(lambda: pool().activeThreadCount() == 0, timeout=20_000)  # the load's other work done too
     return window.cost_panel
+
+
+def test_the_library_models_hold_to_qts_contract(qtmodeltester, corpus_dev):
+    from foldscope.app.models.cost import PartsModel, WastedModel
+    from foldscope.app.panels.library_money import library_money
+
+    result = library_money([str(corpus_dev / SESSION)])
+    parts = PartsModel()
+    parts.set_rows(list(result["totals"]["by_cause"].items()))
+    qtmodeltester.check(parts)
+    assert parts.index(1, 0).data() == "cache reads"
+    wasted = WastedModel()
+    wasted.set_rows(result["top_wasted"])
+    qtmodeltester.check(wasted)
+    assert wasted.rowCount() and wasted.index(0, 0).data() == Path(SESSION).name
 
 
 def test_the_models_hold_to_qts_contract(qtmodeltester, corpus_dev, tmp_path):
@@ -147,6 +164,55 @@ def cost_money(part) -> str:
     from foldscope.app.panels.cost import _money
 
     return _money(part, True)
+
+
+LIBRARY_FILES = ("claude_code/session-196820da.jsonl", "claude_code/tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+                 "claude_code/tmp-private/agent-36541525.jsonl", "claude_code/tmp-private/agent-50243ee8.jsonl",
+                 "pi/pi-mono_large-session.jsonl", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+
+
+def test_the_librarys_money_equals_foldscope_cache_on_the_folder_and_a_request_opens_there(qtbot, window, corpus_dev,
+                                                                                          tmp_path, capsys):
+    import json
+
+    from foldscope.core.cli.main import main
+    from foldscope.core.store.library import Library
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    with Library(window.db) as library:
+        for name in LIBRARY_FILES:
+            link = folder / name.split("/")[-1]
+            link.symlink_to(corpus_dev / name)
+            library.import_session(load_session(link))
+    assert main(["cache", str(folder), "--json", "--workers", "1"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    window.show()
+    window.side_tabs.setCurrentWidget(window.cost_panel)
+    money = window.cost_panel.library
+    window.cost_panel.tabs.setCurrentWidget(money)
+    with qtbot.waitSignal(money.money_ready, timeout=60_000) as ready:
+        money.button.click()
+    result = ready.args[0]
+    assert result["sessions"] == cli["sessions"] == 4 and cli["children_in_parents"] == 2  # subagents once
+    assert result["totals"] == cli["totals"]
+    def named(tops):  # the library keeps each file's resolved path; the folder run names its links
+        return [{**t, "file": Path(t["file"]).name} for t in tops]
+
+    assert named(result["top_wasted"]) == named(cli["top_wasted"]) and result["top_wasted"]
+    # The table shows those figures: each part's cost as the CLI prints it.
+    shown = {money.parts.index(r, 0).data(): money.parts.index(r, 2).data() for r in range(money.parts.rowCount())}
+    provider = cli["totals"]["by_cause"]["provider"]["cost_usd"]
+    assert shown["provider misses"] == f"${provider:,.4f}"
+    assert shown["subagents"] == f"${cli['totals']['children']['subagents']['cost_usd']:,.4f}"
+    assert f"${cli['totals']['total_usd']:,.4f}" in money.heading.text()
+    # A click on the request that wasted most opens its session at that request.
+    top = cli["top_wasted"][0]
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        money.wasted_table.clicked.emit(money.wasted.index(0, 0))
+    qtbot.waitUntil(lambda: window.timeline.current == top["index"])
+    assert Path(window.document.path).name == Path(top["file"]).name
+    qtbot.waitUntil(lambda: window.cost_panel.task is None, timeout=30_000)  # the shown Cost panel counts it
 
 
 def test_at_1366_the_legend_keeps_its_wrapped_height_and_nothing_is_drawn_over_it(qtbot, window, corpus_dev):

@@ -175,25 +175,34 @@ def test_on_real_sessions_the_causes_of_every_request_sum_to_its_reported_cache_
     assert checked > 100 and written >= 5
 
 
-def test_on_real_priced_sessions_the_parts_add_up_to_the_bill_of_the_reported_usage(corpus_dev):
+def test_on_every_dev_session_with_reported_usage_the_causes_fresh_reads_and_output_add_up_to_the_bill(corpus_dev):
     from foldscope.core.model.pricing import lookup_prices
 
-    priced = 0
+    checked = 0
     for session in corpus_sessions(corpus_dev):
-        report = cache_report(session)
-        if not report.priced or not any(r.usage and r.usage.cache_write for r in session.trace):
+        if not any(r.usage for r in session.trace):
             continue
+        report = cache_report(session)
+        assert report.priced, session.source  # every dev session's model has a price
         bill = 0.0
-        for r in session.trace:
+        for r, row in zip(session.trace, report.rows):
             u = r.usage
-            if u is not None:
-                p = lookup_prices(r.model)
-                bill += p.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
+            if u is None:
+                continue
+            # In tokens: fresh, reads and the write's causes are the reported input; in dollars, with output, the bill.
+            assert u.input + u.cache_read + sum(row.causes.causes.values()) == u.reported_input
+            p = lookup_prices(r.model)
+            billed = p.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
+            assert sum(row.priced.cost_usd.values()) == pytest.approx(billed, rel=1e-9, abs=1e-12)
+            bill += billed
         totals = report.totals()
         parts = sum(cell["cost_usd"] for cell in totals["by_cause"].values())
-        assert parts == pytest.approx(bill, rel=1e-9) and totals["bill_usd"] == pytest.approx(bill, rel=1e-9)
-        priced += 1
-    assert priced >= 1
+        near = {"rel": 1e-9, "abs": 1e-7}  # the totals are rounded to 8 places per part
+        assert parts == pytest.approx(bill, **near) and totals["bill_usd"] == pytest.approx(bill, **near)
+        kids = sum(c["cost_usd"] for c in totals["children"].values())
+        assert totals["total_usd"] == pytest.approx(bill + kids, **near)
+        checked += 1
+    assert checked >= 15
 
 
 def test_on_a_real_session_idle_gaps_past_five_minutes_are_expired_writes(corpus_dev):
@@ -224,3 +233,26 @@ def test_the_divergence_is_the_request_panels_comparison_of_the_compiled_request
                 assert measured[k].divergence == whole
                 parted += 1
     assert parted >= 1  # the rewinds of extracted-dd381a75 part before the end
+
+
+def test_a_claude_code_files_cache_miss_reason_is_quoted_on_the_providers_miss(tmp_path, capsys):
+    # The shape the readers' tests build (tests/core/formats/test_claude_code_fields.py): the Messages API's
+    # cache-diagnosis answer on the response, `message.diagnostics.cache_miss_reason` with a `type`.
+    from foldscope.core.cli.main import main
+    from tests.core.forensics.traces import assistant, line, usage
+
+    second = assistant("msg2", "more", usage(3, 0, 12600, 50))
+    second["diagnostics"] = {"cache_miss_reason": {"type": "ttl_refresh_failed"}}
+    path = tmp_path / "S1.jsonl"
+    path.write_text("\n".join([
+        line("user", "u1", "2026-01-01T10:00:00Z", {"role": "user", "content": "Read /repo/a.py"}),
+        line("assistant", "a1", "2026-01-01T10:00:05Z", assistant("msg1", "x " * 3000, usage(3, 0, 12000, 400)),
+             requestId="r1"),
+        line("user", "u2", "2026-01-01T10:00:30Z", {"role": "user", "content": "go on"}),
+        line("assistant", "a2", "2026-01-01T10:00:35Z", second, requestId="r2"),
+    ]) + "\n", encoding="utf-8")
+    assert main(["cache", str(path), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["requests"][1]
+    # Unchanged, 35 seconds after it was written, and still written again: the provider's miss, in its words.
+    assert row["causes"] == {"provider": 12000, "append": 600}
+    assert row["cache_miss_reason"] == "ttl_refresh_failed"
