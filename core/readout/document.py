@@ -312,15 +312,22 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     session = load_session(path, sample=sample)
     if shown is not None:
         shown(first_document(session, path))
-    # Counted first, then imported with its sizes in one transaction: a count stopped or failed (a kill, a
-    # cancel) leaves nothing in the library. One long message reports its own progress meanwhile. The sizes
-    # come from the trace's own pass (core.readout.message_sizes), so sizes a library kept are not read back.
-    with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
-        document = build_document(session, path, report, policy, on_count=on_count)
+    # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
+    # counts in one transaction: a count stopped or failed (a kill, a cancel) leaves nothing in the library.
+    # One long message reports its own progress meanwhile.
+    problem, stored = None, None
     try:
-        document.library_id = import_into_library(session, db, report, document.tokens)
+        stored = stored_token_counts(db, session)
     except LibraryError as exc:
-        document.library_problem = str(exc)
+        problem = str(exc)
+    with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
+        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count)
+    document.library_problem = problem
+    if problem is None:
+        try:
+            document.library_id = import_into_library(session, db, report, document.tokens)
+        except LibraryError as exc:
+            document.library_problem = str(exc)
     return document
 
 
@@ -332,6 +339,16 @@ def import_into_library(session: Session, db: str | None, report: Report, tokens
     report(0, 0, "Importing into the library")
     with Library(db) as library:
         return library.import_session(session, token_counts=(SIZES_ID, tokens) if tokens is not None else None)
+
+
+def stored_token_counts(db: str | None, session: Session) -> list[int] | None:
+    """The counts the library keeps for this session's messages by the tokenizer in use, when it holds the
+    session already (the same source bytes); None otherwise, or when not all are kept."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        known = library.known_session(session)
+        return library.token_counts(known, SIZES_ID) if known is not None else None
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:
@@ -358,7 +375,10 @@ def kind_label(document: Document, index: int) -> str:
     if message.is_clipped_copy:
         return "clipped copy"
     if message.kind == "action_request":
-        return f"call {message.content.get('function', '')}".rstrip()
+        label = f"call {message.content.get('function', '')}".rstrip()
+        # A call that started a subagent says so: Enter or a double-click on its row opens that session.
+        started = any(c.extras.get("parent_call") == message.id for c in document.session.children)
+        return f"{label} → subagent" if started else label
     if message.kind == "action_response":
         return f"result {message.content.get('function', '')}".rstrip()
     return KIND_LABELS.get(message.kind, message.kind)

@@ -16,8 +16,8 @@ def test_record_model_passes_the_model_tester_and_shows_every_message(qtmodeltes
     assert model.index(0, KIND).data() == "system"
     assert model.index(3, KIND).data() == "call reader"
     assert model.index(14, KIND).data() == "clipped copy"
-    message = document.message(4)
-    assert model.index(4, TOKENS).data() == f"{count_text(message.text):,}"
+    # a message's size is its part of the full record compiled as one request (core.readout.message_sizes)
+    assert model.index(4, TOKENS).data() == f"{document.tokens[4]:,}" and document.tokens[4] >= count_text(document.message(4).text)
 
 
 def test_view_model_passes_the_model_tester_and_maps_rows_to_record_indexes(qtmodeltester, document):
