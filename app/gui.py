@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the --screenshot window size (default: 1600x1000)")
     parser.add_argument("--tab", choices=SIDE_TABS, type=str.lower,
                         help="the side tab in front in the --screenshot (default: inspector)")
+    parser.add_argument("--first-step", action="store_true",
+                        help="with --screenshot: render the load's first step (the record read, nothing counted yet)")
     return parser
 
 
@@ -84,7 +86,7 @@ def run_gui(argv: list[str]) -> int:
     window = MainWindow(settings=settings, db=args.db, policy=policy)
     window.set_theme(args.theme or settings.theme() or "system", remember=False)
     if args.screenshot:
-        return screenshot(app, window, path, args.screenshot, args.size, args.tab)
+        return screenshot(app, window, path, args.screenshot, args.size, args.tab, first_step=args.first_step)
     window.show()
     if args.follow:
         def follow_once(document) -> None:
@@ -97,11 +99,14 @@ def run_gui(argv: list[str]) -> int:
     return app.exec()
 
 
-def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE, tab: str | None = None) -> int:
-    """Load FILE, render the window at a fixed size to PNG (with side tab `tab` in front), and say how it went."""
+def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE, tab: str | None = None,
+               first_step: bool = False) -> int:
+    """Load FILE, render the window at a fixed size to PNG (with side tab `tab` in front; `first_step`: as the
+    load's first step shows it, before anything is counted), and say how it went."""
     from foldscope.app import dialogs
     from foldscope.app.qt import QEventLoop
     from foldscope.app.window import error_line
+    from foldscope.app.worker import pool
 
     outcome: dict[str, str] = {}
     window.resize(*size)
@@ -111,6 +116,8 @@ def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENS
     # A local loop, not app.exec()/quit(): in Qt 6 quit() closes every window before we can grab it.
     loop = QEventLoop()
     window.document_loaded.connect(loop.quit)
+    if first_step:
+        window.record_shown.connect(loop.quit)
     window.load_failed.connect(loop.quit)
     window.show()
     try:
@@ -125,8 +132,14 @@ def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENS
     window.prepare_screenshot()
     if tab:
         show_tab(window, tab)
-    settle(app)
+    if first_step:  # the load is still counting: waiting for the pool would show the counted step instead
+        app.processEvents()
+    else:
+        settle(app)
     image = window.grab()
+    if first_step:  # the rest of the load is not wanted: stop it before the window goes
+        window.cancel_loading()
+        pool().waitForDone()
     Path(png).parent.mkdir(parents=True, exist_ok=True)
     if not image.save(png):
         print(f"foldscope: {png}: cannot write the screenshot", file=sys.stderr)

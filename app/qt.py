@@ -49,6 +49,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QPen,
+    QPixmap,
     QShortcut,
     QTextDocument,
 )

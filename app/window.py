@@ -10,6 +10,7 @@ from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
+from foldscope.app.loading import TraceCounts, load_work
 from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.busy import BusyBar
@@ -49,7 +50,7 @@ from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Task, run_task
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.session import ReadError
-from foldscope.core.readout.document import NOT_YET, Document, is_note, open_document
+from foldscope.core.readout.document import NOT_YET, Document, is_note
 from foldscope.core.readout.fold_facts import FoldRow, fold_rows
 from foldscope.core.readout.marks_facts import cache_marks
 from foldscope.core.readout.words import counted
@@ -74,7 +75,7 @@ def telling_message(doc: Document | None) -> int | None:
         return copies[0]
     if notes:
         return notes[-1]
-    return max(in_view or [0], key=lambda i: doc.tokens[i])
+    return max(in_view or [0], key=lambda i: doc.sizes[i])
 
 
 def _inspect_samples(path: str) -> list[dict]:
@@ -94,7 +95,8 @@ class MainWindow(QMainWindow):
     redraws the panels from the Changes an action returns. No other module reads its attributes.
     """
 
-    document_loaded = Signal(object)
+    document_loaded = Signal(object)  # the counted Document: every panel shows it
+    record_shown = Signal(object)  # the first step of a load: the lists and the map, nothing counted yet
     library_imported = Signal(int)  # the open session went into a library chosen after it opened
     load_failed = Signal(str)
 
@@ -105,6 +107,8 @@ class MainWindow(QMainWindow):
         self.start_policy = policy  # core.model.policy.Policy every opened session is measured under (None: its launch policy)
         self.document: Document | None = None
         self.task: Task | None = None
+        # While a load shows its first step: the document shown before it, put back if the load fails or is cancelled.
+        self._before_first: tuple[Document | None] | None = None
         self._loading_path = ""
         self.setWindowTitle("foldscope")
         self.setAcceptDrops(True)
@@ -538,8 +542,10 @@ class MainWindow(QMainWindow):
         path = str(path)
         self._loading_path = path
         db, policy = self.db, self.start_policy
-        task = Task(lambda progress: open_document(path, db, progress.report, policy, sample), f"Opening {path}", self)
+        task = Task(load_work(path, db, policy, sample), f"Opening {path}", self)
         task.progressed.connect(self._progressed)
+        task.interim_reported.connect(lambda value, t=task: self._interim(t, value))
+        task.was_cancelled.connect(lambda t=task: self._put_back(t))
         task.succeeded.connect(lambda document, t=task: self._loaded(t, document))
         task.failed.connect(lambda exc, t=task, p=path: self._failed(t, p, exc))
         task.ended.connect(lambda t=task: self._ended(t))
@@ -554,9 +560,56 @@ class MainWindow(QMainWindow):
     def _progressed(self, done: int, total: int, label: str) -> None:
         self.busy.report(done, total, label)
 
+    def _interim(self, task: Task, value: object) -> None:
+        """The loading worker's early results: the first Document (the record, nothing counted), then the
+        trace's counts so far for the timeline to fill in with."""
+        if task is not self.task:
+            return
+        if isinstance(value, Document):
+            self.show_first(value)
+        elif isinstance(value, TraceCounts) and self.document is not None and not self.document.counted:
+            self.timeline.set_counting(value.counts, value.requests)
+
+    def show_first(self, document: Document) -> None:
+        """The first step of a load: the full record and the active view in the lists, the window map sized by
+        characters, the timeline waiting for the trace's counts. Nothing that needs a count is shown or
+        enabled (actions, the request, composition, cost and fold panels) until the counted Document lands."""
+        if self._before_first is None:
+            self._before_first = (self.document,)
+        if self.live.active:
+            self.live.stop("another session is shown")
+        self.document = document
+        for model in (self.record_model, self.view_model):
+            model.highlighted = frozenset()
+        self.record_model.set_document(document)
+        self.view_model.set_document(document)
+        self.inspector.set_document(document)
+        self.warnings_bar.set_warnings(document.session.warnings)
+        self.timeline.set_document(document)
+        self.window_map.set_document(document)
+        self.request_panel.set_request(None, None)
+        self.composition_panel.set_request(None, None)
+        self.cost_panel.set_document(None)
+        self.fold_panel.set_waiting()
+        self.resizeDocks([self.folds_dock], [self.fold_panel.fitting_height(max_rows=1)], Qt.Orientation.Vertical)
+        self.session_actions.set_document(None, False)
+        self.what_if.document_loaded(document)
+        self._refresh_headings()
+        self._refresh_title()
+        self.view_list.table.setFocus()
+        self.record_shown.emit(document)
+
+    def _put_back(self, task: Task) -> None:
+        """A load that showed its first step failed or was cancelled: show what was shown before it."""
+        if task is not self.task or self._before_first is None:
+            return
+        (before,), self._before_first = self._before_first, None
+        self.set_document(before, opened=False, announce=False)
+
     def _loaded(self, task: Task, document: Document) -> None:
         if task is not self.task:
             return
+        self._before_first = None
         self.settings.add_recent_file(document.path)
         self._rebuild_recent_menu()
         self.library_bar.show_problem(document.library_problem)
@@ -639,6 +692,7 @@ class MainWindow(QMainWindow):
     def _failed(self, task: Task, path: str, exc: BaseException) -> None:
         if task is not self.task:
             return
+        self._put_back(task)
         line = error_line(path, exc)
         self.statusBar().showMessage(f"Could not open {Path(path).name}", 8000)
         self.load_failed.emit(line)
@@ -649,8 +703,9 @@ class MainWindow(QMainWindow):
             self.task = None
             self.busy.end()
 
-    def set_document(self, document: Document | None, opened: bool = True) -> None:
-        """Show `document` in every panel; `opened` (not shown again after a what-if) offers what autosave kept."""
+    def set_document(self, document: Document | None, opened: bool = True, announce: bool = True) -> None:
+        """Show `document` in every panel; `opened` (not shown again after a what-if) offers what autosave kept;
+        `announce` emits document_loaded (not when a failed load puts the document before it back)."""
         if self.live.active and document is not self.document:
             self.live.stop("another session is shown")
         self.document = document
@@ -675,7 +730,8 @@ class MainWindow(QMainWindow):
         if document is not None:
             self.view_list.table.setFocus()
         self.what_if.document_loaded(document)
-        self.document_loaded.emit(document)
+        if announce:
+            self.document_loaded.emit(document)
 
     def _refresh_title(self) -> None:
         doc = self.document
@@ -733,6 +789,14 @@ class MainWindow(QMainWindow):
         if doc is None:
             self.status_label.setText("No session open")
             return
+        if not doc.counted:  # the first step of a load: characters only, and saying so
+            out = doc.record_size - doc.view_size
+            self.record_list.set_heading(f"{counted(doc.record_size, 'message')} · {counted(sum(doc.chars), 'character')}"
+                                         f" · {out:,} out of the active view")
+            self.view_list.set_heading(f"now · {counted(doc.view_size, 'message')} · counting tokens…")
+            self.status_label.set_parts(status_parts(doc))
+            self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
+            return
         # Stepped back to a request, the record's later messages did not exist yet: they are counted apart.
         later = sum(1 for reason in doc.out_reason.values() if reason == NOT_YET)
         out = doc.record_size - doc.view_size - later
@@ -765,7 +829,7 @@ class MainWindow(QMainWindow):
     def show_request(self, slot: int) -> None:
         """Show the active view as it stood at request `slot` (the last slot is now) in every panel."""
         doc = self.document
-        if doc is None:
+        if doc is None or not doc.counted:
             return
         selected = self.inspector.index
         is_now = slot >= len(doc.requests)

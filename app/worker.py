@@ -32,16 +32,24 @@ class Progress:
             raise Cancelled()
         self._task.progressed.emit(done, total, label)
 
+    def interim(self, value: Any) -> None:
+        """Hand the GUI part of the result before the whole is ready (the first step of a two-step load)."""
+        if self.cancelled:
+            raise Cancelled()
+        self._task.interim_reported.emit(value)
+
 
 class Task(QObject):
     """A function run on the shared worker pool; it never touches widgets, it only emits.
 
     Signals arrive on the GUI thread (the Task lives there, so Qt queues them):
-    `progressed(done, total, label)`, then exactly one of `succeeded(result)`, `failed(exc)` or
-    `was_cancelled()`, then `ended()`.
+    `progressed(done, total, label)` and `interim_reported(value)` (part of the result, when the function
+    hands one over early), then exactly one of `succeeded(result)`, `failed(exc)` or `was_cancelled()`,
+    then `ended()`.
     """
 
     progressed = Signal(int, int, str)
+    interim_reported = Signal(object)
     succeeded = Signal(object)
     failed = Signal(object)
     was_cancelled = Signal()

@@ -5,8 +5,10 @@ issue's sizes): a Claude Code session with compactions (bench_import.generate), 
 file of one-line questions and answers), and a growing lionagi Branch (the demo generator, as bench_gui_load).
 Each measure runs in a fresh interpreter so its peak memory (VmHWM, interpreter and imports included) is its own:
 `inspect`, `requests`, `replay --strategy adr,band,compaction` (through the CLI, output discarded), the GUI load
-worker (core.readout.document.open_document: read, import into a new library, count, build) and one window step
-(MainWindow.show_request to the middle request, then one paint of the whole window). The exponent is the slope of
+worker (core.readout.document.open_document: read, import into a new library, count, build), one window step
+(MainWindow.show_request to the middle request, then one paint of the whole window), and one launch of the window
+on the file (gui_launch): `launch to usable` when the load's first step has painted (lists and map from the reader's
+output), `timeline complete` when the counted document has, both from the moment this script starts the interpreter. The exponent is the slope of
 log time against log messages between the two largest sizes; the issue's target is at most 1.1.
 """
 
@@ -25,7 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-MEASURES = ("inspect", "requests", "replay", "gui worker", "window step")
+MEASURES = ("inspect", "requests", "replay", "gui worker", "window step", "launch to usable", "timeline complete")
+# The two GUI launch figures come from one run of `foldscope FILE` as a person starts it (gui_launch).
+LAUNCH = ("launch to usable", "timeline complete")
 TARGET_EXPONENT = 1.1
 
 
@@ -126,6 +130,8 @@ def child(measure: str, path: str, folder: str) -> dict:
         document = open_document(path, os.path.join(folder, "lib.db"))
         seconds = time.perf_counter() - start
         extra["messages"] = document.record_size
+    elif measure == "gui launch":
+        return gui_launch(path, folder)
     else:  # window step
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         from foldscope.app.qt import QApplication
@@ -150,6 +156,41 @@ def child(measure: str, path: str, folder: str) -> dict:
     return {"seconds": seconds, "peak_mb": peak_mb(), **extra}
 
 
+def gui_launch(path: str, folder: str) -> dict:
+    """The window opened on FILE at 1600x1000, as `foldscope FILE` does: the wall-clock moments (time.time(), so
+    the parent can subtract the moment it launched this interpreter) when the load's first step has painted
+    (the lists and the map usable) and when the counted document has painted (the timeline complete)."""
+    import time
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from foldscope.app.qt import QApplication, QEventLoop
+    from foldscope.app.settings import WindowSettings
+    from foldscope.app.window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    window = MainWindow(WindowSettings.in_memory(), db=os.path.join(folder, "lib.db"))
+    window.resize(1600, 1000)
+    window.show()
+    moments: dict[str, float] = {}
+    loop = QEventLoop()
+
+    def painted(name: str) -> None:
+        window.grab()  # every panel painted once: what a person sees
+        moments[name] = time.time()
+        if name == "complete":
+            loop.quit()
+
+    window.record_shown.connect(lambda doc: painted("usable"))
+    window.document_loaded.connect(lambda doc: painted("complete"))
+    window.load_failed.connect(lambda line: loop.quit())
+    window.open_path(path)
+    loop.exec()
+    window.close()
+    app.processEvents()
+    return {"usable_at": moments.get("usable", math.nan), "complete_at": moments.get("complete", math.nan),
+            "peak_mb": peak_mb()}
+
+
 def peak_mb() -> float:
     """This process's peak resident memory. VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child
     started from a parent holding a large session would report the parent's peak."""
@@ -161,11 +202,19 @@ def peak_mb() -> float:
 
 
 def run_child(measure: str, path: Path, folder: Path) -> dict:
+    if measure == "gui launch":
+        import time
+
+        launched = time.time()
     out = subprocess.run([sys.executable, __file__, "--child", measure, str(path), str(folder)],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         return {"seconds": math.nan, "peak_mb": math.nan, "error": out.stderr.strip().splitlines()[-1:]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if measure == "gui launch":
+        got["launch to usable"] = got["usable_at"] - launched
+        got["timeline complete"] = got["complete_at"] - launched
+    return got
 
 
 def threads_ratio() -> int:
@@ -232,7 +281,18 @@ def main(argv: list[str] | None = None) -> int:
                 make(path, size)
                 count = len(load_session(path).record)
                 cells = []
+                launch: dict | None = None
                 for measure in measures:
+                    if measure in LAUNCH:  # both figures from one launch into a new library
+                        if launch is None:
+                            for old in Path(tmp).glob("lib.db*"):
+                                old.unlink()
+                            launch = run_child("gui launch", path, Path(tmp))
+                        got = {**launch, "seconds": launch.get(measure, math.nan)}
+                        times[measure].append((count, got["seconds"]))
+                        cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" if "error" not in got
+                                     else f"failed: {got['error']}")
+                        continue
                     for old in Path(tmp).glob("lib.db*"):
                         old.unlink()  # each measure imports into a new library
                     got = run_child(measure, path, Path(tmp))

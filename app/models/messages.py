@@ -121,7 +121,7 @@ class MessageTableModel(QAbstractTableModel):
             if column == CHARS:
                 return f"{doc.chars[i]:,}"
             if column == TOKENS:
-                return f"{doc.tokens[i]:,}"
+                return f"{doc.tokens[i]:,}" if doc.counted else ""  # blank until the counts land
             return None
         if role == IndexRole:
             return i

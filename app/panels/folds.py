@@ -140,6 +140,12 @@ class FoldPanel(QWidget):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.explained)
 
+    def set_waiting(self) -> None:
+        """The first step of a load: the fold records are tied to requests once the trace is measured."""
+        self.model.set_rows([], 0)
+        self.heading.setText("<b style='font-size:11pt'>Folds</b> &nbsp; the fold records and decisions are shown "
+                             "once the requests are measured")
+
     def set_rows(self, rows: list[FoldRow], now_slot: int) -> None:
         self.model.set_rows(rows, now_slot)
         folds = sum(1 for r in rows if r.kind in ("fold", "clip", "compaction"))

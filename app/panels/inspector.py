@@ -114,7 +114,8 @@ class Inspector(QWidget):
         lines = [
             f"<span style='font-size:13pt'><b>#{index}</b> "
             f"<b style='color:{colour}'>{html.escape(kind_label(doc, index))}</b></span>"
-            f" &nbsp;·&nbsp; {doc.tokens[index]:,} tokens · {doc.chars[index]:,} characters",
+            f" &nbsp;·&nbsp; {f'{doc.tokens[index]:,} tokens' if doc.counted else 'tokens not counted yet'}"
+            f" · {doc.chars[index]:,} characters",
             state,
         ]
         prov = message.provenance

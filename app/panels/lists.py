@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from foldscope.app.highlight import plain_tip
 from foldscope.app.models.filters import KIND_CHOICES, MessageFilter
 from foldscope.app.models.messages import CHARS, COLUMNS, INDEX, KIND, PREVIEW, TOKENS, IndexRole, MessageTableModel
 from foldscope.app.qt import (
@@ -111,6 +112,7 @@ class MessageList(QWidget):
 
     def set_heading(self, detail: str) -> None:
         self.heading.setText(f"<b style='font-size:11pt'>{self.title}</b> &nbsp; {detail}")
+        self.heading.setToolTip(plain_tip(f"{self.title} · {detail}"))  # the whole line, when the list is too narrow
 
     def _current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         if current.isValid() and not self._selecting:

@@ -13,6 +13,12 @@ SEPARATOR = "  ·  "
 def status_parts(doc: Document) -> list[str]:
     """The line's parts in order of need: a narrow window drops them from the end, never one cut in two."""
     session = doc.session
+    if not doc.counted:  # the first step of a load: no size is known yet, and the line says so first
+        parts = ["counting tokens and measuring the requests: sizes are in characters until then"]
+        if session.trace:
+            parts.append(counted(len(session.trace), "request"))
+        return parts + [f"Format: {session.format}", f"full record {counted(doc.record_size, 'message')}",
+                        f"active view {counted(len(session.view), 'message')}"]
     est = doc.now_size
     rules = doc.rules
     parts = []
@@ -45,6 +51,9 @@ def status_tooltip(doc: Document) -> str:
     by kind and where the ceiling came from."""
     kinds = doc.kind_counts()
     by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    if not doc.counted:
+        return "\n".join([*status_parts(doc), "", f"Full record by kind: {by_kind}",
+                          "The tokens are being counted; the window map is sized by characters until then"])
     lines = [*status_parts(doc), "", f"Full record by kind: {by_kind}", f"Scale {doc.scale:.3f}"]
     if doc.now_predicted:
         lines.append("Predicted: the best forecast of what the provider will report for the next request, from the "

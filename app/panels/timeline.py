@@ -13,6 +13,7 @@ from foldscope.app.qt import (
     QPainter,
     QPaintEvent,
     QPen,
+    QPixmap,
     QPointF,
     QRectF,
     QSize,
@@ -70,6 +71,9 @@ class Timeline(QWidget):
         self.document: Document | None = None
         self.branch: BranchSeries | None = None  # a what-if from a request, drawn beside the original
         self.current = 0
+        # While a load measures the trace: the requests counted so far, out of how many (app.loading.TraceCounts).
+        self.counting: tuple[tuple[int, ...], int] = ((), 0)
+        self._layer: tuple[tuple, QPixmap] | None = None  # the bars, drawn once per requests, size and theme
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
@@ -83,22 +87,28 @@ class Timeline(QWidget):
 
     def set_document(self, document: Document | None) -> None:
         self.document = document
+        self.counting = ((), len(document.session.trace) if document is not None else 0)
         self.current = self.slots() - 1
         self._fill_lane()
+        self.update()
+
+    def set_counting(self, counts: tuple[int, ...], requests: int) -> None:
+        """The trace's counts so far, while the document is not counted yet: the bars fill in as they come."""
+        self.counting = (tuple(counts), requests)
         self.update()
 
     def _fill_lane(self) -> None:
         """The lane's rows for the document's trace: at once for a trace of moderate length, else the gaps at once
         and the causes from a worker (the Cost panel's attribution either way)."""
         doc = self.document
-        key = None if doc is None else (id(doc.session), len(doc.session.trace), id(doc.policy))
+        key = None if doc is None else (id(doc.session), len(doc.session.trace), id(doc.policy), doc.counted)
         if key == self._lane_for:
             return
         if self._lane_task is not None:
             self._lane_task.cancel()
             self._lane_task = None
         self._lane_for = key
-        if doc is None or not doc.session.trace:
+        if doc is None or not doc.counted or not doc.session.trace:  # the first step of a load: no lane yet
             self.lane.rows = []
         elif len(doc.session.trace) <= SYNC_REQUESTS:
             self.lane.rows = lane_rows(doc.session, doc.policy, doc.counter)
@@ -191,11 +201,47 @@ class Timeline(QWidget):
         painter.setPen(text)
         painter.drawText(QPointF(6, 15), "Timeline of requests")
         painter.setFont(self.font())
+        if doc is not None and not doc.counted:
+            self._draw_counting(painter, text)
+            return
         if doc is None or not doc.requests:
             painter.setPen(muted_colour())
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests recorded in this session")
             return
         plot = self._plot()
+        if 0 <= self.current < self.slots():  # the step shown: under the bars, so only it changes when stepping
+            shade = QColor(self.palette().highlight().color())
+            shade.setAlpha(60)
+            painter.fillRect(self._slot_rect(self.current, plot), shade)
+        painter.drawPixmap(0, 0, self._bars_layer(plot, text))
+        self._draw_legend(painter, text)
+
+    def _bars_layer(self, plot: QRectF, text: QColor) -> QPixmap:
+        """Everything but the step shown (bars, dots, folds, rules, axes), drawn once into a pixmap and kept until
+        the document's requests, the sizes of now, the rules, a what-if, the size or the theme change: a step
+        repaints the shade and the legend, not one shape per request."""
+        doc = self.document
+        assert doc is not None
+        ratio = self.devicePixelRatioF()
+        key = (self.size().toTuple(), ratio, id(doc), id(doc.requests), len(doc.requests), doc.now_predicted,
+               doc.now_size, doc.rules, id(self.branch), is_dark(), text.rgba(), self.font().key(),
+               id(self.lane.rows), len(self.lane.rows), self.lane.shown())  # the cache lane is drawn in it too
+        if self._layer is not None and self._layer[0] == key:
+            return self._layer[1]
+        layer = QPixmap(self.size() * ratio)
+        layer.setDevicePixelRatio(ratio)
+        layer.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(layer)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setFont(self.font())
+        self._draw_bars(painter, plot, text)
+        painter.end()
+        self._layer = (key, layer)
+        return layer
+
+    def _draw_bars(self, painter: QPainter, plot: QRectF, text: QColor) -> None:
+        doc = self.document
+        assert doc is not None
         top = self._scale_max() * 1.08
         bar = QColor("#5d8fd6" if not is_dark() else "#4a78bd")
         now_bar = QColor("#8fa9cc" if not is_dark() else "#5b6f8c")
@@ -208,10 +254,6 @@ class Timeline(QWidget):
             size = (doc.now_predicted or doc.now_size) if is_now else doc.requests[slot].headline
             y = self._y(size, plot, top)
             inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
-            if slot == self.current:
-                shade = QColor(self.palette().highlight().color())
-                shade.setAlpha(60)
-                painter.fillRect(rect, shade)
             painter.fillRect(QRectF(inner.left(), y, inner.width(), plot.bottom() - y), now_bar if is_now else bar)
             if not is_now and doc.requests[slot].reported_input:
                 ry = self._y(doc.requests[slot].reported_input, plot, top)
@@ -233,6 +275,31 @@ class Timeline(QWidget):
             self.lane.paint(painter, plot.left(), plot.bottom() + BOTTOM, plot.right(),
                             lambda k: self._slot_rect(k, plot), LEFT, text, self.height())
             painter.restore()
+
+    def _draw_counting(self, painter: QPainter, text: QColor) -> None:
+        """The first step of a load: a bar per request as its count comes in, with the reported input's dots.
+        No axis figures: a count without its unseen head and scale is progress, not the size shown later."""
+        counts, requests = self.counting
+        plot = self._plot()
+        usage = [r.usage.reported_input if r.usage is not None else 0 for r in self.document.session.trace]
+        top = max(max(counts, default=0), max(usage, default=0), 1) * 1.08
+        width = plot.width() / max(requests, 1)
+        bar = muted_colour()
+        for k, count in enumerate(counts):
+            y = self._y(count, plot, top)
+            painter.fillRect(QRectF(plot.left() + k * width, y, max(width * 0.7, 0.5), plot.bottom() - y), bar)
+        painter.setPen(QPen(text, 1))
+        painter.setBrush(text)
+        for k, reported in enumerate(usage[:requests]):
+            if reported:
+                painter.drawEllipse(QPointF(plot.left() + (k + 0.5) * width, self._y(reported, plot, top)), 1.5, 1.5)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(QPen(muted_colour(), 1))
+        painter.drawLine(plot.bottomLeft(), plot.bottomRight())
+        painter.setPen(text)
+        legend = (f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
+                  "the sizes and stepping come when every request is measured")
+        painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
 
     def _draw_original_bar(self, painter: QPainter, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:
         """After a what-if's start: the original's request, drawn as an outline to compare the branch with."""
@@ -273,7 +340,6 @@ class Timeline(QWidget):
             taken.append((x + painter.fontMetrics().horizontalAdvance(label), y - 3))
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
-        doc = self.document
         painter.setPen(QPen(muted_colour(), 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         for value in nice_ticks(top / 1.08):
@@ -285,6 +351,11 @@ class Timeline(QWidget):
             rect = self._slot_rect(slot, plot)
             label = "now" if slot == self.slots() - 1 else str(slot)
             painter.drawText(QRectF(rect.left() - 10, plot.bottom() + 2, rect.width() + 20, 16), Qt.AlignmentFlag.AlignHCenter, label)
+
+    def _draw_legend(self, painter: QPainter, text: QColor) -> None:
+        doc = self.document
+        assert doc is not None
+        painter.setPen(text)
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
         legend = f"Showing {current}   ·   bars: predicted input   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
         if self.branch is not None:
@@ -325,6 +396,9 @@ class Timeline(QWidget):
     def tip_for(self, slot: int) -> str:
         """What hovering over a slot says: the request's size as every panel shows it, and how it was reached."""
         assert self.document is not None
+        if not self.document.counted:
+            counts, requests = self.counting
+            return f"measuring the requests: {len(counts):,} of {requests:,} counted; sizes come when all are measured"
         branch = self.branch
         if branch is not None and slot >= branch.start and slot - branch.start < len(branch.estimates):
             i = slot - branch.start

@@ -55,11 +55,59 @@ class PaintPlan:
     taken: list[tuple[float, float]] = field(default_factory=list)  # spans under the record bar a fold record took
 
 
-def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighted: frozenset[int]) -> PaintPlan:
-    """Blocks a pixel or wider are drawn as they are; narrower ones share their pixel column, which takes the
-    style (kind, fade, pattern) of the last message covering its centre, as painting each would have shown.
-    Colours are made once per style, not per message."""
+def message_styles(doc: Document) -> list[tuple[str, Qt.BrushStyle | None]]:
+    """Each record message's kind key and pattern, in record order: what plan_paint asks of every block."""
+    out = []
+    for message in doc.session.record:
+        pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
+        out.append((kind_key(message), pattern))
+    return out
+
+
+def column_blocks(blocks: list[tuple[int, QRectF, bool]]) -> list[tuple[int, QRectF, bool, bool]]:
+    """The blocks a paint draws, by pixel column: (record index, rectangle, in the view bar, a line at its right).
+    Blocks a pixel or wider are kept as they are; narrower ones share their pixel column, drawn as the last block
+    covering its centre (unsmoothed, a fill paints the pixels whose centre it covers, and the last one painted
+    over a column is the one seen there). Geometry only: the full record's are kept from step to step."""
+    out: list[tuple[int, QRectF, bool, bool]] = []
+    column: list = [None, 0.0, 0, False, 0.0]  # pixel column, top, the last block's index, its bar, the bar's height
+
+    def flush() -> None:
+        if column[0] is not None:
+            out.append((column[2], QRectF(column[0], column[1], 1.0, column[4]), column[3], False))
+        column[0] = None
+
+    for index, rect, in_view_bar in blocks:
+        width = rect.width()
+        if width >= 1.0:
+            flush()
+            out.append((index, rect, in_view_bar, width > 3))
+            continue
+        left = rect.left()
+        pixel = math.ceil(left - 0.5)
+        if pixel + 0.5 >= left + width:
+            continue
+        top = rect.top()
+        if column[0] != pixel or column[1] != top:
+            flush()
+        column[:] = [pixel, top, index, in_view_bar, rect.height()]
+    flush()
+    return out
+
+
+def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighted: frozenset[int],
+               styles: list[tuple[str, Qt.BrushStyle | None]] | None = None,
+               columns: list[tuple[int, QRectF, bool, bool]] | None = None) -> PaintPlan:
+    """The fills of `columns` (column_blocks of `blocks`, which the map keeps for the full record), each in the
+    style (kind, fade, pattern) of its message, and the spans a chosen fold record took under the record bar.
+    Colours are made once per style, not per message; `styles` (message_styles, kept by the map) spares
+    asking each message its kind on every paint."""
     plan = PaintPlan()
+    if styles is None or len(styles) < doc.record_size:
+        styles = message_styles(doc)
+    if columns is None:
+        columns = column_blocks(blocks)
+    in_view = doc.view_position
     colours: dict[tuple[str, bool], QColor] = {}
 
     def colour(kind: str, faded: bool) -> QColor:
@@ -70,38 +118,17 @@ def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighte
             colours[kind, faded] = made
         return colours[kind, faded]
 
-    column: list = [None, 0.0, None, 0.0, 0.0]  # pixel column, width, the style seen there, top, the bar's height
-
-    def flush() -> None:
-        if column[0] is not None:
-            kind, faded, pattern = column[2]
-            plan.fills.append((QRectF(column[0], column[3], 1.0, column[4]), colour(kind, faded), pattern, False))
-        column[0] = None
-
-    for index, rect, in_view_bar in blocks:
-        message = doc.message(index)
-        kind = kind_key(message)
-        faded = not in_view_bar and not doc.in_view(index) and index not in highlighted
-        pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
-        width = rect.width()
-        if index in highlighted and not in_view_bar:
-            if plan.taken and rect.left() <= plan.taken[-1][1] + 1:  # touching spans make one line
-                plan.taken[-1] = (plan.taken[-1][0], max(plan.taken[-1][1], rect.right()))
-            else:
-                plan.taken.append((rect.left(), rect.right()))
-        if width >= 1.0:
-            flush()
-            plan.fills.append((rect, colour(kind, faded), pattern, width > 3))
-            continue
-        # Unsmoothed, a fill paints the pixels whose centre it covers: a block under a pixel wide paints one
-        # column or none, and the last block painted over a column is the one seen there.
-        pixel = math.ceil(rect.left() - 0.5)
-        if pixel + 0.5 >= rect.right():
-            continue
-        if column[0] != pixel or column[3] != rect.top():
-            flush()
-        column[:] = [pixel, width, (kind, faded, pattern), rect.top(), rect.height()]
-    flush()
+    for index, rect, in_view_bar, divider in columns:
+        kind, pattern = styles[index]
+        faded = not in_view_bar and index not in in_view and index not in highlighted
+        plan.fills.append((rect, colour(kind, faded), pattern, divider))
+    if highlighted:
+        for index, rect, in_view_bar in blocks:
+            if not in_view_bar and index in highlighted:
+                if plan.taken and rect.left() <= plan.taken[-1][1] + 1:  # touching spans make one line
+                    plan.taken[-1] = (plan.taken[-1][0], max(plan.taken[-1][1], rect.right()))
+                else:
+                    plan.taken.append((rect.left(), rect.right()))
     return plan
 
 
@@ -124,6 +151,10 @@ class WindowMap(QWidget):
         self._view_rects: dict[int, QRectF] = {}  # record index -> its block on the view bar, with the layout
         self._plan: tuple[tuple, PaintPlan] | None = None
         self._systems_cache: tuple[tuple, set[int]] = ((), set())
+        self._styles: tuple[tuple, list] = ((), [])  # message_styles, kept per document and record length
+        self._record_total: tuple[tuple, int] = ((), 0)  # the full record's size, kept per document and length
+        self._record_bar: tuple[tuple, list] | None = None  # the full record's blocks: the same at every step
+        self._record_columns: tuple[tuple, list] = ((), [])  # column_blocks of the full record's, kept with them
         self._widths: tuple[tuple, tuple[float, dict[int, float]]] | None = None
         self._lead_parts: list[tuple[str, float]] = []
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -161,8 +192,11 @@ class WindowMap(QWidget):
         first), and each view message's part (a system message carries the system prompt and tools). They add
         up to the request's size as every other panel shows it (core.request.measure.Composition)."""
         doc = self.document
-        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size)
-        if self._widths is None or self._widths[0] != key:
+        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, doc.counted)
+        if (self._widths is None or self._widths[0] != key) and not doc.counted:
+            # Before the counts land: each view message by its characters, no head or framing (not known yet).
+            self._widths = (key, (0.0, {i: float(doc.chars[i]) for i in doc.view_position}))
+        elif self._widths is None or self._widths[0] != key:
             parts, scale = doc.shown_composition()
             record = doc.session.record
             widths: dict[int, float] = {}
@@ -200,6 +234,10 @@ class WindowMap(QWidget):
         if doc is None:
             return []
         which = "the next request" if doc.shown is None else f"request {doc.shown}"
+        if not doc.counted:
+            view_chars = sum(doc.chars[i] for i in doc.view_position)
+            return [f"{which}: {view_chars:,} characters · full record {sum(doc.chars):,} characters",
+                    "blocks sized by characters until the tokens are counted", "click a block to select it"]
         marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
         return [f"{which}: estimate {doc.shown_size:,} tokens · full record {doc.record_tokens():,}", marks,
                 "blocks sized by their tokens", "click a block to select it"]
@@ -207,7 +245,10 @@ class WindowMap(QWidget):
     def _scale(self) -> float:
         doc = self.document
         lead, widths = self.view_widths()
-        total = max(doc.record_tokens(), lead + sum(widths.values()), 1)
+        sizes_key = (id(doc), doc.record_size, doc.counted)
+        if self._record_total[0] != sizes_key:
+            self._record_total = (sizes_key, sum(doc.sizes))
+        total = max(self._record_total[1], lead + sum(widths.values()), 1)
         if doc.rules is not None:
             total = max([total] + [doc.rules.at(name) or 0 for name in rule_names(doc.rules)])
         return (self.width() - LEFT - RIGHT) / (total * 1.02)
@@ -220,7 +261,7 @@ class WindowMap(QWidget):
         doc = self.document
         if doc is None:
             return []
-        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, self.width())
+        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, doc.counted, self.width())
         if self._blocks is None or self._blocks[0] != key:
             self._blocks = (key, self._layout(doc))
             self._view_rects = {index: rect for index, rect, in_view_bar in self._blocks[1] if in_view_bar}
@@ -232,17 +273,21 @@ class WindowMap(QWidget):
         out: list[tuple[int, QRectF, bool]] = []
         lead, widths = self.view_widths()
         x = float(LEFT) + lead * scale  # the unseen head and the framing lead the bar, drawn as one plain block
-        for position in range(doc.view_size):
-            index = doc.view_index(position)
+        for index in doc.view_position:  # in view order: the mapping is built position by position
             width = widths.get(index, 0.0) * scale
             out.append((index, QRectF(x, view_y, width, BAR_HEIGHT), True))
             x += width
-        x = float(LEFT)
-        for index in range(doc.record_size):
-            width = doc.tokens[index] * scale
-            out.append((index, QRectF(x, record_y, width, BAR_HEIGHT), False))
-            x += width
-        return out
+        key = (id(doc), doc.record_size, doc.counted, scale, record_y)
+        if self._record_bar is None or self._record_bar[0] != key:
+            record: list[tuple[int, QRectF, bool]] = []
+            x = float(LEFT)
+            sizes = doc.sizes
+            for index in range(doc.record_size):
+                width = sizes[index] * scale
+                record.append((index, QRectF(x, record_y, width, BAR_HEIGHT), False))
+                x += width
+            self._record_bar = (key, record)
+        return out + self._record_bar[1]
 
     def block_at(self, point: QPointF) -> int | None:
         for index, rect in ((i, r) for i, r, _ in self.blocks()):
@@ -331,7 +376,16 @@ class WindowMap(QWidget):
         dark = self.palette().window().color().lightnessF() < 0.5
         key = (self._blocks[0] if self._blocks else None, self.highlighted, dark)
         if self._plan is None or self._plan[0] != key:
-            self._plan = (key, plan_paint(self.document, blocks, self.highlighted))
+            doc = self.document
+            styles_key = (id(doc), doc.record_size)
+            if self._styles[0] != styles_key:
+                self._styles = (styles_key, message_styles(doc))
+            assert self._record_bar is not None  # laid out by blocks()
+            record_key, record = self._record_bar
+            if self._record_columns[0] != record_key:
+                self._record_columns = (record_key, column_blocks(record))
+            columns = column_blocks(blocks[: len(blocks) - len(record)]) + self._record_columns[1]
+            self._plan = (key, plan_paint(doc, blocks, self.highlighted, self._styles[1], columns))
         return self._plan[1]
 
     def _selected_blocks(self) -> list[tuple[int, QRectF, bool]]:
@@ -502,7 +556,7 @@ class WindowMap(QWidget):
             return
         doc = self.document
         where = "in the active view" if doc.in_view(index) else f"out: {doc.out_reason.get(index, '')}"
-        tip = f"#{index} {kind_label(doc, index)} · {doc.tokens[index]:,} tokens · {where}"
+        tip = f"#{index} {kind_label(doc, index)} · {doc.size_label(index)} · {where}"
         for mark in self.marks:
             if mark.index == index or (mark.index is None and index == self._last_system()):
                 tip += f"\ncache mark at its end: {mark_text(mark)}"

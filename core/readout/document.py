@@ -19,6 +19,8 @@ from foldscope.core.request.tokens import count_text
 
 # A progress callback: (done, total, label); the worker's Progress.report fits.
 Report = Callable[[int, int, str], None]
+# Hears each recorded request's count as the trace is measured: (request, requests, count).
+OnCount = Callable[[int, int, int], None]
 
 
 def _no_report(done: int, total: int, label: str = "") -> None:
@@ -54,8 +56,13 @@ class Document:
     folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
     measure: Measure | None = None  # the Measure the trace was measured with: every request's size comes from it
     shown: int | None = None  # the request whose view is shown (None: now, the next request)
+    # False while only the reader's output is here (first_document): no token counts, no measured trace yet;
+    # the lists and the window map show the record, its blocks sized by characters and saying so.
+    counted: bool = True
     _measure: Measure | None = field(default=None, repr=False)
     _predicting: Any = field(default=None, repr=False)  # core.request.provider_text.PredictionCounter, memoised
+    _kinds: tuple[int, dict[str, int]] | None = field(default=None, repr=False)  # kind_counts, by record length
+    _copies: tuple[int, dict[str, list[int]]] | None = field(default=None, repr=False)  # _copies_of, by record length
 
     def predict_view(self, counted: int) -> int:
         """The next request's predicted input for the active view after an edit: the prediction made at load,
@@ -135,6 +142,17 @@ class Document:
     def in_view(self, index: int) -> bool:
         return index in self.view_position
 
+    @property
+    def sizes(self) -> list[int]:
+        """What the window map sizes each message by: its tokens once counted, its characters before."""
+        return self.tokens if self.counted else self.chars
+
+    def size_label(self, index: int) -> str:
+        """A message's size as a panel names it: its tokens, or its characters while they are not counted."""
+        if self.counted:
+            return f"{self.tokens[index]:,} tokens"
+        return f"{self.chars[index]:,} characters (tokens not counted yet)"
+
     def view_tokens(self) -> int:
         return sum(self.tokens[i] for i in self.view_position)
 
@@ -142,10 +160,15 @@ class Document:
         return sum(self.tokens)
 
     def kind_counts(self) -> dict[str, int]:
+        """Messages by kind in the full record (kept until the record grows: the status line asks at every step)."""
+        kept = self._kinds
+        if kept is not None and kept[0] == len(self.session.record):
+            return dict(kept[1])
         counts: dict[str, int] = {}
         for m in self.session.record:
             counts[m.kind] = counts.get(m.kind, 0) + 1
-        return counts
+        self._kinds = (len(self.session.record), counts)
+        return dict(counts)
 
     def links(self, index: int) -> list[tuple[str, int]]:
         """The messages this one points at, as (label, index): call and result, copy and original, note."""
@@ -165,10 +188,20 @@ class Document:
         first = note_first_index(m)
         if first is not None and 0 <= first < len(record):
             out.append(("the first message it replaced", first))
-        for other_index, other in enumerate(record):
-            if other.clipped_from == m.id:
-                out.append(("a clipped copy of it", other_index))
+        out.extend(("a clipped copy of it", other_index) for other_index in self._copies_of().get(m.id, ()))
         return out
+
+    def _copies_of(self) -> dict[str, list[int]]:
+        """Each original's clipped copies (record indexes), kept until the record grows."""
+        record = self.session.record
+        kept = self._copies
+        if kept is None or kept[0] != len(record):
+            copies: dict[str, list[int]] = {}
+            for index, message in enumerate(record):
+                if message.clipped_from is not None:
+                    copies.setdefault(message.clipped_from, []).append(index)
+            kept = self._copies = (len(record), copies)
+        return kept[1]
 
 
 NOT_YET = "not yet in the record at this request"  # stepped back: written after the shown request
@@ -178,10 +211,10 @@ def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -
     """Why each message out of the active view is out, as far as the record says."""
     record = session.record
     reasons: dict[int, str] = {}
-    copies = {m.clipped_from: i for i, m in enumerate(record) if m.clipped_from and i in in_view}
-    notes = sorted(
-        (note_first_index(m), i) for i, m in enumerate(record) if i in in_view and note_first_index(m) is not None
-    )
+    # Only the view's own messages can stand in for others: a step costs the view here, not the record.
+    shown = [(i, record[i]) for i in in_view if 0 <= i < len(record)]
+    copies = {m.clipped_from: i for i, m in shown if m.clipped_from}
+    notes = sorted((note_first_index(m), i) for i, m in shown if note_first_index(m) is not None)
     last_in_view = max(in_view, default=-1) if at_request else len(record)
     rewound = {mid: event for event in session.events if event.get("kind") == "branch"
                for mid in event.get("abandoned") or () if isinstance(mid, str)}
@@ -211,24 +244,35 @@ def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -
     return reasons
 
 
+def first_document(session: Session, path: str) -> Document:
+    """The reader's output as the GUI shows it first: the full record, the active view and why each message is
+    out, each message's characters, and nothing counted (`counted` False). Cheap: no tokenising, no trace."""
+    document = Document(session=session, path=path, tokens=[], chars=[len(m.text) for m in session.record],
+                        counted=False)
+    document.show_view(session.view)
+    return document
+
+
 def build_document(session: Session, path: str, report: Report = _no_report,
-                   policy: Policy | PolicyChoice | None = None) -> Document:
-    """Count every message and gather the view facts; reports progress as it counts. `policy`: the policy in
-    force (a what-if's), or the choice made at start (a profile and flags) over the session's launch record."""
+                   policy: Policy | PolicyChoice | None = None, *, tokens: list[int] | None = None,
+                   on_count: OnCount | None = None) -> Document:
+    """Measure the trace, count every message (unless `tokens` holds their stored counts, in record order) and
+    gather the view facts; reports progress as it goes. `policy`: the policy in force (a what-if's), or the
+    choice made at start (a profile and flags) over the session's launch record. `on_count(k, requests, count)`
+    hears each request's count as the trace's counting pass reaches it (the timeline fills in as it goes)."""
     record = session.record
     total = len(record)
-    tokens: list[int] = []
-    chars: list[int] = []
-    for index, message in enumerate(record):
-        text = message.text
-        tokens.append(count_text(text) + image_tokens(message))  # images as the provider counts them
-        chars.append(len(text))
-        if index % 200 == 0:
-            report(index, total, "Counting tokens")
-    report(total, total, "Counting tokens")
     counter = Counter(threads=1)
+    facts = measure_requests(session, counter, report, policy, on_count)
+    chars = [len(m.text) for m in record]
+    if tokens is None or len(tokens) != total:
+        tokens = []
+        for index, message in enumerate(record):
+            tokens.append(count_text(message.text) + image_tokens(message))  # images as the provider counts them
+            if index % 200 == 0:
+                report(index, total, "Counting tokens")
+        report(total, total, "Counting tokens")
     document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=counter)
-    facts = measure_requests(session, counter, report, policy)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
     # The head belongs to the session (the Measure keeps it there): the fold, its preview and every action measure with it.
@@ -243,9 +287,15 @@ def build_document(session: Session, path: str, report: Report = _no_report,
 
 
 def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,
-                  policy: Policy | PolicyChoice | None = None, sample: str | None = None) -> Document:
+                  policy: Policy | PolicyChoice | None = None, sample: str | None = None, *,
+                  shown: Callable[[Document], None] | None = None, on_count: OnCount | None = None) -> Document:
     """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
     build its Document (runs in a worker).
+
+    Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
+    nothing counted); then the trace is measured (`on_count` hears each request's count) and every message
+    counted, and the counted Document is returned. Counts the library already keeps for this session (by
+    the same tokenizer) are used, not counted again.
 
     A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
     stops the session from opening: the Document is built from the file in memory, without a library id
@@ -258,14 +308,24 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
     session = load_session(path, sample=sample)
-    # Counted first, then imported with its counts in one transaction: a count stopped or failed (a kill,
-    # a cancel) leaves nothing in the library. One long message reports its own progress meanwhile.
-    with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
-        document = build_document(session, path, report, policy)
+    if shown is not None:
+        shown(first_document(session, path))
+    # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
+    # counts in one transaction: a count stopped or failed (a kill, a cancel) leaves nothing in the library.
+    # One long message reports its own progress meanwhile.
+    problem, stored = None, None
     try:
-        document.library_id = import_into_library(session, db, report, document.tokens)
+        stored = stored_token_counts(db, session)
     except LibraryError as exc:
-        document.library_problem = str(exc)
+        problem = str(exc)
+    with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
+        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count)
+    document.library_problem = problem
+    if problem is None:
+        try:
+            document.library_id = import_into_library(session, db, report, document.tokens)
+        except LibraryError as exc:
+            document.library_problem = str(exc)
     return document
 
 
@@ -278,6 +338,17 @@ def import_into_library(session: Session, db: str | None, report: Report, tokens
     report(0, 0, "Importing into the library")
     with Library(db) as library:
         return library.import_session(session, token_counts=(TOKENIZER_ID, tokens) if tokens is not None else None)
+
+
+def stored_token_counts(db: str | None, session: Session) -> list[int] | None:
+    """The counts the library keeps for this session's messages by the tokenizer in use, when it holds the
+    session already (the same source bytes); None otherwise, or when not all are kept."""
+    from foldscope.core.request.tokens import TOKENIZER_ID
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        known = library.known_session(session)
+        return library.token_counts(known, TOKENIZER_ID) if known is not None else None
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:

@@ -61,7 +61,7 @@ def members_html(document: Document, index: int, members: Members) -> str:
         body = html.escape(text[:PREVIEW_CHARS]) + ("…" if len(text) > PREVIEW_CHARS else "")
         parts.append(
             f"<p style='margin:8px 0 2px 0'><a href='msg:{member}'><b>#{member}</b> {html.escape(kind_label(document, member))}</a>"
-            f" · {document.tokens[member]:,} tokens</p><pre style='white-space: pre-wrap; margin:0'>{body}</pre>"
+            f" · {document.size_label(member)}</p><pre style='white-space: pre-wrap; margin:0'>{body}</pre>"
         )
     if count > SHOWN_MEMBERS:
         parts.append(f"<p>… and {count - SHOWN_MEMBERS:,} more.</p>")

@@ -107,9 +107,11 @@ class TraceFacts:
 
 
 def measure_requests(session: Session, counter: Counter, report: Report,
-                     policy: Policy | PolicyChoice | None = None) -> TraceFacts:
+                     policy: Policy | PolicyChoice | None = None,
+                     on_count: Callable[[int, int, int], None] | None = None) -> TraceFacts:
     """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
-    the launch record with the choice over it, core.model.launch.session_policy); the counter memoises."""
+    the launch record with the choice over it, core.model.launch.session_policy); the counter memoises.
+    `on_count(k, requests, count)` hears each request's count as the counting pass reaches it."""
     per_call = None
     if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "
@@ -118,7 +120,7 @@ def measure_requests(session: Session, counter: Counter, report: Report,
         policy, note = gui_policy(session, policy)
     report(0, 0, "Measuring requests")
     measure = Measure(session, policy, per_call=per_call, counter=counter)
-    measured = measure.calibrate()
+    measured = measure.calibrate(on_count=on_count)
     trace = measure.requests
     record = session.record
     out: list[RequestFacts] = []

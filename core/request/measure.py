@@ -15,7 +15,7 @@ best forecast of what the provider reported; `estimate` stays the ADR's, for the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -273,12 +273,13 @@ class Measure:
         return divergence(a, self.compiled(after), self.session.record), len(a.data)
 
     # -- recorded requests --------------------------------------------------------------------------
-    def calibrate(self, *, prefix: bool = True) -> TraceReport:
+    def calibrate(self, *, prefix: bool = True, on_count: Callable[[int, int, int], None] | None = None) -> TraceReport:
         """Measure every recorded request once (core.request.trace.measure_trace): the scale it calibrates joins
-        the next request's, and the latest stretch's unseen head is kept with the session; later calls reuse it."""
+        the next request's, and the latest stretch's unseen head is kept with the session; later calls reuse it.
+        `on_count(k, requests, count)` hears each request's count as the pass reaches it (progress only)."""
         if self._trace is None or (prefix and not self._trace.prefix):
             report = measure_trace(self.session, self.policy, per_call=self.per_call, counter=self.counter,
-                                   prefix=prefix)
+                                   prefix=prefix, on_count=on_count)
             self.session.unseen_head = report.unseen_head
             self._trace = report
         return self._trace

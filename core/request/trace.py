@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -307,12 +307,15 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
 
 
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
-                  counter: Counter | None = None, prefix: bool = True, record: bool = False) -> TraceReport:
+                  counter: Counter | None = None, prefix: bool = True, record: bool = False,
+                  on_count: Callable[[int, int, int], None] | None = None) -> TraceReport:
     """Measure every request of the session's trace under a policy: count, scale, estimate, decision.
 
     The scale starts at 1.0 and is calibrated request by request from reported input (request k's
     estimate uses the scale its predecessors set). With `record`, the decisions join session.events
-    and the final scale is kept with the session (never lowering a kept one).
+    and the final scale is kept with the session (never lowering a kept one). `on_count(k, requests,
+    count)` hears each request's compiled count as the counting pass reaches it (the GUI's timeline fills
+    in as it goes); the count has no unseen head or scale yet, so it is progress, not a size to show.
     """
     policy = policy or Policy()
     model = policy.model or session.model
@@ -341,6 +344,8 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         first_round = included_round(decision)
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))
+        if on_count is not None:
+            on_count(len(counts) - 1, len(trace), m.counted)
         rounds.append(first_round)
         if meter is not None:
             ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)

@@ -402,6 +402,16 @@ class Library:
         self.conn.executemany(sql, rows)
 
     @_guarded
+    def known_session(self, session: Session) -> int | None:
+        """The id this library holds the session under (the same source bytes, as import_session keys it), or None;
+        nothing is written. A file changed since it was read is not the session imported: None."""
+        try:
+            with _Source(session) as source:
+                return self.find(source.sha256)
+        except ReadError:
+            return None
+
+    @_guarded
     def find(self, source_sha256: str) -> int | None:
         row = self.conn.execute("SELECT id FROM sessions WHERE source_sha256 = ?", [source_sha256]).fetchone()
         return row[0] if row else None

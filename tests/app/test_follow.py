@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.app import window as window_module
+from foldscope.app import loading as loading_module
 from foldscope.app.window import MainWindow
 from foldscope.core.model.policy import Policy
 from tests.core.live_sessions import append, rounds
@@ -32,8 +32,8 @@ def test_following_a_file_a_test_appends_to_grows_the_lists_and_timeline_without
                                                                                            monkeypatch):
     _open(qtbot, window, live_file)
     opened: list[str] = []
-    real_open = window_module.open_document
-    monkeypatch.setattr(window_module, "open_document", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
+    real_open = loading_module.open_document  # what the loading worker opens with (app.loading.load_work)
+    monkeypatch.setattr(loading_module, "open_document", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
     window.select_message(2)
     records, slots = window.record_model.rowCount(), window.timeline.slots()
     window.follow_action.trigger()

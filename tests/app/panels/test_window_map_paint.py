@@ -61,7 +61,7 @@ def test_a_paint_costs_the_maps_width_not_the_number_of_messages(qtbot, monkeypa
     assert len(widget.paint_plan().fills) <= 2 * 2 * bar
 
 
-def every_block(doc, blocks, highlighted) -> PaintPlan:
+def every_block(doc, blocks, highlighted, styles=None, columns=None) -> PaintPlan:
     """The paint before columns: one fill per block, in order (the picture the column plan must keep)."""
     plan = PaintPlan()
     for index, rect, in_view_bar in blocks:

@@ -1,0 +1,50 @@
+"""Opening a session in two steps: the record from the reader's output first, then the trace and the counts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from foldscope.app.worker import Progress
+from foldscope.core.readout.document import Document, open_document
+
+FILL_EVERY_S = 0.1  # how often the timeline hears the counts so far: often enough to watch, rarely enough to be cheap
+
+
+@dataclass(frozen=True)
+class TraceCounts:
+    """The trace's requests counted so far, in order, out of `requests`: progress, not sizes (no head, no scale)."""
+
+    requests: int
+    counts: tuple[int, ...]
+
+
+class TraceFill:
+    """Hears each request's count as the worker measures the trace, and hands the counts so far to the GUI
+    (Progress.interim) at most every FILL_EVERY_S, and once more at the last request."""
+
+    def __init__(self, progress: Progress, every: float | None = None) -> None:
+        self.progress = progress
+        self.every = FILL_EVERY_S if every is None else every
+        self.counts: list[int] = []
+        self._last = 0.0
+
+    def __call__(self, k: int, requests: int, count: int) -> None:
+        self.counts.append(count)
+        now = time.monotonic()
+        if now - self._last >= self.every or k == requests - 1:
+            self._last = now
+            self.progress.report(k + 1, requests, "Measuring requests")
+            self.progress.interim(TraceCounts(requests, tuple(self.counts)))
+
+
+def load_work(path: str, db: str | None, policy=None, sample: str | None = None) -> Callable[[Progress], Document]:
+    """The loading worker's function: the first Document (nothing counted) goes to the GUI as an interim
+    result as soon as the file is read, the trace's counts as they come, and the counted Document last."""
+
+    def work(progress: Progress) -> Document:
+        return open_document(path, db, progress.report, policy, sample, shown=progress.interim,
+                             on_count=TraceFill(progress))
+
+    return work

@@ -1,0 +1,107 @@
+"""Issue 17: a session opens in two steps, the record first (sized by characters, saying so), the counts after.
+
+What each panel shows is read when the first step lands (a slot on record_shown runs inside it, before any
+later step can), never from the Document's fields alone; after the counts land every screen agrees again
+(tests/app/test_same_number.py holds them to one size)."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+
+from foldscope.app import dialogs
+from foldscope.app import loading as loading_module
+from foldscope.app.models.messages import TOKENS
+from foldscope.core.formats.demo import demo_path
+from foldscope.core.readout import document as document_module
+
+
+def shown_text(window) -> dict[str, str]:
+    """Every place that names a size, as it reads on screen."""
+    return {
+        "record heading": window.record_list.heading.text(),
+        "view heading": window.view_list.heading.text(),
+        "window map": " · ".join(window.window_map.summary()),
+        "status bar": window.status_label.text(),
+        "timeline": window.timeline.tip_for(window.timeline.current),
+        "tokens column": str(window.record_model.index(0, TOKENS).data()),
+    }
+
+
+def test_the_first_step_shows_the_record_sized_by_characters_and_names_no_token_figure(qtbot, window):
+    window.show()
+    seen: list[dict] = []
+    window.record_shown.connect(lambda doc: seen.append({"counted": doc.counted, **shown_text(window),
+                                                        "actions": window.session_actions.preview_action.isEnabled()}))
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None)
+    assert len(seen) == 1
+    first = seen[0]
+    assert first["counted"] is False and first["actions"] is False  # nothing that needs a count can run yet
+    doc = window.document
+    chars = sum(doc.chars)
+    assert f"{chars:,} characters" in first["record heading"] and "counting tokens" in first["view heading"]
+    assert "sized by characters" in first["window map"] and f"full record {chars:,} characters" in first["window map"]
+    assert first["tokens column"] == ""
+    for place, text in first.items():  # no size in tokens, and no estimate, anywhere before the counts land
+        if isinstance(text, str):
+            assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), (place, text)
+    # Once the counts land: tokens everywhere, and the map sized by them.
+    assert doc.counted and window.session_actions.preview_action.isEnabled()
+    now = shown_text(window)
+    assert "estimate" in now["view heading"] and "blocks sized by their tokens" in now["window map"]
+    assert now["tokens column"] == f"{doc.tokens[0]:,}"
+
+
+def test_the_timeline_fills_in_with_the_counts_the_trace_lands_with(qtbot, window, monkeypatch):
+    monkeypatch.setattr(loading_module, "FILL_EVERY_S", 0.0)  # every request's count reaches the timeline
+    window.show()
+    fills: list[tuple[int, ...]] = []
+    real = window.timeline.set_counting
+    monkeypatch.setattr(window.timeline, "set_counting",
+                        lambda counts, requests: fills.append(tuple(counts)) or real(counts, requests))
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None)
+    doc = window.document
+    assert len(fills) >= 2 and [len(f) for f in fills] == sorted(len(f) for f in fills)  # it grew as it went
+    assert len(fills[-1]) == len(doc.requests)
+    # The counts it filled in with are the trace's own (each row's count is the same count plus its unseen head).
+    assert list(fills[-1]) == [doc.measure.request(k).counted - doc.measure.request(k).unseen_head
+                               for k in range(len(doc.requests))]
+
+
+@pytest.mark.parametrize("how", ["cancelled", "failed"])
+def test_a_load_stopped_after_its_first_step_puts_the_session_before_it_back(qtbot, window, monkeypatch, how):
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None)
+    before = window.document
+    errors: list[str] = []
+    monkeypatch.setattr(dialogs, "error_dialog", lambda parent, title, text: errors.append(text))
+    if how == "failed":
+        def broken(*args, **kwargs):
+            raise RuntimeError("the measure broke")
+
+        monkeypatch.setattr(document_module, "build_document", broken)
+    else:  # the second step waits until the first has been shown and cancelled, then hears it at its next report
+        asked = threading.Event()
+
+        def waiting(session, path, report, *args, **kwargs):
+            assert asked.wait(30)
+            report(0, 0, "Measuring requests")
+            raise AssertionError("not cancelled")
+
+        monkeypatch.setattr(document_module, "build_document", waiting)
+        window.record_shown.connect(lambda doc: (window.cancel_loading(), asked.set()))
+    with qtbot.waitSignal(window.record_shown, timeout=60_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
+    assert window.document is before and window.document.counted
+    assert "estimate" in window.view_list.heading.text()
+    assert window.session_actions.preview_action.isEnabled()
+    assert (errors and "the measure broke" in errors[0]) if how == "failed" else not errors
