@@ -41,6 +41,7 @@ mutate: $(STAMP)
 # The README's screenshots from the code as it is (needs ../shared for the real sessions they show).
 screenshots: $(STAMP)
 	for f in docs/screenshots/make_*.py; do QT_QPA_PLATFORM=offscreen $(BIN)/python $$f || exit 1; done
+	QT_QPA_PLATFORM=offscreen $(BIN)/foldscope --screenshot docs/screenshots/cost.png --tab cost ../shared/corpus/dev/claude_code/session-196820da.jsonl
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done
