@@ -37,7 +37,7 @@ def save(app, window, name: str) -> None:
 
 
 def main() -> int:
-    import foldscope.app.session_actions as actions_module
+    import foldscope.app.dialogs as dialogs_module
     from foldscope.app.qt import QApplication
     from foldscope.app.settings import WindowSettings
     from foldscope.app.theme import apply_theme
@@ -68,7 +68,7 @@ def main() -> int:
     doc = window.document
     out = [i for i, m in enumerate(doc.session.record) if m.kind == "action_response" and not doc.in_view(i)]
     largest = max(out, key=lambda i: doc.chars[i])
-    actions_module.ask_clip_length = lambda parent, document, index: 1600
+    dialogs_module.ask_clip_length = lambda parent, document, index: 1600  # every modal lives in app/dialogs.py
     window.select_message(largest)
     actions.clip()
     copy_index = doc.record_size - 1
