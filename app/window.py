@@ -576,17 +576,7 @@ class MainWindow(QMainWindow):
         enabled (actions, the request, composition, cost and fold panels) until the counted Document lands."""
         if self._before_first is None:
             self._before_first = (self.document,)
-        if self.live.active:
-            self.live.stop("another session is shown")
-        self.document = document
-        for model in (self.record_model, self.view_model):
-            model.highlighted = frozenset()
-        self.record_model.set_document(document)
-        self.view_model.set_document(document)
-        self.inspector.set_document(document)
-        self.warnings_bar.set_warnings(document.session.warnings)
-        self.timeline.set_document(document)
-        self.window_map.set_document(document)
+        self._show_record(document)
         self.request_panel.set_request(None, None)
         self.composition_panel.set_request(None, None)
         self.cost_panel.set_document(None)
@@ -703,9 +693,8 @@ class MainWindow(QMainWindow):
             self.task = None
             self.busy.end()
 
-    def set_document(self, document: Document | None, opened: bool = True, announce: bool = True) -> None:
-        """Show `document` in every panel; `opened` (not shown again after a what-if) offers what autosave kept;
-        `announce` emits document_loaded (not when a failed load puts the document before it back)."""
+    def _show_record(self, document: Document | None) -> None:
+        """What both steps of a load show: the lists, the inspector, the reader's warnings, timeline and map."""
         if self.live.active and document is not self.document:
             self.live.stop("another session is shown")
         self.document = document
@@ -717,6 +706,11 @@ class MainWindow(QMainWindow):
         self.warnings_bar.set_warnings(document.session.warnings if document is not None else [])
         self.timeline.set_document(document)
         self.window_map.set_document(document)
+
+    def set_document(self, document: Document | None, opened: bool = True, announce: bool = True) -> None:
+        """Show `document` in every panel; `opened` (not shown again after a what-if) offers what autosave kept;
+        `announce` emits document_loaded (not when a failed load puts the document before it back)."""
+        self._show_record(document)
         self.request_panel.set_request(document, None)
         self.composition_panel.set_request(document, None)
         self.cost_panel.set_document(document)
