@@ -45,7 +45,7 @@ def test_cancelling_the_sample_choice_opens_nothing(qtbot, window, monkeypatch):
     assert window.open_path(path) is None and window.document is None
 
 
-def test_reader_warnings_show_in_a_bar_with_their_count_expandable_and_dismissible(qtbot, window, tmp_path):
+def test_reader_warnings_show_in_a_bar_with_their_count_expandable_and_dismissible(qtbot, window, tmp_path, corpus_dev):
     data = (CORPUS_DEV / "claude_code" / "short.jsonl").read_bytes().rstrip(b"\n")
     cut = tmp_path / "cut.jsonl"
     cut.write_bytes(data[:-40])
@@ -62,7 +62,7 @@ def test_reader_warnings_show_in_a_bar_with_their_count_expandable_and_dismissib
     assert not window.warnings_bar.isVisible()
 
 
-def test_the_agent_sessions_dialog_lists_searches_and_opens_one(qtbot, window, monkeypatch):
+def test_the_agent_sessions_dialog_lists_searches_and_opens_one(qtbot, window, monkeypatch, corpus_dev):
     rows = [{"agent": "codex", "path": str(CORPUS_DEV / "codex" / "x.jsonl"), "project": "/work/alpha", "start": 1.7e9,
              "size": 2000, "requests": 5, "model": "gpt-5", "cost_usd": 0.5, "problem": None, "modified": 1.7e9},
             {"agent": "claude_code", "path": str(CORPUS_DEV / "claude_code" / "short.jsonl"), "project": "/work/beta",
