@@ -8,6 +8,9 @@ from collections.abc import Callable, Sequence
 from itertools import compress, count
 from typing import Generic, TypeVar
 
+from foldscope.core.model import shared as _shared
+from foldscope.core.model.shared import Shared
+
 T = TypeVar("T")
 
 
@@ -18,11 +21,17 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
     about n pointer compares, not n Python steps."""
     n = min(len(a), len(b))
     differ = operator.ne if equal else operator.is_not
-    if n and type(a) is type(b) and len(a) == len(b) == n and a == b:
+    if a is b:
+        return n
+    lo = 0
+    if isinstance(a, Shared) and isinstance(b, Shared):
+        # Whole chunks that are the same objects hold the same items: skip them a chunk at a time.
+        lo = min(n, common_start(a.chunks, b.chunks) << _shared.SHIFT)
+    elif n and type(a) is type(b) and len(a) == len(b) == n and a == b:
         return n  # the same sequence: one compare, no copy
     # Galloping from the start: chunks double while they match and halve where they part, so the cost is
     # about the shared start's length, however long the sequences run past it.
-    lo, step = 0, 64
+    step = 64
     while lo < n:
         hi = min(n, lo + step)
         sa, sb = a[lo:hi], b[lo:hi]
