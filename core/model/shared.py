@@ -10,10 +10,11 @@ most of the one before and re-lays the end, costs what changed and not the view'
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain, islice
-from typing import Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -92,6 +93,25 @@ class Shared(Sequence[T], Generic[T]):
             return iter(self._last[start - (len(self._chunks) << SHIFT):])
         return chain(self._chunks[c][start & MASK:], chain.from_iterable(self._chunks[c + 1:]), self._last)
 
+    def bisect_left(self, x: Any) -> int:
+        """bisect.bisect_left over the items (which are sorted): the chunk by its first item, then within it."""
+        chunks: Any = self._chunks
+        last: Any = self._last
+        lo, hi = 0, len(chunks)
+        while lo < hi:  # the first chunk whose first item is >= x
+            mid = (lo + hi) // 2
+            if chunks[mid][0] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == 0:
+            return bisect_left(chunks[0] if chunks else last, x)
+        # x lies after chunk lo-1's first item: within that chunk, or in the last partial chunk
+        inside = bisect_left(chunks[lo - 1], x)
+        if inside < len(chunks[lo - 1]) or lo < len(chunks):
+            return ((lo - 1) << SHIFT) + inside
+        return (lo << SHIFT) + bisect_left(last, x)
+
     @property
     def chunks(self) -> tuple[tuple[T, ...], ...]:
         """The whole chunks: two Shareds whose leading chunks are the same objects share those items."""
@@ -157,6 +177,13 @@ class Headed(Sequence[T], Generic[T]):
     def __len__(self) -> int:
         return 1 + len(self.rest)
 
+    def since(self, start: int) -> Iterator[T]:
+        """The items from index `start` on, without copying the ones before."""
+        if start <= 0:
+            return iter(self)
+        rest = self.rest
+        return rest.since(start - 1) if isinstance(rest, Shared) else iter(rest[start - 1:])
+
     def __iter__(self) -> Iterator[T]:
         return chain((self.head,), self.rest)
 
@@ -189,3 +216,10 @@ class Headed(Sequence[T], Generic[T]):
 
     def __repr__(self) -> str:
         return f"Headed({list(self)!r})"
+
+
+def since(items: Sequence[T], start: int) -> Iterator[T]:
+    """A sequence's items from index `start` on: without copying the ones before for a Shared or Headed."""
+    if isinstance(items, (Shared, Headed)):
+        return items.since(start)
+    return iter(items[start:])

@@ -206,13 +206,15 @@ class Counter:
 
     def _count_laid(self, laid: Laid, record, policy, first_round) -> None:
         """Count the blocks from laid.kept on: tokenise new bodies, then fill parts and running counts."""
-        flat, keys, roles = laid.flat, laid.keys, laid.roles
-        n, start = len(flat), laid.kept
+        start = laid.kept
+        # The blocks to count as plain lists, indexed from `start`: reading a Shared item by item costs a call each.
+        flat, keys, roles = list(laid.flat.since(start)), list(laid.keys.since(start)), list(laid.roles.since(start))
+        n = len(flat)
         new: dict[Any, str] = {}
         head_key, head_text, _ = laid.head
         if head_key[1] not in self._heads:
             new[head_key] = head_text
-        for i in range(start, n):
+        for i in range(n):
             key = keys[i]
             if key not in self._bodies and key not in new:
                 spec = flat[i]
@@ -228,7 +230,7 @@ class Counter:
         total = laid.cum[-1] if laid.cum else 0
         bodies, glues = self._bodies, self._glue
         by_kind = self._glue_by_kind
-        for i in range(start, n):
+        for i in range(n):
             spec = flat[i]
             kind = (spec.tag, roles[i], roles[i + 1] if i + 1 < n else None)
             g = by_kind.get(kind)

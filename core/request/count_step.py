@@ -14,14 +14,13 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from foldscope.core.model.running import common_start
-from foldscope.core.model.shared import Shared, grown
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.shared import Shared, grown
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
 from foldscope.core.request.plan import RESULTS, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
 
@@ -177,7 +176,7 @@ def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
     if any(m.kind == "system" for m in base.messages[p:]):
         return None
     q = len(base.seq) - (len(base.messages) - p)
-    i = bisect_left(base.aruns, (q,)) - 1
+    i = base.aruns.bisect_left((q,)) - 1
     return (q, *base.aruns[i]) if i >= 0 else (q, 0, 0)
 
 
@@ -245,7 +244,7 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
         tail_flat = [replace(s, mark=marked[i][0]) if i in marked else s for i, s in enumerate(tail_flat, k)]
 
     if base is not None:
-        aruns = base.aruns.grown(bisect_left(base.aruns, (cut,)), new_aruns)
+        aruns = base.aruns.grown(base.aruns.bisect_left((cut,)), new_aruns)
         flat = base.flat.grown(k, tail_flat)
         roles = base.roles.grown(k, tail_roles)
     else:

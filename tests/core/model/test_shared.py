@@ -100,6 +100,14 @@ def test_headed_reads_as_the_head_then_the_rest(rest, start, stop):
             assert seq[start] == whole[start]
 
 
+@given(st.lists(st.integers(0, 50), max_size=40), st.integers(-2, 52))
+def test_bisect_left_finds_where_bisect_does(items, x):
+    import bisect
+    items.sort()
+    with small_chunks(2):
+        assert Shared(items).bisect_left(x) == bisect.bisect_left(items, x)
+
+
 def test_growing_shares_the_whole_chunks_before_the_cut():
     """The point of it: a layout kept from the one before holds the same chunk objects, not copies."""
     with small_chunks(2):
