@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from itertools import compress, count, islice
+from operator import is_not
 from typing import Any
 
 from foldscope.core.model import pricing
@@ -16,11 +18,11 @@ from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCa
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, decides_on, recorded_views
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.estimators import ADR, check_estimator
-from foldscope.core.request.first_round import included_ids
+from foldscope.core.request.first_round import included_ids, included_round
 from foldscope.core.request.marks import replay_marks
 from foldscope.core.request.measure import Measure, refused
 from foldscope.core.request.tokens import count_text
-from foldscope.core.request.trace import holds_no_head, unseen_head
+from foldscope.core.request.trace import TraceReport, holds_no_head, unseen_head
 
 MESSAGE_OVERHEAD = 8  # the JSON framing a text block costs beyond its text
 LOOKBACK = 20  # blocks a provider looks back from a mark for a hit (ADR-0127)
@@ -42,16 +44,48 @@ def with_hidden_head(keys: Sequence[Any], ends: Sequence[int], head_end: int) ->
     return (HIDDEN_HEAD, *keys), (head_end, *ends)
 
 
-def recorded_head(measure: Measure) -> int:
+def kept_parts(serial: int, parts: Sequence[Any], head_key: Any, m: Measurement,
+               key: Callable[[Measurement, int, Any], Any]) -> int:
+    """How many leading parts of measurement `m` are those of the one laid out before (`serial`, its `parts` and its
+    head's key): the counter's own `kept` when it laid `m` out from that one, else found by identity (the counter
+    may have stepped from another view in between, as the band's estimate of the view before its commit). A part
+    that is the same object has the same message and tokens, so its block's key and end are the same; the head is
+    made afresh for every measurement, so it is kept when its key and tokens are."""
+    if m.since == serial and m.since >= 0:
+        return m.kept
+    if not parts or not m.parts:
+        return 0
+    head, old_head = m.parts[0], parts[0]
+    if head.tokens != old_head.tokens or key(m, 0, head) != head_key:
+        return 0
+    n = min(len(parts), len(m.parts))
+    # a C-level walk over both from the second part: what changed costs the walk, not a Python step per part
+    return next(compress(count(1), map(is_not, islice(parts, 1, n), islice(m.parts, 1, n))), n)
+
+
+def recorded_head(measure: Measure, report: TraceReport | None = None) -> int:
     """The unseen head for a session whose usage was reported: the one kept with it, else measured as
-    core.request.trace does (the smallest gap between reported input and the recorded view's count)."""
+    core.request.trace does (the smallest gap between reported input and the recorded view's count).
+    With the measure's own trace `report`, the counts it already made are read from it (recorded_counts)."""
     session = measure.session
     if not holds_no_head(session) or not any(r.usage for r in session.trace):
         return 0
     if session.unseen_head:
         return session.unseen_head
-    counted = [measure.count(view) for view in recorded_views(session)]
+    if report is not None:
+        counted = recorded_counts(measure, report)
+    else:
+        counted = [measure.count(view) for view in recorded_views(session)]
     return unseen_head(session, counted, session.trace)
+
+
+def recorded_counts(measure: Measure, report: TraceReport) -> list[int]:
+    """Each recorded request's count as measure.count gives it, read from the measure's trace where that request
+    compiled with the first round the measure compiles every view with (the trace's decision, or none while
+    caching is off): only a request before the decision, which the trace compiled without it, is counted again."""
+    want = included_round(report.decision) if measure.policy.caching else None
+    return [row.counted - row.unseen_head if row.first_round == want else measure.count(measure.request_messages(k))
+            for k, row in enumerate(report.rows)]
 
 
 class Layouts:
@@ -71,15 +105,16 @@ class Layouts:
         self.measure = measure
         self.estimator = check_estimator(estimator)  # what the adr fold decides on (core.request.estimators)
         self.record = measure.session.record
+        report = None
         if scale is None:
             # The scale the session's trace calibrates: the one `requests`, `fold` and the GUI measure with.
-            measure.calibrate(prefix=False)
+            report = measure.calibrate(prefix=False)
         self.scale = measure.scale if scale is None else scale
         self.protected = included_ids(measure.session)
-        # (serial, keys, ends, notes, members, totals) of the last layout
-        self._laid: tuple[int, list[Any], list[int], list[int], list[int], list[int]] | None = None
+        # (serial, keys, ends, notes, members, totals, parts) of the last layout
+        self._laid: tuple[int, list[Any], list[int], list[int], list[int], list[int], Sequence[Any]] | None = None
         self._alone: dict[str, float] = {}
-        self.head = recorded_head(measure) if head is None else head
+        self.head = recorded_head(measure, report) if head is None else head
 
     @property
     def ceiling(self) -> int | None:
@@ -129,9 +164,8 @@ class Layouts:
         """The request's blocks, hidden head first, with the token end of each; keys and ends of the parts
         the counter kept from the previous layout's measurement are taken from it."""
         m = self.measurement(view)
-        prev, keep = self._laid, 0
-        if prev is not None and m.since == prev[0] and m.since >= 0:
-            keep = m.kept
+        prev = self._laid
+        keep = 0 if prev is None else kept_parts(prev[0], prev[6], prev[1][0] if prev[1] else None, m, self._key)
         kept = prev if keep else None  # keep > 0 only with a previous layout
         keys = kept[1][:keep] if kept is not None else []
         ends = kept[2][:keep] if kept is not None else []
@@ -151,7 +185,7 @@ class Layouts:
                 assert part.message is not None  # only the head (part 0) may have no message
                 if part.message.id in protected:
                     members.append(i)
-        self._laid = (m.serial, keys, ends, notes, members, totals)
+        self._laid = (m.serial, keys, ends, notes, members, totals, m.parts)
         k, e = with_hidden_head(keys, ends, estimate(self.head, scale) if self.head else 0)
         return Layout(k, e, marks, at)
 

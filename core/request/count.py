@@ -340,8 +340,8 @@ class Counter:
             else:
                 rest.append(i)
         if chars >= PARALLEL_CHARS and self.threads > 1 and len(rest) > 1:
-            for i, ids in zip(rest, enc.encode_ordinary_batch([texts[i] for i in rest], num_threads=self.threads)):
-                counts[i] = len(ids)
+            for i, n in zip(rest, tokens.count_ordinary_batch([texts[i] for i in rest], num_threads=self.threads)):
+                counts[i] = n
         else:
             for i in rest:
                 counts[i] = len(enc.encode_ordinary(texts[i]))

@@ -235,6 +235,10 @@ class _Helper:
         ids = self._ask(("batch", list(texts)))
         return ids if ids is not None else _local().encode_ordinary_batch(texts, num_threads=num_threads)
 
+    def count_ordinary_batch(self, texts: list[str]) -> list[int] | None:
+        """The token count of each text, counted by the child: only counts cross the pipe, never the ids."""
+        return self._ask(("counts", texts))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(_local(), name)
 
@@ -280,7 +284,48 @@ def _serve(down: int, up: int) -> None:
             kind, payload = _receive(requests)
         except EOFError:
             return
-        _send(answers, encode(payload) if kind == "one" else [encode(text) for text in payload])
+        if kind == "one":
+            _send(answers, encode(payload))
+        elif kind == "counts":
+            _send(answers, [len(encode(text)) for text in payload])  # each text's ids freed as soon as counted
+        else:
+            _send(answers, [encode(text) for text in payload])
+
+
+# At most this many characters are encoded in one batch call: the ids of a batch are alive together
+# (about 36 bytes a token as Python ints), so a whole file's text in one call would cost about ten
+# times the file in memory; a megabyte of text is enough for tiktoken's threads to share the work.
+BATCH_CHARS = 1 << 20
+
+
+def count_ordinary_batch(texts: list[str], num_threads: int = 8) -> list[int]:
+    """Each text's o200k_base token count, len(encode_ordinary(text)), counted in batches: by the helper
+    when one runs (only the counts come back through its pipe), else by tiktoken's threads over
+    batches of at most BATCH_CHARS characters, so that only one batch's ids are ever held."""
+    counts: list[int] = []
+    for batch in _batches(texts, BATCH_CHARS):
+        helper = _helper
+        answer = helper.count_ordinary_batch(batch) if helper is not None else None
+        if answer is None:
+            answer = [len(ids) for ids in _local().encode_ordinary_batch(batch, num_threads=num_threads)]
+        counts.extend(answer)
+    return counts
+
+
+def _batches(texts: list[str], chars: int) -> list[list[str]]:
+    """texts in order, cut into consecutive runs of at most `chars` characters (a longer text alone)."""
+    runs: list[list[str]] = []
+    run: list[str] = []
+    size = 0
+    for text in texts:
+        if run and size + len(text) > chars:
+            runs.append(run)
+            run, size = [], 0
+        run.append(text)
+        size += len(text)
+    if run:
+        runs.append(run)
+    return runs
 
 
 def count_text(text: str) -> int:

@@ -6,6 +6,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from foldscope.core.request import tokens
 
@@ -31,6 +33,32 @@ def test_the_helper_encodes_as_the_local_encoding(fresh):
     assert helper.decode(fresh.encode_ordinary("hello")) == "hello"  # anything else: the local encoding
     tokens.stop_helper()
     assert tokens.encoding() is tokens._encoding
+
+
+def test_the_helper_counts_as_the_length_of_the_local_ids_in_batches(fresh, monkeypatch):
+    monkeypatch.setattr(tokens, "BATCH_CHARS", 40)  # several batches, one text longer than a batch alone
+    expected = [len(fresh.encode_ordinary(t)) for t in TEXTS]
+    assert tokens.start_helper()
+    assert tokens.count_ordinary_batch(TEXTS, num_threads=2) == expected
+    tokens.stop_helper()
+    assert tokens.count_ordinary_batch(TEXTS, num_threads=2) == expected  # no helper: tiktoken's threads here
+
+
+def test_a_dead_helper_counts_a_batch_locally(fresh):
+    assert tokens.start_helper()
+    os.kill(tokens.encoding().pid, 9)
+    assert tokens.count_ordinary_batch(TEXTS) == [len(fresh.encode_ordinary(t)) for t in TEXTS]
+    assert tokens._helper is None
+
+
+@given(st.lists(st.text(max_size=30), max_size=20), st.integers(min_value=1, max_value=40))
+def test_batches_keep_every_text_in_order_and_within_the_size_unless_alone(texts, chars):
+    runs = tokens._batches(texts, chars)
+    assert [t for run in runs for t in run] == texts
+    assert all(run for run in runs)
+    assert all(len(run) == 1 or sum(map(len, run)) <= chars for run in runs)
+    # as full as allowed: the next run's first text would not have fitted in this one
+    assert all(sum(map(len, a)) + len(b[0]) > chars for a, b in zip(runs, runs[1:]))
 
 
 def test_a_dead_helper_falls_back_to_the_local_encoding(fresh):
