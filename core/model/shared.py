@@ -113,6 +113,11 @@ class Shared(Sequence[T], Generic[T]):
         return (lo << SHIFT) + bisect_left(last, x)
 
     @property
+    def last(self) -> tuple[T, ...]:
+        """The last, partial chunk (fewer than CHUNK items)."""
+        return self._last
+
+    @property
     def chunks(self) -> tuple[tuple[T, ...], ...]:
         """The whole chunks: two Shareds whose leading chunks are the same objects share those items."""
         return self._chunks
