@@ -28,7 +28,7 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
         # Whole chunks that are the same objects hold the same items: skip them a chunk at a time.
         lo = min(n, common_start(a.chunks, b.chunks) << _shared.SHIFT)
     elif isinstance(a, Shared) or isinstance(b, Shared):
-        return _against_shared(a, b, n, differ) if isinstance(a, Shared) else _against_shared(b, a, n, differ)
+        return _against_shared(a, b, n, differ) if isinstance(a, Shared) else _against_shared(b, a, n, differ)  # type: ignore[arg-type]
     elif n and type(a) is type(b) and len(a) == len(b) == n and a == b:
         return n  # the same sequence: one compare, no copy
     # Galloping from the start: chunks double while they match and halve where they part, so the cost is
