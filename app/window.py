@@ -50,7 +50,7 @@ from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Task, run_task
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.session import ReadError
-from foldscope.core.readout.document import NOT_YET, Document, is_note
+from foldscope.core.readout.document import Document, is_note
 from foldscope.core.readout.fold_facts import FoldRow, fold_rows
 from foldscope.core.readout.marks_facts import cache_marks
 from foldscope.core.readout.words import counted
@@ -792,7 +792,7 @@ class MainWindow(QMainWindow):
             self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
             return
         # Stepped back to a request, the record's later messages did not exist yet: they are counted apart.
-        later = sum(1 for reason in doc.out_reason.values() if reason == NOT_YET)
+        later = doc.not_yet_recorded()
         out = doc.record_size - doc.view_size - later
         self.record_list.set_heading(
             f"{counted(doc.record_size, 'message')} · {counted(doc.record_tokens(), 'token')} · {out:,} out of the active view"

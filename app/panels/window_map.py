@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
@@ -64,49 +66,89 @@ def message_styles(doc: Document) -> list[tuple[str, Qt.BrushStyle | None]]:
     return out
 
 
-def column_blocks(blocks: list[tuple[int, QRectF, bool]]) -> list[tuple[int, QRectF, bool, bool]]:
+@dataclass
+class Bar:
+    """One bar's blocks as numbers, not shapes: block p is message `indexes[p]`, from `lefts[p]`, `widths[p]` wide
+    (lefts[p + 1] is its right edge: each left is the last plus its width, as the blocks were laid end to end).
+    A step lays the view bar out in floats; a rectangle is made only for what is drawn or asked for."""
+
+    indexes: list[int]
+    lefts: list[float]  # one more than the blocks: the last is the bar's end
+    widths: list[float]
+    top: float
+    in_view_bar: bool
+    _positions: dict[int, int] | None = field(default=None, repr=False)
+
+    @classmethod
+    def laid(cls, indexes: list[int], widths: list[float], start: float, top: float, in_view_bar: bool) -> Bar:
+        return cls(indexes, list(accumulate(widths, initial=start)), widths, top, in_view_bar)
+
+    def __len__(self) -> int:
+        return len(self.indexes)
+
+    def rect(self, position: int) -> QRectF:
+        return QRectF(self.lefts[position], self.top, self.widths[position], BAR_HEIGHT)
+
+    def position_of(self, index: int) -> int | None:
+        """The block showing a record index (its first, should a view name a message twice)."""
+        if self._positions is None:
+            positions: dict[int, int] = {}
+            for position, i in enumerate(self.indexes):
+                positions.setdefault(i, position)
+            self._positions = positions
+        return self._positions.get(index)
+
+    def blocks(self) -> list[tuple[int, QRectF, bool]]:
+        return [(index, self.rect(p), self.in_view_bar) for p, index in enumerate(self.indexes)]
+
+    def hit(self, point: QPointF) -> int | None:
+        """The first block whose rectangle, with a pixel of grace either side, holds the point (the block a scan
+        of every block finds): found by bisection, then checked on the rectangle itself."""
+        x = point.x()
+        # Rights (lefts[1:]) never decrease: the first block that can hold x ends at or after x - 0.5.
+        start = max(0, bisect_left(self.lefts, x - 0.5 - 1e-6, 1) - 2)
+        for p in range(start, len(self.indexes)):
+            if self.lefts[p] - 0.5 > x + 1e-6:
+                break
+            if self.rect(p).adjusted(-0.5, 0, 0.5, 0).contains(point):
+                return self.indexes[p]
+        return None
+
+
+def column_spans(bar: Bar, height: float = BAR_HEIGHT) -> list[tuple[int, QRectF, bool, bool]]:
     """The blocks a paint draws, by pixel column: (record index, rectangle, in the view bar, a line at its right).
     Blocks a pixel or wider are kept as they are; narrower ones share their pixel column, drawn as the last block
     covering its centre (unsmoothed, a fill paints the pixels whose centre it covers, and the last one painted
-    over a column is the one seen there). Geometry only: the full record's are kept from step to step."""
+    over a column is the one seen there). Geometry only, from the bar's numbers: a rectangle per column drawn."""
     out: list[tuple[int, QRectF, bool, bool]] = []
-    column: list = [None, 0.0, 0, False, 0.0]  # pixel column, top, the last block's index, its bar, the bar's height
-
-    def flush() -> None:
-        if column[0] is not None:
-            out.append((column[2], QRectF(column[0], column[1], 1.0, column[4]), column[3], False))
-        column[0] = None
-
-    for index, rect, in_view_bar in blocks:
-        width = rect.width()
+    top, in_view_bar = bar.top, bar.in_view_bar
+    pixel, last = None, 0  # the pixel column being filled and the last block covering its centre
+    for index, left, width in zip(bar.indexes, bar.lefts, bar.widths):
         if width >= 1.0:
-            flush()
-            out.append((index, rect, in_view_bar, width > 3))
+            if pixel is not None:
+                out.append((last, QRectF(pixel, top, 1.0, height), in_view_bar, False))
+                pixel = None
+            out.append((index, QRectF(left, top, width, height), in_view_bar, width > 3))
             continue
-        left = rect.left()
-        pixel = math.ceil(left - 0.5)
-        if pixel + 0.5 >= left + width:
+        at = math.ceil(left - 0.5)
+        if at + 0.5 >= left + width:
             continue
-        top = rect.top()
-        if column[0] != pixel or column[1] != top:
-            flush()
-        column[:] = [pixel, top, index, in_view_bar, rect.height()]
-    flush()
+        if pixel is not None and pixel != at:
+            out.append((last, QRectF(pixel, top, 1.0, height), in_view_bar, False))
+        pixel, last = at, index
+    if pixel is not None:
+        out.append((last, QRectF(pixel, top, 1.0, height), in_view_bar, False))
     return out
 
 
-def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighted: frozenset[int],
-               styles: list[tuple[str, Qt.BrushStyle | None]] | None = None,
-               columns: list[tuple[int, QRectF, bool, bool]] | None = None) -> PaintPlan:
-    """The fills of `columns` (column_blocks of `blocks`, which the map keeps for the full record), each in the
-    style (kind, fade, pattern) of its message, and the spans a chosen fold record took under the record bar.
-    Colours are made once per style, not per message; `styles` (message_styles, kept by the map) spares
-    asking each message its kind on every paint."""
+def plan_paint(doc: Document, columns: list[tuple[int, QRectF, bool, bool]], record: Bar, highlighted: frozenset[int],
+               styles: list[tuple[str, Qt.BrushStyle | None]] | None = None) -> PaintPlan:
+    """The fills of `columns` (column_spans of both bars), each in the style (kind, fade, pattern) of its message,
+    and the spans a chosen fold record took under the `record` bar. Colours are made once per style, not per
+    message; `styles` (message_styles, kept by the map) spares asking each message its kind on every paint."""
     plan = PaintPlan()
     if styles is None or len(styles) < doc.record_size:
         styles = message_styles(doc)
-    if columns is None:
-        columns = column_blocks(blocks)
     in_view = doc.view_position
     colours: dict[tuple[str, bool], QColor] = {}
 
@@ -122,13 +164,13 @@ def plan_paint(doc: Document, blocks: list[tuple[int, QRectF, bool]], highlighte
         kind, pattern = styles[index]
         faded = not in_view_bar and index not in in_view and index not in highlighted
         plan.fills.append((rect, colour(kind, faded), pattern, divider))
-    if highlighted:
-        for index, rect, in_view_bar in blocks:
-            if not in_view_bar and index in highlighted:
-                if plan.taken and rect.left() <= plan.taken[-1][1] + 1:  # touching spans make one line
-                    plan.taken[-1] = (plan.taken[-1][0], max(plan.taken[-1][1], rect.right()))
-                else:
-                    plan.taken.append((rect.left(), rect.right()))
+    for index in sorted(i for i in highlighted if 0 <= i < len(record)):  # the record bar's block i is message i
+        left = record.lefts[index]
+        right = left + record.widths[index]
+        if plan.taken and left <= plan.taken[-1][1] + 1:  # touching spans make one line
+            plan.taken[-1] = (plan.taken[-1][0], max(plan.taken[-1][1], right))
+        else:
+            plan.taken.append((left, right))
     return plan
 
 
@@ -147,14 +189,14 @@ class WindowMap(QWidget):
         self.highlighted: frozenset[int] = frozenset()  # what a chosen fold record took
         self.marks: tuple[Mark, ...] = ()
         self.marks_note = ""  # why there are no marks, when there are none
-        self._blocks: tuple[tuple, list] | None = None
-        self._view_rects: dict[int, QRectF] = {}  # record index -> its block on the view bar, with the layout
+        self._bars: tuple[tuple, Bar, Bar] | None = None  # (layout key, the view bar, the full record's)
+        self._blocks: tuple[tuple, list] | None = None  # blocks(), made only when asked
         self._plan: tuple[tuple, PaintPlan] | None = None
         self._systems_cache: tuple[tuple, set[int]] = ((), set())
         self._styles: tuple[tuple, list] = ((), [])  # message_styles, kept per document and record length
         self._record_total: tuple[tuple, int] = ((), 0)  # the full record's size, kept per document and length
-        self._record_bar: tuple[tuple, list] | None = None  # the full record's blocks: the same at every step
-        self._record_columns: tuple[tuple, list] = ((), [])  # column_blocks of the full record's, kept with them
+        self._record_bar: tuple[tuple, Bar] | None = None  # the full record's blocks: the same at every step
+        self._record_columns: tuple[tuple, list] = ((), [])  # column_spans of the full record's, kept with them
         self._widths: tuple[tuple, tuple[float, dict[int, float]]] | None = None
         self._lead_parts: list[tuple[str, float]] = []
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -256,44 +298,50 @@ class WindowMap(QWidget):
     def _rows(self) -> tuple[float, float]:
         return VIEW_Y, VIEW_Y + BAR_HEIGHT + STRIP
 
-    def blocks(self) -> list[tuple[int, QRectF, bool]]:
-        """(record index, rectangle, in the view bar) for every block drawn; kept until the view or width changes."""
+    def bars(self) -> tuple[Bar, Bar]:
+        """The view bar and the full record's, laid out in numbers; kept until the view or the width changes."""
         doc = self.document
-        if doc is None:
-            return []
+        assert doc is not None
         key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, doc.counted, self.width())
+        if self._bars is None or self._bars[0] != key:
+            self._bars = (key, *self._layout(doc))
+        return self._bars[1], self._bars[2]
+
+    def blocks(self) -> list[tuple[int, QRectF, bool]]:
+        """(record index, rectangle, in the view bar) for every block, the view bar's first (made when asked: a
+        paint and a step read the bars' numbers)."""
+        if self.document is None:
+            return []
+        view, record = self.bars()
+        key = self._bars[0] if self._bars is not None else None
         if self._blocks is None or self._blocks[0] != key:
-            self._blocks = (key, self._layout(doc))
-            self._view_rects = {index: rect for index, rect, in_view_bar in self._blocks[1] if in_view_bar}
+            self._blocks = (key, view.blocks() + record.blocks())
         return self._blocks[1]
 
-    def _layout(self, doc: Document) -> list[tuple[int, QRectF, bool]]:
+    def _layout(self, doc: Document) -> tuple[Bar, Bar]:
         scale = self._scale()
         view_y, record_y = self._rows()
-        out: list[tuple[int, QRectF, bool]] = []
         lead, widths = self.view_widths()
-        x = float(LEFT) + lead * scale  # the unseen head and the framing lead the bar, drawn as one plain block
-        for index in doc.view_position:  # in view order: the mapping is built position by position
-            width = widths.get(index, 0.0) * scale
-            out.append((index, QRectF(x, view_y, width, BAR_HEIGHT), True))
-            x += width
+        order = list(doc.view_position)  # in view order: the mapping is built position by position
+        # The unseen head and the framing lead the bar, drawn as one plain block.
+        view = Bar.laid(order, [widths.get(index, 0.0) * scale for index in order], float(LEFT) + lead * scale,
+                        view_y, True)
         key = (id(doc), doc.record_size, doc.counted, scale, record_y)
         if self._record_bar is None or self._record_bar[0] != key:
-            record: list[tuple[int, QRectF, bool]] = []
-            x = float(LEFT)
             sizes = doc.sizes
-            for index in range(doc.record_size):
-                width = sizes[index] * scale
-                record.append((index, QRectF(x, record_y, width, BAR_HEIGHT), False))
-                x += width
-            self._record_bar = (key, record)
-        return out + self._record_bar[1]
+            self._record_bar = (key, Bar.laid(list(range(doc.record_size)), [size * scale for size in sizes[: doc.record_size]],
+                                              float(LEFT), record_y, False))
+        return view, self._record_bar[1]
 
     def block_at(self, point: QPointF) -> int | None:
-        for index, rect in ((i, r) for i, r, _ in self.blocks()):
-            # Tiny blocks get a pixel of grace so every message can be hit.
-            if rect.adjusted(-0.5, 0, 0.5, 0).contains(point):
-                return index
+        """The message whose block is under the point (tiny blocks get a pixel of grace so every one can be hit)."""
+        if self.document is None:
+            return None
+        for bar in self.bars():
+            if bar.top <= point.y() <= bar.top + BAR_HEIGHT:
+                found = bar.hit(point)
+                if found is not None:
+                    return found
         return None
 
     # -- drawing -------------------------------------------------------------------------
@@ -372,44 +420,46 @@ class WindowMap(QWidget):
 
     def paint_plan(self) -> PaintPlan:
         """What a paint draws, by pixel column: kept until the layout, the highlight or the palette changes."""
-        blocks = self.blocks()
+        view, record = self.bars()
         dark = self.palette().window().color().lightnessF() < 0.5
-        key = (self._blocks[0] if self._blocks else None, self.highlighted, dark)
+        key = (self._bars[0] if self._bars is not None else None, self.highlighted, dark)
         if self._plan is None or self._plan[0] != key:
             doc = self.document
+            assert doc is not None
             styles_key = (id(doc), doc.record_size)
             if self._styles[0] != styles_key:
                 self._styles = (styles_key, message_styles(doc))
-            assert self._record_bar is not None  # laid out by blocks()
-            record_key, record = self._record_bar
+            assert self._record_bar is not None  # laid out by bars()
+            record_key = self._record_bar[0]
             if self._record_columns[0] != record_key:
-                self._record_columns = (record_key, column_blocks(record))
-            columns = column_blocks(blocks[: len(blocks) - len(record)]) + self._record_columns[1]
-            self._plan = (key, plan_paint(doc, blocks, self.highlighted, self._styles[1], columns))
+                self._record_columns = (record_key, column_spans(record))
+            columns = column_spans(view) + self._record_columns[1]
+            self._plan = (key, plan_paint(doc, columns, record, self.highlighted, self._styles[1]))
         return self._plan[1]
 
     def _selected_blocks(self) -> list[tuple[int, QRectF, bool]]:
         if self.selected is None or self.document is None:
             return []
         out = []
-        if self.selected in self._view_rects:
-            out.append((self.selected, self._view_rects[self.selected], True))
+        view, _ = self.bars()
+        position = view.position_of(self.selected)
+        if position is not None:
+            out.append((self.selected, view.rect(position), True))
         record_rect = self._record_rect(self.selected)
         if record_rect is not None:
             out.append((self.selected, record_rect, False))
         return out
 
     def _record_rect(self, index: int) -> QRectF | None:
-        blocks = self.blocks()
-        position = self.document.view_size + index  # the record bar follows the view bar, one block per record index
-        if 0 <= index < self.document.record_size and position < len(blocks):
-            return blocks[position][1]
-        return None
+        _, record = self.bars()
+        return record.rect(index) if 0 <= index < len(record) else None
 
     def _view_span(self, indexes: set[int]) -> tuple[float, float] | None:
-        self.blocks()
-        xs = [(r.left(), r.right()) for i, r in ((i, self._view_rects.get(i)) for i in indexes) if r is not None]
-        return (min(a for a, _ in xs), max(b for _, b in xs)) if xs else None
+        view, _ = self.bars()
+        positions = [p for p in (view.position_of(i) for i in indexes) if p is not None]
+        if not positions:
+            return None
+        return (min(view.lefts[p] for p in positions), max(view.lefts[p] + view.widths[p] for p in positions))
 
     def _draw_first_round(self, painter: QPainter, y: float, text: QColor) -> None:
         """A bracket under the view bar spanning the protected first round the view still holds."""

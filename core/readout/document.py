@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ class Document:
     chars: list[int]
     view: list[str] = field(default_factory=list)  # the active view shown: now, or as it stood at a request
     view_position: dict[int, int] = field(default_factory=dict)  # record index -> position in the shown view
-    out_reason: dict[int, str] = field(default_factory=dict)  # record index -> why it is out
+    out_reason: Mapping[int, str] = field(default_factory=dict)  # record index -> why it is out (OutReasons)
     library_id: int | None = None
     library_problem: str | None = None  # why the library could not take this session (LibraryError), shown in a bar
     requests: list = field(default_factory=list)  # RequestFacts per request of the trace
@@ -129,6 +129,13 @@ class Document:
         self.view_position = {record.index_of(mid): pos for pos, mid in enumerate(self.view)}
         self.out_reason = out_reasons(self.session, set(self.view_position), at_request)
 
+    def not_yet_recorded(self) -> int:
+        """How many record messages were written after the shown request (out of its view, counted apart)."""
+        reasons = self.out_reason
+        if isinstance(reasons, OutReasons):
+            return reasons.not_yet
+        return sum(1 for reason in reasons.values() if reason == NOT_YET)
+
     def message(self, index: int) -> Message:
         return self.session.record[index]
 
@@ -208,41 +215,78 @@ class Document:
 NOT_YET = "not yet in the record at this request"  # stepped back: written after the shown request
 
 
-def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -> dict[int, str]:
-    """Why each message out of the active view is out, as far as the record says."""
-    record = session.record
-    reasons: dict[int, str] = {}
-    # Only the view's own messages can stand in for others: a step costs the view here, not the record.
-    shown = [(i, record[i]) for i in in_view if 0 <= i < len(record)]
-    copies = {m.clipped_from: i for i, m in shown if m.clipped_from}
-    notes = sorted((note_first_index(m), i) for i, m in shown if note_first_index(m) is not None)
-    last_in_view = max(in_view, default=-1) if at_request else len(record)
-    rewound = {mid: event for event in session.events if event.get("kind") == "branch"
-               for mid in event.get("abandoned") or () if isinstance(mid, str)}
-    for index, message in enumerate(record):
-        if index in in_view:
-            continue
-        if index > last_in_view:
-            # Stepping back to a request: what the record holds after its view was not written yet.
-            reasons[index] = NOT_YET
-            continue
+def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -> OutReasons:
+    """Why each message out of the active view is out, as far as the record says (each reason made when asked)."""
+    return OutReasons(session, in_view, at_request)
+
+
+class OutReasons(Mapping[int, str]):
+    """Record index -> why that message is out of the active view, for every message not in it.
+
+    A reason is worked out when a panel asks for it (a visible row, a tooltip, the inspector), not for the whole
+    record at every step: stepping costs the view, not the record. Read whole (items(), ==) it is the mapping
+    out_reasons always gave."""
+
+    def __init__(self, session: Session, in_view: set[int], at_request: bool = False) -> None:
+        self._session = session
+        self._in_view = in_view
+        self._size = len(session.record)
+        # Stepping back to a request: what the record holds after its view was not written yet.
+        self._last_in_view = max(in_view, default=-1) if at_request else self._size
+        self._standing: tuple[dict[str, int], list[tuple[int, int]], dict[str, dict]] | None = None
+
+    @property
+    def not_yet(self) -> int:
+        """How many messages are out because they were written after the shown request."""
+        return max(0, self._size - 1 - self._last_in_view)
+
+    def _stand_ins(self) -> tuple[dict[str, int], list[tuple[int, int]], dict[str, dict]]:
+        """The view's copies (original id -> copy index), its notes (first replaced index, note index) and the
+        abandoned branches' messages (id -> branch event): made once, on the first reason asked."""
+        if self._standing is None:
+            record = self._session.record
+            # Only the view's own messages can stand in for others.
+            shown = [(i, record[i]) for i in self._in_view if 0 <= i < len(record)]
+            copies = {m.clipped_from: i for i, m in shown if m.clipped_from}
+            firsts = [(note_first_index(m), i) for i, m in shown]
+            notes = sorted((first, i) for first, i in firsts if first is not None)
+            rewound = {mid: event for event in self._session.events if event.get("kind") == "branch"
+                       for mid in event.get("abandoned") or () if isinstance(mid, str)}
+            self._standing = (copies, notes, rewound)
+        return self._standing
+
+    def _reason(self, index: int) -> str:
+        if index > self._last_in_view:
+            return NOT_YET
+        message = self._session.record[index]
+        copies, notes, rewound = self._stand_ins()
         if message.id in rewound:
             event = rewound[message.id]
-            reasons[index] = (f"on an abandoned branch: line {event.get('line')} went back to line "
-                              f"{event.get('parent_line')} (a rewind or an edited prompt)")
-            continue
+            return (f"on an abandoned branch: line {event.get('line')} went back to line "
+                    f"{event.get('parent_line')} (a rewind or an edited prompt)")
         if message.id in copies:
-            reasons[index] = f"clipped: copy #{copies[message.id]} stands in the active view"
-            continue
+            return f"clipped: copy #{copies[message.id]} stands in the active view"
         # The note that replaced it: the in-view note with the nearest first replaced index at or before it.
-        covering = [n for first, n in notes if first is not None and first <= index < n]
+        covering = [n for first, n in notes if first <= index < n]
         if covering:
-            reasons[index] = f"folded into note #{covering[0]}"
-        elif is_note(message):
-            reasons[index] = "a note since folded or replaced"
-        else:
-            reasons[index] = "out of the active view"
-    return reasons
+            return f"folded into note #{covering[0]}"
+        if is_note(message):
+            return "a note since folded or replaced"
+        return "out of the active view"
+
+    def __getitem__(self, index: int) -> str:
+        if not isinstance(index, int) or not 0 <= index < self._size or index in self._in_view:
+            raise KeyError(index)
+        return self._reason(index)
+
+    def __contains__(self, index: object) -> bool:
+        return isinstance(index, int) and 0 <= index < self._size and index not in self._in_view
+
+    def __iter__(self) -> Iterator[int]:
+        return (index for index in range(self._size) if index not in self._in_view)
+
+    def __len__(self) -> int:
+        return self._size - sum(1 for index in self._in_view if 0 <= index < self._size)
 
 
 def first_document(session: Session, path: str) -> Document:

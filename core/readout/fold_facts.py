@@ -54,9 +54,14 @@ class _Views:
         self.views = [tuple(v) for v in views]
         self.times = list(times)
         self._first: dict[str, int] = {}
+        before: tuple[str, ...] = ()
         for slot, view in enumerate(self.views):
-            for mid in view:
+            # A view that repeats the one before and adds to it (nearly every step) shows new ids only in what it
+            # adds: the repeated start's ids were all seen at an earlier slot. Costs what each view adds, not its length.
+            start = len(before) if len(view) >= len(before) and view[: len(before)] == before else 0
+            for mid in view[start:]:
                 self._first.setdefault(mid, slot)
+            before = view
 
     def first_slot(self, ids: Sequence[str]) -> int | None:
         slots = [self._first[mid] for mid in ids if mid in self._first]

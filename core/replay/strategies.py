@@ -66,7 +66,7 @@ def material(session: Session) -> list[list[Message]]:
     own management (its notes and clipped copies) is left out: each strategy makes its own.
     """
     record, seen, out = session.record, set(), []
-    before: tuple[str, ...] = ()
+    before: Sequence[str] = ()
     for request in session.trace:
         new = []
         # Every id of the view before is seen already: only the ids after the views' shared start are looked at.

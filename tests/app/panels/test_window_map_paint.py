@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from foldscope.app.panels import window_map as window_map_module
-from foldscope.app.panels.window_map import LEFT, PATTERNS, RIGHT, PaintPlan, WindowMap
-from foldscope.app.qt import QColor, QPainter
+from foldscope.app.panels.window_map import BAR_HEIGHT, LEFT, PATTERNS, RIGHT, PaintPlan, WindowMap
+from foldscope.app.qt import QColor, QPainter, QPointF, QRectF
 from foldscope.app.theme import kind_colour
 from foldscope.core.formats.demo import generate
 from foldscope.core.readout.document import build_document, is_note
@@ -61,19 +61,57 @@ def test_a_paint_costs_the_maps_width_not_the_number_of_messages(qtbot, monkeypa
     assert len(widget.paint_plan().fills) <= 2 * 2 * bar
 
 
-def every_block(doc, blocks, highlighted, styles=None, columns=None) -> PaintPlan:
+def laid_block_by_block(widget: WindowMap) -> list[tuple[int, QRectF, bool]]:
+    """The blocks as the map laid them out before its bars were numbers: one rectangle per block, end to end."""
+    doc = widget.document
+    scale = widget._scale()
+    view_y, record_y = widget._rows()
+    lead, widths = widget.view_widths()
+    out = []
+    x = float(LEFT) + lead * scale
+    for index in doc.view_position:
+        width = widths.get(index, 0.0) * scale
+        out.append((index, QRectF(x, view_y, width, BAR_HEIGHT), True))
+        x += width
+    x = float(LEFT)
+    for index in range(doc.record_size):
+        width = doc.sizes[index] * scale
+        out.append((index, QRectF(x, record_y, width, BAR_HEIGHT), False))
+        x += width
+    return out
+
+
+def every_block(widget: WindowMap):
     """The paint before columns: one fill per block, in order (the picture the column plan must keep)."""
-    plan = PaintPlan()
-    for index, rect, in_view_bar in blocks:
-        message = doc.message(index)
-        colour = QColor(kind_colour(message))
-        if not in_view_bar and not doc.in_view(index) and index not in highlighted:
-            colour.setAlpha(70)
-        pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
-        plan.fills.append((rect, colour, pattern, rect.width() > 3))
-        if index in highlighted and not in_view_bar:
-            plan.taken.append((rect.left(), rect.right()))
+
+    def plan(doc, columns, record, highlighted, styles=None) -> PaintPlan:
+        out = PaintPlan()
+        for index, rect, in_view_bar in laid_block_by_block(widget):
+            message = doc.message(index)
+            colour = QColor(kind_colour(message))
+            if not in_view_bar and not doc.in_view(index) and index not in highlighted:
+                colour.setAlpha(70)
+            pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
+            out.fills.append((rect, colour, pattern, rect.width() > 3))
+            if index in highlighted and not in_view_bar:
+                out.taken.append((rect.left(), rect.right()))
+        return out
+
     return plan
+
+
+def same_picture(widget: WindowMap, monkeypatch) -> list[tuple[int, int]]:
+    """The pixels where the map's paint differs from painting every block laid out one by one."""
+    widget._plan = None
+    by_column = widget.grab().toImage()
+    with monkeypatch.context() as patch:
+        patch.setattr(window_map_module, "plan_paint", every_block(widget))
+        widget._plan = None
+        by_block = widget.grab().toImage()
+    widget._plan = None
+    assert by_column.size() == by_block.size()
+    return [(x, y) for y in range(by_block.height()) for x in range(by_block.width())
+            if by_column.pixel(x, y) != by_block.pixel(x, y)]
 
 
 def test_painting_by_column_shows_the_same_picture_as_painting_every_block(qtbot, monkeypatch, large_documents):
@@ -84,11 +122,40 @@ def test_painting_by_column_shows_the_same_picture_as_painting_every_block(qtbot
     widget.set_document(doc)
     widget.set_highlighted(range(3, doc.record_size, 5))
     widget.set_selected(doc.view_index(doc.view_size // 2))
-    by_column = widget.grab().toImage()
-    monkeypatch.setattr(window_map_module, "plan_paint", every_block)
-    widget._plan = None
-    by_block = widget.grab().toImage()
-    assert by_column.size() == by_block.size()
-    differing = [(x, y) for y in range(by_block.height()) for x in range(by_block.width())
-                 if by_column.pixel(x, y) != by_block.pixel(x, y)]
-    assert differing == []
+    assert same_picture(widget, monkeypatch) == []
+
+
+def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_block_drew(qtbot, monkeypatch,
+                                                                                       large_documents):
+    """A step lays the view bar out as numbers (no rectangle per block); at every request, highlighted or not,
+    the picture, every block's rectangle and the block under each point are the ones laying out block by block gave."""
+    _, doc = large_documents
+    widget = WindowMap()
+    qtbot.addWidget(widget)
+    widget.resize(WIDTH, 146)
+    widget.set_document(doc)
+    try:
+        for slot in (0, len(doc.requests) // 3, len(doc.requests) - 1, None):
+            if slot is None:
+                doc.show_view(doc.session.view)
+            else:
+                doc.show_view(list(doc.requests[slot].view), at_request=True, request=slot)
+            widget.set_highlighted(range(slot or 0, doc.record_size, 7))
+            widget.set_selected(doc.view_index(doc.view_size - 1))
+            expected = laid_block_by_block(widget)
+            assert [(i, r.getRect(), bar) for i, r, bar in widget.blocks()] == [
+                (i, r.getRect(), bar) for i, r, bar in expected]
+            assert same_picture(widget, monkeypatch) == []
+            if slot not in (0, None):
+                continue
+            # The block under a point, as a scan of every rectangle finds it (the float bounds only skip blocks far off).
+            bounds = [(i, rect, rect.left() - 1, rect.right() + 1) for i, rect, _ in expected]
+            view_y, record_y = widget._rows()
+            for y in (view_y + 13, record_y + 13, record_y + BAR_HEIGHT, view_y - 1):
+                for x in [LEFT - 1 + 0.5 * n for n in range(2 * (WIDTH - LEFT - RIGHT) + 6)]:
+                    point = QPointF(x, y)
+                    scanned = next((i for i, rect, left, right in bounds if left <= x <= right
+                                    and rect.adjusted(-0.5, 0, 0.5, 0).contains(point)), None)
+                    assert widget.block_at(point) == scanned, (slot, x, y)
+    finally:
+        doc.show_view(doc.session.view)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from foldscope.core.formats import claude_code
 from foldscope.core.readout.document import out_reasons
 
@@ -44,3 +47,76 @@ def test_the_first_document_holds_the_record_and_view_with_characters_and_no_cou
     counted = build_document(session, str(demo_path()))
     assert counted.view_position == first.view_position and counted.out_reason == first.out_reason
     assert counted.sizes == counted.tokens and counted.size_label(0) == f"{counted.tokens[0]:,} tokens"
+
+
+def every_reason(session, in_view: set[int], at_request: bool = False) -> dict[int, str]:
+    """The rule as it was written before reasons were made when asked: every out message's, in one pass."""
+    from foldscope.core.readout.document import NOT_YET, is_note, note_first_index
+
+    record = session.record
+    shown = [(i, record[i]) for i in in_view if 0 <= i < len(record)]
+    copies = {m.clipped_from: i for i, m in shown if m.clipped_from}
+    notes = sorted((note_first_index(m), i) for i, m in shown if note_first_index(m) is not None)
+    last_in_view = max(in_view, default=-1) if at_request else len(record)
+    rewound = {mid: event for event in session.events if event.get("kind") == "branch"
+               for mid in event.get("abandoned") or () if isinstance(mid, str)}
+    reasons: dict[int, str] = {}
+    for index, message in enumerate(record):
+        if index in in_view:
+            continue
+        if index > last_in_view:
+            reasons[index] = NOT_YET
+        elif message.id in rewound:
+            event = rewound[message.id]
+            reasons[index] = (f"on an abandoned branch: line {event.get('line')} went back to line "
+                              f"{event.get('parent_line')} (a rewind or an edited prompt)")
+        elif message.id in copies:
+            reasons[index] = f"clipped: copy #{copies[message.id]} stands in the active view"
+        elif covering := [n for first, n in notes if first is not None and first <= index < n]:
+            reasons[index] = f"folded into note #{covering[0]}"
+        elif is_note(message):
+            reasons[index] = "a note since folded or replaced"
+        else:
+            reasons[index] = "out of the active view"
+    return reasons
+
+
+def stand_in_session():
+    """Results with clipped copies, notes over earlier stretches (one inside another's span) and a rewind."""
+    from tests.core.fold_sessions import Build
+
+    b = Build()
+    b.system()
+    b.task()
+    pairs = b.round([f"output {i} " * 20 for i in range(6)])
+    b.add("action_response", {"function": "reader", "output": "clipped", "action_request_id": pairs[1][0].id},
+          {"clipped_from": pairs[1][1].id})
+    b.add("note", {"assistant_response": "summary of 2 to 6"}, {"context_first_index": 2})
+    b.answer()
+    b.add("note", {"assistant_response": "summary of 4 on"}, {"context_first_index": 4})
+    b.task("Next?")
+    b.add("assistant", {"assistant_response": "a lone answer"}, {"context_first_index": "not an index"})
+    session = b.session()
+    session.events.append({"kind": "branch", "line": 9, "parent_line": 3, "abandoned": ["m7", "m8", 42]})
+    return session
+
+
+@given(data=st.data())
+@settings(max_examples=150, deadline=None)
+def test_a_reason_made_when_asked_is_the_reason_the_whole_pass_gave(data):
+    """Stepping makes each out message's reason only when a panel asks; every view, now or at a request, reads
+    the same reasons (and the same count of messages not yet written) as working out all of them did."""
+    from foldscope.core.readout.document import NOT_YET, Document
+
+    session = stand_in_session()
+    size = len(session.record)
+    in_view = data.draw(st.sets(st.integers(0, size - 1)))
+    at_request = data.draw(st.booleans())
+    reasons = out_reasons(session, in_view, at_request)
+    expected = every_reason(session, in_view, at_request)
+    assert dict(reasons.items()) == expected and reasons == expected and len(reasons) == len(expected)
+    for index in range(-1, size + 1):
+        assert reasons.get(index) == expected.get(index) and (index in reasons) == (index in expected)
+    document = Document(session=session, path="stand-ins", tokens=[], chars=[])
+    document.out_reason = reasons
+    assert document.not_yet_recorded() == sum(1 for why in expected.values() if why == NOT_YET)
