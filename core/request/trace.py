@@ -11,6 +11,7 @@ from foldscope.core.formats.lionagi import build_trace as lionagi_trace
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.model.shared import Shared
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.first_round import decide_first_round, frontier, included_round
@@ -260,20 +261,20 @@ def rounds_of(session: Session, policy: Policy, counter: Counter, views: Iterabl
         yield messages, included_round(decision)
 
 
-def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[tuple[Message, ...]]:
+def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[Shared[Message]]:
     """Each request's view as the record's messages (ids the record lacks left out), one at a time; a view
-    that extends the one before takes its messages and looks up only the new ids."""
+    that extends the one before shares its messages (core.model.shared) and looks up only the new ids."""
     get = record.get
-    ids: tuple[str, ...] = ()
-    view: tuple[Message, ...] = ()
+    ids: Sequence[str] = ()
+    view: Shared[Message] = Shared()
     for request in trace:
         n = len(ids)
-        new = request.view[n:] if len(request.view) >= n and tuple(request.view[:n]) == ids else None
+        new = request.view[n:] if len(request.view) >= n and common_start(request.view, ids, equal=True) == n else None
         if new is None:
-            view = tuple(get(mid) for mid in request.view if mid in record)
+            view = Shared(get(mid) for mid in request.view if mid in record)
         else:
-            view = view + tuple(get(mid) for mid in new if mid in record)
-        ids = tuple(request.view)
+            view = view.grown(len(view), (get(mid) for mid in new if mid in record))
+        ids = request.view
         yield view
 
 
