@@ -189,9 +189,10 @@ def compaction_sentence(c: Compaction) -> str:
             + f"the summary kept {kept} of {kept + len(lost)} names, paths and numbers; {paid}.{refetch}")
 
 
-def cost_facts(session: Session, policy=None, counter=None) -> CostFacts:
-    """The Cost panel's facts: one count of the trace, every cause priced, every compaction explained."""
-    cache = cache_report(session, policy, counter)
+def cost_facts(session: Session, policy=None, counter=None, cache: CacheReport | None = None) -> CostFacts:
+    """The Cost panel's facts: one count of the trace, every cause priced, every compaction explained (`cache`:
+    the cache report already made from the trace's own count)."""
+    cache = cache if cache is not None else cache_report(session, policy, counter)
     report = compaction_report(session, policy, counter, cache=cache)
     totals = cache.totals()
     notes = []
