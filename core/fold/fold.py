@@ -138,17 +138,21 @@ class Fold:
         return self.estimate(view) - self.estimate([m for m in view if m.kind != "note"])
 
     # -- the fold ----------------------------------------------------------------------------
-    def maybe_fold(self) -> FoldRun | None:
-        """Fold when the next request is at or past the line; None when it is under."""
-        if self.estimate() < self.line_tokens:
+    def maybe_fold(self, estimate: int | None = None) -> FoldRun | None:
+        """Fold when the next request is at or past the line; None when it is under. `estimate`: the active view's,
+        when the caller has just read it (nothing changes it until a fold runs)."""
+        if (self.estimate() if estimate is None else estimate) < self.line_tokens:
             return None
         return self.run("threshold")
 
-    def prepare_request(self) -> tuple[list[FoldRun], Refusal | None]:
-        """Before a request: the fold at the line, then at most two refused-and-folded resumes, then refusal."""
-        runs = [r for r in [self.maybe_fold()] if r is not None]
+    def prepare_request(self, estimate: int | None = None) -> tuple[list[FoldRun], Refusal | None]:
+        """Before a request: the fold at the line, then at most two refused-and-folded resumes, then refusal.
+        `estimate`: the active view's, when the caller has just read it (the view replay reads it for its history)."""
+        first = self.estimate() if estimate is None else estimate
+        runs = [r for r in [self.maybe_fold(first)] if r is not None]
         for _ in range(MAX_RESUMES):
-            estimate = self.estimate()
+            # Only a fold changes the view or the calibration: until one has run, the first estimate stands.
+            estimate = self.estimate() if runs else first
             if self.measure.fits_size(estimate):
                 return runs, None
             run = self.run("refused", observed=estimate)

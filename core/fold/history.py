@@ -135,8 +135,9 @@ def replay_folds(session: Session, measure: Measure, *, count: Count | None = No
         taken = max(taken, end)
         if estimator is not None:
             estimator.at(k)
-        replay.versions.append(ViewVersion(k, tuple(work.view), "request", fold.estimate()))
-        runs, refusal = fold.prepare_request()
+        estimate = fold.estimate()
+        replay.versions.append(ViewVersion(k, tuple(work.view), "request", estimate))
+        runs, refusal = fold.prepare_request(estimate)
         for run in runs:
             for record, view in zip(run.records, run.views):
                 if record["outcome"] == "landed":

@@ -138,7 +138,7 @@ class CompactionReport:
 def find_compactions(session: Session) -> list[tuple[int, Message]]:
     """(request, note) for every request whose view holds a note the request before did not carry."""
     record, found = session.record, []
-    before: tuple[str, ...] = ()
+    before: Sequence[str] = ()
     for k, request in enumerate(session.trace):
         view = request.view
         n = len(before)
@@ -291,7 +291,7 @@ def refetched(session: Session, start: int, end: int, dropped: Sequence[Message]
     if not wanted:
         return []
     record, out, seen = session.record, [], set(m.id for m in dropped)
-    before: tuple[str, ...] = ()
+    before: Sequence[str] = ()
     for k in range(start, min(end, len(session.trace))):
         view = session.trace[k].view
         n = len(before)

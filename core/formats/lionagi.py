@@ -22,6 +22,7 @@ from foldscope.core.model.session import (
     usage_figures,
     usage_object_warning,
 )
+from foldscope.core.model.views import ViewSharer
 
 FORMAT = "lionagi"
 
@@ -338,6 +339,7 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     by_response = {e["response_id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("response_id"), str)}
     trace: list[Request] = []
     before: list[str] = []
+    sharer = ViewSharer()
     views = request_views(record, final_view, manifest, warnings, events) if final_view is not None else None
     for message in record:
         if message.kind == "assistant":
@@ -357,7 +359,7 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
                 usage = usage_from(message.metadata.get("usage"), warn)
             model = entry.get("model") if isinstance(entry, dict) and isinstance(entry.get("model"), str) else None
             at = entry.get("at") if isinstance(entry, dict) and isinstance(entry.get("at"), (int, float)) else None
-            view = views[message.id] if views is not None else tuple(before)
+            view = views[message.id] if views is not None else sharer.view(before)
             trace.append(Request(k, view, message.id, usage, at if at is not None else message.created_at, model))
         before.append(message.id)
     if entries and not by_response and len(entries) != len(trace):

@@ -18,12 +18,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.views import SharedView, ViewSharer
 
 TOOL_KINDS = ("action_request", "action_response")
 
 
 def request_views(record: FullRecord, final_view: Sequence[str], manifest: Mapping[str, Any] | None,
-                  warnings: list[str], events: Sequence[Mapping[str, Any]] = ()) -> dict[str, tuple[str, ...]]:
+                  warnings: list[str], events: Sequence[Mapping[str, Any]] = ()) -> dict[str, SharedView]:
     """The view each assistant response's request was compiled from, by the response's id.
 
     A `branch` event (a rewind in the source, as the Claude Code reader writes it) sets the view to
@@ -38,13 +39,14 @@ def request_views(record: FullRecord, final_view: Sequence[str], manifest: Mappi
     notes = [messages[i] for i in order if messages[i].kind == "note"]
     folds = _fold_for_note(notes, manifest, warnings)
     replay = _Replay(record, final, warnings)
-    views: dict[str, tuple[str, ...]] = {}
+    views: dict[str, SharedView] = {}
+    sharer = ViewSharer()  # one list for the views between two folds, not a copy per request (core.model.views)
     for i in order:
         message = messages[i]
         if message.id in rewinds:
             replay.view = list(rewinds[message.id])
         if message.kind == "assistant":
-            views[message.id] = tuple(replay.view)
+            views[message.id] = sharer.view(replay.view)
             replay.view.append(message.id)
         elif message.kind == "note":
             replay.note(message, folds.get(message.id))

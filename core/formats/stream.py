@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
+from foldscope.core.model.views import ViewSharer
 
 
 def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, int, Any]]:
@@ -245,6 +246,7 @@ class SessionBuilder:
         self.extras: dict[str, Any] = {}
         self.model: str | None = None
         self._open: dict[str, Any] | None = None
+        self._views = ViewSharer()  # the requests' views share one growing list (core.model.views)
         self._turn: dict[str, Any] | None = None
         self._calls: dict[str, tuple[str, str, Any]] = {}  # call id -> (action_request id, function, arguments)
         self._reserved: set[str] = set()
@@ -296,7 +298,7 @@ class SessionBuilder:
     def open_request(self, at: float | None = None, model: str | None = None) -> None:
         """Start request k: its view is the active view as it stands now, before the k-th response."""
         self.close_request()
-        self._open = {"view": tuple(self.view), "at": at, "model": model, "usage": None, "response": None,
+        self._open = {"view": self._views.view(self.view), "at": at, "model": model, "usage": None, "response": None,
                       "unseen": [], "miss": None}
         if model and model != "<synthetic>":
             self.model = model

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from itertools import compress, count
+from itertools import chain, compress, count
 from typing import Generic, TypeVar
+
+from foldscope.core.model import shared as _shared
+from foldscope.core.model.shared import Shared
 
 T = TypeVar("T")
 
@@ -18,11 +21,19 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
     about n pointer compares, not n Python steps."""
     n = min(len(a), len(b))
     differ = operator.ne if equal else operator.is_not
-    if n and type(a) is type(b) and len(a) == len(b) == n and a == b:
+    if a is b:
+        return n
+    lo = 0
+    if isinstance(a, Shared) and isinstance(b, Shared):
+        # Whole chunks that are the same objects hold the same items: skip them a chunk at a time.
+        lo = min(n, common_start(a.chunks, b.chunks) << _shared.SHIFT)
+    elif isinstance(a, Shared) or isinstance(b, Shared):
+        return _against_shared(a, b, n, differ) if isinstance(a, Shared) else _against_shared(b, a, n, differ)  # type: ignore[arg-type]
+    elif n and type(a) is type(b) and len(a) == len(b) == n and a == b:
         return n  # the same sequence: one compare, no copy
     # Galloping from the start: chunks double while they match and halve where they part, so the cost is
     # about the shared start's length, however long the sequences run past it.
-    lo, step = 0, 64
+    step = 64
     while lo < n:
         hi = min(n, lo + step)
         sa, sb = a[lo:hi], b[lo:hi]
@@ -36,6 +47,23 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
             return next(compress(count(lo), map(differ, sa, sb)), hi)
         step = (hi - lo) // 2
     return n
+
+
+def _against_shared(a: Shared, b: Sequence, n: int, differ: Callable) -> int:
+    """common_start of a Shared and another sequence: a's chunks against b's slices, compared in C."""
+    lo = 0
+    for chunk in chain(a.chunks, (a.last,)):
+        hi = min(n, lo + len(chunk))
+        if hi <= lo:
+            break
+        sa = chunk if hi - lo == len(chunk) else chunk[:hi - lo]
+        sb = b[lo:hi]
+        if type(sb) is not tuple:
+            sb = tuple(sb)
+        if sa != sb:
+            return next(compress(count(lo), map(differ, sa, sb)), hi)
+        lo = hi
+    return lo
 
 
 class RunningSum(Generic[T]):

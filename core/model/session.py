@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -193,7 +193,8 @@ class Request:
     """One call to the model: request k is compiled from the view before the k-th assistant response."""
 
     index: int
-    view: tuple[str, ...]
+    # The ids in order, a tuple or a SharedView (core.model.views: the readers' views share one list); reads as a tuple.
+    view: Sequence[str]
     response_id: str | None = None  # the assistant message that answered it
     usage: Usage | None = None
     at: float | None = None

@@ -13,6 +13,7 @@ from foldscope.core.model.cost import ModelPrices
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Message, Session, Usage
+from foldscope.core.model.shared import since
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, decides_on, recorded_views
 from foldscope.core.request.count import Counter, Measurement, estimate
@@ -173,8 +174,7 @@ class Layouts:
         totals = kept[5][:keep] if kept is not None else []  # counted tokens to the end of each block, the head's included
         total = totals[-1] if totals else self.head
         scale, protected = self.scale, self.protected
-        for i in range(keep, len(m.parts)):
-            part = m.parts[i]
+        for i, part in enumerate(since(m.parts, keep), keep):  # the parts are shared: read from `keep`, no copy
             total += part.tokens
             totals.append(total)
             keys.append(self._key(m, i, part))
@@ -279,7 +279,7 @@ ROW_FIELDS = tuple(f.name for f in fields(Row))
 class StrategyRun:
     strategy: str
     rows: list[Row] = field(default_factory=list)
-    views: list[tuple[Message, ...]] = field(default_factory=list)  # per row, when asked to keep them
+    views: list[Sequence[Message]] = field(default_factory=list)  # per row, when asked to keep them
     estimator: str | None = None  # what its policy decides on (strategies.decides_on); None: nothing decides
 
     def totals(self) -> dict[str, Any]:

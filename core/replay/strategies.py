@@ -48,7 +48,7 @@ COMPACT_PROMPT = (
 class Step:
     """One request a strategy sends: its view, the recorded request it stands for, and what it changed."""
 
-    view: tuple[Message, ...]
+    view: Sequence[Message]  # a tuple, or a Shared grown from the view before (core.model.shared)
     request: int  # the recorded request (a summary call: the one it precedes)
     kind: str = "request"  # or "summary", compaction's own call
     folds: int = 0  # commits or compactions landed just before this request
@@ -66,7 +66,7 @@ def material(session: Session) -> list[list[Message]]:
     own management (its notes and clipped copies) is left out: each strategy makes its own.
     """
     record, seen, out = session.record, set(), []
-    before: tuple[str, ...] = ()
+    before: Sequence[str] = ()
     for request in session.trace:
         new = []
         # Every id of the view before is seen already: only the ids after the views' shared start are looked at.
@@ -84,7 +84,7 @@ def material(session: Session) -> list[list[Message]]:
     return out
 
 
-def recorded_views(session: Session) -> Iterator[tuple[Message, ...]]:
+def recorded_views(session: Session) -> Iterator[Sequence[Message]]:
     """Each recorded request's view as messages; a view that extends the one before reuses its messages."""
     return trace_views(session.record, session.trace)
 

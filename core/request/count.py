@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats.images import image_tokens
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.shared import Headed
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
 from foldscope.core.request.count_step import Laid, glue_of, lay_out, one_replaced, places, shared, type_glue
@@ -66,7 +67,7 @@ class Measurement:
     """
 
     counted: int
-    parts: tuple[Part, ...]
+    parts: Sequence[Part]  # a tuple, or the head and the layout's Shared parts (core.model.shared.Headed)
     serial: int = -1
     since: int = -1
     kept: int = 0
@@ -163,7 +164,7 @@ class Counter:
         head_owner = laid.system[0] if laid.system else None
         head = Part(head_owner, "system", self._lookup(head_key, head_glue))
         total = head.tokens + (laid.cum[-1] if laid.cum else 0)
-        return Measurement(total, (head, *laid.parts), laid.serial, laid.since, kept, laid)
+        return Measurement(total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
     def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy,
                   first_round) -> Measurement:
@@ -184,16 +185,12 @@ class Counter:
         delta = part.tokens - old_part.tokens
         self._serial += 1
         old = base.messages[i]
-        view = list(messages)
-        seq = list(base.seq)
-        seq[si] = view[i]
-        flat = list(base.flat)
-        flat[fi] = spec
-        keys = list(base.keys)
-        keys[fi] = key
-        parts = list(base.parts)
-        parts[fi] = part
-        cum = base.cum[:fi] + [c + delta for c in base.cum[fi:]] if delta else list(base.cum)
+        view = base.messages.replaced(i, messages[i])
+        seq = base.seq.replaced(si, view[i])
+        flat = base.flat.replaced(fi, spec)
+        keys = base.keys.replaced(fi, key)
+        parts = base.parts.replaced(fi, part)
+        cum = base.cum.grown(fi, [c + delta for c in base.cum.since(fi)]) if delta else base.cum
         where = dict(places(base))
         del where[id(old)]
         where[id(view[i])] = (si, fi)
@@ -209,13 +206,15 @@ class Counter:
 
     def _count_laid(self, laid: Laid, record, policy, first_round) -> None:
         """Count the blocks from laid.kept on: tokenise new bodies, then fill parts and running counts."""
-        flat, keys, roles = laid.flat, laid.keys, laid.roles
-        n, start = len(flat), laid.kept
+        start = laid.kept
+        # The blocks to count as plain lists, indexed from `start`: reading a Shared item by item costs a call each.
+        flat, keys, roles = list(laid.flat.since(start)), list(laid.keys.since(start)), list(laid.roles.since(start))
+        n = len(flat)
         new: dict[Any, str] = {}
         head_key, head_text, _ = laid.head
         if head_key[1] not in self._heads:
             new[head_key] = head_text
-        for i in range(start, n):
+        for i in range(n):
             key = keys[i]
             if key not in self._bodies and key not in new:
                 spec = flat[i]
@@ -226,11 +225,12 @@ class Counter:
                 new[key] = text[2 : len(text) - len(glue)]
                 self._images[key] = images_of(spec)
         self._tokenise(new)
-        parts, cum = laid.parts, laid.cum
-        total = cum[-1] if cum else 0
+        parts: list[Part] = []
+        cum: list[int] = []
+        total = laid.cum[-1] if laid.cum else 0
         bodies, glues = self._bodies, self._glue
         by_kind = self._glue_by_kind
-        for i in range(start, n):
+        for i in range(n):
             spec = flat[i]
             kind = (spec.tag, roles[i], roles[i + 1] if i + 1 < n else None)
             g = by_kind.get(kind)
@@ -245,6 +245,8 @@ class Counter:
             message = spec.message
             parts.append(Part(message, message.kind, t))
             cum.append(total)
+        laid.parts = laid.parts.grown(start, parts)
+        laid.cum = laid.cum.grown(start, cum)
 
     def body_tokens(self, measurement: Measurement) -> list[int]:
         """Each block's own tokens in a measurement this counter laid out (its part less the punctuation after it)."""

@@ -14,13 +14,13 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.shared import Shared, grown
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
 from foldscope.core.request.plan import RESULTS, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
 
@@ -31,15 +31,16 @@ class Laid:
 
     serial: int
     inputs: tuple  # what rendering depends on besides the view, compared by identity or value
-    messages: list[Message]
-    seq: list[Message]  # the non-system messages, in order
+    # The per-block lists are Shared (core.model.shared): a layout extended from another shares its kept start.
+    messages: Shared[Message]
+    seq: Shared[Message]  # the non-system messages, in order
     system: tuple[Message, ...]
-    aruns: list[tuple[int, int]]  # where re-planning may start: (seq position, flat position of its block)
-    flat: list[BlockSpec]
-    roles: list[str]
-    keys: list  # each block's memo key
-    parts: list  # each block's Part (head excluded)
-    cum: list[int]  # tokens of blocks 0..i with their glue
+    aruns: Shared[tuple[int, int]]  # where re-planning may start: (seq position, flat position of its block)
+    flat: Shared[BlockSpec]
+    roles: Shared[str]
+    keys: Shared  # each block's memo key
+    parts: Shared  # each block's Part (head excluded)
+    cum: Shared[int]  # tokens of blocks 0..i with their glue
     notes: list[int]
     ends: list[int]
     members: list[int]
@@ -175,7 +176,7 @@ def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
     if any(m.kind == "system" for m in base.messages[p:]):
         return None
     q = len(base.seq) - (len(base.messages) - p)
-    i = bisect_left(base.aruns, (q,)) - 1
+    i = base.aruns.bisect_left((q,)) - 1
     return (q, *base.aruns[i]) if i >= 0 else (q, 0, 0)
 
 
@@ -198,10 +199,10 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
         assert start is not None  # base is dropped when no start was found
         q, cut, k = start
         system = base.system
-        seq = base.seq[:q] + [m for m in new if m.kind != "system"]
+        seq = base.seq.grown(q, (m for m in new if m.kind != "system"))
     else:
         system = tuple(m for m in messages if m.kind == "system")
-        seq = [m for m in messages if m.kind != "system"]
+        seq = Shared(m for m in messages if m.kind != "system")
         cut, k = 0, 0
     tail = seq[cut:]
     by_id = {m.id: m for m in (tail if base is not None else messages)}
@@ -216,11 +217,11 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
 
     tail_flat: list[BlockSpec] = []
     tail_roles: list[str] = []
-    aruns = base.aruns[:bisect_left(base.aruns, (cut,))] if base is not None else []
+    new_aruns: list[tuple[int, int]] = []
     pos = cut
     for role, blocks, size in planned:
         if role == "assistant":
-            aruns.extend(starts(seq, pos, size, k + len(tail_flat)))
+            new_aruns.extend(starts(seq, pos, size, k + len(tail_flat)))
         tail_flat.extend(blocks)
         tail_roles.extend([role] * len(blocks))
         pos += size
@@ -243,10 +244,11 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
         tail_flat = [replace(s, mark=marked[i][0]) if i in marked else s for i, s in enumerate(tail_flat, k)]
 
     if base is not None:
-        flat = base.flat[:k] + tail_flat
-        roles = base.roles[:k] + tail_roles
+        aruns = base.aruns.grown(base.aruns.bisect_left((cut,)), new_aruns)
+        flat = base.flat.grown(k, tail_flat)
+        roles = base.roles.grown(k, tail_roles)
     else:
-        flat, roles = tail_flat, tail_roles
+        aruns, flat, roles = Shared(new_aruns), Shared(tail_flat), Shared(tail_roles)
     head_plan = Plan(system, (), caching, stable)
     head = "{"
     listed = tool_list(head_plan, tools)
@@ -259,10 +261,15 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
     head_t = (("head", head), head, 'messages":[' + ('{"content":[{"' if flat else "]}"))
     # The block before the re-planned ones keeps its key but may change its glue: it is counted again.
     kept = max(k - 1, 0) if base is not None else 0
-    keys = base.keys[:kept] if base is not None else []
-    keys.extend(key_of(record, s) for s in flat[kept:])
-    return Laid(serial, inputs, list(messages), seq, system, aruns, flat, roles, keys,
-                base.parts[:kept] if base is not None else [], base.cum[:kept] if base is not None else [],
+    keys = grown(base.keys if base is not None else None, kept, (key_of(record, s) for s in flat.since(kept)))
+    if isinstance(messages, Shared):
+        view = messages  # immutable: kept as it is
+    elif base is not None:
+        view = base.messages.grown(p, messages[p:])  # base shares the first p (the same objects)
+    else:
+        view = Shared(messages)
+    return Laid(serial, inputs, view, seq, system, aruns, flat, roles, keys,
+                base.parts.grown(kept) if base is not None else Shared(), base.cum.grown(kept) if base is not None else Shared(),
                 notes, ends, members, marked, head_t, stable, kept, base.serial if base is not None else -1,
                 irregular)
 

@@ -22,6 +22,7 @@ from typing import Any
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Message, Request, Session
+from foldscope.core.model.shared import Shared
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, compile_request, make_plan, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
@@ -83,7 +84,7 @@ class Measure:
         self.tools = session_tools(session)
         self._trace: TraceReport | None = None
         self._requests: list[Request] | None = None
-        self._last: tuple[list[Message], tuple, Measurement] | None = None
+        self._last: tuple[Sequence[Message], tuple, Measurement] | None = None
         self._heads: dict[str, tuple[int, int]] = {}  # head text -> (tools tokens, system tokens)
         # (scale, per-model scales) another Measure's trace calibrated, held until this one measures its own
         self._adopted: tuple[float, dict[str | None, float]] | None = None
@@ -196,7 +197,7 @@ class Measure:
                 and common_start(last[0], messages) == len(messages)):
             return last[2]
         m = self.counter.measure(messages, **options)
-        self._last = (list(messages), key, m)
+        self._last = (messages if isinstance(messages, Shared) else list(messages), key, m)  # a Shared never changes
         return m
 
     def count(self, messages: Sequence[Message], **how: Any) -> int:
@@ -337,6 +338,6 @@ class Measure:
         b = self.compiled(self.request_messages(k), **self._request_how(k))
         return divergence(a, b, self.session.record), len(a.data)
 
-    def recorded_views(self) -> list[tuple[Message, ...]]:
+    def recorded_views(self) -> list[Shared[Message]]:
         """Every recorded request's view as messages, in order."""
         return list(trace_views(self.session.record, self.requests))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
 from foldscope.core.formats.lionagi import build_trace as lionagi_trace
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.model.shared import Shared
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.first_round import decide_first_round, frontier, included_round
@@ -45,18 +48,39 @@ def stretch_ids(session: Session, trace: Sequence[Request], following: Sequence[
     notes = {m.id for m in session.record if m.kind == "note"}
     record = session.record
     out: list[int] = []
-    before: set[str] = set()
     heads: tuple[str, ...] | None = None
     views = [r.view for r in trace] + ([tuple(following)] if following is not None else [])
-    for view in views:
-        present = notes.intersection(view)
+    for view, entered in zip(views, notes_entering(notes, views)):
         system = tuple(m for m in view[:8] if m in record and record.get(m).kind == "system")
         if not out:
             out.append(0)
         else:
-            out.append(out[-1] + 1 if present - before or system != heads else out[-1])
-        before, heads = present, system
+            out.append(out[-1] + 1 if entered or system != heads else out[-1])
+        heads = system
     return out
+
+
+def notes_entering(notes: AbstractSet[str], views: Iterable[Sequence[str]]) -> Iterator[bool]:
+    """Per view, whether it holds a note the view before did not (`notes.intersection(view) - before`, `before` the
+    view before's notes), from what changed: the notes in the start a view shares with the one before stay, so only
+    its other ids are looked at, and a request costs its new ids, not its view."""
+    before: Sequence[str] = ()
+    placed: list[tuple[int, str]] = []  # (position, id) of each note the view before holds, in order
+    held: dict[str, int] = {}  # the notes the view before holds, each with how many times
+    for view in views:
+        k = common_start(before, view, equal=True)
+        rest = view[k:]
+        yield any(mid in notes and mid not in held for mid in rest)
+        while placed and placed[-1][0] >= k:  # the view before's notes past the shared start leave
+            mid = placed.pop()[1]
+            held[mid] -= 1
+            if not held[mid]:
+                del held[mid]
+        for i, mid in enumerate(rest, k):
+            if mid in notes:
+                placed.append((i, mid))
+                held[mid] = held.get(mid, 0) + 1
+        before = view
 
 
 def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> list[int]:
@@ -73,13 +97,10 @@ def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Reque
         return [0] * len(trace)
     notes = {m.id for m in session.record if m.kind == "note"}
     stretches: list[list[int]] = []
-    before: set[str] = set()
-    for k, request in enumerate(trace):
-        present = notes.intersection(request.view)
-        if not stretches or present - before:  # a note entered the view: the source compacted
+    for k, entered in enumerate(notes_entering(notes, [r.view for r in trace])):
+        if not stretches or entered:  # a note entered the view: the source compacted
             stretches.append([])
         stretches[-1].append(k)
-        before = present
     heads: list[int] = []
     head = 0
     for stretch in stretches:
@@ -240,20 +261,20 @@ def rounds_of(session: Session, policy: Policy, counter: Counter, views: Iterabl
         yield messages, included_round(decision)
 
 
-def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[tuple[Message, ...]]:
+def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[Shared[Message]]:
     """Each request's view as the record's messages (ids the record lacks left out), one at a time; a view
-    that extends the one before takes its messages and looks up only the new ids."""
+    that extends the one before shares its messages (core.model.shared) and looks up only the new ids."""
     get = record.get
-    ids: tuple[str, ...] = ()
-    view: tuple[Message, ...] = ()
+    ids: Sequence[str] = ()
+    view: Shared[Message] = Shared()
     for request in trace:
         n = len(ids)
-        new = request.view[n:] if len(request.view) >= n and tuple(request.view[:n]) == ids else None
+        new = request.view[n:] if len(request.view) >= n and common_start(request.view, ids, equal=True) == n else None
         if new is None:
-            view = tuple(get(mid) for mid in request.view if mid in record)
+            view = Shared(get(mid) for mid in request.view if mid in record)
         else:
-            view = view + tuple(get(mid) for mid in new if mid in record)
-        ids = tuple(request.view)
+            view = view.grown(len(view), (get(mid) for mid in new if mid in record))
+        ids = request.view
         yield view
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 
 import pytest
@@ -9,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.shared import small_chunks
 from foldscope.core.request.compile import compile_request, counted_text
 from foldscope.core.request.count import Counter, estimate
 from foldscope.core.request.tokens import count_text
@@ -17,8 +20,19 @@ from tests.core.session_strategies import TEXT, records, views
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def also_in_small_chunks(test):
+    """Run the test's body with the layouts' Shared lists in chunks of 2 in half the examples (core.model.shared):
+    the views drawn are short, so only small chunks make every layout share, cut and copy across chunk bounds."""
+    @functools.wraps(test)
+    def run(data):
+        with small_chunks(1) if data.draw(st.booleans(), label="small chunks") else contextlib.nullcontext():
+            test(data)
+    return run
+
+
 @SETTINGS
 @given(st.data())
+@also_in_small_chunks
 def test_incremental_count_equals_whole_count_over_random_views_and_edits(data):
     record = data.draw(records())
     tools = data.draw(st.sampled_from([None, [{"name": "tool", "description": "d", "input_schema": {"type": "object"}}]]))
@@ -66,6 +80,7 @@ def _parts(m):
 
 @SETTINGS
 @given(st.data())
+@also_in_small_chunks
 def test_measuring_a_growing_view_equals_measuring_it_whole(data):
     """The incremental plan (a view sharing its start with a measured one) gives the whole plan's parts, under every policy."""
     from foldscope.core.model.policy import Policy
@@ -103,6 +118,7 @@ def test_measuring_a_growing_view_equals_measuring_it_whole(data):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
+@also_in_small_chunks
 def test_replacing_one_result_in_the_middle_equals_measuring_it_whole(data):
     """A candidate that replaces one result with a clipped copy of its original (the clip's estimates) gives the
     whole plan's parts and the whole text's count, under every policy, chained from the last candidate."""

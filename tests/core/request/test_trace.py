@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 from foldscope.core.request.count import Counter
 from foldscope.core.request.scale import SCALE_FLOOR, calibrated, keep_scale, stored_scale
-from foldscope.core.request.trace import check_request, measure_trace
+from foldscope.core.request.trace import check_request, measure_trace, notes_entering
 
 
 def words(n: int) -> str:
@@ -183,3 +185,37 @@ def test_the_unseen_head_is_measured_again_after_a_source_compaction(corpus_dev,
     assert max(ratios) < 1.35, max(ratios)
     assert report.scale < 1.35
     assert compaction
+
+
+# A trace's views as ids: the next ids arrive, the source compacts (a note takes a span's place), a message is cut
+# back, a note leaves and comes back, or the view starts over. "n" ids are notes; ids may repeat within a view.
+view_step = st.one_of(
+    st.tuples(st.just("arrive"), st.lists(st.sampled_from(["a", "b", "c", "n1", "n2", "d"]), min_size=1, max_size=5)),
+    st.tuples(st.just("compact"), st.integers(0, 30), st.sampled_from(["n1", "n2", "n3"])),
+    st.tuples(st.just("cut"), st.integers(0, 30), st.just("")),
+    st.tuples(st.just("fresh"), st.lists(st.sampled_from(["a", "n1", "n3", "e"]), max_size=6), st.just("")),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(view_step, max_size=25), st.booleans())
+def test_whether_a_note_enters_each_view_is_what_intersecting_every_whole_view_gives(steps, as_lists):
+    notes = {"n1", "n2", "n3"}
+    views, view = [], []
+    for op, *args in steps:
+        if op == "arrive":
+            view = view + args[0]
+        elif op == "compact":
+            at = args[0] % (len(view) + 1)
+            view = view[:at] + [args[1]] + view[at + 2:]
+        elif op == "cut":
+            view = view[: args[0] % (len(view) + 1)]
+        else:
+            view = list(args[0])
+        views.append(list(view) if as_lists else tuple(view))
+    want, before = [], set()
+    for v in views:  # the rule: the notes a view holds, less those of the view before
+        present = notes.intersection(v)
+        want.append(bool(present - before))
+        before = present
+    assert list(notes_entering(notes, views)) == want

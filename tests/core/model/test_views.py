@@ -1,0 +1,111 @@
+"""A request's view shared with the views around it (core.model.views) reads exactly as the tuple copy the readers
+made before: over random sequences of views (grow, cut, insert, replace, start over) every SharedView equals, hashes,
+slices, iterates, indexes and compares as tuple(view) did at the moment it was made, whatever came after."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.model.session import Request
+from foldscope.core.model.views import SharedView, ViewSharer
+
+# One change to the active view between two requests, as the readers make them: messages appended, the view cut
+# back (a rewind), a note put in the place of some (a compaction, a fold), one id replaced (a clipped copy), or none.
+step = st.one_of(
+    st.tuples(st.just("append"), st.integers(0, 5)),
+    st.tuples(st.just("cut"), st.integers(0, 30)),
+    st.tuples(st.just("insert"), st.integers(0, 30)),
+    st.tuples(st.just("replace"), st.integers(0, 30)),
+    st.tuples(st.just("fresh"), st.integers(0, 6)),
+)
+
+
+def shared_and_copied(steps: list[tuple[str, int]]) -> tuple[list[SharedView], list[tuple[str, ...]]]:
+    """Each request's view as the sharer hands it out, and as the tuple copy made at the same moment."""
+    made = iter(range(10**6))
+    view: list[str] = []
+    sharer = ViewSharer()
+    shared, copied = [], []
+    for op, n in steps:
+        if op == "append":
+            view.extend(f"m{next(made)}" for _ in range(n))
+        elif op == "cut":
+            del view[min(n, len(view)):]
+        elif op == "insert":
+            view.insert(min(n, len(view)), f"note{next(made)}")
+        elif op == "replace" and view:
+            view[n % len(view)] = f"copy{next(made)}"
+        elif op == "fresh":
+            view = [f"m{next(made)}" for _ in range(n)]
+        shared.append(sharer.view(view))
+        copied.append(tuple(view))
+    return shared, copied
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(step, max_size=40))
+def test_every_shared_view_reads_as_the_tuple_copy_made_with_it(steps):
+    shared, copied = shared_and_copied(steps)
+    for view, copy in zip(shared, copied):
+        assert view == copy and copy == view and not (view != copy)
+        assert hash(view) == hash(copy)
+        assert len(view) == len(copy) and list(view) == list(copy) and view.as_tuple() == copy
+        assert list(reversed(view)) == list(reversed(copy))
+        assert view != list(copy)  # like a tuple, never equal to a list
+        for i in range(-len(copy), len(copy)):
+            assert view[i] == copy[i]
+        for start in (None, 0, 1, len(copy) // 2, -2, len(copy) + 3):
+            for stop in (None, 0, 2, len(copy) - 1, -1, len(copy) + 3):
+                assert view[start:stop] == copy[start:stop] and type(view[start:stop]) is tuple
+        assert view[::2] == copy[::2] and view[::-1] == copy[::-1]
+        for mid in set(copy) | {"absent"}:
+            assert (mid in view) == (mid in copy)
+            assert view.count(mid) == copy.count(mid)
+            if mid in copy:
+                assert view.index(mid) == copy.index(mid)
+        assert view + ("x",) == copy + ("x",) and ("x",) + view == ("x",) + copy
+        assert pickle.loads(pickle.dumps(view)) == copy
+    for a, ca in zip(shared, copied):  # two shared views are equal exactly when their tuples are
+        for b, cb in zip(shared, copied):
+            assert (a == b) == (ca == cb) and (a == cb) == (ca == cb) and (cb == a) == (ca == cb)
+            assert (a != cb) == (ca != cb)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(step, max_size=40))
+def test_a_view_starts_a_new_list_only_when_it_parts_from_the_shared_one(steps):
+    made = iter(range(10**6))
+    view: list[str] = []
+    sharer = ViewSharer()
+    for op, n in steps:
+        if op == "append":
+            view.extend(f"m{next(made)}" for _ in range(n))
+        elif op == "cut":
+            del view[min(n, len(view)):]
+        elif op == "insert":
+            view.insert(min(n, len(view)), f"note{next(made)}")
+        elif op == "fresh":
+            view = [f"m{next(made)}" for _ in range(n)]
+        shared_list, held = sharer._ids, list(sharer._ids)
+        got = sharer.view(view)
+        extends_or_starts = view[: len(held)] == held or held[: len(view)] == view
+        assert (got._ids is shared_list) == extends_or_starts  # one list while the views only grow or step back
+        assert got._ids[: len(held)] == held or got._ids is not shared_list  # what was handed out never changes
+
+
+def test_a_request_with_a_shared_view_equals_one_with_the_tuple():
+    sharer = ViewSharer()
+    view = sharer.view(["a", "b"])
+    assert Request(0, view, "r") == Request(0, ("a", "b"), "r")
+    assert hash(Request(0, view, "r")) == hash(Request(0, ("a", "b"), "r"))
+
+
+def test_a_shared_view_cannot_reach_past_its_list():
+    with pytest.raises(ValueError):
+        SharedView(["a"], 2)
+    with pytest.raises(IndexError):
+        SharedView(["a", "b"], 1)[1]
