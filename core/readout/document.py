@@ -12,7 +12,7 @@ from foldscope.core.model.policy import Policy, PolicyChoice
 from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.fold_facts import fold_rows, is_note, note_first_index
 from foldscope.core.readout.message_sizes import SIZES_ID, record_sizes
-from foldscope.core.readout.trace_facts import TraceFacts, measure_requests
+from foldscope.core.readout.trace_facts import measure_requests
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Composition, Measure
 
@@ -59,10 +59,11 @@ class Document:
     # False while only the reader's output is here (first_document): no token counts, no measured trace yet;
     # the lists and the window map show the record, its blocks sized by characters and saying so.
     counted: bool = True
-    # The Cost panel's facts (core.readout.cost_facts) from the trace's own count, and what they were made for
-    # (the session, policy and trace length): the cache lane and the Cost panel read them, neither counts again.
+    # The Cost panel's facts (core.readout.cost_facts.document_cost) from the trace's own count, and what they were
+    # made for (the session, policy and trace length): the cache lane and the Cost panel read them, neither counts again.
     cost: Any = None
     cost_for: tuple | None = None
+    cache_pass: Any = field(default=None, repr=False)  # the cache causes' pass that rode on the trace's count
     _measure: Measure | None = field(default=None, repr=False)
     _predicting: Any = field(default=None, repr=False)  # core.request.provider_text.PredictionCounter, memoised
     _kinds: tuple[int, dict[str, int]] | None = field(default=None, repr=False)  # kind_counts, by record length
@@ -343,24 +344,8 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     document.show_view(session.view)
     views = [r.view for r in document.requests] + [tuple(session.view)]
     document.folds = fold_rows(session, views, [r.at for r in facts.measure.requests])
-    report(0, 0, "Attributing the cache writes")
-    document.cost = cost_of(session, facts)
-    document.cost_for = document._cost_key()
+    document.cache_pass = facts.cache_pass  # core.readout.cost_facts.document_cost makes the Cost panel's facts from it
     return document
-
-
-def cost_of(session: Session, facts: TraceFacts) -> Any:
-    """The Cost panel's facts (core.readout.cost_facts) from the cache pass that rode on the trace's count."""
-    from foldscope.core.forensics.cache_report import cache_report
-    from foldscope.core.readout.cost_facts import cost_facts
-
-    steps = facts.cache_pass
-    if steps is None:  # no trace of the reader's: the cache report has no requests
-        return cost_facts(session, facts.policy, cache=cache_report(session, facts.policy, measured=[], tokens={}))
-    assert facts.measure is not None
-    heads = [row.unseen_head for row in facts.measure.trace.rows]  # the trace's own, from the same counts
-    cache = cache_report(session, facts.policy, measured=steps.measured(heads), tokens=steps.tokens)
-    return cost_facts(session, facts.policy, cache=cache)
 
 
 def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,

@@ -6,7 +6,7 @@ import pytest
 
 from foldscope.core.formats import load_session
 from foldscope.core.readout.cache_lane import lane_rows, lane_rows_of
-from foldscope.core.readout.cost_facts import cost_facts
+from foldscope.core.readout.cost_facts import cost_facts, document_cost
 from foldscope.core.readout.document import build_document
 
 FILES = ["claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl", "claude_code/subagent.jsonl",
@@ -22,6 +22,7 @@ def test_the_cost_facts_riding_on_the_trace_are_the_ones_counting_again_gives(co
     the reported usage they are checked against is the file's."""
     session = load_session(corpus_dev / name)
     document = build_document(session, str(corpus_dev / name))
+    document_cost(document)
     shared = document.cost_facts()
     again = cost_facts(document.session, document.policy)
     assert shared is not None and document.cost_for is not None
@@ -40,6 +41,8 @@ def test_facts_made_for_another_policy_or_a_grown_session_are_not_shown(corpus_d
 
     path = corpus_dev / "claude_code" / "tool_heavy.jsonl"
     document = build_document(load_session(path), str(path))
-    assert document.cost_facts() is document.cost
+    assert document.cost_facts() is None  # not made yet
+    document_cost(document)
+    assert document.cost_facts() is document.cost is not None
     document.policy = Policy(max_input_tokens=1000)
     assert document.cost_facts() is None
