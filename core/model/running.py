@@ -23,6 +23,10 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
     differ = operator.ne if equal else operator.is_not
     if a is b:
         return n
+    for x, y in ((a, b), (b, a)):  # a sequence that knows its shared start without reading (core.model.views)
+        known = getattr(x, "shared_start", None)
+        if known is not None and (k := known(y)) is not None:
+            return k
     lo = 0
     if isinstance(a, Shared) and isinstance(b, Shared):
         # Whole chunks that are the same objects hold the same items: skip them a chunk at a time.
