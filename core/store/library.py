@@ -25,6 +25,14 @@ from foldscope.core.model.folders import PRIVATE_FILE, data_folder, fsync_folder
 from foldscope.core.model.session import LibraryError, Message, ReadError, Session
 
 WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
+# Messages stored a batch at a time: only one batch's message rows are held (a whole record's rows, about 350
+# bytes a message, were most of an import's peak memory on a file of many tiny lines).
+IMPORT_BATCH = 10_000
+# SQLite's page cache while a session is imported, in KiB (negative: a size, not pages), against its 2 MB
+# default: the bodies' key and the messages' body index are B-trees of random keys, each insert touching a
+# random page, so past a few hundred thousand messages a 2 MB cache reads and writes pages for every row (an
+# import of 300k tiny lines took 24 s, 9 s with this). Pages are taken only as the import needs them.
+IMPORT_CACHE_KIB = 65_536
 MESSAGE_COLUMNS = ("session_id", "idx", "message_id", "kind", "created_at", "sha256", "body")
 BODY_COLUMNS = ("key", "original", "chars", "text")
 WORKING_STATE = "working_state"  # the event kind autosave writes (app/save.py); prune keeps a version holding one
@@ -352,10 +360,14 @@ class Library:
             # the database file, the checkpoint, is left to the next write or to close() instead of
             # holding up the import (docs/performance.md).
             self.conn.execute("PRAGMA wal_autocheckpoint=0")
+            cache = self.conn.execute("PRAGMA cache_size").fetchone()[0]
+            self.conn.execute(f"PRAGMA cache_size=-{IMPORT_CACHE_KIB}")
             try:
                 session_id = self._import(session, source, reported, token_counts)
             finally:
                 self.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
+                self.conn.execute(f"PRAGMA cache_size={int(cache)}")
+                self.conn.execute("PRAGMA shrink_memory")  # the import's pages go back, not kept for the session
         return session_id
 
     def _import(self, session: Session, source: _Source, reported: list[int],
@@ -379,9 +391,11 @@ class Library:
             session_id = cursor.lastrowid
             assert session_id is not None  # set by the INSERT just run
             chars = [0]
-            message_rows: list[tuple] = []
-            self._insert_bodies(_body_rows(session, session_id, source, chars, message_rows))
-            self._insert_messages(message_rows)
+            for start in range(0, len(session.record), IMPORT_BATCH):
+                message_rows: list[tuple] = []
+                self._insert_bodies(_body_rows(session, session_id, source, chars, message_rows,
+                                               start, start + IMPORT_BATCH))
+                self._insert_messages(message_rows)
             self.conn.execute("UPDATE sessions SET record_chars = ? WHERE id = ?", [chars[0], session_id])
             self.add_view_version(session_id, session.view, "import")
             for event in session.events:
@@ -776,12 +790,13 @@ class _Source:
 
 
 def _body_rows(session: Session, session_id: int, source: _Source, chars: list[int],
-               message_rows: list[tuple]) -> Iterator[tuple]:
-    """Body rows in BODY_COLUMNS order; appends each message's row (MESSAGE_COLUMNS) to message_rows and
-    adds the record's characters to chars[0] as it goes."""
-    sha256, original = hashlib.sha256, source.original
-    total = 0
-    for index, message in enumerate(session.record):
+               message_rows: list[tuple], start: int, stop: int) -> Iterator[tuple]:
+    """Body rows in BODY_COLUMNS order of the record's messages start to stop; appends each message's row
+    (MESSAGE_COLUMNS) to message_rows and adds the record's characters to chars[0] as it goes."""
+    sha256, original, record = hashlib.sha256, source.original, session.record
+    total = chars[0]
+    for index in range(start, min(stop, len(record))):
+        message = record[index]
         data = original(message)
         text = message.text
         total += len(text)

@@ -1,0 +1,69 @@
+"""An import stored a batch of messages at a time (core.store.library IMPORT_BATCH) writes exactly the rows one
+batch for the whole record wrote, in the same order, and a failure in a later batch still leaves nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from foldscope.core.formats import load_session
+from foldscope.core.store import library as store
+from foldscope.core.store.library import Library
+from tests.paths import CORPUS_DEV
+
+TABLES = ("sessions", "messages", "bodies", "bodies_fts", "view_versions", "events")
+
+
+def rows(path) -> dict[str, list[tuple]]:
+    """Every table's rows in rowid order, the import's clock left out."""
+    conn = sqlite3.connect(path)
+    out = {table: conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall() for table in TABLES}
+    conn.close()
+    drop = {"sessions": "imported_at", "view_versions": "created_at", "events": "at"}
+    for table, column in drop.items():
+        conn = sqlite3.connect(path)
+        names = [d[1] for d in conn.execute(f"PRAGMA table_info({table})")]
+        conn.close()
+        if column in names:
+            i = names.index(column)
+            out[table] = [r[:i] + r[i + 1:] for r in out[table]]
+    return out
+
+
+@pytest.mark.parametrize("name", ["claude_code/session-196820da.jsonl", "codex", "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"])
+def test_batches_of_a_few_messages_store_what_one_batch_stored(corpus_dev, tmp_path, monkeypatch, name):
+    path = CORPUS_DEV / name
+    if path.is_dir():
+        path = sorted(path.glob("*.jsonl"))[0]
+    session = load_session(str(path))
+    assert len(session.record) > 4  # two batches of 3 at least
+    with Library(tmp_path / "one.db") as library:
+        library.import_session(session)
+    monkeypatch.setattr(store, "IMPORT_BATCH", 3)
+    with Library(tmp_path / "batched.db") as library:
+        library.import_session(session)
+    assert rows(tmp_path / "batched.db") == rows(tmp_path / "one.db")
+
+
+def test_a_failure_in_a_later_batch_leaves_no_rows(corpus_dev, tmp_path, monkeypatch):
+    session = load_session(str(CORPUS_DEV / "claude_code" / "session-196820da.jsonl"))
+    monkeypatch.setattr(store, "IMPORT_BATCH", 3)
+    library = Library(tmp_path / "lib.db")
+    real_insert, calls = library._insert_messages, []
+
+    def second_fails(batch):
+        calls.append(len(batch))
+        if len(calls) == 2:
+            raise RuntimeError("disk on fire")
+        real_insert(batch)
+
+    monkeypatch.setattr(library, "_insert_messages", second_fails)
+    with pytest.raises(RuntimeError):
+        library.import_session(session)
+    assert calls == [3, 3]
+    for table in ("sessions", "messages", "bodies", "bodies_fts"):
+        assert library.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+    # the page cache the import widened is back to what the connection had
+    assert library.conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
+    library.close()
