@@ -24,7 +24,7 @@ from foldscope.app.qt import (
 )
 from foldscope.app.theme import is_dark, muted_colour, rule_colour
 from foldscope.app.worker import Task, run_task
-from foldscope.core.readout.cache_lane import LEGEND, gap_rows, lane_rows, lane_sentence
+from foldscope.core.readout.cache_lane import LEGEND, gap_rows, lane_rows, lane_rows_of, lane_sentence
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.trace_facts import rule_label, rule_names
 from foldscope.core.readout.words import counted
@@ -110,6 +110,8 @@ class Timeline(QWidget):
         self._lane_for = key
         if doc is None or not doc.counted or not doc.session.trace:  # the first step of a load: no lane yet
             self.lane.rows = []
+        elif doc.cost_facts() is not None:  # the Cost panel's facts, made at load from the trace's own count
+            self.lane.rows = lane_rows_of(doc.cost_facts().cache)
         elif len(doc.session.trace) <= SYNC_REQUESTS:
             self.lane.rows = lane_rows(doc.session, doc.policy, doc.counter)
         else:

@@ -123,10 +123,14 @@ def totals_of(rows: Sequence[CacheRow], priced: bool = True) -> dict[str, Any]:
     }
 
 
-def cache_report(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> CacheReport:
-    """Count the session's trace once, attribute every cache write and price it."""
-    tokens: dict[str, int] = {}
-    measured = measure_requests(session, policy, counter, tokens)
+def cache_report(session: Session, policy: Policy | None = None, counter: Counter | None = None, *,
+                 measured: list[Measured] | None = None, tokens: dict[str, int] | None = None) -> CacheReport:
+    """Count the session's trace once, attribute every cache write and price it. `measured` (with its `tokens`):
+    the pass already made (core.forensics.measured.MeasuredPass fed by the trace's own count), not made again."""
+    if measured is None:
+        tokens = {}
+        measured = measure_requests(session, policy, counter, tokens)
+    tokens = tokens if tokens is not None else {}
     rows = attribute(session, measured)
     pricer = Pricer(session.model)
     priced = [price(r, pricer(r.model)) for r in rows]

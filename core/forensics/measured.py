@@ -33,39 +33,61 @@ class Measured:
     place: Place | None = None
 
 
-def measure_requests(session: Session, policy: Policy | None = None, counter: Counter | None = None,
-                     tokens: dict[str, int] | None = None) -> list[Measured]:
-    """Every request of the session's trace counted once, incrementally, with its divergence. With `tokens`,
-    each message's tokens as the latest request carrying it counted them are put there (its part of the count)."""
-    policy = policy or Policy()
-    counter = counter or Counter()
-    tools = session_tools(session)
-    record = session.record
-    rows: list[tuple[int, Divergence | None, int | None, Place | None]] = []
-    trace = session.trace
-    serial = -2  # the counter's serial of the measurement before (none yet)
-    before: tuple = ()  # the request before: (its messages, its first round)
-    for messages, first_round in rounds_of(session, policy, counter, trace_views(record, trace)):
-        m = counter.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round)
+class MeasuredPass:
+    """The pass one request at a time, from each request's measurement as the counter made it: the trace's own
+    counting pass (core.request.trace.measure_trace's on_measured) can feed it, so a session is counted once
+    for its sizes and its cache causes both. `tokens`, when given, gets each message's part of the count."""
+
+    def __init__(self, session: Session, policy: Policy | None = None, tokens: dict[str, int] | None = None) -> None:
+        self.session = session
+        self.policy = policy or Policy()
+        self.tools = session_tools(session)
+        self.tokens = tokens
+        self.rows: list[tuple[int, Divergence | None, int | None, Place | None]] = []
+        self._serial = -2  # the counter's serial of the measurement before (none yet)
+        self._before: tuple = ()  # the request before: (its messages, its first round)
+
+    def step(self, messages: Sequence, first_round, m) -> None:
+        """The next request: its messages, its included first round and the counter's measurement of them."""
+        record, policy, tools, before = self.session.record, self.policy, self.tools, self._before
         found = where = None
         if before and not _only_adds(before, messages, first_round):
             a = compile_for_prefix(before[0], record=record, policy=policy, tools=tools, first_round=before[1])
             b = compile_for_prefix(messages, record=record, policy=policy, tools=tools, first_round=first_round)
             found, where = divergence(a, b, record), place(a, b, record)
-        before = (messages, first_round)
-        if tokens is not None:
+        self._before = (messages, first_round)
+        if self.tokens is not None:
             # Only the parts this measurement did not keep from the one before are new.
-            start = max(0, m.kept - 1) if m.since == serial else 0
+            start = max(0, m.kept - 1) if m.since == self._serial else 0
             for part in m.parts[start:]:
                 if part.message is not None:
-                    tokens[part.message.id] = part.tokens
-            serial = m.serial
-        rows.append((m.counted, found, _tokens_before(found, where, m.parts, record) if found else None, where))
-    heads = unseen_heads(session, [c for c, _, _, _ in rows], trace)
-    # A change of unseen head (a source compaction re-attaches what the file does not hold) is a change
-    # inside it: the request parts no later than the shorter of the two heads.
-    return [Measured(c + h, h, d, _with_head(at, d, min(h, heads[k - 1]) if k else h), w)
-            for k, ((c, d, at, w), h) in enumerate(zip(rows, heads))]
+                    self.tokens[part.message.id] = part.tokens
+            self._serial = m.serial
+        self.rows.append((m.counted, found, _tokens_before(found, where, m.parts, record) if found else None, where))
+
+    def measured(self, heads: Sequence[int] | None = None) -> list[Measured]:
+        """Every request stepped so far, its unseen head added (`heads`: core.request.trace.unseen_heads of the
+        counts, when the caller has them already)."""
+        rows = self.rows
+        if heads is None:
+            heads = unseen_heads(self.session, [c for c, _, _, _ in rows], self.session.trace)
+        # A change of unseen head (a source compaction re-attaches what the file does not hold) is a change
+        # inside it: the request parts no later than the shorter of the two heads.
+        return [Measured(c + h, h, d, _with_head(at, d, min(h, heads[k - 1]) if k else h), w)
+                for k, ((c, d, at, w), h) in enumerate(zip(rows, heads))]
+
+
+def measure_requests(session: Session, policy: Policy | None = None, counter: Counter | None = None,
+                     tokens: dict[str, int] | None = None) -> list[Measured]:
+    """Every request of the session's trace counted once, incrementally, with its divergence. With `tokens`,
+    each message's tokens as the latest request carrying it counted them are put there (its part of the count)."""
+    steps = MeasuredPass(session, policy, tokens)
+    counter = counter or Counter()
+    record, policy, tools = session.record, steps.policy, steps.tools
+    for messages, first_round in rounds_of(session, policy, counter, trace_views(record, session.trace)):
+        steps.step(messages, first_round,
+                   counter.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round))
+    return steps.measured()
 
 
 def _only_adds(before: tuple, messages: Sequence, first_round) -> bool:
@@ -73,7 +95,8 @@ def _only_adds(before: tuple, messages: Sequence, first_round) -> bool:
     stable segment at the head, and another first round compiles the results under another bound)."""
     old, old_round = before
     n = len(old)
-    if len(messages) < n or old_round != first_round or any(a is not b for a, b in zip(old, messages[:n])):
+    # Messages compare by identity (eq=False): one tuple comparison, not a Python step per message repeated.
+    if len(messages) < n or old_round != first_round or tuple(messages[:n]) != tuple(old):
         return False
     return all(m.kind != "system" for m in messages[n:])
 

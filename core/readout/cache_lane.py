@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from foldscope.core.forensics.cache_report import GAP_MARKS, cache_report
+from foldscope.core.forensics.cache_report import GAP_MARKS, CacheReport, cache_report
 from foldscope.core.forensics.causes import CAUSES, gaps
 from foldscope.core.model.session import Session
 from foldscope.core.readout.cost_facts import duration
@@ -49,7 +49,11 @@ def gap_rows(session: Session) -> list[LaneRow]:
 
 def lane_rows(session: Session, policy=None, counter=None) -> list[LaneRow]:
     """The lane with every cache write's causes: core.forensics.cache_report's, the Cost panel's."""
-    report = cache_report(session, policy, counter)
+    return lane_rows_of(cache_report(session, policy, counter))
+
+
+def lane_rows_of(report: CacheReport) -> list[LaneRow]:
+    """The lane read from a cache report already made (the Cost panel's, from the trace's own count)."""
     out = []
     for row in report.rows:
         c = row.causes

@@ -4,6 +4,7 @@ each compaction's numbers, and one plain sentence for each figure (Qt-free, so t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from foldscope.core.forensics.cache_report import GAP_MARKS, CacheReport, CacheRow, cache_report
 from foldscope.core.forensics.causes import Rewrite
@@ -189,9 +190,10 @@ def compaction_sentence(c: Compaction) -> str:
             + f"the summary kept {kept} of {kept + len(lost)} names, paths and numbers; {paid}.{refetch}")
 
 
-def cost_facts(session: Session, policy=None, counter=None) -> CostFacts:
-    """The Cost panel's facts: one count of the trace, every cause priced, every compaction explained."""
-    cache = cache_report(session, policy, counter)
+def cost_facts(session: Session, policy=None, counter=None, cache: CacheReport | None = None) -> CostFacts:
+    """The Cost panel's facts: one count of the trace, every cause priced, every compaction explained (`cache`:
+    the cache report already made from the trace's own count)."""
+    cache = cache if cache is not None else cache_report(session, policy, counter)
     report = compaction_report(session, policy, counter, cache=cache)
     totals = cache.totals()
     notes = []
@@ -211,3 +213,19 @@ def cost_facts(session: Session, policy=None, counter=None) -> CostFacts:
         parts.append(Part(kind, cell["tokens"], cell["cost_usd"] if cell["cost_usd"] is not None else 0.0))
     children_usd = sum(p.usd or 0.0 for p in parts if p.name in KINDS)
     return CostFacts(parts, cache, report.compactions, cache.priced, totals["bill_usd"], children_usd, notes)
+
+
+def document_cost(document: Any) -> CostFacts:
+    """The Cost panel's facts for a counted Document (core.readout.document), from the cache causes' pass that rode
+    on its trace's count (no count of its own), kept on the document for the cache lane and the Cost panel."""
+    steps = document.cache_pass
+    session, policy = document.session, document.policy
+    if steps is None:  # no trace of the reader's: the cache report has no requests
+        cache = cache_report(session, policy, measured=[], tokens={})
+    else:
+        heads = [row.unseen_head for row in document.measure.trace.rows]  # the trace's own, from the same counts
+        cache = cache_report(session, policy, measured=steps.measured(heads), tokens=steps.tokens)
+    document.cost = cost_facts(session, policy, cache=cache)
+    document.cost_for = document._cost_key()
+    document.cache_pass = None
+    return document.cost

@@ -59,6 +59,11 @@ class Document:
     # False while only the reader's output is here (first_document): no token counts, no measured trace yet;
     # the lists and the window map show the record, its blocks sized by characters and saying so.
     counted: bool = True
+    # The Cost panel's facts (core.readout.cost_facts.document_cost) from the trace's own count, and what they were
+    # made for (the session, policy and trace length): the cache lane and the Cost panel read them, neither counts again.
+    cost: Any = None
+    cost_for: tuple | None = None
+    cache_pass: Any = field(default=None, repr=False)  # the cache causes' pass that rode on the trace's count
     _measure: Measure | None = field(default=None, repr=False)
     _predicting: Any = field(default=None, repr=False)  # core.request.provider_text.PredictionCounter, memoised
     _kinds: tuple[int, dict[str, int]] | None = field(default=None, repr=False)  # kind_counts, by record length
@@ -78,6 +83,15 @@ class Document:
         count = self._predicting.count(self.session.view_messages(), counted, model).total
         predicted, before, ratio = basis
         return max(0, round(predicted + (count - before) * ratio))
+
+    def cost_facts(self) -> Any:
+        """The cost facts made with the trace's count, when they are for the session and policy shown now."""
+        if self.cost is not None and self.cost_for == self._cost_key():
+            return self.cost
+        return None
+
+    def _cost_key(self) -> tuple:
+        return (id(self.session), id(self.policy), len(self.session.trace))
 
     def measure_for(self, policy: Policy | None = None) -> Measure:
         """The session's Measure under `policy` (default: the one in force), sharing this document's counter."""
@@ -308,7 +322,8 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     record = session.record
     total = len(record)
     counter = Counter(threads=1)
-    facts = measure_requests(session, counter, report, policy, on_count)
+    # The cache causes' pass rides on the trace's count (the cache lane and the Cost panel read it): no count of its own.
+    facts = measure_requests(session, counter, report, policy, on_count, cache_pass=True)
     chars = [len(m.text) for m in record]
     assert facts.measure is not None
     # Each message as the full record compiled as one request carries it (the figure inspect and the Composition
@@ -329,6 +344,7 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     document.show_view(session.view)
     views = [r.view for r in document.requests] + [tuple(session.view)]
     document.folds = fold_rows(session, views, [r.at for r in facts.measure.requests])
+    document.cache_pass = facts.cache_pass  # core.readout.cost_facts.document_cost makes the Cost panel's facts from it
     return document
 
 

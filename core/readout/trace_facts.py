@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from foldscope.core.forensics.measured import MeasuredPass
 from foldscope.core.model import pricing
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyChoice, PolicyError
@@ -104,14 +105,17 @@ class TraceFacts:
     next_basis: tuple[int, int, float] | None = None  # (predicted, its count, tokens per count): to re-predict an edit
     context_window: int | None = None  # the model's context window, as the file states it or its prices list it
     measure: Measure | None = None  # the Measure every figure here came from
+    cache_pass: MeasuredPass | None = None  # the cache causes' pass over the same count, when asked for
 
 
 def measure_requests(session: Session, counter: Counter, report: Report,
                      policy: Policy | PolicyChoice | None = None,
-                     on_count: Callable[[int, int, int], None] | None = None) -> TraceFacts:
+                     on_count: Callable[[int, int, int], None] | None = None, *,
+                     cache_pass: bool = False) -> TraceFacts:
     """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
     the launch record with the choice over it, core.model.launch.session_policy); the counter memoises.
-    `on_count(k, requests, count)` hears each request's count as the counting pass reaches it."""
+    `on_count(k, requests, count)` hears each request's count as the counting pass reaches it. With `cache_pass`,
+    the cache causes' pass (core.forensics.measured.MeasuredPass) rides on the same count: facts.cache_pass."""
     per_call = None
     if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "
@@ -120,7 +124,10 @@ def measure_requests(session: Session, counter: Counter, report: Report,
         policy, note = gui_policy(session, policy)
     report(0, 0, "Measuring requests")
     measure = Measure(session, policy, per_call=per_call, counter=counter)
-    measured = measure.calibrate(on_count=on_count)
+    # session.trace is the trace measured (core.request.trace.build_trace) whenever the reader filled one; the cache
+    # report reads only session.trace, so a session without one has no requests there and no pass to ride.
+    steps = MeasuredPass(session, measure.policy, {}) if cache_pass and session.trace else None
+    measured = measure.calibrate(on_count=on_count, on_measured=steps.step if steps is not None else None)
     trace = measure.requests
     record = session.record
     out: list[RequestFacts] = []
@@ -129,12 +136,23 @@ def measure_requests(session: Session, counter: Counter, report: Report,
     record_ids = set(record.ids())
     note_ids = {m.id for m in record if is_note(m)}
     compaction_notes = {e.get("note_id") for e in session.events if isinstance(e, dict) and e.get("kind") == "compaction"}
+    before: tuple[str, ...] = ()  # the request before's view as recorded, when the record holds all of it
     for request, row in zip(trace, measured.rows):
-        if record_ids.issuperset(request.view):
-            view = tuple(request.view)
+        raw, n = tuple(request.view), len(before)
+        if before and len(raw) >= n and raw[:n] == before:
+            # It repeats the one before (all in the record) and adds to it: only what it adds is looked at.
+            added = raw[n:]
+            whole = record_ids.issuperset(added)
+            notes = previous_notes | note_ids.intersection(added) if whole else set()
         else:
-            view = tuple(mid for mid in request.view if mid in record_ids)
-        notes = note_ids.intersection(view)
+            whole = record_ids.issuperset(raw)
+            notes = note_ids.intersection(raw) if whole else set()
+        if whole:
+            view = raw
+        else:
+            view = tuple(mid for mid in raw if mid in record_ids)
+            notes = note_ids.intersection(view)
+        before = raw if whole else ()
         out.append(
             RequestFacts(
                 index=row.index,
@@ -166,7 +184,7 @@ def measure_requests(session: Session, counter: Counter, report: Report,
     nxt = measured.next_predicted
     return TraceFacts(out, rules, now, measure.scale, policy, measured.unseen_head, nxt.predicted if nxt else 0,
                       (nxt.predicted, measured.next_count, nxt.ratio) if nxt else None,
-                      context_window(session, measure.model), measure)
+                      context_window(session, measure.model), measure, steps)
 
 
 def context_window(session: Session, model: str | None) -> int | None:

@@ -329,7 +329,8 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
 
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
                   counter: Counter | None = None, prefix: bool = True, record: bool = False,
-                  on_count: Callable[[int, int, int], None] | None = None) -> TraceReport:
+                  on_count: Callable[[int, int, int], None] | None = None,
+                  on_measured: Callable[[Sequence[Message], Any, Measurement], None] | None = None) -> TraceReport:
     """Measure every request of the session's trace under a policy: count, scale, estimate, decision.
 
     The scale starts at 1.0 and is calibrated request by request from reported input (request k's
@@ -337,6 +338,8 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     and the final scale is kept with the session (never lowering a kept one). `on_count(k, requests,
     count)` hears each request's compiled count as the counting pass reaches it (the GUI's timeline fills
     in as it goes); the count has no unseen head or scale yet, so it is progress, not a size to show.
+    `on_measured(messages, first_round, measurement)` gets each request's measurement as the counter made it,
+    so another pass over the same requests (core.forensics.measured.MeasuredPass) need not count them again.
     """
     policy = policy or Policy()
     model = policy.model or session.model
@@ -365,6 +368,8 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         first_round = included_round(decision)
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))
+        if on_measured is not None:
+            on_measured(messages, first_round, m)
         if on_count is not None:
             on_count(len(counts) - 1, len(trace), m.counted)
         rounds.append(first_round)

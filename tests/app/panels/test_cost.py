@@ -228,3 +228,23 @@ def test_at_1366_the_legend_keeps_its_wrapped_height_and_nothing_is_drawn_over_i
 
     qtbot.waitUntil(laid_out)
     assert legend.heightForWidth(legend.width()) > legend.heightForWidth(2000)  # it did wrap here
+
+
+def test_the_cost_panel_and_the_cache_lane_read_the_loads_one_count(qtbot, window, corpus_dev, monkeypatch):
+    """The Cost panel and the timeline's cache lane each counted the trace again in a worker (9 s at 10,000
+    messages, holding the interpreter while the user stepped): now both read the facts the load made from the
+    trace's own count, the same figures counting again gives."""
+    from foldscope.app.panels import cost as cost_module
+    from foldscope.app.panels import timeline as timeline_module
+    from foldscope.core.readout.cache_lane import lane_rows
+    from foldscope.core.readout.cost_facts import cost_facts
+
+    counted_again: list[str] = []
+    monkeypatch.setattr(cost_module, "cost_facts", lambda *a, **k: counted_again.append("cost") or cost_facts(*a, **k))
+    monkeypatch.setattr(timeline_module, "lane_rows", lambda *a, **k: counted_again.append("lane") or lane_rows(*a, **k))
+    panel = open_cost(qtbot, window, corpus_dev / SESSION)
+    doc = window.document
+    assert counted_again == [] and panel.facts is doc.cost_facts() is not None
+    again = cost_facts(doc.session, doc.policy)
+    assert panel.facts.parts == again.parts and panel.facts.cache.rows == again.cache.rows
+    assert window.timeline.lane.rows == lane_rows(doc.session, doc.policy) and window.timeline._lane_task is None

@@ -111,6 +111,25 @@ def test_a_shared_view_cannot_reach_past_its_list():
         SharedView(["a", "b"], 1)[1]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(step, max_size=30))
+def test_the_start_two_views_share_is_what_comparing_their_tuples_gives(steps):
+    # common_start reads two views of one list as sharing the shorter one whole, without comparing an id.
+    import operator
+    from itertools import compress, count
+
+    from foldscope.core.model.running import common_start
+
+    def rule(a, b, differ):
+        return next(compress(count(), map(differ, a, b)), min(len(a), len(b)))
+
+    shared, copied = shared_and_copied(steps)
+    for a, ca in zip(shared, copied):
+        for b, cb in zip(shared, copied):
+            assert common_start(a, b) == rule(ca, cb, operator.is_not)
+            assert common_start(a, b, equal=True) == common_start(a, cb, equal=True) == rule(ca, cb, operator.ne)
+
+
 # Every way a reader can change its active view in place, each with its arguments drawn at random.
 edit = st.one_of(
     st.tuples(st.just("append"), st.integers(0, 4), st.integers()),

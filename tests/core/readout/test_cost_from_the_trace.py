@@ -1,0 +1,48 @@
+"""The Cost panel's facts and the cache lane come from the trace's own count: the same figures as counting again."""
+
+from __future__ import annotations
+
+import pytest
+
+from foldscope.core.formats import load_session
+from foldscope.core.readout.cache_lane import lane_rows, lane_rows_of
+from foldscope.core.readout.cost_facts import cost_facts, document_cost
+from foldscope.core.readout.document import build_document
+
+FILES = ["claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl", "claude_code/subagent.jsonl",
+         "claude_code/tool_heavy.jsonl", "codex/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl",
+         "pi/pi-mono_large-session.jsonl", "lionagi/cookbook_002_critic.branch.json",
+         "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_the_cost_facts_riding_on_the_trace_are_the_ones_counting_again_gives(corpus_dev, name):
+    """Every request's cache causes, prices and parts, each compaction's numbers and each message's part of the
+    count, made from the trace's measurements, equal cost_facts counting the trace afresh with its own counter;
+    the reported usage they are checked against is the file's."""
+    session = load_session(corpus_dev / name)
+    document = build_document(session, str(corpus_dev / name))
+    document_cost(document)
+    shared = document.cost_facts()
+    again = cost_facts(document.session, document.policy)
+    assert shared is not None and document.cost_for is not None
+    assert shared.parts == again.parts and shared.priced == again.priced
+    assert shared.bill_usd == again.bill_usd and shared.children_usd == again.children_usd and shared.notes == again.notes
+    assert shared.cache.measured == again.cache.measured and shared.cache.tokens == again.cache.tokens
+    assert shared.cache.rows == again.cache.rows and shared.cache.totals() == again.cache.totals()
+    assert shared.compactions == again.compactions
+    assert lane_rows_of(shared.cache) == lane_rows(document.session, document.policy)
+    reported = [r.causes.usage for r in shared.cache.rows if r.causes.usage is not None]
+    assert [u.input for u in reported] == [r.usage.input for r in session.trace if r.usage is not None]
+
+
+def test_facts_made_for_another_policy_or_a_grown_session_are_not_shown(corpus_dev):
+    from foldscope.core.model.policy import Policy
+
+    path = corpus_dev / "claude_code" / "tool_heavy.jsonl"
+    document = build_document(load_session(path), str(path))
+    assert document.cost_facts() is None  # not made yet
+    document_cost(document)
+    assert document.cost_facts() is document.cost is not None
+    document.policy = Policy(max_input_tokens=1000)
+    assert document.cost_facts() is None

@@ -1,0 +1,58 @@
+"""Each request's facts as the timeline reads them: the view it was compiled from and whether a fold came before it."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.model.session import Request
+from foldscope.core.readout.fold_facts import is_note
+from foldscope.core.readout.trace_facts import measure_requests
+from foldscope.core.request.count import Counter
+from tests.core.fold_sessions import Build
+
+
+def session_with(views):
+    """Twelve messages, every third a note (one of them a compaction's), and a trace with the given views."""
+    b = Build()
+    b.system()
+    for n in range(11):
+        if n % 3 == 2:
+            b.add("note", {"assistant_response": f"summary {n}"}, {"context_first_index": 1})
+        else:
+            b.task(f"step {n}")
+    session = b.session()
+    session.events.append({"kind": "compaction", "note_id": "m3"})
+    session.trace = [Request(k, tuple(view)) for k, view in enumerate(views)]
+    return session
+
+
+def facts_view_by_view(session):
+    """Each request's view (the ids the record holds) and its fold and compaction flags, from its whole view."""
+    record_ids, notes_of = set(session.record.ids()), {m.id for m in session.record if is_note(m)}
+    out, before = [], set()
+    for k, request in enumerate(session.trace):
+        view = tuple(mid for mid in request.view if mid in record_ids)
+        notes = notes_of.intersection(view)
+        new = notes - before
+        out.append((view, bool(new) and k > 0, bool(new) and k > 0 and new <= {"m3"}))
+        before = notes
+    return out
+
+
+IDS = [f"m{i}" for i in range(12)] + ["gone"]  # "gone": an id the record does not hold
+steps = st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(IDS), max_size=3)), min_size=1, max_size=8)
+
+
+@given(steps=steps)
+@settings(max_examples=60, deadline=None)
+def test_a_request_that_adds_to_the_one_before_is_read_from_what_it_adds(steps):
+    """Reading only what a view adds to the one before gives each request the view and the fold and compaction
+    flags reading its whole view gives, for views that grow, start again, or name ids the record lacks."""
+    views: list[tuple[str, ...]] = []
+    for adds, ids in steps:
+        views.append((views[-1] if views and adds else ("m0",)) + tuple(ids))
+    session = session_with(views)
+    facts = measure_requests(session, Counter(), lambda *a: None)
+    got = [(r.view, r.folded_before, r.compacted_before) for r in facts.requests]
+    assert got == facts_view_by_view(session)
