@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.model.views import SharedView
 
 DELIVERED_KEY = "delivered"
 # Originals restored or read by read_result: not clipped again before the next completed request.
@@ -33,7 +34,7 @@ class _Live:
     def __init__(self, stored: list) -> None:
         self.stored, self.read = stored, 0
         self.ids: set[str] = set()
-        self.marked: tuple[str, ...] = ()  # a view's ids, each delivered and in the record
+        self.marked: Sequence[str] = ()  # a view's ids (a tuple or a SharedView), each delivered and in the record
         self.owned = False  # the list is one mark_delivered made: it may grow in place
 
     def catch_up(self) -> set[str]:
@@ -96,7 +97,7 @@ def mark_delivered(session: Session, ids: Iterable[str]) -> list[str]:
         live = _live(session)
         assert live is not None
         live.owned = True
-    ids = tuple(ids)
+    ids = ids if isinstance(ids, (tuple, SharedView)) else tuple(ids)  # kept as the last view marked: never changes
     # A completed request's view mostly repeats the last one marked: only the ids after their shared start are new.
     start = common_start(live.marked, ids) if live.marked else 0
     known, stored, record = live.ids, live.stored, session.record

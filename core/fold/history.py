@@ -21,6 +21,7 @@ from foldscope.core.fold.fold import Count, Fold, Refusal
 from foldscope.core.fold.summarise import Summariser
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.model.views import SharedView
 from foldscope.core.request.count import Counter
 from foldscope.core.request.estimators import PredictedSize as Estimator
 from foldscope.core.request.first_round import decide_first_round, read_decision
@@ -33,7 +34,7 @@ class ViewVersion:
     """The view as it stood at one step: `cause` is "request" (messages appended), "fold" or "refused"."""
 
     request: int  # the request this version comes before
-    view: tuple[str, ...]
+    view: Sequence[str]  # a tuple, or a SharedView (reads, compares and hashes as the tuple)
     cause: str
     estimate: int
     record: dict[str, Any] | None = None  # the context_folds record of a fold step
@@ -48,7 +49,7 @@ class FoldReplay:
     refusals: dict[int, Refusal] = field(default_factory=dict)
     floors: dict[int, int] = field(default_factory=dict)  # a refused request's floor view estimate
 
-    def view_before(self, request: int) -> tuple[str, ...]:
+    def view_before(self, request: int) -> Sequence[str]:
         """The view request `request` was compiled from, after its folds."""
         found = [v.view for v in self.versions if v.request == request]
         return found[-1] if found else ()
@@ -128,16 +129,21 @@ def replay_folds(session: Session, measure: Measure, *, count: Count | None = No
     replay = FoldReplay(work)
     taken = 0
     trace = build_trace(session)
+    # The view's ids as the versions share them (core.model.views): it grows with the view, and only a fold, which
+    # may change the view anywhere, starts a new list; so a version costs what arrived, not a copy of the view.
+    shared: list[str] = []
     for k in range(len(trace)):
         end = response_index(session, trace, k)
         arrived = [session.record[i] for i in range(taken, end)]
-        _arrive(work, arrived)
+        shared.extend(_arrive(work, arrived))
         taken = max(taken, end)
         if estimator is not None:
             estimator.at(k)
         estimate = fold.estimate()
-        replay.versions.append(ViewVersion(k, tuple(work.view), "request", estimate))
+        replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "request", estimate))
         runs, refusal = fold.prepare_request(estimate)
+        if runs:  # only a fold changes the view between two requests
+            shared = list(work.view)
         for run in runs:
             for record, view in zip(run.records, run.views):
                 if record["outcome"] == "landed":
@@ -148,18 +154,22 @@ def replay_folds(session: Session, measure: Measure, *, count: Count | None = No
             replay.refusals[k] = refusal
             floor = next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None)
             replay.floors[k] = fold.floor_estimate() if floor is None else floor
-            replay.versions.append(ViewVersion(k, tuple(work.view), "refused", refusal.estimate))
+            replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "refused", refusal.estimate))
             continue  # a refused request is not sent, so it delivers nothing
-        mark_delivered(work, work.view)
+        mark_delivered(work, SharedView(shared, len(shared)))
     _arrive(work, [session.record[i] for i in range(taken, len(session.record))])
     return replay
 
 
-def _arrive(work: Session, messages: Sequence[Message]) -> None:
+def _arrive(work: Session, messages: Sequence[Message]) -> list[str]:
+    """The messages join the record, and those the fold decides on join the view; returns the ids the view gained."""
+    added = []
     for m in messages:
         work.record.append(m)
         if m.kind != "note" and not m.is_clipped_copy:
             work.view.append(m.id)
+            added.append(m.id)
+    return added
 
 
 def session_for_request(session: Session, measure: Measure, request: int) -> Session:

@@ -248,19 +248,20 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
                            estimator=sizer)
     record = history.session.record
     folds: dict[int, int] = {}
-    last: dict[int, tuple[str, ...]] = {}  # as history.view_before(k), read in one pass
+    last: dict[int, Sequence[str]] = {}  # as history.view_before(k), read in one pass
     sized: dict[int, int] = {}  # the size the fold decided on for the view each request sent
     for v in history.versions:
         last[v.request] = v.view
         sized[v.request] = v.estimate
         if v.cause == "fold":
             folds[v.request] = folds.get(v.request, 0) + 1
-    ids: tuple = ()
+    ids: Sequence[str] = ()
     messages: tuple[Message, ...] = ()
     for k in range(len(session.trace)):
-        view = tuple(last.get(k, ()))
+        view = last.get(k, ())
         n = len(ids)
-        if len(view) >= n and view[:n] == ids:  # most requests only add to the one before
+        # Most requests only add to the one before: two versions of one shared list tell so without a compare.
+        if len(view) >= n and common_start(ids, view, equal=True) == n:
             messages = messages + tuple(record.get(i) for i in view[n:])
         else:
             messages = tuple(record.get(i) for i in view)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from foldscope.core.fold.history import replay_folds, session_at_request
 from foldscope.core.formats.demo import generate
 from tests.core.fold_sessions import fold_measure
@@ -55,3 +57,38 @@ def test_the_fold_history_decides_the_first_round_once_by_the_first_request_that
     assert session.branch_metadata.get("prompt_cache") is None  # the session itself is never changed
     unbounded = replay_folds(session, fold_measure(session, 20_000), clock=lambda: 0.0)
     assert read_decision(unbounded.session) is None  # without a caching policy nothing decides
+
+
+@pytest.mark.parametrize("ceiling", [20_000, 9_000, 4_000])
+def test_each_version_and_each_delivery_holds_the_view_as_it_stood_then(monkeypatch, ceiling):
+    # The versions share the view's ids as it grows (a new list after each fold): read after the whole replay, each
+    # still holds the view as it stood when it was made, and each request delivers the view it was sent with.
+    from foldscope.core.fold import history
+
+    session = generate()
+    before: list[tuple[str, ...]] = []
+    after: list[tuple[str, ...]] = []
+    delivered: list[tuple[str, ...]] = []
+    real_prepare, real_mark = history.Fold.prepare_request, history.mark_delivered
+
+    def prepare(self, estimate=None):
+        before.append(tuple(self.session.view))
+        out = real_prepare(self, estimate)
+        after.append(tuple(self.session.view))
+        return out
+
+    def mark(work, ids):
+        assert tuple(ids) == tuple(work.view)
+        delivered.append(tuple(ids))
+        return real_mark(work, ids)
+
+    monkeypatch.setattr(history.Fold, "prepare_request", prepare)
+    monkeypatch.setattr(history, "mark_delivered", mark)
+    replay = replay_folds(session, fold_measure(session, ceiling))
+    assert [tuple(v.view) for v in replay.versions if v.cause == "request"] == before
+    refused = sorted(replay.refusals)
+    assert [tuple(v.view) for v in replay.versions if v.cause == "refused"] == [after[k] for k in refused]
+    assert delivered == [after[k] for k in range(len(after)) if k not in replay.refusals]
+    assert replay.session.branch_metadata["delivered"] == list(dict.fromkeys(i for view in delivered for i in view))
+    if ceiling == 4_000:
+        assert refused and any(v.cause == "fold" for v in replay.versions)  # both kinds of change are exercised
