@@ -22,7 +22,7 @@ from foldscope.core.model.session import (
     usage_figures,
     usage_object_warning,
 )
-from foldscope.core.model.views import ViewSharer
+from foldscope.core.model.views import TrackedView, ViewSharer
 
 FORMAT = "lionagi"
 
@@ -338,7 +338,7 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     entries = entries if isinstance(entries, list) else []
     by_response = {e["response_id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("response_id"), str)}
     trace: list[Request] = []
-    before: list[str] = []
+    before: list[str] = TrackedView()  # only appended to: each request shares it at the cost of what it added
     sharer = ViewSharer()
     views = request_views(record, final_view, manifest, warnings, events) if final_view is not None else None
     for message in record:

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message
-from foldscope.core.model.views import SharedView, ViewSharer
+from foldscope.core.model.views import SharedView, TrackedView, ViewSharer
 
 TOOL_KINDS = ("action_request", "action_response")
 
@@ -44,7 +44,7 @@ def request_views(record: FullRecord, final_view: Sequence[str], manifest: Mappi
     for i in order:
         message = messages[i]
         if message.id in rewinds:
-            replay.view = list(rewinds[message.id])
+            replay.view = TrackedView(rewinds[message.id])
         if message.kind == "assistant":
             views[message.id] = sharer.view(replay.view)
             replay.view.append(message.id)
@@ -92,7 +92,7 @@ class _Replay:
 
     def __init__(self, record: FullRecord, final: set[str], warnings: list[str]) -> None:
         self.record, self.final, self.warnings = record, final, warnings
-        self.view: list[str] = []
+        self.view: list[str] = TrackedView()  # tells the request views what changed (core.model.views)
 
     def note(self, note: Message, fold: Mapping[str, Any] | None) -> None:
         if fold is not None and fold.get("outcome") == "rolled_back":
@@ -104,7 +104,7 @@ class _Replay:
         gone = set(replaced)
         place = min(self.view.index(mid) for mid in replaced)
         kept = [mid for mid in self.view[:place] if mid not in gone]
-        self.view = kept + [note.id] + [mid for mid in self.view[place:] if mid not in gone]
+        self.view = TrackedView(kept + [note.id] + [mid for mid in self.view[place:] if mid not in gone])
 
     def copy(self, copy: Message) -> None:
         original = copy.clipped_from

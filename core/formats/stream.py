@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
-from foldscope.core.model.views import ViewSharer
+from foldscope.core.model.views import TrackedView, ViewSharer
 
 
 def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, int, Any]]:
@@ -239,7 +239,7 @@ class SessionBuilder:
         self.file = str(path)
         self.format = format
         self.record = FullRecord()
-        self.view: list[str] = []
+        self._view = TrackedView()  # the active view; it tells the request views what changed (core.model.views)
         self.trace: list[Request] = []
         self.events: list[dict[str, Any]] = []
         self.warnings: list[str] = []
@@ -252,6 +252,14 @@ class SessionBuilder:
         self._reserved: set[str] = set()
         self.source: SourceLines | None = None  # set by iter_json_lines
         self.line = 0  # the line being fed, so a split response knows every line it came from
+
+    @property
+    def view(self) -> list[str]:
+        return self._view
+
+    @view.setter
+    def view(self, ids: list[str]) -> None:
+        self._view = ids if isinstance(ids, TrackedView) else TrackedView(ids)
 
     # -- problems -------------------------------------------------------------------------
     def warn(self, line: int, problem: str) -> None:
@@ -480,5 +488,5 @@ class SessionBuilder:
             raise ReadError(self.file, "", f"no messages found for format {self.format}")
         if self.source is not None:
             self.extras["source_lines"] = self.source
-        return Session(record=self.record, view=self.view, format=self.format, source=self.file, events=self.events,
+        return Session(record=self.record, view=list(self.view), format=self.format, source=self.file, events=self.events,
                        trace=self.trace, warnings=self.warnings, model=self.model, extras=self.extras)

@@ -4,7 +4,7 @@ of view copies in theory, 4 GB in practice)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, SupportsIndex, overload
 
@@ -77,6 +77,13 @@ class SharedView(Sequence[str]):
     def as_tuple(self) -> tuple[str, ...]:
         return tuple(self._ids[: self._length])
 
+    def shared_start(self, other: object) -> int | None:
+        """How many leading ids it shares with `other` when known without reading them: another view of the
+        same list shares the shorter one's length (the list is only appended to); None otherwise."""
+        if isinstance(other, SharedView) and other._ids is self._ids:
+            return min(self._length, other._length)
+        return None
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SharedView):
             if other._ids is self._ids:
@@ -113,19 +120,89 @@ class SharedView(Sequence[str]):
         return (SharedView, (self._ids, self._length))
 
 
+class TrackedView(list[str]):
+    """A reader's active view: a list that remembers the first place changed other than by appending, since
+    ViewSharer last shared it (`changed_from`), so sharing the next request's view costs what changed."""
+
+    __slots__ = ("changed_from",)
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        super().__init__(ids)
+        self.changed_from = 0
+
+    def _changed(self, index: int) -> None:
+        self.changed_from = max(0, min(self.changed_from, index))
+
+    def _place(self, index: SupportsIndex | slice) -> int:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            return min(start, stop) if step != 1 else start
+        i = index.__index__()
+        return i + len(self) if i < 0 else i
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._changed(self._place(index))
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: SupportsIndex | slice) -> None:
+        self._changed(self._place(index))
+        super().__delitem__(index)
+
+    def insert(self, index: SupportsIndex, value: str) -> None:
+        self._changed(min(self._place(index), len(self)))
+        super().insert(index, value)
+
+    def pop(self, index: SupportsIndex = -1) -> str:
+        self._changed(self._place(index))
+        return super().pop(index)
+
+    def remove(self, value: str) -> None:
+        if value in self:
+            self._changed(self.index(value))
+        super().remove(value)
+
+    def clear(self) -> None:
+        self._changed(0)
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._changed(0)
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        self._changed(0)
+        super().reverse()
+
+    def __imul__(self, n: SupportsIndex) -> TrackedView:
+        if n.__index__() < 1:
+            self._changed(0)
+        super().__imul__(n)
+        return self
+
+
 class ViewSharer:
     """Hands out each request's view as a SharedView over the list the view before it used, when the new view
     extends that one or is its start; a view that parts from it (a compaction, a fold, a rewind) starts a new
-    list, which the views after it share. Each call costs about the view's shared start in pointer compares."""
+    list, which the views after it share. Given the same TrackedView as last time, only its ids from the first
+    place changed are compared; any other sequence costs about its shared start in pointer compares."""
 
     def __init__(self) -> None:
         self._ids: list[str] = []
+        self._tracked: TrackedView | None = None
+        self._length = 0  # the length of the view last handed out
 
     def view(self, ids: Sequence[str]) -> SharedView:
         base, n = self._ids, len(ids)
-        k = common_start(base, ids, equal=True)
+        known = min(ids.changed_from, self._length) if ids is self._tracked else 0
+        k = known + (common_start(base[known:], ids[known:], equal=True) if known < min(n, len(base)) else 0)
         if k == len(base):
             base.extend(ids[k:])
         elif k < n:
             base = self._ids = list(ids)
+        if isinstance(ids, TrackedView):
+            ids.changed_from = n
+            self._tracked = ids
+        else:
+            self._tracked = None
+        self._length = n
         return SharedView(base, n)

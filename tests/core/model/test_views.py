@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Request
-from foldscope.core.model.views import SharedView, ViewSharer
+from foldscope.core.model.views import SharedView, TrackedView, ViewSharer
 
 # One change to the active view between two requests, as the readers make them: messages appended, the view cut
 # back (a rewind), a note put in the place of some (a compaction, a fold), one id replaced (a clipped copy), or none.
@@ -73,6 +74,8 @@ def test_every_shared_view_reads_as_the_tuple_copy_made_with_it(steps):
         for b, cb in zip(shared, copied):
             assert (a == b) == (ca == cb) and (a == cb) == (ca == cb) and (cb == a) == (ca == cb)
             assert (a != cb) == (ca != cb)
+            same = next((i for i, (x, y) in enumerate(zip(ca, cb)) if x != y), min(len(ca), len(cb)))
+            assert common_start(a, b, equal=True) == same == common_start(a, cb, equal=True)  # the shortcut too
 
 
 @settings(max_examples=200, deadline=None)
@@ -128,3 +131,85 @@ def test_the_start_two_views_share_is_what_comparing_their_tuples_gives(steps):
         for b, cb in zip(shared, copied):
             assert common_start(a, b) == rule(ca, cb, operator.is_not)
             assert common_start(a, b, equal=True) == common_start(a, cb, equal=True) == rule(ca, cb, operator.ne)
+
+
+# Every way a reader can change its active view in place, each with its arguments drawn at random.
+edit = st.one_of(
+    st.tuples(st.just("append"), st.integers(0, 4), st.integers()),
+    st.tuples(st.just("extend"), st.integers(0, 4), st.integers()),
+    st.tuples(st.just("iadd"), st.integers(0, 4), st.integers()),
+    st.tuples(st.sampled_from(["insert", "setitem", "delitem", "pop", "remove"]), st.integers(-40, 40), st.integers()),
+    st.tuples(st.sampled_from(["setslice", "delslice"]), st.integers(-40, 40), st.integers(-40, 40)),
+    st.tuples(st.sampled_from(["setstep", "delstep"]), st.integers(-40, 40), st.sampled_from([-2, -1, 2, 3])),
+    st.tuples(st.sampled_from(["clear", "sort", "reverse", "imul", "assign", "share"]), st.integers(0, 3), st.integers()),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(edit, max_size=60))
+def test_a_tracked_view_shares_as_the_tuple_copy_whatever_changed_it(edits):
+    made = iter(range(10**6))
+    view = TrackedView()
+    sharer = ViewSharer()
+    handed: list[tuple[SharedView, tuple[str, ...]]] = []
+
+    def new(n: int = 1) -> list[str]:
+        return [f"m{next(made)}" for _ in range(n)]
+
+    for op, a, b in edits:
+        size = len(view)
+        if op == "append":
+            for mid in new(a):
+                view.append(mid)
+        elif op == "extend":
+            view.extend(new(a))
+        elif op == "iadd":
+            view += new(a)
+        elif op == "insert":
+            view.insert(a, new()[0])
+        elif op == "setitem" and -size <= a < size:
+            view[a] = new()[0]
+        elif op == "delitem" and -size <= a < size:
+            del view[a]
+        elif op == "pop" and -size <= a < size:
+            view.pop(a)
+        elif op == "remove" and size:
+            view.remove(view[a % size])
+        elif op == "setslice":
+            view[a:b] = new(abs(a - b) % 3)
+        elif op == "delslice":
+            del view[a:b]
+        elif op == "setstep":
+            view[a::b] = new(len(view[a::b]))
+        elif op == "delstep":
+            del view[a::b]
+        elif op == "clear":
+            view.clear()
+        elif op == "sort":
+            view.sort(key=lambda mid: hash(mid) % 7)
+        elif op == "reverse":
+            view.reverse()
+        elif op == "imul":
+            view *= a % 2
+        elif op == "assign":  # a reader replaces its view with a new list (a rewind, a compaction)
+            view = TrackedView(view[: a + 1] + new())
+        handed.append((sharer.view(view), tuple(view)))
+    for shared, copy in handed:  # each view as it was when handed out, whatever changed after
+        assert shared == copy and shared.as_tuple() == copy and hash(shared) == hash(copy)
+
+
+def test_sharing_a_tracked_view_compares_only_what_changed(monkeypatch):
+    from foldscope.core.model import views
+
+    compared = []
+    real = views.common_start
+    monkeypatch.setattr(views, "common_start", lambda a, b, **kw: compared.append(len(a)) or real(a, b, **kw))
+    view, sharer = TrackedView([f"m{i}" for i in range(10_000)]), ViewSharer()
+    sharer.view(view)
+    compared.clear()
+    for i in range(100):
+        view.append(f"n{i}")
+        sharer.view(view)  # appended only: nothing compared
+    view[9_990] = "copy"  # a clipped copy near the end: only the last ten and what came after are compared
+    assert sharer.view(view) == tuple(view)
+    assert compared == [110]
