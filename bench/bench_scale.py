@@ -5,7 +5,8 @@ issue's sizes): a Claude Code session with compactions (bench_import.generate), 
 file of one-line questions and answers), and a growing lionagi Branch (the demo generator, as bench_gui_load).
 Each measure runs in a fresh interpreter so its peak memory (VmHWM, interpreter and imports included) is its own:
 `inspect`, `requests`, `replay --strategy adr,band,compaction` (through the CLI, output discarded), the GUI load
-worker (core.readout.document.open_document: read, import into a new library, count, build), one window step
+worker (app/loading.py's: core.readout.document.open_document, read, import into a new library, count, build,
+then the cache report from the same count), one window step
 (MainWindow.show_request to the middle request, then one paint of the whole window), and one launch of the window
 on the file (gui_launch): `launch to usable` when the load's first step has painted (lists and map from the reader's
 output), `timeline complete` when the counted document has, both from the moment this script starts the interpreter. The exponent is the slope of
@@ -148,10 +149,12 @@ def child(measure: str, path: str, folder: str) -> dict:
         seconds = time.perf_counter() - start
         extra["exit"] = code
     elif measure == "gui worker":
+        from foldscope.core.readout.cost_facts import document_cache
         from foldscope.core.readout.document import open_document
 
         start = time.perf_counter()
         document = open_document(path, os.path.join(folder, "lib.db"))
+        document_cache(document)  # as the window's loading worker does (app/loading.py)
         seconds = time.perf_counter() - start
         extra["messages"] = document.record_size
     elif measure == "gui launch":
@@ -161,10 +164,12 @@ def child(measure: str, path: str, folder: str) -> dict:
         from foldscope.app.qt import QApplication
         from foldscope.app.settings import WindowSettings
         from foldscope.app.window import MainWindow
+        from foldscope.core.readout.cost_facts import document_cache
         from foldscope.core.readout.document import open_document
 
         app = QApplication.instance() or QApplication(sys.argv[:1])
         document = open_document(path, os.path.join(folder, "lib.db"))
+        document_cache(document)  # as the window's loading worker does (app/loading.py)
         window = MainWindow(WindowSettings(Path(folder) / "s.ini"), db=os.path.join(folder, "lib.db"))
         window.resize(1600, 1000)
         window.show()

@@ -26,6 +26,10 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
     differ = operator.ne if equal else operator.is_not
     if a is b:
         return n
+    for x, y in ((a, b), (b, a)):  # a sequence that knows its shared start without reading (core.model.views)
+        known = getattr(x, "shared_start", None)
+        if known is not None and (k := known(y)) is not None:
+            return k
     lo = 0
     if isinstance(a, Shared) and isinstance(b, Shared):
         # Whole chunks that are the same objects hold the same items: skip them a chunk at a time.
@@ -78,19 +82,24 @@ class RunningSum(Generic[T]):
 
     def __init__(self, value: Callable[[T], int]) -> None:
         self._value = value
-        self._items: list[T] = []
+        self._items: Sequence[T] = []  # the last view: a list kept in place, or the Shared view itself
         self._cum: list[int] = [0]  # _cum[i] = the sum over the first i items
 
     def total(self, view: Sequence[T]) -> int:
         k = common_start(self._items, view)
-        if k < len(self._items):
-            del self._items[k:]
+        if k < len(self._cum) - 1:
             del self._cum[k + 1:]
         if k < len(view):
             value, cum = self._value, self._cum
             running = cum[-1]
-            for item in view[k:]:
+            for item in _shared.since(view, k):
                 running += value(item)
                 cum.append(running)
-            self._items.extend(view[k:])
+        if isinstance(view, Shared):
+            self._items = view  # never changed, so kept as it is: the next view shares its chunks
+        else:
+            items = self._items if isinstance(self._items, list) else list(self._items[:k])
+            del items[k:]
+            items.extend(view[k:])
+            self._items = items
         return self._cum[len(view)]

@@ -77,6 +77,13 @@ class SharedView(Sequence[str]):
     def as_tuple(self) -> tuple[str, ...]:
         return tuple(self._ids[: self._length])
 
+    def shared_start(self, other: object) -> int | None:
+        """How many leading ids it shares with `other` when known without reading them: another view of the
+        same list shares the shorter one's length (the list is only appended to); None otherwise."""
+        if isinstance(other, SharedView) and other._ids is self._ids:
+            return min(self._length, other._length)
+        return None
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SharedView):
             if other._ids is self._ids:

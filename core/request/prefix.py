@@ -8,7 +8,9 @@ from dataclasses import dataclass, replace
 from itertools import compress, count
 from typing import Any
 
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.shared import Shared, grown, since
 from foldscope.core.request.compile import (
     IncludedRound,
     Plan,
@@ -106,7 +108,7 @@ def divergence(a: Compiled, b: Compiled, record: FullRecord) -> Divergence:
 
 
 def _cause(before: Sequence[str], after: Sequence[str], record: FullRecord) -> str:
-    if tuple(after[: len(before)]) == tuple(before):
+    if len(after) >= len(before) and common_start(after, before, equal=True) == len(before):
         return "append"
     was = set(before)
     added = [record.get(m) for m in after if m not in was and m in record]
@@ -136,13 +138,13 @@ class Shape:
     the last. Identical leading blocks are taken from the request before, so a request costs what changed.
     """
 
-    view: tuple[str, ...]
+    view: Sequence[str]
     policy_key: tuple
     head: str
-    flat: list
-    roles: list[str]
-    turns: list[int]  # each block's turn, in the payload's `messages`
-    ends: list[int]  # bytes of segments 0..i
+    flat: Sequence
+    roles: Sequence[str]
+    turns: Sequence[int]  # each block's turn, in the payload's `messages` (Shared: kept from the shape before)
+    ends: Sequence[int]  # bytes of segments 0..i
     first_round: IncludedRound | None = None  # what its results compiled under
     shared: int = 0  # leading blocks that are the same objects as the previous shape's (read when it was made)
     serial: int = -1  # the serial of the counter's layout it was read from (core.request.count_step.Laid)
@@ -217,13 +219,21 @@ class PrefixMeter:
         same = j
         if prev is not None and prev.first_round != first_round:
             j = 0  # the results may compile under another bound
-        shape = Shape(tuple(view), self.policy_key, head, flat, roles,
-                      prev.turns[:j] if j and prev is not None else [], prev.ends[:j] if j and prev is not None else [],
-                      first_round, same, laid.serial)
-        turns, ends = shape.turns, shape.ends
-        for i in range(j, len(flat)):
-            turns.append(0 if i == 0 else turns[-1] + (roles[i] != roles[i - 1]))
-            ends.append((ends[-1] if ends else 0) + len(shape.glue(i)) + self._length(flat[i], first_round))
+        shape = Shape(view, self.policy_key, head, flat, roles, Shared(), Shared(), first_round, same, laid.serial)
+        # The turns and ends of the blocks kept from the previous shape are its own (shared, not copied).
+        turn = prev.turns[j - 1] if j and prev is not None else 0
+        end = prev.ends[j - 1] if j and prev is not None else 0
+        turns: list[int] = []
+        ends: list[int] = []
+        before = roles[j - 1] if j else None
+        for i, (spec, role) in enumerate(zip(since(flat, j), since(roles, j)), j):
+            turn = 0 if i == 0 else turn + (role != before)
+            end += len(shape.glue(i)) + self._length(spec, first_round)
+            turns.append(turn)
+            ends.append(end)
+            before = role
+        shape.turns = grown(prev.turns if j and prev is not None else None, j, turns)
+        shape.ends = grown(prev.ends if j and prev is not None else None, j, ends)
         return shape
 
     def _segment(self, s: Shape, i: int) -> bytes | None:

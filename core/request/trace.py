@@ -364,7 +364,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
             decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
             frontiers.append(None)
         else:
-            frontiers.append(frontier(session, policy, decision, list(messages)))
+            frontiers.append(frontier(session, policy, decision, messages))  # no copy: a view is never changed
         first_round = included_round(decision)
         m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
         counts.append(Measurement(m.counted, tuple(m.largest(3))))

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+
 from hypothesis import strategies as st
 
 from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.shared import small_chunks
 
 # Text that stresses the pre-tokenizer at segment edges: quotes, backslashes, spaces and newlines
 # at either end, digits, contractions, marks, CJK, emoji, control characters.
@@ -64,3 +68,13 @@ def views(draw, record: FullRecord) -> list[Message]:
         copy = Message("cand", "action_response", None, {"function": "tool", "arguments": {}, "output": draw(TEXT)}, {"clipped_from": original.id})
         msgs.insert(draw(st.integers(0, len(msgs))), copy)
     return list(msgs)
+
+
+def also_in_small_chunks(test):
+    """Run the test's body with the layouts' Shared lists in chunks of 2 in half the examples (core.model.shared):
+    the views drawn are short, so only small chunks make every layout share, cut and copy across chunk bounds."""
+    @functools.wraps(test)
+    def run(data):
+        with small_chunks(1) if data.draw(st.booleans(), label="small chunks") else contextlib.nullcontext():
+            test(data)
+    return run

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Request
 from foldscope.core.model.views import SharedView, TrackedView, ViewSharer
 
@@ -73,6 +74,8 @@ def test_every_shared_view_reads_as_the_tuple_copy_made_with_it(steps):
         for b, cb in zip(shared, copied):
             assert (a == b) == (ca == cb) and (a == cb) == (ca == cb) and (cb == a) == (ca == cb)
             assert (a != cb) == (ca != cb)
+            same = next((i for i, (x, y) in enumerate(zip(ca, cb)) if x != y), min(len(ca), len(cb)))
+            assert common_start(a, b, equal=True) == same == common_start(a, cb, equal=True)  # the shortcut too
 
 
 @settings(max_examples=200, deadline=None)

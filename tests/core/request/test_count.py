@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
 
 import pytest
@@ -11,23 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.model.session import FullRecord, Message
-from foldscope.core.model.shared import small_chunks
 from foldscope.core.request.compile import compile_request, counted_text
 from foldscope.core.request.count import Counter, estimate
 from foldscope.core.request.tokens import count_text
-from tests.core.session_strategies import TEXT, records, views
+from tests.core.session_strategies import TEXT, also_in_small_chunks, records, views
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def also_in_small_chunks(test):
-    """Run the test's body with the layouts' Shared lists in chunks of 2 in half the examples (core.model.shared):
-    the views drawn are short, so only small chunks make every layout share, cut and copy across chunk bounds."""
-    @functools.wraps(test)
-    def run(data):
-        with small_chunks(1) if data.draw(st.booleans(), label="small chunks") else contextlib.nullcontext():
-            test(data)
-    return run
 
 
 @SETTINGS

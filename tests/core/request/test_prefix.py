@@ -11,7 +11,7 @@ from foldscope.core.request.compile import IncludedRound
 from foldscope.core.request.count import Counter
 from foldscope.core.request.prefix import PrefixMeter, compile_for_prefix, divergence
 from foldscope.core.request.trace import build_trace, first_rounds, measure_trace, session_tools
-from tests.core.session_strategies import records, views
+from tests.core.session_strategies import also_in_small_chunks, records, views
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 POLICIES = [None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
@@ -24,6 +24,7 @@ def whole(record, messages, policy, tools, first_round):
 
 @SETTINGS
 @given(st.data())
+@also_in_small_chunks
 def test_prefix_meter_equals_whole_payload_divergence_over_random_views(data):
     record = data.draw(records())
     policy = data.draw(st.sampled_from(POLICIES))
