@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from foldscope.app.worker import Progress
-from foldscope.core.readout.cost_facts import document_cost
+from foldscope.core.readout.cost_facts import document_cache
 from foldscope.core.readout.document import Document, open_document
 
 FILL_EVERY_S = 0.1  # how often the timeline hears the counts so far: often enough to watch, rarely enough to be cheap
@@ -48,7 +48,7 @@ def load_work(path: str, db: str | None, policy=None, sample: str | None = None)
         document = open_document(path, db, progress.report, policy, sample, shown=progress.interim,
                                  on_count=TraceFill(progress))
         progress.report(0, 0, "Attributing the cache writes")
-        document_cost(document)  # from the trace's own count: the cache lane and the Cost panel count nothing again
+        document_cache(document)  # from the trace's own count: the cache lane and the Cost panel count nothing again
         return document
 
     return work

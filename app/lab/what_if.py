@@ -14,7 +14,7 @@ from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
 from foldscope.core.fold.history import session_at_request
-from foldscope.core.readout.cost_facts import document_cost
+from foldscope.core.readout.cost_facts import document_cache
 from foldscope.core.readout.document import Document, build_document
 from foldscope.core.replay.what_if import BranchStep, branch_copy, replay_from
 from foldscope.core.request.count import estimate
@@ -97,7 +97,7 @@ class WhatIf(QObject):
         def work(progress: Progress):
             progress.report(0, 0, f"What-if from request {k}: the session as it stood")
             branch_doc = build_document(session_at_request(doc.session, k), doc.path, progress.report, policy=policy)
-            document_cost(branch_doc)  # the cache lane and Cost panel read it: nothing counted twice
+            document_cache(branch_doc)  # the cache lane and Cost panel read it: nothing counted twice
             return branch_doc, replay_from(doc.session, branch_doc.session, k, measure, report=progress.report)
 
         def started(result) -> None:

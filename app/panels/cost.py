@@ -344,12 +344,9 @@ class CostPanel(QWidget):
         if document is None or self.task is not None:
             return
         self._pending = False
-        made = document.cost_facts()
-        if made is not None:  # made at load from the trace's own count: nothing to count again
-            self._ready(document, made)
-            return
         session, policy = document.session, document.policy
-        self.task = run_task(lambda progress: cost_facts(session, policy), "cost", self,
+        cache = document.cache_report()  # made at load from the trace's own count: only the compactions are added
+        self.task = run_task(lambda progress: cost_facts(session, policy, cache=cache), "cost", self,
                              succeeded=lambda facts, d=document: self._ready(d, facts),
                              failed=lambda exc: self.heading.setText(f"Could not work out the costs: {exc}"))
 

@@ -110,8 +110,8 @@ class Timeline(QWidget):
         self._lane_for = key
         if doc is None or not doc.counted or not doc.session.trace:  # the first step of a load: no lane yet
             self.lane.rows = []
-        elif doc.cost_facts() is not None:  # the Cost panel's facts, made at load from the trace's own count
-            self.lane.rows = lane_rows_of(doc.cost_facts().cache)
+        elif doc.cache_report() is not None:  # the Cost panel's cache report, made at load from the trace's count
+            self.lane.rows = lane_rows_of(doc.cache_report())
         elif len(doc.session.trace) <= SYNC_REQUESTS:
             self.lane.rows = lane_rows(doc.session, doc.policy, doc.counter)
         else:

@@ -215,9 +215,10 @@ def cost_facts(session: Session, policy=None, counter=None, cache: CacheReport |
     return CostFacts(parts, cache, report.compactions, cache.priced, totals["bill_usd"], children_usd, notes)
 
 
-def document_cost(document: Any) -> CostFacts:
-    """The Cost panel's facts for a counted Document (core.readout.document), from the cache causes' pass that rode
-    on its trace's count (no count of its own), kept on the document for the cache lane and the Cost panel."""
+def document_cache(document: Any) -> CacheReport:
+    """The cache report (every request's cache causes, priced) for a counted Document (core.readout.document),
+    from the cache causes' pass that rode on its trace's count: no count of its own. Kept on the document: the
+    cache lane reads it, and the Cost panel adds the compactions to it (cost_facts(..., cache=))."""
     steps = document.cache_pass
     session, policy = document.session, document.policy
     if steps is None:  # no trace of the reader's: the cache report has no requests
@@ -225,7 +226,6 @@ def document_cost(document: Any) -> CostFacts:
     else:
         heads = [row.unseen_head for row in document.measure.trace.rows]  # the trace's own, from the same counts
         cache = cache_report(session, policy, measured=steps.measured(heads), tokens=steps.tokens)
-    document.cost = cost_facts(session, policy, cache=cache)
-    document.cost_for = document._cost_key()
+    document.cache, document.cache_for = cache, document._cache_key()
     document.cache_pass = None
-    return document.cost
+    return cache

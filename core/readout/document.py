@@ -59,10 +59,10 @@ class Document:
     # False while only the reader's output is here (first_document): no token counts, no measured trace yet;
     # the lists and the window map show the record, its blocks sized by characters and saying so.
     counted: bool = True
-    # The Cost panel's facts (core.readout.cost_facts.document_cost) from the trace's own count, and what they were
-    # made for (the session, policy and trace length): the cache lane and the Cost panel read them, neither counts again.
-    cost: Any = None
-    cost_for: tuple | None = None
+    # The cache report (core.readout.cost_facts.document_cache) from the trace's own count, and what it was made for
+    # (the session, policy and trace length): the cache lane and the Cost panel read it, neither counts again.
+    cache: Any = None
+    cache_for: tuple | None = None
     cache_pass: Any = field(default=None, repr=False)  # the cache causes' pass that rode on the trace's count
     _measure: Measure | None = field(default=None, repr=False)
     _predicting: Any = field(default=None, repr=False)  # core.request.provider_text.PredictionCounter, memoised
@@ -84,13 +84,13 @@ class Document:
         predicted, before, ratio = basis
         return max(0, round(predicted + (count - before) * ratio))
 
-    def cost_facts(self) -> Any:
-        """The cost facts made with the trace's count, when they are for the session and policy shown now."""
-        if self.cost is not None and self.cost_for == self._cost_key():
-            return self.cost
+    def cache_report(self) -> Any:
+        """The cache report made from the trace's count, when it is for the session and policy shown now."""
+        if self.cache is not None and self.cache_for == self._cache_key():
+            return self.cache
         return None
 
-    def _cost_key(self) -> tuple:
+    def _cache_key(self) -> tuple:
         return (id(self.session), id(self.policy), len(self.session.trace))
 
     def measure_for(self, policy: Policy | None = None) -> Measure:
@@ -344,7 +344,7 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     document.show_view(session.view)
     views = [r.view for r in document.requests] + [tuple(session.view)]
     document.folds = fold_rows(session, views, [r.at for r in facts.measure.requests])
-    document.cache_pass = facts.cache_pass  # core.readout.cost_facts.document_cost makes the Cost panel's facts from it
+    document.cache_pass = facts.cache_pass  # core.readout.cost_facts.document_cache makes the cache report from it
     return document
 
 

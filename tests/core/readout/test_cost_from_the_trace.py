@@ -6,7 +6,7 @@ import pytest
 
 from foldscope.core.formats import load_session
 from foldscope.core.readout.cache_lane import lane_rows, lane_rows_of
-from foldscope.core.readout.cost_facts import cost_facts, document_cost
+from foldscope.core.readout.cost_facts import cost_facts, document_cache
 from foldscope.core.readout.document import build_document
 
 FILES = ["claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl", "claude_code/subagent.jsonl",
@@ -22,10 +22,10 @@ def test_the_cost_facts_riding_on_the_trace_are_the_ones_counting_again_gives(co
     the reported usage they are checked against is the file's."""
     session = load_session(corpus_dev / name)
     document = build_document(session, str(corpus_dev / name))
-    document_cost(document)
-    shared = document.cost_facts()
+    cache = document_cache(document)
+    assert document.cache_report() is cache is not None
+    shared = cost_facts(document.session, document.policy, cache=cache)
     again = cost_facts(document.session, document.policy)
-    assert shared is not None and document.cost_for is not None
     assert shared.parts == again.parts and shared.priced == again.priced
     assert shared.bill_usd == again.bill_usd and shared.children_usd == again.children_usd and shared.notes == again.notes
     assert shared.cache.measured == again.cache.measured and shared.cache.tokens == again.cache.tokens
@@ -41,8 +41,8 @@ def test_facts_made_for_another_policy_or_a_grown_session_are_not_shown(corpus_d
 
     path = corpus_dev / "claude_code" / "tool_heavy.jsonl"
     document = build_document(load_session(path), str(path))
-    assert document.cost_facts() is None  # not made yet
-    document_cost(document)
-    assert document.cost_facts() is document.cost is not None
+    assert document.cache_report() is None  # not made yet
+    document_cache(document)
+    assert document.cache_report() is document.cache is not None
     document.policy = Policy(max_input_tokens=1000)
-    assert document.cost_facts() is None
+    assert document.cache_report() is None
