@@ -10,6 +10,7 @@ from foldscope.core.fold.history import replay_folds
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Message, Session
+from foldscope.core.model.shared import Shared
 from foldscope.core.request.estimators import ADR, PREDICTED, PredictedSize
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import trace_views
@@ -97,10 +98,17 @@ def recorded(session: Session, measure: Sizes) -> Iterator[Step]:
 
 def none(session: Session, measure: Sizes) -> Iterator[Step]:
     """Everything so far, no management."""
-    view: list[Message] = []
+    view: Shared[Message] = Shared()
     for k, new in enumerate(material(session)):
-        view.extend(new)
-        yield Step(tuple(view), k)
+        view = view.grown(len(view), new)
+        yield Step(view, k)
+
+
+def regrown(sent: Shared[Message], view: Sequence[Message]) -> Shared[Message]:
+    """`view` as a Shared grown from the view sent before: the start they share keeps its chunks, so the measure,
+    the counter and the layout see how much two requests share without a compare (core.model.shared)."""
+    keep = common_start(sent, view)
+    return sent.grown(keep, view[keep:])
 
 
 def first_index(session: Session, m: Message) -> int:
@@ -167,23 +175,28 @@ def units(view: list[Message], undelivered: set[str]) -> list[tuple[int, int]]:
 def band(session: Session, measure: Sizes) -> Iterator[Step]:
     """pi-fold's band: closed units are marked and change nothing; when the view reaches band_max of the
     ceiling one commit folds standing marks, stalest first, down to band_min, in a single rewrite."""
-    view: list[Message] = []
+    view: list[Message] = []  # for the commit's own reading; each step sends it as a Shared grown from the last
+    sent: Shared[Message] = Shared()
     for k, new in enumerate(material(session)):
         view.extend(new)
+        sent = sent.grown(len(sent), new)
         folds = folded = 0
-        if measure.ceiling and measure.estimate(view) >= BAND_MAX * measure.ceiling:
-            view, folded = commit(session, view, {m.id for m in new}, measure)
+        if measure.ceiling and measure.estimate(sent) >= BAND_MAX * measure.ceiling:
+            view, folded = commit(session, view, {m.id for m in new}, measure, sent)
+            sent = regrown(sent, view)
             folds = 1 if folded else 0
-        yield Step(tuple(view), k, folds=folds, folded=folded)
+        yield Step(sent, k, folds=folds, folded=folded)
 
 
 def commit(
-    session: Session, view: list[Message], undelivered: set[str], measure: Sizes
+    session: Session, view: list[Message], undelivered: set[str], measure: Sizes, sent: Sequence[Message] | None = None
 ) -> tuple[list[Message], int]:
-    """Apply standing marks stalest first until the view would be at band_min; adjacent ones share a brief."""
+    """Apply standing marks stalest first until the view would be at band_min; adjacent ones share a brief.
+    `sent`: the same view as the step holds it (a Shared), which the measure compares at no cost."""
     goal = BAND_MIN * (measure.ceiling or 0)
-    sizes = measure.sizes(view)
-    projected: float = measure.estimate(view)  # less the sizes, which are scaled (float)
+    measured = view if sent is None else sent
+    sizes = measure.sizes(measured)
+    projected: float = measure.estimate(measured)  # less the sizes, which are scaled (float)
     chosen: list[tuple[int, int]] = []
     for a, b in units(view, undelivered):
         if projected <= goal:
@@ -215,20 +228,23 @@ def compaction(session: Session, measure: Sizes) -> Iterator[Step]:
     """Native compaction: at fold_at of the ceiling, one summary call over the whole view, then start
     again from the stable head and the summary. The summary call is a request of its own."""
     view: list[Message] = []
+    sent: Shared[Message] = Shared()  # the view as each step sends it, grown from the one before
     for k, new in enumerate(material(session)):
         view.extend(new)
+        sent = sent.grown(len(sent), new)
         head = head_length(view)
-        body = view[head:]
-        over = measure.ceiling and measure.estimate(view) >= measure.policy.fold_at * measure.ceiling
-        if over and any(m.kind != "note" for m in body):
+        over = measure.ceiling and measure.estimate(sent) >= measure.policy.fold_at * measure.ceiling
+        if over and any(view[i].kind != "note" for i in range(head, len(view))):
+            body = view[head:]
             prompt = Message(id=f"compaction-prompt:{k}", kind="instruction", created_at=None,
                              content={"instruction": COMPACT_PROMPT})
             note = make_note(session, body, f"compaction:{k}", SUMMARY_CHARS)
-            yield Step(tuple(view) + (prompt,), k, kind="summary", output=measure.alone(note))
+            yield Step(sent.grown(len(sent), (prompt,)), k, kind="summary", output=measure.alone(note))
             view = view[:head] + [note]
-            yield Step(tuple(view), k, folds=1, folded=len(body))
+            sent = sent.grown(head, (note,))
+            yield Step(sent, k, folds=1, folded=len(body))
             continue
-        yield Step(tuple(view), k)
+        yield Step(sent, k)
 
 
 def adr(session: Session, measure: Sizes) -> Iterator[Step]:
@@ -256,15 +272,15 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
         if v.cause == "fold":
             folds[v.request] = folds.get(v.request, 0) + 1
     ids: Sequence[str] = ()
-    messages: tuple[Message, ...] = ()
+    messages: Shared[Message] = Shared()
     for k in range(len(session.trace)):
         view = last.get(k, ())
         n = len(ids)
         # Most requests only add to the one before: two versions of one shared list tell so without a compare.
         if len(view) >= n and common_start(ids, view, equal=True) == n:
-            messages = messages + tuple(record.get(i) for i in view[n:])
+            messages = messages.grown(len(messages), [record.get(i) for i in view[n:]])
         else:
-            messages = tuple(record.get(i) for i in view)
+            messages = Shared(record.get(i) for i in view)
         ids = view
         yield Step(messages, k, folds=folds.get(k, 0), refused=k in history.refusals, floor=history.floors.get(k),
                    predicted=sized.get(k) if sizer is not None else None)

@@ -153,3 +153,35 @@ def test_adr_never_sends_a_request_over_the_ceiling_when_a_fold_can_avoid_it():
     assert sum(r.folds for r in rows) > 0
     assert all(not r.over_ceiling for r in rows if r.request not in refused)
     assert max(r.estimate for r in run_strategy(s, "none", settings, prices=HAIKU).rows) > settings.ceiling
+
+
+@pytest.mark.parametrize("name", ["none", "band", "compaction"])
+def test_each_step_sends_the_view_before_and_what_arrived_sharing_the_view_befores_chunks(name):
+    # A step's view is the one before with the request's new material, unless a fold or compaction just landed; it
+    # is a Shared grown from the view before, so what two requests share is shared, not copied (core.model.shared).
+    from foldscope.core.model import shared as sh
+    from foldscope.core.replay.strategies import STRATEGIES
+
+    with sh.small_chunks():
+        s = tool_session(40, result_words=200)
+        m = Layouts(under(s, ceiling=20_000), head=0, scale=1.0)
+        new = material(s)
+        before: list = []
+        sent = None
+        folded = kept = 0
+        for step in STRATEGIES[name](s, m):
+            assert isinstance(step.view, sh.Shared)
+            if step.kind == "summary":
+                assert list(step.view)[:-1] == before + new[step.request] and step.view[-1].kind == "instruction"
+                continue
+            if step.folds:
+                folded += 1
+            else:
+                assert list(step.view) == before + new[step.request]
+            if sent is not None:
+                same = next((i for i, (a, b) in enumerate(zip(sent, step.view)) if a is not b), min(len(sent), len(step.view)))
+                whole = same // sh.CHUNK  # the whole chunks inside the shared start are the view before's own
+                assert len(step.view.chunks) >= whole and all(a is b for a, b in zip(step.view.chunks[:whole], sent.chunks))
+                kept += whole
+            before, sent = list(step.view), step.view
+        assert kept > 0 and (folded or name == "none")
