@@ -28,10 +28,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-MEASURES = ("inspect", "requests", "replay", "gui worker", "window step", "launch to usable", "timeline complete")
+MEASURES = ("inspect", "import", "requests", "replay", "gui worker", "window step", "launch to usable", "timeline complete")
 # The two GUI launch figures come from one run of `foldscope FILE` as a person starts it (gui_launch).
 LAUNCH = ("launch to usable", "timeline complete")
 TARGET_EXPONENT = 1.1
+# Import memory (issue 17): the peak of an import (the file read and stored in a new library, what the GUI's first
+# load step and `inspect --db` do before and after counting) over the interpreter's own (foldscope's CLI imported
+# and the tokenizer built, measured in the same run), as a multiple of the file's size: at most 2x for a line
+# format, 4x for a single JSON document.
+IMPORT_TARGET = {".jsonl": 2.0, ".json": 4.0}
 
 
 # -- the shapes ------------------------------------------------------------------------
@@ -114,6 +119,25 @@ def child(measure: str, path: str, folder: str) -> dict:
     import time
 
     extra: dict = {}
+    if measure == "baseline":  # what every measure carries before it reads a byte: the CLI and the tokenizer
+        import foldscope.core.cli.main  # noqa: F401
+        from foldscope.core.request import tokens
+
+        start = time.perf_counter()
+        tokens.encoding()
+        return {"seconds": time.perf_counter() - start, "peak_mb": peak_mb()}
+    if measure == "import":  # the baseline's interpreter, then the file read and stored
+        import foldscope.core.cli.main  # noqa: F401
+        from foldscope.core.formats import load_session
+        from foldscope.core.request import tokens
+        from foldscope.core.store.library import Library
+
+        tokens.encoding()
+        start = time.perf_counter()
+        session = load_session(path)
+        with Library(os.path.join(folder, "lib.db")) as library:
+            library.import_session(session)
+        return {"seconds": time.perf_counter() - start, "peak_mb": peak_mb()}
     if measure in ("inspect", "requests", "replay"):
         from foldscope.core.cli.main import main
 
@@ -274,6 +298,13 @@ def main(argv: list[str] | None = None) -> int:
     from foldscope.core.formats import load_session
 
     print(f"sizes {sizes}; exponent = log time / log messages between the two largest; target <= {TARGET_EXPONENT}")
+    baseline = math.nan
+    if "import" in measures:
+        with tempfile.TemporaryDirectory() as tmp:
+            baseline = run_child("baseline", Path(tmp), Path(tmp))["peak_mb"]
+        print(f"import: peak of reading and storing in a new library less the interpreter with the CLI and the tokenizer ({baseline:.0f} MB, "
+              f"this run), over the file's size; target {IMPORT_TARGET['.jsonl']:.0f}x for JSONL, "
+              f"{IMPORT_TARGET['.json']:.0f}x for a JSON document")
     for shape in [s for s in args.shapes.split(",") if s]:
         make, suffix = SHAPES[shape]
         times: dict[str, list[tuple[int, float]]] = {m: [] for m in measures}
@@ -304,6 +335,10 @@ def main(argv: list[str] | None = None) -> int:
                     times[measure].append((count, got["seconds"]))
                     cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" if "error" not in got
                                  else f"failed: {got['error']}")
+                    if measure == "import" and "error" not in got:
+                        ratio = (got["peak_mb"] - baseline) / (path.stat().st_size / 2**20)
+                        target = IMPORT_TARGET.get(suffix, 2.0)
+                        cells[-1] += f" = {ratio:.1f}x ({'met' if ratio <= target else 'NOT met'})"
                 print(f"| {count:,} | {path.stat().st_size / 1e6:.1f} | " + " | ".join(cells) + " |", flush=True)
         fitted = [exponent(times[m]) if len(times[m]) > 1 else math.nan for m in measures]
         print("| exponent | | " + " | ".join(

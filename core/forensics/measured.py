@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from foldscope.core.model.policy import Policy
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Session
+from foldscope.core.model.shared import since
 from foldscope.core.request.count import Counter
 from foldscope.core.request.prefix import Divergence, Place, compile_for_prefix, divergence, place
 from foldscope.core.request.tokens import count_text
@@ -95,10 +97,10 @@ def _only_adds(before: tuple, messages: Sequence, first_round) -> bool:
     stable segment at the head, and another first round compiles the results under another bound)."""
     old, old_round = before
     n = len(old)
-    # Messages compare by identity (eq=False): one tuple comparison, not a Python step per message repeated.
-    if len(messages) < n or old_round != first_round or tuple(messages[:n]) != tuple(old):
+    # Messages compare by identity (eq=False): views grown from the one before share their chunks (core.model.shared).
+    if len(messages) < n or old_round != first_round or common_start(messages, old) != n:
         return False
-    return all(m.kind != "system" for m in messages[n:])
+    return all(m.kind != "system" for m in since(messages, n))
 
 
 def _with_head(at: int | None, found: Divergence | None, head: int) -> int | None:

@@ -26,7 +26,7 @@ def sha256_of(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one of these per message; without them each carries a dict
 class Provenance:
     """Where a message came from: the source file and its 1-based line (0 when not line-based)."""
 
@@ -35,7 +35,7 @@ class Provenance:
     path: str = ""  # a JSON path inside the line or file, when useful
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)  # slots: a million-line file holds a million of these
 class Message:
     """One message of the full record.
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from foldscope.core.forensics.measured import MeasuredPass
 from foldscope.core.model import pricing
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyChoice, PolicyError
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Session
 from foldscope.core.readout.fold_facts import is_note
 from foldscope.core.request.count import Counter
@@ -22,7 +23,7 @@ class RequestFacts:
     """One request of the trace as drawn: its view, its estimate and what the provider reported."""
 
     index: int
-    view: tuple[str, ...]
+    view: Sequence[str]  # the recorded view's ids (a tuple, or a view of the reader's shared list)
     estimate: int  # the exact o200k_base count of the compiled request, times the scale
     counted: int
     scale: float
@@ -136,10 +137,11 @@ def measure_requests(session: Session, counter: Counter, report: Report,
     record_ids = set(record.ids())
     note_ids = {m.id for m in record if is_note(m)}
     compaction_notes = {e.get("note_id") for e in session.events if isinstance(e, dict) and e.get("kind") == "compaction"}
-    before: tuple[str, ...] = ()  # the request before's view as recorded, when the record holds all of it
+    before: Sequence[str] = ()  # the request before's view as recorded, when the record holds all of it
     for request, row in zip(trace, measured.rows):
-        raw, n = tuple(request.view), len(before)
-        if before and len(raw) >= n and raw[:n] == before:
+        # The recorded view as the reader keeps it (a tuple, or a view of one shared list): never copied per request.
+        raw, n = request.view, len(before)
+        if before and len(raw) >= n and common_start(raw, before, equal=True) == n:
             # It repeats the one before (all in the record) and adds to it: only what it adds is looked at.
             added = raw[n:]
             whole = record_ids.issuperset(added)

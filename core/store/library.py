@@ -28,11 +28,13 @@ WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
 # Messages stored a batch at a time: only one batch's message rows are held (a whole record's rows, about 350
 # bytes a message, were most of an import's peak memory on a file of many tiny lines).
 IMPORT_BATCH = 10_000
-# SQLite's page cache while a session is imported, in KiB (negative: a size, not pages), against its 2 MB
-# default: the bodies' key and the messages' body index are B-trees of random keys, each insert touching a
-# random page, so past a few hundred thousand messages a 2 MB cache reads and writes pages for every row (an
-# import of 300k tiny lines took 24 s, 9 s with this). Pages are taken only as the import needs them.
-IMPORT_CACHE_KIB = 65_536
+# SQLite's page cache while a session is imported, in KiB, against its 2 MB default: the bodies' key and the
+# messages' body index are B-trees of random keys, each insert touching a random page, so once those indexes
+# outgrow the cache every row reads and writes pages (an import of 300k tiny lines took 18 s, 8 s with a cache
+# as large as its indexes). Sized to the indexes, about 0.2 KiB a message, within these bounds: a larger cache
+# than that only holds the bodies' own pages (60 MB more for a 35 MB file of long messages, no faster).
+IMPORT_CACHE_KIB = (2_000, 65_536)
+IMPORT_CACHE_KIB_PER_MESSAGE = 0.2
 MESSAGE_COLUMNS = ("session_id", "idx", "message_id", "kind", "created_at", "sha256", "body")
 BODY_COLUMNS = ("key", "original", "chars", "text")
 WORKING_STATE = "working_state"  # the event kind autosave writes (app/save.py); prune keeps a version holding one
@@ -361,7 +363,7 @@ class Library:
             # holding up the import (docs/performance.md).
             self.conn.execute("PRAGMA wal_autocheckpoint=0")
             cache = self.conn.execute("PRAGMA cache_size").fetchone()[0]
-            self.conn.execute(f"PRAGMA cache_size=-{IMPORT_CACHE_KIB}")
+            self.conn.execute(f"PRAGMA cache_size=-{import_cache_kib(len(session.record))}")
             try:
                 session_id = self._import(session, source, reported, token_counts)
             finally:
@@ -787,6 +789,12 @@ class _Source:
                 return data[starts[lines[0] - 1] : starts[lines[0]]].rstrip(b"\r\n")
             return b"\n".join(data[starts[n - 1] : starts[n]].rstrip(b"\r\n") for n in lines)
         return self._dumps(message.raw if message.raw is not None else message_dict(message)).encode("utf-8")
+
+
+def import_cache_kib(messages: int) -> int:
+    """The page cache an import of this many messages uses, in KiB (IMPORT_CACHE_KIB)."""
+    low, high = IMPORT_CACHE_KIB
+    return int(min(high, max(low, messages * IMPORT_CACHE_KIB_PER_MESSAGE)))
 
 
 def _body_rows(session: Session, session_id: int, source: _Source, chars: list[int],
