@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from foldscope.core.model.cost import LIFETIME_SECONDS
 from foldscope.core.model.running import common_start
+from foldscope.core.model.shared import grown, since
 
 MODES = ("marks", "automatic", "off")
 
@@ -27,8 +29,8 @@ class Layout:
     number of tokens from the start of the request to the end of block i, so `ends` never decreases.
     """
 
-    keys: tuple
-    ends: tuple[int, ...]
+    keys: Sequence[Any]  # a tuple, or a Shared grown from the request before's (core.model.shared)
+    ends: Sequence[int]
     marks: tuple[Mark, ...] = ()
     at: float | None = None
 
@@ -138,7 +140,7 @@ class PrefixCache:
 
     rules: CacheRules = field(default_factory=CacheRules)
     entries: dict[int, tuple[float, str]] = field(default_factory=dict)  # chain -> (expiry, lifetime)
-    _previous: tuple[list[int], Layout] | None = None
+    _previous: tuple[Sequence[int], Layout] | None = None
 
     def _live(self, chain: int, at: float | None) -> bool:
         entry = self.entries.get(chain)
@@ -164,20 +166,20 @@ class PrefixCache:
         read, w5, w1 = self._cache(layout, chain)
         return CacheOutcome(layout.tokens, read, w5, w1, layout.position(shared_blocks - 1), change, rewritten)
 
-    def _chain(self, keys: Sequence) -> list[int]:
+    def _chain(self, keys: Sequence) -> Sequence[int]:
         """chain_keys(keys), hashing only from the first key that differs from the previous request's."""
         if self._previous is None:
             return chain_keys(keys)
         prev_chain, prev = self._previous
         d = common_start(prev.keys, keys, equal=True)
-        chain = prev_chain[:d]
-        h = chain[-1] if chain else 0
-        for k in keys[d:]:
+        h = prev_chain[d - 1] if d else 0
+        new = []
+        for k in since(keys, d):
             h = hash((h, k))
-            chain.append(h)
-        return chain
+            new.append(h)
+        return grown(prev_chain, d, new)  # shares the previous chain's whole chunks before d
 
-    def _cache(self, layout: Layout, chain: list[int]) -> tuple[int, int, int]:
+    def _cache(self, layout: Layout, chain: Sequence[int]) -> tuple[int, int, int]:
         mode, at = self.rules.mode, layout.at
         if mode == "off" or not chain:
             return 0, 0, 0
@@ -188,7 +190,7 @@ class PrefixCache:
             return automatic_read(layout.position(hit), self.rules), 0, 0
         return self._marked(layout, chain)
 
-    def _marked(self, layout: Layout, chain: list[int]) -> tuple[int, int, int]:
+    def _marked(self, layout: Layout, chain: Sequence[int]) -> tuple[int, int, int]:
         marks = sorted(layout.marks, key=lambda m: m.block)
         if len(marks) > self.rules.max_marks:
             raise ValueError(f"{len(marks)} cache marks in one request; the provider allows {self.rules.max_marks}")

@@ -6,14 +6,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import compress, count, islice
 from operator import is_not
-from typing import Any
+from typing import Any, NamedTuple
 
 from foldscope.core.model import pricing
 from foldscope.core.model.cost import ModelPrices
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Message, Session, Usage
-from foldscope.core.model.shared import since
+from foldscope.core.model.shared import Shared, since
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, decides_on, recorded_views
 from foldscope.core.request.count import Counter, Measurement, estimate
@@ -42,6 +42,22 @@ def with_hidden_head(keys: Sequence[Any], ends: Sequence[int], head_end: int) ->
     if head_end < 1:
         return tuple(keys), tuple(ends)
     return (HIDDEN_HEAD, *keys), (head_end, *ends)
+
+
+class _Laid(NamedTuple):
+    """The last layout: its measurement's serial and parts, its keys and ends (hidden head included, as the Layout
+    holds them), the counted tokens to each part's end, where its notes and protected members are (part indices),
+    whether a hidden head leads it, and its head part's key."""
+
+    serial: int
+    keys: Shared[Any]
+    ends: Shared[int]
+    notes: list[int]
+    members: list[int]
+    totals: Shared[int]
+    parts: Sequence[Any]
+    shift: int
+    head_key: Any
 
 
 def kept_parts(serial: int, parts: Sequence[Any], head_key: Any, m: Measurement,
@@ -111,8 +127,7 @@ class Layouts:
             report = measure.calibrate(prefix=False)
         self.scale = measure.scale if scale is None else scale
         self.protected = included_ids(measure.session)
-        # (serial, keys, ends, notes, members, totals, parts) of the last layout
-        self._laid: tuple[int, list[Any], list[int], list[int], list[int], list[int], Sequence[Any]] | None = None
+        self._laid: _Laid | None = None  # the last layout
         self._alone: dict[str, float] = {}
         self.head = recorded_head(measure, report) if head is None else head
 
@@ -164,16 +179,20 @@ class Layouts:
         """The request's blocks, hidden head first, with the token end of each; keys and ends of the parts
         the counter kept from the previous layout's measurement are taken from it."""
         m = self.measurement(view)
-        prev = self._laid
-        keep = 0 if prev is None else kept_parts(prev[0], prev[6], prev[1][0] if prev[1] else None, m, self._key)
-        kept = prev if keep else None  # keep > 0 only with a previous layout
-        keys = kept[1][:keep] if kept is not None else []
-        ends = kept[2][:keep] if kept is not None else []
-        notes = [i for i in kept[3] if i < keep] if kept is not None else []
-        members = [i for i in kept[4] if i < keep] if kept is not None else []
-        totals = kept[5][:keep] if kept is not None else []  # counted tokens to the end of each block, the head's included
-        total = totals[-1] if totals else self.head
         scale, protected = self.scale, self.protected
+        hidden = estimate(self.head, scale) if self.head else 0
+        shift = 1 if hidden >= 1 else 0  # the hidden head's block leads the keys and ends (with_hidden_head)
+        prev = self._laid
+        keep = 0
+        if prev is not None and prev.shift == shift:
+            keep = kept_parts(prev.serial, prev.parts, prev.head_key, m, self._key)
+        notes = [i for i in prev.notes if i < keep] if prev is not None and keep else []
+        members = [i for i in prev.members if i < keep] if prev is not None and keep else []
+        # counted tokens to the end of each block, the head's included
+        total = prev.totals[keep - 1] if prev is not None and keep else self.head
+        keys: list[Any] = []
+        ends: list[int] = []
+        totals: list[int] = []
         for i, part in enumerate(since(m.parts, keep), keep):  # the parts are shared: read from `keep`, no copy
             total += part.tokens
             totals.append(total)
@@ -185,15 +204,21 @@ class Layouts:
                 assert part.message is not None  # only the head (part 0) may have no message
                 if part.message.id in protected:
                     members.append(i)
-        self._laid = (m.serial, keys, ends, notes, members, totals, m.parts)
-        k, e = with_hidden_head(keys, ends, estimate(self.head, scale) if self.head else 0)
-        return Layout(k, e, marks, at)
+        if prev is not None and keep:  # the kept blocks' keys and ends are shared with the layout before, not copied
+            laid_keys, laid_ends = prev.keys.grown(keep + shift, keys), prev.ends.grown(keep + shift, ends)
+            laid_totals = prev.totals.grown(keep, totals)
+        else:
+            laid_keys = Shared([HIDDEN_HEAD, *keys] if shift else keys)
+            laid_ends = Shared([hidden, *ends] if shift else ends)
+            laid_totals = Shared(totals)
+        head_key = laid_keys[shift] if len(laid_keys) > shift else None
+        self._laid = _Laid(m.serial, laid_keys, laid_ends, notes, members, laid_totals, m.parts, shift, head_key)
+        return Layout(laid_keys, laid_ends, marks, at)
 
     def anchors(self) -> tuple[list[int], list[int]]:
         """Positions (in the last layout, hidden head counted) of the blocks holding a note and a protected message."""
-        shift = 1 if self.head and estimate(self.head, self.scale) >= 1 else 0
         assert self._laid is not None, "anchors() reads the layout laid just before"
-        notes, members = self._laid[3], self._laid[4]
+        shift, notes, members = self._laid.shift, self._laid.notes, self._laid.members
         return [i + shift for i in notes], [i + shift for i in members]
 
 

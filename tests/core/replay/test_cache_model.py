@@ -1,8 +1,10 @@
 """The cache model on hand-built layouts whose reads and writes are worked out by hand."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache, automatic_read, simulate
+from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache, automatic_read, chain_keys, simulate
 
 
 def layout(blocks, sizes, marks=(), at=None):
@@ -133,3 +135,48 @@ def test_caching_said_off_models_no_cache_reads_even_where_the_source_cached(cor
             assert "caching off in the policy" in result["cache"]["why"]
     assert all(t["cache_read"] == 0 and t["cache_write"] == 0 for t in totals["--no-caching"].values())
     assert all(t["cache_read"] > 0 for t in totals[None].values())  # the source's caching, modelled, when unset
+
+
+# One request's blocks after another's: grown at the end, cut back and regrown, or started over; keys are shared
+# (a Shared grown from the request before's, as the replay lab lays them out) or a plain tuple.
+cache_step = st.tuples(st.sampled_from(["grow", "cut", "fresh"]), st.integers(0, 12), st.booleans(), st.booleans())
+
+
+class WholeChain(PrefixCache):
+    """The reference: every request's prefix identities hashed from its first block."""
+
+    def _chain(self, keys):
+        return chain_keys(keys)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(cache_step, min_size=1, max_size=25), st.sampled_from(["marks", "automatic"]))
+def test_the_cache_reads_and_writes_what_hashing_every_prefix_whole_gives(steps, mode):
+    from foldscope.core.model import shared as sh
+
+    rules = CacheRules(mode=mode, min_tokens=0, auto_min=0, step=1)
+    with sh.small_chunks():
+        fast, whole = PrefixCache(rules), WholeChain(rules)
+        keys: list = []
+        kept = sh.Shared()
+        made = 0
+        for at, (op, n, as_shared, marked) in enumerate(steps):
+            if op == "grow":
+                new = [f"k{made + i}" for i in range(n + 1)]
+                made += n + 1
+                cut = len(keys)
+            elif op == "cut":
+                cut, new = n % (len(keys) + 1), [f"k{made}"]
+                made += 1
+            else:
+                cut, new = 0, [f"f{made + i}" for i in range(n)]
+                made += n
+            keys = keys[:cut] + new
+            kept = kept.grown(cut, new)
+            ends = tuple(range(10, 10 * len(keys) + 1, 10))
+            marks = (Mark(len(keys) - 1),) if marked and keys and mode == "marks" else ()
+            shown = kept if as_shared else tuple(keys)
+            got = fast.step(Layout(shown, ends, marks, float(at)))
+            want = whole.step(Layout(tuple(keys), ends, marks, float(at)))
+            assert got == want
+            assert list(fast._previous[0]) == chain_keys(keys)
