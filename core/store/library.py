@@ -398,6 +398,7 @@ class Library:
                 self._insert_bodies(_body_rows(session, session_id, source, chars, message_rows,
                                                start, start + IMPORT_BATCH))
                 self._insert_messages(message_rows)
+                source.release()
             self.conn.execute("UPDATE sessions SET record_chars = ? WHERE id = ?", [chars[0], session_id])
             self.add_view_version(session_id, session.view, "import")
             for event in session.events:
@@ -759,6 +760,7 @@ class _Source:
             # Mapped, not read: the pages are the file's own, shared with the page cache.
             self.data = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
             self.sha256, self.size = hashlib.sha256(self.data).hexdigest(), stat.st_size
+            self.release()
             sample = self.session.extras.get("inspect", {}).get("sample") if self.session.format == "inspect" else None
             if sample is not None:  # one Inspect AI log holds several sessions: each sample is its own source
                 epoch = self.session.extras["inspect"].get("epoch")
@@ -779,6 +781,12 @@ class _Source:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+    def release(self) -> None:
+        """Let go of the file's pages this process has read (they stay in the page cache): a mapped page read
+        counts in the process's resident memory, so the whole file would, once hashed and sliced."""
+        if isinstance(self.data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            self.data.madvise(mmap.MADV_DONTNEED)
 
     def original(self, message: Message) -> bytes:
         source = self.lines
