@@ -25,6 +25,21 @@ step = st.one_of(
 )
 
 
+def changed(view: list[str], op: str, n: int, made) -> list[str]:
+    """The active view after one step (changed in place, or a fresh list), new ids numbered from `made`."""
+    if op == "append":
+        view.extend(f"m{next(made)}" for _ in range(n))
+    elif op == "cut":
+        del view[min(n, len(view)):]
+    elif op == "insert":
+        view.insert(min(n, len(view)), f"note{next(made)}")
+    elif op == "replace" and view:
+        view[n % len(view)] = f"copy{next(made)}"
+    elif op == "fresh":
+        view = [f"m{next(made)}" for _ in range(n)]
+    return view
+
+
 def shared_and_copied(steps: list[tuple[str, int]]) -> tuple[list[SharedView], list[tuple[str, ...]]]:
     """Each request's view as the sharer hands it out, and as the tuple copy made at the same moment."""
     made = iter(range(10**6))
@@ -32,16 +47,7 @@ def shared_and_copied(steps: list[tuple[str, int]]) -> tuple[list[SharedView], l
     sharer = ViewSharer()
     shared, copied = [], []
     for op, n in steps:
-        if op == "append":
-            view.extend(f"m{next(made)}" for _ in range(n))
-        elif op == "cut":
-            del view[min(n, len(view)):]
-        elif op == "insert":
-            view.insert(min(n, len(view)), f"note{next(made)}")
-        elif op == "replace" and view:
-            view[n % len(view)] = f"copy{next(made)}"
-        elif op == "fresh":
-            view = [f"m{next(made)}" for _ in range(n)]
+        view = changed(view, op, n, made)
         shared.append(sharer.view(view))
         copied.append(tuple(view))
     return shared, copied
@@ -85,14 +91,7 @@ def test_a_view_starts_a_new_list_only_when_it_parts_from_the_shared_one(steps):
     view: list[str] = []
     sharer = ViewSharer()
     for op, n in steps:
-        if op == "append":
-            view.extend(f"m{next(made)}" for _ in range(n))
-        elif op == "cut":
-            del view[min(n, len(view)):]
-        elif op == "insert":
-            view.insert(min(n, len(view)), f"note{next(made)}")
-        elif op == "fresh":
-            view = [f"m{next(made)}" for _ in range(n)]
+        view = changed(view, op, n, made)
         shared_list, held = sharer._ids, list(sharer._ids)
         got = sharer.view(view)
         extends_or_starts = view[: len(held)] == held or held[: len(view)] == view
