@@ -19,9 +19,6 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
     (Message: eq=False), or with `equal` equal items (memo keys). Compared a chunk at a time in C (tuple
     equality tries identity first), halving the chunk where they part, so a shared start of n items costs
     about n pointer compares, not n Python steps."""
-    same = getattr(a, "same_list", None)
-    if same is not None and same(b):
-        return min(len(a), len(b))  # two views of one growing list (core.model.views): the shorter starts the longer
     n = min(len(a), len(b))
     differ = operator.ne if equal else operator.is_not
     if a is b:

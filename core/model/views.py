@@ -69,11 +69,6 @@ class SharedView(Sequence[str]):
     def count(self, value: Any) -> int:
         return self.as_tuple().count(value)
 
-    def same_list(self, other: object) -> bool:
-        """Whether `other` is a view of the same list: then the shorter is the start of the longer, so
-        core.model.running.common_start knows how much they share without comparing an id."""
-        return isinstance(other, SharedView) and other._ids is self._ids
-
     def as_tuple(self) -> tuple[str, ...]:
         return tuple(self._ids[: self._length])
 
