@@ -116,6 +116,7 @@ class Timeline(QWidget):
         self.counting: tuple[tuple[int, ...], int] = ((), 0)
         self._layer: tuple[tuple, QPixmap] | None = None  # the bars, drawn once per requests, size and theme
         self._columns: tuple[tuple, CountingColumns] | None = None  # the counts so far by pixel column, while loading
+        self._dots: tuple[tuple, QPixmap] | None = None  # the reported input's dots while loading, drawn once
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
@@ -341,19 +342,35 @@ class Timeline(QWidget):
                 if count:
                     y = self._y(count, plot, top)
                     painter.fillRect(QRectF(plot.left() + c * width, y, width, plot.bottom() - y), bar)
-        painter.setPen(QPen(text, 1))
-        painter.setBrush(text)
-        for c, values in enumerate(columns.dots):
-            x = plot.left() + (c + 0.5) * width
-            for reported in values:
-                painter.drawEllipse(QPointF(x, self._y(reported, plot, top)), 1.5, 1.5)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPixmap(0, 0, self._dots_layer(columns, plot, top, width, text))
         painter.setPen(QPen(muted_colour(), 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         painter.setPen(text)
         legend = (f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
                   "the sizes and stepping come when every request is measured")
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
+
+    def _dots_layer(self, columns: CountingColumns, plot: QRectF, top: float, width: float, text: QColor) -> QPixmap:
+        """The reported input's dots, drawn once per load, size and scale (the scale moves only when a count
+        passes every reported input): a paint while counting draws the bars so far over it."""
+        ratio = self.devicePixelRatioF()
+        key = (id(columns), top, width, self.size().toTuple(), ratio, text.rgba())
+        if self._dots is not None and self._dots[0] == key:
+            return self._dots[1]
+        layer = QPixmap(self.size() * ratio)
+        layer.setDevicePixelRatio(ratio)
+        layer.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(layer)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(text, 1))
+        painter.setBrush(text)
+        for c, values in enumerate(columns.dots):
+            x = plot.left() + (c + 0.5) * width
+            for reported in values:
+                painter.drawEllipse(QPointF(x, self._y(reported, plot, top)), 1.5, 1.5)
+        painter.end()
+        self._dots = (key, layer)
+        return layer
 
     def _counting_columns(self, plot: QRectF, requests: int) -> CountingColumns:
         """The counts so far by pixel column, kept across the paints of one load (each count folded in once)."""
