@@ -346,7 +346,9 @@ class Timeline(QWidget):
         painter.setPen(QPen(muted_colour(), 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         painter.setPen(text)
-        legend = (f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
+        reading = self.document.reading_note()
+        legend = (f"{counted(requests, 'request')} in {reading}   ·   dots: reported input" if reading else
+                  f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
                   "the sizes and stepping come when every request is measured")
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
 
