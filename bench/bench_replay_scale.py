@@ -9,6 +9,8 @@ The sessions are bench_scale's generated shapes. Each size runs in a fresh inter
 then `adr`, `band` and `compaction` are core.replay.lab.run_strategy on that one measure, as `foldscope replay
 FILE --strategy adr,band,compaction` runs them. The exponent is the slope of log time against log messages between
 the two largest sizes (the issue's target: at most 1.1); `total` is what the CLI's replay spends beyond starting.
+`--collector default` runs with Python's own garbage collector thresholds instead of the CLI's
+(core.model.collector), to see what that setting is worth.
 """
 
 from __future__ import annotations
@@ -29,10 +31,14 @@ from bench_scale import DEFAULT_SHAPES, SHAPES, TARGET_EXPONENT, exponent  # noq
 PHASES = ("load", "calibrate", "adr", "band", "compaction")
 
 
-def child(path: str) -> dict:
+def child(path: str, collector_default: bool = False) -> dict:
     """The phases of one replay, in this interpreter: CPU seconds each, and the messages read."""
     import time
 
+    from foldscope.core.model import collector
+
+    if not collector_default:
+        collector.tune()  # as the CLI's entry point does
     from foldscope.core.formats import load_session
     from foldscope.core.model.launch import session_policy
     from foldscope.core.replay.lab import Layouts, run_strategy
@@ -59,10 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="3000,10000", help="messages per session, comma separated")
     parser.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), help=f"some of: {', '.join(SHAPES)}")
+    parser.add_argument("--collector", choices=("tuned", "default"), default="tuned",
+                        help="the garbage collector as the CLI sets it (core.model.collector), or Python's default")
     parser.add_argument("--child", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child)))
+        print(json.dumps(child(args.child, args.collector == "default")))
         return 0
     sizes = sorted(int(s) for s in args.sizes.split(","))
     for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
@@ -72,15 +80,15 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / f"session{suffix}"
                 make(path, size)
-                run = subprocess.run([sys.executable, __file__, "--child", str(path)], capture_output=True, text=True,
-                                     check=False)
+                run = subprocess.run([sys.executable, __file__, "--collector", args.collector, "--child", str(path)],
+                                     capture_output=True, text=True, check=False)
                 if run.returncode != 0:
                     print(f"{shape} {size}: failed: {run.stderr.strip().splitlines()[-1:]}")
                     return 1
                 got = json.loads(run.stdout.strip().splitlines()[-1])
                 got["total"] = sum(got[p] for p in PHASES)
                 rows.append(got)
-        print(f"\n{shape} (CPU seconds)")
+        print(f"\n{shape} (CPU seconds, {args.collector} collector)")
         print("| messages | " + " | ".join(PHASES) + " | total |")
         print("|---|" + "---|" * (len(PHASES) + 1))
         for got in rows:
