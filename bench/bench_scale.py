@@ -37,6 +37,9 @@ TARGET_EXPONENT = 1.1
 # and the tokenizer built, measured in the same run), as a multiple of the file's size: at most 2x for a line
 # format, 4x for a single JSON document.
 IMPORT_TARGET = {".jsonl": 2.0, ".json": 4.0}
+# One million tiny lines (issue 17): `inspect` under 15 s and 1 GB (1,000 MB of peak resident memory, the interpreter
+# included), judged from that size up; smaller sizes of the shape print their figures without a verdict.
+TINY_TARGET = {"lines": 1_000_000, "seconds": 15.0, "peak_mb": 1000.0}
 
 
 # -- the shapes ------------------------------------------------------------------------
@@ -298,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     from foldscope.core.formats import load_session
 
     print(f"sizes {sizes}; exponent = log time / log messages between the two largest; target <= {TARGET_EXPONENT}")
+    if "tiny lines" in args.shapes.split(",") and "inspect" in measures:
+        print(f"tiny lines: `inspect` at {TINY_TARGET['lines']:,} lines or more, target under {TINY_TARGET['seconds']:.0f} s "
+              f"and {TINY_TARGET['peak_mb']:,.0f} MB peak (the interpreter included)")
     baseline = math.nan
     if "import" in measures:
         with tempfile.TemporaryDirectory() as tmp:
@@ -335,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
                     times[measure].append((count, got["seconds"]))
                     cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" if "error" not in got
                                  else f"failed: {got['error']}")
+                    if shape == "tiny lines" and measure == "inspect" and size >= TINY_TARGET["lines"] and "error" not in got:
+                        met = got["seconds"] < TINY_TARGET["seconds"] and got["peak_mb"] < TINY_TARGET["peak_mb"]
+                        cells[-1] += (f" (target {TINY_TARGET['seconds']:.0f} s and {TINY_TARGET['peak_mb']:,.0f} MB: "
+                                      f"{'met' if met else 'NOT met'})")
                     if measure == "import" and "error" not in got:
                         ratio = (got["peak_mb"] - baseline) / (path.stat().st_size / 2**20)
                         target = IMPORT_TARGET.get(suffix, 2.0)

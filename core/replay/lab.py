@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import compress, count, islice
@@ -19,7 +20,7 @@ from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Ste
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.estimators import ADR, check_estimator
 from foldscope.core.request.first_round import included_ids, included_round
-from foldscope.core.request.marks import replay_marks
+from foldscope.core.request.marks import SEARCH, replay_marks
 from foldscope.core.request.measure import Measure, refused
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import TraceReport, holds_no_head, unseen_head
@@ -128,6 +129,9 @@ class Layouts:
         self.scale = measure.scale if scale is None else scale
         self.protected = included_ids(measure.session)
         self._laid: _Laid | None = None  # the last layout
+        # Each block key of the last layout -> its position (a view holds a message once, so keys are unique); kept
+        # as layouts change, so finding the last request's tail costs what changed, not a search back.
+        self._where: dict[Any, int] = {}
         self._alone: dict[str, float] = {}
         self.head = recorded_head(measure, report) if head is None else head
 
@@ -186,8 +190,9 @@ class Layouts:
         keep = 0
         if prev is not None and prev.shift == shift:
             keep = kept_parts(prev.serial, prev.parts, prev.head_key, m, self._key)
-        notes = [i for i in prev.notes if i < keep] if prev is not None and keep else []
-        members = [i for i in prev.members if i < keep] if prev is not None and keep else []
+        # the kept parts' notes and members (sorted part indices), cut where the kept parts end
+        notes = prev.notes[:bisect_left(prev.notes, keep)] if prev is not None and keep else []
+        members = prev.members[:bisect_left(prev.members, keep)] if prev is not None and keep else []
         # counted tokens to the end of each block, the head's included
         total = prev.totals[keep - 1] if prev is not None and keep else self.head
         keys: list[Any] = []
@@ -204,16 +209,27 @@ class Layouts:
                 assert part.message is not None  # only the head (part 0) may have no message
                 if part.message.id in protected:
                     members.append(i)
+        where = self._where
         if prev is not None and keep:  # the kept blocks' keys and ends are shared with the layout before, not copied
             laid_keys, laid_ends = prev.keys.grown(keep + shift, keys), prev.ends.grown(keep + shift, ends)
             laid_totals = prev.totals.grown(keep, totals)
+            for i, key in enumerate(since(prev.keys, keep + shift), keep + shift):  # the blocks not kept leave
+                if where.get(key) == i:
+                    del where[key]
+            where.update(zip(keys, count(keep + shift)))
         else:
             laid_keys = Shared([HIDDEN_HEAD, *keys] if shift else keys)
             laid_ends = Shared([hidden, *ends] if shift else ends)
             laid_totals = Shared(totals)
+            where.clear()
+            where.update(zip(laid_keys, count()))
         head_key = laid_keys[shift] if len(laid_keys) > shift else None
         self._laid = _Laid(m.serial, laid_keys, laid_ends, notes, members, laid_totals, m.parts, shift, head_key)
         return Layout(laid_keys, laid_ends, marks, at)
+
+    def position(self, key: Any) -> int | None:
+        """Where block `key` is in the last layout (hidden head counted), None when it is not there."""
+        return self._where.get(key)
 
     def anchors(self) -> tuple[list[int], list[int]]:
         """Positions (in the last layout, hidden head counted) of the blocks holding a note and a protected message."""
@@ -224,10 +240,11 @@ class Layouts:
 
 def place_marks(
     keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: Any, protected: frozenset[str], *,
-    notes: Sequence[int] | None = None, members: Sequence[int] | None = None,
+    notes: Sequence[int] | None = None, members: Sequence[int] | None = None, tail_at: int | None | object = SEARCH,
 ) -> tuple[Mark, ...]:
     """ADR-0127's marks on a request's blocks, as core.request.marks decides them for every request (one place)."""
-    found = replay_marks(keys, kinds, previous_tail, protected, LOOKBACK, notes=notes, members=members)
+    found = replay_marks(keys, kinds, previous_tail, protected, LOOKBACK, notes=notes, members=members,
+                         tail_at=tail_at)
     return tuple(Mark(m.block, m.lifetime) for m in found)
 
 
@@ -396,7 +413,9 @@ def run_strategy(
         layout = measure.layout(step.view, (), session.trace[step.request].at)
         if rules.mode == "marks":
             notes, members = measure.anchors()
-            layout = replace(layout, marks=place_marks(layout.keys, {}, tail, protected, notes=notes, members=members))
+            marks = place_marks(layout.keys, {}, tail, protected, notes=notes, members=members,
+                                tail_at=None if tail is None else measure.position(tail))
+            layout = replace(layout, marks=marks)
         tail = layout.keys[-1] if layout.keys else None
         out = cache.step(layout)
         run.rows.append(make_row(session, strategy, i, step, out, measure, prices))

@@ -38,6 +38,7 @@ class Sizes(Protocol):
 BAND_BRIEF_CHARS = 2000  # pi-fold bounds each brief at 2,000 characters
 BAND_MAX = 0.80  # pi-fold maxTarget: a commit fires when the view reaches it, a fraction of the ceiling
 BAND_MIN = 0.20  # pi-fold minTarget: a commit folds down to it
+CONSOLIDATE_AFTER = 10  # pi-fold consolidateAfter: how many visible roots (briefs) a parent brief is owed
 SUMMARY_CHARS = 8000  # a compaction summary: a few thousand tokens, as native compaction writes
 COMPACT_PROMPT = (
     "Summarise the conversation so far for a continuation: the task, what was done, what was found, "
@@ -131,12 +132,18 @@ def brief(session: Session, span: list[Message], max_chars: int) -> str:
 
 
 def make_note(session: Session, span: list[Message], note_id: str, max_chars: int) -> Message:
+    """A brief of `span`; its `folded_ids` are the record messages it stands for (a brief's own, for a brief in it)."""
+    ids = [i for m in span for i in (m.metadata.get("folded_ids", ()) if m.kind == "note" else (m.id,))]
+    metadata = {"context_first_index": first_index(session, span[0]), "folded_ids": ids}
+    children = [m.id for m in span if m.kind == "note"]
+    if children:
+        metadata["children"] = children  # the briefs it nests (pi-fold: folds nest, never partly overlap)
     return Message(
         id=note_id,
         kind="note",
         created_at=span[-1].created_at,
         content={"assistant_response": brief(session, span, max_chars)},
-        metadata={"context_first_index": first_index(session, span[0]), "folded_ids": [m.id for m in span]},
+        metadata=metadata,
     )
 
 
@@ -221,7 +228,30 @@ def commit(
             out.extend(span)  # a fold must strictly shrink the view
         at = b
     out.extend(view[at:])
-    return out, folded
+    out, nested = consolidate(session, out, sizes, measure)
+    return out, folded + nested
+
+
+def consolidate(session: Session, view: list[Message], sizes: Mapping[str, float],
+                measure: Sizes) -> tuple[list[Message], int]:
+    """pi-fold's nesting, in the commit's one rewrite: once the view holds CONSOLIDATE_AFTER visible roots (briefs no
+    brief in the view holds), the stalest CONSOLIDATE_AFTER of them, with what lies between them, fold into one parent
+    brief, itself a root. Without it every commit of a long session leaves one more brief that is never folded again,
+    until the briefs alone pass max_target and every request commits. `sizes`: the pre-commit view's parts."""
+    taken = 0
+    while True:
+        roots = [i for i, m in enumerate(view) if m.kind == "note"]
+        if len(roots) < CONSOLIDATE_AFTER:
+            return view, taken
+        a, b = roots[0], roots[CONSOLIDATE_AFTER - 1] + 1
+        span = view[a:b]
+        ids = span[0].metadata["folded_ids"], span[-1].metadata["folded_ids"]
+        parent = make_note(session, span, f"band:{ids[0][0]}:{ids[1][-1]}:parent", BAND_BRIEF_CHARS)
+        size = sum(measure.alone(m) if m.kind == "note" else sizes.get(m.id, 0) for m in span)
+        if measure.alone(parent) >= size:
+            return view, taken  # a fold must strictly shrink the view
+        view = view[:a] + [parent] + view[b:]
+        taken += len(span)
 
 
 def compaction(session: Session, measure: Sizes) -> Iterator[Step]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -80,9 +80,30 @@ class Measurement:
         if laid is None or n > 3:
             return sorted(self.parts, key=lambda p: -p.tokens)[:n]
         head = self.parts[0]
-        cand = laid.top + [(-head.tokens, 0, head)]
+        cand = kept_top(laid) + [(-head.tokens, 0, head)]
         cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[laid.kept:], laid.kept)]
         return [p for _, _, p in heapq.nsmallest(n, cand, key=lambda c: (c[0], c[1]))]
+
+
+def _top_three(cand: Iterable[tuple]) -> list:
+    return heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
+
+
+def kept_top(laid: Laid) -> list:
+    """The three largest of `laid`'s kept parts as (-tokens, index, part), worked out the first time they are asked
+    for and kept, so the next layout can carry them forward (carried_top)."""
+    if laid.top is None:
+        laid.top = _top_three((-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[:laid.kept]))
+    return laid.top
+
+
+def carried_top(base: Laid, kept: int) -> list | None:
+    """The three largest of the first `kept` parts of a layout made from `base`, from base's standing three and the
+    parts it had not kept, so Measurement.largest costs what changed; None (work them out when asked) when base's
+    were never asked for, or fewer parts are kept than base kept (the standing three may lie past them)."""
+    if base.top is None or kept < base.kept:
+        return None
+    return _top_three(base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept:kept], base.kept)])
 
 
 class Counter:
@@ -145,13 +166,8 @@ class Counter:
         laid = lay_out(messages, base, p, inputs, self._serial, record=record, policy=policy, tools=tools,
                        first_round=first_round, marks=marks, key_of=key_of)
         self._count_laid(laid, record, policy, first_round)
-        # The three largest kept parts, carried forward so that Measurement.largest costs what changed.
         if base is not None and laid.since == base.serial:
-            if laid.kept >= base.kept:
-                cand = base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept:laid.kept], base.kept)]
-            else:  # fewer kept than before: the standing three may lie past them
-                cand = [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[:laid.kept])]
-            laid.top = heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
+            laid.top = carried_top(base, laid.kept)
         kept = laid.kept + 1 if base is not None and base.head == laid.head else 0
         return self._remembered(laid, kept)
 
@@ -197,11 +213,7 @@ class Counter:
         laid = Laid(self._serial, base.inputs, view, seq, base.system, base.aruns, flat, base.roles, keys, parts, cum,
                     base.notes, base.ends, base.members, base.marked, base.head, base.stable, fi, base.serial,
                     base.irregular, where=where)
-        if fi >= base.kept:
-            cand = base.top + [(-p.tokens, j + 1, p) for j, p in enumerate(base.parts[base.kept:fi], base.kept)]
-        else:
-            cand = [(-p.tokens, j + 1, p) for j, p in enumerate(parts[:fi])]
-        laid.top = heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
+        laid.top = carried_top(base, fi)
         return self._remembered(laid, fi + 1)
 
     def _count_laid(self, laid: Laid, record, policy, first_round) -> None:

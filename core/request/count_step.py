@@ -50,7 +50,9 @@ class Laid:
     kept: int  # leading blocks taken unchanged from the state this one extends
     since: int  # that state's serial (-1: planned whole)
     irregular: bool = False  # a pairing that a shorter view could decide otherwise (core.request.plan.plan_runs)
-    top: list = field(default_factory=list)  # the three largest kept parts as (-tokens, index, part)
+    # The three largest kept parts as (-tokens, index, part); None until asked for (Measurement.largest), since
+    # replay never asks and working them out after a fold walks every kept part.
+    top: list | None = None
     where: dict | None = field(default=None, repr=False)  # id(result) -> (seq position, flat position), see places
 
 

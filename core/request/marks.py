@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 MAX_MARKS = 4
 ONE_HOUR, FIVE_MINUTES = "1h", "5m"
@@ -106,19 +106,26 @@ def strip_marks(value: Any) -> Any:
     return value
 
 
+SEARCH = object()  # replay_marks' tail_at when the caller does not know where the last tail is: search back for it
+
+
 def replay_marks(keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: Any, protected: frozenset[str],
                  lookback: int, *, notes: Sequence[int] | None = None,
-                 members: Sequence[int] | None = None) -> tuple[MarkAt, ...]:
+                 members: Sequence[int] | None = None, tail_at: int | None | object = SEARCH) -> tuple[MarkAt, ...]:
     """The marks for replay's block keys (the head keyed by a tuple, each message by its id).
 
     `notes` and `members`, when given, are the positions of the blocks holding a note and a protected
-    message (a caller that keeps them from request to request need not scan every block)."""
+    message, and `tail_at` where `previous_tail` is (None: not there); a caller that keeps them from request to
+    request need not scan every block."""
     if not keys:
         return ()
     last = len(keys) - 1
     at = None
     if previous_tail is not None:
-        at = next((i for i in range(last, -1, -1) if keys[i] == previous_tail), None)
+        if tail_at is SEARCH:
+            at = next((i for i in range(last, -1, -1) if keys[i] == previous_tail), None)
+        else:
+            at = cast("int | None", tail_at)
         if at is not None and last - at <= lookback:
             at = None
     if notes is None:

@@ -28,6 +28,9 @@ WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
 # Messages stored a batch at a time: only one batch's message rows are held (a whole record's rows, about 350
 # bytes a message, were most of an import's peak memory on a file of many tiny lines).
 IMPORT_BATCH = 10_000
+# The mapped source file's pages are let go each time this many of its bytes have been read (hashed or sliced into
+# originals): a mapped page read counts in the process's resident memory until let go.
+RELEASE_BYTES = 8 << 20
 # SQLite's page cache while a session is imported, in KiB, against its 2 MB default: the bodies' key and the
 # messages' body index are B-trees of random keys, each insert touching a random page, so once those indexes
 # outgrow the cache every row reads and writes pages (an import of 300k tiny lines took 18 s, 8 s with a cache
@@ -824,6 +827,7 @@ class _Source:
         self.data: bytes | mmap.mmap = b""
         self._handle: BinaryIO | None = None
         self._dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+        self._unreleased = 0  # bytes sliced from the mapping since its pages were last let go
 
     def __enter__(self) -> _Source:
         path = Path(self.session.source) if self.session.source else None
@@ -835,8 +839,7 @@ class _Source:
                 raise ReadError(str(path), "", "the file changed after it was read; open it again to import it")
             # Mapped, not read: the pages are the file's own, shared with the page cache.
             self.data = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
-            self.sha256, self.size = hashlib.sha256(self.data).hexdigest(), stat.st_size
-            self.release()
+            self.sha256, self.size = self._hash(), stat.st_size
             sample = self.session.extras.get("inspect", {}).get("sample") if self.session.format == "inspect" else None
             if sample is not None:  # one Inspect AI log holds several sessions: each sample is its own source
                 epoch = self.session.extras["inspect"].get("epoch")
@@ -858,6 +861,16 @@ class _Source:
             self._handle.close()
             self._handle = None
 
+    def _hash(self) -> str:
+        """The file's SHA-256, hashed a window at a time with each window's pages let go after it: hashing the
+        whole mapping at once would make the whole file resident for a moment, the import's peak."""
+        digest = hashlib.sha256()
+        with memoryview(self.data) as view:
+            for start in range(0, len(view), RELEASE_BYTES):
+                digest.update(view[start : start + RELEASE_BYTES])
+                self.release()
+        return digest.hexdigest()
+
     def release(self) -> None:
         """Let go of the file's pages this process has read (they stay in the page cache): a mapped page read
         counts in the process's resident memory, so the whole file would, once hashed and sliced."""
@@ -870,8 +883,14 @@ class _Source:
         if source is not None and lines:
             data, starts = self.data, source.starts
             if len(lines) == 1:
-                return data[starts[lines[0] - 1] : starts[lines[0]]].rstrip(b"\r\n")
-            return b"\n".join(data[starts[n - 1] : starts[n]].rstrip(b"\r\n") for n in lines)
+                got = data[starts[lines[0] - 1] : starts[lines[0]]].rstrip(b"\r\n")
+            else:
+                got = b"\n".join(data[starts[n - 1] : starts[n]].rstrip(b"\r\n") for n in lines)
+            self._unreleased += len(got)
+            if self._unreleased >= RELEASE_BYTES:
+                self.release()
+                self._unreleased = 0
+            return got
         return self._dumps(message.raw if message.raw is not None else message_dict(message)).encode("utf-8")
 
 

@@ -34,6 +34,9 @@ class WholeLayouts(Layouts):
         self._keys = keys
         return Layout(tuple(keys), tuple(int(e) for e in ends), marks, at)
 
+    def position(self, key):
+        return next((i for i in range(len(self._keys) - 1, -1, -1) if self._keys[i] == key), None)
+
     def anchors(self):
         notes = [i for i, k in enumerate(self._keys) if self._kinds.get(k) == "note"]
         members = [i for i, k in enumerate(self._keys) if k in self.protected]
@@ -141,6 +144,7 @@ def test_a_layout_equals_the_one_built_whole_whatever_was_measured_between_two_l
     whole = WholeLayouts(under(session, ceiling=50_000, caching=caching), head=head, scale=1.25)
     view: list = list(record[:3])
     taken, made = 3, 0
+    seen: set = set()  # every block key laid out so far
     for op, n in steps:
         if op == "arrive":
             view = view + record[taken:taken + n]
@@ -164,6 +168,9 @@ def test_a_layout_equals_the_one_built_whole_whatever_was_measured_between_two_l
         got, want = fast.layout(view, (), None), whole.layout(view, (), None)
         assert (got.keys, got.ends) == (want.keys, want.ends)
         assert fast.anchors() == whole.anchors()
+        for key in {*seen, *want.keys}:  # where each block of this layout is, and that no block left stays found
+            assert fast.position(key) == whole.position(key)
+        seen.update(want.keys)
 
 
 def test_a_layout_keeps_no_block_when_the_head_changed_under_the_same_parts():

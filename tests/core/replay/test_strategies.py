@@ -185,3 +185,23 @@ def test_each_step_sends_the_view_before_and_what_arrived_sharing_the_view_befor
                 kept += whole
             before, sent = list(step.view), step.view
         assert kept > 0 and (folded or name == "none")
+
+
+def test_band_nests_the_stalest_briefs_once_consolidate_after_roots_stand():
+    # pi-fold 3.1.0: consolidateAfter is how many visible roots a parent is owed; folds nest, never partly overlap.
+    # Without nesting a long session's briefs pile up until they alone pass max_target and every request commits.
+    from foldscope.core.replay.strategies import CONSOLIDATE_AFTER, band
+    s = tool_session(300)
+    settings = under(s, ceiling=Layouts(under(s)).estimate(list(s.record)) // 40)
+    order = {m.id: i for i, m in enumerate(s.record)}
+    steps = list(band(s, Layouts(settings)))
+    parents = {m.id: m for st in steps for m in st.view if m.metadata.get("children")}
+    assert parents, "a session forty times its ceiling must nest briefs"
+    for st in steps:
+        assert sum(m.kind == "note" for m in st.view) < CONSOLIDATE_AFTER
+    for parent in parents.values():
+        ids = parent.metadata["folded_ids"]  # the record messages it stands for, in record order, each once
+        assert all(i in order for i in ids) and [order[i] for i in ids] == sorted({order[i] for i in ids})
+    rows = run_strategy(s, "band", settings, prices=HAIKU).rows
+    assert max(r.estimate for r in rows) < settings.ceiling
+    assert sum(r.folds for r in rows) < len(rows) / 2  # commits stay spaced: the band's hysteresis holds

@@ -67,3 +67,24 @@ def test_a_failure_in_a_later_batch_leaves_no_rows(corpus_dev, tmp_path, monkeyp
     # the page cache the import widened is back to what the connection had
     assert library.conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
     library.close()
+
+
+@pytest.mark.parametrize("name", ["claude_code/session-196820da.jsonl", "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"])
+def test_letting_go_of_the_file_every_few_bytes_stores_what_one_window_stored(corpus_dev, tmp_path, monkeypatch, name):
+    """The source is hashed and sliced a window at a time (RELEASE_BYTES) with its pages let go after each window:
+    a window of 1,000 bytes (many windows, a hash update and a release each) stores the same rows and the same
+    source hash as one window as large as the file."""
+    session = load_session(str(CORPUS_DEV / name))
+    size = (CORPUS_DEV / name).stat().st_size
+    assert size > 3_000  # several windows
+    monkeypatch.setattr(store, "RELEASE_BYTES", size + 1)
+    with Library(tmp_path / "one.db") as library:
+        library.import_session(session)
+    monkeypatch.setattr(store, "RELEASE_BYTES", 1_000)
+    with Library(tmp_path / "windows.db") as library:
+        library.import_session(session)
+    assert rows(tmp_path / "windows.db") == rows(tmp_path / "one.db")
+    import hashlib
+
+    (stored,) = rows(tmp_path / "windows.db")["sessions"][0][3:4]
+    assert stored == hashlib.sha256((CORPUS_DEV / name).read_bytes()).hexdigest()
