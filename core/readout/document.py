@@ -59,6 +59,8 @@ class Document:
     # False while only the reader's output is here (first_document): no token counts, no measured trace yet;
     # the lists and the window map show the record, its blocks sized by characters and saying so.
     counted: bool = True
+    # The first look at a large line-format file (first_part): the share of its bytes read so far; None once whole.
+    read_part: float | None = None
     # The cache report (core.readout.cost_facts.document_cache) from the trace's own count, and what it was made for
     # (the session, policy and trace length): the cache lane and the Cost panel read it, neither counts again.
     cache: Any = None
@@ -167,6 +169,12 @@ class Document:
     def sizes(self) -> list[int]:
         """What the window map sizes each message by: its tokens once counted, its characters before."""
         return self.tokens if self.counted else self.chars
+
+    def reading_note(self) -> str:
+        """What a panel adds while only the first part of the file is shown ("" once it is read whole)."""
+        if self.read_part is None:
+            return ""
+        return f"the first {self.read_part:.0%} of the file, the rest still being read"
 
     def size_label(self, index: int) -> str:
         """A message's size as a panel names it: its tokens, or its characters while they are not counted."""
@@ -303,6 +311,35 @@ class OutReasons(Mapping[int, str]):
         return self._size - sum(1 for index in self._in_view if 0 <= index < self._size)
 
 
+# A Claude Code or Codex file over twice this size shows its first part while the rest is read (issue 17: usable
+# within 3 s of launch): at about 40 MB a second, the first look costs a few tenths of a second and the whole read
+# of a 176 MB file four.
+FIRST_PART_BYTES = 16 * 2**20
+FIRST_PART_FORMATS = ("claude_code", "codex")  # line formats whose first lines read as the file's start (core.formats.follow)
+
+
+def first_part(path: str) -> Document | None:
+    """The first FIRST_PART_BYTES of a large Claude Code or Codex file as the first step shows it (read_part: the
+    share read), or None for any other file, or one whose first part does not read (the whole read reports it).
+    The lines are read as following a live file reads them, so the record is the start of the whole file's."""
+    from foldscope.core.formats import detect_format
+    from foldscope.core.formats.follow import Follower
+    from foldscope.core.model.session import ReadError
+
+    try:
+        size = os.path.getsize(path)
+        if size <= 2 * FIRST_PART_BYTES or detect_format(path) not in FIRST_PART_FORMATS:
+            return None
+        follower = Follower(path)
+        follower.poll(until=FIRST_PART_BYTES)
+        session = follower.session()
+    except (OSError, ReadError):
+        return None
+    document = first_document(session, path)
+    document.read_part = follower.bytes_read / size
+    return document
+
+
 def first_document(session: Session, path: str) -> Document:
     """The reader's output as the GUI shows it first: the full record, the active view and why each message is
     out, each message's characters, and nothing counted (`counted` False). Cheap: no tokenising, no trace."""
@@ -356,9 +393,10 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     build its Document (runs in a worker).
 
     Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
-    nothing counted); then the trace is measured (`on_count` hears each request's count) and every message
-    counted, and the counted Document is returned. Counts the library already keeps for this session (by
-    the same tokenizer) are used, not counted again.
+    nothing counted; a large line-format file's first part before that, first_part); then the trace is
+    measured (`on_count` hears each request's count) and every message counted, and the counted Document
+    is returned. A session the library holds a current snapshot of (core.store.snapshot, docs/library.md) is
+    rebuilt from it instead of read, its counter seeded with the counts kept: nothing is read or counted again.
 
     A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
     stops the session from opening: the Document is built from the file in memory, without a library id
@@ -383,6 +421,10 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
         if memo is not None:
             counter.seed(*memo)
     else:
+        if shown is not None and sample is None:
+            part = first_part(path)
+            if part is not None:
+                shown(part)
         session = load_session(path, sample=sample)
     if shown is not None:
         shown(first_document(session, path))
