@@ -3,6 +3,7 @@ times, extras, subagents), its figures are the same, nothing is read or counted 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
@@ -392,6 +393,31 @@ def test_a_counter_seeded_from_the_kept_memo_counts_every_request_the_same_token
         seeded.seed(*snapshot.load_memo(snapshot.dump_memo(fresh.memo(), session.record), rebuilt.record))
         assert [r.counted for r in Measure(rebuilt, counter=seeded).trace.rows] == expected, path.name
         assert seeded.tokenised_chars == 0, path.name
+
+
+def test_a_memo_naming_a_class_or_a_message_past_the_record_is_refused(tmp_path):
+    from foldscope.core.model.session import FullRecord, Message
+
+    record = FullRecord([Message("a", "instruction", None, {"instruction": "hi"})])
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, ("touch " + str(tmp_path / "ran"),))
+
+    for memo in (({("k",): Boom()}, {}, {}),):
+        with pytest.raises(snapshot.SnapshotError):
+            snapshot.load_memo(zlib.compress(pickle.dumps(memo)), record)
+    assert not (tmp_path / "ran").exists()
+
+    for far in (5, -1):  # past the end, and before the start (which Python's indexing would take from the end)
+        class Far(pickle.Pickler):
+            def persistent_id(self, obj, far=far):
+                return far if isinstance(obj, Message) else None
+
+        out = io.BytesIO()
+        Far(out).dump(({(record[0], "text"): 3}, {}, {}))
+        with pytest.raises(snapshot.SnapshotError):
+            snapshot.load_memo(zlib.compress(out.getvalue()), record)
 
 
 def test_a_memo_key_naming_a_message_outside_the_record_is_not_kept():
