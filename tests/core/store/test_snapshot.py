@@ -477,3 +477,28 @@ def test_removing_a_session_removes_its_snapshot(tmp_path):
         library.remove_sessions([document.library_id])
         assert library.conn.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] == 0
         assert library.stored_session(path) is None
+
+
+def test_inspect_with_a_library_reopens_from_its_snapshot_with_every_figure_the_same(corpus_dev, tmp_path, monkeypatch, capsys):
+    import foldscope.core.formats as formats
+    from foldscope.core.cli.main import main
+    from foldscope.core.request import count
+
+    db = str(tmp_path / "library.db")
+    for path in _dev_files(corpus_dev)[::4]:
+        assert main(["inspect", str(path), "--db", db, "--json"]) == 0
+        first = json.loads(capsys.readouterr().out)
+        counters: list[count.Counter] = []
+        seed = count.Counter.seed
+
+        def seeded(self, *memo, seen=counters):
+            seed(self, *memo)
+            seen.append(self)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(formats, "load_session", lambda *a, **k: pytest.fail("the file was read again"))
+            patch.setattr(count.Counter, "seed", seeded)
+            assert main(["inspect", str(path), "--db", db, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == first, path.name
+        assert counters, f"{path.name}: the counter was not seeded from the library"
+        assert counters[0].tokenised_chars == 0, f"{path.name}: counted again"
