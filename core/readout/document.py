@@ -387,14 +387,16 @@ def build_document(session: Session, path: str, report: Report = _no_report,
 
 def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,
                   policy: Policy | PolicyChoice | None = None, sample: str | None = None, *,
-                  shown: Callable[[Document], None] | None = None, on_count: OnCount | None = None) -> Document:
+                  shown: Callable[[Document], None] | None = None, on_count: OnCount | None = None,
+                  counted: Callable[[Document], None] | None = None) -> Document:
     """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
     build its Document (runs in a worker).
 
     Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
     nothing counted; a large line-format file's first part before that, first_part); then the trace is
-    measured (`on_count` hears each request's count) and every message counted, and the counted Document
-    is returned. Counts the library already keeps for this session (by
+    measured (`on_count` hears each request's count) and every message counted; `counted` gets the counted
+    Document before it is stored in the library (the import reads the session, so nothing may change it
+    until this returns), and the stored one is returned. Counts the library already keeps for this session (by
     the same tokenizer) are used, not counted again.
 
     A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
@@ -425,6 +427,8 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
         document = build_document(session, path, report, policy, tokens=stored, on_count=on_count)
     document.library_problem = problem
+    if counted is not None:
+        counted(document)
     if problem is None:
         try:
             document.library_id = import_into_library(session, db, report, document.tokens)
