@@ -491,7 +491,7 @@ def test_inspect_with_a_library_reopens_from_its_snapshot_with_every_figure_the_
         counters: list[count.Counter] = []
         seed = count.Counter.seed
 
-        def seeded(self, *memo, seen=counters):
+        def seeded(self, *memo, seen=counters, seed=seed):
             seed(self, *memo)
             seen.append(self)
 
