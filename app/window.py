@@ -785,9 +785,11 @@ class MainWindow(QMainWindow):
             return
         if not doc.counted:  # the first step of a load: characters only, and saying so
             out = doc.record_size - doc.view_size
+            reading = doc.reading_note()
             self.record_list.set_heading(f"{counted(doc.record_size, 'message')} · {counted(sum(doc.chars), 'character')}"
-                                         f" · {out:,} out of the active view")
-            self.view_list.set_heading(f"now · {counted(doc.view_size, 'message')} · counting tokens…")
+                                         f" · {out:,} out of the active view" + (f" · {reading}" if reading else ""))
+            self.view_list.set_heading(f"now · {counted(doc.view_size, 'message')} · "
+                                       + ("reading the file…" if reading else "counting tokens…"))
             self.status_label.set_parts(status_parts(doc))
             self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
             return

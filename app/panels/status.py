@@ -14,7 +14,9 @@ def status_parts(doc: Document) -> list[str]:
     """The line's parts in order of need: a narrow window drops them from the end, never one cut in two."""
     session = doc.session
     if not doc.counted:  # the first step of a load: no size is known yet, and the line says so first
-        parts = ["counting tokens and measuring the requests: sizes are in characters until then"]
+        reading = doc.reading_note()
+        parts = [f"showing {reading}; then counting tokens: sizes are in characters until then" if reading
+                 else "counting tokens and measuring the requests: sizes are in characters until then"]
         if session.trace:
             parts.append(counted(len(session.trace), "request"))
         return parts + [f"Format: {session.format}", f"full record {counted(doc.record_size, 'message')}",

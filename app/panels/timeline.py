@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from foldscope.app.panels.cache_lane import ROOMY_FROM, CacheLane, lane_height
@@ -57,6 +58,46 @@ class BranchSeries:
     folds: tuple[int, ...] = ()  # fold passes that landed before each branch request
 
 
+class CountingColumns:
+    """The trace's counts so far as a loading timeline draws them: one bar per request while the requests fit the
+    plot's pixel columns, else the tallest count of each column (each count folded in once, as it comes); the
+    reported input's dots one per column and pixel row (the plot's `rows` span at least the largest). So a
+    paint while the trace is measured costs the plot's width, not the number of requests."""
+
+    def __init__(self, columns: int, requests: int, reported: Sequence[int], rows: int = 1000) -> None:
+        self.per_request = requests <= columns
+        self.columns = requests if self.per_request else columns
+        self.requests = max(1, requests)
+        self.tallest = [0] * self.columns
+        self.folded = 0  # how many counts are in `tallest`
+        self.most_counted = 0
+        self.most_reported = max(reported[:requests], default=0)
+        unit = max(self.most_reported / max(rows, 1), 1.0)  # under a pixel: the plot's top is above the largest
+        dots: list[dict[int, int]] = [{} for _ in range(self.columns)]
+        for k, value in enumerate(reported[:requests]):
+            if value:
+                dots[self.column(k)].setdefault(round(value / unit), value)
+        self.dots = [tuple(values.values()) for values in dots]
+
+    def column(self, request: int) -> int:
+        return request * self.columns // self.requests
+
+    def fold(self, counts: Sequence[int]) -> None:
+        """Fold in the counts that came since the last paint (a shorter sequence is another load: start again)."""
+        if len(counts) < self.folded:
+            self.tallest = [0] * self.columns
+            self.folded = self.most_counted = 0
+        tallest = self.tallest
+        for k in range(self.folded, min(len(counts), self.requests)):
+            count = counts[k]
+            column = k * self.columns // self.requests
+            if count > tallest[column]:
+                tallest[column] = count
+            if count > self.most_counted:
+                self.most_counted = count
+        self.folded = len(counts)
+
+
 class Timeline(QWidget):
     """One bar per request (its size) with a dot for the reported input, the rules across, folds marked.
 
@@ -74,6 +115,8 @@ class Timeline(QWidget):
         # While a load measures the trace: the requests counted so far, out of how many (app.loading.TraceCounts).
         self.counting: tuple[tuple[int, ...], int] = ((), 0)
         self._layer: tuple[tuple, QPixmap] | None = None  # the bars, drawn once per requests, size and theme
+        self._columns: tuple[tuple, CountingColumns] | None = None  # the counts so far by pixel column, while loading
+        self._dots: tuple[tuple, QPixmap] | None = None  # the reported input's dots while loading, drawn once
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
@@ -280,28 +323,67 @@ class Timeline(QWidget):
 
     def _draw_counting(self, painter: QPainter, text: QColor) -> None:
         """The first step of a load: a bar per request as its count comes in, with the reported input's dots.
-        No axis figures: a count without its unseen head and scale is progress, not the size shown later."""
+        No axis figures: a count without its unseen head and scale is progress, not the size shown later.
+        More requests than pixel columns are drawn a column at a time (CountingColumns)."""
         counts, requests = self.counting
         plot = self._plot()
-        usage = [r.usage.reported_input if r.usage is not None else 0 for r in self.document.session.trace]
-        top = max(max(counts, default=0), max(usage, default=0), 1) * 1.08
-        width = plot.width() / max(requests, 1)
+        columns = self._counting_columns(plot, requests)
+        columns.fold(counts)
+        top = max(columns.most_counted, columns.most_reported, 1) * 1.08
         bar = muted_colour()
-        for k, count in enumerate(counts):
-            y = self._y(count, plot, top)
-            painter.fillRect(QRectF(plot.left() + k * width, y, max(width * 0.7, 0.5), plot.bottom() - y), bar)
-        painter.setPen(QPen(text, 1))
-        painter.setBrush(text)
-        for k, reported in enumerate(usage[:requests]):
-            if reported:
-                painter.drawEllipse(QPointF(plot.left() + (k + 0.5) * width, self._y(reported, plot, top)), 1.5, 1.5)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        if columns.per_request:
+            width = plot.width() / max(requests, 1)
+            for k, count in enumerate(counts):
+                y = self._y(count, plot, top)
+                painter.fillRect(QRectF(plot.left() + k * width, y, max(width * 0.7, 0.5), plot.bottom() - y), bar)
+        else:
+            width = plot.width() / columns.columns
+            for c, count in enumerate(columns.tallest):
+                if count:
+                    y = self._y(count, plot, top)
+                    painter.fillRect(QRectF(plot.left() + c * width, y, width, plot.bottom() - y), bar)
+        painter.drawPixmap(0, 0, self._dots_layer(columns, plot, top, width, text))
         painter.setPen(QPen(muted_colour(), 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         painter.setPen(text)
-        legend = (f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
+        reading = self.document.reading_note()
+        legend = (f"{counted(requests, 'request')} in {reading}   ·   dots: reported input" if reading else
+                  f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
                   "the sizes and stepping come when every request is measured")
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
+
+    def _dots_layer(self, columns: CountingColumns, plot: QRectF, top: float, width: float, text: QColor) -> QPixmap:
+        """The reported input's dots, drawn once per load, size and scale (the scale moves only when a count
+        passes every reported input): a paint while counting draws the bars so far over it."""
+        ratio = self.devicePixelRatioF()
+        key = (id(columns), top, width, self.size().toTuple(), ratio, text.rgba())
+        if self._dots is not None and self._dots[0] == key:
+            return self._dots[1]
+        layer = QPixmap(self.size() * ratio)
+        layer.setDevicePixelRatio(ratio)
+        layer.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(layer)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(text, 1))
+        painter.setBrush(text)
+        for c, values in enumerate(columns.dots):
+            x = plot.left() + (c + 0.5) * width
+            for reported in values:
+                painter.drawEllipse(QPointF(x, self._y(reported, plot, top)), 1.5, 1.5)
+        painter.end()
+        self._dots = (key, layer)
+        return layer
+
+    def _counting_columns(self, plot: QRectF, requests: int) -> CountingColumns:
+        """The counts so far by pixel column, kept across the paints of one load (each count folded in once)."""
+        doc = self.document
+        assert doc is not None
+        key = (id(doc.session), requests, int(plot.width()), int(plot.height()))
+        kept = self._columns
+        if kept is None or kept[0] != key:
+            reported = [r.usage.reported_input if r.usage is not None else 0 for r in doc.session.trace]
+            kept = self._columns = (key, CountingColumns(int(plot.width()), requests, reported, int(plot.height())))
+        return kept[1]
 
     def _draw_original_bar(self, painter: QPainter, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:
         """After a what-if's start: the original's request, drawn as an outline to compare the branch with."""

@@ -278,7 +278,9 @@ class WindowMap(QWidget):
         which = "the next request" if doc.shown is None else f"request {doc.shown}"
         if not doc.counted:
             view_chars = sum(doc.chars[i] for i in doc.view_position)
-            return [f"{which}: {view_chars:,} characters · full record {sum(doc.chars):,} characters",
+            reading = doc.reading_note()
+            return [f"{which}: {view_chars:,} characters · full record {sum(doc.chars):,} characters"
+                    + (f" ({reading})" if reading else ""),
                     "blocks sized by characters until the tokens are counted", "click a block to select it"]
         marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
         return [f"{which}: estimate {doc.shown_size:,} tokens · full record {doc.record_tokens():,}", marks,

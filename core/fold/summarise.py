@@ -112,14 +112,20 @@ def brief(span: Sequence[Message], calls: Sequence[Mapping[str, Any]], max_chars
         if message.kind == "note":
             lines = [ln for ln in lines if not ln.startswith("[CONTEXT COMPACTION]")][:1]
         parts.extend("- " + _clip_line(line, _LINE_CHARS) for line in lines)
-    if calls:
+    count = len(parts) + (1 + len(calls) if calls else 0)  # the lines of the brief written whole
+    if calls:  # a note carries the lists of the notes it folds: write only the calls that can show
         parts.append(f"Calls ({len(calls)}):")
-        parts.extend("- " + call_line(call) for call in calls)
+        size = sum(map(len, parts)) + len(parts) - 1
+        for call in calls:
+            if size > max_chars:
+                break
+            parts.append("- " + call_line(call))
+            size += len(parts[-1]) + 1
     text = "\n".join(parts)
-    if len(text) <= max_chars:
+    if len(parts) == count and len(text) <= max_chars:
         return text
     cut = text[: max_chars - 40].rsplit("\n", 1)[0]
-    rest = text[len(cut):].count("\n")
+    rest = count - cut.count("\n") - 1  # the lines after the cut, written or not
     return f"{cut}\n- ... {rest} more lines"[:max_chars]
 
 

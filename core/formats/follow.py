@@ -10,7 +10,7 @@ another branch makes the follower read the file again whole (counted in `rereads
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,12 +113,13 @@ class Follower:
         """Non-blank lines parsed since following began, over every poll (whole re-reads not included)."""
         return self.tail.parsed
 
-    def poll(self) -> Growth:
-        """Read the lines added since the last poll; ReadError on a line that is not JSON or a file rewritten."""
+    def poll(self, until: int | None = None) -> Growth:
+        """Read the lines added since the last poll; ReadError on a line that is not JSON or a file rewritten.
+        With `until`, stop after the line that ends at or past that byte (the first part of a large file)."""
         b = self.builder
         before = self.session() if self._whole is not None else None
         messages, requests, parsed = len(b.record), len(b.trace) + b.request_open, self.tail.parsed
-        feed_all(self.tail.read(), self._feed, b)
+        feed_all(self.tail.read() if until is None else self._read_until(until), self._feed, b)
         lines = self.tail.parsed - parsed
         if self._pi is not None and self._pi.branched and lines:
             if before is None:
@@ -128,6 +129,17 @@ class Follower:
             return Growth(lines, len(self._whole.record) - len(before.record),
                           len(self._whole.trace) - len(before.trace), reread=True)
         return Growth(lines, len(b.record) - messages, len(b.trace) + b.request_open - requests)
+
+    def _read_until(self, until: int) -> Iterator[tuple[int, int, Any]]:
+        for line in self.tail.read():
+            yield line
+            if self.tail.offset >= until:
+                return
+
+    @property
+    def bytes_read(self) -> int:
+        """Where the complete lines read so far end."""
+        return self.tail.offset
 
     def session(self) -> Session:
         """The session as read so far."""

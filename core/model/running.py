@@ -4,6 +4,7 @@ shared part is read from the view before and only the rest is added."""
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, count
 from typing import Generic, TypeVar
@@ -77,21 +78,26 @@ class RunningSum(Generic[T]):
     first k items with the one before (the same objects) costs its other items, not k. `value` must depend
     only on the item (items are immutable; each is valued once per time it joins the kept view)."""
 
-    def __init__(self, value: Callable[[T], int]) -> None:
+    def __init__(self, value: Callable[[T], int], mark: Callable[[T], bool] | None = None) -> None:
         self._value = value
+        self._mark = mark  # items whose positions are kept too (since_last_mark)
         self._items: Sequence[T] = []  # the last view: a list kept in place, or the Shared view itself
         self._cum: list[int] = [0]  # _cum[i] = the sum over the first i items
+        self._marks: list[int] = []  # positions of the marked items of the last view, in order
 
     def total(self, view: Sequence[T]) -> int:
         k = common_start(self._items, view)
         if k < len(self._cum) - 1:
             del self._cum[k + 1:]
+            del self._marks[bisect_left(self._marks, k):]
         if k < len(view):
-            value, cum = self._value, self._cum
+            value, cum, mark, marks = self._value, self._cum, self._mark, self._marks
             running = cum[-1]
-            for item in _shared.since(view, k):
+            for i, item in enumerate(_shared.since(view, k), k):
                 running += value(item)
                 cum.append(running)
+                if mark is not None and mark(item):
+                    marks.append(i)
         if isinstance(view, Shared):
             self._items = view  # never changed, so kept as it is: the next view shares its chunks
         else:
@@ -100,3 +106,8 @@ class RunningSum(Generic[T]):
             items.extend(view[k:])
             self._items = items
         return self._cum[len(view)]
+
+    def since_last_mark(self, view: Sequence[T]) -> int:
+        """The sum over the items after the view's last marked item (all of them when none is marked)."""
+        total = self.total(view)
+        return total - self._cum[self._marks[-1] + 1] if self._marks else total

@@ -59,6 +59,8 @@ class Document:
     # False while only the reader's output is here (first_document): no token counts, no measured trace yet;
     # the lists and the window map show the record, its blocks sized by characters and saying so.
     counted: bool = True
+    # The first look at a large line-format file (first_part): the share of its bytes read so far; None once whole.
+    read_part: float | None = None
     # The cache report (core.readout.cost_facts.document_cache) from the trace's own count, and what it was made for
     # (the session, policy and trace length): the cache lane and the Cost panel read it, neither counts again.
     cache: Any = None
@@ -167,6 +169,12 @@ class Document:
     def sizes(self) -> list[int]:
         """What the window map sizes each message by: its tokens once counted, its characters before."""
         return self.tokens if self.counted else self.chars
+
+    def reading_note(self) -> str:
+        """What a panel adds while only the first part of the file is shown ("" once it is read whole)."""
+        if self.read_part is None:
+            return ""
+        return f"the first {self.read_part:.0%} of the file, the rest still being read"
 
     def size_label(self, index: int) -> str:
         """A message's size as a panel names it: its tokens, or its characters while they are not counted."""
@@ -303,6 +311,35 @@ class OutReasons(Mapping[int, str]):
         return self._size - sum(1 for index in self._in_view if 0 <= index < self._size)
 
 
+# A Claude Code or Codex file over twice this size shows its first part while the rest is read (issue 17: usable
+# within 3 s of launch): at about 40 MB a second, the first look costs a few tenths of a second and the whole read
+# of a 176 MB file four.
+FIRST_PART_BYTES = 16 * 2**20
+FIRST_PART_FORMATS = ("claude_code", "codex")  # line formats whose first lines read as the file's start (core.formats.follow)
+
+
+def first_part(path: str) -> Document | None:
+    """The first FIRST_PART_BYTES of a large Claude Code or Codex file as the first step shows it (read_part: the
+    share read), or None for any other file, or one whose first part does not read (the whole read reports it).
+    The lines are read as following a live file reads them, so the record is the start of the whole file's."""
+    from foldscope.core.formats import detect_format
+    from foldscope.core.formats.follow import Follower
+    from foldscope.core.model.session import ReadError
+
+    try:
+        size = os.path.getsize(path)
+        if size <= 2 * FIRST_PART_BYTES or detect_format(path) not in FIRST_PART_FORMATS:
+            return None
+        follower = Follower(path)
+        follower.poll(until=FIRST_PART_BYTES)
+        session = follower.session()
+    except (OSError, ReadError):
+        return None
+    document = first_document(session, path)
+    document.read_part = follower.bytes_read / size
+    return document
+
+
 def first_document(session: Session, path: str) -> Document:
     """The reader's output as the GUI shows it first: the full record, the active view and why each message is
     out, each message's characters, and nothing counted (`counted` False). Cheap: no tokenising, no trace."""
@@ -314,14 +351,15 @@ def first_document(session: Session, path: str) -> Document:
 
 def build_document(session: Session, path: str, report: Report = _no_report,
                    policy: Policy | PolicyChoice | None = None, *, tokens: list[int] | None = None,
-                   on_count: OnCount | None = None) -> Document:
+                   on_count: OnCount | None = None, counter: Counter | None = None) -> Document:
     """Measure the trace, count every message (unless `tokens` holds their stored counts, in record order) and
     gather the view facts; reports progress as it goes. `policy`: the policy in force (a what-if's), or the
     choice made at start (a profile and flags) over the session's launch record. `on_count(k, requests, count)`
-    hears each request's count as the trace's counting pass reaches it (the timeline fills in as it goes)."""
+    hears each request's count as the trace's counting pass reaches it (the timeline fills in as it goes). `counter`:
+    one seeded with counts kept before (a session reopened from the library), else a new one."""
     record = session.record
     total = len(record)
-    counter = Counter(threads=1)
+    counter = counter if counter is not None else Counter(threads=1)
     # The cache causes' pass rides on the trace's count (the cache lane and the Cost panel read it): no count of its own.
     facts = measure_requests(session, counter, report, policy, on_count, cache_pass=True)
     chars = [len(m.text) for m in record]
@@ -355,9 +393,10 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     build its Document (runs in a worker).
 
     Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
-    nothing counted); then the trace is measured (`on_count` hears each request's count) and every message
-    counted, and the counted Document is returned. Counts the library already keeps for this session (by
-    the same tokenizer) are used, not counted again.
+    nothing counted; a large line-format file's first part before that, first_part); then the trace is
+    measured (`on_count` hears each request's count) and every message counted, and the counted Document
+    is returned. A session the library holds a current snapshot of (core.store.snapshot, docs/library.md) is
+    rebuilt from it instead of read, its counter seeded with the counts kept: nothing is read or counted again.
 
     A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
     stops the session from opening: the Document is built from the file in memory, without a library id
@@ -369,26 +408,84 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
 
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
-    session = load_session(path, sample=sample)
-    if shown is not None:
-        shown(first_document(session, path))
-    # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
-    # counts in one transaction: a count stopped or failed (a kill, a cancel) leaves nothing in the library.
-    # One long message reports its own progress meanwhile.
-    problem, stored = None, None
+    # A session the library holds a current snapshot of is rebuilt from it, its counter seeded with the counts kept:
+    # neither the file is parsed nor anything counted again (core.store.snapshot says when a snapshot is current).
+    problem, reopened = None, None
     try:
-        stored = stored_token_counts(db, session)
+        reopened = reopen_from_library(db, path, sample)
     except LibraryError as exc:
         problem = str(exc)
+    counter, stored = Counter(threads=1), None
+    if reopened is not None:
+        library_id, session, memo, stored = reopened
+        if memo is not None:
+            counter.seed(*memo)
+    else:
+        if shown is not None and sample is None:
+            part = first_part(path)
+            if part is not None:
+                shown(part)
+        session = load_session(path, sample=sample)
+    if shown is not None:
+        shown(first_document(session, path))
+    snapshot = None
+    if reopened is None and problem is None:
+        # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
+        # counts in one transaction: a count stopped or failed (a kill, a cancel) leaves nothing in the library.
+        try:
+            stored = stored_token_counts(db, session)
+        except LibraryError as exc:
+            problem = str(exc)
+        from foldscope.core.store.snapshot import dump_session
+
+        snapshot = dump_session(session)  # as read: the trace's measure sets the unseen head and the scale
+    counted_before = counter.tokenised_chars
+    # One long message reports its own progress meanwhile.
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
-        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count)
+        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter)
     document.library_problem = problem
     if problem is None:
         try:
-            document.library_id = import_into_library(session, db, report, document.tokens)
+            if reopened is not None:
+                document.library_id = library_id
+                if counter.tokenised_chars > counted_before:  # counted what the memo lacked: keep it for next time
+                    keep_counts(db, library_id, path, sample, session, counter)
+            else:
+                document.library_id = import_into_library(session, db, report, document.tokens)
+                keep_snapshot(db, document.library_id, session, path, sample, counter, snapshot)
         except LibraryError as exc:
             document.library_problem = str(exc)
     return document
+
+
+def reopen_from_library(db: str | None, path: str, sample: str | None) -> tuple[int, Session, tuple | None, list[int] | None] | None:
+    """(library id, the session, the counter's memo, each message's stored size) from the library's current
+    snapshot of this file; None when there is none (never opened, changed since, or read by other reader code)."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        found = library.stored_session(path, sample)
+        if found is None:
+            return None
+        library_id, session, memo = found
+        return library_id, session, memo, library.token_counts(library_id, SIZES_ID)
+
+
+def keep_snapshot(db: str | None, library_id: int, session: Session, path: str, sample: str | None,
+                  counter: Counter, data: bytes | None) -> None:
+    """Keep the session as read (`data`) and what its count counted, so the next open reads and counts nothing."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        library.keep_snapshot(library_id, session, path, sample, memo=counter.memo(), data=data)
+
+
+def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, session: Session,
+                counter: Counter) -> None:
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        library.keep_memo(library_id, path, sample, session.record, counter.memo())
 
 
 def import_into_library(session: Session, db: str | None, report: Report, tokens: list[int] | None = None) -> int:

@@ -142,6 +142,9 @@ class PredictionCounter:
         self.text = ProviderCounter()
         self._thinking: dict[int, tuple[Message, int]] = {}
         self._all_thinking: RunningSum[Message] = RunningSum(lambda m: self._thought(m) if m.kind == "assistant" else 0)
+        # the same sum, with where each instruction is: the current turn's thinking is what follows the last one
+        self._turn_thinking: RunningSum[Message] = RunningSum(
+            lambda m: self._thought(m) if m.kind == "assistant" else 0, mark=lambda m: m.kind == "instruction")
 
     def _thought(self, message: Message) -> int:
         found = self._thinking.get(id(message))
@@ -157,13 +160,7 @@ class PredictionCounter:
     def thinking(self, view: Sequence[Message], model: str | None) -> int:
         if KEEPS_ALL_THINKING.search((model or "").lower()):
             return self._all_thinking.total(view)
-        n = 0
-        for m in reversed(view):
-            if m.kind == "instruction":
-                break
-            if m.kind == "assistant":
-                n += self._thought(m)
-        return n
+        return self._turn_thinking.since_last_mark(view)  # the current turn's: a turn may run thousands of calls
 
     def count(self, view: Sequence[Message], compiled: int, model: str | None) -> ViewCount:
         if reads_text(model, self.format):

@@ -105,3 +105,25 @@ def test_a_load_stopped_after_its_first_step_puts_the_session_before_it_back(qtb
     assert "estimate" in window.view_list.heading.text()
     assert window.session_actions.preview_action.isEnabled()
     assert (errors and "the measure broke" in errors[0]) if how == "failed" else not errors
+
+
+def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(qtbot, window, monkeypatch,
+                                                                                corpus_dev):
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    window.show()
+    seen: list[dict] = []
+    window.record_shown.connect(lambda doc: seen.append({"messages": doc.record_size, **shown_text(window)}))
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    assert len(seen) == 2
+    part, whole = seen
+    assert part["messages"] < whole["messages"] == window.document.record_size
+    for place in ("record heading", "window map", "status bar"):
+        assert "the rest still being read" in part[place], place
+        assert "still being read" not in whole[place], place
+    assert "reading the file" in part["view heading"] and "counting tokens" in whole["view heading"]
+    for text in part.values():  # no size in tokens, and no estimate, while the file is read
+        if isinstance(text, str):
+            assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), text

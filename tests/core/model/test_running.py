@@ -74,6 +74,27 @@ def test_a_running_sum_equals_the_sum_over_the_whole_view_after_any_sequence_of_
             previous = list(view)
 
 
+def _after_last_instruction(view) -> int:
+    """The reference: walk back from the tail to the last instruction (the current turn)."""
+    n = 0
+    for m in reversed(view):
+        if m.kind == "instruction":
+            break
+        n += len(m.text) + 1
+    return n
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(step, max_size=25))
+def test_the_sum_since_the_last_marked_item_equals_walking_back_to_it_after_any_sequence_of_views(steps):
+    # The current turn's thinking (core.request.provider_text): a turn may run thousands of calls, so walking back
+    # to its instruction on every request was quadratic in the turn.
+    with small_chunks(1):
+        running = RunningSum(lambda m: len(m.text) + 1, mark=lambda m: m.kind == "instruction")
+        for view in views_of(steps):
+            assert running.since_last_mark(view) == _after_last_instruction(view)
+
+
 @given(st.integers(0, 300), st.integers(0, 300), st.integers(0, 300))
 def test_the_common_start_is_where_the_first_different_object_stands(shared, extra_a, extra_b):
     same = [message(k, "s") for k in range(shared)]

@@ -1,0 +1,77 @@
+"""While a load measures the trace, the timeline's paint costs the plot's width, not the number of requests, and
+draws each pixel column as tall as the tallest count in it (issue 17: the GUI worker's timeline filled in)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foldscope.app.panels import timeline as timeline_module
+from foldscope.app.panels.timeline import CountingColumns, Timeline
+from foldscope.app.qt import QPainter
+from foldscope.core.formats.demo import generate
+from foldscope.core.readout.document import first_document
+
+
+@settings(max_examples=200, deadline=None)
+@given(counts=st.lists(st.integers(0, 10**6), max_size=400), columns=st.integers(1, 120),
+       cuts=st.lists(st.integers(0, 400), max_size=6))
+def test_each_column_is_the_tallest_count_it_covers_however_the_counts_arrive(counts, columns, cuts):
+    requests = len(counts)
+    made = CountingColumns(columns, requests, [0] * requests)
+    for cut in sorted(cuts) + [requests]:  # the counts so far, in the pieces a load hands them over in
+        made.fold(counts[:min(cut, requests)])
+    if requests <= columns:  # one bar per request
+        assert made.per_request and made.tallest == counts
+    else:
+        covered: dict[int, int] = {}
+        for k, count in enumerate(counts):
+            column = int(k * columns / requests)
+            covered[column] = max(covered.get(column, 0), count)
+        assert made.tallest == [covered.get(c, 0) for c in range(columns)]
+    assert made.most_counted == max(counts, default=0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(reported=st.lists(st.integers(0, 10**6), min_size=1, max_size=400), columns=st.integers(1, 120))
+def test_every_reported_input_keeps_a_dot_within_a_pixel_row(reported, columns):
+    rows = 100
+    made = CountingColumns(columns, len(reported), reported, rows)
+    unit = max(max(reported) / rows, 1.0)
+    for k, value in enumerate(reported):
+        if value:
+            assert any(abs(value - dot) <= unit for dot in made.dots[made.column(k)]), (k, value)
+    assert all(dot in reported for dots in made.dots for dot in dots)  # nothing drawn that was not reported
+
+
+class CountingPainter(QPainter):
+    """QPainter that counts the shapes a paint asks for."""
+
+    calls = 0
+
+    def fillRect(self, *args):  # noqa: N802 (Qt name)
+        CountingPainter.calls += 1
+        return super().fillRect(*args)
+
+    def drawEllipse(self, *args):  # noqa: N802 (Qt name)
+        CountingPainter.calls += 1
+        return super().drawEllipse(*args)
+
+
+def test_a_paint_while_counting_costs_the_plots_width_not_the_number_of_requests(qtbot, monkeypatch):
+    document = first_document(generate(rounds=1500, listing_chars=20), "large.json")
+    requests = len(document.session.trace)
+    widget = Timeline()
+    qtbot.addWidget(widget)
+    widget.resize(300, 160)
+    widget.set_document(document)
+    counts = tuple(range(1, requests + 1))
+    monkeypatch.setattr(timeline_module, "QPainter", CountingPainter)
+    widget.set_counting(counts[: requests // 2], requests)
+    widget.grab()
+    plot_width = widget._plot().width()
+    assert requests > 3 * plot_width
+    CountingPainter.calls = 0
+    widget.set_counting(counts, requests)
+    widget.grab()
+    assert 0 < CountingPainter.calls <= 3 * plot_width, (CountingPainter.calls, requests)

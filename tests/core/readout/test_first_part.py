@@ -1,0 +1,66 @@
+"""Issue 17: a large Claude Code or Codex file shows its first part while the rest is read (usable within 3 s of
+launch); the first part is the start of the whole file's record, and what is counted after is what a load without
+a first part counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from foldscope.core.formats import load_session
+from foldscope.core.readout import document as document_module
+from foldscope.core.readout.document import first_part, open_document
+
+FILES = ["claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl"]
+
+
+def codex_file(corpus_dev):
+    return max((corpus_dev / "codex").glob("*.jsonl"), key=lambda path: path.stat().st_size)
+
+
+@pytest.mark.parametrize("name", FILES + ["codex"])
+def test_the_first_part_is_the_start_of_the_whole_files_record_and_trace(corpus_dev, monkeypatch, name):
+    path = codex_file(corpus_dev) if name == "codex" else corpus_dev / name
+    budget = path.stat().st_size // 4
+    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", budget)
+    part = first_part(str(path))
+    whole = load_session(path)
+    assert part is not None and part.counted is False
+    assert 0.2 <= part.read_part < 0.5  # a quarter of the bytes, to the end of the line that passes it
+    ids = [m.id for m in part.session.record]
+    assert 0 < len(ids) < len(whole.record)
+    assert ids == [m.id for m in whole.record][: len(ids)]
+    # Each message as the whole file has it, but for the last, a response whose later lines may not be read yet.
+    assert part.chars[:-1] == [len(m.text) for m in whole.record][: len(ids) - 1]
+    assert part.session.record[-1].kind == whole.record[len(ids) - 1].kind
+    # The provider's reported input of the requests read so far (the timeline's dots) is the whole file's, request
+    # by request; their whole usage too, but for the last, whose response's later lines may not be read yet.
+    trace = part.session.trace
+    assert trace and [r.usage.reported_input for r in trace] == [r.usage.reported_input
+                                                                 for r in whole.trace][: len(trace)]
+    assert [r.usage for r in trace[:-1]] == [r.usage for r in whole.trace][: len(trace) - 1]
+    assert part.reading_note().startswith(f"the first {part.read_part:.0%} of the file")
+
+
+def test_a_file_under_twice_the_first_part_or_not_a_line_format_has_no_first_part(corpus_dev, monkeypatch):
+    path = corpus_dev / FILES[0]
+    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", (path.stat().st_size + 1) // 2)
+    assert first_part(str(path)) is None
+    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", 1000)
+    lionagi = max((corpus_dev / "lionagi").iterdir(), key=lambda p: p.stat().st_size)
+    assert first_part(str(lionagi)) is None
+
+
+def test_a_load_shows_the_first_part_then_the_whole_record_and_counts_what_a_load_without_it_counts(
+        corpus_dev, monkeypatch, tmp_path):
+    path = corpus_dev / FILES[0]
+    plain = open_document(path, str(tmp_path / "a.db"))
+    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    shown: list = []
+    counted = open_document(path, str(tmp_path / "b.db"), shown=shown.append)
+    assert [d.read_part is not None for d in shown] == [True, False]
+    assert shown[1].record_size == counted.record_size == plain.record_size > shown[0].record_size
+    assert counted.read_part is None and counted.reading_note() == ""
+    assert counted.tokens == plain.tokens and counted.record_tokens() == plain.record_tokens()
+    assert [r.estimate for r in counted.requests] == [r.estimate for r in plain.requests]
+    assert [r.reported_input for r in counted.requests] == [r.reported_input for r in plain.requests]
+    assert (counted.now_size, counted.now_predicted) == (plain.now_size, plain.now_predicted)
