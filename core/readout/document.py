@@ -388,15 +388,18 @@ def build_document(session: Session, path: str, report: Report = _no_report,
 
 def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,
                   policy: Policy | PolicyChoice | None = None, sample: str | None = None, *,
-                  shown: Callable[[Document], None] | None = None, on_count: OnCount | None = None) -> Document:
+                  shown: Callable[[Document], None] | None = None, on_count: OnCount | None = None,
+                  counted: Callable[[Document], None] | None = None) -> Document:
     """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
     build its Document (runs in a worker).
 
     Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
     nothing counted; a large line-format file's first part before that, first_part); then the trace is
-    measured (`on_count` hears each request's count) and every message counted, and the counted Document
-    is returned. A session the library holds a current snapshot of (core.store.snapshot, docs/library.md) is
-    rebuilt from it instead of read, its counter seeded with the counts kept: nothing is read or counted again.
+    measured (`on_count` hears each request's count) and every message counted; `counted` gets the counted
+    Document before it is stored in the library (the import reads the session, so nothing may change it
+    until this returns), and the stored one is returned. A session the library holds a current snapshot of
+    (core.store.snapshot, docs/library.md) is rebuilt from it instead of read, its counter seeded with the
+    counts kept: nothing is read or counted again.
 
     A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
     stops the session from opening: the Document is built from the file in memory, without a library id
@@ -444,6 +447,8 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
         document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter)
     document.library_problem = problem
+    if counted is not None:
+        counted(document)
     if problem is None:
         try:
             if reopened is not None:
