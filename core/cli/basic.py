@@ -48,12 +48,14 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None)
     """
     from foldscope.core.model import pricing
     from foldscope.core.model.launch import session_policy
-    from foldscope.core.readout.message_sizes import record_sizes
     from foldscope.core.request.measure import Measure
 
     measure = Measure(session, session_policy(session), threads=threads, counter=counter)
     policy, model, resolution, record = measure.policy, measure.model, measure.resolution, session.record
-    record_tokens = record_sizes(measure).total  # the GUI's full record heading shows the same figure
+    # The full record compiled as one request with no head: the total of core.readout.message_sizes.record_sizes,
+    # which the GUI's full record heading shows, without cutting it into each message's part (a million parts
+    # on a file of tiny lines, for one figure).
+    record_tokens = measure.count(list(record), first_round=None)
     view = session.view_messages()
     view_tokens = measure.count(view)
     measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at
