@@ -42,13 +42,16 @@ class TraceFill:
 
 def load_work(path: str, db: str | None, policy=None, sample: str | None = None) -> Callable[[Progress], Document]:
     """The loading worker's function: the first Document (nothing counted) goes to the GUI as an interim
-    result as soon as the file is read, the trace's counts as they come, and the counted Document last."""
+    result as soon as the file is read, the trace's counts as they come, the counted Document as soon as it is
+    counted (shown while the library stores it), and the stored Document last."""
 
     def work(progress: Progress) -> Document:
-        document = open_document(path, db, progress.report, policy, sample, shown=progress.interim,
-                                 on_count=TraceFill(progress))
-        progress.report(0, 0, "Attributing the cache writes")
-        document_cache(document)  # from the trace's own count: the cache lane and the Cost panel count nothing again
-        return document
+        def counted(document: Document) -> None:
+            progress.report(0, 0, "Attributing the cache writes")
+            document_cache(document)  # from the trace's own count: the cache lane and the Cost panel count nothing again
+            progress.interim(document)
+
+        return open_document(path, db, progress.report, policy, sample, shown=progress.interim,
+                             on_count=TraceFill(progress), counted=counted)
 
     return work

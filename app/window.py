@@ -95,7 +95,9 @@ class MainWindow(QMainWindow):
     redraws the panels from the Changes an action returns. No other module reads its attributes.
     """
 
-    document_loaded = Signal(object)  # the counted Document: every panel shows it
+    document_loaded = Signal(object)  # the counted Document: every panel shows it, stored, every action enabled
+    # A load's counted Document shown (sizes, timeline, stepping) while the library stores it: edits wait for document_loaded.
+    document_counted = Signal(object)
     record_shown = Signal(object)  # the first step of a load: the lists and the map, nothing counted yet
     library_imported = Signal(int)  # the open session went into a library chosen after it opened
     load_failed = Signal(str)
@@ -565,7 +567,9 @@ class MainWindow(QMainWindow):
         trace's counts so far for the timeline to fill in with."""
         if task is not self.task:
             return
-        if isinstance(value, Document):
+        if isinstance(value, Document) and value.counted:
+            self.show_counted(value)
+        elif isinstance(value, Document):
             self.show_first(value)
         elif isinstance(value, TraceCounts) and self.document is not None and not self.document.counted:
             self.timeline.set_counting(value.counts, value.requests)
@@ -589,6 +593,14 @@ class MainWindow(QMainWindow):
         self.view_list.table.setFocus()
         self.record_shown.emit(document)
 
+    def show_counted(self, document: Document) -> None:
+        """The counted Document while the library stores it: every size, the timeline and stepping; the actions
+        that change the session wait until it is stored (the import reads it meanwhile)."""
+        if self._before_first is None:
+            self._before_first = (self.document,)
+        self.set_document(document, opened=False, announce=False, acting=False)
+        self.document_counted.emit(document)
+
     def _put_back(self, task: Task) -> None:
         """A load that showed its first step failed or was cancelled: show what was shown before it."""
         if task is not self.task or self._before_first is None:
@@ -603,7 +615,13 @@ class MainWindow(QMainWindow):
         self.settings.add_recent_file(document.path)
         self._rebuild_recent_menu()
         self.library_bar.show_problem(document.library_problem)
-        self.set_document(document)
+        if document is self.document:  # shown when counted (show_counted): now stored, the actions may act on it
+            self.session_actions.set_document(document)
+            self._refresh_title()
+            self.document_loaded.emit(document)
+        else:
+            self.set_document(document)
+            self.document_counted.emit(document)
         if self._select_after_load is not None:
             self.select_message(self._select_after_load)
         if self.side_tabs.currentWidget() is self.library_panel or self.library_panel.sessions.rows:
@@ -707,9 +725,11 @@ class MainWindow(QMainWindow):
         self.timeline.set_document(document)
         self.window_map.set_document(document)
 
-    def set_document(self, document: Document | None, opened: bool = True, announce: bool = True) -> None:
+    def set_document(self, document: Document | None, opened: bool = True, announce: bool = True,
+                     acting: bool = True) -> None:
         """Show `document` in every panel; `opened` (not shown again after a what-if) offers what autosave kept;
-        `announce` emits document_loaded (not when a failed load puts the document before it back)."""
+        `announce` emits document_loaded (not when a failed load puts the document before it back); `acting`
+        False keeps the session's actions off (a counted load still being stored)."""
         self._show_record(document)
         self.request_panel.set_request(document, None)
         self.composition_panel.set_request(document, None)
@@ -719,7 +739,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.folds_dock], [self.fold_panel.fitting_height(max_rows=5)], Qt.Orientation.Vertical)
         self._show_marks()
         self._refresh_headings()
-        self.session_actions.set_document(document, opened)
+        self.session_actions.set_document(document if acting else None, opened)
         self._refresh_title()
         if document is not None:
             self.view_list.table.setFocus()

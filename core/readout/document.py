@@ -351,14 +351,15 @@ def first_document(session: Session, path: str) -> Document:
 
 def build_document(session: Session, path: str, report: Report = _no_report,
                    policy: Policy | PolicyChoice | None = None, *, tokens: list[int] | None = None,
-                   on_count: OnCount | None = None) -> Document:
+                   on_count: OnCount | None = None, counter: Counter | None = None) -> Document:
     """Measure the trace, count every message (unless `tokens` holds their stored counts, in record order) and
     gather the view facts; reports progress as it goes. `policy`: the policy in force (a what-if's), or the
     choice made at start (a profile and flags) over the session's launch record. `on_count(k, requests, count)`
-    hears each request's count as the trace's counting pass reaches it (the timeline fills in as it goes)."""
+    hears each request's count as the trace's counting pass reaches it (the timeline fills in as it goes). `counter`:
+    one seeded with counts kept before (a session reopened from the library), else a new one."""
     record = session.record
     total = len(record)
-    counter = Counter(threads=1)
+    counter = counter if counter is not None else Counter(threads=1)
     # The cache causes' pass rides on the trace's count (the cache lane and the Cost panel read it): no count of its own.
     facts = measure_requests(session, counter, report, policy, on_count, cache_pass=True)
     chars = [len(m.text) for m in record]
@@ -387,15 +388,18 @@ def build_document(session: Session, path: str, report: Report = _no_report,
 
 def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,
                   policy: Policy | PolicyChoice | None = None, sample: str | None = None, *,
-                  shown: Callable[[Document], None] | None = None, on_count: OnCount | None = None) -> Document:
+                  shown: Callable[[Document], None] | None = None, on_count: OnCount | None = None,
+                  counted: Callable[[Document], None] | None = None) -> Document:
     """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
     build its Document (runs in a worker).
 
     Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
     nothing counted; a large line-format file's first part before that, first_part); then the trace is
-    measured (`on_count` hears each request's count) and every message counted, and the counted Document
-    is returned. Counts the library already keeps for this session (by
-    the same tokenizer) are used, not counted again.
+    measured (`on_count` hears each request's count) and every message counted; `counted` gets the counted
+    Document before it is stored in the library (the import reads the session, so nothing may change it
+    until this returns), and the stored one is returned. A session the library holds a current snapshot of
+    (core.store.snapshot, docs/library.md) is rebuilt from it instead of read, its counter seeded with the
+    counts kept: nothing is read or counted again.
 
     A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
     stops the session from opening: the Document is built from the file in memory, without a library id
@@ -407,30 +411,86 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
 
     path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
-    if shown is not None and sample is None:
-        part = first_part(path)
-        if part is not None:
-            shown(part)
-    session = load_session(path, sample=sample)
-    if shown is not None:
-        shown(first_document(session, path))
-    # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
-    # counts in one transaction: a count stopped or failed (a kill, a cancel) leaves nothing in the library.
-    # One long message reports its own progress meanwhile.
-    problem, stored = None, None
+    # A session the library holds a current snapshot of is rebuilt from it, its counter seeded with the counts kept:
+    # neither the file is parsed nor anything counted again (core.store.snapshot says when a snapshot is current).
+    problem, reopened = None, None
     try:
-        stored = stored_token_counts(db, session)
+        reopened = reopen_from_library(db, path, sample)
     except LibraryError as exc:
         problem = str(exc)
+    counter, stored = Counter(threads=1), None
+    if reopened is not None:
+        library_id, session, memo, stored = reopened
+        if memo is not None:
+            counter.seed(*memo)
+    else:
+        if shown is not None and sample is None:
+            part = first_part(path)
+            if part is not None:
+                shown(part)
+        session = load_session(path, sample=sample)
+    if shown is not None:
+        shown(first_document(session, path))
+    snapshot = None
+    if reopened is None and problem is None:
+        # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
+        # counts in one transaction: a count stopped or failed (a kill, a cancel) leaves nothing in the library.
+        try:
+            stored = stored_token_counts(db, session)
+        except LibraryError as exc:
+            problem = str(exc)
+        from foldscope.core.store.snapshot import dump_session
+
+        snapshot = dump_session(session)  # as read: the trace's measure sets the unseen head and the scale
+    counted_before = counter.tokenised_chars
+    # One long message reports its own progress meanwhile.
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
-        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count)
+        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter)
     document.library_problem = problem
+    if counted is not None:
+        counted(document)
     if problem is None:
         try:
-            document.library_id = import_into_library(session, db, report, document.tokens)
+            if reopened is not None:
+                document.library_id = library_id
+                if counter.tokenised_chars > counted_before:  # counted what the memo lacked: keep it for next time
+                    keep_counts(db, library_id, path, sample, session, counter)
+            else:
+                document.library_id = import_into_library(session, db, report, document.tokens)
+                keep_snapshot(db, document.library_id, session, path, sample, counter, snapshot)
         except LibraryError as exc:
             document.library_problem = str(exc)
     return document
+
+
+def reopen_from_library(db: str | None, path: str, sample: str | None) -> tuple[int, Session, tuple | None, list[int] | None] | None:
+    """(library id, the session, the counter's memo, each message's stored size) from the library's current
+    snapshot of this file; None when there is none (never opened, changed since, or read by other reader code)."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        found = library.stored_session(path, sample)
+        if found is None:
+            return None
+        library_id, session, memo = found
+        return library_id, session, memo, library.token_counts(library_id, SIZES_ID)
+
+
+def keep_snapshot(db: str | None, library_id: int, session: Session, path: str, sample: str | None,
+                  counter: Counter, data: bytes | None) -> None:
+    """Keep the session as read (`data`) and what its count counted, so the next open reads and counts nothing."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        library.keep_snapshot(library_id, session, path, sample, memo=counter.memo(), data=data)
+
+
+def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, session: Session,
+                counter: Counter) -> None:
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        library.keep_memo(library_id, path, sample, session.record, counter.memo())
 
 
 def import_into_library(session: Session, db: str | None, report: Report, tokens: list[int] | None = None) -> int:

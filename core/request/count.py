@@ -373,6 +373,18 @@ class Counter:
             n += g
         return n
 
+    def memo(self) -> tuple[dict, dict, dict]:
+        """What this counter has counted: each block body's tokens by its memo key, each glue's and each head's by
+        its text (copies). A library keeps them (core.store.snapshot) so a reopened session is not counted again."""
+        return dict(self._bodies), dict(self._glue), dict(self._heads)
+
+    def seed(self, bodies: dict, glue: dict, heads: dict) -> None:
+        """Take counts made before (memo's three parts) as if counted here; what is already counted is kept.
+        Only sound for keys whose messages render as those counted did, under the same tokenizer and code."""
+        for mine, given in ((self._bodies, bodies), (self._glue, glue), (self._heads, heads)):
+            for key, count in given.items():
+                mine.setdefault(key, count)
+
     def clear(self) -> None:
         self._recent.clear()
         self._bodies.clear()

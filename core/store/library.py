@@ -163,11 +163,25 @@ def _m004_message_bodies(db: Any) -> None:
     db.execute('UPDATE "bodies" SET "search_indexed" = 1')
 
 
+def _m005_snapshots(db: Any) -> None:
+    # What a session needs to be rebuilt without reading its file again: the reader's whole output (pickled) and
+    # the counter's memo, one row per source path (and Inspect AI sample), replaced when the file is read again.
+    # Derived data only: a library without them (written before this migration) loses nothing, it reads the file.
+    db.execute(
+        'CREATE TABLE "snapshots" (\n   "source" TEXT NOT NULL,\n   "sample" TEXT NOT NULL DEFAULT \'\',\n'
+        '   "session_id" INTEGER NOT NULL REFERENCES "sessions"("id"),\n   "reader" TEXT NOT NULL,\n'
+        '   "inputs" TEXT NOT NULL,\n   "session" BLOB NOT NULL,\n   "counter" TEXT,\n   "memo" BLOB,\n'
+        '   "created_at" TEXT,\n   PRIMARY KEY ("source", "sample")\n)'
+    )
+    db.execute('CREATE INDEX "idx_snapshots_session_id"\n    ON "snapshots" ("session_id")')
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("001_tables", _m001_tables),
     ("002_message_search", _m002_message_search),
     ("003_search_indexed", _m003_search_indexed),
     ("004_message_bodies", _m004_message_bodies),
+    ("005_snapshots", _m005_snapshots),
 ]
 # The library's schema version, kept in SQLite's user_version: one per migration. A library whose
 # version is higher (or that lists a migration this foldscope does not know) was made by a newer
@@ -494,6 +508,72 @@ class Library:
             return None
         return [tokens for tokens, _ in rows]
 
+    # Snapshots: sessions rebuilt without their files (core.store.snapshot) --------------------------
+
+    @_guarded
+    def keep_snapshot(self, session_id: int, session: Session, path: str | Path, sample: str | None = None,
+                      memo: tuple[dict, dict, dict] | None = None, data: bytes | None = None) -> None:
+        """Keep what `session` (read from `path`, stored as `session_id`) needs to be rebuilt without reading the
+        file: the reader's output and, when given, the counter's memo (Counter.memo()); replaces an older one.
+        `data`: the session as snapshot.dump_session gave it when read, before a count changed it (the trace's
+        measure sets the unseen head and the scale); by default it is dumped now."""
+        from foldscope.core.store import snapshot
+
+        reader = snapshot.reader_identity()
+        if reader is None:
+            return
+        inputs = json.dumps(snapshot.inputs_of(path))  # ASCII: a name that is not UTF-8 keeps its escapes
+        data = data if data is not None else snapshot.dump_session(session)
+        counter = snapshot.counter_identity() if memo is not None else None
+        kept = snapshot.dump_memo(memo, session.record) if memo is not None and counter is not None else None
+        with self._atomic():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO snapshots (source, sample, session_id, reader, inputs, session, counter, memo,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [source_key(str(path)), sample or "", session_id, reader,
+                 inputs, data, counter, kept, _now()])
+
+    @_guarded
+    def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any,
+                  memo: tuple[dict, dict, dict]) -> bool:
+        """Replace the counter's memo kept with this path's snapshot (what a later count added); False when none."""
+        from foldscope.core.store import snapshot
+
+        counter = snapshot.counter_identity()
+        if counter is None:
+            return False
+        with self._atomic():
+            cursor = self.conn.execute(
+                "UPDATE snapshots SET counter = ?, memo = ? WHERE source = ? AND sample = ? AND session_id = ?",
+                [counter, snapshot.dump_memo(memo, record), source_key(str(path)), sample or "", session_id])
+        return cursor.rowcount > 0
+
+    @_guarded
+    def stored_session(self, path: str | Path, sample: str | None = None,
+                       format: str | None = None) -> tuple[int, Session, tuple | None] | None:
+        """(session id, the session, the counter's memo or None) from this path's snapshot, when it is current: made
+        by this foldscope's readers from the same files (core.store.snapshot), by the reader `format` names when
+        given; None when the file must be read.
+        A snapshot that cannot be loaded counts as none (the file is read, and a new one replaces it)."""
+        from foldscope.core.store import snapshot
+
+        row = self.conn.execute(
+            "SELECT session_id, reader, inputs, session, counter, memo FROM snapshots WHERE source = ? AND sample = ?",
+            [source_key(str(path)), sample or ""]).fetchone()
+        if row is None or row[1] != snapshot.reader_identity():
+            return None
+        session_id, _, inputs, data, counter, kept = row
+        try:
+            if not snapshot.still_current(json.loads(inputs), path):
+                return None
+            session = snapshot.load_session(data)
+            if format is not None and session.format != format:
+                return None
+            memo = snapshot.load_memo(kept, session.record) if kept is not None and counter == snapshot.counter_identity() else None
+        except (snapshot.SnapshotError, ValueError):
+            return None
+        return session_id, session, memo
+
     # Search ----------------------------------------------------------------------------------------
 
     @_guarded
@@ -596,7 +676,7 @@ class Library:
         ids = sorted(set(session_ids))
         with self._atomic():
             for session_id in ids:
-                for table in ("events", "view_versions", "messages"):
+                for table in ("snapshots", "events", "view_versions", "messages"):
                     self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", [session_id])
                 self.conn.execute("DELETE FROM sessions WHERE id = ?", [session_id])
             bodies, freed = self._remove_unreferenced_bodies()

@@ -127,3 +127,37 @@ def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(
     for text in part.values():  # no size in tokens, and no estimate, while the file is read
         if isinstance(text, str):
             assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), text
+
+
+def test_the_counted_document_is_shown_before_the_library_stores_it_and_edits_wait_for_the_store(
+        qtbot, window, monkeypatch, corpus_dev):
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    shown = threading.Event()
+    real_import = document_module.import_into_library
+
+    def import_after_shown(*args, **kwargs):  # the store starts only once the window shows the counted document
+        assert shown.wait(30)
+        return real_import(*args, **kwargs)
+
+    monkeypatch.setattr(document_module, "import_into_library", import_after_shown)
+    window.show()
+    seen: list[dict] = []
+
+    def counted(doc) -> None:
+        seen.append({"library_id": doc.library_id, "actions": window.session_actions.preview_action.isEnabled(),
+                     **shown_text(window)})
+        shown.set()
+
+    window.document_counted.connect(counted)
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    assert len(seen) == 1
+    before = seen[0]
+    assert before["library_id"] is None and before["actions"] is False  # nothing may change what is being stored
+    doc = window.document
+    assert doc.library_id is not None and window.session_actions.preview_action.isEnabled()
+    after = shown_text(window)
+    assert "estimate" in before["view heading"]
+    for place in ("record heading", "view heading", "window map", "timeline", "tokens column"):
+        assert before[place] == after[place], place  # every size as it is once stored: the same numbers

@@ -1,0 +1,288 @@
+"""A session as the library keeps it to be rebuilt without its file: the snapshot, the inputs it stands for, the counter's memo.
+
+A snapshot is the reader's whole output (core.model.session.Session: the full record, the active view, the trace with
+its usage, models and times, events, warnings, manifest, subagent sessions and every extra a reader set), pickled and
+compressed. It is used only while it is provably what reading the file again would give:
+- written by the same reader code: `reader_identity()` hashes the source of core.formats and core.model (and the
+  Python version the pickle is made by), so any change to a reader, or to the model it builds, makes every snapshot
+  stale;
+- for the same inputs: the same path, and the session file has the same size and SHA-256 (its content, not its
+  modification time: a `touch` keeps it current, an edit that keeps the size and the second does not fool it), and
+  the same files, of the same sizes and modification times, where a reader looks for more of the session (its
+  subagent files, a run manifest: `neighbours`), so one changed, added or removed since is seen.
+Anything else re-reads the file, and the snapshot is replaced.
+
+Pickle runs code named by the data it loads; the loader here only builds the classes a Session is made of
+(SNAPSHOT_CLASSES) and refuses anything else, so a damaged or crafted library cannot run code through a snapshot.
+
+The counter's memo (core.request.count.Counter.memo: each block's tokens, keyed by the messages it renders and how)
+is kept beside the snapshot, pickled with each message as its record index (a persistent id), under `counter_identity()`: the tokenizer and
+the code that renders and counts (core.request, core.model, core.formats.images). A reopened session's counter is
+seeded with it, so nothing counted once is counted again; a key naming a message that is not in the record is not kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import gc
+import hashlib
+import io
+import os
+import pickle
+import sys
+import types
+import zlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.model.session import FullRecord, Message, Session
+
+SNAPSHOT_FORMAT = 1  # the layout of the pickled session and of `inputs`; part of the reader identity
+MEMO_FORMAT = 2  # 2: pickled with messages as persistent ids (1 was JSON)
+_PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
+
+# What a snapshot may build: the classes a reader's Session is made of, and the containers the pickle protocol names.
+SNAPSHOT_CLASSES = {
+    ("foldscope.core.model.session", "Session"), ("foldscope.core.model.session", "FullRecord"),
+    ("foldscope.core.model.session", "Message"), ("foldscope.core.model.session", "Provenance"),
+    ("foldscope.core.model.session", "Usage"), ("foldscope.core.model.session", "Request"),
+    ("foldscope.core.model.views", "SharedView"), ("foldscope.core.formats.stream", "SourceLines"),
+    ("foldscope.core.store.snapshot", "_frozen"), ("foldscope.core.store.snapshot", "_session"),
+    ("foldscope.core.store.snapshot", "_message"),
+    ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "bytearray"), ("builtins", "complex"),
+    ("array", "array"), ("array", "_array_reconstructor"), ("copyreg", "_reconstructor"), ("builtins", "object"),
+}
+
+
+class SnapshotError(Exception):
+    """A stored snapshot that cannot be loaded (damaged, or naming what a session is not made of)."""
+
+
+def _identity(parts: Iterable[Path], salt: str) -> str | None:
+    digest = hashlib.sha256(salt.encode())
+    try:
+        for path in sorted(parts):
+            digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    except OSError:
+        return None  # the code cannot be read (a frozen install): no snapshot is ever trusted
+    return digest.hexdigest()
+
+
+@functools.cache
+def reader_identity() -> str | None:
+    """What a snapshot was made by: the readers' and the model's source, the snapshot format, the Python version."""
+    files = [*(_PACKAGE / "formats").glob("*.py"), *(_PACKAGE / "model").glob("*.py"), Path(__file__)]
+    return _identity(files, f"snapshot {SNAPSHOT_FORMAT} python {sys.version_info[0]}.{sys.version_info[1]}")
+
+
+@functools.cache
+def counter_identity() -> str | None:
+    """What a memo's counts depend on besides its keys: the tokenizer and the code that renders and counts blocks."""
+    from foldscope.core.request import tokens
+
+    try:
+        import tiktoken
+
+        version = getattr(tiktoken, "__version__", "?")
+    except ImportError:
+        version = "none"
+    files = [*(_PACKAGE / "request").glob("*.py"), *(_PACKAGE / "model").glob("*.py"), _PACKAGE / "formats" / "images.py"]
+    return _identity(files, f"memo {MEMO_FORMAT} o200k_base {tokens.O200K_SHA256} tiktoken {version}")
+
+
+# Inputs -------------------------------------------------------------------------------------------------------
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, read in blocks (a large file is never held whole)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _stat(path: Path) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def inputs_of(path: str | Path) -> dict[str, Any]:
+    """What a snapshot of the session read from `path` stands for (see the module docstring)."""
+    path = Path(path)
+    stat = _stat(path)
+    return {"file": str(path), "size": stat[0] if stat else None, "sha256": file_sha256(path),
+            "neighbours": neighbours(path)}
+
+
+def neighbours(path: Path) -> dict[str, list[int] | None]:
+    """Every file a reader would look at beside the session for more of it, with its size and modification time:
+    Claude Code's subagent files (`<stem>/subagents/*.jsonl`, `agent-*.jsonl` beside it) and a lionagi run manifest
+    (core.formats.lionagi.MANIFEST_GLOBS). One added, removed or changed since makes the snapshot stale."""
+    from foldscope.core.formats.lionagi import MANIFEST_GLOBS
+
+    found: set[Path] = set()
+    try:
+        for pattern in (*(glob.format(stem=path.stem) for glob in MANIFEST_GLOBS), "agent-*.jsonl"):
+            found.update(path.parent.glob(pattern))
+        found.update((path.with_suffix("") / "subagents").glob("*.jsonl"))
+    except OSError:
+        pass
+    found.discard(path)
+    return {str(p): _stat(p) for p in sorted(found)}
+
+
+def still_current(inputs: Mapping[str, Any], path: str | Path) -> bool:
+    """Whether the files a snapshot stands for are as they were (the session file hashed last: the costly check)."""
+    path = Path(path)
+    stat = _stat(path)
+    if stat is None or inputs.get("file") != str(path) or inputs.get("size") != stat[0]:
+        return False
+    if neighbours(path) != inputs.get("neighbours"):
+        return False
+    try:
+        return file_sha256(path) == inputs.get("sha256")
+    except OSError:
+        return False
+
+
+# The session, pickled -----------------------------------------------------------------------------------------
+
+
+def _frozen(items: dict) -> types.MappingProxyType:
+    return types.MappingProxyType(items)
+
+
+_MESSAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Message))
+
+
+def _message(*values: Any) -> Message:
+    """A Message from its fields in _MESSAGE_FIELDS order, as stored (its content and metadata already frozen)."""
+    message = object.__new__(Message)
+    for name, value in zip(_MESSAGE_FIELDS, values):
+        object.__setattr__(message, name, value)
+    return message
+
+
+def _session(state: dict[str, Any]) -> Session:
+    """A Session from its fields, without __post_init__'s view check (it held when the snapshot was made)."""
+    session = Session.__new__(Session)
+    session.__dict__.update(state, caches={})
+    return session
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is types.MappingProxyType:
+            return _frozen, (dict(obj),)
+        if type(obj) is Message:  # one call a message: the dataclass's own __setstate__ looks its fields up each time
+            return _message, tuple(getattr(obj, name) for name in _MESSAGE_FIELDS)
+        if type(obj) is Session:  # its caches are derived bookkeeping, rebuilt on use
+            return _session, ({k: v for k, v in vars(obj).items() if k != "caches"},)
+        return NotImplemented
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in SNAPSHOT_CLASSES:
+            raise SnapshotError(f"a snapshot names {module}.{name}, which a session is not made of")
+        return super().find_class(module, name)
+
+
+def dump_session(session: Session) -> bytes:
+    """The session, pickled and compressed (zlib level 1: a tenth of the time of level 6, a third of the size)."""
+    out = io.BytesIO()
+    _Pickler(out, protocol=5).dump(session)
+    return zlib.compress(out.getvalue(), 1)
+
+
+def load_session(data: bytes) -> Session:
+    """The session a snapshot holds; SnapshotError when it cannot be loaded."""
+    collecting = gc.isenabled()
+    gc.disable()  # a pickle of many small objects loads three times faster without the collector walking them
+    try:
+        session = _Unpickler(io.BytesIO(zlib.decompress(data))).load()
+    except SnapshotError:
+        raise
+    except Exception as exc:  # a damaged blob: zlib.error, UnpicklingError, EOFError, ...
+        raise SnapshotError(f"a damaged snapshot ({type(exc).__name__})") from exc
+    finally:
+        if collecting:
+            gc.enable()
+    if not isinstance(session, Session) or not isinstance(session.record, FullRecord):
+        raise SnapshotError("a snapshot that does not hold a session")
+    return session
+
+
+# The counter's memo ---------------------------------------------------------------------------------------------
+
+
+class _MemoPickler(pickle.Pickler):
+    """Pickles a memo's keys with each message as its record index (a persistent id), never by value."""
+
+    def __init__(self, out: io.BytesIO, index: Mapping[int, int]) -> None:
+        super().__init__(out, protocol=5)
+        self.index = index
+
+    def persistent_id(self, obj: Any) -> Any:
+        return self.index[id(obj)] if type(obj) is Message else None
+
+
+class _MemoUnpickler(_Unpickler):
+    def __init__(self, data: io.BytesIO, record: FullRecord) -> None:
+        super().__init__(data)
+        self.record = record
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise SnapshotError(f"a counter memo names {module}.{name}: its keys hold only messages and plain values")
+
+    def persistent_load(self, pid: Any) -> Any:
+        if not isinstance(pid, int) or not 0 <= pid < len(self.record):
+            raise SnapshotError(f"a counter memo names message {pid!r}, which is not in the record")
+        return self.record[pid]
+
+
+def _plain_key(value: Any, index: Mapping[int, int]) -> bool:
+    """Whether a memo key can be named again: only tuples, plain values and messages of the record."""
+    if type(value) is Message:
+        return id(value) in index
+    if type(value) is tuple:
+        return all(_plain_key(v, index) for v in value)
+    return value is None or type(value) in (str, int, float, bool)
+
+
+def dump_memo(memo: tuple[dict, dict, dict], record: FullRecord) -> bytes:
+    """A counter's memo (bodies, glue, heads) with each message named by its index in `record`, pickled and
+    compressed; a key naming anything else (a message outside the record) is left out, to be counted when met."""
+    bodies, glue, heads = memo
+    index = {id(m): i for i, m in enumerate(record)}
+    kept = {key: int(tokens) for key, tokens in bodies.items() if _plain_key(key, index)}
+    out = io.BytesIO()
+    _MemoPickler(out, index).dump((kept, dict(glue), dict(heads)))
+    return zlib.compress(out.getvalue(), 1)
+
+
+def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict]:
+    """The memo dump_memo kept, its messages those of `record` (the rebuilt session's); SnapshotError when damaged."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        memo = _MemoUnpickler(io.BytesIO(zlib.decompress(data)), record).load()
+    except SnapshotError:
+        raise
+    except Exception as exc:
+        raise SnapshotError(f"a damaged counter memo ({type(exc).__name__})") from exc
+    finally:
+        if collecting:
+            gc.enable()
+    if not (isinstance(memo, tuple) and len(memo) == 3 and all(isinstance(part, dict) for part in memo)):
+        raise SnapshotError("a counter memo that is not one")
+    bodies, glue, heads = memo
+    if not all(type(n) is int for part in memo for n in part.values()):
+        raise SnapshotError("a counter memo whose counts are not all integers")
+    return bodies, glue, heads

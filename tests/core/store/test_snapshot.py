@@ -1,0 +1,504 @@
+"""A session reopened from the library is the session its file gives (every message, the trace with usage, models and
+times, extras, subagents), its figures are the same, nothing is read or counted again, and a changed file is read again."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import sqlite3
+import tempfile
+import zlib
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.formats import load_session
+from foldscope.core.formats.stream import SourceLines
+from foldscope.core.model.session import Session
+from foldscope.core.readout.document import open_document
+from foldscope.core.request.count import Counter
+from foldscope.core.store import snapshot
+from foldscope.core.store.library import MIGRATIONS, Library, migrate
+
+# -- what "the same session" means: every field, messages field by field, views as id tuples ---------------------
+
+
+def plain(value: Any) -> Any:
+    """A value as comparable data: mappings as dicts, sequences as lists, the model's classes by their fields."""
+    if isinstance(value, Session):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(Session) if f.name != "caches"}
+    if hasattr(value, "__dataclass_fields__"):
+        return {"class": type(value).__name__, **{f: plain(getattr(value, f)) for f in value.__dataclass_fields__}}
+    if isinstance(value, SourceLines):
+        return {"class": "SourceLines", **{k: plain(v) for k, v in vars(value).items()}}
+    if hasattr(value, "items"):
+        return {"mapping": [[plain(k), plain(v)] for k, v in value.items()]}
+    if isinstance(value, (str, bytes, int, float, type(None))):
+        return value
+    if hasattr(value, "__iter__"):
+        return {"sequence": [plain(v) for v in value], "type": "view" if type(value).__name__ == "SharedView" else
+                type(value).__name__}
+    raise AssertionError(f"no plain form for {type(value).__name__}")
+
+
+def reopened(session: Session, path: Path, folder: Path) -> tuple[int, Session, tuple | None]:
+    """The session stored with its snapshot in a new library, then rebuilt from it."""
+    with Library(folder / "library.db") as library:
+        session_id = library.import_session(session)
+        library.keep_snapshot(session_id, session, path)
+        found = library.stored_session(path)
+    assert found is not None, "a snapshot just kept is current"
+    return found
+
+
+def _dev_files(corpus: Path) -> list[Path]:
+    out = []
+    for path in sorted(corpus.rglob("*.json*")):
+        try:
+            load_session(path)
+        except Exception:  # noqa: BLE001 - a run manifest is not a session; the readers' own tests cover refusals
+            continue
+        out.append(path)
+    return out
+
+
+def test_a_session_rebuilt_from_the_library_equals_the_one_read_from_its_file_on_every_dev_corpus_file(corpus_dev, tmp_path):
+    files = _dev_files(corpus_dev)
+    assert len(files) > 20
+    for n, path in enumerate(files):
+        read = load_session(path)
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        _, rebuilt, _ = reopened(read, path, folder)
+        assert plain(rebuilt) == plain(read), path.name
+        assert [r.usage for r in rebuilt.trace] == [r.usage for r in read.trace]
+        assert rebuilt.record is not read.record
+
+
+def test_every_figure_of_the_document_is_the_same_reopened_from_the_library_on_every_dev_corpus_file(corpus_dev, tmp_path):
+    for n, path in enumerate(_dev_files(corpus_dev)):
+        db = str(tmp_path / f"{n}.db")
+        first = open_document(path, db)
+        with Library(db) as library:
+            stored = library.stored_session(path)
+        assert stored is not None, path.name
+        assert plain(stored[1]) == plain(load_session(path)), f"{path.name}: the snapshot is not the session as read"
+        again = open_document(path, db)
+        assert again.library_id == first.library_id is not None
+        assert again.counter.tokenised_chars == 0, f"{path.name}: counted again"
+        assert _figures(again) == _figures(first), path.name
+
+
+def _figures(document) -> dict[str, Any]:
+    return {
+        "requests": [plain(r) for r in document.requests],
+        "tokens": document.tokens, "chars": document.chars, "now": document.now_size,
+        "predicted": document.now_predicted, "record": document.record_count, "scale": document.scale,
+        "head": document.unseen_head, "window": document.context_window, "view": document.view,
+        "folds": [plain(row) for row in document.folds],
+    }
+
+
+def test_requests_json_is_the_same_for_the_session_reopened_from_the_library(corpus_dev, tmp_path, monkeypatch):
+    from foldscope.core.cli import requests
+
+    for n, path in enumerate(_dev_files(corpus_dev)[:: 3]):
+        args = _requests_args(path)
+        from_file = json.dumps(requests.run_requests(args), sort_keys=True)
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        _, rebuilt, _ = reopened(load_session(path), path, folder)
+        monkeypatch.setattr(requests, "read_session", lambda *a, session=rebuilt, **k: session)
+        assert json.dumps(requests.run_requests(args), sort_keys=True) == from_file, path.name
+        monkeypatch.undo()
+
+
+def _requests_args(path: Path):
+    import argparse
+
+    from foldscope.core.cli.main import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["requests", str(path), "--json"])
+    assert isinstance(args, argparse.Namespace)
+    return args
+
+
+# -- generated sessions ---------------------------------------------------------------------------------------
+
+turns = st.lists(st.tuples(
+    st.sampled_from(["say", "call", "call error"]),
+    st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40),
+    st.sampled_from(["claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805"]),
+    st.integers(min_value=0, max_value=50_000),
+), min_size=1, max_size=12)
+
+
+def write_claude_code(path: Path, plan: list[tuple[str, str, str, int]]) -> None:
+    """A Claude Code file in the dev corpus's shape (session-196820da.jsonl): a user line, then per turn an assistant
+    line with usage (text, or a tool_use answered by a user line holding its tool_result)."""
+    base = {"sessionId": "gen", "version": "2.0.76", "cwd": "/r", "userType": "external", "isSidechain": False}
+    lines, parent, n = [], None, 0
+
+    def add(kind: str, message: dict) -> None:
+        nonlocal parent, n
+        n += 1
+        uuid = f"u{n}"
+        lines.append({"parentUuid": parent, **base, "type": kind, "uuid": uuid, "message": message,
+                      "timestamp": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z"})
+        parent = uuid
+
+    add("user", {"role": "user", "content": "start"})
+    for k, (what, text, model, cached) in enumerate(plan):
+        usage = {"input_tokens": 3 + k, "cache_read_input_tokens": cached, "cache_creation_input_tokens": 10,
+                 "output_tokens": 7}
+        if what == "say":
+            content = [{"type": "text", "text": text or "ok"}]
+        else:
+            content = [{"type": "tool_use", "id": f"toolu_{k}", "name": "Bash", "input": {"command": text}}]
+        add("assistant", {"role": "assistant", "model": model, "id": f"msg_{k}", "type": "message", "content": content,
+                          "stop_reason": "end_turn", "usage": usage})
+        if what != "say":
+            add("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{k}",
+                                                      "content": text, "is_error": what == "call error"}]})
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turns)
+def test_any_generated_claude_code_session_is_rebuilt_exactly_and_counts_the_same(plan):
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        path = folder / "gen.jsonl"
+        write_claude_code(path, plan)
+        read = load_session(path)
+        _, rebuilt, _ = reopened(read, path, folder)
+        assert plain(rebuilt) == plain(read)
+        db = str(folder / "docs.db")
+        first, again = open_document(path, db), open_document(path, db)
+        assert again.counter.tokenised_chars == 0
+        assert _figures(again) == _figures(first)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=1, max_value=8))
+def test_any_generated_branch_is_rebuilt_exactly(seed, rounds):
+    from foldscope.core.formats.demo import write_demo
+
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        path = folder / "demo.json"
+        write_demo(path, seed=seed, rounds=rounds)
+        read = load_session(path)
+        _, rebuilt, _ = reopened(read, path, folder)
+        assert plain(rebuilt) == plain(read)
+
+
+# -- when a snapshot is used ---------------------------------------------------------------------------------------
+
+
+def _plan() -> list[tuple[str, str, str, int]]:
+    return [("say", "hello", "claude-sonnet-4-5-20250929", 0), ("call", "ls", "claude-sonnet-4-5-20250929", 100),
+            ("say", "done", "claude-sonnet-4-5-20250929", 200)]
+
+
+def test_a_changed_file_is_read_again_never_shown_stale(tmp_path):
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    first = open_document(path, db)
+    stat = path.stat()
+    # The same size and modification time, one byte changed: only the content hash can tell.
+    data = path.read_bytes().replace(b'"text": "hello"', b'"text": "jello"')
+    path.write_bytes(data)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    with Library(db) as library:
+        assert library.stored_session(path) is None
+    again = open_document(path, db)
+    assert [m.text for m in again.session.record] != [m.text for m in first.session.record]
+    assert "jello" in [m.text for m in again.session.record]
+    assert again.counter.tokenised_chars > 0
+    assert again.library_id != first.library_id  # another version of the file: another session
+    third = open_document(path, db)
+    assert third.counter.tokenised_chars == 0 and third.library_id == again.library_id
+
+
+def test_a_touched_file_with_the_same_content_still_reopens_from_the_library(tmp_path):
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    open_document(path, db)
+    os.utime(path, ns=(1, 10**18))
+    assert open_document(path, db).counter.tokenised_chars == 0
+
+
+def test_a_file_grown_since_is_read_again(tmp_path):
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    first = open_document(path, db)
+    write_claude_code(path, _plan() + [("say", "more", "claude-sonnet-4-5-20250929", 300)])
+    again = open_document(path, db)
+    assert len(again.session.record) == len(first.session.record) + 1
+    assert len(again.session.trace) == len(first.session.trace) + 1
+
+
+def test_a_subagent_file_changed_or_added_beside_the_session_makes_it_read_again(tmp_path):
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    subagents = tmp_path / "s" / "subagents"
+    subagents.mkdir(parents=True)
+    write_claude_code(subagents / "agent-a1.jsonl", _plan()[:1])
+    first = open_document(path, db)
+    assert len(first.session.children) == 1
+    assert open_document(path, db).counter.tokenised_chars == 0
+    write_claude_code(subagents / "agent-a1.jsonl", _plan())  # the child grew; the parent file did not change
+    with Library(db) as library:
+        assert library.stored_session(path) is None
+    again = open_document(path, db)
+    assert len(again.session.children[0].record) > len(first.session.children[0].record)
+    write_claude_code(subagents / "agent-b2.jsonl", _plan()[:1])  # a new child
+    assert len(open_document(path, db).session.children) == 2
+
+
+def test_a_run_manifest_changed_beside_a_branch_makes_it_read_again(corpus_dev, tmp_path):
+    import shutil
+
+    source = corpus_dev / "lionagi"
+    for name in ("branch_v0.36.0_after_context_fold.synthetic.json", "run_manifest_v0.36.0_context_folds.synthetic.json"):
+        shutil.copy(source / name, tmp_path / name)
+    path, db = tmp_path / "branch_v0.36.0_after_context_fold.synthetic.json", str(tmp_path / "library.db")
+    first = open_document(path, db)
+    if first.session.manifest is None:
+        pytest.skip("the dev corpus's manifest is not read beside this Branch")
+    manifest = tmp_path / "run_manifest_v0.36.0_context_folds.synthetic.json"
+    data = json.loads(manifest.read_text())
+    data["changed"] = True
+    manifest.write_text(json.dumps(data))
+    with Library(db) as library:
+        assert library.stored_session(path) is None
+    assert open_document(path, db).session.manifest.get("changed") is True
+
+
+def test_a_snapshot_made_by_other_reader_code_is_not_used(tmp_path, monkeypatch):
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    open_document(path, db)
+    monkeypatch.setattr(snapshot, "reader_identity", lambda: "another reader")
+    with Library(db) as library:
+        assert library.stored_session(path) is None
+
+
+def test_a_memo_made_by_another_tokenizer_or_counting_code_is_not_seeded(tmp_path, monkeypatch):
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    open_document(path, db)
+    monkeypatch.setattr(snapshot, "counter_identity", lambda: "another tokenizer")
+    again = open_document(path, db)
+    assert again.counter.tokenised_chars > 0  # the session came from the snapshot; its counts were made again
+
+
+def test_a_snapshot_opened_from_another_path_is_not_used(tmp_path):
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    open_document(path, db)
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(path.read_bytes())
+    with Library(db) as library:
+        assert library.stored_session(copy) is None  # its messages' provenance names the other file
+
+
+def test_the_identities_change_with_the_code_they_stand_for(tmp_path, monkeypatch):
+    import shutil
+
+    fake = tmp_path / "core"
+    for sub in ("formats", "model", "request", "store"):
+        shutil.copytree(snapshot._PACKAGE / sub, fake / sub, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(snapshot, "_PACKAGE", fake)
+    monkeypatch.setattr(snapshot, "__file__", str(fake / "store" / "snapshot.py"))
+
+    def identities() -> tuple[str | None, str | None]:
+        snapshot.reader_identity.cache_clear()
+        snapshot.counter_identity.cache_clear()
+        return snapshot.reader_identity(), snapshot.counter_identity()
+
+    try:
+        reader, counter = identities()
+        assert reader and counter and reader != counter
+        with open(fake / "formats" / "claude_code.py", "a") as handle:
+            handle.write("# a reader changed\n")
+        changed_reader, same_counter = identities()
+        assert changed_reader != reader and same_counter == counter
+        with open(fake / "request" / "compile.py", "a") as handle:
+            handle.write("# rendering changed\n")
+        same_reader, changed_counter = identities()
+        assert same_reader == changed_reader and changed_counter != counter
+        with open(fake / "model" / "session.py", "a") as handle:
+            handle.write("# the model changed\n")
+        assert all(after != before for after, before in zip(identities(), (same_reader, changed_counter)))
+    finally:
+        monkeypatch.undo()
+        snapshot.reader_identity.cache_clear()
+        snapshot.counter_identity.cache_clear()
+
+
+def test_a_snapshot_naming_anything_a_session_is_not_made_of_is_refused_not_run(tmp_path):
+    class Boom:
+        def __reduce__(self):
+            return (os.system, ("touch " + str(tmp_path / "ran"),))
+
+    data = zlib.compress(pickle.dumps(Boom()))
+    with pytest.raises(snapshot.SnapshotError):
+        snapshot.load_session(data)
+    assert not (tmp_path / "ran").exists()
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    open_document(path, db)
+    with Library(db) as library:
+        library.conn.execute("UPDATE snapshots SET session = ?", [data])
+        assert library.stored_session(path) is None  # the file is read instead
+    assert not (tmp_path / "ran").exists()
+    assert len(open_document(path, db).session.record) == len(load_session(path).record)
+
+
+def test_a_damaged_snapshot_or_memo_is_read_from_the_file_instead(tmp_path):
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    first = open_document(path, db)
+    with Library(db) as library:
+        library.conn.execute("UPDATE snapshots SET memo = ?", [b"not zlib"])
+        assert library.stored_session(path) is None
+    assert _figures(open_document(path, db)) == _figures(first)
+    with Library(db) as library:
+        library.conn.execute("UPDATE snapshots SET session = ?", [b"\x00damaged"])
+        assert library.stored_session(path) is None
+
+
+# -- the counter's memo -------------------------------------------------------------------------------------------
+
+
+def test_a_counter_seeded_from_the_kept_memo_counts_every_request_the_same_tokenising_nothing(corpus_dev):
+    from foldscope.core.request.measure import Measure
+
+    for path in _dev_files(corpus_dev):
+        session = load_session(path)
+        fresh = Counter(threads=1)
+        expected = [r.counted for r in Measure(session, counter=fresh).trace.rows]
+        rebuilt = snapshot.load_session(snapshot.dump_session(load_session(path)))
+        seeded = Counter(threads=1)
+        seeded.seed(*snapshot.load_memo(snapshot.dump_memo(fresh.memo(), session.record), rebuilt.record))
+        assert [r.counted for r in Measure(rebuilt, counter=seeded).trace.rows] == expected, path.name
+        assert seeded.tokenised_chars == 0, path.name
+
+
+def test_a_memo_naming_a_class_or_a_message_past_the_record_is_refused(tmp_path):
+    from foldscope.core.model.session import FullRecord, Message
+
+    record = FullRecord([Message("a", "instruction", None, {"instruction": "hi"})])
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, ("touch " + str(tmp_path / "ran"),))
+
+    for memo in (({("k",): Boom()}, {}, {}),):
+        with pytest.raises(snapshot.SnapshotError):
+            snapshot.load_memo(zlib.compress(pickle.dumps(memo)), record)
+    assert not (tmp_path / "ran").exists()
+
+    for far in (5, -1):  # past the end, and before the start (which Python's indexing would take from the end)
+        class Far(pickle.Pickler):
+            def persistent_id(self, obj, far=far):
+                return far if isinstance(obj, Message) else None
+
+        out = io.BytesIO()
+        Far(out).dump(({(record[0], "text"): 3}, {}, {}))
+        with pytest.raises(snapshot.SnapshotError):
+            snapshot.load_memo(zlib.compress(out.getvalue()), record)
+
+
+def test_a_memo_key_naming_a_message_outside_the_record_is_not_kept():
+    from foldscope.core.model.session import FullRecord, Message
+
+    inside = Message("a", "instruction", None, {"instruction": "hi"})
+    outside = Message("b", "instruction", None, {"instruction": "hi"})
+    record = FullRecord([inside])
+    memo = ({((inside, "text", None, (), None), (None, False)): 5, ((outside, "text", None, (), None), (None, False)): 6},
+            {"g": 1}, {"h": 2})
+    bodies, glue, heads = snapshot.load_memo(snapshot.dump_memo(memo, record), record)
+    assert bodies == {((inside, "text", None, (), None), (None, False)): 5}
+    assert (glue, heads) == ({"g": 1}, {"h": 2})
+
+
+# -- the schema ----------------------------------------------------------------------------------------------------
+
+
+def _schema(conn: sqlite3.Connection) -> list[tuple]:
+    return sorted(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall())
+
+
+def test_a_version_4_library_migrates_keeping_every_session_and_count_then_reopens_from_snapshots(tmp_path):
+    path, db = tmp_path / "s.jsonl", tmp_path / "library.db"
+    write_claude_code(path, _plan())
+    first = open_document(path, str(db))
+    # The library as foldscope wrote it before snapshots: its tables, its migrations, its version.
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TABLE snapshots")
+        conn.execute("DELETE FROM migrations WHERE name = '005_snapshots'")
+        conn.execute("PRAGMA user_version = 4")
+    reference = sqlite3.connect(tmp_path / "v4.db")
+    migrate(reference, MIGRATIONS[:4])
+    old = sqlite3.connect(db)
+    assert _schema(old) == _schema(reference)
+    before = {table: old.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+              for table in ("sessions", "messages", "bodies", "view_versions", "events")}
+    old.close()
+    with Library(db) as library:
+        assert library.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        for table, rows in before.items():
+            assert library.conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() == rows, table
+        assert library.stored_session(path) is None  # no snapshot yet: the file is read once more
+    again = open_document(path, str(db))
+    assert again.library_id == first.library_id and _figures(again) == _figures(first)
+    third = open_document(path, str(db))
+    assert third.counter.tokenised_chars == 0 and _figures(third) == _figures(first)
+    with Library(db) as library:
+        assert library.stored_session(path) is not None
+
+
+def test_removing_a_session_removes_its_snapshot(tmp_path):
+    path, db = tmp_path / "s.jsonl", str(tmp_path / "library.db")
+    write_claude_code(path, _plan())
+    document = open_document(path, db)
+    with Library(db) as library:
+        library.remove_sessions([document.library_id])
+        assert library.conn.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] == 0
+        assert library.stored_session(path) is None
+
+
+def test_inspect_with_a_library_reopens_from_its_snapshot_with_every_figure_the_same(corpus_dev, tmp_path, monkeypatch, capsys):
+    import foldscope.core.formats as formats
+    from foldscope.core.cli.main import main
+    from foldscope.core.request import count
+
+    db = str(tmp_path / "library.db")
+    for path in _dev_files(corpus_dev)[::4]:
+        assert main(["inspect", str(path), "--db", db, "--json"]) == 0
+        first = json.loads(capsys.readouterr().out)
+        counters: list[count.Counter] = []
+        seed = count.Counter.seed
+
+        def seeded(self, *memo, seen=counters, seed=seed):
+            seed(self, *memo)
+            seen.append(self)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(formats, "load_session", lambda *a, **k: pytest.fail("the file was read again"))
+            patch.setattr(count.Counter, "seed", seeded)
+            assert main(["inspect", str(path), "--db", db, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == first, path.name
+        assert counters, f"{path.name}: the counter was not seeded from the library"
+        assert counters[0].tokenised_chars == 0, f"{path.name}: counted again"
