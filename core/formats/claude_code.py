@@ -32,6 +32,7 @@ Mapping, in the vocabulary of DESIGN.md:
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -160,7 +161,11 @@ class _Reader:
         self.main_sidechain: bool | None = None
         # The tree (module docstring, "Tree"): where each main-chain uuid stood, the newest one, and the
         # uuids fed while the open response is open (its split lines, held results and progress lines).
-        self.marks: dict[str, tuple[list[str], int]] = {}
+        # A uuid's mark is its line; the view as it stood after that line is the newest of `views` begun at or
+        # before it (the active view is replaced only at a rewind or compaction: one entry each, not one a line).
+        self.marks: dict[str, int] = {}
+        self.view_starts: list[int] = []
+        self.views: list[list[str]] = []
         self.tip: str | None = None
         self.turn_uuids: set[str] = set()
         self.repeated = 0
@@ -194,14 +199,17 @@ class _Reader:
             self._follow(line, value)
         self._dispatch(line, offset, kind, value)
         if uuid is not None:
-            self.marks[uuid] = (self.b.view, line)
+            self.marks[uuid] = line
+            if not self.views or self.views[-1] is not self.b.view:
+                self.view_starts.append(line)
+                self.views.append(self.b.view)
             self.tip = uuid
             if self.b.turn_open:
                 self.turn_uuids.add(uuid)
 
     def _repeat(self, line: int, uuid: str, value: dict) -> None:
         self.repeated += 1
-        first = self.marks[uuid][1]
+        first = self.marks[uuid]
         if self._original(first).get("message") != value.get("message"):
             self.b.warn(line, f"uuid {uuid!r} was already read at line {first} with other content; skipped")
 
@@ -231,7 +239,8 @@ class _Reader:
             return
         self._end_response()
         self.b.close_request()
-        view, parent_line = self.marks[parent]
+        parent_line = self.marks[parent]
+        view = self.views[bisect_right(self.view_starts, parent_line) - 1]
         record = self.b.record
         kept = [m for m in view if (p := record.get(m).provenance) is not None and p.line <= parent_line]
         kept_set = set(kept)
@@ -253,15 +262,17 @@ class _Reader:
             agent = data.get("agentId") if isinstance(data, dict) else None
             call = value.get("parentToolUseID")
         else:
-            result = value.get("toolUseResult")
-            agent = value.get("agentId") if not value.get("isSidechain") else None
-            if isinstance(result, dict) and isinstance(result.get("agentId"), str):
-                agent = result["agentId"]
             message = value.get("message")
             content = message.get("content") if isinstance(message, dict) else None
-            ids = [b.get("tool_use_id") for b in content or () if isinstance(b, dict) and b.get("type") == "tool_result"] \
-                if isinstance(content, list) else []
-            call = ids[0] if len(ids) == 1 else None
+            agent = call = None
+            if isinstance(content, list):  # only a line answering one call names the agent that call started
+                ids = [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+                call = ids[0] if len(ids) == 1 else None
+            if isinstance(call, str):
+                result = value.get("toolUseResult")
+                agent = value.get("agentId") if not value.get("isSidechain") else None
+                if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+                    agent = result["agentId"]
         if isinstance(agent, str) and isinstance(call, str):
             self.agent_calls.setdefault(agent, call)
         if value.get("isSidechain") is True and isinstance(value.get("agentId"), str):
@@ -312,15 +323,17 @@ class _Reader:
         if value.get("isCompactSummary"):
             self._compact(line, text_of(content), value)
             return
-        if isinstance(content, str):
-            blocks: list = [content]
-        elif isinstance(content, list):
-            blocks = content
-        else:
+        if isinstance(content, str):  # a typed prompt, the commonest line: one text, no result, no image
+            if self.key is not None:
+                self._end_response()
+            meta: dict[str, Any] = {"uuid": uuid, "is_meta": True} if value.get("isMeta") else {"uuid": uuid}
+            b.add(uuid, "instruction", {"instruction": content}, line, at=at, metadata=meta)
+            return
+        if not isinstance(content, list):
             b.warn(line, "user message has no string or list `content`; skipped")
             return
-        results = [x for x in blocks if isinstance(x, dict) and x.get("type") == "tool_result"]
-        rest = [x for x in blocks if not (isinstance(x, dict) and x.get("type") == "tool_result")]
+        results = [x for x in content if isinstance(x, dict) and x.get("type") == "tool_result"]
+        rest = [x for x in content if not (isinstance(x, dict) and x.get("type") == "tool_result")]
         if any(not isinstance(x, (str, dict)) for x in rest):
             b.warn(line, "user content holds a block that is neither text nor an object; kept as text")
         many = len(results) + bool(rest) > 1
@@ -329,7 +342,7 @@ class _Reader:
             if not isinstance(call_id, str):
                 b.warn(line, "tool_result without a string `tool_use_id`; skipped")
                 continue
-            meta: dict[str, Any] = {"uuid": uuid, "is_error": block.get("is_error") is True}
+            meta = {"uuid": uuid, "is_error": block.get("is_error") is True}
             if images := _images(block.get("content")):
                 meta["images"] = images
             b.result(call_id, text_of(block.get("content")), line, at, id=f"{uuid}/{i}" if many else uuid,

@@ -272,7 +272,8 @@ class SessionBuilder:
     def add(self, id: str, kind: str, content: Mapping[str, Any], line: int, *, at: float | None = None,
             metadata: Mapping[str, Any] | None = None, in_view: bool = True) -> str:
         """Append a message (a unique id is made, with a warning, when the source repeats one)."""
-        self.end_turn()
+        if self._turn is not None:
+            self.end_turn()
         mid = self.unique(id, line)
         self._reserved.discard(mid)
         self.record.append(Message(mid, kind, at, content, metadata or {}, Provenance(self.file, line)))

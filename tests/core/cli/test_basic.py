@@ -209,3 +209,24 @@ def test_inspect_json_names_the_model_whether_it_is_priced_and_by_which_source(c
     out = json.loads(capsys.readouterr().out)
     assert out["model"] == "acme-nonesuch-9" and out["priced"] is False and out["price_source"] is None
     assert out["price_reason"] == "no price for model acme-nonesuch-9"
+
+
+def test_inspect_record_size_is_the_full_record_heading_the_gui_shows_on_every_dev_file(corpus_dev):
+    """`inspect` counts the full record as one request without cutting it into parts; the GUI's heading is the total
+    of those parts (core.readout.message_sizes.record_sizes): one size for one thing on every screen."""
+    from foldscope.core.cli.basic import summarise
+    from foldscope.core.model.launch import session_policy
+    from foldscope.core.readout.message_sizes import record_sizes
+    from foldscope.core.request.measure import Measure
+
+    files = sorted(p for p in corpus_dev.rglob("*") if p.suffix in (".jsonl", ".json") and p.is_file())
+    compared = 0
+    for path in files:
+        try:
+            session = load_session(str(path))
+        except Exception:  # a run manifest or a file that is not a session: not this test's concern
+            continue
+        shown = record_sizes(Measure(session, session_policy(session))).total
+        assert summarise(session)["record_size"]["tokens"] == shown, path
+        compared += 1
+    assert compared >= 10
