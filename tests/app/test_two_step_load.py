@@ -111,6 +111,7 @@ def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(
                                                                                 corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
     window.show()
     seen: list[dict] = []
     window.record_shown.connect(lambda doc: seen.append({"messages": doc.record_size, **shown_text(window)}))
