@@ -31,6 +31,7 @@ from foldscope.core.readout.trace_facts import rule_label, rule_names
 from foldscope.core.readout.words import counted
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
+PLOT_MIN = 50  # the fewest pixels the plot keeps, however short the window
 # Up to this many requests the cache lane's causes are attributed at once, on the document's warm counter
 # (about 0.3 s for 1,000 requests); a longer trace shows its gaps at once and its causes from a worker.
 SYNC_REQUESTS = 1500
@@ -45,6 +46,18 @@ def nice_ticks(maximum: float, count: int = 4) -> list[int]:
     power = 10 ** (len(str(int(raw))) - 1) if raw >= 1 else 1
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
     return list(range(0, int(maximum) + 1, step))
+
+
+def spaced(lefts: Sequence[float], widths: Sequence[float], gap: float = 6.0) -> list[int]:
+    """Which labels to draw, left to right, so none covers the one before: a label starting at `lefts[i]`, `widths[i]`
+    wide, is drawn when it starts at least `gap` after the last one drawn ends (the first is always drawn)."""
+    chosen: list[int] = []
+    end = float("-inf")
+    for i in sorted(range(len(lefts)), key=lambda i: lefts[i]):
+        if lefts[i] >= end + gap:
+            chosen.append(i)
+            end = lefts[i] + widths[i]
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -133,6 +146,8 @@ class Timeline(QWidget):
         self.counting = ((), len(document.session.trace) if document is not None else 0)
         self.current = self.slots() - 1
         self._fill_lane()
+        # Under the cache lane the plot keeps at least PLOT_MIN pixels: at 1366x768 it had 13, too few to read.
+        self.setMinimumHeight(int(TOP + BOTTOM + PLOT_MIN + (lane_height(0) + 2 if self.lane.shown() else 0)))
         self.update()
 
     def set_counting(self, counts: tuple[int, ...], requests: int) -> None:
@@ -290,6 +305,7 @@ class Timeline(QWidget):
         top = self._scale_max() * 1.08
         bar = QColor("#5d8fd6" if not is_dark() else "#4a78bd")
         now_bar = QColor("#8fa9cc" if not is_dark() else "#5b6f8c")
+        folds: list[tuple[float, str]] = []  # (label's left, label) of each fold's line
         for slot in range(self.slots()):
             rect = self._slot_rect(slot, plot)
             if self.branch is not None and slot > self.branch.start:
@@ -309,8 +325,18 @@ class Timeline(QWidget):
                 painter.setPen(QPen(rule_colour("tier"), 2, Qt.PenStyle.DashLine))
                 painter.drawLine(QPointF(rect.left(), plot.top()), QPointF(rect.left(), plot.bottom()))
                 label = "compaction" if doc.requests[slot].compacted_before else "fold"
-                painter.drawText(QPointF(rect.left() + 3, plot.top() + 11), label)
-        self._draw_rules(painter, plot, top)
+                folds.append((rect.left() + 3, label))
+        ruled = self._draw_rules(painter, plot, top)
+        # Each fold's line is drawn; its label only where it runs into neither the last one (dozens of compactions)
+        # nor a rule's label in the same band (a short plot).
+        painter.setPen(QPen(rule_colour("tier"), 2))
+        baseline = plot.top() + 11
+        widths = [painter.fontMetrics().horizontalAdvance(label) for _, label in folds]
+        for i in spaced([x for x, _ in folds], widths):
+            x, label = folds[i]
+            if x + widths[i] <= plot.right() + RIGHT and not any(
+                    a < x + widths[i] and x < b and abs(base - baseline) < 12 for a, b, base in ruled):
+                painter.drawText(QPointF(x, baseline), label)
         if self.branch is not None:
             self._draw_branch(painter, plot, top)
         self._draw_axes(painter, plot, top, text)
@@ -410,11 +436,12 @@ class Timeline(QWidget):
             painter.drawEllipse(point, 3.5, 3.5)
         painter.setBrush(Qt.BrushStyle.NoBrush)
 
-    def _draw_rules(self, painter: QPainter, plot: QRectF, top: float) -> None:
+    def _draw_rules(self, painter: QPainter, plot: QRectF, top: float) -> list[tuple[float, float, float]]:
+        """The ceiling, line and target with their labels; returns each label's (left, right, baseline)."""
         rules = self.document.rules
         if rules is None:
-            return
-        taken: list[tuple[float, float]] = []  # (right edge, baseline) of labels drawn
+            return []
+        taken: list[tuple[float, float, float]] = []  # (left, right, baseline) of labels drawn
         for name in rule_names(rules):
             value = rules.at(name)
             y = self._y(value, plot, top)
@@ -422,9 +449,10 @@ class Timeline(QWidget):
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
             label = rule_label(rules, name)
             # Rules close together (a short plot): each label starts after the one it would cover.
-            x = max([plot.left() + 4] + [right + 10 for right, base in taken if abs(base - (y - 3)) < 12])
+            x = max([plot.left() + 4] + [right + 10 for _, right, base in taken if abs(base - (y - 3)) < 12])
             painter.drawText(QPointF(x, y - 3), label)
-            taken.append((x + painter.fontMetrics().horizontalAdvance(label), y - 3))
+            taken.append((x, x + painter.fontMetrics().horizontalAdvance(label), y - 3))
+        return taken
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
         painter.setPen(QPen(muted_colour(), 1))
@@ -434,10 +462,15 @@ class Timeline(QWidget):
             painter.drawText(QRectF(0, y - 8, LEFT - 6, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{value:,.0f}")
         painter.setPen(text)
         step = max(1, self.slots() // 12)
-        for slot in range(0, self.slots(), step):
-            rect = self._slot_rect(slot, plot)
-            label = "now" if slot == self.slots() - 1 else str(slot)
-            painter.drawText(QRectF(rect.left() - 10, plot.bottom() + 2, rect.width() + 20, 16), Qt.AlignmentFlag.AlignHCenter, label)
+        # Each request number is centred on its slot at its own width (a slot can be a pixel wide), and one that
+        # would run into the number before is left out rather than drawn over it or cut.
+        metrics = painter.fontMetrics()
+        ticks = [(self._slot_rect(slot, plot).center().x(), "now" if slot == self.slots() - 1 else f"{slot:,}")
+                 for slot in range(0, self.slots(), step)]
+        widths = [metrics.horizontalAdvance(label) for _, label in ticks]
+        lefts = [min(max(x - w / 2, 0.0), self.width() - w) for (x, _), w in zip(ticks, widths)]
+        for i in spaced(lefts, widths):
+            painter.drawText(QRectF(lefts[i], plot.bottom() + 2, widths[i] + 1, 16), Qt.AlignmentFlag.AlignLeft, ticks[i][1])
 
     def _draw_legend(self, painter: QPainter, text: QColor) -> None:
         doc = self.document

@@ -36,6 +36,7 @@ VIEW_Y = 44.0
 STRIP = 20.0  # between the bars: the protected first round's bracket
 # Copies and notes carry a pattern as well as a colour, so they stay distinct in grey or for colour-blind eyes.
 LEGEND_FROM = 140  # the height from which the legend row is drawn under the bars
+SUMMARY_BASELINE = 15  # the summary line's baseline: drawn in a 16-pixel box from y = 2
 PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
 # What leads the view bar, belonging to no message the file holds: named in the legend when the shown request has it.
 LEAD_LEGEND = (("unseen_head", "unseen head"), ("framing", "framing"))
@@ -384,24 +385,27 @@ class WindowMap(QWidget):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         for rect in selected_rects:
             painter.drawRect(rect.adjusted(-1, -2, 1, 2))
-        self._draw_rules(painter, view_y, record_y + BAR_HEIGHT)
+        labels = self._draw_rules(painter, view_y, record_y + BAR_HEIGHT)
         self._draw_first_round(painter, view_y + BAR_HEIGHT, text)
         self._draw_marks(painter, view_y, text)
         if self.height() >= LEGEND_FROM:
             self._draw_legend(painter, record_y + BAR_HEIGHT + 6, text)
         # The parts in order of need: on a narrow map the least needed go first, never cut mid-word.
         parts = self.summary()
-        room = self.width() - 210
+        # The summary line starts after the title and after any rule label stacked up into its line.
+        start = max([200.0] + [right + 12 for _, right, baseline in labels if baseline <= SUMMARY_BASELINE + 13])
+        room = int(self.width() - 10 - start)
         while len(parts) > 1 and painter.fontMetrics().horizontalAdvance("   ·   ".join(parts)) > room:
             parts.pop()
         summary = painter.fontMetrics().elidedText("   ·   ".join(parts), Qt.TextElideMode.ElideRight, room)
         painter.setPen(text)
-        painter.drawText(QRectF(200, 2, room, 16), Qt.AlignmentFlag.AlignRight, summary)
+        painter.drawText(QRectF(start, 2, room, 16), Qt.AlignmentFlag.AlignRight, summary)
 
-    def _draw_rules(self, painter: QPainter, top: float, bottom: float) -> None:
+    def _draw_rules(self, painter: QPainter, top: float, bottom: float) -> list[tuple[float, float, float]]:
+        """The rules and their labels; returns each label's (left, right, baseline)."""
         rules = self.document.rules
         if rules is None:
-            return
+            return []
         scale = self._scale()
         taken: list[tuple[float, float, float]] = []  # (left, right, baseline) of labels drawn
         for name in rule_names(rules):
@@ -419,6 +423,7 @@ class WindowMap(QWidget):
                 baseline -= 13
             taken.append((left, left + width, baseline))
             painter.drawText(QPointF(left, baseline), label)
+        return taken
 
     def paint_plan(self) -> PaintPlan:
         """What a paint draws, by pixel column: kept until the layout, the highlight or the palette changes."""

@@ -314,3 +314,21 @@ def test_the_library_line_never_cuts_its_path_mid_name(qtbot, window, corpus_dev
     assert shown == SEPARATOR.join(line.parts[:line.shown_parts()]) and line.shown_parts() >= 1
     assert line.fontMetrics().horizontalAdvance(shown) <= line.contentsRect().width() or line.shown_parts() == 1
     assert line.parts[-1] in line.toolTip()
+
+
+def test_at_1366_the_timeline_keeps_a_plot_that_can_be_read_under_its_cache_lane(qtbot, window, corpus_dev):
+    # At 1366x768 the timeline sat at its minimum height, and the cache lane under it left the plot 13 pixels.
+    from foldscope.app.panels.timeline import PLOT_MIN
+    from foldscope.app.qt import Qt
+
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    timeline = window.timeline
+    assert timeline.lane.shown()
+    # A tall Folds dock (dozens of compactions, or dragged up) leaves the timeline its minimum height.
+    window.resizeDocks([window.folds_dock], [window.height()], Qt.Orientation.Vertical)
+    qtbot.waitUntil(lambda: timeline.height() <= timeline.minimumHeight() + 2)
+    assert timeline._plot().height() >= PLOT_MIN

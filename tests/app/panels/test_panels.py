@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from foldscope.app.qt import QPointF, Qt
 from foldscope.core.request.compile import compile_request, payload_bytes
 from foldscope.core.request.count import Counter
@@ -76,3 +79,22 @@ def test_the_status_bar_names_the_estimate_against_the_ceiling(demo_window):
     text = demo_window.status_label.full_text()
     assert "Format: lionagi" in text
     assert "ceiling" in text and "estimate" in text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 2_000), st.floats(1, 120)), max_size=40), st.floats(0, 20))
+def test_labels_are_spaced_so_none_covers_the_one_before_and_none_is_left_out_that_would_fit(labels, gap):
+    # The timeline's fold labels and request numbers: a session with dozens of compactions drew "compaction" over
+    # "compaction", and request numbers were cut to ".152" in a slot a few pixels wide.
+    from foldscope.app.panels.timeline import spaced
+
+    lefts, widths = [x for x, _ in labels], [w for _, w in labels]
+    chosen = spaced(lefts, widths, gap)
+    order = sorted(range(len(lefts)), key=lambda i: lefts[i])
+    assert chosen == [i for i in order if i in chosen]  # left to right
+    assert (not labels) or chosen[0] == order[0]  # the first is always drawn
+    for a, b in zip(chosen, chosen[1:]):
+        assert lefts[b] >= lefts[a] + widths[a] + gap
+    for i in set(range(len(lefts))) - set(chosen):  # left out: it starts too soon after the last one drawn before
+        before = [c for c in chosen if order.index(c) < order.index(i)]
+        assert before and lefts[i] < lefts[before[-1]] + widths[before[-1]] + gap
