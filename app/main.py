@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 
+from foldscope.core.model import collector
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    collector.tune()  # before anything is read: the reader's objects are many and live long
     if argv[:1] == ["inspect"]:
         # Start the tokenizer's build on the other core before the rest of the command is imported
         # (core.request.tokens.start_helper; run_inspect finds it running and stops it when done).

@@ -210,7 +210,7 @@ def gui_launch(path: str, folder: str) -> dict:
 
     def painted(name: str) -> None:
         window.grab()  # every panel painted once: what a person sees
-        moments[name] = time.time()
+        moments.setdefault(name, time.time())  # usable from the first step shown (a large file's first part)
         if name == "complete":
             loop.quit()
 

@@ -85,6 +85,9 @@ class CacheLane:
         painter.fillRect(idle, QColor(127, 127, 127, 18))
         painter.fillRect(written, QColor(127, 127, 127, 18))
         most = max((r.written for r in self.rows), default=0)
+        # Each colour made once a paint, not once a request (the theme cannot change during a paint).
+        bands = {band: band_colour(band) for band in BANDS}
+        causes = {cause: part_colour(cause) for cause in WRITE_CAUSES}
         for row in self.rows:
             rect = slot_rect(row.index)
             inner_left = rect.left() + max(rect.width() * 0.15, 0.5)
@@ -92,7 +95,7 @@ class CacheLane:
             if row.gap_s is not None and row.band is not None:
                 y = idle_y(row.gap_s, idle)
                 bar = QRectF(inner_left, y, width, max(idle.bottom() - y, 1.0))
-                painter.fillRect(bar, band_colour(row.band))
+                painter.fillRect(bar, bands.get(row.band) or band_colour(row.band))
                 drawn.gaps.append((row.index, row.gap_s, row.band, bar))
             if row.written and most:
                 # The height grows as the square root of what was written, so a small append still shows beside
@@ -104,7 +107,7 @@ class CacheLane:
                         continue
                     h = total * n / row.written
                     segment = QRectF(inner_left, y - h, width, h)
-                    painter.fillRect(segment, part_colour(cause))
+                    painter.fillRect(segment, causes[cause])
                     drawn.writes.append((row.index, cause, n, segment))
                     y -= h
         # The lifetimes across the idle row, labelled at its right end.

@@ -115,7 +115,7 @@ class Timeline(QWidget):
         # While a load measures the trace: the requests counted so far, out of how many (app.loading.TraceCounts).
         self.counting: tuple[tuple[int, ...], int] = ((), 0)
         self._layer: tuple[tuple, QPixmap] | None = None  # the bars, drawn once per requests, size and theme
-        self._columns: tuple[tuple, CountingColumns] | None = None  # the counts so far by pixel column, while loading
+        self._columns: tuple[tuple, CountingColumns, object] | None = None  # the counts so far by pixel column, while loading
         self._dots: tuple[tuple, QPixmap] | None = None  # the reported input's dots while loading, drawn once
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
@@ -382,7 +382,10 @@ class Timeline(QWidget):
         kept = self._columns
         if kept is None or kept[0] != key:
             reported = [r.usage.reported_input if r.usage is not None else 0 for r in doc.session.trace]
-            kept = self._columns = (key, CountingColumns(int(plot.width()), requests, reported, int(plot.height())))
+            # The session is held with its key, so its id cannot pass to the next load's (a first part's session
+            # is dropped when the whole record arrives).
+            kept = self._columns = (key, CountingColumns(int(plot.width()), requests, reported, int(plot.height())),
+                                    doc.session)
         return kept[1]
 
     def _draw_original_bar(self, painter: QPainter, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:

@@ -36,20 +36,21 @@ def register(subparsers) -> None:
     export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({r['messages']} messages)")
 
 
-def summarise(session: Session, threads: int | None = None) -> dict[str, Any]:
+def summarise(session: Session, threads: int | None = None, counter: Any = None) -> dict[str, Any]:
     """The facts `inspect` reports, as a JSON-ready dict.
 
     Sizes are exact o200k_base counts of the compiled request (core.request.count.Counter): the active view
     as the next request would carry it, and the full record compiled as one request. The policy is
     the session's launch policy (branch metadata api_launch) with its ceiling resolved for its model.
     The record and the view are counted by one Counter, so the view's messages, counted with the
-    record's, are not tokenised twice; `threads` is the Counter's (2: its new text in one batch).
+    record's, are not tokenised twice; `threads` is the Counter's (2: its new text in one batch). `counter`: one
+    to count with (seeded from the library's memo for a reopened session), else a new one.
     """
     from foldscope.core.model import pricing
     from foldscope.core.model.launch import session_policy
     from foldscope.core.request.measure import Measure
 
-    measure = Measure(session, session_policy(session), threads=threads)
+    measure = Measure(session, session_policy(session), threads=threads, counter=counter)
     policy, model, resolution, record = measure.policy, measure.model, measure.resolution, session.record
     # The full record compiled as one request with no head: the total of core.readout.message_sizes.record_sizes,
     # which the GUI's full record heading shows, without cutting it into each message's part (a million parts
@@ -120,22 +121,49 @@ def run_inspect(args) -> dict[str, Any]:
             listed = inspect_samples(args.file)
             if len(listed["samples"]) != 1:
                 return listed
-        session = load_session(args.file, args.input_format, args.sample)
+        from foldscope.core.request.count import Counter
+
+        counter = Counter(2 if helper else None)
+        library_id, snapshot = None, None
+        reopened = reopen(args) if args.db else None
+        if reopened is not None:  # the library's snapshot of this file: nothing read, nothing counted again
+            library_id, session, memo = reopened
+            if memo is not None:
+                counter.seed(*memo)
+        else:
+            session = load_session(args.file, args.input_format, args.sample)
+            if args.db:
+                from foldscope.core.store.snapshot import dump_session
+
+                snapshot = dump_session(session)  # as read, before the count sets its unseen head and scale
+        counted_before = counter.tokenised_chars
         # Counted first, then imported: a run stopped while counting leaves nothing in the library.
         with counting_progress():
-            result = summarise(session, threads=2 if helper else None)
-        library_id = None
+            result = summarise(session, counter=counter)
         if args.db:
             from foldscope.core.store.library import Library
 
+            path = str(Path(args.file))
             with Library(args.db) as library:
-                library_id = library.import_session(session)
+                if reopened is None:
+                    library_id = library.import_session(session)
+                    library.keep_snapshot(library_id, session, path, args.sample, memo=counter.memo(), data=snapshot)
+                elif counter.tokenised_chars > counted_before:
+                    library.keep_memo(library_id, path, args.sample, session.record, counter.memo())
     finally:
         if helper:
             tokens.stop_helper()
     if args.db:
         result["library_session_id"] = library_id
     return result
+
+
+def reopen(args) -> tuple[int, Session, tuple | None] | None:
+    """(library id, session, counter memo) from the library's current snapshot of the file (docs/library.md), or None."""
+    from foldscope.core.store.library import Library
+
+    with Library(args.db) as library:
+        return library.stored_session(str(Path(args.file)), args.sample, args.input_format)
 
 
 def counting_progress():

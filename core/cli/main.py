@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from foldscope.core.cli.output import terminal_safe
+from foldscope.core.model import collector
 from foldscope.core.model.session import LibraryError, ReadError
 
 # Each module here defines `register(subparsers)`, adding its subcommand(s) with
@@ -104,6 +105,7 @@ def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = No
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    collector.tune()
     parser = parser_for(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

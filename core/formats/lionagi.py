@@ -337,6 +337,7 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     entries = manifest.get("api_usage") if manifest else None
     entries = entries if isinstance(entries, list) else []
     by_response = {e["response_id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("response_id"), str)}
+    position = {id(e): i for i, e in enumerate(entries)}  # each entry's place, for a warning (not a search per response)
     trace: list[Request] = []
     before: list[str] = TrackedView()  # only appended to: each request shares it at the cost of what it added
     sharer = ViewSharer()
@@ -347,7 +348,7 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
             entry = by_response.get(message.id)
             if entry is None and not by_response and k < len(entries):
                 entry = entries[k]
-            place = f"api_usage[{entries.index(entry)}]" if entry is not None else f"response {message.id}"
+            place = f"api_usage[{position[id(entry)]}]" if entry is not None else f"response {message.id}"
 
             def warn(problem: str, place: str = place) -> None:
                 warnings.append(f"{place}: {problem}")

@@ -102,7 +102,7 @@ class _Replay:
             self.view.append(note.id)
             return
         gone = set(replaced)
-        place = min(self.view.index(mid) for mid in replaced)
+        place = next(i for i, mid in enumerate(self.view) if mid in gone)  # the first replaced, in one pass
         kept = [mid for mid in self.view[:place] if mid not in gone]
         self.view = TrackedView(kept + [note.id] + [mid for mid in self.view[place:] if mid not in gone])
 
@@ -120,7 +120,8 @@ class _Replay:
         exact = note.metadata.get("context_replaced")
         if isinstance(exact, list) and all(isinstance(i, int) and 0 <= i < len(self.record) for i in exact):
             ids = [self.record[i].id for i in exact]
-            present = [mid for mid in ids if mid in self.view]
+            in_view = set(self.view)  # one pass over the view, not one per replaced id
+            present = [mid for mid in ids if mid in in_view]
             if len(present) != len(ids):
                 self.warnings.append(f"{where} replaced {len(ids) - len(present)} message(s) that were not in the "
                                      "view when it was made")

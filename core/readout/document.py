@@ -311,15 +311,17 @@ class OutReasons(Mapping[int, str]):
         return self._size - sum(1 for index in self._in_view if 0 <= index < self._size)
 
 
-# A Claude Code or Codex file over twice this size shows its first part while the rest is read (issue 17: usable
-# within 3 s of launch): at about 40 MB a second, the first look costs a few tenths of a second and the whole read
-# of a 176 MB file four.
+# A Claude Code or Codex file over FIRST_PART_FROM bytes shows its first FIRST_PART_BYTES while the rest is read
+# (issue 17: usable within 3 s of launch). At about 40 MB a second the first look costs a few tenths of a second
+# and the whole read of a 176 MB file four; under 64 MB the whole read is quick enough, and reading the start twice
+# would only delay the whole record.
 FIRST_PART_BYTES = 16 * 2**20
+FIRST_PART_FROM = 64 * 2**20
 FIRST_PART_FORMATS = ("claude_code", "codex")  # line formats whose first lines read as the file's start (core.formats.follow)
 
 
 def first_part(path: str) -> Document | None:
-    """The first FIRST_PART_BYTES of a large Claude Code or Codex file as the first step shows it (read_part: the
+    """The first FIRST_PART_BYTES of a Claude Code or Codex file over FIRST_PART_FROM as the first step shows it (read_part: the
     share read), or None for any other file, or one whose first part does not read (the whole read reports it).
     The lines are read as following a live file reads them, so the record is the start of the whole file's."""
     from foldscope.core.formats import detect_format
@@ -328,7 +330,7 @@ def first_part(path: str) -> Document | None:
 
     try:
         size = os.path.getsize(path)
-        if size <= 2 * FIRST_PART_BYTES or detect_format(path) not in FIRST_PART_FORMATS:
+        if size <= max(FIRST_PART_FROM, FIRST_PART_BYTES) or detect_format(path) not in FIRST_PART_FORMATS:
             return None
         follower = Follower(path)
         follower.poll(until=FIRST_PART_BYTES)

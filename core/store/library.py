@@ -549,9 +549,11 @@ class Library:
         return cursor.rowcount > 0
 
     @_guarded
-    def stored_session(self, path: str | Path, sample: str | None = None) -> tuple[int, Session, tuple | None] | None:
+    def stored_session(self, path: str | Path, sample: str | None = None,
+                       format: str | None = None) -> tuple[int, Session, tuple | None] | None:
         """(session id, the session, the counter's memo or None) from this path's snapshot, when it is current: made
-        by this foldscope's readers from the same files (core.store.snapshot); None when the file must be read.
+        by this foldscope's readers from the same files (core.store.snapshot), by the reader `format` names when
+        given; None when the file must be read.
         A snapshot that cannot be loaded counts as none (the file is read, and a new one replaces it)."""
         from foldscope.core.store import snapshot
 
@@ -565,6 +567,8 @@ class Library:
             if not snapshot.still_current(json.loads(inputs), path):
                 return None
             session = snapshot.load_session(data)
+            if format is not None and session.format != format:
+                return None
             memo = snapshot.load_memo(kept, session.record) if kept is not None and counter == snapshot.counter_identity() else None
         except (snapshot.SnapshotError, ValueError):
             return None

@@ -16,18 +16,18 @@ Pickle runs code named by the data it loads; the loader here only builds the cla
 (SNAPSHOT_CLASSES) and refuses anything else, so a damaged or crafted library cannot run code through a snapshot.
 
 The counter's memo (core.request.count.Counter.memo: each block's tokens, keyed by the messages it renders and how)
-is kept beside the snapshot with messages named by their record index, under `counter_identity()`: the tokenizer and
+is kept beside the snapshot, pickled with each message as its record index (a persistent id), under `counter_identity()`: the tokenizer and
 the code that renders and counts (core.request, core.model, core.formats.images). A reopened session's counter is
 seeded with it, so nothing counted once is counted again; a key naming a message that is not in the record is not kept.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
 import hashlib
 import io
-import json
 import os
 import pickle
 import sys
@@ -40,7 +40,7 @@ from typing import Any
 from foldscope.core.model.session import FullRecord, Message, Session
 
 SNAPSHOT_FORMAT = 1  # the layout of the pickled session and of `inputs`; part of the reader identity
-MEMO_FORMAT = 1
+MEMO_FORMAT = 2  # 2: pickled with messages as persistent ids (1 was JSON)
 _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
 
 # What a snapshot may build: the classes a reader's Session is made of, and the containers the pickle protocol names.
@@ -50,6 +50,7 @@ SNAPSHOT_CLASSES = {
     ("foldscope.core.model.session", "Usage"), ("foldscope.core.model.session", "Request"),
     ("foldscope.core.model.views", "SharedView"), ("foldscope.core.formats.stream", "SourceLines"),
     ("foldscope.core.store.snapshot", "_frozen"), ("foldscope.core.store.snapshot", "_session"),
+    ("foldscope.core.store.snapshot", "_message"),
     ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "bytearray"), ("builtins", "complex"),
     ("array", "array"), ("array", "_array_reconstructor"), ("copyreg", "_reconstructor"), ("builtins", "object"),
 }
@@ -157,6 +158,17 @@ def _frozen(items: dict) -> types.MappingProxyType:
     return types.MappingProxyType(items)
 
 
+_MESSAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Message))
+
+
+def _message(*values: Any) -> Message:
+    """A Message from its fields in _MESSAGE_FIELDS order, as stored (its content and metadata already frozen)."""
+    message = object.__new__(Message)
+    for name, value in zip(_MESSAGE_FIELDS, values):
+        object.__setattr__(message, name, value)
+    return message
+
+
 def _session(state: dict[str, Any]) -> Session:
     """A Session from its fields, without __post_init__'s view check (it held when the snapshot was made)."""
     session = Session.__new__(Session)
@@ -168,6 +180,8 @@ class _Pickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is types.MappingProxyType:
             return _frozen, (dict(obj),)
+        if type(obj) is Message:  # one call a message: the dataclass's own __setstate__ looks its fields up each time
+            return _message, tuple(getattr(obj, name) for name in _MESSAGE_FIELDS)
         if type(obj) is Session:  # its caches are derived bookkeeping, rebuilt on use
             return _session, ({k: v for k, v in vars(obj).items() if k != "caches"},)
         return NotImplemented
@@ -208,53 +222,67 @@ def load_session(data: bytes) -> Session:
 # The counter's memo ---------------------------------------------------------------------------------------------
 
 
-class _NotInRecord(Exception):
-    pass
+class _MemoPickler(pickle.Pickler):
+    """Pickles a memo's keys with each message as its record index (a persistent id), never by value."""
+
+    def __init__(self, out: io.BytesIO, index: Mapping[int, int]) -> None:
+        super().__init__(out, protocol=5)
+        self.index = index
+
+    def persistent_id(self, obj: Any) -> Any:
+        return self.index[id(obj)] if type(obj) is Message else None
 
 
-def _encode(value: Any, index: Mapping[int, int]) -> Any:
-    if isinstance(value, Message):
-        position = index.get(id(value))
-        if position is None:
-            raise _NotInRecord
-        return {"m": position}
-    if isinstance(value, tuple):
-        return [_encode(v, index) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    raise _NotInRecord  # a key part a memo cannot name again: left out, counted when met
+class _MemoUnpickler(_Unpickler):
+    def __init__(self, data: io.BytesIO, record: FullRecord) -> None:
+        super().__init__(data)
+        self.record = record
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise SnapshotError(f"a counter memo names {module}.{name}: its keys hold only messages and plain values")
+
+    def persistent_load(self, pid: Any) -> Any:
+        if not isinstance(pid, int) or not 0 <= pid < len(self.record):
+            raise SnapshotError(f"a counter memo names message {pid!r}, which is not in the record")
+        return self.record[pid]
 
 
-def _decode(value: Any, record: FullRecord) -> Any:
-    if isinstance(value, list):
-        return tuple(_decode(v, record) for v in value)
-    if isinstance(value, dict):
-        position = value["m"]
-        if not isinstance(position, int) or not 0 <= position < len(record):
-            raise IndexError(position)
-        return record[position]
-    return value
+def _plain_key(value: Any, index: Mapping[int, int]) -> bool:
+    """Whether a memo key can be named again: only tuples, plain values and messages of the record."""
+    if type(value) is Message:
+        return id(value) in index
+    if type(value) is tuple:
+        return all(_plain_key(v, index) for v in value)
+    return value is None or type(value) in (str, int, float, bool)
 
 
 def dump_memo(memo: tuple[dict, dict, dict], record: FullRecord) -> bytes:
-    """A counter's memo (bodies, glue, heads) with each message named by its index in `record`, compressed JSON."""
+    """A counter's memo (bodies, glue, heads) with each message named by its index in `record`, pickled and
+    compressed; a key naming anything else (a message outside the record) is left out, to be counted when met."""
     bodies, glue, heads = memo
     index = {id(m): i for i, m in enumerate(record)}
-    kept = []
-    for key, tokens in bodies.items():
-        try:
-            kept.append([_encode(key, index), tokens])
-        except _NotInRecord:
-            continue
-    data = {"bodies": kept, "glue": sorted(glue.items()), "heads": sorted(heads.items())}
-    return zlib.compress(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"), 1)
+    kept = {key: int(tokens) for key, tokens in bodies.items() if _plain_key(key, index)}
+    out = io.BytesIO()
+    _MemoPickler(out, index).dump((kept, dict(glue), dict(heads)))
+    return zlib.compress(out.getvalue(), 1)
 
 
 def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict]:
     """The memo dump_memo kept, its messages those of `record` (the rebuilt session's); SnapshotError when damaged."""
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        raw = json.loads(zlib.decompress(data).decode("utf-8", "surrogatepass"))
-        bodies = {_decode(key, record): int(tokens) for key, tokens in raw["bodies"]}
-        return bodies, {k: int(v) for k, v in raw["glue"]}, {k: int(v) for k, v in raw["heads"]}
-    except (zlib.error, ValueError, KeyError, IndexError, TypeError) as exc:
+        memo = _MemoUnpickler(io.BytesIO(zlib.decompress(data)), record).load()
+    except SnapshotError:
+        raise
+    except Exception as exc:
         raise SnapshotError(f"a damaged counter memo ({type(exc).__name__})") from exc
+    finally:
+        if collecting:
+            gc.enable()
+    if not (isinstance(memo, tuple) and len(memo) == 3 and all(isinstance(part, dict) for part in memo)):
+        raise SnapshotError("a counter memo that is not one")
+    bodies, glue, heads = memo
+    if not all(type(n) is int for part in memo for n in part.values()):
+        raise SnapshotError("a counter memo whose counts are not all integers")
+    return bodies, glue, heads

@@ -111,6 +111,7 @@ def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(
                                                                                 corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
     window.show()
     seen: list[dict] = []
     window.record_shown.connect(lambda doc: seen.append({"messages": doc.record_size, **shown_text(window)}))
@@ -161,3 +162,25 @@ def test_the_counted_document_is_shown_before_the_library_stores_it_and_edits_wa
     assert "estimate" in before["view heading"]
     for place in ("record heading", "view heading", "window map", "timeline", "tokens column"):
         assert before[place] == after[place], place  # every size as it is once stored: the same numbers
+
+
+def test_a_file_whose_later_line_is_broken_shows_its_first_part_then_one_line_and_the_session_before(
+        qtbot, window, monkeypatch, corpus_dev, tmp_path):
+    lines = (corpus_dev / "claude_code" / "session-196820da.jsonl").read_bytes().splitlines(keepends=True)
+    broken = tmp_path / "broken.jsonl"  # a copy outside the project with a line near its end that is not JSON
+    at = len(lines) - 3
+    broken.write_bytes(b"".join(lines[:at] + [b'{"type": "user", "message": \n'] + lines[at:]))
+    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", broken.stat().st_size // 4)
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
+    errors: list[str] = []
+    monkeypatch.setattr(dialogs, "error_dialog", lambda parent, title, text: errors.append(text))
+    window.show()
+    parts: list[float | None] = []
+    window.record_shown.connect(lambda doc: parts.append(doc.read_part))
+    with qtbot.waitSignal(window.load_failed, timeout=60_000) as failed:
+        window.open_path(broken)
+    qtbot.waitUntil(lambda: window.task is None)
+    assert len(parts) == 1 and parts[0] is not None and parts[0] < 0.5  # the first part was shown
+    line = failed.args[0]
+    assert str(broken) in line and f"line {at + 1}" in line and "\n" not in line and errors == [line]
+    assert window.document is None  # what was shown before the load: nothing

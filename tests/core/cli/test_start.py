@@ -32,3 +32,20 @@ def test_the_readme_lists_each_command_once():
     readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
     commands = [line.split()[1] for line in readme.splitlines() if line.startswith("    foldscope ") and len(line.split()) > 1]
     assert "library" in commands and len(commands) == len(set(commands)), commands
+
+
+def test_a_command_runs_with_the_collector_tuned_for_many_long_lived_objects(capsys):
+    # core.model.collector: with Python's default thresholds the collector spent a fifth of a 50k-message replay
+    # walking the session's objects and finding no garbage.
+    import gc
+
+    from foldscope.core.model.collector import THRESHOLDS
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        assert cli.main([]) == 2  # no command: the help, and nothing run
+        assert gc.get_threshold() == THRESHOLDS
+    finally:
+        gc.set_threshold(*before)
+    capsys.readouterr()

@@ -20,8 +20,8 @@ def codex_file(corpus_dev):
 @pytest.mark.parametrize("name", FILES + ["codex"])
 def test_the_first_part_is_the_start_of_the_whole_files_record_and_trace(corpus_dev, monkeypatch, name):
     path = codex_file(corpus_dev) if name == "codex" else corpus_dev / name
-    budget = path.stat().st_size // 4
-    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", budget)
+    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size // 2)
     part = first_part(str(path))
     whole = load_session(path)
     assert part is not None and part.counted is False
@@ -41,11 +41,14 @@ def test_the_first_part_is_the_start_of_the_whole_files_record_and_trace(corpus_
     assert part.reading_note().startswith(f"the first {part.read_part:.0%} of the file")
 
 
-def test_a_file_under_twice_the_first_part_or_not_a_line_format_has_no_first_part(corpus_dev, monkeypatch):
+def test_a_file_not_over_the_first_parts_threshold_or_not_a_line_format_has_no_first_part(corpus_dev, monkeypatch):
     path = corpus_dev / FILES[0]
-    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", (path.stat().st_size + 1) // 2)
-    assert first_part(str(path)) is None
     monkeypatch.setattr(document_module, "FIRST_PART_BYTES", 1000)
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size)
+    assert first_part(str(path)) is None
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size - 1)
+    assert first_part(str(path)) is not None
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 1000)
     lionagi = max((corpus_dev / "lionagi").iterdir(), key=lambda p: p.stat().st_size)
     assert first_part(str(lionagi)) is None
 
@@ -55,6 +58,7 @@ def test_a_load_shows_the_first_part_then_the_whole_record_and_counts_what_a_loa
     path = corpus_dev / FILES[0]
     plain = open_document(path, str(tmp_path / "a.db"))
     monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
     shown: list = []
     counted = open_document(path, str(tmp_path / "b.db"), shown=shown.append)
     assert [d.read_part is not None for d in shown] == [True, False]

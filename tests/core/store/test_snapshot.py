@@ -3,6 +3,7 @@ times, extras, subagents), its figures are the same, nothing is read or counted 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
@@ -394,6 +395,31 @@ def test_a_counter_seeded_from_the_kept_memo_counts_every_request_the_same_token
         assert seeded.tokenised_chars == 0, path.name
 
 
+def test_a_memo_naming_a_class_or_a_message_past_the_record_is_refused(tmp_path):
+    from foldscope.core.model.session import FullRecord, Message
+
+    record = FullRecord([Message("a", "instruction", None, {"instruction": "hi"})])
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, ("touch " + str(tmp_path / "ran"),))
+
+    for memo in (({("k",): Boom()}, {}, {}),):
+        with pytest.raises(snapshot.SnapshotError):
+            snapshot.load_memo(zlib.compress(pickle.dumps(memo)), record)
+    assert not (tmp_path / "ran").exists()
+
+    for far in (5, -1):  # past the end, and before the start (which Python's indexing would take from the end)
+        class Far(pickle.Pickler):
+            def persistent_id(self, obj, far=far):
+                return far if isinstance(obj, Message) else None
+
+        out = io.BytesIO()
+        Far(out).dump(({(record[0], "text"): 3}, {}, {}))
+        with pytest.raises(snapshot.SnapshotError):
+            snapshot.load_memo(zlib.compress(out.getvalue()), record)
+
+
 def test_a_memo_key_naming_a_message_outside_the_record_is_not_kept():
     from foldscope.core.model.session import FullRecord, Message
 
@@ -451,3 +477,28 @@ def test_removing_a_session_removes_its_snapshot(tmp_path):
         library.remove_sessions([document.library_id])
         assert library.conn.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] == 0
         assert library.stored_session(path) is None
+
+
+def test_inspect_with_a_library_reopens_from_its_snapshot_with_every_figure_the_same(corpus_dev, tmp_path, monkeypatch, capsys):
+    import foldscope.core.formats as formats
+    from foldscope.core.cli.main import main
+    from foldscope.core.request import count
+
+    db = str(tmp_path / "library.db")
+    for path in _dev_files(corpus_dev)[::4]:
+        assert main(["inspect", str(path), "--db", db, "--json"]) == 0
+        first = json.loads(capsys.readouterr().out)
+        counters: list[count.Counter] = []
+        seed = count.Counter.seed
+
+        def seeded(self, *memo, seen=counters, seed=seed):
+            seed(self, *memo)
+            seen.append(self)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(formats, "load_session", lambda *a, **k: pytest.fail("the file was read again"))
+            patch.setattr(count.Counter, "seed", seeded)
+            assert main(["inspect", str(path), "--db", db, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == first, path.name
+        assert counters, f"{path.name}: the counter was not seeded from the library"
+        assert counters[0].tokenised_chars == 0, f"{path.name}: counted again"
