@@ -8,7 +8,7 @@ counts kept. Both in one process after a warm-up open of a small file (imports a
 the ratio compares the work, not the start-up. Printed per shape: the file's size, messages and requests; the two
 opens' wall times and their ratio; inside the reopen, the time to rebuild the session (`Library.stored_session`)
 against the reader's time for the file (`load_session`, timed apart); the text tokenised on reopen (0 when nothing
-is counted again); and the library's size.
+is counted again); the library's size, and the part of it the snapshot and memo take.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     makers = {"claude code": (claude_code, ".jsonl"), "short messages": (short_messages, ".jsonl"), "branch": (branch, ".json")}
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
     print(f"{'shape':<15} {'file MB':>7} {'messages':>8} {'requests':>8} {'first s':>8} {'reopen s':>8} {'ratio':>6} "
-          f"{'rebuild s':>9} {'read s':>7} {'tokenised':>9} {'library MB':>10}")
+          f"{'rebuild s':>9} {'read s':>7} {'tokenised':>9} {'library MB':>10} {'snapshot MB':>11}")
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         warm = folder / "warm.jsonl"
@@ -65,9 +65,11 @@ def main(argv: list[str] | None = None) -> int:
             load_session(path)
             read_s = time.perf_counter() - start
             size = sum(p.stat().st_size for p in folder.glob(f"{db.name}*"))
+            with Library(db) as library:
+                kept = library.conn.execute("SELECT SUM(LENGTH(session) + COALESCE(LENGTH(memo), 0)) FROM snapshots").fetchone()[0]
             print(f"{shape:<15} {path.stat().st_size / 1e6:>7.1f} {len(first.session.record):>8} "
                   f"{len(first.requests):>8} {first_s:>8.2f} {reopen_s:>8.2f} {reopen_s / first_s:>6.2f} "
-                  f"{rebuild_s:>9.2f} {read_s:>7.2f} {again.counter.tokenised_chars:>9} {size / 1e6:>10.1f}")
+                  f"{rebuild_s:>9.2f} {read_s:>7.2f} {again.counter.tokenised_chars:>9} {size / 1e6:>10.1f} {kept / 1e6:>11.1f}")
     return 0
 
 

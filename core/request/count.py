@@ -14,6 +14,7 @@ the sum equals counting the whole text over random views and edits.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import math
 from collections.abc import Iterable, Sequence
@@ -126,6 +127,7 @@ class Counter:
         self._glue_by_kind: dict[tuple, int] = {}  # (tag, role, next role) -> the glue's tokens
         self._heads: dict[str, int] = {}
         self._images: dict[tuple, int] = {}  # a block's image tokens, until its body is counted
+        self._texts: dict[bytes, int] = {}  # plain texts counted apart (a response's thinking), by their SHA-256
         self._recent: list[Laid] = []
         self._serial = 0
         # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
@@ -373,15 +375,25 @@ class Counter:
             n += g
         return n
 
-    def memo(self) -> tuple[dict, dict, dict]:
-        """What this counter has counted: each block body's tokens by its memo key, each glue's and each head's by
-        its text (copies). A library keeps them (core.store.snapshot) so a reopened session is not counted again."""
-        return dict(self._bodies), dict(self._glue), dict(self._heads)
+    def count_text(self, text: str) -> int:
+        """tokens.count_text, memoised by the text's SHA-256 (kept in the memo, so a reopened session counts none again)."""
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        n = self._texts.get(key)
+        if n is None:
+            self.tokenised_chars += len(text)
+            n = self._texts[key] = tokens.count_text(text)
+        return n
 
-    def seed(self, bodies: dict, glue: dict, heads: dict) -> None:
-        """Take counts made before (memo's three parts) as if counted here; what is already counted is kept.
+    def memo(self) -> tuple[dict, dict, dict, dict]:
+        """What this counter has counted: each block body's tokens by its memo key, each glue's and each head's by
+        its text, each plain text's by its SHA-256 (copies). A library keeps them (core.store.snapshot) so a
+        reopened session is not counted again."""
+        return dict(self._bodies), dict(self._glue), dict(self._heads), dict(self._texts)
+
+    def seed(self, bodies: dict, glue: dict, heads: dict, texts: dict | None = None) -> None:
+        """Take counts made before (memo's parts) as if counted here; what is already counted is kept.
         Only sound for keys whose messages render as those counted did, under the same tokenizer and code."""
-        for mine, given in ((self._bodies, bodies), (self._glue, glue), (self._heads, heads)):
+        for mine, given in ((self._bodies, bodies), (self._glue, glue), (self._heads, heads), (self._texts, texts or {})):
             for key, count in given.items():
                 mine.setdefault(key, count)
 

@@ -11,7 +11,7 @@ stretch's tokens per character (core.request.predict), and the prediction they e
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from foldscope.core.formats.images import image_tokens
@@ -137,8 +137,10 @@ class PredictionCounter:
     which the compiled payload leaves out. Either way a placeholder's characters join at the visible text's
     tokens per character."""
 
-    def __init__(self, fmt: str) -> None:
+    def __init__(self, fmt: str, count: Callable[[str], int] = count_text) -> None:
+        """`count`: how a text is counted (a Counter's count_text keeps what it counted for a reopened session)."""
         self.format = fmt
+        self._count_text = count
         self.text = ProviderCounter()
         self._thinking: dict[int, tuple[Message, int]] = {}
         self._all_thinking: RunningSum[Message] = RunningSum(lambda m: self._thought(m) if m.kind == "assistant" else 0)
@@ -153,7 +155,7 @@ class PredictionCounter:
         raw = message.metadata.get("thinking")
         if isinstance(raw, list):
             raw = "\n".join(str(x) for x in raw)
-        n = count_text(raw) if isinstance(raw, str) and raw else 0
+        n = self._count_text(raw) if isinstance(raw, str) and raw else 0
         self._thinking[id(message)] = (message, n)
         return n
 

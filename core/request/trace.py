@@ -296,7 +296,7 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
     """Predicted input for each recorded request and the next one (core.request.predict), and the requests
     whose reports it flagged. Each request's count is the provider's view of it (core.request.provider_text)."""
     rec = session.record
-    counting = PredictionCounter(session.format)
+    counting = PredictionCounter(session.format, counter.count_text)
     active = session.view_messages()
     stretches = stretch_ids(session, trace, session.view)
     sent: list[Sent] = []

@@ -512,7 +512,7 @@ class Library:
 
     @_guarded
     def keep_snapshot(self, session_id: int, session: Session, path: str | Path, sample: str | None = None,
-                      memo: tuple[dict, dict, dict] | None = None, data: bytes | None = None) -> None:
+                      memo: tuple[dict, ...] | None = None, data: bytes | None = None) -> None:
         """Keep what `session` (read from `path`, stored as `session_id`) needs to be rebuilt without reading the
         file: the reader's output and, when given, the counter's memo (Counter.memo()); replaces an older one.
         `data`: the session as snapshot.dump_session gave it when read, before a count changed it (the trace's
@@ -535,7 +535,7 @@ class Library:
 
     @_guarded
     def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any,
-                  memo: tuple[dict, dict, dict]) -> bool:
+                  memo: tuple[dict, ...]) -> bool:
         """Replace the counter's memo kept with this path's snapshot (what a later count added); False when none."""
         from foldscope.core.store import snapshot
 

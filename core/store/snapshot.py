@@ -40,7 +40,7 @@ from typing import Any
 from foldscope.core.model.session import FullRecord, Message, Session
 
 SNAPSHOT_FORMAT = 1  # the layout of the pickled session and of `inputs`; part of the reader identity
-MEMO_FORMAT = 2  # 2: pickled with messages as persistent ids (1 was JSON)
+MEMO_FORMAT = 3  # 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
 _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
 
 # What a snapshot may build: the classes a reader's Session is made of, and the containers the pickle protocol names.
@@ -256,18 +256,18 @@ def _plain_key(value: Any, index: Mapping[int, int]) -> bool:
     return value is None or type(value) in (str, int, float, bool)
 
 
-def dump_memo(memo: tuple[dict, dict, dict], record: FullRecord) -> bytes:
-    """A counter's memo (bodies, glue, heads) with each message named by its index in `record`, pickled and
+def dump_memo(memo: tuple[dict, ...], record: FullRecord) -> bytes:
+    """A counter's memo (bodies, glue, heads, texts: Counter.memo()) with each message named by its index in `record`, pickled and
     compressed; a key naming anything else (a message outside the record) is left out, to be counted when met."""
-    bodies, glue, heads = memo
+    bodies, glue, heads, *rest = memo
     index = {id(m): i for i, m in enumerate(record)}
     kept = {key: int(tokens) for key, tokens in bodies.items() if _plain_key(key, index)}
     out = io.BytesIO()
-    _MemoPickler(out, index).dump((kept, dict(glue), dict(heads)))
+    _MemoPickler(out, index).dump((kept, dict(glue), dict(heads), dict(rest[0]) if rest else {}))
     return zlib.compress(out.getvalue(), 1)
 
 
-def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict]:
+def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict, dict]:
     """The memo dump_memo kept, its messages those of `record` (the rebuilt session's); SnapshotError when damaged."""
     collecting = gc.isenabled()
     gc.disable()
@@ -280,9 +280,9 @@ def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict]:
     finally:
         if collecting:
             gc.enable()
-    if not (isinstance(memo, tuple) and len(memo) == 3 and all(isinstance(part, dict) for part in memo)):
+    if not (isinstance(memo, tuple) and len(memo) == 4 and all(isinstance(part, dict) for part in memo)):
         raise SnapshotError("a counter memo that is not one")
-    bodies, glue, heads = memo
     if not all(type(n) is int for part in memo for n in part.values()):
         raise SnapshotError("a counter memo whose counts are not all integers")
-    return bodies, glue, heads
+    bodies, glue, heads, texts = memo
+    return bodies, glue, heads, texts

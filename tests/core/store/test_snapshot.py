@@ -404,7 +404,7 @@ def test_a_memo_naming_a_class_or_a_message_past_the_record_is_refused(tmp_path)
         def __reduce__(self):
             return (os.system, ("touch " + str(tmp_path / "ran"),))
 
-    for memo in (({("k",): Boom()}, {}, {}),):
+    for memo in (({("k",): Boom()}, {}, {}, {}),):
         with pytest.raises(snapshot.SnapshotError):
             snapshot.load_memo(zlib.compress(pickle.dumps(memo)), record)
     assert not (tmp_path / "ran").exists()
@@ -415,7 +415,7 @@ def test_a_memo_naming_a_class_or_a_message_past_the_record_is_refused(tmp_path)
                 return far if isinstance(obj, Message) else None
 
         out = io.BytesIO()
-        Far(out).dump(({(record[0], "text"): 3}, {}, {}))
+        Far(out).dump(({(record[0], "text"): 3}, {}, {}, {}))
         with pytest.raises(snapshot.SnapshotError):
             snapshot.load_memo(zlib.compress(out.getvalue()), record)
 
@@ -427,10 +427,10 @@ def test_a_memo_key_naming_a_message_outside_the_record_is_not_kept():
     outside = Message("b", "instruction", None, {"instruction": "hi"})
     record = FullRecord([inside])
     memo = ({((inside, "text", None, (), None), (None, False)): 5, ((outside, "text", None, (), None), (None, False)): 6},
-            {"g": 1}, {"h": 2})
-    bodies, glue, heads = snapshot.load_memo(snapshot.dump_memo(memo, record), record)
+            {"g": 1}, {"h": 2}, {b"t": 3})
+    bodies, glue, heads, texts = snapshot.load_memo(snapshot.dump_memo(memo, record), record)
     assert bodies == {((inside, "text", None, (), None), (None, False)): 5}
-    assert (glue, heads) == ({"g": 1}, {"h": 2})
+    assert (glue, heads, texts) == ({"g": 1}, {"h": 2}, {b"t": 3})
 
 
 # -- the schema ----------------------------------------------------------------------------------------------------
