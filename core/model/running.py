@@ -4,6 +4,7 @@ shared part is read from the view before and only the rest is added."""
 from __future__ import annotations
 
 import operator
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, count
@@ -82,8 +83,9 @@ class RunningSum(Generic[T]):
         self._value = value
         self._mark = mark  # items whose positions are kept too (since_last_mark)
         self._items: Sequence[T] = []  # the last view: a list kept in place, or the Shared view itself
-        self._cum: list[int] = [0]  # _cum[i] = the sum over the first i items
-        self._marks: list[int] = []  # positions of the marked items of the last view, in order
+        # Machine integers, not a list of int objects: a view of a million messages keeps a million sums.
+        self._cum = array("q", [0])  # _cum[i] = the sum over the first i items
+        self._marks = array("q")  # positions of the marked items of the last view, in order
 
     def total(self, view: Sequence[T]) -> int:
         k = common_start(self._items, view)
