@@ -14,12 +14,15 @@ from foldscope.core.readout.cache_lane import BAND_LABELS, BANDS, CAUSE_LABELS, 
 
 # The rows' heights (idle, writes, the space between, the legend): roomy in a tall timeline, compact in the
 # window's first 170 pixels so the plot keeps most of them (a minimum height would push a 768-pixel screen).
-ROOMY, COMPACT = (24.0, 16.0, 3.0, 16.0), (15.0, 10.0, 2.0, 14.0)
+# At the timeline's least heights (a 768-pixel screen with a dock open) the lane is tight and drops its legend (the
+# tooltips and the Cost panel say the same), so the plot above keeps enough pixels to be read.
+ROOMY, COMPACT, TIGHT = (24.0, 16.0, 3.0, 16.0), (15.0, 10.0, 2.0, 14.0), (9.0, 8.0, 1.0, 0.0)
 ROOMY_FROM = 230  # timeline heights from here get the roomy lane
+COMPACT_FROM = 150  # and from here the compact one; below, the tight one
 
 
 def rows_for(height: float) -> tuple[float, float, float, float]:
-    return ROOMY if height >= ROOMY_FROM else COMPACT
+    return ROOMY if height >= ROOMY_FROM else COMPACT if height >= COMPACT_FROM else TIGHT
 
 
 def lane_height(height: float) -> float:
@@ -120,6 +123,8 @@ class CacheLane:
 
     def _legend(self, painter: QPainter, rect: QRectF, drawn: Drawn, text: QColor) -> None:
         """One line: the idle bands, then the write causes, each a square in its colour and its words."""
+        if rect.height() < 8:
+            return  # a tight lane has no legend row
         metrics = painter.fontMetrics()
         items = [(f"idle {BAND_LABELS[b]}", band_colour(b)) for b in BANDS]
         items += [(f"{CAUSE_LABELS[c]} write", part_colour(c)) for c in WRITE_CAUSES]

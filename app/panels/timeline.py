@@ -31,7 +31,7 @@ from foldscope.core.readout.trace_facts import rule_label, rule_names
 from foldscope.core.readout.words import counted
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
-PLOT_MIN = 50  # the fewest pixels the plot keeps, however short the window
+PLOT_MIN = 32  # the fewest pixels the plot keeps at the timeline's minimum height, its cache lane tight below it
 # Up to this many requests the cache lane's causes are attributed at once, on the document's warm counter
 # (about 0.3 s for 1,000 requests); a longer trace shows its gaps at once and its causes from a worker.
 SYNC_REQUESTS = 1500
@@ -146,8 +146,6 @@ class Timeline(QWidget):
         self.counting = ((), len(document.session.trace) if document is not None else 0)
         self.current = self.slots() - 1
         self._fill_lane()
-        # Under the cache lane the plot keeps at least PLOT_MIN pixels: at 1366x768 it had 13, too few to read.
-        self.setMinimumHeight(int(TOP + BOTTOM + PLOT_MIN + (lane_height(0) + 2 if self.lane.shown() else 0)))
         self.update()
 
     def set_counting(self, counts: tuple[int, ...], requests: int) -> None:
@@ -457,7 +455,8 @@ class Timeline(QWidget):
     def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
         painter.setPen(QPen(muted_colour(), 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
-        for value in nice_ticks(top / 1.08):
+        # As many values as fit a line apart: a short plot (a 768-pixel screen) gets two, a tall one four.
+        for value in nice_ticks(top / 1.08, max(1, min(4, int(plot.height() // 16)))):
             y = self._y(value, plot, top)
             painter.drawText(QRectF(0, y - 8, LEFT - 6, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{value:,.0f}")
         painter.setPen(text)
