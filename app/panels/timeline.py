@@ -286,11 +286,7 @@ class Timeline(QWidget):
                id(self.lane.rows), len(self.lane.rows), self.lane.shown())  # the cache lane is drawn in it too
         if self._layer is not None and self._layer[0] == key:
             return self._layer[1]
-        layer = QPixmap(self.size() * ratio)
-        layer.setDevicePixelRatio(ratio)
-        layer.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(layer)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        layer, painter = self._blank_layer(ratio)
         painter.setFont(self.font())
         self._draw_bars(painter, plot, text)
         painter.end()
@@ -376,6 +372,15 @@ class Timeline(QWidget):
                   "the sizes and stepping come when every request is measured")
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
 
+    def _blank_layer(self, ratio: float) -> tuple[QPixmap, QPainter]:
+        """A transparent pixmap the widget's size at this pixel ratio, and an antialiased painter on it."""
+        layer = QPixmap(self.size() * ratio)
+        layer.setDevicePixelRatio(ratio)
+        layer.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(layer)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        return layer, painter
+
     def _dots_layer(self, columns: CountingColumns, plot: QRectF, top: float, width: float, text: QColor) -> QPixmap:
         """The reported input's dots, drawn once per load, size and scale (the scale moves only when a count
         passes every reported input): a paint while counting draws the bars so far over it."""
@@ -383,11 +388,7 @@ class Timeline(QWidget):
         key = (id(columns), top, width, self.size().toTuple(), ratio, text.rgba())
         if self._dots is not None and self._dots[0] == key:
             return self._dots[1]
-        layer = QPixmap(self.size() * ratio)
-        layer.setDevicePixelRatio(ratio)
-        layer.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(layer)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        layer, painter = self._blank_layer(ratio)
         painter.setPen(QPen(text, 1))
         painter.setBrush(text)
         for c, values in enumerate(columns.dots):

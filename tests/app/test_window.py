@@ -259,13 +259,18 @@ def test_at_a_past_request_the_record_heading_counts_later_messages_apart(qtbot,
     assert "not yet recorded" not in window.record_list.heading.text()
 
 
-def test_at_1366_the_list_headings_wrap_rather_than_run_into_the_next(qtbot, window, corpus_dev):
-    """New user 30: "…0 out of the active viewActive view": the record's heading ran under the view's title."""
+def open_at_1366(qtbot, window, path, timeout: int = 30_000) -> None:
+    """The window at 1366x768, shown, with `path` loaded (the small screen the comfort tests are about)."""
     window.resize(1366, 768)
     window.show()
     qtbot.waitExposed(window)
-    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
-        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    with qtbot.waitSignal(window.document_loaded, timeout=timeout):
+        window.open_path(path)
+
+
+def test_at_1366_the_list_headings_wrap_rather_than_run_into_the_next(qtbot, window, corpus_dev):
+    """New user 30: "…0 out of the active viewActive view": the record's heading ran under the view's title."""
+    open_at_1366(qtbot, window, corpus_dev / "claude_code" / "session-196820da.jsonl", timeout=30_000)
     window.timeline.step_to(40)
     for heading in (window.record_list.heading, window.view_list.heading):
         qtbot.waitUntil(lambda h=heading: h.width() > 100)
@@ -276,11 +281,7 @@ def test_at_1366_the_list_headings_wrap_rather_than_run_into_the_next(qtbot, win
 
 def test_at_1366_the_request_tabs_paragraph_is_shown_whole_or_scrolls(qtbot, window, corpus_dev):
     """New user 30: the Request tab's paragraph was cut at the bottom ("(the policy editor))")."""
-    window.resize(1366, 768)
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
-        window.open_path(corpus_dev / "pi" / "pi-mono_large-session.jsonl")
+    open_at_1366(qtbot, window, corpus_dev / "pi" / "pi-mono_large-session.jsonl", timeout=60_000)
     panel = window.request_panel
     window.side_tabs.setCurrentWidget(panel)
     qtbot.waitUntil(lambda: "Compiled payload" in panel.header.text())
@@ -299,11 +300,7 @@ def test_the_library_line_never_cuts_its_path_mid_name(qtbot, window, corpus_dev
     """New user 30: at 1366 the Library tab's line ended "1 session · 348.0 KB · /tmp,"."""
     from foldscope.app.panels.status import SEPARATOR
 
-    window.resize(1366, 768)
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
-        window.open_path(corpus_dev / "claude_code" / "session-9eda1058.jsonl")
+    open_at_1366(qtbot, window, corpus_dev / "claude_code" / "session-9eda1058.jsonl", timeout=30_000)
     panel = window.library_panel
     with qtbot.waitSignal(panel.sessions_listed, timeout=30_000):
         window.side_tabs.setCurrentWidget(panel)
@@ -321,11 +318,7 @@ def test_at_1366_the_timeline_keeps_a_plot_that_can_be_read_under_its_cache_lane
     from foldscope.app.panels.timeline import PLOT_MIN
     from foldscope.app.qt import Qt
 
-    window.resize(1366, 768)
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
-        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    open_at_1366(qtbot, window, corpus_dev / "claude_code" / "session-196820da.jsonl", timeout=30_000)
     timeline = window.timeline
     assert timeline.lane.shown()
     # A tall Folds dock (dozens of compactions, or dragged up) leaves the timeline its minimum height.

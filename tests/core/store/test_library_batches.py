@@ -31,6 +31,16 @@ def rows(path) -> dict[str, list[tuple]]:
     return out
 
 
+def stored_alike(session, tmp_path, change) -> None:
+    """The session stored as is, then stored again after `change()` (a smaller batch or window): the same rows."""
+    with Library(tmp_path / "one.db") as library:
+        library.import_session(session)
+    change()
+    with Library(tmp_path / "changed.db") as library:
+        library.import_session(session)
+    assert rows(tmp_path / "changed.db") == rows(tmp_path / "one.db")
+
+
 @pytest.mark.parametrize("name", ["claude_code/session-196820da.jsonl", "codex", "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"])
 def test_batches_of_a_few_messages_store_what_one_batch_stored(corpus_dev, tmp_path, monkeypatch, name):
     path = CORPUS_DEV / name
@@ -38,12 +48,7 @@ def test_batches_of_a_few_messages_store_what_one_batch_stored(corpus_dev, tmp_p
         path = sorted(path.glob("*.jsonl"))[0]
     session = load_session(str(path))
     assert len(session.record) > 4  # two batches of 3 at least
-    with Library(tmp_path / "one.db") as library:
-        library.import_session(session)
-    monkeypatch.setattr(store, "IMPORT_BATCH", 3)
-    with Library(tmp_path / "batched.db") as library:
-        library.import_session(session)
-    assert rows(tmp_path / "batched.db") == rows(tmp_path / "one.db")
+    stored_alike(session, tmp_path, lambda: monkeypatch.setattr(store, "IMPORT_BATCH", 3))
 
 
 def test_a_failure_in_a_later_batch_leaves_no_rows(corpus_dev, tmp_path, monkeypatch):
@@ -78,13 +83,8 @@ def test_letting_go_of_the_file_every_few_bytes_stores_what_one_window_stored(co
     size = (CORPUS_DEV / name).stat().st_size
     assert size > 3_000  # several windows
     monkeypatch.setattr(store, "RELEASE_BYTES", size + 1)
-    with Library(tmp_path / "one.db") as library:
-        library.import_session(session)
-    monkeypatch.setattr(store, "RELEASE_BYTES", 1_000)
-    with Library(tmp_path / "windows.db") as library:
-        library.import_session(session)
-    assert rows(tmp_path / "windows.db") == rows(tmp_path / "one.db")
+    stored_alike(session, tmp_path, lambda: monkeypatch.setattr(store, "RELEASE_BYTES", 1_000))
     import hashlib
 
-    (stored,) = rows(tmp_path / "windows.db")["sessions"][0][3:4]
+    (stored,) = rows(tmp_path / "changed.db")["sessions"][0][3:4]
     assert stored == hashlib.sha256((CORPUS_DEV / name).read_bytes()).hexdigest()
