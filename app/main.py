@@ -9,7 +9,6 @@ from foldscope.core.model import collector
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    collector.tune()  # before anything is read: the reader's objects are many and live long
     if argv[:1] == ["inspect"]:
         # Start the tokenizer's build on the other core before the rest of the command is imported
         # (core.request.tokens.start_helper; run_inspect finds it running and stops it when done).
@@ -35,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from foldscope.app.gui import run_gui  # Qt is imported only when the GUI is wanted
 
+    collector.tune()  # before a session is read (a subcommand's cli.main tunes it itself)
     return run_gui(argv)
 
 

@@ -83,11 +83,12 @@ class Measurement:
         head = self.parts[0]
         cand = kept_top(laid) + [(-head.tokens, 0, head)]
         cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[laid.kept:], laid.kept)]
-        return [p for _, _, p in heapq.nsmallest(n, cand, key=lambda c: (c[0], c[1]))]
+        return [p for _, _, p in _top_three(cand, n)]
 
 
-def _top_three(cand: Iterable[tuple]) -> list:
-    return heapq.nsmallest(3, cand, key=lambda c: (c[0], c[1]))
+def _top_three(cand: Iterable[tuple], n: int = 3) -> list:
+    """The n smallest (-tokens, index, part) candidates: the largest parts, ties in order."""
+    return heapq.nsmallest(n, cand, key=lambda c: (c[0], c[1]))
 
 
 def kept_top(laid: Laid) -> list:

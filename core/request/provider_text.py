@@ -143,9 +143,9 @@ class PredictionCounter:
         self._count_text = count
         self.text = ProviderCounter()
         self._thinking: dict[int, tuple[Message, int]] = {}
-        self._all_thinking: RunningSum[Message] = RunningSum(lambda m: self._thought(m) if m.kind == "assistant" else 0)
-        # the same sum, with where each instruction is: the current turn's thinking is what follows the last one
-        self._turn_thinking: RunningSum[Message] = RunningSum(
+        # The assistant turns' thinking over the view, with where each instruction is: all of it for a model that keeps
+        # every turn's, what follows the last instruction (the current turn's) for one that does not.
+        self._thinking_sum: RunningSum[Message] = RunningSum(
             lambda m: self._thought(m) if m.kind == "assistant" else 0, mark=lambda m: m.kind == "instruction")
 
     def _thought(self, message: Message) -> int:
@@ -161,8 +161,8 @@ class PredictionCounter:
 
     def thinking(self, view: Sequence[Message], model: str | None) -> int:
         if KEEPS_ALL_THINKING.search((model or "").lower()):
-            return self._all_thinking.total(view)
-        return self._turn_thinking.since_last_mark(view)  # the current turn's: a turn may run thousands of calls
+            return self._thinking_sum.total(view)
+        return self._thinking_sum.since_last_mark(view)  # the current turn's: a turn may run thousands of calls
 
     def count(self, view: Sequence[Message], compiled: int, model: str | None) -> ViewCount:
         if reads_text(model, self.format):
