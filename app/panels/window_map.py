@@ -36,7 +36,7 @@ VIEW_Y = 44.0
 STRIP = 20.0  # between the bars: the protected first round's bracket
 # Copies and notes carry a pattern as well as a colour, so they stay distinct in grey or for colour-blind eyes.
 LEGEND_FROM = 140  # the height from which the legend row is drawn under the bars
-SUMMARY_BASELINE = 15  # the summary line's baseline: drawn in a 16-pixel box from y = 2
+SUMMARY_TOP = 2  # the summary line's box starts here
 PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
 # What leads the view bar, belonging to no message the file holds: named in the legend when the shown request has it.
 LEAD_LEGEND = (("unseen_head", "unseen head"), ("framing", "framing"))
@@ -392,14 +392,17 @@ class WindowMap(QWidget):
             self._draw_legend(painter, record_y + BAR_HEIGHT + 6, text)
         # The parts in order of need: on a narrow map the least needed go first, never cut mid-word.
         parts = self.summary()
-        # The summary line starts after the title and after any rule label stacked up into its line.
-        start = max([200.0] + [right + 12 for _, right, baseline in labels if baseline <= SUMMARY_BASELINE + 13])
+        # The summary line starts after the title and after any rule label stacked up into its line (one whose
+        # letters, cap height above its baseline, reach the summary's box).
+        metrics = painter.fontMetrics()
+        reach = SUMMARY_TOP + metrics.height() + metrics.capHeight()
+        start = max([200.0] + [right + 12 for _, right, baseline in labels if baseline < reach])
         room = int(self.width() - 10 - start)
         while len(parts) > 1 and painter.fontMetrics().horizontalAdvance("   ·   ".join(parts)) > room:
             parts.pop()
         summary = painter.fontMetrics().elidedText("   ·   ".join(parts), Qt.TextElideMode.ElideRight, room)
         painter.setPen(text)
-        painter.drawText(QRectF(start, 2, room, 16), Qt.AlignmentFlag.AlignRight, summary)
+        painter.drawText(QRectF(start, SUMMARY_TOP, room, 16), Qt.AlignmentFlag.AlignRight, summary)
 
     def _draw_rules(self, painter: QPainter, top: float, bottom: float) -> list[tuple[float, float, float]]:
         """The rules and their labels; returns each label's (left, right, baseline)."""
