@@ -16,6 +16,7 @@ made later) is counted in-line as before: a miss costs the child's time, never a
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -35,7 +36,7 @@ from foldscope.core.request.plan import IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
 
 # Below this much rendered text the child is never started: it would cost more than it saves.
-START_CHARS = 2 << 20
+START_CHARS = 6 << 20
 # Bodies are rendered at most this far ahead of where the measure is (about half a second of the child's work).
 LEAD_CHARS = 4 << 20
 # The child counts a batch of about this much text per message through its pipe.
@@ -97,8 +98,9 @@ class CountsAhead:
 
     @staticmethod
     def wanted() -> bool:
-        """Whether counting ahead may run here: a child process can be started, and FOLDSCOPE_NO_HELPER is unset."""
-        return not os.environ.get("FOLDSCOPE_NO_HELPER")
+        """Whether counting ahead may run here: FOLDSCOPE_NO_HELPER is unset, and this is not a worker of a process pool
+        (a folder's replay, a fleet's sweep: the pool already keeps every core busy, so a child would only compete)."""
+        return not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None
 
     def reach(self, position: int, first_round: IncludedRound | None) -> None:
         """The measure has come to record position `position`: render (and send) bodies up to LEAD_CHARS past it."""
@@ -240,7 +242,7 @@ class CountsAhead:
         try:
             self._child = subprocess.Popen([sys.executable, "-c", code, str(down_r), str(up_w)], pass_fds=(down_r, up_w),
                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except OSError:
+        except (OSError, ValueError):  # no interpreter to start, or no way to hand it the pipes (pass_fds)
             for fd in (down_r, down_w, up_r, up_w):
                 os.close(fd)
             self._failed = True
@@ -255,8 +257,9 @@ class CountsAhead:
         ]
         for thread in self._couriers:
             thread.start()
-        for batch in self._unsent:
-            self._send(batch)
+        for batch in self._unsent:  # what the measure has not meanwhile counted itself
+            if not all(self._known(key) for key in batch.keys):
+                self._send(batch)
         self._unsent.clear()
 
     def _fail(self) -> None:

@@ -189,6 +189,14 @@ def test_no_child_runs_with_foldscope_no_helper(monkeypatch):
     assert counter.ahead is None
 
 
+def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
+    """A folder's replay or a fleet's sweep already keeps every core busy with a session each."""
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    assert ahead.CountsAhead.wanted()
+    monkeypatch.setattr(ahead.multiprocessing, "parent_process", lambda: object())
+    assert not ahead.CountsAhead.wanted()
+
+
 def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch):
     """tiktoken is quadratic on one very long piece: the counter merges it in windows, so it is never sent ahead."""
     session = tool_session(4)
