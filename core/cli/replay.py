@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,8 @@ def register(subparsers) -> None:
     p.add_argument("--per-request", action="store_true", help="include a row per request")
     p.add_argument("--check", action="store_true", help="compare the recorded replay's cache with reported usage")
     p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
-    add_workers(p, "for a folder: processes")
+    add_workers(p, "processes: for a folder, files replayed at once (each file's strategies one after another); for "
+                   "one file, its strategies run at once after the one calibrated measure (1: one after another)")
     add_threads(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
@@ -62,7 +64,10 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     args = Namespace(**args_dict)
     session = read_session(path, sample=getattr(args, "sample", None))
     measure = measure_from_args(args, session)
-    result = replay(session, args.strategy or list(STRATEGIES), measure, estimator=getattr(args, "estimator", ADR))
+    # One file's strategies at once in forked processes (core.replay.parallel): a folder's files already go through
+    # a pool, which replays each file in its own process with `workers` 1, never a pool inside a pool.
+    result = replay(session, args.strategy or list(STRATEGIES), measure, estimator=getattr(args, "estimator", ADR),
+                    workers=args_dict.get("workers") or 1, said=_say)
     result["file"] = str(path)
     result["format"] = session.format
     result["ceiling"] = {"tokens": measure.ceiling, "source": measure.resolution.source, "why": measure.resolution.why}
@@ -72,6 +77,13 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     if not args.per_request:
         result.pop("rows")
     return result
+
+
+def _say(line: str) -> None:
+    """A worker's failure, said on stderr in one line (the run goes on and its result is whole)."""
+    from foldscope.core.cli.output import terminal_safe
+
+    print(f"foldscope: replay: {terminal_safe(line)}", file=sys.stderr)
 
 
 def billed_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +119,7 @@ def run_replay(args) -> Any:
     keys = (*POLICY_FLAGS, "threads", "strategy", "per_request", "check", "estimator")
     args_dict = {k: getattr(args, k) for k in keys}
     if not path.is_dir():
-        return replay_file(str(path), args_dict)
+        return replay_file(str(path), {**args_dict, "workers": args.workers or os.cpu_count() or 1})
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
         raise UsageError(f"{path}: the folder holds no files")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from itertools import compress, count, islice
 from operator import is_not
 from typing import Any, NamedTuple
@@ -15,8 +16,10 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Message, Session, Usage
 from foldscope.core.model.shared import Shared, since
+from foldscope.core.replay import parallel
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, decides_on, recorded_views
+from foldscope.core.request import tokens
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.estimators import ADR, check_estimator
 from foldscope.core.request.first_round import included_ids, included_round
@@ -525,13 +528,23 @@ class ReplayRuns:
     runs: list[StrategyRun]
 
 
+# Each strategy's CPU time against the others' on one calibrated measure (bench/bench_replay_scale.py at 10k and 50k
+# messages): how core.replay.parallel splits one file's strategies over processes, the heaviest first.
+STRATEGY_WEIGHTS = {"adr": 10.0, "compaction": 9.0, "recorded": 8.0, "band": 6.5, "none": 3.0}
+
+
 def replay_runs(
     session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
-    report: Report | None = None, keep_views: bool = False, estimator: str = ADR,
+    report: Report | None = None, keep_views: bool = False, estimator: str = ADR, workers: int = 1,
+    said: Callable[[str], None] | None = None,
 ) -> ReplayRuns:
     """Run every named strategy over one session, sharing one measure; the adr fold decides on `estimator`.
 
-    `report(done, total, label)` counts requests over all strategies, for a progress bar."""
+    `report(done, total, label)` counts requests over all strategies, for a progress bar. With `workers` above 1,
+    and where a fork is safe (core.replay.parallel.can_fork; never ask for it in the GUI), the strategies run
+    in up to that many processes at once after the measure is calibrated, with the same runs as one after another;
+    `report` is then called as each strategy's run is in hand, and `said` says a child that failed (its strategies
+    then run here)."""
     layouts = Layouts(measure, estimator=estimator)
     rules, why = cache_rules(measure)
     model = model_name(measure)
@@ -539,9 +552,25 @@ def replay_runs(
         prices = lookup_prices(model)
     strategies = list(strategies)
     per = len(session.trace)
+    total = per * len(strategies)
+    processes = min(workers, len(strategies))
+    # Views are the parent's messages: a child's would come back as copies, so a run that keeps them stays here.
+    if processes > 1 and not keep_views and parallel.can_fork():
+        jobs = [partial(run_strategy, session, name, layouts, prices, rules) for name in strategies]
+        groups = parallel.split([STRATEGY_WEIGHTS.get(name, 1.0) for name in strategies], processes)
+        finished: list[int] = []
+
+        def done(i: int) -> None:
+            finished.append(i)
+            if report is not None:
+                report(len(finished) * per, total, strategies[i])
+
+        runs = parallel.run_forked(jobs, groups, said=said, done=done, names=strategies,
+                                   in_child=tokens.forget_helper)
+        return ReplayRuns(model, prices is not None, rules.mode, why, settings_of(measure, estimator), runs)
     runs = []
     for n, name in enumerate(strategies):
-        step = None if report is None else (lambda d, t, label, n=n: report(n * per + d, per * len(strategies), label))
+        step = None if report is None else (lambda d, t, label, n=n: report(n * per + d, total, label))
         runs.append(run_strategy(session, name, layouts, prices, rules, step, keep_views))
     return ReplayRuns(model, prices is not None, rules.mode, why, settings_of(measure, estimator), runs)
 
@@ -557,10 +586,11 @@ def settings_of(measure: Measure, estimator: str = ADR) -> dict[str, Any]:
 
 def replay(
     session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
-    report: Report | None = None, estimator: str = ADR,
+    report: Report | None = None, estimator: str = ADR, workers: int = 1, said: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Every named strategy over one session: totals side by side, and the rows, as plain data."""
-    out = replay_runs(session, strategies, measure, prices, report, estimator=estimator)
+    """Every named strategy over one session: totals side by side, and the rows, as plain data (`workers`, `said`:
+    as replay_runs)."""
+    out = replay_runs(session, strategies, measure, prices, report, estimator=estimator, workers=workers, said=said)
     found = pricing.resolve(out.model)
     return {
         "model": out.model,

@@ -195,6 +195,14 @@ def stop_helper() -> None:
         helper.close()
 
 
+def forget_helper() -> None:
+    """In a process forked from one with a helper (core.replay.parallel): let go of the helper without stopping it.
+    Its pipes are the parent's, and two processes asking on one pipe would read each other's answers; this one
+    builds its own encoding when it first encodes."""
+    global _helper
+    _helper = None
+
+
 class _Helper:
     """The parent's end of a forked child that builds the encoding and encodes what it is sent (start_helper)."""
 

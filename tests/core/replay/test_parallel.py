@@ -1,0 +1,193 @@
+"""Jobs in forked children (core.replay.parallel): results in the jobs' order, a failed child's jobs run again here
+with one line said, no child left behind, and no fork where it is switched off or unsafe."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from foldscope.core.replay import parallel
+
+PARENT = os.getpid()
+
+
+def pid_job(n):
+    return lambda: (n, os.getpid())
+
+
+def in_a_child() -> bool:
+    return os.getpid() != PARENT
+
+
+def test_the_jobs_run_in_forked_children_and_come_back_in_their_order():
+    jobs = [pid_job(n) for n in range(5)]
+    out = parallel.run_forked(jobs, [[1, 3], [0], [2, 4]])
+    assert [n for n, _ in out] == [0, 1, 2, 3, 4]
+    pids = {n: pid for n, pid in out}
+    assert pids[1] == pids[3] == PARENT  # the first group runs here
+    assert pids[0] != PARENT and pids[2] == pids[4] != PARENT and pids[0] != pids[2]
+
+
+def test_each_result_is_said_done_once_when_in_hand():
+    seen = []
+    out = parallel.run_forked([pid_job(n) for n in range(3)], [[0], [1, 2]], done=seen.append)
+    assert sorted(seen) == [0, 1, 2] and seen[0] == 0 and len(out) == 3
+
+
+@pytest.mark.parametrize("how, why", [
+    ("raise", "failed (ValueError: the child broke)"),
+    ("kill", "failed (killed by SIGKILL)"),
+    ("exit", "failed (exited with status 3 and no readable answer)"),
+    ("unpicklable", "failed (TypeError: cannot pickle '_thread.lock' object)"),
+])
+def test_a_child_that_fails_is_said_in_one_line_and_its_jobs_run_here(how, why):
+    def job():
+        if in_a_child():
+            if how == "raise":
+                raise ValueError("the child broke\nsecond line")
+            if how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if how == "exit":
+                os._exit(3)
+            return threading.Lock()  # a lock cannot be pickled
+        return ("here", os.getpid())
+
+    said = []
+    out = parallel.run_forked([pid_job(0), job], [[0], [1]], said=said.append, names=["first", "second"])
+    assert out[1] == ("here", PARENT)  # whole: the failed child's job ran again in this process
+    assert len(said) == 1 and "\n" not in said[0]
+    assert said[0].startswith(f"the process running second {why}") and said[0].endswith("running it in this one")
+
+
+def test_no_child_outlives_a_failure_here(tmp_path):
+    marker = tmp_path / "child.pid"
+
+    def hung(signum, frame):
+        raise AssertionError("run_forked waited for a child it should have ended")
+
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)  # a child left running would hang the call: fail instead
+
+    def child_job():
+        marker.write_text(str(os.getpid()))
+        signal.pause()  # would wait for ever: the parent must end it
+        return None
+
+    def failing_here():
+        while not marker.exists() or not marker.read_text():
+            pass
+        raise RuntimeError("the parent's own job broke")
+
+    try:
+        with pytest.raises(RuntimeError):
+            parallel.run_forked([failing_here, child_job], [[0], [1]])
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(marker.read_text()), 0)  # ended and reaped: not even a zombie is left
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        if marker.exists():  # when the rule is broken: end the child here, so it holds no pipe of pytest's
+            try:
+                os.kill(int(marker.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@given(st.lists(st.floats(min_value=0.1, max_value=100), min_size=1, max_size=8), st.integers(1, 4))
+def test_a_split_holds_every_job_once_in_at_most_the_processes_asked(weights, processes):
+    groups = parallel.split(weights, processes)
+    assert sorted(i for g in groups for i in g) == list(range(len(weights)))
+    assert 1 <= len(groups) <= processes and all(g == sorted(g) and g for g in groups)
+    loads = [sum(weights[i] for i in g) for g in groups]
+    assert loads == sorted(loads, reverse=True)  # the heaviest group first: it runs in the parent
+    # longest first into the least loaded: no group is heavier than the lightest by more than its own lightest job
+    for g, load in zip(groups, loads):
+        if len(g) > 1:
+            assert load - min(weights[i] for i in g) <= min(loads) + 1e-9
+
+
+def test_the_replay_split_puts_adr_apart_from_band_and_compaction():
+    from foldscope.core.replay.lab import STRATEGY_WEIGHTS
+
+    names = ["adr", "band", "compaction"]
+    groups = parallel.split([STRATEGY_WEIGHTS[n] for n in names], 2)
+    assert [[names[i] for i in g] for g in groups] == [["band", "compaction"], ["adr"]]
+
+
+def test_no_fork_where_switched_off_or_another_thread_runs(monkeypatch):
+    monkeypatch.delenv(parallel.NO_FORK, raising=False)
+    assert parallel.can_fork()
+    monkeypatch.setenv(parallel.NO_FORK, "1")
+    assert not parallel.can_fork()
+    monkeypatch.delenv(parallel.NO_FORK)
+    monkeypatch.delattr(os, "fork")
+    assert not parallel.can_fork()
+    monkeypatch.undo()
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not parallel.can_fork()
+    finally:
+        stop.set()
+        thread.join()
+    assert parallel.can_fork()
+
+
+def test_a_strategy_process_lets_go_of_the_parents_tokenizer_helper(monkeypatch):
+    """The helper answers on one pipe: a child asking on it too would read the parent's answers. The replay's
+    children build their own encoding instead, and the runs are those of the serial replay."""
+    from foldscope.core.formats import load_session
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.replay import lab
+    from foldscope.core.request import tokens
+    from foldscope.core.request.measure import Measure
+
+    monkeypatch.delenv(parallel.NO_FORK, raising=False)
+    session = load_session(demo_path())
+    names = ["adr", "band", "compaction"]
+    serial = lab.replay_runs(session, names, Measure(session, Policy(max_input_tokens=20_000)))
+    real = lab.run_strategy
+
+    def noting(*args, **kwargs):
+        run = real(*args, **kwargs)
+        run.helper_here = tokens._helper is not None  # type: ignore[attr-defined]
+        run.pid = os.getpid()  # type: ignore[attr-defined]
+        return run
+
+    monkeypatch.setattr(lab, "run_strategy", noting)
+    monkeypatch.setattr(tokens, "_encoding", None)
+    assert tokens.start_helper()
+    try:
+        session = load_session(demo_path())
+        runs = lab.replay_runs(session, names, Measure(session, Policy(max_input_tokens=20_000)), workers=2).runs
+    finally:
+        tokens.stop_helper()
+    assert [r.rows for r in runs] == [r.rows for r in serial.runs]
+    apart = [r for r in runs if r.pid != PARENT]
+    assert [r.strategy for r in apart] == ["adr"] and not apart[0].helper_here
+    assert all(r.helper_here for r in runs if r.pid == PARENT)
+
+
+def test_progress_in_parallel_counts_only_the_strategies_whose_runs_are_in_hand(monkeypatch):
+    from foldscope.core.formats import load_session
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.replay import lab
+    from foldscope.core.request.measure import Measure
+
+    monkeypatch.delenv(parallel.NO_FORK, raising=False)
+    session = load_session(demo_path())
+    names = ["adr", "band", "compaction"]
+    calls = []
+    lab.replay_runs(session, names, Measure(session, Policy(max_input_tokens=20_000)), workers=2,
+                    report=lambda done, total, label: calls.append((done, total, label)))
+    per = len(session.trace)
+    # the parent's group (band, compaction) as each is done, then adr once its child's answer is read
+    assert calls == [(per, 3 * per, "band"), (2 * per, 3 * per, "compaction"), (3 * per, 3 * per, "adr")]
