@@ -29,8 +29,7 @@ from typing import Any, BinaryIO
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key
-from foldscope.core.request.count import text_key
-from foldscope.core.request.count_step import body_of
+from foldscope.core.request.count_step import body_of, text_key
 from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.plan import IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text

@@ -26,12 +26,11 @@ from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Headed
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
-from foldscope.core.request.count_step import Laid, body_of, glue_of, lay_out, one_replaced, places, shared
+from foldscope.core.request.count_step import Ahead, Laid, body_of, glue_of, lay_out, one_replaced, places, shared, text_key
 from foldscope.core.request.long_pieces import has_long_piece
 
 if TYPE_CHECKING:
     from foldscope.core.model.policy import Policy
-    from foldscope.core.request.ahead import CountsAhead
 
 # Below this many characters of new text, threads cost more than they save.
 PARALLEL_CHARS = 256 * 1024
@@ -137,7 +136,7 @@ class Counter:
         self.threads = threads or 1
         self.tokenised_chars = 0  # how much text this counter has had to tokenise, for tests and benchmarks
         # Block bodies counted ahead of need in another process, while a trace is measured (core.request.ahead).
-        self.ahead: CountsAhead | None = None
+        self.ahead: Ahead | None = None
 
     def counted(self, key: Any) -> bool:
         """Whether a block body's memo key (or a plain text's text_key) is counted already."""
@@ -417,11 +416,6 @@ class Counter:
         self._glue_by_kind.clear()
         self._heads.clear()
         self._images.clear()
-
-
-def text_key(digest: bytes) -> tuple:
-    """The key a plain text counted apart (Counter.count_text) goes by among block bodies' keys: its SHA-256."""
-    return ("text", digest)
 
 
 def images_of(spec) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message
@@ -145,6 +145,19 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
         raise AssertionError(f"block does not end with its type: {text[:80]}")
     return text[2 : len(text) - len(glue)]
+
+
+def text_key(digest: bytes) -> tuple:
+    """The key a plain text counted apart (Counter.count_text) goes by among block bodies' keys: its SHA-256."""
+    return ("text", digest)
+
+
+class Ahead(Protocol):
+    """Counts made ahead of the counter's need (core.request.ahead.CountsAhead), by body key or text_key."""
+
+    def take(self, key: Any) -> int | None: ...
+
+    def body(self, key: Any) -> str | None: ...
 
 
 def glue_of(spec: BlockSpec, role: str, next_role: str | None) -> str:
