@@ -4,19 +4,23 @@ strategy's run, against the number of messages, with each phase's growth exponen
 Run: .venv/bin/python bench/bench_replay_scale.py [--sizes 10000,50000] [--shapes "claude code,short messages"]
 
 The sessions are bench_scale's generated shapes. Each size runs in a fresh interpreter, timed by process time
-(user and system CPU of that interpreter), which a loaded machine disturbs far less than the wall clock:
+(user and system CPU of that interpreter and of the children it waited for, core.request.ahead's counting child
+among them), which a loaded machine disturbs far less than the wall clock, and by the wall clock too, since
+counting ahead spends the second core's time to save the first's:
 `load` is core.formats.load_session, `calibrate` the replay's one trace measure (core.replay.lab.Layouts),
 then `adr`, `band` and `compaction` are core.replay.lab.run_strategy on that one measure, as `foldscope replay
 FILE --strategy adr,band,compaction` runs them. The exponent is the slope of log time against log messages between
 the two largest sizes (the issue's target: at most 1.1); `total` is what the CLI's replay spends beyond starting.
 `--collector default` runs with Python's own garbage collector thresholds instead of the CLI's
-(core.model.collector), to see what that setting is worth.
+(core.model.collector), to see what that setting is worth. `--ahead off` runs with FOLDSCOPE_NO_HELPER set (no
+counting child), `--ahead both` (the default) runs each size both ways, back to back, and prints the ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -47,16 +51,25 @@ def child(path: str, collector_default: bool = False) -> dict:
 
     tokens.encoding()  # the tokenizer's load is the interpreter's, not the replay's
     out: dict = {}
-    start = time.process_time()
+
+    def clock() -> tuple[float, float]:
+        t = os.times()  # children's times count once they are waited for (the counting child is, at its close)
+        return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
+
+    def phase(name: str, since: tuple[float, float]) -> None:
+        now = clock()
+        out[name], out[name + " wall"] = now[1] - since[1], now[0] - since[0]
+
+    start = clock()
     session = load_session(path)
-    out["load"] = time.process_time() - start
-    start = time.process_time()
+    phase("load", start)
+    start = clock()
     layouts = Layouts(Measure(session, session_policy(session)))
-    out["calibrate"] = time.process_time() - start
+    phase("calibrate", start)
     for strategy in PHASES[2:]:
-        start = time.process_time()
+        start = clock()
         run_strategy(session, strategy, layouts)
-        out[strategy] = time.process_time() - start
+        phase(strategy, start)
     out["messages"] = len(session.record)
     return out
 
@@ -67,37 +80,54 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), help=f"some of: {', '.join(SHAPES)}")
     parser.add_argument("--collector", choices=("tuned", "default"), default="tuned",
                         help="the garbage collector as the CLI sets it (core.model.collector), or Python's default")
+    parser.add_argument("--ahead", choices=("on", "off", "both"), default="both",
+                        help="count ahead in a child process (core.request.ahead), not, or each size both ways")
     parser.add_argument("--child", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.child, args.collector == "default")))
         return 0
     sizes = sorted(int(s) for s in args.sizes.split(","))
+    ways = ("on", "off") if args.ahead == "both" else (args.ahead,)
     for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
         make, suffix = SHAPES[shape]
-        rows = []
+        rows: dict[str, list[dict]] = {way: [] for way in ways}
         for size in sizes:
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / f"session{suffix}"
                 make(path, size)
-                run = subprocess.run([sys.executable, __file__, "--collector", args.collector, "--child", str(path)],
-                                     capture_output=True, text=True, check=False)
-                if run.returncode != 0:
-                    print(f"{shape} {size}: failed: {run.stderr.strip().splitlines()[-1:]}")
-                    return 1
-                got = json.loads(run.stdout.strip().splitlines()[-1])
-                got["total"] = sum(got[p] for p in PHASES)
-                rows.append(got)
-        print(f"\n{shape} (CPU seconds, {args.collector} collector)")
-        print("| messages | " + " | ".join(PHASES) + " | total |")
-        print("|---|" + "---|" * (len(PHASES) + 1))
-        for got in rows:
-            print(f"| {got['messages']:,} | " + " | ".join(f"{got[p]:.2f}" for p in (*PHASES, "total")) + " |")
-        cells = []
-        for p in (*PHASES, "total"):
-            e = exponent([(got["messages"], got[p]) for got in rows])
-            cells.append(f"{e:.2f} ({'met' if e <= TARGET_EXPONENT else 'NOT met'})")
-        print("| exponent | " + " | ".join(cells) + " |")
+                for way in ways:
+                    env = {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_NO_HELPER"}
+                    if way == "off":
+                        env["FOLDSCOPE_NO_HELPER"] = "1"
+                    run = subprocess.run([sys.executable, __file__, "--collector", args.collector, "--child", str(path)],
+                                         capture_output=True, text=True, check=False, env=env)
+                    if run.returncode != 0:
+                        print(f"{shape} {size}: failed: {run.stderr.strip().splitlines()[-1:]}")
+                        return 1
+                    got = json.loads(run.stdout.strip().splitlines()[-1])
+                    for suffix_ in ("", " wall"):
+                        got["total" + suffix_] = sum(got[p + suffix_] for p in PHASES)
+                    rows[way].append(got)
+        for way in ways:
+            for suffix_, what in (("", "CPU seconds, children included"), (" wall", "wall seconds")):
+                print(f"\n{shape}, counting ahead {way} ({what}, {args.collector} collector)")
+                print("| messages | " + " | ".join(PHASES) + " | total |")
+                print("|---|" + "---|" * (len(PHASES) + 1))
+                for got in rows[way]:
+                    print(f"| {got['messages']:,} | " + " | ".join(f"{got[p + suffix_]:.2f}" for p in (*PHASES, "total")) + " |")
+                cells = []
+                for p in (*PHASES, "total"):
+                    e = exponent([(got["messages"], got[p + suffix_]) for got in rows[way]])
+                    cells.append(f"{e:.2f} ({'met' if e <= TARGET_EXPONENT else 'NOT met'})")
+                print("| exponent | " + " | ".join(cells) + " |")
+        if len(ways) == 2:
+            print(f"\n{shape}: wall time with counting ahead over without, back to back")
+            print("| messages | " + " | ".join(PHASES) + " | total |")
+            print("|---|" + "---|" * (len(PHASES) + 1))
+            for on, off in zip(rows["on"], rows["off"]):
+                print(f"| {on['messages']:,} | " + " | ".join(
+                    f"{on[p + ' wall'] / off[p + ' wall']:.2f}" if off[p + " wall"] else "-" for p in (*PHASES, "total")) + " |")
     return 0
 
 

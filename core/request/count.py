@@ -26,7 +26,7 @@ from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Headed
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
-from foldscope.core.request.count_step import Laid, glue_of, lay_out, one_replaced, places, shared, type_glue
+from foldscope.core.request.count_step import Ahead, Laid, body_of, glue_of, lay_out, one_replaced, places, shared, text_key
 from foldscope.core.request.long_pieces import has_long_piece
 
 if TYPE_CHECKING:
@@ -135,6 +135,12 @@ class Counter:
         # pool measured slower than counting the segments one after another (docs/performance.md).
         self.threads = threads or 1
         self.tokenised_chars = 0  # how much text this counter has had to tokenise, for tests and benchmarks
+        # Block bodies counted ahead of need in another process, while a trace is measured (core.request.ahead).
+        self.ahead: Ahead | None = None
+
+    def counted(self, key: Any) -> bool:
+        """Whether a block body's memo key (or a plain text's text_key) is counted already."""
+        return key in self._texts if key[0] == "text" else key in self._bodies
 
     def count(self, messages: Sequence[Message], *, record: FullRecord | None = None,
               policy: Policy | None = None, tools: list | None = None,
@@ -192,12 +198,8 @@ class Counter:
         i, si, fi, spec = found
         key = (block_key(spec, record, policy, first_round), policy_key(policy))
         if key not in self._bodies:
-            text = canonical(render_block(spec, record, policy, first_round))
-            glue = type_glue(spec)
-            if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
-                raise AssertionError(f"block does not end with its type: {text[:80]}")
             self._images[key] = images_of(spec)
-            self._tokenise({key: text[2 : len(text) - len(glue)]})
+            self._tokenise({key: body_of(spec, record, policy, first_round)})
         old_part = base.parts[fi]
         glue_tokens = old_part.tokens - self._bodies[base.keys[fi]]
         part = Part(spec.message, spec.message.kind, self._bodies[key] + glue_tokens)
@@ -226,20 +228,25 @@ class Counter:
         flat, keys, roles = list(laid.flat.since(start)), list(laid.keys.since(start)), list(laid.roles.since(start))
         n = len(flat)
         new: dict[Any, str] = {}
+        ready: dict[Any, int] = {}
+        ahead = self.ahead
         head_key, head_text, _ = laid.head
         if head_key[1] not in self._heads:
             new[head_key] = head_text
         for i in range(n):
             key = keys[i]
-            if key not in self._bodies and key not in new:
+            if key not in self._bodies and key not in new and key not in ready:
                 spec = flat[i]
-                text = canonical(render_block(spec, record, policy, first_round))
-                glue = type_glue(spec)
-                if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
-                    raise AssertionError(f"block does not end with its type: {text[:80]}")
-                new[key] = text[2 : len(text) - len(glue)]
                 self._images[key] = images_of(spec)
+                if ahead is not None:
+                    made = ahead.take(key)
+                    if made is not None:  # counted ahead, on the other core (core.request.ahead)
+                        ready[key] = made
+                        continue
+                new[key] = (ahead.body(key) if ahead is not None else None) or body_of(spec, record, policy, first_round)
         self._tokenise(new)
+        for key, made in ready.items():
+            self._bodies[key] = made + self._images.pop(key, 0)
         parts: list[Part] = []
         cum: list[int] = []
         total = laid.cum[-1] if laid.cum else 0
@@ -380,6 +387,10 @@ class Counter:
         """tokens.count_text, memoised by the text's SHA-256 (kept in the memo, so a reopened session counts none again)."""
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
         n = self._texts.get(key)
+        if n is None and self.ahead is not None:
+            n = self.ahead.take(text_key(key))
+            if n is not None:
+                self._texts[key] = n
         if n is None:
             self.tokenised_chars += len(text)
             n = self._texts[key] = tokens.count_text(text)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Shared, grown
-from foldscope.core.request.compile import IncludedRound, Plan, canonical, system_blocks, tool_list
+from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, system_blocks, tool_list
 from foldscope.core.request.plan import RESULTS, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
 
 
@@ -135,6 +135,29 @@ def type_glue(spec: BlockSpec) -> str:
     """The end of a block's counted text that its body leaves out: its type."""
     block_type = "tool_use" if spec.tag == "tool_use" else "tool_result" if spec.tag == "tool_result" else "text"
     return f'type":"{block_type}"}}'
+
+
+def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round: IncludedRound | None) -> str:
+    """A block's body: its counted text from after the opening `{"` to before its type (type_glue), the
+    segment the counter memoises by the block's key (core.request.compile.block_key)."""
+    text = canonical(render_block(spec, record, policy, first_round))
+    glue = type_glue(spec)
+    if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
+        raise AssertionError(f"block does not end with its type: {text[:80]}")
+    return text[2 : len(text) - len(glue)]
+
+
+def text_key(digest: bytes) -> tuple:
+    """The key a plain text counted apart (Counter.count_text) goes by among block bodies' keys: its SHA-256."""
+    return ("text", digest)
+
+
+class Ahead(Protocol):
+    """Counts made ahead of the counter's need (core.request.ahead.CountsAhead), by body key or text_key."""
+
+    def take(self, key: Any) -> int | None: ...
+
+    def body(self, key: Any) -> str | None: ...
 
 
 def glue_of(spec: BlockSpec, role: str, next_role: str | None) -> str:

@@ -129,6 +129,14 @@ def reads_text(model: str | None, fmt: str) -> bool:
     return fmt == "codex" or bool(O200K_MODELS.match(name))
 
 
+def thinking_text(message: Message) -> str | None:
+    """The thinking a reader kept with a response (metadata "thinking": a text, or a list of texts), as one text."""
+    raw = message.metadata.get("thinking")
+    if isinstance(raw, list):
+        raw = "\n".join(str(x) for x in raw)
+    return raw if isinstance(raw, str) and raw else None
+
+
 class PredictionCounter:
     """The count a request's prediction is made from (core.request.predict), one view at a time, in order.
 
@@ -152,10 +160,8 @@ class PredictionCounter:
         found = self._thinking.get(id(message))
         if found is not None and found[0] is message:
             return found[1]
-        raw = message.metadata.get("thinking")
-        if isinstance(raw, list):
-            raw = "\n".join(str(x) for x in raw)
-        n = self._count_text(raw) if isinstance(raw, str) and raw else 0
+        raw = thinking_text(message)
+        n = self._count_text(raw) if raw else 0
         self._thinking[id(message)] = (message, n)
         return n
 

@@ -282,6 +282,12 @@ def _receive(stream) -> Any:
     return marshal.loads(data)  # data only (lists of str and int), from our own child
 
 
+def serve_pipes(down: int, up: int) -> None:
+    """A counting child's whole life (core.request.ahead starts one as a fresh interpreter): build the
+    encoding, then answer what comes down `down` on `up` until the parent closes its end."""
+    _serve(down, up)
+
+
 def _serve(down: int, up: int) -> None:
     """The child: build the encoding, then answer requests until the parent closes its end."""
     requests, answers = os.fdopen(down, "rb"), os.fdopen(up, "wb")

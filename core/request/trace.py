@@ -12,13 +12,14 @@ from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.model.shared import Shared
+from foldscope.core.request.ahead import CountsAhead, position_of
 from foldscope.core.request.compile import IncludedRound, session_tools
-from foldscope.core.request.count import Counter, Measurement, estimate
+from foldscope.core.request.count import Counter, Measurement, estimate, policy_key
 from foldscope.core.request.first_round import decide_first_round, frontier, included_round
 from foldscope.core.request.heads import head_prior
 from foldscope.core.request.predict import Prediction, Predictor, Sent
 from foldscope.core.request.prefix import Divergence, PrefixMeter
-from foldscope.core.request.provider_text import PredictionCounter
+from foldscope.core.request.provider_text import PredictionCounter, reads_text
 from foldscope.core.request.scale import calibrated, keep_scale
 
 # Formats whose files hold the conversation but not the system prompt or tool definitions the
@@ -327,6 +328,15 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
             set(predictor.flagged_now()))
 
 
+def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinking: bool = False) -> CountsAhead | None:
+    """A child counting the record's block bodies (and with `thinking` its responses' thinking) ahead of the measure
+    (core.request.ahead), attached to `counter`; None where one may not run, or the counter already has one."""
+    if counter.ahead is not None or not CountsAhead.wanted():
+        return None
+    ahead = counter.ahead = CountsAhead(record, policy, policy_key(policy), known=counter.counted, thinking=thinking)
+    return ahead
+
+
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
                   counter: Counter | None = None, prefix: bool = True, record: bool = False,
                   on_count: Callable[[int, int, int], None] | None = None,
@@ -359,29 +369,38 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     rounds: list[IncludedRound | None] = []
     decision = None
     frontiers: list[str | None] = []  # Amendment 4's frontier per request: None until decided, then same or changed
-    for request, messages in zip(trace, trace_views(rec, trace)):
-        if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
-            decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
-            frontiers.append(None)
-        else:
-            frontiers.append(frontier(session, policy, decision, messages))  # no copy: a view is never changed
-        first_round = included_round(decision)
-        m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
-        counts.append(Measurement(m.counted, tuple(m.largest(3))))
-        if on_measured is not None:
-            on_measured(messages, first_round, m)
-        if on_count is not None:
-            on_count(len(counts) - 1, len(trace), m.counted)
-        rounds.append(first_round)
-        if meter is not None:
-            ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
-            parted.append(meter.step(ids, m.laid, first_round))
-    heads = unseen_heads(session, [m.counted for m in counts], trace)
-    head = heads[-1] if heads else 0
-    if record:
-        session.unseen_head = head
-    models = [request.model or model for request in trace]
-    predictions, flags = predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
+    thinking = not reads_text(policy.model or session.model, session.format)  # the predictions count thinking
+    ahead = counting_ahead(counter, rec, policy, thinking) if trace else None
+    try:
+        for request, messages in zip(trace, trace_views(rec, trace)):
+            if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
+                decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
+                frontiers.append(None)
+            else:
+                frontiers.append(frontier(session, policy, decision, messages))  # no copy: a view is never changed
+            first_round = included_round(decision)
+            if ahead is not None:
+                ahead.reach(position_of(rec, messages), first_round)
+            m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
+            counts.append(Measurement(m.counted, tuple(m.largest(3))))
+            if on_measured is not None:
+                on_measured(messages, first_round, m)
+            if on_count is not None:
+                on_count(len(counts) - 1, len(trace), m.counted)
+            rounds.append(first_round)
+            if meter is not None:
+                ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
+                parted.append(meter.step(ids, m.laid, first_round))
+        heads = unseen_heads(session, [m.counted for m in counts], trace)
+        head = heads[-1] if heads else 0
+        if record:
+            session.unseen_head = head
+        models = [request.model or model for request in trace]
+        predictions, flags = predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
+    finally:  # the thinking the predictions count was sent ahead too (core.request.ahead)
+        if ahead is not None:
+            counter.ahead = None
+            ahead.close()
     report.next_predicted, report.next_counted = predictions.next, predictions.next_counted + head
     report.next_count = predictions.next_count
     scales: dict[str | None, float] = {}

@@ -1,0 +1,321 @@
+"""Counting ahead: while a trace is measured, the record's block bodies are tokenised by a child process on the
+other core, in record order and ahead of need, so the measure's own thread spends its time laying requests out.
+
+Tokenising is about half of a long trace's measure (core.request.trace.measure_trace) and tiktoken holds no
+Python state, so it is the part that can move. A thread cannot take it: tiktoken gives the GIL back while it
+encodes, but takes it again after each text, and the measure's thread keeps it for the whole switch interval, so
+an encoding thread waits about as long as it works. A child process never waits on our GIL.
+
+What is sent ahead is a guess of the blocks the trace's views will hold: the record planned in windows
+(core.request.plan.plan_runs), each block keyed as the counter keys it (core.request.compile.block_key). A view's
+block with the same key has the same body (the counter's memo rests on that), so a count made ahead is the
+count the counter would make. A block the guess missed (a cache mark, a round cut by a window, a clipped copy
+made later) is counted in-line as before: a miss costs the child's time, never a wrong count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.request import tokens
+from foldscope.core.request.compile import block_key
+from foldscope.core.request.count_step import body_of, text_key
+from foldscope.core.request.long_pieces import has_long_piece
+from foldscope.core.request.plan import IncludedRound, plan_runs
+from foldscope.core.request.provider_text import thinking_text
+
+# Below this much rendered text the child is never started: it would cost more than it saves.
+START_CHARS = 6 << 20
+# Bodies are rendered at most this far ahead of where the measure is (about half a second of the child's work).
+LEAD_CHARS = 4 << 20
+# The child counts a batch of about this much text per message through its pipe.
+BATCH_CHARS = 256 << 10
+WINDOW = 256  # record messages planned at a time
+OVERLAP = 32  # messages planned on either side of a window, so a call and its result on its edge still pair
+# Until the child has answered once, a count it has not made is made in-line (its start takes about half a second of
+# the other core); tests set this to wait for it from the first batch, so that small sessions use it too.
+WAIT_FOR_START = False
+WAIT_SECONDS = 120.0  # a batch the child has not answered by then is counted in-line (the child is stopped)
+
+
+class _Batch:
+    __slots__ = ("keys", "texts", "done", "sent")
+
+    def __init__(self) -> None:
+        self.keys: list[Any] = []
+        self.texts: list[str] = []
+        self.done = threading.Event()
+        self.sent = False  # handed to the couriers (a batch still open, or kept until the child starts, is not)
+
+
+class CountsAhead:
+    """Block bodies of one record under one policy, counted ahead by a child process (see the module's docstring).
+
+    The measure calls `reach` with the record position its request has come to, and the counter asks `take`
+    for a key it has not counted: the count when it was counted ahead (waiting for the child when its batch is
+    on the way), else None, and `body` for the text rendered ahead, so a miss is not rendered twice. `close`
+    stops the child. Only one thread (the measure's) calls these; the courier threads only carry batches."""
+
+    def __init__(self, record: FullRecord, policy: Any, policy_key: tuple,
+                 known: Callable[[Any], bool] = lambda key: False, thinking: bool = False) -> None:
+        self._record = record
+        self._policy = policy
+        self._caching = bool(policy is not None and policy.caching)
+        self._pk = policy_key
+        self._known = known  # keys the counter has counted already
+        self._thinking = thinking  # send each response's thinking too (Counter.count_text's, by text_key)
+        self._next = 0  # the next record position to render
+        self._ends: list[int] = []  # record position after each rendered window
+        self._through: list[int] = []  # characters rendered through each window
+        self._chars = 0
+        self._bodies: dict[Any, str] = {}  # rendered and not yet counted
+        self._counts: dict[Any, int] = {}
+        self._batch_of: dict[Any, _Batch] = {}
+        self._open = _Batch()
+        self._open_chars = 0
+        self._unsent: list[_Batch] = []
+        # Batches handed over and not yet taken by the sending courier: the measure may still count one itself.
+        self._queue: deque[_Batch] = deque()
+        self._lock = threading.Condition()
+        self._closing = False
+        self._child: subprocess.Popen | None = None
+        self._couriers: list[threading.Thread] = []
+        self._sent: deque[_Batch] = deque()  # sent and not yet answered, in order
+        self._ready = threading.Event()  # the child has answered once: from then on a pending batch is waited for
+        self._failed = False
+        self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
+
+    @staticmethod
+    def wanted() -> bool:
+        """Whether counting ahead may run here: FOLDSCOPE_NO_HELPER is unset, and this is not a worker of a process pool
+        (a folder's replay, a fleet's sweep: the pool already keeps every core busy, so a child would only compete)."""
+        return not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None
+
+    def reach(self, position: int, first_round: IncludedRound | None) -> None:
+        """The measure has come to record position `position`: render (and send) bodies up to LEAD_CHARS past it."""
+        if self._failed:
+            return
+        done = self._through[bisect_right(self._ends, position) - 1] if self._ends and self._ends[0] <= position else 0
+        while self._next < len(self._record) and self._chars - done < LEAD_CHARS:
+            self._render_window(first_round)
+        if self._next >= len(self._record):
+            self._flush()
+
+    def take(self, key: Any) -> int | None:
+        """The key's count made ahead, or None: not sent ahead, or the child is not answering (count it in-line)."""
+        n = self._counts.get(key)
+        if n is not None or self._failed:
+            return n
+        batch = self._batch_of.get(key)
+        if batch is None:
+            return None
+        if batch is self._open:
+            self._flush()  # needed now: send it rather than wait for it to fill
+        if not batch.sent or not (WAIT_FOR_START or self._ready.is_set()):
+            return None  # no child yet, or one still starting: the measure does not wait for it
+        while not batch.done.is_set():
+            # Rather than wait: count in-line the batch needed, if the child has not taken it, else the one
+            # furthest ahead, so both cores work until the child answers.
+            with self._lock:
+                if batch in self._queue:
+                    self._queue.remove(batch)
+                    mine: _Batch | None = batch
+                else:
+                    mine = self._queue.pop() if self._queue else None
+            if mine is not None:
+                self._count_here(mine)
+            elif not batch.done.wait(WAIT_SECONDS):
+                self._fail()
+                break
+        return self._counts.get(key)
+
+    def _count_here(self, batch: _Batch) -> None:
+        """Count a batch the child never took, in this process."""
+        encode = tokens.encoding().encode_ordinary
+        self._store(batch, [len(encode(text)) for text in batch.texts])
+
+    def _store(self, batch: _Batch, counts: list[int]) -> None:
+        for key, n in zip(batch.keys, counts):
+            self._counts[key] = n
+            self._bodies.pop(key, None)
+        batch.texts = []
+        batch.done.set()
+
+    def body(self, key: Any) -> str | None:
+        """The body rendered ahead for a key not counted ahead, so the counter need not render it again."""
+        return self._bodies.get(key)
+
+    def close(self) -> None:
+        """Stop the child and the courier; nothing is left running."""
+        self._failed = True
+        with self._lock:
+            self._closing = True
+            self._lock.notify_all()
+        child, self._child = self._child, None
+        if child is not None:
+            child.kill()
+            child.wait()
+        for thread in self._couriers:
+            thread.join()
+        self._couriers = []
+
+    def __enter__(self) -> CountsAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # The measure's side.
+
+    def _render_window(self, first_round: IncludedRound | None) -> None:
+        record, lo = self._record, self._next
+        hi = min(len(record), lo + WINDOW)
+        window = [record[i] for i in range(max(0, lo - OVERLAP), min(len(record), hi + OVERLAP))]
+        mine = {id(record[i]) for i in range(lo, hi)}
+        seq = [m for m in window if m.kind != "system"]
+        planned, _ = plan_runs(seq, {m.id: m for m in window}, record, self._caching)
+        for _, blocks, _ in planned:
+            for spec in blocks:
+                if id(spec.message) not in mine:
+                    continue
+                key = (block_key(spec, record, self._policy, first_round), self._pk)
+                if key in self._bodies or key in self._counts or key in self._batch_of or self._known(key):
+                    continue
+                text = body_of(spec, record, self._policy, first_round)
+                if has_long_piece(text):
+                    continue  # merged in windows by the counter itself (core.request.long_pieces)
+                self._bodies[key] = text
+                self._add(key, text)
+        if self._thinking:
+            for i in range(lo, hi):
+                thought = thinking_text(record[i]) if record[i].kind == "assistant" else None
+                if thought and not has_long_piece(thought):
+                    key = text_key(hashlib.sha256(thought.encode("utf-8", "surrogatepass")).digest())
+                    if key not in self._counts and key not in self._batch_of:
+                        self._add(key, thought)
+        self._next = hi
+        self._ends.append(hi)
+        self._through.append(self._chars)
+
+    def _add(self, key: Any, text: str) -> None:
+        self._open.keys.append(key)
+        self._open.texts.append(text)
+        self._batch_of[key] = self._open
+        self._chars += len(text)
+        self._open_chars += len(text)
+        if self._open_chars >= BATCH_CHARS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._open.keys:
+            return
+        batch, self._open, self._open_chars = self._open, _Batch(), 0
+        if not self._couriers and self._chars >= START_CHARS and not self._failed:
+            self._start()
+        if self._couriers:
+            self._send(batch)
+        else:
+            self._unsent.append(batch)
+
+    def _send(self, batch: _Batch) -> None:
+        batch.sent = True
+        with self._lock:
+            self._queue.append(batch)
+            self._lock.notify()
+
+    def _start(self) -> None:
+        """Start the child (a fresh interpreter: never a fork, which a process with threads cannot do safely)."""
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        code = "import sys; from foldscope.core.request.tokens import serve_pipes; serve_pipes(int(sys.argv[1]), int(sys.argv[2]))"
+        try:
+            self._child = subprocess.Popen([sys.executable, "-c", code, str(down_r), str(up_w)], pass_fds=(down_r, up_w),
+                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except (OSError, ValueError):  # no interpreter to start, or no way to hand it the pipes (pass_fds)
+            for fd in (down_r, down_w, up_r, up_w):
+                os.close(fd)
+            self._failed = True
+            return
+        finally:
+            if self._child is not None:
+                os.close(down_r)
+                os.close(up_w)
+        self._couriers = [
+            threading.Thread(target=self._send_all, args=(os.fdopen(down_w, "wb"),), name="foldscope counts ahead: out", daemon=True),
+            threading.Thread(target=self._receive_all, args=(os.fdopen(up_r, "rb"),), name="foldscope counts ahead: in", daemon=True),
+        ]
+        for thread in self._couriers:
+            thread.start()
+        for batch in self._unsent:  # what the measure has not meanwhile counted itself
+            if not all(self._known(key) for key in batch.keys):
+                self._send(batch)
+        self._unsent.clear()
+
+    def _fail(self) -> None:
+        self._failed = True
+        child = self._child
+        if child is not None:
+            child.kill()  # the courier then sees the pipe close and lets every waiting batch go
+
+    # The couriers' side: one thread sends batches, another takes their counts back, in order. Two, so the child
+    # always finds its next batch waiting: a courier that waited for each answer before sending the next would
+    # leave the child idle while it waits for the GIL, which the measure's thread keeps for a switch interval.
+
+    def _send_all(self, down: BinaryIO) -> None:
+        try:
+            while True:
+                with self._lock:
+                    while not self._queue and not self._closing:
+                        self._lock.wait()
+                    if self._closing or self._failed:
+                        return
+                    batch = self._queue.popleft()
+                    self._sent.append(batch)
+                tokens._send(down, ("counts", batch.texts))
+        except (OSError, ValueError):
+            self._failed = True
+        finally:
+            try:
+                down.close()  # the child reads to the end, answers, and exits
+            except OSError:
+                pass
+
+    def _receive_all(self, up: BinaryIO) -> None:
+        try:
+            while True:
+                counts = tokens._receive(up)
+                batch = self._sent.popleft()
+                if not isinstance(counts, list) or len(counts) != len(batch.keys):
+                    raise ValueError("the counting child answered out of step")
+                self._store(batch, counts)
+                self.counted_ahead += len(counts)
+                self._ready.set()
+        except (OSError, EOFError, ValueError, IndexError):
+            pass  # the child is gone (closed, killed or failed): the measure counts the rest in-line
+        finally:
+            self._failed = True
+            self._ready.set()
+            for batch in list(self._batch_of.values()):
+                batch.done.set()
+            try:
+                up.close()
+            except OSError:
+                pass
+
+
+def position_of(record: FullRecord, messages: list[Message] | Any) -> int:
+    """The record position of a view's last message (0 for an empty view or one not in the record)."""
+    if not messages:
+        return 0
+    last = messages[-1]
+    return record.index_of(last.id) if last.id in record else 0

@@ -1,0 +1,219 @@
+"""Counting ahead (core.request.ahead): a child process counts the record's block bodies while the trace is measured;
+every figure is the one counting in-line gives, and a child that fails, lies or hangs costs time, never a figure."""
+
+from __future__ import annotations
+
+import stat
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.formats import load_session
+from foldscope.core.model.launch import session_policy
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
+from foldscope.core.request import ahead
+from foldscope.core.request.count import Counter
+from foldscope.core.request.trace import measure_trace
+from tests.core.fold_sessions import text_of
+
+
+def tool_session(turns: int, chars: int = 3000, thinking: bool = False) -> Session:
+    """A Claude Code shaped session: each turn an instruction, calls with results, an answer; one request per call."""
+    msgs = [Message("s", "system", 0, {"system_message": "You are a coding agent."})]
+    trace: list[Request] = []
+    t = 1
+    for k in range(turns):
+        msgs.append(Message(f"u{k}", "instruction", t, {"instruction": text_of(chars // 3, seed=k)}))
+        for c in range(3):
+            cid = f"toolu_{k}_{c}"
+            msgs.append(Message(cid, "action_request", t + 1, {"function": "Read", "arguments": {"path": f"src/{k}_{c}.py"}},
+                                metadata={"call_id": cid}))
+            trace.append(Request(len(trace), tuple(m.id for m in msgs), cid, Usage(input=10 + len(trace))))
+            msgs.append(Message(f"r{k}_{c}", "action_response", t + 2,
+                                {"function": "Read", "arguments": {"path": f"src/{k}_{c}.py"}, "output": text_of(chars, seed=1000 * k + c),
+                                 "action_request_id": cid}, metadata={"call_id": cid}))
+            t += 3
+        thought = {"thinking": text_of(chars // 2, seed=7000 + k)} if thinking else {}
+        msgs.append(Message(f"a{k}", "assistant", t, {"assistant_response": text_of(chars // 4, seed=-k)}, metadata=thought))
+        trace.append(Request(len(trace), tuple(m.id for m in msgs), f"a{k}", Usage(input=10 + len(trace))))
+    return Session(FullRecord(msgs), [m.id for m in msgs], trace=trace)
+
+
+@pytest.fixture
+def eager(monkeypatch):
+    """Counting ahead from the first character, in small batches, so a small session crosses many of them."""
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.setattr(ahead, "START_CHARS", 0)
+    monkeypatch.setattr(ahead, "BATCH_CHARS", 8 << 10)
+    monkeypatch.setattr(ahead, "LEAD_CHARS", 64 << 10)
+    monkeypatch.setattr(ahead, "WAIT_FOR_START", True)
+    made: list[ahead.CountsAhead] = []
+    real = ahead.CountsAhead.close
+
+    def close(self):
+        made.append(self)
+        real(self)
+
+    monkeypatch.setattr(ahead.CountsAhead, "close", close)
+    return made
+
+
+def rows_of(report) -> tuple:
+    """Every figure of a measured trace: its rows (count, estimate, scale, prefix share, prediction, ...) and what follows."""
+    return report.rows, report.scale, report.next_counted, report.next_predicted, report.decisions
+
+
+def inline(session: Session, policy: Policy | None, monkeypatch, counter: Counter | None = None) -> tuple:
+    """The figures with every body counted in-line (no child)."""
+    with monkeypatch.context() as m:
+        m.setenv("FOLDSCOPE_NO_HELPER", "1")
+        counter = counter or Counter()
+        report = measure_trace(session, policy, counter=counter)
+        assert counter.tokenised_chars > 0
+        return rows_of(report)
+
+
+@pytest.mark.parametrize("policy", [None, Policy(prompt_caching=True), Policy(tool_result_max_chars=2000)], ids=["plain", "caching", "bound"])
+def test_every_request_counts_the_same_whether_its_bodies_were_counted_ahead_or_in_line(eager, monkeypatch, policy):
+    session = tool_session(30)
+    alone = Counter()
+    expected = inline(session, policy, monkeypatch, alone)
+    counter = Counter()
+    got = rows_of(measure_trace(session, policy, counter=counter))
+    assert got == expected
+    assert eager and eager[0].counted_ahead > 0, "the child counted nothing: the test proved nothing"
+    # The counter tokenised in-line only what the guess missed. Under caching a round's results share one block,
+    # which grows with each result while the round is open: those partial blocks are new every time, in-line.
+    assert counter.tokenised_chars < alone.tokenised_chars / (1.1 if policy is not None and policy.caching else 3)
+
+
+def test_the_thinking_a_prediction_counts_is_counted_ahead_and_predicts_the_same(eager, monkeypatch):
+    session = tool_session(20, thinking=True)
+    session.model = "claude-sonnet-4-5"  # a model whose predictions count the current turn's thinking
+    expected = inline(session, None, monkeypatch)
+    assert any(row.predicted != row.counted for row in expected[0])
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert any(key[0] == "text" for key in eager[0]._counts), "no thinking was counted ahead"
+
+
+def test_counts_made_ahead_are_used_as_the_child_made_them(eager, monkeypatch):
+    """A child whose counts are off by one moves every figure: the measure does read the child's counts."""
+    session = tool_session(10)
+    expected = inline(session, None, monkeypatch)
+    real = ahead.CountsAhead._receive_all
+
+    def off_by_one(self, up):
+        receive = ahead.tokens._receive
+        with monkeypatch.context() as m:
+            m.setattr(ahead.tokens, "_receive", lambda stream: [n + 1 for n in receive(stream)])
+            real(self, up)
+
+    monkeypatch.setattr(ahead.CountsAhead, "_receive_all", off_by_one)
+    assert rows_of(measure_trace(session, counter=Counter())) != expected
+
+
+def test_the_dev_corpus_measures_the_same_with_counting_ahead(eager, monkeypatch, corpus_dev):
+    files = sorted(p for p in corpus_dev.rglob("*") if p.suffix in (".jsonl", ".json") and "tmp-private" not in p.parts
+                   and "manifest" not in p.name)
+    assert files
+    used = 0
+    for path in files:
+        session = load_session(path)
+        if not session.trace:
+            continue
+        policy = session_policy(session)
+        expected = inline(session, policy, monkeypatch)
+        eager.clear()
+        assert rows_of(measure_trace(session, policy, counter=Counter())) == expected, path.name
+        used += sum(a.counted_ahead for a in eager)
+    assert used > 0
+
+
+def fake_child(tmp_path: Path, body: str) -> str:
+    """An executable standing in for the interpreter the child is started with."""
+    script = tmp_path / "child"
+    script.write_text(f"#!{sys.executable}\n{body}\n", encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+@pytest.mark.parametrize("body", [
+    "import sys; sys.exit(3)",  # dies at once
+    # answers every batch with the wrong number of counts
+    "import sys, os\nfrom foldscope.core.request import tokens\n"
+    "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
+    "while True:\n    tokens._receive(down)\n    tokens._send(up, [1])",
+], ids=["dies", "answers out of step"])
+def test_a_child_that_fails_costs_time_never_a_figure(eager, monkeypatch, tmp_path, body):
+    session = tool_session(12)
+    expected = inline(session, None, monkeypatch)
+    monkeypatch.setattr(ahead.sys, "executable", fake_child(tmp_path, body))
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert eager and eager[0].counted_ahead == 0
+
+
+def test_a_child_that_never_answers_is_given_up_on_and_nothing_is_left_running(eager, monkeypatch, tmp_path):
+    session = tool_session(12)
+    expected = inline(session, None, monkeypatch)
+    monkeypatch.setattr(ahead, "WAIT_SECONDS", 3.0)  # long enough for the first answer on a loaded machine
+    # Answers the first batch truly (so the measure waits for it from then on), then never answers again.
+    body = ("import sys, os\nfrom foldscope.core.request import tokens\n"
+            "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
+            "encode = tokens.encoding().encode_ordinary\n"
+            "tokens._send(up, [len(encode(t)) for t in tokens._receive(down)[1]])\n"
+            "while True:\n    tokens._receive(down)")
+    monkeypatch.setattr(ahead.sys, "executable", fake_child(tmp_path, body))
+    before = threading.active_count()
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert threading.active_count() == before
+    assert eager and eager[0].counted_ahead > 0 and eager[0]._child is None
+
+
+def test_a_small_record_never_starts_a_child(monkeypatch):
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    started = []
+    monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: started.append(self))
+    measure_trace(tool_session(5), counter=Counter())
+    assert not started
+
+
+def test_no_child_runs_with_foldscope_no_helper(monkeypatch):
+    monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")
+    monkeypatch.setattr(ahead, "START_CHARS", 0)
+    monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: pytest.fail("a child was started"))
+    counter = Counter()
+    measure_trace(tool_session(5), counter=counter)
+    assert counter.ahead is None
+
+
+def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
+    """A folder's replay or a fleet's sweep already keeps every core busy with a session each."""
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    assert ahead.CountsAhead.wanted()
+    monkeypatch.setattr(ahead.multiprocessing, "parent_process", lambda: object())
+    assert not ahead.CountsAhead.wanted()
+
+
+def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch):
+    """tiktoken is quadratic on one very long piece: the counter merges it in windows, so it is never sent ahead."""
+    session = tool_session(4)
+    long = Message("long", "instruction", 99, {"instruction": "x" * 200_000})
+    session.record.append(long)
+    session.trace.append(Request(len(session.trace), tuple(m.id for m in session.record), None, Usage(input=1)))
+    sent: list[str] = []
+    real = ahead.CountsAhead._add
+    monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (sent.append(text), real(self, key, text)))
+    expected = inline(session, None, monkeypatch)
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert sent and all(len(t) < 100_000 for t in sent)
+
+
+def test_position_of_is_the_record_position_of_a_views_last_message():
+    session = tool_session(2)
+    rec = session.record
+    assert ahead.position_of(rec, [rec[0], rec[3]]) == 3
+    assert ahead.position_of(rec, []) == 0
+    assert ahead.position_of(rec, [Message("elsewhere", "instruction", 0, {"instruction": "x"})]) == 0
