@@ -456,8 +456,10 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
     billed = strategy == "recorded" and usage is not None
     size = out.tokens
     if strategy == "recorded" and step.kind == "request":
-        # The recorded request is the one `requests` and the GUI show: its estimate at the scale it ran at.
-        size = measure.measure.request(step.request).estimate
+        # The recorded request is the one `requests` and the GUI show: its estimate at the scale it ran at, read
+        # from the trace the replay calibrated (Measure.request would measure it all again for the prefix shares,
+        # which a replay never shows and which leave every count and scale as they are).
+        size = measure.measure.calibrate(prefix=False).rows[step.request].estimate
     if billed:
         assert usage is not None
         bill = as_billed(usage, request_prices(measure.measure, request.model, prices))
@@ -530,7 +532,7 @@ class ReplayRuns:
 
 # Each strategy's CPU time against the others' on one calibrated measure (bench/bench_replay_scale.py at 10k and 50k
 # messages): how core.replay.parallel splits one file's strategies over processes, the heaviest first.
-STRATEGY_WEIGHTS = {"adr": 10.0, "compaction": 9.0, "recorded": 8.0, "band": 6.5, "none": 3.0}
+STRATEGY_WEIGHTS = {"adr": 10.0, "compaction": 9.0, "band": 6.5, "none": 3.0, "recorded": 3.0}
 
 
 def replay_runs(

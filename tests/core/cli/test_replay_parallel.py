@@ -11,6 +11,7 @@ from foldscope.core.cli.main import main
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.replay import lab, parallel
 from tests.core.replay.test_billed import corpus_files
+from tests.core.replay.test_parallel import allow_fork
 
 PARENT = os.getpid()
 
@@ -18,7 +19,7 @@ PARENT = os.getpid()
 @pytest.fixture
 def forks(monkeypatch):
     """The groups each forked run split the strategies into (so a test knows the processes really ran)."""
-    monkeypatch.delenv(parallel.NO_FORK, raising=False)
+    allow_fork(monkeypatch)
     calls: list[list[list[int]]] = []
     real = parallel.run_forked
 

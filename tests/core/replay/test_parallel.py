@@ -16,6 +16,14 @@ from foldscope.core.replay import parallel
 PARENT = os.getpid()
 
 
+def allow_fork(monkeypatch) -> None:
+    """Forking as the CLI does: the switch unset, and no thread but this one. A thread another test leaves idle
+    (Dask's offload pool, after the fleet's tests) would turn forking off for the rest of the run, so the count of
+    threads reads 1 here; the thread rule itself is proven in test_no_fork_where_switched_off_or_another_thread_runs."""
+    monkeypatch.delenv(parallel.NO_FORK, raising=False)
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+
+
 def pid_job(n):
     return lambda: (n, os.getpid())
 
@@ -120,7 +128,7 @@ def test_the_replay_split_puts_adr_apart_from_band_and_compaction():
 
 
 def test_no_fork_where_switched_off_or_another_thread_runs(monkeypatch):
-    monkeypatch.delenv(parallel.NO_FORK, raising=False)
+    allow_fork(monkeypatch)
     assert parallel.can_fork()
     monkeypatch.setenv(parallel.NO_FORK, "1")
     assert not parallel.can_fork()
@@ -128,6 +136,8 @@ def test_no_fork_where_switched_off_or_another_thread_runs(monkeypatch):
     monkeypatch.delattr(os, "fork")
     assert not parallel.can_fork()
     monkeypatch.undo()
+    others = threading.active_count() > 1  # a thread another test left idle (see allow_fork): no fork either
+    assert parallel.can_fork() is not others
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
@@ -136,7 +146,7 @@ def test_no_fork_where_switched_off_or_another_thread_runs(monkeypatch):
     finally:
         stop.set()
         thread.join()
-    assert parallel.can_fork()
+    assert parallel.can_fork() is not others
 
 
 def test_a_strategy_process_lets_go_of_the_parents_tokenizer_helper(monkeypatch):
@@ -149,7 +159,7 @@ def test_a_strategy_process_lets_go_of_the_parents_tokenizer_helper(monkeypatch)
     from foldscope.core.request import tokens
     from foldscope.core.request.measure import Measure
 
-    monkeypatch.delenv(parallel.NO_FORK, raising=False)
+    allow_fork(monkeypatch)
     session = load_session(demo_path())
     names = ["adr", "band", "compaction"]
     serial = lab.replay_runs(session, names, Measure(session, Policy(max_input_tokens=20_000)))
@@ -182,7 +192,7 @@ def test_progress_in_parallel_counts_only_the_strategies_whose_runs_are_in_hand(
     from foldscope.core.replay import lab
     from foldscope.core.request.measure import Measure
 
-    monkeypatch.delenv(parallel.NO_FORK, raising=False)
+    allow_fork(monkeypatch)
     session = load_session(demo_path())
     names = ["adr", "band", "compaction"]
     calls = []
