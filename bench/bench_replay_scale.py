@@ -74,6 +74,29 @@ def child(path: str, collector_default: bool = False) -> dict:
     return out
 
 
+def busy() -> None:
+    """A pure-Python loop of about a second: what one core does alone."""
+    total = 0
+    for i in range(8_000_000):
+        total += i
+
+
+def capacity() -> float:
+    """How many cores' worth two processes get here now: two busy loops at once against one alone (2.0 on two free
+    cores; 1.0 when the second core gives nothing). Counting ahead and one file's strategies at once need it."""
+    import time
+
+    code = f"import sys; sys.path.insert(0, {str(ROOT / 'bench')!r}); from bench_replay_scale import busy; busy()"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    alone = time.perf_counter() - start
+    start = time.perf_counter()
+    two = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
+    for p in two:
+        p.wait()
+    return 2 * alone / (time.perf_counter() - start)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="3000,10000", help="messages per session, comma separated")
@@ -88,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(args.child, args.collector == "default")))
         return 0
     sizes = sorted(int(s) for s in args.sizes.split(","))
+    print(f"cores' worth for two processes at the start: {capacity():.2f}")
     ways = ("on", "off") if args.ahead == "both" else (args.ahead,)
     for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
         make, suffix = SHAPES[shape]
@@ -128,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             for on, off in zip(rows["on"], rows["off"]):
                 print(f"| {on['messages']:,} | " + " | ".join(
                     f"{on[p + ' wall'] / off[p + ' wall']:.2f}" if off[p + " wall"] else "-" for p in (*PHASES, "total")) + " |")
+    print(f"\ncores' worth for two processes at the end: {capacity():.2f}")
     return 0
 
 

@@ -34,8 +34,11 @@ from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.plan import IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
 
-# Below this much rendered text the child is never started: it would cost more than it saves.
-START_CHARS = 6 << 20
+# A record with less text than this is counted in-line. The child costs about half a second of CPU to start and its
+# pipes cost a little more: on a machine whose second core is free it saves about half of a long trace's measure,
+# but on one whose second core gives nothing (this project's 2-vCPU machines, at times) that cost is a loss, which
+# a session this long repays anyway (docs/performance.md, "Counting ahead").
+START_CHARS = 16 << 20
 # Bodies are rendered at most this far ahead of where the measure is (about half a second of the child's work).
 LEAD_CHARS = 4 << 20
 # The child counts a batch of about this much text per message through its pipe.
@@ -49,13 +52,12 @@ WAIT_SECONDS = 120.0  # a batch the child has not answered by then is counted in
 
 
 class _Batch:
-    __slots__ = ("keys", "texts", "done", "sent")
+    __slots__ = ("keys", "texts", "done")
 
     def __init__(self) -> None:
         self.keys: list[Any] = []
         self.texts: list[str] = []
         self.done = threading.Event()
-        self.sent = False  # handed to the couriers (a batch still open, or kept until the child starts, is not)
 
 
 class CountsAhead:
@@ -83,7 +85,6 @@ class CountsAhead:
         self._batch_of: dict[Any, _Batch] = {}
         self._open = _Batch()
         self._open_chars = 0
-        self._unsent: list[_Batch] = []
         # Batches handed over and not yet taken by the sending courier: the measure may still count one itself.
         self._queue: deque[_Batch] = deque()
         self._lock = threading.Condition()
@@ -101,10 +102,26 @@ class CountsAhead:
         (a folder's replay, a fleet's sweep: the pool already keeps every core busy, so a child would only compete)."""
         return not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None
 
+    @staticmethod
+    def worth(record: FullRecord) -> bool:
+        """Whether the record holds text enough to repay a child (START_CHARS of its messages' string content)."""
+        chars = 0
+        for message in record:
+            for value in message.content.values():
+                if isinstance(value, str):
+                    chars += len(value)
+            if chars >= START_CHARS:
+                return True
+        return False
+
     def reach(self, position: int, first_round: IncludedRound | None) -> None:
         """The measure has come to record position `position`: render (and send) bodies up to LEAD_CHARS past it."""
         if self._failed:
             return
+        if not self._couriers:
+            self._start()  # first, so that the child starts while the first bodies are rendered
+            if self._failed:
+                return
         done = self._through[bisect_right(self._ends, position) - 1] if self._ends and self._ends[0] <= position else 0
         while self._next < len(self._record) and self._chars - done < LEAD_CHARS:
             self._render_window(first_round)
@@ -121,8 +138,8 @@ class CountsAhead:
             return None
         if batch is self._open:
             self._flush()  # needed now: send it rather than wait for it to fill
-        if not batch.sent or not (WAIT_FOR_START or self._ready.is_set()):
-            return None  # no child yet, or one still starting: the measure does not wait for it
+        if not (WAIT_FOR_START or self._ready.is_set()):
+            return None  # the child is still starting: the measure does not wait for it
         while not batch.done.is_set():
             # Rather than wait: count in-line the batch needed, if the child has not taken it, else the one
             # furthest ahead, so both cores work until the child answers.
@@ -220,15 +237,9 @@ class CountsAhead:
         if not self._open.keys:
             return
         batch, self._open, self._open_chars = self._open, _Batch(), 0
-        if not self._couriers and self._chars >= START_CHARS and not self._failed:
-            self._start()
-        if self._couriers:
-            self._send(batch)
-        else:
-            self._unsent.append(batch)
+        self._send(batch)
 
     def _send(self, batch: _Batch) -> None:
-        batch.sent = True
         with self._lock:
             self._queue.append(batch)
             self._lock.notify()
@@ -256,10 +267,6 @@ class CountsAhead:
         ]
         for thread in self._couriers:
             thread.start()
-        for batch in self._unsent:  # what the measure has not meanwhile counted itself
-            if not all(self._known(key) for key in batch.keys):
-                self._send(batch)
-        self._unsent.clear()
 
     def _fail(self) -> None:
         self._failed = True

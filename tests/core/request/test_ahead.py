@@ -180,6 +180,15 @@ def test_a_small_record_never_starts_a_child(monkeypatch):
     assert not started
 
 
+def test_a_child_is_worth_starting_from_start_chars_of_the_records_text(monkeypatch):
+    session = tool_session(5)
+    chars = sum(len(v) for m in session.record for v in m.content.values() if isinstance(v, str))
+    monkeypatch.setattr(ahead, "START_CHARS", chars)
+    assert ahead.CountsAhead.worth(session.record)
+    monkeypatch.setattr(ahead, "START_CHARS", chars + 1)
+    assert not ahead.CountsAhead.worth(session.record)
+
+
 def test_no_child_runs_with_foldscope_no_helper(monkeypatch):
     monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")
     monkeypatch.setattr(ahead, "START_CHARS", 0)
