@@ -84,12 +84,24 @@ def test_one_file_runs_its_strategies_serially_with_the_switch_or_one_strategy(c
     assert printed(capsys, args) == serial and len(forks) == 1  # the default: the CPU count
 
 
-def test_a_folder_replays_each_file_in_one_process_never_a_pool_in_a_pool(tmp_path, capsys, forks):
+def test_a_folder_replays_each_file_in_one_process_never_a_pool_in_a_pool(tmp_path, capsys, monkeypatch):
+    """The folder's pool workers are forks of this process, so the wrapper is theirs too: a file replayed with more
+    than one worker would be a skipped file with the wrapper's error."""
+    import json
+
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_bytes(demo_path().read_bytes())
+    real = lab.replay
+
+    def one_worker(*args, workers=1, **kwargs):
+        if workers != 1:
+            raise RuntimeError(f"a pool worker replayed its file with {workers} workers")
+        return real(*args, workers=workers, **kwargs)
+
+    monkeypatch.setattr(lab, "replay", one_worker)
     assert main(["replay", str(tmp_path), "--ceiling", "20000", "--json", "--workers", "2"]) == 0
-    assert forks == []  # the pool's workers run each file's strategies one after another (its calls are here too,
-    # since the pool forks this process with the counting wrapper in place)
+    out = json.loads(capsys.readouterr().out)
+    assert out["skipped"] == [] and out["sessions"] == 2 and len(out["table"]) == 10
 
 
 @pytest.mark.parametrize("how", ["raise", "kill"])
