@@ -218,7 +218,7 @@ class CountsAhead:
                 thought = thinking_text(record[i]) if record[i].kind == "assistant" else None
                 if thought and not has_long_piece(thought):
                     key = text_key(hashlib.sha256(thought.encode("utf-8", "surrogatepass")).digest())
-                    if key not in self._counts and key not in self._batch_of:
+                    if key not in self._counts and key not in self._batch_of and not self._known(key):
                         self._add(key, thought)
         self._next = hi
         self._ends.append(hi)

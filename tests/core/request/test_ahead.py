@@ -226,3 +226,19 @@ def test_position_of_is_the_record_position_of_a_views_last_message():
     assert ahead.position_of(rec, [rec[0], rec[3]]) == 3
     assert ahead.position_of(rec, []) == 0
     assert ahead.position_of(rec, [Message("elsewhere", "instruction", 0, {"instruction": "x"})]) == 0
+
+
+def test_nothing_the_counter_has_counted_is_sent_ahead_again(eager, monkeypatch):
+    """A counter that measured the trace once (or was seeded from the library's memo) knows every body and every
+    thinking: measuring again sends the child nothing, the thinking included (its memo is keyed by the bare digest)."""
+    session = tool_session(10, thinking=True)
+    session.model = "claude-sonnet-4-5"  # a model whose predictions count the current turn's thinking
+    counter = Counter()
+    expected = inline(session, None, monkeypatch, counter)
+    assert counter.memo()[3], "no thinking was counted: the test would prove nothing"
+    sent: list = []
+    real = ahead.CountsAhead._add
+    monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (sent.append(key), real(self, key, text)))
+    assert rows_of(measure_trace(session, counter=counter)) == expected
+    assert eager, "no child was attached: the test would prove nothing"
+    assert sent == []
