@@ -51,6 +51,20 @@ WAIT_FOR_START = False
 WAIT_SECONDS = 120.0  # a batch the child has not answered by then is counted in-line (the child is stopped)
 
 
+# Set in a child forked from this process (core.replay.parallel's strategy children): its parent and siblings already
+# keep every core busy, as a process pool's workers do, and multiprocessing.parent_process() knows nothing of a bare fork.
+_forked = False
+
+
+def _in_forked_child() -> None:
+    global _forked
+    _forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_in_forked_child)
+
+
 class _Batch:
     __slots__ = ("keys", "texts", "done")
 
@@ -98,9 +112,10 @@ class CountsAhead:
 
     @staticmethod
     def wanted() -> bool:
-        """Whether counting ahead may run here: FOLDSCOPE_NO_HELPER is unset, and this is not a worker of a process pool
-        (a folder's replay, a fleet's sweep: the pool already keeps every core busy, so a child would only compete)."""
-        return not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None
+        """Whether counting ahead may run here: FOLDSCOPE_NO_HELPER is unset, and this is neither a worker of a process
+        pool (a folder's replay, a fleet's sweep) nor a forked child (one file's strategies at once): those already keep
+        every core busy, so a child would only compete."""
+        return not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None and not _forked
 
     @staticmethod
     def worth(record: FullRecord) -> bool:

@@ -3,6 +3,7 @@ every figure is the one counting in-line gives, and a child that fails, lies or 
 
 from __future__ import annotations
 
+import os
 import stat
 import sys
 import threading
@@ -204,6 +205,27 @@ def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
     assert ahead.CountsAhead.wanted()
     monkeypatch.setattr(ahead.multiprocessing, "parent_process", lambda: object())
     assert not ahead.CountsAhead.wanted()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_counting_ahead_is_not_wanted_in_a_forked_child(monkeypatch):
+    """One file's strategies run at once in forked children (core.replay.parallel): the parent and the siblings keep
+    every core busy, and multiprocessing.parent_process() is None in a bare fork."""
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    assert ahead.CountsAhead.wanted()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer and leave at once, never into pytest's code
+        try:
+            os.write(write, b"1" if ahead.CountsAhead.wanted() else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        answer = pipe.read()
+    os.waitpid(pid, 0)
+    assert answer == b"0"
+    assert ahead.CountsAhead.wanted()  # the parent still may
 
 
 def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch):
