@@ -31,7 +31,7 @@ from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key
 from foldscope.core.request.count_step import body_of, text_key
 from foldscope.core.request.long_pieces import has_long_piece
-from foldscope.core.request.plan import IncludedRound, plan_runs
+from foldscope.core.request.plan import CompileError, IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
 
 # A record with less text than this is counted in-line. The child costs about half a second of CPU to start and its
@@ -223,7 +223,12 @@ class CountsAhead:
                 key = (block_key(spec, record, self._policy, first_round), self._pk)
                 if key in self._bodies or key in self._counts or key in self._batch_of or self._known(key):
                     continue
-                text = body_of(spec, record, self._policy, first_round)
+                try:
+                    text = body_of(spec, record, self._policy, first_round)
+                except CompileError:
+                    # A guess the views may never hold (rendered under the first round known so far, or cut by a
+                    # window): the counter renders the views' own blocks, and raises there if it must.
+                    continue
                 if has_long_piece(text):
                     continue  # merged in windows by the counter itself (core.request.long_pieces)
                 self._bodies[key] = text

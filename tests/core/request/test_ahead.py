@@ -17,6 +17,7 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 from foldscope.core.request import ahead
 from foldscope.core.request.count import Counter
+from foldscope.core.request.plan import CompileError
 from foldscope.core.request.trace import measure_trace
 from tests.core.fold_sessions import text_of
 
@@ -240,6 +241,25 @@ def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch
     expected = inline(session, None, monkeypatch)
     assert rows_of(measure_trace(session, counter=Counter())) == expected
     assert sent and all(len(t) < 100_000 for t in sent)
+
+
+def test_a_block_that_cannot_be_rendered_ahead_never_fails_the_measure(eager, monkeypatch):
+    """What is sent ahead is a guess: a block it cannot render (a clipped copy under a bound it does not fit, planned
+    before the first round's frozen bound is known) is left to the counter, which renders the views' own blocks."""
+    session = tool_session(8)
+    expected = inline(session, None, monkeypatch)
+    real = ahead.body_of
+    refused: list[str] = []
+
+    def body_of(spec, record, policy, first_round):
+        if spec.message.id.startswith("r2_"):
+            refused.append(spec.message.id)
+            raise CompileError(f"message {spec.message.id} cannot be rendered")
+        return real(spec, record, policy, first_round)
+
+    monkeypatch.setattr(ahead, "body_of", body_of)
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert refused and eager[0].counted_ahead > 0
 
 
 def test_position_of_is_the_record_position_of_a_views_last_message():
