@@ -80,7 +80,8 @@ class CountsAhead:
     The measure calls `reach` with the record position its request has come to, and the counter asks `take`
     for a key it has not counted: the count when it was counted ahead (waiting for the child when its batch is
     on the way), else None, and `body` for the text rendered ahead, so a miss is not rendered twice. `close`
-    stops the child. Only one thread (the measure's) calls these; the courier threads only carry batches."""
+    stops the child. The measure's thread (the one that made this) calls these; `take` from any other thread
+    sharing the counter gives only counts already made; the courier threads only carry batches."""
 
     def __init__(self, record: FullRecord, policy: Any, policy_key: tuple,
                  known: Callable[[Any], bool] = lambda key: False, thinking: bool = False) -> None:
@@ -108,6 +109,7 @@ class CountsAhead:
         self._sent: deque[_Batch] = deque()  # sent and not yet answered, in order
         self._ready = threading.Event()  # the child has answered once: from then on a pending batch is waited for
         self._failed = False
+        self._owner = threading.get_ident()  # the measure's thread, the only one that waits for the child
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
 
     @staticmethod
@@ -133,12 +135,8 @@ class CountsAhead:
         """The measure has come to record position `position`: render (and send) bodies up to LEAD_CHARS past it."""
         if self._failed:
             return
-        if not self._couriers:
-            self._start()  # first, so that the child starts while the first bodies are rendered
-            if self._failed:
-                return
         done = self._through[bisect_right(self._ends, position) - 1] if self._ends and self._ends[0] <= position else 0
-        while self._next < len(self._record) and self._chars - done < LEAD_CHARS:
+        while self._next < len(self._record) and self._chars - done < LEAD_CHARS and not self._failed:
             self._render_window(first_round)
         if self._next >= len(self._record):
             self._flush()
@@ -146,8 +144,8 @@ class CountsAhead:
     def take(self, key: Any) -> int | None:
         """The key's count made ahead, or None: not sent ahead, or the child is not answering (count it in-line)."""
         n = self._counts.get(key)
-        if n is not None or self._failed:
-            return n
+        if n is not None or self._failed or threading.get_ident() != self._owner:
+            return n  # another thread sharing the counter counts in-line: it never waits for, flushes or steals a batch
         batch = self._batch_of.get(key)
         if batch is None:
             return None
@@ -245,6 +243,10 @@ class CountsAhead:
         self._through.append(self._chars)
 
     def _add(self, key: Any, text: str) -> None:
+        if self._child is None and not self._failed:
+            # At the first body to send, so the child starts while the rest are rendered; a measure whose bodies
+            # are all counted already (a second measure, a session reopened from the library) starts none.
+            self._start()
         self._open.keys.append(key)
         self._open.texts.append(text)
         self._batch_of[key] = self._open

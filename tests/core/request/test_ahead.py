@@ -281,6 +281,36 @@ def test_nothing_the_counter_has_counted_is_sent_ahead_again(eager, monkeypatch)
     sent: list = []
     real = ahead.CountsAhead._add
     monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (sent.append(key), real(self, key, text)))
+    started = []
+    real_start = ahead.CountsAhead._start
+    monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: (started.append(self), real_start(self)))
     assert rows_of(measure_trace(session, counter=counter)) == expected
     assert eager, "no child was attached: the test would prove nothing"
     assert sent == []
+    assert started == [], "a child was started with nothing to count"
+
+
+def test_a_thread_sharing_the_counter_never_waits_for_the_child(eager, monkeypatch):
+    """Only the measure's thread waits for, flushes or steals a batch: another thread that counts with the same
+    counter while the trace is measured gets the counts already made and counts the rest in-line."""
+    monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: None)  # no child: every batch stays queued
+    rec = tool_session(6).record
+    counts = ahead.CountsAhead(rec, None, (None, False))
+    try:
+        counts.reach(len(rec), None)
+        key = next(iter(counts._batch_of))
+        text = counts.body(key)
+        assert text
+        expected = len(ahead.tokens.encoding().encode_ordinary(text))
+        elsewhere: list = []
+        thread = threading.Thread(target=lambda: elsewhere.append(counts.take(key)))
+        thread.start()
+        thread.join()
+        assert elsewhere == [None]
+        assert counts.take(key) == expected  # here, the measure's thread: counted for it
+        thread = threading.Thread(target=lambda: elsewhere.append(counts.take(key)))
+        thread.start()
+        thread.join()
+        assert elsewhere == [None, expected]  # a count made is anyone's
+    finally:
+        counts.close()
