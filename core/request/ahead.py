@@ -31,7 +31,7 @@ from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key
 from foldscope.core.request.count_step import body_of, text_key
 from foldscope.core.request.long_pieces import has_long_piece
-from foldscope.core.request.plan import IncludedRound, plan_runs
+from foldscope.core.request.plan import CompileError, IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
 
 # A record with less text than this is counted in-line. The child costs about half a second of CPU to start and its
@@ -51,6 +51,20 @@ WAIT_FOR_START = False
 WAIT_SECONDS = 120.0  # a batch the child has not answered by then is counted in-line (the child is stopped)
 
 
+# Set in a child forked from this process (core.replay.parallel's strategy children): its parent and siblings already
+# keep every core busy, as a process pool's workers do, and multiprocessing.parent_process() knows nothing of a bare fork.
+_forked = False
+
+
+def _in_forked_child() -> None:
+    global _forked
+    _forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_in_forked_child)
+
+
 class _Batch:
     __slots__ = ("keys", "texts", "done")
 
@@ -66,7 +80,8 @@ class CountsAhead:
     The measure calls `reach` with the record position its request has come to, and the counter asks `take`
     for a key it has not counted: the count when it was counted ahead (waiting for the child when its batch is
     on the way), else None, and `body` for the text rendered ahead, so a miss is not rendered twice. `close`
-    stops the child. Only one thread (the measure's) calls these; the courier threads only carry batches."""
+    stops the child. The measure's thread (the one that made this) calls these; `take` from any other thread
+    sharing the counter gives only counts already made; the courier threads only carry batches."""
 
     def __init__(self, record: FullRecord, policy: Any, policy_key: tuple,
                  known: Callable[[Any], bool] = lambda key: False, thinking: bool = False) -> None:
@@ -94,13 +109,16 @@ class CountsAhead:
         self._sent: deque[_Batch] = deque()  # sent and not yet answered, in order
         self._ready = threading.Event()  # the child has answered once: from then on a pending batch is waited for
         self._failed = False
+        self._owner = threading.get_ident()  # the measure's thread, the only one that waits for the child
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
 
     @staticmethod
     def wanted() -> bool:
-        """Whether counting ahead may run here: FOLDSCOPE_NO_HELPER is unset, this is not a worker of a process pool
-        (a folder's replay, a fleet's sweep: the pool already keeps every core busy), and a core looks free."""
-        return not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None and free_core()
+        """Whether counting ahead may run here: FOLDSCOPE_NO_HELPER is unset; this is neither a worker of a process
+        pool (a folder's replay, a fleet's sweep) nor a forked child (one file's strategies at once), which already keep
+        every core busy, so a child would only compete; and a second core looks free (free_core)."""
+        return (not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None and not _forked
+                and free_core())
 
     @staticmethod
     def worth(record: FullRecord) -> bool:
@@ -118,12 +136,8 @@ class CountsAhead:
         """The measure has come to record position `position`: render (and send) bodies up to LEAD_CHARS past it."""
         if self._failed:
             return
-        if not self._couriers:
-            self._start()  # first, so that the child starts while the first bodies are rendered
-            if self._failed:
-                return
         done = self._through[bisect_right(self._ends, position) - 1] if self._ends and self._ends[0] <= position else 0
-        while self._next < len(self._record) and self._chars - done < LEAD_CHARS:
+        while self._next < len(self._record) and self._chars - done < LEAD_CHARS and not self._failed:
             self._render_window(first_round)
         if self._next >= len(self._record):
             self._flush()
@@ -131,8 +145,8 @@ class CountsAhead:
     def take(self, key: Any) -> int | None:
         """The key's count made ahead, or None: not sent ahead, or the child is not answering (count it in-line)."""
         n = self._counts.get(key)
-        if n is not None or self._failed:
-            return n
+        if n is not None or self._failed or threading.get_ident() != self._owner:
+            return n  # another thread sharing the counter counts in-line: it never waits for, flushes or steals a batch
         batch = self._batch_of.get(key)
         if batch is None:
             return None
@@ -208,7 +222,12 @@ class CountsAhead:
                 key = (block_key(spec, record, self._policy, first_round), self._pk)
                 if key in self._bodies or key in self._counts or key in self._batch_of or self._known(key):
                     continue
-                text = body_of(spec, record, self._policy, first_round)
+                try:
+                    text = body_of(spec, record, self._policy, first_round)
+                except CompileError:
+                    # A guess the views may never hold (rendered under the first round known so far, or cut by a
+                    # window): the counter renders the views' own blocks, and raises there if it must.
+                    continue
                 if has_long_piece(text):
                     continue  # merged in windows by the counter itself (core.request.long_pieces)
                 self._bodies[key] = text
@@ -218,13 +237,17 @@ class CountsAhead:
                 thought = thinking_text(record[i]) if record[i].kind == "assistant" else None
                 if thought and not has_long_piece(thought):
                     key = text_key(hashlib.sha256(thought.encode("utf-8", "surrogatepass")).digest())
-                    if key not in self._counts and key not in self._batch_of:
+                    if key not in self._counts and key not in self._batch_of and not self._known(key):
                         self._add(key, thought)
         self._next = hi
         self._ends.append(hi)
         self._through.append(self._chars)
 
     def _add(self, key: Any, text: str) -> None:
+        if self._child is None and not self._failed:
+            # At the first body to send, so the child starts while the rest are rendered; a measure whose bodies
+            # are all counted already (a second measure, a session reopened from the library) starts none.
+            self._start()
         self._open.keys.append(key)
         self._open.texts.append(text)
         self._batch_of[key] = self._open

@@ -140,7 +140,7 @@ class Counter:
 
     def counted(self, key: Any) -> bool:
         """Whether a block body's memo key (or a plain text's text_key) is counted already."""
-        return key in self._texts if key[0] == "text" else key in self._bodies
+        return key[1] in self._texts if key[0] == "text" else key in self._bodies  # _texts is keyed by the bare digest
 
     def count(self, messages: Sequence[Message], *, record: FullRecord | None = None,
               policy: Policy | None = None, tools: list | None = None,

@@ -3,6 +3,7 @@ every figure is the one counting in-line gives, and a child that fails, lies or 
 
 from __future__ import annotations
 
+import os
 import stat
 import sys
 import threading
@@ -16,6 +17,7 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 from foldscope.core.request import ahead
 from foldscope.core.request.count import Counter
+from foldscope.core.request.plan import CompileError
 from foldscope.core.request.trace import measure_trace
 from tests.core.fold_sessions import text_of
 
@@ -215,6 +217,28 @@ def test_a_child_starts_only_when_a_second_core_looks_free(monkeypatch, cores, l
     assert ahead.free_core() is free
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_counting_ahead_is_not_wanted_in_a_forked_child(monkeypatch):
+    """One file's strategies run at once in forked children (core.replay.parallel): the parent and the siblings keep
+    every core busy, and multiprocessing.parent_process() is None in a bare fork."""
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.setattr(ahead, "free_core", lambda: True)
+    assert ahead.CountsAhead.wanted()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer and leave at once, never into pytest's code
+        try:
+            os.write(write, b"1" if ahead.CountsAhead.wanted() else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        answer = pipe.read()
+    os.waitpid(pid, 0)
+    assert answer == b"0"
+    assert ahead.CountsAhead.wanted()  # the parent still may
+
+
 def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch):
     """tiktoken is quadratic on one very long piece: the counter merges it in windows, so it is never sent ahead."""
     session = tool_session(4)
@@ -229,9 +253,74 @@ def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch
     assert sent and all(len(t) < 100_000 for t in sent)
 
 
+def test_a_block_that_cannot_be_rendered_ahead_never_fails_the_measure(eager, monkeypatch):
+    """What is sent ahead is a guess: a block it cannot render (a clipped copy under a bound it does not fit, planned
+    before the first round's frozen bound is known) is left to the counter, which renders the views' own blocks."""
+    session = tool_session(8)
+    expected = inline(session, None, monkeypatch)
+    real = ahead.body_of
+    refused: list[str] = []
+
+    def body_of(spec, record, policy, first_round):
+        if spec.message.id.startswith("r2_"):
+            refused.append(spec.message.id)
+            raise CompileError(f"message {spec.message.id} cannot be rendered")
+        return real(spec, record, policy, first_round)
+
+    monkeypatch.setattr(ahead, "body_of", body_of)
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert refused and eager[0].counted_ahead > 0
+
+
 def test_position_of_is_the_record_position_of_a_views_last_message():
     session = tool_session(2)
     rec = session.record
     assert ahead.position_of(rec, [rec[0], rec[3]]) == 3
     assert ahead.position_of(rec, []) == 0
     assert ahead.position_of(rec, [Message("elsewhere", "instruction", 0, {"instruction": "x"})]) == 0
+
+
+def test_nothing_the_counter_has_counted_is_sent_ahead_again(eager, monkeypatch):
+    """A counter that measured the trace once (or was seeded from the library's memo) knows every body and every
+    thinking: measuring again sends the child nothing, the thinking included (its memo is keyed by the bare digest)."""
+    session = tool_session(10, thinking=True)
+    session.model = "claude-sonnet-4-5"  # a model whose predictions count the current turn's thinking
+    counter = Counter()
+    expected = inline(session, None, monkeypatch, counter)
+    assert counter.memo()[3], "no thinking was counted: the test would prove nothing"
+    sent: list = []
+    real = ahead.CountsAhead._add
+    monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (sent.append(key), real(self, key, text)))
+    started = []
+    real_start = ahead.CountsAhead._start
+    monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: (started.append(self), real_start(self)))
+    assert rows_of(measure_trace(session, counter=counter)) == expected
+    assert eager, "no child was attached: the test would prove nothing"
+    assert sent == []
+    assert started == [], "a child was started with nothing to count"
+
+
+def test_a_thread_sharing_the_counter_never_waits_for_the_child(eager, monkeypatch):
+    """Only the measure's thread waits for, flushes or steals a batch: another thread that counts with the same
+    counter while the trace is measured gets the counts already made and counts the rest in-line."""
+    monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: None)  # no child: every batch stays queued
+    rec = tool_session(6).record
+    counts = ahead.CountsAhead(rec, None, (None, False))
+    try:
+        counts.reach(len(rec), None)
+        key = next(iter(counts._batch_of))
+        text = counts.body(key)
+        assert text
+        expected = len(ahead.tokens.encoding().encode_ordinary(text))
+        elsewhere: list = []
+        thread = threading.Thread(target=lambda: elsewhere.append(counts.take(key)))
+        thread.start()
+        thread.join()
+        assert elsewhere == [None]
+        assert counts.take(key) == expected  # here, the measure's thread: counted for it
+        thread = threading.Thread(target=lambda: elsewhere.append(counts.take(key)))
+        thread.start()
+        thread.join()
+        assert elsewhere == [None, expected]  # a count made is anyone's
+    finally:
+        counts.close()
