@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
@@ -344,20 +345,52 @@ class CountsAhead:
 
 
 def free_core() -> bool:
-    """Whether a second core looks free: this process may run on two or more, and the load over the last minute
-    (this process's own work included) leaves one of them idle. A child on a core other work keeps busy only
-    competes with this process for the same time: measured here, the measure then took 1.45 times as long."""
+    """Whether a second core looks free: this process may run on two or more, and the machine's idle time over the
+    last moment (core_idle; else the last minute's load, this process's own work included) leaves one of them idle.
+    A child on a core other work keeps busy only competes with this process for the same time: measured here, the
+    measure then took 1.45 times as long."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     if cores < 2:
         return False
+    idle = core_idle()
+    if idle is not None:
+        return idle >= FREE_CORE
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # Windows has no load average: assume the core is free
         return True
-    return load < cores - 0.5
+    return load < cores - FREE_CORE
+
+
+FREE_CORE = 0.5  # this much of a core idle counts as one free
+SAMPLE_SECONDS = 0.05
+
+
+def core_idle(stat: str = "/proc/stat") -> float | None:
+    """How many cores' worth of the machine sat idle over SAMPLE_SECONDS (Linux's /proc/stat read twice), or None
+    where there is no such file. The last minute's load is too slow for this: the previous command's child is in it."""
+    def read() -> list[int] | None:
+        try:
+            with open(stat, encoding="ascii") as f:
+                fields = f.readline().split()
+        except OSError:
+            return None
+        return [int(x) for x in fields[1:]] if fields and fields[0] == "cpu" else None
+
+    first = read()
+    time.sleep(SAMPLE_SECONDS)
+    second = read()
+    if first is None or second is None or len(first) < 5 or len(second) != len(first):
+        return None
+    delta = [b - a for a, b in zip(first, second)]
+    total = sum(delta[:8])  # user nice system idle iowait irq softirq steal (guest time is inside user)
+    if total <= 0:
+        return None
+    cores = os.cpu_count() or 1
+    return cores * (delta[3] + delta[4]) / total
 
 
 def position_of(record: FullRecord, messages: list[Message] | Any) -> int:

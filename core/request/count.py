@@ -138,6 +138,10 @@ class Counter:
         # Block bodies counted ahead of need in another process, while a trace is measured (core.request.ahead).
         self.ahead: Ahead | None = None
 
+    def bodies_counted(self) -> int:
+        """How many block bodies this counter has counted (its memo's size)."""
+        return len(self._bodies)
+
     def counted(self, key: Any) -> bool:
         """Whether a block body's memo key (or a plain text's text_key) is counted already."""
         return key[1] in self._texts if key[0] == "text" else key in self._bodies  # _texts is keyed by the bare digest

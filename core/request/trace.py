@@ -330,8 +330,12 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
 
 def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinking: bool = False) -> CountsAhead | None:
     """A child counting the record's block bodies (and with `thinking` its responses' thinking) ahead of the measure
-    (core.request.ahead), attached to `counter`; None where one may not run, or the counter already has one."""
-    if counter.ahead is not None or not CountsAhead.wanted() or not CountsAhead.worth(record):
+    (core.request.ahead), attached to `counter`; None where one may not run, or the counter already has one. Cheapest
+    question first: a counter that has counted most of the record (a followed session's poll, a reopened session)
+    has nothing worth sending, and a short record does not repay a child; only then is the machine asked."""
+    if counter.ahead is not None or 2 * counter.bodies_counted() > len(record) or not CountsAhead.worth(record):
+        return None
+    if not CountsAhead.wanted():
         return None
     ahead = counter.ahead = CountsAhead(record, policy, policy_key(policy), known=counter.counted, thinking=thinking)
     return ahead

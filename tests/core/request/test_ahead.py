@@ -192,6 +192,17 @@ def test_a_child_is_worth_starting_from_start_chars_of_the_records_text(monkeypa
     assert not ahead.CountsAhead.worth(session.record)
 
 
+def test_a_counter_that_has_counted_most_of_the_record_sends_nothing_ahead(eager, monkeypatch):
+    """A followed session's poll or a reopened session measures again with a counter that knows the bodies."""
+    session = tool_session(10)
+    counter = Counter()
+    measure_trace(session, counter=counter)
+    eager.clear()
+    monkeypatch.setattr(ahead.CountsAhead, "worth", staticmethod(lambda record: pytest.fail("asked again")))
+    measure_trace(session, counter=counter)
+    assert not eager
+
+
 def test_no_child_runs_with_foldscope_no_helper(monkeypatch):
     monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")
     monkeypatch.setattr(ahead, "START_CHARS", 0)
@@ -210,11 +221,27 @@ def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
     assert not ahead.CountsAhead.wanted()
 
 
-@pytest.mark.parametrize(("cores", "load", "free"), [(1, 0.0, False), (2, 1.4, True), (2, 1.6, False), (8, 6.0, True)])
-def test_a_child_starts_only_when_a_second_core_looks_free(monkeypatch, cores, load, free):
+@pytest.mark.parametrize(("cores", "idle", "load", "free"), [
+    (1, 1.0, 0.0, False), (2, 0.6, 3.0, True), (2, 0.4, 0.0, False), (2, None, 1.4, True), (2, None, 1.6, False),
+    (8, None, 6.0, True)])
+def test_a_child_starts_only_when_a_second_core_looks_free(monkeypatch, cores, idle, load, free):
     monkeypatch.setattr(ahead.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(ahead, "core_idle", lambda: idle)
     monkeypatch.setattr(ahead.os, "getloadavg", lambda: (load, load, load))
     assert ahead.free_core() is free
+
+
+def test_core_idle_reads_the_idle_share_of_the_machine_between_two_samples(monkeypatch, tmp_path):
+    stat = tmp_path / "stat"
+    samples = iter([
+        "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 1 2 3\n",
+        "cpu  250 0 150 950 50 0 0 0 0 0\ncpu0 1 2 3\n",  # 200 busy and 200 idle (150 + 50 waiting) of 400
+    ])
+    monkeypatch.setattr(ahead.time, "sleep", lambda s: stat.write_text(next(samples, "")))
+    monkeypatch.setattr(ahead.os, "cpu_count", lambda: 2)
+    stat.write_text(next(samples))
+    assert ahead.core_idle(str(stat)) == pytest.approx(1.0)
+    assert ahead.core_idle(str(tmp_path / "missing")) is None
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
@@ -288,6 +315,8 @@ def test_nothing_the_counter_has_counted_is_sent_ahead_again(eager, monkeypatch)
     counter = Counter()
     expected = inline(session, None, monkeypatch, counter)
     assert counter.memo()[3], "no thinking was counted: the test would prove nothing"
+    # Past the first gate (a counter knowing most of the record attaches no child at all), to the rule under it.
+    monkeypatch.setattr(counter, "bodies_counted", lambda: 0)
     sent: list = []
     real = ahead.CountsAhead._add
     monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (sent.append(key), real(self, key, text)))
