@@ -314,3 +314,22 @@ def test_a_thread_sharing_the_counter_never_waits_for_the_child(eager, monkeypat
         assert elsewhere == [None, expected]  # a count made is anyone's
     finally:
         counts.close()
+
+
+def test_a_courier_that_cannot_start_costs_time_never_a_figure(eager, monkeypatch):
+    """A process at its thread limit: the child started, the receiving courier could not; the measure counts in-line,
+    and the child and the courier that did start are stopped."""
+    session = tool_session(8)
+    expected = inline(session, None, monkeypatch)
+    real = threading.Thread.start
+
+    def start(thread):
+        if thread.name == "foldscope counts ahead: in":
+            raise RuntimeError("can't start new thread")
+        real(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    before = threading.active_count()
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert threading.active_count() == before
+    assert eager and eager[0].counted_ahead == 0 and eager[0]._child is None
