@@ -333,3 +333,28 @@ def test_a_courier_that_cannot_start_costs_time_never_a_figure(eager, monkeypatc
     assert rows_of(measure_trace(session, counter=Counter())) == expected
     assert threading.active_count() == before
     assert eager and eager[0].counted_ahead == 0 and eager[0]._child is None
+
+
+def test_a_measure_stopped_midway_leaves_nothing_running(eager, monkeypatch):
+    """The GUI's load worker cancels by raising from its progress call (app.worker.Cancelled), Ctrl+C raises anywhere:
+    the child is stopped and reaped, the couriers joined, and the counter is left without it."""
+    session = tool_session(12)
+
+    class Stop(Exception):
+        pass
+
+    def on_count(k, requests, count):
+        if k == 10:
+            assert eager == [] and counter.ahead is not None  # the child is counting: there is something to stop
+            children.append(counter.ahead._child)
+            raise Stop
+
+    counter = Counter()
+    children: list = []
+    before = threading.active_count()
+    with pytest.raises(Stop):
+        measure_trace(session, counter=counter, on_count=on_count)
+    assert threading.active_count() == before
+    assert counter.ahead is None
+    assert eager and eager[0]._child is None and not eager[0]._couriers
+    assert children[0] is not None and children[0].returncode is not None  # reaped: no zombie
