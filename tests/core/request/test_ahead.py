@@ -48,6 +48,7 @@ def tool_session(turns: int, chars: int = 3000, thinking: bool = False) -> Sessi
 def eager(monkeypatch):
     """Counting ahead from the first character, in small batches, so a small session crosses many of them."""
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.setattr(ahead, "free_core", lambda: True)  # whatever else this machine is doing
     monkeypatch.setattr(ahead, "START_CHARS", 0)
     monkeypatch.setattr(ahead, "BATCH_CHARS", 8 << 10)
     monkeypatch.setattr(ahead, "LEAD_CHARS", 64 << 10)
@@ -203,9 +204,17 @@ def test_no_child_runs_with_foldscope_no_helper(monkeypatch):
 def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
     """A folder's replay or a fleet's sweep already keeps every core busy with a session each."""
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.setattr(ahead, "free_core", lambda: True)
     assert ahead.CountsAhead.wanted()
     monkeypatch.setattr(ahead.multiprocessing, "parent_process", lambda: object())
     assert not ahead.CountsAhead.wanted()
+
+
+@pytest.mark.parametrize(("cores", "load", "free"), [(1, 0.0, False), (2, 1.4, True), (2, 1.6, False), (8, 6.0, True)])
+def test_a_child_starts_only_when_a_second_core_looks_free(monkeypatch, cores, load, free):
+    monkeypatch.setattr(ahead.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(ahead.os, "getloadavg", lambda: (load, load, load))
+    assert ahead.free_core() is free
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
@@ -213,6 +222,7 @@ def test_counting_ahead_is_not_wanted_in_a_forked_child(monkeypatch):
     """One file's strategies run at once in forked children (core.replay.parallel): the parent and the siblings keep
     every core busy, and multiprocessing.parent_process() is None in a bare fork."""
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.setattr(ahead, "free_core", lambda: True)
     assert ahead.CountsAhead.wanted()
     read, write = os.pipe()
     pid = os.fork()
