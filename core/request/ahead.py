@@ -188,7 +188,8 @@ class CountsAhead:
         return self._bodies.get(key)
 
     def close(self) -> None:
-        """Stop the child and the courier; nothing is left running."""
+        """Stop the child and the couriers, and reap the child: nothing is left running, and no zombie. The flags
+        first, so a courier that wakes sees them; the child's death closes its pipes, which ends the receiving one."""
         self._failed = True
         with self._lock:
             self._closing = True
@@ -285,12 +286,17 @@ class CountsAhead:
             if self._child is not None:
                 os.close(down_r)
                 os.close(up_w)
-        self._couriers = [
+        couriers = [
             threading.Thread(target=self._send_all, args=(os.fdopen(down_w, "wb"),), name="foldscope counts ahead: out", daemon=True),
             threading.Thread(target=self._receive_all, args=(os.fdopen(up_r, "rb"),), name="foldscope counts ahead: in", daemon=True),
         ]
-        for thread in self._couriers:
-            thread.start()
+        for thread in couriers:
+            try:
+                thread.start()
+            except RuntimeError:  # no thread to be had (a process at its limit): the rest is counted in-line
+                self._fail()
+                return
+            self._couriers.append(thread)  # only a started thread, so that close() can join each
 
     def _fail(self) -> None:
         self._failed = True

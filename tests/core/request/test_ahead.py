@@ -353,3 +353,47 @@ def test_a_thread_sharing_the_counter_never_waits_for_the_child(eager, monkeypat
         assert elsewhere == [None, expected]  # a count made is anyone's
     finally:
         counts.close()
+
+
+def test_a_courier_that_cannot_start_costs_time_never_a_figure(eager, monkeypatch):
+    """A process at its thread limit: the child started, the receiving courier could not; the measure counts in-line,
+    and the child and the courier that did start are stopped."""
+    session = tool_session(8)
+    expected = inline(session, None, monkeypatch)
+    real = threading.Thread.start
+
+    def start(thread):
+        if thread.name == "foldscope counts ahead: in":
+            raise RuntimeError("can't start new thread")
+        real(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    before = threading.active_count()
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert threading.active_count() == before
+    assert eager and eager[0].counted_ahead == 0 and eager[0]._child is None
+
+
+def test_a_measure_stopped_midway_leaves_nothing_running(eager, monkeypatch):
+    """The GUI's load worker cancels by raising from its progress call (app.worker.Cancelled), Ctrl+C raises anywhere:
+    the child is stopped and reaped, the couriers joined, and the counter is left without it."""
+    session = tool_session(12)
+
+    class Stop(Exception):
+        pass
+
+    def on_count(k, requests, count):
+        if k == 10:
+            assert eager == [] and counter.ahead is not None  # the child is counting: there is something to stop
+            children.append(counter.ahead._child)
+            raise Stop
+
+    counter = Counter()
+    children: list = []
+    before = threading.active_count()
+    with pytest.raises(Stop):
+        measure_trace(session, counter=counter, on_count=on_count)
+    assert threading.active_count() == before
+    assert counter.ahead is None
+    assert eager and eager[0]._child is None and not eager[0]._couriers
+    assert children[0] is not None and children[0].returncode is not None  # reaped: no zombie
