@@ -49,7 +49,7 @@ OVERLAP = 32  # messages planned on either side of a window, so a call and its r
 # Until the child has answered once, a count it has not made is made in-line (its start takes about half a second of
 # the other core); tests set this to wait for it from the first batch, so that small sessions use it too.
 WAIT_FOR_START = False
-WAIT_SECONDS = 120.0  # a batch the child has not answered by then is counted in-line (the child is stopped)
+WAIT_SECONDS = 10.0  # a batch (about 30 ms of work) the child has not answered by then: the child is stopped, the rest counted in-line
 
 
 # Set in a child forked from this process (core.replay.parallel's strategy children): its parent and siblings already
