@@ -202,12 +202,6 @@ class CountsAhead:
             thread.join()
         self._couriers = []
 
-    def __enter__(self) -> CountsAhead:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # The measure's side.
 
     def _render_window(self, first_round: IncludedRound | None) -> None:
