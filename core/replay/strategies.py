@@ -127,16 +127,37 @@ def brief(session: Session, span: list[Message], max_chars: int) -> str:
     first, last = first_index(session, span[0]), first_index(session, span[-1])
     lines = [f"[folded {len(span)} messages, record #{first} to #{last}; the originals stay in the full record]"]
     for m in span:
-        text = " ".join(m.text.split())
         label = m.kind if m.kind != "action_request" else "call"
-        lines.append(f"- {label}: {text[:110]}")
+        lines.append(f"- {label}: {collapsed_start(m.text, 110)}")
     out = "\n".join(lines)
     return out if len(out) <= max_chars else out[: max_chars - 1] + "…"
 
 
+def collapsed_start(text: str, n: int) -> str:
+    """`" ".join(text.split())[:n]`, reading only as much of `text` as that needs: the collapsed start of any prefix
+    is a prefix of the collapsed whole, so once it holds n characters they are the whole's first n."""
+    size = 4 * n + 64
+    while True:
+        out = " ".join(text[:size].split())
+        if len(out) >= n or size >= len(text):
+            return out[:n]
+        size *= 4
+
+
+def folded_ids(span: Sequence[Message]) -> Shared[str]:
+    """The record ids a brief of `span` stands for, in order (a brief's own, for a brief in it), grown from the
+    first brief's when the span starts with one: compaction's every summary holds the one before, so copying
+    its ids would cost the whole session's length at every compaction."""
+    first = span[0].metadata.get("folded_ids") if span and span[0].kind == "note" else None
+    ids: Shared[str] = first if isinstance(first, Shared) else Shared()
+    new = [i for m in (span[1:] if isinstance(first, Shared) else span)
+           for i in (m.metadata.get("folded_ids", ()) if m.kind == "note" else (m.id,))]
+    return ids.grown(len(ids), new)
+
+
 def make_note(session: Session, span: list[Message], note_id: str, max_chars: int) -> Message:
-    """A brief of `span`; its `folded_ids` are the record messages it stands for (a brief's own, for a brief in it)."""
-    ids = [i for m in span for i in (m.metadata.get("folded_ids", ()) if m.kind == "note" else (m.id,))]
+    """A brief of `span`; its `folded_ids` (a Shared) are the record messages it stands for."""
+    ids = folded_ids(span)
     metadata = {"context_first_index": first_index(session, span[0]), "folded_ids": ids}
     children = [m.id for m in span if m.kind == "note"]
     if children:
