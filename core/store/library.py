@@ -26,11 +26,13 @@ from foldscope.core.model.session import LibraryError, Message, ReadError, Sessi
 
 WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
 # Messages stored a batch at a time: only one batch's message rows are held (a whole record's rows, about 350
-# bytes a message, were most of an import's peak memory on a file of many tiny lines).
-IMPORT_BATCH = 10_000
+# bytes a message, were most of an import's peak memory on a file of many tiny lines; 10,000 a batch still held
+# 3.5 MB at the peak of a 10k-message import, a fifth of it).
+IMPORT_BATCH = 2_000
 # The mapped source file's pages are let go each time this many of its bytes have been read (hashed or sliced into
-# originals): a mapped page read counts in the process's resident memory until let go.
-RELEASE_BYTES = 8 << 20
+# originals): a mapped page read counts in the process's resident memory until let go (8 MB windows made a 4 MB
+# file wholly resident at once; a window of 1 MB costs a madvise call a MB).
+RELEASE_BYTES = 1 << 20
 # SQLite's page cache while a session is imported, in KiB, against its 2 MB default: the bodies' key and the
 # messages' body index are B-trees of random keys, each insert touching a random page, so once those indexes
 # outgrow the cache every row reads and writes pages (an import of 300k tiny lines took 18 s, 8 s with a cache
