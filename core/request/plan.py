@@ -280,6 +280,14 @@ def value_text(value: Any, message: Message) -> str:
 
 def instruction_text(message: Message) -> str:
     c = message.content
+    if len(c) == 1 and "instruction" in c:  # a typed prompt, the commonest message: its text alone, no parts to add
+        return value_text(c["instruction"], message)
+    return instruction_parts_text(message)
+
+
+def instruction_parts_text(message: Message) -> str:
+    """An instruction's text with its guidance and context parts, each once (instruction_text's general case)."""
+    c = message.content
     parts = [value_text(c.get("instruction", ""), message)]
     shown: list[Any] = []
     for key, label in INSTRUCTION_PARTS:
