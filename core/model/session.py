@@ -78,6 +78,11 @@ class Fields(Mapping[str, Any]):
     def __contains__(self, key: object) -> bool:
         return key in self._keys
 
+    def sole(self, key: str, default: Any = None) -> Any:
+        """The value of `key` when it is the only key, else `default`: a typed prompt's content is its instruction
+        alone, which the counter asks of every message (one call, where `len` and `in` are two)."""
+        return self._values if len(self._keys) == 1 and self._keys[0] == key else default
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys)
 
@@ -138,9 +143,12 @@ class Message:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown message kind {self.kind!r}")
-        # Freeze the top level so nothing edits a stored message by accident (Fields: compact, read-only).
-        object.__setattr__(self, "content", Fields.of(self.content))
-        object.__setattr__(self, "metadata", Fields.of(self.metadata))
+        # Freeze the top level so nothing edits a stored message by accident (Fields: compact, read-only; one
+        # given already is kept, as nothing can change it).
+        if type(self.content) is not Fields:
+            object.__setattr__(self, "content", Fields(self.content))
+        if type(self.metadata) is not Fields:
+            object.__setattr__(self, "metadata", Fields(self.metadata))
 
     @property
     def is_clipped_copy(self) -> bool:

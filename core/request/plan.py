@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.session import Fields, FullRecord, Message
 from foldscope.core.request.bodies import original_of
 from foldscope.core.request.marks import MarkPosition, choose_marks
 
@@ -261,8 +261,16 @@ def _with_marks(plan: Plan, record: FullRecord | None, first_round: IncludedRoun
 def has_text(message: Message) -> bool:
     """Whether a message renders a block of its own (an instruction by its parts, others by their text)."""
     if message.kind == "instruction":
-        return bool(instruction_text(message))
+        sole = _sole_instruction(message)
+        return bool(sole) if sole is not None else bool(instruction_text(message))
     return bool(message.text)
+
+
+def _sole_instruction(message: Message) -> str | None:
+    """A typed prompt's text: the instruction when it is a string and the content's only key, else None."""
+    c = message.content
+    value = c.sole("instruction") if isinstance(c, Fields) else None
+    return value if type(value) is str else None
 
 
 _has_text = has_text  # the earlier name
@@ -279,10 +287,8 @@ def value_text(value: Any, message: Message) -> str:
 
 
 def instruction_text(message: Message) -> str:
-    c = message.content
-    if len(c) == 1 and "instruction" in c:  # a typed prompt, the commonest message: its text alone, no parts to add
-        return value_text(c["instruction"], message)
-    return instruction_parts_text(message)
+    sole = _sole_instruction(message)  # a typed prompt, the commonest message: its text alone, no parts to add
+    return sole if sole is not None else instruction_parts_text(message)
 
 
 def instruction_parts_text(message: Message) -> str:

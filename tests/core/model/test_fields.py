@@ -36,6 +36,7 @@ def test_fields_read_as_the_read_only_copy_they_replace(mapping, asked):
         assert (key in fields) == (key in proxy)
         assert fields.get(key) == proxy.get(key)
         assert fields.get(key, "default") == proxy.get(key, "default")
+        assert fields.sole(key, "default") == (proxy[key] if list(proxy) == [key] else "default")
         if key in proxy:
             assert fields[key] is proxy[key]
         else:

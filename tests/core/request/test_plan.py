@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from foldscope.core.model.session import Message
 from foldscope.core.request.compile import canonical, render_block
 from foldscope.core.request.count_step import body_of, type_glue
-from foldscope.core.request.plan import RESPONSE, TEXT, BlockSpec, instruction_parts_text, instruction_text
+from foldscope.core.request.plan import RESPONSE, TEXT, BlockSpec, has_text, instruction_parts_text, instruction_text
 
 # The characters JSON escapes or a shortcut could lose (quotes, backslashes, controls, spaces at the ends), and any
 # Unicode, lone surrogates too.
@@ -26,6 +26,7 @@ contents = st.one_of(
 def test_a_typed_prompts_text_is_the_general_rules_text(content):
     message = Message("m1", "instruction", None, content)
     assert instruction_text(message) == instruction_parts_text(message)
+    assert has_text(message) == bool(instruction_parts_text(message))  # whether it renders a block of its own
 
 
 def general_body(spec: BlockSpec) -> str:
