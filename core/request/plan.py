@@ -33,7 +33,7 @@ class CompileError(Exception):
     """The view cannot be compiled: a value has no JSON form. Names the message."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
 class BlockSpec:
     """One content block and the view message it comes from; `call_id` is the tool_use id for calls and results.
 
