@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 from foldscope.app.lab.replay_chart import ReplayChart, Rule, Series
 from foldscope.app.models.messages import preview_text
@@ -334,7 +335,9 @@ class ReplayView(QWidget):
         record = self.session.record if self.session else None
         at = f"#{record.index_of(message.id)}" if record is not None and message.id in record else "new"
         folded = message.metadata.get("folded_ids")
-        extra = f" (stands for {counted(len(folded), 'message')})" if isinstance(folded, list) else ""
+        # a strategy's brief holds its ids as a Shared (core.replay.strategies.folded_ids); a source's own, a list
+        held = isinstance(folded, Sequence) and not isinstance(folded, str)
+        extra = f" (stands for {counted(len(folded), 'message')})" if held else ""
         text = " ".join(preview_text(message).split())[:140]
         return f"{at:>7}  {message.kind}{extra}  {message.id}  {text}"
 

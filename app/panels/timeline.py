@@ -111,6 +111,18 @@ class CountingColumns:
         self.folded = len(counts)
 
 
+@dataclass
+class _CountingBars:
+    """The loading timeline's bars drawn so far (Timeline._counting_bars): for which columns and plot, the pixmap,
+    each pixel column's count as drawn, and how many counts were drawn."""
+
+    columns: CountingColumns
+    key: tuple
+    layer: QPixmap
+    drawn: list[int]
+    requests: int = 0
+
+
 class Timeline(QWidget):
     """One bar per request (its size) with a dot for the reported input, the rules across, folds marked.
 
@@ -130,6 +142,9 @@ class Timeline(QWidget):
         self._layer: tuple[tuple, QPixmap] | None = None  # the bars, drawn once per requests, size and theme
         self._columns: tuple[tuple, CountingColumns, object] | None = None  # the counts so far by pixel column, while loading
         self._dots: tuple[tuple, QPixmap] | None = None  # the reported input's dots while loading, drawn once
+        # The bars of the counts so far while loading: (their columns, the plot's top and size, the pixmap, what each
+        # column or request was drawn at), each paint adding what came in (_counting_bars).
+        self._bars: _CountingBars | None = None
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
@@ -350,18 +365,8 @@ class Timeline(QWidget):
         columns = self._counting_columns(plot, requests)
         columns.fold(counts)
         top = max(columns.most_counted, columns.most_reported, 1) * 1.08
-        bar = muted_colour()
-        if columns.per_request:
-            width = plot.width() / max(requests, 1)
-            for k, count in enumerate(counts):
-                y = self._y(count, plot, top)
-                painter.fillRect(QRectF(plot.left() + k * width, y, max(width * 0.7, 0.5), plot.bottom() - y), bar)
-        else:
-            width = plot.width() / columns.columns
-            for c, count in enumerate(columns.tallest):
-                if count:
-                    y = self._y(count, plot, top)
-                    painter.fillRect(QRectF(plot.left() + c * width, y, width, plot.bottom() - y), bar)
+        width = plot.width() / (max(requests, 1) if columns.per_request else columns.columns)
+        painter.drawPixmap(0, 0, self._counting_bars(columns, counts, plot, top, width))
         painter.drawPixmap(0, 0, self._dots_layer(columns, plot, top, width, text))
         painter.setPen(QPen(muted_colour(), 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
@@ -371,6 +376,45 @@ class Timeline(QWidget):
                   f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
                   "the sizes and stepping come when every request is measured")
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
+
+    def _counting_bars(self, columns: CountingColumns, counts: Sequence[int], plot: QRectF, top: float,
+                       width: float) -> QPixmap:
+        """The bars of the counts so far, in a pixmap kept across the paints of one load: a paint draws only what
+        changed since the one before (every bar again when the plot's top moves), so a paint while counting costs
+        the counts that came in, not the plot's width. One bar per request: a request's count never changes, so
+        only the new ones are drawn, in order. A bar per pixel column (each one pixel wide, the plot being
+        `columns.columns` pixels wide): a column whose tallest count grew is cleared and drawn again, alone; no
+        other column shares its pixels. Either way the pixmap ends as a paint of every bar at once leaves it."""
+        ratio = self.devicePixelRatioF()
+        bar = muted_colour()
+        key = (top, width, plot.getRect(), self.size().toTuple(), ratio, bar.rgba())
+        kept = self._bars
+        if kept is None or kept.columns is not columns or kept.key != key or len(counts) < kept.requests:
+            layer, painter = self._blank_layer(ratio)
+            painter.end()
+            kept = self._bars = _CountingBars(columns, key, layer, [0] * columns.columns)
+        painter = QPainter(kept.layer)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if columns.per_request:
+            for k in range(kept.requests, min(len(counts), columns.columns)):
+                y = self._y(counts[k], plot, top)
+                painter.fillRect(QRectF(plot.left() + k * width, y, max(width * 0.7, 0.5), plot.bottom() - y), bar)
+            kept.requests = max(kept.requests, min(len(counts), columns.columns))
+        else:
+            drawn = kept.drawn
+            for c, count in enumerate(columns.tallest):
+                if count != drawn[c]:
+                    x = plot.left() + c * width
+                    if drawn[c]:
+                        painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Clear)
+                        painter.fillRect(QRectF(x, plot.top() - 1, width, plot.height() + 2), bar)
+                        painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
+                    y = self._y(count, plot, top)
+                    painter.fillRect(QRectF(x, y, width, plot.bottom() - y), bar)
+                    drawn[c] = count
+            kept.requests = len(counts)
+        painter.end()
+        return kept.layer
 
     def _blank_layer(self, ratio: float) -> tuple[QPixmap, QPainter]:
         """A transparent pixmap the widget's size at this pixel ratio, and an antialiased painter on it."""

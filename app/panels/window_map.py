@@ -58,10 +58,13 @@ class PaintPlan:
     taken: list[tuple[float, float]] = field(default_factory=list)  # spans under the record bar a fold record took
 
 
-def message_styles(doc: Document) -> list[tuple[str, Qt.BrushStyle | None]]:
-    """Each record message's kind key and pattern, in record order: what plan_paint asks of every block."""
+def message_styles(doc: Document, start: int = 0) -> list[tuple[str, Qt.BrushStyle | None]]:
+    """Each record message's kind key and pattern, in record order from `start`: what plan_paint asks of every
+    block. A message never changes and the record only grows, so a map keeps these per record, adding what it gains."""
     out = []
-    for message in doc.session.record:
+    record = doc.session.record
+    for i in range(start, len(record)):
+        message = record[i]
         pattern = PATTERNS.get("clipped_copy" if message.is_clipped_copy else "note" if is_note(message) else "")
         out.append((kind_key(message), pattern))
     return out
@@ -194,7 +197,7 @@ class WindowMap(QWidget):
         self._blocks: tuple[tuple, list] | None = None  # blocks(), made only when asked
         self._plan: tuple[tuple, PaintPlan] | None = None
         self._systems_cache: tuple[tuple, set[int]] = ((), set())
-        self._styles: tuple[tuple, list] = ((), [])  # message_styles, kept per document and record length
+        self._styles: tuple[object, list] = (None, [])  # message_styles, kept per record (held, so its id is not reused)
         self._record_total: tuple[tuple, int] = ((), 0)  # the full record's size, kept per document and length
         self._record_bar: tuple[tuple, Bar] | None = None  # the full record's blocks: the same at every step
         self._record_columns: tuple[tuple, list] = ((), [])  # column_spans of the full record's, kept with them
@@ -436,9 +439,13 @@ class WindowMap(QWidget):
         if self._plan is None or self._plan[0] != key:
             doc = self.document
             assert doc is not None
-            styles_key = (id(doc), doc.record_size)
-            if self._styles[0] != styles_key:
-                self._styles = (styles_key, message_styles(doc))
+            # Per record, not per document: a load's first step and its counted document share one record.
+            kept_record, styles = self._styles
+            if kept_record is not doc.session.record:
+                styles = []
+            if len(styles) < doc.record_size:
+                styles = styles + message_styles(doc, len(styles))
+            self._styles = (doc.session.record, styles)
             assert self._record_bar is not None  # laid out by bars()
             record_key = self._record_bar[0]
             if self._record_columns[0] != record_key:

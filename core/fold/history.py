@@ -12,7 +12,7 @@ is never changed; the replay works on its own session over the same messages.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,53 +112,78 @@ def replay_folds(session: Session, measure: Measure, *, count: Count | None = No
     `scale` and `head` (default: the session's) are the scale and unseen head the fold estimates with: the
     replay lab passes its own, so the fold decides on the very estimate the replay records. With an `estimator`
     (core.request.estimators.PredictedSize) the fold decides on its size instead, moved to each request first."""
-    branch = copy.deepcopy(session.branch)
-    branch.setdefault("metadata", {})[DELIVERED_KEY] = []
-    cache = branch["metadata"].get("prompt_cache")
-    if isinstance(cache, dict):
-        cache.pop("protected", None)  # the replay's own requests decide the round
-    work = Session(record=FullRecord(), view=[], format=session.format, source=session.source, branch=branch,
-                   manifest={"context_folds": []}, model=session.model,
-                   scale=session.scale if scale is None else scale,
-                   unseen_head=session.unseen_head if head is None else head,
-                   extras={k: v for k, v in session.extras.items() if k == "tools"})
-    options: dict[str, Any] = {"summariser": summariser}
-    if clock is not None:
-        options["clock"] = clock
-    fold = Fold(work, measure, count=count, size=estimator, **options)
-    replay = FoldReplay(work)
-    taken = 0
-    trace = build_trace(session)
-    # The view's ids as the versions share them (core.model.views): it grows with the view, and only a fold, which
-    # may change the view anywhere, starts a new list; so a version costs what arrived, not a copy of the view.
-    shared: list[str] = []
-    for k in range(len(trace)):
-        end = response_index(session, trace, k)
-        arrived = [session.record[i] for i in range(taken, end)]
-        shared.extend(_arrive(work, arrived))
-        taken = max(taken, end)
-        if estimator is not None:
-            estimator.at(k)
-        estimate = fold.estimate()
-        replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "request", estimate))
-        runs, refusal = fold.prepare_request(estimate)
-        if runs:  # only a fold changes the view between two requests
-            shared = list(work.view)
-        for run in runs:
-            for record, view in zip(run.records, run.views):
-                if record["outcome"] == "landed":
-                    replay.versions.append(ViewVersion(k, view, "fold", record["estimate_after"], record))
-        # This request's compile, after its fold, decides the first round while caching; a refusal comes after it.
-        decide_first_round(work, measure.policy, measure.counter)
-        if refusal is not None:
-            replay.refusals[k] = refusal
-            floor = next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None)
-            replay.floors[k] = fold.floor_estimate() if floor is None else floor
-            replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "refused", refusal.estimate))
-            continue  # a refused request is not sent, so it delivers nothing
-        mark_delivered(work, SharedView(shared, len(shared)))
-    _arrive(work, [session.record[i] for i in range(taken, len(session.record))])
-    return replay
+    folding = Folding(session, measure, count=count, summariser=summariser, clock=clock, scale=scale, head=head,
+                      estimator=estimator)
+    for _ in folding:
+        pass
+    return folding.replay
+
+
+class Folding:
+    """replay_folds one request at a time: iterating yields each request's index once its folds, its compile's
+    decision and its delivery are done and its versions are in `replay`. The replay lab's adr strategy lays each
+    request out right then, under the fold's own `measure`, while the counter still holds the fold's layout of
+    that very view (core.request.count), so a request is laid out once, not once for the fold and once after."""
+
+    def __init__(self, session: Session, measure: Measure, *, count: Count | None = None,
+                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None,
+                 scale: float | None = None, head: int | None = None,
+                 estimator: Estimator | None = None) -> None:
+        branch = copy.deepcopy(session.branch)
+        branch.setdefault("metadata", {})[DELIVERED_KEY] = []
+        cache = branch["metadata"].get("prompt_cache")
+        if isinstance(cache, dict):
+            cache.pop("protected", None)  # the replay's own requests decide the round
+        work = Session(record=FullRecord(), view=[], format=session.format, source=session.source, branch=branch,
+                       manifest={"context_folds": []}, model=session.model,
+                       scale=session.scale if scale is None else scale,
+                       unseen_head=session.unseen_head if head is None else head,
+                       extras={k: v for k, v in session.extras.items() if k == "tools"})
+        options: dict[str, Any] = {"summariser": summariser}
+        if clock is not None:
+            options["clock"] = clock
+        self.source = session
+        self.fold = Fold(work, measure, count=count, size=estimator, **options)
+        self.measure = self.fold.measure  # the working session's: its record holds the fold's notes and copies
+        self.replay = FoldReplay(work)
+        self.estimator = estimator
+
+    def __iter__(self) -> Iterator[int]:
+        session, fold, replay, estimator = self.source, self.fold, self.replay, self.estimator
+        work, policy, counter = replay.session, self.measure.policy, self.measure.counter
+        taken = 0
+        trace = build_trace(session)
+        # The view's ids as the versions share them (core.model.views): it grows with the view, and only a fold,
+        # which may change the view anywhere, starts a new list; so a version costs what arrived, not a copy.
+        shared: list[str] = []
+        for k in range(len(trace)):
+            end = response_index(session, trace, k)
+            arrived = [session.record[i] for i in range(taken, end)]
+            shared.extend(_arrive(work, arrived))
+            taken = max(taken, end)
+            if estimator is not None:
+                estimator.at(k)
+            estimate = fold.estimate()
+            replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "request", estimate))
+            runs, refusal = fold.prepare_request(estimate)
+            if runs:  # only a fold changes the view between two requests
+                shared = list(work.view)
+            for run in runs:
+                for record, view in zip(run.records, run.views):
+                    if record["outcome"] == "landed":
+                        replay.versions.append(ViewVersion(k, view, "fold", record["estimate_after"], record))
+            # This request's compile, after its fold, decides the first round while caching; a refusal comes after.
+            decide_first_round(work, policy, counter)
+            if refusal is not None:
+                replay.refusals[k] = refusal
+                floor = next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None)
+                replay.floors[k] = fold.floor_estimate() if floor is None else floor
+                replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "refused", refusal.estimate))
+                yield k
+                continue  # a refused request is not sent, so it delivers nothing
+            mark_delivered(work, SharedView(shared, len(shared)))
+            yield k
+        _arrive(work, [session.record[i] for i in range(taken, len(session.record))])
 
 
 def _arrive(work: Session, messages: Sequence[Message]) -> list[str]:

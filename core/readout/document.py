@@ -441,9 +441,10 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
             stored = stored_token_counts(db, session)
         except LibraryError as exc:
             problem = str(exc)
-        from foldscope.core.store.snapshot import dump_session
+        from foldscope.core.store.snapshot import as_read
 
-        snapshot = dump_session(session)  # as read: the trace's measure sets the unseen head and the scale
+        # As read (the trace's measure sets the unseen head), pickled once the counted document is shown.
+        snapshot = as_read(session)
     counted_before = counter.tokenised_chars
     # One long message reports its own progress meanwhile.
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
@@ -458,8 +459,11 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
                 if counter.tokenised_chars > counted_before:  # counted what the memo lacked: keep it for next time
                     keep_counts(db, library_id, path, sample, session, counter)
             else:
+                from foldscope.core.store.snapshot import dump_session
+
+                data = dump_session(snapshot) if snapshot is not None else None
                 document.library_id = import_into_library(session, db, report, document.tokens)
-                keep_snapshot(db, document.library_id, session, path, sample, counter, snapshot)
+                keep_snapshot(db, document.library_id, session, path, sample, counter, data)
         except LibraryError as exc:
             document.library_problem = str(exc)
     return document

@@ -164,8 +164,13 @@ class Layouts:
         m = self.measurement(view)
         return [(self._key(m, i, part), part.tokens) for i, part in enumerate(m.parts)]
 
-    def estimate(self, view: Sequence[Message]) -> int:
-        return self.measure.estimate(view, head=self.head, scale=self.scale) if view else 0
+    def estimate(self, view: Sequence[Message], over: Measure | None = None) -> int:
+        """A view's estimate at the replay's scale and unseen head; `over` as for layout()."""
+        if not view:
+            return 0
+        if over is None:
+            return self.measure.estimate(view, head=self.head, scale=self.scale)
+        return over.estimate(view, head=self.head, scale=self.scale, decide=False)
 
     def sizes(self, view: Sequence[Message]) -> dict[str, float]:
         """Each message's part of the estimate; the head's goes to the first system message."""
@@ -182,10 +187,13 @@ class Layouts:
             n = self._alone[message.id] = (count_text(message.text) + MESSAGE_OVERHEAD) * self.scale
         return n
 
-    def layout(self, view: Sequence[Message], marks: tuple[Mark, ...], at: float | None) -> Layout:
+    def layout(self, view: Sequence[Message], marks: tuple[Mark, ...], at: float | None,
+               over: Measure | None = None) -> Layout:
         """The request's blocks, hidden head first, with the token end of each; keys and ends of the parts
-        the counter kept from the previous layout's measurement are taken from it."""
-        m = self.measurement(view)
+        the counter kept from the previous layout's measurement are taken from it. `over`: the measure the view
+        compiles under when not this one's (adr's fold measures its own working session, with the first round
+        its requests decided): the view is counted as the fold counted it, so the layout reads the fold's."""
+        m = self.measurement(view) if over is None else over.measurement(view, decide=False)
         scale, protected = self.scale, self.protected
         hidden = estimate(self.head, scale) if self.head else 0
         shift = 1 if hidden >= 1 else 0  # the hidden head's block leads the keys and ends (with_hidden_head)
@@ -413,7 +421,7 @@ def run_strategy(
             if report is not None:
                 report(step.request + 1, len(session.trace), strategy)
             continue
-        layout = measure.layout(step.view, (), session.trace[step.request].at)
+        layout = measure.layout(step.view, (), session.trace[step.request].at, step.measure)
         if rules.mode == "marks":
             notes, members = measure.anchors()
             marks = place_marks(layout.keys, {}, tail, protected, notes=notes, members=members,
@@ -431,7 +439,7 @@ def run_strategy(
 
 def refused_row(strategy: str, i: int, step: Step, measure: Layouts) -> Row:
     """A request refused before the send: its measured size and floor view, and no tokens or cost."""
-    size = measure.estimate(step.view)
+    size = measure.estimate(step.view, step.measure)
     ceiling = measure.ceiling
     return Row(
         strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),

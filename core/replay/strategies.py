@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from foldscope.core.fold.history import replay_folds
+from foldscope.core.fold.history import Folding
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Message, Session
@@ -59,6 +59,9 @@ class Step:
     refused: bool = False  # refused before the send (D4 step 3): nothing sent, nothing billed
     floor: int | None = None  # a refused request's floor view estimate: what no fold could go under
     predicted: int | None = None  # where the fold decided on the predicted input: that size of the view sent
+    # The measure the view compiles under, when not the lab's: adr's is the fold's own, over its working session
+    # (its record holds the fold's notes and copies, its first round is the one the replay's requests decided).
+    measure: Measure | None = None
 
 
 def material(session: Session) -> list[list[Message]]:
@@ -124,16 +127,37 @@ def brief(session: Session, span: list[Message], max_chars: int) -> str:
     first, last = first_index(session, span[0]), first_index(session, span[-1])
     lines = [f"[folded {len(span)} messages, record #{first} to #{last}; the originals stay in the full record]"]
     for m in span:
-        text = " ".join(m.text.split())
         label = m.kind if m.kind != "action_request" else "call"
-        lines.append(f"- {label}: {text[:110]}")
+        lines.append(f"- {label}: {collapsed_start(m.text, 110)}")
     out = "\n".join(lines)
     return out if len(out) <= max_chars else out[: max_chars - 1] + "…"
 
 
+def collapsed_start(text: str, n: int) -> str:
+    """`" ".join(text.split())[:n]`, reading only as much of `text` as that needs: the collapsed start of any prefix
+    is a prefix of the collapsed whole, so once it holds n characters they are the whole's first n."""
+    size = 4 * n + 64
+    while True:
+        out = " ".join(text[:size].split())
+        if len(out) >= n or size >= len(text):
+            return out[:n]
+        size *= 4
+
+
+def folded_ids(span: Sequence[Message]) -> Shared[str]:
+    """The record ids a brief of `span` stands for, in order (a brief's own, for a brief in it), grown from the
+    first brief's when the span starts with one: compaction's every summary holds the one before, so copying
+    its ids would cost the whole session's length at every compaction."""
+    first = span[0].metadata.get("folded_ids") if span and span[0].kind == "note" else None
+    ids: Shared[str] = first if isinstance(first, Shared) else Shared()
+    new = [i for m in (span[1:] if isinstance(first, Shared) else span)
+           for i in (m.metadata.get("folded_ids", ()) if m.kind == "note" else (m.id,))]
+    return ids.grown(len(ids), new)
+
+
 def make_note(session: Session, span: list[Message], note_id: str, max_chars: int) -> Message:
-    """A brief of `span`; its `folded_ids` are the record messages it stands for (a brief's own, for a brief in it)."""
-    ids = [i for m in span for i in (m.metadata.get("folded_ids", ()) if m.kind == "note" else (m.id,))]
+    """A brief of `span`; its `folded_ids` (a Shared) are the record messages it stands for."""
+    ids = folded_ids(span)
     metadata = {"context_first_index": first_index(session, span[0]), "folded_ids": ids}
     children = [m.id for m in span if m.kind == "note"]
     if children:
@@ -289,22 +313,25 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
     # The fold under the same Measure: its counts and the replay's tokenise each body once, under one policy.
     # It decides on the ADR's estimate (the spec's), or with `--estimator predicted` on the predicted input.
     sizer = PredictedSize(measure.measure) if getattr(measure, "estimator", ADR) == PREDICTED else None
-    history = replay_folds(session, measure.measure, clock=lambda: 0.0,
-                           scale=getattr(measure, "scale", None), head=getattr(measure, "head", None),
-                           estimator=sizer)
-    record = history.session.record
-    folds: dict[int, int] = {}
-    last: dict[int, Sequence[str]] = {}  # as history.view_before(k), read in one pass
-    sized: dict[int, int] = {}  # the size the fold decided on for the view each request sent
-    for v in history.versions:
-        last[v.request] = v.view
-        sized[v.request] = v.estimate
-        if v.cause == "fold":
-            folds[v.request] = folds.get(v.request, 0) + 1
+    folding = Folding(session, measure.measure, clock=lambda: 0.0,
+                      scale=getattr(measure, "scale", None), head=getattr(measure, "head", None),
+                      estimator=sizer)
+    replay = folding.replay
+    record = replay.session.record
     ids: Sequence[str] = ()
     messages: Shared[Message] = Shared()
-    for k in range(len(session.trace)):
-        view = last.get(k, ())
+    seen = 0  # the versions read so far
+    # Each request is yielded as soon as the fold has done with it, so the lab lays it out under the fold's own
+    # measure while the counter still holds the fold's layout of that view: one layout per request, not two.
+    for k in folding:
+        if k >= len(session.trace):
+            break  # the fold walks the trace the session's reader filled, as the replay does
+        view: Sequence[str] = ()
+        sized = folds = 0
+        for v in replay.versions[seen:]:  # this request's versions: the view as it arrived, then each fold's
+            view, sized = v.view, v.estimate
+            folds += v.cause == "fold"
+        seen = len(replay.versions)
         n = len(ids)
         # Most requests only add to the one before: two versions of one shared list tell so without a compare.
         if len(view) >= n and common_start(ids, view, equal=True) == n:
@@ -312,8 +339,8 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
         else:
             messages = Shared(record.get(i) for i in view)
         ids = view
-        yield Step(messages, k, folds=folds.get(k, 0), refused=k in history.refusals, floor=history.floors.get(k),
-                   predicted=sized.get(k) if sizer is not None else None)
+        yield Step(messages, k, folds=folds, refused=k in replay.refusals, floor=replay.floors.get(k),
+                   predicted=sized if sizer is not None else None, measure=folding.measure)
 
 
 def decides_on(strategy: str, estimator: str = ADR) -> str | None:

@@ -23,6 +23,7 @@ seeded with it, so nothing counted once is counted again; a key naming a message
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import gc
@@ -193,6 +194,19 @@ class _Unpickler(pickle.Unpickler):
         if (module, name) not in SNAPSHOT_CLASSES:
             raise SnapshotError(f"a snapshot names {module}.{name}, which a session is not made of")
         return super().find_class(module, name)
+
+
+def as_read(session: Session) -> Session:
+    """The session as it stands now, to be pickled later (dump_session) after a count has run on the original:
+    its own fields copied (the reader's small dicts and lists whole, in one deep copy so what they share stays
+    shared), its record, trace and subagent sessions shared, which a count never changes. What a measure sets
+    on the original afterwards (the unseen head, the branch's metadata) is not in the copy. Cheap: no message
+    is copied, so a long session's snapshot is pickled off the path to its counted document."""
+    state = {name: value for name, value in vars(session).items() if name != "caches"}
+    small = ("branch", "manifest", "events", "extras", "warnings")
+    state.update(zip(small, copy.deepcopy(tuple(state[name] for name in small))))
+    state["view"], state["trace"], state["children"] = list(session.view), list(session.trace), list(session.children)
+    return _session(state)
 
 
 def dump_session(session: Session) -> bytes:

@@ -75,3 +75,43 @@ def test_a_paint_while_counting_costs_the_plots_width_not_the_number_of_requests
     widget.set_counting(counts, requests)
     widget.grab()
     assert 0 < CountingPainter.calls <= 3 * plot_width, (CountingPainter.calls, requests)
+
+
+def _timeline(qtbot, document) -> Timeline:
+    widget = Timeline()
+    qtbot.addWidget(widget)
+    widget.resize(300, 160)
+    widget.set_document(document)
+    return widget
+
+
+def test_a_timeline_filled_in_as_counts_come_paints_the_pixels_of_one_given_every_count_at_once(qtbot):
+    import random
+
+    for rounds in (40, 1500):  # one bar per request, and one bar per pixel column
+        document = first_document(generate(rounds=rounds, listing_chars=20), "s.json")
+        requests = len(document.session.trace)
+        rng = random.Random(rounds)
+        counts = [rng.randint(1, 5_000) for _ in range(requests)]
+        counts[requests * 2 // 3] = 10**7  # past every reported input: the plot's top moves while it fills
+        filled = _timeline(qtbot, document)
+        for cut in (1, requests // 5, requests // 5 + 1, requests // 2, requests * 2 // 3 + 1, requests - 3, requests):
+            filled.set_counting(tuple(counts[:cut]), requests)
+            filled.grab()
+        at_once = _timeline(qtbot, document)
+        at_once.set_counting(tuple(counts), requests)
+        assert filled.grab().toImage() == at_once.grab().toImage(), rounds
+
+
+def test_a_paint_after_a_few_more_counts_draws_only_their_bars(qtbot, monkeypatch):
+    document = first_document(generate(rounds=1500, listing_chars=20), "large.json")
+    requests = len(document.session.trace)
+    widget = _timeline(qtbot, document)
+    counts = tuple(range(1, requests + 1))
+    widget.set_counting(counts[: requests // 2], requests)
+    widget.grab()
+    monkeypatch.setattr(timeline_module, "QPainter", CountingPainter)
+    CountingPainter.calls = 0
+    widget.set_counting(counts[: requests // 2 + 10], requests)
+    widget.grab()
+    assert CountingPainter.calls <= 12, CountingPainter.calls  # the columns those ten counts reach, each once or twice

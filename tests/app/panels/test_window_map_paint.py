@@ -159,3 +159,30 @@ def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_blo
                     assert widget.block_at(point) == scanned, (slot, x, y)
     finally:
         doc.show_view(doc.session.view)
+
+
+def test_the_styles_kept_for_a_record_are_its_messages_styles_as_it_grows_and_shared_by_its_documents(qtbot):
+    from foldscope.app.panels.window_map import message_styles
+    from foldscope.core.model.session import Message
+    from foldscope.core.readout.document import first_document
+
+    session = generate(rounds=30, listing_chars=20)
+    widget = WindowMap()
+    qtbot.addWidget(widget)
+    widget.resize(WIDTH, 146)
+    first = first_document(session, "s.json")
+    widget.set_document(first)
+    widget.grab()
+    kept = widget._styles[1]
+    counted = build_document(session, "s.json")  # a load's counted document: the same record
+    widget.set_document(counted)
+    widget.grab()
+    assert widget._styles[1] is kept  # not made again
+    session.record.append(Message(id="late-note", kind="note", content={"assistant_response": "a note"}, created_at=0.0))
+    widget.set_document(first_document(session, "s.json"))
+    widget.grab()
+    assert widget._styles[1] == message_styles(first) and widget._styles[1][-1] == ("note", PATTERNS["note"])
+    other = generate(rounds=5, listing_chars=20, seed=3)
+    widget.set_document(first_document(other, "o.json"))
+    widget.grab()
+    assert widget._styles[1] == message_styles(first_document(other, "o.json"))

@@ -88,3 +88,52 @@ def test_amendment_4_replay_adr_with_caching_folds_under_the_protected_first_rou
     assert carried, "the first round reaches a request whole"
     for row, view in zip(run.rows[carried[0]:], run.views[carried[0]:]):
         assert set(first.members) <= {m.id for m in view}, f"request {row.request} folded the protected first round"
+
+
+def sizes_decided(session: Session, layouts: Layouts) -> dict[int, int]:
+    """Each request's size as the fold decided on it (its view's last version), replayed on its own."""
+    from foldscope.core.fold.history import replay_folds
+    replay = replay_folds(session, layouts.measure, clock=lambda: 0.0, scale=layouts.scale, head=layouts.head)
+    return {v.request: v.estimate for v in replay.versions}
+
+
+@pytest.mark.parametrize("policy", [Policy(max_input_tokens=20_000),
+                                    Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=True)])
+def test_replay_adr_shows_each_request_at_the_size_the_fold_decided_on(policy):
+    # The lab lays adr's requests out under the fold's own measure (its working record and first round), so the
+    # size a row shows is the one the fold decided on; a request the replay shows over the ceiling is one the fold
+    # could not bring under, by construction.
+    session = load_session(demo_path())
+    layouts = Layouts(Measure(session, policy), scale=1.0)
+    rows = run_strategy(session, "adr", layouts).rows
+    decided = sizes_decided(load_session(demo_path()), layouts)
+    assert sum(r.folds for r in rows) > 0
+    assert [(r.request, r.estimate) for r in rows if not r.refused] == [
+        (r.request, decided[r.request]) for r in rows if not r.refused]
+
+
+def test_replay_adr_on_real_files_shows_each_request_at_the_size_the_fold_decided_on(corpus_dev):
+    for name, ceiling in REAL:
+        session = load_session(corpus_dev / name)
+        layouts = Layouts(Measure(session, Policy(max_input_tokens=ceiling)))
+        rows = run_strategy(session, "adr", layouts).rows
+        decided = sizes_decided(session, layouts)
+        assert [r.estimate for r in rows if not r.refused] == [decided[r.request] for r in rows if not r.refused], name
+
+
+def test_replay_adr_shows_the_size_the_fold_decided_on_where_the_file_froze_another_first_round_bound():
+    # The file's own first-round decision (a frozen bound of 1,000 characters) is not the replay's: the fold's
+    # requests decide their own. The rows must show the fold's compile, not the file's.
+    from foldscope.core.fold.history import replay_folds
+    from foldscope.core.request.first_round import read_decision
+    policy = Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=True)
+    probe = load_session(demo_path())
+    layouts = Layouts(Measure(probe, policy), scale=1.0)
+    own = read_decision(replay_folds(probe, layouts.measure, clock=lambda: 0.0, scale=1.0, head=0).session)
+    assert own is not None and own["included"]
+    session = load_session(demo_path())
+    session.branch_metadata.setdefault("prompt_cache", {})["protected"] = {**own, "bound": 1_000}
+    layouts = Layouts(Measure(session, policy), scale=1.0)
+    rows = run_strategy(session, "adr", layouts).rows
+    decided = sizes_decided(session, layouts)
+    assert [r.estimate for r in rows if not r.refused] == [decided[r.request] for r in rows if not r.refused]

@@ -22,8 +22,10 @@ class WholeLayouts(Layouts):
     def measurement(self, view):
         return self.counter.measure_whole(view, **self.measure.options(view))
 
-    def layout(self, view, marks, at):
-        m, total, keys, ends = self.measurement(view), self.head, [], []
+    def layout(self, view, marks, at, over=None):
+        # a view compiled under another measure (adr's fold's own) is planned whole under that one, as it decides
+        m = self.measurement(view) if over is None else self.counter.measure_whole(view, **over.options(view, decide=False))
+        total, keys, ends = self.head, [], []
         for i, part in enumerate(m.parts):
             total += part.tokens
             keys.append(("head", tuple(x.id for x in view if x.kind == "system")) if i == 0 else part.message.id)

@@ -1,10 +1,12 @@
 """Strategies and metrics on hand-built traces with known answers."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
 
 from foldscope.core.model.cost import ModelPrices, Tier
 from foldscope.core.replay.lab import Layouts, replay, run_strategy
-from foldscope.core.replay.strategies import material
+from foldscope.core.replay.strategies import collapsed_start, material
 from foldscope.core.request.compile import canonical
 from foldscope.core.request.marks import cache_control
 from foldscope.core.request.tokens import count_text
@@ -205,3 +207,31 @@ def test_band_nests_the_stalest_briefs_once_consolidate_after_roots_stand():
     rows = run_strategy(s, "band", settings, prices=HAIKU).rows
     assert max(r.estimate for r in rows) < settings.ceiling
     assert sum(r.folds for r in rows) < len(rows) / 2  # commits stay spaced: the band's hysteresis holds
+
+
+_SPACES = " \t\n\u00a0\u2003"
+
+
+@given(hs.text(alphabet=_SPACES + "ab", max_size=2_000), hs.integers(0, 300))
+def test_a_briefs_line_reads_the_collapsed_start_of_a_message_however_little_of_it_it_reads(text, n):
+    assert collapsed_start(text, n) == " ".join(text.split())[:n]
+
+
+@pytest.mark.parametrize("strategy", ["band", "compaction"])
+def test_a_strategys_brief_stands_for_every_record_message_it_folded_in_order(strategy):
+    # Each brief's folded ids (grown from the brief it holds, not copied) are the ids a copying build lists.
+    s = tool_session(40)
+    measure = Layouts(under(s, ceiling=2_500), head=0)
+    run = run_strategy(s, strategy, measure, keep_views=True)
+    notes = {m.id: m for view in run.views for m in view if m.kind == "note"}
+    assert notes, f"{strategy} folded nothing: the test needs a lower ceiling"
+    record_ids = [m.id for m in s.record]
+    for note in notes.values():
+        ids = list(note.metadata["folded_ids"])
+        assert ids and all(i in record_ids for i in ids)
+        assert ids == sorted(ids, key=record_ids.index)  # in record order, each once
+        assert len(set(ids)) == len(ids)
+    nested = [n for n in notes.values() if n.metadata.get("children")]
+    for note in nested:  # a brief that holds briefs stands for all their messages
+        children = [notes[c] for c in note.metadata["children"] if c in notes]
+        assert all(set(c.metadata["folded_ids"]) <= set(note.metadata["folded_ids"]) for c in children)

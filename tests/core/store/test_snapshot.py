@@ -95,6 +95,25 @@ def test_every_figure_of_the_document_is_the_same_reopened_from_the_library_on_e
         assert _figures(again) == _figures(first), path.name
 
 
+def test_a_session_as_read_pickles_as_it_stood_though_a_count_changed_the_original_after(corpus_dev):
+    # open_document pickles the snapshot after the counted document is shown (off the path to it), from this copy.
+    from foldscope.core.readout.cost_facts import document_cache
+    from foldscope.core.readout.document import build_document
+
+    changed = 0
+    for path in _dev_files(corpus_dev):
+        session = load_session(path)
+        then = snapshot.dump_session(session)
+        kept = snapshot.as_read(session)
+        document_cache(build_document(session, str(path)))
+        session.events.append({"kind": "later"})
+        session.branch_metadata["later"] = True
+        changed += snapshot.dump_session(session) != then
+        assert snapshot.dump_session(kept) == then, path.name
+        assert kept.record is session.record  # no message copied
+    assert changed > 20  # the count did change the originals
+
+
 def _figures(document) -> dict[str, Any]:
     return {
         "requests": [plain(r) for r in document.requests],
