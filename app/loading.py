@@ -11,6 +11,10 @@ from foldscope.core.readout.cost_facts import document_cache
 from foldscope.core.readout.document import Document, open_document
 
 FILL_EVERY_S = 0.1  # how often the timeline hears the counts so far: often enough to watch, rarely enough to be cheap
+# How long the library's import waits for the window to paint the counted document. The two share one interpreter
+# lock: run together, each takes about half of it, and the timeline's first paint of 50,000 messages doubles.
+# The import waits instead (its result only enables the actions that change the session); never longer than this.
+SHOWN_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ def load_work(path: str, db: str | None, policy=None, sample: str | None = None)
             progress.report(0, 0, "Attributing the cache writes")
             document_cache(document)  # from the trace's own count: the cache lane and the Cost panel count nothing again
             progress.interim(document)
+            progress.wait_shown(SHOWN_WAIT_S)  # the window paints it before the library's import takes the lock
 
         return open_document(path, db, progress.report, policy, sample, shown=progress.interim,
                              on_count=TraceFill(progress), counted=counted)

@@ -38,6 +38,7 @@ from foldscope.app.qt import (
     QSplitter,
     Qt,
     QTabWidget,
+    QTimer,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -566,9 +567,13 @@ class MainWindow(QMainWindow):
         """The loading worker's early results: the first Document (the record, nothing counted), then the
         trace's counts so far for the timeline to fill in with."""
         if task is not self.task:
+            task.shown()  # nobody shows it: the worker need not wait
             return
         if isinstance(value, Document) and value.counted:
             self.show_counted(value)
+            # Once what it asked to repaint has painted (posted events come before a timer's): the worker's import
+            # may start (app.loading.SHOWN_WAIT_S).
+            QTimer.singleShot(0, task.shown)
         elif isinstance(value, Document):
             self.show_first(value)
         elif isinstance(value, TraceCounts) and self.document is not None and not self.document.counted:

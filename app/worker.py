@@ -38,6 +38,15 @@ class Progress:
             raise Cancelled()
         self._task.interim_reported.emit(value)
 
+    def wait_shown(self, seconds: float) -> None:
+        """Wait until the GUI says it has shown the last interim result (Task.shown), at most `seconds`: work that
+        can wait gives the GUI thread the interpreter to itself while it paints. Raises Cancelled once cancelled."""
+        shown = self._task._shown
+        shown.wait(seconds)
+        shown.clear()
+        if self.cancelled:
+            raise Cancelled()
+
 
 class Task(QObject):
     """A function run on the shared worker pool; it never touches widgets, it only emits.
@@ -61,9 +70,15 @@ class Task(QObject):
         self.label = label
         self._cancel = threading.Event()
         self._done = threading.Event()
+        self._shown = threading.Event()  # the GUI has shown an interim result (Progress.wait_shown)
 
     def cancel(self) -> None:
         self._cancel.set()
+        self._shown.set()  # nothing waits for the GUI any more
+
+    def shown(self) -> None:
+        """The GUI has shown the interim result the function may be waiting on (Progress.wait_shown)."""
+        self._shown.set()
 
     @property
     def is_done(self) -> bool:

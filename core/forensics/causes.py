@@ -22,6 +22,7 @@ The spans partition [R, R + W), so the causes of a request sum exactly to its re
 
 from __future__ import annotations
 
+from bisect import bisect_right, insort
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,7 +149,9 @@ def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCau
     last: Request | None = None  # the latest request that reported usage
     one_hour_end = 0
     cached_any = False  # whether any request so far read or wrote the cache: before that, every write is `first`
-    marks: set[int] = {0}  # where earlier requests' marks end, in reported tokens: each read's end and write's end
+    # Where earlier requests' marks end, in reported tokens (each read's end and write's end), sorted and each once:
+    # the mark before a place is found by bisection, not by a scan of every mark so far.
+    marks: list[int] = [0]
     for request, m, gap in zip(session.trace, measured, gaps(session.trace)):
         u = request.usage
         if u is None:
@@ -163,13 +166,14 @@ def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCau
         out.append(row)
         one_hour_end = start + u.cache_write_1h if u.cache_write_1h else min(one_hour_end, start)
         cached_any = cached_any or end > 0
-        marks.update((start, end))
+        _add_mark(marks, start)
+        _add_mark(marks, end)
         last = request
     return out
 
 
 def _attributed(request: Request, m: Measured, last: Request, gap: float | None, one_hour_end: int,
-                marks: set[int]) -> RequestCauses:
+                marks: list[int]) -> RequestCauses:
     u, lu = request.usage, last.usage
     assert u is not None and lu is not None
     cached = lu.cache_read + lu.cache_write
@@ -184,7 +188,7 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
                           None if p is None else p.char, None if p is None else p.byte)
     # Without a change the whole cached prefix is unchanged; with one, the prefix the provider could still read:
     # up to the last mark an earlier request left before the place.
-    parted = cached if rewrite is None else max(x for x in marks if x <= min(rewrite.position, cached))
+    parted = cached if rewrite is None else _mark_at_or_before(marks, min(rewrite.position, cached))
     start, end = u.cache_read, u.cache_read + u.cache_write
     spans: list[Span] = []
     reason = miss_reason_of(request)
@@ -204,6 +208,21 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
     return RequestCauses(request.index, u, request.model, gap, since, cached, tuple(_merged(spans)),
                          rewrite if has_rewrite else None,
                          reason if any(s.cause == "provider" for s in spans) else None, one_hour_end)
+
+
+def _add_mark(marks: list[int], mark: int) -> None:
+    """Put a mark (a count, never below 0) into the sorted `marks`, once."""
+    at = bisect_right(marks, mark)
+    if marks[at - 1] != mark:
+        insort(marks, mark, at, at)
+
+
+def _mark_at_or_before(marks: list[int], limit: int) -> int:
+    """The last of the sorted `marks` at or before `limit` (marks start at 0, and a place is never before it)."""
+    at = bisect_right(marks, limit)
+    if at == 0:
+        raise ValueError(f"no cache mark at or before {limit}")
+    return marks[at - 1]
 
 
 def _unchanged_cause(since: float | None, lifetime: str, read_inside: bool) -> str:

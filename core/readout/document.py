@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -407,11 +408,45 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     stops the session from opening: the Document is built from the file in memory, without a library id
     (so no autosave and no search), and says why in library_problem.
     """
+    with _SparedCollector() as collector:
+        return _open_document(str(Path(path)), db, report, policy, sample, shown, on_count, counted, collector)
+
+
+class _SparedCollector:
+    """Python's cycle collector kept off what a load reads: paused while the file is read (the reader makes
+    millions of objects that stay, and each full collection walks them all), then what was read is frozen
+    (gc.freeze: moved out of the collector's generations) until the load is done, so the collections the count
+    and the import set off walk only what they made: about a tenth of a 50,000-message load spent walking,
+    else. Reference counting frees as always; the frozen objects go back to the collector at the end."""
+
+    def __enter__(self) -> _SparedCollector:
+        self._was = gc.isenabled()
+        self._frozen = False
+        gc.disable()
+        return self
+
+    def read(self) -> None:
+        """The session is read: it lives as long as its document, so later collections need not walk it."""
+        if not self._frozen:
+            gc.freeze()
+            self._frozen = True
+        if self._was:
+            gc.enable()
+
+    def __exit__(self, *failed: object) -> None:
+        if self._frozen:
+            gc.unfreeze()
+        if self._was:
+            gc.enable()
+
+
+def _open_document(path: str, db: str | None, report: Report, policy: Policy | PolicyChoice | None,
+                   sample: str | None, shown: Callable[[Document], None] | None, on_count: OnCount | None,
+                   counted: Callable[[Document], None] | None, collector: _SparedCollector) -> Document:
     from foldscope.core.formats import load_session
     from foldscope.core.model.session import LibraryError
     from foldscope.core.request.long_pieces import reporting
 
-    path = str(Path(path))
     report(0, 0, f"Reading {Path(path).name}")
     # A session the library holds a current snapshot of is rebuilt from it, its counter seeded with the counts kept:
     # neither the file is parsed nor anything counted again (core.store.snapshot says when a snapshot is current).
@@ -431,6 +466,7 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
             if part is not None:
                 shown(part)
         session = load_session(path, sample=sample)
+    collector.read()
     if shown is not None:
         shown(first_document(session, path))
     snapshot = None

@@ -184,3 +184,20 @@ def test_a_file_whose_later_line_is_broken_shows_its_first_part_then_one_line_an
     line = failed.args[0]
     assert str(broken) in line and f"line {at + 1}" in line and "\n" not in line and errors == [line]
     assert window.document is None  # what was shown before the load: nothing
+
+
+def test_the_library_import_starts_once_the_window_shows_the_counted_document(qtbot, window, monkeypatch):
+    # The two would share the interpreter lock: the window paints the timeline first (app.loading.SHOWN_WAIT_S).
+    shown_at_import: list[object] = []
+    real_import = document_module.import_into_library
+
+    def importing(session, *args, **kwargs):
+        doc = window.document
+        shown_at_import.append(doc is not None and doc.counted and doc.session is session)
+        return real_import(session, *args, **kwargs)
+
+    monkeypatch.setattr(document_module, "import_into_library", importing)
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(demo_path())
+    assert shown_at_import == [True]

@@ -59,3 +59,39 @@ def test_cancel_stops_a_task_at_its_next_report(qtbot):
     release.set()
     qtbot.waitUntil(lambda: task.is_done and bool(outcomes))
     assert outcomes == ["cancelled"]
+
+
+def test_work_waiting_for_the_gui_to_show_an_interim_result_goes_on_only_once_it_is_shown(qtbot):
+    order: list[str] = []
+
+    def work(progress):
+        progress.interim("counted")
+        progress.wait_shown(30)
+        order.append("after the wait")
+        return "done"
+
+    def interim(value):  # the GUI thread shows it, a while later, then says so
+        order.append("shown")
+        task.shown()
+
+    task = Task(work)
+    task.interim_reported.connect(lambda value: qtbot.wait(50) or interim(value))
+    with qtbot.waitSignal(task.succeeded, timeout=10_000):
+        task.start()
+    assert order == ["shown", "after the wait"]
+
+
+def test_cancel_releases_work_waiting_for_the_gui(qtbot):
+    outcomes: list[str] = []
+    waiting = threading.Event()
+
+    def work(progress):
+        waiting.set()
+        progress.wait_shown(30)
+        return "went on"
+
+    task = run_task(work, was_cancelled=lambda: outcomes.append("cancelled"), succeeded=outcomes.append)
+    qtbot.waitUntil(waiting.is_set)
+    task.cancel()
+    qtbot.waitUntil(lambda: task.is_done and bool(outcomes), timeout=5000)
+    assert outcomes == ["cancelled"]

@@ -6,6 +6,8 @@ import json
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foldscope.core.forensics.cache_report import cache_report
 from foldscope.core.forensics.measured import measure_requests
@@ -256,3 +258,18 @@ def test_a_claude_code_files_cache_miss_reason_is_quoted_on_the_providers_miss(t
     # Unchanged, 35 seconds after it was written, and still written again: the provider's miss, in its words.
     assert row["causes"] == {"provider": 12000, "append": 600}
     assert row["cache_miss_reason"] == "ttl_refresh_failed"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**5)), max_size=40), st.integers(0, 2 * 10**6))
+def test_the_mark_a_rewrite_parts_at_is_the_last_earlier_mark_at_or_before_its_place(usages, limit):
+    # attribute keeps the marks sorted and bisects them; this is the scan over every mark so far it stands for.
+    from foldscope.core.forensics.causes import _add_mark, _mark_at_or_before
+
+    kept, marks = [0], {0}
+    for read, write in usages:
+        _add_mark(kept, read)
+        _add_mark(kept, read + write)
+        marks.update((read, read + write))
+        assert kept == sorted(marks)
+        assert _mark_at_or_before(kept, limit) == max(x for x in marks if x <= limit)

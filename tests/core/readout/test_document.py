@@ -120,3 +120,34 @@ def test_a_reason_made_when_asked_is_the_reason_the_whole_pass_gave(data):
     document = Document(session=session, path="stand-ins", tokens=[], chars=[])
     document.out_reason = reasons
     assert document.not_yet_recorded() == sum(1 for why in expected.values() if why == NOT_YET)
+
+
+def test_a_load_keeps_the_cycle_collector_off_what_it_read_and_leaves_it_as_it_found_it(tmp_path):
+    import gc
+
+    import pytest
+
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.model.session import ReadError
+    from foldscope.core.readout.document import open_document
+
+    seen: dict[str, object] = {}
+
+    def counted(document) -> None:  # while the load runs: what was read is frozen, the collector on
+        seen["frozen"], seen["enabled"] = gc.get_freeze_count(), gc.isenabled()
+
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    open_document(demo_path(), str(tmp_path / "a.db"), counted=counted)
+    assert seen["enabled"] and seen["frozen"] > 0
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "user", "message": \n', encoding="utf-8")
+    with pytest.raises(ReadError):
+        open_document(bad, str(tmp_path / "b.db"))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()  # a caller that keeps it off finds it off
+    try:
+        open_document(demo_path(), str(tmp_path / "c.db"), counted=counted)
+        assert not gc.isenabled() and not seen["enabled"] and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
