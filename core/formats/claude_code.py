@@ -32,6 +32,7 @@ Mapping, in the vocabulary of DESIGN.md:
 from __future__ import annotations
 
 import json
+import sys
 from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -369,7 +370,8 @@ class _Reader:
             b.warn(line, "assistant message has no list `content`; skipped")
             return
         at = parse_time(value.get("timestamp"))
-        model = message.get("model") if isinstance(message.get("model"), str) else None
+        # Interned: every response names its model, the same few strings, each line's its own copy once decoded.
+        model = sys.intern(message["model"]) if isinstance(message.get("model"), str) else None
         raw_usage = message.get("usage")
         mid = message.get("id") if isinstance(message.get("id"), str) else None
         uuid = str_field(value, "uuid", f"line{line}")
@@ -417,8 +419,9 @@ class _Reader:
                 b.turn_text(text_of([block]))
         if raw_usage is not None:
             self.usage, self.usage_line = raw_usage, line
-        if message.get("stop_reason"):
-            b.turn_meta(stop_reason=message.get("stop_reason"))
+        stop = message.get("stop_reason")
+        if stop:
+            b.turn_meta(stop_reason=sys.intern(stop) if isinstance(stop, str) else stop)
 
     def _report_usage(self) -> None:
         """The open request's usage: the last line's of its response (the request stays open till the next)."""

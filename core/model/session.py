@@ -6,7 +6,6 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from foldscope.core.model.running import common_start
@@ -24,6 +23,88 @@ def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
 
 def sha256_of(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+# Every key tuple a Fields was made with, so that mappings of the same keys share one tuple; bounded, so that
+# a source with a new key set on every line (a lionagi metadata of free keys) cannot grow it without end.
+_SHARED_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+_MAX_SHARED_KEYS = 4096
+
+
+class Fields(Mapping[str, Any]):
+    """A read-only mapping kept as its values, its keys a tuple shared by every mapping of the same keys.
+
+    A message's content and metadata are two of these: a million-line file holds two a message, and a dict
+    copy behind a MappingProxyType costs 224 bytes where this costs 48 for one key (docs/performance.md).
+    It reads, compares and copies (`dict(fields)`, `{**fields}`) as the dict it was made from, in its order.
+    """
+
+    __slots__ = ("_keys", "_values")
+
+    def __init__(self, mapping: Mapping[str, Any] | None = None) -> None:
+        if mapping is None:
+            mapping = {}
+        keys = tuple(mapping)
+        if len(_SHARED_KEYS) < _MAX_SHARED_KEYS:
+            keys = _SHARED_KEYS.setdefault(keys, keys)
+        self._keys: tuple[str, ...] = keys
+        # The values in the keys' order; a mapping of one key (most contents, a Claude Code line's metadata)
+        # holds its value itself, not a tuple of it: 48 bytes less.
+        if len(keys) == 1:
+            self._values: Any = mapping[keys[0]]
+        else:
+            self._values = tuple(mapping.values()) if isinstance(mapping, dict) else tuple(mapping[k] for k in keys)
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, Any]) -> Fields:
+        """`mapping` itself when it is a Fields already (nothing can change one), else a Fields of it."""
+        return mapping if type(mapping) is Fields else cls(mapping)
+
+    def __getitem__(self, key: str) -> Any:
+        keys = self._keys
+        if len(keys) == 1:
+            if key == keys[0]:
+                return self._values
+        elif key in keys:
+            return self._values[keys.index(key)]
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        keys = self._keys
+        if len(keys) == 1:
+            return self._values if key == keys[0] else default
+        return self._values[keys.index(key)] if key in keys else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def sole(self, key: str, default: Any = None) -> Any:
+        """The value of `key` when it is the only key, else `default`: a typed prompt's content is its instruction
+        alone, which the counter asks of every message (one call, where `len` and `in` are two)."""
+        return self._values if len(self._keys) == 1 and self._keys[0] == key else default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def pairs(self) -> Iterator[tuple[str, Any]]:
+        """(key, value) in order, as items() without its view."""
+        return iter(((self._keys[0], self._values),)) if len(self._keys) == 1 else zip(self._keys, self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.pairs()) == (dict(other.pairs()) if isinstance(other, Fields) else dict(other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping of possibly unhashable values, as a dict
+
+    def __repr__(self) -> str:
+        return f"Fields({dict(self.pairs())!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Fields, (dict(self.pairs()),)
 
 
 @dataclass(frozen=True, slots=True)  # slots: one of these per message; without them each carries a dict
@@ -62,9 +143,12 @@ class Message:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown message kind {self.kind!r}")
-        # Freeze the top level so nothing edits a stored message by accident.
-        object.__setattr__(self, "content", MappingProxyType(dict(self.content)))
-        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        # Freeze the top level so nothing edits a stored message by accident (Fields: compact, read-only; one
+        # given already is kept, as nothing can change it).
+        if type(self.content) is not Fields:
+            object.__setattr__(self, "content", Fields(self.content))
+        if type(self.metadata) is not Fields:
+            object.__setattr__(self, "metadata", Fields(self.metadata))
 
     @property
     def is_clipped_copy(self) -> bool:
@@ -140,7 +224,7 @@ class FullRecord:
         return [m.id for m in self._messages]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a request, without a dict each
 class Usage:
     """What the provider reported for one request. `input` is fresh input only."""
 
@@ -188,7 +272,7 @@ def usage_object_warning(raw: Any) -> str:
     return f"usage is {kind}, not an object of figures: the request's usage is read as unknown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a request, without a dict each
 class Request:
     """One call to the model: request k is compiled from the view before the k-th assistant response."""
 

@@ -49,7 +49,7 @@ def policy_key(policy: Policy | None) -> tuple:
     return (policy.tool_result_max_chars, policy.caching)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
 class Part:
     """A message's share of a counted request: its block and the punctuation after it."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
 from typing import Any, Protocol
 
 from foldscope.core.model.running import common_start
@@ -140,7 +141,11 @@ def type_glue(spec: BlockSpec) -> str:
 def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round: IncludedRound | None) -> str:
     """A block's body: its counted text from after the opening `{"` to before its type (type_glue), the
     segment the counter memoises by the block's key (core.request.compile.block_key)."""
-    text = canonical(render_block(spec, record, policy, first_round))
+    block = render_block(spec, record, policy, first_round)
+    if len(block) == 2 and block.get("type") == "text" and type(block.get("text")) is str:
+        # The commonest block, a text and its type: the JSON of the one string, as canonical() writes it.
+        return 'text":' + encode_basestring(block["text"]) + ',"'
+    text = canonical(block)
     glue = type_glue(spec)
     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
         raise AssertionError(f"block does not end with its type: {text[:80]}")

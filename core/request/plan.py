@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.session import Fields, FullRecord, Message
 from foldscope.core.request.bodies import original_of
 from foldscope.core.request.marks import MarkPosition, choose_marks
 
@@ -33,7 +33,7 @@ class CompileError(Exception):
     """The view cannot be compiled: a value has no JSON form. Names the message."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
 class BlockSpec:
     """One content block and the view message it comes from; `call_id` is the tool_use id for calls and results.
 
@@ -261,8 +261,16 @@ def _with_marks(plan: Plan, record: FullRecord | None, first_round: IncludedRoun
 def has_text(message: Message) -> bool:
     """Whether a message renders a block of its own (an instruction by its parts, others by their text)."""
     if message.kind == "instruction":
-        return bool(instruction_text(message))
+        sole = _sole_instruction(message)
+        return bool(sole) if sole is not None else bool(instruction_text(message))
     return bool(message.text)
+
+
+def _sole_instruction(message: Message) -> str | None:
+    """A typed prompt's text: the instruction when it is a string and the content's only key, else None."""
+    c = message.content
+    value = c.sole("instruction") if isinstance(c, Fields) else None
+    return value if type(value) is str else None
 
 
 _has_text = has_text  # the earlier name
@@ -279,6 +287,12 @@ def value_text(value: Any, message: Message) -> str:
 
 
 def instruction_text(message: Message) -> str:
+    sole = _sole_instruction(message)  # a typed prompt, the commonest message: its text alone, no parts to add
+    return sole if sole is not None else instruction_parts_text(message)
+
+
+def instruction_parts_text(message: Message) -> str:
+    """An instruction's text with its guidance and context parts, each once (instruction_text's general case)."""
     c = message.content
     parts = [value_text(c.get("instruction", ""), message)]
     shown: list[Any] = []

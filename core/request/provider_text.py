@@ -34,7 +34,7 @@ def provider_text(message: Message) -> str:
     return message.text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a message counted
 class Seen:
     """One message as the provider tokenises it: visible tokens, and the characters placeholders stand for."""
 

@@ -26,11 +26,13 @@ from foldscope.core.model.session import LibraryError, Message, ReadError, Sessi
 
 WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
 # Messages stored a batch at a time: only one batch's message rows are held (a whole record's rows, about 350
-# bytes a message, were most of an import's peak memory on a file of many tiny lines).
-IMPORT_BATCH = 10_000
+# bytes a message, were most of an import's peak memory on a file of many tiny lines; 10,000 a batch still held
+# 3.5 MB at the peak of a 10k-message import, a fifth of it; a thousand hold 0.5 MB).
+IMPORT_BATCH = 1_000
 # The mapped source file's pages are let go each time this many of its bytes have been read (hashed or sliced into
-# originals): a mapped page read counts in the process's resident memory until let go.
-RELEASE_BYTES = 8 << 20
+# originals): a mapped page read counts in the process's resident memory until let go (8 MB windows made a 4 MB
+# file wholly resident at once; 256 KiB windows cost 0.2 s of madvise calls and page faults on a 240 MB file).
+RELEASE_BYTES = 1 << 18
 # SQLite's page cache while a session is imported, in KiB, against its 2 MB default: the bodies' key and the
 # messages' body index are B-trees of random keys, each insert touching a random page, so once those indexes
 # outgrow the cache every row reads and writes pages (an import of 300k tiny lines took 18 s, 8 s with a cache
@@ -374,7 +376,9 @@ class Library:
                 if token_counts is not None:
                     self.store_token_counts(existing, *token_counts)
                 return existing
-            reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
+            # The largest reported input, not the list of them: every request's int, held through the import, was 0.2 MB
+            # of a 10k-message import's peak.
+            peak = max((r.usage.reported_input for r in session.trace if r.usage is not None), default=None)
             # The commit returns once the import's pages are in the write-ahead log; copying them into
             # the database file, the checkpoint, is left to the next write or to close() instead of
             # holding up the import (docs/performance.md).
@@ -382,14 +386,14 @@ class Library:
             cache = self.conn.execute("PRAGMA cache_size").fetchone()[0]
             self.conn.execute(f"PRAGMA cache_size=-{import_cache_kib(len(session.record))}")
             try:
-                session_id = self._import(session, source, reported, token_counts)
+                session_id = self._import(session, source, peak, token_counts)
             finally:
                 self.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
                 self.conn.execute(f"PRAGMA cache_size={int(cache)}")
                 self.conn.execute("PRAGMA shrink_memory")  # the import's pages go back, not kept for the session
         return session_id
 
-    def _import(self, session: Session, source: _Source, reported: list[int],
+    def _import(self, session: Session, source: _Source, peak_reported: int | None,
                 token_counts: tuple[str, list[int]] | None = None) -> int:
         with self._atomic():
             # Looked up again under the write lock: another process may have imported the same bytes
@@ -404,7 +408,7 @@ class Library:
                 " record_chars, requests, peak_reported_input, warnings, imported_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
                 [source_key(session.source), session.format, source.sha256, source.size, session.model,
-                 len(session.record), len(session.view), len(session.trace), max(reported) if reported else None,
+                 len(session.record), len(session.view), len(session.trace), peak_reported,
                  _text_json(session.warnings), _now()],
             )
             session_id = cursor.lastrowid
@@ -623,7 +627,7 @@ class Library:
             version = row[0] + 1
             self.conn.execute(
                 "INSERT INTO view_versions (session_id, version, ids, cause, created_at) VALUES (?, ?, ?, ?, ?)",
-                [session_id, version, json.dumps(list(view)), cause, _now()],
+                [session_id, version, ids_json(view), cause, _now()],
             )
         return version
 
@@ -896,6 +900,13 @@ class _Source:
                 self._unreleased = 0
             return got
         return self._dumps(message.raw if message.raw is not None else message_dict(message)).encode("utf-8")
+
+
+def ids_json(view: Iterable[str], chunk: int = 1000) -> str:
+    """json.dumps(list(view)), encoded a thousand ids at a time: the encoder holds a piece for every id until it
+    joins them, which for a whole view was an import's peak (1.9 MB at 10k messages, 4 MB of file)."""
+    ids = view if isinstance(view, list) else list(view)
+    return "[" + ", ".join(json.dumps(ids[i : i + chunk])[1:-1] for i in range(0, len(ids), chunk)) + "]"
 
 
 def import_cache_kib(messages: int) -> int:

@@ -49,6 +49,7 @@ SNAPSHOT_CLASSES = {
     ("foldscope.core.model.session", "Session"), ("foldscope.core.model.session", "FullRecord"),
     ("foldscope.core.model.session", "Message"), ("foldscope.core.model.session", "Provenance"),
     ("foldscope.core.model.session", "Usage"), ("foldscope.core.model.session", "Request"),
+    ("foldscope.core.model.session", "Fields"),
     ("foldscope.core.model.views", "SharedView"), ("foldscope.core.formats.stream", "SourceLines"),
     ("foldscope.core.store.snapshot", "_frozen"), ("foldscope.core.store.snapshot", "_session"),
     ("foldscope.core.store.snapshot", "_message"),

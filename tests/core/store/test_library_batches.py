@@ -3,9 +3,12 @@ batch for the whole record wrote, in the same order, and a failure in a later ba
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from foldscope.core.formats import load_session
 from foldscope.core.store import library as store
@@ -88,3 +91,10 @@ def test_letting_go_of_the_file_every_few_bytes_stores_what_one_window_stored(co
 
     (stored,) = rows(tmp_path / "changed.db")["sessions"][0][3:4]
     assert stored == hashlib.sha256((CORPUS_DEV / name).read_bytes()).hexdigest()
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=()), max_size=6), max_size=40), st.integers(1, 7))
+def test_a_view_is_stored_as_the_json_of_its_ids_whatever_the_chunk(ids, chunk):
+    """store.ids_json encodes a view a chunk of ids at a time; the text is json.dumps of the whole list."""
+    assert store.ids_json(ids, chunk) == json.dumps(ids)
+    assert store.ids_json(iter(ids), chunk) == json.dumps(ids)

@@ -1,0 +1,42 @@
+"""The counter's shortcuts for the commonest message and block give what the general rule gives: a typed prompt's
+text (core.request.plan.instruction_text) and a plain text block's counted body (core.request.count_step.body_of),
+over random contents and texts (quotes, backslashes, control characters, any Unicode)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from foldscope.core.model.session import Message
+from foldscope.core.request.compile import canonical, render_block
+from foldscope.core.request.count_step import body_of, type_glue
+from foldscope.core.request.plan import RESPONSE, TEXT, BlockSpec, has_text, instruction_parts_text, instruction_text
+
+# The characters JSON escapes or a shortcut could lose (quotes, backslashes, controls, spaces at the ends), and any
+# Unicode, lone surrogates too.
+texts = st.text(alphabet=' \t\n"\\a/\x00\x1fé\u2028😀', max_size=8) | st.text(alphabet=st.characters(blacklist_categories=()), max_size=12)
+values = st.none() | texts | st.integers() | st.lists(texts, max_size=2) | st.dictionaries(texts, texts, max_size=2)
+contents = st.one_of(
+    st.builds(lambda t: {"instruction": t}, texts | st.integers() | st.lists(texts, max_size=2)),
+    st.dictionaries(st.sampled_from(["instruction", "guidance", "context", "prompt_context"]), values, max_size=4),
+)
+
+
+@given(contents)
+def test_a_typed_prompts_text_is_the_general_rules_text(content):
+    message = Message("m1", "instruction", None, content)
+    assert instruction_text(message) == instruction_parts_text(message)
+    assert has_text(message) == bool(instruction_parts_text(message))  # whether it renders a block of its own
+
+
+def general_body(spec: BlockSpec) -> str:
+    """body_of's general rule: the block's canonical JSON between its opening `{"` and its type."""
+    text = canonical(render_block(spec))
+    return text[2 : len(text) - len(type_glue(spec))]
+
+
+@given(texts, st.sampled_from(["instruction", "assistant", "note"]), st.sampled_from([None, "5m", "1h"]))
+def test_a_text_blocks_body_is_its_canonical_json_less_its_type(text, kind, mark):
+    content = {"instruction": text} if kind == "instruction" else {"assistant_response": text}
+    spec = BlockSpec(Message("m1", kind, None, content), RESPONSE if kind == "assistant" else TEXT, mark=mark)
+    assert body_of(spec, None, None, None) == general_body(spec)
