@@ -197,7 +197,11 @@ class CountsAhead:
         child, self._child = self._child, None
         if child is not None:
             child.kill()
-            child.wait()
+            try:
+                child.wait()
+            except KeyboardInterrupt:
+                child.wait()  # killed already, so this is short: reap it, then let the interrupt go on
+                raise
         for thread in self._couriers:
             thread.join()
         self._couriers = []
@@ -328,6 +332,8 @@ class CountsAhead:
                 batch = self._sent.popleft()
                 if not isinstance(counts, list) or len(counts) != len(batch.keys):
                     raise ValueError("the counting child answered out of step")
+                if not all(type(n) is int and n >= 0 for n in counts):  # a count the counter would add up
+                    raise ValueError("the counting child answered something other than counts")
                 self._store(batch, counts)
                 self.counted_ahead += len(counts)
                 self._ready.set()

@@ -149,13 +149,20 @@ def fake_child(tmp_path: Path, body: str) -> str:
     "import sys, os\nfrom foldscope.core.request import tokens\n"
     "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
     "while True:\n    tokens._receive(down)\n    tokens._send(up, [1])",
-], ids=["dies", "answers out of step"])
+    # answers every batch with as many counts, none of them a number
+    "import sys, os\nfrom foldscope.core.request import tokens\n"
+    "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
+    "while True:\n    tokens._send(up, ['x'] * len(tokens._receive(down)[1]))",
+], ids=["dies", "answers out of step", "answers words"])
 def test_a_child_that_fails_costs_time_never_a_figure(eager, monkeypatch, tmp_path, body):
     session = tool_session(12)
     expected = inline(session, None, monkeypatch)
     monkeypatch.setattr(ahead.sys, "executable", fake_child(tmp_path, body))
+    raised: list[BaseException | None] = []  # a courier that dies of an exception would print a traceback
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
     assert rows_of(measure_trace(session, counter=Counter())) == expected
     assert eager and eager[0].counted_ahead == 0
+    assert raised == []
 
 
 def test_a_child_that_never_answers_is_given_up_on_and_nothing_is_left_running(eager, monkeypatch, tmp_path):
@@ -397,3 +404,33 @@ def test_a_measure_stopped_midway_leaves_nothing_running(eager, monkeypatch):
     assert counter.ahead is None
     assert eager and eager[0]._child is None and not eager[0]._couriers
     assert children[0] is not None and children[0].returncode is not None  # reaped: no zombie
+
+
+def test_a_ctrl_c_while_the_child_is_being_reaped_still_reaps_it(eager, monkeypatch):
+    """A second interrupt can land in close() itself, while it waits for the killed child: the wait is made again, so
+    no zombie is left behind the interrupt, which goes on."""
+    session = tool_session(12)
+
+    class Stop(Exception):
+        pass
+
+    def on_count(k, requests, count):
+        if k == 10:
+            child = counter.ahead._child
+            real_wait, calls = child.wait, []
+
+            def wait(*args, **kwargs):
+                calls.append(1)
+                if len(calls) == 1:
+                    raise KeyboardInterrupt
+                return real_wait(*args, **kwargs)
+
+            child.wait = wait
+            children.append(child)
+            raise Stop
+
+    counter = Counter()
+    children: list = []
+    with pytest.raises(KeyboardInterrupt):
+        measure_trace(session, counter=counter, on_count=on_count)
+    assert children and children[0].returncode is not None  # reaped: no zombie
