@@ -215,6 +215,7 @@ def gui_launch(path: str, folder: str) -> dict:
     def painted(name: str) -> None:
         window.grab()  # every panel painted once: what a person sees
         moments.setdefault(name, time.time())  # usable from the first step shown (a large file's first part)
+        moments.setdefault(f"{name}_cpu", time.process_time())  # this process's CPU so far, both threads (no child)
         if name == "complete":
             loop.quit()
 
@@ -226,7 +227,7 @@ def gui_launch(path: str, folder: str) -> dict:
     window.close()
     app.processEvents()
     return {"usable_at": moments.get("usable", math.nan), "complete_at": moments.get("complete", math.nan),
-            "peak_mb": peak_mb()}
+            "complete_cpu": moments.get("complete_cpu", math.nan), "peak_mb": peak_mb()}
 
 
 def peak_mb() -> float:
