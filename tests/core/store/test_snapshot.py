@@ -521,3 +521,12 @@ def test_inspect_with_a_library_reopens_from_its_snapshot_with_every_figure_the_
         assert json.loads(capsys.readouterr().out) == first, path.name
         assert counters, f"{path.name}: the counter was not seeded from the library"
         assert counters[0].tokenised_chars == 0, f"{path.name}: counted again"
+
+
+def test_a_snapshot_compressed_as_it_is_pickled_is_the_whole_pickle_compressed(corpus_dev):
+    # dump_session never holds the whole pickle; what it keeps is what compressing it whole gives.
+    for path in _dev_files(corpus_dev):
+        session = load_session(path)
+        whole = io.BytesIO()
+        snapshot._Pickler(whole, protocol=5).dump(session)
+        assert snapshot.dump_session(session) == zlib.compress(whole.getvalue(), 1), path.name
