@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+import uuid
+
 import pytest
 
-from foldscope.core.fold.history import replay_folds, session_at_request
+from foldscope.core.fold import fold as fold_module
+from foldscope.core.fold.history import Folding, replay_folds, session_at_request
 from foldscope.core.formats.demo import generate
+from foldscope.core.model.policy import Policy
 from tests.core.fold_sessions import fold_measure
 
 
@@ -98,14 +103,6 @@ def test_each_version_and_each_delivery_holds_the_view_as_it_stood_then(monkeypa
 def test_a_fold_without_span_digests_folds_the_same_views_at_the_same_estimates(caching, monkeypatch):
     # The replay lab's adr folds without its notes' span digests (core.replay.strategies.adr: it never reads them);
     # the digest is bookkeeping for a restore, never sent or counted, so every version is the same without it.
-    from foldscope.core.fold.history import Folding
-    from foldscope.core.model.policy import Policy
-
-    import itertools
-    import uuid
-
-    from foldscope.core.fold import fold as fold_module
-
     def versions(digests: bool):
         ids = itertools.count()  # the notes' ids, the same in both runs
         monkeypatch.setattr(fold_module.uuid, "uuid4", lambda: uuid.UUID(int=next(ids)))
