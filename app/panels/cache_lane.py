@@ -70,8 +70,9 @@ class CacheLane:
         """Whether there is anything to draw: a timestamp or a reported cache write."""
         return any(r.gap_s is not None or r.written for r in self.rows)
 
-    def paint(self, painter: QPainter, left: float, top: float, right: float, slot_rect, label_width: float,
-              text: QColor, height: float) -> None:
+    def paint(self, painter: QPainter, left: float, top: float, right: float, slots: tuple[float, float],
+              label_width: float, text: QColor, height: float) -> None:
+        """`slots`: where the timeline's slot 0 starts and how wide each slot is (slot k starts k widths on)."""
         drawn = self.drawn = Drawn()
         idle_h, write_h, gap, legend_h = rows_for(height)
         idle = QRectF(left, top, right - left, idle_h)
@@ -91,13 +92,15 @@ class CacheLane:
         # Each colour made once a paint, not once a request (the theme cannot change during a paint).
         bands = {band: band_colour(band) for band in BANDS}
         causes = {cause: part_colour(cause) for cause in WRITE_CAUSES}
+        start, slot = slots
+        pad = max(slot * 0.15, 0.5)
+        width = max(slot - 2 * pad, 1.0)
+        idle_bottom = idle.bottom()
         for row in self.rows:
-            rect = slot_rect(row.index)
-            inner_left = rect.left() + max(rect.width() * 0.15, 0.5)
-            width = max(rect.width() - 2 * max(rect.width() * 0.15, 0.5), 1.0)
+            inner_left = start + row.index * slot + pad
             if row.gap_s is not None and row.band is not None:
                 y = idle_y(row.gap_s, idle)
-                bar = QRectF(inner_left, y, width, max(idle.bottom() - y, 1.0))
+                bar = QRectF(inner_left, y, width, max(idle_bottom - y, 1.0))
                 painter.fillRect(bar, bands.get(row.band) or band_colour(row.band))
                 drawn.gaps.append((row.index, row.gap_s, row.band, bar))
             if row.written and most:

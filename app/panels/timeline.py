@@ -315,26 +315,39 @@ class Timeline(QWidget):
         bar = QColor("#5d8fd6" if not is_dark() else "#4a78bd")
         now_bar = QColor("#8fa9cc" if not is_dark() else "#5b6f8c")
         folds: list[tuple[float, str]] = []  # (label's left, label) of each fold's line
-        for slot in range(self.slots()):
-            rect = self._slot_rect(slot, plot)
+        # Each slot's geometry in plain numbers, as _slot_rect, QRectF.adjusted and _y work it out (the same
+        # floating-point steps, so the same pixels): a long trace draws one rectangle per bar, not four.
+        slots, requests = self.slots(), doc.requests
+        left, plot_top, height, bottom = plot.left(), plot.top(), plot.height(), plot.bottom()
+        width = plot.width() / max(slots, 1)
+        pad = max(width * 0.15, 0.5)
+        inner_width = width + -pad - pad
+        dot_pen, fold_pen = QPen(text, 1), QPen(rule_colour("tier"), 2, Qt.PenStyle.DashLine)
+        pen = None  # the pen this loop last set (with the dots' brush), so a dot after a dot sets neither again
+        for slot in range(slots):
+            x = left + slot * width
             if self.branch is not None and slot > self.branch.start:
-                self._draw_original_bar(painter, slot, rect, plot, top)
+                self._draw_original_bar(painter, slot, QRectF(x, plot_top, width, height), plot, top)
+                pen = None
                 continue
-            is_now = slot == len(doc.requests)
-            size = (doc.now_predicted or doc.now_size) if is_now else doc.requests[slot].headline
-            y = self._y(size, plot, top)
-            inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
-            painter.fillRect(QRectF(inner.left(), y, inner.width(), plot.bottom() - y), now_bar if is_now else bar)
-            if not is_now and doc.requests[slot].reported_input:
-                ry = self._y(doc.requests[slot].reported_input, plot, top)
-                painter.setPen(QPen(text, 1))
-                painter.setBrush(text)
-                painter.drawEllipse(QPointF(rect.center().x(), ry), 3, 3)
-            if not is_now and doc.requests[slot].folded_before:
-                painter.setPen(QPen(rule_colour("tier"), 2, Qt.PenStyle.DashLine))
-                painter.drawLine(QPointF(rect.left(), plot.top()), QPointF(rect.left(), plot.bottom()))
-                label = "compaction" if doc.requests[slot].compacted_before else "fold"
-                folds.append((rect.left() + 3, label))
+            is_now = slot == len(requests)
+            request = None if is_now else requests[slot]
+            size = (doc.now_predicted or doc.now_size) if request is None else request.headline
+            y = bottom - height * min(size / top, 1.05)
+            painter.fillRect(QRectF(x + pad, y, inner_width, bottom - y), now_bar if request is None else bar)
+            if request is None:
+                continue
+            if request.reported_input:
+                if pen is not dot_pen:
+                    painter.setPen(pen := dot_pen)
+                    painter.setBrush(text)
+                painter.drawEllipse(QPointF(x + width / 2, bottom - height * min(request.reported_input / top, 1.05)),
+                                    3, 3)
+            if request.folded_before:
+                painter.setPen(fold_pen)
+                pen = fold_pen
+                painter.drawLine(QPointF(x, plot_top), QPointF(x, bottom))
+                folds.append((x + 3, "compaction" if request.compacted_before else "fold"))
         ruled = self._draw_rules(painter, plot, top)
         # Each fold's line is drawn; its label only where it runs into neither the last one (dozens of compactions)
         # nor a rule's label in the same band (a short plot).
@@ -353,7 +366,7 @@ class Timeline(QWidget):
             self._fill_lane()  # a followed file may have grown
             painter.save()
             self.lane.paint(painter, plot.left(), plot.bottom() + BOTTOM, plot.right(),
-                            lambda k: self._slot_rect(k, plot), LEFT, text, self.height())
+                            (plot.left(), plot.width() / max(self.slots(), 1)), LEFT, text, self.height())
             painter.restore()
 
     def _draw_counting(self, painter: QPainter, text: QColor) -> None:

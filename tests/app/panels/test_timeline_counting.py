@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from foldscope.app.panels import timeline as timeline_module
 from foldscope.app.panels.timeline import CountingColumns, Timeline
-from foldscope.app.qt import QPainter
+from foldscope.app.qt import QPainter, QPointF, QRectF
 from foldscope.core.formats.demo import generate
 from foldscope.core.readout.document import first_document
 
@@ -115,3 +115,49 @@ def test_a_paint_after_a_few_more_counts_draws_only_their_bars(qtbot, monkeypatc
     widget.set_counting(counts[: requests // 2 + 10], requests)
     widget.grab()
     assert CountingPainter.calls <= 12, CountingPainter.calls  # the columns those ten counts reach, each once or twice
+
+
+class RecordingPainter(QPainter):
+    """QPainter that keeps the rectangles filled and the dots' centres."""
+
+    fills: list = []
+    dots: list = []
+
+    def fillRect(self, rect, *args):  # noqa: N802 (Qt name)
+        RecordingPainter.fills.append(rect)
+        return super().fillRect(rect, *args)
+
+    def drawEllipse(self, centre, *args):  # noqa: N802 (Qt name)
+        RecordingPainter.dots.append(centre)
+        return super().drawEllipse(centre, *args)
+
+
+def test_the_counted_timeline_draws_each_bar_and_dot_where_its_slot_rectangle_puts_it(qtbot, monkeypatch):
+    # The bars are laid out in numbers (one rectangle per bar): each must be the slot's rectangle less its margins.
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.readout.document import open_document
+
+    document = open_document(demo_path(), ":memory:")
+    widget = Timeline()
+    qtbot.addWidget(widget)
+    widget.resize(700, 200)
+    widget.set_document(document)
+    monkeypatch.setattr(timeline_module, "QPainter", RecordingPainter)
+    RecordingPainter.fills, RecordingPainter.dots = [], []
+    widget.grab()
+    plot = widget._plot()
+    top = widget._scale_max() * 1.08
+    bars, dots = [], []
+    for slot in range(widget.slots()):
+        rect = widget._slot_rect(slot, plot)
+        inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
+        now = slot == len(document.requests)
+        y = widget._y((document.now_predicted or document.now_size) if now else document.requests[slot].headline, plot, top)
+        bars.append(QRectF(inner.left(), y, inner.width(), plot.bottom() - y))
+        if not now and document.requests[slot].reported_input:
+            dots.append(QPointF(rect.center().x(), widget._y(document.requests[slot].reported_input, plot, top)))
+    assert len(document.requests) > 5 and dots
+    fills = RecordingPainter.fills
+    start = fills.index(bars[0]) if bars[0] in fills else 0  # after the shade of the step shown
+    assert fills[start:start + len(bars)] == bars
+    assert RecordingPainter.dots[:len(dots)] == dots
