@@ -128,7 +128,7 @@ class Folding:
     def __init__(self, session: Session, measure: Measure, *, count: Count | None = None,
                  summariser: Summariser | None = None, clock: Callable[[], float] | None = None,
                  scale: float | None = None, head: int | None = None,
-                 estimator: Estimator | None = None) -> None:
+                 estimator: Estimator | None = None, digests: bool = True) -> None:
         branch = copy.deepcopy(session.branch)
         branch.setdefault("metadata", {})[DELIVERED_KEY] = []
         cache = branch["metadata"].get("prompt_cache")
@@ -143,7 +143,7 @@ class Folding:
         if clock is not None:
             options["clock"] = clock
         self.source = session
-        self.fold = Fold(work, measure, count=count, size=estimator, **options)
+        self.fold = Fold(work, measure, count=count, size=estimator, digests=digests, **options)
         self.measure = self.fold.measure  # the working session's: its record holds the fold's notes and copies
         self.replay = FoldReplay(work)
         self.estimator = estimator

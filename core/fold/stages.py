@@ -168,18 +168,17 @@ def note_text(folded: int, ceiling: int | None, calls: Sequence[dict[str, Any]],
 
 
 def make_note(text: str, replaced: Sequence[Message], record: FullRecord, stage: str, new_id: Callable[[], str],
-              created_at: float | None, digest: str) -> Message:
-    """A note message recording the first replaced index, what it replaced (by index) and their digest."""
-    return Message(
-        id=new_id(),
-        kind="note",
-        created_at=created_at,
-        content={"assistant_response": text},
-        metadata={
-            "lion_class": ASSISTANT_CLASS,
-            "context_first_index": chronology_key(replaced[0], record),
-            "context_replaced": [record.index_of(m.id) for m in replaced],
-            "context_replaced_sha256": digest,
-            "context_fold_stage": stage,
-        },
-    )
+              created_at: float | None, digest: str | None) -> Message:
+    """A note message recording the first replaced index, what it replaced (by index) and their digest (None: a
+    replay's note, which records none: core.fold.fold.Fold's `digests`)."""
+    metadata: dict[str, Any] = {
+        "lion_class": ASSISTANT_CLASS,
+        "context_first_index": chronology_key(replaced[0], record),
+        "context_replaced": [record.index_of(m.id) for m in replaced],
+        "context_replaced_sha256": digest,
+        "context_fold_stage": stage,
+    }
+    if digest is None:
+        del metadata["context_replaced_sha256"]
+    return Message(id=new_id(), kind="note", created_at=created_at, content={"assistant_response": text},
+                   metadata=metadata)

@@ -315,7 +315,7 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
     sizer = PredictedSize(measure.measure) if getattr(measure, "estimator", ADR) == PREDICTED else None
     folding = Folding(session, measure.measure, clock=lambda: 0.0,
                       scale=getattr(measure, "scale", None), head=getattr(measure, "head", None),
-                      estimator=sizer)
+                      estimator=sizer, digests=False)  # its notes' span digests are never read here
     replay = folding.replay
     record = replay.session.record
     ids: Sequence[str] = ()

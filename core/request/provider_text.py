@@ -79,7 +79,7 @@ class ProviderCounter:
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Message, Seen]] = {}
-        self._hidden: dict[int, tuple[Message, int]] = {}
+        self._hidden: dict[int, Message | tuple[Message, int]] = {}  # a message alone: no placeholder (0)
         self._tokens = 0
         self._chars = 0
         # The sums over the last view asked about: a trace's views share their start, so each costs what changed.
@@ -99,11 +99,14 @@ class ProviderCounter:
 
     def _hidden_of(self, message: Message) -> int:
         found = self._hidden.get(id(message))
-        if found is not None and found[0] is message:
+        if found is message:
+            return 0
+        if isinstance(found, tuple) and found[0] is message:  # else none, or another message that had this id
             return found[1]
         text = provider_text(message)
         n = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text)) if "[REDACTED" in text else 0
-        self._hidden[id(message)] = (message, n)
+        # A message with no placeholder, nearly every one, is kept as itself: no (message, 0) tuple, 56 bytes each.
+        self._hidden[id(message)] = (message, n) if n else message
         return n
 
     def count(self, view: Sequence[Message], tokens: bool = True) -> ViewCount:

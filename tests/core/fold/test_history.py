@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+import uuid
+
 import pytest
 
-from foldscope.core.fold.history import replay_folds, session_at_request
+from foldscope.core.fold import fold as fold_module
+from foldscope.core.fold.history import Folding, replay_folds, session_at_request
 from foldscope.core.formats.demo import generate
+from foldscope.core.model.policy import Policy
 from tests.core.fold_sessions import fold_measure
 
 
@@ -92,3 +97,25 @@ def test_each_version_and_each_delivery_holds_the_view_as_it_stood_then(monkeypa
     assert replay.session.branch_metadata["delivered"] == list(dict.fromkeys(i for view in delivered for i in view))
     if ceiling == 4_000:
         assert refused and any(v.cause == "fold" for v in replay.versions)  # both kinds of change are exercised
+
+
+@pytest.mark.parametrize("caching", [False, True])
+def test_a_fold_without_span_digests_folds_the_same_views_at_the_same_estimates(caching, monkeypatch):
+    # The replay lab's adr folds without its notes' span digests (core.replay.strategies.adr: it never reads them);
+    # the digest is bookkeeping for a restore, never sent or counted, so every version is the same without it.
+    def versions(digests: bool):
+        ids = itertools.count()  # the notes' ids, the same in both runs
+        monkeypatch.setattr(fold_module.uuid, "uuid4", lambda: uuid.UUID(int=next(ids)))
+        session = generate()
+        policy = Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=caching)
+        folding = Folding(session, fold_measure(session, 20_000, policy=policy), clock=lambda: 0.0, digests=digests)
+        for _ in folding:
+            pass
+        notes = [m for m in folding.replay.session.record if m.kind == "note" and m.id not in session.record]
+        return [(v.request, tuple(v.view), v.cause, v.estimate) for v in folding.replay.versions], notes
+
+    (with_digests, noted), (without, bare) = versions(True), versions(False)
+    assert with_digests == without and any(cause == "fold" for _, _, cause, _ in without)
+    assert noted and all(len(m.metadata["context_replaced_sha256"]) == 64 for m in noted)
+    assert [m.text for m in bare] == [m.text for m in noted]
+    assert all("context_replaced_sha256" not in m.metadata for m in bare)  # none recorded, rather than a false one

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from foldscope.core.formats import load_session
-from foldscope.core.model.session import ReadError, Session
+from foldscope.core.model.session import Message, ReadError, Session
 from foldscope.core.readout.accuracy import pooled
 from foldscope.core.request.predict import Predictor, Sent, predict_all, predict_next
 from foldscope.core.request.trace import measure_trace
@@ -175,3 +175,21 @@ def test_the_requests_json_rows_carry_predicted_and_what_it_was_anchored_on(corp
     assert rows[0]["predicted_from"] == "count" and isinstance(rows[5]["predicted_from"], int)
     assert all(isinstance(r["predicted"], int) for r in rows)
     assert {"estimate", "counted", "scale", "reported_input"} <= set(rows[0])
+
+
+def test_a_placeholders_characters_are_read_once_and_the_same_however_often_a_view_is_counted_again():
+    # ProviderCounter keeps a message without a placeholder as itself, one with as (message, characters): the
+    # count asked again, in any order, and after another message took a forgotten one's id, is the same.
+    from foldscope.core.request.provider_text import ProviderCounter
+
+    plain = Message("p", "instruction", None, {"instruction": "no placeholder here"})
+    hidden = Message("h", "instruction", None, {"instruction": "before [REDACTED len=40] after [REDACTED_X len=2]"})
+    counter = ProviderCounter()
+    first = [counter._hidden_of(m) for m in (plain, hidden, plain, hidden)]
+    assert first == [0, 42, 0, 42]
+    assert counter.count([plain, hidden], tokens=False).hidden_chars == 42
+    assert counter.count([hidden, plain, hidden], tokens=False).hidden_chars == 84
+    counter._hidden[id(plain)] = hidden  # another message under plain's id: never taken for plain's own count
+    assert counter._hidden_of(plain) == 0
+    counter._hidden[id(hidden)] = plain
+    assert counter._hidden_of(hidden) == 42
