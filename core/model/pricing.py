@@ -186,11 +186,20 @@ def _genai_model(name: str) -> Any:
         return None
 
 
+def priced_at(now: datetime | None = None) -> datetime:
+    """When a price is read for a request whose time is not given: noon UTC of the day it is priced. Some of
+    genai-prices' models are priced by the time of day (DeepSeek's off-peak discount, 16:30 to 00:30 UTC), and
+    reading them at the clock's own time made one file's cost change with the hour foldscope ran; noon UTC is
+    their standard hours. The day is kept, so a price that changed on a date is the one in force."""
+    now = now or datetime.now(tz=UTC)
+    return now.astimezone(UTC).replace(hour=12, minute=0, second=0, microsecond=0)
+
+
 def _genai_prices(model: str, name: str, at: datetime | None) -> Priced | None:
     info = _genai_model(name)
     if info is None:
         return None
-    price = info.get_prices(at or datetime.now(tz=UTC))
+    price = info.get_prices(at or priced_at())
     values = {ours: getattr(price, theirs, None) for ours, theirs in _GENAI_KEYS.items()}
     window = info.context_window if isinstance(info.context_window, int) else None
     if values["input"] is None or values["output"] is None:

@@ -144,3 +144,27 @@ def test_with_sockets_blocked_loading_prices_and_pricing_every_corpus_session_wo
                                          u.output) >= 0
                 priced += 1
     assert priced > 500
+
+
+def test_a_price_read_without_a_time_is_the_same_at_any_hour_foldscope_runs(monkeypatch):
+    # DeepSeek's genai-prices entry halves its prices from 16:30 to 00:30 UTC: read at the clock's own time, one
+    # file's cost changed with the hour it was priced. Without a request time, noon UTC of the day is read.
+    from datetime import UTC, datetime
+
+    from foldscope.core.model import pricing
+
+    seen = {}
+    for hour in (3, 12, 20, 23):
+        class Clock(datetime):
+            at = datetime(2026, 12, 1, hour, 45, tzinfo=UTC)
+
+            @classmethod
+            def now(cls, tz=None):
+                return cls.at
+
+        monkeypatch.setattr(pricing, "datetime", Clock)
+        found = pricing.resolve("deepseek-chat")
+        assert found.source == "genai-prices" and found.prices is not None
+        seen[hour] = found.prices.tiers[0].input
+    assert len(set(seen.values())) == 1, seen
+    assert seen[20] == pytest.approx(0.27)  # the standard hours' input price, per million tokens
