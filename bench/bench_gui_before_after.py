@@ -27,35 +27,13 @@ from pathlib import Path
 
 
 def child(path: str, folder: str) -> None:
-    """In the fresh interpreter: open the window on the file and print the moments (bench_scale.gui_launch's)."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from foldscope.app.qt import QApplication, QEventLoop
-    from foldscope.app.settings import WindowSettings
-    from foldscope.app.window import MainWindow
+    """In the fresh interpreter: bench_scale.gui_launch on the file (the app first on the path: the old checkout's
+    with --before), its moments printed as one JSON line."""
+    from bench_scale import gui_launch
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    window = MainWindow(WindowSettings.in_memory(), db=os.path.join(folder, "lib.db"))
-    window.resize(1600, 1000)
-    window.show()
-    moments: dict[str, float] = {}
-    loop = QEventLoop()
-
-    def painted(name: str) -> None:
-        window.grab()  # every panel painted once: what a person sees
-        moments.setdefault(name, time.time())
-        moments.setdefault(f"{name}_cpu", time.process_time())
-        if name == "complete":
-            loop.quit()
-
-    window.record_shown.connect(lambda doc: painted("usable"))
-    window.document_counted.connect(lambda doc: painted("complete"))
-    window.load_failed.connect(lambda line: loop.quit())
-    window.open_path(path)
-    loop.exec()
-    with open("/proc/self/status") as status:
-        moments["peak_mb"] = next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmHWM:"))
-    print(json.dumps(moments), flush=True)
-    app.processEvents()
+    got = gui_launch(path, folder)
+    print(json.dumps({"usable": got["usable_at"], "complete": got["complete_at"], "complete_cpu": got["complete_cpu"],
+                      "peak_mb": got["peak_mb"]}), flush=True)
     os._exit(0)  # the library's import may still run in the worker: not part of what is measured
 
 
