@@ -261,8 +261,7 @@ def _with_marks(plan: Plan, record: FullRecord | None, first_round: IncludedRoun
 def has_text(message: Message) -> bool:
     """Whether a message renders a block of its own (an instruction by its parts, others by their text)."""
     if message.kind == "instruction":
-        sole = _sole_instruction(message)
-        return bool(sole) if sole is not None else bool(instruction_text(message))
+        return bool(instruction_text(message))  # a typed prompt's text is its instruction alone (_sole_instruction)
     return bool(message.text)
 
 
