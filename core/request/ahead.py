@@ -50,6 +50,8 @@ OVERLAP = 32  # messages planned on either side of a window, so a call and its r
 # the other core); tests set this to wait for it from the first batch, so that small sessions use it too.
 WAIT_FOR_START = False
 WAIT_SECONDS = 10.0  # a batch (about 30 ms of work) the child has not answered by then: the child is stopped, the rest counted in-line
+FREE_CORE = 0.5  # this much of a core idle counts as one free (free_core)
+SAMPLE_SECONDS = 0.05  # how long core_idle watches the machine's idle time
 
 
 # Set in a child forked from this process (core.replay.parallel's strategy children): its parent and siblings already
@@ -369,10 +371,6 @@ def free_core() -> bool:
     except (AttributeError, OSError):  # Windows has no load average: assume the core is free
         return True
     return load < cores - FREE_CORE
-
-
-FREE_CORE = 0.5  # this much of a core idle counts as one free
-SAMPLE_SECONDS = 0.05
 
 
 def core_idle(stat: str = "/proc/stat") -> float | None:
