@@ -444,7 +444,7 @@ class WindowMap(QWidget):
             if kept_record is not doc.session.record:
                 styles = []
             if len(styles) < doc.record_size:
-                styles = styles + message_styles(doc, len(styles))
+                styles.extend(message_styles(doc, len(styles)))  # the map's own list: grown in place, not copied
             self._styles = (doc.session.record, styles)
             assert self._record_bar is not None  # laid out by bars()
             record_key = self._record_bar[0]
