@@ -30,6 +30,9 @@ class ModelPrices:
     model: str
     tiers: tuple[Tier, ...]
     multiplier: float = 1.0
+    # genai-prices' name for prices that change with the time a request is sent (a provider's peak and off-peak
+    # hours, a new price from a date); None for prices that never do (the project's table, the user's overrides).
+    timed: str | None = None
 
     def __post_init__(self) -> None:
         if not self.tiers:
@@ -37,6 +40,15 @@ class ModelPrices:
         bounds = [t.above for t in self.tiers]
         if bounds[0] != 0 or bounds != sorted(set(bounds)):
             raise ValueError(f"{self.model}: tier boundaries must start at 0 and rise: {bounds}")
+
+    def at(self, when: float | None) -> ModelPrices:
+        """The prices in force for a request sent at `when` (seconds since the epoch): these, when they never
+        change or the time is not known (core.model.pricing.priced_at says which day's those are)."""
+        if self.timed is None or when is None:
+            return self
+        from foldscope.core.model.pricing import in_force  # pricing builds its prices from this module's
+
+        return in_force(self, when)
 
     def tier_for(self, prompt: int) -> Tier:
         """The tier a request of `prompt` input tokens is priced at: past a boundary, the whole request."""
