@@ -17,7 +17,7 @@ from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Session
 from foldscope.core.model.shared import since
 from foldscope.core.request.count import Counter
-from foldscope.core.request.prefix import Divergence, Place, compile_for_prefix, divergence, place
+from foldscope.core.request.prefix import Divergence, Place, PrefixMeter, compile_for_prefix, divergence, place
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import rounds_of, session_tools, trace_views, unseen_heads
 
@@ -49,14 +49,20 @@ class MeasuredPass:
         self._serial = -2  # the counter's serial of the measurement before (none yet)
         self._before: tuple = ()  # the request before: (its messages, its first round)
 
-    def step(self, messages: Sequence, first_round, m) -> None:
-        """The next request: its messages, its included first round and the counter's measurement of them."""
+    def step(self, messages: Sequence, first_round, m, meter: PrefixMeter | None = None) -> None:
+        """The next request: its messages, its included first round and the counter's measurement of them. `meter`:
+        the trace's prefix meter, stepped over this request under the same record, policy and tools (measure_trace's
+        on_measured): where the request parts from the one before is read from it, not compiled again."""
         record, policy, tools, before = self.session.record, self.policy, self.tools, self._before
         found = where = None
         if before and not _only_adds(before, messages, first_round):
-            a = compile_for_prefix(before[0], record=record, policy=policy, tools=tools, first_round=before[1])
-            b = compile_for_prefix(messages, record=record, policy=policy, tools=tools, first_round=first_round)
-            found, where = divergence(a, b, record), place(a, b, record)
+            parted = meter.parted() if meter is not None else None
+            if parted is not None:
+                found, where = parted
+            else:
+                a = compile_for_prefix(before[0], record=record, policy=policy, tools=tools, first_round=before[1])
+                b = compile_for_prefix(messages, record=record, policy=policy, tools=tools, first_round=first_round)
+                found, where = divergence(a, b, record), place(a, b, record)
         self._before = (messages, first_round)
         if self.tokens is not None:
             # Only the parts this measurement did not keep from the one before are new.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import compress, count
@@ -173,13 +174,24 @@ class PrefixMeter:
         self.policy_key = (None, None) if policy is None else (policy.tool_result_max_chars, policy.caching)
         self._lengths: dict[tuple, int] = {}
         self.previous: Shape | None = None
+        self.before: Shape | None = None  # the shape before the previous one (the last step compared the two)
 
     def step(self, view: Sequence[str], laid: Any, first_round: IncludedRound | None = None) -> Divergence | None:
         """Where the previous request parts from this one (None for the first). `view` is this request's
         message ids, `laid` its core.request.count_step.Laid (Measurement.laid) under the meter's record, policy, tools."""
         shape = self._shape(view, laid, first_round)
-        before, self.previous = self.previous, shape
-        return None if before is None else self._divergence(before, shape)
+        self.before, self.previous = self.previous, shape
+        return None if self.before is None else self._divergence(self.before, shape)
+
+    def parted(self) -> tuple[Divergence, Place] | None:
+        """The last step's request against the one before it: where it parts (`divergence`) and the exact place
+        (`place`), each as on their compiled payloads, from their shapes; None after the first step. A request
+        costs what changed: the cache causes' pass asks this where a request does not only add to the one before,
+        instead of compiling both whole."""
+        a, b = self.before, self.previous
+        if a is None or b is None:
+            return None
+        return self._divergence(a, b), self._place(a, b, self._shared(a, b)[0])
 
     def _text(self, spec, first_round: IncludedRound | None) -> str:
         spec = replace(spec, mark=None) if spec.mark is not None else spec
@@ -263,7 +275,8 @@ class PrefixMeter:
             i += 1
         return i, a.ends[i - 1] if 0 < i <= len(a.flat) else 0, other_role
 
-    def _divergence(self, a: Shape, b: Shape) -> Divergence:
+    def _shared(self, a: Shape, b: Shape) -> tuple[int, int, int | None]:
+        """The bytes the two payloads share from the start, with _first_different's block and turn."""
         j, before, other_role = self._first_different(a, b)
         if a.head == b.head:
             shared = len(a.head.encode("utf-8")) + before
@@ -273,6 +286,10 @@ class PrefixMeter:
                 shared += self._stream_prefix(a, b, j)
         else:
             shared = self._stream_prefix(a, b, -1)
+        return shared, j, other_role
+
+    def _divergence(self, a: Shape, b: Shape) -> Divergence:
+        shared, j, other_role = self._shared(a, b)
         size = a.size
         share = round(shared / size, 4) if size else 0.0
         if shared == size == b.size:
@@ -299,6 +316,46 @@ class PrefixMeter:
             return Divergence(share, i, None, cause)
         first = block.messages[0]
         return Divergence(share, i, self.record.index_of(first.id) if first.id in self.record else None, cause)
+
+    def _place(self, a: Shape, b: Shape, byte: int) -> Place:
+        """`place` on the two compiled payloads, from the shapes, `byte` the bytes they share from the start: only
+        the message holding that byte is rendered."""
+        head = b.head.encode("utf-8")
+        if byte < len(head) or not b.flat:  # in the stable segment (a's first `byte` bytes are b's)
+            data = head + (b.trailer.encode("utf-8") if not b.flat else b"")
+            return Place(byte, None, None, None, len(data[:byte].decode("utf-8", "ignore")), 0)
+        rel, n = byte - len(head), len(b.flat)
+        i = bisect_right(b.ends, rel)  # the segment holding the byte (n: the trailer)
+        start = b.ends[i - 1] if i else 0
+        if i == n:
+            if rel - start >= len(b.trailer) - len("]}"):  # past the last message
+                return Place(byte, b.turns[-1] + 1, None, None, 0, 0)
+            turn = b.turns[-1]
+        else:
+            # A turn's glue closes the turn before (`],"role":"..."}`); the comma and `{"content":[` after it are
+            # the next turn's, as `place` reads a byte on the comma before a message as the message after it.
+            glue = b.glue(i)
+            closing = len(glue) - len(',{"content":[') if i and b.roles[i] != b.roles[i - 1] else 0
+            turn = b.turns[i] - 1 if rel - start < closing else b.turns[i]
+        first = min(i, n - 1)
+        while first and b.turns[first - 1] >= turn:
+            first -= 1
+        while b.turns[first] < turn:
+            first += 1
+        last = first
+        while last + 1 < n and b.turns[last + 1] == turn:
+            last += 1
+        opening = '{"content":['
+        begins = (b.ends[first - 1] if first else 0) + len(b.glue(first)) - len(opening)  # the message's first byte
+        specs = [b.flat[k] for k in range(first, last + 1)]
+        texts = [self._text(spec, b.first_round) for spec in specs]
+        text = opening + ",".join(texts) + f'],"role":"{b.roles[first]}"}}'
+        char = len(text.encode("utf-8")[:max(0, rel - begins)].decode("utf-8", "ignore"))
+        k, b_at = _locate(texts, char, len(opening)) or (len(texts) - 1,
+                                                         len(opening) + sum(len(t) + 1 for t in texts[:-1]))
+        message = specs[k].messages[0]
+        index = self.record.index_of(message.id) if message.id in self.record else None
+        return Place(byte, turn, k, index, char, max(0, min(len(texts[k]), char - b_at)), texts[k])
 
     def _stream_prefix(self, a: Shape, b: Shape, start: int) -> int:
         """Common bytes of the two payloads' streams from segment `start` (-1: the head) on, read lazily."""

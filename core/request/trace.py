@@ -344,7 +344,8 @@ def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinkin
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
                   counter: Counter | None = None, prefix: bool = True, record: bool = False,
                   on_count: Callable[[int, int, int], None] | None = None,
-                  on_measured: Callable[[Sequence[Message], Any, Measurement], None] | None = None) -> TraceReport:
+                  on_measured: Callable[[Sequence[Message], Any, Measurement, PrefixMeter | None], None] | None = None,
+                  ) -> TraceReport:
     """Measure every request of the session's trace under a policy: count, scale, estimate, decision.
 
     The scale starts at 1.0 and is calibrated request by request from reported input (request k's
@@ -352,8 +353,9 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     and the final scale is kept with the session (never lowering a kept one). `on_count(k, requests,
     count)` hears each request's compiled count as the counting pass reaches it (the GUI's timeline fills
     in as it goes); the count has no unseen head or scale yet, so it is progress, not a size to show.
-    `on_measured(messages, first_round, measurement)` gets each request's measurement as the counter made it,
-    so another pass over the same requests (core.forensics.measured.MeasuredPass) need not count them again.
+    `on_measured(messages, first_round, measurement, meter)` gets each request's measurement as the counter made it,
+    and the prefix meter that has just stepped over it (None without `prefix`), so another pass over the same
+    requests (core.forensics.measured.MeasuredPass) need not count or compile them again.
     """
     policy = policy or Policy()
     model = policy.model or session.model
@@ -387,14 +389,14 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
                 ahead.reach(position_of(rec, messages), first_round)
             m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
             counts.append(Measurement(m.counted, tuple(m.largest(3))))
-            if on_measured is not None:
-                on_measured(messages, first_round, m)
-            if on_count is not None:
-                on_count(len(counts) - 1, len(trace), m.counted)
             rounds.append(first_round)
             if meter is not None:
                 ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
                 parted.append(meter.step(ids, m.laid, first_round))
+            if on_measured is not None:
+                on_measured(messages, first_round, m, meter)
+            if on_count is not None:
+                on_count(len(counts) - 1, len(trace), m.counted)
         heads = unseen_heads(session, [m.counted for m in counts], trace)
         head = heads[-1] if heads else 0
         if record:

@@ -135,3 +135,74 @@ def test_the_place_is_the_first_byte_that_differs_inside_the_message_the_diverge
         assert at.block_text == block and (shared.endswith(block[:at.block_char])
                                            or (at.block_char == len(block) and block in shared))
         assert at.index == found.index or found.cause == "policy"
+
+
+@SETTINGS
+@given(st.data())
+@also_in_small_chunks
+def test_the_meter_parts_each_request_from_the_one_before_where_the_whole_payloads_do(data):
+    # PrefixMeter.parted (the cache causes' pass reads it instead of compiling both requests) against `divergence`
+    # and `place` on the two compiled payloads, over views that grow, fold or restore and a first round that changes.
+    from foldscope.core.request.prefix import place
+
+    record = data.draw(records())
+    policy = data.draw(st.sampled_from(POLICIES))
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    ids = record.ids()
+    rounds = [None] + ([IncludedRound(frozenset(ids[1:4]), ids[3], None)] if len(record) > 3 else [])
+    counter, meter = Counter(), PrefixMeter(record, policy, tools)
+    before = None
+    for _ in range(data.draw(st.integers(2, 5))):
+        if before is not None and data.draw(st.booleans()):
+            extra = [m for m in record if m not in before[0]]
+            view = before[0] + extra[: data.draw(st.integers(0, len(extra)))]
+        else:
+            view = data.draw(views(record))
+        first_round = data.draw(st.sampled_from(rounds))
+        try:
+            compiled = whole(record, view, policy, tools, first_round)
+        except Exception:
+            continue  # a view that cannot compile is not a request
+        m = counter.measure(view, record=record, policy=policy, tools=tools, first_round=first_round)
+        meter.step(tuple(x.id for x in view), m.laid, first_round)
+        got = meter.parted()
+        if before is None:
+            assert got is None
+        else:
+            assert got == (divergence(before[1], compiled, record), place(before[1], compiled, record))
+        before = (view, compiled)
+
+
+def test_a_byte_in_the_glue_between_turns_is_placed_in_the_turn_place_names():
+    # The bytes part inside `],"role":"user"},{"content":[` (the earlier request's next turn has another role than
+    # the later one's): `place` names the turn before for the closing bytes and the next one from the comma on.
+    from foldscope.core.model.session import FullRecord, Message
+    from foldscope.core.request.prefix import place
+
+    record = FullRecord([Message("m1", "instruction", 1.0, {"instruction": "abc", "context": None}, {}),
+                         Message("m2", "assistant", 2.0, {"assistant_response": "hello"}, {}),
+                         Message("m3", "instruction", 3.0, {"instruction": "help", "context": None}, {})])
+    for later in ("m2", "m3"):
+        views_ = [[record.get("m1")], [record.get("m1"), record.get(later)]]
+        counter, meter = Counter(), PrefixMeter(record)
+        for v in views_:
+            meter.step(tuple(m.id for m in v), counter.measure(v, record=record).laid)
+        a, b = (whole(record, v, None, None, None) for v in views_)
+        assert meter.parted() == (divergence(a, b, record), place(a, b, record))
+
+
+def test_a_later_request_that_is_the_start_of_the_earlier_one_parts_past_its_last_message():
+    # The later request's bytes are all the earlier one's up to its closing `]}`: the place is past its last message.
+    from foldscope.core.model.session import FullRecord, Message
+    from foldscope.core.request.prefix import place
+
+    record = FullRecord([Message("m1", "instruction", 1.0, {"instruction": "abc", "context": None}, {}),
+                         Message("m2", "assistant", 2.0, {"assistant_response": "hello"}, {}),
+                         Message("m3", "assistant", 3.0, {"assistant_response": "again"}, {})])
+    for earlier, later in ((["m1", "m2"], ["m1"]), (["m1", "m2", "m3"], ["m1", "m2"])):
+        views_ = [[record.get(i) for i in earlier], [record.get(i) for i in later]]
+        counter, meter = Counter(), PrefixMeter(record)
+        for v in views_:
+            meter.step(tuple(m.id for m in v), counter.measure(v, record=record).laid)
+        a, b = (whole(record, v, None, None, None) for v in views_)
+        assert meter.parted() == (divergence(a, b, record), place(a, b, record))
