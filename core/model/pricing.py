@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -216,32 +216,30 @@ def _genai_tiers(info: Any, price: Any, name: str) -> ModelPrices | None:
         return None
     bounds = sorted({0, *(t.start for v in values.values() if v is not None and hasattr(v, "tiers") for t in v.tiers)})
     tiers = tuple(Tier(b, **{k: _at(v, b) for k, v in values.items()}) for b in bounds)  # type: ignore[arg-type]
-    return ModelPrices(info.id, tiers, timed=name if isinstance(info.prices, list) else None)
+    return ModelPrices(info.id, tiers, timed=partial(_in_force, name) if isinstance(info.prices, list) else None)
 
 
 # Prices in force, by model name and the genai-prices price object chosen (the data's own objects live as long as
 # the process): a long session is priced per request without building its tiers again each time.
-_IN_FORCE: dict[tuple[str, int], ModelPrices] = {}
+_IN_FORCE: dict[tuple[str, int], ModelPrices | None] = {}
 
 
-def in_force(prices: ModelPrices, when: float) -> ModelPrices:
-    """genai-prices' prices for `prices.timed` at the time `when` (seconds since the epoch, UTC): the hour and the
-    date a request was sent decide its price (DeepSeek's peak hours, a price that changed on a date). `prices`
-    when the time is not one a calendar holds or that moment lists no token prices."""
-    name = prices.timed
-    info = _genai_model(name) if name is not None else None
-    if name is None or info is None:
-        return prices
+def _in_force(name: str, when: float) -> ModelPrices | None:
+    """genai-prices' prices for model `name` at the moment `when` (seconds since the epoch, UTC): the hour and the
+    date a request was sent decide its price (DeepSeek's peak hours, a price that changed on a date). None when
+    no calendar holds that moment or it lists no token prices (ModelPrices.at then keeps the prices it has)."""
+    info = _genai_model(name)
+    if info is None:
+        return None
     try:
         moment = datetime.fromtimestamp(when, tz=UTC)
     except (OverflowError, OSError, ValueError):
-        return prices
+        return None
     price = info.get_prices(moment)
     key = (name, id(price))
-    found = _IN_FORCE.get(key)
-    if found is None:
-        found = _IN_FORCE[key] = _genai_tiers(info, price, name) or prices
-    return found
+    if key not in _IN_FORCE:
+        _IN_FORCE[key] = _genai_tiers(info, price, name)
+    return _IN_FORCE[key]
 
 
 def _at(value: Any, above: int) -> float | None:
