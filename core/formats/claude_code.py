@@ -40,7 +40,7 @@ from typing import Any
 
 from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
-from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
+from foldscope.core.model.session import Fields, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
 FORMAT = "claude_code"
 
@@ -188,6 +188,8 @@ class _Reader:
             self.session_id = value["sessionId"]
         if "cwd" not in b.extras and isinstance(value.get("cwd"), str):
             b.extras["cwd"] = value["cwd"]  # where the session ran: `foldscope sessions` shows it as the project
+        if kind == "user" and self._typed_prompt(line, value):
+            return
         uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else None
         if uuid is not None and kind in ("user", "assistant") and self.main_sidechain is None:
             self.main_sidechain = value.get("isSidechain") is True
@@ -207,6 +209,34 @@ class _Reader:
             self.tip = uuid
             if self.b.turn_open:
                 self.turn_uuids.add(uuid)
+
+    def _typed_prompt(self, line: int, value: dict) -> bool:
+        """The commonest line, a typed prompt (string content) on the main chain under the newest line, read
+        straight into the record; False, having changed nothing, for any other line, which the general steps
+        (_follow, _dispatch, _user) read. Those steps make the same message, view and marks of such a line, each
+        asking on the way what is settled here at once (tests/core/formats/test_claude_code_fast.py)."""
+        uuid = value.get("uuid")
+        message = value.get("message")
+        if (type(uuid) is not str or type(message) is not dict or self.main_sidechain is not False
+                or self.boundary is not None or uuid in self.marks):
+            return False
+        content = message.get("content")
+        parent = value.get("parentUuid")
+        if (type(content) is not str or parent is None or parent != self.tip or value.get("isSidechain") is True
+                or value.get("isCompactSummary")):
+            return False
+        b = self.b
+        if self.key is not None:
+            self._end_response()
+        meta = Fields({"uuid": uuid, "is_meta": True}) if value.get("isMeta") else Fields.one("uuid", uuid)
+        b.add(uuid, "instruction", Fields.one("instruction", content), line, at=parse_time(value.get("timestamp")),
+              metadata=meta)
+        self.marks[uuid] = line
+        if self.views[-1] is not b.view:
+            self.view_starts.append(line)
+            self.views.append(b.view)
+        self.tip = uuid
+        return True
 
     def _repeat(self, line: int, uuid: str, value: dict) -> None:
         self.repeated += 1

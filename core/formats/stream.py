@@ -6,7 +6,7 @@ import json
 import os
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -167,16 +167,45 @@ def head_values(head: bytes, lines: int = 20) -> list[Any]:
 
 def parse_time(value: Any) -> float | None:
     """An ISO-8601 string or epoch number (seconds or milliseconds) as epoch seconds, else None."""
+    if type(value) is str and len(value) == 24 and value[23] == "Z" and value[19] == ".":
+        second = _last_second
+        if value[:19] == second[0]:
+            millis = value[20:23]
+            if millis.isascii() and millis.isdigit() and second[1] is not None:
+                return (second[1] + int(millis) * 1000) / 1_000_000
+    return _parse_time(value)
+
+
+def _parse_time(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
         return value / 1000.0 if value > 1e11 else float(value)
     if isinstance(value, str) and value:
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return None
+        if len(value) == 24 and value[23] == "Z" and value[19] == ".":
+            # The whole second of a time as Claude Code writes it (2026-01-01T00:00:00.001Z), in microseconds:
+            # the next times in the same second add their milliseconds to it, where fromisoformat costs a
+            # microsecond or two a line. timestamp() is (its microseconds since the epoch) / 10**6 divided as
+            # integers, and so is the sum, so both round alike (tests/core/formats/test_stream_time.py).
+            _last_second[:] = [value[:19], _whole_micros(parsed)]
+        return parsed.timestamp()
     return None
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_last_second: list[Any] = [None, None]  # [the first 19 characters of a time, its whole second's microseconds or None]
+
+
+def _whole_micros(parsed: datetime) -> int | None:
+    """Microseconds from the epoch to the start of `parsed`'s second; None when it is naive or not UTC."""
+    if parsed.utcoffset() != timedelta(0):
+        return None
+    delta = parsed.replace(microsecond=0) - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000
 
 
 def as_int(value: Any) -> int:
@@ -274,9 +303,12 @@ class SessionBuilder:
         """Append a message (a unique id is made, with a warning, when the source repeats one)."""
         if self._turn is not None:
             self.end_turn()
-        mid = self.unique(id, line)
-        self._reserved.discard(mid)
-        self.record.append(Message(mid, kind, at, content, metadata or {}, Provenance(self.file, line)))
+        if type(id) is str and id not in self.record and id not in self._reserved:
+            mid = id  # a new id, nearly every one: unique() would reserve it only for this to let it go
+        else:
+            mid = self.unique(id, line)
+            self._reserved.discard(mid)
+        self.record.append(Message(mid, kind, at, content, {} if metadata is None else metadata, Provenance(self.file, line)))
         if in_view:
             self.view.append(mid)
         return mid

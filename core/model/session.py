@@ -56,6 +56,16 @@ class Fields(Mapping[str, Any]):
             self._values = tuple(mapping.values()) if isinstance(mapping, dict) else tuple(mapping[k] for k in keys)
 
     @classmethod
+    def one(cls, key: str, value: Any) -> Fields:
+        """Fields({key: value}) without making the dict: a reader's commonest content and metadata."""
+        fields = object.__new__(cls)
+        keys = (key,)
+        fields._keys = _SHARED_KEYS.get(keys) or (
+            _SHARED_KEYS.setdefault(keys, keys) if len(_SHARED_KEYS) < _MAX_SHARED_KEYS else keys)
+        fields._values = value
+        return fields
+
+    @classmethod
     def of(cls, mapping: Mapping[str, Any]) -> Fields:
         """`mapping` itself when it is a Fields already (nothing can change one), else a Fields of it."""
         return mapping if type(mapping) is Fields else cls(mapping)
@@ -216,6 +226,10 @@ class FullRecord:
     def get(self, message_id: str) -> Message:
         return self._messages[self._index[message_id]]
 
+    def holds(self, message_ids: set[str]) -> bool:
+        """Whether every one of these ids is a message of the record."""
+        return self._index.keys() >= message_ids
+
     def index_of(self, message_id: str) -> int:
         """A message's index: its position in the full record, counting from 0."""
         return self._index[message_id]
@@ -327,6 +341,10 @@ class Session:
         self.check_view(self.view)
 
     def check_view(self, view: Iterable[str]) -> None:
+        if isinstance(view, Sequence):  # one set and one subset test in C; the loop below only to name a bad id
+            ids = set(view)
+            if len(ids) == len(view) and self.record.holds(ids):
+                return
         seen: set[str] = set()
         for mid in view:
             if mid not in self.record:

@@ -1,0 +1,171 @@
+"""The Claude Code reader's shortcuts against the rules they replace: a typed prompt on the main chain read straight
+into the record (claude_code._Reader._typed_prompt) makes the session the general steps make, over random files of
+prompts, answers, results, compactions, rewinds, sidechain lines, repeated and colliding ids and odd fields; and
+stream.parse_time's reuse of the last whole second gives fromisoformat's time to the last bit."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.formats import claude_code, stream
+from foldscope.core.model.session import Fields, Session
+
+SECONDS = ["2026-01-01T00:00:00", "2026-01-01T00:00:01", "1969-12-31T23:59:59", "0001-01-01T00:00:00",
+           "9999-12-31T23:59:59", "2026-02-29T00:00:00"]
+TIMES = st.one_of(
+    st.builds(lambda s, ms: f"{s}.{ms:03d}Z", st.sampled_from(SECONDS), st.integers(0, 999)),
+    st.builds(lambda s, ms: f"{s}.{ms}Z", st.sampled_from(SECONDS), st.sampled_from(["1a2", " 12", "٣٣٣", "1.5", "+12"])),
+    st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:00.123+00:00", "2026-01-01T00:00:00.123", "",
+                     "2026-01-01T00:00:00.1234Z", "2026-01-01 00:00:00.123Z", "Z" * 24, "2026-01-01T00:00:00.123z"]),
+    st.integers(-10, 2 * 10**12), st.none(), st.booleans())
+SIDES = st.sampled_from(["main", "main", "main", "main", "side", "none"])
+
+
+@st.composite
+def _lines(draw) -> list[Any]:
+    """A Claude Code file's lines, mostly typed prompts, with every condition the shortcut asks varied."""
+    lines: list[Any] = []
+    uuids: list[Any] = []
+    tip: Any = None
+    for n in range(draw(st.integers(1, 25))):
+        kind = draw(st.sampled_from(["prompt"] * 6 + ["assistant", "assistant", "result", "boundary", "summary",
+                                                      "list_prompt", "junk"]))
+        uuid = draw(st.sampled_from(["fresh"] * 8 + ["repeat", "missing", "number", "collide"]))
+        if uuid == "fresh" or not uuids:
+            u: Any = f"u{n}"
+        elif uuid == "repeat":
+            u = draw(st.sampled_from(uuids))
+        elif uuid == "collide":
+            u = f"msg{draw(st.integers(0, 3))}"  # an answer's message id
+        else:
+            u = None if uuid == "missing" else n
+        parent = draw(st.sampled_from(["tip"] * 6 + ["earlier", "null", "missing", "unknown", "number"]))
+        line: dict[str, Any] = {"type": "user", "sessionId": "s", "timestamp": draw(TIMES)}
+        if u is not None or draw(st.booleans()):
+            line["uuid"] = u
+        if parent != "missing":
+            line["parentUuid"] = {"tip": tip, "earlier": draw(st.sampled_from(uuids)) if uuids else tip, "null": None,
+                                  "unknown": "nowhere", "number": 7}[parent]
+        side = draw(SIDES)
+        if side != "none":
+            line["isSidechain"] = side == "side"
+        for flag in ("isMeta", "isCompactSummary"):
+            if draw(st.integers(0, 9)) == 0:
+                line[flag] = draw(st.sampled_from([True, False, 1, "yes"]))
+        if draw(st.integers(0, 19)) == 0:
+            line["cwd"] = "/somewhere"
+        if kind in ("prompt", "summary", "list_prompt"):
+            content: Any = f"prompt {n}" if kind != "list_prompt" else [{"type": "text", "text": f"prompt {n}"}]
+            if draw(st.integers(0, 15)) == 0:
+                content = draw(st.sampled_from([None, 3, {"text": "x"}, ""]))
+            message: Any = {"role": "user", "content": content}
+            if draw(st.integers(0, 15)) == 0:
+                message = draw(st.sampled_from([None, "text", ["x"], {}]))
+            line["message"] = message
+            if kind == "summary":
+                line["isCompactSummary"] = True
+        elif kind == "assistant":
+            mid = f"msg{draw(st.integers(0, 3))}"
+            blocks: list[Any] = [{"type": "text", "text": f"answer {n}"}]
+            if draw(st.booleans()):
+                blocks.append({"type": "tool_use", "id": f"call{n}", "name": "Read", "input": {"n": n}})
+            line.update(type="assistant", message={"role": "assistant", "id": mid, "model": "claude-sonnet-4-5",
+                                                   "content": blocks, "usage": {"input_tokens": n, "output_tokens": 1}})
+        elif kind == "result":
+            calls = [x["message"]["content"][1]["id"] for x in lines if isinstance(x, dict) and x.get("type") == "assistant"
+                     and len(x["message"]["content"]) > 1]
+            call = draw(st.sampled_from(calls)) if calls else "call-none"
+            line["message"] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": "ok"}]}
+        elif kind == "boundary":
+            line.update(type="system", subtype="compact_boundary", parentUuid=None, logicalParentUuid=tip,
+                        content="Conversation compacted", compactMetadata={"trigger": "auto", "preTokens": 9})
+        else:
+            line = draw(st.sampled_from([[1, 2], "text", {"type": 5}, {"type": "progress", "uuid": f"p{n}"}]))
+        lines.append(line)
+        if isinstance(line, dict) and isinstance(line.get("uuid"), str):
+            uuids.append(line["uuid"])
+            tip = line["uuid"]
+    return lines
+
+
+def _facts(session: Session) -> dict[str, Any]:
+    """Everything a reader makes, as plain values (Fields as dicts, the views as tuples)."""
+    source = session.extras.get("source_lines")
+    return {
+        "record": [(m.id, m.kind, repr(m.created_at), dict(m.content), dict(m.metadata), m.provenance, m.raw)
+                   for m in session.record],
+        "view": list(session.view),
+        "trace": [(r.index, tuple(r.view), r.response_id, r.usage, repr(r.at), r.model, r.cache_miss_reason,
+                   r.unseen_input) for r in session.trace],
+        "events": session.events, "warnings": session.warnings, "model": session.model,
+        "extras": {k: v for k, v in session.extras.items() if k != "source_lines"},
+        "source": (list(source.starts), source.multi) if source is not None else None,
+    }
+
+
+def _read(path: Path) -> dict[str, Any] | str:
+    try:
+        return _facts(claude_code.read(path, children=False))
+    except Exception as exc:  # noqa: BLE001  # the same refusal either way is part of the same behaviour
+        return f"{type(exc).__name__}: {exc}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lines())
+def test_a_typed_prompt_read_straight_makes_the_session_the_general_steps_make(lines):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.jsonl"
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        fast = _read(path)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(claude_code._Reader, "_typed_prompt", lambda self, line, value: False)
+            general = _read(path)
+    assert fast == general
+
+
+def test_the_shortcut_takes_the_typed_prompts_of_a_plain_file(tmp_path, monkeypatch):
+    """Not a shortcut that never runs: every prompt after the first (whose parent is null) goes through it."""
+    taken: list[int] = []
+    original = claude_code._Reader._typed_prompt
+
+    def spy(self, line, value):
+        done = original(self, line, value)
+        if done:
+            taken.append(line)
+        return done
+
+    monkeypatch.setattr(claude_code._Reader, "_typed_prompt", spy)
+    entries, parent = [], None
+    for n in range(5):
+        entries.append({"type": "user", "uuid": f"u{n}", "parentUuid": parent, "sessionId": "s", "isSidechain": False,
+                        "timestamp": f"2026-01-01T00:00:00.00{n}Z", "message": {"role": "user", "content": f"w{n}"}})
+        parent = f"u{n}"
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in entries), encoding="utf-8")
+    session = claude_code.read(path)
+    assert taken == [2, 3, 4, 5]
+    assert [m.content["instruction"] for m in session.record] == [f"w{n}" for n in range(5)]
+    assert [m.created_at for m in session.record] == [
+        datetime.fromisoformat(f"2026-01-01T00:00:00.00{n}+00:00").timestamp() for n in range(5)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(TIMES, min_size=1, max_size=8))
+def test_a_time_in_the_last_whole_second_reads_as_fromisoformat_reads_it(times):
+    stream._last_second[:] = [None, None]
+    for value in times:
+        assert repr(stream.parse_time(value)) == repr(stream._parse_time(value))
+
+
+def test_fields_one_is_the_fields_of_a_one_key_dict():
+    made = Fields.one("uuid", "u1")
+    assert made == Fields({"uuid": "u1"}) and dict(made) == {"uuid": "u1"} and made.sole("uuid") == "u1"
+    assert made._keys is Fields({"uuid": "u2"})._keys  # one key tuple for every such mapping
