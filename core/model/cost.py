@@ -36,6 +36,13 @@ class ModelPrices:
     # user's overrides).
     timed: Callable[[float], ModelPrices | None] | None = field(default=None, compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        if not self.tiers:
+            raise ValueError(f"{self.model}: a price table needs at least one tier")
+        bounds = [t.above for t in self.tiers]
+        if bounds[0] != 0 or bounds != sorted(set(bounds)):
+            raise ValueError(f"{self.model}: tier boundaries must start at 0 and rise: {bounds}")
+
     def at(self, when: float | None) -> ModelPrices:
         """The prices in force for a request sent at `when` (seconds since the epoch): these, when they never
         change or the time is not known (core.model.pricing.priced_at says which day's those are)."""
