@@ -38,6 +38,8 @@ KIND_SENTENCES = {
 NUMERIC = (NUMBER, REQUEST, MESSAGES, BEFORE, AFTER)
 SortRole = Qt.ItemDataRole.UserRole + 2
 RowRole = Qt.ItemDataRole.UserRole + 3
+ROLES = frozenset({Qt.ItemDataRole.DisplayRole, SortRole, RowRole, Qt.ItemDataRole.TextAlignmentRole,
+                   Qt.ItemDataRole.ToolTipRole})  # the roles FoldModel.data answers
 
 
 class FoldModel(QAbstractTableModel):
@@ -74,7 +76,10 @@ class FoldModel(QAbstractTableModel):
                 row.outcome)[column]
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not (0 <= index.row() < len(self.rows)) or not (0 <= index.column() < len(COLUMNS)):
+        # The view asks each cell for a dozen roles at every resize to contents (a long session's compactions are
+        # hundreds of rows): the ones this model never gives are answered first.
+        if role not in ROLES or not index.isValid() or not (0 <= index.row() < len(self.rows)) \
+                or not (0 <= index.column() < len(COLUMNS)):
             return None
         row, column = self.rows[index.row()], index.column()
         value = self._value(row, column)

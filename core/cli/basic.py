@@ -52,13 +52,14 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None)
 
     measure = Measure(session, session_policy(session), threads=threads, counter=counter)
     policy, model, resolution, record = measure.policy, measure.model, measure.resolution, session.record
+    measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at
     # The full record compiled as one request with no head: the total of core.readout.message_sizes.record_sizes,
     # which the GUI's full record heading shows, without cutting it into each message's part (a million parts
-    # on a file of tiny lines, for one figure).
+    # on a file of tiny lines, for one figure). Counted after the trace, so it extends the last request's layout
+    # (the same count: each block's is memoised) rather than the trace's first request starting again from it.
     record_tokens = measure.count(list(record), first_round=None)
     view = session.view_messages()
     view_tokens = measure.count(view)
-    measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at
     view_estimate = measure.estimate(view)
     # a clipped copy is not an execution: counts of tool calls and results stay counts of work done (Amendment 2)
     by_kind = Counter_("clipped_copy" if m.is_clipped_copy else m.kind for m in record)

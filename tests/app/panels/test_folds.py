@@ -23,6 +23,27 @@ def test_the_fold_model_passes_the_model_tester_and_shows_each_record(qtmodeltes
     assert model.index(0, 5).data() == str(folds[0]["messages_folded"])
 
 
+def test_the_fold_table_gives_every_role_it_draws_with_and_none_it_does_not(demo_window):
+    # FoldModel.data answers the roles it never gives first (the view asks each cell a dozen at every resize):
+    # each role it does give must still reach it.
+    from foldscope.app.panels.folds import COLUMNS, NUMBER, NUMERIC, SortRole
+
+    model, role = demo_window.fold_panel.model, Qt.ItemDataRole
+    right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    for r, row in enumerate(model.rows):
+        assert model.index(r, NUMBER).data(RowRole) is row
+        assert model.index(r, NUMBER).data(SortRole) == row.number
+        assert model.index(r, 1).data(SortRole) == row.kind
+        assert "took" in model.index(r, 1).data(role.ToolTipRole)
+        for c in range(len(COLUMNS)):
+            index = model.index(r, c)
+            assert isinstance(index.data(role.DisplayRole), str)
+            assert index.data(role.TextAlignmentRole) == (right if c in NUMERIC else None)
+            assert all(index.data(other) is None for other in (role.FontRole, role.DecorationRole, role.ForegroundRole,
+                                                               role.BackgroundRole, role.CheckStateRole,
+                                                               role.SizeHintRole))
+
+
 def test_selecting_a_fold_record_steps_the_timeline_and_highlights_what_it_folded(demo_window):
     window = demo_window
     session = window.document.session
