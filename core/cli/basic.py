@@ -52,13 +52,14 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None)
 
     measure = Measure(session, session_policy(session), threads=threads, counter=counter)
     policy, model, resolution, record = measure.policy, measure.model, measure.resolution, session.record
+    measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at
     # The full record compiled as one request with no head: the total of core.readout.message_sizes.record_sizes,
     # which the GUI's full record heading shows, without cutting it into each message's part (a million parts
-    # on a file of tiny lines, for one figure).
+    # on a file of tiny lines, for one figure). Counted after the trace, so it extends the last request's layout
+    # (the same count: each block's is memoised) rather than the trace's first request starting again from it.
     record_tokens = measure.count(list(record), first_round=None)
     view = session.view_messages()
     view_tokens = measure.count(view)
-    measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at
     view_estimate = measure.estimate(view)
     # a clipped copy is not an execution: counts of tool calls and results stay counts of work done (Amendment 2)
     by_kind = Counter_("clipped_copy" if m.is_clipped_copy else m.kind for m in record)
@@ -115,55 +116,26 @@ def run_inspect(args) -> dict[str, Any]:
     # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
     helper = tokens.start_helper()
     try:
-        from foldscope.core.formats import detect_format, load_session
+        from foldscope.core.formats import detect_format
 
         if args.sample is None and (args.input_format or detect_format(args.file)) == "inspect":
             listed = inspect_samples(args.file)
             if len(listed["samples"]) != 1:
                 return listed
+        from foldscope.core.cli.kept import keep, open_session
         from foldscope.core.request.count import Counter
 
-        counter = Counter(2 if helper else None)
-        library_id, snapshot = None, None
-        reopened = reopen(args) if args.db else None
-        if reopened is not None:  # the library's snapshot of this file: nothing read, nothing counted again
-            library_id, session, memo = reopened
-            if memo is not None:
-                counter.seed(*memo)
-        else:
-            session = load_session(args.file, args.input_format, args.sample)
-            if args.db:
-                from foldscope.core.store.snapshot import dump_session
-
-                snapshot = dump_session(session)  # as read, before the count sets its unseen head and scale
-        counted_before = counter.tokenised_chars
-        # Counted first, then imported: a run stopped while counting leaves nothing in the library.
+        opened = open_session(args.file, args.db, Counter(2 if helper else None), input_format=args.input_format,
+                              sample=args.sample)
         with counting_progress():
-            result = summarise(session, counter=counter)
-        if args.db:
-            from foldscope.core.store.library import Library
-
-            path = str(Path(args.file))
-            with Library(args.db) as library:
-                if reopened is None:
-                    library_id = library.import_session(session)
-                    library.keep_snapshot(library_id, session, path, args.sample, memo=counter.memo(), data=snapshot)
-                elif counter.tokenised_chars > counted_before:
-                    library.keep_memo(library_id, path, args.sample, session.record, counter.memo())
+            result = summarise(opened.session, counter=opened.counter)
+        library_id = keep(opened, args.file, args.db, args.sample) if args.db else None
     finally:
         if helper:
             tokens.stop_helper()
     if args.db:
         result["library_session_id"] = library_id
     return result
-
-
-def reopen(args) -> tuple[int, Session, tuple | None] | None:
-    """(library id, session, counter memo) from the library's current snapshot of the file (docs/library.md), or None."""
-    from foldscope.core.store.library import Library
-
-    with Library(args.db) as library:
-        return library.stored_session(str(Path(args.file)), args.sample, args.input_format)
 
 
 def counting_progress():

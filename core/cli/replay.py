@@ -16,9 +16,11 @@ from foldscope.core.cli.options import (
     add_policy_flags,
     add_threads,
     add_workers,
+    measure_for,
     measure_from_args,
     policy_choice,
     read_session,
+    say_warnings,
 )
 from foldscope.core.model.session import ReadError
 from foldscope.core.replay.lab import model_vs_reported
@@ -51,6 +53,9 @@ def register(subparsers) -> None:
     add_threads(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
+    p.add_argument("--db", metavar="PATH",
+                   help="for one file: reopen it from this library when it holds the file as it is now (nothing read or "
+                        "counted again), else read it and import it, with what the replay counted")
     p.set_defaults(run=run_replay, format=format_replay)
 
 
@@ -62,8 +67,18 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     from foldscope.core.replay.lab import replay
 
     args = Namespace(**args_dict)
-    session = read_session(path, sample=getattr(args, "sample", None))
-    measure = measure_from_args(args, session)
+    db, sample = args_dict.get("db"), getattr(args, "sample", None)
+    if db:
+        from foldscope.core.cli.kept import open_session
+        from foldscope.core.request.count import Counter
+
+        opened = open_session(path, db, Counter(getattr(args, "threads", None)), sample=sample)
+        session = opened.session
+        say_warnings(session.warnings)
+        measure = measure_for(session, policy_choice(args), counter=opened.counter)
+    else:
+        session = read_session(path, sample=sample)
+        measure = measure_from_args(args, session)
     # One file's strategies at once in forked processes (core.replay.parallel): a folder's files already go through
     # a pool, which replays each file in its own process with `workers` 1, never a pool inside a pool.
     result = replay(session, args.strategy or list(STRATEGIES), measure, estimator=getattr(args, "estimator", ADR),
@@ -76,6 +91,10 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
         result["check"] = check.summary() if check else None
     if not args.per_request:
         result.pop("rows")
+    if db:
+        from foldscope.core.cli.kept import keep
+
+        result["library_session_id"] = keep(opened, path, db, sample)
     return result
 
 
@@ -119,7 +138,10 @@ def run_replay(args) -> Any:
     keys = (*POLICY_FLAGS, "threads", "strategy", "per_request", "check", "estimator")
     args_dict = {k: getattr(args, k) for k in keys}
     if not path.is_dir():
-        return replay_file(str(path), {**args_dict, "workers": args.workers or os.cpu_count() or 1})
+        return replay_file(str(path), {**args_dict, "db": args.db, "sample": args.sample,
+                                       "workers": args.workers or os.cpu_count() or 1})
+    if args.db:
+        raise UsageError("--db: for one file (a folder's files are replayed at once, by several processes)")
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
         raise UsageError(f"{path}: the folder holds no files")

@@ -133,6 +133,7 @@ def cache_report(session: Session, policy: Policy | None = None, counter: Counte
     tokens = tokens if tokens is not None else {}
     rows = attribute(session, measured)
     pricer = Pricer(session.model)
-    priced = [price(r, pricer(r.model)) for r in rows]
+    sent = {request.index: request.at for request in session.trace}
+    priced = [price(r, pricer(r.model, sent.get(r.index))) for r in rows]
     any_unpriced = any(p.cost_usd is None and r.usage is not None for r, p in zip(rows, priced))
     return CacheReport(session, [CacheRow(r, p) for r, p in zip(rows, priced)], measured, not any_unpriced, tokens)

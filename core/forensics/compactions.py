@@ -376,7 +376,7 @@ def compaction_report(session: Session, policy: Policy | None = None, counter: C
                        dropped_facts(dropped, cache.tokens), check((literal_text(m) for m in dropped), note.text),
                        refetched(session, k, end, dropped, cache.tokens), rewrite_tokens,
                        None if costs is None else costs.get("rewrite", 0.0))
-        prices = pricer(this.model)
+        prices = pricer(this.model, this.at)  # the summariser ran just before this request
         if prices is None:
             c.payback_why = "the model has no price"
         else:

@@ -46,11 +46,13 @@ class Pricer:
         self.fallback = fallback
         self._found: dict[str | None, ModelPrices | None] = {}
 
-    def __call__(self, model: str | None) -> ModelPrices | None:
+    def __call__(self, model: str | None, at: float | None = None) -> ModelPrices | None:
+        """The model's prices as in force at `at` (a request's time; None: core.model.pricing.priced_at's)."""
         name = model or self.fallback
         if name not in self._found:
             self._found[name] = lookup_prices(name.rsplit("/", 1)[-1] if name else None)
-        return self._found[name]
+        found = self._found[name]
+        return found.at(at) if found is not None else None
 
 
 @dataclass(frozen=True)

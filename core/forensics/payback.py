@@ -51,7 +51,7 @@ def ideal_cache(sizes: Sequence[int], times: Sequence[float | None], prices: Mod
         write = size - read
         w5, w1 = (write, 0) if lifetime == "5m" else (0, write)
         output = outputs[k] if outputs is not None else 0
-        out.append(Modelled(size, read, write, prices.cost(0, read, w5, w1, output)))
+        out.append(Modelled(size, read, write, prices.at(t).cost(0, read, w5, w1, output)))
         previous, at = size, t if t is not None else at
     return out
 

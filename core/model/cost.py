@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 PER_TOKEN = 1_000_000  # prices are USD per million tokens
@@ -30,6 +30,11 @@ class ModelPrices:
     model: str
     tiers: tuple[Tier, ...]
     multiplier: float = 1.0
+    # For prices that change with the time a request is sent (a provider's peak and off-peak hours, a new price from
+    # a date): those in force at a moment (seconds since the epoch), or None when none are listed then; set by
+    # core.model.pricing for genai-prices' timed models. None for prices that never change (the project's table, the
+    # user's overrides).
+    timed: Callable[[float], ModelPrices | None] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.tiers:
@@ -37,6 +42,13 @@ class ModelPrices:
         bounds = [t.above for t in self.tiers]
         if bounds[0] != 0 or bounds != sorted(set(bounds)):
             raise ValueError(f"{self.model}: tier boundaries must start at 0 and rise: {bounds}")
+
+    def at(self, when: float | None) -> ModelPrices:
+        """The prices in force for a request sent at `when` (seconds since the epoch): these, when they never
+        change or the time is not known (core.model.pricing.priced_at says which day's those are)."""
+        if self.timed is None or when is None:
+            return self
+        return self.timed(when) or self
 
     def tier_for(self, prompt: int) -> Tier:
         """The tier a request of `prompt` input tokens is priced at: past a boundary, the whole request."""

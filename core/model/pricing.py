@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -187,10 +187,10 @@ def _genai_model(name: str) -> Any:
 
 
 def priced_at(now: datetime | None = None) -> datetime:
-    """When a price is read for a request whose time is not given: noon UTC of the day it is priced. Some of
-    genai-prices' models are priced by the time of day (DeepSeek's off-peak discount, 16:30 to 00:30 UTC), and
-    reading them at the clock's own time made one file's cost change with the hour foldscope ran; noon UTC is
-    their standard hours. The day is kept, so a price that changed on a date is the one in force."""
+    """When a price is read with no request's time (a request's own is read by ModelPrices.at): noon UTC of the day
+    it is priced. Some of genai-prices' models are priced by the time of day (DeepSeek's off-peak discount, 16:30 to
+    00:30 UTC), and reading them at the clock's own time made one file's cost change with the hour foldscope ran;
+    noon UTC is their standard hours. The day is kept, so a price that changed on a date is the one in force."""
     now = now or datetime.now(tz=UTC)
     return now.astimezone(UTC).replace(hour=12, minute=0, second=0, microsecond=0)
 
@@ -199,16 +199,47 @@ def _genai_prices(model: str, name: str, at: datetime | None) -> Priced | None:
     info = _genai_model(name)
     if info is None:
         return None
-    price = info.get_prices(at or priced_at())
-    values = {ours: getattr(price, theirs, None) for ours, theirs in _GENAI_KEYS.items()}
     window = info.context_window if isinstance(info.context_window, int) else None
-    if values["input"] is None or values["output"] is None:
+    prices = _genai_tiers(info, info.get_prices(at or priced_at()), name)
+    if prices is None:
         return Priced(model, info.id, None, None, f"no price for model {model}: genai-prices lists no token prices",
                       context_window=window, known=True)
+    bounds = [t.above for t in prices.tiers]
+    return Priced(model, info.id, prices, "genai-prices", None, bounds[1] if len(bounds) > 1 else None, window, True)
+
+
+def _genai_tiers(info: Any, price: Any, name: str) -> ModelPrices | None:
+    """One of genai-prices' prices as our tiers, None when it lists no token prices. A model whose prices are a list
+    of conditions (a time of day, a date) keeps its name, so each request is priced as in force when it was sent."""
+    values = {ours: getattr(price, theirs, None) for ours, theirs in _GENAI_KEYS.items()}
+    if values["input"] is None or values["output"] is None:
+        return None
     bounds = sorted({0, *(t.start for v in values.values() if v is not None and hasattr(v, "tiers") for t in v.tiers)})
     tiers = tuple(Tier(b, **{k: _at(v, b) for k, v in values.items()}) for b in bounds)  # type: ignore[arg-type]
-    prices = ModelPrices(info.id, tiers)
-    return Priced(model, info.id, prices, "genai-prices", None, bounds[1] if len(bounds) > 1 else None, window, True)
+    return ModelPrices(info.id, tiers, timed=partial(_in_force, name) if isinstance(info.prices, list) else None)
+
+
+# Prices in force, by model name and the genai-prices price object chosen (the data's own objects live as long as
+# the process): a long session is priced per request without building its tiers again each time.
+_IN_FORCE: dict[tuple[str, int], ModelPrices | None] = {}
+
+
+def _in_force(name: str, when: float) -> ModelPrices | None:
+    """genai-prices' prices for model `name` at the moment `when` (seconds since the epoch, UTC): the hour and the
+    date a request was sent decide its price (DeepSeek's peak hours, a price that changed on a date). None when
+    no calendar holds that moment or it lists no token prices (ModelPrices.at then keeps the prices it has)."""
+    info = _genai_model(name)
+    if info is None:
+        return None
+    try:
+        moment = datetime.fromtimestamp(when, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    price = info.get_prices(moment)
+    key = (name, id(price))
+    if key not in _IN_FORCE:
+        _IN_FORCE[key] = _genai_tiers(info, price, name)
+    return _IN_FORCE[key]
 
 
 def _at(value: Any, above: int) -> float | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +99,9 @@ class Fields(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._keys)
 
+    def values(self) -> ValuesView[Any]:
+        return _FieldsValues(self)
+
     def pairs(self) -> Iterator[tuple[str, Any]]:
         """(key, value) in order, as items() without its view."""
         return iter(((self._keys[0], self._values),)) if len(self._keys) == 1 else zip(self._keys, self._values)
@@ -115,6 +118,18 @@ class Fields(Mapping[str, Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return Fields, (dict(self.pairs()),)
+
+
+class _FieldsValues(ValuesView[Any]):
+    """A Fields' values read from its own values (Mapping's view looks each key up again, in Python): counting
+    ahead asks whether a record holds text enough by reading every message's (core.request.ahead.CountsAhead.worth)."""
+
+    __slots__ = ()
+    _mapping: Fields
+
+    def __iter__(self) -> Iterator[Any]:
+        fields = self._mapping
+        return iter((fields._values,)) if len(fields._keys) == 1 else iter(fields._values)
 
 
 @dataclass(frozen=True, slots=True)  # slots: one of these per message; without them each carries a dict

@@ -51,7 +51,7 @@ def billed_summary(session: Session, policy: Policy, per_call: int | str | None 
     for request in session.trace:
         usage = request.usage
         assert usage is not None  # fully_reported
-        bills.append(as_billed(usage, billing_prices(policy.model, model, request.model, prices)))
+        bills.append(as_billed(usage, billing_prices(policy.model, model, request.model, prices), request.at))
         over += refused(usage.reported_input, ceiling)
     totals: dict[str, Any] = {
         "strategy": "recorded", "estimator": None, "requests": len(bills),

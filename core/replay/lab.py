@@ -455,8 +455,9 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
         output = round(step.output)
     else:
         output = recorded_output(session, step.request, measure)
-    modelled = prices.cost(out.fresh, out.read, out.write_5m, out.write_1h, output) if prices else None
     request = session.trace[step.request]
+    # A replayed request is sent when the recorded one was, at the prices then in force (core.model.cost.ModelPrices.at).
+    modelled = prices.at(request.at).cost(out.fresh, out.read, out.write_5m, out.write_1h, output) if prices else None
     usage = request.usage if step.kind == "request" else None
     ceiling = measure.ceiling
     reported_input = usage.reported_input if usage is not None else None
@@ -470,7 +471,7 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
         size = measure.measure.calibrate(prefix=False).rows[step.request].estimate
     if billed:
         assert usage is not None
-        bill = as_billed(usage, request_prices(measure.measure, request.model, prices))
+        bill = as_billed(usage, request_prices(measure.measure, request.model, prices), request.at)
         fresh, read, write, write_5m, write_1h, output, cost = (
             bill.fresh, bill.cache_read, bill.cache_write, bill.cache_write_5m, bill.cache_write_1h, bill.output,
             bill.cost_usd)
@@ -516,9 +517,11 @@ class Billed:
     cost_usd: float | None
 
 
-def as_billed(usage: Usage, billing: ModelPrices | None) -> Billed:
-    """The recording as billed: the file's own figures, priced at the request's own model (tiers per request).
-    The recorded replay's rows and the untokenised summary (core.replay.billed) both take it from here."""
+def as_billed(usage: Usage, billing: ModelPrices | None, at: float | None) -> Billed:
+    """The recording as billed: the file's own figures, priced at the request's own model (tiers per request) as in
+    force when it was sent (`at`). The recorded replay's rows and the untokenised summary (core.replay.billed) both
+    take it from here."""
+    billing = billing.at(at) if billing is not None else None
     write_1h = min(usage.cache_write_1h, usage.cache_write)
     write_5m = usage.cache_write - write_1h
     cost = billing.cost(usage.input, usage.cache_read, write_5m, write_1h, usage.output) if billing else None

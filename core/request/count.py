@@ -365,7 +365,9 @@ class Counter:
                 counts[i] = tokens.count_text(t)
             else:
                 rest.append(i)
-        if chars >= PARALLEL_CHARS and self.threads > 1 and len(rest) > 1:
+        # With inspect's helper (tokens.start_helper) a batch is one round trip through its pipe, where encoding
+        # each text apart is one a text: a trace's requests each bring a few new bodies (docs/performance.md).
+        if len(rest) > 1 and (tokens.helping() or chars >= PARALLEL_CHARS and self.threads > 1):
             for i, n in zip(rest, tokens.count_ordinary_batch([texts[i] for i in rest], num_threads=self.threads)):
                 counts[i] = n
         else:

@@ -188,6 +188,11 @@ def start_helper() -> bool:
     return _helper is not None
 
 
+def helping() -> bool:
+    """Whether a helper encodes for this process (start_helper)."""
+    return _helper is not None
+
+
 def stop_helper() -> None:
     global _helper
     helper, _helper = _helper, None

@@ -141,3 +141,60 @@ def test_a_ceiling_no_request_can_fit_under_is_said_by_replay_and_requests(corpu
         assert len(said) == 1 and "unseen head" in said[0] and "no request can fit" in said[0], argv
     assert main(["replay", path, "--ceiling", "200000", "--strategy", "adr"]) == 0
     assert "no request can fit" not in capsys.readouterr().out
+
+
+def test_replay_db_reopens_a_file_from_the_library_counting_nothing_of_its_record_again_with_the_same_figures(
+        capsys, corpus_dev, tmp_path, monkeypatch):
+    # A library that keeps each message's token count (issue 17): a file replayed with --db once is reopened from
+    # its snapshot the next time, its record neither read nor tokenised again, and every figure is the same.
+    from foldscope.core.formats import claude_code
+    from foldscope.core.request.count import Counter
+
+    tokenised: list[int] = []
+    real = Counter._tokenise
+
+    def counting(self, new):
+        tokenised.append(sum(len(t) for t in new.values()))
+        return real(self, new)
+
+    monkeypatch.setattr(Counter, "_tokenise", counting)
+    monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")  # every count made here, where it is seen
+    path, db = corpus_dev / "claude_code" / "session-196820da.jsonl", tmp_path / "lib.db"
+    args = ["replay", str(path), "--strategy", "recorded,none", "--json", "--per-request", "--workers", "1"]
+    assert main(args) == 0
+    plain = json.loads(capsys.readouterr().out)
+    outs, counted = [], []
+    for _ in range(2):
+        tokenised.clear()
+        assert main([*args, "--db", str(db)]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+        counted.append(sum(tokenised))
+    assert counted[0] > 0 and counted[1] == 0, counted
+    assert outs[0]["library_session_id"] == outs[1]["library_session_id"]
+    for out in outs:
+        out.pop("library_session_id")
+        assert out == plain
+
+    def unread(*_, **__):
+        raise AssertionError("the file was read again")
+
+    monkeypatch.setattr(claude_code, "read", unread)
+    assert main([*args, "--db", str(db)]) == 0
+    assert json.loads(capsys.readouterr().out)["totals"] == plain["totals"]
+
+
+def test_replay_db_is_for_one_file_and_a_bad_file_leaves_the_library_empty(capsys, tmp_path):
+    from foldscope.core.store.library import Library
+
+    folder, db = tmp_path / "folder", tmp_path / "lib.db"
+    folder.mkdir()
+    shutil.copy(demo_path(), folder / "demo.json")
+    assert main(["replay", str(folder), "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--db" in err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "user", "message": \n', encoding="utf-8")
+    assert main(["replay", str(bad), "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "bad.jsonl" in err
+    assert not db.exists() or Library(db).list_sessions() == []

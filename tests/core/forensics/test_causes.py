@@ -193,7 +193,7 @@ def test_on_every_dev_session_with_reported_usage_the_causes_fresh_reads_and_out
                 continue
             # In tokens: fresh, reads and the write's causes are the reported input; in dollars, with output, the bill.
             assert u.input + u.cache_read + sum(row.causes.causes.values()) == u.reported_input
-            p = lookup_prices(r.model)
+            p = lookup_prices(r.model).at(r.at)  # as in force when the request was sent
             billed = p.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
             assert sum(row.priced.cost_usd.values()) == pytest.approx(billed, rel=1e-9, abs=1e-12)
             bill += billed

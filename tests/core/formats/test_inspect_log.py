@@ -95,6 +95,12 @@ def test_inspect_lists_the_samples_of_a_log_and_sample_picks_one(capsys):
     assert "holds 3 samples" in err and "--sample" in err and len(err.strip().splitlines()) == 1
     assert main(["inspect", str(path), "--sample", "9"]) == 2
     assert "no sample '9'" in capsys.readouterr().err
+    # replay reads the sample asked for too (its flag once reached no file: every replay of a log of many samples failed)
+    assert main(["replay", str(path), "--sample", "2:1", "--strategy", "recorded", "--json"]) == 0
+    (recorded,) = json.loads(capsys.readouterr().out)["totals"]
+    assert recorded["requests"] == 1 and recorded["reported_peak"] == 58
+    assert main(["replay", str(path), "--strategy", "recorded"]) == 2
+    assert "holds 3 samples" in capsys.readouterr().err
 
 
 def test_a_log_with_no_samples_says_so_in_one_line(tmp_path, capsys):

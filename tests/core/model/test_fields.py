@@ -31,6 +31,7 @@ def test_fields_read_as_the_read_only_copy_they_replace(mapping, asked):
     assert len(fields) == len(proxy)
     assert list(fields.items()) == list(proxy.items())
     assert list(fields.values()) == list(proxy.values())
+    assert len(fields.values()) == len(proxy) and all(v in fields.values() for v in proxy.values())
     assert list(fields.pairs()) == list(proxy.items())
     for key in asked:
         assert (key in fields) == (key in proxy)

@@ -168,3 +168,75 @@ def test_a_price_read_without_a_time_is_the_same_at_any_hour_foldscope_runs(monk
         seen[hour] = found.prices.tiers[0].input
     assert len(set(seen.values())) == 1, seen
     assert seen[20] == pytest.approx(0.27)  # the standard hours' input price, per million tokens
+
+
+DEEPSEEK_EXCERPT = "pi/earendil-works-pi_personal-assistant_session-sample.EXCERPT.jsonl"
+
+
+def _sent_at(source: Path, out: Path, hour: int) -> Path:
+    """The file with every timestamp moved to `hour` UTC of its own day (a test's copy in tmp_path)."""
+    import re
+
+    text = source.read_text(encoding="utf-8")
+    text = re.sub(r'("timestamp":")(\d{4}-\d\d-\d\d)T\d\d', lambda m: f"{m[1]}{m[2]}T{hour:02d}", text)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+def _genai_bill(session: Session) -> float:
+    """genai-prices' own price for the session's one request, at the time the file says it was sent."""
+    from datetime import UTC, datetime
+
+    import genai_prices
+
+    (request,) = session.trace
+    u = request.usage
+    assert u is not None and request.at is not None
+    usage = genai_prices.Usage(input_tokens=u.input + u.cache_read + u.cache_write, cache_read_tokens=u.cache_read,
+                               cache_write_tokens=u.cache_write, output_tokens=u.output)
+    found = genai_prices.calc_price(usage, model_ref=request.model or "", provider_id="deepseek",
+                                    genai_request_timestamp=datetime.fromtimestamp(request.at, tz=UTC))
+    return float(found.total_price)
+
+
+def test_each_request_is_priced_as_in_force_when_it_was_sent_on_every_screen(corpus_dev, tmp_path):
+    # The dev corpus's DeepSeek request was sent on 2026-06-18 at 08:52 UTC, in deepseek-v4-flash's peak hours
+    # (06:00 to 10:00 UTC) and before its prices changed in August and September. Priced at noon UTC of the day
+    # foldscope ran, it showed half of that. Every figure that prices a recorded request reads its own time: the
+    # recorded replay's rows, the untokenised summary, the session's totals and the cache report's bill.
+    from foldscope.core.forensics.cache_report import cache_report
+    from foldscope.core.model.launch import session_policy
+    from foldscope.core.model.session_totals import totals_of
+    from foldscope.core.replay.billed import billed_summary
+    from foldscope.core.replay.lab import run_strategy
+    from foldscope.core.request.measure import Measure
+
+    bills = {}
+    for hour in (8, 20):  # peak hours, then the standard price of the same day
+        session = load_session(_sent_at(corpus_dev / DEEPSEEK_EXCERPT, tmp_path / f"at{hour}.jsonl", hour))
+        assert session.model == "deepseek-v4-flash"
+        policy = session_policy(session)
+        theirs = _genai_bill(session)
+        replayed = run_strategy(session, "recorded", Measure(session, policy))
+        summary = billed_summary(session, policy)
+        assert summary is not None
+        report = cache_report(session, policy)
+        ours = {"replay": replayed.rows[0].cost_usd, "summary": summary["totals"][0]["cost_usd"],
+                "totals": totals_of(session.trace, session.model).cost_usd, "cache report": report.rows[0].priced.bill_usd}
+        for screen, usd in ours.items():
+            assert usd == pytest.approx(theirs, abs=1e-6), (hour, screen, usd, theirs)
+        bills[hour] = theirs
+    # By hand, USD per million: 770 fresh, 172,288 read, 269 out at 0.30, 0.006 and 1.20 (peak), 0.14, 0.0028 and 0.28.
+    assert bills[8] == pytest.approx((770 * 0.30 + 172288 * 0.006 + 269 * 1.20) / 1e6)
+    assert bills[20] == pytest.approx((770 * 0.14 + 172288 * 0.0028 + 269 * 0.28) / 1e6)
+
+
+def test_a_price_that_never_changes_is_the_same_at_any_time_and_an_impossible_time_keeps_the_standard_price():
+    from foldscope.core.model.cost import ModelPrices, Tier
+
+    fixed = ModelPrices("m", (Tier(0, 1.0, 2.0),))
+    assert fixed.at(0.0) is fixed and fixed.at(None) is fixed
+    timed = pricing.resolve("deepseek-v4-flash").prices
+    assert timed is not None and timed.timed is not None
+    assert timed.at(1e300) is timed and timed.at(None) is timed  # no calendar holds that moment
+    assert timed.at(1781772736.352).tiers[0].input == pytest.approx(0.30)  # 2026-06-18 08:52 UTC, peak hours

@@ -1,0 +1,60 @@
+"""A session file opened through a library (`--db`): its snapshot when current, so nothing is read or counted
+again, and after the command what was counted kept with it (docs/library.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from foldscope.core.model.session import Session
+from foldscope.core.request.count import Counter
+
+
+@dataclass
+class Opened:
+    """A session to work on, its counter (seeded from the library's memo when reopened), and what keep() needs."""
+
+    session: Session
+    counter: Counter
+    library_id: int | None  # None: read from the file, not in the library yet
+    snapshot: bytes | None  # the session as read, before a count set its unseen head and scale (for a new snapshot)
+    counted_before: int  # the counter's tokenised characters when opened: more after means a memo to keep
+
+
+def open_session(file: str, db: str | None, counter: Counter, *, input_format: str | None = None,
+                 sample: str | None = None) -> Opened:
+    """The library's current snapshot of `file` when `db` holds one, else the file read."""
+    if db:
+        from foldscope.core.store.library import Library
+
+        with Library(db) as library:
+            reopened = library.stored_session(str(Path(file)), sample, input_format)
+        if reopened is not None:
+            library_id, session, memo = reopened
+            if memo is not None:
+                counter.seed(*memo)
+            return Opened(session, counter, library_id, None, counter.tokenised_chars)
+    from foldscope.core.formats import load_session
+
+    session = load_session(file, input_format, sample)
+    snapshot = None
+    if db:
+        from foldscope.core.store.snapshot import dump_session
+
+        snapshot = dump_session(session)
+    return Opened(session, counter, None, snapshot, counter.tokenised_chars)
+
+
+def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
+    """Import a session read from its file with its snapshot and memo, or keep what a reopened one's count added;
+    its library id. Called after the command's count, so a run stopped while counting leaves nothing."""
+    from foldscope.core.store.library import Library
+
+    session, counter, path = opened.session, opened.counter, str(Path(file))
+    with Library(db) as library:
+        if opened.library_id is None:
+            opened.library_id = library.import_session(session)
+            library.keep_snapshot(opened.library_id, session, path, sample, memo=counter.memo(), data=opened.snapshot)
+        elif counter.tokenised_chars > opened.counted_before:
+            library.keep_memo(opened.library_id, path, sample, session.record, counter.memo())
+    return opened.library_id
