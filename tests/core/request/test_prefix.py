@@ -22,13 +22,27 @@ def whole(record, messages, policy, tools, first_round):
     return compile_for_prefix(messages, record=record, policy=policy, tools=tools, first_round=first_round)
 
 
+def drawn_setting(data):
+    """A random record with a policy and tools to compile it under."""
+    record = data.draw(records())
+    policy = data.draw(st.sampled_from(POLICIES))
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    return record, policy, tools
+
+
+def next_view(data, record, before):
+    """A request's view: one that grows the view before (the usual case) or any other (a fold, a restore)."""
+    if before is not None and data.draw(st.booleans()):
+        extra = [m for m in record if m not in before]
+        return before + extra[: data.draw(st.integers(0, len(extra)))]
+    return data.draw(views(record))
+
+
 @SETTINGS
 @given(st.data())
 @also_in_small_chunks
 def test_prefix_meter_equals_whole_payload_divergence_over_random_views(data):
-    record = data.draw(records())
-    policy = data.draw(st.sampled_from(POLICIES))
-    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    record, policy, tools = drawn_setting(data)
     first_round = None
     if data.draw(st.booleans()) and len(record) > 3:
         ids = record.ids()
@@ -36,12 +50,7 @@ def test_prefix_meter_equals_whole_payload_divergence_over_random_views(data):
     counter, meter = Counter(), PrefixMeter(record, policy, tools)
     before = None  # (view, compiled) of the request before
     for _ in range(data.draw(st.integers(2, 5))):
-        # A request either grows the one before (the usual case) or is any other view (a fold, a restore).
-        if before is not None and data.draw(st.booleans()):
-            extra = [m for m in record if m not in before[0]]
-            view = before[0] + extra[: data.draw(st.integers(0, len(extra)))]
-        else:
-            view = data.draw(views(record))
+        view = next_view(data, record, before[0] if before is not None else None)
         try:
             compiled = whole(record, view, policy, tools, first_round)
         except Exception:
@@ -145,19 +154,13 @@ def test_the_meter_parts_each_request_from_the_one_before_where_the_whole_payloa
     # and `place` on the two compiled payloads, over views that grow, fold or restore and a first round that changes.
     from foldscope.core.request.prefix import place
 
-    record = data.draw(records())
-    policy = data.draw(st.sampled_from(POLICIES))
-    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    record, policy, tools = drawn_setting(data)
     ids = record.ids()
     rounds = [None] + ([IncludedRound(frozenset(ids[1:4]), ids[3], None)] if len(record) > 3 else [])
     counter, meter = Counter(), PrefixMeter(record, policy, tools)
     before = None
     for _ in range(data.draw(st.integers(2, 5))):
-        if before is not None and data.draw(st.booleans()):
-            extra = [m for m in record if m not in before[0]]
-            view = before[0] + extra[: data.draw(st.integers(0, len(extra)))]
-        else:
-            view = data.draw(views(record))
+        view = next_view(data, record, before[0] if before is not None else None)
         first_round = data.draw(st.sampled_from(rounds))
         try:
             compiled = whole(record, view, policy, tools, first_round)
