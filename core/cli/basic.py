@@ -122,19 +122,18 @@ def run_inspect(args) -> dict[str, Any]:
             listed = inspect_samples(args.file)
             if len(listed["samples"]) != 1:
                 return listed
-        from foldscope.core.cli.kept import keep, open_session
+        from foldscope.core.cli.kept import keep, library_facts, open_session
         from foldscope.core.request.count import Counter
 
         opened = open_session(args.file, args.db, Counter(2 if helper else None), input_format=args.input_format,
                               sample=args.sample)
         with counting_progress():
             result = summarise(opened.session, counter=opened.counter)
-        library_id = keep(opened, args.file, args.db, args.sample) if args.db else None
+        kept = library_facts(opened, keep(opened, args.file, args.db, args.sample)) if args.db else {}
     finally:
         if helper:
             tokens.stop_helper()
-    if args.db:
-        result["library_session_id"] = library_id
+    result.update(kept)
     return result
 
 
@@ -204,8 +203,11 @@ def format_inspect(result: dict[str, Any]) -> str:
         window = result.get("context_window") or {}
         free = f", free {window['free']:,} of the {window['tokens']:,}-token context window" if "free" in window else ""
         lines.append(f"next request: predicted {result['next_predicted']:,} tokens{free}")
-    if "library_session_id" in result:
-        lines.append(f"library session: {result['library_session_id']}")
+    from foldscope.core.cli.kept import library_line
+
+    library = library_line(result)
+    if library is not None:
+        lines.append(library)
     lines += [f"warning: {w}" for w in result["warnings"]]
     return "\n".join(lines)
 

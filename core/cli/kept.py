@@ -19,6 +19,7 @@ class Opened:
     library_id: int | None  # None: read from the file, not in the library yet
     snapshot: bytes | None  # the session as read, before a count set its unseen head and scale (for a new snapshot)
     counted_before: int  # the counter's tokenised characters when opened: more after means a memo to keep
+    reopened: bool = False  # from the library's snapshot, not the file
 
 
 def open_session(file: str, db: str | None, counter: Counter, *, input_format: str | None = None,
@@ -33,7 +34,7 @@ def open_session(file: str, db: str | None, counter: Counter, *, input_format: s
             library_id, session, memo = reopened
             if memo is not None:
                 counter.seed(*memo)
-            return Opened(session, counter, library_id, None, counter.tokenised_chars)
+            return Opened(session, counter, library_id, None, counter.tokenised_chars, reopened=True)
     from foldscope.core.formats import load_session
 
     session = load_session(file, input_format, sample)
@@ -58,3 +59,17 @@ def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
         elif counter.tokenised_chars > opened.counted_before:
             library.keep_memo(opened.library_id, path, sample, session.record, counter.memo())
     return opened.library_id
+
+
+def library_facts(opened: Opened, library_id: int) -> dict[str, object]:
+    """What a command's result says of the library: the session's id there and whether it was reopened from it."""
+    return {"library_session_id": library_id, "library_reopened": opened.reopened}
+
+
+def library_line(result: dict) -> str | None:
+    """The text output's line for library_facts, None when the command used no library."""
+    if "library_session_id" not in result:
+        return None
+    how = ("reopened from the library: nothing read or counted again" if result.get("library_reopened")
+           else "read from the file and imported")
+    return f"library session: {result['library_session_id']} ({how})"

@@ -92,9 +92,9 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     if not args.per_request:
         result.pop("rows")
     if db:
-        from foldscope.core.cli.kept import keep
+        from foldscope.core.cli.kept import keep, library_facts
 
-        result["library_session_id"] = keep(opened, path, db, sample)
+        result.update(library_facts(opened, keep(opened, path, db, sample)))
     return result
 
 
@@ -199,10 +199,14 @@ def format_replay(result: dict[str, Any]) -> str:
                          "over_ceiling and the cache model's figures)")
         lines += [f"wrote {w}" for w in result.get("written", [])]
         return "\n".join(lines)
+    from foldscope.core.cli.kept import library_line
+
     totals = result["totals"]
     names = [t["strategy"] for t in totals]
+    library = library_line(result)
     lines = [
         f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'})",
+        *([library] if library else []),
         f"ceiling: {result['ceiling']['tokens'] or 'none'} ({result['ceiling']['why']}); "
         f"cache: {result['cache']['mode']} ({result['cache']['why']})",
         decides_line(totals),

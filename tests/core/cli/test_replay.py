@@ -171,9 +171,12 @@ def test_replay_db_reopens_a_file_from_the_library_counting_nothing_of_its_recor
         counted.append(sum(tokenised))
     assert counted[0] > 0 and counted[1] == 0, counted
     assert outs[0]["library_session_id"] == outs[1]["library_session_id"]
+    assert [out.pop("library_reopened") for out in outs] == [False, True]
     for out in outs:
         out.pop("library_session_id")
         assert out == plain
+    assert main(["replay", str(path), "--strategy", "recorded", "--db", str(db)]) == 0
+    assert "reopened from the library: nothing read or counted again" in capsys.readouterr().out
 
     def unread(*_, **__):
         raise AssertionError("the file was read again")
