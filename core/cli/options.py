@@ -114,8 +114,8 @@ def measure_for(session: Session, choice: PolicyChoice, *, threads: int | None =
     return Measure(session, policy, per_call=choice.per_call, counter=counter or Counter(threads))
 
 
-def measure_from_args(args: Any, session: Session) -> Measure:
-    return measure_for(session, policy_choice(args), threads=getattr(args, "threads", None))
+def measure_from_args(args: Any, session: Session, counter: Counter | None = None) -> Measure:
+    return measure_for(session, policy_choice(args), threads=getattr(args, "threads", None), counter=counter)
 
 
 def refuse(args: Any, names: Iterable[str], why: str) -> None:

@@ -16,7 +16,6 @@ from foldscope.core.cli.options import (
     add_policy_flags,
     add_threads,
     add_workers,
-    measure_for,
     measure_from_args,
     policy_choice,
     read_session,
@@ -75,7 +74,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
         opened = open_session(path, db, Counter(getattr(args, "threads", None)), sample=sample)
         session = opened.session
         say_warnings(session.warnings)
-        measure = measure_for(session, policy_choice(args), counter=opened.counter)
+        measure = measure_from_args(args, session, opened.counter)
     else:
         session = read_session(path, sample=sample)
         measure = measure_from_args(args, session)

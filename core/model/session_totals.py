@@ -43,7 +43,9 @@ def totals_of(requests: Iterable[Request], model: str | None) -> Totals:
         cost: float | None = 0.0
         if u is not None:
             prices = pricing.resolve(r.model or model).prices
-            cost = None if prices is None else prices.at(r.at).cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h,
+            if prices is not None:
+                prices = prices.at(r.at)  # as in force when the request was sent
+            cost = None if prices is None else prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h,
                                                            u.cache_write_1h, u.output)
             out += Totals(1, u.input, u.cache_read, u.cache_write, u.output, cost)
         else:
