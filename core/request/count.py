@@ -353,7 +353,10 @@ class Counter:
         """Count every new segment, in parallel threads when there is enough new text."""
         if not new:
             return
-        texts = list(new.values())
+        # Equal texts count alike, so each is tokenised once: a file of tiny prompts repeats a few words.
+        where: dict[str, int] = {}
+        at = [where.setdefault(t, len(where)) for t in new.values()]
+        texts = list(where)
         chars = sum(len(t) for t in texts)
         self.tokenised_chars += chars
         enc = tokens.encoding()
@@ -373,7 +376,8 @@ class Counter:
         else:
             for i in rest:
                 counts[i] = len(enc.encode_ordinary(texts[i]))
-        for key, n in zip(new, counts):
+        for key, i in zip(new, at):
+            n = counts[i]
             if key[0] == "head":
                 self._heads[key[1]] = n
             else:

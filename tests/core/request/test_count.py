@@ -46,6 +46,25 @@ def test_editing_one_message_retokenises_only_that_message(texts, edit):
     assert counter.tokenised_chars - before == len(body)  # the edited body alone was tokenised
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["w1", "w2", "ok", "", "ünï ✓", "a\"b"]), min_size=1, max_size=40))
+def test_equal_texts_are_tokenised_once_and_every_block_counts_as_its_own_text(texts):
+    """A file of tiny prompts repeats a few words: each distinct body is tokenised once (Counter._tokenise), and each
+    message's part is its own text's count all the same."""
+    msgs = [Message(f"m{i}", "instruction" if i % 4 else "assistant", i, {"instruction": t, "assistant_response": t})
+            for i, t in enumerate(texts)]
+    counter = Counter()
+    got = counter.measure(msgs, record=FullRecord(msgs))
+    assert got.counted == count_text(counted_text(compile_request(msgs)))
+    from foldscope.core.request.compile import make_plan
+
+    pieces = Counter()._layout(make_plan(msgs), None, None, None, every_body=True)  # (key, body, glue, message)
+    assert [p.tokens for p in got.parts] == [count_text(body) + count_text(glue) for _, body, glue, _ in pieces]
+    bodies = {'text":' + json.dumps(t, ensure_ascii=False) + ',"' for t in texts if t}
+    head = len('{"')
+    assert counter.tokenised_chars == sum(len(b) for b in bodies) + head
+
+
 def test_measure_parts_add_up_and_name_their_messages():
     msgs = [Message("s", "system", 0, {"system_message": "You review code."}),
             Message("i", "instruction", 1, {"instruction": "Read it."}),
