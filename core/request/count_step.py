@@ -23,7 +23,18 @@ from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Shared, grown
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, system_blocks, tool_list
-from foldscope.core.request.plan import RESULTS, ROLE, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
+from foldscope.core.request.plan import (
+    RESULTS,
+    ROLE,
+    TEXT,
+    TOOL_RESULT,
+    BlockSpec,
+    anchors,
+    flat_marks,
+    has_text,
+    instruction_text,
+    plan_runs,
+)
 
 
 @dataclass
@@ -141,6 +152,10 @@ def type_glue(spec: BlockSpec) -> str:
 def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round: IncludedRound | None) -> str:
     """A block's body: its counted text from after the opening `{"` to before its type (type_glue), the
     segment the counter memoises by the block's key (core.request.compile.block_key)."""
+    if spec.tag == TEXT and spec.mark is None:
+        # The commonest block, a message's text alone: render_block's text, as canonical() writes it, without the dict.
+        m = spec.message
+        return 'text":' + encode_basestring(instruction_text(m) if m.kind == "instruction" else m.text) + ',"'
     block = render_block(spec, record, policy, first_round)
     if len(block) == 2 and block.get("type") == "text" and type(block.get("text")) is str:
         # The commonest block, a text and its type: the JSON of the one string, as canonical() writes it.
