@@ -23,7 +23,7 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
-from foldscope.app.theme import is_dark, muted_colour, rule_colour
+from foldscope.app.theme import is_dark, muted_colour, panel_colour, rule_colour
 from foldscope.app.worker import Task, run_task
 from foldscope.core.readout.cache_lane import LEGEND, gap_rows, lane_rows, lane_rows_of, lane_sentence
 from foldscope.core.readout.document import Document
@@ -145,6 +145,8 @@ class Timeline(QWidget):
         # The bars of the counts so far while loading: (their columns, the plot's top and size, the pixmap, what each
         # column or request was drawn at), each paint adding what came in (_counting_bars).
         self._bars: _CountingBars | None = None
+        # The fold and rule labels the bars' layer drew: (their box, the label, its baseline's start), for the tests.
+        self.label_boxes: list[tuple[QRectF, str, QPointF]] = []
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
@@ -303,6 +305,7 @@ class Timeline(QWidget):
             return self._layer[1]
         layer, painter = self._blank_layer(ratio)
         painter.setFont(self.font())
+        self.label_boxes = []
         self._draw_bars(painter, plot, text)
         painter.end()
         self._layer = (key, layer)
@@ -351,14 +354,17 @@ class Timeline(QWidget):
         ruled = self._draw_rules(painter, plot, top)
         # Each fold's line is drawn; its label only where it runs into neither the last one (dozens of compactions)
         # nor a rule's label in the same band (a short plot).
+        # Each label on a box of the panel's colour: the folds it leaves unlabelled draw their lines, in the same
+        # colour, through it otherwise (34 compactions on a 1366-pixel screen), and the bars run under it.
         painter.setPen(QPen(rule_colour("tier"), 2))
         baseline = plot.top() + 11
-        widths = [painter.fontMetrics().horizontalAdvance(label) for _, label in folds]
+        metrics = painter.fontMetrics()
+        widths = [metrics.horizontalAdvance(label) for _, label in folds]
         for i in spaced([x for x, _ in folds], widths):
             x, label = folds[i]
             if x + widths[i] <= plot.right() + RIGHT and not any(
                     a < x + widths[i] and x < b and abs(base - baseline) < 12 for a, b, base in ruled):
-                painter.drawText(QPointF(x, baseline), label)
+                self._label_on_box(painter, QPointF(x, baseline), label, widths[i])
         if self.branch is not None:
             self._draw_branch(painter, plot, top)
         self._draw_axes(painter, plot, top, text)
@@ -506,9 +512,21 @@ class Timeline(QWidget):
             label = rule_label(rules, name)
             # Rules close together (a short plot): each label starts after the one it would cover.
             x = max([plot.left() + 4] + [right + 10 for _, right, base in taken if abs(base - (y - 3)) < 12])
-            painter.drawText(QPointF(x, y - 3), label)
-            taken.append((x, x + painter.fontMetrics().horizontalAdvance(label), y - 3))
+            width = painter.fontMetrics().horizontalAdvance(label)
+            self._label_on_box(painter, QPointF(x, y - 3), label, width, bottom=y - 1)  # the rule's own line stays
+            taken.append((x, x + width, y - 3))
         return taken
+
+    def _label_on_box(self, painter: QPainter, at: QPointF, label: str, width: float, bottom: float | None = None) -> None:
+        """A label drawn at `at` (its baseline) on a box of the panel's colour a pixel or two around it, down to
+        `bottom` when given: the fold lines and bars under it stop at its edge, so it reads (label_boxes keeps
+        where each box went, for the tests)."""
+        metrics = painter.fontMetrics()
+        top = at.y() - metrics.ascent() - 1
+        box = QRectF(at.x() - 2, top, width + 4, (bottom if bottom is not None else at.y() + metrics.descent() + 1) - top)
+        painter.fillRect(box, panel_colour())
+        painter.drawText(at, label)
+        self.label_boxes.append((box, label, QPointF(at)))
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
         painter.setPen(QPen(muted_colour(), 1))
