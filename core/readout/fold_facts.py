@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Message, Session
 
 
@@ -51,14 +52,18 @@ class _Views:
 
     def __init__(self, session: Session, views: Sequence[Sequence[str]], times: Sequence[float | None]) -> None:
         self.session = session
-        self.views = [tuple(v) for v in views]
+        # The views as given, never copied: a trace's views share their start (core.model.views.SharedView), and a
+        # copy of each would hold every request's whole view (5 GB for 50,000 short messages, issue 17).
+        self.views = list(views)
         self.times = list(times)
         self._first: dict[str, int] = {}
-        before: tuple[str, ...] = ()
+        before: Sequence[str] = ()
         for slot, view in enumerate(self.views):
             # A view that repeats the one before and adds to it (nearly every step) shows new ids only in what it
-            # adds: the repeated start's ids were all seen at an earlier slot. Costs what each view adds, not its length.
-            start = len(before) if len(view) >= len(before) and view[: len(before)] == before else 0
+            # adds: the repeated start's ids were all seen at an earlier slot. Costs what each view adds, not its
+            # length (common_start reads a shared start without comparing it).
+            n = len(before)
+            start = n if len(view) >= n and common_start(view, before, equal=True) == n else 0
             for mid in view[start:]:
                 self._first.setdefault(mid, slot)
             before = view
