@@ -504,15 +504,16 @@ class Timeline(QWidget):
         if rules is None:
             return []
         taken: list[tuple[float, float, float]] = []  # (left, right, baseline) of labels drawn
-        for name in rule_names(rules):
-            value = rules.at(name)
-            y = self._y(value, plot, top)
+        heights = [(name, self._y(rules.at(name), plot, top)) for name in rule_names(rules)]
+        for name, y in heights:  # every line first: rules close together (a short plot) run through the labels above
             painter.setPen(QPen(rule_colour(name), 1.5, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+        for name, y in heights:
             label = rule_label(rules, name)
-            # Rules close together (a short plot): each label starts after the one it would cover.
+            # Rules close together: each label starts after the one it would cover.
             x = max([plot.left() + 4] + [right + 10 for _, right, base in taken if abs(base - (y - 3)) < 12])
             width = painter.fontMetrics().horizontalAdvance(label)
+            painter.setPen(QPen(rule_colour(name), 1.5))
             self._label_on_box(painter, QPointF(x, y - 3), label, width, bottom=y - 1)  # the rule's own line stays
             taken.append((x, x + width, y - 3))
         return taken
