@@ -145,8 +145,8 @@ class Timeline(QWidget):
         # The bars of the counts so far while loading: (their columns, the plot's top and size, the pixmap, what each
         # column or request was drawn at), each paint adding what came in (_counting_bars).
         self._bars: _CountingBars | None = None
-        # The fold and rule labels the bars' layer drew: (their box, the label, its baseline's start), for the tests.
-        self.label_boxes: list[tuple[QRectF, str, QPointF]] = []
+        # The fold and rule labels the bars' layer drew: (their box, the label, its baseline's start, its colour).
+        self.label_boxes: list[tuple[QRectF, str, QPointF, QColor]] = []
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
@@ -284,11 +284,22 @@ class Timeline(QWidget):
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests recorded in this session")
             return
         plot = self._plot()
-        if 0 <= self.current < self.slots():  # the step shown: under the bars, so only it changes when stepping
-            shade = QColor(self.palette().highlight().color())
-            shade.setAlpha(60)
+        shown = 0 <= self.current < self.slots()
+        shade = QColor(self.palette().highlight().color())
+        shade.setAlpha(60)
+        if shown:  # the step shown: under the bars, so only it changes when stepping
             painter.fillRect(self._slot_rect(self.current, plot), shade)
         painter.drawPixmap(0, 0, self._bars_layer(plot, text))
+        if shown:  # a label's box over the step shown is shaded with it, its letters drawn again on top
+            slot = self._slot_rect(self.current, plot)
+            for box, label, at, colour in self.label_boxes:
+                if box.intersects(slot):
+                    painter.save()
+                    painter.setClipRect(box.intersected(slot))
+                    painter.fillRect(box, shade)
+                    painter.setPen(colour)
+                    painter.drawText(at, label)
+                    painter.restore()
         self._draw_legend(painter, text)
 
     def _bars_layer(self, plot: QRectF, text: QColor) -> QPixmap:
@@ -521,13 +532,13 @@ class Timeline(QWidget):
     def _label_on_box(self, painter: QPainter, at: QPointF, label: str, width: float, bottom: float | None = None) -> None:
         """A label drawn at `at` (its baseline) on a box of the panel's colour a pixel or two around it, down to
         `bottom` when given: the fold lines and bars under it stop at its edge, so it reads (label_boxes keeps
-        where each box went, for the tests)."""
+        where each box went: the step shown is shaded over it, and the tests read it)."""
         metrics = painter.fontMetrics()
         top = at.y() - metrics.ascent() - 1
         box = QRectF(at.x() - 2, top, width + 4, (bottom if bottom is not None else at.y() + metrics.descent() + 1) - top)
         painter.fillRect(box, panel_colour())
         painter.drawText(at, label)
-        self.label_boxes.append((box, label, QPointF(at)))
+        self.label_boxes.append((box, label, QPointF(at), painter.pen().color()))
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
         painter.setPen(QPen(muted_colour(), 1))

@@ -71,13 +71,13 @@ def test_no_fold_line_or_bar_shows_inside_a_fold_or_rule_label(qtbot, folding_do
         qtbot.waitExposed(timeline)
         image = timeline.grab().toImage()
         background = panel_colour()
-        folds = [b for b in timeline.label_boxes if b[1] in ("fold", "compaction")]
+        folds = [b[:3] for b in timeline.label_boxes if b[1] in ("fold", "compaction")]
         assert len(folds) >= 3 and any(label != "fold" for _, label, _ in folds)
         plot = timeline._plot()
         slot_width = plot.width() / timeline.slots()
         lines = [plot.left() + k * slot_width for k in timeline.fold_slots()]
         crossed = 0
-        for box, label, at in timeline.label_boxes:
+        for box, label, at, _ in timeline.label_boxes:
             mask = glyph_mask(timeline, image.size(), label, at)
             left, right = math.ceil(box.left()) + 1, math.floor(box.right()) - 1
             top, bottom = math.ceil(box.top()) + 1, math.floor(box.bottom()) - 1
