@@ -16,6 +16,10 @@ FILL_EVERY_S = 0.1  # how often the timeline hears the counts so far: often enou
 # lock: run together, each takes about half of it, and the timeline's first paint of 50,000 messages doubles.
 # The import waits instead (the window needs nothing from it to show and edit the session); never longer than this.
 SHOWN_WAIT_S = 10.0
+# How long the trace's measure waits for the window to paint the first step (the lists and the map). Started at
+# once, the measure held the lock while the window painted: each of the paint's calls into Qt gave the lock up and
+# waited a switch interval to have it back, so a first step of 0.4 s of work took 3 s at 20,000 short messages.
+FIRST_SHOWN_WAIT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -63,13 +67,17 @@ def load_work(path: str, db: str | None, policy=None, sample: str | None = None)
     def work(progress: Progress) -> Document:
         waits = work_to_recover(db, path)  # asked before reading: off the path to the counted document
 
+        def shown(document: Document) -> None:
+            progress.interim(document)
+            progress.wait_shown(FIRST_SHOWN_WAIT_S)  # the window paints the first step before the count takes the lock
+
         def counted(document: Document) -> None:
             progress.report(0, 0, "Attributing the cache writes")
             document_cache(document)  # from the trace's own count: the cache lane and the Cost panel count nothing again
             progress.interim(Counted(document, waits))
             progress.wait_shown(SHOWN_WAIT_S)  # the window paints it before the library's import takes the lock
 
-        return open_document(path, db, progress.report, policy, sample, shown=progress.interim,
+        return open_document(path, db, progress.report, policy, sample, shown=shown,
                              on_count=TraceFill(progress), counted=counted)
 
     return work

@@ -581,6 +581,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, task.shown)
         elif isinstance(value, Document):
             self.show_first(value)
+            QTimer.singleShot(0, task.shown)  # painted: the worker's count may start (app.loading.FIRST_SHOWN_WAIT_S)
         elif isinstance(value, TraceCounts) and self.document is not None and not self.document.counted:
             self.timeline.set_counting(value.counts, value.requests)
 

@@ -24,7 +24,7 @@ import threading
 import time
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 from foldscope.core.model.session import FullRecord, Message
@@ -131,6 +131,9 @@ class CountsAhead:
             for value in message.content.values():
                 if isinstance(value, str):
                     chars += len(value)
+                elif isinstance(value, (Mapping, list, tuple)):
+                    # A result's output or a call's arguments: a lionagi Branch keeps nearly all its text there.
+                    chars += string_chars(value, START_CHARS - chars)
             if chars >= START_CHARS:
                 return True
         return False
@@ -350,6 +353,21 @@ class CountsAhead:
                 up.close()
             except OSError:
                 pass
+
+
+def string_chars(value: Any, enough: int) -> int:
+    """The characters of the strings (keys too) inside nested mappings and lists, counted until `enough`."""
+    chars, stack = 0, [value]
+    while stack and chars < enough:
+        item = stack.pop()
+        if isinstance(item, str):
+            chars += len(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return chars
 
 
 def free_core() -> bool:

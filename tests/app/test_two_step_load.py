@@ -341,3 +341,21 @@ def test_the_library_import_starts_once_the_window_shows_the_counted_document(qt
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):
         window.open_path(demo_path())
     assert shown_at_import == [True]
+
+
+def test_the_trace_is_counted_once_the_window_shows_the_first_step(qtbot, window, monkeypatch):
+    # Counted at once, the measure held the interpreter lock while the window painted the first step, which then
+    # took seconds (app.loading.FIRST_SHOWN_WAIT_S).
+    shown_at_count: list[object] = []
+    real_measure = document_module.measure_requests
+
+    def measuring(session, *args, **kwargs):
+        doc = window.document
+        shown_at_count.append(doc is not None and not doc.counted and doc.session is session)
+        return real_measure(session, *args, **kwargs)
+
+    monkeypatch.setattr(document_module, "measure_requests", measuring)
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(demo_path())
+    assert shown_at_count == [True]

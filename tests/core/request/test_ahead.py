@@ -190,13 +190,35 @@ def test_a_small_record_never_starts_a_child(monkeypatch):
     assert not started
 
 
+def strings_in(value) -> int:
+    """Every string's characters inside a value, keys included (the record's text as worth reads it)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return sum(strings_in(k) + strings_in(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(strings_in(v) for v in value)
+    return 0
+
+
 def test_a_child_is_worth_starting_from_start_chars_of_the_records_text(monkeypatch):
     session = tool_session(5)
-    chars = sum(len(v) for m in session.record for v in m.content.values() if isinstance(v, str))
+    chars = sum(strings_in(v) for m in session.record for v in m.content.values())
     monkeypatch.setattr(ahead, "START_CHARS", chars)
     assert ahead.CountsAhead.worth(session.record)
     monkeypatch.setattr(ahead, "START_CHARS", chars + 1)
     assert not ahead.CountsAhead.worth(session.record)
+
+
+def test_a_record_whose_text_is_in_results_outputs_is_worth_a_child(monkeypatch):
+    """A lionagi Branch keeps nearly all its text inside each result's output mapping, none in plain strings: its
+    50,000 messages (151 MB) were counted without the child, and inspect took 29 s instead of 18."""
+    output = {"content": [{"type": "text", "text": text_of(5000, seed=3)}], "is_error": False}
+    msgs = [Message("c", "action_request", 0, {"function": "Read", "arguments": {}, "action_response_id": "r"}),
+            Message("r", "action_response", 1, {"function": "Read", "arguments": {}, "output": output,
+                                                "action_request_id": "c"})]
+    monkeypatch.setattr(ahead, "START_CHARS", 5000)
+    assert ahead.CountsAhead.worth(FullRecord(msgs))
 
 
 def test_a_counter_that_has_counted_most_of_the_record_sends_nothing_ahead(eager, monkeypatch):
