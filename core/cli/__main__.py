@@ -1,7 +1,5 @@
 """`python -m foldscope.core.cli`: the headless commands without the GUI's entry point."""
 
-import sys
+from foldscope.core.cli.main import exit_now, main
 
-from foldscope.core.cli.main import main
-
-sys.exit(main())
+exit_now(main())

@@ -235,13 +235,16 @@ class Counter:
         ready: dict[Any, int] = {}
         ahead = self.ahead
         head_key, head_text, _ = laid.head
+        bodies = self._bodies
         if head_key[1] not in self._heads:
             new[head_key] = head_text
         for i in range(n):
             key = keys[i]
-            if key not in self._bodies and key not in new and key not in ready:
+            if key not in bodies and key not in new and key not in ready:
                 spec = flat[i]
-                self._images[key] = images_of(spec)
+                pictured = images_of(spec)
+                if pictured:  # _tokenise adds them to the body's count (none, nearly always)
+                    self._images[key] = pictured
                 if ahead is not None:
                     made = ahead.take(key)
                     if made is not None:  # counted ahead, on the other core (core.request.ahead)
@@ -254,7 +257,7 @@ class Counter:
         parts: list[Part] = []
         cum: list[int] = []
         total = laid.cum[-1] if laid.cum else 0
-        bodies, glues = self._bodies, self._glue
+        glues = self._glue
         by_kind = self._glue_by_kind
         for i in range(n):
             spec = flat[i]
@@ -353,7 +356,10 @@ class Counter:
         """Count every new segment, in parallel threads when there is enough new text."""
         if not new:
             return
-        texts = list(new.values())
+        # Equal texts count alike, so each is tokenised once: a file of tiny prompts repeats a few words.
+        where: dict[str, int] = {}
+        at = [where.setdefault(t, len(where)) for t in new.values()]
+        texts = list(where)
         chars = sum(len(t) for t in texts)
         self.tokenised_chars += chars
         enc = tokens.encoding()
@@ -373,7 +379,8 @@ class Counter:
         else:
             for i in rest:
                 counts[i] = len(enc.encode_ordinary(texts[i]))
-        for key, n in zip(new, counts):
+        for key, i in zip(new, at):
+            n = counts[i]
             if key[0] == "head":
                 self._heads[key[1]] = n
             else:
@@ -428,6 +435,8 @@ def images_of(spec) -> int:
     """The image tokens a block carries: its messages' images (core.formats.images), none on a tool call."""
     if spec.tag == "tool_use":
         return 0
+    if not spec.group:  # the commonest block, one message's (spec.messages without the tuple)
+        return image_tokens(spec.message)
     return sum(image_tokens(m) for m in spec.messages)
 
 

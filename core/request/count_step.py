@@ -23,7 +23,18 @@ from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Shared, grown
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, system_blocks, tool_list
-from foldscope.core.request.plan import RESULTS, TOOL_RESULT, BlockSpec, anchors, flat_marks, has_text, plan_runs
+from foldscope.core.request.plan import (
+    RESULTS,
+    ROLE,
+    TEXT,
+    TOOL_RESULT,
+    BlockSpec,
+    anchors,
+    flat_marks,
+    has_text,
+    instruction_text,
+    plan_runs,
+)
 
 
 @dataclass
@@ -141,6 +152,10 @@ def type_glue(spec: BlockSpec) -> str:
 def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round: IncludedRound | None) -> str:
     """A block's body: its counted text from after the opening `{"` to before its type (type_glue), the
     segment the counter memoises by the block's key (core.request.compile.block_key)."""
+    if spec.tag == TEXT and spec.mark is None:
+        # The commonest block, a message's text alone: render_block's text, as canonical() writes it, without the dict.
+        m = spec.message
+        return 'text":' + encode_basestring(instruction_text(m) if m.kind == "instruction" else m.text) + ',"'
     block = render_block(spec, record, policy, first_round)
     if len(block) == 2 and block.get("type") == "text" and type(block.get("text")) is str:
         # The commonest block, a text and its type: the JSON of the one string, as canonical() writes it.
@@ -210,6 +225,32 @@ def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
     return (q, *base.aruns[i]) if i >= 0 else (q, 0, 0)
 
 
+def closed_run(base: Laid, q: int, cut: int, first: Message | None) -> int | None:
+    """The flat position of seq position q when re-planning may start there rather than at `cut` (start_of's):
+    the shared part ends a user run at q and the view goes on with an assistant message (`first`); else None.
+
+    The runs before q are then final. A run's blocks depend on its own messages, on which of its calls the next
+    run's results answer (an assistant run) or which of its results answer the run before's calls (a user run),
+    and on the originals of its copies. Here the last run kept is a user run closed by the new assistant run, and
+    the run before it is the same in both views: the pairing between them stands. A new result pairs only with
+    a call of the run right before its own, which is new too: one naming a kept call is left unpaired by both
+    plans, and one paired through a call naming it (`action_response_id`) is irregular, for which lay_out plans
+    the view whole as it does from start_of's place. Only the block before q changes, its glue (and while caching
+    its mark), and the counter lays that one again. Without this each of a trace's requests re-planned the request
+    before's last runs as well as its own: on a file of tiny prompts between rare answers, a thousand blocks a
+    request (docs/performance.md)."""
+    if q <= cut or first is None or ROLE[first.kind] != "assistant" or ROLE[base.seq[q - 1].kind] != "user":
+        return None
+    if q == len(base.seq):
+        k = len(base.flat)
+    else:  # base goes on past q: its assistant run starting there is listed among the places to start
+        i = base.aruns.bisect_left((q,))
+        if i == len(base.aruns) or base.aruns[i][0] != q:
+            return None
+        k = base.aruns[i][1]
+    return k
+
+
 def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tuple, serial: int, *,
             record: FullRecord | None, policy: Any, tools: list | None, first_round: IncludedRound | None,
             marks: bool, key_of: Callable[[Any, BlockSpec], tuple]) -> Laid:
@@ -229,13 +270,19 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
         assert start is not None  # base is dropped when no start was found
         q, cut, k = start
         system = base.system
-        seq = base.seq.grown(q, (m for m in new if m.kind != "system"))
+        added = [m for m in new if m.kind != "system"]
+        seq = base.seq.grown(q, added)
+        # The messages from start_of's place on, as its plan would look them up (a copy's original among them).
+        by_id = {m.id: m for m in seq.since(cut)}
+        at = closed_run(base, q, cut, added[0] if added else None)
+        if at is not None:
+            cut, k = q, at
     else:
         system = tuple(m for m in messages if m.kind == "system")
         seq = Shared(m for m in messages if m.kind != "system")
         cut, k = 0, 0
+        by_id = {m.id: m for m in messages}
     tail = seq[cut:]
-    by_id = {m.id: m for m in (tail if base is not None else messages)}
     if base is not None:
         for m in tail:
             src = m.clipped_from
@@ -258,6 +305,7 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
 
     stable = None
     marked: dict[int, tuple[str, str]] = {}
+    remarked: tuple[int, BlockSpec] | None = None  # the block before the re-planned ones, with its mark moved
     notes = ends = members = []
     if with_marks:
         t_notes, t_ends, t_members = anchors(tail_flat, fr, k)
@@ -269,13 +317,22 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
             notes, ends, members = t_notes, t_ends, t_members
         stable_exists = any(m.text for m in system) or bool(tools)
         stable, marked = flat_marks(k + len(tail_flat), stable_exists, notes, ends, members)
-        if base is not None and {p: v for p, v in base.marked.items() if p < k} != {p: v for p, v in marked.items() if p < k}:
+        # The block before the re-planned ones is laid and counted again (below), so its mark may move: the moving
+        # tail's mark leaves the last block of the request before. A mark moving further back plans whole.
+        edge = k - 1
+        if base is not None and {p: v for p, v in base.marked.items() if p < edge} != {p: v for p, v in marked.items() if p < edge}:
             return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
+        if base is not None and edge >= 0:
+            mark = marked[edge][0] if edge in marked else None
+            if base.flat[edge].mark != mark:
+                remarked = (edge, replace(base.flat[edge], mark=mark))
         tail_flat = [replace(s, mark=marked[i][0]) if i in marked else s for i, s in enumerate(tail_flat, k)]
 
     if base is not None:
         aruns = base.aruns.grown(base.aruns.bisect_left((cut,)), new_aruns)
         flat = base.flat.grown(k, tail_flat)
+        if remarked is not None:
+            flat = flat.replaced(*remarked)
         roles = base.roles.grown(k, tail_roles)
     else:
         aruns, flat, roles = Shared(new_aruns), Shared(tail_flat), Shared(tail_roles)

@@ -46,6 +46,25 @@ def test_editing_one_message_retokenises_only_that_message(texts, edit):
     assert counter.tokenised_chars - before == len(body)  # the edited body alone was tokenised
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["w1", "w2", "ok", "", "ünï ✓", "a\"b"]), min_size=1, max_size=40))
+def test_equal_texts_are_tokenised_once_and_every_block_counts_as_its_own_text(texts):
+    """A file of tiny prompts repeats a few words: each distinct body is tokenised once (Counter._tokenise), and each
+    message's part is its own text's count all the same."""
+    msgs = [Message(f"m{i}", "instruction" if i % 4 else "assistant", i, {"instruction": t, "assistant_response": t})
+            for i, t in enumerate(texts)]
+    counter = Counter()
+    got = counter.measure(msgs, record=FullRecord(msgs))
+    assert got.counted == count_text(counted_text(compile_request(msgs)))
+    from foldscope.core.request.compile import make_plan
+
+    pieces = Counter()._layout(make_plan(msgs), None, None, None, every_body=True)  # (key, body, glue, message)
+    assert [p.tokens for p in got.parts] == [count_text(body) + count_text(glue) for _, body, glue, _ in pieces]
+    bodies = {'text":' + json.dumps(t, ensure_ascii=False) + ',"' for t in texts if t}
+    head = len('{"')
+    assert counter.tokenised_chars == sum(len(b) for b in bodies) + head
+
+
 def test_measure_parts_add_up_and_name_their_messages():
     msgs = [Message("s", "system", 0, {"system_message": "You review code."}),
             Message("i", "instruction", 1, {"instruction": "Read it."}),
@@ -105,6 +124,102 @@ def test_measuring_a_growing_view_equals_measuring_it_whole(data):
         if ask:
             top = sorted(whole.parts, key=lambda p: -p.tokens)[:3]
             assert [(p.message, p.tokens) for p in got.largest(3)] == [(p.message, p.tokens) for p in top]
+
+
+def _run_starts(view):
+    """Positions where the view goes on from a user message to an assistant one (system messages skipped)."""
+    from foldscope.core.request.plan import ROLE
+
+    out, last = [], None
+    for i, m in enumerate(view):
+        role = ROLE.get(m.kind)
+        if role is not None:
+            if last == "user" and role == "assistant":
+                out.append(i)
+            last = role
+    return out
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+@also_in_small_chunks
+def test_a_view_growing_or_parting_where_an_assistant_run_begins_equals_measuring_it_whole(data):
+    """A trace's requests each add an answer and what follows it to the request before: views that grow, or part
+    from a measured one, where a user run ends and an assistant run begins re-plan from there
+    (core.request.count_step.closed_run) and give the whole plan's parts, under every policy."""
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.request.compile import IncludedRound
+    from foldscope.core.request.plan import ROLE
+
+    record = data.draw(records(max_rounds=12))
+    view = data.draw(st.one_of(views(record), st.just(list(record)), st.just([m for m in record if not m.is_clipped_copy])))
+    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
+                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    first_round = None
+    if data.draw(st.booleans()) and len(view) > 2:
+        members = frozenset(m.id for m in view[:3])
+        first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
+    bounds = _run_starts(view)
+    cuts = sorted(set(data.draw(st.lists(st.sampled_from(bounds), max_size=6)) if bounds else []) | {len(view)})
+    shown = [view[:n] for n in cuts]
+    # Views parting after a user message (at a run's start, or inside a run), another answer there.
+    after_user = [i for i in range(1, len(view) + 1) if ROLE.get(view[i - 1].kind) == "user"]
+    for _ in range(data.draw(st.integers(0, 3)) if after_user else 0):
+        at = data.draw(st.sampled_from(after_user))
+        answers = [m for m in record if m not in view[:at] and ROLE.get(m.kind) == "assistant"]
+        if answers:
+            rest = [m for m in record if m not in view[:at]]
+            shown.append(view[:at] + data.draw(st.lists(st.sampled_from(answers), min_size=1, max_size=2, unique=True))
+                         + data.draw(st.lists(st.sampled_from(rest), max_size=4, unique=True)))
+    counter, reference = Counter(), Counter()
+    options = dict(record=record, policy=policy, tools=tools, first_round=first_round)
+    for messages in shown:
+        if len({m.id for m in messages}) < len(messages):
+            continue  # a view holds each message once
+        try:
+            whole = reference.measure_whole(messages, **options)
+        except Exception as exc:
+            with pytest.raises(type(exc)):
+                counter.measure(messages, **options)
+            continue
+        got = counter.measure(messages, **options)
+        assert _parts(got) == _parts(whole) and got.counted == whole.counted
+
+
+def _prompts_between_answers(answers: int, prompts: int, tools: bool = False) -> list[Message]:
+    """A system message, then runs of prompts each closed by an answer (with a call and its result, `tools`)."""
+    msgs = [Message("s", "system", 0, {"system_message": "sys"})]
+    for r in range(answers):
+        msgs += [Message(f"u{r}.{i}", "instruction", 1, {"instruction": f"w{i % 7}"}) for i in range(prompts)]
+        msgs.append(Message(f"a{r}", "assistant", 2, {"assistant_response": "ok"}))
+        if tools:
+            msgs.append(Message(f"q{r}", "action_request", 2, {"function": "read", "arguments": {"n": r}}))
+            msgs.append(Message(f"p{r}", "action_response", 2,
+                                {"function": "read", "arguments": {}, "output": f"line {r}", "action_request_id": f"q{r}"}))
+    return msgs
+
+
+@pytest.mark.parametrize("tools", [False, True])
+@pytest.mark.parametrize("caching", [False, True])
+def test_a_request_adding_an_answer_and_what_follows_keeps_every_block_of_the_request_before_but_its_last(tools, caching):
+    """Each request re-lays only what it adds and the block before it (whose glue, and while caching its mark, moves),
+    not the request before's last runs as well (core.request.count_step.closed_run)."""
+    from foldscope.core.model.policy import Policy
+
+    msgs = _prompts_between_answers(6, 20, tools)
+    record = FullRecord(msgs)
+    policy = Policy(prompt_caching=True) if caching else None
+    ends = [i for i in range(1, len(msgs)) if msgs[i].kind == "assistant"] + [len(msgs)]
+    counter, before = Counter(), None
+    for end in ends:
+        view = msgs[:end]
+        got = counter.measure(view, record=record, policy=policy)
+        assert got.counted == count_text(counted_text(compile_request(view, record=record, policy=policy)))
+        if before is not None:
+            assert got.since == before.serial
+            assert got.kept == len(before.parts) - 1  # the head and every block of the request before but its last
+        before = got
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

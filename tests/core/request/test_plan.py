@@ -35,8 +35,10 @@ def general_body(spec: BlockSpec) -> str:
     return text[2 : len(text) - len(type_glue(spec))]
 
 
-@given(texts, st.sampled_from(["instruction", "assistant", "note"]), st.sampled_from([None, "5m", "1h"]))
-def test_a_text_blocks_body_is_its_canonical_json_less_its_type(text, kind, mark):
-    content = {"instruction": text} if kind == "instruction" else {"assistant_response": text}
-    spec = BlockSpec(Message("m1", kind, None, content), RESPONSE if kind == "assistant" else TEXT, mark=mark)
+@given(texts, st.sampled_from(["instruction", "assistant", "note"]), st.sampled_from([None, "5m", "1h"]),
+       st.sampled_from([TEXT, RESPONSE]), st.sampled_from([None, {"guidance": "g"}, {"context": ["c", 1]}]))
+def test_a_text_blocks_body_is_its_canonical_json_less_its_type(text, kind, mark, tag, more):
+    content = {"instruction": text, **(more or {})} if kind == "instruction" else {"assistant_response": text}
+    spec = BlockSpec(Message("m1", kind, None, content), RESPONSE if kind == "assistant" and tag == RESPONSE else TEXT,
+                     mark=mark)
     assert body_of(spec, None, None, None) == general_body(spec)

@@ -1,0 +1,57 @@
+"""The console entry point ends the process without tearing it down (core.cli.main.exit_now), owing the world nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from foldscope.core.cli.main import main
+
+BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # output buffered, as a user's shell runs it
+# A program that leaves the exit something to do: a thread still running, an exit handler, output not yet flushed.
+LEFT_OVER = """
+import atexit, sys, threading, time
+from foldscope.core.cli.main import exit_now
+def late():
+    time.sleep(0.2)
+    sys.stdout.write("thread done\\n")
+threading.Thread(target=late).start()
+atexit.register(lambda: sys.stdout.write("handler ran\\n"))
+sys.stdout.write("printed")
+sys.stdout.write("\\n")
+{end}(3)
+"""
+
+
+@pytest.mark.parametrize("end", ["exit_now", "sys.exit"])
+def test_exit_now_joins_threads_runs_exit_handlers_and_flushes_as_sys_exit_does(end):
+    done = subprocess.run([sys.executable, "-c", LEFT_OVER.format(end=end)], capture_output=True, text=True, env=BUFFERED,
+                          timeout=60)
+    assert (done.returncode, done.stdout) == (3, "printed\nthread done\nhandler ran\n")
+
+
+@pytest.mark.parametrize("end", ["exit_now", "sys.exit"])
+def test_output_that_cannot_be_written_exits_120_as_the_interpreter_does(end):
+    # The text waits in stdout's buffer while the descriptor under it is closed: the exit's flush fails.
+    program = f"import os, sys\nfrom foldscope.core.cli.main import exit_now\nsys.stdout.write('x')\nos.close(1)\n{end}(0)\n"
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, env=BUFFERED, timeout=60)
+    assert done.returncode == 120
+
+
+def test_the_entry_point_prints_what_main_prints_and_exits_with_its_code(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
+                                "message": {"role": "user", "content": "hello"}}) + "\n", encoding="utf-8")
+    assert main(["inspect", "--json", str(path)]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    for module in ("foldscope.core.cli.main", "foldscope.core.cli"):
+        done = subprocess.run([sys.executable, "-m", module, "inspect", "--json", str(path)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and json.loads(done.stdout) == expected
+        bad = subprocess.run([sys.executable, "-m", module, "inspect", str(tmp_path / "missing.jsonl")],
+                             capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "missing.jsonl" in bad.stderr
