@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from foldscope.app.save import work_to_recover
 from foldscope.app.worker import Progress
 from foldscope.core.readout.cost_facts import document_cache
 from foldscope.core.readout.document import Document, open_document
@@ -13,12 +14,22 @@ from foldscope.core.readout.document import Document, open_document
 FILL_EVERY_S = 0.1  # how often the timeline hears the counts so far: often enough to watch, rarely enough to be cheap
 # How long the library's import waits for the window to paint the counted document. The two share one interpreter
 # lock: run together, each takes about half of it, and the timeline's first paint of 50,000 messages doubles.
-# The import waits instead (its result only enables the actions that change the session); never longer than this.
+# The import waits instead (the window needs nothing from it to show and edit the session); never longer than this.
 SHOWN_WAIT_S = 10.0
 # How long the trace's measure waits for the window to paint the first step (the lists and the map). Started at
 # once, the measure held the lock while the window painted: each of the paint's calls into Qt gave the lock up and
 # waited a switch interval to have it back, so a first step of 0.4 s of work took 3 s at 20,000 short messages.
 FIRST_SHOWN_WAIT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Counted:
+    """The counted Document, handed to the window while the library stores it (from a copy: the session may be
+    edited meanwhile), and whether the session's actions wait for the store all the same: only when the library
+    keeps unsaved work for this file, offered once it is stored (app.save.work_to_recover)."""
+
+    document: Document
+    actions_wait: bool
 
 
 @dataclass(frozen=True)
@@ -51,9 +62,11 @@ class TraceFill:
 def load_work(path: str, db: str | None, policy=None, sample: str | None = None) -> Callable[[Progress], Document]:
     """The loading worker's function: the first Document (nothing counted) goes to the GUI as an interim
     result as soon as the file is read, the trace's counts as they come, the counted Document as soon as it is
-    counted (shown while the library stores it), and the stored Document last."""
+    counted (Counted: shown, and edited, while the library stores it), and the stored Document last."""
 
     def work(progress: Progress) -> Document:
+        waits = work_to_recover(db, path)  # asked before reading: off the path to the counted document
+
         def shown(document: Document) -> None:
             progress.interim(document)
             progress.wait_shown(FIRST_SHOWN_WAIT_S)  # the window paints the first step before the count takes the lock
@@ -61,7 +74,7 @@ def load_work(path: str, db: str | None, policy=None, sample: str | None = None)
         def counted(document: Document) -> None:
             progress.report(0, 0, "Attributing the cache writes")
             document_cache(document)  # from the trace's own count: the cache lane and the Cost panel count nothing again
-            progress.interim(document)
+            progress.interim(Counted(document, waits))
             progress.wait_shown(SHOWN_WAIT_S)  # the window paints it before the library's import takes the lock
 
         return open_document(path, db, progress.report, policy, sample, shown=shown,

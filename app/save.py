@@ -101,7 +101,7 @@ def recover(session: Session, state: dict[str, Any], unchanged: int | None = Non
     session.scale = state["scale"]
 
 
-def latest_working_state(db: str | None, library_id: int, with_time: bool = False, source: str | None = None):
+def latest_working_state(db: str | None, library_id: int | None, with_time: bool = False, source: str | None = None):
     """The newest working state autosave wrote for this source path (any version of it) or library session, or
     None (also once it was saved or discarded: a cleared state is written then); `with_time` gives
     (state, when written) instead."""
@@ -111,6 +111,16 @@ def latest_working_state(db: str | None, library_id: int, with_time: bool = Fals
         return None
     state = {"session_id": found["session_id"], **found["data"]}
     return (state, str(found["at"])) if with_time else state
+
+
+def work_to_recover(db: str | None, path: str) -> bool:
+    """Whether the library keeps a working state autosave wrote for this file and nobody saved or discarded: opening
+    it offers that work back once the session is stored. True also when the library cannot tell (then, as before,
+    the session's actions wait for the store and the offer)."""
+    try:
+        return latest_working_state(db, None, source=path) is not None
+    except LibraryError:
+        return True
 
 
 def applicable_prefix(db: str | None, state: dict[str, Any], library_id: int) -> int:
@@ -267,6 +277,18 @@ class SaveController(QObject):
         except LibraryError as exc:
             # The next open may offer these changes again; say so rather than fail the save or the close.
             self.window.statusBar().showMessage(f"The library could not note that: {exc.problem}", 8000)
+
+    def session_stored(self, document) -> None:
+        """The library now holds `document`, whose actions came on before it was stored: what was done meanwhile is
+        written to it at once (autosave had no library session to write to until now); when nothing was done, the
+        work an earlier run kept, if any, is offered as on any open."""
+        if self.editor.document is not document:  # a what-if shows a branch: the original was unchanged when it began
+            return
+        if self.editor.is_modified:
+            self.timer.stop()
+            self.autosave()
+        elif not (self.editor.can_undo or self.editor.can_redo):
+            self.offer_recovery()
 
     # -- crash recovery --------------------------------------------------------------------
 

@@ -77,6 +77,15 @@ def taken_colour() -> QColor:
     return QColor("#f39c12" if is_dark() else "#e67e22")
 
 
+def panel_colour() -> QColor:
+    """What the panels are drawn on (the palette's window colour, light or dark): a label drawn over lines and bars
+    sits on a box of it, so nothing runs through its letters."""
+    app = QApplication.instance()
+    if app is None:
+        return QColor("#ffffff")
+    return app.palette().color(QPalette.ColorRole.Window)  # type: ignore[attr-defined]
+
+
 def muted_colour() -> QColor:
     app = QApplication.instance()
     if app is None:

@@ -10,7 +10,7 @@ from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
-from foldscope.app.loading import TraceCounts, load_work
+from foldscope.app.loading import Counted, TraceCounts, load_work
 from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.busy import BusyBar
@@ -97,7 +97,8 @@ class MainWindow(QMainWindow):
     """
 
     document_loaded = Signal(object)  # the counted Document: every panel shows it, stored, every action enabled
-    # A load's counted Document shown (sizes, timeline, stepping) while the library stores it: edits wait for document_loaded.
+    # A load's counted Document shown (sizes, timeline, stepping, and unless the library keeps unsaved work for the
+    # file to offer back, the session's actions) while the library stores it.
     document_counted = Signal(object)
     record_shown = Signal(object)  # the first step of a load: the lists and the map, nothing counted yet
     library_imported = Signal(int)  # the open session went into a library chosen after it opened
@@ -112,6 +113,9 @@ class MainWindow(QMainWindow):
         self.task: Task | None = None
         # While a load shows its first step: the document shown before it, put back if the load fails or is cancelled.
         self._before_first: tuple[Document | None] | None = None
+        # A load's counted Document the session's actions came on for while the library stores it (Counted): kept
+        # with its edits if the store then stops, and told when it is stored (SaveController.session_stored).
+        self._storing: Document | None = None
         self._loading_path = ""
         self.setWindowTitle("foldscope")
         self.setAcceptDrops(True)
@@ -541,6 +545,7 @@ class MainWindow(QMainWindow):
                 if sample is None:
                     return None
         self.cancel_loading()
+        self._storing = None
         self._select_after_load = select
         path = str(path)
         self._loading_path = path
@@ -548,7 +553,7 @@ class MainWindow(QMainWindow):
         task = Task(load_work(path, db, policy, sample), f"Opening {path}", self)
         task.progressed.connect(self._progressed)
         task.interim_reported.connect(lambda value, t=task: self._interim(t, value))
-        task.was_cancelled.connect(lambda t=task: self._put_back(t))
+        task.was_cancelled.connect(lambda t=task: self._stopped(t, "was not stored in the library: the load was stopped"))
         task.succeeded.connect(lambda document, t=task: self._loaded(t, document))
         task.failed.connect(lambda exc, t=task, p=path: self._failed(t, p, exc))
         task.ended.connect(lambda t=task: self._ended(t))
@@ -569,8 +574,8 @@ class MainWindow(QMainWindow):
         if task is not self.task:
             task.shown()  # nobody shows it: the worker need not wait
             return
-        if isinstance(value, Document) and value.counted:
-            self.show_counted(value)
+        if isinstance(value, Counted):
+            self.show_counted(value.document, acting=not value.actions_wait)
             # Once what it asked to repaint has painted (posted events come before a timer's): the worker's import
             # may start (app.loading.SHOWN_WAIT_S).
             QTimer.singleShot(0, task.shown)
@@ -586,6 +591,7 @@ class MainWindow(QMainWindow):
         enabled (actions, the request, composition, cost and fold panels) until the counted Document lands."""
         if self._before_first is None:
             self._before_first = (self.document,)
+        self._storing = None
         self._show_record(document)
         self.request_panel.set_request(None, None)
         self.composition_panel.set_request(None, None)
@@ -599,13 +605,31 @@ class MainWindow(QMainWindow):
         self.view_list.table.setFocus()
         self.record_shown.emit(document)
 
-    def show_counted(self, document: Document) -> None:
-        """The counted Document while the library stores it: every size, the timeline and stepping; the actions
-        that change the session wait until it is stored (the import reads it meanwhile)."""
+    def show_counted(self, document: Document, acting: bool = True) -> None:
+        """The counted Document while the library stores it: every size, the timeline and stepping, and (`acting`)
+        the actions that change the session: the store reads a copy taken when it was counted, so an edit made now
+        changes only the session shown, and is written to the library once it holds the session. `acting` False
+        (the library keeps unsaved work for the file, offered once stored): the actions wait for the store."""
         if self._before_first is None:
             self._before_first = (self.document,)
-        self.set_document(document, opened=False, announce=False, acting=False)
+        self.set_document(document, opened=False, announce=False, acting=acting)
+        self._storing = document if acting else None
         self.document_counted.emit(document)
+
+    def _stopped(self, task: Task, why: str) -> bool:
+        """A load stopped (cancelled, failed): a counted document the actions came on for stays shown, with whatever
+        was done to it, outside the library (as with a library that cannot be used: no autosave); True then. Else
+        the session shown before the load comes back (_put_back)."""
+        doc = self._storing
+        if task is not self.task:
+            return False
+        if doc is None:
+            self._put_back(task)
+            return False
+        self._storing = self._before_first = None
+        self.statusBar().showMessage(f"{Path(doc.path).name} {why}; autosave is off until it is opened again", 15_000)
+        self.document_loaded.emit(doc)
+        return True
 
     def _put_back(self, task: Task) -> None:
         """A load that showed its first step failed or was cancelled: show what was shown before it."""
@@ -621,7 +645,12 @@ class MainWindow(QMainWindow):
         self.settings.add_recent_file(document.path)
         self._rebuild_recent_menu()
         self.library_bar.show_problem(document.library_problem)
-        if document is self.document:  # shown when counted (show_counted): now stored, the actions may act on it
+        storing, self._storing = self._storing, None
+        if document is storing:  # acted on since it was counted (show_counted): what was done is kept now
+            self.saver.session_stored(document)
+            self._refresh_title()
+            self.document_loaded.emit(document)
+        elif document is self.document:  # shown when counted (show_counted): now stored, the actions may act on it
             self.session_actions.set_document(document)
             self._refresh_title()
             self.document_loaded.emit(document)
@@ -706,8 +735,9 @@ class MainWindow(QMainWindow):
     def _failed(self, task: Task, path: str, exc: BaseException) -> None:
         if task is not self.task:
             return
-        self._put_back(task)
         line = error_line(path, exc)
+        if self._stopped(task, f"was not stored in the library: {line}"):
+            return
         self.statusBar().showMessage(f"Could not open {Path(path).name}", 8000)
         self.load_failed.emit(line)
         dialogs.error_dialog(self, "Cannot open session", line)

@@ -2,10 +2,13 @@
 
 Launches the window on FILE (1600x1000, a new library, as bench_scale.py's `gui launch` does) in a fresh interpreter
 with the old checkout's `foldscope` first on the path, then with this one's, alternating which goes first each round,
-and prints each run and the medians: `usable` and `complete`
-(seconds from the interpreter's start to the first step painted and to the counted document painted, bench_scale's
-`launch to usable` and `timeline complete`), `cpu` (this process's CPU until complete, both threads, the counting
-child apart: steadier than the wall clock on a shared machine) and the peak memory.
+and prints each run and the medians, in seconds from the interpreter's start: `usable` and `complete` (the first step
+painted and the counted document painted, bench_scale's `launch to usable` and `timeline complete`), `editable` (the
+first moment the session's actions are on: the Evict action enabled on the counted document), `stored` (the library
+holds the session: document_loaded); `cpu` (this process's CPU until complete, both threads, the counting child
+apart: steadier than the wall clock on a shared machine), `edit` (an Evict of the view's last message made at
+`editable`, its wall time on the GUI thread: while the store runs, if the actions come on before it), and the peak
+memory until stored (`peak_mb`).
 
     .venv/bin/python bench/bench_gui_before_after.py FILE --before /path/to/old/checkout [--rounds 4]
 
@@ -27,14 +30,57 @@ from pathlib import Path
 
 
 def child(path: str, folder: str) -> None:
-    """In the fresh interpreter: bench_scale.gui_launch on the file (the app first on the path: the old checkout's
-    with --before), its moments printed as one JSON line."""
-    from bench_scale import gui_launch
+    """In the fresh interpreter: the window on the file (the app first on the path: the old checkout's with
+    --before), its moments printed as one JSON line."""
+    print(json.dumps(window_moments(path, folder)), flush=True)
+    os._exit(0)
 
-    got = gui_launch(path, folder)
-    print(json.dumps({"usable": got["usable_at"], "complete": got["complete_at"], "complete_cpu": got["complete_cpu"],
-                      "peak_mb": got["peak_mb"]}), flush=True)
-    os._exit(0)  # the library's import may still run in the worker: not part of what is measured
+
+def window_moments(path: str, folder: str) -> dict[str, float]:
+    """bench_scale.gui_launch's moments, and when the session's actions came on, an edit made then, the store."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from bench_scale import peak_mb
+
+    from foldscope.app.qt import QApplication, QEventLoop
+    from foldscope.app.settings import WindowSettings
+    from foldscope.app.window import MainWindow
+    from foldscope.core.actions.commands import Evict
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    window = MainWindow(WindowSettings.in_memory(), db=os.path.join(folder, "lib.db"))
+    window.resize(1600, 1000)
+    window.show()
+    got: dict[str, float] = {}
+    loop = QEventLoop()
+
+    def painted(name: str) -> None:
+        window.grab()  # every panel painted once: what a person sees
+        got.setdefault(name, time.time())
+        got.setdefault(f"{name}_cpu", time.process_time())
+
+    def editable(doc) -> None:
+        if "editable" in got or not window.session_actions.evict_action.isEnabled():
+            return
+        got["editable"] = time.time()
+        last = doc.index_of(doc.session.view[-1])
+        started = time.perf_counter()
+        window.session_actions.editor.do(Evict([last]), f"evict of #{last}")
+        app.processEvents()  # the panels redrawn from it
+        got["edit"] = time.perf_counter() - started
+
+    def stored(doc) -> None:
+        editable(doc)
+        got["stored"] = time.time()
+        loop.quit()
+
+    window.record_shown.connect(lambda doc: painted("usable"))
+    window.document_counted.connect(lambda doc: (painted("complete"), editable(doc)))
+    window.document_loaded.connect(stored)
+    window.load_failed.connect(lambda line: loop.quit())
+    window.open_path(path)
+    loop.exec()
+    got["peak_mb"] = peak_mb()
+    return got
 
 
 def launch(path: str, env: dict[str, str]) -> dict[str, float]:
@@ -43,8 +89,8 @@ def launch(path: str, env: dict[str, str]) -> dict[str, float]:
         out = subprocess.run([sys.executable, __file__, path, "--child", tmp], capture_output=True, text=True,
                              env={**os.environ, **env}, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    return {"usable": got["usable"] - started, "complete": got["complete"] - started, "cpu": got["complete_cpu"],
-            "peak_mb": got["peak_mb"]}
+    return {**{name: got[name] - started for name in ("usable", "complete", "editable", "stored")},
+            "cpu": got["complete_cpu"], "edit": got["edit"], "peak_mb": got["peak_mb"]}
 
 
 def main() -> int:

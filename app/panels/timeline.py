@@ -23,7 +23,7 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
-from foldscope.app.theme import is_dark, muted_colour, rule_colour
+from foldscope.app.theme import is_dark, muted_colour, panel_colour, rule_colour
 from foldscope.app.worker import Task, run_task
 from foldscope.core.readout.cache_lane import LEGEND, gap_rows, lane_rows, lane_rows_of, lane_sentence
 from foldscope.core.readout.document import Document
@@ -145,6 +145,8 @@ class Timeline(QWidget):
         # The bars of the counts so far while loading: (their columns, the plot's top and size, the pixmap, what each
         # column or request was drawn at), each paint adding what came in (_counting_bars).
         self._bars: _CountingBars | None = None
+        # The fold and rule labels the bars' layer drew: (their box, the label, its baseline's start, its colour).
+        self.label_boxes: list[tuple[QRectF, str, QPointF, QColor]] = []
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Timeline of requests")
         self.setMouseTracking(True)
@@ -282,11 +284,22 @@ class Timeline(QWidget):
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests recorded in this session")
             return
         plot = self._plot()
-        if 0 <= self.current < self.slots():  # the step shown: under the bars, so only it changes when stepping
-            shade = QColor(self.palette().highlight().color())
-            shade.setAlpha(60)
+        shown = 0 <= self.current < self.slots()
+        shade = QColor(self.palette().highlight().color())
+        shade.setAlpha(60)
+        if shown:  # the step shown: under the bars, so only it changes when stepping
             painter.fillRect(self._slot_rect(self.current, plot), shade)
         painter.drawPixmap(0, 0, self._bars_layer(plot, text))
+        if shown:  # a label's box over the step shown is shaded with it, its letters drawn again on top
+            slot = self._slot_rect(self.current, plot)
+            for box, label, at, colour in self.label_boxes:
+                if box.intersects(slot):
+                    painter.save()
+                    painter.setClipRect(box.intersected(slot))
+                    painter.fillRect(box, shade)
+                    painter.setPen(colour)
+                    painter.drawText(at, label)
+                    painter.restore()
         self._draw_legend(painter, text)
 
     def _bars_layer(self, plot: QRectF, text: QColor) -> QPixmap:
@@ -303,6 +316,7 @@ class Timeline(QWidget):
             return self._layer[1]
         layer, painter = self._blank_layer(ratio)
         painter.setFont(self.font())
+        self.label_boxes = []
         self._draw_bars(painter, plot, text)
         painter.end()
         self._layer = (key, layer)
@@ -351,14 +365,17 @@ class Timeline(QWidget):
         ruled = self._draw_rules(painter, plot, top)
         # Each fold's line is drawn; its label only where it runs into neither the last one (dozens of compactions)
         # nor a rule's label in the same band (a short plot).
+        # Each label on a box of the panel's colour: the folds it leaves unlabelled draw their lines, in the same
+        # colour, through it otherwise (34 compactions on a 1366-pixel screen), and the bars run under it.
         painter.setPen(QPen(rule_colour("tier"), 2))
         baseline = plot.top() + 11
-        widths = [painter.fontMetrics().horizontalAdvance(label) for _, label in folds]
+        metrics = painter.fontMetrics()
+        widths = [metrics.horizontalAdvance(label) for _, label in folds]
         for i in spaced([x for x, _ in folds], widths):
             x, label = folds[i]
             if x + widths[i] <= plot.right() + RIGHT and not any(
                     a < x + widths[i] and x < b and abs(base - baseline) < 12 for a, b, base in ruled):
-                painter.drawText(QPointF(x, baseline), label)
+                self._label_on_box(painter, QPointF(x, baseline), label, widths[i])
         if self.branch is not None:
             self._draw_branch(painter, plot, top)
         self._draw_axes(painter, plot, top, text)
@@ -498,17 +515,30 @@ class Timeline(QWidget):
         if rules is None:
             return []
         taken: list[tuple[float, float, float]] = []  # (left, right, baseline) of labels drawn
-        for name in rule_names(rules):
-            value = rules.at(name)
-            y = self._y(value, plot, top)
+        heights = [(name, self._y(rules.at(name), plot, top)) for name in rule_names(rules)]
+        for name, y in heights:  # every line first: rules close together (a short plot) run through the labels above
             painter.setPen(QPen(rule_colour(name), 1.5, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+        for name, y in heights:
             label = rule_label(rules, name)
-            # Rules close together (a short plot): each label starts after the one it would cover.
+            # Rules close together: each label starts after the one it would cover.
             x = max([plot.left() + 4] + [right + 10 for _, right, base in taken if abs(base - (y - 3)) < 12])
-            painter.drawText(QPointF(x, y - 3), label)
-            taken.append((x, x + painter.fontMetrics().horizontalAdvance(label), y - 3))
+            width = painter.fontMetrics().horizontalAdvance(label)
+            painter.setPen(QPen(rule_colour(name), 1.5))
+            self._label_on_box(painter, QPointF(x, y - 3), label, width, bottom=y - 1)  # the rule's own line stays
+            taken.append((x, x + width, y - 3))
         return taken
+
+    def _label_on_box(self, painter: QPainter, at: QPointF, label: str, width: float, bottom: float | None = None) -> None:
+        """A label drawn at `at` (its baseline) on a box of the panel's colour a pixel or two around it, down to
+        `bottom` when given: the fold lines and bars under it stop at its edge, so it reads (label_boxes keeps
+        where each box went: the step shown is shaded over it, and the tests read it)."""
+        metrics = painter.fontMetrics()
+        top = at.y() - metrics.ascent() - 1
+        box = QRectF(at.x() - 2, top, width + 4, (bottom if bottom is not None else at.y() + metrics.descent() + 1) - top)
+        painter.fillRect(box, panel_colour())
+        painter.drawText(at, label)
+        self.label_boxes.append((box, label, QPointF(at), painter.pen().color()))
 
     def _draw_axes(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
         painter.setPen(QPen(muted_colour(), 1))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.model.policy import Policy, PolicyChoice
-from foldscope.core.model.session import Message, Session
+from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.readout.fold_facts import fold_rows, is_note, note_first_index
 from foldscope.core.readout.message_sizes import SIZES_ID, record_sizes
 from foldscope.core.readout.trace_facts import measure_requests
@@ -399,10 +399,10 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
     nothing counted; a large line-format file's first part before that, first_part); then the trace is
     measured (`on_count` hears each request's count) and every message counted; `counted` gets the counted
-    Document before it is stored in the library (the import reads the session, so nothing may change it
-    until this returns), and the stored one is returned. A session the library holds a current snapshot of
-    (core.store.snapshot, docs/library.md) is rebuilt from it instead of read, its counter seeded with the
-    counts kept: nothing is read or counted again.
+    Document before it is stored in the library, and the stored one is returned. The store reads a copy taken
+    before `counted` (as_counted): from then on the session may be edited while it runs. A session the library
+    holds a current snapshot of (core.store.snapshot, docs/library.md) is rebuilt from it instead of read, its
+    counter seeded with the counts kept: nothing is read or counted again.
 
     A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
     stops the session from opening: the Document is built from the file in memory, without a library id
@@ -475,23 +475,51 @@ def _open_document(path: str, db: str | None, report: Report, policy: Policy | P
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
         document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter)
     document.library_problem = problem
+    # What the library stores, as it stands now: once `counted` has the document, the window may edit the session
+    # (its record grows, its view and metadata change) and count with its counter while the store runs.
+    kept = None
+    if problem is None and (reopened is None or counter.tokenised_chars > counted_before):
+        kept = as_counted(session, document.tokens, counter)
+        if snapshot is not None:
+            snapshot.record = kept.session.record  # the record as read: the count changed nothing in it
     if counted is not None:
         counted(document)
     if problem is None:
         try:
             if reopened is not None:
                 document.library_id = library_id
-                if counter.tokenised_chars > counted_before:  # counted what the memo lacked: keep it for next time
-                    keep_counts(db, library_id, path, sample, session, counter)
+                if kept is not None:  # counted what the memo lacked: keep it for next time
+                    keep_counts(db, library_id, path, sample, kept.session, kept.memo)
             else:
                 from foldscope.core.store.snapshot import dump_session
 
+                assert kept is not None
                 data = dump_session(snapshot) if snapshot is not None else None
-                document.library_id = import_into_library(session, db, report, document.tokens)
-                keep_snapshot(db, document.library_id, session, path, sample, counter, data)
+                document.library_id = import_into_library(kept.session, db, report, kept.tokens)
+                keep_snapshot(db, document.library_id, kept.session, path, sample, kept.memo, data)
         except LibraryError as exc:
             document.library_problem = str(exc)
     return document
+
+
+@dataclass(frozen=True)
+class StoreCopy:
+    """A counted session as the library stores it, copied when counted: the session's own fields (as_read) with a
+    record of its own, each message's size and the counter's memo. Edits made meanwhile (an appended copy or note,
+    another view, the branch's metadata, counts of what they added) reach none of them."""
+
+    session: Session
+    tokens: list[int]
+    memo: tuple[dict, ...]
+
+
+def as_counted(session: Session, tokens: list[int], counter: Counter) -> StoreCopy:
+    """What the store reads, taken before anything else may change the session (cheap: no message is copied)."""
+    from foldscope.core.store.snapshot import as_read
+
+    copy = as_read(session)
+    copy.record = FullRecord(session.record)
+    return StoreCopy(copy, list(tokens), counter.memo())
 
 
 def reopen_from_library(db: str | None, path: str, sample: str | None) -> tuple[int, Session, tuple | None, list[int] | None] | None:
@@ -508,20 +536,21 @@ def reopen_from_library(db: str | None, path: str, sample: str | None) -> tuple[
 
 
 def keep_snapshot(db: str | None, library_id: int, session: Session, path: str, sample: str | None,
-                  counter: Counter, data: bytes | None) -> None:
-    """Keep the session as read (`data`) and what its count counted, so the next open reads and counts nothing."""
+                  memo: tuple[dict, ...], data: bytes | None) -> None:
+    """Keep the session as read (`data`) and what its count counted (the counter's memo), so the next open reads
+    and counts nothing."""
     from foldscope.core.store.library import Library
 
     with Library(db) as library:
-        library.keep_snapshot(library_id, session, path, sample, memo=counter.memo(), data=data)
+        library.keep_snapshot(library_id, session, path, sample, memo=memo, data=data)
 
 
 def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, session: Session,
-                counter: Counter) -> None:
+                memo: tuple[dict, ...]) -> None:
     from foldscope.core.store.library import Library
 
     with Library(db) as library:
-        library.keep_memo(library_id, path, sample, session.record, counter.memo())
+        library.keep_memo(library_id, path, sample, session.record, memo)
 
 
 def import_into_library(session: Session, db: str | None, report: Report, tokens: list[int] | None = None) -> int:

@@ -130,8 +130,7 @@ def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(
             assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), text
 
 
-def test_the_counted_document_is_shown_before_the_library_stores_it_and_edits_wait_for_the_store(
-        qtbot, window, monkeypatch, corpus_dev):
+def test_the_counted_document_is_shown_and_acted_on_before_the_library_stores_it(qtbot, window, monkeypatch, corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     shown = threading.Event()
     real_import = document_module.import_into_library
@@ -145,7 +144,7 @@ def test_the_counted_document_is_shown_before_the_library_stores_it_and_edits_wa
     seen: list[dict] = []
 
     def counted(doc) -> None:
-        seen.append({"library_id": doc.library_id, "actions": window.session_actions.preview_action.isEnabled(),
+        seen.append({"library_id": doc.library_id, "actions": window.session_actions.evict_action.isEnabled(),
                      **shown_text(window)})
         shown.set()
 
@@ -155,13 +154,153 @@ def test_the_counted_document_is_shown_before_the_library_stores_it_and_edits_wa
     qtbot.waitUntil(lambda: window.task is None)
     assert len(seen) == 1
     before = seen[0]
-    assert before["library_id"] is None and before["actions"] is False  # nothing may change what is being stored
+    # Not stored yet, and the session's actions on: the store reads a copy taken when the session was counted.
+    assert before["library_id"] is None and before["actions"] is True
     doc = window.document
     assert doc.library_id is not None and window.session_actions.preview_action.isEnabled()
     after = shown_text(window)
     assert "estimate" in before["view heading"]
     for place in ("record heading", "view heading", "window map", "timeline", "tokens column"):
         assert before[place] == after[place], place  # every size as it is once stored: the same numbers
+
+
+def largest_result(doc) -> int:
+    return max((i for i in doc.view_position if doc.message(i).kind == "action_response"), key=lambda i: doc.chars[i])
+
+
+def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_as_made(
+        qtbot, window, monkeypatch, corpus_dev, tmp_path):
+    from foldscope.app.save import latest_working_state
+    from foldscope.app.settings import WindowSettings
+    from foldscope.app.window import MainWindow
+    from foldscope.core.actions.commands import Clip, Evict
+    from foldscope.core.formats import load_session
+    from foldscope.core.store import snapshot as snapshot_module
+    from foldscope.core.store.library import Library
+
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    edited = threading.Event()
+    stored: list[object] = []
+    real_dump, real_import = snapshot_module.dump_session, document_module.import_into_library
+
+    def dump_after_the_edits(session):  # the snapshot's pickling, then the import, run once the edits are made
+        assert edited.wait(30)
+        return real_dump(session)
+
+    def importing(session, *args, **kwargs):
+        stored.append(session)
+        return real_import(session, *args, **kwargs)
+
+    monkeypatch.setattr(snapshot_module, "dump_session", dump_after_the_edits)
+    monkeypatch.setattr(document_module, "import_into_library", importing)
+    window.show()
+    made: dict = {}
+
+    def edit(doc) -> None:  # right as the counted document arrives, before anything is stored
+        editor = window.session_actions.editor
+        assert doc.library_id is None and editor.document is doc
+        index = largest_result(doc)
+        assert editor.do(Clip(index, 1500), f"clip of #{index}").success  # a copy appended: the record grows
+        evicted = doc.index_of(doc.session.view[-1])
+        assert editor.do(Evict([evicted]), f"evict of #{evicted}").success
+        made.update(view=list(doc.session.view), record=[m.id for m in doc.session.record],
+                    manifest=doc.session.manifest)
+        edited.set()
+
+    window.document_counted.connect(edit)
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    doc = window.document
+    read = load_session(path)
+    assert made and doc.library_id is not None
+    assert list(doc.session.view) == made["view"] and window.session_actions.editor.can_undo  # nothing undone or lost
+    assert stored and stored[0] is not doc.session
+    with Library(window.db) as library:
+        # The library holds the session as read: its snapshot, the import's messages and view are not the edits'.
+        library_id, snapshot, _ = library.stored_session(path)
+        assert library_id == doc.library_id
+        assert [m.id for m in snapshot.record] == [m.id for m in read.record] and snapshot.view == read.view
+        assert [row["message_id"] for row in library.messages(library_id)] == [m.id for m in read.record]
+        assert library.view_versions(library_id)[0]["ids"] == read.view
+    # And the edits as made, in the working state autosave wrote once the library held the session.
+    state = latest_working_state(window.db, doc.library_id, source=str(path))
+    assert state is not None and state["view"] == made["view"]
+    assert [m["id"] for m in state["added"]] == made["record"][len(read.record):]
+    # A crash now: the next foldscope reopens the session from the library and puts the edits back.
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, name, when: True)
+    after = MainWindow(settings=WindowSettings(tmp_path / "after.ini"), db=window.db)
+    qtbot.addWidget(after)
+    with qtbot.waitSignal(after.document_loaded, timeout=60_000):
+        after.open_path(path)
+    qtbot.waitUntil(lambda: after.task is None)
+    assert list(after.document.session.view) == made["view"]
+    assert [m.id for m in after.document.session.record] == made["record"]
+
+
+@pytest.mark.parametrize("how", ["failed", "cancelled"])
+def test_a_store_that_stops_after_an_edit_keeps_the_edited_session_shown(qtbot, window, monkeypatch, how):
+    from foldscope.core.actions.commands import Evict
+
+    errors: list[str] = []
+    monkeypatch.setattr(dialogs, "error_dialog", lambda parent, title, text: errors.append(text))
+    edited = threading.Event()
+
+    def stopping(session, db, report, *args, **kwargs):
+        assert edited.wait(30)
+        if how == "failed":
+            raise RuntimeError("the disk went away")
+        report(0, 0, "Importing into the library")  # cancelled meanwhile: the report stops the store
+        raise AssertionError("not cancelled")
+
+    monkeypatch.setattr(document_module, "import_into_library", stopping)
+    window.show()
+    made: list[list[str]] = []
+
+    def edit(doc) -> None:
+        last = doc.index_of(doc.session.view[-1])
+        assert window.session_actions.editor.do(Evict([last]), f"evict of #{last}").success
+        made.append(list(doc.session.view))
+        if how == "cancelled":
+            window.cancel_loading()
+        edited.set()
+
+    window.document_counted.connect(edit)
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None)
+    doc = window.document
+    assert made and list(doc.session.view) == made[0] and doc.library_id is None  # the edit is still there
+    assert window.session_actions.editor.is_modified and window.session_actions.evict_action.isEnabled()
+    assert not errors and "not stored in the library" in window.statusBar().currentMessage()
+
+
+def test_with_unsaved_work_kept_for_the_file_the_actions_wait_for_the_store_and_its_offer(
+        qtbot, window, monkeypatch, tmp_path):
+    from foldscope.app.settings import WindowSettings
+    from foldscope.app.window import MainWindow
+    from foldscope.core.actions.commands import Clip
+
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None)
+    doc = window.document
+    index = largest_result(doc)
+    with qtbot.waitSignal(window.session_actions.saver.autosaved, timeout=10_000):
+        assert window.session_actions.editor.do(Clip(index, 1500), f"clip of #{index}").success
+    crashed_view = list(doc.session.view)  # the window is never closed: a crash
+    asked: list[bool] = []
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, name, when: asked.append(True) or True)
+    after = MainWindow(settings=WindowSettings(tmp_path / "after.ini"), db=window.db)
+    qtbot.addWidget(after)
+    at_count: list[bool] = []
+    after.document_counted.connect(lambda d: at_count.append(after.session_actions.evict_action.isEnabled()))
+    with qtbot.waitSignal(after.document_loaded, timeout=60_000):
+        after.open_path(demo_path())
+    qtbot.waitUntil(lambda: after.task is None)
+    assert at_count == [False]  # an edit now would be overwritten by the offer, or the offer lost
+    assert asked == [True] and list(after.document.session.view) == crashed_view
+    assert after.session_actions.evict_action.isEnabled()
 
 
 def test_a_file_whose_later_line_is_broken_shows_its_first_part_then_one_line_and_the_session_before(
@@ -191,9 +330,10 @@ def test_the_library_import_starts_once_the_window_shows_the_counted_document(qt
     shown_at_import: list[object] = []
     real_import = document_module.import_into_library
 
-    def importing(session, *args, **kwargs):
+    def importing(session, *args, **kwargs):  # a copy of the session shown, taken when it was counted
         doc = window.document
-        shown_at_import.append(doc is not None and doc.counted and doc.session is session)
+        shown_at_import.append(doc is not None and doc.counted and doc.session is not session
+                               and [m.id for m in doc.session.record] == [m.id for m in session.record])
         return real_import(session, *args, **kwargs)
 
     monkeypatch.setattr(document_module, "import_into_library", importing)
