@@ -21,6 +21,8 @@ from foldscope.core.request.tokens import count_text
 
 # `[REDACTED len=N]`, `[REDACTED_TEXT len=N sha=HEX]`: what a sanitiser left for N characters it removed.
 PLACEHOLDER = re.compile(r"\[REDACTED(?:_[A-Z]+)? len=(\d+)(?: sha=[0-9a-fA-F]+)?\]")
+# Kinds whose provider text is their text (Message.text): their content's string, as a rule, so cheap to read again.
+PLAIN_KINDS = frozenset({"instruction", "assistant", "note", "system"})
 MESSAGE_OVERHEAD = 4  # the tokens a provider adds per message or item (role and separators)
 DEFAULT_TOKENS_PER_CHAR = 0.25  # before any visible text is counted: about four characters a token
 
@@ -98,6 +100,8 @@ class ProviderCounter:
         return s
 
     def _hidden_of(self, message: Message) -> int:
+        if message.kind in PLAIN_KINDS and "[REDACTED" not in message.text:
+            return 0  # read again, rather than kept: a memo entry (about 50 bytes) a message, a million on tiny lines
         found = self._hidden.get(id(message))
         if found is message:
             return 0

@@ -193,3 +193,18 @@ def test_a_placeholders_characters_are_read_once_and_the_same_however_often_a_vi
     assert counter._hidden_of(plain) == 0
     counter._hidden[id(hidden)] = plain
     assert counter._hidden_of(hidden) == 42
+
+
+def test_a_plain_messages_placeholder_characters_are_read_again_and_only_calls_and_results_are_kept():
+    """ProviderCounter keeps no entry for a prompt or answer without a placeholder (its text is read again: cheaper than
+    a million memo entries on a file of tiny lines); a call's text, built from its arguments, is kept."""
+    from foldscope.core.request.provider_text import ProviderCounter, provider_text
+
+    view = [Message(f"p{i}", kind, None, {"instruction": f"w{i}", "assistant_response": f"a{i}"})
+            for i, kind in enumerate(["instruction", "assistant", "note", "instruction"])]
+    view.append(Message("h", "assistant", None, {"assistant_response": "x [REDACTED len=7] y"}))
+    view.append(Message("c", "action_request", None, {"function": "f", "arguments": {"q": "[REDACTED len=3]"}}))
+    counter = ProviderCounter()
+    assert counter.count(view, tokens=False).hidden_chars == 10
+    assert set(counter._hidden) == {id(view[-2]), id(view[-1])}
+    assert [counter._hidden_of(m) for m in view] == [0, 0, 0, 0, 7, 3] and "[REDACTED len=3]" in provider_text(view[-1])
