@@ -10,7 +10,7 @@ from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
-from foldscope.app.loading import Counted, TraceCounts, load_work
+from foldscope.app.loading import Counted, TraceCounts, load_work, settle_heap
 from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.busy import BusyBar
@@ -659,6 +659,7 @@ class MainWindow(QMainWindow):
             self.document_counted.emit(document)
         if self._select_after_load is not None:
             self.select_message(self._select_after_load)
+        settle_heap()  # the session before is let go (_before_first, the document it replaced): collect, then freeze
         if self.side_tabs.currentWidget() is self.library_panel or self.library_panel.sessions.rows:
             self.library_panel.refresh()  # the import may have added a session
 
