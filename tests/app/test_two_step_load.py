@@ -325,40 +325,39 @@ def test_a_file_whose_later_line_is_broken_shows_its_first_part_then_one_line_an
     assert window.document is None  # what was shown before the load: nothing
 
 
-def test_the_library_import_starts_once_the_window_shows_the_counted_document(qtbot, window, monkeypatch):
-    # The two would share the interpreter lock: the window paints the timeline first (app.loading.SHOWN_WAIT_S).
-    shown_at_import: list[object] = []
-    real_import = document_module.import_into_library
+def shown_when_called(qtbot, window, monkeypatch, name: str, shown) -> list[bool]:
+    """Open the demo with core.readout.document's `name` wrapped: `shown(document on screen, session passed)` at
+    each call, in order."""
+    seen: list[bool] = []
+    real = getattr(document_module, name)
 
-    def importing(session, *args, **kwargs):  # a copy of the session shown, taken when it was counted
-        doc = window.document
-        shown_at_import.append(doc is not None and doc.counted and doc.session is not session
-                               and [m.id for m in doc.session.record] == [m.id for m in session.record])
-        return real_import(session, *args, **kwargs)
+    def wrapped(session, *args, **kwargs):
+        seen.append(shown(window.document, session))
+        return real(session, *args, **kwargs)
 
-    monkeypatch.setattr(document_module, "import_into_library", importing)
+    monkeypatch.setattr(document_module, name, wrapped)
     window.show()
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):
         window.open_path(demo_path())
-    assert shown_at_import == [True]
+    return seen
+
+
+def test_the_library_import_starts_once_the_window_shows_the_counted_document(qtbot, window, monkeypatch):
+    # The two would share the interpreter lock: the window paints the timeline first (app.loading.SHOWN_WAIT_S).
+    def counted_copy(doc, session):  # a copy of the session shown, taken when it was counted
+        return (doc is not None and doc.counted and doc.session is not session
+                and [m.id for m in doc.session.record] == [m.id for m in session.record])
+
+    assert shown_when_called(qtbot, window, monkeypatch, "import_into_library", counted_copy) == [True]
 
 
 def test_the_trace_is_counted_once_the_window_shows_the_first_step(qtbot, window, monkeypatch):
     # Counted at once, the measure held the interpreter lock while the window painted the first step, which then
     # took seconds (app.loading.FIRST_SHOWN_WAIT_S).
-    shown_at_count: list[object] = []
-    real_measure = document_module.measure_requests
+    def first_step(doc, session):
+        return doc is not None and not doc.counted and doc.session is session
 
-    def measuring(session, *args, **kwargs):
-        doc = window.document
-        shown_at_count.append(doc is not None and not doc.counted and doc.session is session)
-        return real_measure(session, *args, **kwargs)
-
-    monkeypatch.setattr(document_module, "measure_requests", measuring)
-    window.show()
-    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
-        window.open_path(demo_path())
-    assert shown_at_count == [True]
+    assert shown_when_called(qtbot, window, monkeypatch, "measure_requests", first_step) == [True]
 
 
 def test_a_landed_load_freezes_its_session_and_lets_the_one_before_go(qtbot, window, tmp_path):

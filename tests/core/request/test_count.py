@@ -84,6 +84,20 @@ def _parts(m):
     return [(p.message.id if p.message is not None else None, p.kind, p.tokens) for p in m.parts]
 
 
+def measured_as_whole(counter, reference, messages, options):
+    """(the counter's measurement, the whole plan's) after checking they agree, part by part; None when the view
+    cannot compile, having checked the counter fails the same way."""
+    try:
+        whole = reference.measure_whole(messages, **options)
+    except Exception as exc:  # a view that cannot compile fails the same way either path
+        with pytest.raises(type(exc)):
+            counter.measure(messages, **options)
+        return None
+    got = counter.measure(messages, **options)
+    assert _parts(got) == _parts(whole) and got.counted == whole.counted
+    return got, whole
+
+
 @SETTINGS
 @given(st.data())
 @also_in_small_chunks
@@ -113,14 +127,10 @@ def test_measuring_a_growing_view_equals_measuring_it_whole(data):
     asked[-1] = True
     for messages, ask in zip(shown, asked):
         options = dict(record=record, policy=policy, tools=tools, first_round=first_round)
-        try:
-            whole = reference.measure_whole(messages, **options)
-        except Exception as exc:  # a view that cannot compile fails the same way either path
-            with pytest.raises(type(exc)):
-                counter.measure(messages, **options)
+        measured = measured_as_whole(counter, reference, messages, options)
+        if measured is None:
             continue
-        got = counter.measure(messages, **options)
-        assert _parts(got) == _parts(whole) and got.counted == whole.counted
+        got, whole = measured
         if ask:
             top = sorted(whole.parts, key=lambda p: -p.tokens)[:3]
             assert [(p.message, p.tokens) for p in got.largest(3)] == [(p.message, p.tokens) for p in top]
@@ -177,14 +187,7 @@ def test_a_view_growing_or_parting_where_an_assistant_run_begins_equals_measurin
     for messages in shown:
         if len({m.id for m in messages}) < len(messages):
             continue  # a view holds each message once
-        try:
-            whole = reference.measure_whole(messages, **options)
-        except Exception as exc:
-            with pytest.raises(type(exc)):
-                counter.measure(messages, **options)
-            continue
-        got = counter.measure(messages, **options)
-        assert _parts(got) == _parts(whole) and got.counted == whole.counted
+        measured_as_whole(counter, reference, messages, options)
 
 
 def _prompts_between_answers(answers: int, prompts: int, tools: bool = False) -> list[Message]:
@@ -271,14 +274,10 @@ def test_replacing_one_result_in_the_middle_equals_measuring_it_whole(data):
         except Exception:
             return
         view = view[:at] + [copy] + view[at + 1:]
-        try:
-            whole = reference.measure_whole(view, **options)
-        except Exception as exc:
-            with pytest.raises(type(exc)):
-                counter.measure(view, **options)
+        measured = measured_as_whole(counter, reference, view, options)
+        if measured is None:
             return
-        got = counter.measure(view, **options)
-        assert _parts(got) == _parts(whole) and got.counted == whole.counted
+        got, whole = measured
         text = counted_text(compile_request(view, **options))
         assert got.counted == count_text(text)
         top = sorted(whole.parts, key=lambda p: -p.tokens)[:3]
