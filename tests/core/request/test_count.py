@@ -84,6 +84,21 @@ def _parts(m):
     return [(p.message.id if p.message is not None else None, p.kind, p.tokens) for p in m.parts]
 
 
+def drawn_options(data, view):
+    """A policy (none, caching, a result bound, both), tools or none, and sometimes a first round over the view's first three."""
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.request.compile import IncludedRound
+
+    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
+                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
+    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
+    first_round = None
+    if data.draw(st.booleans()) and len(view) > 2:
+        members = frozenset(m.id for m in view[:3])
+        first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
+    return policy, tools, first_round
+
+
 def measured_as_whole(counter, reference, messages, options):
     """(the counter's measurement, the whole plan's) after checking they agree, part by part; None when the view
     cannot compile, having checked the counter fails the same way."""
@@ -103,18 +118,10 @@ def measured_as_whole(counter, reference, messages, options):
 @also_in_small_chunks
 def test_measuring_a_growing_view_equals_measuring_it_whole(data):
     """The incremental plan (a view sharing its start with a measured one) gives the whole plan's parts, under every policy."""
-    from foldscope.core.model.policy import Policy
-    from foldscope.core.request.compile import IncludedRound
 
     record = data.draw(records())
     view = data.draw(views(record))
-    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
-                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
-    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
-    first_round = None
-    if data.draw(st.booleans()) and len(view) > 2:
-        members = frozenset(m.id for m in view[:3])
-        first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
+    policy, tools, first_round = drawn_options(data, view)
     counter, reference = Counter(), Counter()
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(view)), max_size=5)) + [len(view)]))
     shown = [view[:n] for n in cuts]  # each view extends the one before: the counter re-plans the new part
@@ -157,19 +164,11 @@ def test_a_view_growing_or_parting_where_an_assistant_run_begins_equals_measurin
     """A trace's requests each add an answer and what follows it to the request before: views that grow, or part
     from a measured one, where a user run ends and an assistant run begins re-plan from there
     (core.request.count_step.closed_run) and give the whole plan's parts, under every policy."""
-    from foldscope.core.model.policy import Policy
-    from foldscope.core.request.compile import IncludedRound
     from foldscope.core.request.plan import ROLE
 
     record = data.draw(records(max_rounds=12))
     view = data.draw(st.one_of(views(record), st.just(list(record)), st.just([m for m in record if not m.is_clipped_copy])))
-    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
-                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
-    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
-    first_round = None
-    if data.draw(st.booleans()) and len(view) > 2:
-        members = frozenset(m.id for m in view[:3])
-        first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
+    policy, tools, first_round = drawn_options(data, view)
     bounds = _run_starts(view)
     cuts = sorted(set(data.draw(st.lists(st.sampled_from(bounds), max_size=6)) if bounds else []) | {len(view)})
     shown = [view[:n] for n in cuts]
@@ -232,19 +231,11 @@ def test_replacing_one_result_in_the_middle_equals_measuring_it_whole(data):
     """A candidate that replaces one result with a clipped copy of its original (the clip's estimates) gives the
     whole plan's parts and the whole text's count, under every policy, chained from the last candidate."""
     from foldscope.core.fold.clip import bodies_of, build_bounded_copy, build_copy
-    from foldscope.core.model.policy import Policy
-    from foldscope.core.request.compile import IncludedRound
 
     record = data.draw(records())
     # A random view, or the record in order without its copies (the fold's case: every result paired).
     view = data.draw(st.one_of(views(record), st.just([m for m in record if not m.is_clipped_copy])))
-    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
-                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
-    tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
-    first_round = None
-    if data.draw(st.booleans()) and len(view) > 2:
-        members = frozenset(m.id for m in view[:3])
-        first_round = IncludedRound(members, view[2].id, data.draw(st.sampled_from([None, 1_024])))
+    policy, tools, first_round = drawn_options(data, view)
     options = dict(record=record, policy=policy, tools=tools, first_round=first_round)
     counter, reference = Counter(), Counter()
     serial = iter(range(10**6))
