@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats.images import image_tokens
+from foldscope.core.model import shared as _shared
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Headed
 from foldscope.core.request import tokens
@@ -218,7 +219,7 @@ class Counter:
         head_key, _, head_glue = laid.head
         head_owner = laid.system[0] if laid.system else None
         head = Part(head_owner, "system", self._lookup(head_key, head_glue))
-        total = head.tokens + (laid.cum[-1] if laid.cum else 0)
+        total = head.tokens + laid.total
         return Measurement(total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
     def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy,
@@ -242,13 +243,14 @@ class Counter:
         flat = base.flat.replaced(fi, spec)
         keys = base.keys.replaced(fi, key)
         parts = base.parts.replaced(fi, part)
-        cum = base.cum.grown(fi, [c + delta for c in base.cum.since(fi)]) if delta else base.cum
+        c = fi >> _shared.SHIFT  # the whole chunks from fi's on hold it in their totals
+        cum = base.cum.grown(c, [t + delta for t in base.cum.since(c)]) if delta else base.cum
         where = dict(places(base))
         del where[id(old)]
         where[id(view[i])] = (si, fi)
         laid = Laid(self._serial, base.inputs, view, seq, base.system, base.aruns, flat, base.roles, keys, parts, cum,
                     base.notes, base.ends, base.members, base.marked, base.head, base.stable, fi, base.serial,
-                    base.irregular, where=where)
+                    base.irregular, where=where, total=base.total + delta)
         laid.top = carried_top(base, fi)
         return self._remembered(laid, fi + 1)
 
@@ -287,7 +289,9 @@ class Counter:
             bodies[key] = made + self._images.pop(key, 0)
         parts: list[Part] = []
         cum: list[int] = []
-        total = laid.cum[-1] if laid.cum else 0
+        total = kept_total(laid)
+        # A chunk's total is kept when block `edge` (its last) is counted (Laid.cum: one a chunk, not one a block).
+        edge = ((start >> _shared.SHIFT) + 1 << _shared.SHIFT) - start - 1
         glues = self._glue
         by_kind = self._glue_by_kind
         for i in range(n):
@@ -304,9 +308,12 @@ class Counter:
             total += t
             message = spec.message
             parts.append(Part(message, message.kind, t))
-            cum.append(total)
+            if i == edge:
+                cum.append(total)
+                edge += _shared.CHUNK
         laid.parts = laid.parts.grown(start, parts)
-        laid.cum = laid.cum.grown(start, cum)
+        laid.cum = laid.cum.grown(len(laid.cum), cum)
+        laid.total = total
 
     def body_tokens(self, measurement: Measurement) -> list[int]:
         """Each block's own tokens in a measurement this counter laid out (its part less the punctuation after it)."""
@@ -472,6 +479,14 @@ class Counter:
         self._glue_by_kind.clear()
         self._heads.clear()
         self._images.clear()
+
+
+def kept_total(laid: Laid) -> int:
+    """The tokens of laid's first `kept` blocks with their glue: the whole chunks' total (Laid.cum), then the kept
+    parts of the chunk the kept ones end in (fewer than a chunk's, summed in C)."""
+    c = laid.kept >> _shared.SHIFT
+    whole = laid.cum[c - 1] if c else 0
+    return whole + sum(p.tokens for p in laid.parts.since(c << _shared.SHIFT))
 
 
 def _is_head(key: Any) -> bool:

@@ -342,3 +342,23 @@ def test_the_memo_reads_out_as_block_keys_with_the_policy_key_and_seeds_a_counte
     assert again.counted == first.counted and seeded.tokenised_chars == 0
     assert all(seeded.counted(key) for key in bodies)
     assert seeded.memo()[0] == bodies
+
+
+@pytest.mark.parametrize("shift", [2, 8])
+def test_a_layout_keeps_one_running_total_a_chunk_of_blocks_not_one_a_block(shift):
+    """The counter keeps the running tokens at the end of each whole chunk of blocks (a million ints were 40 MB on a
+    file of tiny prompts); a request grown from one whose blocks end inside a chunk counts as measured whole."""
+    from foldscope.core.model import shared
+    from foldscope.core.model.shared import small_chunks
+
+    with small_chunks(shift):
+        msgs = [Message(f"m{i}", "instruction" if i % 5 else "assistant", i, {"instruction": f"w{i % 7}", "assistant_response": "ok"})
+                for i in range(3 * shared.CHUNK + 5)]
+        record = FullRecord(msgs)
+        counter, whole = Counter(), Counter()
+        for end in (shared.CHUNK - 1, shared.CHUNK + 3, 2 * shared.CHUNK, len(msgs)):
+            got = counter.measure(msgs[:end], record=record)
+            assert got.counted == whole.measure_whole(msgs[:end], record=record).counted
+            laid = got.laid
+            assert len(laid.cum) == len(laid.parts) >> shared.SHIFT
+            assert laid.total == sum(p.tokens for p in laid.parts)
