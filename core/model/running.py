@@ -31,9 +31,8 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
             return k
     lo = 0
     if isinstance(a, Shared) and isinstance(b, Shared):
-        # Whole chunks that are the same objects hold the same items: skip them a chunk at a time.
-        lo = min(n, common_start(a.chunks, b.chunks) << _shared.SHIFT)
-    elif isinstance(a, Shared) or isinstance(b, Shared):
+        return _between_shared(a, b, n, differ)
+    if isinstance(a, Shared) or isinstance(b, Shared):
         return _against_shared(a, b, n, differ) if isinstance(a, Shared) else _against_shared(b, a, n, differ)  # type: ignore[arg-type]
     elif n and type(a) is type(b) and len(a) == len(b) == n and a == b:
         return n  # the same sequence: one compare, no copy
@@ -52,6 +51,27 @@ def common_start(a: Sequence[T], b: Sequence[T], *, equal: bool = False) -> int:
         if hi - lo <= 16:
             return next(compress(count(lo), map(differ, sa, sb)), hi)
         step = (hi - lo) // 2
+    return n
+
+
+def _between_shared(a: Shared, b: Shared, n: int, differ: Callable) -> int:
+    """common_start of two Shareds: whole chunks that are the same objects hold the same items, so they are skipped a
+    chunk at a time; from there the two chunks at each place are compared as tuples, in C, until they part."""
+    ca, cb = a.chunks, b.chunks
+    c = common_start(ca, cb)
+    lo = c << _shared.SHIFT
+    while lo < n:
+        x = ca[c] if c < len(ca) else a.last
+        y = cb[c] if c < len(cb) else b.last
+        m = min(len(x), len(y), n - lo)
+        if m < len(x):
+            x = x[:m]
+        if m < len(y):
+            y = y[:m]
+        if x != y:
+            return next(compress(count(lo), map(differ, x, y)), lo + m)
+        lo += m
+        c += 1
     return n
 
 
