@@ -70,6 +70,21 @@ class Part:
     tokens: int
 
 
+_new = object.__new__
+_set_part = tuple(Part.__dict__[name].__set__ for name in ("message", "kind", "tokens"))
+
+
+def new_part(message: Message | None, kind: str, tokens: int) -> Part:
+    """Part(message, kind, tokens), set through its slots rather than the frozen dataclass's __init__ (an
+    object.__setattr__ call a field): one a counted block, a million on a file of tiny prompts."""
+    part = _new(Part)
+    set_message, set_kind, set_tokens = _set_part
+    set_message(part, message)
+    set_kind(part, kind)
+    set_tokens(part, tokens)
+    return part
+
+
 @dataclass(frozen=True)
 class Measurement:
     """A request's count and each part of it (the head first, then one per block).
@@ -307,7 +322,7 @@ class Counter:
             t = bodies[keys[i]] + g
             total += t
             message = spec.message
-            parts.append(Part(message, message.kind, t))
+            parts.append(new_part(message, message.kind, t))
             if i == edge:
                 cum.append(total)
                 edge += _shared.CHUNK
@@ -499,7 +514,10 @@ def images_of(spec) -> int:
     if spec.tag == "tool_use":
         return 0
     if not spec.group:  # the commonest block, one message's (spec.messages without the tuple)
-        return image_tokens(spec.message)
+        message = spec.message
+        # Without an "images" entry image_tokens gives 0: asked first, one call where it makes four (an ABC isinstance
+        # among them), on every block a view brings.
+        return image_tokens(message) if "images" in message.metadata else 0
     return sum(image_tokens(m) for m in spec.messages)
 
 

@@ -55,6 +55,23 @@ class BlockSpec:
         return tuple(m for m, _ in self.group) if self.group else (self.message,)
 
 
+_new = object.__new__
+_set_spec = tuple(BlockSpec.__dict__[name].__set__ for name in ("message", "tag", "call_id", "group", "mark"))
+
+
+def text_block(message: Message) -> BlockSpec:
+    """BlockSpec(message, TEXT), set through its slots rather than the frozen dataclass's __init__ (an
+    object.__setattr__ call a field): the commonest block, a million of them on a file of tiny prompts."""
+    spec = _new(BlockSpec)
+    set_message, set_tag, set_call_id, set_group, set_mark = _set_spec
+    set_message(spec, message)
+    set_tag(spec, TEXT)
+    set_call_id(spec, None)
+    set_group(spec, ())
+    set_mark(spec, None)
+    return spec
+
+
 @dataclass(frozen=True)
 class IncludedRound:
     """A protected first round the decision included (Amendment 4): its members, the message that ends it,
@@ -160,7 +177,7 @@ def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: Full
                     if m.id in paired:
                         blocks.append(BlockSpec(m, TOOL_USE, call_id_of(m)))
                 elif has_text(m):
-                    blocks.append(BlockSpec(m, TEXT))
+                    blocks.append(text_block(m))
         else:
             later: list[BlockSpec] = []
             for m in run:
@@ -169,7 +186,7 @@ def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: Full
                 elif m.kind == "action_response":
                     later.append(BlockSpec(m, ORPHAN_RESULT))
                 elif has_text(m):
-                    later.append(BlockSpec(m, TEXT))
+                    later.append(text_block(m))
             blocks.extend(later)  # tool_result blocks lead their user message
         out.append((role, blocks, len(run)))
     return out, by_answer

@@ -42,3 +42,17 @@ def test_a_text_blocks_body_is_its_canonical_json_less_its_type(text, kind, mark
     spec = BlockSpec(Message("m1", kind, None, content), RESPONSE if kind == "assistant" and tag == RESPONSE else TEXT,
                      mark=mark)
     assert body_of(spec, None, None, None) == general_body(spec)
+
+
+def test_a_text_block_set_through_its_slots_is_the_block_the_dataclass_makes_and_so_is_a_part():
+    """plan_runs makes its text blocks and the counter its parts without the frozen dataclasses' __init__ (a million
+    each on a file of tiny prompts): equal, hashed and shown alike, every field set."""
+    from foldscope.core.model.session import Message
+    from foldscope.core.request.count import Part, new_part
+    from foldscope.core.request.plan import TEXT, BlockSpec, text_block
+
+    m = Message("m", "instruction", 0, {"instruction": "w1"})
+    made, reference = text_block(m), BlockSpec(m, TEXT)
+    assert made == reference and hash(made) == hash(reference) and repr(made) == repr(reference)
+    assert new_part(m, "instruction", 5) == Part(m, "instruction", 5)
+    assert repr(new_part(None, "system", 0)) == repr(Part(None, "system", 0))
