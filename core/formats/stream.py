@@ -166,14 +166,35 @@ def head_values(head: bytes, lines: int = 20) -> list[Any]:
 
 
 def parse_time(value: Any) -> float | None:
-    """An ISO-8601 string or epoch number (seconds or milliseconds) as epoch seconds, else None."""
-    if type(value) is str and len(value) == 24 and value[23] == "Z" and value[19] == ".":
+    """An ISO-8601 string or epoch number (seconds or milliseconds) as epoch seconds, else None.
+
+    The same text as the last call's gives the same float object: lines written in one millisecond (a question and
+    its answer, a response's split lines, its tool results) share one time, where each kept a float of its own,
+    24 bytes a message (issue 17's import memory)."""
+    if type(value) is not str:
+        return _parse_time(value)
+    last = _last_time
+    if value == last[0]:
+        return last[1]
+    got = None
+    if len(value) == 24 and value[23] == "Z" and value[19] == ".":
         second = _last_second
         if value[:19] == second[0]:
             millis = value[20:23]
             if millis.isascii() and millis.isdigit() and second[1] is not None:
-                return (second[1] + int(millis) * 1000) / 1_000_000
-    return _parse_time(value)
+                got = (second[1] + int(millis) * 1000) / 1_000_000
+    if got is None:
+        got = _parse_time(value)
+    _remember_time(value, got)
+    return got
+
+
+def _remember_time(text: str, value: float | None) -> None:
+    global _last_time
+    _last_time = (text, value)  # one tuple, replaced whole: a reader on another thread sees a text with its own value
+
+
+_last_time: tuple[str | None, float | None] = (None, None)
 
 
 def _parse_time(value: Any) -> float | None:
