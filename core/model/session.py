@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from foldscope.core.model.running import common_start
@@ -259,6 +261,13 @@ class FullRecord:
     def get(self, message_id: str) -> Message:
         return self._messages[self._index[message_id]]
 
+    def places(self, message_ids: Iterable[str]) -> list[int] | None:
+        """Each id's index, in the ids' order; None when one is not a message of the record."""
+        try:
+            return list(map(self._index.__getitem__, message_ids))
+        except KeyError:
+            return None
+
     def holds(self, message_ids: set[str]) -> bool:
         """Whether every one of these ids is a message of the record."""
         return self._index.keys() >= message_ids
@@ -374,10 +383,15 @@ class Session:
         self.check_view(self.view)
 
     def check_view(self, view: Iterable[str]) -> None:
-        if isinstance(view, Sequence):  # one set and one subset test in C; the loop below only to name a bad id
-            ids = set(view)
-            if len(ids) == len(view) and self.record.holds(ids):
-                return
+        if isinstance(view, Sequence):  # in C, the loop below only to name a bad id
+            # Each id's place in the record, sorted (a view runs nearly in record order, which sorting reads in one
+            # pass), none missing and no two alike: a pointer an id, where the set of them held 40 bytes an id, the
+            # peak of a reader's last step (2 MB at 50k messages; issue 17's import memory).
+            places = self.record.places(view)
+            if places is not None:
+                places.sort()
+                if not any(map(operator.eq, places, islice(places, 1, None))):
+                    return
         seen: set[str] = set()
         for mid in view:
             if mid not in self.record:
