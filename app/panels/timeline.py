@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -109,6 +110,19 @@ class CountingColumns:
             if count > self.most_counted:
                 self.most_counted = count
         self.folded = len(counts)
+
+
+# The loading plot's top steps through these (times a power of ten): a top that followed the largest count would
+# move with nearly every paint once the counts pass the reported inputs, and each move redraws every column and dot.
+TOP_STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+
+
+def counting_top(largest: float) -> float:
+    """The loading plot's top: the first step at or over the largest value and a little room (8%), so a paint while
+    counting redraws the plot only when the counts pass a step, a few times over a load."""
+    wanted = max(largest, 1) * 1.08
+    power = 10.0 ** math.floor(math.log10(wanted))
+    return next(step * power for step in TOP_STEPS if step * power >= wanted)
 
 
 @dataclass
@@ -394,7 +408,7 @@ class Timeline(QWidget):
         plot = self._plot()
         columns = self._counting_columns(plot, requests)
         columns.fold(counts)
-        top = max(columns.most_counted, columns.most_reported, 1) * 1.08
+        top = counting_top(max(columns.most_counted, columns.most_reported, 1))
         width = plot.width() / (max(requests, 1) if columns.per_request else columns.columns)
         painter.drawPixmap(0, 0, self._counting_bars(columns, counts, plot, top, width))
         painter.drawPixmap(0, 0, self._dots_layer(columns, plot, top, width, text))

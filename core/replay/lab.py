@@ -127,8 +127,10 @@ class Layouts:
         self.record = measure.session.record
         report = None
         if scale is None:
-            # The scale the session's trace calibrates: the one `requests`, `fold` and the GUI measure with.
-            report = measure.calibrate(prefix=False)
+            # The scale the session's trace calibrates: the one `requests`, `fold` and the GUI measure with. The
+            # replay reads its counts, scales and estimates, never its predicted inputs (the `predicted` estimator
+            # reads the measure's whole trace itself): the predictions' pass is left out.
+            report = measure.calibrate(prefix=False, predict=False)
         self.scale = measure.scale if scale is None else scale
         self.protected = included_ids(measure.session)
         self._laid: _Laid | None = None  # the last layout
@@ -468,7 +470,7 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
         # The recorded request is the one `requests` and the GUI show: its estimate at the scale it ran at, read
         # from the trace the replay calibrated (Measure.request would measure it all again for the prefix shares,
         # which a replay never shows and which leave every count and scale as they are).
-        size = measure.measure.calibrate(prefix=False).rows[step.request].estimate
+        size = measure.measure.calibrate(prefix=False, predict=False).rows[step.request].estimate
     if billed:
         assert usage is not None
         bill = as_billed(usage, request_prices(measure.measure, request.model, prices), request.at)

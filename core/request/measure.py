@@ -274,18 +274,22 @@ class Measure:
         return divergence(a, self.compiled(after), self.session.record), len(a.data)
 
     # -- recorded requests --------------------------------------------------------------------------
-    def calibrate(self, *, prefix: bool = True, on_count: Callable[[int, int, int], None] | None = None,
+    def calibrate(self, *, prefix: bool = True, predict: bool = True,
+                  on_count: Callable[[int, int, int], None] | None = None,
                   on_measured: Callable[..., None] | None = None) -> TraceReport:
         """Measure every recorded request once (core.request.trace.measure_trace): the scale it calibrates joins
         the next request's, and the latest stretch's unseen head is kept with the session; later calls reuse it.
         `on_count(k, requests, count)` hears each request's count as the pass reaches it (progress only);
-        `on_measured` each request's measurement (core.request.trace.measure_trace), when the pass runs."""
-        if self._trace is None or (prefix and not self._trace.prefix):
+        `on_measured` each request's measurement (core.request.trace.measure_trace), when the pass runs. Without
+        `predict` the rows may lack their predicted input (a trace measured with it serves a call without it)."""
+        trace = self._trace
+        if trace is None or (prefix and not trace.prefix) or (predict and not trace.predicted):
             report = measure_trace(self.session, self.policy, per_call=self.per_call, counter=self.counter,
-                                   prefix=prefix, on_count=on_count, on_measured=on_measured)
+                                   prefix=prefix, predict=predict or (trace is not None and trace.predicted),
+                                   on_count=on_count, on_measured=on_measured)
             self.session.unseen_head = report.unseen_head
-            self._trace = report
-        return self._trace
+            self._trace = trace = report
+        return trace
 
     @property
     def trace(self) -> TraceReport:

@@ -232,6 +232,7 @@ class TraceReport:
     scale: float = 1.0
     unseen_head: int = 0
     prefix: bool = True  # whether the rows carry their prefix share and divergence
+    predicted: bool = True  # whether the rows carry their predicted input (measure_trace's `predict`)
     scales: dict[str | None, float] = field(default_factory=dict)  # the ADR scale per model, after the trace
     next_predicted: Prediction | None = None  # the next request's (the active view's) predicted input
     next_counted: int = 0  # the active view's compiled count, with the latest stretch's unseen head
@@ -328,6 +329,14 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
             set(predictor.flagged_now()))
 
 
+def _predicted(predictions: Predictions, k: int, flags: set[int]) -> dict[str, Any]:
+    """Request k's RequestRow fields from the predictions: its predicted input and what it rests on."""
+    p = predictions.rows[k]
+    return {"predicted": p.predicted, "predicted_from": p.predicted_from, "predicted_estimated": predictions.estimated[k],
+            "flagged": k in flags, "prediction": p, "stretch": predictions.stretches[k],
+            "predicted_head_source": predictions.heads_from[k] if k < len(predictions.heads_from) else None}
+
+
 def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinking: bool = False) -> CountsAhead | None:
     """A child counting the record's block bodies (and with `thinking` its responses' thinking) ahead of the measure
     (core.request.ahead), attached to `counter`; None where one may not run, or the counter already has one. Cheapest
@@ -342,7 +351,7 @@ def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinkin
 
 
 def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
-                  counter: Counter | None = None, prefix: bool = True, record: bool = False,
+                  counter: Counter | None = None, prefix: bool = True, predict: bool = True, record: bool = False,
                   on_count: Callable[[int, int, int], None] | None = None,
                   on_measured: Callable[[Sequence[Message], Any, Measurement, PrefixMeter | None], None] | None = None,
                   ) -> TraceReport:
@@ -353,6 +362,8 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     and the final scale is kept with the session (never lowering a kept one). `on_count(k, requests,
     count)` hears each request's compiled count as the counting pass reaches it (the GUI's timeline fills
     in as it goes); the count has no unseen head or scale yet, so it is progress, not a size to show.
+    Without `predict` the rows carry no predicted input (predicted 0, no rule) and the next request none: the counts,
+    scales, estimates and refusals are the same, since the scale is calibrated on reported input, not on predictions.
     `on_measured(messages, first_round, measurement, meter)` gets each request's measurement as the counter made it,
     and the prefix meter that has just stepped over it (None without `prefix`), so another pass over the same
     requests (core.forensics.measured.MeasuredPass) need not count or compile them again.
@@ -362,7 +373,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     resolution = resolve_ceiling(policy, model, per_call)
     counter = counter or Counter()
     tools = session_tools(session)
-    report = TraceReport(resolution, policy, prefix=prefix)
+    report = TraceReport(resolution, policy, prefix=prefix, predicted=predict)
     report.decisions.append({"type": "context_decision", "request": None, "ceiling": resolution.ceiling,
                              "source": resolution.source, "why": resolution.why, "model": model})
     trace = build_trace(session)
@@ -375,7 +386,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     rounds: list[IncludedRound | None] = []
     decision = None
     frontiers: list[str | None] = []  # Amendment 4's frontier per request: None until decided, then same or changed
-    thinking = not reads_text(policy.model or session.model, session.format)  # the predictions count thinking
+    thinking = predict and not reads_text(policy.model or session.model, session.format)  # the predictions count thinking
     ahead = counting_ahead(counter, rec, policy, thinking) if trace else None
     try:
         for request, messages in zip(trace, trace_views(rec, trace)):
@@ -402,13 +413,15 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         if record:
             session.unseen_head = head
         models = [request.model or model for request in trace]
-        predictions, flags = predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
+        predictions, flags = (predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
+                              if predict else (None, set()))
     finally:  # the thinking the predictions count was sent ahead too (core.request.ahead)
         if ahead is not None:
             counter.ahead = None
             ahead.close()
-    report.next_predicted, report.next_counted = predictions.next, predictions.next_counted + head
-    report.next_count = predictions.next_count
+    if predictions is not None:
+        report.next_predicted, report.next_counted = predictions.next, predictions.next_counted + head
+        report.next_count = predictions.next_count
     scales: dict[str | None, float] = {}
     for k, (request, m) in enumerate(zip(trace, counts)):
         counted = m.counted + heads[k]
@@ -418,25 +431,23 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         size = estimate(counted, scale)
         action = "refuse" if refusal else action_for(size, resolution.ceiling)
         nxt = parted[k + 1] if k + 1 < len(parted) else None
-        p = predictions.rows[k]
-        report.rows.append(RequestRow(
+        row = RequestRow(
             request.index, size, counted, scale, reported, nxt.share if nxt else None, refusal is not None, refusal,
-            nxt.as_dict() if nxt else None, heads[k], rounds[k], predicted=p.predicted, predicted_from=p.predicted_from,
-            predicted_estimated=predictions.estimated[k], flagged=k in flags,
-            predicted_head_source=predictions.heads_from[k] if k < len(predictions.heads_from) else None,
+            nxt.as_dict() if nxt else None, heads[k], rounds[k],
             reported_over_ceiling=bool(resolution.ceiling is not None and reported is not None
                                        and reported >= resolution.ceiling),
-            model=models[k], stretch=predictions.stretches[k], prediction=p))
+            model=models[k], **(_predicted(predictions, k, flags) if predictions is not None else {}))
+        report.rows.append(row)
         report.decisions.append({
             "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
             "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,
-            "unseen_head": heads[k], "reported_input": reported, "action": action, "predicted": p.predicted,
+            "unseen_head": heads[k], "reported_input": reported, "action": action, "predicted": row.predicted,
             **({"frontier": frontiers[k]} if frontiers[k] else {}),
         })
         raised = calibrated(scale, counted, reported)
         if k in flags and raised > scale:
             report.warnings.append(
-                f"request {k}: reported input {reported:,} disagrees with its neighbours (predicted {p.predicted:,}); "
+                f"request {k}: reported input {reported:,} disagrees with its neighbours (predicted {row.predicted:,}); "
                 f"it still raises the scale of {models[k] or 'the model'} to {raised:.4g}, as ADR-0130 Amendment 1 says")
         scales[models[k]] = raised
     report.unseen_head = head

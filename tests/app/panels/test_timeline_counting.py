@@ -161,3 +161,29 @@ def test_the_counted_timeline_draws_each_bar_and_dot_where_its_slot_rectangle_pu
     start = fills.index(bars[0]) if bars[0] in fills else 0  # after the shade of the step shown
     assert fills[start:start + len(bars)] == bars
     assert RecordingPainter.dots[:len(dots)] == dots
+
+
+def test_the_loading_plots_top_moves_in_steps_so_a_growing_count_redraws_the_plot_a_few_times(qtbot, monkeypatch):
+    # Counts that grow past every reported input, as a long session's do, once moved the plot's top at every paint,
+    # and each move redrew every column and dot: 102 paints of the 50k-message load cost the window's thread 4.8 s
+    # while the worker counted, the two sharing one interpreter lock. The top steps through TOP_STEPS instead.
+    document = first_document(generate(rounds=1500, listing_chars=20), "large.json")
+    requests = len(document.session.trace)
+    widget = _timeline(qtbot, document)
+    most = max(r.usage.reported_input for r in document.session.trace if r.usage is not None)
+    counts = tuple(most + most * 4 * k // requests for k in range(1, requests + 1))  # past every report, to 5x it
+    widget.set_counting(counts[:1], requests)
+    widget.grab()
+    plot_width = widget._plot().width()
+    monkeypatch.setattr(timeline_module, "QPainter", CountingPainter)
+    CountingPainter.calls = 0
+    paints = 60
+    for n in range(1, paints + 1):
+        widget.set_counting(counts[: requests * n // paints], requests)
+        widget.grab()
+    # The 60 paints' largest counts pass a few steps: each step redraws at most the plot's columns and dots,
+    # and a paint between steps draws only the columns its new counts reach.
+    steps = len({timeline_module.counting_top(max(counts[: requests * n // paints])) for n in range(1, paints + 1)})
+    assert steps <= 20
+    assert CountingPainter.calls <= (steps + 2) * 2 * plot_width, (CountingPainter.calls, steps, plot_width)
+    assert all(timeline_module.counting_top(c) >= c * 1.08 for c in counts)  # room over the largest, always

@@ -209,3 +209,37 @@ def test_the_recorded_counts_read_from_the_trace_are_the_counts_of_each_recorded
     assert recorded_counts(measure, report) == [measure.count(view) for view in recorded_views(session)]
     if caching and name != "session-196820da.jsonl":  # its first round never fits whole: nothing is decided
         assert report.decision is not None and report.rows[0].first_round is None  # the case the recount is for
+
+
+def test_a_replay_calibrates_without_the_predictions_and_every_count_scale_and_estimate_stays(corpus_dev, monkeypatch):
+    # The replay reads the trace's counts, scales, estimates and unseen head, never its predicted inputs, so its
+    # calibration leaves the predictions' pass out (about a tenth of the trace's measure); what it does read is the
+    # same. Checked on a real session whose reported usage calibrates the scale (the predictions flag some reports).
+    from foldscope.core.formats import load_session
+    from foldscope.core.request import trace as trace_module
+    from foldscope.core.request.trace import measure_trace
+
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    whole = measure_trace(load_session(path), prefix=False)
+    session = load_session(path)
+    measure = Measure(session)
+
+    def no_predictions(*args, **kwargs):
+        raise AssertionError("the replay ran the predictions' pass")
+
+    monkeypatch.setattr(trace_module, "predict_requests", no_predictions)
+    layouts = Layouts(measure)
+    rows = run_strategy(session, "recorded", layouts).rows
+    bare = measure.calibrate(prefix=False, predict=False)
+    assert not bare.predicted and whole.predicted
+    kept = ("index", "estimate", "counted", "scale", "reported_input", "over_ceiling", "refusal", "unseen_head")
+    assert [[getattr(r, f) for f in kept] for r in bare.rows] == [[getattr(r, f) for f in kept] for r in whole.rows]
+    assert (bare.scale, bare.scales, bare.unseen_head) == (whole.scale, whole.scales, whole.unseen_head)
+    assert layouts.scale == whole.scale and layouts.head == whole.unseen_head
+    assert [r.estimate for r in rows] == [r.estimate for r in whole.rows]
+    # Asked for with them, the trace is measured again (never a row without its prediction); a trace measured with
+    # them serves a call without them.
+    monkeypatch.undo()
+    full = measure.calibrate(prefix=False)
+    assert full.predicted and [r.predicted for r in full.rows] == [r.predicted for r in whole.rows]
+    assert measure.calibrate(prefix=False, predict=False) is full
