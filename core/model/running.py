@@ -7,7 +7,7 @@ import operator
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from itertools import chain, compress, count
+from itertools import accumulate, chain, compress, count, islice
 from typing import Generic, TypeVar
 
 from foldscope.core.model import shared as _shared
@@ -113,13 +113,12 @@ class RunningSum(Generic[T]):
             del self._cum[k + 1:]
             del self._marks[bisect_left(self._marks, k):]
         if k < len(view):
-            value, cum, mark, marks = self._value, self._cum, self._mark, self._marks
-            running = cum[-1]
-            for i, item in enumerate(_shared.since(view, k), k):
-                running += value(item)
-                cum.append(running)
-                if mark is not None and mark(item):
-                    marks.append(i)
+            # The new items' running sums and marks made in C (accumulate, map, compress): on a trace of a million
+            # tiny prompts a Python step an item cost about a second over the two sums a prediction keeps.
+            items = list(_shared.since(view, k)) if self._mark is not None else _shared.since(view, k)
+            self._cum.extend(islice(accumulate(map(self._value, items), initial=self._cum[-1]), 1, None))
+            if self._mark is not None:
+                self._marks.extend(compress(count(k), map(self._mark, items)))
         if isinstance(view, Shared):
             self._items = view  # never changed, so kept as it is: the next view shares its chunks
         else:

@@ -268,6 +268,15 @@ class FullRecord:
         except KeyError:
             return None
 
+    def all_of(self, message_ids: Iterable[str]) -> list[Message]:
+        """The messages of these ids, in order (a KeyError for an id the record lacks): get over many, in C."""
+        return list(map(self._messages.__getitem__, map(self._index.__getitem__, message_ids)))
+
+    def found(self, message_ids: Iterable[str]) -> list[Message]:
+        """The messages of these ids the record holds, in order (the rest left out), looked up in C."""
+        messages = self._messages
+        return [messages[i] for i in map(self._index.get, message_ids) if i is not None]
+
     def holds(self, message_ids: set[str]) -> bool:
         """Whether every one of these ids is a message of the record."""
         return self._index.keys() >= message_ids
@@ -412,8 +421,7 @@ class Session:
         view = self.view
         k = common_start(ids, view) if record is self.record else 0
         if k < len(view) or k < len(ids) or record is not self.record:
-            get = self.record.get
-            messages = messages[:k] + [get(i) for i in view[k:]]
+            messages = messages[:k] + self.record.all_of(view[k:])
             self.caches["view_messages"] = (self.record, tuple(view), messages)
         return list(messages)
 

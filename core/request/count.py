@@ -21,10 +21,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats.images import image_tokens
+from foldscope.core.model import shared as _shared
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Headed
 from foldscope.core.request import tokens
-from foldscope.core.request.compile import IncludedRound, Plan, block_key, canonical, make_plan, render_block, system_blocks, tool_list
+from foldscope.core.request.compile import (
+    IncludedRound,
+    Plan,
+    canonical,
+    full_key,
+    make_plan,
+    memo_key,
+    plain_key,
+    render_block,
+    short_key,
+    system_blocks,
+    tool_list,
+)
 from foldscope.core.request.count_step import Ahead, Laid, body_of, glue_of, lay_out, one_replaced, places, shared, text_key
 from foldscope.core.request.long_pieces import has_long_piece
 
@@ -123,11 +136,15 @@ class Counter:
     KEEP = 4  # recently measured views kept to lay new ones out from
 
     def __init__(self, threads: int | None = None) -> None:
-        self._bodies: dict[tuple, int] = {}  # (message, tag, call id, policy key) -> tokens
+        # Each block body's tokens, by policy key, then by the block's memo key (core.request.compile.memo_key: the
+        # message itself for a text block of one message, else its block_key); memo() gives them as (block_key,
+        # policy key) pairs, the form a library keeps. Keyed so, a file of a million tiny prompts keeps no tuple a block.
+        self._bodies: dict[tuple, dict[Any, int]] = {}
+        self._other: dict[Any, int] = {}  # seeded keys of no block's shape, given back by memo() as they came
         self._glue: dict[str, int] = {}
         self._glue_by_kind: dict[tuple, int] = {}  # (tag, role, next role) -> the glue's tokens
         self._heads: dict[str, int] = {}
-        self._images: dict[tuple, int] = {}  # a block's image tokens, until its body is counted
+        self._images: dict[Any, int] = {}  # a block's image tokens by its memo key, until its body is counted
         self._texts: dict[bytes, int] = {}  # plain texts counted apart (a response's thinking), by their SHA-256
         self._recent: list[Laid] = []
         self._serial = 0
@@ -140,11 +157,21 @@ class Counter:
 
     def bodies_counted(self) -> int:
         """How many block bodies this counter has counted (its memo's size)."""
-        return len(self._bodies)
+        return sum(len(memo) for memo in self._bodies.values())
 
     def counted(self, key: Any) -> bool:
         """Whether a block body's memo key (or a plain text's text_key) is counted already."""
-        return key[1] in self._texts if key[0] == "text" else key in self._bodies  # _texts is keyed by the bare digest
+        if key[0] == "text":
+            return key[1] in self._texts  # _texts is keyed by the bare digest
+        memo = self._bodies.get(key[1]) if len(key) == 2 else None
+        return memo is not None and short_key(key[0]) in memo
+
+    def _memo(self, pk: tuple) -> dict[Any, int]:
+        """The block bodies counted under one policy key, by memo key."""
+        memo = self._bodies.get(pk)
+        if memo is None:
+            memo = self._bodies[pk] = {}
+        return memo
 
     def count(self, messages: Sequence[Message], *, record: FullRecord | None = None,
               policy: Policy | None = None, tools: list | None = None,
@@ -170,11 +197,11 @@ class Counter:
             n = shared(state, messages, inputs)
             if n > p:
                 base, p = state, n
-        pk = policy_key(policy)
+        plain = plain_key(policy, first_round)
         self._serial += 1
 
         def key_of(rec, spec):
-            return (block_key(spec, rec, policy, first_round), pk)
+            return memo_key(spec, rec, policy, first_round, plain)
 
         laid = lay_out(messages, base, p, inputs, self._serial, record=record, policy=policy, tools=tools,
                        first_round=first_round, marks=marks, key_of=key_of)
@@ -192,7 +219,7 @@ class Counter:
         head_key, _, head_glue = laid.head
         head_owner = laid.system[0] if laid.system else None
         head = Part(head_owner, "system", self._lookup(head_key, head_glue))
-        total = head.tokens + (laid.cum[-1] if laid.cum else 0)
+        total = head.tokens + laid.total
         return Measurement(total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
     def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy,
@@ -200,13 +227,14 @@ class Counter:
         """A view that differs from `base` by one result's copy (core.request.count_step.one_replaced): every block but
         the copy's keeps its key, glue and part; the copy's block is counted, and the running counts shift."""
         i, si, fi, spec = found
-        key = (block_key(spec, record, policy, first_round), policy_key(policy))
-        if key not in self._bodies:
+        key = memo_key(spec, record, policy, first_round)
+        bodies = self._memo(policy_key(policy))
+        if key not in bodies:
             self._images[key] = images_of(spec)
-            self._tokenise({key: body_of(spec, record, policy, first_round)})
+            self._tokenise({key: body_of(spec, record, policy, first_round)}, bodies)
         old_part = base.parts[fi]
-        glue_tokens = old_part.tokens - self._bodies[base.keys[fi]]
-        part = Part(spec.message, spec.message.kind, self._bodies[key] + glue_tokens)
+        glue_tokens = old_part.tokens - bodies[base.keys[fi]]
+        part = Part(spec.message, spec.message.kind, bodies[key] + glue_tokens)
         delta = part.tokens - old_part.tokens
         self._serial += 1
         old = base.messages[i]
@@ -215,13 +243,14 @@ class Counter:
         flat = base.flat.replaced(fi, spec)
         keys = base.keys.replaced(fi, key)
         parts = base.parts.replaced(fi, part)
-        cum = base.cum.grown(fi, [c + delta for c in base.cum.since(fi)]) if delta else base.cum
+        c = fi >> _shared.SHIFT  # the whole chunks from fi's on hold it in their totals
+        cum = base.cum.grown(c, [t + delta for t in base.cum.since(c)]) if delta else base.cum
         where = dict(places(base))
         del where[id(old)]
         where[id(view[i])] = (si, fi)
         laid = Laid(self._serial, base.inputs, view, seq, base.system, base.aruns, flat, base.roles, keys, parts, cum,
                     base.notes, base.ends, base.members, base.marked, base.head, base.stable, fi, base.serial,
-                    base.irregular, where=where)
+                    base.irregular, where=where, total=base.total + delta)
         laid.top = carried_top(base, fi)
         return self._remembered(laid, fi + 1)
 
@@ -235,7 +264,8 @@ class Counter:
         ready: dict[Any, int] = {}
         ahead = self.ahead
         head_key, head_text, _ = laid.head
-        bodies = self._bodies
+        pk = laid.inputs[2]
+        bodies = self._memo(pk)
         if head_key[1] not in self._heads:
             new[head_key] = head_text
         for i in range(n):
@@ -246,17 +276,22 @@ class Counter:
                 if pictured:  # _tokenise adds them to the body's count (none, nearly always)
                     self._images[key] = pictured
                 if ahead is not None:
-                    made = ahead.take(key)
+                    whole = (full_key(key), pk)  # as counting ahead keys it
+                    made = ahead.take(whole)
                     if made is not None:  # counted ahead, on the other core (core.request.ahead)
                         ready[key] = made
                         continue
-                new[key] = (ahead.body(key) if ahead is not None else None) or body_of(spec, record, policy, first_round)
-        self._tokenise(new)
+                    new[key] = ahead.body(whole) or body_of(spec, record, policy, first_round)
+                else:
+                    new[key] = body_of(spec, record, policy, first_round)
+        self._tokenise(new, bodies)
         for key, made in ready.items():
-            self._bodies[key] = made + self._images.pop(key, 0)
+            bodies[key] = made + self._images.pop(key, 0)
         parts: list[Part] = []
         cum: list[int] = []
-        total = laid.cum[-1] if laid.cum else 0
+        total = kept_total(laid)
+        # A chunk's total is kept when block `edge` (its last) is counted (Laid.cum: one a chunk, not one a block).
+        edge = ((start >> _shared.SHIFT) + 1 << _shared.SHIFT) - start - 1
         glues = self._glue
         by_kind = self._glue_by_kind
         for i in range(n):
@@ -273,16 +308,20 @@ class Counter:
             total += t
             message = spec.message
             parts.append(Part(message, message.kind, t))
-            cum.append(total)
+            if i == edge:
+                cum.append(total)
+                edge += _shared.CHUNK
         laid.parts = laid.parts.grown(start, parts)
-        laid.cum = laid.cum.grown(start, cum)
+        laid.cum = laid.cum.grown(len(laid.cum), cum)
+        laid.total = total
 
     def body_tokens(self, measurement: Measurement) -> list[int]:
         """Each block's own tokens in a measurement this counter laid out (its part less the punctuation after it)."""
         laid = measurement.laid
         if laid is None:
             raise ValueError("body_tokens needs a measurement from Counter.measure")
-        return [self._bodies[key] for key in laid.keys]
+        bodies = self._memo(laid.inputs[2])
+        return [bodies[key] for key in laid.keys]
 
     def measure_whole(self, messages: Sequence[Message], *, record: FullRecord | None = None,
                       policy: Policy | None = None, tools: list | None = None,
@@ -290,11 +329,12 @@ class Counter:
         """The same measurement from the whole plan (core.request.compile.make_plan), never extending: the reference."""
         plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks)
         layout = self._layout(plan, record, policy, tools, first_round)
-        self._fill(layout)
+        bodies = self._memo(policy_key(policy))
+        self._fill(layout, bodies)
         head_owner = plan.system[0] if plan.system else None
         parts: list[Part] = []
         for key, _, glue, message in layout:
-            n = self._lookup(key, glue)
+            n = self._lookup(key, glue, bodies)
             parts.append(Part(message, message.kind, n) if message is not None else Part(head_owner, "system", n))
         return Measurement(sum(p.tokens for p in parts), tuple(parts))
 
@@ -310,7 +350,7 @@ class Counter:
 
     def _layout(self, plan: Plan, record, policy, tools, first_round=None, every_body: bool = False) -> list[tuple]:
         """(memo key, body text or None when memoised, glue text, message) for the head and each block, in order."""
-        pk = policy_key(policy)
+        bodies = self._memo(policy_key(policy))
         head = "{"
         listed = tool_list(plan, tools)
         if listed:
@@ -323,11 +363,11 @@ class Counter:
         for ti, (role, blocks) in enumerate(plan.turns):
             last_turn = ti == len(plan.turns) - 1
             for bi, spec in enumerate(blocks):
-                key = (block_key(spec, record, policy, first_round), pk)
+                key = memo_key(spec, record, policy, first_round)
                 block_type = "tool_use" if spec.tag == "tool_use" else "tool_result" if spec.tag == "tool_result" else "text"
                 glue = f'type":"{block_type}"}}'
                 body = None
-                if every_body or key not in self._bodies:
+                if every_body or key not in bodies:
                     text = canonical(render_block(spec, record, policy, first_round))
                     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                         raise AssertionError(f"block does not end with its type: {text[:80]}")
@@ -342,18 +382,19 @@ class Counter:
                 out.append((key, body, glue, spec.message))
         return out
 
-    def _fill(self, layout: list[tuple]) -> None:
-        """Tokenise every new segment of a whole layout."""
+    def _fill(self, layout: list[tuple], bodies: dict[Any, int]) -> None:
+        """Tokenise every new segment of a whole layout (its blocks' into `bodies`, the memo of its policy key)."""
         new: dict[Any, str] = {}
         for key, body, _, _ in layout:
             if body is None or key in new:
                 continue
-            if (key[1] not in self._heads) if key[0] == "head" else (key not in self._bodies):
+            if (key[1] not in self._heads) if _is_head(key) else (key not in bodies):
                 new[key] = body
-        self._tokenise(new)
+        self._tokenise(new, bodies)
 
-    def _tokenise(self, new: dict[Any, str]) -> None:
-        """Count every new segment, in parallel threads when there is enough new text."""
+    def _tokenise(self, new: dict[Any, str], bodies: dict[Any, int]) -> None:
+        """Count every new segment, in parallel threads when there is enough new text: a head's into the heads, a
+        block body's into `bodies` (the memo of its policy key)."""
         if not new:
             return
         # Equal texts count alike, so each is tokenised once: a file of tiny prompts repeats a few words.
@@ -381,14 +422,15 @@ class Counter:
                 counts[i] = len(enc.encode_ordinary(texts[i]))
         for key, i in zip(new, at):
             n = counts[i]
-            if key[0] == "head":
+            if _is_head(key):
                 self._heads[key[1]] = n
             else:
                 # A block's images count as the provider counts them, beside its text (where "[image]" stands).
-                self._bodies[key] = n + self._images.pop(key, 0)
+                bodies[key] = n + self._images.pop(key, 0)
 
-    def _lookup(self, key, glue: str) -> int:
-        n = self._heads[key[1]] if key[0] == "head" else self._bodies[key]
+    def _lookup(self, key, glue: str, bodies: dict[Any, int] | None = None) -> int:
+        """A head's tokens, or a block body's from `bodies` (the memo of its policy key), with its glue's."""
+        n = self._heads[key[1]] if bodies is None or _is_head(key) else bodies[key]
         if glue:
             g = self._glue.get(glue)
             if g is None:
@@ -413,22 +455,43 @@ class Counter:
         """What this counter has counted: each block body's tokens by its memo key, each glue's and each head's by
         its text, each plain text's by its SHA-256 (copies). A library keeps them (core.store.snapshot) so a
         reopened session is not counted again."""
-        return dict(self._bodies), dict(self._glue), dict(self._heads), dict(self._texts)
+        bodies = {(full_key(key), pk): n for pk, memo in self._bodies.items() for key, n in memo.items()}
+        bodies.update(self._other)
+        return bodies, dict(self._glue), dict(self._heads), dict(self._texts)
 
     def seed(self, bodies: dict, glue: dict, heads: dict, texts: dict | None = None) -> None:
         """Take counts made before (memo's parts) as if counted here; what is already counted is kept.
         Only sound for keys whose messages render as those counted did, under the same tokenizer and code."""
-        for mine, given in ((self._bodies, bodies), (self._glue, glue), (self._heads, heads), (self._texts, texts or {})):
+        for key, count in bodies.items():
+            if type(key) is tuple and len(key) == 2 and type(key[0]) is tuple and key[0] and type(key[1]) is tuple:
+                self._memo(key[1]).setdefault(short_key(key[0]), count)
+            else:
+                self._other.setdefault(key, count)
+        for mine, given in ((self._glue, glue), (self._heads, heads), (self._texts, texts or {})):
             for key, count in given.items():
                 mine.setdefault(key, count)
 
     def clear(self) -> None:
         self._recent.clear()
         self._bodies.clear()
+        self._other.clear()
         self._glue.clear()
         self._glue_by_kind.clear()
         self._heads.clear()
         self._images.clear()
+
+
+def kept_total(laid: Laid) -> int:
+    """The tokens of laid's first `kept` blocks with their glue: the whole chunks' total (Laid.cum), then the kept
+    parts of the chunk the kept ones end in (fewer than a chunk's, summed in C)."""
+    c = laid.kept >> _shared.SHIFT
+    whole = laid.cum[c - 1] if c else 0
+    return whole + sum(p.tokens for p in laid.parts.since(c << _shared.SHIFT))
+
+
+def _is_head(key: Any) -> bool:
+    """Whether a key of a layout is its head's (("head", text)), not a block's memo key (a message or a block_key)."""
+    return type(key) is tuple and key[0] == "head"
 
 
 def images_of(spec) -> int:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
 from typing import Any, Protocol
 
+from foldscope.core.model import shared as _shared
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Shared, grown
@@ -52,7 +53,10 @@ class Laid:
     roles: Shared[str]
     keys: Shared  # each block's memo key
     parts: Shared  # each block's Part (head excluded)
-    cum: Shared[int]  # tokens of blocks 0..i with their glue
+    # The running tokens (glue included) at the end of each whole chunk of blocks (core.model.shared.CHUNK): cum[c]
+    # is the tokens of blocks 0 .. (c + 1) * CHUNK - 1. One a chunk, not one a block: a million running counts kept
+    # as ints cost 40 MB on a file of tiny prompts; a count within a chunk adds that chunk's parts (kept_total).
+    cum: Shared[int]
     notes: list[int]
     ends: list[int]
     members: list[int]
@@ -66,6 +70,7 @@ class Laid:
     # replay never asks and working them out after a fold walks every kept part.
     top: list | None = None
     where: dict | None = field(default=None, repr=False)  # id(result) -> (seq position, flat position), see places
+    total: int = 0  # the tokens of every block with its glue (the head's apart); the counter sets it
 
 
 def places(laid: Laid) -> dict:
@@ -356,7 +361,8 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
     else:
         view = Shared(messages)
     return Laid(serial, inputs, view, seq, system, aruns, flat, roles, keys,
-                base.parts.grown(kept) if base is not None else Shared(), base.cum.grown(kept) if base is not None else Shared(),
+                base.parts.grown(kept) if base is not None else Shared(),
+                base.cum.grown(kept >> _shared.SHIFT) if base is not None else Shared(),
                 notes, ends, members, marked, head_t, stable, kept, base.serial if base is not None else -1,
                 irregular)
 

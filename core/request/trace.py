@@ -266,16 +266,15 @@ def rounds_of(session: Session, policy: Policy, counter: Counter, views: Iterabl
 def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[Shared[Message]]:
     """Each request's view as the record's messages (ids the record lacks left out), one at a time; a view
     that extends the one before shares its messages (core.model.shared) and looks up only the new ids."""
-    get = record.get
     ids: Sequence[str] = ()
     view: Shared[Message] = Shared()
     for request in trace:
         n = len(ids)
         new = request.view[n:] if len(request.view) >= n and common_start(request.view, ids, equal=True) == n else None
         if new is None:
-            view = Shared(get(mid) for mid in request.view if mid in record)
+            view = Shared(record.found(request.view))
         else:
-            view = view.grown(len(view), (get(mid) for mid in new if mid in record))
+            view = view.grown(len(view), record.found(new))
         ids = request.view
         yield view
 

@@ -153,9 +153,9 @@ def test_replay_db_reopens_a_file_from_the_library_counting_nothing_of_its_recor
     tokenised: list[int] = []
     real = Counter._tokenise
 
-    def counting(self, new):
+    def counting(self, new, *memo):
         tokenised.append(sum(len(t) for t in new.values()))
-        return real(self, new)
+        return real(self, new, *memo)
 
     monkeypatch.setattr(Counter, "_tokenise", counting)
     monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")  # every count made here, where it is seen

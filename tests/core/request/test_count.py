@@ -300,3 +300,65 @@ def test_a_copy_in_the_middle_costs_its_own_block():
         assert got.laid.where is not None  # laid out from the measured view, its blocks after the copy kept
         assert got.counted == count_text(counted_text(compile_request(view, record=record, policy=policy)))
         assert counter.tokenised_chars - before < 1_000  # the copy's block, not the view after it
+
+
+def test_a_text_block_of_one_message_is_memoised_by_the_message_itself():
+    """A file of a million tiny prompts: each prompt's text block is memoised by its message (which the record keeps
+    anyway), not by a block_key tuple paired with the policy key, 136 bytes a block (docs/performance.md, Scale)."""
+    from foldscope.core.request.count import policy_key
+
+    msgs = [Message(f"m{i}", "instruction", i, {"instruction": f"w{i % 7}"}) for i in range(20)]
+    msgs.append(Message("a", "assistant", 20, {"assistant_response": "ok"}))
+    counter = Counter()
+    counter.measure(msgs, record=FullRecord(msgs))
+    memo = counter._bodies[policy_key(None)]
+    assert len(memo) == len(msgs) and all(key is m for key, m in zip(memo, msgs))
+
+
+@SETTINGS
+@given(st.data())
+def test_the_memo_reads_out_as_block_keys_with_the_policy_key_and_seeds_a_counter_that_counts_nothing_again(data):
+    """Counter.memo() gives each body's tokens by (block_key, policy key), the form a library keeps, whatever the
+    counter holds them by; a counter seeded with it counts the same views without tokenising a body."""
+    from foldscope.core.request.compile import block_key, make_plan
+    from foldscope.core.request.count import policy_key
+
+    record = data.draw(records())
+    view = data.draw(views(record))
+    policy, tools, first_round = drawn_options(data, view)
+    options = {"record": record, "policy": policy, "tools": tools, "first_round": first_round}
+    counter = Counter()
+    try:
+        first = counter.measure(view, **options)
+    except Exception:
+        return  # a view that cannot compile counts nothing
+    bodies, glue, heads, texts = counter.memo()
+    plan = make_plan(view, **options)
+    wanted = {(block_key(spec, record, policy, first_round), policy_key(policy)) for _, blocks in plan.turns for spec in blocks}
+    assert set(bodies) == wanted
+    seeded = Counter()
+    seeded.seed(bodies, glue, heads, texts)
+    again = seeded.measure(view, **options)
+    assert again.counted == first.counted and seeded.tokenised_chars == 0
+    assert all(seeded.counted(key) for key in bodies)
+    assert seeded.memo()[0] == bodies
+
+
+@pytest.mark.parametrize("shift", [2, 8])
+def test_a_layout_keeps_one_running_total_a_chunk_of_blocks_not_one_a_block(shift):
+    """The counter keeps the running tokens at the end of each whole chunk of blocks (a million ints were 40 MB on a
+    file of tiny prompts); a request grown from one whose blocks end inside a chunk counts as measured whole."""
+    from foldscope.core.model import shared
+    from foldscope.core.model.shared import small_chunks
+
+    with small_chunks(shift):
+        msgs = [Message(f"m{i}", "instruction" if i % 5 else "assistant", i, {"instruction": f"w{i % 7}", "assistant_response": "ok"})
+                for i in range(3 * shared.CHUNK + 5)]
+        record = FullRecord(msgs)
+        counter, whole = Counter(), Counter()
+        for end in (shared.CHUNK - 1, shared.CHUNK + 3, 2 * shared.CHUNK, len(msgs)):
+            got = counter.measure(msgs[:end], record=record)
+            assert got.counted == whole.measure_whole(msgs[:end], record=record).counted
+            laid = got.laid
+            assert len(laid.cum) == len(laid.parts) >> shared.SHIFT
+            assert laid.total == sum(p.tokens for p in laid.parts)
