@@ -101,6 +101,9 @@ def parse_json(path: Path) -> Any:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ReadError(file, f"byte {exc.start}", "not UTF-8 text") from None
+    # The bytes go before the parse: held through it, they were a whole file's size on top of the text and the
+    # tree, the peak of a Branch's import (tests/core/formats/test_lionagi_memory.py).
+    del data
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -32,7 +32,9 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
         starts = builder.source.starts
         pending: tuple[int, int, bytes] | None = None
         offset = 0
+        ints = builder.ints
         for number, raw in enumerate(handle, 1):
+            ints.append(number)  # the line's int, which the record's index and the requests share (FullRecord)
             starts.append(offset)
             start, offset = offset, offset + len(raw)
             if raw[0] in _SPACE and not raw.strip():  # looks at the first byte before copying the line
@@ -80,6 +82,7 @@ class LineTail:
                 if not raw.endswith(b"\n"):
                     break  # still being written: read it whole next time
                 self.line += 1
+                self.builder.ints.append(self.line)
                 start, self.offset = self.offset, self.offset + len(raw)
                 source.starts.append(self.offset)  # the last entry is always where the lines read end
                 if raw[0] in _SPACE and not raw.strip():
@@ -166,14 +169,35 @@ def head_values(head: bytes, lines: int = 20) -> list[Any]:
 
 
 def parse_time(value: Any) -> float | None:
-    """An ISO-8601 string or epoch number (seconds or milliseconds) as epoch seconds, else None."""
-    if type(value) is str and len(value) == 24 and value[23] == "Z" and value[19] == ".":
+    """An ISO-8601 string or epoch number (seconds or milliseconds) as epoch seconds, else None.
+
+    The same text as the last call's gives the same float object: lines written in one millisecond (a question and
+    its answer, a response's split lines, its tool results) share one time, where each kept a float of its own,
+    24 bytes a message (issue 17's import memory)."""
+    if type(value) is not str:
+        return _parse_time(value)
+    last = _last_time
+    if value == last[0]:
+        return last[1]
+    got = None
+    if len(value) == 24 and value[23] == "Z" and value[19] == ".":
         second = _last_second
         if value[:19] == second[0]:
             millis = value[20:23]
             if millis.isascii() and millis.isdigit() and second[1] is not None:
-                return (second[1] + int(millis) * 1000) / 1_000_000
-    return _parse_time(value)
+                got = (second[1] + int(millis) * 1000) / 1_000_000
+    if got is None:
+        got = _parse_time(value)
+    _remember_time(value, got)
+    return got
+
+
+def _remember_time(text: str, value: float | None) -> None:
+    global _last_time
+    _last_time = (text, value)  # one tuple, replaced whole: a reader on another thread sees a text with its own value
+
+
+_last_time: tuple[str | None, float | None] = (None, None)
 
 
 def _parse_time(value: Any) -> float | None:
@@ -267,7 +291,10 @@ class SessionBuilder:
         self.path = path
         self.file = str(path)
         self.format = format
-        self.record = FullRecord()
+        # Item v is the int v: the line numbers as the file is read (iter_json_lines, LineTail), from which the
+        # record's indexes, the views' lengths and the requests' indexes are taken, one int object a value.
+        self.ints: list[int] = [0]
+        self.record = FullRecord(ints=self.ints)
         self._view = TrackedView()  # the active view; it tells the request views what changed (core.model.views)
         self.trace: list[Request] = []
         self.events: list[dict[str, Any]] = []
@@ -275,7 +302,7 @@ class SessionBuilder:
         self.extras: dict[str, Any] = {}
         self.model: str | None = None
         self._open: dict[str, Any] | None = None
-        self._views = ViewSharer()  # the requests' views share one growing list (core.model.views)
+        self._views = ViewSharer(self.ints)  # the requests' views share one growing list (core.model.views)
         self._turn: dict[str, Any] | None = None
         self._calls: dict[str, tuple[str, str, Any]] = {}  # call id -> (action_request id, function, arguments)
         self._reserved: set[str] = set()
@@ -359,8 +386,9 @@ class SessionBuilder:
     def close_request(self) -> None:
         o, self._open = self._open, None
         if o is not None:
-            self.trace.append(Request(len(self.trace), o["view"], o["response"], o["usage"], o["at"], o["model"],
-                                      cache_miss_reason=o["miss"], unseen_input=tuple(o["unseen"])))
+            k, ints = len(self.trace), self.ints
+            self.trace.append(Request(ints[k] if k < len(ints) else k, o["view"], o["response"], o["usage"], o["at"],
+                                      o["model"], cache_miss_reason=o["miss"], unseen_input=tuple(o["unseen"])))
 
     def unseen_input(self, what: str) -> None:
         """Name input the open request carried that the file does not hold (Request.unseen_input)."""
@@ -519,6 +547,7 @@ class SessionBuilder:
         self.close_request()
         if not len(self.record):
             raise ReadError(self.file, "", f"no messages found for format {self.format}")
+        self.record.let_go_of_ints()
         if self.source is not None:
             self.extras["source_lines"] = self.source
         return Session(record=self.record, view=list(self.view), format=self.format, source=self.file, events=self.events,

@@ -181,10 +181,12 @@ class ViewSharer:
     list, which the views after it share. Given the same TrackedView as last time, only its ids from the first
     place changed are compared; any other sequence costs about its shared start in pointer compares."""
 
-    def __init__(self) -> None:
+    def __init__(self, ints: list[int] | None = None) -> None:
         self._ids: list[str] = []
         self._tracked: TrackedView | None = None
         self._length = 0  # the length of the view last handed out
+        # A list whose item v is the int v (core.model.session.FullRecord): each view's length is taken from it.
+        self._ints = ints
 
     def view(self, ids: Sequence[str]) -> SharedView:
         base, n = self._ids, len(ids)
@@ -199,5 +201,8 @@ class ViewSharer:
             self._tracked = ids
         else:
             self._tracked = None
+        ints = self._ints
+        if ints is not None and n < len(ints):
+            n = ints[n]
         self._length = n
         return SharedView(base, n)

@@ -40,6 +40,11 @@ RELEASE_BYTES = 1 << 18
 # than that only holds the bodies' own pages (60 MB more for a 35 MB file of long messages, no faster).
 IMPORT_CACHE_KIB = (2_000, 65_536)
 IMPORT_CACHE_KIB_PER_MESSAGE = 0.2
+# And at most this share of the source's size: the cache is the import's own memory over the session's, and on a file
+# of short messages (440 bytes each) the indexes' 0.2 KiB a message was 6 MB of a 22 MB file's 2x allowance, the
+# reader's record holding 1.9x already (issue 17). Such a file imports slower instead (300k tiny lines, 70 MB: 7.8 s
+# of CPU with a 60 MB cache, about 10 s with 9 MB; docs/performance.md).
+IMPORT_CACHE_SOURCE_SHARE = 1 / 8
 MESSAGE_COLUMNS = ("session_id", "idx", "message_id", "kind", "created_at", "sha256", "body")
 BODY_COLUMNS = ("key", "original", "chars", "text")
 WORKING_STATE = "working_state"  # the event kind autosave writes (app/save.py); prune keeps a version holding one
@@ -384,7 +389,7 @@ class Library:
             # holding up the import (docs/performance.md).
             self.conn.execute("PRAGMA wal_autocheckpoint=0")
             cache = self.conn.execute("PRAGMA cache_size").fetchone()[0]
-            self.conn.execute(f"PRAGMA cache_size=-{import_cache_kib(len(session.record))}")
+            self.conn.execute(f"PRAGMA cache_size=-{import_cache_kib(len(session.record), source.size)}")
             try:
                 session_id = self._import(session, source, peak, token_counts)
             finally:
@@ -909,10 +914,12 @@ def ids_json(view: Iterable[str], chunk: int = 1000) -> str:
     return "[" + ", ".join(json.dumps(ids[i : i + chunk])[1:-1] for i in range(0, len(ids), chunk)) + "]"
 
 
-def import_cache_kib(messages: int) -> int:
-    """The page cache an import of this many messages uses, in KiB (IMPORT_CACHE_KIB)."""
+def import_cache_kib(messages: int, source_bytes: int) -> int:
+    """The page cache an import of this many messages from a source of this size uses, in KiB: the indexes' size
+    (IMPORT_CACHE_KIB_PER_MESSAGE), at most IMPORT_CACHE_SOURCE_SHARE of the source, within IMPORT_CACHE_KIB."""
     low, high = IMPORT_CACHE_KIB
-    return int(min(high, max(low, messages * IMPORT_CACHE_KIB_PER_MESSAGE)))
+    wanted = min(messages * IMPORT_CACHE_KIB_PER_MESSAGE, source_bytes * IMPORT_CACHE_SOURCE_SHARE / 1024)
+    return int(min(high, max(low, wanted)))
 
 
 def _body_rows(session: Session, session_id: int, source: _Source, chars: list[int],

@@ -169,3 +169,15 @@ def test_fields_one_is_the_fields_of_a_one_key_dict():
     made = Fields.one("uuid", "u1")
     assert made == Fields({"uuid": "u1"}) and dict(made) == {"uuid": "u1"} and made.sole("uuid") == "u1"
     assert made._keys is Fields({"uuid": "u2"})._keys  # one key tuple for every such mapping
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TIMES, min_size=1, max_size=12))
+def test_a_time_text_read_again_gives_the_same_float_object_and_value(times):
+    stream._last_second[:] = [None, None]
+    for value in times:
+        first = stream.parse_time(value)
+        again = stream.parse_time("".join(value) if isinstance(value, str) else value)  # an equal text, not the same object
+        assert repr(first) == repr(stream._parse_time(value)) == repr(again)
+        if isinstance(value, str) and first is not None:
+            assert again is first

@@ -98,3 +98,20 @@ def test_a_view_is_stored_as_the_json_of_its_ids_whatever_the_chunk(ids, chunk):
     """store.ids_json encodes a view a chunk of ids at a time; the text is json.dumps of the whole list."""
     assert store.ids_json(ids, chunk) == json.dumps(ids)
     assert store.ids_json(iter(ids), chunk) == json.dumps(ids)
+
+
+def test_the_import_page_cache_is_the_indexes_size_but_at_most_an_eighth_of_the_source(corpus_dev, tmp_path):
+    # 50k short messages in 22 MB: the indexes' 10,000 KiB would be 6 MB of the file's 2x allowance; an eighth of it
+    assert store.import_cache_kib(50_000, 22_000_000) == int(22_000_000 / 8 / 1024)
+    assert store.import_cache_kib(50_000, 210_000_000) == 10_000  # long messages: the indexes' size, as before
+    assert store.import_cache_kib(100, 40_000) == store.IMPORT_CACHE_KIB[0]  # never under SQLite's default
+    assert store.import_cache_kib(10**7, 10**11) == store.IMPORT_CACHE_KIB[1]
+    path = CORPUS_DEV / "claude_code" / "session-196820da.jsonl"
+    session = load_session(str(path))
+    library = Library(tmp_path / "lib.db")
+    pragmas: list[str] = []
+    library.conn.set_trace_callback(lambda sql: pragmas.append(sql) if sql.startswith("PRAGMA cache_size=") else None)
+    library.import_session(session)
+    library.close()
+    want = store.import_cache_kib(len(session.record), path.stat().st_size)
+    assert pragmas[0] == f"PRAGMA cache_size=-{want}"
