@@ -21,6 +21,7 @@ from foldscope.core.fold.fold import Count, Fold, Refusal
 from foldscope.core.fold.summarise import Summariser
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.model.shared import Shared
 from foldscope.core.model.views import SharedView
 from foldscope.core.request.count import Counter
 from foldscope.core.request.estimators import PredictedSize as Estimator
@@ -147,6 +148,10 @@ class Folding:
         self.measure = self.fold.measure  # the working session's: its record holds the fold's notes and copies
         self.replay = FoldReplay(work)
         self.estimator = estimator
+        # The view's messages as the request yielded last was sent (after its folds), kept as a Shared grown with
+        # the view: the fold estimates on it and the replay lab lays the request out on the very same object, so
+        # neither rebuilds the view's list nor compares it with the one before, item by item, every request.
+        self.messages: Shared[Message] = Shared()
 
     def __iter__(self) -> Iterator[int]:
         session, fold, replay, estimator = self.source, self.fold, self.replay, self.estimator
@@ -156,18 +161,22 @@ class Folding:
         # The view's ids as the versions share them (core.model.views): it grows with the view, and only a fold,
         # which may change the view anywhere, starts a new list; so a version costs what arrived, not a copy.
         shared: list[str] = []
+        messages: Shared[Message] = Shared()
         for k in range(len(trace)):
             end = response_index(session, trace, k)
-            arrived = [session.record[i] for i in range(taken, end)]
-            shared.extend(_arrive(work, arrived))
+            joined = _arrive(work, [session.record[i] for i in range(taken, end)])
+            shared.extend(m.id for m in joined)
+            messages = messages.grown(len(messages), joined)
             taken = max(taken, end)
             if estimator is not None:
                 estimator.at(k)
-            estimate = fold.estimate()
+            estimate = fold.estimate(messages)
             replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "request", estimate))
             runs, refusal = fold.prepare_request(estimate)
             if runs:  # only a fold changes the view between two requests
                 shared = list(work.view)
+                messages = Shared(work.record.all_of(shared))
+            self.messages = messages
             for run in runs:
                 for record, view in zip(run.records, run.views):
                     if record["outcome"] == "landed":
@@ -186,14 +195,15 @@ class Folding:
         _arrive(work, [session.record[i] for i in range(taken, len(session.record))])
 
 
-def _arrive(work: Session, messages: Sequence[Message]) -> list[str]:
-    """The messages join the record, and those the fold decides on join the view; returns the ids the view gained."""
+def _arrive(work: Session, messages: Sequence[Message]) -> list[Message]:
+    """The messages join the record, and those the fold decides on join the view; returns the messages the view
+    gained."""
     added = []
     for m in messages:
         work.record.append(m)
         if m.kind != "note" and not m.is_clipped_copy:
             work.view.append(m.id)
-            added.append(m.id)
+            added.append(m)
     return added
 
 

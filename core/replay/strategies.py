@@ -317,28 +317,20 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
                       scale=getattr(measure, "scale", None), head=getattr(measure, "head", None),
                       estimator=sizer, digests=False)  # its notes' span digests are never read here
     replay = folding.replay
-    record = replay.session.record
-    ids: Sequence[str] = ()
-    messages: Shared[Message] = Shared()
     seen = 0  # the versions read so far
     # Each request is yielded as soon as the fold has done with it, so the lab lays it out under the fold's own
     # measure while the counter still holds the fold's layout of that view: one layout per request, not two.
     for k in folding:
         if k >= len(session.trace):
             break  # the fold walks the trace the session's reader filled, as the replay does
-        view: Sequence[str] = ()
         sized = folds = 0
         for v in replay.versions[seen:]:  # this request's versions: the view as it arrived, then each fold's
-            view, sized = v.view, v.estimate
+            sized = v.estimate
             folds += v.cause == "fold"
         seen = len(replay.versions)
-        n = len(ids)
-        # Most requests only add to the one before: two versions of one shared list tell so without a compare.
-        if len(view) >= n and common_start(ids, view, equal=True) == n:
-            messages = messages.grown(len(messages), [record.get(i) for i in view[n:]])
-        else:
-            messages = Shared(record.get(i) for i in view)
-        ids = view
+        # The fold's own Shared of the view as sent, grown with it: the lab's layout of this request finds the
+        # fold's measurement of it by identity, with nothing rebuilt or compared item by item.
+        messages = folding.messages
         yield Step(messages, k, folds=folds, refused=k in replay.refusals, floor=replay.floors.get(k),
                    predicted=sized if sizer is not None else None, measure=folding.measure)
 
