@@ -58,6 +58,9 @@ def _needs_offscreen() -> bool:
     return False
 
 
+EXIT_WAIT_MS = 10_000  # at most this long for running tasks after the window closes: never a hang
+
+
 def run_gui(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.screenshot and _needs_offscreen():
@@ -96,7 +99,13 @@ def run_gui(argv: list[str]) -> int:
 
         window.document_loaded.connect(follow_once)
     window.open_path(path)
-    return app.exec()
+    code = app.exec()
+    # The window has closed and cancelled its load, but a task may be between two reports (a session importing
+    # into the library): let it end, briefly, so that no worker runs Python while the interpreter is torn down.
+    from foldscope.app.worker import pool
+
+    pool().waitForDone(EXIT_WAIT_MS)
+    return code
 
 
 def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE, tab: str | None = None,

@@ -97,8 +97,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid as qt_object_alive  # whether a Qt object's C++ side still exists
 
-__all__ = [name for name in dir() if name[0].isupper()]
+__all__ = [name for name in dir() if name[0].isupper()] + ["qt_object_alive"]
 
 
 def might_be_rich_text(text: str) -> bool:

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from foldscope.app.qt import QObject, QThreadPool, Signal
+from foldscope.app.qt import QObject, QThreadPool, Signal, qt_object_alive
 
 
 class Cancelled(Exception):
@@ -28,15 +28,13 @@ class Progress:
         return self._task._cancel.is_set()
 
     def report(self, done: int, total: int, label: str = "") -> None:
-        if self.cancelled:
+        if self.cancelled or not self._task.send("progressed", done, total, label):
             raise Cancelled()
-        self._task.progressed.emit(done, total, label)
 
     def interim(self, value: Any) -> None:
         """Hand the GUI part of the result before the whole is ready (the first step of a two-step load)."""
-        if self.cancelled:
+        if self.cancelled or not self._task.send("interim_reported", value):
             raise Cancelled()
-        self._task.interim_reported.emit(value)
 
     def wait_shown(self, seconds: float) -> None:
         """Wait until the GUI says it has shown the last interim result (Task.shown), at most `seconds`: work that
@@ -89,21 +87,39 @@ class Task(QObject):
         pool().start(self._run)
         return self
 
+    def send(self, signal: str, *args: Any) -> bool:
+        """Emit one of the task's signals from its function's thread; False when nobody is left to hear it.
+
+        The Task's Qt side can be deleted while its function runs: its parent went (a window closed while its
+        session was still importing into the library) or the app is quitting. Emitting then raises RuntimeError in
+        the worker thread, which Qt prints as a traceback; a task nobody can hear is cancelled instead."""
+        if not qt_object_alive(self):
+            self._cancel.set()
+            return False
+        try:
+            getattr(self, signal).emit(*args)
+        except RuntimeError:
+            if qt_object_alive(self):
+                raise  # not the deleted source: a real error
+            self._cancel.set()
+            return False
+        return True
+
     def _run(self) -> None:
         try:
             result = self.fn(Progress(self))
         except Cancelled:
-            self.was_cancelled.emit()
+            self.send("was_cancelled")
         except Exception as exc:  # the GUI shows it; the worker must never die silently
-            self.failed.emit(exc)
+            self.send("failed", exc)
         else:
             if self._cancel.is_set():
-                self.was_cancelled.emit()
+                self.send("was_cancelled")
             else:
-                self.succeeded.emit(result)
+                self.send("succeeded", result)
         finally:
             self._done.set()
-            self.ended.emit()
+            self.send("ended")
 
 
 _pool: QThreadPool | None = None

@@ -95,3 +95,34 @@ def test_cancel_releases_work_waiting_for_the_gui(qtbot):
     task.cancel()
     qtbot.waitUntil(lambda: task.is_done and bool(outcomes), timeout=5000)
     assert outcomes == ["cancelled"]
+
+
+def test_a_task_whose_owner_is_deleted_while_it_runs_ends_as_cancelled_without_a_traceback(qtbot, capfd):
+    # A window closed while its session still imports into the library deletes the load task's Qt side; the worker
+    # must then stop at its next report and print nothing (Qt prints a RuntimeError from an emit in a pool thread).
+    import shiboken6
+
+    from foldscope.app.qt import QObject
+    from foldscope.app.worker import Cancelled, pool
+
+    owner = QObject()
+    release = threading.Event()
+    outcome: list[str] = []
+
+    def work(progress):
+        release.wait(5)
+        try:
+            progress.report(1, 2, "importing")
+        except Cancelled:
+            outcome.append("cancelled")
+            raise
+        outcome.append("went on")
+        return 1
+
+    task = Task(work, parent=owner)
+    task.start()
+    shiboken6.delete(owner)  # the Task's C++ object goes with its parent
+    release.set()
+    assert pool().waitForDone(5000)
+    assert task.is_done and outcome == ["cancelled"]
+    assert "Traceback" not in capfd.readouterr().err
