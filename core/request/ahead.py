@@ -29,8 +29,8 @@ from typing import Any, BinaryIO
 
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import tokens
-from foldscope.core.request.compile import block_key
-from foldscope.core.request.count_step import body_of, text_key
+from foldscope.core.request.compile import block_key, short_key
+from foldscope.core.request.count_step import body_bytes, body_of, text_key
 from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.plan import CompileError, IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
@@ -87,8 +87,10 @@ class CountsAhead:
     sharing the counter gives only counts already made; the courier threads only carry batches."""
 
     def __init__(self, record: FullRecord, policy: Any, policy_key: tuple,
-                 known: Callable[[Any], bool] = lambda key: False, thinking: bool = False) -> None:
+                 known: Callable[[Any], bool] = lambda key: False, thinking: bool = False,
+                 lengths: dict[Any, int] | None = None) -> None:
         self._record = record
+        self._lengths = lengths  # each rendered body's UTF-8 length by memo key, for the prefix meter (Counter.lengths)
         self._policy = policy
         self._caching = bool(policy is not None and policy.caching)
         self._pk = policy_key
@@ -237,6 +239,8 @@ class CountsAhead:
                     continue  # merged in windows by the counter itself (core.request.long_pieces)
                 self._bodies[key] = text
                 self._add(key, text)
+                if self._lengths is not None and (n := body_bytes(text)) is not None:
+                    self._lengths[short_key(key[0])] = n
         if self._thinking:
             for i in range(lo, hi):
                 thought = thinking_text(record[i]) if record[i].kind == "assistant" else None

@@ -38,7 +38,18 @@ from foldscope.core.request.compile import (
     system_blocks,
     tool_list,
 )
-from foldscope.core.request.count_step import Ahead, Laid, body_of, glue_of, lay_out, one_replaced, places, shared, text_key
+from foldscope.core.request.count_step import (
+    Ahead,
+    Laid,
+    body_bytes,
+    body_of,
+    glue_of,
+    lay_out,
+    one_replaced,
+    places,
+    shared,
+    text_key,
+)
 from foldscope.core.request.long_pieces import has_long_piece
 
 if TYPE_CHECKING:
@@ -169,6 +180,9 @@ class Counter:
         self.tokenised_chars = 0  # how much text this counter has had to tokenise, for tests and benchmarks
         # Block bodies counted ahead of need in another process, while a trace is measured (core.request.ahead).
         self.ahead: Ahead | None = None
+        # While a trace's prefix meter runs (core.request.trace.measure_trace): each unmarked body's UTF-8 length, by
+        # policy key and memo key, as it is rendered to be counted, so the meter need not render the block again.
+        self.lengths: dict[tuple, dict[Any, int]] | None = None
 
     def bodies_counted(self) -> int:
         """How many block bodies this counter has counted (its memo's size)."""
@@ -299,6 +313,10 @@ class Counter:
                     new[key] = ahead.body(whole) or body_of(spec, record, policy, first_round)
                 else:
                     new[key] = body_of(spec, record, policy, first_round)
+                if self.lengths is not None and spec.mark is None:
+                    size = body_bytes(new[key])
+                    if size is not None:
+                        self.lengths.setdefault(pk, {})[key] = size
         self._tokenise(new, bodies)
         for key, made in ready.items():
             bodies[key] = made + self._images.pop(key, 0)

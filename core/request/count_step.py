@@ -172,6 +172,17 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
     return text[2 : len(text) - len(glue)]
 
 
+def body_bytes(text: str) -> int | None:
+    """A body's length in UTF-8 bytes, as the prefix meter measures its block (core.request.prefix); None for a text
+    UTF-8 cannot hold (a lone surrogate), which the meter renders itself and refuses there."""
+    if text.isascii():
+        return len(text)
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return None
+
+
 def text_key(digest: bytes) -> tuple:
     """The key a plain text counted apart (Counter.count_text) goes by among block bodies' keys: its SHA-256."""
     return ("text", digest)

@@ -22,9 +22,11 @@ from foldscope.core.request.compile import (
     payload_from_plan,
     payload_text,
     render_block,
+    short_key,
     system_blocks,
     tool_list,
 )
+from foldscope.core.request.count_step import type_glue
 from foldscope.core.request.marks import strip_marks
 
 # Why the later request departs from the earlier one's bytes.
@@ -169,10 +171,13 @@ class PrefixMeter:
     `divergence` on the compiled payloads (tests/core/test_prefix_share.py), at the cost of what changed."""
 
     def __init__(self, record: FullRecord, policy: Any = None, tools: list | None = None,
-                 first_round: IncludedRound | None = None) -> None:
+                 first_round: IncludedRound | None = None, lengths: dict[Any, int] | None = None) -> None:
         self.record, self.policy, self.tools, self.first_round = record, policy, tools, first_round
         self.policy_key = (None, None) if policy is None else (policy.tool_result_max_chars, policy.caching)
         self._lengths: dict[tuple, int] = {}
+        # The bodies' UTF-8 lengths by memo key the counter noted as it rendered them under this policy (Counter.lengths):
+        # a block's bytes are '{"', its body and its type (core.request.count_step.body_of), so none is rendered twice.
+        self._counted = lengths
         self.previous: Shape | None = None
         self.before: Shape | None = None  # the shape before the previous one (the last step compared the two)
 
@@ -206,7 +211,12 @@ class PrefixMeter:
         key = self._key(spec, first_round)
         n = self._lengths.get(key)
         if n is None:
-            n = self._lengths[key] = len(self._text(spec, first_round).encode("utf-8"))
+            body = self._counted.get(short_key(key[:4] + (None,) + key[4:])) if self._counted is not None else None
+            if body is not None:  # the unmarked block's body as counted: its bytes with the opening and its type
+                n = 2 + body + len(type_glue(spec))
+            else:
+                n = len(self._text(spec, first_round).encode("utf-8"))
+            self._lengths[key] = n
         return n
 
     def _shape(self, view: Sequence[str], laid: Any, first_round: IncludedRound | None) -> Shape:

@@ -345,7 +345,9 @@ def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinkin
         return None
     if not CountsAhead.wanted():
         return None
-    ahead = counter.ahead = CountsAhead(record, policy, policy_key(policy), known=counter.counted, thinking=thinking)
+    lengths = counter.lengths.setdefault(policy_key(policy), {}) if counter.lengths is not None else None
+    ahead = counter.ahead = CountsAhead(record, policy, policy_key(policy), known=counter.counted, thinking=thinking,
+                                        lengths=lengths)
     return ahead
 
 
@@ -379,7 +381,10 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     rec = session.record
     # One pass counts each request and reads its prefix share while its layout is at hand (incremental:
     # each request costs what changed); only the count and the three largest parts are kept per request.
-    meter = PrefixMeter(rec, policy, tools) if prefix else None
+    meter = None
+    if prefix:  # the counter notes each body's length as it renders it, so the meter need not render it again
+        counter.lengths = {}
+        meter = PrefixMeter(rec, policy, tools, lengths=counter.lengths.setdefault(policy_key(policy), {}))
     counts: list[Measurement] = []
     parted: list[Divergence | None] = []
     rounds: list[IncludedRound | None] = []
@@ -415,6 +420,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         predictions, flags = (predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
                               if predict else (None, set()))
     finally:  # the thinking the predictions count was sent ahead too (core.request.ahead)
+        counter.lengths = None  # the meter keeps what it read; the counter stops noting lengths
         if ahead is not None:
             counter.ahead = None
             ahead.close()
