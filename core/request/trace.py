@@ -391,8 +391,9 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     decision = None
     frontiers: list[str | None] = []  # Amendment 4's frontier per request: None until decided, then same or changed
     thinking = predict and not reads_text(policy.model or session.model, session.format)  # the predictions count thinking
-    ahead = counting_ahead(counter, rec, policy, thinking) if trace else None
-    try:
+    ahead = None
+    try:  # from here on the finally below stops the counter noting lengths, whatever fails
+        ahead = counting_ahead(counter, rec, policy, thinking) if trace else None
         for request, messages in zip(trace, trace_views(rec, trace)):
             if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
                 decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
