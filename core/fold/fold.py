@@ -26,6 +26,7 @@ from foldscope.core.fold.cuts import cut_body, eligible_bodies
 from foldscope.core.fold.delivery import delivered_ids, no_clip_ids, note_calls, set_note_calls
 from foldscope.core.fold.summarise import BriefSummariser, Summariser, projected_span
 from foldscope.core.model.session import Message, Session
+from foldscope.core.model.shared import Shared
 from foldscope.core.request.count import estimate as scaled
 from foldscope.core.request.first_round import protected_ids
 from foldscope.core.request.measure import Measure
@@ -61,8 +62,10 @@ class FoldRun:
 def default_count(measure: Measure) -> Count:
     """The exact incremental o200k count of the request compiled from a view as the session's next request
     compiles (bound, tools, envelope, marks and a stored first round's frozen bound), read at each count
-    so a decision made after the fold was built is honoured."""
-    return lambda messages: measure.count(list(messages), decide=False)
+    so a decision made after the fold was built is honoured. A Shared view (the fold's replay grows one) is
+    counted as it is: it never changes, and the counter finds its shared start with the last one a chunk at a
+    time, where a list copy would be compared with it item by item on every request."""
+    return lambda messages: measure.count(messages if isinstance(messages, Shared) else list(messages), decide=False)
 
 
 class Fold:

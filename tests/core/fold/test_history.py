@@ -119,3 +119,21 @@ def test_a_fold_without_span_digests_folds_the_same_views_at_the_same_estimates(
     assert noted and all(len(m.metadata["context_replaced_sha256"]) == 64 for m in noted)
     assert [m.text for m in bare] == [m.text for m in noted]
     assert all("context_replaced_sha256" not in m.metadata for m in bare)  # none recorded, rather than a false one
+
+
+def test_the_folds_count_hands_a_shared_view_to_the_counter_as_it_is_so_its_start_is_found_a_chunk_at_a_time(monkeypatch):
+    # A copy as a list would be compared with the counter's last Shared item by item on every request of a replay.
+    from foldscope.core.model.shared import Shared
+
+    session = generate()
+    measure = fold_measure(session, 20_000)
+    counted = measure.count
+    seen: list = []
+    monkeypatch.setattr(measure, "count", lambda messages, **how: seen.append(messages) or counted(messages, **how))
+    view = Shared(session.view_messages())
+    count = fold_module.default_count(measure)
+    assert count(view) == counted(list(view), decide=False)
+    assert seen[0] is view
+    as_list = list(view)
+    count(as_list)
+    assert seen[1] is not as_list and list(seen[1]) == as_list  # a list may change after: the counter gets a copy
