@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats import fast_json
 from foldscope.core.formats.lionagi_views import request_views
 from foldscope.core.formats.stream import json_problem
 from foldscope.core.model.session import (
@@ -97,6 +98,9 @@ def read(path: Path) -> Session:
 def parse_json(path: Path) -> Any:
     file = str(path)
     data = path.read_bytes()
+    value = fast_json.loads(data)  # msgspec, from the bytes (no text made); where it refuses, the json module's way
+    if value is not fast_json.REFUSED:
+        return value
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats import fast_json
 from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
 from foldscope.core.model.views import TrackedView, ViewSharer
 
@@ -142,6 +143,9 @@ def json_problem(exc: json.JSONDecodeError, column: bool = False) -> str:
 
 def _parse(item: tuple[int, int, bytes], builder: SessionBuilder, last: bool) -> Any:
     number, _, raw = item
+    value = fast_json.loads(raw)  # msgspec, where it accepts the line; else the json module's way below
+    if value is not fast_json.REFUSED:
+        return value
     try:
         return _decode(raw.decode("utf-8") if number > 1 else raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
