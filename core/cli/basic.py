@@ -110,6 +110,13 @@ def _usage_parts(session: Session) -> dict[str, Any]:
 
 
 def run_inspect(args) -> dict[str, Any]:
+    from foldscope.core.model import collector
+
+    with collector.spared():  # read and measured in one go: the collector off (core.model.collector)
+        return _inspect(args)
+
+
+def _inspect(args) -> dict[str, Any]:
     from foldscope.core.request import tokens
 
     # The tokenizer is built in a forked helper on the other core while this process reads and stores

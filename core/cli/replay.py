@@ -59,7 +59,15 @@ def register(subparsers) -> None:
 
 
 def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
-    """Replay one file; the result is plain data, so a process pool can carry it."""
+    """Replay one file; the result is plain data, so a process pool can carry it. The collector is off while it
+    runs (core.model.collector), and a folder's worker collects what cycles one file left before the next."""
+    from foldscope.core.model import collector
+
+    with collector.spared():
+        return _replay_file(path, args_dict)
+
+
+def _replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     from argparse import Namespace
 
     from foldscope.core.replay.cache_check import check_cache

@@ -23,6 +23,13 @@ def register(subparsers) -> None:
 
 
 def run_requests(args) -> dict[str, Any]:
+    from foldscope.core.model import collector
+
+    with collector.spared():  # read and measured in one go: the collector off (core.model.collector)
+        return _requests(args)
+
+
+def _requests(args) -> dict[str, Any]:
 
     choice = policy_choice(args)  # flags are checked before the file is read
     session = read_session(args.file, getattr(args, "input_format", None), getattr(args, "sample", None))

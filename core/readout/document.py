@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.model import collector
 from foldscope.core.model.policy import Policy, PolicyChoice
 from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.readout.fold_facts import fold_rows, is_note, note_first_index
@@ -408,26 +408,8 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
     stops the session from opening: the Document is built from the file in memory, without a library id
     (so no autosave and no search), and says why in library_problem.
     """
-    with _SparedCollector():
+    with collector.spared():  # the collector off for the whole load (core.model.collector)
         return _open_document(str(Path(path)), db, report, policy, sample, shown, on_count, counted)
-
-
-class _SparedCollector:
-    """Python's cycle collector kept off for the whole load. The reader makes millions of objects that stay, and the
-    trace's measure, the sizes and the cache report hundreds of thousands more: each full collection walks all of
-    them, and they come every time what survives grows by a quarter (12 times over a 50,000-message load walking
-    the session; with what was read frozen, still 8 over what the measure made, 1.5 s of the worker's CPU before
-    the counted document). A load makes few cycles: reference counting frees the rest as always, and a 50,000-message
-    load ends 6 MB higher at its peak for it. The collector is as it was found when the load ends or fails."""
-
-    def __enter__(self) -> _SparedCollector:
-        self._was = gc.isenabled()
-        gc.disable()
-        return self
-
-    def __exit__(self, *failed: object) -> None:
-        if self._was:
-            gc.enable()
 
 
 def _open_document(path: str, db: str | None, report: Report, policy: Policy | PolicyChoice | None,

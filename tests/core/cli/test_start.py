@@ -49,3 +49,42 @@ def test_a_command_runs_with_the_collector_tuned_for_many_long_lived_objects(cap
     finally:
         gc.set_threshold(*before)
     capsys.readouterr()
+
+
+def test_inspect_requests_and_replay_read_and_measure_with_the_collector_off_and_leave_it_as_they_found_it(
+        monkeypatch, tmp_path, capsys):
+    # core.model.collector.spared: each object reading and measuring makes is walked at least twice by the young
+    # generations' passes before it settles, about a fifth of inspecting a million tiny lines.
+    import gc
+
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.request import measure
+
+    seen: list[bool] = []
+    calibrate = measure.Measure.calibrate
+
+    def watched(self, *args, **kwargs):
+        seen.append(gc.isenabled())
+        return calibrate(self, *args, **kwargs)
+
+    monkeypatch.setattr(measure.Measure, "calibrate", watched)
+    monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")
+    for argv in (["inspect", str(demo_path()), "--json"], ["requests", str(demo_path()), "--json"],
+                 ["replay", str(demo_path()), "--strategy", "adr", "--json"]):
+        seen.clear()
+        assert gc.isenabled()
+        assert cli.main(argv) == 0
+        assert seen and not any(seen), argv  # measured with the collector off
+        assert gc.isenabled(), argv  # and on again after
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "user"}\nnot json\n{"type": "user"}\n', encoding="utf-8")
+    for command in ("inspect", "requests", "replay"):
+        assert cli.main([command, str(bad)]) == 2
+        assert gc.isenabled(), command  # a command that fails leaves it on too
+    gc.disable()
+    try:
+        cli.main(["inspect", str(demo_path()), "--json"])
+        assert not gc.isenabled()  # a caller that keeps it off finds it off
+    finally:
+        gc.enable()
+    capsys.readouterr()
