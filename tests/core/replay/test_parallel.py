@@ -8,7 +8,7 @@ import signal
 import threading
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from foldscope.core.replay import parallel
@@ -107,12 +107,16 @@ def test_no_child_outlives_a_failure_here(tmp_path):
 
 
 @given(st.lists(st.floats(min_value=0.1, max_value=100), min_size=1, max_size=8), st.integers(1, 4))
+# Two groups of equal weight whose sums, taken in another order, differ in the last bit (found by CI on 3 December).
+@example([1.0, 1.0, 1.795392206514343, 31.328495357331132, 31.328495357331132, 1.795392206514343], 2)
 def test_a_split_holds_every_job_once_in_at_most_the_processes_asked(weights, processes):
     groups = parallel.split(weights, processes)
     assert sorted(i for g in groups for i in g) == list(range(len(weights)))
     assert 1 <= len(groups) <= processes and all(g == sorted(g) and g for g in groups)
     loads = [sum(weights[i] for i in g) for g in groups]
-    assert loads == sorted(loads, reverse=True)  # the heaviest group first: it runs in the parent
+    # The heaviest group first (it runs in the parent), up to rounding: split adds a group's weights heaviest first,
+    # this test in index order, and two equal groups may then differ in the last bit.
+    assert all(a >= b - 1e-9 for a, b in zip(loads, loads[1:]))
     # longest first into the least loaded: no group is heavier than the lightest by more than its own lightest job
     for g, load in zip(groups, loads):
         if len(g) > 1:
