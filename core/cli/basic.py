@@ -7,6 +7,7 @@ from collections import Counter as Counter_
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.model import collector
 from foldscope.core.model.session import KINDS, ReadError, Session
 from foldscope.core.request.tokens import count_text
 
@@ -109,14 +110,8 @@ def _usage_parts(session: Session) -> dict[str, Any]:
     return {"usage": {part: totals.as_dict() for part, totals in rolled_up(session).items()}}
 
 
+@collector.spared()  # read and measured in one go: the collector off (core.model.collector)
 def run_inspect(args) -> dict[str, Any]:
-    from foldscope.core.model import collector
-
-    with collector.spared():  # read and measured in one go: the collector off (core.model.collector)
-        return _inspect(args)
-
-
-def _inspect(args) -> dict[str, Any]:
     from foldscope.core.request import tokens
 
     # The tokenizer is built in a forked helper on the other core while this process reads and stores

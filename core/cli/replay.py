@@ -21,6 +21,7 @@ from foldscope.core.cli.options import (
     read_session,
     say_warnings,
 )
+from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
 from foldscope.core.replay.lab import model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES
@@ -58,16 +59,10 @@ def register(subparsers) -> None:
     p.set_defaults(run=run_replay, format=format_replay)
 
 
+@collector.spared()
 def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     """Replay one file; the result is plain data, so a process pool can carry it. The collector is off while it
     runs (core.model.collector), and a folder's worker collects what cycles one file left before the next."""
-    from foldscope.core.model import collector
-
-    with collector.spared():
-        return _replay_file(path, args_dict)
-
-
-def _replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     from argparse import Namespace
 
     from foldscope.core.replay.cache_check import check_cache

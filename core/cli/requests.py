@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
+from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
 from foldscope.core.request.measure import Measure
 
@@ -22,14 +23,8 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run_requests, format=format_requests)
 
 
+@collector.spared()  # read and measured in one go: the collector off (core.model.collector)
 def run_requests(args) -> dict[str, Any]:
-    from foldscope.core.model import collector
-
-    with collector.spared():  # read and measured in one go: the collector off (core.model.collector)
-        return _requests(args)
-
-
-def _requests(args) -> dict[str, Any]:
 
     choice = policy_choice(args)  # flags are checked before the file is read
     session = read_session(args.file, getattr(args, "input_format", None), getattr(args, "sample", None))
