@@ -157,7 +157,10 @@ def child(measure: str, path: str, folder: str) -> dict:
         seconds = time.perf_counter() - start
         extra["exit"] = code
     elif measure == "gui worker":
+        from foldscope.core.model import collector
         from foldscope.core.readout.cost_facts import document_cache
+
+        collector.tune()  # as the app's entry point does before it reads a session (app/main.py)
         from foldscope.core.readout.document import open_document
 
         start = time.perf_counter()
@@ -168,6 +171,9 @@ def child(measure: str, path: str, folder: str) -> dict:
     elif measure == "gui launch":
         return gui_launch(path, folder)
     else:  # window step
+        from foldscope.core.model import collector
+
+        collector.tune()  # the collector's thresholds as the app sets them (app/main.py), not Python's defaults
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         from foldscope.app.qt import QApplication
         from foldscope.app.settings import WindowSettings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from foldscope.app.highlight import BODY_KEYS, call_path, plain_tip
@@ -18,6 +18,12 @@ PREVIEW_CHARS = 160
 # The kind as a person reads it in a list (the core's kind names stay in the tooltip).
 # The record index of a row, for any role, so views can map rows across the two lists.
 IndexRole = Qt.ItemDataRole.UserRole + 1
+# "1" when a row passes the list's kind and text filter (app.models.filters.MessageFilter), "0" when not.
+AcceptRole = Qt.ItemDataRole.UserRole + 2
+# The roles a row answers (MessageTableModel.data); every other one is None.
+ANSWERED_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ForegroundRole,
+                            Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ToolTipRole,
+                            IndexRole, AcceptRole})
 
 
 def preview_text(message: Message) -> str:
@@ -51,6 +57,7 @@ class MessageTableModel(QAbstractTableModel):
         self._rows = 0  # the rows the views were last told of; the document may have grown since
         self._bold = QFont()
         self._bold.setBold(True)
+        self.accepts: Callable[[int], bool] = lambda row: True  # the filter's test of a row (MessageFilter sets it)
 
     def set_document(self, document: Document | None) -> None:
         self.beginResetModel()
@@ -104,7 +111,8 @@ class MessageTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or self.document is None:
+        # A paint asks every cell for a dozen roles; half are ones no row answers, said before any look-up.
+        if role not in ANSWERED_ROLES or not index.isValid() or self.document is None:
             return None
         row, column = index.row(), index.column()
         if not (0 <= row < self.rowCount()) or not (0 <= column < len(COLUMNS)):
@@ -125,6 +133,8 @@ class MessageTableModel(QAbstractTableModel):
             return None
         if role == IndexRole:
             return i
+        if role == AcceptRole:
+            return "1" if self.accepts(row) else "0"
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (INDEX, CHARS, TOKENS):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole:

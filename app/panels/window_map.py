@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import attrgetter, mul
 
 from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
@@ -58,6 +59,9 @@ class PaintPlan:
     taken: list[tuple[float, float]] = field(default_factory=list)  # spans under the record bar a fold record took
 
 
+_id_of = attrgetter("id")
+
+
 def message_styles(doc: Document, start: int = 0) -> list[tuple[str, Qt.BrushStyle | None]]:
     """Each record message's kind key and pattern, in record order from `start`: what plan_paint asks of every
     block. A message never changes and the record only grows, so a map keeps these per record, adding what it gains."""
@@ -96,10 +100,9 @@ class Bar:
     def position_of(self, index: int) -> int | None:
         """The block showing a record index (its first, should a view name a message twice)."""
         if self._positions is None:
-            positions: dict[int, int] = {}
-            for position, i in enumerate(self.indexes):
-                positions.setdefault(i, position)
-            self._positions = positions
+            # Built in C from the last block back, so a message named twice keeps its first block.
+            count = len(self.indexes)
+            self._positions = dict(zip(reversed(self.indexes), range(count - 1, -1, -1)))
         return self._positions.get(index)
 
     def blocks(self) -> list[tuple[int, QRectF, bool]]:
@@ -121,28 +124,37 @@ class Bar:
 
 def column_spans(bar: Bar, height: float = BAR_HEIGHT) -> list[tuple[int, QRectF, bool, bool]]:
     """The blocks a paint draws, by pixel column: (record index, rectangle, in the view bar, a line at its right).
-    Blocks a pixel or wider are kept as they are; narrower ones share their pixel column, drawn as the last block
+    Blocks a pixel or wider are kept as they are; narrower ones share their pixel column, drawn as the block
     covering its centre (unsmoothed, a fill paints the pixels whose centre it covers, and the last one painted
     over a column is the one seen there). Geometry only, from the bar's numbers: a rectangle per column drawn."""
     out: list[tuple[int, QRectF, bool, bool]] = []
     top, in_view_bar = bar.top, bar.in_view_bar
-    pixel, last = None, 0  # the pixel column being filled and the last block covering its centre
-    for index, left, width in zip(bar.indexes, bar.lefts, bar.widths):
-        if width >= 1.0:
-            if pixel is not None:
-                out.append((last, QRectF(pixel, top, 1.0, height), in_view_bar, False))
-                pixel = None
-            out.append((index, QRectF(left, top, width, height), in_view_bar, width > 3))
-            continue
-        at = math.ceil(left - 0.5)
-        if at + 0.5 >= left + width:
-            continue
-        if pixel is not None and pixel != at:
-            out.append((last, QRectF(pixel, top, 1.0, height), in_view_bar, False))
-        pixel, last = at, index
-    if pixel is not None:
-        out.append((last, QRectF(pixel, top, 1.0, height), in_view_bar, False))
+    indexes, lefts, widths = bar.indexes, bar.lefts, bar.widths
+    wide = [p for p, width in enumerate(widths) if width >= 1.0]
+    start = 0
+    for p in wide + [len(widths)]:
+        if start < p:
+            out.extend((indexes[q], QRectF(at, top, 1.0, height), in_view_bar, False)
+                       for at, q in _narrow_columns(lefts, widths, start, p))
+        if p < len(widths):
+            out.append((indexes[p], QRectF(lefts[p], top, widths[p], height), in_view_bar, widths[p] > 3))
+        start = p + 1
     return out
+
+
+def _narrow_columns(lefts: list[float], widths: list[float], start: int, end: int) -> list[tuple[int, int]]:
+    """(pixel column, block) for the narrow blocks start..end-1 (each under a pixel wide), one a column whose
+    centre one of them covers. Laid end to end (each left the last plus its width), at most one block covers a
+    centre: the last that starts at or before it, if it ends past it. Found by bisection, a step a pixel column,
+    not a block: a 25,000-message view was 25,000 turns of a loop on every paint."""
+    found: list[tuple[int, int]] = []
+    first, last = math.ceil(lefts[start] - 0.5), math.ceil(lefts[end - 1] - 0.5)
+    for at in range(first, last + 1):
+        centre = at + 0.5
+        q = bisect_right(lefts, centre, start, end) - 1
+        if q >= start and centre < lefts[q] + widths[q] and math.ceil(lefts[q] - 0.5) == at:
+            found.append((at, q))
+    return found
 
 
 def plan_paint(doc: Document, columns: list[tuple[int, QRectF, bool, bool]], record: Bar, highlighted: frozenset[int],
@@ -197,6 +209,7 @@ class WindowMap(QWidget):
         self._blocks: tuple[tuple, list] | None = None  # blocks(), made only when asked
         self._plan: tuple[tuple, PaintPlan] | None = None
         self._systems_cache: tuple[tuple, set[int]] = ((), set())
+        self._record_systems: tuple[object, int, list[int]] = (None, 0, [])  # _system_indexes, per record (held)
         self._styles: tuple[object, list] = (None, [])  # message_styles, kept per record (held, so its id is not reused)
         self._record_total: tuple[tuple, int] = ((), 0)  # the full record's size, kept per document and length
         self._record_bar: tuple[tuple, Bar] | None = None  # the full record's blocks: the same at every step
@@ -245,11 +258,16 @@ class WindowMap(QWidget):
         elif self._widths is None or self._widths[0] != key:
             parts, scale = doc.shown_composition()
             record = doc.session.record
-            widths: dict[int, float] = {}
-            for message, tokens in parts.messages:
-                widths[record.index_of(message.id)] = tokens * scale
+            messages, counts = zip(*parts.messages) if parts.messages else ((), ())
+            ids = list(map(_id_of, messages))
+            places = record.places(ids)
+            if places is None:  # a part of a message the record lacks: index_of says which, as before
+                places = [record.index_of(mid) for mid in ids]
+            # Built in C, a dict per step: a 25,000-message view is one zip, not 25,000 stores (a view naming a
+            # message twice keeps its last part, as a loop would).
+            widths = dict(zip(places, map(mul, counts, repeat(scale))))
             stable = (parts.system + parts.tools) * scale
-            systems = [i for i in doc.view_position if doc.message(i).kind == "system"]
+            systems = self._systems()
             leading = [("unseen_head", parts.unseen_head * scale)]
             if systems:
                 widths[min(systems)] = widths.get(min(systems), 0.0) + stable
@@ -259,6 +277,17 @@ class WindowMap(QWidget):
             self._lead_parts = [(name, tokens) for name, tokens in leading if tokens > 0]
             self._widths = (key, (sum(tokens for _, tokens in self._lead_parts), widths))
         return self._widths[1]
+
+    def _system_indexes(self, doc: Document) -> list[int]:
+        """The record indexes of the system messages, kept per record and grown as it grows (a message's kind
+        never changes): a step asks which of them its view holds, not every view message its kind."""
+        record = doc.session.record
+        kept, upto, systems = self._record_systems
+        if kept is not record:
+            upto, systems = 0, []
+        systems.extend(i for i in range(upto, len(record)) if record[i].kind == "system")
+        self._record_systems = (record, len(record), systems)
+        return systems
 
     def lead_parts(self) -> list[tuple[str, float]]:
         """The blocks before the first message on the view bar, (name, estimate tokens): the unseen head, the
@@ -330,7 +359,7 @@ class WindowMap(QWidget):
         lead, widths = self.view_widths()
         order = list(doc.view_position)  # in view order: the mapping is built position by position
         # The unseen head and the framing lead the bar, drawn as one plain block.
-        view = Bar.laid(order, [widths.get(index, 0.0) * scale for index in order], float(LEFT) + lead * scale,
+        view = Bar.laid(order, list(map(mul, map(widths.get, order, repeat(0.0)), repeat(scale))), float(LEFT) + lead * scale,
                         view_y, True)
         key = (id(doc), doc.record_size, doc.counted, scale, record_y)
         if self._record_bar is None or self._record_bar[0] != key:
@@ -525,7 +554,8 @@ class WindowMap(QWidget):
         doc = self.document
         key = (id(doc), id(doc.view), doc.view_size)
         if self._systems_cache[0] != key:
-            self._systems_cache = (key, {i for i in doc.view_position if doc.message(i).kind == "system"})
+            in_view = doc.view_position
+            self._systems_cache = (key, {i for i in self._system_indexes(doc) if i in in_view})
         return self._systems_cache[1]
 
     def _last_system(self) -> int | None:

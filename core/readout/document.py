@@ -143,7 +143,10 @@ class Document:
         self.shown = request if at_request else None
         record = self.session.record
         self.view = list(view)
-        self.view_position = {record.index_of(mid): pos for pos, mid in enumerate(self.view)}
+        places = record.places(self.view)
+        if places is None:  # an id the record lacks: said by index_of's KeyError, as before
+            places = [record.index_of(mid) for mid in self.view]
+        self.view_position = dict(zip(places, range(len(places))))  # a view naming a message twice: its last place
         self.out_reason = out_reasons(self.session, set(self.view_position), at_request)
 
     def not_yet_recorded(self) -> int:

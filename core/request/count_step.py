@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
+from operator import attrgetter
 from typing import Any, Protocol
 
 from foldscope.core.model import shared as _shared
@@ -230,11 +232,14 @@ def starts(seq: Sequence[Message], pos: int, size: int, block: int) -> list[tupl
     return out
 
 
+_kind_of = attrgetter("kind")
+
+
 def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
     """Where to re-plan a view sharing p leading messages with `base`: (q, seq position, flat position) of
     the last place to start (core.request.count_step.starts) before the shared part ends, where q
     is the shared part's length in seq; None when a system message is not in the shared part."""
-    if any(m.kind == "system" for m in base.messages[p:]):
+    if "system" in map(_kind_of, islice(base.messages, p, None)):  # in C: a step back scans a long tail
         return None
     q = len(base.seq) - (len(base.messages) - p)
     i = base.aruns.bisect_left((q,)) - 1

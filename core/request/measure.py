@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
+from operator import attrgetter
 from typing import Any
 
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
@@ -39,6 +41,21 @@ from foldscope.core.request.trace import (
     refusal_for,
     trace_views,
 )
+
+_message_of = attrgetter("message")
+
+
+def _by_message(owners: Sequence[Message], bodies: Sequence[int]) -> tuple[tuple[Message, int], ...]:
+    """Each message's body tokens summed over its blocks, in the order the messages first appear."""
+    by_message: dict[int, int] = {}
+    order: list[Message] = []
+    for message, body in zip(owners, bodies):
+        assert message is not None  # only the head (part 0) has no message
+        if id(message) not in by_message:
+            by_message[id(message)] = 0
+            order.append(message)
+        by_message[id(message)] += body
+    return tuple((message, by_message[id(message)]) for message in order)
 
 
 def refused(size: int, ceiling: int | None) -> bool:
@@ -161,8 +178,7 @@ class Measure:
     # -- any view -----------------------------------------------------------------------------------
     def messages(self, view: Sequence[str]) -> list[Message]:
         """A view of ids as the record's messages (ids the record lacks left out)."""
-        record = self.session.record
-        return [record.get(mid) for mid in view if mid in record]
+        return self.session.record.found(view)
 
     def first_round(self, messages: Sequence[Message], *, decide: bool = True) -> IncludedRound | None:
         """The included first round this view compiles with: the stored decision, else (with `decide`) the one
@@ -229,16 +245,11 @@ class Measure:
         head_text = laid.head[1]
         tools_n, system_n = self._head_split(head_text)
         bodies = self.counter.body_tokens(m)
-        by_message: dict[int, int] = {}
-        order: list[Message] = []
-        for part, body in zip(m.parts[1:], bodies):
-            message = part.message
-            assert message is not None  # only the head (part 0) has no message
-            if id(message) not in by_message:
-                by_message[id(message)] = 0
-                order.append(message)
-            by_message[id(message)] += body
-        listed = tuple((message, by_message[id(message)]) for message in order)
+        owners = list(map(_message_of, islice(m.parts, 1, None)))
+        if len(set(map(id, owners))) == len(owners):
+            listed: tuple[tuple[Message, int], ...] = tuple(zip(owners, bodies))  # one block a message: no sums
+        else:
+            listed = _by_message(owners, bodies)
         framing = m.counted - tools_n - system_n - sum(bodies)
         return Composition(system_n, tools_n, self.unseen_head if head is None else head, listed, framing)
 
