@@ -21,3 +21,20 @@ def test_kind_and_text_filters_narrow_a_list_and_keep_the_selection_honest(qtmod
     assert shown and all("mod2.py" in document.message(i).text for i in shown)
     window.select_message(0)  # the system message is filtered out of the view list
     assert view.selected_index() is None and window.record_list.selected_index() == 0
+
+
+def test_a_list_with_no_filter_chosen_keeps_every_row_without_asking_python_row_by_row(window, document, monkeypatch):
+    """A step resets the view list: with no filter chosen Qt keeps every row itself (an empty pattern), so a
+    25,000-message view costs no call into Python a row; a chosen filter asks each row and keeps only its rows."""
+    window.set_document(document)
+    view = window.view_list
+    asked: list[int] = []
+    original = view.filter.accepts
+    monkeypatch.setattr(view.model, "accepts", lambda row: asked.append(row) or original(row))
+    window.view_model.set_document(document)
+    assert view.filter.rowCount() == document.view_size and asked == []
+    view.kind_filter.setCurrentIndex(view.kind_filter.findData("action_request"))
+    assert sorted(set(asked)) == list(range(document.view_size))
+    kept = [document.view_index(r) for r in range(document.view_size)
+            if document.message(document.view_index(r)).kind == "action_request"]
+    assert [view.filter.index(r, 0).data(IndexRole) for r in range(view.filter.rowCount())] == kept
