@@ -152,3 +152,21 @@ def test_a_load_keeps_the_cycle_collector_off_until_it_ends_and_leaves_it_as_it_
         assert not gc.isenabled() and not seen["enabled"] and gc.get_freeze_count() == 0
     finally:
         gc.enable()
+
+
+def test_a_copy_or_note_appended_to_the_record_stands_in_at_the_next_step():
+    """The record's copies and notes are kept per record and read on from where they were: one appended after a
+    step (a clip, a fold) stands in at the next step as the whole pass says."""
+    from dataclasses import replace
+
+    session = stand_in_session()
+    size = len(session.record)
+    in_view = set(range(0, size, 2))
+    assert dict(out_reasons(session, in_view).items()) == every_reason(session, in_view)
+    copy_of = session.record[3]
+    result = next(m for m in session.record if m.kind == "action_response")
+    copy = replace(result, id="a-late-copy", metadata={"clipped_from": copy_of.id})
+    note = replace(session.record[size - 1], id="a-late-note", metadata={"context_first_index": 1})
+    later = {session.record.append(copy), session.record.append(note)}
+    assert dict(out_reasons(session, in_view | later).items()) == every_reason(session, in_view | later)
+    assert out_reasons(session, in_view | later)[3] == f"clipped: copy #{size} stands in the active view"
