@@ -377,18 +377,21 @@ def first_document(session: Session, path: str) -> Document:
 
 def build_document(session: Session, path: str, report: Report = _no_report,
                    policy: Policy | PolicyChoice | None = None, *, tokens: list[int] | None = None,
-                   on_count: OnCount | None = None, counter: Counter | None = None) -> Document:
+                   on_count: OnCount | None = None, counter: Counter | None = None,
+                   chars: list[int] | None = None) -> Document:
     """Measure the trace, count every message (unless `tokens` holds their stored counts, in record order) and
     gather the view facts; reports progress as it goes. `policy`: the policy in force (a what-if's), or the
     choice made at start (a profile and flags) over the session's launch record. `on_count(k, requests, count)`
     hears each request's count as the trace's counting pass reaches it (the timeline fills in as it goes). `counter`:
-    one seeded with counts kept before (a session reopened from the library), else a new one."""
+    one seeded with counts kept before (a session reopened from the library), else a new one. `chars`: each
+    message's characters as the first document found them (else each message's text is made again)."""
     record = session.record
     total = len(record)
     counter = counter if counter is not None else Counter(threads=1)
     # The cache causes' pass rides on the trace's count (the cache lane and the Cost panel read it): no count of its own.
     facts = measure_requests(session, counter, report, policy, on_count, cache_pass=True)
-    chars = [len(m.text) for m in record]
+    if chars is None or len(chars) != total:  # else each message's characters as the first document found them
+        chars = [len(m.text) for m in record]
     assert facts.measure is not None
     # Each message as the full record compiled as one request carries it (the figure inspect and the Composition
     # panel give): after the trace's pass nearly every block is counted already, so this costs little.
@@ -461,8 +464,10 @@ def _open_document(path: str, db: str | None, report: Report, policy: Policy | P
             if part is not None:
                 shown(part)
         session = load_session(path, sample=sample)
+    first = None
     if shown is not None:
-        shown(first_document(session, path))
+        first = first_document(session, path)
+        shown(first)
     snapshot = None
     if reopened is None and problem is None:
         # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
@@ -478,7 +483,11 @@ def _open_document(path: str, db: str | None, report: Report, policy: Policy | P
     counted_before = counter.tokenised_chars
     # One long message reports its own progress meanwhile.
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
-        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter)
+        # The first document's characters, not each message's text made again (a Branch's outputs are JSON
+        # encoded for it: 1.1 s at 50k messages); a copy, as that document is the window's until this one lands.
+        chars = list(first.chars) if first is not None else None
+        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter,
+                                  chars=chars)
     document.library_problem = problem
     # What the library stores, as it stands now: once `counted` has the document, the window may edit the session
     # (its record grows, its view and metadata change) and count with its counter while the store runs.

@@ -170,3 +170,33 @@ def test_a_copy_or_note_appended_to_the_record_stands_in_at_the_next_step():
     later = {session.record.append(copy), session.record.append(note)}
     assert dict(out_reasons(session, in_view | later).items()) == every_reason(session, in_view | later)
     assert out_reasons(session, in_view | later)[3] == f"clipped: copy #{size} stands in the active view"
+
+
+def test_the_counted_document_takes_each_messages_characters_from_the_first_not_making_its_text_again(
+        tmp_path, monkeypatch):
+    """The load's two steps size each message once: the counted document is built with the first document's
+    characters (a Branch's outputs are JSON encoded to make a message's text), and building with them makes one
+    text a message fewer than building without."""
+    from foldscope.core.formats import load_session
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.model.session import Message
+    from foldscope.core.readout import document as document_module
+
+    firsts, given = [], []
+    build = document_module.build_document
+    monkeypatch.setattr(document_module, "build_document",
+                        lambda *args, **how: given.append(how.get("chars")) or build(*args, **how))
+    counted = document_module.open_document(demo_path(), str(tmp_path / "library.db"), shown=firsts.append)
+    assert given == [firsts[-1].chars] and given[0] is not firsts[-1].chars  # a copy: the window's until then
+    text = Message.text
+    assert counted.chars == [len(text.fget(m)) for m in counted.session.record]
+
+    made: list[int] = []
+    monkeypatch.setattr(Message, "text", property(lambda m: made.append(1) or text.fget(m)))
+    session = load_session(demo_path())
+    build(session, "demo")
+    without = len(made)
+    made.clear()
+    again = load_session(demo_path())
+    build(again, "demo", chars=[len(text.fget(m)) for m in again.record])
+    assert without - len(made) == len(again.record)
