@@ -10,17 +10,12 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from foldscope.core.model.canonical import canonical_json  # noqa: F401 (re-exported: its home for every layer)
 from foldscope.core.model.running import common_start
 
 # Message kinds, in the vocabulary of DESIGN.md. A clipped copy is an action_response whose
 # metadata carries `clipped_from`; a note is the message a fold or compaction put in the view.
 KINDS = ("system", "instruction", "assistant", "action_request", "action_response", "note")
-
-
-def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
-    """JSON text with sorted keys and no spaces: the form hashed, compared and compiled everywhere
-    (the compiler refuses NaN and infinities: `allow_nan=False`)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
 
 
 def sha256_of(value: Any) -> str:

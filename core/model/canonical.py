@@ -1,0 +1,47 @@
+"""Canonical JSON text (sorted keys, no spaces): json.dumps's exact text, made by msgspec where that is the same.
+
+Every hash, comparison and compiled request reads this form, so its text may never change. msgspec's encoder
+writes the same text as `json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` for
+dicts with str keys, lists, tuples, str, bool, None and ints, eight times as fast on a Branch's large outputs (its
+50k messages' 115M characters: 1.0 s -> 0.12 s). It differs on floats (1e-07 against 1e-7; NaN as null), encodes
+types json refuses (bytes, sets, dates), and refuses lone surrogates: a value holding any of these, or one too
+deep to walk, goes json's way, which writes or refuses it exactly as before
+(tests/core/model/test_canonical.py holds the two equal on random values).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+_encode = msgspec.json.Encoder(order="sorted").encode
+_LEAVES = (str, bool, type(None))
+_INT_RANGE = (-(1 << 63), 1 << 64)  # larger ints go json's way (its limit on digits is its own)
+
+
+def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
+    """JSON text with sorted keys and no spaces: the form hashed, compared and compiled everywhere
+    (the compiler refuses NaN and infinities: `allow_nan=False`)."""
+    try:
+        if _plain(value):
+            return _encode(value).decode()
+    except (RecursionError, UnicodeEncodeError):  # too deep for the walk (json says so), or a lone surrogate
+        pass
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
+
+
+def _plain(value: Any) -> bool:
+    """Whether the value holds only what msgspec writes as json.dumps does: dicts with str keys, lists, tuples,
+    str, bool, None and ints of up to 64 bits (no float, no subclass of any of them)."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return True
+    if kind is int:
+        return _INT_RANGE[0] <= value < _INT_RANGE[1]
+    if kind is dict:
+        return all(type(key) is str for key in value) and all(map(_plain, value.values()))
+    if kind is list or kind is tuple:
+        return all(map(_plain, value))
+    return False
