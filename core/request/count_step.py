@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import islice
 from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
 from operator import attrgetter
 from typing import Any, Protocol
@@ -239,7 +238,9 @@ def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
     """Where to re-plan a view sharing p leading messages with `base`: (q, seq position, flat position) of
     the last place to start (core.request.count_step.starts) before the shared part ends, where q
     is the shared part's length in seq; None when a system message is not in the shared part."""
-    if "system" in map(_kind_of, islice(base.messages, p, None)):  # in C: a step back scans a long tail
+    # The tail sliced (a Shared slices its chunks; islice would walk the p messages before it, for every request
+    # of a trace), then scanned in C: a step back to an early request scans a long tail.
+    if "system" in map(_kind_of, base.messages[p:]):
         return None
     q = len(base.seq) - (len(base.messages) - p)
     i = base.aruns.bisect_left((q,)) - 1

@@ -362,3 +362,30 @@ def test_a_layout_keeps_one_running_total_a_chunk_of_blocks_not_one_a_block(shif
             laid = got.laid
             assert len(laid.cum) == len(laid.parts) >> shared.SHIFT
             assert laid.total == sum(p.tokens for p in laid.parts)
+
+
+def test_finding_where_to_re_plan_reads_only_the_tail_past_the_shared_start():
+    """start_of asks whether a system message lies past the start two views share; it reads that tail alone, never
+    the messages before it: a trace's requests each share nearly all of the request before's view, so a walk over
+    the shared start was a quadratic pass over the trace (every request walking the whole view)."""
+    from dataclasses import replace
+
+    from foldscope.core.model.shared import Shared
+    from foldscope.core.request.count_step import start_of
+
+    class Watched(Shared):
+        read: list[int] = []
+
+        def __iter__(self):
+            Watched.read.append(len(self))  # a walk from the start: every message before the tail too
+            return super().__iter__()
+
+    messages = [Message(id=f"m{i}", kind="instruction" if i % 2 == 0 else "assistant",
+                        content={"instruction": f"q{i}"} if i % 2 == 0 else {"assistant_response": f"a{i}"},
+                        created_at=float(i))
+                for i in range(40)]
+    counter = Counter()
+    laid = counter.measure(messages, record=FullRecord(messages)).laid
+    watched = replace(laid, messages=Watched(laid.messages))
+    assert start_of(watched, 38) == start_of(laid, 38)
+    assert Watched.read == []
