@@ -159,9 +159,9 @@ def child(measure: str, path: str, folder: str) -> dict:
     elif measure == "gui worker":
         from foldscope.core.model import collector
         from foldscope.core.readout.cost_facts import document_cache
+        from foldscope.core.readout.document import open_document
 
         collector.tune()  # as the app's entry point does before it reads a session (app/main.py)
-        from foldscope.core.readout.document import open_document
 
         start = time.perf_counter()
         document = open_document(path, os.path.join(folder, "lib.db"))

@@ -27,7 +27,7 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.theme import KIND_LEGEND, colour_for_key, kind_key, rule_colour, taken_colour
-from foldscope.core.readout.document import Document, is_note, kind_label
+from foldscope.core.readout.document import Document, is_note, kind_label, record_index
 from foldscope.core.readout.marks_facts import Mark, mark_text  # noqa: F401 (re-exported for the panels)
 from foldscope.core.readout.trace_facts import rule_label, rule_names
 
@@ -209,7 +209,6 @@ class WindowMap(QWidget):
         self._blocks: tuple[tuple, list] | None = None  # blocks(), made only when asked
         self._plan: tuple[tuple, PaintPlan] | None = None
         self._systems_cache: tuple[tuple, set[int]] = ((), set())
-        self._record_systems: tuple[object, int, list[int]] = (None, 0, [])  # _system_indexes, per record (held)
         self._styles: tuple[object, list] = (None, [])  # message_styles, kept per record (held, so its id is not reused)
         self._record_total: tuple[tuple, int] = ((), 0)  # the full record's size, kept per document and length
         self._record_bar: tuple[tuple, Bar] | None = None  # the full record's blocks: the same at every step
@@ -259,10 +258,7 @@ class WindowMap(QWidget):
             parts, scale = doc.shown_composition()
             record = doc.session.record
             messages, counts = zip(*parts.messages) if parts.messages else ((), ())
-            ids = list(map(_id_of, messages))
-            places = record.places(ids)
-            if places is None:  # a part of a message the record lacks: index_of says which, as before
-                places = [record.index_of(mid) for mid in ids]
+            places = record.indexes_of(map(_id_of, messages))
             # Built in C, a dict per step: a 25,000-message view is one zip, not 25,000 stores (a view naming a
             # message twice keeps its last part, as a loop would).
             widths = dict(zip(places, map(mul, counts, repeat(scale))))
@@ -277,17 +273,6 @@ class WindowMap(QWidget):
             self._lead_parts = [(name, tokens) for name, tokens in leading if tokens > 0]
             self._widths = (key, (sum(tokens for _, tokens in self._lead_parts), widths))
         return self._widths[1]
-
-    def _system_indexes(self, doc: Document) -> list[int]:
-        """The record indexes of the system messages, kept per record and grown as it grows (a message's kind
-        never changes): a step asks which of them its view holds, not every view message its kind."""
-        record = doc.session.record
-        kept, upto, systems = self._record_systems
-        if kept is not record:
-            upto, systems = 0, []
-        systems.extend(i for i in range(upto, len(record)) if record[i].kind == "system")
-        self._record_systems = (record, len(record), systems)
-        return systems
 
     def lead_parts(self) -> list[tuple[str, float]]:
         """The blocks before the first message on the view bar, (name, estimate tokens): the unseen head, the
@@ -555,7 +540,7 @@ class WindowMap(QWidget):
         key = (id(doc), id(doc.view), doc.view_size)
         if self._systems_cache[0] != key:
             in_view = doc.view_position
-            self._systems_cache = (key, {i for i in self._system_indexes(doc) if i in in_view})
+            self._systems_cache = (key, {i for i in record_index(doc.session.record).systems if i in in_view})
         return self._systems_cache[1]
 
     def _last_system(self) -> int | None:

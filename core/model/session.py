@@ -280,6 +280,10 @@ class FullRecord:
         """A message's index: its position in the full record, counting from 0."""
         return self._index[message_id]
 
+    def indexes_of(self, message_ids: Iterable[str]) -> list[int]:
+        """Each id's index, in the ids' order, looked up in C (a KeyError names an id the record lacks, as index_of's)."""
+        return list(map(self._index.__getitem__, message_ids))
+
     def ids(self) -> list[str]:
         return [m.id for m in self._messages]
 

@@ -144,9 +144,7 @@ class Document:
         self.shown = request if at_request else None
         record = self.session.record
         self.view = list(view)
-        places = record.places(self.view)
-        if places is None:  # an id the record lacks: said by index_of's KeyError, as before
-            places = [record.index_of(mid) for mid in self.view]
+        places = record.indexes_of(self.view)
         self.view_position = dict(zip(places, range(len(places))))  # a view naming a message twice: its last place
         self.out_reason = out_reasons(self.session, set(self.view_position), at_request)
 
@@ -242,23 +240,33 @@ class Document:
 NOT_YET = "not yet in the record at this request"  # stepped back: written after the shown request
 
 
-# Per record (held weakly): how far it was read, its clipped copies (index, original id) and notes (first replaced
-# index, index). The record only grows and a message never changes, so each step reads only what was added.
-_STAND_INS: weakref.WeakKeyDictionary[FullRecord, tuple[int, list[tuple[int, str]], list[tuple[int, int]]]] = (
-    weakref.WeakKeyDictionary())
+@dataclass(frozen=True)
+class RecordIndex:
+    """Where a record's few messages of note lie, in record order: its system messages, its clipped copies as
+    (index, original id) and its notes as (first replaced index, index). `upto`: how many messages it has read."""
+
+    upto: int = 0
+    systems: tuple[int, ...] = ()
+    copies: tuple[tuple[int, str], ...] = ()
+    notes: tuple[tuple[int, int], ...] = ()
 
 
-def record_stand_ins(record: FullRecord) -> tuple[list[tuple[int, str]], list[tuple[int, int]]]:
-    """The record's clipped copies as (index, original id) and its notes as (first replaced index, index), in
-    record order: the messages that can stand in the view for others (OutReasons)."""
-    upto, copies, notes = _STAND_INS.get(record, (0, [], []))
-    if upto < len(record):
-        # New lists, not the kept ones grown: the GUI's worker and its window may ask about one record at once.
-        added = [(i, record[i]) for i in range(upto, len(record))]
-        copies = copies + [(i, m.clipped_from) for i, m in added if m.clipped_from]
-        notes = notes + [(first, i) for i, m in added if (first := note_first_index(m)) is not None]
-        _STAND_INS[record] = (len(record), copies, notes)
-    return copies, notes
+# Per record (held weakly). The record only grows and a message never changes, so each step reads only what was
+# added, and asks which of these few its view holds rather than every view message what it is.
+_INDEXES: weakref.WeakKeyDictionary[FullRecord, RecordIndex] = weakref.WeakKeyDictionary()
+
+
+def record_index(record: FullRecord) -> RecordIndex:
+    """The record's RecordIndex, read on from where it was last read."""
+    kept = _INDEXES.get(record, RecordIndex())
+    if kept.upto < len(record):
+        # A new index, not the kept one grown: the GUI's worker and its window may ask about one record at once.
+        added = [(i, record[i]) for i in range(kept.upto, len(record))]
+        kept = RecordIndex(len(record), kept.systems + tuple(i for i, m in added if m.kind == "system"),
+                           kept.copies + tuple((i, m.clipped_from) for i, m in added if m.clipped_from),
+                           kept.notes + tuple((first, i) for i, m in added if (first := note_first_index(m)) is not None))
+        _INDEXES[record] = kept
+    return kept
 
 
 def out_reasons(session: Session, in_view: set[int], at_request: bool = False) -> OutReasons:
@@ -292,10 +300,9 @@ class OutReasons(Mapping[int, str]):
         if self._standing is None:
             # Only the view's own messages can stand in for others: of the record's copies and notes (few, kept
             # per record), those in the view, not every view message asked (a 13,000-message view's step).
-            record_copies, record_notes = record_stand_ins(self._session.record)
-            in_view = self._in_view
-            copies = {original: i for i, original in record_copies if i in in_view}  # two copies: the later
-            notes = sorted((first, i) for first, i in record_notes if i in in_view)
+            index, in_view = record_index(self._session.record), self._in_view
+            copies = {original: i for i, original in index.copies if i in in_view}  # two copies: the later
+            notes = sorted((first, i) for first, i in index.notes if i in in_view)
             rewound = {mid: event for event in self._session.events if event.get("kind") == "branch"
                        for mid in event.get("abandoned") or () if isinstance(mid, str)}
             self._standing = (copies, notes, rewound)
