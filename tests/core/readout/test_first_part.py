@@ -68,3 +68,53 @@ def test_a_load_shows_the_first_part_then_the_whole_record_and_counts_what_a_loa
     assert [r.estimate for r in counted.requests] == [r.estimate for r in plain.requests]
     assert [r.reported_input for r in counted.requests] == [r.reported_input for r in plain.requests]
     assert (counted.now_size, counted.now_predicted) == (plain.now_size, plain.now_predicted)
+
+
+def one_line_messages(path, lines: int) -> None:
+    """A Claude Code file of one-line prompts and answers, each line one message (bench/bench_scale.py's short shape)."""
+    import json
+
+    parent = None
+    with open(path, "w", encoding="utf-8") as out:
+        for n in range(lines):
+            role = "user" if n % 2 == 0 else "assistant"
+            message: dict = {"role": role, "content": f"line {n}"}
+            if role == "assistant":
+                message = {**message, "model": "claude-sonnet-4-5-20250929", "id": f"msg_{n}", "type": "message",
+                           "content": [{"type": "text", "text": f"line {n}"}], "stop_reason": "end_turn",
+                           "usage": {"input_tokens": 5, "output_tokens": 3}}
+            entry = {"parentUuid": parent, "sessionId": "s", "isSidechain": False, "type": role, "uuid": f"u{n}",
+                     "message": message, "timestamp": f"2026-01-01T00:00:{n % 60:02d}.000Z"}
+            out.write(json.dumps(entry) + "\n")
+            parent = f"u{n}"
+
+
+def test_a_file_of_many_short_lines_under_the_bytes_threshold_shows_a_first_part_of_so_many_lines(monkeypatch, tmp_path):
+    # A read costs by the line as much as by the byte: 50,000 one-line messages are 22 MB, far under 64 MB, and take
+    # seconds to read. A file whose head says it holds over FIRST_PART_LINES_FROM lines shows FIRST_PART_LINES first.
+    path = tmp_path / "short.jsonl"
+    one_line_messages(path, 400)
+    monkeypatch.setattr(document_module, "FIRST_PART_LINES", 50)
+    monkeypatch.setattr(document_module, "FIRST_PART_LINES_FROM", 300)
+    assert path.stat().st_size < document_module.FIRST_PART_FROM
+    part = first_part(str(path))
+    assert part is not None and part.counted is False
+    assert part.record_size == 50  # one message a line, to the end of line 50
+    assert [m.id for m in part.session.record] == [m.id for m in load_session(path).record][:50]
+    assert part.read_part == pytest.approx(50 / 400, rel=0.1)
+    monkeypatch.setattr(document_module, "FIRST_PART_LINES_FROM", 500)  # fewer lines than that: read whole
+    assert first_part(str(path)) is None
+
+
+def test_a_first_part_ends_at_its_bytes_or_its_lines_whichever_comes_first(monkeypatch, tmp_path):
+    path = tmp_path / "short.jsonl"
+    one_line_messages(path, 400)
+    size = path.stat().st_size
+    lines = path.read_bytes().splitlines(keepends=True)
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
+    monkeypatch.setattr(document_module, "FIRST_PART_LINES", 50)
+    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", size // 4)  # about 100 lines: the lines end first
+    assert document_module.first_part_end(str(path), size) == sum(map(len, lines[:50]))
+    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", size // 20)  # about 20 lines: the bytes end first
+    assert document_module.first_part_end(str(path), size) == size // 20
+    assert first_part(str(path)).record_size in (20, 21)  # to the end of the line that passes the bytes
