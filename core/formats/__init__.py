@@ -7,11 +7,13 @@ import os
 import stat
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
 from foldscope.core.formats.stream import json_problem
-from foldscope.core.model.session import ReadError, Session
+from foldscope.core.model.session import PENDING_TRACE, ReadError, Session
 
 # Each module here exposes FORMAT (its name), sniff(head, path) -> bool, which decides from
 # the file's first bytes (never its name), and read(path) -> Session, which raises ReadError on
@@ -128,10 +130,13 @@ def _parses(line: bytes) -> bool:
         return False
 
 
-def load_session(path: str | Path, format: str | None = None, sample: str | None = None) -> Session:
+def load_session(path: str | Path, format: str | None = None, sample: str | None = None, *,
+                 trace_later: bool = False) -> Session:
     """Read a session file into a Session, all or nothing; bad input raises ReadError.
 
-    `sample` names one sample of an Inspect AI log (ID or ID:EPOCH); other formats hold one session.
+    `sample` names one sample of an Inspect AI log (ID or ID:EPOCH); other formats hold one session. With
+    `trace_later`, a reader that builds its trace apart from the record (a Branch's, core.formats.lionagi) leaves it
+    for finish_trace, so the record can be shown first; every other reader reads as before.
     """
     path = Path(path)
     check_file(path)
@@ -139,18 +144,41 @@ def load_session(path: str | Path, format: str | None = None, sample: str | None
     reader = _reader_for(name, str(path))
     if sample is not None and name != "inspect":
         raise ReadError(str(path), "", f"--sample names a sample of an Inspect AI log; this file is {name}")
-    try:
-        session = reader.read(path, sample) if sample is not None else reader.read(path)
-    except ReadError:
-        raise
-    except OSError as exc:
-        raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
-    except MemoryError:
-        raise ReadError(str(path), "", "the file is too large to read into memory") from None
-    except (zlib.error, zipfile.BadZipFile, EOFError) as exc:  # a damaged .eval archive
-        raise ReadError(str(path), "", f"a damaged archive ({type(exc).__name__}: {exc})") from None
-    except _UNEXPECTED as exc:
-        raise ReadError(str(path), "", f"unexpected content ({type(exc).__name__}: {exc})") from None
+    with _reading(str(path)):
+        if sample is not None:
+            session = reader.read(path, sample)
+        elif trace_later and getattr(reader, "TRACE_LATER", False):
+            session = reader.read(path, trace=False)
+        else:
+            session = reader.read(path)
     session.format = session.format or name
     session.source = session.source or str(path)
     return session
+
+
+def finish_trace(session: Session) -> bool:
+    """Build the trace load_session(trace_later=True) left for later, if it left one (True then); bad input raises
+    ReadError as load_session does, and the session's trace is then left empty."""
+    build = session.caches.pop(PENDING_TRACE, None)
+    if build is None:
+        return False
+    with _reading(session.source):
+        session.trace = build()
+    return True
+
+
+@contextmanager
+def _reading(file: str) -> Iterator[None]:
+    """A reader's failures as one ReadError naming the file: never a traceback."""
+    try:
+        yield
+    except ReadError:
+        raise
+    except OSError as exc:
+        raise ReadError(file, "", f"cannot read the file: {exc.strerror or exc}") from None
+    except MemoryError:
+        raise ReadError(file, "", "the file is too large to read into memory") from None
+    except (zlib.error, zipfile.BadZipFile, EOFError) as exc:  # a damaged .eval archive
+        raise ReadError(file, "", f"a damaged archive ({type(exc).__name__}: {exc})") from None
+    except _UNEXPECTED as exc:
+        raise ReadError(file, "", f"unexpected content ({type(exc).__name__}: {exc})") from None

@@ -353,6 +353,9 @@ class Request:
     unseen_input: tuple[str, ...] = ()
 
 
+PENDING_TRACE = "pending_trace"  # Session.caches' key for a trace left for later (core.formats.load_session)
+
+
 @dataclass
 class Session:
     """A recorded session: the full record, the active view, branch metadata, manifest and events.
@@ -384,7 +387,8 @@ class Session:
     # in this session's trace: core.model.session_totals rolls them up beside it, shown apart.
     children: list[Session] = field(default_factory=list)
     # Bookkeeping kept live between calls so each costs what changed (the view's messages, the delivered ids):
-    # derived from the fields above, checked against them on every use, never written to a file.
+    # derived from the fields above, checked against them on every use, never written to a file. Under
+    # PENDING_TRACE, the trace a reader left for later (core.formats.finish_trace builds it).
     caches: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -130,6 +130,28 @@ def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(
             assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), text
 
 
+
+def test_a_large_branch_shows_its_record_then_its_requests_then_the_counts(qtbot, window, monkeypatch, corpus_dev):
+    path = corpus_dev / "lionagi" / "branch_v0.36.0_after_context_fold.synthetic.json"
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
+    window.show()
+    seen: list[dict] = []
+    window.record_shown.connect(lambda doc: seen.append({"messages": doc.record_size, **shown_text(window)}))
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    requests = len(window.document.requests)
+    assert len(seen) == 2 and requests > 1
+    record, with_requests = seen
+    assert record["messages"] == with_requests["messages"] == window.document.record_size
+    assert f"{requests} requests" not in record["status bar"] and f"{requests} requests" in with_requests["status bar"]
+    for step in seen:  # no size in tokens, and no estimate, before the counts land
+        assert "counting tokens" in step["view heading"]
+        for text in step.values():
+            if isinstance(text, str):
+                assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), text
+    assert "estimate" in window.view_list.heading.text()
+
 def test_the_counted_document_is_shown_and_acted_on_before_the_library_stores_it(qtbot, window, monkeypatch, corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     shown = threading.Event()

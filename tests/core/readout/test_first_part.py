@@ -118,3 +118,24 @@ def test_a_first_part_ends_at_its_bytes_or_its_lines_whichever_comes_first(monke
     monkeypatch.setattr(document_module, "FIRST_PART_BYTES", size // 20)  # about 20 lines: the bytes end first
     assert document_module.first_part_end(str(path), size) == size // 20
     assert first_part(str(path)).record_size in (20, 21)  # to the end of the line that passes the bytes
+
+
+def test_a_large_branch_shows_its_record_before_its_requests_then_again_with_them_and_counts_what_a_plain_load_does(
+        corpus_dev, monkeypatch, tmp_path):
+    # A Branch is one JSON document, so it has no first part; its trace (0.5 s of a 151 MB file's read) is built
+    # once the record is on screen, and the first step is shown again with the requests.
+    path = corpus_dev / "lionagi" / "branch_v0.36.0_after_context_fold.synthetic.json"
+    plain = open_document(path, str(tmp_path / "a.db"))
+    seen: list[tuple[int, int]] = []
+    shown = lambda d: seen.append((d.record_size, len(d.session.trace)))  # noqa: E731  (read when shown)
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size)
+    open_document(path, str(tmp_path / "b.db"), shown=shown)
+    assert seen == [(plain.record_size, len(plain.requests))]  # not over the threshold: one showing, with requests
+    seen.clear()
+    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size - 1)
+    counted = open_document(path, str(tmp_path / "c.db"), shown=shown)
+    assert seen == [(plain.record_size, 0), (plain.record_size, len(plain.requests))] and plain.requests
+    assert counted.tokens == plain.tokens
+    assert [r.estimate for r in counted.requests] == [r.estimate for r in plain.requests]
+    assert [r.reported_input for r in counted.requests] == [r.reported_input for r in plain.requests]
+    assert (counted.now_size, counted.now_predicted) == (plain.now_size, plain.now_predicted)
