@@ -30,6 +30,24 @@ def shown_text(window) -> dict[str, str]:
     }
 
 
+def load_seeing_each_step(qtbot, window, path) -> list[dict]:
+    """Open `path` in the window; each first step's record size and text as it was shown, read when it was."""
+    window.show()
+    seen: list[dict] = []
+    window.record_shown.connect(lambda doc: seen.append({"messages": doc.record_size, **shown_text(window)}))
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    return seen
+
+
+def assert_no_token_figure(shown: dict) -> None:
+    """No size in tokens and no estimate anywhere in what a first step showed."""
+    for place, text in shown.items():
+        if isinstance(text, str):
+            assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), (place, text)
+
+
 def test_the_first_step_shows_the_record_sized_by_characters_and_names_no_token_figure(qtbot, window):
     window.show()
     seen: list[dict] = []
@@ -46,9 +64,7 @@ def test_the_first_step_shows_the_record_sized_by_characters_and_names_no_token_
     assert f"{chars:,} characters" in first["record heading"] and "counting tokens" in first["view heading"]
     assert "sized by characters" in first["window map"] and f"full record {chars:,} characters" in first["window map"]
     assert first["tokens column"] == ""
-    for place, text in first.items():  # no size in tokens, and no estimate, anywhere before the counts land
-        if isinstance(text, str):
-            assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), (place, text)
+    assert_no_token_figure(first)  # no size in tokens, and no estimate, anywhere before the counts land
     # Once the counts land: tokens everywhere, and the map sized by them.
     assert doc.counted and window.session_actions.preview_action.isEnabled()
     now = shown_text(window)
@@ -112,12 +128,7 @@ def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
     monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
-    window.show()
-    seen: list[dict] = []
-    window.record_shown.connect(lambda doc: seen.append({"messages": doc.record_size, **shown_text(window)}))
-    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
-        window.open_path(path)
-    qtbot.waitUntil(lambda: window.task is None)
+    seen = load_seeing_each_step(qtbot, window, path)
     assert len(seen) == 2
     part, whole = seen
     assert part["messages"] < whole["messages"] == window.document.record_size
@@ -125,21 +136,13 @@ def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(
         assert "the rest still being read" in part[place], place
         assert "still being read" not in whole[place], place
     assert "reading the file" in part["view heading"] and "counting tokens" in whole["view heading"]
-    for text in part.values():  # no size in tokens, and no estimate, while the file is read
-        if isinstance(text, str):
-            assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), text
-
+    assert_no_token_figure(part)  # no size in tokens, and no estimate, while the file is read
 
 
 def test_a_large_branch_shows_its_record_then_its_requests_then_the_counts(qtbot, window, monkeypatch, corpus_dev):
     path = corpus_dev / "lionagi" / "branch_v0.36.0_after_context_fold.synthetic.json"
     monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
-    window.show()
-    seen: list[dict] = []
-    window.record_shown.connect(lambda doc: seen.append({"messages": doc.record_size, **shown_text(window)}))
-    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
-        window.open_path(path)
-    qtbot.waitUntil(lambda: window.task is None)
+    seen = load_seeing_each_step(qtbot, window, path)
     requests = len(window.document.requests)
     assert len(seen) == 2 and requests > 1
     record, with_requests = seen
@@ -147,10 +150,9 @@ def test_a_large_branch_shows_its_record_then_its_requests_then_the_counts(qtbot
     assert f"{requests} requests" not in record["status bar"] and f"{requests} requests" in with_requests["status bar"]
     for step in seen:  # no size in tokens, and no estimate, before the counts land
         assert "counting tokens" in step["view heading"]
-        for text in step.values():
-            if isinstance(text, str):
-                assert "estimate" not in text and not re.search(r"[\d,]+ tokens", text), text
+        assert_no_token_figure(step)
     assert "estimate" in window.view_list.heading.text()
+
 
 def test_the_counted_document_is_shown_and_acted_on_before_the_library_stores_it(qtbot, window, monkeypatch, corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
