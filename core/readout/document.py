@@ -387,6 +387,14 @@ def first_part_end(path: str, size: int) -> int | None:
     return end if end is not None else FIRST_PART_BYTES
 
 
+def size_of(path: str) -> int:
+    """The file's size, 0 when it cannot be had (load_session then says why in one line)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def first_part(path: str) -> Document | None:
     """The first part of a large Claude Code or Codex file (first_part_end) as the first step shows it (read_part: the
     share read), or None for any other file, or one whose first part does not read (the whole read reports it).
@@ -396,9 +404,12 @@ def first_part(path: str) -> Document | None:
     from foldscope.core.model.session import ReadError
 
     try:
+        # The format first: a large file of another format is not searched for its lines.
+        if detect_format(path) not in FIRST_PART_FORMATS:
+            return None
         size = os.path.getsize(path)
         until = first_part_end(path, size)
-        if until is None or detect_format(path) not in FIRST_PART_FORMATS:
+        if until is None:
             return None
         follower = Follower(path)
         follower.poll(until=until)
@@ -512,7 +523,7 @@ def _open_document(path: str, db: str | None, report: Report, policy: Policy | P
         # A large Branch's trace is built after its record is on screen (0.5 s of a 151 MB file's 2.3 s read; the
         # status says the requests are being measured meanwhile), then the first step is shown again with the
         # requests' reported input. A smaller file's is built in the read: a second showing would cost more.
-        later = shown is not None and os.path.getsize(path) > FIRST_PART_FROM
+        later = shown is not None and size_of(path) > FIRST_PART_FROM
         session = load_session(path, sample=sample, trace_later=later)
     first = None
     if shown is not None:

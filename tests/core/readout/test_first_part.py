@@ -139,3 +139,14 @@ def test_a_large_branch_shows_its_record_before_its_requests_then_again_with_the
     assert [r.estimate for r in counted.requests] == [r.estimate for r in plain.requests]
     assert [r.reported_input for r in counted.requests] == [r.reported_input for r in plain.requests]
     assert (counted.now_size, counted.now_predicted) == (plain.now_size, plain.now_predicted)
+
+
+def test_a_two_step_load_of_a_file_that_is_not_there_is_one_read_error_naming_it_and_shows_nothing(tmp_path):
+    from foldscope.core.model.session import ReadError
+
+    path = tmp_path / "gone.json"
+    shown: list = []
+    with pytest.raises(ReadError) as caught:
+        open_document(path, str(tmp_path / "a.db"), shown=shown.append)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+    assert shown == []
