@@ -84,7 +84,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     # One file's strategies at once in forked processes (core.replay.parallel): a folder's files already go through
     # a pool, which replays each file in its own process with `workers` 1, never a pool inside a pool.
     result = replay(session, args.strategy or list(STRATEGIES), measure, estimator=getattr(args, "estimator", ADR),
-                    workers=args_dict.get("workers") or 1, said=_say)
+                    workers=args_dict.get("workers") or 1, said=_say, rows=bool(args.per_request))
     result["file"] = str(path)
     result["format"] = session.format
     result["ceiling"] = {"tokens": measure.ceiling, "source": measure.resolution.source, "why": measure.resolution.why}

@@ -336,8 +336,11 @@ class StrategyRun:
     rows: list[Row] = field(default_factory=list)
     views: list[Sequence[Message]] = field(default_factory=list)  # per row, when asked to keep them
     estimator: str | None = None  # what its policy decides on (strategies.decides_on); None: nothing decides
+    summed: dict[str, Any] | None = None  # the totals of rows let go (summarised), which totals() then gives
 
     def totals(self) -> dict[str, Any]:
+        if self.summed is not None:
+            return dict(self.summed)
         rows = self.rows
         costs = [r.cost_usd for r in rows]
         return {
@@ -367,6 +370,16 @@ class StrategyRun:
             **({"predicted_peak": max((r.predicted for r in rows if r.predicted is not None), default=None)}
                if self.estimator == "predicted" else {}),
         }
+
+
+def summarised(run: StrategyRun) -> StrategyRun:
+    """The run's totals without its rows: what a forked child sends back when no reader asks for the rows (each
+    request's row pickled and read back cost the parent about 0.2 s at 25,000 requests, after the last child ends)."""
+    return StrategyRun(run.strategy, estimator=run.estimator, summed=run.totals())
+
+
+def _summarised(job: Callable[[], StrategyRun]) -> StrategyRun:
+    return summarised(job())
 
 
 def model_vs_reported(t: dict[str, Any]) -> str:
@@ -551,7 +564,7 @@ STRATEGY_WEIGHTS = {"adr": 10.0, "compaction": 9.0, "band": 6.5, "none": 3.0, "r
 def replay_runs(
     session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
     report: Report | None = None, keep_views: bool = False, estimator: str = ADR, workers: int = 1,
-    said: Callable[[str], None] | None = None,
+    said: Callable[[str], None] | None = None, rows: bool = True,
 ) -> ReplayRuns:
     """Run every named strategy over one session, sharing one measure; the adr fold decides on `estimator`.
 
@@ -559,7 +572,7 @@ def replay_runs(
     and where a fork is safe (core.replay.parallel.can_fork; never ask for it in the GUI), the strategies run
     in up to that many processes at once after the measure is calibrated, with the same runs as one after another;
     `report` is then called as each strategy's run is in hand, and `said` says a child that failed (its strategies
-    then run here)."""
+    then run here). Without `rows` a child's run comes back summarised, its totals without its rows."""
     layouts = Layouts(measure, estimator=estimator)
     rules, why = cache_rules(measure)
     model = model_name(measure)
@@ -568,10 +581,15 @@ def replay_runs(
     strategies = list(strategies)
     per = len(session.trace)
     total = per * len(strategies)
-    processes = min(workers, len(strategies))
+    # A process a strategy, one more than the workers at most: on two cores three strategies of about equal weight
+    # then share the time, all done at 1.5 times one strategy's time, where two processes leave one running two
+    # strategies, done at twice (docs/performance.md, issue 17's fifteenth session).
+    processes = min(workers + 1, len(strategies)) if workers > 1 else 1
     # Views are the parent's messages: a child's would come back as copies, so a run that keeps them stays here.
     if processes > 1 and not keep_views and parallel.can_fork():
         jobs = [partial(run_strategy, session, name, layouts, prices, rules) for name in strategies]
+        if not rows:  # the rows stay where they were made: only the totals cross the pipe
+            jobs = [partial(_summarised, job) for job in jobs]
         groups = parallel.split([STRATEGY_WEIGHTS.get(name, 1.0) for name in strategies], processes)
         finished: list[int] = []
 
@@ -602,10 +620,12 @@ def settings_of(measure: Measure, estimator: str = ADR) -> dict[str, Any]:
 def replay(
     session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
     report: Report | None = None, estimator: str = ADR, workers: int = 1, said: Callable[[str], None] | None = None,
+    rows: bool = True,
 ) -> dict[str, Any]:
     """Every named strategy over one session: totals side by side, and the rows, as plain data (`workers`, `said`:
-    as replay_runs)."""
-    out = replay_runs(session, strategies, measure, prices, report, estimator=estimator, workers=workers, said=said)
+    as replay_runs; without `rows` the rows are an empty list, for a caller that shows the totals alone)."""
+    out = replay_runs(session, strategies, measure, prices, report, estimator=estimator, workers=workers, said=said,
+                      rows=rows)
     found = pricing.resolve(out.model)
     return {
         "model": out.model,
@@ -615,6 +635,6 @@ def replay(
         "cache": {"mode": out.cache_mode, "why": out.cache_why},
         "settings": out.settings,
         "totals": [r.totals() for r in out.runs],
-        "rows": [row.as_dict() for r in out.runs for row in r.rows],
+        "rows": [row.as_dict() for r in out.runs for row in r.rows] if rows else [],
         "warnings": [w for w in (measure.impossible_ceiling(),) if w],
     }

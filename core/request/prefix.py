@@ -21,6 +21,7 @@ from foldscope.core.request.compile import (
     payload_bytes,
     payload_from_plan,
     payload_text,
+    plain_key,
     render_block,
     short_key,
     system_blocks,
@@ -28,9 +29,18 @@ from foldscope.core.request.compile import (
 )
 from foldscope.core.request.count_step import type_glue
 from foldscope.core.request.marks import strip_marks
+from foldscope.core.request.plan import TEXT
 
 # Why the later request departs from the earlier one's bytes.
 CAUSES = ("none", "append", "fold", "restore", "policy", "stable", "rewrite")
+
+
+OPENING = '{"content":['  # before the first block: the first turn opens
+
+
+def turn_glue(role: str) -> str:
+    """Between two blocks of different roles: the earlier turn (of `role`) closes, the next opens."""
+    return f'],"role":"{role}"}},{{"content":['
 
 
 @dataclass(frozen=True)
@@ -162,8 +172,8 @@ class Shape:
 
     def glue(self, i: int) -> str:
         if i == 0:
-            return '{"content":['
-        return "," if self.roles[i] == self.roles[i - 1] else f'],"role":"{self.roles[i - 1]}"}},{{"content":['
+            return OPENING
+        return "," if self.roles[i] == self.roles[i - 1] else turn_glue(self.roles[i - 1])
 
 
 class PrefixMeter:
@@ -208,6 +218,16 @@ class PrefixMeter:
         return key[:4] + key[5:]
 
     def _length(self, spec, first_round: IncludedRound | None) -> int:
+        if spec.tag == TEXT and spec.call_id is None and not spec.group and plain_key(self.policy, first_round):
+            # The commonest block, one message's text, whose bytes depend on the message alone: kept by the message,
+            # as the counter's memo and its noted lengths key it (memo_key), with no key tuple built a block.
+            m = spec.message
+            n = self._lengths.get(m)
+            if n is None:
+                body = self._counted.get(m) if self._counted is not None else None
+                n = 2 + body + len(type_glue(spec)) if body is not None else len(self._text(spec, first_round).encode("utf-8"))
+                self._lengths[m] = n
+            return n
         key = self._key(spec, first_round)
         n = self._lengths.get(key)
         if n is None:
@@ -248,9 +268,17 @@ class PrefixMeter:
         turns: list[int] = []
         ends: list[int] = []
         before = roles[j - 1] if j else None
+        switch: dict[str | None, int] = {}  # the glue's length between a block of that role and one of another (Shape.glue)
+        length = self._length
         for i, (spec, role) in enumerate(zip(since(flat, j), since(roles, j)), j):
-            turn = 0 if i == 0 else turn + (role != before)
-            end += len(shape.glue(i)) + self._length(spec, first_round)
+            if i == 0:
+                turn, glue = 0, len(OPENING)
+            elif role == before:
+                glue = 1
+            else:
+                turn += 1
+                glue = switch.get(before) or switch.setdefault(before, len(turn_glue(str(before))))
+            end += glue + length(spec, first_round)
             turns.append(turn)
             ends.append(end)
             before = role
