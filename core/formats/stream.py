@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats import fast_json
-from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage
+from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session, Usage, new_message
 from foldscope.core.model.views import TrackedView, ViewSharer
 
 
@@ -339,7 +339,7 @@ class SessionBuilder:
         else:
             mid = self.unique(id, line)
             self._reserved.discard(mid)
-        self.record.append(Message(mid, kind, at, content, {} if metadata is None else metadata, Provenance(self.file, line)))
+        self.record.append(new_message(mid, kind, at, content, {} if metadata is None else metadata, self.file, line))
         if in_view:
             self.view.append(mid)
         return mid

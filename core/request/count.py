@@ -48,9 +48,11 @@ from foldscope.core.request.count_step import (
     one_replaced,
     places,
     shared,
+    text_body,
     text_key,
 )
 from foldscope.core.request.long_pieces import has_long_piece
+from foldscope.core.request.plan import TEXT
 
 if TYPE_CHECKING:
     from foldscope.core.model.policy import Policy
@@ -297,26 +299,41 @@ class Counter:
         bodies = self._memo(pk)
         if head_key[1] not in self._heads:
             new[head_key] = head_text
+        lengths = self.lengths.setdefault(pk, {}) if self.lengths is not None else None
         for i in range(n):
             key = keys[i]
-            if key not in bodies and key not in new and key not in ready:
-                spec = flat[i]
-                pictured = images_of(spec)
-                if pictured:  # _tokenise adds them to the body's count (none, nearly always)
+            if key in bodies or key in new or key in ready:
+                continue
+            spec = flat[i]
+            if ahead is None and spec.tag == TEXT and spec.mark is None and not spec.group:
+                # The commonest block, one message's text (a million on a file of tiny prompts): images_of's and
+                # body_of's answers for it without their calls.
+                m = spec.message
+                pictured = image_tokens(m) if "images" in m.metadata else 0
+                if pictured:
                     self._images[key] = pictured
-                if ahead is not None:
-                    whole = (full_key(key), pk)  # as counting ahead keys it
-                    made = ahead.take(whole)
-                    if made is not None:  # counted ahead, on the other core (core.request.ahead)
-                        ready[key] = made
-                        continue
-                    new[key] = ahead.body(whole) or body_of(spec, record, policy, first_round)
-                else:
-                    new[key] = body_of(spec, record, policy, first_round)
-                if self.lengths is not None and spec.mark is None:
-                    size = body_bytes(new[key])
+                body = new[key] = text_body(m)
+                if lengths is not None:
+                    size = body_bytes(body)
                     if size is not None:
-                        self.lengths.setdefault(pk, {})[key] = size
+                        lengths[key] = size
+                continue
+            pictured = images_of(spec)
+            if pictured:  # _tokenise adds them to the body's count (none, nearly always)
+                self._images[key] = pictured
+            if ahead is not None:
+                whole = (full_key(key), pk)  # as counting ahead keys it
+                made = ahead.take(whole)
+                if made is not None:  # counted ahead, on the other core (core.request.ahead)
+                    ready[key] = made
+                    continue
+                new[key] = ahead.body(whole) or body_of(spec, record, policy, first_round)
+            else:
+                new[key] = body_of(spec, record, policy, first_round)
+            if lengths is not None and spec.mark is None:
+                size = body_bytes(new[key])
+                if size is not None:
+                    lengths[key] = size
         self._tokenise(new, bodies)
         for key, made in ready.items():
             bodies[key] = made + self._images.pop(key, 0)
@@ -327,6 +344,7 @@ class Counter:
         edge = ((start >> _shared.SHIFT) + 1 << _shared.SHIFT) - start - 1
         glues = self._glue
         by_kind = self._glue_by_kind
+        set_message, set_kind, set_tokens = _set_part
         for i in range(n):
             spec = flat[i]
             kind = (spec.tag, roles[i], roles[i + 1] if i + 1 < n else None)
@@ -340,7 +358,11 @@ class Counter:
             t = bodies[keys[i]] + g
             total += t
             message = spec.message
-            parts.append(new_part(message, message.kind, t))
+            part = _new(Part)  # new_part's body inline: one a counted block
+            set_message(part, message)
+            set_kind(part, message.kind)
+            set_tokens(part, t)
+            parts.append(part)
             if i == edge:
                 cum.append(total)
                 edge += _shared.CHUNK

@@ -159,9 +159,7 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
     """A block's body: its counted text from after the opening `{"` to before its type (type_glue), the
     segment the counter memoises by the block's key (core.request.compile.block_key)."""
     if spec.tag == TEXT and spec.mark is None:
-        # The commonest block, a message's text alone: render_block's text, as canonical() writes it, without the dict.
-        m = spec.message
-        return 'text":' + encode_basestring(instruction_text(m) if m.kind == "instruction" else m.text) + ',"'
+        return text_body(spec.message)
     block = render_block(spec, record, policy, first_round)
     if len(block) == 2 and block.get("type") == "text" and type(block.get("text")) is str:
         # The commonest block, a text and its type: the JSON of the one string, as canonical() writes it.
@@ -171,6 +169,12 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
         raise AssertionError(f"block does not end with its type: {text[:80]}")
     return text[2 : len(text) - len(glue)]
+
+
+def text_body(m: Message) -> str:
+    """The body of the commonest block, one message's text alone and unmarked: render_block's text as canonical()
+    writes it, without the dict."""
+    return 'text":' + encode_basestring(instruction_text(m) if m.kind == "instruction" else m.text) + ',"'
 
 
 def body_bytes(text: str) -> int | None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from foldscope.core.model.session import FullRecord, Message
+from foldscope.core.model.session import KINDS, Fields, FullRecord, Message, Provenance, new_message
 
 RECORD = FullRecord(Message(f"m{i}", "instruction", i, {"instruction": f"w{i}"}) for i in range(8))
 IDS = st.lists(st.sampled_from([f"m{i}" for i in range(10)]), max_size=20)  # m8 and m9 are not in the record
@@ -24,3 +26,22 @@ def test_all_of_gives_every_ids_message_in_order_or_a_key_error_as_get_does(ids)
     else:
         with pytest.raises(KeyError):
             RECORD.all_of(ids)
+
+
+FIELDS = st.dictionaries(st.sampled_from(["instruction", "uuid", "is_meta", "output"]),
+                         st.one_of(st.text(max_size=5), st.integers(), st.booleans()), max_size=3)
+
+
+@given(st.text(max_size=4), st.sampled_from(KINDS), st.one_of(st.none(), st.floats(allow_nan=False)), FIELDS, FIELDS,
+       st.integers(0, 10**6))
+def test_a_message_made_through_its_slots_is_the_one_its_constructor_makes(mid, kind, at, content, metadata, line):
+    """new_message, a reader's every line's, sets the slots without the frozen dataclass's __init__: the same message."""
+    made = new_message(mid, kind, at, content, metadata, "f.jsonl", line)
+    expected = Message(mid, kind, at, content, metadata, Provenance("f.jsonl", line))
+    assert [getattr(made, f.name) for f in fields(Message)] == [getattr(expected, f.name) for f in fields(Message)]
+    assert type(made.content) is Fields and type(made.metadata) is Fields and made.provenance == expected.provenance
+
+
+def test_a_message_of_an_unknown_kind_is_refused_through_its_slots_too():
+    with pytest.raises(ValueError, match="unknown message kind 'memo'"):
+        new_message("m", "memo", None, {}, {}, "f.jsonl", 1)
