@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from foldscope.core.model.session import Fields, FullRecord, Message
+from foldscope.core.model.session import Fields, FullRecord, Message, canonical_json
 from foldscope.core.request.bodies import original_of
 from foldscope.core.request.marks import MarkPosition, choose_marks
 
@@ -297,7 +296,9 @@ def value_text(value: Any, message: Message) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        # json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)'s text, by
+        # msgspec where that writes the same (a Branch's outputs: 0.64 of a 50k trace's 2.5 s rendering ahead).
+        return canonical_json(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise CompileError(f"message {message.id} ({message.kind}) has a value with no JSON form: {exc}") from None
 

@@ -4,13 +4,26 @@ over random contents and texts (quotes, backslashes, control characters, any Uni
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from foldscope.core.model.session import Message
 from foldscope.core.request.compile import canonical, render_block
 from foldscope.core.request.count_step import body_of, type_glue
-from foldscope.core.request.plan import RESPONSE, TEXT, BlockSpec, has_text, instruction_parts_text, instruction_text
+from foldscope.core.request.plan import (
+    RESPONSE,
+    TEXT,
+    BlockSpec,
+    CompileError,
+    has_text,
+    instruction_parts_text,
+    instruction_text,
+    value_text,
+)
+from tests.core.model.test_canonical import VALUES
 
 # The characters JSON escapes or a shortcut could lose (quotes, backslashes, controls, spaces at the ends), and any
 # Unicode, lone surrogates too.
@@ -56,3 +69,17 @@ def test_a_text_block_set_through_its_slots_is_the_block_the_dataclass_makes_and
     assert made == reference and hash(made) == hash(reference) and repr(made) == repr(reference)
     assert new_part(m, "instruction", 5) == Part(m, "instruction", 5)
     assert repr(new_part(None, "system", 0)) == repr(Part(None, "system", 0))
+
+
+@given(VALUES.filter(lambda v: not isinstance(v, str)))  # a string is its own text
+def test_a_values_request_text_is_the_sorted_key_json_of_json_dumps_or_the_same_refusal(value):
+    """value_text writes a non-string value through canonical_json (msgspec where its text is the same): the text
+    json.dumps gives with sorted keys, no spaces and no NaN, or a CompileError where json.dumps refuses."""
+    message = Message("m", "action_response", 0, {"output": value})
+    try:
+        expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        with pytest.raises(CompileError):
+            value_text(value, message)
+        return
+    assert value_text(value, message) == expected
