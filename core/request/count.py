@@ -539,6 +539,8 @@ class Counter:
 def kept_total(laid: Laid) -> int:
     """The tokens of laid's first `kept` blocks with their glue: the whole chunks' total (Laid.cum), then the kept
     parts of the chunk the kept ones end in (fewer than a chunk's, summed in C)."""
+    if laid.kept_tokens is not None:
+        return laid.kept_tokens
     c = laid.kept >> _shared.SHIFT
     whole = laid.cum[c - 1] if c else 0
     return whole + sum(p.tokens for p in laid.parts.since(c << _shared.SHIFT))

@@ -72,6 +72,9 @@ class Laid:
     top: list | None = None
     where: dict | None = field(default=None, repr=False)  # id(result) -> (seq position, flat position), see places
     total: int = 0  # the tokens of every block with its glue (the head's apart); the counter sets it
+    # The tokens of the `kept` blocks, when lay_out had them cheaper than a walk over the kept blocks of their last
+    # chunk (core.request.count.kept_total): the state's total less the few blocks it did not keep.
+    kept_tokens: int | None = None
 
 
 def places(laid: Laid) -> dict:
@@ -362,18 +365,25 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
         roles = base.roles.grown(k, tail_roles)
     else:
         aruns, flat, roles = Shared(new_aruns), Shared(tail_flat), Shared(tail_roles)
-    head_plan = Plan(system, (), caching, stable)
-    head = "{"
-    listed = tool_list(head_plan, tools)
-    if listed:
-        head += '"tools":' + canonical(listed) + ","
-    sys_blocks = system_blocks(head_plan)
-    if sys_blocks:
-        head += '"system":' + canonical(sys_blocks) + ","
-    head += '"'
+    if base is not None and base.stable == stable:
+        head = base.head[1]  # the same system messages, tools (in `inputs`) and stable mark: the same head, not rendered
+    else:
+        head_plan = Plan(system, (), caching, stable)
+        head = "{"
+        listed = tool_list(head_plan, tools)
+        if listed:
+            head += '"tools":' + canonical(listed) + ","
+        sys_blocks = system_blocks(head_plan)
+        if sys_blocks:
+            head += '"system":' + canonical(sys_blocks) + ","
+        head += '"'
     head_t = (("head", head), head, 'messages":[' + ('{"content":[{"' if flat else "]}"))
     # The block before the re-planned ones keeps its key but may change its glue: it is counted again.
     kept = max(k - 1, 0) if base is not None else 0
+    kept_tokens = None
+    if base is not None and len(base.parts) - kept < (kept & _shared.MASK):
+        # Fewer blocks left behind than kept in the last chunk (a request that adds to the one before): subtract those.
+        kept_tokens = base.total - sum(p.tokens for p in base.parts.since(kept))
     keys = grown(base.keys if base is not None else None, kept, (key_of(record, s) for s in flat.since(kept)))
     if isinstance(messages, Shared):
         view = messages  # immutable: kept as it is
@@ -385,7 +395,7 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
                 base.parts.grown(kept) if base is not None else Shared(),
                 base.cum.grown(kept >> _shared.SHIFT) if base is not None else Shared(),
                 notes, ends, members, marked, head_t, stable, kept, base.serial if base is not None else -1,
-                irregular)
+                irregular, kept_tokens=kept_tokens)
 
 
 def _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of) -> Laid:
