@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -561,6 +562,23 @@ class ReplayRuns:
 STRATEGY_WEIGHTS = {"adr": 10.0, "compaction": 9.0, "band": 6.5, "none": 3.0, "recorded": 3.0}
 
 
+# How much lower a strategy child's priority is than the parent's (os.nice): the parent runs the heaviest share, and
+# with more processes than cores an equal share of the time would slow it (a 50k Branch's adr, 5.7 s alone, ended
+# at 7.1 s beside band and compaction on two cores); so weighted, the scheduler keeps the parent on a core of its own
+# and the children share the other, each taking a core once the parent is done. Small enough that other work on the
+# machine does not starve them.
+CHILD_NICE = 5
+
+
+def strategy_child() -> None:
+    """In a strategy's forked child: let go of the tokenizer's helper (its pipe is the parent's) and step back."""
+    tokens.forget_helper()
+    try:
+        os.nice(CHILD_NICE)
+    except OSError:  # not allowed here: the child runs at the parent's priority, only less finely shared
+        pass
+
+
 def replay_runs(
     session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
     report: Report | None = None, keep_views: bool = False, estimator: str = ADR, workers: int = 1,
@@ -583,7 +601,8 @@ def replay_runs(
     total = per * len(strategies)
     # A process a strategy, one more than the workers at most: on two cores three strategies of about equal weight
     # then share the time, all done at 1.5 times one strategy's time, where two processes leave one running two
-    # strategies, done at twice (docs/performance.md, issue 17's fifteenth session).
+    # strategies, done at twice. The children run at a lower priority (strategy_child), so the parent's share, the
+    # heaviest, keeps a core to itself and is never slowed by them (docs/performance.md, issue 17's fifteenth session).
     processes = min(workers + 1, len(strategies)) if workers > 1 else 1
     # Views are the parent's messages: a child's would come back as copies, so a run that keeps them stays here.
     if processes > 1 and not keep_views and parallel.can_fork():
@@ -599,7 +618,7 @@ def replay_runs(
                 report(len(finished) * per, total, strategies[i])
 
         runs = parallel.run_forked(jobs, groups, said=said, done=done, names=strategies,
-                                   in_child=tokens.forget_helper)
+                                   in_child=strategy_child)
         return ReplayRuns(model, prices is not None, rules.mode, why, settings_of(measure, estimator), runs)
     runs = []
     for n, name in enumerate(strategies):

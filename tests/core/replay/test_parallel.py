@@ -153,9 +153,9 @@ def test_no_fork_where_switched_off_or_another_thread_runs(monkeypatch):
     assert parallel.can_fork() is not others
 
 
-def test_a_strategy_process_lets_go_of_the_parents_tokenizer_helper(monkeypatch):
+def test_a_strategy_process_lets_go_of_the_parents_tokenizer_helper_and_steps_back(monkeypatch):
     """The helper answers on one pipe: a child asking on it too would read the parent's answers. The replay's
-    children build their own encoding instead, and the runs are those of the serial replay."""
+    children build their own encoding instead, at a lower priority, and the runs are those of the serial replay."""
     from foldscope.core.formats import load_session
     from foldscope.core.formats.demo import demo_path
     from foldscope.core.model.policy import Policy
@@ -173,6 +173,7 @@ def test_a_strategy_process_lets_go_of_the_parents_tokenizer_helper(monkeypatch)
         run = real(*args, **kwargs)
         run.helper_here = tokens._helper is not None  # type: ignore[attr-defined]
         run.pid = os.getpid()  # type: ignore[attr-defined]
+        run.nice = os.nice(0)  # type: ignore[attr-defined]
         return run
 
     monkeypatch.setattr(lab, "run_strategy", noting)
@@ -187,6 +188,8 @@ def test_a_strategy_process_lets_go_of_the_parents_tokenizer_helper(monkeypatch)
     apart = [r for r in runs if r.pid != PARENT]
     assert [r.strategy for r in apart] == ["band", "compaction"] and not any(r.helper_here for r in apart)
     assert all(r.helper_here for r in runs if r.pid == PARENT)
+    # The children step back (lab.CHILD_NICE), so the parent's share, the heaviest, keeps a core to itself.
+    assert all(r.nice == min(19, os.nice(0) + lab.CHILD_NICE) for r in apart)
 
 
 def test_progress_in_parallel_counts_only_the_strategies_whose_runs_are_in_hand(monkeypatch):
