@@ -42,6 +42,19 @@ IMPORT_TARGET = {".jsonl": 2.0, ".json": 4.0}
 # One million tiny lines (issue 17): `inspect` under 15 s and 1 GB (1,000 MB of peak resident memory, the interpreter
 # included), judged from that size up; smaller sizes of the shape print their figures without a verdict.
 TINY_TARGET = {"lines": 1_000_000, "seconds": 15.0, "peak_mb": 1000.0}
+# The issue's targets in seconds at its largest size (50,000 messages; judged from 40,000 up, since a generated shape
+# lands near the size asked): replay of three strategies, the window usable and its timeline complete from launch, and
+# one window step.
+TIME_TARGETS = {"replay": 10.0, "launch to usable": 3.0, "timeline complete": 10.0, "window step": 0.2}
+TIME_TARGET_FROM = 40_000
+
+
+def verdict(measure: str, count: int, seconds: float) -> str:
+    """The cell's judgement against the issue's time target for this measure at this size ("" where none applies)."""
+    target = TIME_TARGETS.get(measure)
+    if target is None or count < TIME_TARGET_FROM or math.isnan(seconds):
+        return ""
+    return f" (target {target:g} s: {'met' if seconds < target else 'NOT met'})"
 
 
 # -- the shapes ------------------------------------------------------------------------
@@ -345,15 +358,15 @@ def main(argv: list[str] | None = None) -> int:
                             launch = run_child("gui launch", path, Path(tmp))
                         got = {**launch, "seconds": launch.get(measure, math.nan)}
                         times[measure].append((count, got["seconds"]))
-                        cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" if "error" not in got
-                                     else f"failed: {got['error']}")
+                        cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" + verdict(measure, count, got["seconds"])
+                                     if "error" not in got else f"failed: {got['error']}")
                         continue
                     for old in Path(tmp).glob("lib.db*"):
                         old.unlink()  # each measure imports into a new library
                     got = run_child(measure, path, Path(tmp))
                     times[measure].append((count, got["seconds"]))
-                    cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" if "error" not in got
-                                 else f"failed: {got['error']}")
+                    cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" + verdict(measure, count, got["seconds"])
+                                 if "error" not in got else f"failed: {got['error']}")
                     if shape == "tiny lines" and measure == "inspect" and size >= TINY_TARGET["lines"] and "error" not in got:
                         met = got["seconds"] < TINY_TARGET["seconds"] and got["peak_mb"] < TINY_TARGET["peak_mb"]
                         cells[-1] += (f" (target {TINY_TARGET['seconds']:.0f} s and {TINY_TARGET['peak_mb']:,.0f} MB: "
