@@ -15,8 +15,9 @@ from typing import Any
 import msgspec
 
 _decoder = msgspec.json.Decoder()
+decode = _decoder.decode  # loads without the call around it, for a caller that catches REFUSALS itself
 # ValidationError: a number msgspec cannot hold as a float (1e400), which the json module reads as inf.
-_REFUSALS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+REFUSALS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 REFUSED = object()  # what loads gives where msgspec refuses the text: parse it with the json module
 
@@ -25,5 +26,5 @@ def loads(data: bytes | bytearray | memoryview) -> Any:
     """The JSON value of `data`, or REFUSED where msgspec refuses it (the caller then asks the json module)."""
     try:
         return _decoder.decode(data)
-    except _REFUSALS:
+    except REFUSALS:
         return REFUSED
