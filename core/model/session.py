@@ -16,6 +16,10 @@ from foldscope.core.model.running import common_start
 # Message kinds, in the vocabulary of DESIGN.md. A clipped copy is an action_response whose
 # metadata carries `clipped_from`; a note is the message a fold or compaction put in the view.
 KINDS = ("system", "instruction", "assistant", "action_request", "action_response", "note")
+# Where a message of each plain kind keeps its text (Message.text): a content holding that key alone, with a string,
+# is the commonest message, and a walk over many asks `content.sole(TEXT_KEY[kind])` before anything slower.
+TEXT_KEY = {"system": "system_message", "instruction": "instruction", "assistant": "assistant_response",
+            "note": "assistant_response"}
 
 
 def sha256_of(value: Any) -> str:

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
-from foldscope.core.model.session import Fields, FullRecord, Message
+from foldscope.core.model.session import TEXT_KEY, Fields, FullRecord, Message
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key, short_key
 from foldscope.core.request.count_step import body_bytes, body_of, text_key
@@ -40,9 +40,7 @@ from foldscope.core.request.provider_text import thinking_text
 # but on one whose second core gives nothing (this project's 2-vCPU machines, at times) that cost is a loss, which
 # a session this long repays anyway (docs/performance.md, "Counting ahead").
 START_CHARS = 16 << 20
-# Where each kind of message keeps its text when its content holds that alone (core.model.session.Message.text).
-TEXT_KEY = {"system": "system_message", "instruction": "instruction", "assistant": "assistant_response",
-            "note": "assistant_response"}
+
 # Bodies are rendered at most this far ahead of where the measure is (about half a second of the child's work).
 LEAD_CHARS = 4 << 20
 # The child counts a batch of about this much text per message through its pipe.
