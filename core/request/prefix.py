@@ -291,6 +291,13 @@ class PrefixMeter:
             return (s.glue(i) + self._text(s.flat[i], s.first_round)).encode("utf-8")
         return s.trailer.encode("utf-8") if i == len(s.flat) else None
 
+    @staticmethod
+    def _segment_size(s: Shape, i: int) -> int | None:
+        """_segment's length in bytes, from the shape's running ends: nothing rendered."""
+        if i < len(s.flat):
+            return s.ends[i] - (s.ends[i - 1] if i else 0)
+        return len(s.trailer.encode("utf-8")) if i == len(s.flat) else None
+
     def _first_different(self, a: Shape, b: Shape) -> tuple[int, int, int | None]:
         """The first block whose bytes differ (past both ends when none does), the bytes before it, and the turn
         that opened with another role while its bytes were still the same (None when none did)."""
@@ -305,6 +312,10 @@ class PrefixMeter:
                                         or self._key(a.flat[i], a.first_round) == self._key(b.flat[i], b.first_round))):
                 i += 1
                 continue
+            # Segments of other lengths differ (an append's first new block against the earlier request's close):
+            # known from the shapes' ends, with neither block rendered.
+            if self._segment_size(a, i) != self._segment_size(b, i):
+                break
             sa, sb = self._segment(a, i), self._segment(b, i)
             if sa != sb:
                 break
@@ -401,11 +412,16 @@ class PrefixMeter:
             if start < 0:
                 yield s.head.encode("utf-8")
             i = max(start, 0)
-            while (seg := self._segment(s, i)) is not None:
-                yield seg
+            while i < len(s.flat):
+                # The glue apart from the block's text: where the two part inside the glue (an append's first new
+                # block against the earlier close), the text is never rendered.
+                yield s.glue(i).encode("utf-8")
+                yield self._text(s.flat[i], s.first_round).encode("utf-8")
                 i += 1
+            if i == len(s.flat):
+                yield s.trailer.encode("utf-8")
 
-        ia, ib = stream(a), stream(b)
+        ia, ib = filter(None, stream(a)), filter(None, stream(b))  # an empty piece is no end of the stream
         pa = pb = b""
         shared = 0
         while True:
