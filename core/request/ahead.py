@@ -40,7 +40,6 @@ from foldscope.core.request.provider_text import thinking_text
 # but on one whose second core gives nothing (this project's 2-vCPU machines, at times) that cost is a loss, which
 # a session this long repays anyway (docs/performance.md, "Counting ahead").
 START_CHARS = 16 << 20
-
 # Bodies are rendered at most this far ahead of where the measure is (about half a second of the child's work).
 LEAD_CHARS = 4 << 20
 # The child counts a batch of about this much text per message through its pipe.
