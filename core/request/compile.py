@@ -193,6 +193,19 @@ def tool_list(plan: Plan, tools: list | None) -> list | None:
     return out
 
 
+def request_head(plan: Plan, tools: list | None) -> str:
+    """The compiled request's text up to the cut before `messages`: `{`, the tools and the system blocks, then `"`;
+    the counter counts it as one segment, apart from the turns (core.request.count)."""
+    head = "{"
+    listed = tool_list(plan, tools)
+    if listed:
+        head += '"tools":' + canonical(listed) + ","
+    system = system_blocks(plan)
+    if system:
+        head += '"system":' + canonical(system) + ","
+    return head + '"'
+
+
 def make_plan(messages: Sequence[Message], *, record: FullRecord | None = None, policy: Policy | None = None,
               tools: list | None = None, first_round: IncludedRound | None = None, marks: bool = True) -> Plan:
     """The plan a view compiles from under a policy: the envelope and marks only while caching is on."""

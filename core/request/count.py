@@ -34,9 +34,8 @@ from foldscope.core.request.compile import (
     memo_key,
     plain_key,
     render_block,
+    request_head,
     short_key,
-    system_blocks,
-    tool_list,
 )
 from foldscope.core.request.count_step import (
     Ahead,
@@ -406,14 +405,7 @@ class Counter:
     def _layout(self, plan: Plan, record, policy, tools, first_round=None, every_body: bool = False) -> list[tuple]:
         """(memo key, body text or None when memoised, glue text, message) for the head and each block, in order."""
         bodies = self._memo(policy_key(policy))
-        head = "{"
-        listed = tool_list(plan, tools)
-        if listed:
-            head += '"tools":' + canonical(listed) + ","
-        system = system_blocks(plan)
-        if system:
-            head += '"system":' + canonical(system) + ","
-        head += '"'  # the cut before `messages` keeps the tools and system head apart from the turns
+        head = request_head(plan, tools)  # the cut before `messages` keeps the tools and system head apart from the turns
         out: list[tuple] = [(("head", head), head, 'messages":[' + ('{"content":[{"' if plan.turns else "]}"), None)]
         for ti, (role, blocks) in enumerate(plan.turns):
             last_turn = ti == len(plan.turns) - 1

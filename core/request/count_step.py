@@ -24,7 +24,7 @@ from foldscope.core.model import shared as _shared
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Shared, grown
-from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, system_blocks, tool_list
+from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head
 from foldscope.core.request.plan import (
     RESULTS,
     ROLE,
@@ -368,15 +368,7 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
     if base is not None and base.stable == stable:
         head = base.head[1]  # the same system messages, tools (in `inputs`) and stable mark: the same head, not rendered
     else:
-        head_plan = Plan(system, (), caching, stable)
-        head = "{"
-        listed = tool_list(head_plan, tools)
-        if listed:
-            head += '"tools":' + canonical(listed) + ","
-        sys_blocks = system_blocks(head_plan)
-        if sys_blocks:
-            head += '"system":' + canonical(sys_blocks) + ","
-        head += '"'
+        head = request_head(Plan(system, (), caching, stable), tools)
     head_t = (("head", head), head, 'messages":[' + ('{"content":[{"' if flat else "]}"))
     # The block before the re-planned ones keeps its key but may change its glue: it is counted again.
     kept = max(k - 1, 0) if base is not None else 0

@@ -23,9 +23,8 @@ from foldscope.core.request.compile import (
     payload_text,
     plain_key,
     render_block,
+    request_head,
     short_key,
-    system_blocks,
-    tool_list,
 )
 from foldscope.core.request.count_step import type_glue
 from foldscope.core.request.marks import strip_marks
@@ -188,6 +187,7 @@ class PrefixMeter:
         # The bodies' UTF-8 lengths by memo key the counter noted as it rendered them under this policy (Counter.lengths):
         # a block's bytes are '{"', its body and its type (core.request.count_step.body_of), so none is rendered twice.
         self._counted = lengths
+        self._head: tuple[Any, str] = (None, "")  # the last layout's system messages and the head they render (marks aside)
         self.previous: Shape | None = None
         self.before: Shape | None = None  # the shape before the previous one (the last step compared the two)
 
@@ -240,15 +240,9 @@ class PrefixMeter:
         return n
 
     def _shape(self, view: Sequence[str], laid: Any, first_round: IncludedRound | None) -> Shape:
-        plan = Plan(laid.system, ())
-        head = "{"
-        listed = tool_list(plan, self.tools)
-        if listed:
-            head += '"tools":' + canonical(listed) + ","
-        system = system_blocks(plan)
-        if system:
-            head += '"system":' + canonical(system) + ","
-        head += '"messages":['
+        if self._head[0] is not laid.system:  # a layout extended from another keeps its system messages' tuple
+            self._head = (laid.system, request_head(Plan(laid.system, ()), self.tools) + 'messages":[')
+        head = self._head[1]
         flat, roles = laid.flat, laid.roles
         prev = self.previous
         j = same = 0
