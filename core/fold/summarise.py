@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from foldscope.core.model.canonical import dumps_length
 from foldscope.core.model.session import Message
 
 BRIEF_MAX_CHARS = 2_000
@@ -180,4 +181,4 @@ def output_chars(output: Any) -> int:
     """A stored output's size, as the note lists it: a string's length, else its JSON text's."""
     if output is None:
         return 0
-    return len(output) if isinstance(output, str) else len(json.dumps(output, ensure_ascii=False, default=str))
+    return len(output) if isinstance(output, str) else dumps_length(output)

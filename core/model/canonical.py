@@ -32,6 +32,31 @@ def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
 
 
+_encode_in_order = msgspec.json.Encoder().encode  # keys in their own order, as json.dumps without sort_keys
+
+
+def dumps_length(value: Any) -> int:
+    """len(json.dumps(value, ensure_ascii=False, default=str)), the size a note gives a folded result's output: for a
+    plain value (as canonical_json's) msgspec's compact text and the spaces json.dumps puts after each ',' and ':'
+    (a Branch's large outputs: json.dumps was 0.5 s of a 50k adr fold's 12.9 s under pyinstrument); else json's."""
+    try:
+        if _plain(value):
+            return len(_encode_in_order(value).decode()) + _spaces(value)
+    except (RecursionError, UnicodeEncodeError):
+        pass
+    return len(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _spaces(value: Any) -> int:
+    """The spaces json.dumps's default separators (", " and ": ") add to a plain value's compact text."""
+    kind = type(value)
+    if kind is dict:
+        return 2 * len(value) - 1 + sum(map(_spaces, value.values())) if value else 0
+    if kind is list or kind is tuple:
+        return len(value) - 1 + sum(map(_spaces, value)) if value else 0
+    return 0
+
+
 def _plain(value: Any) -> bool:
     """Whether the value holds only what msgspec writes as json.dumps does: dicts with str keys, lists, tuples,
     str, bool, None and ints of up to 64 bits (no float, no subclass of any of them)."""

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.model.canonical import canonical_json
+from foldscope.core.model.canonical import canonical_json, dumps_length
 
 SURROGATES = st.sampled_from(["\ud800", "a\udfff b", "\udbff\udc00"])
 TEXT = st.one_of(st.text(), st.text(st.characters(codec="utf-8")), SURROGATES,
@@ -56,3 +56,9 @@ def test_a_value_too_deep_to_walk_goes_json_s_way():
     for _ in range(100_000):
         deep = [deep]
     assert ours(deep) == json_way(deep)
+
+
+@given(VALUES)
+def test_a_values_json_length_is_the_length_of_json_dumps_with_its_default_separators(value):
+    """dumps_length, the output size a note lists, counts msgspec's compact text and the spaces json.dumps adds."""
+    assert dumps_length(value) == len(json.dumps(value, ensure_ascii=False, default=str))
