@@ -49,7 +49,8 @@ def register(subparsers) -> None:
     p.add_argument("--check", action="store_true", help="compare the recorded replay's cache with reported usage")
     p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
     add_workers(p, "processes: for a folder, files replayed at once (each file's strategies one after another); for "
-                   "one file, its strategies run at once after the one calibrated measure (1: one after another)")
+                   "one file, its strategies run at once after the one calibrated measure, a process each up to N + 1 "
+                   "(1: one after another)")
     add_threads(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
