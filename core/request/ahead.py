@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
-from foldscope.core.model.session import TEXT_KEY, Fields, FullRecord, Message
+from foldscope.core.model.session import FullRecord, Message, sole_text
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key, short_key
 from foldscope.core.request.count_step import body_bytes, body_of, text_key
@@ -130,15 +130,13 @@ class CountsAhead:
         """Whether the record holds text enough to repay a child (START_CHARS of its messages' string content)."""
         chars = 0
         for message in record:
-            content = message.content
-            # The commonest content, one text under its kind's key (a typed prompt, an answer): read without a view.
-            sole = content.sole(TEXT_KEY.get(message.kind, "")) if type(content) is Fields else None
-            if type(sole) is str:
+            sole = sole_text(message)  # the commonest content, read without a values view
+            if sole is not None:
                 chars += len(sole)
                 if chars >= START_CHARS:
                     return True
                 continue
-            for value in content.values():
+            for value in message.content.values():
                 if isinstance(value, str):
                     chars += len(value)
                 elif isinstance(value, (Mapping, list, tuple)):

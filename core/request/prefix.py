@@ -262,7 +262,6 @@ class PrefixMeter:
         turns: list[int] = []
         ends: list[int] = []
         before = roles[j - 1] if j else None
-        switch: dict[str | None, int] = {}  # the glue's length between a block of that role and one of another (Shape.glue)
         length = self._length
         for i, (spec, role) in enumerate(zip(since(flat, j), since(roles, j)), j):
             if i == 0:
@@ -271,7 +270,7 @@ class PrefixMeter:
                 glue = 1
             else:
                 turn += 1
-                glue = switch.get(before) or switch.setdefault(before, len(turn_glue(str(before))))
+                glue = len(turn_glue(str(before)))
             end += glue + length(spec, first_round)
             turns.append(turn)
             ends.append(end)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from foldscope.core.formats.images import image_tokens
 from foldscope.core.model.running import RunningSum
-from foldscope.core.model.session import TEXT_KEY, Fields, Message, canonical_json
+from foldscope.core.model.session import Message, canonical_json, sole_text
 from foldscope.core.request.tokens import count_text
 
 # `[REDACTED len=N]`, `[REDACTED_TEXT len=N sha=HEX]`: what a sanitiser left for N characters it removed.
@@ -100,12 +100,9 @@ class ProviderCounter:
         return s
 
     def _hidden_of(self, message: Message) -> int:
-        kind = message.kind
-        if kind in PLAIN_KINDS:
-            # The commonest content, the kind's text alone (a typed prompt): read without Message.text's look-ups.
-            content = message.content
-            sole = content.sole(TEXT_KEY[kind]) if type(content) is Fields else None
-            if "[REDACTED" not in (sole if type(sole) is str else message.text):
+        if message.kind in PLAIN_KINDS:
+            sole = sole_text(message)
+            if "[REDACTED" not in (sole if sole is not None else message.text):
                 return 0  # read again, rather than kept: a memo entry (about 50 bytes) a message, a million on tiny lines
         found = self._hidden.get(id(message))
         if found is message:
