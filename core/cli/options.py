@@ -133,7 +133,9 @@ __all__ = ["POLICY_FLAGS", "ListAction", "PolicyError", "UsageError", "add_list"
 def read_session(path: Any, input_format: str | None = None, sample: str | None = None) -> Session:
     """A session file read for a command, with its reader's warnings said on stderr (`say_warnings`)."""
     from foldscope.core.formats import load_session
+    from foldscope.core.request.ahead import prestart
 
+    prestart(path)  # the count that follows the read may want a counting child: it starts meanwhile
     session = load_session(path, input_format, sample)
     say_warnings(session.warnings)
     return session

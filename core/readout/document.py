@@ -500,6 +500,7 @@ def _open_document(path: str, db: str | None, report: Report, policy: Policy | P
                    counted: Callable[[Document], None] | None) -> Document:
     from foldscope.core.formats import finish_trace, load_session
     from foldscope.core.model.session import LibraryError
+    from foldscope.core.request.ahead import prestart
     from foldscope.core.request.long_pieces import reporting
 
     report(0, 0, f"Reading {Path(path).name}")
@@ -524,6 +525,7 @@ def _open_document(path: str, db: str | None, report: Report, policy: Policy | P
         # status says the requests are being measured meanwhile), then the first step is shown again with the
         # requests' reported input. A smaller file's is built in the read: a second showing would cost more.
         later = shown is not None and size_of(path) > FIRST_PART_FROM
+        prestart(path)  # the trace's measure may want a counting child: it starts while the file is read
         session = load_session(path, sample=sample, trace_later=later)
     first = None
     if shown is not None:

@@ -15,6 +15,7 @@ made later) is counted in-line as before: a miss costs the child's time, never a
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import multiprocessing
 import os
@@ -25,7 +26,7 @@ import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from foldscope.core.model.session import FullRecord, Message, sole_text
 from foldscope.core.request import tokens
@@ -60,8 +61,9 @@ _forked = False
 
 
 def _in_forked_child() -> None:
-    global _forked
+    global _forked, _spare
     _forked = True
+    _spare = None  # the parent's, never this process's to adopt or stop
 
 
 if hasattr(os, "register_at_fork"):
@@ -118,12 +120,16 @@ class CountsAhead:
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
 
     @staticmethod
+    def allowed() -> bool:
+        """Whether counting ahead may run in this process: FOLDSCOPE_NO_HELPER is unset, and this is neither a worker
+        of a process pool (a folder's replay, a fleet's sweep) nor a forked child (one file's strategies at once),
+        which already keep every core busy, so a child would only compete."""
+        return not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None and not _forked
+
+    @staticmethod
     def wanted() -> bool:
-        """Whether counting ahead may run here: FOLDSCOPE_NO_HELPER is unset; this is neither a worker of a process
-        pool (a folder's replay, a fleet's sweep) nor a forked child (one file's strategies at once), which already keep
-        every core busy, so a child would only compete; and a second core looks free (free_core)."""
-        return (not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None and not _forked
-                and free_core())
+        """Whether counting ahead may run here (allowed) and a second core looks free (free_core)."""
+        return CountsAhead.allowed() and free_core()
 
     @staticmethod
     def worth(record: FullRecord) -> bool:
@@ -283,25 +289,15 @@ class CountsAhead:
             self._lock.notify()
 
     def _start(self) -> None:
-        """Start the child (a fresh interpreter: never a fork, which a process with threads cannot do safely)."""
-        down_r, down_w = os.pipe()
-        up_r, up_w = os.pipe()
-        code = "import sys; from foldscope.core.request.tokens import serve_pipes; serve_pipes(int(sys.argv[1]), int(sys.argv[2]))"
-        try:
-            self._child = subprocess.Popen([sys.executable, "-c", code, str(down_r), str(up_w)], pass_fds=(down_r, up_w),
-                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except (OSError, ValueError):  # no interpreter to start, or no way to hand it the pipes (pass_fds)
-            for fd in (down_r, down_w, up_r, up_w):
-                os.close(fd)
+        """Start the child, or take the one started while the file was read (prestart)."""
+        child = take_spare() or _spawn()
+        if child is None:
             self._failed = True
             return
-        finally:
-            if self._child is not None:
-                os.close(down_r)
-                os.close(up_w)
+        self._child = child.process
         couriers = [
-            threading.Thread(target=self._send_all, args=(os.fdopen(down_w, "wb"),), name="foldscope counts ahead: out", daemon=True),
-            threading.Thread(target=self._receive_all, args=(os.fdopen(up_r, "rb"),), name="foldscope counts ahead: in", daemon=True),
+            threading.Thread(target=self._send_all, args=(os.fdopen(child.down, "wb"),), name="foldscope counts ahead: out", daemon=True),
+            threading.Thread(target=self._receive_all, args=(os.fdopen(child.up, "rb"),), name="foldscope counts ahead: in", daemon=True),
         ]
         for thread in couriers:
             try:
@@ -363,6 +359,100 @@ class CountsAhead:
                 up.close()
             except OSError:
                 pass
+
+
+class _Child(NamedTuple):
+    """A counting child and this process's ends of its two pipes (what it reads from, what it answers on)."""
+
+    process: subprocess.Popen
+    down: int
+    up: int
+
+
+def _spawn() -> _Child | None:
+    """Start a counting child: a fresh interpreter, never a fork, which a process with threads cannot do safely.
+    None when none can be started (no interpreter, or no way to hand it the pipes)."""
+    down_r, down_w = os.pipe()
+    up_r, up_w = os.pipe()
+    code = "import sys; from foldscope.core.request.tokens import serve_pipes; serve_pipes(int(sys.argv[1]), int(sys.argv[2]))"
+    try:
+        process = subprocess.Popen([sys.executable, "-c", code, str(down_r), str(up_w)], pass_fds=(down_r, up_w),
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except (OSError, ValueError):
+        for fd in (down_r, down_w, up_r, up_w):
+            os.close(fd)
+        return None
+    os.close(down_r)
+    os.close(up_w)
+    return _Child(process, down_w, up_r)
+
+
+# A child started while a session file is read (prestart), for the measure after the read to take (take_spare): its
+# start, about 0.35 s of building the encoding, then runs beside the read, which keeps one core, rather than beside the
+# measure's first requests, which the measure's thread counts itself until the child answers.
+_spare: _Child | None = None
+_spare_lock = threading.Lock()
+
+
+def prestart(path: str | os.PathLike) -> bool:
+    """Start a counting child while the session file at `path` is read, when its measure is likely to want one: a file
+    of at least START_CHARS bytes (fewer cannot hold that much text) where counting ahead may run (CountsAhead.wanted,
+    asked now, while the other core is still as the read finds it). The measure takes it (take_spare) or stops it
+    (discard_spare); one left at exit is stopped then. True when one was started."""
+    global _spare
+    try:
+        if os.path.getsize(path) < START_CHARS:
+            return False
+    except OSError:
+        return False  # the read says what is wrong with the file
+    with _spare_lock:
+        if _spare is not None:
+            return False
+    if not CountsAhead.wanted():
+        return False
+    child = _spawn()
+    if child is None:
+        return False
+    with _spare_lock:
+        if _spare is None:
+            _spare, child = child, None
+    if child is not None:  # another thread started one meanwhile
+        _stop(child)
+        return False
+    return True
+
+
+def has_spare() -> bool:
+    """Whether a child started by prestart is waiting to be taken."""
+    return _spare is not None
+
+
+def take_spare() -> _Child | None:
+    """The child prestart started, now the caller's (None when there is none)."""
+    global _spare
+    with _spare_lock:
+        child, _spare = _spare, None
+    return child
+
+
+def discard_spare() -> None:
+    """Stop and reap a child prestart started that no measure took (a record with too little text, a failed read)."""
+    child = take_spare()
+    if child is not None:
+        _stop(child)
+
+
+def _stop(child: _Child) -> None:
+    for fd in (child.down, child.up):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    child.process.kill()
+    child.process.wait()
+
+
+atexit.register(discard_spare)
 
 
 def string_chars(value: Any, enough: int) -> int:

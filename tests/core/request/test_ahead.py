@@ -456,3 +456,85 @@ def test_a_ctrl_c_while_the_child_is_being_reaped_still_reaps_it(eager, monkeypa
     with pytest.raises(KeyboardInterrupt):
         measure_trace(session, counter=counter, on_count=on_count)
     assert children and children[0].returncode is not None  # reaped: no zombie
+
+
+def spawns_counted(monkeypatch) -> list[ahead._Child]:
+    """Every counting child _spawn starts, in order."""
+    spawned: list[ahead._Child] = []
+    real = ahead._spawn
+
+    def spawn():
+        child = real()
+        spawned.append(child)
+        return child
+
+    monkeypatch.setattr(ahead, "_spawn", spawn)
+    return spawned
+
+
+def test_the_child_started_while_the_file_is_read_is_the_one_the_measure_counts_with(eager, monkeypatch, tmp_path):
+    monkeypatch.setattr(ahead, "START_CHARS", 100)
+    session = tool_session(12)
+    expected = inline(session, None, monkeypatch)
+    spawned = spawns_counted(monkeypatch)
+    path = tmp_path / "session.jsonl"
+    path.write_text("x" * 100)  # prestart reads the file's size alone
+    assert ahead.prestart(path)
+    assert ahead.has_spare() and len(spawned) == 1
+    monkeypatch.setattr(ahead, "free_core", lambda: pytest.fail("the core asked again with a child waiting"))
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert len(spawned) == 1, "the measure started a second child"
+    assert eager and eager[0].counted_ahead > 0
+    assert not ahead.has_spare()
+    assert spawned[0].process.poll() is not None, "the child was left running"
+
+
+def test_a_child_started_for_a_record_too_small_to_repay_it_is_stopped_and_reaped(monkeypatch, tmp_path):
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.setattr(ahead, "free_core", lambda: True)
+    monkeypatch.setattr(ahead, "START_CHARS", 100)
+    spawned = spawns_counted(monkeypatch)
+    path = tmp_path / "session.jsonl"
+    path.write_text("x" * 100)
+    assert ahead.prestart(path)
+    monkeypatch.setattr(ahead, "START_CHARS", 10**9)  # the record read holds less text than a child repays
+    measure_trace(tool_session(5), counter=Counter())
+    assert not ahead.has_spare()
+    assert spawned[0].process.returncode is not None, "the child was not reaped"
+
+
+@pytest.mark.parametrize("size, free, started", [(99, True, False), (100, False, False), (100, True, True)],
+                         ids=["file smaller than the text a child repays", "no free core", "large file, free core"])
+def test_a_child_is_started_while_reading_only_for_a_file_that_may_repay_it_on_a_free_core(monkeypatch, tmp_path, size, free, started):
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.setattr(ahead, "free_core", lambda: free)
+    monkeypatch.setattr(ahead, "START_CHARS", 100)
+    spawned = spawns_counted(monkeypatch)
+    path = tmp_path / "session.jsonl"
+    path.write_text("x" * size)
+    try:
+        assert ahead.prestart(path) is started
+        assert len(spawned) == int(started)
+        assert not ahead.prestart(path), "a second child was started beside the first"
+    finally:
+        ahead.discard_spare()
+    assert all(child.process.returncode is not None for child in spawned)
+
+
+def test_foldscope_no_helper_stops_a_child_started_while_reading(monkeypatch, tmp_path):
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.setattr(ahead, "free_core", lambda: True)
+    monkeypatch.setattr(ahead, "START_CHARS", 100)
+    spawned = spawns_counted(monkeypatch)
+    path = tmp_path / "session.jsonl"
+    path.write_text("x" * 100)
+    assert ahead.prestart(path)
+    monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")  # set between the read and the measure: the measure obeys it
+    monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: pytest.fail("a child counted"))
+    measure_trace(tool_session(12), counter=Counter())
+    assert not ahead.has_spare() and spawned[0].process.returncode is not None
+
+
+def test_a_missing_file_starts_no_child(monkeypatch, tmp_path):
+    monkeypatch.setattr(ahead, "_spawn", lambda: pytest.fail("a child was started"))
+    assert not ahead.prestart(tmp_path / "absent.jsonl")
