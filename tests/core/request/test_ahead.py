@@ -489,7 +489,9 @@ def test_the_child_started_while_the_file_is_read_is_the_one_the_measure_counts_
     assert spawned[0].process.poll() is not None, "the child was left running"
 
 
-def test_a_child_started_for_a_record_too_small_to_repay_it_is_stopped_and_reaped(monkeypatch, tmp_path):
+@pytest.fixture
+def started_while_reading(monkeypatch, tmp_path):
+    """A child prestart started for a file of START_CHARS bytes on a free core, as a command's read starts one."""
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
     monkeypatch.setattr(ahead, "free_core", lambda: True)
     monkeypatch.setattr(ahead, "START_CHARS", 100)
@@ -497,6 +499,12 @@ def test_a_child_started_for_a_record_too_small_to_repay_it_is_stopped_and_reape
     path = tmp_path / "session.jsonl"
     path.write_text("x" * 100)
     assert ahead.prestart(path)
+    yield spawned
+    ahead.discard_spare()
+
+
+def test_a_child_started_for_a_record_too_small_to_repay_it_is_stopped_and_reaped(monkeypatch, started_while_reading):
+    spawned = started_while_reading
     monkeypatch.setattr(ahead, "START_CHARS", 10**9)  # the record read holds less text than a child repays
     measure_trace(tool_session(5), counter=Counter())
     assert not ahead.has_spare()
@@ -521,14 +529,8 @@ def test_a_child_is_started_while_reading_only_for_a_file_that_may_repay_it_on_a
     assert all(child.process.returncode is not None for child in spawned)
 
 
-def test_foldscope_no_helper_stops_a_child_started_while_reading(monkeypatch, tmp_path):
-    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
-    monkeypatch.setattr(ahead, "free_core", lambda: True)
-    monkeypatch.setattr(ahead, "START_CHARS", 100)
-    spawned = spawns_counted(monkeypatch)
-    path = tmp_path / "session.jsonl"
-    path.write_text("x" * 100)
-    assert ahead.prestart(path)
+def test_foldscope_no_helper_stops_a_child_started_while_reading(monkeypatch, started_while_reading):
+    spawned = started_while_reading
     monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")  # set between the read and the measure: the measure obeys it
     monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: pytest.fail("a child counted"))
     measure_trace(tool_session(12), counter=Counter())
