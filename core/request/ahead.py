@@ -19,6 +19,7 @@ import atexit
 import hashlib
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -394,14 +395,39 @@ _spare: _Child | None = None
 _spare_lock = threading.Lock()
 
 
+# A JSON string literal, escapes included (possessive: a long one is matched in one pass, never backtracked into).
+_STRING = re.compile(rb'"(?:[^"\\\n]++|\\.)*+"')
+LONG_STRING = 64  # a string at least this long is text a block carries, not the envelope a line repeats (ids, times)
+SAMPLES = 4  # windows read across the file (a Branch opens with its list of ids, a Claude Code file with short lines)
+SAMPLE_BYTES = 256 << 10
+
+
+def estimated_text(path: str | os.PathLike) -> int:
+    """About how many characters of long strings the file holds: the share of long string literals in SAMPLES windows
+    read across it, times its size. Each window starts at a line's start, so a string is never read from its middle
+    (a compact one-line document is then read as mostly between strings: too little, never too much)."""
+    size = os.path.getsize(path)
+    inside = seen = 0
+    with open(path, "rb") as f:
+        for k in range(SAMPLES):
+            f.seek(size * k // SAMPLES)
+            window = f.read(SAMPLE_BYTES)
+            if k:
+                window = window[window.find(b"\n") + 1:] if b"\n" in window else b""
+            seen += len(window)
+            inside += sum(len(m) for m in _STRING.findall(window) if len(m) >= LONG_STRING + 2)
+    return size * inside // seen if seen else 0
+
+
 def prestart(path: str | os.PathLike) -> bool:
-    """Start a counting child while the session file at `path` is read, when its measure is likely to want one: a file
-    of at least START_CHARS bytes (fewer cannot hold that much text) where counting ahead may run (CountsAhead.wanted,
-    asked now, while the other core is still as the read finds it). The measure takes it (take_spare) or stops it
-    (discard_spare); one left at exit is stopped then. True when one was started."""
+    """Start a counting child while the session file at `path` is read, when its measure is likely to want one: the
+    file looks to hold START_CHARS of text (estimated_text; a file of short lines, whatever its size, is mostly the
+    envelope they repeat, and there a child that is never used costs the read a core) and counting ahead may run
+    (CountsAhead.wanted, asked now, while the other core is still as the read finds it). The measure takes it
+    (take_spare) or stops it (discard_spare); one left at exit is stopped then. True when one was started."""
     global _spare
     try:
-        if os.path.getsize(path) < START_CHARS:
+        if os.path.getsize(path) < START_CHARS or estimated_text(path) < START_CHARS:
             return False
     except OSError:
         return False  # the read says what is wrong with the file

@@ -477,8 +477,7 @@ def test_the_child_started_while_the_file_is_read_is_the_one_the_measure_counts_
     session = tool_session(12)
     expected = inline(session, None, monkeypatch)
     spawned = spawns_counted(monkeypatch)
-    path = tmp_path / "session.jsonl"
-    path.write_text("x" * 100)  # prestart reads the file's size alone
+    path = text_file(tmp_path, 100)
     assert ahead.prestart(path)
     assert ahead.has_spare() and len(spawned) == 1
     monkeypatch.setattr(ahead, "free_core", lambda: pytest.fail("the core asked again with a child waiting"))
@@ -496,9 +495,7 @@ def started_while_reading(monkeypatch, tmp_path):
     monkeypatch.setattr(ahead, "free_core", lambda: True)
     monkeypatch.setattr(ahead, "START_CHARS", 100)
     spawned = spawns_counted(monkeypatch)
-    path = tmp_path / "session.jsonl"
-    path.write_text("x" * 100)
-    assert ahead.prestart(path)
+    assert ahead.prestart(text_file(tmp_path, 100))
     yield spawned
     ahead.discard_spare()
 
@@ -511,15 +508,24 @@ def test_a_child_started_for_a_record_too_small_to_repay_it_is_stopped_and_reape
     assert spawned[0].process.returncode is not None, "the child was not reaped"
 
 
-@pytest.mark.parametrize("size, free, started", [(99, True, False), (100, False, False), (100, True, True)],
-                         ids=["file smaller than the text a child repays", "no free core", "large file, free core"])
-def test_a_child_is_started_while_reading_only_for_a_file_that_may_repay_it_on_a_free_core(monkeypatch, tmp_path, size, free, started):
+def text_file(folder: Path, chars: int, string: int = 200) -> Path:
+    """A session-like file of lines each holding one string of `string` characters, `chars` of them in all."""
+    path = folder / "session.jsonl"
+    lines = max(1, chars // string)
+    path.write_text("".join(f'{{"type": "user", "uuid": "u{k}", "content": "{"x" * string}"}}\n' for k in range(lines)))
+    return path
+
+
+@pytest.mark.parametrize("chars, string, free, started", [
+    (99, 66, True, False), (1000, 40, True, False), (400, 200, False, False), (400, 200, True, True),
+], ids=["less text than a child repays", "a large file of short strings", "no free core", "text enough, free core"])
+def test_a_child_is_started_while_reading_only_for_a_file_that_may_repay_it_on_a_free_core(monkeypatch, tmp_path, chars,
+                                                                                           string, free, started):
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
     monkeypatch.setattr(ahead, "free_core", lambda: free)
-    monkeypatch.setattr(ahead, "START_CHARS", 100)
+    monkeypatch.setattr(ahead, "START_CHARS", 100 if string > 64 else 1000)
     spawned = spawns_counted(monkeypatch)
-    path = tmp_path / "session.jsonl"
-    path.write_text("x" * size)
+    path = text_file(tmp_path, chars, string)
     try:
         assert ahead.prestart(path) is started
         assert len(spawned) == int(started)
@@ -535,6 +541,16 @@ def test_foldscope_no_helper_stops_a_child_started_while_reading(monkeypatch, st
     monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: pytest.fail("a child counted"))
     measure_trace(tool_session(12), counter=Counter())
     assert not ahead.has_spare() and spawned[0].process.returncode is not None
+
+
+def test_the_text_of_a_file_is_estimated_from_its_long_strings_escapes_included(tmp_path):
+    path = text_file(tmp_path, 200 * 500)
+    assert 0.9 < ahead.estimated_text(path) / (200 * 500) < 1.2  # the lines' envelope is not text
+    short = text_file(tmp_path, 40 * 2000, string=40)
+    assert ahead.estimated_text(short) == 0
+    escaped = tmp_path / "escaped.jsonl"
+    escaped.write_text("".join('{"output": "' + '\\"quoted\\" ' * 20 + '"}\n' for _ in range(100)))
+    assert ahead.estimated_text(escaped) > 0.8 * escaped.stat().st_size
 
 
 def test_a_missing_file_starts_no_child(monkeypatch, tmp_path):
