@@ -16,12 +16,12 @@ from foldscope.core.model.session import (
     FullRecord,
     Message,
     NotASession,
-    Provenance,
     ReadError,
     Request,
     Session,
     Usage,
     bad_usage_warning,
+    new_message,
     usage_figures,
     usage_object_warning,
 )
@@ -199,15 +199,7 @@ def message_from_dict(item: Any, file: str, place: str) -> Message:
     _check_content(kind, content, file, f"{place}.content")
     if kind == "assistant" and _is_note(metadata, content):
         kind = "note"
-    return Message(
-        id=mid,
-        kind=kind,
-        created_at=created_at,
-        content=content,
-        metadata=metadata,
-        provenance=Provenance(file, 0, place),
-        raw=item,
-    )
+    return new_message(mid, kind, created_at, content, metadata, file, 0, path=place, raw=item)
 
 
 # The content field each kind must carry, and the type it must have when present.

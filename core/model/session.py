@@ -226,9 +226,9 @@ _new = object.__new__
 
 
 def new_message(id: str, kind: str, created_at: float | None, content: Mapping[str, Any], metadata: Mapping[str, Any],
-                file: str, line: int) -> Message:
-    """Message(id, kind, created_at, content, metadata, Provenance(file, line)), set through the slots rather than the
-    frozen dataclasses' __init__ (an object.__setattr__ call a field) and __post_init__: a reader's every line
+                file: str, line: int, *, path: str = "", raw: Mapping[str, Any] | None = None) -> Message:
+    """Message(id, kind, created_at, content, metadata, Provenance(file, line, path), raw), set through the slots rather
+    than the frozen dataclasses' __init__ (an object.__setattr__ call a field) and __post_init__: a reader's every line
     makes one, a million on a file of tiny prompts. The same checks: a known kind, content and metadata as Fields."""
     if kind not in KINDS:
         raise ValueError(f"unknown message kind {kind!r}")
@@ -236,7 +236,7 @@ def new_message(id: str, kind: str, created_at: float | None, content: Mapping[s
     set_file, set_line, set_path = _set_provenance
     set_file(provenance, file)
     set_line(provenance, line)
-    set_path(provenance, "")
+    set_path(provenance, path)
     message = _new(Message)
     set_id, set_kind, set_at, set_content, set_metadata, set_provenance, set_raw = _set_message
     set_id(message, id)
@@ -245,7 +245,7 @@ def new_message(id: str, kind: str, created_at: float | None, content: Mapping[s
     set_content(message, content if type(content) is Fields else Fields(content))
     set_metadata(message, metadata if type(metadata) is Fields else Fields(metadata))
     set_provenance(message, provenance)
-    set_raw(message, None)
+    set_raw(message, raw)
     return message
 
 

@@ -33,11 +33,11 @@ FIELDS = st.dictionaries(st.sampled_from(["instruction", "uuid", "is_meta", "out
 
 
 @given(st.text(max_size=4), st.sampled_from(KINDS), st.one_of(st.none(), st.floats(allow_nan=False)), FIELDS, FIELDS,
-       st.integers(0, 10**6))
-def test_a_message_made_through_its_slots_is_the_one_its_constructor_makes(mid, kind, at, content, metadata, line):
+       st.integers(0, 10**6), st.text(max_size=12), st.one_of(st.none(), FIELDS))
+def test_a_message_made_through_its_slots_is_the_one_its_constructor_makes(mid, kind, at, content, metadata, line, path, raw):
     """new_message, a reader's every line's, sets the slots without the frozen dataclass's __init__: the same message."""
-    made = new_message(mid, kind, at, content, metadata, "f.jsonl", line)
-    expected = Message(mid, kind, at, content, metadata, Provenance("f.jsonl", line))
+    made = new_message(mid, kind, at, content, metadata, "f.jsonl", line, path=path, raw=raw)
+    expected = Message(mid, kind, at, content, metadata, Provenance("f.jsonl", line, path), raw)
     assert [getattr(made, f.name) for f in fields(Message)] == [getattr(expected, f.name) for f in fields(Message)]
     assert type(made.content) is Fields and type(made.metadata) is Fields and made.provenance == expected.provenance
 
