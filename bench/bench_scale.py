@@ -48,9 +48,10 @@ TINY_TARGET = {"lines": 1_000_000, "seconds": 15.0, "peak_mb": 1000.0}
 TIME_TARGETS = {"replay": 10.0, "launch to usable": 3.0, "timeline complete": 10.0, "window step": 0.2}
 TIME_TARGET_FROM = 40_000
 # Each measure is taken as the least of up to REPEATS runs, repeated while they take under REPEAT_WITHIN seconds in
-# all (least_of): the 50k runs are timed once, the shorter ones up to three times.
+# all (least_of): a 50k replay or launch (about 10 s) is timed twice, the shorter runs three times. The host's other
+# work moved one 50k replay from 8.6 to 10.2 s between two runs of this bench an hour apart.
 REPEATS = 3
-REPEAT_WITHIN = 6.0
+REPEAT_WITHIN = 20.0
 
 
 def verdict(measure: str, count: int, seconds: float) -> str:
