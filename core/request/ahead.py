@@ -423,9 +423,11 @@ def prestart(path: str | os.PathLike) -> bool:
     """Start a counting child while the session file at `path` is read, when its measure is likely to want one: the
     file looks to hold START_CHARS of text (estimated_text; a file of short lines, whatever its size, is mostly the
     envelope they repeat, and there a child that is never used costs the read a core) and counting ahead may run
-    (CountsAhead.wanted, asked now, while the other core is still as the read finds it). The measure takes it
+    (CountsAhead.allowed, then free_core, asked now, while the other core is still as the read finds it). The measure takes it
     (take_spare) or stops it (discard_spare); one left at exit is stopped then. True when one was started."""
     global _spare
+    if not CountsAhead.allowed():  # first, so a process pool's workers never sample their files for nothing
+        return False
     try:
         if os.path.getsize(path) < START_CHARS or estimated_text(path) < START_CHARS:
             return False
@@ -434,7 +436,7 @@ def prestart(path: str | os.PathLike) -> bool:
     with _spare_lock:
         if _spare is not None:
             return False
-    if not CountsAhead.wanted():
+    if not free_core():
         return False
     child = _spawn()
     if child is None:

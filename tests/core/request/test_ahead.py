@@ -556,3 +556,13 @@ def test_the_text_of_a_file_is_estimated_from_its_long_strings_escapes_included(
 def test_a_missing_file_starts_no_child(monkeypatch, tmp_path):
     monkeypatch.setattr(ahead, "_spawn", lambda: pytest.fail("a child was started"))
     assert not ahead.prestart(tmp_path / "absent.jsonl")
+
+
+def test_a_worker_of_a_process_pool_starts_no_child_while_reading_nor_samples_its_file(monkeypatch, tmp_path):
+    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.setattr(ahead, "free_core", lambda: True)
+    monkeypatch.setattr(ahead, "START_CHARS", 100)
+    monkeypatch.setattr(ahead.multiprocessing, "parent_process", lambda: object())
+    monkeypatch.setattr(ahead, "estimated_text", lambda path: pytest.fail("the file was sampled"))
+    monkeypatch.setattr(ahead, "_spawn", lambda: pytest.fail("a child was started"))
+    assert not ahead.prestart(text_file(tmp_path, 400))
