@@ -3,7 +3,8 @@
 Three shapes, each generated at several sizes (default 1k, 3k, 10k messages; `--sizes 1000,10000,50000` for the
 issue's sizes): a Claude Code session with compactions (bench_import.generate), many short messages (a Claude Code
 file of one-line questions and answers), and a growing lionagi Branch (the demo generator, as bench_gui_load).
-Each measure runs in a fresh interpreter so its peak memory (VmHWM, interpreter and imports included) is its own:
+Each measure runs in a fresh interpreter so its peak memory (VmHWM, interpreter and imports included) is its own,
+on a disk with nothing left to write, and is the least of two or three runs (least_of, settle_disk):
 `inspect`, `requests`, `replay --strategy adr,band,compaction` (through the CLI, output discarded), the GUI load
 worker (app/loading.py's: core.readout.document.open_document, read, import into a new library, count, build,
 then the cache report from the same count), one window step
