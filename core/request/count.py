@@ -304,33 +304,30 @@ class Counter:
             if key in bodies or key in new or key in ready:
                 continue
             spec = flat[i]
-            if ahead is None and spec.tag == TEXT and spec.mark is None and not spec.group:
-                # The commonest block, one message's text (a million on a file of tiny prompts): images_of's and
-                # body_of's answers for it without their calls.
+            plain = ahead is None and spec.tag == TEXT and spec.mark is None and not spec.group
+            if plain:
+                # The commonest block, one message's text (a million on a file of tiny prompts): images_of's answer
+                # for it without its call.
                 m = spec.message
                 pictured = image_tokens(m) if "images" in m.metadata else 0
-                if pictured:
-                    self._images[key] = pictured
-                body = new[key] = text_body(m)
-                if lengths is not None:
-                    size = body_bytes(body)
-                    if size is not None:
-                        lengths[key] = size
-                continue
-            pictured = images_of(spec)
+            else:
+                pictured = images_of(spec)
             if pictured:  # _tokenise adds them to the body's count (none, nearly always)
                 self._images[key] = pictured
-            if ahead is not None:
+            if plain:
+                body = text_body(spec.message)  # body_of's answer for it, without its call
+            elif ahead is not None:
                 whole = (full_key(key), pk)  # as counting ahead keys it
                 made = ahead.take(whole)
                 if made is not None:  # counted ahead, on the other core (core.request.ahead)
                     ready[key] = made
                     continue
-                new[key] = ahead.body(whole) or body_of(spec, record, policy, first_round)
+                body = ahead.body(whole) or body_of(spec, record, policy, first_round)
             else:
-                new[key] = body_of(spec, record, policy, first_round)
+                body = body_of(spec, record, policy, first_round)
+            new[key] = body
             if lengths is not None and spec.mark is None:
-                size = body_bytes(new[key])
+                size = body_bytes(body)
                 if size is not None:
                     lengths[key] = size
         self._tokenise(new, bodies)
