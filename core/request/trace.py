@@ -342,12 +342,10 @@ def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinkin
     question first: a counter that has counted most of the record (a followed session's poll, a reopened session)
     has nothing worth sending, and a short record does not repay a child; only then is the machine asked."""
     if counter.ahead is not None or 2 * counter.bodies_counted() > len(record) or not CountsAhead.worth(record):
-        discard_spare()  # started while the file was read (prestart), and not wanted after all
-        return None
-    # A child started while the file was read (prestart) found the core free then: asked again now, the idle sample
-    # would see that child's own start on it.
+        return None  # a child started while the file was read (prestart) is stopped when the measure ends
+    # A child started while the file was read found the core free then: asked again now, the idle sample would see
+    # that child's own start on it.
     if not CountsAhead.allowed() or not (has_spare() or CountsAhead.wanted()):
-        discard_spare()
         return None
     lengths = counter.lengths.setdefault(policy_key(policy), {}) if counter.lengths is not None else None
     ahead = counter.ahead = CountsAhead(record, policy, policy_key(policy), known=counter.counted, thinking=thinking,
@@ -425,7 +423,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         predictions, flags = (predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
                               if predict else (None, set()))
     finally:  # the thinking the predictions count was sent ahead too (core.request.ahead)
-        discard_spare()  # a child started while the file was read, if nothing took it (a session without a trace)
+        discard_spare()  # a child started while the file was read (prestart) that the measure did not take
         counter.lengths = None  # the meter keeps what it read; the counter stops noting lengths
         if ahead is not None:
             counter.ahead = None
