@@ -17,6 +17,7 @@ from itertools import chain, islice
 from typing import Any, Generic, TypeVar, overload
 
 T = TypeVar("T")
+_new = object.__new__
 
 SHIFT = 8  # read at each call, so tests can make chunks small (tests/core/model/test_shared.py small_chunks)
 CHUNK = 1 << SHIFT  # items per whole chunk: growing copies at most this many old items and len/CHUNK pointers
@@ -44,11 +45,11 @@ class Shared(Sequence[T], Generic[T]):
         self._chunks: tuple[tuple[T, ...], ...] = ()
         self._last: tuple[T, ...] = ()
         self._n = 0
-        self._take(list(items))
+        self._take(tuple(items))
 
-    def _take(self, items: list[T]) -> None:
+    def _take(self, items: Sequence[T]) -> None:
         """Append `items` to this (new, not yet shared) Shared's last chunk."""
-        rest = self._last + tuple(items)
+        rest = self._last + (items if type(items) is tuple else tuple(items))
         if len(rest) >= CHUNK:
             full = len(rest) & ~MASK
             self._chunks += tuple(rest[i:i + CHUNK] for i in range(0, full, CHUNK))
@@ -58,14 +59,27 @@ class Shared(Sequence[T], Generic[T]):
 
     def grown(self, keep: int, new: Iterable[T] = ()) -> Shared[T]:
         """The first `keep` items followed by `new`, sharing the whole chunks before `keep`."""
-        if not 0 <= keep <= self._n:
-            raise IndexError(f"keep {keep} outside 0..{self._n}")
-        out: Shared[T] = Shared.__new__(Shared)
+        n = self._n
+        if not 0 <= keep <= n:
+            raise IndexError(f"keep {keep} outside 0..{n}")
+        out: Shared[T] = _new(Shared)
+        chunks = self._chunks
         c = keep >> SHIFT
-        out._chunks = self._chunks[:c]
-        out._last = (self._chunks[c] if c < len(self._chunks) else self._last)[:keep & MASK]
-        out._n = keep
-        out._take(list(new))
+        if c < len(chunks):
+            out._chunks = chunks[:c]
+            last = chunks[c][:keep & MASK]
+        else:  # within the last chunk, the commonest case (a request that adds to the one before): nothing sliced
+            out._chunks = chunks
+            last = self._last if keep == n else self._last[:keep & MASK]
+        added = new if type(new) is tuple else tuple(new)
+        if added:
+            last += added
+            if len(last) >= CHUNK:
+                full = len(last) & ~MASK
+                out._chunks += tuple(last[i:i + CHUNK] for i in range(0, full, CHUNK))
+                last = last[full:]
+        out._last = last
+        out._n = keep + len(added)
         return out
 
     def replaced(self, i: int, item: T) -> Shared[T]:
@@ -166,7 +180,7 @@ def grown(items: Sequence[T] | None, keep: int, new: Iterable[T]) -> Shared[T]:
     if isinstance(items, Shared):
         return items.grown(keep, new)
     out: Shared[T] = Shared(items[:keep] if items is not None else ())
-    out._take(list(new))
+    out._take(tuple(new))
     return out
 
 

@@ -126,9 +126,13 @@ def brief(session: Session, span: list[Message], max_chars: int) -> str:
     """A deterministic brief of a span, written from the span itself, bounded to max_chars."""
     first, last = first_index(session, span[0]), first_index(session, span[-1])
     lines = [f"[folded {len(span)} messages, record #{first} to #{last}; the originals stay in the full record]"]
+    size = len(lines[0])
     for m in span:
+        if size > max_chars:
+            break  # the lines after this one would be cut off: a compaction's span is the whole view
         label = m.kind if m.kind != "action_request" else "call"
         lines.append(f"- {label}: {collapsed_start(m.text, 110)}")
+        size += 1 + len(lines[-1])
     out = "\n".join(lines)
     return out if len(out) <= max_chars else out[: max_chars - 1] + "…"
 
