@@ -10,6 +10,7 @@ most of the one before and re-lays the end, costs what changed and not the view'
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -149,18 +150,21 @@ class Shared(Sequence[T], Generic[T]):
     def __getitem__(self, i: slice) -> list[T]: ...
 
     def __getitem__(self, i: int | slice) -> T | list[T]:
+        if type(i) is int:  # the commonest by far (a layout's key or end, a cache entry's chain): asked first
+            n = self._n
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise IndexError("Shared index out of range")
+            chunks = self._chunks
+            c = i >> SHIFT
+            return chunks[c][i & MASK] if c < len(chunks) else self._last[i & MASK]
         if isinstance(i, slice):
             start, stop, step = i.indices(self._n)
             if step != 1:
                 return list(self)[i]
             return list(islice(self.since(start), max(0, stop - start)))
-        n = self._n
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("Shared index out of range")
-        c = i >> SHIFT
-        return self._chunks[c][i & MASK] if c < len(self._chunks) else self._last[i & MASK]
+        return self[operator.index(i)]  # an int-like index (a bool, a numpy integer)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Shared):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from functools import partial
 from itertools import compress, count, islice
 from operator import is_not
@@ -442,7 +442,7 @@ def run_strategy(
             notes, members = measure.anchors()
             marks = place_marks(layout.keys, {}, tail, protected, notes=notes, members=members,
                                 tail_at=None if tail is None else measure.position(tail))
-            layout = replace(layout, marks=marks)
+            layout = Layout(layout.keys, layout.ends, marks, layout.at)  # dataclasses.replace's result, without its field walk
         tail = layout.keys[-1] if layout.keys else None
         out = cache.step(layout)
         run.rows.append(make_row(session, strategy, i, step, out, measure, prices))

@@ -215,7 +215,10 @@ class Counter:
         """The count and each message's part of it (`marks=False`: as compiled without cache marks)."""
         inputs = (id(record), record, policy_key(policy), policy.caching if policy else None, id(tools),
                   first_round if policy is not None and policy.caching else None, marks)
+        n = len(messages)
         for state in reversed(self._recent):
+            if len(state.messages) != n:
+                continue  # one_replaced's first test, asked here: nearly every request adds to the one before
             found = one_replaced(state, messages, inputs, record, inputs[5])
             if found is not None:
                 return self._replaced(state, messages, found, record, policy, first_round)

@@ -245,9 +245,10 @@ def start_of(base: Laid, p: int) -> tuple[int, int, int] | None:
     """Where to re-plan a view sharing p leading messages with `base`: (q, seq position, flat position) of
     the last place to start (core.request.count_step.starts) before the shared part ends, where q
     is the shared part's length in seq; None when a system message is not in the shared part."""
-    # The tail sliced (a Shared slices its chunks; islice would walk the p messages before it, for every request
-    # of a trace), then scanned in C: a step back to an early request scans a long tail.
-    if "system" in map(_kind_of, base.messages[p:]):
+    # The tail read from p (a Shared's since starts at p's chunk; islice would walk the p messages before it, for
+    # every request of a trace), scanned in C: a step back to an early request scans a long tail, an append none.
+    messages = base.messages
+    if p < len(messages) and "system" in map(_kind_of, _shared.since(messages, p)):
         return None
     q = len(base.seq) - (len(base.messages) - p)
     i = base.aruns.bisect_left((q,)) - 1
