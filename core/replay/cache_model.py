@@ -201,17 +201,14 @@ class PrefixCache:
             seen_5m = seen_5m or m.lifetime == "5m"
         at = layout.at
         hit = -1
-        candidates = _candidates(marks, self.rules.lookback)
-        if candidates:
-            # The chain over the candidates' range read once (a Shared item by item costs a call each), and the
-            # entries looked up in place: about twenty candidates a request, most of them misses.
-            low = candidates[-1]
-            near, entries = chain[low:candidates[0] + 1], self.entries
-            for b in candidates:
-                entry = entries.get(near[b - low])
-                if entry is not None and (at is None or entry[0] >= at):
-                    hit = b
-                    break
+        entries = self.entries
+        for b in _candidates(marks, self.rules.lookback):
+            # _live's test in place: about twenty candidates a request, most of them misses. Each is read from the
+            # chain alone, never the range between two marks, which may span the whole request.
+            entry = entries.get(chain[b])
+            if entry is not None and (at is None or entry[0] >= at):
+                hit = b
+                break
         if hit >= 0:
             self._renew(chain[hit], at, self.entries[chain[hit]][1])
         read = layout.position(hit)

@@ -1,5 +1,6 @@
 """Shared sequences (core.model.shared) against plain lists: growing, replacing and reading never change another."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -64,6 +65,11 @@ class SharedMachine(RuleBasedStateMachine):
         for i in (start, stop):
             if -len(model) <= i < len(model):
                 assert shared[i] is model[i]
+            else:  # past either end: refused as a list refuses it
+                with pytest.raises(IndexError):
+                    shared[i]
+        if model:
+            assert shared[True] is model[True]  # an int-like index reads as its int, as a list's does
 
     @rule(a=st.integers(0, 10**6), b=st.integers(0, 10**6))
     def compare(self, a, b):
