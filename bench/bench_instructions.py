@@ -1,0 +1,121 @@
+"""Instructions, not seconds: two revisions' work on one generated session, counted by valgrind (issue 17).
+
+This project's machines share their cores with other work: the same replay took 10.5 s and 14.5 s an hour apart,
+and a change worth 5% cannot be seen through that. The number of machine instructions a run executes does not depend
+on the host's load, so this script counts them (valgrind's callgrind, `I refs`) for the same work under two
+revisions, each a `git archive` copy on PYTHONPATH, and prints them side by side with their ratio.
+
+The work is a replay's, apart: `measure` reads the session and calibrates the one Measure (what `replay` does before
+its strategies), `strategies` does that and then runs the named strategies one after another; their difference is
+the strategies' own. FOLDSCOPE_NO_HELPER keeps every count in the traced process (the counting child would move
+tokenising out of what valgrind sees). Under valgrind a run is 50 to 100 times slower: use the 10k sizes.
+
+    .venv/bin/python bench/bench_instructions.py --base 210c617 --shape "short messages" --size 10000
+
+`--head` names the second revision (default: the working tree, uncommitted changes included). Needs valgrind
+(Debian's package); without it the script says so and stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+# What each run executes in the traced interpreter: the session read and its Measure calibrated as `replay` does it
+# (core.replay.lab.Layouts), then the strategies named in argv[2], if any, each after the one before.
+WORK = """
+import sys
+from argparse import Namespace
+from foldscope.core.model import collector
+collector.tune()
+from foldscope.core.cli.options import read_session, measure_from_args
+from foldscope.core.replay import lab
+session = read_session(sys.argv[1])
+measure = measure_from_args(Namespace(), session)
+layouts = lab.Layouts(measure)
+rules = lab.cache_rules(measure)[0]
+for name in [n for n in sys.argv[2].split(",") if n]:
+    lab.run_strategy(session, name, layouts, None, rules)
+"""
+
+COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
+
+
+def export(revision: str | None, into: Path) -> Path:
+    """A folder holding the revision's tree as the package `foldscope` (None: the working tree, linked)."""
+    into.mkdir(parents=True)
+    package = into / "foldscope"
+    if revision is None:
+        package.symlink_to(ROOT)  # the project's root is the package, whatever its folder is called
+        return into
+    package.mkdir()
+    done = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(f"bench_instructions: no revision {revision!r} here ({done.stderr.decode().strip()})")
+    archive = done.stdout
+    subprocess.run(["tar", "-x", "-C", str(package)], input=archive, check=True)
+    return into
+
+
+def instructions(path_entry: Path, session: Path, strategies: str) -> int:
+    """The instructions one run of WORK executes, as callgrind counts them."""
+    env = {**os.environ, "PYTHONPATH": str(path_entry), "FOLDSCOPE_NO_HELPER": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           sys.executable, "-c", WORK, str(session), strategies],
+                          capture_output=True, text=True, env=env)
+    found = COLLECTED.search(done.stderr)
+    if done.returncode != 0 or found is None:
+        tail = done.stderr.strip().splitlines()[-3:]
+        raise SystemExit(f"bench_instructions: the run under valgrind failed: {' / '.join(tail)}")
+    return int(found.group(1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench_scale import SHAPES
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", required=True, help="the revision to compare against (a commit, tag or branch)")
+    parser.add_argument("--head", default=None, help="the revision compared (default: the working tree)")
+    parser.add_argument("--shape", default="short messages", help=f"one of: {', '.join(SHAPES)}")
+    parser.add_argument("--size", type=int, default=10000, help="messages in the generated session")
+    parser.add_argument("--strategies", default="adr,band,compaction")
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        print("bench_instructions: valgrind is not installed (Debian: apt-get install valgrind); nothing measured")
+        return 2
+    if args.shape not in SHAPES:
+        parser.error(f"unknown shape {args.shape!r}")
+    make, suffix = SHAPES[args.shape]
+    with tempfile.TemporaryDirectory(prefix="foldscope-instructions-") as tmp:
+        folder = Path(tmp)
+        session = folder / f"session{suffix}"
+        make(session, args.size)
+        entries = {"base": export(args.base, folder / "base"), "head": export(args.head, folder / "head")}
+        rows = {}
+        for label, entry in entries.items():
+            measure = instructions(entry, session, "")
+            whole = instructions(entry, session, args.strategies)
+            rows[label] = (measure, whole - measure, whole)
+    head = args.head or "working tree"
+    print(f"{args.shape}, {args.size:,} messages; instructions (valgrind's I refs), G = 10^9\n")
+    print(f"| revision | read and measure | strategies ({args.strategies}) | in all |")
+    print("|---|---|---|---|")
+    for label, name in (("base", args.base), ("head", head)):
+        measure, strategies, whole = rows[label]
+        print(f"| {name} | {measure / 1e9:.2f} G | {strategies / 1e9:.2f} G | {whole / 1e9:.2f} G |")
+    ratios = [rows["head"][i] / rows["base"][i] for i in range(3)]
+    print(f"| head / base | {ratios[0]:.3f} | {ratios[1]:.3f} | {ratios[2]:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
