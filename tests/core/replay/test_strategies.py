@@ -1,12 +1,14 @@
 """Strategies and metrics on hand-built traces with known answers."""
 
+import functools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as hs
 
 from foldscope.core.model.cost import ModelPrices, Tier
 from foldscope.core.replay.lab import Layouts, replay, run_strategy
-from foldscope.core.replay.strategies import collapsed_start, material
+from foldscope.core.replay.strategies import brief, collapsed_start, first_index, material
 from foldscope.core.request.compile import canonical
 from foldscope.core.request.marks import cache_control
 from foldscope.core.request.tokens import count_text
@@ -215,6 +217,29 @@ _SPACES = " \t\n\u00a0\u2003"
 @given(hs.text(alphabet=_SPACES + "ab", max_size=2_000), hs.integers(0, 300))
 def test_a_briefs_line_reads_the_collapsed_start_of_a_message_however_little_of_it_it_reads(text, n):
     assert collapsed_start(text, n) == " ".join(text.split())[:n]
+
+
+@functools.cache
+def _forty_rounds():
+    return tool_session(40)
+
+
+def _brief_written_whole(session, span, max_chars):
+    """The brief as written before it stopped at its bound: every message's line, then cut."""
+    first, last = first_index(session, span[0]), first_index(session, span[-1])
+    lines = [f"[folded {len(span)} messages, record #{first} to #{last}; the originals stay in the full record]"]
+    lines += [f"- {m.kind if m.kind != 'action_request' else 'call'}: {collapsed_start(m.text, 110)}" for m in span]
+    out = "\n".join(lines)
+    return out if len(out) <= max_chars else out[: max_chars - 1] + "…"
+
+
+@given(hs.integers(0, 39), hs.integers(1, 40), hs.integers(1, 3_000))
+def test_a_brief_stops_reading_its_span_past_its_bound_and_writes_what_writing_it_whole_then_cutting_gives(
+        start, length, max_chars):
+    # A compaction's span is the whole view: the lines past the bound are never rendered, and the brief is the same.
+    s = _forty_rounds()
+    span = list(s.record)[start:start + length]
+    assert brief(s, span, max_chars) == _brief_written_whole(s, span, max_chars)
 
 
 @pytest.mark.parametrize("strategy", ["band", "compaction"])
