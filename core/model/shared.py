@@ -72,15 +72,11 @@ class Shared(Sequence[T], Generic[T]):
         else:  # within the last chunk, the commonest case (a request that adds to the one before): nothing sliced
             out._chunks = chunks
             last = self._last if keep == n else self._last[:keep & MASK]
+        out._last = last
+        out._n = keep
         added = new if type(new) is tuple else tuple(new)
         if added:
-            last += added
-            if len(last) >= CHUNK:
-                full = len(last) & ~MASK
-                out._chunks += tuple(last[i:i + CHUNK] for i in range(0, full, CHUNK))
-                last = last[full:]
-        out._last = last
-        out._n = keep + len(added)
+            out._take(added)
         return out
 
     def replaced(self, i: int, item: T) -> Shared[T]:

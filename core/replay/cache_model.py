@@ -201,12 +201,9 @@ class PrefixCache:
             seen_5m = seen_5m or m.lifetime == "5m"
         at = layout.at
         hit = -1
-        entries = self.entries
         for b in _candidates(marks, self.rules.lookback):
-            # _live's test in place: about twenty candidates a request, most of them misses. Each is read from the
-            # chain alone, never the range between two marks, which may span the whole request.
-            entry = entries.get(chain[b])
-            if entry is not None and (at is None or entry[0] >= at):
+            # Each candidate read from the chain alone, never the range between two marks, which may span the request.
+            if self._live(chain[b], at):
                 hit = b
                 break
         if hit >= 0:
