@@ -72,39 +72,37 @@ class ViewCount:
         return self.tokens + round(self.hidden_chars * self.tokens_per_char)
 
 
-class ProviderCounter:
-    """Counts views as the provider reads them, each message once (messages are immutable: memoised by identity).
+class SeenMemo:
+    """Each message as the provider tokenises it (Seen) and its placeholders' characters, memoised by identity
+    (messages are immutable), with the visible tokens and characters of every message seen so far.
 
-    The tokens per character a placeholder converts at is that of the visible text of the messages counted so
-    far, in the order the views came: a view's count never depends on a later one. With `tokens=False` only the
-    placeholders are read (a cheap scan), and the text is tokenised only when a view holds one."""
+    Apart from the counter that sums over it: a running sum's value function holds this memo, not the counter, so
+    the counter and its sums make no reference cycle. Such a cycle would hold every message counted (and the
+    session through them) until Python's cycle collector walked them: 1.3 s after `inspect` of a million tiny
+    lines, where reference counting frees them as they go (tests/core/request/test_counting_frees.py)."""
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[Message, Seen]] = {}
-        self._hidden: dict[int, Message | tuple[Message, int]] = {}  # a message alone: no placeholder (0)
-        self._tokens = 0
-        self._chars = 0
-        # The sums over the last view asked about: a trace's views share their start, so each costs what changed.
-        self._hidden_sum: RunningSum[Message] = RunningSum(self._hidden_of)
-        self._token_sum: RunningSum[Message] = RunningSum(lambda m: self._of(m).tokens)
-        self._seen_hidden_sum: RunningSum[Message] = RunningSum(lambda m: self._of(m).hidden_chars)
+        self.seen: dict[int, tuple[Message, Seen]] = {}
+        self.hidden: dict[int, Message | tuple[Message, int]] = {}  # a message alone: no placeholder (0)
+        self.tokens = 0
+        self.chars = 0
 
-    def _of(self, message: Message) -> Seen:
-        found = self._seen.get(id(message))
+    def of(self, message: Message) -> Seen:
+        found = self.seen.get(id(message))
         if found is not None and found[0] is message:
             return found[1]
         s = seen(message)
-        self._seen[id(message)] = (message, s)
-        self._tokens += s.tokens - MESSAGE_OVERHEAD
-        self._chars += s.chars
+        self.seen[id(message)] = (message, s)
+        self.tokens += s.tokens - MESSAGE_OVERHEAD
+        self.chars += s.chars
         return s
 
-    def _hidden_of(self, message: Message) -> int:
+    def hidden_of(self, message: Message) -> int:
         if message.kind in PLAIN_KINDS:
             sole = sole_text(message)
             if "[REDACTED" not in (sole if sole is not None else message.text):
                 return 0  # read again, rather than kept: a memo entry (about 50 bytes) a message, a million on tiny lines
-        found = self._hidden.get(id(message))
+        found = self.hidden.get(id(message))
         if found is message:
             return 0
         if isinstance(found, tuple) and found[0] is message:  # else none, or another message that had this id
@@ -112,16 +110,34 @@ class ProviderCounter:
         text = provider_text(message)
         n = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text)) if "[REDACTED" in text else 0
         # A message with no placeholder, nearly every one, is kept as itself: no (message, 0) tuple, 56 bytes each.
-        self._hidden[id(message)] = (message, n) if n else message
+        self.hidden[id(message)] = (message, n) if n else message
         return n
+
+    def tokens_per_char(self) -> float:
+        """The visible text's tokens per character so far: what a placeholder converts at."""
+        return self.tokens / self.chars if self.chars >= 1000 else DEFAULT_TOKENS_PER_CHAR
+
+
+class ProviderCounter:
+    """Counts views as the provider reads them, each message once (SeenMemo).
+
+    The tokens per character a placeholder converts at is that of the visible text of the messages counted so
+    far, in the order the views came: a view's count never depends on a later one. With `tokens=False` only the
+    placeholders are read (a cheap scan), and the text is tokenised only when a view holds one."""
+
+    def __init__(self) -> None:
+        self.memo = memo = SeenMemo()
+        # The sums over the last view asked about: a trace's views share their start, so each costs what changed.
+        self._hidden_sum: RunningSum[Message] = RunningSum(memo.hidden_of)
+        self._token_sum: RunningSum[Message] = RunningSum(lambda m: memo.of(m).tokens)
+        self._seen_hidden_sum: RunningSum[Message] = RunningSum(lambda m: memo.of(m).hidden_chars)
 
     def count(self, view: Sequence[Message], tokens: bool = True) -> ViewCount:
         if not tokens and not self._hidden_sum.total(view):
             return ViewCount(0, 0, DEFAULT_TOKENS_PER_CHAR)
         n = self._token_sum.total(view)  # first: it counts the view's new messages in order (the ratio's order)
         hidden = self._seen_hidden_sum.total(view)
-        ratio = self._tokens / self._chars if self._chars >= 1000 else DEFAULT_TOKENS_PER_CHAR
-        return ViewCount(n, hidden, ratio)
+        return ViewCount(n, hidden, self.memo.tokens_per_char())
 
 
 # Models whose provider tokenizer is o200k_base: for them the text count is the provider's own.
@@ -146,6 +162,27 @@ def thinking_text(message: Message) -> str | None:
     return raw if isinstance(raw, str) and raw else None
 
 
+def thought_counter(count: Callable[[str], int]) -> Callable[[Message], int]:
+    """A message's thinking tokens (an assistant's; 0 for any other), each message counted once (by identity).
+
+    A closure over its own memo, not a counter's method: the running sum that holds it then holds no counter,
+    and makes no reference cycle (SeenMemo)."""
+    memo: dict[int, tuple[Message, int]] = {}
+
+    def thought(message: Message) -> int:
+        if message.kind != "assistant":
+            return 0
+        found = memo.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        raw = thinking_text(message)
+        n = count(raw) if raw else 0
+        memo[id(message)] = (message, n)
+        return n
+
+    return thought
+
+
 class PredictionCounter:
     """The count a request's prediction is made from (core.request.predict), one view at a time, in order.
 
@@ -157,22 +194,11 @@ class PredictionCounter:
     def __init__(self, fmt: str, count: Callable[[str], int] = count_text) -> None:
         """`count`: how a text is counted (a Counter's count_text keeps what it counted for a reopened session)."""
         self.format = fmt
-        self._count_text = count
         self.text = ProviderCounter()
-        self._thinking: dict[int, tuple[Message, int]] = {}
         # The assistant turns' thinking over the view, with where each instruction is: all of it for a model that keeps
         # every turn's, what follows the last instruction (the current turn's) for one that does not.
-        self._thinking_sum: RunningSum[Message] = RunningSum(
-            lambda m: self._thought(m) if m.kind == "assistant" else 0, mark=lambda m: m.kind == "instruction")
-
-    def _thought(self, message: Message) -> int:
-        found = self._thinking.get(id(message))
-        if found is not None and found[0] is message:
-            return found[1]
-        raw = thinking_text(message)
-        n = self._count_text(raw) if raw else 0
-        self._thinking[id(message)] = (message, n)
-        return n
+        self._thinking_sum: RunningSum[Message] = RunningSum(thought_counter(count),
+                                                             mark=lambda m: m.kind == "instruction")
 
     def thinking(self, view: Sequence[Message], model: str | None) -> int:
         if KEEPS_ALL_THINKING.search((model or "").lower()):

@@ -115,14 +115,14 @@ class WholeViewCounter(ProviderCounter):
 
     def count(self, view, tokens=True):
         if not tokens:
-            if not sum(self._hidden_of(m) for m in view):
+            if not sum(self.memo.hidden_of(m) for m in view):
                 return ViewCount(0, 0, DEFAULT_TOKENS_PER_CHAR)
         n = hidden = 0
         for m in view:
-            s = self._of(m)
+            s = self.memo.of(m)
             n += s.tokens
             hidden += s.hidden_chars
-        ratio = self._tokens / self._chars if self._chars >= 1000 else DEFAULT_TOKENS_PER_CHAR
+        ratio = self.memo.tokens / self.memo.chars if self.memo.chars >= 1000 else DEFAULT_TOKENS_PER_CHAR
         return ViewCount(n, hidden, ratio)
 
 

@@ -185,14 +185,14 @@ def test_a_placeholders_characters_are_read_once_and_the_same_however_often_a_vi
     plain = Message("p", "instruction", None, {"instruction": "no placeholder here"})
     hidden = Message("h", "instruction", None, {"instruction": "before [REDACTED len=40] after [REDACTED_X len=2]"})
     counter = ProviderCounter()
-    first = [counter._hidden_of(m) for m in (plain, hidden, plain, hidden)]
+    first = [counter.memo.hidden_of(m) for m in (plain, hidden, plain, hidden)]
     assert first == [0, 42, 0, 42]
     assert counter.count([plain, hidden], tokens=False).hidden_chars == 42
     assert counter.count([hidden, plain, hidden], tokens=False).hidden_chars == 84
-    counter._hidden[id(plain)] = hidden  # another message under plain's id: never taken for plain's own count
-    assert counter._hidden_of(plain) == 0
-    counter._hidden[id(hidden)] = plain
-    assert counter._hidden_of(hidden) == 42
+    counter.memo.hidden[id(plain)] = hidden  # another message under plain's id: never taken for plain's own count
+    assert counter.memo.hidden_of(plain) == 0
+    counter.memo.hidden[id(hidden)] = plain
+    assert counter.memo.hidden_of(hidden) == 42
 
 
 def test_a_plain_messages_placeholder_characters_are_read_again_and_only_calls_and_results_are_kept():
@@ -206,5 +206,5 @@ def test_a_plain_messages_placeholder_characters_are_read_again_and_only_calls_a
     view.append(Message("c", "action_request", None, {"function": "f", "arguments": {"q": "[REDACTED len=3]"}}))
     counter = ProviderCounter()
     assert counter.count(view, tokens=False).hidden_chars == 10
-    assert set(counter._hidden) == {id(view[-2]), id(view[-1])}
-    assert [counter._hidden_of(m) for m in view] == [0, 0, 0, 0, 7, 3] and "[REDACTED len=3]" in provider_text(view[-1])
+    assert set(counter.memo.hidden) == {id(view[-2]), id(view[-1])}
+    assert [counter.memo.hidden_of(m) for m in view] == [0, 0, 0, 0, 7, 3] and "[REDACTED len=3]" in provider_text(view[-1])
