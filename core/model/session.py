@@ -309,10 +309,13 @@ class FullRecord:
         """The messages of these ids, in order (a KeyError for an id the record lacks): get over many, in C."""
         return list(map(self._messages.__getitem__, map(self._index.__getitem__, message_ids)))
 
-    def found(self, message_ids: Iterable[str]) -> list[Message]:
+    def found(self, message_ids: Sequence[str]) -> list[Message]:
         """The messages of these ids the record holds, in order (the rest left out), looked up in C."""
-        messages = self._messages
-        return [messages[i] for i in map(self._index.get, message_ids) if i is not None]
+        try:
+            return self.all_of(message_ids)  # the record holds every one, nearly always: no Python step an id
+        except KeyError:
+            messages = self._messages
+            return [messages[i] for i in map(self._index.get, message_ids) if i is not None]
 
     def holds(self, message_ids: set[str]) -> bool:
         """Whether every one of these ids is a message of the record."""

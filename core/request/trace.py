@@ -19,7 +19,7 @@ from foldscope.core.request.first_round import decide_first_round, frontier, inc
 from foldscope.core.request.heads import head_prior
 from foldscope.core.request.predict import Prediction, Predictor, Sent
 from foldscope.core.request.prefix import Divergence, PrefixMeter
-from foldscope.core.request.provider_text import PredictionCounter, reads_text
+from foldscope.core.request.provider_text import PredictionCounter, ViewCount, reads_text
 from foldscope.core.request.scale import calibrated, keep_scale
 
 # Formats whose files hold the conversation but not the system prompt or tool definitions the
@@ -279,6 +279,18 @@ def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[Shared
         yield view
 
 
+class PredictionCounts:
+    """Each request's view counted as the predictions count it (PredictionCounter), in order, as the trace's count
+    reaches it: the view at hand, not looked up in the record again (a twentieth of a million tiny lines' inspect)."""
+
+    def __init__(self, fmt: str, counter: Counter) -> None:
+        self.counter = PredictionCounter(fmt, counter.count_text)
+        self.counts: list[ViewCount] = []
+
+    def add(self, view: Sequence[Message], compiled: int, model: str | None) -> None:
+        self.counts.append(self.counter.count(view, compiled, model))
+
+
 @dataclass(frozen=True)
 class Predictions:
     """Every recorded request's predicted input, the next request's, and what each rests on."""
@@ -292,20 +304,17 @@ class Predictions:
     heads_from: list[str | None] = field(default_factory=list)  # where an unmeasured head came from (core.request.heads)
 
 
-def predict_requests(session: Session, trace: Sequence[Request], compiled: Sequence[int], models: Sequence[str | None],
-                     counter: Counter, policy: Policy | None = None) -> tuple[Predictions, set[int]]:
+def predict_requests(session: Session, trace: Sequence[Request], counting: PredictionCounts,
+                     models: Sequence[str | None], counter: Counter,
+                     policy: Policy | None = None) -> tuple[Predictions, set[int]]:
     """Predicted input for each recorded request and the next one (core.request.predict), and the requests
-    whose reports it flagged. Each request's count is the provider's view of it (core.request.provider_text)."""
+    whose reports it flagged. Each request's count is the provider's view of it (core.request.provider_text),
+    made as the trace was measured (`counting`)."""
     rec = session.record
-    counting = PredictionCounter(session.format, counter.count_text)
     active = session.view_messages()
     stretches = stretch_ids(session, trace, session.view)
-    sent: list[Sent] = []
-    estimated: list[bool] = []
-    for k, view in enumerate(trace_views(rec, trace)):
-        c = counting.count(view, compiled[k], models[k])
-        sent.append(Sent(c.total, models[k], stretches[k]))
-        estimated.append(c.estimated)
+    sent = [Sent(c.total, models[k], stretches[k]) for k, c in enumerate(counting.counts)]
+    estimated = [c.estimated for c in counting.counts]
     reported = [u.reported_input if (u := r.usage) is not None and u.reported_input > 0 else None for r in trace]
     # Before the session's first report, the head its file lacks is the one its agent was measured to send on
     # other sessions (core.request.heads); such a prediction is flagged as estimated and names that source.
@@ -322,7 +331,7 @@ def predict_requests(session: Session, trace: Sequence[Request], compiled: Seque
         predictor.report(k, r)
     model = (policy.model if policy else None) or session.model or (models[-1] if models else None)
     next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
-    nc = counting.count(active, next_compiled, model)
+    nc = counting.counter.count(active, next_compiled, model)
     following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
     return (Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total, heads_from),
             set(predictor.flagged_now()))
@@ -393,6 +402,8 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     decision = None
     frontiers: list[str | None] = []  # Amendment 4's frontier per request: None until decided, then same or changed
     thinking = predict and not reads_text(policy.model or session.model, session.format)  # the predictions count thinking
+    models = [request.model or model for request in trace]
+    counting = PredictionCounts(session.format, counter) if predict else None
     ahead = None
     try:  # from here on the finally below stops the counter noting lengths, whatever fails
         ahead = counting_ahead(counter, rec, policy, thinking) if trace else None
@@ -407,6 +418,8 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
                 ahead.reach(position_of(rec, messages), first_round)
             m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
             counts.append(Measurement(m.counted, tuple(m.largest(3))))
+            if counting is not None:
+                counting.add(messages, m.counted, models[len(counts) - 1])
             rounds.append(first_round)
             if meter is not None:
                 ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
@@ -419,9 +432,8 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         head = heads[-1] if heads else 0
         if record:
             session.unseen_head = head
-        models = [request.model or model for request in trace]
-        predictions, flags = (predict_requests(session, trace, [m.counted for m in counts], models, counter, policy)
-                              if predict else (None, set()))
+        predictions, flags = (predict_requests(session, trace, counting, models, counter, policy)
+                              if counting is not None else (None, set()))
     finally:  # the thinking the predictions count was sent ahead too (core.request.ahead)
         discard_spare()  # a child started while the file was read (prestart) that the measure did not take
         counter.lengths = None  # the meter keeps what it read; the counter stops noting lengths
