@@ -12,6 +12,8 @@ tokenising out of what valgrind sees). Under valgrind a run is 50 to 100 times s
 
     .venv/bin/python bench/bench_instructions.py --base 210c617 --shape "short messages" --size 10000
 
+`--inspect` counts `foldscope inspect` of the session instead (the command the million-tiny-lines target times).
+
 `--base` defaults to HEAD and `--head` to the working tree (its files as they are, uncommitted and untracked ones
 included; each side a copy compiled to bytecode before it is measured): with no arguments (as
 `make bench` runs it) it counts what the working tree's changes do, on 2,000 short messages. Needs valgrind
@@ -49,6 +51,14 @@ for name in [n for n in sys.argv[2].split(",") if n]:
     lab.run_strategy(session, name, layouts, None, rules)
 """
 
+# With --inspect: `foldscope inspect FILE` as the command line runs it (read, the trace measured with its predictions,
+# the summary), the work the million-tiny-lines target times.
+INSPECT = """
+import sys
+from foldscope.core.cli.main import main
+sys.exit(main(["inspect", sys.argv[1]]))
+"""
+
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
@@ -74,11 +84,11 @@ def export(revision: str | None, into: Path) -> Path:
     return into
 
 
-def instructions(path_entry: Path, session: Path, strategies: str) -> int:
-    """The instructions one run of WORK executes, as callgrind counts them."""
+def instructions(path_entry: Path, session: Path, strategies: str, work: str = WORK) -> int:
+    """The instructions one run of `work` executes, as callgrind counts them."""
     env = {**os.environ, "PYTHONPATH": str(path_entry), "FOLDSCOPE_NO_HELPER": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           sys.executable, "-c", WORK, str(session), strategies],
+                           sys.executable, "-c", work, str(session), strategies],
                           capture_output=True, text=True, env=env)
     found = COLLECTED.search(done.stderr)
     if done.returncode != 0 or found is None:
@@ -99,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=2000,
                         help="messages in the generated session (default 2,000, a few minutes; 10,000 for figures)")
     parser.add_argument("--strategies", default="adr,band,compaction")
+    parser.add_argument("--inspect", action="store_true",
+                        help="count `foldscope inspect` of the session instead of a replay's work")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         # Not a failure of what is measured: `make bench` runs every bench, and this one needs a tool the project
@@ -113,6 +125,13 @@ def main(argv: list[str] | None = None) -> int:
         session = folder / f"session{suffix}"
         make(session, args.size)
         entries = {"base": export(args.base, folder / "base"), "head": export(args.head, folder / "head")}
+        if args.inspect:
+            counted = {label: instructions(entry, session, "", INSPECT) for label, entry in entries.items()}
+            print(f"{args.shape}, {args.size:,} messages; instructions of `inspect` (valgrind's I refs), G = 10^9\n")
+            print("| revision | inspect |\n|---|---|")
+            print(f"| {args.base} | {counted['base'] / 1e9:.2f} G |\n| {args.head or 'working tree'} | {counted['head'] / 1e9:.2f} G |")
+            print(f"| head / base | {counted['head'] / counted['base']:.3f} |")
+            return 0
         rows = {}
         for label, entry in entries.items():
             measure = instructions(entry, session, "")
