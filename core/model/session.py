@@ -223,6 +223,7 @@ _set_message = tuple(Message.__dict__[name].__set__
                      for name in ("id", "kind", "created_at", "content", "metadata", "provenance", "raw"))
 _set_provenance = tuple(Provenance.__dict__[name].__set__ for name in ("file", "line", "path"))
 _new = object.__new__
+_ID = operator.attrgetter("id")
 
 
 def new_message(id: str, kind: str, created_at: float | None, content: Mapping[str, Any], metadata: Mapping[str, Any],
@@ -307,6 +308,10 @@ class FullRecord:
 
     def all_of(self, message_ids: Iterable[str]) -> list[Message]:
         """The messages of these ids, in order (a KeyError for an id the record lacks): get over many, in C."""
+        if isinstance(message_ids, Sequence):
+            run = self._run(message_ids)
+            if run is not None:
+                return run
         return list(map(self._messages.__getitem__, map(self._index.__getitem__, message_ids)))
 
     def found(self, message_ids: Sequence[str]) -> list[Message]:
@@ -316,6 +321,21 @@ class FullRecord:
         except KeyError:
             messages = self._messages
             return [messages[i] for i in map(self._index.get, message_ids) if i is not None]
+
+    def _run(self, message_ids: Sequence[str]) -> list[Message] | None:
+        """The messages of these ids when they are consecutive messages of the record, in its order (a view's new
+        ids, or a whole view of a record never rewound, nearly always), else None: the first id looked up and the
+        rest compared along a slice. A look-up an id in a dict of a million ids misses the processor's caches
+        several times (about 0.4 us), where the slice's messages lie in the order they were made."""
+        if not message_ids:
+            return []
+        start = self._index.get(message_ids[0])
+        if start is None:
+            return None
+        run = self._messages[start:start + len(message_ids)]
+        if len(run) == len(message_ids) and all(map(operator.eq, map(_ID, run), message_ids)):
+            return run
+        return None
 
     def holds(self, message_ids: set[str]) -> bool:
         """Whether every one of these ids is a message of the record."""
