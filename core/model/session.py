@@ -330,12 +330,11 @@ class FullRecord:
         if not message_ids:
             return []
         start = self._index.get(message_ids[0])
-        if start is None:
-            return None
-        run = self._messages[start:start + len(message_ids)]
-        if len(run) == len(message_ids) and all(map(operator.eq, map(_ID, run), message_ids)):
-            return run
-        return None
+        end = None if start is None else start + len(message_ids)
+        if end is None or end > len(self._messages) or self._messages[end - 1].id != message_ids[-1]:
+            return None  # not a run: told by its two ends, before a slice the length of the ids is made
+        run = self._messages[start:end]
+        return run if all(map(operator.eq, map(_ID, run), message_ids)) else None
 
     def holds(self, message_ids: set[str]) -> bool:
         """Whether every one of these ids is a message of the record."""

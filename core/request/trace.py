@@ -281,7 +281,7 @@ def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[Shared
 
 class PredictionCounts:
     """Each request's view counted as the predictions count it (PredictionCounter), in order, as the trace's count
-    reaches it: the view at hand, not looked up in the record again (a twentieth of a million tiny lines' inspect)."""
+    reaches it: the view at hand, not made again from the record for a second pass."""
 
     def __init__(self, fmt: str, counter: Counter) -> None:
         self.counter = PredictionCounter(fmt, counter.count_text)
