@@ -33,11 +33,12 @@ IMPORT_BATCH = 1_000
 # originals): a mapped page read counts in the process's resident memory until let go (8 MB windows made a 4 MB
 # file wholly resident at once; 256 KiB windows cost 0.2 s of madvise calls and page faults on a 240 MB file).
 RELEASE_BYTES = 1 << 18
-# SQLite's page cache while a session is imported, in KiB, against its 2 MB default: the bodies' key and the
-# messages' body index are B-trees of random keys, each insert touching a random page, so once those indexes
-# outgrow the cache every row reads and writes pages (an import of 300k tiny lines took 18 s, 8 s with a cache
-# as large as its indexes). Sized to the indexes, about 0.2 KiB a message, within these bounds: a larger cache
-# than that only holds the bodies' own pages (60 MB more for a 35 MB file of long messages, no faster).
+# SQLite's page cache while a session is imported, in KiB, against its 2 MB default: the bodies' key is a B-tree
+# of random keys (SHA-256 hex), each insert touching a random page, so once that index outgrows the cache every
+# row reads and writes pages (an import of 300k tiny lines took 18 s, 8 s with a cache as large as its indexes,
+# when the messages' body index was keyed the same way; since migration 006 it grows at its end). Sized to the
+# indexes, about 0.2 KiB a message, within these bounds: a larger cache than that only holds the bodies' own pages
+# (60 MB more for a 35 MB file of long messages, no faster).
 IMPORT_CACHE_KIB = (2_000, 65_536)
 IMPORT_CACHE_KIB_PER_MESSAGE = 0.2
 # And at most this share of the source's size: the cache is the import's own memory over the session's, and on a file
@@ -46,7 +47,7 @@ IMPORT_CACHE_KIB_PER_MESSAGE = 0.2
 # of CPU with a 60 MB cache, about 10 s with 9 MB; docs/performance.md).
 IMPORT_CACHE_SOURCE_SHARE = 1 / 8
 MESSAGE_COLUMNS = ("session_id", "idx", "message_id", "kind", "created_at", "sha256", "body")
-BODY_COLUMNS = ("key", "original", "chars", "text")
+BODY_COLUMNS = ("id", "key", "original", "chars", "text")
 WORKING_STATE = "working_state"  # the event kind autosave writes (app/save.py); prune keeps a version holding one
 
 
@@ -183,12 +184,31 @@ def _m005_snapshots(db: Any) -> None:
     db.execute('CREATE INDEX "idx_snapshots_session_id"\n    ON "snapshots" ("session_id")')
 
 
+def _m006_body_ids(db: Any) -> None:
+    # A message names its body by the body's id, not its 64-character key. New bodies take ids in the order they are
+    # stored, so the messages' body index grows at its end as a session is imported; keyed by SHA-256 hex, each of
+    # its inserts landed on a random page, and an import grew faster than its file (docs/performance.md, issue 17).
+    # The index by message id goes: no query reads it, and its inserts were as random (Claude Code's ids are UUIDs).
+    db.execute(
+        'CREATE TABLE "messages_by_id" (\n   "session_id" INTEGER REFERENCES "sessions"("id"),\n   "idx" INTEGER,\n'
+        '   "message_id" TEXT,\n   "kind" TEXT,\n   "created_at" REAL,\n   "sha256" TEXT,\n'
+        '   "body" INTEGER REFERENCES "bodies"("id"),\n   PRIMARY KEY ("session_id", "idx")\n)'
+    )
+    db.execute('INSERT INTO messages_by_id (session_id, idx, message_id, kind, created_at, sha256, body)'
+               ' SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, m.sha256, b.id'
+               ' FROM messages m LEFT JOIN bodies b ON b.key = m.body ORDER BY m.rowid')
+    db.execute('DROP TABLE "messages"')
+    db.execute('ALTER TABLE "messages_by_id" RENAME TO "messages"')
+    db.execute('CREATE INDEX "idx_messages_body"\n    ON "messages" ("body")')
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("001_tables", _m001_tables),
     ("002_message_search", _m002_message_search),
     ("003_search_indexed", _m003_search_indexed),
     ("004_message_bodies", _m004_message_bodies),
     ("005_snapshots", _m005_snapshots),
+    ("006_body_ids", _m006_body_ids),
 ]
 # The library's schema version, kept in SQLite's user_version: one per migration. A library whose
 # version is higher (or that lists a migration this foldscope does not know) was made by a newer
@@ -419,11 +439,18 @@ class Library:
             session_id = cursor.lastrowid
             assert session_id is not None  # set by the INSERT just run
             chars = [0]
+            # Each new body takes the next id (every id of a batch is tried, those of bodies held already are skipped).
+            first = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM bodies").fetchone()[0]
             for start in range(0, len(session.record), IMPORT_BATCH):
                 message_rows: list[tuple] = []
-                self._insert_bodies(_body_rows(session, session_id, source, chars, message_rows,
-                                               start, start + IMPORT_BATCH))
+                keys: list[str] = []
+                before = self.conn.total_changes
+                self._insert_bodies(_body_rows(session, session_id, source, chars, message_rows, keys,
+                                               start, start + IMPORT_BATCH, first))
+                if self.conn.total_changes - before < len(message_rows):
+                    message_rows = self._held_bodies(message_rows, keys, first)
                 self._insert_messages(message_rows)
+                first += len(message_rows)
                 source.release()
             self.conn.execute("UPDATE sessions SET record_chars = ? WHERE id = ?", [chars[0], session_id])
             self.add_view_version(session_id, session.view, "import")
@@ -438,6 +465,19 @@ class Library:
         sql = (f"INSERT INTO bodies ({', '.join(BODY_COLUMNS)}) VALUES ({', '.join('?' * len(BODY_COLUMNS))})"
                " ON CONFLICT (key) DO NOTHING")
         self.conn.executemany(sql, rows)
+
+    def _held_bodies(self, rows: list[tuple], keys: list[str], first: int) -> list[tuple]:
+        """The message rows with each body's id as stored: a body this library held already (from another session, or
+        an earlier message of this one) was not stored again, and its message takes the id it is held under."""
+        stored = {row[0] for row in self.conn.execute(
+            "SELECT id FROM bodies WHERE id BETWEEN ? AND ?", [first, first + len(rows) - 1])}
+        held = [key for row, key in zip(rows, keys) if row[-1] not in stored]
+        found: dict[str, int] = {}
+        for i in range(0, len(held), 500):  # well under SQLite's limit of bound parameters
+            part = held[i : i + 500]
+            found.update(self.conn.execute(f"SELECT key, id FROM bodies WHERE key IN ({', '.join('?' * len(part))})",
+                                           part))
+        return [row if row[-1] in stored else (*row[:-1], found[key]) for row, key in zip(rows, keys)]
 
     def _insert_messages(self, rows: Iterable[tuple]) -> None:
         # A seam: tests replace it to fail midway and check that nothing stays behind.
@@ -477,12 +517,18 @@ class Library:
         """A session's messages in record order, each with its body (original, sha256, chars, text, tokens)."""
         return self._rows(
             "SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, b.original, m.sha256, b.chars, b.text,"
-            " b.tokens, b.tokenizer, m.body FROM messages m JOIN bodies b ON b.key = m.body"
+            " b.tokens, b.tokenizer, b.key AS body FROM messages m JOIN bodies b ON b.id = m.body"
             " WHERE m.session_id = ? ORDER BY m.idx", [session_id])
 
     @_guarded
     def message_hashes(self, session_id: int) -> list[str]:
         """Each message's body key (its original bytes and text), in record order: what a prefix is compared by."""
+        return [row[0] for row in self.conn.execute(
+            "SELECT b.key FROM messages m JOIN bodies b ON b.id = m.body WHERE m.session_id = ? ORDER BY m.idx",
+            [session_id])]
+
+    def _body_ids(self, session_id: int) -> list[int]:
+        """Each message's body id, in record order."""
         return [row[0] for row in self.conn.execute(
             "SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
 
@@ -497,21 +543,21 @@ class Library:
     def store_token_counts(self, session_id: int, tokenizer: str, counts: list[int]) -> int:
         """Keep each message's token count (in record order) with the tokenizer's identity; returns how many
         bodies changed. A body shared with another session is counted once for both."""
-        hashes = self.message_hashes(session_id)
-        if len(hashes) != len(counts):
-            raise ValueError(f"{len(counts)} counts for a session of {len(hashes)} messages")
+        bodies = self._body_ids(session_id)
+        if len(bodies) != len(counts):
+            raise ValueError(f"{len(counts)} counts for a session of {len(bodies)} messages")
         with self._atomic():
             before = self.conn.total_changes
             self.conn.executemany(
-                "UPDATE bodies SET tokens = ?, tokenizer = ? WHERE key = ? AND (tokens IS NOT ? OR tokenizer IS NOT ?)",
-                ((count, tokenizer, sha, count, tokenizer) for sha, count in zip(hashes, counts)))
+                "UPDATE bodies SET tokens = ?, tokenizer = ? WHERE id = ? AND (tokens IS NOT ? OR tokenizer IS NOT ?)",
+                ((count, tokenizer, body, count, tokenizer) for body, count in zip(bodies, counts)))
             return self.conn.total_changes - before
 
     @_guarded
     def token_counts(self, session_id: int, tokenizer: str) -> list[int] | None:
         """Each message's stored token count by this tokenizer, in record order; None unless all are stored."""
         rows = self.conn.execute(
-            "SELECT b.tokens, b.tokenizer FROM messages m JOIN bodies b ON b.key = m.body"
+            "SELECT b.tokens, b.tokenizer FROM messages m JOIN bodies b ON b.id = m.body"
             " WHERE m.session_id = ? ORDER BY m.idx", [session_id]).fetchall()
         if not rows or any(tokens is None or name != tokenizer for tokens, name in rows):
             return None
@@ -614,7 +660,7 @@ class Library:
         self.index_for_search()
         sql = (
             "SELECT m.session_id, m.idx, snippet(bodies_fts, 0, '[', ']', '…', 12) "
-            "FROM bodies_fts JOIN bodies b ON b.id = bodies_fts.rowid JOIN messages m ON m.body = b.key "
+            "FROM bodies_fts JOIN bodies b ON b.id = bodies_fts.rowid JOIN messages m ON m.body = b.id "
             "WHERE bodies_fts MATCH ? AND m.session_id IN (SELECT MAX(id) FROM sessions GROUP BY COALESCE(source, id)) "
             "ORDER BY rank, m.session_id, m.idx LIMIT ?"
         )
@@ -694,13 +740,13 @@ class Library:
     def _unreferenced_bodies(self) -> tuple[int, int]:
         row = self.conn.execute(
             "SELECT COUNT(*), COALESCE(SUM(LENGTH(original) + LENGTH(CAST(text AS BLOB))), 0) FROM bodies"
-            " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.key)").fetchone()
+            " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id)").fetchone()
         return int(row[0]), int(row[1])
 
     def _remove_unreferenced_bodies(self) -> tuple[int, int]:
         count, freed = self._unreferenced_bodies()
         if count:
-            orphan = "NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.key)"
+            orphan = "NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id)"
             # An external-content index forgets a row only when told its old text.
             self.conn.execute("INSERT INTO bodies_fts (bodies_fts, rowid, text) SELECT 'delete', id, text FROM bodies"
                               f" WHERE search_indexed = 1 AND {orphan}")
@@ -742,7 +788,7 @@ class Library:
             # Bodies only the planned sessions hold would go with them, as would those nobody holds now.
             row = self.conn.execute(
                 "SELECT COUNT(*), COALESCE(SUM(LENGTH(original) + LENGTH(CAST(text AS BLOB))), 0) FROM bodies"
-                " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.key AND m.session_id NOT IN"
+                " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id AND m.session_id NOT IN"
                 f" ({', '.join('?' * len(kept)) or 'NULL'}))", sorted(kept)).fetchone()
             return {"dry_run": True, "sessions": plan, "bodies": int(row[0]), "body_bytes": int(row[1]),
                     "size_before": before, "size_after": None}
@@ -922,13 +968,14 @@ def import_cache_kib(messages: int, source_bytes: int) -> int:
     return int(min(high, max(low, wanted)))
 
 
-def _body_rows(session: Session, session_id: int, source: _Source, chars: list[int],
-               message_rows: list[tuple], start: int, stop: int) -> Iterator[tuple]:
-    """Body rows in BODY_COLUMNS order of the record's messages start to stop; appends each message's row
-    (MESSAGE_COLUMNS) to message_rows and adds the record's characters to chars[0] as it goes."""
+def _body_rows(session: Session, session_id: int, source: _Source, chars: list[int], message_rows: list[tuple],
+               keys: list[str], start: int, stop: int, first: int) -> Iterator[tuple]:
+    """Body rows in BODY_COLUMNS order of the record's messages start to stop, their ids counted from `first`;
+    appends each message's row (MESSAGE_COLUMNS, its body's id as tried) to message_rows and its body's key to keys,
+    and adds the record's characters to chars[0] as it goes."""
     sha256, original, record = hashlib.sha256, source.original, session.record
     total = chars[0]
-    for index in range(start, min(stop, len(record))):
+    for body_id, index in enumerate(range(start, min(stop, len(record))), first):
         message = record[index]
         data = original(message)
         text = message.text
@@ -936,8 +983,9 @@ def _body_rows(session: Session, session_id: int, source: _Source, chars: list[i
         chars[0] = total
         digest = sha256(data).hexdigest()
         key = body_key(digest, text)
-        message_rows.append((session_id, index, message.id, message.kind, message.created_at, digest, key))
-        yield (key, data, len(text), text)
+        keys.append(key)
+        message_rows.append((session_id, index, message.id, message.kind, message.created_at, digest, body_id))
+        yield (body_id, key, data, len(text), text)
 
 
 def _json_default(value: Any) -> Any:

@@ -175,3 +175,70 @@ def test_a_source_changed_after_reading_is_refused_and_nothing_is_stored(tmp_pat
         with pytest.raises(ReadError, match="changed after it was read"):
             library.import_session(session)
         assert counts(library)["sessions"] == 0
+
+
+# -- each message names its body by the body's id (migration 006) --------------------------------------------------
+
+def test_new_bodies_take_the_next_ids_in_record_order_so_the_body_index_grows_at_its_end(tmp_path):
+    with Library(tmp_path / "lib.db") as library:
+        library.import_session(load_session(demo_path()))
+        held = library.conn.execute("SELECT MAX(id) FROM bodies").fetchone()[0]
+        session_id = library.import_session(generate(seed=11, rounds=5))
+        bodies = [row[0] for row in library.conn.execute(
+            "SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
+        new = [body for body in dict.fromkeys(bodies) if body > held]
+        assert new and new == sorted(new)  # in the order the record first names them, after every id held before
+        keys = library.message_hashes(session_id)
+        assert len(set(keys)) == len(set(bodies))  # one body a key, one key a body
+
+
+def test_a_body_named_twice_in_one_import_is_stored_once_and_both_messages_name_it(tmp_path):
+    from foldscope.core.model.session import FullRecord, Message, Session
+
+    raw = {"role": "user", "content": "the same words"}
+    twins = [Message(f"m{i}", "instruction", None, {"instruction": "the same words"}, raw=raw) for i in range(3)]
+    other = Message("m3", "instruction", None, {"instruction": "other words"}, raw={"content": "other words"})
+    session = Session(FullRecord([*twins, other]), [m.id for m in (*twins, other)])
+    with Library(tmp_path / "lib.db") as library:
+        session_id = library.import_session(session)
+        bodies = [row[0] for row in library.conn.execute(
+            "SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
+        assert bodies[0] == bodies[1] == bodies[2] != bodies[3]
+        assert library.conn.execute("SELECT COUNT(*) FROM bodies").fetchone()[0] == 2
+        assert [r["text"] for r in library.messages(session_id)] == ["the same words"] * 3 + ["other words"]
+
+
+def test_a_version_5_library_migrates_to_body_ids_keeping_every_message_and_its_body(tmp_path, corpus_dev):
+    from tests.core.store.older import as_version_5, messages_by_key
+
+    path = corpus_dev / "claude_code" / "tool_heavy.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    live = tmp_path / "live.jsonl"
+    live.write_bytes(b"".join(lines[: len(lines) // 2]))
+    db = tmp_path / "lib.db"
+    with Library(db) as library:
+        first = library.import_session(load_session(live))
+        expected = library.messages(first)
+    as_version_5(db)
+    old = sqlite3.connect(db)
+    assert old.execute("PRAGMA user_version").fetchone()[0] == 5
+    messages = messages_by_key(old)
+    bodies = old.execute("SELECT * FROM bodies ORDER BY id").fetchall()
+    old.close()
+    with Library(db) as library:
+        assert library.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert messages_by_key(library.conn) == messages
+        assert library.conn.execute("SELECT * FROM bodies ORDER BY id").fetchall() == bodies
+        assert library.messages(first) == expected
+        indexes = {row[0] for row in library.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL")}
+        assert indexes == {"idx_messages_body"}  # the index by message id, which no query read, is gone
+        # The grown file, imported after the migration, stores only its new bodies beside the migrated ones.
+        live.write_bytes(b"".join(lines))
+        second = library.import_session(load_session(live))
+        shared = set(library.message_hashes(first)) & set(library.message_hashes(second))
+        assert len(shared) >= len(set(library.message_hashes(first))) - 1  # all but a grown last message
+        assert library.conn.execute("SELECT COUNT(*) FROM bodies").fetchone()[0] == len(
+            set(library.message_hashes(first)) | set(library.message_hashes(second)))
+        assert library.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert library.conn.execute("PRAGMA foreign_key_check").fetchall() == []

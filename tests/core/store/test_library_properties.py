@@ -43,6 +43,6 @@ def test_any_imports_and_removals_keep_every_session_whole_and_no_body_orphaned(
                 assert {r["id"] for r in library.list_sessions()} == set(expected)
                 for session_id, messages in expected.items():
                     assert [(r["message_id"], r["text"]) for r in library.messages(session_id)] == messages
-                held = {row[0] for row in library.conn.execute("SELECT key FROM bodies")}
+                held = {row[0] for row in library.conn.execute("SELECT id FROM bodies")}
                 used = {row[0] for row in library.conn.execute("SELECT body FROM messages")}
                 assert held == used

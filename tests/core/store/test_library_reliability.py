@@ -249,7 +249,7 @@ def test_prune_removes_gone_and_replaced_versions_but_keeps_unsaved_work(tmp_pat
         assert [r["id"] for r in library.list_sessions()] == [v2, v3]
         assert done["bodies"] == plan["bodies"] > 0
         assert library.conn.execute(
-            "SELECT COUNT(*) FROM bodies WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.key)"
+            "SELECT COUNT(*) FROM bodies WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id)"
         ).fetchone() == (0,)
         library.add_event(v3, WORKING_STATE, {"source": str(path.resolve()), "cleared": True})  # saved: v2 may go
         library.prune()

@@ -25,6 +25,7 @@ from foldscope.core.readout.document import open_document
 from foldscope.core.request.count import Counter
 from foldscope.core.store import snapshot
 from foldscope.core.store.library import MIGRATIONS, Library, migrate
+from tests.core.store.older import as_version_4, messages_by_key
 
 # -- what "the same session" means: every field, messages field by field, views as id tuples ---------------------
 
@@ -464,21 +465,20 @@ def test_a_version_4_library_migrates_keeping_every_session_and_count_then_reope
     write_claude_code(path, _plan())
     first = open_document(path, str(db))
     # The library as foldscope wrote it before snapshots: its tables, its migrations, its version.
-    with sqlite3.connect(db) as conn:
-        conn.execute("DROP TABLE snapshots")
-        conn.execute("DELETE FROM migrations WHERE name = '005_snapshots'")
-        conn.execute("PRAGMA user_version = 4")
+    as_version_4(db)
     reference = sqlite3.connect(tmp_path / "v4.db")
     migrate(reference, MIGRATIONS[:4])
     old = sqlite3.connect(db)
     assert _schema(old) == _schema(reference)
     before = {table: old.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
-              for table in ("sessions", "messages", "bodies", "view_versions", "events")}
+              for table in ("sessions", "bodies", "view_versions", "events")}
+    messages = messages_by_key(old)
     old.close()
     with Library(db) as library:
         assert library.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
         for table, rows in before.items():
             assert library.conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() == rows, table
+        assert messages_by_key(library.conn) == messages
         assert library.stored_session(path) is None  # no snapshot yet: the file is read once more
     again = open_document(path, str(db))
     assert again.library_id == first.library_id and _figures(again) == _figures(first)
