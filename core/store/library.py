@@ -524,7 +524,8 @@ class Library:
     def message_hashes(self, session_id: int) -> list[str]:
         """Each message's body key (its original bytes and text), in record order: what a prefix is compared by."""
         return [row[0] for row in self.conn.execute(
-            "SELECT b.key FROM messages m JOIN bodies b ON b.id = m.body WHERE m.session_id = ? ORDER BY m.idx",
+            # A left join: one item a message even where a damaged library lacks its body (None), so positions hold.
+            "SELECT b.key FROM messages m LEFT JOIN bodies b ON b.id = m.body WHERE m.session_id = ? ORDER BY m.idx",
             [session_id])]
 
     def _body_ids(self, session_id: int) -> list[int]:
