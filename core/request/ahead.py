@@ -34,6 +34,7 @@ from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key, short_key
 from foldscope.core.request.count_step import body_bytes, body_of, text_key
 from foldscope.core.request.long_pieces import has_long_piece
+from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import CompileError, IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
 
@@ -119,6 +120,7 @@ class CountsAhead:
         self._failed = False
         self._owner = threading.get_ident()  # the measure's thread, the only one that waits for the child
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
+        self._passages = Passages()  # long texts' passages counted here, of batches the child never took
 
     @staticmethod
     def allowed() -> bool:
@@ -194,7 +196,7 @@ class CountsAhead:
     def _count_here(self, batch: _Batch) -> None:
         """Count a batch the child never took, in this process."""
         encode = tokens.encoding().encode_ordinary
-        self._store(batch, [len(encode(text)) for text in batch.texts])
+        self._store(batch, self._passages.counts(batch.texts, lambda texts: [len(encode(text)) for text in texts]))
 
     def _store(self, batch: _Batch, counts: list[int]) -> None:
         for key, n in zip(batch.keys, counts):

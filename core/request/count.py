@@ -51,6 +51,7 @@ from foldscope.core.request.count_step import (
     text_key,
 )
 from foldscope.core.request.long_pieces import has_long_piece
+from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import TEXT
 
 if TYPE_CHECKING:
@@ -179,6 +180,7 @@ class Counter:
         # pool measured slower than counting the segments one after another (docs/performance.md).
         self.threads = threads or 1
         self.tokenised_chars = 0  # how much text this counter has had to tokenise, for tests and benchmarks
+        self._passages = Passages()  # long texts' passages counted already (core.request.passages)
         # Block bodies counted ahead of need in another process, while a trace is measured (core.request.ahead).
         self.ahead: Ahead | None = None
         # While a trace's prefix meter runs (core.request.trace.measure_trace): each unmarked body's UTF-8 length, by
@@ -440,17 +442,15 @@ class Counter:
         self._tokenise(new, bodies)
 
     def _tokenise(self, new: dict[Any, str], bodies: dict[Any, int]) -> None:
-        """Count every new segment, in parallel threads when there is enough new text: a head's into the heads, a
-        block body's into `bodies` (the memo of its policy key)."""
+        """Count every new segment (_count_all, by passages when long): a head's into the heads, a block body's into
+        `bodies` (the memo of its policy key)."""
         if not new:
             return
         # Equal texts count alike, so each is tokenised once: a file of tiny prompts repeats a few words.
         where: dict[str, int] = {}
         at = [where.setdefault(t, len(where)) for t in new.values()]
         texts = list(where)
-        chars = sum(len(t) for t in texts)
-        self.tokenised_chars += chars
-        enc = tokens.encoding()
+        self.tokenised_chars += sum(len(t) for t in texts)
         # A text holding a very long piece is merged in windows (core.request.long_pieces), never whole by tiktoken.
         counts: list[int] = [0] * len(texts)
         rest = []
@@ -459,14 +459,9 @@ class Counter:
                 counts[i] = tokens.count_text(t)
             else:
                 rest.append(i)
-        # With inspect's helper (tokens.start_helper) a batch is one round trip through its pipe, where encoding
-        # each text apart is one a text: a trace's requests each bring a few new bodies (docs/performance.md).
-        if len(rest) > 1 and (tokens.helping() or chars >= PARALLEL_CHARS and self.threads > 1):
-            for i, n in zip(rest, tokens.count_ordinary_batch([texts[i] for i in rest], num_threads=self.threads)):
-                counts[i] = n
-        else:
-            for i in rest:
-                counts[i] = len(enc.encode_ordinary(texts[i]))
+        # A long text's passages counted before are not tokenised again (core.request.passages).
+        for i, n in zip(rest, self._passages.counts([texts[i] for i in rest], self._count_all)):
+            counts[i] = n
         for key, i in zip(new, at):
             n = counts[i]
             if _is_head(key):
@@ -474,6 +469,15 @@ class Counter:
             else:
                 # A block's images count as the provider counts them, beside its text (where "[image]" stands).
                 bodies[key] = n + self._images.pop(key, 0)
+
+    def _count_all(self, texts: list[str]) -> list[int]:
+        """Each plain text's count, by tiktoken: in one batch through inspect's helper (tokens.start_helper), one round
+        trip where encoding each text apart is one a text (a trace's requests each bring a few new bodies,
+        docs/performance.md), or in threads when there is enough text; else one after another."""
+        if len(texts) > 1 and (tokens.helping() or self.threads > 1 and sum(map(len, texts)) >= PARALLEL_CHARS):
+            return tokens.count_ordinary_batch(texts, num_threads=self.threads)
+        encode = tokens.encoding().encode_ordinary
+        return [len(encode(text)) for text in texts]
 
     def _lookup(self, key, glue: str, bodies: dict[Any, int] | None = None) -> int:
         """A head's tokens, or a block body's from `bodies` (the memo of its policy key), with its glue's."""

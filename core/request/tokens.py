@@ -15,6 +15,7 @@ from typing import Any, Literal
 import tiktoken
 
 from foldscope.core.request import long_pieces
+from foldscope.core.request.passages import Passages
 
 # tiktoken's own expected SHA-256 for o200k_base.tiktoken (tiktoken_ext/openai_public.py).
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -298,6 +299,10 @@ def _serve(down: int, up: int) -> None:
     requests, answers = os.fdopen(down, "rb"), os.fdopen(up, "wb")
     enc = build_encoding()  # a failure exits the child; the parent then builds, and raises, itself
     encode = enc.encode_ordinary
+    passages = Passages()  # long texts' passages this child has counted (core.request.passages)
+
+    def count_all(texts: list[str]) -> list[int]:
+        return [len(encode(text)) for text in texts]  # each text's ids freed as soon as counted
     while True:
         try:
             kind, payload = _receive(requests)
@@ -306,7 +311,7 @@ def _serve(down: int, up: int) -> None:
         if kind == "one":
             _send(answers, encode(payload))
         elif kind == "counts":
-            _send(answers, [len(encode(text)) for text in payload])  # each text's ids freed as soon as counted
+            _send(answers, passages.counts(payload, count_all))
         else:
             _send(answers, [encode(text) for text in payload])
 
