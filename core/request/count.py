@@ -460,8 +460,11 @@ class Counter:
             else:
                 rest.append(i)
         # A long text's passages counted before are not tokenised again (core.request.passages).
-        for i, n in zip(rest, self._passages.counts([texts[i] for i in rest], self._count_all)):
-            counts[i] = n
+        if len(rest) == len(texts):  # the commonest case: no text with a long piece
+            counts = self._passages.counts(texts, self._count_all)
+        else:
+            for i, n in zip(rest, self._passages.counts([texts[i] for i in rest], self._count_all)):
+                counts[i] = n
         for key, i in zip(new, at):
             n = counts[i]
             if _is_head(key):

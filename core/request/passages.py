@@ -24,7 +24,7 @@ finds little stops cutting for a while (Passages).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 # A text shorter than this is counted whole: its passages would be too few to find again.
 PASSAGES_FROM = 1024
@@ -74,8 +74,10 @@ class Passages:
         self._resting = 0  # characters of long texts still to count whole before cutting again
         self.found_chars = 0  # all characters found in the memo, for tests and benchmarks
 
-    def counts(self, texts: Sequence[str], count_all: Callable[[list[str]], list[int]]) -> list[int]:
+    def counts(self, texts: list[str], count_all: Callable[[list[str]], list[int]]) -> list[int]:
         """Each text's o200k_base count: count_all's for a short text, its passages' for a long one."""
+        if not texts or max(map(len, texts)) < PASSAGES_FROM:
+            return count_all(texts)  # short texts only (a file of tiny prompts): no step a text here
         memo = self._counts
         fresh: list[str] = []  # what count_all is given: short texts, long ones whole, passages not seen before
         new: dict[str, int] = {}  # a passage not seen before -> its place in fresh
