@@ -179,7 +179,9 @@ class Counter:
         # One thread by default: on this 2-core machine, shared with other work, tiktoken's thread
         # pool measured slower than counting the segments one after another (docs/performance.md).
         self.threads = threads or 1
-        self.tokenised_chars = 0  # how much text this counter has had to tokenise, for tests and benchmarks
+        # Characters of the new bodies this counter has had to count, for tests and benchmarks (a long body's passages
+        # found in the memo included: core.request.passages keeps its own tally, Passages.found_chars).
+        self.tokenised_chars = 0
         self._passages = Passages()  # long texts' passages counted already (core.request.passages)
         # Block bodies counted ahead of need in another process, while a trace is measured (core.request.ahead).
         self.ahead: Ahead | None = None

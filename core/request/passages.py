@@ -30,10 +30,14 @@ from collections.abc import Callable
 PASSAGES_FROM = 1024
 MIN_PASSAGE = 64  # characters of a passage at least, so that tiktoken is not called for every line
 EVERY = 3  # a cut after a line whose length has these bits clear (about one line in four), or of at most one character
-# The memo forgets every passage once they hold this many characters (a long-lived counter's memory stays bounded).
+# The memo forgets every passage once they hold this many characters, each entry's own cost counted as ENTRY_CHARS
+# more (the dict's slot, the string's and the count's headers: about 120 bytes), so a long-lived counter's memo stays
+# near this many bytes of ASCII text.
 HELD_CHARS = 32 << 20
-# Cutting is watched over this many characters of long texts; if less than FOUND_SHARE of them was found in the
-# memo, long texts are counted whole for RESTING times as many characters, then watched again.
+ENTRY_CHARS = 120
+# Cutting is judged over each stretch of this many characters of long texts: if less than FOUND_SHARE of them was
+# found (in the memo, or earlier in the same batch), long texts are counted whole for RESTING times as many
+# characters, then watched again.
 PROBE_CHARS = 4 << 20
 FOUND_SHARE = 0.1
 RESTING = 4
@@ -68,17 +72,20 @@ class Passages:
 
     def __init__(self) -> None:
         self._counts: dict[str, int] = {}
-        self._held = 0  # characters of the passages the memo holds
-        self._looked = 0  # characters of long texts cut since cutting was last (re)started
-        self._found = 0  # of those, characters found in the memo
+        self._held = 0  # characters of the passages the memo holds, with ENTRY_CHARS an entry
+        self._looked = 0  # characters of long texts cut in the stretch being judged
+        self._found = 0  # of those, characters found (in the memo, or earlier in the same batch)
         self._resting = 0  # characters of long texts still to count whole before cutting again
         self.found_chars = 0  # all characters found in the memo, for tests and benchmarks
+        # A counter shared by two threads may call `counts` from both: each lookup and store is one dict operation,
+        # the memo is never iterated, and a count lost from these tallies only moves when cutting rests.
 
     def counts(self, texts: list[str], count_all: Callable[[list[str]], list[int]]) -> list[int]:
         """Each text's o200k_base count: count_all's for a short text, its passages' for a long one."""
         if not texts or max(map(len, texts)) < PASSAGES_FROM:
             return count_all(texts)  # short texts only (a file of tiny prompts): no step a text here
         memo = self._counts
+        repeated = 0  # characters of passages met again within this batch
         fresh: list[str] = []  # what count_all is given: short texts, long ones whole, passages not seen before
         new: dict[str, int] = {}  # a passage not seen before -> its place in fresh
         plan: list[int | tuple[int, list[int]]] = []  # per text its place in fresh, or (found tokens, places)
@@ -99,14 +106,17 @@ class Passages:
                 if place is None:
                     place = new[passage] = len(fresh)
                     fresh.append(passage)
+                else:
+                    repeated += len(passage)  # tokenised once for the batch: found, for the judging
                 places.append(place)
             self._found += found_chars
             self.found_chars += found_chars
             plan.append((found, places))
+        self._found += repeated
         counted = count_all(fresh) if fresh else []
         for passage, place in new.items():
             memo[passage] = counted[place]
-            self._held += len(passage)
+            self._held += len(passage) + ENTRY_CHARS
         if self._held > HELD_CHARS:
             memo.clear()
             self._held = 0
@@ -120,15 +130,17 @@ class Passages:
         return out
 
     def _cutting(self, chars: int) -> bool:
-        """Whether a long text of `chars` characters is cut (see the module's docstring): while the memo is watched,
-        and after it, while it finds FOUND_SHARE of what is looked up; else the text is counted whole, resting."""
+        """Whether a long text of `chars` characters is cut (see the module's docstring): each stretch of PROBE_CHARS
+        cut is judged on its own, and one that found under FOUND_SHARE of its characters starts a rest, during which
+        texts are counted whole."""
         if self._resting > 0:
             self._resting -= chars
-            if self._resting <= 0:
-                self._looked = self._found = 0
             return False
-        if self._looked >= PROBE_CHARS and self._found < FOUND_SHARE * self._looked:
-            self._resting = RESTING * PROBE_CHARS
-            return False
+        if self._looked >= PROBE_CHARS:
+            resting = self._found < FOUND_SHARE * self._looked
+            self._looked = self._found = 0
+            if resting:
+                self._resting = RESTING * PROBE_CHARS
+                return False
         self._looked += chars
         return True

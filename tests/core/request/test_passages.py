@@ -34,11 +34,12 @@ def everywhere(monkeypatch):
     monkeypatch.setattr(passages, "EVERY", 0)
 
 
-# What lies about an escaped newline decides whether a cut there is safe: letters of every case and of none, marks
-# that join a letter, the `'` of a contraction, digits, whitespace of each kind, punctuation, escapes, CJK.
-PIECES = ["\\n", "\\\\n", "\\n\\n", "n", "N", "'", "'s", "'S", "'ll", "a", "Zq", "é", "e\u0301", "\u0301", "\u02b0",
-          "\u01c5", "日本", "١٢", "123", "4", " ", "  ", "\t", "\n", "\r\n", "\\t", "-", "#", '"', '\\"', "{", "}",
-          "→", "/", "\u00a0", "\u3000", ".", "_", "x'", "\\u00e9"]
+# What lies about an escaped newline decides whether a cut there is safe: letters of every case and of none (some
+# that o200k merges with the `n` before them), marks that join a letter, the `'` of a contraction, digits, whitespace
+# of each kind, punctuation, escapes, CJK.
+PIECES = ["\\n", "\\\\n", "\\n\\n", "n", "N", "'", "'s", "'S", "'ll", "'re", "'ve", "a", "e", "t", "ing", "eing", "tx",
+          "Zq", "é", "e\u0301", "\u0301", "\u02b0", "\u01c5", "日本", "١٢", "123", "4", " ", "  ", "\t", "\n", "\r\n",
+          "\\t", "-", "#", '"', '\\"', "{", "}", "→", "/", "\u00a0", "\u3000", ".", "_", "x'", "\\u00e9"]
 texts_about_newlines = st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=60).map("".join)
 
 
@@ -51,10 +52,19 @@ def test_a_texts_passages_join_to_it_and_their_counts_add_up_to_its_count(everyw
     assert sum(tokens(p) for p in parts) == tokens(text)
 
 
+@pytest.mark.parametrize("after", ["eing", "tx", "'remore"])
+def test_a_cut_never_comes_before_a_letter_or_a_contraction_which_would_change_the_count(everywhere, after):
+    """Each of these texts counts differently cut between the escaped newline and what follows it, so the rule must
+    not cut there: a letter o200k merges with the `n`, or the `'` of a contraction."""
+    text = "word\\n" + after
+    assert tokens("word\\n") + tokens(after) != tokens(text)
+    assert cut(text) == [text]
+
+
 @pytest.mark.parametrize("after", ["s", "'s", "'", "\u0301", "\u02b0", "é"])
-def test_a_cut_never_comes_before_what_could_continue_the_letter_n(everywhere, after):
-    """The cut's rule itself: nothing a letter branch could go on with follows a cut (a contraction, a mark, a
-    letter of any script). Each of these texts would count differently if cut between `\\n` and `after`."""
+def test_a_cut_never_comes_before_what_a_letter_branch_could_go_on_with(everywhere, after):
+    """Where the rule cuts, whatever the count would do: never before a letter of any script, a combining mark or
+    a `'` (none of these texts happens to count differently cut, but other texts like them do, as above)."""
     text = "word\\n" + after + "more"
     assert cut(text) == [text]
 
@@ -133,6 +143,29 @@ def test_a_memo_that_finds_little_stops_cutting_and_watches_again_later(monkeypa
     assert not any(text in given for text in first[:3]) and sum(map(len, given)) < len(first[0])
 
 
+def test_each_stretch_is_judged_on_its_own_so_a_memo_that_stops_finding_soon_rests(monkeypatch):
+    """After a long stretch found again and again, texts that find nothing start a rest within two stretches."""
+    monkeypatch.setattr(passages, "PROBE_CHARS", 20_000)
+    memo = Passages()
+    given: list[str] = []
+
+    def counting(texts: list[str]) -> list[int]:
+        given.extend(texts)
+        return count_all(texts)
+
+    def text(seed: int) -> str:
+        return 'content":"' + "".join(f" {seed}.{k}: {text_of(30 + k % 7, seed=seed * 1000 + k)}\\n" for k in range(40)) + '","'
+
+    again = [text(seed) for seed in range(3)]
+    for _ in range(60):  # about 300k characters, nearly all found
+        memo.counts(again, counting)
+    given.clear()
+    fresh = [text(seed) for seed in range(100, 140)]
+    memo.counts(fresh, counting)
+    cut_first = next(k for k, t in enumerate(fresh) if t in given)  # the first text counted whole: resting
+    assert sum(map(len, fresh[:cut_first])) <= 2 * 20_000 + len(fresh[0])
+
+
 def test_the_memo_forgets_when_it_holds_too_much(monkeypatch):
     monkeypatch.setattr(passages, "HELD_CHARS", 5_000)
     memo = Passages()
@@ -167,14 +200,20 @@ def test_a_measure_counts_the_same_with_passages_as_without_on_a_session_that_re
     assert counter._passages.found_chars > len(lines) // 2
 
 
-def test_the_counting_child_counts_by_passages_as_the_measure_would():
+def repeated_reads() -> list[str]:
+    """Three reads of one file, overlapping, and a short text: what a counting child's batch holds."""
+    body = "".join(f"{k:>6}\u2192    total += weights[{k}{', k' * (k % 3)}]\\n" for k in range(500))
+    return ['content":"' + body + '","', 'content":"' + body[900:] + '","', "short", 'text":"' + body[:5000] + '","']
+
+
+def test_the_counting_child_answers_each_texts_count():
+    """A real child, through its pipes: the counts are tiktoken's of each text whole."""
     from foldscope.core.request import ahead
     from foldscope.core.request import tokens as tokens_module
 
     child = ahead._spawn()
     assert child is not None
-    body = "".join(f"{k:>6}\u2192    total += weights[{k}]\\n" for k in range(500))
-    texts = ['content":"' + body + '","', 'content":"' + body[900:] + '","', "short", 'text":"' + body[:5000] + '","']
+    texts = repeated_reads()
     try:
         with open(child.down, "wb", closefd=False) as down, open(child.up, "rb", closefd=False) as up:
             tokens_module._send(down, ("counts", texts))
@@ -182,6 +221,51 @@ def test_the_counting_child_counts_by_passages_as_the_measure_would():
             assert tokens_module._receive(up) == count_all(texts)
     finally:
         ahead._stop(child)
+
+
+def test_the_counting_child_counts_by_passages(monkeypatch):
+    """The child's loop (tokens._serve), run here on a thread: its memo finds the later reads' passages."""
+    import os
+    import threading
+
+    from foldscope.core.request import tokens as tokens_module
+
+    made: list[Passages] = []
+
+    class Watched(Passages):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(tokens_module, "Passages", Watched)
+    down_r, down_w = os.pipe()
+    up_r, up_w = os.pipe()
+    serving = threading.Thread(target=tokens_module._serve, args=(down_r, up_w), daemon=True)
+    serving.start()
+    texts = repeated_reads()
+    with os.fdopen(down_w, "wb") as down, os.fdopen(up_r, "rb") as up:
+        for batch in (texts[:1], texts[1:]):  # the first read, then the others
+            tokens_module._send(down, ("counts", batch))
+            down.flush()
+            assert tokens_module._receive(up) == count_all(batch)
+    serving.join(timeout=60)
+    assert not serving.is_alive()
+    assert len(made) == 1 and made[0].found_chars > len(texts[1]) // 2
+
+
+def test_a_batch_the_child_never_took_is_counted_here_by_passages():
+    """CountsAhead._count_here: the measure's own count of a waiting batch, by passages, each key its text's count."""
+    from foldscope.core.request import ahead
+
+    counting = ahead.CountsAhead(FullRecord([]), None, ())
+    texts = repeated_reads()
+    for first, last in ((0, 1), (1, len(texts))):  # the first read, then the others
+        batch = ahead._Batch()
+        batch.keys, batch.texts = [("k", i) for i in range(first, last)], texts[first:last]
+        counting._count_here(batch)
+        assert batch.done.is_set()
+    assert [counting._counts[("k", i)] for i in range(len(texts))] == count_all(texts)
+    assert counting._passages.found_chars > len(texts[1]) // 2
 
 
 def test_json_escaped_text_cut_at_its_newlines_counts_as_the_whole():
