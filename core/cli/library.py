@@ -57,8 +57,10 @@ def run_remove(args) -> dict[str, Any]:
             return {"library": str(library.path), "dry_run": True, "sessions": chosen, "size_before": before,
                     "size_after": None}
         removed = library.remove_sessions(args.ids)
+        # Removal frees pages for later imports without compacting the file (prune does), and the removal itself
+        # passes through the write-ahead log: the size on disk may not fall, and the text says why.
         return {"library": str(library.path), "dry_run": False, "sessions": chosen, "bodies": removed["bodies"],
-                "size_before": before, "size_after": library.size()}
+                "size_before": before, "size_after": library.size(), "compacted": False}
 
 
 def run_prune(args) -> dict[str, Any]:
@@ -78,8 +80,12 @@ def human_size(size: int | None) -> str:
     return ""
 
 
+def _sessions(n: int) -> str:
+    return f"{n:,} session" if n == 1 else f"{n:,} sessions"
+
+
 def format_list(result: dict[str, Any]) -> str:
-    lines = [f"{result['library']}: {len(result['sessions'])} sessions, {human_size(result['size'])}"]
+    lines = [f"{result['library']}: {_sessions(len(result['sessions']))}, {human_size(result['size'])}"]
     for row in result["sessions"]:
         name = row["source"] or "(no file)"
         lines.append(f"{row['id']:>5}  {row['format'] or '-':<12} {row['messages'] or 0:>7,} messages  "
@@ -89,9 +95,11 @@ def format_list(result: dict[str, Any]) -> str:
 
 def format_removed(result: dict[str, Any]) -> str:
     verb = "would remove" if result["dry_run"] else "removed"
-    lines = [f"{result['library']}: {verb} {len(result['sessions'])} sessions"
+    lines = [f"{result['library']}: {verb} {_sessions(len(result['sessions']))}"
              + (f" and {result['bodies']:,} stored messages no session holds" if result.get("bodies") else "")]
     lines += [f"{row['id']:>5}  {Path(row['source'] or '(no file)')}  ({row['why']})" for row in result["sessions"]]
     if result.get("size_after") is not None:
         lines.append(f"size: {human_size(result['size_before'])} -> {human_size(result['size_after'])}")
+        if result.get("compacted") is False and result["size_after"] >= result["size_before"]:
+            lines.append("  the space freed is reused by later imports; `foldscope library prune` compacts the file")
     return "\n".join(lines)

@@ -70,6 +70,37 @@ def test_remove_takes_ids_and_refuses_an_unknown_one_in_one_line(tmp_path, capsy
         assert [r["id"] for r in library.list_sessions()] == [ids[0], ids[2]]
 
 
+def shown_bytes(text: str) -> float:
+    """A size as format_removed shows it ("672.0 KB", "1,024 bytes") in bytes."""
+    value, unit = text.split()
+    return float(value.replace(",", "")) * {"bytes": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[unit]
+
+
+def test_remove_says_why_the_file_did_not_shrink_and_prune_then_compacts_it(tmp_path, capsys):
+    db, ids, _ = filled(tmp_path)
+    code, out, _ = run(capsys, "library", "remove", "--db", db, ids[0])
+    assert code == 0 and "removed 1 session and" in out
+    before, after = map(shown_bytes, out.split("size: ", 1)[1].split("\n", 1)[0].split(" -> "))
+    # Here the removal's write-ahead log outweighs what it freed: the file grew, and the text says why.
+    said = "the space freed is reused by later imports; `foldscope library prune` compacts the file" in out
+    assert said == (after >= before)
+    code, out, _ = run(capsys, "library", "prune", "--db", db)
+    before, after = map(shown_bytes, out.split("size: ", 1)[1].split("\n", 1)[0].split(" -> "))
+    assert code == 0 and after < before and "compacts the file" not in out
+
+
+def test_a_removal_that_left_the_file_as_large_says_prune_compacts_it_and_one_that_shrank_it_does_not():
+    from foldscope.core.cli.library import format_removed
+
+    def said(before: int, after: int, compacted: bool) -> bool:
+        result = {"library": "lib.db", "dry_run": False, "sessions": [], "bodies": 0, "size_before": before,
+                  "size_after": after, "compacted": compacted}
+        return "`foldscope library prune` compacts the file" in format_removed(result)
+
+    assert said(1000, 1200, False) and said(1000, 1000, False)
+    assert not said(1000, 800, False) and not said(1000, 1200, True)
+
+
 def _cli(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "foldscope", *argv], capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT.parent), "PATH": "/usr/bin:/bin"}, timeout=120)
