@@ -4,6 +4,7 @@ to tiktoken's count of the whole, and a passage counted once is not tokenised ag
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -111,20 +112,29 @@ def test_a_passage_counted_once_is_not_tokenised_again():
     assert memo.found_chars > 0.9 * len(body)
 
 
-def test_a_memo_that_finds_little_stops_cutting_and_watches_again_later(monkeypatch):
-    monkeypatch.setattr(passages, "PROBE_CHARS", 20_000)
-    monkeypatch.setattr(passages, "RESTING", 2)
-    memo = Passages()
+def recorded() -> tuple[list[str], Callable[[list[str]], list[int]]]:
+    """A count_all that keeps every text it is handed, in order, and that list."""
     given: list[str] = []
 
     def counting(texts: list[str]) -> list[int]:
         given.extend(texts)
         return count_all(texts)
 
-    def unique(seed: int) -> str:  # lines that start with a space: a cut may come before any of them
-        return 'content":"' + "".join(f" {seed}.{k}: {text_of(30 + k % 7, seed=seed * 1000 + k)}\\n" for k in range(40)) + '","'
+    return given, counting
 
-    first = [unique(seed) for seed in range(30)]
+
+def unique_text(seed: int) -> str:
+    """A long text no other seed's shares a passage with; its lines start with a space, so a cut may come before any."""
+    return 'content":"' + "".join(f" {seed}.{k}: {text_of(30 + k % 7, seed=seed * 1000 + k)}\\n" for k in range(40)) + '","'
+
+
+def test_a_memo_that_finds_little_stops_cutting_and_watches_again_later(monkeypatch):
+    monkeypatch.setattr(passages, "PROBE_CHARS", 20_000)
+    monkeypatch.setattr(passages, "RESTING", 2)
+    memo = Passages()
+    given, counting = recorded()
+
+    first = [unique_text(seed) for seed in range(30)]
     assert memo.counts(first, counting) == count_all(first)
     whole = [k for k, text in enumerate(first) if text in given]  # handed over as they came: not cut
     assert 0 < whole[0] and whole == list(range(whole[0], 30))  # cut while watched, found nothing, so it rests
@@ -132,7 +142,7 @@ def test_a_memo_that_finds_little_stops_cutting_and_watches_again_later(monkeypa
     rested = 0
     for seed in range(100, 140):  # new texts, one at a time: whole while it rests, then cut again
         given.clear()
-        text = unique(seed)
+        text = unique_text(seed)
         assert memo.counts([text], counting) == count_all([text])
         if given != [text]:
             break
@@ -147,20 +157,13 @@ def test_each_stretch_is_judged_on_its_own_so_a_memo_that_stops_finding_soon_res
     """After a long stretch found again and again, texts that find nothing start a rest within two stretches."""
     monkeypatch.setattr(passages, "PROBE_CHARS", 20_000)
     memo = Passages()
-    given: list[str] = []
+    given, counting = recorded()
 
-    def counting(texts: list[str]) -> list[int]:
-        given.extend(texts)
-        return count_all(texts)
-
-    def text(seed: int) -> str:
-        return 'content":"' + "".join(f" {seed}.{k}: {text_of(30 + k % 7, seed=seed * 1000 + k)}\\n" for k in range(40)) + '","'
-
-    again = [text(seed) for seed in range(3)]
+    again = [unique_text(seed) for seed in range(3)]
     for _ in range(60):  # about 300k characters, nearly all found
         memo.counts(again, counting)
     given.clear()
-    fresh = [text(seed) for seed in range(100, 140)]
+    fresh = [unique_text(seed) for seed in range(100, 140)]
     memo.counts(fresh, counting)
     cut_first = next(k for k, t in enumerate(fresh) if t in given)  # the first text counted whole: resting
     assert sum(map(len, fresh[:cut_first])) <= 2 * 20_000 + len(fresh[0])
