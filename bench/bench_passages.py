@@ -31,6 +31,8 @@ from foldscope.core.request import passages  # noqa: E402
 from foldscope.core.request.count import Counter  # noqa: E402
 from foldscope.core.request.trace import measure_trace  # noqa: E402
 
+PASSAGES_FROM = passages.PASSAGES_FROM  # the module's own, restored for each run with passages on
+
 
 def generated_session(tokens: int) -> Session:
     """bench_count's generated view as a session, a request after each answer: file reads never read again."""
@@ -53,9 +55,6 @@ def calibrate(session: Session, on: bool) -> tuple[float, Counter]:
     with collector.spared():
         measure_trace(session, policy, counter=counter, prefix=False, predict=False)
     return time.perf_counter() - start, counter
-
-
-PASSAGES_FROM = passages.PASSAGES_FROM
 
 
 def row(name: str, session: Session, repeat: int) -> None:

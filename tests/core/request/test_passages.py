@@ -133,7 +133,6 @@ def test_a_memo_that_finds_little_stops_cutting_and_watches_again_later(monkeypa
     monkeypatch.setattr(passages, "RESTING", 2)
     memo = Passages()
     given, counting = recorded()
-
     first = [unique_text(seed) for seed in range(30)]
     assert memo.counts(first, counting) == count_all(first)
     whole = [k for k, text in enumerate(first) if text in given]  # handed over as they came: not cut
