@@ -149,13 +149,34 @@ def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENS
     if first_step:  # the rest of the load is not wanted: stop it before the window goes
         window.cancel_loading()
         pool().waitForDone()
-    Path(png).parent.mkdir(parents=True, exist_ok=True)
-    if not image.save(png):
-        print(f"foldscope: {png}: cannot write the screenshot", file=sys.stderr)
+    if not write_png(image, png, read=[path]):
         return 2
     window.close()
     return 0
 
+
+
+def write_png(image, png: str, read: list[str]) -> bool:
+    """Write the screenshot as the user's other outputs are (core.model.outputs): private when new, never over a
+    device or the session, a link written through; one line on stderr when it cannot."""
+    from foldscope.app.qt import QBuffer, QByteArray
+    from foldscope.core.model.outputs import write_output
+    from foldscope.core.model.session import ReadError
+
+    data = QByteArray()
+    buffer = QBuffer(data)
+    if not buffer.open(QBuffer.OpenModeFlag.WriteOnly) or not image.save(buffer, "PNG"):
+        print(f"foldscope: {png}: cannot encode the screenshot", file=sys.stderr)
+        return False
+    buffer.close()
+    try:
+        Path(png).parent.mkdir(parents=True, exist_ok=True)
+        write_output(png, bytes(data.data()), read)
+    except (OSError, ReadError) as exc:
+        print(f"foldscope: {exc if isinstance(exc, ReadError) else f'{png}: cannot write the screenshot: {exc}'}",
+              file=sys.stderr)
+        return False
+    return True
 
 
 def show_tab(window, name: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import (
     QAbstractItemModel,
     QAbstractTableModel,
+    QBuffer,
     QByteArray,
     QEvent,
     QEventLoop,

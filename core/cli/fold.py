@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
@@ -64,16 +63,11 @@ def _load(args) -> Session:
 
 
 def _write(session: Session, args) -> str:
+    """Write the changed session to -o: the writer refuses the input, its manifest, a device or a link's
+    replacement in one line (core.model.outputs), printed by core.cli.main."""
     from foldscope.core.formats.lionagi import write_session
 
-    source, output = Path(args.file), Path(args.output)
-    if output.exists() and output.resolve() == source.resolve():
-        raise ReadError(str(output), "-o", "refusing to overwrite the input file; choose another output")
-    try:
-        write_session(session, output)
-    except OSError as exc:
-        raise ReadError(str(output), "-o", f"cannot write: {exc.strerror or exc}") from None
-    return str(output)
+    return write_session(session, args.output)
 
 
 def run_fold(args) -> dict[str, Any]:

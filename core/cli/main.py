@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from foldscope.core.cli.output import terminal_safe
+from foldscope.core.cli.output import json_safe, terminal_safe
 from foldscope.core.model import collector
 from foldscope.core.model.session import LibraryError, ReadError
 
@@ -95,14 +95,15 @@ def command_names() -> set[str]:
     return set()
 
 
-def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = None, raw: bool = False) -> None:
+def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = None, raw: bool = False,
+         stream: Any = None) -> None:
     """Print a command's result: JSON (which escapes control characters itself), or its text through
     terminal_safe unless raw."""
     if as_json or formatter is None:
-        print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+        print(json_safe(json.dumps(result, indent=2, ensure_ascii=False, default=str)), file=stream)
     else:
         text = formatter(result)
-        print(text if raw else terminal_safe(text))
+        print(text if raw else terminal_safe(text), file=stream)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -131,7 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return result
     if result is not None:
         try:
-            emit(result, getattr(args, "json", False), getattr(args, "format", None), getattr(args, "raw", False))
+            # `-o -` put the written file on standard output: what the command says goes to standard error
+            stream = sys.stderr if getattr(args, "output", None) == "-" else sys.stdout
+            emit(result, getattr(args, "json", False), getattr(args, "format", None), getattr(args, "raw", False), stream)
             sys.stdout.flush()
         except BrokenPipeError:
             # The reader (e.g. `| head`) stopped early: nothing is wrong, and no traceback either.

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import sys
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -165,7 +167,7 @@ def run_replay(args) -> Any:
                           "ceiling": result["ceiling"]["tokens"], **totals})
     out = {"folder": str(path), "sessions": len(files) - len(skipped), "skipped": skipped, "table": table}
     if args.output:
-        write_table(args.output, out)
+        write_table(args.output, out, read=files)
         out["written"] = [f"{args.output}.csv", f"{args.output}.json"]
     return out
 
@@ -179,14 +181,20 @@ def _replay_or_error(path: str, args_dict: dict[str, Any], how: Any = None) -> d
         return {"error": f"{path}: {type(exc).__name__}: {exc}"}
 
 
-def write_table(base: str, out: dict[str, Any]) -> None:
+def write_table(base: str, out: dict[str, Any], read: Sequence[str | Path] = ()) -> None:
+    """OUT.csv and OUT.json, never over a replayed file, a device or a link (core.model.outputs)."""
+    from foldscope.core.model.outputs import output_target, write_output
+
     fields = ["file", "format", "model", "ceiling", "strategy", "estimator", *TOTALS, *MODELLED]
-    with open(f"{base}.csv", "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(out["table"])
-    with open(f"{base}.json", "w", encoding="utf-8") as handle:
-        json.dump(out, handle, indent=2, ensure_ascii=False)
+    names = [f"{base}.csv", f"{base}.json"]
+    for name in names:
+        output_target(name, read)
+    table = io.StringIO(newline="")
+    writer = csv.DictWriter(table, fieldnames=fields, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(out["table"])
+    write_output(names[0], table.getvalue(), read)
+    write_output(names[1], json.dumps(out, indent=2, ensure_ascii=False), read)
 
 
 def format_replay(result: dict[str, Any]) -> str:

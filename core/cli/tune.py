@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import json
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +67,10 @@ def points_from(args) -> list[PolicyPoint]:
             data = yaml.safe_load(Path(args.policies).read_text(encoding="utf-8"))
         except OSError as exc:
             raise PolicyError(args.policies, "", f"cannot read: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, UnicodeError) as exc:
             raise PolicyError(args.policies, "", f"not valid YAML: {str(exc).splitlines()[0]}") from None
+        except RecursionError:
+            raise PolicyError(args.policies, "", "not a policies file: nested too deeply to read") from None
         if not isinstance(data, dict):
             raise PolicyError(args.policies, "", "must map each profile's name to its keys")
         return points_from_profiles(data, args.policies)
@@ -150,27 +154,37 @@ def run_tune(args) -> Any:
     progress.close()
     out = summarise(results, points)
     if args.output:
-        out["written"] = write_outputs(args.output, out)
+        out["written"] = write_outputs(args.output, out, read=paths)
     return out
 
 
-def write_outputs(base: str, out: dict[str, Any]) -> list[str]:
-    """OUT.csv (and OUT.parquet when pyarrow is installed) with a row per session and policy; OUT.json whole."""
-    written = [f"{base}.csv", f"{base}.json"]
-    with open(f"{base}.csv", "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=SESSION_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(out["rows"])
-    with open(f"{base}.json", "w", encoding="utf-8") as handle:
-        json.dump({k: v for k, v in out.items() if k != "written"}, handle, indent=2, ensure_ascii=False)
+def write_outputs(base: str, out: dict[str, Any], read: Sequence[str | Path] = ()) -> list[str]:
+    """OUT.csv (and OUT.parquet when pyarrow is installed) with a row per session and policy; OUT.json whole.
+    None of them is written over a swept session, a device or a link (core.model.outputs): all are checked first."""
+    from foldscope.core.model.outputs import output_target, write_output
+
+    names = [f"{base}.csv", f"{base}.json"]
     try:
         import pyarrow  # type: ignore[import-not-found]
         import pyarrow.parquet  # type: ignore[import-not-found]
     except ImportError:
-        return written
-    table = pyarrow.Table.from_pylist([{k: row.get(k) for k in SESSION_FIELDS} for row in out["rows"]])
-    pyarrow.parquet.write_table(table, f"{base}.parquet")
-    return [*written, f"{base}.parquet"]
+        pyarrow = None
+    if pyarrow is not None:
+        names.append(f"{base}.parquet")
+    for name in names:
+        output_target(name, read)
+    table = io.StringIO(newline="")
+    writer = csv.DictWriter(table, fieldnames=SESSION_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(out["rows"])
+    write_output(names[0], table.getvalue(), read)
+    write_output(names[1], json.dumps({k: v for k, v in out.items() if k != "written"}, indent=2, ensure_ascii=False), read)
+    if pyarrow is not None:
+        sink = pyarrow.BufferOutputStream()
+        pyarrow.parquet.write_table(pyarrow.Table.from_pylist([{k: row.get(k) for k in SESSION_FIELDS} for row in out["rows"]]),
+                                    sink)
+        write_output(names[2], sink.getvalue().to_pybytes(), read)
+    return names
 
 
 def format_tune(out: dict[str, Any]) -> str:

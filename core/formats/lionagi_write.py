@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.model.files import write_atomically
+from foldscope.core.model.outputs import write_output
 from foldscope.core.model.session import Message, Session
 
 _MESSAGES = "lionagi.protocols.messages."
@@ -38,27 +37,18 @@ NOTE_KEY = "context_first_index"  # the same key core.formats.lionagi reads a no
 _NAMESPACE = uuid.UUID("5d0f8a52-3a6e-4f0e-9a57-6c1f0b8e2f11")
 
 
-def write_session(session: Session, path: str | Path) -> None:
+def write_session(session: Session, path: str | Path) -> str:
     """Write the native file (the {branch, manifest} wrapper) atomically, keeping the mode of a file it
-    replaces (a new one is private); never over one of the files the session was read from."""
-    path = Path(path)
-    for source in input_paths(session):
-        if _same_file(path, source):
-            raise ValueError(f"{path}: refusing to overwrite {_which(session, source)}; choose another name")
-    write_atomically(path, (_encode(session) + "\n").encode("utf-8"))
+    replaces (a new one is private); never over one of the files the session was read from, a device or a
+    link (core.model.outputs). `-` writes it to standard output. Returns where it went."""
+    read = {source: _which(session, source) for source in input_paths(session)}
+    return write_output(path, (_encode(session) + "\n").encode("utf-8"), read)
 
 
 def input_paths(session: Session) -> list[Path]:
     """The files the session was read from: its source and the run manifest found beside a bare Branch."""
     paths = [session.source, session.extras.get("manifest_path")]
     return [Path(p) for p in paths if p]
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
-    except OSError:
-        return False
 
 
 def _which(session: Session, path: Path) -> str:

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.lionagi_write import input_paths
+from foldscope.core.model.outputs import output_target, write_output
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
@@ -341,11 +343,10 @@ def render(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(
 
 def write_report(session: Session, out: str | Path, policy: Policy | None = None, *, replay: Sequence[str] = (),
                  measure: Measure | None = None) -> ReportData:
-    """Write the report of `session` to `out` (the whole page at once; a failed write leaves no half file)."""
+    """Write the report of `session` to `out` (the whole page at once; a failed write leaves no half file), never
+    over the files the session was read from, a device or a link (core.model.outputs); private when new."""
+    read = {path: "a file the session was read from" for path in input_paths(session)}
+    output_target(out, read)  # refused before the work of gathering, not after
     data = gather(session, policy, replay=replay, measure=measure)
-    text = render(data)
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
+    write_output(out, render(data), read)
     return data

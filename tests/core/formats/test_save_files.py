@@ -65,7 +65,7 @@ def test_export_refuses_to_overwrite_the_run_manifest_read_beside_the_branch(tmp
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "refusing to overwrite the run manifest" in err
     assert manifest.read_bytes() == before
-    with pytest.raises(ValueError, match="run manifest"):
+    with pytest.raises(ReadError, match="run manifest"):
         write_session(session, manifest)
     assert main(["export", str(branch), "-o", str(branch)]) == 2
     assert main(["export", str(branch), "-o", str(tmp_path / "out.json")]) == 0
