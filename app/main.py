@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from foldscope.core.model import collector
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:
+        # The reader stopped early (`foldscope --help | head -1`, argparse's own help or usage included):
+        # nothing is wrong. Standard output goes nowhere from here so the exit's flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["inspect"]:
         # Start the tokenizer's build on the other core before the rest of the command is imported
         # (core.request.tokens.start_helper; run_inspect finds it running and stops it when done).

@@ -45,6 +45,8 @@ def parse_value(key: str, text: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise PolicyError(SOURCE, key, f"not a YAML value: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise PolicyError(SOURCE, key, "not a YAML value: nested too deeply to read") from None
 
 
 def field_errors(texts: dict[str, str]) -> tuple[Policy | None, dict[str, str]]:

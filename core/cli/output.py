@@ -22,3 +22,14 @@ def terminal_safe(text: str) -> str:
     if any("\udc80" <= c <= "\udcff" for c in text):
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return _UNSAFE.sub(_visible, text)
+
+
+# What json.dumps(ensure_ascii=False) leaves raw though a terminal acts on it: DEL, the C1 controls and the
+# bidirectional overrides (C0 controls JSON escapes itself). They can only stand inside a JSON string, where
+# their \u escape means the same character, so the document parses to the same value.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_safe(document: str) -> str:
+    """A JSON text with every character a terminal would act on written as its \\u escape (U+009B as \\u009b)."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", document)

@@ -151,6 +151,8 @@ class Policy:
             raise PolicyError(str(path), "", f"cannot read the profile: {exc.strerror or exc}") from None
         except (yaml.YAMLError, UnicodeError) as exc:
             raise PolicyError(str(path), "", f"not valid YAML: {str(exc).splitlines()[0]}") from None
+        except RecursionError:
+            raise PolicyError(str(path), "", "not a profile: nested too deeply to read") from None
         return cls.from_mapping(data if data is not None else {}, str(path))
 
     @classmethod

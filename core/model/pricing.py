@@ -132,10 +132,14 @@ def use_prices_file(path: str | Path | None) -> None:
     global _user_file
     _user_file = Path(path) if path is not None else None
     if path is not None:
-        if not Path(path).is_file():
-            raise ReadError(str(path), "", "no such prices file")
-        _read_user.cache_clear()
-        user_models()
+        try:
+            if not Path(path).is_file():
+                raise ReadError(str(path), "", "no such prices file")
+            _read_user.cache_clear()
+            user_models()
+        except ReadError:
+            _user_file = None  # a refused file is not left in use for what runs next in this process
+            raise
 
 
 def user_models() -> Mapping[str, Any]:
@@ -151,6 +155,8 @@ def _read_user(path: Path) -> Mapping[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReadError(str(path), "", f"not a readable prices file ({exc})") from None
+    except RecursionError:
+        raise ReadError(str(path), "", "not a prices file: nested too deeply to read") from None
     models = data.get("models", data) if isinstance(data, dict) else None
     if not isinstance(models, dict):
         raise ReadError(str(path), "", "a prices file is a JSON object of models")

@@ -81,3 +81,17 @@ def test_json_stays_as_it_is_and_is_already_escaped(hostile, capsys):
 def test_an_error_line_quoting_the_file_is_escaped_too(tmp_path, capsys):
     code, out, err = run(capsys, "inspect", tmp_path / f"missing{TITLE}.json")
     assert code == 2 and dangerous(err) == [] and "\\x1b]0;owned" in err
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["requests"], ["composition"], ["read-result", "--index", "INDEX"]])
+def test_json_writes_c1_controls_and_bidi_overrides_as_escapes(hostile, capsys, command):
+    path, index = hostile
+    argv = [str(index) if a == "INDEX" else a for a in command[1:]]
+    code, out, err = run(capsys, command[0], path, *argv, "--json")
+    assert code == 0, err
+    assert dangerous(out) == [], "a raw C1 control or bidi override in --json output"
+    if command[0] in ("inspect", "read-result"):
+        assert "\\u009b31m" in out and "\\u202e" in out
+        json.loads(out)  # still JSON, meaning the same characters
+    if command[0] == "read-result":
+        assert HOSTILE in json.loads(out)["text"]
