@@ -78,6 +78,12 @@ def eligible_bodies(view: Sequence[Message], record: FullRecord, skip: set[str],
                 else:
                     current = effective_count(body, index, bound, allowance.get(body.key))
                     k_n = retained_max(body, index, bound)
+                    # min(1024, k_N) as Amendment 3 states it. No input tells it from a floor of 1,024 alone (issue
+                    # 47): the floor is read only by `current > floor` below and by cut_body for a body that passed
+                    # it, and current <= k_N always (effective_count is at most k_N). k_N >= 1024: both are 1,024;
+                    # k_N < 1024: current <= k_N < 1024 is at both floors, no clip capacity either way. Tried: a
+                    # 100,045-character body under N = 1,024 (k_N = current = 792, not eligible under both), and
+                    # 3,000 random bodies, bounds 1,024 to 5,000, offsets, previews and allowances (none differ).
                     floor = min(CLIP_FLOOR, k_n if k_n is not None else 0)
                 slot.kept[body.key] = current
                 if current > floor:  # a body at its floor has no clip capacity left

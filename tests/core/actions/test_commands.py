@@ -66,6 +66,14 @@ def test_with_a_note_and_a_copy_earlier_in_the_view_a_restored_message_lands_at_
     assert calls_have_results(payload(session))
 
 
+def test_restore_places_a_message_after_others_with_the_same_position_key():
+    session = rounds()
+    Compact(2, 4).do(session)  # a note for round 0 (m2 to m4): its chronology key is m2's index, 2
+    note = session.record[len(session.record) - 1].id
+    Restore([2]).do(session)  # m2's own key is 2 too: it goes after the note that shares it, not before
+    assert session.view[:5] == ["m0", "m1", note, "m2", "m5"]
+
+
 def test_a_restore_the_ceiling_cannot_admit_is_refused_and_names_read_result():
     session = rounds(chars=20_000)
     Clip(4, 1_500).do(session)

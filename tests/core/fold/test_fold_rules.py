@@ -134,9 +134,9 @@ def test_amendment_1_the_scale_moves_only_from_4000_counted_tokens_and_never_fal
 
 # -- Amendment 4: the reset -------------------------------------------------------------------------------
 
-def caching_rounds(note_size: int):
+def caching_rounds(note_size: int, last_chars: int = 200):
     """A cached session under a ceiling of 1,000: the first round, two delivered notes of `note_size` tokens
-    together, then rounds of 100 each; the line is crossed."""
+    together, then rounds of 100 each (the last result `last_chars` long); the line is crossed."""
     b = Build()
     b.system(), b.task()
     b.answer("first answer")
@@ -144,7 +144,7 @@ def caching_rounds(note_size: int):
         b.add("note", {"assistant_response": f"note {k}"}, {"context_first_index": 3 + k})
     for k in range(3):
         b.answer(f"round {k}")
-        b.round([text_of(200, k)])
+        b.round([text_of(last_chars if k == 2 else 200, k)])
     session = b.session(delivered=[m.id for m in b.messages])
     sizes = {m.id: 100 for m in b.messages}
     sizes["m0"], sizes["m1"], sizes["m2"] = 100, 10, 10
@@ -157,6 +157,14 @@ def test_amendment_4_notes_above_15_percent_of_the_ceiling_run_the_reset_first_a
     session, sizes, policy = caching_rounds(151)
     run = Fold(session, fold_measure(session, 1_000, policy=policy), count=sized(sizes, note=20)).run()
     assert [r["stage"] for r in run.records] == ["reset"]
+
+
+def test_amendment_4_the_reset_runs_first_and_alone_even_when_the_view_stays_over_the_target():
+    session, sizes, policy = caching_rounds(300, last_chars=5_000)  # m13, in the reset's tail of two, can be clipped
+    sizes["m13"] = 700  # after the reset: 100 + 10 + 10 + the note's 20 + 100 + 700 = 940, over the target of 600
+    run = Fold(session, fold_measure(session, 1_000, policy=policy), count=sized(sizes, note=20)).run()
+    assert [r["stage"] for r in run.records] == ["reset"]  # no clip (which would land here) or other stage follows
+    assert run.records[0]["outcome"] == "landed" and run.estimate_after == 940 and not run.target_reached
 
 
 def test_amendment_4_notes_at_15_percent_of_the_ceiling_do_not_run_the_reset_first():
@@ -382,3 +390,26 @@ def test_amendment_1_the_all_stage_keeps_the_newest_six_then_two_messages():
         assert views[i][-record["kept_tail"]:] == start[-record["kept_tail"]:]
         checked += 1
     assert checked
+
+
+# -- Amendment 1: a refused request calibrates the fold and folds at least once more (issue 47) ---------------
+
+def test_amendment_1_a_refused_estimate_above_the_folds_own_calibrates_the_fold_by_it():
+    session, sizes = rounds()  # 20 messages of 100: the fold's own estimate is 2,000
+    fold = Fold(session, fold_measure(session, 10_000), count=sized(sizes))
+    assert fold.estimate() == 2_000
+    run = fold.run("refused", observed=10_000)  # the request was refused at 10,000, five times the fold's count
+    assert fold.scale == 5.0 and run.records[0]["input_scale"] == 5.0
+    assert run.estimate_before == 10_000  # every stage then aims by the refused request's own size
+    assert run.target_reached and run.estimate_after <= 6_000 and fold.estimate() == run.estimate_after
+
+
+def test_amendment_1_a_refused_fold_must_land_once_even_when_its_own_estimate_is_under_the_target():
+    # Another estimator's size (the fold's `size`) is not moved by the calibration: 2,000, under the target of 6,000,
+    # although the request was refused at 10,000. The fold still folds until a pass lands, and stops there.
+    session, sizes = rounds()
+    fold = Fold(session, fold_measure(session, 10_000), count=sized(sizes), size=lambda ms, counted: counted)
+    run = fold.run("refused", observed=10_000)
+    assert run.estimate_before == 2_000 and run.landed
+    assert [(r["stage"], r["kept_tail"], r["outcome"]) for r in run.records] == [("tool_io", 6, "landed")]
+    assert fold.run("threshold").records == []  # without a refusal, a view under the target is left as it is

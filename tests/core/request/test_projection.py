@@ -196,3 +196,44 @@ def test_property_any_body_under_any_n_fits_exactly_with_a_complete_marker_or_is
     assert len(shown) <= bound
     check_body(shown, body, index, bound)
     assert all(_length(len(text), offset, preview, index, j, bound) > bound for j in range(kept + 1, len(text)))
+
+
+# -- issue 47: the bound's edges, each named after the statement it proves
+
+@pytest.mark.parametrize("bound", [1_024, 4_000])
+def test_amendment_3_a_result_of_exactly_the_bound_stays_whole(bound):
+    original = result(listing(bound))
+    body = bodies_of(original)[0]
+    assert len(body.text) == bound
+    assert retained_max(body, 3, bound) == bound  # k_N is the whole body: it fits
+    assert effective_count(body, 3, bound) == bound
+    assert project_output(original, 3, bound) == (original.content["output"], {})
+    copy = Message("copy", "action_response", 2.0, {"function": "bash", "arguments": {}, "output": listing(bound)},
+                   {"clipped_from": "gone"})  # a copy whose original is not at hand: its own body, at the bound
+    sent = compile_request([copy], policy=Policy(tool_result_max_chars=bound))["messages"][0]["content"][0]["text"]
+    assert sent.endswith(listing(bound))
+    assert retained_max(bodies_of(result(listing(bound + 1)))[0], 3, bound) < bound  # one more is shortened
+
+
+def test_amendment_3_a_shortened_body_keeps_both_its_head_and_its_tail():
+    # Under 225 characters a 5,000-character body has room for its marker and one kept character, not two:
+    # one character would be a tail with no head, so the body is refused rather than shown without its start.
+    body = bodies_of(result(listing(5_000)))[0]
+    assert _length(5_000, 0, False, 0, 1, 225) <= 225 < _length(5_000, 0, False, 0, 2, 225)
+    with pytest.raises(ProjectionRefused):
+        effective_count(body, 0, 225)
+    kept = effective_count(body, 0, 226)  # one more character of bound: a head and a tail
+    check_body(shortened(body, 0, kept, 226), body, 0, 226)
+
+
+def test_amendment_2_a_clipped_copy_whose_allowance_equals_its_length_is_whole():
+    original = result(listing(3_000))
+    record = FullRecord([original])
+    body = bodies_of(original)[0]
+    assert effective_count(body, 0, 4_000, allowance=3_000) == 3_000
+    assert project_output(original, 0, 4_000, {None: 3_000}) == (original.content["output"], {})
+    copy = Message("copy", "action_response", 2.0, {"function": "bash", "arguments": {}, "output": "stale"},
+                   {"clipped_from": "r", "context_clip_kept": 3_000})
+    text = compile_request([copy], record=record, policy=Policy(tool_result_max_chars=4_000))["messages"][0]["content"][0]["text"]
+    assert text.endswith(":\n" + listing(3_000)) and not MARKER.search(text)
+    assert effective_count(body, 0, 4_000, allowance=2_999) < 3_000  # one under its length is a cut
