@@ -25,7 +25,8 @@ from foldscope.core.cli.options import (
 )
 from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
-from foldscope.core.replay.lab import model_vs_reported
+from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill, compare_line, no_ceiling_line
+from foldscope.core.replay.lab import cost_text, model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.estimators import ADR, ESTIMATORS
 
@@ -86,11 +87,16 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
         measure = measure_from_args(args, session)
     # One file's strategies at once in forked processes (core.replay.parallel): a folder's files already go through
     # a pool, which replays each file in its own process with `workers` 1, never a pool inside a pool.
-    result = replay(session, args.strategy or list(STRATEGIES), measure, estimator=getattr(args, "estimator", ADR),
+    strategies = args.strategy or list(STRATEGIES)
+    result = replay(session, strategies, measure, estimator=getattr(args, "estimator", ADR),
                     workers=args_dict.get("workers") or 1, said=_say, rows=bool(args.per_request))
     result["file"] = str(path)
     result["format"] = session.format
     result["ceiling"] = {"tokens": measure.ceiling, "source": measure.resolution.source, "why": measure.resolution.why}
+    # Without a ceiling none of the managing strategies acts: said in one line, with a ceiling to give instead.
+    result["no_ceiling"] = no_ceiling_line(session, measure.resolution, strategies)
+    # The reader's warnings travel with the result (said on stderr as read), so a folder's row carries them.
+    result["read_warnings"] = list(session.warnings)
     if args.check:
         check = check_cache(session, measure)
         result["check"] = check.summary() if check else None
@@ -127,6 +133,7 @@ def billed_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
         return replay_file(path, args_dict)
     result["file"] = str(path)
     result["format"] = session.format
+    result["read_warnings"] = list(session.warnings)
     return result
 
 
@@ -162,14 +169,20 @@ def run_replay(args) -> Any:
         if "error" in result:
             skipped.append({"file": str(f), "error": result["error"]})
             continue
+        warnings = file_warnings(result)
         for totals in result["totals"]:
             table.append({"file": str(f), "format": result["format"], "model": result["model"],
-                          "ceiling": result["ceiling"]["tokens"], **totals})
+                          "ceiling": result["ceiling"]["tokens"], **totals, "warnings": warnings})
     out = {"folder": str(path), "sessions": len(files) - len(skipped), "skipped": skipped, "table": table}
     if args.output:
         write_table(args.output, out, read=files)
         out["written"] = [f"{args.output}.csv", f"{args.output}.json"]
     return out
+
+
+def file_warnings(result: dict[str, Any]) -> list[str]:
+    """Every warning one file's replay gave, its reader's first: what the file replayed alone would say."""
+    return [*result.get("read_warnings", []), *result.get("warnings", [])]
 
 
 def _replay_or_error(path: str, args_dict: dict[str, Any], how: Any = None) -> dict[str, Any]:
@@ -185,59 +198,54 @@ def write_table(base: str, out: dict[str, Any], read: Sequence[str | Path] = ())
     """OUT.csv and OUT.json, never over a replayed file, a device or a link (core.model.outputs)."""
     from foldscope.core.model.outputs import output_target, write_output
 
-    fields = ["file", "format", "model", "ceiling", "strategy", "estimator", *TOTALS, *MODELLED]
+    fields = ["file", "format", "model", "ceiling", "strategy", "estimator", *TOTALS, *MODELLED,
+              "cost_not_comparable", "cost_sent_usd", "warnings"]
     names = [f"{base}.csv", f"{base}.json"]
     for name in names:
         output_target(name, read)
     table = io.StringIO(newline="")
     writer = csv.DictWriter(table, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(out["table"])
+    writer.writerows({**row, "warnings": "; ".join(row.get("warnings") or [])} for row in out["table"])
     write_output(names[0], table.getvalue(), read)
     write_output(names[1], json.dumps(out, indent=2, ensure_ascii=False), read)
 
 
 def format_replay(result: dict[str, Any]) -> str:
+    from foldscope.core.cli.output import terminal_safe
+
     if "table" in result:
-        lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
-        lines += [f"  skipped {s['error']}" for s in result["skipped"]]
-        lines += [f"  {r['file']}  {r['strategy']:<11} requests {r['requests']:>5}  "
-                  + (f"peak {r['peak']:>9,}  " if r["peak"] is not None else
-                     f"reported peak {r['peak_reported_input']:>9,}  ")
-                  + f"cost {_usd(r['cost_usd'])}" for r in result["table"]]
-        if any(r.get("counted") is False for r in result["table"]):
-            lines.append("recorded as billed from the reported usage, nothing tokenised (--count for peak, "
-                         "over_ceiling and the cache model's figures)")
-        lines += [f"wrote {w}" for w in result.get("written", [])]
-        return "\n".join(lines)
+        return format_folder(result)
     from foldscope.core.cli.kept import library_line
 
     totals = result["totals"]
-    names = [t["strategy"] for t in totals]
+    columns = beside_bill(totals)  # the recorded column as the bill, and the modelled recording beside it
+    table = [[cost_text(t) if key == "cost_usd" else (t[key] or "-") if key == "estimator"
+              else "-" if t.get(key) is None else f"{t[key]:,}" for _, t in columns] for key in ("estimator", *TOTALS)]
+    widths = [max(14, len(label) + 2, *(len(row[i]) + 2 for row in table)) for i, (label, _) in enumerate(columns)]
     library = library_line(result)
     lines = [
         f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'})",
         *([library] if library else []),
         f"ceiling: {result['ceiling']['tokens'] or 'none'} ({result['ceiling']['why']}); "
         f"cache: {result['cache']['mode']} ({result['cache']['why']})",
+        *([result["no_ceiling"]] if result.get("no_ceiling") else []),
         decides_line(totals),
         "",
-        f"{'':<23}" + "".join(f"{n:>14}" for n in names),
+        f"{'':<23}" + "".join(f"{label:>{width}}" for (label, _), width in zip(columns, widths)),
     ]
-    for key in ("estimator", *TOTALS):
-        cells = [_usd(t[key]) if key == "cost_usd" else (t[key] or "-") if key == "estimator"
-                 else "-" if t.get(key) is None else f"{t[key]:,}" for t in totals]
-        lines.append(f"{key:<23}" + "".join(f"{c:>14}" for c in cells))
+    for key, cells in zip(("estimator", *TOTALS), table):
+        lines.append(f"{key:<23}" + "".join(f"{c:>{width}}" for c, width in zip(cells, widths)))
     for t in totals:
         if t["strategy"] == "recorded":
             lines.append(model_vs_reported(t))  # core.replay.lab
-            if len(totals) > 1 and t.get("modelled_cost_usd") is not None:
-                lines.append(f"the other strategies are modelled with the same cache model: set them against recorded's "
-                             f"modelled cost {_usd(t['modelled_cost_usd'])}, not its bill {_usd(t['cost_usd'])} (the bill "
-                             "also pays the provider's own cache misses, which no model foresees)")
+    compare = compare_line(totals)
+    lines += [compare] if compare else []
+    lines += [f"{t['strategy']}: cost {t['cost_not_comparable']}" + sent_cost(t)
+              for t in totals if t.get("cost_not_comparable")]
     if not result["priced"]:
         lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
-    lines += [f"warning: {w}" for w in result.get("warnings", [])]
+    lines += [f"warning: {terminal_safe(w)}" for w in result.get("warnings", [])]
     if "rows" in result:  # --per-request
         lines += format_rows(result["rows"])
     check = result.get("check")
@@ -247,6 +255,48 @@ def format_replay(result: dict[str, Any]) -> str:
                       f"on {check['deep_hits']} deep hits {check['read_error_on_deep_hits']:.1%} and "
                       f"{check['write_error_on_deep_hits']:.1%}; provider misses {check['provider_misses']}"]
     return "\n".join(lines)
+
+
+def sent_cost(t: dict[str, Any]) -> str:
+    """What the requests a strategy did send cost, when it sent any (never a $0 for a run that sent nothing)."""
+    sent = t["requests"] - t["refused"]
+    return f"; {_usd(t['cost_sent_usd'])} for the {sent:,} requests sent" if sent else ""
+
+
+def format_folder(result: dict[str, Any]) -> str:
+    """A row per file and strategy, the file's warnings under its rows (the first, then how many more)."""
+    from foldscope.core.cli.output import terminal_safe
+
+    lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
+    lines += [f"  skipped {s['error']}" for s in result["skipped"]]
+    files: dict[str, list[dict[str, Any]]] = {}
+    for r in result["table"]:
+        files.setdefault(r["file"], []).append(r)
+    for rows in files.values():
+        lines += [folder_row(label, r) for label, r in beside_bill(rows)]
+        warnings = rows[0].get("warnings") or []
+        if warnings:
+            lines.append(f"    warning: {terminal_safe(warnings[0])}"
+                         + (f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""))
+    if any(compare_line(rows) for rows in files.values()):
+        lines.append(f"{MODELLED_LABEL} is the recorded views under the same cache model as the other strategies: "
+                     f"set them against it, not against {BILL_LABEL} (the bill also pays the provider's own cache "
+                     "misses, which no model foresees)")
+    if any(r.get("counted") is False for r in result["table"]):
+        lines.append("recorded as billed from the reported usage, nothing tokenised (--count for peak, "
+                     "over_ceiling and the cache model's figures)")
+    lines += [f"wrote {w}" for w in result.get("written", [])]
+    return "\n".join(lines)
+
+
+def folder_row(label: str, r: dict[str, Any]) -> str:
+    """One file under one strategy: requests, refused and over the ceiling, peak, cost (never $0 over refusals)."""
+    over = (f"{r['over_ceiling']:,}" if r.get("over_ceiling") is not None
+            else f"{r.get('reported_over_ceiling') or 0:,} reported")
+    return (f"  {r['file']}  {label:<19} requests {r['requests']:>5}  refused {r.get('refused') or 0:>5,}  "
+            f"over ceiling {over:>5}  "
+            + (f"peak {r['peak']:>9,}  " if r["peak"] is not None else f"reported peak {r['peak_reported_input']:>9,}  ")
+            + f"cost {cost_text(r)}")
 
 
 def decides_line(totals: list[dict[str, Any]]) -> str:

@@ -344,6 +344,10 @@ class StrategyRun:
             return dict(self.summed)
         rows = self.rows
         costs = [r.cost_usd for r in rows]
+        refusals = sum(r.refused for r in rows)
+        # A refused request sends nothing and bills nothing: a cost summed over the others is not the session's, so
+        # it is given as None with why (never as the $0 an all-refused run would sum to); what was sent, apart.
+        not_comparable = not_comparable_why(refusals, len(rows)) if refusals else None
         return {
             "strategy": self.strategy,
             "estimator": self.estimator,
@@ -360,17 +364,32 @@ class StrategyRun:
             "rewrites": sum(r.change == "rewrite" for r in rows),
             "appends": sum(r.change == "append" for r in rows),
             "folds": sum(r.folds for r in rows),
-            "cost_usd": usd_sum(costs),
+            "cost_usd": None if not_comparable else usd_sum(costs),
+            "cost_not_comparable": not_comparable,
+            "cost_sent_usd": usd_sum(costs) if not_comparable else None,
             "reported_requests": sum(r.reported for r in rows),
             "reported_over_ceiling": sum(r.reported_over_ceiling for r in rows),
             "modelled_fresh": sum(r.modelled_fresh for r in rows),
             "modelled_cache_read": sum(r.modelled_cache_read for r in rows),
             "modelled_cache_write": sum(r.modelled_cache_write for r in rows),
-            "modelled_cost_usd": usd_sum([r.modelled_cost_usd for r in rows]),
+            "modelled_cost_usd": None if not_comparable else usd_sum([r.modelled_cost_usd for r in rows]),
             # the largest predicted input the fold decided on (None: it never decided, as with no ceiling)
             **({"predicted_peak": max((r.predicted for r in rows if r.predicted is not None), default=None)}
                if self.estimator == "predicted" else {}),
         }
+
+
+def not_comparable_why(refusals: int, requests: int) -> str:
+    """Why a strategy's cost is not set beside the others': the requests it refused sent nothing."""
+    return (f"not comparable: {refusals:,} of {requests:,} requests refused (nothing sent, nothing billed), so the "
+            "cost leaves out what the others pay for them")
+
+
+def cost_text(t: Mapping[str, Any]) -> str:
+    """A strategy's cost as every screen shows it: not comparable where it refused requests, n/a where unpriced."""
+    if t.get("cost_not_comparable"):
+        return f"not comparable ({t['refused']:,} refused)"
+    return usd_text(t.get("cost_usd"))
 
 
 def summarised(run: StrategyRun) -> StrategyRun:

@@ -1,0 +1,91 @@
+"""What a replay's strategies mean beside the bill: why none acts without a ceiling, and the modelled recording."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from foldscope.core.model.policy import Resolution
+from foldscope.core.model.session import Session
+from foldscope.core.readout.agent_limits import agent_limits
+from foldscope.core.replay.lab import usd_text
+
+# The strategies that manage the view: band and compaction act at a line of the ceiling, adr folds under it; none
+# never acts. Without a ceiling each sends every message, so all four give the same peak and cost.
+MANAGED = ("none", "band", "compaction", "adr")
+
+BILL_LABEL = "recorded, as billed"
+MODELLED_LABEL = "recorded, modelled"
+
+
+def no_ceiling_line(session: Session, resolution: Resolution, strategies: Iterable[str],
+                    flag: str = "--ceiling N") -> str | None:
+    """One line when no ceiling lets the strategies act: which do not, why (the resolution's reason), and the agent's
+    own window or compaction point as a ceiling to give (`flag`: how the screen asks for one). None with a ceiling,
+    or when no managing strategy is shown."""
+    if resolution.ceiling is not None:
+        return None
+    idle = [s for s in MANAGED if s in set(strategies)]
+    if not idle:
+        return None
+    return (f"no ceiling ({resolution.why}): {_listed(idle)} do not act, so {'it sends' if len(idle) == 1 else 'each sends'} "
+            f"every message{'' if len(idle) == 1 else ' and they show the same peak and cost'}; "
+            f"{ceiling_suggestion(session, flag)}")
+
+
+def ceiling_suggestion(session: Session, flag: str = "--ceiling N") -> str:
+    """The agent's compaction point and window as ceilings to try, each with where it comes from (the one place the
+    replay asks core.readout.agent_limits, so a better resolution of the window reaches every replay screen)."""
+    limits = agent_limits(session)
+    offers = [f"{name} {limit.tokens:,} ({limit.source})"
+              for name, limit in (("the agent's compaction point", limits.compaction), ("its window", limits.window))
+              if limit is not None]
+    if not offers:
+        return f"give one with {flag} (the agent's window is not known for this session)"
+    return f"give one with {flag}, such as {' or '.join(offers)}"
+
+
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def beside_bill(totals: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Each strategy's totals with the label a screen heads it with; where the recording's bill stands beside other
+    strategies, the modelled recording follows it, so the strategies (all modelled) have a like to be set against.
+
+    The modelled recording is the recorded views under the same cache model and prices: its fresh, cache read,
+    cache write and cost are the recorded run's modelled_* figures; what the cache model does not touch (requests,
+    peak, counts) is the recording's. The recorded column is labelled as the bill where any request reported usage."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    others = len(totals) > 1
+    for t in totals:
+        if t["strategy"] != "recorded" or not t.get("reported_requests"):
+            out.append((t["strategy"], dict(t)))
+            continue
+        out.append((BILL_LABEL, dict(t)))
+        if others and t.get("counted") is not False:  # an untokenised summary has no modelled figures
+            out.append((MODELLED_LABEL, modelled_recording(t)))
+    return out
+
+
+def modelled_recording(t: Mapping[str, Any]) -> dict[str, Any]:
+    """The recorded run's totals with the cache model's figures in place of the reported ones."""
+    return {**t, "fresh": t["modelled_fresh"], "cache_read": t["modelled_cache_read"],
+            "cache_write": t["modelled_cache_write"], "cost_usd": t["modelled_cost_usd"],
+            "cache_write_1h": None, "reported_requests": 0, "reported_peak": None, "reported_over_ceiling": None,
+            "modelled": True}
+
+
+def compare_line(totals: Sequence[Mapping[str, Any]]) -> str | None:
+    """The caveat every screen gives where strategies stand beside the bill: compare modelled with modelled."""
+    if not shows_bill(totals):
+        return None
+    t = next(t for t in totals if t["strategy"] == "recorded")
+    return (f"the other strategies are modelled with the same cache model: set them against recorded's modelled cost "
+            f"{usd_text(t.get('modelled_cost_usd'))} ({MODELLED_LABEL}), not its bill {usd_text(t.get('cost_usd'))} "
+            f"({BILL_LABEL}; the bill also pays the provider's own cache misses, which no model foresees)")
+
+
+def shows_bill(totals: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether strategies stand beside the recording's bill (so the caveat and the modelled recording belong)."""
+    return len(totals) > 1 and any(t["strategy"] == "recorded" and t.get("reported_requests") for t in totals)
