@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # the quick, exact tests first (with -x a killed mutant stops at its first failure), the random sequences last
 TESTS = ["tests/core/fold", "tests/core/request/test_first_round.py", "tests/core/request/test_projection.py",
+         "tests/core/request/test_compile.py",
          "tests/core/request/test_trace.py", "tests/core/actions/test_commands.py", "tests/core/cli/test_fold.py",
          "tests/core/cli/test_fold_saves.py", "tests/core/cli/test_basic.py", "tests/core/replay/test_adr_is_the_fold.py",
          "tests/core/replay/test_strategies.py", "tests/core/replay/test_what_if.py",
@@ -177,6 +178,10 @@ MUTANTS = [
            equivalent="core/fold/cuts.py, eligible_bodies"),
     Mutant("restore places a message after others with its key", ACT, "slots.setdefault(bisect_right(peaks,", "slots.setdefault(bisect_left(peaks,"),
     Mutant("Amendment 1: a refused fold must land once", F, "        must_land = observed is not None\n", "        must_land = False\n"),
+    Mutant("D4: a request carries a call without its result", F, "        if check_calls and (refusal := self.unanswered_refusal()) is not None:",
+           "        if False:"),
+    Mutant("D4: a call whose result only the record holds is not named", "core/request/plan.py",
+           "(result in in_view or (record is not None and result in record))", "(result in in_view)"),
     Mutant("Amendment 1: a refused estimate calibrates the fold", F, "        if observed:\n            counted = self.counted(view)",
            "        if False:\n            counted = self.counted(view)"),
 ]

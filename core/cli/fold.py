@@ -115,7 +115,9 @@ def run_fold(args) -> dict[str, Any]:
         "floor_estimate": next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None),
         "records": records,
         "refused": None if refusal is None else {"estimate": refusal.estimate, "ceiling": refusal.ceiling,
-                                                 "counted": refusal.counted, "scale": refusal.scale},
+                                                 "counted": refusal.counted, "scale": refusal.scale,
+                                                 **({"calls_without_results": list(refusal.unanswered)}
+                                                    if refusal.unanswered else {})},
         "first_round": _first_round(target, policy),
         "view": [_row(target, mid) for mid in target.view],
     }

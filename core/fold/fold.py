@@ -30,6 +30,7 @@ from foldscope.core.model.shared import Shared
 from foldscope.core.request.count import estimate as scaled
 from foldscope.core.request.first_round import protected_ids
 from foldscope.core.request.measure import Measure
+from foldscope.core.request.plan import unanswered_calls
 from foldscope.core.request.trace import Refusal  # the one refusal (D4 steps 1 and 3); the fold's carries no parts
 
 KEEP_TAILS = (6, 2)
@@ -152,9 +153,14 @@ class Fold:
             return None
         return self.run("threshold")
 
-    def prepare_request(self, estimate: int | None = None) -> tuple[list[FoldRun], Refusal | None]:
-        """Before a request: the fold at the line, then at most two refused-and-folded resumes, then refusal.
-        `estimate`: the active view's, when the caller has just read it (the view replay reads it for its history)."""
+    def prepare_request(self, estimate: int | None = None, *, check_calls: bool = True) -> tuple[list[FoldRun], Refusal | None]:
+        """Before a request: a view carrying a tool call without its result is refused, the call named (D4); else
+        the fold at the line, then at most two refused-and-folded resumes, then refusal. `estimate`: the active
+        view's, when the caller has just read it (the view replay reads it for its history). `check_calls=False`:
+        the caller's views are the recording's, grown by arrival, and the fold's own, which keep every call with
+        its result (core.fold.stages.keep_pairs), so the check would cost a plan of the whole view each request."""
+        if check_calls and (refusal := self.unanswered_refusal()) is not None:
+            return [], refusal
         first = self.estimate() if estimate is None else estimate
         runs = [r for r in [self.maybe_fold(first)] if r is not None]
         for _ in range(MAX_RESUMES):
@@ -171,6 +177,27 @@ class Fold:
             return runs, None
         counted = self.counted(self.session.view_messages())
         return runs, Refusal(estimate, self.ceiling, counted, round(self.scale, 4))
+
+    def unanswered_refusal(self) -> Refusal | None:
+        """The refusal of a request from the active view when it would carry a tool call without its result: each
+        such call named by its function, its full-record index and where its result is (D4, the compiler's
+        core.request.plan.unanswered_calls); None when every call has its result."""
+        view = self.session.view_messages()
+        record = self.session.record
+        calls = unanswered_calls(view, record)
+        if not calls:
+            return None
+        in_view = {m.id for m in view}
+        named = []
+        for call in calls:
+            result = call.content.get("action_response_id")
+            where = "in the view but not right after the call" if result in in_view or not isinstance(result, str) \
+                else "not in the view"
+            at = record.index_of(result) if isinstance(result, str) and result in record else None
+            place = f"its result (index {at}) {where}" if at is not None else f"its result {where}"
+            named.append(f"the call {call.content.get('function', '')!s} at index {record.index_of(call.id)}, {place}")
+        return Refusal(self.estimate(view), self.ceiling, self.counted(view), round(self.scale, 4),
+                       unanswered=tuple(named))
 
     def run(self, reason: str = "threshold", observed: int | None = None) -> FoldRun:
         """One fold toward the target; `observed` is a refused request's estimate, which calibrates it first."""

@@ -172,7 +172,7 @@ class Folding:
                 estimator.at(k)
             estimate = fold.estimate(messages)
             replay.versions.append(ViewVersion(k, SharedView(shared, len(shared)), "request", estimate))
-            runs, refusal = fold.prepare_request(estimate)
+            runs, refusal = fold.prepare_request(estimate, check_calls=False)  # recorded views and the fold's
             if runs:  # only a fold changes the view between two requests
                 shared = list(work.view)
                 messages = Shared(work.record.all_of(shared))

@@ -191,6 +191,30 @@ def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: Full
     return out, by_answer
 
 
+def unanswered_calls(messages: Sequence[Message], record: FullRecord | None = None) -> list[Message]:
+    """The tool calls a request from this view would leave out although their result exists, in the view (standing
+    where it cannot answer the call) or in the record (outside the view), in view order. D4: a request never
+    carries a call without its result, so such a request is refused, the call named (core.fold.fold). A call
+    whose result nothing holds (a session that ended during the call) is what the file recorded: it is left out."""
+    seq = [m for m in messages if m.kind != "system"]
+    calls = [m for m in seq if m.kind == "action_request"]
+    if not calls:
+        return []
+    planned, _ = plan_runs(seq, {m.id: m for m in messages}, record, False)
+    kept = {spec.message.id for _, blocks, _ in planned for spec in blocks if spec.tag == TOOL_USE}
+    in_view = {m.id for m in seq}
+    named = {m.content.get("action_request_id") for m in seq if m.kind == "action_response"}
+    out = []
+    for m in calls:
+        if m.id in kept:
+            continue
+        result = m.content.get("action_response_id")
+        known = isinstance(result, str) and (result in in_view or (record is not None and result in record))
+        if known or m.id in named:
+            out.append(m)
+    return out
+
+
 def _envelope_blocks(role: str, run: list[Message], paired: Mapping[str, str], result_call: Mapping[str, str],
                      by_id: Mapping[str, Message]) -> list[BlockSpec]:
     """Amendment 4's layout: one text block per response (its calls with it, a note alone), and a round's

@@ -134,8 +134,14 @@ class Refusal:
     counted: int
     scale: float
     parts: tuple[LargestPart, ...] = ()
+    # D4: the tool calls the request would carry without their results (core.request.plan.unanswered_calls), named;
+    # such a request is refused whatever its size
+    unanswered: tuple[str, ...] = ()
 
     def __str__(self) -> str:
+        if self.unanswered:
+            return ("refused: a request never carries a tool call without its result, and this one would carry "
+                    + "; ".join(self.unanswered))
         parts = ", ".join(f"#{p.index} {p.kind} {p.tokens:,}" for p in self.parts)
         return (f"refused: estimate {self.estimate:,} is at or past the ceiling of {self.ceiling:,} "
                 f"(counted {self.counted:,} x scale {self.scale:.4g})" + (f"; largest parts: {parts}" if parts else ""))

@@ -219,6 +219,27 @@ def test_a_refused_request_with_nothing_to_fold_stays_refused_without_a_landed_p
     assert sum(1 for r in runs if r.reason == "refused") == 1  # a resume needs a landed fold
 
 
+def test_d4_a_request_that_would_carry_a_tool_call_without_its_result_is_refused_with_the_call_named():
+    b = Build()
+    b.system(), b.task()
+    b.answer("one"), b.round([text_of(3_000, 1)])  # m3 reader (call), m4 its result
+    b.answer("two"), b.round([text_of(3_000, 2)])  # m6, m7
+    session = b.session(delivered=[m.id for m in b.messages])
+    fold = fold_for(session, 10**9)
+    assert fold.prepare_request() == ([], None)  # every call with its result: sent
+    session.set_view([i for i in session.view if i != "m4"])  # m3's result leaves the view, m3 stays
+    ceiling = int(fold.estimate() * 1.1)  # past the line: a fold would run, but the request is refused first
+    runs, refusal = fold_for(session, ceiling).prepare_request()
+    assert runs == [] and refusal is not None
+    assert refusal.unanswered == ("the call reader at index 3, its result (index 4) not in the view",)
+    assert "a request never carries a tool call without its result" in str(refusal) and "index 3" in str(refusal)
+    assert len(session.record) == 8  # nothing folded, nothing appended
+    session.set_view(["m0", "m1", "m2", "m4", "m3", "m5", "m6", "m7"])  # the result standing before its call
+    _, refusal = fold_for(session, 10**9).prepare_request()
+    assert refusal is not None and refusal.unanswered == (
+        "the call reader at index 3, its result (index 4) in the view but not right after the call",)
+
+
 def test_line_and_target_of_0_9_and_0_5_set_the_trigger_boundary_and_the_stopping_condition():
     _, session = history()
     count = lambda ms: 900  # noqa: E731 - a fixed size, to test the boundary arithmetic exactly

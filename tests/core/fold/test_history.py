@@ -76,9 +76,9 @@ def test_each_version_and_each_delivery_holds_the_view_as_it_stood_then(monkeypa
     delivered: list[tuple[str, ...]] = []
     real_prepare, real_mark = history.Fold.prepare_request, history.mark_delivered
 
-    def prepare(self, estimate=None):
+    def prepare(self, estimate=None, **options):
         before.append(tuple(self.session.view))
-        out = real_prepare(self, estimate)
+        out = real_prepare(self, estimate, **options)
         after.append(tuple(self.session.view))
         return out
 

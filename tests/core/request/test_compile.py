@@ -114,6 +114,21 @@ def test_a_reordered_view_never_puts_a_result_before_its_call():
     assert uses == ["c2"]
 
 
+def test_d4_the_compiler_names_each_call_a_request_would_carry_without_its_result():
+    from foldscope.core.request.plan import unanswered_calls
+
+    msgs = session_messages()
+    record = FullRecord(msgs)
+    assert unanswered_calls(msgs, record) == []
+    evicted = [m for m in msgs if m.id != "r2"]  # c2's result is in the record, not in the view
+    assert [m.id for m in unanswered_calls(evicted, record)] == ["c2"]
+    reordered = [msgs[0], msgs[1], msgs[5], msgs[2], msgs[3], msgs[4], msgs[6], msgs[7]]  # r1 before c1
+    assert [m.id for m in unanswered_calls(reordered, record)] == ["c1"]
+    assert [m.id for m in unanswered_calls(reordered, None)] == ["c1"]  # the view alone holds the result
+    unrecorded = msgs[:4] + [call("c9", "r9")]  # a session that ended during c9: no result anywhere
+    assert [m.id for m in unanswered_calls(unrecorded, FullRecord(unrecorded))] == []
+
+
 def test_a_note_is_its_own_assistant_text_block():
     msgs = session_messages() + [Message("n", "note", None, {"assistant_response": "Folded 4 calls."})]
     last = compile_request(msgs)["messages"][-1]
