@@ -30,6 +30,7 @@ from foldscope.app.qt import (
 from foldscope.app.worker import Task
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
+from foldscope.core.readout.replay_facts import compare_line, no_ceiling_line
 from foldscope.core.readout.words import counted
 from foldscope.core.replay.lab import ReplayRuns, model_name, model_vs_reported, replay_runs
 from foldscope.core.replay.strategies import STRATEGIES
@@ -77,7 +78,8 @@ def chart_series(runs: ReplayRuns) -> dict[str, list[Series]]:
         size.append(Series(run.strategy, requests, tuple(float(r.estimate) for r in run.rows)))
         share.append(Series(run.strategy, requests, tuple(r.cache_read / r.estimate if r.estimate else 0.0
                                                           for r in run.rows)))
-        if all(r.cost_usd is not None for r in run.rows):
+        # A run that refused requests has no cost line: its refusals sent nothing, so it would run flat as if free.
+        if all(r.cost_usd is not None for r in run.rows) and not any(r.refused for r in run.rows):
             total, sums = 0.0, []
             for r in run.rows:
                 total += r.cost_usd
@@ -235,11 +237,13 @@ class ReplayView(QWidget):
         self.cancel()
         measure = Measure(session, policy)
         why = measure.resolution.why
+        # Without a ceiling the managing strategies never act: the heading says so, with a ceiling to give.
+        notice = no_ceiling_line(session, measure.resolution, strategies, "the policy's max_input_tokens")
         estimator = self.estimator.currentData() or ADR
         task = Task(lambda progress: replay_runs(session, strategies, measure, report=progress.report,
                                                  keep_views=True, estimator=estimator), "Replay", self)
         task.progressed.connect(self._progressed)
-        task.succeeded.connect(lambda result, t=task, w=why: self._finished(t, result, w))
+        task.succeeded.connect(lambda result, t=task, w=why, n=notice: self._finished(t, result, w, n))
         task.failed.connect(lambda exc, t=task: self._ended_with(t, f"The replay failed: {exc}"))
         task.was_cancelled.connect(lambda t=task: self._ended_with(t, "Replay cancelled."))
         task.ended.connect(lambda t=task: self._ended(t))
@@ -272,30 +276,35 @@ class ReplayView(QWidget):
             self.task = None
             self._running(False)
 
-    def _finished(self, task: Task, result: ReplayRuns, why: str) -> None:
+    def _finished(self, task: Task, result: ReplayRuns, why: str, notice: str | None = None) -> None:
         if task is not self.task:
             return
-        self.show_result(result, why)
+        self.show_result(result, why, notice)
         self.status.setText(f"Replayed {len(self.session.trace):,} requests under {len(result.runs)} strategies.")
         self.replay_finished.emit(result)
 
-    def show_result(self, result: ReplayRuns, why: str = "") -> None:
+    def show_result(self, result: ReplayRuns, why: str = "", notice: str | None = None) -> None:
+        """The totals, the heading (with `notice`: why no strategy acts, when no ceiling lets one) and the charts."""
         self.result = result
+        totals = [run.totals() for run in result.runs]
         s = result.settings
         ceiling = f"{s['ceiling']:,} tokens" if s["ceiling"] else "no ceiling"
         from foldscope.core.model import pricing
 
         reason = pricing.resolve(result.model).reason or "no price for the model"
         priced = "" if result.priced else f" · <b>cost n/a</b>: {html.escape(reason)}"
-        billed = [model_vs_reported(run.totals()) for run in result.runs if run.strategy == "recorded"]
+        billed = [model_vs_reported(t) for t in totals if t["strategy"] == "recorded"]
+        notes = [notice, compare_line(totals),
+                 *(f"{t['strategy']}: cost {t['cost_not_comparable']}" for t in totals if t.get("cost_not_comparable"))]
         self.heading.setText(
             f"<b>Model</b> {html.escape(result.model or 'unknown')} · <b>ceiling</b> {ceiling} "
             f"({html.escape(why)}) · <b>line</b> {s['fold_at']:g} · <b>target</b> {s['target']:g} · "
             f"<b>cache</b> {result.cache_mode} ({html.escape(result.cache_why)}) · "
             f"<b>adr fold decides on</b> {html.escape(decides(s.get('estimator', ADR)))}{priced}"
             + "".join(f"<br>{html.escape(line)}" for line in billed)
+            + "".join(f"<br>{html.escape(line)}" for line in notes if line)
             + "".join(f"<br>{html.escape(line)}" for line in payback_lines(result)))
-        self.model.set_totals([run.totals() for run in result.runs])
+        self.model.set_totals(totals)
         series = chart_series(result)
         requests = len(self.session.trace) if self.session else 0
         rules = [Rule(s["ceiling"], f"ceiling {s['ceiling']:,}")] if s["ceiling"] else []

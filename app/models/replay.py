@@ -6,6 +6,8 @@ from typing import Any
 
 from foldscope.app.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from foldscope.app.theme import rule_colour, strategy_colour
+from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill
+from foldscope.core.replay.lab import cost_text
 
 # The totals shown, in order, with what each means (the CLI's names, DESIGN.md's words).
 METRICS = (
@@ -14,13 +16,16 @@ METRICS = (
     ("requests", "Requests", "requests sent, a compaction's summary calls included"),
     ("peak", "Peak", "the largest request's estimate, in tokens"),
     ("over_ceiling", "Over the ceiling", "requests whose estimate reached the ceiling (the fold core would refuse them)"),
+    ("refused", "Refused", "requests refused before the send: nothing sent, nothing billed"),
     ("reported_over_ceiling", "Reported over the ceiling", "recorded requests whose reported input reached the ceiling"),
     ("fresh", "Fresh input", "input tokens neither read from nor written to the prompt cache"),
     ("cache_read", "Cache read", "input tokens read from the prompt cache"),
     ("cache_write", "Cache write", "input tokens written to the prompt cache"),
     ("rewrites", "Rewrites", "requests whose prefix changed before their tail (the cache is lost past the change)"),
     ("folds", "Folds", "folds, band commits or compactions landed"),
-    ("cost_usd", "Cost (USD)", "recorded: the reported usage priced per request (the bill); others: the cache model priced"),
+    ("cost_usd", "Cost (USD)", "recorded, as billed: the reported usage priced per request (the bill); recorded, "
+                               "modelled and the strategies: the cache model priced, set beside each other; not "
+                               "comparable where a strategy refused requests (they sent nothing)"),
 )
 STRATEGY_HINTS = {
     "recorded": "the views the source actually sent, and its usage as the file reported it (the bill)",
@@ -29,15 +34,19 @@ STRATEGY_HINTS = {
     "compaction": "summarise everything at the line and start again (the summary call counted)",
     "adr": "our fold (ADR-0130) before every request, under the ceiling, line and target",
 }
+LABEL_HINTS = {
+    BILL_LABEL: "the views the source actually sent, and its usage as the file reported it: the bill",
+    MODELLED_LABEL: "the views the source actually sent under the strategies' cache model: what to set them against",
+}
 RawRole = Qt.ItemDataRole.UserRole + 1  # a cell's value as core.replay.lab gives it
 
 
-def shown(key: str, value: Any) -> str:
+def shown(key: str, value: Any, totals: dict[str, Any] | None = None) -> str:
     if key == "estimator":
         return value or "none"
     if key == "cost_usd":
-        return "n/a" if value is None else f"${value:,.4f}"
-    return f"{value:,}"
+        return cost_text(totals) if totals is not None else "n/a" if value is None else f"${value:,.4f}"
+    return "-" if value is None else f"{value:,}"
 
 
 class TotalsModel(QAbstractTableModel):
@@ -46,10 +55,15 @@ class TotalsModel(QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.totals: list[dict[str, Any]] = []
+        self.labels: list[str] = []
 
     def set_totals(self, totals: list[dict[str, Any]]) -> None:
+        """A column per strategy; where the recording's bill stands beside strategies, the modelled recording
+        follows it (core.readout.replay_facts.beside_bill), and the recorded column is labelled as the bill."""
         self.beginResetModel()
-        self.totals = list(totals)
+        columns = beside_bill(totals)
+        self.labels = [label for label, _ in columns]
+        self.totals = [t for _, t in columns]
         self.endResetModel()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
@@ -64,7 +78,7 @@ class TotalsModel(QAbstractTableModel):
         key = METRICS[index.row()][0]
         value = self.totals[index.column()][key]
         if role == Qt.ItemDataRole.DisplayRole:
-            return shown(key, value)
+            return shown(key, value, self.totals[index.column()])
         if role == RawRole:
             return value
         if role == Qt.ItemDataRole.TextAlignmentRole:
@@ -77,13 +91,13 @@ class TotalsModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal:
             if not 0 <= section < len(self.totals):
                 return None
-            name = self.totals[section]["strategy"]
+            name, label = self.totals[section]["strategy"], self.labels[section]
             if role == Qt.ItemDataRole.DisplayRole:
-                return name
+                return label
             if role == Qt.ItemDataRole.DecorationRole:
                 return strategy_colour(name)
             if role == Qt.ItemDataRole.ToolTipRole:
-                return STRATEGY_HINTS.get(name)
+                return LABEL_HINTS.get(label) or STRATEGY_HINTS.get(name)
             return None
         if not 0 <= section < len(METRICS):
             return None

@@ -266,20 +266,28 @@ def cost_sections(data: ReportData) -> list[Section]:
 
 
 def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
-    from foldscope.core.replay.lab import replay
+    from foldscope.core.readout.replay_facts import beside_bill, compare_line, no_ceiling_line
+    from foldscope.core.replay.lab import cost_text, replay
 
     m = data.measure
     try:
         result = replay(data.session, strategies, m)
     except Exception as exc:  # noqa: BLE001
         return Section("Replay", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")
-    rows = [(t["strategy"], num(t["requests"]), num(t["peak"]), num(t["over_ceiling"]), num(t["fresh"]),
-             num(t["cache_read"]), num(t["cache_write"]), num(t["rewrites"]), num(t["folds"]), usd(t["cost_usd"]))
-            for t in result["totals"]]
+    # The recorded row as the bill and the modelled recording beside it (core.readout.replay_facts), as the CLI does.
+    rows = [(label, num(t["requests"]), num(t["peak"]), num(t["over_ceiling"]), num(t.get("refused")), num(t["fresh"]),
+             num(t["cache_read"]), num(t["cache_write"]), num(t["rewrites"]), num(t["folds"]), cost_text(t))
+            for label, t in beside_bill(result["totals"])]
     why = result.get("cache", {}).get("why") or ""
-    return Section("Replay under other strategies", f"<p>Ceiling {esc(num(m.ceiling))}. {esc(why)}</p>" + table(
-        ("Strategy", "Requests", "Peak", "Over ceiling", "Fresh", "Cache read", "Cache write", "Rewrites", "Folds", "Cost"),
-        rows, numeric=tuple(range(1, 10))))
+    notes = [no_ceiling_line(data.session, m.resolution, strategies, "--ceiling N (max_input_tokens)"),
+             compare_line(result["totals"]),
+             *(f"{t['strategy']}: cost {t['cost_not_comparable']}" for t in result["totals"]
+               if t.get("cost_not_comparable")),
+             *(f"warning: {w}" for w in result.get("warnings", []))]
+    return Section("Replay under other strategies", f"<p>Ceiling {esc(num(m.ceiling))}. {esc(why)}</p>"
+                   + "".join(f"<p>{esc(line)}</p>" for line in notes if line) + table(
+        ("Strategy", "Requests", "Peak", "Over ceiling", "Refused", "Fresh", "Cache read", "Cache write", "Rewrites",
+         "Folds", "Cost"), rows, numeric=tuple(range(1, 11))))
 
 
 STYLE = """

@@ -13,6 +13,7 @@ from foldscope.app.qt import Qt
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.policy import Policy
+from foldscope.core.readout.replay_facts import beside_bill
 from foldscope.core.replay.lab import replay
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.measure import Measure
@@ -48,7 +49,8 @@ def test_a_run_on_the_demo_finishes_in_the_worker_and_its_table_equals_core_repl
     expected = replay(demo_session, list(STRATEGIES), measure)["totals"]
     table = [{key: lab.model.index(row, col).data(RawRole) for row, (key, _, _) in enumerate(METRICS)}
              for col in range(lab.model.columnCount())]
-    assert table == [{key: t[key] for key, _, _ in METRICS} for t in expected]
+    # the recorded column as the bill, the modelled recording beside it (core.readout.replay_facts), then each strategy
+    assert table == [{key: t[key] for key, _, _ in METRICS} for _, t in beside_bill(expected)]
     assert "60,000" in lab.heading.text()
     billed = next(t for t in expected if t["strategy"] == "recorded")
     assert "model vs reported" in lab.heading.text() and f"vs {billed['cache_read']:,}" in lab.heading.text()
@@ -133,7 +135,54 @@ def test_the_lab_runs_the_adr_fold_on_the_chosen_estimator_and_names_it(qtbot, l
     row = next(i for i, (key, _, _) in enumerate(METRICS) if key == "estimator")
     names = {lab.model.headerData(c, Qt.Orientation.Horizontal): lab.model.index(row, c).data()
              for c in range(lab.model.columnCount())}
-    assert names["adr"] == "predicted" and names["band"] == "adr" and names["recorded"] == "none"
+    assert names["adr"] == "predicted" and names["band"] == "adr" and names["recorded, as billed"] == "none"
     measure = Measure(demo_session, Policy(max_input_tokens=60000, prompt_caching=True))
     expected = replay(demo_session, list(STRATEGIES), measure, estimator="predicted")["totals"]
     assert [run.totals() for run in result.runs] == expected
+
+
+FLAT = "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"  # gpt-5.3-codex: one flat tier
+SMALL = "codex/rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"  # one request, unseen head 34k
+
+
+def test_the_lab_says_no_ceiling_lets_the_strategies_act_and_sets_the_modelled_recording_beside_the_bill(
+        qtbot, corpus_dev):
+    """Issue 41, finding 3: the lab gives the CLI's notice, and its table the modelled recording beside the bill."""
+    from foldscope.core.readout.replay_facts import no_ceiling_line
+
+    session = load_session(corpus_dev / FLAT)
+    view = ReplayView()
+    qtbot.addWidget(view)
+    view.set_session(session)
+    result = run_to_end(qtbot, view)
+    measure = Measure(session)
+    notice = no_ceiling_line(session, measure.resolution, list(STRATEGIES), "the policy's max_input_tokens")
+    assert measure.ceiling is None and notice and notice in view.heading.text().replace("&#x27;", "'")
+    headers = [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(view.model.columnCount())]
+    assert headers == ["recorded, as billed", "recorded, modelled", *list(STRATEGIES)[1:]]
+    recorded = result.runs[0].totals()
+    cost = [key for key, _, _ in METRICS].index("cost_usd")
+    assert view.model.index(cost, 0).data(RawRole) == recorded["cost_usd"]  # the bill
+    assert view.model.index(cost, 1).data(RawRole) == recorded["modelled_cost_usd"]  # the comparison
+    assert "set them against recorded's modelled cost" in view.heading.text().replace("&#x27;", "'")
+
+
+def test_the_lab_shows_a_cost_over_refused_requests_as_not_comparable_never_zero(qtbot, corpus_dev):
+    """Issue 41, finding 4: a strategy that refused every request is not shown free, in the table or the cost chart."""
+    session = load_session(corpus_dev / SMALL)
+    view = ReplayView()
+    qtbot.addWidget(view)
+    view.set_session(session)
+    view.policy_editor.set_text("max_input_tokens", "20000")  # under the file's 34,235-token unseen head
+    for name, check in view.checks.items():
+        check.setChecked(name in ("recorded", "adr"))
+    result = run_to_end(qtbot, view)
+    adr = next(r for r in result.runs if r.strategy == "adr")
+    assert all(r.refused for r in adr.rows)
+    column = [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(view.model.columnCount())].index("adr")
+    cost = [key for key, _, _ in METRICS].index("cost_usd")
+    refused = [key for key, _, _ in METRICS].index("refused")
+    assert view.model.index(cost, column).data() == "not comparable (1 refused)"
+    assert view.model.index(refused, column).data() == "1"
+    assert "adr" not in [s.strategy for s in view.charts["cost"].series]
+    assert "not comparable" in view.heading.text()

@@ -123,7 +123,7 @@ def test_replay_adds_the_comparison_of_the_strategies_asked(tmp_path, corpus_dev
     assert main(["report", str(path), "-o", str(out), "--replay", "--strategy", "recorded,adr", "--json"]) == 0
     assert "Replay under other strategies" in json.loads(capsys.readouterr().out)["sections"]
     page = out.read_text()
-    assert "<td>recorded</td>" in page and "<td>adr</td>" in page and "<td>band</td>" not in page
+    assert "<td>recorded, as billed</td>" in page and "<td>adr</td>" in page and "<td>band</td>" not in page
 
 
 def test_a_report_that_cannot_be_written_is_one_clear_line(tmp_path, corpus_dev, capsys):
@@ -189,3 +189,28 @@ def test_the_reports_timeline_draws_each_requests_predicted_input_as_requests_an
     drawn = [int(n.replace(",", "")) for n in re.findall(r"<title>request \d+: predicted input ([\d,]+)", page)]
     assert drawn == [r["predicted"] for r in rows]
     assert f"{max(r['predicted'] for r in rows):,}" in page.split("Largest predicted input", 1)[1][:80]
+
+
+FLAT = "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"  # gpt-5.3-codex: one flat tier
+
+
+def test_the_report_replay_says_no_ceiling_lets_the_strategies_act_and_sets_the_modelled_recording_beside_the_bill(
+        corpus_dev):
+    """Issue 41, finding 3: the page's replay gives the CLI's notice and caveat, and the modelled recording's row."""
+    from foldscope.core.readout.replay_facts import no_ceiling_line
+    from foldscope.core.readout.report import esc, replay_section
+    from foldscope.core.replay.lab import replay
+
+    session = load_session(corpus_dev / FLAT)
+    data = gather(session, Policy())
+    strategies = ["recorded", "none", "adr"]
+    body = replay_section(data, strategies).body
+    notice = no_ceiling_line(session, data.measure.resolution, strategies, "--ceiling N (max_input_tokens)")
+    assert data.measure.ceiling is None and notice and f"<p>{esc(notice)}</p>" in body
+    recorded = replay(session, ["recorded"], data.measure)["totals"][0]
+    cells = [row.split("</td>")[0] for row in body.split("<tr><td>")[1:]]
+    assert cells == ["recorded, as billed", "recorded, modelled", "none", "adr"]
+    billed_row, modelled_row = body.split("<tr><td>")[1:3]
+    assert f"${recorded['cost_usd']:,.4f}</td></tr>" in billed_row
+    assert f"${recorded['modelled_cost_usd']:,.4f}</td></tr>" in modelled_row
+    assert "set them against recorded&#x27;s modelled cost" in body and "not its bill" in body
