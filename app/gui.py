@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from foldscope.core.cli.options import add_policy_flags, policy_choice
+from foldscope.core.cli.options import add_policy_flags, add_window_flag, policy_choice
 
 SCREENSHOT_SIZE = (1600, 1000)
 # The window's side tabs, as --tab names them (their titles, lower case); tests/app/test_gui_flags.py holds the
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--screenshot", metavar="PNG", help="render the window with FILE loaded to PNG and exit")
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
     add_policy_flags(parser)  # the same policy flags as fold, requests and replay (core.cli.options)
+    add_window_flag(parser)
     parser.add_argument("--theme", choices=("system", "light", "dark"),
                         help="colour theme (default: the one chosen in View > Theme, else follow the system)")
     parser.add_argument("--follow", action="store_true",

@@ -168,7 +168,7 @@ class SessionActions(QObject):
         resolution = resolve_ceiling(policy, policy.model or doc.session.model)
         doc.rules = replace(doc.rules, ceiling=resolution.ceiling, line=policy.fold_at, target=policy.fold_target,
                             source=resolution.why if "policy editor" in resolution.why else f"{resolution.why} (the policy editor)")
-        if doc.policy is None or doc.policy.as_record() != policy.as_record():
+        if doc.policy is None or doc.policy.as_profile() != policy.as_profile():
             # The edited policy is now in force: the next request compiles (and places its marks) under it.
             doc.policy = policy
             refresh_document(doc)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from foldscope.app.qt import QObject, Signal
 from foldscope.core.actions.commands import CommandStack
 from foldscope.core.model.commands import Changes, Command
+from foldscope.core.readout.agent_limits import context_window
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.message_sizes import record_sizes
 from foldscope.core.request.tokens import count_text
@@ -30,6 +31,9 @@ def refresh_document(document: Document) -> None:
     elif grew:
         document.tokens.extend(count_text(record[i].text) for i in range(len(document.tokens), len(record)))
     document.show_view(session.view)
+    # The window under the policy in force (the policy editor may have set one): every screen's.
+    window = context_window(session, document.policy)
+    document.context_window, document.window_source = (window.tokens, window.said) if window else (None, "")
     if document.counter is not None:  # the next request as the Measure in force sizes it, everywhere
         measure = document.measure_for()
         messages = measure.messages(session.view)

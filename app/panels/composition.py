@@ -33,7 +33,6 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.theme import colour_for_key, muted_colour
-from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.composition import (
     ASSISTANT,
     CALLS,
@@ -67,12 +66,10 @@ def category_colour(name: str, shade: int = 0) -> QColor:
 def composition_for(document: Document, slot: int | None, measure=None) -> Composition:
     """The composition of request `slot` of the document's trace (None or past the last: the next request, now),
     from the document's one Measure (its scale and head are the request panel's and the status bar's)."""
-    limits = agent_limits(document.session)
-    window = limits.window
     measure = measure or document.measure_for()
     at = None if slot is None or slot >= len(document.requests) else slot
-    return request_composition(measure, at, window=window.tokens if window else None,
-                               window_source=window.source if window else "")
+    # The window the document resolved under its policy (core.readout.agent_limits): the status bar's.
+    return request_composition(measure, at, window=document.context_window, window_source=document.window_source)
 
 
 class CompositionBar(QWidget):

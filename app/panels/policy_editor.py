@@ -1,4 +1,5 @@
-"""The policy editor: ceiling, line, target, result bound, prompt caching and model, validated as Amendment 3 says."""
+"""The policy editor: ceiling, line, target, result bound, prompt caching, model and context window, validated
+as Amendment 3 says (the window as core.model.policy does)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ FIELDS = (
      "no bound"),
     ("prompt_caching", "Prompt caching", "true or false; unset leaves the endpoint as it is", "as the endpoint"),
     ("model", "Model", "for auto and prices", "the session's"),
+    ("context_window", "Window", "the model's context window in tokens, over the file's, the agent's rule, its "
+     "compactions and the prices; unset resolves it from them", "resolved"),
 )
 
 

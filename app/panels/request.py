@@ -123,7 +123,8 @@ class RequestPanel(ShownRequestPanel):
             size = doc.now_predicted
             line = f"Predicted input <b>{size:,} tokens</b> (the next request)"
             if doc.context_window:
-                line += f" · free {doc.context_window - size:,} of the {doc.context_window:,}-token context window"
+                line += (f" · free {doc.context_window - size:,} of the {doc.context_window:,}-token context window "
+                         f"({html.escape(doc.window_source)})")
             return line
         r = doc.requests[slot]
         anchor = "its count (no earlier report in its stretch)" if r.predicted_from == "count" else f"request {r.predicted_from}"

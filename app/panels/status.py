@@ -63,6 +63,8 @@ def status_tooltip(doc: Document) -> str:
                      "which the ceiling and the fold decide on")
     if doc.rules is not None:
         lines.append(f"Ceiling: {doc.rules.source}")
+    if doc.context_window:
+        lines.append(f"Context window: {doc.context_window:,} tokens, {doc.window_source}")
     if doc.unseen_head:
         lines.append(f"Unseen head: {doc.unseen_head:,} tokens every request carried that this {doc.session.format} file does"
                      " not hold (its system prompt and tools), the smallest gap between reported input and the count")

@@ -21,6 +21,9 @@ def register(subparsers) -> None:
     inspect.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     inspect.add_argument("--db", metavar="PATH", help="also import the session into this library")
     inspect.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
+    from foldscope.core.cli.options import add_window_flag
+
+    add_window_flag(inspect)
     inspect.set_defaults(run=run_inspect, format=format_inspect)
 
     count = subparsers.add_parser("count", help="o200k_base tokens of a text file, or stdin with -")
@@ -37,21 +40,25 @@ def register(subparsers) -> None:
     export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({r['messages']} messages)")
 
 
-def summarise(session: Session, threads: int | None = None, counter: Any = None) -> dict[str, Any]:
+def summarise(session: Session, threads: int | None = None, counter: Any = None,
+              choice: Any = None) -> dict[str, Any]:
     """The facts `inspect` reports, as a JSON-ready dict.
 
     Sizes are exact o200k_base counts of the compiled request (core.request.count.Counter): the active view
     as the next request would carry it, and the full record compiled as one request. The policy is
-    the session's launch policy (branch metadata api_launch) with its ceiling resolved for its model.
+    the session's launch policy (branch metadata api_launch) with its ceiling resolved for its model, and `choice`
+    (core.model.policy.PolicyChoice: `--context-window`) over it. The context window is
+    core.readout.agent_limits's, with its source.
     The record and the view are counted by one Counter, so the view's messages, counted with the
     record's, are not tokenised twice; `threads` is the Counter's (2: its new text in one batch). `counter`: one
     to count with (seeded from the library's memo for a reopened session), else a new one.
     """
     from foldscope.core.model import pricing
     from foldscope.core.model.launch import session_policy
+    from foldscope.core.readout.agent_limits import context_window
     from foldscope.core.request.measure import Measure
 
-    measure = Measure(session, session_policy(session), threads=threads, counter=counter)
+    measure = Measure(session, session_policy(session, choice), threads=threads, counter=counter)
     policy, model, resolution, record = measure.policy, measure.model, measure.resolution, session.record
     measure.calibrate(prefix=False)  # the scale and unseen head the next request runs at
     # The full record compiled as one request with no head: the total of core.readout.message_sizes.record_sizes,
@@ -67,7 +74,8 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None)
     reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
     folds = (session.manifest or {}).get("context_folds")
     price = pricing.resolve(model)
-    window = context_window(session, price.context_window)
+    limit = context_window(session, policy)
+    window = limit.as_dict() if limit is not None else None
     following = measure.calibrate(prefix=False).next_predicted if session.trace else None
     predicted = following.predicted if following is not None else None
     if window is not None and predicted is not None:
@@ -112,7 +120,10 @@ def _usage_parts(session: Session) -> dict[str, Any]:
 
 @collector.spared()  # read and measured in one go: the collector off (core.model.collector)
 def run_inspect(args) -> dict[str, Any]:
+    from foldscope.core.cli.options import policy_choice
     from foldscope.core.request import tokens
+
+    choice = policy_choice(args)  # `--context-window`, checked before the file is read
 
     # The tokenizer is built in a forked helper on the other core while this process reads and stores
     # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
@@ -130,7 +141,7 @@ def run_inspect(args) -> dict[str, Any]:
         opened = open_session(args.file, args.db, Counter(2 if helper else None), input_format=args.input_format,
                               sample=args.sample)
         with counting_progress():
-            result = summarise(opened.session, counter=opened.counter)
+            result = summarise(opened.session, counter=opened.counter, choice=choice)
         kept = library_facts(opened, keep(opened, args.file, args.db, args.sample)) if args.db else {}
     finally:
         if helper:
@@ -166,14 +177,6 @@ def inspect_samples(file: str) -> dict[str, Any]:
     return {"file": file, "format": "inspect", "samples": listed}
 
 
-def context_window(session: Session, listed: int | None) -> dict[str, Any] | None:
-    """The model's context window: as the file states it (Codex's model_context_window), else as its price source lists it."""
-    stated = session.extras.get("context_window")
-    if isinstance(stated, int) and not isinstance(stated, bool) and 0 < stated < 2**63:
-        return {"tokens": stated, "source": "file"}
-    return {"tokens": listed, "source": "prices"} if listed else None
-
-
 def format_inspect(result: dict[str, Any]) -> str:
     if "samples" in result and "by_kind" not in result:
         rows = [f"{result['file']}: Inspect AI log, {len(result['samples'])} samples (open one with --sample ID[:EPOCH])"]
@@ -193,6 +196,10 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]
+    window = result.get("context_window")
+    if window:
+        note = f"; {window['note']}" if window.get("note") else ""
+        lines.append(f"context window: {window['tokens']:,} ({window['why']}{note})")
     if "usage" in result:
         from foldscope.core.model.session_totals import PART_LABELS
 

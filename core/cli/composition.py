@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
+from foldscope.core.cli.options import (
+    add_policy_flags,
+    add_threads,
+    add_window_flag,
+    measure_for,
+    policy_choice,
+    read_session,
+)
 
 # Session text goes to a terminal: no control characters (escape sequences, carriage returns, bells).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -21,6 +28,7 @@ def register(subparsers) -> None:
                                    "the largest things in it, content carried twice")
     parser.add_argument("file", metavar="FILE")
     add_policy_flags(parser)
+    add_window_flag(parser)
     add_threads(parser)
     parser.add_argument("--at-request", metavar="K|largest|now", default=None,
                         help="the request: its index, the largest, or now (the next, from the active view); default the last")
@@ -62,10 +70,10 @@ def run_composition(args) -> dict[str, Any]:
     session = read_session(args.file, getattr(args, "input_format", None))
     measure = measure_for(session, choice, threads=args.threads)
     k = pick_request(args.at_request, measure.trace.rows, session.source)
-    limits = agent_limits(session)
+    limits = agent_limits(session, measure.policy)
     window = limits.window
     composition = request_composition(measure, k, window=window.tokens if window else None,
-                                      window_source=window.source if window else "")
+                                      window_source=window.said if window else "")
     result = {"file": session.source, "format": session.format, "model": measure.model,
               **composition.as_dict(args.top)}
     if limits.compaction is not None:

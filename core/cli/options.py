@@ -6,7 +6,9 @@ policy flags: `--ceiling`, `--model`, `--per-call`, `--fold-at`, `--target`, `--
 PolicyChoice, checked before any file is read; each session's policy is its launch record with the choice
 over it (core.model.launch.session_policy), and its Measure resolves the ceiling (a per-call value may lower
 it, never raise it). A list option accepts repetition and commas; processes are `--workers`, tokenizer
-threads `--threads`. A flag a command cannot honour is refused by name (`refuse`), never ignored.
+threads `--threads`. A flag a command cannot honour is refused by name (`refuse`), never ignored. The commands
+that show the context window (`inspect`, `composition`, `report` and the GUI) also take `--context-window N`
+(`add_window_flag`), the window over every other source (core.readout.agent_limits); the others do not offer it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,13 @@ def add_policy_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="M", help="the model, for auto and pricing (default: the session's)")
     parser.add_argument("--profile", metavar="YAML", help="a YAML profile with the policy keys")
     parser.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
+
+
+def add_window_flag(parser: argparse.ArgumentParser) -> None:
+    """`--context-window N`: the model's context window, over the file's, the agent's and the prices' (the policy's
+    context_window key)."""
+    parser.add_argument("--context-window", metavar="N",
+                        help="the model's context window in tokens, over the file's, the agent's and the prices'")
 
 
 def add_threads(parser: argparse.ArgumentParser) -> None:
@@ -92,9 +101,11 @@ def policy_choice(args: Any) -> PolicyChoice:
         ceiling=getattr(args, "ceiling", None), fold_at=_text(getattr(args, "fold_at", None)),
         target=_text(getattr(args, "target", None)), result_max=_text(getattr(args, "result_max", None)),
         caching=getattr(args, "caching", None), model=getattr(args, "model", None),
+        window=_text(getattr(args, "context_window", None)),
     )
     keys = {"ceiling": "max_input_tokens", "fold_at": "context_fold_at", "target": "context_fold_target",
-            "result_max": "tool_result_max_chars", "caching": "prompt_caching", "model": "model"}
+            "result_max": "tool_result_max_chars", "caching": "prompt_caching", "model": "model",
+            "context_window": "context_window"}
     flags = tuple((key, getattr(flagged, key)) for name, key in keys.items() if getattr(args, name, None) is not None)
     per_call = ceiling_from_text(getattr(args, "per_call", None))
     if per_call is not None:
@@ -127,7 +138,7 @@ def refuse(args: Any, names: Iterable[str], why: str) -> None:
 
 
 __all__ = ["POLICY_FLAGS", "ListAction", "PolicyError", "UsageError", "add_list", "add_policy_flags", "add_threads",
-           "add_workers", "measure_for", "measure_from_args", "policy_choice", "refuse"]
+           "add_window_flag", "add_workers", "measure_for", "measure_from_args", "policy_choice", "refuse"]
 
 
 def read_session(path: Any, input_format: str | None = None, sample: str | None = None) -> Session:

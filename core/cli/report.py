@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.core.cli.options import add_list, add_policy_flags, add_threads, measure_for, policy_choice, read_session
+from foldscope.core.cli.options import (
+    add_list,
+    add_policy_flags,
+    add_threads,
+    add_window_flag,
+    measure_for,
+    policy_choice,
+    read_session,
+)
 
 
 def register(subparsers) -> None:
@@ -12,6 +20,7 @@ def register(subparsers) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("-o", "--output", metavar="OUT.html", required=True, help="the HTML file to write")
     add_policy_flags(parser)
+    add_window_flag(parser)
     add_threads(parser)
     from foldscope.core.replay.strategies import STRATEGIES
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, resolve_ceiling
+from foldscope.core.model.policy import LAUNCH_KEYS, Policy, PolicyChoice, resolve_ceiling
 from foldscope.core.model.session import Session
 
 LAUNCH_KEY = "api_launch"
@@ -24,7 +24,7 @@ def read_launch_policy(session: Session) -> Policy:
     if not isinstance(launch, dict):
         return Policy(source="default")
     source = f"{session.source or 'the session'}: metadata.{LAUNCH_KEY}"
-    return Policy.from_mapping({k: launch[k] for k in KEYS if k in launch}, source, stored=True)
+    return Policy.from_mapping({k: launch[k] for k in LAUNCH_KEYS if k in launch}, source, stored=True)
 
 
 def session_policy(session: Session, choice: PolicyChoice | None = None) -> Policy:

@@ -14,7 +14,11 @@ from foldscope.core.model.session import ReadError
 FOLD_AT = 0.8  # the line's default, a fraction of the ceiling
 FOLD_TARGET = 0.6  # the target's default
 RESULT_MIN_CHARS = 1024  # the smallest result bound Amendment 3 allows
-KEYS = ("max_input_tokens", "context_fold_at", "context_fold_target", "tool_result_max_chars", "prompt_caching", "model")
+# The keys a launch record stores (Amendment 3's, and the model); a profile also takes context_window, the window
+# foldscope reads the session against, which is not the agent's launch setting and so is never stored with it.
+LAUNCH_KEYS = ("max_input_tokens", "context_fold_at", "context_fold_target", "tool_result_max_chars", "prompt_caching",
+               "model")
+KEYS = (*LAUNCH_KEYS, "context_window")
 
 
 def profile_path(path: str | Path) -> Path:
@@ -84,6 +88,7 @@ class Policy:
     tool_result_max_chars: int | None = None
     prompt_caching: bool | None = None
     model: str | None = None
+    context_window: int | None = None  # the model's context window, over every other source (core.readout.agent_limits)
     source: str = "default"  # where it came from: a profile file, "flags", "launch record", ...
 
     def __post_init__(self) -> None:
@@ -104,6 +109,10 @@ class Policy:
             raise PolicyError(self.source, "prompt_caching", f"must be true or false, not {_kind(self.prompt_caching)}")
         if self.model is not None and not isinstance(self.model, str):
             raise PolicyError(self.source, "model", f"must be a model name, not {_kind(self.model)}")
+        if self.context_window is not None and (not isinstance(self.context_window, int)
+                                                or isinstance(self.context_window, bool) or self.context_window < 1):
+            raise PolicyError(self.source, "context_window",
+                              f"must be a positive whole number of tokens, not {_kind(self.context_window)}")
 
     @property
     def fold_at(self) -> float:
@@ -158,9 +167,11 @@ class Policy:
     @classmethod
     def from_flags(cls, base: Policy | None = None, *, ceiling: str | None = None, fold_at: str | None = None,
                    target: str | None = None, result_max: str | None = None, caching: bool | None = None,
-                   model: str | None = None) -> Policy:
+                   model: str | None = None, window: str | None = None) -> Policy:
         """A policy from command-line text (flags override a profile's keys); names the flag's key when refused."""
         changes: dict[str, Any] = {"model": model, "prompt_caching": caching}
+        if window is not None:
+            changes["context_window"] = _flag_int(window, "context_window")
         if ceiling is not None:
             changes["max_input_tokens"] = ceiling_from_text(ceiling)
         if fold_at is not None:
@@ -182,7 +193,11 @@ class Policy:
         return Policy(**current)
 
     def as_record(self) -> dict[str, Any]:
-        """The launch-policy form kept in branch metadata: every key, null for unset."""
+        """The launch-policy form kept in branch metadata: every launch key, null for unset."""
+        return {key: getattr(self, key) for key in LAUNCH_KEYS}
+
+    def as_profile(self) -> dict[str, Any]:
+        """Every key a profile takes, null for unset: what tells two policies apart on screen."""
         return {key: getattr(self, key) for key in KEYS}
 
 

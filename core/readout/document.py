@@ -48,7 +48,8 @@ class Document:
     now_size: int = 0  # the estimate of the request the active view compiles to now (the ADR's, for the ceiling)
     now_predicted: int = 0  # the next request's predicted input: the size shown for it
     next_basis: tuple[int, int, float] | None = None  # (predicted, its count, tokens per count), to re-predict after an edit
-    context_window: int | None = None  # the model's context window (the file's, else its prices')
+    context_window: int | None = None  # the model's context window (core.readout.agent_limits.context_window)
+    window_source: str = ""  # where that window came from, in words: every screen that shows the window names it
     scale: float = 1.0  # the scale calibrated over the trace
     policy: Policy | None = None  # core.model.policy.Policy in force: the launch policy, one given at start, or the editor's
     unseen_head: int = 0  # the system prompt and tools a Claude Code, Codex or pi file does not hold, in tokens
@@ -464,7 +465,7 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     # The head belongs to the session (the Measure keeps it there): the fold, its preview and every action measure with it.
     document.measure = document._measure = facts.measure
     document.now_predicted, document.next_basis = facts.now_predicted, facts.next_basis
-    document.context_window = facts.context_window
+    document.context_window, document.window_source = facts.context_window, facts.window_source
     document.show_view(session.view)
     views = [r.view for r in document.requests] + [tuple(session.view)]
     document.folds = fold_rows(session, views, [r.at for r in facts.measure.requests])

@@ -44,7 +44,7 @@ def grow_document(document: Document, session: Session, report: Report = _no_rep
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale = facts.now_estimate, facts.scale
     document.now_predicted, document.next_basis = facts.now_predicted, facts.next_basis
-    document.context_window = facts.context_window
+    document.context_window, document.window_source = facts.context_window, facts.window_source
     session.unseen_head = facts.unseen_head
     document.show_view(session.view)
     # Fold rows change only with a new note, fold record or event: otherwise the old rows stand (they are
@@ -93,11 +93,11 @@ class NextRequest:
 def next_request(document: Document) -> NextRequest:
     """The next request, from the active view now, against the agent's limits and the policy's."""
     session = document.session
-    limits = agent_limits(session)
+    limits = agent_limits(session, document.policy)
     estimate = document.now_size
     predicted = document.now_predicted
     size, name = (predicted, "predicted input") if predicted else (estimate, "estimate")
-    agent = tuple(Limit(n, lim.tokens, lim.source) for n, lim in (("context window", limits.window),
+    agent = tuple(Limit(n, lim.tokens, lim.said) for n, lim in (("context window", limits.window),
                                                                    ("compaction point", limits.compaction)) if lim)
     rules = document.rules
     policy: tuple[Limit, ...] = ()

@@ -169,7 +169,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequen
 def summary_section(data: ReportData) -> Section:
     s, m = data.session, data.measure
     rows = m.trace.rows
-    limits = agent_limits(s)
+    limits = agent_limits(s, m.policy)
     reported = [r.reported_input for r in rows if r.reported_input]
     facts: list[tuple[str, str]] = [
         ("File", Path(s.source).name), ("Format", s.format), ("Model", s.model or "not recorded"),
@@ -184,7 +184,7 @@ def summary_section(data: ReportData) -> Section:
     if m.ceiling:
         facts.append(("Line and target", f"{num(round(m.line_tokens or 0))} and {num(round(m.target_tokens or 0))}"))
     if limits.window:
-        facts.append(("Context window", f"{num(limits.window.tokens)} ({limits.window.source})"))
+        facts.append(("Context window", f"{num(limits.window.tokens)} ({limits.window.said})"))
     if limits.compaction:
         facts.append(("Agent's compaction point", f"{num(limits.compaction.tokens)} ({limits.compaction.source})"))
     if s.unseen_head:
@@ -315,10 +315,10 @@ def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[s
     measure = measure or Measure(session, policy or Policy())
     rows = measure.trace.rows
     largest = max(rows, key=lambda r: (r.counted, -r.index)).index if rows else None
-    limits = agent_limits(session)
+    limits = agent_limits(session, measure.policy)
     window = limits.window
     composition = request_composition(measure, largest, window=window.tokens if window else None,
-                                      window_source=window.source if window else "") if largest is not None else None
+                                      window_source=window.said if window else "") if largest is not None else None
     data = ReportData(session, measure, largest, composition, fold_events(session, measure))
     data.sections = [summary_section(data), timeline_section(data), composition_section(data), *cost_sections(data)]
     if replay:

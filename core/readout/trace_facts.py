@@ -11,6 +11,7 @@ from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Session
+from foldscope.core.readout.agent_limits import context_window
 from foldscope.core.readout.fold_facts import is_note
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Measure
@@ -104,7 +105,8 @@ class TraceFacts:
     unseen_head: int = 0  # tokens every request carried that the file does not hold (core.request.trace.unseen_head)
     now_predicted: int = 0  # the next request's predicted input
     next_basis: tuple[int, int, float] | None = None  # (predicted, its count, tokens per count): to re-predict an edit
-    context_window: int | None = None  # the model's context window, as the file states it or its prices list it
+    context_window: int | None = None  # the model's context window (core.readout.agent_limits.context_window)
+    window_source: str = ""  # where that window came from, in words (its source and any note)
     measure: Measure | None = None  # the Measure every figure here came from
     cache_pass: MeasuredPass | None = None  # the cache causes' pass over the same count, when asked for
 
@@ -184,14 +186,7 @@ def measure_requests(session: Session, counter: Counter, report: Report,
     rules = Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
     now = measure.estimate(measure.messages(session.view))
     nxt = measured.next_predicted
+    window = context_window(session, measure.policy)
     return TraceFacts(out, rules, now, measure.scale, policy, measured.unseen_head, nxt.predicted if nxt else 0,
                       (nxt.predicted, measured.next_count, nxt.ratio) if nxt else None,
-                      context_window(session, measure.model), measure, steps)
-
-
-def context_window(session: Session, model: str | None) -> int | None:
-    """The model's context window: as the file states it (Codex's model_context_window), else as its prices list it."""
-    stated = session.extras.get("context_window")
-    if isinstance(stated, int) and not isinstance(stated, bool) and 0 < stated < 2**63:
-        return stated
-    return pricing.resolve(model).context_window
+                      window.tokens if window else None, window.said if window else "", measure, steps)

@@ -20,6 +20,19 @@ def test_the_gui_takes_the_same_policy_flags_and_resolves_the_same_ceiling(capsy
     assert not document.policy.caching
 
 
+def test_the_gui_takes_the_context_window_flag_and_its_document_reads_the_window_under_it():
+    from foldscope.app.gui import build_parser
+    from foldscope.core.cli.options import policy_choice
+    from foldscope.core.formats import load_session
+    from foldscope.core.readout.document import build_document
+
+    args = build_parser().parse_args([str(demo_path()), "--context-window", "90000"])
+    document = build_document(load_session(demo_path()), str(demo_path()), policy=policy_choice(args))
+    assert document.context_window == 90_000  # the demo's launch record, then the flag over it: the flag's window
+    assert document.window_source == f"set by context_window in the policy from {document.policy.source}"
+    assert document.policy.source.endswith("and flags")
+
+
 def test_every_tab_name_of_the_screenshot_flag_is_a_side_tab_of_the_window(window):
     from foldscope.app.gui import SIDE_TABS
 

@@ -157,3 +157,27 @@ def test_the_edited_policy_is_drawn_as_the_rules(qtbot, window, demo):
     window.session_actions.policy_editor.set_text("context_fold_at", "0.9")
     assert demo.rules.ceiling == 40000 and demo.rules.line == 0.9
     assert "40,000-token ceiling" in window.status_label.full_text()
+
+
+def test_a_window_typed_in_the_policy_editor_is_the_one_every_panel_shows_and_names(qtbot, window, tmp_path):
+    """The issue's session (claude-opus-4-6, compacted at 170,251 and 167,117): Claude Code's 200,000, named,
+    until the policy editor sets another; then the status bar and the Composition tab read that one."""
+    import html
+
+    from tests.core.readout.window_files import claude_code_file
+
+    path = claude_code_file(tmp_path / "s.jsonl", "claude-opus-4-6", (170_251, 167_117))
+    document = build_document(load_session(path), str(path))
+    window.set_document(document)
+    assert "of the 200,000-token context window" in window.status_label.full_text()
+    tip = html.unescape(window.status_label.toolTip())  # the tooltip is escaped rich text (app.window.plain_tip)
+    assert "Context window: 200,000 tokens, Claude Code's rule for claude-opus-4-6" in tip
+    window.composition_panel.refresh(force=True)
+    assert "Context window 200,000 (Claude Code&#x27;s rule" in window.composition_panel.heading.text()
+    window.session_actions.policy_editor.set_text("context_window", "150000")
+    assert document.context_window == 150_000
+    free = 150_000 - document.now_predicted
+    assert f"free {free:,} of the 150,000-token context window" in window.status_label.full_text()
+    assert "Context window: 150,000 tokens, set by context_window in the policy from the policy editor" in window.status_label.toolTip()
+    window.composition_panel.refresh(force=True)
+    assert "Context window 150,000 (set by context_window in the policy from the policy editor)" in window.composition_panel.heading.text()

@@ -88,3 +88,28 @@ def test_a_bad_profile_is_refused_naming_the_file_and_key(editor, tmp_path):
     line = editor.load_profile(path)
     assert str(path) in line and "context_fold_at" in line
     assert "context_fold_at" in editor.resolved.text()
+
+
+def test_the_window_field_sets_the_context_window_and_refuses_what_is_not_a_token_count(editor, qtbot):
+    with qtbot.waitSignal(editor.policy_changed) as changed:
+        editor.set_text("context_window", "150000")
+    assert changed.args[0].context_window == 150_000
+    for text, problem in (("0", "positive whole number"), ("true", "not a boolean"), ("'150000'", "not a string"),
+                          ("150000.5", "not the number 150000.5")):
+        editor.set_text("context_window", text)
+        assert problem in editor.error_for("context_window"), text
+        assert editor.policy() is None
+    editor.set_text("context_window", "")
+    assert editor.policy() is not None and editor.policy().context_window is None
+
+
+def test_the_window_saves_in_a_profile_and_loads_back(editor, tmp_path, monkeypatch):
+    path = tmp_path / "window.yaml"
+    editor.set_text("context_window", "300000")
+    monkeypatch.setattr(dialogs, "profile_dialog", lambda parent, saving: str(path))
+    editor.save_dialog()
+    assert Policy.from_yaml(path).context_window == 300_000
+    editor.set_policy(Policy())
+    assert editor.texts()["context_window"] == ""
+    editor.load_dialog()
+    assert editor.texts()["context_window"] == "300000" and editor.policy().context_window == 300_000

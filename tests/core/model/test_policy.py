@@ -149,3 +149,27 @@ def test_flags_override_a_profile_and_are_validated():
     for flags in ({"ceiling": "0"}, {"ceiling": "lots"}, {"fold_at": "nan"}, {"result_max": "100"}):
         with pytest.raises(PolicyError):
             Policy.from_flags(**flags)
+
+
+def test_a_profile_sets_the_context_window_and_a_flag_beats_it(tmp_path):
+    from foldscope.core.model.policy import PolicyChoice
+
+    path = tmp_path / "window.yaml"
+    path.write_text("context_window: 300000\n")
+    profile = Policy.from_yaml(path)
+    assert profile.context_window == 300_000 and profile.as_profile()["context_window"] == 300_000
+    flagged = Policy.from_flags(window="150_000")
+    choice = PolicyChoice(profile, (("context_window", flagged.context_window),))
+    assert choice.over(Policy()).context_window == 150_000
+    assert PolicyChoice(profile).over(Policy()).context_window == 300_000
+
+
+@pytest.mark.parametrize("bad", [0, -1, 200_000.5, True, "200000", None])
+def test_a_bad_context_window_is_refused_naming_its_key(bad):
+    with pytest.raises(PolicyError, match="context_window"):
+        Policy.from_mapping({"context_window": bad}, "p.yaml")
+
+
+def test_the_context_window_is_foldscopes_reading_and_never_stored_in_the_launch_record():
+    policy = Policy(context_window=150_000, max_input_tokens=90_000)
+    assert "context_window" not in policy.as_record() and policy.as_record()["max_input_tokens"] == 90_000
