@@ -69,7 +69,9 @@ class CostChart(QWidget):
         self.setMinimumHeight(160)
 
     def set_result(self, result: dict[str, Any] | None) -> None:
-        self.points = [(p["policy"], p["over_ceiling"] + p["refused"], p["cost_usd"]) for p in result["policies"]] if result else []
+        # A policy whose cost is not comparable (it refused requests) has no place on the cost axis.
+        self.points = [(p["policy"], p["over_ceiling"] + p["refused"], p["cost_usd"]) for p in result["policies"]
+                       if p["cost_usd"] is not None] if result else []
         self.recommended = result["recommendation"]["policy"] if result else None
         self.update()
 

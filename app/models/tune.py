@@ -18,8 +18,14 @@ COLUMNS = (
     ("cache_read_share", "Cache read", lambda v: f"{v:.1%}"),
     ("cost_usd", "Cost", lambda v: f"${v:,.4f}"),
     ("cost_vs_recorded", "vs recorded", lambda v: "n/a" if v is None else f"{v:.3f}x"),
+    ("recorded_modelled_cost_usd", "Recorded, modelled", lambda v: "n/a" if v is None else f"${v:,.4f}"),
     ("bill_usd", "Bill", lambda v: f"${v:,.4f}"),
 )
+HEADER_TIPS = {
+    "cost_usd": "the policy's replays under the cache model, priced; not comparable where it refused requests",
+    "recorded_modelled_cost_usd": "the recorded views under the same cache model, priced: what the cost is set against",
+    "bill_usd": "the recording as billed: the reported usage priced per request, beside, never the baseline",
+}
 SortRole = Qt.ItemDataRole.UserRole + 1  # the raw value, so numbers sort as numbers
 
 
@@ -48,9 +54,13 @@ class TuneModel(QAbstractTableModel):
             return None
         key, _, shown = COLUMNS[index.column()]
         row = self.policies[index.row()]
-        value = row[key]
+        value = row.get(key)
         if role == Qt.ItemDataRole.DisplayRole:
+            if key == "cost_usd" and row.get("cost_not_comparable"):
+                return "not comparable"  # it refused requests: never a sum that leaves them out, nor $0
             return shown(value)
+        if role == Qt.ItemDataRole.ToolTipRole and key == "cost_usd" and row.get("cost_not_comparable"):
+            return row["cost_not_comparable"]
         if role == SortRole:
             return -1.0 if value is None else value
         if role == Qt.ItemDataRole.TextAlignmentRole and key != "policy":
@@ -67,4 +77,6 @@ class TuneModel(QAbstractTableModel):
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
             return COLUMNS[section][1]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and 0 <= section < len(COLUMNS):
+            return HEADER_TIPS.get(COLUMNS[section][0])
         return None

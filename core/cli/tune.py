@@ -30,7 +30,7 @@ from foldscope.core.replay.tune import (
 
 SESSION_FIELDS = ("file", "format", "model", "policy", "strategy", "ceiling", "requests", "refused", "over_ceiling",
                   "folds", "rewrites", "fresh", "cache_read", "cache_write", "peak", "cost_usd",
-                  "recorded_modelled_cost_usd", "bill_usd", "cache")
+                  "recorded_modelled_cost_usd", "bill_usd", "cost_not_comparable", "cache")
 
 
 def register(subparsers) -> None:
@@ -190,16 +190,20 @@ def write_outputs(base: str, out: dict[str, Any], read: Sequence[str | Path] = (
 def format_tune(out: dict[str, Any]) -> str:
     lines = [f"{out['sessions']} sessions, {len(out['failed'])} failed to read, {len(out['skipped'])} not sessions"]
     lines += [f"  failed: {f['error']}" for f in out["failed"]]
+    # The policy's cost, then the modelled recording it is set against, then the bill, labelled as such.
     header = (f"{'policy':<58} {'requests':>8} {'refused':>7} {'over':>5} {'folds':>6} {'rewrites':>8} "
-              f"{'read share':>10} {'cost':>11} {'vs recorded':>11} {'bill':>11}")
+              f"{'read share':>10} {'cost':>14} {'vs recorded':>11} {'recorded, modelled':>18} {'bill':>11}")
     lines += ["", header]
     for p in out["policies"]:
         vs = "n/a" if p["cost_vs_recorded"] is None else f"{p['cost_vs_recorded']:.3f}x"
+        cost = "not comparable" if p.get("cost_not_comparable") else _usd(p["cost_usd"])
         lines.append(f"{p['policy'][:58]:<58} {p['requests']:>8,} {p['refused']:>7,} {p['over_ceiling']:>5,} "
-                     f"{p['folds']:>6,} {p['rewrites']:>8,} {p['cache_read_share']:>10.1%} {_usd(p['cost_usd']):>11} "
-                     f"{vs:>11} {_usd(p['bill_usd']):>11}")
+                     f"{p['folds']:>6,} {p['rewrites']:>8,} {p['cache_read_share']:>10.1%} {cost:>14} "
+                     f"{vs:>11} {_usd(p['recorded_modelled_cost_usd']):>18} {_usd(p['bill_usd']):>11}")
     rec = out["recommendation"]
-    lines += ["", "costs are modelled against the modelled recording; the bill (reported usage priced) is beside"]
+    lines += ["", "costs are modelled: set each against recorded, modelled (the recorded views under the same cache "
+                  "model); the bill is the recording as billed (reported usage priced), beside, never the baseline"]
+    lines += [f"{p['policy']}: cost {p['cost_not_comparable']}" for p in out["policies"] if p.get("cost_not_comparable")]
     lines.append(f"recommended: {rec['policy']} ({rec['why']})" if rec["policy"] else f"no recommendation: {rec['why']}")
     lines += [f"wrote {w}" for w in out.get("written", [])]
     return "\n".join(lines)

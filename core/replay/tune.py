@@ -188,6 +188,7 @@ def _replay_points(session: Session, points: Sequence[PolicyPoint]) -> tuple[lis
             "folds": totals["folds"], "rewrites": totals["rewrites"], "fresh": totals["fresh"],
             "cache_read": totals["cache_read"], "cache_write": totals["cache_write"], "peak": totals["peak"],
             "cost_usd": totals["cost_usd"], "recorded_modelled_cost_usd": baselines[key],
+            "cost_not_comparable": totals.get("cost_not_comparable"),
             "cache": cache_rules(measure)[0].mode,
         })
     return rows, bill
@@ -262,18 +263,24 @@ class PolicyTotals:
     recorded_modelled_cost_usd: float = 0.0
     bill_usd: float = 0.0
     unpriced: int = 0  # sessions whose model no price source knows: left out of every cost sum
+    not_comparable: int = 0  # sessions where the policy refused requests: its cost there leaves them out
 
     def add(self, row: Mapping[str, Any], bill: float | None) -> None:
         self.sessions += 1
         for key in ("requests", "refused", "over_ceiling", "folds", "rewrites", "fresh", "cache_read", "cache_write"):
             setattr(self, key, getattr(self, key) + row[key])
         self.peak = max(self.peak, row["peak"])
-        if row["cost_usd"] is None or row["recorded_modelled_cost_usd"] is None:
+        refusing = bool(row.get("cost_not_comparable"))
+        if (row["cost_usd"] is None and not refusing) or row["recorded_modelled_cost_usd"] is None:
             self.unpriced += 1
             return
-        self.cost_usd += row["cost_usd"]
+        # The recording's figures do not depend on the policy: summed over every priced session, as for any policy.
         self.recorded_modelled_cost_usd += row["recorded_modelled_cost_usd"]
         self.bill_usd += bill or 0.0
+        if refusing:
+            self.not_comparable += 1
+            return
+        self.cost_usd += row["cost_usd"]
 
     def as_row(self) -> dict[str, Any]:
         out = asdict(self)
@@ -283,6 +290,11 @@ class PolicyTotals:
             out[key] = round(out[key], 6)
         base = self.recorded_modelled_cost_usd
         out["cost_vs_recorded"] = round(self.cost_usd / base, 6) if base else None
+        out["cost_not_comparable"] = None
+        if self.not_comparable:  # a sum that leaves out refused requests is never set beside the others' (nor $0)
+            out["cost_usd"] = out["cost_vs_recorded"] = None
+            out["cost_not_comparable"] = (f"not comparable: the policy refused requests in {self.not_comparable:,} of "
+                                          f"{self.sessions:,} sessions (nothing sent for them)")
         return out
 
 
@@ -313,8 +325,10 @@ def recommend(policies: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if not safe:
         return {"policy": None, "why": "every policy refused a request or sent one over its ceiling"}
     best = min(safe, key=lambda p: (p["cost_usd"], p["policy"]))
-    others = [p for p in policies if p["sessions"] and p["cost_usd"] < best["cost_usd"]]
+    others = [p for p in policies if p["sessions"] and p["cost_usd"] is not None and p["cost_usd"] < best["cost_usd"]]
+    refusing = [p for p in policies if p["sessions"] and p.get("cost_not_comparable")]
     why = (f"cheapest of {len(safe)} policies with no request refused or over the ceiling"
-           + (f"; {len(others)} cheaper ones went over it or refused" if others else ""))
+           + (f"; {len(others)} cheaper ones went over it or refused" if others else "")
+           + (f"; {len(refusing)} refused requests, so their cost is not comparable" if refusing else ""))
     return {"policy": best["policy"], "strategy": best["strategy"], "cost_usd": best["cost_usd"],
             "cost_vs_recorded": best["cost_vs_recorded"], "why": why}

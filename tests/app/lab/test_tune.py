@@ -4,6 +4,7 @@ import multiprocessing
 
 from foldscope.app.lab.tune import TuneView
 from foldscope.app.models.tune import COLUMNS, TuneModel
+from foldscope.app.qt import Qt
 from foldscope.core.formats.demo import write_demo
 
 
@@ -36,7 +37,13 @@ def test_a_sweep_fills_the_table_and_names_the_cheapest_safe_policy(qtbot, tmp_p
     assert recommended is not None and recommended in view.status.text()
     chosen = next(p for p in result["policies"] if p["policy"] == recommended)
     assert chosen["over_ceiling"] == 0 and chosen["refused"] == 0
-    assert len(view.chart.points) == 4
+    # a point per policy with a comparable cost: one that refused requests has none to place (never at $0)
+    comparable = [p["policy"] for p in result["policies"] if p["cost_usd"] is not None]
+    assert [name for name, _, _ in view.chart.points] == comparable
+    refusing = [p for p in result["policies"] if p["cost_not_comparable"]]
+    for p in refusing:
+        row = next(r for r in range(view.model.rowCount()) if view.model.data(view.model.index(r, 0)) == p["policy"])
+        assert view.model.data(view.model.index(row, [c[0] for c in COLUMNS].index("cost_usd"))) == "not comparable"
     qtbot.waitUntil(lambda: view.task is None)
     assert view.run_button.isEnabled() and not view.progress.isVisible()
 
@@ -74,3 +81,16 @@ def test_cancel_stops_the_sweep_and_leaves_no_worker_running(qtbot, tmp_path):
     qtbot.waitUntil(lambda: view.task is None)
     assert multiprocessing.active_children() == []
     assert view.result is None and "Cancelled" in view.status.text()
+
+
+def test_the_sweep_table_sets_each_cost_beside_the_modelled_recording_and_labels_the_bill(qtbot):
+    """Issue 41, finding 3 in the tune window: the modelled recording is a column of its own, the bill is the bill."""
+    model = TuneModel()
+    row = {"policy": "p", "sessions": 1, "requests": 1, "refused": 0, "over_ceiling": 0, "folds": 0, "rewrites": 0,
+           "cache_read_share": 0.0, "cost_usd": 1.0, "cost_vs_recorded": 0.5, "recorded_modelled_cost_usd": 2.0,
+           "bill_usd": 3.0, "cost_not_comparable": None}
+    model.set_result({"policies": [row], "recommendation": {"policy": None}})
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    at = headers.index("Recorded, modelled")
+    assert headers[at + 1] == "Bill" and model.data(model.index(0, at)) == "$2.0000"
+    assert "billed" in model.headerData(at + 1, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)

@@ -189,3 +189,30 @@ def test_tune_refuses_a_bad_grid_value_in_one_line(tmp_path, capsys):
     assert main(["tune", *paths, "--fold-at", "0.8,high"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--fold-at" in err[0] and "'high' is not a number" in err[0]
+
+
+SMALL = "codex/rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"  # one request, unseen head 34k
+
+
+def test_a_sweep_sets_each_policy_beside_the_modelled_recording_and_a_refusing_policys_cost_is_not_comparable(
+        capsys, corpus_dev):
+    """Issue 41, findings 3 and 4 in tune: the modelled recording stands beside the policies, the bill is the bill,
+    and a policy that refused requests (here every one: the ceiling is under the file's unseen head) is not free."""
+    path = str(corpus_dev / SMALL)
+    points = grid(ceilings=["20000", "none"], strategies=["adr"])
+    out = summarise([tune_session(path, points)], points)
+    refusing, free = out["policies"]
+    (base,) = _replay_totals(capsys, path, "--ceiling", "20000", "--strategy", "recorded")
+    for p in (refusing, free):
+        assert p["recorded_modelled_cost_usd"] == round(base["modelled_cost_usd"], 6)  # the comparison, both
+        assert p["bill_usd"] == round(base["cost_usd"], 6)  # the recording as billed (reported usage priced)
+    assert refusing["refused"] == 1 and refusing["cost_usd"] is None and refusing["cost_vs_recorded"] is None
+    assert "not comparable" in refusing["cost_not_comparable"]
+    assert free["cost_not_comparable"] is None and free["cost_usd"] == pytest.approx(base["modelled_cost_usd"])
+    assert "refused requests, so their cost is not comparable" in out["recommendation"]["why"]
+    assert main(["tune", path, "--ceiling", "20000,none", "--workers", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "recorded, modelled" in next(line for line in lines if line.startswith("policy"))
+    row = next(line for line in lines if line.startswith("adr, ceiling 20000"))
+    assert "not comparable" in row and "$0.0000" not in row
+    assert f"${base['modelled_cost_usd']:,.4f}" in row and f"${base['cost_usd']:,.4f}" in row
