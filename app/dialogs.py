@@ -141,6 +141,17 @@ def ask_recover(parent: QWidget, name: str, when: str) -> bool:
     return buttons(box.exec()) == buttons.Yes
 
 
+def ask_clip_into_view(parent: QWidget, index: int) -> bool:
+    """Whether to clip a tool result that is out of the active view into it (the request grows), or leave it."""
+    buttons = QMessageBox.StandardButton
+    box = message_box(parent, QMessageBox.Icon.Question, "Clip into the view",
+                      f"The tool result #{index} is not in the active view. Its clipped copy would join the view (with "
+                      "its call, if that is out too) and make the next request larger. Clip it into the view?",
+                      buttons.Yes | buttons.No)
+    box.setDefaultButton(buttons.No)
+    return buttons(box.exec()) == buttons.Yes
+
+
 def ask_keep_last(parent: QWidget) -> int | None:
     """How many of the newest tool results an eviction keeps, or None when cancelled."""
     value, ok = QInputDialog.getInt(parent, "Evict old tool results", "Keep the newest results:", 5, 0, 10_000)

@@ -26,7 +26,7 @@ from foldscope.app.qt import (
 )
 from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor, refresh_document
-from foldscope.core.actions.commands import Clip, Compact, Evict, EvictActionResults, Expand, Restore
+from foldscope.core.actions.commands import Clip, Compact, Evict, EvictActionResults, Expand, Restore, stands_in_view
 from foldscope.core.actions.recovery import Peek
 from foldscope.core.fold.fold import Fold
 from foldscope.core.model.policy import resolve_ceiling
@@ -261,10 +261,14 @@ class SessionActions(QObject):
         if index is None or doc.message(index).kind != "action_response":
             dialogs.show_message(self.window, "Clip", "Choose a tool result (or its clipped copy) to clip.")
             return None
+        # A result out of the view would come back as its copy and make the request larger: only when asked to.
+        into_view = not stands_in_view(doc.session, index)
+        if into_view and not dialogs.ask_clip_into_view(self.window, index):
+            return None
         keep = dialogs.ask_clip_length(self.window, doc, index)
         if keep is None:
             return None
-        return self.run(Clip(index, keep), f"clip of #{index} to {keep:,} characters", "Clip")
+        return self.run(Clip(index, keep, into_view=into_view), f"clip of #{index} to {keep:,} characters", "Clip")
 
     def evict(self):
         index = self.selected()

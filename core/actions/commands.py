@@ -32,7 +32,9 @@ class Restore(Command):
     """Bring messages back by chronology key; a clipped original replaces its copy, if the ceiling admits it.
 
     `fits(view_ids) -> bool` is the fold's admission check; without one (no fold installed) every
-    restore is admitted. A copy is never restored on its own; a call brings its result back with it.
+    restore is admitted. A copy is never restored on its own; a call brings its result back with it, and a
+    result its call (ADR-0130 D4: the view never holds a result without its call); a result whose call the
+    record does not hold is refused.
     """
 
     label = "restore"
@@ -55,6 +57,16 @@ class Restore(Command):
             result = m.content.get("action_response_id") if m.kind == "action_request" else None
             if isinstance(result, str) and result in record and result not in in_view and result not in copy_at:
                 wanted.append(record.get(result))
+        for m in list(wanted):
+            if m.kind != "action_response" or m.is_clipped_copy or m.id in in_view:
+                continue
+            call = call_of(m, record)
+            if call is None:
+                index = record.index_of(m.id)
+                return refuse(self, f"restore refused: the tool result at index {index} answers no call the record "
+                                    "holds, and a request may not carry a result without its call (ADR-0130 D4)")
+            if call.id not in in_view and call not in wanted:
+                wanted.append(call)
         swaps: dict[int, Message] = {}
         inserts: list[Message] = []
         for m in wanted:
@@ -84,6 +96,15 @@ class Restore(Command):
         return Changes(view=True, metadata=True)
 
 
+def call_of(result: Message, record) -> Message | None:
+    """The tool call a result answers, in the full record (by either side's link), or None."""
+    linked = result.content.get("action_request_id")
+    if isinstance(linked, str) and linked in record and record.get(linked).kind == "action_request":
+        return record.get(linked)
+    return next((m for m in record if m.kind == "action_request" and m.content.get("action_response_id") == result.id),
+                None)
+
+
 def insert_chronologically(view: list[Message], inserts: Sequence[Message], session: Session) -> list[Message]:
     """Each insert goes before the first view message whose chronology key is greater than its own."""
     if not inserts:
@@ -105,7 +126,7 @@ def insert_chronologically(view: list[Message], inserts: Sequence[Message], sess
 
 
 class Evict(Command):
-    """Take messages out of the view by index (a copy of a named original too); their calls go with results."""
+    """Take messages out of the view by index (a copy of a named original too); a call and its result go together."""
 
     label = "evict"
 
@@ -142,7 +163,9 @@ class EvictActionResults(Command):
 
 def _take_out(command: Command, session: Session, view: list[Message], chosen: list[str]) -> Changes:
     facts = st.view_facts(view, session.record, set())
-    taken = set(chosen) | {facts.call_of[m] for m in chosen if m in facts.call_of}
+    # a result takes its call out with it, and a call its result (ADR-0130 D4: neither is sent without the other)
+    taken = set(chosen) | {facts.call_of[m] for m in chosen if m in facts.call_of} \
+        | {facts.result_of[m] for m in chosen if m in facts.result_of}
     taken -= {view[0].id} if view else set()
     if not taken:
         command.result = {"success": True, "removed": 0}
@@ -194,14 +217,19 @@ class Compact(Command):
 
 
 class Clip(Command):
-    """Clip the original at `index` by hand: each body longer than `keep` keeps `keep` characters (head 3 : tail 1)."""
+    """Clip the original at `index` by hand: each body longer than `keep` keeps `keep` characters (head 3 : tail 1).
+
+    A result out of the active view (neither it nor a copy of it there) is refused: its copy would join the view
+    and make the request larger. With `into_view` the copy joins it, with its call when that is out too.
+    """
 
     label = "clip"
 
     def __init__(self, index: int, keep: int, new_id: Callable[[], str] | None = None,
-                 clock: Callable[[], float | None] = time.time) -> None:
+                 clock: Callable[[], float | None] = time.time, into_view: bool = False) -> None:
         super().__init__()
         self.index, self.keep, self.new_id, self.clock = index, keep, new_id, clock
+        self.into_view = into_view
 
     def apply(self, session: Session) -> Changes:
         record = session.record
@@ -215,18 +243,35 @@ class Clip(Command):
         kept = {b.key: self.keep for b in bodies_of(original) if len(b.text) > self.keep}
         if not kept:
             return refuse(self, f"the result at index {index} has no body longer than {self.keep} characters")
+        view = session.view_messages()
+        at = next((p for p, m in enumerate(view) if m.id == original.id or m.clipped_from == original.id), None)
+        call = call_of(original, record) if at is None else None
+        if at is None and not self.into_view:
+            return refuse(self, f"the result at index {index} is not in the active view: its clipped copy would join "
+                                "it and make the request larger; restore it, or clip it into the view")
+        if at is None and call is None:
+            return refuse(self, f"the result at index {index} answers no call the record holds, and a request may "
+                                "not carry a result without its call (ADR-0130 D4)")
         kwargs = {"new_id": self.new_id} if self.new_id else {}
         clipped = build_copy(original, index, kept, created_at=self.clock(), **kwargs)
         record.append(clipped)
-        view = session.view_messages()
-        at = next((p for p, m in enumerate(view) if m.id == original.id or m.clipped_from == original.id), None)
         if at is not None:
             view[at] = clipped
         else:
-            view = insert_chronologically(view, [clipped], session)
+            in_view = {m.id for m in view}
+            view = insert_chronologically(view, [clipped] + ([call] if call and call.id not in in_view else []), session)
         session.set_view(m.id for m in view)
         self.result = {"success": True, "index": index, "copy_index": record.index_of(clipped.id), "kept": self.keep}
         return Changes(view=True, added=(clipped.id,))
+
+
+def stands_in_view(session: Session, index: int) -> bool:
+    """Whether the message at `index`, or a clipped copy of its original, is in the active view."""
+    message = message_at(session, index)
+    if message is None:
+        return False
+    original = original_of(message, session.record)
+    return any(m.id == original.id or m.clipped_from == original.id for m in session.view_messages())
 
 
 class Expand(Command):

@@ -40,6 +40,8 @@ def register(subparsers) -> None:
     _file(clip, output=True)
     clip.add_argument("--index", type=int, required=True, metavar="N")
     clip.add_argument("--keep", type=int, required=True, metavar="KEEP")
+    clip.add_argument("--into-view", action="store_true",
+                      help="clip a result out of the active view into it (with its call): the request grows")
     clip.set_defaults(run=run_clip, format=_format_action)
 
     evict = subparsers.add_parser("evict", help="take messages out of the view by index, writing -o OUT")
@@ -245,7 +247,7 @@ def run_clip(args) -> dict[str, Any]:
     from foldscope.core.actions.commands import Clip
 
     session = _load(args)
-    action = Clip(args.index, args.keep)
+    action = Clip(args.index, args.keep, into_view=args.into_view)
     before = list(session.view)
     action.do(session)
     return _finish(args, session, action.result, before)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats import fast_json
-from foldscope.core.formats.lionagi_views import request_views
+from foldscope.core.formats.lionagi_views import VIEW_EVENT, is_request, request_views
 from foldscope.core.formats.stream import json_problem
 from foldscope.core.model.session import (
     PENDING_TRACE,
@@ -72,6 +72,7 @@ def read(path: Path, trace: bool = True) -> Session:
     if not isinstance(top, dict):
         raise ReadError(file, "$", f"expected a JSON object, found {_type_name(top)}")
     wrapper: dict[str, Any] | None = None
+    stated: list[dict[str, Any]] = []
     if "messages" not in top and isinstance(top.get("branch"), dict):
         wrapper, branch, base = top, top["branch"], "$.branch"
         manifest = top.get("manifest")
@@ -92,18 +93,25 @@ def read(path: Path, trace: bool = True) -> Session:
         events = wrapper.get("events", [])
         if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
             raise ReadError(file, "$.events", "expected a list of objects")
-        session.events = list(events)
+        # A `view` event is what the file states for the trace (core.formats.lionagi_views); it is not an action
+        # in the session's log, and the writer states the views anew from the trace.
+        stated = [e for e in events if e.get("kind") == VIEW_EVENT]
+        session.events = [e for e in events if e.get("kind") != VIEW_EVENT]
         # Keys of the wrapper foldscope does not interpret go back out as they came.
         session.extras["wrapper"] = {
             "keys": list(wrapper),
             "extra": {k: v for k, v in wrapper.items() if k not in ("branch", "manifest", "events")},
         }
     session.model = _model_name(branch, manifest)
+    window = manifest.get(WINDOW_KEY) if isinstance(manifest, dict) else None
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+        session.extras["context_window"] = window  # stated by the file an export came from, as Codex's reader keeps it
+    events = session.events + stated
     if trace:
-        session.trace = build_trace(session.record, manifest, session.warnings, session.view, session.events)
+        session.trace = build_trace(session.record, manifest, session.warnings, session.view, events)
     else:
         session.caches[PENDING_TRACE] = partial(build_trace, session.record, manifest, session.warnings, session.view,
-                                                session.events)
+                                                events)
     return session
 
 
@@ -337,7 +345,8 @@ def usage_from(data: Any, warn: Callable[[str], None] | None = None) -> Usage | 
 
 def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings: list[str],
                 final_view: Sequence[str] | None = None, events: Sequence[Mapping[str, Any]] = ()) -> list[Request]:
-    """One request per assistant response, compiled from the view as it stood before that response.
+    """One request per assistant response (but one marked `not_a_request`), compiled from the view as it stood
+    before that response.
 
     With the session's final view, each request's view is rebuilt from the notes, clipped copies and
     fold records (core.formats.lionagi_views); without it, it is the record before the response.
@@ -354,6 +363,8 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     sharer = ViewSharer()
     views = request_views(record, final_view, manifest, warnings, events) if final_view is not None else None
     for message in record:
+        if message.kind == "assistant" and not is_request(message):
+            continue  # a placeholder that answered no request: in the record only, never in a view
         if message.kind == "assistant":
             k = len(trace)
             entry = by_response.get(message.id)
@@ -379,6 +390,6 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     return trace
 
 
-from foldscope.core.formats.lionagi_write import native_dict, write_session  # noqa: E402  (the writer half)
+from foldscope.core.formats.lionagi_write import WINDOW_KEY, native_dict, write_session  # noqa: E402  (the writer half)
 
 __all__ = ["FORMAT", "sniff", "read", "write_session", "native_dict", "session_from_branch", "usage_from"]

@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.lionagi_views import NOT_A_REQUEST, VIEW_EVENT, view_statements
 from foldscope.core.model.outputs import write_output
-from foldscope.core.model.session import Message, Session
+from foldscope.core.model.session import PENDING_TRACE, Message, Session
 
 _MESSAGES = "lionagi.protocols.messages."
 CLASS_OF_KIND = {
@@ -33,6 +34,7 @@ BRANCH_CLASS = "lionagi.session.branch.Branch"
 PILE_CLASS = "lionagi.protocols.generic.pile.Pile"
 PROGRESSION_CLASS = "lionagi.protocols.generic.progression.Progression"
 NOTE_KEY = "context_first_index"  # the same key core.formats.lionagi reads a note by
+WINDOW_KEY = "model_context_window"  # the manifest's copy of the window a source file stated
 # Fixed namespace so that ids foldscope invents for a Branch, Pile or view are the same on every write.
 _NAMESPACE = uuid.UUID("5d0f8a52-3a6e-4f0e-9a57-6c1f0b8e2f11")
 
@@ -101,12 +103,35 @@ def _depth(value: Any) -> int:
 
 def native_dict(session: Session) -> dict[str, Any]:
     """The whole native file as a JSON-ready dict (shares unmodified parts with the Session: do not edit)."""
-    wrapper: dict[str, Any] = {"branch": branch_dict(session), "manifest": manifest_to_write(session)}
+    manifest = manifest_to_write(session)
+    wrapper: dict[str, Any] = {"branch": branch_dict(session), "manifest": manifest}
     source = session.extras.get("wrapper", {})
-    if session.events or "events" in source.get("keys", ()):
-        wrapper["events"] = session.events
+    events = [e for e in session.events if e.get("kind") != VIEW_EVENT] + stated_views(session, manifest)
+    if events or "events" in source.get("keys", ()):
+        wrapper["events"] = events
     wrapper.update(source.get("extra", {}))
     return _ordered(wrapper, source.get("keys", []))
+
+
+def stated_views(session: Session, manifest: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The `view` events the file needs to read back as the session is (core.formats.lionagi_views): where
+    replaying the record would not give a request the view it was sent with, or only with a warning the session
+    does not have, and where the active view was changed after the record's last message. None for a trace not
+    built yet (it is the reader's own then)."""
+    if PENDING_TRACE in session.caches:
+        return []
+    sent = {r.response_id: r.view for r in session.trace if r.response_id is not None}
+    events = [e for e in session.events if e.get("kind") != VIEW_EVENT]
+    return view_statements(session.record, session.view, manifest, events, sent, session.warnings)
+
+
+def _not_requests(session: Session) -> set[str]:
+    """Assistant messages the trace holds no request for (Claude Code's placeholders): marked so they read back so.
+    A session with no trace (built in memory) leaves the reader's rule, one request per response, standing."""
+    if not session.trace or PENDING_TRACE in session.caches:
+        return set()
+    answered = {r.response_id for r in session.trace}
+    return {m.id for m in session.record if m.kind == "assistant" and m.raw is None and m.id not in answered}
 
 
 def manifest_to_write(session: Session) -> dict[str, Any] | None:
@@ -125,11 +150,13 @@ def imported_manifest(session: Session) -> dict[str, Any] | None:
     reported, and the file read back would have no reported input to calibrate against.
     """
     usage = [(r, u) for r in session.trace if (u := r.usage) is not None]
-    if not usage and not session.model:
+    window = session.extras.get("context_window")  # the window the file stated (Codex's model_context_window)
+    if not usage and not session.model and window is None:
         return None
     return {
         "model": session.model,
         "source_format": session.format,
+        **({WINDOW_KEY: window} if window is not None else {}),
         "api_usage": [
             {"request": r.index, "response_id": r.response_id, "at": r.at, "model": r.model or session.model,
              "input_tokens": u.input, "cache_read_input_tokens": u.cache_read,
@@ -151,7 +178,8 @@ def branch_dict(session: Session) -> dict[str, Any]:
     branch_id = branch["id"]
 
     pile = copy.deepcopy(session.extras.get("lionagi_pile")) or _new_pile(branch_id, _first_time(session))
-    pile["collections"] = [message_dict(m, branch_id) for m in session.record]
+    placeholders = _not_requests(session)
+    pile["collections"] = [message_dict(m, branch_id, m.id in placeholders) for m in session.record]
     if isinstance(pile.get("progression"), dict):
         pile["progression"]["order"] = record_ids
         pile["progression"] = _ordered(pile["progression"], ["id", "created_at", "metadata", "order", "name"])
@@ -176,11 +204,14 @@ def branch_dict(session: Session) -> dict[str, Any]:
     return _ordered(branch, keys)
 
 
-def message_dict(message: Message, branch_id: str | None = None) -> dict[str, Any]:
-    """A message as lionagi stores it: its original dict when it has one, else a new one."""
+def message_dict(message: Message, branch_id: str | None = None, not_a_request: bool = False) -> dict[str, Any]:
+    """A message as lionagi stores it: its original dict when it has one, else a new one (an assistant response
+    that answered no request marked so)."""
     if message.raw is not None:
         return message.raw  # type: ignore[return-value]
     metadata = {k: v for k, v in message.metadata.items() if k != "lion_class"}
+    if not_a_request:
+        metadata[NOT_A_REQUEST] = True
     if message.kind == "note":
         # A note must read back as a note: the provenance key marks it even when the first
         # replaced index is unknown (null).

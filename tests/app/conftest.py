@@ -113,7 +113,7 @@ def demo_window(qtbot, window):
 # them; any other modal is recorded and fails the test (a modal would block a headless run forever).
 MODAL_ANSWERS = {"ask_unsaved": "discard"}
 MODALS = ("error_dialog", "show_message", "show_refusal", "ask_unsaved", "ask_recover", "ask_keep_last", "ask_span",
-          "ask_clip_length", "save_path_dialog", "open_session_path", "profile_dialog", "show_peek", "choose_folder",
+          "ask_clip_length", "ask_clip_into_view", "save_path_dialog", "open_session_path", "profile_dialog", "show_peek", "choose_folder",
           "choose_sample", "ask_agent_session", "choose_library_path", "fresh_library_path", "confirm_remove",
           "report_path_dialog")
 

@@ -282,7 +282,7 @@ def test_expand_keeps_one_form_per_original_when_a_copy_of_a_replaced_result_sta
     replaced = session.record[note].metadata["context_replaced"]
     result = next(i for i in replaced if session.record[i].kind == "action_response")
     stack = CommandStack(session)
-    assert stack.do(Clip(result, 100)).success  # the copy stands in the view for the folded original
+    assert stack.do(Clip(result, 100, into_view=True)).success  # the copy stands in the view for the folded original
     assert stack.do(Expand(note)).success
     originals = [original_of(m, session.record).id for m in session.view_messages() if m.kind == "action_response"]
     assert len(originals) == len(set(originals))

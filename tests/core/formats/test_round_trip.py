@@ -1,0 +1,147 @@
+"""What foldscope writes, it reads back silently and identically: on every dev file, after an export, a fold, a clip,
+a restore and an evict, every figure `inspect --json` prints of the session written equals the one it printed of the
+session before the write, and reading it back says no warning the session itself did not have (issue 41, finding 8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from foldscope.core.actions.commands import ApplyFold, Clip, Evict, Restore
+from foldscope.core.cli.basic import summarise
+from foldscope.core.cli.main import main
+from foldscope.core.fold.fold import Fold
+from foldscope.core.formats import load_session
+from foldscope.core.formats.lionagi_write import write_session
+from foldscope.core.model.launch import session_policy, to_save
+from foldscope.core.model.policy import Policy
+from foldscope.core.model.session import NotASession, Session
+from foldscope.core.request.measure import Measure
+from tests.paths import CORPUS_DEV
+
+DEV = sorted(str(p.relative_to(CORPUS_DEV)) for p in CORPUS_DEV.rglob("*") if p.suffix in (".json", ".jsonl")) \
+    if CORPUS_DEV.is_dir() else []
+ACTIONS = ("export", "fold", "clip", "restore", "evict")
+
+
+def open_dev(corpus_dev: Path, name: str) -> Session:
+    try:
+        return load_session(corpus_dev / name)
+    except NotASession:
+        pytest.skip(f"{name} is a run manifest, not a session")
+
+
+def figures(result: dict[str, Any]) -> dict[str, Any]:
+    """What inspect --json prints, less where the session was read from and its warnings (compared apart)."""
+    out = {k: v for k, v in result.items() if k not in ("file", "format", "warnings")}
+    # where the launch record was read from is named by the file's path
+    out["policy"] = {k: v.replace(str(result["file"]), "FILE") if isinstance(v, str) else v
+                     for k, v in out["policy"].items()}
+    return out
+
+
+def largest_result(session: Session, in_view: bool) -> int | None:
+    view = set(session.view)
+    record = session.record
+    results = [i for i, m in enumerate(record)
+               if m.kind == "action_response" and not m.is_clipped_copy and (m.id in view) == in_view]
+    return max(results, key=lambda i: len(record[i].text), default=None)
+
+
+def fold(session: Session) -> bool:
+    """The GUI's Apply fold under a ceiling of half the largest request (ADR-0130): whether anything landed."""
+    sizes = Measure(session, Policy(max_input_tokens="none")).calibrate(prefix=False).rows
+    if not sizes:
+        return False
+    policy = Policy(max_input_tokens=max(max(r.estimate for r in sizes) // 2, 1000))
+    action = ApplyFold(Fold(session, Measure(session, policy)))
+    return action.do(session).success and bool(action.run and action.run.landed)
+
+
+def act(session: Session, action: str) -> bool:
+    """Do `action` on the session as the GUI and the CLI do it; False when the file gives it nothing to act on."""
+    if action == "export":
+        return True
+    if action == "fold":
+        return fold(session)
+    if action == "restore":
+        # a fold takes results out of the view; where it lands nothing, an evict takes one out to restore
+        if not fold(session) and (taken := largest_result(session, in_view=True)) is not None:
+            Evict([taken]).do(session)
+        index = largest_result(session, in_view=False)
+        return index is not None and Restore([index]).do(session).success
+    index = largest_result(session, in_view=True)
+    if index is None:
+        return False
+    if action == "clip":
+        keep = len(session.record[index].text) // 4
+        return keep > 0 and Clip(index, keep).do(session).success
+    return Evict([index]).do(session).success
+
+
+def with_children_left(name: str) -> Any:
+    # A Claude Code session's subagents (Session.children) are not written into the native file yet: the usage
+    # inspect rolls up from them is lost. Left open in issue 41's finding 8; strict, so writing them shows here.
+    if "4c2ddfdc" in name:
+        return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="subagents are not written yet"))
+    return name
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+@pytest.mark.parametrize("name", [with_children_left(n) for n in DEV])
+def test_what_foldscope_writes_reads_back_silently_with_every_figure_inspect_prints(corpus_dev, tmp_path, name, action):
+    session = open_dev(corpus_dev, name)
+    if not act(session, action):
+        pytest.skip(f"{name}: nothing to {action}")
+    saved = to_save(session, session_policy(session))  # what Save writes: the launch record and startup fields
+    before = summarise(saved)
+    write_session(saved, tmp_path / "out.json")
+    back = load_session(tmp_path / "out.json")
+    after = summarise(back)
+    assert figures(after) == figures(before)
+    assert [w for w in back.warnings if w not in session.warnings] == []
+    assert [r.view for r in back.trace] == [r.view for r in saved.trace]  # and the views those figures come from
+
+
+CLI_ACTIONS = {"fold": ["fold", "--apply", "--ceiling", "CEILING"], "clip": ["clip", "--index", "IN", "--keep", "KEEP"],
+               "restore": ["restore", "--index", "OUT"], "evict": ["evict", "--index", "IN"], "export": ["export"]}
+
+
+@pytest.mark.parametrize("action", CLI_ACTIONS)
+@pytest.mark.parametrize("name", ["claude_code/extracted-dd381a75.jsonl", "claude_code/session-9eda1058.jsonl",
+                                  "claude_code/tool_heavy.jsonl", "codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
+                                  "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"])
+def test_a_file_the_cli_wrote_is_inspected_without_a_warning_and_exports_unchanged(corpus_dev, tmp_path, capsys, name,
+                                                                                  action):
+    """fold --apply, clip, restore, evict and export, each to -o OUT; then inspect OUT says nothing the source did
+    not, and OUT exported again prints the same figures (the second write is the first)."""
+    source = corpus_dev / name
+    session = load_session(source)
+    fold_first = action == "restore"
+    if fold_first:  # restore brings back what the fold took out
+        assert main(["fold", str(source), "--apply", "--ceiling", str(ceiling(session)), "-o", str(tmp_path / "f.json")]) == 0
+        source, session = tmp_path / "f.json", load_session(tmp_path / "f.json")
+    out = tmp_path / "out.json"
+    inside, outside = largest_result(session, True), largest_result(session, False)
+    keep = len(session.record[inside].text) // 4 if inside is not None else 0
+    words = [w.replace("CEILING", str(ceiling(session))).replace("IN", str(inside)).replace("OUT", str(outside))
+             .replace("KEEP", str(keep)) for w in CLI_ACTIONS[action]]
+    capsys.readouterr()
+    assert main([words[0], str(source), *words[1:], "-o", str(out)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["inspect", str(out), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert [w for w in first["warnings"] if w not in load_session(corpus_dev / name).warnings] == []
+    assert main(["export", str(out), "-o", str(tmp_path / "again.json")]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(tmp_path / "again.json"), "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert figures(second) == figures(first) and second["warnings"] == first["warnings"]
+
+
+def ceiling(session: Session) -> int:
+    rows = Measure(session, Policy(max_input_tokens="none")).calibrate(prefix=False).rows
+    return max(max(r.estimate for r in rows) // 2, 1000)
