@@ -181,3 +181,41 @@ def test_a_window_typed_in_the_policy_editor_is_the_one_every_panel_shows_and_na
     assert "Context window: 150,000 tokens, set by context_window in the policy from the policy editor" in window.status_label.toolTip()
     window.composition_panel.refresh(force=True)
     assert "Context window 150,000 (set by context_window in the policy from the policy editor)" in window.composition_panel.heading.text()
+
+
+FOLDED_RESULT, ITS_CALL = 4, 3  # in the demo, a tool result and its call that a fold took out of the view
+
+
+def test_adr_0130_d4_ctrl_shift_r_on_a_folded_result_brings_its_call_back_with_it(qtbot, window, demo, told):
+    assert not demo.in_view(FOLDED_RESULT) and not demo.in_view(ITS_CALL)
+    window.select_message(FOLDED_RESULT)
+    window.session_actions.restore_action.trigger()
+    view = demo.session.view
+    assert demo.in_view(FOLDED_RESULT) and demo.in_view(ITS_CALL)
+    assert view.index(demo.message(ITS_CALL).id) < view.index(demo.message(FOLDED_RESULT).id)
+
+
+def test_clipping_a_result_out_of_the_view_asks_first_and_no_changes_nothing(qtbot, window, demo, monkeypatch, told):
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_clip_into_view", lambda parent, index: asked.append(index) or False)
+    monkeypatch.setattr(dialogs, "ask_clip_length", lambda *args: pytest.fail("asked for a length after No"))
+    view, length = list(demo.session.view), demo.record_size
+    window.select_message(FOLDED_RESULT)
+    assert window.session_actions.clip() is None
+    assert asked == [FOLDED_RESULT] and demo.session.view == view and demo.record_size == length
+    assert not window.session_actions.editor.can_undo
+
+
+def test_clipping_a_result_out_of_the_view_after_yes_brings_its_copy_and_call_in(qtbot, window, demo, monkeypatch, told):
+    monkeypatch.setattr(dialogs, "ask_clip_into_view", lambda parent, index: True)
+    changes = clip(window, monkeypatch, FOLDED_RESULT, 1500)
+    assert changes.success
+    made = demo.session.record.get(changes.added[0])
+    view = demo.session.view
+    assert made.id in view and demo.in_view(ITS_CALL)
+    assert view.index(demo.message(ITS_CALL).id) < view.index(made.id)
+
+
+def test_clipping_a_result_in_the_view_does_not_ask(qtbot, window, demo, monkeypatch, told):
+    monkeypatch.setattr(dialogs, "ask_clip_into_view", lambda *args: pytest.fail("asked about a result in the view"))
+    assert clip(window, monkeypatch, largest_result(demo), 1500).success

@@ -131,6 +131,7 @@ def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, win
     clipped = max((i for i in results if not document.in_view(i) and document.chars[i] > 3000),
                   key=lambda i: document.chars[i])
     monkeypatch.setattr(dialogs, "ask_clip_length", lambda parent, doc, i: 1200)
+    monkeypatch.setattr(dialogs, "ask_clip_into_view", lambda parent, i: True)  # a folded result: clip it into the view
     window.select_message(clipped)
     assert actions.clip().success
     copy_index = document.record_size - 1
