@@ -53,6 +53,13 @@ class AgentLimits:
     compaction: Limit | None
 
 
+def agent_of(session: Session) -> str:
+    """The agent that ran the session: its format, or for a native file exported from another format, that one (the
+    manifest's source_format), so an export keeps the agent's window and compaction point."""
+    source = (session.manifest or {}).get("source_format") if isinstance(session.manifest, dict) else None
+    return source if session.format == "lionagi" and isinstance(source, str) else session.format
+
+
 def _model(session: Session, policy: Policy | None) -> str | None:
     """The model as the Measure takes it (core.request.measure): the policy's, else the file's."""
     if policy is not None and policy.model:
@@ -68,7 +75,7 @@ def _is_claude(model: str) -> bool:
 def agent_rule(session: Session, model: str | None) -> Limit | None:
     """The agent's window for the model as written: Claude Code runs a Claude model in 200,000 tokens, 1,000,000
     only when the model is named with [1m] (its price-list capacity does not change what Claude Code allows)."""
-    if session.format != "claude_code" or not model or not _is_claude(model):
+    if agent_of(session) != "claude_code" or not model or not _is_claude(model):
         return None
     if model.lower().endswith("[1m]"):
         return Limit(CLAUDE_WINDOW_1M, f"Claude Code's rule for {model}: 1,000,000 for a model named with [1m]",
@@ -94,7 +101,7 @@ def compaction_bounds(session: Session, sizes: list[int]) -> tuple[int, int] | N
     """The windows the recorded automatic compactions allow: never smaller than the largest size compacted at,
     never larger than the agent's compaction point put at the smallest. Only Claude Code records which
     compactions were automatic, so only its rule (the window less 33,000) is solved for the window here."""
-    if not sizes or session.format != "claude_code":
+    if not sizes or agent_of(session) != "claude_code":
         return None
     return max(sizes), max(max(sizes), min(sizes) + CLAUDE_OUTPUT_RESERVE + CLAUDE_BUFFER)
 
@@ -114,7 +121,7 @@ def implied_window(session: Session, sizes: list[int], candidates: tuple[int | N
 
 
 def agent_default(session: Session) -> Limit | None:
-    if session.format == "claude_code":
+    if agent_of(session) == "claude_code":
         return Limit(CLAUDE_WINDOW, "Claude Code's default window", "default")
     return None
 
@@ -175,12 +182,12 @@ def compaction_point(session: Session, window: Limit | None) -> Limit | None:
         return Limit(autos[-1], "the size before the file's last automatic compaction")
     if window is None:
         return None
-    if session.format == "claude_code":
+    if agent_of(session) == "claude_code":
         return Limit(window.tokens - CLAUDE_OUTPUT_RESERVE - CLAUDE_BUFFER,
                      "Claude Code's auto-compact point (the window less 20,000 reserved for output and a 13,000 buffer)")
-    if session.format == "pi":
+    if agent_of(session) == "pi":
         return Limit(window.tokens - PI_RESERVE, "pi's compaction point (the window less reserveTokens, 16,384 by default)")
-    if session.format == "codex":
+    if agent_of(session) == "codex":
         return Limit(int(window.tokens * CODEX_SHARE),
                      "Codex's auto-compact limit (model_auto_compact_token_limit; nine tenths of the window by default)")
     return None
