@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.model.outputs import output_target
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.model.session import ReadError
-from foldscope.core.replay.fleet import ENGINES, Cancelled, run_engine
+from foldscope.core.replay.fleet import ENGINES, Cancelled, EngineError, run_engine
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.replay.tune import (
     PolicyPoint,
@@ -137,6 +138,9 @@ def run_tune(args) -> Any:
     paths = sorted(set(paths))
     if not paths:
         raise UsageError(f"{', '.join(inputs) or 'the library'}: no session files found")
+    if args.output:  # refused before the sweep's work, not after it
+        for name in output_names(args.output):
+            output_target(name, paths)
     progress = Progress(len(paths), args.progress or sys.stderr.isatty())
     cancel, results = threading.Event(), []
     stream = run_engine(args.engine, paths, points, args.workers, args.scheduler, cancel)
@@ -145,6 +149,9 @@ def run_tune(args) -> Any:
             for result in stream:
                 results.append(result)
                 progress.step(result)
+    except EngineError as exc:
+        progress.close()
+        raise UsageError(str(exc)) from None
     except (KeyboardInterrupt, Cancelled):
         cancel.set()
         progress.close()
@@ -161,16 +168,10 @@ def run_tune(args) -> Any:
 def write_outputs(base: str, out: dict[str, Any], read: Sequence[str | Path] = ()) -> list[str]:
     """OUT.csv (and OUT.parquet when pyarrow is installed) with a row per session and policy; OUT.json whole.
     None of them is written over a swept session, a device or a link (core.model.outputs): all are checked first."""
-    from foldscope.core.model.outputs import output_target, write_output
+    from foldscope.core.model.outputs import write_output
 
-    names = [f"{base}.csv", f"{base}.json"]
-    try:
-        import pyarrow  # type: ignore[import-not-found]
-        import pyarrow.parquet  # type: ignore[import-not-found]
-    except ImportError:
-        pyarrow = None
-    if pyarrow is not None:
-        names.append(f"{base}.parquet")
+    names = output_names(base)
+    pyarrow = _pyarrow()
     for name in names:
         output_target(name, read)
     table = io.StringIO(newline="")
@@ -185,6 +186,20 @@ def write_outputs(base: str, out: dict[str, Any], read: Sequence[str | Path] = (
                                     sink)
         write_output(names[2], sink.getvalue().to_pybytes(), read)
     return names
+
+
+def output_names(base: str) -> list[str]:
+    """The files `-o BASE` writes: BASE.csv, BASE.json, and BASE.parquet where pyarrow is installed."""
+    return [f"{base}.csv", f"{base}.json", *([f"{base}.parquet"] if _pyarrow() is not None else [])]
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow  # type: ignore[import-not-found]
+        import pyarrow.parquet  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return None
+    return pyarrow
 
 
 def format_tune(out: dict[str, Any]) -> str:

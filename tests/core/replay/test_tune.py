@@ -30,6 +30,16 @@ def _replay_totals(capsys, path, *flags):
     return json.loads(capsys.readouterr().out)["totals"]
 
 
+def stall_on_stuck(path, points):
+    """A sweep's task in a worker: the session named stuck.json holds its worker (at most 120 s, so that a
+    failure here can never hang the suite); the others are tuned."""
+    if path.endswith("stuck.json"):
+        import time
+
+        time.sleep(120)
+    return tune_session(path, points)
+
+
 def _fleet(folder, sizes=(4, 6, 8)):
     for n, rounds in enumerate(sizes):
         write_demo(folder / f"s{n}.json", seed=n + 1, rounds=rounds)
@@ -150,6 +160,27 @@ def test_cancel_stops_the_sweep_and_leaves_no_worker_running(tmp_path):
     assert multiprocessing.active_children() == []
 
 
+def test_a_worker_that_dies_fails_its_session_by_name_and_the_sweep_ends(tmp_path):
+    import os
+    import signal
+
+    paths = _fleet(tmp_path, sizes=(4, 4))
+    stuck = tmp_path / "stuck.json"
+    stuck.write_text("{}")
+    results = []
+    stream = run_local([str(stuck), *paths], grid(strategies=["adr"]), workers=2, task=stall_on_stuck)
+    for result in stream:
+        results.append(result)
+        if len(results) == len(paths):  # every other session is done: only the stuck one is held
+            for child in multiprocessing.active_children():
+                os.kill(child.pid, signal.SIGKILL)
+    assert len(results) == 3
+    failed = [r for r in results if "error" in r]
+    assert [r["file"] for r in failed] == [str(stuck)]
+    assert "killed by SIGKILL" in failed[0]["error"] and str(stuck) in failed[0]["error"]
+    assert multiprocessing.active_children() == []
+
+
 def test_a_remote_path_is_read_through_fsspec(tmp_path):
     pytest.importorskip("fsspec")
     (path,) = _fleet(tmp_path, sizes=(4,))
@@ -216,3 +247,33 @@ def test_a_sweep_sets_each_policy_beside_the_modelled_recording_and_a_refusing_p
     row = next(line for line in lines if line.startswith("adr, ceiling 20000"))
     assert "not comparable" in row and "$0.0000" not in row
     assert f"${base['modelled_cost_usd']:,.4f}" in row and f"${base['cost_usd']:,.4f}" in row
+
+
+def test_the_dask_engine_without_a_loopback_says_so_in_one_line_at_once(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare is not installed: no way to take the loopback away here")
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare -n is not allowed here ({probe.stderr.decode().strip()})")
+    paths = _fleet(tmp_path, sizes=(4,))
+    start = time.monotonic()
+    done = subprocess.run(["unshare", "-n", sys.executable, "-m", "foldscope", "tune", *paths, "--engine", "dask",
+                           "--ceiling", "3000"], capture_output=True, text=True, timeout=120)
+    elapsed = time.monotonic() - start
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "loopback" in done.stderr and "--engine local" in done.stderr
+    assert elapsed < 20  # Dask alone would time out after 30 s
+
+
+def test_tune_refuses_its_outputs_before_the_sweep_runs(tmp_path, capsys, monkeypatch):
+    from foldscope.core.cli import tune as tune_cli
+
+    paths = _fleet(tmp_path, sizes=(4,))
+    monkeypatch.setattr(tune_cli, "run_engine", lambda *a, **k: pytest.fail("the sweep ran before its outputs were checked"))
+    assert main(["tune", *paths, "--ceiling", "3000", "-o", paths[0].removesuffix(".json")]) == 2
+    assert "refusing to overwrite" in capsys.readouterr().err
