@@ -22,6 +22,7 @@ from foldscope.core.model.session import (
     Usage,
     bad_usage_warning,
     new_message,
+    storable_time,
     usage_figures,
     usage_object_warning,
 )
@@ -86,6 +87,7 @@ def read(path: Path, trace: bool = True) -> Session:
     else:
         raise ReadError(file, "$", "no `messages` and no `branch`: not a lionagi Branch record")
     session = session_from_branch(branch, file, base)
+    session.warnings.extend(time_warnings(session.record))
     session.manifest = manifest
     if "messages" in top and manifest_path is not None:
         session.extras["manifest_path"] = str(manifest_path)  # an input too: export and save never write over it
@@ -113,6 +115,13 @@ def read(path: Path, trace: bool = True) -> Session:
         session.caches[PENDING_TRACE] = partial(build_trace, session.record, manifest, session.warnings, session.view,
                                                 events)
     return session
+
+
+def time_warnings(record: FullRecord) -> list[str]:
+    """A warning for each created_at no clock gives (past 2^63 or not finite): the library keeps it as unknown."""
+    out = [f"message {i}: created_at {m.created_at!r} is not a time; the library keeps it as unknown"
+           for i, m in enumerate(record) if m.created_at is not None and storable_time(m.created_at) is None]
+    return out[:1] + ([f"and {len(out) - 1} more such times"] if len(out) > 1 else [])
 
 
 def parse_json(path: Path) -> Any:

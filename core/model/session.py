@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
@@ -498,6 +499,15 @@ class Session:
 
     def add_event(self, event: dict[str, Any]) -> None:
         self.events.append(event)
+
+
+def storable_time(value: Any) -> float | int | None:
+    """A created_at as a store can hold it (SQLite's 64-bit integer or a finite double), or None: unknown."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**63 else None
+    return value if math.isfinite(value) else None
 
 
 class ReadError(Exception):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 from foldscope.core.formats.lionagi_write import message_dict, native_dict
 from foldscope.core.model.folders import PRIVATE_FILE, data_folder, fsync_folder, make_private_folder
-from foldscope.core.model.session import LibraryError, Message, ReadError, Session
+from foldscope.core.model.session import LibraryError, Message, ReadError, Session, storable_time
 
 WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
 # Messages stored a batch at a time: only one batch's message rows are held (a whole record's rows, about 350
@@ -91,6 +91,9 @@ def _guarded(method: Callable) -> Callable:
             return method(self, *args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
             raise LibraryError(_shown(self.path), describe(exc)) from exc
+        except (OverflowError, ValueError, TypeError) as exc:  # a value SQLite cannot bind: the library's problem,
+            # never one that stops the session from opening (the window opens it without the library)
+            raise LibraryError(_shown(self.path), f"cannot store a value of this session ({type(exc).__name__}: {exc})") from exc
 
     return wrapper
 
@@ -334,6 +337,9 @@ class Library:
             raise LibraryError(_shown(self.path), exc.problem) from exc
         except (sqlite3.Error, OSError) as exc:
             raise LibraryError(_shown(self.path), describe(exc)) from exc
+        except (OverflowError, ValueError, TypeError) as exc:  # a value SQLite cannot bind: the library's problem,
+            # never one that stops the session from opening (the window opens it without the library)
+            raise LibraryError(_shown(self.path), f"cannot store a value of this session ({type(exc).__name__}: {exc})") from exc
 
     def _connect(self) -> sqlite3.Connection:
         if self.path is None:
@@ -985,7 +991,7 @@ def _body_rows(session: Session, session_id: int, source: _Source, chars: list[i
         digest = sha256(data).hexdigest()
         key = body_key(digest, text)
         keys.append(key)
-        message_rows.append((session_id, index, message.id, message.kind, message.created_at, digest, body_id))
+        message_rows.append((session_id, index, message.id, message.kind, storable_time(message.created_at), digest, body_id))
         yield (body_id, key, data, len(text), text)
 
 

@@ -223,3 +223,37 @@ def test_the_library_bar_shows_a_hostile_path_as_plain_text(qtbot, tmp_path):
     label = window.library_bar.label
     assert label.textFormat() == Qt.TextFormat.PlainText and "<a href=" in label.text()
     assert not label.openExternalLinks()
+
+
+def _session_with_times(tmp_path, times):
+    from foldscope.core.formats import load_session
+    from foldscope.core.formats.lionagi_write import write_session
+
+    session = load_session(demo_path())
+    for message, at in zip(session.record, times):
+        message.raw["created_at"] = at
+    path = tmp_path / "huge-times.json"
+    write_session(session, path)
+    return path
+
+
+def test_a_created_at_no_store_can_hold_opens_with_the_library_and_a_warning(qtbot, tmp_path):
+    path = _session_with_times(tmp_path, [2**63, 10**30])
+    window = window_on(qtbot, tmp_path, tmp_path / "library.db")
+    doc = open_in(qtbot, window, path)  # the conftest fails the test on any error dialog
+    assert doc is not None and doc.library_id is not None and doc.library_problem is None
+    assert any("is not a time" in w for w in doc.session.warnings)
+    stored = sqlite3.connect(tmp_path / "library.db").execute(
+        "SELECT created_at FROM messages WHERE session_id = ? ORDER BY idx LIMIT 2", [doc.library_id]).fetchall()
+    assert stored == [(None,), (None,)]
+
+
+def test_no_store_failure_of_any_kind_stops_a_session_from_opening(qtbot, tmp_path, monkeypatch):
+    def fails(self, rows):
+        raise OverflowError("Python int too large to convert to SQLite INTEGER")
+
+    monkeypatch.setattr(Library, "_insert_messages", fails)
+    window = window_on(qtbot, tmp_path, tmp_path / "library.db")
+    doc = open_in(qtbot, window, demo_path())
+    assert doc is not None and doc.library_id is None
+    assert "OverflowError" in doc.library_problem
