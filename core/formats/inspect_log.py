@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,7 +111,8 @@ class _Log:
             data = self.archive.read(name)
         except KeyError:
             raise ReadError(self.file, name, "missing from the archive") from None
-        except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError) as exc:
+        except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, zlib.error, OSError) as exc:
+            # zlib.error: compressed bytes that do not inflate (a damaged archive), not a subclass of the others
             raise ReadError(self.file, name, f"cannot be read from the archive ({exc})") from None
         return _document(self.file, name, data)
 

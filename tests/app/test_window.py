@@ -325,3 +325,16 @@ def test_at_1366_the_timeline_keeps_a_plot_that_can_be_read_under_its_cache_lane
     window.resizeDocks([window.folds_dock], [window.height()], Qt.Orientation.Vertical)
     qtbot.waitUntil(lambda: timeline.height() <= timeline.minimumHeight() + 2)
     assert timeline._plot().height() >= PLOT_MIN
+
+
+def test_a_damaged_eval_archive_shows_one_line_naming_its_member(qtbot, window, tmp_path, monkeypatch):
+    from tests.core.formats.test_inspect_log import damaged_eval
+
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(dialogs, "error_dialog", lambda parent, title, text: shown.append((title, text)))
+    path = damaged_eval(tmp_path)
+    with qtbot.waitSignal(window.load_failed, timeout=10_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    assert len(shown) == 1 and "\n" not in shown[0][1] and "samples/1_epoch_1.json" in shown[0][1]
+    assert window.document is None

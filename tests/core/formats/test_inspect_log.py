@@ -178,3 +178,32 @@ def test_two_samples_of_one_log_are_two_library_sessions(tmp_path):
         second = library.import_session(load_session(path, sample="2"))
         again = library.import_session(load_session(path, sample="1"))
     assert first != second and again == first
+
+
+def damaged_eval(tmp_path: Path) -> Path:
+    """An .eval archive (header and one sample, deflated) whose sample's compressed bytes are flipped: the zip's
+    directory is whole, the deflate stream is not."""
+    sample = {"id": 1, "epoch": 1, "messages": [{"role": "user", "content": "hello " * 400}], "events": []}
+    path = tmp_path / "damaged.eval"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"eval": {"task": "t", "model": "m"}}))
+        archive.writestr("samples/1_epoch_1.json", json.dumps(sample))
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("samples/1_epoch_1.json")
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode())  # the local header's fixed part, then the name
+    for i in range(start + 2, start + min(info.compress_size, 40)):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_damaged_eval_archive_is_one_line_naming_the_member_in_every_command(tmp_path, capsys):
+    path = damaged_eval(tmp_path)
+    with pytest.raises(ReadError) as err:
+        load_session(path)
+    assert err.value.place == "samples/1_epoch_1.json" and "cannot be read from the archive" in err.value.problem
+    for command in (["inspect"], ["requests"], ["cache"]):
+        assert main([command[0], str(path)]) == 2
+        err_text = capsys.readouterr().err
+        assert err_text.count("\n") == 1 and "samples/1_epoch_1.json" in err_text, err_text
