@@ -25,9 +25,9 @@ class Opened:
 def open_session(file: str, db: str | None, counter: Counter, *, input_format: str | None = None,
                  sample: str | None = None) -> Opened:
     """The library's current snapshot of `file` when `db` holds one, else the file read."""
-    if db:
-        from foldscope.core.store.library import Library
+    from foldscope.core.store.library import Library
 
+    if db and Library.exists(db):  # no library yet holds no snapshot: none is created for the look-up
         with Library(db) as library:
             reopened = library.stored_session(str(Path(file)), sample, input_format)
         if reopened is not None:

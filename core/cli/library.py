@@ -39,6 +39,10 @@ def _session(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_list(args) -> dict[str, Any]:
+    from foldscope.core.store.library import Library, default_path
+
+    if not Library.exists(args.db):  # a listing writes nothing: no library is created to list it empty
+        return {"library": str(args.db or default_path()), "size": None, "sessions": []}
     with _open(args) as library:
         return {"library": str(library.path), "size": library.size(),
                 "sessions": [_session(row) for row in library.list_sessions()]}
@@ -85,6 +89,8 @@ def _sessions(n: int) -> str:
 
 
 def format_list(result: dict[str, Any]) -> str:
+    if result["size"] is None:
+        return f"{result['library']}: no library there yet (foldscope makes it when a session is opened with it)"
     lines = [f"{result['library']}: {_sessions(len(result['sessions']))}, {human_size(result['size'])}"]
     for row in result["sessions"]:
         name = row["source"] or "(no file)"

@@ -91,7 +91,7 @@ def _guarded(method: Callable) -> Callable:
             return method(self, *args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
             raise LibraryError(_shown(self.path), describe(exc)) from exc
-        except (OverflowError, ValueError, TypeError) as exc:  # a value SQLite cannot bind: the library's problem,
+        except OverflowError as exc:  # a number SQLite cannot bind (sqlite3 raises it past 64 bits): the library's problem,
             # never one that stops the session from opening (the window opens it without the library)
             raise LibraryError(_shown(self.path), f"cannot store a value of this session ({type(exc).__name__}: {exc})") from exc
 
@@ -325,6 +325,20 @@ class Library:
     LibraryError naming the library and the problem.
     """
 
+    @staticmethod
+    def exists(path: str | Path | None = None) -> bool:
+        """Whether a library file is there (default_path() by default): a command that only reads one (a listing,
+        a look-up of a snapshot) opens none where none exists, so it creates nothing."""
+        if path == ":memory:":
+            return True
+        try:
+            (Path(path) if path is not None else default_path()).stat()
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # there but not usable (its folder is a file, no permission): opening it says why
+        return True
+
     def __init__(self, path: str | Path | None = None, timeout: float | None = None) -> None:
         """Open (creating and migrating as needed) the library at path (default_path() by default; ":memory:"
         for a private one). `timeout`: how long a write waits for another writer (BUSY_TIMEOUT_S by default)."""
@@ -337,9 +351,6 @@ class Library:
             raise LibraryError(_shown(self.path), exc.problem) from exc
         except (sqlite3.Error, OSError) as exc:
             raise LibraryError(_shown(self.path), describe(exc)) from exc
-        except (OverflowError, ValueError, TypeError) as exc:  # a value SQLite cannot bind: the library's problem,
-            # never one that stops the session from opening (the window opens it without the library)
-            raise LibraryError(_shown(self.path), f"cannot store a value of this session ({type(exc).__name__}: {exc})") from exc
 
     def _connect(self) -> sqlite3.Connection:
         if self.path is None:

@@ -126,3 +126,21 @@ def test_a_bad_library_is_one_line_naming_it_and_its_problem_exit_2_no_traceback
             done = _cli(*argv)
             assert done.returncode == 2 and done.stdout == "", done.stderr
             assert done.stderr.startswith(f"foldscope: library {db}: {problem}") and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_listing_creates_no_library_where_none_existed(tmp_path, capsys):
+    db = tmp_path / "none-yet.db"
+    assert main(["library", "list", "--db", str(db)]) == 0
+    assert "no library there yet" in capsys.readouterr().out
+    assert main(["library", "list", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sessions"] == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_inspect_with_db_leaves_no_library_where_none_existed(tmp_path, capsys):
+    db = tmp_path / "none-yet.db"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a session\n")
+    assert main(["inspect", str(bad), "--db", str(db)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert not db.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
