@@ -245,8 +245,9 @@ class CompositionPanel(ShownRequestPanel):
         lines = [f"<b>What is eating the context</b> of {which}: <b>{c.size:,} tokens</b> counted, "
                  f"estimate {c.estimate:,} (× scale {c.scale:.3f})"]
         if c.window:
-            lines.append(f"Context window {c.window:,} ({html.escape(c.window_source)}): {c.free:,} free "
-                         f"({(c.free or 0) / c.window:.0%})")
+            # The free figure before the window's source: a long source (and its note) wraps below it, never hides it.
+            lines.append(f"Context window {c.window:,}: {c.free:,} free ({(c.free or 0) / c.window:.0%}) — "
+                         f"{html.escape(c.window_source)}")
         repeats = sum(r.repeat_tokens for r in c.repeats if r.why == "same content")
         if repeats:
             lines.append(f"Content carried more than once costs {repeats:,} tokens ({repeats / c.size:.1%})")

@@ -173,14 +173,20 @@ def test_a_window_typed_in_the_policy_editor_is_the_one_every_panel_shows_and_na
     tip = html.unescape(window.status_label.toolTip())  # the tooltip is escaped rich text (app.window.plain_tip)
     assert "Context window: 200,000 tokens, Claude Code's rule for claude-opus-4-6" in tip
     window.composition_panel.refresh(force=True)
-    assert "Context window 200,000 (Claude Code&#x27;s rule" in window.composition_panel.heading.text()
+    heading = window.composition_panel.heading.text()
+    assert "Context window 200,000: " in heading and "— Claude Code&#x27;s rule for claude-opus-4-6" in heading
+    window.request_panel.set_request(document, None)
+    window.request_panel.refresh(force=True)
+    assert ("of the 200,000-token context window (Claude Code&#x27;s rule for claude-opus-4-6"
+            in window.request_panel.header.text())
     window.session_actions.policy_editor.set_text("context_window", "150000")
     assert document.context_window == 150_000
     free = 150_000 - document.now_predicted
     assert f"free {free:,} of the 150,000-token context window" in window.status_label.full_text()
     assert "Context window: 150,000 tokens, set by context_window in the policy from the policy editor" in window.status_label.toolTip()
     window.composition_panel.refresh(force=True)
-    assert "Context window 150,000 (set by context_window in the policy from the policy editor)" in window.composition_panel.heading.text()
+    heading = window.composition_panel.heading.text()
+    assert "Context window 150,000: " in heading and "— set by context_window in the policy from the policy editor" in heading
 
 
 FOLDED_RESULT, ITS_CALL = 4, 3  # in the demo, a tool result and its call that a fold took out of the view

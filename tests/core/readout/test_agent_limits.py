@@ -88,15 +88,16 @@ def test_the_agents_rule_stands_and_names_the_price_list_its_compactions_contrad
     limits = agent_limits(load_session(path))
     window = limits.window
     assert window is not None and (window.tokens, window.kind) == (200_000, "agent")
-    assert "the prices list 1,000,000 for claude-opus-4-6, which the file contradicts" in window.note
-    assert "170,251 and 167,117 are 17% of it" in window.note and window.note in window.said
+    assert window.note == ("not the 1,000,000 the prices list for claude-opus-4-6: the file's automatic compactions at "
+                           "170,251 and 167,117 are 17% of that")
+    assert window.said == f"{window.source}; {window.note}"
     assert limits.compaction is not None and limits.compaction.tokens == 167_117
 
 
 def test_the_agents_rule_is_said_to_disagree_with_a_compaction_far_below_it(tmp_path):
     path = window_files.claude_code_file(tmp_path / "s.jsonl", "claude-opus-4-6[1m]", (300_000,))
     window = window_of(path)
-    assert window.tokens == 1_000_000 and "the file disagrees" in window.note and "30% of it" in window.note
+    assert window.tokens == 1_000_000 and window.note == "though the file's automatic compaction at 300,000 is 30% of it"
 
 
 def test_a_recorded_automatic_compaction_implies_the_window_the_agent_has_no_rule_for(tmp_path):
@@ -109,13 +110,14 @@ def test_a_recorded_automatic_compaction_implies_the_window_the_agent_has_no_rul
     window = window_of(window_files.claude_code_file(tmp_path / "a.jsonl", "gpt-5", (170_000,)))
     assert (window.tokens, window.kind) == (200_000, "compaction")
     assert "implied by the file's automatic compaction at 170,000" in window.source
-    assert "the prices list 400,000 for gpt-5, which the file contradicts" in window.note and "42% of it" in window.note
+    assert window.note == "not the 400,000 the prices list for gpt-5: the file's automatic compaction at 170,000 is 42% of that"
     # A compaction the listed window allows: the prices' figure is the one implied, and nothing disagrees.
     agrees = window_of(window_files.claude_code_file(tmp_path / "b.jsonl", "gpt-5", (380_000,)))
     assert (agrees.tokens, agrees.kind, agrees.note) == (400_000, "compaction", "")
     # A window is never smaller than what was compacted at: past every candidate, the largest window it allows.
     past = window_of(window_files.claude_code_file(tmp_path / "c.jsonl", "gpt-5", (600_000,)))
-    assert (past.tokens, past.kind) == (633_000, "compaction") and "is larger" in past.note
+    assert (past.tokens, past.kind) == (633_000, "compaction")
+    assert past.note == "not the 400,000 the prices list for gpt-5: the file's automatic compaction at 600,000 is larger"
 
 
 def test_a_manual_compaction_implies_no_window(tmp_path):

@@ -49,3 +49,17 @@ def test_a_crossing_is_noticed_once(corpus_dev):
     nxt = next_request(document)
     assert crossed(None, nxt) == [lim.name for lim in nxt.agent + nxt.policy if lim.name in nxt.reached]
     assert crossed(nxt, nxt) == []
+
+
+def test_follow_mode_reads_the_next_request_against_the_agents_window_and_a_window_the_policy_sets(tmp_path):
+    """The issue's session on claude-opus-4-6: its share of Claude Code's 200,000, not of the prices' 1,000,000."""
+    from foldscope.core.model.policy import Policy
+    from tests.core.readout.window_files import claude_code_file
+
+    path = claude_code_file(tmp_path / "s.jsonl", "claude-opus-4-6", (170_251, 167_117))
+    document = build_document(load_session(path), str(path))
+    window = next_request(document).agent[0]
+    assert (window.name, window.tokens) == ("context window", 200_000) and window.source == document.window_source
+    assert f"{next_request(document).size / 200_000:.0%} of the context window 200,000" in next_request(document).text()
+    document.policy = Policy(context_window=120_000, source="flags")
+    assert next_request(document).agent[0].tokens == 120_000
