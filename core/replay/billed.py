@@ -58,6 +58,7 @@ def billed_summary(session: Session, policy: Policy, per_call: int | str | None 
         "refused": 0, "fresh": sum(b.fresh for b in bills), "cache_read": sum(b.cache_read for b in bills),
         "cache_write": sum(b.cache_write for b in bills), "cache_write_1h": sum(b.cache_write_1h for b in bills),
         "output": sum(b.output for b in bills), "folds": 0, "cost_usd": usd_sum([b.cost_usd for b in bills]),
+        "cost_not_comparable": None, "cost_sent_usd": None,  # the recording refuses nothing
         "reported_requests": len(bills), "reported_over_ceiling": over,
         "peak_reported_input": max(r.usage.reported_input for r in session.trace if r.usage is not None),
         "counted": False,
