@@ -238,7 +238,7 @@ class ReplayView(QWidget):
         measure = Measure(session, policy)
         why = measure.resolution.why
         # Without a ceiling the managing strategies never act: the heading says so, with a ceiling to give.
-        notice = no_ceiling_line(session, measure.resolution, strategies, "the policy's max_input_tokens")
+        notice = no_ceiling_line(measure, strategies, "the policy's max_input_tokens")
         estimator = self.estimator.currentData() or ADR
         task = Task(lambda progress: replay_runs(session, strategies, measure, report=progress.report,
                                                  keep_views=True, estimator=estimator), "Replay", self)

@@ -94,7 +94,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     result["format"] = session.format
     result["ceiling"] = {"tokens": measure.ceiling, "source": measure.resolution.source, "why": measure.resolution.why}
     # Without a ceiling none of the managing strategies acts: said in one line, with a ceiling to give instead.
-    result["no_ceiling"] = no_ceiling_line(session, measure.resolution, strategies)
+    result["no_ceiling"] = no_ceiling_line(measure, strategies)
     # The reader's warnings travel with the result (said on stderr as read), so a folder's row carries them.
     result["read_warnings"] = list(session.warnings)
     if args.check:

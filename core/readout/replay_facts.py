@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from foldscope.core.model.policy import Resolution
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.replay.lab import usd_text
+from foldscope.core.request.measure import Measure
 
 # The strategies that manage the view: band and compaction act at a line of the ceiling, adr folds under it; none
 # never acts. Without a ceiling each sends every message, so all four give the same peak and cost.
@@ -18,25 +19,27 @@ BILL_LABEL = "recorded, as billed"
 MODELLED_LABEL = "recorded, modelled"
 
 
-def no_ceiling_line(session: Session, resolution: Resolution, strategies: Iterable[str],
-                    flag: str = "--ceiling N") -> str | None:
-    """One line when no ceiling lets the strategies act: which do not, why (the resolution's reason), and the agent's
+def no_ceiling_line(measure: Measure, strategies: Iterable[str], flag: str = "--ceiling N") -> str | None:
+    """One line when no ceiling lets the strategies act: which do not, why (the measure's resolution), and the agent's
     own window or compaction point as a ceiling to give (`flag`: how the screen asks for one). None with a ceiling,
     or when no managing strategy is shown."""
+    resolution = measure.resolution
     if resolution.ceiling is not None:
         return None
     idle = [s for s in MANAGED if s in set(strategies)]
     if not idle:
         return None
-    return (f"no ceiling ({resolution.why}): {_listed(idle)} do not act, so {'it sends' if len(idle) == 1 else 'each sends'} "
-            f"every message{'' if len(idle) == 1 else ' and they show the same peak and cost'}; "
-            f"{ceiling_suggestion(session, flag)}")
+    one = len(idle) == 1
+    return (f"no ceiling ({resolution.why}): {_listed(idle)} {'does' if one else 'do'} not act, so "
+            f"{'it sends every message' if one else 'each sends every message and they show the same peak and cost'}; "
+            f"{ceiling_suggestion(measure.session, measure.policy, flag)}")
 
 
-def ceiling_suggestion(session: Session, flag: str = "--ceiling N") -> str:
+def ceiling_suggestion(session: Session, policy: Policy | None = None, flag: str = "--ceiling N") -> str:
     """The agent's compaction point and window as ceilings to try, each with where it comes from (the one place the
-    replay asks core.readout.agent_limits, so a better resolution of the window reaches every replay screen)."""
-    limits = agent_limits(session)
+    replay asks core.readout.agent_limits, so the window resolves as on every other screen, a policy's
+    context_window included)."""
+    limits = agent_limits(session, policy)
     offers = [f"{name} {limit.tokens:,} ({limit.source})"
               for name, limit in (("the agent's compaction point", limits.compaction), ("its window", limits.window))
               if limit is not None]

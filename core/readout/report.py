@@ -279,7 +279,7 @@ def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
              num(t["cache_read"]), num(t["cache_write"]), num(t["rewrites"]), num(t["folds"]), cost_text(t))
             for label, t in beside_bill(result["totals"])]
     why = result.get("cache", {}).get("why") or ""
-    notes = [no_ceiling_line(data.session, m.resolution, strategies, "--ceiling N (max_input_tokens)"),
+    notes = [no_ceiling_line(m, strategies, "--ceiling N (max_input_tokens)"),
              compare_line(result["totals"]),
              *(f"{t['strategy']}: cost {t['cost_not_comparable']}" for t in result["totals"]
                if t.get("cost_not_comparable")),

@@ -156,7 +156,7 @@ def test_the_lab_says_no_ceiling_lets_the_strategies_act_and_sets_the_modelled_r
     view.set_session(session)
     result = run_to_end(qtbot, view)
     measure = Measure(session)
-    notice = no_ceiling_line(session, measure.resolution, list(STRATEGIES), "the policy's max_input_tokens")
+    notice = no_ceiling_line(measure, list(STRATEGIES), "the policy's max_input_tokens")
     assert measure.ceiling is None and notice and notice in view.heading.text().replace("&#x27;", "'")
     headers = [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(view.model.columnCount())]
     assert headers == ["recorded, as billed", "recorded, modelled", *list(STRATEGIES)[1:]]

@@ -205,7 +205,7 @@ def test_the_report_replay_says_no_ceiling_lets_the_strategies_act_and_sets_the_
     data = gather(session, Policy())
     strategies = ["recorded", "none", "adr"]
     body = replay_section(data, strategies).body
-    notice = no_ceiling_line(session, data.measure.resolution, strategies, "--ceiling N (max_input_tokens)")
+    notice = no_ceiling_line(data.measure, strategies, "--ceiling N (max_input_tokens)")
     assert data.measure.ceiling is None and notice and f"<p>{esc(notice)}</p>" in body
     recorded = replay(session, ["recorded"], data.measure)["totals"][0]
     cells = [row.split("</td>")[0] for row in body.split("<tr><td>")[1:]]
