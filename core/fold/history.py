@@ -27,7 +27,7 @@ from foldscope.core.request.count import Counter
 from foldscope.core.request.estimators import PredictedSize as Estimator
 from foldscope.core.request.first_round import decide_first_round, read_decision
 from foldscope.core.request.measure import Measure
-from foldscope.core.request.trace import build_trace
+from foldscope.core.request.trace import build_trace, use_unseen_rate
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,7 @@ def decide_from_trace(session: Session, policy: Policy, counter: Counter | None 
     """The first round as the session's completed requests decided it: each request's compile, in order, until
     one carries the round whole (a stored decision stands). The next request's fold reads it, never makes it."""
     counter = counter or Counter()
+    use_unseen_rate(session, counter)
     decision = read_decision(session)
     for request in session.trace:
         if decision is not None or not policy.caching:

@@ -19,7 +19,7 @@ from foldscope.core.model.shared import since
 from foldscope.core.request.count import Counter
 from foldscope.core.request.prefix import Divergence, Place, PrefixMeter, compile_for_prefix, divergence, place
 from foldscope.core.request.tokens import count_text
-from foldscope.core.request.trace import rounds_of, session_tools, trace_views, unseen_heads
+from foldscope.core.request.trace import rounds_of, session_tools, trace_views, unseen_heads, use_unseen_rate
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ def measure_requests(session: Session, policy: Policy | None = None, counter: Co
     each message's tokens as the latest request carrying it counted them are put there (its part of the count)."""
     steps = MeasuredPass(session, policy, tokens)
     counter = counter or Counter()
+    use_unseen_rate(session, counter)  # unseen text counted as every other count of the session counts it
     record, policy, tools = session.record, steps.policy, steps.tools
     for messages, first_round in rounds_of(session, policy, counter, trace_views(record, session.trace)):
         steps.step(messages, first_round,

@@ -22,7 +22,9 @@ Mapping, in the vocabulary of DESIGN.md:
 - `compacted` is a note (its `message`) and a view change; the base instructions stay in the view before
   it; the `replacement_history` items enter the record after the note, in the view, with
   metadata["replacement"].
-Sanitised text (`[REDACTED_* len=N ...]`) is kept as it is.
+Sanitised text (`[REDACTED_* len=N sha=S]`) is kept as it is, and each such marker is named in its message's
+metadata as an unseen part of N characters (core.model.unseen_text): the count reads it as N characters of text
+the file does not hold, not as the marker's own text.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any
 from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
 from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
+from foldscope.core.model.unseen_text import UNSEEN_TEXT, unseen_part
 
 FORMAT = "codex"
 
@@ -47,6 +50,20 @@ _UNSENT_ITEMS = {"ghost_snapshot"}
 # The sanitised corpus writes one text as [REDACTED_TEXT len=N sha=S] in a response item and as
 # [REDACTED_MESSAGE len=N sha=S] in its event copy: compared by length and hash.
 _REDACTED = re.compile(r"\[REDACTED_[A-Z]+ (len=\d+ sha=\w+)\]")
+# Any sanitiser's marker, its kind (TEXT, OUTPUT, ARGUMENTS, ENCRYPTED_CONTENT, ...) and the characters it replaced.
+_MARKER = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+) sha=\w+\]")
+
+
+def _unseen(*texts: Any) -> list[dict[str, Any]]:
+    """The unseen parts (core.model.unseen_text) the sanitiser's markers in these texts stand for, in order."""
+    return [unseen_part(m.group(0), int(m.group(1))) for text in texts if isinstance(text, str) and "[REDACTED_" in text
+            for m in _MARKER.finditer(text)]
+
+
+def _with_unseen(metadata: Mapping[str, Any] | None, *texts: Any) -> dict[str, Any]:
+    """`metadata` with the unseen parts of the message's texts named, when it has any."""
+    parts = _unseen(*texts)
+    return {**(metadata or {}), UNSEEN_TEXT: parts} if parts else dict(metadata or {})
 
 
 def _same_text(text: str) -> str:
@@ -77,6 +94,7 @@ class _Reader:
         self.conversation = False  # a message other than system or developer has been read
         self.prompts: Counter[str] = Counter()  # user texts of response items not yet matched by their event copy
         self.from_events: Counter[str] = Counter()  # user texts taken from events, not yet matched by an item
+        self.turn_unseen: list[dict[str, Any]] = []  # the unseen parts of the open response's text so far
 
     def feed(self, line: int, offset: int, value: Any) -> None:
         b = self.b
@@ -122,7 +140,7 @@ class _Reader:
         self.conversation = True
         self.from_events[key] += 1
         self.b.add(f"user_message-L{line}", "instruction", {"instruction": text}, line, at=at,
-                   metadata={"from_event": "user_message"})
+                   metadata=_with_unseen({"from_event": "user_message"}, text))
         return True
 
     def _session_meta(self, payload: Mapping, line: int, at: float | None) -> None:
@@ -136,7 +154,7 @@ class _Reader:
         text = base.get("text") if isinstance(base, dict) else base
         if isinstance(text, str) and text:
             b.add("base_instructions", "system", {"system_message": text}, line, at=at,
-                  metadata={"role": "base_instructions"})
+                  metadata=_with_unseen({"role": "base_instructions"}, text))
 
     def _item(self, item: Mapping, line: int, offset: int, at: float | None) -> None:
         b = self.b
@@ -147,6 +165,7 @@ class _Reader:
             if not self.in_response or not b.turn_open:
                 b.start_response(f"response-L{line}", line, at, self.model, {"model": self.model, **extra})
                 self.in_response = True
+                self.turn_unseen = []
             self._output(item, kind, line, at, extra)
             return
         self.in_response = False
@@ -165,11 +184,12 @@ class _Reader:
                 images = [f for c in content if (f := describe_image(c, "openai", self.model)) is not None] \
                     if isinstance(content, list) else []
                 b.add(mid, "instruction", {"instruction": text}, line, at=at,
-                      metadata={**extra, "images": images} if images else extra)
+                      metadata=_with_unseen({**extra, "images": images} if images else extra, text))
             elif role in ("developer", "system") and not self.conversation:
-                b.add(mid, "system", {"system_message": text}, line, at=at, metadata={"role": role, **extra})
+                b.add(mid, "system", {"system_message": text}, line, at=at, metadata=_with_unseen({"role": role, **extra}, text))
             elif role in ("developer", "system"):
-                b.add(mid, "instruction", {"instruction": text}, line, at=at, metadata={"role": role, **extra})
+                b.add(mid, "instruction", {"instruction": text}, line, at=at,
+                      metadata=_with_unseen({"role": role, **extra}, text))
             else:
                 b.warn(line, f"message with unknown role {role!r}; skipped")
         elif kind in _RESULT_ITEMS:
@@ -177,7 +197,8 @@ class _Reader:
             if not isinstance(call_id, str):
                 b.warn(line, f"{kind} without a string `call_id`; skipped")
                 return
-            b.result(call_id, _output_text(item.get("output")), line, at, id=f"{call_id}:output", metadata=extra)
+            output = _output_text(item.get("output"))
+            b.result(call_id, output, line, at, id=f"{call_id}:output", metadata=_with_unseen(extra, output))
         elif kind in _UNSENT_ITEMS:
             b.unsent(f"response_item:{kind}", line, offset)
         else:
@@ -187,7 +208,12 @@ class _Reader:
     def _output(self, item: Mapping, kind: str, line: int, at: float | None, extra: dict) -> None:
         b = self.b
         if kind == "message":
-            b.turn_text(text_of(item.get("content")))
+            text = text_of(item.get("content"))
+            b.turn_text(text)
+            parts = _unseen(text)
+            if parts:
+                self.turn_unseen.extend(parts)
+                b.turn_meta(**{UNSEEN_TEXT: list(self.turn_unseen)})
         elif kind == "reasoning":
             summary = item.get("summary")
             b.turn_thinking(text_of(summary if isinstance(summary, list) else []))
@@ -210,7 +236,8 @@ class _Reader:
                 args = {"input": item.get("input")}
             else:
                 args = {"action": item.get("action")}
-            b.turn_call(call_id, name, args, line, at, {"item": kind, **extra})
+            raw = item.get("arguments") if kind == "function_call" else item.get("input")
+            b.turn_call(call_id, name, args, line, at, _with_unseen({"item": kind, **extra}, name, raw))
 
     def _token_count(self, payload: Mapping, line: int) -> None:
         info = payload.get("info")
@@ -254,10 +281,11 @@ class _Reader:
             role, meta = item.get("role"), {"replacement": True, "item": item.get("type")}
             mid = f"compaction-L{line}.{i}"
             if item.get("type") == "message" and role == "user":
-                b.add(mid, "instruction", {"instruction": text_of(item.get("content"))}, line, at=at, metadata=meta)
+                said = text_of(item.get("content"))
+                b.add(mid, "instruction", {"instruction": said}, line, at=at, metadata=_with_unseen(meta, said))
             elif item.get("type") == "message" and role in ("developer", "system"):
-                b.add(mid, "system", {"system_message": text_of(item.get("content"))}, line, at=at,
-                      metadata={"role": role, **meta})
+                said = text_of(item.get("content"))
+                b.add(mid, "system", {"system_message": said}, line, at=at, metadata=_with_unseen({"role": role, **meta}, said))
             else:  # assistant text, or an item only the provider can read (remote compaction)
                 body = item.get("content") if item.get("type") == "message" else item
                 b.add(mid, "assistant", {"assistant_response": text_of(body) if isinstance(body, list) else

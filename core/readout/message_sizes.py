@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.tokens import TOKENIZER_ID, count_text
+from foldscope.core.request.unseen_text import unseen_tokens
 
 # What a stored per-message count means: a library keeps counts under this identity, so a count of another
 # meaning (the text alone, an older compile) is never taken for one of these.
-SIZES_ID = f"{TOKENIZER_ID}:record-part-1"
+SIZES_ID = f"{TOKENIZER_ID}:record-part-2"  # 2: unseen parts count at the file's rate (core.request.unseen_text)
 
 
 @dataclass(frozen=True)
@@ -37,5 +38,7 @@ def record_sizes(measure: Measure) -> RecordSizes:
         if message.id in record:
             i = record.index_of(message.id)
             tokens[i] = (tokens[i] or 0) + n
-    sized = [count_text(m.text) if n is None else n for m, n in zip(record, tokens)]
+    rate = measure.counter.unseen_rate  # a message sized by its text counts its unseen parts as the count does
+    sized = [(count_text(m.text) + (unseen_tokens(m, rate) if rate is not None else 0)) if n is None else n
+             for m, n in zip(record, tokens)]
     return RecordSizes(sized, composition.total)

@@ -24,6 +24,7 @@ from foldscope.core.formats.images import image_tokens
 from foldscope.core.model import shared as _shared
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Headed
+from foldscope.core.model.unseen_text import UNSEEN_TEXT
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import (
     IncludedRound,
@@ -53,6 +54,7 @@ from foldscope.core.request.count_step import (
 from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import TEXT
+from foldscope.core.request.unseen_text import unseen_tokens
 
 if TYPE_CHECKING:
     from foldscope.core.model.policy import Policy
@@ -188,6 +190,33 @@ class Counter:
         # While a trace's prefix meter runs (core.request.trace.measure_trace): each unmarked body's UTF-8 length, by
         # policy key and memo key, as it is rendered to be counted, so the meter need not render the block again.
         self.lengths: dict[tuple, dict[Any, int]] | None = None
+        # The tokens per character a message's unseen parts count at (core.request.unseen_text): the session's, set by
+        # its Measure and trace (core.request.trace.unseen_rate); None counts a marker as its own text.
+        self.unseen_rate: float | None = None
+
+    def use_unseen_rate(self, rate: float | None) -> None:
+        """Count unseen parts at `rate` tokens a character from now on. The bodies counted at another rate counted
+        their unseen parts so, and are forgotten (a followed file's rate moves as its reports come)."""
+        if rate == self.unseen_rate:
+            return
+        if self.unseen_rate is not None:
+            self.clear()
+        self.unseen_rate = rate
+
+    def _extra(self, spec) -> int:
+        """What a block counts beyond its text: its images, and its messages' unseen parts at the unseen rate."""
+        n = images_of(spec)
+        rate = self.unseen_rate
+        if rate is not None:
+            n += sum(unseen_tokens(m, rate) for m in spec.messages if UNSEEN_TEXT in m.metadata)
+        return n
+
+    def system_extra(self, system: Sequence[Message]) -> int:
+        """What the request head's system messages count beyond their text: their unseen parts at the unseen rate."""
+        rate = self.unseen_rate
+        if rate is None:
+            return 0
+        return sum(unseen_tokens(m, rate) for m in system if UNSEEN_TEXT in m.metadata)
 
     def bodies_counted(self) -> int:
         """How many block bodies this counter has counted (its memo's size)."""
@@ -255,7 +284,7 @@ class Counter:
         self._recent.append(laid)
         head_key, _, head_glue = laid.head
         head_owner = laid.system[0] if laid.system else None
-        head = Part(head_owner, "system", self._lookup(head_key, head_glue))
+        head = Part(head_owner, "system", self._lookup(head_key, head_glue) + self.system_extra(laid.system))
         total = head.tokens + laid.total
         return Measurement(total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
@@ -267,7 +296,7 @@ class Counter:
         key = memo_key(spec, record, policy, first_round)
         bodies = self._memo(policy_key(policy))
         if key not in bodies:
-            self._images[key] = images_of(spec)
+            self._images[key] = self._extra(spec)
             self._tokenise({key: body_of(spec, record, policy, first_round)}, bodies)
         old_part = base.parts[fi]
         glue_tokens = old_part.tokens - bodies[base.keys[fi]]
@@ -306,6 +335,7 @@ class Counter:
         if head_key[1] not in self._heads:
             new[head_key] = head_text
         lengths = self.lengths.setdefault(pk, {}) if self.lengths is not None else None
+        rate = self.unseen_rate
         for i in range(n):
             key = keys[i]
             if key in bodies or key in new or key in ready:
@@ -317,9 +347,11 @@ class Counter:
                 # for it without its call.
                 m = spec.message
                 pictured = image_tokens(m) if "images" in m.metadata else 0
+                if rate is not None and UNSEEN_TEXT in m.metadata:
+                    pictured += unseen_tokens(m, rate)
             else:
-                pictured = images_of(spec)
-            if pictured:  # _tokenise adds them to the body's count (none, nearly always)
+                pictured = self._extra(spec)
+            if pictured:  # _tokenise adds them (and unseen parts) to the body's count (none, nearly always)
                 self._images[key] = pictured
             if plain:
                 body = text_body(spec.message)  # body_of's answer for it, without its call
@@ -393,7 +425,8 @@ class Counter:
         parts: list[Part] = []
         for key, _, glue, message in layout:
             n = self._lookup(key, glue, bodies)
-            parts.append(Part(message, message.kind, n) if message is not None else Part(head_owner, "system", n))
+            parts.append(Part(message, message.kind, n) if message is not None
+                         else Part(head_owner, "system", n + self.system_extra(plan.system)))
         return Measurement(sum(p.tokens for p in parts), tuple(parts))
 
     def pieces(self, messages: Sequence[Message], *, record: FullRecord | None = None,
@@ -423,7 +456,7 @@ class Counter:
                     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
                         raise AssertionError(f"block does not end with its type: {text[:80]}")
                     body = text[2 : len(text) - len(glue)]
-                    self._images[key] = images_of(spec)
+                    self._images[key] = self._extra(spec)
                 if bi < len(blocks) - 1:
                     glue += ',{"'
                 elif not last_turn:

@@ -40,6 +40,7 @@ from foldscope.core.request.trace import (
     measure_trace,
     refusal_for,
     trace_views,
+    use_unseen_rate,
 )
 
 _message_of = attrgetter("message")
@@ -98,6 +99,7 @@ class Measure:
         self.per_call = per_call
         self.resolution = resolution or resolve_ceiling(self.policy, self.model, per_call)
         self.counter = counter or Counter(threads)
+        use_unseen_rate(session, self.counter)  # a sanitised file's unseen text counts at its own rate (core.request.unseen_text)
         self.tools = session_tools(session)
         self._trace: TraceReport | None = None
         self._requests: list[Request] | None = None
@@ -244,6 +246,7 @@ class Measure:
         laid = m.laid
         head_text = laid.head[1]
         tools_n, system_n = self._head_split(head_text)
+        system_n += self.counter.system_extra(laid.system)  # the system messages' unseen parts (core.request.unseen_text)
         bodies = self.counter.body_tokens(m)
         owners = list(map(_message_of, islice(m.parts, 1, None)))
         if len(set(map(id, owners))) == len(owners):

@@ -9,9 +9,10 @@ from typing import Any
 
 from foldscope.core.formats.lionagi import build_trace as lionagi_trace
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
-from foldscope.core.model.running import common_start
+from foldscope.core.model.running import RunningSum, common_start
 from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.model.shared import Shared
+from foldscope.core.model.unseen_text import UNSEEN_TEXT, unseen_chars
 from foldscope.core.request.ahead import CountsAhead, discard_spare, has_spare, position_of
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate, policy_key
@@ -21,6 +22,7 @@ from foldscope.core.request.predict import Prediction, Predictor, Sent
 from foldscope.core.request.prefix import Divergence, PrefixMeter
 from foldscope.core.request.provider_text import PredictionCounter, ViewCount, reads_text
 from foldscope.core.request.scale import calibrated, keep_scale
+from foldscope.core.request.unseen_text import DEFAULT_TOKENS_PER_CHAR, UnseenRate, fit_rate, unseen_tokens
 
 # Formats whose files hold the conversation but not the system prompt or tool definitions the
 # provider was sent: their reported input carries an unseen head that no count of the file sees.
@@ -110,6 +112,82 @@ def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Reque
         head = max(0, min(gaps)) if gaps else head
         heads.extend([head] * len(stretch))
     return heads
+
+
+UNSEEN_RATE = "unseen_rate"  # Session.caches' key: ((record length, requests), the UnseenRate or None)
+
+
+def unseen_rate(session: Session) -> UnseenRate | None:
+    """The tokens per character the session's unseen text counts at (core.request.unseen_text), fitted to its own
+    reported input; None when no message names unseen text. Kept with the session until its record or trace grows."""
+    key = (len(session.record), len(session.trace))
+    kept = session.caches.get(UNSEEN_RATE)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    rate = _fit_unseen_rate(session)
+    session.caches[UNSEEN_RATE] = (key, rate)
+    return rate
+
+
+def _fit_unseen_rate(session: Session) -> UnseenRate | None:
+    """Per stretch, each reported request's input less the count of its view with every unseen part at no tokens,
+    against the unseen characters of its view: the slope is the rate (core.request.unseen_text.fit_rate), the default
+    where the reports cannot measure it. Fitted to the same count the rate then enters (a counter of its own, under
+    the default policy), so the unseen head the trace takes from the same reports is the fit's intercept."""
+    chars = sum(unseen_chars(m) for m in session.record if UNSEEN_TEXT in m.metadata)
+    if not chars:
+        return None
+    trace = build_trace(session)
+    counter = Counter()
+    counter.use_unseen_rate(0.0)  # the text the file holds, its markers out
+    tools, policy, record = session_tools(session), Policy(), session.record
+    hidden: RunningSum[Message] = RunningSum(unseen_chars)
+    stretches: dict[int, list[tuple[int, int]]] = {}
+    for request, view, stretch in zip(trace, trace_views(record, trace), stretch_ids(session, trace)):
+        usage = request.usage
+        if usage is None or usage.reported_input <= 0:
+            continue
+        held = counter.measure(view, record=record, policy=policy, tools=tools).counted
+        stretches.setdefault(stretch, []).append((hidden.total(view), usage.reported_input - held))
+    fitted = fit_rate(list(stretches.values()))
+    if fitted is None:
+        return UnseenRate(DEFAULT_TOKENS_PER_CHAR, 0, chars)
+    return UnseenRate(fitted[0], fitted[1], chars)
+
+
+PARTIAL_SHARE = 0.5  # a file that accounts for less than this of a request's reported input is said to be partial
+
+
+def partial_file_warning(session: Session, rows: Sequence[RequestRow], views: Sequence[Sequence[Message]],
+                         rate: UnseenRate | None) -> str | None:
+    """One line when the file accounts for less than half of its largest reported request: the text it holds (its
+    unseen parts out) plus the head its agent is known to send (core.request.heads), against the reported input.
+    The rest is text the file does not hold (sanitised, or a session it holds only the end of), so every size
+    drawn from it is an estimate; None when it accounts for half or more, or nothing was reported."""
+    reported = [(row.reported_input, k) for k, row in enumerate(rows) if row.reported_input]
+    if not reported:
+        return None
+    top, k = max(reported)
+    row = rows[k]
+    unseen = sum(unseen_tokens(m, rate.tokens_per_char) for m in views[k]) if rate is not None else 0
+    held = max(0, row.counted - row.unseen_head - unseen)
+    prior = head_prior(session.format, row.model or session.model) if holds_no_head(session) else None
+    known = held + (prior.tokens if prior is not None else 0)
+    if known >= PARTIAL_SHARE * top:
+        return None
+    head = f" and {prior.tokens:,} the head {session.format} sends" if prior is not None else ""
+    why = (f"{rate.chars:,} characters of it were sanitised, counted at {rate.describe()}" if rate is not None
+           else "the file holds only part of the session")
+    return (f"{session.source}: the file accounts for {known / top:.0%} of request {k}'s reported input ({held:,} "
+            f"tokens in its text{head}, of {top:,}); {why}: its sizes are estimates")
+
+
+def use_unseen_rate(session: Session, counter: Counter) -> UnseenRate | None:
+    """Set the counter to count the session's unseen text at its rate (unseen_rate); the rate, or None."""
+    rate = unseen_rate(session)
+    if rate is not None:
+        counter.use_unseen_rate(rate.tokens_per_char)
+    return rate
 
 
 def unseen_head(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> int:
@@ -245,6 +323,19 @@ class TraceReport:
     next_count: int = 0  # the active view's count as the prediction counts it (core.request.provider_text)
     warnings: list[str] = field(default_factory=list)
     decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
+
+
+class LazyViews(Sequence):
+    """Request k's view as messages, made when asked (one request's, for a warning): not every view of a long trace."""
+
+    def __init__(self, record: FullRecord, trace: Sequence[Request]) -> None:
+        self.record, self.trace = record, trace
+
+    def __len__(self) -> int:
+        return len(self.trace)
+
+    def __getitem__(self, k):
+        return self.record.found(self.trace[k].view)
 
 
 def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]]) -> list:
@@ -390,6 +481,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     model = policy.model or session.model
     resolution = resolve_ceiling(policy, model, per_call)
     counter = counter or Counter()
+    rate = use_unseen_rate(session, counter)
     tools = session_tools(session)
     report = TraceReport(resolution, policy, prefix=prefix, predicted=predict)
     report.decisions.append({"type": "context_decision", "request": None, "ceiling": resolution.ceiling,
@@ -479,6 +571,9 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         scales[models[k]] = raised
     report.unseen_head = head
     report.scales = scales
+    partial = partial_file_warning(session, report.rows, LazyViews(rec, trace), rate)
+    if partial is not None:
+        report.warnings.insert(0, partial)
     # The scale in force for the next request: its model's (the session's, unless the policy names another).
     scale = scales[model] if model in scales else scales.get(models[-1], 1.0) if trace else 1.0
     report.scale = scale
