@@ -114,8 +114,12 @@ class SeenMemo:
         return n
 
     def tokens_per_char(self) -> float:
-        """The visible text's tokens per character so far: what a placeholder converts at."""
-        return self.tokens / self.chars if self.chars >= 1000 else DEFAULT_TOKENS_PER_CHAR
+        """What a placeholder converts at: one rate for the whole session, so a request's count moves only with what
+        its view gained. (The visible text's own ratio, taken once it reached 1,000 characters, re-valued every
+        placeholder already in the view when it did: on a sanitised Codex file, whose visible text is tool names and
+        JSON, 215,000 hidden characters jumped by 8,400 tokens in one request and its prediction missed by 13%.)
+        The stretch's measured ratio (core.request.predict) converts the count to the provider's tokens."""
+        return DEFAULT_TOKENS_PER_CHAR
 
 
 class ProviderCounter:
