@@ -40,13 +40,15 @@ LEGEND_FROM = 140  # the height from which the legend row is drawn under the bar
 SUMMARY_TOP = 2  # the summary line's box starts here
 PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.DiagCrossPattern}
 # What leads the view bar, belonging to no message the file holds: named in the legend when the shown request has it.
-LEAD_LEGEND = (("unseen_head", "unseen head"), ("framing", "framing"))
+LEAD_LEGEND = (("unseen_head", "unseen head"), ("framing", "framing"), ("scale", "scale"))
 TAKEN_LABEL = "taken by the chosen fold record"
-LEAD_COLOURS = {"unseen_head": QColor(150, 150, 150, 160), "framing": QColor(150, 150, 150, 60)}
+LEAD_COLOURS = {"unseen_head": QColor(150, 150, 150, 160), "framing": QColor(150, 150, 150, 60),
+                "scale": QColor(150, 150, 150, 110)}
 LEAD_WORDS = {
     "unseen_head": "unseen head: what the provider counted that the file does not hold (its system prompt and tools)",
     "system": "system prompt and tools",
     "framing": "framing: the JSON around and between the blocks, spread over the whole request",
+    "scale": "scale margin: what the scale (calibrated from reported input) adds to the count, spread over the request",
 }
 
 
@@ -260,16 +262,18 @@ class WindowMap(QWidget):
             messages, counts = zip(*parts.messages) if parts.messages else ((), ())
             places = record.indexes_of(map(_id_of, messages))
             # Built in C, a dict per step: a 25,000-message view is one zip, not 25,000 stores (a view naming a
-            # message twice keeps its last part, as a loop would).
-            widths = dict(zip(places, map(mul, counts, repeat(scale))))
-            stable = (parts.system + parts.tools) * scale
+            # message twice keeps its last part, as a loop would). A message is drawn at its count, as on the record
+            # bar: the view is never drawn longer than the record it comes from; what the scale adds leads the bar.
+            widths = dict(zip(places, map(float, counts)))
+            stable = float(parts.system + parts.tools)
             systems = self._systems()
-            leading = [("unseen_head", parts.unseen_head * scale)]
+            leading = [("unseen_head", float(parts.unseen_head))]
             if systems:
                 widths[min(systems)] = widths.get(min(systems), 0.0) + stable
             else:  # no system message to carry them: the system prompt and tools get their own block, in its colour
                 leading.append(("system", stable))
-            leading.append(("framing", parts.framing * scale))
+            leading.append(("framing", float(parts.framing)))
+            leading.append(("scale", parts.total * (scale - 1.0)))
             self._lead_parts = [(name, tokens) for name, tokens in leading if tokens > 0]
             self._widths = (key, (sum(tokens for _, tokens in self._lead_parts), widths))
         return self._widths[1]

@@ -12,6 +12,7 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.readout.marks_facts import cache_marks, first_round_for
 from foldscope.core.request.compile import make_plan
 from foldscope.core.request.trace import measure_trace, session_tools
+from tests.paths import CORPUS_DEV
 
 CACHING = Policy(max_input_tokens=100_000, prompt_caching=True, source="test profile")
 CLAUDE_CODE = "/work/shared/corpus/dev/claude_code/tool_heavy.jsonl"
@@ -126,8 +127,9 @@ def test_the_unseen_head_leads_the_view_bar_as_its_own_block_named_in_the_legend
     the_map, doc = window.window_map, window.document
     parts, scale = doc.shown_composition()
     lead = dict(the_map.lead_parts())
-    assert lead["unseen_head"] == pytest.approx(parts.unseen_head * scale) and parts.unseen_head > 0
+    assert lead["unseen_head"] == pytest.approx(parts.unseen_head) and parts.unseen_head > 0
     assert sum(lead.values()) == pytest.approx(the_map.view_widths()[0])
+    assert sum(lead.values()) + sum(the_map.view_widths()[1].values()) == pytest.approx(parts.total * scale)
     assert ("unseen_head", "unseen head") in the_map.legend_entries()
     rects = dict(the_map.lead_rects())
     assert rects["unseen_head"].left() == LEFT  # first on the bar, before every message
@@ -187,3 +189,24 @@ def test_the_legend_row_with_the_unseen_head_stays_inside_the_map(qtbot, tmp_pat
     assert all(a[2] < b[2] for a, b in zip(places, places[1:]))
     label = places[-1][1]
     assert TAKEN_LABEL.startswith(label) and (label == TAKEN_LABEL or TAKEN_LABEL[len(label)] == " ")
+
+
+SANITISED = sorted(p.name for p in (CORPUS_DEV / "codex").glob("*019c8*"))
+
+
+@pytest.mark.parametrize("name", SANITISED or ["absent"])
+def test_the_window_map_never_draws_a_view_longer_than_the_record_it_comes_from(qtbot, tmp_path, corpus_dev, name):
+    """Issue 41.7: a sanitised Codex file's view was drawn at count x scale (3.9) over a record drawn at its count."""
+    path = corpus_dev / "codex" / name
+    if not path.exists():
+        pytest.skip("no sanitised Codex file in the dev corpus")
+    window = opened(qtbot, tmp_path, path)
+    the_map, doc = window.window_map, window.document
+    for k in sorted({0, len(doc.requests) // 2, len(doc.requests) - 1}):
+        window.timeline.step_to(k)
+        view, record = the_map.bars()
+        # A system message's block carries the tools too (they are no message's): the rest are drawn as recorded.
+        drawn = {i: w for i, w in zip(view.indexes, view.widths) if doc.message(i).kind != "system"}
+        for index, width in drawn.items():
+            assert width <= record.widths[index] + 1e-6, (k, index, width, record.widths[index])
+        assert sum(drawn.values()) <= sum(record.widths) + 1e-6
