@@ -6,6 +6,9 @@ Prints, per format, the median and p90 of |predicted/reported - 1| (predicted in
 in the same stretch), the trivial baseline (the previous request's reported/counted ratio times this count) on the
 same requests, the first requests of a stretch apart, and the recorded replay's cost against the bill (the reported
 usage priced per request). Sessions whose usage is hand-written (core.readout.accuracy.provider_usage) are left out.
+Files whose text was sanitised (a message names unseen text, core.model.unseen_text: the dev corpus's Codex 019c8*
+files) are also pooled apart, as "FORMAT sanitised", beside the whole files ("FORMAT whole"); `paired p90` is the
+predicted input's on the requests the trivial baseline sizes too, the one to read beside `trivial p90`.
 
 A session's first requests (before its first report) are shown three ways: the count alone (before the head table),
 with the shipped head table (core.request.heads; measured on this same corpus, so optimistic here), and leave one
@@ -24,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from foldscope.core.formats import load_session  # noqa: E402
 from foldscope.core.model.pricing import lookup_prices, normalise  # noqa: E402
 from foldscope.core.model.session import ReadError, Session  # noqa: E402
+from foldscope.core.model.unseen_text import has_unseen  # noqa: E402
 from foldscope.core.readout.accuracy import Accuracy, Errors, accuracy, provider_usage  # noqa: E402
 from foldscope.core.replay.lab import replay_runs  # noqa: E402
 from foldscope.core.request.measure import Measure  # noqa: E402
@@ -126,7 +130,10 @@ def main() -> None:
                 if "EXCERPT" not in name:  # an excerpt starts mid-session: its first request is no session's first
                     firsts.append((session.format, model, name, reported - count))
                 first_rows.append((session.format, model, name, count, reported, head))
-        pools.setdefault(session.format, Accuracy()).extend(accuracy(session, report))
+        found = accuracy(session, report)
+        pools.setdefault(session.format, Accuracy()).extend(found)
+        apart = f"{session.format} {'sanitised' if has_unseen(session.record) else 'whole'}"
+        pools.setdefault(apart, Accuracy()).extend(found)
         run = replay_runs(session, ["recorded"], Measure(session)).runs[0].totals()
         billed = bill(session)
         entry = costs.setdefault(session.format, [0.0, 0.0, 0.0])
@@ -134,14 +141,15 @@ def main() -> None:
             entry[0] += run["cost_usd"]
             entry[1] += billed
             entry[2] += run["modelled_cost_usd"] or 0.0
-    print(f"{'format':<12} {'n':>4}  {'predicted p50':>13} {'p90':>7}  {'trivial p90':>11}  {'estimate p50':>12} {'p90':>7}"
-          f"  {'first n':>7} {'pred p50':>8} {'est p50':>8}")
-    for fmt in FORMATS:
+    print(f"{'format':<18} {'n':>4}  {'predicted p50':>13} {'p90':>7} {'paired p90':>10}  {'trivial p50':>11} {'p90':>7}  "
+          f"{'estimate p50':>12} {'p90':>7}  {'first n':>7} {'pred p50':>8} {'est p50':>8}")
+    for fmt in [f"{f}{part}" for f in FORMATS for part in ("", " whole", " sanitised")]:
         a = pools.get(fmt)
-        if a is None:
-            continue
-        print(f"{fmt:<12} {len(a.predicted.values):>4}  {pct(a.predicted.median):>13} {pct(a.predicted.p90):>7}  "
-              f"{pct(a.trivial.p90):>11}  {pct(a.estimate.median):>12} {pct(a.estimate.p90):>7}  "
+        if a is None or (fmt.endswith(" whole") and fmt.split()[0] + " sanitised" not in pools):
+            continue  # a format with no sanitised file: its whole files are its row already
+        print(f"{fmt:<18} {len(a.predicted.values):>4}  {pct(a.predicted.median):>13} {pct(a.predicted.p90):>7} "
+              f"{pct(a.paired.p90):>10}  {pct(a.trivial.median):>11} {pct(a.trivial.p90):>7}  "
+              f"{pct(a.estimate.median):>12} {pct(a.estimate.p90):>7}  "
               f"{len(a.first_predicted.values):>7} {pct(a.first_predicted.median):>8} {pct(a.first_estimate.median):>8}")
     if "--heads" in sys.argv:
         print(json.dumps(heads_table(firsts), indent=2))
