@@ -154,7 +154,7 @@ class SessionActions(QObject):
         self.preview.set_document(document)
         self.pager.set_document(document)
         if document is not None:
-            self.policy_editor.set_session(document.session.model, document.policy)
+            self.policy_editor.set_session(document.session.model, document.policy, document.session)
         self._update_actions()
         if document is not None and opened:
             self.saver.offer_recovery()

@@ -23,6 +23,8 @@ from foldscope.app.qt import (
 )
 from foldscope.core.model import pricing
 from foldscope.core.model.policy import KEYS, Policy, PolicyError, resolve_ceiling
+from foldscope.core.model.session import Session
+from foldscope.core.readout.agent_limits import context_window
 
 SOURCE = "the policy editor"
 # (key, label, hint) in the order the editor shows them; every value but the model is read as YAML.
@@ -96,6 +98,7 @@ class PolicyEditor(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session_model: str | None = None
+        self.session: Session | None = None  # the open session: the window the policy resolves for it is shown
         self.launch = Policy()
         self.edits: dict[str, QLineEdit] = {}
         self.errors: dict[str, QLabel] = {}
@@ -165,9 +168,10 @@ class PolicyEditor(QWidget):
             edit.blockSignals(False)
         self.validate()
 
-    def set_session(self, model: str | None, launch: Policy | None) -> None:
-        """The open session's model (for auto) and launch policy, which the editor starts from."""
-        self.session_model = model
+    def set_session(self, model: str | None, launch: Policy | None, session: Session | None = None) -> None:
+        """The open session's model (for auto) and launch policy, which the editor starts from; with the session,
+        the editor also shows the context window the policy resolves for it."""
+        self.session_model, self.session = model, session
         self.launch = launch or Policy()
         self.set_policy(self.launch)
 
@@ -192,7 +196,11 @@ class PolicyEditor(QWidget):
         shown = "no ceiling" if resolution.ceiling is None else f"{resolution.ceiling:,} tokens"
         # The why names where the value came from ("... in the policy editor", "auto: ..."): no source word
         # of its own, which said "profile" for a value typed here.
-        self.resolved.setText(f"<b>Resolved ceiling:</b> {shown} — {html.escape(resolution.why)}")
+        text = f"<b>Resolved ceiling:</b> {shown} — {html.escape(resolution.why)}"
+        window = context_window(self.session, policy) if self.session is not None else None
+        if window is not None:
+            text += f"<br><b>Context window:</b> {window.tokens:,} tokens — {html.escape(window.said)}"
+        self.resolved.setText(text)
         self.policy_changed.emit(policy)
         return policy
 

@@ -113,3 +113,15 @@ def test_the_window_saves_in_a_profile_and_loads_back(editor, tmp_path, monkeypa
     assert editor.texts()["context_window"] == ""
     editor.load_dialog()
     assert editor.texts()["context_window"] == "300000" and editor.policy().context_window == 300_000
+
+
+def test_the_editor_shows_the_window_the_policy_resolves_for_the_open_session(editor, tmp_path):
+    from foldscope.core.formats import load_session
+    from tests.core.readout.window_files import claude_code_file
+
+    session = load_session(claude_code_file(tmp_path / "s.jsonl", "claude-opus-4-6", (170_251, 167_117)))
+    editor.set_session(session.model, None, session)
+    assert "Context window:</b> 200,000 tokens — Claude Code&#x27;s rule for claude-opus-4-6" in editor.resolved.text()
+    editor.set_text("context_window", "150000")
+    assert ("Context window:</b> 150,000 tokens — set by context_window in the policy from the policy editor"
+            in editor.resolved.text())
