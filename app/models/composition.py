@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt
 
 SortRole = Qt.ItemDataRole.UserRole + 2
@@ -62,7 +63,8 @@ class FactsModel(QAbstractTableModel):
                 return f"{value:.1%}"
             if isinstance(value, int) and column.numeric:
                 return f"{value:,}"
-            return "" if value is None else str(value)  # plain text: a table cell never renders rich text
+            text = "" if value is None else str(value)  # a cell never renders rich text; a tooltip would
+            return plain_tip(text) if role == Qt.ItemDataRole.ToolTipRole else text
         if role == SortRole:
             return value if column.numeric else str(value).casefold()
         if role == ItemRole:

@@ -170,3 +170,33 @@ def test_a_duplicate_id_holding_a_link_shows_as_plain_text_in_the_error_dialog(q
     assert not label.openExternalLinks() or label.textFormat() == Qt.TextFormat.PlainText
     box.deleteLater()
     QApplication.processEvents()
+
+
+def model_problems(root: QWidget, where: str) -> list[str]:
+    """Every item model under root (shown or not, proxies included): each cell's tooltip renders no link or image."""
+    from foldscope.app.qt import QAbstractItemModel
+
+    found = []
+    for model in root.findChildren(QAbstractItemModel):
+        for row in range(min(model.rowCount(), 400)):
+            for column in range(model.columnCount()):
+                tip = model.index(row, column).data(Qt.ItemDataRole.ToolTipRole)
+                found += rich_problems(tip if isinstance(tip, str) else "", f"{where}: {type(model).__name__} tooltip")
+    return found
+
+
+def test_no_model_of_any_panel_renders_a_hostile_session_as_rich_text(qtbot, window, tmp_path):
+    path = tmp_path / NAME
+    write_session(hostile_session(), path)
+    window.show()
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    tabs = window.side_tabs
+    found = []
+    for i in range(tabs.count()):  # each panel fills its models when it is shown
+        tabs.setCurrentIndex(i)
+        QApplication.processEvents()
+        found += model_problems(window, f"tab {tabs.tabText(i)!r}")
+        found += widget_problems(tabs.widget(i), f"tab {tabs.tabText(i)!r}")
+    assert tabs.count() >= 5 and found == []
