@@ -117,9 +117,17 @@ class LiveFollow(QObject):
         follower, document = self.follower, self._document()
         if follower is None or document is None:
             return None
+        messages, requests = len(document.session.record), len(document.session.trace)
         try:
             growth = follower.poll()
         except ReadError as exc:
+            # The good lines read before the bad one in this poll are shown, then following stops with the line's
+            # problem: what was read is never dropped.
+            grow_document(document, follower.session())
+            gained = Growth(1, len(document.session.record) - messages, len(document.session.trace) - requests)
+            if gained.messages or gained.requests:
+                self.next = next_request(document)
+                self.grew.emit(gained)
             self.stop(str(exc))
             return None
         if not growth:

@@ -78,3 +78,19 @@ def test_turning_follow_off_stops_the_watcher(qtbot, window, live_file):
     window.follow_action.trigger()
     assert not window.live.active and not thread.is_alive()
     assert not window.status_label.full_text().startswith("Following")
+
+
+def test_a_bad_line_stops_following_after_showing_the_good_lines_read_with_it(qtbot, window, live_file):
+    import json
+
+    _open(qtbot, window, live_file)
+    window.follow_action.trigger()
+    records = window.record_model.rowCount()
+    added = rounds(3, 2)
+    with qtbot.waitSignal(window.live.stopped, timeout=15_000) as stopped:
+        # One write: the good lines and a bad one arrive in the same poll.
+        with open(live_file, "a", encoding="utf-8") as handle:
+            handle.write("".join(json.dumps(line) + "\n" for line in added) + "{not json\n")
+    assert "not JSON" in stopped.args[0]
+    assert window.record_model.rowCount() == records + len(added)  # the good lines read in that poll are shown
+    assert not window.live.active
