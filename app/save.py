@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import time
 from pathlib import Path
 from typing import Any
 
 from foldscope.app import dialogs
 from foldscope.app.qt import QEvent, QMainWindow, QObject, QTimer, Signal
 from foldscope.app.undo import SessionEditor, refresh_document
+from foldscope.app.worker import Task
 from foldscope.core.formats.lionagi import message_from_dict
 from foldscope.core.formats.lionagi_write import input_paths, message_dict, write_session
 from foldscope.core.model.launch import read_launch_policy, to_save
@@ -16,6 +18,7 @@ from foldscope.core.model.session import LibraryError, Session
 from foldscope.core.store.library import WORKING_STATE, Library, source_key
 
 AUTOSAVE_MS = 1500  # quiet time after an action before the working state is written to the library
+AUTOSAVE_MAX_MS = 5000  # while edits keep coming, the longest an edit waits unsaved: steady work is still kept
 AUTOSAVE_RETRY_MS = (2_000, 60_000)  # after a failed autosave: the first wait, doubling up to the last
 BUSY_S = 3.0  # how long a write from the GUI thread waits for another writer before it counts as failed
 
@@ -101,6 +104,12 @@ def recover(session: Session, state: dict[str, Any], unchanged: int | None = Non
     session.scale = state["scale"]
 
 
+def write_working_state(db: str | None, library_id: int, view: list[str], cause: str, state: dict[str, Any]) -> int:
+    """One autosave's write (on a worker thread): the library's version written."""
+    with Library(db, timeout=BUSY_S) as library:
+        return library.write_working_state(library_id, view, cause, state)
+
+
 def latest_working_state(db: str | None, library_id: int | None, with_time: bool = False, source: str | None = None):
     """The newest working state autosave wrote for this source path (any version of it) or library session, or
     None (also once it was saved or discarded: a cleared state is written then); `with_time` gives
@@ -165,8 +174,23 @@ class SaveController(QObject):
         self.timer.setSingleShot(True)
         self.timer.setInterval(AUTOSAVE_MS)
         self.timer.timeout.connect(self.autosave)
-        editor.changed.connect(lambda changes: self.timer.start(self.retry_ms or AUTOSAVE_MS))
+        self.pending_since: float | None = None  # when the oldest change not yet autosaved was made
+        self.writing: Task | None = None  # the autosave being written off the GUI thread (one at a time)
+        self.again = False  # a change came while it was written: write once more when it ends
+        editor.changed.connect(lambda changes: self.schedule())
         window.installEventFilter(self)
+
+    def schedule(self) -> None:
+        """An edit was made: autosave after a quiet AUTOSAVE_MS, but never later than AUTOSAVE_MAX_MS after the
+        oldest unsaved edit (a debounce alone never fires while edits keep coming)."""
+        now = time.monotonic()
+        if self.pending_since is None:
+            self.pending_since = now
+        if self.retry_ms:
+            self.timer.start(self.retry_ms)
+            return
+        left = AUTOSAVE_MAX_MS - (now - self.pending_since) * 1000
+        self.timer.start(round(max(0, min(AUTOSAVE_MS, left))))
 
     def set_document(self, document) -> None:
         self.timer.stop()
@@ -235,25 +259,48 @@ class SaveController(QObject):
 
     # -- autosave --------------------------------------------------------------------------
 
-    def autosave(self) -> int | None:
-        """Write the working state into the library, so a crash loses nothing (the library's own thread rule:
-        this connection opens and closes here)."""
+    def autosave(self) -> Task | None:
+        """Write the working state into the library, so a crash loses nothing. The state is taken here, on the GUI
+        thread; the write runs on the worker pool (its own connection, opened and closed there), so a library
+        another process holds never stalls the window. `autosaved(version)` or `autosave_failed(why)` follows."""
         doc = self.editor.document
         if doc is None or doc.library_id is None:
             return None
+        if self.writing is not None:  # writes keep their order: the newest state follows this one
+            self.again = True
+            return self.writing
         label = (self.editor.stack.undo_label if self.editor.can_undo else None) or "undo to the start"
         state = working_state(doc.session, self.base_length, doc.path, doc.library_id)
-        try:
-            with Library(self.db, timeout=BUSY_S) as library:
-                version = library.write_working_state(doc.library_id, doc.session.view, f"manual: {label}", state)
-        except LibraryError as exc:
-            self._autosave_failed(exc.problem)
-            return None
+        # The session's live dicts are copied: the GUI may edit them while the worker encodes them.
+        state["branch_metadata"], state["manifest"] = copy.deepcopy(state["branch_metadata"]), copy.deepcopy(state["manifest"])
+        db, library_id, view, cause = self.db, doc.library_id, list(doc.session.view), f"manual: {label}"
+        self.pending_since = None
+        task = Task(lambda progress: write_working_state(db, library_id, view, cause, state), "Autosave", self)
+        task.succeeded.connect(self._autosaved)
+        task.failed.connect(lambda exc: self._autosave_failed(why_not_saved(exc) if not isinstance(exc, LibraryError)
+                                                              else exc.problem))
+        task.ended.connect(self._written)
+        self.writing = task.start()
+        return task
+
+    def _autosaved(self, version: int) -> None:
         if self.retry_ms:
             self.window.statusBar().showMessage("Autosave works again: the changes are kept in the library", 6000)
         self.retry_ms = 0
         self.autosaved.emit(version)
-        return version
+
+    def _written(self) -> None:
+        self.writing = None
+        if self.again:
+            self.again = False
+            self.autosave()
+
+    def wait_written(self, ms: int = 10_000) -> None:
+        """Let an autosave being written end (closing the window, or a test reading the library next)."""
+        from foldscope.app.worker import pool
+
+        if self.writing is not None:
+            pool().waitForDone(ms)
 
     def _autosave_failed(self, problem: str) -> None:
         """Say so in the status bar and try again later, waiting longer each time (the changes stay unsaved)."""

@@ -58,10 +58,12 @@ def default_path() -> Path:
     return data_folder() / "library.db"
 
 
-def describe(exc: BaseException) -> str:
-    """What an SQLite or OS error means for the library, in the user's words."""
+def describe(exc: BaseException, waited: float | None = None) -> str:
+    """What an SQLite or OS error means for the library, in the user's words; `waited`: how long the connection
+    waited for another writer (its timeout), so the message says what really happened."""
     text = str(exc)
     lowered = text.lower()
+    waited = BUSY_TIMEOUT_S if waited is None else waited
     known = [
         ("file is not a database", "the file is not a foldscope library (not an SQLite database)"),
         ("malformed", "the library file is damaged (database disk image is malformed)"),
@@ -71,8 +73,8 @@ def describe(exc: BaseException) -> str:
         ("disk is full", "the disk is full"),
         ("disk i/o error", "the disk reported an I/O error"),
         ("unable to open database", "the library file cannot be opened (its folder is missing or not writable)"),
-        ("locked", f"another foldscope kept the library locked for over {BUSY_TIMEOUT_S:.0f} s"),
-        ("busy", f"another foldscope kept the library busy for over {BUSY_TIMEOUT_S:.0f} s"),
+        ("locked", f"another foldscope kept the library locked for over {waited:g} s"),
+        ("busy", f"another foldscope kept the library busy for over {waited:g} s"),
     ]
     for needle, meaning in known:
         if needle in lowered:
@@ -90,7 +92,7 @@ def _guarded(method: Callable) -> Callable:
         try:
             return method(self, *args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
-            raise LibraryError(_shown(self.path), describe(exc)) from exc
+            raise LibraryError(_shown(self.path), describe(exc, self.timeout)) from exc
         except OverflowError as exc:  # a number SQLite cannot bind (sqlite3 raises it past 64 bits): the library's problem,
             # never one that stops the session from opening (the window opens it without the library)
             raise LibraryError(_shown(self.path), f"cannot store a value of this session ({type(exc).__name__}: {exc})") from exc
@@ -350,7 +352,7 @@ class Library:
         except LibraryError as exc:
             raise LibraryError(_shown(self.path), exc.problem) from exc
         except (sqlite3.Error, OSError) as exc:
-            raise LibraryError(_shown(self.path), describe(exc)) from exc
+            raise LibraryError(_shown(self.path), describe(exc, self.timeout)) from exc
 
     def _connect(self) -> sqlite3.Connection:
         if self.path is None:

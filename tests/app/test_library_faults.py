@@ -96,7 +96,8 @@ def test_autosave_waits_for_a_busy_library_instead_of_failing(qtbot, window):
     released.start()
     evict_one(window, doc)
     window.saver.timer.stop()
-    assert window.saver.autosave() is not None  # it waited for the other writer
+    with qtbot.waitSignal(window.saver.autosaved, timeout=10_000):
+        assert window.saver.autosave() is not None  # written off the GUI thread: it waited for the other writer
     released.join()
     holder.close()
 
@@ -109,7 +110,7 @@ def test_a_failed_autosave_is_said_in_the_status_bar_and_tried_again(qtbot, wind
     holder.execute("BEGIN IMMEDIATE")
     with qtbot.waitSignal(window.saver.autosave_failed, timeout=10_000) as failed:
         evict_one(window, doc)
-    assert "locked" in failed.args[0] and window.saver.retry_ms == 200
+    assert "locked for over 0.1 s" in failed.args[0] and window.saver.retry_ms == 200
     assert "Autosave failed" in window.statusBar().currentMessage()
     holder.execute("COMMIT")
     holder.close()
@@ -257,3 +258,43 @@ def test_no_store_failure_of_any_kind_stops_a_session_from_opening(qtbot, tmp_pa
     doc = open_in(qtbot, window, demo_path())
     assert doc is not None and doc.library_id is None
     assert "OverflowError" in doc.library_problem
+
+
+def test_autosave_never_holds_the_gui_thread_while_another_process_writes(qtbot, window):
+    import time
+
+    doc = open_in(qtbot, window, demo_path())
+    holder = sqlite3.connect(window.db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock for a second
+    released = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
+    released.start()
+    evict_one(window, doc)
+    window.saver.timer.stop()
+    start = time.monotonic()
+    window.saver.autosave()
+    returned = time.monotonic() - start
+    with qtbot.waitSignal(window.saver.autosaved, timeout=10_000):
+        pass
+    released.join()
+    holder.close()
+    assert returned < 0.5  # the write waited for the lock on a worker, not on the GUI thread
+
+
+def test_steady_editing_is_autosaved_every_few_seconds(qtbot, window, monkeypatch):
+    """An edit every 1.2 s never leaves the quiet 1.5 s a debounce waits for: the oldest unsaved edit still is
+    written within AUTOSAVE_MAX_MS. The clock is the test's, so nothing sleeps."""
+    clock = [1000.0]
+    monkeypatch.setattr(save_module.time, "monotonic", lambda: clock[0])
+    doc = open_in(qtbot, window, demo_path())
+    saver = window.saver
+    waits = []
+    for _ in range(5):  # edits at 0, 1.2, 2.4, 3.6 and 4.8 s
+        evict_one(window, doc)
+        waits.append(saver.timer.interval() if saver.timer.isActive() else None)
+        clock[0] += 1.2
+    assert waits[0] == save_module.AUTOSAVE_MS
+    # the last edit, 4.8 s after the first unsaved one, waits only what is left of AUTOSAVE_MAX_MS
+    assert waits[-1] == save_module.AUTOSAVE_MAX_MS - 4800
+    with qtbot.waitSignal(saver.autosaved, timeout=10_000):
+        pass
+    assert saver.pending_since is None
