@@ -221,7 +221,7 @@ class SessionActions(QObject):
         session = doc.session
         session.scale = max(session.scale, doc.scale)
         # The fold's own count (core.fold.fold.default_count) compiles as the next request would:
-        # bound, tools, envelope, marks and an included first round's frozen bound.
+        # bound, tools, marks and an included first round's frozen bound.
         return Fold(session, measure)
 
     def preview_fold(self):

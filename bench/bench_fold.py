@@ -8,7 +8,7 @@ warms the incremental counter, as the request before the fold would have; the fo
 then what it measures: building candidate views, counting what changed, writing notes and copies.
 The target is under 1 s on this 2-core machine (lionagi 0.36.0's fold takes 3.3 s on such a view,
 recounting the whole request for every estimate). With `--result-max` or `--caching` the fold runs
-under that policy (ADR-0130 Amendments 3 and 4): every count compiles the bound, the envelope and
+under that policy (ADR-0130 Amendments 3 and 4): every count compiles the bound and
 the marks, the first round is decided by the request before the fold, and the clip takes
 Amendment 3's arithmetic.
 """

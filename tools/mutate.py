@@ -145,7 +145,6 @@ MUTANTS = [
     Mutant("Amendment 4: a clone missing a member keeps the decision", FR, "    if not all(m in ids for m in decision[\"members\"]):\n        del cache[\"protected\"]\n        return",
            "    if False:\n        return"),
     # -- the fixes of issue 14 and the places the fold's promises are kept outside core/fold
-    Mutant("Amendment 4: YAML yes/no written plain", "core/request/envelope.py", '_WORDS = {"y", "n", "yes", "no", "on", "off",', '_WORDS = {"on", "off",'),
     Mutant("Amendment 2: the all stage's tail", FS, "    end = len(view) - tail\n    chosen = [m.id for m in view[start: max(end, 0)] if m.id not in facts.keep]",
            "    end = len(view) - tail + 1\n    chosen = [m.id for m in view[start: max(end, 0)] if m.id not in facts.keep]"),
     Mutant("Amendment 4: the reset's tail of two", F, '_fold_pass(state, run, "reset", KEEP_TAILS[-1], reason)', '_fold_pass(state, run, "reset", KEEP_TAILS[0], reason)'),

@@ -50,7 +50,7 @@ def fold_work(document: Document, measure: Measure, request: int | None = None):
             def count(messages):
                 measured[0] += 1
                 progress.report(measured[0], 0, f"Previewing the fold: {measured[0]} candidate views measured")
-                # As the next request compiles: bound, tools, envelope, marks, the first round's frozen bound.
+                # As the next request compiles: bound, tools, marks, the first round's frozen bound.
                 return over.count(list(messages), decide=False)
             return count
 

@@ -7,7 +7,7 @@ protected first round joins every keep set, the ordinary stages take only what f
 newest note, and `reset` folds everything after the first round into one note: first and alone
 when the view's notes are over 15% of the ceiling, else after the ordinary stages when the view
 is still over the target. Every pass is measured on the compiled request (core.request.first_round's
-request_options: bound, envelope, marks) at the current scale; one that does not strictly lower
+request_options: bound, marks) at the current scale; one that does not strictly lower
 the estimate is rolled back. Every pass appends a context_folds record to the session's manifest.
 Nothing is removed from the full record: notes and clipped copies are appended to it.
 """
@@ -62,7 +62,7 @@ class FoldRun:
 
 def default_count(measure: Measure) -> Count:
     """The exact incremental o200k count of the request compiled from a view as the session's next request
-    compiles (bound, tools, envelope, marks and a stored first round's frozen bound), read at each count
+    compiles (bound, tools, marks and a stored first round's frozen bound), read at each count
     so a decision made after the fold was built is honoured. A Shared view (the fold's replay grows one) is
     counted as it is: it never changes, and the counter finds its shared start with the last one a chunk at a
     time, where a list copy would be compared with it item by item on every request."""

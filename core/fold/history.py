@@ -110,7 +110,7 @@ def replay_folds(session: Session, measure: Measure, *, count: Count | None = No
                  estimator: Estimator | None = None) -> FoldReplay:
     """Run the fold before every request of the trace under the measure's policy and ceiling; returns the
     view history the GUI steps through. The fold counts every view as the request compiles under the
-    policy (bound, envelope, marks), and each request's compile decides the first round once while it caches.
+    policy (bound, marks), and each request's compile decides the first round once while it caches.
     `scale` and `head` (default: the session's) are the scale and unseen head the fold estimates with: the
     replay lab passes its own, so the fold decides on the very estimate the replay records. With an `estimator`
     (core.request.estimators.PredictedSize) the fold decides on its size instead, moved to each request first."""

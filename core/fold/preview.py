@@ -81,7 +81,7 @@ def preview_fold(session: Session, measure: Measure, count_for: Callable[[Sessio
     """Run one fold (`Fold.run`) on a working copy; `count_for(copy)` gives the count over the copy's record.
 
     Without `count_for` the fold counts as the next request compiles under the measure's policy (its counter
-    shared): the bound, the envelope, the marks and the first round's frozen bound."""
+    shared): the bound, the marks and the first round's frozen bound."""
     work = working_copy(session, scale)
     base_view, base_length, base_scale = tuple(work.view), len(work.record), work.scale
     count = count_for(work) if count_for is not None else None

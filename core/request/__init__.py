@@ -1,1 +1,1 @@
-"""The request layer: tokens, bodies and their projection, the envelope, plan, marks, compile, count, prefix, first round, trace."""
+"""The request layer: tokens, bodies and their projection, plan, marks, compile, count, prefix, first round, trace."""

@@ -96,7 +96,6 @@ class CountsAhead:
         self._record = record
         self._lengths = lengths  # each rendered body's UTF-8 length by memo key, for the prefix meter (Counter.lengths)
         self._policy = policy
-        self._caching = bool(policy is not None and policy.caching)
         self._pk = policy_key
         self._known = known  # keys the counter has counted already
         self._thinking = thinking  # send each response's thinking too (Counter.count_text's, by text_key)
@@ -236,7 +235,7 @@ class CountsAhead:
         window = [record[i] for i in range(max(0, lo - OVERLAP), min(len(record), hi + OVERLAP))]
         mine = {id(record[i]) for i in range(lo, hi)}
         seq = [m for m in window if m.kind != "system"]
-        planned, _ = plan_runs(seq, {m.id: m for m in window}, record, self._caching)
+        planned, _ = plan_runs(seq, {m.id: m for m in window}, record)
         for _, blocks, _ in planned:
             for spec in blocks:
                 if id(spec.message) not in mine:

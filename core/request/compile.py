@@ -10,13 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.model.session import FullRecord, Message, Session, canonical_json
-from foldscope.core.request import envelope
 from foldscope.core.request.marks import cache_control
 from foldscope.core.request.plan import (  # noqa: F401 - re-exported: the compiler's public names
-    CALLS,
     ORPHAN_RESULT,
-    RESPONSE,
-    RESULTS,
     ROLE,
     TEXT,
     TOOL_RESULT,
@@ -75,49 +71,26 @@ def result_text(message: Message, record: FullRecord | None, policy: Policy | No
     return value_text(result_output(message, record, policy, first_round), message)
 
 
-def _entry(message: Message, output: Any | None = None, with_output: bool = False) -> dict[str, Any]:
-    entry: dict[str, Any] = {"function": message.content.get("function", ""), "arguments": message.content.get("arguments", {})}
-    if with_output:
-        entry["output"] = output
-        if message.metadata.get("is_error") is True:
-            entry["is_error"] = True
-    return entry
-
-
-def _yaml(make, message: Message) -> str:
-    try:
-        return make()
-    except (TypeError, ValueError) as exc:
-        raise CompileError(f"message {message.id} ({message.kind}) has a value with no YAML form: {exc}") from None
-
-
 def render_block(spec: BlockSpec, record: FullRecord | None = None, policy: Policy | None = None,
                  first_round: IncludedRound | None = None) -> dict[str, Any]:
-    """The content block for one view message. Keys sort so that `type` is always the last key."""
+    """The content block for one view message, with its cache mark when it carries one (and nothing else changed by
+    it: caching compiles the same blocks). Keys sort so that `type` is always the last key."""
     m = spec.message
+    block: dict[str, Any]
     if spec.tag == TOOL_USE:
         args = m.content.get("arguments", {})
         data = dict(args) if isinstance(args, Mapping) else {"arguments": args}
-        return {"id": spec.call_id, "input": data, "name": str(m.content.get("function", "")), "type": "tool_use"}
-    if spec.tag == TOOL_RESULT:
-        block: dict[str, Any] = {"content": result_text(m, record, policy, first_round), "tool_use_id": spec.call_id, "type": "tool_result"}
+        block = {"id": spec.call_id, "input": data, "name": str(m.content.get("function", "")), "type": "tool_use"}
+    elif spec.tag == TOOL_RESULT:
+        block = {"content": result_text(m, record, policy, first_round), "tool_use_id": spec.call_id, "type": "tool_result"}
         if m.metadata.get("is_error") is True:
             block["is_error"] = True
-        return block
-    if spec.tag == ORPHAN_RESULT:
+    elif spec.tag == ORPHAN_RESULT:
         call = f"{m.content.get('function', '')}({value_text(m.content.get('arguments', {}), m)})"
         text = f"Tool result of {call}, whose call is not in this request:\n{result_text(m, record, policy, first_round)}"
-        return {"text": text, "type": "text"}
-    if spec.tag == RESULTS:
-        entries = [_entry(r, result_output(r, record, policy, first_round), True) for r, _ in spec.group]
-        text = _yaml(lambda: envelope.results_text(entries), m)
-    elif spec.tag in (RESPONSE, CALLS):
-        calls = _yaml(lambda: envelope.calls_text([_entry(c) for c, _ in spec.group]), m) if spec.group else ""
-        own = m.text if spec.tag == RESPONSE else ""
-        text = own + "\n\n" + calls if own and calls else own or calls
+        block = {"text": text, "type": "text"}
     else:
-        text = instruction_text(m) if m.kind == "instruction" else m.text
-    block = {"text": text, "type": "text"}
+        block = {"text": instruction_text(m) if m.kind == "instruction" else m.text, "type": "text"}
     if spec.mark is not None:
         block["cache_control"] = cache_control(spec.mark)
     return block
@@ -208,7 +181,7 @@ def request_head(plan: Plan, tools: list | None) -> str:
 
 def make_plan(messages: Sequence[Message], *, record: FullRecord | None = None, policy: Policy | None = None,
               tools: list | None = None, first_round: IncludedRound | None = None, marks: bool = True) -> Plan:
-    """The plan a view compiles from under a policy: the envelope and marks only while caching is on."""
+    """The plan a view compiles from under a policy: its marks only while caching is on."""
     caching = policy is not None and policy.caching
     return plan_request(messages, record, caching=caching, first_round=first_round if caching else None,
                         tools=bool(tools), marks=marks)

@@ -69,7 +69,7 @@ def estimate(counted: int, scale: float) -> int:
 
 
 def policy_key(policy: Policy | None) -> tuple:
-    """The parts of a policy that change how a message renders: the result bound and caching (envelope, marks).
+    """The parts of a policy that change how a message renders: the result bound and caching (its marks).
     Each block's own memo key (core.request.compile.block_key) adds what its projection depends on."""
     if policy is None:
         return (None, False)

@@ -26,7 +26,6 @@ from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared import Shared, grown
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head
 from foldscope.core.request.plan import (
-    RESULTS,
     ROLE,
     TEXT,
     TOOL_RESULT,
@@ -142,13 +141,6 @@ def one_replaced(base: Laid, messages: Sequence[Message], inputs: tuple, record:
         if spec.message is not old:
             return None
         return i, si, fi, replace(spec, message=new)
-    if spec.tag == RESULTS:
-        for g, (m, cid) in enumerate(spec.group):
-            if m is old:
-                if cid is None:
-                    return None
-                group = spec.group[:g] + ((new, cid),) + spec.group[g + 1:]
-                return i, si, fi, replace(spec, message=new if g == 0 else spec.message, group=group)
     return None
 
 
@@ -318,7 +310,7 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
             src = m.clipped_from
             if src is not None and src not in by_id and not (record is not None and src in record):
                 return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
-    planned, irregular = plan_runs(tail, by_id, record, caching)
+    planned, irregular = plan_runs(tail, by_id, record)
     if irregular and base is not None and cut > 0:
         return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
 

@@ -13,6 +13,7 @@ Messages API takes it: `{"type": "ephemeral", "ttl": "1h"}` or `{"type": "epheme
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, cast
@@ -58,6 +59,12 @@ def choose_marks(blocks: int, *, stable: int | None = None, first_round: int | N
 def cache_control(lifetime: str) -> dict[str, str]:
     """The Anthropic Messages API's form of a mark."""
     return {"ttl": "1h", "type": "ephemeral"} if lifetime == ONE_HOUR else {"type": "ephemeral"}
+
+
+def mark_text(lifetime: str) -> str:
+    """What a mark adds to a marked block's counted text: its key and value, from the key's first letter to the next
+    key's (`cache_control` sorts first in a block, so both ends are cuts of core.request.count: its tokens add)."""
+    return 'cache_control":' + json.dumps(cache_control(lifetime), separators=(",", ":"), sort_keys=True) + ',"'
 
 
 @dataclass(frozen=True)

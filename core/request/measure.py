@@ -29,7 +29,7 @@ from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, compile_request, make_plan, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.first_round import decide_first_round, included_round, read_decision
-from foldscope.core.request.marks import MarkPosition
+from foldscope.core.request.marks import MarkPosition, mark_text
 from foldscope.core.request.prefix import Compiled, Divergence, compile_for_prefix, divergence
 from foldscope.core.request.scale import stored_scale
 from foldscope.core.request.trace import (
@@ -59,6 +59,17 @@ def _by_message(owners: Sequence[Message], bodies: Sequence[int]) -> tuple[tuple
     return tuple((message, by_message[id(message)]) for message in order)
 
 
+_MARK_TOKENS: dict[str, int] = {}
+
+
+def _mark_tokens(lifetime: str) -> int:
+    """A mark's own tokens (core.request.marks.mark_text), counted once per lifetime."""
+    n = _MARK_TOKENS.get(lifetime)
+    if n is None:
+        n = _MARK_TOKENS[lifetime] = tokens.count_text(mark_text(lifetime))
+    return n
+
+
 def refused(size: int, ceiling: int | None) -> bool:
     """The one ceiling rule (ADR-0130 D4): a request at or past the ceiling is refused; no ceiling refuses nothing.
     The trace's refusal, the fold's prepare and resume loop and restore's admission check all ask this."""
@@ -68,7 +79,9 @@ def refused(size: int, ceiling: int | None) -> bool:
 @dataclass(frozen=True)
 class Composition:
     """A request's count in parts that add up to it exactly: the stable segment (system, tools), the unseen
-    head, each message's blocks, and the framing (the JSON punctuation between blocks and around the turns)."""
+    head, each message's blocks, and the framing (the JSON punctuation between blocks and around the turns, and
+    the cache marks: parameters of the request, not a message's content, so a message's part is the same with
+    caching on or off)."""
 
     system: int
     tools: int
@@ -248,6 +261,15 @@ class Measure:
         tools_n, system_n = self._head_split(head_text)
         system_n += self.counter.system_extra(laid.system)  # the system messages' unseen parts (core.request.unseen_text)
         bodies = self.counter.body_tokens(m)
+        if laid.marked or laid.stable is not None:  # each mark's own tokens go to the framing (Composition)
+            bodies = list(bodies)
+            for i, (lifetime, _) in laid.marked.items():
+                bodies[i] -= _mark_tokens(lifetime)
+            if laid.stable is not None:
+                if system_n:
+                    system_n -= _mark_tokens(laid.stable)
+                else:
+                    tools_n -= _mark_tokens(laid.stable)
         owners = list(map(_message_of, islice(m.parts, 1, None)))
         if len(set(map(id, owners))) == len(owners):
             listed: tuple[tuple[Message, int], ...] = tuple(zip(owners, bodies))  # one block a message: no sums

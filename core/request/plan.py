@@ -1,4 +1,4 @@
-"""Planning a request: which content block each view message becomes, calls paired with results, the envelope, the marks."""
+"""Planning a request: which content block each view message becomes, calls paired with results, the marks."""
 
 from __future__ import annotations
 
@@ -19,10 +19,9 @@ ROLE = {
     "action_request": "assistant",
 }
 
-# How a view message becomes a content block (the `tag` of a BlockSpec).
+# How a view message becomes a content block (the `tag` of a BlockSpec). Caching adds marks to these blocks and
+# never changes them: the request the agent sent, with `cache_control` where ADR-0127 places it (issue 41).
 TEXT, TOOL_USE, TOOL_RESULT, ORPHAN_RESULT = "text", "tool_use", "tool_result", "orphan_result"
-# While caching places marks (Amendment 4's envelope): a response with its calls, calls alone, a round's results.
-RESPONSE, CALLS, RESULTS = "response", "calls", "results"
 
 # Instruction parts after the instruction itself, in the order they render.
 INSTRUCTION_PARTS = (("guidance", "Guidance"), ("context", "Context"), ("prompt_context", "Context"))
@@ -34,10 +33,11 @@ class CompileError(Exception):
 
 @dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
 class BlockSpec:
-    """One content block and the view message it comes from; `call_id` is the tool_use id for calls and results.
+    """One content block and the view message it comes from; `call_id` is the tool_use id for calls and results;
+    `mark` is the block's cache mark lifetime, if any.
 
-    An envelope block (RESPONSE, CALLS, RESULTS) also carries the calls or results it holds in
-    `group`, as (message, call id) pairs; `mark` is the block's cache mark lifetime, if any.
+    `group` is empty: it held the calls or results of the envelope's blocks, which caching no longer compiles
+    (issue 41); it keeps its place in the counter's memo keys, which the library stores.
     """
 
     message: Message
@@ -49,8 +49,6 @@ class BlockSpec:
     @property
     def messages(self) -> tuple[Message, ...]:
         """Every view message this block renders, in order."""
-        if self.tag == RESPONSE:
-            return (self.message,) + tuple(m for m, _ in self.group)
         return tuple(m for m, _ in self.group) if self.group else (self.message,)
 
 
@@ -102,12 +100,12 @@ def plan_request(messages: Sequence[Message], record: FullRecord | None = None, 
                  first_round: IncludedRound | None = None, tools: bool = False, marks: bool = True) -> Plan:
     """Decide every block of the request, pairing calls with results (docs/compile.md, "Pairing").
 
-    With `caching`, calls and results take Amendment 4's envelope and the marks are placed
-    (`tools` says whether the request carries tools, the end of the stable segment without system).
+    With `caching` the marks are placed on those same blocks (`tools` says whether the request carries tools,
+    the end of the stable segment without system).
     """
     system = tuple(m for m in messages if m.kind == "system")
     seq = [m for m in messages if m.kind != "system"]
-    planned, _ = plan_runs(seq, {m.id: m for m in messages}, record, caching)
+    planned, _ = plan_runs(seq, {m.id: m for m in messages}, record)
     turns: list[tuple[str, list[BlockSpec]]] = []
     for role, blocks, _ in planned:
         if not blocks:
@@ -120,8 +118,8 @@ def plan_request(messages: Sequence[Message], record: FullRecord | None = None, 
     return _with_marks(plan, record, first_round, tools) if caching and marks else plan
 
 
-def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: FullRecord | None,
-              caching: bool) -> tuple[list[tuple[str, list[BlockSpec], int]], bool]:
+def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message],
+              record: FullRecord | None) -> tuple[list[tuple[str, list[BlockSpec], int]], bool]:
     """Each run of one role as (role, unmarked blocks, messages in the run), in order, for the non-system messages `seq`; and
     whether the pairing was irregular: a result paired through the look-up of calls by the result they name
     (`action_response_id`), or naming a call that comes after it (core.request.count_step re-plans whole then)."""
@@ -168,9 +166,7 @@ def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message], record: Full
     out: list[tuple[str, list[BlockSpec], int]] = []
     for role, run in runs:
         blocks: list[BlockSpec] = []
-        if caching:
-            blocks = _envelope_blocks(role, run, paired, result_call, by_id)
-        elif role == "assistant":
+        if role == "assistant":
             for m in run:
                 if m.kind == "action_request":
                     if m.id in paired:
@@ -200,7 +196,7 @@ def unanswered_calls(messages: Sequence[Message], record: FullRecord | None = No
     calls = [m for m in seq if m.kind == "action_request"]
     if not calls:
         return []
-    planned, _ = plan_runs(seq, {m.id: m for m in messages}, record, False)
+    planned, _ = plan_runs(seq, {m.id: m for m in messages}, record)
     kept = {spec.message.id for _, blocks, _ in planned for spec in blocks if spec.tag == TOOL_USE}
     in_view = {m.id for m in seq}
     named = {m.content.get("action_request_id") for m in seq if m.kind == "action_response"}
@@ -213,33 +209,6 @@ def unanswered_calls(messages: Sequence[Message], record: FullRecord | None = No
         if known or m.id in named:
             out.append(m)
     return out
-
-
-def _envelope_blocks(role: str, run: list[Message], paired: Mapping[str, str], result_call: Mapping[str, str],
-                     by_id: Mapping[str, Message]) -> list[BlockSpec]:
-    """Amendment 4's layout: one text block per response (its calls with it, a note alone), and a round's
-    results as one block at the head of the user message, the rest of that message after it."""
-    blocks: list[BlockSpec] = []
-    if role == "assistant":
-        for m in run:
-            if m.kind == "action_request":
-                if m.id not in paired:
-                    continue
-                entry = (m, call_id_of(m))
-                last = blocks[-1] if blocks else None
-                if last is not None and last.tag in (RESPONSE, CALLS) and last.message.kind != "note":
-                    blocks[-1] = replace(last, group=last.group + (entry,))
-                else:
-                    blocks.append(BlockSpec(m, CALLS, group=(entry,)))
-            elif has_text(m):
-                blocks.append(BlockSpec(m, RESPONSE if m.kind == "assistant" else TEXT))
-        return blocks
-    results = [m for m in run if m.kind == "action_response"]
-    if results:
-        group = tuple((m, call_id_of(by_id[result_call[m.id]]) if m.id in result_call else None) for m in results)
-        blocks.append(BlockSpec(results[0], RESULTS, group=group))
-    blocks.extend(BlockSpec(m, TEXT) for m in run if m.kind != "action_response" and has_text(m))
-    return blocks
 
 
 def anchors(flat: Sequence[BlockSpec], first_round: IncludedRound | None,

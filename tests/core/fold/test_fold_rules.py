@@ -5,15 +5,12 @@ Sizes are exact where the rule is arithmetic: a count that is the sum of fixed s
 
 from __future__ import annotations
 
-import yaml
-
 from foldscope.core.fold.clip import build_copy, cut_text, recovery_text
 from foldscope.core.fold.cuts import eligible_bodies
 from foldscope.core.fold.fold import Fold
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
 from foldscope.core.request.bodies import bodies_of, marker
-from foldscope.core.request.envelope import minimal_yaml
 from foldscope.core.request.scale import calibrated
 from tests.core.fold_sessions import Build, fold_measure, text_of
 
@@ -187,15 +184,6 @@ def test_amendment_4_without_caching_there_is_no_reset():
     session, sizes, _ = caching_rounds(300)
     run = Fold(session, fold_measure(session, 1_000), count=sized(sizes, note=20)).run()
     assert "reset" not in [r["stage"] for r in run.records]
-
-
-# -- the result envelope's YAML -------------------------------------------------------------------------------
-
-def test_amendment_4_yaml_words_a_reader_turns_into_booleans_are_quoted():
-    for word in ("yes", "no", "on", "off", "y", "n", "true", "null", "Yes", "NO"):
-        text = minimal_yaml({"answer": word, word: 1})
-        assert f'"{word}"' in text
-        assert yaml.safe_load(text) == {"answer": word, word: 1}
 
 
 class ScaleRaising:

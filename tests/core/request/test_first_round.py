@@ -129,7 +129,7 @@ def test_an_included_round_compiles_with_the_bound_frozen_at_the_decision():
     for bound in (4_000, 1_024):
         policy = Policy(prompt_caching=True, max_input_tokens=100_000, tool_result_max_chars=bound)
         payload = compile_request(session.view_messages(), **request_options(session, policy))
-        rendered[bound] = [b["text"] for m in payload["messages"] for b in m["content"] if "ToolResults" in b["text"]]
+        rendered[bound] = [b["content"] for m in payload["messages"] for b in m["content"] if b["type"] == "tool_result"]
     assert rendered[4_000][0] == rendered[1_024][0], "the first round's results keep the frozen bound"
     assert rendered[4_000][1] != rendered[1_024][1], "a later result follows the policy's bound"
 

@@ -91,7 +91,7 @@ def test_replay_places_its_marks_through_the_same_decider():
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
-def test_counting_with_the_envelope_and_marks_equals_counting_the_whole_text(data):
+def test_counting_with_the_marks_equals_counting_the_whole_text(data):
     record = data.draw(records())
     counter = Counter()
     policy = Policy(prompt_caching=True, tool_result_max_chars=data.draw(st.sampled_from([None, 1_024])))
@@ -118,6 +118,12 @@ def test_divergence_says_where_and_why_append_fold_restore_and_policy():
     assert (folded.cause, folded.message, folded.index) == ("fold", 1, record.index_of("n2"))
     restored = divergence(prefix_of(msgs[:2] + [folded_note] + msgs[5:6], record), prefix_of(msgs[:6], record), record)
     assert restored.cause == "restore" and restored.index == 2
-    policy = divergence(base, prefix_of(msgs[:5], record, Policy(tool_result_max_chars=1_024)), record)
+    long = msgs[:4] + [msg("r", "action_response", function="read", arguments={"path": "a.py"}, output="x = 1\n" * 400,
+                           action_request_id="c")]
+    long_record = FullRecord(long)
+    bounded = Policy(prompt_caching=True, tool_result_max_chars=1_024)
+    policy = divergence(prefix_of(long, long_record), prefix_of(long, long_record, bounded), long_record)
     assert policy.cause == "policy"
     assert divergence(base, prefix_of(msgs[:5], record), record).cause == "none"
+    # Caching places marks and changes nothing else (issue 41): with the marks set aside, nothing diverges.
+    assert divergence(base, prefix_of(msgs[:5], record, Policy(prompt_caching=False)), record).cause == "none"

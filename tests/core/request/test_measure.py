@@ -9,6 +9,7 @@ from foldscope.core.formats.demo import generate
 from foldscope.core.model.policy import Policy
 from foldscope.core.request.compile import canonical, counted_text
 from foldscope.core.request.count import Counter
+from foldscope.core.request.marks import mark_text, payload_marks, strip_marks
 from foldscope.core.request.measure import Measure, refused
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import measure_trace
@@ -27,21 +28,25 @@ def test_the_parts_of_a_request_add_up_to_its_count_and_match_the_payload_counte
     payload = measure.payload(messages)
     whole = count_text(counted_text(payload))
     assert parts.total == measure.count(messages) == whole
-    # The stable segment counted on its own text: `{"tools":[...],"` and `system":[...],"`.
-    tools = count_text('{"tools":' + canonical(payload["tools"]) + ',"') if payload.get("tools") else 0
-    system_text = ("" if payload.get("tools") else '{"') + 'system":' + canonical(payload["system"]) + ',"'
+    # The stable segment counted on its own text, its mark aside: `{"tools":[...],"` and `system":[...],"`.
+    unmarked = strip_marks(payload)
+    tools = count_text('{"tools":' + canonical(unmarked["tools"]) + ',"') if payload.get("tools") else 0
+    system_text = ("" if payload.get("tools") else '{"') + 'system":' + canonical(unmarked["system"]) + ',"'
     assert parts.tools == tools
     assert parts.system == count_text(system_text)
-    # Framing is the punctuation between blocks: the counter's glue pieces, counted here one by one.
+    # Framing is the punctuation between blocks, the counter's glue pieces counted one by one, and the marks.
     pieces = Counter().pieces(messages, **measure.options(messages))
     bodies = pieces[2::2]
     glue = pieces[1::2]
-    assert parts.framing == sum(count_text(g) for g in glue)
-    assert sum(n for _, n in parts.messages) == sum(count_text(b) for b in bodies)
+    marks = [count_text(mark_text(m["lifetime"])) for m in payload_marks(payload)]
+    in_messages = [count_text(mark_text(m["lifetime"])) for m in payload_marks(payload) if m["where"] == "messages"]
+    assert bool(in_messages) and len(marks) > len(in_messages) if policy.caching else not marks
+    assert parts.framing == sum(count_text(g) for g in glue) + sum(marks)
+    assert sum(n for _, n in parts.messages) == sum(count_text(b) for b in bodies) - sum(in_messages)
     owners = [m.id for m, _ in parts.messages]
     assert set(owners) <= {m.id for m in messages} and len(set(owners)) == len(owners)
-    if not policy.caching:  # without the envelope every non-system message is its own block(s), in view order
-        assert owners == [m.id for m in messages if m.kind != "system"]
+    # Every non-system message is its own block(s), in view order, caching or not (issue 41: no envelope).
+    assert owners == [m.id for m in messages if m.kind != "system"]
 
 
 def test_the_unseen_head_is_a_part_and_the_estimate_scales_the_whole(corpus_dev):
