@@ -172,7 +172,8 @@ def run_replay(args) -> Any:
         warnings = file_warnings(result)
         for totals in result["totals"]:
             table.append({"file": str(f), "format": result["format"], "model": result["model"],
-                          "ceiling": result["ceiling"]["tokens"], **totals, "warnings": warnings})
+                          "ceiling": result["ceiling"]["tokens"], **totals, "warnings": warnings,
+                          "no_ceiling": result.get("no_ceiling")})
     out = {"folder": str(path), "sessions": len(files) - len(skipped), "skipped": skipped, "table": table}
     if args.output:
         write_table(args.output, out, read=files)
@@ -274,6 +275,8 @@ def format_folder(result: dict[str, Any]) -> str:
         files.setdefault(r["file"], []).append(r)
     for rows in files.values():
         lines += [folder_row(label, r) for label, r in beside_bill(rows)]
+        if rows[0].get("no_ceiling"):  # the line the file alone gives: its strategies do not act, and why
+            lines.append(f"    {rows[0]['no_ceiling']}")
         warnings = rows[0].get("warnings") or []
         if warnings:
             lines.append(f"    warning: {terminal_safe(warnings[0])}"

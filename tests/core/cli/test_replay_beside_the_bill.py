@@ -124,3 +124,16 @@ def test_cost_text_shows_a_cost_over_refusals_as_not_comparable(refused, shown):
     t = {"refused": refused, "cost_usd": None if refused else 0.5,
          "cost_not_comparable": not_comparable_why(refused, 2) if refused else None}
     assert cost_text(t) == shown
+
+
+def test_a_folder_row_carries_the_no_ceiling_line_its_file_alone_gives(corpus_dev, tmp_path, capsys):
+    folder = tmp_path / "fleet"
+    folder.mkdir()
+    (folder / FLAT.split("/")[1]).symlink_to(corpus_dev / FLAT)
+    assert main(["replay", str(corpus_dev / FLAT), "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)["no_ceiling"]
+    assert alone
+    assert main(["replay", str(folder), "--workers", "1", "--json"]) == 0
+    assert {r["no_ceiling"] for r in json.loads(capsys.readouterr().out)["table"]} == {alone}
+    assert main(["replay", str(folder), "--workers", "1"]) == 0
+    assert capsys.readouterr().out.splitlines().count(f"    {alone}") == 1  # once, under the file's rows
