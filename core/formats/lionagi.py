@@ -72,43 +72,65 @@ def read(path: Path, trace: bool = True) -> Session:
     top = parse_json(path)
     if not isinstance(top, dict):
         raise ReadError(file, "$", f"expected a JSON object, found {_type_name(top)}")
-    wrapper: dict[str, Any] | None = None
-    stated: list[dict[str, Any]] = []
     if "messages" not in top and isinstance(top.get("branch"), dict):
-        wrapper, branch, base = top, top["branch"], "$.branch"
-        manifest = top.get("manifest")
-        if manifest is not None and not isinstance(manifest, dict):
-            raise ReadError(file, "$.manifest", f"expected an object or null, found {_type_name(manifest)}")
-    elif "messages" in top:
-        branch, base = top, "$"
+        return from_wrapper(top, file, "$", trace)
+    if "messages" in top:
         manifest_path, manifest = manifest_beside(path, top.get("id"))
-    elif any(key in top for key in MANIFEST_KEYS):
+        session = session_from_branch(top, file, "$")
+        session.manifest = manifest
+        if manifest_path is not None:
+            session.extras["manifest_path"] = str(manifest_path)  # an input too: export and save never write over it
+        return _finish(session, top, manifest, session.events, trace)
+    if any(key in top for key in MANIFEST_KEYS):
         raise NotASession(file, "$", "this is a run manifest, not a Branch: open the Branch file beside it")
-    else:
-        raise ReadError(file, "$", "no `messages` and no `branch`: not a lionagi Branch record")
-    session = session_from_branch(branch, file, base)
-    session.warnings.extend(time_warnings(session.record))
+    raise ReadError(file, "$", "no `messages` and no `branch`: not a lionagi Branch record")
+
+
+def from_wrapper(wrapper: dict[str, Any], file: str, base: str, trace: bool = True) -> Session:
+    """The session a wrapper holds ({branch, manifest, events, children}): the file's, or one of its children's."""
+    branch = _expect(wrapper.get("branch"), dict, file, f"{base}.branch")
+    manifest = wrapper.get("manifest")
+    if manifest is not None and not isinstance(manifest, dict):
+        raise ReadError(file, f"{base}.manifest", f"expected an object or null, found {_type_name(manifest)}")
+    session = session_from_branch(branch, file, f"{base}.branch")
     session.manifest = manifest
-    if "messages" in top and manifest_path is not None:
-        session.extras["manifest_path"] = str(manifest_path)  # an input too: export and save never write over it
-    if wrapper is not None:
-        events = wrapper.get("events", [])
-        if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
-            raise ReadError(file, "$.events", "expected a list of objects")
-        # A `view` event is what the file states for the trace (core.formats.lionagi_views); it is not an action
-        # in the session's log, and the writer states the views anew from the trace.
-        stated = [e for e in events if e.get("kind") == VIEW_EVENT]
-        session.events = [e for e in events if e.get("kind") != VIEW_EVENT]
-        # Keys of the wrapper foldscope does not interpret go back out as they came.
-        session.extras["wrapper"] = {
-            "keys": list(wrapper),
-            "extra": {k: v for k, v in wrapper.items() if k not in ("branch", "manifest", "events")},
-        }
+    events = wrapper.get("events", [])
+    if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+        raise ReadError(file, f"{base}.events", "expected a list of objects")
+    # A `view` event is what the file states for the trace (core.formats.lionagi_views); it is not an action
+    # in the session's log, and the writer states the views anew from the trace.
+    stated = [e for e in events if e.get("kind") == VIEW_EVENT]
+    session.events = [e for e in events if e.get("kind") != VIEW_EVENT]
+    children = wrapper.get(CHILDREN_KEY, [])
+    if not isinstance(children, list) or not all(isinstance(c, dict) for c in children):
+        raise ReadError(file, f"{base}.{CHILDREN_KEY}", "expected a list of sessions")
+    session.children = [_child(c, file, f"{base}.{CHILDREN_KEY}[{i}]") for i, c in enumerate(children)]
+    # Keys of the wrapper foldscope does not interpret go back out as they came.
+    session.extras["wrapper"] = {
+        "keys": list(wrapper),
+        "extra": {k: v for k, v in wrapper.items() if k not in ("branch", "manifest", "events", CHILDREN_KEY, CHILD_KEY)},
+    }
+    return _finish(session, branch, manifest, session.events + stated, trace)
+
+
+def _child(item: dict[str, Any], file: str, place: str) -> Session:
+    """A subagent's session the file carries (as a Claude Code reader found it beside its parent), with its links."""
+    child = from_wrapper(item, file, place)
+    facts = item.get(CHILD_KEY)
+    facts = facts if isinstance(facts, dict) else {}
+    child.extras.update({k: facts[k] for k in CHILD_LINKS if k in facts})
+    if isinstance(facts.get("source"), str):
+        child.source = facts["source"]  # the subagent's own file, as the parent's reader named it
+    return child
+
+
+def _finish(session: Session, branch: Mapping[str, Any], manifest: dict[str, Any] | None, events: list[dict[str, Any]],
+            trace: bool) -> Session:
+    session.warnings.extend(time_warnings(session.record))
     session.model = _model_name(branch, manifest)
     window = manifest.get(WINDOW_KEY) if isinstance(manifest, dict) else None
     if isinstance(window, int) and not isinstance(window, bool) and window > 0:
         session.extras["context_window"] = window  # stated by the file an export came from, as Codex's reader keeps it
-    events = session.events + stated
     if trace:
         session.trace = build_trace(session.record, manifest, session.warnings, session.view, events)
     else:
@@ -399,6 +421,13 @@ def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings
     return trace
 
 
-from foldscope.core.formats.lionagi_write import WINDOW_KEY, native_dict, write_session  # noqa: E402  (the writer half)
+from foldscope.core.formats.lionagi_write import (  # noqa: E402  (the writer half)
+    CHILD_KEY,
+    CHILD_LINKS,
+    CHILDREN_KEY,
+    WINDOW_KEY,
+    native_dict,
+    write_session,
+)
 
 __all__ = ["FORMAT", "sniff", "read", "write_session", "native_dict", "session_from_branch", "usage_from"]

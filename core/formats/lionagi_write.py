@@ -35,6 +35,9 @@ PILE_CLASS = "lionagi.protocols.generic.pile.Pile"
 PROGRESSION_CLASS = "lionagi.protocols.generic.progression.Progression"
 NOTE_KEY = "context_first_index"  # the same key core.formats.lionagi reads a note by
 WINDOW_KEY = "model_context_window"  # the manifest's copy of the window a source file stated
+CHILDREN_KEY = "children"  # the wrapper's subagent sessions (Session.children), each a wrapper of its own
+CHILD_KEY = "child"  # in a child's wrapper: where it was read from and its links to the parent
+CHILD_LINKS = ("agent_id", "child_kind", "parent_call", "compaction_note")
 # Fixed namespace so that ids foldscope invents for a Branch, Pile or view are the same on every write.
 _NAMESPACE = uuid.UUID("5d0f8a52-3a6e-4f0e-9a57-6c1f0b8e2f11")
 
@@ -109,8 +112,17 @@ def native_dict(session: Session) -> dict[str, Any]:
     events = [e for e in session.events if e.get("kind") != VIEW_EVENT] + stated_views(session, manifest)
     if events or "events" in source.get("keys", ()):
         wrapper["events"] = events
+    if session.children or CHILDREN_KEY in source.get("keys", ()):
+        wrapper[CHILDREN_KEY] = [child_dict(child) for child in session.children]
     wrapper.update(source.get("extra", {}))
     return _ordered(wrapper, source.get("keys", []))
+
+
+def child_dict(child: Session) -> dict[str, Any]:
+    """A subagent's session as the file carries it: its own native file, with where it was read from and the links
+    to its parent (the call that started it, its kind, the note a summariser wrote)."""
+    links = {k: child.extras[k] for k in CHILD_LINKS if k in child.extras}
+    return {**native_dict(child), CHILD_KEY: {"source": child.source, **links}}
 
 
 def stated_views(session: Session, manifest: Mapping[str, Any] | None) -> list[dict[str, Any]]:

@@ -82,16 +82,8 @@ def act(session: Session, action: str) -> bool:
     return Evict([index]).do(session).success
 
 
-def with_children_left(name: str) -> Any:
-    # A Claude Code session's subagents (Session.children) are not written into the native file yet: the usage
-    # inspect rolls up from them is lost. Left open in issue 41's finding 8; strict, so writing them shows here.
-    if "4c2ddfdc" in name:
-        return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="subagents are not written yet"))
-    return name
-
-
 @pytest.mark.parametrize("action", ACTIONS)
-@pytest.mark.parametrize("name", [with_children_left(n) for n in DEV])
+@pytest.mark.parametrize("name", DEV)
 def test_what_foldscope_writes_reads_back_silently_with_every_figure_inspect_prints(corpus_dev, tmp_path, name, action):
     session = open_dev(corpus_dev, name)
     if not act(session, action):
@@ -145,3 +137,20 @@ def test_a_file_the_cli_wrote_is_inspected_without_a_warning_and_exports_unchang
 def ceiling(session: Session) -> int:
     rows = Measure(session, Policy(max_input_tokens="none")).calibrate(prefix=False).rows
     return max(max(r.estimate for r in rows) // 2, 1000)
+
+
+def test_a_sessions_subagents_are_written_with_their_links_and_read_back_with_their_requests(corpus_dev, tmp_path):
+    name = "claude_code/tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl"
+    session = open_dev(corpus_dev, name)
+    assert session.children  # the case: a parent with subagent files beside it
+    write_session(session, tmp_path / "out.json")
+    back = load_session(tmp_path / "out.json")
+    links = ("agent_id", "child_kind", "parent_call", "source")
+    assert [(c.extras.get("agent_id"), c.extras.get("child_kind"), c.extras.get("parent_call"), c.source)
+            for c in back.children] == [(c.extras.get("agent_id"), c.extras.get("child_kind"),
+                                         c.extras.get("parent_call"), c.source) for c in session.children], links
+    assert [[(r.usage, r.model, r.at) for r in c.trace] for c in back.children] == \
+           [[(r.usage, r.model, r.at) for r in c.trace] for c in session.children]
+    again = tmp_path / "again.json"
+    write_session(back, again)
+    assert again.read_bytes() == (tmp_path / "out.json").read_bytes()  # the second write is the first
