@@ -47,6 +47,7 @@ from foldscope.core.readout.composition import (
     request_composition,
 )
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.words import counted_words
 
 # The kind colour each category borrows from the lists and the window map.
 CATEGORY_KINDS = {HEAD: "system", INSTRUCTIONS: "instruction", ASSISTANT: "assistant", CALLS: "action_request",
@@ -68,8 +69,10 @@ def composition_for(document: Document, slot: int | None, measure=None) -> Compo
     from the document's one Measure (its scale and head are the request panel's and the status bar's)."""
     measure = measure or document.measure_for()
     at = None if slot is None or slot >= len(document.requests) else slot
-    # The window the document resolved under its policy (core.readout.agent_limits): the status bar's.
-    return request_composition(measure, at, window=document.context_window, window_source=document.window_source)
+    # The window the document resolved under its policy (core.readout.agent_limits): the status bar's; and the next
+    # request's predicted input as the document holds it (moved by any edit since the load), which free is taken from.
+    return request_composition(measure, at, window=document.context_window, window_source=document.window_source,
+                               predicted=document.now_predicted if at is None else None)
 
 
 class CompositionBar(QWidget):
@@ -125,7 +128,8 @@ class CompositionBar(QWidget):
         for rect, part, _ in self.segments():
             if rect.contains(event.position()) and c is not None:
                 if part is None:
-                    text = f"free: {c.free:,} tokens of the {c.window:,}-token context window"
+                    text = (f"free: {c.free or 0:,} tokens of the {c.window:,}-token context window "
+                            f"(the window less the predicted input, {c.predicted:,})")
                 else:
                     text = f"{part.name}: {part.tokens:,} tokens ({part.tokens / c.size:.1%} of the count)"
                 QToolTip.showText(event.globalPosition().toPoint(), text, self)
@@ -242,12 +246,13 @@ class CompositionPanel(ShownRequestPanel):
 
     def _heading(self, c: Composition) -> str:
         which = "the next request (the active view now)" if c.request is None else f"request {c.request}"
-        lines = [f"<b>What is eating the context</b> of {which}: <b>{c.size:,} tokens</b> counted, "
-                 f"estimate {c.estimate:,} (× scale {c.scale:.3f})"]
-        if c.window:
+        lines = [f"<b>What is eating the context</b> of {which}: <b>{c.size:,} tokens</b> "
+                 f"({counted_words(c.counted, c.unseen_head)}), estimate {c.estimate:,} (× scale {c.scale:.3f})"
+                 + (f", predicted input {c.predicted:,}" if c.predicted else "")]
+        if c.window and c.free is not None:
             # The free figure before the window's source: a long source (and its note) wraps below it, never hides it.
-            lines.append(f"Context window {c.window:,}: {c.free:,} free ({(c.free or 0) / c.window:.0%}) — "
-                         f"{html.escape(c.window_source)}")
+            lines.append(f"Context window {c.window:,}: {c.free:,} free ({c.free / c.window:.0%}, the window less the "
+                         f"predicted input) — {html.escape(c.window_source)}")
         repeats = sum(r.repeat_tokens for r in c.repeats if r.why == "same content")
         if repeats:
             lines.append(f"Content carried more than once costs {repeats:,} tokens ({repeats / c.size:.1%})")

@@ -122,8 +122,9 @@ class RequestPanel(ShownRequestPanel):
         if is_now:
             size = doc.now_predicted
             line = f"Predicted input <b>{size:,} tokens</b> (the next request)"
-            if doc.context_window:
-                line += (f" · free {doc.context_window - size:,} of the {doc.context_window:,}-token context window "
+            free = doc.now_free
+            if free is not None:
+                line += (f" · free {free:,} of the {doc.context_window:,}-token context window "
                          f"({html.escape(doc.window_source)})")
             return line
         r = doc.requests[slot]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from foldscope.app.qt import QLabel, QSizePolicy, Qt, QWidget
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.words import counted
 
 SEPARATOR = "  ·  "
@@ -32,9 +33,9 @@ def status_parts(doc: Document) -> list[str]:
         parts.append(f"estimate {est:,} tokens (no ceiling)")
     if doc.now_predicted:
         parts.append(f"next request: predicted {doc.now_predicted:,} tokens")
-        if doc.context_window:
-            free = doc.context_window - doc.now_predicted
-            parts.append(f"free {free:,} of the {doc.context_window:,}-token context window")
+        free = doc.now_free
+        if free is not None:
+            parts.append(f"free {free:,} of the {doc.context_window:,}-token context window (less the predicted input)")
     if doc.unseen_head:
         parts.append(f"includes an unseen head of {doc.unseen_head:,} tokens")
     if session.trace:
@@ -65,9 +66,11 @@ def status_tooltip(doc: Document) -> str:
         lines.append(f"Ceiling: {doc.rules.source}")
     if doc.context_window:
         lines.append(f"Context window: {doc.context_window:,} tokens, {doc.window_source}")
+    heads = unseen_head_words([r.unseen_head for r in doc.requests], doc.session.format)
     if doc.unseen_head:
-        lines.append(f"Unseen head: {doc.unseen_head:,} tokens every request carried that this {doc.session.format} file does"
-                     " not hold (its system prompt and tools), the smallest gap between reported input and the count")
+        lines.append(f"Unseen head of the next request: {doc.unseen_head:,} tokens (its stretch's)")
+    if heads:
+        lines.append(f"Unseen head of the recorded requests: {heads}")
     policy = doc.policy
     if policy is not None:
         lines.append(f"Policy in force: {policy.source}; prompt caching {'on' if policy.caching else 'off'}")

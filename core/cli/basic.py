@@ -9,6 +9,7 @@ from typing import Any
 
 from foldscope.core.model import collector
 from foldscope.core.model.session import KINDS, ReadError, Session
+from foldscope.core.readout.free_window import free_window
 from foldscope.core.request.tokens import count_text
 
 
@@ -79,7 +80,7 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
     following = measure.calibrate(prefix=False).next_predicted if session.trace else None
     predicted = following.predicted if following is not None else None
     if window is not None and predicted is not None:
-        window["free"] = window["tokens"] - predicted
+        window["free"] = free_window(window["tokens"], predicted)
     return {
         "file": session.source,
         "format": session.format,

@@ -84,11 +84,14 @@ def run_composition(args) -> dict[str, Any]:
 def format_composition(result: dict[str, Any]) -> str:
     which = "the next request (the active view now)" if result["request"] is None else f"request {result['request']}"
     size = result["size"]
-    lines = [plain(f"{result['file']}: {which}: {size:,} tokens counted, estimate {result['estimate']:,} "
-                   f"(scale {result['scale']:.4g})")]
-    if result["window"]:
+    predicted = f", predicted input {result['predicted']:,}" if result.get("predicted") else ""
+    head = f" + an unseen head of {result['unseen_head']:,}" if result["unseen_head"] else ""
+    lines = [plain(f"{result['file']}: {which}: {size:,} tokens ({result['counted']:,} counted{head}), "
+                   f"estimate {result['estimate']:,} "
+                   f"(scale {result['scale']:.4g}){predicted}")]
+    if result["window"] and result["free"] is not None:
         lines.append(f"context window {result['window']:,} ({plain(result['window_source'])}): "
-                     f"{result['free']:,} free")
+                     f"{result['free']:,} free (the window less the predicted input)")
     width = max([len(p["name"]) for p in result["parts"]] + [10])
     for part in result["parts"]:
         share = part["tokens"] / size if size else 0.0

@@ -1,4 +1,5 @@
-"""`foldscope requests FILE`: a row per request (predicted and reported input, estimate, counted, scale, prefix share, over ceiling)."""
+"""`foldscope requests FILE`: a row per request (predicted and reported input, estimate, counted, unseen head, scale, prefix
+share, over ceiling)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,9 @@ def mark_place(mark: dict[str, Any]) -> str:
     return f"messages[{mark['item']}].content[{mark['block']}]"
 
 
+UNSEEN = ("foldscope's own count of what the file holds; unseen: the head (system prompt and tools) the file does not "
+          "hold, estimated per stretch between compactions as the smallest gap between reported input and that count; "
+          "the estimate is (counted + unseen) x scale")
 FLAGGED = ("the reported input disagrees wildly with its own prediction (more than 25%), so no later "
            "prediction anchors on it until the next report confirms it")
 
@@ -80,18 +84,21 @@ def format_requests(result: dict[str, Any]) -> str:
     c = result["ceiling"]
     head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({ceiling_words(c['source'], c['why'])})"
     lines = [head, f"{'index':>5} {'predicted':>10} {'reported':>10} {'diff':>8} {'from':>6} {'estimate':>10} "
-                   f"{'counted':>10} {'scale':>7} {'prefix':>7}  over / flag"]
+                   f"{'counted':>10} {'unseen':>8} {'scale':>7} {'prefix':>7}  over / flag"]
     for row in result["requests"]:
         rep = row["reported_input"]
         reported = "-" if rep is None else f"{rep:,}"
         diff = f"{(row['predicted'] - rep) / rep:+.1%}" if rep else "-"
         share = "-" if row["prefix_share"] is None else f"{row['prefix_share']:.3f}"
         flag = " flagged" if row.get("flagged") else ""
+        unseen = f"{row['unseen_head']:,}" if row.get("unseen_head") else "-"
         lines.append(f"{row['index']:>5} {row['predicted']:>10,} {reported:>10} {diff:>8} {row['predicted_from']!s:>6} "
-                     f"{row['estimate']:>10,} {row['counted']:>10,} {row['scale']:>7.4g} {share:>7}  "
+                     f"{row['estimate']:>10,} {row['counted']:>10,} {unseen:>8} {row['scale']:>7.4g} {share:>7}  "
                      f"{'OVER' if row['over_ceiling'] else ''}{' REPORTED OVER' if row.get('reported_over_ceiling') else ''}"
                      f"{' head estimated' if row.get('predicted_head_source') else ''}{flag}")
     rows = result["requests"]
+    if any(r.get("unseen_head") for r in rows):
+        lines.append(f"counted: {UNSEEN}")
     if c["value"] is not None and rows:
         # the two verdicts by their names: the estimate's (the fold core refuses on it) and the provider's own count
         lines.append(f"over_ceiling (the estimate at or past {c['value']:,}): {sum(r['over_ceiling'] for r in rows):,} "

@@ -3,8 +3,8 @@
 Every figure is one of the parts the Measure (core.request.measure) cuts a request's count into: system,
 tools, the unseen head a Claude Code, Codex or pi file does not hold, each message's blocks, and the framing
 (the JSON between them); so the categories add up to the request's count exactly, as `foldscope requests`
-reports it (`counted`). The estimate is that count times the scale; the free space is what the model's context window
-leaves past the estimate.
+reports it (`counted`). The estimate is that count times the scale; the free space (`free_window`) is what the model's
+context window leaves past the request's predicted input, the one figure every screen calls free.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from foldscope.core.model.session import Message, Session, canonical_json
 from foldscope.core.readout.document import is_note
+from foldscope.core.readout.free_window import free_window
 from foldscope.core.request.count import estimate
 from foldscope.core.request.measure import Composition as Parts
 from foldscope.core.request.measure import Measure
@@ -72,7 +73,8 @@ class Repeat:
 
 @dataclass
 class Composition:
-    """A request's count split up; `size` is the count (the parts' sum), `estimate` the count times the scale."""
+    """A request's count split up; `size` is the count (the parts' sum), `estimate` the count times the scale,
+    `predicted` its predicted input (what the free window is measured from)."""
 
     request: int | None  # the request's index in the trace; None: the next request, from the active view now
     size: int
@@ -85,10 +87,16 @@ class Composition:
     groups: list[Group] = field(default_factory=list)  # every block in one group; their tokens add up to size
     repeats: list[Repeat] = field(default_factory=list)
     thinking_in_file: int = 0  # thinking the file keeps that no request carries (the API drops it)
+    predicted: int = 0  # the request's predicted input (core.request.predict); 0: not predicted
 
     @property
     def free(self) -> int | None:
-        return None if self.window is None else max(self.window - self.estimate, 0)
+        return free_window(self.window, self.predicted)
+
+    @property
+    def counted(self) -> int:
+        """foldscope's own count of what the file holds: the parts less the unseen head (estimated from reports)."""
+        return self.size - self.unseen_head
 
     def top(self, n: int | None = None) -> list[Group]:
         """The largest groups, tokens first (ties: oldest first)."""
@@ -97,7 +105,9 @@ class Composition:
 
     def as_dict(self, top: int | None = 20) -> dict[str, Any]:
         return {
-            "request": self.request, "size": self.size, "estimate": self.estimate, "scale": round(self.scale, 6),
+            "request": self.request, "size": self.size, "counted": self.counted, "estimate": self.estimate,
+            "scale": round(self.scale, 6),
+            "predicted": self.predicted or None,
             "unseen_head": self.unseen_head, "window": self.window, "window_source": self.window_source, "free": self.free,
             "parts": [{"name": c.name, "tokens": c.tokens, "blocks": c.blocks, **({"note": c.note} if c.note else {})}
                       for c in self.parts],
@@ -149,7 +159,8 @@ def _content_key(message: Message) -> str:
 
 
 def compose(parts: Parts, session: Session, *, scale: float = 1.0, request: int | None = None,
-            window: int | None = None, window_source: str = "", estimate_size: int | None = None) -> Composition:
+            window: int | None = None, window_source: str = "", estimate_size: int | None = None,
+            predicted: int = 0) -> Composition:
     """Split a request's parts (core.request.measure's, adding up to its count) by category, tool and target, repeats."""
     record = session.record
     size = parts.total
@@ -193,7 +204,7 @@ def compose(parts: Parts, session: Session, *, scale: float = 1.0, request: int 
     thinking = sum(len(str(m.metadata.get("thinking", ""))) for m, _ in parts.messages if m.kind == "assistant")
     results = sorted((n for n in totals if n.startswith(f"{RESULTS}: ")), key=lambda n: -totals[n][0])
     out = Composition(request, size, estimate(size, scale) if estimate_size is None else estimate_size, scale,
-                      parts.unseen_head, window, window_source)
+                      parts.unseen_head, window, window_source, predicted=predicted)
     notes = {HEAD: f"system {parts.system:,}, tools {parts.tools:,}" if head else "",
              FRAMING: "the JSON around and between the blocks"}
     for name in [HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS] + results + [NOTES, COPIES, FRAMING]:
@@ -238,18 +249,20 @@ def _repeats(by_content: dict[str, list], by_path: dict[tuple[str, str], list]) 
 
 
 def request_composition(measure: Measure, at_request: int | None, *, window: int | None = None,
-                        window_source: str = "") -> Composition:
+                        window_source: str = "", predicted: int | None = None) -> Composition:
     """The composition of request `at_request` of the trace (None: the next request, from the active view now),
-    from the Measure every screen sizes requests with: its parts add up to the count it reports."""
+    from the Measure every screen sizes requests with: its parts add up to the count it reports. `predicted`: the
+    next request's predicted input when the caller holds a newer one than the trace's (the GUI's, after an edit)."""
     session = measure.session
     if at_request is None:
         messages = measure.messages(session.view)
         parts = measure.parts(messages)
         return compose(parts, session, scale=measure.scale, request=None, window=window, window_source=window_source,
-                       estimate_size=measure.estimate(messages))
+                       estimate_size=measure.estimate(messages),
+                       predicted=measure.next_predicted if predicted is None else predicted)
     rows = measure.trace.rows
     if not 0 <= at_request < len(rows):
         raise IndexError(f"request {at_request} is not in the trace (it has {len(rows)} requests)")
     row = rows[at_request]
     return compose(measure.request_parts(at_request), session, scale=row.scale, request=at_request, window=window,
-                   window_source=window_source, estimate_size=row.estimate)
+                   window_source=window_source, estimate_size=row.estimate, predicted=row.predicted)

@@ -13,6 +13,7 @@ from foldscope.core.model import collector
 from foldscope.core.model.policy import Policy, PolicyChoice
 from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.readout.fold_facts import fold_rows, is_note, note_first_index
+from foldscope.core.readout.free_window import free_window
 from foldscope.core.readout.message_sizes import SIZES_ID, record_sizes
 from foldscope.core.readout.trace_facts import measure_requests
 from foldscope.core.request.count import Counter
@@ -118,6 +119,12 @@ class Document:
         if slot is None or slot >= len(self.requests):
             return self.now_size
         return self.requests[slot].estimate
+
+    @property
+    def now_free(self) -> int | None:
+        """The free context window for the next request: the window less its predicted input (core.readout.free_window,
+        the figure the Composition, the report and `inspect` call free)."""
+        return free_window(self.context_window, self.now_predicted)
 
     @property
     def shown_size(self) -> int:

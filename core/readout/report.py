@@ -23,6 +23,8 @@ from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.composition import Composition, request_composition
 from foldscope.core.readout.document import is_note
+from foldscope.core.readout.unseen_heads import unseen_head_words
+from foldscope.core.readout.words import counted_words
 from foldscope.core.request.measure import Measure
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -187,8 +189,9 @@ def summary_section(data: ReportData) -> Section:
         facts.append(("Context window", f"{num(limits.window.tokens)} ({limits.window.said})"))
     if limits.compaction:
         facts.append(("Agent's compaction point", f"{num(limits.compaction.tokens)} ({limits.compaction.source})"))
-    if s.unseen_head:
-        facts.append(("Unseen head", f"{num(s.unseen_head)} tokens every request carried that the file does not hold"))
+    heads = unseen_head_words([r.unseen_head for r in rows], s.format)
+    if heads:
+        facts.append(("Unseen head", heads))
     kinds = {"compaction": 0, "fold": 0}
     for _, kind in data.events:
         kinds[kind] += 1
@@ -210,9 +213,12 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     c = data.composition
     if c is None:
         return Section("What is eating the context", "<p>The session has no requests.</p>")
-    free = f"; {num(c.free)} of the {num(c.window)}-token context window free" if c.window else ""
-    intro = (f"<p>The largest request, <b>request {esc(c.request)}</b>: {num(c.size)} tokens counted, estimate "
-             f"{num(c.estimate)} (× scale {c.scale:.3f}){esc(free)}. The parts add up to the count.</p>")
+    predicted = f", predicted input {num(c.predicted)}" if c.predicted else ""
+    free = (f"; {num(c.free)} of the {num(c.window)}-token context window free (the window less the predicted input)"
+            if c.window and c.free is not None else "")
+    intro = (f"<p>The largest request, <b>request {esc(c.request)}</b>: {num(c.size)} tokens "
+             f"({esc(counted_words(c.counted, c.unseen_head))}), estimate "
+             f"{num(c.estimate)} (× scale {c.scale:.3f}){esc(predicted)}{esc(free)}. The parts add up to the count.</p>")
     parts = table(("Category", "Tokens", "Share", "Blocks", "Note"),
                   [(p.name, num(p.tokens), f"{p.tokens / c.size:.1%}" if c.size else "—", num(p.blocks), p.note)
                    for p in c.parts], numeric=(1, 2, 3))

@@ -25,8 +25,8 @@ class RequestFacts:
 
     index: int
     view: Sequence[str]  # the recorded view's ids (a tuple, or a view of the reader's shared list)
-    estimate: int  # the exact o200k_base count of the compiled request, times the scale
-    counted: int
+    estimate: int  # the exact o200k_base count of the compiled request with its unseen head, times the scale
+    counted: int  # foldscope's own count of what the file holds (RequestRow.own_count: no unseen head)
     scale: float
     reported_input: int | None
     over_ceiling: bool
@@ -36,6 +36,7 @@ class RequestFacts:
     predicted: int = 0  # predicted input (core.request.predict): the size this request is shown with
     predicted_from: int | str = "count"  # the request it was anchored on, or `count`
     flagged: bool = False  # its report disagrees wildly with its neighbours
+    unseen_head: int = 0  # the head it carried that the file does not hold, its stretch's (estimated from reports)
 
     @property
     def headline(self) -> int:
@@ -162,7 +163,7 @@ def measure_requests(session: Session, counter: Counter, report: Report,
                 index=row.index,
                 view=view,
                 estimate=row.estimate,
-                counted=row.counted,
+                counted=row.own_count,
                 scale=row.scale,
                 reported_input=row.reported_input,
                 over_ceiling=row.over_ceiling,
@@ -173,6 +174,7 @@ def measure_requests(session: Session, counter: Counter, report: Report,
                 predicted=measure.headline(row.index),
                 predicted_from=row.predicted_from,
                 flagged=row.flagged,
+                unseen_head=row.unseen_head,
             )
         )
         previous_notes = notes

@@ -19,3 +19,9 @@ def when(value: object) -> object:
     except (OverflowError, OSError, ValueError):
         return value
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def counted_words(count: int, unseen_head: int = 0) -> str:
+    """A request's count as every screen words it: foldscope's own count of what the file holds, then the unseen
+    head apart (estimated from reported input, never folded into "counted")."""
+    return f"{count:,} counted" + (f" + an unseen head of {unseen_head:,}" if unseen_head else "")

@@ -298,8 +298,16 @@ class RequestRow:
         """The size this request is shown with: its predicted input."""
         return self.predicted
 
+    @property
+    def own_count(self) -> int:
+        """foldscope's own count of what the file holds for this request: the compiled request without the unseen
+        head (which is estimated from the reported input, so a count with it would only echo the report). Every
+        screen that says "counted" shows this; `counted` (the field) is it with the head, what the scale multiplies."""
+        return self.counted - self.unseen_head
+
     def as_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "estimate": self.estimate, "counted": self.counted, "scale": round(self.scale, 6),
+        return {"index": self.index, "estimate": self.estimate, "counted": self.own_count,
+                "unseen_head": self.unseen_head, "scale": round(self.scale, 6),
                 "reported_input": self.reported_input, "prefix_share": self.prefix_share, "over_ceiling": self.over_ceiling,
                 "diverges": self.diverges, "predicted": self.predicted, "predicted_from": self.predicted_from,
                 "predicted_estimated": self.predicted_estimated, "predicted_head_source": self.predicted_head_source,

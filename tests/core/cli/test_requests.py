@@ -22,8 +22,8 @@ def test_requests_prints_a_row_per_request_on_the_demo_session(capsys):
     result = json.loads(out)
     rows = result["requests"]
     assert rows and [r["index"] for r in rows] == list(range(len(rows)))
-    assert set(rows[0]) == {"index", "estimate", "counted", "scale", "reported_input", "prefix_share", "over_ceiling", "diverges",
-                            "predicted", "predicted_from", "predicted_estimated", "predicted_head_source", "flagged",
+    assert set(rows[0]) == {"index", "estimate", "counted", "unseen_head", "scale", "reported_input", "prefix_share",
+                            "over_ceiling", "diverges", "predicted", "predicted_from", "predicted_estimated", "predicted_head_source", "flagged",
                             "reported_over_ceiling", "model"}
     assert rows[-1]["prefix_share"] is None and all(r["prefix_share"] is not None for r in rows[:-1])
     assert all(r["estimate"] >= r["counted"] for r in rows)
@@ -144,3 +144,29 @@ def test_a_flagged_request_is_explained_under_the_table(capsys, corpus_dev):
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].endswith("over / flag")
     assert any(line.startswith("flagged: the reported input disagrees wildly") for line in lines)
+
+
+# Issue 41, finding 6: at request 0 and right after a compaction `counted` equalled the reported input exactly (50,999 /
+# 50,999), because the unseen head was back-filled from that very report into the count.
+@pytest.mark.parametrize("name", ["claude_code/session-9eda1058.jsonl", "claude_code/tool_heavy.jsonl",
+                                  "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"])
+def test_counted_is_foldscopes_own_count_of_what_the_file_holds_and_the_row_names_the_unseen_head(capsys, corpus_dev, name):
+    from foldscope.core.formats import load_session
+    from foldscope.core.request.measure import Measure
+
+    path = corpus_dev / name
+    _, out, _ = run(capsys, "requests", str(path), "--json")
+    rows = json.loads(out)["requests"]
+    measure = Measure(load_session(path))
+    for k, row in enumerate(rows):
+        own = measure.count(measure.request_messages(k), first_round=measure.request(k).first_round)
+        assert row["counted"] == own, (k, row)
+        assert row["unseen_head"] > 0 and row["estimate"] >= row["counted"] + row["unseen_head"], (k, row)
+        if row["reported_input"]:  # the count never echoes the report: the head it lacks is said apart
+            assert row["counted"] < row["reported_input"], (k, row)
+    _, text, _ = run(capsys, "requests", str(path))
+    header = text.splitlines()[1].split()
+    assert header[header.index("counted") + 1] == "unseen"
+    first = text.splitlines()[2].split()
+    assert first[header.index("counted")] == f"{rows[0]['counted']:,}" and first[header.index("unseen")] == f"{rows[0]['unseen_head']:,}"
+    assert "counted: foldscope's own count of what the file holds" in text

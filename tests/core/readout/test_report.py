@@ -102,7 +102,9 @@ def test_the_report_shows_the_largest_request_and_parts_adding_up_to_it(corpus_d
     assert data.largest == max(rows, key=lambda r: r.counted).index
     assert data.composition is not None and sum(p.tokens for p in data.composition.parts) == rows[data.largest].counted
     page = render(data)
-    assert f"request {data.largest}</b>: {rows[data.largest].counted:,} tokens counted" in page
+    row = rows[data.largest]
+    assert (f"request {data.largest}</b>: {row.counted:,} tokens ({row.own_count:,} counted + an unseen head of "
+            f"{row.unseen_head:,})") in page
     assert page.count("<rect") >= len(rows)  # one bar per request, and the composition's segments
     titles = [s.title for s in data.sections]
     assert titles[:3] == ["Summary", "Timeline of requests", "What is eating the context"] and "Cost by cause" in titles
@@ -214,3 +216,25 @@ def test_the_report_replay_says_no_ceiling_lets_the_strategies_act_and_sets_the_
     assert f"${recorded['cost_usd']:,.4f}</td></tr>" in billed_row
     assert f"${recorded['modelled_cost_usd']:,.4f}</td></tr>" in modelled_row
     assert "set them against recorded&#x27;s modelled cost" in body and "not its bill" in body
+
+# Issue 41, finding 5: the summary said the unseen head "every request carried" was the latest stretch's (33,308)
+# while its own composition of an earlier request showed that request's stretch's (50,809).
+def test_the_summary_names_each_stretchs_unseen_head_and_the_composition_shows_its_requests(tmp_path):
+    import re
+
+    from foldscope.core.readout.unseen_heads import head_runs
+    from tests.core.forensics.traces import write_claude_code
+
+    session = load_session(write_claude_code(tmp_path))  # a compaction before its third request
+    data = gather(session, Policy())
+    heads = [r.unseen_head for r in data.measure.trace.rows]
+    assert len(set(heads)) == 2 and all(heads)  # the stretch before the compaction and the one after it
+    c = data.composition
+    assert c is not None and c.unseen_head == heads[c.request]
+    page = render(data)
+    summary = re.search(r"<dt>Unseen head</dt><dd>(.*?)</dd>", page).group(1)
+    assert "every request" not in summary and "per stretch between compactions" in summary
+    for first, last, head in head_runs(heads):
+        span = f"request {first}" if first == last else f"requests {first}–{last}"
+        assert f"{head:,} tokens for {span}" in summary, summary
+    assert f"unseen head of {c.unseen_head:,}" in page  # the composition's, as its stretch carried it
