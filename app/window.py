@@ -758,7 +758,7 @@ class MainWindow(QMainWindow):
         self.record_model.set_document(document)
         self.view_model.set_document(document)
         self.inspector.set_document(document)
-        self.warnings_bar.set_warnings(document.session.warnings if document is not None else [])
+        self.warnings_bar.set_warnings(document.file_warnings() if document is not None else [])
         self.timeline.set_document(document)
         self.window_map.set_document(document)
 

@@ -181,6 +181,12 @@ class Document:
         """What the window map sizes each message by: its tokens once counted, its characters before."""
         return self.tokens if self.counted else self.chars
 
+    def file_warnings(self) -> list[str]:
+        """What reading the file gave: the reader's warnings, and once the requests are measured, the line saying the
+        file accounts for under half of what was sent (core.request.trace.partial_file_warning)."""
+        partial = self.measure.partial_warning() if self.measure is not None else None
+        return list(self.session.warnings) + ([partial] if partial else [])
+
     def reading_note(self) -> str:
         """What a panel adds while only the first part of the file is shown ("" once it is read whole)."""
         if self.read_part is None:

@@ -331,6 +331,10 @@ class Measure:
     def trace(self) -> TraceReport:
         return self.calibrate()
 
+    def partial_warning(self) -> str | None:
+        """The trace's one line when the file accounts for under half of what was sent (None until it is measured)."""
+        return self._trace.partial if self._trace is not None else None
+
     def request(self, k: int) -> RequestRow:
         """Recorded request k as measured: count, scale it ran at, estimate, reported input, refusal."""
         return self.trace.rows[k]

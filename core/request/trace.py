@@ -330,6 +330,7 @@ class TraceReport:
     next_counted: int = 0  # the active view's compiled count, with the latest stretch's unseen head
     next_count: int = 0  # the active view's count as the prediction counts it (core.request.provider_text)
     warnings: list[str] = field(default_factory=list)
+    partial: str | None = None  # the file accounts for under half of what was sent (partial_file_warning); also in warnings
     decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
 
 
@@ -579,9 +580,9 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         scales[models[k]] = raised
     report.unseen_head = head
     report.scales = scales
-    partial = partial_file_warning(session, report.rows, LazyViews(rec, trace), rate)
-    if partial is not None:
-        report.warnings.insert(0, partial)
+    report.partial = partial_file_warning(session, report.rows, LazyViews(rec, trace), rate)
+    if report.partial is not None:
+        report.warnings.insert(0, report.partial)
     # The scale in force for the next request: its model's (the session's, unless the policy names another).
     scale = scales[model] if model in scales else scales.get(models[-1], 1.0) if trace else 1.0
     report.scale = scale

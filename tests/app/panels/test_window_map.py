@@ -210,3 +210,14 @@ def test_the_window_map_never_draws_a_view_longer_than_the_record_it_comes_from(
         for index, width in drawn.items():
             assert width <= record.widths[index] + 1e-6, (k, index, width, record.widths[index])
         assert sum(drawn.values()) <= sum(record.widths) + 1e-6
+
+
+@pytest.mark.parametrize("name", SANITISED[:1] or ["absent"])
+def test_a_file_that_accounts_for_under_half_of_what_was_sent_says_so_in_the_warnings_bar(qtbot, tmp_path, corpus_dev, name):
+    path = corpus_dev / "codex" / name
+    if not path.exists():
+        pytest.skip("no sanitised Codex file in the dev corpus")
+    window = opened(qtbot, tmp_path, path)
+    partial = window.document.measure.partial_warning()
+    assert partial is not None and "accounts for" in partial and "\n" not in partial
+    assert partial in window.warnings_bar.warnings and window.warnings_bar.warnings.count(partial) == 1
