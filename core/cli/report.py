@@ -13,6 +13,7 @@ from foldscope.core.cli.options import (
     policy_choice,
     read_session,
 )
+from foldscope.core.model.session import ReadError
 
 
 def register(subparsers) -> None:
@@ -47,6 +48,10 @@ def run_report(args) -> dict[str, Any]:
                             replay=(strategies or list(STRATEGIES)) if args.replay else ())
     except OSError as exc:
         raise UsageError(f"{args.output}: cannot write the report: {exc.strerror or exc}") from None
+    except ReadError as exc:  # the output's own refusal (core.model.outputs): said as the report's
+        if exc.problem.startswith("cannot write: "):
+            raise UsageError(f"{args.output}: cannot write the report: {exc.problem.removeprefix('cannot write: ')}") from None
+        raise
     return {"file": session.source, "written": args.output, "requests": len(data.measure.trace.rows),
             "largest_request": data.largest, "sections": [s.title for s in data.sections]}
 
