@@ -61,6 +61,16 @@ def test_d4_replay_adr_folds_a_real_session_with_an_unseen_head_under_its_own_ce
     assert max(r.estimate for r in run_strategy(session, "none", measure).rows) > 60_000
 
 
+def test_d4_replay_adr_folds_with_the_replays_own_unseen_head_not_the_sessions(corpus_dev):
+    # Measuring the session keeps its 27,657-token unseen head on it; a replay given another head (0 here, as
+    # cache_check gives it) must fold on that one, so without the head the line is crossed later.
+    session = load_session(corpus_dev / "claude_code/session-196820da.jsonl")
+    measure = Measure(session, Policy(max_input_tokens=60_000))
+    first = [next(r.request for r in run_strategy(session, "adr", Layouts(measure, head=head)).rows if r.folds)
+             for head in (None, 0)]
+    assert session.unseen_head > 10_000 and first[0] < first[1]
+
+
 def test_d4_a_request_refused_in_replay_sends_nothing_costs_nothing_and_the_replay_continues(corpus_dev):
     session = load_session(corpus_dev / REAL[1][0])
     measure = Measure(session, Policy(max_input_tokens=REAL[1][1]))
