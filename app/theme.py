@@ -135,6 +135,8 @@ def apply_theme(app: QApplication, choice: str = "system") -> None:
 # (light, dark) per strategy, the same in every chart and in the table's header.
 STRATEGY_COLOURS = {
     "recorded": ("#5f5f5f", "#c8c8c8"),
+    "recorded, as billed": ("#5f5f5f", "#c8c8c8"),  # the recording's bill, the recorded run's own line
+    "recorded, modelled": ("#a0a0a0", "#8a8a8a"),  # the same views under the cache model: a lighter grey beside it
     "none": ("#d35400", "#ff9f43"),
     "band": ("#1c5fb8", "#6aa7ff"),
     "compaction": ("#8e44ad", "#c39bd3"),

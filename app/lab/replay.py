@@ -30,7 +30,7 @@ from foldscope.app.qt import (
 from foldscope.app.worker import Task
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
-from foldscope.core.readout.replay_facts import compare_line, no_ceiling_line
+from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, compare_line, no_ceiling_line
 from foldscope.core.readout.words import counted
 from foldscope.core.replay.lab import ReplayRuns, model_name, model_vs_reported, replay_runs
 from foldscope.core.replay.strategies import STRATEGIES
@@ -80,12 +80,27 @@ def chart_series(runs: ReplayRuns) -> dict[str, list[Series]]:
                                                           for r in run.rows)))
         # A run that refused requests has no cost line: its refusals sent nothing, so it would run flat as if free.
         if all(r.cost_usd is not None for r in run.rows) and not any(r.refused for r in run.rows):
-            total, sums = 0.0, []
-            for r in run.rows:
-                total += r.cost_usd
-                sums.append(total)
-            cost.append(Series(run.strategy, requests, tuple(sums)))
+            # The recording's cost is the bill where it reported usage: named so, with the modelled recording (the
+            # same views under the strategies' cache model) beside it as the line to set the strategies against.
+            billed = run.strategy == "recorded" and any(r.reported for r in run.rows)
+            cost.append(Series(BILL_LABEL if billed else run.strategy, requests, running([r.cost_usd for r in run.rows])))
+            modelled = [r.modelled_cost_usd for r in run.rows]
+            if billed and len(runs.runs) > 1 and all(c is not None for c in modelled):
+                cost.append(Series(MODELLED_LABEL, requests, running(modelled)))
     return {"size": size, "cost": cost, "share": share}
+
+
+def running(costs: Sequence[float | None]) -> tuple[float, ...]:
+    """Each request's cost summed with those before it."""
+    total, sums = 0.0, []
+    for c in costs:
+        total += c or 0.0
+        sums.append(total)
+    return tuple(sums)
+
+
+# A line of the cost chart named for the recording as billed or modelled stands for the recorded run's rows.
+CHART_RUNS = {BILL_LABEL: "recorded", MODELLED_LABEL: "recorded"}
 
 
 class ReplayView(QWidget):
@@ -320,6 +335,7 @@ class ReplayView(QWidget):
         """List the view a strategy sent at one of its rows, mark its request on every chart, and say so."""
         if self.result is None:
             return
+        strategy = CHART_RUNS.get(strategy, strategy)
         run = next(r for r in self.result.runs if r.strategy == strategy)
         facts, view = run.rows[row], run.views[row]
         self.chosen = (strategy, row)

@@ -95,7 +95,7 @@ class TotalsModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return label
             if role == Qt.ItemDataRole.DecorationRole:
-                return strategy_colour(name)
+                return strategy_colour(label)  # the cost chart's colour for the bill and the modelled recording
             if role == Qt.ItemDataRole.ToolTipRole:
                 return LABEL_HINTS.get(label) or STRATEGY_HINTS.get(name)
             return None

@@ -165,6 +165,12 @@ def test_the_lab_says_no_ceiling_lets_the_strategies_act_and_sets_the_modelled_r
     assert view.model.index(cost, 0).data(RawRole) == recorded["cost_usd"]  # the bill
     assert view.model.index(cost, 1).data(RawRole) == recorded["modelled_cost_usd"]  # the comparison
     assert "set them against recorded's modelled cost" in view.heading.text().replace("&#x27;", "'")
+    lines = {s.strategy: s.values for s in view.charts["cost"].series}  # the cost chart: the bill and its like, named
+    assert list(lines)[:2] == ["recorded, as billed", "recorded, modelled"]
+    assert lines["recorded, as billed"][-1] == pytest.approx(recorded["cost_usd"], abs=1e-6)  # totals: 6 places
+    assert lines["recorded, modelled"][-1] == pytest.approx(recorded["modelled_cost_usd"], abs=1e-6)
+    view.open_point("recorded, modelled", 2)  # a point on the modelled recording's line is the recorded run's row
+    assert view.chosen == ("recorded", 2)
 
 
 def test_the_lab_shows_a_cost_over_refused_requests_as_not_comparable_never_zero(qtbot, corpus_dev):
