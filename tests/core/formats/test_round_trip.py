@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from foldscope.core.actions.commands import ApplyFold, Clip, Evict, Restore
 from foldscope.core.cli.basic import summarise
 from foldscope.core.cli.main import main
 from foldscope.core.fold.fold import Fold
 from foldscope.core.formats import load_session
+from foldscope.core.formats.demo import demo_path
 from foldscope.core.formats.lionagi_write import write_session
 from foldscope.core.model.launch import session_policy, to_save
 from foldscope.core.model.policy import Policy
@@ -154,3 +157,20 @@ def test_a_sessions_subagents_are_written_with_their_links_and_read_back_with_th
     again = tmp_path / "again.json"
     write_session(back, again)
     assert again.read_bytes() == (tmp_path / "out.json").read_bytes()  # the second write is the first
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.sampled_from(["restore", "evict", "clip"]), st.integers(0, 59)), max_size=6))
+def test_after_any_actions_the_demo_reads_back_with_the_same_views_and_no_warning(tmp_path_factory, steps):
+    session = load_session(demo_path())
+    for action, index in steps:
+        if action == "clip":
+            Clip(index, 100, into_view=True).do(session)
+        else:
+            (Restore if action == "restore" else Evict)([index]).do(session)
+    out = tmp_path_factory.mktemp("any") / "out.json"
+    write_session(session, out)
+    back = load_session(out)
+    assert back.warnings == []
+    assert back.view == session.view and [r.view for r in back.trace] == [r.view for r in session.trace]
+    assert [r.usage for r in back.trace] == [r.usage for r in session.trace]
