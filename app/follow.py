@@ -13,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from foldscope.app.qt import QObject, QTimer, Signal
-from foldscope.core.formats.follow import FOLLOWED, Follower, Growth
+from foldscope.core.formats.follow import Follower, Growth, followable
+from foldscope.core.formats.registry import followed
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.live import NextRequest, crossed, grow_document, next_request
@@ -56,8 +57,8 @@ class LiveFollow(QObject):
         """Why this document cannot be followed ("" when it can)."""
         if document is None:
             return "no session is open"
-        if document.session.format not in FOLLOWED:
-            return f"following reads {', '.join(FOLLOWED)} files, not {document.session.format}"
+        if not followable(document.session.format):
+            return f"following reads {', '.join(s.name for s in followed())} files, not {document.session.format}"
         if not Path(document.path).is_file():
             return f"{document.path} is not a file"
         return ""

@@ -81,10 +81,12 @@ def telling_message(doc: Document | None) -> int | None:
 
 def _inspect_samples(path: str) -> list[dict]:
     """The samples of an Inspect AI log (empty for any other file, or one that does not read: opening says why)."""
-    from foldscope.core.formats import detect_format, inspect_log
+    from foldscope.core.formats import detect_format
+    from foldscope.core.formats.registry import format_named
 
     try:
-        return inspect_log.samples(path) if detect_format(path) == "inspect" else []
+        spec = format_named(detect_format(path))
+        return spec.samples(Path(path)) if spec is not None and spec.samples is not None else []
     except ReadError:
         return []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter as Counter_
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -131,9 +132,11 @@ def run_inspect(args) -> dict[str, Any]:
     helper = tokens.start_helper()
     try:
         from foldscope.core.formats import detect_format
+        from foldscope.core.formats.registry import format_named
 
-        if args.sample is None and (args.input_format or detect_format(args.file)) == "inspect":
-            listed = inspect_samples(args.file)
+        spec = format_named(args.input_format or detect_format(args.file))
+        if args.sample is None and spec is not None and spec.samples is not None:
+            listed = file_samples(args.file, spec.name, spec.samples)
             if len(listed["samples"]) != 1:
                 return listed
         from foldscope.core.cli.kept import keep, library_facts, open_session
@@ -168,14 +171,12 @@ def counting_progress():
     return reporting(show)
 
 
-def inspect_samples(file: str) -> dict[str, Any]:
-    """`inspect LOG` on an Inspect AI log of several samples (or none): the samples, to choose one with --sample."""
-    from foldscope.core.formats import inspect_log
-
-    listed = inspect_log.samples(file)
+def file_samples(file: str, format_name: str, samples: Callable[[Path], list[dict[str, Any]]]) -> dict[str, Any]:
+    """`inspect LOG` on a file of several samples (or none; an Inspect AI log): the samples, to choose one with --sample."""
+    listed = samples(Path(file))
     if not listed:
         raise ReadError(file, "", "the log holds no samples")
-    return {"file": file, "format": "inspect", "samples": listed}
+    return {"file": file, "format": format_name, "samples": listed}
 
 
 def format_inspect(result: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from foldscope.core.forensics.cache_report import CacheReport, cache_report
 from foldscope.core.forensics.children import Child, children
 from foldscope.core.forensics.literals import LiteralCheck, check
 from foldscope.core.forensics.payback import Payback, payback
+from foldscope.core.formats.registry import format_named
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
 from foldscope.core.request.count import Counter
@@ -334,10 +335,9 @@ def _summariser(kind: str, source: str, note: Message, summarisers: list[Child],
         return chosen.bill_usd, (f"the summariser's own call ({Path(chosen.path).name}, {t.requests} requests: "
                                  f"{t.cache_read:,} read from the cache, {t.cache_write:,} written, {t.input:,} fresh, "
                                  f"{t.output:,} output), its reported usage priced")
-    if source == "claude_code":
-        return None, "no agent-acompact-* summariser file beside the session"
-    if source == "codex":
-        return None, "Codex compacts on the server: the file holds no summary request"
+    spec = format_named(source)
+    if spec is not None and spec.no_summary is not None:
+        return None, spec.no_summary
     return None, f"the {source} file holds no summary request"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import stat
 import zipfile
@@ -10,22 +9,11 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 
+from foldscope.core.formats import registry
+from foldscope.core.formats.spec import FormatSpec
 from foldscope.core.formats.stream import json_problem
 from foldscope.core.model.session import PENDING_TRACE, ReadError, Session
-
-# Each module here exposes FORMAT (its name), sniff(head, path) -> bool, which decides from
-# the file's first bytes (never its name), and read(path) -> Session, which raises ReadError on
-# bad input. Order matters only when two readers would both claim a file: the first one wins.
-READER_MODULES = [
-    "foldscope.core.formats.lionagi",
-    "foldscope.core.formats.claude_code",
-    "foldscope.core.formats.codex",
-    "foldscope.core.formats.pi",
-    "foldscope.core.formats.inspect_log",
-    "foldscope.core.formats.raw_payload",
-]
 
 # How much of a file sniff() sees: enough for the first line of any JSONL format and for the
 # opening keys of a Branch dump.
@@ -36,19 +24,15 @@ SNIFF_BYTES = 64 * 1024
 _UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, AttributeError, UnicodeError, RecursionError)
 
 
-def reader_modules() -> list[ModuleType]:
-    return [importlib.import_module(name) for name in READER_MODULES]
-
-
 def formats() -> list[str]:
-    """The format names load_session accepts for `format=`."""
-    return [module.FORMAT for module in reader_modules()]
+    """The format names load_session accepts for `format=` (core.formats.registry declares them)."""
+    return [spec.name for spec in registry.FORMATS]
 
 
-def _reader_for(format_name: str, file: str) -> ModuleType:
-    for module in reader_modules():
-        if module.FORMAT == format_name:
-            return module
+def _reader_for(format_name: str, file: str) -> FormatSpec:
+    spec = registry.format_named(format_name)
+    if spec is not None:
+        return spec
     raise ReadError(file, "", f"unknown format {format_name!r} (known: {', '.join(formats())})")
 
 
@@ -81,13 +65,13 @@ def detect_format(path: str | Path) -> str:
     head = read_head(path)
     if not head.strip():
         raise ReadError(str(path), "", "the file is empty")
-    for module in reader_modules():
+    for spec in registry.FORMATS:
         try:
-            claimed = module.sniff(head, path)
+            claimed = spec.sniff(head, path)
         except (ValueError, TypeError, RecursionError, OSError):
             claimed = False  # a head no sniff expected claims nothing; the refusal below names the problem
         if claimed:
-            return module.FORMAT
+            return spec.name
     _refuse_unreadable_json(path, head)
     raise ReadError(str(path), "", f"not a session file foldscope can read (formats: {', '.join(formats())})")
 
@@ -142,12 +126,12 @@ def load_session(path: str | Path, format: str | None = None, sample: str | None
     check_file(path)
     name = format or detect_format(path)
     reader = _reader_for(name, str(path))
-    if sample is not None and name != "inspect":
+    if sample is not None and reader.samples is None:
         raise ReadError(str(path), "", f"--sample names a sample of an Inspect AI log; this file is {name}")
     with _reading(str(path)):
         if sample is not None:
             session = reader.read(path, sample)
-        elif trace_later and getattr(reader, "TRACE_LATER", False):
+        elif trace_later and reader.trace_later:
             session = reader.read(path, trace=False)
         else:
             session = reader.read(path)

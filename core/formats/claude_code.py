@@ -34,11 +34,12 @@ from __future__ import annotations
 import json
 import sys
 from bisect import bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.images import describe as describe_image
+from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, project_files
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
 from foldscope.core.model.session import Fields, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
@@ -564,3 +565,59 @@ def _usage(raw: Any, warn: Callable[[str], None]) -> Usage | None:
     return Usage(input=got["input_tokens"], cache_read=got["cache_read_input_tokens"],
                  cache_write=got["cache_creation_input_tokens"], output=got["output_tokens"],
                  cache_write_1h=min(one_hour["ephemeral_1h_input_tokens"], got["cache_creation_input_tokens"]))
+
+
+class _Followed:
+    """The line mapper a follower keeps open between polls (core.formats.follow): Claude Code is one line after another."""
+
+    branched = False
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.b = builder
+        self.reader = _Reader(builder)
+        self.feed = self.reader.feed
+
+    def snapshot(self) -> Session:
+        held = self.reader.usage  # the open response's usage, held until it ends
+        if held is not None:
+            return self.b.snapshot(_usage(held, lambda problem: None))  # warned once, when the response ends
+        return self.b.snapshot()
+
+
+def _session_files(root: Path) -> Iterator[Path]:
+    """`projects/<project>/<session>.jsonl`; the older `agent-*.jsonl` files are subagents, not sessions of their own."""
+    return (p for p in project_files(root) if not p.name.startswith("agent-"))
+
+
+# A 200,000-token window (1,000,000 for a model named with [1m]); it compacts automatically at the window less
+# the output it reserves (up to 20,000) and a 13,000-token buffer.
+WINDOW, WINDOW_1M = 200_000, 1_000_000
+OUTPUT_RESERVE, BUFFER = 20_000, 13_000
+ALIASES = ("opus", "sonnet", "haiku", "opusplan")  # the names Claude Code takes for its own models
+
+
+def _window(model: str | None) -> Figure | None:
+    """Claude Code runs a Claude model in 200,000 tokens, 1,000,000 only when the model is named with [1m] (the
+    price list's capacity does not change what it allows); with no model named, its default window."""
+    if model is None:
+        return WINDOW, "Claude Code's default window"
+    name = model.lower().removesuffix("[1m]")
+    if "claude" not in name and name not in ALIASES:
+        return None
+    if model.lower().endswith("[1m]"):
+        return WINDOW_1M, f"Claude Code's rule for {model}: 1,000,000 for a model named with [1m]"
+    return WINDOW, f"Claude Code's rule for {model}: 200,000 unless named with [1m]"
+
+
+def _compaction(window: int) -> Figure:
+    return (window - OUTPUT_RESERVE - BUFFER,
+            "Claude Code's auto-compact point (the window less 20,000 reserved for output and a 13,000 buffer)")
+
+
+SPEC = FormatSpec(
+    name=FORMAT, title="Claude Code", sniff=sniff, read=read, trace_later=False, samples=None,
+    unseen_head=True, provider_text=False, follow=_Followed, first_part=True,
+    sessions=Sessions(env="CLAUDE_CONFIG_DIR", default=".claude", folder="projects", files=_session_files),
+    window=_window, compaction=_compaction,
+    no_summary="no agent-acompact-* summariser file beside the session", cache="explicit",
+)

@@ -32,11 +32,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.images import describe as describe_image
+from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, no_window, walk_files
 from foldscope.core.formats.stream import SessionBuilder, as_int, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
 from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 from foldscope.core.model.unseen_text import UNSEEN_TEXT, unseen_part
@@ -306,3 +307,40 @@ def _output_text(raw: Any) -> str:
     if isinstance(raw, dict) and isinstance(raw.get("content"), str):
         return raw["content"]
     return text_of(raw)
+
+
+class _Followed:
+    """The line mapper a follower keeps open between polls (core.formats.follow): a rollout is one line after another."""
+
+    branched = False
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.b = builder
+        self.feed = _Reader(builder).feed
+
+    def snapshot(self) -> Session:
+        return self.b.snapshot()
+
+
+def _session_files(root: Path) -> Iterator[Path]:
+    """`sessions/YYYY/MM/DD/rollout-*.jsonl`."""
+    return walk_files(root, "rollout-*.jsonl")
+
+
+# Codex compacts at model_auto_compact_token_limit, by default nine tenths of the window (the file states the
+# window itself, as model_context_window: core.readout.agent_limits reads that first).
+COMPACT_SHARE = 0.9
+
+
+def _compaction(window: int) -> Figure:
+    return (int(window * COMPACT_SHARE),
+            "Codex's auto-compact limit (model_auto_compact_token_limit; nine tenths of the window by default)")
+
+
+SPEC = FormatSpec(
+    name=FORMAT, title="Codex", sniff=sniff, read=read, trace_later=False, samples=None,
+    unseen_head=True, provider_text=True, follow=_Followed, first_part=True,
+    sessions=Sessions(env="CODEX_HOME", default=".codex", folder="sessions", files=_session_files),
+    window=no_window, compaction=_compaction,
+    no_summary="Codex compacts on the server: the file holds no summary request", cache="implicit",
+)

@@ -1,6 +1,7 @@
-"""The agent sessions on this machine: where Claude Code, Codex and pi keep their files, and a row per session found.
+"""The agent sessions on this machine: where each agent keeps its files, and a row per session found.
 
-Where each agent writes (each folder overridable by the agent's own environment variable):
+Where each agent writes, its format's declaration says (FormatSpec.sessions: the folder, the environment
+variable that moves it, the files in it). Today:
 - Claude Code: `$CLAUDE_CONFIG_DIR/projects/<project>/<session>.jsonl` (default ~/.claude); a session's
   `<session>/subagents/` and older `agent-*.jsonl` files are its subagents, not sessions of their own.
 - Codex: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (default ~/.codex).
@@ -17,12 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.registry import agents, format_named
 from foldscope.core.model.session import ReadError, Session
-
-AGENTS = ("claude_code", "codex", "pi")
-ENV = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "pi": "PI_CODING_AGENT_DIR"}
-DEFAULT = {"claude_code": ".claude", "codex": ".codex", "pi": ".pi/agent"}
-SESSIONS = {"claude_code": "projects", "codex": "sessions", "pi": "sessions"}
 
 
 @dataclass(frozen=True)
@@ -51,42 +48,24 @@ def roots(environ: Mapping[str, str] | None = None, home: Path | None = None) ->
     environ = os.environ if environ is None else environ
     home = Path.home() if home is None else home
     out = {}
-    for agent in AGENTS:
-        base = environ.get(ENV[agent])
-        out[agent] = (Path(base) if base else home / DEFAULT[agent]) / SESSIONS[agent]
+    for spec in agents():
+        assert spec.sessions is not None
+        base = environ.get(spec.sessions.env)
+        out[spec.name] = (Path(base) if base else home / spec.sessions.default) / spec.sessions.folder
     return out
 
 
 def session_files(agent: str, root: Path) -> Iterator[Path]:
     """The session files under an agent's folder (subagent files left out), unreadable folders skipped."""
-    if agent == "codex":
-        pattern = "rollout-*.jsonl"
-        candidates = _walk(root, pattern)
-    else:
-        candidates = (p for project in _children(root) if project.is_dir() for p in _children(project)
-                      if p.suffix == ".jsonl")
-    for path in candidates:
-        if agent == "claude_code" and path.name.startswith("agent-"):
-            continue
+    spec = format_named(agent)
+    if spec is None or spec.sessions is None:
+        return
+    for path in spec.sessions.files(root):
         try:
             if path.is_file():
                 yield path
         except OSError:
             continue
-
-
-def _children(folder: Path) -> list[Path]:
-    try:
-        return sorted(folder.iterdir())
-    except OSError:
-        return []
-
-
-def _walk(root: Path, pattern: str) -> Iterator[Path]:
-    for folder, _dirs, files in os.walk(root, onerror=lambda _e: None):
-        for name in files:
-            if Path(name).match(pattern):
-                yield Path(folder) / name
 
 
 def project_of(agent: str, path: Path, session: Session | None) -> str:

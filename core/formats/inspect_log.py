@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.images import describe as describe_image
+from foldscope.core.formats.spec import FormatSpec, no_compaction, no_window
 from foldscope.core.formats.stream import as_int, json_problem, parse_time, text_of
 from foldscope.core.model.session import (
     FullRecord,
@@ -481,3 +482,10 @@ def _usage(raw: Any, model: str | None, warnings: list[str], where: str) -> Usag
     if openai_style or (not isinstance(total, int) and (model or "").startswith(("openai/", "azureai/"))):
         fresh = max(fresh - read - write, 0)
     return Usage(input=fresh, cache_read=read, cache_write=write, output=output)
+
+
+SPEC = FormatSpec(
+    name=FORMAT, title="Inspect AI", sniff=sniff, read=read, trace_later=False, samples=samples,
+    unseen_head=False, provider_text=False, follow=None, first_part=False, sessions=None,
+    window=no_window, compaction=no_compaction, no_summary=None, cache="explicit",
+)

@@ -10,6 +10,7 @@ from typing import Any
 
 from foldscope.core.formats import fast_json
 from foldscope.core.formats.lionagi_views import VIEW_EVENT, is_request, request_views
+from foldscope.core.formats.spec import FormatSpec, no_compaction, no_window
 from foldscope.core.formats.stream import json_problem
 from foldscope.core.model.session import (
     PENDING_TRACE,
@@ -430,4 +431,10 @@ from foldscope.core.formats.lionagi_write import (  # noqa: E402  (the writer ha
     write_session,
 )
 
-__all__ = ["FORMAT", "sniff", "read", "write_session", "native_dict", "session_from_branch", "usage_from"]
+SPEC = FormatSpec(
+    name=FORMAT, title="lionagi", sniff=sniff, read=read, trace_later=TRACE_LATER, samples=None,
+    unseen_head=False, provider_text=False, follow=None, first_part=False, sessions=None,
+    window=no_window, compaction=no_compaction, no_summary=None, cache="explicit",
+)
+
+__all__ = ["FORMAT", "SPEC", "sniff", "read", "write_session", "native_dict", "session_from_branch", "usage_from"]

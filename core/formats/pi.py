@@ -20,11 +20,12 @@ entry, to find the branch; the second seeks to that branch's lines and maps them
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.images import describe as describe_image
+from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, no_window, project_files
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
 from foldscope.core.model.session import Message, ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
@@ -260,3 +261,63 @@ def _line_of(message: Message) -> int:
     """The source line of a message the builder added (every one it adds has a provenance)."""
     assert message.provenance is not None
     return message.provenance.line
+
+
+class _Followed:
+    """pi's line mapper, fed in file order while the file stays one branch (each entry's parent the last entry); an
+    entry that starts another branch sets `branched`, and the follower reads the file again whole (core.formats.follow)."""
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.b = builder
+        self.reader = _Reader(builder, [("", None, 0, -1)], None)
+        self.last: str | None = None  # the id of the last entry fed: the branch's leaf
+        self.branched = False
+
+    def feed(self, line: int, offset: int, value: Any) -> None:
+        if self.branched:
+            return  # the follower reads the file again whole
+        if not isinstance(value, dict):
+            self.b.warn(line, f"entry is a JSON {type(value).__name__}, not an object; skipped")
+            return
+        if value.get("type") == "session":
+            if not len(self.b.record) and "header" not in self.b.extras:
+                self.b.extras["header"] = value
+                self.reader.lines[0] = line  # v1's firstKeptEntryIndex counts the header
+                model = value.get("modelId")
+                self.reader.model = model if isinstance(model, str) else self.reader.model
+            else:
+                self.b.warn(line, "a second session header; skipped")
+            return
+        eid, parent = value.get("id"), value.get("parentId")
+        if isinstance(eid, str):
+            if self.last is not None and parent != self.last:
+                self.branched = True  # another branch: which one is the session's is decided over the whole file
+                return
+            self.last = eid
+            self.reader._entry_lines[eid] = line
+        self.reader.lines.append(line)
+        self.reader.feed(line, offset, value)
+
+    def snapshot(self) -> Session:
+        return self.b.snapshot()
+
+
+def _session_files(root: Path) -> Iterator[Path]:
+    """`sessions/<project>/*.jsonl`."""
+    return project_files(root)
+
+
+# pi compacts when the context passes the window less compaction.reserveTokens (16,384 by default).
+RESERVE = 16_384
+
+
+def _compaction(window: int) -> Figure:
+    return window - RESERVE, "pi's compaction point (the window less reserveTokens, 16,384 by default)"
+
+
+SPEC = FormatSpec(
+    name=FORMAT, title="pi", sniff=sniff, read=read, trace_later=False, samples=None,
+    unseen_head=True, provider_text=False, follow=_Followed, first_part=False,  # a tree: its first lines may be another branch
+    sessions=Sessions(env="PI_CODING_AGENT_DIR", default=".pi/agent", folder="sessions", files=_session_files),
+    window=no_window, compaction=_compaction, no_summary=None, cache="explicit",
+)

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.spec import FormatSpec, no_compaction, no_window
 from foldscope.core.formats.stream import json_problem, text_of
 from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session
 
@@ -179,3 +180,10 @@ def _arguments(raw: Any) -> Any:
         except ValueError:
             return {"input": raw}
     return raw
+
+
+SPEC = FormatSpec(
+    name=FORMAT, title="a raw request payload", sniff=sniff, read=read, trace_later=False, samples=None,
+    unseen_head=False, provider_text=False, follow=None, first_part=False, sessions=None,
+    window=no_window, compaction=no_compaction, no_summary=None, cache="none",  # one request body: no usage
+)

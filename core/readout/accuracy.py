@@ -6,6 +6,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from foldscope.core.formats.registry import agents
 from foldscope.core.model.session import Session
 from foldscope.core.request.trace import TraceReport, holds_no_head, measure_trace
 
@@ -99,9 +100,10 @@ def accuracy(session: Session, report: TraceReport | None = None) -> Accuracy:
     return out
 
 
-def pooled(sessions: Iterable[Session], formats: Iterable[str] = ("claude_code", "codex", "pi")) -> dict[str, Accuracy]:
-    """Per format, the errors of every session whose usage reads as a provider's, pooled."""
-    wanted = set(formats)
+def pooled(sessions: Iterable[Session], formats: Iterable[str] | None = None) -> dict[str, Accuracy]:
+    """Per format (by default the agents' formats: those whose sessions are found on a machine), the errors of every
+    session whose usage reads as a provider's, pooled."""
+    wanted = set(formats) if formats is not None else {spec.name for spec in agents()}
     out: dict[str, Accuracy] = {}
     for session in sessions:
         if session.format not in wanted:

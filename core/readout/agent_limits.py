@@ -13,19 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from foldscope.core.formats.registry import format_named
+from foldscope.core.formats.spec import FormatSpec
 from foldscope.core.model import pricing
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
-
-# Claude Code: a 200,000-token window (1,000,000 for a model named with [1m]); it compacts automatically at
-# the window less the output it reserves (up to 20,000) and a 13,000-token buffer.
-CLAUDE_WINDOW, CLAUDE_WINDOW_1M = 200_000, 1_000_000
-CLAUDE_OUTPUT_RESERVE, CLAUDE_BUFFER = 20_000, 13_000
-CLAUDE_ALIASES = ("opus", "sonnet", "haiku", "opusplan")  # the names Claude Code takes for its own models
-# pi: compacts when the context passes the window less compaction.reserveTokens (16,384 by default).
-PI_RESERVE = 16_384
-# Codex: compacts at model_auto_compact_token_limit, by default nine tenths of the window.
-CODEX_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -57,7 +49,12 @@ def agent_of(session: Session) -> str:
     """The agent that ran the session: its format, or for a native file exported from another format, that one (the
     manifest's source_format), so an export keeps the agent's window and compaction point."""
     source = (session.manifest or {}).get("source_format") if isinstance(session.manifest, dict) else None
-    return source if session.format == "lionagi" and isinstance(source, str) else session.format
+    return source if isinstance(source, str) else session.format
+
+
+def _declared(session: Session) -> FormatSpec | None:
+    """The agent's format declaration: its window and compaction rules (core.formats.spec)."""
+    return format_named(agent_of(session))
 
 
 def _model(session: Session, policy: Policy | None) -> str | None:
@@ -67,20 +64,12 @@ def _model(session: Session, policy: Policy | None) -> str | None:
     return session.model or next((r.model for r in session.trace if r.model), None)
 
 
-def _is_claude(model: str) -> bool:
-    name = model.lower().removesuffix("[1m]")
-    return "claude" in name or name in CLAUDE_ALIASES
-
-
 def agent_rule(session: Session, model: str | None) -> Limit | None:
-    """The agent's window for the model as written: Claude Code runs a Claude model in 200,000 tokens, 1,000,000
-    only when the model is named with [1m] (its price-list capacity does not change what Claude Code allows)."""
-    if agent_of(session) != "claude_code" or not model or not _is_claude(model):
-        return None
-    if model.lower().endswith("[1m]"):
-        return Limit(CLAUDE_WINDOW_1M, f"Claude Code's rule for {model}: 1,000,000 for a model named with [1m]",
-                     "agent")
-    return Limit(CLAUDE_WINDOW, f"Claude Code's rule for {model}: 200,000 unless named with [1m]", "agent")
+    """The agent's window for the model as written, as its format declares it (Claude Code runs a Claude model in
+    200,000 tokens, 1,000,000 only when the model is named with [1m], whatever the price list's capacity)."""
+    spec = _declared(session)
+    rule = spec.window(model) if spec is not None and model else None
+    return Limit(*rule, "agent") if rule is not None else None
 
 
 def automatic_compactions(session: Session) -> list[int]:
@@ -100,10 +89,14 @@ def _sizes(sizes: list[int]) -> str:
 def compaction_bounds(session: Session, sizes: list[int]) -> tuple[int, int] | None:
     """The windows the recorded automatic compactions allow: never smaller than the largest size compacted at,
     never larger than the agent's compaction point put at the smallest. Only Claude Code records which
-    compactions were automatic, so only its rule (the window less 33,000) is solved for the window here."""
-    if not sizes or agent_of(session) != "claude_code":
+    compactions were automatic, so only its rule (the window less 33,000, as its format declares it) is solved
+    for the window here."""
+    spec = _declared(session)
+    rule = spec.compaction(max(sizes)) if sizes and spec is not None else None
+    if rule is None:
         return None
-    return max(sizes), max(max(sizes), min(sizes) + CLAUDE_OUTPUT_RESERVE + CLAUDE_BUFFER)
+    reserve = max(sizes) - rule[0]  # the agent compacts at the window less this (Claude Code: 33,000)
+    return max(sizes), max(max(sizes), min(sizes) + reserve)
 
 
 def implied_window(session: Session, sizes: list[int], candidates: tuple[int | None, ...]) -> Limit | None:
@@ -121,9 +114,10 @@ def implied_window(session: Session, sizes: list[int], candidates: tuple[int | N
 
 
 def agent_default(session: Session) -> Limit | None:
-    if agent_of(session) == "claude_code":
-        return Limit(CLAUDE_WINDOW, "Claude Code's default window", "default")
-    return None
+    """The agent's default window, as its format declares it (its window rule for no model named)."""
+    spec = _declared(session)
+    rule = spec.window(None) if spec is not None else None
+    return Limit(*rule, "default") if rule is not None else None
 
 
 def disagreement(session: Session, sizes: list[int], window: Limit, listed: int | None, model: str | None) -> str:
@@ -180,15 +174,9 @@ def compaction_point(session: Session, window: Limit | None) -> Limit | None:
         return Limit(autos[-1], "the size before the file's last automatic compaction")
     if window is None:
         return None
-    if agent_of(session) == "claude_code":
-        return Limit(window.tokens - CLAUDE_OUTPUT_RESERVE - CLAUDE_BUFFER,
-                     "Claude Code's auto-compact point (the window less 20,000 reserved for output and a 13,000 buffer)")
-    if agent_of(session) == "pi":
-        return Limit(window.tokens - PI_RESERVE, "pi's compaction point (the window less reserveTokens, 16,384 by default)")
-    if agent_of(session) == "codex":
-        return Limit(int(window.tokens * CODEX_SHARE),
-                     "Codex's auto-compact limit (model_auto_compact_token_limit; nine tenths of the window by default)")
-    return None
+    spec = _declared(session)  # the agent's documented rule, as its format declares it
+    rule = spec.compaction(window.tokens) if spec is not None else None
+    return Limit(*rule) if rule is not None else None
 
 
 def agent_limits(session: Session, policy: Policy | None = None) -> AgentLimits:

@@ -367,7 +367,6 @@ FIRST_PART_FROM = 64 * 2**20
 # first part too, whatever its bytes, and a first part stops after FIRST_PART_LINES lines (a few tenths of a second).
 FIRST_PART_LINES = 5_000
 FIRST_PART_LINES_FROM = 4 * FIRST_PART_LINES
-FIRST_PART_FORMATS = ("claude_code", "codex")  # line formats whose first lines read as the file's start (core.formats.follow)
 
 
 def line_end(path: str, lines: int, limit: int) -> int | None:
@@ -415,11 +414,14 @@ def first_part(path: str) -> Document | None:
     The lines are read as following a live file reads them, so the record is the start of the whole file's."""
     from foldscope.core.formats import detect_format
     from foldscope.core.formats.follow import Follower
+    from foldscope.core.formats.registry import format_named
     from foldscope.core.model.session import ReadError
 
     try:
-        # The format first: a large file of another format is not searched for its lines.
-        if detect_format(path) not in FIRST_PART_FORMATS:
+        # The format first: a large file of another format is not searched for its lines. Its declaration says
+        # whether its first lines read as the file's start (FormatSpec.first_part: Claude Code's and Codex's do).
+        spec = format_named(detect_format(path))
+        if spec is None or not spec.first_part:
             return None
         size = os.path.getsize(path)
         until = first_part_end(path, size)

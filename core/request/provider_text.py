@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from foldscope.core.formats.images import image_tokens
+from foldscope.core.formats.registry import format_named
 from foldscope.core.model.running import RunningSum
 from foldscope.core.model.session import Message, canonical_json, sole_text
 from foldscope.core.request.tokens import count_text
@@ -152,10 +153,12 @@ KEEPS_ALL_THINKING = re.compile(r"claude-opus-4-[5-9]|claude-(?:opus|sonnet|haik
 
 
 def reads_text(model: str | None, fmt: str) -> bool:
-    """Whether the prediction counts the provider's text (an o200k model, or a Codex file) rather than the
-    compiled payload's JSON: for a Claude model the compiled count tracks the reported change better (docs/compile.md)."""
+    """Whether the prediction counts the provider's text (an o200k model, or a format that declares it: Codex) rather
+    than the compiled payload's JSON: for a Claude model the compiled count tracks the reported change better
+    (docs/compile.md)."""
     name = (model or "").lower().rsplit("/", 1)[-1]
-    return fmt == "codex" or bool(O200K_MODELS.match(name))
+    spec = format_named(fmt)
+    return (spec is not None and spec.provider_text) or bool(O200K_MODELS.match(name))
 
 
 def thinking_text(message: Message) -> str | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldscope.core.formats.lionagi import build_trace as lionagi_trace
+from foldscope.core.formats.registry import format_named
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.running import RunningSum, common_start
 from foldscope.core.model.session import FullRecord, Message, Request, Session
@@ -24,9 +25,6 @@ from foldscope.core.request.provider_text import PredictionCounter, ViewCount, r
 from foldscope.core.request.scale import calibrated, keep_scale
 from foldscope.core.request.unseen_text import DEFAULT_TOKENS_PER_CHAR, UnseenRate, fit_rate, unseen_tokens
 
-# Formats whose files hold the conversation but not the system prompt or tool definitions the
-# provider was sent: their reported input carries an unseen head that no count of the file sees.
-UNSEEN_HEAD_FORMATS = frozenset({"claude_code", "codex", "pi"})
 METHOD = "o200k_base count of the compiled request, times the scale"
 
 
@@ -40,8 +38,10 @@ def build_trace(session: Session) -> list[Request]:
 
 def holds_no_head(session: Session) -> bool:
     """Whether the session's file (or, for an export, the file it came from) lacks the system prompt and tools."""
+    # Its format's declaration says (FormatSpec.unseen_head): the file holds the conversation but not the system
+    # prompt or tool definitions the provider was sent, so its reported input carries a head no count sees.
     source = (session.manifest or {}).get("source_format") if isinstance(session.manifest, dict) else None
-    return session.format in UNSEEN_HEAD_FORMATS or source in UNSEEN_HEAD_FORMATS
+    return any(spec is not None and spec.unseen_head for spec in (format_named(session.format), format_named(source)))
 
 
 def stretch_ids(session: Session, trace: Sequence[Request], following: Sequence[str] | None = None) -> list[int]:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from foldscope.core.formats.stream import SourceLines
 
 from foldscope.core.formats.lionagi_write import message_dict, native_dict
+from foldscope.core.formats.registry import format_named
 from foldscope.core.model.folders import PRIVATE_FILE, data_folder, fsync_folder, make_private_folder
 from foldscope.core.model.session import LibraryError, Message, ReadError, Session, storable_time
 
@@ -919,7 +920,8 @@ class _Source:
             # Mapped, not read: the pages are the file's own, shared with the page cache.
             self.data = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
             self.sha256, self.size = self._hash(), stat.st_size
-            sample = self.session.extras.get("inspect", {}).get("sample") if self.session.format == "inspect" else None
+            spec = format_named(self.session.format)
+            sample = self.session.extras.get("inspect", {}).get("sample") if spec and spec.samples else None
             if sample is not None:  # one Inspect AI log holds several sessions: each sample is its own source
                 epoch = self.session.extras["inspect"].get("epoch")
                 self.sha256 = hashlib.sha256(f"{self.sha256}\0{sample}:{epoch}".encode()).hexdigest()

@@ -1,0 +1,32 @@
+"""The formats foldscope reads: one explicit list of declarations (core.formats.spec), asked wherever a format matters."""
+
+from __future__ import annotations
+
+from foldscope.core.formats import claude_code, codex, inspect_log, lionagi, pi, raw_payload
+from foldscope.core.formats.spec import FormatSpec
+
+# Order matters only when two formats' sniffs would both claim a file: the first one wins. A new format is one
+# module declaring its SPEC and one entry here (docs/formats.md).
+FORMATS: list[FormatSpec] = [
+    lionagi.SPEC,
+    claude_code.SPEC,
+    codex.SPEC,
+    pi.SPEC,
+    inspect_log.SPEC,
+    raw_payload.SPEC,
+]
+
+
+def format_named(name: str | None) -> FormatSpec | None:
+    """The declaration of the format called `name`, or None for a name no reader declares."""
+    return next((spec for spec in FORMATS if spec.name == name), None)
+
+
+def followed() -> list[FormatSpec]:
+    """The formats read line by line as their file grows."""
+    return [spec for spec in FORMATS if spec.follow is not None]
+
+
+def agents() -> list[FormatSpec]:
+    """The agents whose sessions are found on a machine (core.formats.discover)."""
+    return [spec for spec in FORMATS if spec.sessions is not None]

@@ -1,0 +1,102 @@
+"""What a session format is: the one frozen declaration (FormatSpec) each reader module makes, and the parts it names.
+
+Every place that once asked "is this file claude_code?" asks the declaration instead (core.formats.registry holds
+the list): adding a format is one reader module with its SPEC, one entry in that list, its tests and fixtures
+(docs/formats.md). A field is required: a declaration states each fact, None or False where the format lacks it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from foldscope.core.formats.stream import SessionBuilder
+from foldscope.core.model.session import Session
+
+# How the provider's prompt cache shows in the file's usage: "explicit" writes billed apart from reads (Anthropic's
+# cache_creation), "implicit" reads only (OpenAI's and Gemini's automatic caching: no write is ever reported), or
+# "none" (the file holds no usage to speak of a cache).
+CacheModel = Literal["explicit", "implicit", "none"]
+CACHE_MODELS: tuple[CacheModel, ...] = ("explicit", "implicit", "none")
+
+# A figure and where it comes from, as a screen names it (core.readout.agent_limits makes it a Limit).
+Figure = tuple[int, str]
+
+
+class LineFeed(Protocol):
+    """A reader's line mapper kept open between a follower's polls (core.formats.follow)."""
+
+    @property
+    def branched(self) -> bool:
+        """The file stopped reading as one line after another (a tree switched branch): read it again whole."""
+        ...
+
+    def feed(self, line: int, offset: int, value: Any) -> None: ...
+
+    def snapshot(self) -> Session:
+        """The session as read so far."""
+        ...
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """Where an agent keeps its sessions on a machine: `$env`, else `~/default`, then `folder`, holding `files`."""
+
+    env: str  # the environment variable that moves the agent's folder
+    default: str  # the agent's folder under the home, when the variable is unset
+    folder: str  # the folder of sessions inside the agent's folder
+    files: Callable[[Path], Iterator[Path]]  # the session files under that folder, subagents' files left out
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One session format, declared once by its reader module."""
+
+    name: str  # what load_session's `format=`, Session.format and the CLI's --format call it
+    title: str  # the agent or tool as a person names it
+    sniff: Callable[[bytes, Path], bool]  # from the file's first bytes (never its name): is it this format?
+    read: Callable[..., Session]  # read(path) -> Session; ReadError on bad input
+    trace_later: bool  # read(path, trace=False) leaves the trace for finish_trace (the record shown first)
+    samples: Callable[[Path], list[dict[str, Any]]] | None  # one file holds several sessions: list them (--sample)
+    unseen_head: bool  # the file lacks the system prompt and tools the provider was sent (an unseen head)
+    provider_text: bool  # the prediction counts the provider's text, whatever the model (core.request.provider_text)
+    follow: Callable[[SessionBuilder], LineFeed] | None  # read line by line as the file grows, or None
+    first_part: bool  # the first lines read as the file's start: a large file shows them while the rest is read
+    sessions: Sessions | None  # where the agent keeps its sessions on a machine, or None
+    window: Callable[[str | None], Figure | None]  # the agent's rule for a model's window (None: its default window)
+    compaction: Callable[[int], Figure | None]  # where the agent compacts by itself, for a window of that size
+    no_summary: str | None  # why a compaction's summary request is not beside the file (None: the general reason)
+    cache: CacheModel
+
+
+def no_window(model: str | None) -> Figure | None:
+    """A format that documents no window of its own."""
+    return None
+
+
+def no_compaction(window: int) -> Figure | None:
+    """A format that documents no compaction rule of its own."""
+    return None
+
+
+def project_files(root: Path, suffix: str = ".jsonl") -> Iterator[Path]:
+    """The files with `suffix` one folder down (`root/<project>/<file>`), sorted, unreadable folders skipped."""
+    return (p for project in _children(root) if project.is_dir() for p in _children(project) if p.suffix == suffix)
+
+
+def walk_files(root: Path, pattern: str) -> Iterator[Path]:
+    """The files under `root` at any depth whose name matches `pattern`, unreadable folders skipped."""
+    for folder, _dirs, files in os.walk(root, onerror=lambda _e: None):
+        for name in files:
+            if Path(name).match(pattern):
+                yield Path(folder) / name
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
