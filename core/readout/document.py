@@ -48,7 +48,7 @@ class Document:
     requests: list = field(default_factory=list)  # RequestFacts per request of the trace
     now_size: int = 0  # the estimate of the request the active view compiles to now (the ADR's, for the ceiling)
     now_predicted: int = 0  # the next request's predicted input: the size shown for it
-    next_basis: tuple[int, int, float] | None = None  # (predicted, its count, tokens per count), to re-predict after an edit
+    next_basis: Any = None  # core.request.trace.NextRule: how the next request is predicted, to predict an edited view
     context_window: int | None = None  # the model's context window (core.readout.agent_limits.context_window)
     window_source: str = ""  # where that window came from, in words: every screen that shows the window names it
     scale: float = 1.0  # the scale calibrated over the trace
@@ -76,19 +76,17 @@ class Document:
     _copies: tuple[int, dict[str, list[int]]] | None = field(default=None, repr=False)  # _copies_of, by record length
 
     def predict_view(self, counted: int) -> int:
-        """The next request's predicted input for the active view after an edit: the prediction made at load,
-        moved by what the edit changed in the count, at the same tokens per count (core.request.predict)."""
+        """The next request's predicted input for the active view after an edit, by the rule the trace predicts the
+        next request with (core.request.trace.NextRule): the figure `inspect` gives for the edited session."""
         from foldscope.core.request.provider_text import PredictionCounter
 
-        basis = self.next_basis
-        if basis is None:
+        rule = self.next_basis
+        if rule is None:
             return self.now_predicted
         if self._predicting is None:
             self._predicting = PredictionCounter(self.session.format)
-        model = (self.policy.model if self.policy else None) or self.session.model
-        count = self._predicting.count(self.session.view_messages(), counted, model).total
-        predicted, before, ratio = basis
-        return max(0, round(predicted + (count - before) * ratio))
+        count = self._predicting.count(self.session.view_messages(), counted, rule.model).total
+        return rule.predict(self.session, self.session.view, count).predicted
 
     def cache_report(self) -> Any:
         """The cache report made from the trace's count, when it is for the session and policy shown now."""

@@ -15,6 +15,7 @@ from foldscope.core.readout.agent_limits import context_window
 from foldscope.core.readout.fold_facts import is_note
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Measure
+from foldscope.core.request.trace import NextRule
 
 Report = Callable[[int, int, str], None]
 
@@ -105,7 +106,7 @@ class TraceFacts:
     policy: Policy
     unseen_head: int = 0  # tokens every request carried that the file does not hold (core.request.trace.unseen_head)
     now_predicted: int = 0  # the next request's predicted input
-    next_basis: tuple[int, int, float] | None = None  # (predicted, its count, tokens per count): to re-predict an edit
+    next_basis: NextRule | None = None  # how the next request is predicted: to predict an edited view
     context_window: int | None = None  # the model's context window (core.readout.agent_limits.context_window)
     window_source: str = ""  # where that window came from, in words (its source and any note)
     measure: Measure | None = None  # the Measure every figure here came from
@@ -190,5 +191,5 @@ def measure_requests(session: Session, counter: Counter, report: Report,
     nxt = measured.next_predicted
     window = context_window(session, measure.policy)
     return TraceFacts(out, rules, now, measure.scale, policy, measured.unseen_head, nxt.predicted if nxt else 0,
-                      (nxt.predicted, measured.next_count, nxt.ratio) if nxt else None,
+                      measured.next_rule if nxt else None,
                       window.tokens if window else None, window.said if window else "", measure, steps)

@@ -176,6 +176,11 @@ class Predictor:
         self.measured = True
         return False
 
+    def __eq__(self, other: object) -> bool:
+        """The same state (the same reports fed in the same order): a session grown step by step predicts as the whole."""
+        return isinstance(other, Predictor) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: equal by state, never a key
 
     def flagged_now(self) -> list[int]:
         """Every request whose report is untrusted now: the ones that stayed so, and one still awaiting the next."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -329,6 +330,7 @@ class TraceReport:
     next_predicted: Prediction | None = None  # the next request's (the active view's) predicted input
     next_counted: int = 0  # the active view's compiled count, with the latest stretch's unseen head
     next_count: int = 0  # the active view's count as the prediction counts it (core.request.provider_text)
+    next_rule: NextRule | None = None  # how the next request is predicted, for a view edited since
     warnings: list[str] = field(default_factory=list)
     partial: str | None = None  # the file accounts for under half of what was sent (partial_file_warning); also in warnings
     decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
@@ -397,6 +399,37 @@ class PredictionCounts:
         self.counts.append(self.counter.count(view, compiled, model))
 
 
+def next_stretch(session: Session, last_view: Sequence[str], last_stretch: int, following: Sequence[str]) -> int:
+    """The stretch a view following `last_view` (of stretch `last_stretch`) falls in, as stretch_ids numbers it: a
+    new one when it brings in a note or its system messages change."""
+    record = session.record
+    notes = {m.id for m in record if m.kind == "note"}
+    entered = list(notes_entering(notes, [last_view, following]))[1]
+
+    def system(view: Sequence[str]) -> tuple[str, ...]:
+        return tuple(m for m in view[:8] if m in record and record.get(m).kind == "system")
+
+    return last_stretch + 1 if entered or system(following) != system(last_view) else last_stretch
+
+
+@dataclass(frozen=True)
+class NextRule:
+    """How the next request is predicted, kept so an edited view is predicted as `requests` and `inspect` of the
+    edited session predict it: the predictor after every recorded report (copied for each prediction), the model,
+    and the last recorded request's view and stretch."""
+
+    predictor: Predictor
+    model: str | None
+    index: int  # the next request's index: the number of recorded requests
+    last_view: Sequence[str] = ()
+    last_stretch: int = 0
+
+    def predict(self, session: Session, following: Sequence[str], count: int) -> Prediction:
+        """The prediction for a next request of view `following`, whose count as the predictions count it is `count`."""
+        stretch = next_stretch(session, self.last_view, self.last_stretch, following) if self.index else 0
+        return copy.deepcopy(self.predictor).predict(self.index, Sent(count, self.model, stretch))
+
+
 @dataclass(frozen=True)
 class Predictions:
     """Every recorded request's predicted input, the next request's, and what each rests on."""
@@ -408,6 +441,7 @@ class Predictions:
     next_counted: int  # the active view's compiled count (no unseen head)
     next_count: int  # the active view's count as the prediction counts it
     heads_from: list[str | None] = field(default_factory=list)  # where an unmeasured head came from (core.request.heads)
+    rule: NextRule | None = None  # how the next request is predicted, for a view edited since
 
 
 def predict_requests(session: Session, trace: Sequence[Request], counting: PredictionCounts,
@@ -438,8 +472,10 @@ def predict_requests(session: Session, trace: Sequence[Request], counting: Predi
     model = (policy.model if policy else None) or session.model or (models[-1] if models else None)
     next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
     nc = counting.counter.count(active, next_compiled, model)
+    rule = NextRule(copy.deepcopy(predictor), model, len(trace), trace[-1].view if trace else (),
+                    stretches[len(trace) - 1] if trace else 0)
     following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
-    return (Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total, heads_from),
+    return (Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total, heads_from, rule),
             set(predictor.flagged_now()))
 
 
@@ -549,7 +585,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
             ahead.close()
     if predictions is not None:
         report.next_predicted, report.next_counted = predictions.next, predictions.next_counted + head
-        report.next_count = predictions.next_count
+        report.next_count, report.next_rule = predictions.next_count, predictions.rule
     scales: dict[str | None, float] = {}
     for k, (request, m) in enumerate(zip(trace, counts)):
         counted = m.counted + heads[k]

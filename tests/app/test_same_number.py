@@ -241,3 +241,28 @@ def test_each_named_quantity_has_one_value_on_every_screen_at_three_requests(qtb
         assert seen["free"]["composition"] == seen["window"]["composition"] - seen["predicted input"]["composition"], at
         assert seen["unseen head"]["request panel"] == doc.measure.request_parts(slot).unseen_head if slot is not None \
             else doc.unseen_head
+
+
+def test_after_apply_fold_the_gui_shows_what_inspect_of_the_same_fold_written_by_the_cli_shows(qtbot, window, capsys,
+                                                                                               tmp_path):
+    # Issue 41, finding 5: after Apply fold the GUI showed 46,398 where `inspect` of the same fold written by the CLI
+    # showed 46,399 (the predicted input, moved at load's ratio and rounded twice).
+    path = FILES["claude_code"]
+    if not path.exists():
+        pytest.skip("the dev corpus is not here")
+    opened(window, qtbot, path)
+    actions = window.session_actions
+    with qtbot.waitSignal(actions.policy_applied, timeout=10_000):
+        actions.policy_editor.set_text("max_input_tokens", "30000")
+    with qtbot.waitSignal(actions.preview.preview_ready, timeout=60_000):
+        actions.preview_fold()
+    qtbot.waitUntil(lambda: actions.preview.task is None)
+    assert actions.preview.apply().success
+    status = window.status_label.full_text()
+    out = tmp_path / "folded.json"
+    assert cli.main(["fold", str(path), "--ceiling", "30000", "--apply", "-o", str(out)]) == 0
+    capsys.readouterr()
+    written = cli_json(capsys, "inspect", out, "--json")
+    assert figure(rf"predicted {N} tokens", status) == written["next_predicted"]
+    assert figure(rf"estimate {N}", status) == written["view_size"]["estimate"]
+    assert figure(rf"free {N}", status) == written["context_window"]["free"]
