@@ -219,6 +219,11 @@ def format_tune(out: dict[str, Any]) -> str:
     lines += ["", "costs are modelled: set each against recorded, modelled (the recorded views under the same cache "
                   "model); the bill is the recording as billed (reported usage priced), beside, never the baseline"]
     lines += [f"{p['policy']}: cost {p['cost_not_comparable']}" for p in out["policies"] if p.get("cost_not_comparable")]
+    # Without a ceiling a strategy never acts: its row is the recording's views, whatever its line and target say.
+    lines += [f"{p['policy']}: no ceiling in {p['no_ceiling']:,} of {p['sessions']:,} sessions (none given, or auto on a "
+              f"model with one flat price tier), so {p['strategy']} does not act there; give one with --ceiling N "
+              "(`foldscope replay FILE` names each session's agent window and compaction point)"
+              for p in out["policies"] if p.get("no_ceiling")]
     lines.append(f"recommended: {rec['policy']} ({rec['why']})" if rec["policy"] else f"no recommendation: {rec['why']}")
     lines += [f"wrote {w}" for w in out.get("written", [])]
     return "\n".join(lines)

@@ -264,9 +264,11 @@ class PolicyTotals:
     bill_usd: float = 0.0
     unpriced: int = 0  # sessions whose model no price source knows: left out of every cost sum
     not_comparable: int = 0  # sessions where the policy refused requests: its cost there leaves them out
+    no_ceiling: int = 0  # sessions the policy ran with no ceiling (none given, or auto on one flat price tier)
 
     def add(self, row: Mapping[str, Any], bill: float | None) -> None:
         self.sessions += 1
+        self.no_ceiling += row["ceiling"] is None and row["strategy"] != "none"  # none never acts, ceiling or not
         for key in ("requests", "refused", "over_ceiling", "folds", "rewrites", "fresh", "cache_read", "cache_write"):
             setattr(self, key, getattr(self, key) + row[key])
         self.peak = max(self.peak, row["peak"])

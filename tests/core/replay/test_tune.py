@@ -246,6 +246,11 @@ def test_a_sweep_sets_each_policy_beside_the_modelled_recording_and_a_refusing_p
     assert "recorded, modelled" in next(line for line in lines if line.startswith("policy"))
     row = next(line for line in lines if line.startswith("adr, ceiling 20000"))
     assert "not comparable" in row and "$0.0000" not in row
+    assert (refusing["no_ceiling"], free["no_ceiling"]) == (0, 1)  # finding 3: with no ceiling adr never acts
+    assert [line for line in lines if "no ceiling in" in line] == [
+        f"{free['policy']}: no ceiling in 1 of 1 sessions (none given, or auto on a model with one flat price tier), "
+        "so adr does not act there; give one with --ceiling N (`foldscope replay FILE` names each session's agent "
+        "window and compaction point)"]
     assert f"${base['modelled_cost_usd']:,.4f}" in row and f"${base['cost_usd']:,.4f}" in row
 
 
