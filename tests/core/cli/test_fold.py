@@ -133,3 +133,20 @@ def test_fold_at_a_recorded_request_names_its_estimator_and_both_ceiling_verdict
     assert main(["fold", path, "--ceiling", "190000", "--at-request", "452"]) == 0
     text = capsys.readouterr().out
     assert "decides on: adr, the estimate: count x scale" in text and "reported_over_ceiling: no" in text
+
+
+def test_d4_fold_refuses_a_view_carrying_a_call_without_its_result_and_names_the_call(demo, tmp_path, capsys):
+    from foldscope.core.formats.lionagi import write_session
+
+    session = load_session(demo)
+    record = session.record
+    call = next(record.get(i) for i in session.view if record.get(i).kind == "action_request")
+    result = call.content["action_response_id"]
+    session.set_view([i for i in session.view if i != result])  # the call stays, its result leaves the view
+    path = tmp_path / "unanswered.json"
+    write_session(session, path)
+    code, out, _ = run(capsys, "fold", path, "--ceiling", "1000000", "--json")
+    assert code == 0 and out["records"] == []  # nothing folds
+    named = out["refused"]["calls_without_results"]
+    assert named == [f"the call {call.content['function']} at index {record.index_of(call.id)}, "
+                     f"its result (index {record.index_of(result)}) not in the view"]
