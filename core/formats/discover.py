@@ -69,7 +69,7 @@ def session_files(agent: str, root: Path) -> Iterator[Path]:
 
 
 def project_of(agent: str, path: Path, session: Session | None) -> str:
-    """The project a session ran in: the cwd its file names, else its folder's name."""
+    """The project a session ran in: the cwd its file names, else as its agent names it (its folder's name)."""
     if session is not None:
         for key in ("cwd",):
             meta = session.extras.get("session_meta")
@@ -80,7 +80,8 @@ def project_of(agent: str, path: Path, session: Session | None) -> str:
                 return header[key]
             if isinstance(session.extras.get("cwd"), str):
                 return session.extras["cwd"]
-    return path.parent.name
+    spec = format_named(agent)
+    return spec.sessions.project(path) if spec is not None and spec.sessions is not None else path.parent.name
 
 
 def describe(agent: str, path: Path) -> Found:
@@ -92,7 +93,8 @@ def describe(agent: str, path: Path) -> Found:
     try:
         session = load_session(path, agent)
     except ReadError as exc:
-        return Found(agent, str(path), path.parent.name, None, stat.st_size, stat.st_mtime, problem=exc.problem)
+        return Found(agent, str(path), project_of(agent, path, None), None, stat.st_size, stat.st_mtime,
+                     problem=exc.problem)
     totals = rolled_up(session)["total"]
     times = [m.created_at for m in session.record if m.created_at is not None]
     return Found(agent, str(path), project_of(agent, path, session), min(times) if times else None, stat.st_size,

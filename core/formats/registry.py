@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foldscope.core.formats import claude_code, codex, inspect_log, lionagi, pi, raw_payload
+from foldscope.core.formats import claude_code, codex, gemini_cli, inspect_log, lionagi, pi, raw_payload
 from foldscope.core.formats.spec import FormatSpec
 
 # Order matters only when two formats' sniffs would both claim a file: the first one wins. A new format is one
@@ -13,6 +13,7 @@ FORMATS: list[FormatSpec] = [
     codex.SPEC,
     pi.SPEC,
     inspect_log.SPEC,
+    gemini_cli.SPEC,
     raw_payload.SPEC,
 ]
 

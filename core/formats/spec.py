@@ -41,14 +41,20 @@ class LineFeed(Protocol):
         ...
 
 
+def folder_name(path: Path) -> str:
+    """A session file's folder's name: the project, where an agent keeps a folder of sessions per project."""
+    return path.parent.name
+
+
 @dataclass(frozen=True)
 class Sessions:
     """Where an agent keeps its sessions on a machine: `$env`, else `~/default`, then `folder`, holding `files`."""
 
     env: str  # the environment variable that moves the agent's folder
-    default: str  # the agent's folder under the home, when the variable is unset
+    default: str  # the agent's folder under the home, when the variable is unset ("" when the variable moves the home)
     folder: str  # the folder of sessions inside the agent's folder
     files: Callable[[Path], Iterator[Path]]  # the session files under that folder, subagents' files left out
+    project: Callable[[Path], str] = folder_name  # the project of a session whose file names no working folder
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,10 @@ def _check_field(spec: FormatSpec, field: str) -> str | None:
             return None
         if not isinstance(value, Sessions):
             return "not a Sessions"
-        empty = [f for f in ("env", "default", "folder") if not getattr(value, f)]
-        return f"sessions' {empty} empty" if empty else None if callable(value.files) else "sessions.files not callable"
+        empty = [f for f in ("env", "folder") if not getattr(value, f)]
+        if empty or not isinstance(value.default, str):
+            return f"sessions' {empty or ['default']} empty or not a text"
+        return None if callable(value.files) and callable(value.project) else "sessions' files or project not callable"
     return "a field this test does not know: say here what a declaration must hold in it"
 
 
