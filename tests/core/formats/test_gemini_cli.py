@@ -186,3 +186,22 @@ def test_a_truncated_older_session_file_is_one_line_exit_2(tmp_path, capsys):
     assert main(["inspect", str(path), "--json"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(path) in err
+
+
+def test_a_gemini_chat_is_stored_in_the_library_and_reopened_unread_while_unchanged(tmp_path, capsys):
+    path = _write(tmp_path / "session-a.jsonl", COMPRESSED)
+    db = tmp_path / "library.db"
+    opened = []
+    for _ in range(2):
+        assert main(["inspect", str(path), "--db", str(db), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["format"], out["requests"]) == ("gemini_cli", 4)
+        opened.append(out["library_reopened"])
+    assert opened == [False, True]
+
+
+@pytest.mark.parametrize("command", ["inspect", "requests", "composition", "cache", "compactions", "replay"])
+def test_every_command_reads_each_gemini_sample(command, capsys):
+    for path in _sessions():
+        assert main([command, str(path), "--json"]) == 0, (command, path)
+        assert json.loads(capsys.readouterr().out)
