@@ -225,8 +225,9 @@ class _Replay:
             if not isinstance(call, dict):
                 b.warn(line, f"tool call {n} is not an object; skipped")
                 continue
-            call_id = call.get("id") if isinstance(call.get("id"), str) else f"{key}-call{n}"
-            name = call.get("name") if isinstance(call.get("name"), str) else ""
+            given_id, given_name = call.get("id"), call.get("name")
+            call_id = given_id if isinstance(given_id, str) else f"{key}-call{n}"
+            name = given_name if isinstance(given_name, str) else ""
             b.turn_call(call_id, name, call.get("args") if isinstance(call.get("args"), dict) else {}, line,
                         parse_time(call.get("timestamp")) or at, {"status": call.get("status")})
             if call.get("result") is not None:
