@@ -98,18 +98,18 @@ def render_block(spec: BlockSpec, record: FullRecord | None = None, policy: Poli
 
 def block_key(spec: BlockSpec, record: FullRecord | None, policy: Policy | None,
               first_round: IncludedRound | None = None) -> tuple:
-    """Everything a block's rendering depends on, for the counter's memo: the block (its messages by identity,
-    tag, call ids, mark) and, for results under a bound, each one's bound, original index and projection version."""
+    """Everything a block's rendering depends on, for the counter's memo: the block (its message by identity,
+    tag, call id, mark) and, for a result under a bound, its original, the original's index, its bound and the
+    projection version."""
     if plain_key(policy, first_round):
-        return (spec.message, spec.tag, spec.call_id, spec.group, spec.mark)
+        return (spec.message, spec.tag, spec.call_id, spec.mark)
     extra = []
-    for m in spec.messages:
-        if m.kind != "action_response":
-            continue
+    m = spec.message
+    if m.kind == "action_response":
         original = original_of(m, record)
         index = record.index_of(original.id) if record is not None and original.id in record else None
         extra.append((original, index, bound_for(m, policy, first_round)))
-    return (spec.message, spec.tag, spec.call_id, spec.group, spec.mark, tuple(extra), PROJECTION_VERSION)
+    return (spec.message, spec.tag, spec.call_id, spec.mark, tuple(extra), PROJECTION_VERSION)
 
 
 def plain_key(policy: Policy | None, first_round: IncludedRound | None) -> bool:
@@ -120,25 +120,25 @@ def plain_key(policy: Policy | None, first_round: IncludedRound | None) -> bool:
 def memo_key(spec: BlockSpec, record: FullRecord | None, policy: Policy | None,
              first_round: IncludedRound | None = None, plain: bool | None = None) -> Any:
     """block_key as the counter's memo holds it (core.request.count.Counter): the message itself for a block that is
-    one message's text alone, unmarked, where block_key would be its short form (message, TEXT, None, (), None),
+    one message's text alone, unmarked, where block_key would be its short form (message, TEXT, None, None),
     which is nearly every block of a file of short prompts; block_key otherwise. The message is kept anyway,
     so the key costs nothing, where the tuple and its pair with the policy key cost 136 bytes a block.
     `plain`: plain_key(policy, first_round), when the caller has it."""
     if plain is None:
         plain = plain_key(policy, first_round)
-    if plain and spec.tag == TEXT and spec.call_id is None and not spec.group and spec.mark is None:
+    if plain and spec.tag == TEXT and spec.call_id is None and spec.mark is None:
         return spec.message
     return block_key(spec, record, policy, first_round)
 
 
 def full_key(key: Any) -> tuple:
     """A memo_key as block_key gives it: a message stands for its text block's short form."""
-    return (key, TEXT, None, (), None) if isinstance(key, Message) else key
+    return (key, TEXT, None, None) if isinstance(key, Message) else key
 
 
 def short_key(key: tuple) -> Any:
     """A block_key as memo_key gives it (full_key's inverse)."""
-    if len(key) == 5 and key[1] == TEXT and key[2] is None and key[3] == () and key[4] is None and isinstance(key[0], Message):
+    if len(key) == 4 and key[1] == TEXT and key[2] is None and key[3] is None and isinstance(key[0], Message):
         return key[0]
     return key
 

@@ -204,11 +204,12 @@ class Counter:
         self.unseen_rate = rate
 
     def _extra(self, spec) -> int:
-        """What a block counts beyond its text: its images, and its messages' unseen parts at the unseen rate."""
+        """What a block counts beyond its text: its images, and its message's unseen parts at the unseen rate."""
         n = images_of(spec)
         rate = self.unseen_rate
-        if rate is not None:
-            n += sum(unseen_tokens(m, rate) for m in spec.messages if UNSEEN_TEXT in m.metadata)
+        m = spec.message
+        if rate is not None and UNSEEN_TEXT in m.metadata:
+            n += unseen_tokens(m, rate)
         return n
 
     def system_extra(self, system: Sequence[Message]) -> int:
@@ -341,7 +342,7 @@ class Counter:
             if key in bodies or key in new or key in ready:
                 continue
             spec = flat[i]
-            plain = ahead is None and spec.tag == TEXT and spec.mark is None and not spec.group
+            plain = ahead is None and spec.tag == TEXT and spec.mark is None
             if plain:
                 # The commonest block, one message's text (a million on a file of tiny prompts): images_of's answer
                 # for it without its call.
@@ -586,15 +587,13 @@ def _is_head(key: Any) -> bool:
 
 
 def images_of(spec) -> int:
-    """The image tokens a block carries: its messages' images (core.formats.images), none on a tool call."""
+    """The image tokens a block carries: its message's images (core.formats.images), none on a tool call."""
     if spec.tag == "tool_use":
         return 0
-    if not spec.group:  # the commonest block, one message's (spec.messages without the tuple)
-        message = spec.message
-        # Without an "images" entry image_tokens gives 0: asked first, one call where it makes four (an ABC isinstance
-        # among them), on every block a view brings.
-        return image_tokens(message) if "images" in message.metadata else 0
-    return sum(image_tokens(m) for m in spec.messages)
+    message = spec.message
+    # Without an "images" entry image_tokens gives 0: asked first, one call where it makes four (an ABC isinstance
+    # among them), on every block a view brings.
+    return image_tokens(message) if "images" in message.metadata else 0
 
 
 def count_text(text: str) -> int:

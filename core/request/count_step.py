@@ -85,11 +85,11 @@ def places(laid: Laid) -> dict:
                 seq_at[id(m)] = None if id(m) in seq_at else si
         where: dict[int, Any] = {}
         for fi, spec in enumerate(laid.flat):
-            for m in spec.messages:
-                if m.kind == "action_response":
-                    k = id(m)
-                    pos = seq_at.get(k)
-                    where[k] = None if k in where or pos is None else (pos, fi)
+            m = spec.message
+            if m.kind == "action_response":
+                k = id(m)
+                pos = seq_at.get(k)
+                where[k] = None if k in where or pos is None else (pos, fi)
         laid.where = where
     return laid.where
 

@@ -34,37 +34,26 @@ class CompileError(Exception):
 @dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
 class BlockSpec:
     """One content block and the view message it comes from; `call_id` is the tool_use id for calls and results;
-    `mark` is the block's cache mark lifetime, if any.
-
-    `group` is empty: it held the calls or results of the envelope's blocks, which caching no longer compiles
-    (issue 41); it keeps its place in the counter's memo keys, which the library stores.
-    """
+    `mark` is the block's cache mark lifetime, if any (caching adds it and changes nothing else: issue 41)."""
 
     message: Message
     tag: str
     call_id: str | None = None
-    group: tuple[tuple[Message, str | None], ...] = ()
     mark: str | None = None
-
-    @property
-    def messages(self) -> tuple[Message, ...]:
-        """Every view message this block renders, in order."""
-        return tuple(m for m, _ in self.group) if self.group else (self.message,)
 
 
 _new = object.__new__
-_set_spec = tuple(BlockSpec.__dict__[name].__set__ for name in ("message", "tag", "call_id", "group", "mark"))
+_set_spec = tuple(BlockSpec.__dict__[name].__set__ for name in ("message", "tag", "call_id", "mark"))
 
 
 def text_block(message: Message) -> BlockSpec:
     """BlockSpec(message, TEXT), set through its slots rather than the frozen dataclass's __init__ (an
     object.__setattr__ call a field): the commonest block, a million of them on a file of tiny prompts."""
     spec = _new(BlockSpec)
-    set_message, set_tag, set_call_id, set_group, set_mark = _set_spec
+    set_message, set_tag, set_call_id, set_mark = _set_spec
     set_message(spec, message)
     set_tag(spec, TEXT)
     set_call_id(spec, None)
-    set_group(spec, ())
     set_mark(spec, None)
     return spec
 
@@ -218,14 +207,14 @@ def anchors(flat: Sequence[BlockSpec], first_round: IncludedRound | None,
     ends: list[int] = []
     members: list[int] = []
     for i, spec in enumerate(flat, start):
-        for m in spec.messages:
-            if m.kind == "note" and (not notes or notes[-1] != i):
-                notes.append(i)
-            if first_round is not None:
-                if m.id == first_round.end and (not ends or ends[-1] != i):
-                    ends.append(i)
-                if m.id in first_round.members and (not members or members[-1] != i):
-                    members.append(i)
+        m = spec.message
+        if m.kind == "note":
+            notes.append(i)
+        if first_round is not None:
+            if m.id == first_round.end:
+                ends.append(i)
+            if m.id in first_round.members:
+                members.append(i)
     return notes, ends, members
 
 
@@ -260,7 +249,7 @@ def _with_marks(plan: Plan, record: FullRecord | None, first_round: IncludedRoun
         lifetime, anchor = marked[i]
         t, b = flat[i]
         spec = turns[t][b] = replace(turns[t][b], mark=lifetime)
-        last = spec.messages[-1]
+        last = spec.message
         index = record.index_of(last.id) if record is not None and last.id in record else None
         positions.append(MarkPosition("messages", t, b, lifetime, anchor, index))
     new_turns = tuple((role, tuple(turns[t])) for t, (role, _) in enumerate(plan.turns))

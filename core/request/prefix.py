@@ -137,7 +137,7 @@ def _first_index(source: Compiled, mine: list, other: list, i: int, record: Full
     blocks = source.plan.turns[i][1]
     theirs = other[i]["content"] if i < len(other) else []
     b = next((k for k, block in enumerate(mine[i]["content"]) if k >= len(theirs) or theirs[k] != block), len(blocks) - 1)
-    first = blocks[b].messages[0]
+    first = blocks[b].message
     return record.index_of(first.id) if first.id in record else None
 
 
@@ -215,10 +215,10 @@ class PrefixMeter:
     def _key(self, spec, first_round: IncludedRound | None) -> tuple:
         """Everything the block's bytes depend on, its mark set aside (equal keys, equal bytes)."""
         key = block_key(spec, self.record, self.policy, first_round)
-        return key[:4] + key[5:]
+        return key[:3] + key[4:]
 
     def _length(self, spec, first_round: IncludedRound | None) -> int:
-        if spec.tag == TEXT and spec.call_id is None and not spec.group and plain_key(self.policy, first_round):
+        if spec.tag == TEXT and spec.call_id is None and plain_key(self.policy, first_round):
             # The commonest block, one message's text, whose bytes depend on the message alone: kept by the message,
             # as the counter's memo and its noted lengths key it (memo_key), with no key tuple built a block.
             m = spec.message
@@ -231,7 +231,7 @@ class PrefixMeter:
         key = self._key(spec, first_round)
         n = self._lengths.get(key)
         if n is None:
-            body = self._counted.get(short_key(key[:4] + (None,) + key[4:])) if self._counted is not None else None
+            body = self._counted.get(short_key(key[:3] + (None,) + key[3:])) if self._counted is not None else None
             if body is not None:  # the unmarked block's body as counted: its bytes with the opening and its type
                 n = 2 + body + len(type_glue(spec))
             else:
@@ -356,7 +356,7 @@ class PrefixMeter:
             block = a.flat[j]
         else:
             return Divergence(share, i, None, cause)
-        first = block.messages[0]
+        first = block.message
         return Divergence(share, i, self.record.index_of(first.id) if first.id in self.record else None, cause)
 
     def _place(self, a: Shape, b: Shape, byte: int) -> Place:
@@ -395,7 +395,7 @@ class PrefixMeter:
         char = len(text.encode("utf-8")[:max(0, rel - begins)].decode("utf-8", "ignore"))
         k, b_at = _locate(texts, char, len(opening)) or (len(texts) - 1,
                                                          len(opening) + sum(len(t) + 1 for t in texts[:-1]))
-        message = specs[k].messages[0]
+        message = specs[k].message
         index = self.record.index_of(message.id) if message.id in self.record else None
         return Place(byte, turn, k, index, char, max(0, min(len(texts[k]), char - b_at)), texts[k])
 
@@ -476,7 +476,7 @@ def place(a: Compiled, b: Compiled, record: FullRecord | None) -> Place:
                                                 opening + sum(len(t) + 1 for t in texts[:-1]))
     specs = b.plan.turns[m][1] if m < len(b.plan.turns) else ()
     k = min(k, len(specs) - 1) if specs else 0
-    first = specs[k].messages[0] if specs else None
+    first = specs[k].message if specs else None
     index = record.index_of(first.id) if first is not None and record is not None and first.id in record else None
     block_text = texts[k] if k < len(texts) else ""
     return Place(byte, m, k, index, char, max(0, min(len(block_text), char - b_at)), block_text)

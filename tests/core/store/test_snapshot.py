@@ -446,10 +446,10 @@ def test_a_memo_key_naming_a_message_outside_the_record_is_not_kept():
     inside = Message("a", "instruction", None, {"instruction": "hi"})
     outside = Message("b", "instruction", None, {"instruction": "hi"})
     record = FullRecord([inside])
-    memo = ({((inside, "text", None, (), None), (None, False)): 5, ((outside, "text", None, (), None), (None, False)): 6},
+    memo = ({((inside, "text", None, None), (None, False)): 5, ((outside, "text", None, None), (None, False)): 6},
             {"g": 1}, {"h": 2}, {b"t": 3})
     bodies, glue, heads, texts = snapshot.load_memo(snapshot.dump_memo(memo, record), record)
-    assert bodies == {((inside, "text", None, (), None), (None, False)): 5}
+    assert bodies == {((inside, "text", None, None), (None, False)): 5}
     assert (glue, heads, texts) == ({"g": 1}, {"h": 2}, {b"t": 3})
 
 
