@@ -21,6 +21,7 @@ from foldscope.core.forensics.payback import Payback, payback
 from foldscope.core.formats.registry import format_named
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
+from foldscope.core.model.views import left_between
 from foldscope.core.request.count import Counter
 from foldscope.core.request.tokens import count_text
 
@@ -365,8 +366,8 @@ def compaction_report(session: Session, policy: Policy | None = None, counter: C
         kind = "compaction" if note.metadata.get("compaction") else "fold"
         source = str(event.get("source") or ("foldscope" if kind == "fold" else session.format))
         before, after, sizes_from = _sizes(event, prev, this, measured[k - 1].counted, measured[k].counted)
-        in_view = set(this.view)
-        dropped = [record.get(mid) for mid in prev.view if mid not in in_view and mid in record]
+        # What the step took out of the view, as the Folds table and the inspector count it (core.model.views)
+        dropped = [record[i] for i in left_between(record, prev.view, this.view)]
         end = found[n + 1][0] if n + 1 < len(found) else len(trace)
         summariser_usd, why = _summariser(kind, source, note, summarisers, used)
         row = cache.rows[k]

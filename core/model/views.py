@@ -206,3 +206,22 @@ class ViewSharer:
             n = ints[n]
         self._length = n
         return SharedView(base, n)
+
+
+def left_between(record: Any, before: Sequence[str], now: Sequence[str]) -> tuple[int, ...]:
+    """Record indexes the step from view `before` to view `now` took out: in `before`, or written after the newest
+    message `before` holds and before the newest plain message `now` holds (a reply, the lines a compaction's command
+    wrote), and not in `now`. Notes and clipped copies are the step's own additions, never taken. What a compaction or
+    fold took, as the Folds table, the inspector and `compactions` all count it."""
+    held = set(now)
+
+    def plain(i: int) -> bool:  # notes and copies are appended at the record's end by a fold
+        return record[i].kind != "note" and not record[i].is_clipped_copy
+
+    was = [record.index_of(mid) for mid in before if mid in record]
+    kept = [record.index_of(mid) for mid in held if mid in record]
+    upper = max((i for i in kept if plain(i)), default=-1)
+    arrived = range(max(was, default=-1) + 1, upper)
+    left = {i for i in was if record[i].id not in held}
+    left.update(i for i in arrived if plain(i) and record[i].id not in held)
+    return tuple(sorted(left))

@@ -9,6 +9,7 @@ from typing import Any
 
 from foldscope.core.model.running import common_start
 from foldscope.core.model.session import Message, Session
+from foldscope.core.model.views import left_between
 
 
 def note_first_index(message: Message) -> int | None:
@@ -83,23 +84,10 @@ class _Views:
         return known[position][1] if position < len(known) else len(self.views) - 1
 
     def left_at(self, slot: int | None) -> tuple[int, ...]:
-        """Record indexes the step to `slot` took: in the view before it, or arrived after that view was
-        sent and before the newest message `slot` still holds, and not in the view at `slot`."""
+        """Record indexes the step to `slot` took (core.model.views.left_between: `compactions` counts the same)."""
         if slot is None or slot <= 0 or slot >= len(self.views):
             return ()
-        record = self.session.record
-        now = set(self.views[slot])
-
-        def plain(i: int) -> bool:  # notes and copies are appended at the record's end by a fold
-            return record[i].kind != "note" and not record[i].is_clipped_copy
-
-        before = [record.index_of(mid) for mid in self.views[slot - 1] if mid in record]
-        kept = [record.index_of(mid) for mid in now if mid in record]
-        upper = max((i for i in kept if plain(i)), default=-1)
-        arrived = range(max(before, default=-1) + 1, upper)
-        left = {i for i in before if record[i].id not in now}
-        left.update(i for i in arrived if plain(i) and record[i].id not in now)
-        return tuple(sorted(left))
+        return left_between(self.session.record, self.views[slot - 1], self.views[slot])
 
     def new_note_at(self, slot: int | None) -> int | None:
         if slot is None or slot >= len(self.views):
@@ -161,9 +149,12 @@ def _event_row(number: int, event: Mapping[str, Any], views: _Views) -> FoldRow:
         # the session left it on another branch (core.forensics.compactions says the same of it).
         outcome = "landed" if first is not None and first < last else (
             "pending: the next request carries it" if first is not None else "abandoned: no request carried it")
+        # The messages it took are the ones that left the view (what the inspector lists and `compactions` counts as
+        # dropped); the reader's own count also holds lines written after the last request that no request carried.
+        left = views.left_at(slot)
         return FoldRow(number, "compaction", slot, "source compaction", str(event.get("trigger", "")),
-                       _int(event.get("replaced")), _int(event.get("pre_tokens", event.get("tokens_before"))), None, outcome,
-                       note, views.left_at(slot), event)
+                       len(left) if left else _int(event.get("replaced")),
+                       _int(event.get("pre_tokens", event.get("tokens_before"))), None, outcome, note, left, event)
     if kind == "branch":  # a rewind: the user went back and the agent went on from an earlier message
         abandoned = event.get("abandoned")
         line, parent = _int(event.get("line")), _int(event.get("parent_line"))

@@ -107,6 +107,27 @@ def write_claude_code(tmp_path):
 
 
 
+def write_claude_code_continued(tmp_path):
+    """A Claude Code session compacted by hand (/compact) and then given a new prompt: the reply before the compaction
+    and the command's own line reached no request, yet the compaction took them; returns the session file."""
+    main = tmp_path / "S2.jsonl"
+    main.write_text("\n".join([
+        line("user", "u1", "2026-01-01T10:00:00Z", {"role": "user", "content": "Read /repo/a.py and /repo/b.py"}),
+        line("assistant", "a1", "2026-01-01T10:00:05Z", assistant("msg1", text_of(6000, 3), usage(3, 0, 12000, 400)),
+             requestId="r1"),
+        line("user", "u2", "2026-01-01T10:00:30Z", {"role": "user", "content": "go on"}),
+        line("assistant", "a2", "2026-01-01T10:00:35Z", assistant("msg2", "more", usage(3, 12000, 600, 50)), requestId="r2"),
+        line("user", "c1", "2026-01-01T10:01:00Z", {"role": "user", "content": "<command-name>/compact</command-name>"}),
+        json.dumps({"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None, "sessionId": "S1",
+                    "timestamp": "2026-01-01T10:02:00Z", "content": "Conversation compacted",
+                    "compactMetadata": {"trigger": "manual", "preTokens": 12606}}),
+        line("user", "s1", "2026-01-01T10:02:00Z", {"role": "user", "content": "Summary: we read /repo/a.py."},
+             isCompactSummary=True),
+        line("user", "u3", "2026-01-01T10:02:05Z", {"role": "user", "content": "now write the tests"}),
+        line("assistant", "a3", "2026-01-01T10:02:10Z", assistant("msg3", "ok", usage(3, 0, 2000, 20)), requestId="r3"),
+    ]) + "\n", encoding="utf-8")
+    return main
+
 
 def write_claude_code_edit(tmp_path):
     """A Claude Code session whose third request follows an edited prompt (a rewind to the reply before it: the

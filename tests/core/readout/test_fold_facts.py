@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import io
+import json
+from contextlib import redirect_stdout
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,3 +79,25 @@ def test_the_views_are_read_for_what_each_adds_and_never_copied():
     assert facts.first_slot(["a0"]) == 0 and facts.first_slot(["q399", "a399"]) == 399
     assert reads[0] <= 2 * len(ids)  # copying each view (the old rule) reads 160,400 ids; these add 800
     assert all(kept is given for kept, given in zip(facts.views, views))
+
+
+# Issue 41, finding 5: the Folds table said a compaction took 123 messages where the inspector and `compactions` said
+# 120 (the table read the reader's count, the inspector what left the view, `compactions` what left the requests).
+@pytest.mark.parametrize("write", ["write_claude_code", "write_claude_code_continued"])
+def test_the_folds_table_the_inspector_and_compactions_count_one_number_of_messages_a_compaction_took(tmp_path, write):
+    from foldscope.core.cli.main import main
+    from foldscope.core.formats import load_session
+    from foldscope.core.readout.document import build_document
+    from foldscope.core.readout.note_members import note_members
+    from tests.core.forensics import traces
+
+    path = getattr(traces, write)(tmp_path)
+    document = build_document(load_session(str(path)), str(path))
+    (row,) = [r for r in document.folds if r.kind == "compaction"]
+    members = note_members(document, row.note)
+    assert members is not None and row.messages == len(members.indexes) == len(row.affected) > 0
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["compactions", str(path), "--json"]) == 0
+    (compaction,) = json.loads(out.getvalue())["compactions"]
+    assert compaction["dropped"]["messages"] == row.messages
