@@ -39,3 +39,16 @@ def under(session: Session, ceiling: int | None = None, caching: bool = False, *
     """The session's Measure under a policy with this ceiling (None: no ceiling) and caching."""
     return Measure(session, Policy(max_input_tokens=ceiling if ceiling is not None else "none",
                                    prompt_caching=caching, **keys))
+
+
+def stall_on_stuck(path, points):
+    """A sweep's task in a worker process: the session named stuck.json holds its worker (at most 120 s, so that
+    a failure can never hang the suite); the others are tuned. It lives in this helper module, not in a test
+    module, so that a spawned worker can import it by name however pytest imported the tests."""
+    from foldscope.core.replay.tune import tune_session
+
+    if path.endswith("stuck.json"):
+        import time
+
+        time.sleep(120)
+    return tune_session(path, points)

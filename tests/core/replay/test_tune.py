@@ -22,22 +22,13 @@ from foldscope.core.replay.tune import (
     summarise,
     tune_session,
 )
+from tests.core.replay_sessions import stall_on_stuck
 
 
 def _replay_totals(capsys, path, *flags):
     """What `foldscope replay PATH FLAGS --json` prints as its totals."""
     assert main(["replay", path, *flags, "--json"]) == 0
     return json.loads(capsys.readouterr().out)["totals"]
-
-
-def stall_on_stuck(path, points):
-    """A sweep's task in a worker: the session named stuck.json holds its worker (at most 120 s, so that a
-    failure here can never hang the suite); the others are tuned."""
-    if path.endswith("stuck.json"):
-        import time
-
-        time.sleep(120)
-    return tune_session(path, points)
 
 
 def _fleet(folder, sizes=(4, 6, 8)):
