@@ -239,7 +239,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._rebuild_recent_menu()
         add_action(file_menu, self, "Open &Agent Session…", "Ctrl+Alt+O", self.open_agent_session,
-                   "The Claude Code, Codex, pi and Gemini CLI sessions on this machine, newest first")
+                   "The Claude Code, Codex, pi, Gemini CLI and Qwen Code sessions on this machine, newest first")
         self.subagent_action = add_action(file_menu, self, "Open S&ubagent of the Selected Call", None, self.open_subagent,
                                           "The child session a Task (agent) call started, or the compaction summariser's call")
         self.subagent_action.setEnabled(False)

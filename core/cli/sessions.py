@@ -1,4 +1,4 @@
-"""`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI), newest first."""
+"""`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code), newest first."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI), newest first")
+    parser = subparsers.add_parser(
+        "sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code), newest first")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_sessions, format=format_sessions)
 

@@ -102,6 +102,7 @@ class _Log:
     def __init__(self, builder: SessionBuilder) -> None:
         self.b = builder
         self.latest: dict[str, tuple[dict[str, Any], int]] = {}  # a message's key -> its last version and its line
+        self.offsets: dict[str, int] = {}  # where that line starts (an unsent notice is shown from the file)
         self.ops: list[tuple[str, int, Any]] = []
         self.current: list[str] = []  # the writer's message list, as keys
         self.header_seen = False
@@ -148,6 +149,7 @@ class _Log:
             self.ops.append(("message", line, key))
             self.current.append(key)
         self.latest[key] = (value, line)
+        self.offsets[key] = offset
 
     def _checkpoint(self, line: int, messages: Any) -> None:
         if not isinstance(messages, list):
@@ -199,7 +201,7 @@ class _Replay:
             self.ids[key] = [b.add(key, "assistant", {"assistant_response": _text(value.get("content"))}, line, at=at,
                                    metadata={"synthetic": True}, in_view=False)]
         elif kind in _NOTICES:
-            b.unsent(f"gemini {kind}", line, 0)
+            b.unsent(f"gemini {kind}", line, self.log.offsets.get(key, 0))
             self.ids[key] = []
         else:
             b.warn(line, f"a message of type {kind!r}, not one Gemini CLI writes; skipped")

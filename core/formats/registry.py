@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from foldscope.core.formats import claude_code, codex, gemini_cli, inspect_log, lionagi, pi, raw_payload
+from foldscope.core.formats import claude_code, codex, gemini_cli, inspect_log, lionagi, pi, qwen_code, raw_payload
 from foldscope.core.formats.spec import FormatSpec
 
 # Order matters only when two formats' sniffs would both claim a file: the first one wins. A new format is one
 # module declaring its SPEC and one entry here (docs/formats.md).
 FORMATS: list[FormatSpec] = [
     lionagi.SPEC,
+    qwen_code.SPEC,  # before Claude Code's, whose sniff would take its user and assistant records too
     claude_code.SPEC,
     codex.SPEC,
     pi.SPEC,

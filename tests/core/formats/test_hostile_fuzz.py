@@ -27,6 +27,7 @@ SOURCES = {  # format -> files under the corpus (staged or dev: Inspect logs mov
     "lionagi": ["dev/lionagi/branch_v0.36.0_plain.synthetic.json"],
     "inspect": ["*/inspect/log_read_sample.json", "*/inspect/log_formats.eval"],
     "gemini_cli": ["*/gemini*/agent-sessions-jsonl_v040.jsonl", "*/gemini*/agent-sessions-large.json"],
+    "qwen_code": ["*/qwen*/splitrail-qwen_code.jsonl", "*/qwen*/agent-sessions-019f0000-0000-7000-8000-000000000004.jsonl"],
 }
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 JUNK = st.one_of(st.none(), st.integers(-2, 2**64), st.text(max_size=4), st.just([]), st.just({}), st.booleans(),
