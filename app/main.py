@@ -19,6 +19,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    if argv[:1] == ["statusline"]:
+        # Claude Code runs it after every assistant message: only its own module, not the whole CLI's parser.
+        from foldscope.core.cli import statusline
+
+        return statusline.main(argv[1:])
     if argv[:1] == ["inspect"]:
         # Start the tokenizer's build on the other core before the rest of the command is imported
         # (core.request.tokens.start_helper; run_inspect finds it running and stops it when done).

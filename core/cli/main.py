@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.report",  # report
     "foldscope.core.cli.requests",  # requests
     "foldscope.core.cli.sessions",  # sessions
+    "foldscope.core.cli.statusline",  # statusline, follow
     "foldscope.core.cli.tune",  # tune
 ]
 # Which module registers each subcommand, so that running one imports and builds only its own
@@ -44,6 +45,7 @@ COMMANDS = {
     "evict": "foldscope.core.cli.fold",
     "export": "foldscope.core.cli.basic",
     "fold": "foldscope.core.cli.fold",
+    "follow": "foldscope.core.cli.statusline",
     "inspect": "foldscope.core.cli.basic",
     "library": "foldscope.core.cli.library",
     "read-result": "foldscope.core.cli.fold",
@@ -52,6 +54,7 @@ COMMANDS = {
     "requests": "foldscope.core.cli.requests",
     "restore": "foldscope.core.cli.fold",
     "sessions": "foldscope.core.cli.sessions",
+    "statusline": "foldscope.core.cli.statusline",
     "tune": "foldscope.core.cli.tune",
 }
 

@@ -10,7 +10,9 @@ request newly reaches, for the notice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.document import Document, Report, _no_report, is_note
@@ -92,14 +94,16 @@ class NextRequest:
 
 def next_request(document: Document) -> NextRequest:
     """The next request, from the active view now, against the agent's limits and the policy's."""
-    session = document.session
-    limits = agent_limits(session, document.policy)
-    estimate = document.now_size
-    predicted = document.now_predicted
+    return next_request_of(document.session, document.policy, document.rules, document.now_size, document.now_predicted)
+
+
+def next_request_of(session: Session, under: Policy | None, rules: Any, estimate: int, predicted: int) -> NextRequest:
+    """The next request of `session` (its estimate and predicted input) against the agent's limits under the policy
+    `under` and the line and ceiling of `rules` (core.readout.trace_facts.Rules)."""
+    limits = agent_limits(session, under)
     size, name = (predicted, "predicted input") if predicted else (estimate, "estimate")
     agent = tuple(Limit(n, lim.tokens, lim.said) for n, lim in (("context window", limits.window),
                                                                    ("compaction point", limits.compaction)) if lim)
-    rules = document.rules
     policy: tuple[Limit, ...] = ()
     ceiling = getattr(rules, "ceiling", None)
     if rules is not None and ceiling:

@@ -1,0 +1,300 @@
+"""`foldscope statusline` (Claude Code's status line command) and `foldscope follow FILE --line`: one line saying the
+next request's predicted input against the agent's window and compaction point, the last request's cache and
+when it expires, the bill so far and its waste, and a warning at a limit.
+
+The status line runs after each assistant message with a JSON object on standard input (`transcript_path` and
+more). It must never be in the way: this module imports only the standard library and core.readout.status's
+light half until the file has grown (then the measure is imported), and any failure prints one plain line and
+exits 0, since a failing command blanks the user's bar. `--install` prints the settings.json entry; `--write`
+writes it, keeping the user's other settings and a backup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from foldscope.core.cli.output import terminal_safe
+
+BAR = 10  # cells of the bar over the context window
+ENV_PROFILE = "FOLDSCOPE_PROFILE"  # a policy profile (YAML) the warning's line and ceiling come from
+CAUSE_WORDS = {"append": "append", "first": "first write", "provider": "provider miss",
+               "unexplained": "write no rule explains"}
+
+
+def register(subparsers) -> None:
+    add_statusline(subparsers.add_parser("statusline", help="a status line for Claude Code (JSON on stdin): the next "
+                                         "request's size, the cache, the cost"))
+    add_follow(subparsers.add_parser("follow", help="follow a growing session file: --line prints the status line "
+                                     "each time it grows"))
+
+
+def add_statusline(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--file", metavar="FILE", help="the transcript (default: transcript_path of the JSON on stdin)")
+    p.add_argument("--lines", type=int, choices=(1, 2), default=1, help="1 (default) or 2: a second line with sources")
+    p.add_argument("--no-color", action="store_true", help="plain text, no ANSI colour")
+    p.add_argument("--profile", metavar="YAML", help=f"the policy profile for the warning (default: ${ENV_PROFILE})")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--install", action="store_true", help="print the settings.json entry for Claude Code")
+    p.add_argument("--write", action="store_true", help="with --install: write it into the settings (a backup kept)")
+    p.add_argument("--settings", metavar="FILE", help="the settings.json --write changes (default ~/.claude/settings.json)")
+    p.set_defaults(run=run_statusline)
+
+
+def add_follow(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--line", action="store_true", required=True, help="print the status line each time the file grows")
+    p.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between looks (default 1)")
+    p.add_argument("--polls", type=int, metavar="N", help="stop after N looks (default: until interrupted)")
+    p.add_argument("--lines", type=int, choices=(1, 2), default=1, help="1 (default) or 2: a second line with sources")
+    p.add_argument("--no-color", action="store_true", help="plain text, no ANSI colour")
+    p.add_argument("--profile", metavar="YAML", help=f"the policy profile for the warning (default: ${ENV_PROFILE})")
+    p.set_defaults(run=run_follow)
+
+
+def main(argv: list[str]) -> int:
+    """The entry point's fast way in (foldscope.app.main): parse only this command's flags, import nothing else."""
+    parser = argparse.ArgumentParser(prog="foldscope statusline")
+    add_statusline(parser)
+    return run_statusline(parser.parse_args(argv))
+
+
+def _folder() -> Path:
+    from foldscope.core.model.folders import cache_folder
+
+    return cache_folder() / "statusline"
+
+
+def _colour(args: Any, hooked: bool) -> bool:
+    """ANSI colour unless asked not to (--no-color, NO_COLOR, TERM=dumb); Claude Code's bar shows it (a hook's
+    output is a pipe), elsewhere only a terminal does."""
+    if args.no_color or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return hooked or sys.stdout.isatty()
+
+
+def run_statusline(args: Any) -> int:
+    try:
+        if args.install:
+            return install(args)
+        path, hooked = args.file, False
+        if path is None:
+            stdin = json.loads(sys.stdin.read() or "null")
+            if not isinstance(stdin, dict) or not isinstance(stdin.get("transcript_path"), str):
+                _say("foldscope: no transcript_path in the status line's input")
+                return 0
+            path, hooked = stdin["transcript_path"], True
+        profile = args.profile or os.environ.get(ENV_PROFILE) or None
+        figures = status_figures(path, profile)
+        if args.json:
+            print(json.dumps(figures, indent=2, ensure_ascii=True))
+        else:
+            _say(render(figures, time.time(), _colour(args, hooked), args.lines))
+    except Exception as exc:  # a failing status line blanks the user's bar: one plain line instead, exit 0
+        _say(f"foldscope: {_short(exc)}")
+    return 0
+
+
+def _say(text: str) -> None:
+    try:
+        print(text)
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    text = terminal_safe(text)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def status_figures(path: str, profile: str | None = None, folder: Path | None = None) -> dict[str, Any]:
+    """The figures for the file now: from the kept JSON when the file has not changed, else from the kept engine
+    reading only what the file gained, else from a fresh read. `figures["_run"]` says which, and the bytes read."""
+    from foldscope.core.readout.status import load_figures
+
+    folder = folder or _folder()
+    st = os.stat(path)
+    kept, snap = load_figures(folder, path, profile)
+    if kept is not None and snap is not None and st.st_size == snap.size and snap.same_file(st, path):
+        return {**kept, "_run": {"how": "kept", "bytes_read": 0}}
+    from foldscope.core.readout.status import StatusEngine
+
+    engine = None
+    if snap is not None and snap.same_file(st, path):
+        engine = StatusEngine.load(folder, path, profile)
+        if engine is not None and engine.follower.bytes_read != snap.read_to:
+            engine = None
+    how = "grown" if engine is not None else "read"
+    if engine is None:
+        engine = StatusEngine(path, profile)
+    figures = engine.update()
+    try:
+        engine.save(folder, figures)
+    except OSError:
+        pass  # a cache folder that cannot be written costs the next run a full read, never this one's line
+    return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read}}
+
+
+# --- the line -------------------------------------------------------------------------------------------------
+
+def _paint(text: str, code: str, colour: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if colour else text
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.2f}"
+
+
+def cause_words(cache: dict[str, Any]) -> str:
+    """The cause of the last write in words: what changed for a rewrite, the gap for an expiry, the miss reason."""
+    cause = cache.get("cause")
+    if cause is None:
+        return "no write"
+    if cause == "rewrite":
+        where = cache.get("rewrite") or {}
+        at = f" at message #{where['message']}" if where.get("message") is not None else ""
+        return f"rewrite: {where.get('why', 'the request changed')}{at}"
+    if cause == "expired":
+        gap = cache.get("gap_s")
+        return f"expired: {_duration(gap)} gap" if gap is not None else "expired"
+    if cause == "provider" and cache.get("miss_reason"):
+        return f"provider miss ({cache['miss_reason']})"
+    return CAUSE_WORDS.get(cause, cause)
+
+
+def expiry_words(cache: dict[str, Any], now: float) -> str:
+    touched = cache.get("touched")
+    if not touched:
+        return "nothing cached"
+    if touched.get("at") is None:
+        return "expiry unknown (no times in the file)"
+    left = touched["at"] + touched["lifetime_s"] - now
+    life = "1h" if touched["lifetime_s"] >= 3600 else "5m"
+    return f"expires in {_duration(left)} ({life})" if left > 0 else f"expired {_duration(-left)} ago"
+
+
+def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int = 1) -> str:
+    """The status line (and with `lines=2` a second line naming where the limits came from)."""
+    nxt = figures["next"]
+    size = nxt["size"]
+    agent = {lim["name"]: lim for lim in nxt["agent"]}
+    window, compact = agent.get("context window"), agent.get("compaction point")
+    scale = window or compact
+    parts = []
+    if scale:
+        filled = min(BAR, round(size / scale["tokens"] * BAR))
+        mark = min(BAR - 1, int(compact["tokens"] / scale["tokens"] * BAR)) if compact and window else None
+        cells = "".join("█" if k < filled else ("|" if k == mark else "░") for k in range(BAR))
+        hot = "31" if "compaction point" in nxt["reached"] or "context window" in nxt["reached"] else \
+            "33" if compact and size >= 0.9 * compact["tokens"] else "32"
+        limit = f" of {window['tokens']:,}" if window else ""
+        towards = f" ({size / compact['tokens']:.0%} of compaction {compact['tokens']:,})" if compact else ""
+        parts.append(f"{_paint(cells, hot, colour)} next {size:,}{limit}{towards}")
+    else:
+        parts.append(f"next {size:,}")
+    cache = figures.get("cache")
+    if cache:
+        cause = cause_words(cache)
+        odd = cache.get("cause") in ("rewrite", "expired", "provider", "unexplained")
+        parts.append(f"cache read {cache['read']:,} write {cache['write']:,} "
+                     f"{_paint(terminal_safe(cause), '33' if odd else '2', colour)} · {expiry_words(cache, now)}")
+    cost = figures.get("cost") or {}
+    if cost.get("bill_usd") is not None:
+        wasted = cost.get("waste_usd")
+        parts.append(f"{_usd(cost['bill_usd'])}" + (f" (wasted {_usd(wasted)})" if wasted else ""))
+    if nxt["reached"]:
+        limits = {lim["name"]: lim for lim in nxt["agent"] + nxt["policy"]}
+        said = ", ".join(f"{name} {limits[name]['tokens']:,}" for name in nxt["reached"])
+        parts.append(_paint(f"⚠ next request at or past the {said}", "1;31", colour))
+    line = " · ".join(parts)
+    if lines == 2:
+        sources = [f"{lim['name']}: {lim['source']}" for lim in nxt["agent"] + nxt["policy"]]
+        second = (f"{figures['requests']:,} requests, model {terminal_safe(str(figures.get('model') or 'unknown'))}; "
+                  f"{nxt['size_name']}, estimate {nxt['estimate']:,}" + ("; " + "; ".join(sources) if sources else ""))
+        line += "\n" + _paint(second, "2", colour)
+    return line
+
+
+# --- install --------------------------------------------------------------------------------------------------
+
+def settings_entry() -> dict[str, Any]:
+    import shutil
+
+    return {"statusLine": {"type": "command", "command": f"{shutil.which('foldscope') or 'foldscope'} statusline",
+                           "padding": 0}}
+
+
+def install(args: Any) -> int:
+    """Print the settings.json entry; with --write put it in the settings, the rest kept and the old file backed up."""
+    entry = settings_entry()
+    print(json.dumps(entry, indent=2))
+    if not args.write:
+        print("(add this to ~/.claude/settings.json, or run `foldscope statusline --install --write`)")
+        return 0
+    target = Path(args.settings).expanduser() if args.settings else Path.home() / ".claude" / "settings.json"
+    settings: dict[str, Any] = {}
+    if target.exists():
+        text = target.read_text(encoding="utf-8")
+        try:
+            settings = json.loads(text) if text.strip() else {}
+        except ValueError as exc:
+            print(f"foldscope: {target} is not JSON ({exc}); it was left as it is")
+            return 0
+        if not isinstance(settings, dict):
+            print(f"foldscope: {target} holds no JSON object; it was left as it is")
+            return 0
+        backup = target.with_name(f"{target.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
+        backup.write_text(text, encoding="utf-8")
+        print(f"backup: {backup}")
+    settings.update(entry)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    aside = target.with_name(target.name + ".tmp")
+    aside.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    os.replace(aside, target)
+    print(f"wrote: {target}")
+    return 0
+
+
+# --- follow FILE --line ---------------------------------------------------------------------------------------
+
+def run_follow(args: Any) -> int:
+    """Print the status line for FILE now and each time it grows (for a terminal pane; Codex and pi have no hook)."""
+    profile = args.profile or os.environ.get(ENV_PROFILE) or None
+    colour = _colour(args, False)
+    engine = None
+    size = -1
+    polls = 0
+    try:
+        while args.polls is None or polls < args.polls:
+            polls += 1
+            try:
+                now_size = os.stat(args.file).st_size
+                if now_size != size:
+                    if engine is None or now_size < size:
+                        from foldscope.core.readout.status import StatusEngine
+
+                        engine = StatusEngine(args.file, profile)
+                    size = now_size
+                    _say(render(engine.update(), time.time(), colour, args.lines))
+            except Exception as exc:  # the pane keeps following: one plain line, and the next look starts afresh
+                engine, size = None, -1
+                _say(f"foldscope: {_short(exc)}")
+            if args.polls is None or polls < args.polls:
+                time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
+    return 0
