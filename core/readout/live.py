@@ -107,8 +107,8 @@ def next_request_of(session: Session, under: Policy | None, rules: Any, estimate
     policy: tuple[Limit, ...] = ()
     ceiling = getattr(rules, "ceiling", None)
     if rules is not None and ceiling:
-        policy = (Limit("line", round(ceiling * rules.line), f"{rules.line:g} of the ceiling"),  # type: ignore[attr-defined]
-                  Limit("ceiling", ceiling, rules.source))  # type: ignore[attr-defined]
+        policy = (Limit("line", round(ceiling * rules.line), f"{rules.line:g} of the ceiling"),
+                  Limit("ceiling", ceiling, rules.source))
     reached = {lim.name for lim in agent if size >= lim.tokens} | {lim.name for lim in policy if estimate >= lim.tokens}
     return NextRequest(size, name, estimate, agent, policy, frozenset(reached))
 

@@ -140,12 +140,12 @@ def figures_of(session: Any, counter: Any, profile: str | None = None) -> dict[s
     """The status line's figures for a session read so far, measured with `counter` (its memo kept)."""
     from foldscope.core.forensics.cache_report import cache_report, totals_of
     from foldscope.core.forensics.money import READ_INSTEAD
-    from foldscope.core.model.policy import PolicyChoice
+    from foldscope.core.model.policy import Policy, PolicyChoice
     from foldscope.core.readout.document import _no_report
     from foldscope.core.readout.live import next_request_of
     from foldscope.core.readout.trace_facts import measure_requests
 
-    choice = PolicyChoice(profile=profile) if profile else None
+    choice = PolicyChoice(profile=Policy.from_yaml(profile)) if profile else None
     facts = measure_requests(session, counter, _no_report, choice, cache_pass=True)
     assert facts.measure is not None
     steps = facts.cache_pass

@@ -1,0 +1,313 @@
+"""`foldscope statusline` and `foldscope follow FILE --line` (issue 46): the figures are `requests`' and `cache`'s on the
+same file at the same point, a run reads only what the file gained, a changed file is read afresh, and nothing
+ever fails the user's bar."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.cli import main as cli
+from foldscope.core.cli import statusline
+from foldscope.core.forensics.money import READ_INSTEAD
+
+DEV = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus" / "dev" / "claude_code"
+SESSION = DEV / "session-196820da.jsonl"  # 47 requests, no compaction, rewrites and provider misses
+needs_dev = pytest.mark.skipif(not SESSION.exists(), reason="the dev corpus (../shared/corpus/dev) is not here")
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOLDSCOPE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("FOLDSCOPE_PROFILE", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+def stdin_object(transcript: Path | str, **more) -> dict:
+    """What Claude Code sends a status line command, with the fields its documentation lists."""
+    return {
+        "hook_event_name": "Status",
+        "session_id": "196820da-0000-4000-8000-000000000000",
+        "transcript_path": str(transcript),
+        "cwd": "/home/user/project",
+        "model": {"id": "claude-sonnet-4-5-20250929", "display_name": "Sonnet 4.5"},
+        "workspace": {"current_dir": "/home/user/project", "project_dir": "/home/user/project"},
+        "version": "2.1.6",
+        "output_style": {"name": "default"},
+        "cost": {"total_cost_usd": 1.23, "total_duration_ms": 456000, "total_api_duration_ms": 120000,
+                 "total_lines_added": 12, "total_lines_removed": 3},
+        "context_window": {"context_window_size": 200000, "used_percentage": 64, "remaining_percentage": 36,
+                           "current_usage": {"input_tokens": 4, "output_tokens": 310, "cache_creation_input_tokens": 1805,
+                                             "cache_read_input_tokens": 126159}},
+        "exceeds_200k_tokens": False,
+        **more,
+    }
+
+
+def run_hook(monkeypatch, capsys, stdin: str, *flags: str) -> str:
+    """The command as Claude Code runs it: the object on stdin; returns what it printed (it must exit 0)."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    assert statusline.main(list(flags)) == 0
+    return capsys.readouterr().out
+
+
+def figures(path: Path, capsys, *flags: str) -> dict:
+    assert statusline.main(["--file", str(path), "--json", *flags]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def cli_json(capsys, *argv: str) -> dict:
+    assert cli.main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def assert_same_as_requests_and_cache(path: Path, shown: dict, line: str, capsys) -> None:
+    requests = cli_json(capsys, "requests", str(path))
+    cache = cli_json(capsys, "cache", str(path))
+    assert shown["requests"] == len(requests["requests"])
+    assert shown["next"]["size_name"] == "predicted input"
+    assert shown["next"]["size"] == requests["next_predicted"]
+    assert f"next {requests['next_predicted']:,} " in line
+    last = [r for r in cache["requests"] if r["reported"] is not None][-1]
+    assert (shown["cache"]["index"], shown["cache"]["read"], shown["cache"]["write"]) == \
+        (last["index"], last["reported"]["cache_read"], last["reported"]["cache_write"])
+    assert shown["cache"]["causes"] == last["causes"]
+    assert f"cache read {last['reported']['cache_read']:,} write {last['reported']['cache_write']:,} " in line
+    by = cache["totals"]["by_cause"]
+    assert shown["cost"]["bill_usd"] == cache["totals"]["bill_usd"]
+    assert shown["cost"]["waste_usd"] == pytest.approx(sum(by[c]["waste_usd"] for c in READ_INSTEAD), abs=1e-8)
+    assert f"${cache['totals']['bill_usd']:,.2f}" in line
+
+
+@needs_dev
+def test_a_growing_dev_session_shows_the_figures_requests_and_cache_give_at_each_point(tmp_path, monkeypatch, capsys):
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "live.jsonl"
+    copy.write_bytes(b"")
+    done = 0
+    seen = []
+    for cut in (len(lines) * 2 // 5, len(lines) * 7 // 10, len(lines)):
+        with open(copy, "ab") as handle:
+            handle.write(b"".join(lines[done:cut]))
+        added = sum(len(x) for x in lines[done:cut])
+        done = cut
+        line = run_hook(monkeypatch, capsys, json.dumps(stdin_object(copy)), "--no-color")
+        shown = figures(copy, capsys)  # the same point: kept, nothing read again
+        assert shown["_run"] == {"how": "kept", "bytes_read": 0}
+        seen.append(shown)
+        assert len(line.splitlines()) == 1 and "\x1b" not in line
+        assert_same_as_requests_and_cache(copy, shown, line, capsys)
+        if len(seen) > 1:  # the run before read the file so far: this one read only what it gained
+            state = json.loads(next((tmp_path / "cache" / "statusline").glob("*.json")).read_text())
+            assert state["snapshot"]["read_to"] == copy.stat().st_size
+            assert added > 0
+    assert [s["requests"] for s in seen] == sorted(s["requests"] for s in seen) and seen[0]["requests"] < seen[-1]["requests"]
+
+
+@needs_dev
+def test_a_second_run_reads_only_the_bytes_the_file_gained(tmp_path, capsys):
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "live.jsonl"
+    half = len(lines) // 2
+    copy.write_bytes(b"".join(lines[:half]))
+    first = figures(copy, capsys)
+    assert first["_run"] == {"how": "read", "bytes_read": copy.stat().st_size}
+    new = b"".join(lines[half:half + 3])
+    with open(copy, "ab") as handle:
+        handle.write(new)
+    second = figures(copy, capsys)
+    assert second["_run"] == {"how": "grown", "bytes_read": len(new)}
+    # a line still being written is not read until its newline comes
+    with open(copy, "ab") as handle:
+        handle.write(lines[half + 3][:40])
+    third = figures(copy, capsys)
+    assert third["_run"] == {"how": "grown", "bytes_read": 0}
+    with open(copy, "ab") as handle:
+        handle.write(lines[half + 3][40:])
+    assert figures(copy, capsys)["_run"] == {"how": "grown", "bytes_read": len(lines[half + 3])}
+    assert figures(copy, capsys)["_run"] == {"how": "kept", "bytes_read": 0}
+
+
+class CountingEncoding:
+    """Stands in for the tokenizer (core.request.tokens.encoding returns it): counts the characters tokenised."""
+
+    def __init__(self) -> None:
+        from foldscope.core.request import tokens
+
+        self.real = tokens.local_encoding()
+        self.chars = 0
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.chars += len(text)
+        return self.real.encode_ordinary(text)
+
+    def encode_ordinary_batch(self, texts: list[str], **kw) -> list[list[int]]:
+        self.chars += sum(len(t) for t in texts)
+        return self.real.encode_ordinary_batch(texts, **kw)
+
+    def count_ordinary_batch(self, texts: list[str]) -> list[int]:
+        self.chars += sum(len(t) for t in texts)
+        return [len(ids) for ids in self.real.encode_ordinary_batch(texts)]
+
+    def __getattr__(self, name: str):
+        return getattr(self.real, name)
+
+
+@needs_dev
+def test_a_grown_run_tokenises_only_what_the_file_gained(tmp_path, monkeypatch, capsys):
+    from foldscope.core.request import tokens
+
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "live.jsonl"
+    copy.write_bytes(b"".join(lines[:-2]))
+    fresh = CountingEncoding()
+    monkeypatch.setattr(tokens, "_helper", fresh)
+    figures(copy, capsys)
+    with open(copy, "ab") as handle:
+        handle.write(b"".join(lines[-2:]))
+    grown = CountingEncoding()
+    monkeypatch.setattr(tokens, "_helper", grown)
+    assert figures(copy, capsys)["_run"]["how"] == "grown"
+    gained = sum(len(x) for x in lines[-2:])
+    assert fresh.chars > 100_000 and grown.chars < gained, (fresh.chars, grown.chars, gained)
+
+
+@needs_dev
+def test_a_shrunk_or_replaced_or_rewritten_file_is_read_afresh(tmp_path, capsys):
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "live.jsonl"
+    copy.write_bytes(b"".join(lines[:40]))
+    assert figures(copy, capsys)["_run"]["how"] == "read"
+    copy.write_bytes(b"".join(lines[:20]))  # shrank
+    shrunk = figures(copy, capsys)
+    assert shrunk["_run"] == {"how": "read", "bytes_read": copy.stat().st_size}
+    assert shrunk == {**figures(copy, capsys), "_run": shrunk["_run"]}
+    other = tmp_path / "other.jsonl"  # replaced by another file under the same name (a new inode), longer
+    other.write_bytes(b"".join(lines[:60]))
+    os.replace(other, copy)
+    assert figures(copy, capsys)["_run"]["how"] == "read"
+    data = bytearray(copy.read_bytes())  # rewritten in place before where the last run stopped, then grown
+    data[10:14] = b"XXXX" if data[10:14] != b"XXXX" else b"YYYY"
+    copy.write_bytes(bytes(data) + b"".join(lines[60:61]))
+    out = statusline.main(["--file", str(copy), "--json"])
+    text = capsys.readouterr().out
+    assert out == 0 and (text.startswith("foldscope: ") or json.loads(text)["_run"]["how"] == "read")
+
+
+def test_a_missing_transcript_prints_one_plain_line_and_exits_0(tmp_path, monkeypatch, capsys):
+    out = run_hook(monkeypatch, capsys, json.dumps(stdin_object(tmp_path / "gone.jsonl")))
+    assert out.startswith("foldscope: ") and out.count("\n") == 1 and "Traceback" not in out
+    assert "gone.jsonl" in out
+
+
+def test_a_damaged_transcript_or_input_prints_one_plain_line_and_exits_0(tmp_path, monkeypatch, capsys):
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\nnot json at all\n')
+    for stdin in (json.dumps(stdin_object(damaged)), "not json", "", json.dumps({"session_id": "x"}),
+                  json.dumps(stdin_object(tmp_path))):
+        out = run_hook(monkeypatch, capsys, stdin)
+        assert out.startswith("foldscope: ") and out.count("\n") == 1 and "Traceback" not in out, (stdin, out)
+
+
+def test_control_characters_in_an_error_never_reach_the_terminal(tmp_path, monkeypatch, capsys):
+    out = run_hook(monkeypatch, capsys, json.dumps(stdin_object(tmp_path / "a\x1b]52;c;x\x07.jsonl")))
+    assert "\x1b" not in out and "\x07" not in out and out.startswith("foldscope: ")
+
+
+@needs_dev
+def test_colour_only_when_wanted(monkeypatch, capsys):
+    hooked = run_hook(monkeypatch, capsys, json.dumps(stdin_object(SESSION)))
+    assert "\x1b[" in hooked  # Claude Code's bar shows ANSI colour
+    assert "\x1b" not in run_hook(monkeypatch, capsys, json.dumps(stdin_object(SESSION)), "--no-color")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b" not in run_hook(monkeypatch, capsys, json.dumps(stdin_object(SESSION)))
+    monkeypatch.delenv("NO_COLOR")
+    two = run_hook(monkeypatch, capsys, json.dumps(stdin_object(SESSION)), "--no-color", "--lines", "2").splitlines()
+    assert len(two) == 2 and "compaction point: Claude Code's auto-compact point" in two[1]
+
+
+@needs_dev
+def test_the_line_says_the_cause_of_a_write_that_was_not_an_append_and_when_the_cache_expires(capsys):
+    shown = figures(SESSION, capsys)
+    cache = shown["cache"]
+    assert cache["cause"] == "provider" and cache["causes"]["provider"] > 0  # the session's last request
+    touched = cache["touched"]
+    at = touched["at"]
+    line = statusline.render(shown, at + 60, colour=False)
+    assert "provider miss · expires in 4:00 (5m)" in line
+    assert "expired 1:00 ago" in statusline.render(shown, at + 360, colour=False)
+    rewrite = {**cache, "cause": "rewrite", "rewrite": {"why": "a message was edited, moved or removed", "message": 12}}
+    assert statusline.cause_words(rewrite) == "rewrite: a message was edited, moved or removed at message #12"
+    assert statusline.cause_words({**cache, "cause": "expired", "gap_s": 725.0}) == "expired: 12:05 gap"
+
+
+@needs_dev
+def test_a_profile_named_by_option_or_environment_warns_when_the_next_request_crosses_its_line(tmp_path, monkeypatch,
+                                                                                                 capsys):
+    profile = tmp_path / "tight.yaml"
+    profile.write_text("max_input_tokens: 150000\ncontext_fold_at: 0.8\n")
+    plain = figures(SESSION, capsys)
+    assert plain["next"]["reached"] == [] and "⚠" not in statusline.render(plain, 0)
+    by_flag = figures(SESSION, capsys, "--profile", str(profile))
+    assert by_flag["next"]["reached"] == ["line"]  # estimate 144,737 >= 120,000, under 150,000
+    assert "⚠ next request at or past the line 120,000" in statusline.render(by_flag, 0)
+    monkeypatch.setenv("FOLDSCOPE_PROFILE", str(profile))
+    assert figures(SESSION, capsys)["next"]["reached"] == ["line"]
+
+
+@needs_dev
+def test_follow_line_prints_the_status_line_as_the_file_grows(tmp_path, capsys):
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "live.jsonl"
+    copy.write_bytes(b"".join(lines))
+    assert cli.main(["follow", str(copy), "--line", "--polls", "2", "--interval", "0", "--no-color"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1  # printed once: the file did not grow between the two looks
+    shown = figures(copy, capsys)
+
+    def timeless(text: str) -> str:  # the expiry counts down with the clock
+        return re.sub(r" · expire[^·]*", "", text)
+
+    assert timeless(out[0]) == timeless(statusline.render(shown, 0, colour=False))
+    assert f"next {shown['next']['size']:,} " in out[0]
+
+
+def test_install_prints_the_entry_and_writes_only_with_write_keeping_the_rest_and_a_backup(tmp_path, capsys):
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"model": "opus", "permissions": {"allow": ["Bash(ls)"]}}))
+    assert statusline.main(["--install", "--settings", str(settings)]) == 0
+    out = capsys.readouterr().out
+    assert '"statusLine"' in out and json.loads(settings.read_text()) == {"model": "opus",
+                                                                         "permissions": {"allow": ["Bash(ls)"]}}
+    assert statusline.main(["--install", "--write", "--settings", str(settings)]) == 0
+    capsys.readouterr()
+    written = json.loads(settings.read_text())
+    assert written["model"] == "opus" and written["permissions"] == {"allow": ["Bash(ls)"]}
+    assert written["statusLine"]["type"] == "command" and written["statusLine"]["command"].endswith("statusline")
+    backups = list(tmp_path.glob("settings.json.*.bak"))
+    assert len(backups) == 1 and json.loads(backups[0].read_text()) == {"model": "opus",
+                                                                         "permissions": {"allow": ["Bash(ls)"]}}
+    settings.write_text("{not json")
+    assert statusline.main(["--install", "--write", "--settings", str(settings)]) == 0
+    assert "left as it is" in capsys.readouterr().out and settings.read_text() == "{not json"
+
+
+@needs_dev
+def test_an_unchanged_file_is_shown_without_importing_the_measure_or_qt(tmp_path, capsys):
+    figures(SESSION, capsys)  # the state is kept
+    code = ("import sys; from foldscope.app.main import main; rc = main(['statusline', '--file', sys.argv[1]]); "
+            "print(sorted(m for m in sys.modules if m.startswith(('foldscope.core.request', 'PySide6', "
+            "'foldscope.core.forensics', 'tiktoken'))))")
+    done = subprocess.run([sys.executable, "-c", code, str(SESSION)], capture_output=True, text=True,
+                          env={**os.environ, "FOLDSCOPE_CACHE": str(tmp_path / "cache")}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    printed, imported = done.stdout.splitlines()
+    assert printed.startswith("█") or "next " in printed
+    assert imported == "[]"
