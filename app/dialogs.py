@@ -28,10 +28,9 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
-from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, build_copy, original_of
-from foldscope.core.model.session import Message
+from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, original_of
+from foldscope.core.readout import clip_facts
 from foldscope.core.readout.document import Document
-from foldscope.core.request.tokens import count_text
 
 SESSION_FILTER = "Session files (*.json *.jsonl *.eval);;All files (*)"
 NATIVE_FILTER = "foldscope native session (*.json);;All files (*)"
@@ -188,25 +187,20 @@ def show_peek(parent: QWidget, title: str, body: str) -> None:
 PREVIEW_CHARS = 20_000  # the projected body shown is cut here; its tokens are always counted whole
 
 
-def projected(original: Message, index: int, keep: int) -> tuple[str, int]:
-    """The copy a clip to `keep` characters would make: its output text and that text's tokens."""
-    kept = {b.key: keep for b in bodies_of(original) if len(b.text) > keep}
-    text = build_copy(original, index, kept, new_id=lambda: "preview").text if kept else original.text
-    return text, count_text(text)
-
-
 class ClipDialog(QDialog):
     """Choose how many characters of each body a clipped copy keeps (head three parts to the tail's one)."""
 
     def __init__(self, document: Document, index: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         record = document.session.record
+        self.document = document
         self.original = original_of(document.message(index), record)
         self.index = record.index_of(self.original.id)
         longest = max((len(b.text) for b in bodies_of(self.original)), default=0)
         self.longest = longest
         self.setWindowTitle(f"Clip result #{self.index}")
-        original_tokens = count_text(self.original.text)
+        # The result's tokens as the lists and the inspector show them (core.readout.clip_facts), never recounted here.
+        original_tokens = clip_facts.original_tokens(document, self.index)
         intro = QLabel(f"Result <b>#{self.index}</b>: its longest body has {longest:,} characters; the whole result "
                        f"is {original_tokens:,} tokens. A clipped copy keeps a head and a tail of each longer body, "
                        f"with a marker naming the read_result call for the omitted middle.")
@@ -247,10 +241,11 @@ class ClipDialog(QDialog):
         return self.spin.value()
 
     def _show(self, keep: int) -> None:
-        text, tokens = projected(self.original, self.index, keep)
-        whole = count_text(self.original.text)
-        self.tokens.setText(f"Projected body: {len(text):,} characters, <b>{tokens:,} tokens</b> "
-                            f"(the original: {whole:,}; saves {whole - tokens:,})")
+        # The copy's tokens as the lists will show them once it is made (core.readout.clip_facts).
+        p = clip_facts.clip_projection(self.document, self.index, keep)
+        text = p.text
+        self.tokens.setText(f"Projected copy: {len(text):,} characters, <b>{p.tokens:,} tokens</b> "
+                            f"(the original: {p.original_tokens:,}; saves {p.saves:,})")
         self.body.setPlainText(text[:PREVIEW_CHARS] + ("\n…" if len(text) > PREVIEW_CHARS else ""))
 
 

@@ -10,6 +10,7 @@ from foldscope.app import dialogs
 from foldscope.app.qt import QLabel, QMessageBox, Qt
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
+from foldscope.core.readout.clip_facts import clip_projection
 from foldscope.core.readout.document import build_document
 from tests.app.conftest import MODALS
 
@@ -57,5 +58,5 @@ def test_clip_dialog_shows_the_projected_body_and_its_tokens(qtbot):
     dialog.spin.setValue(1100)
     assert dialog.slider.value() == 1100
     assert "characters omitted here" in dialog.body.toPlainText()
-    text, tokens = dialogs.projected(demo.message(index), index, 1100)
-    assert f"{tokens:,} tokens" in dialog.tokens.text()
+    projection = clip_projection(demo, index, 1100)
+    assert f"{projection.tokens:,} tokens" in dialog.tokens.text()

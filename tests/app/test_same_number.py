@@ -266,3 +266,32 @@ def test_after_apply_fold_the_gui_shows_what_inspect_of_the_same_fold_written_by
     assert figure(rf"predicted {N} tokens", status) == written["next_predicted"]
     assert figure(rf"estimate {N}", status) == written["view_size"]["estimate"]
     assert figure(rf"free {N}", status) == written["context_window"]["free"]
+
+
+def test_the_clip_dialog_shows_a_results_tokens_and_its_copys_as_the_lists_and_the_inspector_do(qtbot, window):
+    # Issue 41, finding 5: the clip dialog said a result was 26,412 tokens where the table and the inspector said 28,280
+    # (its text counted alone), and projected a copy of 6,476 that came out 6,991.
+    from foldscope.app import dialogs
+    from foldscope.app.models.messages import TOKENS
+    from foldscope.core.actions.commands import Clip
+
+    path = CORPUS_DEV / "claude_code" / "session-196820da.jsonl"
+    if not path.exists():
+        pytest.skip("the dev corpus is not here")
+    doc = opened(window, qtbot, path)
+    results = [i for i in doc.view_position if doc.message(i).kind == "action_response"]
+    index = max(results, key=lambda i: doc.chars[i])
+    table = int(window.record_model.index(index, TOKENS).data().replace(",", ""))
+    window.inspector.show_message(index)
+    assert figure(rf"{N} tokens", window.inspector.header.text()) == table
+    dialog = dialogs.ClipDialog(doc, index)
+    qtbot.addWidget(dialog)
+    keep = 2_000
+    dialog.spin.setValue(keep)
+    intro = next(label.text() for label in dialog.findChildren(type(dialog.tokens)) if "the whole result" in label.text())
+    assert figure(rf"the whole result is {N} tokens", intro) == table == doc.tokens[index]
+    projected = figure(rf"{N} tokens", dialog.tokens.text())
+    assert window.session_actions.editor.do(Clip(index, keep), f"clip of #{index}").success
+    copy = len(doc.session.record) - 1
+    assert doc.message(copy).clipped_from == doc.message(index).id
+    assert projected == doc.tokens[copy] == int(window.record_model.index(copy, TOKENS).data().replace(",", ""))
