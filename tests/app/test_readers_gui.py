@@ -10,7 +10,7 @@ import pytest
 
 from foldscope.app import dialogs
 from tests.core.formats.test_claude_code_children import _session_with_subagents
-from tests.paths import CORPUS, CORPUS_DEV
+from tests.paths import CORPUS_DEV, corpus_glob
 
 
 def _open(qtbot, window, path, **kwargs) -> None:
@@ -20,7 +20,7 @@ def _open(qtbot, window, path, **kwargs) -> None:
 
 
 def _log(name: str) -> Path:
-    found = sorted(CORPUS.glob(f"*/inspect/{name}"))
+    found = corpus_glob(f"inspect/{name}")
     if not found:
         pytest.skip("no Inspect AI logs in the corpus")
     return found[0]

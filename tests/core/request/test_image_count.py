@@ -99,9 +99,9 @@ def test_an_inspect_image_counts_by_its_models_provider_from_its_attachment(tmp_
     import pytest
 
     from foldscope.core.formats import load_session
-    from tests.paths import CORPUS
+    from tests.paths import corpus_glob
 
-    found = sorted(CORPUS.glob("*/inspect/log_read_sample.json"))
+    found = corpus_glob("inspect/log_read_sample.json")
     if not found:
         pytest.skip("no Inspect log in the corpus")
     document = json.loads(found[0].read_bytes())
