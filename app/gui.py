@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from foldscope.core.cli.options import add_policy_flags, add_window_flag, policy_choice
+from foldscope.core.cli.output import Parser
 
 SCREENSHOT_SIZE = (1600, 1000)
 # The window's side tabs, as --tab names them (their titles, lower case); tests/app/test_gui_flags.py holds the
@@ -18,7 +19,7 @@ SIDE_TABS = ("inspector", "request", "composition", "library", "cost")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="foldscope", description="Open a session in the foldscope window.")
+    parser = Parser(prog="foldscope", description="Open a session in the foldscope window.")
     parser.add_argument("file", nargs="?", help="a session file (default: the bundled demo session)")
     parser.add_argument("--screenshot", metavar="PNG", help="render the window with FILE loaded to PNG and exit")
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")

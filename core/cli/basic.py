@@ -234,6 +234,11 @@ def run_count(args) -> dict[str, Any]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        from foldscope.core.formats import looks_like
+
+        looks = looks_like(data[:4096])
+        if looks is not None:
+            raise ReadError(name, "", f"{looks}, not a text file") from None
         raise ReadError(name, f"byte {exc.start}", "not UTF-8 text") from None
     return {"file": name, "tokens": count_text(text), "characters": len(text)}
 

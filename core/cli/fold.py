@@ -11,6 +11,11 @@ from foldscope.core.request.estimators import ADR, ESTIMATORS
 from foldscope.core.request.measure import Measure, refused
 
 
+# Where an action's indices come from: said in each action's --help.
+INDEX_HELP = ("its index in the full record, as `foldscope view FILE --record` lists it (`foldscope view FILE` lists "
+              "the active view's)")
+
+
 def register(subparsers) -> None:
     fold = subparsers.add_parser("fold", help="fold a session's view under a ceiling: the passes, their records, the view after")
     _file(fold)
@@ -23,30 +28,32 @@ def register(subparsers) -> None:
 
     read = subparsers.add_parser("read-result", help="characters of an original tool result, by its index in the full record")
     _file(read)
-    read.add_argument("--index", type=int, required=True, metavar="N")
-    read.add_argument("--offset", type=int, default=0, metavar="O")
-    read.add_argument("--limit", type=int, default=16_000, metavar="L")
+    read.add_argument("--index", type=int, required=True, metavar="N", help=f"the tool result: {INDEX_HELP}")
+    read.add_argument("--offset", type=int, default=0, metavar="O", help="the first character to read (default 0)")
+    read.add_argument("--limit", type=int, default=16_000, metavar="L", help="at most this many characters (default 16,000)")
     read.add_argument("--result-max", type=int, metavar="N", help="tool_result_max_chars: a read returns at most this many")
     read.set_defaults(run=run_read_result, format=_format_read)
 
     restore = subparsers.add_parser("restore", help="bring messages back into the view by index, writing -o OUT")
     _file(restore, output=True)
-    restore.add_argument("--index", type=int, nargs="+", required=True, metavar="N", help="indices, or two with --range")
+    restore.add_argument("--index", type=int, nargs="+", required=True, metavar="N",
+                         help=f"the messages, each by {INDEX_HELP}; or the first and last with --range")
     restore.add_argument("--range", action="store_true", help="restore every index from the first to the second")
     restore.add_argument("--ceiling", type=int, metavar="N", help="admit a clipped original only if the view fits under N")
     restore.set_defaults(run=run_restore, format=_format_action)
 
     clip = subparsers.add_parser("clip", help="clip a tool result by hand to KEEP characters per body, writing -o OUT")
     _file(clip, output=True)
-    clip.add_argument("--index", type=int, required=True, metavar="N")
-    clip.add_argument("--keep", type=int, required=True, metavar="KEEP")
+    clip.add_argument("--index", type=int, required=True, metavar="N", help=f"the tool result: {INDEX_HELP}")
+    clip.add_argument("--keep", type=int, required=True, metavar="KEEP", help="characters kept of each body")
     clip.add_argument("--into-view", action="store_true",
                       help="clip a result out of the active view into it (with its call): the request grows")
     clip.set_defaults(run=run_clip, format=_format_action)
 
     evict = subparsers.add_parser("evict", help="take messages out of the view by index, writing -o OUT")
     _file(evict, output=True)
-    evict.add_argument("--index", type=int, nargs="+", required=True, metavar="N")
+    evict.add_argument("--index", type=int, nargs="+", required=True, metavar="N",
+                       help=f"the messages, each by {INDEX_HELP}")
     evict.set_defaults(run=run_evict, format=_format_action)
 
 

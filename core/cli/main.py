@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from foldscope.core.cli.output import json_safe, terminal_safe
+from foldscope.core.cli.output import Parser, json_safe, terminal_safe
 from foldscope.core.model import collector
 from foldscope.core.model.session import LibraryError, ReadError
 
@@ -32,6 +32,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.sessions",  # sessions
     "foldscope.core.cli.statusline",  # statusline, follow
     "foldscope.core.cli.tune",  # tune
+    "foldscope.core.cli.view",  # view
 ]
 # Which module registers each subcommand, so that running one imports and builds only its own
 # module's parsers (start-up time is a target: replay alone pulls in multiprocessing). A name
@@ -56,6 +57,7 @@ COMMANDS = {
     "sessions": "foldscope.core.cli.sessions",
     "statusline": "foldscope.core.cli.statusline",
     "tune": "foldscope.core.cli.tune",
+    "view": "foldscope.core.cli.view",
 }
 
 
@@ -64,7 +66,7 @@ class UsageError(Exception):
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="foldscope", description="Inspect the context window of LLM agent sessions.")
+    parser = Parser(prog="foldscope", description="Inspect the context window of LLM agent sessions.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in modules:
         importlib.import_module(name).register(subparsers)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import re
+import sys
+from typing import NoReturn
 
 # C0 controls but newline and tab, DEL, C1 controls (a lone 0x9b is CSI to some terminals), and the
 # bidirectional overrides that make text read in another order than it is stored.
@@ -33,3 +36,12 @@ _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def json_safe(document: str) -> str:
     """A JSON text with every character a terminal would act on written as its \\u escape (U+009B as \\u009b)."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose refusal is one line, as every other error is (`foldscope requests: the following
+    arguments are required: FILE (foldscope requests --help)`), not the usage block and then the reason."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {terminal_safe(message)} ({self.prog} --help)", file=sys.stderr)
+        sys.exit(2)

@@ -72,8 +72,51 @@ def detect_format(path: str | Path) -> str:
             claimed = False  # a head no sniff expected claims nothing; the refusal below names the problem
         if claimed:
             return spec.name
+    looks = looks_like(head)
+    if looks is not None:
+        raise ReadError(str(path), "", f"{looks}, not a session file")
     _refuse_unreadable_json(path, head)
     raise ReadError(str(path), "", f"not a session file foldscope can read (formats: {', '.join(formats())})")
+
+
+# The first bytes of files a user may pass by mistake, and what to call them (checked only after no reader claims
+# the file: an Inspect AI .eval log is a zip archive its reader claims first).
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"), (b"%PDF-", "a PDF document"), (b"PK\x03\x04", "a zip archive"),
+    (b"\x1f\x8b", "a gzip-compressed file"), (b"BZh", "a bzip2-compressed file"), (b"\xfd7zXZ\x00", "an xz-compressed file"),
+    (b"(\xb5/\xfd", "a zstd-compressed file"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+    (b"SQLite format 3\x00", "an SQLite database (a foldscope library is opened with --db)"),
+    (b"\x7fELF", "a program (ELF executable)"), (b"MZ", "a Windows program"), (b"\xca\xfe\xba\xbe", "a Mach-O program"),
+    (b"\xcf\xfa\xed\xfe", "a Mach-O program"), (b"OggS", "an Ogg audio or video file"), (b"fLaC", "a FLAC audio file"),
+    (b"ID3", "an MP3 audio file"), (b"\x00\x00\x01\x00", "an icon image"), (b"BM", "a BMP image"),
+    (b"PAR1", "a Parquet file"), (b"\xd0\xcf\x11\xe0", "an old Microsoft Office document"),
+)
+
+
+def looks_like(head: bytes) -> str | None:
+    """What a file that is no session looks like by its first bytes ("a PNG image"), None when it is not a known
+    binary format."""
+    binary = b"\x00" in head[:512] or not _utf8(head[:512])
+    for magic, name in _MAGIC:
+        # a short signature names the file only when it is not text ("BM..." may begin a note)
+        if head.startswith(magic) and (len(magic) >= 4 or binary):
+            return name
+    if head[:4] == b"RIFF" and head[8:12] in (b"WEBP", b"WAVE", b"AVI "):
+        return {b"WEBP": "a WebP image", b"WAVE": "a WAV audio file", b"AVI ": "an AVI video"}[head[8:12]]
+    if head[4:8] == b"ftyp":
+        return "an MP4 or QuickTime video (or HEIC image)"
+    if head[257:262] == b"ustar":
+        return "a tar archive"
+    return None
+
+
+def _utf8(head: bytes) -> bool:
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 4  # a character cut by the window is still text
+    return True
 
 
 def _refuse_unreadable_json(path: Path, head: bytes) -> None:

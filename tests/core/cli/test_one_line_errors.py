@@ -1,0 +1,63 @@
+"""A refused command line is one line on stderr, as every other error; a known binary file is named for what it is."""
+
+from __future__ import annotations
+
+import pytest
+
+from foldscope.core.cli.main import main
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["requests"], "required: FILE"),
+    (["requests", "x.jsonl", "--ceiling"], "--ceiling: expected one argument"),
+    (["replay", "x.jsonl", "--strategy", "nope"], "'nope' is not one of"),
+    (["library", "remove"], "required: ID"),
+    (["fold", "x.jsonl", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+    (["nope-not-a-command", "--json"], "invalid choice: 'nope-not-a-command'"),
+])
+def test_an_argument_error_is_one_line_naming_the_command_and_the_problem(argv, words, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert err.count("\n") == 1 and err.startswith("foldscope"), err
+    assert words in err and "usage:" not in err
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
+
+
+@pytest.mark.parametrize("command", ["inspect", "requests", "view", "report", "cache"])
+def test_a_png_given_as_file_is_named_a_png_image_not_a_session_file(tmp_path, capsys, command):
+    path = tmp_path / "shot.png"
+    path.write_bytes(PNG)
+    extra = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    assert main([command, str(path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err == f"foldscope: {path}: a PNG image, not a session file\n"
+
+
+@pytest.mark.parametrize("head, name", [
+    (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "a PDF document"), (b"\xff\xd8\xff\xe0\x00\x10JFIF", "a JPEG image"),
+    (b"SQLite format 3\x00" + bytes(100), "an SQLite database"), (b"\x1f\x8b\x08\x00" + bytes(20), "a gzip"),
+])
+def test_other_known_binaries_are_named_too(tmp_path, capsys, head, name):
+    path = tmp_path / "f.bin"
+    path.write_bytes(head + bytes(range(256)))
+    assert main(["inspect", str(path)]) == 2
+    assert name in capsys.readouterr().err
+
+
+def test_text_that_begins_like_a_short_signature_is_not_called_a_binary(tmp_path, capsys):
+    path = tmp_path / "notes.txt"
+    path.write_text("BM is where the notes begin\nand go on\n", encoding="utf-8")
+    assert main(["inspect", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "not a session file foldscope can read" in err and "BMP" not in err
+
+
+def test_count_names_a_png_rather_than_a_byte_offset(tmp_path, capsys):
+    path = tmp_path / "shot.png"
+    path.write_bytes(PNG)
+    assert main(["count", str(path)]) == 2
+    assert capsys.readouterr().err == f"foldscope: {path}: a PNG image, not a text file\n"
