@@ -10,7 +10,6 @@ from foldscope.core.model.session import ReadError, Session
 from foldscope.core.request.estimators import ADR, ESTIMATORS
 from foldscope.core.request.measure import Measure, refused
 
-
 # Where an action's indices come from: said in each action's --help.
 INDEX_HELP = ("its index in the full record, as `foldscope view FILE --record` lists it (`foldscope view FILE` lists "
               "the active view's)")
