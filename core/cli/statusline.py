@@ -150,6 +150,8 @@ def _paint(text: str, code: str, colour: bool) -> str:
 
 def _duration(seconds: float) -> str:
     seconds = max(0, int(seconds))
+    if seconds >= 2 * 86400:
+        return f"{seconds // 86400}d"
     if seconds >= 3600:
         return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
     return f"{seconds // 60}:{seconds % 60:02d}"
@@ -210,8 +212,9 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
     if cache:
         cause = cause_words(cache)
         odd = cache.get("cause") in ("rewrite", "expired", "provider", "unexplained")
-        parts.append(f"cache read {cache['read']:,} write {cache['write']:,} "
-                     f"{_paint(terminal_safe(cause), '33' if odd else '2', colour)} · {expiry_words(cache, now)}")
+        wrote = f"write {cache['write']:,} {_paint(terminal_safe(cause), '33' if odd else '2', colour)}" \
+            if cache["write"] else "no write"
+        parts.append(f"cache read {cache['read']:,} {wrote} · {expiry_words(cache, now)}")
     cost = figures.get("cost") or {}
     if cost.get("bill_usd") is not None:
         wasted = cost.get("waste_usd")
@@ -278,6 +281,7 @@ def run_follow(args: Any) -> int:
     engine = None
     size = -1
     polls = 0
+    said = ""  # the last problem printed: a file still missing is said once, not at every look
     try:
         while args.polls is None or polls < args.polls:
             polls += 1
@@ -290,9 +294,12 @@ def run_follow(args: Any) -> int:
                         engine = StatusEngine(args.file, profile)
                     size = now_size
                     _say(render(engine.update(), time.time(), colour, args.lines))
+                    said = ""
             except Exception as exc:  # the pane keeps following: one plain line, and the next look starts afresh
                 engine, size = None, -1
-                _say(f"foldscope: {_short(exc)}")
+                if f"foldscope: {_short(exc)}" != said:
+                    said = f"foldscope: {_short(exc)}"
+                    _say(said)
             if args.polls is None or polls < args.polls:
                 time.sleep(args.interval)
     except KeyboardInterrupt:

@@ -311,3 +311,16 @@ def test_an_unchanged_file_is_shown_without_importing_the_measure_or_qt(tmp_path
     printed, imported = done.stdout.splitlines()
     assert printed.startswith("█") or "next " in printed
     assert imported == "[]"
+
+
+def test_follow_line_says_a_missing_file_once_and_keeps_looking(tmp_path, capsys):
+    assert cli.main(["follow", str(tmp_path / "gone.jsonl"), "--line", "--polls", "3", "--interval", "0"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("foldscope: ") and "gone.jsonl" in out[0]
+
+
+def test_a_request_that_wrote_nothing_says_so_once():
+    shown = {"requests": 1, "next": {"size": 10, "size_name": "predicted input", "estimate": 10, "agent": [],
+                                     "policy": [], "reached": []},
+             "cache": {"read": 500, "write": 0, "cause": None, "causes": {}}, "cost": {}}
+    assert statusline.render(shown, 0) == "next 10 · cache read 500 no write · nothing cached"

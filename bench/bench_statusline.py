@@ -1,0 +1,77 @@
+"""The status line's cost per run, against a bare interpreter's start-up (issue 46's targets).
+
+Builds a Claude Code file of 1,000 requests (tests.core.live_sessions), runs `foldscope statusline` on it as Claude
+Code does (a fresh process, the JSON object on stdin, its state in a private cache folder): once cold, then after
+each of STEPS appended lines (the median is the target: within 3x `python -c pass` and under 150 ms), then on the
+unchanged file; and once cold on a file of 10,000 messages (the target: under 3 s). Prints each median, its ratio
+to the bare start-up and whether each target is met.
+
+    .venv/bin/python bench/bench_statusline.py [REQUESTS] [MESSAGES]   (default 1000 10000)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.core.live_sessions (foldscope itself is installed)
+
+from tests.core.live_sessions import append, assistant, rounds, user  # noqa: E402
+
+STEPS = 9
+SCRIPT = Path(sys.executable).parent / "foldscope"
+
+
+def timed(argv: list[str], stdin: str = "", env: dict | None = None) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env)
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{argv} exited {done.returncode}: {done.stderr}")
+    return took, done.stdout
+
+
+def statusline(path: Path, env: dict) -> tuple[float, str]:
+    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "foldscope.app.main"]
+    return timed([*command, "statusline", "--no-color"], json.dumps({"transcript_path": str(path)}), env)
+
+
+def main(requests: int, messages: int) -> None:
+    bare = statistics.median(timed([sys.executable, "-c", "pass"])[0] for _ in range(STEPS))
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "FOLDSCOPE_CACHE": str(Path(tmp) / "cache")}
+        path = Path(tmp) / "live.jsonl"
+        append(path, rounds(0, requests))
+        cold, line = statusline(path, env)
+        grown = []
+        for k in range(STEPS):  # one new line per run: a user line, then the assistant's (a new request)
+            n = requests + k // 2
+            append(path, [user(n, f"question {n}: " + "word " * 40) if k % 2 == 0
+                          else assistant(n, f"answer {n}: " + "reply " * 60, 3_000 + 200 * n)])
+            grown.append(statusline(path, env)[0])
+        kept = statistics.median(statusline(path, env)[0] for _ in range(STEPS))
+        big = Path(tmp) / "big.jsonl"
+        append(big, rounds(0, messages // 2))
+        first_big, _ = statusline(big, env)
+    median = statistics.median(grown)
+    print(f"bare `python -c pass`: {bare * 1000:.0f} ms (median of {STEPS})")
+    print(f"{requests:,} requests, cold: {cold * 1000:.0f} ms")
+    print(f"{requests:,} requests, after one new line: median {median * 1000:.0f} ms = {median / bare:.1f}x bare "
+          f"(target 3x and 150 ms: {'met' if median <= 3 * bare and median < 0.150 else 'NOT met'}); "
+          f"runs {', '.join(f'{t * 1000:.0f}' for t in grown)}")
+    print(f"{requests:,} requests, file unchanged: median {kept * 1000:.0f} ms = {kept / bare:.1f}x bare "
+          f"({'within' if kept <= 3 * bare and kept < 0.150 else 'NOT within'} 3x and 150 ms)")
+    print(f"{messages:,} messages, first run: {first_big:.2f} s (target 3 s: {'met' if first_big < 3 else 'NOT met'})")
+    print(f"line: {line.strip()}")
+
+
+if __name__ == "__main__":
+    args = [int(a) for a in sys.argv[1:]]
+    main(*(args + [1000, 10000][len(args):]))
