@@ -29,7 +29,7 @@ from foldscope.app.worker import Task, run_task
 from foldscope.core.readout.cache_lane import LEGEND, gap_rows, lane_rows, lane_rows_of, lane_sentence
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.trace_facts import rule_label, rule_names
-from foldscope.core.readout.words import counted, counted_words
+from foldscope.core.readout.words import counted, scaled_words
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
 PLOT_MIN = 32  # the fewest pixels the plot keeps at the timeline's minimum height, its cache lane tight below it
@@ -640,7 +640,7 @@ class Timeline(QWidget):
             tip = (
                 f"request {slot}: {counted(len(r.view), 'message')}, predicted {r.predicted:,} tokens, reported input "
                 f"{reported}" + (f" (difference {r.difference()})" if r.reported_input else "")
-                + f"; estimate {r.estimate:,} ({counted_words(r.counted, r.unseen_head)} × scale {r.scale:.3f}){share}"
+                + f"; estimate {r.estimate:,} ({scaled_words(r.counted, r.unseen_head, r.scale)}){share}"
             )
             row = self.lane.row_at(slot)
             if row is not None and self.lane.shown():

@@ -25,3 +25,9 @@ def counted_words(count: int, unseen_head: int = 0) -> str:
     """A request's count as every screen words it: foldscope's own count of what the file holds, then the unseen
     head apart (estimated from reported input, never folded into "counted")."""
     return f"{count:,} counted" + (f" + an unseen head of {unseen_head:,}" if unseen_head else "")
+
+
+def scaled_words(count: int, unseen_head: int, scale: float) -> str:
+    """How an estimate is made, as the screens word it: "(C counted + an unseen head of H) × scale S"."""
+    said = counted_words(count, unseen_head)
+    return f"{f'({said})' if unseen_head else said} × scale {scale:.3f}"

@@ -295,3 +295,25 @@ def test_the_clip_dialog_shows_a_results_tokens_and_its_copys_as_the_lists_and_t
     copy = len(doc.session.record) - 1
     assert doc.message(copy).clipped_from == doc.message(index).id
     assert projected == doc.tokens[copy] == int(window.record_model.index(copy, TOKENS).data().replace(",", ""))
+
+
+def test_the_report_shows_the_largest_requests_figures_as_requests_and_composition_do(capsys, tmp_path):
+    # The report is a screen too: its composition of the largest request names the predicted input, the count, the
+    # unseen head of that request, the estimate and the free window as `requests` and `composition` give them.
+    path = CORPUS_DEV / "claude_code" / "session-196820da.jsonl"
+    if not path.exists():
+        pytest.skip("the dev corpus is not here")
+    out = tmp_path / "r.html"
+    assert cli.main(["report", str(path), "-o", str(out)]) == 0
+    capsys.readouterr()
+    page = out.read_text(encoding="utf-8")
+    intro = re.search(r"<p>The largest request, <b>request (\d+)</b>:(.*?)</p>", page)
+    assert intro
+    k, said = int(intro.group(1)), intro.group(2)
+    row = cli_json(capsys, "requests", path, "--json")["requests"][k]
+    composed = cli_json(capsys, "composition", path, "--json", "--at-request", str(k))
+    assert figure(rf"{N} counted", said) == row["counted"] == composed["counted"]
+    assert figure(rf"unseen head of {N}", said) == row["unseen_head"] == composed["unseen_head"]
+    assert figure(rf"estimate {N}", said) == row["estimate"] == composed["estimate"]
+    assert figure(rf"predicted input {N}", said) == row["predicted"] == composed["predicted"]
+    assert figure(rf"{N} of the", said) == composed["free"] == composed["window"] - row["predicted"]
