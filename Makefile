@@ -6,7 +6,11 @@ STAMP := $(VENV)/.installed
 # mypy resolves foldscope.* through a link named foldscope to the project's root (the root is the package).
 TYPEPATH := $(VENV)/typecheck
 
-.PHONY: run test check bench soak mutate screenshots clean
+.PHONY: run install test check bench soak mutate screenshots clean
+# `make run FILE=path/to/session.jsonl` opens that file (the bundled demo session when FILE is not given).
+FILE ?=
+# `make install` links the command here: the scripts folder of the user's Python (~/.local/bin on Linux).
+USER_BIN ?= $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_path('scripts', f'{__import__(\"os\").name}_user'))")
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,8 +18,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# Says where the command is and how to have it by name, then starts the window; with no display, one line on how to
+# look without one (app/display.py) instead of Qt's abort.
 run: $(STAMP)
-	$(BIN)/foldscope
+	@echo "foldscope is $(CURDIR)/$(BIN)/foldscope: \`make install\` puts it on your PATH as foldscope, or run it by that path."
+	@if $(BIN)/python -m foldscope.app.display $(FILE); then $(BIN)/foldscope $(FILE); fi
+
+# Like pipx: the command stays in its own .venv, and only a link to it goes in the user's scripts folder.
+install: $(STAMP)
+	mkdir -p "$(USER_BIN)"
+	ln -sfn "$(CURDIR)/$(BIN)/foldscope" "$(USER_BIN)/foldscope"
+	@case ":$$PATH:" in *":$(USER_BIN):"*) echo "foldscope is on your PATH: try foldscope --help";; \
+	  *) echo "$(USER_BIN) is not on your PATH: add  export PATH=\"$(USER_BIN):\$$PATH\"  to ~/.profile (or ~/.bashrc), then open a new shell";; esac
 
 # Lint, import contracts, types, and the core's tests with Qt blocked: the habits CI holds.
 check: $(STAMP)

@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from foldscope.app.display import no_display_line, no_display_reason
 from foldscope.core.cli.options import add_policy_flags, add_window_flag, policy_choice
 from foldscope.core.cli.output import Parser
 
@@ -55,9 +56,28 @@ def default_session() -> str:
 def _needs_offscreen() -> bool:
     if os.environ.get("QT_QPA_PLATFORM"):
         return False
-    if sys.platform.startswith("linux"):
-        return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    return False
+    return no_display_reason() is not None
+
+
+# What the offscreen platform says whenever a window is shown: its own limit, nothing the user can act on.
+QT_NOISE = ("This plugin does not support propagateSizeHints", "This plugin does not support raise")
+
+
+def quiet_qt_noise():
+    """Keep the platform plugin's notes off stderr (a screenshot run prints only its own lines); the rest goes to
+    the handler before (Qt's own when None). Returns that handler, for qInstallMessageHandler to put back."""
+    from foldscope.app.qt import qInstallMessageHandler
+
+    def handler(mode, context, message: str) -> None:
+        if message.startswith(QT_NOISE):
+            return
+        if before is not None:
+            before(mode, context, message)
+        else:
+            print(message, file=sys.stderr)
+
+    before = qInstallMessageHandler(handler)
+    return before
 
 
 EXIT_WAIT_MS = 10_000  # at most this long for running tasks after the window closes: never a hang
@@ -67,6 +87,9 @@ def run_gui(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.screenshot and _needs_offscreen():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    elif not args.screenshot and (reason := no_display_reason()) is not None:
+        print(no_display_line(reason, args.file), file=sys.stderr)  # before Qt, which would abort or hide the window
+        return 2
     path = args.file or default_session()
 
     from foldscope.app.qt import QApplication
@@ -91,7 +114,13 @@ def run_gui(argv: list[str]) -> int:
     window = MainWindow(settings=settings, db=args.db, policy=policy)
     window.set_theme(args.theme or settings.theme() or "system", remember=False)
     if args.screenshot:
-        return screenshot(app, window, path, args.screenshot, args.size, args.tab, first_step=args.first_step)
+        from foldscope.app.qt import qInstallMessageHandler
+
+        before = quiet_qt_noise()
+        try:
+            return screenshot(app, window, path, args.screenshot, args.size, args.tab, first_step=args.first_step)
+        finally:
+            qInstallMessageHandler(before)
     window.show()
     if args.follow:
         def follow_once(document) -> None:
@@ -120,7 +149,9 @@ def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENS
     from foldscope.app.worker import pool
 
     outcome: dict[str, str] = {}
-    window.resize(*size)
+    from foldscope.app.qt import QSize
+
+    window.lay_out(QSize(*size))  # as a first start on a screen of that size lays it out
     window.load_failed.connect(lambda line: outcome.setdefault("error", line))
     # Replace the modal dialog: a screenshot run must never wait for a click.
     dialogs.error_dialog = lambda parent, title, text: None

@@ -29,6 +29,7 @@ from PySide6.QtCore import (
     QUrl,
     Signal,
     Slot,
+    qInstallMessageHandler,
 )
 from PySide6.QtGui import (
     QAction,
@@ -100,7 +101,7 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid as qt_object_alive  # whether a Qt object's C++ side still exists
 
-__all__ = [name for name in dir() if name[0].isupper()] + ["qt_object_alive"]
+__all__ = [name for name in dir() if name[0].isupper()] + ["qt_object_alive", "qInstallMessageHandler"]
 
 
 def might_be_rich_text(text: str) -> bool:

@@ -25,7 +25,7 @@ from foldscope.app.panels.request import RequestPanel
 from foldscope.app.panels.status import StatusLine, status_parts, status_text, status_tooltip
 from foldscope.app.panels.timeline import Timeline
 from foldscope.app.panels.warnings_bar import WarningsBar
-from foldscope.app.panels.window_map import WindowMap
+from foldscope.app.panels.window_map import LEGEND_FROM, WindowMap
 from foldscope.app.qt import (
     QAction,
     QActionGroup,
@@ -35,6 +35,8 @@ from foldscope.app.qt import (
     QDropEvent,
     QKeySequence,
     QMainWindow,
+    QRect,
+    QSize,
     QSplitter,
     Qt,
     QTabWidget,
@@ -56,6 +58,10 @@ from foldscope.core.readout.fold_facts import FoldRow, fold_rows
 from foldscope.core.readout.marks_facts import cache_marks
 from foldscope.core.readout.words import counted
 from foldscope.core.request.trace import build_trace
+
+
+FIRST_SIZE = (1600, 1000)  # the first window on a screen that has room for it
+FRAME = (0, 40)  # what the window manager's frame and title bar take around the window, allowed for when sizing
 
 
 def error_line(path: str, exc: BaseException) -> str:
@@ -330,9 +336,13 @@ class MainWindow(QMainWindow):
             dock.hide()
         self.folds_dock.show()
         self.folds_dock.raise_()
+        self.lay_out(self.first_size())
+
+    def lay_out(self, size: QSize) -> None:
+        """The window at `size` with the splitters at their first sizes for it."""
+        self.resize(size)
         for splitter, sizes in self._splitter_defaults().items():
             splitter.setSizes(sizes)
-        self.resize(1600, 1000)
 
     # -- following a live session and sharing a report ------------------------------------
 
@@ -466,7 +476,8 @@ class MainWindow(QMainWindow):
         if geometry is not None:
             self.restoreGeometry(geometry)
         else:
-            self.resize(1600, 1000)
+            self.resize(self.first_size())
+            self.move(self.available_geometry().topLeft())
         state = self.settings.state("window/state")
         if state is not None:
             self.restoreState(state)  # docks where the user left them
@@ -481,8 +492,25 @@ class MainWindow(QMainWindow):
     def _splitters(self) -> dict[str, QSplitter]:
         return {"splitter/main": self.main_splitter, "splitter/lists": self.lists_splitter, "splitter/top": self.top_splitter}
 
+    def available_geometry(self) -> QRect:
+        """The part of the window's screen (the primary one before it is shown) that panels and docks may cover."""
+        screen = self.screen() or QApplication.primaryScreen()
+        return screen.availableGeometry() if screen is not None else QRect(0, 0, *FIRST_SIZE)
+
+    def first_size(self) -> QSize:
+        """The size foldscope first opens at: FIRST_SIZE, or the screen's free part less the frame when smaller."""
+        free = self.available_geometry()
+        return QSize(min(FIRST_SIZE[0], free.width() - FRAME[0]), min(FIRST_SIZE[1], free.height() - FRAME[1]))
+
     def _splitter_defaults(self) -> dict[QSplitter, list[int]]:
-        return {self.main_splitter: [1000, 600], self.lists_splitter: [500, 500], self.top_splitter: [170, 150, 664]}
+        # On a short screen the timeline and the map keep what they need to be read (the map its legend) and the
+        # lists and side tabs get the rest; on a tall one the timeline grows.
+        width, height = self.width(), self.height()
+        timeline = 170 if height >= 900 else 140
+        rest = max(height - timeline - LEGEND_FROM - 200, 300)
+        side = max(560, width * 2 // 5)
+        return {self.main_splitter: [width - side, side], self.lists_splitter: [500, 500],
+                self.top_splitter: [timeline, LEGEND_FROM, rest]}
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel_loading()

@@ -129,6 +129,7 @@ class FoldPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + 4)  # no rows: the header only
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -167,8 +168,8 @@ class FoldPanel(QWidget):
         self.explained.setVisible(bool(self.explained.text()))
 
     def fitting_height(self, max_rows: int) -> int:
-        """The height that shows the heading, the header and up to `max_rows` rows (at least one)."""
-        rows = min(max(self.model.rowCount(), 1), max_rows)
+        """The height that shows the heading, the header and up to `max_rows` rows."""
+        rows = min(self.model.rowCount(), max_rows)  # none: the heading says so, and the lists above get the room
         table = self.table
         extra = self.explained.sizeHint().height() if self.explained.text() else 0
         return (self.heading.sizeHint().height() + extra + table.horizontalHeader().sizeHint().height()
