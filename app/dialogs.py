@@ -182,6 +182,24 @@ def show_peek(parent: QWidget, title: str, body: str) -> None:
     dialog.show()
 
 
+def show_text(parent: QWidget, title: str, text: str, markdown: bool = False) -> QDialog:
+    """foldscope's own text (help, never session text) in a window of its own, not modal; `markdown` renders it."""
+    dialog = QDialog(parent)
+    dialog.setWindowTitle(title)
+    browser = QTextBrowser()
+    browser.setOpenLinks(False)
+    if markdown:
+        browser.setMarkdown(text)
+    else:
+        browser.setPlainText(text)
+        browser.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
+    QVBoxLayout(dialog).addWidget(browser)
+    dialog.resize(760, 560)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.show()
+    return dialog
+
+
 # -- clipping by hand ----------------------------------------------------------------------
 
 PREVIEW_CHARS = 20_000  # the projected body shown is cut here; its tokens are always counted whole

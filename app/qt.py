@@ -32,6 +32,7 @@ from PySide6.QtCore import (
     qInstallMessageHandler,
 )
 from PySide6.QtGui import (
+    QDesktopServices,
     QAction,
     QActionGroup,
     QBrush,
@@ -77,6 +78,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMainWindow,
     QMenu,
+    QMenuBar,
     QMessageBox,
     QPlainTextEdit,
     QProgressBar,

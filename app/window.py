@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from foldscope.app import dialogs
+from foldscope.app import help_menu as help_menu_text
 from foldscope.app.follow import LiveFollow
 from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
@@ -23,7 +24,7 @@ from foldscope.app.panels.library_money import open_at_request
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
 from foldscope.app.panels.status import StatusLine, status_parts, status_text, status_tooltip
-from foldscope.app.panels.timeline import Timeline
+from foldscope.app.panels.timeline import NO_SESSION_HINT, STEP_KEYS, Timeline
 from foldscope.app.panels.warnings_bar import WarningsBar
 from foldscope.app.panels.window_map import LEGEND_FROM, WindowMap
 from foldscope.app.qt import (
@@ -51,6 +52,7 @@ from foldscope.app.settings import WindowSettings
 from foldscope.app.theme import THEMES, apply_theme, follow_system_theme
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Task, run_task
+from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.document import Document, is_note
@@ -159,6 +161,7 @@ class MainWindow(QMainWindow):
         self.cost_panel.library_db = lambda: self.db  # the Cost panel's library view counts this library
         self.cost_panel.library.request_chosen.connect(lambda path, k: open_at_request(self, path, k))
         self.side_tabs.addTab(self.cost_panel, "Cost")
+        self.side_tabs.setCurrentWidget(self.composition_panel)  # the README's first step: what fills the window
         self.side_tabs.currentChanged.connect(self._side_tab_changed)
         self._select_after_load: int | None = None
 
@@ -232,7 +235,7 @@ class MainWindow(QMainWindow):
     # -- building -------------------------------------------------------------------------
 
     def _build_status_bar(self) -> None:
-        self.status_label = StatusLine("No session open")  # the parts that fit, the estimate first; all in the tooltip
+        self.status_label = StatusLine(NO_SESSION_HINT)  # the parts that fit, the estimate first; all in the tooltip
         self.busy = BusyBar()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
@@ -246,6 +249,8 @@ class MainWindow(QMainWindow):
         self._rebuild_recent_menu()
         add_action(file_menu, self, "Open &Agent Session…", "Ctrl+Alt+O", self.open_agent_session,
                    "The Claude Code, Codex, pi, Gemini CLI and Qwen Code sessions on this machine, newest first")
+        add_action(file_menu, self, "Open the &Demo Session", None, lambda: self.open_path(demo_path()),
+                   "The session that ships with foldscope: a fold, a clipped copy and cache marks to look at")
         self.subagent_action = add_action(file_menu, self, "Open S&ubagent of the Selected Call", None, self.open_subagent,
                                           "The child session a Task (agent) call started, or the compaction summariser's call")
         self.subagent_action.setEnabled(False)
@@ -298,11 +303,11 @@ class MainWindow(QMainWindow):
         go_menu = bar.addMenu("&Go")
         timeline = self.timeline
         for text, key, slot in (
-            ("&Previous request", "Alt+Left", lambda: timeline.step_to(timeline.current - 1)),
-            ("&Next request", "Alt+Right", lambda: timeline.step_to(timeline.current + 1)),
-            ("Previous &fold", "Alt+Shift+Left", lambda: timeline.step_fold(-1)),
-            ("Next f&old", "Alt+Shift+Right", lambda: timeline.step_fold(1)),
-            ("&Now (the active view)", "Alt+End", lambda: timeline.step_to(timeline.slots() - 1)),
+            ("&Previous request", STEP_KEYS["previous"], lambda: timeline.step_to(timeline.current - 1)),
+            ("&Next request", STEP_KEYS["next"], lambda: timeline.step_to(timeline.current + 1)),
+            ("Previous &fold", STEP_KEYS["previous fold"], lambda: timeline.step_fold(-1)),
+            ("Next f&old", STEP_KEYS["next fold"], lambda: timeline.step_fold(1)),
+            ("&Now (the active view)", STEP_KEYS["now"], lambda: timeline.step_to(timeline.slots() - 1)),
         ):
             add_action(go_menu, self, text, key, slot)
 
@@ -314,6 +319,17 @@ class MainWindow(QMainWindow):
         add_action(lab_menu, self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
         add_action(lab_menu, self, "&Tune a policy…", None, self.open_tune,
                    "sweep policies over a folder of sessions and name the cheapest safe one")
+
+        help_menu = bar.addMenu("&Help")
+        add_action(help_menu, self, "&Keyboard Shortcuts", "F1",
+                   lambda: dialogs.show_text(self, "Keyboard shortcuts", help_menu_text.shortcuts_text(self.menuBar())))
+        add_action(help_menu, self, "Your &First Five Minutes", None,
+                   lambda: dialogs.show_text(self, "Your first five minutes", help_menu_text.first_minutes_text(),
+                                             markdown=True), "The README's walk through a first session")
+        add_action(help_menu, self, "The &Documentation Folder", None, lambda: help_menu_text.open_docs(self),
+                   str(help_menu_text.DOCS))
+        add_action(help_menu, self, "&About foldscope", None,
+                   lambda: dialogs.show_message(self, "About foldscope", help_menu_text.about_text(self.db)))
 
     def set_theme(self, name: str, remember: bool = True) -> None:
         """Light, dark, or follow the system (and its switches while the window is open); `remember` keeps it."""
@@ -868,7 +884,7 @@ class MainWindow(QMainWindow):
     def _refresh_headings(self) -> None:
         doc = self.document
         if doc is None:
-            self.status_label.setText("No session open")
+            self.status_label.setText(NO_SESSION_HINT)
             return
         if not doc.counted:  # the first step of a load: characters only, and saying so
             out = doc.record_size - doc.view_size

@@ -61,6 +61,16 @@ def spaced(lefts: Sequence[float], widths: Sequence[float], gap: float = 6.0) ->
     return chosen
 
 
+# The Go menu's keys (app/window.py builds it from these) and the hint the header shows for them: one set, said alike.
+STEP_KEYS = {"previous": "Alt+Left", "next": "Alt+Right", "previous fold": "Alt+Shift+Left",
+             "next fold": "Alt+Shift+Right", "now": "Alt+End"}
+KEY_HINT = "Alt+←/→ step, Alt+Shift+←/→ previous/next fold"
+# What the window says with no session open: what to do, with the keys (the File menu's).
+NO_SESSION_HINT = ("No session open: File > Open… (Ctrl+O) a session file, File > Open Agent Session… (Ctrl+Alt+O) "
+                   "one of the agent sessions on this machine, File > Open the Demo Session, "
+                   "or drop a file here")
+
+
 @dataclass(frozen=True)
 class BranchSeries:
     """A what-if drawn beside the original: the original's estimates (and now), and the branch's from `start` on."""
@@ -295,7 +305,8 @@ class Timeline(QWidget):
             return
         if doc is None or not doc.requests:
             painter.setPen(muted_colour())
-            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No requests recorded in this session")
+            painter.drawText(self.rect().adjusted(12, 20, -12, 0), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                             NO_SESSION_HINT if doc is None else "No requests recorded in this session")
             return
         plot = self._plot()
         shown = 0 <= self.current < self.slots()
@@ -536,11 +547,15 @@ class Timeline(QWidget):
         for name, y in heights:
             label = rule_label(rules, name)
             # Rules close together: each label starts after the one it would cover.
-            x = max([plot.left() + 4] + [right + 10 for _, right, base in taken if abs(base - (y - 3)) < 12])
-            width = painter.fontMetrics().horizontalAdvance(label)
+            metrics = painter.fontMetrics()
+            # Above its line, unless that would reach the heading over the plot: then under it.
+            below = y - 3 - metrics.ascent() - 1 < plot.top()
+            base = y + metrics.ascent() + 2 if below else y - 3
+            x = max([plot.left() + 4] + [right + 10 for _, right, b in taken if abs(b - base) < 12])
+            width = metrics.horizontalAdvance(label)
             painter.setPen(QPen(rule_colour(name), 1.5))
-            self._label_on_box(painter, QPointF(x, y - 3), label, width, bottom=y - 1)  # the rule's own line stays
-            taken.append((x, x + width, y - 3))
+            self._label_on_box(painter, QPointF(x, base), label, width, bottom=None if below else y - 1)  # the rule's own line stays
+            taken.append((x, x + width, base))
         return taken
 
     def _label_on_box(self, painter: QPainter, at: QPointF, label: str, width: float, bottom: float | None = None) -> None:
@@ -578,7 +593,7 @@ class Timeline(QWidget):
         assert doc is not None
         painter.setPen(text)
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
-        legend = f"Showing {current}   ·   bars: predicted input   ·   dots: reported input   ·   ←/→ step, P/N previous/next fold"
+        legend = f"Showing {current}   ·   bars: predicted input   ·   dots: reported input   ·   {KEY_HINT}"
         if self.branch is not None:
             legend = (f"What-if from request {self.branch.start}   ·   orange line: the what-if's estimates, replayed   ·   "
                       "outlined bars: the original's")

@@ -1,0 +1,121 @@
+"""Issue 45, a newcomer's first hour: no display said before Qt, a first window that fits the screen, the Help menu,
+the window with no session saying what to do, and a screenshot run that prints nothing of Qt's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from foldscope.app import help_menu
+from foldscope.app.display import no_display_reason
+from foldscope.app.panels.window_map import LEGEND_FROM
+from foldscope.app.qt import QAction, QApplication, QDesktopServices, QRect
+from foldscope.app.window import FIRST_SIZE, FRAME, MainWindow
+from foldscope.core.formats.demo import demo_path
+
+
+def actions_of(window: MainWindow, menu_title: str) -> dict[str, QAction]:
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == menu_title)
+    return {a.text().replace("&", ""): a for a in menu.actions() if not a.isSeparator()}
+
+
+def test_no_display_is_told_from_the_environment_before_qt():
+    assert no_display_reason({}, "linux") == "DISPLAY and WAYLAND_DISPLAY are unset"
+    assert no_display_reason({"DISPLAY": ":0"}, "linux") is None
+    assert no_display_reason({"WAYLAND_DISPLAY": "wayland-0"}, "linux") is None
+    assert "offscreen" in no_display_reason({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}, "linux")
+    assert no_display_reason({"QT_QPA_PLATFORM": "xcb"}, "linux") is None  # the user's own choice is Qt's to try
+    assert no_display_reason({}, "darwin") is None
+
+
+def test_without_a_display_the_gui_says_so_in_one_line_and_makes_no_window(monkeypatch, capsys):
+    from foldscope.app import gui, window
+
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(window, "MainWindow", lambda *a, **k: pytest.fail("a window was made without a display"))
+    assert gui.run_gui([str(demo_path())]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("foldscope: no display")
+    assert "--screenshot out.png" in err and "foldscope report" in err and str(demo_path()) in err
+
+
+def test_make_run_checks_the_display_with_the_same_rule(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    headless = subprocess.run([sys.executable, "-m", "foldscope.app.display", "s.jsonl"], env=env, capture_output=True,
+                              text=True, timeout=60)
+    shown = subprocess.run([sys.executable, "-m", "foldscope.app.display"], env={**env, "DISPLAY": ":0"},
+                           capture_output=True, text=True, timeout=60)
+    if sys.platform.startswith("linux"):
+        assert headless.returncode == 1 and headless.stderr.startswith("foldscope: no display") and "s.jsonl" in headless.stderr
+    assert shown.returncode == 0 and shown.stderr == ""
+
+
+@pytest.mark.parametrize("screen, expected", [((1366, 768), (1366 - FRAME[0], 768 - FRAME[1])), ((2560, 1440), FIRST_SIZE)])
+def test_the_first_window_and_reset_layout_fit_the_screens_free_part(qtbot, settings, tmp_path, monkeypatch, screen, expected):
+    monkeypatch.setattr(MainWindow, "available_geometry", lambda self: QRect(0, 0, *screen))
+    window = MainWindow(settings=settings, db=str(tmp_path / "lib.db"))
+    qtbot.addWidget(window)
+    assert window.size().toTuple() == expected
+    window.show()
+    qtbot.waitExposed(window)
+    window.resize(500, 400)
+    actions_of(window, "View")["Reset layout"].trigger()
+    qtbot.waitUntil(lambda: window.size().toTuple() == expected)
+    QApplication.processEvents()
+    assert window.window_map.height() >= LEGEND_FROM  # the map keeps its legend
+    assert window.timeline.height() >= 140
+
+
+def test_the_help_menu_lists_the_keys_the_first_five_minutes_the_docs_and_about(qtbot, window, monkeypatch):
+    from foldscope.app import dialogs
+
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(dialogs, "show_text", lambda parent, title, text, markdown=False: shown.append((title, text)))
+    monkeypatch.setattr(dialogs, "show_message", lambda parent, title, text: shown.append((title, text)))
+    opened: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    helps = actions_of(window, "Help")
+    helps["Keyboard Shortcuts"].trigger()
+    keys = shown[-1][1]
+    for action in actions_of(window, "Go").values():  # every key of the menus, with its action's name
+        assert f"{action.shortcut().toString()}" in keys and action.text().replace("&", "") in keys
+    helps["Your First Five Minutes"].trigger()
+    readme = help_menu.README.read_text(encoding="utf-8")
+    assert shown[-1][1].startswith("1. **Open your newest session.**") and shown[-1][1] in readme
+    assert "## " not in shown[-1][1]  # the section alone
+    helps["The Documentation Folder"].trigger()
+    assert opened == [str(help_menu.DOCS)] and (help_menu.DOCS / "architecture.md").is_file()
+    helps["About foldscope"].trigger()
+    about = shown[-1][1]
+    assert "foldscope 0." in about and "ADR-0130" in about and "ADR-0127" in about and window.db in about
+
+
+def test_with_no_session_the_window_says_what_to_do_with_the_keys_it_names(window):
+    status = window.status_label.full_text()
+    files = actions_of(window, "File")
+    for name in ("Open…", "Open Agent Session…"):
+        assert f"{name} ({files[name].shortcut().toString()})" in status
+    assert "Open the Demo Session" in status and "Open the Demo Session" in files
+    assert window.side_tabs.currentWidget() is window.composition_panel  # the README's first step
+
+
+def test_the_timeline_header_and_the_go_menu_give_the_same_keys(window):
+    from foldscope.app.panels.timeline import KEY_HINT
+
+    go = {a.text().replace("&", ""): a.shortcut().toString() for a in actions_of(window, "Go").values()}
+    arrows = lambda keys: keys.replace("Left", "←").replace("Right", "→")  # noqa: E731 - as the header writes them
+    assert f"{arrows(go['Previous request'])}/→ step" in KEY_HINT and go["Next request"] == "Alt+Right"
+    assert f"{arrows(go['Previous fold'])}/→ previous/next fold" in KEY_HINT and go["Next fold"] == "Alt+Shift+Right"
+
+
+def test_a_screenshot_run_prints_nothing_of_qts(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "FOLDSCOPE_DB": str(tmp_path / "lib.db")}
+    run = subprocess.run([sys.executable, "-m", "foldscope.app.main", "--screenshot", str(tmp_path / "s.png"),
+                          "--size", "800x600", str(demo_path())], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
