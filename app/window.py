@@ -310,6 +310,11 @@ class MainWindow(QMainWindow):
             ("&Now (the active view)", STEP_KEYS["now"], lambda: timeline.step_to(timeline.slots() - 1)),
         ):
             add_action(go_menu, self, text, key, slot)
+        go_menu.addSeparator()
+        self.back_action = add_action(go_menu, self, "&Back to the Parent Session", "Alt+Up", self.go_back,
+                                      "The session a subagent was opened from, at the call that started it")
+        self.history: list[tuple[str, int]] = []  # (path, message index) of each session a subagent was opened from
+        self.back_action.setEnabled(False)
 
         bar.addMenu(actions.actions_menu)
         actions.actions_menu.addSeparator()
@@ -571,12 +576,44 @@ class MainWindow(QMainWindow):
                      if mid in (child.extras.get("parent_call"), child.extras.get("compaction_note"))), None)
 
     def open_subagent_at(self, index: int) -> bool:
-        """Open the child session the row at `index` started (Enter or a double-click on it); False when none."""
+        """Open the child session the row at `index` started (Enter or a double-click on it), its filters cleared, with
+        Go > Back to the session that started it; False when none."""
         child = self.child_started_by(index)
         if child is None:
             return False
-        self.open_path(child.source)
+        doc = self.document
+        assert doc is not None  # child_started_by found the child in it
+        history = [*self.history, (doc.path, index)]
+        if self.open_path(child.source) is not None:
+            self._set_history(history)
+            self.clear_filters()
+            self.statusBar().showMessage(f"Opened the session message {index} started; Go > Back to "
+                                         f"{Path(doc.path).name} ({self.back_action.shortcut().toString()})", 15_000)
         return True
+
+    def go_back(self) -> Task | None:
+        """Go > Back: the session a subagent was opened from, at the message that started it."""
+        if not self.history:
+            return None
+        *rest, (path, index) = self.history
+        task = self.open_path(path, select=index)
+        if task is not None:
+            self._set_history(rest)
+            self.clear_filters()
+        return task
+
+    def _set_history(self, history: list[tuple[str, int]]) -> None:
+        self.history = history
+        self.back_action.setEnabled(bool(history))
+        where = f"Back to {Path(history[-1][0]).name}, at message {history[-1][1]}" if history else "Back"
+        self.back_action.setToolTip(where)
+        self.back_action.setStatusTip(where)
+
+    def clear_filters(self) -> None:
+        """Both lists show every row again: a filter chosen for one session means nothing in another."""
+        for messages in (self.record_list, self.view_list):
+            messages.text_filter.clear()
+            messages.kind_filter.setCurrentIndex(0)
 
     def open_path(self, path: str | Path, select: int | None = None, sample: str | None = None) -> Task | None:
         """Load a session file in the worker (asking first about unsaved changes); then select `select`.
@@ -590,6 +627,7 @@ class MainWindow(QMainWindow):
                 sample = dialogs.choose_sample(self, str(path), samples)
                 if sample is None:
                     return None
+        self._set_history([])  # another session: Back starts again (open_subagent_at and go_back set it after)
         self.cancel_loading()
         self._storing = None
         self._select_after_load = select

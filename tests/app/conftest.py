@@ -115,7 +115,7 @@ MODAL_ANSWERS = {"ask_unsaved": "discard"}
 MODALS = ("error_dialog", "show_message", "show_refusal", "ask_unsaved", "ask_recover", "ask_keep_last", "ask_span",
           "ask_clip_length", "ask_clip_into_view", "save_path_dialog", "open_session_path", "profile_dialog", "show_peek", "choose_folder",
           "choose_sample", "ask_agent_session", "choose_library_path", "fresh_library_path", "confirm_remove",
-          "report_path_dialog")
+          "report_path_dialog", "show_text")
 
 
 @pytest.fixture(autouse=True)

@@ -119,3 +119,36 @@ def test_a_screenshot_run_prints_nothing_of_qts(tmp_path):
                           "--size", "800x600", str(demo_path())], env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""
+
+
+def test_a_subagent_opens_with_its_filters_cleared_and_back_returns_to_the_call_that_started_it(qtbot, window, tmp_path):
+    """Issue 45: the subagent replaced its parent with no way back and kept the parent's filter ("0 of 79 shown")."""
+    from pathlib import Path
+
+    from tests.core.formats.test_claude_code_children import _session_with_subagents
+
+    path = _session_with_subagents(tmp_path)
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None)
+    back = window.back_action
+    assert not back.isEnabled()
+    session = window.document.session
+    child = next(c for c in session.children if c.extras["child_kind"] == "subagent")
+    call = session.record.index_of(child.extras["parent_call"])
+    window.view_list.text_filter.setText("no message holds this text")
+    window.record_list.kind_filter.setCurrentIndex(2)
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        assert window.open_subagent_at(call)
+    qtbot.waitUntil(lambda: window.task is None)
+    assert Path(window.document.path) == Path(child.source)
+    for messages in (window.record_list, window.view_list):
+        assert not messages.text_filter.text() and messages.kind_filter.currentIndex() == 0
+        assert messages.filter.rowCount() == messages.model.rowCount() > 0
+    assert back.isEnabled() and Path(path).name in back.toolTip()
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        back.trigger()
+    qtbot.waitUntil(lambda: window.task is None)
+    assert Path(window.document.path) == Path(path)
+    assert window.inspector.index == call and window.record_list.selected_index() == call
+    assert not back.isEnabled()
