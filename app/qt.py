@@ -32,11 +32,11 @@ from PySide6.QtCore import (
     qInstallMessageHandler,
 )
 from PySide6.QtGui import (
-    QDesktopServices,
     QAction,
     QActionGroup,
     QBrush,
     QColor,
+    QDesktopServices,
     QDragEnterEvent,
     QDropEvent,
     QFont,

@@ -61,7 +61,6 @@ from foldscope.core.readout.marks_facts import cache_marks
 from foldscope.core.readout.words import counted
 from foldscope.core.request.trace import build_trace
 
-
 FIRST_SIZE = (1600, 1000)  # the first window on a screen that has room for it
 FRAME = (0, 40)  # what the window manager's frame and title bar take around the window, allowed for when sizing
 
