@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.cli.words import plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import KINDS, ReadError, Session
 from foldscope.core.readout.free_window import free_window
@@ -181,8 +182,9 @@ def file_samples(file: str, format_name: str, samples: Callable[[Path], list[dic
 
 def format_inspect(result: dict[str, Any]) -> str:
     if "samples" in result and "by_kind" not in result:
-        rows = [f"{result['file']}: Inspect AI log, {len(result['samples'])} samples (open one with --sample ID[:EPOCH])"]
-        rows += [f"  {s['name']}: {s['requests']} requests, {s['messages']} messages" for s in result["samples"]]
+        rows = [f"{result['file']}: Inspect AI log, {plural(len(result['samples']), 'sample')} (open one with --sample ID[:EPOCH])"]
+        rows += [f"  {s['name']}: {plural(s['requests'], 'request')}, {plural(s['messages'], 'message')}"
+                 for s in result["samples"]]
         return "\n".join(rows)
     kinds = ", ".join(f"{n} {kind}" for kind, n in result["by_kind"].items())
     policy = result["policy"]

@@ -34,6 +34,7 @@ def register(subparsers) -> None:
                         help="the request: its index, the largest, or now (the next, from the active view); default the last")
     parser.add_argument("--top", metavar="N", type=int, default=10, help="how many of the largest things to list (default 10)")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_composition, format=format_composition)
 
@@ -67,7 +68,7 @@ def run_composition(args) -> dict[str, Any]:
     if args.top is not None and args.top < 0:
         raise UsageError("--top: must be 0 or more")
     choice = policy_choice(args)  # flags are checked before the file is read
-    session = read_session(args.file, getattr(args, "input_format", None))
+    session = read_session(args.file, getattr(args, "input_format", None), args.sample)
     measure = measure_for(session, choice, threads=args.threads)
     k = pick_request(args.at_request, measure.trace.rows, session.source)
     limits = agent_limits(session, measure.policy)

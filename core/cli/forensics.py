@@ -20,24 +20,25 @@ def register(subparsers) -> None:
         p = subparsers.add_parser(name, help=f"{what} (a session, or every session in a folder)")
         p.add_argument("path", metavar="FILE|DIR")
         p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
+        p.add_argument("--sample", metavar="ID[:EPOCH]", help="for one file: the sample of an Inspect AI log to read")
         p.add_argument("--json", action="store_true", help="print JSON")
         p.set_defaults(run=run, format=fmt)
 
 
-def cache_file(path: str) -> dict[str, Any]:
+def cache_file(path: str, sample: str | None = None) -> dict[str, Any]:
     """One session's cache report as plain data (a process pool carries it)."""
     from foldscope.core.cli.options import read_session
     from foldscope.core.forensics.across import cache_of
 
-    return cache_of(read_session(path))
+    return cache_of(read_session(path, sample=sample))
 
 
-def compactions_file(path: str) -> dict[str, Any]:
+def compactions_file(path: str, sample: str | None = None) -> dict[str, Any]:
     """One session's compaction reports as plain data."""
     from foldscope.core.cli.options import read_session
     from foldscope.core.forensics.compactions import compaction_report
 
-    session = read_session(path)
+    session = read_session(path, sample=sample)
     return compaction_report(session, session_policy(session)).as_dict()
 
 
@@ -49,13 +50,15 @@ def run_compactions(args) -> Any:
     return _run(args, compactions_file, _compactions_row, _compactions_totals)
 
 
-def _run(args, one: Callable[[str], dict[str, Any]], row: Callable[[dict[str, Any]], dict[str, Any]],
+def _run(args, one: Callable[..., dict[str, Any]], row: Callable[[dict[str, Any]], dict[str, Any]],
          total: Callable[[list[dict[str, Any]]], dict[str, Any]]) -> Any:
     from foldscope.core.cli.main import UsageError
 
     path = Path(args.path)
     if not path.is_dir():
-        return one(str(path))
+        return one(str(path), args.sample)
+    if args.sample is not None:
+        raise UsageError(f"--sample: for one file; {path} is a folder")
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
         raise UsageError(f"{path}: the folder holds no files")

@@ -28,6 +28,7 @@ def register(subparsers) -> None:
     parser.add_argument("--replay", action="store_true", help="add the replay lab's comparison of strategies")
     add_list(parser, "--strategy", list(STRATEGIES), "S", "the strategies --replay compares (default: all)")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
+    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
     parser.add_argument("--json", action="store_true", help="print what was written as JSON")
     parser.set_defaults(run=run_report, format=format_report)
 
@@ -41,7 +42,7 @@ def run_report(args) -> dict[str, Any]:
     if strategies and not args.replay:
         raise UsageError("--strategy chooses what --replay compares: add --replay")
     choice = policy_choice(args)  # flags are checked before the file is read
-    session = read_session(args.file, getattr(args, "input_format", None))
+    session = read_session(args.file, getattr(args, "input_format", None), args.sample)
     measure = measure_for(session, choice, threads=args.threads)
     try:
         data = write_report(session, args.output, measure=measure,
