@@ -211,17 +211,24 @@ def walked(window, qtbot, slot: int | None) -> dict[str, dict[str, int]]:
     return seen
 
 
-def test_each_named_quantity_has_one_value_on_every_screen_at_three_requests(qtbot, window, capsys):
+@pytest.mark.parametrize("name", ["claude_code", "compacted"])
+def test_each_named_quantity_has_one_value_on_every_screen_at_three_requests(qtbot, window, capsys, tmp_path, name):
     # Issue 41, finding 5: the status bar's "free 104,222" (from the predicted input) beside the Composition's "98,060
     # free" (from the estimate); finding 6: `counted` that was the report back-filled, beside a count without it.
-    path = FILES["claude_code"]
+    # "compacted": a Claude Code file compacted before its last request, so each stretch carries its own unseen head.
+    from tests.core.forensics.traces import write_claude_code_continued
+
+    compacted = name == "compacted"
+    path = write_claude_code_continued(tmp_path) if compacted else FILES[name]
     if not path.exists():
         pytest.skip("the dev corpus is not here")
     doc = opened(window, qtbot, path)
     rows = cli_json(capsys, "requests", path, "--json")["requests"]
     inspect = cli_json(capsys, "inspect", path, "--json")
+    heads = set()
     for slot in (0, len(rows) // 2, None):
         seen = walked(window, qtbot, slot)
+        heads.add(seen["unseen head"]["request panel"])
         at = "now" if slot is None else str(slot)
         composed = cli_json(capsys, "composition", path, "--json", "--at-request", at)
         cli = {"predicted input": composed["predicted"], "estimate": composed["estimate"], "counted": composed["counted"],
@@ -234,13 +241,14 @@ def test_each_named_quantity_has_one_value_on_every_screen_at_three_requests(qtb
             row = rows[slot]
             cli_now = {"predicted input": row["predicted"], "estimate": row["estimate"], "counted": row["counted"],
                        "unseen head": row["unseen_head"], "reported input": row["reported_input"]}
-        for name, places in seen.items():
-            places = {**places, "composition --json": cli.get(name), "inspect / requests --json": cli_now.get(name)}
+        for quantity, places in seen.items():
+            places = {**places, "composition --json": cli.get(quantity), "inspect / requests --json": cli_now.get(quantity)}
             values = {v for v in places.values() if v is not None}
-            assert len(values) == 1, (at, name, places)
+            assert len(values) == 1, (at, quantity, places)
         assert seen["free"]["composition"] == seen["window"]["composition"] - seen["predicted input"]["composition"], at
-        assert seen["unseen head"]["request panel"] == doc.measure.request_parts(slot).unseen_head if slot is not None \
-            else doc.unseen_head
+        head = doc.measure.request_parts(slot).unseen_head if slot is not None else doc.unseen_head
+        assert seen["unseen head"]["request panel"] == head > 0, at
+    assert len(heads) == (2 if compacted else 1)  # the stretch before the compaction and the one after
 
 
 def test_after_apply_fold_the_gui_shows_what_inspect_of_the_same_fold_written_by_the_cli_shows(qtbot, window, capsys,
