@@ -90,7 +90,7 @@ def run_statusline(args: Any) -> int:
                 return 0
             path, hooked = stdin["transcript_path"], True
         profile = args.profile or os.environ.get(ENV_PROFILE) or None
-        figures = status_figures(path, profile)
+        figures = status_figures(path, profile, detach=hooked)
         if args.json:
             print(json.dumps(figures, indent=2, ensure_ascii=True))
         else:
@@ -114,32 +114,100 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def status_figures(path: str, profile: str | None = None, folder: Path | None = None) -> dict[str, Any]:
+def status_figures(path: str, profile: str | None = None, folder: Path | None = None,
+                   detach: bool = False) -> dict[str, Any]:
     """The figures for the file now: from the kept JSON when the file has not changed, else from the kept engine
-    reading only what the file gained, else from a fresh read. `figures["_run"]` says which, and the bytes read."""
+    reading only what the file gained, else from a fresh read. `figures["_run"]` says which, and the bytes read.
+    With `detach` the reading is done by a child in a session of its own (see _detached)."""
+    folder = folder or _folder()
+    kept = _kept(path, profile, folder)
+    if kept is not None:
+        return kept
+    if detach and hasattr(os, "fork"):
+        return _detached(path, profile, folder)
+    return _update(path, profile, folder)
+
+
+def _kept(path: str, profile: str | None, folder: Path) -> dict[str, Any] | None:
     from foldscope.core.readout.status import load_figures
 
-    folder = folder or _folder()
     st = os.stat(path)
     kept, snap = load_figures(folder, path, profile)
     if kept is not None and snap is not None and st.st_size == snap.size and snap.same_file(st, path):
         return {**kept, "_run": {"how": "kept", "bytes_read": 0}}
-    from foldscope.core.readout.status import StatusEngine
+    return None
 
-    engine = None
-    if snap is not None and snap.same_file(st, path):
-        engine = StatusEngine.load(folder, path, profile)
-        if engine is not None and engine.follower.bytes_read != snap.read_to:
-            engine = None
-    how = "grown" if engine is not None else "read"
-    if engine is None:
-        engine = StatusEngine(path, profile)
-    figures = engine.update()
+
+def _update(path: str, profile: str | None, folder: Path) -> dict[str, Any]:
+    """Read what the file gained under the session's lock: runs that overlap (Claude Code starts one every 300 ms
+    while a response streams) wait for the one reading, then show what it kept instead of reading it again."""
+    from foldscope.core.model.folders import make_private_folder
+    from foldscope.core.readout.status import StatusEngine, load_figures, state_paths
+
+    make_private_folder(folder)
+    lock = open(state_paths(folder, path)[0].with_suffix(".lock"), "a+b")
     try:
-        engine.save(folder, figures)
-    except OSError:
-        pass  # a cache folder that cannot be written costs the next run a full read, never this one's line
-    return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read}}
+        try:
+            import fcntl
+
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        except ImportError:
+            pass  # no POSIX locks (Windows): overlapping runs each read, and the last to save wins
+        kept = _kept(path, profile, folder)
+        if kept is not None:
+            return kept
+        st = os.stat(path)
+        _, snap = load_figures(folder, path, profile)
+        engine = None
+        if snap is not None and snap.same_file(st, path):
+            engine = StatusEngine.load(folder, path, profile)
+            if engine is not None and engine.follower.bytes_read != snap.read_to:
+                engine = None
+        how = "grown" if engine is not None else "read"
+        if engine is None:
+            engine = StatusEngine(path, profile)
+        figures = engine.update()
+        try:
+            engine.save(folder, figures)
+        except OSError:
+            pass  # a cache folder that cannot be written costs the next run a full read, never this one's line
+        return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read}}
+    finally:
+        lock.close()
+
+
+def _detached(path: str, profile: str | None, folder: Path) -> dict[str, Any]:
+    """Read in a child of its own session and wait for its figures. Claude Code cancels a status line still running
+    when the next update comes: the parent dies, the child finishes and keeps what it read, so the next run starts
+    from there instead of from scratch. The child holds none of the parent's standard streams (so nothing waits
+    on it) and ends with os._exit (none of the parent's exit handlers run twice)."""
+    down, up = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.close(down)
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            try:
+                data = json.dumps(_update(path, profile, folder))
+            except Exception as exc:
+                data = json.dumps({"_error": _short(exc)})
+            with os.fdopen(up, "wb") as handle:
+                handle.write(data.encode())
+        except BaseException:
+            pass
+        finally:
+            os._exit(0)
+    os.close(up)
+    with os.fdopen(down, "rb") as handle:
+        answer = handle.read()
+    os.waitpid(pid, 0)
+    result = json.loads(answer or b'{"_error": "the reading child ended without an answer"}')
+    if "_error" in result:
+        raise RuntimeError(result["_error"])
+    return result
 
 
 # --- the line -------------------------------------------------------------------------------------------------

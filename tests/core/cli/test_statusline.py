@@ -324,3 +324,35 @@ def test_a_request_that_wrote_nothing_says_so_once():
                                      "policy": [], "reached": []},
              "cache": {"read": 500, "write": 0, "cause": None, "causes": {}}, "cost": {}}
     assert statusline.render(shown, 0) == "next 10 · cache read 500 no write · nothing cached"
+
+
+@needs_dev
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the reading child is forked (POSIX)")
+def test_a_run_cancelled_while_reading_still_keeps_what_it_read(tmp_path, capsys):
+    """Claude Code cancels a status line still running when the next update comes: the reading goes on in a child
+    of its own session, so the next run starts from what it kept, not from scratch."""
+    import time
+
+    copy = tmp_path / "live.jsonl"
+    copy.write_bytes(SESSION.read_bytes())
+    cache = tmp_path / "cache"
+    run = subprocess.Popen([sys.executable, "-m", "foldscope.app.main", "statusline"], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env={**os.environ, "FOLDSCOPE_CACHE": str(cache)})
+    assert run.stdin is not None
+    run.stdin.write(json.dumps(stdin_object(copy)).encode())
+    run.stdin.close()
+    deadline = time.monotonic() + 60
+    while not list((cache / "statusline").glob("*.lock")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    run.kill()  # cancelled while the child reads
+    run.wait()
+    state = None
+    while time.monotonic() < deadline:
+        found = list((cache / "statusline").glob("*.json"))
+        if found:
+            state = json.loads(found[0].read_text())
+            break
+        time.sleep(0.05)
+    assert state is not None and state["snapshot"]["read_to"] == copy.stat().st_size
+    assert figures(copy, capsys)["_run"] == {"how": "kept", "bytes_read": 0}
