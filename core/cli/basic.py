@@ -56,6 +56,7 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
     record's, are not tokenised twice; `threads` is the Counter's (2: its new text in one batch). `counter`: one
     to count with (seeded from the library's memo for a reopened session), else a new one.
     """
+    from foldscope.core.forensics.usage import session_facts
     from foldscope.core.model import pricing
     from foldscope.core.model.launch import session_policy
     from foldscope.core.readout.agent_limits import context_window
@@ -108,6 +109,7 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
             "result_max_chars": policy.tool_result_max_chars, "caching": policy.caching, "from": policy.source,
         },
         "warnings": list(session.warnings),
+        "session": session_facts(session).as_dict(),
         **_usage_parts(session),
     }
 
@@ -200,6 +202,13 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]
+    facts = result.get("session") or {}
+    if facts.get("start") is not None:
+        from foldscope.core.readout.cost_facts import duration
+
+        version = f", {facts['agent']} {facts['agent_version']}" if facts.get("agent_version") else ""
+        lines.insert(1, f"ran {_utc(facts['start'])} to {_utc(facts['end'])} UTC ({duration(facts['duration_s'])})"
+                        f" in {facts['project']}{version}")
     window = result.get("context_window")
     if window:
         note = f"; {window['note']}" if window.get("note") else ""
@@ -259,3 +268,9 @@ def run_export(args) -> dict[str, Any]:
 
 def _thousands(value: int | None, absent: str = "-") -> str:
     return f"{value:,}" if value is not None else absent
+
+
+def _utc(at: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M")

@@ -32,6 +32,7 @@ COMMAND_MODULES = [
     "foldscope.core.cli.sessions",  # sessions
     "foldscope.core.cli.statusline",  # statusline, follow
     "foldscope.core.cli.tune",  # tune
+    "foldscope.core.cli.usage",  # usage
     "foldscope.core.cli.view",  # view
 ]
 # Which module registers each subcommand, so that running one imports and builds only its own
@@ -57,6 +58,7 @@ COMMANDS = {
     "sessions": "foldscope.core.cli.sessions",
     "statusline": "foldscope.core.cli.statusline",
     "tune": "foldscope.core.cli.tune",
+    "usage": "foldscope.core.cli.usage",
     "view": "foldscope.core.cli.view",
 }
 

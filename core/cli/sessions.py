@@ -24,6 +24,16 @@ def _when(at: float | None) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M") if at is not None else "-"
 
 
+def _end(start: float | None, end: float | None) -> str:
+    """The end's time of day, with its date when it is another day than the start's."""
+    if end is None:
+        return "-"
+    day = datetime.fromtimestamp(end, UTC)
+    if start is not None and datetime.fromtimestamp(start, UTC).date() != day.date():
+        return day.strftime("%m-%d %H:%M")
+    return day.strftime("%H:%M")
+
+
 def _size(n: int) -> str:
     size = float(n)
     for unit in ("B", "kB", "MB"):
@@ -49,12 +59,12 @@ def format_sessions(result: dict[str, Any]) -> str:
     if not rows:
         folders = ", ".join(f"{a}: {p}" for a, p in result["folders"].items())
         return f"no agent sessions found (looked in {folders})"
-    lines = [f"{'agent':<12} {'start (UTC)':<16} {'size':>9} {'requests':>8} {'cost':>9}  {'model':<28} project / file"]
+    lines = [f"{'agent':<12} {'start (UTC)':<16} {'end':<11} {'size':>9} {'requests':>8} {'cost':>9}  {'model':<28} project / file"]
     for r in rows:
         cost = _cost(r["cost_usd"])
         requests = "-" if r["requests"] is None else f"{r['requests']:,}"
         tail = r["project"] + ("  (" + r["problem"] + ")" if r["problem"] else "")
-        lines.append(f"{r['agent']:<12} {_when(r['start']):<16} {_size(r['size']):>9} {requests:>8} {cost:>9}  "
+        lines.append(f"{r['agent']:<12} {_when(r['start']):<16} {_end(r['start'], r.get('end')):<11} {_size(r['size']):>9} {requests:>8} {cost:>9}  "
                      f"{(r['model'] or '-')[:28]:<28} {terminal_safe(tail)}")
         lines.append(f"{'':<12} {terminal_safe(r['path'])}")
     return "\n".join(lines)

@@ -189,6 +189,8 @@ class _Reader:
             self.session_id = value["sessionId"]
         if "cwd" not in b.extras and isinstance(value.get("cwd"), str):
             b.extras["cwd"] = value["cwd"]  # where the session ran: `foldscope sessions` shows it as the project
+        if "agent_version" not in b.extras and isinstance(value.get("version"), str):
+            b.extras["agent_version"] = value["version"]  # the Claude Code release that wrote it (the report shows it)
         if kind == "user" and self._typed_prompt(line, value):
             return
         uuid = value.get("uuid") if isinstance(value.get("uuid"), str) else None

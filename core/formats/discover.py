@@ -36,10 +36,11 @@ class Found:
     model: str | None = None
     cost_usd: float | None = None
     problem: str | None = None
+    end: float | None = None  # the last message's or request's time: with `start`, the session's wall time
 
     def as_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "path": self.path, "project": self.project, "start": self.start,
-                "size": self.size, "modified": self.mtime, "requests": self.requests, "model": self.model,
+                "end": self.end, "size": self.size, "modified": self.mtime, "requests": self.requests, "model": self.model,
                 "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "problem": self.problem}
 
 
@@ -97,8 +98,9 @@ def describe(agent: str, path: Path) -> Found:
                      problem=exc.problem)
     totals = rolled_up(session)["total"]
     times = [m.created_at for m in session.record if m.created_at is not None]
+    times += [r.at for s in (session, *session.children) for r in s.trace if r.at is not None]
     return Found(agent, str(path), project_of(agent, path, session), min(times) if times else None, stat.st_size,
-                 stat.st_mtime, totals.requests, session.model, totals.cost_usd)
+                 stat.st_mtime, totals.requests, session.model, totals.cost_usd, end=max(times) if times else None)
 
 
 def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = None,

@@ -40,17 +40,23 @@ def totals_of(requests: Iterable[Request], model: str | None) -> Totals:
     out = Totals()
     for r in requests:
         u = r.usage
-        cost: float | None = 0.0
         if u is not None:
-            prices = pricing.resolve(r.model or model).prices
-            if prices is not None:
-                prices = prices.at(r.at)  # as in force when the request was sent
-            cost = None if prices is None else prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h,
-                                                           u.cache_write_1h, u.output)
-            out += Totals(1, u.input, u.cache_read, u.cache_write, u.output, cost)
+            out += Totals(1, u.input, u.cache_read, u.cache_write, u.output, request_cost(r, model))
         else:
             out += Totals(1)
     return out
+
+
+def request_cost(r: Request, model: str | None) -> float | None:
+    """A request's reported usage priced at its own model (else `model`) as in force when it was sent; 0 with no
+    usage, None when the model has no price."""
+    u = r.usage
+    if u is None:
+        return 0.0
+    prices = pricing.resolve(r.model or model).prices
+    if prices is None:
+        return None
+    return prices.at(r.at).cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
 
 
 def child_part(child: Session) -> str:

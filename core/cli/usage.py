@@ -1,0 +1,170 @@
+"""`foldscope usage [DIR|FILE...|--from-library]`: reported usage and cost over many sessions, by day, week,
+month, session, project, model or agent, with foldscope's wasted writes and compactions beside them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from typing import Any
+
+from foldscope.core.forensics.usage import GROUPS, WASTE_CAUSES
+
+HELP_COLUMNS = """columns:
+  sessions     sessions with a request in the row
+  requests     calls to the model (subagents' and the compaction summariser's included)
+  fresh        input tokens the provider billed at the full price (not read from or written to the cache)
+  cache read   input tokens read from the prompt cache
+  cache write  input tokens written to the prompt cache (5-minute and 1-hour lifetimes together)
+  output       output tokens
+  cost         the reported usage priced at each request's own model, as in force when it was sent (USD)
+  wasted       (foldscope) what cache writes of text that could have been read cost beyond reading it:
+               rewrite (text changed before it), expired (the cache lapsed), provider (the provider missed
+               a cached prefix), unexplained; `cache FILE` shows each request's cause
+  compactions  (foldscope) compactions and folds the row's requests carried first
+  payback      (foldscope) their modelled saving less their modelled cost (summariser and rewrite), USD
+Days and weeks (from the Monday) are UTC dates of each request's time. A model line under a row is that
+model's share of it (subagents often run another model). --plain leaves out the foldscope columns, which
+need each session counted; it reads the reported usage only."""
+
+
+def register(subparsers) -> None:
+    import argparse
+
+    p = subparsers.add_parser("usage", help="reported usage and cost over many sessions, by day, project, model ...",
+                              epilog=HELP_COLUMNS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="*", metavar="DIR|FILE", help="session files or folders (walked whole)")
+    p.add_argument("--from-library", action="store_true", help="the sessions in the library")
+    p.add_argument("--db", metavar="PATH", help="the library, with --from-library")
+    p.add_argument("--by", choices=GROUPS, default="day", help="what a row is (default: day)")
+    p.add_argument("--since", metavar="DATE", help="from this UTC date on (YYYY-MM-DD)")
+    p.add_argument("--until", metavar="DATE", help="up to this UTC date, included (YYYY-MM-DD)")
+    p.add_argument("--plain", action="store_true", help="reported usage and cost only: no counting, faster")
+    p.add_argument("--workers", type=int, metavar="N", help="processes for the foldscope columns (default: CPU count)")
+    p.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON")
+    out.add_argument("--csv", action="store_true", help="print CSV (one line a row, models apart)")
+    p.set_defaults(run=run_usage, format=format_usage)
+
+
+def run_usage(args) -> Any:
+    from foldscope.core.cli.main import UsageError
+    from foldscope.core.forensics.usage import parse_date, session_lines, summarise_usage
+
+    try:
+        since = parse_date(args.since) if args.since else None
+        until = parse_date(args.until) if args.until else None
+    except ValueError as exc:
+        raise UsageError(f"--since/--until: {exc}") from None
+    if not args.paths and not args.from_library:
+        raise UsageError("usage needs sessions: DIR, FILE... or --from-library")
+    from foldscope.core.cli.tune import library_paths
+    from foldscope.core.replay.tune import session_paths
+
+    files = session_paths(args.paths) + (library_paths(args.db) if args.from_library else [])
+    files = list(dict.fromkeys(files))
+    if not files:
+        raise UsageError(f"{', '.join(args.paths) or 'the library'}: no session files")
+    forensics = not args.plain
+    workers = max(1, min(args.workers or os.cpu_count() or 1, len(files)))
+    if forensics and workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from functools import partial
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(partial(session_lines, forensics=True), files))
+    else:
+        results = [session_lines(f, forensics) for f in files]
+    summary = summarise_usage(results, args.by, since, until, forensics)
+    if args.csv:
+        args.format = format_csv
+        args.json = False
+    return summary
+
+
+def _usd(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.4f}"
+
+
+def _when(at: float | None) -> str:
+    from datetime import UTC, datetime
+
+    return "-" if at is None else datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _cells(row: dict[str, Any], forensics: bool) -> str:
+    text = (f"{row['sessions']:>8,} {row['requests']:>9,} {row['fresh']:>13,} {row['cache_read']:>15,} "
+            f"{row['cache_write']:>13,} {row['output']:>11,} {_usd(row['cost_usd']):>11}")
+    if forensics:
+        text += f" {_usd(row['wasted_total_usd']):>10} {row['compactions']:>11,} {_usd(row['payback_net_usd']):>10}"
+    return text
+
+
+def format_usage(result: dict[str, Any]) -> str:
+    from foldscope.core.cli.output import terminal_safe
+
+    by, forensics = result["by"], result["forensics"]
+    width = 40 if by in ("session", "project") else 24
+    head = (f"{by:<{width}} {'sessions':>8} {'requests':>9} {'fresh':>13} {'cache read':>15} {'cache write':>13} "
+            f"{'output':>11} {'cost':>11}")
+    if forensics:
+        head += f" {'wasted':>10} {'compactions':>11} {'payback':>10}"
+    lines = [head]
+    for row in result["rows"]:
+        key = str(row[by])
+        shown = key if len(key) <= width else "…" + key[-(width - 1):]
+        lines.append(f"{terminal_safe(shown):<{width}} {_cells(row, forensics)}")
+        if by == "session":
+            lines.append(f"  {row['agent']}, {_when(row['start'])} to {_when(row['end'])} UTC, project "
+                         f"{terminal_safe(row['project'])}" + (f", version {row['agent_version']}"
+                                                               if row.get("agent_version") else ""))
+        if by != "model" and len(row["models"]) > 1:
+            for model, cell in row["models"].items():
+                label = f"  {model}"
+                lines.append(f"{terminal_safe(label[:width]):<{width}} {_cells(cell, forensics)}")
+    lines.append(f"{'total':<{width}} {_cells(result['total'], forensics)}")
+    total = result["total"]
+    if forensics:
+        wasted = ", ".join(f"{c} {_usd(total['wasted_usd'][c])}" for c in WASTE_CAUSES)
+        lines.append(f"wasted by cause: {wasted}")
+    notes = []
+    if total["unpriced_requests"]:
+        notes.append(f"{total['unpriced_requests']:,} requests at a model with no price (cost left out)")
+    if total["unreported_requests"]:
+        notes.append(f"{total['unreported_requests']:,} requests reported no usage (counted as requests only)")
+    if result["children_in_parents"]:
+        notes.append(f"{result['children_in_parents']:,} subagent files counted in their parent sessions")
+    span = ""
+    if result["since"] or result["until"]:
+        span = f" from {result['since'] or 'the start'} to {result['until'] or 'now'}"
+    lines.append(f"{result['sessions']:,} sessions{span}; days are UTC" + "".join(f"; {n}" for n in notes))
+    lines += [f"skipped {terminal_safe(s['error'])}" for s in result["skipped"]]
+    return "\n".join(lines)
+
+
+def format_csv(result: dict[str, Any]) -> str:
+    """One line a group and one a group's model (model column filled), then the total; session text escaped."""
+    from foldscope.core.cli.output import terminal_safe
+
+    by, forensics = result["by"], result["forensics"]
+    columns = ["sessions", "requests", "fresh", "cache_read", "cache_write", "cache_write_1h", "output", "cost_usd",
+               "unpriced_requests", "unreported_requests"]
+    if forensics:
+        columns += [f"wasted_{c}_usd" for c in WASTE_CAUSES] + ["wasted_total_usd", "compactions", "payback_net_usd"]
+    extra = ["start", "end", "project", "agent", "agent_version"] if by == "session" else []
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([by, "model", *extra, *columns])
+
+    def values(cell: dict[str, Any]) -> list[Any]:
+        flat = {**cell, **{f"wasted_{c}_usd": v for c, v in cell.get("wasted_usd", {}).items()}}
+        return [flat[c] for c in columns]
+
+    for row in result["rows"]:
+        facts = [_when(row[k]) if k in ("start", "end") else row[k] for k in extra]
+        writer.writerow([row[by], "", *facts, *values(row)])
+        for model, cell in row["models"].items():
+            writer.writerow([row[by], model, *facts, *values(cell)])
+    writer.writerow(["total", "", *([""] * len(extra)), *values(result["total"])])
+    return terminal_safe(out.getvalue().rstrip("\n"))

@@ -1,0 +1,156 @@
+"""`foldscope usage`: the dev corpus's reported usage, summed here straight from the files, grouped and priced."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from datetime import UTC, datetime
+
+import pytest
+
+from foldscope.core.cli.main import main
+
+CLAUDE = "claude_code/tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl"
+CLAUDE_CHILDREN = ("claude_code/tmp-private/agent-36541525.jsonl", "claude_code/tmp-private/agent-50243ee8.jsonl")
+CODEX = ("codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
+         "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl")
+
+
+def claude_usage(path) -> list[dict]:
+    """Each response's usage as Claude Code wrote it: lines of one message id are one response, its last usage."""
+    by_id: dict[str, dict] = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if entry.get("type") == "assistant" and isinstance(message, dict) and isinstance(message.get("usage"), dict):
+            by_id[message["id"]] = {"usage": message["usage"], "model": message.get("model"),
+                                    "day": entry["timestamp"][:10]}
+    return list(by_id.values())
+
+
+def claude_sums(responses: list[dict]) -> dict[str, int]:
+    return {"requests": len(responses),
+            "fresh": sum(r["usage"].get("input_tokens", 0) for r in responses),
+            "cache_read": sum(r["usage"].get("cache_read_input_tokens", 0) for r in responses),
+            "cache_write": sum(r["usage"].get("cache_creation_input_tokens", 0) for r in responses),
+            "output": sum(r["usage"].get("output_tokens", 0) for r in responses)}
+
+
+def codex_sums(path) -> dict[str, int]:
+    """The rollout's own running total (its last token_count event): input includes the cached part."""
+    last = None
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        payload = entry.get("payload") or {}
+        if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
+            last = payload["info"]["total_token_usage"]
+    assert last is not None
+    return {"fresh": last["input_tokens"] - last["cached_input_tokens"], "cache_read": last["cached_input_tokens"],
+            "cache_write": 0, "output": last["output_tokens"]}
+
+
+def _usage(capsys, *argv: str) -> dict:
+    assert main(["usage", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_claude_code_session_with_subagents_sums_to_its_files_reported_usage(corpus_dev, capsys):
+    responses = [r for name in (CLAUDE, *CLAUDE_CHILDREN) for r in claude_usage(corpus_dev / name)]
+    expected = claude_sums(responses)
+    out = _usage(capsys, str(corpus_dev / CLAUDE), "--by", "session", "--plain")
+    (row,) = out["rows"]
+    assert {k: row[k] for k in expected} == expected
+    # per model within the session: the subagent's other model apart, each summed from its own responses
+    by_model = defaultdict(list)
+    for r in responses:
+        by_model[r["model"].rsplit("/", 1)[-1]].append(r)
+    assert {m: {k: c[k] for k in expected} for m, c in row["models"].items()} == \
+        {m: claude_sums(rs) for m, rs in by_model.items()}
+    assert len(row["models"]) == 2
+
+
+def test_a_sessions_cost_is_the_one_inspect_totals(corpus_dev, capsys):
+    assert main(["inspect", str(corpus_dev / CLAUDE), "--json"]) == 0
+    inspected = json.loads(capsys.readouterr().out)["usage"]["total"]
+    out = _usage(capsys, str(corpus_dev / CLAUDE), "--by", "session", "--plain")
+    assert out["total"]["cost_usd"] == pytest.approx(inspected["cost_usd"], abs=1e-6)
+    assert out["total"]["requests"] == inspected["requests"]
+
+
+def test_codex_rollouts_sum_to_their_own_running_totals_and_fall_on_their_day(corpus_dev, capsys):
+    out = _usage(capsys, *(str(corpus_dev / name) for name in CODEX), "--by", "day", "--plain")
+    expected = defaultdict(int)
+    for name in CODEX:
+        for k, v in codex_sums(corpus_dev / name).items():
+            expected[k] += v
+    assert {k: out["total"][k] for k in expected} == dict(expected)
+    assert [r["day"] for r in out["rows"]] == ["2026-02-23"]
+    assert out["rows"][0]["sessions"] == 2
+
+
+def test_subagent_files_beside_their_session_are_counted_once_in_it(corpus_dev, capsys):
+    folder = _usage(capsys, str(corpus_dev / "claude_code" / "tmp-private"), "--by", "session", "--plain")
+    alone = _usage(capsys, str(corpus_dev / CLAUDE), "--by", "session", "--plain")
+    assert folder["children_in_parents"] == 2
+    assert folder["total"] == alone["total"]
+
+
+def test_days_and_dates_filter_by_each_requests_own_day(corpus_dev, capsys):
+    responses = [r for name in (CLAUDE, *CLAUDE_CHILDREN) for r in claude_usage(corpus_dev / name)]
+    days = sorted({r["day"] for r in responses})
+    out = _usage(capsys, str(corpus_dev / CLAUDE), "--by", "day", "--plain")
+    assert [r["day"] for r in out["rows"]] == days
+    for row in out["rows"]:
+        assert row["output"] == claude_sums([r for r in responses if r["day"] == row["day"]])["output"]
+    later = _usage(capsys, str(corpus_dev / CLAUDE), "--since", "2099-01-01", "--plain")
+    assert later["rows"] == [] and later["total"]["requests"] == 0
+
+
+def test_month_groups_add_up_to_the_corpus_total_and_the_foldscope_columns_are_present(corpus_dev, capsys):
+    out = _usage(capsys, str(corpus_dev / "claude_code"), str(corpus_dev / "codex"), "--by", "month")
+    assert sum(r["requests"] for r in out["rows"]) == out["total"]["requests"]
+    assert sum(r["cost_usd"] for r in out["rows"]) == pytest.approx(out["total"]["cost_usd"], abs=1e-5)
+    assert out["total"]["wasted_total_usd"] == pytest.approx(sum(out["total"]["wasted_usd"].values()), abs=1e-5)
+    # the waste is the cache report's: `cache` on one session gives the same figure
+    assert main(["cache", str(corpus_dev / "claude_code" / "session-196820da.jsonl"), "--json"]) == 0
+    by_cause = json.loads(capsys.readouterr().out)["totals"]["by_cause"]
+    one = _usage(capsys, str(corpus_dev / "claude_code" / "session-196820da.jsonl"), "--by", "session")
+    for cause, usd in one["total"]["wasted_usd"].items():
+        assert usd == pytest.approx(by_cause[cause]["waste_usd"], abs=1e-5)
+    assert one["total"]["wasted_total_usd"] > 0
+
+
+def test_csv_has_a_line_per_group_and_model_and_a_total(corpus_dev, capsys):
+    assert main(["usage", str(corpus_dev / CLAUDE), "--by", "session", "--plain", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["model"] for r in rows] == ["", "claude-sonnet-4-5-20250929", "jp.anthropic.claude-haiku-4-5-20251001-v1:0",
+                                          ""]
+    assert rows[-1]["session"] == "total"
+    assert int(rows[0]["requests"]) == int(rows[1]["requests"]) + int(rows[2]["requests"])
+    started = datetime.strptime(rows[0]["start"], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+    assert started.year == 2025
+
+
+def test_a_bad_date_or_no_sessions_is_one_line(corpus_dev, capsys):
+    assert main(["usage", str(corpus_dev / CLAUDE), "--since", "yesterday"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--since" in err
+    assert main(["usage"]) == 2
+    assert "needs sessions" in capsys.readouterr().err
+
+
+def test_inspect_and_sessions_say_when_and_where_a_session_ran(corpus_dev, capsys):
+    path = corpus_dev / CLAUDE
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    stamps = sorted(datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp()
+                    for name in (CLAUDE, *CLAUDE_CHILDREN) for e in map(json.loads, (corpus_dev / name).read_text().splitlines())
+                    if e.get("type") == "assistant")
+    assert main(["inspect", str(path), "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)["session"]
+    assert facts["start"] <= stamps[0] and facts["end"] == pytest.approx(stamps[-1], abs=1)
+    assert facts["project"] == next(e["cwd"] for e in lines if "cwd" in e)
+    assert facts["agent_version"] == next(e["version"] for e in lines if "version" in e)
+    assert main(["inspect", str(path)]) == 0
+    assert f"in {facts['project']}, claude_code {facts['agent_version']}" in capsys.readouterr().out
