@@ -64,7 +64,8 @@ def format_sessions(result: dict[str, Any]) -> str:
         cost = _cost(r["cost_usd"])
         requests = "-" if r["requests"] is None else f"{r['requests']:,}"
         tail = r["project"] + ("  (" + r["problem"] + ")" if r["problem"] else "")
-        lines.append(f"{r['agent']:<12} {_when(r['start']):<16} {_end(r['start'], r.get('end')):<11} {_size(r['size']):>9} {requests:>8} {cost:>9}  "
+        end = _end(r["start"], r.get("end"))
+        lines.append(f"{r['agent']:<12} {_when(r['start']):<16} {end:<11} {_size(r['size']):>9} {requests:>8} {cost:>9}  "
                      f"{(r['model'] or '-')[:28]:<28} {terminal_safe(tail)}")
         lines.append(f"{'':<12} {terminal_safe(r['path'])}")
     return "\n".join(lines)
