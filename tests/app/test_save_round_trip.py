@@ -31,6 +31,8 @@ def figures(result: dict) -> dict:
     out = {k: v for k, v in result.items() if k not in ("file", "format", "warnings")}
     out["policy"] = {k: v.replace(str(result["file"]), "FILE") if isinstance(v, str) else v
                      for k, v in out["policy"].items()}
+    # the agent, project and version are the source file's (a native file names none); its wall times stay
+    out["session"] = {k: v for k, v in out["session"].items() if k in ("start", "end", "duration_s")}
     return out
 
 
