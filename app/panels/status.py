@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from foldscope.app.qt import QLabel, QSizePolicy, Qt, QWidget
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.free_window import free_window
 from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.words import counted
 
@@ -22,22 +23,29 @@ def status_parts(doc: Document) -> list[str]:
             parts.append(counted(len(session.trace), "request"))
         return parts + [f"Format: {session.format}", f"full record {counted(doc.record_size, 'message')}",
                         f"active view {counted(len(session.view), 'message')}"]
-    est = doc.now_size
+    # The request the timeline shows: a recorded one (stepped back) or the next (now), named first.
+    shown = doc.shown if doc.shown is not None and doc.shown < len(doc.requests) else None
+    fact = doc.requests[shown] if shown is not None else None
+    est = doc.request_size(shown)
+    predicted = fact.predicted if fact is not None else doc.now_predicted
+    head = fact.unseen_head if fact is not None else doc.unseen_head
     rules = doc.rules
+    which = f"request {shown:,} of {len(doc.requests):,}" if shown is not None else "next request"
     parts = []
     if rules is not None and rules.ceiling:
         over = est - rules.ceiling
         tail = f", over by {over:,}" if over > 0 else ", at the ceiling" if over == 0 else ""
-        parts.append(f"estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%}{tail})")
+        parts.append(f"{which}: estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%}{tail})")
     else:
-        parts.append(f"estimate {est:,} tokens (no ceiling)")
-    if doc.now_predicted:
-        parts.append(f"next request: predicted {doc.now_predicted:,} tokens")
-        free = doc.now_free
+        parts.append(f"{which}: estimate {est:,} tokens (no ceiling)")
+    if predicted:
+        reported = f", reported {fact.reported_input:,}" if fact is not None and fact.reported_input else ""
+        parts.append(f"predicted {predicted:,} tokens{reported}")
+        free = free_window(doc.context_window, predicted)
         if free is not None:
             parts.append(f"free {free:,} of the {doc.context_window:,}-token context window (less the predicted input)")
-    if doc.unseen_head:
-        parts.append(f"includes an unseen head of {doc.unseen_head:,} tokens")
+    if head:
+        parts.append(f"includes an unseen head of {head:,} tokens")
     if session.trace:
         parts.append(counted(len(session.trace), "request"))
     parts += [f"Format: {session.format}", f"full record {counted(doc.record_size, 'message')}",

@@ -152,3 +152,18 @@ def test_a_subagent_opens_with_its_filters_cleared_and_back_returns_to_the_call_
     assert Path(window.document.path) == Path(path)
     assert window.inspector.index == call and window.record_list.selected_index() == call
     assert not back.isEnabled()
+
+
+def test_the_status_bar_follows_the_shown_request_and_names_it(qtbot, demo_window):
+    """Issue 45: the status bar showed the next request's figures while the timeline showed request 35."""
+    window = demo_window
+    doc = window.document
+    k = len(doc.requests) // 2
+    window.timeline.step_to(k)
+    qtbot.waitUntil(lambda: doc.shown == k)
+    status = window.status_label.full_text()
+    assert status.startswith(f"request {k} of {len(doc.requests)}: estimate {doc.requests[k].estimate:,}")
+    assert f"predicted {doc.requests[k].predicted:,} tokens" in status
+    window.timeline.step_to(window.timeline.slots() - 1)
+    qtbot.waitUntil(lambda: doc.shown is None)
+    assert window.status_label.full_text().startswith(f"next request: estimate {doc.now_size:,}")

@@ -51,7 +51,7 @@ def displayed(window, qtbot) -> dict[str, int]:
         "window map": number_after("estimate", window.window_map.summary()[0]),
         "request panel": number_after("Estimate", panel.header.text()),
         "timeline": number_after("estimate", window.timeline.tip_for(slot)),
-        **({"status bar": number_after("estimate", window.status_label.full_text())} if doc.shown is None else {}),
+        "status bar": number_after("estimate", window.status_label.full_text()),  # it follows the shown request
     }
 
 
@@ -195,19 +195,20 @@ def walked(window, qtbot, slot: int | None) -> dict[str, dict[str, int]]:
         "window": {"composition": figure(rf"Context window {N}", comp)},
         "free": {"composition": figure(rf"{N} free", comp)},
     }
+    status = window.status_label.full_text()  # the status bar follows the shown request, now or recorded
+    seen["predicted input"]["status bar"] = figure(rf"predicted {N} tokens", status)
+    seen["estimate"]["status bar"] = figure(rf"estimate {N}", status)
+    seen["unseen head"]["status bar"] = figure(rf"unseen head of {N}", status)
+    seen["free"]["status bar"] = figure(rf"free {N}", status)
+    seen["window"]["status bar"] = figure(rf"of the {N}-token context window", status)
     if now:
-        status = window.status_label.full_text()
-        seen["predicted input"]["status bar"] = figure(rf"predicted {N} tokens", status)
-        seen["estimate"]["status bar"] = figure(rf"estimate {N}", status)
-        seen["unseen head"]["status bar"] = figure(rf"unseen head of {N}", status)
-        seen["free"]["status bar"] = figure(rf"free {N}", status)
-        seen["window"]["status bar"] = figure(rf"of the {N}-token context window", status)
         seen["free"]["request panel"] = figure(rf"free {N}", head)
         seen["window"]["request panel"] = figure(rf"of the {N}-token context window", head)
     else:
         seen["counted"]["timeline"] = figure(rf"{N} counted", tip)
         seen["unseen head"]["timeline"] = figure(rf"unseen head of {N}", tip)
-        seen["reported input"] = {"request panel": figure(rf"reported {N}", head), "timeline": figure(rf"reported input {N}", tip)}
+        seen["reported input"] = {"request panel": figure(rf"reported {N}", head), "timeline": figure(rf"reported input {N}", tip),
+                                  "status bar": figure(rf"reported {N}", status)}
     return seen
 
 

@@ -26,7 +26,7 @@ def test_the_line_opens_on_the_estimate_and_says_by_how_much_it_is_over_the_ceil
     parts = status_parts(doc)
     ceiling = doc.rules.ceiling
     assert doc.now_size > ceiling  # the new user's case: 109 % of the ceiling
-    assert parts[0] == (f"estimate {doc.now_size:,} of the {ceiling:,}-token ceiling "
+    assert parts[0] == (f"next request: estimate {doc.now_size:,} of the {ceiling:,}-token ceiling "
                         f"({doc.now_size / ceiling:.0%}, over by {doc.now_size - ceiling:,})")
 
 
