@@ -37,7 +37,6 @@ def cli_json(capsys, *argv) -> dict:
 
 def displayed(window, qtbot) -> dict[str, int]:
     """What each panel shows for the request the window shows now."""
-    doc = window.document
     panel = window.request_panel
     panel.show()
     qtbot.waitUntil(lambda: "Estimate" in panel.header.text())
