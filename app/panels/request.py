@@ -161,7 +161,8 @@ class RequestPanel(ShownRequestPanel):
         lines.append(f"Estimate {tokens:,} tokens = {counted_text} × scale {scale:.3f} (the ADR's, for the ceiling and the fold)")
         if head:
             lines.append(f"The estimate includes an unseen head of {head:,} tokens: the system prompt and "
-                         f"tools this {html.escape(doc.session.format)} file does not hold, measured from reported input")
+                         f"tools this {html.escape(doc.session.format)} file does not hold, estimated from the reported "
+                         "input of its stretch (between compactions)")
         if not is_now:
             lines.append(self._divergence_line(doc, slot, view))
         lines += self._marks_lines(doc, view)
