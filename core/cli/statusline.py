@@ -114,15 +114,23 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+IDLE = "FOLDSCOPE_STATUSLINE_IDLE"  # seconds a warm reader waits for the next run (default 600; 0: none is kept)
+SOCKET = "reader.sock"
+
+
 def status_figures(path: str, profile: str | None = None, folder: Path | None = None,
                    detach: bool = False) -> dict[str, Any]:
-    """The figures for the file now: from the kept JSON when the file has not changed, else from the kept engine
-    reading only what the file gained, else from a fresh read. `figures["_run"]` says which, and the bytes read.
-    With `detach` the reading is done by a child in a session of its own (see _detached)."""
+    """The figures for the file now: from the kept JSON when the file has not changed, else from the warm reader
+    when one runs, else from the kept engine reading only what the file gained, else from a fresh read.
+    `figures["_run"]` says which, and the bytes read. With `detach` the reading is done by a child in a session of
+    its own, which then stays as the warm reader (see _detached)."""
     folder = folder or _folder()
     kept = _kept(path, profile, folder)
     if kept is not None:
         return kept
+    served = _ask_reader(folder, path, profile)
+    if served is not None:
+        return served
     if detach and hasattr(os, "fork"):
         return _detached(path, profile, folder)
     return _update(path, profile, folder)
@@ -138,9 +146,10 @@ def _kept(path: str, profile: str | None, folder: Path) -> dict[str, Any] | None
     return None
 
 
-def _update(path: str, profile: str | None, folder: Path) -> dict[str, Any]:
+def _update(path: str, profile: str | None, folder: Path, engines: dict | None = None) -> dict[str, Any]:
     """Read what the file gained under the session's lock: runs that overlap (Claude Code starts one every 300 ms
-    while a response streams) wait for the one reading, then show what it kept instead of reading it again."""
+    while a response streams) wait for the one reading, then show what it kept instead of reading it again.
+    `engines`: the warm reader's engines in memory, used (and not pickled again) while they match the kept state."""
     from foldscope.core.model.folders import make_private_folder
     from foldscope.core.readout.status import StatusEngine, load_figures, state_paths
 
@@ -160,7 +169,9 @@ def _update(path: str, profile: str | None, folder: Path) -> dict[str, Any]:
         _, snap = load_figures(folder, path, profile)
         engine = None
         if snap is not None and snap.same_file(st, path):
-            engine = StatusEngine.load(folder, path, profile)
+            engine = (engines or {}).get((path, profile))
+            if engine is None or engine.follower.bytes_read != snap.read_to:
+                engine = StatusEngine.load(folder, path, profile)
             if engine is not None and engine.follower.bytes_read != snap.read_to:
                 engine = None
         how = "grown" if engine is not None else "read"
@@ -168,42 +179,137 @@ def _update(path: str, profile: str | None, folder: Path) -> dict[str, Any]:
             engine = StatusEngine(path, profile)
         figures = engine.update()
         try:
-            engine.save(folder, figures)
+            engine.save(folder, figures, pickled=engines is None)
         except OSError:
             pass  # a cache folder that cannot be written costs the next run a full read, never this one's line
-        return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read}}
+        if engines is not None:
+            engines[(path, profile)] = engine
+            engine.last = figures
+        return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read,
+                                     **({"warm": True} if engines is not None else {})}}
     finally:
         lock.close()
 
 
+def _idle() -> float:
+    try:
+        return max(0.0, float(os.environ.get(IDLE, "600")))
+    except ValueError:
+        return 600.0
+
+
+def _ask_reader(folder: Path, path: str, profile: str | None) -> dict[str, Any] | None:
+    """The figures from the warm reader, or None when there is none (or it does not answer: then this run reads)."""
+    import socket
+
+    where = folder / SOCKET
+    if not where.exists() or not hasattr(socket, "AF_UNIX"):
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(60)  # the reader may be reading for another run first
+            conn.connect(str(where))
+            conn.sendall(json.dumps({"path": path, "profile": profile}).encode() + b"\n")
+            conn.shutdown(socket.SHUT_WR)
+            answer = _read_all(conn)
+    except OSError:
+        return None
+    result = json.loads(answer) if answer else None
+    if not isinstance(result, dict):
+        return None
+    if "_error" in result:
+        raise RuntimeError(result["_error"])
+    return result
+
+
+def _read_all(conn: Any) -> bytes:
+    chunks = []
+    while chunk := conn.recv(1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _serve(folder: Path, engines: dict, idle: float) -> None:
+    """Answer runs on the folder's socket until none comes for `idle` seconds, the engines kept in memory (no
+    imports, tokenizer build, price table or pickle per run); then pickle them for the next cold run and end."""
+    import socket
+
+    where = folder / SOCKET
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(where))
+    except OSError:  # another reader answers already (or a path too long for a socket): nothing to do
+        server.close()
+        return
+    try:
+        server.listen(8)
+        server.settimeout(idle)
+        while True:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                break
+            with conn:
+                try:
+                    conn.settimeout(10)
+                    asked = json.loads(_read_all(conn))
+                    try:
+                        data = json.dumps(_update(asked["path"], asked.get("profile"), folder, engines))
+                    except Exception as exc:
+                        data = json.dumps({"_error": _short(exc)})
+                    conn.sendall(data.encode())
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue
+    finally:
+        where.unlink(missing_ok=True)
+        server.close()
+        for engine in engines.values():
+            try:
+                engine.save(folder, engine.last)
+            except Exception:
+                pass
+
+
 def _detached(path: str, profile: str | None, folder: Path) -> dict[str, Any]:
-    """Read in a child of its own session and wait for its figures. Claude Code cancels a status line still running
-    when the next update comes: the parent dies, the child finishes and keeps what it read, so the next run starts
-    from there instead of from scratch. The child holds none of the parent's standard streams (so nothing waits
-    on it) and ends with os._exit (none of the parent's exit handlers run twice)."""
+    """Read in a grandchild of its own session and wait for its figures. Claude Code cancels a status line still
+    running when the next update comes: the parent dies, the reader finishes and keeps what it read, so the next
+    run starts from there. The reader then stays warm for the next runs (_serve, FOLDSCOPE_STATUSLINE_IDLE). It holds
+    none of the parent's standard streams (so nothing waits on it) and ends with os._exit (none of the parent's exit
+    handlers run twice)."""
     down, up = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child
+    if pid == 0:  # the child: a session of its own, and the reader forked from it, so no one waits on the reader
         try:
             os.close(down)
             os.setsid()
+            if os.fork() != 0:
+                os._exit(0)
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
+            engines: dict = {}
             try:
-                data = json.dumps(_update(path, profile, folder))
+                data = json.dumps(_update(path, profile, folder, engines))
             except Exception as exc:
                 data = json.dumps({"_error": _short(exc)})
-            with os.fdopen(up, "wb") as handle:
-                handle.write(data.encode())
+            try:
+                with os.fdopen(up, "wb") as handle:
+                    handle.write(data.encode())
+            except OSError:
+                pass  # the run was cancelled: what was read is kept all the same
+            if _idle() > 0 and engines:
+                _serve(folder, engines, _idle())
+            else:
+                for engine in engines.values():
+                    engine.save(folder, engine.last)
         except BaseException:
             pass
         finally:
             os._exit(0)
     os.close(up)
+    os.waitpid(pid, 0)
     with os.fdopen(down, "rb") as handle:
         answer = handle.read()
-    os.waitpid(pid, 0)
     result = json.loads(answer or b'{"_error": "the reading child ended without an answer"}')
     if "_error" in result:
         raise RuntimeError(result["_error"])

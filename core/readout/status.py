@@ -93,6 +93,7 @@ class StatusEngine:
         self.counter = Counter()
         self.bytes_read = 0  # bytes of complete lines the last update read
         self.updates = 0
+        self.last: dict[str, Any] = {}  # the figures of the last update (a warm reader saves them with the engine)
 
     def update(self) -> dict[str, Any]:
         """Read what the file gained and return the figures for the session as read so far."""
@@ -102,8 +103,9 @@ class StatusEngine:
         self.updates += 1
         return figures_of(self.follower.session(), self.counter, self.profile)
 
-    def save(self, folder: Path, figures: dict[str, Any]) -> None:
-        """Keep the engine and its figures for the next run (written aside and renamed: a run never sees half)."""
+    def save(self, folder: Path, figures: dict[str, Any], pickled: bool = True) -> None:
+        """Keep the engine and its figures for the next run (written aside and renamed: a run never sees half).
+        Without `pickled` only the figures are written (a warm reader keeps the engine in memory until it ends)."""
         import pickle
 
         from foldscope.core.model.folders import make_private_folder
@@ -111,7 +113,10 @@ class StatusEngine:
         make_private_folder(folder)
         figures_path, engine_path = state_paths(folder, self.path)
         snap = snapshot(self.path, self.follower.bytes_read)
-        for target, data in ((engine_path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)),
+        writes = [(engine_path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))] if pickled else []
+        if not pickled:
+            engine_path.unlink(missing_ok=True)  # the pickle kept before is behind these figures now
+        for target, data in (*writes,
                              (figures_path, json.dumps({"version": STATE_VERSION, "profile": self.profile,
                                                         "snapshot": asdict(snap), "figures": figures}).encode())):
             aside = target.with_suffix(target.suffix + ".tmp")

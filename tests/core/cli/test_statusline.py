@@ -28,6 +28,7 @@ def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv("FOLDSCOPE_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("FOLDSCOPE_PROFILE", raising=False)
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FOLDSCOPE_STATUSLINE_IDLE", "0")  # no warm reader outlives a test unless it asks for one
 
 
 def stdin_object(transcript: Path | str, **more) -> dict:
@@ -356,3 +357,38 @@ def test_a_run_cancelled_while_reading_still_keeps_what_it_read(tmp_path, capsys
         time.sleep(0.05)
     assert state is not None and state["snapshot"]["read_to"] == copy.stat().st_size
     assert figures(copy, capsys)["_run"] == {"how": "kept", "bytes_read": 0}
+
+
+@needs_dev
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm reader is forked (POSIX)")
+def test_a_warm_reader_answers_the_next_runs_with_the_same_figures_and_ends_when_idle(tmp_path, capsys):
+    import time
+
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "live.jsonl"
+    copy.write_bytes(b"".join(lines[:-3]))
+    cache = tmp_path / "cache"
+    env = {**os.environ, "FOLDSCOPE_CACHE": str(cache), "FOLDSCOPE_STATUSLINE_IDLE": "4"}
+
+    def hook() -> dict:
+        done = subprocess.run([sys.executable, "-m", "foldscope.app.main", "statusline", "--json"], env=env,
+                              input=json.dumps(stdin_object(copy)), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert hook()["_run"] == {"how": "read", "bytes_read": copy.stat().st_size, "warm": True}
+    socket = cache / "statusline" / "reader.sock"
+    assert socket.exists()
+    for line in lines[-3:-1]:
+        with open(copy, "ab") as handle:
+            handle.write(line)
+        shown = hook()
+        assert shown["_run"] == {"how": "grown", "bytes_read": len(line), "warm": True}
+        assert shown["next"]["size"] == cli_json(capsys, "requests", str(copy))["next_predicted"]
+    deadline = time.monotonic() + 60
+    while socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not socket.exists()  # ended by itself once idle, its engine pickled for the next cold run
+    with open(copy, "ab") as handle:
+        handle.write(lines[-1])
+    assert figures(copy, capsys)["_run"] == {"how": "grown", "bytes_read": len(lines[-1])}
