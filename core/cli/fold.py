@@ -123,7 +123,8 @@ def run_fold(args) -> dict[str, Any]:
         "floor_estimate": next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None),
         "records": records,
         "refused": None if refusal is None else {"estimate": refusal.estimate, "ceiling": refusal.ceiling,
-                                                 "counted": refusal.counted, "scale": refusal.scale,
+                                                 "counted": refusal.own_count, "unseen_head": refusal.unseen_head,
+                                                 "scale": refusal.scale,
                                                  **({"calls_without_results": list(refusal.unanswered)}
                                                     if refusal.unanswered else {})},
         "first_round": _first_round(target, policy),

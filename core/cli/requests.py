@@ -37,7 +37,8 @@ def run_requests(args) -> dict[str, Any]:
     for row in report.rows:
         if row.refusal is not None:
             f = row.refusal
-            refused.append({"index": row.index, "estimate": f.estimate, "ceiling": f.ceiling, "counted": f.counted,
+            refused.append({"index": row.index, "estimate": f.estimate, "ceiling": f.ceiling, "counted": f.own_count,
+                            "unseen_head": f.unseen_head,
                             "scale": round(f.scale, 6),
                             "largest_parts": [{"index": p.index, "kind": p.kind, "tokens": p.tokens} for p in f.parts]})
     result = {

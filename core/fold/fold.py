@@ -176,7 +176,8 @@ class Fold:
         if self.measure.fits_size(estimate):
             return runs, None
         counted = self.counted(self.session.view_messages())
-        return runs, Refusal(estimate, self.ceiling, counted, round(self.scale, 4))
+        return runs, Refusal(estimate, self.ceiling, counted, round(self.scale, 4),
+                             unseen_head=self.session.unseen_head)
 
     def unanswered_refusal(self) -> Refusal | None:
         """The refusal of a request from the active view when it would carry a tool call without its result: each
@@ -197,6 +198,7 @@ class Fold:
             place = f"its result (index {at}) {where}" if at is not None else f"its result {where}"
             named.append(f"the call {call.content.get('function', '')!s} at index {record.index_of(call.id)}, {place}")
         return Refusal(self.estimate(view), self.ceiling, self.counted(view), round(self.scale, 4),
+                       unseen_head=self.session.unseen_head,
                        unanswered=tuple(named))
 
     def run(self, reason: str = "threshold", observed: int | None = None) -> FoldRun:

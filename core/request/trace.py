@@ -217,14 +217,22 @@ class Refusal:
     # D4: the tool calls the request would carry without their results (core.request.plan.unanswered_calls), named;
     # such a request is refused whatever its size
     unanswered: tuple[str, ...] = ()
+    unseen_head: int = 0  # of `counted`, the head the file does not hold (estimated from reported input)
+
+    @property
+    def own_count(self) -> int:
+        """foldscope's own count of what the file holds (RequestRow.own_count): `counted` less the unseen head."""
+        return self.counted - self.unseen_head
 
     def __str__(self) -> str:
         if self.unanswered:
             return ("refused: a request never carries a tool call without its result, and this one would carry "
                     + "; ".join(self.unanswered))
         parts = ", ".join(f"#{p.index} {p.kind} {p.tokens:,}" for p in self.parts)
+        counted = (f"(counted {self.own_count:,} + unseen head {self.unseen_head:,})" if self.unseen_head
+                   else f"counted {self.counted:,}")
         return (f"refused: estimate {self.estimate:,} is at or past the ceiling of {self.ceiling:,} "
-                f"(counted {self.counted:,} x scale {self.scale:.4g})" + (f"; largest parts: {parts}" if parts else ""))
+                f"({counted} x scale {self.scale:.4g})" + (f"; largest parts: {parts}" if parts else ""))
 
 
 def record_index(message: Message | None, record: FullRecord | None) -> int | None:
@@ -244,7 +252,7 @@ def refusal_for(measurement: Measurement, ceiling: int | None, scale: float, rec
         return None
     top = measurement.largest(3)
     parts = tuple(LargestPart(record_index(p.message, record), p.kind, p.tokens) for p in top)
-    return Refusal(size, ceiling, measurement.counted + unseen, scale, parts)
+    return Refusal(size, ceiling, measurement.counted + unseen, scale, parts, unseen_head=unseen)
 
 
 def check_request(messages: Sequence[Message], ceiling: int | None, scale: float = 1.0, *,

@@ -170,3 +170,17 @@ def test_counted_is_foldscopes_own_count_of_what_the_file_holds_and_the_row_name
     first = text.splitlines()[2].split()
     assert first[header.index("counted")] == f"{rows[0]['counted']:,}" and first[header.index("unseen")] == f"{rows[0]['unseen_head']:,}"
     assert "counted: foldscope's own count of what the file holds" in text
+
+
+def test_a_refusal_says_counted_as_its_row_does_with_the_unseen_head_apart(capsys, corpus_dev):
+    # Issue 41, finding 6: a refused request's "counted" held the unseen head, where its row's did not.
+    path = corpus_dev / "claude_code" / "session-9eda1058.jsonl"
+    _, out, _ = run(capsys, "requests", str(path), "--json", "--ceiling", "30000")
+    result = json.loads(out)
+    rows = {r["index"]: r for r in result["requests"]}
+    assert result["refused"]
+    for f in result["refused"]:
+        assert (f["counted"], f["unseen_head"]) == (rows[f["index"]]["counted"], rows[f["index"]]["unseen_head"]), f
+    _, out, _ = run(capsys, "fold", str(path), "--ceiling", "30000", "--json")
+    refusal = json.loads(out)["refused"]
+    assert refusal is not None and refusal["unseen_head"] == rows[len(rows) - 1]["unseen_head"] > 0
