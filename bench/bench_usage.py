@@ -6,8 +6,12 @@ as a user runs them (a fresh process each time, imports included):
   the same with `--count` (the previous behaviour: every request compiled and counted, the cache model run);
 - `foldscope sessions` over the same files laid out as the agents keep them (Claude Code, Codex, pi folders);
 - the in-process part of the summary (load every file, price its usage) without interpreter start and imports.
-ccusage, which only sums reported usage, is quoted from issue 17 (0.15 s for a 26-file folder), not run here.
-Usage: python bench/bench_usage.py [CORPUS_DIR] [--repeat 5]
+- `foldscope usage DIR --plain --by day` (reported usage only) and `foldscope usage DIR --by day` (with the
+  wasted writes and compactions, which count every session) on the Claude Code files, against ccusage's `daily`
+  on the same files laid out as Claude Code keeps them, in the same run, when `--ccusage PATH` names its
+  executable (`npm install ccusage@18.0.11`: the newest releases need a native binary npm does not offer for
+  linux-x64); its daily totals are compared with ours.
+Usage: python bench/bench_usage.py [CORPUS_DIR] [--repeat 5] [--ccusage PATH]
 """
 
 from __future__ import annotations
@@ -79,10 +83,32 @@ def in_process(files: list[Path]) -> float:
     return time.perf_counter() - start
 
 
+def compare_days(ours: list[dict], theirs: list[dict]) -> None:
+    """Each day's tokens and cost, ours against ccusage's, and the days where they differ."""
+    keys = (("fresh", "inputTokens"), ("cache_read", "cacheReadTokens"), ("cache_write", "cacheCreationTokens"),
+            ("output", "outputTokens"))
+    by_day = {r["day"]: r for r in ours}
+    same = 0
+    for day in theirs:
+        row = by_day.get(day["date"])
+        if row is None:
+            print(f"  {day['date']}: ccusage only")
+            continue
+        diff = {a: (row[a], day[b]) for a, b in keys if row[a] != day[b]}
+        cost = (row["cost_usd"], round(day["totalCost"], 6))
+        if diff or abs(cost[0] - cost[1]) > 0.005:
+            print(f"  {day['date']}: ours/ccusage {diff} cost {cost[0]:.4f}/{cost[1]:.4f}")
+        else:
+            same += 1
+    print(f"days alike (tokens equal, cost within half a cent): {same} of {len(theirs)} ccusage days, "
+          f"{len(ours)} of ours")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("corpus", nargs="?", default=str(ROOT.parent / "shared" / "corpus" / "dev"))
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--ccusage", metavar="PATH", help="ccusage's executable, run beside `foldscope usage`")
     args = parser.parse_args()
     corpus = Path(args.corpus)
     with tempfile.TemporaryDirectory() as tmp:
@@ -97,6 +123,13 @@ def main() -> None:
         sessions, out_sessions = best([*FOLDSCOPE, "sessions", "--json"], args.repeat, home)
         startup, _ = best([sys.executable, "-c", "import foldscope.core.cli.main, genai_prices"], args.repeat)
         loaded = min(in_process(files) for _ in range(args.repeat))
+        claude = Path(tmp) / "home" / "claude"
+        plain, out_plain = best([*FOLDSCOPE, "usage", str(claude), "--plain", "--by", "day", "--json"], args.repeat)
+        full, _ = best([*FOLDSCOPE, "usage", str(claude), "--by", "day", "--json"], args.repeat)
+        theirs = None
+        if args.ccusage:
+            theirs = best([args.ccusage, "daily", "--json", "--offline"], args.repeat,
+                          {"CLAUDE_CONFIG_DIR": str(claude), "TZ": "UTC"})
     untokenised = sum(1 for r in table if r.get("counted") is False)
     same = all(a[k] == b[k] for a, b in zip(table, json.loads(out_counted)["table"])
                for k in ("requests", "fresh", "cache_read", "cache_write", "cache_write_1h", "output", "cost_usd",
@@ -109,7 +142,15 @@ def main() -> None:
     print(f"{'sessions (the same files where the agents keep them)':<58} {sessions:>9.3f}s")
     print(f"{'  of which interpreter start and imports':<58} {startup:>9.3f}s")
     print(f"{'  in process: load 27 files, price their usage':<58} {loaded:>9.3f}s")
-    print(f"{'ccusage, 26 files (issue 17, not run here)':<58} {0.15:>9.3f}s")
+    n_claude = len(list((corpus / "claude_code").rglob("*.jsonl")))
+    print(f"{f'usage DIR --plain --by day ({n_claude} Claude Code files)':<58} {plain:>9.3f}s")
+    print(f"{'usage DIR --by day (with wasted writes, compactions)':<58} {full:>9.3f}s")
+    if theirs is None:
+        print("ccusage: not run (give --ccusage PATH)")
+    else:
+        print(f"{'ccusage daily --offline (the same files)':<58} {theirs[0]:>9.3f}s")
+        print(f"usage --plain over ccusage: {plain / theirs[0]:.2f}x the time")
+        compare_days(json.loads(out_plain)["rows"], json.loads(theirs[1])["daily"])
     print(f"speed-up of the untokenised summary over counting: {counted / summary:.2f}x; totals identical: {same}")
 
 
