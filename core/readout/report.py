@@ -16,13 +16,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.forensics.usage import session_facts
 from foldscope.core.formats.lionagi_write import input_paths
 from foldscope.core.model.outputs import output_target, write_output
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.composition import Composition, request_composition
+from foldscope.core.readout.cost_facts import duration
 from foldscope.core.readout.document import is_note
+from foldscope.core.readout.report_transcript import conversation_section_body, every_request_body, request_anchor
 from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.words import counted_words
 from foldscope.core.request.measure import Measure
@@ -32,7 +35,15 @@ RULE_COLOURS = {"ceiling": "#c0392b", "line": "#d68910", "target": "#1e8449"}
 CATEGORY_COLOURS = {"system and tools": "#6b5bbd", "unseen head": "#9a9a9a", "instructions": "#1f7a4d",
                     "assistant text": "#1c5fb8", "tool calls": "#d35400", "notes": "#0f8a8a", "clipped copies": "#c0392b",
                     "framing": "#c8c8c8"}
+# The bill's parts, as the GUI's Cost tab colours them (app/panels/cost.py).
+COST_COLOURS = {"fresh": "#7f8c8d", "cache_read": "#5dade2", "first": "#1e8449", "append": "#27ae60",
+                "rewrite": "#c0392b", "expired": "#d68910", "provider": "#8e44ad", "unexplained": "#34495e",
+                "output": "#1c5fb8", "subagents": "#b08d57", "summariser": "#0f8a8a"}
 RESULT_SHADES = ("#b08d57", "#c9a56b", "#8f7040", "#d8bd8a", "#a07a45", "#e0cba0")
+
+
+class Markup(str):
+    """HTML this module built (a swatch, a link): a table cell that holds it is not escaped again."""
 
 
 def esc(value: Any) -> str:
@@ -115,8 +126,9 @@ def timeline_svg(measure: Measure, events: Sequence[tuple[int, str]], width: int
         tip = f"request {row.index}: predicted input {row.predicted:,}" + (
             f", reported input {row.reported_input:,}" if row.reported_input else "") + (
             f", estimate {row.estimate:,} (count × scale, against the ceiling)")
-        parts.append(f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{max(step * 0.7, 0.5):.1f}" height="{h:.1f}" '
-                     f'class="bar{over}"><title>{esc(tip)}</title></rect>')
+        parts.append(f'<a href="#{request_anchor(row.index)}"><rect x="{x:.1f}" y="{top + plot_h - h:.1f}" '
+                     f'width="{max(step * 0.7, 0.5):.1f}" height="{h:.1f}" class="bar{over}"><title>{esc(tip)} '
+                     f'(click: its composition)</title></rect></a>')
         if row.reported_input:
             parts.append(f'<circle cx="{x + step * 0.35:.1f}" cy="{y(row.reported_input):.1f}" r="{min(3.0, step / 3 + 1):.1f}" '
                          f'class="reported"/>')
@@ -139,19 +151,46 @@ def _ticks(span: float, count: int = 4) -> list[int]:
     return list(range(0, int(span) + 1, step))
 
 
-def composition_svg(c: Composition, width: int = 960, height: int = 34) -> str:
+def part_colour(name: str) -> str:
+    """A category's colour: its own, or (a tool's results) one of the result shades, the same for a name on every bar."""
+    colour = CATEGORY_COLOURS.get(name)
+    if colour is None:
+        colour = RESULT_SHADES[sum(name.encode()) % len(RESULT_SHADES)]
+    return colour
+
+
+def swatch(name: str) -> str:
+    return f"<span class=swatch style='background:{part_colour(name)}'></span>"
+
+
+def composition_legend(c: Composition) -> str:
+    """Each category the bar draws, its colour and tokens: readable without hovering, in a screenshot or on paper."""
+    items = "".join(f"<span class=key>{swatch(p.name)}{esc(p.name)} {num(p.tokens)}</span>" for p in c.parts
+                    if p.tokens > 0)
+    free = (f"<span class=key><span class='swatch free'></span>free context window {num(c.free)}</span>"
+            if c.window and c.free else "")
+    return f"<p class='legend keys'>{items}{free}</p>"
+
+
+def largest_part(c: Composition) -> str:
+    top = max(c.parts, key=lambda p: p.tokens, default=None)
+    if top is None or not c.size:
+        return ""
+    return f"{swatch(top.name)}{esc(top.name)} {num(top.tokens)} ({top.tokens / c.size:.0%})"
+
+
+def composition_svg(c: Composition, width: int = 960, height: int = 34, css: str = "chart") -> str:
     """The request as one bar: a segment per category (of the estimate), then the free context window."""
     span = max(c.window or 0, c.estimate, 1)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Composition" viewBox="0 0 {width} {height}" '
-             f'width="100%" class="chart"><rect x="0.5" y="0.5" width="{width - 1}" height="{height - 1}" class="frame"/>']
-    x, shade = 1.0, 0
+             f'width="100%" class="{css}" preserveAspectRatio="none"><rect x="0.5" y="0.5" width="{width - 1}" '
+             f'height="{height - 1}" class="frame"/>']
+    x = 1.0
     for part in c.parts:
         if part.tokens <= 0:
             continue
         w = (width - 2) * part.tokens * c.scale / span
-        colour = CATEGORY_COLOURS.get(part.name)
-        if colour is None:
-            colour, shade = RESULT_SHADES[shade % len(RESULT_SHADES)], shade + 1
+        colour = part_colour(part.name)
         parts.append(f'<rect x="{x:.2f}" y="1" width="{w:.2f}" height="{height - 2}" fill="{colour}">'
                      f'<title>{esc(part.name)}: {part.tokens:,} tokens</title></rect>')
         x += w
@@ -163,9 +202,17 @@ def composition_svg(c: Composition, width: int = 960, height: int = 34) -> str:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[int] = ()) -> str:
     head = "".join(f'<th{" class=n" if i in numeric else ""}>{esc(h)}</th>' for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f'<td{" class=n" if i in numeric else ""}>{esc(v)}</td>' for i, v in enumerate(row))
+    body = "".join("<tr>" + "".join(f'<td{" class=n" if i in numeric else ""}>{_cell(v)}</td>' for i, v in enumerate(row))
                    + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _cell(value: Any) -> str:
+    return value if isinstance(value, Markup) else esc(value)
+
+
+def _utc(at: float | None) -> str:
+    return "not recorded" if at is None else datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def summary_section(data: ReportData) -> Section:
@@ -173,8 +220,14 @@ def summary_section(data: ReportData) -> Section:
     rows = m.trace.rows
     limits = agent_limits(s, m.policy)
     reported = [r.reported_input for r in rows if r.reported_input]
+    ran = session_facts(s)
+    took = duration(ran.duration_s) if ran.duration_s is not None else "not recorded"
     facts: list[tuple[str, str]] = [
         ("File", Path(s.source).name), ("Format", s.format), ("Model", s.model or "not recorded"),
+        ("Date", f"{_utc(ran.start)} to {_utc(ran.end)}" if ran.start is not None else "not recorded"),
+        ("Duration", f"{took} (first to last message or request, wall time)"),
+        ("Project", ran.project),
+        ("Agent version", f"{s.format} {ran.version}" if ran.version else "not recorded in the file"),
         ("Full record", f"{len(s.record):,} messages"), ("Active view", f"{len(s.view):,} messages"),
         ("Requests", f"{len(rows):,}"),
         ("Peak reported input", num(max(reported)) if reported else "not recorded"),
@@ -220,15 +273,15 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
              f"({esc(counted_words(c.counted, c.unseen_head))}), estimate "
              f"{num(c.estimate)} (× scale {c.scale:.3f}){esc(predicted)}{esc(free)}. The parts add up to the count.</p>")
     parts = table(("Category", "Tokens", "Share", "Blocks", "Note"),
-                  [(p.name, num(p.tokens), f"{p.tokens / c.size:.1%}" if c.size else "—", num(p.blocks), p.note)
-                   for p in c.parts], numeric=(1, 2, 3))
+                  [(Markup(swatch(p.name) + esc(p.name)), num(p.tokens), f"{p.tokens / c.size:.1%}" if c.size else "—",
+                    num(p.blocks), p.note) for p in c.parts], numeric=(1, 2, 3))
     largest = table(("Tokens", "Times", "What"),
                     [(num(g.tokens), num(g.times), g.label) for g in c.top(top)], numeric=(0, 1))
     repeats = table(("Repeats cost", "Times", "In all", "Why", "What"),
                     [(num(r.repeat_tokens), num(r.times), num(r.tokens), r.why, r.label) for r in c.repeats[:top]],
                     numeric=(0, 1, 2)) if c.repeats else "<p>Nothing is carried twice.</p>"
-    return Section("What is eating the context", intro + composition_svg(c) + parts + "<h3>The largest things in it</h3>"
-                   + largest + "<h3>Carried more than once</h3>" + repeats)
+    return Section("What is eating the context", intro + composition_svg(c) + composition_legend(c) + parts
+                   + "<h3>The largest things in it</h3>" + largest + "<h3>Carried more than once</h3>" + repeats)
 
 
 def cost_sections(data: ReportData) -> list[Section]:
@@ -244,16 +297,33 @@ def cost_sections(data: ReportData) -> list[Section]:
         totals = cache.totals()
     except Exception as exc:  # noqa: BLE001 - one section that cannot be made says why; the report still opens
         return [Section("Cost by cause", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")]
-    rows = [(part, num(v["tokens"]), usd(v.get("cost_usd")), usd(v.get("waste_usd")) if "waste_usd" in v else "")
-            for part, v in totals["by_cause"].items()]
-    rows += [(label, num(totals["children"][kind]["tokens"]), usd(totals["children"][kind]["cost_usd"]), "")
-             for kind, label in (("subagents", "subagents"), ("summariser", "compaction summariser"))
-             if totals["children"][kind]["requests"]]
-    bill = totals.get("bill_usd")
+    from foldscope.core.readout.cost_facts import PART_EXPLAINED, PART_WORDS
+
+    bill, whole = totals.get("bill_usd"), totals.get("total_usd")
+
+    def share(value: float | None) -> str:
+        return f"{value / whole:.0%}" if value is not None and whole else "—"
+
+    rows = [(Markup(swatch_cost(part) + esc(PART_WORDS[part][0])), num(v["tokens"]), usd(v.get("cost_usd")),
+             share(v.get("cost_usd")), usd(v.get("waste_usd")) if "waste_usd" in v else "", PART_WORDS[part][1])
+            for part, v in totals["by_cause"].items() if v["tokens"] or v.get("cost_usd")]
+    rows.append((Markup("<b>this session's own requests</b>"), "", usd(bill), share(bill), "", "the parts above together"))
+    kids = [kind for kind in ("subagents", "summariser") if totals["children"][kind]["requests"]]
+    rows += [(Markup(swatch_cost(kind) + esc(PART_WORDS[kind][0])), num(totals["children"][kind]["tokens"]),
+              usd(totals["children"][kind]["cost_usd"]), share(totals["children"][kind]["cost_usd"]), "",
+              PART_WORDS[kind][1]) for kind in kids]
+    rows.append((Markup("<b>total</b>"), "", Markup(f"<b>{esc(usd(whole))}</b>"), "100%" if whole else "—", "",
+                 "everything this session was billed" + (", its subagents and summariser included" if kids else "")))
     intro = (f"<p>The bill, the reported usage priced per request: <b>{esc(usd(bill))}</b>"
              + (f" ({num(totals['unpriced_requests'])} requests without a price)" if totals.get("unpriced_requests") else "")
-             + ". Each cache write is put down to its cause.</p>")
-    out = [Section("Cost by cause", intro + table(("Part", "Tokens", "Cost", "Wasted"), rows, numeric=(1, 2, 3)))]
+             + (f"; with its subagents and compaction summariser, <b>{esc(usd(whole))}</b> in all" if kids else "")
+             + ". Each cache write is put down to its cause; <i>wasted</i> is what a write cost beyond the cheaper "
+             "way to send the same tokens (a read from the cache for rewrites, expiries and misses; fresh input "
+             "for the first and append writes).</p>")
+    explained = "".join(f"<p class=legend>{esc(PART_EXPLAINED[p])}</p>" for p in totals["by_cause"]
+                        if p in PART_EXPLAINED and totals["by_cause"][p]["tokens"])
+    out = [Section("Cost by cause", intro + table(("Part", "Tokens", "Cost", "Share", "Wasted", "What it is"), rows,
+                                                  numeric=(1, 2, 3, 4)) + explained)]
     try:
         report = compaction_report(session, measure.policy, measure.counter, cache=cache)
     except Exception as exc:  # noqa: BLE001
@@ -265,10 +335,25 @@ def cost_sections(data: ReportData) -> list[Section]:
     crow = [(c.request, c.kind, c.source, num(c.before), num(c.after), usd(c.summariser_cost_usd), num(len(c.literals.lost)),
              num(sum(r.tokens for r in c.refetched)), usd(c.rewrite_cost_usd),
              "—" if c.payback_requests is None else num(c.payback_requests)) for c in report.compactions]
-    out.append(Section("Compactions", table(
+    out.append(Section("Compactions", "<div class=wide>" + table(
         ("Request", "Kind", "By", "Before", "After", "Summariser", "Literals lost", "Fetched again", "Cache rewrite",
-         "Paid back after"), crow, numeric=(0, 3, 4, 5, 6, 7, 8, 9))))
+         "Paid back after"), crow, numeric=(0, 3, 4, 5, 6, 7, 8, 9)) + "</div>"))
     return out
+
+
+def swatch_cost(part: str) -> str:
+    return f"<span class=swatch style='background:{COST_COLOURS.get(part, '#999')}'></span>"
+
+
+def every_request_section(data: ReportData, window: int | None) -> Section:
+    def bar(c: Composition) -> str:
+        return composition_svg(c, width=400, height=14, css="minibar")
+
+    return Section("Every request", every_request_body(data.measure, window, bar, largest_part))
+
+
+def conversation_section(data: ReportData) -> Section:
+    return Section("The conversation", conversation_section_body(data.session, data.measure, data.events))
 
 
 def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
@@ -290,7 +375,9 @@ def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
              *(f"{t['strategy']}: cost {t['cost_not_comparable']}" for t in result["totals"]
                if t.get("cost_not_comparable")),
              *(f"warning: {w}" for w in result.get("warnings", []))]
-    return Section("Replay under other strategies", f"<p>Ceiling {esc(num(m.ceiling))}. {esc(why)}</p>"
+    ceiling = (f"The ceiling is {num(m.ceiling)} tokens ({m.resolution.why})." if m.ceiling
+               else f"No ceiling is set ({m.resolution.why}).")
+    return Section("Replay under other strategies", f"<p>{esc(ceiling)} {esc(why)}</p>"
                    + "".join(f"<p>{esc(line)}</p>" for line in notes if line) + table(
         ("Strategy", "Requests", "Peak", "Over ceiling", "Refused", "Fresh", "Cache read", "Cache write", "Rewrites",
          "Folds", "Cost"), rows, numeric=tuple(range(1, 11))))
@@ -302,15 +389,29 @@ color:#1d1d1f;background:#fff}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
 h3{font-size:14px;margin:16px 0 6px} dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px} dt{color:#555}
 dd{margin:0} table{border-collapse:collapse;width:100%;margin:8px 0;font-variant-numeric:tabular-nums}
-th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eee;vertical-align:top;overflow-wrap:anywhere}
-th{background:#f6f6f6} .n{text-align:right;white-space:nowrap} .chart{display:block;margin:8px 0}
+th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eee;vertical-align:top;overflow-wrap:break-word}
+th{background:#f6f6f6;hyphens:none} .n{text-align:right;white-space:nowrap} .wide{overflow-x:auto}
+.keys .key{white-space:nowrap;margin-right:6px} .swatch.free{background:#fff;outline:1px solid #bbb}
+td .swatch{margin-left:0} .mini{width:40%} .minibar{display:block;height:14px}
+tr:target{background:#fff3c4} a{color:#1c5fb8}
+.msgs{list-style:none;padding:0;margin:8px 0} .msgs li{margin:6px 0;padding:4px 8px;border-left:3px solid #ddd}
+.msgs pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0;font:12px/1.4 ui-monospace,monospace}
+.msgs .instruction{border-color:#1f7a4d} .msgs .assistant{border-color:#1c5fb8}
+.msgs .action_request,.msgs .action_response{border-color:#d35400} .msgs .mark{border-color:#0f8a8a;background:#eef8f8}
+.msgs .mark.fold{border-color:#7d3c98;background:#f5eef8} .msgs .req{border:0;color:#555;font-size:12px}
+.who{font-weight:600} .at,.tag,.more{color:#777;font-size:12px} .tag{margin-left:6px} summary{cursor:pointer}
+.chart{display:block;margin:8px 0}
 .grid{stroke:#e6e6e6} .axis{font-size:11px;fill:#666} .bar{fill:#4a7fd0} .bar.over{fill:#c0392b}
 .reported{fill:#111} .rule{stroke-width:1.5;stroke-dasharray:6 3} .compaction{stroke:#0f8a8a;stroke-width:2}
 .fold{stroke:#7d3c98;stroke-width:2} .frame{fill:none;stroke:#bbb} .legend{color:#555;font-size:12px}
 .swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px;vertical-align:middle}
 .dot{display:inline-block;width:7px;height:7px;border-radius:50%;background:#111;margin:0 4px 0 10px;vertical-align:middle}
 footer{margin-top:32px;color:#777;font-size:12px}
-@media (prefers-color-scheme: dark){body{background:#1e1e1e;color:#e8e8e8} th{background:#2a2a2a} td,th{border-color:#333}
+@media print{body{max-width:none;margin:0;padding:0;font-size:11px} .chart,table,.keys,dl{break-inside:avoid}
+h2,h3{break-after:avoid} tr{break-inside:avoid} .requests{font-size:10px} a{color:inherit;text-decoration:none}
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact} .wide{overflow:visible}
+details.transcript:not([open])>summary::after{content:" (collapsed: open it before printing to include it)"}}
+@media screen and (prefers-color-scheme: dark){body{background:#1e1e1e;color:#e8e8e8} th{background:#2a2a2a} td,th{border-color:#333}
 dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill:#eee} .dot{background:#eee}}
 """
 
@@ -326,7 +427,8 @@ def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[s
     composition = request_composition(measure, largest, window=window.tokens if window else None,
                                       window_source=window.said if window else "") if largest is not None else None
     data = ReportData(session, measure, largest, composition, fold_events(session, measure))
-    data.sections = [summary_section(data), timeline_section(data), composition_section(data), *cost_sections(data)]
+    data.sections = [summary_section(data), timeline_section(data), composition_section(data), *cost_sections(data),
+                     every_request_section(data, window.tokens if window else None), conversation_section(data)]
     if replay:
         data.sections.append(replay_section(data, replay))
     return data

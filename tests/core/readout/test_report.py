@@ -37,12 +37,17 @@ class Loads(HTMLParser):
         self.found: list[str] = []
         self.metas: list[dict[str, str | None]] = []
         self.urls: list[str] = []  # every attribute value that holds a URL
+        self.fragments: list[str] = []  # links within the page (#id)
+        self.ids: set[str] = set()
         self._in_style = False
 
     def handle_starttag(self, tag, attrs):
         attributes = dict(attrs)
-        if tag in LOADING_TAGS:
+        if tag in LOADING_TAGS and not (tag == "a" and set(attributes) == {"href"}
+                                        and (attributes["href"] or "").startswith("#")):
             self.found.append(f"<{tag}>")
+        if "id" in attributes:
+            self.ids.add(attributes["id"] or "")
         if tag == "meta":
             self.metas.append(attributes)
             if (attributes.get("http-equiv") or "").lower() == "refresh":
@@ -50,6 +55,9 @@ class Loads(HTMLParser):
         for name, value in attrs:
             if value and "://" in value:
                 self.urls.append(value)
+            if tag == "a" and name == "href" and value and value.startswith("#"):
+                self.fragments.append(value)  # a link within the page: it loads nothing
+                continue
             if name in LOADING_ATTRIBUTES or name.startswith("on"):
                 self.found.append(f"{tag} {name}={value}")
             if name == "style" and value and "url(" in value:
@@ -238,3 +246,116 @@ def test_the_summary_names_each_stretchs_unseen_head_and_the_composition_shows_i
         span = f"request {first}" if first == last else f"requests {first}–{last}"
         assert f"{head:,} tokens for {span}" in summary, summary
     assert f"unseen head of {c.unseen_head:,}" in page  # the composition's, as its stretch carried it
+
+
+# Issue 45, "A report worth sending".
+WITH_CHILDREN = "claude_code/tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl"
+
+
+def test_the_composition_bar_has_a_legend_and_the_category_table_swatches_in_the_bars_colours(corpus_dev):
+    import re
+
+    from foldscope.core.readout.report import part_colour
+
+    data = gather(load_session(corpus_dev / "claude_code" / "session-196820da.jsonl"), Policy())
+    body = next(s.body for s in data.sections if s.title == "What is eating the context")
+    legend = body.split("<p class='legend keys'>", 1)[1].split("</p>", 1)[0]
+    table = body.split("<table>", 1)[1].split("</table>", 1)[0]
+    drawn = [p for p in data.composition.parts if p.tokens > 0]
+    for part in drawn:
+        swatch = f"<span class=swatch style='background:{part_colour(part.name)}'></span>"
+        assert f"{swatch}{part.name} {part.tokens:,}" in legend  # named beside its colour, readable on paper
+        assert f"<td>{swatch}{part.name}</td>" in table
+        # and the bar draws it in that colour
+        assert re.search(rf'fill="{part_colour(part.name)}"><title>{re.escape(part.name)}:', body)
+
+
+def test_the_reports_total_is_inspects_with_the_subagents_and_each_part_is_explained(corpus_dev, capsys):
+    path = corpus_dev / WITH_CHILDREN
+    assert main(["inspect", str(path), "--json"]) == 0
+    inspected = json.loads(capsys.readouterr().out)["usage"]
+    page = render(gather(load_session(path), Policy()))
+    cost = page.split("<h2>Cost by cause</h2>", 1)[1].split("</section>", 1)[0]
+    total = f"${inspected['total']['cost_usd']:,.4f}"
+    assert inspected["subagents"]["requests"] and f"<td><b>total</b></td><td class=n></td><td class=n><b>{total}</b>" in cost
+    assert f"${inspected['main']['cost_usd']:,.4f}" in cost and total != f"${inspected['main']['cost_usd']:,.4f}"
+    assert "subagents</td>" in cost and "the helper sessions this one started" in cost
+    assert "<th>What it is</th>" in cost and "read back from the cache at a fraction of the price" in cost
+
+
+def test_the_summary_says_when_how_long_where_and_which_agent_release(corpus_dev):
+    import re
+
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    page = render(gather(load_session(path), Policy()))
+    facts = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", page))
+    assert facts["Date"].startswith("2026-01-08 20:53 UTC to 2026-01-08 21:38 UTC")
+    assert facts["Duration"].startswith("45 min")
+    assert facts["Project"] == next(e["cwd"] for e in lines if "cwd" in e)
+    assert facts["Agent version"] == f"claude_code {next(e['version'] for e in lines if 'version' in e)}"
+
+
+def test_the_conversation_is_there_folded_and_every_link_stays_on_the_page(corpus_dev):
+    from foldscope.core.readout.report import esc
+
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    data = gather(session, Policy())
+    page = render(data)
+    convo = page.split("<h2>The conversation</h2>", 1)[1]
+    assert "<details class=transcript><summary>The conversation (193 messages)</summary>" in convo
+    for index, m in enumerate(session.record):
+        assert f"id=message-{index}>" in convo
+        assert esc(m.text[:200]) in convo  # every message's text, escaped
+        if m.kind in ("action_request", "action_response"):  # folded under a line with its size
+            item = convo.split(f"id=message-{index}>", 1)[1][:400]
+            assert item.startswith("<details><summary>") and f"{len(m.text):,} character" in item
+    # every request is marked where it was sent, linking to its composition; every link lands on this page
+    loads = Loads()
+    loads.feed(page)
+    assert loads.found == []
+    for k in range(len(session.trace)):
+        assert f"request {k} sent" in convo and f"#request-{k}" in loads.fragments
+    assert loads.fragments and all(f[1:] in loads.ids for f in loads.fragments)
+    timeline = page.split("<h2>Timeline of requests</h2>", 1)[1].split("</section>", 1)[0]
+    assert timeline.count('<a href="#request-') == len(session.trace)
+
+
+def test_compactions_and_folds_are_marked_in_the_conversation_where_they_happened(tmp_path):
+    from tests.core.forensics.traces import write_claude_code
+
+    session = load_session(write_claude_code(tmp_path))  # a compaction before its third request
+    data = gather(session, Policy())
+    assert data.events
+    convo = render(data).split("<h2>The conversation</h2>", 1)[1]
+    for index, m in enumerate(session.record):
+        if m.kind == "note":
+            item = convo.split(f"id=message-{index}>", 1)[0].rsplit("<li", 1)[1]
+            assert "mark compaction" in item
+    assert convo.count("<b>Compaction</b>") == sum(1 for _, kind in data.events if kind == "compaction")
+
+
+def test_the_replay_states_its_ceiling_in_a_sentence_and_tables_do_not_break_words(corpus_dev):
+    from foldscope.core.readout.report import STYLE, replay_section
+
+    data = gather(load_session(corpus_dev / FLAT), Policy())
+    body = replay_section(data, ["recorded", "adr"]).body
+    assert "Ceiling —" not in body and "No ceiling is set (" in body
+    assert "overflow-wrap:anywhere" not in STYLE.split(".msgs pre", 1)[0]  # only the transcript's long lines may
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Chromium at /usr/bin/chromium (Debian's `chromium` package)")
+def test_in_chromium_the_report_shows_legend_total_and_conversation_and_prints_them(tmp_path, corpus_dev, capsys):
+    path = corpus_dev / WITH_CHILDREN
+    assert main(["inspect", str(path), "--json"]) == 0
+    total = f"${json.loads(capsys.readouterr().out)['usage']['total']['cost_usd']:,.4f}"
+    out = tmp_path / "report.html"
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    dom, console, requested = open_in_chromium(out, tmp_path)
+    assert "legend keys" in dom and f"<b>{total}</b>" in dom and "The conversation (" in dom
+    assert console == [] and requested == []
+    pdf = tmp_path / "report.pdf"
+    run = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+                          f"--user-data-dir={tmp_path / 'print'}", f"--print-to-pdf={pdf}", out.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0 and pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 20_000

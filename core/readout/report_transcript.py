@@ -1,0 +1,111 @@
+"""The report's walkthrough: the session's conversation (collapsible, tool calls and results folded with their
+sizes, each request, compaction and fold marked where it happened) and every request's composition, each row
+an anchor the timeline's bars link to. Session text is escaped here too: it is data, never markup."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from foldscope.core.model.session import Message, Session
+from foldscope.core.readout.composition import Composition, request_composition
+from foldscope.core.readout.document import is_note
+from foldscope.core.request.measure import Measure
+
+SHOWN_CHARS = 4000  # of one message's text; the rest is named by its size, so a large result cannot swell the page
+WHO = {"system": "system", "instruction": "user", "assistant": "assistant", "action_request": "tool call",
+       "action_response": "tool result", "note": "note"}
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def request_anchor(k: int) -> str:
+    return f"request-{k}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def _text_block(text: str) -> str:
+    shown = text[:SHOWN_CHARS]
+    rest = len(text) - len(shown)
+    more = f"<p class=more>… {_plural(rest, 'more character')} in the file, not shown here</p>" if rest > 0 else ""
+    return f"<pre>{esc(shown)}</pre>{more}"
+
+
+def _when(at: float | None) -> str:
+    return "" if at is None else f" <span class=at>{esc(datetime.fromtimestamp(at, UTC).strftime('%H:%M:%S'))}</span>"
+
+
+def _tool_name(m: Message) -> str:
+    name = m.content.get("function") if m.kind == "action_request" else m.metadata.get("function")
+    return str(name) if name else ""
+
+
+def note_kind(m: Message) -> str:
+    return "compaction" if m.metadata.get("compaction") else "fold"
+
+
+def message_item(index: int, m: Message, in_view: bool) -> str:
+    """One message: prose shown (up to SHOWN_CHARS), tool calls, results and notes folded under a line with their size."""
+    text = m.text
+    out_of_view = "" if in_view else " <span class=tag>not in the active view</span>"
+    head = f"<span class=who>#{index} {esc(WHO.get(m.kind, m.kind))}</span>{_when(m.created_at)}{out_of_view}"
+    if is_note(m):
+        kind = note_kind(m)
+        return (f"<li class='m mark {kind}' id=message-{index}>{head} <b>{esc(kind.capitalize())}</b>: the messages "
+                f"before it were replaced by this summary in what later requests carried<details><summary>the "
+                f"summary, {_plural(len(text), 'character')}</summary>{_text_block(text)}</details></li>")
+    if m.kind in ("action_request", "action_response", "system"):
+        tool = _tool_name(m)
+        label = f"{WHO[m.kind]}{' ' + tool if tool else ''}, {_plural(len(text), 'character')}"
+        return (f"<li class='m {m.kind}' id=message-{index}><details><summary>{head} {esc(label)}</summary>"
+                f"{_text_block(text)}</details></li>")
+    return f"<li class='m {m.kind}' id=message-{index}>{head}{_text_block(text)}</li>"
+
+
+def conversation_section_body(session: Session, measure: Measure, events: Sequence[tuple[int, str]]) -> str:
+    """The full record in order, collapsible, each request marked before the response it got."""
+    record = session.record
+    view = set(session.view)
+    answered = {r.response_id: k for k, r in enumerate(session.trace) if r.response_id}
+    rows = measure.trace.rows
+    items = []
+    for index, m in enumerate(record):
+        k = answered.get(m.id)
+        if k is not None:
+            predicted = f", predicted input {rows[k].predicted:,} tokens" if k < len(rows) else ""
+            items.append(f"<li class=req>request {k} sent{esc(predicted)}: <a href=#{request_anchor(k)}>"
+                         "its composition</a></li>")
+        items.append(message_item(index, m, m.id in view))
+    kinds = {"compaction": 0, "fold": 0}
+    for _, kind in events:
+        kinds[kind] += 1
+    intro = (f"<p>The full record, {_plural(len(record), 'message')} in the order they happened: what was typed "
+             "and answered shown, tool calls, results and summaries folded under a line with their size (click to "
+             f"open). Each request is marked where it was sent, with a link to its composition; "
+             f"{_plural(kinds['compaction'], 'compaction')} and {_plural(kinds['fold'], 'fold')} are marked "
+             "where their summary entered. Times are UTC.</p>")
+    return (intro + f"<details class=transcript><summary>The conversation ({_plural(len(record), 'message')})"
+            f"</summary><ol class=msgs>{''.join(items)}</ol></details>")
+
+
+def every_request_body(measure: Measure, window: int | None, bar: Callable[[Composition], str],
+                       largest_part: Callable[[Composition], str]) -> str:
+    """A row per request (its anchor), its predicted input and its composition as a bar with the largest part."""
+    out = []
+    for row in measure.trace.rows:
+        c = request_composition(measure, row.index, window=window)
+        out.append(f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
+                   f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"
+                   f"<td class=mini>{bar(c)}</td><td>{largest_part(c)}</td></tr>")
+    return ("<p>Every request as it was sent: the bar is its count split by the composition legend above (the "
+            "timeline's bars link here). The bar's full width is the context window where known.</p>"
+            "<table class=requests><thead><tr><th class=n>Request</th><th class=n>Predicted input</th>"
+            "<th class=n>Reported input</th><th>Composition</th><th>Largest part</th></tr></thead><tbody>"
+            + "".join(out) + "</tbody></table>")
