@@ -91,6 +91,8 @@ def run_statusline(args: Any) -> int:
             path, hooked = stdin["transcript_path"], True
         profile = args.profile or os.environ.get(ENV_PROFILE) or None
         figures = status_figures(path, profile, detach=hooked)
+        if hooked:
+            figures["agent_says"] = agent_says(stdin)
         if args.json:
             print(json.dumps(figures, indent=2, ensure_ascii=True))
         else:
@@ -98,6 +100,16 @@ def run_statusline(args: Any) -> int:
     except Exception as exc:  # a failing status line blanks the user's bar: one plain line instead, exit 0
         _say(f"foldscope: {_short(exc)}")
     return 0
+
+
+def agent_says(stdin: dict[str, Any]) -> dict[str, Any]:
+    """What Claude Code's own object says of the window and the cost, shown beside foldscope's on the second line
+    (its cost is its own estimate, subagents included; its window is the one it runs the model in)."""
+    window = stdin.get("context_window") if isinstance(stdin.get("context_window"), dict) else {}
+    cost = stdin.get("cost") if isinstance(stdin.get("cost"), dict) else {}
+    size, usd = window.get("context_window_size"), cost.get("total_cost_usd")
+    return {"window": size if isinstance(size, int) and not isinstance(size, bool) else None,
+            "cost_usd": usd if isinstance(usd, (int, float)) and not isinstance(usd, bool) else None}
 
 
 def _say(text: str) -> None:
@@ -402,6 +414,11 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
         sources = [f"{lim['name']}: {lim['source']}" for lim in nxt["agent"] + nxt["policy"]]
         second = (f"{figures['requests']:,} requests, model {terminal_safe(str(figures.get('model') or 'unknown'))}; "
                   f"{nxt['size_name']}, estimate {nxt['estimate']:,}" + ("; " + "; ".join(sources) if sources else ""))
+        says = figures.get("agent_says") or {}
+        if says.get("window") is not None or says.get("cost_usd") is not None:
+            said = [f"window {says['window']:,}" if says.get("window") is not None else "",
+                    f"cost {_usd(says['cost_usd'])}" if says.get("cost_usd") is not None else ""]
+            second += "; Claude Code says: " + ", ".join(x for x in said if x)
         line += "\n" + _paint(second, "2", colour)
     return line
 

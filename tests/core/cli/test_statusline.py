@@ -232,6 +232,9 @@ def test_colour_only_when_wanted(monkeypatch, capsys):
     monkeypatch.delenv("NO_COLOR")
     two = run_hook(monkeypatch, capsys, json.dumps(stdin_object(SESSION)), "--no-color", "--lines", "2").splitlines()
     assert len(two) == 2 and "compaction point: Claude Code's auto-compact point" in two[1]
+    assert two[1].endswith("; Claude Code says: window 200,000, cost $1.23")  # its own figures, beside ours
+    bare = {"transcript_path": str(SESSION)}  # an older Claude Code: no window, no cost
+    assert "Claude Code says" not in run_hook(monkeypatch, capsys, json.dumps(bare), "--lines", "2")
 
 
 @needs_dev
