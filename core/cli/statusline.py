@@ -105,8 +105,9 @@ def run_statusline(args: Any) -> int:
 def agent_says(stdin: dict[str, Any]) -> dict[str, Any]:
     """What Claude Code's own object says of the window and the cost, shown beside foldscope's on the second line
     (its cost is its own estimate, subagents included; its window is the one it runs the model in)."""
-    window = stdin.get("context_window") if isinstance(stdin.get("context_window"), dict) else {}
-    cost = stdin.get("cost") if isinstance(stdin.get("cost"), dict) else {}
+    window, cost = stdin.get("context_window"), stdin.get("cost")
+    window = window if isinstance(window, dict) else {}
+    cost = cost if isinstance(cost, dict) else {}
     size, usd = window.get("context_window_size"), cost.get("total_cost_usd")
     return {"window": size if isinstance(size, int) and not isinstance(size, bool) else None,
             "cost_usd": usd if isinstance(usd, (int, float)) and not isinstance(usd, bool) else None}
@@ -416,9 +417,9 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
                   f"{nxt['size_name']}, estimate {nxt['estimate']:,}" + ("; " + "; ".join(sources) if sources else ""))
         says = figures.get("agent_says") or {}
         if says.get("window") is not None or says.get("cost_usd") is not None:
-            said = [f"window {says['window']:,}" if says.get("window") is not None else "",
+            told = [f"window {says['window']:,}" if says.get("window") is not None else "",
                     f"cost {_usd(says['cost_usd'])}" if says.get("cost_usd") is not None else ""]
-            second += "; Claude Code says: " + ", ".join(x for x in said if x)
+            second += "; Claude Code says: " + ", ".join(x for x in told if x)
         line += "\n" + _paint(second, "2", colour)
     return line
 
