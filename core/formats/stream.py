@@ -18,8 +18,8 @@ from foldscope.core.model.views import TrackedView, ViewSharer
 def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, int, Any]]:
     """Yield (line number, byte offset, parsed value) for every non-blank line, one line in memory at a time.
 
-    A line that is not JSON (or not UTF-8) is a structural error, except on the last line, where it
-    is the usual sign of a session cut off mid-write: that one is skipped with a warning.
+    A line that is not JSON (or not UTF-8) is skipped with a warning naming it: on the last line it is the usual sign
+    of a session cut off mid-write; in the middle, a damaged line, whose place is marked by a `gap` event.
     """
     try:
         handle = open(path, "rb")
@@ -29,6 +29,7 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
         # Where every line starts (and, last, where the file ends): the store slices each message's
         # original bytes from the file by these, so no line's bytes are kept in memory meanwhile.
         stat = os.fstat(handle.fileno())
+        builder.skip_bad_lines = True
         builder.source = SourceLines(builder.file, stat.st_size, stat.st_mtime_ns, array("q"))
         starts = builder.source.starts
         pending: tuple[int, int, bytes] | None = None
@@ -46,7 +47,8 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
                     value = decode(pending[2])
                 except fast_json.REFUSALS:
                     value = _parse(pending, builder, last=False)
-                yield pending[0], pending[1], value
+                if value is not _SKIP:
+                    yield pending[0], pending[1], value
             pending = (number, start, raw)
         if pending is not None:
             value = _parse(pending, builder, last=True)
@@ -99,6 +101,13 @@ class LineTail:
 
 
 _SKIP = object()
+MAX_SKIPPED_LINES = 20  # past this many damaged lines (or a quarter of the lines), a file is not read as a session
+
+
+def too_damaged(skipped: int, lines: int) -> bool:
+    """Whether `skipped` damaged lines among the first `lines` are too many to read past: a file that is mostly
+    not JSON lines is refused at its first bad line's place rather than read as a handful of survivors."""
+    return skipped > MAX_SKIPPED_LINES or (skipped > 1 and skipped * 4 > lines)
 _SPACE = b" \t\r\n\f\v"
 _decoder = json.JSONDecoder()
 # typeshed's JSONDecoder omits scan_once, the attribute its __init__ sets to the scanner (c_make_scanner)
@@ -161,6 +170,14 @@ def _parse(item: tuple[int, int, bytes], builder: SessionBuilder, last: bool) ->
         problem = f"not JSON ({exc.__class__.__name__}: {str(exc)[:80]})"
     if last:
         builder.warn(number, f"truncated last line skipped: {problem}")
+        return _SKIP
+    if builder.skip_bad_lines and not too_damaged(builder.skipped + 1, number):
+        # A whole read goes on past a damaged line: the rest of the session is there to read. The line is named,
+        # and its place marked in the record (a `gap` event): the requests after it are counted without it.
+        builder.skipped += 1
+        builder.warn(number, f"{problem}; skipped, and the requests after it are counted without it")
+        builder.events.append({"kind": "gap", "source": builder.format, "line": number, "problem": problem,
+                               "first_index": len(builder.record), "at_request": len(builder.trace)})
         return _SKIP
     raise ReadError(builder.file, f"line {number}", problem)
 
@@ -317,6 +334,10 @@ class SessionBuilder:
         self._reserved: set[str] = set()
         self.source: SourceLines | None = None  # set by iter_json_lines
         self.line = 0  # the line being fed, so a split response knows every line it came from
+        # A damaged line in the middle: a whole read (iter_json_lines) skips it, names it and marks the gap; following
+        # (LineTail) stops there with the line's problem, having shown the lines before it.
+        self.skip_bad_lines = False
+        self.skipped = 0  # damaged lines skipped so far
 
     @property
     def view(self) -> list[str]:

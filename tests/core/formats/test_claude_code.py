@@ -241,11 +241,17 @@ def test_recoverable_problems_import_with_one_warning_per_line(tmp_path):
     assert "already read at line 1 with other content" in problems[2][1] and "truncated last line" in problems[3][1]
 
 
-def test_a_line_that_is_not_json_mid_file_stops_the_import_naming_file_and_line(tmp_path):
+def test_a_line_that_is_not_json_mid_file_is_skipped_named_and_its_gap_marked_and_the_rest_is_read(tmp_path):
+    """Issue 42: a corrupt line in the middle rejected the whole session. The rest is read, the line is named in
+    the warnings, and a `gap` event marks where in the record it was, so no figure pretends it was not there."""
     path = write_lines(tmp_path / "s.jsonl", [_user("u1", "hi"), "{not json", _user("u2", "x")])
-    with pytest.raises(ReadError) as err:
-        claude_code.read(path)
-    assert err.value.place == "line 2" and err.value.file == str(path)
+    session = claude_code.read(path)
+    assert [m.content.get("instruction") for m in session.record] == ["hi", "x"]
+    assert [w for w in session.warnings if "line 2" in w] == [
+        f"{path}: line 2: not JSON at column 2: expecting property name enclosed in double quotes; skipped, "
+        "and the requests after it are counted without it"]
+    (gap,) = [e for e in session.events if e["kind"] == "gap"]
+    assert (gap["line"], gap["first_index"]) == (2, 1)
 
 
 def test_detected_by_content_not_name_and_format_can_be_forced(tmp_path, corpus_dev):
@@ -268,10 +274,11 @@ def test_reading_never_writes_the_source_file(corpus_dev):
 def test_cli_inspect_reports_a_bad_file_in_one_line_with_exit_2(tmp_path, capsys):
     from foldscope.core.cli.main import main
 
-    path = write_lines(tmp_path / "s.jsonl", [_user("u1", "hi"), "\u0000garbage", _user("u2", "x")])
+    # Mostly damaged lines: too many to read past (one damaged line among good ones is skipped and named)
+    path = write_lines(tmp_path / "s.jsonl", [_user("u1", "hi"), "\u0000garbage", "\u0000more", _user("u2", "x")])
     assert main(["inspect", "--json", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "line 2" in err[0] and str(path) in err[0]
+    assert len(err) == 1 and "line 3" in err[0] and str(path) in err[0]
 
 
 def test_an_export_keeps_the_abandoned_branches_in_the_record_and_every_request_view(corpus_dev, tmp_path):
