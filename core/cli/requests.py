@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
+from foldscope.core.cli.words import plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
 from foldscope.core.request.measure import Measure
@@ -64,7 +65,7 @@ def compiled_payload(measure: Measure, k: int) -> dict[str, Any]:
     """Request k's compiled payload under the policy, and its marks (where, lifetime, why)."""
     n = len(measure.requests)
     if not 0 <= k < n:
-        raise ReadError(measure.session.source, "--payload", f"no request {k}: the session has {n}")
+        raise ReadError(measure.session.source, "--payload", f"no request {k}: the session has {plural(n, 'request')}")
     return {"request": k, "marks": [m.as_dict() for m in measure.request_marks(k)], "payload": measure.request_payload(k)}
 
 
@@ -112,10 +113,14 @@ def format_requests(result: dict[str, Any]) -> str:
     if result.get("next_predicted") is not None:
         lines.append(f"next request: predicted {result['next_predicted']:,} tokens")
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
-    if "payload" in result:
-        marks = ", ".join(f"{mark_place(m)} {m['lifetime']} ({m['anchor']})" for m in result["payload"]["marks"])
-        lines.append(f"request {result['payload']['request']}: marks {marks or 'none (caching off)'}")
     lines += _over_lines(result)
+    if "payload" in result:
+        from foldscope.core.cli.payload_text import payload_text
+
+        shown = result["payload"]
+        marks = ", ".join(f"{mark_place(m)} {m['lifetime']} ({m['anchor']})" for m in shown["marks"])
+        lines += ["", *payload_text(shown["request"], shown["payload"], shown["marks"]),
+                  f"request {shown['request']:,}: cache marks at {marks or 'no block (caching off)'}"]
     return "\n".join(lines)
 
 
