@@ -17,7 +17,7 @@ PAD = "  "
 
 def mark_paths(payload: dict[str, Any], marks: list[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
     """Each mark by the path of the block it ends: ("messages", item, "content", block) or (where, last)."""
-    out = {}
+    out: dict[tuple, dict[str, Any]] = {}
     for mark in marks:
         if mark["block"] is None:
             items = payload.get(mark["where"])
