@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from foldscope.app.panels.lists import MessageList
-from foldscope.app.qt import QAction, QKeySequence, QMenu, QWidget
+from foldscope.app.qt import QAction, QKeySequence, QMenu, Qt, QTabWidget, QWidget
 
 
 def add_action(menu: QMenu, parent: QWidget, text: str, key: str | QKeySequence.StandardKey | None,
@@ -28,3 +28,14 @@ def focus_filter(lists: tuple[MessageList, MessageList], focused: QWidget | None
     chosen = record_list if focused is not None and record_list.isAncestorOf(focused) else view_list
     chosen.text_filter.setFocus()
     chosen.text_filter.selectAll()
+
+
+def squeezable_tabs(tabs: QTabWidget) -> None:
+    """Tabs that shorten their titles (each whole in its tooltip) when the panel is narrow, never hiding one behind
+    scroll arrows: with a dock open at 1366 pixels the last tabs were out of sight."""
+    bar = tabs.tabBar()
+    bar.setUsesScrollButtons(False)
+    bar.setElideMode(Qt.TextElideMode.ElideRight)
+    bar.setExpanding(False)
+    for i in range(tabs.count()):
+        tabs.setTabToolTip(i, tabs.tabText(i).replace("&", ""))

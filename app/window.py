@@ -12,7 +12,7 @@ from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.loading import Counted, TraceCounts, load_work, settle_heap
-from foldscope.app.menus import add_action, focus_filter
+from foldscope.app.menus import add_action, focus_filter, squeezable_tabs
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.busy import BusyBar
 from foldscope.app.panels.composition import CompositionPanel
@@ -160,6 +160,8 @@ class MainWindow(QMainWindow):
         self.cost_panel.library_db = lambda: self.db  # the Cost panel's library view counts this library
         self.cost_panel.library.request_chosen.connect(lambda path, k: open_at_request(self, path, k))
         self.side_tabs.addTab(self.cost_panel, "Cost")
+        squeezable_tabs(self.side_tabs)
+        squeezable_tabs(self.cost_panel.tabs)
         self.side_tabs.setCurrentWidget(self.composition_panel)  # the README's first step: what fills the window
         self.side_tabs.currentChanged.connect(self._side_tab_changed)
         self._select_after_load: int | None = None
@@ -270,7 +272,8 @@ class MainWindow(QMainWindow):
             ("Window &map", "Ctrl+5", self.window_map),
             ("&Folds", "Ctrl+6", self.fold_panel.table),
         ):
-            add_action(view_menu, self, text, key, widget.setFocus)
+            add_action(view_menu, self, text, key,
+                       self.fold_panel.focus_table if widget is self.fold_panel.table else widget.setFocus)
         view_menu.addSeparator()
         add_action(view_menu, self, "Re&quest panel", "Ctrl+R", lambda: self.show_side(self.request_panel))
         add_action(view_menu, self, "&Composition (what is eating the context)", "Ctrl+7",
@@ -526,7 +529,7 @@ class MainWindow(QMainWindow):
         # On a short screen the timeline and the map keep what they need to be read (the map its legend) and the
         # lists and side tabs get the rest; on a tall one the timeline grows.
         width, height = self.width(), self.height()
-        timeline = 170 if height >= 900 else 140
+        timeline = 170 if height >= 900 else 124
         rest = max(height - timeline - LEGEND_FROM - 200, 300)
         side = max(560, width * 2 // 5)
         return {self.main_splitter: [width - side, side], self.lists_splitter: [500, 500],

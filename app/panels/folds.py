@@ -146,6 +146,11 @@ class FoldPanel(QWidget):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.explained)
 
+    def focus_table(self) -> None:
+        """View > Folds: the table has the keyboard, shown even when it has no rows."""
+        self.table.show()
+        self.table.setFocus()
+
     def set_waiting(self) -> None:
         """The first step of a load: the fold records are tied to requests once the trace is measured."""
         self.model.set_rows([], 0)
@@ -166,11 +171,15 @@ class FoldPanel(QWidget):
 
         self.explained.setText(explanation(rows))
         self.explained.setVisible(bool(self.explained.text()))
+        # No rows: the heading says so and the empty table gives its room to the lists (shown again for the keyboard).
+        self.table.setVisible(bool(rows))
 
     def fitting_height(self, max_rows: int) -> int:
         """The height that shows the heading, the header and up to `max_rows` rows."""
-        rows = min(self.model.rowCount(), max_rows)  # none: the heading says so, and the lists above get the room
+        rows = min(self.model.rowCount(), max_rows)
         table = self.table
+        if table.isHidden():  # no rows (set_rows): the heading alone
+            return self.heading.sizeHint().height() + 8
         extra = self.explained.sizeHint().height() if self.explained.text() else 0
         return (self.heading.sizeHint().height() + extra + table.horizontalHeader().sizeHint().height()
                 + rows * table.verticalHeader().defaultSectionSize() + 2 * table.frameWidth() + 12)

@@ -12,7 +12,7 @@ import pytest
 from foldscope.app import help_menu
 from foldscope.app.display import no_display_reason
 from foldscope.app.panels.window_map import LEGEND_FROM
-from foldscope.app.qt import QAction, QApplication, QDesktopServices, QRect
+from foldscope.app.qt import QAction, QApplication, QDesktopServices, QRect, QToolButton
 from foldscope.app.window import FIRST_SIZE, FRAME, MainWindow
 from foldscope.core.formats.demo import demo_path
 
@@ -167,3 +167,38 @@ def test_the_status_bar_follows_the_shown_request_and_names_it(qtbot, demo_windo
     window.timeline.step_to(window.timeline.slots() - 1)
     qtbot.waitUntil(lambda: doc.shown is None)
     assert window.status_label.full_text().startswith(f"next request: estimate {doc.now_size:,}")
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1600, 1000)])
+def test_at_a_laptops_size_every_side_panels_key_table_keeps_8_rows_and_the_map_its_legend(qtbot, window, corpus_dev, size):
+    """Issue 45: at 1366x768 the Composition table showed 2-3 rows, the Request payload 3 lines, the map lost its
+    legend, and with the policy dock open the Library and Cost tabs hid behind scroll arrows."""
+    from foldscope.app.gui import settle, show_tab
+    from foldscope.app.qt import QSize
+
+    window.lay_out(QSize(*size))
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
+    app = QApplication.instance()
+    show_tab(window, "composition")
+    settle(app)
+    table = window.composition_panel.category_table
+    assert table.viewport().height() / table.verticalHeader().defaultSectionSize() >= 8
+    show_tab(window, "request")
+    settle(app)
+    payload = window.request_panel.payload
+    assert payload.viewport().height() / payload.fontMetrics().lineSpacing() >= 8
+    assert window.window_map.height() >= LEGEND_FROM
+    window.session_actions.policy_dock.show()
+    settle(app)
+    show_tab(window, "cost")
+    settle(app)
+    for tabs in (window.side_tabs, window.cost_panel.tabs):
+        bar = tabs.tabBar()
+        assert not any(arrow.isVisible() for arrow in bar.findChildren(QToolButton))  # no tab behind scroll arrows
+        for i in range(bar.count()):  # every tab in sight, its title whole in its tooltip
+            assert bar.rect().contains(bar.tabRect(i)), (tabs.tabText(i), bar.tabRect(i), bar.rect())
+            assert tabs.tabToolTip(i).startswith(tabs.tabText(i).split(" (")[0].replace("&", ""))
