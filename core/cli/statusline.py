@@ -198,8 +198,7 @@ def _update(path: str, profile: str | None, folder: Path, engines: dict | None =
         if engines is not None:
             engines[(path, profile)] = engine
             engine.last = figures
-        return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read,
-                                     **({"warm": True} if engines is not None else {})}}
+        return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read}}
     finally:
         lock.close()
 
@@ -242,6 +241,22 @@ def _read_all(conn: Any) -> bytes:
     return b"".join(chunks)
 
 
+def _stale(where: Path) -> bool:
+    """Whether a socket file is left by a reader no longer running (nothing accepts on it)."""
+    import socket
+
+    if not where.exists():
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(where))
+        except ConnectionRefusedError:
+            return True
+        except OSError:
+            return False
+    return False
+
+
 def _serve(folder: Path, engines: dict, idle: float) -> None:
     """Answer runs on the folder's socket until none comes for `idle` seconds, the engines kept in memory (no
     imports, tokenizer build, price table or pickle per run); then pickle them for the next cold run and end."""
@@ -250,7 +265,13 @@ def _serve(folder: Path, engines: dict, idle: float) -> None:
     where = folder / SOCKET
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        server.bind(str(where))
+        try:
+            server.bind(str(where))
+        except OSError:
+            if not _stale(where):
+                raise
+            where.unlink(missing_ok=True)  # a reader that was killed left its socket: this one takes its place
+            server.bind(str(where))
     except OSError:  # another reader answers already (or a path too long for a socket): nothing to do
         server.close()
         return
@@ -267,7 +288,8 @@ def _serve(folder: Path, engines: dict, idle: float) -> None:
                     conn.settimeout(10)
                     asked = json.loads(_read_all(conn))
                     try:
-                        data = json.dumps(_update(asked["path"], asked.get("profile"), folder, engines))
+                        served = _update(asked["path"], asked.get("profile"), folder, engines)
+                        data = json.dumps({**served, "_run": {**served["_run"], "served": True}})
                     except Exception as exc:
                         data = json.dumps({"_error": _short(exc)})
                     conn.sendall(data.encode())

@@ -379,14 +379,14 @@ def test_a_warm_reader_answers_the_next_runs_with_the_same_figures_and_ends_when
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
-    assert hook()["_run"] == {"how": "read", "bytes_read": copy.stat().st_size, "warm": True}
+    assert hook()["_run"] == {"how": "read", "bytes_read": copy.stat().st_size}
     socket = cache / "statusline" / "reader.sock"
     assert socket.exists()
     for line in lines[-3:-1]:
         with open(copy, "ab") as handle:
             handle.write(line)
         shown = hook()
-        assert shown["_run"] == {"how": "grown", "bytes_read": len(line), "warm": True}
+        assert shown["_run"] == {"how": "grown", "bytes_read": len(line), "served": True}
         assert shown["next"]["size"] == cli_json(capsys, "requests", str(copy))["next_predicted"]
     deadline = time.monotonic() + 60
     while socket.exists() and time.monotonic() < deadline:
@@ -395,3 +395,35 @@ def test_a_warm_reader_answers_the_next_runs_with_the_same_figures_and_ends_when
     with open(copy, "ab") as handle:
         handle.write(lines[-1])
     assert figures(copy, capsys)["_run"] == {"how": "grown", "bytes_read": len(lines[-1])}
+
+
+@needs_dev
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm reader is forked (POSIX)")
+def test_a_socket_left_by_a_killed_reader_is_taken_over(tmp_path, capsys):
+    import socket as sockets
+    import time
+
+    copy = tmp_path / "live.jsonl"
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy.write_bytes(b"".join(lines[:-1]))
+    folder = tmp_path / "cache" / "statusline"
+    folder.mkdir(parents=True)
+    left = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    left.bind(str(folder / "reader.sock"))
+    left.close()  # the file stays, nothing listens: as after a reader was killed
+    env = {**os.environ, "FOLDSCOPE_CACHE": str(tmp_path / "cache"), "FOLDSCOPE_STATUSLINE_IDLE": "3"}
+
+    def hook() -> dict:
+        done = subprocess.run([sys.executable, "-m", "foldscope.app.main", "statusline", "--json"], env=env,
+                              input=json.dumps(stdin_object(copy)), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert hook()["_run"]["how"] == "read"
+    with open(copy, "ab") as handle:
+        handle.write(lines[-1])
+    assert hook()["_run"] == {"how": "grown", "bytes_read": len(lines[-1]), "served": True}
+    deadline = time.monotonic() + 60
+    while (folder / "reader.sock").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (folder / "reader.sock").exists()
