@@ -4,6 +4,9 @@ Run: .venv/bin/python bench/bench_count.py [--tokens N] [--repeat R]
 Prints the two ratios DESIGN.md's Targets name, each against a baseline measured in the same run:
   throughput = raw encode_ordinary time / our cold count time  (target 0.8 or better)
   re-estimate = our count after one message changes / our cold count time  (target under 0.05)
+and our cold count against each exact o200k counter installed, each counting the whole counted text in one call
+(tiktoken, quicktok, bpe-openai, riptoken; issue 48's target: 0.8 or better against the fastest), after checking
+that each gives our count. The counter in use is tokens.BACKEND (FOLDSCOPE_TOKENIZER=tiktoken for the fallback).
 
 Run: .venv/bin/python bench/bench_count.py --long [--sizes 1,8,50] [--tiktoken-up-to 8]
 One huge message (core.request.long_pieces): where tiktoken's time goes on one long piece (its regular
@@ -23,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from foldscope.core.model.session import FullRecord, Message  # noqa: E402
+from foldscope.core.request import tokens  # noqa: E402
 from foldscope.core.request.compile import compile_request, counted_text  # noqa: E402
 from foldscope.core.request.count import Counter  # noqa: E402
 from foldscope.core.request.tokens import encoding  # noqa: E402
@@ -65,6 +69,32 @@ def generated_view(target_tokens: int, seed: int = 7) -> list[Message]:
             chars += len(body)
         n += 1 + 2 * calls
     return msgs
+
+
+def other_counters() -> list[tuple[str, object]]:
+    """(name, text -> count) of each exact o200k counter installed, each built its own documented way."""
+    out: list[tuple[str, object]] = []
+    ranks = tokens.load_ranks(tokens.vocabulary_path())
+    tik = tokens.build_encoding()
+    out.append(("tiktoken encode_ordinary", lambda text: len(tik.encode_ordinary(text))))
+    if tokens.quicktok is not None:
+        fast = tokens.build_fast()
+        out.append(("quicktok count", fast.count))
+    try:
+        from bpe_openai import _bindings  # type: ignore[import-not-found]
+    except ImportError:
+        pass
+    else:
+        bpe = _bindings.tokenizer_for_encoding("o200k_base")  # its own embedded table (it cannot take ours)
+        out.append(("bpe-openai count", bpe.count))
+    try:
+        import riptoken  # type: ignore[import-not-found]
+    except ImportError:
+        pass
+    else:
+        rip = riptoken.CoreBPE(ranks, tokens.O200K_SPECIAL, tokens.O200K_PAT_STR)
+        out.append(("riptoken encode_ordinary", lambda text: len(rip.encode_ordinary(text))))
+    return out
 
 
 def best(fn, repeat: int) -> tuple[float, object]:
@@ -184,6 +214,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Counter.count after one message changes:  {edit_time * 1000:8.1f} ms")
     print(f"Counter.count of the view plus one answer: {append_time * 1000:8.1f} ms")
     print(f"throughput ratio (raw / ours, target >= 0.8):           {raw_time / cold_time:.2f}")
+    print(f"counted by {tokens.BACKEND}; the exact counters on the whole text, best of {args.repeat}, and ours against each:")
+    print(f"  {'foldscope Counter (cold)':26} {cold_time * 1000:8.1f} ms  {raw_tokens / cold_time / 1e6:6.2f} M tokens/s")
+    fastest = None
+    for name, count in other_counters():
+        other_time, other_tokens = best(lambda count=count: count(text), args.repeat)
+        same = "same count" if other_tokens == raw_tokens else f"DIFFERENT COUNT {other_tokens:,}"
+        print(f"  {name:26} {other_time * 1000:8.1f} ms  {raw_tokens / other_time / 1e6:6.2f} M tokens/s  "
+              f"ours / theirs {other_time / cold_time:5.2f}  ({same})")
+        if other_tokens == raw_tokens and (fastest is None or other_time < fastest[1]):
+            fastest = (name, other_time)
+    if fastest is not None:
+        print(f"ours against the fastest exact counter ({fastest[0]}), target >= 0.8: {fastest[1] / cold_time:.2f}")
     print(f"re-estimate ratio (one edit / cold count, target < 0.05): {edit_time / cold_time:.4f}")
     print(f"re-estimate vs raw whole count:                          {edit_time / raw_time:.4f}")
     return 0

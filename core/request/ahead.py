@@ -120,6 +120,7 @@ class CountsAhead:
         self._owner = threading.get_ident()  # the measure's thread, the only one that waits for the child
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
         self._passages = Passages()  # long texts' passages counted here, of batches the child never took
+        self._windowed = tokens.windowed()  # with tiktoken a text holding a very long piece is the counter's to window
 
     @staticmethod
     def allowed() -> bool:
@@ -194,8 +195,8 @@ class CountsAhead:
 
     def _count_here(self, batch: _Batch) -> None:
         """Count a batch the child never took, in this process."""
-        encode = tokens.encoding().encode_ordinary
-        self._store(batch, self._passages.counts(batch.texts, lambda texts: [len(encode(text)) for text in texts]))
+        count = tokens.counter()
+        self._store(batch, self._passages.counts(batch.texts, lambda texts: [count(text) for text in texts]))
 
     def _store(self, batch: _Batch, counts: list[int]) -> None:
         for key, n in zip(batch.keys, counts):
@@ -249,7 +250,7 @@ class CountsAhead:
                     # A guess the views may never hold (rendered under the first round known so far, or cut by a
                     # window): the counter renders the views' own blocks, and raises there if it must.
                     continue
-                if has_long_piece(text):
+                if self._windowed and has_long_piece(text):
                     continue  # merged in windows by the counter itself (core.request.long_pieces)
                 self._bodies[key] = text
                 self._add(key, text)

@@ -487,11 +487,12 @@ class Counter:
         at = [where.setdefault(t, len(where)) for t in new.values()]
         texts = list(where)
         self.tokenised_chars += sum(len(t) for t in texts)
-        # A text holding a very long piece is merged in windows (core.request.long_pieces), never whole by tiktoken.
+        # With tiktoken, a text holding a very long piece is merged in windows (core.request.long_pieces), never whole.
         counts: list[int] = [0] * len(texts)
         rest = []
+        windowed = tokens.windowed()
         for i, t in enumerate(texts):
-            if has_long_piece(t):
+            if windowed and has_long_piece(t):
                 counts[i] = tokens.count_text(t)
             else:
                 rest.append(i)
@@ -510,13 +511,13 @@ class Counter:
                 bodies[key] = n + self._images.pop(key, 0)
 
     def _count_all(self, texts: list[str]) -> list[int]:
-        """Each plain text's count, by tiktoken: in one batch through inspect's helper (tokens.start_helper), one round
-        trip where encoding each text apart is one a text (a trace's requests each bring a few new bodies,
+        """Each plain text's count (tokens.counter): in one batch through inspect's helper (tokens.start_helper), one
+        round trip where encoding each text apart is one a text (a trace's requests each bring a few new bodies,
         docs/performance.md), or in threads when there is enough text; else one after another."""
         if len(texts) > 1 and (tokens.helping() or self.threads > 1 and sum(map(len, texts)) >= PARALLEL_CHARS):
             return tokens.count_ordinary_batch(texts, num_threads=self.threads)
-        encode = tokens.encoding().encode_ordinary
-        return [len(encode(text)) for text in texts]
+        count = tokens.counter()
+        return [count(text) for text in texts]
 
     def _lookup(self, key, glue: str, bodies: dict[Any, int] | None = None) -> int:
         """A head's tokens, or a block body's from `bodies` (the memo of its policy key), with its glue's."""

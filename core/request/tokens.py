@@ -1,21 +1,33 @@
-"""The o200k_base tokenizer, built from the vendored vocabulary with tiktoken's own hash check."""
+"""The o200k_base tokenizer, built from the vendored vocabulary with tiktoken's own hash check: counted by quicktok
+where its wheel is installed, else by tiktoken (the same counts; BACKEND says which, chosen at import)."""
 
 from __future__ import annotations
 
 import binascii
 import hashlib
+import logging
 import marshal
 import os
+import struct
 import sys
 import threading
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import tiktoken
-
-from foldscope.core.request import long_pieces
+from foldscope.core.request import long_pieces, unicode_gap
 from foldscope.core.request.passages import Passages
+
+if TYPE_CHECKING:
+    import tiktoken
+
+try:
+    # The fastest exact o200k counter with wheels for our platforms (docs/performance.md, Counting): exact backtracking
+    # BPE, linear in a piece's length where tiktoken's merge is quadratic. Built from our own vocabulary (fast_table).
+    import quicktok  # type: ignore[import-untyped,import-not-found,unused-ignore]
+except ImportError:  # no wheel for this platform (macOS on Intel, Python 3.14), or not installed
+    quicktok = None
 
 # tiktoken's own expected SHA-256 for o200k_base.tiktoken (tiktoken_ext/openai_public.py).
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -42,6 +54,42 @@ class TokenizerError(Exception):
     """The vendored vocabulary is missing or does not match its expected hash."""
 
 
+log = logging.getLogger(__name__)
+FAST, SLOW = "quicktok", "tiktoken"
+
+
+def _quicktok_classes() -> bytes | None:
+    """quicktok's own table of the pattern's Unicode classes, or None (core.request.unicode_gap)."""
+    try:
+        return (Path(quicktok.__file__).parent / "data" / "uniclass_o200k.bin").read_bytes()
+    except OSError:
+        return None
+
+
+def _why_not_fast() -> str:
+    if quicktok is None:
+        return "quicktok is not installed (no wheel for this platform?)"
+    if os.environ.get("FOLDSCOPE_TOKENIZER", "").lower() == SLOW:
+        return "FOLDSCOPE_TOKENIZER=tiktoken"
+    classes = _quicktok_classes()
+    if classes is None or unicode_gap.our_classes(classes) is None:
+        return f"quicktok {quicktok.__version__}'s Unicode table is not the one checked against tiktoken's"
+    return ""
+
+
+# Chosen once, here: every count of a process is by one counter, and both give tiktoken's counts (tests prove it).
+# FOLDSCOPE_TOKENIZER=tiktoken counts with tiktoken even where quicktok is installed (to compare, or to rule it out).
+WHY_SLOW = _why_not_fast()
+BACKEND = SLOW if WHY_SLOW else FAST
+log.info("o200k_base counted by %s", f"quicktok {quicktok.__version__}" if BACKEND == FAST else f"tiktoken: {WHY_SLOW}")
+
+
+def windowed() -> bool:
+    """Whether a text holding a very long piece is merged in windows (core.request.long_pieces): only with tiktoken,
+    whose merge is quadratic in a piece's length; quicktok's is linear, so it counts such a text whole."""
+    return BACKEND == SLOW
+
+
 def vocabulary_path() -> Path:
     return Path(str(resources.files("foldscope.resources").joinpath("o200k_base.tiktoken")))
 
@@ -61,16 +109,7 @@ def load_ranks(path: Path, expected_sha256: str = O200K_SHA256, cache: Path | Li
     SHA-256, in marshal form (data only, never code) behind their own SHA-256, and used only when
     that digest verifies and the token count matches the file's line count; anything else reparses.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TokenizerError(f"{path}: cannot read the tokenizer vocabulary: {exc.strerror}") from None
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != expected_sha256:
-        raise TokenizerError(
-            f"{path}: tokenizer vocabulary hash mismatch (expected {expected_sha256}, got {actual}); "
-            "the file is corrupt or not o200k_base"
-        )
+    data, actual = _read_checked(path, expected_sha256)
     lines = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
     cached = None
     if cache is not False:
@@ -82,6 +121,25 @@ def load_ranks(path: Path, expected_sha256: str = O200K_SHA256, cache: Path | Li
     if cached is not None:
         _write_cache(cached, ranks)
     return ranks
+
+
+def _read_checked(path: Path, expected_sha256: str) -> tuple[bytes, str]:
+    """The file's bytes and SHA-256, once the hash matches (else TokenizerError, naming the file)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TokenizerError(f"{path}: cannot read the tokenizer vocabulary: {exc.strerror}") from None
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected_sha256:
+        raise TokenizerError(
+            f"{path}: tokenizer vocabulary hash mismatch (expected {expected_sha256}, got {actual}); "
+            "the file is corrupt or not o200k_base"
+        )
+    return data, actual
+
+
+def _checked(path: Path, expected_sha256: str) -> str:
+    return _read_checked(path, expected_sha256)[1]
 
 
 def parse_ranks(data: bytes, path: Path) -> dict[bytes, int]:
@@ -132,6 +190,9 @@ def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
 
 
 def build_encoding(path: Path | None = None, expected_sha256: str = O200K_SHA256) -> tiktoken.Encoding:
+    """tiktoken's Encoding of the vendored vocabulary (the reference; the whole path where quicktok is missing)."""
+    import tiktoken  # only where it counts or is asked for: quicktok's path never imports it
+
     ranks = load_ranks(path or vocabulary_path(), expected_sha256)
     return tiktoken.Encoding(
         name="o200k_base",
@@ -141,30 +202,181 @@ def build_encoding(path: Path | None = None, expected_sha256: str = O200K_SHA256
     )
 
 
-_encoding: tiktoken.Encoding | None = None
+# quicktok's tables of our vocabulary, in its own binary format (fast_table): the token count, then per token in rank
+# order its length (u16), bytes and rank (u32); the special tokens' count, then per token its rank (u32), length (u16)
+# and text. Their SHA-256 as built from the vendored file (tests/core/request/test_tokens.py builds them again): a
+# table in the cache that does not match is written anew, so a damaged or altered cache never counts.
+FAST_TABLE_SHA256 = "6b17521f79788c7ace48fc75f6edde125637a90b0018427e68f28d051b2ac1fe"
+FAST_SPECIAL_SHA256 = "95837e70aa1f68042293be2fb62ad5d748e7834940bf041299281ffa3addba3b"
+_FAST_FILES = ("o200k.vocab", "o200k.special", "uniclass_o200k.bin")  # the last: Unicode classes (core.request.unicode_gap)
+
+
+def fast_tables(ranks: dict[bytes, int], special: dict[str, int] = O200K_SPECIAL) -> tuple[bytes, bytes]:
+    """quicktok's vocabulary and special-token tables of `ranks` and `special` (see FAST_TABLE_SHA256)."""
+    pack = struct.pack
+    vocab = [pack("<I", len(ranks))]
+    vocab.extend(pack("<H", len(token)) + token + pack("<I", rank) for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]))
+    specials = [pack("<I", len(special))]
+    specials.extend(pack("<IH", rank, len(text.encode())) + text.encode() for text, rank in special.items())
+    return b"".join(vocab), b"".join(specials)
+
+
+def fast_table(path: Path | None = None, cache: Path | Literal[False] | None = None) -> Path:
+    """A folder holding quicktok's tables of the vendored vocabulary, built from it (never from quicktok's own copy).
+
+    The vendored file is read and its hash checked every time (as load_ranks does); the tables are kept in the cache
+    folder under its SHA-256 and quicktok's version, and used only when each matches FAST_TABLE_SHA256 and
+    FAST_SPECIAL_SHA256; anything else builds them again from the ranks. Where the cache cannot be written, they go to
+    a temporary folder that lives as long as the process.
+    """
+    path = path or vocabulary_path()
+    sha256 = _checked(path, O200K_SHA256)
+    classes = unicode_gap.our_classes(_quicktok_classes() or b"")
+    if classes is None:
+        raise TokenizerError(f"quicktok {quicktok.__version__}'s Unicode table is not the one checked against tiktoken's")
+    folder = None
+    if cache is not False:
+        folder = (Path(cache) if cache else cache_folder()) / f"quicktok-{sha256[:16]}-{quicktok.__version__}"
+        if _fast_table_holds(folder, classes):
+            return folder
+    vocab, special = fast_tables(load_ranks(path, O200K_SHA256, cache=cache))
+    if hashlib.sha256(vocab).hexdigest() != FAST_TABLE_SHA256 or hashlib.sha256(special).hexdigest() != FAST_SPECIAL_SHA256:
+        raise TokenizerError(f"{path}: quicktok's table of the vocabulary does not match its expected hash")
+    for where in ([folder] if folder is not None else []) + [None]:
+        try:
+            if where is None:
+                import atexit
+                import shutil
+                import tempfile
+
+                where = Path(tempfile.mkdtemp(prefix="foldscope-quicktok-"))
+                atexit.register(shutil.rmtree, where, True)
+            from foldscope.core.model.folders import make_private_folder
+
+            make_private_folder(where)
+            for name, blob in zip(_FAST_FILES, (vocab, special, classes)):
+                temporary = where / f".{name}.{os.getpid()}.tmp"
+                temporary.write_bytes(blob)
+                os.replace(temporary, where / name)
+            return where
+        except OSError:
+            continue  # a read-only cache: the temporary folder instead
+    raise TokenizerError("cannot write quicktok's table of the vocabulary anywhere")
+
+
+def _fast_table_holds(folder: Path, classes: bytes) -> bool:
+    try:
+        vocab, special, theirs = (folder / name for name in _FAST_FILES)
+        return (hashlib.sha256(vocab.read_bytes()).hexdigest() == FAST_TABLE_SHA256
+                and hashlib.sha256(special.read_bytes()).hexdigest() == FAST_SPECIAL_SHA256 and theirs.read_bytes() == classes)
+    except OSError:
+        return False
+
+
+def build_fast(path: Path | None = None) -> FastEncoding:
+    """quicktok's o200k_base, built from the vendored vocabulary's tables (fast_table)."""
+    folder = fast_table(path)
+    try:
+        return FastEncoding(quicktok.Tokenizer("o200k_base", str(folder)))
+    except RuntimeError as exc:  # quicktok's word for a table it cannot read
+        raise TokenizerError(f"{folder}: quicktok cannot load the vocabulary's table: {exc}") from None
+
+
+def _without_surrogates(text: str) -> str:
+    # tiktoken's own repair (tiktoken/core.py) for a text UTF-8 cannot hold: each lone surrogate becomes U+FFFD.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class FastEncoding:
+    """o200k_base counted by quicktok: encode_ordinary gives tiktoken's ids, count their number (no list made);
+    anything else is tiktoken's own Encoding's (built on first use: the windows of core.request.long_pieces, tests)."""
+
+    name = "o200k_base"
+
+    def __init__(self, tokenizer: Any) -> None:
+        self._tokenizer = tokenizer
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        try:
+            return self._tokenizer.encode_ordinary(text)
+        except (UnicodeEncodeError, TypeError):  # pybind11's word for a str UTF-8 cannot hold
+            if not isinstance(text, str):
+                raise
+            return self._tokenizer.encode_ordinary(_without_surrogates(text))
+
+    def count(self, text: str) -> int:
+        try:
+            return self._tokenizer.count(text)
+        except (UnicodeEncodeError, TypeError):  # pybind11's word for a str UTF-8 cannot hold
+            if not isinstance(text, str):
+                raise
+            return self._tokenizer.count(_without_surrogates(text))
+
+    def encode_ordinary_batch(self, texts: list[str], *, num_threads: int = 8) -> list[list[int]]:
+        return [self.encode_ordinary(text) for text in texts]
+
+    def count_batch(self, texts: list[str]) -> list[int]:
+        count = self.count
+        return [count(text) for text in texts]
+
+    def decode(self, ids: list[int], errors: str = "replace") -> str:
+        return self._tokenizer.decode(ids, errors)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(reference_encoding(), name)
+
+
+_encoding: Any = None  # FastEncoding or tiktoken.Encoding, by BACKEND
+_reference: tiktoken.Encoding | None = None
 _lock = threading.Lock()
 _helper: _Helper | None = None
 
 
-def encoding() -> tiktoken.Encoding:
-    """The shared o200k_base encoding, built once from the vendored file (or the helper's, start_helper)."""
+def encoding() -> Any:
+    """The shared o200k_base encoding (FastEncoding, or tiktoken's Encoding where quicktok is missing), built once
+    from the vendored file (or the helper's, start_helper). Every one encodes as tiktoken's Encoding would."""
     if _helper is not None:
-        return _helper  # type: ignore[return-value]  # encodes as the Encoding would
+        return _helper  # encodes as the Encoding would
     return _local()
 
 
-def local_encoding() -> tiktoken.Encoding:
-    """The encoding built in this process (never the helper's pipe): for its private merge of one piece."""
+def local_encoding() -> Any:
+    """The encoding built in this process (never the helper's pipe)."""
     return _local()
 
 
-def _local() -> tiktoken.Encoding:
+def reference_encoding() -> tiktoken.Encoding:
+    """tiktoken's own Encoding of the vendored vocabulary, built in this process (for the windows of long pieces)."""
+    global _reference
+    if _reference is None:
+        local = _encoding if BACKEND == SLOW else None
+        with _lock:
+            if _reference is None:
+                _reference = local if local is not None and not isinstance(local, FastEncoding) else build_encoding()
+    return _reference
+
+
+def _local() -> Any:
     global _encoding
     if _encoding is None:
         with _lock:
             if _encoding is None:
-                _encoding = build_encoding()
+                _encoding = _build()
     return _encoding
+
+
+def _build() -> Any:
+    """The encoding BACKEND names, built from the vendored vocabulary."""
+    return build_fast() if BACKEND == FAST else build_encoding()
+
+
+def counter() -> Callable[[str], int]:
+    """A function giving a text's count, len(encode_ordinary(text)), by the encoding in use (encoding())."""
+    enc = encoding()
+    if hasattr(type(enc), "count"):  # FastEncoding's and the helper's: no list of ids made
+        return enc.count
+    encode = enc.encode_ordinary
+    return lambda text: len(encode(text))
 
 
 def start_helper() -> bool:
@@ -249,6 +461,11 @@ class _Helper:
         ids = self._ask(("batch", list(texts)))
         return ids if ids is not None else _local().encode_ordinary_batch(texts, num_threads=num_threads)
 
+    def count(self, text: str) -> int:
+        """One text's count, by the child (counter())."""
+        answer = self._ask(("counts", [text]))
+        return answer[0] if answer is not None else counter()(text)
+
     def count_ordinary_batch(self, texts: list[str]) -> list[int] | None:
         """The token count of each text, counted by the child: only counts cross the pipe, never the ids."""
         return self._ask(("counts", texts))
@@ -297,12 +514,13 @@ def serve_pipes(down: int, up: int) -> None:
 def _serve(down: int, up: int) -> None:
     """The child: build the encoding, then answer requests until the parent closes its end."""
     requests, answers = os.fdopen(down, "rb"), os.fdopen(up, "wb")
-    enc = build_encoding()  # a failure exits the child; the parent then builds, and raises, itself
+    enc = _local()  # a failure exits the child; the parent then builds, and raises, itself
     encode = enc.encode_ordinary
+    count = counter()
     passages = Passages()  # long texts' passages this child has counted (core.request.passages)
 
     def count_all(texts: list[str]) -> list[int]:
-        return [len(encode(text)) for text in texts]  # each text's ids freed as soon as counted
+        return [count(text) for text in texts]  # each text's ids (if any are made) freed as soon as counted
     while True:
         try:
             kind, payload = _receive(requests)
@@ -331,7 +549,9 @@ def count_ordinary_batch(texts: list[str], num_threads: int = 8) -> list[int]:
         helper = _helper
         answer = helper.count_ordinary_batch(batch) if helper is not None else None
         if answer is None:
-            answer = [len(ids) for ids in _local().encode_ordinary_batch(batch, num_threads=num_threads)]
+            local = _local()
+            answer = (local.count_batch(batch) if isinstance(local, FastEncoding)
+                      else [len(ids) for ids in local.encode_ordinary_batch(batch, num_threads=num_threads)])
         counts.extend(answer)
     return counts
 
@@ -353,8 +573,8 @@ def _batches(texts: list[str], chars: int) -> list[list[str]]:
 
 
 def count_text(text: str) -> int:
-    """Exact o200k_base token count of text, special-token strings counted as ordinary text (a very long
-    piece merged in windows, core.request.long_pieces)."""
-    if not long_pieces.has_long_piece(text):
-        return len(encoding().encode_ordinary(text))
-    return long_pieces.count_ordinary(_local(), text)  # merged here: the windows need the Encoding itself
+    """Exact o200k_base token count of text, special-token strings counted as ordinary text (with tiktoken, a very
+    long piece merged in windows, core.request.long_pieces)."""
+    if windowed() and long_pieces.has_long_piece(text):
+        return long_pieces.count_ordinary(reference_encoding(), text)  # merged here: the windows need the Encoding itself
+    return counter()(text)

@@ -9,11 +9,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request import long_pieces
+from foldscope.core.request import long_pieces, tokens
 from foldscope.core.request.count import Counter
-from foldscope.core.request.tokens import count_text, encoding
+from foldscope.core.request.tokens import count_text
+from foldscope.core.request.tokens import reference_encoding as encoding  # tiktoken's own: the windows merge with it
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+@pytest.fixture
+def windowed(monkeypatch):
+    """Counting as where quicktok is missing: tiktoken's quadratic merge, so long pieces are merged in windows."""
+    monkeypatch.setattr(tokens, "BACKEND", tokens.SLOW)
 
 
 @pytest.fixture
@@ -159,7 +166,7 @@ def test_windows_that_share_no_token_merge_the_piece_whole(small_windows, monkey
     assert long_pieces.merge_long(encoding(), data)[1] == tiktoken_piece(data)
 
 
-def test_a_megabyte_of_whitespace_counts_where_tiktoken_overflows_its_stack():
+def test_a_megabyte_of_whitespace_counts_where_tiktoken_overflows_its_stack(windowed):
     """tiktoken's regular expression panics (StackOverflow) on a 1 MB run of spaces before a word; 600 kB it counts."""
     for n, compare in ((600_000, True), (1_000_000, False)):
         text = "x " + " " * n + "end"
@@ -170,7 +177,7 @@ def test_a_megabyte_of_whitespace_counts_where_tiktoken_overflows_its_stack():
             assert expected == len(encoding().encode_ordinary(text))
 
 
-def test_the_counter_counts_a_huge_message_in_windows(monkeypatch):
+def test_the_counter_counts_a_huge_message_in_windows(windowed, monkeypatch):
     from foldscope.core.model.session import FullRecord, Message
 
     text = "".join(random.Random(9).choices(LETTERS, k=70_000))
@@ -185,7 +192,7 @@ def test_the_counter_counts_a_huge_message_in_windows(monkeypatch):
     assert calls, "the long piece was merged whole by tiktoken"
 
 
-def test_a_long_piece_counted_again_costs_no_second_merge(monkeypatch):
+def test_a_long_piece_counted_again_costs_no_second_merge(windowed, monkeypatch):
     """One huge message is counted as the message and again inside its request's JSON: the piece is merged once."""
     merges = []
     real = long_pieces.merge_long
@@ -215,3 +222,16 @@ def test_the_check_reads_whitespace_as_the_pattern_does():
     text = "x" + "!\x1c" * 40_000 + "y"
     assert long_pieces.has_long_piece(text)
     assert long_pieces.count_ordinary(encoding(), text) == len(encoding().encode_ordinary(text))
+
+
+def test_with_quicktok_a_huge_message_is_counted_whole_as_tiktoken_counts_it(monkeypatch):
+    """quicktok's merge is linear in a piece's length: no windows, and the count is tiktoken's windowed one."""
+    if tokens.BACKEND != tokens.FAST:
+        pytest.skip(f"counted by tiktoken here: {tokens.WHY_SLOW}")
+    text = "".join(random.Random(9).choices(LETTERS, k=70_000))
+    windowed_count = long_pieces.count_ordinary(encoding(), "look: " + text)
+    merges = []
+    real = long_pieces.merge_long
+    monkeypatch.setattr(long_pieces, "merge_long", lambda *a, **k: merges.append(1) or real(*a, **k))
+    assert count_text("look: " + text) == windowed_count
+    assert not merges

@@ -73,7 +73,7 @@ def test_a_failing_build_in_the_helper_is_raised_here(fresh, monkeypatch):
     def broken(*args, **kwargs):
         raise tokens.TokenizerError("vocabulary hash mismatch")
 
-    monkeypatch.setattr(tokens, "build_encoding", broken)
+    monkeypatch.setattr(tokens, "_build", broken)
     assert tokens.start_helper()
     with pytest.raises(tokens.TokenizerError):
         tokens.count_text("hello")

@@ -1,0 +1,67 @@
+"""The code points quicktok's Unicode table classes that tiktoken's pattern does not: its table is Unicode 17's.
+
+quicktok splits a text into o200k's pre-tokens by its own table of the pattern's classes (letters upper and lower,
+numbers, whitespace), made from Unicode 17; tiktoken's regular expression knows Unicode 16, where these code points
+(new in 17: marks, letters, digits, CJK) are unassigned and belong to no class. So quicktok counts with its table
+less these code points (classes_without_gap), and then every code point counts as tiktoken counts it: each one was
+counted both ways in three contexts (letters, digits, whitespace, marks and punctuation about it) by
+tools/quicktok_classes.py, which found these 4,699 and, with them taken out, none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+# quicktok 0.4's table (quicktok/data/uniclass_o200k.bin) and ours made from it: another table is not used.
+QUICKTOK_CLASSES_SHA256 = "8dd93d0b36e25eecc2ac43f4bc99f56fbd360fb01bb144778152fa75a6518d6d"
+CLASSES_SHA256 = "5cf88e38ce6fc980d86538eee3b2776cc73ec47d7a6dd574b557e315d4387949"
+CLASS_COUNT = 5  # L, N, whitespace, upper letters and marks, lower letters and marks
+
+GAP = (  # inclusive ranges
+    (0x88F, 0x88F), (0xC5C, 0xC5C), (0xCDC, 0xCDC), (0x1ACF, 0x1ADD), (0x1AE0, 0x1AEB), (0xA7CE, 0xA7CF),
+    (0xA7D2, 0xA7D2), (0xA7D4, 0xA7D4), (0xA7F1, 0xA7F1), (0x10940, 0x10959), (0x10EC5, 0x10EC7), (0x10EFA, 0x10EFB),
+    (0x11B60, 0x11B67), (0x11DB0, 0x11DDB), (0x11DE0, 0x11DE9), (0x16EA0, 0x16EB8), (0x16EBB, 0x16ED3),
+    (0x16FF2, 0x16FF6), (0x187F8, 0x187FF), (0x18D09, 0x18D1E), (0x18D80, 0x18DF2), (0x1E6C0, 0x1E6DE),
+    (0x1E6E0, 0x1E6F5), (0x1E6FE, 0x1E6FF), (0x2B73A, 0x2B73F), (0x2CEA2, 0x2CEAD), (0x323B0, 0x33479),
+)
+
+
+def classes_without_gap(table: bytes, gap: tuple[tuple[int, int], ...] = GAP) -> bytes:
+    """quicktok's class table (per class a u32 count of ranges, then u32 first and last of each) less the gap."""
+    out = bytearray()
+    at = 0
+    for _ in range(CLASS_COUNT):
+        (n,) = struct.unpack_from("<I", table, at)
+        ranges = [struct.unpack_from("<II", table, at + 4 + 8 * i) for i in range(n)]
+        at += 4 + 8 * n
+        kept = list(_subtract(ranges, gap))
+        out += struct.pack("<I", len(kept))
+        for lo, hi in kept:
+            out += struct.pack("<II", lo, hi)
+    if at != len(table):
+        raise ValueError("not a quicktok class table (bytes left over)")
+    return bytes(out)
+
+
+def _subtract(ranges: list[tuple[int, int]], gap: tuple[tuple[int, int], ...]):
+    """The parts of sorted inclusive ranges outside every range of gap, in order."""
+    for lo, hi in ranges:
+        for glo, ghi in gap:
+            if ghi < lo or glo > hi:
+                continue
+            if glo > lo:
+                yield lo, glo - 1
+            lo = ghi + 1
+            if lo > hi:
+                break
+        if lo <= hi:
+            yield lo, hi
+
+
+def our_classes(table: bytes) -> bytes | None:
+    """The class table quicktok counts with here, made from its own, or None when its own is not the one known."""
+    if hashlib.sha256(table).hexdigest() != QUICKTOK_CLASSES_SHA256:
+        return None
+    ours = classes_without_gap(table)
+    return ours if hashlib.sha256(ours).hexdigest() == CLASSES_SHA256 else None
