@@ -296,7 +296,11 @@ def test_counting_ahead_is_not_wanted_in_a_forked_child(monkeypatch):
 
 
 def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch):
-    """tiktoken is quadratic on one very long piece: the counter merges it in windows, so it is never sent ahead."""
+    """tiktoken is quadratic on one very long piece: the counter merges it in windows, so it is never sent ahead
+    (where tiktoken counts: quicktok's merge is linear, core.request.tokens.windowed)."""
+    from foldscope.core.request import tokens
+
+    monkeypatch.setattr(tokens, "BACKEND", tokens.SLOW)
     session = tool_session(4)
     long = Message("long", "instruction", 99, {"instruction": "x" * 200_000})
     session.record.append(long)
