@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from foldscope.core.request import long_pieces, unicode_gap
+from foldscope.core.request import long_pieces, small_count, unicode_gap
 from foldscope.core.request.passages import Passages
 
 if TYPE_CHECKING:
@@ -575,6 +575,10 @@ def _batches(texts: list[str], chars: int) -> list[list[str]]:
 def count_text(text: str) -> int:
     """Exact o200k_base token count of text, special-token strings counted as ordinary text (with tiktoken, a very
     long piece merged in windows, core.request.long_pieces)."""
+    if _encoding is None and _helper is None and len(text) <= small_count.SMALL_CHARS:
+        n = small_count.count(text)  # a few short texts before any encoder is built: no build (core.request.small_count)
+        if n is not None:
+            return n
     if windowed() and long_pieces.has_long_piece(text):
         return long_pieces.count_ordinary(reference_encoding(), text)  # merged here: the windows need the Encoding itself
     return counter()(text)
