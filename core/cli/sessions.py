@@ -1,4 +1,4 @@
-"""`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code), newest first."""
+"""`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode), newest first."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code), newest first")
+        "sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode), newest first")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_sessions, format=format_sessions)
 
@@ -67,5 +67,6 @@ def format_sessions(result: dict[str, Any]) -> str:
         end = _end(r["start"], r.get("end"))
         lines.append(f"{r['agent']:<12} {_when(r['start']):<16} {end:<11} {_size(r['size']):>9} {requests:>8} {cost:>9}  "
                      f"{(r['model'] or '-')[:28]:<28} {terminal_safe(tail)}")
-        lines.append(f"{'':<12} {terminal_safe(r['path'])}")
+        lines.append(f"{'':<12} {terminal_safe(r['path'])}" + (f"  --sample {terminal_safe(r['sample'])}"
+                                                              if r.get("sample") else ""))
     return "\n".join(lines)

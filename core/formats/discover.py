@@ -37,11 +37,13 @@ class Found:
     cost_usd: float | None = None
     problem: str | None = None
     end: float | None = None  # the last message's or request's time: with `start`, the session's wall time
+    sample: str | None = None  # the session of a file holding several (an OpenCode database): --sample names it
 
     def as_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "path": self.path, "project": self.project, "start": self.start,
-                "end": self.end, "size": self.size, "modified": self.mtime, "requests": self.requests, "model": self.model,
-                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "problem": self.problem}
+        row = {"agent": self.agent, "path": self.path, "project": self.project, "start": self.start,
+               "end": self.end, "size": self.size, "modified": self.mtime, "requests": self.requests, "model": self.model,
+               "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "problem": self.problem}
+        return row if self.sample is None else {**row, "sample": self.sample}
 
 
 def roots(environ: Mapping[str, str] | None = None, home: Path | None = None) -> dict[str, Path]:
@@ -85,32 +87,47 @@ def project_of(agent: str, path: Path, session: Session | None) -> str:
     return spec.sessions.project(path) if spec is not None and spec.sessions is not None else path.parent.name
 
 
-def describe(agent: str, path: Path) -> Found:
-    """A session's list row from its reported usage (core.model.session_totals prices it)."""
+def describe(agent: str, path: Path, sample: str | None = None) -> Found:
+    """A session's list row from its reported usage (core.model.session_totals prices it); `sample` names one
+    session of a file holding several."""
     from foldscope.core.formats import load_session
     from foldscope.core.model.session_totals import rolled_up
 
     stat = path.stat()
     try:
-        session = load_session(path, agent)
+        session = load_session(path, agent, sample)
     except ReadError as exc:
         return Found(agent, str(path), project_of(agent, path, None), None, stat.st_size, stat.st_mtime,
-                     problem=exc.problem)
+                     problem=exc.problem, sample=sample)
     totals = rolled_up(session)["total"]
     times = [m.created_at for m in session.record if m.created_at is not None]
     times += [r.at for s in (session, *session.children) for r in s.trace if r.at is not None]
     return Found(agent, str(path), project_of(agent, path, session), min(times) if times else None, stat.st_size,
-                 stat.st_mtime, totals.requests, session.model, totals.cost_usd, end=max(times) if times else None)
+                 stat.st_mtime, totals.requests, session.model, totals.cost_usd, end=max(times) if times else None,
+                 sample=sample)
+
+
+def _sessions_in(agent: str, path: Path) -> list[str | None]:
+    """The sessions a file holds, each a row: a file of several (an OpenCode database) lists them, else one."""
+    spec = format_named(agent)
+    if spec is None or spec.samples is None:
+        return [None]
+    try:
+        listed = spec.samples(path)
+    except ReadError:
+        return [None]  # described alone, the file says its problem
+    return [str(s["name"]) for s in listed] if len(listed) > 1 else [None]
 
 
 def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = None,
                   each: Callable[[int, int, Found], None] | None = None) -> list[Found]:
     """Every agent session on this machine, newest first (by the file's last change). `each(done, total, found)`
     hears of every session as it is read (the files are listed first, then each is read: the slow part)."""
-    files = [(agent, path) for agent, root in roots(environ, home).items() for path in session_files(agent, root)]
+    files = [(agent, path, sample) for agent, root in roots(environ, home).items()
+             for path in session_files(agent, root) for sample in _sessions_in(agent, path)]
     found = []
-    for done, (agent, path) in enumerate(files, 1):
-        found.append(describe(agent, path))
+    for done, (agent, path, sample) in enumerate(files, 1):
+        found.append(describe(agent, path, sample))
         if each is not None:
             each(done, len(files), found[-1])
     return sorted(found, key=lambda f: f.mtime, reverse=True)

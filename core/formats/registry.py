@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foldscope.core.formats import claude_code, codex, gemini_cli, inspect_log, lionagi, pi, qwen_code, raw_payload
+from foldscope.core.formats import claude_code, codex, gemini_cli, inspect_log, lionagi, opencode, pi, qwen_code, raw_payload
 from foldscope.core.formats.spec import FormatSpec
 
 # Order matters only when two formats' sniffs would both claim a file: the first one wins. A new format is one
@@ -15,6 +15,7 @@ FORMATS: list[FormatSpec] = [
     pi.SPEC,
     inspect_log.SPEC,
     gemini_cli.SPEC,
+    opencode.SPEC,
     raw_payload.SPEC,
 ]
 

@@ -921,9 +921,10 @@ class _Source:
             self.data = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
             self.sha256, self.size = self._hash(), stat.st_size
             spec = format_named(self.session.format)
-            sample = self.session.extras.get("inspect", {}).get("sample") if spec and spec.samples else None
-            if sample is not None:  # one Inspect AI log holds several sessions: each sample is its own source
-                epoch = self.session.extras["inspect"].get("epoch")
+            chosen = self.session.extras.get("inspect") or {"sample": self.session.extras.get("sample")}
+            sample = chosen.get("sample") if spec and spec.samples else None
+            if sample is not None:  # one file holds several sessions (an Inspect AI log): each is its own source
+                epoch = chosen.get("epoch")
                 self.sha256 = hashlib.sha256(f"{self.sha256}\0{sample}:{epoch}".encode()).hexdigest()
         else:
             self.lines = None

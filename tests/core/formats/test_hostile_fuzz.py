@@ -28,6 +28,9 @@ SOURCES = {  # format -> files under the corpus (staged or dev: Inspect logs mov
     "inspect": ["*/inspect/log_read_sample.json", "*/inspect/log_formats.eval"],
     "gemini_cli": ["*/gemini*/agent-sessions-jsonl_v040.jsonl", "*/gemini*/agent-sessions-large.json"],
     "qwen_code": ["*/qwen*/splitrail-qwen_code.jsonl", "*/qwen*/agent-sessions-019f0000-0000-7000-8000-000000000004.jsonl"],
+    # The older layout's session file (its messages are not beside the fuzzed copy: a missing companion); the
+    # database's locked, empty and not-a-database cases are in test_opencode.py.
+    "opencode": ["*/opencode/*/session/*/ses_s_stage0_large.json"],
 }
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 # Numbers no store or clock holds among them (issue 42: 2^63, 10^30 and -2^63-1 in every numeric field).

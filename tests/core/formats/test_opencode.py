@@ -1,0 +1,357 @@
+"""The OpenCode reader: a request per step (its step-finish usage), one session of a database chosen like an Inspect
+sample, the older storage/ JSON files, compaction with its summary, pruned tool outputs, and the database read-only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.cli.main import main
+from foldscope.core.formats import detect_format, load_session
+from foldscope.core.formats.discover import find_sessions
+from foldscope.core.formats.opencode import CLEARED, samples
+from foldscope.core.model.session import ReadError
+from tests.core.reader_checks import check_session
+from tests.paths import corpus_glob
+
+# -- the older layout: the staged sample (agent-sessions' synthetic storage_v2 fixture) -------------------------------
+
+
+def _legacy_sessions() -> list[Path]:
+    # Staged until this reader landed; in dev/ once moved. Both are walked so the tests keep running.
+    found = corpus_glob("opencode/*/session/*/*.json")
+    if not found:
+        pytest.skip("no OpenCode storage/ sessions in the corpus")
+    return found
+
+
+def independent_legacy_usage(session_file: Path) -> list[tuple[int, int, int, int]]:
+    """Each model call's usage as OpenCode's storage documents it (message-v2.ts), without the reader: the session's
+    messages (storage/message/<session>/), each assistant message's parts (storage/part/<message>/) in file order;
+    a step-finish part's tokens are one call's, and a message with none has its own `tokens` for its one call.
+    (fresh input, cache read, cache write, output + reasoning)."""
+    storage = session_file.parent.parent.parent
+    sid = json.loads(session_file.read_text())["id"]
+    out = []
+    messages = [json.loads(p.read_text()) for p in sorted((storage / "message" / sid).glob("*.json"))]
+    for message in sorted(messages, key=lambda m: m["time"]["created"]):
+        if message["role"] != "assistant":
+            continue
+        parts = [json.loads(p.read_text()) for p in sorted((storage / "part" / message["id"]).glob("*.json"))]
+        finishes = [p["tokens"] for p in parts if p["type"] == "step-finish"]
+        for tokens in finishes or ([message["tokens"]] if "tokens" in message else []):
+            cache = tokens.get("cache", {})
+            out.append((tokens["input"], cache.get("read", 0), cache.get("write", 0),
+                        tokens["output"] + tokens.get("reasoning", 0)))
+    return out
+
+
+def test_each_step_finish_of_the_older_files_is_a_request_with_its_tokens():
+    checked = 0
+    for path in _legacy_sessions():
+        assert detect_format(path) == "opencode", path
+        session = load_session(path)
+        check_session(session)
+        got = [(u.input, u.cache_read, u.cache_write, u.output) for u in (r.usage for r in session.trace) if u]
+        assert got == independent_legacy_usage(path), path
+        checked += len(got)
+    assert checked > 0
+
+
+def test_a_session_file_without_its_messages_folder_says_so_in_one_line(tmp_path, capsys):
+    path = tmp_path / "storage" / "session" / "p" / "ses_x.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"id": "ses_x", "projectID": "p", "directory": "/w", "time": {"created": 1}}))
+    assert main(["inspect", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(path) in err and "no messages" in err
+
+
+# -- the database: a fixture in the shape OpenCode writes ---------------------------------------------------------
+# Tables as packages/opencode/src/session/session.sql.ts @ 063e8306d9895af9bdd175306cfa4fa3291fd83a declares them
+# (drizzle: backquoted names; a message's and a part's `data` is its JSON without its ids), rows as
+# message-v2.ts @ 007a9409bafea06d6b9084ff1f6d1fe9f5e3a803 shapes them (Assistant.tokens, StepFinishPart,
+# CompactionPart, ToolStateCompleted.time.compacted).
+SCHEMA = """
+CREATE TABLE `project` (`id` text PRIMARY KEY, `worktree` text NOT NULL, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL);
+CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text NOT NULL, `workspace_id` text, `parent_id` text,
+  `slug` text NOT NULL, `directory` text NOT NULL, `path` text, `title` text NOT NULL, `version` text NOT NULL,
+  `share_url` text, `summary_additions` integer, `summary_deletions` integer, `summary_files` integer,
+  `summary_diffs` text, `cost` real DEFAULT 0 NOT NULL, `tokens_input` integer DEFAULT 0 NOT NULL,
+  `tokens_output` integer DEFAULT 0 NOT NULL, `tokens_reasoning` integer DEFAULT 0 NOT NULL,
+  `tokens_cache_read` integer DEFAULT 0 NOT NULL, `tokens_cache_write` integer DEFAULT 0 NOT NULL, `revert` text,
+  `permission` text, `goal` text, `agent` text, `model` text, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, `time_compacting` integer, `time_archived` integer);
+CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, `data` text NOT NULL);
+CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL,
+  `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);
+CREATE INDEX `part_session_idx` ON `part` (`session_id`);
+"""
+MODEL = "claude-sonnet-4-5"
+T0 = 1_760_000_000_000  # ms
+BIG = "line of a long listing\n" * 400
+
+
+def _tokens(fresh: int, read: int, write: int, output: int, reasoning: int = 0) -> dict:
+    return {"total": fresh + read + write + output + reasoning, "input": fresh, "output": output,
+            "reasoning": reasoning, "cache": {"read": read, "write": write}}
+
+
+def _user(mid: str, at: int, *parts: dict) -> tuple[dict, list[dict]]:
+    return ({"id": mid, "role": "user", "time": {"created": at}, "agent": "build",
+             "model": {"providerID": "anthropic", "modelID": MODEL}}, list(parts))
+
+
+def _assistant(mid: str, parent: str, at: int, *parts: dict, summary: bool = False) -> tuple[dict, list[dict]]:
+    steps = [p["tokens"] for p in parts if p["type"] == "step-finish"]
+    total = {k: sum(s[k] for s in steps) for k in ("input", "output", "reasoning")}
+    info = {"id": mid, "role": "assistant", "time": {"created": at, "completed": at + 900}, "parentID": parent,
+            "modelID": MODEL, "providerID": "anthropic", "mode": "build", "agent": "build",
+            "path": {"cwd": "/work/app", "root": "/work/app"}, "cost": 0.01 * len(steps), "finish": "stop",
+            "tokens": {**total, "cache": {"read": sum(s["cache"]["read"] for s in steps),
+                                          "write": sum(s["cache"]["write"] for s in steps)}}}
+    if summary:
+        info["summary"] = True
+    return info, list(parts)
+
+
+def _text(text: str) -> dict:
+    return {"type": "text", "text": text, "time": {"start": T0, "end": T0}}
+
+
+def _finish(tokens: dict) -> dict:
+    return {"type": "step-finish", "reason": "stop", "cost": 0.01, "tokens": tokens}
+
+
+def _tool(call: str, output: str, compacted: int | None = None) -> dict:
+    time = {"start": T0, "end": T0 + 1}
+    if compacted is not None:
+        time["compacted"] = compacted
+    return {"type": "tool", "callID": call, "tool": "bash", "state": {
+        "status": "completed", "input": {"command": "ls -R"}, "output": output, "title": "ls -R", "metadata": {},
+        "time": time}}
+
+
+# Session A: two steps (a tool call, then an answer); a second turn; OpenCode prunes the long listing at T0+25s; an
+# auto compaction keeping the turn from u2 on; one turn after it. Session B: one short turn.
+PRUNED_AT = T0 + 25_000
+SESSION_A = [
+    _user("msg_a01", T0, _text("List the project.")),
+    _assistant("msg_a02", "msg_a01", T0 + 1000, {"type": "step-start"}, {"type": "reasoning", "text": "Run ls.",
+               "time": {"start": T0}}, _tool("toolu_1", BIG, compacted=PRUNED_AT), _finish(_tokens(3, 0, 9000, 40, 5)),
+               {"type": "step-start"}, _text("Here is the listing."), _finish(_tokens(5, 9000, 2600, 12))),
+    _user("msg_a03", T0 + 20_000, _text("Which file is largest?")),
+    _assistant("msg_a04", "msg_a03", T0 + 21_000, {"type": "step-start"}, _text("src/big.py."),
+               _finish(_tokens(4, 11_600, 30, 9))),
+    _user("msg_a05", T0 + 30_000, {"type": "compaction", "auto": True, "overflow": False,
+                                    "tail_start_id": "msg_a03"}),
+    _assistant("msg_a06", "msg_a05", T0 + 31_000, {"type": "step-start"},
+               _text("## Summary\nListed the project; src/big.py is largest."),
+               _finish(_tokens(2100, 0, 0, 60)), summary=True),
+    _user("msg_a07", T0 + 40_000, _text("Thanks.")),
+    _assistant("msg_a08", "msg_a07", T0 + 41_000, {"type": "step-start"}, _text("You're welcome."),
+               _finish(_tokens(3, 0, 700, 6))),
+]
+SESSION_B = [
+    _user("msg_b01", T0 + 100_000, _text("Hello.")),
+    _assistant("msg_b02", "msg_b01", T0 + 101_000, {"type": "step-start"}, _text("Hi."),
+               _finish(_tokens(10, 0, 2000, 3))),
+]
+
+
+def write_db(path: Path, sessions: dict[str, list] | None = None, wal: bool = False) -> Path:
+    sessions = {"ses_A": SESSION_A, "ses_B": SESSION_B} if sessions is None else sessions
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    if wal:
+        db.execute("PRAGMA journal_mode=WAL")
+    db.executescript(SCHEMA)
+    db.execute("INSERT INTO project VALUES ('prj', '/work/app', ?, ?)", (T0, T0))
+    part_n = 0
+    for n, (sid, messages) in enumerate(sessions.items()):
+        created = messages[0][0]["time"]["created"] if messages else T0 + n
+        db.execute("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) "
+                   "VALUES (?, 'prj', ?, '/work/app', ?, '1.4.0', ?, ?)", (sid, sid.lower(), f"Title {sid}", created,
+                                                                            created))
+        for info, parts in messages:
+            data = {k: v for k, v in info.items() if k not in ("id", "sessionID")}
+            db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (info["id"], sid, info["time"]["created"],
+                                                                      info["time"]["created"], json.dumps(data)))
+            for part in parts:
+                part_n += 1
+                db.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", (f"prt_{part_n:04d}", info["id"], sid, T0, T0,
+                                                                          json.dumps(part)))
+    db.commit()
+    db.close()
+    return path
+
+
+def independent_db_usage(path: Path, sid: str) -> list[tuple[int, int, int, int]]:
+    """Each step-finish part's tokens, read with SQL as session.sql.ts lays the rows out (messages by time created
+    then id, parts by id), without the reader."""
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT p.data FROM part p JOIN message m ON m.id = p.message_id WHERE p.session_id = ? "
+                      "AND json_extract(p.data, '$.type') = 'step-finish' ORDER BY m.time_created, m.id, p.id",
+                      (sid,)).fetchall()
+    db.close()
+    out = []
+    for (data,) in rows:
+        t = json.loads(data)["tokens"]
+        out.append((t["input"], t["cache"]["read"], t["cache"]["write"], t["output"] + t["reasoning"]))
+    return out
+
+
+def test_each_step_finish_in_the_database_is_one_request_with_its_tokens(tmp_path):
+    path = write_db(tmp_path / "opencode.db")
+    assert detect_format(path) == "opencode"
+    for sid in ("ses_A", "ses_B"):
+        session = load_session(path, sample=sid)
+        check_session(session)
+        expected = independent_db_usage(path, sid)
+        got = [(u.input, u.cache_read, u.cache_write, u.output) if u else None for u in (r.usage for r in session.trace)]
+        assert got == expected and len(expected) > 0
+        assert session.model == MODEL
+
+
+def test_a_database_of_several_sessions_lists_them_and_opens_one_only_when_named(tmp_path, capsys):
+    path = write_db(tmp_path / "opencode.db")
+    assert [(s["name"], s["requests"], s["messages"]) for s in samples(path)] == [("ses_A", 5, 8), ("ses_B", 1, 2)]
+    assert main(["inspect", str(path), "--json"]) == 0
+    assert [s["name"] for s in json.loads(capsys.readouterr().out)["samples"]] == ["ses_A", "ses_B"]
+    assert main(["requests", str(path), "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "2 sessions" in err and "--sample" in err
+    assert main(["requests", str(path), "--sample", "ses_B", "--json"]) == 0
+    assert [r["reported_input"] for r in json.loads(capsys.readouterr().out)["requests"]] == [2010]
+    with pytest.raises(ReadError, match="no session 'ses_C'"):
+        load_session(path, sample="ses_C")
+
+
+def test_the_database_is_read_without_changing_it_even_in_wal_mode(tmp_path):
+    path = write_db(tmp_path / "opencode.db", wal=True)
+    before = {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+              for p in tmp_path.iterdir()}
+    load_session(path, sample="ses_A")
+    samples(path)
+    after = {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in tmp_path.iterdir()}
+    assert after == before
+
+
+def test_a_compaction_keeps_the_tail_it_names_and_the_summary_replaces_the_rest(tmp_path, capsys):
+    path = write_db(tmp_path / "opencode.db", {"ses_A": SESSION_A})  # one session: opened without --sample
+    session = load_session(path)
+    (event,) = [e for e in session.events if e["kind"] == "compaction"]
+    summary_call = session.trace[3]  # the summary message's step: its view is the whole conversation
+    assert event["tokens_before"] == summary_call.usage.reported_input == 2100
+    last = session.trace[4]
+    texts = [session.record.get(m).text for m in last.view]
+    assert texts[0] == "## Summary\nListed the project; src/big.py is largest."
+    assert "List the project." not in texts and "Which file is largest?" in texts and "src/big.py." in texts
+    assert "What did we do so far?" in texts and texts[-1] == "Thanks."
+    assert main(["compactions", str(path), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["compactions"]
+    assert (row["before"], row["after"]) == (2100, 703)
+
+
+def test_a_pruned_tool_output_is_whole_before_its_time_and_cleared_after(tmp_path):
+    path = write_db(tmp_path / "opencode.db")
+    session = load_session(path, sample="ses_A")
+
+    def outputs(k: int) -> list:
+        return [session.record.get(m).content["output"] for m in session.trace[k].view
+                if session.record.get(m).kind == "action_response"]
+
+    assert outputs(1) == [BIG] and outputs(2) == [BIG]  # requests before T0+25s: sent whole
+    messages = SESSION_A[:4] + [_user("msg_a05", T0 + 30_000, _text("And now?")),
+                                _assistant("msg_a06", "msg_a05", T0 + 31_000, _text("Done."),
+                                           _finish(_tokens(1, 0, 0, 1)))]
+    pruned = load_session(write_db(tmp_path / "b" / "opencode.db", {"ses_P": messages}))
+    later = pruned.trace[-1]
+    cleared = [pruned.record.get(m) for m in later.view if pruned.record.get(m).kind == "action_response"]
+    assert [m.content["output"] for m in cleared] == [CLEARED] and cleared[0].metadata["pruned"] is True
+
+
+@pytest.mark.parametrize("case", ["locked", "empty", "not a database", "damaged"])
+def test_a_database_that_does_not_read_is_refused_in_one_line_and_left_alone(case, tmp_path, capsys):
+    path = tmp_path / "opencode.db"
+    holder = None
+    if case == "locked":
+        write_db(path)
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+    elif case == "empty":
+        path.write_bytes(b"")
+    elif case == "not a database":
+        path.write_bytes(b"SQLite format 3\x00" + b"\x07" * 5000)
+    else:
+        write_db(path)
+        data = bytearray(path.read_bytes())
+        data[4096:] = b"\xff" * (len(data) - 4096)  # every page past the schema's
+        path.write_bytes(bytes(data))
+    before = path.read_bytes()
+    try:
+        code = main(["inspect", str(path), "--sample", "ses_A", "--db", str(tmp_path / "lib.db")])
+    finally:
+        if holder is not None:
+            holder.rollback()
+            holder.close()
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and str(path) in err and "Traceback" not in err
+    assert path.read_bytes() == before
+    assert not (tmp_path / "lib.db").exists() or _library_sessions(tmp_path / "lib.db") == 0
+
+
+def _library_sessions(db: Path) -> int:
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        return library.db["sessions"].count
+
+
+def test_sessions_on_a_fake_home_lists_each_session_of_the_database_and_follows_xdg_data_home(tmp_path):
+    home = tmp_path / "home"
+    db = write_db(home / ".local" / "share" / "opencode" / "opencode.db")
+    rows = sorted((f for f in find_sessions({}, home) if f.agent == "opencode"), key=lambda f: f.sample or "")
+    assert [(r.path, r.sample, r.project, r.requests, r.model, r.problem) for r in rows] == [
+        (str(db), "ses_A", "/work/app", 5, MODEL, None), (str(db), "ses_B", "/work/app", 1, MODEL, None)]
+    assert rows[0].start == T0 / 1000 and rows[0].cost_usd is not None and rows[0].cost_usd > 0
+    moved = write_db(tmp_path / "xdg" / "opencode" / "opencode.db", {"ses_Z": SESSION_B})
+    found = [f for f in find_sessions({"XDG_DATA_HOME": str(tmp_path / "xdg")}, home) if f.agent == "opencode"]
+    assert [(f.path, f.sample) for f in found] == [(str(moved), None)]
+
+
+@pytest.mark.parametrize("command", ["inspect", "requests", "composition", "cache", "compactions", "replay"])
+def test_every_command_reads_an_opencode_session(command, tmp_path, capsys):
+    # composition, cache and compactions take no --sample (nor for an Inspect AI log): a database of one session
+    path = write_db(tmp_path / "opencode.db", {"ses_A": SESSION_A})
+    assert main([command, str(path), "--json"]) == 0, command
+    assert json.loads(capsys.readouterr().out)
+    for legacy in _legacy_sessions():
+        assert main([command, str(legacy), "--json"]) == 0, (command, legacy)
+        assert json.loads(capsys.readouterr().out)
+
+
+def test_a_session_opened_twice_from_the_library_is_not_read_again_while_unchanged(tmp_path, capsys):
+    path = write_db(tmp_path / "opencode.db")
+    lib = str(tmp_path / "lib.db")
+    for sid in ("ses_A", "ses_B", "ses_A"):
+        assert main(["inspect", str(path), "--sample", sid, "--db", lib, "--json"]) == 0
+        capsys.readouterr()
+    assert _library_sessions(Path(lib)) == 2
+
+
+def test_another_sqlite_database_is_not_taken_for_opencode(tmp_path):
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE session (id text, data text)")
+    db.commit()
+    db.close()
+    with pytest.raises(ReadError):
+        detect_format(path)
