@@ -4,6 +4,7 @@ shows text from a session file as plain text, never as rich text or a link."""
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from foldscope.app.qt import (
     QAbstractItemView,
@@ -422,8 +423,11 @@ def ask_agent_session(parent: QWidget, rows: list[dict] | None = None, run=None)
 
 
 def choose_sample(parent: QWidget, path: str, samples: list[dict]) -> str | None:
-    """Which sample of an Inspect AI log to open (ID:EPOCH), or None (tests replace this function)."""
-    labels = [f"{s['name']}  ({s['requests']} requests, {s['messages']} messages)" for s in samples]
-    label, ok = QInputDialog.getItem(parent, "Open Inspect AI log", f"The log holds {len(samples)} samples; open:",
-                                     labels, 0, False)
+    """Which session of a file holding several to open (an Inspect AI log's sample, ID:EPOCH; an OpenCode
+    database's session, ID), or None (tests replace this function)."""
+    # A title is the session's own text (OpenCode names its sessions): shown as data in a plain list item.
+    labels = [f"{s['name']}  ({s['requests']} requests, {s['messages']} messages)"
+              + (f"  {' '.join(str(s['title']).split())[:80]}" if s.get("title") else "") for s in samples]
+    label, ok = QInputDialog.getItem(parent, "Open one session", f"{Path(path).name} holds {len(samples)} "
+                                     "sessions; open:", labels, 0, False)
     return samples[labels.index(label)]["name"] if ok and label in labels else None

@@ -21,7 +21,8 @@ def register(subparsers) -> None:
     inspect.add_argument("--json", action="store_true", help="print JSON")
     # dest is not `format`: core.cli.main reads args.format as the text formatter.
     inspect.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    inspect.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
+    inspect.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
+                         help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
     inspect.add_argument("--db", metavar="PATH", help="also import the session into this library")
     inspect.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
     from foldscope.core.cli.options import add_window_flag
@@ -39,7 +40,8 @@ def register(subparsers) -> None:
     export.add_argument("-o", "--output", required=True, metavar="OUT")
     export.add_argument("--json", action="store_true", help="print JSON")
     export.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    export.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
+    export.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
+                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
     export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({r['messages']} messages)")
 
 

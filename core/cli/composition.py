@@ -34,7 +34,8 @@ def register(subparsers) -> None:
                         help="the request: its index, the largest, or now (the next, from the active view); default the last")
     parser.add_argument("--top", metavar="N", type=int, default=10, help="how many of the largest things to list (default 10)")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
+    parser.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
+                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_composition, format=format_composition)
 

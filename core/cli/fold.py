@@ -60,7 +60,8 @@ def _file(parser, output: bool = False) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
+    parser.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
+                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
     if output:
         parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the native file to write")
 

@@ -20,7 +20,8 @@ def register(subparsers) -> None:
         p = subparsers.add_parser(name, help=f"{what} (a session, or every session in a folder)")
         p.add_argument("path", metavar="FILE|DIR")
         p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
-        p.add_argument("--sample", metavar="ID[:EPOCH]", help="for one file: the sample of an Inspect AI log to read")
+        p.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
+                       help="for one file: the sample of an Inspect AI log, or the session of an OpenCode database")
         p.add_argument("--json", action="store_true", help="print JSON")
         p.set_defaults(run=run, format=fmt)
 

@@ -56,7 +56,8 @@ def register(subparsers) -> None:
                    "(1: one after another)")
     add_threads(p)
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
+    p.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
+                   help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
     p.add_argument("--db", metavar="PATH",
                    help="for one file: reopen it from this library when it holds the file as it is now (nothing read or "
                         "counted again), else read it and import it, with what the replay counted")

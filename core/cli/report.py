@@ -28,7 +28,8 @@ def register(subparsers) -> None:
     parser.add_argument("--replay", action="store_true", help="add the replay lab's comparison of strategies")
     add_list(parser, "--strategy", list(STRATEGIES), "S", "the strategies --replay compares (default: all)")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
+    parser.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
+                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
     parser.add_argument("--json", action="store_true", help="print what was written as JSON")
     parser.set_defaults(run=run_report, format=format_report)
 

@@ -18,7 +18,8 @@ def register(subparsers) -> None:
     add_policy_flags(parser)
     add_threads(parser)
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
+    parser.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
+                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
     parser.add_argument("--payload", metavar="K", type=int,
                         help="also show request K's compiled payload and where its cache marks are")
     parser.add_argument("--json", action="store_true", help="print JSON")

@@ -35,7 +35,8 @@ def _home(tmp_path, corpus_dev):
 def test_sessions_lists_one_session_of_each_agent_newest_first_with_its_facts(tmp_path, corpus_dev, monkeypatch, capsys):
     home, paths = _home(tmp_path, corpus_dev)
     monkeypatch.setenv("HOME", str(home))
-    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME"):
+    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
+                     "XDG_DATA_HOME"):
         monkeypatch.delenv(variable, raising=False)
     assert main(["sessions", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["sessions"]
@@ -57,16 +58,18 @@ def test_sessions_lists_one_session_of_each_agent_newest_first_with_its_facts(tm
 def test_each_agent_s_folder_follows_its_own_environment_variable(tmp_path):
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "c"), "CODEX_HOME": str(tmp_path / "x"),
            "PI_CODING_AGENT_DIR": str(tmp_path / "p"), "GEMINI_CLI_HOME": str(tmp_path / "g"),
-           "QWEN_HOME": str(tmp_path / "q")}
+           "QWEN_HOME": str(tmp_path / "q"), "XDG_DATA_HOME": str(tmp_path / "d")}
     assert roots(env, tmp_path / "home") == {"qwen_code": tmp_path / "q" / "projects", "claude_code": tmp_path / "c" / "projects",
                                              "codex": tmp_path / "x" / "sessions", "pi": tmp_path / "p" / "sessions",
-                                             "gemini_cli": tmp_path / "g" / ".gemini" / "tmp"}
+                                             "gemini_cli": tmp_path / "g" / ".gemini" / "tmp",
+                                             "opencode": tmp_path / "d" / "opencode"}
     assert roots({}, tmp_path / "home")["codex"] == tmp_path / "home" / ".codex" / "sessions"
 
 
 def test_sessions_with_none_found_says_where_it_looked(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path))
-    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME"):
+    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
+                     "XDG_DATA_HOME"):
         monkeypatch.delenv(variable, raising=False)
     assert main(["sessions"]) == 0
     out = capsys.readouterr().out
@@ -78,7 +81,8 @@ def test_a_session_file_that_does_not_read_is_listed_with_its_problem(tmp_path, 
     broken.parent.mkdir(parents=True)
     broken.write_text("")
     monkeypatch.setenv("HOME", str(tmp_path))
-    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME"):
+    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
+                     "XDG_DATA_HOME"):
         monkeypatch.delenv(variable, raising=False)
     assert main(["sessions", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["sessions"]

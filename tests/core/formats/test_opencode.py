@@ -329,13 +329,20 @@ def test_sessions_on_a_fake_home_lists_each_session_of_the_database_and_follows_
 
 @pytest.mark.parametrize("command", ["inspect", "requests", "composition", "cache", "compactions", "replay"])
 def test_every_command_reads_an_opencode_session(command, tmp_path, capsys):
-    # composition, cache and compactions take no --sample (nor for an Inspect AI log): a database of one session
-    path = write_db(tmp_path / "opencode.db", {"ses_A": SESSION_A})
-    assert main([command, str(path), "--json"]) == 0, command
+    path = write_db(tmp_path / "opencode.db")
+    assert main([command, str(path), "--session", "ses_A", "--json"]) == 0, command  # --session: --sample's other name
     assert json.loads(capsys.readouterr().out)
     for legacy in _legacy_sessions():
         assert main([command, str(legacy), "--json"]) == 0, (command, legacy)
         assert json.loads(capsys.readouterr().out)
+
+
+def test_report_writes_one_session_of_the_database(tmp_path, capsys):
+    path = write_db(tmp_path / "opencode.db")
+    for sid, requests in (("ses_A", 5), ("ses_B", 1)):
+        out = tmp_path / f"{sid}.html"
+        assert main(["report", str(path), "--sample", sid, "-o", str(out)]) == 0
+        assert f": {requests} requests;" in capsys.readouterr().out and out.stat().st_size > 0
 
 
 def test_a_session_opened_twice_from_the_library_is_not_read_again_while_unchanged(tmp_path, capsys):
