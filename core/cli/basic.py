@@ -186,7 +186,11 @@ def file_samples(file: str, format_name: str, samples: Callable[[Path], list[dic
 
 def format_inspect(result: dict[str, Any]) -> str:
     if "samples" in result and "by_kind" not in result:
-        rows = [f"{result['file']}: Inspect AI log, {plural(len(result['samples']), 'sample')} (open one with --sample ID[:EPOCH])"]
+        n = len(result["samples"])
+        if any(s.get("epoch") is not None for s in result["samples"]):  # samples of epochs: an Inspect AI log's
+            rows = [f"{result['file']}: Inspect AI log, {plural(n, 'sample')} (open one with --sample ID[:EPOCH])"]
+        else:
+            rows = [f"{result['file']}: {result['format']}, {plural(n, 'session')} (open one with --sample ID)"]
         rows += [f"  {s['name']}: {plural(s['requests'], 'request')}, {plural(s['messages'], 'message')}"
                  for s in result["samples"]]
         return "\n".join(rows)

@@ -42,7 +42,8 @@ def register(subparsers) -> None:
                         help="the view as it stood before recorded request K (default: the active view now)")
     add_list(parser, "--kind", KIND_WORDS, "KIND", "only these kinds (call and result match every tool's)")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    parser.add_argument("--sample", metavar="ID[:EPOCH]", help="the sample of an Inspect AI log to read")
+    parser.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
+                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_view, format=format_view)
 

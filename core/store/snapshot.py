@@ -35,6 +35,7 @@ import sys
 import types
 import zlib
 from collections.abc import Iterable, Mapping
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,9 @@ def inputs_of(path: str | Path) -> dict[str, Any]:
 def neighbours(path: Path) -> dict[str, list[int] | None]:
     """Every file a reader would look at beside the session for more of it, with its size and modification time:
     Claude Code's subagent files (`<stem>/subagents/*.jsonl`, `agent-*.jsonl` beside it) and a lionagi run manifest
-    (core.formats.lionagi.MANIFEST_GLOBS). One added, removed or changed since makes the snapshot stale."""
+    (core.formats.lionagi.MANIFEST_GLOBS), and an SQLite database's write-ahead log (`<file>-wal`: OpenCode's
+    writes wait there, the database file unchanged, until a checkpoint). One added, removed or changed since makes
+    the snapshot stale."""
     from foldscope.core.formats.lionagi import MANIFEST_GLOBS
 
     found: set[Path] = set()
@@ -133,6 +136,7 @@ def neighbours(path: Path) -> dict[str, list[int] | None]:
         for pattern in (*(glob.format(stem=path.stem) for glob in MANIFEST_GLOBS), "agent-*.jsonl"):
             found.update(path.parent.glob(pattern))
         found.update((path.with_suffix("") / "subagents").glob("*.jsonl"))
+        found.update(path.parent.glob(f"{glob_escape(path.name)}-wal"))
     except OSError:
         pass
     found.discard(path)

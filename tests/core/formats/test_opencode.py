@@ -354,6 +354,26 @@ def test_a_session_opened_twice_from_the_library_is_not_read_again_while_unchang
     assert _library_sessions(Path(lib)) == 2
 
 
+def test_a_write_waiting_in_the_write_ahead_log_makes_the_library_read_the_database_again(tmp_path, capsys):
+    path = write_db(tmp_path / "opencode.db", {"ses_A": SESSION_A[:2]}, wal=True)
+    writer = sqlite3.connect(path)  # OpenCode running: its log stays, no checkpoint moves the write into the file
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    lib = str(tmp_path / "lib.db")
+    try:
+        assert main(["inspect", str(path), "--db", lib, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["requests"] == 2
+        info, parts = SESSION_A[3]
+        data = {k: v for k, v in info.items() if k != "id"}
+        writer.execute("INSERT INTO message VALUES (?, 'ses_A', ?, ?, ?)", (info["id"], info["time"]["created"],
+                                                                            info["time"]["created"], json.dumps(data)))
+        writer.execute("INSERT INTO part VALUES ('prt_9999', ?, 'ses_A', 0, 0, ?)", (info["id"], json.dumps(parts[-1])))
+        writer.commit()
+        assert main(["inspect", str(path), "--db", lib, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["requests"] == 3
+    finally:
+        writer.close()
+
+
 def test_another_sqlite_database_is_not_taken_for_opencode(tmp_path):
     path = tmp_path / "other.db"
     db = sqlite3.connect(path)
