@@ -268,7 +268,7 @@ class _Reader:
         self.b = builder
         self.ids: dict[str, list[str]] = {}  # an OpenCode message's id -> the record messages it made
         self.pending_compaction: dict[str, dict[str, Any]] = {}  # user message id -> its compaction part
-        self.pruned: list[tuple[float, str, str, str]] = []  # (compacted at, result id, call id, function)
+        self.pruned: list[tuple[float, str, str]] = []  # (compacted at, result id, call id)
 
     def run(self, messages: list[tuple[_Row, list[_Row]]]) -> None:
         for message, parts in messages:
@@ -303,7 +303,7 @@ class _Reader:
         b, m = self.b, message.data
         mid = str(m["id"])
         at = _ms(_time(m, "created"))
-        given = m.get("model") if isinstance(m.get("model"), dict) else {}  # older messages: {providerID, modelID}
+        given: dict[str, Any] = m["model"] if isinstance(m.get("model"), dict) else {}  # older: {providerID, modelID}
         model = next((v for v in (m.get("modelID"), given.get("modelID")) if isinstance(v, str)), None)
         self._prune(at)
         before = len(b.record)
@@ -343,16 +343,16 @@ class _Reader:
 
     def _tool(self, message: _Row, part: _Row, at: float | None) -> None:
         b, p = self.b, part.data
-        call_id = p.get("callID") if isinstance(p.get("callID"), str) else str(p.get("id"))
-        name = p.get("tool") if isinstance(p.get("tool"), str) else ""
-        state = p.get("state") if isinstance(p.get("state"), dict) else {}
+        call_id: str = p["callID"] if isinstance(p.get("callID"), str) else str(p.get("id"))
+        name: str = p["tool"] if isinstance(p.get("tool"), str) else ""
+        state: dict[str, Any] = p["state"] if isinstance(p.get("state"), dict) else {}
         args = state.get("input") if isinstance(state.get("input"), dict) else {}
         b.turn_call(call_id, name, args, message.line, at)
         status = state.get("status")
         if status == "completed":
             output = state.get("output") if isinstance(state.get("output"), str) else json.dumps(state.get("output"))
         elif status == "error":
-            meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+            meta: dict[str, Any] = state["metadata"] if isinstance(state.get("metadata"), dict) else {}
             interrupted = meta.get("interrupted") is True and isinstance(meta.get("output"), str)
             output = meta["output"] if interrupted else str(state.get("error", ""))
         else:
@@ -361,7 +361,7 @@ class _Reader:
         b.result(call_id, output, message.line, _ms(_time(state, "end")) or at, id=rid)
         compacted = _ms(_time(state, "compacted"))
         if compacted is not None:
-            self.pruned.append((compacted, rid, call_id, name))
+            self.pruned.append((compacted, rid, call_id))
 
     def _prune(self, at: float | None) -> None:
         """Tool outputs OpenCode pruned before `at`: later requests see the cleared text in their place."""
@@ -374,7 +374,7 @@ class _Reader:
         b = self.b
         b.end_turn()
         view = list(b.view)
-        for when, rid, call_id, name in due:
+        for when, rid, call_id in due:
             actual = b.record.get(rid).id if rid in b.record else None
             if actual is None or actual not in view:
                 continue
