@@ -14,6 +14,7 @@ from foldscope.core.readout.composition import Composition, request_composition
 from foldscope.core.readout.document import is_note
 from foldscope.core.request.measure import Measure
 
+PREVIEW_CHARS = 90  # of a folded message's first line, in the line that folds it
 SHOWN_CHARS = 4000  # of one message's text; the rest is named by its size, so a large result cannot swell the page
 WHO = {"system": "system", "instruction": "user", "assistant": "assistant", "action_request": "tool call",
        "action_response": "tool result", "note": "note"}
@@ -43,7 +44,7 @@ def _when(at: float | None) -> str:
 
 
 def _tool_name(m: Message) -> str:
-    name = m.content.get("function") if m.kind == "action_request" else m.metadata.get("function")
+    name = m.content.get("function") if m.kind in ("action_request", "action_response") else None
     return str(name) if name else ""
 
 
@@ -63,9 +64,13 @@ def message_item(index: int, m: Message, in_view: bool) -> str:
                 f"summary, {_plural(len(text), 'character')}</summary>{_text_block(text)}</details></li>")
     if m.kind in ("action_request", "action_response", "system"):
         tool = _tool_name(m)
-        label = f"{WHO[m.kind]}{' ' + tool if tool else ''}, {_plural(len(text), 'character')}"
-        return (f"<li class='m {m.kind}' id=message-{index}><details><summary>{head} {esc(label)}</summary>"
-                f"{_text_block(text)}</details></li>")
+        first = text.strip().split("\n", 1)[0]
+        preview = first[:PREVIEW_CHARS] + ("…" if len(first) > PREVIEW_CHARS or "\n" in text.strip() else "")
+        label = f"{tool + ', ' if tool else ''}{_plural(len(text), 'character')}"
+        return (f"<li class='m {m.kind}' id=message-{index}><details><summary>{head} {esc(label)}"
+                f"<span class=preview>{esc(preview)}</span></summary>{_text_block(text)}</details></li>")
+    if not text.strip():
+        return f"<li class='m {m.kind}' id=message-{index}>{head} <span class=tag>no text</span></li>"
     return f"<li class='m {m.kind}' id=message-{index}>{head}{_text_block(text)}</li>"
 
 
