@@ -400,7 +400,8 @@ tr:target{background:#fff3c4} a{color:#1c5fb8}
 .msgs .instruction{border-color:#1f7a4d} .msgs .assistant{border-color:#1c5fb8}
 .msgs .action_request,.msgs .action_response{border-color:#d35400} .msgs .mark{border-color:#0f8a8a;background:#eef8f8}
 .msgs .mark.fold{border-color:#7d3c98;background:#f5eef8} .msgs .req{border:0;color:#555;font-size:12px}
-.preview{color:#555;font:12px ui-monospace,monospace;margin-left:8px;overflow-wrap:anywhere} .who{font-weight:600} .at,.tag,.more{color:#777;font-size:12px} .tag{margin-left:6px} summary{cursor:pointer}
+.preview{color:#555;font:12px ui-monospace,monospace;margin-left:8px;overflow-wrap:anywhere}
+.who{font-weight:600} .at,.tag,.more{color:#777;font-size:12px} .tag{margin-left:6px} summary{cursor:pointer}
 .chart{display:block;margin:8px 0}
 .grid{stroke:#e6e6e6} .axis{font-size:11px;fill:#666} .bar{fill:#4a7fd0} .bar.over{fill:#c0392b}
 .reported{fill:#111} .rule{stroke-width:1.5;stroke-dasharray:6 3} .compaction{stroke:#0f8a8a;stroke-width:2}
