@@ -38,7 +38,7 @@ def save(app, window, name: str) -> None:
 
 def main() -> int:
     import foldscope.app.dialogs as dialogs_module
-    from foldscope.app.qt import QApplication
+    from foldscope.app.qt import QApplication, QSize
     from foldscope.app.settings import WindowSettings
     from foldscope.app.theme import apply_theme
     from foldscope.app.window import MainWindow
@@ -47,7 +47,7 @@ def main() -> int:
     apply_theme(app, "light")
     folder = tempfile.mkdtemp()
     window = MainWindow(settings=WindowSettings(Path(folder) / "settings.ini"), db=str(Path(folder) / "library.db"))
-    window.resize(1600, 1100)
+    window.lay_out(QSize(1600, 1100))  # as a first start on a screen of that size
     window.show()
     wait(app, window.document_loaded, lambda: window.open_path(SESSION))
     actions = window.session_actions

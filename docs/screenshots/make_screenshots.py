@@ -16,7 +16,7 @@ CLAUDE = CORPUS / "claude_code" / "extracted-dd381a75.jsonl"  # a real session w
 
 
 def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | None = None, policy=None) -> None:
-    from foldscope.app.qt import QEventLoop, QImage, Qt
+    from foldscope.app.qt import QEventLoop, QImage, QSize, Qt
     from foldscope.app.settings import WindowSettings
     from foldscope.app.theme import apply_theme
     from foldscope.app.window import MainWindow
@@ -24,7 +24,7 @@ def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | Non
     apply_theme(app, theme)
     with tempfile.TemporaryDirectory() as tmp:
         window = MainWindow(WindowSettings(Path(tmp) / "s.ini"), db=str(Path(tmp) / "lib.db"), policy=policy)
-        window.resize(1600, 1000)
+        window.lay_out(QSize(1600, 1000))  # as a first start on a screen of that size
         loop = QEventLoop()  # not app.exec(): Qt 6's quit() closes the window before the grab
         window.document_loaded.connect(loop.quit)
         window.show()
