@@ -116,7 +116,8 @@ def _sessions_in(agent: str, path: Path) -> list[str | None]:
         listed = spec.samples(path)
     except ReadError:
         return [None]  # described alone, the file says its problem
-    return [str(s["name"]) for s in listed] if len(listed) > 1 else [None]
+    # A session a subagent ran (its `parent` named) is its parent's, not a row of its own.
+    return [str(s["name"]) for s in listed if not s.get("parent")] if len(listed) > 1 else [None]
 
 
 def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = None,

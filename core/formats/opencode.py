@@ -461,7 +461,15 @@ def _session_files(root: Path) -> Iterator[Path]:
             files = sorted(project.iterdir())
         except OSError:
             continue
-        yield from (f for f in files if f.suffix == ".json")
+        yield from (f for f in files if f.suffix == ".json" and not _subagent(f))
+
+
+def _subagent(path: Path) -> bool:
+    """A session a subagent ran (the task tool's) names its parent: it is its parent's, not one of its own."""
+    try:
+        return path.stat().st_size < MAX_JSON_BYTES and bool(json.loads(path.read_bytes()).get("parentID"))
+    except (OSError, ValueError, AttributeError):
+        return False  # listed, and its row says what is wrong with it
 
 
 def _project(path: Path) -> str:

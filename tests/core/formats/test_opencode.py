@@ -322,6 +322,19 @@ def test_sessions_on_a_fake_home_lists_each_session_of_the_database_and_follows_
     assert [(r.path, r.sample, r.project, r.requests, r.model, r.problem) for r in rows] == [
         (str(db), "ses_A", "/work/app", 5, MODEL, None), (str(db), "ses_B", "/work/app", 1, MODEL, None)]
     assert rows[0].start == T0 / 1000 and rows[0].cost_usd is not None and rows[0].cost_usd > 0
+    db_child = write_db(tmp_path / "c" / "opencode" / "opencode.db", {"ses_A": SESSION_A, "ses_C": SESSION_B})
+    with sqlite3.connect(db_child) as rw:
+        rw.execute("UPDATE session SET parent_id = 'ses_A' WHERE id = 'ses_C'")
+    rw.close()
+    assert [(f.sample, f.requests) for f in find_sessions({"XDG_DATA_HOME": str(tmp_path / "c")}, home)
+            if f.agent == "opencode"] == [("ses_A", 5)]  # the subagent's session left out
+    legacy = home / ".local" / "share" / "opencode" / "storage" / "session" / "prj" / "ses_L.json"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text(json.dumps({"id": "ses_L", "projectID": "prj", "directory": "/work/old", "time": {"created": T0}}))
+    child = legacy.with_name("ses_K.json")  # a subagent's session (the task tool's): its parent's, not a row
+    child.write_text(json.dumps({"id": "ses_K", "projectID": "prj", "directory": "/work/old", "parentID": "ses_L",
+                                 "time": {"created": T0}}))
+    assert sorted(f.path for f in find_sessions({}, home) if f.agent == "opencode") == [str(db), str(db), str(legacy)]
     moved = write_db(tmp_path / "xdg" / "opencode" / "opencode.db", {"ses_Z": SESSION_B})
     found = [f for f in find_sessions({"XDG_DATA_HOME": str(tmp_path / "xdg")}, home) if f.agent == "opencode"]
     assert [(f.path, f.sample) for f in found] == [(str(moved), None)]
@@ -348,9 +361,12 @@ def test_report_writes_one_session_of_the_database(tmp_path, capsys):
 def test_a_session_opened_twice_from_the_library_is_not_read_again_while_unchanged(tmp_path, capsys):
     path = write_db(tmp_path / "opencode.db")
     lib = str(tmp_path / "lib.db")
-    for sid in ("ses_A", "ses_B", "ses_A"):
+    reopened = []
+    for sid in ("ses_A", "ses_B", "ses_A", "ses_B"):
         assert main(["inspect", str(path), "--sample", sid, "--db", lib, "--json"]) == 0
-        capsys.readouterr()
+        out = json.loads(capsys.readouterr().out)
+        reopened.append((out["library_session_id"], out["library_reopened"], out["requests"]))
+    assert reopened == [(1, False, 5), (2, False, 1), (1, True, 5), (2, True, 1)]
     assert _library_sessions(Path(lib)) == 2
 
 
