@@ -5,10 +5,31 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+COLUMNS = (
+    ("agent", "the agent that wrote the session (claude_code, codex, pi, gemini_cli, qwen_code)"),
+    ("start (UTC)", "the first message's or request's time; the list is newest start first"),
+    ("end", "the last message's or request's time (its date too when another day than the start's)"),
+    ("size", "the session file's size"),
+    ("requests", "calls to the model, the subagents' and the compaction summariser's included"),
+    ("cost", "the reported usage priced (subagents and summariser included); - when the model has no price"),
+    ("model", "the session's model"),
+    ("project / file", "the folder the agent ran in (its problem when the file does not read), then under it the "
+                       "session's title (the agent's own, else the first prompt, in quotes) and its file"),
+)
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode), newest first")
+        "sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode), newest first",
+        description="Every agent session on this machine, newest start first, read from its reported usage (nothing "
+                    "counted). Columns: " + "; ".join(f"{name}: {what}" for name, what in COLUMNS) + ".")
+    from foldscope.core.formats.registry import agents
+
+    parser.add_argument("--since", metavar="DATE", help="only sessions that ran on or after DATE (YYYY-MM-DD, UTC)")
+    parser.add_argument("--agent", action="append", choices=[spec.name for spec in agents()], metavar="AGENT",
+                        help="only this agent's sessions (repeat for several): "
+                             + ", ".join(spec.name for spec in agents()))
+    parser.add_argument("--project", metavar="TEXT", help="only sessions whose project (folder) contains TEXT")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_sessions, format=format_sessions)
 
@@ -16,8 +37,28 @@ def register(subparsers) -> None:
 def run_sessions(args) -> dict[str, Any]:
     from foldscope.core.formats.discover import find_sessions, roots
 
-    return {"folders": {agent: str(path) for agent, path in roots().items()},
-            "sessions": [found.as_dict() for found in find_sessions()]}
+    since = _since(args.since)
+    found = find_sessions(agents_=set(args.agent) if args.agent else None)
+    rows = [f.as_dict() for f in found
+            if (since is None or (f.end or f.start or f.mtime) >= since)
+            and (not args.project or args.project.casefold() in f.project.casefold())]
+    # newest start first; a file that gave no time stands at its last change
+    rows.sort(key=lambda r: r["start"] if r["start"] is not None else r["modified"], reverse=True)
+    chosen = {k: v for k, v in (("since", args.since), ("agent", args.agent), ("project", args.project)) if v}
+    return {"folders": {agent: str(path) for agent, path in roots().items()}, "filters": chosen, "sessions": rows}
+
+
+def _since(text: str | None) -> float | None:
+    """--since's date as a UTC timestamp (its midnight); one clear line when it is not a date."""
+    if text is None:
+        return None
+    try:
+        day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        from foldscope.core.cli.main import UsageError
+
+        raise UsageError(f"--since: {text!r} is not a date (YYYY-MM-DD)") from None
+    return day.timestamp()
 
 
 def _when(at: float | None) -> str:
@@ -58,6 +99,10 @@ def format_sessions(result: dict[str, Any]) -> str:
     rows = result["sessions"]
     if not rows:
         folders = ", ".join(f"{a}: {p}" for a, p in result["folders"].items())
+        filters = result.get("filters")
+        if filters:
+            said = ", ".join(f"--{k} {', '.join(v) if isinstance(v, list) else v}" for k, v in filters.items())
+            return f"no agent sessions match {said} (looked in {folders})"
         return f"no agent sessions found (looked in {folders})"
     lines = [f"{'agent':<12} {'start (UTC)':<16} {'end':<11} {'size':>9} {'requests':>8} {'cost':>9}  {'model':<28} project / file"]
     for r in rows:
@@ -67,6 +112,9 @@ def format_sessions(result: dict[str, Any]) -> str:
         end = _end(r["start"], r.get("end"))
         lines.append(f"{r['agent']:<12} {_when(r['start']):<16} {end:<11} {_size(r['size']):>9} {requests:>8} {cost:>9}  "
                      f"{(r['model'] or '-')[:28]:<28} {terminal_safe(tail)}")
+        if r.get("title"):
+            said = f'"{r["title"]}"' if r.get("title_source") == "first prompt" else r["title"]
+            lines.append(f"{'':<12} {terminal_safe(said)}")
         lines.append(f"{'':<12} {terminal_safe(r['path'])}" + (f"  --sample {terminal_safe(r['sample'])}"
                                                               if r.get("sample") else ""))
     return "\n".join(lines)

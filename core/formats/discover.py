@@ -13,7 +13,8 @@ requests, model and cost. A file that does not read is listed with its problem, 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+import re
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,11 +39,14 @@ class Found:
     problem: str | None = None
     end: float | None = None  # the last message's or request's time: with `start`, the session's wall time
     sample: str | None = None  # the session of a file holding several (an OpenCode database): --sample names it
+    title: str | None = None  # the agent's own title for the session, else its first prompt (title_source says which)
+    title_source: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         row = {"agent": self.agent, "path": self.path, "project": self.project, "start": self.start,
                "end": self.end, "size": self.size, "modified": self.mtime, "requests": self.requests, "model": self.model,
-               "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "problem": self.problem}
+               "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "problem": self.problem,
+               "title": self.title, "title_source": self.title_source}
         return row if self.sample is None else {**row, "sample": self.sample}
 
 
@@ -102,9 +106,10 @@ def describe(agent: str, path: Path, sample: str | None = None) -> Found:
     totals = rolled_up(session)["total"]
     times = [m.created_at for m in session.record if m.created_at is not None]
     times += [r.at for s in (session, *session.children) for r in s.trace if r.at is not None]
+    title, source = title_of(session)
     return Found(agent, str(path), project_of(agent, path, session), min(times) if times else None, stat.st_size,
                  stat.st_mtime, totals.requests, session.model, totals.cost_usd, end=max(times) if times else None,
-                 sample=sample)
+                 sample=sample, title=title, title_source=source)
 
 
 def _sessions_in(agent: str, path: Path) -> list[str | None]:
@@ -120,11 +125,42 @@ def _sessions_in(agent: str, path: Path) -> list[str | None]:
     return [str(s["name"]) for s in listed if not s.get("parent")] if len(listed) > 1 else [None]
 
 
+# What an agent writes as the user's turn before the user's own words: harness tags (<command-name>, <environment_context>,
+# <user_message_time>), Claude Code's local-command caveat, Codex's AGENTS.md, an interruption.
+_TAGS = re.compile(r"^\s*(?:<([\w-]+)[^>]*>.*?</\1>\s*)+", re.DOTALL)
+_NOT_A_PROMPT = ("Caveat: The messages below", "# AGENTS.md", "[Request interrupted", "<")
+TITLE_CHARS = 80
+
+
+def title_of(session: Session) -> tuple[str | None, str | None]:
+    """What tells this session apart in a list: the agent's own title (Claude Code's summary line, the latest), else
+    the user's first prompt, on one line; with which it is ("agent" or "first prompt")."""
+    summaries = session.extras.get("summaries")
+    if isinstance(summaries, list):
+        named = [s.get("summary") for s in summaries if isinstance(s, dict) and isinstance(s.get("summary"), str)]
+        if named and named[-1].strip():
+            return _one_line(named[-1]), "agent"
+    for message in session.record:
+        if message.kind != "instruction":
+            continue
+        text = _TAGS.sub("", message.text).strip()
+        if text and not text.startswith(_NOT_A_PROMPT):
+            return _one_line(text), "first prompt"
+    return None, None
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TITLE_CHARS else flat[:TITLE_CHARS - 1] + "…"
+
+
 def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = None,
-                  each: Callable[[int, int, Found], None] | None = None) -> list[Found]:
+                  each: Callable[[int, int, Found], None] | None = None,
+                  agents_: Collection[str] | None = None) -> list[Found]:
     """Every agent session on this machine, newest first (by the file's last change). `each(done, total, found)`
-    hears of every session as it is read (the files are listed first, then each is read: the slow part)."""
-    files = [(agent, path, sample) for agent, root in roots(environ, home).items()
+    hears of every session as it is read (the files are listed first, then each is read: the slow part). `agents_`:
+    only these agents' folders are read."""
+    files = [(agent, path, sample) for agent, root in roots(environ, home).items() if agents_ is None or agent in agents_
              for path in session_files(agent, root) for sample in _sessions_in(agent, path)]
     found = []
     for done, (agent, path, sample) in enumerate(files, 1):

@@ -32,22 +32,35 @@ def _home(tmp_path, corpus_dev):
     return home, {"claude_code": claude, "codex": codex, "pi": pi}
 
 
-def test_sessions_lists_one_session_of_each_agent_newest_first_with_its_facts(tmp_path, corpus_dev, monkeypatch, capsys):
+def _at_home(tmp_path, corpus_dev, monkeypatch):
     home, paths = _home(tmp_path, corpus_dev)
     monkeypatch.setenv("HOME", str(home))
     for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
                      "XDG_DATA_HOME"):
         monkeypatch.delenv(variable, raising=False)
-    assert main(["sessions", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)["sessions"]
-    assert [r["agent"] for r in rows] == ["claude_code", "codex", "pi"]
+    return home, paths
+
+
+def sessions(capsys, *flags) -> list[dict]:
+    assert main(["sessions", *flags, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["sessions"]
+
+
+def test_sessions_lists_one_session_of_each_agent_newest_start_first_with_its_facts(tmp_path, corpus_dev, monkeypatch,
+                                                                                     capsys):
+    home, paths = _at_home(tmp_path, corpus_dev, monkeypatch)
+    rows = sessions(capsys)
+    # by the sessions' own start, not the files' last change (which _home sets the other way round: claude newest)
+    assert [r["agent"] for r in rows] == ["pi", "codex", "claude_code"]
+    assert [r["start"] for r in rows] == sorted((r["start"] for r in rows), reverse=True)
+    assert sorted(rows, key=lambda r: r["modified"], reverse=True) != rows
     for row in rows:
         session = load_session(paths[row["agent"]])
         assert row["path"] == str(paths[row["agent"]])
         assert row["size"] == paths[row["agent"]].stat().st_size
         assert row["model"] == session.model
         assert row["problem"] is None
-    claude, codex, pi = rows
+    pi, codex, claude = rows
     assert claude["requests"] == 7 + 2  # its own and its two subagents'
     assert codex["requests"] == len(load_session(paths["codex"]).trace)
     assert claude["project"] == "/tmp/private" and pi["project"] == "/tmp/prompt-cache-replay"
@@ -99,3 +112,44 @@ def test_a_small_cost_keeps_the_digits_that_say_it():
     for usd, shown in costs.items():
         line = format_sessions({"sessions": [{**row, "cost_usd": usd}], "folders": {}}).splitlines()[1]
         assert f" {shown} " in line, (usd, line)
+
+
+def test_each_session_shows_the_agent_s_own_title_or_else_its_first_prompt(tmp_path, corpus_dev, monkeypatch, capsys):
+    home, paths = _at_home(tmp_path, corpus_dev, monkeypatch)
+    rows = {r["agent"]: r for r in sessions(capsys)}
+    for agent, row in rows.items():
+        session = load_session(paths[agent])
+        summaries = session.extras.get("summaries") or []
+        if summaries:
+            assert (row["title"], row["title_source"]) == (" ".join(summaries[-1]["summary"].split()), "agent")
+        else:
+            assert row["title_source"] == "first prompt"
+            prompts = [" ".join(m.text.split()) for m in session.record if m.kind == "instruction"]
+            assert any(row["title"].rstrip("…") in p for p in prompts)
+            assert not row["title"].startswith("<")  # a harness tag is not what the user asked
+    assert main(["sessions"]) == 0
+    text = capsys.readouterr().out
+    assert all(r["title"][:40] in text for r in rows.values())
+
+
+def test_since_agent_and_project_keep_only_the_sessions_they_name(tmp_path, corpus_dev, monkeypatch, capsys):
+    _at_home(tmp_path, corpus_dev, monkeypatch)
+    every = sessions(capsys)
+    assert [r["agent"] for r in sessions(capsys, "--agent", "codex")] == ["codex"]
+    assert {r["agent"] for r in sessions(capsys, "--agent", "codex", "--agent", "pi")} == {"codex", "pi"}
+    assert [r["agent"] for r in sessions(capsys, "--project", "PROMPT-cache")] == ["pi"]
+    # the codex session ran on 2026-02-23: from that day it is listed, from the next it is not (pi ran later)
+    codex = next(r for r in every if r["agent"] == "codex")
+    from datetime import UTC, datetime, timedelta
+
+    day = datetime.fromtimestamp(codex["end"], UTC).date()
+    kept = {r["agent"] for r in sessions(capsys, "--since", day.isoformat())}
+    assert "codex" in kept and "claude_code" not in kept
+    assert "codex" not in {r["agent"] for r in sessions(capsys, "--since", (day + timedelta(days=1)).isoformat())}
+    assert main(["sessions", "--agent", "codex", "--project", "nowhere"]) == 0
+    assert "no agent sessions match --agent codex, --project nowhere" in capsys.readouterr().out
+
+
+def test_since_that_is_not_a_date_is_one_line(capsys):
+    assert main(["sessions", "--since", "last week"]) == 2
+    assert capsys.readouterr().err == "foldscope: --since: 'last week' is not a date (YYYY-MM-DD)\n"
