@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 COLUMNS = (
-    ("agent", "the agent that wrote the session (claude_code, codex, pi, gemini_cli, qwen_code)"),
+    ("agent", "the agent that wrote the session (claude_code, codex, pi, gemini_cli, qwen_code, opencode)"),
     ("start (UTC)", "the first message's or request's time; the list is newest start first"),
     ("end", "the last message's or request's time (its date too when another day than the start's)"),
     ("size", "the session file's size"),
