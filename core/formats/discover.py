@@ -137,7 +137,7 @@ def title_of(session: Session) -> tuple[str | None, str | None]:
     the user's first prompt, on one line; with which it is ("agent" or "first prompt")."""
     summaries = session.extras.get("summaries")
     if isinstance(summaries, list):
-        named = [s.get("summary") for s in summaries if isinstance(s, dict) and isinstance(s.get("summary"), str)]
+        named = [str(s["summary"]) for s in summaries if isinstance(s, dict) and isinstance(s.get("summary"), str)]
         if named and named[-1].strip():
             return _one_line(named[-1]), "agent"
     for message in session.record:
