@@ -151,7 +151,8 @@ class MessageTableModel(QAbstractTableModel):
             message = doc.message(i)
             where = "in the active view" if doc.in_view(i) else f"out of the active view: {doc.out_reason.get(i, '')}"
             took = "\ntaken by the chosen fold record" if i in self.highlighted else ""
-            return plain_tip(f"#{i} {message.kind} · {message.id}\n{where}{took}")
+            # The kind as the list names it, whole: a narrow Kind column cuts "call exec_command" short.
+            return plain_tip(f"#{i} {kind_label(doc, i)} ({message.kind}) · {message.id}\n{where}{took}")
         return None
 
 

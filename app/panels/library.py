@@ -92,7 +92,9 @@ class RowsModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(self.columns):
+        # The title whole in a tooltip too: a column scrolled half out of sight read "eak reported".
+        if (orientation == Qt.Orientation.Horizontal and role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)
+                and 0 <= section < len(self.columns)):
             return self.columns[section][0]
         return None
 
@@ -153,6 +155,12 @@ class LibraryPanel(QWidget):
         self.search_box.returnPressed.connect(lambda: self.search(self.search_box.text()))
         self.session_table = _table("Sessions in the library", self.sessions)
         self.hit_table = _table("Search hits", self.hits)
+        # A long file name takes what the figures leave (cut in its middle, whole in its tooltip): sized to its
+        # contents it pushed "Peak reported input" out of sight.
+        names = self.session_table.horizontalHeader()
+        names.setStretchLastSection(False)
+        names.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.session_table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.session_table.activated.connect(self._session_activated)
         self.hit_table.activated.connect(self._hit_activated)
         self.session_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)

@@ -202,3 +202,41 @@ def test_at_a_laptops_size_every_side_panels_key_table_keeps_8_rows_and_the_map_
         for i in range(bar.count()):  # every tab in sight, its title whole in its tooltip
             assert bar.rect().contains(bar.tabRect(i)), (tabs.tabText(i), bar.tabRect(i), bar.rect())
             assert tabs.tabToolTip(i).startswith(tabs.tabText(i).split(" (")[0].replace("&", ""))
+
+
+def test_a_kind_cut_short_in_its_column_reads_whole_in_its_tooltip(window, document):
+    from foldscope.app.models.messages import KIND, kind_label
+    from foldscope.app.qt import Qt
+
+    window.set_document(document)
+    model = window.record_model
+    for row in range(model.rowCount()):
+        index = model.index(row, KIND)
+        assert f" {index.data()} (" in index.data(Qt.ItemDataRole.ToolTipRole)
+        assert index.data() == kind_label(document, model.record_index(row))
+
+
+def test_the_librarys_figures_stay_in_sight_beside_a_long_file_name_and_every_title_reads_whole(qtbot):
+    """Issue 45: a long session name pushed the last column out of sight; its header read "eak reported"."""
+    from foldscope.app.panels.library import LibraryPanel
+    from foldscope.app.qt import Qt
+
+    panel = LibraryPanel(None)
+    qtbot.addWidget(panel)
+    panel.resize(560, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    name = "rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a-with-a-long-tail.jsonl"
+    panel.sessions.set_rows([{"id": 1, "source": f"/home/u/{name}", "format": "codex", "source_bytes": 123_456,
+                              "messages": 1_234, "requests": 56, "peak_reported_input": 187_654}])
+    QApplication.processEvents()
+    table, model = panel.session_table, panel.sessions
+    header = table.horizontalHeader()
+    last = model.columnCount() - 1
+    assert header.sectionViewportPosition(last) + header.sectionSize(last) <= table.viewport().width()
+    assert header.sectionSize(last) >= header.sectionSizeFromContents(last).width()
+    assert table.horizontalScrollBar().maximum() == 0
+    for column in range(model.columnCount()):
+        assert model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) == \
+            model.headerData(column, Qt.Orientation.Horizontal)
+    assert f">{name}<" in model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)  # the whole name, plain
