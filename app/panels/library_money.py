@@ -1,5 +1,6 @@
 """Where the money went across the library: every stored session's bill by cause summed (the figures of
-`foldscope cache DIR`), and the requests that wasted most on cache writes, each opening its session there."""
+`foldscope cache DIR`), the requests that wasted most on cache writes, each opening its session there, and the
+spend over time by day, week or month (the figures of `foldscope usage --plain`) as a table and a chart."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ from typing import Any
 
 from foldscope.app.models.cost import PartsModel, RowsModel, WastedModel
 from foldscope.app.qt import (
+    QColor,
+    QComboBox,
     QLabel,
     QModelIndex,
+    QPainter,
+    QPaintEvent,
     QPushButton,
     QScrollArea,
     Qt,
@@ -21,6 +26,7 @@ from foldscope.app.qt import (
 )
 from foldscope.app.worker import Task, run_task
 from foldscope.core.forensics.across import cache_totals, own_sessions, session_cache, top_wasted
+from foldscope.core.forensics.usage import session_lines, summarise_usage
 from foldscope.core.model.session import ReadError
 
 
@@ -39,7 +45,73 @@ def library_money(sources: list[str]) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - one session that cannot be read is a skip, never the end
             skipped.append({"file": path, "error": f"{type(exc).__name__}: {exc}"})
     own = own_sessions(results)
-    return {"sessions": len(own), "skipped": skipped, "totals": cache_totals(own), "top_wasted": top_wasted(own)}
+    lines = [session_lines(path, False) for path in sources]  # the reported usage per request, grouped on demand
+    return {"sessions": len(own), "skipped": skipped, "totals": cache_totals(own), "top_wasted": top_wasted(own),
+            "usage_lines": lines}
+
+
+class UsageModel(RowsModel):
+    """A row per period of `foldscope usage --by day|week|month`: its sessions, tokens and cost."""
+
+    HEADERS = ("period", "sessions", "requests", "fresh", "cache read", "cache write", "output", "cost")
+    KEYS = ("sessions", "requests", "fresh", "cache_read", "cache_write", "output")
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.by = "day"
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        row, column = self.rows[index.row()], index.column()
+        if role == Qt.ItemDataRole.TextAlignmentRole and column:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if column == 0:
+            return str(row[self.by])
+        if column == len(self.HEADERS) - 1:
+            return _usd(row["cost_usd"])
+        return f"{row[self.KEYS[column - 1]]:,}"
+
+
+class CostOverTime(QWidget):
+    """The cost of each period as a bar, oldest on the left, the largest's dollars and the first and last period named."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bars: list[tuple[str, float]] = []
+        self.setMinimumHeight(110)
+        self.setAccessibleName("The library's cost over time")
+
+    def set_bars(self, bars: list[tuple[str, float]]) -> None:
+        self.bars = bars
+        self.setToolTip("\n".join(f"{label}: {_usd(usd)}" for label, usd in bars[-40:]))
+        self.update()
+
+    def bar_rects(self) -> list[tuple[float, float, float, float]]:
+        """(x, y, width, height) of each bar in the widget, as painted."""
+        top, bottom = 18.0, self.height() - 18.0
+        peak = max((usd for _, usd in self.bars), default=0.0) or 1.0
+        step = self.width() / max(len(self.bars), 1)
+        return [(step * k + step * 0.15, bottom - (bottom - top) * usd / peak, max(step * 0.7, 1.0),
+                 (bottom - top) * usd / peak) for k, (_, usd) in enumerate(self.bars)]
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        painter = QPainter(self)
+        text = self.palette().windowText().color()
+        if not self.bars:
+            painter.setPen(text)
+            painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignCenter), "Count the library to see its cost over time")
+            return
+        for x, y, w, h in self.bar_rects():
+            painter.fillRect(int(x), int(y), max(1, int(w)), max(1, int(h)), QColor("#1c5fb8"))
+        painter.setPen(text)
+        peak = max(usd for _, usd in self.bars)
+        painter.drawText(2, 13, f"largest {_usd(peak)}")
+        painter.drawText(2, self.height() - 4, self.bars[0][0])
+        last = self.bars[-1][0]
+        painter.drawText(self.width() - painter.fontMetrics().horizontalAdvance(last) - 2, self.height() - 4, last)
 
 
 def library_sources(db: str | None) -> list[str]:
@@ -86,7 +158,17 @@ class LibraryMoney(QWidget):
         self.wasted_sentence = QLabel("The requests that paid most to store again text the cache could have given "
                                       "back (rewrites, expiries, provider misses). Click one to open its session there.")
         self.wasted_sentence.setWordWrap(True)
-        for view in (self.parts_table, self.wasted_table):
+        self.by = QComboBox()
+        self.by.addItems(["day", "week", "month"])
+        self.by.setToolTip("What a row of the spend over time is (UTC dates; a week from its Monday)")
+        self.by.currentTextChanged.connect(self._regroup)
+        self.usage = UsageModel(self)
+        self.usage_table = _table(self.usage, "The library's spend over time")
+        self.chart = CostOverTime()
+        self.usage_sentence = QLabel("Spend over time: each session's reported usage priced per request, "
+                                     "by the day (UTC) each request was sent, subagents included.")
+        self.usage_sentence.setWordWrap(True)
+        for view in (self.parts_table, self.wasted_table, self.usage_table):
             view.setMinimumHeight(120)
         inner = QWidget()
         column = QVBoxLayout(inner)
@@ -96,6 +178,10 @@ class LibraryMoney(QWidget):
         column.addWidget(self.parts_table, 3)
         column.addWidget(self.wasted_sentence)
         column.addWidget(self.wasted_table, 2)
+        column.addWidget(self.usage_sentence)
+        column.addWidget(self.by)
+        column.addWidget(self.chart)
+        column.addWidget(self.usage_table, 2)
         # It scrolls when the tab is short (a 768-pixel screen with a dock open), never pushing the window.
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -127,7 +213,16 @@ class LibraryMoney(QWidget):
         self.heading.setText(f"{result['sessions']:,} sessions in the library cost {_usd(totals['total_usd'])} as billed "
                              f"(their own requests {_usd(totals['bill_usd'])}, with their subagents and compaction "
                              f"summarisers){skipped}. Each row is one part of that bill.")
+        self._regroup(self.by.currentText())
         self.money_ready.emit(result)
+
+    def _regroup(self, by: str) -> None:
+        if self.result is None:
+            return
+        summary = summarise_usage(self.result["usage_lines"], by, forensics=False)
+        self.usage.by = by
+        self.usage.set_rows(summary["rows"])
+        self.chart.set_bars([(str(r[by]), r["cost_usd"]) for r in summary["rows"]])
 
     def _chosen(self, index: QModelIndex) -> None:
         top = self.wasted.rows[index.row()]

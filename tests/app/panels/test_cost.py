@@ -253,3 +253,37 @@ def test_the_cost_panel_and_the_cache_lane_read_the_loads_one_count(qtbot, windo
     again = cost_facts(doc.session, doc.policy)
     assert panel.facts.parts == again.parts and panel.facts.cache.rows == again.cache.rows
     assert window.timeline.lane.rows == lane_rows(doc.session, doc.policy) and window.timeline._lane_task is None
+
+
+def test_the_librarys_spend_over_time_is_foldscope_usage_by_day_and_month_as_a_table_and_a_chart(
+        qtbot, window, corpus_dev, tmp_path, capsys):
+    """Issue 45: the same figures as `foldscope usage DIR --plain` on the library's files, a row and a bar a period."""
+    import json
+
+    from foldscope.core.cli.main import main
+    from foldscope.core.store.library import Library
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    with Library(window.db) as library:
+        for name in LIBRARY_FILES:
+            link = folder / name.split("/")[-1]
+            link.symlink_to(corpus_dev / name)
+            library.import_session(load_session(link))
+    window.show()
+    window.side_tabs.setCurrentWidget(window.cost_panel)
+    money = window.cost_panel.library
+    window.cost_panel.tabs.setCurrentWidget(money)
+    with qtbot.waitSignal(money.money_ready, timeout=60_000):
+        money.button.click()
+    for by in ("day", "month"):
+        assert main(["usage", str(folder), "--plain", "--by", by, "--json"]) == 0
+        cli = json.loads(capsys.readouterr().out)["rows"]
+        money.by.setCurrentText(by)
+        shown = [(money.usage.index(r, 0).data(), money.usage.index(r, 7).data()) for r in range(money.usage.rowCount())]
+        assert shown == [(row[by], f"${row['cost_usd']:,.4f}") for row in cli]  # to the cent's hundredth, as the tab
+        assert len(cli) > 1 or by == "month"
+        bars = money.chart.bar_rects()
+        assert len(bars) == len(cli)
+        tallest = max(range(len(cli)), key=lambda k: cli[k]["cost_usd"])
+        assert min(y for _, y, _, _ in bars) == bars[tallest][1]  # the costliest period's bar reaches highest
