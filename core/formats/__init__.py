@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from foldscope.core.formats import registry
+from foldscope.core.formats import fast_json, registry
 from foldscope.core.formats.spec import FormatSpec
 from foldscope.core.formats.stream import json_problem
 from foldscope.core.model.session import PENDING_TRACE, ReadError, Session
@@ -137,7 +137,7 @@ def _refuse_unreadable_json(path: Path, head: bytes) -> None:
     try:
         json.loads(path.read_bytes())
     except RecursionError:
-        raise ReadError(str(path), "", "JSON nested too deeply to read") from None
+        raise ReadError(str(path), "", fast_json.TOO_DEEP) from None
     except UnicodeDecodeError as exc:
         raise ReadError(str(path), f"byte {exc.start}", "not UTF-8 text") from None
     except json.JSONDecodeError as exc:

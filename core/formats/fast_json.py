@@ -21,6 +21,12 @@ REFUSALS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 REFUSED = object()  # what loads gives where msgspec refuses the text: parse it with the json module
 
+# The one depth limit for foldscope's own JSON: the native writer writes no document nested deeper, and every
+# reader reads at least this deep (a document nested past what the interpreter's stack allows, about 990 levels,
+# is refused with this limit named). So what foldscope writes, it reads back.
+MAX_NESTING = 900
+TOO_DEEP = f"JSON nested too deeply to read (foldscope reads and writes up to {MAX_NESTING} levels)"
+
 
 def loads(data: bytes | bytearray | memoryview) -> Any:
     """The JSON value of `data`, or REFUSED where msgspec refuses it (the caller then asks the json module)."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats import fast_json
 from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.spec import FormatSpec, no_compaction, no_window
 from foldscope.core.formats.stream import as_int, json_problem, parse_time, text_of
@@ -183,7 +184,7 @@ def _document(file: str, member: str, data: bytes) -> Any:
     except json.JSONDecodeError as exc:
         raise ReadError(file, f"{where}line {exc.lineno} column {exc.colno}", json_problem(exc)) from None
     except RecursionError:
-        raise ReadError(file, member, "JSON nested too deeply to read") from None
+        raise ReadError(file, member, fast_json.TOO_DEEP) from None
 
 
 def samples(path: str | Path) -> list[dict[str, Any]]:

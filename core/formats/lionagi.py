@@ -165,7 +165,7 @@ def parse_json(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise ReadError(file, f"line {exc.lineno} column {exc.colno}", json_problem(exc)) from None
     except RecursionError:
-        raise ReadError(file, "", "not JSON this reader accepts: nested too deeply") from None
+        raise ReadError(file, "", fast_json.TOO_DEEP) from None
 
 
 def session_from_branch(branch: dict[str, Any], file: str, base: str = "$") -> Session:

@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.fast_json import MAX_NESTING
 from foldscope.core.formats.lionagi_views import NOT_A_REQUEST, VIEW_EVENT, view_statements
 from foldscope.core.model.outputs import write_output
-from foldscope.core.model.session import PENDING_TRACE, Message, Session
+from foldscope.core.model.session import PENDING_TRACE, Message, ReadError, Session
 
 _MESSAGES = "lionagi.protocols.messages."
 CLASS_OF_KIND = {
@@ -47,7 +48,20 @@ def write_session(session: Session, path: str | Path) -> str:
     replaces (a new one is private); never over one of the files the session was read from, a device or a
     link (core.model.outputs). `-` writes it to standard output. Returns where it went."""
     read = {source: _which(session, source) for source in input_paths(session)}
-    return write_output(path, (_encode(session) + "\n").encode("utf-8"), read)
+    try:
+        text = _encode(session)
+    except TooDeep as exc:
+        raise ReadError(str(path), "-o", f"the session nests {exc.depth} levels deep once written, past the "
+                                          f"{MAX_NESTING} foldscope reads back; nothing written") from None
+    return write_output(path, (text + "\n").encode("utf-8"), read)
+
+
+class TooDeep(ValueError):
+    """The native file would nest deeper than MAX_NESTING: written, it would not read back."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(f"nested {depth} levels deep")
+        self.depth = depth
 
 
 def input_paths(session: Session) -> list[Path]:
@@ -65,7 +79,7 @@ def _encode(session: Session) -> str:
     frames than the default recursion limit leaves to the encoder (and to the copies native_dict makes),
     so a RecursionError is answered by measuring the depth and allowing room for it once."""
     try:
-        return json.dumps(native_dict(session), ensure_ascii=False, indent=1)
+        return _dumps_within_limit(native_dict(session))
     except RecursionError:
         pass
     import sys
@@ -76,7 +90,26 @@ def _encode(session: Session) -> str:
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, needed))
     try:
-        return json.dumps(native_dict(session), ensure_ascii=False, indent=1)
+        document = native_dict(session)
+        nesting = _depth(document)  # measured only here: the first encoding failed, so the session nests deep
+        if nesting > MAX_NESTING:
+            raise TooDeep(nesting)
+        return json.dumps(document, ensure_ascii=False, indent=1)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _dumps_within_limit(document: Any) -> str:
+    """json.dumps with the interpreter's stack allowing MAX_NESTING levels and a few more: the encoder takes one
+    level of it per list or object, so a document nested past the limit raises RecursionError here (and is then
+    measured), and one that encodes is one the readers read back, without measuring every save: the two extra
+    levels are the frames json.dumps itself takes, so a document of MAX_NESTING levels just fits."""
+    import sys
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(_frames() + MAX_NESTING + 2)  # + 2: the frames of json.dumps and its encoder call
+    try:
+        return json.dumps(document, ensure_ascii=False, indent=1)
     finally:
         sys.setrecursionlimit(old)
 

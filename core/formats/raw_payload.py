@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats import fast_json
 from foldscope.core.formats.spec import FormatSpec, no_compaction, no_window
 from foldscope.core.formats.stream import json_problem, text_of
 from foldscope.core.model.session import FullRecord, Message, Provenance, ReadError, Request, Session
@@ -57,7 +58,7 @@ def read(path: Path) -> Session:
     except json.JSONDecodeError as exc:
         raise ReadError(file, f"line {exc.lineno} column {exc.colno}", json_problem(exc)) from None
     except RecursionError:
-        raise ReadError(file, "", "JSON nested too deeply to read") from None
+        raise ReadError(file, "", fast_json.TOO_DEEP) from None
     except ValueError as exc:
         raise ReadError(file, "", f"not JSON ({exc})") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("messages"), list):

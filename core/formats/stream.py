@@ -166,7 +166,9 @@ def _parse(item: tuple[int, int, bytes], builder: SessionBuilder, last: bool) ->
         problem = "bytes that are not UTF-8"
     except json.JSONDecodeError as exc:
         problem = json_problem(exc, column=True)  # the line is ours; the column is the decoder's
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        problem = fast_json.TOO_DEEP
+    except ValueError as exc:
         problem = f"not JSON ({exc.__class__.__name__}: {str(exc)[:80]})"
     if last:
         builder.warn(number, f"truncated last line skipped: {problem}")

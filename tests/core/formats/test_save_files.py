@@ -94,21 +94,59 @@ def deepest_readable(tmp_path: Path) -> tuple[Path, int]:
     return file_at(low), low
 
 
-def test_the_writer_saves_nesting_as_deep_as_the_reader_accepts_even_from_a_deep_stack(tmp_path):
+def test_the_writer_saves_nesting_up_to_the_one_limit_from_a_deep_stack_and_it_reads_back(tmp_path):
+    """Issue 42: at 985 levels export wrote a file inspect then refused. One limit (fast_json.MAX_NESTING) holds for
+    writing and reading: the deepest session the writer accepts reads back, one level more is refused unwritten."""
+    from foldscope.core.formats.fast_json import MAX_NESTING
+
     path, depth = deepest_readable(tmp_path)
-    assert depth > 500
-    session = load_session(path)
+    assert depth > MAX_NESTING  # the reader reads past the limit; the writer never writes past it
+    data = path.read_text()
 
-    def nested_call(levels: int) -> None:  # the GUI saves from inside Qt's event loop, frames deep already
+    def session_at(levels: int):
+        deep = tmp_path / f"deep-{levels}.json"
+        deep.write_text(data.replace("[" * depth + "]" * depth, "[" * levels + "]" * levels))
+        return load_session(deep)
+
+    def nested_call(levels: int, session, out) -> None:  # the GUI saves from inside Qt's event loop, frames deep already
         if levels:
-            return nested_call(levels - 1)
-        write_session(session, tmp_path / "saved.json")
+            return nested_call(levels - 1, session, out)
+        write_session(session, out)
 
-    nested_call(150)
+    low, high = 1, depth  # the deepest content the writer writes
+    while low < high:
+        middle = (low + high + 1) // 2
+        try:
+            nested_call(150, session_at(middle), tmp_path / "probe.json")
+            low = middle
+        except ReadError:
+            high = middle - 1
+    assert low > MAX_NESTING - 20  # the wrapper and message keys take the rest of the levels
+    session = session_at(low)
+    nested_call(150, session, tmp_path / "saved.json")
     again = load_session(tmp_path / "saved.json")
     assert again.record.ids() == session.record.ids()
     assert [m.text for m in again.record] == [m.text for m in session.record]
+    with pytest.raises(ReadError) as err:
+        write_session(session_at(low + 1), tmp_path / "refused.json")
+    assert f"past the {MAX_NESTING} foldscope reads back; nothing written" in str(err.value)
+    assert not (tmp_path / "refused.json").exists()
     assert sys.getrecursionlimit() == 1000 or sys.getrecursionlimit() < 2000  # the limit was put back
+
+
+def test_export_of_a_session_the_reader_reads_past_the_limit_is_refused_in_one_line_naming_it(tmp_path, capsys):
+    path, depth = deepest_readable(tmp_path)
+    deep = tmp_path / "deep-950.json"  # read (the reader reads past the limit), but nested past what is written
+    deep.write_text(path.read_text().replace("[" * depth + "]" * depth, "[" * 950 + "]" * 950))
+    # as a user runs it: a fresh process, whose stack is shallow (the reader's own depth is what its stack allows)
+    done = subprocess.run([sys.executable, "-m", "foldscope", "inspect", str(deep)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-m", "foldscope", "export", str(deep), "-o", str(tmp_path / "out.json")],
+                          capture_output=True, text=True, timeout=120)
+    err = done.stderr
+    assert done.returncode == 2 and err.count("\n") == 1 and "foldscope reads back; nothing written" in err, err
+    assert not (tmp_path / "out.json").exists()
 
 
 SAVER = """
