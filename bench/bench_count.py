@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     append_time, _ = best(one_append, args.repeat)
 
     print(f"view: {len(view):,} messages, {raw_tokens:,} tokens, {len(text):,} characters (best of {args.repeat})")
-    print(f"raw tiktoken encode_ordinary, whole text: {raw_time * 1000:8.1f} ms")
+    print(f"raw encode_ordinary ({tokens.BACKEND}), whole text: {raw_time * 1000:8.1f} ms")
     print(f"Counter().count, cold (compile + count):  {cold_time * 1000:8.1f} ms")
     print(f"Counter.count after one message changes:  {edit_time * 1000:8.1f} ms")
     print(f"Counter.count of the view plus one answer: {append_time * 1000:8.1f} ms")

@@ -119,7 +119,7 @@ class CountsAhead:
         self._failed = False
         self._owner = threading.get_ident()  # the measure's thread, the only one that waits for the child
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
-        self._passages = Passages()  # long texts' passages counted here, of batches the child never took
+        self._passages = Passages(tokens.by_passages())  # long texts' passages counted here, of batches the child never took
         self._windowed = tokens.windowed()  # with tiktoken a text holding a very long piece is the counter's to window
 
     @staticmethod

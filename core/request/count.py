@@ -184,7 +184,7 @@ class Counter:
         # Characters of the new bodies this counter has had to count, for tests and benchmarks (a long body's passages
         # found in the memo included: core.request.passages keeps its own tally, Passages.found_chars).
         self.tokenised_chars = 0
-        self._passages = Passages()  # long texts' passages counted already (core.request.passages)
+        self._passages = Passages(tokens.by_passages())  # long texts' passages counted already (core.request.passages)
         # Block bodies counted ahead of need in another process, while a trace is measured (core.request.ahead).
         self.ahead: Ahead | None = None
         # While a trace's prefix meter runs (core.request.trace.measure_trace): each unmarked body's UTF-8 length, by

@@ -70,7 +70,9 @@ class Passages:
     """The counts of long texts' passages, memoised (see the module's docstring). `counts` counts a list of texts,
     handing what it has not seen to a function that counts plain texts (tiktoken in-line, its threads, a helper)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cutting: bool = True) -> None:
+        # False: every text counted whole (where tokenising is faster than cutting: quicktok, core.request.tokens).
+        self.cutting = cutting
         self._counts: dict[str, int] = {}
         self._held = 0  # characters of the passages the memo holds, with ENTRY_CHARS an entry
         self._looked = 0  # characters of long texts cut in the stretch being judged
@@ -82,7 +84,7 @@ class Passages:
 
     def counts(self, texts: list[str], count_all: Callable[[list[str]], list[int]]) -> list[int]:
         """Each text's o200k_base count: count_all's for a short text, its passages' for a long one."""
-        if not texts or max(map(len, texts)) < PASSAGES_FROM:
+        if not self.cutting or not texts or max(map(len, texts)) < PASSAGES_FROM:
             return count_all(texts)  # short texts only (a file of tiny prompts): no step a text here
         memo = self._counts
         repeated = 0  # characters of passages met again within this batch

@@ -84,6 +84,12 @@ BACKEND = SLOW if WHY_SLOW else FAST
 log.info("o200k_base counted by %s", f"quicktok {quicktok.__version__}" if BACKEND == FAST else f"tiktoken: {WHY_SLOW}")
 
 
+def by_passages() -> bool:
+    """Whether long texts are counted by passages (core.request.passages): only with tiktoken. quicktok tokenises a
+    text in about the time cutting it into passages and looking them up takes, so it counts every text whole."""
+    return BACKEND == SLOW
+
+
 def windowed() -> bool:
     """Whether a text holding a very long piece is merged in windows (core.request.long_pieces): only with tiktoken,
     whose merge is quadratic in a piece's length; quicktok's is linear, so it counts such a text whole."""
@@ -517,7 +523,7 @@ def _serve(down: int, up: int) -> None:
     enc = _local()  # a failure exits the child; the parent then builds, and raises, itself
     encode = enc.encode_ordinary
     count = counter()
-    passages = Passages()  # long texts' passages this child has counted (core.request.passages)
+    passages = Passages(by_passages())  # long texts' passages this child has counted (core.request.passages)
 
     def count_all(texts: list[str]) -> list[int]:
         return [count(text) for text in texts]  # each text's ids (if any are made) freed as soon as counted

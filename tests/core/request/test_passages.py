@@ -29,6 +29,14 @@ def count_all(texts: list[str]) -> list[int]:
 
 
 @pytest.fixture
+def by_passages(monkeypatch):
+    """Counting as with tiktoken, where long texts are counted by passages (quicktok counts them whole)."""
+    from foldscope.core.request import tokens as tokens_module
+
+    monkeypatch.setattr(tokens_module, "BACKEND", tokens_module.SLOW)
+
+
+@pytest.fixture
 def everywhere(monkeypatch):
     """Cut at every place the rule allows: no length between cuts, no line skipped."""
     monkeypatch.setattr(passages, "MIN_PASSAGE", 0)
@@ -177,7 +185,7 @@ def test_the_memo_forgets_when_it_holds_too_much(monkeypatch):
     assert memo.counts([body], count_all) == [tokens(body)]
 
 
-def test_a_measure_counts_the_same_with_passages_as_without_on_a_session_that_reads_its_files_again(monkeypatch):
+def test_a_measure_counts_the_same_with_passages_as_without_on_a_session_that_reads_its_files_again(by_passages, monkeypatch):
     """A session whose tool results read the same file again and again, in overlapping halves: every request's count
     is the one counting whole texts gives, and the counter found most of the later reads' passages in its memo."""
     lines = "".join(f"{k:>6}\u2192    x_{k} = compute({k}{', y' * (k % 3)})\n" for k in range(600))
@@ -225,7 +233,7 @@ def test_the_counting_child_answers_each_texts_count():
         ahead._stop(child)
 
 
-def test_the_counting_child_counts_by_passages(monkeypatch):
+def test_the_counting_child_counts_by_passages(by_passages, monkeypatch):
     """The child's loop (tokens._serve), run here on a thread: its memo finds the later reads' passages."""
     import os
     import threading
@@ -235,8 +243,8 @@ def test_the_counting_child_counts_by_passages(monkeypatch):
     made: list[Passages] = []
 
     class Watched(Passages):
-        def __init__(self) -> None:
-            super().__init__()
+        def __init__(self, cutting: bool = True) -> None:
+            super().__init__(cutting)
             made.append(self)
 
     monkeypatch.setattr(tokens_module, "Passages", Watched)
@@ -255,7 +263,7 @@ def test_the_counting_child_counts_by_passages(monkeypatch):
     assert len(made) == 1 and made[0].found_chars > len(texts[1]) // 2
 
 
-def test_a_batch_the_child_never_took_is_counted_here_by_passages():
+def test_a_batch_the_child_never_took_is_counted_here_by_passages(by_passages):
     """CountsAhead._count_here: the measure's own count of a waiting batch, by passages, each key its text's count."""
     from foldscope.core.request import ahead
 
@@ -278,3 +286,16 @@ def test_json_escaped_text_cut_at_its_newlines_counts_as_the_whole():
     assert len(parts) > 10
     assert sum(tokens(p) for p in parts) == tokens(text)
 
+
+
+def test_with_quicktok_a_counter_counts_long_texts_whole():
+    """quicktok tokenises a text in about the time cutting and looking up its passages takes: no passages."""
+    from foldscope.core.request import tokens as tokens_module
+
+    if tokens_module.BACKEND != tokens_module.FAST:
+        pytest.skip(f"counted by tiktoken here: {tokens_module.WHY_SLOW}")
+    texts = repeated_reads()
+    counter = Counter()
+    assert counter._passages.counts(texts, count_all) == count_all(texts)
+    assert counter._passages.counts(texts, count_all) == count_all(texts)
+    assert counter._passages.found_chars == 0 and not counter._passages._counts
