@@ -1,4 +1,4 @@
-"""`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode), newest first."""
+"""`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, Cline)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 COLUMNS = (
-    ("agent", "the agent that wrote the session (claude_code, codex, pi, gemini_cli, qwen_code, opencode)"),
+    ("agent", "the agent that wrote the session (claude_code, codex, pi, gemini_cli, qwen_code, opencode, cline)"),
     ("start (UTC)", "the first message's or request's time; the list is newest start first"),
     ("end", "the last message's or request's time (its date too when another day than the start's)"),
     ("size", "the session file's size"),
@@ -20,7 +20,8 @@ COLUMNS = (
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode), newest first",
+        "sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, "
+                         "Cline, Roo Code, Kilo Code), newest first",
         description="Every agent session on this machine, newest start first, read from its reported usage (nothing "
                     "counted). Columns: " + "; ".join(f"{name}: {what}" for name, what in COLUMNS) + ".")
     from foldscope.core.formats.registry import agents

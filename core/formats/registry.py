@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foldscope.core.formats import claude_code, codex, gemini_cli, inspect_log, lionagi, opencode, pi, qwen_code, raw_payload
+from foldscope.core.formats import claude_code, cline, codex, gemini_cli, inspect_log, lionagi, opencode, pi, qwen_code, raw_payload
 from foldscope.core.formats.spec import FormatSpec
 
 # Order matters only when two formats' sniffs would both claim a file: the first one wins. A new format is one
@@ -16,6 +16,7 @@ FORMATS: list[FormatSpec] = [
     inspect_log.SPEC,
     gemini_cli.SPEC,
     opencode.SPEC,
+    cline.SPEC,
     raw_payload.SPEC,
 ]
 

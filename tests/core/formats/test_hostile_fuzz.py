@@ -27,6 +27,7 @@ SOURCES = {  # format -> files under the corpus (staged or dev: Inspect logs mov
     "lionagi": ["dev/lionagi/branch_v0.36.0_plain.synthetic.json"],
     "inspect": ["*/inspect/log_read_sample.json", "*/inspect/log_formats.eval"],
     "gemini_cli": ["*/gemini*/agent-sessions-jsonl_v040.jsonl", "*/gemini*/agent-sessions-large.json"],
+    "cline": ["*/cline/1769064454592/ui_messages.json", "*/cline/1769064454592/api_conversation_history.json"],
     "qwen_code": ["*/qwen*/splitrail-qwen_code.jsonl", "*/qwen*/agent-sessions-019f0000-0000-7000-8000-000000000004.jsonl"],
     # The older layout's session file (its messages are not beside the fuzzed copy: a missing companion); the
     # database's locked, empty and not-a-database cases are in test_opencode.py.
@@ -183,3 +184,35 @@ def test_fuzzed_files_exit_0_or_2_with_a_short_message_and_leave_no_partial_impo
         _check(path, tmp_path / "library.db", capsys)
 
     run()
+
+
+def test_a_cline_task_whose_companion_file_is_fuzzed_exits_0_or_2_in_one_line_and_writes_nothing(tmp_path, capsys):
+    # The file opened is whole; the other file of its task folder, read from beside it, is the hostile one.
+    api, ui = (_source(f"*/cline/1769064454592/{name}") for name in ("api_conversation_history.json", "ui_messages.json"))
+    task = tmp_path / "task"
+    task.mkdir()
+
+    @SETTINGS
+    @given(st.randoms(use_true_random=False), JUNK, st.booleans())
+    def run(rng, junk, open_api):
+        opened, companion = (api, ui) if open_api else (ui, api)
+        (task / opened.name).write_bytes(opened.read_bytes())
+        (task / companion.name).write_bytes(_mutate_document(companion.read_bytes(), rng, junk))
+        _check(task / opened.name, tmp_path / "library.db", capsys)
+
+    run()
+
+
+def test_a_cline_task_whose_companion_is_missing_opens_and_one_whose_companion_is_broken_is_refused_in_one_line(
+        tmp_path, capsys):
+    api = _source("*/cline/1769064454592/api_conversation_history.json")
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / api.name).write_bytes(api.read_bytes())
+    assert main(["inspect", str(task / api.name)]) == 0
+    assert "ui_messages.json is missing" in capsys.readouterr().out
+    (task / "ui_messages.json").write_bytes(b'[{"ts": 1, "type": "say", "say": "api_req_st')
+    assert main(["export", str(task / api.name), "-o", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "ui_messages.json" in err and "not JSON" in err, err
+    assert not (tmp_path / "out.json").exists()

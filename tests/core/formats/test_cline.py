@@ -1,0 +1,296 @@
+"""The Cline (Roo Code, Kilo Code) reader: a request per api_req_started with its usage as the ui recorded it, the
+companion file read from beside either one, and Cline's and Roo's compactions with their sizes before and after."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.cli.main import main
+from foldscope.core.formats import detect_format, load_session
+from foldscope.core.formats.discover import find_sessions
+from foldscope.core.readout.accuracy import Accuracy, accuracy
+from foldscope.core.request.trace import measure_trace
+from tests.core.reader_checks import check_session
+from tests.paths import CORPUS
+
+API, UI = "api_conversation_history.json", "ui_messages.json"
+
+
+def _tasks() -> list[Path]:
+    # Staged until this reader landed; in dev/ once moved. Both are walked so the tests keep running.
+    found = sorted(p for folder in ("staged/cline", "dev/cline") for p in (CORPUS / folder).glob("*")
+                   if (p / API).is_file() or (p / UI).is_file())
+    if not found:
+        pytest.skip("no Cline tasks in the corpus")
+    return found
+
+
+def _file(task: Path) -> Path:
+    return task / UI if (task / UI).is_file() else task / API
+
+
+def independent_usage(task: Path) -> list[tuple[int, int, int, int] | None]:
+    """(fresh input, cache read, cache write, output) per model call, read as ExtensionMessage.ts documents the
+    files, without the reader: with ui_messages.json, each say "api_req_started" whose text is ClineApiReqInfo
+    (tokensIn fresh, cacheWrites, cacheReads; a provider reporting tokensIn 0 throughout puts its cache miss in
+    cacheWrites: fresh input then); without it, each assistant message's metrics.tokens (metrics.ts: prompt the
+    whole input, cached its cached part; on Anthropic's path prompt is the fresh part)."""
+    if (task / UI).is_file():
+        ui = json.loads((task / UI).read_text())
+        infos = [json.loads(m["text"]) for m in ui if m.get("type") == "say" and m.get("say") == "api_req_started"]
+        providers = {m["modelInfo"]["providerId"] for m in ui if "modelInfo" in m}
+        folded = providers == {"deepseek"} or (not providers and all(i.get("tokensIn", 0) == 0 for i in infos)
+                                               and any(i.get("cacheWrites", 0) for i in infos))
+        out = []
+        for i in infos:
+            fresh, writes, reads, tokens_out = (i.get(k, 0) for k in ("tokensIn", "cacheWrites", "cacheReads", "tokensOut"))
+            out.append((fresh + writes, reads, 0, tokens_out) if folded else (fresh, reads, writes, tokens_out))
+        return out
+    api = json.loads((task / API).read_text())
+    out2: list[tuple[int, int, int, int] | None] = []
+    for m in api:
+        if m["role"] != "assistant":
+            continue
+        t = m["metrics"]["tokens"]
+        if m["modelInfo"]["providerId"] == "anthropic":
+            out2.append((t["prompt"], t["cached"], 0, t["completion"]))
+        else:
+            out2.append((t["prompt"] - t["cached"], t["cached"], 0, t["completion"]))
+    return out2
+
+
+def _usages(session) -> list[tuple[int, int, int, int] | None]:
+    return [(u.input, u.cache_read, u.cache_write, u.output) if u else None for u in (r.usage for r in session.trace)]
+
+
+def test_each_api_req_started_is_one_request_with_the_usage_the_ui_recorded():
+    for task in _tasks():
+        path = _file(task)
+        assert detect_format(path) == "cline", path
+        session = load_session(path)
+        check_session(session)
+        expected = independent_usage(task)
+        assert len(expected) > 0 and _usages(session) == expected, task
+
+
+def test_the_request_count_is_the_number_of_model_calls_the_task_records():
+    for task in _tasks():
+        session = load_session(_file(task))
+        if (task / UI).is_file():
+            calls = sum(1 for m in json.loads((task / UI).read_text()) if m.get("say") == "api_req_started")
+        else:
+            calls = sum(1 for m in json.loads((task / API).read_text()) if m["role"] == "assistant")
+        assert len(session.trace) == calls, task
+
+
+def test_either_file_of_a_task_opens_the_same_task():
+    both = [t for t in _tasks() if (t / API).is_file() and (t / UI).is_file()]
+    if not both:
+        pytest.skip("no Cline task with both files in the corpus")
+    for task in both:
+        a, b = load_session(task / API), load_session(task / UI)
+        assert _usages(a) == _usages(b) and [m.text for m in a.record] == [m.text for m in b.record]
+        assert not any("missing" in w for w in a.warnings + b.warnings)
+        # The API history holds the messages sent: each request after the first sends the one before it whole.
+        assert set(a.trace[0].view) < set(a.trace[1].view)
+
+
+def test_a_task_with_one_of_its_two_files_opens_with_what_it_has_and_says_what_is_missing(tmp_path):
+    both = [t for t in _tasks() if (t / API).is_file() and (t / UI).is_file()]
+    if not both:
+        pytest.skip("no Cline task with both files in the corpus")
+    for name, missing in ((API, UI), (UI, API)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / name).write_bytes((both[0] / name).read_bytes())
+        session = load_session(folder / name)
+        assert len(session.trace) == 36 if "1769064454592" in str(both[0]) else len(session.trace) > 0
+        assert any(f"{missing} is missing" in w for w in session.warnings), name
+        assert all(r.usage is not None for r in session.trace)
+
+
+def test_the_predicted_input_is_within_2_percent_of_the_reported_at_p90_on_tasks_with_both_files():
+    both = [t for t in _tasks() if (t / API).is_file() and (t / UI).is_file()]
+    if not both:
+        pytest.skip("no Cline task with both files in the corpus")
+    pool = Accuracy()
+    for task in both:
+        session = load_session(task / UI)
+        pool.extend(accuracy(session, measure_trace(session, prefix=False)))
+    print(f"cline: n={len(pool.predicted.values)} predicted p90 {pool.predicted.p90:.4f}, "
+          f"trivial p90 {pool.trivial.p90:.4f}")
+    assert len(pool.predicted.values) > 10 and pool.predicted.p90 <= 0.02
+
+
+def _say(ts, say, text=None, **fields):
+    return {"ts": ts, "type": "say", "say": say, **({"text": text} if text is not None else {}), **fields}
+
+
+def _req(ts, tokens_in, tokens_out, writes, reads, **fields):
+    return _say(ts, "api_req_started", json.dumps({"request": "...", "tokensIn": tokens_in, "tokensOut": tokens_out,
+                                                    "cacheWrites": writes, "cacheReads": reads, "cost": 0.01}), **fields)
+
+
+def _user(text, **fields):
+    return {"role": "user", "content": [{"type": "text", "text": text}], **fields}
+
+
+def _assistant(text, **fields):
+    return {"role": "assistant", "content": [{"type": "text", "text": text}],
+            "modelInfo": {"modelId": "claude-sonnet-4-5", "providerId": "anthropic", "mode": "act"}, **fields}
+
+
+def _task(folder: Path, api: list, ui: list) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / API).write_text(json.dumps(api))
+    (folder / UI).write_text(json.dumps(ui))
+    return folder / UI
+
+
+def _texts(session, request) -> list[str]:
+    return [session.record.get(m).text for m in request.view]
+
+
+# Roo Code's non-destructive condense, as RooCodeInc/Roo-Code @ cb836567 writes it: src/core/condense/index.ts
+# (summarizeConversation tags every earlier message with condenseParent and appends the summary as a user message
+# with isSummary and condenseId) and packages/types/src/message.ts (say "condense_context" with contextCondense).
+ROO_CONDENSE_API = [
+    _user("Read the README.", ts=1000), _assistant("It says hello.", ts=2000),
+    _user("Now the tests.", ts=3000), _assistant("Three tests.", ts=4000),
+    _user("## Conversation Summary\nREADME read, tests counted.", ts=4001, isSummary=True, condenseId="c-1"),
+    _user("Thanks.", ts=6000), _assistant("Welcome.", ts=7000),
+]
+
+
+def _roo_condense(api: list) -> list:
+    tagged = [dict(m, condenseParent="c-1") if i < 4 else m for i, m in enumerate(api)]
+    return tagged
+
+
+ROO_CONDENSE_UI = [
+    _say(900, "text", "Read the README."), _req(1001, 10, 5, 3000, 0), _say(2000, "text", "It says hello."),
+    _req(3001, 10, 5, 200, 3000), _say(4000, "text", "Three tests."),
+    _say(4001, "condense_context", contextCondense={"cost": 0.02, "prevContextTokens": 3215, "newContextTokens": 900,
+                                                      "summary": "README read, tests counted.", "condenseId": "c-1"}),
+    _req(6001, 10, 5, 950, 0), _say(7000, "text", "Welcome."),
+]
+
+
+def test_a_roo_condense_is_a_compaction_from_its_sizes_leaving_the_tagged_messages_out(tmp_path, capsys):
+    path = _task(tmp_path / "roo", _roo_condense(ROO_CONDENSE_API), ROO_CONDENSE_UI)
+    session = load_session(path)
+    check_session(session)
+    assert len(session.trace) == 3
+    assert _texts(session, session.trace[2]) == ["README read, tests counted.", "Thanks."]
+    assert _texts(session, session.trace[1])[:2] == ["Read the README.", "It says hello."]
+    assert main(["compactions", str(path), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["compactions"]
+    assert (row["before"], row["after"]) == (3215, 900)
+
+
+# Roo Code's sliding window, as src/core/context-management/index.ts writes it (truncateConversation: the messages
+# after the first are tagged with truncationParent and a user marker with isTruncationMarker follows them) and
+# message.ts's say "sliding_window_truncation" with contextTruncation.
+ROO_TRUNCATION_API = [
+    _user("Task.", ts=1000),
+    dict(_assistant("One.", ts=2000), truncationParent="t-1"), dict(_user("More.", ts=3000), truncationParent="t-1"),
+    {"role": "user", "content": "[Sliding window truncation: 2 messages hidden to reduce context]", "ts": 3500,
+     "isTruncationMarker": True, "truncationId": "t-1"},
+    _assistant("Two.", ts=4000), _user("Again.", ts=5000), _assistant("Three.", ts=6000),
+]
+ROO_TRUNCATION_UI = [
+    _req(1001, 10, 5, 100, 0), _req(3001, 10, 5, 50, 100),
+    _say(4500, "sliding_window_truncation", contextTruncation={"truncationId": "t-1", "messagesRemoved": 2,
+                                                               "prevContextTokens": 180000, "newContextTokens": 90000}),
+    _req(5001, 10, 5, 40, 60),
+]
+
+
+def test_a_roo_sliding_window_truncation_hides_its_tagged_messages_from_the_next_request_on(tmp_path, capsys):
+    path = _task(tmp_path / "roo-t", ROO_TRUNCATION_API, ROO_TRUNCATION_UI)
+    session = load_session(path)
+    check_session(session)
+    assert _texts(session, session.trace[1]) == ["Task.", "One.", "More."]
+    assert _texts(session, session.trace[2]) == [
+        "Task.", "[Sliding window truncation: 2 messages hidden to reduce context]", "Two.", "Again."]
+    assert main(["compactions", str(path), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["compactions"]
+    assert (row["before"], row["after"]) == (180000, 90000)
+
+
+# Cline's compaction divider (cline/cline @ 21cb8d25 : apps/vscode/src/sdk/message-translator.ts,
+# buildCompactionMessage: say "compaction", text ClineCompactionInfo with status, mode and the sizes).
+CLINE_COMPACTION_UI = [
+    _req(1001, 10, 5, 100, 0), _req(3001, 10, 5, 50, 100),
+    _say(3500, "compaction", json.dumps({"status": "started", "mode": "auto"})),
+    _say(3500, "compaction", json.dumps({"status": "completed", "mode": "auto", "tokensBefore": 150000,
+                                         "tokensAfter": 20000, "messagesBefore": 5, "messagesAfter": 3})),
+    _req(5001, 10, 5, 40, 60),
+]
+
+
+def test_a_cline_compaction_divider_is_one_compaction_with_its_sizes(tmp_path, capsys):
+    api = [_user("Task."), _assistant("One."), _user("More."), _assistant("Two."), _user("Again."), _assistant("Three.")]
+    path = _task(tmp_path / "cline-c", api, CLINE_COMPACTION_UI)
+    session = load_session(path)
+    check_session(session)
+    assert len(session.trace) == 3
+    assert _texts(session, session.trace[2])[1:] == ["Two.", "Again."]  # the summary, then the last message kept
+    assert main(["compactions", str(path), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["compactions"]
+    assert (row["before"], row["after"]) == (150000, 20000)
+
+
+def test_a_deleted_history_range_leaves_those_api_messages_out_of_later_requests(tmp_path):
+    # ExtensionMessage.ts: conversationHistoryDeletedRange, "for when conversation history is truncated for API
+    # requests"; legacy-task-handling.ts: the first pair is kept and start..end are left out.
+    api = [_user("Task."), _assistant("One."), _user("More."), _assistant("Two."), _user("Again."), _assistant("Three.")]
+    ui = [_req(1001, 10, 5, 100, 0), _req(3001, 10, 5, 50, 100),
+          _req(5001, 10, 5, 40, 60, conversationHistoryDeletedRange=[2, 3])]
+    session = load_session(_task(tmp_path / "cline-r", api, ui))
+    check_session(session)
+    texts = _texts(session, session.trace[2])
+    assert "More." not in texts and "Two." not in texts and texts[:2] == ["Task.", "One."] and texts[-1] == "Again."
+    (event,) = [e for e in session.events if e["kind"] == "compaction"]
+    assert (event["messages_before"], event["messages_after"]) == (5, 3)
+
+
+def test_a_provider_reporting_everything_as_cache_fields_is_read_as_fresh_input_and_reads(tmp_path):
+    # DeepSeek's handler reports the cache miss as cacheWrites with tokensIn 0 (the mcp-vscode-server task's shape).
+    api = [_user("Task."), dict(_assistant("One."), modelInfo={"modelId": "deepseek-chat", "providerId": "deepseek",
+                                                               "mode": "act"})]
+    ui = [_req(1001, 0, 5, 11145, 512, modelInfo={"modelId": "deepseek-chat", "providerId": "deepseek", "mode": "act"})]
+    (usage,) = [r.usage for r in load_session(_task(tmp_path / "ds", api, ui)).trace]
+    assert (usage.input, usage.cache_read, usage.cache_write) == (11145, 512, 0)
+
+
+def test_sessions_finds_cline_roo_and_kilo_tasks_in_each_editor_s_global_storage(tmp_path):
+    home = tmp_path / "home"
+    api = [_user("Task.\n# Current Working Directory (/work/cline-project) Files\n"), _assistant("One.")]
+    ui = [_req(1001, 10, 5, 100, 0)]
+    places = [home / ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1",
+              home / "Library/Application Support/Cursor/User/globalStorage/rooveterinaryinc.roo-cline/tasks/2",
+              home / ".config/VSCodium/User/globalStorage/kilocode.kilo-code/tasks/3"]
+    for place in places:
+        _task(place, api, ui)
+    rows = sorted((f.path, f.project, f.requests, f.model, f.problem) for f in find_sessions({}, home) if f.agent == "cline")
+    assert rows == sorted((str(p / UI), "/work/cline-project", 1, "claude-sonnet-4-5", None) for p in places)
+    moved = tmp_path / "appdata"
+    _task(moved / "Windsurf/User/globalStorage/saoudrizwan.claude-dev/tasks/4", api, ui)
+    assert [f.path for f in find_sessions({"VSCODE_APPDATA": str(moved)}, home) if f.agent == "cline"] == [
+        str(moved / "Windsurf/User/globalStorage/saoudrizwan.claude-dev/tasks/4" / UI)]
+
+
+@pytest.mark.parametrize("command", ["inspect", "requests", "composition", "cache", "compactions", "replay"])
+def test_every_command_reads_each_cline_task(command, capsys):
+    for task in _tasks():
+        assert main([command, str(_file(task)), "--json"]) == 0, (command, task)
+        assert json.loads(capsys.readouterr().out)
+
+
+def test_a_claude_code_file_is_not_taken_for_cline(corpus_dev):
+    for path in sorted((corpus_dev / "claude_code").glob("*.jsonl")):
+        assert detect_format(path) == "claude_code", path
