@@ -94,9 +94,8 @@ def task_files(path: Path) -> tuple[Path | None, Path | None]:
         kind = _kind(handle.read(64 * 1024))
     if kind is None:
         raise ReadError(str(path), "", "neither a Cline API history nor its ui messages (a JSON list of messages)")
-    companion = path.parent / (UI if kind == "api" else API)
-    if companion == path or not companion.is_file():
-        companion = None
+    beside = path.parent / (UI if kind == "api" else API)
+    companion = beside if beside != path and beside.is_file() else None
     return (path, companion) if kind == "api" else (companion, path)
 
 
@@ -170,15 +169,15 @@ class _Task:
                 if facts.get("status", "completed") == "completed":
                     self.changes.append((k, "cline", facts, at, n))
             elif say == "condense_context":
-                facts = m.get("contextCondense")
-                if isinstance(facts, dict):
-                    self.changes.append((k, "roo_condense", facts, at, n))
+                condense = m.get("contextCondense")
+                if isinstance(condense, dict):
+                    self.changes.append((k, "roo_condense", condense, at, n))
                 else:
                     self.warn_ui(n, "a condense_context without its contextCondense object; skipped")
             elif say == "sliding_window_truncation":
-                facts = m.get("contextTruncation")
-                if isinstance(facts, dict):
-                    self.changes.append((k, "roo_truncation", facts, at, n))
+                truncation = m.get("contextTruncation")
+                if isinstance(truncation, dict):
+                    self.changes.append((k, "roo_truncation", truncation, at, n))
                 else:
                     self.warn_ui(n, "a sliding_window_truncation without its contextTruncation object; skipped")
             elif say == "deleted_api_reqs":
@@ -252,7 +251,7 @@ class _Task:
             condense_id = facts.get("condenseId")
             gone = self._tagged("condenseParent", condense_id) if condense_id else set(view)
             keep = [m for m in view if m not in gone]
-            summary = facts.get("summary") if isinstance(facts.get("summary"), str) else ""
+            summary = _text(facts.get("summary"))
             event = {"source": FORMAT, "kind_of": "condense", "tokens_before": facts.get("prevContextTokens"),
                      "tokens_after": facts.get("newContextTokens"), "cost": facts.get("cost")}
         elif kind == "roo_truncation":
@@ -380,7 +379,7 @@ class _Task:
             if kind == "text" and isinstance(block.get("text"), str):
                 b.turn_text(block["text"])
             elif kind in ("thinking", "redacted_thinking"):
-                b.turn_thinking(block.get("thinking") if isinstance(block.get("thinking"), str) else "[redacted]")
+                b.turn_thinking(_text(block.get("thinking"), "[redacted]"))
             elif kind == "tool_use":
                 call, name = block.get("id"), block.get("name")
                 b.turn_call(call if isinstance(call, str) else f"{rid}-call{j}", name if isinstance(name, str) else "",
@@ -413,7 +412,7 @@ class _Task:
                 continue
             at = _ts(m.get("ts"))
             say, ask = m.get("say"), m.get("ask")
-            text = m.get("text") if isinstance(m.get("text"), str) else ""
+            text = _text(m.get("text"))
             if say == "api_req_started":
                 b.end_turn()
                 self.apply_changes(k, done)
@@ -442,6 +441,10 @@ class _Task:
                 b.unsent(f"cline {m.get('type')}/{say or ask}", n, 0)
         b.end_turn()
         self.apply_changes(k, done)
+
+
+def _text(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
 
 
 def _tool_arguments(text: str) -> dict[str, Any]:
