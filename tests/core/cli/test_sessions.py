@@ -36,7 +36,7 @@ def _at_home(tmp_path, corpus_dev, monkeypatch):
     home, paths = _home(tmp_path, corpus_dev)
     monkeypatch.setenv("HOME", str(home))
     for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
-                     "XDG_DATA_HOME"):
+                     "XDG_DATA_HOME", "VSCODE_APPDATA"):
         monkeypatch.delenv(variable, raising=False)
     return home, paths
 
@@ -71,8 +71,9 @@ def test_sessions_lists_one_session_of_each_agent_newest_start_first_with_its_fa
 def test_each_agent_s_folder_follows_its_own_environment_variable(tmp_path):
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "c"), "CODEX_HOME": str(tmp_path / "x"),
            "PI_CODING_AGENT_DIR": str(tmp_path / "p"), "GEMINI_CLI_HOME": str(tmp_path / "g"),
-           "QWEN_HOME": str(tmp_path / "q"), "XDG_DATA_HOME": str(tmp_path / "d")}
-    assert roots(env, tmp_path / "home") == {"qwen_code": tmp_path / "q" / "projects", "claude_code": tmp_path / "c" / "projects",
+           "QWEN_HOME": str(tmp_path / "q"), "XDG_DATA_HOME": str(tmp_path / "d"),
+           "VSCODE_APPDATA": str(tmp_path / "v")}
+    assert roots(env, tmp_path / "home") == {"cline": tmp_path / "v", "qwen_code": tmp_path / "q" / "projects", "claude_code": tmp_path / "c" / "projects",
                                              "codex": tmp_path / "x" / "sessions", "pi": tmp_path / "p" / "sessions",
                                              "gemini_cli": tmp_path / "g" / ".gemini" / "tmp",
                                              "opencode": tmp_path / "d" / "opencode"}
@@ -82,7 +83,7 @@ def test_each_agent_s_folder_follows_its_own_environment_variable(tmp_path):
 def test_sessions_with_none_found_says_where_it_looked(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path))
     for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
-                     "XDG_DATA_HOME"):
+                     "XDG_DATA_HOME", "VSCODE_APPDATA"):
         monkeypatch.delenv(variable, raising=False)
     assert main(["sessions"]) == 0
     out = capsys.readouterr().out
@@ -95,7 +96,7 @@ def test_a_session_file_that_does_not_read_is_listed_with_its_problem(tmp_path, 
     broken.write_text("")
     monkeypatch.setenv("HOME", str(tmp_path))
     for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
-                     "XDG_DATA_HOME"):
+                     "XDG_DATA_HOME", "VSCODE_APPDATA"):
         monkeypatch.delenv(variable, raising=False)
     assert main(["sessions", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["sessions"]
