@@ -154,3 +154,21 @@ def test_inspect_and_sessions_say_when_and_where_a_session_ran(corpus_dev, capsy
     assert facts["agent_version"] == next(e["version"] for e in lines if "version" in e)
     assert main(["inspect", str(path)]) == 0
     assert f"in {facts['project']}, claude_code {facts['agent_version']}" in capsys.readouterr().out
+
+
+def test_a_compaction_is_counted_on_its_day_with_the_compaction_reports_net_payback(tmp_path, capsys):
+    from foldscope.core.forensics.compactions import compaction_report
+    from foldscope.core.formats import load_session
+    from foldscope.core.model.launch import session_policy
+    from tests.core.forensics.traces import write_claude_code
+
+    path = write_claude_code(tmp_path)  # a compaction before its third request
+    session = load_session(path)
+    report = compaction_report(session, session_policy(session))
+    assert report.compactions
+    net = sum(c.payback.saved_usd - c.payback.spent_usd for c in report.compactions if c.payback is not None)
+    out = _usage(capsys, str(path), "--by", "session")
+    assert out["total"]["compactions"] == len(report.compactions)
+    assert out["total"]["payback_net_usd"] == pytest.approx(net, abs=1e-6)
+    plain = _usage(capsys, str(path), "--by", "session", "--plain")
+    assert "compactions" not in plain["total"] and plain["total"]["cost_usd"] == out["total"]["cost_usd"]
