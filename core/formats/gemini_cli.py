@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.spec import Figure, FormatSpec, Sessions
+from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, chat_files, chats_project
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, text_of
 from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
@@ -330,28 +330,13 @@ def _compaction(window: int) -> Figure:
 
 def _session_files(root: Path) -> Iterator[Path]:
     """`tmp/<project>/chats/session-*.jsonl` (and the older `.json`); a subagent's, in `chats/<parent>/`, left out."""
-    for project in _sorted(root):
-        for path in _sorted(project / "chats"):
-            if path.name.startswith("session-") and path.suffix in (".jsonl", ".json"):
-                yield path
-
-
-def _sorted(folder: Path) -> list[Path]:
-    try:
-        return sorted(folder.iterdir())
-    except OSError:
-        return []
-
-
-def _project(path: Path) -> str:
-    """The project folder's name (`tmp/<project>/chats/<file>`): Gemini CLI names it after the project."""
-    return path.parent.parent.name
+    return chat_files(root, lambda p: p.name.startswith("session-") and p.suffix in (".jsonl", ".json"))
 
 
 SPEC = FormatSpec(
     name=FORMAT, title="Gemini CLI", sniff=sniff, read=read, trace_later=False, samples=None,
     unseen_head=True, provider_text=False, follow=None, first_part=False,  # a message is patched by later lines
-    sessions=Sessions(env="GEMINI_CLI_HOME", default="", folder=".gemini/tmp", files=_session_files, project=_project),
+    sessions=Sessions(env="GEMINI_CLI_HOME", default="", folder=".gemini/tmp", files=_session_files, project=chats_project),
     window=_window, compaction=_compaction,
     no_summary="Gemini CLI's compression call is not recorded in the session file", cache="implicit",
 )

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.spec import Figure, FormatSpec, Sessions
+from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, chat_files, chats_project
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time
 from foldscope.core.model.session import Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
@@ -228,21 +228,7 @@ def _usage(raw: Any, warn: Any) -> Usage | None:
 
 def _session_files(root: Path) -> Iterator[Path]:
     """`projects/<cwd>/chats/<session>.jsonl`."""
-    for project in _sorted(root):
-        for path in _sorted(project / "chats"):
-            if path.suffix == ".jsonl":
-                yield path
-
-
-def _sorted(folder: Path) -> list[Path]:
-    try:
-        return sorted(folder.iterdir())
-    except OSError:
-        return []
-
-
-def _project(path: Path) -> str:
-    return path.parent.parent.name
+    return chat_files(root, lambda p: p.suffix == ".jsonl")
 
 
 # tokenLimits.ts: a model Qwen Code does not list has a 200,000-token input limit; chatCompressionService.ts
@@ -261,7 +247,7 @@ def _window(model: str | None) -> Figure | None:
 SPEC = FormatSpec(
     name=FORMAT, title="Qwen Code", sniff=sniff, read=read, trace_later=False, samples=None,
     unseen_head=True, provider_text=False, follow=None, first_part=False,  # a tree: read as a whole
-    sessions=Sessions(env="QWEN_HOME", default=".qwen", folder="projects", files=_session_files, project=_project),
+    sessions=Sessions(env="QWEN_HOME", default=".qwen", folder="projects", files=_session_files, project=chats_project),
     window=_window, compaction=_compaction,
     no_summary="Qwen Code's compression call is not recorded in the session file", cache="implicit",
 )

@@ -93,6 +93,17 @@ def project_files(root: Path, suffix: str = ".jsonl") -> Iterator[Path]:
     return (p for project in _children(root) if project.is_dir() for p in _children(project) if p.suffix == suffix)
 
 
+def chat_files(root: Path, keep: Callable[[Path], bool]) -> Iterator[Path]:
+    """The files `keep` takes in `root/<project>/chats/` (Gemini CLI's and Qwen Code's layout), sorted, unreadable
+    folders skipped; a subagent's folder inside `chats/` is not walked."""
+    return (p for project in _children(root) for p in _children(project / "chats") if keep(p))
+
+
+def chats_project(path: Path) -> str:
+    """The project of a file in `<project>/chats/`: the folder the agent named after it."""
+    return path.parent.parent.name
+
+
 def walk_files(root: Path, pattern: str) -> Iterator[Path]:
     """The files under `root` at any depth whose name matches `pattern`, unreadable folders skipped."""
     for folder, _dirs, files in os.walk(root, onerror=lambda _e: None):

@@ -113,13 +113,18 @@ def widget_problems(root: QWidget, where: str) -> list[str]:
     return found
 
 
-def test_a_hostile_session_renders_no_link_or_image_anywhere_in_the_window(qtbot, window, tmp_path):
+def open_hostile(qtbot, window, tmp_path) -> None:
+    """The hostile session, written under a hostile file name and opened in the window."""
     path = tmp_path / NAME
     write_session(hostile_session(), path)
     window.show()
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
         window.open_path(path)
     qtbot.waitUntil(lambda: window.task is None)
+
+
+def test_a_hostile_session_renders_no_link_or_image_anywhere_in_the_window(qtbot, window, tmp_path):
+    open_hostile(qtbot, window, tmp_path)
     doc = window.document
     assert LINK in doc.message(0).id  # the hostile text reached the window
     panel = window.library_panel
@@ -186,12 +191,7 @@ def model_problems(root: QWidget, where: str) -> list[str]:
 
 
 def test_no_model_of_any_panel_renders_a_hostile_session_as_rich_text(qtbot, window, tmp_path):
-    path = tmp_path / NAME
-    write_session(hostile_session(), path)
-    window.show()
-    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
-        window.open_path(path)
-    qtbot.waitUntil(lambda: window.task is None)
+    open_hostile(qtbot, window, tmp_path)
     tabs = window.side_tabs
     found = []
     for i in range(tabs.count()):  # each panel fills its models when it is shown
