@@ -42,7 +42,7 @@ def register(subparsers) -> None:
     export.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
     export.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
                         help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
-    export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({r['messages']} messages)")
+    export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({plural(r['messages'], 'message')})")
 
 
 def summarise(session: Session, threads: int | None = None, counter: Any = None,
@@ -205,7 +205,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"requests: {result['requests']:,}, peak reported input: {_thousands(result['peak_reported_input'])}",
         f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line "
         f"{policy['line']}, target {policy['target']}",
-        f"folds: {result['folds']}, notes: {result['notes']}, clipped copies: {result['copies']}",
+        f"folds: {result['folds']:,}, notes: {result['notes']:,}, clipped copies: {result['copies']:,}",
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]
     facts = result.get("session") or {}

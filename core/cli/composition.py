@@ -104,11 +104,11 @@ def format_composition(result: dict[str, Any]) -> str:
     if result["top"]:
         lines.append("largest:")
         for g in result["top"]:
-            times = f", {g['times']} times" if g["times"] > 1 else ""
+            times = f", {g['times']:,} times" if g["times"] > 1 else ""
             lines.append(plain(f"  {g['tokens']:>10,}  {g['label']}{times}"))
     if result["repeats"]:
         lines.append("carried more than once:")
         for r in result["repeats"]:
-            lines.append(plain(f"  {r['repeat_tokens']:>10,}  {r['why']}: {r['label']}, {r['times']} times "
+            lines.append(plain(f"  {r['repeat_tokens']:>10,}  {r['why']}: {r['label']}, {r['times']:,} times "
                                f"({r['tokens']:,} in all)"))
     return "\n".join(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
+from foldscope.core.cli.words import DECIDES_ON, OUTCOMES, plural
 from foldscope.core.model.launch import read_launch_policy
 from foldscope.core.model.session import ReadError, Session
 from foldscope.core.request.estimators import ADR, ESTIMATORS
@@ -180,23 +181,24 @@ def format_fold(result: dict[str, Any]) -> str:
     at = f" before request {result['at_request']}" if result["at_request"] is not None else ""
     lines = [f"{result['file']}{at}: estimate {result['estimate_before']:,} -> {result['estimate_after']:,} "
              f"(ceiling {result['ceiling']:,}, line {result['line']}, target {result['target']})",
-             f"decides on: {result['estimator']}, {ESTIMATORS[result['estimator']]}; "
+             f"decides on: {DECIDES_ON.get(result['estimator'], ESTIMATORS[result['estimator']])}; "
              f"over_ceiling: {'yes' if result['over_ceiling'] else 'no'}"
              + (f"; reported_input {result['reported_input']:,}, reported_over_ceiling: "
                 f"{'yes' if result['reported_over_ceiling'] else 'no'}" if result.get("reported_input") else "")]
     if not result["folded"]:
         lines.append("under the line: nothing folded")
     for r in result["records"]:
-        what = (f"{r['clipped_total']} bodies clipped" if r["stage"] == "clip"
-                else f"{r['messages_folded']} messages folded, tail {r['kept_tail']}")
-        lines.append(f"  {r['reason']} {r['stage']}: {what}, {r['estimate_before']:,} -> {r['estimate_after']:,} "
-                     f"{r['outcome']}")
+        what = (f"{plural(r['clipped_total'], 'body', 'bodies')} clipped" if r["stage"] == "clip"
+                else f"{plural(r['messages_folded'], 'message')} folded into a note, the last "
+                     f"{plural(r['kept_tail'], 'message')} kept as they were")
+        lines.append(f"  {r['reason']} {r['stage']}: {what}, estimate {r['estimate_before']:,} -> {r['estimate_after']:,}, "
+                     f"{OUTCOMES.get(r['outcome'], r['outcome'])}")
     if result["refused"]:
         lines.append(f"refused: {result['refused']['estimate']:,} is over the ceiling of {result['refused']['ceiling']:,}")
     first = result.get("first_round")
     if first:
         lines.append(f"first round: {first['state']}, indices {first['members']}")
-    lines.append(f"target reached: {'yes' if result['target_reached'] else 'no'}; view: {len(result['view'])} messages")
+    lines.append(f"target reached: {'yes' if result['target_reached'] else 'no'}; view: {plural(len(result['view']), 'message')}")
     if result.get("output"):
         lines.append(f"wrote {result['output']}")
     return "\n".join(lines)
@@ -286,4 +288,4 @@ def _finish(args, session: Session, result: dict[str, Any], before: list[str]) -
 
 def _format_action(result: dict[str, Any]) -> str:
     details = ", ".join(f"{k} {v}" for k, v in result.items() if k not in ("success", "output", "view"))
-    return f"wrote {result['output']} ({details}; view: {result['view']} messages)"
+    return f"wrote {result['output']} ({details}; view: {plural(result['view'], 'message')})"

@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.cli.words import num, plural
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.session import ReadError
 
@@ -134,27 +135,28 @@ def format_cache(result: dict[str, Any]) -> str:
     from foldscope.core.forensics.money import PARTS
 
     if "table" in result:
-        lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
+        lines = [f"{plural(result['sessions'], 'session')} in {result['folder']}, {num(len(result['skipped']))} skipped"]
         lines += [f"  skipped {s['error']}" for s in result["skipped"]]
         for r in result["table"]:
             t = r["totals"]
-            lines.append(f"  {r['file']}  requests {r['requests']:>5}  cache write {t['cache_write']:>11,}  "
+            lines.append(f"  {r['file']}  requests {r['requests']:>6,}  cache write {t['cache_write']:>11,}  "
                          f"bill {_usd(t['bill_usd'])}")
         totals = result["totals"]
     else:
         lines = [f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'}): "
-                 f"{len(result['requests'])} requests"]
+                 f"{plural(len(result['requests']), 'request')}"]
         totals = result["totals"]
     lines += ["", f"{'part':<13}{'tokens':>14}{'cost':>14}{'waste':>14}"]
     for part in PARTS:
         cell = totals["by_cause"][part]
         waste = _usd(cell["waste_usd"]) if "waste_usd" in cell else ""
         lines.append(f"{part:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}{waste:>14}")
-    lines.append(f"{'bill':<13}{'':>14}{_usd(totals['bill_usd']):>14}  (this session's own requests)")
+    own = "the sessions' own requests" if "table" in result and result["sessions"] != 1 else "this session's own requests"
+    lines.append(f"{'bill':<13}{'':>14}{_usd(totals['bill_usd']):>14}  ({own})")
     for kind, label in (("subagents", "subagents"), ("summariser", "summariser")):
         cell = totals["children"][kind]
         if cell.get("requests"):
-            lines.append(f"{label:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}  ({cell['requests']} requests, "
+            lines.append(f"{label:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}  ({plural(cell['requests'], 'request')}, "
                          f"{cell['cache_read']:,} read from the cache)")
     lines.append(f"{'total':<13}{'':>14}{_usd(totals['total_usd']):>14}  (with subagents and the compaction summariser)")
     for top in result.get("top_wasted", []):
@@ -166,22 +168,25 @@ def format_cache(result: dict[str, Any]) -> str:
 
 def format_compactions(result: dict[str, Any]) -> str:
     if "table" in result:
-        lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
+        lines = [f"{plural(result['sessions'], 'session')} in {result['folder']}, {num(len(result['skipped']))} skipped"]
         lines += [f"  skipped {s['error']}" for s in result["skipped"]]
-        lines += [f"  {r['file']}  compactions {len(r['compactions']):>3}  lost literals {r['totals']['lost_literals']:>5}"
+        lines += [f"  {r['file']}  compactions {len(r['compactions']):>4,}  exact details lost "
+                  f"{r['totals']['lost_literals']:>6,}"
                   f"  summariser {_usd(r['totals']['summariser_cost_usd'])}" for r in result["table"]]
         return "\n".join(lines)
-    lines = [f"{result['file']} ({result['format']}): {len(result['compactions'])} compactions or folds carried by a "
-             "recorded request"]
+    n = len(result["compactions"])
+    lines = [f"{result['file']} ({result['format']}): {plural(n, 'compaction or fold', 'compactions or folds')} "
+             f"carried by a recorded request"]
     for c in result["compactions"]:
-        payback = "never" if c["payback_requests"] is None else f"after {c['payback_requests']} requests"
+        payback = "never" if c["payback_requests"] is None else f"after {plural(c['payback_requests'], 'request')}"
         lines.append(f"  before request {c['request']} ({c['kind']}): {c['before']:,} -> {c['after']:,} tokens; "
                      f"summariser {_usd(c['summariser_cost_usd'])}; rewrite {_usd(c['rewrite_cost_usd'])}; "
-                     f"lost {c['literals']['lost']} of {c['literals']['kept'] + c['literals']['lost']} literals; "
+                     f"lost {c['literals']['lost']:,} of {c['literals']['kept'] + c['literals']['lost']:,} exact details "
+                     "(paths, names, numbers, URLs); "
                      f"refetched {sum(r['tokens'] for r in c['refetched']):,} tokens; paid back {payback}")
     unsent = result.get("unsent") or []
     if unsent:
-        lines.append(f"  not carried by any recorded request: {len(unsent)}")
+        lines.append(f"  not carried by any recorded request: {len(unsent):,}")
     for u in unsent:
         if u["before"] is not None and u["after"] is not None:
             sizes = f"; {u['before']:,} -> {u['after']:,} tokens"

@@ -23,6 +23,7 @@ from foldscope.core.cli.options import (
     read_session,
     say_warnings,
 )
+from foldscope.core.cli.words import DECIDES_ON, num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill, compare_line, no_ceiling_line
@@ -229,7 +230,7 @@ def format_replay(result: dict[str, Any]) -> str:
     lines = [
         f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'})",
         *([library] if library else []),
-        f"ceiling: {result['ceiling']['tokens'] or 'none'} ({result['ceiling']['why']}); "
+        f"ceiling: {num(result['ceiling']['tokens'], 'none')} ({result['ceiling']['why']}); "
         f"cache: {result['cache']['mode']} ({result['cache']['why']})",
         *([result["no_ceiling"]] if result.get("no_ceiling") else []),
         decides_line(totals),
@@ -252,10 +253,10 @@ def format_replay(result: dict[str, Any]) -> str:
         lines += format_rows(result["rows"])
     check = result.get("check")
     if check:
-        lines += ["", f"cache model against reported usage ({check['requests']} requests): "
+        lines += ["", f"cache model against reported usage ({plural(check['requests'], 'request')}): "
                       f"read error {check['read_error']:.1%}, write error {check['write_error']:.1%} of input; "
-                      f"on {check['deep_hits']} deep hits {check['read_error_on_deep_hits']:.1%} and "
-                      f"{check['write_error_on_deep_hits']:.1%}; provider misses {check['provider_misses']}"]
+                      f"on {plural(check['deep_hits'], 'deep hit')} {check['read_error_on_deep_hits']:.1%} and "
+                      f"{check['write_error_on_deep_hits']:.1%}; provider misses {check['provider_misses']:,}"]
     return "\n".join(lines)
 
 
@@ -269,7 +270,7 @@ def format_folder(result: dict[str, Any]) -> str:
     """A row per file and strategy, the file's warnings under its rows (the first, then how many more)."""
     from foldscope.core.cli.output import terminal_safe
 
-    lines = [f"{result['sessions']} sessions in {result['folder']}, {len(result['skipped'])} skipped"]
+    lines = [f"{plural(result['sessions'], 'session')} in {result['folder']}, {num(len(result['skipped']))} skipped"]
     lines += [f"  skipped {s['error']}" for s in result["skipped"]]
     files: dict[str, list[dict[str, Any]]] = {}
     for r in result["table"]:
@@ -297,7 +298,7 @@ def folder_row(label: str, r: dict[str, Any]) -> str:
     """One file under one strategy: requests, refused and over the ceiling, peak, cost (never $0 over refusals)."""
     over = (f"{r['over_ceiling']:,}" if r.get("over_ceiling") is not None
             else f"{r.get('reported_over_ceiling') or 0:,} reported")
-    return (f"  {r['file']}  {label:<19} requests {r['requests']:>5}  refused {r.get('refused') or 0:>5,}  "
+    return (f"  {r['file']}  {label:<19} requests {r['requests']:>6,}  refused {r.get('refused') or 0:>5,}  "
             f"over ceiling {over:>5}  "
             + (f"peak {r['peak']:>9,}  " if r["peak"] is not None else f"reported peak {r['peak_reported_input']:>9,}  ")
             + f"cost {cost_text(r)}")
@@ -310,7 +311,7 @@ def decides_line(totals: list[dict[str, Any]]) -> str:
         return "decides on: nothing (no strategy here folds)"
     used = dict.fromkeys(e for _, e in named)
     return "decides on: " + "; ".join(
-        f"{', '.join(s for s, e in named if e == name)}: {name}, {ESTIMATORS[name]}" for name in used)
+        f"{', '.join(s for s, e in named if e == name)}: {DECIDES_ON.get(name, ESTIMATORS[name])}" for name in used)
 
 
 # --per-request's columns: (heading, row key, width); reported input is the provider's, the rest the strategy's.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
-from foldscope.core.cli.words import plural
+from foldscope.core.cli.words import num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
 from foldscope.core.request.measure import Measure
@@ -85,7 +85,7 @@ FLAGGED = ("the reported input disagrees wildly with its own prediction (more th
 
 def format_requests(result: dict[str, Any]) -> str:
     c = result["ceiling"]
-    head = f"{result['file']}: ceiling {c['value'] if c['value'] is not None else 'none'} ({ceiling_words(c['source'], c['why'])})"
+    head = f"{result['file']}: ceiling {num(c['value'], 'none')} ({ceiling_words(c['source'], c['why'])})"
     lines = [head, f"{'index':>5} {'predicted':>10} {'reported':>10} {'diff':>8} {'from':>6} {'estimate':>10} "
                    f"{'counted':>10} {'unseen':>8} {'scale':>7} {'prefix':>7}  over / flag"]
     for row in result["requests"]:
@@ -138,8 +138,9 @@ def _over_lines(result: dict[str, Any]) -> list[str]:
     rows = {row["index"]: row for row in result["requests"]}
     provider = sum(1 for f in over if rows.get(f["index"], {}).get("reported_over_ceiling"))
     reported = sum(1 for f in over if rows.get(f["index"], {}).get("reported_input") is not None)
-    lines = [f"OVER: the estimate (count x scale, ADR-0130 Amendment 1) is at or past the ceiling, so the fold core "
-             f"would refuse such a request before sending it; these {len(over):,} were sent."]
+    sent = "it was sent anyway" if len(over) == 1 else f"all {len(over):,} were sent anyway"
+    lines = [f"OVER: the estimate (foldscope's count times the scale) is at or past the ceiling, so foldscope's fold "
+             f"would refuse such a request before sending it; {sent}."]
     if provider < reported:
         lines.append(f"  The scale ({result['scale']:.3f}) only rises, as the spec's safety margin; `foldscope replay FILE "
                      "--estimator predicted` shows what deciding on the predicted input would have done.")
@@ -150,7 +151,7 @@ def _over_lines(result: dict[str, Any]) -> list[str]:
         parts = ", ".join(f"#{p['index']} {p['kind']} {p['tokens']:,}" for p in f["largest_parts"])
         lines.append(f"  request {f['index']}: estimate {f['estimate']:,} >= ceiling {f['ceiling']:,}{said}; largest parts: {parts}")
     if len(over) > SHOWN_OVER:
-        lines.append(f"  and {len(over) - SHOWN_OVER} more (`--json` lists every one)")
+        lines.append(f"  and {len(over) - SHOWN_OVER:,} more (`--json` lists every one)")
     return lines
 
 

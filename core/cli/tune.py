@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.cli.words import num, plural
 from foldscope.core.model.outputs import output_target
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.model.session import ReadError
@@ -203,7 +204,8 @@ def _pyarrow() -> Any:
 
 
 def format_tune(out: dict[str, Any]) -> str:
-    lines = [f"{out['sessions']} sessions, {len(out['failed'])} failed to read, {len(out['skipped'])} not sessions"]
+    lines = [f"{plural(out['sessions'], 'session')}, {num(len(out['failed']))} failed to read, "
+             f"{num(len(out['skipped']))} not sessions"]
     lines += [f"  failed: {f['error']}" for f in out["failed"]]
     # The policy's cost, then the modelled recording it is set against, then the bill, labelled as such.
     header = (f"{'policy':<58} {'requests':>8} {'refused':>7} {'over':>5} {'folds':>6} {'rewrites':>8} "

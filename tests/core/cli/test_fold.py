@@ -132,7 +132,7 @@ def test_fold_at_a_recorded_request_names_its_estimator_and_both_ceiling_verdict
     assert json.loads(capsys.readouterr().out)["reported_over_ceiling"] is True
     assert main(["fold", path, "--ceiling", "190000", "--at-request", "452"]) == 0
     text = capsys.readouterr().out
-    assert "decides on: adr, the estimate: count x scale" in text and "reported_over_ceiling: no" in text
+    assert "decides on: the estimate (foldscope's count of the request times the scale" in text and "reported_over_ceiling: no" in text
 
 
 def test_d4_fold_refuses_a_view_carrying_a_call_without_its_result_and_names_the_call(demo, tmp_path, capsys):

@@ -26,7 +26,7 @@ def test_replay_file_prints_every_strategy_side_by_side(capsys):
 def test_replay_text_and_per_request(capsys):
     assert main(["replay", str(demo_path()), "--ceiling", "auto", "--strategy", "none", "--strategy", "band"]) == 0
     text = capsys.readouterr().out
-    assert "none" in text and "band" in text and "cost_usd" in text and "100000" in text
+    assert "none" in text and "band" in text and "cost_usd" in text and "ceiling: 100,000" in text
     assert main(["replay", str(demo_path()), "--strategy", "none", "--per-request", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["rows"]) == out["totals"][0]["requests"]
@@ -89,7 +89,8 @@ def test_replay_estimator_predicted_names_what_the_adr_fold_decides_on(capsys, c
     assert all(r["predicted"] is None for r in out["rows"] if r["strategy"] == "band")
     assert main(["replay", path, "--ceiling", "45000", "--strategy", "adr,band", "--estimator", "predicted"]) == 0
     text = capsys.readouterr().out
-    assert "decides on: adr: predicted, predicted input" in text and "band: adr, the estimate: count x scale" in text
+    assert "decides on: adr: the predicted input (the newest reported input" in text
+    assert "band: the estimate (foldscope's count of the request times the scale" in text
     assert "estimator" in text  # the totals table has its row
 
 

@@ -93,7 +93,7 @@ def test_recorded_requests_over_the_ceiling_are_not_called_refused_and_say_what_
     assert " refused" not in text
     said = [line for line in text.splitlines() if line.startswith("  request ")]
     assert len(said) == 5 and all("the provider counted" in line and ": under)" in line for line in said)
-    assert f"these {len(over)} were sent" in text
+    assert f"all {len(over)} were sent anyway" in text
     assert f"and {len(over) - 5} more" in text and "--estimator predicted" in text
 
 

@@ -1,0 +1,86 @@
+"""Every table and line the CLI prints writes a count of 1,000 or more with its separators and agrees a noun with
+its count: each command's text output on dev files scanned for bare 4+-digit numbers and for "1 requests"."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from foldscope.core.cli.main import main
+
+FILES = ("claude_code/tool_heavy.jsonl", "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+         "pi/earendil-works-pi_prompt-cache-replay-session.jsonl",
+         "lionagi/branch_v0.36.0_after_context_fold.synthetic.json")
+# A number that is part of a word, a path, a name, a time or a version is not a count: what touches it says so.
+NUMBER = re.compile(r"(?<![\w./\-:#@+=$])\d[\d,]*(?:\.\d+)?(?![\w/\-:])")
+# "1 requests", "1 compactions": a one with a plural noun (a word in s after it, not "1 of 3").
+ONE_PLURAL = re.compile(r"(?<![\d.,])\b1 (requests|messages|sessions|compactions|folds|samples|rows|notes|items|marks|"
+                        r"tokens|calls|results|characters|bodies|copies|writes|literals|skipped|were)\b")
+
+
+def bare(text: str, quoted: list[str]) -> list[str]:
+    """The numbers of 4+ integer digits written without separators, outside the given file names and dates."""
+    for name in quoted:
+        text = text.replace(name, " ")
+    text = re.sub(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?", " ", text)  # a date, a time of day
+    found = []
+    for match in NUMBER.finditer(text):
+        whole = match.group().split(".")[0]
+        if "," not in whole and len(whole) >= 4:
+            found.append(text[max(0, match.start() - 40):match.end() + 10].replace("\n", " | "))
+    return found
+
+
+def commands(path: str, tmp: str) -> list[list[str]]:
+    return [["inspect", path], ["requests", path], ["requests", path, "--payload", "0", "--caching"],
+            ["composition", path], ["cache", path], ["compactions", path], ["view", path, "--record"],
+            ["fold", path, "--ceiling", "20000"], ["replay", path, "--strategy", "recorded,adr", "--ceiling", "20000"],
+            ["report", path, "-o", f"{tmp}/report.html"]]
+
+
+def said(argv: list[str], capsys) -> str:
+    code = main(argv)
+    out = capsys.readouterr().out
+    assert code == 0, argv
+    return out
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_each_command_s_text_writes_thousands_with_separators_and_agrees_its_nouns(name, corpus_dev, tmp_path, capsys):
+    path = corpus_dev / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    problems = []
+    for argv in commands(str(path), str(tmp_path)):
+        text = said(argv, capsys)
+        if argv[0] == "requests" and "--payload" in argv:
+            text = text.split("the compiled payload", 1)[0]  # the payload is the session's own text, as written
+        if argv[0] == "view":
+            text = "\n".join(line[:40] for line in text.splitlines())  # the previews are session text
+        problems += [f"{' '.join(argv[:1])}: {b}" for b in bare(text, [str(path), str(tmp_path)])]
+        problems += [f"{' '.join(argv[:1])}: {m.group()}" for m in ONE_PLURAL.finditer(text)]
+    assert problems == []
+
+
+def test_folder_tables_write_thousands_with_separators(corpus_dev, tmp_path, capsys):
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in FILES[:3]:
+        if not (corpus_dev / name).exists():
+            pytest.skip(f"{corpus_dev / name} is absent")
+        shutil.copyfile(corpus_dev / name, folder / name.split("/")[1])
+    problems = []
+    for argv in (["cache", str(folder)], ["compactions", str(folder)], ["replay", str(folder), "--strategy", "recorded"]):
+        text = said([*argv, "--workers", "1"], capsys)
+        problems += [f"{argv[0]}: {b}" for b in bare(text, [str(folder / n.split('/')[1]) for n in FILES] + [str(folder)])]
+        problems += [f"{argv[0]}: {m.group()}" for m in ONE_PLURAL.finditer(text)]
+    assert problems == []
+
+
+def test_the_scan_finds_a_bare_count_and_a_one_with_a_plural():
+    assert bare("ceiling 200000 (auto)", []) and bare("lost literals 3900", [])
+    assert not bare("ceiling 200,000; scale 1.0234; 2026-02-23 12:40; o200k; /tmp/x-2026/f.jsonl", ["/tmp/x-2026/f.jsonl"])
+    assert ONE_PLURAL.search("these 1 were sent") and ONE_PLURAL.search("1 compactions or folds")
+    assert not ONE_PLURAL.search("1 compaction, 21 requests")
