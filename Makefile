@@ -52,10 +52,12 @@ soak: $(STAMP)
 mutate: $(STAMP)
 	$(BIN)/python tools/mutate.py
 
-# The README's screenshots from the code as it is (needs ../shared for the real sessions they show).
+# The README's screenshots and every side tab at 1366x768 and 1600x1000 (docs/screenshots/tabs/) from the code as it
+# is (needs ../shared for the real sessions they show), each with a library of its own.
 screenshots: $(STAMP)
 	for f in docs/screenshots/make_*.py; do QT_QPA_PLATFORM=offscreen $(BIN)/python $$f || exit 1; done
-	QT_QPA_PLATFORM=offscreen $(BIN)/foldscope --screenshot docs/screenshots/cost.png --tab cost ../shared/corpus/dev/claude_code/session-196820da.jsonl
+	QT_QPA_PLATFORM=offscreen $(BIN)/foldscope --screenshot docs/screenshots/cost.png --tab cost --db "$$(mktemp -d)/library.db" \
+	  ../shared/corpus/dev/claude_code/session-196820da.jsonl
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done

@@ -69,6 +69,7 @@ def main() -> int:
     out = [i for i, m in enumerate(doc.session.record) if m.kind == "action_response" and not doc.in_view(i)]
     largest = max(out, key=lambda i: doc.chars[i])
     dialogs_module.ask_clip_length = lambda parent, document, index: 1600  # every modal lives in app/dialogs.py
+    dialogs_module.ask_clip_into_view = lambda parent, index: True  # the result is out of the view: clip it into it
     window.select_message(largest)
     actions.clip()
     copy_index = doc.record_size - 1
