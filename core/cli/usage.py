@@ -84,7 +84,10 @@ def run_usage(args) -> Any:
 
 
 def _usd(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.4f}"
+    if value is None:
+        return "-"
+    sign = "-" if value < 0 else ""
+    return f"{sign}${abs(value):,.2f}" if abs(value) >= 1 else f"{sign}${abs(value):,.4f}"
 
 
 def _when(at: float | None) -> str:
@@ -138,7 +141,8 @@ def format_usage(result: dict[str, Any]) -> str:
     span = ""
     if result["since"] or result["until"]:
         span = f" from {result['since'] or 'the start'} to {result['until'] or 'now'}"
-    lines.append(f"{result['sessions']:,} sessions{span}; days are UTC" + "".join(f"; {n}" for n in notes))
+    sessions = f"{result['sessions']:,} session" + ("" if result["sessions"] == 1 else "s")
+    lines.append(f"{sessions}{span}; days are UTC" + "".join(f"; {n}" for n in notes))
     lines += [f"skipped {terminal_safe(s['error'])}" for s in result["skipped"]]
     return "\n".join(lines)
 
