@@ -10,7 +10,12 @@ as a user runs them (a fresh process each time, imports included):
   wasted writes and compactions, which count every session) on the Claude Code files, against ccusage's `daily`
   on the same files laid out as Claude Code keeps them, in the same run, when `--ccusage PATH` names its
   executable (`npm install ccusage@18.0.11`: the newest releases need a native binary npm does not offer for
-  linux-x64); its daily totals are compared with ours.
+  linux-x64); its daily totals are compared with ours. They differ, and not by rounding: ccusage 18 drops a
+  repeated line only by message id and requestId together, so in files without requestId (the redacted corpus
+  sessions) every line of one response (Claude Code writes one per content block, each repeating the usage) is
+  counted again (session-196820da: 133 lines, 47 responses, cache writes 3,974,296 against 1,473,882); where it
+  does drop them it keeps the first line, whose output_tokens is the streaming count so far (subagent.jsonl:
+  611 against the final 1,811). tests/core/cli/test_usage.py sums the files by response, independently.
 Usage: python bench/bench_usage.py [CORPUS_DIR] [--repeat 5] [--ccusage PATH]
 """
 
