@@ -69,6 +69,11 @@ def reporting(progress: Progress) -> Iterator[None]:
         _reporter.progress = before
 
 
+def this_threads_progress() -> Progress | None:
+    """The progress function this thread's counts report to (reporting), if any."""
+    return getattr(_reporter, "progress", None)
+
+
 def has_long_piece(text: str) -> bool:
     """Whether the text may hold a piece long enough to merge in windows (never False when it does; cheap)."""
     n, step = len(text), (LONG_PIECE - 1) // 2
