@@ -23,9 +23,22 @@ def plain(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+COLUMNS = (
+    ("category", "system prompt, tools, the unseen head, and the messages by kind (instructions, assistant text, tool "
+                 "calls, tool results by tool, notes), then the framing between blocks: they add up to the total"),
+    ("tokens", "the category's tokens in the request"), ("share", "its share of the request"),
+    ("bar", "the share drawn, 30 cells for the whole request"),
+    ("largest", "the largest things in the request (--top N), each with how many times it is carried"),
+    ("carried more than once", "content the request holds more than once, what the repeats cost and why"),
+)
+
+
 def register(subparsers) -> None:
+    from foldscope.core.cli.output import columns_help
+
     parser = subparsers.add_parser("composition", help="what a request is made of: categories adding up to its count, "
-                                   "the largest things in it, content carried twice")
+                                   "the largest things in it, content carried twice", **columns_help(
+                                       "The request's size, then a line per category:", COLUMNS))
     parser.add_argument("file", metavar="FILE")
     add_policy_flags(parser)
     add_window_flag(parser)

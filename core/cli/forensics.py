@@ -13,12 +13,45 @@ from foldscope.core.cli.words import num, plural
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.session import ReadError
 
+# The cache table: a row per part of the bill (the reported input split by why each written token was written),
+# then bill and total; its columns, and the folder's and the compactions' lines, as --help and docs/cli.md say them.
+CACHE_COLUMNS = (
+    ("part", "fresh (input neither read from nor written to the cache), cache_read, the cache writes by cause: first "
+             "(nothing cached yet), append (the new tail: the cost of growing), rewrite (bytes changed before the end "
+             "of what was cached: a compaction, a fold note, an edit, a changed system prompt or tool list, a model "
+             "switch), expired (unchanged, but past its mark's lifetime), provider (unchanged and in time, written "
+             "again by the provider: a miss on its side, or a change in the head the file does not hold), unexplained "
+             "(what no rule places); then output; bill: the session's own requests; total: with its subagents and the "
+             "compaction summariser"),
+    ("tokens", "the tokens of that part, as the provider reported them"),
+    ("cost", "their price at the model's prices"),
+    ("waste", "what a write cost beyond reading the same tokens from the cache (first and append: beyond fresh input)"),
+    ("requests", "in a folder's row: the session's requests"),
+    ("cache write", "in a folder's row: the tokens written to the cache"),
+)
+COMPACTION_COLUMNS = (
+    ("before -> after", "the request's size before and after the compaction or fold, in tokens"),
+    ("summariser", "what the call that wrote the summary cost"),
+    ("rewrite", "what writing the changed prefix to the cache again cost"),
+    ("lost ... exact details", "the paths, names, numbers and URLs of the dropped messages the summary does not repeat "
+                                "word for word (the spec calls them literals)"),
+    ("refetched", "tokens of results the agent fetched again after the compaction"),
+    ("paid back", "after how many requests the smaller requests had saved what the compaction cost, or never"),
+    ("compactions", "in a folder's row: the session's compactions and folds"),
+    ("exact details lost", "in a folder's row: the sum over its compactions"),
+)
+
 
 def register(subparsers) -> None:
+    from foldscope.core.cli.output import columns_help
+
     for name, run, fmt, what in (("cache", run_cache, format_cache, "why each cache write happened, and its price"),
                                  ("compactions", run_compactions, format_compactions,
                                   "what each compaction or fold cost, dropped and lost, and whether it paid back")):
-        p = subparsers.add_parser(name, help=f"{what} (a session, or every session in a folder)")
+        p = subparsers.add_parser(name, help=f"{what} (a session, or every session in a folder)",
+                                  **columns_help(f"{what[0].upper()}{what[1:]}: a session, or a row per session of a "
+                                                 "folder with the folder's totals.",
+                                                 CACHE_COLUMNS if name == "cache" else COMPACTION_COLUMNS))
         p.add_argument("path", metavar="FILE|DIR")
         p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
         p.add_argument("--sample", "--session", metavar="ID[:EPOCH]",

@@ -7,11 +7,18 @@ from typing import Any
 
 from foldscope.core.model.session import ReadError
 
+COLUMNS = (("id", "the session's id in the library (what remove takes)"), ("format", "the file's format"),
+           ("messages", "messages in its full record"), ("size", "the source file's size when imported"),
+           ("imported", "when it was imported (UTC)"), ("file", "the source file"))
+
 
 def register(subparsers) -> None:
     library = subparsers.add_parser("library", help="list the library's sessions, remove some, prune the rest")
     actions = library.add_subparsers(dest="library_action", metavar="ACTION")
-    listing = actions.add_parser("list", help="the sessions in the library and its size")
+    from foldscope.core.cli.output import columns_help
+
+    listing = actions.add_parser("list", help="the sessions in the library and its size", **columns_help(
+        "The library's sessions, a row each, after its file and size.", COLUMNS))
     remove = actions.add_parser("remove", help="remove sessions by id (with their messages no other session holds)")
     remove.add_argument("ids", metavar="ID", type=int, nargs="+")
     prune = actions.add_parser("prune", help="remove sessions whose source is gone or replaced by a newer version, "

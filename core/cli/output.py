@@ -45,3 +45,19 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {terminal_safe(message)} ({self.prog} --help)", file=sys.stderr)
         sys.exit(2)
+
+
+def columns_help(intro: str, columns: tuple[tuple[str, str], ...]) -> dict:
+    """The keyword arguments that give a command's --help its table's columns, one a paragraph under its name (the
+    same words docs/cli.md gives): pass them to add_parser."""
+    import textwrap
+
+    width = min(max(len(name) for name, _ in columns), 22) + 2
+    lines = textwrap.wrap(intro, 100) + ["", "columns:"]
+    for name, what in columns:
+        if len(name) > width - 2:  # a long name on a line of its own, its words under it
+            lines.append(f"  {name}")
+            lines += textwrap.wrap(what, 100, initial_indent=" " * (width + 2), subsequent_indent=" " * (width + 2))
+        else:
+            lines += textwrap.wrap(what, 100, initial_indent=f"  {name:<{width}}", subsequent_indent=" " * (width + 2))
+    return {"description": "\n".join(lines), "formatter_class": argparse.RawDescriptionHelpFormatter}

@@ -37,8 +37,36 @@ TOTALS = ("requests", "peak", "reported_peak", "over_ceiling", "reported_over_ce
 MODELLED = ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cost_usd")
 
 
+# The totals table: a column per strategy, a row per figure; --per-request's columns (ROW_COLUMNS) after.
+ROWS = (
+    ("recorded, as billed / recorded, modelled", "the session as it ran: its reported usage priced (the bill), and the "
+                                                 "same views under foldscope's cache model, which the other strategies "
+                                                 "are set against"),
+    ("none", "no management: every message kept, requests past the ceiling refused"),
+    ("adr", "foldscope's fold: clip long results, then fold old messages into a note, at the line, down to the target"),
+    ("band", "pi-fold's way: closed stretches marked as they finish, folded stalest first in one rewrite at 80% of "
+             "the ceiling, down to 20%"),
+    ("compaction", "the agent's way: the whole conversation summarised at the line"),
+    ("estimator", "what a folding strategy decides on: the estimate (count x scale) or the predicted input"),
+    ("requests", "requests made"), ("peak", "the largest request, in tokens"),
+    ("reported_peak", "the largest reported input"), ("over_ceiling", "requests whose estimate is at or past the ceiling"),
+    ("reported_over_ceiling", "requests whose reported input is at or past it"),
+    ("refused", "requests not sent: over the ceiling with nothing left to fold"),
+    ("fresh", "input tokens neither read from nor written to the cache"), ("cache_read", "input read from the cache"),
+    ("cache_write", "input written to the cache"), ("cache_write_1h", "of which with one-hour marks"),
+    ("output", "output tokens"), ("rewrites", "requests that changed what was cached before its end"),
+    ("appends", "requests that only added to it"), ("folds", "folds or compactions made"),
+    ("cost_usd", "the cost at the model's prices"),
+    ("request, messages, estimate, reported, fresh, cache read, cache write, output, folds, cost, change",
+     "--per-request: a line per request and strategy with its figures and what the strategy changed there"),
+)
+
+
 def register(subparsers) -> None:
-    p = subparsers.add_parser("replay", help="replay a session (or every session in a folder) under strategies")
+    from foldscope.core.cli.output import columns_help
+
+    p = subparsers.add_parser("replay", help="replay a session (or every session in a folder) under strategies",
+                              **columns_help("A column per strategy, a row per figure:", ROWS))
     p.add_argument("path", metavar="FILE|DIR")
     add_policy_flags(p)
     add_list(p, "--strategy", sorted(STRATEGIES), "S", f"one or more of {', '.join(STRATEGIES)} (default: all)")

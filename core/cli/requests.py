@@ -6,14 +6,39 @@ from __future__ import annotations
 from typing import Any
 
 from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
+from foldscope.core.cli.output import columns_help
 from foldscope.core.cli.words import num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
 from foldscope.core.request.measure import Measure
 
+# Each column of the table, as --help and docs/cli.md explain it (tests/core/cli/test_columns_explained.py holds all three).
+COLUMNS = (
+    ("index", "the request's number in the session, from 0"),
+    ("predicted", "foldscope's prediction of the input the provider will count, made before the request's own report "
+                  "was known: the anchor's reported input plus the change since, or the count plus the unseen head"),
+    ("reported", "the input the provider reported for the request (fresh, cache reads and cache writes); - when none"),
+    ("diff", "predicted against reported: (predicted - reported) / reported; - with no report"),
+    ("from", "what the prediction started from: a request's index (35: request 35's reported input, plus what was "
+             "added since), 0 for the first request's, or count (no report yet to anchor on: the count plus the "
+             "unseen head)"),
+    ("estimate", "what the ceiling is checked against: (counted + unseen) x scale, never below the count"),
+    ("counted", "foldscope's own exact o200k count of what the file holds of the request"),
+    ("unseen", "the head the file does not hold (system prompt and tools), estimated from the reports; - when none"),
+    ("scale", "the factor that keeps the estimate at or above what the provider counted so far (it only rises)"),
+    ("prefix", "the share of this request's bytes the next request repeats from its start: 1.000 the next extends "
+               "it (the cache can read all of it), lower where something before its end changed; - for the last"),
+    ("over / flag", "OVER: the estimate is at or past the ceiling; REPORTED OVER: the provider's count is; head "
+                    "estimated: before the first report the unseen head is a corpus estimate; flagged: the report "
+                    "disagrees with its prediction by over 25%"),
+)
+
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("requests", help="a row per request: estimate, counted, scale, reported input, prefix share")
+    parser = subparsers.add_parser(
+        "requests", help="a row per request: predicted and reported input, estimate, counted, scale, prefix share",
+        **columns_help("A row per recorded request, then what its flags mean, the next request's prediction and, with "
+                       "--payload K, request K's compiled payload with its cache marks.", COLUMNS))
     parser.add_argument("file", metavar="FILE")
     add_policy_flags(parser)
     add_threads(parser)

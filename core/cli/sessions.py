@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 COLUMNS = (
-    ("agent", "the agent that wrote the session (claude_code, codex, pi, gemini_cli, qwen_code, opencode, cline)"),
+    ("agent", "the agent that wrote the session (--agent's choices name them)"),
     ("start (UTC)", "the first message's or request's time; the list is newest start first"),
     ("end", "the last message's or request's time (its date too when another day than the start's)"),
     ("size", "the session file's size"),
@@ -19,11 +19,13 @@ COLUMNS = (
 
 
 def register(subparsers) -> None:
+    from foldscope.core.cli.output import columns_help
+
     parser = subparsers.add_parser(
         "sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, "
                          "Cline, Roo Code, Kilo Code), newest first",
-        description="Every agent session on this machine, newest start first, read from its reported usage (nothing "
-                    "counted). Columns: " + "; ".join(f"{name}: {what}" for name, what in COLUMNS) + ".")
+        **columns_help("Every agent session on this machine, newest start first, read from its reported usage "
+                       "(nothing counted).", COLUMNS))
     from foldscope.core.formats.registry import agents
 
     parser.add_argument("--since", metavar="DATE", help="only sessions that ran on or after DATE (YYYY-MM-DD, UTC)")

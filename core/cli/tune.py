@@ -35,8 +35,23 @@ SESSION_FIELDS = ("file", "format", "model", "policy", "strategy", "ceiling", "r
                   "recorded_modelled_cost_usd", "bill_usd", "cost_not_comparable", "cache")
 
 
+COLUMNS = (
+    ("policy", "the policy swept: strategy, ceiling, line, target, result bound, caching"),
+    ("requests", "requests over every session"), ("refused", "requests the policy could not send"),
+    ("over", "requests whose estimate was at or past the ceiling"), ("folds", "folds or compactions made"),
+    ("rewrites", "requests that changed what was cached before its end"),
+    ("read share", "the share of input read from the cache"), ("cost", "the policy's cost under the cache model"),
+    ("vs recorded", "cost divided by recorded, modelled"),
+    ("recorded, modelled", "the recorded views under the same cache model: what to set cost against"),
+    ("bill", "the recording as billed (reported usage priced), beside, never the baseline"),
+)
+
+
 def register(subparsers) -> None:
-    p = subparsers.add_parser("tune", help="sweep policies over many sessions and name the cheapest safe one")
+    from foldscope.core.cli.output import columns_help
+
+    p = subparsers.add_parser("tune", help="sweep policies over many sessions and name the cheapest safe one",
+                              **columns_help("A row per policy over every session, then the one recommended.", COLUMNS))
     p.add_argument("inputs", nargs="*", metavar="DIR|FILE", help="session files, folder trees, or fsspec URLs")
     p.add_argument("--from-library", action="store_true", help="also sweep the sessions in the library")
     p.add_argument("--db", metavar="PATH", help="the library, with --from-library")

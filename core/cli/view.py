@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from foldscope.core.cli.options import add_list, read_session
+from foldscope.core.cli.output import columns_help
 from foldscope.core.cli.words import num, plural
 from foldscope.core.model import collector
 
@@ -32,9 +33,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "view", help="list the active view (or --record, the full record): each message's index, kind, in or out "
                      "and why, tokens and a preview",
-        description="Each message a line. The index is the message's place in the full record, the one "
-                    "read-result, restore, clip and evict take as --index. Columns: "
-                    + "; ".join(f"{name}: {what}" for name, what in COLUMNS) + ".")
+        **columns_help("Each message a line. The index is the message's place in the full record, the one read-result, "
+                       "restore, clip and evict take as --index.", COLUMNS))
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--record", action="store_true",
                         help="list every message of the full record, in the view or out of it (default: the view only)")
