@@ -52,16 +52,31 @@ def check_file(path: Path) -> None:
     except OSError as exc:
         raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
     if stat.S_ISDIR(mode):
-        raise ReadError(str(path), "", "is a folder, not a session file")
+        if folder_format(path) is None:
+            raise ReadError(str(path), "", "is a folder, not a session file")
+        return  # a folder a format keeps one session in (a Cline task)
     if not stat.S_ISREG(mode):
         kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
         raise ReadError(str(path), "", f"is {kind}, not a regular file: foldscope reads session files only")
+
+
+def folder_format(path: Path) -> str | None:
+    """The format that keeps one session in this folder (its sniff, shown no bytes, claims the folder), or None."""
+    for spec in registry.FORMATS:
+        try:
+            if spec.sniff(b"", path):
+                return spec.name
+        except (ValueError, TypeError, RecursionError, OSError):
+            continue
+    return None
 
 
 def detect_format(path: str | Path) -> str:
     """The name of the first reader whose sniff claims the file; ReadError when none does."""
     path = Path(path)
     check_file(path)
+    if path.is_dir():
+        return folder_format(path) or ""  # check_file let the folder through: a format claims it
     head = read_head(path)
     if not head.strip():
         raise ReadError(str(path), "", "the file is empty")

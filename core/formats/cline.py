@@ -15,7 +15,8 @@ beside it. Mapping, in the vocabulary of DESIGN.md:
   {tokensIn, tokensOut, cacheWrites, cacheReads, cost}. Anthropic's path reports tokensIn as fresh input and the
   cache fields apart. A provider that folds its input into the cache fields (DeepSeek's handler: cacheWrites is
   the cache miss, cacheReads the hit, tokensIn 0) is read as fresh input = cacheWrites, cache read = cacheReads,
-  no cache write: so a task whose requests all report tokensIn 0 with cache writes is read that way.
+  no cache write: so a task whose requests all report tokensIn 0 with cache writes is read that way. A call with
+  a cancelReason and every figure 0 failed before it streamed: its usage is unknown, not zero.
 - Without ui_messages.json, usage is the assistant message's `metrics.tokens` {prompt, completion, cached}: on
   Anthropic's path prompt is the fresh input and cached the cache's part (writes and reads, not split: read as
   reads); elsewhere prompt is the whole input and cached its part read from the cache (metrics.ts).
@@ -49,6 +50,7 @@ from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_wa
 FORMAT = "cline"
 API = "api_conversation_history.json"
 UI = "ui_messages.json"
+COMPANIONS = (API, UI, "task_metadata.json")  # a task's files: one changed makes the library read the task again
 MAX_BYTES = 512 * 1024 * 1024  # a task file larger than this is refused
 _API_HEAD = re.compile(rb'^\s*\[\s*\{\s*"role"\s*:\s*"(?:user|assistant)"\s*,\s*"content"\s*:')
 _UI_HEAD = re.compile(rb'^\s*\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(?:say|ask)"')
@@ -60,7 +62,10 @@ ANTHROPIC_PROVIDERS = {"anthropic", "bedrock", "vertex", "claude-code"}
 
 
 def sniff(head: bytes, path: Path) -> bool:
-    """A JSON array of Anthropic-style messages (role, then content) or of the panel's say/ask messages."""
+    """A JSON array of Anthropic-style messages (role, then content) or of the panel's say/ask messages; or, shown
+    no bytes, a task folder holding either file."""
+    if not head and path.is_dir():
+        return (path / API).is_file() or (path / UI).is_file()
     return bool(_API_HEAD.match(head) or _UI_HEAD.match(head))
 
 
@@ -220,6 +225,8 @@ class _Task:
         if bad:
             self.warn_ui(n, bad_usage_warning(bad))
             return None
+        if info.get("cancelReason") is not None and not any(got.values()):
+            return None  # a call that failed before it streamed: the zeros are Cline's defaults, not a report
         if self.folded:
             return Usage(input=got["tokensIn"] + got["cacheWrites"], cache_read=got["cacheReads"], output=got["tokensOut"])
         return Usage(input=got["tokensIn"], cache_read=got["cacheReads"], cache_write=got["cacheWrites"],

@@ -99,11 +99,17 @@ def counter_identity() -> str | None:
 
 
 def file_sha256(path: str | Path) -> str:
-    """The SHA-256 of a file's bytes, read in blocks (a large file is never held whole)."""
+    """The SHA-256 of a file's bytes, read in blocks (a large file is never held whole); of a session's folder (a
+    Cline task), of its files' names and bytes in name order."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
+    path = Path(path)
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
+        with open(file, "rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
     return digest.hexdigest()
 
 
@@ -127,12 +133,15 @@ def neighbours(path: Path) -> dict[str, list[int] | None]:
     """Every file a reader would look at beside the session for more of it, with its size and modification time:
     Claude Code's subagent files (`<stem>/subagents/*.jsonl`, `agent-*.jsonl` beside it) and a lionagi run manifest
     (core.formats.lionagi.MANIFEST_GLOBS), and an SQLite database's write-ahead log (`<file>-wal`: OpenCode's
-    writes wait there, the database file unchanged, until a checkpoint). One added, removed or changed since makes
+    writes wait there, the database file unchanged, until a checkpoint), and a Cline task's other files
+    (core.formats.cline.COMPANIONS). One added, removed or changed since makes
     the snapshot stale."""
+    from foldscope.core.formats.cline import COMPANIONS
     from foldscope.core.formats.lionagi import MANIFEST_GLOBS
 
     found: set[Path] = set()
     try:
+        found.update(p for p in (path.parent / name for name in COMPANIONS) if p.is_file())
         for pattern in (*(glob.format(stem=path.stem) for glob in MANIFEST_GLOBS), "agent-*.jsonl"):
             found.update(path.parent.glob(pattern))
         found.update((path.with_suffix("") / "subagents").glob("*.jsonl"))

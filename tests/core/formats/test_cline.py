@@ -4,6 +4,7 @@ companion file read from beside either one, and Cline's and Roo's compactions wi
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from foldscope.core.cli.main import main
 from foldscope.core.formats import detect_format, load_session
 from foldscope.core.formats.discover import find_sessions
 from foldscope.core.readout.accuracy import Accuracy, accuracy
+from foldscope.core.readout.document import open_document
 from foldscope.core.request.trace import measure_trace
 from tests.core.reader_checks import check_session
 from tests.paths import CORPUS
@@ -36,16 +38,20 @@ def independent_usage(task: Path) -> list[tuple[int, int, int, int] | None]:
     """(fresh input, cache read, cache write, output) per model call, read as ExtensionMessage.ts documents the
     files, without the reader: with ui_messages.json, each say "api_req_started" whose text is ClineApiReqInfo
     (tokensIn fresh, cacheWrites, cacheReads; a provider reporting tokensIn 0 throughout puts its cache miss in
-    cacheWrites: fresh input then); without it, each assistant message's metrics.tokens (metrics.ts: prompt the
-    whole input, cached its cached part; on Anthropic's path prompt is the fresh part)."""
+    cacheWrites: fresh input then; a cancelled call with every figure 0 reported nothing); without it, each
+    assistant message's metrics.tokens (metrics.ts: prompt the whole input, cached its cached part; on Anthropic's
+    path prompt is the fresh part)."""
     if (task / UI).is_file():
         ui = json.loads((task / UI).read_text())
         infos = [json.loads(m["text"]) for m in ui if m.get("type") == "say" and m.get("say") == "api_req_started"]
         providers = {m["modelInfo"]["providerId"] for m in ui if "modelInfo" in m}
         folded = providers == {"deepseek"} or (not providers and all(i.get("tokensIn", 0) == 0 for i in infos)
                                                and any(i.get("cacheWrites", 0) for i in infos))
-        out = []
+        out: list[tuple[int, int, int, int] | None] = []
         for i in infos:
+            if i.get("cancelReason") and not any(i.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")):
+                out.append(None)  # a call that failed before it streamed reports nothing: Cline's zeros
+                continue
             fresh, writes, reads, tokens_out = (i.get(k, 0) for k in ("tokensIn", "cacheWrites", "cacheReads", "tokensOut"))
             out.append((fresh + writes, reads, 0, tokens_out) if folded else (fresh, reads, writes, tokens_out))
         return out
@@ -294,3 +300,34 @@ def test_every_command_reads_each_cline_task(command, capsys):
 def test_a_claude_code_file_is_not_taken_for_cline(corpus_dev):
     for path in sorted((corpus_dev / "claude_code").glob("*.jsonl")):
         assert detect_format(path) == "claude_code", path
+
+
+def test_the_task_folder_opens_as_its_files_do_and_every_command_reads_it(capsys):
+    for task in _tasks():
+        assert detect_format(task) == "cline", task
+        assert _usages(load_session(task)) == _usages(load_session(_file(task)))
+        assert main(["requests", str(task), "--json"]) == 0, task
+        assert json.loads(capsys.readouterr().out)
+
+
+def test_a_folder_that_is_no_task_is_still_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / "notes.json").write_text("[]")
+    assert main(["inspect", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().endswith("is a folder, not a session file")
+
+
+def test_a_task_reopens_from_the_library_unread_until_its_other_file_changes(tmp_path):
+    api = [_user("Task."), _assistant("One."), _user("More."), _assistant("Two.")]
+    path = _task(tmp_path / "t", api, [_req(1001, 10, 5, 100, 0), _req(3001, 10, 5, 50, 100)])
+    db = str(tmp_path / "library.db")
+    for opened in (path, path.parent):
+        open_document(opened, db)
+        assert open_document(opened, db).counter.tokenised_chars == 0, opened
+    history = path.parent / API
+    stat = history.stat()
+    # The same size, a later time (the library tells a companion's change by its size and time, as a subagent's).
+    history.write_bytes(history.read_bytes().replace(b"Two.", b"Six."))
+    os.utime(history, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    for opened in (path, path.parent):
+        again = open_document(opened, db)
+        assert "Six." in [m.text for m in again.session.record], opened
