@@ -106,6 +106,7 @@ def _cells(row: dict[str, Any], forensics: bool) -> str:
 
 def format_usage(result: dict[str, Any]) -> str:
     from foldscope.core.cli.output import terminal_safe
+    from foldscope.core.cli.words import plural
 
     by, forensics = result["by"], result["forensics"]
     width = 40 if by in ("session", "project") else 24
@@ -133,16 +134,15 @@ def format_usage(result: dict[str, Any]) -> str:
         lines.append(f"wasted by cause: {wasted}")
     notes = []
     if total["unpriced_requests"]:
-        notes.append(f"{total['unpriced_requests']:,} requests at a model with no price (cost left out)")
+        notes.append(f"{plural(total['unpriced_requests'], 'request')} at a model with no price (cost left out)")
     if total["unreported_requests"]:
-        notes.append(f"{total['unreported_requests']:,} requests reported no usage (counted as requests only)")
+        notes.append(f"{plural(total['unreported_requests'], 'request')} reported no usage (counted as requests only)")
     if result["children_in_parents"]:
-        notes.append(f"{result['children_in_parents']:,} subagent files counted in their parent sessions")
+        notes.append(f"{plural(result['children_in_parents'], 'subagent file')} counted in their parent sessions")
     span = ""
     if result["since"] or result["until"]:
         span = f" from {result['since'] or 'the start'} to {result['until'] or 'now'}"
-    sessions = f"{result['sessions']:,} session" + ("" if result["sessions"] == 1 else "s")
-    lines.append(f"{sessions}{span}; days are UTC" + "".join(f"; {n}" for n in notes))
+    lines.append(f"{plural(result['sessions'], 'session')}{span}; days are UTC" + "".join(f"; {n}" for n in notes))
     lines += [f"skipped {terminal_safe(s['error'])}" for s in result["skipped"]]
     return "\n".join(lines)
 
