@@ -84,3 +84,24 @@ def test_the_scan_finds_a_bare_count_and_a_one_with_a_plural():
     assert not bare("ceiling 200,000; scale 1.0234; 2026-02-23 12:40; o200k; /tmp/x-2026/f.jsonl", ["/tmp/x-2026/f.jsonl"])
     assert ONE_PLURAL.search("these 1 were sent") and ONE_PLURAL.search("1 compactions or folds")
     assert not ONE_PLURAL.search("1 compaction, 21 requests")
+
+
+def test_the_issue_s_own_examples_read_with_separators_and_agreeing_nouns():
+    from foldscope.core.cli.forensics import format_cache, format_compactions
+    from foldscope.core.cli.words import num, plural
+
+    assert (num(200000), num(3900), num(None), num(999)) == ("200,000", "3,900", "-", "999")
+    assert (plural(1, "compaction"), plural(2, "compaction"), plural(1204, "request"), plural(1, "body", "bodies"),
+            plural(3, "body")) == ("1 compaction", "2 compactions", "1,204 requests", "1 body", "3 bodies")
+    row = {"file": "a.jsonl", "compactions": [{}], "totals": {"lost_literals": 3900, "summariser_cost_usd": None}}
+    text = format_compactions({"folder": "d", "sessions": 1, "skipped": [], "table": [row]})
+    assert "exact details lost  3,900" in text and "1 session in d" in text and "literals" not in text
+    one = format_compactions({"file": "a.jsonl", "format": "pi", "compactions": [], "unsent": []})
+    assert "0 compactions or folds" in one
+    parts = {p: {"tokens": 1000, "cost_usd": 0.1} for p in ("fresh", "cache_read", "first", "append", "rewrite",
+                                                             "expired", "provider", "unexplained", "output")}
+    totals = {"by_cause": parts, "bill_usd": 1.0, "total_usd": 1.0, "children": {"subagents": {}, "summariser": {}},
+              "cache_write": 1000}
+    table = [{"file": f"s{i}.jsonl", "requests": 1500, "totals": totals} for i in range(6)]
+    folder = format_cache({"folder": "d", "sessions": 6, "skipped": [], "table": table, "totals": totals})
+    assert "(the sessions' own requests)" in folder and "this session's" not in folder and "requests  1,500" in folder
