@@ -330,9 +330,14 @@ def test_with_unsaved_work_kept_for_the_file_the_actions_wait_for_the_store_and_
 def test_a_file_whose_later_line_is_broken_shows_its_first_part_then_one_line_and_the_session_before(
         qtbot, window, monkeypatch, corpus_dev, tmp_path):
     lines = (corpus_dev / "claude_code" / "session-196820da.jsonl").read_bytes().splitlines(keepends=True)
-    broken = tmp_path / "broken.jsonl"  # a copy outside the project with a line near its end that is not JSON
+    # A copy outside the project with lines near its end that are not JSON: more than a read skips (one damaged line
+    # is skipped and named, core.formats.stream.MAX_SKIPPED_LINES of them refuse the file at the one past them).
+    from foldscope.core.formats.stream import MAX_SKIPPED_LINES
+
+    broken = tmp_path / "broken.jsonl"
     at = len(lines) - 3
-    broken.write_bytes(b"".join(lines[:at] + [b'{"type": "user", "message": \n'] + lines[at:]))
+    damaged = MAX_SKIPPED_LINES + 1
+    broken.write_bytes(b"".join(lines[:at] + [b'{"type": "user", "message": \n'] * damaged + lines[at:]))
     monkeypatch.setattr(document_module, "FIRST_PART_BYTES", broken.stat().st_size // 4)
     monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
     errors: list[str] = []
@@ -345,7 +350,7 @@ def test_a_file_whose_later_line_is_broken_shows_its_first_part_then_one_line_an
     qtbot.waitUntil(lambda: window.task is None)
     assert len(parts) == 1 and parts[0] is not None and parts[0] < 0.5  # the first part was shown
     line = failed.args[0]
-    assert str(broken) in line and f"line {at + 1}" in line and "\n" not in line and errors == [line]
+    assert str(broken) in line and f"line {at + damaged}" in line and "\n" not in line and errors == [line]
     assert window.document is None  # what was shown before the load: nothing
 
 

@@ -38,6 +38,12 @@ def test_the_library_models_hold_to_qts_contract(qtmodeltester, corpus_dev):
     wasted.set_rows(result["top_wasted"])
     qtmodeltester.check(wasted)
     assert wasted.rowCount() and wasted.index(0, 0).data() == Path(SESSION).name
+    from foldscope.app.panels.library_money import UsageModel, summarise_usage
+
+    usage = UsageModel()
+    usage.set_rows(summarise_usage(result["usage_lines"], "day", forensics=False)["rows"])
+    qtmodeltester.check(usage)
+    assert usage.rowCount() and usage.index(0, 7).data().startswith("$")
 
 
 def test_the_models_hold_to_qts_contract(qtmodeltester, corpus_dev, tmp_path):
