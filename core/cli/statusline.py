@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.cli.output import terminal_safe
+from foldscope.core.cli.output import Parser, terminal_safe
 
 BAR = 10  # cells of the bar over the context window
 ENV_PROFILE = "FOLDSCOPE_PROFILE"  # a policy profile (YAML) the warning's line and ceiling come from
@@ -59,7 +59,7 @@ def add_follow(p: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str]) -> int:
     """The entry point's fast way in (foldscope.app.main): parse only this command's flags, import nothing else."""
-    parser = argparse.ArgumentParser(prog="foldscope statusline")
+    parser = Parser(prog="foldscope statusline")  # a refusal in one line, as every command's
     add_statusline(parser)
     return run_statusline(parser.parse_args(argv))
 

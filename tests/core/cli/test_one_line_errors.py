@@ -61,3 +61,12 @@ def test_count_names_a_png_rather_than_a_byte_offset(tmp_path, capsys):
     path.write_bytes(PNG)
     assert main(["count", str(path)]) == 2
     assert capsys.readouterr().err == f"foldscope: {path}: a PNG image, not a text file\n"
+
+
+def test_the_status_line_s_own_fast_parser_refuses_in_one_line_too(capsys):
+    from foldscope.core.cli import statusline
+
+    with pytest.raises(SystemExit) as stop:
+        statusline.main(["--lines", "3"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "usage:" not in err and "--lines" in err
