@@ -104,6 +104,22 @@ def _merged(data: bytes, rank) -> int:
     return len(bounds) - 1
 
 
+# core.request.tokens, which hands itself in when imported: it imports this module, so this one never imports it back.
+_source: Any = None
+
+
+def use_vocabulary(source: Any) -> None:
+    """Where the vendored vocabulary, its hash check, the cache folder and the pattern come from (core.request.tokens)."""
+    global _source
+    _source = source
+
+
+def _vocabulary() -> Any:
+    if _source is None:
+        raise OSError("core.request.tokens has not handed in the vocabulary")
+    return _source
+
+
 def _load() -> _Table | None:
     global _table, _pattern, _gap
     if _table is not None:
@@ -113,8 +129,7 @@ def _load() -> _Table | None:
             try:
                 import regex  # type: ignore[import-untyped]
 
-                from foldscope.core.request import tokens
-
+                tokens = _vocabulary()
                 data = _mapped(tokens)
             except OSError:
                 return None
@@ -160,6 +175,5 @@ def reset() -> None:
 
 
 def cache_file() -> Path:
-    from foldscope.core.request import tokens
-
+    tokens = _vocabulary()
     return tokens.cache_folder() / f"small-{tokens.O200K_SHA256[:16]}.bin"

@@ -596,3 +596,6 @@ def count_text(text: str) -> int:
     n = counter()(text)
     progress(len(text), len(text))
     return n
+
+
+small_count.use_vocabulary(sys.modules[__name__])  # small_count reads the vendored vocabulary through this module
