@@ -43,6 +43,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats import fast_json
 from foldscope.core.formats.spec import FormatSpec, Sessions, no_compaction, no_window
 from foldscope.core.formats.stream import SessionBuilder, parse_time
 from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
@@ -74,16 +75,7 @@ def _kind(head: bytes) -> str | None:
 
 
 def _load(path: Path, what: str) -> list[Any]:
-    if path.stat().st_size > MAX_BYTES:
-        raise ReadError(str(path), "", f"the file is over {MAX_BYTES // 2**20} MB")
-    try:
-        document = json.loads(path.read_bytes())
-    except json.JSONDecodeError as exc:
-        raise ReadError(str(path), f"line {exc.lineno} column {exc.colno}", "not JSON") from None
-    except UnicodeDecodeError as exc:
-        raise ReadError(str(path), f"byte {exc.start}", "not UTF-8 text") from None
-    except RecursionError:
-        raise ReadError(str(path), "", "JSON nested too deeply to read") from None
+    document = fast_json.read_document(path, MAX_BYTES)
     if not isinstance(document, list):
         raise ReadError(str(path), "", f"a JSON {type(document).__name__}, not a list of {what}")
     return document

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats import fast_json
 from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, chat_files, chats_project
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, text_of
 from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
@@ -79,12 +80,7 @@ def _is_legacy(path: Path) -> bool:
 
 def _legacy_lines(path: Path) -> Iterator[tuple[int, int, Any]]:
     """The older single-JSON file as the lines the JSONL layout would hold: its metadata, then each message."""
-    if path.stat().st_size > MAX_BYTES:
-        raise ReadError(str(path), "", f"the file is over {MAX_BYTES // 2**20} MB")
-    try:
-        document = json.loads(path.read_bytes())
-    except json.JSONDecodeError as exc:
-        raise ReadError(str(path), f"line {exc.lineno} column {exc.colno}", "not JSON") from None
+    document = fast_json.read_document(path, MAX_BYTES)
     if not isinstance(document, dict):
         raise ReadError(str(path), "", f"a JSON {type(document).__name__}, not a Gemini CLI session object")
     messages = document.get("messages")

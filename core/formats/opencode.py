@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats import fast_json
 from foldscope.core.formats.spec import Figure, FormatSpec, Sessions
 from foldscope.core.formats.stream import SessionBuilder
 from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
@@ -192,14 +193,7 @@ def _legacy_session(path: Path) -> dict[str, Any]:
 
 
 def _json_file(path: Path) -> dict[str, Any]:
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise ReadError(str(path), "", f"the file is over {MAX_JSON_BYTES // 2**20} MB")
-    try:
-        value = json.loads(path.read_bytes())
-    except json.JSONDecodeError as exc:
-        raise ReadError(str(path), f"line {exc.lineno} column {exc.colno}", "not JSON") from None
-    except UnicodeDecodeError as exc:
-        raise ReadError(str(path), f"byte {exc.start}", "not UTF-8 text") from None
+    value = fast_json.read_document(path, MAX_JSON_BYTES)
     if not isinstance(value, dict):
         raise ReadError(str(path), "", f"a JSON {type(value).__name__}, not an object")
     return value
