@@ -341,7 +341,8 @@ class AgentSessionsDialog(QDialog):
         elif self.rows:
             heading = f"{len(self.rows)} sessions found on this machine, newest first"
         else:
-            heading = "No agent sessions found (Claude Code, Codex and pi keep theirs in their own folders)"
+            heading = ("No agent sessions found in the folders each agent keeps them in (Claude Code, Codex, pi, Gemini CLI, "
+                       "Qwen Code, OpenCode, Cline, Roo Code, Kilo Code); File > Open reads a file from anywhere")
         self.heading.setText(heading)
         self._filter(self.search.text(), keep=chosen)
 

@@ -185,7 +185,8 @@ def load_session(path: str | Path, format: str | None = None, sample: str | None
     name = format or detect_format(path)
     reader = _reader_for(name, str(path))
     if sample is not None and reader.samples is None:
-        raise ReadError(str(path), "", f"--sample names a sample of an Inspect AI log; this file is {name}")
+        raise ReadError(str(path), "", f"--sample (or --session) names one of the sessions a file holds (an Inspect AI "
+                                       f"log's samples, an OpenCode database's sessions); this file is {name}, which holds one")
     with _reading(str(path)):
         if sample is not None:
             session = reader.read(path, sample)

@@ -1,11 +1,11 @@
 """The agent sessions on this machine: where each agent keeps its files, and a row per session found.
 
 Where each agent writes, its format's declaration says (FormatSpec.sessions: the folder, the environment
-variable that moves it, the files in it). Today:
+variable that moves it, the files in it), for Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode and Cline
+(with Roo Code and Kilo Code); docs/readers.md lists the folders. For example:
 - Claude Code: `$CLAUDE_CONFIG_DIR/projects/<project>/<session>.jsonl` (default ~/.claude); a session's
   `<session>/subagents/` and older `agent-*.jsonl` files are its subagents, not sessions of their own.
 - Codex: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (default ~/.codex).
-- pi: `$PI_CODING_AGENT_DIR/sessions/<project>/*.jsonl` (default ~/.pi/agent).
 A row is read from the file's reported usage only (no tokenising): agent, project, start, size,
 requests, model and cost. A file that does not read is listed with its problem, never a traceback.
 """
