@@ -45,8 +45,7 @@ def run_sessions(args) -> dict[str, Any]:
     rows = [f.as_dict() for f in found
             if (since is None or (f.end or f.start or f.mtime) >= since)
             and (not args.project or args.project.casefold() in f.project.casefold())]
-    # newest start first; a file that gave no time stands at its last change
-    rows.sort(key=lambda r: r["start"] if r["start"] is not None else r["modified"], reverse=True)
+    # in find_sessions' order: newest start first, a file that gave no time at its last change
     chosen = {k: v for k, v in (("since", args.since), ("agent", args.agent), ("project", args.project)) if v}
     return {"folders": {agent: str(path) for agent, path in roots().items()}, "filters": chosen, "sessions": rows}
 

@@ -157,7 +157,8 @@ def _one_line(text: str) -> str:
 def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = None,
                   each: Callable[[int, int, Found], None] | None = None,
                   agents_: Collection[str] | None = None) -> list[Found]:
-    """Every agent session on this machine, newest first (by the file's last change). `each(done, total, found)`
+    """Every agent session on this machine, newest start first (a file that gave no time by its last change), as the
+    CLI's `sessions` and the GUI's Open Agent Session list both show them. `each(done, total, found)`
     hears of every session as it is read (the files are listed first, then each is read: the slow part). `agents_`:
     only these agents' folders are read."""
     files = [(agent, path, sample) for agent, root in roots(environ, home).items() if agents_ is None or agent in agents_
@@ -167,4 +168,4 @@ def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = 
         found.append(describe(agent, path, sample))
         if each is not None:
             each(done, len(files), found[-1])
-    return sorted(found, key=lambda f: f.mtime, reverse=True)
+    return sorted(found, key=lambda f: f.start if f.start is not None else f.mtime, reverse=True)

@@ -68,6 +68,16 @@ def test_sessions_lists_one_session_of_each_agent_newest_start_first_with_its_fa
     assert claude["start"] is not None and claude["start"] < 1_800_000_000
 
 
+def test_the_gui_s_list_and_the_cli_give_the_sessions_in_one_order_newest_start_first(tmp_path, corpus_dev,
+                                                                                      monkeypatch, capsys):
+    from foldscope.core.formats.discover import find_sessions
+
+    home, _ = _at_home(tmp_path, corpus_dev, monkeypatch)
+    listed = find_sessions()  # what File > Open Agent Session lists
+    assert [f.agent for f in listed] == ["pi", "codex", "claude_code"]  # by start, though the files' times run the other way
+    assert [f.path for f in listed] == [r["path"] for r in sessions(capsys)]
+
+
 def test_each_agent_s_folder_follows_its_own_environment_variable(tmp_path):
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "c"), "CODEX_HOME": str(tmp_path / "x"),
            "PI_CODING_AGENT_DIR": str(tmp_path / "p"), "GEMINI_CLI_HOME": str(tmp_path / "g"),
