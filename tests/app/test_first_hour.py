@@ -186,11 +186,13 @@ def test_at_a_laptops_size_every_side_panels_key_table_keeps_8_rows_and_the_map_
     show_tab(window, "composition")
     settle(app)
     table = window.composition_panel.category_table
-    assert table.viewport().height() / table.verticalHeader().defaultSectionSize() >= 8
+    # Waited on, not read once: the counted document can still land (and the heading above the table grow and
+    # shrink again) after the first settle on a loaded machine.
+    qtbot.waitUntil(lambda: table.viewport().height() / table.verticalHeader().defaultSectionSize() >= 8, timeout=15_000)
     show_tab(window, "request")
     settle(app)
     payload = window.request_panel.payload
-    assert payload.viewport().height() / payload.fontMetrics().lineSpacing() >= 8
+    qtbot.waitUntil(lambda: payload.viewport().height() / payload.fontMetrics().lineSpacing() >= 8, timeout=15_000)
     assert window.window_map.height() >= LEGEND_FROM
     window.session_actions.policy_dock.show()
     settle(app)
