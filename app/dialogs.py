@@ -38,8 +38,13 @@ NATIVE_FILTER = "foldscope native session (*.json);;All files (*)"
 PROFILE_FILTER = "YAML profiles (*.yaml *.yml);;All files (*)"
 
 
-def message_box(parent: QWidget | None, icon: QMessageBox.Icon, title: str, text: str,
-                buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok) -> QMessageBox:
+def message_box(
+    parent: QWidget | None,
+    icon: QMessageBox.Icon,
+    title: str,
+    text: str,
+    buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok,
+) -> QMessageBox:
     """A message box whose text is plain: a file name or a message id holding HTML shows as the characters it is."""
     box = QMessageBox(icon, title, text, buttons, parent)
     box.setTextFormat(Qt.TextFormat.PlainText)
@@ -48,6 +53,7 @@ def message_box(parent: QWidget | None, icon: QMessageBox.Icon, title: str, text
 
 
 # -- files ---------------------------------------------------------------------------------
+
 
 def open_session_path(parent: QWidget, start: str) -> str:
     """The session file to open, or "" when cancelled."""
@@ -82,9 +88,13 @@ def confirm_remove(parent: QWidget, names: list[str]) -> bool:
     """Whether to remove these sessions from the library (their files stay where they are)."""
     buttons = QMessageBox.StandardButton
     shown = "\n".join(names[:12]) + (f"\n… and {len(names) - 12} more" if len(names) > 12 else "")
-    box = message_box(parent, QMessageBox.Icon.Question, "Remove from the library",
-                      f"Remove {len(names)} session(s) from the library? Their files are not touched.\n\n{shown}",
-                      buttons.Yes | buttons.Cancel)
+    box = message_box(
+        parent,
+        QMessageBox.Icon.Question,
+        "Remove from the library",
+        f"Remove {len(names)} session(s) from the library? Their files are not touched.\n\n{shown}",
+        buttons.Yes | buttons.Cancel,
+    )
     box.setDefaultButton(buttons.Cancel)
     return buttons(box.exec()) == buttons.Yes
 
@@ -102,6 +112,7 @@ def profile_dialog(parent: QWidget, saving: bool) -> str:
 
 
 # -- telling and asking --------------------------------------------------------------------
+
 
 def error_dialog(parent: QWidget, title: str, text: str) -> None:
     """Something failed (a file that cannot be read or written): one line saying why."""
@@ -122,11 +133,15 @@ def show_refusal(parent: QWidget, text: str) -> bool:
 
 
 def ask_unsaved(parent: QWidget, name: str) -> str:
-    """"save", "discard" or "cancel" for a session with unsaved changes."""
+    """ "save", "discard" or "cancel" for a session with unsaved changes."""
     buttons = QMessageBox.StandardButton
-    box = message_box(parent, QMessageBox.Icon.Question, "Unsaved changes",
-                      f"{name} has changes that are not saved. Save them first?",
-                      buttons.Save | buttons.Discard | buttons.Cancel)
+    box = message_box(
+        parent,
+        QMessageBox.Icon.Question,
+        "Unsaved changes",
+        f"{name} has changes that are not saved. Save them first?",
+        buttons.Save | buttons.Discard | buttons.Cancel,
+    )
     box.setDefaultButton(buttons.Save)
     return {buttons.Save: "save", buttons.Discard: "discard"}.get(buttons(box.exec()), "cancel")
 
@@ -134,9 +149,13 @@ def ask_unsaved(parent: QWidget, name: str) -> str:
 def ask_recover(parent: QWidget, name: str, when: str) -> bool:
     """Whether to put back the working state autosave kept for this session."""
     buttons = QMessageBox.StandardButton
-    box = message_box(parent, QMessageBox.Icon.Question, "Recover unsaved changes",
-                      f"{name} has changes from {when} that were never saved (foldscope closed before they were). "
-                      "Recover them?", buttons.Yes | buttons.No)
+    box = message_box(
+        parent,
+        QMessageBox.Icon.Question,
+        "Recover unsaved changes",
+        f"{name} has changes from {when} that were never saved (foldscope closed before they were). Recover them?",
+        buttons.Yes | buttons.No,
+    )
     box.setDefaultButton(buttons.Yes)
     return buttons(box.exec()) == buttons.Yes
 
@@ -144,10 +163,14 @@ def ask_recover(parent: QWidget, name: str, when: str) -> bool:
 def ask_clip_into_view(parent: QWidget, index: int) -> bool:
     """Whether to clip a tool result that is out of the active view into it (the request grows), or leave it."""
     buttons = QMessageBox.StandardButton
-    box = message_box(parent, QMessageBox.Icon.Question, "Clip into the view",
-                      f"The tool result #{index} is not in the active view. Its clipped copy would join the view (with "
-                      "its call, if that is out too) and make the next request larger. Clip it into the view?",
-                      buttons.Yes | buttons.No)
+    box = message_box(
+        parent,
+        QMessageBox.Icon.Question,
+        "Clip into the view",
+        f"The tool result #{index} is not in the active view. Its clipped copy would join the view (with "
+        "its call, if that is out too) and make the next request larger. Clip it into the view?",
+        buttons.Yes | buttons.No,
+    )
     box.setDefaultButton(buttons.No)
     return buttons(box.exec()) == buttons.Yes
 
@@ -220,9 +243,11 @@ class ClipDialog(QDialog):
         self.setWindowTitle(f"Clip result #{self.index}")
         # The result's tokens as the lists and the inspector show them (core.readout.clip_facts), never recounted here.
         original_tokens = clip_facts.original_tokens(document, self.index)
-        intro = QLabel(f"Result <b>#{self.index}</b>: its longest body has {longest:,} characters; the whole result "
-                       f"is {original_tokens:,} tokens. A clipped copy keeps a head and a tail of each longer body, "
-                       f"with a marker naming the read_result call for the omitted middle.")
+        intro = QLabel(
+            f"Result <b>#{self.index}</b>: its longest body has {longest:,} characters; the whole result "
+            f"is {original_tokens:,} tokens. A clipped copy keeps a head and a tail of each longer body, "
+            f"with a marker naming the read_result call for the omitted middle."
+        )
         intro.setWordWrap(True)
         top = max(longest - 1, 0)
         self.slider = QSlider(Qt.Orientation.Horizontal)
@@ -263,8 +288,9 @@ class ClipDialog(QDialog):
         # The copy's tokens as the lists will show them once it is made (core.readout.clip_facts).
         p = clip_facts.clip_projection(self.document, self.index, keep)
         text = p.text
-        self.tokens.setText(f"Projected copy: {len(text):,} characters, <b>{p.tokens:,} tokens</b> "
-                            f"(the original: {p.original_tokens:,}; saves {p.saves:,})")
+        self.tokens.setText(
+            f"Projected copy: {len(text):,} characters, <b>{p.tokens:,} tokens</b> (the original: {p.original_tokens:,}; saves {p.saves:,})"
+        )
         self.body.setPlainText(text[:PREVIEW_CHARS] + ("\n…" if len(text) > PREVIEW_CHARS else ""))
 
 
@@ -341,8 +367,10 @@ class AgentSessionsDialog(QDialog):
         elif self.rows:
             heading = f"{len(self.rows)} sessions found on this machine, newest first"
         else:
-            heading = ("No agent sessions found in the folders each agent keeps them in (Claude Code, Codex, pi, Gemini CLI, "
-                       "Qwen Code, OpenCode, Cline, Roo Code, Kilo Code); File > Open reads a file from anywhere")
+            heading = (
+                "No agent sessions found in the folders each agent keeps them in (Claude Code, Codex, pi, Gemini CLI, "
+                "Qwen Code, OpenCode, Cline, Roo Code, Kilo Code); File > Open reads a file from anywhere"
+            )
         self.heading.setText(heading)
         self._filter(self.search.text(), keep=chosen)
 
@@ -357,6 +385,7 @@ class AgentSessionsDialog(QDialog):
             def each(done: int, total: int, found) -> None:
                 read.append(found.as_dict())
                 progress.report(done, total, "Reading sessions")
+
             return [f.as_dict() for f in find(each=each)]
 
         def progressed(done: int, total: int, _label: str) -> None:
@@ -372,9 +401,15 @@ class AgentSessionsDialog(QDialog):
 
         self.progress.setRange(0, 0)  # busy until the files are listed
         self.progress.setVisible(True)
-        self.task = run(work, "Finding agent sessions", self, progressed=progressed,
-                        succeeded=lambda rows: self.set_rows(rows),
-                        failed=lambda exc: self.heading.setText(f"Could not read the sessions: {exc}"), ended=ended)
+        self.task = run(
+            work,
+            "Finding agent sessions",
+            self,
+            progressed=progressed,
+            succeeded=lambda rows: self.set_rows(rows),
+            failed=lambda exc: self.heading.setText(f"Could not read the sessions: {exc}"),
+            ended=ended,
+        )
 
     def cancel_scan(self) -> None:
         if self.task is not None:
@@ -427,8 +462,12 @@ def choose_sample(parent: QWidget, path: str, samples: list[dict]) -> str | None
     """Which session of a file holding several to open (an Inspect AI log's sample, ID:EPOCH; an OpenCode
     database's session, ID), or None (tests replace this function)."""
     # A title is the session's own text (OpenCode names its sessions): shown as data in a plain list item.
-    labels = [f"{s['name']}  ({s['requests']} requests, {s['messages']} messages)"
-              + (f"  {' '.join(str(s['title']).split())[:80]}" if s.get("title") else "") for s in samples]
-    label, ok = QInputDialog.getItem(parent, "Open one session", f"{Path(path).name} holds {len(samples)} "
-                                     "sessions; open:", labels, 0, False)
+    labels = [
+        f"{s['name']}  ({s['requests']} requests, {s['messages']} messages)"
+        + (f"  {' '.join(str(s['title']).split())[:80]}" if s.get("title") else "")
+        for s in samples
+    ]
+    label, ok = QInputDialog.getItem(
+        parent, "Open one session", f"{Path(path).name} holds {len(samples)} sessions; open:", labels, 0, False
+    )
     return samples[labels.index(label)]["name"] if ok and label in labels else None

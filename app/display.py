@@ -27,10 +27,12 @@ def no_display_reason(environ: dict[str, str] | None = None, platform: str | Non
 def no_display_line(reason: str, file: str | None = None) -> str:
     """The one line said instead of starting the window."""
     target = shlex.quote(file) if file else "FILE"
-    return (f"foldscope: no display ({reason}), so the window cannot open; a first look without one: "
-            f"`foldscope --screenshot out.png {target}` (the window as a PNG), `foldscope inspect {target}` "
-            f"(the command line; `foldscope --help` lists it), `foldscope report {target} -o report.html` (a page for "
-            "any browser)")
+    return (
+        f"foldscope: no display ({reason}), so the window cannot open; a first look without one: "
+        f"`foldscope --screenshot out.png {target}` (the window as a PNG), `foldscope inspect {target}` "
+        f"(the command line; `foldscope --help` lists it), `foldscope report {target} -o report.html` (a page for "
+        "any browser)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -80,8 +80,7 @@ class LiveFollow(QObject):
         grow_document(document, follower.session())
         self.next = next_request(document)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, args=(str(document.path), self._stop),
-                                        name="foldscope-follow", daemon=True)
+        self._thread = threading.Thread(target=self._watch, args=(str(document.path), self._stop), name="foldscope-follow", daemon=True)
         self._thread.start()
         self._safety.start()
         self.grew.emit(Growth(0, 0, 0))
@@ -104,8 +103,9 @@ class LiveFollow(QObject):
         from watchfiles import watch
 
         try:
-            for _ in watch(path, stop_event=stop, debounce=DEBOUNCE_MS, step=50, rust_timeout=500,
-                           yield_on_timeout=False, raise_interrupt=False):
+            for _ in watch(
+                path, stop_event=stop, debounce=DEBOUNCE_MS, step=50, rust_timeout=500, yield_on_timeout=False, raise_interrupt=False
+            ):
                 if stop.is_set():
                     return
                 self.file_changed.emit()

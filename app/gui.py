@@ -26,16 +26,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
     add_policy_flags(parser)  # the same policy flags as fold, requests and replay (core.cli.options)
     add_window_flag(parser)
-    parser.add_argument("--theme", choices=("system", "light", "dark"),
-                        help="colour theme (default: the one chosen in View > Theme, else follow the system)")
-    parser.add_argument("--follow", action="store_true",
-                        help="follow FILE as an agent writes it (View > Follow): new lines are read as they land")
-    parser.add_argument("--size", metavar="WxH", type=_size, default=SCREENSHOT_SIZE,
-                        help="the --screenshot window size (default: 1600x1000)")
-    parser.add_argument("--tab", choices=SIDE_TABS, type=str.lower,
-                        help="the side tab in front in the --screenshot (default: inspector)")
-    parser.add_argument("--first-step", action="store_true",
-                        help="with --screenshot: render the load's first step (the record read, nothing counted yet)")
+    parser.add_argument(
+        "--theme",
+        choices=("system", "light", "dark"),
+        help="colour theme (default: the one chosen in View > Theme, else follow the system)",
+    )
+    parser.add_argument(
+        "--follow", action="store_true", help="follow FILE as an agent writes it (View > Follow): new lines are read as they land"
+    )
+    parser.add_argument(
+        "--size", metavar="WxH", type=_size, default=SCREENSHOT_SIZE, help="the --screenshot window size (default: 1600x1000)"
+    )
+    parser.add_argument("--tab", choices=SIDE_TABS, type=str.lower, help="the side tab in front in the --screenshot (default: inspector)")
+    parser.add_argument(
+        "--first-step", action="store_true", help="with --screenshot: render the load's first step (the record read, nothing counted yet)"
+    )
     return parser
 
 
@@ -123,6 +128,7 @@ def run_gui(argv: list[str]) -> int:
             qInstallMessageHandler(before)
     window.show()
     if args.follow:
+
         def follow_once(document) -> None:
             window.document_loaded.disconnect(follow_once)
             if document is not None:
@@ -139,8 +145,9 @@ def run_gui(argv: list[str]) -> int:
     return code
 
 
-def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE, tab: str | None = None,
-               first_step: bool = False) -> int:
+def screenshot(
+    app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE, tab: str | None = None, first_step: bool = False
+) -> int:
     """Load FILE, render the window at a fixed size to PNG (with side tab `tab` in front; `first_step`: as the
     load's first step shows it, before anything is counted), and say how it went."""
     from foldscope.app import dialogs
@@ -188,7 +195,6 @@ def screenshot(app, window, path: str, png: str, size: tuple[int, int] = SCREENS
     return 0
 
 
-
 def write_png(image, png: str, read: list[str]) -> bool:
     """Write the screenshot as the user's other outputs are (core.model.outputs): private when new, never over a
     device or the session, a link written through; one line on stderr when it cannot."""
@@ -206,8 +212,7 @@ def write_png(image, png: str, read: list[str]) -> bool:
         Path(png).parent.mkdir(parents=True, exist_ok=True)
         write_output(png, bytes(data.data()), read)
     except (OSError, ReadError) as exc:
-        print(f"foldscope: {exc if isinstance(exc, ReadError) else f'{png}: cannot write the screenshot: {exc}'}",
-              file=sys.stderr)
+        print(f"foldscope: {exc if isinstance(exc, ReadError) else f'{png}: cannot write the screenshot: {exc}'}", file=sys.stderr)
         return False
     return True
 

@@ -12,8 +12,7 @@ from foldscope.app.qt import QAction, QDesktopServices, QKeySequence, QMenuBar, 
 PROJECT = Path(__file__).resolve().parent.parent  # the project's root is the package (pyproject: foldscope = ".")
 README = PROJECT / "README.md"
 DOCS = PROJECT / "docs"
-SPECS = ("ADR-0130 (input ceiling and context folding) with Amendments 1 to 4",
-         "ADR-0127 (prompt cache placement)")
+SPECS = ("ADR-0130 (input ceiling and context folding) with Amendments 1 to 4", "ADR-0127 (prompt cache placement)")
 FIRST_MINUTES = "## Your first five minutes"
 
 
@@ -27,8 +26,7 @@ def shortcuts_text(bar: QMenuBar) -> str:
         keyed = [a for a in _actions(menu) if not a.shortcut().isEmpty()]
         if keyed:
             lines.append(f"{_plain(top.text())}")
-            lines += [f"    {a.shortcut().toString(QKeySequence.SequenceFormat.NativeText):<18} {_plain(a.text())}"
-                      for a in keyed]
+            lines += [f"    {a.shortcut().toString(QKeySequence.SequenceFormat.NativeText):<18} {_plain(a.text())}" for a in keyed]
     return "\n".join(lines)
 
 
@@ -51,11 +49,11 @@ def first_minutes_text(readme: Path = README) -> str:
     try:
         text = readme.read_text(encoding="utf-8")
     except OSError:
-        return f"The README is not beside this foldscope ({readme}): its \"Your first five minutes\" is in the project's README.md."
+        return f'The README is not beside this foldscope ({readme}): its "Your first five minutes" is in the project\'s README.md.'
     start = text.find(FIRST_MINUTES)
     if start < 0:
-        return f"{readme} has no \"Your first five minutes\" section."
-    body = text[start + len(FIRST_MINUTES):]
+        return f'{readme} has no "Your first five minutes" section.'
+    body = text[start + len(FIRST_MINUTES) :]
     end = re.search(r"^## ", body, flags=re.MULTILINE)
     return body[: end.start() if end else len(body)].strip()
 
@@ -69,20 +67,23 @@ def about_text(db: str | None) -> str:
     except metadata.PackageNotFoundError:
         version = "unknown (not installed as a package)"
     library = db or str(default_path())
-    return "\n".join([
-        f"foldscope {version}",
-        "A desktop inspector for the context window of LLM agents.",
-        "",
-        "Implements " + "; ".join(SPECS) + ".",
-        f"The library: {library}",
-        f"The documentation: {DOCS}",
-    ])
+    return "\n".join(
+        [
+            f"foldscope {version}",
+            "A desktop inspector for the context window of LLM agents.",
+            "",
+            "Implements " + "; ".join(SPECS) + ".",
+            f"The library: {library}",
+            f"The documentation: {DOCS}",
+        ]
+    )
 
 
 def open_docs(parent: QWidget) -> bool:
     """Open the docs folder in the desktop's file browser; say where it is when that cannot be done."""
     if DOCS.is_dir() and QDesktopServices.openUrl(QUrl.fromLocalFile(str(DOCS))):
         return True
-    dialogs.show_message(parent, "Documentation", f"The documentation is the folder {DOCS}"
-                         + ("" if DOCS.is_dir() else " (absent beside this foldscope)"))
+    dialogs.show_message(
+        parent, "Documentation", f"The documentation is the folder {DOCS}" + ("" if DOCS.is_dir() else " (absent beside this foldscope)")
+    )
     return False

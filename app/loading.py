@@ -89,7 +89,6 @@ def load_work(path: str, db: str | None, policy=None, sample: str | None = None)
             progress.interim(Counted(document, waits))
             progress.wait_shown(SHOWN_WAIT_S)  # the window paints it before the library's import takes the lock
 
-        return open_document(path, db, progress.report, policy, sample, shown=shown,
-                             on_count=TraceFill(progress), counted=counted)
+        return open_document(path, db, progress.report, policy, sample, shown=shown, on_count=TraceFill(progress), counted=counted)
 
     return work

@@ -8,8 +8,9 @@ from foldscope.app.panels.lists import MessageList
 from foldscope.app.qt import QAction, QKeySequence, QMenu, Qt, QTabWidget, QWidget
 
 
-def add_action(menu: QMenu, parent: QWidget, text: str, key: str | QKeySequence.StandardKey | None,
-               slot: Callable[[], object], tip: str = "") -> QAction:
+def add_action(
+    menu: QMenu, parent: QWidget, text: str, key: str | QKeySequence.StandardKey | None, slot: Callable[[], object], tip: str = ""
+) -> QAction:
     """An action in `menu` (its shortcut live while `parent` is) that calls `slot`."""
     action = QAction(text, parent)
     if key is not None:

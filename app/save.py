@@ -53,14 +53,19 @@ def why_not_saved(exc: BaseException) -> str:
     return (str(exc) or type(exc).__name__).splitlines()[0]
 
 
-def working_state(session: Session, base_length: int, source: str | None = None, session_id: int | None = None
-                  ) -> dict[str, Any]:
+def working_state(session: Session, base_length: int, source: str | None = None, session_id: int | None = None) -> dict[str, Any]:
     """What autosave keeps: the messages appended since the import, the view, branch metadata, manifest, scale,
     and what recovery is keyed by: the source path and the library version (`session_id`) the work started from."""
-    return {"source": source_key(source), "session_id": session_id, "base_length": base_length,
-            "added": [message_dict(session.record[i]) for i in range(base_length, len(session.record))],
-            "view": list(session.view), "branch_metadata": session.branch_metadata,
-            "manifest": session.manifest, "scale": session.scale}
+    return {
+        "source": source_key(source),
+        "session_id": session_id,
+        "base_length": base_length,
+        "added": [message_dict(session.record[i]) for i in range(base_length, len(session.record))],
+        "view": list(session.view),
+        "branch_metadata": session.branch_metadata,
+        "manifest": session.manifest,
+        "scale": session.scale,
+    }
 
 
 def common_prefix(a: list[str], b: list[str]) -> int:
@@ -228,8 +233,11 @@ class SaveController(QObject):
             write_session(to_save(doc.session, policy), path)
         except Exception as exc:  # whatever stops a save is said, never swallowed (a RecursionError too)
             reason = why_not_saved(exc)
-            dialogs.error_dialog(self.window, "Cannot save session",
-                                 f"{path}: {reason.removeprefix(f'{path}: ')}\nNothing was written; the session is as it was.")
+            dialogs.error_dialog(
+                self.window,
+                "Cannot save session",
+                f"{path}: {reason.removeprefix(f'{path}: ')}\nNothing was written; the session is as it was.",
+            )
             return False
         self.save_path = path
         self.editor.mark_saved()
@@ -277,8 +285,7 @@ class SaveController(QObject):
         self.pending_since = None
         task = Task(lambda progress: write_working_state(db, library_id, view, cause, state), "Autosave", self)
         task.succeeded.connect(self._autosaved)
-        task.failed.connect(lambda exc: self._autosave_failed(why_not_saved(exc) if not isinstance(exc, LibraryError)
-                                                              else exc.problem))
+        task.failed.connect(lambda exc: self._autosave_failed(why_not_saved(exc) if not isinstance(exc, LibraryError) else exc.problem))
         task.ended.connect(self._written)
         self.writing = task.start()
         return task
@@ -307,7 +314,8 @@ class SaveController(QObject):
         first, last = AUTOSAVE_RETRY_MS
         self.retry_ms = min(last, self.retry_ms * 2 if self.retry_ms else first)
         self.window.statusBar().showMessage(
-            f"Autosave failed: {problem}; trying again in {self.retry_ms / 1000:.0f} s", max(self.retry_ms, 6000))
+            f"Autosave failed: {problem}; trying again in {self.retry_ms / 1000:.0f} s", max(self.retry_ms, 6000)
+        )
         self.autosave_failed.emit(problem)
         self.timer.start(self.retry_ms)
 
@@ -319,8 +327,7 @@ class SaveController(QObject):
             return
         try:
             with Library(self.db, timeout=BUSY_S) as library:
-                library.add_event(doc.library_id, WORKING_STATE,
-                                  {"cleared": True, "why": why, "source": source_key(doc.path)})
+                library.add_event(doc.library_id, WORKING_STATE, {"cleared": True, "why": why, "source": source_key(doc.path)})
         except LibraryError as exc:
             # The next open may offer these changes again; say so rather than fail the save or the close.
             self.window.statusBar().showMessage(f"The library could not note that: {exc.problem}", 8000)

@@ -44,8 +44,15 @@ class SessionActions(QObject):
 
     policy_applied = Signal()
 
-    def __init__(self, window: QMainWindow, editor: SessionEditor, saver: SaveController,
-                 lists: tuple[MessageList, MessageList], selected: Callable[[], int | None], busy: BusyBar) -> None:
+    def __init__(
+        self,
+        window: QMainWindow,
+        editor: SessionEditor,
+        saver: SaveController,
+        lists: tuple[MessageList, MessageList],
+        selected: Callable[[], int | None],
+        busy: BusyBar,
+    ) -> None:
         super().__init__(window)
         self.window = window
         self.editor, self.saver, self.busy = editor, saver, busy
@@ -93,8 +100,12 @@ class SessionActions(QObject):
         self.redo_action = a("&Redo", QKeySequence.StandardKey.Redo, self.editor.redo)
         self.save_action = a("&Save", QKeySequence.StandardKey.Save, self.saver.save, "Write the native session file")
         self.save_as_action = a("Save &As…", QKeySequence.StandardKey.SaveAs, self.saver.save_as)
-        self.preview_action = a("&Preview fold", "Ctrl+Shift+O", self.preview_fold,
-                                "Run the fold on a copy under the policy and show each pass; nothing changes until Apply")
+        self.preview_action = a(
+            "&Preview fold",
+            "Ctrl+Shift+O",
+            self.preview_fold,
+            "Run the fold on a copy under the policy and show each pass; nothing changes until Apply",
+        )
         self.restore_action = a("&Restore", "Ctrl+Shift+R", self.restore, "Bring the selected message back into the active view")
         self.clip_action = a("&Clip to length…", "Ctrl+Shift+C", self.clip, "Clip the selected tool result by hand")
         self.evict_action = a("&Evict", "Delete", self.evict, "Take the selected message out of the active view")
@@ -106,8 +117,14 @@ class SessionActions(QObject):
         self.policy_action = self.policy_dock.toggleViewAction()
         self.policy_action.setText("&Policy editor")
         self.policy_action.setShortcut(QKeySequence("Ctrl+Shift+L"))
-        self.message_actions = [self.restore_action, self.clip_action, self.evict_action, self.peek_action,
-                                self.expand_action, self.read_action]
+        self.message_actions = [
+            self.restore_action,
+            self.clip_action,
+            self.evict_action,
+            self.peek_action,
+            self.expand_action,
+            self.read_action,
+        ]
 
     def _build_menus(self) -> None:
         """The Edit and Actions menus and the toolbar; the window places them (and Save, Save As in its File menu)."""
@@ -116,8 +133,7 @@ class SessionActions(QObject):
         self.actions_menu = QMenu("&Actions", self.window)
         self.actions_menu.addActions([self.preview_action, self.policy_action])
         self.actions_menu.addSeparator()
-        self.actions_menu.addActions(self.message_actions[:3] + [self.evict_old_action, self.compact_action]
-                                     + self.message_actions[3:])
+        self.actions_menu.addActions(self.message_actions[:3] + [self.evict_old_action, self.compact_action] + self.message_actions[3:])
         self.file_actions = [self.save_action, self.save_as_action]
         self.toolbar = self.window.addToolBar("Actions")
         self.toolbar.setObjectName("actionsToolbar")
@@ -128,8 +144,7 @@ class SessionActions(QObject):
         self.toolbar.addActions([self.restore_action, self.clip_action, self.evict_action, self.read_action])
         for table in (self.record_list.table, self.view_list.table):
             table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-            table.customContextMenuRequested.connect(
-                lambda pos, t=table: self.context_menu(t).popup(t.viewport().mapToGlobal(pos)))
+            table.customContextMenuRequested.connect(lambda pos, t=table: self.context_menu(t).popup(t.viewport().mapToGlobal(pos)))
         # A span to compact is chosen with Shift or Ctrl in the active view.
         self.view_list.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
 
@@ -166,8 +181,13 @@ class SessionActions(QObject):
         if doc is None or doc.rules is None:
             return
         resolution = resolve_ceiling(policy, policy.model or doc.session.model)
-        doc.rules = replace(doc.rules, ceiling=resolution.ceiling, line=policy.fold_at, target=policy.fold_target,
-                            source=resolution.why if "policy editor" in resolution.why else f"{resolution.why} (the policy editor)")
+        doc.rules = replace(
+            doc.rules,
+            ceiling=resolution.ceiling,
+            line=policy.fold_at,
+            target=policy.fold_target,
+            source=resolution.why if "policy editor" in resolution.why else f"{resolution.why} (the policy editor)",
+        )
         if doc.policy is None or doc.policy.as_profile() != policy.as_profile():
             # The edited policy is now in force: the next request compiles (and places its marks) under it.
             doc.policy = policy
@@ -202,7 +222,9 @@ class SessionActions(QObject):
             where = ", ".join(f"#{i}" for i in kept[:5]) + ("…" if len(kept) > 5 else "")
             self.window.statusBar().showMessage(
                 f"Undone. The record keeps {counted(len(kept), 'message')} the undone action added ({where}); "
-                "the active view no longer shows it, and Save writes it", 12000)
+                "the active view no longer shows it, and Save writes it",
+                12000,
+            )
         return changes
 
     def run(self, command, label: str, title: str):
@@ -314,8 +336,9 @@ class SessionActions(QObject):
         r = command.result
         check = {True: "SHA-256 verified", False: "SHA-256 does NOT match", None: "no SHA-256 recorded"}[r["verified"]]
         body = f"<p>Note #{index} replaced {counted(len(r['messages']), 'message')} ({check}).</p>" + "".join(
-            f"<h4>#{m['index']} {html.escape(m['kind'])}</h4><pre style='white-space:pre-wrap'>"
-            f"{html.escape(m['text'][:4000])}</pre>" for m in r["messages"])
+            f"<h4>#{m['index']} {html.escape(m['kind'])}</h4><pre style='white-space:pre-wrap'>{html.escape(m['text'][:4000])}</pre>"
+            for m in r["messages"]
+        )
         dialogs.show_peek(self.window, f"Peek at note #{index}", body)
         return r
 
@@ -339,4 +362,3 @@ class SessionActions(QObject):
         self.pager_dock.raise_()
         self._leave_room_for_lists(self.pager_dock)
         return self.pager.open_index(index)
-

@@ -107,12 +107,25 @@ def dark_palette() -> QPalette:
     p = QPalette()
     role, group = QPalette.ColorRole, QPalette.ColorGroup
     for r, colour in (
-        (role.Window, "#26282b"), (role.WindowText, "#e6e6e6"), (role.Base, "#1d1f21"),
-        (role.AlternateBase, "#25282b"), (role.ToolTipBase, "#2f3236"), (role.ToolTipText, "#e6e6e6"),
-        (role.Text, "#e6e6e6"), (role.Button, "#313438"), (role.ButtonText, "#e6e6e6"),
-        (role.BrightText, "#ff6b6b"), (role.Link, "#6aa7ff"), (role.Highlight, "#2f65b5"),
-        (role.HighlightedText, "#ffffff"), (role.PlaceholderText, "#8a8f96"), (role.Mid, "#45494e"),
-        (role.Dark, "#151618"), (role.Light, "#3a3e43"), (role.Midlight, "#34373b"), (role.Shadow, "#000000"),
+        (role.Window, "#26282b"),
+        (role.WindowText, "#e6e6e6"),
+        (role.Base, "#1d1f21"),
+        (role.AlternateBase, "#25282b"),
+        (role.ToolTipBase, "#2f3236"),
+        (role.ToolTipText, "#e6e6e6"),
+        (role.Text, "#e6e6e6"),
+        (role.Button, "#313438"),
+        (role.ButtonText, "#e6e6e6"),
+        (role.BrightText, "#ff6b6b"),
+        (role.Link, "#6aa7ff"),
+        (role.Highlight, "#2f65b5"),
+        (role.HighlightedText, "#ffffff"),
+        (role.PlaceholderText, "#8a8f96"),
+        (role.Mid, "#45494e"),
+        (role.Dark, "#151618"),
+        (role.Light, "#3a3e43"),
+        (role.Midlight, "#34373b"),
+        (role.Shadow, "#000000"),
     ):
         p.setColor(r, QColor(colour))
     for r in (role.Text, role.WindowText, role.ButtonText):

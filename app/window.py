@@ -200,10 +200,18 @@ class MainWindow(QMainWindow):
         # The collaborators, each handed what it works with.
         self.editor = SessionEditor(self)
         self.saver = SaveController(self, self.editor, db)
-        self.session_actions = SessionActions(self, self.editor, self.saver, (self.record_list, self.view_list),
-                                              lambda: self.inspector.index, self.busy)
-        self.what_if = WhatIf(self, self.editor, self.saver, self.timeline, self.busy, lambda: self.document,
-                              lambda document, opened: self.set_document(document, opened))
+        self.session_actions = SessionActions(
+            self, self.editor, self.saver, (self.record_list, self.view_list), lambda: self.inspector.index, self.busy
+        )
+        self.what_if = WhatIf(
+            self,
+            self.editor,
+            self.saver,
+            self.timeline,
+            self.busy,
+            lambda: self.document,
+            lambda document, opened: self.set_document(document, opened),
+        )
         self.replay_lab: ReplayView | None = None  # made when first opened
         self.live = LiveFollow(lambda: self.document, self)  # View > Follow: the file read as it grows
         self.live.grew.connect(self.show_growth)
@@ -248,17 +256,36 @@ class MainWindow(QMainWindow):
         self.open_action = add_action(file_menu, self, "&Open…", QKeySequence.StandardKey.Open, self.open_dialog)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._rebuild_recent_menu()
-        add_action(file_menu, self, "Open &Agent Session…", "Ctrl+Alt+O", self.open_agent_session,
-                   "The Claude Code, Codex, pi, Gemini CLI and Qwen Code sessions on this machine, newest first")
-        add_action(file_menu, self, "Open the &Demo Session", None, lambda: self.open_path(demo_path()),
-                   "The session that ships with foldscope: a fold, a clipped copy and cache marks to look at")
-        self.subagent_action = add_action(file_menu, self, "Open S&ubagent of the Selected Call", None, self.open_subagent,
-                                          "The child session a Task (agent) call started, or the compaction summariser's call")
+        add_action(
+            file_menu,
+            self,
+            "Open &Agent Session…",
+            "Ctrl+Alt+O",
+            self.open_agent_session,
+            "The Claude Code, Codex, pi, Gemini CLI and Qwen Code sessions on this machine, newest first",
+        )
+        add_action(
+            file_menu,
+            self,
+            "Open the &Demo Session",
+            None,
+            lambda: self.open_path(demo_path()),
+            "The session that ships with foldscope: a fold, a clipped copy and cache marks to look at",
+        )
+        self.subagent_action = add_action(
+            file_menu,
+            self,
+            "Open S&ubagent of the Selected Call",
+            None,
+            self.open_subagent,
+            "The child session a Task (agent) call started, or the compaction summariser's call",
+        )
         self.subagent_action.setEnabled(False)
         actions.row_actions.append(self.subagent_action)  # also on the lists' context menu
         file_menu.addActions(actions.file_actions)
-        self.export_report_action = add_action(file_menu, self, "Export &Report…", None, self.export_report,
-                                               "Write the session as one self-contained HTML file to share")
+        self.export_report_action = add_action(
+            file_menu, self, "Export &Report…", None, self.export_report, "Write the session as one self-contained HTML file to share"
+        )
         file_menu.addSeparator()
         add_action(file_menu, self, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         bar.addMenu(actions.edit_menu)
@@ -272,19 +299,28 @@ class MainWindow(QMainWindow):
             ("Window &map", "Ctrl+5", self.window_map),
             ("&Folds", "Ctrl+6", self.fold_panel.table),
         ):
-            add_action(view_menu, self, text, key,
-                       self.fold_panel.focus_table if widget is self.fold_panel.table else widget.setFocus)
+            add_action(view_menu, self, text, key, self.fold_panel.focus_table if widget is self.fold_panel.table else widget.setFocus)
         view_menu.addSeparator()
         add_action(view_menu, self, "Re&quest panel", "Ctrl+R", lambda: self.show_side(self.request_panel))
-        add_action(view_menu, self, "&Composition (what is eating the context)", "Ctrl+7",
-                   lambda: self.show_side(self.composition_panel, self.composition_panel.tabs))
-        add_action(view_menu, self, "&Library", "Ctrl+L",
-                   lambda: self.show_side(self.library_panel, self.library_panel.session_table))
+        add_action(
+            view_menu,
+            self,
+            "&Composition (what is eating the context)",
+            "Ctrl+7",
+            lambda: self.show_side(self.composition_panel, self.composition_panel.tabs),
+        )
+        add_action(view_menu, self, "&Library", "Ctrl+L", lambda: self.show_side(self.library_panel, self.library_panel.session_table))
         view_menu.addSeparator()
-        add_action(view_menu, self, "Filter the &list…", "Ctrl+F",
-                   lambda: focus_filter((self.record_list, self.view_list), self.focusWidget()))
-        add_action(view_menu, self, "&Search all sessions…", "Ctrl+Shift+F",
-                   lambda: self.show_side(self.library_panel, self.library_panel.search_box))
+        add_action(
+            view_menu, self, "Filter the &list…", "Ctrl+F", lambda: focus_filter((self.record_list, self.view_list), self.focusWidget())
+        )
+        add_action(
+            view_menu,
+            self,
+            "&Search all sessions…",
+            "Ctrl+Shift+F",
+            lambda: self.show_side(self.library_panel, self.library_panel.search_box),
+        )
         view_menu.addSeparator()
         self.follow_action = QAction("F&ollow the file as it grows", self, checkable=True)
         self.follow_action.setToolTip("Read the lines an agent adds to the session file as they land")
@@ -299,8 +335,14 @@ class MainWindow(QMainWindow):
             action.setChecked(name == self.theme)
             self.theme_actions.addAction(action)
             self.theme_menu.addAction(action)
-        add_action(view_menu, self, "Reset &layout", None, self.reset_layout,
-                   "Put the docks, splitters and window size back as foldscope first opens")
+        add_action(
+            view_menu,
+            self,
+            "Reset &layout",
+            None,
+            self.reset_layout,
+            "Put the docks, splitters and window size back as foldscope first opens",
+        )
 
         go_menu = bar.addMenu("&Go")
         timeline = self.timeline
@@ -313,8 +355,14 @@ class MainWindow(QMainWindow):
         ):
             add_action(go_menu, self, text, key, slot)
         go_menu.addSeparator()
-        self.back_action = add_action(go_menu, self, "&Back to the Parent Session", "Alt+Up", self.go_back,
-                                      "The session a subagent was opened from, at the call that started it")
+        self.back_action = add_action(
+            go_menu,
+            self,
+            "&Back to the Parent Session",
+            "Alt+Up",
+            self.go_back,
+            "The session a subagent was opened from, at the call that started it",
+        )
         self.history: list[tuple[str, int]] = []  # (path, message index) of each session a subagent was opened from
         self.back_action.setEnabled(False)
 
@@ -324,19 +372,39 @@ class MainWindow(QMainWindow):
         self.addAction(self.what_if.start_action)
         lab_menu = bar.addMenu("&Lab")
         add_action(lab_menu, self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
-        add_action(lab_menu, self, "&Tune a policy…", None, self.open_tune,
-                   "sweep policies over a folder of sessions and name the cheapest safe one")
+        add_action(
+            lab_menu,
+            self,
+            "&Tune a policy…",
+            None,
+            self.open_tune,
+            "sweep policies over a folder of sessions and name the cheapest safe one",
+        )
 
         help_menu = bar.addMenu("&Help")
-        add_action(help_menu, self, "&Keyboard Shortcuts", "F1",
-                   lambda: dialogs.show_text(self, "Keyboard shortcuts", help_menu_text.shortcuts_text(self.menuBar())))
-        add_action(help_menu, self, "Your &First Five Minutes", None,
-                   lambda: dialogs.show_text(self, "Your first five minutes", help_menu_text.first_minutes_text(),
-                                             markdown=True), "The README's walk through a first session")
-        add_action(help_menu, self, "The &Documentation Folder", None, lambda: help_menu_text.open_docs(self),
-                   str(help_menu_text.DOCS))
-        add_action(help_menu, self, "&About foldscope", None,
-                   lambda: dialogs.show_message(self, "About foldscope", help_menu_text.about_text(self.db)))
+        add_action(
+            help_menu,
+            self,
+            "&Keyboard Shortcuts",
+            "F1",
+            lambda: dialogs.show_text(self, "Keyboard shortcuts", help_menu_text.shortcuts_text(self.menuBar())),
+        )
+        add_action(
+            help_menu,
+            self,
+            "Your &First Five Minutes",
+            None,
+            lambda: dialogs.show_text(self, "Your first five minutes", help_menu_text.first_minutes_text(), markdown=True),
+            "The README's walk through a first session",
+        )
+        add_action(help_menu, self, "The &Documentation Folder", None, lambda: help_menu_text.open_docs(self), str(help_menu_text.DOCS))
+        add_action(
+            help_menu,
+            self,
+            "&About foldscope",
+            None,
+            lambda: dialogs.show_message(self, "About foldscope", help_menu_text.about_text(self.db)),
+        )
 
     def set_theme(self, name: str, remember: bool = True) -> None:
         """Light, dark, or follow the system (and its switches while the window is open); `remember` keeps it."""
@@ -374,8 +442,11 @@ class MainWindow(QMainWindow):
         if not on:
             self.live.stop("")
             return
-        why = "save or undo your own changes first: following shows the file as the agent writes it" \
-            if self.editor.is_modified else self.live.start()
+        why = (
+            "save or undo your own changes first: following shows the file as the agent writes it"
+            if self.editor.is_modified
+            else self.live.start()
+        )
         if why:
             self._set_follow_checked(False)
             self.statusBar().showMessage(f"Cannot follow: {why}", 10_000)
@@ -404,10 +475,16 @@ class MainWindow(QMainWindow):
         if nxt is None or doc is None or not self.live.active:
             return
         self.status_label.setText(f"Following · {nxt.text()}")
-        self.status_label.setToolTip(plain_tip(
-            "\n".join([status_text(doc), *(f"{lim.name}: {lim.source}" for lim in nxt.agent + nxt.policy)])
-            + ("\nThe size is the estimate (the count × the scale): predicted input is not computed yet"
-               if nxt.size_name == "estimate" else "")))
+        self.status_label.setToolTip(
+            plain_tip(
+                "\n".join([status_text(doc), *(f"{lim.name}: {lim.source}" for lim in nxt.agent + nxt.policy)])
+                + (
+                    "\nThe size is the estimate (the count × the scale): predicted input is not computed yet"
+                    if nxt.size_name == "estimate"
+                    else ""
+                )
+            )
+        )
 
     def _limits_crossed(self, names: list) -> None:
         nxt = self.live.next
@@ -465,8 +542,7 @@ class MainWindow(QMainWindow):
         lab = self.replay_lab
         if lab is None:
             lab = self.replay_lab = ReplayView(self)
-            self.document_loaded.connect(
-                lambda doc: lab.set_session(doc.session if doc else None, getattr(doc, "policy", None)))
+            self.document_loaded.connect(lambda doc: lab.set_session(doc.session if doc else None, getattr(doc, "policy", None)))
             lab.request_chosen.connect(self.timeline.step_to)
         doc = self.document
         if lab.session is not (doc.session if doc else None):
@@ -532,8 +608,7 @@ class MainWindow(QMainWindow):
         timeline = 170 if height >= 900 else 124
         rest = max(height - timeline - LEGEND_FROM - 200, 300)
         side = max(560, width * 2 // 5)
-        return {self.main_splitter: [width - side, side], self.lists_splitter: [500, 500],
-                self.top_splitter: [timeline, LEGEND_FROM, rest]}
+        return {self.main_splitter: [width - side, side], self.lists_splitter: [500, 500], self.top_splitter: [timeline, LEGEND_FROM, rest]}
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel_loading()
@@ -574,8 +649,9 @@ class MainWindow(QMainWindow):
         if doc is None or index is None or not 0 <= index < len(doc.session.record):
             return None
         mid = doc.session.record[index].id
-        return next((child for child in doc.session.children
-                     if mid in (child.extras.get("parent_call"), child.extras.get("compaction_note"))), None)
+        return next(
+            (child for child in doc.session.children if mid in (child.extras.get("parent_call"), child.extras.get("compaction_note"))), None
+        )
 
     def open_subagent_at(self, index: int) -> bool:
         """Open the child session the row at `index` started (Enter or a double-click on it), its filters cleared, with
@@ -589,8 +665,11 @@ class MainWindow(QMainWindow):
         if self.open_path(child.source) is not None:
             self._set_history(history)
             self.clear_filters()
-            self.statusBar().showMessage(f"Opened the session message {index} started; Go > Back to "
-                                         f"{Path(doc.path).name} ({self.back_action.shortcut().toString()})", 15_000)
+            self.statusBar().showMessage(
+                f"Opened the session message {index} started; Go > Back to "
+                f"{Path(doc.path).name} ({self.back_action.shortcut().toString()})",
+                15_000,
+            )
         return True
 
     def go_back(self) -> Task | None:
@@ -816,8 +895,9 @@ class MainWindow(QMainWindow):
         doc = self.document
         if doc is not None and doc.library_id in ids:
             doc.library_id = None  # its rows are gone: autosave stops until it is opened again
-            self.statusBar().showMessage(f"{Path(doc.path).name} was removed from the library: autosave is off "
-                                         "until it is opened again", 8000)
+            self.statusBar().showMessage(
+                f"{Path(doc.path).name} was removed from the library: autosave is off until it is opened again", 8000
+            )
 
     def _failed(self, task: Task, path: str, exc: BaseException) -> None:
         if task is not self.task:
@@ -848,8 +928,7 @@ class MainWindow(QMainWindow):
         self.timeline.set_document(document)
         self.window_map.set_document(document)
 
-    def set_document(self, document: Document | None, opened: bool = True, announce: bool = True,
-                     acting: bool = True) -> None:
+    def set_document(self, document: Document | None, opened: bool = True, announce: bool = True, acting: bool = True) -> None:
         """Show `document` in every panel; `opened` (not shown again after a what-if) offers what autosave kept;
         `announce` emits document_loaded (not when a failed load puts the document before it back); `acting`
         False keeps the session's actions off (a counted load still being stored)."""
@@ -929,10 +1008,13 @@ class MainWindow(QMainWindow):
         if not doc.counted:  # the first step of a load: characters only, and saying so
             out = doc.record_size - doc.view_size
             reading = doc.reading_note()
-            self.record_list.set_heading(f"{counted(doc.record_size, 'message')} · {counted(sum(doc.chars), 'character')}"
-                                         f" · {out:,} out of the active view" + (f" · {reading}" if reading else ""))
-            self.view_list.set_heading(f"now · {counted(doc.view_size, 'message')} · "
-                                       + ("reading the file…" if reading else "counting tokens…"))
+            self.record_list.set_heading(
+                f"{counted(doc.record_size, 'message')} · {counted(sum(doc.chars), 'character')}"
+                f" · {out:,} out of the active view" + (f" · {reading}" if reading else "")
+            )
+            self.view_list.set_heading(
+                f"now · {counted(doc.view_size, 'message')} · " + ("reading the file…" if reading else "counting tokens…")
+            )
             self.status_label.set_parts(status_parts(doc))
             self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
             return
@@ -972,8 +1054,9 @@ class MainWindow(QMainWindow):
             return
         selected = self.inspector.index
         is_now = slot >= len(doc.requests)
-        doc.show_view(doc.session.view if is_now else list(doc.requests[slot].view), at_request=not is_now,
-                      request=None if is_now else slot)
+        doc.show_view(
+            doc.session.view if is_now else list(doc.requests[slot].view), at_request=not is_now, request=None if is_now else slot
+        )
         self.record_model.refresh(view=True, added=True, metadata=False)  # greying moves; rows and scroll stay
         self.view_model.set_document(doc)
         self.window_map.update()

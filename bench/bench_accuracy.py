@@ -96,11 +96,13 @@ def heads_table(firsts: list[tuple[str, str, str, int]]) -> dict:
             mg = [g for f, m, _, g in firsts if f == fmt and m == model]
             models[model] = {"tokens": statistics.median_low(mg), "sessions": len(mg)}
         agents[fmt] = {"tokens": statistics.median_low(gaps), "sessions": len(gaps), "models": models}
-    return {"about": "The head (system prompt and tools) each agent sends that its session file does not hold, "
-                     "added to a session's first requests until its own first report measures it (core.request.heads).",
-            "source": "foldscope dev corpus: the low median of each session's first reported input less its count "
-                      "(bench/bench_accuracy.py --heads)",
-            "agents": agents}
+    return {
+        "about": "The head (system prompt and tools) each agent sends that its session file does not hold, "
+        "added to a session's first requests until its own first report measures it (core.request.heads).",
+        "source": "foldscope dev corpus: the low median of each session's first reported input less its count "
+        "(bench/bench_accuracy.py --heads)",
+        "agents": agents,
+    }
 
 
 def leave_one_out(firsts: list[tuple[str, str, str, int]], fmt: str, model: str, name: str) -> int:
@@ -141,23 +143,26 @@ def main() -> None:
             entry[0] += run["cost_usd"]
             entry[1] += billed
             entry[2] += run["modelled_cost_usd"] or 0.0
-    print(f"{'format':<18} {'n':>4}  {'predicted p50':>13} {'p90':>7} {'paired p90':>10}  {'trivial p50':>11} {'p90':>7}  "
-          f"{'estimate p50':>12} {'p90':>7}  {'first n':>7} {'pred p50':>8} {'est p50':>8}")
+    print(
+        f"{'format':<18} {'n':>4}  {'predicted p50':>13} {'p90':>7} {'paired p90':>10}  {'trivial p50':>11} {'p90':>7}  "
+        f"{'estimate p50':>12} {'p90':>7}  {'first n':>7} {'pred p50':>8} {'est p50':>8}"
+    )
     for fmt in [f"{f}{part}" for f in FORMATS for part in ("", " whole", " sanitised")]:
         a = pools.get(fmt)
         if a is None or (fmt.endswith(" whole") and fmt.split()[0] + " sanitised" not in pools):
             continue  # a format with no sanitised file: its whole files are its row already
-        print(f"{fmt:<18} {len(a.predicted.values):>4}  {pct(a.predicted.median):>13} {pct(a.predicted.p90):>7} "
-              f"{pct(a.paired.p90):>10}  {pct(a.trivial.median):>11} {pct(a.trivial.p90):>7}  "
-              f"{pct(a.estimate.median):>12} {pct(a.estimate.p90):>7}  "
-              f"{len(a.first_predicted.values):>7} {pct(a.first_predicted.median):>8} {pct(a.first_estimate.median):>8}")
+        print(
+            f"{fmt:<18} {len(a.predicted.values):>4}  {pct(a.predicted.median):>13} {pct(a.predicted.p90):>7} "
+            f"{pct(a.paired.p90):>10}  {pct(a.trivial.median):>11} {pct(a.trivial.p90):>7}  "
+            f"{pct(a.estimate.median):>12} {pct(a.estimate.p90):>7}  "
+            f"{len(a.first_predicted.values):>7} {pct(a.first_predicted.median):>8} {pct(a.first_estimate.median):>8}"
+        )
     if "--heads" in sys.argv:
         print(json.dumps(heads_table(firsts), indent=2))
         return
     print()
     print("a session's first reported request (no anchor): |size/reported - 1|, median and p90")
-    print(f"{'format':<12} {'n':>3}  {'count alone':>11} {'p90':>7}  {'head table':>10} {'p90':>7}  "
-          f"{'leave one out':>13} {'p90':>7}")
+    print(f"{'format':<12} {'n':>3}  {'count alone':>11} {'p90':>7}  {'head table':>10} {'p90':>7}  {'leave one out':>13} {'p90':>7}")
     for fmt in FORMATS:
         rows = [r for r in first_rows if r[0] == fmt]
         if not rows:
@@ -167,8 +172,10 @@ def main() -> None:
             alone.add(count, reported)
             table.add(count + head, reported)
             loo.add(count + leave_one_out(firsts, fmt, model, name), reported)
-        print(f"{fmt:<12} {len(rows):>3}  {pct(alone.median):>11} {pct(alone.p90):>7}  {pct(table.median):>10} "
-              f"{pct(table.p90):>7}  {pct(loo.median):>13} {pct(loo.p90):>7}")
+        print(
+            f"{fmt:<12} {len(rows):>3}  {pct(alone.median):>11} {pct(alone.p90):>7}  {pct(table.median):>10} "
+            f"{pct(table.p90):>7}  {pct(loo.median):>13} {pct(loo.p90):>7}"
+        )
     print()
     print(f"{'format':<12} {'recorded cost':>14} {'the bill':>12} {'modelled':>12}")
     for fmt, (recorded, billed, modelled) in costs.items():

@@ -31,8 +31,10 @@ from foldscope.core.request.compile import compile_request, counted_text  # noqa
 from foldscope.core.request.count import Counter  # noqa: E402
 from foldscope.core.request.tokens import encoding  # noqa: E402
 
-WORDS = ("the fold keeps every call with its result while the view shrinks toward its target and the record "
-         "never loses a message config loader parses yaml values refuses booleans counts tokens exactly").split()
+WORDS = (
+    "the fold keeps every call with its result while the view shrinks toward its target and the record "
+    "never loses a message config loader parses yaml values refuses booleans counts tokens exactly"
+).split()
 
 
 def prose(rng: random.Random, words: int) -> str:
@@ -50,22 +52,40 @@ def code(rng: random.Random, lines: int) -> str:
 def generated_view(target_tokens: int, seed: int = 7) -> list[Message]:
     """A native-shaped session: system, task, then rounds of answer, calls and results (mostly file reads)."""
     rng = random.Random(seed)
-    msgs = [Message("m0", "system", 0, {"system_message": prose(rng, 400)}),
-            Message("m1", "instruction", 1, {"instruction": prose(rng, 200), "context": {"paths": ["src/", "tests/"]}})]
+    msgs = [
+        Message("m0", "system", 0, {"system_message": prose(rng, 400)}),
+        Message("m1", "instruction", 1, {"instruction": prose(rng, 200), "context": {"paths": ["src/", "tests/"]}}),
+    ]
     chars = 0
     n = 2
     while chars < target_tokens * 2.65:  # the bodies run about 2.65 characters per token of the whole
         msgs.append(Message(f"m{n}", "assistant", n, {"assistant_response": prose(rng, rng.randint(20, 120))}))
         calls = rng.randint(1, 3)
         for c in range(calls):
-            msgs.append(Message(f"m{n + 1 + c}", "action_request", n, {
-                "function": "reader", "arguments": {"path": f"src/mod{n}_{c}.py"}, "action_response_id": f"m{n + 1 + calls + c}"}))
+            msgs.append(
+                Message(
+                    f"m{n + 1 + c}",
+                    "action_request",
+                    n,
+                    {"function": "reader", "arguments": {"path": f"src/mod{n}_{c}.py"}, "action_response_id": f"m{n + 1 + calls + c}"},
+                )
+            )
         for c in range(calls):
             body = code(rng, rng.randint(10, 160))
             output = body if rng.random() < 0.5 else {"success": True, "content": body, "lines": body.count("\n")}
-            msgs.append(Message(f"m{n + 1 + calls + c}", "action_response", n, {
-                "function": "reader", "arguments": {"path": f"src/mod{n}_{c}.py"}, "output": output,
-                "action_request_id": f"m{n + 1 + c}"}))
+            msgs.append(
+                Message(
+                    f"m{n + 1 + calls + c}",
+                    "action_response",
+                    n,
+                    {
+                        "function": "reader",
+                        "arguments": {"path": f"src/mod{n}_{c}.py"},
+                        "output": output,
+                        "action_request_id": f"m{n + 1 + c}",
+                    },
+                )
+            )
             chars += len(body)
         n += 1 + 2 * calls
     return msgs
@@ -135,8 +155,10 @@ def long_messages(sizes: list[float], tiktoken_up_to: float) -> None:
     merge_time, _ = timed(lambda: enc._encode_single_piece(piece.encode()))
     whole_time, _ = timed(lambda: enc.encode_ordinary(piece))
     print("where tiktoken's time goes, 1 MB of random lowercase (one piece):")
-    print(f"  encode_ordinary {whole_time:.2f} s; its merge alone (_encode_single_piece) {merge_time:.2f} s; "
-          f"the regular expression (regex.findall) {split_time:.3f} s")
+    print(
+        f"  encode_ordinary {whole_time:.2f} s; its merge alone (_encode_single_piece) {merge_time:.2f} s; "
+        f"the regular expression (regex.findall) {split_time:.3f} s"
+    )
     print("crossover, one lowercase piece: tiktoken's merge vs the windowed merge (ms, best of 3)")
     for length in (1024, 2048, 4096, 8192, 16384, 65536):
         data = one_piece("lowercase", length, seed=length).encode()
@@ -192,18 +214,21 @@ def main(argv: list[str] | None = None) -> int:
 
     def one_edit() -> int:
         edited = Message(f"edit{next(edits)}", "assistant", 0, {"assistant_response": view[middle].text + " And one more sentence."})
-        return counter.count(view[:middle] + [edited] + view[middle + 1:], record=record)
+        return counter.count(view[:middle] + [edited] + view[middle + 1 :], record=record)
 
     edit_time, edit_tokens = best(one_edit, args.repeat)
-    edited_view = view[:middle] + [Message("check", "assistant", 0, {"assistant_response": view[middle].text + " And one more sentence."})] + view[middle + 1:]
+    edited_view = (
+        view[:middle]
+        + [Message("check", "assistant", 0, {"assistant_response": view[middle].text + " And one more sentence."})]
+        + view[middle + 1 :]
+    )
     assert edit_tokens == len(enc.encode_ordinary(counted_text(compile_request(edited_view, record=record))))
 
     # The next request: the view with one more answer appended (the counter re-plans from its last turn).
     appends = iter(range(10**6))
 
     def one_append() -> int:
-        return counter.count(view + [Message(f"next{next(appends)}", "assistant", 0, {"assistant_response": "Done."})],
-                             record=record)
+        return counter.count(view + [Message(f"next{next(appends)}", "assistant", 0, {"assistant_response": "Done."})], record=record)
 
     counter.count(view, record=record)
     append_time, _ = best(one_append, args.repeat)
@@ -220,8 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, count in other_counters():
         other_time, other_tokens = best(lambda count=count: count(text), args.repeat)
         same = "same count" if other_tokens == raw_tokens else f"DIFFERENT COUNT {other_tokens:,}"
-        print(f"  {name:26} {other_time * 1000:8.1f} ms  {raw_tokens / other_time / 1e6:6.2f} M tokens/s  "
-              f"ours / theirs {other_time / cold_time:5.2f}  ({same})")
+        print(
+            f"  {name:26} {other_time * 1000:8.1f} ms  {raw_tokens / other_time / 1e6:6.2f} M tokens/s  "
+            f"ours / theirs {other_time / cold_time:5.2f}  ({same})"
+        )
         if other_tokens == raw_tokens and (fastest is None or other_time < fastest[1]):
             fastest = (name, other_time)
     if fastest is not None:

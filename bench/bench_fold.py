@@ -70,17 +70,25 @@ def one_fold(tokens: int, undelivered: float, bound: int | None = None, caching:
     started = time.perf_counter()
     cold.count(session.view_messages(), record=session.record)
     after_count = time.perf_counter() - started
-    return {"view_tokens": counted, "messages": len(session.record), "full_count_s": full_count,
-            "fold_s": fold_time, "passes": len(run.records), "estimate_after": run.estimate_after,
-            "target_reached": run.target_reached, "count_after_s": after_count}
+    return {
+        "view_tokens": counted,
+        "messages": len(session.record),
+        "full_count_s": full_count,
+        "fold_s": fold_time,
+        "passes": len(run.records),
+        "estimate_after": run.estimate_after,
+        "target_reached": run.target_reached,
+        "count_after_s": after_count,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--undelivered", type=float, default=0.0,
-                        help="share of the newest messages not yet delivered (forces clip and all passes)")
+    parser.add_argument(
+        "--undelivered", type=float, default=0.0, help="share of the newest messages not yet delivered (forces clip and all passes)"
+    )
     parser.add_argument("--result-max", type=int, help="tool_result_max_chars: fold under the result bound")
     parser.add_argument("--caching", action="store_true", help="prompt_caching: the first round, notes and reset")
     args = parser.parse_args(argv)
@@ -92,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"view: {first['view_tokens']:,} tokens, {first['messages']:,} messages")
     print(f"one full count (cold counter): {count_s:.3f} s")
     print(f"fold (warm counter):           {fold_s:.3f} s  ({fold_s / count_s:.2f}x one full count)")
-    print(f"passes: {first['passes']}, estimate after: {first['estimate_after']:,}, "
-          f"target reached: {first['target_reached']}")
+    print(f"passes: {first['passes']}, estimate after: {first['estimate_after']:,}, target reached: {first['target_reached']}")
     print(f"target: under 1 s -> {'met' if fold_s < 1.0 else 'NOT met'}")
     return 0
 

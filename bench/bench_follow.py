@@ -61,8 +61,10 @@ def main(sizes: list[int]) -> None:
             print(f"{n:>7} {opened:>8.3f} {poll * 1000:>8.2f} {grow * 1000:>8.1f} {lines:>10} {grow / opened:>9.3f}")
     if len(rows) > 1:
         (n0, p0, g0), (n1, p1, g1) = rows[0], rows[-1]
-        print(f"growth exponent over sizes: poll {math.log(p1 / p0) / math.log(n1 / n0):.2f}, "
-              f"grow {math.log(g1 / g0) / math.log(n1 / n0):.2f}")
+        print(
+            f"growth exponent over sizes: poll {math.log(p1 / p0) / math.log(n1 / n0):.2f}, "
+            f"grow {math.log(g1 / g0) / math.log(n1 / n0):.2f}"
+        )
 
 
 if __name__ == "__main__":

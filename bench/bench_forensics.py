@@ -42,8 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     session = generate(rounds=max(args.requests - 1, 3))
-    base = [timed(lambda: Counter().count(list(session.record), record=session.record, tools=session_tools(session)))
-            for _ in range(args.repeat)]
+    base = [
+        timed(lambda: Counter().count(list(session.record), record=session.record, tools=session_tools(session)))
+        for _ in range(args.repeat)
+    ]
     count_s, tokens = min(t for t, _ in base), base[0][1]
     print(f"session: {len(session.trace):,} requests, {len(session.record):,} messages, full record {tokens:,} o200k tokens")
     print(f"one full count of its messages (cold): {count_s * 1000:,.0f} ms\n")

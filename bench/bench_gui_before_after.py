@@ -86,11 +86,16 @@ def window_moments(path: str, folder: str) -> dict[str, float]:
 def launch(path: str, env: dict[str, str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
-        out = subprocess.run([sys.executable, __file__, path, "--child", tmp], capture_output=True, text=True,
-                             env={**os.environ, **env}, check=True)
+        out = subprocess.run(
+            [sys.executable, __file__, path, "--child", tmp], capture_output=True, text=True, env={**os.environ, **env}, check=True
+        )
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    return {**{name: got[name] - started for name in ("usable", "complete", "editable", "stored")},
-            "cpu": got["complete_cpu"], "edit": got["edit"], "peak_mb": got["peak_mb"]}
+    return {
+        **{name: got[name] - started for name in ("usable", "complete", "editable", "stored")},
+        "cpu": got["complete_cpu"],
+        "edit": got["edit"],
+        "peak_mb": got["peak_mb"],
+    }
 
 
 def main() -> int:

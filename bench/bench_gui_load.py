@@ -59,11 +59,15 @@ def main(argv: list[str] | None = None) -> int:
             window.deleteLater()
             app.processEvents()
         size = path.stat().st_size
-    print(f"session: {document.record_size:,} messages, {len(document.requests):,} requests, "
-          f"{size / 1e6:.1f} MB, {sum(document.tokens):,} tokens")
+    print(
+        f"session: {document.record_size:,} messages, {len(document.requests):,} requests, "
+        f"{size / 1e6:.1f} MB, {sum(document.tokens):,} tokens"
+    )
     print(f"worker (read, import, count, measure the trace): {worker:.2f} s")
-    print(f"import finished -> window showing the view: {min(shown) * 1000:.0f} ms best of {len(shown)} "
-          f"(all: {', '.join(f'{s * 1000:.0f}' for s in shown)} ms; target < 1000 ms)")
+    print(
+        f"import finished -> window showing the view: {min(shown) * 1000:.0f} ms best of {len(shown)} "
+        f"(all: {', '.join(f'{s * 1000:.0f}' for s in shown)} ms; target < 1000 ms)"
+    )
     return 0
 
 

@@ -37,8 +37,24 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_CCLOG = "/tmp/cclog-venv/bin/claude-code-log"  # its own venv, for this comparison only
 # Real text to cut sessions from: these standard-library modules' source (for Read, Edit, Write, grep and
 # code fences) and their docstrings (for prose), fixed for a given Python version.
-TEXT_MODULES = ("argparse", "difflib", "textwrap", "json.decoder", "json.encoder", "pathlib", "shutil", "tempfile",
-                "csv", "configparser", "logging", "dataclasses", "heapq", "bisect", "fractions", "statistics")
+TEXT_MODULES = (
+    "argparse",
+    "difflib",
+    "textwrap",
+    "json.decoder",
+    "json.encoder",
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "csv",
+    "configparser",
+    "logging",
+    "dataclasses",
+    "heapq",
+    "bisect",
+    "fractions",
+    "statistics",
+)
 TOOLS = (("Bash", 39), ("Read", 12), ("TodoWrite", 6), ("Grep", 7), ("Edit", 8), ("Glob", 3), ("Write", 2))
 # Tool result sizes, in characters, shaped on the dev corpus (median about 300, one in ten over 6,000).
 RESULT_SIZES = ((20, 12), (150, 15), (300, 20), (1000, 20), (3000, 14), (6500, 10), (15000, 5), (32000, 2))
@@ -88,8 +104,10 @@ class Texts:
                 part = "## " + rng.choice(self.prose)[:50].rstrip()
             elif roll < 0.45:
                 words = [w.strip(".,()") for w in rng.choice(self.prose).split()[:40]]
-                part = "\n".join(f"- **{w}**: `{rng.choice(words)}()` " + rng.choice(self.prose)[:90]
-                                 for w in rng.sample(words, min(len(words), rng.randint(2, 5))))
+                part = "\n".join(
+                    f"- **{w}**: `{rng.choice(words)}()` " + rng.choice(self.prose)[:90]
+                    for w in rng.sample(words, min(len(words), rng.randint(2, 5)))
+                )
             elif roll < 0.6:
                 name, _, lines = self.code(rng, rng.randint(150, 900))
                 part = "```python\n" + "\n".join(lines) + "\n```"
@@ -106,43 +124,98 @@ def _tool_call(texts: Texts, rng: random.Random, name: str, size: int) -> tuple[
     path = f"/home/user/repo/src/{file}"
     if name == "Read":
         body = "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(lines, first))
-        return ({"file_path": path}, body, {"type": "text", "file": {"filePath": path, "content": "\n".join(lines),
-                "numLines": len(lines), "startLine": first, "totalLines": first + len(lines)}})
+        return (
+            {"file_path": path},
+            body,
+            {
+                "type": "text",
+                "file": {
+                    "filePath": path,
+                    "content": "\n".join(lines),
+                    "numLines": len(lines),
+                    "startLine": first,
+                    "totalLines": first + len(lines),
+                },
+            },
+        )
     if name == "Grep":
         body = "\n".join(f"src/{file}:{n}:{line}" for n, line in enumerate(lines, first) if line.strip())
-        return ({"pattern": rng.choice(lines).strip()[:30] or "def ", "output_mode": "content", "path": "/home/user/repo",
-                 "-n": True}, body, {"mode": "content", "numFiles": 1, "filenames": [], "content": body,
-                                     "numLines": len(lines)})
+        return (
+            {"pattern": rng.choice(lines).strip()[:30] or "def ", "output_mode": "content", "path": "/home/user/repo", "-n": True},
+            body,
+            {"mode": "content", "numFiles": 1, "filenames": [], "content": body, "numLines": len(lines)},
+        )
     if name == "Glob":
         names = [f"/home/user/repo/src/{f}" for f, _ in rng.sample(texts.files, rng.randint(1, 6))]
-        return ({"pattern": "**/*.py", "path": "/home/user/repo/src"}, "\n".join(names),
-                {"filenames": names, "durationMs": rng.randint(5, 400), "numFiles": len(names), "truncated": False})
+        return (
+            {"pattern": "**/*.py", "path": "/home/user/repo/src"},
+            "\n".join(names),
+            {"filenames": names, "durationMs": rng.randint(5, 400), "numFiles": len(names), "truncated": False},
+        )
     if name == "Edit":
         old = "\n".join(lines[:8])
         new = old.replace("self", "this", 2) + "\n    # " + texts.paragraph(rng, 60)[:60]
-        body = (f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet of the "
-                "edited file:\n" + "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(lines, first)))
-        return ({"file_path": path, "old_string": old, "new_string": new}, body,
-                {"filePath": path, "oldString": old, "newString": new, "originalFile": "\n".join(lines),
-                 "structuredPatch": [{"oldStart": first, "oldLines": 8, "newStart": first, "newLines": 9,
-                                      "lines": ["-" + line for line in old.splitlines()] + ["+" + line for line in new.splitlines()]}],
-                 "userModified": False, "replaceAll": False})
+        body = f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n" + "\n".join(
+            f"{n:>6}\u2192{line}" for n, line in enumerate(lines, first)
+        )
+        return (
+            {"file_path": path, "old_string": old, "new_string": new},
+            body,
+            {
+                "filePath": path,
+                "oldString": old,
+                "newString": new,
+                "originalFile": "\n".join(lines),
+                "structuredPatch": [
+                    {
+                        "oldStart": first,
+                        "oldLines": 8,
+                        "newStart": first,
+                        "newLines": 9,
+                        "lines": ["-" + line for line in old.splitlines()] + ["+" + line for line in new.splitlines()],
+                    }
+                ],
+                "userModified": False,
+                "replaceAll": False,
+            },
+        )
     if name == "Write":
         content = "\n".join(lines)
-        return ({"file_path": path, "content": content}, f"File created successfully at: {path}",
-                {"type": "create", "filePath": path, "content": content, "structuredPatch": []})
+        return (
+            {"file_path": path, "content": content},
+            f"File created successfully at: {path}",
+            {"type": "create", "filePath": path, "content": content, "structuredPatch": []},
+        )
     if name == "TodoWrite":
-        todos = [{"content": texts.paragraph(rng, 10)[:70], "status": rng.choice(("pending", "in_progress", "completed")),
-                  "activeForm": texts.paragraph(rng, 10)[:70]} for _ in range(rng.randint(3, 8))]
-        return ({"todos": todos}, "Todos have been modified successfully. Ensure that you continue to use the todo list "
-                "to track your progress. Please proceed with the current tasks if applicable",
-                {"oldTodos": [], "newTodos": todos})
+        todos = [
+            {
+                "content": texts.paragraph(rng, 10)[:70],
+                "status": rng.choice(("pending", "in_progress", "completed")),
+                "activeForm": texts.paragraph(rng, 10)[:70],
+            }
+            for _ in range(rng.randint(3, 8))
+        ]
+        return (
+            {"todos": todos},
+            "Todos have been modified successfully. Ensure that you continue to use the todo list "
+            "to track your progress. Please proceed with the current tasks if applicable",
+            {"oldTodos": [], "newTodos": todos},
+        )
     # Bash: a test run, a log or a listing; the output is real source lines shaped as a command's output.
-    command = rng.choice((f"python -m pytest -q tests/test_{rng.randint(1, 40)}.py", f"git log --oneline -n {len(lines)}",
-                          f"grep -rn 'def ' src/{file} | head -{len(lines)}", f"sed -n '{first},+{len(lines)}p' src/{file}"))
+    command = rng.choice(
+        (
+            f"python -m pytest -q tests/test_{rng.randint(1, 40)}.py",
+            f"git log --oneline -n {len(lines)}",
+            f"grep -rn 'def ' src/{file} | head -{len(lines)}",
+            f"sed -n '{first},+{len(lines)}p' src/{file}",
+        )
+    )
     body = "\n".join(lines)
-    return ({"command": command, "description": texts.paragraph(rng, 10)[:60]}, body,
-            {"stdout": body, "stderr": "", "interrupted": False, "isImage": False})
+    return (
+        {"command": command, "description": texts.paragraph(rng, 10)[:60]},
+        body,
+        {"stdout": body, "stderr": "", "interrupted": False, "isImage": False},
+    )
 
 
 def generate(path: Path, megabytes: float, seed: int = 7) -> int:
@@ -158,11 +231,19 @@ def generate(path: Path, megabytes: float, seed: int = 7) -> int:
     tool_names = [name for name, weight in TOOLS for _ in range(weight)]
     result_sizes = [size for size, weight in RESULT_SIZES for _ in range(weight)]
     target = int(megabytes * 1024 * 1024)
-    base = {"sessionId": "5b1d3f0e-bench", "version": "2.0.76", "cwd": "/home/user/repo", "gitBranch": "main",
-            "userType": "external", "isSidechain": False, "slug": "bright-singing-wolf"}
+    base = {
+        "sessionId": "5b1d3f0e-bench",
+        "version": "2.0.76",
+        "cwd": "/home/user/repo",
+        "gitBranch": "main",
+        "userType": "external",
+        "isSidechain": False,
+        "slug": "bright-singing-wolf",
+    }
     written, n, cache, clock = 0, 0, 20000, 1_767_000_000.0
     parent = None
     with open(path, "w", encoding="utf-8") as out:
+
         def emit(entry: dict) -> None:
             nonlocal written, parent, clock
             clock += rng.uniform(0.5, 20)
@@ -178,41 +259,89 @@ def generate(path: Path, megabytes: float, seed: int = 7) -> int:
             n += 1
             mid, calls = f"msg_bdrk_{n:07d}", rng.choice((1, 1, 1, 2, 3))
             fresh, write = rng.randint(3, 20), rng.randint(200, 4000)
-            usage = {"input_tokens": fresh, "cache_read_input_tokens": cache, "cache_creation_input_tokens": write,
-                     "output_tokens": 1, "service_tier": "standard"}
+            usage = {
+                "input_tokens": fresh,
+                "cache_read_input_tokens": cache,
+                "cache_creation_input_tokens": write,
+                "output_tokens": 1,
+                "service_tier": "standard",
+            }
             blocks: list[dict] = []
             if rng.random() < 0.75:
-                blocks.append({"type": "thinking", "thinking": texts.paragraph(rng, rng.choice((200, 600, 1500, 4000))),
-                               "signature": "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-                                                    for _ in range(rng.choice((600, 1200, 2400))))})
+                blocks.append(
+                    {
+                        "type": "thinking",
+                        "thinking": texts.paragraph(rng, rng.choice((200, 600, 1500, 4000))),
+                        "signature": "".join(
+                            rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+                            for _ in range(rng.choice((600, 1200, 2400)))
+                        ),
+                    }
+                )
             if rng.random() < 0.35:
                 blocks.append({"type": "text", "text": texts.markdown(rng, rng.choice((100, 400, 1500, 5000, 12000)))})
             tools = [rng.choice(tool_names) for _ in range(calls)]
             made = [_tool_call(texts, rng, name, rng.choice(result_sizes)) for name in tools]
-            blocks += [{"type": "tool_use", "id": f"toolu_bdrk_{n:07d}{i}", "name": name, "input": made[i][0]}
-                       for i, name in enumerate(tools)]
+            blocks += [
+                {"type": "tool_use", "id": f"toolu_bdrk_{n:07d}{i}", "name": name, "input": made[i][0]} for i, name in enumerate(tools)
+            ]
             for i, block in enumerate(blocks):
                 last = i == len(blocks) - 1
-                emit({"type": "assistant", "uuid": f"a{n}_{i}", "requestId": f"req_{n:07d}",
-                      "message": {"model": "claude-sonnet-4-5-20250929", "id": mid, "type": "message", "role": "assistant",
-                                  "content": [block], "stop_reason": "tool_use" if last else None, "stop_sequence": None,
-                                  "usage": {**usage, "output_tokens": 300 if last else 1}}})
+                emit(
+                    {
+                        "type": "assistant",
+                        "uuid": f"a{n}_{i}",
+                        "requestId": f"req_{n:07d}",
+                        "message": {
+                            "model": "claude-sonnet-4-5-20250929",
+                            "id": mid,
+                            "type": "message",
+                            "role": "assistant",
+                            "content": [block],
+                            "stop_reason": "tool_use" if last else None,
+                            "stop_sequence": None,
+                            "usage": {**usage, "output_tokens": 300 if last else 1},
+                        },
+                    }
+                )
             for i, (_, body, kept) in enumerate(made):
-                emit({"type": "progress", "uuid": f"p{n}_{i}", "toolUseID": f"toolu_bdrk_{n:07d}{i}",
-                      "data": {"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:" + tools[i]}})
+                emit(
+                    {
+                        "type": "progress",
+                        "uuid": f"p{n}_{i}",
+                        "toolUseID": f"toolu_bdrk_{n:07d}{i}",
+                        "data": {"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:" + tools[i]},
+                    }
+                )
                 result = {"tool_use_id": f"toolu_bdrk_{n:07d}{i}", "type": "tool_result", "content": body}
                 if tools[i] == "Bash" and rng.random() < 0.08:
                     result.update(content="Exit code 1\n" + body[:300], is_error=True)
-                emit({"type": "user", "uuid": f"r{n}_{i}", "toolUseResult": kept,
-                      "message": {"role": "user", "content": [result]}})
+                emit({"type": "user", "uuid": f"r{n}_{i}", "toolUseResult": kept, "message": {"role": "user", "content": [result]}})
             cache += write + fresh
             if cache > 160000:
-                emit({"type": "system", "subtype": "compact_boundary", "uuid": f"b{n}", "content": "Conversation compacted",
-                      "level": "info", "compactMetadata": {"trigger": "auto", "preTokens": cache}})
-                emit({"type": "user", "uuid": f"s{n}", "isCompactSummary": True, "isVisibleInTranscriptOnly": True,
-                      "message": {"role": "user", "content": "This session is being continued from a previous "
-                                  "conversation that ran out of context. The conversation is summarized below:\n"
-                                  + texts.markdown(rng, 4000)}})
+                emit(
+                    {
+                        "type": "system",
+                        "subtype": "compact_boundary",
+                        "uuid": f"b{n}",
+                        "content": "Conversation compacted",
+                        "level": "info",
+                        "compactMetadata": {"trigger": "auto", "preTokens": cache},
+                    }
+                )
+                emit(
+                    {
+                        "type": "user",
+                        "uuid": f"s{n}",
+                        "isCompactSummary": True,
+                        "isVisibleInTranscriptOnly": True,
+                        "message": {
+                            "role": "user",
+                            "content": "This session is being continued from a previous "
+                            "conversation that ran out of context. The conversation is summarized below:\n" + texts.markdown(rng, 4000),
+                        },
+                    }
+                )
                 cache = 20000
             elif rng.random() < 0.08:
                 emit({"type": "user", "uuid": f"u{n}", "message": {"role": "user", "content": texts.paragraph(rng, 300)}})
@@ -265,8 +394,7 @@ def measure_memory(path: Path, folder: Path) -> dict:
         "print(json.dumps({'tracemalloc_peak': peak, 'rss_rise': (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024}))"
     )
     db = folder / "memory.db"
-    done = subprocess.run([sys.executable, "-c", code, str(path), str(db), str(ROOT)], capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run([sys.executable, "-c", code, str(path), str(db), str(ROOT)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
 
@@ -276,8 +404,7 @@ def compare_claude_code_log(binary: str, real: Path, folder: Path) -> None:
 
     copy = folder / real.name  # claude-code-log writes beside its input; the source stays untouched
     shutil.copyfile(real, copy)
-    foldscope = [str(Path(sys.executable).with_name("foldscope")), "inspect", "--json", "--db", str(folder / "cmp.db"),
-                 str(copy)]
+    foldscope = [str(Path(sys.executable).with_name("foldscope")), "inspect", "--json", "--db", str(folder / "cmp.db"), str(copy)]
     theirs = [binary, str(copy), "--no-cache", "-o", str(folder / "out.html")]
 
     def once(command: list[str]) -> float:
@@ -290,8 +417,10 @@ def compare_claude_code_log(binary: str, real: Path, folder: Path) -> None:
     # Alternating, so that a busy spell on this shared machine hits both sides alike.
     runs = [(once(foldscope), once(theirs)) for _ in range(3)]
     ours, other = min(r[0] for r in runs), min(r[1] for r in runs)
-    print(f"{real.name} ({real.stat().st_size / 1e6:.2f} MB): foldscope inspect {ours:.2f} s, claude-code-log "
-          f"{other:.2f} s, ratio {ours / other:.2f} (target < 0.5)")
+    print(
+        f"{real.name} ({real.stat().st_size / 1e6:.2f} MB): foldscope inspect {ours:.2f} s, claude-code-log "
+        f"{other:.2f} s, ratio {ours / other:.2f} (target < 0.5)"
+    )
 
 
 def main() -> None:
@@ -299,8 +428,13 @@ def main() -> None:
     parser.add_argument("--sizes", default="4,100", help="file sizes in MB, comma-separated")
     parser.add_argument("--keep", help="write the generated files here instead of a temporary folder")
     parser.add_argument("--claude-code-log", metavar="BIN", help="claude-code-log executable (its own venv) to compare")
-    parser.add_argument("--real", metavar="FILE", action="append", default=[],
-                        help="a real Claude Code session to compare with claude-code-log on too (repeatable)")
+    parser.add_argument(
+        "--real",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="a real Claude Code session to compare with claude-code-log on too (repeatable)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(args.keep or scratch)
@@ -314,15 +448,19 @@ def main() -> None:
             parse = min(loads_only(path) for _ in range(repeats))
             imported, read, closed = min(import_once(path, Path(scratch)) for _ in range(repeats))
             memory = measure_memory(path, Path(scratch))
-            print(f"{size / 1e6:7.1f} MB, {requests} requests: json.loads {parse:6.3f} s | import {imported:6.3f} s, "
-                  f"ratio {imported / parse:4.2f}x (read {read:6.3f} s, {read / parse:4.2f}x; store "
-                  f"{(imported - read) / parse:4.2f}x); closing the library (checkpoint) {closed:6.3f} s, with it "
-                  f"{(imported + closed) / parse:4.2f}x | peak tracemalloc {memory['tracemalloc_peak'] / size:4.2f}x, "
-                  f"RSS rise {memory['rss_rise'] / size:4.2f}x file size")
+            print(
+                f"{size / 1e6:7.1f} MB, {requests} requests: json.loads {parse:6.3f} s | import {imported:6.3f} s, "
+                f"ratio {imported / parse:4.2f}x (read {read:6.3f} s, {read / parse:4.2f}x; store "
+                f"{(imported - read) / parse:4.2f}x); closing the library (checkpoint) {closed:6.3f} s, with it "
+                f"{(imported + closed) / parse:4.2f}x | peak tracemalloc {memory['tracemalloc_peak'] / size:4.2f}x, "
+                f"RSS rise {memory['rss_rise'] / size:4.2f}x file size"
+            )
         binary = args.claude_code_log or (DEFAULT_CCLOG if Path(DEFAULT_CCLOG).exists() else None)
         if binary is None or not Path(binary).exists():
-            print(f"claude-code-log comparison skipped: {binary or DEFAULT_CCLOG} is not installed (python3 -m venv "
-                  "/tmp/cclog-venv && /tmp/cclog-venv/bin/pip install claude-code-log; never a project dependency)")
+            print(
+                f"claude-code-log comparison skipped: {binary or DEFAULT_CCLOG} is not installed (python3 -m venv "
+                "/tmp/cclog-venv && /tmp/cclog-venv/bin/pip install claude-code-log; never a project dependency)"
+            )
             return
         generated = folder / "generated" / "bench-3.4mb.jsonl"
         generated.parent.mkdir(exist_ok=True)

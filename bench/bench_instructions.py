@@ -69,11 +69,13 @@ def export(revision: str | None, into: Path) -> Path:
     package = into / "foldscope"
     package.mkdir(parents=True)
     if revision is None:
-        listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                                capture_output=True, check=True).stdout
+        listed = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], capture_output=True, check=True
+        ).stdout
         names = [n for n in listed.decode().split("\0") if n and (ROOT / n).is_file()]
-        archive = subprocess.run(["tar", "-c", "-C", str(ROOT), "--null", "-T", "-"], input="\0".join(names).encode(),
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["tar", "-c", "-C", str(ROOT), "--null", "-T", "-"], input="\0".join(names).encode(), capture_output=True, check=True
+        ).stdout
     else:
         done = subprocess.run(["git", "-C", str(ROOT), "archive", revision], capture_output=True)
         if done.returncode != 0:
@@ -87,9 +89,12 @@ def export(revision: str | None, into: Path) -> Path:
 def instructions(path_entry: Path, session: Path, strategies: str, work: str = WORK) -> int:
     """The instructions one run of `work` executes, as callgrind counts them."""
     env = {**os.environ, "PYTHONPATH": str(path_entry), "FOLDSCOPE_NO_HELPER": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           sys.executable, "-c", work, str(session), strategies],
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", work, str(session), strategies],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     found = COLLECTED.search(done.stderr)
     if done.returncode != 0 or found is None:
         tail = done.stderr.strip().splitlines()[-3:]
@@ -101,16 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     from bench_scale import SHAPES
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--base", default="HEAD",
-                        help="the revision to compare against (a commit, tag or branch; default HEAD: what the working "
-                             "tree changes)")
+    parser.add_argument(
+        "--base",
+        default="HEAD",
+        help="the revision to compare against (a commit, tag or branch; default HEAD: what the working tree changes)",
+    )
     parser.add_argument("--head", default=None, help="the revision compared (default: the working tree)")
     parser.add_argument("--shape", default="short messages", help=f"one of: {', '.join(SHAPES)}")
-    parser.add_argument("--size", type=int, default=2000,
-                        help="messages in the generated session (default 2,000, a few minutes; 10,000 for figures)")
+    parser.add_argument(
+        "--size", type=int, default=2000, help="messages in the generated session (default 2,000, a few minutes; 10,000 for figures)"
+    )
     parser.add_argument("--strategies", default="adr,band,compaction")
-    parser.add_argument("--inspect", action="store_true",
-                        help="count `foldscope inspect` of the session instead of a replay's work")
+    parser.add_argument("--inspect", action="store_true", help="count `foldscope inspect` of the session instead of a replay's work")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         # Not a failure of what is measured: `make bench` runs every bench, and this one needs a tool the project

@@ -50,8 +50,10 @@ def main() -> None:
             print(f"{version:>7} {live.stat().st_size / 1e6:>8.1f} {total / 1e6:>19.1f} {size / 1e6:>11.1f} {took:>9.2f}")
         with Library(db) as library:
             result = library.prune()
-        print(f"after prune: {len(result['sessions'])} older versions removed, library {db.stat().st_size / 1e6:.1f} MB "
-              f"for a {live.stat().st_size / 1e6:.1f} MB file")
+        print(
+            f"after prune: {len(result['sessions'])} older versions removed, library {db.stat().st_size / 1e6:.1f} MB "
+            f"for a {live.stat().st_size / 1e6:.1f} MB file"
+        )
 
 
 if __name__ == "__main__":

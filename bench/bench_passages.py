@@ -66,8 +66,11 @@ def row(name: str, session: Session, repeat: int) -> None:
             best[on] = min(best[on], seconds)
     tokenised = counters[True].tokenised_chars
     found = counters[True]._passages.found_chars
-    print(f"{name:<34} {len(session.trace):>7,} {best[False]:>8.2f} {best[True]:>8.2f} {best[True] / best[False]:>6.2f}"
-          f" {tokenised / 1e6:>10.1f} {found / max(tokenised, 1):>7.0%}", flush=True)
+    print(
+        f"{name:<34} {len(session.trace):>7,} {best[False]:>8.2f} {best[True]:>8.2f} {best[True] / best[False]:>6.2f}"
+        f" {tokenised / 1e6:>10.1f} {found / max(tokenised, 1):>7.0%}",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

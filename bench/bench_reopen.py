@@ -37,8 +37,10 @@ def main(argv: list[str] | None = None) -> int:
 
     makers = {"claude code": (claude_code, ".jsonl"), "short messages": (short_messages, ".jsonl"), "branch": (branch, ".json")}
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
-    print(f"{'shape':<15} {'file MB':>7} {'messages':>8} {'requests':>8} {'first s':>8} {'reopen s':>8} {'ratio':>6} "
-          f"{'rebuild s':>9} {'read s':>7} {'tokenised':>9} {'library MB':>10} {'snapshot MB':>11}")
+    print(
+        f"{'shape':<15} {'file MB':>7} {'messages':>8} {'requests':>8} {'first s':>8} {'reopen s':>8} {'ratio':>6} "
+        f"{'rebuild s':>9} {'read s':>7} {'tokenised':>9} {'library MB':>10} {'snapshot MB':>11}"
+    )
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         warm = folder / "warm.jsonl"
@@ -67,9 +69,11 @@ def main(argv: list[str] | None = None) -> int:
             size = sum(p.stat().st_size for p in folder.glob(f"{db.name}*"))
             with Library(db) as library:
                 kept = library.conn.execute("SELECT SUM(LENGTH(session) + COALESCE(LENGTH(memo), 0)) FROM snapshots").fetchone()[0]
-            print(f"{shape:<15} {path.stat().st_size / 1e6:>7.1f} {len(first.session.record):>8} "
-                  f"{len(first.requests):>8} {first_s:>8.2f} {reopen_s:>8.2f} {reopen_s / first_s:>6.2f} "
-                  f"{rebuild_s:>9.2f} {read_s:>7.2f} {again.counter.tokenised_chars:>9} {size / 1e6:>10.1f} {kept / 1e6:>11.1f}")
+            print(
+                f"{shape:<15} {path.stat().st_size / 1e6:>7.1f} {len(first.session.record):>8} "
+                f"{len(first.requests):>8} {first_s:>8.2f} {reopen_s:>8.2f} {reopen_s / first_s:>6.2f} "
+                f"{rebuild_s:>9.2f} {read_s:>7.2f} {again.counter.tokenised_chars:>9} {size / 1e6:>10.1f} {kept / 1e6:>11.1f}"
+            )
     return 0
 
 

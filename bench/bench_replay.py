@@ -54,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     session = generate(rounds=max(args.requests - 1, 3))
     base = [full_count(session) for _ in range(args.repeat)]
     count_s, tokens = min(t for t, _ in base), base[0][1]
-    print(f"session: {len(session.trace):,} requests, {len(session.record):,} messages, "
-          f"full record {tokens:,} o200k tokens")
+    print(f"session: {len(session.trace):,} requests, {len(session.record):,} messages, full record {tokens:,} o200k tokens")
     print(f"one full count of its messages (cold): {count_s * 1000:,.0f} ms\n")
     settings = Policy(max_input_tokens=args.ceiling, prompt_caching=True)
     print(f"replay under ceiling {args.ceiling:,}, caching on")
@@ -68,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         ratio = seconds / count_s
         worst = max(worst, ratio)
         verdict = "met" if ratio < TARGET else "missed"
-        print(f"{strategy:<12}{seconds * 1000:>8,.0f} ms{ratio:>8.2f}x  {totals['requests']:>9,}"
-              f"{totals['peak']:>12,}  {verdict}")
+        print(f"{strategy:<12}{seconds * 1000:>8,.0f} ms{ratio:>8.2f}x  {totals['requests']:>9,}{totals['peak']:>12,}  {verdict}")
     if args.repeat > 1:
         print(f"\n(best of {args.repeat}; median full count {statistics.median(t for t, _ in base) * 1000:,.0f} ms)")
     return 0 if worst < TARGET else 1

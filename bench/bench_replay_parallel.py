@@ -50,9 +50,17 @@ def child(path: str, workers: int, notes: str) -> int:
         run = real(session, strategy, *args, **kwargs)
         # appended by each process to one file (one short line each, so the writes do not interleave)
         with open(notes, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"strategy": strategy, "forked": os.getpid() != parent,
-                                     "private": _kb("smaps_rollup", "Private_Dirty:"),
-                                     "rss": _kb("smaps_rollup", "Rss:")}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "strategy": strategy,
+                        "forked": os.getpid() != parent,
+                        "private": _kb("smaps_rollup", "Private_Dirty:"),
+                        "rss": _kb("smaps_rollup", "Rss:"),
+                    }
+                )
+                + "\n"
+            )
         return run
 
     lab.run_strategy = noting
@@ -102,10 +110,11 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.repeat):
                 for workers in (1, args.workers):
                     got = measure(path, workers)
-                    per = "; ".join(f"{p['strategy']} {'child' if p['forked'] else 'parent'} "
-                                    f"{p['private'] / 1024:.0f} / {p['rss'] / 1024:.0f}" for p in got["per"])
-                    print(f"| {Path(path).name} | {workers} | {got['wall']:.2f} | {got['peak'] / 1024:.0f} | {per} |",
-                          flush=True)
+                    per = "; ".join(
+                        f"{p['strategy']} {'child' if p['forked'] else 'parent'} {p['private'] / 1024:.0f} / {p['rss'] / 1024:.0f}"
+                        for p in got["per"]
+                    )
+                    print(f"| {Path(path).name} | {workers} | {got['wall']:.2f} | {got['peak'] / 1024:.0f} | {per} |", flush=True)
     return 0
 
 

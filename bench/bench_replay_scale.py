@@ -101,10 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="3000,10000", help="messages per session, comma separated")
     parser.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), help=f"some of: {', '.join(SHAPES)}")
-    parser.add_argument("--collector", choices=("tuned", "default"), default="tuned",
-                        help="the garbage collector as the CLI sets it (core.model.collector), or Python's default")
-    parser.add_argument("--ahead", choices=("on", "off", "both"), default="both",
-                        help="count ahead in a child process (core.request.ahead), not, or each size both ways")
+    parser.add_argument(
+        "--collector",
+        choices=("tuned", "default"),
+        default="tuned",
+        help="the garbage collector as the CLI sets it (core.model.collector), or Python's default",
+    )
+    parser.add_argument(
+        "--ahead",
+        choices=("on", "off", "both"),
+        default="both",
+        help="count ahead in a child process (core.request.ahead), not, or each size both ways",
+    )
     parser.add_argument("--child", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -124,8 +132,13 @@ def main(argv: list[str] | None = None) -> int:
                     env = {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_NO_HELPER"}
                     if way == "off":
                         env["FOLDSCOPE_NO_HELPER"] = "1"
-                    run = subprocess.run([sys.executable, __file__, "--collector", args.collector, "--child", str(path)],
-                                         capture_output=True, text=True, check=False, env=env)
+                    run = subprocess.run(
+                        [sys.executable, __file__, "--collector", args.collector, "--child", str(path)],
+                        capture_output=True,
+                        text=True,
+                        check=False,
+                        env=env,
+                    )
                     if run.returncode != 0:
                         print(f"{shape} {size}: failed: {run.stderr.strip().splitlines()[-1:]}")
                         return 1
@@ -150,8 +163,11 @@ def main(argv: list[str] | None = None) -> int:
             print("| messages | " + " | ".join(PHASES) + " | total |")
             print("|---|" + "---|" * (len(PHASES) + 1))
             for on, off in zip(rows["on"], rows["off"]):
-                print(f"| {on['messages']:,} | " + " | ".join(
-                    f"{on[p + ' wall'] / off[p + ' wall']:.2f}" if off[p + " wall"] else "-" for p in (*PHASES, "total")) + " |")
+                print(
+                    f"| {on['messages']:,} | "
+                    + " | ".join(f"{on[p + ' wall'] / off[p + ' wall']:.2f}" if off[p + " wall"] else "-" for p in (*PHASES, "total"))
+                    + " |"
+                )
     print(f"\ncores' worth for two processes at the end: {capacity():.2f}")
     return 0
 

@@ -79,8 +79,7 @@ def claude_code(path: Path, messages: int) -> None:
 
 def short_messages(path: Path, messages: int) -> None:
     """Many short messages: a Claude Code file of one-line questions and answers, each answer one request."""
-    base = {"sessionId": "short-bench", "version": "2.0.76", "cwd": "/home/user/repo", "userType": "external",
-            "isSidechain": False}
+    base = {"sessionId": "short-bench", "version": "2.0.76", "cwd": "/home/user/repo", "userType": "external", "isSidechain": False}
     parent = None
     with open(path, "w", encoding="utf-8") as out:
         for n in range(messages // 2):
@@ -88,12 +87,28 @@ def short_messages(path: Path, messages: int) -> None:
                 uuid = f"{role[0]}{n}"
                 message: dict = {"role": role, "content": f"{role} line {n}: keep going with step {n % 97}."}
                 if role == "assistant":
-                    message = {**message, "model": "claude-sonnet-4-5-20250929", "id": f"msg_{n:07d}", "type": "message",
-                               "content": [{"type": "text", "text": message["content"]}], "stop_reason": "end_turn",
-                               "usage": {"input_tokens": 5, "cache_read_input_tokens": 20 * n, "output_tokens": 12,
-                                         "cache_creation_input_tokens": 20}}
-                entry = {"parentUuid": parent, **base, "type": role, "uuid": uuid, "message": message,
-                         "timestamp": f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z"}
+                    message = {
+                        **message,
+                        "model": "claude-sonnet-4-5-20250929",
+                        "id": f"msg_{n:07d}",
+                        "type": "message",
+                        "content": [{"type": "text", "text": message["content"]}],
+                        "stop_reason": "end_turn",
+                        "usage": {
+                            "input_tokens": 5,
+                            "cache_read_input_tokens": 20 * n,
+                            "output_tokens": 12,
+                            "cache_creation_input_tokens": 20,
+                        },
+                    }
+                entry = {
+                    "parentUuid": parent,
+                    **base,
+                    "type": role,
+                    "uuid": uuid,
+                    "message": message,
+                    "timestamp": f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+                }
                 out.write(json.dumps(entry) + "\n")
                 parent = uuid
 
@@ -108,14 +123,25 @@ def tiny_lines(path: Path, lines: int) -> None:
             answer = n % 1000 == 999
             uuid = f"t{n}"
             if answer:
-                message: dict = {"role": "assistant", "model": "claude-sonnet-4-5-20250929", "id": f"msg_{n:08d}",
-                                 "type": "message", "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-                                 "usage": {"input_tokens": 5, "cache_read_input_tokens": 3 * n, "output_tokens": 1,
-                                           "cache_creation_input_tokens": 3}}
+                message: dict = {
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5-20250929",
+                    "id": f"msg_{n:08d}",
+                    "type": "message",
+                    "content": [{"type": "text", "text": "ok"}],
+                    "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 5, "cache_read_input_tokens": 3 * n, "output_tokens": 1, "cache_creation_input_tokens": 3},
+                }
             else:
                 message = {"role": "user", "content": f"w{n % 89}"}
-            entry = {"parentUuid": parent, **base, "type": message["role"], "uuid": uuid, "message": message,
-                     "timestamp": f"2026-01-01T{n // 3600000 % 24:02d}:{n // 60000 % 60:02d}:{n // 1000 % 60:02d}.{n % 1000:03d}Z"}
+            entry = {
+                "parentUuid": parent,
+                **base,
+                "type": message["role"],
+                "uuid": uuid,
+                "message": message,
+                "timestamp": f"2026-01-01T{n // 3600000 % 24:02d}:{n // 60000 % 60:02d}:{n // 1000 % 60:02d}.{n % 1000:03d}Z",
+            }
             out.write(json.dumps(entry, separators=(",", ":")) + "\n")
             parent = uuid
 
@@ -128,8 +154,12 @@ def branch(path: Path, messages: int) -> None:
     made.rename(path)
 
 
-SHAPES = {"claude code": (claude_code, ".jsonl"), "short messages": (short_messages, ".jsonl"),
-          "lionagi branch": (branch, ".json"), "tiny lines": (tiny_lines, ".jsonl")}
+SHAPES = {
+    "claude code": (claude_code, ".jsonl"),
+    "short messages": (short_messages, ".jsonl"),
+    "lionagi branch": (branch, ".json"),
+    "tiny lines": (tiny_lines, ".jsonl"),
+}
 DEFAULT_SHAPES = ("claude code", "short messages", "lionagi branch")  # tiny lines: asked for by name, at 1M
 
 
@@ -173,8 +203,11 @@ def child(measure: str, path: str, folder: str) -> dict:
     if measure in ("inspect", "requests", "replay"):
         from foldscope.core.cli.main import main
 
-        argv = {"inspect": ["inspect", path], "requests": ["requests", path],
-                "replay": ["replay", path, "--strategy", "adr,band,compaction"]}[measure]
+        argv = {
+            "inspect": ["inspect", path],
+            "requests": ["requests", path],
+            "replay": ["replay", path, "--strategy", "adr,band,compaction"],
+        }[measure]
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
             code = main(argv)
@@ -256,8 +289,12 @@ def gui_launch(path: str, folder: str) -> dict:
     loop.exec()
     window.close()
     app.processEvents()
-    return {"usable_at": moments.get("usable", math.nan), "complete_at": moments.get("complete", math.nan),
-            "complete_cpu": moments.get("complete_cpu", math.nan), "peak_mb": peak_mb()}
+    return {
+        "usable_at": moments.get("usable", math.nan),
+        "complete_at": moments.get("complete", math.nan),
+        "complete_cpu": moments.get("complete_cpu", math.nan),
+        "peak_mb": peak_mb(),
+    }
 
 
 def peak_mb() -> float:
@@ -300,8 +337,9 @@ def run_child(measure: str, path: Path, folder: Path) -> dict:
         import time
 
         launched = time.time()
-    out = subprocess.run([sys.executable, __file__, "--child", measure, str(path), str(folder)],
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", measure, str(path), str(folder)], capture_output=True, text=True, check=False
+    )
     if out.returncode != 0:
         return {"seconds": math.nan, "peak_mb": math.nan, "error": out.stderr.strip().splitlines()[-1:]}
     got = json.loads(out.stdout.strip().splitlines()[-1])
@@ -319,20 +357,29 @@ def threads_ratio() -> int:
         from bench_import import generate
 
         generate(path, 10)
-        code = ("import sys,time; from foldscope.core.formats import load_session; "
-                "from foldscope.core.request.count import Counter; from foldscope.core.request.trace import measure_trace; "
-                "s = load_session(sys.argv[1]); t = time.perf_counter(); "
-                "measure_trace(s, counter=Counter(int(sys.argv[2])), prefix=False); print(time.perf_counter() - t)")
+        code = (
+            "import sys,time; from foldscope.core.formats import load_session; "
+            "from foldscope.core.request.count import Counter; from foldscope.core.request.trace import measure_trace; "
+            "s = load_session(sys.argv[1]); t = time.perf_counter(); "
+            "measure_trace(s, counter=Counter(int(sys.argv[2])), prefix=False); print(time.perf_counter() - t)"
+        )
         got: dict[int, list[float]] = {1: [], 2: []}
         for _ in range(2):
             for n in (1, 2):
-                out = subprocess.run([sys.executable, "-c", code, str(path), str(n)], capture_output=True, text=True,
-                                     check=True, env={**os.environ, "PYTHONPATH": str(ROOT.parent)})
+                out = subprocess.run(
+                    [sys.executable, "-c", code, str(path), str(n)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env={**os.environ, "PYTHONPATH": str(ROOT.parent)},
+                )
                 got[n].append(float(out.stdout.strip().splitlines()[-1]))
     serial, two = min(got[1]), min(got[2])
-    print(f"tokenizer threads (best of 2, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}): serial {serial:.2f} s, "
-          f"2 threads {two:.2f} s, ratio 2 threads / serial {two / serial:.2f}; "
-          f"default {'2' if two < 0.9 * serial else '1'} (2 only when at least 10% faster)")
+    print(
+        f"tokenizer threads (best of 2, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}): serial {serial:.2f} s, "
+        f"2 threads {two:.2f} s, ratio 2 threads / serial {two / serial:.2f}; "
+        f"default {'2' if two < 0.9 * serial else '1'} (2 only when at least 10% faster)"
+    )
     return 0
 
 
@@ -348,8 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,3000,10000", help="messages per session, comma separated")
     parser.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), help=f"some of: {', '.join(SHAPES)}")
-    parser.add_argument("--threads", action="store_true",
-                        help="only the tokenizer's threads: a Claude Code session's trace counted serially and with 2")
+    parser.add_argument(
+        "--threads", action="store_true", help="only the tokenizer's threads: a Claude Code session's trace counted serially and with 2"
+    )
     parser.add_argument("--measures", default=",".join(MEASURES), help=f"some of: {', '.join(MEASURES)}")
     parser.add_argument("--child", nargs=3, metavar=("MEASURE", "FILE", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -364,15 +412,19 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"sizes {sizes}; exponent = log time / log messages between the two largest; target <= {TARGET_EXPONENT}")
     if "tiny lines" in args.shapes.split(",") and "inspect" in measures:
-        print(f"tiny lines: `inspect` at {TINY_TARGET['lines']:,} lines or more, target under {TINY_TARGET['seconds']:.0f} s "
-              f"and {TINY_TARGET['peak_mb']:,.0f} MB peak (the interpreter included)")
+        print(
+            f"tiny lines: `inspect` at {TINY_TARGET['lines']:,} lines or more, target under {TINY_TARGET['seconds']:.0f} s "
+            f"and {TINY_TARGET['peak_mb']:,.0f} MB peak (the interpreter included)"
+        )
     baseline = math.nan
     if "import" in measures:
         with tempfile.TemporaryDirectory() as tmp:
             baseline = run_child("baseline", Path(tmp), Path(tmp))["peak_mb"]
-        print(f"import: peak of reading and storing in a new library less the interpreter with the CLI, the readers, the library and the tokenizer ({baseline:.0f} MB, "
-              f"this run), over the file's size; target {IMPORT_TARGET['.jsonl']:.0f}x for JSONL, "
-              f"{IMPORT_TARGET['.json']:.0f}x for a JSON document")
+        print(
+            f"import: peak of reading and storing in a new library less the interpreter with the CLI, the readers, the library and the tokenizer ({baseline:.0f} MB, "
+            f"this run), over the file's size; target {IMPORT_TARGET['.jsonl']:.0f}x for JSONL, "
+            f"{IMPORT_TARGET['.json']:.0f}x for a JSON document"
+        )
     for shape in [s for s in args.shapes.split(",") if s]:
         make, suffix = SHAPES[shape]
         times: dict[str, list[tuple[int, float]]] = {m: [] for m in measures}
@@ -392,26 +444,36 @@ def main(argv: list[str] | None = None) -> int:
                             launch = least_of("gui launch", path, Path(tmp))
                         got = {**launch, "seconds": launch.get(measure, math.nan)}
                         times[measure].append((count, got["seconds"]))
-                        cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" + verdict(measure, count, got["seconds"])
-                                     if "error" not in got else f"failed: {got['error']}")
+                        cells.append(
+                            f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" + verdict(measure, count, got["seconds"])
+                            if "error" not in got
+                            else f"failed: {got['error']}"
+                        )
                         continue
                     got = least_of(measure, path, Path(tmp))
                     times[measure].append((count, got["seconds"]))
-                    cells.append(f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" + verdict(measure, count, got["seconds"])
-                                 if "error" not in got else f"failed: {got['error']}")
+                    cells.append(
+                        f"{got['seconds']:.2f} s / {got['peak_mb']:.0f} MB" + verdict(measure, count, got["seconds"])
+                        if "error" not in got
+                        else f"failed: {got['error']}"
+                    )
                     if shape == "tiny lines" and measure == "inspect" and size >= TINY_TARGET["lines"] and "error" not in got:
                         met = got["seconds"] < TINY_TARGET["seconds"] and got["peak_mb"] < TINY_TARGET["peak_mb"]
-                        cells[-1] += (f" (target {TINY_TARGET['seconds']:.0f} s and {TINY_TARGET['peak_mb']:,.0f} MB: "
-                                      f"{'met' if met else 'NOT met'})")
+                        cells[-1] += (
+                            f" (target {TINY_TARGET['seconds']:.0f} s and {TINY_TARGET['peak_mb']:,.0f} MB: {'met' if met else 'NOT met'})"
+                        )
                     if measure == "import" and "error" not in got:
                         ratio = (got["peak_mb"] - baseline) / (path.stat().st_size / 2**20)
                         target = IMPORT_TARGET.get(suffix, 2.0)
                         cells[-1] += f" = {ratio:.1f}x ({'met' if ratio <= target else 'NOT met'})"
                 print(f"| {count:,} | {path.stat().st_size / 1e6:.1f} | " + " | ".join(cells) + " |", flush=True)
         fitted = [exponent(times[m]) if len(times[m]) > 1 else math.nan for m in measures]
-        print("| exponent | | " + " | ".join(
-            f"{e:.2f} ({'met' if e <= TARGET_EXPONENT else 'NOT met'})" if not math.isnan(e) else "n/a"
-            for e in fitted) + " |", flush=True)
+        print(
+            "| exponent | | "
+            + " | ".join(f"{e:.2f} ({'met' if e <= TARGET_EXPONENT else 'NOT met'})" if not math.isnan(e) else "n/a" for e in fitted)
+            + " |",
+            flush=True,
+        )
     return 0
 
 

@@ -48,8 +48,14 @@ def grown_runs(path: Path, env: dict, requests: int, start: int) -> list[float]:
     times = []
     for k in range(STEPS):  # one new line per run: a user line, then the assistant's (a new request)
         n = requests + (start + k) // 2
-        append(path, [user(n, f"question {n}: " + "word " * 40) if (start + k) % 2 == 0
-                      else assistant(n, f"answer {n}: " + "reply " * 60, 3_000 + 200 * n)])
+        append(
+            path,
+            [
+                user(n, f"question {n}: " + "word " * 40)
+                if (start + k) % 2 == 0
+                else assistant(n, f"answer {n}: " + "reply " * 60, 3_000 + 200 * n)
+            ],
+        )
         times.append(statusline(path, env)[0])
     return times
 
@@ -79,19 +85,23 @@ def main(requests: int, messages: int) -> None:
     def said(name: str, runs: list[float]) -> str:
         median = statistics.median(runs)
         met = "met" if median <= 3 * bare and median < 0.150 else "NOT met"
-        return (f"{requests:,} requests, after one new line, {name}: median {median * 1000:.0f} ms = "
-                f"{median / bare:.1f}x bare (target 3x and 150 ms: {met}); runs {', '.join(f'{t * 1000:.0f}' for t in runs)}")
+        return (
+            f"{requests:,} requests, after one new line, {name}: median {median * 1000:.0f} ms = "
+            f"{median / bare:.1f}x bare (target 3x and 150 ms: {met}); runs {', '.join(f'{t * 1000:.0f}' for t in runs)}"
+        )
 
     print(f"bare `python -c pass`: {bare * 1000:.0f} ms (median of {STEPS})")
     print(f"{requests:,} requests, cold: {cold * 1000:.0f} ms")
     print(said("engine loaded from the cache folder", grown))
     print(said("warm reader", warm))
-    print(f"{requests:,} requests, file unchanged: median {kept * 1000:.0f} ms = {kept / bare:.1f}x bare "
-          f"({'within' if kept <= 3 * bare and kept < 0.150 else 'NOT within'} 3x and 150 ms)")
+    print(
+        f"{requests:,} requests, file unchanged: median {kept * 1000:.0f} ms = {kept / bare:.1f}x bare "
+        f"({'within' if kept <= 3 * bare and kept < 0.150 else 'NOT within'} 3x and 150 ms)"
+    )
     print(f"{messages:,} messages, first run: {first_big:.2f} s (target 3 s: {'met' if first_big < 3 else 'NOT met'})")
     print(f"line: {line.strip()}")
 
 
 if __name__ == "__main__":
     args = [int(a) for a in sys.argv[1:]]
-    main(*(args + [1000, 10000][len(args):]))
+    main(*(args + [1000, 10000][len(args) :]))

@@ -46,16 +46,22 @@ def flat(corpus: Path, into: Path) -> list[Path]:
 
 def agent_home(corpus: Path, into: Path) -> dict[str, str]:
     """The corpus's Claude Code, Codex and pi files laid out where each agent keeps them; their env variables."""
-    layout = {"claude_code": into / "claude" / "projects" / "corpus",
-              "codex": into / "codex" / "sessions" / "2026" / "01" / "01",
-              "pi": into / "pi" / "sessions" / "corpus"}
+    layout = {
+        "claude_code": into / "claude" / "projects" / "corpus",
+        "codex": into / "codex" / "sessions" / "2026" / "01" / "01",
+        "pi": into / "pi" / "sessions" / "corpus",
+    }
     for agent, folder in layout.items():
         folder.mkdir(parents=True)
         for path in sorted((corpus / agent).rglob("*.jsonl")):
             name = path.name if agent != "codex" or path.name.startswith("rollout-") else f"rollout-{path.name}"
             (folder / name).symlink_to(path)
-    return {"CLAUDE_CONFIG_DIR": str(into / "claude"), "CODEX_HOME": str(into / "codex"),
-            "PI_CODING_AGENT_DIR": str(into / "pi"), "HOME": str(into)}
+    return {
+        "CLAUDE_CONFIG_DIR": str(into / "claude"),
+        "CODEX_HOME": str(into / "codex"),
+        "PI_CODING_AGENT_DIR": str(into / "pi"),
+        "HOME": str(into),
+    }
 
 
 def best(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, str]:
@@ -90,8 +96,7 @@ def in_process(files: list[Path]) -> float:
 
 def compare_days(ours: list[dict], theirs: list[dict]) -> None:
     """Each day's tokens and cost, ours against ccusage's, and the days where they differ."""
-    keys = (("fresh", "inputTokens"), ("cache_read", "cacheReadTokens"), ("cache_write", "cacheCreationTokens"),
-            ("output", "outputTokens"))
+    keys = (("fresh", "inputTokens"), ("cache_read", "cacheReadTokens"), ("cache_write", "cacheCreationTokens"), ("output", "outputTokens"))
     by_day = {r["day"]: r for r in ours}
     same = 0
     for day in theirs:
@@ -105,8 +110,7 @@ def compare_days(ours: list[dict], theirs: list[dict]) -> None:
             print(f"  {day['date']}: ours/ccusage {diff} cost {cost[0]:.4f}/{cost[1]:.4f}")
         else:
             same += 1
-    print(f"days alike (tokens equal, cost within half a cent): {same} of {len(theirs)} ccusage days, "
-          f"{len(ours)} of ours")
+    print(f"days alike (tokens equal, cost within half a cent): {same} of {len(theirs)} ccusage days, {len(ours)} of ours")
 
 
 def main() -> None:
@@ -123,8 +127,7 @@ def main() -> None:
         home = agent_home(corpus, Path(tmp) / "home")
         summary, out = best([*FOLDSCOPE, "replay", str(folder), "--strategy", "recorded", "--json"], args.repeat)
         table = json.loads(out)["table"]
-        counted, out_counted = best([*FOLDSCOPE, "replay", str(folder), "--strategy", "recorded", "--json", "--count"],
-                                    args.repeat)
+        counted, out_counted = best([*FOLDSCOPE, "replay", str(folder), "--strategy", "recorded", "--json", "--count"], args.repeat)
         sessions, out_sessions = best([*FOLDSCOPE, "sessions", "--json"], args.repeat, home)
         startup, _ = best([sys.executable, "-c", "import foldscope.core.cli.main, genai_prices"], args.repeat)
         loaded = min(in_process(files) for _ in range(args.repeat))
@@ -133,14 +136,17 @@ def main() -> None:
         full, _ = best([*FOLDSCOPE, "usage", str(claude), "--by", "day", "--json"], args.repeat)
         theirs = None
         if args.ccusage:
-            theirs = best([args.ccusage, "daily", "--json", "--offline"], args.repeat,
-                          {"CLAUDE_CONFIG_DIR": str(claude), "TZ": "UTC"})
+            theirs = best([args.ccusage, "daily", "--json", "--offline"], args.repeat, {"CLAUDE_CONFIG_DIR": str(claude), "TZ": "UTC"})
     untokenised = sum(1 for r in table if r.get("counted") is False)
-    same = all(a[k] == b[k] for a, b in zip(table, json.loads(out_counted)["table"])
-               for k in ("requests", "fresh", "cache_read", "cache_write", "cache_write_1h", "output", "cost_usd",
-                         "reported_over_ceiling"))
-    print(f"dev corpus: {len(files)} files, {len(table)} sessions in the table ({untokenised} from reported usage "
-          f"alone; the rest report no usage and are counted), {len(json.loads(out_sessions)['sessions'])} in sessions")
+    same = all(
+        a[k] == b[k]
+        for a, b in zip(table, json.loads(out_counted)["table"])
+        for k in ("requests", "fresh", "cache_read", "cache_write", "cache_write_1h", "output", "cost_usd", "reported_over_ceiling")
+    )
+    print(
+        f"dev corpus: {len(files)} files, {len(table)} sessions in the table ({untokenised} from reported usage "
+        f"alone; the rest report no usage and are counted), {len(json.loads(out_sessions)['sessions'])} in sessions"
+    )
     print(f"{'command':<58} {'best of ' + str(args.repeat):>10}")
     print(f"{'replay DIR --strategy recorded (no tokenising)':<58} {summary:>9.3f}s")
     print(f"{'replay DIR --strategy recorded --count (before: counts)':<58} {counted:>9.3f}s")

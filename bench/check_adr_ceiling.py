@@ -40,9 +40,11 @@ def main(argv: list[str]) -> int:
             wrong = [r for r in over if not r.refused or r.floor_estimate is None or r.floor_estimate < ceiling]
             bad += len(wrong)
             floors = ", ".join(f"#{r.request} floor {r.floor_estimate:,}" for r in over if r.floor_estimate is not None)
-            print(f"  {path.relative_to(corpus)}: {len(rows)} requests, peak {max((r.estimate for r in rows), default=0):,}, "
-                  f"over {len(over)}, refused {sum(r.refused for r in rows)}{' (' + floors + ')' if floors else ''}"
-                  f"{'  <-- over with a floor under the ceiling' if wrong else ''}")
+            print(
+                f"  {path.relative_to(corpus)}: {len(rows)} requests, peak {max((r.estimate for r in rows), default=0):,}, "
+                f"over {len(over)}, refused {sum(r.refused for r in rows)}{' (' + floors + ')' if floors else ''}"
+                f"{'  <-- over with a floor under the ceiling' if wrong else ''}"
+            )
     print(f"{bad} adr requests over the ceiling whose floor view is under it")
     return 1 if bad else 0
 

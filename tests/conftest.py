@@ -32,7 +32,6 @@ if os.environ.get("FOLDSCOPE_BLOCK_QT") == "1":
     sys.meta_path.insert(0, _RefuseQt())
 
 
-
 @pytest.fixture
 def corpus_dev() -> Path:
     """The dev corpus folder, or a clean skip when it is absent (a fresh machine without shared/)."""

@@ -34,8 +34,7 @@ def corpus_files() -> list[Path]:
 
 
 def run(argv: list[str], env: dict[str, str]) -> str:
-    done = subprocess.run([str(ROOT / ".venv" / "bin" / "foldscope"), *argv], capture_output=True, text=True,
-                          env=env, cwd=ROOT)
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "foldscope"), *argv], capture_output=True, text=True, env=env, cwd=ROOT)
     return f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
 
 

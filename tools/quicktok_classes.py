@@ -44,9 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         differ: set[int] = set()
         for start in range(0, len(codes), 4000):
             for probe in PROBES:
-                texts = [probe.format(c=chr(c)) for c in codes[start:start + 4000]]
+                texts = [probe.format(c=chr(c)) for c in codes[start : start + 4000]]
                 theirs = [len(ids) for ids in reference.encode_ordinary_batch(texts, num_threads=1)]
-                differ.update(c for c, text, n in zip(codes[start:start + 4000], texts, theirs) if fast.count(text) != n)
+                differ.update(c for c, text, n in zip(codes[start : start + 4000], texts, theirs) if fast.count(text) != n)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     ranges: list[list[int]] = []

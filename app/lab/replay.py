@@ -52,8 +52,6 @@ HOW_TO_READ = (
 )
 
 
-
-
 def payback_lines(result: ReplayRuns) -> list[str]:
     """Per strategy, after how many requests each fold had saved more than it cost, against the none replay."""
     from foldscope.core.readout.payback_facts import payback_line, strategy_paybacks
@@ -61,8 +59,10 @@ def payback_lines(result: ReplayRuns) -> list[str]:
     found = strategy_paybacks(result)
     if not found:
         return []
-    return ["Paid back (each fold against the none replay, modelled against modelled): "
-            + "; ".join(f"{name} {payback_line(folds)}" for name, folds in found.items())]
+    return [
+        "Paid back (each fold against the none replay, modelled against modelled): "
+        + "; ".join(f"{name} {payback_line(folds)}" for name, folds in found.items())
+    ]
 
 
 def decides(estimator: str) -> str:
@@ -76,8 +76,7 @@ def chart_series(runs: ReplayRuns) -> dict[str, list[Series]]:
     for run in runs.runs:
         requests = tuple(r.request for r in run.rows)
         size.append(Series(run.strategy, requests, tuple(float(r.estimate) for r in run.rows)))
-        share.append(Series(run.strategy, requests, tuple(r.cache_read / r.estimate if r.estimate else 0.0
-                                                          for r in run.rows)))
+        share.append(Series(run.strategy, requests, tuple(r.cache_read / r.estimate if r.estimate else 0.0 for r in run.rows)))
         # A run that refused requests has no cost line: its refusals sent nothing, so it would run flat as if free.
         if all(r.cost_usd is not None for r in run.rows) and not any(r.refused for r in run.rows):
             # The recording's cost is the bill where it reported usage: named so, with the modelled recording (the
@@ -141,8 +140,10 @@ class ReplayView(QWidget):
             self.estimator.addItem(f"{name}: {short}", name)
             self.estimator.setItemData(self.estimator.count() - 1, ESTIMATORS[name], Qt.ItemDataRole.ToolTipRole)
         self.estimator.setAccessibleName("What the adr fold decides on")
-        self.estimator.setToolTip("adr: the estimate the ceiling and the fold decide on (ADR-0130, the default); "
-                                  "predicted: the predicted input, the forecast of what the provider reports")
+        self.estimator.setToolTip(
+            "adr: the estimate the ceiling and the fold decide on (ADR-0130, the default); "
+            "predicted: the predicted input, the forecast of what the provider reports"
+        )
         estimator_row = QHBoxLayout()
         estimator_row.addWidget(QLabel("adr fold decides on"))
         estimator_row.addWidget(self.estimator, 1)
@@ -255,8 +256,11 @@ class ReplayView(QWidget):
         # Without a ceiling the managing strategies never act: the heading says so, with a ceiling to give.
         notice = no_ceiling_line(measure, strategies, "the policy's max_input_tokens")
         estimator = self.estimator.currentData() or ADR
-        task = Task(lambda progress: replay_runs(session, strategies, measure, report=progress.report,
-                                                 keep_views=True, estimator=estimator), "Replay", self)
+        task = Task(
+            lambda progress: replay_runs(session, strategies, measure, report=progress.report, keep_views=True, estimator=estimator),
+            "Replay",
+            self,
+        )
         task.progressed.connect(self._progressed)
         task.succeeded.connect(lambda result, t=task, w=why, n=notice: self._finished(t, result, w, n))
         task.failed.connect(lambda exc, t=task: self._ended_with(t, f"The replay failed: {exc}"))
@@ -309,8 +313,11 @@ class ReplayView(QWidget):
         reason = pricing.resolve(result.model).reason or "no price for the model"
         priced = "" if result.priced else f" · <b>cost n/a</b>: {html.escape(reason)}"
         billed = [model_vs_reported(t) for t in totals if t["strategy"] == "recorded"]
-        notes = [notice, compare_line(totals),
-                 *(f"{t['strategy']}: cost {t['cost_not_comparable']}" for t in totals if t.get("cost_not_comparable"))]
+        notes = [
+            notice,
+            compare_line(totals),
+            *(f"{t['strategy']}: cost {t['cost_not_comparable']}" for t in totals if t.get("cost_not_comparable")),
+        ]
         self.heading.setText(
             f"<b>Model</b> {html.escape(result.model or 'unknown')} · <b>ceiling</b> {ceiling} "
             f"({html.escape(why)}) · <b>line</b> {s['fold_at']:g} · <b>target</b> {s['target']:g} · "
@@ -318,7 +325,8 @@ class ReplayView(QWidget):
             f"<b>adr fold decides on</b> {html.escape(decides(s.get('estimator', ADR)))}{priced}"
             + "".join(f"<br>{html.escape(line)}" for line in billed)
             + "".join(f"<br>{html.escape(line)}" for line in notes if line)
-            + "".join(f"<br>{html.escape(line)}" for line in payback_lines(result)))
+            + "".join(f"<br>{html.escape(line)}" for line in payback_lines(result))
+        )
         self.model.set_totals(totals)
         series = chart_series(result)
         requests = len(self.session.trace) if self.session else 0
@@ -347,7 +355,8 @@ class ReplayView(QWidget):
             f"{facts.estimate:,} tokens"
             + (f" (predicted input {facts.predicted:,}, which the fold decided on)" if facts.predicted is not None else "")
             + f", {facts.cache_read:,} read from cache, {facts.change}"
-            + (f", {facts.folds} fold(s) just before" if facts.folds else ""))
+            + (f", {facts.folds} fold(s) just before" if facts.folds else "")
+        )
         self.request_list.clear()
         for message in view:
             item = QListWidgetItem(self.view_line(message))
@@ -369,4 +378,3 @@ class ReplayView(QWidget):
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel()
         super().closeEvent(event)
-

@@ -29,6 +29,7 @@ LINE = 18  # a header row: the title, and the legend beside it or (when they wou
 HEADROOM = 6  # between the header and the widest dot at the plot's top, so a point at 100 % never touches the words
 HIT_PIXELS = 14  # how near a click must fall to a point to choose it
 
+
 def nice_ticks(maximum: float, count: int = 5) -> list[float]:
     """Round axis values (1, 2 or 5 times a power of ten, fractions too) from 0 up to about `maximum`."""
     if maximum <= 0:
@@ -79,8 +80,7 @@ class ReplayChart(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(700, 200)
 
-    def set_series(self, series: list[Series], requests: int, rules: list[Rule] | None = None,
-                   top: float | None = None) -> None:
+    def set_series(self, series: list[Series], requests: int, rules: list[Rule] | None = None, top: float | None = None) -> None:
         self.series, self.requests, self.rules, self.top = series, requests, rules or [], top
         self.selected = None
         self.update()
@@ -141,7 +141,7 @@ class ReplayChart(QWidget):
 
     def nearest(self, pos: QPointF) -> tuple[str, int] | None:
         """The (strategy, row) drawn nearest to pos, if within reach."""
-        best, found = HIT_PIXELS ** 2, None
+        best, found = HIT_PIXELS**2, None
         for s in self.series:
             for row, (request, value) in enumerate(zip(s.requests, s.values)):
                 p = self.point(request, value)
@@ -199,8 +199,7 @@ class ReplayChart(QWidget):
         top = self.y_top()
         for value in nice_ticks(top if self.top is not None else top / 1.08):
             y = self.point(0, value).y()
-            painter.drawText(QRectF(0, y - 8, LEFT - 6, 16),
-                             Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, self.fmt(value))
+            painter.drawText(QRectF(0, y - 8, LEFT - 6, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, self.fmt(value))
         painter.setPen(text)
         step = max(1, self.requests // 12)
         for k in range(0, self.requests, step):

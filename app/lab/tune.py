@@ -70,8 +70,11 @@ class CostChart(QWidget):
 
     def set_result(self, result: dict[str, Any] | None) -> None:
         # A policy whose cost is not comparable (it refused requests) has no place on the cost axis.
-        self.points = [(p["policy"], p["over_ceiling"] + p["refused"], p["cost_usd"]) for p in result["policies"]
-                       if p["cost_usd"] is not None] if result else []
+        self.points = (
+            [(p["policy"], p["over_ceiling"] + p["refused"], p["cost_usd"]) for p in result["policies"] if p["cost_usd"] is not None]
+            if result
+            else []
+        )
         self.recommended = result["recommendation"]["policy"] if result else None
         self.update()
 
@@ -202,11 +205,14 @@ class TuneView(QWidget):
         strategies = [name for name, box in self.strategies.items() if box.isChecked()]
         if not strategies:
             raise PolicyError("strategies", "strategy", "choose at least one")
-        return grid(ceilings=grid_items(self.ceilings.text()) or [None],
-                    fold_ats=grid_numbers(self.fold_ats.text(), float, "context_fold_at", "context_fold_at"),
-                    targets=grid_numbers(self.targets.text(), float, "context_fold_target", "context_fold_target"),
-                    result_maxes=grid_numbers(self.bounds.text(), int, "tool_result_max_chars", "tool_result_max_chars"),
-                    cachings=grid_cachings(self.caching.text(), "prompt caching"), strategies=strategies)
+        return grid(
+            ceilings=grid_items(self.ceilings.text()) or [None],
+            fold_ats=grid_numbers(self.fold_ats.text(), float, "context_fold_at", "context_fold_at"),
+            targets=grid_numbers(self.targets.text(), float, "context_fold_target", "context_fold_target"),
+            result_maxes=grid_numbers(self.bounds.text(), int, "tool_result_max_chars", "tool_result_max_chars"),
+            cachings=grid_cachings(self.caching.text(), "prompt caching"),
+            strategies=strategies,
+        )
 
     def run(self) -> None:
         if self.task is not None:
@@ -242,8 +248,16 @@ class TuneView(QWidget):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText(f"Sweeping {len(points)} policies over {len(paths)} sessions…")
-        self.task = run_task(sweep, "tune", self, progressed=self._progressed, succeeded=self._finished,
-                             failed=self._failed, was_cancelled=self._cancelled, ended=self._ended)
+        self.task = run_task(
+            sweep,
+            "tune",
+            self,
+            progressed=self._progressed,
+            succeeded=self._finished,
+            failed=self._failed,
+            was_cancelled=self._cancelled,
+            ended=self._ended,
+        )
 
     def cancel(self) -> None:
         if self.task is not None:
@@ -261,8 +275,7 @@ class TuneView(QWidget):
         self.chart.set_result(result)
         self.table.sortByColumn(8, Qt.SortOrder.AscendingOrder)
         rec = result["recommendation"]
-        failed = (f"; {len(result['failed'])} failed to read, the first: {result['failed'][0]['error']}"
-                  if result["failed"] else "")
+        failed = f"; {len(result['failed'])} failed to read, the first: {result['failed'][0]['error']}" if result["failed"] else ""
         head = f"Recommended: {rec['policy']} ({rec['why']})." if rec["policy"] else f"No recommendation: {rec['why']}."
         self.status.setText(f"{head} {result['sessions']} sessions{failed}. {HOW_TO_READ}")
         self.sweep_finished.emit(result)
@@ -279,4 +292,3 @@ class TuneView(QWidget):
         self.progress.setVisible(False)
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
-

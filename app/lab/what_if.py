@@ -45,8 +45,16 @@ class WhatIf(QObject):
     replayed = Signal(object)  # the BranchSeries drawn
     ended = Signal()
 
-    def __init__(self, parent: QWidget, editor: SessionEditor, saver: SaveController, timeline: Timeline,
-                 busy: BusyBar, current: Callable[[], Document | None], show: Callable[[Document, bool], None]) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        editor: SessionEditor,
+        saver: SaveController,
+        timeline: Timeline,
+        busy: BusyBar,
+        current: Callable[[], Document | None],
+        show: Callable[[Document, bool], None],
+    ) -> None:
         super().__init__(parent)
         self.parent_widget = parent
         self.editor, self.saver, self.timeline, self.busy = editor, saver, timeline, busy
@@ -68,8 +76,10 @@ class WhatIf(QObject):
         row.addWidget(self.back_button)
         self.banner.hide()
         self.start_action = QAction("&What-if from this request", parent, shortcut=QKeySequence("Ctrl+Shift+W"))
-        self.start_action.setToolTip("Branch the session at the request shown on the timeline: actions change the view "
-                                     "there, and the later requests are replayed from it beside the original")
+        self.start_action.setToolTip(
+            "Branch the session at the request shown on the timeline: actions change the view "
+            "there, and the later requests are replayed from it beside the original"
+        )
         self.start_action.triggered.connect(lambda checked=False: self.start())
         self.editor.changed.connect(self._changed)
 
@@ -85,8 +95,11 @@ class WhatIf(QObject):
             return None
         k = self.timeline.current if request is None else request
         if not 0 <= k < len(doc.requests):
-            dialogs.show_message(window, "What-if", "Step the timeline to an earlier request first: a what-if starts at a "
-                                            "request of the trace and replays the ones after it.")
+            dialogs.show_message(
+                window,
+                "What-if",
+                "Step the timeline to an earlier request first: a what-if starts at a request of the trace and replays the ones after it.",
+            )
             return None
         if self.editor.is_modified:
             dialogs.show_message(window, "What-if", "Save or undo the changes first: a what-if starts from the session as saved.")
@@ -104,8 +117,7 @@ class WhatIf(QObject):
             branch_doc, steps = result
             branch_doc.library_id = None  # autosave keeps the original's working state, never a what-if's
             # The policy in force carries over: the editor showing it again for the branch replays nothing twice.
-            self.branch = Branch(k, doc, branch_doc, editor_state, save_state, steps,
-                                 policy.as_record() if policy is not None else None)
+            self.branch = Branch(k, doc, branch_doc, editor_state, save_state, steps, policy.as_record() if policy is not None else None)
             self.show(branch_doc, False)
             self.timeline.step_to(k)
             self.banner.show()
@@ -133,8 +145,12 @@ class WhatIf(QObject):
                 branch.steps = steps
                 self._draw(measure.ceiling)
 
-        return self._run(lambda progress: replay_from(original.session, session, k, measure, report=progress.report),
-                         replayed, f"Replaying the what-if from request {k}", block=False)
+        return self._run(
+            lambda progress: replay_from(original.session, session, k, measure, report=progress.report),
+            replayed,
+            f"Replaying the what-if from request {k}",
+            block=False,
+        )
 
     def _run(self, work, done, label: str, block: bool = True) -> Task:
         """One task at a time on the worker, shown in the busy bar; while `block`, the session waits for it
@@ -170,8 +186,9 @@ class WhatIf(QObject):
         assert branch is not None
         original = branch.original
         estimates = tuple(estimate(s.counted, original.requests[s.request].scale) for s in branch.steps)
-        series = BranchSeries(branch.request, estimates, tuple(r.estimate for r in original.requests),
-                              original.now_size, tuple(s.folds for s in branch.steps))
+        series = BranchSeries(
+            branch.request, estimates, tuple(r.estimate for r in original.requests), original.now_size, tuple(s.folds for s in branch.steps)
+        )
         self.timeline.set_branch(series)
         self._say(series, ceiling)
         self.replayed.emit(series)
@@ -187,7 +204,8 @@ class WhatIf(QObject):
             f"<b>What-if from request {k}</b>: actions change the view as it stood at request {k}; requests {k}–{last} "
             f"are replayed from it under the policy in force ({html.escape(ceiling)}), the orange line on the timeline. "
             f"Request {last}: <b>{series.estimates[-1]:,}</b> tokens against the original's {series.original[last]:,} "
-            f"({change:+,}); {folds} fold passes landed" + (f"; {refused} requests refused" if refused else "") + ".")
+            f"({change:+,}); {folds} fold passes landed" + (f"; {refused} requests refused" if refused else "") + "."
+        )
 
     def policy_changed(self, policy) -> None:
         """Another policy in force: replay under it (the same policy shown again replays nothing)."""
@@ -223,4 +241,3 @@ class WhatIf(QObject):
             self.banner.hide()
             self.timeline.set_branch(None)
             self.ended.emit()
-

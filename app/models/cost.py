@@ -81,8 +81,7 @@ class RequestCostModel(RowsModel):
 class CompactionModel(RowsModel):
     """One row per compaction or fold of the session."""
 
-    HEADERS = ("before request", "kind", "tokens before → after", "summariser", "rewrite", "lost literals",
-               "fetched again", "paid back")
+    HEADERS = ("before request", "kind", "tokens before → after", "summariser", "rewrite", "lost literals", "fetched again", "paid back")
     rows: list[Compaction]
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -91,8 +90,13 @@ class CompactionModel(RowsModel):
         c = self.rows[index.row()]
         lost, kept = len(c.literals.lost), len(c.literals.kept)
         return (
-            str(c.request), c.kind, f"{c.before:,} → {c.after:,}", _usd(c.summariser_cost_usd), _usd(c.rewrite_cost_usd),
-            f"{lost} of {lost + kept}", f"{sum(r.tokens for r in c.refetched):,} tokens ({len(c.refetched)})",
+            str(c.request),
+            c.kind,
+            f"{c.before:,} → {c.after:,}",
+            _usd(c.summariser_cost_usd),
+            _usd(c.rewrite_cost_usd),
+            f"{lost} of {lost + kept}",
+            f"{sum(r.tokens for r in c.refetched):,} tokens ({len(c.refetched)})",
             "never" if c.payback_requests is None else f"after {c.payback_requests}",
         )[index.column()]
 
@@ -107,8 +111,9 @@ class PartsModel(RowsModel):
             return None
         name, cell = self.rows[index.row()]
         label, meaning = PART_WORDS[name]
-        return (label, f"{cell['tokens']:,}", _usd(cell["cost_usd"]),
-                _usd(cell["waste_usd"]) if "waste_usd" in cell else "", meaning)[index.column()]
+        return (label, f"{cell['tokens']:,}", _usd(cell["cost_usd"]), _usd(cell["waste_usd"]) if "waste_usd" in cell else "", meaning)[
+            index.column()
+        ]
 
 
 class WastedModel(RowsModel):

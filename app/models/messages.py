@@ -21,9 +21,18 @@ IndexRole = Qt.ItemDataRole.UserRole + 1
 # "1" when a row passes the list's kind and text filter (app.models.filters.MessageFilter), "0" when not.
 AcceptRole = Qt.ItemDataRole.UserRole + 2
 # The roles a row answers (MessageTableModel.data); every other one is None.
-ANSWERED_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ForegroundRole,
-                            Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ToolTipRole,
-                            IndexRole, AcceptRole})
+ANSWERED_ROLES = frozenset(
+    {
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.BackgroundRole,
+        Qt.ItemDataRole.FontRole,
+        Qt.ItemDataRole.ToolTipRole,
+        IndexRole,
+        AcceptRole,
+    }
+)
 
 
 def preview_text(message: Message) -> str:

@@ -11,8 +11,12 @@ from foldscope.core.replay.lab import cost_text
 
 # The totals shown, in order, with what each means (the CLI's names, DESIGN.md's words).
 METRICS = (
-    ("estimator", "Decides on", "what the strategy's policy decides on: adr, the estimate (count x scale, ADR-0130), "
-                                "or predicted, the predicted input; none: nothing decides"),
+    (
+        "estimator",
+        "Decides on",
+        "what the strategy's policy decides on: adr, the estimate (count x scale, ADR-0130), "
+        "or predicted, the predicted input; none: nothing decides",
+    ),
     ("requests", "Requests", "requests sent, a compaction's summary calls included"),
     ("peak", "Peak", "the largest request's estimate, in tokens"),
     ("over_ceiling", "Over the ceiling", "requests whose estimate reached the ceiling (the fold core would refuse them)"),
@@ -23,9 +27,13 @@ METRICS = (
     ("cache_write", "Cache write", "input tokens written to the prompt cache"),
     ("rewrites", "Rewrites", "requests whose prefix changed before their tail (the cache is lost past the change)"),
     ("folds", "Folds", "folds, band commits or compactions landed"),
-    ("cost_usd", "Cost (USD)", "recorded, as billed: the reported usage priced per request (the bill); recorded, "
-                               "modelled and the strategies: the cache model priced, set beside each other; not "
-                               "comparable where a strategy refused requests (they sent nothing)"),
+    (
+        "cost_usd",
+        "Cost (USD)",
+        "recorded, as billed: the reported usage priced per request (the bill); recorded, "
+        "modelled and the strategies: the cache model priced, set beside each other; not "
+        "comparable where a strategy refused requests (they sent nothing)",
+    ),
 )
 STRATEGY_HINTS = {
     "recorded": "the views the source actually sent, and its usage as the file reported it (the bill)",

@@ -29,6 +29,8 @@ def lane_height(height: float) -> float:
     """What the lane takes under the timeline's plot, for a timeline this tall."""
     idle, write, gap, legend = rows_for(height)
     return idle + gap + write + gap + legend
+
+
 CAP = 4 * 3600.0  # the idle scale's top: gaps longer than this are drawn at the top
 
 
@@ -70,8 +72,17 @@ class CacheLane:
         """Whether there is anything to draw: a timestamp or a reported cache write."""
         return any(r.gap_s is not None or r.written for r in self.rows)
 
-    def paint(self, painter: QPainter, left: float, top: float, right: float, slots: tuple[float, float],
-              label_width: float, text: QColor, height: float) -> None:
+    def paint(
+        self,
+        painter: QPainter,
+        left: float,
+        top: float,
+        right: float,
+        slots: tuple[float, float],
+        label_width: float,
+        text: QColor,
+        height: float,
+    ) -> None:
         """`slots`: where the timeline's slot 0 starts and how wide each slot is (slot k starts k widths on)."""
         drawn = self.drawn = Drawn()
         idle_h, write_h, gap, legend_h = rows_for(height)

@@ -50,8 +50,14 @@ from foldscope.core.readout.document import Document
 from foldscope.core.readout.words import counted_words
 
 # The kind colour each category borrows from the lists and the window map.
-CATEGORY_KINDS = {HEAD: "system", INSTRUCTIONS: "instruction", ASSISTANT: "assistant", CALLS: "action_request",
-                  NOTES: "note", COPIES: "clipped_copy"}
+CATEGORY_KINDS = {
+    HEAD: "system",
+    INSTRUCTIONS: "instruction",
+    ASSISTANT: "assistant",
+    CALLS: "action_request",
+    NOTES: "note",
+    COPIES: "clipped_copy",
+}
 LARGEST = (("largest 10", 10), ("largest 25", 25), ("largest 100", 100), ("all", None))
 
 
@@ -71,8 +77,13 @@ def composition_for(document: Document, slot: int | None, measure=None) -> Compo
     at = None if slot is None or slot >= len(document.requests) else slot
     # The window the document resolved under its policy (core.readout.agent_limits): the status bar's; and the next
     # request's predicted input as the document holds it (moved by any edit since the load), which free is taken from.
-    return request_composition(measure, at, window=document.context_window, window_source=document.window_source,
-                               predicted=document.now_predicted if at is None else None)
+    return request_composition(
+        measure,
+        at,
+        window=document.context_window,
+        window_source=document.window_source,
+        predicted=document.now_predicted if at is None else None,
+    )
 
 
 class CompositionBar(QWidget):
@@ -128,8 +139,10 @@ class CompositionBar(QWidget):
         for rect, part, _ in self.segments():
             if rect.contains(event.position()) and c is not None:
                 if part is None:
-                    text = (f"free: {c.free or 0:,} tokens of the {c.window:,}-token context window "
-                            f"(the window less the predicted input, {c.predicted:,})")
+                    text = (
+                        f"free: {c.free or 0:,} tokens of the {c.window:,}-token context window "
+                        f"(the window less the predicted input, {c.predicted:,})"
+                    )
                 else:
                     text = f"{part.name}: {part.tokens:,} tokens ({part.tokens / c.size:.1%} of the count)"
                 QToolTip.showText(event.globalPosition().toPoint(), text, self)
@@ -178,28 +191,37 @@ class CompositionPanel(ShownRequestPanel):
         self.largest.currentIndexChanged.connect(self._limit_changed)
 
         size = lambda: self.composition.size if self.composition and self.composition.size else 1  # noqa: E731
-        self.categories = FactsModel([
-            Column("Category", lambda c: c.name),
-            Column("Tokens", lambda c: c.tokens, numeric=True),
-            Column("Share", lambda c: c.tokens / size(), numeric=True, share=True, tip="of the request's count"),
-            Column("Blocks", lambda c: c.blocks, numeric=True),
-            Column("Note", lambda c: c.note),
-        ], self)
-        self.groups = FactsModel([
-            Column("Tokens", lambda g: g.tokens, numeric=True),
-            Column("Share", lambda g: g.tokens / size(), numeric=True, share=True, tip="of the request's count"),
-            Column("Times", lambda g: g.times, numeric=True),
-            Column("Category", lambda g: g.category),
-            Column("Tool", lambda g: g.tool),
-            Column("Path, command or message", lambda g: g.target),
-        ], self)
-        self.repeats = FactsModel([
-            Column("Repeats cost", lambda r: r.repeat_tokens, numeric=True, tip="tokens of every copy but the newest"),
-            Column("Times", lambda r: r.times, numeric=True),
-            Column("In all", lambda r: r.tokens, numeric=True),
-            Column("Why", lambda r: r.why),
-            Column("What", lambda r: r.label),
-        ], self)
+        self.categories = FactsModel(
+            [
+                Column("Category", lambda c: c.name),
+                Column("Tokens", lambda c: c.tokens, numeric=True),
+                Column("Share", lambda c: c.tokens / size(), numeric=True, share=True, tip="of the request's count"),
+                Column("Blocks", lambda c: c.blocks, numeric=True),
+                Column("Note", lambda c: c.note),
+            ],
+            self,
+        )
+        self.groups = FactsModel(
+            [
+                Column("Tokens", lambda g: g.tokens, numeric=True),
+                Column("Share", lambda g: g.tokens / size(), numeric=True, share=True, tip="of the request's count"),
+                Column("Times", lambda g: g.times, numeric=True),
+                Column("Category", lambda g: g.category),
+                Column("Tool", lambda g: g.tool),
+                Column("Path, command or message", lambda g: g.target),
+            ],
+            self,
+        )
+        self.repeats = FactsModel(
+            [
+                Column("Repeats cost", lambda r: r.repeat_tokens, numeric=True, tip="tokens of every copy but the newest"),
+                Column("Times", lambda r: r.times, numeric=True),
+                Column("In all", lambda r: r.tokens, numeric=True),
+                Column("Why", lambda r: r.why),
+                Column("What", lambda r: r.label),
+            ],
+            self,
+        )
         self.category_proxy = LargestFilter(self.categories, lambda c: c.tokens, self)
         self.group_proxy = LargestFilter(self.groups, lambda g: g.tokens, self)
         self.repeat_proxy = LargestFilter(self.repeats, lambda r: r.repeat_tokens, self)
@@ -250,13 +272,17 @@ class CompositionPanel(ShownRequestPanel):
 
     def _heading(self, c: Composition) -> str:
         which = "the next request (the active view now)" if c.request is None else f"request {c.request}"
-        lines = [f"<b>What is eating the context</b> of {which}: <b>{c.size:,} tokens</b> "
-                 f"({counted_words(c.counted, c.unseen_head)}), estimate {c.estimate:,} (× scale {c.scale:.3f})"
-                 + (f", predicted input {c.predicted:,}" if c.predicted else "")]
+        lines = [
+            f"<b>What is eating the context</b> of {which}: <b>{c.size:,} tokens</b> "
+            f"({counted_words(c.counted, c.unseen_head)}), estimate {c.estimate:,} (× scale {c.scale:.3f})"
+            + (f", predicted input {c.predicted:,}" if c.predicted else "")
+        ]
         if c.window and c.free is not None:
             # The free figure before the window's source: a long source (and its note) wraps below it, never hides it.
-            lines.append(f"Context window {c.window:,}: {c.free:,} free ({c.free / c.window:.0%}, the window less the "
-                         f"predicted input) — {html.escape(c.window_source)}")
+            lines.append(
+                f"Context window {c.window:,}: {c.free:,} free ({c.free / c.window:.0%}, the window less the "
+                f"predicted input) — {html.escape(c.window_source)}"
+            )
         repeats = sum(r.repeat_tokens for r in c.repeats if r.why == "same content")
         if repeats:
             lines.append(f"Content carried more than once costs {repeats:,} tokens ({repeats / c.size:.1%})")

@@ -267,8 +267,10 @@ class CostPanel(QWidget):
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.compaction_model = CompactionModel(self)
         self.compactions = table(self.compaction_model)
-        self.compaction_sentence = sentence("Each compaction or fold: the sizes before and after, what it cost, how many "
-                                            "names and paths its summary lost, and whether its savings covered its cost.")
+        self.compaction_sentence = sentence(
+            "Each compaction or fold: the sizes before and after, what it cost, how many "
+            "names and paths its summary lost, and whether its savings covered its cost."
+        )
         self.lost = QPlainTextEdit()
         self.lost.setReadOnly(True)
         self.lost.setPlaceholderText("Select a compaction to list the literals its summary lost.")
@@ -346,22 +348,26 @@ class CostPanel(QWidget):
         self._pending = False
         session, policy = document.session, document.policy
         cache = document.cache_report()  # made at load from the trace's own count: only the compactions are added
-        self.task = run_task(lambda progress: cost_facts(session, policy, cache=cache), "cost", self,
-                             succeeded=lambda facts, d=document: self._ready(d, facts),
-                             failed=lambda exc: self.heading.setText(f"Could not work out the costs: {exc}"))
+        self.task = run_task(
+            lambda progress: cost_facts(session, policy, cache=cache),
+            "cost",
+            self,
+            succeeded=lambda facts, d=document: self._ready(d, facts),
+            failed=lambda exc: self.heading.setText(f"Could not work out the costs: {exc}"),
+        )
 
     def _ready(self, document: Document, facts: CostFacts) -> None:
         if document is not self.document:
             return  # a later document replaced it while it counted
         self.task = None
         self.facts = facts
-        self.heading.setText(f"Where the money went: {len(facts.cache.rows):,} requests"
-                             + ("" if facts.priced else " (the model has no price: in tokens)"))
+        self.heading.setText(
+            f"Where the money went: {len(facts.cache.rows):,} requests" + ("" if facts.priced else " (the model has no price: in tokens)")
+        )
         self.bar.set_parts(facts.parts, facts.priced)
         self.bar_sentence.setText(facts.sentence())
         shown = [p for p in facts.parts if p.tokens or p.usd]
-        self.legend.set_items([(part_colour(p.name), f"{p.label} {_money(p, facts.priced)}", f"{p.label}: {p.meaning}.")
-                               for p in shown])
+        self.legend.set_items([(part_colour(p.name), f"{p.label} {_money(p, facts.priced)}", f"{p.label}: {p.meaning}.") for p in shown])
         self.explained.setText(" ".join(parts_explained(shown) + (["; ".join(facts.notes)] if facts.notes else [])))
         self.gaps.set_rows(facts.cache.rows)
         self.request_model.set_rows(facts.cache.rows)
@@ -382,8 +388,9 @@ class CostPanel(QWidget):
         part = self.facts.part(name)
         wanted = set(part.requests)
         self.request_model.set_rows([r for r in self.facts.cache.rows if r.index in wanted] if wanted else [])
-        self.requests_sentence.setText(f"The {len(wanted):,} requests with {part.label}: {part.meaning}. "
-                                       "Click one to step the timeline to it.")
+        self.requests_sentence.setText(
+            f"The {len(wanted):,} requests with {part.label}: {part.meaning}. Click one to step the timeline to it."
+        )
         self.tabs.setCurrentIndex(1)
 
     def show_all(self) -> None:
@@ -413,6 +420,10 @@ class CostPanel(QWidget):
         c = self.compaction_model.rows[row]
         lost = "\n".join(f"{x.kind}: {x.text}" for x in c.literals.lost)
         again = "\n".join(f"request {r.request}: {r.tool} {r.what} ({r.tokens:,} tokens)" for r in c.refetched)
-        self.lost.setPlainText(compaction_sentence(c) + "\n\nLost from the summary:\n" + (lost or "nothing")
-                               + ("\n\nFetched again after it:\n" + again if again else ""))
+        self.lost.setPlainText(
+            compaction_sentence(c)
+            + "\n\nLost from the summary:\n"
+            + (lost or "nothing")
+            + ("\n\nFetched again after it:\n" + again if again else "")
+        )
         self.request_chosen.emit(c.request)

@@ -52,6 +52,7 @@ def fold_work(document: Document, measure: Measure, request: int | None = None):
                 progress.report(measured[0], 0, f"Previewing the fold: {measured[0]} candidate views measured")
                 # As the next request compiles: bound, tools, marks, the first round's frozen bound.
                 return over.count(list(messages), decide=False)
+
             return count
 
         if request is None:
@@ -177,23 +178,33 @@ class FoldPreviewPanel(QWidget):
         if self.request is None:
             ending = "Nothing has changed: <b>Apply</b> or <b>Discard</b>."
         else:  # the past is recorded: there is nothing to apply it to
-            ending = (f"This is what the fold would have done before request {self.request} (as <code>fold "
-                      f"--at-request {self.request}</code>); nothing has changed, and only a preview of now can be "
-                      "applied: step the timeline to now to fold the active view.")
+            ending = (
+                f"This is what the fold would have done before request {self.request} (as <code>fold "
+                f"--at-request {self.request}</code>); nothing has changed, and only a preview of now can be "
+                "applied: step the timeline to now to fold the active view."
+            )
         self.summary.setText(
             f"<b>Fold preview of {self.subject()}</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens or 0):,}, target "
             f"{round(s.target_tokens or 0):,}): estimate <b>{run.estimate_before:,} → {run.estimate_after:,}</b>, {verdict}; "
             f"{len(preview.passes)} pass{'es' if len(preview.passes) != 1 else ''}, {rolled} rolled back. "
             f"Decides on <b>{ADR}</b>: {html.escape(ESTIMATORS[ADR])}; over_ceiling: "
-            f"{'yes' if refused(run.estimate_before, s.ceiling) else 'no'} (the estimate at or past the ceiling). "
-            + ending)
+            f"{'yes' if refused(run.estimate_before, s.ceiling) else 'no'} (the estimate at or past the ceiling). " + ending
+        )
         self.passes.setRowCount(len(preview.passes))
         for row, p in enumerate(preview.passes):
             r = p.record
             clipped = r.get("clipped_total") or 0
-            cells = (row + 1, r["stage"], r.get("kept_tail") or "", r["outcome"].replace("_", " "),
-                     f"{r['estimate_before']:,}", f"{r['estimate_after']:,}", r.get("messages_folded") or "",
-                     clipped or "", self._note_cell(r.get("note_index")))
+            cells = (
+                row + 1,
+                r["stage"],
+                r.get("kept_tail") or "",
+                r["outcome"].replace("_", " "),
+                f"{r['estimate_before']:,}",
+                f"{r['estimate_after']:,}",
+                r.get("messages_folded") or "",
+                clipped or "",
+                self._note_cell(r.get("note_index")),
+            )
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(str(value))
                 if not p.landed:
@@ -209,8 +220,9 @@ class FoldPreviewPanel(QWidget):
     def passes_height(self, rows: int) -> int:
         """The passes table's height that shows its header and `rows` rows."""
         table = self.passes
-        return (table.horizontalHeader().sizeHint().height() + rows * table.verticalHeader().defaultSectionSize()
-                + 2 * table.frameWidth() + 2)
+        return (
+            table.horizontalHeader().sizeHint().height() + rows * table.verticalHeader().defaultSectionSize() + 2 * table.frameWidth() + 2
+        )
 
     def _fit_passes(self) -> None:
         """Every pass in view (up to five, then the table scrolls); the diff takes the rest, at least 60 pixels."""
@@ -226,12 +238,13 @@ class FoldPreviewPanel(QWidget):
             return
         p = preview.passes[row]
         r = p.record
-        parts = [f"<h3>{html.escape(pass_title(row + 1, p))}</h3>",
-                 f"<p>Estimate {r['estimate_before']:,} → {r['estimate_after']:,}"
-                 f"{'' if p.landed else ' (not lower, so the pass is rolled back and the view kept)'}; "
-                 f"{'target reached' if r.get('target_reached') else 'target not reached yet'}.</p>"]
-        note = next((preview.message(m, doc.session) for m in p.added
-                     if preview.message(m, doc.session).kind == "note"), None)
+        parts = [
+            f"<h3>{html.escape(pass_title(row + 1, p))}</h3>",
+            f"<p>Estimate {r['estimate_before']:,} → {r['estimate_after']:,}"
+            f"{'' if p.landed else ' (not lower, so the pass is rolled back and the view kept)'}; "
+            f"{'target reached' if r.get('target_reached') else 'target not reached yet'}.</p>",
+        ]
+        note = next((preview.message(m, doc.session) for m in p.added if preview.message(m, doc.session).kind == "note"), None)
         if note is not None:  # first: what the model would read in place of the span
             parts.append("<p><b>The note's text:</b></p>")
             parts.append(f"<pre style='white-space:pre-wrap; background:rgba(127,127,127,0.12)'>{html.escape(note.text)}</pre>")
@@ -242,8 +255,10 @@ class FoldPreviewPanel(QWidget):
             parts.append(f"<p><b>{'Enters' if p.landed else 'Would have entered'} the active view</b> ({len(p.added)}):</p>")
             parts.append(self._lines(p.added, "+", "#1e8449"))
         for item in r.get("clipped") or []:
-            parts.append(f"<p>Clips #{item['index']}{' ' + html.escape(item['key']) if item.get('key') else ''}: "
-                         f"{item['chars']:,} characters → {item['kept']:,} kept</p>")
+            parts.append(
+                f"<p>Clips #{item['index']}{' ' + html.escape(item['key']) if item.get('key') else ''}: "
+                f"{item['chars']:,} characters → {item['kept']:,} kept</p>"
+            )
         self.diff.setHtml("".join(parts))
 
     def _lines(self, ids: tuple[str, ...], sign: str, colour: str) -> str:
@@ -309,6 +324,7 @@ class FoldPreviewPanel(QWidget):
     def _enable(self) -> None:
         ready = self.preview is not None and self.task is None
         self.apply_button.setEnabled(ready and self.request is None and self.preview.changes_anything)
-        self.apply_button.setToolTip("" if self.request is None else
-                                     f"A preview of request {self.request}, in the past: step to now to apply a fold")
+        self.apply_button.setToolTip(
+            "" if self.request is None else f"A preview of request {self.request}, in the past: step to now to apply a fold"
+        )
         self.discard_button.setEnabled(ready)

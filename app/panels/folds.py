@@ -28,18 +28,23 @@ COLUMNS = ("#", "Kind", "Request", "Stage / action", "Reason", "Messages", "Esti
 NUMBER, KIND, REQUEST, STAGE, REASON, MESSAGES, BEFORE, AFTER, OUTCOME = range(len(COLUMNS))
 FOLD_KINDS = ("fold", "clip", "compaction")
 NOT_RECORDED = "not recorded"  # an estimate the file's own fold record does not hold
-ESTIMATE_TIP = ("The estimate the fold record itself gives. \"not recorded\": the file does not hold one; step to the "
-                "row's request to see the timeline's estimate of the view it made.")
+ESTIMATE_TIP = (
+    'The estimate the fold record itself gives. "not recorded": the file does not hold one; step to the '
+    "row's request to see the timeline's estimate of the view it made."
+)
 # Said under the table for the rows it has: what a row of that kind is, or why a cell is empty, in one sentence.
 KIND_SENTENCES = {
-    "branch": ("A branch row is a rewind: the user went back to an earlier message (or edited a prompt) and the "
-               "agent went on from there; what it left stays in the full record, out of the active view."),
+    "branch": (
+        "A branch row is a rewind: the user went back to an earlier message (or edited a prompt) and the "
+        "agent went on from there; what it left stays in the full record, out of the active view."
+    ),
 }
 NUMERIC = (NUMBER, REQUEST, MESSAGES, BEFORE, AFTER)
 SortRole = Qt.ItemDataRole.UserRole + 2
 RowRole = Qt.ItemDataRole.UserRole + 3
-ROLES = frozenset({Qt.ItemDataRole.DisplayRole, SortRole, RowRole, Qt.ItemDataRole.TextAlignmentRole,
-                   Qt.ItemDataRole.ToolTipRole})  # the roles FoldModel.data answers
+ROLES = frozenset(
+    {Qt.ItemDataRole.DisplayRole, SortRole, RowRole, Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ToolTipRole}
+)  # the roles FoldModel.data answers
 
 
 class FoldModel(QAbstractTableModel):
@@ -72,14 +77,12 @@ class FoldModel(QAbstractTableModel):
         return None
 
     def _value(self, row: FoldRow, column: int) -> Any:
-        return (row.number, row.kind, row.slot, row.stage, row.reason, row.messages, row.before, row.after,
-                row.outcome)[column]
+        return (row.number, row.kind, row.slot, row.stage, row.reason, row.messages, row.before, row.after, row.outcome)[column]
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         # The view asks each cell for a dozen roles at every resize to contents (a long session's compactions are
         # hundreds of rows): the ones this model never gives are answered first.
-        if role not in ROLES or not index.isValid() or not (0 <= index.row() < len(self.rows)) \
-                or not (0 <= index.column() < len(COLUMNS)):
+        if role not in ROLES or not index.isValid() or not (0 <= index.row() < len(self.rows)) or not (0 <= index.column() < len(COLUMNS)):
             return None
         row, column = self.rows[index.row()], index.column()
         value = self._value(row, column)
@@ -154,8 +157,9 @@ class FoldPanel(QWidget):
     def set_waiting(self) -> None:
         """The first step of a load: the fold records are tied to requests once the trace is measured."""
         self.model.set_rows([], 0)
-        self.heading.setText("<b style='font-size:11pt'>Folds</b> &nbsp; the fold records and decisions are shown "
-                             "once the requests are measured")
+        self.heading.setText(
+            "<b style='font-size:11pt'>Folds</b> &nbsp; the fold records and decisions are shown once the requests are measured"
+        )
 
     def set_rows(self, rows: list[FoldRow], now_slot: int) -> None:
         self.model.set_rows(rows, now_slot)
@@ -181,8 +185,14 @@ class FoldPanel(QWidget):
         if table.isHidden():  # no rows (set_rows): the heading alone
             return self.heading.sizeHint().height() + 8
         extra = self.explained.sizeHint().height() if self.explained.text() else 0
-        return (self.heading.sizeHint().height() + extra + table.horizontalHeader().sizeHint().height()
-                + rows * table.verticalHeader().defaultSectionSize() + 2 * table.frameWidth() + 12)
+        return (
+            self.heading.sizeHint().height()
+            + extra
+            + table.horizontalHeader().sizeHint().height()
+            + rows * table.verticalHeader().defaultSectionSize()
+            + 2 * table.frameWidth()
+            + 12
+        )
 
     def select_number(self, number: int) -> None:
         for row in range(self.proxy.rowCount()):
@@ -201,6 +211,8 @@ def explanation(rows: list[FoldRow]) -> str:
     kinds = dict.fromkeys(r.kind for r in rows)
     said = [KIND_SENTENCES[k] for k in kinds if k in KIND_SENTENCES]
     if any(r.kind in FOLD_KINDS and (r.before is None or r.after is None) for r in rows):
-        said.append("\"not recorded\" under an estimate: the file's fold record does not give it; the timeline shows "
-                    "the estimate of each request's view.")
+        said.append(
+            '"not recorded" under an estimate: the file\'s fold record does not give it; the timeline shows '
+            "the estimate of each request's view."
+        )
     return " ".join(said)

@@ -93,8 +93,11 @@ class RowsModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         # The title whole in a tooltip too: a column scrolled half out of sight read "eak reported".
-        if (orientation == Qt.Orientation.Horizontal and role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)
-                and 0 <= section < len(self.columns)):
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)
+            and 0 <= section < len(self.columns)
+        ):
             return self.columns[section][0]
         return None
 
@@ -135,19 +138,25 @@ class LibraryPanel(QWidget):
         super().__init__(parent)
         self.db = db
         self._tasks: dict[str, Task] = {}
-        self.sessions = RowsModel([
-            ("Session", lambda r: Path(r["source"] or "").name or "(no file)"),
-            ("Format", lambda r: r["format"]),
-            ("Size", lambda r: human_size(r["source_bytes"])),
-            ("Messages", lambda r: r["messages"]),
-            ("Requests", lambda r: r["requests"]),
-            ("Peak reported input", lambda r: r["peak_reported_input"]),
-        ], self)
-        self.hits = RowsModel([
-            ("Session", lambda h: self._session_name(h[0])),
-            ("Index", lambda h: h[1]),
-            ("Match", lambda h: " ".join(h[2].split())),
-        ], self)
+        self.sessions = RowsModel(
+            [
+                ("Session", lambda r: Path(r["source"] or "").name or "(no file)"),
+                ("Format", lambda r: r["format"]),
+                ("Size", lambda r: human_size(r["source_bytes"])),
+                ("Messages", lambda r: r["messages"]),
+                ("Requests", lambda r: r["requests"]),
+                ("Peak reported input", lambda r: r["peak_reported_input"]),
+            ],
+            self,
+        )
+        self.hits = RowsModel(
+            [
+                ("Session", lambda h: self._session_name(h[0])),
+                ("Index", lambda h: h[1]),
+                ("Match", lambda h: " ".join(h[2].split())),
+            ],
+            self,
+        )
         self.search_box = QLineEdit()
         self.search_box.setAccessibleName("Search all sessions")
         self.search_box.setPlaceholderText("Search every session's messages (Enter)")
@@ -202,7 +211,9 @@ class LibraryPanel(QWidget):
         # otherwise finish before a later connect and its answer would be lost.
         holder: list[Task] = []
         task = run_task(
-            lambda progress: fn(), name, self,
+            lambda progress: fn(),
+            name,
+            self,
             succeeded=lambda result: done(result) if holder and self._tasks.get(name) is holder[0] else None,
             failed=lambda exc: self.status.setText(f"The library could not answer: {exc}"),
         )
@@ -248,8 +259,9 @@ class LibraryPanel(QWidget):
             self.status.setText("")
             return None
         self.status.setText(f"Searching for {query!r}…")
-        return self._run("search", lambda: (list_sessions(self.db), search_library(self.db, query)),
-                         lambda result, q=query: self._found(q, *result))
+        return self._run(
+            "search", lambda: (list_sessions(self.db), search_library(self.db, query)), lambda result, q=query: self._found(q, *result)
+        )
 
     def _found(self, query: str, sessions: list[dict[str, Any]], hits: list[tuple[int, int, str]]) -> None:
         self.sessions.set_rows(sessions)
@@ -315,6 +327,8 @@ class LibraryBar(QFrame):
         if problem is None:
             self.hide()
             return
-        self.label.setText(f"The library is unavailable: {problem}. Sessions open from their files without "
-                           "search and autosave until another library is chosen.")
+        self.label.setText(
+            f"The library is unavailable: {problem}. Sessions open from their files without "
+            "search and autosave until another library is chosen."
+        )
         self.show()

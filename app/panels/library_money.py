@@ -46,8 +46,7 @@ def library_money(sources: list[str]) -> dict[str, Any]:
             skipped.append({"file": path, "error": f"{type(exc).__name__}: {exc}"})
     own = own_sessions(results)
     lines = [session_lines(path, False) for path in sources]  # the reported usage per request, grouped on demand
-    return {"sessions": len(own), "skipped": skipped, "totals": cache_totals(own), "top_wasted": top_wasted(own),
-            "usage_lines": lines}
+    return {"sessions": len(own), "skipped": skipped, "totals": cache_totals(own), "top_wasted": top_wasted(own), "usage_lines": lines}
 
 
 class UsageModel(RowsModel):
@@ -94,8 +93,10 @@ class CostOverTime(QWidget):
         top, bottom = 18.0, self.height() - 18.0
         peak = max((usd for _, usd in self.bars), default=0.0) or 1.0
         step = self.width() / max(len(self.bars), 1)
-        return [(step * k + step * 0.15, bottom - (bottom - top) * usd / peak, max(step * 0.7, 1.0),
-                 (bottom - top) * usd / peak) for k, (_, usd) in enumerate(self.bars)]
+        return [
+            (step * k + step * 0.15, bottom - (bottom - top) * usd / peak, max(step * 0.7, 1.0), (bottom - top) * usd / peak)
+            for k, (_, usd) in enumerate(self.bars)
+        ]
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         painter = QPainter(self)
@@ -155,8 +156,10 @@ class LibraryMoney(QWidget):
         self.wasted_table = _table(self.wasted, "The requests that wasted most on cache writes")
         self.wasted_table.activated.connect(self._chosen)
         self.wasted_table.clicked.connect(self._chosen)
-        self.wasted_sentence = QLabel("The requests that paid most to store again text the cache could have given "
-                                      "back (rewrites, expiries, provider misses). Click one to open its session there.")
+        self.wasted_sentence = QLabel(
+            "The requests that paid most to store again text the cache could have given "
+            "back (rewrites, expiries, provider misses). Click one to open its session there."
+        )
         self.wasted_sentence.setWordWrap(True)
         self.by = QComboBox()
         self.by.addItems(["day", "week", "month"])
@@ -165,8 +168,9 @@ class LibraryMoney(QWidget):
         self.usage = UsageModel(self)
         self.usage_table = _table(self.usage, "The library's spend over time")
         self.chart = CostOverTime()
-        self.usage_sentence = QLabel("Spend over time: each session's reported usage priced per request, "
-                                     "by the day (UTC) each request was sent, subagents included.")
+        self.usage_sentence = QLabel(
+            "Spend over time: each session's reported usage priced per request, by the day (UTC) each request was sent, subagents included."
+        )
         self.usage_sentence.setWordWrap(True)
         for view in (self.parts_table, self.wasted_table, self.usage_table):
             view.setMinimumHeight(120)
@@ -197,9 +201,13 @@ class LibraryMoney(QWidget):
             return None
         db = self.db()
         self.heading.setText("Counting every session in the library …")
-        self.task = run_task(lambda progress: library_money(library_sources(db)), "library money", self,
-                             succeeded=self._ready,
-                             failed=lambda exc: self.heading.setText(f"Could not count the library: {exc}"))
+        self.task = run_task(
+            lambda progress: library_money(library_sources(db)),
+            "library money",
+            self,
+            succeeded=self._ready,
+            failed=lambda exc: self.heading.setText(f"Could not count the library: {exc}"),
+        )
         return self.task
 
     def _ready(self, result: dict[str, Any]) -> None:
@@ -210,9 +218,11 @@ class LibraryMoney(QWidget):
         self.parts.set_rows(rows)
         self.wasted.set_rows(result["top_wasted"])
         skipped = f"; {len(result['skipped'])} could not be read" if result["skipped"] else ""
-        self.heading.setText(f"{result['sessions']:,} sessions in the library cost {_usd(totals['total_usd'])} as billed "
-                             f"(their own requests {_usd(totals['bill_usd'])}, with their subagents and compaction "
-                             f"summarisers){skipped}. Each row is one part of that bill.")
+        self.heading.setText(
+            f"{result['sessions']:,} sessions in the library cost {_usd(totals['total_usd'])} as billed "
+            f"(their own requests {_usd(totals['bill_usd'])}, with their subagents and compaction "
+            f"summarisers){skipped}. Each row is one part of that bill."
+        )
         self._regroup(self.by.currentText())
         self.money_ready.emit(result)
 

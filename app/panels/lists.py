@@ -72,20 +72,16 @@ class MessageList(QWidget):
         for column, width in ((INDEX, 52), (KIND, 118), (CHARS, digits), (TOKENS, digits)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, max(width, header.sectionSizeFromContents(column).width()))
-        preview = max(header.sectionSizeFromContents(PREVIEW).width(),
-                      self.table.fontMetrics().averageCharWidth() * PREVIEW_MIN_CHARS)
+        preview = max(header.sectionSizeFromContents(PREVIEW).width(), self.table.fontMetrics().averageCharWidth() * PREVIEW_MIN_CHARS)
         header.setMinimumSectionSize(min(header.sectionSizeFromContents(c).width() for c in range(len(COLUMNS))))
         # The list is never narrower than its columns (the Preview at its least), nor shorter than MIN_ROWS:
         # the splitters and docks around it give way instead.
         frame = 2 * self.table.frameWidth()
         scrollbar = self.table.verticalScrollBar().sizeHint().width()
-        self.table.setMinimumWidth(sum(header.sectionSize(c) for c in range(len(COLUMNS)) if c != PREVIEW)
-                                   + preview + scrollbar + frame)
-        self.table.setMinimumHeight(header.sizeHint().height() + MIN_ROWS * self.table.verticalHeader().defaultSectionSize()
-                                    + frame)
+        self.table.setMinimumWidth(sum(header.sectionSize(c) for c in range(len(COLUMNS)) if c != PREVIEW) + preview + scrollbar + frame)
+        self.table.setMinimumHeight(header.sizeHint().height() + MIN_ROWS * self.table.verticalHeader().defaultSectionSize() + frame)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
-        self.table.activated.connect(lambda index: self.message_opened.emit(int(index.data(IndexRole)))
-                                     if index.isValid() else None)
+        self.table.activated.connect(lambda index: self.message_opened.emit(int(index.data(IndexRole))) if index.isValid() else None)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)

@@ -138,8 +138,10 @@ class Pager(QWidget):
         end = r["offset"] + len(r["text"])
         next_part = f"next offset {r['next_offset']:,}" if r["next_offset"] is not None else "the end of the original"
         check = {True: " · SHA-256 verified", False: " · <b>SHA-256 does not match its copy</b>"}.get(r.get("verified"), "")
-        return (f"Original #{r['index']}: characters {r['offset']:,} to {end:,} of {r['total']:,} "
-                f"(limit applied {r['limit']:,}) · {next_part}{check}")
+        return (
+            f"Original #{r['index']}: characters {r['offset']:,} to {end:,} of {r['total']:,} "
+            f"(limit applied {r['limit']:,}) · {next_part}{check}"
+        )
 
     def next_page(self) -> dict:
         if self.result.get("next_offset") is None:

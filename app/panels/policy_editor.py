@@ -33,12 +33,16 @@ FIELDS = (
     ("max_input_tokens", "Ceiling", "a whole number of tokens, auto or none", "tokens, auto, none"),
     ("context_fold_at", "Line", "a fraction of the ceiling in (0, 1]; unset is 0.8", "0.8"),
     ("context_fold_target", "Target", "a fraction below the line; unset is 0.6", "0.6"),
-    ("tool_result_max_chars", "Result bound", "characters per tool-result body, at least 1,024; unset is no bound",
-     "no bound"),
+    ("tool_result_max_chars", "Result bound", "characters per tool-result body, at least 1,024; unset is no bound", "no bound"),
     ("prompt_caching", "Prompt caching", "true or false; unset leaves the endpoint as it is", "as the endpoint"),
     ("model", "Model", "for auto and prices", "the session's"),
-    ("context_window", "Window", "the model's context window in tokens, over the file's, the agent's rule, its "
-     "compactions and the prices; unset resolves it from them", "resolved"),
+    (
+        "context_window",
+        "Window",
+        "the model's context window in tokens, over the file's, the agent's rule, its "
+        "compactions and the prices; unset resolves it from them",
+        "resolved",
+    ),
 )
 
 

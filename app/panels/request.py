@@ -110,12 +110,14 @@ class RequestPanel(ShownRequestPanel):
     def _marks_lines(self, doc: Document, view) -> list[str]:
         policy = doc.policy
         if policy is None or not policy.caching:
-            return ["<b>Cache marks:</b> none — prompt caching is off in the policy in force "
-                    "(turn it on in the policy editor, Ctrl+Shift+L)"]
+            return [
+                "<b>Cache marks:</b> none — prompt caching is off in the policy in force (turn it on in the policy editor, Ctrl+Shift+L)"
+            ]
         self.marks = mark_positions(doc, view)
         items = "".join(f"<li>{html.escape(describe_mark(m))}</li>" for m in self.marks)
-        return [f"<b>Cache marks</b> ({len(self.marks)}, shown as <code>cache_control</code> in the payload):"
-                f"<ul style='margin:0'>{items}</ul>"]
+        return [
+            f"<b>Cache marks</b> ({len(self.marks)}, shown as <code>cache_control</code> in the payload):<ul style='margin:0'>{items}</ul>"
+        ]
 
     def _predicted_line(self, doc, slot: int | None, is_now: bool) -> str:
         """Predicted input, beside the reported input and the difference where the file reports it."""
@@ -124,8 +126,7 @@ class RequestPanel(ShownRequestPanel):
             line = f"Predicted input <b>{size:,} tokens</b> (the next request)"
             free = doc.now_free
             if free is not None:
-                line += (f" · free {free:,} of the {doc.context_window:,}-token context window "
-                         f"({html.escape(doc.window_source)})")
+                line += f" · free {free:,} of the {doc.context_window:,}-token context window ({html.escape(doc.window_source)})"
             return line
         r = doc.requests[slot]
         anchor = "its count (no earlier report in its stretch)" if r.predicted_from == "count" else f"request {r.predicted_from}"
@@ -160,9 +161,11 @@ class RequestPanel(ShownRequestPanel):
         lines.append(self._predicted_line(doc, slot, is_now))
         lines.append(f"Estimate {tokens:,} tokens = {counted_text} × scale {scale:.3f} (the ADR's, for the ceiling and the fold)")
         if head:
-            lines.append(f"The estimate includes an unseen head of {head:,} tokens: the system prompt and "
-                         f"tools this {html.escape(doc.session.format)} file does not hold, estimated from the reported "
-                         "input of its stretch (between compactions)")
+            lines.append(
+                f"The estimate includes an unseen head of {head:,} tokens: the system prompt and "
+                f"tools this {html.escape(doc.session.format)} file does not hold, estimated from the reported "
+                "input of its stretch (between compactions)"
+            )
         if not is_now:
             lines.append(self._divergence_line(doc, slot, view))
         lines += self._marks_lines(doc, view)

@@ -17,12 +17,18 @@ def status_parts(doc: Document) -> list[str]:
     session = doc.session
     if not doc.counted:  # the first step of a load: no size is known yet, and the line says so first
         reading = doc.reading_note()
-        parts = [f"showing {reading}; then counting tokens: sizes are in characters until then" if reading
-                 else "counting tokens and measuring the requests: sizes are in characters until then"]
+        parts = [
+            f"showing {reading}; then counting tokens: sizes are in characters until then"
+            if reading
+            else "counting tokens and measuring the requests: sizes are in characters until then"
+        ]
         if session.trace:
             parts.append(counted(len(session.trace), "request"))
-        return parts + [f"Format: {session.format}", f"full record {counted(doc.record_size, 'message')}",
-                        f"active view {counted(len(session.view), 'message')}"]
+        return parts + [
+            f"Format: {session.format}",
+            f"full record {counted(doc.record_size, 'message')}",
+            f"active view {counted(len(session.view), 'message')}",
+        ]
     # The request the timeline shows: a recorded one (stepped back) or the next (now), named first.
     shown = doc.shown if doc.shown is not None and doc.shown < len(doc.requests) else None
     fact = doc.requests[shown] if shown is not None else None
@@ -48,8 +54,11 @@ def status_parts(doc: Document) -> list[str]:
         parts.append(f"includes an unseen head of {head:,} tokens")
     if session.trace:
         parts.append(counted(len(session.trace), "request"))
-    parts += [f"Format: {session.format}", f"full record {counted(doc.record_size, 'message')}",
-              f"active view {counted(len(session.view), 'message')}"]
+    parts += [
+        f"Format: {session.format}",
+        f"full record {counted(doc.record_size, 'message')}",
+        f"active view {counted(len(session.view), 'message')}",
+    ]
     return parts
 
 
@@ -63,13 +72,21 @@ def status_tooltip(doc: Document) -> str:
     kinds = doc.kind_counts()
     by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
     if not doc.counted:
-        return "\n".join([*status_parts(doc), "", f"Full record by kind: {by_kind}",
-                          "The tokens are being counted; the window map is sized by characters until then"])
+        return "\n".join(
+            [
+                *status_parts(doc),
+                "",
+                f"Full record by kind: {by_kind}",
+                "The tokens are being counted; the window map is sized by characters until then",
+            ]
+        )
     lines = [*status_parts(doc), "", f"Full record by kind: {by_kind}", f"Scale {doc.scale:.3f}"]
     if doc.now_predicted:
-        lines.append("Predicted: the best forecast of what the provider will report for the next request, from the "
-                     "newest report of its stretch plus what changed since; the estimate is the ADR's (count × scale), "
-                     "which the ceiling and the fold decide on")
+        lines.append(
+            "Predicted: the best forecast of what the provider will report for the next request, from the "
+            "newest report of its stretch plus what changed since; the estimate is the ADR's (count × scale), "
+            "which the ceiling and the fold decide on"
+        )
     if doc.rules is not None:
         lines.append(f"Ceiling: {doc.rules.source}")
     if doc.context_window:

@@ -62,13 +62,20 @@ def spaced(lefts: Sequence[float], widths: Sequence[float], gap: float = 6.0) ->
 
 
 # The Go menu's keys (app/window.py builds it from these) and the hint the header shows for them: one set, said alike.
-STEP_KEYS = {"previous": "Alt+Left", "next": "Alt+Right", "previous fold": "Alt+Shift+Left",
-             "next fold": "Alt+Shift+Right", "now": "Alt+End"}
+STEP_KEYS = {
+    "previous": "Alt+Left",
+    "next": "Alt+Right",
+    "previous fold": "Alt+Shift+Left",
+    "next fold": "Alt+Shift+Right",
+    "now": "Alt+End",
+}
 KEY_HINT = "Alt+←/→ step, Alt+Shift+←/→ previous/next fold"
 # What the window says with no session open: what to do, with the keys (the File menu's).
-NO_SESSION_HINT = ("No session open: File > Open… (Ctrl+O) a session file, File > Open Agent Session… (Ctrl+Alt+O) "
-                   "one of the agent sessions on this machine, File > Open the Demo Session, "
-                   "or drop a file here")
+NO_SESSION_HINT = (
+    "No session open: File > Open… (Ctrl+O) a session file, File > Open Agent Session… (Ctrl+Alt+O) "
+    "one of the agent sessions on this machine, File > Open the Demo Session, "
+    "or drop a file here"
+)
 
 
 @dataclass(frozen=True)
@@ -214,8 +221,9 @@ class Timeline(QWidget):
         else:
             self.lane.rows = gap_rows(doc.session)
             session, policy = doc.session, doc.policy
-            self._lane_task = run_task(lambda progress: lane_rows(session, policy), "cache lane", self,
-                                       succeeded=lambda rows, k=key: self._lane_ready(k, rows))
+            self._lane_task = run_task(
+                lambda progress: lane_rows(session, policy), "cache lane", self, succeeded=lambda rows, k=key: self._lane_ready(k, rows)
+            )
         self.updateGeometry()
 
     def _lane_ready(self, key: tuple, rows: list) -> None:
@@ -305,8 +313,11 @@ class Timeline(QWidget):
             return
         if doc is None or not doc.requests:
             painter.setPen(muted_colour())
-            painter.drawText(self.rect().adjusted(12, 20, -12, 0), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
-                             NO_SESSION_HINT if doc is None else "No requests recorded in this session")
+            painter.drawText(
+                self.rect().adjusted(12, 20, -12, 0),
+                Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                NO_SESSION_HINT if doc is None else "No requests recorded in this session",
+            )
             return
         plot = self._plot()
         shown = 0 <= self.current < self.slots()
@@ -334,9 +345,23 @@ class Timeline(QWidget):
         doc = self.document
         assert doc is not None
         ratio = self.devicePixelRatioF()
-        key = (self.size().toTuple(), ratio, id(doc), id(doc.requests), len(doc.requests), doc.now_predicted,
-               doc.now_size, doc.rules, id(self.branch), is_dark(), text.rgba(), self.font().key(),
-               id(self.lane.rows), len(self.lane.rows), self.lane.shown())  # the cache lane is drawn in it too
+        key = (
+            self.size().toTuple(),
+            ratio,
+            id(doc),
+            id(doc.requests),
+            len(doc.requests),
+            doc.now_predicted,
+            doc.now_size,
+            doc.rules,
+            id(self.branch),
+            is_dark(),
+            text.rgba(),
+            self.font().key(),
+            id(self.lane.rows),
+            len(self.lane.rows),
+            self.lane.shown(),
+        )  # the cache lane is drawn in it too
         if self._layer is not None and self._layer[0] == key:
             return self._layer[1]
         layer, painter = self._blank_layer(ratio)
@@ -380,8 +405,7 @@ class Timeline(QWidget):
                 if pen is not dot_pen:
                     painter.setPen(pen := dot_pen)
                     painter.setBrush(text)
-                painter.drawEllipse(QPointF(x + width / 2, bottom - height * min(request.reported_input / top, 1.05)),
-                                    3, 3)
+                painter.drawEllipse(QPointF(x + width / 2, bottom - height * min(request.reported_input / top, 1.05)), 3, 3)
             if request.folded_before:
                 painter.setPen(fold_pen)
                 pen = fold_pen
@@ -399,7 +423,8 @@ class Timeline(QWidget):
         for i in spaced([x for x, _ in folds], widths):
             x, label = folds[i]
             if x + widths[i] <= plot.right() + RIGHT and not any(
-                    a < x + widths[i] and x < b and abs(base - baseline) < 12 for a, b, base in ruled):
+                a < x + widths[i] and x < b and abs(base - baseline) < 12 for a, b, base in ruled
+            ):
                 self._label_on_box(painter, QPointF(x, baseline), label, widths[i])
         if self.branch is not None:
             self._draw_branch(painter, plot, top)
@@ -407,8 +432,16 @@ class Timeline(QWidget):
         if self.lane.shown():
             self._fill_lane()  # a followed file may have grown
             painter.save()
-            self.lane.paint(painter, plot.left(), plot.bottom() + BOTTOM, plot.right(),
-                            (plot.left(), plot.width() / max(self.slots(), 1)), LEFT, text, self.height())
+            self.lane.paint(
+                painter,
+                plot.left(),
+                plot.bottom() + BOTTOM,
+                plot.right(),
+                (plot.left(), plot.width() / max(self.slots(), 1)),
+                LEFT,
+                text,
+                self.height(),
+            )
             painter.restore()
 
     def _draw_counting(self, painter: QPainter, text: QColor) -> None:
@@ -427,13 +460,15 @@ class Timeline(QWidget):
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         painter.setPen(text)
         reading = self.document.reading_note()
-        legend = (f"{counted(requests, 'request')} in {reading}   ·   dots: reported input" if reading else
-                  f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
-                  "the sizes and stepping come when every request is measured")
+        legend = (
+            f"{counted(requests, 'request')} in {reading}   ·   dots: reported input"
+            if reading
+            else f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
+            "the sizes and stepping come when every request is measured"
+        )
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
 
-    def _counting_bars(self, columns: CountingColumns, counts: Sequence[int], plot: QRectF, top: float,
-                       width: float) -> QPixmap:
+    def _counting_bars(self, columns: CountingColumns, counts: Sequence[int], plot: QRectF, top: float, width: float) -> QPixmap:
         """The bars of the counts so far, in a pixmap kept across the paints of one load: a paint draws only what
         changed since the one before (every bar again when the plot's top moves), so a paint while counting costs
         the counts that came in, not the plot's width. One bar per request: a request's count never changes, so
@@ -508,8 +543,7 @@ class Timeline(QWidget):
             reported = [r.usage.reported_input if r.usage is not None else 0 for r in doc.session.trace]
             # The session is held with its key, so its id cannot pass to the next load's (a first part's session
             # is dropped when the whole record arrives).
-            kept = self._columns = (key, CountingColumns(int(plot.width()), requests, reported, int(plot.height())),
-                                    doc.session)
+            kept = self._columns = (key, CountingColumns(int(plot.width()), requests, reported, int(plot.height())), doc.session)
         return kept[1]
 
     def _draw_original_bar(self, painter: QPainter, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:
@@ -525,8 +559,9 @@ class Timeline(QWidget):
     def _draw_branch(self, painter: QPainter, plot: QRectF, top: float) -> None:
         """The what-if's estimates as a second series: a line with a dot per request, from where it starts."""
         branch = self.branch
-        points = [QPointF(self._slot_rect(branch.start + i, plot).center().x(), self._y(v, plot, top))
-                  for i, v in enumerate(branch.estimates)]
+        points = [
+            QPointF(self._slot_rect(branch.start + i, plot).center().x(), self._y(v, plot, top)) for i, v in enumerate(branch.estimates)
+        ]
         painter.setPen(QPen(BRANCH_COLOUR, 2.5))
         painter.drawPolyline(points)
         painter.setBrush(BRANCH_COLOUR)
@@ -581,8 +616,10 @@ class Timeline(QWidget):
         # Each request number is centred on its slot at its own width (a slot can be a pixel wide), and one that
         # would run into the number before is left out rather than drawn over it or cut.
         metrics = painter.fontMetrics()
-        ticks = [(self._slot_rect(slot, plot).center().x(), "now" if slot == self.slots() - 1 else f"{slot:,}")
-                 for slot in range(0, self.slots(), step)]
+        ticks = [
+            (self._slot_rect(slot, plot).center().x(), "now" if slot == self.slots() - 1 else f"{slot:,}")
+            for slot in range(0, self.slots(), step)
+        ]
         widths = [metrics.horizontalAdvance(label) for _, label in ticks]
         lefts = [min(max(x - w / 2, 0.0), self.width() - w) for (x, _), w in zip(ticks, widths)]
         for i in spaced(lefts, widths):
@@ -595,8 +632,10 @@ class Timeline(QWidget):
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
         legend = f"Showing {current}   ·   bars: predicted input   ·   dots: reported input   ·   {KEY_HINT}"
         if self.branch is not None:
-            legend = (f"What-if from request {self.branch.start}   ·   orange line: the what-if's estimates, replayed   ·   "
-                      "outlined bars: the original's")
+            legend = (
+                f"What-if from request {self.branch.start}   ·   orange line: the what-if's estimates, replayed   ·   "
+                "outlined bars: the original's"
+            )
         painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
 
     # -- input ---------------------------------------------------------------------------
@@ -640,21 +679,27 @@ class Timeline(QWidget):
             i = slot - branch.start
             change = branch.estimates[i] - branch.original[slot]
             folds = f"; {branch.folds[i]} fold passes landed before it" if i < len(branch.folds) and branch.folds[i] else ""
-            tip = (f"request {slot}: what-if estimate {branch.estimates[i]:,} tokens, the original's {branch.original[slot]:,}"
-                   f" ({change:+,}){folds}")
+            tip = (
+                f"request {slot}: what-if estimate {branch.estimates[i]:,} tokens, the original's {branch.original[slot]:,}"
+                f" ({change:+,}){folds}"
+            )
         elif branch is not None and slot > branch.start:
             tip = f"now in the original: {branch.original_now:,} tokens (the what-if stops at the last request)"
         elif slot == len(self.document.requests):
             doc = self.document
-            tip = (f"now: the active view, predicted {doc.now_predicted:,} tokens (estimate {doc.now_size:,})"
-                   if doc.now_predicted else f"now: the active view, estimate {doc.now_size:,} tokens")
+            tip = (
+                f"now: the active view, predicted {doc.now_predicted:,} tokens (estimate {doc.now_size:,})"
+                if doc.now_predicted
+                else f"now: the active view, estimate {doc.now_size:,} tokens"
+            )
         else:
             r = self.document.requests[slot]
             reported = f"{r.reported_input:,}" if r.reported_input else "not recorded"
             share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
             tip = (
                 f"request {slot}: {counted(len(r.view), 'message')}, predicted {r.predicted:,} tokens, reported input "
-                f"{reported}" + (f" (difference {r.difference()})" if r.reported_input else "")
+                f"{reported}"
+                + (f" (difference {r.difference()})" if r.reported_input else "")
                 + f"; estimate {r.estimate:,} ({scaled_words(r.counted, r.unseen_head, r.scale)}){share}"
             )
             row = self.lane.row_at(slot)

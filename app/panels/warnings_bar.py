@@ -45,8 +45,10 @@ class WarningsBar(QFrame):
             self.hide()
             return
         n = len(self.warnings)
-        self.label.setText(f"Reading the file gave {n} warning{'s' if n != 1 else ''}: "
-                           "what the reader skipped or could not link, or what the file does not hold")
+        self.label.setText(
+            f"Reading the file gave {n} warning{'s' if n != 1 else ''}: "
+            "what the reader skipped or could not link, or what the file does not hold"
+        )
         self.details.setPlainText("\n".join(self.warnings))
         self.show()
 

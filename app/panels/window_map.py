@@ -42,8 +42,7 @@ PATTERNS = {"clipped_copy": Qt.BrushStyle.BDiagPattern, "note": Qt.BrushStyle.Di
 # What leads the view bar, belonging to no message the file holds: named in the legend when the shown request has it.
 LEAD_LEGEND = (("unseen_head", "unseen head"), ("framing", "framing"), ("scale", "scale"))
 TAKEN_LABEL = "taken by the chosen fold record"
-LEAD_COLOURS = {"unseen_head": QColor(150, 150, 150, 160), "framing": QColor(150, 150, 150, 60),
-                "scale": QColor(150, 150, 150, 110)}
+LEAD_COLOURS = {"unseen_head": QColor(150, 150, 150, 160), "framing": QColor(150, 150, 150, 60), "scale": QColor(150, 150, 150, 110)}
 LEAD_WORDS = {
     "unseen_head": "unseen head: what the provider counted that the file does not hold (its system prompt and tools)",
     "system": "system prompt and tools",
@@ -136,8 +135,7 @@ def column_spans(bar: Bar, height: float = BAR_HEIGHT) -> list[tuple[int, QRectF
     start = 0
     for p in wide + [len(widths)]:
         if start < p:
-            out.extend((indexes[q], QRectF(at, top, 1.0, height), in_view_bar, False)
-                       for at, q in _narrow_columns(lefts, widths, start, p))
+            out.extend((indexes[q], QRectF(at, top, 1.0, height), in_view_bar, False) for at, q in _narrow_columns(lefts, widths, start, p))
         if p < len(widths):
             out.append((indexes[p], QRectF(lefts[p], top, widths[p], height), in_view_bar, widths[p] > 3))
         start = p + 1
@@ -159,8 +157,13 @@ def _narrow_columns(lefts: list[float], widths: list[float], start: int, end: in
     return found
 
 
-def plan_paint(doc: Document, columns: list[tuple[int, QRectF, bool, bool]], record: Bar, highlighted: frozenset[int],
-               styles: list[tuple[str, Qt.BrushStyle | None]] | None = None) -> PaintPlan:
+def plan_paint(
+    doc: Document,
+    columns: list[tuple[int, QRectF, bool, bool]],
+    record: Bar,
+    highlighted: frozenset[int],
+    styles: list[tuple[str, Qt.BrushStyle | None]] | None = None,
+) -> PaintPlan:
     """The fills of `columns` (column_spans of both bars), each in the style (kind, fade, pattern) of its message,
     and the spans a chosen fold record took under the `record` bar. Colours are made once per style, not per
     message; `styles` (message_styles, kept by the map) spares asking each message its kind on every paint."""
@@ -301,12 +304,18 @@ class WindowMap(QWidget):
         if not doc.counted:
             view_chars = sum(doc.chars[i] for i in doc.view_position)
             reading = doc.reading_note()
-            return [f"{which}: {view_chars:,} characters · full record {sum(doc.chars):,} characters"
-                    + (f" ({reading})" if reading else ""),
-                    "blocks sized by characters until the tokens are counted", "click a block to select it"]
+            return [
+                f"{which}: {view_chars:,} characters · full record {sum(doc.chars):,} characters" + (f" ({reading})" if reading else ""),
+                "blocks sized by characters until the tokens are counted",
+                "click a block to select it",
+            ]
         marks = f"{len(self.marks)} cache marks ▼" if self.marks else f"no cache marks{self.marks_note}"
-        return [f"{which}: estimate {doc.shown_size:,} tokens · full record {doc.record_tokens():,}", marks,
-                "blocks sized by their tokens", "click a block to select it"]
+        return [
+            f"{which}: estimate {doc.shown_size:,} tokens · full record {doc.record_tokens():,}",
+            marks,
+            "blocks sized by their tokens",
+            "click a block to select it",
+        ]
 
     def _scale(self) -> float:
         doc = self.document
@@ -348,13 +357,14 @@ class WindowMap(QWidget):
         lead, widths = self.view_widths()
         order = list(doc.view_position)  # in view order: the mapping is built position by position
         # The unseen head and the framing lead the bar, drawn as one plain block.
-        view = Bar.laid(order, list(map(mul, map(widths.get, order, repeat(0.0)), repeat(scale))), float(LEFT) + lead * scale,
-                        view_y, True)
+        view = Bar.laid(order, list(map(mul, map(widths.get, order, repeat(0.0)), repeat(scale))), float(LEFT) + lead * scale, view_y, True)
         key = (id(doc), doc.record_size, doc.counted, scale, record_y)
         if self._record_bar is None or self._record_bar[0] != key:
             sizes = doc.sizes
-            self._record_bar = (key, Bar.laid(list(range(doc.record_size)), [size * scale for size in sizes[: doc.record_size]],
-                                              float(LEFT), record_y, False))
+            self._record_bar = (
+                key,
+                Bar.laid(list(range(doc.record_size)), [size * scale for size in sizes[: doc.record_size]], float(LEFT), record_y, False),
+            )
         return view, self._record_bar[1]
 
     def block_at(self, point: QPointF) -> int | None:
@@ -631,8 +641,11 @@ class WindowMap(QWidget):
         if mark is not None:
             QToolTip.showText(event.globalPosition().toPoint(), f"cache mark: {mark_text(mark)}", self)
             return
-        lead = None if index is not None or self.document is None else next(
-            (name for name, rect in self.lead_rects() if rect.contains(event.position())), None)
+        lead = (
+            None
+            if index is not None or self.document is None
+            else next((name for name, rect in self.lead_rects() if rect.contains(event.position())), None)
+        )
         if lead is not None:
             tokens = dict(self.lead_parts())[lead]
             QToolTip.showText(event.globalPosition().toPoint(), f"{LEAD_WORDS[lead]} · {round(tokens):,} tokens", self)

@@ -24,8 +24,21 @@ from foldscope.core.model.session import Message, Session
 if TYPE_CHECKING:
     from foldscope.core.fold.fold import FoldRun
 
-__all__ = ["Changes", "Command", "CommandStack", "ReadResult", "Peek", "Restore", "Evict", "EvictActionResults",
-           "Compact", "Clip", "Expand", "ApplyFold", "insert_chronologically"]
+__all__ = [
+    "Changes",
+    "Command",
+    "CommandStack",
+    "ReadResult",
+    "Peek",
+    "Restore",
+    "Evict",
+    "EvictActionResults",
+    "Compact",
+    "Clip",
+    "Expand",
+    "ApplyFold",
+    "insert_chronologically",
+]
 
 
 class Restore(Command):
@@ -63,8 +76,11 @@ class Restore(Command):
             call = call_of(m, record)
             if call is None:
                 index = record.index_of(m.id)
-                return refuse(self, f"restore refused: the tool result at index {index} answers no call the record "
-                                    "holds, and a request may not carry a result without its call (ADR-0130 D4)")
+                return refuse(
+                    self,
+                    f"restore refused: the tool result at index {index} answers no call the record "
+                    "holds, and a request may not carry a result without its call (ADR-0130 D4)",
+                )
             if call.id not in in_view and call not in wanted:
                 wanted.append(call)
         swaps: dict[int, Message] = {}
@@ -82,17 +98,20 @@ class Restore(Command):
         if swaps and self.fits is not None and not self.fits(ids):
             first = min(swaps.values(), key=lambda m: record.index_of(m.id))
             index = record.index_of(first.id)
-            return refuse(self, (
-                f"restore refused: the view would no longer fit under the ceiling with the original at index "
-                f"{index} whole; read the omitted part with read_result(index={index}, offset=..., limit=...) instead"))
+            return refuse(
+                self,
+                (
+                    f"restore refused: the view would no longer fit under the ceiling with the original at index "
+                    f"{index} whole; read the omitted part with read_result(index={index}, offset=..., limit=...) instead"
+                ),
+            )
         restored = list(swaps.values()) + inserts
         if not restored:
             self.result = {"success": True, "restored": 0}
             return Changes(message="nothing to restore")
         session.set_view(ids)
         protect_from_clip(session, [m.id for m in restored if m.kind == "action_response"])
-        self.result = {"success": True, "restored": len(restored),
-                       "indices": sorted(record.index_of(m.id) for m in restored)}
+        self.result = {"success": True, "restored": len(restored), "indices": sorted(record.index_of(m.id) for m in restored)}
         return Changes(view=True, metadata=True)
 
 
@@ -101,8 +120,7 @@ def call_of(result: Message, record) -> Message | None:
     linked = result.content.get("action_request_id")
     if isinstance(linked, str) and linked in record and record.get(linked).kind == "action_request":
         return record.get(linked)
-    return next((m for m in record if m.kind == "action_request" and m.content.get("action_response_id") == result.id),
-                None)
+    return next((m for m in record if m.kind == "action_request" and m.content.get("action_response_id") == result.id), None)
 
 
 def insert_chronologically(view: list[Message], inserts: Sequence[Message], session: Session) -> list[Message]:
@@ -164,8 +182,11 @@ class EvictActionResults(Command):
 def _take_out(command: Command, session: Session, view: list[Message], chosen: list[str]) -> Changes:
     facts = st.view_facts(view, session.record, set())
     # a result takes its call out with it, and a call its result (ADR-0130 D4: neither is sent without the other)
-    taken = set(chosen) | {facts.call_of[m] for m in chosen if m in facts.call_of} \
+    taken = (
+        set(chosen)
+        | {facts.call_of[m] for m in chosen if m in facts.call_of}
         | {facts.result_of[m] for m in chosen if m in facts.result_of}
+    )
     taken -= {view[0].id} if view else set()
     if not taken:
         command.result = {"success": True, "removed": 0}
@@ -180,9 +201,17 @@ class Compact(Command):
 
     label = "compact"
 
-    def __init__(self, first: int, last: int, summary: str | None = None, summariser: Summariser | None = None,
-                 ceiling: int | None = None, new_id: Callable[[], str] | None = None,
-                 clock: Callable[[], float | None] = time.time, policy: Any = None) -> None:
+    def __init__(
+        self,
+        first: int,
+        last: int,
+        summary: str | None = None,
+        summariser: Summariser | None = None,
+        ceiling: int | None = None,
+        new_id: Callable[[], str] | None = None,
+        clock: Callable[[], float | None] = time.time,
+        policy: Any = None,
+    ) -> None:
         super().__init__()
         self.first, self.last, self.summary, self.policy = first, last, summary, policy
         self.summariser = summariser or BriefSummariser()
@@ -198,7 +227,7 @@ class Compact(Command):
             return refuse(self, f"indices {self.first} and {self.last} must both name messages in the active view")
         lo, hi = sorted(positions[m.id] for m in ends)  # type: ignore[union-attr]
         facts = st.view_facts(view, record, {m.id for m in view})
-        chosen = st.keep_pairs([m.id for m in view[lo:hi + 1] if m.id not in (facts.head, facts.task)], facts)
+        chosen = st.keep_pairs([m.id for m in view[lo : hi + 1] if m.id not in (facts.head, facts.task)], facts)
         if not chosen:
             return refuse(self, "nothing to compact in that span (the head and the task instruction stay)")
         taken = set(chosen)
@@ -225,8 +254,14 @@ class Clip(Command):
 
     label = "clip"
 
-    def __init__(self, index: int, keep: int, new_id: Callable[[], str] | None = None,
-                 clock: Callable[[], float | None] = time.time, into_view: bool = False) -> None:
+    def __init__(
+        self,
+        index: int,
+        keep: int,
+        new_id: Callable[[], str] | None = None,
+        clock: Callable[[], float | None] = time.time,
+        into_view: bool = False,
+    ) -> None:
         super().__init__()
         self.index, self.keep, self.new_id, self.clock = index, keep, new_id, clock
         self.into_view = into_view
@@ -247,11 +282,17 @@ class Clip(Command):
         at = next((p for p, m in enumerate(view) if m.id == original.id or m.clipped_from == original.id), None)
         call = call_of(original, record) if at is None else None
         if at is None and not self.into_view:
-            return refuse(self, f"the result at index {index} is not in the active view: its clipped copy would join "
-                                "it and make the request larger; restore it, or clip it into the view")
+            return refuse(
+                self,
+                f"the result at index {index} is not in the active view: its clipped copy would join "
+                "it and make the request larger; restore it, or clip it into the view",
+            )
         if at is None and call is None:
-            return refuse(self, f"the result at index {index} answers no call the record holds, and a request may "
-                                "not carry a result without its call (ADR-0130 D4)")
+            return refuse(
+                self,
+                f"the result at index {index} answers no call the record holds, and a request may "
+                "not carry a result without its call (ADR-0130 D4)",
+            )
         kwargs = {"new_id": self.new_id} if self.new_id else {}
         clipped = build_copy(original, index, kept, created_at=self.clock(), **kwargs)
         record.append(clipped)
@@ -332,8 +373,13 @@ class ApplyFold(Command):
         run: FoldRun = self.fold.run(self.reason)
         self.run = run
         added = tuple(session.record[i].id for i in range(length, len(session.record)))
-        self.result = {"success": True, "records": run.records, "estimate_before": run.estimate_before,
-                       "estimate_after": run.estimate_after, "target_reached": run.target_reached}
+        self.result = {
+            "success": True,
+            "records": run.records,
+            "estimate_before": run.estimate_before,
+            "estimate_after": run.estimate_after,
+            "target_reached": run.target_reached,
+        }
         return Changes(view=run.landed, added=added, metadata=run.landed, folds=len(run.records))
 
 

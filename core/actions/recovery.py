@@ -30,13 +30,20 @@ class ReadResult(Command):
             return refuse(self, f"limit must be a positive integer, not {self.limit!r}")
         applied = min(self.limit, READ_LIMIT, self.max_chars or READ_LIMIT)
         end = min(self.offset + applied, len(text))
-        recorded = {m.metadata.get("context_clip_sha256") for m in session.record
-                    if m.is_clipped_copy and m.clipped_from == original.id} - {None}
+        recorded = {
+            m.metadata.get("context_clip_sha256") for m in session.record if m.is_clipped_copy and m.clipped_from == original.id
+        } - {None}
         digest = original.sha256()
         self.result = {
-            "success": True, "index": session.record.index_of(original.id), "text": text[self.offset:end],
-            "offset": self.offset, "next_offset": end if end < len(text) else None, "total": len(text),
-            "limit": applied, "sha256": digest, "verified": (digest in recorded) if recorded else None,
+            "success": True,
+            "index": session.record.index_of(original.id),
+            "text": text[self.offset : end],
+            "offset": self.offset,
+            "next_offset": end if end < len(text) else None,
+            "total": len(text),
+            "limit": applied,
+            "sha256": digest,
+            "verified": (digest in recorded) if recorded else None,
         }
         if original.kind == "action_response":
             protect_from_clip(session, [original.id])
@@ -59,9 +66,10 @@ class Peek(Command):
             return refuse(self, found)
         note, messages, verified = found
         self.result = {
-            "success": True, "note": self.note_index, "verified": verified,
-            "messages": [{"index": session.record.index_of(m.id), "id": m.id, "kind": m.kind, "text": m.text}
-                         for m in messages],
+            "success": True,
+            "note": self.note_index,
+            "verified": verified,
+            "messages": [{"index": session.record.index_of(m.id), "id": m.id, "kind": m.kind, "text": m.text} for m in messages],
         }
         return Changes()
 

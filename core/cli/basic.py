@@ -21,8 +21,12 @@ def register(subparsers) -> None:
     inspect.add_argument("--json", action="store_true", help="print JSON")
     # dest is not `format`: core.cli.main reads args.format as the text formatter.
     inspect.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    inspect.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
-                         help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
+    inspect.add_argument(
+        "--sample",
+        "--session",
+        metavar="ID[:EPOCH]",
+        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+    )
     inspect.add_argument("--db", metavar="PATH", help="also import the session into this library")
     inspect.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
     from foldscope.core.cli.options import add_window_flag
@@ -40,13 +44,16 @@ def register(subparsers) -> None:
     export.add_argument("-o", "--output", required=True, metavar="OUT")
     export.add_argument("--json", action="store_true", help="print JSON")
     export.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    export.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
-                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
+    export.add_argument(
+        "--sample",
+        "--session",
+        metavar="ID[:EPOCH]",
+        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+    )
     export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({plural(r['messages'], 'message')})")
 
 
-def summarise(session: Session, threads: int | None = None, counter: Any = None,
-              choice: Any = None) -> dict[str, Any]:
+def summarise(session: Session, threads: int | None = None, counter: Any = None, choice: Any = None) -> dict[str, Any]:
     """The facts `inspect` reports, as a JSON-ready dict.
 
     Sizes are exact o200k_base counts of the compiled request (core.request.count.Counter): the active view
@@ -93,8 +100,13 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
         "messages": len(record),
         "by_kind": {kind: by_kind[kind] for kind in (*KINDS, "clipped_copy") if by_kind[kind]},
         "record_size": {"messages": len(record), "tokens": record_tokens},
-        "view_size": {"messages": len(session.view), "tokens": view_tokens, "estimate": view_estimate,
-                      "unseen_head": measure.unseen_head, "scale": round(measure.scale, 6)},
+        "view_size": {
+            "messages": len(session.view),
+            "tokens": view_tokens,
+            "estimate": view_estimate,
+            "unseen_head": measure.unseen_head,
+            "scale": round(measure.scale, 6),
+        },
         "requests": len(session.trace),
         "folds": len(folds) if isinstance(folds, list) else 0,
         "copies": sum(1 for m in record if m.is_clipped_copy),
@@ -106,9 +118,14 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
         "price_reason": None if price.priced else price.reason,
         "context_window": window,
         "policy": {
-            "ceiling": resolution.ceiling, "source": resolution.source, "why": resolution.why,
-            "line": policy.fold_at, "target": policy.fold_target,
-            "result_max_chars": policy.tool_result_max_chars, "caching": policy.caching, "from": policy.source,
+            "ceiling": resolution.ceiling,
+            "source": resolution.source,
+            "why": resolution.why,
+            "line": policy.fold_at,
+            "target": policy.fold_target,
+            "result_max_chars": policy.tool_result_max_chars,
+            "caching": policy.caching,
+            "from": policy.source,
         },
         "warnings": list(session.warnings),
         "session": session_facts(session).as_dict(),
@@ -147,8 +164,7 @@ def run_inspect(args) -> dict[str, Any]:
         from foldscope.core.cli.kept import keep, library_facts, open_session
         from foldscope.core.request.count import Counter
 
-        opened = open_session(args.file, args.db, Counter(2 if helper else None), input_format=args.input_format,
-                              sample=args.sample)
+        opened = open_session(args.file, args.db, Counter(2 if helper else None), input_format=args.input_format, sample=args.sample)
         with counting_progress():
             result = summarise(opened.session, counter=opened.counter, choice=choice)
         kept = library_facts(opened, keep(opened, args.file, args.db, args.sample)) if args.db else {}
@@ -191,8 +207,7 @@ def format_inspect(result: dict[str, Any]) -> str:
             rows = [f"{result['file']}: Inspect AI log, {plural(n, 'sample')} (open one with --sample ID[:EPOCH])"]
         else:
             rows = [f"{result['file']}: {result['format']}, {plural(n, 'session')} (open one with --sample ID)"]
-        rows += [f"  {s['name']}: {plural(s['requests'], 'request')}, {plural(s['messages'], 'message')}"
-                 for s in result["samples"]]
+        rows += [f"  {s['name']}: {plural(s['requests'], 'request')}, {plural(s['messages'], 'message')}" for s in result["samples"]]
         return "\n".join(rows)
     kinds = ", ".join(f"{n} {kind}" for kind, n in result["by_kind"].items())
     policy = result["policy"]
@@ -203,8 +218,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"estimate {result['view_size']['estimate']:,} (the next request: the unseen head "
         f"{result['view_size']['unseen_head']:,} added, scale {result['view_size']['scale']:.4g})",
         f"requests: {result['requests']:,}, peak reported input: {_thousands(result['peak_reported_input'])}",
-        f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line "
-        f"{policy['line']}, target {policy['target']}",
+        f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line {policy['line']}, target {policy['target']}",
         f"folds: {result['folds']:,}, notes: {result['notes']:,}, clipped copies: {result['copies']:,}",
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]
@@ -213,8 +227,9 @@ def format_inspect(result: dict[str, Any]) -> str:
         from foldscope.core.readout.cost_facts import duration
 
         version = f", {facts['agent']} {facts['agent_version']}" if facts.get("agent_version") else ""
-        lines.insert(1, f"ran {_utc(facts['start'])} to {_utc(facts['end'])} UTC ({duration(facts['duration_s'])})"
-                        f" in {facts['project']}{version}")
+        lines.insert(
+            1, f"ran {_utc(facts['start'])} to {_utc(facts['end'])} UTC ({duration(facts['duration_s'])}) in {facts['project']}{version}"
+        )
     window = result.get("context_window")
     if window:
         note = f"; {window['note']}" if window.get("note") else ""
@@ -224,9 +239,12 @@ def format_inspect(result: dict[str, Any]) -> str:
 
         parts = result["usage"]
         cost = parts["total"]["cost_usd"]
-        lines.append("requests with subagents: " + ", ".join(
-            f"{PART_LABELS[k]} {parts[k]['requests']:,}" for k in ("main", "subagents", "summariser"))
-            + f"; total {parts['total']['requests']:,}" + (f", ${cost:,.4f}" if cost is not None else ", cost unpriced"))
+        lines.append(
+            "requests with subagents: "
+            + ", ".join(f"{PART_LABELS[k]} {parts[k]['requests']:,}" for k in ("main", "subagents", "summariser"))
+            + f"; total {parts['total']['requests']:,}"
+            + (f", ${cost:,.4f}" if cost is not None else ", cost unpriced")
+        )
     if result.get("next_predicted") is not None:
         window = result.get("context_window") or {}
         free = f", free {window['free']:,} of the {window['tokens']:,}-token context window" if "free" in window else ""

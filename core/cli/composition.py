@@ -24,9 +24,13 @@ def plain(text: str) -> str:
 
 
 COLUMNS = (
-    ("category", "system prompt, tools, the unseen head, and the messages by kind (instructions, assistant text, tool "
-                 "calls, tool results by tool, notes), then the framing between blocks: they add up to the total"),
-    ("tokens", "the category's tokens in the request"), ("share", "its share of the request"),
+    (
+        "category",
+        "system prompt, tools, the unseen head, and the messages by kind (instructions, assistant text, tool "
+        "calls, tool results by tool, notes), then the framing between blocks: they add up to the total",
+    ),
+    ("tokens", "the category's tokens in the request"),
+    ("share", "its share of the request"),
     ("bar", "the share drawn, 30 cells for the whole request"),
     ("largest", "the largest things in the request (--top N), each with how many times it is carried"),
     ("carried more than once", "content the request holds more than once, what the repeats cost and why"),
@@ -36,19 +40,29 @@ COLUMNS = (
 def register(subparsers) -> None:
     from foldscope.core.cli.output import columns_help
 
-    parser = subparsers.add_parser("composition", help="what a request is made of: categories adding up to its count, "
-                                   "the largest things in it, content carried twice", **columns_help(
-                                       "The request's size, then a line per category:", COLUMNS))
+    parser = subparsers.add_parser(
+        "composition",
+        help="what a request is made of: categories adding up to its count, the largest things in it, content carried twice",
+        **columns_help("The request's size, then a line per category:", COLUMNS),
+    )
     parser.add_argument("file", metavar="FILE")
     add_policy_flags(parser)
     add_window_flag(parser)
     add_threads(parser)
-    parser.add_argument("--at-request", metavar="K|largest|now", default=None,
-                        help="the request: its index, the largest, or now (the next, from the active view); default the last")
+    parser.add_argument(
+        "--at-request",
+        metavar="K|largest|now",
+        default=None,
+        help="the request: its index, the largest, or now (the next, from the active view); default the last",
+    )
     parser.add_argument("--top", metavar="N", type=int, default=10, help="how many of the largest things to list (default 10)")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    parser.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
-                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
+    parser.add_argument(
+        "--sample",
+        "--session",
+        metavar="ID[:EPOCH]",
+        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_composition, format=format_composition)
 
@@ -87,10 +101,8 @@ def run_composition(args) -> dict[str, Any]:
     k = pick_request(args.at_request, measure.trace.rows, session.source)
     limits = agent_limits(session, measure.policy)
     window = limits.window
-    composition = request_composition(measure, k, window=window.tokens if window else None,
-                                      window_source=window.said if window else "")
-    result = {"file": session.source, "format": session.format, "model": measure.model,
-              **composition.as_dict(args.top)}
+    composition = request_composition(measure, k, window=window.tokens if window else None, window_source=window.said if window else "")
+    result = {"file": session.source, "format": session.format, "model": measure.model, **composition.as_dict(args.top)}
     if limits.compaction is not None:
         result["compaction_point"] = {"tokens": limits.compaction.tokens, "source": limits.compaction.source}
     return result
@@ -101,12 +113,18 @@ def format_composition(result: dict[str, Any]) -> str:
     size = result["size"]
     predicted = f", predicted input {result['predicted']:,}" if result.get("predicted") else ""
     head = f" + an unseen head of {result['unseen_head']:,}" if result["unseen_head"] else ""
-    lines = [plain(f"{result['file']}: {which}: {size:,} tokens ({result['counted']:,} counted{head}), "
-                   f"estimate {result['estimate']:,} "
-                   f"(scale {result['scale']:.4g}){predicted}")]
+    lines = [
+        plain(
+            f"{result['file']}: {which}: {size:,} tokens ({result['counted']:,} counted{head}), "
+            f"estimate {result['estimate']:,} "
+            f"(scale {result['scale']:.4g}){predicted}"
+        )
+    ]
     if result["window"] and result["free"] is not None:
-        lines.append(f"context window {result['window']:,} ({plain(result['window_source'])}): "
-                     f"{result['free']:,} free (the window less the predicted input)")
+        lines.append(
+            f"context window {result['window']:,} ({plain(result['window_source'])}): "
+            f"{result['free']:,} free (the window less the predicted input)"
+        )
     width = max([len(p["name"]) for p in result["parts"]] + [10])
     for part in result["parts"]:
         share = part["tokens"] / size if size else 0.0
@@ -122,6 +140,5 @@ def format_composition(result: dict[str, Any]) -> str:
     if result["repeats"]:
         lines.append("carried more than once:")
         for r in result["repeats"]:
-            lines.append(plain(f"  {r['repeat_tokens']:>10,}  {r['why']}: {r['label']}, {r['times']:,} times "
-                               f"({r['tokens']:,} in all)"))
+            lines.append(plain(f"  {r['repeat_tokens']:>10,}  {r['why']}: {r['label']}, {r['times']:,} times ({r['tokens']:,} in all)"))
     return "\n".join(lines)

@@ -12,8 +12,7 @@ from foldscope.core.request.estimators import ADR, ESTIMATORS
 from foldscope.core.request.measure import Measure, refused
 
 # Where an action's indices come from: said in each action's --help.
-INDEX_HELP = ("its index in the full record, as `foldscope view FILE --record` lists it (`foldscope view FILE` lists "
-              "the active view's)")
+INDEX_HELP = "its index in the full record, as `foldscope view FILE --record` lists it (`foldscope view FILE` lists the active view's)"
 
 
 def register(subparsers) -> None:
@@ -36,8 +35,14 @@ def register(subparsers) -> None:
 
     restore = subparsers.add_parser("restore", help="bring messages back into the view by index, writing -o OUT")
     _file(restore, output=True)
-    restore.add_argument("--index", type=int, nargs="+", required=True, metavar="N",
-                         help=f"the messages, each by {INDEX_HELP}; or the first and last with --range")
+    restore.add_argument(
+        "--index",
+        type=int,
+        nargs="+",
+        required=True,
+        metavar="N",
+        help=f"the messages, each by {INDEX_HELP}; or the first and last with --range",
+    )
     restore.add_argument("--range", action="store_true", help="restore every index from the first to the second")
     restore.add_argument("--ceiling", type=int, metavar="N", help="admit a clipped original only if the view fits under N")
     restore.set_defaults(run=run_restore, format=_format_action)
@@ -46,14 +51,14 @@ def register(subparsers) -> None:
     _file(clip, output=True)
     clip.add_argument("--index", type=int, required=True, metavar="N", help=f"the tool result: {INDEX_HELP}")
     clip.add_argument("--keep", type=int, required=True, metavar="KEEP", help="characters kept of each body")
-    clip.add_argument("--into-view", action="store_true",
-                      help="clip a result out of the active view into it (with its call): the request grows")
+    clip.add_argument(
+        "--into-view", action="store_true", help="clip a result out of the active view into it (with its call): the request grows"
+    )
     clip.set_defaults(run=run_clip, format=_format_action)
 
     evict = subparsers.add_parser("evict", help="take messages out of the view by index, writing -o OUT")
     _file(evict, output=True)
-    evict.add_argument("--index", type=int, nargs="+", required=True, metavar="N",
-                       help=f"the messages, each by {INDEX_HELP}")
+    evict.add_argument("--index", type=int, nargs="+", required=True, metavar="N", help=f"the messages, each by {INDEX_HELP}")
     evict.set_defaults(run=run_evict, format=_format_action)
 
 
@@ -61,8 +66,12 @@ def _file(parser, output: bool = False) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    parser.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
-                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
+    parser.add_argument(
+        "--sample",
+        "--session",
+        metavar="ID[:EPOCH]",
+        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+    )
     if output:
         parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the native file to write")
 
@@ -93,8 +102,7 @@ def run_fold(args) -> dict[str, Any]:
     session = _load(args)
     measure = measure_for(session, choice, threads=args.threads)
     if measure.ceiling is None:
-        raise UsageError(f"no ceiling ({measure.resolution.why}): give --ceiling N, or a model the pricing table "
-                         "prices by prompt length")
+        raise UsageError(f"no ceiling ({measure.resolution.why}): give --ceiling N, or a model the pricing table prices by prompt length")
     # The earlier requests' compiles decided the first round, at the scale they ran at; then the trace is
     # measured for the scale and unseen head the next request runs at.
     target = session
@@ -113,22 +121,35 @@ def run_fold(args) -> dict[str, Any]:
     records = [r for run in runs for r in run.records]
     policy = measure.policy
     result: dict[str, Any] = {
-        "file": args.file, "at_request": args.at_request, "ceiling": fold.ceiling,
-        "ceiling_source": measure.resolution.source, "ceiling_why": measure.resolution.why,
-        "line": policy.fold_at, "target": policy.fold_target, "scale": round(fold.scale, 4),
-        "estimate_before": before, "estimate_after": fold.estimate(),
+        "file": args.file,
+        "at_request": args.at_request,
+        "ceiling": fold.ceiling,
+        "ceiling_source": measure.resolution.source,
+        "ceiling_why": measure.resolution.why,
+        "line": policy.fold_at,
+        "target": policy.fold_target,
+        "scale": round(fold.scale, 4),
+        "estimate_before": before,
+        "estimate_after": fold.estimate(),
         # what the fold decided on (core.request.estimators), and the ceiling's two verdicts by their names:
         # over_ceiling, the estimate at or past it (the fold core refuses); reported_over_ceiling, the provider's count
-        "estimator": ADR, "over_ceiling": refused(before, fold.ceiling),
+        "estimator": ADR,
+        "over_ceiling": refused(before, fold.ceiling),
         **(_reported(report.rows[args.at_request], fold.ceiling) if target is not session else {}),
-        "folded": bool(runs), "target_reached": fold.estimate() <= fold.target_tokens,
+        "folded": bool(runs),
+        "target_reached": fold.estimate() <= fold.target_tokens,
         "floor_estimate": next((r.floor_estimate for r in reversed(runs) if r.floor_estimate is not None), None),
         "records": records,
-        "refused": None if refusal is None else {"estimate": refusal.estimate, "ceiling": refusal.ceiling,
-                                                 "counted": refusal.own_count, "unseen_head": refusal.unseen_head,
-                                                 "scale": refusal.scale,
-                                                 **({"calls_without_results": list(refusal.unanswered)}
-                                                    if refusal.unanswered else {})},
+        "refused": None
+        if refusal is None
+        else {
+            "estimate": refusal.estimate,
+            "ceiling": refusal.ceiling,
+            "counted": refusal.own_count,
+            "unseen_head": refusal.unseen_head,
+            "scale": refusal.scale,
+            **({"calls_without_results": list(refusal.unanswered)} if refusal.unanswered else {}),
+        },
         "first_round": _first_round(target, policy),
         "view": [_row(target, mid) for mid in target.view],
     }
@@ -154,8 +175,13 @@ def _first_round(session: Session, policy) -> dict[str, Any] | None:
         found = find_round(session.view_messages())
         members = list(found.members) if found else []
         return {"state": "pending" if found else "none", "members": _indices(session, members)}
-    return {"state": "included" if decision["included"] else "excluded", "members": _indices(session, decision["members"]),
-            "size": decision["size"], "budget": decision["budget"], "bound": decision["bound"]}
+    return {
+        "state": "included" if decision["included"] else "excluded",
+        "members": _indices(session, decision["members"]),
+        "size": decision["size"],
+        "budget": decision["budget"],
+        "bound": decision["bound"],
+    }
 
 
 def _indices(session: Session, ids) -> list[int]:
@@ -173,26 +199,38 @@ def _row(session: Session, mid: str) -> dict[str, Any]:
 
 def _reported(row: Any, ceiling: int) -> dict[str, Any]:
     """A recorded request's reported input and whether the provider's own count was at or past the ceiling."""
-    return {"reported_input": row.reported_input,
-            "reported_over_ceiling": row.reported_input is not None and refused(row.reported_input, ceiling)}
+    return {
+        "reported_input": row.reported_input,
+        "reported_over_ceiling": row.reported_input is not None and refused(row.reported_input, ceiling),
+    }
 
 
 def format_fold(result: dict[str, Any]) -> str:
     at = f" before request {result['at_request']}" if result["at_request"] is not None else ""
-    lines = [f"{result['file']}{at}: estimate {result['estimate_before']:,} -> {result['estimate_after']:,} "
-             f"(ceiling {result['ceiling']:,}, line {result['line']}, target {result['target']})",
-             f"decides on: {DECIDES_ON.get(result['estimator'], ESTIMATORS[result['estimator']])}; "
-             f"over_ceiling: {'yes' if result['over_ceiling'] else 'no'}"
-             + (f"; reported_input {result['reported_input']:,}, reported_over_ceiling: "
-                f"{'yes' if result['reported_over_ceiling'] else 'no'}" if result.get("reported_input") else "")]
+    lines = [
+        f"{result['file']}{at}: estimate {result['estimate_before']:,} -> {result['estimate_after']:,} "
+        f"(ceiling {result['ceiling']:,}, line {result['line']}, target {result['target']})",
+        f"decides on: {DECIDES_ON.get(result['estimator'], ESTIMATORS[result['estimator']])}; "
+        f"over_ceiling: {'yes' if result['over_ceiling'] else 'no'}"
+        + (
+            f"; reported_input {result['reported_input']:,}, reported_over_ceiling: {'yes' if result['reported_over_ceiling'] else 'no'}"
+            if result.get("reported_input")
+            else ""
+        ),
+    ]
     if not result["folded"]:
         lines.append("under the line: nothing folded")
     for r in result["records"]:
-        what = (f"{plural(r['clipped_total'], 'body', 'bodies')} clipped" if r["stage"] == "clip"
-                else f"{plural(r['messages_folded'], 'message')} folded into a note, the last "
-                     f"{plural(r['kept_tail'], 'message')} kept as they were")
-        lines.append(f"  {r['reason']} {r['stage']}: {what}, estimate {r['estimate_before']:,} -> {r['estimate_after']:,}, "
-                     f"{OUTCOMES.get(r['outcome'], r['outcome'])}")
+        what = (
+            f"{plural(r['clipped_total'], 'body', 'bodies')} clipped"
+            if r["stage"] == "clip"
+            else f"{plural(r['messages_folded'], 'message')} folded into a note, the last "
+            f"{plural(r['kept_tail'], 'message')} kept as they were"
+        )
+        lines.append(
+            f"  {r['reason']} {r['stage']}: {what}, estimate {r['estimate_before']:,} -> {r['estimate_after']:,}, "
+            f"{OUTCOMES.get(r['outcome'], r['outcome'])}"
+        )
     if result["refused"]:
         lines.append(f"refused: {result['refused']['estimate']:,} is over the ceiling of {result['refused']['ceiling']:,}")
     first = result.get("first_round")
@@ -220,8 +258,7 @@ def _format_read(result: dict[str, Any]) -> str:
 
     end = result["offset"] + len(result["text"])
     more = f"; next: --offset {result['next_offset']}" if result.get("next_offset") is not None else "; the end"
-    print(f"[#{result['index']}: characters {result['offset']:,} to {end:,} of {result['total']:,}{more}]",
-          file=sys.stderr)
+    print(f"[#{result['index']}: characters {result['offset']:,} to {end:,} of {result['total']:,}{more}]", file=sys.stderr)
     return result["text"]
 
 
@@ -279,8 +316,7 @@ def _finish(args, session: Session, result: dict[str, Any], before: list[str]) -
         # Writing an unchanged copy and exiting 0 would hide that the indices named nothing to change.
         from foldscope.core.cli.main import UsageError
 
-        raise UsageError(f"{args.file}: {args.command} changed nothing (check the indices against the active view); "
-                         "nothing written")
+        raise UsageError(f"{args.file}: {args.command} changed nothing (check the indices against the active view); nothing written")
     result["output"] = _write(session, args)
     result["view"] = len(session.view)
     return result

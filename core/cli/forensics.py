@@ -16,13 +16,16 @@ from foldscope.core.model.session import ReadError
 # The cache table: a row per part of the bill (the reported input split by why each written token was written),
 # then bill and total; its columns, and the folder's and the compactions' lines, as --help and docs/cli.md say them.
 CACHE_COLUMNS = (
-    ("part", "fresh (input neither read from nor written to the cache), cache_read, the cache writes by cause: first "
-             "(nothing cached yet), append (the new tail: the cost of growing), rewrite (bytes changed before the end "
-             "of what was cached: a compaction, a fold note, an edit, a changed system prompt or tool list, a model "
-             "switch), expired (unchanged, but past its mark's lifetime), provider (unchanged and in time, written "
-             "again by the provider: a miss on its side, or a change in the head the file does not hold), unexplained "
-             "(what no rule places); then output; bill: the session's own requests; total: with its subagents and the "
-             "compaction summariser"),
+    (
+        "part",
+        "fresh (input neither read from nor written to the cache), cache_read, the cache writes by cause: first "
+        "(nothing cached yet), append (the new tail: the cost of growing), rewrite (bytes changed before the end "
+        "of what was cached: a compaction, a fold note, an edit, a changed system prompt or tool list, a model "
+        "switch), expired (unchanged, but past its mark's lifetime), provider (unchanged and in time, written "
+        "again by the provider: a miss on its side, or a change in the head the file does not hold), unexplained "
+        "(what no rule places); then output; bill: the session's own requests; total: with its subagents and the "
+        "compaction summariser",
+    ),
     ("tokens", "the tokens of that part, as the provider reported them"),
     ("cost", "their price at the model's prices"),
     ("waste", "what a write cost beyond reading the same tokens from the cache (first and append: beyond fresh input)"),
@@ -33,8 +36,11 @@ COMPACTION_COLUMNS = (
     ("before -> after", "the request's size before and after the compaction or fold, in tokens"),
     ("summariser", "what the call that wrote the summary cost"),
     ("rewrite", "what writing the changed prefix to the cache again cost"),
-    ("lost ... exact details", "the paths, names, numbers and URLs of the dropped messages the summary does not repeat "
-                                "word for word (the spec calls them literals)"),
+    (
+        "lost ... exact details",
+        "the paths, names, numbers and URLs of the dropped messages the summary does not repeat "
+        "word for word (the spec calls them literals)",
+    ),
     ("refetched", "tokens of results the agent fetched again after the compaction"),
     ("paid back", "after how many requests the smaller requests had saved what the compaction cost, or never"),
     ("compactions", "in a folder's row: the session's compactions and folds"),
@@ -45,17 +51,31 @@ COMPACTION_COLUMNS = (
 def register(subparsers) -> None:
     from foldscope.core.cli.output import columns_help
 
-    for name, run, fmt, what in (("cache", run_cache, format_cache, "why each cache write happened, and its price"),
-                                 ("compactions", run_compactions, format_compactions,
-                                  "what each compaction or fold cost, dropped and lost, and whether it paid back")):
-        p = subparsers.add_parser(name, help=f"{what} (a session, or every session in a folder)",
-                                  **columns_help(f"{what[0].upper()}{what[1:]}: a session, or a row per session of a "
-                                                 "folder with the folder's totals.",
-                                                 CACHE_COLUMNS if name == "cache" else COMPACTION_COLUMNS))
+    for name, run, fmt, what in (
+        ("cache", run_cache, format_cache, "why each cache write happened, and its price"),
+        (
+            "compactions",
+            run_compactions,
+            format_compactions,
+            "what each compaction or fold cost, dropped and lost, and whether it paid back",
+        ),
+    ):
+        p = subparsers.add_parser(
+            name,
+            help=f"{what} (a session, or every session in a folder)",
+            **columns_help(
+                f"{what[0].upper()}{what[1:]}: a session, or a row per session of a folder with the folder's totals.",
+                CACHE_COLUMNS if name == "cache" else COMPACTION_COLUMNS,
+            ),
+        )
         p.add_argument("path", metavar="FILE|DIR")
         p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
-        p.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
-                       help="for one file: the sample of an Inspect AI log, or the session of an OpenCode database")
+        p.add_argument(
+            "--sample",
+            "--session",
+            metavar="ID[:EPOCH]",
+            help="for one file: the sample of an Inspect AI log, or the session of an OpenCode database",
+        )
         p.add_argument("--json", action="store_true", help="print JSON")
         p.set_defaults(run=run, format=fmt)
 
@@ -85,8 +105,12 @@ def run_compactions(args) -> Any:
     return _run(args, compactions_file, _compactions_row, _compactions_totals)
 
 
-def _run(args, one: Callable[..., dict[str, Any]], row: Callable[[dict[str, Any]], dict[str, Any]],
-         total: Callable[[list[dict[str, Any]]], dict[str, Any]]) -> Any:
+def _run(
+    args,
+    one: Callable[..., dict[str, Any]],
+    row: Callable[[dict[str, Any]], dict[str, Any]],
+    total: Callable[[list[dict[str, Any]]], dict[str, Any]],
+) -> Any:
     from foldscope.core.cli.main import UsageError
 
     path = Path(args.path)
@@ -111,8 +135,14 @@ def _run(args, one: Callable[..., dict[str, Any]], row: Callable[[dict[str, Any]
 
     own = own_sessions(results)
     table = [row(r) for r in own]
-    out = {"folder": str(path), "sessions": len(table), "skipped": skipped, "table": table, "totals": total(table),
-           "children_in_parents": len(results) - len(table)}
+    out = {
+        "folder": str(path),
+        "sessions": len(table),
+        "skipped": skipped,
+        "table": table,
+        "totals": total(table),
+        "children_in_parents": len(results) - len(table),
+    }
     if one is cache_file:
         out["top_wasted"] = top_wasted(own)
     return out
@@ -128,8 +158,13 @@ def _or_error(one: Callable[[str], dict[str, Any]], path: str) -> dict[str, Any]
 
 
 def _cache_row(result: dict[str, Any]) -> dict[str, Any]:
-    return {"file": result["file"], "format": result["format"], "model": result["model"],
-            "requests": len(result["requests"]), "totals": result["totals"]}
+    return {
+        "file": result["file"],
+        "format": result["format"],
+        "model": result["model"],
+        "requests": len(result["requests"]),
+        "totals": result["totals"],
+    }
 
 
 def _cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
@@ -140,8 +175,14 @@ def _cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _compactions_row(result: dict[str, Any]) -> dict[str, Any]:
-    return {"file": result["file"], "format": result["format"], "model": result["model"],
-            "compactions": result["compactions"], "unsent": result.get("unsent", []), "totals": result["totals"]}
+    return {
+        "file": result["file"],
+        "format": result["format"],
+        "model": result["model"],
+        "compactions": result["compactions"],
+        "unsent": result.get("unsent", []),
+        "totals": result["totals"],
+    }
 
 
 def _compactions_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
@@ -149,9 +190,11 @@ def _compactions_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in keys:
         values = [r["totals"][key] for r in table]
-        out[key] = sum(v for v in values if v is not None) if key in ("compactions", "lost_literals",
-                                                                      "refetched_tokens", "paid_back") \
+        out[key] = (
+            sum(v for v in values if v is not None)
+            if key in ("compactions", "lost_literals", "refetched_tokens", "paid_back")
             else _sum_or_none(values)
+        )
     return out
 
 
@@ -172,12 +215,12 @@ def format_cache(result: dict[str, Any]) -> str:
         lines += [f"  skipped {s['error']}" for s in result["skipped"]]
         for r in result["table"]:
             t = r["totals"]
-            lines.append(f"  {r['file']}  requests {r['requests']:>6,}  cache write {t['cache_write']:>11,}  "
-                         f"bill {_usd(t['bill_usd'])}")
+            lines.append(f"  {r['file']}  requests {r['requests']:>6,}  cache write {t['cache_write']:>11,}  bill {_usd(t['bill_usd'])}")
         totals = result["totals"]
     else:
-        lines = [f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'}): "
-                 f"{plural(len(result['requests']), 'request')}"]
+        lines = [
+            f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'}): {plural(len(result['requests']), 'request')}"
+        ]
         totals = result["totals"]
     lines += ["", f"{'part':<13}{'tokens':>14}{'cost':>14}{'waste':>14}"]
     for part in PARTS:
@@ -189,8 +232,10 @@ def format_cache(result: dict[str, Any]) -> str:
     for kind, label in (("subagents", "subagents"), ("summariser", "summariser")):
         cell = totals["children"][kind]
         if cell.get("requests"):
-            lines.append(f"{label:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}  ({plural(cell['requests'], 'request')}, "
-                         f"{cell['cache_read']:,} read from the cache)")
+            lines.append(
+                f"{label:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}  ({plural(cell['requests'], 'request')}, "
+                f"{cell['cache_read']:,} read from the cache)"
+            )
     lines.append(f"{'total':<13}{'':>14}{_usd(totals['total_usd']):>14}  (with subagents and the compaction summariser)")
     for top in result.get("top_wasted", []):
         causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())
@@ -203,20 +248,26 @@ def format_compactions(result: dict[str, Any]) -> str:
     if "table" in result:
         lines = [f"{plural(result['sessions'], 'session')} in {result['folder']}, {num(len(result['skipped']))} skipped"]
         lines += [f"  skipped {s['error']}" for s in result["skipped"]]
-        lines += [f"  {r['file']}  compactions {len(r['compactions']):>4,}  exact details lost "
-                  f"{r['totals']['lost_literals']:>6,}"
-                  f"  summariser {_usd(r['totals']['summariser_cost_usd'])}" for r in result["table"]]
+        lines += [
+            f"  {r['file']}  compactions {len(r['compactions']):>4,}  exact details lost "
+            f"{r['totals']['lost_literals']:>6,}"
+            f"  summariser {_usd(r['totals']['summariser_cost_usd'])}"
+            for r in result["table"]
+        ]
         return "\n".join(lines)
     n = len(result["compactions"])
-    lines = [f"{result['file']} ({result['format']}): {plural(n, 'compaction or fold', 'compactions or folds')} "
-             f"carried by a recorded request"]
+    lines = [
+        f"{result['file']} ({result['format']}): {plural(n, 'compaction or fold', 'compactions or folds')} carried by a recorded request"
+    ]
     for c in result["compactions"]:
         payback = "never" if c["payback_requests"] is None else f"after {plural(c['payback_requests'], 'request')}"
-        lines.append(f"  before request {c['request']} ({c['kind']}): {c['before']:,} -> {c['after']:,} tokens; "
-                     f"summariser {_usd(c['summariser_cost_usd'])}; rewrite {_usd(c['rewrite_cost_usd'])}; "
-                     f"lost {c['literals']['lost']:,} of {c['literals']['kept'] + c['literals']['lost']:,} exact details "
-                     "(paths, names, numbers, URLs); "
-                     f"refetched {sum(r['tokens'] for r in c['refetched']):,} tokens; paid back {payback}")
+        lines.append(
+            f"  before request {c['request']} ({c['kind']}): {c['before']:,} -> {c['after']:,} tokens; "
+            f"summariser {_usd(c['summariser_cost_usd'])}; rewrite {_usd(c['rewrite_cost_usd'])}; "
+            f"lost {c['literals']['lost']:,} of {c['literals']['kept'] + c['literals']['lost']:,} exact details "
+            "(paths, names, numbers, URLs); "
+            f"refetched {sum(r['tokens'] for r in c['refetched']):,} tokens; paid back {payback}"
+        )
     unsent = result.get("unsent") or []
     if unsent:
         lines.append(f"  not carried by any recorded request: {len(unsent):,}")

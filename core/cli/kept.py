@@ -22,8 +22,7 @@ class Opened:
     reopened: bool = False  # from the library's snapshot, not the file
 
 
-def open_session(file: str, db: str | None, counter: Counter, *, input_format: str | None = None,
-                 sample: str | None = None) -> Opened:
+def open_session(file: str, db: str | None, counter: Counter, *, input_format: str | None = None, sample: str | None = None) -> Opened:
     """The library's current snapshot of `file` when `db` holds one, else the file read."""
     from foldscope.core.store.library import Library
 
@@ -72,6 +71,7 @@ def library_line(result: dict) -> str | None:
     """The text output's line for library_facts, None when the command used no library."""
     if "library_session_id" not in result:
         return None
-    how = ("reopened from the library: nothing read or counted again" if result.get("library_reopened")
-           else "read from the file and imported")
+    how = (
+        "reopened from the library: nothing read or counted again" if result.get("library_reopened") else "read from the file and imported"
+    )
     return f"library session: {result['library_session_id']} ({how})"

@@ -80,8 +80,9 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 def _add_raw(parser: argparse.ArgumentParser) -> None:
     """--raw on every command (and action): session text printed as it is, control characters included."""
     if not any("--raw" in action.option_strings for action in parser._actions):
-        parser.add_argument("--raw", action="store_true",
-                            help="print session text as it is (by default control characters are shown escaped)")
+        parser.add_argument(
+            "--raw", action="store_true", help="print session text as it is (by default control characters are shown escaped)"
+        )
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
@@ -102,8 +103,7 @@ def command_names() -> set[str]:
     return set()
 
 
-def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = None, raw: bool = False,
-         stream: Any = None) -> None:
+def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = None, raw: bool = False, stream: Any = None) -> None:
     """Print a command's result: JSON (which escapes control characters itself), or its text through
     terminal_safe unless raw."""
     if as_json or formatter is None:

@@ -31,15 +31,19 @@ POLICY_FLAGS = ("ceiling", "per_call", "fold_at", "target", "result_max", "cachi
 
 def add_policy_flags(parser: argparse.ArgumentParser) -> None:
     """The policy flags every measuring command takes; a profile's keys override the launch record's, flags both."""
-    parser.add_argument("--ceiling", metavar="N|auto|none",
-                        help="max_input_tokens: a positive integer, auto (the model's first price tier) or none")
-    parser.add_argument("--per-call", metavar="N|auto|none",
-                        help="a per-call ceiling: lowers the resolved ceiling, refused above it")
+    parser.add_argument(
+        "--ceiling", metavar="N|auto|none", help="max_input_tokens: a positive integer, auto (the model's first price tier) or none"
+    )
+    parser.add_argument("--per-call", metavar="N|auto|none", help="a per-call ceiling: lowers the resolved ceiling, refused above it")
     parser.add_argument("--fold-at", metavar="F", help="context_fold_at, the line (default 0.8)")
     parser.add_argument("--target", metavar="F", help="context_fold_target (default 0.6)")
     parser.add_argument("--result-max", metavar="N", help="tool_result_max_chars, the result bound (at least 1024)")
-    parser.add_argument("--caching", action=argparse.BooleanOptionalAction, default=None,
-                        help="prompt_caching: place cache marks (--no-caching: place none; unset: the stored option)")
+    parser.add_argument(
+        "--caching",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="prompt_caching: place cache marks (--no-caching: place none; unset: the stored option)",
+    )
     parser.add_argument("--model", metavar="M", help="the model, for auto and pricing (default: the session's)")
     parser.add_argument("--profile", metavar="YAML", help="a YAML profile with the policy keys")
     parser.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
@@ -48,8 +52,9 @@ def add_policy_flags(parser: argparse.ArgumentParser) -> None:
 def add_window_flag(parser: argparse.ArgumentParser) -> None:
     """`--context-window N`: the model's context window, over the file's, the agent's and the prices' (the policy's
     context_window key)."""
-    parser.add_argument("--context-window", metavar="N",
-                        help="the model's context window in tokens, over the file's, the agent's and the prices'")
+    parser.add_argument(
+        "--context-window", metavar="N", help="the model's context window in tokens, over the file's, the agent's and the prices'"
+    )
 
 
 def add_threads(parser: argparse.ArgumentParser) -> None:
@@ -90,22 +95,30 @@ class ListAction(argparse.Action):
 
 
 def add_list(parser: argparse.ArgumentParser, flag: str, names: Sequence[str] | None, metavar: str, help: str) -> None:
-    parser.add_argument(flag, action=ListAction, names=names, metavar=metavar, default=None,
-                        help=f"{help}; repeat or separate by commas")
+    parser.add_argument(flag, action=ListAction, names=names, metavar=metavar, default=None, help=f"{help}; repeat or separate by commas")
 
 
 def policy_choice(args: Any) -> PolicyChoice:
     """The profile and flags given, checked now (before any file is read): one clear line when refused."""
     profile = Policy.from_yaml(args.profile) if getattr(args, "profile", None) else None
     flagged = Policy.from_flags(
-        ceiling=getattr(args, "ceiling", None), fold_at=_text(getattr(args, "fold_at", None)),
-        target=_text(getattr(args, "target", None)), result_max=_text(getattr(args, "result_max", None)),
-        caching=getattr(args, "caching", None), model=getattr(args, "model", None),
+        ceiling=getattr(args, "ceiling", None),
+        fold_at=_text(getattr(args, "fold_at", None)),
+        target=_text(getattr(args, "target", None)),
+        result_max=_text(getattr(args, "result_max", None)),
+        caching=getattr(args, "caching", None),
+        model=getattr(args, "model", None),
         window=_text(getattr(args, "context_window", None)),
     )
-    keys = {"ceiling": "max_input_tokens", "fold_at": "context_fold_at", "target": "context_fold_target",
-            "result_max": "tool_result_max_chars", "caching": "prompt_caching", "model": "model",
-            "context_window": "context_window"}
+    keys = {
+        "ceiling": "max_input_tokens",
+        "fold_at": "context_fold_at",
+        "target": "context_fold_target",
+        "result_max": "tool_result_max_chars",
+        "caching": "prompt_caching",
+        "model": "model",
+        "context_window": "context_window",
+    }
     flags = tuple((key, getattr(flagged, key)) for name, key in keys.items() if getattr(args, name, None) is not None)
     per_call = ceiling_from_text(getattr(args, "per_call", None))
     if per_call is not None:
@@ -117,8 +130,7 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def measure_for(session: Session, choice: PolicyChoice, *, threads: int | None = None,
-                counter: Counter | None = None) -> Measure:
+def measure_for(session: Session, choice: PolicyChoice, *, threads: int | None = None, counter: Counter | None = None) -> Measure:
     """The session's Measure under its launch record with the choice over it; a per-call value above the
     resolved ceiling is refused here (PolicyError)."""
     policy = session_policy(session, choice)
@@ -137,8 +149,21 @@ def refuse(args: Any, names: Iterable[str], why: str) -> None:
         raise UsageError(f"{flags}: {why}")
 
 
-__all__ = ["POLICY_FLAGS", "ListAction", "PolicyError", "UsageError", "add_list", "add_policy_flags", "add_threads",
-           "add_window_flag", "add_workers", "measure_for", "measure_from_args", "policy_choice", "refuse"]
+__all__ = [
+    "POLICY_FLAGS",
+    "ListAction",
+    "PolicyError",
+    "UsageError",
+    "add_list",
+    "add_policy_flags",
+    "add_threads",
+    "add_window_flag",
+    "add_workers",
+    "measure_for",
+    "measure_from_args",
+    "policy_choice",
+    "refuse",
+]
 
 
 def read_session(path: Any, input_format: str | None = None, sample: str | None = None) -> Session:

@@ -7,11 +7,13 @@ import json
 from typing import Any
 
 # Why each mark is where it is, in plain words (core.request.marks chooses them in this order of need).
-ANCHOR_WORDS = {"stable": "the end of the system prompt and tools, kept an hour",
-                "tail": "the request's last block, so the next request reads all of this from the cache",
-                "first_round": "the end of the protected first round",
-                "note": "the latest note, so a fold's summary is read from the cache",
-                "lookback": "a block the provider's lookback would otherwise miss"}
+ANCHOR_WORDS = {
+    "stable": "the end of the system prompt and tools, kept an hour",
+    "tail": "the request's last block, so the next request reads all of this from the cache",
+    "first_round": "the end of the protected first round",
+    "note": "the latest note, so a fold's summary is read from the cache",
+    "lookback": "a block the provider's lookback would otherwise miss",
+}
 PAD = "  "
 
 
@@ -37,14 +39,14 @@ def mark_line(mark: dict[str, Any], depth: int) -> str:
 def payload_text(request: int, payload: dict[str, Any], marks: list[dict[str, Any]]) -> list[str]:
     """The payload as indented text: keys as headings, strings as their lines, short values inline."""
     where = mark_paths(payload, marks)
-    lines = [f"request {request:,}: the compiled payload ({len(marks)} cache mark{'' if len(marks) == 1 else 's'}; "
-             "--json gives it as JSON)"]
+    lines = [
+        f"request {request:,}: the compiled payload ({len(marks)} cache mark{'' if len(marks) == 1 else 's'}; --json gives it as JSON)"
+    ]
     _value(payload, (), 0, lines, where, head=None)
     return lines
 
 
-def _value(value: Any, path: tuple, depth: int, lines: list[str], where: dict[tuple, dict[str, Any]],
-           head: str | None) -> None:
+def _value(value: Any, path: tuple, depth: int, lines: list[str], where: dict[tuple, dict[str, Any]], head: str | None) -> None:
     pad = PAD * depth
     if isinstance(value, dict):
         if head is not None:
@@ -55,8 +57,11 @@ def _value(value: Any, path: tuple, depth: int, lines: list[str], where: dict[tu
                 continue  # said by the mark's own line, after the block
             _value(item, (*path, key), depth, lines, where, head=f"{key}:")
     elif isinstance(value, list):
-        lines.append(f"{pad}{head or ''} {len(value):,} item{'' if len(value) == 1 else 's'}".rstrip()
-                     if value else f"{pad}{head or ''} (none)".rstrip())
+        lines.append(
+            f"{pad}{head or ''} {len(value):,} item{'' if len(value) == 1 else 's'}".rstrip()
+            if value
+            else f"{pad}{head or ''} (none)".rstrip()
+        )
         for i, item in enumerate(value):
             _value(item, (*path, i), depth + 1, lines, where, head=f"[{i}]")
     elif isinstance(value, str) and ("\n" in value or len(value) > 80):

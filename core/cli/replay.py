@@ -31,65 +31,113 @@ from foldscope.core.replay.lab import cost_text, model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.estimators import ADR, ESTIMATORS
 
-TOTALS = ("requests", "peak", "reported_peak", "over_ceiling", "reported_over_ceiling", "refused", "fresh", "cache_read", "cache_write",
-          "cache_write_1h", "output", "rewrites", "appends", "folds", "cost_usd")
+TOTALS = (
+    "requests",
+    "peak",
+    "reported_peak",
+    "over_ceiling",
+    "reported_over_ceiling",
+    "refused",
+    "fresh",
+    "cache_read",
+    "cache_write",
+    "cache_write_1h",
+    "output",
+    "rewrites",
+    "appends",
+    "folds",
+    "cost_usd",
+)
 # The cache model's figures beside the recorded ones (for a counterfactual strategy, its own figures again).
 MODELLED = ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cost_usd")
 
 
 # The totals table: a column per strategy, a row per figure; --per-request's columns (ROW_COLUMNS) after.
 ROWS = (
-    ("recorded, as billed / recorded, modelled", "the session as it ran: its reported usage priced (the bill), and the "
-                                                 "same views under foldscope's cache model, which the other strategies "
-                                                 "are set against"),
+    (
+        "recorded, as billed / recorded, modelled",
+        "the session as it ran: its reported usage priced (the bill), and the "
+        "same views under foldscope's cache model, which the other strategies "
+        "are set against",
+    ),
     ("none", "no management: every message kept, requests past the ceiling refused"),
     ("adr", "foldscope's fold: clip long results, then fold old messages into a note, at the line, down to the target"),
-    ("band", "pi-fold's way: closed stretches marked as they finish, folded stalest first in one rewrite at 80% of "
-             "the ceiling, down to 20%"),
+    (
+        "band",
+        "pi-fold's way: closed stretches marked as they finish, folded stalest first in one rewrite at 80% of the ceiling, down to 20%",
+    ),
     ("compaction", "the agent's way: the whole conversation summarised at the line"),
     ("estimator", "what a folding strategy decides on: the estimate (count x scale) or the predicted input"),
-    ("requests", "requests made"), ("peak", "the largest request, in tokens"),
-    ("reported_peak", "the largest reported input"), ("over_ceiling", "requests whose estimate is at or past the ceiling"),
+    ("requests", "requests made"),
+    ("peak", "the largest request, in tokens"),
+    ("reported_peak", "the largest reported input"),
+    ("over_ceiling", "requests whose estimate is at or past the ceiling"),
     ("reported_over_ceiling", "requests whose reported input is at or past it"),
     ("refused", "requests not sent: over the ceiling with nothing left to fold"),
-    ("fresh", "input tokens neither read from nor written to the cache"), ("cache_read", "input read from the cache"),
-    ("cache_write", "input written to the cache"), ("cache_write_1h", "of which with one-hour marks"),
-    ("output", "output tokens"), ("rewrites", "requests that changed what was cached before its end"),
-    ("appends", "requests that only added to it"), ("folds", "folds or compactions made"),
+    ("fresh", "input tokens neither read from nor written to the cache"),
+    ("cache_read", "input read from the cache"),
+    ("cache_write", "input written to the cache"),
+    ("cache_write_1h", "of which with one-hour marks"),
+    ("output", "output tokens"),
+    ("rewrites", "requests that changed what was cached before its end"),
+    ("appends", "requests that only added to it"),
+    ("folds", "folds or compactions made"),
     ("cost_usd", "the cost at the model's prices"),
-    ("request, messages, estimate, reported, fresh, cache read, cache write, output, folds, cost, change",
-     "--per-request: a line per request and strategy with its figures and what the strategy changed there"),
+    (
+        "request, messages, estimate, reported, fresh, cache read, cache write, output, folds, cost, change",
+        "--per-request: a line per request and strategy with its figures and what the strategy changed there",
+    ),
 )
 
 
 def register(subparsers) -> None:
     from foldscope.core.cli.output import columns_help
 
-    p = subparsers.add_parser("replay", help="replay a session (or every session in a folder) under strategies",
-                              **columns_help("A column per strategy, a row per figure:", ROWS))
+    p = subparsers.add_parser(
+        "replay",
+        help="replay a session (or every session in a folder) under strategies",
+        **columns_help("A column per strategy, a row per figure:", ROWS),
+    )
     p.add_argument("path", metavar="FILE|DIR")
     add_policy_flags(p)
     add_list(p, "--strategy", sorted(STRATEGIES), "S", f"one or more of {', '.join(STRATEGIES)} (default: all)")
-    p.add_argument("--estimator", choices=sorted(ESTIMATORS), default=ADR,
-                   help="what the adr fold decides on: adr, the spec's estimate (count x scale; default), or "
-                        "predicted, the predicted input (what a better estimator would have done)")
-    p.add_argument("--count", action="store_true",
-                   help="for a folder replayed --strategy recorded: count the requests too (peak, over_ceiling and the "
-                        "cache model's modelled_*); without it the summary reads the reported usage and prices it, "
-                        "tokenising nothing")
+    p.add_argument(
+        "--estimator",
+        choices=sorted(ESTIMATORS),
+        default=ADR,
+        help="what the adr fold decides on: adr, the spec's estimate (count x scale; default), or "
+        "predicted, the predicted input (what a better estimator would have done)",
+    )
+    p.add_argument(
+        "--count",
+        action="store_true",
+        help="for a folder replayed --strategy recorded: count the requests too (peak, over_ceiling and the "
+        "cache model's modelled_*); without it the summary reads the reported usage and prices it, "
+        "tokenising nothing",
+    )
     p.add_argument("--per-request", action="store_true", help="include a row per request")
     p.add_argument("--check", action="store_true", help="compare the recorded replay's cache with reported usage")
     p.add_argument("-o", "--output", metavar="OUT", help="for a folder: write OUT.csv and OUT.json")
-    add_workers(p, "processes: for a folder, files replayed at once (each file's strategies one after another); for "
-                   "one file, its strategies run at once after the one calibrated measure, a process each up to N + 1 "
-                   "(1: one after another)")
+    add_workers(
+        p,
+        "processes: for a folder, files replayed at once (each file's strategies one after another); for "
+        "one file, its strategies run at once after the one calibrated measure, a process each up to N + 1 "
+        "(1: one after another)",
+    )
     add_threads(p)
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
-                   help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
-    p.add_argument("--db", metavar="PATH",
-                   help="for one file: reopen it from this library when it holds the file as it is now (nothing read or "
-                        "counted again), else read it and import it, with what the replay counted")
+    p.add_argument(
+        "--sample",
+        "--session",
+        metavar="ID[:EPOCH]",
+        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+    )
+    p.add_argument(
+        "--db",
+        metavar="PATH",
+        help="for one file: reopen it from this library when it holds the file as it is now (nothing read or "
+        "counted again), else read it and import it, with what the replay counted",
+    )
     p.set_defaults(run=run_replay, format=format_replay)
 
 
@@ -118,8 +166,15 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     # One file's strategies at once in forked processes (core.replay.parallel): a folder's files already go through
     # a pool, which replays each file in its own process with `workers` 1, never a pool inside a pool.
     strategies = args.strategy or list(STRATEGIES)
-    result = replay(session, strategies, measure, estimator=getattr(args, "estimator", ADR),
-                    workers=args_dict.get("workers") or 1, said=_say, rows=bool(args.per_request))
+    result = replay(
+        session,
+        strategies,
+        measure,
+        estimator=getattr(args, "estimator", ADR),
+        workers=args_dict.get("workers") or 1,
+        said=_say,
+        rows=bool(args.per_request),
+    )
     result["file"] = str(path)
     result["format"] = session.format
     result["ceiling"] = {"tokens": measure.ceiling, "source": measure.resolution.source, "why": measure.resolution.why}
@@ -169,7 +224,7 @@ def billed_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
 
 def untokenised(args) -> bool:
     """A folder's recorded-only summary reads the reported usage without counting, unless a count is asked for."""
-    return (args.strategy == ["recorded"] and not args.count and not args.check and not args.per_request)
+    return args.strategy == ["recorded"] and not args.count and not args.check and not args.per_request
 
 
 def run_replay(args) -> Any:
@@ -180,8 +235,7 @@ def run_replay(args) -> Any:
     keys = (*POLICY_FLAGS, "threads", "strategy", "per_request", "check", "estimator")
     args_dict = {k: getattr(args, k) for k in keys}
     if not path.is_dir():
-        return replay_file(str(path), {**args_dict, "db": args.db, "sample": args.sample,
-                                       "workers": args.workers or os.cpu_count() or 1})
+        return replay_file(str(path), {**args_dict, "db": args.db, "sample": args.sample, "workers": args.workers or os.cpu_count() or 1})
     if args.db:
         raise UsageError("--db: for one file (a folder's files are replayed at once, by several processes)")
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
@@ -201,9 +255,17 @@ def run_replay(args) -> Any:
             continue
         warnings = file_warnings(result)
         for totals in result["totals"]:
-            table.append({"file": str(f), "format": result["format"], "model": result["model"],
-                          "ceiling": result["ceiling"]["tokens"], **totals, "warnings": warnings,
-                          "no_ceiling": result.get("no_ceiling")})
+            table.append(
+                {
+                    "file": str(f),
+                    "format": result["format"],
+                    "model": result["model"],
+                    "ceiling": result["ceiling"]["tokens"],
+                    **totals,
+                    "warnings": warnings,
+                    "no_ceiling": result.get("no_ceiling"),
+                }
+            )
     out = {"folder": str(path), "sessions": len(files) - len(skipped), "skipped": skipped, "table": table}
     if args.output:
         write_table(args.output, out, read=files)
@@ -229,8 +291,19 @@ def write_table(base: str, out: dict[str, Any], read: Sequence[str | Path] = ())
     """OUT.csv and OUT.json, never over a replayed file, a device or a link (core.model.outputs)."""
     from foldscope.core.model.outputs import output_target, write_output
 
-    fields = ["file", "format", "model", "ceiling", "strategy", "estimator", *TOTALS, *MODELLED,
-              "cost_not_comparable", "cost_sent_usd", "warnings"]
+    fields = [
+        "file",
+        "format",
+        "model",
+        "ceiling",
+        "strategy",
+        "estimator",
+        *TOTALS,
+        *MODELLED,
+        "cost_not_comparable",
+        "cost_sent_usd",
+        "warnings",
+    ]
     names = [f"{base}.csv", f"{base}.json"]
     for name in names:
         output_target(name, read)
@@ -251,8 +324,13 @@ def format_replay(result: dict[str, Any]) -> str:
 
     totals = result["totals"]
     columns = beside_bill(totals)  # the recorded column as the bill, and the modelled recording beside it
-    table = [[cost_text(t) if key == "cost_usd" else (t[key] or "-") if key == "estimator"
-              else "-" if t.get(key) is None else f"{t[key]:,}" for _, t in columns] for key in ("estimator", *TOTALS)]
+    table = [
+        [
+            cost_text(t) if key == "cost_usd" else (t[key] or "-") if key == "estimator" else "-" if t.get(key) is None else f"{t[key]:,}"
+            for _, t in columns
+        ]
+        for key in ("estimator", *TOTALS)
+    ]
     widths = [max(14, len(label) + 2, *(len(row[i]) + 2 for row in table)) for i, (label, _) in enumerate(columns)]
     library = library_line(result)
     lines = [
@@ -272,8 +350,7 @@ def format_replay(result: dict[str, Any]) -> str:
             lines.append(model_vs_reported(t))  # core.replay.lab
     compare = compare_line(totals)
     lines += [compare] if compare else []
-    lines += [f"{t['strategy']}: cost {t['cost_not_comparable']}" + sent_cost(t)
-              for t in totals if t.get("cost_not_comparable")]
+    lines += [f"{t['strategy']}: cost {t['cost_not_comparable']}" + sent_cost(t) for t in totals if t.get("cost_not_comparable")]
     if not result["priced"]:
         lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
     lines += [f"warning: {terminal_safe(w)}" for w in result.get("warnings", [])]
@@ -281,10 +358,13 @@ def format_replay(result: dict[str, Any]) -> str:
         lines += format_rows(result["rows"])
     check = result.get("check")
     if check:
-        lines += ["", f"cache model against reported usage ({plural(check['requests'], 'request')}): "
-                      f"read error {check['read_error']:.1%}, write error {check['write_error']:.1%} of input; "
-                      f"on {plural(check['deep_hits'], 'deep hit')} {check['read_error_on_deep_hits']:.1%} and "
-                      f"{check['write_error_on_deep_hits']:.1%}; provider misses {check['provider_misses']:,}"]
+        lines += [
+            "",
+            f"cache model against reported usage ({plural(check['requests'], 'request')}): "
+            f"read error {check['read_error']:.1%}, write error {check['write_error']:.1%} of input; "
+            f"on {plural(check['deep_hits'], 'deep hit')} {check['read_error_on_deep_hits']:.1%} and "
+            f"{check['write_error_on_deep_hits']:.1%}; provider misses {check['provider_misses']:,}",
+        ]
     return "\n".join(lines)
 
 
@@ -309,27 +389,30 @@ def format_folder(result: dict[str, Any]) -> str:
             lines.append(f"    {rows[0]['no_ceiling']}")
         warnings = rows[0].get("warnings") or []
         if warnings:
-            lines.append(f"    warning: {terminal_safe(warnings[0])}"
-                         + (f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""))
+            lines.append(f"    warning: {terminal_safe(warnings[0])}" + (f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""))
     if any(compare_line(rows) for rows in files.values()):
-        lines.append(f"{MODELLED_LABEL} is the recorded views under the same cache model as the other strategies: "
-                     f"set them against it, not against {BILL_LABEL} (the bill also pays the provider's own cache "
-                     "misses, which no model foresees)")
+        lines.append(
+            f"{MODELLED_LABEL} is the recorded views under the same cache model as the other strategies: "
+            f"set them against it, not against {BILL_LABEL} (the bill also pays the provider's own cache "
+            "misses, which no model foresees)"
+        )
     if any(r.get("counted") is False for r in result["table"]):
-        lines.append("recorded as billed from the reported usage, nothing tokenised (--count for peak, "
-                     "over_ceiling and the cache model's figures)")
+        lines.append(
+            "recorded as billed from the reported usage, nothing tokenised (--count for peak, over_ceiling and the cache model's figures)"
+        )
     lines += [f"wrote {w}" for w in result.get("written", [])]
     return "\n".join(lines)
 
 
 def folder_row(label: str, r: dict[str, Any]) -> str:
     """One file under one strategy: requests, refused and over the ceiling, peak, cost (never $0 over refusals)."""
-    over = (f"{r['over_ceiling']:,}" if r.get("over_ceiling") is not None
-            else f"{r.get('reported_over_ceiling') or 0:,} reported")
-    return (f"  {r['file']}  {label:<19} requests {r['requests']:>6,}  refused {r.get('refused') or 0:>5,}  "
-            f"over ceiling {over:>5}  "
-            + (f"peak {r['peak']:>9,}  " if r["peak"] is not None else f"reported peak {r['peak_reported_input']:>9,}  ")
-            + f"cost {cost_text(r)}")
+    over = f"{r['over_ceiling']:,}" if r.get("over_ceiling") is not None else f"{r.get('reported_over_ceiling') or 0:,} reported"
+    return (
+        f"  {r['file']}  {label:<19} requests {r['requests']:>6,}  refused {r.get('refused') or 0:>5,}  "
+        f"over ceiling {over:>5}  "
+        + (f"peak {r['peak']:>9,}  " if r["peak"] is not None else f"reported peak {r['peak_reported_input']:>9,}  ")
+        + f"cost {cost_text(r)}"
+    )
 
 
 def decides_line(totals: list[dict[str, Any]]) -> str:
@@ -339,22 +422,30 @@ def decides_line(totals: list[dict[str, Any]]) -> str:
         return "decides on: nothing (no strategy here folds)"
     used = dict.fromkeys(e for _, e in named)
     return "decides on: " + "; ".join(
-        f"{', '.join(s for s, e in named if e == name)}: {DECIDES_ON.get(name, ESTIMATORS[name])}" for name in used)
+        f"{', '.join(s for s, e in named if e == name)}: {DECIDES_ON.get(name, ESTIMATORS[name])}" for name in used
+    )
 
 
 # --per-request's columns: (heading, row key, width); reported input is the provider's, the rest the strategy's.
-ROW_COLUMNS = (("request", "request", 7), ("messages", "messages", 8), ("estimate", "estimate", 9),
-               ("reported", "reported_input", 9), ("fresh", "fresh", 8), ("cache read", "cache_read", 10),
-               ("cache write", "cache_write", 11), ("output", "output", 7), ("folds", "folds", 5),
-               ("cost", "cost_usd", 9))
+ROW_COLUMNS = (
+    ("request", "request", 7),
+    ("messages", "messages", 8),
+    ("estimate", "estimate", 9),
+    ("reported", "reported_input", 9),
+    ("fresh", "fresh", 8),
+    ("cache read", "cache_read", 10),
+    ("cache write", "cache_write", 11),
+    ("output", "output", 7),
+    ("folds", "folds", 5),
+    ("cost", "cost_usd", 9),
+)
 
 
 def format_rows(rows: list[dict[str, Any]]) -> list[str]:
     """A table of rows per strategy, in the order they came: one line a request, its change and flags at the end."""
     lines: list[str] = []
     for strategy in dict.fromkeys(row["strategy"] for row in rows):
-        lines += ["", f"{strategy}, per request:",
-                  "  ".join(f"{heading:>{width}}" for heading, _, width in ROW_COLUMNS) + "  change"]
+        lines += ["", f"{strategy}, per request:", "  ".join(f"{heading:>{width}}" for heading, _, width in ROW_COLUMNS) + "  change"]
         for row in (r for r in rows if r["strategy"] == strategy):
             cells = [_cell(key, row.get(key), width) for _, key, width in ROW_COLUMNS]
             flags = [word for word, key in (("OVER", "over_ceiling"), ("refused", "refused")) if row.get(key)]

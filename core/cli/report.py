@@ -28,8 +28,12 @@ def register(subparsers) -> None:
     parser.add_argument("--replay", action="store_true", help="add the replay lab's comparison of strategies")
     add_list(parser, "--strategy", list(STRATEGIES), "S", "the strategies --replay compares (default: all)")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
-    parser.add_argument("--sample", "--session", metavar="ID[:EPOCH]",
-                        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read")
+    parser.add_argument(
+        "--sample",
+        "--session",
+        metavar="ID[:EPOCH]",
+        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+    )
     parser.add_argument("--json", action="store_true", help="print what was written as JSON")
     parser.set_defaults(run=run_report, format=format_report)
 
@@ -46,16 +50,20 @@ def run_report(args) -> dict[str, Any]:
     session = read_session(args.file, getattr(args, "input_format", None), args.sample)
     measure = measure_for(session, choice, threads=args.threads)
     try:
-        data = write_report(session, args.output, measure=measure,
-                            replay=(strategies or list(STRATEGIES)) if args.replay else ())
+        data = write_report(session, args.output, measure=measure, replay=(strategies or list(STRATEGIES)) if args.replay else ())
     except OSError as exc:
         raise UsageError(f"{args.output}: cannot write the report: {exc.strerror or exc}") from None
     except ReadError as exc:  # the output's own refusal (core.model.outputs): said as the report's
         if exc.problem.startswith("cannot write: "):
             raise UsageError(f"{args.output}: cannot write the report: {exc.problem.removeprefix('cannot write: ')}") from None
         raise
-    return {"file": session.source, "written": args.output, "requests": len(data.measure.trace.rows),
-            "largest_request": data.largest, "sections": [s.title for s in data.sections]}
+    return {
+        "file": session.source,
+        "written": args.output,
+        "requests": len(data.measure.trace.rows),
+        "largest_request": data.largest,
+        "sections": [s.title for s in data.sections],
+    }
 
 
 def format_report(result: dict[str, Any]) -> str:

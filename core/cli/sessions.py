@@ -13,8 +13,11 @@ COLUMNS = (
     ("requests", "calls to the model, the subagents' and the compaction summariser's included"),
     ("cost", "the reported usage priced (subagents and summariser included); - when the model has no price"),
     ("model", "the session's model"),
-    ("project / file", "the folder the agent ran in (its problem when the file does not read), then under it the "
-                       "session's title (the agent's own, else the first prompt, in quotes) and its file"),
+    (
+        "project / file",
+        "the folder the agent ran in (its problem when the file does not read), then under it the "
+        "session's title (the agent's own, else the first prompt, in quotes) and its file",
+    ),
 )
 
 
@@ -22,16 +25,21 @@ def register(subparsers) -> None:
     from foldscope.core.cli.output import columns_help
 
     parser = subparsers.add_parser(
-        "sessions", help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, "
-                         "Cline, Roo Code, Kilo Code), newest first",
-        **columns_help("Every agent session on this machine, newest start first, read from its reported usage "
-                       "(nothing counted).", COLUMNS))
+        "sessions",
+        help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, "
+        "Cline, Roo Code, Kilo Code), newest first",
+        **columns_help("Every agent session on this machine, newest start first, read from its reported usage (nothing counted).", COLUMNS),
+    )
     from foldscope.core.formats.registry import agents
 
     parser.add_argument("--since", metavar="DATE", help="only sessions that ran on or after DATE (YYYY-MM-DD, UTC)")
-    parser.add_argument("--agent", action="append", choices=[spec.name for spec in agents()], metavar="AGENT",
-                        help="only this agent's sessions (repeat for several): "
-                             + ", ".join(spec.name for spec in agents()))
+    parser.add_argument(
+        "--agent",
+        action="append",
+        choices=[spec.name for spec in agents()],
+        metavar="AGENT",
+        help="only this agent's sessions (repeat for several): " + ", ".join(spec.name for spec in agents()),
+    )
     parser.add_argument("--project", metavar="TEXT", help="only sessions whose project (folder) contains TEXT")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_sessions, format=format_sessions)
@@ -42,9 +50,12 @@ def run_sessions(args) -> dict[str, Any]:
 
     since = _since(args.since)
     found = find_sessions(agents_=set(args.agent) if args.agent else None)
-    rows = [f.as_dict() for f in found
-            if (since is None or (f.end or f.start or f.mtime) >= since)
-            and (not args.project or args.project.casefold() in f.project.casefold())]
+    rows = [
+        f.as_dict()
+        for f in found
+        if (since is None or (f.end or f.start or f.mtime) >= since)
+        and (not args.project or args.project.casefold() in f.project.casefold())
+    ]
     # in find_sessions' order: newest start first, a file that gave no time at its last change
     chosen = {k: v for k, v in (("since", args.since), ("agent", args.agent), ("project", args.project)) if v}
     return {"folders": {agent: str(path) for agent, path in roots().items()}, "filters": chosen, "sessions": rows}
@@ -112,11 +123,12 @@ def format_sessions(result: dict[str, Any]) -> str:
         requests = "-" if r["requests"] is None else f"{r['requests']:,}"
         tail = r["project"] + ("  (" + r["problem"] + ")" if r["problem"] else "")
         end = _end(r["start"], r.get("end"))
-        lines.append(f"{r['agent']:<12} {_when(r['start']):<16} {end:<11} {_size(r['size']):>9} {requests:>8} {cost:>9}  "
-                     f"{(r['model'] or '-')[:28]:<28} {terminal_safe(tail)}")
+        lines.append(
+            f"{r['agent']:<12} {_when(r['start']):<16} {end:<11} {_size(r['size']):>9} {requests:>8} {cost:>9}  "
+            f"{(r['model'] or '-')[:28]:<28} {terminal_safe(tail)}"
+        )
         if r.get("title"):
             said = f'"{r["title"]}"' if r.get("title_source") == "first prompt" else r["title"]
             lines.append(f"{'':<12} {terminal_safe(said)}")
-        lines.append(f"{'':<12} {terminal_safe(r['path'])}" + (f"  --sample {terminal_safe(r['sample'])}"
-                                                              if r.get("sample") else ""))
+        lines.append(f"{'':<12} {terminal_safe(r['path'])}" + (f"  --sample {terminal_safe(r['sample'])}" if r.get("sample") else ""))
     return "\n".join(lines)

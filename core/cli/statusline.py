@@ -23,15 +23,16 @@ from foldscope.core.cli.output import Parser, terminal_safe
 
 BAR = 10  # cells of the bar over the context window
 ENV_PROFILE = "FOLDSCOPE_PROFILE"  # a policy profile (YAML) the warning's line and ceiling come from
-CAUSE_WORDS = {"append": "append", "first": "first write", "provider": "provider miss",
-               "unexplained": "write no rule explains"}
+CAUSE_WORDS = {"append": "append", "first": "first write", "provider": "provider miss", "unexplained": "write no rule explains"}
 
 
 def register(subparsers) -> None:
-    add_statusline(subparsers.add_parser("statusline", help="a status line for Claude Code (JSON on stdin): the next "
-                                         "request's size, the cache, the cost"))
-    add_follow(subparsers.add_parser("follow", help="follow a growing session file: --line prints the status line "
-                                     "each time it grows"))
+    add_statusline(
+        subparsers.add_parser(
+            "statusline", help="a status line for Claude Code (JSON on stdin): the next request's size, the cache, the cost"
+        )
+    )
+    add_follow(subparsers.add_parser("follow", help="follow a growing session file: --line prints the status line each time it grows"))
 
 
 def add_statusline(p: argparse.ArgumentParser) -> None:
@@ -109,8 +110,10 @@ def agent_says(stdin: dict[str, Any]) -> dict[str, Any]:
     window = window if isinstance(window, dict) else {}
     cost = cost if isinstance(cost, dict) else {}
     size, usd = window.get("context_window_size"), cost.get("total_cost_usd")
-    return {"window": size if isinstance(size, int) and not isinstance(size, bool) else None,
-            "cost_usd": usd if isinstance(usd, (int, float)) and not isinstance(usd, bool) else None}
+    return {
+        "window": size if isinstance(size, int) and not isinstance(size, bool) else None,
+        "cost_usd": usd if isinstance(usd, (int, float)) and not isinstance(usd, bool) else None,
+    }
 
 
 def _say(text: str) -> None:
@@ -131,8 +134,7 @@ IDLE = "FOLDSCOPE_STATUSLINE_IDLE"  # seconds a warm reader waits for the next r
 SOCKET = "reader.sock"
 
 
-def status_figures(path: str, profile: str | None = None, folder: Path | None = None,
-                   detach: bool = False) -> dict[str, Any]:
+def status_figures(path: str, profile: str | None = None, folder: Path | None = None, detach: bool = False) -> dict[str, Any]:
     """The figures for the file now: from the kept JSON when the file has not changed, else from the warm reader
     when one runs, else from the kept engine reading only what the file gained, else from a fresh read.
     `figures["_run"]` says which, and the bytes read. With `detach` the reading is done by a child in a session of
@@ -353,6 +355,7 @@ def _detached(path: str, profile: str | None, folder: Path) -> dict[str, Any]:
 
 # --- the line -------------------------------------------------------------------------------------------------
 
+
 def _paint(text: str, code: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour else text
 
@@ -410,8 +413,13 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
         filled = min(BAR, round(size / scale["tokens"] * BAR))
         mark = min(BAR - 1, int(compact["tokens"] / scale["tokens"] * BAR)) if compact and window else None
         cells = "".join("█" if k < filled else ("|" if k == mark else "░") for k in range(BAR))
-        hot = "31" if "compaction point" in nxt["reached"] or "context window" in nxt["reached"] else \
-            "33" if compact and size >= 0.9 * compact["tokens"] else "32"
+        hot = (
+            "31"
+            if "compaction point" in nxt["reached"] or "context window" in nxt["reached"]
+            else "33"
+            if compact and size >= 0.9 * compact["tokens"]
+            else "32"
+        )
         limit = f" of {window['tokens']:,}" if window else ""
         towards = f" ({size / compact['tokens']:.0%} of compaction {compact['tokens']:,})" if compact else ""
         parts.append(f"{_paint(cells, hot, colour)} next {size:,}{limit}{towards}")
@@ -421,8 +429,7 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
     if cache:
         cause = cause_words(cache)
         odd = cache.get("cause") in ("rewrite", "expired", "provider", "unexplained")
-        wrote = f"write {cache['write']:,} {_paint(terminal_safe(cause), '33' if odd else '2', colour)}" \
-            if cache["write"] else "no write"
+        wrote = f"write {cache['write']:,} {_paint(terminal_safe(cause), '33' if odd else '2', colour)}" if cache["write"] else "no write"
         parts.append(f"cache read {cache['read']:,} {wrote} · {expiry_words(cache, now)}")
     cost = figures.get("cost") or {}
     if cost.get("bill_usd") is not None:
@@ -435,12 +442,16 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
     line = " · ".join(parts)
     if lines == 2:
         sources = [f"{lim['name']}: {lim['source']}" for lim in nxt["agent"] + nxt["policy"]]
-        second = (f"{figures['requests']:,} requests, model {terminal_safe(str(figures.get('model') or 'unknown'))}; "
-                  f"{nxt['size_name']}, estimate {nxt['estimate']:,}" + ("; " + "; ".join(sources) if sources else ""))
+        second = (
+            f"{figures['requests']:,} requests, model {terminal_safe(str(figures.get('model') or 'unknown'))}; "
+            f"{nxt['size_name']}, estimate {nxt['estimate']:,}" + ("; " + "; ".join(sources) if sources else "")
+        )
         says = figures.get("agent_says") or {}
         if says.get("window") is not None or says.get("cost_usd") is not None:
-            told = [f"window {says['window']:,}" if says.get("window") is not None else "",
-                    f"cost {_usd(says['cost_usd'])}" if says.get("cost_usd") is not None else ""]
+            told = [
+                f"window {says['window']:,}" if says.get("window") is not None else "",
+                f"cost {_usd(says['cost_usd'])}" if says.get("cost_usd") is not None else "",
+            ]
             second += "; Claude Code says: " + ", ".join(x for x in told if x)
         line += "\n" + _paint(second, "2", colour)
     return line
@@ -448,11 +459,11 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
 
 # --- install --------------------------------------------------------------------------------------------------
 
+
 def settings_entry() -> dict[str, Any]:
     import shutil
 
-    return {"statusLine": {"type": "command", "command": f"{shutil.which('foldscope') or 'foldscope'} statusline",
-                           "padding": 0}}
+    return {"statusLine": {"type": "command", "command": f"{shutil.which('foldscope') or 'foldscope'} statusline", "padding": 0}}
 
 
 def install(args: Any) -> int:
@@ -487,6 +498,7 @@ def install(args: Any) -> int:
 
 
 # --- follow FILE --line ---------------------------------------------------------------------------------------
+
 
 def run_follow(args: Any) -> int:
     """Print the status line for FILE now and each time it grows (for a terminal pane; Codex and pi have no hook)."""

@@ -30,17 +30,39 @@ from foldscope.core.replay.tune import (
     summarise,
 )
 
-SESSION_FIELDS = ("file", "format", "model", "policy", "strategy", "ceiling", "requests", "refused", "over_ceiling",
-                  "folds", "rewrites", "fresh", "cache_read", "cache_write", "peak", "cost_usd",
-                  "recorded_modelled_cost_usd", "bill_usd", "cost_not_comparable", "cache")
+SESSION_FIELDS = (
+    "file",
+    "format",
+    "model",
+    "policy",
+    "strategy",
+    "ceiling",
+    "requests",
+    "refused",
+    "over_ceiling",
+    "folds",
+    "rewrites",
+    "fresh",
+    "cache_read",
+    "cache_write",
+    "peak",
+    "cost_usd",
+    "recorded_modelled_cost_usd",
+    "bill_usd",
+    "cost_not_comparable",
+    "cache",
+)
 
 
 COLUMNS = (
     ("policy", "the policy swept: strategy, ceiling, line, target, result bound, caching"),
-    ("requests", "requests over every session"), ("refused", "requests the policy could not send"),
-    ("over", "requests whose estimate was at or past the ceiling"), ("folds", "folds or compactions made"),
+    ("requests", "requests over every session"),
+    ("refused", "requests the policy could not send"),
+    ("over", "requests whose estimate was at or past the ceiling"),
+    ("folds", "folds or compactions made"),
     ("rewrites", "requests that changed what was cached before its end"),
-    ("read share", "the share of input read from the cache"), ("cost", "the policy's cost under the cache model"),
+    ("read share", "the share of input read from the cache"),
+    ("cost", "the policy's cost under the cache model"),
     ("vs recorded", "cost divided by recorded, modelled"),
     ("recorded, modelled", "the recorded views under the same cache model: what to set cost against"),
     ("bill", "the recording as billed (reported usage priced), beside, never the baseline"),
@@ -50,8 +72,11 @@ COLUMNS = (
 def register(subparsers) -> None:
     from foldscope.core.cli.output import columns_help
 
-    p = subparsers.add_parser("tune", help="sweep policies over many sessions and name the cheapest safe one",
-                              **columns_help("A row per policy over every session, then the one recommended.", COLUMNS))
+    p = subparsers.add_parser(
+        "tune",
+        help="sweep policies over many sessions and name the cheapest safe one",
+        **columns_help("A row per policy over every session, then the one recommended.", COLUMNS),
+    )
     p.add_argument("inputs", nargs="*", metavar="DIR|FILE", help="session files, folder trees, or fsspec URLs")
     p.add_argument("--from-library", action="store_true", help="also sweep the sessions in the library")
     p.add_argument("--db", metavar="PATH", help="the library, with --from-library")
@@ -60,14 +85,22 @@ def register(subparsers) -> None:
     p.add_argument("--target", action="append", metavar="F,...", help="targets, fractions of the ceiling")
     p.add_argument("--result-max", action="append", metavar="N|none,...", help="result bounds in characters")
     p.add_argument("--caching", action="append", metavar="on|off,...", help="prompt caching on, off, or both")
-    p.add_argument("--strategy", action="append", metavar="S,...",
-                   help=f"strategies among {', '.join(s for s in STRATEGIES if s != 'recorded')} (default adr)")
+    p.add_argument(
+        "--strategy",
+        action="append",
+        metavar="S,...",
+        help=f"strategies among {', '.join(s for s in STRATEGIES if s != 'recorded')} (default adr)",
+    )
     p.add_argument("--policies", metavar="FILE.yaml", help="named profiles instead of a grid")
     p.add_argument("--engine", choices=ENGINES, default="local", help="local process pool (default) or dask")
     p.add_argument("--workers", type=int, metavar="N", help="processes (local) or LocalCluster workers (dask)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="with --engine dask: an existing cluster's scheduler")
-    p.add_argument("-o", "--output", metavar="OUT", help="write the per-session rows to OUT.csv (and OUT.parquet "
-                                                         "with pyarrow) and the whole result to OUT.json")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write the per-session rows to OUT.csv (and OUT.parquet with pyarrow) and the whole result to OUT.json",
+    )
     p.add_argument("--progress", action="store_true", help="report progress on stderr even when it is not a terminal")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_tune, format=format_tune)
@@ -95,11 +128,14 @@ def points_from(args) -> list[PolicyPoint]:
     for strategy in strategies:
         if strategy not in STRATEGIES or strategy == "recorded":
             raise PolicyError("--strategy", "strategy", f"{strategy!r} is not one of adr, band, compaction, none")
-    return grid(ceilings=grid_items(args.ceiling) or [None],
-                fold_ats=grid_numbers(args.fold_at, float, "--fold-at", "fold-at"),
-                targets=grid_numbers(args.target, float, "--target", "target"),
-                result_maxes=grid_numbers(args.result_max, int, "--result-max", "result-max"),
-                cachings=grid_cachings(args.caching, "--caching"), strategies=strategies)
+    return grid(
+        ceilings=grid_items(args.ceiling) or [None],
+        fold_ats=grid_numbers(args.fold_at, float, "--fold-at", "fold-at"),
+        targets=grid_numbers(args.target, float, "--target", "target"),
+        result_maxes=grid_numbers(args.result_max, int, "--result-max", "result-max"),
+        cachings=grid_cachings(args.caching, "--caching"),
+        strategies=strategies,
+    )
 
 
 def library_paths(db: str | None) -> list[str]:
@@ -129,8 +165,9 @@ class Progress:
         left = elapsed / self.done * (self.total - self.done)
         width = 30
         filled = round(width * self.done / max(self.total, 1))
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} sessions, "
-                         f"{self.failed} failed, about {left:,.0f} s left ")
+        sys.stderr.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} sessions, {self.failed} failed, about {left:,.0f} s left "
+        )
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -171,8 +208,7 @@ def run_tune(args) -> Any:
     except (KeyboardInterrupt, Cancelled):
         cancel.set()
         progress.close()
-        print(f"foldscope: tune stopped after {progress.done} of {len(paths)} sessions; no worker is left running",
-              file=sys.stderr)
+        print(f"foldscope: tune stopped after {progress.done} of {len(paths)} sessions; no worker is left running", file=sys.stderr)
         return 130
     progress.close()
     out = summarise(results, points)
@@ -198,8 +234,7 @@ def write_outputs(base: str, out: dict[str, Any], read: Sequence[str | Path] = (
     write_output(names[1], json.dumps({k: v for k, v in out.items() if k != "written"}, indent=2, ensure_ascii=False), read)
     if pyarrow is not None:
         sink = pyarrow.BufferOutputStream()
-        pyarrow.parquet.write_table(pyarrow.Table.from_pylist([{k: row.get(k) for k in SESSION_FIELDS} for row in out["rows"]]),
-                                    sink)
+        pyarrow.parquet.write_table(pyarrow.Table.from_pylist([{k: row.get(k) for k in SESSION_FIELDS} for row in out["rows"]]), sink)
         write_output(names[2], sink.getvalue().to_pybytes(), read)
     return names
 
@@ -219,28 +254,37 @@ def _pyarrow() -> Any:
 
 
 def format_tune(out: dict[str, Any]) -> str:
-    lines = [f"{plural(out['sessions'], 'session')}, {num(len(out['failed']))} failed to read, "
-             f"{num(len(out['skipped']))} not sessions"]
+    lines = [f"{plural(out['sessions'], 'session')}, {num(len(out['failed']))} failed to read, {num(len(out['skipped']))} not sessions"]
     lines += [f"  failed: {f['error']}" for f in out["failed"]]
     # The policy's cost, then the modelled recording it is set against, then the bill, labelled as such.
-    header = (f"{'policy':<58} {'requests':>8} {'refused':>7} {'over':>5} {'folds':>6} {'rewrites':>8} "
-              f"{'read share':>10} {'cost':>14} {'vs recorded':>11} {'recorded, modelled':>18} {'bill':>11}")
+    header = (
+        f"{'policy':<58} {'requests':>8} {'refused':>7} {'over':>5} {'folds':>6} {'rewrites':>8} "
+        f"{'read share':>10} {'cost':>14} {'vs recorded':>11} {'recorded, modelled':>18} {'bill':>11}"
+    )
     lines += ["", header]
     for p in out["policies"]:
         vs = "n/a" if p["cost_vs_recorded"] is None else f"{p['cost_vs_recorded']:.3f}x"
         cost = "not comparable" if p.get("cost_not_comparable") else _usd(p["cost_usd"])
-        lines.append(f"{p['policy'][:58]:<58} {p['requests']:>8,} {p['refused']:>7,} {p['over_ceiling']:>5,} "
-                     f"{p['folds']:>6,} {p['rewrites']:>8,} {p['cache_read_share']:>10.1%} {cost:>14} "
-                     f"{vs:>11} {_usd(p['recorded_modelled_cost_usd']):>18} {_usd(p['bill_usd']):>11}")
+        lines.append(
+            f"{p['policy'][:58]:<58} {p['requests']:>8,} {p['refused']:>7,} {p['over_ceiling']:>5,} "
+            f"{p['folds']:>6,} {p['rewrites']:>8,} {p['cache_read_share']:>10.1%} {cost:>14} "
+            f"{vs:>11} {_usd(p['recorded_modelled_cost_usd']):>18} {_usd(p['bill_usd']):>11}"
+        )
     rec = out["recommendation"]
-    lines += ["", "costs are modelled: set each against recorded, modelled (the recorded views under the same cache "
-                  "model); the bill is the recording as billed (reported usage priced), beside, never the baseline"]
+    lines += [
+        "",
+        "costs are modelled: set each against recorded, modelled (the recorded views under the same cache "
+        "model); the bill is the recording as billed (reported usage priced), beside, never the baseline",
+    ]
     lines += [f"{p['policy']}: cost {p['cost_not_comparable']}" for p in out["policies"] if p.get("cost_not_comparable")]
     # Without a ceiling a strategy never acts: its row is the recording's views, whatever its line and target say.
-    lines += [f"{p['policy']}: no ceiling in {p['no_ceiling']:,} of {p['sessions']:,} sessions (none given, or auto on a "
-              f"model with one flat price tier), so {p['strategy']} does not act there; give one with --ceiling N "
-              "(`foldscope replay FILE` names each session's agent window and compaction point)"
-              for p in out["policies"] if p.get("no_ceiling")]
+    lines += [
+        f"{p['policy']}: no ceiling in {p['no_ceiling']:,} of {p['sessions']:,} sessions (none given, or auto on a "
+        f"model with one flat price tier), so {p['strategy']} does not act there; give one with --ceiling N "
+        "(`foldscope replay FILE` names each session's agent window and compaction point)"
+        for p in out["policies"]
+        if p.get("no_ceiling")
+    ]
     lines.append(f"recommended: {rec['policy']} ({rec['why']})" if rec["policy"] else f"no recommendation: {rec['why']}")
     lines += [f"wrote {w}" for w in out.get("written", [])]
     return "\n".join(lines)

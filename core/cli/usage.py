@@ -31,8 +31,12 @@ need each session counted; it reads the reported usage only."""
 def register(subparsers) -> None:
     import argparse
 
-    p = subparsers.add_parser("usage", help="reported usage and cost over many sessions, by day, project, model ...",
-                              epilog=HELP_COLUMNS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "usage",
+        help="reported usage and cost over many sessions, by day, project, model ...",
+        epilog=HELP_COLUMNS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("paths", nargs="*", metavar="DIR|FILE", help="session files or folders (walked whole)")
     p.add_argument("--from-library", action="store_true", help="the sessions in the library")
     p.add_argument("--db", metavar="PATH", help="the library, with --from-library")
@@ -97,8 +101,10 @@ def _when(at: float | None) -> str:
 
 
 def _cells(row: dict[str, Any], forensics: bool) -> str:
-    text = (f"{row['sessions']:>8,} {row['requests']:>9,} {row['fresh']:>13,} {row['cache_read']:>15,} "
-            f"{row['cache_write']:>13,} {row['output']:>11,} {_usd(row['cost_usd']):>11}")
+    text = (
+        f"{row['sessions']:>8,} {row['requests']:>9,} {row['fresh']:>13,} {row['cache_read']:>15,} "
+        f"{row['cache_write']:>13,} {row['output']:>11,} {_usd(row['cost_usd']):>11}"
+    )
     if forensics:
         text += f" {_usd(row['wasted_total_usd']):>10} {row['compactions']:>11,} {_usd(row['payback_net_usd']):>10}"
     return text
@@ -110,19 +116,19 @@ def format_usage(result: dict[str, Any]) -> str:
 
     by, forensics = result["by"], result["forensics"]
     width = 40 if by in ("session", "project") else 24
-    head = (f"{by:<{width}} {'sessions':>8} {'requests':>9} {'fresh':>13} {'cache read':>15} {'cache write':>13} "
-            f"{'output':>11} {'cost':>11}")
+    head = f"{by:<{width}} {'sessions':>8} {'requests':>9} {'fresh':>13} {'cache read':>15} {'cache write':>13} {'output':>11} {'cost':>11}"
     if forensics:
         head += f" {'wasted':>10} {'compactions':>11} {'payback':>10}"
     lines = [head]
     for row in result["rows"]:
         key = str(row[by])
-        shown = key if len(key) <= width else "…" + key[-(width - 1):]
+        shown = key if len(key) <= width else "…" + key[-(width - 1) :]
         lines.append(f"{terminal_safe(shown):<{width}} {_cells(row, forensics)}")
         if by == "session":
-            lines.append(f"  {row['agent']}, {_when(row['start'])} to {_when(row['end'])} UTC, project "
-                         f"{terminal_safe(row['project'])}" + (f", version {row['agent_version']}"
-                                                               if row.get("agent_version") else ""))
+            lines.append(
+                f"  {row['agent']}, {_when(row['start'])} to {_when(row['end'])} UTC, project "
+                f"{terminal_safe(row['project'])}" + (f", version {row['agent_version']}" if row.get("agent_version") else "")
+            )
         if by != "model" and len(row["models"]) > 1:
             for model, cell in row["models"].items():
                 label = f"  {model}"
@@ -152,8 +158,18 @@ def format_csv(result: dict[str, Any]) -> str:
     from foldscope.core.cli.output import terminal_safe
 
     by, forensics = result["by"], result["forensics"]
-    columns = ["sessions", "requests", "fresh", "cache_read", "cache_write", "cache_write_1h", "output", "cost_usd",
-               "unpriced_requests", "unreported_requests"]
+    columns = [
+        "sessions",
+        "requests",
+        "fresh",
+        "cache_read",
+        "cache_write",
+        "cache_write_1h",
+        "output",
+        "cost_usd",
+        "unpriced_requests",
+        "unreported_requests",
+    ]
     if forensics:
         columns += [f"wasted_{c}_usd" for c in WASTE_CAUSES] + ["wasted_total_usd", "compactions", "payback_net_usd"]
     extra = ["start", "end", "project", "agent", "agent_version"] if by == "session" else []

@@ -30,8 +30,9 @@ def noun(n: int, word: str, many: str | None = None) -> str:
 
 
 # What each estimator decides on, in the user's words (the spec's names are in core.request.estimators and docs/cli.md).
-DECIDES_ON = {"adr": "the estimate (foldscope's count of the request times the scale that keeps it at or above the "
-                     "provider's)",
-              "predicted": "the predicted input (the newest reported input plus what was added since)"}
+DECIDES_ON = {
+    "adr": "the estimate (foldscope's count of the request times the scale that keeps it at or above the provider's)",
+    "predicted": "the predicted input (the newest reported input plus what was added since)",
+}
 # A fold pass's outcome as the fold records it, and as the CLI says it.
 OUTCOMES = {"landed": "kept", "rolled_back": "undone (it did not bring the request under the line)"}

@@ -69,9 +69,15 @@ def build_copy(
     return copy_of(original, new_output, recorded, new_id=new_id, created_at=created_at)
 
 
-def build_bounded_copy(original: Message, index: int, bound: int, allowances: Mapping[str | None, int], *,
-                       new_id: Callable[[], str] | None = None, created_at: float | None = None
-                       ) -> tuple[Message, dict[str | None, int]]:
+def build_bounded_copy(
+    original: Message,
+    index: int,
+    bound: int,
+    allowances: Mapping[str | None, int],
+    *,
+    new_id: Callable[[], str] | None = None,
+    created_at: float | None = None,
+) -> tuple[Message, dict[str | None, int]]:
     """A clipped copy under the result bound (Amendment 3, point 4): its output is the original's projection
     under `allowances` (core.request.projection.project_output), with one marker derived from the original, and its
     `context_clip_kept` the retained count each shortened body really shows. Returns it and those counts."""
@@ -81,8 +87,9 @@ def build_bounded_copy(original: Message, index: int, bound: int, allowances: Ma
     return copy_of(original, output, recorded, new_id=new_id, created_at=created_at), kept
 
 
-def copy_of(original: Message, output: Any, recorded: Any, *, new_id: Callable[[], str] | None = None,
-            created_at: float | None = None) -> Message:
+def copy_of(
+    original: Message, output: Any, recorded: Any, *, new_id: Callable[[], str] | None = None, created_at: float | None = None
+) -> Message:
     """A copy standing for `original` with `output` and its kept counts: `clipped_from` names the original."""
     content = {"function": original.content.get("function"), "arguments": original.content.get("arguments", {})}
     content["output"] = output

@@ -54,8 +54,7 @@ class Candidate:
     kept: int
 
 
-def eligible_bodies(view: Sequence[Message], record: FullRecord, skip: set[str], start: int,
-                    bound: int | None) -> list[Eligible]:
+def eligible_bodies(view: Sequence[Message], record: FullRecord, skip: set[str], start: int, bound: int | None) -> list[Eligible]:
     """Bodies of results at or after `start`, largest current count first, ties to the oldest original."""
     seen: set[str] = set()
     out: list[Eligible] = []
@@ -95,8 +94,9 @@ def eligible_bodies(view: Sequence[Message], record: FullRecord, skip: set[str],
     return out
 
 
-def make_copy(slot: Slot, key: str | None, keep: int, bound: int | None, new_id: Callable[[], str],
-              created_at: float | None) -> tuple[Message, int]:
+def make_copy(
+    slot: Slot, key: str | None, keep: int, bound: int | None, new_id: Callable[[], str], created_at: float | None
+) -> tuple[Message, int]:
     """A copy of the slot's original keeping `keep` of body `key` (the rest as they stand) and the count it keeps."""
     trial = dict(slot.kept)
     trial[key] = keep
@@ -106,9 +106,16 @@ def make_copy(slot: Slot, key: str | None, keep: int, bound: int | None, new_id:
     return made, kept.get(key, keep)
 
 
-def cut_body(item: Eligible, view: list[Message], estimate: int, target: float, bound: int | None,
-             measure: Callable[[Sequence[Message]], int], new_id: Callable[[], str],
-             created_at: float | None) -> Candidate | None:
+def cut_body(
+    item: Eligible,
+    view: list[Message],
+    estimate: int,
+    target: float,
+    bound: int | None,
+    measure: Callable[[Sequence[Message]], int],
+    new_id: Callable[[], str],
+    created_at: float | None,
+) -> Candidate | None:
     """One body cut just enough to cover the deficit, by its own measured tokens per character.
 
     The body is first measured at its floor: what that saves per character removed proposes how
@@ -119,7 +126,7 @@ def cut_body(item: Eligible, view: list[Message], estimate: int, target: float, 
 
     def candidate(keep: int) -> Candidate:
         made, kept = make_copy(slot, item.body.key, keep, bound, new_id, created_at)
-        trial = view[:slot.position] + [made] + view[slot.position + 1:]
+        trial = view[: slot.position] + [made] + view[slot.position + 1 :]
         return Candidate(trial, measure(trial), made, kept)
 
     at_floor = candidate(item.floor)

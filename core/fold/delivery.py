@@ -39,7 +39,7 @@ class _Live:
 
     def catch_up(self) -> set[str]:
         if len(self.stored) > self.read:
-            self.ids.update(mid for mid in self.stored[self.read:] if isinstance(mid, str))
+            self.ids.update(mid for mid in self.stored[self.read :] if isinstance(mid, str))
             self.read = len(self.stored)
         return self.ids
 
@@ -208,5 +208,4 @@ def _cloned(message: Message, ids: Mapping[str, str]) -> Message:
 
 def _mapped_request(request: Request, ids: Mapping[str, str]) -> Request:
     response = ids.get(request.response_id) if request.response_id else None
-    return Request(request.index, tuple(ids[m] for m in request.view if m in ids), response, request.usage,
-                   request.at, request.model)
+    return Request(request.index, tuple(ids[m] for m in request.view if m in ids), response, request.usage, request.at, request.model)

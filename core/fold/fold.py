@@ -72,10 +72,18 @@ def default_count(measure: Measure) -> Count:
 class Fold:
     """The fold over one session's active view, under one ceiling, line and target."""
 
-    def __init__(self, session: Session, measure: Measure, *, count: Count | None = None,
-                 summariser: Summariser | None = None,
-                 clock: Callable[[], float] = time.time, new_id: Callable[[], str] | None = None,
-                 size: Size | None = None, digests: bool = True) -> None:
+    def __init__(
+        self,
+        session: Session,
+        measure: Measure,
+        *,
+        count: Count | None = None,
+        summariser: Summariser | None = None,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] | None = None,
+        size: Size | None = None,
+        digests: bool = True,
+    ) -> None:
         if measure.ceiling is None:
             raise ValueError("the policy resolves to no ceiling: nothing folds")
         self.session = session
@@ -176,8 +184,7 @@ class Fold:
         if self.measure.fits_size(estimate):
             return runs, None
         counted = self.counted(self.session.view_messages())
-        return runs, Refusal(estimate, self.ceiling, counted, round(self.scale, 4),
-                             unseen_head=self.session.unseen_head)
+        return runs, Refusal(estimate, self.ceiling, counted, round(self.scale, 4), unseen_head=self.session.unseen_head)
 
     def unanswered_refusal(self) -> Refusal | None:
         """The refusal of a request from the active view when it would carry a tool call without its result: each
@@ -192,14 +199,18 @@ class Fold:
         named = []
         for call in calls:
             result = call.content.get("action_response_id")
-            where = "in the view but not right after the call" if result in in_view or not isinstance(result, str) \
-                else "not in the view"
+            where = "in the view but not right after the call" if result in in_view or not isinstance(result, str) else "not in the view"
             at = record.index_of(result) if isinstance(result, str) and result in record else None
             place = f"its result (index {at}) {where}" if at is not None else f"its result {where}"
             named.append(f"the call {call.content.get('function', '')!s} at index {record.index_of(call.id)}, {place}")
-        return Refusal(self.estimate(view), self.ceiling, self.counted(view), round(self.scale, 4),
-                       unseen_head=self.session.unseen_head,
-                       unanswered=tuple(named))
+        return Refusal(
+            self.estimate(view),
+            self.ceiling,
+            self.counted(view),
+            round(self.scale, 4),
+            unseen_head=self.session.unseen_head,
+            unanswered=tuple(named),
+        )
 
     def run(self, reason: str = "threshold", observed: int | None = None) -> FoldRun:
         """One fold toward the target; `observed` is a refused request's estimate, which calibrates it first."""
@@ -293,8 +304,7 @@ class Fold:
         else:
             listed = own_calls
             text = st.note_text(len(folded), self.ceiling, listed)
-        note = st.make_note(text, folded, record, stage, self.new_id, self.clock(),
-                            span_digest(folded) if self.digests else None)
+        note = st.make_note(text, folded, record, stage, self.new_id, self.clock(), span_digest(folded) if self.digests else None)
         record.append(note)  # a rejected note stays in the record, outside the view (Amendment 2)
         before = self.estimate(state.view)
         candidate = st.replace_with_note(state.view, chosen, note)
@@ -355,8 +365,18 @@ class Fold:
             entry["result_max_chars"] = bound
         self._append(run, entry)
 
-    def _record(self, reason: str, stage: str, tail: int | None, folded: int, calls: list[dict[str, Any]],
-                before: int, after: int, landed: bool, standing: int) -> dict[str, Any]:
+    def _record(
+        self,
+        reason: str,
+        stage: str,
+        tail: int | None,
+        folded: int,
+        calls: list[dict[str, Any]],
+        before: int,
+        after: int,
+        landed: bool,
+        standing: int,
+    ) -> dict[str, Any]:
         entry = {
             "at": self.clock(),
             "reason": reason,

@@ -62,8 +62,7 @@ def response_index(session: Session, trace: Sequence[Request], request: int) -> 
     return session.record.index_of(response) if response and response in session.record else len(session.record)
 
 
-def session_at_request(session: Session, request: int, policy: Policy | None = None,
-                       counter: Counter | None = None) -> Session:
+def session_at_request(session: Session, request: int, policy: Policy | None = None, counter: Counter | None = None) -> Session:
     """The session as it stood before request `request`: its record up to the answer, its view, delivery so far,
     and (while `policy` caches) the first round as the earlier requests' compiles decided it."""
     trace = build_trace(session)
@@ -82,9 +81,18 @@ def session_at_request(session: Session, request: int, policy: Policy | None = N
                 delivered.append(mid)
     branch.setdefault("metadata", {})[DELIVERED_KEY] = delivered
     manifest = copy.deepcopy(session.manifest) if session.manifest is not None else None
-    at = Session(record=record, view=view, format=session.format, source=session.source, branch=branch,
-                 manifest=manifest, trace=list(trace[:request]), model=session.model, scale=session.scale,
-                 unseen_head=session.unseen_head)
+    at = Session(
+        record=record,
+        view=view,
+        format=session.format,
+        source=session.source,
+        branch=branch,
+        manifest=manifest,
+        trace=list(trace[:request]),
+        model=session.model,
+        scale=session.scale,
+        unseen_head=session.unseen_head,
+    )
     if policy is not None:
         decide_from_trace(at, policy, counter)
     return at
@@ -104,18 +112,24 @@ def decide_from_trace(session: Session, policy: Policy, counter: Counter | None 
     return decision
 
 
-def replay_folds(session: Session, measure: Measure, *, count: Count | None = None,
-                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None,
-                 scale: float | None = None, head: int | None = None,
-                 estimator: Estimator | None = None) -> FoldReplay:
+def replay_folds(
+    session: Session,
+    measure: Measure,
+    *,
+    count: Count | None = None,
+    summariser: Summariser | None = None,
+    clock: Callable[[], float] | None = None,
+    scale: float | None = None,
+    head: int | None = None,
+    estimator: Estimator | None = None,
+) -> FoldReplay:
     """Run the fold before every request of the trace under the measure's policy and ceiling; returns the
     view history the GUI steps through. The fold counts every view as the request compiles under the
     policy (bound, marks), and each request's compile decides the first round once while it caches.
     `scale` and `head` (default: the session's) are the scale and unseen head the fold estimates with: the
     replay lab passes its own, so the fold decides on the very estimate the replay records. With an `estimator`
     (core.request.estimators.PredictedSize) the fold decides on its size instead, moved to each request first."""
-    folding = Folding(session, measure, count=count, summariser=summariser, clock=clock, scale=scale, head=head,
-                      estimator=estimator)
+    folding = Folding(session, measure, count=count, summariser=summariser, clock=clock, scale=scale, head=head, estimator=estimator)
     for _ in folding:
         pass
     return folding.replay
@@ -127,20 +141,36 @@ class Folding:
     request out right then, under the fold's own `measure`, while the counter still holds the fold's layout of
     that very view (core.request.count), so a request is laid out once, not once for the fold and once after."""
 
-    def __init__(self, session: Session, measure: Measure, *, count: Count | None = None,
-                 summariser: Summariser | None = None, clock: Callable[[], float] | None = None,
-                 scale: float | None = None, head: int | None = None,
-                 estimator: Estimator | None = None, digests: bool = True) -> None:
+    def __init__(
+        self,
+        session: Session,
+        measure: Measure,
+        *,
+        count: Count | None = None,
+        summariser: Summariser | None = None,
+        clock: Callable[[], float] | None = None,
+        scale: float | None = None,
+        head: int | None = None,
+        estimator: Estimator | None = None,
+        digests: bool = True,
+    ) -> None:
         branch = copy.deepcopy(session.branch)
         branch.setdefault("metadata", {})[DELIVERED_KEY] = []
         cache = branch["metadata"].get("prompt_cache")
         if isinstance(cache, dict):
             cache.pop("protected", None)  # the replay's own requests decide the round
-        work = Session(record=FullRecord(), view=[], format=session.format, source=session.source, branch=branch,
-                       manifest={"context_folds": []}, model=session.model,
-                       scale=session.scale if scale is None else scale,
-                       unseen_head=session.unseen_head if head is None else head,
-                       extras={k: v for k, v in session.extras.items() if k == "tools"})
+        work = Session(
+            record=FullRecord(),
+            view=[],
+            format=session.format,
+            source=session.source,
+            branch=branch,
+            manifest={"context_folds": []},
+            model=session.model,
+            scale=session.scale if scale is None else scale,
+            unseen_head=session.unseen_head if head is None else head,
+            extras={k: v for k, v in session.extras.items() if k == "tools"},
+        )
         options: dict[str, Any] = {"summariser": summariser}
         if clock is not None:
             options["clock"] = clock

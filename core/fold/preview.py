@@ -68,16 +68,31 @@ class FoldPreview:
 
 def working_copy(session: Session, scale: float | None = None) -> Session:
     """A copy the fold may change freely: same messages, its own record, view, metadata and manifest."""
-    return Session(record=FullRecord(session.record), view=list(session.view), format=session.format,
-                   source=session.source, branch=copy.deepcopy(session.branch),
-                   manifest=copy.deepcopy(session.manifest), trace=session.trace, model=session.model,
-                   scale=session.scale if scale is None else scale, unseen_head=session.unseen_head,
-                   extras=dict(session.extras))
+    return Session(
+        record=FullRecord(session.record),
+        view=list(session.view),
+        format=session.format,
+        source=session.source,
+        branch=copy.deepcopy(session.branch),
+        manifest=copy.deepcopy(session.manifest),
+        trace=session.trace,
+        model=session.model,
+        scale=session.scale if scale is None else scale,
+        unseen_head=session.unseen_head,
+        extras=dict(session.extras),
+    )
 
 
-def preview_fold(session: Session, measure: Measure, count_for: Callable[[Session], Count] | None = None, *,
-                 scale: float | None = None, summariser: Summariser | None = None,
-                 reason: str = "manual", **options: Any) -> FoldPreview:
+def preview_fold(
+    session: Session,
+    measure: Measure,
+    count_for: Callable[[Session], Count] | None = None,
+    *,
+    scale: float | None = None,
+    summariser: Summariser | None = None,
+    reason: str = "manual",
+    **options: Any,
+) -> FoldPreview:
     """Run one fold (`Fold.run`) on a working copy; `count_for(copy)` gives the count over the copy's record.
 
     Without `count_for` the fold counts as the next request compiles under the measure's policy (its counter
@@ -87,15 +102,23 @@ def preview_fold(session: Session, measure: Measure, count_for: Callable[[Sessio
     count = count_for(work) if count_for is not None else None
     fold = Fold(work, measure, count=count, summariser=summariser, **options)
     run = fold.run(reason)
-    preview = FoldPreview(measure, run, base_view, base_length, base_scale, tuple(work.view),
-                          [work.record[i] for i in range(base_length, len(work.record))],
-                          copy.deepcopy(work.branch_metadata), copy.deepcopy(work.manifest), work.scale)
+    preview = FoldPreview(
+        measure,
+        run,
+        base_view,
+        base_length,
+        base_scale,
+        tuple(work.view),
+        [work.record[i] for i in range(base_length, len(work.record))],
+        copy.deepcopy(work.branch_metadata),
+        copy.deepcopy(work.manifest),
+        work.scale,
+    )
     before = base_view
     for record, after in zip(run.records, run.views):
         if record.get("outcome") == "landed":
             was, now = set(before), set(after)
-            preview.passes.append(PassPreview(record, tuple(m for m in before if m not in now),
-                                              tuple(m for m in after if m not in was)))
+            preview.passes.append(PassPreview(record, tuple(m for m in before if m not in now), tuple(m for m in after if m not in was)))
             before = after
         else:
             note = record.get("note_index")
@@ -128,7 +151,11 @@ class ApplyPreview(Command):
         if p.scale_after > p.base_scale:
             session.scale = max(session.scale, p.scale_after)  # only the summariser's raise, never the preview's own
         run = p.run
-        self.result = {"success": True, "records": run.records, "estimate_before": run.estimate_before,
-                       "estimate_after": run.estimate_after, "target_reached": run.target_reached}
-        return Changes(view=p.changes_anything, added=tuple(m.id for m in p.new_messages), metadata=True,
-                       folds=len(run.records))
+        self.result = {
+            "success": True,
+            "records": run.records,
+            "estimate_before": run.estimate_before,
+            "estimate_after": run.estimate_after,
+            "target_reached": run.target_reached,
+        }
+        return Changes(view=p.changes_anything, added=tuple(m.id for m in p.new_messages), metadata=True, folds=len(run.records))

@@ -89,15 +89,14 @@ def view_facts(view: Sequence[Message], record: FullRecord, delivered: set[str],
 def tool_io_span(view: Sequence[Message], facts: ViewFacts, tail: int, start: int = 0) -> list[str]:
     """Delivered calls and results from position `start` to before the newest `tail` active messages, kept ones excepted."""
     end = len(view) - tail
-    chosen = [m.id for m in view[start: max(end, 0)]
-              if m.kind in ("action_request", "action_response") and m.id not in facts.keep]
+    chosen = [m.id for m in view[start : max(end, 0)] if m.kind in ("action_request", "action_response") and m.id not in facts.keep]
     return keep_pairs(chosen, facts)
 
 
 def all_span(view: Sequence[Message], facts: ViewFacts, tail: int, start: int = 0) -> list[str]:
     """Everything from position `start` to before the tail except the head, the task instruction and kept messages."""
     end = len(view) - tail
-    chosen = [m.id for m in view[start: max(end, 0)] if m.id not in facts.keep]
+    chosen = [m.id for m in view[start : max(end, 0)] if m.id not in facts.keep]
     return keep_pairs(chosen, facts)
 
 
@@ -148,8 +147,9 @@ def carried_calls(messages: Iterable[Message], record: FullRecord, note_calls: d
     return calls
 
 
-def note_text(folded: int, ceiling: int | None, calls: Sequence[dict[str, Any]], summary: str | None = None,
-              summary_lists_calls: bool = False) -> str:
+def note_text(
+    folded: int, ceiling: int | None, calls: Sequence[dict[str, Any]], summary: str | None = None, summary_lists_calls: bool = False
+) -> str:
     """A fold note: what was folded and how to get it back, the summary, then the call list; at most 8,000 chars."""
     head = _NOTE_HEAD.format(n=folded, ceiling=ceiling) if ceiling else _COMPACT_HEAD.format(n=folded)
     text = f"{NOTE_PREFIX} {head}"
@@ -167,8 +167,15 @@ def note_text(folded: int, ceiling: int | None, calls: Sequence[dict[str, Any]],
     return text[:NOTE_MAX_CHARS]
 
 
-def make_note(text: str, replaced: Sequence[Message], record: FullRecord, stage: str, new_id: Callable[[], str],
-              created_at: float | None, digest: str | None) -> Message:
+def make_note(
+    text: str,
+    replaced: Sequence[Message],
+    record: FullRecord,
+    stage: str,
+    new_id: Callable[[], str],
+    created_at: float | None,
+    digest: str | None,
+) -> Message:
     """A note message recording the first replaced index, what it replaced (by index) and their digest (None: a
     replay's note, which records none: core.fold.fold.Fold's `digests`)."""
     metadata: dict[str, Any] = {
@@ -180,5 +187,4 @@ def make_note(text: str, replaced: Sequence[Message], record: FullRecord, stage:
     }
     if digest is None:
         del metadata["context_replaced_sha256"]
-    return Message(id=new_id(), kind="note", created_at=created_at, content={"assistant_response": text},
-                   metadata=metadata)
+    return Message(id=new_id(), kind="note", created_at=created_at, content={"assistant_response": text}, metadata=metadata)

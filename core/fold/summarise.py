@@ -70,8 +70,7 @@ class CallableSummariser:
             used += min(len(message.text), room)
         prompt = (
             "Write a concise, factual summary of the agent work below, which is being removed from the "
-            "agent's context. Keep every file path, identifier, command and number it relies on.\n\n"
-            + "\n---\n".join(texts)
+            "agent's context. Keep every file path, identifier, command and number it relies on.\n\n" + "\n---\n".join(texts)
         )
         try:
             text, usage = self.call(prompt)

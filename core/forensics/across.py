@@ -52,10 +52,14 @@ def cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
         cells = [r["totals"]["children"][kind] for r in table]
         kids[kind] = {k: sum(c[k] for c in cells) for k in cells[0] if k != "cost_usd"} if cells else {}
         kids[kind]["cost_usd"] = _sum_or_none([c["cost_usd"] for c in cells])
-    return {"cache_write": sum(r["totals"]["cache_write"] for r in table), "by_cause": by,
-            "bill_usd": _sum_or_none([r["totals"]["bill_usd"] for r in table]), "children": kids,
-            "total_usd": _sum_or_none([r["totals"]["total_usd"] for r in table]),
-            "unpriced_sessions": sum(r["totals"]["bill_usd"] is None for r in table)}
+    return {
+        "cache_write": sum(r["totals"]["cache_write"] for r in table),
+        "by_cause": by,
+        "bill_usd": _sum_or_none([r["totals"]["bill_usd"] for r in table]),
+        "children": kids,
+        "total_usd": _sum_or_none([r["totals"]["total_usd"] for r in table]),
+        "unpriced_sessions": sum(r["totals"]["bill_usd"] is None for r in table),
+    }
 
 
 def top_wasted(results: list[dict[str, Any]], n: int = 10) -> list[dict[str, Any]]:

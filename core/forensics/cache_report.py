@@ -37,13 +37,21 @@ class CacheRow:
         c, u = self.causes, self.causes.usage
         reported = None
         if u is not None:
-            reported = {"fresh": u.input, "cache_read": u.cache_read, "cache_write": u.cache_write,
-                        "cache_write_5m": u.cache_write - u.cache_write_1h, "cache_write_1h": u.cache_write_1h,
-                        "output": u.output}
+            reported = {
+                "fresh": u.input,
+                "cache_read": u.cache_read,
+                "cache_write": u.cache_write,
+                "cache_write_5m": u.cache_write - u.cache_write_1h,
+                "cache_write_1h": u.cache_write_1h,
+                "output": u.output,
+            }
         out: dict[str, Any] = {
-            "index": c.index, "reported": reported, "causes": c.causes,
+            "index": c.index,
+            "reported": reported,
+            "causes": c.causes,
             "gap_s": None if c.gap_s is None else round(c.gap_s, 3),
-            "cost_usd": _rounded(self.priced.cost_usd), "waste_usd": _rounded(self.priced.waste_usd),
+            "cost_usd": _rounded(self.priced.cost_usd),
+            "waste_usd": _rounded(self.priced.waste_usd),
         }
         if c.rewrite is not None:
             out["rewrite"] = c.rewrite.as_dict()
@@ -82,11 +90,16 @@ class CacheReport:
         return ranked[:n]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"file": self.session.source, "format": self.session.format, "model": self.session.model,
-                "priced": self.priced, "children": [c.source for c in self.session.children],
-                "requests": [r.as_dict() for r in self.rows], "totals": self.totals(),
-                "top_wasted": [{"index": r.index, "waste_usd": round(r.wasted, 8), "causes": r.causes.causes}
-                               for r in self.top_wasted()]}
+        return {
+            "file": self.session.source,
+            "format": self.session.format,
+            "model": self.session.model,
+            "priced": self.priced,
+            "children": [c.source for c in self.session.children],
+            "requests": [r.as_dict() for r in self.rows],
+            "totals": self.totals(),
+            "top_wasted": [{"index": r.index, "waste_usd": round(r.wasted, 8), "causes": r.causes.causes} for r in self.top_wasted()],
+        }
 
 
 def totals_of(rows: Sequence[CacheRow], priced: bool = True) -> dict[str, Any]:
@@ -115,16 +128,27 @@ def totals_of(rows: Sequence[CacheRow], priced: bool = True) -> dict[str, Any]:
     has_prices = priced and not unpriced
     return {
         "cache_write": sum(tokens[c] for c in CAUSES),
-        "by_cause": {part: {"tokens": tokens[part], "cost_usd": round(cost[part], 8) if has_prices else None,
-                            **({"waste_usd": round(waste[part], 8) if has_prices else None} if part in CAUSES else {})}
-                     for part in PARTS},
+        "by_cause": {
+            part: {
+                "tokens": tokens[part],
+                "cost_usd": round(cost[part], 8) if has_prices else None,
+                **({"waste_usd": round(waste[part], 8) if has_prices else None} if part in CAUSES else {}),
+            }
+            for part in PARTS
+        },
         "bill_usd": round(bill, 8) if has_prices else None,
         "unpriced_requests": unpriced,
     }
 
 
-def cache_report(session: Session, policy: Policy | None = None, counter: Counter | None = None, *,
-                 measured: list[Measured] | None = None, tokens: dict[str, int] | None = None) -> CacheReport:
+def cache_report(
+    session: Session,
+    policy: Policy | None = None,
+    counter: Counter | None = None,
+    *,
+    measured: list[Measured] | None = None,
+    tokens: dict[str, int] | None = None,
+) -> CacheReport:
     """Count the session's trace once, attribute every cache write and price it. `measured` (with its `tokens`):
     the pass already made (core.forensics.measured.MeasuredPass fed by the trace's own count), not made again."""
     if measured is None:

@@ -75,8 +75,15 @@ class Rewrite:
         return REWRITE_WHY.get(self.cause, self.cause)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"position": self.position, "message": self.message, "index": self.index, "char": self.char,
-                "byte": self.byte, "cause": self.cause, "why": self.why}
+        return {
+            "position": self.position,
+            "message": self.message,
+            "index": self.index,
+            "char": self.char,
+            "byte": self.byte,
+            "cause": self.cause,
+            "why": self.why,
+        }
 
 
 @dataclass(frozen=True)
@@ -172,8 +179,7 @@ def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCau
     return out
 
 
-def _attributed(request: Request, m: Measured, last: Request, gap: float | None, one_hour_end: int,
-                marks: list[int]) -> RequestCauses:
+def _attributed(request: Request, m: Measured, last: Request, gap: float | None, one_hour_end: int, marks: list[int]) -> RequestCauses:
     u, lu = request.usage, last.usage
     assert u is not None and lu is not None
     cached = lu.cache_read + lu.cache_write
@@ -183,9 +189,14 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
         rewrite = Rewrite(0, None, None, "model")
     elif (at := _position(m, u)) is not None and m.divergence is not None:
         p = m.place
-        rewrite = Rewrite(at, m.divergence.message if p is None else p.message,
-                          m.divergence.index if p is None or p.index is None else p.index, m.divergence.cause,
-                          None if p is None else p.char, None if p is None else p.byte)
+        rewrite = Rewrite(
+            at,
+            m.divergence.message if p is None else p.message,
+            m.divergence.index if p is None or p.index is None else p.index,
+            m.divergence.cause,
+            None if p is None else p.char,
+            None if p is None else p.byte,
+        )
     # Without a change the whole cached prefix is unchanged; with one, the prefix the provider could still read:
     # up to the last mark an earlier request left before the place.
     parted = cached if rewrite is None else _mark_at_or_before(marks, min(rewrite.position, cached))
@@ -205,9 +216,18 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
     if end > a:
         spans.append(Span("append", a, end))
     has_rewrite = any(s.cause == "rewrite" for s in spans)
-    return RequestCauses(request.index, u, request.model, gap, since, cached, tuple(_merged(spans)),
-                         rewrite if has_rewrite else None,
-                         reason if any(s.cause == "provider" for s in spans) else None, one_hour_end)
+    return RequestCauses(
+        request.index,
+        u,
+        request.model,
+        gap,
+        since,
+        cached,
+        tuple(_merged(spans)),
+        rewrite if has_rewrite else None,
+        reason if any(s.cause == "provider" for s in spans) else None,
+        one_hour_end,
+    )
 
 
 def _add_mark(marks: list[int], mark: int) -> None:

@@ -58,9 +58,16 @@ def children(session: Session) -> list[Child]:
     for child in session.children:
         times = [r.at for r in child.trace if r.at is not None]
         note = child.extras.get("compaction_note")
-        out.append(Child(child.source, is_summariser(child), totals_of(child.trace, child.model or session.model),
-                         min(times) if times else None, max(times) if times else None,
-                         note if isinstance(note, str) else None))
+        out.append(
+            Child(
+                child.source,
+                is_summariser(child),
+                totals_of(child.trace, child.model or session.model),
+                min(times) if times else None,
+                max(times) if times else None,
+                note if isinstance(note, str) else None,
+            )
+        )
     return out
 
 
@@ -73,8 +80,13 @@ def children_parts(kids: list[Child]) -> dict[str, dict[str, Any]]:
         for k in kids:
             if k.kind == kind:
                 t += k.totals
-        out[kind] = {"requests": t.requests, "tokens": t.input + t.cache_read + t.cache_write + t.output,
-                     "fresh": t.input, "cache_read": t.cache_read, "cache_write": t.cache_write, "output": t.output,
-                     "cost_usd": None if t.cost_usd is None else round(t.cost_usd, 8)}
+        out[kind] = {
+            "requests": t.requests,
+            "tokens": t.input + t.cache_read + t.cache_write + t.output,
+            "fresh": t.input,
+            "cache_read": t.cache_read,
+            "cache_write": t.cache_write,
+            "output": t.output,
+            "cost_usd": None if t.cost_usd is None else round(t.cost_usd, 8),
+        }
     return out
-

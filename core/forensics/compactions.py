@@ -71,16 +71,31 @@ class Compaction:
     def as_dict(self) -> dict[str, Any]:
         p = self.payback
         return {
-            "request": self.request, "kind": self.kind, "source": self.source, "note_index": None,
-            "before": self.before, "after": self.after, "sizes_from": self.sizes_from,
-            "summariser_cost_usd": _r(self.summariser_cost_usd), "summariser_why": self.summariser_why,
-            "dropped": self.dropped, "literals": self.literals.as_dict(),
+            "request": self.request,
+            "kind": self.kind,
+            "source": self.source,
+            "note_index": None,
+            "before": self.before,
+            "after": self.after,
+            "sizes_from": self.sizes_from,
+            "summariser_cost_usd": _r(self.summariser_cost_usd),
+            "summariser_why": self.summariser_why,
+            "dropped": self.dropped,
+            "literals": self.literals.as_dict(),
             "refetched": [r.as_dict() for r in self.refetched],
-            "rewrite_tokens": self.rewrite_tokens, "rewrite_cost_usd": _r(self.rewrite_cost_usd),
-            "payback_requests": self.payback_requests, "payback_why": self.payback_why,
-            "modelled": None if p is None else {"spent_usd": _r(p.spent_usd), "saved_usd": _r(p.saved_usd),
-                                                "with_usd": _r(sum(p.with_usd)), "without_usd": _r(sum(p.without_usd)),
-                                                "requests": len(p.with_usd)},
+            "rewrite_tokens": self.rewrite_tokens,
+            "rewrite_cost_usd": _r(self.rewrite_cost_usd),
+            "payback_requests": self.payback_requests,
+            "payback_why": self.payback_why,
+            "modelled": None
+            if p is None
+            else {
+                "spent_usd": _r(p.spent_usd),
+                "saved_usd": _r(p.saved_usd),
+                "with_usd": _r(sum(p.with_usd)),
+                "without_usd": _r(sum(p.without_usd)),
+                "requests": len(p.with_usd),
+            },
         }
 
 
@@ -103,9 +118,16 @@ class Unsent:
     sizes_from: str
 
     def as_dict(self, record) -> dict[str, Any]:
-        return {"kind": self.kind, "source": self.source, "fate": self.fate, "why": self.why,
-                "note_index": record.index_of(self.note.id) if self.note.id in record else None,
-                "before": self.before, "after": self.after, "sizes_from": self.sizes_from}
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "fate": self.fate,
+            "why": self.why,
+            "note_index": record.index_of(self.note.id) if self.note.id in record else None,
+            "before": self.before,
+            "after": self.after,
+            "sizes_from": self.sizes_from,
+        }
 
 
 @dataclass
@@ -119,12 +141,14 @@ class CompactionReport:
         cs = self.compactions
         summ = [c.summariser_cost_usd for c in cs]
         rew = [c.rewrite_cost_usd for c in cs]
-        return {"compactions": len(cs),
-                "summariser_cost_usd": _r(sum(x for x in summ if x is not None)) if any(x is not None for x in summ) else None,
-                "rewrite_cost_usd": _r(sum(x for x in rew if x is not None)) if any(x is not None for x in rew) else None,
-                "lost_literals": sum(len(c.literals.lost) for c in cs),
-                "refetched_tokens": sum(r.tokens for c in cs for r in c.refetched),
-                "paid_back": sum(c.payback_requests is not None for c in cs)}
+        return {
+            "compactions": len(cs),
+            "summariser_cost_usd": _r(sum(x for x in summ if x is not None)) if any(x is not None for x in summ) else None,
+            "rewrite_cost_usd": _r(sum(x for x in rew if x is not None)) if any(x is not None for x in rew) else None,
+            "lost_literals": sum(len(c.literals.lost) for c in cs),
+            "refetched_tokens": sum(r.tokens for c in cs for r in c.refetched),
+            "paid_back": sum(c.payback_requests is not None for c in cs),
+        }
 
     def as_dict(self) -> dict[str, Any]:
         out = []
@@ -132,9 +156,15 @@ class CompactionReport:
             d = c.as_dict()
             d["note_index"] = self.session.record.index_of(c.note.id) if c.note.id in self.session.record else None
             out.append(d)
-        return {"file": self.session.source, "format": self.session.format, "model": self.session.model,
-                "children": [c.source for c in self.session.children], "compactions": out,
-                "unsent": [u.as_dict(self.session.record) for u in self.unsent], "totals": self.totals()}
+        return {
+            "file": self.session.source,
+            "format": self.session.format,
+            "model": self.session.model,
+            "children": [c.source for c in self.session.children],
+            "compactions": out,
+            "unsent": [u.as_dict(self.session.record) for u in self.unsent],
+            "totals": self.totals(),
+        }
 
 
 def find_compactions(session: Session) -> list[tuple[int, Message]]:
@@ -177,25 +207,25 @@ def _fate(session: Session, note: Message, in_view: set[str]) -> tuple[str, str]
     record = session.record
     folds = (session.manifest or {}).get("context_folds")
     for entry in folds if isinstance(folds, list) else []:
-        if isinstance(entry, Mapping) and entry.get("note_index") == record.index_of(note.id) \
-                and entry.get("outcome") == "rolled_back":
+        if isinstance(entry, Mapping) and entry.get("note_index") == record.index_of(note.id) and entry.get("outcome") == "rolled_back":
             return "rolled back", f"its {entry.get('stage', 'fold')} fold was rolled back before any request carried it"
     for event in session.events:
         if isinstance(event, Mapping) and event.get("kind") == "branch" and note.id in (event.get("abandoned") or ()):
             at, line, parent = event.get("at_request"), event.get("line"), event.get("parent_line")
             where = f" (line {line} continued from line {parent})" if line is not None and parent is not None else ""
-            return "abandoned", (f"on a branch the session left at request {at}{where}: no request carried it"
-                                 if at is not None else f"on a branch the session left{where}: no request carried it")
+            return "abandoned", (
+                f"on a branch the session left at request {at}{where}: no request carried it"
+                if at is not None
+                else f"on a branch the session left{where}: no request carried it"
+            )
     for other in record:
         replaced = other.metadata.get("context_replaced") if other.kind == "note" and other.id != note.id else None
         if isinstance(replaced, list) and record.index_of(note.id) in replaced:
-            return "superseded", (f"folded again into the note at index {record.index_of(other.id)} "
-                                  "before any request carried it")
+            return "superseded", (f"folded again into the note at index {record.index_of(other.id)} before any request carried it")
     at = record.index_of(note.id)
     later = next((record[j] for j in range(at + 1, len(record)) if record[j].kind == "note"), None)
     if later is not None:
-        return "superseded", (f"left the view before any request carried it; a later fold (note #{record.index_of(later.id)}) "
-                              "followed it")
+        return "superseded", (f"left the view before any request carried it; a later fold (note #{record.index_of(later.id)}) followed it")
     return "abandoned", "left the view before any request carried it"
 
 
@@ -206,8 +236,11 @@ def find_unsent(session: Session, found: Sequence[tuple[int, Message]]) -> list[
 
 
 def _events_by_note(session: Session) -> dict[str, Mapping[str, Any]]:
-    return {e["note_id"]: e for e in session.events if isinstance(e, dict) and e.get("kind") == "compaction"
-            and isinstance(e.get("note_id"), str)}
+    return {
+        e["note_id"]: e
+        for e in session.events
+        if isinstance(e, dict) and e.get("kind") == "compaction" and isinstance(e.get("note_id"), str)
+    }
 
 
 def _int(value: Any) -> int | None:
@@ -286,8 +319,7 @@ def dropped_facts(messages: Sequence[Message], counted: Mapping[str, int]) -> di
     return {"messages": len(messages), "by_kind": by_kind, "results_by_tool": by_tool, "paths": paths}
 
 
-def refetched(session: Session, start: int, end: int, dropped: Sequence[Message],
-              counted: Mapping[str, int]) -> list[Refetch]:
+def refetched(session: Session, start: int, end: int, dropped: Sequence[Message], counted: Mapping[str, int]) -> list[Refetch]:
     """Calls in requests start..end-1 that read a dropped path again or ran a dropped command again."""
     wanted = {key for m in dropped if (key := fetch_key(m)) is not None}
     if not wanted:
@@ -311,8 +343,15 @@ def refetched(session: Session, start: int, end: int, dropped: Sequence[Message]
                 continue
             rid = m.content.get("action_response_id")
             result = record.get(rid) if isinstance(rid, str) and rid in record else None
-            out.append(Refetch(k, record.index_of(mid), str(m.content.get("function") or ""), key[1],
-                               tokens_of(result, counted) if result is not None else 0))
+            out.append(
+                Refetch(
+                    k,
+                    record.index_of(mid),
+                    str(m.content.get("function") or ""),
+                    key[1],
+                    tokens_of(result, counted) if result is not None else 0,
+                )
+            )
     return out
 
 
@@ -325,17 +364,20 @@ def _summariser(kind: str, source: str, note: Message, summarisers: list[Child],
         return 0.0, "a deterministic brief written from the span: no model call"
     at = note.created_at
     linked = [c for c in summarisers if c.path not in used and c.note == note.id]
-    candidates = linked or [c for c in summarisers if c.path not in used and c.note is None
-                            and (at is None or c.ended is None or c.ended <= at + 60)]
+    candidates = linked or [
+        c for c in summarisers if c.path not in used and c.note is None and (at is None or c.ended is None or c.ended <= at + 60)
+    ]
     if candidates:
         chosen = candidates[0] if linked or at is None else max(candidates, key=lambda c: c.ended or 0.0)
         used.add(chosen.path)
         if chosen.bill_usd is None:
             return None, f"the summariser's model in {chosen.path} has no price"
         t = chosen.totals
-        return chosen.bill_usd, (f"the summariser's own call ({Path(chosen.path).name}, {t.requests} requests: "
-                                 f"{t.cache_read:,} read from the cache, {t.cache_write:,} written, {t.input:,} fresh, "
-                                 f"{t.output:,} output), its reported usage priced")
+        return chosen.bill_usd, (
+            f"the summariser's own call ({Path(chosen.path).name}, {t.requests} requests: "
+            f"{t.cache_read:,} read from the cache, {t.cache_write:,} written, {t.input:,} fresh, "
+            f"{t.output:,} output), its reported usage priced"
+        )
     spec = format_named(source)
     if spec is not None and spec.no_summary is not None:
         return None, spec.no_summary
@@ -346,8 +388,9 @@ def _lifetime(session: Session) -> str:
     return "1h" if any(r.usage and r.usage.cache_write_1h for r in session.trace) else "5m"
 
 
-def compaction_report(session: Session, policy: Policy | None = None, counter: Counter | None = None,
-                      cache: CacheReport | None = None) -> CompactionReport:
+def compaction_report(
+    session: Session, policy: Policy | None = None, counter: Counter | None = None, cache: CacheReport | None = None
+) -> CompactionReport:
     """Every compaction and fold of the session explained; the cache report is built (one count) when not given."""
     cache = cache or cache_report(session, policy, counter)
     found = find_compactions(session)
@@ -373,28 +416,48 @@ def compaction_report(session: Session, policy: Policy | None = None, counter: C
         row = cache.rows[k]
         rewrite_tokens = row.causes.causes.get("rewrite", 0)
         costs = row.priced.cost_usd
-        c = Compaction(k, kind, source, note, before, after, sizes_from, summariser_usd, why,
-                       dropped_facts(dropped, cache.tokens), check((literal_text(m) for m in dropped), note.text),
-                       refetched(session, k, end, dropped, cache.tokens), rewrite_tokens,
-                       None if costs is None else costs.get("rewrite", 0.0))
+        c = Compaction(
+            k,
+            kind,
+            source,
+            note,
+            before,
+            after,
+            sizes_from,
+            summariser_usd,
+            why,
+            dropped_facts(dropped, cache.tokens),
+            check((literal_text(m) for m in dropped), note.text),
+            refetched(session, k, end, dropped, cache.tokens),
+            rewrite_tokens,
+            None if costs is None else costs.get("rewrite", 0.0),
+        )
         prices = pricer(this.model, this.at)  # the summariser ran just before this request
         if prices is None:
             c.payback_why = "the model has no price"
         else:
             sizes = [measured[j].counted for j in range(k, end)]
             spent = summariser_usd if summariser_usd is not None else _modelled_summariser(prices, measured[k - 1].counted, note)
-            c.payback = payback(measured[k - 1].counted, sizes, [trace[j].at for j in range(k, end)], prices,
-                                summariser_usd=spent, head=measured[k].head, lifetime=lifetime, before_at=prev.at)
-            c.payback_why = ("modelled: the requests after it as recorded against the same requests carrying the view "
-                             "before it, one ideal cache for both, until the next compaction"
-                             + ("" if summariser_usd is not None else "; the summariser modelled as a read of the view "
-                                "before and the summary as output"))
+            c.payback = payback(
+                measured[k - 1].counted,
+                sizes,
+                [trace[j].at for j in range(k, end)],
+                prices,
+                summariser_usd=spent,
+                head=measured[k].head,
+                lifetime=lifetime,
+                before_at=prev.at,
+            )
+            c.payback_why = (
+                "modelled: the requests after it as recorded against the same requests carrying the view "
+                "before it, one ideal cache for both, until the next compaction"
+                + ("" if summariser_usd is not None else "; the summariser modelled as a read of the view before and the summary as output")
+            )
         out.append(c)
     return CompactionReport(session, cache, out, _unsent(session, found, events, policy, counter, cache))
 
 
-def _unsent(session: Session, found, events, policy: Policy | None, counter: Counter | None,
-            cache: CacheReport) -> list[Unsent]:
+def _unsent(session: Session, found, events, policy: Policy | None, counter: Counter | None, cache: CacheReport) -> list[Unsent]:
     """Each compaction or fold no recorded request carried, with its fate and the sizes the file or a count gives."""
     notes = find_unsent(session, found)
     if not notes:

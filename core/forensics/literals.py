@@ -45,10 +45,12 @@ class LiteralCheck:
     lost: list[Literal] = field(default_factory=list)
 
     def as_dict(self, listed: int = 200) -> dict:
-        return {"kept": len(self.kept), "lost": len(self.lost),
-                "lost_list": [{"kind": x.kind, "text": x.text} for x in self.lost[:listed]],
-                "by_kind": {k: {"kept": sum(x.kind == k for x in self.kept), "lost": sum(x.kind == k for x in self.lost)}
-                            for k in KINDS}}
+        return {
+            "kept": len(self.kept),
+            "lost": len(self.lost),
+            "lost_list": [{"kind": x.kind, "text": x.text} for x in self.lost[:listed]],
+            "by_kind": {k: {"kept": sum(x.kind == k for x in self.kept), "lost": sum(x.kind == k for x in self.lost)} for k in KINDS},
+        }
 
 
 def literals(texts: Iterable[str]) -> list[Literal]:

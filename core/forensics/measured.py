@@ -81,12 +81,15 @@ class MeasuredPass:
             heads = unseen_heads(self.session, [c for c, _, _, _ in rows], self.session.trace)
         # A change of unseen head (a source compaction re-attaches what the file does not hold) is a change
         # inside it: the request parts no later than the shorter of the two heads.
-        return [Measured(c + h, h, d, _with_head(at, d, min(h, heads[k - 1]) if k else h), w)
-                for k, ((c, d, at, w), h) in enumerate(zip(rows, heads))]
+        return [
+            Measured(c + h, h, d, _with_head(at, d, min(h, heads[k - 1]) if k else h), w)
+            for k, ((c, d, at, w), h) in enumerate(zip(rows, heads))
+        ]
 
 
-def measure_requests(session: Session, policy: Policy | None = None, counter: Counter | None = None,
-                     tokens: dict[str, int] | None = None) -> list[Measured]:
+def measure_requests(
+    session: Session, policy: Policy | None = None, counter: Counter | None = None, tokens: dict[str, int] | None = None
+) -> list[Measured]:
     """Every request of the session's trace counted once, incrementally, with its divergence. With `tokens`,
     each message's tokens as the latest request carrying it counted them are put there (its part of the count)."""
     steps = MeasuredPass(session, policy, tokens)
@@ -94,8 +97,7 @@ def measure_requests(session: Session, policy: Policy | None = None, counter: Co
     use_unseen_rate(session, counter)  # unseen text counted as every other count of the session counts it
     record, policy, tools = session.record, steps.policy, steps.tools
     for messages, first_round in rounds_of(session, policy, counter, trace_views(record, session.trace)):
-        steps.step(messages, first_round,
-                   counter.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round))
+        steps.step(messages, first_round, counter.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round))
     return steps.measured()
 
 
@@ -130,7 +132,7 @@ def _tokens_before(found: Divergence, where: Place | None, parts: Sequence, reco
     before = 0
     for part in parts:
         if part.message is not None and part.message.id == first:
-            inside = count_text(where.block_text[:where.block_char]) if where is not None and where.block_char else 0
+            inside = count_text(where.block_text[: where.block_char]) if where is not None and where.block_char else 0
             return before + min(inside, part.tokens)
         before += part.tokens
     return before  # the differing message was the earlier request's only: it parts at this one's end

@@ -36,9 +36,17 @@ class Modelled:
     cost_usd: float
 
 
-def ideal_cache(sizes: Sequence[int], times: Sequence[float | None], prices: ModelPrices, *, head: int = 0,
-                start_read: int = 0, lifetime: str = "5m", start_at: float | None = None,
-                outputs: Sequence[int] | None = None) -> list[Modelled]:
+def ideal_cache(
+    sizes: Sequence[int],
+    times: Sequence[float | None],
+    prices: ModelPrices,
+    *,
+    head: int = 0,
+    start_read: int = 0,
+    lifetime: str = "5m",
+    start_at: float | None = None,
+    outputs: Sequence[int] | None = None,
+) -> list[Modelled]:
     """Price a run of requests under the ideal prefix cache: each reads min(its size, the previous size) while
     the previous is live, else only the stable head (kept an hour), and writes the rest. `start_read` is what
     the first request reads (the request before the run, at `start_at`)."""
@@ -70,9 +78,18 @@ class Payback:
         return sum(self.without_usd) - sum(self.with_usd)
 
 
-def payback(before: int, with_sizes: Sequence[int], times: Sequence[float | None], prices: ModelPrices, *,
-            summariser_usd: float, head: int = 0, lifetime: str = "5m", before_at: float | None = None,
-            outputs: Sequence[int] | None = None) -> Payback:
+def payback(
+    before: int,
+    with_sizes: Sequence[int],
+    times: Sequence[float | None],
+    prices: ModelPrices,
+    *,
+    summariser_usd: float,
+    head: int = 0,
+    lifetime: str = "5m",
+    before_at: float | None = None,
+    outputs: Sequence[int] | None = None,
+) -> Payback:
     """`before`: the modelled size of the request before the fold; `with_sizes`: the requests after it, up to the
     next fold. Without the fold each would carry `before` plus what the session added since the fold. With it,
     the first request after reads only the stable head and writes the rest (the rewrite)."""
@@ -80,9 +97,14 @@ def payback(before: int, with_sizes: Sequence[int], times: Sequence[float | None
         return Payback(summariser_usd, [], [], None)
     after = with_sizes[0]
     without = [before + max(0, size - after) for size in with_sizes]
+
     def run(sizes: Sequence[int], start_read: int) -> list[float]:
-        return [m.cost_usd for m in ideal_cache(sizes, times, prices, head=head, start_read=start_read,
-                                                 lifetime=lifetime, start_at=before_at, outputs=outputs)]
+        return [
+            m.cost_usd
+            for m in ideal_cache(
+                sizes, times, prices, head=head, start_read=start_read, lifetime=lifetime, start_at=before_at, outputs=outputs
+            )
+        ]
 
     w, wo = run(with_sizes, min(head, after)), run(without, before)
     return Payback(summariser_usd, w, wo, paid_back_after([b - a for a, b in zip(w, wo)], summariser_usd))

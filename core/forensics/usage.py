@@ -41,8 +41,15 @@ class SessionFacts:
         return None if self.start is None or self.end is None else self.end - self.start
 
     def as_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "agent": self.agent, "project": self.project, "start": self.start,
-                "end": self.end, "duration_s": self.duration_s, "agent_version": self.version}
+        return {
+            "file": self.file,
+            "agent": self.agent,
+            "project": self.project,
+            "start": self.start,
+            "end": self.end,
+            "duration_s": self.duration_s,
+            "agent_version": self.version,
+        }
 
 
 def session_facts(session: Session) -> SessionFacts:
@@ -58,9 +65,14 @@ def session_facts(session: Session) -> SessionFacts:
     meta = session.extras.get("session_meta")
     if version is None and isinstance(meta, list) and meta and isinstance(meta[0], dict):
         version = meta[0].get("cli_version")
-    return SessionFacts(session.source, session.format, project_of(session.format, path, session),
-                        min(times) if times else None, max(times) if times else None,
-                        version if isinstance(version, str) else None)
+    return SessionFacts(
+        session.source,
+        session.format,
+        project_of(session.format, path, session),
+        min(times) if times else None,
+        max(times) if times else None,
+        version if isinstance(version, str) else None,
+    )
 
 
 @dataclass
@@ -91,9 +103,13 @@ class Cell:
         self.sessions |= other.sessions
 
     def as_dict(self, forensics: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {"sessions": len(self.sessions), **{k: getattr(self, k) for k in FIGURES},
-                               "cost_usd": round(self.cost_usd, 6), "unpriced_requests": self.unpriced_requests,
-                               "unreported_requests": self.unreported_requests}
+        out: dict[str, Any] = {
+            "sessions": len(self.sessions),
+            **{k: getattr(self, k) for k in FIGURES},
+            "cost_usd": round(self.cost_usd, 6),
+            "unpriced_requests": self.unpriced_requests,
+            "unreported_requests": self.unreported_requests,
+        }
         if forensics:
             out["wasted_usd"] = {c: round(v, 6) for c, v in self.wasted_usd.items()}
             out["wasted_total_usd"] = round(sum(self.wasted_usd.values()), 6)
@@ -211,8 +227,9 @@ def within(line: Line, since: date | None, until: date | None) -> bool:
     return day is not None and (since is None or day >= since) and (until is None or day <= until)
 
 
-def summarise_usage(results: Iterable[dict[str, Any]], by: str, since: date | None = None,
-                    until: date | None = None, forensics: bool = True) -> dict[str, Any]:
+def summarise_usage(
+    results: Iterable[dict[str, Any]], by: str, since: date | None = None, until: date | None = None, forensics: bool = True
+) -> dict[str, Any]:
     """The groups (sorted by key), each with its totals and its models apart, and the grand total."""
     results = list(results)
     owned = {c for r in results for c in r.get("children", [])}
@@ -231,18 +248,28 @@ def summarise_usage(results: Iterable[dict[str, Any]], by: str, since: date | No
     rows = []
     for key in sorted(groups):
         g = groups[key]
-        row: dict[str, Any] = {by: key, **g["cell"].as_dict(forensics),
-                               "models": {m: c.as_dict(forensics) for m, c in sorted(g["models"].items())}}
+        row: dict[str, Any] = {
+            by: key,
+            **g["cell"].as_dict(forensics),
+            "models": {m: c.as_dict(forensics) for m, c in sorted(g["models"].items())},
+        }
         if by == "session":
             row.update({k: v for k, v in g["facts"].as_dict().items() if k != "file"})
         rows.append(row)
     if by == "session":  # sessions in the order they started
         rows.sort(key=lambda r: (r["start"] is None, r["start"] or 0.0, r["session"]))
-    return {"by": by, "since": since.isoformat() if since else None, "until": until.isoformat() if until else None,
-            "forensics": forensics, "rows": rows, "total": total.as_dict(forensics),
-            "files": len(results), "sessions": len(own),
-            "children_in_parents": sum(1 for r in results if "error" not in r) - len(own),
-            "skipped": [{"file": r["file"], "error": r["error"]} for r in results if "error" in r]}
+    return {
+        "by": by,
+        "since": since.isoformat() if since else None,
+        "until": until.isoformat() if until else None,
+        "forensics": forensics,
+        "rows": rows,
+        "total": total.as_dict(forensics),
+        "files": len(results),
+        "sessions": len(own),
+        "children_in_parents": sum(1 for r in results if "error" not in r) - len(own),
+        "skipped": [{"file": r["file"], "error": r["error"]} for r in results if "error" in r],
+    }
 
 
 def parse_date(text: str) -> date:
@@ -253,4 +280,3 @@ def parse_date(text: str) -> date:
         except ValueError:
             continue
     raise ValueError(f"{text!r} is no date (YYYY-MM-DD)")
-

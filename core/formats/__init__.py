@@ -97,15 +97,29 @@ def detect_format(path: str | Path) -> str:
 # The first bytes of files a user may pass by mistake, and what to call them (checked only after no reader claims
 # the file: an Inspect AI .eval log is a zip archive its reader claims first).
 _MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF87a", "a GIF image"),
-    (b"GIF89a", "a GIF image"), (b"%PDF-", "a PDF document"), (b"PK\x03\x04", "a zip archive"),
-    (b"\x1f\x8b", "a gzip-compressed file"), (b"BZh", "a bzip2-compressed file"), (b"\xfd7zXZ\x00", "an xz-compressed file"),
-    (b"(\xb5/\xfd", "a zstd-compressed file"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"%PDF-", "a PDF document"),
+    (b"PK\x03\x04", "a zip archive"),
+    (b"\x1f\x8b", "a gzip-compressed file"),
+    (b"BZh", "a bzip2-compressed file"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file"),
+    (b"(\xb5/\xfd", "a zstd-compressed file"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
     (b"SQLite format 3\x00", "an SQLite database (a foldscope library is opened with --db)"),
-    (b"\x7fELF", "a program (ELF executable)"), (b"MZ", "a Windows program"), (b"\xca\xfe\xba\xbe", "a Mach-O program"),
-    (b"\xcf\xfa\xed\xfe", "a Mach-O program"), (b"OggS", "an Ogg audio or video file"), (b"fLaC", "a FLAC audio file"),
-    (b"ID3", "an MP3 audio file"), (b"\x00\x00\x01\x00", "an icon image"), (b"BM", "a BMP image"),
-    (b"PAR1", "a Parquet file"), (b"\xd0\xcf\x11\xe0", "an old Microsoft Office document"),
+    (b"\x7fELF", "a program (ELF executable)"),
+    (b"MZ", "a Windows program"),
+    (b"\xca\xfe\xba\xbe", "a Mach-O program"),
+    (b"\xcf\xfa\xed\xfe", "a Mach-O program"),
+    (b"OggS", "an Ogg audio or video file"),
+    (b"fLaC", "a FLAC audio file"),
+    (b"ID3", "an MP3 audio file"),
+    (b"\x00\x00\x01\x00", "an icon image"),
+    (b"BM", "a BMP image"),
+    (b"PAR1", "a Parquet file"),
+    (b"\xd0\xcf\x11\xe0", "an old Microsoft Office document"),
 )
 
 
@@ -172,8 +186,7 @@ def _parses(line: bytes) -> bool:
         return False
 
 
-def load_session(path: str | Path, format: str | None = None, sample: str | None = None, *,
-                 trace_later: bool = False) -> Session:
+def load_session(path: str | Path, format: str | None = None, sample: str | None = None, *, trace_later: bool = False) -> Session:
     """Read a session file into a Session, all or nothing; bad input raises ReadError.
 
     `sample` names one sample of an Inspect AI log (ID or ID:EPOCH); other formats hold one session. With
@@ -185,8 +198,12 @@ def load_session(path: str | Path, format: str | None = None, sample: str | None
     name = format or detect_format(path)
     reader = _reader_for(name, str(path))
     if sample is not None and reader.samples is None:
-        raise ReadError(str(path), "", f"--sample (or --session) names one of the sessions a file holds (an Inspect AI "
-                                       f"log's samples, an OpenCode database's sessions); this file is {name}, which holds one")
+        raise ReadError(
+            str(path),
+            "",
+            f"--sample (or --session) names one of the sessions a file holds (an Inspect AI "
+            f"log's samples, an OpenCode database's sessions); this file is {name}, which holds one",
+        )
     with _reading(str(path)):
         if sample is not None:
             session = reader.read(path, sample)

@@ -105,8 +105,9 @@ def _read_children(session: Session, paths: list[Path], agent_calls: Mapping[str
         agent = _agent_id(path, child)
         summariser = path.name.startswith(SUMMARISER_PREFIX)
         call = agent_calls.get(agent) if agent else None
-        child.extras.update({"agent_id": agent, "child_kind": "summariser" if summariser else "subagent",
-                             "parent_call": calls.get(call) if call else None})
+        child.extras.update(
+            {"agent_id": agent, "child_kind": "summariser" if summariser else "subagent", "parent_call": calls.get(call) if call else None}
+        )
         if summariser:
             child.extras["compaction_note"] = _note_after(notes, child)
         out.append(child)
@@ -118,7 +119,7 @@ def _agent_id(path: Path, child: Session) -> str | None:
     named = child.extras.get("agent_id_in_file")
     if isinstance(named, str):
         return named
-    return path.stem[len("agent-"):] if path.stem.startswith("agent-") else None
+    return path.stem[len("agent-") :] if path.stem.startswith("agent-") else None
 
 
 def _note_after(notes: list, child: Session) -> str | None:
@@ -220,20 +221,29 @@ class _Reader:
         asking on the way what is settled here at once (tests/core/formats/test_claude_code_fast.py)."""
         uuid = value.get("uuid")
         message = value.get("message")
-        if (type(uuid) is not str or type(message) is not dict or self.main_sidechain is not False
-                or self.boundary is not None or uuid in self.marks):
+        if (
+            type(uuid) is not str
+            or type(message) is not dict
+            or self.main_sidechain is not False
+            or self.boundary is not None
+            or uuid in self.marks
+        ):
             return False
         content = message.get("content")
         parent = value.get("parentUuid")
-        if (type(content) is not str or parent is None or parent != self.tip or value.get("isSidechain") is True
-                or value.get("isCompactSummary")):
+        if (
+            type(content) is not str
+            or parent is None
+            or parent != self.tip
+            or value.get("isSidechain") is True
+            or value.get("isCompactSummary")
+        ):
             return False
         b = self.b
         if self.key is not None:
             self._end_response()
         meta = Fields({"uuid": uuid, "is_meta": True}) if value.get("isMeta") else Fields.one("uuid", uuid)
-        b.add(uuid, "instruction", Fields.one("instruction", content), line, at=parse_time(value.get("timestamp")),
-              metadata=meta)
+        b.add(uuid, "instruction", Fields.one("instruction", content), line, at=parse_time(value.get("timestamp")), metadata=meta)
         self.marks[uuid] = line
         if self.views[-1] is not b.view:
             self.view_starts.append(line)
@@ -282,9 +292,19 @@ class _Reader:
         self.b.view = kept
         # `kept` is the view from here on and `first_index` the first message after the rewind: the
         # native writer exports the event, and its reader rebuilds past views from it (lionagi_views).
-        self.b.events.append({"kind": "branch", "source": "claude_code", "action": "rewind",
-                              "at_request": len(self.b.trace), "line": line, "parent_line": parent_line,
-                              "abandoned": abandoned, "kept": list(kept), "first_index": len(record)})
+        self.b.events.append(
+            {
+                "kind": "branch",
+                "source": "claude_code",
+                "action": "rewind",
+                "at_request": len(self.b.trace),
+                "line": line,
+                "parent_line": parent_line,
+                "abandoned": abandoned,
+                "kept": list(kept),
+                "first_index": len(record),
+            }
+        )
         if abandoned:
             self.b.extras.setdefault("abandoned", []).extend(abandoned)
 
@@ -321,8 +341,7 @@ class _Reader:
         elif kind == "attachment":
             self._attachment(line, offset, value)
         elif kind == "summary":
-            b.extras.setdefault("summaries", []).append({"line": line, "summary": value.get("summary"),
-                                                         "leafUuid": value.get("leafUuid")})
+            b.extras.setdefault("summaries", []).append({"line": line, "summary": value.get("summary"), "leafUuid": value.get("leafUuid")})
         elif kind == "system":
             if value.get("subtype") == "compact_boundary":
                 self._boundary(line, value)
@@ -379,8 +398,7 @@ class _Reader:
             meta = {"uuid": uuid, "is_error": block.get("is_error") is True}
             if images := _images(block.get("content")):
                 meta["images"] = images
-            b.result(call_id, text_of(block.get("content")), line, at, id=f"{uuid}/{i}" if many else uuid,
-                     metadata=meta)
+            b.result(call_id, text_of(block.get("content")), line, at, id=f"{uuid}/{i}" if many else uuid, metadata=meta)
         if rest:
             if self.key is not None:
                 self._end_response()
@@ -390,8 +408,7 @@ class _Reader:
             if images := _images(rest):
                 meta["images"] = images
             text = text_of([x if isinstance(x, (str, dict)) else str(x) for x in rest])
-            b.add(f"{uuid}/text" if results else uuid, "instruction", {"instruction": text}, line, at=at,
-                  metadata=meta)
+            b.add(f"{uuid}/text" if results else uuid, "instruction", {"instruction": text}, line, at=at, metadata=meta)
 
     # -- assistant lines ----------------------------------------------------------------------
     def _assistant(self, line: int, value: dict, message: Mapping) -> None:
@@ -410,8 +427,15 @@ class _Reader:
         uuid = str_field(value, "uuid", f"line{line}")
         if model == "<synthetic>":
             self._end_response()
-            b.add(mid or uuid, "assistant", {"assistant_response": text_of(content)}, line, at=at,
-                  metadata={"uuid": uuid, "synthetic": True}, in_view=False)
+            b.add(
+                mid or uuid,
+                "assistant",
+                {"assistant_response": text_of(content)},
+                line,
+                at=at,
+                metadata={"uuid": uuid, "synthetic": True},
+                in_view=False,
+            )
             return
         rid = value.get("requestId")
         if mid:
@@ -419,8 +443,12 @@ class _Reader:
         elif isinstance(rid, str) and rid:
             key = ("request", rid)
         elif isinstance(raw_usage, dict):
-            key = ("usage", raw_usage.get("input_tokens"), raw_usage.get("cache_read_input_tokens"),
-                   raw_usage.get("cache_creation_input_tokens"))
+            key = (
+                "usage",
+                raw_usage.get("input_tokens"),
+                raw_usage.get("cache_read_input_tokens"),
+                raw_usage.get("cache_creation_input_tokens"),
+            )
         else:
             key = ("line", line)
         if key != self.key or not b.turn_open:
@@ -474,27 +502,29 @@ class _Reader:
         self._end_response()
         compact = value.get("compactMetadata")
         meta = compact if isinstance(compact, dict) else {}
-        self.boundary = {"boundary_line": line, "trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens"),
-                         "post_tokens": meta.get("postTokens"),
-                         "uuid": value.get("uuid"), "at": parse_time(value.get("timestamp")),
-                         "text": value.get("content") if isinstance(value.get("content"), str) else ""}
+        self.boundary = {
+            "boundary_line": line,
+            "trigger": meta.get("trigger"),
+            "pre_tokens": meta.get("preTokens"),
+            "post_tokens": meta.get("postTokens"),
+            "uuid": value.get("uuid"),
+            "at": parse_time(value.get("timestamp")),
+            "text": value.get("content") if isinstance(value.get("content"), str) else "",
+        }
 
     def _compact(self, line: int, summary: str | None, value: dict) -> None:
         self._end_response()
         bd, self.boundary = self.boundary, None
         if bd is None:  # a summary line with no boundary before it (older versions)
-            bd = {"boundary_line": None, "trigger": None, "pre_tokens": None, "post_tokens": None, "uuid": None,
-                  "text": "", "at": None}
+            bd = {"boundary_line": None, "trigger": None, "pre_tokens": None, "post_tokens": None, "uuid": None, "text": "", "at": None}
         uuid = value.get("uuid") if summary is not None and isinstance(value.get("uuid"), str) else None
         note_id = uuid or bd["uuid"] or f"compaction-line{line}"
-        event = {"source": "claude_code", "trigger": bd["trigger"], "pre_tokens": bd["pre_tokens"],
-                 "boundary_line": bd["boundary_line"]}
+        event = {"source": "claude_code", "trigger": bd["trigger"], "pre_tokens": bd["pre_tokens"], "boundary_line": bd["boundary_line"]}
         if bd["post_tokens"] is not None:
             event["post_tokens"] = bd["post_tokens"]
         text = summary if summary is not None else (bd["text"] or "Conversation compacted")
         at = parse_time(value.get("timestamp")) if summary is not None else bd["at"]
-        note = self.b.compact(text, line if summary is not None else bd["boundary_line"] or line, id=note_id,
-                              at=at, event=event)
+        note = self.b.compact(text, line if summary is not None else bd["boundary_line"] or line, id=note_id, at=at, event=event)
         if summary is not None and bd["boundary_line"]:
             self.b.also_from(note, (bd["boundary_line"], line))  # its original: the boundary and the summary
 
@@ -510,15 +540,28 @@ class _Reader:
         if self.key is not None:
             self._end_response()
         uuid = str_field(value, "uuid", f"line{line}")
-        self.b.add(uuid, "instruction", {"instruction": text}, line, at=parse_time(value.get("timestamp")),
-                   metadata={"uuid": uuid, "is_meta": True, "attachment": kind})
+        self.b.add(
+            uuid,
+            "instruction",
+            {"instruction": text},
+            line,
+            at=parse_time(value.get("timestamp")),
+            metadata={"uuid": uuid, "is_meta": True, "attachment": kind},
+        )
 
     def _sidechain(self, kind: str, line: int, value: dict, message: Mapping) -> None:
         uuid = str_field(value, "uuid", f"line{line}")
         body = text_of(message.get("content"))
         content = {"assistant_response": body} if kind == "assistant" else {"instruction": body}
-        self.b.add(uuid, "assistant" if kind == "assistant" else "instruction", content, line,
-                   at=parse_time(value.get("timestamp")), metadata={"uuid": uuid, "sidechain": True}, in_view=False)
+        self.b.add(
+            uuid,
+            "assistant" if kind == "assistant" else "instruction",
+            content,
+            line,
+            at=parse_time(value.get("timestamp")),
+            metadata={"uuid": uuid, "sidechain": True},
+            in_view=False,
+        )
 
     def finish(self) -> None:
         if self.boundary is not None:
@@ -564,9 +607,13 @@ def _usage(raw: Any, warn: Callable[[str], None]) -> Usage | None:
     if bad or bad_1h:
         warn(bad_usage_warning(bad + bad_1h))
         return None
-    return Usage(input=got["input_tokens"], cache_read=got["cache_read_input_tokens"],
-                 cache_write=got["cache_creation_input_tokens"], output=got["output_tokens"],
-                 cache_write_1h=min(one_hour["ephemeral_1h_input_tokens"], got["cache_creation_input_tokens"]))
+    return Usage(
+        input=got["input_tokens"],
+        cache_read=got["cache_read_input_tokens"],
+        cache_write=got["cache_creation_input_tokens"],
+        output=got["output_tokens"],
+        cache_write_1h=min(one_hour["ephemeral_1h_input_tokens"], got["cache_creation_input_tokens"]),
+    )
 
 
 class _Followed:
@@ -612,14 +659,26 @@ def _window(model: str | None) -> Figure | None:
 
 
 def _compaction(window: int) -> Figure:
-    return (window - OUTPUT_RESERVE - BUFFER,
-            "Claude Code's auto-compact point (the window less 20,000 reserved for output and a 13,000 buffer)")
+    return (
+        window - OUTPUT_RESERVE - BUFFER,
+        "Claude Code's auto-compact point (the window less 20,000 reserved for output and a 13,000 buffer)",
+    )
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="Claude Code", sniff=sniff, read=read, trace_later=False, samples=None,
-    unseen_head=True, provider_text=False, follow=_Followed, first_part=True,
+    name=FORMAT,
+    title="Claude Code",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=None,
+    unseen_head=True,
+    provider_text=False,
+    follow=_Followed,
+    first_part=True,
     sessions=Sessions(env="CLAUDE_CONFIG_DIR", default=".claude", folder="projects", files=_session_files),
-    window=_window, compaction=_compaction,
-    no_summary="no agent-acompact-* summariser file beside the session", cache="explicit",
+    window=_window,
+    compaction=_compaction,
+    no_summary="no agent-acompact-* summariser file beside the session",
+    cache="explicit",
 )

@@ -110,8 +110,10 @@ def read(path: Path) -> Session:
         task.read_ui_only()
     else:
         if ui is None:
-            builder.warnings.append(f"{path}: {UI} is missing: usage is each assistant message's metrics "
-                                    "(cache writes not told apart from reads); compactions are not recorded")
+            builder.warnings.append(
+                f"{path}: {UI} is missing: usage is each assistant message's metrics "
+                "(cache writes not told apart from reads); compactions are not recorded"
+            )
         task.read_api(api, ui is not None)
     _task_metadata(builder, path if path.is_dir() else path.parent)
     return builder.build()
@@ -204,8 +206,7 @@ class _Task:
         if self.provider is not None:
             return False
         infos = [info for _n, info, _at in self.requests if isinstance(info.get("cacheWrites"), int)]
-        return bool(infos) and all(info.get("tokensIn") == 0 for info in infos) and any(
-            info["cacheWrites"] > 0 for info in infos)
+        return bool(infos) and all(info.get("tokensIn") == 0 for info in infos) and any(info["cacheWrites"] > 0 for info in infos)
 
     def usage(self, k: int) -> Usage | None:
         if k >= len(self.requests):
@@ -221,8 +222,7 @@ class _Task:
             return None  # a call that failed before it streamed: the zeros are Cline's defaults, not a report
         if self.folded:
             return Usage(input=got["tokensIn"] + got["cacheWrites"], cache_read=got["cacheReads"], output=got["tokensOut"])
-        return Usage(input=got["tokensIn"], cache_read=got["cacheReads"], cache_write=got["cacheWrites"],
-                     output=got["tokensOut"])
+        return Usage(input=got["tokensIn"], cache_read=got["cacheReads"], cache_write=got["cacheWrites"], output=got["tokensOut"])
 
     def _cwd(self, text: str) -> None:
         if "cwd" not in self.b.extras:
@@ -244,31 +244,51 @@ class _Task:
             gone = {mid for i in range(start, end + 1) for mid in self.api_of.get(i, [])}
             keep = [m for m in view if m not in gone]
             summary = f"Cline's sliding truncation: API messages {start}..{end} are left out of the requests"
-            event = {"source": FORMAT, "kind_of": "truncation", "range": [start, end],
-                     "messages_before": len(view), "messages_after": len(keep)}
+            event = {
+                "source": FORMAT,
+                "kind_of": "truncation",
+                "range": [start, end],
+                "messages_before": len(view),
+                "messages_after": len(keep),
+            }
         elif kind == "roo_condense":
             condense_id = facts.get("condenseId")
             gone = self._tagged("condenseParent", condense_id) if condense_id else set(view)
             keep = [m for m in view if m not in gone]
             summary = _text(facts.get("summary"))
-            event = {"source": FORMAT, "kind_of": "condense", "tokens_before": facts.get("prevContextTokens"),
-                     "tokens_after": facts.get("newContextTokens"), "cost": facts.get("cost")}
+            event = {
+                "source": FORMAT,
+                "kind_of": "condense",
+                "tokens_before": facts.get("prevContextTokens"),
+                "tokens_after": facts.get("newContextTokens"),
+                "cost": facts.get("cost"),
+            }
         elif kind == "roo_truncation":
             gone = self._tagged("truncationParent", facts.get("truncationId"))
             removed = facts.get("messagesRemoved")
             keep = [m for m in view if m not in gone]
             summary = f"[Sliding window truncation: {removed} messages hidden to reduce context]"
-            event = {"source": FORMAT, "kind_of": "truncation", "messages_removed": removed,
-                     "tokens_before": facts.get("prevContextTokens"), "tokens_after": facts.get("newContextTokens")}
+            event = {
+                "source": FORMAT,
+                "kind_of": "truncation",
+                "messages_removed": removed,
+                "tokens_before": facts.get("prevContextTokens"),
+                "tokens_after": facts.get("newContextTokens"),
+            }
         else:
             after = facts.get("messagesAfter")
             # The summary becomes the first of the messages after; the rest are the last ones before it.
             kept = max(0, after - 1) if isinstance(after, int) and not isinstance(after, bool) else 0
-            keep = view[len(view) - kept:] if kept else []
+            keep = view[len(view) - kept :] if kept else []
             summary = "Cline compacted the conversation (its summary is not in the task's files)"
-            event = {"source": FORMAT, "kind_of": facts.get("mode", "auto"), "tokens_before": facts.get("tokensBefore"),
-                     "tokens_after": facts.get("tokensAfter"), "messages_before": facts.get("messagesBefore"),
-                     "messages_after": facts.get("messagesAfter")}
+            event = {
+                "source": FORMAT,
+                "kind_of": facts.get("mode", "auto"),
+                "tokens_before": facts.get("tokensBefore"),
+                "tokens_after": facts.get("tokensAfter"),
+                "messages_before": facts.get("messagesBefore"),
+                "messages_after": facts.get("messagesAfter"),
+            }
         note = b.compact(summary, n, id=f"{kind}-ui{n}", at=at, keep=keep, event=event)
         if kind == "range":
             self._place(note, facts["range"][0])
@@ -280,7 +300,7 @@ class _Task:
         index = {mid: i for i, ids in self.api_of.items() for mid in ids}
         rest = [m for m in self.b.view if m != note]
         before = [m for m in rest if index.get(m, at) < at]
-        self.b.view = before + [note] + rest[len(before):]
+        self.b.view = before + [note] + rest[len(before) :]
 
     def _tagged(self, key: str, value: Any) -> set[str]:
         return {mid for i, tags in self.tags.items() if tags.get(key) == value for mid in self.api_of.get(i, [])}
@@ -321,8 +341,10 @@ class _Task:
             else:
                 self._user(i, n, blocks, at)
         if has_ui and k != len(self.requests):
-            b.warnings.append(f"{self.ui_file}: {len(self.requests)} api_req_started for {k} assistant messages in "
-                              f"{API}: the requests are paired in order")
+            b.warnings.append(
+                f"{self.ui_file}: {len(self.requests)} api_req_started for {k} assistant messages in "
+                f"{API}: the requests are paired in order"
+            )
         self.apply_changes(k, done)
 
     def _api_only_change(self, i: int, m: dict[str, Any], blocks: list[dict[str, Any]], at: float | None) -> None:
@@ -349,8 +371,7 @@ class _Task:
             kind = block.get("type")
             if kind == "tool_result":
                 call = block.get("tool_use_id")
-                b.result(call if isinstance(call, str) else "", _result_text(block.get("content")), n, at,
-                         id=f"api{n}-result{j}")
+                b.result(call if isinstance(call, str) else "", _result_text(block.get("content")), n, at, id=f"api{n}-result{j}")
                 results += 1
             elif kind == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
@@ -362,8 +383,7 @@ class _Task:
             b.add(f"api{n}", "instruction", {"instruction": text}, n, at=at)
         self.api_of[i] = [m for m in b.view if m not in before]
 
-    def _assistant(self, i: int, n: int, m: dict[str, Any], blocks: list[dict[str, Any]], at: float | None,
-                   k: int, has_ui: bool) -> None:
+    def _assistant(self, i: int, n: int, m: dict[str, Any], blocks: list[dict[str, Any]], at: float | None, k: int, has_ui: bool) -> None:
         b = self.b
         info = m.get("modelInfo")
         model = info.get("modelId") if isinstance(info, dict) and isinstance(info.get("modelId"), str) else None
@@ -381,8 +401,9 @@ class _Task:
                 b.turn_thinking(_text(block.get("thinking"), "[redacted]"))
             elif kind == "tool_use":
                 call, name = block.get("id"), block.get("name")
-                b.turn_call(call if isinstance(call, str) else f"{rid}-call{j}", name if isinstance(name, str) else "",
-                            block.get("input"), n, at)
+                b.turn_call(
+                    call if isinstance(call, str) else f"{rid}-call{j}", name if isinstance(name, str) else "", block.get("input"), n, at
+                )
         b.end_turn()
         self.api_of[i] = [m for m in b.view if m not in before]
 
@@ -458,14 +479,12 @@ def _result_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(x["text"] if isinstance(x, dict) and isinstance(x.get("text"), str) else "[image]"
-                         for x in content)
+        return "\n".join(x["text"] if isinstance(x, dict) and isinstance(x.get("text"), str) else "[image]" for x in content)
     return json.dumps(content, ensure_ascii=False)
 
 
 def _is_range(value: Any) -> bool:
-    return (isinstance(value, list) and len(value) == 2 and all(type(x) is int and 0 <= x < 2**31 for x in value)
-            and value[0] <= value[1])
+    return isinstance(value, list) and len(value) == 2 and all(type(x) is int and 0 <= x < 2**31 for x in value) and value[0] <= value[1]
 
 
 def _ts(value: Any) -> float | None:
@@ -512,11 +531,21 @@ def _project(path: Path) -> str:
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="Cline (and Roo Code, Kilo Code)", sniff=sniff, read=read, trace_later=False, samples=None,
-    unseen_head=True, provider_text=False, follow=None, first_part=False,  # one JSON document per file
+    name=FORMAT,
+    title="Cline (and Roo Code, Kilo Code)",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=None,
+    unseen_head=True,
+    provider_text=False,
+    follow=None,
+    first_part=False,  # one JSON document per file
     # Five editors' user data in two places each (APPDATA): the folder is the home (or $VSCODE_APPDATA) itself,
     # and _session_files looks in each editor's globalStorage under it.
     sessions=Sessions(env="VSCODE_APPDATA", default="", folder=".", files=_session_files, project=_project),
-    window=no_window, compaction=no_compaction,
-    no_summary="Cline's summarising call is not recorded in the task's files", cache="explicit",
+    window=no_window,
+    compaction=no_compaction,
+    no_summary="Cline's summarising call is not recorded in the task's files",
+    cache="explicit",
 )

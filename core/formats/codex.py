@@ -57,8 +57,12 @@ _MARKER = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+) sha=\w+\]")
 
 def _unseen(*texts: Any) -> list[dict[str, Any]]:
     """The unseen parts (core.model.unseen_text) the sanitiser's markers in these texts stand for, in order."""
-    return [unseen_part(m.group(0), int(m.group(1))) for text in texts if isinstance(text, str) and "[REDACTED_" in text
-            for m in _MARKER.finditer(text)]
+    return [
+        unseen_part(m.group(0), int(m.group(1)))
+        for text in texts
+        if isinstance(text, str) and "[REDACTED_" in text
+        for m in _MARKER.finditer(text)
+    ]
 
 
 def _with_unseen(metadata: Mapping[str, Any] | None, *texts: Any) -> dict[str, Any]:
@@ -140,8 +144,14 @@ class _Reader:
         self.in_response = False
         self.conversation = True
         self.from_events[key] += 1
-        self.b.add(f"user_message-L{line}", "instruction", {"instruction": text}, line, at=at,
-                   metadata=_with_unseen({"from_event": "user_message"}, text))
+        self.b.add(
+            f"user_message-L{line}",
+            "instruction",
+            {"instruction": text},
+            line,
+            at=at,
+            metadata=_with_unseen({"from_event": "user_message"}, text),
+        )
         return True
 
     def _session_meta(self, payload: Mapping, line: int, at: float | None) -> None:
@@ -154,8 +164,14 @@ class _Reader:
         base = payload.get("base_instructions", payload.get("instructions"))
         text = base.get("text") if isinstance(base, dict) else base
         if isinstance(text, str) and text:
-            b.add("base_instructions", "system", {"system_message": text}, line, at=at,
-                  metadata=_with_unseen({"role": "base_instructions"}, text))
+            b.add(
+                "base_instructions",
+                "system",
+                {"system_message": text},
+                line,
+                at=at,
+                metadata=_with_unseen({"role": "base_instructions"}, text),
+            )
 
     def _item(self, item: Mapping, line: int, offset: int, at: float | None) -> None:
         b = self.b
@@ -182,15 +198,21 @@ class _Reader:
                 self.prompts[key] += 1
                 self.conversation = True
                 content = item.get("content")
-                images = [f for c in content if (f := describe_image(c, "openai", self.model)) is not None] \
-                    if isinstance(content, list) else []
-                b.add(mid, "instruction", {"instruction": text}, line, at=at,
-                      metadata=_with_unseen({**extra, "images": images} if images else extra, text))
+                images = (
+                    [f for c in content if (f := describe_image(c, "openai", self.model)) is not None] if isinstance(content, list) else []
+                )
+                b.add(
+                    mid,
+                    "instruction",
+                    {"instruction": text},
+                    line,
+                    at=at,
+                    metadata=_with_unseen({**extra, "images": images} if images else extra, text),
+                )
             elif role in ("developer", "system") and not self.conversation:
                 b.add(mid, "system", {"system_message": text}, line, at=at, metadata=_with_unseen({"role": role, **extra}, text))
             elif role in ("developer", "system"):
-                b.add(mid, "instruction", {"instruction": text}, line, at=at,
-                      metadata=_with_unseen({"role": role, **extra}, text))
+                b.add(mid, "instruction", {"instruction": text}, line, at=at, metadata=_with_unseen({"role": role, **extra}, text))
             else:
                 b.warn(line, f"message with unknown role {role!r}; skipped")
         elif kind in _RESULT_ITEMS:
@@ -226,8 +248,9 @@ class _Reader:
             b.turn_meta(web_search=item.get("action"))
             action = item.get("action")
             query = action.get("query") if isinstance(action, dict) and isinstance(action.get("query"), str) else None
-            b.unseen_input(f"web search results{f' for {query!r}' if query else ''} (the provider ran the search; "
-                           "the file holds no results)")
+            b.unseen_input(
+                f"web search results{f' for {query!r}' if query else ''} (the provider ran the search; the file holds no results)"
+            )
         else:
             call_id = str_field(item, "call_id")
             name = str_field(item, "name", kind.removesuffix("_call"))
@@ -273,8 +296,14 @@ class _Reader:
         items = history if isinstance(history, list) else []
         text = summary or f"[compacted: replacement history of {len(items)} items]"
         keep = ["base_instructions"] if "base_instructions" in b.record else []
-        b.compact(text, line, id=f"compaction-L{line}", at=at, keep=keep,
-                  event={"source": "codex", "replacement_items": len(items) if isinstance(history, list) else None})
+        b.compact(
+            text,
+            line,
+            id=f"compaction-L{line}",
+            at=at,
+            keep=keep,
+            event={"source": "codex", "replacement_items": len(items) if isinstance(history, list) else None},
+        )
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 b.warn(line, "replacement_history item is not an object; skipped")
@@ -289,8 +318,14 @@ class _Reader:
                 b.add(mid, "system", {"system_message": said}, line, at=at, metadata=_with_unseen({"role": role, **meta}, said))
             else:  # assistant text, or an item only the provider can read (remote compaction)
                 body = item.get("content") if item.get("type") == "message" else item
-                b.add(mid, "assistant", {"assistant_response": text_of(body) if isinstance(body, list) else
-                                         json.dumps(body, ensure_ascii=False)}, line, at=at, metadata=meta)
+                b.add(
+                    mid,
+                    "assistant",
+                    {"assistant_response": text_of(body) if isinstance(body, list) else json.dumps(body, ensure_ascii=False)},
+                    line,
+                    at=at,
+                    metadata=meta,
+                )
 
 
 def _arguments(raw: Any) -> Any:
@@ -333,14 +368,26 @@ COMPACT_SHARE = 0.9
 
 
 def _compaction(window: int) -> Figure:
-    return (int(window * COMPACT_SHARE),
-            "Codex's auto-compact limit (model_auto_compact_token_limit; nine tenths of the window by default)")
+    return (
+        int(window * COMPACT_SHARE),
+        "Codex's auto-compact limit (model_auto_compact_token_limit; nine tenths of the window by default)",
+    )
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="Codex", sniff=sniff, read=read, trace_later=False, samples=None,
-    unseen_head=True, provider_text=True, follow=_Followed, first_part=True,
+    name=FORMAT,
+    title="Codex",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=None,
+    unseen_head=True,
+    provider_text=True,
+    follow=_Followed,
+    first_part=True,
     sessions=Sessions(env="CODEX_HOME", default=".codex", folder="sessions", files=_session_files),
-    window=no_window, compaction=_compaction,
-    no_summary="Codex compacts on the server: the file holds no summary request", cache="implicit",
+    window=no_window,
+    compaction=_compaction,
+    no_summary="Codex compacts on the server: the file holds no summary request",
+    cache="implicit",
 )

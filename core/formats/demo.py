@@ -27,8 +27,26 @@ TASK = (
     "The config loader ignores FOLDSCOPE_HOME when a profile is given. Find where the profile is "
     "resolved, explain the bug, and propose a minimal fix with a test."
 )
-_WORDS = ["config", "profile", "loader", "cache", "session", "registry", "settings", "paths", "store",
-          "policy", "report", "parser", "schema", "window", "budget", "record", "events", "history"]
+_WORDS = [
+    "config",
+    "profile",
+    "loader",
+    "cache",
+    "session",
+    "registry",
+    "settings",
+    "paths",
+    "store",
+    "policy",
+    "report",
+    "parser",
+    "schema",
+    "window",
+    "budget",
+    "record",
+    "events",
+    "history",
+]
 _VERBS = ["load", "resolve", "merge", "validate", "read", "write", "parse", "render", "apply", "build"]
 
 
@@ -37,8 +55,9 @@ def demo_path() -> Path:
     return Path(str(resources.files("foldscope.resources").joinpath("demo_session.json")))
 
 
-def generate(seed: int = 7, rounds: int = 12, listing_chars: int = LISTING_CHARS,
-             wide_round_results: int = WIDE_ROUND_RESULTS, fold: bool = True) -> Session:
+def generate(
+    seed: int = 7, rounds: int = 12, listing_chars: int = LISTING_CHARS, wide_round_results: int = WIDE_ROUND_RESULTS, fold: bool = True
+) -> Session:
     """A deterministic session: a system message, the task, `rounds` rounds of tool calls, an answer.
 
     The round before the last lists a folder of exactly `listing_chars` characters; the round in
@@ -64,15 +83,30 @@ class _Builder:
     def new_id(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
 
-    def add(self, kind: str, content: dict[str, Any], metadata: dict[str, Any] | None = None,
-            message_id: str | None = None, in_view: bool = True) -> Message:
+    def add(
+        self,
+        kind: str,
+        content: dict[str, Any],
+        metadata: dict[str, Any] | None = None,
+        message_id: str | None = None,
+        in_view: bool = True,
+    ) -> Message:
         self.clock += self.rng.uniform(0.2, 4.0)
-        lion = {"system": "system.System", "instruction": "instruction.Instruction",
-                "assistant": "assistant_response.AssistantResponse", "note": "assistant_response.AssistantResponse",
-                "action_request": "action_request.ActionRequest",
-                "action_response": "action_response.ActionResponse"}[kind]
-        message = Message(message_id or self.new_id(), kind, round(self.clock, 6), content,
-                          {"lion_class": "lionagi.protocols.messages." + lion, **(metadata or {})})
+        lion = {
+            "system": "system.System",
+            "instruction": "instruction.Instruction",
+            "assistant": "assistant_response.AssistantResponse",
+            "note": "assistant_response.AssistantResponse",
+            "action_request": "action_request.ActionRequest",
+            "action_response": "action_response.ActionResponse",
+        }[kind]
+        message = Message(
+            message_id or self.new_id(),
+            kind,
+            round(self.clock, 6),
+            content,
+            {"lion_class": "lionagi.protocols.messages." + lion, **(metadata or {})},
+        )
         self.messages.append(message)
         if in_view:
             self.view.append(message.id)
@@ -81,8 +115,10 @@ class _Builder:
 
     def build(self) -> Session:
         self.add("system", {"system_message": SYSTEM})
-        self.add("instruction", {"instruction": TASK, "guidance": "Be brief; cite file:line.",
-                                 "prompt_context": [{"repo": "acme/settings", "branch": "main"}]})
+        self.add(
+            "instruction",
+            {"instruction": TASK, "guidance": "Be brief; cite file:line.", "prompt_context": [{"repo": "acme/settings", "branch": "main"}]},
+        )
         wide_at, listing_at = self.rounds // 2, self.rounds - 2
         fold_at = self.rounds // 3 + 1 if self.fold else -1  # before the wide round, so it stays in view
         for k in range(self.rounds):
@@ -110,11 +146,15 @@ class _Builder:
         self.respond(f"Round {k + 1}: calling {names} ({len(calls)} call{'s' if len(calls) > 1 else ''}).")
         pairs = [(self.new_id(), self.new_id()) for _ in calls]
         for (function, arguments, _), (request_id, response_id) in zip(calls, pairs):
-            self.add("action_request", {"function": function, "arguments": arguments,
-                                        "action_response_id": response_id}, message_id=request_id)
+            self.add(
+                "action_request", {"function": function, "arguments": arguments, "action_response_id": response_id}, message_id=request_id
+            )
         for (function, arguments, output), (request_id, response_id) in zip(calls, pairs):
-            self.add("action_response", {"function": function, "arguments": arguments, "output": output,
-                                         "action_request_id": request_id}, message_id=response_id)
+            self.add(
+                "action_response",
+                {"function": function, "arguments": arguments, "output": output, "action_request_id": request_id},
+                message_id=response_id,
+            )
 
     def respond(self, text: str) -> None:
         """An assistant response, and the usage the provider reported for the request it answers."""
@@ -123,44 +163,65 @@ class _Builder:
         fresh = self.rng.randint(3, 40)
         write = max(reported - read - fresh, 0)
         message = self.add("assistant", {"assistant_response": text})
-        self.usage.append({
-            "request": len(self.usage), "response_id": message.id, "at": message.created_at, "model": MODEL,
-            "input_tokens": fresh, "cache_read_input_tokens": read, "cache_creation_input_tokens": write,
-            "output_tokens": self.rng.randint(40, 400),
-        })
+        self.usage.append(
+            {
+                "request": len(self.usage),
+                "response_id": message.id,
+                "at": message.created_at,
+                "model": MODEL,
+                "input_tokens": fresh,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": write,
+                "output_tokens": self.rng.randint(40, 400),
+            }
+        )
         self.cached = reported
 
     def fold_early_rounds(self) -> None:
         """A tool_io fold: calls and results before the kept tail of six leave the view for one note."""
         in_view, tail = set(self.view), set(self.view[-6:])
-        folded = [m for m in self.messages if m.id in in_view and m.id not in tail
-                  and m.kind in ("action_request", "action_response")]
+        folded = [m for m in self.messages if m.id in in_view and m.id not in tail and m.kind in ("action_request", "action_response")]
         if not folded:
             return
         first = self.messages.index(folded[0])
         calls = [m for m in folded if m.kind == "action_request"]
         results = {m.id: m for m in self.messages if m.kind == "action_response"}
         listed = "\n".join(f"- {m.content['function']} {json.dumps(m.content['arguments'])}" for m in calls[:50])
-        text = (f"[CONTEXT COMPACTION] The host folded {len(folded)} earlier messages to keep the next "
-                f"request under the input ceiling. Nothing was deleted: read_result(index) returns any "
-                f"of them. Calls folded:\n{listed}")
+        text = (
+            f"[CONTEXT COMPACTION] The host folded {len(folded)} earlier messages to keep the next "
+            f"request under the input ceiling. Nothing was deleted: read_result(index) returns any "
+            f"of them. Calls folded:\n{listed}"
+        )
         place = self.view.index(folded[0].id)
         # The note records the first index it replaced and every index it replaced, so a reader can
         # rebuild the views of the requests after it (core.formats.lionagi_views).
         replaced = [self.messages.index(m) for m in folded]
-        note = self.add("note", {"assistant_response": text},
-                        {"context_first_index": first, "context_replaced": replaced}, in_view=False)
+        note = self.add("note", {"assistant_response": text}, {"context_first_index": first, "context_replaced": replaced}, in_view=False)
         gone = {m.id for m in folded}
         self.view = [i for i in self.view if i not in gone]
         self.view.insert(place, note.id)
         self.view_chars += _size(note) - sum(_size(m) for m in folded)
-        self.folds.append({
-            "at": note.created_at, "reason": "threshold", "stage": "tool_io", "kept_tail": 6,
-            "messages_folded": len(folded), "tool_calls": [
-                {"function": m.content["function"], "arguments": json.dumps(m.content["arguments"]),
-                 "output_chars": len(results[m.content["action_response_id"]].text)} for m in calls[:50]],
-            "tool_calls_total": len(calls), "summary_source": "host", "cap": 100_000, "input_scale": 1.3,
-        })
+        self.folds.append(
+            {
+                "at": note.created_at,
+                "reason": "threshold",
+                "stage": "tool_io",
+                "kept_tail": 6,
+                "messages_folded": len(folded),
+                "tool_calls": [
+                    {
+                        "function": m.content["function"],
+                        "arguments": json.dumps(m.content["arguments"]),
+                        "output_chars": len(results[m.content["action_response_id"]].text),
+                    }
+                    for m in calls[:50]
+                ],
+                "tool_calls_total": len(calls),
+                "summary_source": "host",
+                "cap": 100_000,
+                "input_scale": 1.3,
+            }
+        )
         self.cached = 0  # the view changed ahead of the tail: the next request misses the cache
 
     def read_call(self, small: bool = False) -> tuple[str, dict[str, Any], Any]:
@@ -171,28 +232,43 @@ class _Builder:
 
     def search_call(self) -> tuple[str, dict[str, Any], Any]:
         term = f"{self.rng.choice(_VERBS)}_{self.rng.choice(_WORDS)}"
-        matches = [f"src/acme/{self.rng.choice(_WORDS)}.py:{self.rng.randint(5, 400)}: "
-                   f"    value = {term}(options, strict={self.rng.choice(['True', 'False'])})"
-                   for _ in range(self.rng.randint(3, 12))]
+        matches = [
+            f"src/acme/{self.rng.choice(_WORDS)}.py:{self.rng.randint(5, 400)}: "
+            f"    value = {term}(options, strict={self.rng.choice(['True', 'False'])})"
+            for _ in range(self.rng.randint(3, 12))
+        ]
         return "search", {"query": term, "path": "src"}, {"matches": matches}
 
     def python_file(self, module: str, functions: int) -> str:
         rng = self.rng
-        lines = [f'"""{module.replace("_", " ").capitalize()}: helpers for the acme settings package."""', "",
-                 "from __future__ import annotations", "", "import os", "from pathlib import Path", "",
-                 "from acme.errors import ConfigError", "", ""]
+        lines = [
+            f'"""{module.replace("_", " ").capitalize()}: helpers for the acme settings package."""',
+            "",
+            "from __future__ import annotations",
+            "",
+            "import os",
+            "from pathlib import Path",
+            "",
+            "from acme.errors import ConfigError",
+            "",
+            "",
+        ]
         for _ in range(functions):
             verb, noun = rng.choice(_VERBS), rng.choice(_WORDS)
-            lines += [f"def {verb}_{noun}(options: dict, home: Path | None = None) -> dict:",
-                      f'    """{verb.capitalize()} the {noun} from options, falling back to the home folder."""',
-                      "    home = home or Path(os.environ.get('ACME_HOME', '~/.acme')).expanduser()",
-                      "    result = {}"]
+            lines += [
+                f"def {verb}_{noun}(options: dict, home: Path | None = None) -> dict:",
+                f'    """{verb.capitalize()} the {noun} from options, falling back to the home folder."""',
+                "    home = home or Path(os.environ.get('ACME_HOME', '~/.acme')).expanduser()",
+                "    result = {}",
+            ]
             for _ in range(rng.randint(3, 10)):
                 key = rng.choice(_WORDS)
-                lines += [f"    if '{key}' in options:",
-                          f"        result['{key}'] = options['{key}']",
-                          "    else:",
-                          f"        result['{key}'] = home / '{key}.toml'"]
+                lines += [
+                    f"    if '{key}' in options:",
+                    f"        result['{key}'] = options['{key}']",
+                    "    else:",
+                    f"        result['{key}'] = home / '{key}.toml'",
+                ]
             lines += ["    if not result:", f"        raise ConfigError('no {noun} in options')", "    return result", "", ""]
         return "\n".join(lines)
 
@@ -213,17 +289,39 @@ class _Builder:
     def session(self) -> Session:
         record = FullRecord(self.messages)
         system_raw = message_dict(self.messages[0], self.branch_id)  # lionagi keeps a copy beside the record
-        session = Session(record=record, view=self.view, format="lionagi", branch={
-            "id": self.branch_id, "created_at": START, "metadata": {
-                "lion_class": "lionagi.session.branch.Branch",
-                "api_launch": {"tools": "reader,search,bash", "loop": "react", "max_input_tokens": 100_000,
-                               "context_fold_at": 0.8, "context_fold_target": 0.6}},
-            "user": None, "name": "demo", "system": system_raw,
-        }, model=MODEL)
+        session = Session(
+            record=record,
+            view=self.view,
+            format="lionagi",
+            branch={
+                "id": self.branch_id,
+                "created_at": START,
+                "metadata": {
+                    "lion_class": "lionagi.session.branch.Branch",
+                    "api_launch": {
+                        "tools": "reader,search,bash",
+                        "loop": "react",
+                        "max_input_tokens": 100_000,
+                        "context_fold_at": 0.8,
+                        "context_fold_target": 0.6,
+                    },
+                },
+                "user": None,
+                "name": "demo",
+                "system": system_raw,
+            },
+            model=MODEL,
+        )
         manifest = {
-            "branch_id": self.branch_id, "agent_name": "demo", "provider": "anthropic", "model": MODEL,
-            "status": "completed", "started_at": START, "ended_at": round(self.clock, 6),
-            "api_usage": self.usage, "context_folds": self.folds,
+            "branch_id": self.branch_id,
+            "agent_name": "demo",
+            "provider": "anthropic",
+            "model": MODEL,
+            "status": "completed",
+            "started_at": START,
+            "ended_at": round(self.clock, 6),
+            "api_usage": self.usage,
+            "context_folds": self.folds,
             "_note": "generated by core.demo: synthetic content, plausible sizes",
         }
         session.manifest = manifest

@@ -43,10 +43,21 @@ class Found:
     title_source: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        row = {"agent": self.agent, "path": self.path, "project": self.project, "start": self.start,
-               "end": self.end, "size": self.size, "modified": self.mtime, "requests": self.requests, "model": self.model,
-               "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "problem": self.problem,
-               "title": self.title, "title_source": self.title_source}
+        row = {
+            "agent": self.agent,
+            "path": self.path,
+            "project": self.project,
+            "start": self.start,
+            "end": self.end,
+            "size": self.size,
+            "modified": self.mtime,
+            "requests": self.requests,
+            "model": self.model,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "problem": self.problem,
+            "title": self.title,
+            "title_source": self.title_source,
+        }
         return row if self.sample is None else {**row, "sample": self.sample}
 
 
@@ -101,15 +112,26 @@ def describe(agent: str, path: Path, sample: str | None = None) -> Found:
     try:
         session = load_session(path, agent, sample)
     except ReadError as exc:
-        return Found(agent, str(path), project_of(agent, path, None), None, stat.st_size, stat.st_mtime,
-                     problem=exc.problem, sample=sample)
+        return Found(agent, str(path), project_of(agent, path, None), None, stat.st_size, stat.st_mtime, problem=exc.problem, sample=sample)
     totals = rolled_up(session)["total"]
     times = [m.created_at for m in session.record if m.created_at is not None]
     times += [r.at for s in (session, *session.children) for r in s.trace if r.at is not None]
     title, source = title_of(session)
-    return Found(agent, str(path), project_of(agent, path, session), min(times) if times else None, stat.st_size,
-                 stat.st_mtime, totals.requests, session.model, totals.cost_usd, end=max(times) if times else None,
-                 sample=sample, title=title, title_source=source)
+    return Found(
+        agent,
+        str(path),
+        project_of(agent, path, session),
+        min(times) if times else None,
+        stat.st_size,
+        stat.st_mtime,
+        totals.requests,
+        session.model,
+        totals.cost_usd,
+        end=max(times) if times else None,
+        sample=sample,
+        title=title,
+        title_source=source,
+    )
 
 
 def _sessions_in(agent: str, path: Path) -> list[str | None]:
@@ -151,18 +173,26 @@ def title_of(session: Session) -> tuple[str | None, str | None]:
 
 def _one_line(text: str) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= TITLE_CHARS else flat[:TITLE_CHARS - 1] + "…"
+    return flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1] + "…"
 
 
-def find_sessions(environ: Mapping[str, str] | None = None, home: Path | None = None,
-                  each: Callable[[int, int, Found], None] | None = None,
-                  agents_: Collection[str] | None = None) -> list[Found]:
+def find_sessions(
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    each: Callable[[int, int, Found], None] | None = None,
+    agents_: Collection[str] | None = None,
+) -> list[Found]:
     """Every agent session on this machine, newest start first (a file that gave no time by its last change), as the
     CLI's `sessions` and the GUI's Open Agent Session list both show them. `each(done, total, found)`
     hears of every session as it is read (the files are listed first, then each is read: the slow part). `agents_`:
     only these agents' folders are read."""
-    files = [(agent, path, sample) for agent, root in roots(environ, home).items() if agents_ is None or agent in agents_
-             for path in session_files(agent, root) for sample in _sessions_in(agent, path)]
+    files = [
+        (agent, path, sample)
+        for agent, root in roots(environ, home).items()
+        if agents_ is None or agent in agents_
+        for path in session_files(agent, root)
+        for sample in _sessions_in(agent, path)
+    ]
     found = []
     for done, (agent, path, sample) in enumerate(files, 1):
         found.append(describe(agent, path, sample))

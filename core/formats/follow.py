@@ -79,8 +79,7 @@ class Follower:
                 before = b.snapshot()
             self._whole = load_session(self.path, self.format)
             self.rereads += 1
-            return Growth(lines, len(self._whole.record) - len(before.record),
-                          len(self._whole.trace) - len(before.trace), reread=True)
+            return Growth(lines, len(self._whole.record) - len(before.record), len(self._whole.trace) - len(before.trace), reread=True)
         return Growth(lines, len(b.record) - messages, len(b.trace) + b.request_open - requests)
 
     def _read_until(self, until: int) -> Iterator[tuple[int, int, Any]]:

@@ -124,7 +124,7 @@ class _Log:
             if key is None or key not in self.current:
                 self.b.warn(line, f"rewind to {target!r}, a message not in the conversation; skipped")
                 return
-            self.current = self.current[:self.current.index(key)]
+            self.current = self.current[: self.current.index(key)]
             self.ops.append(("rewind", line, key))
             return
         if "$set" in value:
@@ -189,13 +189,21 @@ class _Replay:
         b = self.b
         kind, at = value.get("type"), parse_time(value.get("timestamp"))
         if kind == "user":
-            self.ids[key] = [b.add(key, "instruction", {"instruction": _text(value.get("content"))}, line, at=at,
-                                   in_view=in_view)]
+            self.ids[key] = [b.add(key, "instruction", {"instruction": _text(value.get("content"))}, line, at=at, in_view=in_view)]
         elif kind == "gemini" and in_view:
             self._response(key, value, line, at)
         elif kind == "gemini":  # a checkpoint's synthetic model turn (after a summary): no model call
-            self.ids[key] = [b.add(key, "assistant", {"assistant_response": _text(value.get("content"))}, line, at=at,
-                                   metadata={"synthetic": True}, in_view=False)]
+            self.ids[key] = [
+                b.add(
+                    key,
+                    "assistant",
+                    {"assistant_response": _text(value.get("content"))},
+                    line,
+                    at=at,
+                    metadata={"synthetic": True},
+                    in_view=False,
+                )
+            ]
         elif kind in _NOTICES:
             b.unsent(f"gemini {kind}", line, self.log.offsets.get(key, 0))
             self.ids[key] = []
@@ -226,11 +234,16 @@ class _Replay:
             given_id, given_name = call.get("id"), call.get("name")
             call_id = given_id if isinstance(given_id, str) else f"{key}-call{n}"
             name = given_name if isinstance(given_name, str) else ""
-            b.turn_call(call_id, name, call.get("args") if isinstance(call.get("args"), dict) else {}, line,
-                        parse_time(call.get("timestamp")) or at, {"status": call.get("status")})
+            b.turn_call(
+                call_id,
+                name,
+                call.get("args") if isinstance(call.get("args"), dict) else {},
+                line,
+                parse_time(call.get("timestamp")) or at,
+                {"status": call.get("status")},
+            )
             if call.get("result") is not None:
-                b.result(call_id, _result_text(call["result"]), line, parse_time(call.get("timestamp")) or at,
-                         id=f"{call_id}-result")
+                b.result(call_id, _result_text(call["result"]), line, parse_time(call.get("timestamp")) or at, id=f"{call_id}-result")
         b.end_turn()
         self.ids[key] = list(b.view[before:])  # the response, its calls and their results
 
@@ -244,8 +257,19 @@ class _Replay:
             return
         kept, abandoned = view[:cut], view[cut:]
         b.view = kept
-        b.events.append({"kind": "branch", "source": FORMAT, "action": "rewind", "at_request": len(b.trace), "line": line,
-                         "parent_line": None, "abandoned": abandoned, "kept": list(kept), "first_index": len(b.record)})
+        b.events.append(
+            {
+                "kind": "branch",
+                "source": FORMAT,
+                "action": "rewind",
+                "at_request": len(b.trace),
+                "line": line,
+                "parent_line": None,
+                "abandoned": abandoned,
+                "kept": list(kept),
+                "first_index": len(b.record),
+            }
+        )
         b.extras.setdefault("abandoned", []).extend(abandoned)
 
     def _checkpoint(self, line: int, keys: list[str], new: list[str]) -> None:
@@ -257,15 +281,31 @@ class _Replay:
             if old != list(b.view):  # a rollback: the checkpoint holds fewer messages than the view
                 dropped = [m for m in b.view if m not in set(old)]
                 b.view = old
-                b.events.append({"kind": "branch", "source": FORMAT, "action": "rollback", "at_request": len(b.trace),
-                                 "line": line, "parent_line": None, "abandoned": dropped, "kept": list(old),
-                                 "first_index": len(b.record)})
+                b.events.append(
+                    {
+                        "kind": "branch",
+                        "source": FORMAT,
+                        "action": "rollback",
+                        "at_request": len(b.trace),
+                        "line": line,
+                        "parent_line": None,
+                        "abandoned": dropped,
+                        "kept": list(old),
+                        "first_index": len(b.record),
+                    }
+                )
             return
         summary_key = next((k for k in new if self.log.latest[k][0].get("type") == "user"), new[0])
         summary, _ = self.log.latest[summary_key]
         before = b.trace[-1].usage.reported_input if b.trace and b.trace[-1].usage else None
-        note = b.compact(_text(summary.get("content")), line, id=summary_key, at=parse_time(summary.get("timestamp")),
-                         keep=old, event={"source": FORMAT, "tokens_before": before, "kept_messages": len(old)})
+        note = b.compact(
+            _text(summary.get("content")),
+            line,
+            id=summary_key,
+            at=parse_time(summary.get("timestamp")),
+            keep=old,
+            event={"source": FORMAT, "tokens_before": before, "kept_messages": len(old)},
+        )
         self.ids[summary_key] = [note]
         for k in new:
             if k != summary_key:
@@ -320,8 +360,10 @@ def _window(model: str | None) -> Figure:
 
 
 def _compaction(window: int) -> Figure:
-    return (int(window * COMPRESSION_THRESHOLD),
-            "Gemini CLI's compression threshold (half the token limit by default, chatCompressionService.ts)")
+    return (
+        int(window * COMPRESSION_THRESHOLD),
+        "Gemini CLI's compression threshold (half the token limit by default, chatCompressionService.ts)",
+    )
 
 
 def _session_files(root: Path) -> Iterator[Path]:
@@ -330,9 +372,19 @@ def _session_files(root: Path) -> Iterator[Path]:
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="Gemini CLI", sniff=sniff, read=read, trace_later=False, samples=None,
-    unseen_head=True, provider_text=False, follow=None, first_part=False,  # a message is patched by later lines
+    name=FORMAT,
+    title="Gemini CLI",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=None,
+    unseen_head=True,
+    provider_text=False,
+    follow=None,
+    first_part=False,  # a message is patched by later lines
     sessions=Sessions(env="GEMINI_CLI_HOME", default="", folder=".gemini/tmp", files=_session_files, project=chats_project),
-    window=_window, compaction=_compaction,
-    no_summary="Gemini CLI's compression call is not recorded in the session file", cache="implicit",
+    window=_window,
+    compaction=_compaction,
+    no_summary="Gemini CLI's compression call is not recorded in the session file",
+    cache="implicit",
 )

@@ -57,9 +57,9 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
         if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
             i += 2
             continue
-        length = int.from_bytes(data[i + 2:i + 4], "big")
+        length = int.from_bytes(data[i + 2 : i + 4], "big")
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            h, w = struct.unpack(">HH", data[i + 5:i + 9])
+            h, w = struct.unpack(">HH", data[i + 5 : i + 9])
             return w, h
         i += 2 + length
     return None
@@ -119,9 +119,15 @@ def describe(block: Any, provider: str = "anthropic", model: str | None = None) 
         tokens, exact = openai_tokens(size, detail, model), size is not None or detail == "low"
     else:
         tokens, exact = tokens_for(size), size is not None
-    return {"media_type": media, "width": size[0] if size else None, "height": size[1] if size else None,
-            "tokens": tokens, "exact": exact, "rule": provider,
-            "base64_chars": len(data) if isinstance(data, str) else None}
+    return {
+        "media_type": media,
+        "width": size[0] if size else None,
+        "height": size[1] if size else None,
+        "tokens": tokens,
+        "exact": exact,
+        "rule": provider,
+        "base64_chars": len(data) if isinstance(data, str) else None,
+    }
 
 
 def image_tokens(message: Any) -> int:
@@ -130,5 +136,8 @@ def image_tokens(message: Any) -> int:
     images = metadata.get("images") if isinstance(metadata, Mapping) else None
     if not isinstance(images, list):
         return 0
-    return sum(i["tokens"] for i in images if isinstance(i, dict) and isinstance(i.get("tokens"), int)
-               and not isinstance(i.get("tokens"), bool) and i["tokens"] > 0)
+    return sum(
+        i["tokens"]
+        for i in images
+        if isinstance(i, dict) and isinstance(i.get("tokens"), int) and not isinstance(i.get("tokens"), bool) and i["tokens"] > 0
+    )

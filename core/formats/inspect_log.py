@@ -60,7 +60,7 @@ def sniff(head: bytes, path: Path) -> bool:
     """A zip whose first member is an Inspect log's (`_journal/`, `header.json`, `samples/`), or a JSON log's opening keys."""
     if head.startswith(_ZIP):
         name_length = int.from_bytes(head[26:28], "little")
-        first = head[30:30 + name_length]
+        first = head[30 : 30 + name_length]
         return first.startswith((b"_journal/", b"header.json", b"samples/", b"summaries.json", b"reductions.json"))
     return bool(_JSON_LOG.match(head)) and b'"eval"' in head
 
@@ -152,7 +152,7 @@ class _Log:
 
     def sample(self, info: SampleInfo) -> dict[str, Any]:
         if self.document is not None:
-            value = self.document["samples"][int(info.where[len("$.samples["):-1])]
+            value = self.document["samples"][int(info.where[len("$.samples[") : -1])]
         else:
             value = self.member(info.where)
         if not isinstance(value, dict):
@@ -195,9 +195,15 @@ def samples(path: str | Path) -> list[dict[str, Any]]:
         for info in log.samples():
             sample = log.sample(info)
             events, messages = _list(sample.get("events")), _list(sample.get("messages"))
-            out.append({"id": info.id, "epoch": info.epoch, "name": info.name,
-                        "requests": sum(1 for e in events if isinstance(e, dict) and e.get("event") == "model"),
-                        "messages": len(messages)})
+            out.append(
+                {
+                    "id": info.id,
+                    "epoch": info.epoch,
+                    "name": info.name,
+                    "requests": sum(1 for e in events if isinstance(e, dict) and e.get("event") == "model"),
+                    "messages": len(messages),
+                }
+            )
         return out
     finally:
         log.close()
@@ -211,8 +217,9 @@ def choose(infos: list[SampleInfo], wanted: str | None, file: str) -> SampleInfo
         if len(infos) == 1:
             return infos[0]
         names = ", ".join(i.name for i in infos[:8]) + (", ..." if len(infos) > 8 else "")
-        raise ReadError(file, "", f"the log holds {len(infos)} samples ({names}): choose one with --sample ID "
-                                  "(foldscope inspect LOG lists them)")
+        raise ReadError(
+            file, "", f"the log holds {len(infos)} samples ({names}): choose one with --sample ID (foldscope inspect LOG lists them)"
+        )
     sample_id, _, epoch = wanted.rpartition(":") if ":" in wanted else (wanted, "", "")
     found = [i for i in infos if i.id == sample_id and (not epoch or str(i.epoch) == epoch)]
     if not found and epoch and not sample_id:
@@ -220,10 +227,12 @@ def choose(infos: list[SampleInfo], wanted: str | None, file: str) -> SampleInfo
     if len(found) == 1:
         return found[0]
     if found:
-        raise ReadError(file, "", f"sample {sample_id} has epochs {', '.join(str(i.epoch) for i in found)}: "
-                                  f"choose one as --sample {sample_id}:EPOCH")
-    raise ReadError(file, "", f"no sample {wanted!r} in the log (samples: "
-                              f"{', '.join(i.name for i in infos[:8])}{', ...' if len(infos) > 8 else ''})")
+        raise ReadError(
+            file, "", f"sample {sample_id} has epochs {', '.join(str(i.epoch) for i in found)}: choose one as --sample {sample_id}:EPOCH"
+        )
+    raise ReadError(
+        file, "", f"no sample {wanted!r} in the log (samples: {', '.join(i.name for i in infos[:8])}{', ...' if len(infos) > 8 else ''})"
+    )
 
 
 def read(path: Path, sample: str | None = None) -> Session:
@@ -240,8 +249,7 @@ def read(path: Path, sample: str | None = None) -> Session:
     evaluation = _dict(header.get("eval"))
     model = evaluation.get("model") if isinstance(evaluation.get("model"), str) else None
     session.model = session.model or model
-    session.extras["inspect"] = {"sample": info.id, "epoch": info.epoch, "task": evaluation.get("task"),
-                                 "samples": [i.name for i in infos]}
+    session.extras["inspect"] = {"sample": info.id, "epoch": info.epoch, "task": evaluation.get("task"), "samples": [i.name for i in infos]}
     return session
 
 
@@ -267,7 +275,7 @@ class _SampleReader:
         """An image block with its `attachment://` reference replaced by the sample's attachment (a data URL)."""
         image = block.get("image")
         if isinstance(image, str) and image.startswith("attachment://"):
-            found = self.attachments.get(image[len("attachment://"):])
+            found = self.attachments.get(image[len("attachment://") :])
             if isinstance(found, str):
                 return {**block, "image": found}
         return block
@@ -275,8 +283,13 @@ class _SampleReader:
     def image_rule(self) -> tuple[str, str | None]:
         """Whose rule counts this sample's images, from its first model event's model ("openai/gpt-4o")."""
         events = self.sample.get("events")
-        model = next((e["model"] for e in events if isinstance(e, dict) and e.get("event") == "model"
-                      and isinstance(e.get("model"), str)), None) if isinstance(events, list) else None
+        model = (
+            next(
+                (e["model"] for e in events if isinstance(e, dict) and e.get("event") == "model" and isinstance(e.get("model"), str)), None
+            )
+            if isinstance(events, list)
+            else None
+        )
         provider = "openai" if model and model.startswith(("openai/", "azureai/")) else "anthropic"
         return provider, model
 
@@ -308,7 +321,7 @@ class _SampleReader:
         if isinstance(value, str):
             for scheme in _ATTACHMENT_SCHEMES:
                 if value.startswith(scheme):
-                    found = self.attachments.get(value[len(scheme):])
+                    found = self.attachments.get(value[len(scheme) :])
                     return found if isinstance(found, str) else value
             return value
         if isinstance(value, list):
@@ -328,11 +341,16 @@ class _SampleReader:
         if isinstance(refs, list) and refs and not event.get("input"):
             out = []
             for n, ref in enumerate(refs):
-                if (not isinstance(ref, list) or len(ref) != 2 or not all(isinstance(x, int) for x in ref)
-                        or not 0 <= ref[0] <= ref[1] <= len(self.pool)):
-                    raise ReadError(self.file, self.where(f"{path}.input_refs[{n}]"),
-                                    f"not a range of the sample's {len(self.pool)} pooled messages")
-                out.extend(self.pool[ref[0]:ref[1]])
+                if (
+                    not isinstance(ref, list)
+                    or len(ref) != 2
+                    or not all(isinstance(x, int) for x in ref)
+                    or not 0 <= ref[0] <= ref[1] <= len(self.pool)
+                ):
+                    raise ReadError(
+                        self.file, self.where(f"{path}.input_refs[{n}]"), f"not a range of the sample's {len(self.pool)} pooled messages"
+                    )
+                out.extend(self.pool[ref[0] : ref[1]])
             return out
         value = event.get("input")
         if value is None:
@@ -361,15 +379,21 @@ class _SampleReader:
                 answer = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
                 response = self.take(answer, f"{path}.output.choices[0].message", at) if answer is not None else None
                 model = event.get("model") if isinstance(event.get("model"), str) else None
-                requests.append({"view": view, "response": response, "at": at, "model": model,
-                                 "usage": _usage(output.get("usage"), model, self.warnings, self.where(path))})
+                requests.append(
+                    {
+                        "view": view,
+                        "response": response,
+                        "at": at,
+                        "model": model,
+                        "usage": _usage(output.get("usage"), model, self.warnings, self.where(path)),
+                    }
+                )
                 if isinstance(event.get("tools"), list) and event["tools"]:
                     tools = self.resolve(event["tools"])
             elif kind == "compaction":
                 notes.append({"event": event, "path": path, "at": at, "at_request": len(requests)})
         final = self.sample.get("messages")
-        final_keys = ([self.take(m, f"$.messages[{i}]", None) for i, m in enumerate(final)]
-                      if isinstance(final, list) else [])
+        final_keys = [self.take(m, f"$.messages[{i}]", None) for i, m in enumerate(final)] if isinstance(final, list) else []
         if not self.entries:
             raise ReadError(self.file, self.info.where, f"sample {self.info.name} holds no messages")
         record = FullRecord()
@@ -382,14 +406,32 @@ class _SampleReader:
             note_id = f"compaction-{n + 1}"
             before, after = as_int(event.get("tokens_before")), as_int(event.get("tokens_after"))
             kind = event.get("source") if isinstance(event.get("source"), str) else "inspect"
-            text = (f"Compaction by {kind}" + (f": {before:,} tokens before, {after:,} after" if before else "")
-                    + " (the next request's input is the view after it)")
-            record.append(Message(note_id, "note", note["at"], {"assistant_response": text},
-                                  {"compaction": True, "source_event": event},
-                                  Provenance(self.file, 0, self.where(note["path"]))))
-            session_events.append({"kind": "compaction", "source": "inspect", "at_request": note["at_request"],
-                                   "note_id": note_id, "trigger": kind, "pre_tokens": before or None,
-                                   "post_tokens": after or None})
+            text = (
+                f"Compaction by {kind}"
+                + (f": {before:,} tokens before, {after:,} after" if before else "")
+                + " (the next request's input is the view after it)"
+            )
+            record.append(
+                Message(
+                    note_id,
+                    "note",
+                    note["at"],
+                    {"assistant_response": text},
+                    {"compaction": True, "source_event": event},
+                    Provenance(self.file, 0, self.where(note["path"])),
+                )
+            )
+            session_events.append(
+                {
+                    "kind": "compaction",
+                    "source": "inspect",
+                    "at_request": note["at_request"],
+                    "note_id": note_id,
+                    "trigger": kind,
+                    "pre_tokens": before or None,
+                    "post_tokens": after or None,
+                }
+            )
         trace = []
         for k, r in enumerate(requests):
             sent = tuple(mid for key in _unique(r["view"]) for mid in self.ids_of(key))
@@ -402,8 +444,16 @@ class _SampleReader:
             last = trace[-1]
             view = list(last.view) + ([mid for mid in self.ids_of(last.response_id)] if last.response_id else [])
         models = [r.model for r in trace if r.model]
-        session = Session(record=record, view=view, format=FORMAT, source=self.file, events=session_events,
-                          trace=trace, warnings=self.warnings, model=models[-1] if models else None)
+        session = Session(
+            record=record,
+            view=view,
+            format=FORMAT,
+            source=self.file,
+            events=session_events,
+            trace=trace,
+            warnings=self.warnings,
+            model=models[-1] if models else None,
+        )
         if tools:
             session.extras["tools"] = tools
         return session
@@ -417,13 +467,21 @@ class _SampleReader:
         text = text_of(content) if not isinstance(content, str) else content
         meta: dict[str, Any] = {"role": role}
         if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "image" for b in content):
-            meta["images"] = [facts for b in content if isinstance(b, dict) and b.get("type") == "image"
-                              and (facts := describe_image(self.resolved(b), *self.image_rule())) is not None]
+            meta["images"] = [
+                facts
+                for b in content
+                if isinstance(b, dict)
+                and b.get("type") == "image"
+                and (facts := describe_image(self.resolved(b), *self.image_rule())) is not None
+            ]
         if role == "system":
             yield Message(key, "system", at, {"system_message": text}, meta, provenance)
         elif role == "assistant":
-            reasoning = [str(b["reasoning"]) for b in _list(content) if isinstance(b, dict)
-                         and b.get("type") == "reasoning" and isinstance(b.get("reasoning"), str)]
+            reasoning = [
+                str(b["reasoning"])
+                for b in _list(content)
+                if isinstance(b, dict) and b.get("type") == "reasoning" and isinstance(b.get("reasoning"), str)
+            ]
             if reasoning:
                 meta["thinking"] = "\n\n".join(reasoning)
             yield Message(key, "assistant", at, {"assistant_response": text}, meta, provenance)
@@ -433,21 +491,29 @@ class _SampleReader:
                 args = call.get("arguments")
                 args = args if isinstance(args, Mapping) else {"input": args}
                 answer = self.answers.get(call["id"])
-                yield Message(f"{key}:{call['id']}", "action_request", at,
-                              {"function": str(call.get("function", "")), "arguments": args,
-                               "action_response_id": answer},
-                              {"call_id": call["id"]}, provenance)
+                yield Message(
+                    f"{key}:{call['id']}",
+                    "action_request",
+                    at,
+                    {"function": str(call.get("function", "")), "arguments": args, "action_response_id": answer},
+                    {"call_id": call["id"]},
+                    provenance,
+                )
         elif role == "tool":
             call_id = message.get("tool_call_id")
             request = self.calls.get(call_id) if isinstance(call_id, str) else None
             meta.update({"call_id": call_id, "is_error": message.get("error") is not None})
             if request is None:
                 meta["orphan"] = True
-                self.warnings.append(f"{self.file}: {self.where(entry['path'])}: tool result {call_id!r} "
-                                     "has no tool call; kept unlinked")
-            yield Message(key, "action_response", at,
-                          {"function": str(message.get("function") or ""), "arguments": {}, "output": text,
-                           "action_request_id": request}, meta, provenance)
+                self.warnings.append(f"{self.file}: {self.where(entry['path'])}: tool result {call_id!r} has no tool call; kept unlinked")
+            yield Message(
+                key,
+                "action_response",
+                at,
+                {"function": str(message.get("function") or ""), "arguments": {}, "output": text, "action_request_id": request},
+                meta,
+                provenance,
+            )
         else:
             yield Message(key, "instruction", at, {"instruction": text}, meta, provenance)
 
@@ -471,8 +537,10 @@ def _usage(raw: Any, model: str | None, warnings: list[str], where: str) -> Usag
         if raw is not None:
             warnings.append(f"{where}: {usage_object_warning(raw)}")
         return None
-    got, bad = usage_figures({k: v for k, v in raw.items() if v is not None or k == "input_tokens"},
-                             ("input_tokens", "output_tokens", "input_tokens_cache_read", "input_tokens_cache_write"))
+    got, bad = usage_figures(
+        {k: v for k, v in raw.items() if v is not None or k == "input_tokens"},
+        ("input_tokens", "output_tokens", "input_tokens_cache_read", "input_tokens_cache_write"),
+    )
     if bad:  # Inspect writes null for a figure the provider did not report; any other odd value is named
         warnings.append(f"{where}: {bad_usage_warning(bad)}")
         return None
@@ -486,7 +554,19 @@ def _usage(raw: Any, model: str | None, warnings: list[str], where: str) -> Usag
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="Inspect AI", sniff=sniff, read=read, trace_later=False, samples=samples,
-    unseen_head=False, provider_text=False, follow=None, first_part=False, sessions=None,
-    window=no_window, compaction=no_compaction, no_summary=None, cache="explicit",
+    name=FORMAT,
+    title="Inspect AI",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=samples,
+    unseen_head=False,
+    provider_text=False,
+    follow=None,
+    first_part=False,
+    sessions=None,
+    window=no_window,
+    compaction=no_compaction,
+    no_summary=None,
+    cache="explicit",
 )

@@ -125,8 +125,9 @@ def _child(item: dict[str, Any], file: str, place: str) -> Session:
     return child
 
 
-def _finish(session: Session, branch: Mapping[str, Any], manifest: dict[str, Any] | None, events: list[dict[str, Any]],
-            trace: bool) -> Session:
+def _finish(
+    session: Session, branch: Mapping[str, Any], manifest: dict[str, Any] | None, events: list[dict[str, Any]], trace: bool
+) -> Session:
     session.warnings.extend(time_warnings(session.record))
     session.model = _model_name(branch, manifest)
     window = manifest.get(WINDOW_KEY) if isinstance(manifest, dict) else None
@@ -135,15 +136,17 @@ def _finish(session: Session, branch: Mapping[str, Any], manifest: dict[str, Any
     if trace:
         session.trace = build_trace(session.record, manifest, session.warnings, session.view, events)
     else:
-        session.caches[PENDING_TRACE] = partial(build_trace, session.record, manifest, session.warnings, session.view,
-                                                events)
+        session.caches[PENDING_TRACE] = partial(build_trace, session.record, manifest, session.warnings, session.view, events)
     return session
 
 
 def time_warnings(record: FullRecord) -> list[str]:
     """A warning for each created_at no clock gives (past 2^63 or not finite): the library keeps it as unknown."""
-    out = [f"message {i}: created_at {m.created_at!r} is not a time; the library keeps it as unknown"
-           for i, m in enumerate(record) if m.created_at is not None and storable_time(m.created_at) is None]
+    out = [
+        f"message {i}: created_at {m.created_at!r} is not a time; the library keeps it as unknown"
+        for i, m in enumerate(record)
+        if m.created_at is not None and storable_time(m.created_at) is None
+    ]
     return out[:1] + ([f"and {len(out) - 1} more such times"] if len(out) > 1 else [])
 
 
@@ -294,9 +297,7 @@ def _type_name(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}.get(
-        type(value), type(value).__name__
-    )
+    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
 
 
 def find_manifest_beside(path: Path, branch_id: Any) -> dict[str, Any] | None:
@@ -352,8 +353,7 @@ def usage_from(data: Any, warn: Callable[[str], None] | None = None) -> Usage | 
 
     if "input_tokens" in data:
         creation = data.get("cache_creation")
-        got, bad = usage_figures(data, ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-                                        "output_tokens"))
+        got, bad = usage_figures(data, ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"))
         hour, bad_1h = usage_figures(creation if isinstance(creation, Mapping) else {}, ("ephemeral_1h_input_tokens",))
         if bad or bad_1h:
             return unknown(bad + bad_1h)
@@ -375,8 +375,13 @@ def usage_from(data: Any, warn: Callable[[str], None] | None = None) -> Usage | 
     return None
 
 
-def build_trace(record: FullRecord, manifest: Mapping[str, Any] | None, warnings: list[str],
-                final_view: Sequence[str] | None = None, events: Sequence[Mapping[str, Any]] = ()) -> list[Request]:
+def build_trace(
+    record: FullRecord,
+    manifest: Mapping[str, Any] | None,
+    warnings: list[str],
+    final_view: Sequence[str] | None = None,
+    events: Sequence[Mapping[str, Any]] = (),
+) -> list[Request]:
     """One request per assistant response (but one marked `not_a_request`), compiled from the view as it stood
     before that response.
 
@@ -432,9 +437,21 @@ from foldscope.core.formats.lionagi_write import (  # noqa: E402  (the writer ha
 )
 
 SPEC = FormatSpec(
-    name=FORMAT, title="lionagi", sniff=sniff, read=read, trace_later=TRACE_LATER, samples=None,
-    unseen_head=False, provider_text=False, follow=None, first_part=False, sessions=None,
-    window=no_window, compaction=no_compaction, no_summary=None, cache="explicit",
+    name=FORMAT,
+    title="lionagi",
+    sniff=sniff,
+    read=read,
+    trace_later=TRACE_LATER,
+    samples=None,
+    unseen_head=False,
+    provider_text=False,
+    follow=None,
+    first_part=False,
+    sessions=None,
+    window=no_window,
+    compaction=no_compaction,
+    no_summary=None,
+    cache="explicit",
 )
 
 __all__ = ["FORMAT", "SPEC", "sniff", "read", "write_session", "native_dict", "session_from_branch", "usage_from"]

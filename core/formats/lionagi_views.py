@@ -35,8 +35,13 @@ def is_request(message: Message) -> bool:
     return message.kind == "assistant" and message.metadata.get(NOT_A_REQUEST) is not True
 
 
-def request_views(record: FullRecord, final_view: Sequence[str], manifest: Mapping[str, Any] | None,
-                  warnings: list[str], events: Sequence[Mapping[str, Any]] = ()) -> dict[str, SharedView]:
+def request_views(
+    record: FullRecord,
+    final_view: Sequence[str],
+    manifest: Mapping[str, Any] | None,
+    warnings: list[str],
+    events: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, SharedView]:
     """The view each assistant response's request was compiled from, by the response's id.
 
     A `branch` event (a rewind in the source, as the Claude Code reader writes it) sets the view to
@@ -47,9 +52,14 @@ def request_views(record: FullRecord, final_view: Sequence[str], manifest: Mappi
     return _rebuild(record, final_view, manifest, warnings, events, None)[0]
 
 
-def view_statements(record: FullRecord, final_view: Sequence[str], manifest: Mapping[str, Any] | None,
-                    events: Sequence[Mapping[str, Any]], sent: Mapping[str, Sequence[str]],
-                    known: Collection[str] = ()) -> list[dict[str, Any]]:
+def view_statements(
+    record: FullRecord,
+    final_view: Sequence[str],
+    manifest: Mapping[str, Any] | None,
+    events: Sequence[Mapping[str, Any]],
+    sent: Mapping[str, Sequence[str]],
+    known: Collection[str] = (),
+) -> list[dict[str, Any]]:
     """The `view` events a file needs so that request_views rebuilds `sent` (each request's view, by its
     response's id) and reads the active view back with no warning but those `known` (the session's own): one
     where the replay would part from a request's view or infer it with a new warning, and one at the end when
@@ -57,16 +67,25 @@ def view_statements(record: FullRecord, final_view: Sequence[str], manifest: Map
     return _rebuild(record, final_view, manifest, [], events, (sent, set(known)))[1]
 
 
-def _rebuild(record: FullRecord, final_view: Sequence[str], manifest: Mapping[str, Any] | None, warnings: list[str],
-             events: Sequence[Mapping[str, Any]], settle: tuple[Mapping[str, Sequence[str]], set[str]] | None
-             ) -> tuple[dict[str, SharedView], list[dict[str, Any]]]:
+def _rebuild(
+    record: FullRecord,
+    final_view: Sequence[str],
+    manifest: Mapping[str, Any] | None,
+    warnings: list[str],
+    events: Sequence[Mapping[str, Any]],
+    settle: tuple[Mapping[str, Sequence[str]], set[str]] | None,
+) -> tuple[dict[str, SharedView], list[dict[str, Any]]]:
     sent, known = settle if settle is not None else (None, set())
-    rewinds = {e["next"]: [m for m in e.get("kept", ()) if isinstance(m, str) and m in record]
-               for e in events if e.get("kind") == "branch" and isinstance(e.get("next"), str)
-               and isinstance(e.get("kept"), list)}
-    stated = {e["next"]: [m for m in e["view"] if isinstance(m, str) and m in record]
-              for e in events if e.get("kind") == VIEW_EVENT and isinstance(e.get("next"), str)
-              and isinstance(e.get("view"), list)}
+    rewinds = {
+        e["next"]: [m for m in e.get("kept", ()) if isinstance(m, str) and m in record]
+        for e in events
+        if e.get("kind") == "branch" and isinstance(e.get("next"), str) and isinstance(e.get("kept"), list)
+    }
+    stated = {
+        e["next"]: [m for m in e["view"] if isinstance(m, str) and m in record]
+        for e in events
+        if e.get("kind") == VIEW_EVENT and isinstance(e.get("next"), str) and isinstance(e.get("view"), list)
+    }
     edited_at_end = any(e.get("kind") == VIEW_EVENT and e.get("next") is None for e in events)
     messages = list(record)
     final = set(final_view)
@@ -115,7 +134,8 @@ def _rebuild(record: FullRecord, final_view: Sequence[str], manifest: Mapping[st
         warnings.append(
             f"rebuilding past request views: {len(unexplained)} message(s) differ between the replayed view and the "
             "file's active view (left or came back with no note or copy saying when); past requests count them as "
-            "they were before that change")
+            "they were before that change"
+        )
     return views, statements
 
 
@@ -127,8 +147,11 @@ def _same(view: SharedView, truth: Sequence[str], last: tuple[SharedView, Sequen
     if last is not None:
         before, sent_before = last
         n = len(before)
-        extends = view.shared_start(before) == n and len(sent_before) == n and (
-            truth.shared_start(sent_before) == n if isinstance(truth, SharedView) else False)
+        extends = (
+            view.shared_start(before) == n
+            and len(sent_before) == n
+            and (truth.shared_start(sent_before) == n if isinstance(truth, SharedView) else False)
+        )
         if extends:
             return view[n:] == tuple(truth[n:])
     return tuple(view) == tuple(truth)
@@ -142,8 +165,9 @@ def _time_order(messages: list[Message]) -> list[int]:
     return list(range(len(messages)))
 
 
-def _fold_for_note(notes: list[Message], manifest: Mapping[str, Any] | None, warnings: list[str],
-                   record: FullRecord) -> dict[str, Mapping[str, Any]]:
+def _fold_for_note(
+    notes: list[Message], manifest: Mapping[str, Any] | None, warnings: list[str], record: FullRecord
+) -> dict[str, Mapping[str, Any]]:
     """Each note's context_folds record: by the record's `note_index` (foldscope's fold writes it), else paired in
     time order when the records left are one per note left. A clip's record makes copies, no note; a source's
     compaction and a hand compaction make a note with no record."""
@@ -161,8 +185,10 @@ def _fold_for_note(notes: list[Message], manifest: Mapping[str, Any] | None, war
     if not rest or not left:
         return matched
     if len(rest) != len(left):
-        warnings.append(f"the manifest has {len(rest)} context_folds records for {len(left)} notes; notes are "
-                        "not matched to records, so how many messages each replaced is inferred")
+        warnings.append(
+            f"the manifest has {len(rest)} context_folds records for {len(left)} notes; notes are "
+            "not matched to records, so how many messages each replaced is inferred"
+        )
         return matched
     timed = all(isinstance(f.get("at"), (int, float)) for f in rest)
     ordered = sorted(rest, key=lambda f: f["at"]) if timed else rest
@@ -205,8 +231,7 @@ class _Replay:
 
     def copy(self, copy: Message) -> None:
         original = copy.clipped_from
-        stand_in = next((p for p, mid in enumerate(self.view)
-                         if mid == original or self.record.get(mid).clipped_from == original), None)
+        stand_in = next((p for p, mid in enumerate(self.view) if mid == original or self.record.get(mid).clipped_from == original), None)
         if stand_in is None:
             self.view.append(copy.id)
         else:
@@ -220,8 +245,7 @@ class _Replay:
             in_view = set(self.view)  # one pass over the view, not one per replaced id
             present = [mid for mid in ids if mid in in_view]
             if len(present) != len(ids):
-                self.pending.append(f"{where} replaced {len(ids) - len(present)} message(s) that were not in the "
-                                     "view when it was made")
+                self.pending.append(f"{where} replaced {len(ids) - len(present)} message(s) that were not in the view when it was made")
             return present
         first = _first_index(note)
         stage = fold.get("stage") if fold else None
@@ -229,12 +253,16 @@ class _Replay:
         count = fold.get("messages_folded") if fold else None
         if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
             if len(candidates) < count:
-                self.pending.append(f"{where}: its fold record says {count} messages were folded, but only "
-                                     f"{len(candidates)} in the view then are out of the final view")
+                self.pending.append(
+                    f"{where}: its fold record says {count} messages were folded, but only "
+                    f"{len(candidates)} in the view then are out of the final view"
+                )
             return candidates[:count]
         start = f"index {first}" if first is not None else "the start (it records no first index)"
-        self.pending.append(f"{where} does not record which messages it replaced: taken as the {len(candidates)} "
-                             f"message(s) in view from {start} that are out of the final view")
+        self.pending.append(
+            f"{where} does not record which messages it replaced: taken as the {len(candidates)} "
+            f"message(s) in view from {start} that are out of the final view"
+        )
         return candidates
 
     def _may_have_replaced(self, mid: str, first: int | None, stage: Any) -> bool:
@@ -252,4 +280,3 @@ def _first_index(note: Message) -> int | None:
     if value is None and isinstance(extra, Mapping):
         value = extra.get("context_first_index")
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-

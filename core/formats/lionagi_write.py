@@ -51,8 +51,11 @@ def write_session(session: Session, path: str | Path) -> str:
     try:
         text = _encode(session)
     except TooDeep as exc:
-        raise ReadError(str(path), "-o", f"the session nests {exc.depth} levels deep once written, past the "
-                                          f"{MAX_NESTING} foldscope reads back; nothing written") from None
+        raise ReadError(
+            str(path),
+            "-o",
+            f"the session nests {exc.depth} levels deep once written, past the {MAX_NESTING} foldscope reads back; nothing written",
+        ) from None
     return write_output(path, (text + "\n").encode("utf-8"), read)
 
 
@@ -84,8 +87,12 @@ def _encode(session: Session) -> str:
         pass
     import sys
 
-    depth = max(_depth(session.branch), max((_depth(m.raw) + _depth(m.content) for m in session.record), default=0),
-                _depth(session.manifest), _depth(session.events))
+    depth = max(
+        _depth(session.branch),
+        max((_depth(m.raw) + _depth(m.content) for m in session.record), default=0),
+        _depth(session.manifest),
+        _depth(session.events),
+    )
     needed = _frames() + 4 * depth + 200  # deepcopy takes about three frames a level, the encoder one
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, needed))
@@ -203,10 +210,17 @@ def imported_manifest(session: Session) -> dict[str, Any] | None:
         "source_format": session.format,
         **({WINDOW_KEY: window} if window is not None else {}),
         "api_usage": [
-            {"request": r.index, "response_id": r.response_id, "at": r.at, "model": r.model or session.model,
-             "input_tokens": u.input, "cache_read_input_tokens": u.cache_read,
-             "cache_creation_input_tokens": u.cache_write, "output_tokens": u.output,
-             "cache_creation": {"ephemeral_1h_input_tokens": u.cache_write_1h}}
+            {
+                "request": r.index,
+                "response_id": r.response_id,
+                "at": r.at,
+                "model": r.model or session.model,
+                "input_tokens": u.input,
+                "cache_read_input_tokens": u.cache_read,
+                "cache_creation_input_tokens": u.cache_write,
+                "output_tokens": u.output,
+                "cache_creation": {"ephemeral_1h_input_tokens": u.cache_write_1h},
+            }
             for r, u in usage
         ],
     }
@@ -218,8 +232,14 @@ def branch_dict(session: Session) -> dict[str, Any]:
     branch = copy.deepcopy(session.branch)
     if not isinstance(branch.get("id"), str):
         seed = record_ids[0] if record_ids else session.source
-        branch = {"id": str(uuid.uuid5(_NAMESPACE, f"branch:{seed}")), "created_at": _first_time(session),
-                  "metadata": {"lion_class": BRANCH_CLASS}, "user": None, "name": None, **branch}
+        branch = {
+            "id": str(uuid.uuid5(_NAMESPACE, f"branch:{seed}")),
+            "created_at": _first_time(session),
+            "metadata": {"lion_class": BRANCH_CLASS},
+            "user": None,
+            "name": None,
+            **branch,
+        }
     branch_id = branch["id"]
 
     pile = copy.deepcopy(session.extras.get("lionagi_pile")) or _new_pile(branch_id, _first_time(session))

@@ -122,8 +122,7 @@ def _json_column(path: Path, where: str, raw: Any) -> dict[str, Any]:
 
 
 def _db_sessions(path: Path, db: sqlite3.Connection) -> list[tuple[Any, ...]]:
-    return _query(path, db, "SELECT id, title, directory, time_created, parent_id FROM session "
-                            "ORDER BY time_created, id")
+    return _query(path, db, "SELECT id, title, directory, time_created, parent_id FROM session ORDER BY time_created, id")
 
 
 def samples(path: str | Path) -> list[dict[str, Any]]:
@@ -132,16 +131,26 @@ def samples(path: str | Path) -> list[dict[str, Any]]:
     if not _is_db(path):
         info = _legacy_session(path)
         sid = str(info.get("id"))
-        return [{"id": sid, "epoch": None, "name": sid, "title": info.get("title"), "requests": None,
-                 "messages": None}]
+        return [{"id": sid, "epoch": None, "name": sid, "title": info.get("title"), "requests": None, "messages": None}]
     db = _connect(path)
     try:
         counts = dict(_query(path, db, "SELECT session_id, count(*) FROM message GROUP BY session_id"))
-        steps = dict(_query(path, db, "SELECT session_id, count(*) FROM part WHERE json_extract(data, '$.type') = "
-                                      "'step-finish' GROUP BY session_id"))
-        return [{"id": sid, "epoch": None, "name": sid, "title": title, "directory": directory,
-                 "parent": parent, "requests": steps.get(sid, 0), "messages": counts.get(sid, 0)}
-                for sid, title, directory, _created, parent in _db_sessions(path, db)]
+        steps = dict(
+            _query(path, db, "SELECT session_id, count(*) FROM part WHERE json_extract(data, '$.type') = 'step-finish' GROUP BY session_id")
+        )
+        return [
+            {
+                "id": sid,
+                "epoch": None,
+                "name": sid,
+                "title": title,
+                "directory": directory,
+                "parent": parent,
+                "requests": steps.get(sid, 0),
+                "messages": counts.get(sid, 0),
+            }
+            for sid, title, directory, _created, parent in _db_sessions(path, db)
+        ]
     finally:
         db.close()
 
@@ -161,19 +170,23 @@ def _db_read(path: Path, sample: str | None) -> tuple[dict[str, Any], list[tuple
         if sample is None:
             if len(ids) > 1:
                 names = ", ".join(ids[:8]) + (", ..." if len(ids) > 8 else "")
-                raise ReadError(str(path), "", f"the database holds {len(ids)} sessions ({names}): choose one with "
-                                               "--sample ID (foldscope inspect DB lists them)")
+                raise ReadError(
+                    str(path),
+                    "",
+                    f"the database holds {len(ids)} sessions ({names}): choose one with --sample ID (foldscope inspect DB lists them)",
+                )
             sample = ids[0]
         if sample not in ids:
-            raise ReadError(str(path), "", f"no session {sample!r} in the database (sessions: {', '.join(ids[:8])}"
-                                           f"{', ...' if len(ids) > 8 else ''})")
+            raise ReadError(
+                str(path), "", f"no session {sample!r} in the database (sessions: {', '.join(ids[:8])}{', ...' if len(ids) > 8 else ''})"
+            )
         sid, title, directory, created, parent = rows[ids.index(sample)]
         info = {"id": sid, "title": title, "directory": directory, "time": {"created": created}, "parentID": parent}
-        messages = _query(path, db, "SELECT id, time_created, data FROM message WHERE session_id = ? "
-                                    "ORDER BY time_created, id", (sample,))
+        messages = _query(path, db, "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id", (sample,))
         parts: dict[str, list[_Row]] = {}
-        for n, (pid, mid, data) in enumerate(_query(path, db, "SELECT id, message_id, data FROM part WHERE "
-                                                              "session_id = ? ORDER BY message_id, id", (sample,))):
+        for n, (pid, mid, data) in enumerate(
+            _query(path, db, "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id", (sample,))
+        ):
             where = f"part {pid}"
             parts.setdefault(mid, []).append(_Row({**_json_column(path, where, data), "id": pid}, n + 1, where))
         out = []
@@ -244,8 +257,12 @@ def read(path: Path, sample: str | None = None) -> Session:
             raise ReadError(str(path), "", f"the file holds session {info['id']!r}, not {sample!r}")
         for problem in missing:
             builder.warn(0, problem)
-    builder.extras["header"] = {"id": info.get("id"), "title": info.get("title"), "cwd": info.get("directory"),
-                                "parent": info.get("parentID")}
+    builder.extras["header"] = {
+        "id": info.get("id"),
+        "title": info.get("title"),
+        "cwd": info.get("directory"),
+        "parent": info.get("parentID"),
+    }
     if isinstance(info.get("directory"), str):
         builder.extras["cwd"] = info["directory"]
     builder.extras["sample"] = info.get("id")
@@ -290,8 +307,9 @@ class _Reader:
             elif kind == "subtask":
                 texts.append(SUBTASK_PROMPT)
         mid = str(message.data["id"])
-        self.ids[mid] = [self.b.add(mid, "instruction", {"instruction": "\n".join(texts)}, message.line,
-                                    at=_ms(_time(message.data, "created")))]
+        self.ids[mid] = [
+            self.b.add(mid, "instruction", {"instruction": "\n".join(texts)}, message.line, at=_ms(_time(message.data, "created")))
+        ]
 
     def _assistant(self, message: _Row, parts: list[_Row]) -> None:
         b, m = self.b, message.data
@@ -304,8 +322,13 @@ class _Reader:
         steps = _steps(parts)
         finished = any(p.data.get("type") == "step-finish" for p in parts)
         for n, step in enumerate(steps):
-            b.start_response(mid if n == 0 else f"{mid}-step{n + 1}", message.line, at, model,
-                             {"model": model, "provider": m.get("providerID")} if model else None)
+            b.start_response(
+                mid if n == 0 else f"{mid}-step{n + 1}",
+                message.line,
+                at,
+                model,
+                {"model": model, "provider": m.get("providerID")} if model else None,
+            )
             for part in step:
                 self._part(message, part, at)
             if not finished:  # an older message without steps: the message's tokens are its one call's
@@ -373,31 +396,46 @@ class _Reader:
             if actual is None or actual not in view:
                 continue
             original = b.record.get(actual)
-            cleared = b.add(f"{actual}-cleared", "action_response",
-                            {**original.content, "output": CLEARED},
-                            original.provenance.line if original.provenance else 0, at=when,
-                            metadata={"call_id": call_id, "pruned": True, "replaces": actual}, in_view=False)
+            cleared = b.add(
+                f"{actual}-cleared",
+                "action_response",
+                {**original.content, "output": CLEARED},
+                original.provenance.line if original.provenance else 0,
+                at=when,
+                metadata={"call_id": call_id, "pruned": True, "replaces": actual},
+                in_view=False,
+            )
             view[view.index(actual)] = cleared
         b.view = view
 
     def _compaction(self, message: _Row, user_id: str, parts: list[_Row], at: float | None) -> None:
         b = self.b
         part = self.pending_compaction.pop(user_id)
-        summary = "\n".join(p.data["text"] for p in parts
-                            if p.data.get("type") == "text" and isinstance(p.data.get("text"), str))
+        summary = "\n".join(p.data["text"] for p in parts if p.data.get("type") == "text" and isinstance(p.data.get("text"), str))
         tail = part.get("tail_start_id")
         order = list(self.ids)
         kept: list[str] = []
         if isinstance(tail, str) and tail in self.ids:
-            for oid in order[order.index(tail):order.index(user_id)]:
+            for oid in order[order.index(tail) : order.index(user_id)]:
                 kept += self.ids[oid]
         kept += self.ids.get(user_id, [])
         b.end_turn()
         b.close_request()  # the summary call is over: its reported input is the size compacted
         report = b.trace[-1].usage if b.trace else None
-        b.compact(summary, message.line, id=f"{message.data['id']}-summary", at=at, keep=kept,
-                  event={"source": FORMAT, "tokens_before": report.reported_input if report else None,
-                         "auto": part.get("auto"), "overflow": part.get("overflow"), "kept_messages": len(kept)})
+        b.compact(
+            summary,
+            message.line,
+            id=f"{message.data['id']}-summary",
+            at=at,
+            keep=kept,
+            event={
+                "source": FORMAT,
+                "tokens_before": report.reported_input if report else None,
+                "auto": part.get("auto"),
+                "overflow": part.get("overflow"),
+                "kept_messages": len(kept),
+            },
+        )
 
     def _usage(self, raw: Any, row: _Row) -> Usage | None:
         """A step's `tokens` as the provider's usage; a figure of the wrong type makes it unknown, said."""
@@ -410,14 +448,16 @@ class _Reader:
         if not isinstance(cache, dict):
             b.warn(row.line, f"{row.where}: {usage_object_warning(cache)}")
             return None
-        got, bad = usage_figures({**{k: v for k, v in raw.items() if k != "cache"},
-                                  **{f"cache.{k}": v for k, v in cache.items()}},
-                                 ("input", "output", "reasoning", "cache.read", "cache.write"))
+        got, bad = usage_figures(
+            {**{k: v for k, v in raw.items() if k != "cache"}, **{f"cache.{k}": v for k, v in cache.items()}},
+            ("input", "output", "reasoning", "cache.read", "cache.write"),
+        )
         if bad:
             b.warn(row.line, f"{row.where}: {bad_usage_warning(bad)}")
             return None
-        return Usage(input=got["input"], cache_read=got["cache.read"], cache_write=got["cache.write"],
-                     output=got["output"] + got["reasoning"])
+        return Usage(
+            input=got["input"], cache_read=got["cache.read"], cache_write=got["cache.write"], output=got["output"] + got["reasoning"]
+        )
 
 
 def _time(value: dict[str, Any], key: str) -> Any:
@@ -479,11 +519,19 @@ def _compaction(window: int) -> Figure | None:
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="OpenCode", sniff=sniff, read=read, trace_later=False, samples=samples,
-    unseen_head=True, provider_text=False, follow=None, first_part=False,  # rows and files, not lines
-    sessions=Sessions(env="XDG_DATA_HOME", default=".local/share", folder="opencode", files=_session_files,
-                      project=_project),
-    window=_window, compaction=_compaction,
+    name=FORMAT,
+    title="OpenCode",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=samples,
+    unseen_head=True,
+    provider_text=False,
+    follow=None,
+    first_part=False,  # rows and files, not lines
+    sessions=Sessions(env="XDG_DATA_HOME", default=".local/share", folder="opencode", files=_session_files, project=_project),
+    window=_window,
+    compaction=_compaction,
     no_summary="OpenCode's summary call is the request just before the compaction: its usage is in this session",
     cache="explicit",
 )

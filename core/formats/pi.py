@@ -84,8 +84,7 @@ def _index(path: Path, b: SessionBuilder) -> tuple[list[tuple], dict | None]:
             continue
         eid = value.get("id")
         parent = value.get("parentId")
-        entries.append((eid if isinstance(eid, str) else None, parent if isinstance(parent, str) else None,
-                        number, offset))
+        entries.append((eid if isinstance(eid, str) else None, parent if isinstance(parent, str) else None, number, offset))
     if header is None:
         entries.insert(0, ("", None, 0, -1))
     b.extras["version"] = header.get("version", 1) if header else (2 if any(e[0] for e in entries[1:]) else 1)
@@ -164,11 +163,23 @@ class _Reader:
         elif kind == "compaction":
             self._compaction(value, key, line, at)
         elif kind == "branch_summary":
-            b.add(key, "note", {"assistant_response": str(value.get("summary", ""))}, line, at=at,
-                  metadata={"branch_summary": True, "from_id": value.get("fromId")})
+            b.add(
+                key,
+                "note",
+                {"assistant_response": str(value.get("summary", ""))},
+                line,
+                at=at,
+                metadata={"branch_summary": True, "from_id": value.get("fromId")},
+            )
         elif kind == "custom_message":
-            b.add(key, "instruction", {"instruction": text_of(value.get("content"))}, line, at=at,
-                  metadata={"role": "custom", "custom_type": value.get("customType")})
+            b.add(
+                key,
+                "instruction",
+                {"instruction": text_of(value.get("content"))},
+                line,
+                at=at,
+                metadata={"role": "custom", "custom_type": value.get("customType")},
+            )
         elif kind in _UNSENT:
             if kind == "model_change" and isinstance(value.get("modelId"), str):
                 self.model = value["modelId"]
@@ -192,8 +203,7 @@ class _Reader:
         content = message.get("content")
         if role == "user":
             images = self._images(content)
-            b.add(key, "instruction", {"instruction": text_of(content)}, line, at=at,
-                  metadata={"images": images} if images else None)
+            b.add(key, "instruction", {"instruction": text_of(content)}, line, at=at, metadata={"images": images} if images else None)
         elif role == "assistant":
             model = message.get("model") if isinstance(message.get("model"), str) else self.model
             b.start_response(key, line, at, model, {"model": model, "stop_reason": message.get("stopReason")})
@@ -216,8 +226,9 @@ class _Reader:
                 if bad:
                     b.warn(line, bad_usage_warning(bad))
                 else:
-                    b.report_usage(Usage(input=got["input"], cache_read=got["cacheRead"],
-                                         cache_write=got["cacheWrite"], output=got["output"]))
+                    b.report_usage(
+                        Usage(input=got["input"], cache_read=got["cacheRead"], cache_write=got["cacheWrite"], output=got["output"])
+                    )
             elif usage is not None:
                 b.warn(line, usage_object_warning(usage))
         elif role == "toolResult":
@@ -231,8 +242,15 @@ class _Reader:
             b.result(answers, text_of(content), line, at, id=key, metadata=meta)
         elif role == "bashExecution":
             text = f"{message.get('command', '')}\n{message.get('output', '')}"
-            b.add(key, "instruction", {"instruction": text}, line, at=at, metadata={"role": role},
-                  in_view=not message.get("excludeFromContext"))
+            b.add(
+                key,
+                "instruction",
+                {"instruction": text},
+                line,
+                at=at,
+                metadata={"role": role},
+                in_view=not message.get("excludeFromContext"),
+            )
         elif role in ("custom", "hookMessage", "branchSummary", "compactionSummary"):
             body = content if content is not None else message.get("summary")
             b.add(key, "instruction", {"instruction": text_of(body)}, line, at=at, metadata={"role": role})
@@ -253,8 +271,14 @@ class _Reader:
             keep = [m for m in b.view if self.position.get(_line_of(b.record.get(m)), -1) >= start]
         elif first is not None:
             b.warn(line, f"compaction's first kept entry {first!r} is not on this branch; nothing kept")
-        b.compact(str(value.get("summary", "")), line, id=key, at=at, keep=keep,
-                  event={"source": "pi", "tokens_before": value.get("tokensBefore"), "first_kept": first})
+        b.compact(
+            str(value.get("summary", "")),
+            line,
+            id=key,
+            at=at,
+            keep=keep,
+            event={"source": "pi", "tokens_before": value.get("tokensBefore"), "first_kept": first},
+        )
 
 
 def _line_of(message: Message) -> int:
@@ -316,8 +340,19 @@ def _compaction(window: int) -> Figure:
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="pi", sniff=sniff, read=read, trace_later=False, samples=None,
-    unseen_head=True, provider_text=False, follow=_Followed, first_part=False,  # a tree: its first lines may be another branch
+    name=FORMAT,
+    title="pi",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=None,
+    unseen_head=True,
+    provider_text=False,
+    follow=_Followed,
+    first_part=False,  # a tree: its first lines may be another branch
     sessions=Sessions(env="PI_CODING_AGENT_DIR", default=".pi/agent", folder="sessions", files=_session_files),
-    window=no_window, compaction=_compaction, no_summary=None, cache="explicit",
+    window=no_window,
+    compaction=_compaction,
+    no_summary=None,
+    cache="explicit",
 )

@@ -128,16 +128,26 @@ class _Reader:
                 call = part.get("functionCall")
                 if isinstance(call, dict):
                     given_id, name = call.get("id"), call.get("name")
-                    b.turn_call(given_id if isinstance(given_id, str) else f"{uid}-call{n}", name if isinstance(name, str) else "",
-                                call.get("args") if isinstance(call.get("args"), dict) else {}, line, at)
+                    b.turn_call(
+                        given_id if isinstance(given_id, str) else f"{uid}-call{n}",
+                        name if isinstance(name, str) else "",
+                        call.get("args") if isinstance(call.get("args"), dict) else {},
+                        line,
+                        at,
+                    )
             self.parts.append((uid, _signature(parts)))
         elif kind == "tool_result":
             for n, part in enumerate(parts):
                 response = part.get("functionResponse")
                 if isinstance(response, dict):
                     given_id = response.get("id")
-                    b.result(given_id if isinstance(given_id, str) else "", _output(response.get("response")), line, at,
-                             id=f"{uid}-{n}" if n else uid)
+                    b.result(
+                        given_id if isinstance(given_id, str) else "",
+                        _output(response.get("response")),
+                        line,
+                        at,
+                        id=f"{uid}-{n}" if n else uid,
+                    )
             self.parts.append((uid, _signature(parts)))
         elif kind == "system" and value.get("subtype") == "chat_compression":
             self._compression(line, at, value.get("systemPayload"))
@@ -152,21 +162,34 @@ class _Reader:
             return
         b.end_turn()
         b.close_request()
-        contents = [[p for p in c.get("parts", []) if isinstance(p, dict)] if isinstance(c.get("parts"), list) else []
-                    for c in history]
+        contents = [[p for p in c.get("parts", []) if isinstance(p, dict)] if isinstance(c.get("parts"), list) else [] for c in history]
         summary = "\n".join(p["text"] for p in contents[0] if isinstance(p.get("text"), str))
         ack = contents[1] if len(history) > 1 and history[1].get("role") == "model" else None
-        kept_parts = [s for c in contents[2 if ack is not None else 1:] for s in _signature(c)]
+        kept_parts = [s for c in contents[2 if ack is not None else 1 :] for s in _signature(c)]
         kept = self._kept(kept_parts, line)
         info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
-        note = b.compact(summary, line, id=f"compression-L{line}", at=at, keep=[m for m in b.view if m in kept],
-                         event={"source": FORMAT, "tokens_before": info.get("originalTokenCount"),
-                                "tokens_after": info.get("newTokenCount")})
+        note = b.compact(
+            summary,
+            line,
+            id=f"compression-L{line}",
+            at=at,
+            keep=[m for m in b.view if m in kept],
+            event={"source": FORMAT, "tokens_before": info.get("originalTokenCount"), "tokens_after": info.get("newTokenCount")},
+        )
         view = [note]
         if ack is not None:
             text = "\n".join(p["text"] for p in ack if isinstance(p.get("text"), str))
-            view.append(b.add(f"compression-L{line}-ack", "assistant", {"assistant_response": text}, line, at=at,
-                              metadata={"synthetic": True}, in_view=False))
+            view.append(
+                b.add(
+                    f"compression-L{line}-ack",
+                    "assistant",
+                    {"assistant_response": text},
+                    line,
+                    at=at,
+                    metadata={"synthetic": True},
+                    in_view=False,
+                )
+            )
         b.view = view + [m for m in b.view if m != note]
         self.parts = [(f"compression-L{line}", [])]
 
@@ -216,14 +239,12 @@ def _usage(raw: Any, warn: Any) -> Usage | None:
         if raw is not None:
             warn(usage_object_warning(raw))
         return None
-    got, bad = usage_figures(raw, ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount",
-                                   "cachedContentTokenCount"))
+    got, bad = usage_figures(raw, ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount"))
     if bad:
         warn(bad_usage_warning(bad))
         return None
     cached = min(got["cachedContentTokenCount"], got["promptTokenCount"])
-    return Usage(input=got["promptTokenCount"] - cached, cache_read=cached,
-                 output=got["candidatesTokenCount"] + got["thoughtsTokenCount"])
+    return Usage(input=got["promptTokenCount"] - cached, cache_read=cached, output=got["candidatesTokenCount"] + got["thoughtsTokenCount"])
 
 
 def _session_files(root: Path) -> Iterator[Path]:
@@ -245,9 +266,19 @@ def _window(model: str | None) -> Figure | None:
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="Qwen Code", sniff=sniff, read=read, trace_later=False, samples=None,
-    unseen_head=True, provider_text=False, follow=None, first_part=False,  # a tree: read as a whole
+    name=FORMAT,
+    title="Qwen Code",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=None,
+    unseen_head=True,
+    provider_text=False,
+    follow=None,
+    first_part=False,  # a tree: read as a whole
     sessions=Sessions(env="QWEN_HOME", default=".qwen", folder="projects", files=_session_files, project=chats_project),
-    window=_window, compaction=_compaction,
-    no_summary="Qwen Code's compression call is not recorded in the session file", cache="implicit",
+    window=_window,
+    compaction=_compaction,
+    no_summary="Qwen Code's compression call is not recorded in the session file",
+    cache="implicit",
 )

@@ -75,8 +75,16 @@ def read(path: Path) -> Session:
     model = payload.get("model") if isinstance(payload.get("model"), str) else None
     trace = [Request(0, tuple(view), None, None, None, model)]
     request = {k: v for k, v in payload.items() if k not in ("messages", "system")}
-    return Session(record=record, view=view, format=FORMAT, source=file, trace=trace, warnings=builder.warnings,
-                   model=model, extras={"request": request, "dialect": builder.dialect})
+    return Session(
+        record=record,
+        view=view,
+        format=FORMAT,
+        source=file,
+        trace=trace,
+        warnings=builder.warnings,
+        model=model,
+        extras={"request": request, "dialect": builder.dialect},
+    )
 
 
 def _links(messages: list) -> dict[str, str]:
@@ -133,8 +141,13 @@ class _Builder:
             rest = []
             for j, block in enumerate(blocks):
                 if isinstance(block, dict) and block.get("type") == "tool_result":
-                    self.result(str(block.get("tool_use_id")), text_of(block.get("content")), f"m{base}.{j}",
-                                f"{place}.content[{j}]", block.get("is_error") is True)
+                    self.result(
+                        str(block.get("tool_use_id")),
+                        text_of(block.get("content")),
+                        f"m{base}.{j}",
+                        f"{place}.content[{j}]",
+                        block.get("is_error") is True,
+                    )
                 elif block is not None:
                     rest.append(block)
             if rest:
@@ -150,8 +163,11 @@ class _Builder:
         thinking = [b.get("thinking", "") for b in blocks if isinstance(b, dict) and b.get("type") == "thinking"]
         meta = {"thinking": "\n\n".join(thinking)} if thinking else {}
         self.add(f"m{base}", "assistant", {"assistant_response": "\n\n".join(t for t in text if t)}, place, meta)
-        calls = [(b.get("id"), b.get("name"), b.get("input", {}), f"{place}.content[{j}]")
-                 for j, b in enumerate(blocks) if isinstance(b, dict) and b.get("type") == "tool_use"]
+        calls = [
+            (b.get("id"), b.get("name"), b.get("input", {}), f"{place}.content[{j}]")
+            for j, b in enumerate(blocks)
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
         for j, call in enumerate(m.get("tool_calls") or []):
             if isinstance(call, dict) and isinstance(call.get("function"), dict):
                 self.dialect = "openai"
@@ -184,7 +200,19 @@ def _arguments(raw: Any) -> Any:
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="a raw request payload", sniff=sniff, read=read, trace_later=False, samples=None,
-    unseen_head=False, provider_text=False, follow=None, first_part=False, sessions=None,
-    window=no_window, compaction=no_compaction, no_summary=None, cache="none",  # one request body: no usage
+    name=FORMAT,
+    title="a raw request payload",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=None,
+    unseen_head=False,
+    provider_text=False,
+    follow=None,
+    first_part=False,
+    sessions=None,
+    window=no_window,
+    compaction=no_compaction,
+    no_summary=None,
+    cache="none",  # one request body: no usage
 )

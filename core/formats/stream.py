@@ -81,8 +81,9 @@ class LineTail:
         with handle:
             stat = os.fstat(handle.fileno())
             if stat.st_size < self.offset:
-                raise ReadError(str(self.path), "", f"the file shrank from {self.offset:,} to {stat.st_size:,} bytes: "
-                                "it was rewritten, not appended to")
+                raise ReadError(
+                    str(self.path), "", f"the file shrank from {self.offset:,} to {stat.st_size:,} bytes: it was rewritten, not appended to"
+                )
             source = self.builder.source
             assert source is not None
             handle.seek(self.offset)
@@ -108,6 +109,8 @@ def too_damaged(skipped: int, lines: int) -> bool:
     """Whether `skipped` damaged lines among the first `lines` are too many to read past: a file that is mostly
     not JSON lines is refused at its first bad line's place rather than read as a handful of survivors."""
     return skipped > MAX_SKIPPED_LINES or (skipped > 1 and skipped * 4 > lines)
+
+
 _SPACE = b" \t\r\n\f\v"
 _decoder = json.JSONDecoder()
 # typeshed's JSONDecoder omits scan_once, the attribute its __init__ sets to the scanner (c_make_scanner)
@@ -126,6 +129,7 @@ def _decode(text: str) -> Any:
         raise json.JSONDecodeError("Extra data", text, end)
     return value
 
+
 # What a mapping step can raise on input shaped in a way no branch expected; one line, never a traceback.
 _UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
 
@@ -142,9 +146,11 @@ def feed_all(lines: Iterator[tuple[int, int, Any]], feed: Any, builder: SessionB
 
 
 # The json module's messages that end "at" name a position it gives apart (our place says the line and column).
-_JSON_WORDS = {"Unterminated string starting at": "a string that never ends",
-               "Invalid control character at": "a control character inside a string",
-               "Invalid \\escape": "an invalid backslash escape"}
+_JSON_WORDS = {
+    "Unterminated string starting at": "a string that never ends",
+    "Invalid control character at": "a control character inside a string",
+    "Invalid \\escape": "an invalid backslash escape",
+}
 
 
 def json_problem(exc: json.JSONDecodeError, column: bool = False) -> str:
@@ -178,8 +184,16 @@ def _parse(item: tuple[int, int, bytes], builder: SessionBuilder, last: bool) ->
         # and its place marked in the record (a `gap` event): the requests after it are counted without it.
         builder.skipped += 1
         builder.warn(number, f"{problem}; skipped, and the requests after it are counted without it")
-        builder.events.append({"kind": "gap", "source": builder.format, "line": number, "problem": problem,
-                               "first_index": len(builder.record), "at_request": len(builder.trace)})
+        builder.events.append(
+            {
+                "kind": "gap",
+                "source": builder.format,
+                "line": number,
+                "problem": problem,
+                "first_index": len(builder.record),
+                "at_request": len(builder.trace),
+            }
+        )
         return _SKIP
     raise ReadError(builder.file, f"line {number}", problem)
 
@@ -357,8 +371,17 @@ class SessionBuilder:
         return ReadError(self.file, f"line {line}", problem)
 
     # -- the full record and the active view ---------------------------------------------
-    def add(self, id: str, kind: str, content: Mapping[str, Any], line: int, *, at: float | None = None,
-            metadata: Mapping[str, Any] | None = None, in_view: bool = True) -> str:
+    def add(
+        self,
+        id: str,
+        kind: str,
+        content: Mapping[str, Any],
+        line: int,
+        *,
+        at: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        in_view: bool = True,
+    ) -> str:
         """Append a message (a unique id is made, with a warning, when the source repeats one)."""
         if self._turn is not None:
             self.end_turn()
@@ -372,8 +395,9 @@ class SessionBuilder:
             self.view.append(mid)
         return mid
 
-    def compact(self, summary: str, line: int, *, id: str, at: float | None, keep: Sequence[str] = (),
-                event: Mapping[str, Any] | None = None) -> str:
+    def compact(
+        self, summary: str, line: int, *, id: str, at: float | None, keep: Sequence[str] = (), event: Mapping[str, Any] | None = None
+    ) -> str:
         """A source compaction: the view becomes a note plus `keep`; the older messages stay in the record."""
         self.end_turn()
         in_view = set(self.view)
@@ -389,17 +413,32 @@ class SessionBuilder:
         while head < len(self.view) and self.record.get(self.view[head]).kind == "system":
             head += 1
         self.view.insert(head, note)
-        self.events.append({"kind": "compaction", "at_request": len(self.trace) + (self._open is not None),
-                            "line": line, "note_id": note, "first_index": first, "replaced": len(replaced),
-                            **(event or {})})
+        self.events.append(
+            {
+                "kind": "compaction",
+                "at_request": len(self.trace) + (self._open is not None),
+                "line": line,
+                "note_id": note,
+                "first_index": first,
+                "replaced": len(replaced),
+                **(event or {}),
+            }
+        )
         return note
 
     # -- the trace ------------------------------------------------------------------------
     def open_request(self, at: float | None = None, model: str | None = None) -> None:
         """Start request k: its view is the active view as it stands now, before the k-th response."""
         self.close_request()
-        self._open = {"view": self._views.view(self.view), "at": at, "model": model, "usage": None, "response": None,
-                      "unseen": [], "miss": None}
+        self._open = {
+            "view": self._views.view(self.view),
+            "at": at,
+            "model": model,
+            "usage": None,
+            "response": None,
+            "unseen": [],
+            "miss": None,
+        }
         if model and model != "<synthetic>":
             self.model = model
 
@@ -419,8 +458,18 @@ class SessionBuilder:
         o, self._open = self._open, None
         if o is not None:
             k, ints = len(self.trace), self.ints
-            self.trace.append(Request(ints[k] if k < len(ints) else k, o["view"], o["response"], o["usage"], o["at"],
-                                      o["model"], cache_miss_reason=o["miss"], unseen_input=tuple(o["unseen"])))
+            self.trace.append(
+                Request(
+                    ints[k] if k < len(ints) else k,
+                    o["view"],
+                    o["response"],
+                    o["usage"],
+                    o["at"],
+                    o["model"],
+                    cache_miss_reason=o["miss"],
+                    unseen_input=tuple(o["unseen"]),
+                )
+            )
 
     def unseen_input(self, what: str) -> None:
         """Name input the open request carried that the file does not hold (Request.unseen_input)."""
@@ -438,15 +487,23 @@ class SessionBuilder:
         bucket.setdefault(kind, []).append((line, offset))
 
     # -- one model response: its text, its tool calls, and the results that answer them ----------
-    def start_response(self, id: str, line: int, at: float | None, model: str | None,
-                       metadata: Mapping[str, Any] | None = None) -> None:
+    def start_response(self, id: str, line: int, at: float | None, model: str | None, metadata: Mapping[str, Any] | None = None) -> None:
         """Open request k and the k-th response; its messages enter the record when the turn ends."""
         self.end_turn()
         self.open_request(at, model)
         rid = self.unique(id, line)
         self.answer(rid)
-        self._turn = {"id": rid, "line": line, "at": at, "text": [], "thinking": [], "calls": {},
-                      "results": [], "meta": dict(metadata or {}), "lines": [line]}
+        self._turn = {
+            "id": rid,
+            "line": line,
+            "at": at,
+            "text": [],
+            "thinking": [],
+            "calls": {},
+            "results": [],
+            "meta": dict(metadata or {}),
+            "lines": [line],
+        }
 
     @property
     def turn_open(self) -> bool:
@@ -480,14 +537,14 @@ class SessionBuilder:
     def turn_meta(self, **facts: Any) -> None:
         self._open_turn()["meta"].update(facts)
 
-    def turn_call(self, call_id: str, function: str, arguments: Any, line: int, at: float | None,
-                  metadata: Mapping[str, Any] | None = None) -> None:
+    def turn_call(
+        self, call_id: str, function: str, arguments: Any, line: int, at: float | None, metadata: Mapping[str, Any] | None = None
+    ) -> None:
         mid = self.unique(call_id or f"call-line{line}", line)
         args = arguments if isinstance(arguments, Mapping) else {"input": arguments}
         self._open_turn()["calls"][call_id or mid] = [mid, function, args, line, at, dict(metadata or {}), None]
 
-    def result(self, call_id: str, output: Any, line: int, at: float | None, *, id: str,
-               metadata: Mapping[str, Any] | None = None) -> None:
+    def result(self, call_id: str, output: Any, line: int, at: float | None, *, id: str, metadata: Mapping[str, Any] | None = None) -> None:
         """A tool result: held with its call while that call's turn is open, else linked to an earlier call."""
         meta = {"call_id": call_id, **(metadata or {})}
         turn = self._turn
@@ -525,8 +582,16 @@ class SessionBuilder:
         meta = dict(turn["meta"])
         if turn["thinking"]:
             meta["thinking"] = "\n\n".join(turn["thinking"])
-        out = [Message(turn["id"], "assistant", turn["at"], {"assistant_response": "\n\n".join(turn["text"])}, meta,
-                       Provenance(self.file, turn["line"]))]
+        out = [
+            Message(
+                turn["id"],
+                "assistant",
+                turn["at"],
+                {"assistant_response": "\n\n".join(turn["text"])},
+                meta,
+                Provenance(self.file, turn["line"]),
+            )
+        ]
         for call_id, (mid, function, args, line, at, cmeta, rid) in turn["calls"].items():
             content = {"function": function, "arguments": args, "action_response_id": rid}
             out.append(Message(mid, "action_request", at, content, {"call_id": call_id, **cmeta}, Provenance(self.file, line)))
@@ -566,13 +631,32 @@ class SessionBuilder:
         o = self._open
         if o is not None:
             usage = open_usage if open_usage is not None else o["usage"]
-            trace.append(Request(len(trace), o["view"], o["response"], usage, o["at"], o["model"],
-                                 cache_miss_reason=o["miss"], unseen_input=tuple(o["unseen"])))
+            trace.append(
+                Request(
+                    len(trace),
+                    o["view"],
+                    o["response"],
+                    usage,
+                    o["at"],
+                    o["model"],
+                    cache_miss_reason=o["miss"],
+                    unseen_input=tuple(o["unseen"]),
+                )
+            )
         extras = dict(self.extras)
         if self.source is not None:
             extras["source_lines"] = self.source
-        return Session(record=record, view=view, format=self.format, source=self.file, events=list(self.events),
-                       trace=trace, warnings=list(self.warnings), model=self.model, extras=extras)
+        return Session(
+            record=record,
+            view=view,
+            format=self.format,
+            source=self.file,
+            events=list(self.events),
+            trace=trace,
+            warnings=list(self.warnings),
+            model=self.model,
+            extras=extras,
+        )
 
     def build(self) -> Session:
         self.end_turn()
@@ -582,5 +666,14 @@ class SessionBuilder:
         self.record.let_go_of_ints()
         if self.source is not None:
             self.extras["source_lines"] = self.source
-        return Session(record=self.record, view=list(self.view), format=self.format, source=self.file, events=self.events,
-                       trace=self.trace, warnings=self.warnings, model=self.model, extras=self.extras)
+        return Session(
+            record=self.record,
+            view=list(self.view),
+            format=self.format,
+            source=self.file,
+            events=self.events,
+            trace=self.trace,
+            warnings=self.warnings,
+            model=self.model,
+            extras=self.extras,
+        )

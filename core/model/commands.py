@@ -32,8 +32,9 @@ class _Snapshot:
 
     @classmethod
     def take(cls, session: Session) -> _Snapshot:
-        return cls(list(session.view), copy.deepcopy(session.branch_metadata), copy.deepcopy(session.manifest),
-                   session.scale, len(session.record))
+        return cls(
+            list(session.view), copy.deepcopy(session.branch_metadata), copy.deepcopy(session.manifest), session.scale, len(session.record)
+        )
 
     def put_back(self, session: Session) -> None:
         session.set_view(self.view)
@@ -71,8 +72,9 @@ class Command:
     def _step(session: Session, now: _Snapshot | None, then: _Snapshot) -> Changes:
         was = _Snapshot.take(session)
         then.put_back(session)
-        return Changes(view=was.view != then.view, metadata=was.metadata != then.metadata,
-                       folds=len(_folds(then.manifest)) - len(_folds(was.manifest)))
+        return Changes(
+            view=was.view != then.view, metadata=was.metadata != then.metadata, folds=len(_folds(then.manifest)) - len(_folds(was.manifest))
+        )
 
     def apply(self, session: Session) -> Changes:  # pragma: no cover - every action overrides it
         raise NotImplementedError

@@ -16,8 +16,7 @@ FOLD_TARGET = 0.6  # the target's default
 RESULT_MIN_CHARS = 1024  # the smallest result bound Amendment 3 allows
 # The keys a launch record stores (Amendment 3's, and the model); a profile also takes context_window, the window
 # foldscope reads the session against, which is not the agent's launch setting and so is never stored with it.
-LAUNCH_KEYS = ("max_input_tokens", "context_fold_at", "context_fold_target", "tool_result_max_chars", "prompt_caching",
-               "model")
+LAUNCH_KEYS = ("max_input_tokens", "context_fold_at", "context_fold_target", "tool_result_max_chars", "prompt_caching", "model")
 KEYS = (*LAUNCH_KEYS, "context_window")
 
 
@@ -100,7 +99,8 @@ class Policy:
             _check_fraction(self.context_fold_target, self.source, "context_fold_target")
         if not 0 < self.fold_target < self.fold_at <= 1:
             raise PolicyError(
-                self.source, "context_fold_target",
+                self.source,
+                "context_fold_target",
                 f"the pair must satisfy 0 < target < line <= 1, not line {self.fold_at} and target {self.fold_target}",
             )
         if self.tool_result_max_chars is not None:
@@ -109,10 +109,10 @@ class Policy:
             raise PolicyError(self.source, "prompt_caching", f"must be true or false, not {_kind(self.prompt_caching)}")
         if self.model is not None and not isinstance(self.model, str):
             raise PolicyError(self.source, "model", f"must be a model name, not {_kind(self.model)}")
-        if self.context_window is not None and (not isinstance(self.context_window, int)
-                                                or isinstance(self.context_window, bool) or self.context_window < 1):
-            raise PolicyError(self.source, "context_window",
-                              f"must be a positive whole number of tokens, not {_kind(self.context_window)}")
+        if self.context_window is not None and (
+            not isinstance(self.context_window, int) or isinstance(self.context_window, bool) or self.context_window < 1
+        ):
+            raise PolicyError(self.source, "context_window", f"must be a positive whole number of tokens, not {_kind(self.context_window)}")
 
     @property
     def fold_at(self) -> float:
@@ -165,9 +165,18 @@ class Policy:
         return cls.from_mapping(data if data is not None else {}, str(path))
 
     @classmethod
-    def from_flags(cls, base: Policy | None = None, *, ceiling: str | None = None, fold_at: str | None = None,
-                   target: str | None = None, result_max: str | None = None, caching: bool | None = None,
-                   model: str | None = None, window: str | None = None) -> Policy:
+    def from_flags(
+        cls,
+        base: Policy | None = None,
+        *,
+        ceiling: str | None = None,
+        fold_at: str | None = None,
+        target: str | None = None,
+        result_max: str | None = None,
+        caching: bool | None = None,
+        model: str | None = None,
+        window: str | None = None,
+    ) -> Policy:
         """A policy from command-line text (flags override a profile's keys); names the flag's key when refused."""
         changes: dict[str, Any] = {"model": model, "prompt_caching": caching}
         if window is not None:
@@ -268,8 +277,9 @@ def resolve_auto(model: str | None, source: str) -> Resolution:
     boundary = found.first_boundary
     if boundary is None:
         return Resolution(None, source, f"{found.name} has one flat price tier, so auto is no ceiling")
-    return Resolution(boundary, source, f"auto: the first price tier of {found.name} ends at {boundary:,} prompt tokens"
-                      f" ({found.source or 'table'})")
+    return Resolution(
+        boundary, source, f"auto: the first price tier of {found.name} ends at {boundary:,} prompt tokens ({found.source or 'table'})"
+    )
 
 
 def resolve_ceiling(policy: Policy | None, model: str | None = None, per_call: int | str | None = None) -> Resolution:
@@ -291,12 +301,16 @@ def resolve_ceiling(policy: Policy | None, model: str | None = None, per_call: i
     check_ceiling(per_call, "the call")
     if per_call == "none":
         if base.ceiling is not None:
-            raise PolicyError("the call", "max_input_tokens",
-                              f'"none" would raise the ceiling of {base.ceiling:,} ({base.source}); a call may only lower it')
+            raise PolicyError(
+                "the call",
+                "max_input_tokens",
+                f'"none" would raise the ceiling of {base.ceiling:,} ({base.source}); a call may only lower it',
+            )
         return Resolution(None, "call", "the call asks for no ceiling, and none was set")
     call = resolve_auto(model, "call") if per_call == "auto" else Resolution(int(per_call), "call", f"the call sets {per_call:,}")
     if base.ceiling is not None and (call.ceiling is None or call.ceiling > base.ceiling):
         shown = "no ceiling" if call.ceiling is None else f"{call.ceiling:,}"
-        raise PolicyError("the call", "max_input_tokens",
-                          f"{shown} would raise the ceiling of {base.ceiling:,} ({base.source}); a call may only lower it")
+        raise PolicyError(
+            "the call", "max_input_tokens", f"{shown} would raise the ceiling of {base.ceiling:,} ({base.source}); a call may only lower it"
+        )
     return call

@@ -175,8 +175,13 @@ def _read_user(path: Path) -> Mapping[str, Any]:
 
 
 # -- genai-prices ---------------------------------------------------------------------------------
-_GENAI_KEYS = {"input": "input_mtok", "output": "output_mtok", "cache_read": "cache_read_mtok",
-               "cache_write_5m": "cache_write_mtok", "cache_write_1h": "cache_write_1h_mtok"}
+_GENAI_KEYS = {
+    "input": "input_mtok",
+    "output": "output_mtok",
+    "cache_read": "cache_read_mtok",
+    "cache_write_5m": "cache_write_mtok",
+    "cache_write_1h": "cache_write_1h_mtok",
+}
 
 
 @lru_cache(maxsize=256)
@@ -208,8 +213,9 @@ def _genai_prices(model: str, name: str, at: datetime | None) -> Priced | None:
     window = info.context_window if isinstance(info.context_window, int) else None
     prices = _genai_tiers(info, info.get_prices(at or priced_at()), name)
     if prices is None:
-        return Priced(model, info.id, None, None, f"no price for model {model}: genai-prices lists no token prices",
-                      context_window=window, known=True)
+        return Priced(
+            model, info.id, None, None, f"no price for model {model}: genai-prices lists no token prices", context_window=window, known=True
+        )
     bounds = [t.above for t in prices.tiers]
     return Priced(model, info.id, prices, "genai-prices", None, bounds[1] if len(bounds) > 1 else None, window, True)
 
@@ -265,9 +271,16 @@ def _at(value: Any, above: int) -> float | None:
 def _from_row(model: str, entry: PriceEntry, source: str, region: str | None) -> Priced:
     window = (entry.data.get("capacity") or {}).get("input")
     if not entry.priced:
-        return Priced(model, entry.model, None, None,
-                      f"no price for model {model}: the {source} table lists it without input and output prices",
-                      entry.first_boundary, window, True)
+        return Priced(
+            model,
+            entry.model,
+            None,
+            None,
+            f"no price for model {model}: the {source} table lists it without input and output prices",
+            entry.first_boundary,
+            window,
+            True,
+        )
     multiplier = float(entry.data.get("regions", {}).get(region, 1.0)) if region else 1.0
     prices = prices_from_mapping(entry.model, {"tiers": [dict(t) for t in entry.tiers]}, multiplier)
     return Priced(model, entry.model, prices, source, None, entry.first_boundary, window, True)

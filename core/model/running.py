@@ -82,7 +82,7 @@ def _against_shared(a: Shared, b: Sequence, n: int, differ: Callable) -> int:
         hi = min(n, lo + len(chunk))
         if hi <= lo:
             break
-        sa = chunk if hi - lo == len(chunk) else chunk[:hi - lo]
+        sa = chunk if hi - lo == len(chunk) else chunk[: hi - lo]
         sb = b[lo:hi]
         if type(sb) is not tuple:
             sb = tuple(sb)
@@ -110,8 +110,8 @@ class RunningSum(Generic[T]):
     def total(self, view: Sequence[T]) -> int:
         k = common_start(self._items, view)
         if k < len(self._cum) - 1:
-            del self._cum[k + 1:]
-            del self._marks[bisect_left(self._marks, k):]
+            del self._cum[k + 1 :]
+            del self._marks[bisect_left(self._marks, k) :]
         if k < len(view):
             # The new items' running sums and marks made in C (accumulate, map, compress): on a trace of a million
             # tiny prompts a Python step an item cost about a second over the two sums a prediction keeps.

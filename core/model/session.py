@@ -18,8 +18,7 @@ from foldscope.core.model.running import common_start
 # metadata carries `clipped_from`; a note is the message a fold or compaction put in the view.
 KINDS = ("system", "instruction", "assistant", "action_request", "action_response", "note")
 # Where a message of each plain kind keeps its text (Message.text); see sole_text.
-TEXT_KEY = {"system": "system_message", "instruction": "instruction", "assistant": "assistant_response",
-            "note": "assistant_response"}
+TEXT_KEY = {"system": "system_message", "instruction": "instruction", "assistant": "assistant_response", "note": "assistant_response"}
 
 
 def sha256_of(value: Any) -> str:
@@ -61,8 +60,7 @@ class Fields(Mapping[str, Any]):
         """Fields({key: value}) without making the dict: a reader's commonest content and metadata."""
         fields = object.__new__(cls)
         keys = (key,)
-        fields._keys = _SHARED_KEYS.get(keys) or (
-            _SHARED_KEYS.setdefault(keys, keys) if len(_SHARED_KEYS) < _MAX_SHARED_KEYS else keys)
+        fields._keys = _SHARED_KEYS.get(keys) or (_SHARED_KEYS.setdefault(keys, keys) if len(_SHARED_KEYS) < _MAX_SHARED_KEYS else keys)
         fields._values = value
         return fields
 
@@ -200,9 +198,7 @@ class Message:
 
     def sha256(self) -> str:
         """SHA-256 of the message's identity-bearing parts (id, kind, content, metadata)."""
-        return sha256_of(
-            {"id": self.id, "kind": self.kind, "content": dict(self.content), "metadata": dict(self.metadata)}
-        )
+        return sha256_of({"id": self.id, "kind": self.kind, "content": dict(self.content), "metadata": dict(self.metadata)})
 
 
 def _as_text(value: Any) -> str:
@@ -220,15 +216,24 @@ def sole_text(message: Message) -> str | None:
     return value if type(value) is str else None
 
 
-_set_message = tuple(Message.__dict__[name].__set__
-                     for name in ("id", "kind", "created_at", "content", "metadata", "provenance", "raw"))
+_set_message = tuple(Message.__dict__[name].__set__ for name in ("id", "kind", "created_at", "content", "metadata", "provenance", "raw"))
 _set_provenance = tuple(Provenance.__dict__[name].__set__ for name in ("file", "line", "path"))
 _new = object.__new__
 _ID = operator.attrgetter("id")
 
 
-def new_message(id: str, kind: str, created_at: float | None, content: Mapping[str, Any], metadata: Mapping[str, Any],
-                file: str, line: int, *, path: str = "", raw: Mapping[str, Any] | None = None) -> Message:
+def new_message(
+    id: str,
+    kind: str,
+    created_at: float | None,
+    content: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    file: str,
+    line: int,
+    *,
+    path: str = "",
+    raw: Mapping[str, Any] | None = None,
+) -> Message:
     """Message(id, kind, created_at, content, metadata, Provenance(file, line, path), raw), set through the slots rather
     than the frozen dataclasses' __init__ (an object.__setattr__ call a field) and __post_init__: a reader's every line
     makes one, a million on a file of tiny prompts. The same checks: a known kind, content and metadata as Fields."""

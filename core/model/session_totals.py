@@ -26,13 +26,24 @@ class Totals:
 
     def __add__(self, other: Totals) -> Totals:
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
-        return Totals(self.requests + other.requests, self.input + other.input, self.cache_read + other.cache_read,
-                      self.cache_write + other.cache_write, self.output + other.output, cost)
+        return Totals(
+            self.requests + other.requests,
+            self.input + other.input,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+            self.output + other.output,
+            cost,
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"requests": self.requests, "input": self.input, "cache_read": self.cache_read,
-                "cache_write": self.cache_write, "output": self.output,
-                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6)}
+        return {
+            "requests": self.requests,
+            "input": self.input,
+            "cache_read": self.cache_read,
+            "cache_write": self.cache_write,
+            "output": self.output,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+        }
 
 
 def totals_of(requests: Iterable[Request], model: str | None) -> Totals:

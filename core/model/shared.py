@@ -53,7 +53,7 @@ class Shared(Sequence[T], Generic[T]):
         rest = self._last + (items if type(items) is tuple else tuple(items))
         if len(rest) >= CHUNK:
             full = len(rest) & ~MASK
-            self._chunks += tuple(rest[i:i + CHUNK] for i in range(0, full, CHUNK))
+            self._chunks += tuple(rest[i : i + CHUNK] for i in range(0, full, CHUNK))
             rest = rest[full:]
         self._last = rest
         self._n += len(items)
@@ -68,10 +68,10 @@ class Shared(Sequence[T], Generic[T]):
         c = keep >> SHIFT
         if c < len(chunks):
             out._chunks = chunks[:c]
-            last = chunks[c][:keep & MASK]
+            last = chunks[c][: keep & MASK]
         else:  # within the last chunk, the commonest case (a request that adds to the one before): nothing sliced
             out._chunks = chunks
-            last = self._last if keep == n else self._last[:keep & MASK]
+            last = self._last if keep == n else self._last[: keep & MASK]
         out._last = last
         out._n = keep
         added = new if type(new) is tuple else tuple(new)
@@ -87,11 +87,11 @@ class Shared(Sequence[T], Generic[T]):
         c, r = i >> SHIFT, i & MASK
         if c < len(self._chunks):
             chunk = self._chunks[c]
-            out._chunks = self._chunks[:c] + (chunk[:r] + (item,) + chunk[r + 1:],) + self._chunks[c + 1:]
+            out._chunks = self._chunks[:c] + (chunk[:r] + (item,) + chunk[r + 1 :],) + self._chunks[c + 1 :]
             out._last = self._last
         else:
             out._chunks = self._chunks
-            out._last = self._last[:r] + (item,) + self._last[r + 1:]
+            out._last = self._last[:r] + (item,) + self._last[r + 1 :]
         out._n = self._n
         return out
 
@@ -101,8 +101,8 @@ class Shared(Sequence[T], Generic[T]):
             return iter(self)
         c = start >> SHIFT
         if c >= len(self._chunks):
-            return iter(self._last[start - (len(self._chunks) << SHIFT):])
-        return chain(self._chunks[c][start & MASK:], chain.from_iterable(self._chunks[c + 1:]), self._last)
+            return iter(self._last[start - (len(self._chunks) << SHIFT) :])
+        return chain(self._chunks[c][start & MASK :], chain.from_iterable(self._chunks[c + 1 :]), self._last)
 
     def bisect_left(self, x: Any) -> int:
         """bisect.bisect_left over the items (which are sorted): the chunk by its first item, then within it."""
@@ -201,7 +201,7 @@ class Headed(Sequence[T], Generic[T]):
         if start <= 0:
             return iter(self)
         rest = self.rest
-        return rest.since(start - 1) if isinstance(rest, Shared) else iter(rest[start - 1:])
+        return rest.since(start - 1) if isinstance(rest, Shared) else iter(rest[start - 1 :])
 
     def __iter__(self) -> Iterator[T]:
         return chain((self.head,), self.rest)
@@ -217,7 +217,7 @@ class Headed(Sequence[T], Generic[T]):
             start, stop, step = i.indices(len(self))
             if step != 1 or start == 0:
                 return list(self)[i]
-            return list(self.rest[start - 1:max(stop, start) - 1])
+            return list(self.rest[start - 1 : max(stop, start) - 1])
         if i < 0:
             i += len(self)
         if i == 0:

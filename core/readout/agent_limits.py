@@ -74,9 +74,15 @@ def agent_rule(session: Session, model: str | None) -> Limit | None:
 
 def automatic_compactions(session: Session) -> list[int]:
     """The sizes before the file's automatic compactions, in order (a Claude Code compact_boundary records them)."""
-    return [int(e["pre_tokens"]) for e in session.events
-            if e.get("kind") == "compaction" and e.get("trigger") == "auto" and isinstance(e.get("pre_tokens"), int)
-            and not isinstance(e.get("pre_tokens"), bool) and e["pre_tokens"] > 0]
+    return [
+        int(e["pre_tokens"])
+        for e in session.events
+        if e.get("kind") == "compaction"
+        and e.get("trigger") == "auto"
+        and isinstance(e.get("pre_tokens"), int)
+        and not isinstance(e.get("pre_tokens"), bool)
+        and e["pre_tokens"] > 0
+    ]
 
 
 def _sizes(sizes: list[int]) -> str:
@@ -148,18 +154,19 @@ def context_window(session: Session, policy: Policy | None = None) -> Limit | No
     sizes = automatic_compactions(session)
     if policy is not None and policy.context_window:
         # The policy names where it came from as a whole (a window is never stored in a launch record).
-        return Limit(policy.context_window, f"set by context_window in the policy from {policy.source}",
-                     "policy")
+        return Limit(policy.context_window, f"set by context_window in the policy from {policy.source}", "policy")
     stated = session.extras.get("context_window")
     window: Limit | None
     if isinstance(stated, int) and not isinstance(stated, bool) and 0 < stated < 2**63:
         window = Limit(stated, "the file's model_context_window", "file")
     else:
         default = agent_default(session)
-        window = (agent_rule(session, model)
-                  or implied_window(session, sizes, (listed, default.tokens if default else None))
-                  or (Limit(listed, f"the context window the prices list for {model}", "prices") if listed else None)
-                  or default)
+        window = (
+            agent_rule(session, model)
+            or implied_window(session, sizes, (listed, default.tokens if default else None))
+            or (Limit(listed, f"the context window the prices list for {model}", "prices") if listed else None)
+            or default
+        )
     if window is None:
         return None
     note = disagreement(session, sizes, window, listed, model)
@@ -168,8 +175,11 @@ def context_window(session: Session, policy: Policy | None = None) -> Limit | No
 
 def compaction_point(session: Session, window: Limit | None) -> Limit | None:
     """Where the agent compacts by itself: a recorded automatic compaction's size, else the agent's default rule."""
-    autos = [int(e["pre_tokens"]) for e in session.events
-             if e.get("kind") == "compaction" and e.get("trigger") == "auto" and isinstance(e.get("pre_tokens"), int)]
+    autos = [
+        int(e["pre_tokens"])
+        for e in session.events
+        if e.get("kind") == "compaction" and e.get("trigger") == "auto" and isinstance(e.get("pre_tokens"), int)
+    ]
     if autos:
         return Limit(autos[-1], "the size before the file's last automatic compaction")
     if window is None:

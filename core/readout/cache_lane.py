@@ -11,12 +11,20 @@ from foldscope.core.model.session import Session
 from foldscope.core.readout.cost_facts import duration
 
 # What each write cause means, short enough for a legend and a tooltip.
-CAUSE_LABELS = {"first": "first", "append": "append", "rewrite": "rewrite", "expired": "expired",
-                "provider": "provider miss", "unexplained": "unexplained"}
+CAUSE_LABELS = {
+    "first": "first",
+    "append": "append",
+    "rewrite": "rewrite",
+    "expired": "expired",
+    "provider": "provider miss",
+    "unexplained": "unexplained",
+}
 BANDS = ("short", "past_5m", "past_1h")  # an idle gap within the 5-minute lifetime, past it, past an hour
 BAND_LABELS = {"short": "under 5 min", "past_5m": "past 5 min", "past_1h": "past 1 h"}
-LEGEND = ("Idle: the wait before each request (log scale). The provider keeps cached text 5 minutes "
-          "(1 hour for 1-hour marks); after a longer wait it is stored again and paid for again.")
+LEGEND = (
+    "Idle: the wait before each request (log scale). The provider keeps cached text 5 minutes "
+    "(1 hour for 1-hour marks); after a longer wait it is stored again and paid for again."
+)
 
 
 @dataclass(frozen=True)

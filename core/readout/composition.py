@@ -22,12 +22,19 @@ from foldscope.core.request.measure import Measure
 
 # The categories, in the order the bar and the table show them. Results are one category per tool.
 HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS, NOTES, COPIES, FRAMING = (
-    "system and tools", "unseen head", "instructions", "assistant text", "thinking", "tool calls", "notes", "clipped copies",
-    "framing")
+    "system and tools",
+    "unseen head",
+    "instructions",
+    "assistant text",
+    "thinking",
+    "tool calls",
+    "notes",
+    "clipped copies",
+    "framing",
+)
 RESULTS = "results"  # shown as "results: Read", "results: Bash", ...
 # The argument that names what a call works on, first match wins: a path, else a command, else a query.
-TARGET_KEYS = ("file_path", "path", "notebook_path", "filename", "command", "cmd", "pattern", "url", "query",
-               "description", "prompt")
+TARGET_KEYS = ("file_path", "path", "notebook_path", "filename", "command", "cmd", "pattern", "url", "query", "description", "prompt")
 PATH_KEYS = frozenset({"file_path", "path", "notebook_path", "filename"})
 TARGET_CHARS = 120
 
@@ -105,16 +112,40 @@ class Composition:
 
     def as_dict(self, top: int | None = 20) -> dict[str, Any]:
         return {
-            "request": self.request, "size": self.size, "counted": self.counted, "estimate": self.estimate,
+            "request": self.request,
+            "size": self.size,
+            "counted": self.counted,
+            "estimate": self.estimate,
             "scale": round(self.scale, 6),
             "predicted": self.predicted or None,
-            "unseen_head": self.unseen_head, "window": self.window, "window_source": self.window_source, "free": self.free,
-            "parts": [{"name": c.name, "tokens": c.tokens, "blocks": c.blocks, **({"note": c.note} if c.note else {})}
-                      for c in self.parts],
-            "top": [{"label": g.label, "category": g.category, "tool": g.tool, "target": g.target, "times": g.times,
-                     "tokens": g.tokens, "indexes": list(g.indexes)} for g in self.top(top)],
-            "repeats": [{"why": r.why, "label": r.label, "times": r.times, "tokens": r.tokens,
-                         "repeat_tokens": r.repeat_tokens, "indexes": list(r.indexes)} for r in self.repeats],
+            "unseen_head": self.unseen_head,
+            "window": self.window,
+            "window_source": self.window_source,
+            "free": self.free,
+            "parts": [{"name": c.name, "tokens": c.tokens, "blocks": c.blocks, **({"note": c.note} if c.note else {})} for c in self.parts],
+            "top": [
+                {
+                    "label": g.label,
+                    "category": g.category,
+                    "tool": g.tool,
+                    "target": g.target,
+                    "times": g.times,
+                    "tokens": g.tokens,
+                    "indexes": list(g.indexes),
+                }
+                for g in self.top(top)
+            ],
+            "repeats": [
+                {
+                    "why": r.why,
+                    "label": r.label,
+                    "times": r.times,
+                    "tokens": r.tokens,
+                    "repeat_tokens": r.repeat_tokens,
+                    "indexes": list(r.indexes),
+                }
+                for r in self.repeats
+            ],
             "thinking_in_file": self.thinking_in_file,
         }
 
@@ -148,7 +179,7 @@ def target_of(message: Message) -> tuple[str, str]:
             value = " ".join(value)
         if isinstance(value, str) and value.strip():
             text = " ".join(value.split())
-            return key, text if len(text) <= TARGET_CHARS else text[:TARGET_CHARS - 1] + "…"
+            return key, text if len(text) <= TARGET_CHARS else text[: TARGET_CHARS - 1] + "…"
     return "", ""
 
 
@@ -158,9 +189,17 @@ def _content_key(message: Message) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def compose(parts: Parts, session: Session, *, scale: float = 1.0, request: int | None = None,
-            window: int | None = None, window_source: str = "", estimate_size: int | None = None,
-            predicted: int = 0) -> Composition:
+def compose(
+    parts: Parts,
+    session: Session,
+    *,
+    scale: float = 1.0,
+    request: int | None = None,
+    window: int | None = None,
+    window_source: str = "",
+    estimate_size: int | None = None,
+    predicted: int = 0,
+) -> Composition:
     """Split a request's parts (core.request.measure's, adding up to its count) by category, tool and target, repeats."""
     record = session.record
     size = parts.total
@@ -203,15 +242,28 @@ def compose(parts: Parts, session: Session, *, scale: float = 1.0, request: int 
         grouped[(FRAMING, "", "")] = [parts.framing, []]
     thinking = sum(len(str(m.metadata.get("thinking", ""))) for m, _ in parts.messages if m.kind == "assistant")
     results = sorted((n for n in totals if n.startswith(f"{RESULTS}: ")), key=lambda n: -totals[n][0])
-    out = Composition(request, size, estimate(size, scale) if estimate_size is None else estimate_size, scale,
-                      parts.unseen_head, window, window_source, predicted=predicted)
-    notes = {HEAD: f"system {parts.system:,}, tools {parts.tools:,}" if head else "",
-             FRAMING: "the JSON around and between the blocks"}
+    out = Composition(
+        request,
+        size,
+        estimate(size, scale) if estimate_size is None else estimate_size,
+        scale,
+        parts.unseen_head,
+        window,
+        window_source,
+        predicted=predicted,
+    )
+    notes = {HEAD: f"system {parts.system:,}, tools {parts.tools:,}" if head else "", FRAMING: "the JSON around and between the blocks"}
     for name in [HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS] + results + [NOTES, COPIES, FRAMING]:
         if name == THINKING:
             if thinking:
-                out.parts.append(Category(THINKING, 0, 0, f"not sent: the file keeps {thinking:,} characters of "
-                                          "thinking, which the API drops from later requests"))
+                out.parts.append(
+                    Category(
+                        THINKING,
+                        0,
+                        0,
+                        f"not sent: the file keeps {thinking:,} characters of thinking, which the API drops from later requests",
+                    )
+                )
             continue
         if name in totals and (totals[name][0] or name != HEAD):
             out.parts.append(Category(name, totals[name][0], totals[name][1], notes.get(name, "")))
@@ -242,14 +294,23 @@ def _repeats(by_content: dict[str, list], by_path: dict[tuple[str, str], list]) 
             continue
         reads.sort()
         total = sum(r[1] for r in reads)
-        out.append(Repeat("same file read again", f"{RESULTS}: {tool} {target}".strip(), len(reads), total, total - reads[-1][1],
-                          tuple(r[0] for r in reads)))
+        out.append(
+            Repeat(
+                "same file read again",
+                f"{RESULTS}: {tool} {target}".strip(),
+                len(reads),
+                total,
+                total - reads[-1][1],
+                tuple(r[0] for r in reads),
+            )
+        )
     out.sort(key=lambda r: (-r.repeat_tokens, r.indexes))
     return out
 
 
-def request_composition(measure: Measure, at_request: int | None, *, window: int | None = None,
-                        window_source: str = "", predicted: int | None = None) -> Composition:
+def request_composition(
+    measure: Measure, at_request: int | None, *, window: int | None = None, window_source: str = "", predicted: int | None = None
+) -> Composition:
     """The composition of request `at_request` of the trace (None: the next request, from the active view now),
     from the Measure every screen sizes requests with: its parts add up to the count it reports. `predicted`: the
     next request's predicted input when the caller holds a newer one than the trace's (the GUI's, after an edit)."""
@@ -257,12 +318,27 @@ def request_composition(measure: Measure, at_request: int | None, *, window: int
     if at_request is None:
         messages = measure.messages(session.view)
         parts = measure.parts(messages)
-        return compose(parts, session, scale=measure.scale, request=None, window=window, window_source=window_source,
-                       estimate_size=measure.estimate(messages),
-                       predicted=measure.next_predicted if predicted is None else predicted)
+        return compose(
+            parts,
+            session,
+            scale=measure.scale,
+            request=None,
+            window=window,
+            window_source=window_source,
+            estimate_size=measure.estimate(messages),
+            predicted=measure.next_predicted if predicted is None else predicted,
+        )
     rows = measure.trace.rows
     if not 0 <= at_request < len(rows):
         raise IndexError(f"request {at_request} is not in the trace (it has {len(rows)} requests)")
     row = rows[at_request]
-    return compose(measure.request_parts(at_request), session, scale=row.scale, request=at_request, window=window,
-                   window_source=window_source, estimate_size=row.estimate, predicted=row.predicted)
+    return compose(
+        measure.request_parts(at_request),
+        session,
+        scale=row.scale,
+        request=at_request,
+        window=window,
+        window_source=window_source,
+        estimate_size=row.estimate,
+        predicted=row.predicted,
+    )

@@ -26,17 +26,18 @@ PART_WORDS = {
     "unexplained": ("unexplained", "written tokens that no rule accounts for"),
     "output": ("output", "what the model wrote back"),
     "subagents": ("subagents", "the helper sessions this one started, each its own reported usage priced"),
-    "summariser": ("compaction summariser", "the calls that wrote compaction summaries (reading this session's "
-                   "cache counts as reads)"),
+    "summariser": ("compaction summariser", "the calls that wrote compaction summaries (reading this session's cache counts as reads)"),
 }
 PARTS = tuple(PART_WORDS)
 # The parts whose name alone tells a newcomer too little, said in one sentence under the legend.
 PART_EXPLAINED = {
-    "provider": ("Provider misses: the start of these requests was unchanged and sent while the cache should still "
-                 "have held it, so it could have been read back at a fraction of the price; the provider stored it "
-                 "again and billed a cache write instead, and nothing foldscope can see in the file caused it (the system "
-                 "prompt and tools a Claude Code, Codex or pi file does not hold are not seen; a change there would "
-                 "look the same)."),
+    "provider": (
+        "Provider misses: the start of these requests was unchanged and sent while the cache should still "
+        "have held it, so it could have been read back at a fraction of the price; the provider stored it "
+        "again and billed a cache write instead, and nothing foldscope can see in the file caused it (the system "
+        "prompt and tools a Claude Code, Codex or pi file does not hold are not seen; a change there would "
+        "look the same)."
+    ),
 }
 
 
@@ -83,12 +84,14 @@ class CostFacts:
         """The bar's sentence: the total and its three largest parts, in words."""
         total = self.total_usd
         if total is None:
-            return ("This session's model has no price, so its bill is shown in tokens: "
-                    + ", ".join(f"{p.label} {p.tokens:,}" for p in self.parts if p.tokens) + ".")
+            return (
+                "This session's model has no price, so its bill is shown in tokens: "
+                + ", ".join(f"{p.label} {p.tokens:,}" for p in self.parts if p.tokens)
+                + "."
+            )
         top = sorted((p for p in self.parts if p.usd), key=lambda p: -(p.usd or 0))[:3]
         share = ", ".join(f"{p.label} {_usd(p.usd)} ({(p.usd or 0) / total:.0%})" for p in top) if total else "nothing"
-        return (f"The session cost {_usd(total)} as billed. Most went to {share}. "
-                "Click a part to list the requests that make it up.")
+        return f"The session cost {_usd(total)} as billed. Most went to {share}. Click a part to list the requests that make it up."
 
 
 def parts_explained(parts: list[Part]) -> list[str]:
@@ -119,8 +122,7 @@ def request_sentence(row: CacheRow) -> str:
     if u is None:
         return f"Request {c.index}: the file reports no usage for it."
     if not u.cache_write:
-        return (f"Request {c.index} read {u.cache_read:,} tokens from the cache and wrote nothing to it"
-                f" ({u.input:,} fresh).")
+        return f"Request {c.index} read {u.cache_read:,} tokens from the cache and wrote nothing to it ({u.input:,} fresh)."
     parts = []
     for cause, tokens in c.causes.items():
         if cause == "first":
@@ -138,8 +140,7 @@ def request_sentence(row: CacheRow) -> str:
         else:
             parts.append(f"{tokens:,} unexplained")
     wasted = f" Wasted beyond reading it from the cache: {_usd(row.wasted)}." if row.wasted else ""
-    return (f"Request {c.index} read {u.cache_read:,} tokens from the cache and wrote {u.cache_write:,}: "
-            + "; ".join(parts) + "." + wasted)
+    return f"Request {c.index} read {u.cache_read:,} tokens from the cache and wrote {u.cache_write:,}: " + "; ".join(parts) + "." + wasted
 
 
 def rewrite_place(r: Rewrite) -> str:
@@ -158,17 +159,23 @@ def divergence_sentence(row: CacheRow, measured: Measured | None = None) -> str:
     if found is None or found.cause in ("none", "append"):
         if r is None:
             return "It repeats the request before it from the start and adds after it."
-        return (f"It parts from the request before at {rewrite_place(r)} (about token {r.position:,} of its input): "
-                f"{CAUSE_WORDS.get(r.cause, r.why)}.")
+        return (
+            f"It parts from the request before at {rewrite_place(r)} (about token {r.position:,} of its input): "
+            f"{CAUSE_WORDS.get(r.cause, r.why)}."
+        )
     tokens = f" (about token {r.position:,} of its input)" if r is not None else ""
-    return (f"It parts from the request before at {place_words(found, measured.place if measured else None)}{tokens}: "
-            f"{CAUSE_WORDS.get(found.cause, found.cause)}.")
+    return (
+        f"It parts from the request before at {place_words(found, measured.place if measured else None)}{tokens}: "
+        f"{CAUSE_WORDS.get(found.cause, found.cause)}."
+    )
 
 
 def gap_sentence() -> str:
     five, hour = (duration(s) for s in GAP_MARKS)
-    return (f"Each bar is the idle time before a request; the lines mark {five} and {hour}, how long the cache keeps "
-            "text. A bar past a line often means the next request paid to store everything again (coloured by cause).")
+    return (
+        f"Each bar is the idle time before a request; the lines mark {five} and {hour}, how long the cache keeps "
+        "text. A bar past a line often means the next request paid to store everything again (coloured by cause)."
+    )
 
 
 def compaction_sentence(c: Compaction) -> str:
@@ -181,13 +188,18 @@ def compaction_sentence(c: Compaction) -> str:
         cost.append(f"storing the new start again cost {_usd(c.rewrite_cost_usd)}")
     lost = c.literals.lost
     kept = len(c.literals.kept)
-    paid = ("it never paid back before the session moved on" if c.payback_requests is None
-            else f"it paid back after {c.payback_requests} requests")
+    paid = (
+        "it never paid back before the session moved on"
+        if c.payback_requests is None
+        else f"it paid back after {c.payback_requests} requests"
+    )
     back = sum(r.tokens for r in c.refetched)
     refetch = f" The agent fetched {len(c.refetched)} dropped things again ({back:,} tokens)." if c.refetched else ""
-    return (f"{what} before request {c.request} took the conversation from {c.before:,} to {c.after:,} tokens; "
-            + ("; ".join(cost) + "; " if cost else "")
-            + f"the summary kept {kept} of {kept + len(lost)} names, paths and numbers; {paid}.{refetch}")
+    return (
+        f"{what} before request {c.request} took the conversation from {c.before:,} to {c.after:,} tokens; "
+        + ("; ".join(cost) + "; " if cost else "")
+        + f"the summary kept {kept} of {kept + len(lost)} names, paths and numbers; {paid}.{refetch}"
+    )
 
 
 def cost_facts(session: Session, policy=None, counter=None, cache: CacheReport | None = None) -> CostFacts:
@@ -205,8 +217,7 @@ def cost_facts(session: Session, policy=None, counter=None, cache: CacheReport |
         for name, n in (("fresh", u.input), ("cache_read", u.cache_read), ("output", u.output), *row.causes.causes.items()):
             if n:
                 by.setdefault(name, []).append(row.index)
-    parts = [Part(name, cell["tokens"], cell["cost_usd"], tuple(by.get(name, ())))
-             for name, cell in totals["by_cause"].items()]
+    parts = [Part(name, cell["tokens"], cell["cost_usd"], tuple(by.get(name, ()))) for name, cell in totals["by_cause"].items()]
     for kind, cell in totals["children"].items():
         if cell["cost_usd"] is None:
             notes.append(f"a {PART_WORDS[kind][0]} file has a model without a price")

@@ -27,8 +27,13 @@ def compiled_for(document: Document, view: Sequence[str], policy: Any = None) ->
     policy = document.policy if policy is None else policy
     session = document.session
     messages = [session.record.get(mid) for mid in view if mid in session.record]
-    return compile_for_prefix(messages, record=session.record, policy=policy, tools=session_tools(session),
-                              first_round=first_round_for(document, messages, policy))
+    return compile_for_prefix(
+        messages,
+        record=session.record,
+        policy=policy,
+        tools=session_tools(session),
+        first_round=first_round_for(document, messages, policy),
+    )
 
 
 def parting(document: Document, this: Sequence[str], following: Sequence[str]) -> tuple[Divergence, int]:
@@ -70,5 +75,4 @@ def describe(found: Divergence, size: int, at: Place | None = None) -> str:
         return f"{CAUSE_WORDS['none']} ({size:,} bytes)"
     where = place_words(found, at if found.cause != "append" else None)
     verb = "adds from" if found.cause == "append" else "parts at" if found.message is not None else "parts"
-    return (f"repeats {repeated:,} of {size:,} bytes ({found.share:.1%}), {verb} {where}; "
-            f"cause: {CAUSE_WORDS.get(found.cause, found.cause)}")
+    return f"repeats {repeated:,} of {size:,} bytes ({found.share:.1%}), {verb} {where}; cause: {CAUSE_WORDS.get(found.cause, found.cause)}"

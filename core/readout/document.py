@@ -274,9 +274,12 @@ def record_index(record: FullRecord) -> RecordIndex:
     if kept.upto < len(record):
         # A new index, not the kept one grown: the GUI's worker and its window may ask about one record at once.
         added = [(i, record[i]) for i in range(kept.upto, len(record))]
-        kept = RecordIndex(len(record), kept.systems + tuple(i for i, m in added if m.kind == "system"),
-                           kept.copies + tuple((i, m.clipped_from) for i, m in added if m.clipped_from),
-                           kept.notes + tuple((first, i) for i, m in added if (first := note_first_index(m)) is not None))
+        kept = RecordIndex(
+            len(record),
+            kept.systems + tuple(i for i, m in added if m.kind == "system"),
+            kept.copies + tuple((i, m.clipped_from) for i, m in added if m.clipped_from),
+            kept.notes + tuple((first, i) for i, m in added if (first := note_first_index(m)) is not None),
+        )
         _INDEXES[record] = kept
     return kept
 
@@ -315,8 +318,13 @@ class OutReasons(Mapping[int, str]):
             index, in_view = record_index(self._session.record), self._in_view
             copies = {original: i for i, original in index.copies if i in in_view}  # two copies: the later
             notes = sorted((first, i) for first, i in index.notes if i in in_view)
-            rewound = {mid: event for event in self._session.events if event.get("kind") == "branch"
-                       for mid in event.get("abandoned") or () if isinstance(mid, str)}
+            rewound = {
+                mid: event
+                for event in self._session.events
+                if event.get("kind") == "branch"
+                for mid in event.get("abandoned") or ()
+                if isinstance(mid, str)
+            }
             self._standing = (copies, notes, rewound)
         return self._standing
 
@@ -327,8 +335,10 @@ class OutReasons(Mapping[int, str]):
         copies, notes, rewound = self._stand_ins()
         if message.id in rewound:
             event = rewound[message.id]
-            return (f"on an abandoned branch: line {event.get('line')} went back to line "
-                    f"{event.get('parent_line')} (a rewind or an edited prompt)")
+            return (
+                f"on an abandoned branch: line {event.get('line')} went back to line "
+                f"{event.get('parent_line')} (a rewind or an edited prompt)"
+            )
         if message.id in copies:
             return f"clipped: copy #{copies[message.id]} stands in the active view"
         # The note that replaced it: the in-view note with the nearest first replaced index at or before it.
@@ -446,10 +456,17 @@ def first_document(session: Session, path: str, chars: list[int] | None = None) 
     return document
 
 
-def build_document(session: Session, path: str, report: Report = _no_report,
-                   policy: Policy | PolicyChoice | None = None, *, tokens: list[int] | None = None,
-                   on_count: OnCount | None = None, counter: Counter | None = None,
-                   chars: list[int] | None = None) -> Document:
+def build_document(
+    session: Session,
+    path: str,
+    report: Report = _no_report,
+    policy: Policy | PolicyChoice | None = None,
+    *,
+    tokens: list[int] | None = None,
+    on_count: OnCount | None = None,
+    counter: Counter | None = None,
+    chars: list[int] | None = None,
+) -> Document:
     """Measure the trace, count every message (unless `tokens` holds their stored counts, in record order) and
     gather the view facts; reports progress as it goes. `policy`: the policy in force (a what-if's), or the
     choice made at start (a profile and flags) over the session's launch record. `on_count(k, requests, count)`
@@ -471,8 +488,7 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     if tokens is None or len(tokens) != total:
         tokens = sizes.tokens
     report(total, total, "Sizing the messages")
-    document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=counter,
-                        record_count=sizes.total)
+    document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=counter, record_count=sizes.total)
     document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
     document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
     # The head belongs to the session (the Measure keeps it there): the fold, its preview and every action measure with it.
@@ -486,10 +502,17 @@ def build_document(session: Session, path: str, report: Report = _no_report,
     return document
 
 
-def open_document(path: str | os.PathLike, db: str | None = None, report: Report = _no_report,
-                  policy: Policy | PolicyChoice | None = None, sample: str | None = None, *,
-                  shown: Callable[[Document], None] | None = None, on_count: OnCount | None = None,
-                  counted: Callable[[Document], None] | None = None) -> Document:
+def open_document(
+    path: str | os.PathLike,
+    db: str | None = None,
+    report: Report = _no_report,
+    policy: Policy | PolicyChoice | None = None,
+    sample: str | None = None,
+    *,
+    shown: Callable[[Document], None] | None = None,
+    on_count: OnCount | None = None,
+    counted: Callable[[Document], None] | None = None,
+) -> Document:
     """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
     build its Document (runs in a worker).
 
@@ -509,9 +532,16 @@ def open_document(path: str | os.PathLike, db: str | None = None, report: Report
         return _open_document(str(Path(path)), db, report, policy, sample, shown, on_count, counted)
 
 
-def _open_document(path: str, db: str | None, report: Report, policy: Policy | PolicyChoice | None,
-                   sample: str | None, shown: Callable[[Document], None] | None, on_count: OnCount | None,
-                   counted: Callable[[Document], None] | None) -> Document:
+def _open_document(
+    path: str,
+    db: str | None,
+    report: Report,
+    policy: Policy | PolicyChoice | None,
+    sample: str | None,
+    shown: Callable[[Document], None] | None,
+    on_count: OnCount | None,
+    counted: Callable[[Document], None] | None,
+) -> Document:
     from foldscope.core.formats import finish_trace, load_session
     from foldscope.core.model.session import LibraryError
     from foldscope.core.request.ahead import prestart
@@ -566,8 +596,7 @@ def _open_document(path: str, db: str | None, report: Report, policy: Policy | P
         # The first document's characters, not each message's text made again (a Branch's outputs are JSON
         # encoded for it: 1.1 s at 50k messages); a copy, as that document is the window's until this one lands.
         chars = list(first.chars) if first is not None else None
-        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter,
-                                  chars=chars)
+        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter, chars=chars)
     document.library_problem = problem
     # What the library stores, as it stands now: once `counted` has the document, the window may edit the session
     # (its record grows, its view and metadata change) and count with its counter while the store runs.
@@ -629,8 +658,9 @@ def reopen_from_library(db: str | None, path: str, sample: str | None) -> tuple[
         return library_id, session, memo, library.token_counts(library_id, SIZES_ID)
 
 
-def keep_snapshot(db: str | None, library_id: int, session: Session, path: str, sample: str | None,
-                  memo: tuple[dict, ...], data: bytes | None) -> None:
+def keep_snapshot(
+    db: str | None, library_id: int, session: Session, path: str, sample: str | None, memo: tuple[dict, ...], data: bytes | None
+) -> None:
     """Keep the session as read (`data`) and what its count counted (the counter's memo), so the next open reads
     and counts nothing."""
     from foldscope.core.store.library import Library
@@ -639,8 +669,7 @@ def keep_snapshot(db: str | None, library_id: int, session: Session, path: str, 
         library.keep_snapshot(library_id, session, path, sample, memo=memo, data=data)
 
 
-def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, session: Session,
-                memo: tuple[dict, ...]) -> None:
+def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, session: Session, memo: tuple[dict, ...]) -> None:
     from foldscope.core.store.library import Library
 
     with Library(db) as library:

@@ -125,10 +125,18 @@ def _fold_row(number: int, entry: Mapping[str, Any], views: _Views) -> FoldRow:
         note = views.new_note_at(slot)
     stage = str(entry.get("stage", ""))
     return FoldRow(
-        number, "clip" if stage == "clip" else "fold", slot, stage, str(entry.get("reason", "")),
+        number,
+        "clip" if stage == "clip" else "fold",
+        slot,
+        stage,
+        str(entry.get("reason", "")),
         _int(entry.get("messages_folded")) if stage != "clip" else len(affected),
-        _int(entry.get("estimate_before")), _int(entry.get("estimate_after")),
-        str(entry.get("outcome", "")), note, affected, entry,
+        _int(entry.get("estimate_before")),
+        _int(entry.get("estimate_after")),
+        str(entry.get("outcome", "")),
+        note,
+        affected,
+        entry,
     )
 
 
@@ -147,24 +155,62 @@ def _event_row(number: int, event: Mapping[str, Any], views: _Views) -> FoldRow:
         slot = first if first is not None else slot
         # Landed when a recorded request carried its note; in the view now only, the next request will; in none,
         # the session left it on another branch (core.forensics.compactions says the same of it).
-        outcome = "landed" if first is not None and first < last else (
-            "pending: the next request carries it" if first is not None else "abandoned: no request carried it")
+        outcome = (
+            "landed"
+            if first is not None and first < last
+            else ("pending: the next request carries it" if first is not None else "abandoned: no request carried it")
+        )
         # The messages it took are the ones that left the view (what the inspector lists and `compactions` counts as
         # dropped); the reader's own count also holds lines written after the last request that no request carried.
         left = views.left_at(slot)
-        return FoldRow(number, "compaction", slot, "source compaction", str(event.get("trigger", "")),
-                       len(left) if left else _int(event.get("replaced")),
-                       _int(event.get("pre_tokens", event.get("tokens_before"))), None, outcome, note, left, event)
+        return FoldRow(
+            number,
+            "compaction",
+            slot,
+            "source compaction",
+            str(event.get("trigger", "")),
+            len(left) if left else _int(event.get("replaced")),
+            _int(event.get("pre_tokens", event.get("tokens_before"))),
+            None,
+            outcome,
+            note,
+            left,
+            event,
+        )
     if kind == "branch":  # a rewind: the user went back and the agent went on from an earlier message
         abandoned = event.get("abandoned")
         line, parent = _int(event.get("line")), _int(event.get("parent_line"))
         went = f"line {line} went back to line {parent}" if line is not None and parent is not None else ""
-        return FoldRow(number, kind, slot, str(event.get("action", "")), went or str(event.get("source", "")),
-                       len(abandoned) if isinstance(abandoned, list) else None, None, None, "", None, (), event)
+        return FoldRow(
+            number,
+            kind,
+            slot,
+            str(event.get("action", "")),
+            went or str(event.get("source", "")),
+            len(abandoned) if isinstance(abandoned, list) else None,
+            None,
+            None,
+            "",
+            None,
+            (),
+            event,
+        )
     if kind == "context_decision":
         kind = "decision"
-    return FoldRow(number, kind, slot, str(event.get("action", "")), str(event.get("source", "")), None,
-                   None, _int(event.get("size")), "", None, (), event)
+    return FoldRow(
+        number,
+        kind,
+        slot,
+        str(event.get("action", "")),
+        str(event.get("source", "")),
+        None,
+        None,
+        _int(event.get("size")),
+        "",
+        None,
+        (),
+        event,
+    )
 
 
 def fold_rows(session: Session, views: Sequence[Sequence[str]], times: Sequence[float | None]) -> list[FoldRow]:

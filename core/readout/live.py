@@ -102,13 +102,13 @@ def next_request_of(session: Session, under: Policy | None, rules: Any, estimate
     `under` and the line and ceiling of `rules` (core.readout.trace_facts.Rules)."""
     limits = agent_limits(session, under)
     size, name = (predicted, "predicted input") if predicted else (estimate, "estimate")
-    agent = tuple(Limit(n, lim.tokens, lim.said) for n, lim in (("context window", limits.window),
-                                                                   ("compaction point", limits.compaction)) if lim)
+    agent = tuple(
+        Limit(n, lim.tokens, lim.said) for n, lim in (("context window", limits.window), ("compaction point", limits.compaction)) if lim
+    )
     policy: tuple[Limit, ...] = ()
     ceiling = getattr(rules, "ceiling", None)
     if rules is not None and ceiling:
-        policy = (Limit("line", round(ceiling * rules.line), f"{rules.line:g} of the ceiling"),
-                  Limit("ceiling", ceiling, rules.source))
+        policy = (Limit("line", round(ceiling * rules.line), f"{rules.line:g} of the ceiling"), Limit("ceiling", ceiling, rules.source))
     reached = {lim.name for lim in agent if size >= lim.tokens} | {lim.name for lim in policy if estimate >= lim.tokens}
     return NextRequest(size, name, estimate, agent, policy, frozenset(reached))
 

@@ -56,8 +56,13 @@ def mark_positions(document: Document, view: Sequence[str], policy: Any = None) 
         return ()
     session = document.session
     messages = [session.record.get(mid) for mid in view if mid in session.record]
-    plan = make_plan(messages, record=session.record, policy=policy, tools=session_tools(session),
-                     first_round=first_round_for(document, messages, policy))
+    plan = make_plan(
+        messages,
+        record=session.record,
+        policy=policy,
+        tools=session_tools(session),
+        first_round=first_round_for(document, messages, policy),
+    )
     return plan.marks
 
 

@@ -39,6 +39,5 @@ def record_sizes(measure: Measure) -> RecordSizes:
             i = record.index_of(message.id)
             tokens[i] = (tokens[i] or 0) + n
     rate = measure.counter.unseen_rate  # a message sized by its text counts its unseen parts as the count does
-    sized = [(count_text(m.text) + (unseen_tokens(m, rate) if rate is not None else 0)) if n is None else n
-             for m, n in zip(record, tokens)]
+    sized = [(count_text(m.text) + (unseen_tokens(m, rate) if rate is not None else 0)) if n is None else n for m, n in zip(record, tokens)]
     return RecordSizes(sized, composition.total)

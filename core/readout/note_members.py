@@ -53,8 +53,10 @@ def members_html(document: Document, index: int, members: Members) -> str:
     else:
         check = "Not verified: the note records no SHA-256 of what it replaced"
     source = members.source
-    parts = [f"<p><b>Peek</b>: {count:,} messages this note replaced, {html.escape(source)}. {check}. "
-             "Read-only: the active view does not change.</p>"]
+    parts = [
+        f"<p><b>Peek</b>: {count:,} messages this note replaced, {html.escape(source)}. {check}. "
+        "Read-only: the active view does not change.</p>"
+    ]
     for member in members.indexes[:SHOWN_MEMBERS]:
         message = document.message(member)
         text = message.text

@@ -28,8 +28,12 @@ class FoldPayback:
     requests: int | None  # paid back after this many requests; None: never before the next fold or the end
 
     def as_dict(self) -> dict[str, Any]:
-        return {"request": self.request, "spent_usd": round(self.spent_usd, 8), "saved_usd": round(self.saved_usd, 8),
-                "payback_requests": self.requests}
+        return {
+            "request": self.request,
+            "spent_usd": round(self.spent_usd, 8),
+            "saved_usd": round(self.saved_usd, 8),
+            "payback_requests": self.requests,
+        }
 
 
 def _by_request(run: StrategyRun) -> dict[int, float]:
@@ -59,8 +63,9 @@ def strategy_paybacks(result: ReplayRuns) -> dict[str, list[FoldPayback]]:
             end = starts[n + 1] if n + 1 < len(starts) else max(baseline, default=start) + 1
             already = baseline.get(start - 1, 0.0) - costs.get(start - 1, 0.0) if start else 0.0
             savings = [baseline.get(k, 0.0) - costs.get(k, 0.0) - already for k in range(start, end) if k in costs]
-            found.append(FoldPayback(run.strategy, start, spent.get(start, 0.0), sum(savings),
-                                     paid_back_after(savings, spent.get(start, 0.0))))
+            found.append(
+                FoldPayback(run.strategy, start, spent.get(start, 0.0), sum(savings), paid_back_after(savings, spent.get(start, 0.0)))
+            )
         out[run.strategy] = found
     return out
 

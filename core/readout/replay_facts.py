@@ -30,9 +30,11 @@ def no_ceiling_line(measure: Measure, strategies: Iterable[str], flag: str = "--
     if not idle:
         return None
     one = len(idle) == 1
-    return (f"no ceiling ({resolution.why}): {_listed(idle)} {'does' if one else 'do'} not act, so "
-            f"{'it sends every message' if one else 'each sends every message and they show the same peak and cost'}; "
-            f"{ceiling_suggestion(measure.session, measure.policy, flag)}")
+    return (
+        f"no ceiling ({resolution.why}): {_listed(idle)} {'does' if one else 'do'} not act, so "
+        f"{'it sends every message' if one else 'each sends every message and they show the same peak and cost'}; "
+        f"{ceiling_suggestion(measure.session, measure.policy, flag)}"
+    )
 
 
 def ceiling_suggestion(session: Session, policy: Policy | None = None, flag: str = "--ceiling N") -> str:
@@ -40,9 +42,11 @@ def ceiling_suggestion(session: Session, policy: Policy | None = None, flag: str
     replay asks core.readout.agent_limits, so the window resolves as on every other screen, a policy's
     context_window included)."""
     limits = agent_limits(session, policy)
-    offers = [f"{name} {limit.tokens:,} ({limit.source})"
-              for name, limit in (("the agent's compaction point", limits.compaction), ("its window", limits.window))
-              if limit is not None]
+    offers = [
+        f"{name} {limit.tokens:,} ({limit.source})"
+        for name, limit in (("the agent's compaction point", limits.compaction), ("its window", limits.window))
+        if limit is not None
+    ]
     if not offers:
         return f"give one with {flag} (the agent's window is not known for this session)"
     return f"give one with {flag}, such as {' or '.join(offers)}"
@@ -73,10 +77,18 @@ def beside_bill(totals: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str
 
 def modelled_recording(t: Mapping[str, Any]) -> dict[str, Any]:
     """The recorded run's totals with the cache model's figures in place of the reported ones."""
-    return {**t, "fresh": t["modelled_fresh"], "cache_read": t["modelled_cache_read"],
-            "cache_write": t["modelled_cache_write"], "cost_usd": t["modelled_cost_usd"],
-            "cache_write_1h": None, "reported_requests": 0, "reported_peak": None, "reported_over_ceiling": None,
-            "modelled": True}
+    return {
+        **t,
+        "fresh": t["modelled_fresh"],
+        "cache_read": t["modelled_cache_read"],
+        "cache_write": t["modelled_cache_write"],
+        "cost_usd": t["modelled_cost_usd"],
+        "cache_write_1h": None,
+        "reported_requests": 0,
+        "reported_peak": None,
+        "reported_over_ceiling": None,
+        "modelled": True,
+    }
 
 
 def compare_line(totals: Sequence[Mapping[str, Any]]) -> str | None:
@@ -84,9 +96,11 @@ def compare_line(totals: Sequence[Mapping[str, Any]]) -> str | None:
     if not shows_bill(totals):
         return None
     t = next(t for t in totals if t["strategy"] == "recorded")
-    return (f"the other strategies are modelled with the same cache model: set them against recorded's modelled cost "
-            f"{usd_text(t.get('modelled_cost_usd'))} ({MODELLED_LABEL}), not its bill {usd_text(t.get('cost_usd'))} "
-            f"({BILL_LABEL}; the bill also pays the provider's own cache misses, which no model foresees)")
+    return (
+        f"the other strategies are modelled with the same cache model: set them against recorded's modelled cost "
+        f"{usd_text(t.get('modelled_cost_usd'))} ({MODELLED_LABEL}), not its bill {usd_text(t.get('cost_usd'))} "
+        f"({BILL_LABEL}; the bill also pays the provider's own cache misses, which no model foresees)"
+    )
 
 
 def shows_bill(totals: Sequence[Mapping[str, Any]]) -> bool:

@@ -33,13 +33,30 @@ from foldscope.core.request.measure import Measure
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 RULE_COLOURS = {"ceiling": "#c0392b", "line": "#d68910", "target": "#1e8449"}
-CATEGORY_COLOURS = {"system and tools": "#6b5bbd", "unseen head": "#9a9a9a", "instructions": "#1f7a4d",
-                    "assistant text": "#1c5fb8", "tool calls": "#d35400", "notes": "#0f8a8a", "clipped copies": "#c0392b",
-                    "framing": "#c8c8c8"}
+CATEGORY_COLOURS = {
+    "system and tools": "#6b5bbd",
+    "unseen head": "#9a9a9a",
+    "instructions": "#1f7a4d",
+    "assistant text": "#1c5fb8",
+    "tool calls": "#d35400",
+    "notes": "#0f8a8a",
+    "clipped copies": "#c0392b",
+    "framing": "#c8c8c8",
+}
 # The bill's parts, as the GUI's Cost tab colours them (app/panels/cost.py).
-COST_COLOURS = {"fresh": "#7f8c8d", "cache_read": "#5dade2", "first": "#1e8449", "append": "#27ae60",
-                "rewrite": "#c0392b", "expired": "#d68910", "provider": "#8e44ad", "unexplained": "#34495e",
-                "output": "#1c5fb8", "subagents": "#b08d57", "summariser": "#0f8a8a"}
+COST_COLOURS = {
+    "fresh": "#7f8c8d",
+    "cache_read": "#5dade2",
+    "first": "#1e8449",
+    "append": "#27ae60",
+    "rewrite": "#c0392b",
+    "expired": "#d68910",
+    "provider": "#8e44ad",
+    "unexplained": "#34495e",
+    "output": "#1c5fb8",
+    "subagents": "#b08d57",
+    "summariser": "#0f8a8a",
+}
 RESULT_SHADES = ("#b08d57", "#c9a56b", "#8f7040", "#d8bd8a", "#a07a45", "#e0cba0")
 
 
@@ -95,6 +112,7 @@ def fold_events(session: Session, measure: Measure) -> list[tuple[int, str]]:
 
 # -- charts ------------------------------------------------------------------------------------------------
 
+
 def timeline_svg(measure: Measure, events: Sequence[tuple[int, str]], width: int = 960, height: int = 260) -> str:
     """Bars for each request's predicted input (the headline, as the GUI's timeline draws it), dots for its reported
     input, the policy's rules across (a bar outlined as over when its estimate is at or past the ceiling), folds marked."""
@@ -111,34 +129,47 @@ def timeline_svg(measure: Measure, events: Sequence[tuple[int, str]], width: int
     def y(v: float) -> float:
         return top + plot_h * (1 - v / span)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Timeline of requests" '
-             f'viewBox="0 0 {width} {height}" width="100%" class="chart">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Timeline of requests" '
+        f'viewBox="0 0 {width} {height}" width="100%" class="chart">'
+    ]
     for tick in _ticks(span):
-        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>'
-                     f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" class="axis">{tick:,}</text>')
+        parts.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>'
+            f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" class="axis">{tick:,}</text>'
+        )
     for k, kind in events:
         x = left + step * k
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" class="{kind}">'
-                     f'<title>{esc(kind)} before request {k}</title></line>')
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" class="{kind}">'
+            f"<title>{esc(kind)} before request {k}</title></line>"
+        )
     for row in rows:
         x = left + step * row.index + step * 0.15
         h = plot_h * row.predicted / span
         over = " over" if row.over_ceiling else ""
-        tip = f"request {row.index}: predicted input {row.predicted:,}" + (
-            f", reported input {row.reported_input:,}" if row.reported_input else "") + (
-            f", estimate {row.estimate:,} (count × scale, against the ceiling)")
-        parts.append(f'<a href="#{request_anchor(row.index)}"><rect x="{x:.1f}" y="{top + plot_h - h:.1f}" '
-                     f'width="{max(step * 0.7, 0.5):.1f}" height="{h:.1f}" class="bar{over}"><title>{esc(tip)} '
-                     f'(click: its composition)</title></rect></a>')
+        tip = (
+            f"request {row.index}: predicted input {row.predicted:,}"
+            + (f", reported input {row.reported_input:,}" if row.reported_input else "")
+            + (f", estimate {row.estimate:,} (count × scale, against the ceiling)")
+        )
+        parts.append(
+            f'<a href="#{request_anchor(row.index)}"><rect x="{x:.1f}" y="{top + plot_h - h:.1f}" '
+            f'width="{max(step * 0.7, 0.5):.1f}" height="{h:.1f}" class="bar{over}"><title>{esc(tip)} '
+            f"(click: its composition)</title></rect></a>"
+        )
         if row.reported_input:
-            parts.append(f'<circle cx="{x + step * 0.35:.1f}" cy="{y(row.reported_input):.1f}" r="{min(3.0, step / 3 + 1):.1f}" '
-                         f'class="reported"/>')
+            parts.append(
+                f'<circle cx="{x + step * 0.35:.1f}" cy="{y(row.reported_input):.1f}" r="{min(3.0, step / 3 + 1):.1f}" class="reported"/>'
+            )
     for name, value in rules.items():
         if value:
-            parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
-                         f'stroke="{RULE_COLOURS[name]}" class="rule"/>'
-                         f'<text x="{left + 4}" y="{y(value) - 3:.1f}" fill="{RULE_COLOURS[name]}" class="axis">'
-                         f'{esc(name)} {int(value):,}</text>')
+            parts.append(
+                f'<line x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+                f'stroke="{RULE_COLOURS[name]}" class="rule"/>'
+                f'<text x="{left + 4}" y="{y(value) - 3:.1f}" fill="{RULE_COLOURS[name]}" class="axis">'
+                f"{esc(name)} {int(value):,}</text>"
+            )
     for tick in range(0, n, max(1, math.ceil(n / 12))):
         parts.append(f'<text x="{left + step * (tick + 0.5):.1f}" y="{height - 10}" text-anchor="middle" class="axis">{tick}</text>')
     parts.append("</svg>")
@@ -166,10 +197,8 @@ def swatch(name: str) -> str:
 
 def composition_legend(c: Composition) -> str:
     """Each category the bar draws, its colour and tokens: readable without hovering, in a screenshot or on paper."""
-    items = "".join(f"<span class=key>{swatch(p.name)}{esc(p.name)} {num(p.tokens)}</span>" for p in c.parts
-                    if p.tokens > 0)
-    free = (f"<span class=key><span class='swatch free'></span>free context window {num(c.free)}</span>"
-            if c.window and c.free else "")
+    items = "".join(f"<span class=key>{swatch(p.name)}{esc(p.name)} {num(p.tokens)}</span>" for p in c.parts if p.tokens > 0)
+    free = f"<span class=key><span class='swatch free'></span>free context window {num(c.free)}</span>" if c.window and c.free else ""
     return f"<p class='legend keys'>{items}{free}</p>"
 
 
@@ -183,17 +212,21 @@ def largest_part(c: Composition) -> str:
 def composition_svg(c: Composition, width: int = 960, height: int = 34, css: str = "chart") -> str:
     """The request as one bar: a segment per category (of the estimate), then the free context window."""
     span = max(c.window or 0, c.estimate, 1)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Composition" viewBox="0 0 {width} {height}" '
-             f'width="100%" class="{css}" preserveAspectRatio="none"><rect x="0.5" y="0.5" width="{width - 1}" '
-             f'height="{height - 1}" class="frame"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Composition" viewBox="0 0 {width} {height}" '
+        f'width="100%" class="{css}" preserveAspectRatio="none"><rect x="0.5" y="0.5" width="{width - 1}" '
+        f'height="{height - 1}" class="frame"/>'
+    ]
     x = 1.0
     for part in c.parts:
         if part.tokens <= 0:
             continue
         w = (width - 2) * part.tokens * c.scale / span
         colour = part_colour(part.name)
-        parts.append(f'<rect x="{x:.2f}" y="1" width="{w:.2f}" height="{height - 2}" fill="{colour}">'
-                     f'<title>{esc(part.name)}: {part.tokens:,} tokens</title></rect>')
+        parts.append(
+            f'<rect x="{x:.2f}" y="1" width="{w:.2f}" height="{height - 2}" fill="{colour}">'
+            f"<title>{esc(part.name)}: {part.tokens:,} tokens</title></rect>"
+        )
         x += w
     parts.append("</svg>")
     return "".join(parts)
@@ -201,10 +234,12 @@ def composition_svg(c: Composition, width: int = 960, height: int = 34, css: str
 
 # -- tables ------------------------------------------------------------------------------------------------
 
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[int] = ()) -> str:
-    head = "".join(f'<th{" class=n" if i in numeric else ""}>{esc(h)}</th>' for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f'<td{" class=n" if i in numeric else ""}>{_cell(v)}</td>' for i, v in enumerate(row))
-                   + "</tr>" for row in rows)
+    head = "".join(f"<th{' class=n' if i in numeric else ''}>{esc(h)}</th>" for i, h in enumerate(headers))
+    body = "".join(
+        "<tr>" + "".join(f"<td{' class=n' if i in numeric else ''}>{_cell(v)}</td>" for i, v in enumerate(row)) + "</tr>" for row in rows
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -224,17 +259,19 @@ def summary_section(data: ReportData) -> Section:
     ran = session_facts(s)
     took = duration(ran.duration_s) if ran.duration_s is not None else "not recorded"
     facts: list[tuple[str, str]] = [
-        ("File", Path(s.source).name), ("Format", s.format), ("Model", s.model or "not recorded"),
+        ("File", Path(s.source).name),
+        ("Format", s.format),
+        ("Model", s.model or "not recorded"),
         ("Date", f"{_utc(ran.start)} to {_utc(ran.end)}" if ran.start is not None else "not recorded"),
         ("Duration", f"{took} (first to last message or request, wall time)"),
         ("Project", ran.project),
         ("Agent version", f"{s.format} {ran.version}" if ran.version else "not recorded in the file"),
-        ("Full record", f"{len(s.record):,} messages"), ("Active view", f"{len(s.view):,} messages"),
+        ("Full record", f"{len(s.record):,} messages"),
+        ("Active view", f"{len(s.view):,} messages"),
         ("Requests", f"{len(rows):,}"),
         ("Peak reported input", num(max(reported)) if reported else "not recorded"),
         ("Largest predicted input", num(max((r.predicted for r in rows), default=0))),
-        ("Largest estimate", f"{num(max((r.estimate for r in rows), default=0))} (count × scale: what the ceiling "
-                             "is checked against)"),
+        ("Largest estimate", f"{num(max((r.estimate for r in rows), default=0))} (count × scale: what the ceiling is checked against)"),
         ("Ceiling", f"{num(m.ceiling)} ({m.resolution.why})" if m.ceiling else f"none ({m.resolution.why})"),
     ]
     if m.ceiling:
@@ -255,11 +292,13 @@ def summary_section(data: ReportData) -> Section:
 
 
 def timeline_section(data: ReportData) -> Section:
-    legend = ("<p class=legend><span class=swatch style='background:#4a7fd0'></span> predicted input (the forecast "
-              "of what the provider counts; a bar outlined red has its estimate, count × scale, at or past the ceiling) "
-              "<span class=dot></span> reported input "
-              "<span class=swatch style='background:#0f8a8a'></span> compaction by the agent "
-              "<span class=swatch style='background:#7d3c98'></span> fold</p>")
+    legend = (
+        "<p class=legend><span class=swatch style='background:#4a7fd0'></span> predicted input (the forecast "
+        "of what the provider counts; a bar outlined red has its estimate, count × scale, at or past the ceiling) "
+        "<span class=dot></span> reported input "
+        "<span class=swatch style='background:#0f8a8a'></span> compaction by the agent "
+        "<span class=swatch style='background:#7d3c98'></span> fold</p>"
+    )
     return Section("Timeline of requests", timeline_svg(data.measure, data.events) + legend)
 
 
@@ -268,21 +307,45 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     if c is None:
         return Section("What is eating the context", "<p>The session has no requests.</p>")
     predicted = f", predicted input {num(c.predicted)}" if c.predicted else ""
-    free = (f"; {num(c.free)} of the {num(c.window)}-token context window free (the window less the predicted input)"
-            if c.window and c.free is not None else "")
-    intro = (f"<p>The largest request, <b>request {esc(c.request)}</b>: {num(c.size)} tokens "
-             f"({esc(counted_words(c.counted, c.unseen_head))}), estimate "
-             f"{num(c.estimate)} (× scale {c.scale:.3f}){esc(predicted)}{esc(free)}. The parts add up to the count.</p>")
-    parts = table(("Category", "Tokens", "Share", "Blocks", "Note"),
-                  [(Markup(swatch(p.name) + esc(p.name)), num(p.tokens), f"{p.tokens / c.size:.1%}" if c.size else "—",
-                    num(p.blocks), p.note) for p in c.parts], numeric=(1, 2, 3))
-    largest = table(("Tokens", "Times", "What"),
-                    [(num(g.tokens), num(g.times), g.label) for g in c.top(top)], numeric=(0, 1))
-    repeats = table(("Repeats cost", "Times", "In all", "Why", "What"),
-                    [(num(r.repeat_tokens), num(r.times), num(r.tokens), r.why, r.label) for r in c.repeats[:top]],
-                    numeric=(0, 1, 2)) if c.repeats else "<p>Nothing is carried twice.</p>"
-    return Section("What is eating the context", intro + composition_svg(c) + composition_legend(c) + parts
-                   + "<h3>The largest things in it</h3>" + largest + "<h3>Carried more than once</h3>" + repeats)
+    free = (
+        f"; {num(c.free)} of the {num(c.window)}-token context window free (the window less the predicted input)"
+        if c.window and c.free is not None
+        else ""
+    )
+    intro = (
+        f"<p>The largest request, <b>request {esc(c.request)}</b>: {num(c.size)} tokens "
+        f"({esc(counted_words(c.counted, c.unseen_head))}), estimate "
+        f"{num(c.estimate)} (× scale {c.scale:.3f}){esc(predicted)}{esc(free)}. The parts add up to the count.</p>"
+    )
+    parts = table(
+        ("Category", "Tokens", "Share", "Blocks", "Note"),
+        [
+            (Markup(swatch(p.name) + esc(p.name)), num(p.tokens), f"{p.tokens / c.size:.1%}" if c.size else "—", num(p.blocks), p.note)
+            for p in c.parts
+        ],
+        numeric=(1, 2, 3),
+    )
+    largest = table(("Tokens", "Times", "What"), [(num(g.tokens), num(g.times), g.label) for g in c.top(top)], numeric=(0, 1))
+    repeats = (
+        table(
+            ("Repeats cost", "Times", "In all", "Why", "What"),
+            [(num(r.repeat_tokens), num(r.times), num(r.tokens), r.why, r.label) for r in c.repeats[:top]],
+            numeric=(0, 1, 2),
+        )
+        if c.repeats
+        else "<p>Nothing is carried twice.</p>"
+    )
+    return Section(
+        "What is eating the context",
+        intro
+        + composition_svg(c)
+        + composition_legend(c)
+        + parts
+        + "<h3>The largest things in it</h3>"
+        + largest
+        + "<h3>Carried more than once</h3>"
+        + repeats,
+    )
 
 
 def cost_sections(data: ReportData) -> list[Section]:
@@ -305,26 +368,60 @@ def cost_sections(data: ReportData) -> list[Section]:
     def share(value: float | None) -> str:
         return f"{value / whole:.0%}" if value is not None and whole else "—"
 
-    rows = [(Markup(swatch_cost(part) + esc(PART_WORDS[part][0])), num(v["tokens"]), usd(v.get("cost_usd")),
-             share(v.get("cost_usd")), usd(v.get("waste_usd")) if "waste_usd" in v else "", PART_WORDS[part][1])
-            for part, v in totals["by_cause"].items() if v["tokens"] or v.get("cost_usd")]
+    rows = [
+        (
+            Markup(swatch_cost(part) + esc(PART_WORDS[part][0])),
+            num(v["tokens"]),
+            usd(v.get("cost_usd")),
+            share(v.get("cost_usd")),
+            usd(v.get("waste_usd")) if "waste_usd" in v else "",
+            PART_WORDS[part][1],
+        )
+        for part, v in totals["by_cause"].items()
+        if v["tokens"] or v.get("cost_usd")
+    ]
     rows.append((Markup("<b>this session's own requests</b>"), "", usd(bill), share(bill), "", "the parts above together"))
     kids = [kind for kind in ("subagents", "summariser") if totals["children"][kind]["requests"]]
-    rows += [(Markup(swatch_cost(kind) + esc(PART_WORDS[kind][0])), num(totals["children"][kind]["tokens"]),
-              usd(totals["children"][kind]["cost_usd"]), share(totals["children"][kind]["cost_usd"]), "",
-              PART_WORDS[kind][1]) for kind in kids]
-    rows.append((Markup("<b>total</b>"), "", Markup(f"<b>{esc(usd(whole))}</b>"), "100%" if whole else "—", "",
-                 "everything this session was billed" + (", its subagents and summariser included" if kids else "")))
-    intro = (f"<p>The bill, the reported usage priced per request: <b>{esc(usd(bill))}</b>"
-             + (f" ({num(totals['unpriced_requests'])} requests without a price)" if totals.get("unpriced_requests") else "")
-             + (f"; with its subagents and compaction summariser, <b>{esc(usd(whole))}</b> in all" if kids else "")
-             + ". Each cache write is put down to its cause; <i>wasted</i> is what a write cost beyond the cheaper "
-             "way to send the same tokens (a read from the cache for rewrites, expiries and misses; fresh input "
-             "for the first and append writes).</p>")
-    explained = "".join(f"<p class=legend>{esc(PART_EXPLAINED[p])}</p>" for p in totals["by_cause"]
-                        if p in PART_EXPLAINED and totals["by_cause"][p]["tokens"])
-    out = [Section("Cost by cause", intro + table(("Part", "Tokens", "Cost", "Share", "Wasted", "What it is"), rows,
-                                                  numeric=(1, 2, 3, 4)) + explained)]
+    rows += [
+        (
+            Markup(swatch_cost(kind) + esc(PART_WORDS[kind][0])),
+            num(totals["children"][kind]["tokens"]),
+            usd(totals["children"][kind]["cost_usd"]),
+            share(totals["children"][kind]["cost_usd"]),
+            "",
+            PART_WORDS[kind][1],
+        )
+        for kind in kids
+    ]
+    rows.append(
+        (
+            Markup("<b>total</b>"),
+            "",
+            Markup(f"<b>{esc(usd(whole))}</b>"),
+            "100%" if whole else "—",
+            "",
+            "everything this session was billed" + (", its subagents and summariser included" if kids else ""),
+        )
+    )
+    intro = (
+        f"<p>The bill, the reported usage priced per request: <b>{esc(usd(bill))}</b>"
+        + (f" ({num(totals['unpriced_requests'])} requests without a price)" if totals.get("unpriced_requests") else "")
+        + (f"; with its subagents and compaction summariser, <b>{esc(usd(whole))}</b> in all" if kids else "")
+        + ". Each cache write is put down to its cause; <i>wasted</i> is what a write cost beyond the cheaper "
+        "way to send the same tokens (a read from the cache for rewrites, expiries and misses; fresh input "
+        "for the first and append writes).</p>"
+    )
+    explained = "".join(
+        f"<p class=legend>{esc(PART_EXPLAINED[p])}</p>"
+        for p in totals["by_cause"]
+        if p in PART_EXPLAINED and totals["by_cause"][p]["tokens"]
+    )
+    out = [
+        Section(
+            "Cost by cause",
+            intro + table(("Part", "Tokens", "Cost", "Share", "Wasted", "What it is"), rows, numeric=(1, 2, 3, 4)) + explained,
+        )
+    ]
     try:
         report = compaction_report(session, measure.policy, measure.counter, cache=cache)
     except Exception as exc:  # noqa: BLE001
@@ -333,12 +430,44 @@ def cost_sections(data: ReportData) -> list[Section]:
     if not report.compactions:
         out.append(Section("Compactions", "<p>The session has no compactions or folds.</p>"))
         return out
-    crow = [(c.request, c.kind, c.source, num(c.before), num(c.after), usd(c.summariser_cost_usd), num(len(c.literals.lost)),
-             num(sum(r.tokens for r in c.refetched)), usd(c.rewrite_cost_usd),
-             "—" if c.payback_requests is None else num(c.payback_requests)) for c in report.compactions]
-    out.append(Section("Compactions", "<div class=wide>" + table(
-        ("Request", "Kind", "By", "Before", "After", "Summariser", "Literals lost", "Fetched again", "Cache rewrite",
-         "Paid back after"), crow, numeric=(0, 3, 4, 5, 6, 7, 8, 9)) + "</div>"))
+    crow = [
+        (
+            c.request,
+            c.kind,
+            c.source,
+            num(c.before),
+            num(c.after),
+            usd(c.summariser_cost_usd),
+            num(len(c.literals.lost)),
+            num(sum(r.tokens for r in c.refetched)),
+            usd(c.rewrite_cost_usd),
+            "—" if c.payback_requests is None else num(c.payback_requests),
+        )
+        for c in report.compactions
+    ]
+    out.append(
+        Section(
+            "Compactions",
+            "<div class=wide>"
+            + table(
+                (
+                    "Request",
+                    "Kind",
+                    "By",
+                    "Before",
+                    "After",
+                    "Summariser",
+                    "Literals lost",
+                    "Fetched again",
+                    "Cache rewrite",
+                    "Paid back after",
+                ),
+                crow,
+                numeric=(0, 3, 4, 5, 6, 7, 8, 9),
+            )
+            + "</div>",
+        )
+    )
     return out
 
 
@@ -367,21 +496,40 @@ def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
     except Exception as exc:  # noqa: BLE001
         return Section("Replay", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")
     # The recorded row as the bill and the modelled recording beside it (core.readout.replay_facts), as the CLI does.
-    rows = [(label, num(t["requests"]), num(t["peak"]), num(t["over_ceiling"]), num(t.get("refused")), num(t["fresh"]),
-             num(t["cache_read"]), num(t["cache_write"]), num(t["rewrites"]), num(t["folds"]), cost_text(t))
-            for label, t in beside_bill(result["totals"])]
+    rows = [
+        (
+            label,
+            num(t["requests"]),
+            num(t["peak"]),
+            num(t["over_ceiling"]),
+            num(t.get("refused")),
+            num(t["fresh"]),
+            num(t["cache_read"]),
+            num(t["cache_write"]),
+            num(t["rewrites"]),
+            num(t["folds"]),
+            cost_text(t),
+        )
+        for label, t in beside_bill(result["totals"])
+    ]
     why = result.get("cache", {}).get("why") or ""
-    notes = [no_ceiling_line(m, strategies, "--ceiling N (max_input_tokens)"),
-             compare_line(result["totals"]),
-             *(f"{t['strategy']}: cost {t['cost_not_comparable']}" for t in result["totals"]
-               if t.get("cost_not_comparable")),
-             *(f"warning: {w}" for w in result.get("warnings", []))]
-    ceiling = (f"The ceiling is {num(m.ceiling)} tokens ({m.resolution.why})." if m.ceiling
-               else f"No ceiling is set ({m.resolution.why}).")
-    return Section("Replay under other strategies", f"<p>{esc(ceiling)} {esc(why)}</p>"
-                   + "".join(f"<p>{esc(line)}</p>" for line in notes if line) + table(
-        ("Strategy", "Requests", "Peak", "Over ceiling", "Refused", "Fresh", "Cache read", "Cache write", "Rewrites",
-         "Folds", "Cost"), rows, numeric=tuple(range(1, 11))))
+    notes = [
+        no_ceiling_line(m, strategies, "--ceiling N (max_input_tokens)"),
+        compare_line(result["totals"]),
+        *(f"{t['strategy']}: cost {t['cost_not_comparable']}" for t in result["totals"] if t.get("cost_not_comparable")),
+        *(f"warning: {w}" for w in result.get("warnings", [])),
+    ]
+    ceiling = f"The ceiling is {num(m.ceiling)} tokens ({m.resolution.why})." if m.ceiling else f"No ceiling is set ({m.resolution.why})."
+    return Section(
+        "Replay under other strategies",
+        f"<p>{esc(ceiling)} {esc(why)}</p>"
+        + "".join(f"<p>{esc(line)}</p>" for line in notes if line)
+        + table(
+            ("Strategy", "Requests", "Peak", "Over ceiling", "Refused", "Fresh", "Cache read", "Cache write", "Rewrites", "Folds", "Cost"),
+            rows,
+            numeric=tuple(range(1, 11)),
+        ),
+    )
 
 
 STYLE = """
@@ -418,19 +566,27 @@ dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill
 """
 
 
-def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[str] = (),
-           measure: Measure | None = None) -> ReportData:
+def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[str] = (), measure: Measure | None = None) -> ReportData:
     """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`)."""
     measure = measure or Measure(session, policy or Policy())
     rows = measure.trace.rows
     largest = max(rows, key=lambda r: (r.counted, -r.index)).index if rows else None
     limits = agent_limits(session, measure.policy)
     window = limits.window
-    composition = request_composition(measure, largest, window=window.tokens if window else None,
-                                      window_source=window.said if window else "") if largest is not None else None
+    composition = (
+        request_composition(measure, largest, window=window.tokens if window else None, window_source=window.said if window else "")
+        if largest is not None
+        else None
+    )
     data = ReportData(session, measure, largest, composition, fold_events(session, measure))
-    data.sections = [summary_section(data), timeline_section(data), composition_section(data), *cost_sections(data),
-                     every_request_section(data, window.tokens if window else None), conversation_section(data)]
+    data.sections = [
+        summary_section(data),
+        timeline_section(data),
+        composition_section(data),
+        *cost_sections(data),
+        every_request_section(data, window.tokens if window else None),
+        conversation_section(data),
+    ]
     if replay:
         data.sections.append(replay_section(data, replay))
     return data
@@ -448,9 +604,9 @@ def render(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(
 
     body = "".join(f"<section><h2>{esc(s.title)}</h2>{s.body}</section>" for s in data.sections)
     return (
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>foldscope report: {esc(name)}</title><style>{STYLE}</style></head><body>"
         f"<h1>foldscope report: {esc(name)}</h1>"
         f"<p class=legend>What this agent session sent the model, request by request, and what it cost.</p>{body}"
@@ -459,8 +615,9 @@ def render(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(
     )
 
 
-def write_report(session: Session, out: str | Path, policy: Policy | None = None, *, replay: Sequence[str] = (),
-                 measure: Measure | None = None) -> ReportData:
+def write_report(
+    session: Session, out: str | Path, policy: Policy | None = None, *, replay: Sequence[str] = (), measure: Measure | None = None
+) -> ReportData:
     """Write the report of `session` to `out` (the whole page at once; a failed write leaves no half file), never
     over the files the session was read from, a device or a link (core.model.outputs); private when new."""
     read = {path: "a file the session was read from" for path in input_paths(session)}

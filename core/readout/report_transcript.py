@@ -16,8 +16,14 @@ from foldscope.core.request.measure import Measure
 
 PREVIEW_CHARS = 90  # of a folded message's first line, in the line that folds it
 SHOWN_CHARS = 4000  # of one message's text; the rest is named by its size, so a large result cannot swell the page
-WHO = {"system": "system", "instruction": "user", "assistant": "assistant", "action_request": "tool call",
-       "action_response": "tool result", "note": "note"}
+WHO = {
+    "system": "system",
+    "instruction": "user",
+    "assistant": "assistant",
+    "action_request": "tool call",
+    "action_response": "tool result",
+    "note": "note",
+}
 
 
 def esc(value: Any) -> str:
@@ -59,16 +65,20 @@ def message_item(index: int, m: Message, in_view: bool) -> str:
     head = f"<span class=who>#{index} {esc(WHO.get(m.kind, m.kind))}</span>{_when(m.created_at)}{out_of_view}"
     if is_note(m):
         kind = note_kind(m)
-        return (f"<li class='m mark {kind}' id=message-{index}>{head} <b>{esc(kind.capitalize())}</b>: the messages "
-                f"before it were replaced by this summary in what later requests carried<details><summary>the "
-                f"summary, {_plural(len(text), 'character')}</summary>{_text_block(text)}</details></li>")
+        return (
+            f"<li class='m mark {kind}' id=message-{index}>{head} <b>{esc(kind.capitalize())}</b>: the messages "
+            f"before it were replaced by this summary in what later requests carried<details><summary>the "
+            f"summary, {_plural(len(text), 'character')}</summary>{_text_block(text)}</details></li>"
+        )
     if m.kind in ("action_request", "action_response", "system"):
         tool = _tool_name(m)
         first = text.strip().split("\n", 1)[0]
         preview = first[:PREVIEW_CHARS] + ("…" if len(first) > PREVIEW_CHARS or "\n" in text.strip() else "")
         label = f"{tool + ', ' if tool else ''}{_plural(len(text), 'character')}"
-        return (f"<li class='m {m.kind}' id=message-{index}><details><summary>{head} {esc(label)}"
-                f"<span class=preview>{esc(preview)}</span></summary>{_text_block(text)}</details></li>")
+        return (
+            f"<li class='m {m.kind}' id=message-{index}><details><summary>{head} {esc(label)}"
+            f"<span class=preview>{esc(preview)}</span></summary>{_text_block(text)}</details></li>"
+        )
     if not text.strip():
         return f"<li class='m {m.kind}' id=message-{index}>{head} <span class=tag>no text</span></li>"
     return f"<li class='m {m.kind}' id=message-{index}>{head}{_text_block(text)}</li>"
@@ -85,32 +95,39 @@ def conversation_section_body(session: Session, measure: Measure, events: Sequen
         k = answered.get(m.id)
         if k is not None:
             predicted = f", predicted input {rows[k].predicted:,} tokens" if k < len(rows) else ""
-            items.append(f"<li class=req>request {k} sent{esc(predicted)}: <a href=#{request_anchor(k)}>"
-                         "its composition</a></li>")
+            items.append(f"<li class=req>request {k} sent{esc(predicted)}: <a href=#{request_anchor(k)}>its composition</a></li>")
         items.append(message_item(index, m, m.id in view))
     kinds = {"compaction": 0, "fold": 0}
     for _, kind in events:
         kinds[kind] += 1
-    intro = (f"<p>The full record, {_plural(len(record), 'message')} in the order they happened: what was typed "
-             "and answered shown, tool calls, results and summaries folded under a line with their size (click to "
-             f"open). Each request is marked where it was sent, with a link to its composition; "
-             f"{_plural(kinds['compaction'], 'compaction')} and {_plural(kinds['fold'], 'fold')} are marked "
-             "where their summary entered. Times are UTC.</p>")
-    return (intro + f"<details class=transcript><summary>The conversation ({_plural(len(record), 'message')})"
-            f"</summary><ol class=msgs>{''.join(items)}</ol></details>")
+    intro = (
+        f"<p>The full record, {_plural(len(record), 'message')} in the order they happened: what was typed "
+        "and answered shown, tool calls, results and summaries folded under a line with their size (click to "
+        f"open). Each request is marked where it was sent, with a link to its composition; "
+        f"{_plural(kinds['compaction'], 'compaction')} and {_plural(kinds['fold'], 'fold')} are marked "
+        "where their summary entered. Times are UTC.</p>"
+    )
+    return (
+        intro + f"<details class=transcript><summary>The conversation ({_plural(len(record), 'message')})"
+        f"</summary><ol class=msgs>{''.join(items)}</ol></details>"
+    )
 
 
-def every_request_body(measure: Measure, window: int | None, bar: Callable[[Composition], str],
-                       largest_part: Callable[[Composition], str]) -> str:
+def every_request_body(
+    measure: Measure, window: int | None, bar: Callable[[Composition], str], largest_part: Callable[[Composition], str]
+) -> str:
     """A row per request (its anchor), its predicted input and its composition as a bar with the largest part."""
     out = []
     for row in measure.trace.rows:
         c = request_composition(measure, row.index, window=window)
-        out.append(f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
-                   f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"
-                   f"<td class=mini>{bar(c)}</td><td>{largest_part(c)}</td></tr>")
-    return ("<p>Every request as it was sent: the bar is its count split by the composition legend above (the "
-            "timeline's bars link here). The bar's full width is the context window where known.</p>"
-            "<table class=requests><thead><tr><th class=n>Request</th><th class=n>Predicted input</th>"
-            "<th class=n>Reported input</th><th>Composition</th><th>Largest part</th></tr></thead><tbody>"
-            + "".join(out) + "</tbody></table>")
+        out.append(
+            f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
+            f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"
+            f"<td class=mini>{bar(c)}</td><td>{largest_part(c)}</td></tr>"
+        )
+    return (
+        "<p>Every request as it was sent: the bar is its count split by the composition legend above (the "
+        "timeline's bars link here). The bar's full width is the context window where known.</p>"
+        "<table class=requests><thead><tr><th class=n>Request</th><th class=n>Predicted input</th>"
+        "<th class=n>Reported input</th><th>Composition</th><th>Largest part</th></tr></thead><tbody>" + "".join(out) + "</tbody></table>"
+    )

@@ -45,8 +45,10 @@ class Snapshot:
         """Whether the file is the one read before, only grown: same identity, no smaller, the bytes read unchanged."""
         if (now.st_dev, now.st_ino) != (self.dev, self.ino) or now.st_size < self.read_to or path != self.path:
             return False
-        return (_digest(path, 0, EDGE) == self.start_digest
-                and _digest(path, max(0, self.read_to - EDGE), min(EDGE, self.read_to)) == self.edge_digest)
+        return (
+            _digest(path, 0, EDGE) == self.start_digest
+            and _digest(path, max(0, self.read_to - EDGE), min(EDGE, self.read_to)) == self.edge_digest
+        )
 
 
 def _digest(path: str, offset: int, length: int) -> str:
@@ -57,8 +59,9 @@ def _digest(path: str, offset: int, length: int) -> str:
 
 def snapshot(path: str, read_to: int) -> Snapshot:
     st = os.stat(path)
-    return Snapshot(path, st.st_dev, st.st_ino, st.st_size, read_to, _digest(path, 0, EDGE),
-                    _digest(path, max(0, read_to - EDGE), min(EDGE, read_to)))
+    return Snapshot(
+        path, st.st_dev, st.st_ino, st.st_size, read_to, _digest(path, 0, EDGE), _digest(path, max(0, read_to - EDGE), min(EDGE, read_to))
+    )
 
 
 def state_paths(folder: Path, path: str) -> tuple[Path, Path]:
@@ -116,9 +119,13 @@ class StatusEngine:
         writes = [(engine_path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))] if pickled else []
         if not pickled:
             engine_path.unlink(missing_ok=True)  # the pickle kept before is behind these figures now
-        for target, data in (*writes,
-                             (figures_path, json.dumps({"version": STATE_VERSION, "profile": self.profile,
-                                                        "snapshot": asdict(snap), "figures": figures}).encode())):
+        for target, data in (
+            *writes,
+            (
+                figures_path,
+                json.dumps({"version": STATE_VERSION, "profile": self.profile, "snapshot": asdict(snap), "figures": figures}).encode(),
+            ),
+        ):
             aside = target.with_suffix(target.suffix + ".tmp")
             fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as handle:
@@ -167,9 +174,14 @@ def figures_of(session: Any, counter: Any, profile: str | None = None) -> dict[s
         "file": session.source,
         "model": facts.measure.model,
         "requests": len(session.trace),
-        "next": {"size": nxt.size, "size_name": nxt.size_name, "estimate": nxt.estimate,
-                 "agent": [asdict(lim) for lim in nxt.agent], "policy": [asdict(lim) for lim in nxt.policy],
-                 "reached": [lim.name for lim in nxt.agent + nxt.policy if lim.name in nxt.reached]},
+        "next": {
+            "size": nxt.size,
+            "size_name": nxt.size_name,
+            "estimate": nxt.estimate,
+            "agent": [asdict(lim) for lim in nxt.agent],
+            "policy": [asdict(lim) for lim in nxt.policy],
+            "reached": [lim.name for lim in nxt.agent + nxt.policy if lim.name in nxt.reached],
+        },
         "cache": _last_cache(cache.rows, session),
         "cost": {"bill_usd": totals["bill_usd"], "waste_usd": waste},
     }
@@ -188,9 +200,13 @@ def _last_cache(rows: list, session: Any) -> dict[str, Any] | None:
     assert u is not None
     causes = last.causes
     unusual = [c for c in ("rewrite", "expired", "provider", "unexplained") if causes.get(c)]
-    out: dict[str, Any] = {"index": last.index, "read": u.cache_read, "write": u.cache_write, "causes": causes,
-                           "cause": unusual[0] if unusual else ("first" if causes.get("first") else
-                                                                "append" if causes.get("append") else None)}
+    out: dict[str, Any] = {
+        "index": last.index,
+        "read": u.cache_read,
+        "write": u.cache_write,
+        "causes": causes,
+        "cause": unusual[0] if unusual else ("first" if causes.get("first") else "append" if causes.get("append") else None),
+    }
     if last.rewrite is not None:
         out["rewrite"] = {"why": last.rewrite.why, "message": last.rewrite.index}
     if last.since_cached_s is not None:
@@ -204,9 +220,12 @@ def _last_cache(rows: list, session: Any) -> dict[str, Any] | None:
     if touched:
         t = touched[-1]
         tu = t.usage
-        hour_end = (tu.cache_read + tu.cache_write_1h if tu.cache_write_1h else min(t.one_hour_end, tu.cache_read))
+        hour_end = tu.cache_read + tu.cache_write_1h if tu.cache_write_1h else min(t.one_hour_end, tu.cache_read)
         whole = tu.cache_read + tu.cache_write
-        out["touched"] = {"index": t.index, "at": at.get(t.index),
-                          "lifetime_s": LIFETIME_SECONDS["1h" if hour_end >= whole else "5m"],
-                          "hour_part": min(hour_end, whole)}
+        out["touched"] = {
+            "index": t.index,
+            "at": at.get(t.index),
+            "lifetime_s": LIFETIME_SECONDS["1h" if hour_end >= whole else "5m"],
+            "hour_part": min(hour_end, whole),
+        }
     return out

@@ -113,10 +113,15 @@ class TraceFacts:
     cache_pass: MeasuredPass | None = None  # the cache causes' pass over the same count, when asked for
 
 
-def measure_requests(session: Session, counter: Counter, report: Report,
-                     policy: Policy | PolicyChoice | None = None,
-                     on_count: Callable[[int, int, int], None] | None = None, *,
-                     cache_pass: bool = False) -> TraceFacts:
+def measure_requests(
+    session: Session,
+    counter: Counter,
+    report: Report,
+    policy: Policy | PolicyChoice | None = None,
+    on_count: Callable[[int, int, int], None] | None = None,
+    *,
+    cache_pass: bool = False,
+) -> TraceFacts:
     """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
     the launch record with the choice over it, core.model.launch.session_policy); the counter memoises.
     `on_count(k, requests, count)` hears each request's count as the counting pass reaches it. With `cache_pass`,
@@ -170,8 +175,7 @@ def measure_requests(session: Session, counter: Counter, report: Report,
                 over_ceiling=row.over_ceiling,
                 prefix_share=row.prefix_share,
                 folded_before=bool(notes - previous_notes) and bool(out),
-                compacted_before=bool(out) and bool(notes - previous_notes)
-                and (notes - previous_notes) <= compaction_notes,
+                compacted_before=bool(out) and bool(notes - previous_notes) and (notes - previous_notes) <= compaction_notes,
                 predicted=measure.headline(row.index),
                 predicted_from=row.predicted_from,
                 flagged=row.flagged,
@@ -190,6 +194,17 @@ def measure_requests(session: Session, counter: Counter, report: Report,
     now = measure.estimate(measure.messages(session.view))
     nxt = measured.next_predicted
     window = context_window(session, measure.policy)
-    return TraceFacts(out, rules, now, measure.scale, policy, measured.unseen_head, nxt.predicted if nxt else 0,
-                      measured.next_rule if nxt else None,
-                      window.tokens if window else None, window.said if window else "", measure, steps)
+    return TraceFacts(
+        out,
+        rules,
+        now,
+        measure.scale,
+        policy,
+        measured.unseen_head,
+        nxt.predicted if nxt else 0,
+        measured.next_rule if nxt else None,
+        window.tokens if window else None,
+        window.said if window else "",
+        measure,
+        steps,
+    )

@@ -31,6 +31,8 @@ def unseen_head_words(heads: Sequence[int], fmt: str) -> str:
     what = f"the system prompt and tools this {fmt} file does not hold"
     if len(runs) == 1 and runs[0][:2] == (0, len(heads) - 1):
         return f"{runs[0][2]:,} tokens every request carried ({what}), {HOW}"
-    spans = "; ".join(f"{head:,} tokens for request {first}" if first == last else
-                      f"{head:,} tokens for requests {first}–{last}" for first, last, head in runs)
+    spans = "; ".join(
+        f"{head:,} tokens for request {first}" if first == last else f"{head:,} tokens for requests {first}–{last}"
+        for first, last, head in runs
+    )
     return f"{spans} ({what}), {HOW}"

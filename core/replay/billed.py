@@ -21,8 +21,16 @@ from foldscope.core.replay.lab import as_billed, billing_prices, usd_sum
 from foldscope.core.request.measure import refused
 
 # The totals a count would give: absent from an untokenised summary (None), present with --count.
-COUNTED = ("peak", "over_ceiling", "rewrites", "appends", "modelled_fresh", "modelled_cache_read",
-           "modelled_cache_write", "modelled_cost_usd")
+COUNTED = (
+    "peak",
+    "over_ceiling",
+    "rewrites",
+    "appends",
+    "modelled_fresh",
+    "modelled_cache_read",
+    "modelled_cache_write",
+    "modelled_cost_usd",
+)
 
 
 def run_model(session: Session, policy: Policy) -> str | None:
@@ -35,8 +43,9 @@ def fully_reported(session: Session) -> bool:
     return bool(session.trace) and all(r.usage is not None for r in session.trace)
 
 
-def billed_summary(session: Session, policy: Policy, per_call: int | str | None = None,
-                   resolution: Resolution | None = None) -> dict[str, Any] | None:
+def billed_summary(
+    session: Session, policy: Policy, per_call: int | str | None = None, resolution: Resolution | None = None
+) -> dict[str, Any] | None:
     """The recorded strategy's totals from the reported usage alone, keyed as core.replay.lab's StrategyRun.totals;
     None when a request reported no usage (its figures need the cache model)."""
     if not fully_reported(session):
@@ -54,18 +63,31 @@ def billed_summary(session: Session, policy: Policy, per_call: int | str | None 
         bills.append(as_billed(usage, billing_prices(policy.model, model, request.model, prices), request.at))
         over += refused(usage.reported_input, ceiling)
     totals: dict[str, Any] = {
-        "strategy": "recorded", "estimator": None, "requests": len(bills),
-        "refused": 0, "fresh": sum(b.fresh for b in bills), "cache_read": sum(b.cache_read for b in bills),
-        "cache_write": sum(b.cache_write for b in bills), "cache_write_1h": sum(b.cache_write_1h for b in bills),
-        "output": sum(b.output for b in bills), "folds": 0, "cost_usd": usd_sum([b.cost_usd for b in bills]),
-        "cost_not_comparable": None, "cost_sent_usd": None,  # the recording refuses nothing
-        "reported_requests": len(bills), "reported_over_ceiling": over,
+        "strategy": "recorded",
+        "estimator": None,
+        "requests": len(bills),
+        "refused": 0,
+        "fresh": sum(b.fresh for b in bills),
+        "cache_read": sum(b.cache_read for b in bills),
+        "cache_write": sum(b.cache_write for b in bills),
+        "cache_write_1h": sum(b.cache_write_1h for b in bills),
+        "output": sum(b.output for b in bills),
+        "folds": 0,
+        "cost_usd": usd_sum([b.cost_usd for b in bills]),
+        "cost_not_comparable": None,
+        "cost_sent_usd": None,  # the recording refuses nothing
+        "reported_requests": len(bills),
+        "reported_over_ceiling": over,
         "peak_reported_input": max(r.usage.reported_input for r in session.trace if r.usage is not None),
         "counted": False,
         **dict.fromkeys(COUNTED),
     }
     found = pricing.resolve(model)
-    return {"model": model, "priced": prices is not None, "price_source": found.source if prices else None,
-            "price_reason": None if prices else found.reason,
-            "ceiling": {"tokens": ceiling, "source": resolution.source, "why": resolution.why},
-            "totals": [totals]}
+    return {
+        "model": model,
+        "priced": prices is not None,
+        "price_source": found.source if prices else None,
+        "price_reason": None if prices else found.reason,
+        "ceiling": {"tokens": ceiling, "source": resolution.source, "why": resolution.why},
+        "totals": [totals],
+    }

@@ -110,9 +110,7 @@ def check_cache(session: Session, measure: Measure | None = None) -> CacheCheck 
         layout = hidden_head_layout(layouts.blocks(view), offset, scale, stable, tail, r.at)
         tail = layout.keys[-1] if layout.keys else None
         out = cache.step(layout)
-        check.rows.append(
-            CheckRow(r.index, u.reported_input, out.tokens, u.cache_read, out.read, u.cache_write, out.write)
-        )
+        check.rows.append(CheckRow(r.index, u.reported_input, out.tokens, u.cache_read, out.read, u.cache_write, out.write))
     return check
 
 

@@ -30,8 +30,13 @@ class EngineError(Exception):
     """An engine cannot start (no loopback for a LocalCluster, a scheduler that does not answer): one line."""
 
 
-def run_local(paths: Sequence[str], points: Sequence[PolicyPoint], workers: int | None = None,
-              cancel: threading.Event | None = None, task: Task = tune_session) -> Generator[dict[str, Any], None, None]:
+def run_local(
+    paths: Sequence[str],
+    points: Sequence[PolicyPoint],
+    workers: int | None = None,
+    cancel: threading.Event | None = None,
+    task: Task = tune_session,
+) -> Generator[dict[str, Any], None, None]:
     """The tasks on `workers` processes (spawned, so a GUI's threads are never forked), each holding one session
     at a time, so that a worker that dies (killed, out of memory) fails the session it held, by name, and a
     new worker takes the rest: the sweep always ends. `task` is a module-level function (a test's stand-in)."""
@@ -60,8 +65,7 @@ class _Workers:
 
     def _start(self) -> tuple[Any, Any]:
         ours, theirs = self.context.Pipe()
-        process = self.context.Process(target=_serve, args=(theirs, self.task, self.points), daemon=True,
-                                       name="foldscope tune worker")
+        process = self.context.Process(target=_serve, args=(theirs, self.task, self.points), daemon=True, name="foldscope tune worker")
         process.start()
         theirs.close()
         return process, ours
@@ -93,8 +97,10 @@ class _Workers:
                 except (EOFError, OSError):
                     process.join(timeout=5)
                     self._end(process, connection)
-                    yield {"file": path, "error": f"{path}: the worker replaying it stopped ({_how(process)}); "
-                                                  "the rest of the sweep went on"}
+                    yield {
+                        "file": path,
+                        "error": f"{path}: the worker replaying it stopped ({_how(process)}); the rest of the sweep went on",
+                    }
                     continue
                 self.idle.append((process, connection))
                 yield result
@@ -135,8 +141,13 @@ def _how(process: Any) -> str:
     return f"exit code {code}"
 
 
-def run_dask(paths: Sequence[str], points: Sequence[PolicyPoint], workers: int | None = None,
-             scheduler: str | None = None, cancel: threading.Event | None = None) -> Generator[dict[str, Any], None, None]:
+def run_dask(
+    paths: Sequence[str],
+    points: Sequence[PolicyPoint],
+    workers: int | None = None,
+    scheduler: str | None = None,
+    cancel: threading.Event | None = None,
+) -> Generator[dict[str, Any], None, None]:
     """The tasks on a Dask cluster: `scheduler`'s address, else a LocalCluster of `workers` processes here.
 
     Workers must be able to read the session paths (a shared folder, or fsspec URLs such as s3://)."""
@@ -148,13 +159,21 @@ def run_dask(paths: Sequence[str], points: Sequence[PolicyPoint], workers: int |
     if scheduler is None:
         problem = loopback_problem()
         if problem:  # Dask would spend 30 s timing out, then print a traceback
-            raise EngineError(f"the dask engine runs its cluster on the loopback network (127.0.0.1), which cannot be "
-                              f"reached here ({problem}); use --engine local")
+            raise EngineError(
+                f"the dask engine runs its cluster on the loopback network (127.0.0.1), which cannot be "
+                f"reached here ({problem}); use --engine local"
+            )
         try:
             # Loopback only, no dashboard: the scheduler's HTTP endpoint on a free port of 127.0.0.1.
-            cluster = LocalCluster(n_workers=max(1, workers or 2), threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", dashboard_address=None, silence_logs=50,
-                                   scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"})
+            cluster = LocalCluster(
+                n_workers=max(1, workers or 2),
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=50,
+                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            )
             client = Client(cluster)
         except Exception as exc:
             if cluster is not None:
@@ -197,8 +216,14 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc) or type(exc).__name__).splitlines()[0]
 
 
-def run_engine(engine: str, paths: Sequence[str], points: Sequence[PolicyPoint], workers: int | None = None,
-               scheduler: str | None = None, cancel: threading.Event | None = None) -> Generator[dict[str, Any], None, None]:
+def run_engine(
+    engine: str,
+    paths: Sequence[str],
+    points: Sequence[PolicyPoint],
+    workers: int | None = None,
+    scheduler: str | None = None,
+    cancel: threading.Event | None = None,
+) -> Generator[dict[str, Any], None, None]:
     if engine == "local":
         return run_local(paths, points, workers, cancel)
     if engine == "dask":

@@ -65,8 +65,7 @@ class _Laid(NamedTuple):
     head_key: Any
 
 
-def kept_parts(serial: int, parts: Sequence[Any], head_key: Any, m: Measurement,
-               key: Callable[[Measurement, int, Any], Any]) -> int:
+def kept_parts(serial: int, parts: Sequence[Any], head_key: Any, m: Measurement, key: Callable[[Measurement, int, Any], Any]) -> int:
     """How many leading parts of measurement `m` are those of the one laid out before (`serial`, its `parts` and its
     head's key): the counter's own `kept` when it laid `m` out from that one, else found by identity (the counter
     may have stepped from another view in between, as the band's estimate of the view before its commit). A part
@@ -105,8 +104,10 @@ def recorded_counts(measure: Measure, report: TraceReport) -> list[int]:
     compiled with the first round the measure compiles every view with (the trace's decision, or none while
     caching is off): only a request before the decision, which the trace compiled without it, is counted again."""
     want = included_round(report.decision) if measure.policy.caching else None
-    return [row.counted - row.unseen_head if row.first_round == want else measure.count(measure.request_messages(k))
-            for k, row in enumerate(report.rows)]
+    return [
+        row.counted - row.unseen_head if row.first_round == want else measure.count(measure.request_messages(k))
+        for k, row in enumerate(report.rows)
+    ]
 
 
 class Layouts:
@@ -121,8 +122,7 @@ class Layouts:
     the keys and ends of the parts the counter kept.
     """
 
-    def __init__(self, measure: Measure, head: int | None = None, scale: float | None = None,
-                 estimator: str = ADR) -> None:
+    def __init__(self, measure: Measure, head: int | None = None, scale: float | None = None, estimator: str = ADR) -> None:
         self.measure = measure
         self.estimator = check_estimator(estimator)  # what the adr fold decides on (core.request.estimators)
         self.record = measure.session.record
@@ -190,8 +190,7 @@ class Layouts:
             n = self._alone[message.id] = (count_text(message.text) + MESSAGE_OVERHEAD) * self.scale
         return n
 
-    def layout(self, view: Sequence[Message], marks: tuple[Mark, ...], at: float | None,
-               over: Measure | None = None) -> Layout:
+    def layout(self, view: Sequence[Message], marks: tuple[Mark, ...], at: float | None, over: Measure | None = None) -> Layout:
         """The request's blocks, hidden head first, with the token end of each; keys and ends of the parts
         the counter kept from the previous layout's measurement are taken from it. `over`: the measure the view
         compiles under when not this one's (adr's fold measures its own working session, with the first round
@@ -205,8 +204,8 @@ class Layouts:
         if prev is not None and prev.shift == shift:
             keep = kept_parts(prev.serial, prev.parts, prev.head_key, m, self._key)
         # the kept parts' notes and members (sorted part indices), cut where the kept parts end
-        notes = prev.notes[:bisect_left(prev.notes, keep)] if prev is not None and keep else []
-        members = prev.members[:bisect_left(prev.members, keep)] if prev is not None and keep else []
+        notes = prev.notes[: bisect_left(prev.notes, keep)] if prev is not None and keep else []
+        members = prev.members[: bisect_left(prev.members, keep)] if prev is not None and keep else []
         # counted tokens to the end of each block, the head's included
         total = prev.totals[keep - 1] if prev is not None and keep else self.head
         keys: list[Any] = []
@@ -253,12 +252,17 @@ class Layouts:
 
 
 def place_marks(
-    keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: Any, protected: frozenset[str], *,
-    notes: Sequence[int] | None = None, members: Sequence[int] | None = None, tail_at: int | None | object = SEARCH,
+    keys: Sequence[Any],
+    kinds: Mapping[str, str],
+    previous_tail: Any,
+    protected: frozenset[str],
+    *,
+    notes: Sequence[int] | None = None,
+    members: Sequence[int] | None = None,
+    tail_at: int | None | object = SEARCH,
 ) -> tuple[Mark, ...]:
     """ADR-0127's marks on a request's blocks, as core.request.marks decides them for every request (one place)."""
-    found = replay_marks(keys, kinds, previous_tail, protected, LOOKBACK, notes=notes, members=members,
-                         tail_at=tail_at)
+    found = replay_marks(keys, kinds, previous_tail, protected, LOOKBACK, notes=notes, members=members, tail_at=tail_at)
     return tuple(Mark(m.block, m.lifetime) for m in found)
 
 
@@ -323,6 +327,7 @@ class Row:
     def as_dict(self) -> dict[str, Any]:
         """The row as plain data: what dataclasses.asdict gives for its scalar fields, without the deep walk."""
         return {name: getattr(self, name) for name in ROW_FIELDS}
+
     reported_input: int | None = None  # what the provider counted for the recorded request, where it reported usage
     reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
     predicted: int | None = None  # where the fold decided on the predicted input (--estimator predicted): its size
@@ -374,15 +379,20 @@ class StrategyRun:
             "modelled_cache_write": sum(r.modelled_cache_write for r in rows),
             "modelled_cost_usd": None if not_comparable else usd_sum([r.modelled_cost_usd for r in rows]),
             # the largest predicted input the fold decided on (None: it never decided, as with no ceiling)
-            **({"predicted_peak": max((r.predicted for r in rows if r.predicted is not None), default=None)}
-               if self.estimator == "predicted" else {}),
+            **(
+                {"predicted_peak": max((r.predicted for r in rows if r.predicted is not None), default=None)}
+                if self.estimator == "predicted"
+                else {}
+            ),
         }
 
 
 def not_comparable_why(refusals: int, requests: int) -> str:
     """Why a strategy's cost is not set beside the others': the requests it refused sent nothing."""
-    return (f"not comparable: {refusals:,} of {requests:,} requests refused (nothing sent, nothing billed), so the "
-            "cost leaves out what the others pay for them")
+    return (
+        f"not comparable: {refusals:,} of {requests:,} requests refused (nothing sent, nothing billed), so the "
+        "cost leaves out what the others pay for them"
+    )
 
 
 def cost_text(t: Mapping[str, Any]) -> str:
@@ -404,10 +414,12 @@ def _summarised(job: Callable[[], StrategyRun]) -> StrategyRun:
 
 def model_vs_reported(t: dict[str, Any]) -> str:
     """One line: the recording as billed against what the cache model gives for the same requests."""
-    return (f"recorded as billed ({t['reported_requests']:,} of {t['requests']:,} requests reported); model vs reported: "
-            f"fresh {t['modelled_fresh']:,} vs {t['fresh']:,}, cache read {t['modelled_cache_read']:,} vs "
-            f"{t['cache_read']:,}, cache write {t['modelled_cache_write']:,} vs {t['cache_write']:,}, "
-            f"cost {usd_text(t['modelled_cost_usd'])} vs {usd_text(t['cost_usd'])}")
+    return (
+        f"recorded as billed ({t['reported_requests']:,} of {t['requests']:,} requests reported); model vs reported: "
+        f"fresh {t['modelled_fresh']:,} vs {t['fresh']:,}, cache read {t['modelled_cache_read']:,} vs "
+        f"{t['cache_read']:,}, cache write {t['modelled_cache_write']:,} vs {t['cache_write']:,}, "
+        f"cost {usd_text(t['modelled_cost_usd'])} vs {usd_text(t['cost_usd'])}"
+    )
 
 
 def usd_text(value: float | None) -> str:
@@ -459,8 +471,9 @@ def run_strategy(
         layout = measure.layout(step.view, (), session.trace[step.request].at, step.measure)
         if rules.mode == "marks":
             notes, members = measure.anchors()
-            marks = place_marks(layout.keys, {}, tail, protected, notes=notes, members=members,
-                                tail_at=None if tail is None else measure.position(tail))
+            marks = place_marks(
+                layout.keys, {}, tail, protected, notes=notes, members=members, tail_at=None if tail is None else measure.position(tail)
+            )
             layout = Layout(layout.keys, layout.ends, marks, layout.at)  # dataclasses.replace's result, without its field walk
         tail = layout.keys[-1] if layout.keys else None
         out = cache.step(layout)
@@ -477,11 +490,28 @@ def refused_row(strategy: str, i: int, step: Step, measure: Layouts) -> Row:
     size = measure.estimate(step.view, step.measure)
     ceiling = measure.ceiling
     return Row(
-        strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),
-        estimate=size, over_ceiling=refused(size, ceiling),
-        fresh=0, cache_read=0, cache_write=0, cache_write_5m=0, cache_write_1h=0, output=0, change="refused",
-        rewritten=0, folds=step.folds, folded=step.folded, cost_usd=0.0, refused=True, floor_estimate=step.floor,
-        modelled_cost_usd=0.0, predicted=step.predicted,
+        strategy=strategy,
+        step=i,
+        request=step.request,
+        kind=step.kind,
+        messages=len(step.view),
+        estimate=size,
+        over_ceiling=refused(size, ceiling),
+        fresh=0,
+        cache_read=0,
+        cache_write=0,
+        cache_write_5m=0,
+        cache_write_1h=0,
+        output=0,
+        change="refused",
+        rewritten=0,
+        folds=step.folds,
+        folded=step.folded,
+        cost_usd=0.0,
+        refused=True,
+        floor_estimate=step.floor,
+        modelled_cost_usd=0.0,
+        predicted=step.predicted,
     )
 
 
@@ -508,15 +538,37 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
         assert usage is not None
         bill = as_billed(usage, request_prices(measure.measure, request.model, prices), request.at)
         fresh, read, write, write_5m, write_1h, output, cost = (
-            bill.fresh, bill.cache_read, bill.cache_write, bill.cache_write_5m, bill.cache_write_1h, bill.output,
-            bill.cost_usd)
+            bill.fresh,
+            bill.cache_read,
+            bill.cache_write,
+            bill.cache_write_5m,
+            bill.cache_write_1h,
+            bill.output,
+            bill.cost_usd,
+        )
     return Row(
-        strategy=strategy, step=i, request=step.request, kind=step.kind, messages=len(step.view),
-        estimate=size, over_ceiling=refused(size, ceiling),
-        fresh=fresh, cache_read=read, cache_write=write, cache_write_5m=write_5m,
-        cache_write_1h=write_1h, output=output, change=out.change, rewritten=out.rewritten,
-        folds=step.folds, folded=step.folded, cost_usd=cost if billed or cost is None else round(cost, 8),
-        reported=billed, modelled_fresh=out.fresh, modelled_cache_read=out.read, modelled_cache_write=out.write,
+        strategy=strategy,
+        step=i,
+        request=step.request,
+        kind=step.kind,
+        messages=len(step.view),
+        estimate=size,
+        over_ceiling=refused(size, ceiling),
+        fresh=fresh,
+        cache_read=read,
+        cache_write=write,
+        cache_write_5m=write_5m,
+        cache_write_1h=write_1h,
+        output=output,
+        change=out.change,
+        rewritten=out.rewritten,
+        folds=step.folds,
+        folded=step.folded,
+        cost_usd=cost if billed or cost is None else round(cost, 8),
+        reported=billed,
+        modelled_fresh=out.fresh,
+        modelled_cache_read=out.read,
+        modelled_cache_write=out.write,
         modelled_cost_usd=None if modelled is None else round(modelled, 8),
         reported_input=reported_input if strategy == "recorded" else None,
         reported_over_ceiling=strategy == "recorded" and reported_input is not None and refused(reported_input, ceiling),
@@ -530,8 +582,7 @@ def request_prices(measure: Measure, model: str | None, prices: ModelPrices | No
     return billing_prices(measure.policy.model, model_name(measure), model, prices)
 
 
-def billing_prices(named: str | None, run_model: str | None, model: str | None,
-                   prices: ModelPrices | None) -> ModelPrices | None:
+def billing_prices(named: str | None, run_model: str | None, model: str | None, prices: ModelPrices | None) -> ModelPrices | None:
     """request_prices without a Measure: `named` is the model the replay names (it prices every request), `run_model`
     the model the run is priced at (`prices`), `model` the request's own."""
     if named or not pricing.is_model(model) or model == run_model:
@@ -560,8 +611,9 @@ def as_billed(usage: Usage, billing: ModelPrices | None, at: float | None) -> Bi
     write_1h = min(usage.cache_write_1h, usage.cache_write)
     write_5m = usage.cache_write - write_1h
     cost = billing.cost(usage.input, usage.cache_read, write_5m, write_1h, usage.output) if billing else None
-    return Billed(usage.input, usage.cache_read, usage.cache_write, write_5m, write_1h, usage.output,
-                  None if cost is None else round(cost, 8))
+    return Billed(
+        usage.input, usage.cache_read, usage.cache_write, write_5m, write_1h, usage.output, None if cost is None else round(cost, 8)
+    )
 
 
 @dataclass
@@ -599,9 +651,16 @@ def strategy_child() -> None:
 
 
 def replay_runs(
-    session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
-    report: Report | None = None, keep_views: bool = False, estimator: str = ADR, workers: int = 1,
-    said: Callable[[str], None] | None = None, rows: bool = True,
+    session: Session,
+    strategies: Iterable[str],
+    measure: Measure,
+    prices: ModelPrices | None = None,
+    report: Report | None = None,
+    keep_views: bool = False,
+    estimator: str = ADR,
+    workers: int = 1,
+    said: Callable[[str], None] | None = None,
+    rows: bool = True,
 ) -> ReplayRuns:
     """Run every named strategy over one session, sharing one measure; the adr fold decides on `estimator`.
 
@@ -636,8 +695,7 @@ def replay_runs(
             if report is not None:
                 report(len(finished) * per, total, strategies[i])
 
-        runs = parallel.run_forked(jobs, groups, said=said, done=done, names=strategies,
-                                   in_child=strategy_child)
+        runs = parallel.run_forked(jobs, groups, said=said, done=done, names=strategies, in_child=strategy_child)
         return ReplayRuns(model, prices is not None, rules.mode, why, settings_of(measure, estimator), runs)
     runs = []
     for n, name in enumerate(strategies):
@@ -650,20 +708,33 @@ def settings_of(measure: Measure, estimator: str = ADR) -> dict[str, Any]:
     """What a replay ran under, as its output names it: the policy resolved, the band's lines, and what the
     adr fold decides on."""
     p = measure.policy
-    return {"ceiling": measure.ceiling, "fold_at": p.fold_at, "target": p.fold_target,
-            "result_max": p.tool_result_max_chars, "caching": p.caching, "band_max": BAND_MAX, "band_min": BAND_MIN,
-            "model": p.model, "estimator": estimator}
+    return {
+        "ceiling": measure.ceiling,
+        "fold_at": p.fold_at,
+        "target": p.fold_target,
+        "result_max": p.tool_result_max_chars,
+        "caching": p.caching,
+        "band_max": BAND_MAX,
+        "band_min": BAND_MIN,
+        "model": p.model,
+        "estimator": estimator,
+    }
 
 
 def replay(
-    session: Session, strategies: Iterable[str], measure: Measure, prices: ModelPrices | None = None,
-    report: Report | None = None, estimator: str = ADR, workers: int = 1, said: Callable[[str], None] | None = None,
+    session: Session,
+    strategies: Iterable[str],
+    measure: Measure,
+    prices: ModelPrices | None = None,
+    report: Report | None = None,
+    estimator: str = ADR,
+    workers: int = 1,
+    said: Callable[[str], None] | None = None,
     rows: bool = True,
 ) -> dict[str, Any]:
     """Every named strategy over one session: totals side by side, and the rows, as plain data (`workers`, `said`:
     as replay_runs; without `rows` the rows are an empty list, for a caller that shows the totals alone)."""
-    out = replay_runs(session, strategies, measure, prices, report, estimator=estimator, workers=workers, said=said,
-                      rows=rows)
+    out = replay_runs(session, strategies, measure, prices, report, estimator=estimator, workers=workers, said=said, rows=rows)
     found = pricing.resolve(out.model)
     return {
         "model": out.model,

@@ -40,9 +40,14 @@ def split(weights: Sequence[float], processes: int) -> list[list[int]]:
     return [sorted(groups[g]) for g in order]
 
 
-def run_forked(jobs: Sequence[Callable[[], Any]], groups: Sequence[Sequence[int]],
-               said: Callable[[str], None] | None = None, done: Callable[[int], None] | None = None,
-               names: Sequence[str] | None = None, in_child: Callable[[], None] | None = None) -> list[Any]:
+def run_forked(
+    jobs: Sequence[Callable[[], Any]],
+    groups: Sequence[Sequence[int]],
+    said: Callable[[str], None] | None = None,
+    done: Callable[[int], None] | None = None,
+    names: Sequence[str] | None = None,
+    in_child: Callable[[], None] | None = None,
+) -> list[Any]:
     """Every job's result in the jobs' order: the first group's jobs run here, each other group's in a forked child.
 
     `in_child()` runs first in each child (to let go of what only the parent may use). `done(i)` is called here
@@ -94,8 +99,7 @@ def run_forked(jobs: Sequence[Callable[[], Any]], groups: Sequence[Sequence[int]
 class _Child:
     """A forked child running `group` of the jobs and writing their results, pickled, to its pipe; the parent's end."""
 
-    def __init__(self, jobs: Sequence[Callable[[], Any]], group: Sequence[int],
-                 in_child: Callable[[], None] | None = None) -> None:
+    def __init__(self, jobs: Sequence[Callable[[], Any]], group: Sequence[int], in_child: Callable[[], None] | None = None) -> None:
         self.group = list(group)
         read, write = os.pipe()
         pid = os.fork()
@@ -138,8 +142,7 @@ class _Child:
             self.pid = None
 
 
-def _serve(jobs: Sequence[Callable[[], Any]], group: Sequence[int], write: int,
-           in_child: Callable[[], None] | None) -> None:
+def _serve(jobs: Sequence[Callable[[], Any]], group: Sequence[int], write: int, in_child: Callable[[], None] | None) -> None:
     """The child: run the group's jobs, write ("ok", results) or ("failed", why) to the pipe, and exit at once
     (os._exit: never the parent's exit handlers, never its buffered output written twice)."""
     status = 1

@@ -35,6 +35,7 @@ class Sizes(Protocol):
     @property
     def measure(self) -> Measure: ...
 
+
 BAND_BRIEF_CHARS = 2000  # pi-fold bounds each brief at 2,000 characters
 BAND_MAX = 0.80  # pi-fold maxTarget: a commit fires when the view reaches it, a fraction of the ceiling
 BAND_MIN = 0.20  # pi-fold minTarget: a commit folds down to it
@@ -154,8 +155,11 @@ def folded_ids(span: Sequence[Message]) -> Shared[str]:
     its ids would cost the whole session's length at every compaction."""
     first = span[0].metadata.get("folded_ids") if span and span[0].kind == "note" else None
     ids: Shared[str] = first if isinstance(first, Shared) else Shared()
-    new = [i for m in (span[1:] if isinstance(first, Shared) else span)
-           for i in (m.metadata.get("folded_ids", ()) if m.kind == "note" else (m.id,))]
+    new = [
+        i
+        for m in (span[1:] if isinstance(first, Shared) else span)
+        for i in (m.metadata.get("folded_ids", ()) if m.kind == "note" else (m.id,))
+    ]
     return ids.grown(len(ids), new)
 
 
@@ -260,8 +264,7 @@ def commit(
     return out, folded + nested
 
 
-def consolidate(session: Session, view: list[Message], sizes: Mapping[str, float],
-                measure: Sizes) -> tuple[list[Message], int]:
+def consolidate(session: Session, view: list[Message], sizes: Mapping[str, float], measure: Sizes) -> tuple[list[Message], int]:
     """pi-fold's nesting, in the commit's one rewrite: once the view holds CONSOLIDATE_AFTER visible roots (briefs no
     brief in the view holds), the stalest CONSOLIDATE_AFTER of them, with what lies between them, fold into one parent
     brief, itself a root. Without it every commit of a long session leaves one more brief that is never folded again,
@@ -294,8 +297,7 @@ def compaction(session: Session, measure: Sizes) -> Iterator[Step]:
         over = measure.ceiling and measure.estimate(sent) >= measure.policy.fold_at * measure.ceiling
         if over and any(view[i].kind != "note" for i in range(head, len(view))):
             body = view[head:]
-            prompt = Message(id=f"compaction-prompt:{k}", kind="instruction", created_at=None,
-                             content={"instruction": COMPACT_PROMPT})
+            prompt = Message(id=f"compaction-prompt:{k}", kind="instruction", created_at=None, content={"instruction": COMPACT_PROMPT})
             note = make_note(session, body, f"compaction:{k}", SUMMARY_CHARS)
             yield Step(sent.grown(len(sent), (prompt,)), k, kind="summary", output=measure.alone(note))
             view = view[:head] + [note]
@@ -317,9 +319,15 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
     # The fold under the same Measure: its counts and the replay's tokenise each body once, under one policy.
     # It decides on the ADR's estimate (the spec's), or with `--estimator predicted` on the predicted input.
     sizer = PredictedSize(measure.measure) if getattr(measure, "estimator", ADR) == PREDICTED else None
-    folding = Folding(session, measure.measure, clock=lambda: 0.0,
-                      scale=getattr(measure, "scale", None), head=getattr(measure, "head", None),
-                      estimator=sizer, digests=False)  # its notes' span digests are never read here
+    folding = Folding(
+        session,
+        measure.measure,
+        clock=lambda: 0.0,
+        scale=getattr(measure, "scale", None),
+        head=getattr(measure, "head", None),
+        estimator=sizer,
+        digests=False,
+    )  # its notes' span digests are never read here
     replay = folding.replay
     seen = 0  # the versions read so far
     # Each request is yielded as soon as the fold has done with it, so the lab lays it out under the fold's own
@@ -335,8 +343,15 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
         # The fold's own Shared of the view as sent, grown with it: the lab's layout of this request finds the
         # fold's measurement of it by identity, with nothing rebuilt or compared item by item.
         messages = folding.messages
-        yield Step(messages, k, folds=folds, refused=k in replay.refusals, floor=replay.floors.get(k),
-                   predicted=sized if sizer is not None else None, measure=folding.measure)
+        yield Step(
+            messages,
+            k,
+            folds=folds,
+            refused=k in replay.refusals,
+            floor=replay.floors.get(k),
+            predicted=sized if sizer is not None else None,
+            measure=folding.measure,
+        )
 
 
 def decides_on(strategy: str, estimator: str = ADR) -> str | None:

@@ -86,13 +86,20 @@ def grid_cachings(values: str | Iterable[str] | None, field: str) -> list[bool |
     return out or [None]
 
 
-def grid(*, ceilings: Sequence[str | None] = (None,), fold_ats: Sequence[float | None] = (None,),
-         targets: Sequence[float | None] = (None,), result_maxes: Sequence[int | None] = (None,),
-         cachings: Sequence[bool | None] = (None,), strategies: Sequence[str] = ("adr",)) -> list[PolicyPoint]:
+def grid(
+    *,
+    ceilings: Sequence[str | None] = (None,),
+    fold_ats: Sequence[float | None] = (None,),
+    targets: Sequence[float | None] = (None,),
+    result_maxes: Sequence[int | None] = (None,),
+    cachings: Sequence[bool | None] = (None,),
+    strategies: Sequence[str] = ("adr",),
+) -> list[PolicyPoint]:
     """Every combination of the values given, each checked as a policy before any session is read."""
     points = []
     for strategy, ceiling, fold_at, target, bound, caching in itertools.product(
-            strategies, ceilings, fold_ats, targets, result_maxes, cachings):
+        strategies, ceilings, fold_ats, targets, result_maxes, cachings
+    ):
         if strategy not in STRATEGIES:
             raise PolicyError("--strategy", "strategy", f"{strategy!r} is not one of {', '.join(STRATEGIES)}")
         point = PolicyPoint("", strategy, ceiling, fold_at, target, bound, caching)
@@ -107,17 +114,24 @@ def points_from_profiles(profiles: Mapping[str, Any], source: str) -> list[Polic
     for name, keys in profiles.items():
         if not isinstance(keys, Mapping):
             raise PolicyError(source, str(name), "must be a mapping of policy keys")
-        policy = Policy.from_mapping({k: v for k, v in keys.items() if k not in ("strategy", "strategies")},
-                                     f"{source}: {name}")
+        policy = Policy.from_mapping({k: v for k, v in keys.items() if k not in ("strategy", "strategies")}, f"{source}: {name}")
         strategies = keys.get("strategies", keys.get("strategy", "adr"))
         for strategy in [strategies] if isinstance(strategies, str) else list(strategies):
             if strategy not in STRATEGIES:
                 raise PolicyError(f"{source}: {name}", "strategy", f"{strategy!r} is not one of {', '.join(STRATEGIES)}")
             ceiling = policy.max_input_tokens
-            points.append(PolicyPoint(
-                f"{name} ({strategy})" if not isinstance(strategies, str) else str(name), strategy,
-                None if ceiling is None else str(ceiling), policy.context_fold_at, policy.context_fold_target,
-                policy.tool_result_max_chars, policy.prompt_caching, profile=True))
+            points.append(
+                PolicyPoint(
+                    f"{name} ({strategy})" if not isinstance(strategies, str) else str(name),
+                    strategy,
+                    None if ceiling is None else str(ceiling),
+                    policy.context_fold_at,
+                    policy.context_fold_target,
+                    policy.tool_result_max_chars,
+                    policy.prompt_caching,
+                    profile=True,
+                )
+            )
     if not points:
         raise PolicyError(source, "policies", "names no profile")
     return points
@@ -126,9 +140,12 @@ def points_from_profiles(profiles: Mapping[str, Any], source: str) -> list[Polic
 def policy_of(point: PolicyPoint) -> Policy:
     """The point as a Policy, through the same flag rules `foldscope replay` applies."""
     return Policy.from_flags(
-        ceiling=point.ceiling, fold_at=None if point.fold_at is None else str(point.fold_at),
+        ceiling=point.ceiling,
+        fold_at=None if point.fold_at is None else str(point.fold_at),
         target=None if point.target is None else str(point.target),
-        result_max=None if point.result_max is None else str(point.result_max), caching=point.caching)
+        result_max=None if point.result_max is None else str(point.result_max),
+        caching=point.caching,
+    )
 
 
 def choice_of(point: PolicyPoint) -> PolicyChoice:
@@ -137,9 +154,13 @@ def choice_of(point: PolicyPoint) -> PolicyChoice:
     policy = policy_of(point)
     if point.profile:
         return PolicyChoice(profile=policy)
-    given = {"max_input_tokens": point.ceiling, "context_fold_at": point.fold_at,
-             "context_fold_target": point.target, "tool_result_max_chars": point.result_max,
-             "prompt_caching": point.caching}
+    given = {
+        "max_input_tokens": point.ceiling,
+        "context_fold_at": point.fold_at,
+        "context_fold_target": point.target,
+        "tool_result_max_chars": point.result_max,
+        "prompt_caching": point.caching,
+    }
     return PolicyChoice(flags=tuple((key, getattr(policy, key)) for key in KEYS if given.get(key) is not None))
 
 
@@ -161,8 +182,14 @@ def tune_session(path: str, points: Sequence[PolicyPoint]) -> dict[str, Any]:
         return {"file": path, "error": f"{path}: {exc.strerror or exc}"}
     try:
         rows, bill = _replay_points(session, points)
-        return {"file": path, "format": session.format, "model": model_name(Measure(session)),
-                "requests": len(session.trace), "bill_usd": bill, "rows": rows}
+        return {
+            "file": path,
+            "format": session.format,
+            "model": model_name(Measure(session)),
+            "requests": len(session.trace),
+            "bill_usd": bill,
+            "rows": rows,
+        }
     except Exception as exc:  # one bad session is a named failure in the results, never the end of a sweep
         return {"file": path, "error": f"{path}: {type(exc).__name__}: {exc}"}
 
@@ -182,15 +209,26 @@ def _replay_points(session: Session, points: Sequence[PolicyPoint]) -> tuple[lis
             recorded = run_strategy(session, BASELINE, Layouts(measure)).totals()
             baselines[key] = recorded["modelled_cost_usd"]
             bill = recorded["cost_usd"] if recorded["reported_requests"] else None  # the recording as billed
-        rows.append({
-            "policy": point.name, "strategy": point.strategy, "ceiling": measure.ceiling,
-            "requests": totals["requests"], "refused": totals.get("refused", 0), "over_ceiling": totals["over_ceiling"],
-            "folds": totals["folds"], "rewrites": totals["rewrites"], "fresh": totals["fresh"],
-            "cache_read": totals["cache_read"], "cache_write": totals["cache_write"], "peak": totals["peak"],
-            "cost_usd": totals["cost_usd"], "recorded_modelled_cost_usd": baselines[key],
-            "cost_not_comparable": totals.get("cost_not_comparable"),
-            "cache": cache_rules(measure)[0].mode,
-        })
+        rows.append(
+            {
+                "policy": point.name,
+                "strategy": point.strategy,
+                "ceiling": measure.ceiling,
+                "requests": totals["requests"],
+                "refused": totals.get("refused", 0),
+                "over_ceiling": totals["over_ceiling"],
+                "folds": totals["folds"],
+                "rewrites": totals["rewrites"],
+                "fresh": totals["fresh"],
+                "cache_read": totals["cache_read"],
+                "cache_write": totals["cache_write"],
+                "peak": totals["peak"],
+                "cost_usd": totals["cost_usd"],
+                "recorded_modelled_cost_usd": baselines[key],
+                "cost_not_comparable": totals.get("cost_not_comparable"),
+                "cache": cache_rules(measure)[0].mode,
+            }
+        )
     return rows, bill
 
 
@@ -222,8 +260,7 @@ def session_paths(inputs: Iterable[str]) -> list[str]:
         if path.is_dir():
             for folder, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
-                found.update(str(Path(folder) / f) for f in files
-                             if not f.startswith(".") and f.endswith(SESSION_SUFFIXES))
+                found.update(str(Path(folder) / f) for f in files if not f.startswith(".") and f.endswith(SESSION_SUFFIXES))
         else:
             found.add(str(path))  # a file named on its own is read, whatever its name (bad ones fail by name)
     return sorted(found)
@@ -238,9 +275,12 @@ def _remote_paths(url: str) -> list[str]:
     protocol = url.split("://", 1)[0]
     if not fs.isdir(root):
         return [url]
-    return [f"{protocol}://{p}" for p in fs.find(root)
-            if p.endswith(SESSION_SUFFIXES) and not any(part.startswith(".") or part in SKIPPED_FOLDERS
-                                                        for part in p[len(root):].split("/")[:-1])]
+    return [
+        f"{protocol}://{p}"
+        for p in fs.find(root)
+        if p.endswith(SESSION_SUFFIXES)
+        and not any(part.startswith(".") or part in SKIPPED_FOLDERS for part in p[len(root) :].split("/")[:-1])
+    ]
 
 
 @dataclass
@@ -295,8 +335,10 @@ class PolicyTotals:
         out["cost_not_comparable"] = None
         if self.not_comparable:  # a sum that leaves out refused requests is never set beside the others' (nor $0)
             out["cost_usd"] = out["cost_vs_recorded"] = None
-            out["cost_not_comparable"] = (f"not comparable: the policy refused requests in {self.not_comparable:,} of "
-                                          f"{self.sessions:,} sessions (nothing sent for them)")
+            out["cost_not_comparable"] = (
+                f"not comparable: the policy refused requests in {self.not_comparable:,} of "
+                f"{self.sessions:,} sessions (nothing sent for them)"
+            )
         return out
 
 
@@ -314,11 +356,18 @@ def summarise(results: Iterable[Mapping[str, Any]], points: Sequence[PolicyPoint
             continue
         for row in result["rows"]:
             totals[row["policy"]].add(row, result["bill_usd"])
-            sessions.append({"file": result["file"], "format": result["format"], "model": result["model"],
-                             "bill_usd": result["bill_usd"], **row})
+            sessions.append(
+                {"file": result["file"], "format": result["format"], "model": result["model"], "bill_usd": result["bill_usd"], **row}
+            )
     policies = [totals[p.name].as_row() for p in points]
-    return {"sessions": len({s["file"] for s in sessions}), "failed": failures, "skipped": skipped, "policies": policies,
-            "recommendation": recommend(policies), "rows": sessions}
+    return {
+        "sessions": len({s["file"] for s in sessions}),
+        "failed": failures,
+        "skipped": skipped,
+        "policies": policies,
+        "recommendation": recommend(policies),
+        "rows": sessions,
+    }
 
 
 def recommend(policies: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -329,8 +378,15 @@ def recommend(policies: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     best = min(safe, key=lambda p: (p["cost_usd"], p["policy"]))
     others = [p for p in policies if p["sessions"] and p["cost_usd"] is not None and p["cost_usd"] < best["cost_usd"]]
     refusing = [p for p in policies if p["sessions"] and p.get("cost_not_comparable")]
-    why = (f"cheapest of {len(safe)} policies with no request refused or over the ceiling"
-           + (f"; {len(others)} cheaper ones went over it or refused" if others else "")
-           + (f"; {len(refusing)} refused requests, so their cost is not comparable" if refusing else ""))
-    return {"policy": best["policy"], "strategy": best["strategy"], "cost_usd": best["cost_usd"],
-            "cost_vs_recorded": best["cost_vs_recorded"], "why": why}
+    why = (
+        f"cheapest of {len(safe)} policies with no request refused or over the ceiling"
+        + (f"; {len(others)} cheaper ones went over it or refused" if others else "")
+        + (f"; {len(refusing)} refused requests, so their cost is not comparable" if refusing else "")
+    )
+    return {
+        "policy": best["policy"],
+        "strategy": best["strategy"],
+        "cost_usd": best["cost_usd"],
+        "cost_vs_recorded": best["cost_vs_recorded"],
+        "why": why,
+    }

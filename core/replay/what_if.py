@@ -37,13 +37,23 @@ class BranchStep:
 
 def branch_copy(branch: Session) -> Session:
     """A working copy of the branch: the same messages, its own view, metadata and manifest."""
-    return Session(record=FullRecord(branch.record), view=list(branch.view), format=branch.format,
-                   source=branch.source, branch=copy.deepcopy(branch.branch), manifest=copy.deepcopy(branch.manifest),
-                   trace=list(branch.trace), model=branch.model, scale=branch.scale, unseen_head=branch.unseen_head)
+    return Session(
+        record=FullRecord(branch.record),
+        view=list(branch.view),
+        format=branch.format,
+        source=branch.source,
+        branch=copy.deepcopy(branch.branch),
+        manifest=copy.deepcopy(branch.manifest),
+        trace=list(branch.trace),
+        model=branch.model,
+        scale=branch.scale,
+        unseen_head=branch.unseen_head,
+    )
 
 
-def replay_from(original: Session, branch: Session, request: int, measure: Measure,
-                report: Callable[[int, int, str], None] | None = None) -> list[BranchStep]:
+def replay_from(
+    original: Session, branch: Session, request: int, measure: Measure, report: Callable[[int, int, str], None] | None = None
+) -> list[BranchStep]:
     """Requests `request`.. of the original's trace as the branch would have sent them, under the measure's
     policy (no ceiling: nothing folds); `report(done, total, label)` before each (the GUI's worker cancels there)."""
     trace = build_trace(original)

@@ -90,9 +90,15 @@ class CountsAhead:
     stops the child. The measure's thread (the one that made this) calls these; `take` from any other thread
     sharing the counter gives only counts already made; the courier threads only carry batches."""
 
-    def __init__(self, record: FullRecord, policy: Any, policy_key: tuple,
-                 known: Callable[[Any], bool] = lambda key: False, thinking: bool = False,
-                 lengths: dict[Any, int] | None = None) -> None:
+    def __init__(
+        self,
+        record: FullRecord,
+        policy: Any,
+        policy_key: tuple,
+        known: Callable[[Any], bool] = lambda key: False,
+        thinking: bool = False,
+        lengths: dict[Any, int] | None = None,
+    ) -> None:
         self._record = record
         self._lengths = lengths  # each rendered body's UTF-8 length by memo key, for the prefix meter (Counter.lengths)
         self._policy = policy
@@ -379,8 +385,13 @@ def _spawn() -> _Child | None:
     up_r, up_w = os.pipe()
     code = "import sys; from foldscope.core.request.tokens import serve_pipes; serve_pipes(int(sys.argv[1]), int(sys.argv[2]))"
     try:
-        process = subprocess.Popen([sys.executable, "-c", code, str(down_r), str(up_w)], pass_fds=(down_r, up_w),
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-c", code, str(down_r), str(up_w)],
+            pass_fds=(down_r, up_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     except (OSError, ValueError):
         for fd in (down_r, down_w, up_r, up_w):
             os.close(fd)
@@ -415,7 +426,7 @@ def estimated_text(path: str | os.PathLike) -> int:
             f.seek(size * k // SAMPLES)
             window = f.read(SAMPLE_BYTES)
             if k:
-                window = window[window.find(b"\n") + 1:] if b"\n" in window else b""
+                window = window[window.find(b"\n") + 1 :] if b"\n" in window else b""
             seen += len(window)
             inside += sum(len(m) for m in _STRING.findall(window) if len(m) >= LONG_STRING + 2)
     return size * inside // seen if seen else 0
@@ -524,6 +535,7 @@ def free_core() -> bool:
 def core_idle(stat: str = "/proc/stat") -> float | None:
     """How many cores' worth of the machine sat idle over SAMPLE_SECONDS (Linux's /proc/stat read twice), or None
     where there is no such file. The last minute's load is too slow for this: the previous command's child is in it."""
+
     def read() -> list[int] | None:
         try:
             with open(stat, encoding="ascii") as f:

@@ -114,5 +114,3 @@ def marker(index: int, start: int, end: int, limit: int = READ_LIMIT) -> str:
         f'index {index}); read them with context(action="read_result", index={index}, offset={start}, '
         f"limit={first}){more} ...]\n"
     )
-
-

@@ -40,8 +40,7 @@ def bound_for(message: Message, policy: Policy | None, first_round: IncludedRoun
     return None if policy is None else policy.tool_result_max_chars
 
 
-def result_output(message: Message, record: FullRecord | None, policy: Policy | None,
-                  first_round: IncludedRound | None = None) -> Any:
+def result_output(message: Message, record: FullRecord | None, policy: Policy | None, first_round: IncludedRound | None = None) -> Any:
     """A tool result's output as the request carries it: projected from the original under the bound, else as stored."""
     output = message.content.get("output", "")
     bound = bound_for(message, policy, first_round)
@@ -51,8 +50,10 @@ def result_output(message: Message, record: FullRecord | None, policy: Policy | 
     if original is message and message.is_clipped_copy:  # a copy whose original is not at hand
         if fits_whole(message, bound):
             return output
-        raise CompileError(f"message {message.id} is a clipped copy whose original is not in the record, "
-                           f"and its output does not fit the result bound of {bound:,} characters")
+        raise CompileError(
+            f"message {message.id} is a clipped copy whose original is not in the record, "
+            f"and its output does not fit the result bound of {bound:,} characters"
+        )
     if record is None or original.id not in record:
         if fits_whole(original, bound) and original is message:
             return output
@@ -65,14 +66,14 @@ def result_output(message: Message, record: FullRecord | None, policy: Policy | 
     return projected if "output" in original.content else ""
 
 
-def result_text(message: Message, record: FullRecord | None, policy: Policy | None,
-                first_round: IncludedRound | None = None) -> str:
+def result_text(message: Message, record: FullRecord | None, policy: Policy | None, first_round: IncludedRound | None = None) -> str:
     """A tool result's body as a tool_result block carries it."""
     return value_text(result_output(message, record, policy, first_round), message)
 
 
-def render_block(spec: BlockSpec, record: FullRecord | None = None, policy: Policy | None = None,
-                 first_round: IncludedRound | None = None) -> dict[str, Any]:
+def render_block(
+    spec: BlockSpec, record: FullRecord | None = None, policy: Policy | None = None, first_round: IncludedRound | None = None
+) -> dict[str, Any]:
     """The content block for one view message, with its cache mark when it carries one (and nothing else changed by
     it: caching compiles the same blocks). Keys sort so that `type` is always the last key."""
     m = spec.message
@@ -96,8 +97,7 @@ def render_block(spec: BlockSpec, record: FullRecord | None = None, policy: Poli
     return block
 
 
-def block_key(spec: BlockSpec, record: FullRecord | None, policy: Policy | None,
-              first_round: IncludedRound | None = None) -> tuple:
+def block_key(spec: BlockSpec, record: FullRecord | None, policy: Policy | None, first_round: IncludedRound | None = None) -> tuple:
     """Everything a block's rendering depends on, for the counter's memo: the block (its message by identity,
     tag, call id, mark) and, for a result under a bound, its original, the original's index, its bound and the
     projection version."""
@@ -117,8 +117,9 @@ def plain_key(policy: Policy | None, first_round: IncludedRound | None) -> bool:
     return policy is None or (policy.tool_result_max_chars is None and (first_round is None or not policy.caching))
 
 
-def memo_key(spec: BlockSpec, record: FullRecord | None, policy: Policy | None,
-             first_round: IncludedRound | None = None, plain: bool | None = None) -> Any:
+def memo_key(
+    spec: BlockSpec, record: FullRecord | None, policy: Policy | None, first_round: IncludedRound | None = None, plain: bool | None = None
+) -> Any:
     """block_key as the counter's memo holds it (core.request.count.Counter): the message itself for a block that is
     one message's text alone, unmarked, where block_key would be its short form (message, TEXT, None, None),
     which is nearly every block of a file of short prompts; block_key otherwise. The message is kept anyway,
@@ -179,12 +180,18 @@ def request_head(plan: Plan, tools: list | None) -> str:
     return head + '"'
 
 
-def make_plan(messages: Sequence[Message], *, record: FullRecord | None = None, policy: Policy | None = None,
-              tools: list | None = None, first_round: IncludedRound | None = None, marks: bool = True) -> Plan:
+def make_plan(
+    messages: Sequence[Message],
+    *,
+    record: FullRecord | None = None,
+    policy: Policy | None = None,
+    tools: list | None = None,
+    first_round: IncludedRound | None = None,
+    marks: bool = True,
+) -> Plan:
     """The plan a view compiles from under a policy: its marks only while caching is on."""
     caching = policy is not None and policy.caching
-    return plan_request(messages, record, caching=caching, first_round=first_round if caching else None,
-                        tools=bool(tools), marks=marks)
+    return plan_request(messages, record, caching=caching, first_round=first_round if caching else None, tools=bool(tools), marks=marks)
 
 
 def compile_request(
@@ -213,8 +220,7 @@ def payload_from_plan(plan: Plan, *, record=None, policy=None, tools=None, first
     if system:
         payload["system"] = system
     payload["messages"] = [
-        {"content": [render_block(b, record, policy, first_round) for b in blocks], "role": role}
-        for role, blocks in plan.turns
+        {"content": [render_block(b, record, policy, first_round) for b in blocks], "role": role} for role, blocks in plan.turns
     ]
     return payload
 

@@ -124,7 +124,7 @@ class Measurement:
             return sorted(self.parts, key=lambda p: -p.tokens)[:n]
         head = self.parts[0]
         cand = kept_top(laid) + [(-head.tokens, 0, head)]
-        cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[laid.kept:], laid.kept)]
+        cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[laid.kept :], laid.kept)]
         return [p for _, _, p in _top_three(cand, n)]
 
 
@@ -138,7 +138,7 @@ def kept_top(laid: Laid) -> list:
     """The three largest of `laid`'s kept parts as (-tokens, index, part), worked out the first time they are asked
     for and kept, so the next layout can carry them forward (carried_top)."""
     if laid.top is None:
-        laid.top = _top_three((-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[:laid.kept]))
+        laid.top = _top_three((-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[: laid.kept]))
     return laid.top
 
 
@@ -148,7 +148,7 @@ def carried_top(base: Laid, kept: int) -> list | None:
     were never asked for, or fewer parts are kept than base kept (the standing three may lie past them)."""
     if base.top is None or kept < base.kept:
         return None
-    return _top_three(base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept:kept], base.kept)])
+    return _top_three(base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept : kept], base.kept)])
 
 
 class Counter:
@@ -237,18 +237,38 @@ class Counter:
             memo = self._bodies[pk] = {}
         return memo
 
-    def count(self, messages: Sequence[Message], *, record: FullRecord | None = None,
-              policy: Policy | None = None, tools: list | None = None,
-              first_round: IncludedRound | None = None) -> int:
+    def count(
+        self,
+        messages: Sequence[Message],
+        *,
+        record: FullRecord | None = None,
+        policy: Policy | None = None,
+        tools: list | None = None,
+        first_round: IncludedRound | None = None,
+    ) -> int:
         """The exact o200k_base token count of the compiled request's counted text."""
         return self.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round).counted
 
-    def measure(self, messages: Sequence[Message], *, record: FullRecord | None = None,
-                policy: Policy | None = None, tools: list | None = None,
-                first_round: IncludedRound | None = None, marks: bool = True) -> Measurement:
+    def measure(
+        self,
+        messages: Sequence[Message],
+        *,
+        record: FullRecord | None = None,
+        policy: Policy | None = None,
+        tools: list | None = None,
+        first_round: IncludedRound | None = None,
+        marks: bool = True,
+    ) -> Measurement:
         """The count and each message's part of it (`marks=False`: as compiled without cache marks)."""
-        inputs = (id(record), record, policy_key(policy), policy.caching if policy else None, id(tools),
-                  first_round if policy is not None and policy.caching else None, marks)
+        inputs = (
+            id(record),
+            record,
+            policy_key(policy),
+            policy.caching if policy else None,
+            id(tools),
+            first_round if policy is not None and policy.caching else None,
+            marks,
+        )
         n = len(messages)
         for state in reversed(self._recent):
             if len(state.messages) != n:
@@ -270,8 +290,19 @@ class Counter:
         def key_of(rec, spec):
             return memo_key(spec, rec, policy, first_round, plain)
 
-        laid = lay_out(messages, base, p, inputs, self._serial, record=record, policy=policy, tools=tools,
-                       first_round=first_round, marks=marks, key_of=key_of)
+        laid = lay_out(
+            messages,
+            base,
+            p,
+            inputs,
+            self._serial,
+            record=record,
+            policy=policy,
+            tools=tools,
+            first_round=first_round,
+            marks=marks,
+            key_of=key_of,
+        )
         self._count_laid(laid, record, policy, first_round)
         if base is not None and laid.since == base.serial:
             laid.top = carried_top(base, laid.kept)
@@ -289,8 +320,7 @@ class Counter:
         total = head.tokens + laid.total
         return Measurement(total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
-    def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy,
-                  first_round) -> Measurement:
+    def _replaced(self, base: Laid, messages: Sequence[Message], found: tuple, record, policy, first_round) -> Measurement:
         """A view that differs from `base` by one result's copy (core.request.count_step.one_replaced): every block but
         the copy's keeps its key, glue and part; the copy's block is counted, and the running counts shift."""
         i, si, fi, spec = found
@@ -315,9 +345,30 @@ class Counter:
         where = dict(places(base))
         del where[id(old)]
         where[id(view[i])] = (si, fi)
-        laid = Laid(self._serial, base.inputs, view, seq, base.system, base.aruns, flat, base.roles, keys, parts, cum,
-                    base.notes, base.ends, base.members, base.marked, base.head, base.stable, fi, base.serial,
-                    base.irregular, where=where, total=base.total + delta)
+        laid = Laid(
+            self._serial,
+            base.inputs,
+            view,
+            seq,
+            base.system,
+            base.aruns,
+            flat,
+            base.roles,
+            keys,
+            parts,
+            cum,
+            base.notes,
+            base.ends,
+            base.members,
+            base.marked,
+            base.head,
+            base.stable,
+            fi,
+            base.serial,
+            base.irregular,
+            where=where,
+            total=base.total + delta,
+        )
         laid.top = carried_top(base, fi)
         return self._remembered(laid, fi + 1)
 
@@ -414,9 +465,16 @@ class Counter:
         bodies = self._memo(laid.inputs[2])
         return [bodies[key] for key in laid.keys]
 
-    def measure_whole(self, messages: Sequence[Message], *, record: FullRecord | None = None,
-                      policy: Policy | None = None, tools: list | None = None,
-                      first_round: IncludedRound | None = None, marks: bool = True) -> Measurement:
+    def measure_whole(
+        self,
+        messages: Sequence[Message],
+        *,
+        record: FullRecord | None = None,
+        policy: Policy | None = None,
+        tools: list | None = None,
+        first_round: IncludedRound | None = None,
+        marks: bool = True,
+    ) -> Measurement:
         """The same measurement from the whole plan (core.request.compile.make_plan), never extending: the reference."""
         plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks)
         layout = self._layout(plan, record, policy, tools, first_round)
@@ -426,13 +484,20 @@ class Counter:
         parts: list[Part] = []
         for key, _, glue, message in layout:
             n = self._lookup(key, glue, bodies)
-            parts.append(Part(message, message.kind, n) if message is not None
-                         else Part(head_owner, "system", n + self.system_extra(plan.system)))
+            parts.append(
+                Part(message, message.kind, n) if message is not None else Part(head_owner, "system", n + self.system_extra(plan.system))
+            )
         return Measurement(sum(p.tokens for p in parts), tuple(parts))
 
-    def pieces(self, messages: Sequence[Message], *, record: FullRecord | None = None,
-               policy: Policy | None = None, tools: list | None = None,
-               first_round: IncludedRound | None = None) -> list[str]:
+    def pieces(
+        self,
+        messages: Sequence[Message],
+        *,
+        record: FullRecord | None = None,
+        policy: Policy | None = None,
+        tools: list | None = None,
+        first_round: IncludedRound | None = None,
+    ) -> list[str]:
         """The counted text cut into the pieces this counter counts separately (for tests)."""
         plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round)
         out: list[str] = []

@@ -94,8 +94,9 @@ def places(laid: Laid) -> dict:
     return laid.where
 
 
-def one_replaced(base: Laid, messages: Sequence[Message], inputs: tuple, record: FullRecord | None,
-                 first_round: IncludedRound | None) -> tuple[int, int, int, BlockSpec] | None:
+def one_replaced(
+    base: Laid, messages: Sequence[Message], inputs: tuple, record: FullRecord | None, first_round: IncludedRound | None
+) -> tuple[int, int, int, BlockSpec] | None:
     """Where a view differs from a measured one by one result replaced with a copy of the same original, when
     that leaves every block but the result's own, every pairing, role, glue and mark as they were:
     (view position, seq position, flat position, the block with the copy); else None.
@@ -109,7 +110,7 @@ def one_replaced(base: Laid, messages: Sequence[Message], inputs: tuple, record:
         return None
     old_view = base.messages
     i = common_start(old_view, messages)
-    if i == len(messages) or common_start(old_view[i + 1:], messages[i + 1:]) != len(messages) - i - 1:
+    if i == len(messages) or common_start(old_view[i + 1 :], messages[i + 1 :]) != len(messages) - i - 1:
         return None
     old, new = old_view[i], messages[i]
     if old.kind != "action_response" or new.kind != "action_response" or record is None:
@@ -122,14 +123,13 @@ def one_replaced(base: Laid, messages: Sequence[Message], inputs: tuple, record:
             return None
     elif old.id == src:
         return None
-    if first_round is not None and (old.id in first_round.members or new.id in first_round.members
-                                    or first_round.end in (old.id, new.id)):
+    if first_round is not None and (old.id in first_round.members or new.id in first_round.members or first_round.end in (old.id, new.id)):
         return None
     ids = {src, old.id, new.id}
     for m in old_view[:i]:
         if m.id in ids or m.clipped_from in ids:
             return None
-    for m in old_view[i + 1:]:
+    for m in old_view[i + 1 :]:
         if m.id in ids or m.clipped_from in ids:
             return None
     at = places(base).get(id(old))
@@ -273,9 +273,20 @@ def closed_run(base: Laid, q: int, cut: int, first: Message | None) -> int | Non
     return k
 
 
-def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tuple, serial: int, *,
-            record: FullRecord | None, policy: Any, tools: list | None, first_round: IncludedRound | None,
-            marks: bool, key_of: Callable[[Any, BlockSpec], tuple]) -> Laid:
+def lay_out(
+    messages: Sequence[Message],
+    base: Laid | None,
+    p: int,
+    inputs: tuple,
+    serial: int,
+    *,
+    record: FullRecord | None,
+    policy: Any,
+    tools: list | None,
+    first_round: IncludedRound | None,
+    marks: bool,
+    key_of: Callable[[Any, BlockSpec], tuple],
+) -> Laid:
     """The view's blocks and keys, re-planned from where it parts from `base` (which shares its first `p`
     messages) when that is exact, else whole.
 
@@ -376,13 +387,32 @@ def lay_out(messages: Sequence[Message], base: Laid | None, p: int, inputs: tupl
         view = base.messages.grown(p, messages[p:])  # base shares the first p (the same objects)
     else:
         view = Shared(messages)
-    return Laid(serial, inputs, view, seq, system, aruns, flat, roles, keys,
-                base.parts.grown(kept) if base is not None else Shared(),
-                base.cum.grown(kept >> _shared.SHIFT) if base is not None else Shared(),
-                notes, ends, members, marked, head_t, stable, kept, base.serial if base is not None else -1,
-                irregular, kept_tokens=kept_tokens)
+    return Laid(
+        serial,
+        inputs,
+        view,
+        seq,
+        system,
+        aruns,
+        flat,
+        roles,
+        keys,
+        base.parts.grown(kept) if base is not None else Shared(),
+        base.cum.grown(kept >> _shared.SHIFT) if base is not None else Shared(),
+        notes,
+        ends,
+        members,
+        marked,
+        head_t,
+        stable,
+        kept,
+        base.serial if base is not None else -1,
+        irregular,
+        kept_tokens=kept_tokens,
+    )
 
 
 def _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of) -> Laid:
-    return lay_out(messages, None, 0, inputs, serial, record=record, policy=policy, tools=tools,
-                   first_round=first_round, marks=marks, key_of=key_of)
+    return lay_out(
+        messages, None, 0, inputs, serial, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks, key_of=key_of
+    )

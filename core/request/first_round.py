@@ -46,7 +46,7 @@ def find_round(view: Sequence[Message]) -> Round | None:
     if start is None or start + 1 >= len(rest):
         return None
     members = [rest[start]]
-    following = rest[start + 1:]
+    following = rest[start + 1 :]
     # Amendment 4's note case stated as the ADR states it. Dropping it changes nothing (issue 47): a note's kind is
     # "note", never "assistant" or "action_request", so the second test already refuses it. Tried:
     # tests/core/request/test_first_round.py's conversation(note_after_task=True), the task followed by a note.
@@ -85,11 +85,18 @@ def read_decision(session: Session) -> dict[str, Any] | None:
     if not isinstance(decision, dict):
         return None
     members = decision.get("members")
-    ok = (isinstance(members, list) and members and all(isinstance(m, str) for m in members)
-          and decision.get("end") in members and isinstance(decision.get("included"), bool)
-          and _whole(decision.get("ceiling"), 1) and _whole(decision.get("size"), 0)
-          and (decision.get("bound") is None or _whole(decision.get("bound"), 1))
-          and isinstance(decision.get("hash"), str) and _whole(decision.get("projection_version"), 0))
+    ok = (
+        isinstance(members, list)
+        and members
+        and all(isinstance(m, str) for m in members)
+        and decision.get("end") in members
+        and isinstance(decision.get("included"), bool)
+        and _whole(decision.get("ceiling"), 1)
+        and _whole(decision.get("size"), 0)
+        and (decision.get("bound") is None or _whole(decision.get("bound"), 1))
+        and isinstance(decision.get("hash"), str)
+        and _whole(decision.get("projection_version"), 0)
+    )
     return decision if ok else None
 
 
@@ -97,9 +104,15 @@ def _whole(value: Any, least: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
-def decide_first_round(session: Session, policy: Policy, counter: Counter | None = None, *,
-                       view: Sequence[Message] | None = None, store: bool = True,
-                       clock: Callable[[], float] = time.time) -> dict[str, Any] | None:
+def decide_first_round(
+    session: Session,
+    policy: Policy,
+    counter: Counter | None = None,
+    *,
+    view: Sequence[Message] | None = None,
+    store: bool = True,
+    clock: Callable[[], float] = time.time,
+) -> dict[str, Any] | None:
     """The decision for the session's first round: the stored one, else made now when the view carries the
     round whole, caching is on and a ceiling resolves; None while pending. `store=False` decides without
     writing branch metadata (for measuring a trace without changing the session)."""
@@ -120,11 +133,18 @@ def decide_first_round(session: Session, policy: Policy, counter: Counter | None
     size = estimate(counted, scale)
     payload = compile_request(members, record=session.record, policy=policy)
     decision = {
-        "members": list(found.members), "end": found.end, "included": size * SHARE <= ceiling,
+        "members": list(found.members),
+        "end": found.end,
+        "included": size * SHARE <= ceiling,
         "hash": hashlib.sha256(canonical(payload["messages"]).encode("utf-8")).hexdigest(),
-        "ceiling": ceiling, "budget": ceiling / SHARE, "size": size, "scale": scale,
-        "bound": policy.tool_result_max_chars, "projection_version": PROJECTION_VERSION,
-        "at": clock(), "by": DECIDED_BY,
+        "ceiling": ceiling,
+        "budget": ceiling / SHARE,
+        "size": size,
+        "scale": scale,
+        "bound": policy.tool_result_max_chars,
+        "projection_version": PROJECTION_VERSION,
+        "at": clock(),
+        "by": DECIDED_BY,
     }
     if store:
         cache = session.branch_metadata.get("prompt_cache")
@@ -175,8 +195,7 @@ def remap_decision(session: Session, ids: Mapping[str, str]) -> None:
 def request_options(session: Session, policy: Policy | None) -> dict[str, Any]:
     """The keyword arguments compile_request and Counter take for the session's next request under a policy."""
     decision = read_decision(session) if policy is not None and policy.caching else None
-    return {"record": session.record, "policy": policy, "tools": session_tools(session),
-            "first_round": included_round(decision)}
+    return {"record": session.record, "policy": policy, "tools": session_tools(session), "first_round": included_round(decision)}
 
 
 def round_hash(messages: Sequence[Message], session: Session, policy: Policy, bound: int | None) -> str:
@@ -189,7 +208,7 @@ def round_hash(messages: Sequence[Message], session: Session, policy: Policy, bo
 
 
 def frontier(session: Session, policy: Policy, decision: Mapping[str, Any] | None, view: Sequence[Message]) -> str | None:
-    """"changed" when this request compiles the decided round differently from the decision's hash (a member
+    """ "changed" when this request compiles the decided round differently from the decision's hash (a member
     gone, replaced by a copy, or a message put back inside it: a cache miss, and the members stay); "same"
     when it compiles as decided; None before a decision. The round is never decided again (Amendment 4)."""
     if not decision:
@@ -198,6 +217,6 @@ def frontier(session: Session, policy: Policy, decision: Mapping[str, Any] | Non
     at = [p for p, m in enumerate(view) if m.id in members]
     if len(at) != len(members):
         return "changed"
-    span = [m for m in view[at[0]: at[-1] + 1] if m.kind != "system"]
+    span = [m for m in view[at[0] : at[-1] + 1] if m.kind != "system"]
     same = round_hash(span, session, policy, decision.get("bound")) == decision["hash"]
     return "same" if same else "changed"

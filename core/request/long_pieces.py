@@ -81,7 +81,7 @@ def has_long_piece(text: str) -> bool:
         return False
     search = _BREAK.search
     for p in range(0, n - step + 1, step):
-        if search(text, p, p + step) is None or (text[p].isspace() and text[p:p + step].isspace()):
+        if search(text, p, p + step) is None or (text[p].isspace() and text[p : p + step].isspace()):
             return True
     return False
 
@@ -164,8 +164,9 @@ def _remembered_count(enc: Encoding, piece: str, data: bytes, progress: Progress
     return count
 
 
-def merge_long(enc: Encoding, piece: bytes, progress: Progress | None = None, keep: bool = True,
-               head: list[int] | None = None) -> tuple[int, list[int]]:
+def merge_long(
+    enc: Encoding, piece: bytes, progress: Progress | None = None, keep: bool = True, head: list[int] | None = None
+) -> tuple[int, list[int]]:
     """(count, ids) of BPE(piece) as tiktoken merges it, in overlapping windows stitched at a shared token
     (module docstring); `keep=False` counts without keeping the ids (an empty list). `head` gets the
     ends of the first tokens (those of the first window's stitch, at least a thousand bytes' worth)."""
@@ -205,7 +206,7 @@ def merge_long(enc: Encoding, piece: bytes, progress: Progress | None = None, ke
         if keep:
             out.extend(tail[: i + 1])
         committed += i + 1
-        tail, ends, tail_start, x = window[j + 1:], w_ends[j + 2:], w_ends[j + 1], z
+        tail, ends, tail_start, x = window[j + 1 :], w_ends[j + 2 :], w_ends[j + 1], z
         if progress is not None and x - reported >= PROGRESS_EVERY:
             progress(x, n)
             reported = x

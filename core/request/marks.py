@@ -32,8 +32,9 @@ class MarkAt:
     anchor: str
 
 
-def choose_marks(blocks: int, *, stable: int | None = None, first_round: int | None = None,
-                 note: int | None = None, lookback: int | None = None) -> tuple[MarkAt, ...]:
+def choose_marks(
+    blocks: int, *, stable: int | None = None, first_round: int | None = None, note: int | None = None, lookback: int | None = None
+) -> tuple[MarkAt, ...]:
     """The marks for a request of `blocks` blocks (the stable segment's last block counted among them).
 
     `stable` is the position of the stable segment's last block, if any; the tail is always the
@@ -116,9 +117,17 @@ def strip_marks(value: Any) -> Any:
 SEARCH = object()  # replay_marks' tail_at when the caller does not know where the last tail is: search back for it
 
 
-def replay_marks(keys: Sequence[Any], kinds: Mapping[str, str], previous_tail: Any, protected: frozenset[str],
-                 lookback: int, *, notes: Sequence[int] | None = None,
-                 members: Sequence[int] | None = None, tail_at: int | None | object = SEARCH) -> tuple[MarkAt, ...]:
+def replay_marks(
+    keys: Sequence[Any],
+    kinds: Mapping[str, str],
+    previous_tail: Any,
+    protected: frozenset[str],
+    lookback: int,
+    *,
+    notes: Sequence[int] | None = None,
+    members: Sequence[int] | None = None,
+    tail_at: int | None | object = SEARCH,
+) -> tuple[MarkAt, ...]:
     """The marks for replay's block keys (the head keyed by a tuple, each message by its id).
 
     `notes` and `members`, when given, are the positions of the blocks holding a note and a protected

@@ -103,9 +103,16 @@ def compiles_alike(a: Policy, b: Policy) -> bool:
 class Measure:
     """A session's requests under one policy: compiled, counted, scaled and checked against one ceiling."""
 
-    def __init__(self, session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
-                 counter: Counter | None = None, threads: int | None = None,
-                 resolution: Resolution | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        policy: Policy | None = None,
+        *,
+        per_call: int | str | None = None,
+        counter: Counter | None = None,
+        threads: int | None = None,
+        resolution: Resolution | None = None,
+    ) -> None:
         self.session = session
         self.policy = policy or Policy()
         self.model = self.policy.model or session.model or next((r.model for r in session.trace if r.model), None)
@@ -187,8 +194,10 @@ class Measure:
         ceiling, head = self.ceiling, self.unseen_head
         if ceiling is None or not head or estimate(head, self.scale) < ceiling:
             return None
-        return (f"the ceiling {ceiling:,} is at or below the unseen head ({head:,} tokens every request carries that "
-                f"the file does not hold, x scale {self.scale:.3f}): no request can fit under it")
+        return (
+            f"the ceiling {ceiling:,} is at or below the unseen head ({head:,} tokens every request carries that "
+            f"the file does not hold, x scale {self.scale:.3f}): no request can fit under it"
+        )
 
     # -- any view -----------------------------------------------------------------------------------
     def messages(self, view: Sequence[str]) -> list[Message]:
@@ -208,8 +217,9 @@ class Measure:
             return included_round(self._trace.decision)  # as the recorded requests decided it, at their scale
         return included_round(decide_first_round(self.session, self.policy, self.counter, view=messages, store=False))
 
-    def options(self, messages: Sequence[Message], *, decide: bool = True,
-                first_round: IncludedRound | None | str = "view") -> dict[str, Any]:
+    def options(
+        self, messages: Sequence[Message], *, decide: bool = True, first_round: IncludedRound | None | str = "view"
+    ) -> dict[str, Any]:
         """The keyword arguments compile_request, make_plan and Counter take for this view under the policy."""
         if first_round == "view":
             first_round = self.first_round(messages, decide=decide)
@@ -224,8 +234,7 @@ class Measure:
         options = self.options(messages, **how)
         key = (options["first_round"],)
         last = self._last
-        if (last is not None and last[1] == key and len(last[0]) == len(messages)
-                and common_start(last[0], messages) == len(messages)):
+        if last is not None and last[1] == key and len(last[0]) == len(messages) and common_start(last[0], messages) == len(messages):
             return last[2]
         m = self.counter.measure(messages, **options)
         self._last = (messages if isinstance(messages, Shared) else list(messages), key, m)  # a Shared never changes
@@ -239,8 +248,7 @@ class Measure:
         """The count with the unseen head (default: the next request's)."""
         return self.count(messages, **how) + (self.unseen_head if head is None else head)
 
-    def estimate(self, messages: Sequence[Message], *, scale: float | None = None, head: int | None = None,
-                 **how: Any) -> int:
+    def estimate(self, messages: Sequence[Message], *, scale: float | None = None, head: int | None = None, **how: Any) -> int:
         """The estimate: the count with the unseen head, times the scale (default: the one in force)."""
         return estimate(self.counted(messages, head=head, **how), self.scale if scale is None else scale)
 
@@ -289,8 +297,7 @@ class Measure:
                 cut = len(head) if head.startswith('{"tools":') else 0
             tools_text, system_text = head[:cut], head[cut:]
             count = tokens.count_text
-            found = (count(tools_text) if tools_text else 0,
-                     count(system_text) if system_text.startswith(('{"system"', 'system"')) else 0)
+            found = (count(tools_text) if tools_text else 0, count(system_text) if system_text.startswith(('{"system"', 'system"')) else 0)
             self._heads[head] = found
         return found
 
@@ -310,9 +317,14 @@ class Measure:
         return divergence(a, self.compiled(after), self.session.record), len(a.data)
 
     # -- recorded requests --------------------------------------------------------------------------
-    def calibrate(self, *, prefix: bool = True, predict: bool = True,
-                  on_count: Callable[[int, int, int], None] | None = None,
-                  on_measured: Callable[..., None] | None = None) -> TraceReport:
+    def calibrate(
+        self,
+        *,
+        prefix: bool = True,
+        predict: bool = True,
+        on_count: Callable[[int, int, int], None] | None = None,
+        on_measured: Callable[..., None] | None = None,
+    ) -> TraceReport:
         """Measure every recorded request once (core.request.trace.measure_trace): the scale it calibrates joins
         the next request's, and the latest stretch's unseen head is kept with the session; later calls reuse it.
         `on_count(k, requests, count)` hears each request's count as the pass reaches it (progress only);
@@ -320,9 +332,16 @@ class Measure:
         `predict` the rows may lack their predicted input (a trace measured with it serves a call without it)."""
         trace = self._trace
         if trace is None or (prefix and not trace.prefix) or (predict and not trace.predicted):
-            report = measure_trace(self.session, self.policy, per_call=self.per_call, counter=self.counter,
-                                   prefix=prefix, predict=predict or (trace is not None and trace.predicted),
-                                   on_count=on_count, on_measured=on_measured)
+            report = measure_trace(
+                self.session,
+                self.policy,
+                per_call=self.per_call,
+                counter=self.counter,
+                prefix=prefix,
+                predict=predict or (trace is not None and trace.predicted),
+                on_count=on_count,
+                on_measured=on_measured,
+            )
             self.session.unseen_head = report.unseen_head
             self._trace = trace = report
         return trace

@@ -57,7 +57,7 @@ def cut(text: str) -> list[str]:
     follows = _FOLLOWS
     for line in lines:
         if (before <= 1 or not before & EVERY) and at - start >= MIN_PASSAGE and line[:1] in follows:
-            passages.append(text[start:at + 2])
+            passages.append(text[start : at + 2])
             start = at + 2
         before = len(line)
         at += 2 + before

@@ -85,8 +85,15 @@ def call_id_of(request: Message) -> str:
     return cid if isinstance(cid, str) and cid else request.id
 
 
-def plan_request(messages: Sequence[Message], record: FullRecord | None = None, *, caching: bool = False,
-                 first_round: IncludedRound | None = None, tools: bool = False, marks: bool = True) -> Plan:
+def plan_request(
+    messages: Sequence[Message],
+    record: FullRecord | None = None,
+    *,
+    caching: bool = False,
+    first_round: IncludedRound | None = None,
+    tools: bool = False,
+    marks: bool = True,
+) -> Plan:
     """Decide every block of the request, pairing calls with results (docs/compile.md, "Pairing").
 
     With `caching` the marks are placed on those same blocks (`tools` says whether the request carries tools,
@@ -107,8 +114,9 @@ def plan_request(messages: Sequence[Message], record: FullRecord | None = None, 
     return _with_marks(plan, record, first_round, tools) if caching and marks else plan
 
 
-def plan_runs(seq: Sequence[Message], by_id: Mapping[str, Message],
-              record: FullRecord | None) -> tuple[list[tuple[str, list[BlockSpec], int]], bool]:
+def plan_runs(
+    seq: Sequence[Message], by_id: Mapping[str, Message], record: FullRecord | None
+) -> tuple[list[tuple[str, list[BlockSpec], int]], bool]:
     """Each run of one role as (role, unmarked blocks, messages in the run), in order, for the non-system messages `seq`; and
     whether the pairing was irregular: a result paired through the look-up of calls by the result they name
     (`action_response_id`), or naming a call that comes after it (core.request.count_step re-plans whole then)."""
@@ -200,8 +208,7 @@ def unanswered_calls(messages: Sequence[Message], record: FullRecord | None = No
     return out
 
 
-def anchors(flat: Sequence[BlockSpec], first_round: IncludedRound | None,
-            start: int = 0) -> tuple[list[int], list[int], list[int]]:
+def anchors(flat: Sequence[BlockSpec], first_round: IncludedRound | None, start: int = 0) -> tuple[list[int], list[int], list[int]]:
     """Flat positions (from `start`) of the blocks holding a note, the first round's end, and any round member."""
     notes: list[int] = []
     ends: list[int] = []
@@ -218,14 +225,18 @@ def anchors(flat: Sequence[BlockSpec], first_round: IncludedRound | None,
     return notes, ends, members
 
 
-def flat_marks(blocks: int, stable_exists: bool, notes: Sequence[int], ends: Sequence[int],
-               members: Sequence[int]) -> tuple[str | None, dict[int, tuple[str, str]]]:
+def flat_marks(
+    blocks: int, stable_exists: bool, notes: Sequence[int], ends: Sequence[int], members: Sequence[int]
+) -> tuple[str | None, dict[int, tuple[str, str]]]:
     """The stable mark's lifetime, and each marked block's flat position -> (lifetime, anchor), as core.request.marks decides."""
     offset = 1 if stable_exists else 0
     round_end = ends[-1] if ends else members[-1] if members else None
-    chosen = choose_marks(blocks + offset, stable=0 if stable_exists else None,
-                          first_round=None if round_end is None else round_end + offset,
-                          note=notes[-1] + offset if notes else None)
+    chosen = choose_marks(
+        blocks + offset,
+        stable=0 if stable_exists else None,
+        first_round=None if round_end is None else round_end + offset,
+        note=notes[-1] + offset if notes else None,
+    )
     stable, marked = None, {}
     for mark in chosen:
         if mark.anchor == "stable":
@@ -239,8 +250,7 @@ def _with_marks(plan: Plan, record: FullRecord | None, first_round: IncludedRoun
     """The plan with its cache marks placed (core.request.marks decides them)."""
     has_system = any(m.text for m in plan.system)
     flat = [(t, b) for t, (_, blocks) in enumerate(plan.turns) for b in range(len(blocks))]
-    stable_mark, marked = flat_marks(len(flat), has_system or tools,
-                                     *anchors([plan.turns[t][1][b] for t, b in flat], first_round))
+    stable_mark, marked = flat_marks(len(flat), has_system or tools, *anchors([plan.turns[t][1][b] for t, b in flat], first_round))
     turns = [list(blocks) for _, blocks in plan.turns]
     positions: list[MarkPosition] = []
     if stable_mark is not None:

@@ -53,8 +53,14 @@ class Compiled:
     policy_key: tuple
 
 
-def compile_for_prefix(messages: Sequence[Message], *, record: FullRecord | None, policy: Any = None,
-                       tools: list | None = None, first_round: IncludedRound | None = None) -> Compiled:
+def compile_for_prefix(
+    messages: Sequence[Message],
+    *,
+    record: FullRecord | None,
+    policy: Any = None,
+    tools: list | None = None,
+    first_round: IncludedRound | None = None,
+) -> Compiled:
     plan = make_plan(messages, record=record, policy=policy, tools=tools, first_round=first_round)
     payload = payload_from_plan(plan, record=record, policy=policy, tools=tools, first_round=first_round)
     key = (None, None) if policy is None else (policy.tool_result_max_chars, policy.caching)
@@ -179,8 +185,14 @@ class PrefixMeter:
     """Each request's prefix share with the one before, from per-block segments: byte-exact equal to
     `divergence` on the compiled payloads (tests/core/test_prefix_share.py), at the cost of what changed."""
 
-    def __init__(self, record: FullRecord, policy: Any = None, tools: list | None = None,
-                 first_round: IncludedRound | None = None, lengths: dict[Any, int] | None = None) -> None:
+    def __init__(
+        self,
+        record: FullRecord,
+        policy: Any = None,
+        tools: list | None = None,
+        first_round: IncludedRound | None = None,
+        lengths: dict[Any, int] | None = None,
+    ) -> None:
         self.record, self.policy, self.tools, self.first_round = record, policy, tools, first_round
         self.policy_key = (None, None) if policy is None else (policy.tool_result_max_chars, policy.caching)
         self._lengths: dict[tuple, int] = {}
@@ -300,9 +312,13 @@ class PrefixMeter:
         other_role = None
         while i <= max(len(a.flat), len(b.flat)):
             # Equal blocks in the same place of their turn are equal segments; only others are rendered.
-            if (i < n and (i == 0 or a.roles[i - 1] == b.roles[i - 1]) and a.roles[i] == b.roles[i]
-                    and same_round and (a.flat[i] is b.flat[i]
-                                        or self._key(a.flat[i], a.first_round) == self._key(b.flat[i], b.first_round))):
+            if (
+                i < n
+                and (i == 0 or a.roles[i - 1] == b.roles[i - 1])
+                and a.roles[i] == b.roles[i]
+                and same_round
+                and (a.flat[i] is b.flat[i] or self._key(a.flat[i], a.first_round) == self._key(b.flat[i], b.first_round))
+            ):
                 i += 1
                 continue
             # Segments of other lengths differ (an append's first new block against the earlier request's close):
@@ -392,15 +408,15 @@ class PrefixMeter:
         specs = [b.flat[k] for k in range(first, last + 1)]
         texts = [self._text(spec, b.first_round) for spec in specs]
         text = opening + ",".join(texts) + f'],"role":"{b.roles[first]}"}}'
-        char = len(text.encode("utf-8")[:max(0, rel - begins)].decode("utf-8", "ignore"))
-        k, b_at = _locate(texts, char, len(opening)) or (len(texts) - 1,
-                                                         len(opening) + sum(len(t) + 1 for t in texts[:-1]))
+        char = len(text.encode("utf-8")[: max(0, rel - begins)].decode("utf-8", "ignore"))
+        k, b_at = _locate(texts, char, len(opening)) or (len(texts) - 1, len(opening) + sum(len(t) + 1 for t in texts[:-1]))
         message = specs[k].message
         index = self.record.index_of(message.id) if message.id in self.record else None
         return Place(byte, turn, k, index, char, max(0, min(len(texts[k]), char - b_at)), texts[k])
 
     def _stream_prefix(self, a: Shape, b: Shape, start: int) -> int:
         """Common bytes of the two payloads' streams from segment `start` (-1: the head) on, read lazily."""
+
         def stream(s: Shape):
             if start < 0:
                 yield s.head.encode("utf-8")
@@ -467,13 +483,12 @@ def place(a: Compiled, b: Compiled, record: FullRecord | None) -> Place:
         return Place(byte, len(messages), None, None, 0, 0)
     m, at = found
     text = canonical(messages[m])
-    char = len(text.encode("utf-8")[:max(0, byte - at)].decode("utf-8", "ignore"))
+    char = len(text.encode("utf-8")[: max(0, byte - at)].decode("utf-8", "ignore"))
     blocks = messages[m].get("content", [])
     texts = [canonical(block) for block in blocks] if isinstance(blocks, list) else []
     opening = len('{"content":[')
     # Past the blocks (the message's role differs): the last block, all of it shared.
-    k, b_at = _locate(texts, char, opening) or (max(0, len(texts) - 1),
-                                                opening + sum(len(t) + 1 for t in texts[:-1]))
+    k, b_at = _locate(texts, char, opening) or (max(0, len(texts) - 1), opening + sum(len(t) + 1 for t in texts[:-1]))
     specs = b.plan.turns[m][1] if m < len(b.plan.turns) else ()
     k = min(k, len(specs) - 1) if specs else 0
     first = specs[k].message if specs else None

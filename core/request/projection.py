@@ -35,8 +35,9 @@ class ProjectionRefused(ValueError):
     def __init__(self, key: str | None, length: int, bound: int) -> None:
         self.key, self.length, self.bound = key, length, bound
         what = "the output" if key is None else f"the value of {key!r}"
-        super().__init__(f"{what} ({length:,} characters) cannot fit a head, a tail and its recovery marker "
-                         f"in the result bound of {bound:,} characters")
+        super().__init__(
+            f"{what} ({length:,} characters) cannot fit a head, a tail and its recovery marker in the result bound of {bound:,} characters"
+        )
 
 
 def read_limit(bound: int | None) -> int:
@@ -66,7 +67,7 @@ def shortened(body: Body, index: int, kept: int, bound: int) -> str:
     head, tail = split(kept)
     start, end = interval(body, kept)
     text = body.text
-    shown = text[:head] + marker(index, start, end, read_limit(bound)) + text[len(text) - tail:]
+    shown = text[:head] + marker(index, start, end, read_limit(bound)) + text[len(text) - tail :]
     return PREVIEW_LABEL + shown if body.preview else shown
 
 
@@ -124,8 +125,9 @@ def project_body(body: Body, index: int, bound: int, allowance: int | None = Non
     return shown, kept
 
 
-def project_output(original: Message, index: int, bound: int,
-                   allowances: Mapping[str | None, int] | None = None) -> tuple[Any, dict[str | None, int]]:
+def project_output(
+    original: Message, index: int, bound: int, allowances: Mapping[str | None, int] | None = None
+) -> tuple[Any, dict[str | None, int]]:
     """The original's output as a bounded request carries it, and each shortened body's retained count.
 
     `allowances` are a clipped copy's kept counts by body key (core.fold.clip.kept_of); a body

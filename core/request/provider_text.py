@@ -204,8 +204,7 @@ class PredictionCounter:
         self.text = ProviderCounter()
         # The assistant turns' thinking over the view, with where each instruction is: all of it for a model that keeps
         # every turn's, what follows the last instruction (the current turn's) for one that does not.
-        self._thinking_sum: RunningSum[Message] = RunningSum(thought_counter(count),
-                                                             mark=lambda m: m.kind == "instruction")
+        self._thinking_sum: RunningSum[Message] = RunningSum(thought_counter(count), mark=lambda m: m.kind == "instruction")
 
     def thinking(self, view: Sequence[Message], model: str | None) -> int:
         if KEEPS_ALL_THINKING.search((model or "").lower()):

@@ -40,8 +40,8 @@ class _Table:
     def __init__(self, data) -> None:
         (n,) = struct.unpack_from("<I", data, 0)
         self.n = n
-        self.starts = memoryview(data)[4:8 + 4 * n].cast("I")
-        self.ranks = memoryview(data)[8 + 4 * n:8 + 8 * n].cast("I")
+        self.starts = memoryview(data)[4 : 8 + 4 * n].cast("I")
+        self.ranks = memoryview(data)[8 + 4 * n : 8 + 8 * n].cast("I")
         self.blob = data
         self.base = 8 + 8 * n
 
@@ -50,11 +50,11 @@ class _Table:
         lo, hi = 0, self.n
         while lo < hi:
             mid = (lo + hi) >> 1
-            if blob[base + starts[mid]:base + starts[mid + 1]] < token:
+            if blob[base + starts[mid] : base + starts[mid + 1]] < token:
                 lo = mid + 1
             else:
                 hi = mid
-        if lo < self.n and blob[base + starts[lo]:base + starts[lo + 1]] == token:
+        if lo < self.n and blob[base + starts[lo] : base + starts[lo + 1]] == token:
             return self.ranks[lo]
         return None
 
@@ -65,8 +65,7 @@ def table_bytes(ranks: dict[bytes, int]) -> bytes:
     starts = [0]
     for token in tokens:
         starts.append(starts[-1] + len(token))
-    return b"".join([struct.pack(f"<I{len(starts)}I{len(tokens)}I", len(tokens), *starts, *(ranks[t] for t in tokens)),
-                     *tokens])
+    return b"".join([struct.pack(f"<I{len(starts)}I{len(tokens)}I", len(tokens), *starts, *(ranks[t] for t in tokens)), *tokens])
 
 
 def count(text: str) -> int | None:
@@ -95,7 +94,7 @@ def _merged(data: bytes, rank) -> int:
     while len(bounds) > 2:
         best, at = None, -1
         for i in range(len(bounds) - 2):
-            r = rank(data[bounds[i]:bounds[i + 2]])
+            r = rank(data[bounds[i] : bounds[i + 2]])
             if r is not None and (best is None or r < best):
                 best, at = r, i
         if best is None:

@@ -138,8 +138,7 @@ def _read_checked(path: Path, expected_sha256: str) -> tuple[bytes, str]:
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected_sha256:
         raise TokenizerError(
-            f"{path}: tokenizer vocabulary hash mismatch (expected {expected_sha256}, got {actual}); "
-            "the file is corrupt or not o200k_base"
+            f"{path}: tokenizer vocabulary hash mismatch (expected {expected_sha256}, got {actual}); the file is corrupt or not o200k_base"
         )
     return data, actual
 
@@ -273,8 +272,11 @@ def fast_table(path: Path | None = None, cache: Path | Literal[False] | None = N
 def _fast_table_holds(folder: Path, classes: bytes) -> bool:
     try:
         vocab, special, theirs = (folder / name for name in _FAST_FILES)
-        return (hashlib.sha256(vocab.read_bytes()).hexdigest() == FAST_TABLE_SHA256
-                and hashlib.sha256(special.read_bytes()).hexdigest() == FAST_SPECIAL_SHA256 and theirs.read_bytes() == classes)
+        return (
+            hashlib.sha256(vocab.read_bytes()).hexdigest() == FAST_TABLE_SHA256
+            and hashlib.sha256(special.read_bytes()).hexdigest() == FAST_SPECIAL_SHA256
+            and theirs.read_bytes() == classes
+        )
     except OSError:
         return False
 
@@ -527,6 +529,7 @@ def _serve(down: int, up: int) -> None:
 
     def count_all(texts: list[str]) -> list[int]:
         return [count(text) for text in texts]  # each text's ids (if any are made) freed as soon as counted
+
     while True:
         try:
             kind, payload = _receive(requests)
@@ -556,8 +559,11 @@ def count_ordinary_batch(texts: list[str], num_threads: int = 8) -> list[int]:
         answer = helper.count_ordinary_batch(batch) if helper is not None else None
         if answer is None:
             local = _local()
-            answer = (local.count_batch(batch) if isinstance(local, FastEncoding)
-                      else [len(ids) for ids in local.encode_ordinary_batch(batch, num_threads=num_threads)])
+            answer = (
+                local.count_batch(batch)
+                if isinstance(local, FastEncoding)
+                else [len(ids) for ids in local.encode_ordinary_batch(batch, num_threads=num_threads)]
+            )
         counts.extend(answer)
     return counts
 

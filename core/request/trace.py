@@ -108,8 +108,7 @@ def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Reque
     heads: list[int] = []
     head = 0
     for stretch in stretches:
-        gaps = [u.reported_input - counted[k] for k in stretch
-                if (u := trace[k].usage) is not None and u.reported_input > 0]
+        gaps = [u.reported_input - counted[k] for k in stretch if (u := trace[k].usage) is not None and u.reported_input > 0]
         head = max(0, min(gaps)) if gaps else head
         heads.extend([head] * len(stretch))
     return heads
@@ -159,8 +158,9 @@ def _fit_unseen_rate(session: Session) -> UnseenRate | None:
 PARTIAL_SHARE = 0.5  # a file that accounts for less than this of a request's reported input is said to be partial
 
 
-def partial_file_warning(session: Session, rows: Sequence[RequestRow], views: Sequence[Sequence[Message]],
-                         rate: UnseenRate | None, untrue: Collection[int] = ()) -> str | None:
+def partial_file_warning(
+    session: Session, rows: Sequence[RequestRow], views: Sequence[Sequence[Message]], rate: UnseenRate | None, untrue: Collection[int] = ()
+) -> str | None:
     """One line when the file accounts for less than half of its largest reported request: the text it holds (its
     unseen parts out) plus the head its agent is known to send (core.request.heads), against the reported input.
     The rest is text the file does not hold (sanitised, or a session it holds only the end of), so every size
@@ -178,10 +178,15 @@ def partial_file_warning(session: Session, rows: Sequence[RequestRow], views: Se
     if known >= PARTIAL_SHARE * top:
         return None
     head = f" and {prior.tokens:,} the head {session.format} sends" if prior is not None else ""
-    why = (f"{rate.chars:,} characters of it were sanitised, counted at {rate.describe()}" if rate is not None
-           else "the file holds only part of the session")
-    return (f"{session.source}: the file accounts for {known / top:.0%} of request {k}'s reported input ({held:,} "
-            f"tokens in its text{head}, of {top:,}); {why}: its sizes are estimates")
+    why = (
+        f"{rate.chars:,} characters of it were sanitised, counted at {rate.describe()}"
+        if rate is not None
+        else "the file holds only part of the session"
+    )
+    return (
+        f"{session.source}: the file accounts for {known / top:.0%} of request {k}'s reported input ({held:,} "
+        f"tokens in its text{head}, of {top:,}); {why}: its sizes are estimates"
+    )
 
 
 def use_unseen_rate(session: Session, counter: Counter) -> UnseenRate | None:
@@ -226,13 +231,12 @@ class Refusal:
 
     def __str__(self) -> str:
         if self.unanswered:
-            return ("refused: a request never carries a tool call without its result, and this one would carry "
-                    + "; ".join(self.unanswered))
+            return "refused: a request never carries a tool call without its result, and this one would carry " + "; ".join(self.unanswered)
         parts = ", ".join(f"#{p.index} {p.kind} {p.tokens:,}" for p in self.parts)
-        counted = (f"(counted {self.own_count:,} + unseen head {self.unseen_head:,})" if self.unseen_head
-                   else f"counted {self.counted:,}")
-        return (f"refused: estimate {self.estimate:,} is at or past the ceiling of {self.ceiling:,} "
-                f"({counted} x scale {self.scale:.4g})" + (f"; largest parts: {parts}" if parts else ""))
+        counted = f"(counted {self.own_count:,} + unseen head {self.unseen_head:,})" if self.unseen_head else f"counted {self.counted:,}"
+        return f"refused: estimate {self.estimate:,} is at or past the ceiling of {self.ceiling:,} ({counted} x scale {self.scale:.4g})" + (
+            f"; largest parts: {parts}" if parts else ""
+        )
 
 
 def record_index(message: Message | None, record: FullRecord | None) -> int | None:
@@ -244,8 +248,9 @@ def record_index(message: Message | None, record: FullRecord | None) -> int | No
     return None
 
 
-def refusal_for(measurement: Measurement, ceiling: int | None, scale: float, record: FullRecord | None,
-                reported: int | None = None, unseen: int = 0) -> Refusal | None:
+def refusal_for(
+    measurement: Measurement, ceiling: int | None, scale: float, record: FullRecord | None, reported: int | None = None, unseen: int = 0
+) -> Refusal | None:
     """A Refusal when the estimate (or a reported input, cache reads and writes included) is at or past the ceiling."""
     size = estimate(measurement.counted + unseen, scale)
     if ceiling is None or max(size, reported or 0) < ceiling:
@@ -255,9 +260,16 @@ def refusal_for(measurement: Measurement, ceiling: int | None, scale: float, rec
     return Refusal(size, ceiling, measurement.counted + unseen, scale, parts, unseen_head=unseen)
 
 
-def check_request(messages: Sequence[Message], ceiling: int | None, scale: float = 1.0, *,
-                  record: FullRecord | None = None, policy: Policy | None = None, tools: list | None = None,
-                  counter: Counter | None = None) -> Refusal | None:
+def check_request(
+    messages: Sequence[Message],
+    ceiling: int | None,
+    scale: float = 1.0,
+    *,
+    record: FullRecord | None = None,
+    policy: Policy | None = None,
+    tools: list | None = None,
+    counter: Counter | None = None,
+) -> Refusal | None:
     """Count a view as it would be sent and refuse it at or past the ceiling, with its three largest parts."""
     m = (counter or Counter()).measure(messages, record=record, policy=policy, tools=tools)
     return refusal_for(m, ceiling, scale, record)
@@ -316,13 +328,24 @@ class RequestRow:
         return self.counted - self.unseen_head
 
     def as_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "estimate": self.estimate, "counted": self.own_count,
-                "unseen_head": self.unseen_head, "scale": round(self.scale, 6),
-                "reported_input": self.reported_input, "prefix_share": self.prefix_share, "over_ceiling": self.over_ceiling,
-                "diverges": self.diverges, "predicted": self.predicted, "predicted_from": self.predicted_from,
-                "predicted_estimated": self.predicted_estimated, "predicted_head_source": self.predicted_head_source,
-                "flagged": self.flagged,
-                "reported_over_ceiling": self.reported_over_ceiling, "model": self.model}
+        return {
+            "index": self.index,
+            "estimate": self.estimate,
+            "counted": self.own_count,
+            "unseen_head": self.unseen_head,
+            "scale": round(self.scale, 6),
+            "reported_input": self.reported_input,
+            "prefix_share": self.prefix_share,
+            "over_ceiling": self.over_ceiling,
+            "diverges": self.diverges,
+            "predicted": self.predicted,
+            "predicted_from": self.predicted_from,
+            "predicted_estimated": self.predicted_estimated,
+            "predicted_head_source": self.predicted_head_source,
+            "flagged": self.flagged,
+            "reported_over_ceiling": self.reported_over_ceiling,
+            "model": self.model,
+        }
 
 
 @dataclass
@@ -364,8 +387,9 @@ def first_rounds(session: Session, policy: Policy, counter: Counter, views: Iter
     return [first_round for _, first_round in rounds_of(session, policy, counter, views)]
 
 
-def rounds_of(session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]],
-              frontiers: list[str | None] | None = None) -> Iterator[tuple[Sequence[Message], Any]]:
+def rounds_of(
+    session: Session, policy: Policy, counter: Counter, views: Iterable[Sequence[Message]], frontiers: list[str | None] | None = None
+) -> Iterator[tuple[Sequence[Message], Any]]:
     """Each view with its included first round, as first_rounds decides them, one view at a time. With a
     `frontiers` list, each request after the decision appends whether it compiles the round as decided
     ("same") or not ("changed": Amendment 4's frontier, a cache miss; the round is not decided again)."""
@@ -453,9 +477,14 @@ class Predictions:
     rule: NextRule | None = None  # how the next request is predicted, for a view edited since
 
 
-def predict_requests(session: Session, trace: Sequence[Request], counting: PredictionCounts,
-                     models: Sequence[str | None], counter: Counter,
-                     policy: Policy | None = None) -> tuple[Predictions, set[int]]:
+def predict_requests(
+    session: Session,
+    trace: Sequence[Request],
+    counting: PredictionCounts,
+    models: Sequence[str | None],
+    counter: Counter,
+    policy: Policy | None = None,
+) -> tuple[Predictions, set[int]]:
     """Predicted input for each recorded request and the next one (core.request.predict), and the requests
     whose reports it flagged. Each request's count is the provider's view of it (core.request.provider_text),
     made as the trace was measured (`counting`)."""
@@ -473,27 +502,33 @@ def predict_requests(session: Session, trace: Sequence[Request], counting: Predi
     heads_from: list[str | None] = []
     for k, (s, r) in enumerate(zip(sent, reported)):
         rows.append(predictor.predict(k, s))
-        heads_from.append(prior.source if prior is not None and not predictor.measured and rows[-1].anchor is None
-                          else None)
+        heads_from.append(prior.source if prior is not None and not predictor.measured and rows[-1].anchor is None else None)
         if heads_from[-1] is not None:
             estimated[k] = True
         predictor.report(k, r)
     model = (policy.model if policy else None) or session.model or (models[-1] if models else None)
     next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
     nc = counting.counter.count(active, next_compiled, model)
-    rule = NextRule(copy.deepcopy(predictor), model, len(trace), trace[-1].view if trace else (),
-                    stretches[len(trace) - 1] if trace else 0)
+    rule = NextRule(copy.deepcopy(predictor), model, len(trace), trace[-1].view if trace else (), stretches[len(trace) - 1] if trace else 0)
     following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
-    return (Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total, heads_from, rule),
-            set(predictor.flagged_now()))
+    return (
+        Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total, heads_from, rule),
+        set(predictor.flagged_now()),
+    )
 
 
 def _predicted(predictions: Predictions, k: int, flags: set[int]) -> dict[str, Any]:
     """Request k's RequestRow fields from the predictions: its predicted input and what it rests on."""
     p = predictions.rows[k]
-    return {"predicted": p.predicted, "predicted_from": p.predicted_from, "predicted_estimated": predictions.estimated[k],
-            "flagged": k in flags, "prediction": p, "stretch": predictions.stretches[k],
-            "predicted_head_source": predictions.heads_from[k] if k < len(predictions.heads_from) else None}
+    return {
+        "predicted": p.predicted,
+        "predicted_from": p.predicted_from,
+        "predicted_estimated": predictions.estimated[k],
+        "flagged": k in flags,
+        "prediction": p,
+        "stretch": predictions.stretches[k],
+        "predicted_head_source": predictions.heads_from[k] if k < len(predictions.heads_from) else None,
+    }
 
 
 def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinking: bool = False) -> CountsAhead | None:
@@ -508,16 +543,22 @@ def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinkin
     if not CountsAhead.allowed() or not (has_spare() or CountsAhead.wanted()):
         return None
     lengths = counter.lengths.setdefault(policy_key(policy), {}) if counter.lengths is not None else None
-    ahead = counter.ahead = CountsAhead(record, policy, policy_key(policy), known=counter.counted, thinking=thinking,
-                                        lengths=lengths)
+    ahead = counter.ahead = CountsAhead(record, policy, policy_key(policy), known=counter.counted, thinking=thinking, lengths=lengths)
     return ahead
 
 
-def measure_trace(session: Session, policy: Policy | None = None, *, per_call: int | str | None = None,
-                  counter: Counter | None = None, prefix: bool = True, predict: bool = True, record: bool = False,
-                  on_count: Callable[[int, int, int], None] | None = None,
-                  on_measured: Callable[[Sequence[Message], Any, Measurement, PrefixMeter | None], None] | None = None,
-                  ) -> TraceReport:
+def measure_trace(
+    session: Session,
+    policy: Policy | None = None,
+    *,
+    per_call: int | str | None = None,
+    counter: Counter | None = None,
+    prefix: bool = True,
+    predict: bool = True,
+    record: bool = False,
+    on_count: Callable[[int, int, int], None] | None = None,
+    on_measured: Callable[[Sequence[Message], Any, Measurement, PrefixMeter | None], None] | None = None,
+) -> TraceReport:
     """Measure every request of the session's trace under a policy: count, scale, estimate, decision.
 
     The scale starts at 1.0 and is calibrated request by request from reported input (request k's
@@ -538,8 +579,16 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
     rate = use_unseen_rate(session, counter)
     tools = session_tools(session)
     report = TraceReport(resolution, policy, prefix=prefix, predicted=predict)
-    report.decisions.append({"type": "context_decision", "request": None, "ceiling": resolution.ceiling,
-                             "source": resolution.source, "why": resolution.why, "model": model})
+    report.decisions.append(
+        {
+            "type": "context_decision",
+            "request": None,
+            "ceiling": resolution.ceiling,
+            "source": resolution.source,
+            "why": resolution.why,
+            "model": model,
+        }
+    )
     trace = build_trace(session)
     rec = session.record
     # One pass counts each request and reads its prefix share while its layout is at hand (incremental:
@@ -584,8 +633,7 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         head = heads[-1] if heads else 0
         if record:
             session.unseen_head = head
-        predictions, flags = (predict_requests(session, trace, counting, models, counter, policy)
-                              if counting is not None else (None, set()))
+        predictions, flags = predict_requests(session, trace, counting, models, counter, policy) if counting is not None else (None, set())
     finally:  # the thinking the predictions count was sent ahead too (core.request.ahead)
         discard_spare()  # a child started while the file was read (prestart) that the measure did not take
         counter.lengths = None  # the meter keeps what it read; the counter stops noting lengths
@@ -605,25 +653,47 @@ def measure_trace(session: Session, policy: Policy | None = None, *, per_call: i
         action = "refuse" if refusal else action_for(size, resolution.ceiling)
         nxt = parted[k + 1] if k + 1 < len(parted) else None
         row = RequestRow(
-            request.index, size, counted, scale, reported, nxt.share if nxt else None, refusal is not None, refusal,
-            nxt.as_dict() if nxt else None, heads[k], rounds[k],
-            reported_over_ceiling=bool(resolution.ceiling is not None and reported is not None
-                                       and reported >= resolution.ceiling),
-            model=models[k], **(_predicted(predictions, k, flags) if predictions is not None else {}))
+            request.index,
+            size,
+            counted,
+            scale,
+            reported,
+            nxt.share if nxt else None,
+            refusal is not None,
+            refusal,
+            nxt.as_dict() if nxt else None,
+            heads[k],
+            rounds[k],
+            reported_over_ceiling=bool(resolution.ceiling is not None and reported is not None and reported >= resolution.ceiling),
+            model=models[k],
+            **(_predicted(predictions, k, flags) if predictions is not None else {}),
+        )
         report.rows.append(row)
-        report.decisions.append({
-            "type": "context_decision", "request": request.index, "ceiling": resolution.ceiling,
-            "source": resolution.source, "method": METHOD, "size": size, "counted": counted, "scale": scale,
-            "unseen_head": heads[k], "reported_input": reported, "action": action, "predicted": row.predicted,
-            **({"frontier": frontiers[k]} if frontiers[k] else {}),
-        })
+        report.decisions.append(
+            {
+                "type": "context_decision",
+                "request": request.index,
+                "ceiling": resolution.ceiling,
+                "source": resolution.source,
+                "method": METHOD,
+                "size": size,
+                "counted": counted,
+                "scale": scale,
+                "unseen_head": heads[k],
+                "reported_input": reported,
+                "action": action,
+                "predicted": row.predicted,
+                **({"frontier": frontiers[k]} if frontiers[k] else {}),
+            }
+        )
         raised = calibrated(scale, counted, reported)
         if k in flags and raised > scale:
             # A report both neighbours contradict cannot be true (a corrupt figure): let it raise the scale, which
             # never falls, and every later estimate is wrong by its error. It is kept as reported, and named.
             report.warnings.append(
                 f"request {k}: reported input {reported:,} cannot be true beside its neighbours' reports (predicted "
-                f"{row.predicted:,}); kept as reported, left out of the scale of {models[k] or 'the model'}")
+                f"{row.predicted:,}); kept as reported, left out of the scale of {models[k] or 'the model'}"
+            )
             raised = scale
         scales[models[k]] = raised
     report.unseen_head = head

@@ -50,8 +50,7 @@ class UnseenRate:
 
     def describe(self) -> str:
         if self.measured:
-            return (f"{self.tokens_per_char:.3f} tokens a character, fitted to the file's {self.reports} reported "
-                    "inputs")
+            return f"{self.tokens_per_char:.3f} tokens a character, fitted to the file's {self.reports} reported inputs"
         return f"{self.tokens_per_char:.3f} tokens a character (the default: its reports cannot measure it)"
 
 

@@ -157,15 +157,18 @@ def _m004_message_bodies(db: Any) -> None:
     )
     sha = "COALESCE(sha256, foldscope_sha256(original, text))"  # rows stored before every row had its SHA-256
     key = f"foldscope_body_key({sha}, text)"
-    db.execute(f"INSERT OR IGNORE INTO bodies (key, original, chars, text) SELECT {key}, original, chars, text"
-               " FROM messages ORDER BY rowid")
+    db.execute(
+        f"INSERT OR IGNORE INTO bodies (key, original, chars, text) SELECT {key}, original, chars, text FROM messages ORDER BY rowid"
+    )
     db.execute(
         'CREATE TABLE "session_messages" (\n   "session_id" INTEGER REFERENCES "sessions"("id"),\n   "idx" INTEGER,\n'
         '   "message_id" TEXT,\n   "kind" TEXT,\n   "created_at" REAL,\n   "sha256" TEXT,\n'
         '   "body" TEXT REFERENCES "bodies"("key"),\n   PRIMARY KEY ("session_id", "idx")\n)'
     )
-    db.execute(f"INSERT INTO session_messages (session_id, idx, message_id, kind, created_at, sha256, body)"
-               f" SELECT session_id, idx, message_id, kind, created_at, {sha}, {key} FROM messages")
+    db.execute(
+        f"INSERT INTO session_messages (session_id, idx, message_id, kind, created_at, sha256, body)"
+        f" SELECT session_id, idx, message_id, kind, created_at, {sha}, {key} FROM messages"
+    )
     db.execute('DROP TABLE "messages_fts"')
     db.execute('DROP TABLE "messages"')
     db.execute('ALTER TABLE "session_messages" RENAME TO "messages"')
@@ -200,9 +203,11 @@ def _m006_body_ids(db: Any) -> None:
         '   "message_id" TEXT,\n   "kind" TEXT,\n   "created_at" REAL,\n   "sha256" TEXT,\n'
         '   "body" INTEGER REFERENCES "bodies"("id"),\n   PRIMARY KEY ("session_id", "idx")\n)'
     )
-    db.execute('INSERT INTO messages_by_id (session_id, idx, message_id, kind, created_at, sha256, body)'
-               ' SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, m.sha256, b.id'
-               ' FROM messages m LEFT JOIN bodies b ON b.key = m.body ORDER BY m.rowid')
+    db.execute(
+        "INSERT INTO messages_by_id (session_id, idx, message_id, kind, created_at, sha256, body)"
+        " SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, m.sha256, b.id"
+        " FROM messages m LEFT JOIN bodies b ON b.key = m.body ORDER BY m.rowid"
+    )
     db.execute('DROP TABLE "messages"')
     db.execute('ALTER TABLE "messages_by_id" RENAME TO "messages"')
     db.execute('CREATE INDEX "idx_messages_body"\n    ON "messages" ("body")')
@@ -236,8 +241,9 @@ def _refuse_newer(conn: sqlite3.Connection, done: set[str] | None = None) -> Non
     unknown = sorted((done or set()) - {name for name, _ in MIGRATIONS})
     if version > SCHEMA_VERSION or unknown:
         shown = max(version, SCHEMA_VERSION + len(unknown))
-        raise LibraryError(None, f"made by a newer foldscope: version {shown} (this foldscope reads up to version "
-                                 f"{SCHEMA_VERSION}); it is left as it is")
+        raise LibraryError(
+            None, f"made by a newer foldscope: version {shown} (this foldscope reads up to version {SCHEMA_VERSION}); it is left as it is"
+        )
 
 
 def migrate(db: Any, migrations: Iterable[tuple[str, Callable]] = MIGRATIONS) -> list[str]:
@@ -401,8 +407,7 @@ class Library:
         """Bytes the library takes on disk: its file and its write-ahead log."""
         if self.path is None:
             return 0
-        return sum(Path(str(self.path) + suffix).stat().st_size for suffix in ("", "-wal")
-                   if Path(str(self.path) + suffix).exists())
+        return sum(Path(str(self.path) + suffix).stat().st_size for suffix in ("", "-wal") if Path(str(self.path) + suffix).exists())
 
     # Imports -----------------------------------------------------------------------------------
 
@@ -438,8 +443,9 @@ class Library:
                 self.conn.execute("PRAGMA shrink_memory")  # the import's pages go back, not kept for the session
         return session_id
 
-    def _import(self, session: Session, source: _Source, peak_reported: int | None,
-                token_counts: tuple[str, list[int]] | None = None) -> int:
+    def _import(
+        self, session: Session, source: _Source, peak_reported: int | None, token_counts: tuple[str, list[int]] | None = None
+    ) -> int:
         with self._atomic():
             # Looked up again under the write lock: another process may have imported the same bytes
             # while this one hashed them (two processes opening one session give one session).
@@ -452,9 +458,19 @@ class Library:
                 "INSERT INTO sessions (source, format, source_sha256, source_bytes, model, messages, view_messages,"
                 " record_chars, requests, peak_reported_input, warnings, imported_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
-                [source_key(session.source), session.format, source.sha256, source.size, session.model,
-                 len(session.record), len(session.view), len(session.trace), peak_reported,
-                 _text_json(session.warnings), _now()],
+                [
+                    source_key(session.source),
+                    session.format,
+                    source.sha256,
+                    source.size,
+                    session.model,
+                    len(session.record),
+                    len(session.view),
+                    len(session.trace),
+                    peak_reported,
+                    _text_json(session.warnings),
+                    _now(),
+                ],
             )
             session_id = cursor.lastrowid
             assert session_id is not None  # set by the INSERT just run
@@ -465,8 +481,7 @@ class Library:
                 message_rows: list[tuple] = []
                 keys: list[str] = []
                 before = self.conn.total_changes
-                self._insert_bodies(_body_rows(session, session_id, source, chars, message_rows, keys,
-                                               start, start + IMPORT_BATCH, first))
+                self._insert_bodies(_body_rows(session, session_id, source, chars, message_rows, keys, start, start + IMPORT_BATCH, first))
                 if self.conn.total_changes - before < len(message_rows):
                     message_rows = self._held_bodies(message_rows, keys, first)
                 self._insert_messages(message_rows)
@@ -482,21 +497,18 @@ class Library:
 
     def _insert_bodies(self, rows: Iterable[tuple]) -> None:
         # One prepared statement fed by a generator: a list of rows would hold every original at once.
-        sql = (f"INSERT INTO bodies ({', '.join(BODY_COLUMNS)}) VALUES ({', '.join('?' * len(BODY_COLUMNS))})"
-               " ON CONFLICT (key) DO NOTHING")
+        sql = f"INSERT INTO bodies ({', '.join(BODY_COLUMNS)}) VALUES ({', '.join('?' * len(BODY_COLUMNS))}) ON CONFLICT (key) DO NOTHING"
         self.conn.executemany(sql, rows)
 
     def _held_bodies(self, rows: list[tuple], keys: list[str], first: int) -> list[tuple]:
         """The message rows with each body's id as stored: a body this library held already (from another session, or
         an earlier message of this one) was not stored again, and its message takes the id it is held under."""
-        stored = {row[0] for row in self.conn.execute(
-            "SELECT id FROM bodies WHERE id BETWEEN ? AND ?", [first, first + len(rows) - 1])}
+        stored = {row[0] for row in self.conn.execute("SELECT id FROM bodies WHERE id BETWEEN ? AND ?", [first, first + len(rows) - 1])}
         held = [key for row, key in zip(rows, keys) if row[-1] not in stored]
         found: dict[str, int] = {}
         for i in range(0, len(held), 500):  # well under SQLite's limit of bound parameters
             part = held[i : i + 500]
-            found.update(self.conn.execute(f"SELECT key, id FROM bodies WHERE key IN ({', '.join('?' * len(part))})",
-                                           part))
+            found.update(self.conn.execute(f"SELECT key, id FROM bodies WHERE key IN ({', '.join('?' * len(part))})", part))
         return [row if row[-1] in stored else (*row[:-1], found[key]) for row, key in zip(rows, keys)]
 
     def _insert_messages(self, rows: Iterable[tuple]) -> None:
@@ -538,20 +550,25 @@ class Library:
         return self._rows(
             "SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, b.original, m.sha256, b.chars, b.text,"
             " b.tokens, b.tokenizer, b.key AS body FROM messages m JOIN bodies b ON b.id = m.body"
-            " WHERE m.session_id = ? ORDER BY m.idx", [session_id])
+            " WHERE m.session_id = ? ORDER BY m.idx",
+            [session_id],
+        )
 
     @_guarded
     def message_hashes(self, session_id: int) -> list[str]:
         """Each message's body key (its original bytes and text), in record order: what a prefix is compared by."""
-        return [row[0] for row in self.conn.execute(
-            # A left join: one item a message even where a damaged library lacks its body (None), so positions hold.
-            "SELECT b.key FROM messages m LEFT JOIN bodies b ON b.id = m.body WHERE m.session_id = ? ORDER BY m.idx",
-            [session_id])]
+        return [
+            row[0]
+            for row in self.conn.execute(
+                # A left join: one item a message even where a damaged library lacks its body (None), so positions hold.
+                "SELECT b.key FROM messages m LEFT JOIN bodies b ON b.id = m.body WHERE m.session_id = ? ORDER BY m.idx",
+                [session_id],
+            )
+        ]
 
     def _body_ids(self, session_id: int) -> list[int]:
         """Each message's body id, in record order."""
-        return [row[0] for row in self.conn.execute(
-            "SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
+        return [row[0] for row in self.conn.execute("SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(sql, list(params))
@@ -571,15 +588,17 @@ class Library:
             before = self.conn.total_changes
             self.conn.executemany(
                 "UPDATE bodies SET tokens = ?, tokenizer = ? WHERE id = ? AND (tokens IS NOT ? OR tokenizer IS NOT ?)",
-                ((count, tokenizer, body, count, tokenizer) for body, count in zip(bodies, counts)))
+                ((count, tokenizer, body, count, tokenizer) for body, count in zip(bodies, counts)),
+            )
             return self.conn.total_changes - before
 
     @_guarded
     def token_counts(self, session_id: int, tokenizer: str) -> list[int] | None:
         """Each message's stored token count by this tokenizer, in record order; None unless all are stored."""
         rows = self.conn.execute(
-            "SELECT b.tokens, b.tokenizer FROM messages m JOIN bodies b ON b.id = m.body"
-            " WHERE m.session_id = ? ORDER BY m.idx", [session_id]).fetchall()
+            "SELECT b.tokens, b.tokenizer FROM messages m JOIN bodies b ON b.id = m.body WHERE m.session_id = ? ORDER BY m.idx",
+            [session_id],
+        ).fetchall()
         if not rows or any(tokens is None or name != tokenizer for tokens, name in rows):
             return None
         return [tokens for tokens, _ in rows]
@@ -587,8 +606,15 @@ class Library:
     # Snapshots: sessions rebuilt without their files (core.store.snapshot) --------------------------
 
     @_guarded
-    def keep_snapshot(self, session_id: int, session: Session, path: str | Path, sample: str | None = None,
-                      memo: tuple[dict, ...] | None = None, data: bytes | None = None) -> None:
+    def keep_snapshot(
+        self,
+        session_id: int,
+        session: Session,
+        path: str | Path,
+        sample: str | None = None,
+        memo: tuple[dict, ...] | None = None,
+        data: bytes | None = None,
+    ) -> None:
         """Keep what `session` (read from `path`, stored as `session_id`) needs to be rebuilt without reading the
         file: the reader's output and, when given, the counter's memo (Counter.memo()); replaces an older one.
         `data`: the session as snapshot.dump_session gave it when read, before a count changed it (the trace's
@@ -606,12 +632,11 @@ class Library:
             self.conn.execute(
                 "INSERT OR REPLACE INTO snapshots (source, sample, session_id, reader, inputs, session, counter, memo,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [source_key(str(path)), sample or "", session_id, reader,
-                 inputs, data, counter, kept, _now()])
+                [source_key(str(path)), sample or "", session_id, reader, inputs, data, counter, kept, _now()],
+            )
 
     @_guarded
-    def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any,
-                  memo: tuple[dict, ...]) -> bool:
+    def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any, memo: tuple[dict, ...]) -> bool:
         """Replace the counter's memo kept with this path's snapshot (what a later count added); False when none."""
         from foldscope.core.store import snapshot
 
@@ -621,12 +646,14 @@ class Library:
         with self._atomic():
             cursor = self.conn.execute(
                 "UPDATE snapshots SET counter = ?, memo = ? WHERE source = ? AND sample = ? AND session_id = ?",
-                [counter, snapshot.dump_memo(memo, record), source_key(str(path)), sample or "", session_id])
+                [counter, snapshot.dump_memo(memo, record), source_key(str(path)), sample or "", session_id],
+            )
         return cursor.rowcount > 0
 
     @_guarded
-    def stored_session(self, path: str | Path, sample: str | None = None,
-                       format: str | None = None) -> tuple[int, Session, tuple | None] | None:
+    def stored_session(
+        self, path: str | Path, sample: str | None = None, format: str | None = None
+    ) -> tuple[int, Session, tuple | None] | None:
         """(session id, the session, the counter's memo or None) from this path's snapshot, when it is current: made
         by this foldscope's readers from the same files (core.store.snapshot), by the reader `format` names when
         given; None when the file must be read.
@@ -635,7 +662,8 @@ class Library:
 
         row = self.conn.execute(
             "SELECT session_id, reader, inputs, session, counter, memo FROM snapshots WHERE source = ? AND sample = ?",
-            [source_key(str(path)), sample or ""]).fetchone()
+            [source_key(str(path)), sample or ""],
+        ).fetchone()
         if row is None or row[1] != snapshot.reader_identity():
             return None
         session_id, _, inputs, data, counter, kept = row
@@ -662,8 +690,7 @@ class Library:
         total = 0
         while True:
             with self._atomic():
-                ids = [row[0] for row in self.conn.execute(
-                    "SELECT id FROM bodies WHERE search_indexed = 0 ORDER BY id LIMIT ?", [batch])]
+                ids = [row[0] for row in self.conn.execute("SELECT id FROM bodies WHERE search_indexed = 0 ORDER BY id LIMIT ?", [batch])]
                 if not ids:
                     return total
                 marks = ", ".join("?" * len(ids))
@@ -693,9 +720,7 @@ class Library:
     def add_view_version(self, session_id: int, view: Iterable[str], cause: str) -> int:
         """Record the active view as it now stands and why it changed; returns its version number."""
         with self._atomic():
-            row = self.conn.execute(
-                "SELECT COALESCE(MAX(version), 0) FROM view_versions WHERE session_id = ?", [session_id]
-            ).fetchone()
+            row = self.conn.execute("SELECT COALESCE(MAX(version), 0) FROM view_versions WHERE session_id = ?", [session_id]).fetchone()
             version = row[0] + 1
             self.conn.execute(
                 "INSERT INTO view_versions (session_id, version, ids, cause, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -741,7 +766,8 @@ class Library:
             "SELECT session_id, at, data FROM events WHERE kind = ?"
             " AND ((? IS NOT NULL AND json_extract(data, '$.source') = ?) OR session_id = ?)"
             " ORDER BY id DESC LIMIT 1",
-            [WORKING_STATE, source, source, session_id]).fetchone()
+            [WORKING_STATE, source, source, session_id],
+        ).fetchone()
         return None if row is None else {"session_id": row[0], "at": row[1], "data": json.loads(row[2])}
 
     # Removing and pruning ----------------------------------------------------------------------------
@@ -761,7 +787,8 @@ class Library:
     def _unreferenced_bodies(self) -> tuple[int, int]:
         row = self.conn.execute(
             "SELECT COUNT(*), COALESCE(SUM(LENGTH(original) + LENGTH(CAST(text AS BLOB))), 0) FROM bodies"
-            " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id)").fetchone()
+            " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id)"
+        ).fetchone()
         return int(row[0]), int(row[1])
 
     def _remove_unreferenced_bodies(self) -> tuple[int, int]:
@@ -769,8 +796,10 @@ class Library:
         if count:
             orphan = "NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id)"
             # An external-content index forgets a row only when told its old text.
-            self.conn.execute("INSERT INTO bodies_fts (bodies_fts, rowid, text) SELECT 'delete', id, text FROM bodies"
-                              f" WHERE search_indexed = 1 AND {orphan}")
+            self.conn.execute(
+                "INSERT INTO bodies_fts (bodies_fts, rowid, text) SELECT 'delete', id, text FROM bodies"
+                f" WHERE search_indexed = 1 AND {orphan}"
+            )
             self.conn.execute(f"DELETE FROM bodies WHERE {orphan}")
         return count, freed
 
@@ -810,9 +839,17 @@ class Library:
             row = self.conn.execute(
                 "SELECT COUNT(*), COALESCE(SUM(LENGTH(original) + LENGTH(CAST(text AS BLOB))), 0) FROM bodies"
                 " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id AND m.session_id NOT IN"
-                f" ({', '.join('?' * len(kept)) or 'NULL'}))", sorted(kept)).fetchone()
-            return {"dry_run": True, "sessions": plan, "bodies": int(row[0]), "body_bytes": int(row[1]),
-                    "size_before": before, "size_after": None}
+                f" ({', '.join('?' * len(kept)) or 'NULL'}))",
+                sorted(kept),
+            ).fetchone()
+            return {
+                "dry_run": True,
+                "sessions": plan,
+                "bodies": int(row[0]),
+                "body_bytes": int(row[1]),
+                "size_before": before,
+                "size_after": None,
+            }
         removed = self.remove_sessions(row["id"] for row in plan)
         with self._atomic():
             bodies, freed = self._remove_unreferenced_bodies()
@@ -820,8 +857,14 @@ class Library:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.conn.execute("VACUUM")
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return {"dry_run": False, "sessions": plan, "bodies": removed["bodies"] + bodies,
-                "body_bytes": removed["bytes"] + freed, "size_before": before, "size_after": self.size()}
+        return {
+            "dry_run": False,
+            "sessions": plan,
+            "bodies": removed["bodies"] + bodies,
+            "body_bytes": removed["bytes"] + freed,
+            "size_before": before,
+            "size_after": self.size(),
+        }
 
 
 def set_aside(path: str | Path) -> Path | None:
@@ -991,8 +1034,17 @@ def import_cache_kib(messages: int, source_bytes: int) -> int:
     return int(min(high, max(low, wanted)))
 
 
-def _body_rows(session: Session, session_id: int, source: _Source, chars: list[int], message_rows: list[tuple],
-               keys: list[str], start: int, stop: int, first: int) -> Iterator[tuple]:
+def _body_rows(
+    session: Session,
+    session_id: int,
+    source: _Source,
+    chars: list[int],
+    message_rows: list[tuple],
+    keys: list[str],
+    start: int,
+    stop: int,
+    first: int,
+) -> Iterator[tuple]:
     """Body rows in BODY_COLUMNS order of the record's messages start to stop, their ids counted from `first`;
     appends each message's row (MESSAGE_COLUMNS, its body's id as tried) to message_rows and its body's key to keys,
     and adds the record's characters to chars[0] as it goes."""

@@ -47,15 +47,26 @@ _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
 
 # What a snapshot may build: the classes a reader's Session is made of, and the containers the pickle protocol names.
 SNAPSHOT_CLASSES = {
-    ("foldscope.core.model.session", "Session"), ("foldscope.core.model.session", "FullRecord"),
-    ("foldscope.core.model.session", "Message"), ("foldscope.core.model.session", "Provenance"),
-    ("foldscope.core.model.session", "Usage"), ("foldscope.core.model.session", "Request"),
+    ("foldscope.core.model.session", "Session"),
+    ("foldscope.core.model.session", "FullRecord"),
+    ("foldscope.core.model.session", "Message"),
+    ("foldscope.core.model.session", "Provenance"),
+    ("foldscope.core.model.session", "Usage"),
+    ("foldscope.core.model.session", "Request"),
     ("foldscope.core.model.session", "Fields"),
-    ("foldscope.core.model.views", "SharedView"), ("foldscope.core.formats.stream", "SourceLines"),
-    ("foldscope.core.store.snapshot", "_frozen"), ("foldscope.core.store.snapshot", "_session"),
+    ("foldscope.core.model.views", "SharedView"),
+    ("foldscope.core.formats.stream", "SourceLines"),
+    ("foldscope.core.store.snapshot", "_frozen"),
+    ("foldscope.core.store.snapshot", "_session"),
     ("foldscope.core.store.snapshot", "_message"),
-    ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "bytearray"), ("builtins", "complex"),
-    ("array", "array"), ("array", "_array_reconstructor"), ("copyreg", "_reconstructor"), ("builtins", "object"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+    ("builtins", "bytearray"),
+    ("builtins", "complex"),
+    ("array", "array"),
+    ("array", "_array_reconstructor"),
+    ("copyreg", "_reconstructor"),
+    ("builtins", "object"),
 }
 
 
@@ -125,8 +136,7 @@ def inputs_of(path: str | Path) -> dict[str, Any]:
     """What a snapshot of the session read from `path` stands for (see the module docstring)."""
     path = Path(path)
     stat = _stat(path)
-    return {"file": str(path), "size": stat[0] if stat else None, "sha256": file_sha256(path),
-            "neighbours": neighbours(path)}
+    return {"file": str(path), "size": stat[0] if stat else None, "sha256": file_sha256(path), "neighbours": neighbours(path)}
 
 
 def neighbours(path: Path) -> dict[str, list[int] | None]:

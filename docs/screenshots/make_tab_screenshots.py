@@ -29,9 +29,25 @@ def main() -> int:
         for size in SIZES:
             for tab in SIDE_TABS:
                 png = OUT / f"{tab}-{size}.png"
-                run = subprocess.run([str(foldscope), "--screenshot", str(png), "--size", size, "--tab", tab,
-                                      "--db", str(Path(tmp) / "library.db"), "--theme", "light", str(demo_path())],
-                                     capture_output=True, text=True, timeout=300)
+                run = subprocess.run(
+                    [
+                        str(foldscope),
+                        "--screenshot",
+                        str(png),
+                        "--size",
+                        size,
+                        "--tab",
+                        tab,
+                        "--db",
+                        str(Path(tmp) / "library.db"),
+                        "--theme",
+                        "light",
+                        str(demo_path()),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
                 if run.returncode:
                     print(f"{png.name}: {run.stderr.strip()}", file=sys.stderr)
                     return 1

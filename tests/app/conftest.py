@@ -83,9 +83,7 @@ def make_session(rounds: int = 4) -> Session:
             metadata={"clipped_from": f"res{last}"},
         )
     )
-    messages.append(
-        Message("note", "note", 31.0, {"assistant_response": "Folded rounds 0 and 1."}, metadata={"context_first_index": 2})
-    )
+    messages.append(Message("note", "note", 31.0, {"assistant_response": "Folded rounds 0 and 1."}, metadata={"context_first_index": 2}))
     record = FullRecord(messages)
     view = ["sys", "task", "note"] + [m.id for m in messages[8:-2] if m.id != f"res{last}"] + ["copy"]
     return Session(record=record, view=view, format="lionagi", source=src)
@@ -112,10 +110,29 @@ def demo_window(qtbot, window):
 # What each modal answers when a test did not replace it: closing a window with unsaved changes discards
 # them; any other modal is recorded and fails the test (a modal would block a headless run forever).
 MODAL_ANSWERS = {"ask_unsaved": "discard"}
-MODALS = ("error_dialog", "show_message", "show_refusal", "ask_unsaved", "ask_recover", "ask_keep_last", "ask_span",
-          "ask_clip_length", "ask_clip_into_view", "save_path_dialog", "open_session_path", "profile_dialog", "show_peek", "choose_folder",
-          "choose_sample", "ask_agent_session", "choose_library_path", "fresh_library_path", "confirm_remove",
-          "report_path_dialog", "show_text")
+MODALS = (
+    "error_dialog",
+    "show_message",
+    "show_refusal",
+    "ask_unsaved",
+    "ask_recover",
+    "ask_keep_last",
+    "ask_span",
+    "ask_clip_length",
+    "ask_clip_into_view",
+    "save_path_dialog",
+    "open_session_path",
+    "profile_dialog",
+    "show_peek",
+    "choose_folder",
+    "choose_sample",
+    "ask_agent_session",
+    "choose_library_path",
+    "fresh_library_path",
+    "confirm_remove",
+    "report_path_dialog",
+    "show_text",
+)
 
 
 @pytest.fixture(autouse=True)

@@ -46,10 +46,12 @@ def test_without_a_display_the_gui_says_so_in_one_line_and_makes_no_window(monke
 
 def test_make_run_checks_the_display_with_the_same_rule(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    headless = subprocess.run([sys.executable, "-m", "foldscope.app.display", "s.jsonl"], env=env, capture_output=True,
-                              text=True, timeout=60)
-    shown = subprocess.run([sys.executable, "-m", "foldscope.app.display"], env={**env, "DISPLAY": ":0"},
-                           capture_output=True, text=True, timeout=60)
+    headless = subprocess.run(
+        [sys.executable, "-m", "foldscope.app.display", "s.jsonl"], env=env, capture_output=True, text=True, timeout=60
+    )
+    shown = subprocess.run(
+        [sys.executable, "-m", "foldscope.app.display"], env={**env, "DISPLAY": ":0"}, capture_output=True, text=True, timeout=60
+    )
     if sys.platform.startswith("linux"):
         assert headless.returncode == 1 and headless.stderr.startswith("foldscope: no display") and "s.jsonl" in headless.stderr
     assert shown.returncode == 0 and shown.stderr == ""
@@ -115,8 +117,13 @@ def test_the_timeline_header_and_the_go_menu_give_the_same_keys(window):
 
 def test_a_screenshot_run_prints_nothing_of_qts(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "FOLDSCOPE_DB": str(tmp_path / "lib.db")}
-    run = subprocess.run([sys.executable, "-m", "foldscope.app.main", "--screenshot", str(tmp_path / "s.png"),
-                          "--size", "800x600", str(demo_path())], env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "foldscope.app.main", "--screenshot", str(tmp_path / "s.png"), "--size", "800x600", str(demo_path())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""
 
@@ -229,8 +236,19 @@ def test_the_librarys_figures_stay_in_sight_beside_a_long_file_name_and_every_ti
     panel.show()
     qtbot.waitExposed(panel)
     name = "rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a-with-a-long-tail.jsonl"
-    panel.sessions.set_rows([{"id": 1, "source": f"/home/u/{name}", "format": "codex", "source_bytes": 123_456,
-                              "messages": 1_234, "requests": 56, "peak_reported_input": 187_654}])
+    panel.sessions.set_rows(
+        [
+            {
+                "id": 1,
+                "source": f"/home/u/{name}",
+                "format": "codex",
+                "source_bytes": 123_456,
+                "messages": 1_234,
+                "requests": 56,
+                "peak_reported_input": 187_654,
+            }
+        ]
+    )
     QApplication.processEvents()
     table, model = panel.session_table, panel.sessions
     header = table.horizontalHeader()
@@ -239,6 +257,7 @@ def test_the_librarys_figures_stay_in_sight_beside_a_long_file_name_and_every_ti
     assert header.sectionSize(last) >= header.sectionSizeFromContents(last).width()
     assert table.horizontalScrollBar().maximum() == 0
     for column in range(model.columnCount()):
-        assert model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) == \
-            model.headerData(column, Qt.Orientation.Horizontal)
+        assert model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) == model.headerData(
+            column, Qt.Orientation.Horizontal
+        )
     assert f">{name}<" in model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)  # the whole name, plain

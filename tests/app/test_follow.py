@@ -28,8 +28,7 @@ def _open(qtbot, window, path):
     qtbot.waitUntil(lambda: window.task is None)
 
 
-def test_following_a_file_a_test_appends_to_grows_the_lists_and_timeline_without_a_reimport(qtbot, window, live_file,
-                                                                                           monkeypatch):
+def test_following_a_file_a_test_appends_to_grows_the_lists_and_timeline_without_a_reimport(qtbot, window, live_file, monkeypatch):
     _open(qtbot, window, live_file)
     opened: list[str] = []
     real_open = loading_module.open_document  # what the loading worker opens with (app.loading.load_work)

@@ -48,8 +48,10 @@ def hostile_session() -> Session:
             return [poisoned(v) for v in value]
         return value
 
-    messages = [dataclasses.replace(m, id=ids[m.id], content=poisoned(dict(m.content)),
-                                    metadata=poisoned(dict(m.metadata)), provenance=None) for m in base.record]
+    messages = [
+        dataclasses.replace(m, id=ids[m.id], content=poisoned(dict(m.content)), metadata=poisoned(dict(m.metadata)), provenance=None)
+        for m in base.record
+    ]
     return Session(record=FullRecord(messages), view=[ids[v] for v in base.view], format="lionagi", source=NAME)
 
 

@@ -33,6 +33,7 @@ def window_on(qtbot, tmp_path, db, name="w.ini") -> MainWindow:
 
 # -- a library that cannot be used ---------------------------------------------------------------------
 
+
 def test_a_session_opens_and_shows_when_the_library_is_not_a_database(qtbot, tmp_path):
     bad = tmp_path / "library.db"
     bad.write_text("not SQLite\n" * 100)
@@ -83,6 +84,7 @@ def test_a_fresh_library_sets_the_broken_one_aside_and_never_deletes_it(qtbot, t
 
 # -- autosave and the busy library ------------------------------------------------------------------------
 
+
 def evict_one(window, doc):
     assert window.session_actions.editor.do(Evict([doc.index_of(doc.session.view[-1])]), "evict").success
 
@@ -123,6 +125,7 @@ def test_a_failed_autosave_is_said_in_the_status_bar_and_tried_again(qtbot, wind
 
 # -- recovery on a session that grew --------------------------------------------------------------------
 
+
 def test_work_on_a_session_that_grew_after_a_crash_is_offered_and_applied(qtbot, window, tmp_path, monkeypatch, corpus_dev):
     lines = (corpus_dev / "claude_code" / "tool_heavy.jsonl").read_bytes().splitlines(keepends=True)
     live = tmp_path / "live.jsonl"
@@ -161,6 +164,7 @@ def test_a_rewritten_session_is_not_offered_old_work(qtbot, window, tmp_path, mo
 
 # -- saving -----------------------------------------------------------------------------------------------
 
+
 def test_a_failed_save_of_any_kind_says_why_in_a_dialog(qtbot, window, tmp_path, monkeypatch):
     open_in(qtbot, window, demo_path())
     errors = []
@@ -190,6 +194,7 @@ def test_save_as_on_a_native_file_proposes_a_new_name(qtbot, window, tmp_path, m
 
 
 # -- the Library panel ----------------------------------------------------------------------------------
+
 
 def test_the_library_panel_shows_the_size_and_removes_the_selected_session(qtbot, window, monkeypatch):
     doc = open_in(qtbot, window, demo_path())
@@ -244,8 +249,11 @@ def test_a_created_at_no_store_can_hold_opens_with_the_library_and_a_warning(qtb
     doc = open_in(qtbot, window, path)  # the conftest fails the test on any error dialog
     assert doc is not None and doc.library_id is not None and doc.library_problem is None
     assert any("is not a time" in w for w in doc.session.warnings)
-    stored = sqlite3.connect(tmp_path / "library.db").execute(
-        "SELECT created_at FROM messages WHERE session_id = ? ORDER BY idx LIMIT 2", [doc.library_id]).fetchall()
+    stored = (
+        sqlite3.connect(tmp_path / "library.db")
+        .execute("SELECT created_at FROM messages WHERE session_id = ? ORDER BY idx LIMIT 2", [doc.library_id])
+        .fetchall()
+    )
     assert stored == [(None,), (None,)]
 
 

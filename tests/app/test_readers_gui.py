@@ -63,11 +63,32 @@ def test_reader_warnings_show_in_a_bar_with_their_count_expandable_and_dismissib
 
 
 def test_the_agent_sessions_dialog_lists_searches_and_opens_one(qtbot, window, monkeypatch, corpus_dev):
-    rows = [{"agent": "codex", "path": str(CORPUS_DEV / "codex" / "x.jsonl"), "project": "/work/alpha", "start": 1.7e9,
-             "size": 2000, "requests": 5, "model": "gpt-5", "cost_usd": 0.5, "problem": None, "modified": 1.7e9},
-            {"agent": "claude_code", "path": str(CORPUS_DEV / "claude_code" / "short.jsonl"), "project": "/work/beta",
-             "start": 1.6e9, "size": 1000, "requests": 3, "model": "claude-x", "cost_usd": None, "problem": None,
-             "modified": 1.6e9}]
+    rows = [
+        {
+            "agent": "codex",
+            "path": str(CORPUS_DEV / "codex" / "x.jsonl"),
+            "project": "/work/alpha",
+            "start": 1.7e9,
+            "size": 2000,
+            "requests": 5,
+            "model": "gpt-5",
+            "cost_usd": 0.5,
+            "problem": None,
+            "modified": 1.7e9,
+        },
+        {
+            "agent": "claude_code",
+            "path": str(CORPUS_DEV / "claude_code" / "short.jsonl"),
+            "project": "/work/beta",
+            "start": 1.6e9,
+            "size": 1000,
+            "requests": 3,
+            "model": "claude-x",
+            "cost_usd": None,
+            "problem": None,
+            "modified": 1.6e9,
+        },
+    ]
     dialog = dialogs.AgentSessionsDialog(rows)
     qtbot.addWidget(dialog)
     assert dialog.chosen_path() == rows[0]["path"]
@@ -102,8 +123,7 @@ def test_the_agent_sessions_dialog_reads_the_machine_in_the_worker_and_is_usable
     from foldscope.app.worker import pool, run_task
     from foldscope.core.formats.discover import Found
 
-    found = [Found("codex", f"/home/u/.codex/sessions/r{i}.jsonl", f"/work/p{i}", 1.7e9 + i, 1000, 1.7e9 + i, 3, "gpt-5")
-             for i in range(3)]
+    found = [Found("codex", f"/home/u/.codex/sessions/r{i}.jsonl", f"/work/p{i}", 1.7e9 + i, 1000, 1.7e9 + i, 3, "gpt-5") for i in range(3)]
     release, reading = threading.Event(), threading.Event()
 
     def find(each):

@@ -17,9 +17,11 @@ from foldscope.core.cli import main as cli
 from foldscope.core.formats.demo import demo_path
 from tests.paths import CORPUS_DEV
 
-FILES = {"claude_code": CORPUS_DEV / "claude_code" / "session-9eda1058.jsonl",
-         "codex": CORPUS_DEV / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
-         "demo": None}
+FILES = {
+    "claude_code": CORPUS_DEV / "claude_code" / "session-9eda1058.jsonl",
+    "codex": CORPUS_DEV / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+    "demo": None,
+}
 
 
 def number_after(word: str, text: str) -> int:
@@ -116,10 +118,17 @@ def test_before_the_counts_land_the_screens_show_one_size_in_characters_and_no_e
     seen: list[dict] = []
 
     def first_step(doc) -> None:  # runs inside the first step, before the counts can land
-        seen.append({"record heading": window.record_list.heading.text(), "map": window.window_map.summary()[0],
-                     "view heading": window.view_list.heading.text(), "status bar": window.status_label.full_text(),
-                     "timeline": window.timeline.tip_for(window.timeline.current),
-                     "chars": sum(doc.chars), "view chars": sum(doc.chars[i] for i in doc.view_position)})
+        seen.append(
+            {
+                "record heading": window.record_list.heading.text(),
+                "map": window.window_map.summary()[0],
+                "view heading": window.view_list.heading.text(),
+                "status bar": window.status_label.full_text(),
+                "timeline": window.timeline.tip_for(window.timeline.current),
+                "chars": sum(doc.chars),
+                "view chars": sum(doc.chars[i] for i in doc.view_position),
+            }
+        )
 
     window.record_shown.connect(first_step)
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):
@@ -183,14 +192,18 @@ def walked(window, qtbot, slot: int | None) -> dict[str, dict[str, int]]:
     head, tip = panel.header.text(), window.timeline.tip_for(window.timeline.current)
     comp = composition.heading.text()
     seen: dict[str, dict[str, int]] = {
-        "predicted input": {"request panel": figure(rf"Predicted input {N} tokens", head),
-                            "timeline": figure(rf"predicted {N} tokens", tip),
-                            "composition": figure(rf"predicted input {N}", comp)},
-        "estimate": {"request panel": figure(rf"Estimate {N} tokens", head), "timeline": figure(rf"estimate {N}", tip),
-                     "composition": figure(rf"estimate {N}", comp)},
+        "predicted input": {
+            "request panel": figure(rf"Predicted input {N} tokens", head),
+            "timeline": figure(rf"predicted {N} tokens", tip),
+            "composition": figure(rf"predicted input {N}", comp),
+        },
+        "estimate": {
+            "request panel": figure(rf"Estimate {N} tokens", head),
+            "timeline": figure(rf"estimate {N}", tip),
+            "composition": figure(rf"estimate {N}", comp),
+        },
         "counted": {"request panel": figure(rf"{N} counted", head), "composition": figure(rf"{N} counted", comp)},
-        "unseen head": {"request panel": figure(rf"unseen head of {N}", head),
-                        "composition": figure(rf"unseen head of {N}", comp)},
+        "unseen head": {"request panel": figure(rf"unseen head of {N}", head), "composition": figure(rf"unseen head of {N}", comp)},
         "window": {"composition": figure(rf"Context window {N}", comp)},
         "free": {"composition": figure(rf"{N} free", comp)},
     }
@@ -206,8 +219,11 @@ def walked(window, qtbot, slot: int | None) -> dict[str, dict[str, int]]:
     else:
         seen["counted"]["timeline"] = figure(rf"{N} counted", tip)
         seen["unseen head"]["timeline"] = figure(rf"unseen head of {N}", tip)
-        seen["reported input"] = {"request panel": figure(rf"reported {N}", head), "timeline": figure(rf"reported input {N}", tip),
-                                  "status bar": figure(rf"reported {N}", status)}
+        seen["reported input"] = {
+            "request panel": figure(rf"reported {N}", head),
+            "timeline": figure(rf"reported input {N}", tip),
+            "status bar": figure(rf"reported {N}", status),
+        }
     return seen
 
 
@@ -231,16 +247,32 @@ def test_each_named_quantity_has_one_value_on_every_screen_at_three_requests(qtb
         heads.add(seen["unseen head"]["request panel"])
         at = "now" if slot is None else str(slot)
         composed = cli_json(capsys, "composition", path, "--json", "--at-request", at)
-        cli = {"predicted input": composed["predicted"], "estimate": composed["estimate"], "counted": composed["counted"],
-               "unseen head": composed["unseen_head"], "window": composed["window"], "free": composed["free"]}
+        cli = {
+            "predicted input": composed["predicted"],
+            "estimate": composed["estimate"],
+            "counted": composed["counted"],
+            "unseen head": composed["unseen_head"],
+            "window": composed["window"],
+            "free": composed["free"],
+        }
         if slot is None:
-            cli_now = {"predicted input": inspect["next_predicted"], "estimate": inspect["view_size"]["estimate"],
-                       "unseen head": inspect["view_size"]["unseen_head"], "window": inspect["context_window"]["tokens"],
-                       "free": inspect["context_window"]["free"], "counted": inspect["view_size"]["tokens"]}
+            cli_now = {
+                "predicted input": inspect["next_predicted"],
+                "estimate": inspect["view_size"]["estimate"],
+                "unseen head": inspect["view_size"]["unseen_head"],
+                "window": inspect["context_window"]["tokens"],
+                "free": inspect["context_window"]["free"],
+                "counted": inspect["view_size"]["tokens"],
+            }
         else:
             row = rows[slot]
-            cli_now = {"predicted input": row["predicted"], "estimate": row["estimate"], "counted": row["counted"],
-                       "unseen head": row["unseen_head"], "reported input": row["reported_input"]}
+            cli_now = {
+                "predicted input": row["predicted"],
+                "estimate": row["estimate"],
+                "counted": row["counted"],
+                "unseen head": row["unseen_head"],
+                "reported input": row["reported_input"],
+            }
         for quantity, places in seen.items():
             places = {**places, "composition --json": cli.get(quantity), "inspect / requests --json": cli_now.get(quantity)}
             values = {v for v in places.values() if v is not None}
@@ -251,8 +283,7 @@ def test_each_named_quantity_has_one_value_on_every_screen_at_three_requests(qtb
     assert len(heads) == (2 if compacted else 1)  # the stretch before the compaction and the one after
 
 
-def test_after_apply_fold_the_gui_shows_what_inspect_of_the_same_fold_written_by_the_cli_shows(qtbot, window, capsys,
-                                                                                               tmp_path):
+def test_after_apply_fold_the_gui_shows_what_inspect_of_the_same_fold_written_by_the_cli_shows(qtbot, window, capsys, tmp_path):
     # Issue 41, finding 5: after Apply fold the GUI showed 46,398 where `inspect` of the same fold written by the CLI
     # showed 46,399 (the predicted input, moved at load's ratio and rounded twice).
     path = FILES["claude_code"]

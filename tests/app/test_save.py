@@ -109,7 +109,8 @@ def test_autosave_keeps_the_working_state_in_the_library(qtbot, window, monkeypa
 
 
 def test_saving_an_imported_session_keeps_what_the_provider_reported_and_writes_the_startup_fields(
-        qtbot, window, tmp_path, monkeypatch, corpus_dev):
+    qtbot, window, tmp_path, monkeypatch, corpus_dev
+):
     source = corpus_dev / "claude_code" / "session-9eda1058.jsonl"
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
         window.open_path(source)

@@ -22,15 +22,17 @@ def open_file(qtbot, window, path):
 
 
 def largest(doc, in_view: bool) -> int:
-    results = [i for i in range(doc.record_size) if doc.message(i).kind == "action_response"
-               and not doc.message(i).is_clipped_copy and doc.in_view(i) == in_view]
+    results = [
+        i
+        for i in range(doc.record_size)
+        if doc.message(i).kind == "action_response" and not doc.message(i).is_clipped_copy and doc.in_view(i) == in_view
+    ]
     return max(results, key=lambda i: doc.chars[i])
 
 
 def figures(result: dict) -> dict:
     out = {k: v for k, v in result.items() if k not in ("file", "format", "warnings")}
-    out["policy"] = {k: v.replace(str(result["file"]), "FILE") if isinstance(v, str) else v
-                     for k, v in out["policy"].items()}
+    out["policy"] = {k: v.replace(str(result["file"]), "FILE") if isinstance(v, str) else v for k, v in out["policy"].items()}
     # the agent, project and version are the source file's (a native file names none); its wall times stay
     out["session"] = {k: v for k, v in out["session"].items() if k in ("start", "end", "duration_s")}
     return out
@@ -38,7 +40,8 @@ def figures(result: dict) -> dict:
 
 @pytest.mark.parametrize("name", ["claude_code/extracted-dd381a75.jsonl", "claude_code/session-9eda1058.jsonl"])
 def test_a_gui_save_as_after_clip_evict_and_restore_reads_back_silently_with_the_same_figures(
-        qtbot, window, corpus_dev, tmp_path, monkeypatch, capsys, name):
+    qtbot, window, corpus_dev, tmp_path, monkeypatch, capsys, name
+):
     doc = open_file(qtbot, window, corpus_dev / name)
     actions = window.session_actions
     monkeypatch.setattr(dialogs, "show_message", lambda *args: pytest.fail(f"told {args[1:]}"))

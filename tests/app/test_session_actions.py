@@ -129,8 +129,7 @@ def test_compact_takes_the_span_selected_in_the_active_view(qtbot, window, demo,
     table = window.view_list.table
     selection = table.selectionModel()
     for row in (4, 9):
-        selection.select(window.view_model.index(row, 0),
-                         QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+        selection.select(window.view_model.index(row, 0), QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
     first, last = demo.view_index(4), demo.view_index(9)
     changes = window.session_actions.compact()
     assert changes.success
@@ -140,8 +139,16 @@ def test_compact_takes_the_span_selected_in_the_active_view(qtbot, window, demo,
 def test_actions_are_on_the_menus_toolbar_and_context_menu_with_keys(qtbot, window, demo):
     actions = window.session_actions
     menu_texts = [a.text() for a in actions.actions_menu.actions()]
-    for text in ("&Preview fold", "&Restore", "&Clip to length…", "&Evict", "Co&mpact span…", "Pee&k note",
-                 "E&xpand note", "Read result (&pager)"):
+    for text in (
+        "&Preview fold",
+        "&Restore",
+        "&Clip to length…",
+        "&Evict",
+        "Co&mpact span…",
+        "Pee&k note",
+        "E&xpand note",
+        "Read result (&pager)",
+    ):
         assert text in menu_texts
     assert actions.evict_action.shortcut().toString() == "Del"
     assert actions.undo_action.shortcut().toString() == "Ctrl+Z"
@@ -177,8 +184,7 @@ def test_a_window_typed_in_the_policy_editor_is_the_one_every_panel_shows_and_na
     assert "Context window 200,000: " in heading and "— Claude Code&#x27;s rule for claude-opus-4-6" in heading
     window.request_panel.set_request(document, None)
     window.request_panel.refresh(force=True)
-    assert ("of the 200,000-token context window (Claude Code&#x27;s rule for claude-opus-4-6"
-            in window.request_panel.header.text())
+    assert "of the 200,000-token context window (Claude Code&#x27;s rule for claude-opus-4-6" in window.request_panel.header.text()
     window.session_actions.policy_editor.set_text("context_window", "150000")
     assert document.context_window == 150_000
     free = 150_000 - document.now_predicted

@@ -51,8 +51,11 @@ def assert_no_token_figure(shown: dict) -> None:
 def test_the_first_step_shows_the_record_sized_by_characters_and_names_no_token_figure(qtbot, window):
     window.show()
     seen: list[dict] = []
-    window.record_shown.connect(lambda doc: seen.append({"counted": doc.counted, **shown_text(window),
-                                                        "actions": window.session_actions.preview_action.isEnabled()}))
+    window.record_shown.connect(
+        lambda doc: seen.append(
+            {"counted": doc.counted, **shown_text(window), "actions": window.session_actions.preview_action.isEnabled()}
+        )
+    )
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):
         window.open_path(demo_path())
     qtbot.waitUntil(lambda: window.task is None)
@@ -77,8 +80,7 @@ def test_the_timeline_fills_in_with_the_counts_the_trace_lands_with(qtbot, windo
     window.show()
     fills: list[tuple[int, ...]] = []
     real = window.timeline.set_counting
-    monkeypatch.setattr(window.timeline, "set_counting",
-                        lambda counts, requests: fills.append(tuple(counts)) or real(counts, requests))
+    monkeypatch.setattr(window.timeline, "set_counting", lambda counts, requests: fills.append(tuple(counts)) or real(counts, requests))
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):
         window.open_path(demo_path())
     qtbot.waitUntil(lambda: window.task is None)
@@ -86,8 +88,7 @@ def test_the_timeline_fills_in_with_the_counts_the_trace_lands_with(qtbot, windo
     assert len(fills) >= 2 and [len(f) for f in fills] == sorted(len(f) for f in fills)  # it grew as it went
     assert len(fills[-1]) == len(doc.requests)
     # The counts it filled in with are the trace's own (each row's count is the same count plus its unseen head).
-    assert list(fills[-1]) == [doc.measure.request(k).counted - doc.measure.request(k).unseen_head
-                               for k in range(len(doc.requests))]
+    assert list(fills[-1]) == [doc.measure.request(k).counted - doc.measure.request(k).unseen_head for k in range(len(doc.requests))]
 
 
 @pytest.mark.parametrize("how", ["cancelled", "failed"])
@@ -100,6 +101,7 @@ def test_a_load_stopped_after_its_first_step_puts_the_session_before_it_back(qtb
     errors: list[str] = []
     monkeypatch.setattr(dialogs, "error_dialog", lambda parent, title, text: errors.append(text))
     if how == "failed":
+
         def broken(*args, **kwargs):
             raise RuntimeError("the measure broke")
 
@@ -123,8 +125,7 @@ def test_a_load_stopped_after_its_first_step_puts_the_session_before_it_back(qtb
     assert (errors and "the measure broke" in errors[0]) if how == "failed" else not errors
 
 
-def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(qtbot, window, monkeypatch,
-                                                                                corpus_dev):
+def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(qtbot, window, monkeypatch, corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
     monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
@@ -168,8 +169,7 @@ def test_the_counted_document_is_shown_and_acted_on_before_the_library_stores_it
     seen: list[dict] = []
 
     def counted(doc) -> None:
-        seen.append({"library_id": doc.library_id, "actions": window.session_actions.evict_action.isEnabled(),
-                     **shown_text(window)})
+        seen.append({"library_id": doc.library_id, "actions": window.session_actions.evict_action.isEnabled(), **shown_text(window)})
         shown.set()
 
     window.document_counted.connect(counted)
@@ -192,8 +192,7 @@ def largest_result(doc) -> int:
     return max((i for i in doc.view_position if doc.message(i).kind == "action_response"), key=lambda i: doc.chars[i])
 
 
-def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_as_made(
-        qtbot, window, monkeypatch, corpus_dev, tmp_path):
+def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_as_made(qtbot, window, monkeypatch, corpus_dev, tmp_path):
     from foldscope.app.save import latest_working_state
     from foldscope.app.settings import WindowSettings
     from foldscope.app.window import MainWindow
@@ -227,8 +226,7 @@ def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_a
         assert editor.do(Clip(index, 1500), f"clip of #{index}").success  # a copy appended: the record grows
         evicted = doc.index_of(doc.session.view[-1])
         assert editor.do(Evict([evicted]), f"evict of #{evicted}").success
-        made.update(view=list(doc.session.view), record=[m.id for m in doc.session.record],
-                    manifest=doc.session.manifest)
+        made.update(view=list(doc.session.view), record=[m.id for m in doc.session.record], manifest=doc.session.manifest)
         edited.set()
 
     window.document_counted.connect(edit)
@@ -250,7 +248,7 @@ def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_a
     # And the edits as made, in the working state autosave wrote once the library held the session.
     state = latest_working_state(window.db, doc.library_id, source=str(path))
     assert state is not None and state["view"] == made["view"]
-    assert [m["id"] for m in state["added"]] == made["record"][len(read.record):]
+    assert [m["id"] for m in state["added"]] == made["record"][len(read.record) :]
     # A crash now: the next foldscope reopens the session from the library and puts the edits back.
     monkeypatch.setattr(dialogs, "ask_recover", lambda parent, name, when: True)
     after = MainWindow(settings=WindowSettings(tmp_path / "after.ini"), db=window.db)
@@ -299,8 +297,7 @@ def test_a_store_that_stops_after_an_edit_keeps_the_edited_session_shown(qtbot, 
     assert not errors and "not stored in the library" in window.statusBar().currentMessage()
 
 
-def test_with_unsaved_work_kept_for_the_file_the_actions_wait_for_the_store_and_its_offer(
-        qtbot, window, monkeypatch, tmp_path):
+def test_with_unsaved_work_kept_for_the_file_the_actions_wait_for_the_store_and_its_offer(qtbot, window, monkeypatch, tmp_path):
     from foldscope.app.settings import WindowSettings
     from foldscope.app.window import MainWindow
     from foldscope.core.actions.commands import Clip
@@ -328,7 +325,8 @@ def test_with_unsaved_work_kept_for_the_file_the_actions_wait_for_the_store_and_
 
 
 def test_a_file_whose_later_line_is_broken_shows_its_first_part_then_one_line_and_the_session_before(
-        qtbot, window, monkeypatch, corpus_dev, tmp_path):
+    qtbot, window, monkeypatch, corpus_dev, tmp_path
+):
     lines = (corpus_dev / "claude_code" / "session-196820da.jsonl").read_bytes().splitlines(keepends=True)
     # A copy outside the project with lines near its end that are not JSON: more than a read skips (one damaged line
     # is skipped and named, core.formats.stream.MAX_SKIPPED_LINES of them refuse the file at the one past them).
@@ -374,8 +372,12 @@ def shown_when_called(qtbot, window, monkeypatch, name: str, shown) -> list[bool
 def test_the_library_import_starts_once_the_window_shows_the_counted_document(qtbot, window, monkeypatch):
     # The two would share the interpreter lock: the window paints the timeline first (app.loading.SHOWN_WAIT_S).
     def counted_copy(doc, session):  # a copy of the session shown, taken when it was counted
-        return (doc is not None and doc.counted and doc.session is not session
-                and [m.id for m in doc.session.record] == [m.id for m in session.record])
+        return (
+            doc is not None
+            and doc.counted
+            and doc.session is not session
+            and [m.id for m in doc.session.record] == [m.id for m in session.record]
+        )
 
     assert shown_when_called(qtbot, window, monkeypatch, "import_into_library", counted_copy) == [True]
 

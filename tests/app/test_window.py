@@ -1,4 +1,5 @@
 """The main window: loading off the GUI thread, the two lists kept in step, the inspector, bad files."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -153,6 +154,7 @@ def test_recent_files_menu_lists_what_was_opened(qtbot, window):
 
 # -- redrawing from Changes ---------------------------------------------------------------------
 
+
 class Signals:
     """How often each model said it was reset, grew or changed in place."""
 
@@ -170,8 +172,7 @@ class Signals:
 
 
 def watch(window) -> dict[str, Signals]:
-    return {"record": Signals(window.record_model), "view": Signals(window.view_model),
-            "folds": Signals(window.fold_panel.model)}
+    return {"record": Signals(window.record_model), "view": Signals(window.view_model), "folds": Signals(window.fold_panel.model)}
 
 
 def test_an_eviction_moves_the_view_list_and_greys_the_record_in_place_and_leaves_the_folds_alone(demo_window):
@@ -290,7 +291,8 @@ def test_at_1366_the_request_tabs_paragraph_is_shown_whole_or_scrolls(qtbot, win
     def whole_or_scrolls() -> bool:
         bar = area.verticalScrollBar()
         return label.height() >= label.heightForWidth(label.width()) and (
-            area.viewport().height() >= label.height() or (bar.isVisible() and bar.maximum() > 0))
+            area.viewport().height() >= label.height() or (bar.isVisible() and bar.maximum() > 0)
+        )
 
     qtbot.waitUntil(whole_or_scrolls)
     assert panel.payload.height() >= 60  # and the payload keeps room below it
@@ -308,7 +310,7 @@ def test_the_library_line_never_cuts_its_path_mid_name(qtbot, window, corpus_dev
     assert line.parts[0] == "1 session" and line.parts[-1] == window.db  # the path is a part of its own
     qtbot.waitUntil(lambda: line.width() > 0)
     shown = line.text()
-    assert shown == SEPARATOR.join(line.parts[:line.shown_parts()]) and line.shown_parts() >= 1
+    assert shown == SEPARATOR.join(line.parts[: line.shown_parts()]) and line.shown_parts() >= 1
     assert line.fontMetrics().horizontalAdvance(shown) <= line.contentsRect().width() or line.shown_parts() == 1
     assert line.parts[-1] in line.toolTip()
 

@@ -204,8 +204,12 @@ def test_a_screenshot_run_writes_no_settings(qtbot, tmp_path):
         QSettings.setPath(QSettings.Format.IniFormat, scope, str(user))
     png = tmp_path / "shot.png"
     try:
-        assert run_gui([str(demo_path()), "--screenshot", str(png), "--size", "1366x768",
-                        "--db", str(tmp_path / "lib.db"), "--theme", "light"]) == 0
+        assert (
+            run_gui(
+                [str(demo_path()), "--screenshot", str(png), "--size", "1366x768", "--db", str(tmp_path / "lib.db"), "--theme", "light"]
+            )
+            == 0
+        )
     finally:
         QApplication.instance().setOrganizationName("")
         QApplication.instance().setApplicationName("")

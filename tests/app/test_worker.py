@@ -27,6 +27,7 @@ def test_a_task_reports_progress_then_its_result_on_the_gui_thread(qtbot):
     assert arrived_on == [gui_thread]  # and its result arrived on the GUI thread
     assert seen == [(0, 3, "step"), (1, 3, "step"), (2, 3, "step")]
 
+
 def test_a_failing_task_hands_over_its_exception(qtbot):
     def work(progress):
         raise ValueError("bad input: line 3")
@@ -36,6 +37,7 @@ def test_a_failing_task_hands_over_its_exception(qtbot):
     qtbot.waitUntil(lambda: task.is_done and bool(failures))
     assert isinstance(failures[0], ValueError)
     assert str(failures[0]) == "bad input: line 3"
+
 
 def test_cancel_stops_a_task_at_its_next_report(qtbot):
     started = threading.Event()

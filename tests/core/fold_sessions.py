@@ -55,11 +55,17 @@ class Build:
         n = len(self.messages)
         req_ids = [f"m{n + i}" for i in range(len(outputs))]
         res_ids = [f"m{n + len(outputs) + i}" for i in range(len(outputs))]
-        calls = [self.add("action_request", {"function": function, "arguments": {"path": f"src/f{n + i}.py"},
-                                              "action_response_id": res_ids[i]}) for i in range(len(outputs))]
-        results = [self.add("action_response", {"function": function, "arguments": {"path": f"src/f{n + i}.py"},
-                                                 "output": out, "action_request_id": req_ids[i]})
-                   for i, out in enumerate(outputs)]
+        calls = [
+            self.add("action_request", {"function": function, "arguments": {"path": f"src/f{n + i}.py"}, "action_response_id": res_ids[i]})
+            for i in range(len(outputs))
+        ]
+        results = [
+            self.add(
+                "action_response",
+                {"function": function, "arguments": {"path": f"src/f{n + i}.py"}, "output": out, "action_request_id": req_ids[i]},
+            )
+            for i, out in enumerate(outputs)
+        ]
         return list(zip(calls, results))
 
     def session(self, view: list[str] | None = None, delivered: Iterable[str] | None = None) -> Session:
@@ -69,11 +75,11 @@ class Build:
         return s
 
 
-def fold_measure(session: Session, ceiling: int, fold_at: float | None = None, target: float | None = None,
-                 policy: Policy | None = None) -> Measure:
+def fold_measure(
+    session: Session, ceiling: int, fold_at: float | None = None, target: float | None = None, policy: Policy | None = None
+) -> Measure:
     """The session's Measure under `policy` (default: none set) with this ceiling, line and target."""
-    return Measure(session, (policy or Policy()).with_values(max_input_tokens=ceiling, context_fold_at=fold_at,
-                                                             context_fold_target=target))
+    return Measure(session, (policy or Policy()).with_values(max_input_tokens=ceiling, context_fold_at=fold_at, context_fold_target=target))
 
 
 def fold_for(session: Session, ceiling: int, fold_at: float = 0.8, target: float = 0.6, **options: Any) -> Fold:

@@ -23,22 +23,20 @@ def tool_session(rounds: int, result_words: int = 400, gap: float = 10.0, usage=
         trace.append(Request(r, tuple(m.id for m in msgs), asst.id, usage(r) if usage else None, r * gap))
         msgs.append(asst)
         msgs.append(Message(f"c{r}", "action_request", r * gap, {"function": "read", "arguments": {"n": r}}))
-        msgs.append(Message(f"o{r}", "action_response", r * gap,
-                            {"function": "read", "arguments": {"n": r}, "output": words(r + 3, result_words)}))
-    return Session(record=FullRecord(msgs), view=[m.id for m in msgs], format="test", trace=trace,
-                   model="claude-haiku-5-5")
+        msgs.append(
+            Message(f"o{r}", "action_response", r * gap, {"function": "read", "arguments": {"n": r}, "output": words(r + 3, result_words)})
+        )
+    return Session(record=FullRecord(msgs), view=[m.id for m in msgs], format="test", trace=trace, model="claude-haiku-5-5")
 
 
 def with_usage(session: Session, usages: list[Usage]) -> Session:
     trace = [Request(r.index, r.view, r.response_id, u, r.at, r.model) for r, u in zip(session.trace, usages)]
-    return Session(record=session.record, view=session.view, format=session.format, trace=trace,
-                   model=session.model)
+    return Session(record=session.record, view=session.view, format=session.format, trace=trace, model=session.model)
 
 
 def under(session: Session, ceiling: int | None = None, caching: bool = False, **keys: Any) -> Measure:
     """The session's Measure under a policy with this ceiling (None: no ceiling) and caching."""
-    return Measure(session, Policy(max_input_tokens=ceiling if ceiling is not None else "none",
-                                   prompt_caching=caching, **keys))
+    return Measure(session, Policy(max_input_tokens=ceiling if ceiling is not None else "none", prompt_caching=caching, **keys))
 
 
 def stall_on_stuck(path, points):

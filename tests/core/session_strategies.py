@@ -17,7 +17,7 @@ ALPHABET = st.sampled_from(
 )
 TEXT = st.lists(ALPHABET, max_size=24).map("".join)
 VALUE = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | TEXT,
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | TEXT,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
     max_leaves=6,
 )
@@ -50,9 +50,25 @@ def records(draw, max_rounds: int = 6) -> FullRecord:
                 msgs.append(Message(r, "action_request", float(n), {"function": "tool", "arguments": args, "action_response_id": p}))
             for r, p in zip(reqs, resps):
                 out = draw(VALUE)
-                msgs.append(Message(p, "action_response", float(n), {"function": "tool", "arguments": {}, "output": out, "action_request_id": r}, {"is_error": draw(st.booleans())}))
+                msgs.append(
+                    Message(
+                        p,
+                        "action_response",
+                        float(n),
+                        {"function": "tool", "arguments": {}, "output": out, "action_request_id": r},
+                        {"is_error": draw(st.booleans())},
+                    )
+                )
                 if draw(st.booleans()):
-                    msgs.append(Message(new_id(), "action_response", float(n), {"function": "tool", "arguments": {}, "output": draw(TEXT), "action_request_id": None}, {"clipped_from": p}))
+                    msgs.append(
+                        Message(
+                            new_id(),
+                            "action_response",
+                            float(n),
+                            {"function": "tool", "arguments": {}, "output": draw(TEXT), "action_request_id": None},
+                            {"clipped_from": p},
+                        )
+                    )
     return FullRecord(msgs)
 
 
@@ -65,7 +81,9 @@ def views(draw, record: FullRecord) -> list[Message]:
     results = [m for m in record if m.kind == "action_response" and not m.is_clipped_copy]
     if results and draw(st.booleans()):
         original = draw(st.sampled_from(results))
-        copy = Message("cand", "action_response", None, {"function": "tool", "arguments": {}, "output": draw(TEXT)}, {"clipped_from": original.id})
+        copy = Message(
+            "cand", "action_response", None, {"function": "tool", "arguments": {}, "output": draw(TEXT)}, {"clipped_from": original.id}
+        )
         msgs.insert(draw(st.integers(0, len(msgs))), copy)
     return list(msgs)
 
@@ -73,8 +91,10 @@ def views(draw, record: FullRecord) -> list[Message]:
 def also_in_small_chunks(test):
     """Run the test's body with the layouts' Shared lists in chunks of 2 in half the examples (core.model.shared):
     the views drawn are short, so only small chunks make every layout share, cut and copy across chunk bounds."""
+
     @functools.wraps(test)
     def run(data):
         with small_chunks(1) if data.draw(st.booleans(), label="small chunks") else contextlib.nullcontext():
             test(data)
+
     return run

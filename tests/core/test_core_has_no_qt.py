@@ -42,7 +42,12 @@ def test_every_core_module_imports_without_qt_or_app():
     assert done.returncode == 0, done.stderr
     imported = set(done.stdout.split())
     assert _modules_on_disk() <= imported
-    assert {"foldscope.core.store.library", "foldscope.core.formats.lionagi", "foldscope.core.cli.basic", "foldscope.core.formats.demo"} <= imported
+    assert {
+        "foldscope.core.store.library",
+        "foldscope.core.formats.lionagi",
+        "foldscope.core.cli.basic",
+        "foldscope.core.formats.demo",
+    } <= imported
 
 
 def test_the_blocker_really_blocks():

@@ -47,8 +47,9 @@ def test_a_run_on_the_demo_finishes_in_the_worker_and_its_table_equals_core_repl
     measure = Measure(demo_session, Policy(max_input_tokens=60000, prompt_caching=True))
     assert measure.ceiling == 60000 and measure.policy.caching
     expected = replay(demo_session, list(STRATEGIES), measure)["totals"]
-    table = [{key: lab.model.index(row, col).data(RawRole) for row, (key, _, _) in enumerate(METRICS)}
-             for col in range(lab.model.columnCount())]
+    table = [
+        {key: lab.model.index(row, col).data(RawRole) for row, (key, _, _) in enumerate(METRICS)} for col in range(lab.model.columnCount())
+    ]
     # the recorded column as the bill, the modelled recording beside it (core.readout.replay_facts), then each strategy
     assert table == [{key: t[key] for key, _, _ in METRICS} for _, t in beside_bill(expected)]
     assert "60,000" in lab.heading.text()
@@ -110,7 +111,9 @@ def test_cancel_stops_the_run_and_says_so(qtbot, lab, monkeypatch):
     assert lab.run_button.isEnabled() and lab.result is None
 
 
-@pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints", "This plugin does not support raise")  # offscreen cannot raise
+@pytest.mark.qt_log_ignore(
+    "This plugin does not support propagateSizeHints", "This plugin does not support raise"
+)  # offscreen cannot raise
 def test_the_main_window_opens_the_lab_on_its_session(qtbot, window):
     window.show()
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
@@ -133,8 +136,7 @@ def test_the_lab_runs_the_adr_fold_on_the_chosen_estimator_and_names_it(qtbot, l
     assert result.settings["estimator"] == "predicted"
     assert "adr fold decides on</b> predicted" in lab.heading.text()
     row = next(i for i, (key, _, _) in enumerate(METRICS) if key == "estimator")
-    names = {lab.model.headerData(c, Qt.Orientation.Horizontal): lab.model.index(row, c).data()
-             for c in range(lab.model.columnCount())}
+    names = {lab.model.headerData(c, Qt.Orientation.Horizontal): lab.model.index(row, c).data() for c in range(lab.model.columnCount())}
     assert names["adr"] == "predicted" and names["band"] == "adr" and names["recorded, as billed"] == "none"
     measure = Measure(demo_session, Policy(max_input_tokens=60000, prompt_caching=True))
     expected = replay(demo_session, list(STRATEGIES), measure, estimator="predicted")["totals"]
@@ -145,8 +147,7 @@ FLAT = "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.j
 SMALL = "codex/rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"  # one request, unseen head 34k
 
 
-def test_the_lab_says_no_ceiling_lets_the_strategies_act_and_sets_the_modelled_recording_beside_the_bill(
-        qtbot, corpus_dev):
+def test_the_lab_says_no_ceiling_lets_the_strategies_act_and_sets_the_modelled_recording_beside_the_bill(qtbot, corpus_dev):
     """Issue 41, finding 3: the lab gives the CLI's notice, and its table the modelled recording beside the bill."""
     from foldscope.core.readout.replay_facts import no_ceiling_line
 

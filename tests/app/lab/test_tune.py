@@ -50,9 +50,22 @@ def test_a_sweep_fills_the_table_and_names_the_cheapest_safe_policy(qtbot, tmp_p
 
 def test_the_table_sorts_by_cost_as_numbers(qtbot):
     model = TuneModel()
-    rows = [{"policy": f"p{n}", "sessions": 1, "requests": 1, "refused": 0, "over_ceiling": 0, "folds": 0,
-             "rewrites": 0, "cache_read_share": 0.0, "cost_usd": cost, "cost_vs_recorded": 1.0, "bill_usd": 0.0}
-            for n, cost in enumerate((10.0, 9.5, 100.0))]
+    rows = [
+        {
+            "policy": f"p{n}",
+            "sessions": 1,
+            "requests": 1,
+            "refused": 0,
+            "over_ceiling": 0,
+            "folds": 0,
+            "rewrites": 0,
+            "cache_read_share": 0.0,
+            "cost_usd": cost,
+            "cost_vs_recorded": 1.0,
+            "bill_usd": 0.0,
+        }
+        for n, cost in enumerate((10.0, 9.5, 100.0))
+    ]
     model.set_result({"policies": rows, "recommendation": {"policy": "p1"}})
     view = TuneView()
     qtbot.addWidget(view)
@@ -86,9 +99,21 @@ def test_cancel_stops_the_sweep_and_leaves_no_worker_running(qtbot, tmp_path):
 def test_the_sweep_table_sets_each_cost_beside_the_modelled_recording_and_labels_the_bill(qtbot):
     """Issue 41, finding 3 in the tune window: the modelled recording is a column of its own, the bill is the bill."""
     model = TuneModel()
-    row = {"policy": "p", "sessions": 1, "requests": 1, "refused": 0, "over_ceiling": 0, "folds": 0, "rewrites": 0,
-           "cache_read_share": 0.0, "cost_usd": 1.0, "cost_vs_recorded": 0.5, "recorded_modelled_cost_usd": 2.0,
-           "bill_usd": 3.0, "cost_not_comparable": None}
+    row = {
+        "policy": "p",
+        "sessions": 1,
+        "requests": 1,
+        "refused": 0,
+        "over_ceiling": 0,
+        "folds": 0,
+        "rewrites": 0,
+        "cache_read_share": 0.0,
+        "cost_usd": 1.0,
+        "cost_vs_recorded": 0.5,
+        "recorded_modelled_cost_usd": 2.0,
+        "bill_usd": 3.0,
+        "cost_not_comparable": None,
+    }
     model.set_result({"policies": [row], "recommendation": {"policy": None}})
     headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
     at = headers.index("Recorded, modelled")

@@ -35,6 +35,5 @@ def test_a_list_with_no_filter_chosen_keeps_every_row_without_asking_python_row_
     assert view.filter.rowCount() == document.view_size and asked == []
     view.kind_filter.setCurrentIndex(view.kind_filter.findData("action_request"))
     assert sorted(set(asked)) == list(range(document.view_size))
-    kept = [document.view_index(r) for r in range(document.view_size)
-            if document.message(document.view_index(r)).kind == "action_request"]
+    kept = [document.view_index(r) for r in range(document.view_size) if document.message(document.view_index(r)).kind == "action_request"]
     assert [view.filter.index(r, 0).data(IndexRole) for r in range(view.filter.rowCount())] == kept

@@ -28,7 +28,7 @@ def session_with_gaps():
     at = T0
     for k, gap in enumerate(GAPS):
         at += gap or 0.0
-        t.request(ms[:4 + 3 * k], at, None)
+        t.request(ms[: 4 + 3 * k], at, None)
     s = t.session()
     c = [m.counted for m in measure_requests(s)]
     usage = [Usage(cache_write=c[0])]

@@ -172,13 +172,17 @@ def cost_money(part) -> str:
     return _money(part, True)
 
 
-LIBRARY_FILES = ("claude_code/session-196820da.jsonl", "claude_code/tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
-                 "claude_code/tmp-private/agent-36541525.jsonl", "claude_code/tmp-private/agent-50243ee8.jsonl",
-                 "pi/pi-mono_large-session.jsonl", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+LIBRARY_FILES = (
+    "claude_code/session-196820da.jsonl",
+    "claude_code/tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+    "claude_code/tmp-private/agent-36541525.jsonl",
+    "claude_code/tmp-private/agent-50243ee8.jsonl",
+    "pi/pi-mono_large-session.jsonl",
+    "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+)
 
 
-def test_the_librarys_money_equals_foldscope_cache_on_the_folder_and_a_request_opens_there(qtbot, window, corpus_dev,
-                                                                                          tmp_path, capsys):
+def test_the_librarys_money_equals_foldscope_cache_on_the_folder_and_a_request_opens_there(qtbot, window, corpus_dev, tmp_path, capsys):
     import json
 
     from foldscope.core.cli.main import main
@@ -202,6 +206,7 @@ def test_the_librarys_money_equals_foldscope_cache_on_the_folder_and_a_request_o
     result = ready.args[0]
     assert result["sessions"] == cli["sessions"] == 4 and cli["children_in_parents"] == 2  # subagents once
     assert result["totals"] == cli["totals"]
+
     def named(tops):  # the library keeps each file's resolved path; the folder run names its links
         return [{**t, "file": Path(t["file"]).name} for t in tops]
 
@@ -228,9 +233,12 @@ def test_at_1366_the_legend_keeps_its_wrapped_height_and_nothing_is_drawn_over_i
     legend = panel.legend
 
     def laid_out() -> bool:  # once the layout has run: the legend its wrapped height, the sentences clear of it
-        return (legend.width() > 0 and legend.height() >= legend.heightForWidth(legend.width())
-                and panel.explained.geometry().top() >= legend.geometry().bottom()
-                and legend.geometry().top() >= panel.bar_sentence.geometry().bottom())
+        return (
+            legend.width() > 0
+            and legend.height() >= legend.heightForWidth(legend.width())
+            and panel.explained.geometry().top() >= legend.geometry().bottom()
+            and legend.geometry().top() >= panel.bar_sentence.geometry().bottom()
+        )
 
     qtbot.waitUntil(laid_out)
     assert legend.heightForWidth(legend.width()) > legend.heightForWidth(2000)  # it did wrap here
@@ -246,6 +254,7 @@ def test_the_cost_panel_and_the_cache_lane_read_the_loads_one_count(qtbot, windo
     from foldscope.core.readout.cost_facts import cost_facts
 
     counted_again: list[str] = []
+
     def costs(*args, **kwargs):
         if kwargs.get("cache") is None:  # no cache report given: cost_facts counts the trace itself
             counted_again.append("cost")
@@ -262,7 +271,8 @@ def test_the_cost_panel_and_the_cache_lane_read_the_loads_one_count(qtbot, windo
 
 
 def test_the_librarys_spend_over_time_is_foldscope_usage_by_day_and_month_as_a_table_and_a_chart(
-        qtbot, window, corpus_dev, tmp_path, capsys):
+    qtbot, window, corpus_dev, tmp_path, capsys
+):
     """Issue 45: the same figures as `foldscope usage DIR --plain` on the library's files, a row and a bar a period."""
     import json
 

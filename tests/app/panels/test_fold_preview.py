@@ -54,7 +54,7 @@ def test_apply_lands_what_the_preview_showed_and_undo_restores_the_exact_state(q
     changes = actions.preview.apply()
     assert changes.success and changes.folds == len(shown.run.records)
     assert tuple(demo.session.view) == shown.view_after
-    assert demo.session.manifest["context_folds"][-len(shown.run.records):] == shown.run.records
+    assert demo.session.manifest["context_folds"][-len(shown.run.records) :] == shown.run.records
     assert actions.undo_action.text().startswith("&Undo fold (tool_io")
     assert window.view_model.rowCount() == len(shown.view_after)
     assert f"{len(shown.view_after):,} messages" in window.view_list.heading.text()
@@ -102,8 +102,7 @@ def test_a_preview_is_discarded_once_the_view_changed_and_the_core_refuses_it(qt
 
 
 @pytest.mark.parametrize("which", ["demo", "claude_code"])
-def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, window, tmp_path, monkeypatch, which,
-                                                                      request):
+def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, window, tmp_path, monkeypatch, which, request):
     """Issue 8's "done when", on the demo session and on a real Claude Code session."""
 
     from foldscope.core.fold.clip import recovery_text
@@ -123,13 +122,11 @@ def test_the_whole_walk_preview_apply_restore_clip_page_undo_and_save(qtbot, win
     shown = preview(qtbot, window)
     assert actions.preview.apply().success and shown.run.target_reached
     folded = [i for i in range(len(start[0])) if not document.in_view(document.index_of(start[0][i]))]
-    results = [document.index_of(start[0][i]) for i in folded
-               if document.message(document.index_of(start[0][i])).kind == "action_response"]
+    results = [document.index_of(start[0][i]) for i in folded if document.message(document.index_of(start[0][i])).kind == "action_response"]
     restored = max(results[:-1], key=lambda i: document.chars[i])
     window.select_message(restored)
     assert actions.restore().success and document.in_view(restored)
-    clipped = max((i for i in results if not document.in_view(i) and document.chars[i] > 3000),
-                  key=lambda i: document.chars[i])
+    clipped = max((i for i in results if not document.in_view(i) and document.chars[i] > 3000), key=lambda i: document.chars[i])
     monkeypatch.setattr(dialogs, "ask_clip_length", lambda parent, doc, i: 1200)
     monkeypatch.setattr(dialogs, "ask_clip_into_view", lambda parent, i: True)  # a folded result: clip it into the view
     window.select_message(clipped)

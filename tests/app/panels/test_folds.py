@@ -39,9 +39,17 @@ def test_the_fold_table_gives_every_role_it_draws_with_and_none_it_does_not(demo
             index = model.index(r, c)
             assert isinstance(index.data(role.DisplayRole), str)
             assert index.data(role.TextAlignmentRole) == (right if c in NUMERIC else None)
-            assert all(index.data(other) is None for other in (role.FontRole, role.DecorationRole, role.ForegroundRole,
-                                                               role.BackgroundRole, role.CheckStateRole,
-                                                               role.SizeHintRole))
+            assert all(
+                index.data(other) is None
+                for other in (
+                    role.FontRole,
+                    role.DecorationRole,
+                    role.ForegroundRole,
+                    role.BackgroundRole,
+                    role.CheckStateRole,
+                    role.SizeHintRole,
+                )
+            )
 
 
 def test_selecting_a_fold_record_steps_the_timeline_and_highlights_what_it_folded(demo_window):
@@ -60,9 +68,10 @@ def test_selecting_a_fold_record_steps_the_timeline_and_highlights_what_it_folde
     assert not any(session.record[i].id in session.trace[5].view for i in row.affected)
     assert window.record_model.highlighted == frozenset(row.affected) == window.window_map.highlighted
     assert window.inspector.index == row.note
-    assert window.record_model.index(row.affected[0], 2).data(
-        __import__("foldscope.app.qt", fromlist=["Qt"]).Qt.ItemDataRole.BackgroundRole
-    ) is not None
+    assert (
+        window.record_model.index(row.affected[0], 2).data(__import__("foldscope.app.qt", fromlist=["Qt"]).Qt.ItemDataRole.BackgroundRole)
+        is not None
+    )
 
 
 def test_a_clip_record_steps_to_its_copy_and_highlights_the_original(qtbot, window, tmp_path):
@@ -161,18 +170,20 @@ def test_a_pi_compaction_shows_its_tokens_before_and_is_a_compaction_on_the_time
     from tests.core.reader_checks import write_lines
 
     # The shape of pi's compaction entry, as the pi reader's own tests write it (tests/core/formats/test_pi.py).
-    path = write_lines(tmp_path / "p.jsonl", [
-        HEADER,
-        _msg("u1", None, "user", "one"),
-        _assistant("a1", "u1", "reading", calls=["t1"]),
-        _msg("r1", "a1", "toolResult", [{"type": "text", "text": "data"}], toolCallId="t1"),
-        _msg("u2", "r1", "user", "two"),
-        _assistant("a2", "u2", "ok", tokens=50),
-        {"type": "compaction", "id": "k1", "parentId": "a2", "summary": "earlier work", "firstKeptEntryId": "u2",
-         "tokensBefore": 999},
-        _msg("u3", "k1", "user", "three"),
-        _assistant("a3", "u3", "done"),
-    ])
+    path = write_lines(
+        tmp_path / "p.jsonl",
+        [
+            HEADER,
+            _msg("u1", None, "user", "one"),
+            _assistant("a1", "u1", "reading", calls=["t1"]),
+            _msg("r1", "a1", "toolResult", [{"type": "text", "text": "data"}], toolCallId="t1"),
+            _msg("u2", "r1", "user", "two"),
+            _assistant("a2", "u2", "ok", tokens=50),
+            {"type": "compaction", "id": "k1", "parentId": "a2", "summary": "earlier work", "firstKeptEntryId": "u2", "tokensBefore": 999},
+            _msg("u3", "k1", "user", "three"),
+            _assistant("a3", "u3", "done"),
+        ],
+    )
     window.set_document(build_document(load_session(path), str(path)))
     model = window.fold_panel.model
     row = next(r for r in range(model.rowCount()) if model.index(r, 1).data() == "compaction")

@@ -65,7 +65,7 @@ def test_a_clipped_copy_opens_at_the_range_its_marker_names(qtbot, window, docum
     copy_index = document.record_size - 1
     from foldscope.app.panels.pager import omitted_ranges
 
-    (start, end), = omitted_ranges(document, copy_index)
+    ((start, end),) = omitted_ranges(document, copy_index)
     page = actions.open_pager(copy_index)
     assert page["offset"] == start and page["index"] == index
     assert f"{start:,}–{end:,}" in actions.pager.title.text()

@@ -69,8 +69,12 @@ def test_a_valid_policy_shows_the_resolved_ceiling_and_its_source(editor, qtbot)
 
 def test_a_profile_saves_and_loads_back(editor, tmp_path, monkeypatch):
     path = tmp_path / "profile.yaml"
-    for key, text in (("max_input_tokens", "90000"), ("context_fold_at", "0.9"), ("tool_result_max_chars", "20000"),
-                      ("prompt_caching", "true")):
+    for key, text in (
+        ("max_input_tokens", "90000"),
+        ("context_fold_at", "0.9"),
+        ("tool_result_max_chars", "20000"),
+        ("prompt_caching", "true"),
+    ):
         editor.set_text(key, text)
     monkeypatch.setattr(dialogs, "profile_dialog", lambda parent, saving: str(path))
     editor.save_dialog()
@@ -94,8 +98,12 @@ def test_the_window_field_sets_the_context_window_and_refuses_what_is_not_a_toke
     with qtbot.waitSignal(editor.policy_changed) as changed:
         editor.set_text("context_window", "150000")
     assert changed.args[0].context_window == 150_000
-    for text, problem in (("0", "positive whole number"), ("true", "not a boolean"), ("'150000'", "not a string"),
-                          ("150000.5", "not the number 150000.5")):
+    for text, problem in (
+        ("0", "positive whole number"),
+        ("true", "not a boolean"),
+        ("'150000'", "not a string"),
+        ("150000.5", "not the number 150000.5"),
+    ):
         editor.set_text("context_window", text)
         assert problem in editor.error_for("context_window"), text
         assert editor.policy() is None
@@ -123,5 +131,4 @@ def test_the_editor_shows_the_window_the_policy_resolves_for_the_open_session(ed
     editor.set_session(session.model, None, session)
     assert "Context window:</b> 200,000 tokens — Claude Code&#x27;s rule for claude-opus-4-6" in editor.resolved.text()
     editor.set_text("context_window", "150000")
-    assert ("Context window:</b> 150,000 tokens — set by context_window in the policy from the policy editor"
-            in editor.resolved.text())
+    assert "Context window:</b> 150,000 tokens — set by context_window in the policy from the policy editor" in editor.resolved.text()

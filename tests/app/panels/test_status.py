@@ -26,13 +26,14 @@ def test_the_line_opens_on_the_estimate_and_says_by_how_much_it_is_over_the_ceil
     parts = status_parts(doc)
     ceiling = doc.rules.ceiling
     assert doc.now_size > ceiling  # the new user's case: 109 % of the ceiling
-    assert parts[0] == (f"next request: estimate {doc.now_size:,} of the {ceiling:,}-token ceiling "
-                        f"({doc.now_size / ceiling:.0%}, over by {doc.now_size - ceiling:,})")
+    assert parts[0] == (
+        f"next request: estimate {doc.now_size:,} of the {ceiling:,}-token ceiling "
+        f"({doc.now_size / ceiling:.0%}, over by {doc.now_size - ceiling:,})"
+    )
 
 
 @pytest.mark.parametrize("size", [(1600, 1000), (1366, 768)])
-def test_at_1600_and_1366_the_bar_shows_the_estimate_and_over_whole_and_never_a_part_cut(qtbot, window, pi_document,
-                                                                                         size):
+def test_at_1600_and_1366_the_bar_shows_the_estimate_and_over_whole_and_never_a_part_cut(qtbot, window, pi_document, size):
     """New user 14: at both widths the line was cut mid-word, hiding the over-ceiling part."""
     window.resize(*size)
     window.show()
@@ -42,7 +43,7 @@ def test_at_1600_and_1366_the_bar_shows_the_estimate_and_over_whole_and_never_a_
     qtbot.waitUntil(lambda: line.width() > 0.7 * size[0])
     shown = line.text()
     assert shown.startswith(status_parts(pi_document)[0]) and "over by" in shown
-    assert 1 <= line.shown_parts() and shown == SEPARATOR.join(line.parts[:line.shown_parts()])
+    assert 1 <= line.shown_parts() and shown == SEPARATOR.join(line.parts[: line.shown_parts()])
     assert line.fontMetrics().horizontalAdvance(shown) <= line.contentsRect().width()
     tip = line.toolTip()
     assert all(part in tip for part in status_parts(pi_document))  # what the bar leaves out, the tooltip says

@@ -14,13 +14,12 @@ from foldscope.core.readout.document import first_document
 
 
 @settings(max_examples=200, deadline=None)
-@given(counts=st.lists(st.integers(0, 10**6), max_size=400), columns=st.integers(1, 120),
-       cuts=st.lists(st.integers(0, 400), max_size=6))
+@given(counts=st.lists(st.integers(0, 10**6), max_size=400), columns=st.integers(1, 120), cuts=st.lists(st.integers(0, 400), max_size=6))
 def test_each_column_is_the_tallest_count_it_covers_however_the_counts_arrive(counts, columns, cuts):
     requests = len(counts)
     made = CountingColumns(columns, requests, [0] * requests)
     for cut in sorted(cuts) + [requests]:  # the counts so far, in the pieces a load hands them over in
-        made.fold(counts[:min(cut, requests)])
+        made.fold(counts[: min(cut, requests)])
     if requests <= columns:  # one bar per request
         assert made.per_request and made.tallest == counts
     else:
@@ -159,8 +158,8 @@ def test_the_counted_timeline_draws_each_bar_and_dot_where_its_slot_rectangle_pu
     assert len(document.requests) > 5 and dots
     fills = RecordingPainter.fills
     start = fills.index(bars[0]) if bars[0] in fills else 0  # after the shade of the step shown
-    assert fills[start:start + len(bars)] == bars
-    assert RecordingPainter.dots[:len(dots)] == dots
+    assert fills[start : start + len(bars)] == bars
+    assert RecordingPainter.dots[: len(dots)] == dots
 
 
 def test_the_loading_plots_top_moves_in_steps_so_a_growing_count_redraws_the_plot_a_few_times(qtbot, monkeypatch):

@@ -28,8 +28,7 @@ def folding_session(requests: int = 40):
     for k in range(requests):
         view += [t.text("assistant", 200, 50 + k), *t.call("Read", {"file_path": f"/r/m{k}.py"}, text_of(1500, 90 + k))]
         if k and k % 2 == 0:
-            note = t.add("note", {"assistant_response": f"Summary of the work up to request {k}."},
-                         {"context_first_index": 2})
+            note = t.add("note", {"assistant_response": f"Summary of the work up to request {k}."}, {"context_first_index": 2})
             events.append({"kind": "compaction", "note_id": note.id})
             view = [view[0], note, *view[-3:]]
         t.request(view, float(k), Usage(input=10, cache_read=900 * (k % 2 + 1)))

@@ -40,8 +40,9 @@ def core_marks(doc, view):
     """What core's compiler plans for a view under the document's policy (the answer the map must draw)."""
     record = doc.session.record
     messages = [record.get(mid) for mid in view]
-    return make_plan(messages, record=record, policy=doc.policy, tools=session_tools(doc.session),
-                     first_round=first_round_for(doc, messages, doc.policy)).marks
+    return make_plan(
+        messages, record=record, policy=doc.policy, tools=session_tools(doc.session), first_round=first_round_for(doc, messages, doc.policy)
+    ).marks
 
 
 def test_stepping_the_timeline_draws_the_marks_core_places_for_that_request(caching_window):
@@ -81,8 +82,7 @@ def test_the_request_panel_lists_and_highlights_the_marks_in_the_payload(caching
     text = panel.payload.toPlainText()
     assert text.count('"cache_control"') == len(panel.marks)
     lines = text.splitlines()
-    assert panel.mark_lines and all(lines[n - 1].strip().startswith(('"cache_control"', '"ttl"', '"type"', "}"))
-                                    for n in panel.mark_lines)
+    assert panel.mark_lines and all(lines[n - 1].strip().startswith(('"cache_control"', '"ttl"', '"type"', "}")) for n in panel.mark_lines)
 
 
 def test_with_caching_off_the_map_and_panel_say_there_are_no_marks(qtbot, window, document):
@@ -171,7 +171,6 @@ def test_the_status_bar_shows_the_next_requests_predicted_input_and_the_free_spa
     assert f"free {258_400 - doc.now_predicted:,} of the 258,400-token context window" in text
     last = doc.requests[-1]
     assert abs(last.predicted / last.reported_input - 1) < 0.01  # the size shown is within 1% of the bill
-
 
 
 @pytest.mark.parametrize("width", [1380, 1090, 900])

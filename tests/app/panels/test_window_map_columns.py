@@ -35,12 +35,19 @@ def walked_columns(bar: Bar, height: float = BAR_HEIGHT) -> list[tuple]:
 
 
 def as_tuples(columns) -> list[tuple]:
-    return [(index, rect.x(), rect.y(), rect.width(), rect.height(), in_view, line)
-            for index, rect, in_view, line in columns]
+    return [(index, rect.x(), rect.y(), rect.width(), rect.height(), in_view, line) for index, rect, in_view, line in columns]
 
 
-widths = st.lists(st.one_of(st.just(0.0), st.floats(0.0, 1.0, exclude_max=True), st.floats(0.0, 0.1),
-                            st.floats(1.0, 40.0), st.sampled_from([0.5, 1.0, 0.25, 3.0, 3.5])), max_size=300)
+widths = st.lists(
+    st.one_of(
+        st.just(0.0),
+        st.floats(0.0, 1.0, exclude_max=True),
+        st.floats(0.0, 0.1),
+        st.floats(1.0, 40.0),
+        st.sampled_from([0.5, 1.0, 0.25, 3.0, 3.5]),
+    ),
+    max_size=300,
+)
 
 
 @settings(max_examples=400, deadline=None)

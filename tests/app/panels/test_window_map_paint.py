@@ -110,8 +110,7 @@ def same_picture(widget: WindowMap, monkeypatch) -> list[tuple[int, int]]:
         by_block = widget.grab().toImage()
     widget._plan = None
     assert by_column.size() == by_block.size()
-    return [(x, y) for y in range(by_block.height()) for x in range(by_block.width())
-            if by_column.pixel(x, y) != by_block.pixel(x, y)]
+    return [(x, y) for y in range(by_block.height()) for x in range(by_block.width()) if by_column.pixel(x, y) != by_block.pixel(x, y)]
 
 
 def test_painting_by_column_shows_the_same_picture_as_painting_every_block(qtbot, monkeypatch, large_documents):
@@ -125,8 +124,7 @@ def test_painting_by_column_shows_the_same_picture_as_painting_every_block(qtbot
     assert same_picture(widget, monkeypatch) == []
 
 
-def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_block_drew(qtbot, monkeypatch,
-                                                                                       large_documents):
+def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_block_drew(qtbot, monkeypatch, large_documents):
     """A step lays the view bar out as numbers (no rectangle per block); at every request, highlighted or not,
     the picture, every block's rectangle and the block under each point are the ones laying out block by block gave."""
     _, doc = large_documents
@@ -143,8 +141,7 @@ def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_blo
             widget.set_highlighted(range(slot or 0, doc.record_size, 7))
             widget.set_selected(doc.view_index(doc.view_size - 1))
             expected = laid_block_by_block(widget)
-            assert [(i, r.getRect(), bar) for i, r, bar in widget.blocks()] == [
-                (i, r.getRect(), bar) for i, r, bar in expected]
+            assert [(i, r.getRect(), bar) for i, r, bar in widget.blocks()] == [(i, r.getRect(), bar) for i, r, bar in expected]
             assert same_picture(widget, monkeypatch) == []
             if slot not in (0, None):
                 continue
@@ -154,8 +151,10 @@ def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_blo
             for y in (view_y + 13, record_y + 13, record_y + BAR_HEIGHT, view_y - 1):
                 for x in [LEFT - 1 + 0.5 * n for n in range(2 * (WIDTH - LEFT - RIGHT) + 6)]:
                     point = QPointF(x, y)
-                    scanned = next((i for i, rect, left, right in bounds if left <= x <= right
-                                    and rect.adjusted(-0.5, 0, 0.5, 0).contains(point)), None)
+                    scanned = next(
+                        (i for i, rect, left, right in bounds if left <= x <= right and rect.adjusted(-0.5, 0, 0.5, 0).contains(point)),
+                        None,
+                    )
                     assert widget.block_at(point) == scanned, (slot, x, y)
     finally:
         doc.show_view(doc.session.view)

@@ -38,19 +38,28 @@ from foldscope.core.request.measure import Measure
 # The machine's own profiles, built on the suite's (tests/conftest.py): under CI=true that one draws the same
 # examples every run, so the count of actions below is the same on every landing; elsewhere it is random.
 SUITE = settings.get_profile("ci") if os.environ.get("CI") == "true" else settings.default
-QUICK = settings(SUITE, stateful_step_count=40, max_examples=25, deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-SOAK = settings(SUITE, stateful_step_count=100, max_examples=400, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+QUICK = settings(
+    SUITE, stateful_step_count=40, max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+SOAK = settings(
+    SUITE,
+    stateful_step_count=100,
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 PROFILE = {"ci": QUICK, "soak": SOAK}[os.environ.get("FOLDSCOPE_HYPOTHESIS", "ci")]
 # Hypothesis ends a run early when its steps stop finding new behaviour, so a random run's count varies
 # (490 to 600 of the 1,000 the quick profile allows were seen): the floor holds "several hundred" with margin.
 FLOOR = 300
 
 # Real sessions with tool rounds: Claude Code (one with its own compaction in the record), Codex and pi.
-REAL = ["claude_code/subagent.jsonl", "claude_code/extracted-dd381a75.jsonl",
-        "codex/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl",
-        "pi/earendil-works-pi_prompt-cache-replay-session.jsonl"]
+REAL = [
+    "claude_code/subagent.jsonl",
+    "claude_code/extracted-dd381a75.jsonl",
+    "codex/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl",
+    "pi/earendil-works-pi_prompt-cache-replay-session.jsonl",
+]
 STEPS = [0]  # steps run in this process, so the test can say how many it checked
 
 
@@ -95,12 +104,14 @@ def check_compiled_pairs(session: Session) -> None:
         for block in content:
             if block.get("type") == "tool_use":
                 following = messages[i + 1]["content"] if i + 1 < len(messages) else []
-                assert any(b.get("type") == "tool_result" and b.get("tool_use_id") == block["id"]
-                           for b in following if isinstance(b, dict)), f"tool_use {block['id']} has no result"
+                assert any(
+                    b.get("type") == "tool_result" and b.get("tool_use_id") == block["id"] for b in following if isinstance(b, dict)
+                ), f"tool_use {block['id']} has no result"
             if block.get("type") == "tool_result":
                 before = messages[i - 1]["content"] if i else []
-                assert any(b.get("type") == "tool_use" and b.get("id") == block["tool_use_id"]
-                           for b in before if isinstance(b, dict)), f"tool_result {block['tool_use_id']} has no call"
+                assert any(b.get("type") == "tool_use" and b.get("id") == block["tool_use_id"] for b in before if isinstance(b, dict)), (
+                    f"tool_result {block['tool_use_id']} has no call"
+                )
 
 
 class ActionSequences(RuleBasedStateMachine):
@@ -158,8 +169,7 @@ class ActionSequences(RuleBasedStateMachine):
     @rule(a=hs.integers(0, 10**6), b=hs.integers(0, 10**6))
     def compact(self, a, b):
         pool = self.indices(in_view=True)
-        self.do(Compact(self.pick(a, pool), self.pick(b, pool), summary="what was done",
-                        new_id=lambda: next(self.ids), clock=lambda: 0.0))
+        self.do(Compact(self.pick(a, pool), self.pick(b, pool), summary="what was done", new_id=lambda: next(self.ids), clock=lambda: 0.0))
 
     @rule(n=hs.integers(0, 10**6))
     def expand(self, n):
@@ -184,8 +194,7 @@ class ActionSequences(RuleBasedStateMachine):
 
     @rule()
     def fold(self):
-        fold = Fold(self.session, self.measure(), clock=lambda: 0.0,
-                    new_id=lambda: next(self.ids))
+        fold = Fold(self.session, self.measure(), clock=lambda: 0.0, new_id=lambda: next(self.ids))
         self.do(ApplyFold(fold))
 
     @precondition(lambda self: self.done)

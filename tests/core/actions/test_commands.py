@@ -113,7 +113,7 @@ def test_read_result_never_changes_the_view_and_protects_the_original_from_the_n
 def test_clip_twice_under_a_tighter_budget_then_clone_then_save_and_load_keeps_one_copy_cut_from_the_original(tmp_path):
     b = Build()
     b.system(), b.task(), b.answer()
-    (_, result), = b.round([text_of(60_000)])
+    ((_, result),) = b.round([text_of(60_000)])
     session = b.session(delivered=[m.id for m in b.messages[:3]])
     whole = fold_for(session, 10**9).estimate()
     fold_for(session, int(whole / 0.85)).run()
@@ -137,7 +137,7 @@ def test_clip_twice_under_a_tighter_budget_then_clone_then_save_and_load_keeps_o
 def test_a_clipped_from_key_inside_a_tools_own_output_is_not_provenance():
     b = Build()
     b.system(), b.task(), b.answer()
-    (_, result), = b.round([{"clipped_from": "m0", "content": text_of(3_000)}])
+    ((_, result),) = b.round([{"clipped_from": "m0", "content": text_of(3_000)}])
     session = b.session()
     assert not result.is_clipped_copy and original_of(result, session.record) is result
     Restore([4]).do(session)  # already in view: nothing happens, and it is not taken for a copy
@@ -165,7 +165,7 @@ def test_a_delivered_copy_in_the_kept_tail_leaves_its_request_folded_and_unliste
     b.system(), b.task(), b.answer("reading")
     b.round([text_of(8_000, 1)])
     b.answer("reading more")
-    (call, result), = b.round([text_of(30_000)])
+    ((call, result),) = b.round([text_of(30_000)])
     b.answer("read it")
     session = b.session(delivered=[m.id for m in b.messages])
     index = session.record.index_of(result.id)
@@ -180,7 +180,7 @@ def test_a_delivered_copy_in_the_kept_tail_leaves_its_request_folded_and_unliste
 def test_an_undelivered_copy_keeps_its_request_in_view():
     b = Build()
     b.system(), b.task(), b.answer("reading")
-    (call, result), = b.round([text_of(30_000)])
+    ((call, result),) = b.round([text_of(30_000)])
     b.answer("more"), b.round([text_of(3_000, 5)])
     session = b.session(delivered=[m.id for m in b.messages if m.id != result.id])
     Clip(4, 20_000).do(session)
@@ -235,8 +235,7 @@ def test_peek_and_expand_refuse_a_span_whose_sha256_does_not_verify():
     compact = Compact(2, 4)
     compact.do(session)
     note = session.record[compact.result["note_index"]]
-    forged = type(note)("forged", "note", None, dict(note.content),
-                        {**note.metadata, "context_replaced_sha256": "0" * 64})
+    forged = type(note)("forged", "note", None, dict(note.content), {**note.metadata, "context_replaced_sha256": "0" * 64})
     session.record.append(forged)
     peek = Peek(len(session.record) - 1)
     peek.do(session)

@@ -60,8 +60,11 @@ def test_adr_0130_d4_a_result_whose_call_the_record_does_not_hold_is_refused_wit
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=st.lists(st.tuples(st.sampled_from(["restore", "evict"]), st.lists(st.integers(0, 59), min_size=1,
-                                                                                 max_size=4)), min_size=1, max_size=6))
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["restore", "evict"]), st.lists(st.integers(0, 59), min_size=1, max_size=4)), min_size=1, max_size=6
+    )
+)
 def test_after_any_restore_or_evict_the_view_never_holds_a_result_without_its_call(steps):
     session = load_session(demo_path())
     assert results_without_calls(session) == []  # the start is whole, so any orphan is the actions' doing

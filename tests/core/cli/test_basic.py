@@ -41,8 +41,7 @@ def test_inspect_sizes_are_exact_compiled_counts_under_the_launch_policy(capsys)
     assert "api_launch" in policy["from"]
 
 
-CONTRACT_KEYS = ("format", "messages", "by_kind", "requests", "view_size", "record_size", "folds", "copies", "notes",
-                 "peak_reported_input")
+CONTRACT_KEYS = ("format", "messages", "by_kind", "requests", "view_size", "record_size", "folds", "copies", "notes", "peak_reported_input")
 
 
 def test_inspect_json_works_on_every_dev_corpus_session(capsys, corpus_dev):
@@ -137,12 +136,15 @@ def test_count_refuses_non_utf8(capsys, tmp_path):
     assert "byte 3: not UTF-8 text" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("relative", [
-    "claude_code/session-196820da.jsonl",
-    "claude_code/extracted-dd381a75.jsonl",
-    "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
-    "pi/pi-mono_large-session.jsonl",
-])
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "claude_code/session-196820da.jsonl",
+        "claude_code/extracted-dd381a75.jsonl",
+        "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+        "pi/pi-mono_large-session.jsonl",
+    ],
+)
 def test_export_of_an_imported_session_keeps_its_requests_and_reported_usage(tmp_path, corpus_dev, relative):
     from foldscope.core.formats import load_session
 
@@ -167,8 +169,11 @@ def test_output_cut_short_by_the_reader_gives_no_traceback():
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "foldscope.core.cli.main", "requests", "--json", str(demo_path())],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "foldscope.core.cli.main", "requests", "--json", str(demo_path())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     process.stdout.readline()
     process.stdout.close()
     stderr = process.stderr.read().decode()
@@ -184,8 +189,7 @@ def test_amendment_2_the_tool_call_count_excludes_clipped_copies():
 
     session = load_session(demo_path())
     before = summarise(session)["by_kind"]
-    index = next(i for i, m in enumerate(session.record) if m.kind == "action_response" and len(m.text) > 500
-                 and m.id in session.view)
+    index = next(i for i, m in enumerate(session.record) if m.kind == "action_response" and len(m.text) > 500 and m.id in session.view)
     assert Clip(index, 100).do(session).success
     after = summarise(session)
     assert after["by_kind"]["action_response"] == before["action_response"]  # a copy is not an execution

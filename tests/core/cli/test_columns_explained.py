@@ -50,8 +50,7 @@ def test_the_requests_columns_the_issue_asked_about_are_explained(capsys):
         assert words in shown
 
 
-@pytest.mark.parametrize("command, module", [("requests", "foldscope.core.cli.requests"),
-                                             ("view", "foldscope.core.cli.view")])
+@pytest.mark.parametrize("command, module", [("requests", "foldscope.core.cli.requests"), ("view", "foldscope.core.cli.view")])
 def test_the_table_heading_names_only_explained_columns(command, module, corpus_dev, capsys):
     path = corpus_dev / "claude_code" / "tool_heavy.jsonl"
     if not path.exists():

@@ -29,8 +29,7 @@ sys.stdout.write("\\n")
 
 @pytest.mark.parametrize("end", ["exit_now", "sys.exit"])
 def test_exit_now_joins_threads_runs_exit_handlers_and_flushes_as_sys_exit_does(end):
-    done = subprocess.run([sys.executable, "-c", LEFT_OVER.format(end=end)], capture_output=True, text=True, env=BUFFERED,
-                          timeout=60)
+    done = subprocess.run([sys.executable, "-c", LEFT_OVER.format(end=end)], capture_output=True, text=True, env=BUFFERED, timeout=60)
     assert (done.returncode, done.stdout) == (3, "printed\nthread done\nhandler ran\n")
 
 
@@ -44,14 +43,17 @@ def test_output_that_cannot_be_written_exits_120_as_the_interpreter_does(end):
 
 def test_the_entry_point_prints_what_main_prints_and_exits_with_its_code(tmp_path, capsys):
     path = tmp_path / "s.jsonl"
-    path.write_text(json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
-                                "message": {"role": "user", "content": "hello"}}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "message": {"role": "user", "content": "hello"}})
+        + "\n",
+        encoding="utf-8",
+    )
     assert main(["inspect", "--json", str(path)]) == 0
     expected = json.loads(capsys.readouterr().out)
     for module in ("foldscope.core.cli.main", "foldscope.core.cli"):
-        done = subprocess.run([sys.executable, "-m", module, "inspect", "--json", str(path)],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run([sys.executable, "-m", module, "inspect", "--json", str(path)], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and json.loads(done.stdout) == expected
-        bad = subprocess.run([sys.executable, "-m", module, "inspect", str(tmp_path / "missing.jsonl")],
-                             capture_output=True, text=True, timeout=120)
+        bad = subprocess.run(
+            [sys.executable, "-m", module, "inspect", str(tmp_path / "missing.jsonl")], capture_output=True, text=True, timeout=120
+        )
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "missing.jsonl" in bad.stderr

@@ -52,7 +52,7 @@ def test_read_result_pages_through_the_omitted_middle_of_the_listing_and_joins_t
         assert code == 0 and len(page["text"]) == limit
         pages.append(page["text"])
         offset = page["next_offset"]
-    assert len(pages) > 1 and "".join(pages) == body.text[head: len(body.text) - tail]
+    assert len(pages) > 1 and "".join(pages) == body.text[head : len(body.text) - tail]
 
 
 def test_fold_apply_writes_the_folded_session_and_the_source_is_unchanged(demo, tmp_path, capsys):
@@ -67,8 +67,9 @@ def test_fold_apply_writes_the_folded_session_and_the_source_is_unchanged(demo, 
 
 def test_clip_restore_and_evict_write_their_output(demo, tmp_path, capsys):
     session = load_session(demo)
-    index = next(i for i, m in enumerate(session.record) if m.kind == "action_response" and i in
-                 {session.record.index_of(v) for v in session.view})
+    index = next(
+        i for i, m in enumerate(session.record) if m.kind == "action_response" and i in {session.record.index_of(v) for v in session.view}
+    )
     clipped = tmp_path / "clipped.json"
     code, result, _ = run(capsys, "clip", demo, "--index", index, "--keep", 1_200, "-o", clipped, "--json")
     assert code == 0 and result["success"]
@@ -148,5 +149,7 @@ def test_d4_fold_refuses_a_view_carrying_a_call_without_its_result_and_names_the
     code, out, _ = run(capsys, "fold", path, "--ceiling", "1000000", "--json")
     assert code == 0 and out["records"] == []  # nothing folds
     named = out["refused"]["calls_without_results"]
-    assert named == [f"the call {call.content['function']} at index {record.index_of(call.id)}, "
-                     f"its result (index {record.index_of(result)}) not in the view"]
+    assert named == [
+        f"the call {call.content['function']} at index {record.index_of(call.id)}, "
+        f"its result (index {record.index_of(result)}) not in the view"
+    ]

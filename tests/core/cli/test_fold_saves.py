@@ -16,9 +16,11 @@ from foldscope.core.model.launch import session_policy, store_launch_policy
 from foldscope.core.model.policy import Policy
 from foldscope.core.request.trace import holds_no_head, measure_trace
 
-REAL = ["claude_code/session-196820da.jsonl",
-        "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
-        "pi/pi-mono_large-session.jsonl"]
+REAL = [
+    "claude_code/session-196820da.jsonl",
+    "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+    "pi/pi-mono_large-session.jsonl",
+]
 
 
 def fold_apply(capsys, source, out, *flags) -> dict:
@@ -38,8 +40,9 @@ def test_saving_a_fold_keeps_the_reported_usage_model_source_format_and_unseen_h
     back = load_session(tmp_path / "out.json")
     assert back.model == source.model
     assert (back.manifest or {}).get("source_format") == source.format and holds_no_head(back)
-    assert [r.usage.reported_input if r.usage else None for r in back.trace] == \
-           [r.usage.reported_input if r.usage else None for r in source.trace]
+    assert [r.usage.reported_input if r.usage else None for r in back.trace] == [
+        r.usage.reported_input if r.usage else None for r in source.trace
+    ]
     again = measure_trace(back, Policy(max_input_tokens="none"))
     assert again.unseen_head == before.unseen_head
     assert again.rows[0].estimate == before.rows[0].estimate  # the same request, the same size
@@ -84,8 +87,7 @@ def load_session_demo():
 
 
 def test_amendment_3_a_profile_replaces_the_stored_launch_record_and_omitted_keys_take_their_defaults(tmp_path):
-    session = stored(Policy(max_input_tokens=30_000, tool_result_max_chars=4_000, context_fold_at=0.9,
-                            context_fold_target=0.5))
+    session = stored(Policy(max_input_tokens=30_000, tool_result_max_chars=4_000, context_fold_at=0.9, context_fold_target=0.5))
     profile = tmp_path / "profile.yaml"
     profile.write_text("max_input_tokens: 50000\n", encoding="utf-8")
     policy = policy_from_args(args(str(profile)), session)
@@ -95,8 +97,7 @@ def test_amendment_3_a_profile_replaces_the_stored_launch_record_and_omitted_key
 
 
 def test_amendment_3_without_a_profile_the_stored_launch_record_stands():
-    session = stored(Policy(max_input_tokens=30_000, tool_result_max_chars=4_000, context_fold_at=0.9,
-                            context_fold_target=0.5))
+    session = stored(Policy(max_input_tokens=30_000, tool_result_max_chars=4_000, context_fold_at=0.9, context_fold_target=0.5))
     policy = policy_from_args(args(), session)
     assert (policy.max_input_tokens, policy.tool_result_max_chars, policy.fold_at) == (30_000, 4_000, 0.9)
 

@@ -6,10 +6,24 @@ from foldscope.core.cli.main import main
 from tests.core.forensics.traces import write_claude_code
 
 REQUEST_KEYS = {"index", "reported", "causes", "gap_s", "cost_usd"}
-COMPACTION_KEYS = {"request", "kind", "before", "after", "summariser_cost_usd", "dropped", "literals", "refetched",
-                   "rewrite_cost_usd", "payback_requests"}
-FILES = ("claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl", "claude_code/tool_heavy.jsonl",
-         "pi/earendil-works-pi_prompt-cache-replay-session.jsonl")
+COMPACTION_KEYS = {
+    "request",
+    "kind",
+    "before",
+    "after",
+    "summariser_cost_usd",
+    "dropped",
+    "literals",
+    "refetched",
+    "rewrite_cost_usd",
+    "payback_requests",
+}
+FILES = (
+    "claude_code/session-196820da.jsonl",
+    "claude_code/extracted-dd381a75.jsonl",
+    "claude_code/tool_heavy.jsonl",
+    "pi/earendil-works-pi_prompt-cache-replay-session.jsonl",
+)
 
 
 def run_json(capsys, *argv) -> dict:

@@ -93,8 +93,15 @@ def test_a_removal_that_left_the_file_as_large_says_prune_compacts_it_and_one_th
     from foldscope.core.cli.library import format_removed
 
     def said(before: int, after: int, compacted: bool) -> bool:
-        result = {"library": "lib.db", "dry_run": False, "sessions": [], "bodies": 0, "size_before": before,
-                  "size_after": after, "compacted": compacted}
+        result = {
+            "library": "lib.db",
+            "dry_run": False,
+            "sessions": [],
+            "bodies": 0,
+            "size_before": before,
+            "size_after": after,
+            "compacted": compacted,
+        }
         return "`foldscope library prune` compacts the file" in format_removed(result)
 
     assert said(1000, 1200, False) and said(1000, 1000, False)
@@ -102,8 +109,13 @@ def test_a_removal_that_left_the_file_as_large_says_prune_compacts_it_and_one_th
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "foldscope", *argv], capture_output=True, text=True,
-                          env={"PYTHONPATH": str(ROOT.parent), "PATH": "/usr/bin:/bin"}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "foldscope", *argv],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT.parent), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
 
 
 def test_a_bad_library_is_one_line_naming_it_and_its_problem_exit_2_no_traceback(tmp_path):

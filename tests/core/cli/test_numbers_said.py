@@ -10,14 +10,19 @@ import pytest
 
 from foldscope.core.cli.main import main
 
-FILES = ("claude_code/tool_heavy.jsonl", "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
-         "pi/earendil-works-pi_prompt-cache-replay-session.jsonl",
-         "lionagi/branch_v0.36.0_after_context_fold.synthetic.json")
+FILES = (
+    "claude_code/tool_heavy.jsonl",
+    "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+    "pi/earendil-works-pi_prompt-cache-replay-session.jsonl",
+    "lionagi/branch_v0.36.0_after_context_fold.synthetic.json",
+)
 # A number that is part of a word, a path, a name, a time or a version is not a count: what touches it says so.
 NUMBER = re.compile(r"(?<![\w./\-:#@+=$])\d[\d,]*(?:\.\d+)?(?![\w/\-:])")
 # "1 requests", "1 compactions": a one with a plural noun (a word in s after it, not "1 of 3").
-ONE_PLURAL = re.compile(r"(?<![\d.,])\b1 (requests|messages|sessions|compactions|folds|samples|rows|notes|items|marks|"
-                        r"tokens|calls|results|characters|bodies|copies|writes|literals|skipped|were)\b")
+ONE_PLURAL = re.compile(
+    r"(?<![\d.,])\b1 (requests|messages|sessions|compactions|folds|samples|rows|notes|items|marks|"
+    r"tokens|calls|results|characters|bodies|copies|writes|literals|skipped|were)\b"
+)
 
 
 def bare(text: str, quoted: list[str]) -> list[str]:
@@ -29,15 +34,23 @@ def bare(text: str, quoted: list[str]) -> list[str]:
     for match in NUMBER.finditer(text):
         whole = match.group().split(".")[0]
         if "," not in whole and len(whole) >= 4:
-            found.append(text[max(0, match.start() - 40):match.end() + 10].replace("\n", " | "))
+            found.append(text[max(0, match.start() - 40) : match.end() + 10].replace("\n", " | "))
     return found
 
 
 def commands(path: str, tmp: str) -> list[list[str]]:
-    return [["inspect", path], ["requests", path], ["requests", path, "--payload", "0", "--caching"],
-            ["composition", path], ["cache", path], ["compactions", path], ["view", path, "--record"],
-            ["fold", path, "--ceiling", "20000"], ["replay", path, "--strategy", "recorded,adr", "--ceiling", "20000"],
-            ["report", path, "-o", f"{tmp}/report.html"]]
+    return [
+        ["inspect", path],
+        ["requests", path],
+        ["requests", path, "--payload", "0", "--caching"],
+        ["composition", path],
+        ["cache", path],
+        ["compactions", path],
+        ["view", path, "--record"],
+        ["fold", path, "--ceiling", "20000"],
+        ["replay", path, "--strategy", "recorded,adr", "--ceiling", "20000"],
+        ["report", path, "-o", f"{tmp}/report.html"],
+    ]
 
 
 def said(argv: list[str], capsys) -> str:
@@ -74,7 +87,7 @@ def test_folder_tables_write_thousands_with_separators(corpus_dev, tmp_path, cap
     problems = []
     for argv in (["cache", str(folder)], ["compactions", str(folder)], ["replay", str(folder), "--strategy", "recorded"]):
         text = said([*argv, "--workers", "1"], capsys)
-        problems += [f"{argv[0]}: {b}" for b in bare(text, [str(folder / n.split('/')[1]) for n in FILES] + [str(folder)])]
+        problems += [f"{argv[0]}: {b}" for b in bare(text, [str(folder / n.split("/")[1]) for n in FILES] + [str(folder)])]
         problems += [f"{argv[0]}: {m.group()}" for m in ONE_PLURAL.finditer(text)]
     assert problems == []
 
@@ -91,17 +104,23 @@ def test_the_issue_s_own_examples_read_with_separators_and_agreeing_nouns():
     from foldscope.core.cli.words import num, plural
 
     assert (num(200000), num(3900), num(None), num(999)) == ("200,000", "3,900", "-", "999")
-    assert (plural(1, "compaction"), plural(2, "compaction"), plural(1204, "request"), plural(1, "body", "bodies"),
-            plural(3, "body")) == ("1 compaction", "2 compactions", "1,204 requests", "1 body", "3 bodies")
+    assert (plural(1, "compaction"), plural(2, "compaction"), plural(1204, "request"), plural(1, "body", "bodies"), plural(3, "body")) == (
+        "1 compaction",
+        "2 compactions",
+        "1,204 requests",
+        "1 body",
+        "3 bodies",
+    )
     row = {"file": "a.jsonl", "compactions": [{}], "totals": {"lost_literals": 3900, "summariser_cost_usd": None}}
     text = format_compactions({"folder": "d", "sessions": 1, "skipped": [], "table": [row]})
     assert "exact details lost  3,900" in text and "1 session in d" in text and "literals" not in text
     one = format_compactions({"file": "a.jsonl", "format": "pi", "compactions": [], "unsent": []})
     assert "0 compactions or folds" in one
-    parts = {p: {"tokens": 1000, "cost_usd": 0.1} for p in ("fresh", "cache_read", "first", "append", "rewrite",
-                                                             "expired", "provider", "unexplained", "output")}
-    totals = {"by_cause": parts, "bill_usd": 1.0, "total_usd": 1.0, "children": {"subagents": {}, "summariser": {}},
-              "cache_write": 1000}
+    parts = {
+        p: {"tokens": 1000, "cost_usd": 0.1}
+        for p in ("fresh", "cache_read", "first", "append", "rewrite", "expired", "provider", "unexplained", "output")
+    }
+    totals = {"by_cause": parts, "bill_usd": 1.0, "total_usd": 1.0, "children": {"subagents": {}, "summariser": {}}, "cache_write": 1000}
     table = [{"file": f"s{i}.jsonl", "requests": 1500, "totals": totals} for i in range(6)]
     folder = format_cache({"folder": "d", "sessions": 6, "skipped": [], "table": table, "totals": totals})
     assert "(the sessions' own requests)" in folder and "this session's" not in folder and "requests  1,500" in folder

@@ -7,14 +7,17 @@ import pytest
 from foldscope.core.cli.main import main
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["requests"], "required: FILE"),
-    (["requests", "x.jsonl", "--ceiling"], "--ceiling: expected one argument"),
-    (["replay", "x.jsonl", "--strategy", "nope"], "'nope' is not one of"),
-    (["library", "remove"], "required: ID"),
-    (["fold", "x.jsonl", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
-    (["nope-not-a-command", "--json"], "invalid choice: 'nope-not-a-command'"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["requests"], "required: FILE"),
+        (["requests", "x.jsonl", "--ceiling"], "--ceiling: expected one argument"),
+        (["replay", "x.jsonl", "--strategy", "nope"], "'nope' is not one of"),
+        (["library", "remove"], "required: ID"),
+        (["fold", "x.jsonl", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        (["nope-not-a-command", "--json"], "invalid choice: 'nope-not-a-command'"),
+    ],
+)
 def test_an_argument_error_is_one_line_naming_the_command_and_the_problem(argv, words, capsys):
     with pytest.raises(SystemExit) as stop:
         main(argv)
@@ -37,10 +40,15 @@ def test_a_png_given_as_file_is_named_a_png_image_not_a_session_file(tmp_path, c
     assert err == f"foldscope: {path}: a PNG image, not a session file\n"
 
 
-@pytest.mark.parametrize("head, name", [
-    (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "a PDF document"), (b"\xff\xd8\xff\xe0\x00\x10JFIF", "a JPEG image"),
-    (b"SQLite format 3\x00" + bytes(100), "an SQLite database"), (b"\x1f\x8b\x08\x00" + bytes(20), "a gzip"),
-])
+@pytest.mark.parametrize(
+    "head, name",
+    [
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "a PDF document"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF", "a JPEG image"),
+        (b"SQLite format 3\x00" + bytes(100), "an SQLite database"),
+        (b"\x1f\x8b\x08\x00" + bytes(20), "a gzip"),
+    ],
+)
 def test_other_known_binaries_are_named_too(tmp_path, capsys, head, name):
     path = tmp_path / "f.bin"
     path.write_bytes(head + bytes(range(256)))

@@ -94,4 +94,3 @@ def test_every_measuring_command_takes_the_same_policy_flags():
         dests = {a.dest for a in subparsers.choices[command]._actions}
         assert set(POLICY_FLAGS) | {"threads"} <= dests, command
     assert "workers" in {a.dest for a in subparsers.choices["replay"]._actions}
-

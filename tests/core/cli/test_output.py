@@ -21,7 +21,7 @@ HOSTILE = TITLE + CLIPBOARD + CLEAR + C1_CSI + "\u202e"
 
 
 def dangerous(text: str) -> list[str]:
-    return [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f or c == "\u202e"]
+    return [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F or c == "\u202e"]
 
 
 @pytest.fixture
@@ -47,9 +47,15 @@ def test_terminal_safe_escapes_control_characters_and_keeps_newline_and_tab():
     assert terminal_safe("plain text, ünïcode and emoji ✓") == "plain text, ünïcode and emoji ✓"
 
 
-@pytest.mark.parametrize("command", [
-    ["inspect"], ["requests"], ["replay", "--strategy", "recorded"], ["fold", "--ceiling", "20000"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["inspect"],
+        ["requests"],
+        ["replay", "--strategy", "recorded"],
+        ["fold", "--ceiling", "20000"],
+    ],
+)
 def test_no_command_prints_a_control_sequence_from_the_session(hostile, capsys, command):
     path, _ = hostile
     code, out, err = run(capsys, command[0], path, *command[1:])

@@ -8,8 +8,14 @@ import pytest
 
 from foldscope.core.cli.main import main
 
-COMMANDS = [["requests"], ["replay", "--strategy", "recorded"], ["cache"], ["compactions"], ["composition"],
-            ["fold", "--ceiling", "100000"]]
+COMMANDS = [
+    ["requests"],
+    ["replay", "--strategy", "recorded"],
+    ["cache"],
+    ["compactions"],
+    ["composition"],
+    ["fold", "--ceiling", "100000"],
+]
 
 
 def _truncated(corpus_dev, tmp_path, bad_usages: int = 0):

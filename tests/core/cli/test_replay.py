@@ -77,8 +77,9 @@ def test_replay_folder_writes_one_table_and_records_skips(capsys, tmp_path):
 
 def test_replay_estimator_predicted_names_what_the_adr_fold_decides_on(capsys, corpus_dev):
     path = str(corpus_dev / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
-    assert main(["replay", path, "--ceiling", "45000", "--strategy", "adr,band", "--estimator", "predicted",
-                 "--per-request", "--json"]) == 0
+    assert (
+        main(["replay", path, "--ceiling", "45000", "--strategy", "adr,band", "--estimator", "predicted", "--per-request", "--json"]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["settings"]["estimator"] == "predicted"
     by = {t["strategy"]: t for t in out["totals"]}
@@ -119,8 +120,15 @@ def test_replay_json_recorded_totals_are_the_reported_usage_with_the_cache_model
     assert recorded["cache_read"] == sum(u.cache_read for u in usage)
     assert recorded["cache_write"] == sum(u.cache_write for u in usage)
     prices = lookup_prices(out["model"])
-    bill = sum(round(prices.cost(u.input, u.cache_read, u.cache_write - min(u.cache_write_1h, u.cache_write),
-                                 min(u.cache_write_1h, u.cache_write), u.output), 8) for u in usage)
+    bill = sum(
+        round(
+            prices.cost(
+                u.input, u.cache_read, u.cache_write - min(u.cache_write_1h, u.cache_write), min(u.cache_write_1h, u.cache_write), u.output
+            ),
+            8,
+        )
+        for u in usage
+    )
     assert recorded["cost_usd"] == round(bill, 6)
     for key in ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cost_usd"):
         assert isinstance(recorded[key], (int, float))
@@ -145,7 +153,8 @@ def test_a_ceiling_no_request_can_fit_under_is_said_by_replay_and_requests(corpu
 
 
 def test_replay_db_reopens_a_file_from_the_library_counting_nothing_of_its_record_again_with_the_same_figures(
-        capsys, corpus_dev, tmp_path, monkeypatch):
+    capsys, corpus_dev, tmp_path, monkeypatch
+):
     # A library that keeps each message's token count (issue 17): a file replayed with --db once is reopened from
     # its snapshot the next time, its record neither read nor tokenised again, and every figure is the same.
     from foldscope.core.formats import claude_code

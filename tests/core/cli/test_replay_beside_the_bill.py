@@ -28,8 +28,7 @@ def under_the_head(path) -> int:
     return ceiling
 
 
-def test_with_no_ceiling_the_replay_says_in_one_line_that_the_strategies_do_not_act_why_and_a_ceiling_to_give(
-        corpus_dev, capsys):
+def test_with_no_ceiling_the_replay_says_in_one_line_that_the_strategies_do_not_act_why_and_a_ceiling_to_give(corpus_dev, capsys):
     path = corpus_dev / FLAT
     assert main(["replay", str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -62,8 +61,7 @@ def test_the_modelled_recording_stands_beside_the_strategies_and_the_bill_is_lab
     header = next(line for line in lines if "recorded, as billed" in line).split("  ")
     assert [h.strip() for h in header if h.strip()][:3] == ["recorded, as billed", "recorded, modelled", "none"]
     cost = next(line for line in lines if line.startswith("cost_usd")).split()[1:]
-    assert cost[:3] == [f"${recorded['cost_usd']:,.4f}", f"${recorded['modelled_cost_usd']:,.4f}",
-                        f"${by['none']['cost_usd']:,.4f}"]
+    assert cost[:3] == [f"${recorded['cost_usd']:,.4f}", f"${recorded['modelled_cost_usd']:,.4f}", f"${by['none']['cost_usd']:,.4f}"]
     cache_read = next(line for line in lines if line.startswith("cache_read")).split()[1:]
     assert cache_read[:2] == [f"{reported:,}", f"{recorded['modelled_cache_read']:,}"]
     assert any("set them against recorded's modelled cost" in line and "not its bill" in line for line in lines)
@@ -111,8 +109,19 @@ def test_a_folder_row_shows_refused_and_over_ceiling_counts_and_carries_the_file
 def test_a_folder_row_says_the_first_warning_then_how_many_more():
     from foldscope.core.cli.replay import format_folder
 
-    row = {"file": "f.jsonl", "format": "codex", "model": "m", "ceiling": 10, "strategy": "recorded", "requests": 2,
-           "refused": 0, "over_ceiling": 0, "peak": 5, "cost_usd": 0.5, "warnings": ["first", "second", "third"]}
+    row = {
+        "file": "f.jsonl",
+        "format": "codex",
+        "model": "m",
+        "ceiling": 10,
+        "strategy": "recorded",
+        "requests": 2,
+        "refused": 0,
+        "over_ceiling": 0,
+        "peak": 5,
+        "cost_usd": 0.5,
+        "warnings": ["first", "second", "third"],
+    }
     text = format_folder({"sessions": 1, "folder": "d", "skipped": [], "table": [row]})
     assert text.splitlines()[2] == "    warning: first (and 2 more)"
 
@@ -121,8 +130,11 @@ def test_a_folder_row_says_the_first_warning_then_how_many_more():
 def test_cost_text_shows_a_cost_over_refusals_as_not_comparable(refused, shown):
     from foldscope.core.replay.lab import not_comparable_why
 
-    t = {"refused": refused, "cost_usd": None if refused else 0.5,
-         "cost_not_comparable": not_comparable_why(refused, 2) if refused else None}
+    t = {
+        "refused": refused,
+        "cost_usd": None if refused else 0.5,
+        "cost_not_comparable": not_comparable_why(refused, 2) if refused else None,
+    }
     assert cost_text(t) == shown
 
 

@@ -48,8 +48,7 @@ def serial_and_parallel(capsys, forks, args, code=0):
 
 
 @pytest.mark.parametrize("ceiling", ["auto", "100000"])
-def test_replay_of_every_dev_corpus_file_prints_the_same_bytes_in_parallel_as_serially(corpus_dev, capsys, forks,
-                                                                                      ceiling):
+def test_replay_of_every_dev_corpus_file_prints_the_same_bytes_in_parallel_as_serially(corpus_dev, capsys, forks, ceiling):
     files = corpus_files(corpus_dev)
     replayed = 0
     for path in files:
@@ -106,8 +105,7 @@ def test_a_folder_replays_each_file_in_one_process_never_a_pool_in_a_pool(tmp_pa
 
 @pytest.mark.parametrize("how", ["raise", "kill"])
 def test_a_failed_strategy_process_is_one_line_and_the_result_stays_whole(capsys, forks, monkeypatch, how):
-    args = ["replay", str(demo_path()), "--ceiling", "20000", "--strategy", "adr,band,compaction", "--json",
-            "--per-request"]
+    args = ["replay", str(demo_path()), "--ceiling", "20000", "--strategy", "adr,band,compaction", "--json", "--per-request"]
     serial = printed(capsys, [*args, "--workers", "1"])
     real = lab.run_strategy
 
@@ -123,8 +121,9 @@ def test_a_failed_strategy_process_is_one_line_and_the_result_stays_whole(capsys
     assert out == serial[0] and forks
     why = "killed by SIGKILL" if how == "kill" else "RuntimeError: made to fail"
     # Three strategies on two workers run a process each: adr, the heaviest, here; compaction and band in children.
-    assert err == "".join(f"foldscope: replay: the process running {name} failed ({why}); running it in this one\n"
-                          for name in ("compaction", "band"))
+    assert err == "".join(
+        f"foldscope: replay: the process running {name} failed ({why}); running it in this one\n" for name in ("compaction", "band")
+    )
 
 
 def test_three_strategies_on_two_workers_run_a_process_each_and_the_totals_alone_come_back_the_same(capsys, forks):

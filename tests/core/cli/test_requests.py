@@ -22,9 +22,24 @@ def test_requests_prints_a_row_per_request_on_the_demo_session(capsys):
     result = json.loads(out)
     rows = result["requests"]
     assert rows and [r["index"] for r in rows] == list(range(len(rows)))
-    assert set(rows[0]) == {"index", "estimate", "counted", "unseen_head", "scale", "reported_input", "prefix_share",
-                            "over_ceiling", "diverges", "predicted", "predicted_from", "predicted_estimated", "predicted_head_source", "flagged",
-                            "reported_over_ceiling", "model"}
+    assert set(rows[0]) == {
+        "index",
+        "estimate",
+        "counted",
+        "unseen_head",
+        "scale",
+        "reported_input",
+        "prefix_share",
+        "over_ceiling",
+        "diverges",
+        "predicted",
+        "predicted_from",
+        "predicted_estimated",
+        "predicted_head_source",
+        "flagged",
+        "reported_over_ceiling",
+        "model",
+    }
     assert rows[-1]["prefix_share"] is None and all(r["prefix_share"] is not None for r in rows[:-1])
     assert all(r["estimate"] >= r["counted"] for r in rows)
 
@@ -62,13 +77,16 @@ def test_the_text_form_names_the_ceiling_and_its_source(capsys):
     assert "ceiling none (auto: claude-opus-5-5 has one flat price tier" in out.splitlines()[0]
 
 
-@pytest.mark.parametrize("flags, key", [
-    (["--ceiling", "0"], "max_input_tokens"),
-    (["--ceiling", "many"], "max_input_tokens"),
-    (["--fold-at", "0.5"], "context_fold_target"),
-    (["--result-max", "12"], "tool_result_max_chars"),
-    (["--ceiling", "50000", "--per-call", "60000"], "max_input_tokens"),
-])
+@pytest.mark.parametrize(
+    "flags, key",
+    [
+        (["--ceiling", "0"], "max_input_tokens"),
+        (["--ceiling", "many"], "max_input_tokens"),
+        (["--fold-at", "0.5"], "context_fold_target"),
+        (["--result-max", "12"], "tool_result_max_chars"),
+        (["--ceiling", "50000", "--per-call", "60000"], "max_input_tokens"),
+    ],
+)
 def test_a_refused_flag_is_one_line_naming_the_key_and_exit_2(capsys, flags, key):
     code, out, err = run(capsys, "requests", str(demo_path()), *flags)
     assert code == 2 and not out
@@ -148,8 +166,14 @@ def test_a_flagged_request_is_explained_under_the_table(capsys, corpus_dev):
 
 # Issue 41, finding 6: at request 0 and right after a compaction `counted` equalled the reported input exactly (50,999 /
 # 50,999), because the unseen head was back-filled from that very report into the count.
-@pytest.mark.parametrize("name", ["claude_code/session-9eda1058.jsonl", "claude_code/tool_heavy.jsonl",
-                                  "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude_code/session-9eda1058.jsonl",
+        "claude_code/tool_heavy.jsonl",
+        "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+    ],
+)
 def test_counted_is_foldscopes_own_count_of_what_the_file_holds_and_the_row_names_the_unseen_head(capsys, corpus_dev, name):
     from foldscope.core.formats import load_session
     from foldscope.core.request.measure import Measure

@@ -30,8 +30,9 @@ def strings(value):
             yield from strings(item)
 
 
-@pytest.mark.parametrize("name, k", [("claude_code/tool_heavy.jsonl", 3),
-                                      ("codex/rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl", 0)])
+@pytest.mark.parametrize(
+    "name, k", [("claude_code/tool_heavy.jsonl", 3), ("codex/rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl", 0)]
+)
 def test_the_text_holds_every_string_of_the_payload_and_a_line_per_mark(capsys, corpus_dev, name, k):
     path = corpus_dev / name
     if not path.exists():
@@ -46,14 +47,26 @@ def test_the_text_holds_every_string_of_the_payload_and_a_line_per_mark(capsys, 
 
 
 def test_a_mark_line_follows_the_block_it_ends_before_the_next_block():
-    payload = {"system": [{"type": "text", "text": "rules"}, {"type": "text", "text": "more rules",
-                                                              "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
-               "messages": [{"role": "user", "content": [
-                   {"type": "text", "text": "first\nsecond"},
-                   {"type": "text", "text": "last", "cache_control": {"type": "ephemeral"}}]},
-                   {"role": "assistant", "content": [{"type": "text", "text": "after"}]}]}
-    marks = [{"where": "system", "item": -1, "block": None, "lifetime": "1h", "anchor": "stable", "index": None},
-             {"where": "messages", "item": 0, "block": 1, "lifetime": "5m", "anchor": "tail", "index": 4}]
+    payload = {
+        "system": [
+            {"type": "text", "text": "rules"},
+            {"type": "text", "text": "more rules", "cache_control": {"type": "ephemeral", "ttl": "1h"}},
+        ],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "first\nsecond"},
+                    {"type": "text", "text": "last", "cache_control": {"type": "ephemeral"}},
+                ],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": "after"}]},
+        ],
+    }
+    marks = [
+        {"where": "system", "item": -1, "block": None, "lifetime": "1h", "anchor": "stable", "index": None},
+        {"where": "messages", "item": 0, "block": 1, "lifetime": "5m", "anchor": "tail", "index": 4},
+    ]
     lines = payload_text(2, payload, marks)
     said = [i for i, line in enumerate(lines) if "◀ cache mark" in line]
     assert len(said) == 2
@@ -65,5 +78,9 @@ def test_a_mark_line_follows_the_block_it_ends_before_the_next_block():
     assert any('"more rules"' in line for line in block_before(said[0])) and "1h" in lines[said[0]]
     assert any('"last"' in line for line in block_before(said[1])) and "5m" in lines[said[1]]
     assert "message #4" in lines[said[1]]
-    assert next(i for i, line in enumerate(lines) if line.strip() == "second") < said[1] < next(i for i, line in enumerate(lines) if '"after"' in line)
+    assert (
+        next(i for i, line in enumerate(lines) if line.strip() == "second")
+        < said[1]
+        < next(i for i, line in enumerate(lines) if '"after"' in line)
+    )
     assert not any("cache_control" in line for line in lines)  # said by the mark's line instead

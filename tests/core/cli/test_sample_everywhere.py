@@ -21,8 +21,7 @@ def file_commands() -> dict[str, argparse.ArgumentParser]:
     for action in build_parser()._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, parser in action.choices.items():
-                if name not in NOT_A_LOG and any(not a.option_strings and a.metavar in SESSION_FILE
-                                                 for a in parser._actions):
+                if name not in NOT_A_LOG and any(not a.option_strings and a.metavar in SESSION_FILE for a in parser._actions):
                     found[name] = parser
     return found
 
@@ -30,8 +29,7 @@ def file_commands() -> dict[str, argparse.ArgumentParser]:
 def test_every_command_taking_a_session_file_takes_sample():
     commands = file_commands()
     assert {"inspect", "requests", "report", "cache", "compactions", "composition", "view", "fold"} <= set(commands)
-    missing = [name for name, parser in commands.items()
-               if not any("--sample" in a.option_strings for a in parser._actions)]
+    missing = [name for name, parser in commands.items() if not any("--sample" in a.option_strings for a in parser._actions)]
     assert missing == []
 
 
@@ -46,10 +44,16 @@ def log():
 
 def arguments(command: str, tmp_path) -> list[str]:
     out = str(tmp_path / f"{command}.out")
-    return {"report": ["-o", out + ".html"], "export": ["-o", out + ".json"], "fold": ["--ceiling", "100000"],
-            "replay": ["--strategy", "recorded"], "evict": ["--index", "2", "-o", out + ".json"],
-            "restore": ["--index", "0", "-o", out + ".json"], "clip": ["--index", "1", "--keep", "1", "-o", out],
-            "read-result": ["--index", "1"]}.get(command, [])
+    return {
+        "report": ["-o", out + ".html"],
+        "export": ["-o", out + ".json"],
+        "fold": ["--ceiling", "100000"],
+        "replay": ["--strategy", "recorded"],
+        "evict": ["--index", "2", "-o", out + ".json"],
+        "restore": ["--index", "0", "-o", out + ".json"],
+        "clip": ["--index", "1", "--keep", "1", "-o", out],
+        "read-result": ["--index", "1"],
+    }.get(command, [])
 
 
 @pytest.mark.parametrize("command", sorted(file_commands()))

@@ -35,8 +35,15 @@ def _home(tmp_path, corpus_dev):
 def _at_home(tmp_path, corpus_dev, monkeypatch):
     home, paths = _home(tmp_path, corpus_dev)
     monkeypatch.setenv("HOME", str(home))
-    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
-                     "XDG_DATA_HOME", "VSCODE_APPDATA"):
+    for variable in (
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "PI_CODING_AGENT_DIR",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+        "XDG_DATA_HOME",
+        "VSCODE_APPDATA",
+    ):
         monkeypatch.delenv(variable, raising=False)
     return home, paths
 
@@ -46,8 +53,7 @@ def sessions(capsys, *flags) -> list[dict]:
     return json.loads(capsys.readouterr().out)["sessions"]
 
 
-def test_sessions_lists_one_session_of_each_agent_newest_start_first_with_its_facts(tmp_path, corpus_dev, monkeypatch,
-                                                                                     capsys):
+def test_sessions_lists_one_session_of_each_agent_newest_start_first_with_its_facts(tmp_path, corpus_dev, monkeypatch, capsys):
     home, paths = _at_home(tmp_path, corpus_dev, monkeypatch)
     rows = sessions(capsys)
     # by the sessions' own start, not the files' last change (which _home sets the other way round: claude newest)
@@ -68,8 +74,7 @@ def test_sessions_lists_one_session_of_each_agent_newest_start_first_with_its_fa
     assert claude["start"] is not None and claude["start"] < 1_800_000_000
 
 
-def test_the_gui_s_list_and_the_cli_give_the_sessions_in_one_order_newest_start_first(tmp_path, corpus_dev,
-                                                                                      monkeypatch, capsys):
+def test_the_gui_s_list_and_the_cli_give_the_sessions_in_one_order_newest_start_first(tmp_path, corpus_dev, monkeypatch, capsys):
     from foldscope.core.formats.discover import find_sessions
 
     home, _ = _at_home(tmp_path, corpus_dev, monkeypatch)
@@ -79,21 +84,38 @@ def test_the_gui_s_list_and_the_cli_give_the_sessions_in_one_order_newest_start_
 
 
 def test_each_agent_s_folder_follows_its_own_environment_variable(tmp_path):
-    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "c"), "CODEX_HOME": str(tmp_path / "x"),
-           "PI_CODING_AGENT_DIR": str(tmp_path / "p"), "GEMINI_CLI_HOME": str(tmp_path / "g"),
-           "QWEN_HOME": str(tmp_path / "q"), "XDG_DATA_HOME": str(tmp_path / "d"),
-           "VSCODE_APPDATA": str(tmp_path / "v")}
-    assert roots(env, tmp_path / "home") == {"cline": tmp_path / "v", "qwen_code": tmp_path / "q" / "projects", "claude_code": tmp_path / "c" / "projects",
-                                             "codex": tmp_path / "x" / "sessions", "pi": tmp_path / "p" / "sessions",
-                                             "gemini_cli": tmp_path / "g" / ".gemini" / "tmp",
-                                             "opencode": tmp_path / "d" / "opencode"}
+    env = {
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "c"),
+        "CODEX_HOME": str(tmp_path / "x"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "p"),
+        "GEMINI_CLI_HOME": str(tmp_path / "g"),
+        "QWEN_HOME": str(tmp_path / "q"),
+        "XDG_DATA_HOME": str(tmp_path / "d"),
+        "VSCODE_APPDATA": str(tmp_path / "v"),
+    }
+    assert roots(env, tmp_path / "home") == {
+        "cline": tmp_path / "v",
+        "qwen_code": tmp_path / "q" / "projects",
+        "claude_code": tmp_path / "c" / "projects",
+        "codex": tmp_path / "x" / "sessions",
+        "pi": tmp_path / "p" / "sessions",
+        "gemini_cli": tmp_path / "g" / ".gemini" / "tmp",
+        "opencode": tmp_path / "d" / "opencode",
+    }
     assert roots({}, tmp_path / "home")["codex"] == tmp_path / "home" / ".codex" / "sessions"
 
 
 def test_sessions_with_none_found_says_where_it_looked(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path))
-    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
-                     "XDG_DATA_HOME", "VSCODE_APPDATA"):
+    for variable in (
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "PI_CODING_AGENT_DIR",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+        "XDG_DATA_HOME",
+        "VSCODE_APPDATA",
+    ):
         monkeypatch.delenv(variable, raising=False)
     assert main(["sessions"]) == 0
     out = capsys.readouterr().out
@@ -105,8 +127,15 @@ def test_a_session_file_that_does_not_read_is_listed_with_its_problem(tmp_path, 
     broken.parent.mkdir(parents=True)
     broken.write_text("")
     monkeypatch.setenv("HOME", str(tmp_path))
-    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME",
-                     "XDG_DATA_HOME", "VSCODE_APPDATA"):
+    for variable in (
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "PI_CODING_AGENT_DIR",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+        "XDG_DATA_HOME",
+        "VSCODE_APPDATA",
+    ):
         monkeypatch.delenv(variable, raising=False)
     assert main(["sessions", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["sessions"]
@@ -117,8 +146,7 @@ def test_a_small_cost_keeps_the_digits_that_say_it():
     """New user 32: the pi sample's $0.0007 was printed "$0.00"."""
     from foldscope.core.cli.sessions import format_sessions
 
-    row = {"agent": "pi", "start": None, "size": 10, "requests": 2, "model": "m", "project": "p", "problem": None,
-           "path": "/x"}
+    row = {"agent": "pi", "start": None, "size": 10, "requests": 2, "model": "m", "project": "p", "problem": None, "path": "/x"}
     costs = {0.0007: "$0.0007", 0.00004: "<$0.0001", 0.4269: "$0.4269", 12.5: "$12.50", 0.0: "$0.0000", None: "-"}
     for usd, shown in costs.items():
         line = format_sessions({"sessions": [{**row, "cost_usd": usd}], "folders": {}}).splitlines()[1]

@@ -51,8 +51,7 @@ def test_a_command_runs_with_the_collector_tuned_for_many_long_lived_objects(cap
     capsys.readouterr()
 
 
-def test_inspect_requests_and_replay_read_and_measure_with_the_collector_off_and_leave_it_as_they_found_it(
-        monkeypatch, tmp_path, capsys):
+def test_inspect_requests_and_replay_read_and_measure_with_the_collector_off_and_leave_it_as_they_found_it(monkeypatch, tmp_path, capsys):
     # core.model.collector.spared: each object reading and measuring makes is walked at least twice by the young
     # generations' passes before it settles, about a fifth of inspecting a million tiny lines.
     import gc
@@ -69,8 +68,11 @@ def test_inspect_requests_and_replay_read_and_measure_with_the_collector_off_and
 
     monkeypatch.setattr(measure.Measure, "calibrate", watched)
     monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")
-    for argv in (["inspect", str(demo_path()), "--json"], ["requests", str(demo_path()), "--json"],
-                 ["replay", str(demo_path()), "--strategy", "adr", "--json"]):
+    for argv in (
+        ["inspect", str(demo_path()), "--json"],
+        ["requests", str(demo_path()), "--json"],
+        ["replay", str(demo_path()), "--strategy", "adr", "--json"],
+    ):
         seen.clear()
         assert gc.isenabled()
         assert cli.main(argv) == 0

@@ -42,11 +42,24 @@ def stdin_object(transcript: Path | str, **more) -> dict:
         "workspace": {"current_dir": "/home/user/project", "project_dir": "/home/user/project"},
         "version": "2.1.6",
         "output_style": {"name": "default"},
-        "cost": {"total_cost_usd": 1.23, "total_duration_ms": 456000, "total_api_duration_ms": 120000,
-                 "total_lines_added": 12, "total_lines_removed": 3},
-        "context_window": {"context_window_size": 200000, "used_percentage": 64, "remaining_percentage": 36,
-                           "current_usage": {"input_tokens": 4, "output_tokens": 310, "cache_creation_input_tokens": 1805,
-                                             "cache_read_input_tokens": 126159}},
+        "cost": {
+            "total_cost_usd": 1.23,
+            "total_duration_ms": 456000,
+            "total_api_duration_ms": 120000,
+            "total_lines_added": 12,
+            "total_lines_removed": 3,
+        },
+        "context_window": {
+            "context_window_size": 200000,
+            "used_percentage": 64,
+            "remaining_percentage": 36,
+            "current_usage": {
+                "input_tokens": 4,
+                "output_tokens": 310,
+                "cache_creation_input_tokens": 1805,
+                "cache_read_input_tokens": 126159,
+            },
+        },
         "exceeds_200k_tokens": False,
         **more,
     }
@@ -77,8 +90,11 @@ def assert_same_as_requests_and_cache(path: Path, shown: dict, line: str, capsys
     assert shown["next"]["size"] == requests["next_predicted"]
     assert f"next {requests['next_predicted']:,} " in line
     last = [r for r in cache["requests"] if r["reported"] is not None][-1]
-    assert (shown["cache"]["index"], shown["cache"]["read"], shown["cache"]["write"]) == \
-        (last["index"], last["reported"]["cache_read"], last["reported"]["cache_write"])
+    assert (shown["cache"]["index"], shown["cache"]["read"], shown["cache"]["write"]) == (
+        last["index"],
+        last["reported"]["cache_read"],
+        last["reported"]["cache_write"],
+    )
     assert shown["cache"]["causes"] == last["causes"]
     assert f"cache read {last['reported']['cache_read']:,} write {last['reported']['cache_write']:,} " in line
     by = cache["totals"]["by_cause"]
@@ -120,7 +136,7 @@ def test_a_second_run_reads_only_the_bytes_the_file_gained(tmp_path, capsys):
     copy.write_bytes(b"".join(lines[:half]))
     first = figures(copy, capsys)
     assert first["_run"] == {"how": "read", "bytes_read": copy.stat().st_size}
-    new = b"".join(lines[half:half + 3])
+    new = b"".join(lines[half : half + 3])
     with open(copy, "ab") as handle:
         handle.write(new)
     second = figures(copy, capsys)
@@ -215,8 +231,7 @@ def test_a_missing_transcript_prints_one_plain_line_and_exits_0(tmp_path, monkey
 def test_a_damaged_transcript_or_input_prints_one_plain_line_and_exits_0(tmp_path, monkeypatch, capsys):
     damaged = tmp_path / "damaged.jsonl"
     damaged.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\nnot json at all\n')
-    for stdin in (json.dumps(stdin_object(damaged)), "not json", "", json.dumps({"session_id": "x"}),
-                  json.dumps(stdin_object(tmp_path))):
+    for stdin in (json.dumps(stdin_object(damaged)), "not json", "", json.dumps({"session_id": "x"}), json.dumps(stdin_object(tmp_path))):
         out = run_hook(monkeypatch, capsys, stdin)
         assert out.startswith("foldscope: ") and out.count("\n") == 1 and "Traceback" not in out, (stdin, out)
 
@@ -257,8 +272,7 @@ def test_the_line_says_the_cause_of_a_write_that_was_not_an_append_and_when_the_
 
 
 @needs_dev
-def test_a_profile_named_by_option_or_environment_warns_when_the_next_request_crosses_its_line(tmp_path, monkeypatch,
-                                                                                                 capsys):
+def test_a_profile_named_by_option_or_environment_warns_when_the_next_request_crosses_its_line(tmp_path, monkeypatch, capsys):
     profile = tmp_path / "tight.yaml"
     profile.write_text("max_input_tokens: 150000\ncontext_fold_at: 0.8\n")
     plain = figures(SESSION, capsys)
@@ -292,16 +306,14 @@ def test_install_prints_the_entry_and_writes_only_with_write_keeping_the_rest_an
     settings.write_text(json.dumps({"model": "opus", "permissions": {"allow": ["Bash(ls)"]}}))
     assert statusline.main(["--install", "--settings", str(settings)]) == 0
     out = capsys.readouterr().out
-    assert '"statusLine"' in out and json.loads(settings.read_text()) == {"model": "opus",
-                                                                         "permissions": {"allow": ["Bash(ls)"]}}
+    assert '"statusLine"' in out and json.loads(settings.read_text()) == {"model": "opus", "permissions": {"allow": ["Bash(ls)"]}}
     assert statusline.main(["--install", "--write", "--settings", str(settings)]) == 0
     capsys.readouterr()
     written = json.loads(settings.read_text())
     assert written["model"] == "opus" and written["permissions"] == {"allow": ["Bash(ls)"]}
     assert written["statusLine"]["type"] == "command" and written["statusLine"]["command"].endswith("statusline")
     backups = list(tmp_path.glob("settings.json.*.bak"))
-    assert len(backups) == 1 and json.loads(backups[0].read_text()) == {"model": "opus",
-                                                                         "permissions": {"allow": ["Bash(ls)"]}}
+    assert len(backups) == 1 and json.loads(backups[0].read_text()) == {"model": "opus", "permissions": {"allow": ["Bash(ls)"]}}
     settings.write_text("{not json")
     assert statusline.main(["--install", "--write", "--settings", str(settings)]) == 0
     assert "left as it is" in capsys.readouterr().out and settings.read_text() == "{not json"
@@ -310,11 +322,18 @@ def test_install_prints_the_entry_and_writes_only_with_write_keeping_the_rest_an
 @needs_dev
 def test_an_unchanged_file_is_shown_without_importing_the_measure_or_qt(tmp_path, capsys):
     figures(SESSION, capsys)  # the state is kept
-    code = ("import sys; from foldscope.app.main import main; rc = main(['statusline', '--file', sys.argv[1]]); "
-            "print(sorted(m for m in sys.modules if m.startswith(('foldscope.core.request', 'PySide6', "
-            "'foldscope.core.forensics', 'tiktoken'))))")
-    done = subprocess.run([sys.executable, "-c", code, str(SESSION)], capture_output=True, text=True,
-                          env={**os.environ, "FOLDSCOPE_CACHE": str(tmp_path / "cache")}, timeout=60)
+    code = (
+        "import sys; from foldscope.app.main import main; rc = main(['statusline', '--file', sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.startswith(('foldscope.core.request', 'PySide6', "
+        "'foldscope.core.forensics', 'tiktoken'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(SESSION)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "FOLDSCOPE_CACHE": str(tmp_path / "cache")},
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     printed, imported = done.stdout.splitlines()
     assert printed.startswith("█") or "next " in printed
@@ -328,9 +347,12 @@ def test_follow_line_says_a_missing_file_once_and_keeps_looking(tmp_path, capsys
 
 
 def test_a_request_that_wrote_nothing_says_so_once():
-    shown = {"requests": 1, "next": {"size": 10, "size_name": "predicted input", "estimate": 10, "agent": [],
-                                     "policy": [], "reached": []},
-             "cache": {"read": 500, "write": 0, "cause": None, "causes": {}}, "cost": {}}
+    shown = {
+        "requests": 1,
+        "next": {"size": 10, "size_name": "predicted input", "estimate": 10, "agent": [], "policy": [], "reached": []},
+        "cache": {"read": 500, "write": 0, "cause": None, "causes": {}},
+        "cost": {},
+    }
     assert statusline.render(shown, 0) == "next 10 · cache read 500 no write · nothing cached"
 
 
@@ -344,9 +366,13 @@ def test_a_run_cancelled_while_reading_still_keeps_what_it_read(tmp_path, capsys
     copy = tmp_path / "live.jsonl"
     copy.write_bytes(SESSION.read_bytes())
     cache = tmp_path / "cache"
-    run = subprocess.Popen([sys.executable, "-m", "foldscope.app.main", "statusline"], stdin=subprocess.PIPE,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env={**os.environ, "FOLDSCOPE_CACHE": str(cache)})
+    run = subprocess.Popen(
+        [sys.executable, "-m", "foldscope.app.main", "statusline"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "FOLDSCOPE_CACHE": str(cache)},
+    )
     assert run.stdin is not None
     run.stdin.write(json.dumps(stdin_object(copy)).encode())
     run.stdin.close()
@@ -379,8 +405,14 @@ def test_a_warm_reader_answers_the_next_runs_with_the_same_figures_and_ends_when
     env = {**os.environ, "FOLDSCOPE_CACHE": str(cache), "FOLDSCOPE_STATUSLINE_IDLE": "15"}
 
     def hook() -> dict:
-        done = subprocess.run([sys.executable, "-m", "foldscope.app.main", "statusline", "--json"], env=env,
-                              input=json.dumps(stdin_object(copy)), capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "foldscope.app.main", "statusline", "--json"],
+            env=env,
+            input=json.dumps(stdin_object(copy)),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
@@ -419,8 +451,14 @@ def test_a_socket_left_by_a_killed_reader_is_taken_over(tmp_path, capsys):
     env = {**os.environ, "FOLDSCOPE_CACHE": str(tmp_path / "cache"), "FOLDSCOPE_STATUSLINE_IDLE": "3"}
 
     def hook() -> dict:
-        done = subprocess.run([sys.executable, "-m", "foldscope.app.main", "statusline", "--json"], env=env,
-                              input=json.dumps(stdin_object(copy)), capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "foldscope.app.main", "statusline", "--json"],
+            env=env,
+            input=json.dumps(stdin_object(copy)),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 

@@ -20,15 +20,26 @@ def _fleet(folder):
 
 def test_tune_reports_a_row_per_policy_and_a_recommendation(tmp_path, capsys):
     _fleet(tmp_path)
-    code, out, err = _run(capsys, "tune", str(tmp_path), "--ceiling", "9000,none", "--strategy", "adr",
-                          "--strategy", "none", "--workers", "1", "--json")
+    code, out, err = _run(
+        capsys, "tune", str(tmp_path), "--ceiling", "9000,none", "--strategy", "adr", "--strategy", "none", "--workers", "1", "--json"
+    )
     assert code == 0, err
     result = json.loads(out)
     assert result["sessions"] == 2 and result["failed"] == []
     assert len(result["policies"]) == 4
     for row in result["policies"]:
-        assert {"sessions", "requests", "refused", "over_ceiling", "folds", "rewrites", "cache_read_share",
-                "cost_usd", "cost_vs_recorded", "bill_usd"} <= set(row)
+        assert {
+            "sessions",
+            "requests",
+            "refused",
+            "over_ceiling",
+            "folds",
+            "rewrites",
+            "cache_read_share",
+            "cost_usd",
+            "cost_vs_recorded",
+            "bill_usd",
+        } <= set(row)
     assert result["recommendation"]["policy"] in {p["policy"] for p in result["policies"]}
 
 
@@ -43,8 +54,9 @@ def test_tune_writes_the_per_session_rows_to_csv(tmp_path, capsys):
     folder = tmp_path / "fleet"
     folder.mkdir()
     _fleet(folder)
-    code, out, err = _run(capsys, "tune", str(folder), "--ceiling", "9000", "--strategy", "adr,band",
-                          "--workers", "1", "-o", str(tmp_path / "sweep"))
+    code, out, err = _run(
+        capsys, "tune", str(folder), "--ceiling", "9000", "--strategy", "adr,band", "--workers", "1", "-o", str(tmp_path / "sweep")
+    )
     assert code == 0, err
     rows = list(csv.DictReader((tmp_path / "sweep.csv").open(encoding="utf-8")))
     assert len(rows) == 2 * 2  # two sessions times two policies
@@ -54,8 +66,12 @@ def test_tune_writes_the_per_session_rows_to_csv(tmp_path, capsys):
 
 def test_tune_refuses_bad_flags_in_one_line(tmp_path, capsys):
     _fleet(tmp_path)
-    for argv, word in ((["--ceiling", "0"], "max_input_tokens"), (["--caching", "maybe"], "caching"),
-                       (["--scheduler", "tcp://127.0.0.1:1"], "--engine dask"), (["--strategy", "recorded"], "strategy")):
+    for argv, word in (
+        (["--ceiling", "0"], "max_input_tokens"),
+        (["--caching", "maybe"], "caching"),
+        (["--scheduler", "tcp://127.0.0.1:1"], "--engine dask"),
+        (["--strategy", "recorded"], "strategy"),
+    ):
         code, out, err = _run(capsys, "tune", str(tmp_path), *argv)
         assert code == 2 and word in err and len(err.strip().splitlines()) == 1, (argv, err)
     code, _, err = _run(capsys, "tune", str(tmp_path / "missing"))
@@ -66,8 +82,9 @@ def test_named_profiles_from_a_yaml_file(tmp_path, capsys):
     (tmp_path / "s").mkdir()
     _fleet(tmp_path / "s")
     profiles = tmp_path / "policies.yaml"
-    profiles.write_text("tight:\n  max_input_tokens: 9000\n  strategy: adr\nloose:\n  max_input_tokens: none\n"
-                        "  strategy: none\n", encoding="utf-8")
+    profiles.write_text(
+        "tight:\n  max_input_tokens: 9000\n  strategy: adr\nloose:\n  max_input_tokens: none\n  strategy: none\n", encoding="utf-8"
+    )
     code, out, err = _run(capsys, "tune", str(tmp_path / "s"), "--policies", str(profiles), "--workers", "1", "--json")
     assert code == 0, err
     assert [p["policy"] for p in json.loads(out)["policies"]] == ["tight", "loose"]

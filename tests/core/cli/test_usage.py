@@ -14,8 +14,10 @@ from foldscope.core.cli.main import main
 
 CLAUDE = "claude_code/tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl"
 CLAUDE_CHILDREN = ("claude_code/tmp-private/agent-36541525.jsonl", "claude_code/tmp-private/agent-50243ee8.jsonl")
-CODEX = ("codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
-         "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl")
+CODEX = (
+    "codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
+    "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+)
 
 
 def claude_usage(path) -> list[dict]:
@@ -25,17 +27,18 @@ def claude_usage(path) -> list[dict]:
         entry = json.loads(line)
         message = entry.get("message") if isinstance(entry, dict) else None
         if entry.get("type") == "assistant" and isinstance(message, dict) and isinstance(message.get("usage"), dict):
-            by_id[message["id"]] = {"usage": message["usage"], "model": message.get("model"),
-                                    "day": entry["timestamp"][:10]}
+            by_id[message["id"]] = {"usage": message["usage"], "model": message.get("model"), "day": entry["timestamp"][:10]}
     return list(by_id.values())
 
 
 def claude_sums(responses: list[dict]) -> dict[str, int]:
-    return {"requests": len(responses),
-            "fresh": sum(r["usage"].get("input_tokens", 0) for r in responses),
-            "cache_read": sum(r["usage"].get("cache_read_input_tokens", 0) for r in responses),
-            "cache_write": sum(r["usage"].get("cache_creation_input_tokens", 0) for r in responses),
-            "output": sum(r["usage"].get("output_tokens", 0) for r in responses)}
+    return {
+        "requests": len(responses),
+        "fresh": sum(r["usage"].get("input_tokens", 0) for r in responses),
+        "cache_read": sum(r["usage"].get("cache_read_input_tokens", 0) for r in responses),
+        "cache_write": sum(r["usage"].get("cache_creation_input_tokens", 0) for r in responses),
+        "output": sum(r["usage"].get("output_tokens", 0) for r in responses),
+    }
 
 
 def codex_sums(path) -> dict[str, int]:
@@ -47,8 +50,12 @@ def codex_sums(path) -> dict[str, int]:
         if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
             last = payload["info"]["total_token_usage"]
     assert last is not None
-    return {"fresh": last["input_tokens"] - last["cached_input_tokens"], "cache_read": last["cached_input_tokens"],
-            "cache_write": 0, "output": last["output_tokens"]}
+    return {
+        "fresh": last["input_tokens"] - last["cached_input_tokens"],
+        "cache_read": last["cached_input_tokens"],
+        "cache_write": 0,
+        "output": last["output_tokens"],
+    }
 
 
 def _usage(capsys, *argv: str) -> dict:
@@ -66,8 +73,7 @@ def test_a_claude_code_session_with_subagents_sums_to_its_files_reported_usage(c
     by_model = defaultdict(list)
     for r in responses:
         by_model[r["model"].rsplit("/", 1)[-1]].append(r)
-    assert {m: {k: c[k] for k in expected} for m, c in row["models"].items()} == \
-        {m: claude_sums(rs) for m, rs in by_model.items()}
+    assert {m: {k: c[k] for k in expected} for m, c in row["models"].items()} == {m: claude_sums(rs) for m, rs in by_model.items()}
     assert len(row["models"]) == 2
 
 
@@ -125,8 +131,7 @@ def test_month_groups_add_up_to_the_corpus_total_and_the_foldscope_columns_are_p
 def test_csv_has_a_line_per_group_and_model_and_a_total(corpus_dev, capsys):
     assert main(["usage", str(corpus_dev / CLAUDE), "--by", "session", "--plain", "--csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert [r["model"] for r in rows] == ["", "claude-sonnet-4-5-20250929", "jp.anthropic.claude-haiku-4-5-20251001-v1:0",
-                                          ""]
+    assert [r["model"] for r in rows] == ["", "claude-sonnet-4-5-20250929", "jp.anthropic.claude-haiku-4-5-20251001-v1:0", ""]
     assert rows[-1]["session"] == "total"
     assert int(rows[0]["requests"]) == int(rows[1]["requests"]) + int(rows[2]["requests"])
     started = datetime.strptime(rows[0]["start"], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
@@ -144,9 +149,12 @@ def test_a_bad_date_or_no_sessions_is_one_line(corpus_dev, capsys):
 def test_inspect_and_sessions_say_when_and_where_a_session_ran(corpus_dev, capsys):
     path = corpus_dev / CLAUDE
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    stamps = sorted(datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp()
-                    for name in (CLAUDE, *CLAUDE_CHILDREN) for e in map(json.loads, (corpus_dev / name).read_text().splitlines())
-                    if e.get("type") == "assistant")
+    stamps = sorted(
+        datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp()
+        for name in (CLAUDE, *CLAUDE_CHILDREN)
+        for e in map(json.loads, (corpus_dev / name).read_text().splitlines())
+        if e.get("type") == "assistant"
+    )
     assert main(["inspect", str(path), "--json"]) == 0
     facts = json.loads(capsys.readouterr().out)["session"]
     assert facts["start"] <= stamps[0] and facts["end"] == pytest.approx(stamps[-1], abs=1)

@@ -79,7 +79,7 @@ def test_sixteen_results_of_one_round_with_a_tail_of_two_all_reach_the_next_requ
 def test_a_small_deficit_cuts_a_little_not_to_the_floor():
     b = Build()
     b.system(), b.task(), b.answer()
-    (_, result), = b.round([text_of(60_000)])
+    ((_, result),) = b.round([text_of(60_000)])
     session = b.session(delivered=[m.id for m in b.messages[:3]])
     estimate = fold_for(session, 10**9).estimate()
     ceiling = int(estimate / 0.80) - 1  # just past the line, with the target a little under it
@@ -94,9 +94,15 @@ def test_a_small_deficit_cuts_a_little_not_to_the_floor():
 def mapping_result():
     b = Build()
     b.system(), b.task(), b.answer()
-    output = {"success": True, "content": text_of(40_000, 1), "items": list(range(3_000)),
-              "error": None, "meta": {"nested": text_of(3_000, 2)}, "note": "short"}
-    (_, result), = b.round([output])
+    output = {
+        "success": True,
+        "content": text_of(40_000, 1),
+        "items": list(range(3_000)),
+        "error": None,
+        "meta": {"nested": text_of(3_000, 2)},
+        "note": "short",
+    }
+    ((_, result),) = b.round([output])
     return b.session(delivered=[m.id for m in b.messages[:3]]), result
 
 
@@ -136,4 +142,4 @@ def test_candidate_counting_adds_nothing_to_the_record_and_the_kept_copy_enters_
     assert copy.metadata["clipped_from"] == listing.id  # top level of the metadata
     assert "action_request_id" not in copy.content
     assert session.record.get(call.id).content["action_response_id"] == listing.id  # the request is unchanged
-    assert copy.content["output"]["stdout"].startswith(recovery_text(listing)[len("stdout: "):][:500])
+    assert copy.content["output"]["stdout"].startswith(recovery_text(listing)[len("stdout: ") :][:500])

@@ -8,9 +8,23 @@ from foldscope.core.fold.fold import Fold
 from foldscope.core.fold.summarise import BriefSummariser, Summary
 from tests.core.fold_sessions import Build, calls_have_results, fold_for, fold_measure, payload, text_of
 
-RECORD_FIELDS = {"at", "reason", "stage", "kept_tail", "messages_folded", "tool_calls", "tool_calls_total",
-                 "summary_source", "estimate_before", "estimate_after", "cap", "input_scale", "outcome",
-                 "target_reached", "summary_usage"}
+RECORD_FIELDS = {
+    "at",
+    "reason",
+    "stage",
+    "kept_tail",
+    "messages_folded",
+    "tool_calls",
+    "tool_calls_total",
+    "summary_source",
+    "estimate_before",
+    "estimate_after",
+    "cap",
+    "input_scale",
+    "outcome",
+    "target_reached",
+    "summary_usage",
+}
 
 
 def history(rounds: int = 8, chars: int = 6_000, undelivered_round: bool = True):
@@ -237,7 +251,8 @@ def test_d4_a_request_that_would_carry_a_tool_call_without_its_result_is_refused
     session.set_view(["m0", "m1", "m2", "m4", "m3", "m5", "m6", "m7"])  # the result standing before its call
     _, refusal = fold_for(session, 10**9).prepare_request()
     assert refusal is not None and refusal.unanswered == (
-        "the call reader at index 3, its result (index 4) in the view but not right after the call",)
+        "the call reader at index 3, its result (index 4) in the view but not right after the call",
+    )
 
 
 def test_line_and_target_of_0_9_and_0_5_set_the_trigger_boundary_and_the_stopping_condition():

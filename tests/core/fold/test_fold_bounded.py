@@ -18,8 +18,7 @@ MARKER = re.compile(r"\[\.\.\. ([\d,]+) characters omitted here \(offsets (\d+) 
 
 
 def bounded_fold(session, ceiling: int, bound: int, fold_at: float = 0.8, target: float = 0.6, **options) -> Fold:
-    policy = Policy(max_input_tokens=ceiling, context_fold_at=fold_at, context_fold_target=target,
-                    tool_result_max_chars=bound)
+    policy = Policy(max_input_tokens=ceiling, context_fold_at=fold_at, context_fold_target=target, tool_result_max_chars=bound)
     return Fold(session, Measure(session, policy), **options)
 
 
@@ -34,7 +33,7 @@ def newest_round(outputs, extra_delivered: int = 0):
     b = Build()
     b.system(), b.task(), b.answer("Reading.")
     pairs = b.round(outputs)
-    return b.session(delivered=[m.id for m in b.messages[:3 + extra_delivered]]), pairs
+    return b.session(delivered=[m.id for m in b.messages[: 3 + extra_delivered]]), pairs
 
 
 def one_copy(session, original):
@@ -52,7 +51,7 @@ def assert_one_exact_marker(session, original, copy, bound: int) -> None:
     head, tail = split(kept)
     omitted, start, end = (int(g.replace(",", "")) for g in MARKER.search(shown).groups())
     assert (start, end) == (head, len(text) - tail) and omitted == end - start
-    assert shown.startswith(text[:head]) and shown.endswith(text[len(text) - tail:])
+    assert shown.startswith(text[:head]) and shown.endswith(text[len(text) - tail :])
     pages, offset = [], head
     while offset < len(text) - tail:  # the continuation covers the omitted interval exactly
         read = ReadResult(index, offset, len(text) - tail - offset, max_chars=bound)
@@ -60,7 +59,7 @@ def assert_one_exact_marker(session, original, copy, bound: int) -> None:
         assert read.result["limit"] <= min(bound, 16_000)
         pages.append(read.result["text"])
         offset = read.result["offset"] + len(read.result["text"])
-    assert text[:head] + "".join(pages) + text[len(text) - tail:] == text
+    assert text[:head] + "".join(pages) + text[len(text) - tail :] == text
 
 
 def test_clip_from_the_effective_retained_count_with_a_small_deficit_and_a_source_much_larger_than_n():
@@ -124,8 +123,12 @@ def test_a_body_already_at_its_effective_floor_is_not_cut_and_the_missed_target_
 
 
 def test_several_bodies_are_taken_by_effective_count_and_every_kept_cut_strictly_lowers_the_request():
-    mapping = {"success": True, "stdout": text_of(50_000, seed=5), "stderr": text_of(6_000, seed=6),
-               "rows": [{"path": f"src/f{i}.py", "size": i} for i in range(400)]}
+    mapping = {
+        "success": True,
+        "stdout": text_of(50_000, seed=5),
+        "stderr": text_of(6_000, seed=6),
+        "rows": [{"path": f"src/f{i}.py", "size": i} for i in range(400)],
+    }
     session, pairs = newest_round([mapping, text_of(9_000, seed=7), text_of(2_500, seed=8)])
     items = eligible_bodies(session.view_messages(), session.record, set(), 0, 4_000)
     currents = [i.current for i in items]
@@ -148,7 +151,7 @@ def test_several_bodies_are_taken_by_effective_count_and_every_kept_cut_strictly
         shown = payload_text({"m": output})
         assert len(MARKER.findall(shown)) == len(kept)  # one marker per shortened body
         # Undoing any one kept cut (the body at what the bound alone shows) raises the request.
-        undone = view[:position] + [original] + view[position + 1:]
+        undone = view[:position] + [original] + view[position + 1 :]
         assert fold.estimate(undone) > final
 
 

@@ -230,9 +230,9 @@ def test_done_when_stepping_the_fold_keeps_the_first_rounds_compiled_bytes(ceili
         plan = make_plan(messages, **options)
         [at] = [p for p in plan.marks if p.anchor == "first_round"]
         payload = compile_request(messages, **options)
-        head = payload["messages"][:at.item]
+        head = payload["messages"][: at.item]
         last = payload["messages"][at.item]
-        return payload.get("tools"), payload.get("system"), head, last["role"], last["content"][:at.block + 1]
+        return payload.get("tools"), payload.get("system"), head, last["role"], last["content"][: at.block + 1]
 
     folds = 0
     for k in range(len(session.trace)):
@@ -249,8 +249,7 @@ def test_done_when_stepping_the_fold_keeps_the_first_rounds_compiled_bytes(ceili
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sessions(), st.floats(0.2, 1.2), st.sampled_from([None, 1_024, 4_000]), st.booleans())
-def test_property_a_bounded_caching_fold_keeps_the_record_the_round_and_every_call_answered(session, share, bound,
-                                                                                          decided):
+def test_property_a_bounded_caching_fold_keeps_the_record_the_round_and_every_call_answered(session, share, bound, decided):
     probe = Fold(session, Measure(session, caching(10**7, bound)))
     ceiling = max(10, int(probe.estimate() * share))
     policy = caching(ceiling, bound)
@@ -268,4 +267,3 @@ def test_property_a_bounded_caching_fold_keeps_the_record_the_round_and_every_ca
     assert protected <= set(session.view) and all(m in shown for m in undelivered)
     request = compile_request(session.view_messages(), **request_options(session, policy))
     assert calls_have_results(request)
-

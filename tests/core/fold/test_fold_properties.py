@@ -18,8 +18,11 @@ from tests.core.fold_sessions import Build, calls_have_results, fold_measure, pa
 
 OUTPUTS = st.one_of(
     st.integers(10, 6_000).map(lambda n: text_of(n, n)),
-    st.builds(lambda n, k: {"success": True, "content": text_of(n, n), "items": list(range(k)), "error": None},
-              st.integers(10, 4_000), st.integers(0, 600)),
+    st.builds(
+        lambda n, k: {"success": True, "content": text_of(n, n), "items": list(range(k)), "error": None},
+        st.integers(10, 4_000),
+        st.integers(0, 600),
+    ),
 )
 
 

@@ -36,6 +36,7 @@ def result(output, mid: str = "r", index: int = 0) -> Message:
 
 # -- D4 / Amendment 2: the floor view ----------------------------------------------------------------------
 
+
 def test_amendment_2_the_floor_view_is_the_head_the_task_undelivered_messages_and_the_tail_of_two():
     session, sizes = rounds()  # 20 messages of 100: 2,000
     run = Fold(session, fold_measure(session, 1_000), count=sized(sizes)).run()
@@ -51,6 +52,7 @@ def test_amendment_2_an_undelivered_result_and_its_call_join_the_floor_view():
 
 
 # -- Amendment 2: clip bodies -------------------------------------------------------------------------------
+
 
 def test_amendment_2_the_clip_floor_is_1024_characters():
     b = Build()
@@ -96,7 +98,7 @@ def test_amendment_2_bodies_are_taken_largest_first_and_ties_go_to_the_oldest():
 def test_amendment_2_a_copy_is_clipped_again_from_what_it_keeps_and_always_cut_from_the_original():
     b = Build()
     b.system(), b.task(), b.answer("reading")
-    (call, original), = b.round([text_of(10_000, 1)])
+    ((call, original),) = b.round([text_of(10_000, 1)])
     session = b.session(delivered=[m.id for m in b.messages])
     copy = build_copy(original, session.record.index_of(original.id), {None: 3_000})
     session.record.append(copy)
@@ -118,10 +120,11 @@ def test_amendment_2_the_recovery_text_keeps_mapping_labels_so_marker_offsets_ad
     original = result({"path": "a.py", "output": "x" * 3_000})
     text = recovery_text(original)
     body = next(b for b in bodies_of(original) if b.key == "output")
-    assert text[body.offset:body.offset + len(body.text)] == body.text
+    assert text[body.offset : body.offset + len(body.text)] == body.text
 
 
 # -- Amendment 1: the scale ---------------------------------------------------------------------------------
+
 
 def test_amendment_1_the_scale_moves_only_from_4000_counted_tokens_and_never_falls():
     assert calibrated(1.0, 3_999, 40_000) == 1.0
@@ -130,6 +133,7 @@ def test_amendment_1_the_scale_moves_only_from_4000_counted_tokens_and_never_fal
 
 
 # -- Amendment 4: the reset -------------------------------------------------------------------------------
+
 
 def caching_rounds(note_size: int, last_chars: int = 200):
     """A cached session under a ceiling of 1,000: the first round, two delivered notes of `note_size` tokens
@@ -219,7 +223,7 @@ def test_amendment_2_only_a_cut_that_strictly_lowers_the_measured_request_is_kep
 
     b = Build()
     b.system(), b.task(), b.answer("reading")
-    (call, original), = b.round([text_of(5_000, 1)])
+    ((call, original),) = b.round([text_of(5_000, 1)])
     session = b.session(delivered=[m.id for m in b.messages[:3]])
     sizes = {m.id: 10 for m in b.messages}
     sizes[original.id] = 1_000
@@ -257,7 +261,7 @@ def test_amendment_2_a_read_or_restored_original_is_protected_from_clipping_only
 
     b = Build()
     b.system(), b.task(), b.answer("reading")
-    (_, original), = b.round([text_of(20_000, 1)])
+    ((_, original),) = b.round([text_of(20_000, 1)])
     session = b.session(delivered=[m.id for m in b.messages])
     assert ReadResult(4, 0, 1_000).do(session).success
     assert no_clip_ids(session) == {original.id}
@@ -276,7 +280,7 @@ def test_amendment_3_a_restored_original_is_not_clipped_again_by_the_next_fold()
 
     b = Build()
     b.system(), b.task(), b.answer("reading")
-    (_, original), = b.round([text_of(20_000, 1)])
+    ((_, original),) = b.round([text_of(20_000, 1)])
     session = b.session(delivered=[m.id for m in b.messages])
     stack = CommandStack(session)
     assert stack.do(Clip(4, 2_000)).success and stack.do(Restore([4])).success
@@ -292,7 +296,7 @@ def test_d4_a_restored_call_comes_back_with_its_result_and_a_copy_is_never_resto
 
     b = Build()
     b.system(), b.task(), b.answer("reading")
-    (call, result), = b.round([text_of(5_000, 1)])
+    ((call, result),) = b.round([text_of(5_000, 1)])
     b.answer("read")
     session = b.session(delivered=[m.id for m in b.messages])
     stack = CommandStack(session)
@@ -317,8 +321,15 @@ def test_amendment_2_read_result_reports_a_failed_sha256_check_of_the_original()
     read = ReadResult(5, 0, 100)
     assert read.do(session).success and read.result["verified"] is True
     # a copy naming the other original but cut from another text: its recorded SHA-256 does not match
-    session.record.append(Message("bad", "action_response", None, {"function": "reader", "arguments": {}, "output": "x"},
-                                  {"clipped_from": other.id, "context_clip_kept": 1, "context_clip_sha256": "0" * 64}))
+    session.record.append(
+        Message(
+            "bad",
+            "action_response",
+            None,
+            {"function": "reader", "arguments": {}, "output": "x"},
+            {"clipped_from": other.id, "context_clip_kept": 1, "context_clip_sha256": "0" * 64},
+        )
+    )
     failed = ReadResult(6, 0, 100)
     assert failed.do(session).success and failed.result["verified"] is False
 
@@ -340,8 +351,7 @@ def test_amendment_4_no_reset_summary_is_asked_for_when_the_floor_view_is_past_t
     session, sizes, policy = caching_rounds(300)
     sizes["m0"] = 1_000  # the system text alone is at the ceiling: no fold can make the request sendable
     summariser = Counting()
-    run = Fold(session, fold_measure(session, 1_000, policy=policy), count=sized(sizes, note=20),
-               summariser=summariser).run()
+    run = Fold(session, fold_measure(session, 1_000, policy=policy), count=sized(sizes, note=20), summariser=summariser).run()
     assert summariser.calls == 0 and "reset" not in [r["stage"] for r in run.records]
     assert run.floor_estimate is not None and run.floor_estimate >= 1_000
 
@@ -350,10 +360,10 @@ def test_amendment_4_clip_takes_only_results_after_the_newest_note_while_caching
     b = Build()
     b.system(), b.task(), b.answer("first answer")  # the first round: the task and its answer
     b.answer("reading the big file")
-    (_, early), = b.round([text_of(30_000, 1)])  # before the note
+    ((_, early),) = b.round([text_of(30_000, 1)])  # before the note
     b.add("note", {"assistant_response": "earlier rounds folded"}, {"context_first_index": 2})
     b.answer("reading a small one")
-    (_, late), = b.round([text_of(8_000, 2)])
+    ((_, late),) = b.round([text_of(8_000, 2)])
     session = b.session(delivered=[m.id for m in b.messages])
     policy = Policy(prompt_caching=True)
     whole = Fold(session, fold_measure(session, 10**9, policy=policy)).estimate()
@@ -375,12 +385,13 @@ def test_amendment_1_the_all_stage_keeps_the_newest_six_then_two_messages():
         start = views[i - 1] if i else tuple(before)
         # everything between the task and the kept tail folds: the head and the task stay, and the tail
         assert record["messages_folded"] == len(start) - 2 - record["kept_tail"]
-        assert views[i][-record["kept_tail"]:] == start[-record["kept_tail"]:]
+        assert views[i][-record["kept_tail"] :] == start[-record["kept_tail"] :]
         checked += 1
     assert checked
 
 
 # -- Amendment 1: a refused request calibrates the fold and folds at least once more (issue 47) ---------------
+
 
 def test_amendment_1_a_refused_estimate_above_the_folds_own_calibrates_the_fold_by_it():
     session, sizes = rounds()  # 20 messages of 100: the fold's own estimate is 2,000

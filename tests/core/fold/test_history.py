@@ -52,8 +52,9 @@ def test_the_fold_history_decides_the_first_round_once_by_the_first_request_that
     policy = Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=True)
     replay = replay_folds(session, fold_measure(session, 20_000, policy=policy), clock=lambda: 0.0)
     decision = read_decision(replay.session)
-    first_whole = next(k for k, r in enumerate(session.trace)
-                       if (found := find_round([session.record.get(i) for i in r.view])) and found.whole)
+    first_whole = next(
+        k for k, r in enumerate(session.trace) if (found := find_round([session.record.get(i) for i in r.view])) and found.whole
+    )
     assert decision["members"] == list(find_round([session.record.get(i) for i in session.trace[first_whole].view]).members)
     at = session_at_request(session, first_whole, policy)
     assert read_decision(at) is None  # the request that carries it decides it in its own compile

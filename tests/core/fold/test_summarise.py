@@ -63,6 +63,7 @@ def test_a_path_argument_is_kept_whole_up_to_1000_characters_and_others_clipped_
 def _brief_written_whole(span, calls, max_chars):
     """The brief as first written: every line, then the cut (the reference for the one that writes what can show)."""
     from foldscope.core.fold.summarise import _INSTRUCTION_CHARS, _LINE_CHARS, _LINES_PER_ANSWER, _clip_line, call_line
+
     parts = []
     opening = next((m for m in span if m.kind == "instruction"), None)
     if opening is not None:
@@ -78,12 +79,15 @@ def _brief_written_whole(span, calls, max_chars):
     if len(text) <= max_chars:
         return text
     cut = text[: max_chars - 40].rsplit("\n", 1)[0]
-    return f"{cut}\n- ... {text[len(cut):].count(chr(10))} more lines"[:max_chars]
+    return f"{cut}\n- ... {text[len(cut) :].count(chr(10))} more lines"[:max_chars]
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 400), max_size=6), st.lists(st.tuples(st.integers(0, 300), st.integers(0, 10**6)),
-       max_size=120), st.integers(60, 3_000))
+@given(
+    st.lists(st.integers(0, 400), max_size=6),
+    st.lists(st.tuples(st.integers(0, 300), st.integers(0, 10**6)), max_size=120),
+    st.integers(60, 3_000),
+)
 def test_a_brief_writes_only_the_calls_that_can_show_and_says_how_many_lines_it_left(answers, calls, max_chars):
     # A note carries the call lists of every note it folds, so a long session's brief has thousands of calls behind
     # it: the brief writes the lines that fit, and counts the rest, as writing them all then cutting would.
@@ -91,6 +95,5 @@ def test_a_brief_writes_only_the_calls_that_can_show_and_says_how_many_lines_it_
     b.task("Find the bug.\nIn the loader.")
     for k, n in enumerate(answers):
         b.answer(text_of(n, k) + "\nsecond line\nthird")
-    entries = [{"function": "read", "arguments": "x" * a, "output_chars": out, "index": i}
-               for i, (a, out) in enumerate(calls)]
+    entries = [{"function": "read", "arguments": "x" * a, "output_chars": out, "index": i} for i, (a, out) in enumerate(calls)]
     assert brief(b.messages, entries, max_chars) == _brief_written_whole(b.messages, entries, max_chars)

@@ -86,8 +86,9 @@ def edited_at(keep: int, read: int | None = None) -> tuple[Session, list[int]]:
     t = Trace()
     ms = rounds(t, 4)
     output = ms[4].content["output"]
-    edited = Message("edited", "action_response", 99.0, {**dict(ms[4].content), "output": output[:keep] + "changed by hand " * 40},
-                     dict(ms[4].metadata))
+    edited = Message(
+        "edited", "action_response", 99.0, {**dict(ms[4].content), "output": output[:keep] + "changed by hand " * 40}, dict(ms[4].metadata)
+    )
     t.messages.append(edited)
     t.request(ms[:4], T0, None)
     t.request(ms[:8], T0 + 10, None)
@@ -95,8 +96,9 @@ def edited_at(keep: int, read: int | None = None) -> tuple[Session, list[int]]:
     s = t.session(view=[*ms[:4], edited, *ms[5:8]])
     c = counted(s)
     r = c[0] if read is None else read
-    return with_usage(s, [Usage(cache_write=c[0]), Usage(cache_read=c[0], cache_write=c[1] - c[0]),
-                          Usage(cache_read=r, cache_write=c[2] - r)]), c
+    return with_usage(
+        s, [Usage(cache_write=c[0]), Usage(cache_read=c[0], cache_write=c[1] - c[0]), Usage(cache_read=r, cache_write=c[2] - r)]
+    ), c
 
 
 def test_an_edit_in_the_middle_is_a_rewrite_at_that_message_and_character():
@@ -107,10 +109,12 @@ def test_an_edit_in_the_middle_is_a_rewrite_at_that_message_and_character():
     # The place is the request panel's: the message and the character where the bytes first part.
     from foldscope.core.request.prefix import place
 
-    at = place(*(compile_for_prefix([s.record.get(i) for i in q.view], record=s.record, policy=Policy(),
-                                    tools=None) for q in s.trace[1:]), s.record)
+    at = place(
+        *(compile_for_prefix([s.record.get(i) for i in q.view], record=s.record, policy=Policy(), tools=None) for q in s.trace[1:]),
+        s.record,
+    )
     assert (r.message, r.index, r.char, r.byte) == (at.message, at.index, at.char, at.byte)
-    assert at.block_text[at.block_char:].startswith(json.dumps("changed")[1:-1]) or "changed" in at.block_text[at.block_char:][:40]
+    assert at.block_text[at.block_char :].startswith(json.dumps("changed")[1:-1]) or "changed" in at.block_text[at.block_char :][:40]
     assert c0 < r.position < c1
     # Read up to request 0's mark; from it to the old end: the rewrite (the provider can read only to a mark).
     assert c2 < c1  # the edit shortened the result: the request ends before the old cached end
@@ -225,8 +229,7 @@ def test_the_divergence_is_the_request_panels_comparison_of_the_compiled_request
         session = load_session(corpus_dev / name)
         measured = measure_requests(session)
         tools, record = session_tools(session), session.record
-        compiled = [compile_for_prefix([record.get(i) for i in r.view], record=record, policy=Policy(), tools=tools)
-                    for r in session.trace]
+        compiled = [compile_for_prefix([record.get(i) for i in r.view], record=record, policy=Policy(), tools=tools) for r in session.trace]
         for k in range(1, len(compiled)):
             whole = divergence(compiled[k - 1], compiled[k], record)
             if whole.cause in ("none", "append"):
@@ -246,13 +249,18 @@ def test_a_claude_code_files_cache_miss_reason_is_quoted_on_the_providers_miss(t
     second = assistant("msg2", "more", usage(3, 0, 12600, 50))
     second["diagnostics"] = {"cache_miss_reason": {"type": "ttl_refresh_failed"}}
     path = tmp_path / "S1.jsonl"
-    path.write_text("\n".join([
-        line("user", "u1", "2026-01-01T10:00:00Z", {"role": "user", "content": "Read /repo/a.py"}),
-        line("assistant", "a1", "2026-01-01T10:00:05Z", assistant("msg1", "x " * 3000, usage(3, 0, 12000, 400)),
-             requestId="r1"),
-        line("user", "u2", "2026-01-01T10:00:30Z", {"role": "user", "content": "go on"}),
-        line("assistant", "a2", "2026-01-01T10:00:35Z", second, requestId="r2"),
-    ]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            [
+                line("user", "u1", "2026-01-01T10:00:00Z", {"role": "user", "content": "Read /repo/a.py"}),
+                line("assistant", "a1", "2026-01-01T10:00:05Z", assistant("msg1", "x " * 3000, usage(3, 0, 12000, 400)), requestId="r1"),
+                line("user", "u2", "2026-01-01T10:00:30Z", {"role": "user", "content": "go on"}),
+                line("assistant", "a2", "2026-01-01T10:00:35Z", second, requestId="r2"),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     assert main(["cache", str(path), "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["requests"][1]
     # Unchanged, 35 seconds after it was written, and still written again: the provider's miss, in its words.

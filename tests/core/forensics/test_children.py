@@ -86,14 +86,14 @@ def test_on_dev_sessions_with_subagents_each_childs_cost_is_its_own_file_priced(
         totals = cache_report(session).totals()
         rolled = rolled_up(session)
         for kind in ("subagents", "summariser"):
-            files = [Path(c.source) for c in session.children
-                     if (c.extras["child_kind"] == "summariser") == (kind == "summariser")]
+            files = [Path(c.source) for c in session.children if (c.extras["child_kind"] == "summariser") == (kind == "summariser")]
             usages = [u for f in files for u in _reported(f)]  # read from the files without the reader
             models = [m for f in files for m in _models(f)]
             cell = totals["children"][kind]
             assert cell["requests"] == len(usages) == rolled[kind].requests
             assert (cell["fresh"], cell["cache_read"], cell["cache_write"], cell["output"]) == tuple(
-                sum(u[i] for u in usages) for i in range(4))
+                sum(u[i] for u in usages) for i in range(4)
+            )
             priced = sum(lookup_prices(m).cost(u[0], u[1], u[2], 0, u[3]) for u, m in zip(usages, models))
             assert cell["cost_usd"] == pytest.approx(priced, rel=1e-6)
             assert cell["cost_usd"] == pytest.approx(rolled[kind].cost_usd, abs=1e-6)

@@ -27,15 +27,23 @@ def compacted(summary: str, kind_metadata: dict | None = None):
     view = [system, task]
     for i, path in enumerate(PATHS):
         t.request(view, T0 + 10 * i, None)
-        view = [*view, t.add("assistant", {"assistant_response": "Reading the next file."}),
-                *t.call("Read", {"file_path": path}, "plain words only " * (150 + 40 * i))]
+        view = [
+            *view,
+            t.add("assistant", {"assistant_response": "Reading the next file."}),
+            *t.call("Read", {"file_path": path}, "plain words only " * (150 + 40 * i)),
+        ]
     t.request(view, T0 + 50, None)
-    note = t.add("note", {"assistant_response": summary},
-                 kind_metadata if kind_metadata is not None else {"compaction": True, "context_first_index": 1})
+    note = t.add(
+        "note",
+        {"assistant_response": summary},
+        kind_metadata if kind_metadata is not None else {"compaction": True, "context_first_index": 1},
+    )
     after = [system, note]
     t.request(after, T0 + 60, None)
-    again = [t.add("assistant", {"assistant_response": "Reading it again."}),
-             *t.call("Read", {"file_path": PATHS[1]}, "plain words only " * 190)]
+    again = [
+        t.add("assistant", {"assistant_response": "Reading it again."}),
+        *t.call("Read", {"file_path": PATHS[1]}, "plain words only " * 190),
+    ]
     t.request([*after, *again], T0 + 70, None)
     t.request([*after, *again, t.add("assistant", {"assistant_response": "Done."})], T0 + 80, None)
     return t.session(view=[*after, *again]), again

@@ -2,15 +2,25 @@
 
 from foldscope.core.forensics.literals import MAX_LITERALS, check, literals
 
-TEXT = ("Read /work/core/request/prefix.py and src/app.ts, then measure_requests(x) and CacheReport, fooBar; "
-        "27934 tokens (3.14 s) at https://example.com/a?b=1. And/or e.g. x.y README.md")
+TEXT = (
+    "Read /work/core/request/prefix.py and src/app.ts, then measure_requests(x) and CacheReport, fooBar; "
+    "27934 tokens (3.14 s) at https://example.com/a?b=1. And/or e.g. x.y README.md"
+)
 
 
 def test_each_kind_is_found_once_in_order_of_first_appearance():
     found = [(x.kind, x.text) for x in literals([TEXT, TEXT])]
-    assert found == [("path", "/work/core/request/prefix.py"), ("path", "src/app.ts"), ("identifier", "measure_requests"),
-                     ("identifier", "CacheReport"), ("identifier", "fooBar"), ("number", "27934"), ("number", "3.14"),
-                     ("url", "https://example.com/a?b=1"), ("path", "README.md")]
+    assert found == [
+        ("path", "/work/core/request/prefix.py"),
+        ("path", "src/app.ts"),
+        ("identifier", "measure_requests"),
+        ("identifier", "CacheReport"),
+        ("identifier", "fooBar"),
+        ("number", "27934"),
+        ("number", "3.14"),
+        ("url", "https://example.com/a?b=1"),
+        ("path", "README.md"),
+    ]
 
 
 def test_line_numbers_of_a_file_read_are_layout_not_literals():

@@ -31,8 +31,7 @@ def _expected(path: Path) -> dict:
             if message.get("model") == "<synthetic>":
                 continue
             usage = message.get("usage") or {}
-            size = (usage.get("input_tokens", 0), usage.get("cache_read_input_tokens", 0),
-                    usage.get("cache_creation_input_tokens", 0))
+            size = (usage.get("input_tokens", 0), usage.get("cache_read_input_tokens", 0), usage.get("cache_creation_input_tokens", 0))
             responses.add(message.get("id") or size)
             peak = max(peak, sum(size))
         if entry.get("type") == "user" and isinstance(message.get("content"), list):
@@ -149,8 +148,13 @@ def test_a_resumed_file_holds_no_message_twice_and_its_requests_are_not_doubled(
 
 def _assistant(mid, blocks, usage_out, line_uuid, **extra):
     usage = {"input_tokens": 5, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 7, "output_tokens": usage_out}
-    return {"type": "assistant", "uuid": line_uuid, "sessionId": "s",
-            "message": {"id": mid, "role": "assistant", "model": "claude-x", "content": blocks, "usage": usage}, **extra}
+    return {
+        "type": "assistant",
+        "uuid": line_uuid,
+        "sessionId": "s",
+        "message": {"id": mid, "role": "assistant", "model": "claude-x", "content": blocks, "usage": usage},
+        **extra,
+    }
 
 
 def _user(uuid, content, **extra):
@@ -162,20 +166,30 @@ def _result(call_id, text="ok", **extra):
 
 
 def test_one_response_split_over_lines_is_one_assistant_message_with_its_calls_and_the_last_usage(tmp_path):
-    path = write_lines(tmp_path / "s.jsonl", [
-        _user("u1", "do it"),
-        _assistant("msg_1", [{"type": "thinking", "thinking": "hmm", "signature": "x"}], 1, "a1"),
-        _assistant("msg_1", [{"type": "text", "text": "calling"}], 1, "a2"),
-        _assistant("msg_1", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"p": 1}}], 1, "a3"),
-        _user("u2", [_result("t1", "boom", is_error=True)]),
-        _assistant("msg_1", [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}], 42, "a4"),
-        _user("u3", [_result("t2")]),
-        _assistant("msg_2", [{"type": "text", "text": "done"}], 3, "a5"),
-    ])
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        [
+            _user("u1", "do it"),
+            _assistant("msg_1", [{"type": "thinking", "thinking": "hmm", "signature": "x"}], 1, "a1"),
+            _assistant("msg_1", [{"type": "text", "text": "calling"}], 1, "a2"),
+            _assistant("msg_1", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"p": 1}}], 1, "a3"),
+            _user("u2", [_result("t1", "boom", is_error=True)]),
+            _assistant("msg_1", [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}], 42, "a4"),
+            _user("u3", [_result("t2")]),
+            _assistant("msg_2", [{"type": "text", "text": "done"}], 3, "a5"),
+        ],
+    )
     session = claude_code.read(path)
     check_session(session)
-    assert [m.kind for m in session.record] == ["instruction", "assistant", "action_request", "action_request",
-                                               "action_response", "action_response", "assistant"]
+    assert [m.kind for m in session.record] == [
+        "instruction",
+        "assistant",
+        "action_request",
+        "action_request",
+        "action_response",
+        "action_response",
+        "assistant",
+    ]
     first = session.record.get("msg_1")
     assert first.content["assistant_response"] == "calling" and first.metadata["thinking"] == "hmm"
     assert len(session.trace) == 2 and session.trace[0].usage.output == 42
@@ -185,15 +199,23 @@ def test_one_response_split_over_lines_is_one_assistant_message_with_its_calls_a
 
 
 def test_compact_boundary_then_summary_gives_later_requests_a_view_without_the_older_messages(tmp_path):
-    path = write_lines(tmp_path / "s.jsonl", [
-        _user("u1", "first"),
-        _assistant("m1", [{"type": "text", "text": "a"}], 1, "a1"),
-        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "content": "Conversation compacted",
-         "compactMetadata": {"trigger": "auto", "preTokens": 1234}},
-        _user("s1", "This session is being continued...", isCompactSummary=True),
-        _user("u2", "next"),
-        _assistant("m2", [{"type": "text", "text": "b"}], 1, "a2"),
-    ])
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        [
+            _user("u1", "first"),
+            _assistant("m1", [{"type": "text", "text": "a"}], 1, "a1"),
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "uuid": "b1",
+                "content": "Conversation compacted",
+                "compactMetadata": {"trigger": "auto", "preTokens": 1234},
+            },
+            _user("s1", "This session is being continued...", isCompactSummary=True),
+            _user("u2", "next"),
+            _assistant("m2", [{"type": "text", "text": "b"}], 1, "a2"),
+        ],
+    )
     session = claude_code.read(path)
     check_session(session)
     assert session.trace[1].view == ("s1", "u2")
@@ -206,11 +228,15 @@ def test_compact_boundary_then_summary_gives_later_requests_a_view_without_the_o
 def test_synthetic_and_sidechain_lines_stay_in_the_record_out_of_view_and_trace(tmp_path):
     synthetic = _assistant("syn", [{"type": "text", "text": "No response requested."}], 0, "a0")
     synthetic["message"]["model"] = "<synthetic>"
-    path = write_lines(tmp_path / "s.jsonl", [
-        _user("u1", "hi"), synthetic,
-        _user("side1", "warmup", isSidechain=True),
-        _assistant("m1", [{"type": "text", "text": "a"}], 1, "a1"),
-    ])
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        [
+            _user("u1", "hi"),
+            synthetic,
+            _user("side1", "warmup", isSidechain=True),
+            _assistant("m1", [{"type": "text", "text": "a"}], 1, "a1"),
+        ],
+    )
     session = claude_code.read(path)
     assert "syn" in session.record and "syn" not in session.view
     assert session.record.get("side1").metadata["sidechain"] and "side1" not in session.view
@@ -227,13 +253,16 @@ def test_subagent_files_beside_the_session_are_listed_as_children(tmp_path):
 
 
 def test_recoverable_problems_import_with_one_warning_per_line(tmp_path):
-    path = write_lines(tmp_path / "s.jsonl", [
-        _user("u1", "hi"),
-        {"type": "brand-new-kind", "uuid": "x"},
-        _user("u2", [_result("missing")]),
-        _user("u1", "again"),
-        '{"type": "user", "uuid": "u9", "message": {"role": "us',
-    ])
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        [
+            _user("u1", "hi"),
+            {"type": "brand-new-kind", "uuid": "x"},
+            _user("u2", [_result("missing")]),
+            _user("u1", "again"),
+            '{"type": "user", "uuid": "u9", "message": {"role": "us',
+        ],
+    )
     session = claude_code.read(path)
     problems = [w.split(": ", 2)[1:] for w in session.warnings]
     assert [p[0] for p in problems] == ["line 2", "line 3", "line 4", "line 5"]
@@ -249,7 +278,8 @@ def test_a_line_that_is_not_json_mid_file_is_skipped_named_and_its_gap_marked_an
     assert [m.content.get("instruction") for m in session.record] == ["hi", "x"]
     assert [w for w in session.warnings if "line 2" in w] == [
         f"{path}: line 2: not JSON at column 2: expecting property name enclosed in double quotes; skipped, "
-        "and the requests after it are counted without it"]
+        "and the requests after it are counted without it"
+    ]
     (gap,) = [e for e in session.events if e["kind"] == "gap"]
     assert (gap["line"], gap["first_index"]) == (2, 1)
 

@@ -17,8 +17,12 @@ def _reported(path: Path) -> list[tuple[int, int, int, int]]:
         message = entry.get("message") if isinstance(entry, dict) else None
         if entry and entry.get("type") == "assistant" and isinstance(message, dict) and message.get("usage"):
             u = message["usage"]
-            by_id[message.get("id")] = (u.get("input_tokens", 0), u.get("cache_read_input_tokens", 0),
-                                        u.get("cache_creation_input_tokens", 0), u.get("output_tokens", 0))
+            by_id[message.get("id")] = (
+                u.get("input_tokens", 0),
+                u.get("cache_read_input_tokens", 0),
+                u.get("cache_creation_input_tokens", 0),
+                u.get("output_tokens", 0),
+            )
     return list(by_id.values())
 
 
@@ -42,55 +46,109 @@ def test_the_dev_session_reads_its_subagent_files_as_children_counted_in_its_tot
 
 
 def _line(kind, uuid, parent, message, **extra):
-    return {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s1", "timestamp": extra.pop("at"),
-            "message": message, **extra}
+    return {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s1", "timestamp": extra.pop("at"), "message": message, **extra}
 
 
 def _assistant_message(mid, content, read, write, fresh=3, out=10):
-    return {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5-20250929", "content": content,
-            "usage": {"input_tokens": fresh, "cache_read_input_tokens": read, "cache_creation_input_tokens": write,
-                      "output_tokens": out}}
+    return {
+        "id": mid,
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": content,
+        "usage": {"input_tokens": fresh, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": out},
+    }
 
 
 def _session_with_subagents(tmp_path: Path) -> Path:
     # The shape Claude Code 2.1 writes (shared/corpus/README.md, and spotter's subagent.jsonl fixture for
     # toolUseResult.agentId): <session>.jsonl beside <session>/subagents/agent-<agentId>.jsonl, the
     # compaction summariser's own call as agent-acompact-<id>.jsonl; subagent lines are isSidechain.
-    main = write_lines(tmp_path / "s1.jsonl", [
-        _line("user", "u1", None, {"role": "user", "content": "explore the repo"}, at="2026-01-01T10:00:00Z"),
-        _line("assistant", "a1", "u1", _assistant_message("msg_1", [
-            {"type": "tool_use", "id": "toolu_task", "name": "Task", "input": {"prompt": "look around"}}], 0, 9000),
-            at="2026-01-01T10:00:01Z"),
-        _line("user", "u2", "a1", {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_task", "content": "found it"}]},
-            toolUseResult={"agentId": "a1b2c3", "status": "completed"}, at="2026-01-01T10:01:00Z"),
-        _line("assistant", "a2", "u2", _assistant_message("msg_2", [{"type": "text", "text": "done"}], 9000, 200),
-              at="2026-01-01T10:01:01Z"),
-        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None,
-         "logicalParentUuid": "a2", "sessionId": "s1", "timestamp": "2026-01-01T10:05:00Z", "content": "Compacted",
-         "compactMetadata": {"trigger": "auto", "preTokens": 9300, "postTokens": 1200}},
-        _line("user", "u3", "b1", {"role": "user", "content": "This session is being continued ..."},
-              isCompactSummary=True, at="2026-01-01T10:05:00Z"),
-        _line("user", "u4", "u3", {"role": "user", "content": "go on"}, at="2026-01-01T10:06:00Z"),
-        _line("assistant", "a3", "u4", _assistant_message("msg_3", [{"type": "text", "text": "ok"}], 0, 1500),
-              at="2026-01-01T10:06:01Z"),
-    ])
+    main = write_lines(
+        tmp_path / "s1.jsonl",
+        [
+            _line("user", "u1", None, {"role": "user", "content": "explore the repo"}, at="2026-01-01T10:00:00Z"),
+            _line(
+                "assistant",
+                "a1",
+                "u1",
+                _assistant_message(
+                    "msg_1", [{"type": "tool_use", "id": "toolu_task", "name": "Task", "input": {"prompt": "look around"}}], 0, 9000
+                ),
+                at="2026-01-01T10:00:01Z",
+            ),
+            _line(
+                "user",
+                "u2",
+                "a1",
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_task", "content": "found it"}]},
+                toolUseResult={"agentId": "a1b2c3", "status": "completed"},
+                at="2026-01-01T10:01:00Z",
+            ),
+            _line(
+                "assistant",
+                "a2",
+                "u2",
+                _assistant_message("msg_2", [{"type": "text", "text": "done"}], 9000, 200),
+                at="2026-01-01T10:01:01Z",
+            ),
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "uuid": "b1",
+                "parentUuid": None,
+                "logicalParentUuid": "a2",
+                "sessionId": "s1",
+                "timestamp": "2026-01-01T10:05:00Z",
+                "content": "Compacted",
+                "compactMetadata": {"trigger": "auto", "preTokens": 9300, "postTokens": 1200},
+            },
+            _line(
+                "user",
+                "u3",
+                "b1",
+                {"role": "user", "content": "This session is being continued ..."},
+                isCompactSummary=True,
+                at="2026-01-01T10:05:00Z",
+            ),
+            _line("user", "u4", "u3", {"role": "user", "content": "go on"}, at="2026-01-01T10:06:00Z"),
+            _line(
+                "assistant", "a3", "u4", _assistant_message("msg_3", [{"type": "text", "text": "ok"}], 0, 1500), at="2026-01-01T10:06:01Z"
+            ),
+        ],
+    )
     folder = tmp_path / "s1" / "subagents"
     folder.mkdir(parents=True)
     side = {"isSidechain": True, "agentId": "a1b2c3"}
-    write_lines(folder / "agent-a1b2c3.jsonl", [
-        _line("user", "c1", None, {"role": "user", "content": "look around"}, at="2026-01-01T10:00:02Z", **side),
-        _line("assistant", "c2", "c1", _assistant_message("msg_c", [{"type": "text", "text": "found it"}], 0, 4000),
-              at="2026-01-01T10:00:50Z", **side),
-    ])
+    write_lines(
+        folder / "agent-a1b2c3.jsonl",
+        [
+            _line("user", "c1", None, {"role": "user", "content": "look around"}, at="2026-01-01T10:00:02Z", **side),
+            _line(
+                "assistant",
+                "c2",
+                "c1",
+                _assistant_message("msg_c", [{"type": "text", "text": "found it"}], 0, 4000),
+                at="2026-01-01T10:00:50Z",
+                **side,
+            ),
+        ],
+    )
     summariser = {"isSidechain": True, "agentId": "acompact-77"}
-    write_lines(folder / "agent-acompact-77.jsonl", [
-        _line("user", "k1", None, {"role": "user", "content": "Summarise the conversation"},
-              at="2026-01-01T10:04:00Z", **summariser),
-        # It sends the parent's conversation with its cache marks: it reads the parent's cache.
-        _line("assistant", "k2", "k1", _assistant_message("msg_k", [{"type": "text", "text": "summary"}], 9000, 300,
-                                                          out=800), at="2026-01-01T10:04:50Z", **summariser),
-    ])
+    write_lines(
+        folder / "agent-acompact-77.jsonl",
+        [
+            _line("user", "k1", None, {"role": "user", "content": "Summarise the conversation"}, at="2026-01-01T10:04:00Z", **summariser),
+            # It sends the parent's conversation with its cache marks: it reads the parent's cache.
+            _line(
+                "assistant",
+                "k2",
+                "k1",
+                _assistant_message("msg_k", [{"type": "text", "text": "summary"}], 9000, 300, out=800),
+                at="2026-01-01T10:04:50Z",
+                **summariser,
+            ),
+        ],
+    )
     return main
 
 

@@ -18,14 +18,33 @@ from hypothesis import strategies as st
 from foldscope.core.formats import claude_code, stream
 from foldscope.core.model.session import Fields, Session
 
-SECONDS = ["2026-01-01T00:00:00", "2026-01-01T00:00:01", "1969-12-31T23:59:59", "0001-01-01T00:00:00",
-           "9999-12-31T23:59:59", "2026-02-29T00:00:00"]
+SECONDS = [
+    "2026-01-01T00:00:00",
+    "2026-01-01T00:00:01",
+    "1969-12-31T23:59:59",
+    "0001-01-01T00:00:00",
+    "9999-12-31T23:59:59",
+    "2026-02-29T00:00:00",
+]
 TIMES = st.one_of(
     st.builds(lambda s, ms: f"{s}.{ms:03d}Z", st.sampled_from(SECONDS), st.integers(0, 999)),
     st.builds(lambda s, ms: f"{s}.{ms}Z", st.sampled_from(SECONDS), st.sampled_from(["1a2", " 12", "٣٣٣", "1.5", "+12"])),
-    st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:00.123+00:00", "2026-01-01T00:00:00.123", "",
-                     "2026-01-01T00:00:00.1234Z", "2026-01-01 00:00:00.123Z", "Z" * 24, "2026-01-01T00:00:00.123z"]),
-    st.integers(-10, 2 * 10**12), st.none(), st.booleans())
+    st.sampled_from(
+        [
+            "2026-01-01T00:00:00Z",
+            "2026-01-01T00:00:00.123+00:00",
+            "2026-01-01T00:00:00.123",
+            "",
+            "2026-01-01T00:00:00.1234Z",
+            "2026-01-01 00:00:00.123Z",
+            "Z" * 24,
+            "2026-01-01T00:00:00.123z",
+        ]
+    ),
+    st.integers(-10, 2 * 10**12),
+    st.none(),
+    st.booleans(),
+)
 SIDES = st.sampled_from(["main", "main", "main", "main", "side", "none"])
 
 
@@ -36,8 +55,7 @@ def _lines(draw) -> list[Any]:
     uuids: list[Any] = []
     tip: Any = None
     for n in range(draw(st.integers(1, 25))):
-        kind = draw(st.sampled_from(["prompt"] * 6 + ["assistant", "assistant", "result", "boundary", "summary",
-                                                      "list_prompt", "junk"]))
+        kind = draw(st.sampled_from(["prompt"] * 6 + ["assistant", "assistant", "result", "boundary", "summary", "list_prompt", "junk"]))
         uuid = draw(st.sampled_from(["fresh"] * 8 + ["repeat", "missing", "number", "collide"]))
         if uuid == "fresh" or not uuids:
             u: Any = f"u{n}"
@@ -52,8 +70,13 @@ def _lines(draw) -> list[Any]:
         if u is not None or draw(st.booleans()):
             line["uuid"] = u
         if parent != "missing":
-            line["parentUuid"] = {"tip": tip, "earlier": draw(st.sampled_from(uuids)) if uuids else tip, "null": None,
-                                  "unknown": "nowhere", "number": 7}[parent]
+            line["parentUuid"] = {
+                "tip": tip,
+                "earlier": draw(st.sampled_from(uuids)) if uuids else tip,
+                "null": None,
+                "unknown": "nowhere",
+                "number": 7,
+            }[parent]
         side = draw(SIDES)
         if side != "none":
             line["isSidechain"] = side == "side"
@@ -77,16 +100,33 @@ def _lines(draw) -> list[Any]:
             blocks: list[Any] = [{"type": "text", "text": f"answer {n}"}]
             if draw(st.booleans()):
                 blocks.append({"type": "tool_use", "id": f"call{n}", "name": "Read", "input": {"n": n}})
-            line.update(type="assistant", message={"role": "assistant", "id": mid, "model": "claude-sonnet-4-5",
-                                                   "content": blocks, "usage": {"input_tokens": n, "output_tokens": 1}})
+            line.update(
+                type="assistant",
+                message={
+                    "role": "assistant",
+                    "id": mid,
+                    "model": "claude-sonnet-4-5",
+                    "content": blocks,
+                    "usage": {"input_tokens": n, "output_tokens": 1},
+                },
+            )
         elif kind == "result":
-            calls = [x["message"]["content"][1]["id"] for x in lines if isinstance(x, dict) and x.get("type") == "assistant"
-                     and len(x["message"]["content"]) > 1]
+            calls = [
+                x["message"]["content"][1]["id"]
+                for x in lines
+                if isinstance(x, dict) and x.get("type") == "assistant" and len(x["message"]["content"]) > 1
+            ]
             call = draw(st.sampled_from(calls)) if calls else "call-none"
             line["message"] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": "ok"}]}
         elif kind == "boundary":
-            line.update(type="system", subtype="compact_boundary", parentUuid=None, logicalParentUuid=tip,
-                        content="Conversation compacted", compactMetadata={"trigger": "auto", "preTokens": 9})
+            line.update(
+                type="system",
+                subtype="compact_boundary",
+                parentUuid=None,
+                logicalParentUuid=tip,
+                content="Conversation compacted",
+                compactMetadata={"trigger": "auto", "preTokens": 9},
+            )
         else:
             line = draw(st.sampled_from([[1, 2], "text", {"type": 5}, {"type": "progress", "uuid": f"p{n}"}]))
         lines.append(line)
@@ -100,12 +140,15 @@ def _facts(session: Session) -> dict[str, Any]:
     """Everything a reader makes, as plain values (Fields as dicts, the views as tuples)."""
     source = session.extras.get("source_lines")
     return {
-        "record": [(m.id, m.kind, repr(m.created_at), dict(m.content), dict(m.metadata), m.provenance, m.raw)
-                   for m in session.record],
+        "record": [(m.id, m.kind, repr(m.created_at), dict(m.content), dict(m.metadata), m.provenance, m.raw) for m in session.record],
         "view": list(session.view),
-        "trace": [(r.index, tuple(r.view), r.response_id, r.usage, repr(r.at), r.model, r.cache_miss_reason,
-                   r.unseen_input) for r in session.trace],
-        "events": session.events, "warnings": session.warnings, "model": session.model,
+        "trace": [
+            (r.index, tuple(r.view), r.response_id, r.usage, repr(r.at), r.model, r.cache_miss_reason, r.unseen_input)
+            for r in session.trace
+        ],
+        "events": session.events,
+        "warnings": session.warnings,
+        "model": session.model,
         "extras": {k: v for k, v in session.extras.items() if k != "source_lines"},
         "source": (list(source.starts), source.multi) if source is not None else None,
     }
@@ -145,8 +188,17 @@ def test_the_shortcut_takes_the_typed_prompts_of_a_plain_file(tmp_path, monkeypa
     monkeypatch.setattr(claude_code._Reader, "_typed_prompt", spy)
     entries, parent = [], None
     for n in range(5):
-        entries.append({"type": "user", "uuid": f"u{n}", "parentUuid": parent, "sessionId": "s", "isSidechain": False,
-                        "timestamp": f"2026-01-01T00:00:00.00{n}Z", "message": {"role": "user", "content": f"w{n}"}})
+        entries.append(
+            {
+                "type": "user",
+                "uuid": f"u{n}",
+                "parentUuid": parent,
+                "sessionId": "s",
+                "isSidechain": False,
+                "timestamp": f"2026-01-01T00:00:00.00{n}Z",
+                "message": {"role": "user", "content": f"w{n}"},
+            }
+        )
         parent = f"u{n}"
     path = tmp_path / "s.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in entries), encoding="utf-8")
@@ -154,7 +206,8 @@ def test_the_shortcut_takes_the_typed_prompts_of_a_plain_file(tmp_path, monkeypa
     assert taken == [2, 3, 4, 5]
     assert [m.content["instruction"] for m in session.record] == [f"w{n}" for n in range(5)]
     assert [m.created_at for m in session.record] == [
-        datetime.fromisoformat(f"2026-01-01T00:00:00.00{n}+00:00").timestamp() for n in range(5)]
+        datetime.fromisoformat(f"2026-01-01T00:00:00.00{n}+00:00").timestamp() for n in range(5)
+    ]
 
 
 @settings(max_examples=500, deadline=None)

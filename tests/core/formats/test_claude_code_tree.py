@@ -15,9 +15,14 @@ from foldscope.core.formats import claude_code
 
 # A step: a prompt, an answer, or a compaction (a compact_boundary line and its summary line), each under the
 # newest line (None) or under an earlier line (an index into the lines so far, taken modulo their number): a rewind.
-STEPS = st.lists(st.tuples(st.sampled_from(["user", "user", "assistant", "assistant", "compact"]),
-                           st.one_of(st.none(), st.none(), st.none(), st.integers(0, 10_000))),
-                 min_size=1, max_size=30)
+STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["user", "user", "assistant", "assistant", "compact"]),
+        st.one_of(st.none(), st.none(), st.none(), st.integers(0, 10_000)),
+    ),
+    min_size=1,
+    max_size=30,
+)
 
 
 def _lines_and_model(steps: list[tuple[str, int | None]]) -> tuple[list[dict], list[tuple[str, ...]], list[str]]:
@@ -42,26 +47,55 @@ def _lines_and_model(steps: list[tuple[str, int | None]]) -> tuple[list[dict], l
         stamp = {"sessionId": "s", "timestamp": f"2026-01-01T00:00:{n % 60:02d}.000Z"}
         if kind == "compact":
             parent = under(pick)
-            lines.append({"type": "system", "subtype": "compact_boundary", "uuid": uuid, "parentUuid": None,
-                          "logicalParentUuid": parent, "content": "Conversation compacted", **stamp})
+            lines.append(
+                {
+                    "type": "system",
+                    "subtype": "compact_boundary",
+                    "uuid": uuid,
+                    "parentUuid": None,
+                    "logicalParentUuid": parent,
+                    "content": "Conversation compacted",
+                    **stamp,
+                }
+            )
             after[uuid] = list(view)
             summary = f"{uuid}s"
-            lines.append({"type": "user", "uuid": summary, "parentUuid": uuid, "isCompactSummary": True,
-                          "message": {"role": "user", "content": f"summary {n}"}, **stamp})
+            lines.append(
+                {
+                    "type": "user",
+                    "uuid": summary,
+                    "parentUuid": uuid,
+                    "isCompactSummary": True,
+                    "message": {"role": "user", "content": f"summary {n}"},
+                    **stamp,
+                }
+            )
             view = [summary]
             after[summary], tip = list(view), summary
             continue
         parent = under(pick)
         if kind == "user":
-            lines.append({"type": "user", "uuid": uuid, "parentUuid": parent,
-                          "message": {"role": "user", "content": f"prompt {n}"}, **stamp})
+            lines.append(
+                {"type": "user", "uuid": uuid, "parentUuid": parent, "message": {"role": "user", "content": f"prompt {n}"}, **stamp}
+            )
             view.append(uuid)
         else:
             requests.append(tuple(view))
-            lines.append({"type": "assistant", "uuid": uuid, "parentUuid": parent, **stamp,
-                          "message": {"id": f"m{uuid}", "role": "assistant", "model": "claude-x",
-                                      "content": [{"type": "text", "text": f"answer {n}"}],
-                                      "usage": {"input_tokens": 1, "output_tokens": 1}}})
+            lines.append(
+                {
+                    "type": "assistant",
+                    "uuid": uuid,
+                    "parentUuid": parent,
+                    **stamp,
+                    "message": {
+                        "id": f"m{uuid}",
+                        "role": "assistant",
+                        "model": "claude-x",
+                        "content": [{"type": "text", "text": f"answer {n}"}],
+                        "usage": {"input_tokens": 1, "output_tokens": 1},
+                    },
+                }
+            )
             view.append(f"m{uuid}")
         after[uuid], tip = list(view), uuid
     return lines, requests, view

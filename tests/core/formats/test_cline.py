@@ -23,8 +23,9 @@ API, UI = "api_conversation_history.json", "ui_messages.json"
 
 def _tasks() -> list[Path]:
     # Staged until this reader landed; in dev/ once moved. Both are walked so the tests keep running.
-    found = sorted(p for folder in ("staged/cline", "dev/cline") for p in (CORPUS / folder).glob("*")
-                   if (p / API).is_file() or (p / UI).is_file())
+    found = sorted(
+        p for folder in ("staged/cline", "dev/cline") for p in (CORPUS / folder).glob("*") if (p / API).is_file() or (p / UI).is_file()
+    )
     if not found:
         pytest.skip("no Cline tasks in the corpus")
     return found
@@ -45,8 +46,9 @@ def independent_usage(task: Path) -> list[tuple[int, int, int, int] | None]:
         ui = json.loads((task / UI).read_text())
         infos = [json.loads(m["text"]) for m in ui if m.get("type") == "say" and m.get("say") == "api_req_started"]
         providers = {m["modelInfo"]["providerId"] for m in ui if "modelInfo" in m}
-        folded = providers == {"deepseek"} or (not providers and all(i.get("tokensIn", 0) == 0 for i in infos)
-                                               and any(i.get("cacheWrites", 0) for i in infos))
+        folded = providers == {"deepseek"} or (
+            not providers and all(i.get("tokensIn", 0) == 0 for i in infos) and any(i.get("cacheWrites", 0) for i in infos)
+        )
         out: list[tuple[int, int, int, int] | None] = []
         for i in infos:
             if i.get("cancelReason") and not any(i.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")):
@@ -126,8 +128,7 @@ def test_the_predicted_input_is_within_2_percent_of_the_reported_at_p90_on_tasks
     for task in both:
         session = load_session(task / UI)
         pool.extend(accuracy(session, measure_trace(session, prefix=False)))
-    print(f"cline: n={len(pool.predicted.values)} predicted p90 {pool.predicted.p90:.4f}, "
-          f"trivial p90 {pool.trivial.p90:.4f}")
+    print(f"cline: n={len(pool.predicted.values)} predicted p90 {pool.predicted.p90:.4f}, trivial p90 {pool.trivial.p90:.4f}")
     assert len(pool.predicted.values) > 10 and pool.predicted.p90 <= 0.02
 
 
@@ -136,8 +137,14 @@ def _say(ts, say, text=None, **fields):
 
 
 def _req(ts, tokens_in, tokens_out, writes, reads, **fields):
-    return _say(ts, "api_req_started", json.dumps({"request": "...", "tokensIn": tokens_in, "tokensOut": tokens_out,
-                                                    "cacheWrites": writes, "cacheReads": reads, "cost": 0.01}), **fields)
+    return _say(
+        ts,
+        "api_req_started",
+        json.dumps(
+            {"request": "...", "tokensIn": tokens_in, "tokensOut": tokens_out, "cacheWrites": writes, "cacheReads": reads, "cost": 0.01}
+        ),
+        **fields,
+    )
 
 
 def _user(text, **fields):
@@ -145,8 +152,12 @@ def _user(text, **fields):
 
 
 def _assistant(text, **fields):
-    return {"role": "assistant", "content": [{"type": "text", "text": text}],
-            "modelInfo": {"modelId": "claude-sonnet-4-5", "providerId": "anthropic", "mode": "act"}, **fields}
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "modelInfo": {"modelId": "claude-sonnet-4-5", "providerId": "anthropic", "mode": "act"},
+        **fields,
+    }
 
 
 def _task(folder: Path, api: list, ui: list) -> Path:
@@ -164,10 +175,13 @@ def _texts(session, request) -> list[str]:
 # (summarizeConversation tags every earlier message with condenseParent and appends the summary as a user message
 # with isSummary and condenseId) and packages/types/src/message.ts (say "condense_context" with contextCondense).
 ROO_CONDENSE_API = [
-    _user("Read the README.", ts=1000), _assistant("It says hello.", ts=2000),
-    _user("Now the tests.", ts=3000), _assistant("Three tests.", ts=4000),
+    _user("Read the README.", ts=1000),
+    _assistant("It says hello.", ts=2000),
+    _user("Now the tests.", ts=3000),
+    _assistant("Three tests.", ts=4000),
     _user("## Conversation Summary\nREADME read, tests counted.", ts=4001, isSummary=True, condenseId="c-1"),
-    _user("Thanks.", ts=6000), _assistant("Welcome.", ts=7000),
+    _user("Thanks.", ts=6000),
+    _assistant("Welcome.", ts=7000),
 ]
 
 
@@ -177,11 +191,24 @@ def _roo_condense(api: list) -> list:
 
 
 ROO_CONDENSE_UI = [
-    _say(900, "text", "Read the README."), _req(1001, 10, 5, 3000, 0), _say(2000, "text", "It says hello."),
-    _req(3001, 10, 5, 200, 3000), _say(4000, "text", "Three tests."),
-    _say(4001, "condense_context", contextCondense={"cost": 0.02, "prevContextTokens": 3215, "newContextTokens": 900,
-                                                      "summary": "README read, tests counted.", "condenseId": "c-1"}),
-    _req(6001, 10, 5, 950, 0), _say(7000, "text", "Welcome."),
+    _say(900, "text", "Read the README."),
+    _req(1001, 10, 5, 3000, 0),
+    _say(2000, "text", "It says hello."),
+    _req(3001, 10, 5, 200, 3000),
+    _say(4000, "text", "Three tests."),
+    _say(
+        4001,
+        "condense_context",
+        contextCondense={
+            "cost": 0.02,
+            "prevContextTokens": 3215,
+            "newContextTokens": 900,
+            "summary": "README read, tests counted.",
+            "condenseId": "c-1",
+        },
+    ),
+    _req(6001, 10, 5, 950, 0),
+    _say(7000, "text", "Welcome."),
 ]
 
 
@@ -202,15 +229,27 @@ def test_a_roo_condense_is_a_compaction_from_its_sizes_leaving_the_tagged_messag
 # message.ts's say "sliding_window_truncation" with contextTruncation.
 ROO_TRUNCATION_API = [
     _user("Task.", ts=1000),
-    dict(_assistant("One.", ts=2000), truncationParent="t-1"), dict(_user("More.", ts=3000), truncationParent="t-1"),
-    {"role": "user", "content": "[Sliding window truncation: 2 messages hidden to reduce context]", "ts": 3500,
-     "isTruncationMarker": True, "truncationId": "t-1"},
-    _assistant("Two.", ts=4000), _user("Again.", ts=5000), _assistant("Three.", ts=6000),
+    dict(_assistant("One.", ts=2000), truncationParent="t-1"),
+    dict(_user("More.", ts=3000), truncationParent="t-1"),
+    {
+        "role": "user",
+        "content": "[Sliding window truncation: 2 messages hidden to reduce context]",
+        "ts": 3500,
+        "isTruncationMarker": True,
+        "truncationId": "t-1",
+    },
+    _assistant("Two.", ts=4000),
+    _user("Again.", ts=5000),
+    _assistant("Three.", ts=6000),
 ]
 ROO_TRUNCATION_UI = [
-    _req(1001, 10, 5, 100, 0), _req(3001, 10, 5, 50, 100),
-    _say(4500, "sliding_window_truncation", contextTruncation={"truncationId": "t-1", "messagesRemoved": 2,
-                                                               "prevContextTokens": 180000, "newContextTokens": 90000}),
+    _req(1001, 10, 5, 100, 0),
+    _req(3001, 10, 5, 50, 100),
+    _say(
+        4500,
+        "sliding_window_truncation",
+        contextTruncation={"truncationId": "t-1", "messagesRemoved": 2, "prevContextTokens": 180000, "newContextTokens": 90000},
+    ),
     _req(5001, 10, 5, 40, 60),
 ]
 
@@ -221,7 +260,11 @@ def test_a_roo_sliding_window_truncation_hides_its_tagged_messages_from_the_next
     check_session(session)
     assert _texts(session, session.trace[1]) == ["Task.", "One.", "More."]
     assert _texts(session, session.trace[2]) == [
-        "Task.", "[Sliding window truncation: 2 messages hidden to reduce context]", "Two.", "Again."]
+        "Task.",
+        "[Sliding window truncation: 2 messages hidden to reduce context]",
+        "Two.",
+        "Again.",
+    ]
     assert main(["compactions", str(path), "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["compactions"]
     assert (row["before"], row["after"]) == (180000, 90000)
@@ -230,10 +273,16 @@ def test_a_roo_sliding_window_truncation_hides_its_tagged_messages_from_the_next
 # Cline's compaction divider (cline/cline @ 21cb8d25 : apps/vscode/src/sdk/message-translator.ts,
 # buildCompactionMessage: say "compaction", text ClineCompactionInfo with status, mode and the sizes).
 CLINE_COMPACTION_UI = [
-    _req(1001, 10, 5, 100, 0), _req(3001, 10, 5, 50, 100),
+    _req(1001, 10, 5, 100, 0),
+    _req(3001, 10, 5, 50, 100),
     _say(3500, "compaction", json.dumps({"status": "started", "mode": "auto"})),
-    _say(3500, "compaction", json.dumps({"status": "completed", "mode": "auto", "tokensBefore": 150000,
-                                         "tokensAfter": 20000, "messagesBefore": 5, "messagesAfter": 3})),
+    _say(
+        3500,
+        "compaction",
+        json.dumps(
+            {"status": "completed", "mode": "auto", "tokensBefore": 150000, "tokensAfter": 20000, "messagesBefore": 5, "messagesAfter": 3}
+        ),
+    ),
     _req(5001, 10, 5, 40, 60),
 ]
 
@@ -254,8 +303,7 @@ def test_a_deleted_history_range_leaves_those_api_messages_out_of_later_requests
     # ExtensionMessage.ts: conversationHistoryDeletedRange, "for when conversation history is truncated for API
     # requests"; legacy-task-handling.ts: the first pair is kept and start..end are left out.
     api = [_user("Task."), _assistant("One."), _user("More."), _assistant("Two."), _user("Again."), _assistant("Three.")]
-    ui = [_req(1001, 10, 5, 100, 0), _req(3001, 10, 5, 50, 100),
-          _req(5001, 10, 5, 40, 60, conversationHistoryDeletedRange=[2, 3])]
+    ui = [_req(1001, 10, 5, 100, 0), _req(3001, 10, 5, 50, 100), _req(5001, 10, 5, 40, 60, conversationHistoryDeletedRange=[2, 3])]
     session = load_session(_task(tmp_path / "cline-r", api, ui))
     check_session(session)
     texts = _texts(session, session.trace[2])
@@ -266,8 +314,7 @@ def test_a_deleted_history_range_leaves_those_api_messages_out_of_later_requests
 
 def test_a_provider_reporting_everything_as_cache_fields_is_read_as_fresh_input_and_reads(tmp_path):
     # DeepSeek's handler reports the cache miss as cacheWrites with tokensIn 0 (the mcp-vscode-server task's shape).
-    api = [_user("Task."), dict(_assistant("One."), modelInfo={"modelId": "deepseek-chat", "providerId": "deepseek",
-                                                               "mode": "act"})]
+    api = [_user("Task."), dict(_assistant("One."), modelInfo={"modelId": "deepseek-chat", "providerId": "deepseek", "mode": "act"})]
     ui = [_req(1001, 0, 5, 11145, 512, modelInfo={"modelId": "deepseek-chat", "providerId": "deepseek", "mode": "act"})]
     (usage,) = [r.usage for r in load_session(_task(tmp_path / "ds", api, ui)).trace]
     assert (usage.input, usage.cache_read, usage.cache_write) == (11145, 512, 0)
@@ -277,9 +324,11 @@ def test_sessions_finds_cline_roo_and_kilo_tasks_in_each_editor_s_global_storage
     home = tmp_path / "home"
     api = [_user("Task.\n# Current Working Directory (/work/cline-project) Files\n"), _assistant("One.")]
     ui = [_req(1001, 10, 5, 100, 0)]
-    places = [home / ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1",
-              home / "Library/Application Support/Cursor/User/globalStorage/rooveterinaryinc.roo-cline/tasks/2",
-              home / ".config/VSCodium/User/globalStorage/kilocode.kilo-code/tasks/3"]
+    places = [
+        home / ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1",
+        home / "Library/Application Support/Cursor/User/globalStorage/rooveterinaryinc.roo-cline/tasks/2",
+        home / ".config/VSCodium/User/globalStorage/kilocode.kilo-code/tasks/3",
+    ]
     for place in places:
         _task(place, api, ui)
     rows = sorted((f.path, f.project, f.requests, f.model, f.problem) for f in find_sessions({}, home) if f.agent == "cline")
@@ -287,7 +336,8 @@ def test_sessions_finds_cline_roo_and_kilo_tasks_in_each_editor_s_global_storage
     moved = tmp_path / "appdata"
     _task(moved / "Windsurf/User/globalStorage/saoudrizwan.claude-dev/tasks/4", api, ui)
     assert [f.path for f in find_sessions({"VSCODE_APPDATA": str(moved)}, home) if f.agent == "cline"] == [
-        str(moved / "Windsurf/User/globalStorage/saoudrizwan.claude-dev/tasks/4" / UI)]
+        str(moved / "Windsurf/User/globalStorage/saoudrizwan.claude-dev/tasks/4" / UI)
+    ]
 
 
 @pytest.mark.parametrize("command", ["inspect", "requests", "composition", "cache", "compactions", "replay"])

@@ -52,24 +52,33 @@ def _line(kind, payload):
 
 def _tokens(total, cached=0):
     usage = {"input_tokens": total, "cached_input_tokens": cached, "output_tokens": 5}
-    return _line("event_msg", {"type": "token_count", "info": {"last_token_usage": usage, "total_token_usage": usage,
-                                                               "model_context_window": 1000}})
+    return _line(
+        "event_msg", {"type": "token_count", "info": {"last_token_usage": usage, "total_token_usage": usage, "model_context_window": 1000}}
+    )
 
 
 def test_compacted_with_replacement_history_is_a_note_and_a_new_view(tmp_path):
-    path = write_lines(tmp_path / "r.jsonl", [
-        _line("session_meta", {"id": "x", "base_instructions": {"text": "be brief"}}),
-        _line("turn_context", {"model": "gpt-x"}),
-        _line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}),
-        _line("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]}),
-        _line("response_item", {"type": "function_call", "name": "sh", "arguments": "{\"cmd\": \"ls\"}", "call_id": "c1"}),
-        _tokens(100, 40),
-        _line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "a b"}),
-        _line("compacted", {"message": "summary so far", "replacement_history": [
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}),
-        _line("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}),
-        _tokens(30),
-    ])
+    path = write_lines(
+        tmp_path / "r.jsonl",
+        [
+            _line("session_meta", {"id": "x", "base_instructions": {"text": "be brief"}}),
+            _line("turn_context", {"model": "gpt-x"}),
+            _line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}),
+            _line("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]}),
+            _line("response_item", {"type": "function_call", "name": "sh", "arguments": '{"cmd": "ls"}', "call_id": "c1"}),
+            _tokens(100, 40),
+            _line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "a b"}),
+            _line(
+                "compacted",
+                {
+                    "message": "summary so far",
+                    "replacement_history": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+                },
+            ),
+            _line("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}),
+            _tokens(30),
+        ],
+    )
     session = codex.read(path)
     check_session(session)
     assert len(session.trace) == 2
@@ -88,12 +97,15 @@ def test_compacted_with_replacement_history_is_a_note_and_a_new_view(tmp_path):
 
 
 def test_unknown_items_and_orphan_outputs_warn_and_import(tmp_path):
-    path = write_lines(tmp_path / "r.jsonl", [
-        _line("session_meta", {"id": "x", "base_instructions": {"text": "sys"}}),
-        _line("response_item", {"type": "hologram"}),
-        _line("response_item", {"type": "function_call_output", "call_id": "nope", "output": "x"}),
-        _line("mystery", {}),
-    ])
+    path = write_lines(
+        tmp_path / "r.jsonl",
+        [
+            _line("session_meta", {"id": "x", "base_instructions": {"text": "sys"}}),
+            _line("response_item", {"type": "hologram"}),
+            _line("response_item", {"type": "function_call_output", "call_id": "nope", "output": "x"}),
+            _line("mystery", {}),
+        ],
+    )
     session = codex.read(path)
     assert [w.split(": ")[1] for w in session.warnings] == ["line 2", "line 3", "line 4"]
     assert session.record.get("nope:output").metadata["orphan"] is True
@@ -114,8 +126,11 @@ def test_prompts_that_exist_only_as_user_message_events_are_the_instructions(cor
     for raw in source.read_bytes().splitlines(keepends=True):
         entry = json.loads(raw)
         payload = entry.get("payload", {})
-        if entry.get("type") == "response_item" and payload.get("role") == "user" and \
-                payload["content"][0]["text"] in ("show tools", "let's update the defailt context compart to 90 in env var"):
+        if (
+            entry.get("type") == "response_item"
+            and payload.get("role") == "user"
+            and payload["content"][0]["text"] in ("show tools", "let's update the defailt context compart to 90 in env var")
+        ):
             dropped += 1
             continue
         kept.append(raw)
@@ -141,9 +156,15 @@ def test_developer_messages_added_at_a_turn_keep_their_place_and_the_prefix_hold
         entry = json.loads(raw)
         payload = entry.get("payload", {})
         if entry.get("type") == "response_item" and payload.get("role") == "user" and prompts >= 3:
-            developer = {"timestamp": entry["timestamp"], "type": "response_item", "payload": {
-                "type": "message", "role": "developer",
-                "content": [{"type": "input_text", "text": f"<permissions instructions> turn {prompts}"}]}}
+            developer = {
+                "timestamp": entry["timestamp"],
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "developer",
+                    "content": [{"type": "input_text", "text": f"<permissions instructions> turn {prompts}"}],
+                },
+            }
             lines.append(json.dumps(developer).encode() + b"\n")
         if entry.get("type") == "response_item" and payload.get("role") == "user":
             prompts += 1

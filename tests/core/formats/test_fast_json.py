@@ -13,10 +13,17 @@ from hypothesis import strategies as st
 from foldscope.core.formats import fast_json, load_session
 from foldscope.core.model.session import ReadError
 
-scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-(10**40), max_value=10**40)
-           | st.floats(allow_nan=True, allow_infinity=True) | st.text())
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-                      max_leaves=20)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text()
+)
+values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=20
+)
 
 
 def same(a, b) -> bool:
@@ -44,10 +51,36 @@ def test_where_msgspec_accepts_a_text_it_gives_the_json_modules_value_with_the_s
 
 
 # Texts the json module refuses, from the readers' tests of bad input and JSON's edge cases.
-REFUSED_BY_JSON = [b'["a\x01b"]', b'["a\tb"]', b"[01]", b"[1,]", b'{"a":1,}', b"[.5]", b"[5.]", b"[+1]", b"['a']",
-                   b"{a:1}", b"[1 2]", b'["\\x41"]', b'["\\u12"]', b"[tru]", b"", b" ", b"[-]", b"[1e]",
-                   b'{"a"}', b"[-01]", b"[1.e5]", b"[1]\x00", b'{"a":1}\x0c', b'{"a": "cut off mid-wr', b'["\xc0\x80"]',
-                   b'["\xed\xa0\x80"]', b"\xff\xfe{}", b"[" * 5000 + b"]" * 5000]
+REFUSED_BY_JSON = [
+    b'["a\x01b"]',
+    b'["a\tb"]',
+    b"[01]",
+    b"[1,]",
+    b'{"a":1,}',
+    b"[.5]",
+    b"[5.]",
+    b"[+1]",
+    b"['a']",
+    b"{a:1}",
+    b"[1 2]",
+    b'["\\x41"]',
+    b'["\\u12"]',
+    b"[tru]",
+    b"",
+    b" ",
+    b"[-]",
+    b"[1e]",
+    b'{"a"}',
+    b"[-01]",
+    b"[1.e5]",
+    b"[1]\x00",
+    b'{"a":1}\x0c',
+    b'{"a": "cut off mid-wr',
+    b'["\xc0\x80"]',
+    b'["\xed\xa0\x80"]',
+    b"\xff\xfe{}",
+    b"[" * 5000 + b"]" * 5000,
+]
 
 
 @pytest.mark.parametrize("data", REFUSED_BY_JSON, ids=range(len(REFUSED_BY_JSON)))
@@ -75,9 +108,20 @@ def test_the_values_msgspec_refuses_still_read_as_the_json_module_reads_them(tmp
     base = {"sessionId": "s", "cwd": "/r", "isSidechain": False, "userType": "external", "timestamp": "2026-01-01T00:00:00.000Z"}
     lines = [
         {**base, "type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": "lone \ud800 here"}},
-        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1",
-         "message": {"role": "assistant", "id": "m1", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "ok"}],
-                     "usage": {"input_tokens": 5, "output_tokens": 1}, "extra": [float("nan"), float("inf")]}},
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {
+                "role": "assistant",
+                "id": "m1",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "ok"}],
+                "usage": {"input_tokens": 5, "output_tokens": 1},
+                "extra": [float("nan"), float("inf")],
+            },
+        },
     ]
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")

@@ -29,7 +29,7 @@ def test_following_a_file_written_in_steps_reads_each_line_once_and_ends_where_t
         follower.poll()
         for start in range(2, len(lines), 5):
             with open(live, "ab") as handle:
-                handle.write(b"".join(lines[start:start + 5]))
+                handle.write(b"".join(lines[start : start + 5]))
             follower.poll()
         whole, followed = load_session(live), follower.session()
         assert follower.lines_read == sum(1 for line in lines if line.strip()), source.name

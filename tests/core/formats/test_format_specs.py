@@ -110,8 +110,11 @@ def test_no_module_outside_core_formats_tests_a_format_s_name():
         relative = path.relative_to(ROOT).as_posix()
         if relative.startswith("core/formats/"):
             continue
-        found += [f"{relative}:{line}: {name!r}" for line, name in format_name_tests(path.read_text(), names)
-                  if (relative, name) not in NOT_A_FORMAT]
+        found += [
+            f"{relative}:{line}: {name!r}"
+            for line, name in format_name_tests(path.read_text(), names)
+            if (relative, name) not in NOT_A_FORMAT
+        ]
     assert found == [], "ask the format's declaration (core.formats.registry.format_named) instead"
 
 
@@ -123,11 +126,15 @@ def test_the_name_test_finds_a_comparison_a_set_and_a_table():
 TOY_LINES = [
     {"toy": "session", "cwd": "/work/toy-project"},
     {"role": "user", "text": "say hello", "at": 1_700_000_000.0},
-    {"role": "assistant", "text": "hello", "model": "claude-sonnet-4-5", "at": 1_700_000_001.0,
-     "usage": {"input": 1200, "output": 30}},
+    {"role": "assistant", "text": "hello", "model": "claude-sonnet-4-5", "at": 1_700_000_001.0, "usage": {"input": 1200, "output": 30}},
     {"role": "user", "text": "again", "at": 1_700_000_002.0},
-    {"role": "assistant", "text": "hello again", "model": "claude-sonnet-4-5", "at": 1_700_000_003.0,
-     "usage": {"input": 1300, "output": 40}},
+    {
+        "role": "assistant",
+        "text": "hello again",
+        "model": "claude-sonnet-4-5",
+        "at": 1_700_000_003.0,
+        "usage": {"input": 1300, "output": 40},
+    },
 ]
 
 
@@ -164,7 +171,13 @@ def test_a_format_added_as_one_module_and_one_entry_lists_its_sessions(tmp_path,
     assert listed["folders"]["toy"] == str(home / ".toy" / "sessions")
     (row,) = listed["sessions"]
     assert (row["agent"], row["path"], row["project"], row["requests"], row["model"], row["problem"]) == (
-        "toy", str(path), "/work/toy-project", 2, "claude-sonnet-4-5", None)
+        "toy",
+        str(path),
+        "/work/toy-project",
+        2,
+        "claude-sonnet-4-5",
+        None,
+    )
     assert row["start"] == 1_700_000_000.0 and row["cost_usd"] > 0
     moved = tmp_path / "elsewhere"
     monkeypatch.setenv("TOY_HOME", str(moved))

@@ -17,8 +17,12 @@ from tests.paths import CORPUS
 def _sessions() -> list[Path]:
     # Staged until this reader landed; in dev/ once moved. Both are walked so the tests keep running. The
     # `*.responses.jsonl` files beside them are recorded API responses, not session files.
-    found = sorted(p for folder in ("staged/gemini-cli", "dev/gemini_cli") for p in (CORPUS / folder).glob("*")
-                   if p.suffix in (".json", ".jsonl") and not p.name.endswith(".responses.jsonl"))
+    found = sorted(
+        p
+        for folder in ("staged/gemini-cli", "dev/gemini_cli")
+        for p in (CORPUS / folder).glob("*")
+        if p.suffix in (".json", ".jsonl") and not p.name.endswith(".responses.jsonl")
+    )
     if not found:
         pytest.skip("no Gemini CLI sessions in the corpus")
     return found
@@ -84,29 +88,80 @@ COMPRESSED = [
     {"sessionId": "s1", "projectHash": "abc", "startTime": "2026-05-01T10:00:00.000Z", "kind": "main"},
     {"id": "u1", "timestamp": "2026-05-01T10:00:01.000Z", "type": "user", "content": [{"text": "Summarise the README."}]},
     {"id": "g1", "timestamp": "2026-05-01T10:00:02.000Z", "type": "gemini", "content": "", "model": "gemini-2.5-pro"},
-    {"id": "g1", "timestamp": "2026-05-01T10:00:02.000Z", "type": "gemini", "content": "", "model": "gemini-2.5-pro",
-     "tokens": {"input": 9000, "output": 40, "cached": 0, "thoughts": 12, "tool": 0, "total": 9052},
-     "toolCalls": [{"id": "read_file-1", "name": "read_file", "args": {"path": "README.md"}, "status": "success",
-                    "timestamp": "2026-05-01T10:00:03.000Z",
-                    "result": [{"functionResponse": {"id": "read_file-1", "name": "read_file",
-                                                     "response": {"output": "# Project\n" + "words " * 3000}}}]}]},
+    {
+        "id": "g1",
+        "timestamp": "2026-05-01T10:00:02.000Z",
+        "type": "gemini",
+        "content": "",
+        "model": "gemini-2.5-pro",
+        "tokens": {"input": 9000, "output": 40, "cached": 0, "thoughts": 12, "tool": 0, "total": 9052},
+        "toolCalls": [
+            {
+                "id": "read_file-1",
+                "name": "read_file",
+                "args": {"path": "README.md"},
+                "status": "success",
+                "timestamp": "2026-05-01T10:00:03.000Z",
+                "result": [
+                    {
+                        "functionResponse": {
+                            "id": "read_file-1",
+                            "name": "read_file",
+                            "response": {"output": "# Project\n" + "words " * 3000},
+                        }
+                    }
+                ],
+            }
+        ],
+    },
     {"$set": {"lastUpdated": "2026-05-01T10:00:03.000Z"}},
-    {"id": "g2", "timestamp": "2026-05-01T10:00:05.000Z", "type": "gemini", "content": "It describes the project.",
-     "model": "gemini-2.5-pro", "tokens": {"input": 12100, "output": 30, "cached": 8900, "thoughts": 0, "tool": 0, "total": 12130}},
+    {
+        "id": "g2",
+        "timestamp": "2026-05-01T10:00:05.000Z",
+        "type": "gemini",
+        "content": "It describes the project.",
+        "model": "gemini-2.5-pro",
+        "tokens": {"input": 12100, "output": 30, "cached": 8900, "thoughts": 0, "tool": 0, "total": 12130},
+    },
     {"id": "u2", "timestamp": "2026-05-01T10:01:00.000Z", "type": "user", "content": [{"text": "Now list the tests."}]},
-    {"id": "g3", "timestamp": "2026-05-01T10:01:02.000Z", "type": "gemini", "content": "There are three tests.",
-     "model": "gemini-2.5-pro", "tokens": {"input": 12200, "output": 20, "cached": 12000, "thoughts": 0, "tool": 0, "total": 12220}},
-    {"$set": {"messages": [
-        {"id": "c1", "timestamp": "2026-05-01T10:02:00.000Z", "type": "user",
-         "content": [{"text": "<state_snapshot>A README summary, then the tests.</state_snapshot>"}]},
-        {"id": "c2", "timestamp": "2026-05-01T10:02:00.000Z", "type": "gemini",
-         "content": [{"text": "Got it. Thanks for the additional context!"}]},
-        {"id": "u2", "timestamp": "2026-05-01T10:01:00.000Z", "type": "user", "content": [{"text": "Now list the tests."}]},
-        {"id": "g3", "timestamp": "2026-05-01T10:01:02.000Z", "type": "gemini", "content": "There are three tests."}],
-        "lastUpdated": "2026-05-01T10:02:00.000Z"}},
+    {
+        "id": "g3",
+        "timestamp": "2026-05-01T10:01:02.000Z",
+        "type": "gemini",
+        "content": "There are three tests.",
+        "model": "gemini-2.5-pro",
+        "tokens": {"input": 12200, "output": 20, "cached": 12000, "thoughts": 0, "tool": 0, "total": 12220},
+    },
+    {
+        "$set": {
+            "messages": [
+                {
+                    "id": "c1",
+                    "timestamp": "2026-05-01T10:02:00.000Z",
+                    "type": "user",
+                    "content": [{"text": "<state_snapshot>A README summary, then the tests.</state_snapshot>"}],
+                },
+                {
+                    "id": "c2",
+                    "timestamp": "2026-05-01T10:02:00.000Z",
+                    "type": "gemini",
+                    "content": [{"text": "Got it. Thanks for the additional context!"}],
+                },
+                {"id": "u2", "timestamp": "2026-05-01T10:01:00.000Z", "type": "user", "content": [{"text": "Now list the tests."}]},
+                {"id": "g3", "timestamp": "2026-05-01T10:01:02.000Z", "type": "gemini", "content": "There are three tests."},
+            ],
+            "lastUpdated": "2026-05-01T10:02:00.000Z",
+        }
+    },
     {"id": "u3", "timestamp": "2026-05-01T10:03:00.000Z", "type": "user", "content": [{"text": "Thanks."}]},
-    {"id": "g4", "timestamp": "2026-05-01T10:03:02.000Z", "type": "gemini", "content": "You're welcome.",
-     "model": "gemini-2.5-pro", "tokens": {"input": 400, "output": 8, "cached": 0, "thoughts": 0, "tool": 0, "total": 408}},
+    {
+        "id": "g4",
+        "timestamp": "2026-05-01T10:03:02.000Z",
+        "type": "gemini",
+        "content": "You're welcome.",
+        "model": "gemini-2.5-pro",
+        "tokens": {"input": 400, "output": 8, "cached": 0, "thoughts": 0, "tool": 0, "total": 408},
+    },
 ]
 
 
@@ -120,7 +175,8 @@ def test_a_patched_message_is_one_request_with_its_last_tokens_and_its_tool_call
     session = load_session(_write(tmp_path / "session-a.jsonl", COMPRESSED))
     check_session(session)
     assert [as_usage(t) for t in independent_calls(tmp_path / "session-a.jsonl")] == [
-        (u.input, u.cache_read, u.cache_write, u.output) for u in (r.usage for r in session.trace)]
+        (u.input, u.cache_read, u.cache_write, u.output) for u in (r.usage for r in session.trace)
+    ]
     assert len(session.trace) == 4  # g1, g2, g3, g4: the checkpoint's acknowledgement is no call
     calls = [m for m in session.record if m.kind == "action_request"]
     assert [c.content["function"] for c in calls] == ["read_file"]
@@ -136,7 +192,12 @@ def test_a_messages_checkpoint_with_a_new_summary_is_a_compaction_with_its_size_
     assert "<state_snapshot>" in note.text
     after = session.trace[3]  # g4, the first call after the checkpoint
     assert [session.record.get(m).text for m in after.view] == [
-        note.text, "Got it. Thanks for the additional context!", "Now list the tests.", "There are three tests.", "Thanks."]
+        note.text,
+        "Got it. Thanks for the additional context!",
+        "Now list the tests.",
+        "There are three tests.",
+        "Thanks.",
+    ]
     assert main(["compactions", str(path), "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["compactions"]
     assert (row["before"], row["after"]) == (12_200, 400)  # g3's reported input, then g4's
@@ -144,10 +205,18 @@ def test_a_messages_checkpoint_with_a_new_summary_is_a_compaction_with_its_size_
 
 
 def test_a_rewind_takes_the_message_and_what_followed_out_of_the_view(tmp_path):
-    records = COMPRESSED[:8] + [{"$rewindTo": "u2"},
-                                {"id": "u2b", "timestamp": "2026-05-01T10:04:00.000Z", "type": "user", "content": "Other."},
-                                {"id": "g5", "timestamp": "2026-05-01T10:04:01.000Z", "type": "gemini", "content": "Ok.",
-                                 "model": "gemini-2.5-pro", "tokens": {"input": 12150, "output": 2, "cached": 12000}}]
+    records = COMPRESSED[:8] + [
+        {"$rewindTo": "u2"},
+        {"id": "u2b", "timestamp": "2026-05-01T10:04:00.000Z", "type": "user", "content": "Other."},
+        {
+            "id": "g5",
+            "timestamp": "2026-05-01T10:04:01.000Z",
+            "type": "gemini",
+            "content": "Ok.",
+            "model": "gemini-2.5-pro",
+            "tokens": {"input": 12150, "output": 2, "cached": 12000},
+        },
+    ]
     session = load_session(_write(tmp_path / "session-r.jsonl", records))
     check_session(session)
     last = session.trace[-1]
@@ -161,20 +230,22 @@ def test_sessions_finds_a_gemini_chat_under_its_project_and_follows_gemini_cli_h
     chat = _write(home / ".gemini" / "tmp" / "my-project" / "chats" / "session-2026-05-01T10-00-s1.jsonl", COMPRESSED)
     _write(chat.parent / "s1" / "subagent-1.jsonl", COMPRESSED)  # a subagent's chat: not a session of its own
     rows = [f for f in find_sessions({}, home) if f.agent == "gemini_cli"]
-    assert [(r.path, r.project, r.requests, r.model, r.problem) for r in rows] == [
-        (str(chat), "my-project", 4, "gemini-2.5-pro", None)]
+    assert [(r.path, r.project, r.requests, r.model, r.problem) for r in rows] == [(str(chat), "my-project", 4, "gemini-2.5-pro", None)]
     assert rows[0].cost_usd is not None and rows[0].cost_usd > 0
     moved = tmp_path / "other"
     _write(moved / ".gemini" / "tmp" / "p" / "chats" / "session-x.jsonl", COMPRESSED)
     assert [f.project for f in find_sessions({"GEMINI_CLI_HOME": str(moved)}, home) if f.agent == "gemini_cli"] == ["p"]
 
 
-@pytest.mark.parametrize("records, problem", [
-    ([COMPRESSED[0], {"id": "g", "type": "gemini", "tokens": {"input": "many"}}], "wrong type"),
-    ([COMPRESSED[0], {"id": "g", "type": "gemini", "tokens": "lots"}], "usage is a string"),
-    ([COMPRESSED[0], COMPRESSED[1], {"$rewindTo": "nowhere"}], "rewind to 'nowhere'"),
-    ([COMPRESSED[0], COMPRESSED[1], {"$set": {"messages": "all"}}], "`$set.messages` is not a list"),
-])
+@pytest.mark.parametrize(
+    "records, problem",
+    [
+        ([COMPRESSED[0], {"id": "g", "type": "gemini", "tokens": {"input": "many"}}], "wrong type"),
+        ([COMPRESSED[0], {"id": "g", "type": "gemini", "tokens": "lots"}], "usage is a string"),
+        ([COMPRESSED[0], COMPRESSED[1], {"$rewindTo": "nowhere"}], "rewind to 'nowhere'"),
+        ([COMPRESSED[0], COMPRESSED[1], {"$set": {"messages": "all"}}], "`$set.messages` is not a list"),
+    ],
+)
 def test_a_bad_record_is_one_warning_naming_its_line(tmp_path, records, problem):
     session = load_session(_write(tmp_path / "session-bad.jsonl", records))
     assert any(problem in w and "line" in w for w in session.warnings), session.warnings

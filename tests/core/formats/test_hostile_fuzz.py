@@ -36,8 +36,16 @@ SOURCES = {  # format -> files under the corpus (staged or dev: Inspect logs mov
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 # Numbers no store or clock holds among them (issue 42: 2^63, 10^30 and -2^63-1 in every numeric field).
 HUGE = st.sampled_from([2**63, 10**30, -(2**63) - 1])
-JUNK = st.one_of(st.none(), st.integers(-2, 2**64), HUGE, st.text(max_size=4), st.just([]), st.just({}), st.booleans(),
-                 st.floats(allow_nan=False, allow_infinity=False))
+JUNK = st.one_of(
+    st.none(),
+    st.integers(-2, 2**64),
+    HUGE,
+    st.text(max_size=4),
+    st.just([]),
+    st.just({}),
+    st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
 
 
 def _source(pattern: str) -> Path:
@@ -74,7 +82,7 @@ def _mutate_lines(data: bytes, rng: random.Random, junk) -> bytes:
             lines = lines[:i] + [lines[i][: rng.randrange(len(lines[i]) + 1)]]
         elif kind == "flip" and lines[i]:
             at = rng.randrange(len(lines[i]))
-            lines[i] = lines[i][:at] + bytes([lines[i][at] ^ (1 << rng.randrange(8))]) + lines[i][at + 1:]
+            lines[i] = lines[i][:at] + bytes([lines[i][at] ^ (1 << rng.randrange(8))]) + lines[i][at + 1 :]
         elif kind == "delete" and len(lines) > 1:
             del lines[i]
         elif kind == "swap":
@@ -98,7 +106,7 @@ def _mutate_document(data: bytes, rng: random.Random, junk) -> bytes:
         return data[: rng.randrange(len(data))]
     if kind == "flip":
         at = rng.randrange(len(data))
-        return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1:]
+        return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1 :]
     return json.dumps(_retype(json.loads(data), rng, junk)).encode()
 
 
@@ -110,7 +118,7 @@ def _mutate_archive(data: bytes, rng: random.Random, junk) -> bytes:
         return data[: rng.randrange(len(data))]
     if kind == "flip":
         at = rng.randrange(len(data))
-        return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1:]
+        return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1 :]
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
         members = [(i.filename, archive.read(i.filename)) for i in infos]
@@ -203,8 +211,7 @@ def test_a_cline_task_whose_companion_file_is_fuzzed_exits_0_or_2_in_one_line_an
     run()
 
 
-def test_a_cline_task_whose_companion_is_missing_opens_and_one_whose_companion_is_broken_is_refused_in_one_line(
-        tmp_path, capsys):
+def test_a_cline_task_whose_companion_is_missing_opens_and_one_whose_companion_is_broken_is_refused_in_one_line(tmp_path, capsys):
     api = _source("*/cline/1769064454592/api_conversation_history.json")
     task = tmp_path / "task"
     task.mkdir()

@@ -23,11 +23,14 @@ def _one_line(capsys) -> str:
     return err[0]
 
 
-@pytest.mark.parametrize("text", [
-    "[" * 100_000 + "]" * 100_000,
-    '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}\n{\"b\": 1}\n",
-    '{"messages": ' + "[" * 100_000 + "]" * 100_000 + "}",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"a": ' + "[" * 100_000 + "]" * 100_000 + '}\n{"b": 1}\n',
+        '{"messages": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ],
+)
 def test_json_nested_a_hundred_thousand_deep_is_one_line_not_a_recursion_error(tmp_path, capsys, text):
     path = tmp_path / "deep.json"
     path.write_text(text)
@@ -39,8 +42,9 @@ def test_json_nested_a_hundred_thousand_deep_is_one_line_not_a_recursion_error(t
 def test_a_fifo_given_as_the_file_is_refused_at_once_not_waited_on(tmp_path):
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
-    done = subprocess.run([sys.executable, "-m", "foldscope.core.cli.main", "inspect", str(fifo)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "foldscope.core.cli.main", "inspect", str(fifo)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2
     assert done.stderr.strip() == f"foldscope: {fifo}: is a FIFO, not a regular file: foldscope reads session files only"
 
@@ -77,12 +81,25 @@ def test_a_file_name_that_is_not_utf8_reads_and_its_errors_print_escaped(tmp_pat
 
 
 def test_a_usage_figure_past_2_63_is_named_and_not_trusted(tmp_path, capsys):
-    path = write_lines(tmp_path / "s.jsonl", [
-        {"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", "content": "hi"}},
-        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "message": {
-            "id": "m1", "role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": "yo"}],
-            "usage": {"input_tokens": 2**63, "cache_read_input_tokens": 0, "output_tokens": 3}}},
-    ])
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        [
+            {"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", "content": "hi"}},
+            {
+                "type": "assistant",
+                "uuid": "a1",
+                "parentUuid": "u1",
+                "sessionId": "s",
+                "message": {
+                    "id": "m1",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [{"type": "text", "text": "yo"}],
+                    "usage": {"input_tokens": 2**63, "cache_read_input_tokens": 0, "output_tokens": 3},
+                },
+            },
+        ],
+    )
     db = tmp_path / "lib.db"
     assert main(["inspect", str(path), "--db", str(db), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)

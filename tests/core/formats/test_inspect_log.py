@@ -17,8 +17,7 @@ from tests.paths import CORPUS
 
 def _logs() -> list[Path]:
     # Staged until this reader landed; in dev/ once moved. Both are walked so the tests keep running.
-    found = sorted(p for folder in ("staged", "dev") for p in (CORPUS / folder / "inspect").glob("*")
-                   if p.suffix in (".json", ".eval"))
+    found = sorted(p for folder in ("staged", "dev") for p in (CORPUS / folder / "inspect").glob("*") if p.suffix in (".json", ".eval"))
     if not found:
         pytest.skip("no Inspect AI logs in the corpus")
     return found
@@ -124,8 +123,16 @@ def test_a_compaction_event_is_a_note_and_the_next_request_carries_the_view_afte
     sample = json.loads(members["samples/0_epoch_1.json"])
     models = [i for i, e in enumerate(sample["events"]) if e["event"] == "model"]
     at = models[3]
-    sample["events"].insert(at, {"event": "compaction", "timestamp": sample["events"][at]["timestamp"],
-                                 "tokens_before": 900, "tokens_after": 300, "source": "inspect"})
+    sample["events"].insert(
+        at,
+        {
+            "event": "compaction",
+            "timestamp": sample["events"][at]["timestamp"],
+            "tokens_before": 900,
+            "tokens_after": 300,
+            "source": "inspect",
+        },
+    )
     sample["events"][at + 1]["input_refs"] = [[0, 1], [5, 7]]  # the first prompt and the latest turn
     members["samples/0_epoch_1.json"] = json.dumps(sample).encode()
     out = tmp_path / "compacted.eval"

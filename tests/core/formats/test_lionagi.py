@@ -1,4 +1,5 @@
 """The native format: lionagi Branch reading, writing, round trips and bad input."""
+
 import copy
 import json
 from pathlib import Path
@@ -16,8 +17,14 @@ CLASS = "lionagi.protocols.messages."
 
 
 def _message(mid, lion, content, **metadata):
-    return {"id": mid, "created_at": 1.0, "metadata": {"lion_class": CLASS + lion, **metadata},
-            "content": content, "role": "user", "unknown_key": [1, {"x": None}]}
+    return {
+        "id": mid,
+        "created_at": 1.0,
+        "metadata": {"lion_class": CLASS + lion, **metadata},
+        "content": content,
+        "role": "user",
+        "unknown_key": [1, {"x": None}],
+    }
 
 
 def small_branch(view=None, progression=True):
@@ -26,24 +33,29 @@ def small_branch(view=None, progression=True):
         _message("s", "system.System", {"system_message": "be careful"}),
         _message("i", "instruction.Instruction", {"instruction": "do it", "guidance": "g"}),
         _message("a", "assistant_response.AssistantResponse", {"assistant_response": "reading"}),
-        _message("q", "action_request.ActionRequest",
-                 {"function": "reader", "arguments": {"path": "x.py"}, "action_response_id": "r"}),
-        _message("r", "action_response.ActionResponse",
-                 {"function": "reader", "arguments": {"path": "x.py"}, "output": {"content": "x = 1"},
-                  "action_request_id": "q"}),
-        _message("n", "assistant_response.AssistantResponse", {"assistant_response": "summary"},
-                 context_first_index=3),
+        _message("q", "action_request.ActionRequest", {"function": "reader", "arguments": {"path": "x.py"}, "action_response_id": "r"}),
+        _message(
+            "r",
+            "action_response.ActionResponse",
+            {"function": "reader", "arguments": {"path": "x.py"}, "output": {"content": "x = 1"}, "action_request_id": "q"},
+        ),
+        _message("n", "assistant_response.AssistantResponse", {"assistant_response": "summary"}, context_first_index=3),
     ]
-    pile = {"id": "pile", "created_at": 1.0, "metadata": {"lion_class": "Pile"}, "collections": messages,
-            "strict_type": False}
+    pile = {"id": "pile", "created_at": 1.0, "metadata": {"lion_class": "Pile"}, "collections": messages, "strict_type": False}
     if progression:
-        pile["progression"] = {"id": "p", "created_at": 1.0, "metadata": {}, "order": [m["id"] for m in messages],
-                               "name": None}
+        pile["progression"] = {"id": "p", "created_at": 1.0, "metadata": {}, "order": [m["id"] for m in messages], "name": None}
     metadata = {"lion_class": "lionagi.session.branch.Branch", "future_key": {"kept": True}}
     if view is not None:
         metadata["current_progression"] = {"id": "v", "created_at": 1.0, "metadata": {}, "order": view, "name": None}
-    return {"id": "b", "created_at": 1.0, "metadata": metadata, "user": None, "name": "t", "messages": pile,
-            "chat_model": {"endpoint": {"config": {"kwargs": {"model": "m-1"}}}}}
+    return {
+        "id": "b",
+        "created_at": 1.0,
+        "metadata": metadata,
+        "user": None,
+        "name": "t",
+        "messages": pile,
+        "chat_model": {"endpoint": {"config": {"kwargs": {"model": "m-1"}}}},
+    }
 
 
 def write_json(path: Path, data) -> Path:
@@ -58,6 +70,7 @@ def round_trip(session, tmp_path: Path):
 
 
 # Round trips ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", CORPUS_BRANCHES)
 def test_corpus_branch_round_trip_is_equal_json(corpus_dev, name, tmp_path):
@@ -105,8 +118,7 @@ def test_old_shape_without_progression_reads_in_collection_order(tmp_path):
 
 def test_kinds_notes_and_raw_are_mapped(tmp_path):
     session = load_session(write_json(tmp_path / "b.json", small_branch(view=["s", "i", "n", "r"])))
-    assert [m.kind for m in session.record] == [
-        "system", "instruction", "assistant", "action_request", "action_response", "note"]
+    assert [m.kind for m in session.record] == ["system", "instruction", "assistant", "action_request", "action_response", "note"]
     assert session.view == ["s", "i", "n", "r"]
     assert session.record.get("r").content["output"] == {"content": "x = 1"}
     assert session.record.get("q").raw["unknown_key"] == [1, {"x": None}]
@@ -116,8 +128,7 @@ def test_kinds_notes_and_raw_are_mapped(tmp_path):
 
 
 def test_wrapper_keeps_unknown_keys_and_events(tmp_path):
-    wrapper = {"branch": small_branch(), "manifest": {"api_usage": []}, "events": [{"kind": "restore"}],
-               "later_key": 5}
+    wrapper = {"branch": small_branch(), "manifest": {"api_usage": []}, "events": [{"kind": "restore"}], "later_key": 5}
     session = load_session(write_json(tmp_path / "w.json", wrapper))
     assert session.events == [{"kind": "restore"}]
     _, written = round_trip(session, tmp_path)
@@ -126,9 +137,9 @@ def test_wrapper_keeps_unknown_keys_and_events(tmp_path):
 
 def test_messages_foldscope_created_are_written_as_lionagi_dicts(tmp_path):
     session = load_session(write_json(tmp_path / "b.json", small_branch()))
-    copy_message = Message("c", "action_response", 2.0,
-                           {"function": "reader", "arguments": {"path": "x.py"}, "output": "x = [clipped]"},
-                           {"clipped_from": "r"})
+    copy_message = Message(
+        "c", "action_response", 2.0, {"function": "reader", "arguments": {"path": "x.py"}, "output": "x = [clipped]"}, {"clipped_from": "r"}
+    )
     note = Message("n2", "note", 3.0, {"assistant_response": "folded 2"})
     session.record.append(copy_message)
     session.record.append(note)
@@ -151,8 +162,7 @@ def test_a_changed_view_on_an_old_shape_gains_a_current_progression(tmp_path):
 
 
 def test_usage_comes_from_the_manifest_by_response_id(tmp_path):
-    usage = {"response_id": "a", "input_tokens": 5, "cache_read_input_tokens": 100,
-             "cache_creation_input_tokens": 20, "output_tokens": 7}
+    usage = {"response_id": "a", "input_tokens": 5, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 20, "output_tokens": 7}
     session = load_session(write_json(tmp_path / "w.json", {"branch": small_branch(), "manifest": {"api_usage": [usage]}}))
     assert len(session.trace) == 1  # one assistant response; the note is not a request
     request = session.trace[0]
@@ -166,6 +176,7 @@ def test_usage_comes_from_an_old_dump_model_response(corpus_dev):
 
 
 # Bad input -------------------------------------------------------------------------------------
+
 
 def _bad(tmp_path, data, text=None):
     path = tmp_path / "bad.json"
@@ -211,6 +222,7 @@ def test_a_message_missing_from_the_order(tmp_path):
 def test_unknown_lion_class(tmp_path):
     def change(b):
         b["messages"]["collections"][3]["metadata"]["lion_class"] = "lionagi.Mystery"
+
     error = _bad(tmp_path, _mutated(change))
     assert error.place == "$.messages.collections[3].metadata.lion_class"
     assert "unknown message class" in error.problem
@@ -229,16 +241,20 @@ def test_view_naming_an_id_twice(tmp_path):
 def test_duplicate_message_ids(tmp_path):
     def change(b):
         b["messages"]["collections"].append(copy.deepcopy(b["messages"]["collections"][0]))
+
     error = _bad(tmp_path, _mutated(change))
     assert error.place == "$.messages.collections[6].id" and "duplicate" in error.problem
 
 
-@pytest.mark.parametrize("place, value, expected", [
-    ("content", ["not", "a", "dict"], "$.messages.collections[1].content"),
-    ("created_at", "yesterday", "$.messages.collections[1].created_at"),
-    ("id", 42, "$.messages.collections[1].id"),
-    ("metadata", "x", "$.messages.collections[1].metadata"),
-])
+@pytest.mark.parametrize(
+    "place, value, expected",
+    [
+        ("content", ["not", "a", "dict"], "$.messages.collections[1].content"),
+        ("created_at", "yesterday", "$.messages.collections[1].created_at"),
+        ("id", 42, "$.messages.collections[1].id"),
+        ("metadata", "x", "$.messages.collections[1].metadata"),
+    ],
+)
 def test_wrong_types_in_a_message(tmp_path, place, value, expected):
     error = _bad(tmp_path, _mutated(lambda b: b["messages"]["collections"][1].__setitem__(place, value)))
     assert error.place == expected and "expected" in error.problem
@@ -247,12 +263,12 @@ def test_wrong_types_in_a_message(tmp_path, place, value, expected):
 def test_wrong_type_of_arguments(tmp_path):
     def change(b):
         b["messages"]["collections"][3]["content"]["arguments"] = "path=x.py"
+
     assert _bad(tmp_path, _mutated(change)).place == "$.messages.collections[3].content.arguments"
 
 
 def test_wrong_type_of_collections_and_manifest(tmp_path):
-    assert _bad(tmp_path, _mutated(lambda b: b["messages"].__setitem__("collections", {}))).place == \
-        "$.messages.collections"
+    assert _bad(tmp_path, _mutated(lambda b: b["messages"].__setitem__("collections", {}))).place == "$.messages.collections"
     error = _bad(tmp_path, {"branch": small_branch(), "manifest": [1]})
     assert error.place == "$.manifest"
 

@@ -1,4 +1,5 @@
 """What reading a Branch holds at its peak (issue 17's import memory): the file's text and its tree, not its bytes too."""
+
 import json
 import tracemalloc
 

@@ -87,17 +87,23 @@ def test_a_compaction_note_without_provenance_is_inferred_and_said(corpus_dev):
 
 
 def _m(mid, kind, at, **metadata):
-    content = {"assistant_response": mid} if kind in ("assistant", "note") else {
-        "function": "f", "arguments": {}, "output": mid}
+    content = {"assistant_response": mid} if kind in ("assistant", "note") else {"function": "f", "arguments": {}, "output": mid}
     if kind == "instruction":
         content = {"instruction": mid}
     return Message(mid, kind, at, content, metadata)
 
 
 def test_a_clipped_copy_stands_for_its_original_from_when_it_was_made():
-    record = FullRecord([_m("task", "instruction", 1), _m("a1", "assistant", 2), _m("r1", "action_response", 3),
-                         _m("a2", "assistant", 4), _m("a3", "assistant", 6),
-                         _m("c1", "action_response", 5, clipped_from="r1")])
+    record = FullRecord(
+        [
+            _m("task", "instruction", 1),
+            _m("a1", "assistant", 2),
+            _m("r1", "action_response", 3),
+            _m("a2", "assistant", 4),
+            _m("a3", "assistant", 6),
+            _m("c1", "action_response", 5, clipped_from="r1"),
+        ]
+    )
     warnings: list[str] = []
     views = request_views(record, ["task", "a1", "c1", "a2", "a3"], None, warnings)
     assert views["a2"] == ("task", "a1", "r1")
@@ -106,8 +112,7 @@ def test_a_clipped_copy_stands_for_its_original_from_when_it_was_made():
 
 
 def test_a_message_gone_from_the_view_with_no_note_is_said():
-    record = FullRecord([_m("task", "instruction", 1), _m("a1", "assistant", 2), _m("r1", "action_response", 3),
-                         _m("a2", "assistant", 4)])
+    record = FullRecord([_m("task", "instruction", 1), _m("a1", "assistant", 2), _m("r1", "action_response", 3), _m("a2", "assistant", 4)])
     warnings: list[str] = []
     views = request_views(record, ["task", "a1", "a2"], None, warnings)
     assert views["a2"] == ("task", "a1", "r1")  # counted as in view: the file does not say when it left

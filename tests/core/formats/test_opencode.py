@@ -45,8 +45,7 @@ def independent_legacy_usage(session_file: Path) -> list[tuple[int, int, int, in
         finishes = [p["tokens"] for p in parts if p["type"] == "step-finish"]
         for tokens in finishes or ([message["tokens"]] if "tokens" in message else []):
             cache = tokens.get("cache", {})
-            out.append((tokens["input"], cache.get("read", 0), cache.get("write", 0),
-                        tokens["output"] + tokens.get("reasoning", 0)))
+            out.append((tokens["input"], cache.get("read", 0), cache.get("write", 0), tokens["output"] + tokens.get("reasoning", 0)))
     return out
 
 
@@ -99,23 +98,39 @@ BIG = "line of a long listing\n" * 400
 
 
 def _tokens(fresh: int, read: int, write: int, output: int, reasoning: int = 0) -> dict:
-    return {"total": fresh + read + write + output + reasoning, "input": fresh, "output": output,
-            "reasoning": reasoning, "cache": {"read": read, "write": write}}
+    return {
+        "total": fresh + read + write + output + reasoning,
+        "input": fresh,
+        "output": output,
+        "reasoning": reasoning,
+        "cache": {"read": read, "write": write},
+    }
 
 
 def _user(mid: str, at: int, *parts: dict) -> tuple[dict, list[dict]]:
-    return ({"id": mid, "role": "user", "time": {"created": at}, "agent": "build",
-             "model": {"providerID": "anthropic", "modelID": MODEL}}, list(parts))
+    return (
+        {"id": mid, "role": "user", "time": {"created": at}, "agent": "build", "model": {"providerID": "anthropic", "modelID": MODEL}},
+        list(parts),
+    )
 
 
 def _assistant(mid: str, parent: str, at: int, *parts: dict, summary: bool = False) -> tuple[dict, list[dict]]:
     steps = [p["tokens"] for p in parts if p["type"] == "step-finish"]
     total = {k: sum(s[k] for s in steps) for k in ("input", "output", "reasoning")}
-    info = {"id": mid, "role": "assistant", "time": {"created": at, "completed": at + 900}, "parentID": parent,
-            "modelID": MODEL, "providerID": "anthropic", "mode": "build", "agent": "build",
-            "path": {"cwd": "/work/app", "root": "/work/app"}, "cost": 0.01 * len(steps), "finish": "stop",
-            "tokens": {**total, "cache": {"read": sum(s["cache"]["read"] for s in steps),
-                                          "write": sum(s["cache"]["write"] for s in steps)}}}
+    info = {
+        "id": mid,
+        "role": "assistant",
+        "time": {"created": at, "completed": at + 900},
+        "parentID": parent,
+        "modelID": MODEL,
+        "providerID": "anthropic",
+        "mode": "build",
+        "agent": "build",
+        "path": {"cwd": "/work/app", "root": "/work/app"},
+        "cost": 0.01 * len(steps),
+        "finish": "stop",
+        "tokens": {**total, "cache": {"read": sum(s["cache"]["read"] for s in steps), "write": sum(s["cache"]["write"] for s in steps)}},
+    }
     if summary:
         info["summary"] = True
     return info, list(parts)
@@ -133,9 +148,12 @@ def _tool(call: str, output: str, compacted: int | None = None) -> dict:
     time = {"start": T0, "end": T0 + 1}
     if compacted is not None:
         time["compacted"] = compacted
-    return {"type": "tool", "callID": call, "tool": "bash", "state": {
-        "status": "completed", "input": {"command": "ls -R"}, "output": output, "title": "ls -R", "metadata": {},
-        "time": time}}
+    return {
+        "type": "tool",
+        "callID": call,
+        "tool": "bash",
+        "state": {"status": "completed", "input": {"command": "ls -R"}, "output": output, "title": "ls -R", "metadata": {}, "time": time},
+    }
 
 
 # Session A: two steps (a tool call, then an answer); a second turn; OpenCode prunes the long listing at T0+25s; an
@@ -143,25 +161,36 @@ def _tool(call: str, output: str, compacted: int | None = None) -> dict:
 PRUNED_AT = T0 + 25_000
 SESSION_A = [
     _user("msg_a01", T0, _text("List the project.")),
-    _assistant("msg_a02", "msg_a01", T0 + 1000, {"type": "step-start"}, {"type": "reasoning", "text": "Run ls.",
-               "time": {"start": T0}}, _tool("toolu_1", BIG, compacted=PRUNED_AT), _finish(_tokens(3, 0, 9000, 40, 5)),
-               {"type": "step-start"}, _text("Here is the listing."), _finish(_tokens(5, 9000, 2600, 12))),
+    _assistant(
+        "msg_a02",
+        "msg_a01",
+        T0 + 1000,
+        {"type": "step-start"},
+        {"type": "reasoning", "text": "Run ls.", "time": {"start": T0}},
+        _tool("toolu_1", BIG, compacted=PRUNED_AT),
+        _finish(_tokens(3, 0, 9000, 40, 5)),
+        {"type": "step-start"},
+        _text("Here is the listing."),
+        _finish(_tokens(5, 9000, 2600, 12)),
+    ),
     _user("msg_a03", T0 + 20_000, _text("Which file is largest?")),
-    _assistant("msg_a04", "msg_a03", T0 + 21_000, {"type": "step-start"}, _text("src/big.py."),
-               _finish(_tokens(4, 11_600, 30, 9))),
-    _user("msg_a05", T0 + 30_000, {"type": "compaction", "auto": True, "overflow": False,
-                                    "tail_start_id": "msg_a03"}),
-    _assistant("msg_a06", "msg_a05", T0 + 31_000, {"type": "step-start"},
-               _text("## Summary\nListed the project; src/big.py is largest."),
-               _finish(_tokens(2100, 0, 0, 60)), summary=True),
+    _assistant("msg_a04", "msg_a03", T0 + 21_000, {"type": "step-start"}, _text("src/big.py."), _finish(_tokens(4, 11_600, 30, 9))),
+    _user("msg_a05", T0 + 30_000, {"type": "compaction", "auto": True, "overflow": False, "tail_start_id": "msg_a03"}),
+    _assistant(
+        "msg_a06",
+        "msg_a05",
+        T0 + 31_000,
+        {"type": "step-start"},
+        _text("## Summary\nListed the project; src/big.py is largest."),
+        _finish(_tokens(2100, 0, 0, 60)),
+        summary=True,
+    ),
     _user("msg_a07", T0 + 40_000, _text("Thanks.")),
-    _assistant("msg_a08", "msg_a07", T0 + 41_000, {"type": "step-start"}, _text("You're welcome."),
-               _finish(_tokens(3, 0, 700, 6))),
+    _assistant("msg_a08", "msg_a07", T0 + 41_000, {"type": "step-start"}, _text("You're welcome."), _finish(_tokens(3, 0, 700, 6))),
 ]
 SESSION_B = [
     _user("msg_b01", T0 + 100_000, _text("Hello.")),
-    _assistant("msg_b02", "msg_b01", T0 + 101_000, {"type": "step-start"}, _text("Hi."),
-               _finish(_tokens(10, 0, 2000, 3))),
+    _assistant("msg_b02", "msg_b01", T0 + 101_000, {"type": "step-start"}, _text("Hi."), _finish(_tokens(10, 0, 2000, 3))),
 ]
 
 
@@ -176,17 +205,20 @@ def write_db(path: Path, sessions: dict[str, list] | None = None, wal: bool = Fa
     part_n = 0
     for n, (sid, messages) in enumerate(sessions.items()):
         created = messages[0][0]["time"]["created"] if messages else T0 + n
-        db.execute("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) "
-                   "VALUES (?, 'prj', ?, '/work/app', ?, '1.4.0', ?, ?)", (sid, sid.lower(), f"Title {sid}", created,
-                                                                            created))
+        db.execute(
+            "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) "
+            "VALUES (?, 'prj', ?, '/work/app', ?, '1.4.0', ?, ?)",
+            (sid, sid.lower(), f"Title {sid}", created, created),
+        )
         for info, parts in messages:
             data = {k: v for k, v in info.items() if k not in ("id", "sessionID")}
-            db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (info["id"], sid, info["time"]["created"],
-                                                                      info["time"]["created"], json.dumps(data)))
+            db.execute(
+                "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                (info["id"], sid, info["time"]["created"], info["time"]["created"], json.dumps(data)),
+            )
             for part in parts:
                 part_n += 1
-                db.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", (f"prt_{part_n:04d}", info["id"], sid, T0, T0,
-                                                                          json.dumps(part)))
+                db.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", (f"prt_{part_n:04d}", info["id"], sid, T0, T0, json.dumps(part)))
     db.commit()
     db.close()
     return path
@@ -196,9 +228,11 @@ def independent_db_usage(path: Path, sid: str) -> list[tuple[int, int, int, int]
     """Each step-finish part's tokens, read with SQL as session.sql.ts lays the rows out (messages by time created
     then id, parts by id), without the reader."""
     db = sqlite3.connect(path)
-    rows = db.execute("SELECT p.data FROM part p JOIN message m ON m.id = p.message_id WHERE p.session_id = ? "
-                      "AND json_extract(p.data, '$.type') = 'step-finish' ORDER BY m.time_created, m.id, p.id",
-                      (sid,)).fetchall()
+    rows = db.execute(
+        "SELECT p.data FROM part p JOIN message m ON m.id = p.message_id WHERE p.session_id = ? "
+        "AND json_extract(p.data, '$.type') = 'step-finish' ORDER BY m.time_created, m.id, p.id",
+        (sid,),
+    ).fetchall()
     db.close()
     out = []
     for (data,) in rows:
@@ -235,8 +269,7 @@ def test_a_database_of_several_sessions_lists_them_and_opens_one_only_when_named
 
 def test_the_database_is_read_without_changing_it_even_in_wal_mode(tmp_path):
     path = write_db(tmp_path / "opencode.db", wal=True)
-    before = {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-              for p in tmp_path.iterdir()}
+    before = {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in tmp_path.iterdir()}
     load_session(path, sample="ses_A")
     samples(path)
     after = {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in tmp_path.iterdir()}
@@ -264,13 +297,13 @@ def test_a_pruned_tool_output_is_whole_before_its_time_and_cleared_after(tmp_pat
     session = load_session(path, sample="ses_A")
 
     def outputs(k: int) -> list:
-        return [session.record.get(m).content["output"] for m in session.trace[k].view
-                if session.record.get(m).kind == "action_response"]
+        return [session.record.get(m).content["output"] for m in session.trace[k].view if session.record.get(m).kind == "action_response"]
 
     assert outputs(1) == [BIG] and outputs(2) == [BIG]  # requests before T0+25s: sent whole
-    messages = SESSION_A[:4] + [_user("msg_a05", T0 + 30_000, _text("And now?")),
-                                _assistant("msg_a06", "msg_a05", T0 + 31_000, _text("Done."),
-                                           _finish(_tokens(1, 0, 0, 1)))]
+    messages = SESSION_A[:4] + [
+        _user("msg_a05", T0 + 30_000, _text("And now?")),
+        _assistant("msg_a06", "msg_a05", T0 + 31_000, _text("Done."), _finish(_tokens(1, 0, 0, 1))),
+    ]
     pruned = load_session(write_db(tmp_path / "b" / "opencode.db", {"ses_P": messages}))
     later = pruned.trace[-1]
     cleared = [pruned.record.get(m) for m in later.view if pruned.record.get(m).kind == "action_response"]
@@ -320,20 +353,24 @@ def test_sessions_on_a_fake_home_lists_each_session_of_the_database_and_follows_
     db = write_db(home / ".local" / "share" / "opencode" / "opencode.db")
     rows = sorted((f for f in find_sessions({}, home) if f.agent == "opencode"), key=lambda f: f.sample or "")
     assert [(r.path, r.sample, r.project, r.requests, r.model, r.problem) for r in rows] == [
-        (str(db), "ses_A", "/work/app", 5, MODEL, None), (str(db), "ses_B", "/work/app", 1, MODEL, None)]
+        (str(db), "ses_A", "/work/app", 5, MODEL, None),
+        (str(db), "ses_B", "/work/app", 1, MODEL, None),
+    ]
     assert rows[0].start == T0 / 1000 and rows[0].cost_usd is not None and rows[0].cost_usd > 0
     db_child = write_db(tmp_path / "c" / "opencode" / "opencode.db", {"ses_A": SESSION_A, "ses_C": SESSION_B})
     with sqlite3.connect(db_child) as rw:
         rw.execute("UPDATE session SET parent_id = 'ses_A' WHERE id = 'ses_C'")
     rw.close()
-    assert [(f.sample, f.requests) for f in find_sessions({"XDG_DATA_HOME": str(tmp_path / "c")}, home)
-            if f.agent == "opencode"] == [("ses_A", 5)]  # the subagent's session left out
+    assert [(f.sample, f.requests) for f in find_sessions({"XDG_DATA_HOME": str(tmp_path / "c")}, home) if f.agent == "opencode"] == [
+        ("ses_A", 5)
+    ]  # the subagent's session left out
     legacy = home / ".local" / "share" / "opencode" / "storage" / "session" / "prj" / "ses_L.json"
     legacy.parent.mkdir(parents=True)
     legacy.write_text(json.dumps({"id": "ses_L", "projectID": "prj", "directory": "/work/old", "time": {"created": T0}}))
     child = legacy.with_name("ses_K.json")  # a subagent's session (the task tool's): its parent's, not a row
-    child.write_text(json.dumps({"id": "ses_K", "projectID": "prj", "directory": "/work/old", "parentID": "ses_L",
-                                 "time": {"created": T0}}))
+    child.write_text(
+        json.dumps({"id": "ses_K", "projectID": "prj", "directory": "/work/old", "parentID": "ses_L", "time": {"created": T0}})
+    )
     assert sorted(f.path for f in find_sessions({}, home) if f.agent == "opencode") == [str(db), str(db), str(legacy)]
     moved = write_db(tmp_path / "xdg" / "opencode" / "opencode.db", {"ses_Z": SESSION_B})
     found = [f for f in find_sessions({"XDG_DATA_HOME": str(tmp_path / "xdg")}, home) if f.agent == "opencode"]
@@ -380,8 +417,10 @@ def test_a_write_waiting_in_the_write_ahead_log_makes_the_library_read_the_datab
         assert json.loads(capsys.readouterr().out)["requests"] == 2
         info, parts = SESSION_A[3]
         data = {k: v for k, v in info.items() if k != "id"}
-        writer.execute("INSERT INTO message VALUES (?, 'ses_A', ?, ?, ?)", (info["id"], info["time"]["created"],
-                                                                            info["time"]["created"], json.dumps(data)))
+        writer.execute(
+            "INSERT INTO message VALUES (?, 'ses_A', ?, ?, ?)",
+            (info["id"], info["time"]["created"], info["time"]["created"], json.dumps(data)),
+        )
         writer.execute("INSERT INTO part VALUES ('prt_9999', ?, 'ses_A', 0, 0, ?)", (info["id"], json.dumps(parts[-1])))
         writer.commit()
         assert main(["inspect", str(path), "--db", lib, "--json"]) == 0

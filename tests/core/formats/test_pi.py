@@ -45,28 +45,34 @@ def test_excerpt_whose_root_parent_is_missing_opens_with_a_warning(corpus_dev):
 
 
 def _msg(eid, parent, role, content, **extra):
-    return {"type": "message", "id": eid, "parentId": parent, "timestamp": "2026-01-01T00:00:00Z",
-            "message": {"role": role, "content": content, **extra}}
+    return {
+        "type": "message",
+        "id": eid,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {"role": role, "content": content, **extra},
+    }
 
 
 def _assistant(eid, parent, text, calls=(), tokens=10):
-    blocks = [{"type": "text", "text": text}] + [{"type": "toolCall", "id": c, "name": "read", "arguments": {}}
-                                                 for c in calls]
-    return _msg(eid, parent, "assistant", blocks, model="m", usage={"input": tokens, "cacheRead": 1, "cacheWrite": 2,
-                                                                    "output": 3})
+    blocks = [{"type": "text", "text": text}] + [{"type": "toolCall", "id": c, "name": "read", "arguments": {}} for c in calls]
+    return _msg(eid, parent, "assistant", blocks, model="m", usage={"input": tokens, "cacheRead": 1, "cacheWrite": 2, "output": 3})
 
 
 HEADER = {"type": "session", "version": 3, "id": "sess", "cwd": "/tmp"}
 
 
 def test_tree_opens_the_branch_of_the_newest_leaf_and_lists_the_others(tmp_path):
-    path = write_lines(tmp_path / "p.jsonl", [
-        HEADER,
-        _msg("a", None, "user", "start"),
-        _assistant("b", "a", "first try"),
-        _msg("c", "b", "user", "no, again"),
-        _assistant("d", "a", "second try"),
-    ])
+    path = write_lines(
+        tmp_path / "p.jsonl",
+        [
+            HEADER,
+            _msg("a", None, "user", "start"),
+            _assistant("b", "a", "first try"),
+            _msg("c", "b", "user", "no, again"),
+            _assistant("d", "a", "second try"),
+        ],
+    )
     session = pi.read(path)
     assert session.view == ["a", "d"]
     assert session.extras["leaves"] == [{"id": "c", "line": 4, "depth": 3}]
@@ -75,25 +81,29 @@ def test_tree_opens_the_branch_of_the_newest_leaf_and_lists_the_others(tmp_path)
 
 
 def test_a_parent_cycle_is_a_read_error(tmp_path):
-    path = write_lines(tmp_path / "p.jsonl", [HEADER, _msg("a", "c", "user", "x"), _msg("b", "a", "user", "y"),
-                                              _msg("c", "b", "user", "z"), _msg("d", "b", "user", "leaf")])
+    path = write_lines(
+        tmp_path / "p.jsonl",
+        [HEADER, _msg("a", "c", "user", "x"), _msg("b", "a", "user", "y"), _msg("c", "b", "user", "z"), _msg("d", "b", "user", "leaf")],
+    )
     with pytest.raises(ReadError, match="cycle"):
         pi.read(path)
 
 
 def test_tool_results_link_to_calls_and_compaction_keeps_from_the_first_kept_entry(tmp_path):
-    path = write_lines(tmp_path / "p.jsonl", [
-        HEADER,
-        _msg("u1", None, "user", "one"),
-        _assistant("a1", "u1", "reading", calls=["t1"]),
-        _msg("r1", "a1", "toolResult", [{"type": "text", "text": "data"}], toolCallId="t1", isError=True),
-        _msg("u2", "r1", "user", "two"),
-        _assistant("a2", "u2", "ok", tokens=50),
-        {"type": "compaction", "id": "k1", "parentId": "a2", "summary": "earlier work", "firstKeptEntryId": "u2",
-         "tokensBefore": 999},
-        _msg("u3", "k1", "user", "three"),
-        _assistant("a3", "u3", "done"),
-    ])
+    path = write_lines(
+        tmp_path / "p.jsonl",
+        [
+            HEADER,
+            _msg("u1", None, "user", "one"),
+            _assistant("a1", "u1", "reading", calls=["t1"]),
+            _msg("r1", "a1", "toolResult", [{"type": "text", "text": "data"}], toolCallId="t1", isError=True),
+            _msg("u2", "r1", "user", "two"),
+            _assistant("a2", "u2", "ok", tokens=50),
+            {"type": "compaction", "id": "k1", "parentId": "a2", "summary": "earlier work", "firstKeptEntryId": "u2", "tokensBefore": 999},
+            _msg("u3", "k1", "user", "three"),
+            _assistant("a3", "u3", "done"),
+        ],
+    )
     session = pi.read(path)
     check_session(session)
     assert session.record.get("t1").content["action_response_id"] == "r1"
@@ -104,14 +114,17 @@ def test_tool_results_link_to_calls_and_compaction_keeps_from_the_first_kept_ent
 
 
 def test_v1_compaction_by_first_kept_entry_index(tmp_path):
-    path = write_lines(tmp_path / "p.jsonl", [
-        {"type": "session", "id": "old", "cwd": "/tmp"},
-        {"type": "message", "message": {"role": "user", "content": "one"}},
-        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "a"}]}},
-        {"type": "message", "message": {"role": "user", "content": "two"}},
-        {"type": "compaction", "summary": "sum", "firstKeptEntryIndex": 3, "tokensBefore": 5},
-        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "b"}]}},
-    ])
+    path = write_lines(
+        tmp_path / "p.jsonl",
+        [
+            {"type": "session", "id": "old", "cwd": "/tmp"},
+            {"type": "message", "message": {"role": "user", "content": "one"}},
+            {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "a"}]}},
+            {"type": "message", "message": {"role": "user", "content": "two"}},
+            {"type": "compaction", "summary": "sum", "firstKeptEntryIndex": 3, "tokensBefore": 5},
+            {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "b"}]}},
+        ],
+    )
     session = pi.read(path)
     assert session.extras["version"] == 1
     assert [session.record.get(m).text for m in session.trace[1].view] == ["sum", "two"]

@@ -21,8 +21,7 @@ NO_TREE = "agent-sessions-system_telemetry.jsonl"
 
 def _sessions() -> list[Path]:
     # Staged until this reader landed; in dev/ once moved. Both are walked so the tests keep running.
-    found = sorted(p for folder in ("staged/qwen-code", "dev/qwen_code") for p in (CORPUS / folder).glob("*.jsonl")
-                   if p.name != NO_TREE)
+    found = sorted(p for folder in ("staged/qwen-code", "dev/qwen_code") for p in (CORPUS / folder).glob("*.jsonl") if p.name != NO_TREE)
     if not found:
         pytest.skip("no Qwen Code sessions in the corpus")
     return found
@@ -60,8 +59,7 @@ def as_usage(meta: dict | None) -> tuple[int, int, int, int] | None:
     if meta is None:
         return None
     cached = meta.get("cachedContentTokenCount", 0)
-    return (meta.get("promptTokenCount", 0) - cached, cached, 0,
-            meta.get("candidatesTokenCount", 0) + meta.get("thoughtsTokenCount", 0))
+    return (meta.get("promptTokenCount", 0) - cached, cached, 0, meta.get("candidatesTokenCount", 0) + meta.get("thoughtsTokenCount", 0))
 
 
 def test_each_assistant_record_on_the_branch_is_one_request_with_its_usage_metadata():
@@ -99,13 +97,26 @@ def test_a_rewound_answer_is_off_the_branch():
 
 
 def _record(uid, parent, kind, **fields):
-    return {"uuid": uid, "parentUuid": parent, "sessionId": "s", "timestamp": "2026-06-15T14:40:22.000Z",
-            "type": kind, "cwd": "/work/qwen-project", "version": "0.18.1", **fields}
+    return {
+        "uuid": uid,
+        "parentUuid": parent,
+        "sessionId": "s",
+        "timestamp": "2026-06-15T14:40:22.000Z",
+        "type": kind,
+        "cwd": "/work/qwen-project",
+        "version": "0.18.1",
+        **fields,
+    }
 
 
 def _usage(prompt, cached, out):
-    return {"promptTokenCount": prompt, "candidatesTokenCount": out, "thoughtsTokenCount": 0,
-            "totalTokenCount": prompt + out, "cachedContentTokenCount": cached}
+    return {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": out,
+        "thoughtsTokenCount": 0,
+        "totalTokenCount": prompt + out,
+        "cachedContentTokenCount": cached,
+    }
 
 
 # Records as chatRecordingService.ts writes them (QwenLM/qwen-code @ 015346f1 : recordUserMessage,
@@ -113,25 +124,64 @@ def _usage(prompt, cached, out):
 # chatCompressionService.ts makes: the summary as a user turn, the model's acknowledgement, then the kept turns.
 COMPRESSED = [
     _record("u1", None, "user", message={"role": "user", "parts": [{"text": "Read the README."}]}),
-    _record("a1", "u1", "assistant", model="qwen3-coder-plus", usageMetadata=_usage(3000, 0, 20),
-            message={"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "README.md"}}}]}),
-    _record("t1", "a1", "tool_result", message={"role": "user", "parts": [
-        {"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "words " * 2000}}}]}),
-    _record("a2", "t1", "assistant", model="qwen3-coder-plus", usageMetadata=_usage(5000, 2900, 30),
-            message={"role": "model", "parts": [{"text": "It is a README."}]}),
+    _record(
+        "a1",
+        "u1",
+        "assistant",
+        model="qwen3-coder-plus",
+        usageMetadata=_usage(3000, 0, 20),
+        message={"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "README.md"}}}]},
+    ),
+    _record(
+        "t1",
+        "a1",
+        "tool_result",
+        message={
+            "role": "user",
+            "parts": [{"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "words " * 2000}}}],
+        },
+    ),
+    _record(
+        "a2",
+        "t1",
+        "assistant",
+        model="qwen3-coder-plus",
+        usageMetadata=_usage(5000, 2900, 30),
+        message={"role": "model", "parts": [{"text": "It is a README."}]},
+    ),
     _record("u2", "a2", "user", message={"role": "user", "parts": [{"text": "List the tests."}]}),
-    _record("a3", "u2", "assistant", model="qwen3-coder-plus", usageMetadata=_usage(5100, 5000, 10),
-            message={"role": "model", "parts": [{"text": "Three tests."}]}),
-    _record("x1", "a3", "system", subtype="chat_compression", systemPayload={
-        "info": {"originalTokenCount": 5110, "newTokenCount": 1200, "compressionStatus": 1},
-        "compressedHistory": [
-            {"role": "user", "parts": [{"text": "<state_snapshot>README read; tests listed.</state_snapshot>"}]},
-            {"role": "model", "parts": [{"text": "Got it. Thanks for the additional context!"}]},
-            {"role": "user", "parts": [{"text": "List the tests."}]},
-            {"role": "model", "parts": [{"text": "Three tests."}]}]}),
+    _record(
+        "a3",
+        "u2",
+        "assistant",
+        model="qwen3-coder-plus",
+        usageMetadata=_usage(5100, 5000, 10),
+        message={"role": "model", "parts": [{"text": "Three tests."}]},
+    ),
+    _record(
+        "x1",
+        "a3",
+        "system",
+        subtype="chat_compression",
+        systemPayload={
+            "info": {"originalTokenCount": 5110, "newTokenCount": 1200, "compressionStatus": 1},
+            "compressedHistory": [
+                {"role": "user", "parts": [{"text": "<state_snapshot>README read; tests listed.</state_snapshot>"}]},
+                {"role": "model", "parts": [{"text": "Got it. Thanks for the additional context!"}]},
+                {"role": "user", "parts": [{"text": "List the tests."}]},
+                {"role": "model", "parts": [{"text": "Three tests."}]},
+            ],
+        },
+    ),
     _record("u3", "x1", "user", message={"role": "user", "parts": [{"text": "Thanks."}]}),
-    _record("a4", "u3", "assistant", model="qwen3-coder-plus", usageMetadata=_usage(1250, 0, 5),
-            message={"role": "model", "parts": [{"text": "Welcome."}]}),
+    _record(
+        "a4",
+        "u3",
+        "assistant",
+        model="qwen3-coder-plus",
+        usageMetadata=_usage(1250, 0, 5),
+        message={"role": "model", "parts": [{"text": "Welcome."}]},
+    ),
 ]
 
 
@@ -146,11 +196,16 @@ def test_a_chat_compression_is_a_compaction_keeping_the_turns_its_history_holds(
     session = load_session(path)
     check_session(session)
     assert [as_usage(m) for m in independent_calls(path)] == [
-        (u.input, u.cache_read, u.cache_write, u.output) for u in (r.usage for r in session.trace)]
+        (u.input, u.cache_read, u.cache_write, u.output) for u in (r.usage for r in session.trace)
+    ]
     last = session.trace[-1]
     assert [session.record.get(m).text for m in last.view] == [
-        "<state_snapshot>README read; tests listed.</state_snapshot>", "Got it. Thanks for the additional context!",
-        "List the tests.", "Three tests.", "Thanks."]
+        "<state_snapshot>README read; tests listed.</state_snapshot>",
+        "Got it. Thanks for the additional context!",
+        "List the tests.",
+        "Three tests.",
+        "Thanks.",
+    ]
     assert main(["compactions", str(path), "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["compactions"]
     assert (row["before"], row["after"]) == (5110, 1200)
@@ -172,11 +227,13 @@ def test_sessions_finds_a_qwen_chat_under_its_project_and_follows_qwen_home(tmp_
     chat = _write(home / ".qwen" / "projects" / "-work-qwen-project" / "chats" / "s.jsonl", COMPRESSED)
     rows = [f for f in find_sessions({}, home) if f.agent == "qwen_code"]
     assert [(r.path, r.project, r.requests, r.model, r.problem) for r in rows] == [
-        (str(chat), "/work/qwen-project", 4, "qwen3-coder-plus", None)]
+        (str(chat), "/work/qwen-project", 4, "qwen3-coder-plus", None)
+    ]
     moved = tmp_path / "elsewhere"
     _write(moved / "projects" / "p" / "chats" / "t.jsonl", COMPRESSED)
     assert [f.path for f in find_sessions({"QWEN_HOME": str(moved)}, home) if f.agent == "qwen_code"] == [
-        str(moved / "projects" / "p" / "chats" / "t.jsonl")]
+        str(moved / "projects" / "p" / "chats" / "t.jsonl")
+    ]
 
 
 def test_a_file_whose_records_share_one_uuid_is_refused_in_one_line(capsys):

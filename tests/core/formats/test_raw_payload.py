@@ -18,14 +18,24 @@ def _write(tmp_path, payload, indent=None):
 
 
 ANTHROPIC = {
-    "model": "claude-x", "max_tokens": 100, "system": [{"type": "text", "text": "be brief"}],
+    "model": "claude-x",
+    "max_tokens": 100,
+    "system": [{"type": "text", "text": "be brief"}],
     "tools": [{"name": "read", "input_schema": {}}],
     "messages": [
         {"role": "user", "content": "read a"},
-        {"role": "assistant", "content": [{"type": "thinking", "thinking": "ok"}, {"type": "text", "text": "sure"},
-                                          {"type": "tool_use", "id": "t1", "name": "read", "input": {"p": "a"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "A", "is_error": True},
-                                     {"type": "text", "text": "and?"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "ok"},
+                {"type": "text", "text": "sure"},
+                {"type": "tool_use", "id": "t1", "name": "read", "input": {"p": "a"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "A", "is_error": True}, {"type": "text", "text": "and?"}],
+        },
     ],
 }
 
@@ -35,8 +45,7 @@ def test_anthropic_payload_is_one_request_over_all_its_messages(tmp_path):
     assert detect_format(path) == "raw_payload"
     session = load_session(path)
     check_session(session)
-    assert [m.kind for m in session.record] == ["system", "instruction", "assistant", "action_request",
-                                               "action_response", "instruction"]
+    assert [m.kind for m in session.record] == ["system", "instruction", "assistant", "action_request", "action_response", "instruction"]
     assert len(session.trace) == 1 and list(session.trace[0].view) == session.view == session.record.ids()
     assert session.record.get("t1").content["action_response_id"] == "m2.0"
     assert session.record.get("m2.0").metadata["is_error"] is True
@@ -46,13 +55,22 @@ def test_anthropic_payload_is_one_request_over_all_its_messages(tmp_path):
 
 
 def test_openai_chat_payload_links_tool_calls_by_id(tmp_path):
-    path = _write(tmp_path, {"model": "gpt-x", "messages": [
-        {"role": "system", "content": "sys"},
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "42"},
-    ]})
+    path = _write(
+        tmp_path,
+        {
+            "model": "gpt-x",
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "42"},
+            ],
+        },
+    )
     session = raw_payload.read(path)
     check_session(session)
     assert session.extras["dialect"] == "openai"

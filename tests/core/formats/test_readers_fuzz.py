@@ -24,8 +24,15 @@ READERS = {"claude_code": claude_code, "codex": codex, "pi": pi, "raw_payload": 
 LINES_PER_FILE = 40
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
-JUNK_VALUES = st.one_of(st.none(), st.integers(), st.text(max_size=5), st.lists(st.integers(), max_size=2),
-                        st.just({}), st.booleans(), st.floats(allow_nan=False))
+JUNK_VALUES = st.one_of(
+    st.none(),
+    st.integers(),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.just({}),
+    st.booleans(),
+    st.floats(allow_nan=False),
+)
 
 
 def _lines(corpus: Path, format: str) -> list[bytes]:
@@ -117,11 +124,15 @@ def test_mutated_real_lines_give_a_read_error_or_an_import_never_another_excepti
 @SETTINGS
 @given(st.data())
 def test_mutated_request_payloads_give_a_read_error_or_an_import(data):
-    payload = {"model": "m", "system": "s", "messages": [
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"a": 1}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
-    ]}
+    payload = {
+        "model": "m",
+        "system": "s",
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"a": 1}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
+        ],
+    }
     node, key = _pick(data.draw, payload)
     if node is not None:
         node[key] = data.draw(JUNK_VALUES)
@@ -132,7 +143,7 @@ def test_a_refused_import_leaves_the_library_unchanged(tmp_path, corpus_dev):
     broken = tmp_path / "broken.jsonl"
     lines = (corpus_dev / "claude_code" / "short.jsonl").read_bytes().splitlines()
     # damaged lines enough that the file is refused (one among good lines would be skipped and named)
-    broken.write_bytes(b"\n".join(lines[:3] + [b"{\"type\": \"user\", oops"] * 3 + lines[3:]) + b"\n")
+    broken.write_bytes(b"\n".join(lines[:3] + [b'{"type": "user", oops'] * 3 + lines[3:]) + b"\n")
     with Library(tmp_path / "lib.db") as library:
         library.import_session(load_session(corpus_dev / "claude_code" / "short.jsonl"))
         before = (library.list_sessions(), library.db["messages"].count)
@@ -170,5 +181,6 @@ def test_a_broken_middle_line_is_named_with_its_column_and_skipped(tmp_path):
     path.write_text(good % "a" + "\n{bad\n" + good % "c" + "\n")
     session = load_session(path)
     assert len(session.record) == 2
-    assert f"{path}: line 2: not JSON at column 2: expecting property name enclosed in double quotes; skipped" in \
-        "\n".join(session.warnings)
+    assert f"{path}: line 2: not JSON at column 2: expecting property name enclosed in double quotes; skipped" in "\n".join(
+        session.warnings
+    )

@@ -25,8 +25,9 @@ from foldscope.core.model.session import NotASession, Session
 from foldscope.core.request.measure import Measure
 from tests.paths import CORPUS_DEV
 
-DEV = sorted(str(p.relative_to(CORPUS_DEV)) for p in CORPUS_DEV.rglob("*") if p.suffix in (".json", ".jsonl")) \
-    if CORPUS_DEV.is_dir() else []
+DEV = (
+    sorted(str(p.relative_to(CORPUS_DEV)) for p in CORPUS_DEV.rglob("*") if p.suffix in (".json", ".jsonl")) if CORPUS_DEV.is_dir() else []
+)
 ACTIONS = ("export", "fold", "clip", "restore", "evict")
 
 
@@ -41,8 +42,7 @@ def figures(result: dict[str, Any]) -> dict[str, Any]:
     """What inspect --json prints, less where the session was read from and its warnings (compared apart)."""
     out = {k: v for k, v in result.items() if k not in ("file", "format", "warnings")}
     # where the launch record was read from is named by the file's path
-    out["policy"] = {k: v.replace(str(result["file"]), "FILE") if isinstance(v, str) else v
-                     for k, v in out["policy"].items()}
+    out["policy"] = {k: v.replace(str(result["file"]), "FILE") if isinstance(v, str) else v for k, v in out["policy"].items()}
     # the agent, project and version are the source file's (a native file names none); its wall times stay
     out["session"] = {k: v for k, v in out["session"].items() if k in ("start", "end", "duration_s")}
     return out
@@ -51,8 +51,7 @@ def figures(result: dict[str, Any]) -> dict[str, Any]:
 def largest_result(session: Session, in_view: bool) -> int | None:
     view = set(session.view)
     record = session.record
-    results = [i for i, m in enumerate(record)
-               if m.kind == "action_response" and not m.is_clipped_copy and (m.id in view) == in_view]
+    results = [i for i, m in enumerate(record) if m.kind == "action_response" and not m.is_clipped_copy and (m.id in view) == in_view]
     return max(results, key=lambda i: len(record[i].text), default=None)
 
 
@@ -103,16 +102,27 @@ def test_what_foldscope_writes_reads_back_silently_with_every_figure_inspect_pri
     assert [r.view for r in back.trace] == [r.view for r in saved.trace]  # and the views those figures come from
 
 
-CLI_ACTIONS = {"fold": ["fold", "--apply", "--ceiling", "CEILING"], "clip": ["clip", "--index", "IN", "--keep", "KEEP"],
-               "restore": ["restore", "--index", "OUT"], "evict": ["evict", "--index", "IN"], "export": ["export"]}
+CLI_ACTIONS = {
+    "fold": ["fold", "--apply", "--ceiling", "CEILING"],
+    "clip": ["clip", "--index", "IN", "--keep", "KEEP"],
+    "restore": ["restore", "--index", "OUT"],
+    "evict": ["evict", "--index", "IN"],
+    "export": ["export"],
+}
 
 
 @pytest.mark.parametrize("action", CLI_ACTIONS)
-@pytest.mark.parametrize("name", ["claude_code/extracted-dd381a75.jsonl", "claude_code/session-9eda1058.jsonl",
-                                  "claude_code/tool_heavy.jsonl", "codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
-                                  "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"])
-def test_a_file_the_cli_wrote_is_inspected_without_a_warning_and_exports_unchanged(corpus_dev, tmp_path, capsys, name,
-                                                                                  action):
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude_code/extracted-dd381a75.jsonl",
+        "claude_code/session-9eda1058.jsonl",
+        "claude_code/tool_heavy.jsonl",
+        "codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
+        "lionagi/branch_v0.36.0_after_context_fold.synthetic.json",
+    ],
+)
+def test_a_file_the_cli_wrote_is_inspected_without_a_warning_and_exports_unchanged(corpus_dev, tmp_path, capsys, name, action):
     """fold --apply, clip, restore, evict and export, each to -o OUT; then inspect OUT says nothing the source did
     not, and OUT exported again prints the same figures (the second write is the first)."""
     source = corpus_dev / name
@@ -124,8 +134,10 @@ def test_a_file_the_cli_wrote_is_inspected_without_a_warning_and_exports_unchang
     out = tmp_path / "out.json"
     inside, outside = largest_result(session, True), largest_result(session, False)
     keep = len(session.record[inside].text) // 4 if inside is not None else 0
-    words = [w.replace("CEILING", str(ceiling(session))).replace("IN", str(inside)).replace("OUT", str(outside))
-             .replace("KEEP", str(keep)) for w in CLI_ACTIONS[action]]
+    words = [
+        w.replace("CEILING", str(ceiling(session))).replace("IN", str(inside)).replace("OUT", str(outside)).replace("KEEP", str(keep))
+        for w in CLI_ACTIONS[action]
+    ]
     capsys.readouterr()
     assert main([words[0], str(source), *words[1:], "-o", str(out)]) == 0, capsys.readouterr().err
     capsys.readouterr()
@@ -151,11 +163,12 @@ def test_a_sessions_subagents_are_written_with_their_links_and_read_back_with_th
     write_session(session, tmp_path / "out.json")
     back = load_session(tmp_path / "out.json")
     links = ("agent_id", "child_kind", "parent_call", "source")
-    assert [(c.extras.get("agent_id"), c.extras.get("child_kind"), c.extras.get("parent_call"), c.source)
-            for c in back.children] == [(c.extras.get("agent_id"), c.extras.get("child_kind"),
-                                         c.extras.get("parent_call"), c.source) for c in session.children], links
-    assert [[(r.usage, r.model, r.at) for r in c.trace] for c in back.children] == \
-           [[(r.usage, r.model, r.at) for r in c.trace] for c in session.children]
+    assert [(c.extras.get("agent_id"), c.extras.get("child_kind"), c.extras.get("parent_call"), c.source) for c in back.children] == [
+        (c.extras.get("agent_id"), c.extras.get("child_kind"), c.extras.get("parent_call"), c.source) for c in session.children
+    ], links
+    assert [[(r.usage, r.model, r.at) for r in c.trace] for c in back.children] == [
+        [(r.usage, r.model, r.at) for r in c.trace] for c in session.children
+    ]
     again = tmp_path / "again.json"
     write_session(back, again)
     assert again.read_bytes() == (tmp_path / "out.json").read_bytes()  # the second write is the first

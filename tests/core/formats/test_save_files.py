@@ -139,11 +139,14 @@ def test_export_of_a_session_the_reader_reads_past_the_limit_is_refused_in_one_l
     deep = tmp_path / "deep-950.json"  # read (the reader reads past the limit), but nested past what is written
     deep.write_text(path.read_text().replace("[" * depth + "]" * depth, "[" * 950 + "]" * 950))
     # as a user runs it: a fresh process, whose stack is shallow (the reader's own depth is what its stack allows)
-    done = subprocess.run([sys.executable, "-m", "foldscope", "inspect", str(deep)], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-m", "foldscope", "inspect", str(deep)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    done = subprocess.run([sys.executable, "-m", "foldscope", "export", str(deep), "-o", str(tmp_path / "out.json")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "foldscope", "export", str(deep), "-o", str(tmp_path / "out.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     err = done.stderr
     assert done.returncode == 2 and err.count("\n") == 1 and "foldscope reads back; nothing written" in err, err
     assert not (tmp_path / "out.json").exists()
@@ -169,13 +172,11 @@ def test_a_kill_at_any_point_of_a_save_leaves_the_old_file_or_the_new_one_and_no
 
     target = tmp_path / "session.foldscope.json"
     write_session(load_session(demo_path()), target)
-    allowed = {len(load_session(target).record)} | {len(generate(seed=s, rounds=30, listing_chars=8000).record)
-                                                     for s in (1, 2)}
+    allowed = {len(load_session(target).record)} | {len(generate(seed=s, rounds=30, listing_chars=8000).record) for s in (1, 2)}
     env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
     rng = random.Random(16)
     for _ in range(RUNS):
-        child = subprocess.Popen([sys.executable, "-u", "-c", SAVER, str(target)], stdout=subprocess.PIPE, text=True,
-                                 env=env)
+        child = subprocess.Popen([sys.executable, "-u", "-c", SAVER, str(target)], stdout=subprocess.PIPE, text=True, env=env)
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0.0, 0.3))
         child.send_signal(signal.SIGKILL)

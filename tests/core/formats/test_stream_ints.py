@@ -18,11 +18,27 @@ def _short_session(path, pairs: int) -> None:
                 uuid = f"{role[0]}{n}"
                 message: dict = {"role": role, "content": f"{role} {n}"}
                 if role == "assistant":
-                    message = {**message, "id": f"msg_{n}", "model": "m", "content": [{"type": "text", "text": "ok"}],
-                               "usage": {"input_tokens": 5, "output_tokens": 1}}
-                out.write(json.dumps({"parentUuid": parent, "sessionId": "s", "isSidechain": False, "type": role,
-                                      "uuid": uuid, "message": message,
-                                      "timestamp": f"2026-01-01T00:00:{n % 60:02d}.000Z"}) + "\n")
+                    message = {
+                        **message,
+                        "id": f"msg_{n}",
+                        "model": "m",
+                        "content": [{"type": "text", "text": "ok"}],
+                        "usage": {"input_tokens": 5, "output_tokens": 1},
+                    }
+                out.write(
+                    json.dumps(
+                        {
+                            "parentUuid": parent,
+                            "sessionId": "s",
+                            "isSidechain": False,
+                            "type": role,
+                            "uuid": uuid,
+                            "message": message,
+                            "timestamp": f"2026-01-01T00:00:{n % 60:02d}.000Z",
+                        }
+                    )
+                    + "\n"
+                )
                 parent = uuid
 
 

@@ -76,12 +76,20 @@ def test_a_lionagi_manifest_figure_of_the_wrong_type_is_unknown_with_its_place(c
     # core.formats.demo writes (the dev corpus's manifests carry no api_usage).
     branch = json.loads((corpus_dev / "lionagi" / "branch_v0.36.0_plain.synthetic.json").read_text(encoding="utf-8"))
     plain = load_session(str(corpus_dev / "lionagi" / "branch_v0.36.0_plain.synthetic.json"))
-    entries = [{"request": k, "response_id": r.response_id, "input_tokens": 10, "cache_read_input_tokens": 0,
-                "cache_creation_input_tokens": 0, "output_tokens": 5} for k, r in enumerate(plain.trace)]
+    entries = [
+        {
+            "request": k,
+            "response_id": r.response_id,
+            "input_tokens": 10,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "output_tokens": 5,
+        }
+        for k, r in enumerate(plain.trace)
+    ]
     entries[0]["input_tokens"] = 2**70
     path = tmp_path / "wrapped.json"
-    path.write_text(json.dumps({"branch": branch, "manifest": {"branch_id": branch.get("id"), "api_usage": entries}}),
-                    encoding="utf-8")
+    path.write_text(json.dumps({"branch": branch, "manifest": {"branch_id": branch.get("id"), "api_usage": entries}}), encoding="utf-8")
     session = load_session(str(path))
     assert session.trace[0].usage is None and session.trace[1].usage is not None
     assert any("api_usage[0]" in w and "input_tokens" in w for w in session.warnings)

@@ -47,9 +47,19 @@ def read(path: Path) -> Session:
 
 
 SPEC = FormatSpec(
-    name=FORMAT, title="Toy", sniff=sniff, read=read, trace_later=False, samples=None,
-    unseen_head=False, provider_text=False, follow=None, first_part=False,
+    name=FORMAT,
+    title="Toy",
+    sniff=sniff,
+    read=read,
+    trace_later=False,
+    samples=None,
+    unseen_head=False,
+    provider_text=False,
+    follow=None,
+    first_part=False,
     sessions=Sessions(env="TOY_HOME", default=".toy", folder="sessions", files=lambda root: project_files(root)),
-    window=lambda model: (100_000, "Toy's documented window"), compaction=no_compaction, no_summary=None,
+    window=lambda model: (100_000, "Toy's documented window"),
+    compaction=no_compaction,
+    no_summary=None,
     cache="none",
 )

@@ -12,14 +12,28 @@ from hypothesis import strategies as st
 from foldscope.core.model.canonical import canonical_json, dumps_length
 
 SURROGATES = st.sampled_from(["\ud800", "a\udfff b", "\udbff\udc00"])
-TEXT = st.one_of(st.text(), st.text(st.characters(codec="utf-8")), SURROGATES,
-                 st.sampled_from(["\x00\x1f\x7f\u2028\u2029\"\\/", "é😀\uffff", ""]))
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(-(2**70), 2**70), st.floats(),
-                    st.sampled_from([0.1, 1e-07, 1e22, -0.0, math.nan, math.inf]), TEXT)
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=6), st.tuples(inner, inner),
-    st.dictionaries(TEXT, inner, max_size=6),
-    st.dictionaries(st.one_of(st.integers(-5, 5), st.booleans(), st.none()), inner, max_size=3)), max_leaves=30)
+TEXT = st.one_of(
+    st.text(), st.text(st.characters(codec="utf-8")), SURROGATES, st.sampled_from(['\x00\x1f\x7f\u2028\u2029"\\/', "é😀\uffff", ""])
+)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.sampled_from([0.1, 1e-07, 1e22, -0.0, math.nan, math.inf]),
+    TEXT,
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6),
+        st.tuples(inner, inner),
+        st.dictionaries(TEXT, inner, max_size=6),
+        st.dictionaries(st.one_of(st.integers(-5, 5), st.booleans(), st.none()), inner, max_size=3),
+    ),
+    max_leaves=30,
+)
 
 
 def json_way(value, allow_nan: bool = True):

@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 from foldscope.core.model.session import Fields, Message, canonical_json
 
 keys = st.sampled_from(["instruction", "assistant_response", "function", "arguments", "output", "uuid", "model", "x"])
-values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-                      max_leaves=6)
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
 mappings = st.dictionaries(keys, values, max_size=6)
 probes = keys | st.just("absent") | st.integers()
 

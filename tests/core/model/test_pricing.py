@@ -89,10 +89,17 @@ def test_genai_prices_tiers_price_the_whole_request_past_the_boundary():
 
 def test_precedence_is_the_users_overrides_then_the_project_table_then_genai_prices(tmp_path):
     path = tmp_path / "prices.json"
-    path.write_text(json.dumps({"models": {
-        "claude-opus-4-5": {"tiers": [{"above": 0, "input": 1.0, "output": 2.0}]},
-        "claude-haiku-5-5": {"input": 7.0, "output": 8.0},
-    }}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "claude-opus-4-5": {"tiers": [{"above": 0, "input": 1.0, "output": 2.0}]},
+                    "claude-haiku-5-5": {"input": 7.0, "output": 8.0},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     assert pricing.resolve("claude-opus-4-5").source == "genai-prices"
     pricing.use_prices_file(path)
     try:
@@ -114,9 +121,14 @@ def test_the_config_folders_prices_json_is_read(tmp_path, monkeypatch):
     assert pricing.resolve("gpt-5.5").source == "user"
 
 
-@pytest.mark.parametrize("text,problem", [("{not json", "not a readable prices file"),
-                                          ('["a"]', "a JSON object of models"),
-                                          ('{"m": {"input": "x", "output": 1}}', "not a price row")])
+@pytest.mark.parametrize(
+    "text,problem",
+    [
+        ("{not json", "not a readable prices file"),
+        ('["a"]', "a JSON object of models"),
+        ('{"m": {"input": "x", "output": 1}}', "not a price row"),
+    ],
+)
 def test_a_bad_prices_file_is_one_clear_line_naming_it(tmp_path, text, problem):
     path = tmp_path / "prices.json"
     path.write_text(text, encoding="utf-8")
@@ -140,8 +152,7 @@ def test_with_sockets_blocked_loading_prices_and_pricing_every_corpus_session_wo
             found = pricing.resolve(request.model or session.model)
             if request.usage is not None and found.prices is not None:
                 u = request.usage
-                assert found.prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h,
-                                         u.output) >= 0
+                assert found.prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output) >= 0
                 priced += 1
     assert priced > 500
 
@@ -155,6 +166,7 @@ def test_a_price_read_without_a_time_is_the_same_at_any_hour_foldscope_runs(monk
 
     seen = {}
     for hour in (3, 12, 20, 23):
+
         class Clock(datetime):
             at = datetime(2026, 12, 1, hour, 45, tzinfo=UTC)
 
@@ -192,10 +204,15 @@ def _genai_bill(session: Session) -> float:
     (request,) = session.trace
     u = request.usage
     assert u is not None and request.at is not None
-    usage = genai_prices.Usage(input_tokens=u.input + u.cache_read + u.cache_write, cache_read_tokens=u.cache_read,
-                               cache_write_tokens=u.cache_write, output_tokens=u.output)
-    found = genai_prices.calc_price(usage, model_ref=request.model or "", provider_id="deepseek",
-                                    genai_request_timestamp=datetime.fromtimestamp(request.at, tz=UTC))
+    usage = genai_prices.Usage(
+        input_tokens=u.input + u.cache_read + u.cache_write,
+        cache_read_tokens=u.cache_read,
+        cache_write_tokens=u.cache_write,
+        output_tokens=u.output,
+    )
+    found = genai_prices.calc_price(
+        usage, model_ref=request.model or "", provider_id="deepseek", genai_request_timestamp=datetime.fromtimestamp(request.at, tz=UTC)
+    )
     return float(found.total_price)
 
 
@@ -221,8 +238,12 @@ def test_each_request_is_priced_as_in_force_when_it_was_sent_on_every_screen(cor
         summary = billed_summary(session, policy)
         assert summary is not None
         report = cache_report(session, policy)
-        ours = {"replay": replayed.rows[0].cost_usd, "summary": summary["totals"][0]["cost_usd"],
-                "totals": totals_of(session.trace, session.model).cost_usd, "cache report": report.rows[0].priced.bill_usd}
+        ours = {
+            "replay": replayed.rows[0].cost_usd,
+            "summary": summary["totals"][0]["cost_usd"],
+            "totals": totals_of(session.trace, session.model).cost_usd,
+            "cache report": report.rows[0].priced.bill_usd,
+        }
         for screen, usd in ours.items():
             assert usd == pytest.approx(theirs, abs=1e-6), (hour, screen, usd, theirs)
         bills[hour] = theirs

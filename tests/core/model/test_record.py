@@ -22,7 +22,8 @@ def test_found_gives_the_messages_of_the_ids_the_record_holds_in_order_and_leave
 # Runs of consecutive ids (the record's order, a view's new ids), some past the end, some with one id changed: the
 # look-up takes a run as a slice of the record, so these reach that path, and its fall-back, every time.
 RUNS = st.tuples(st.integers(0, 9), st.integers(0, 10), st.integers(-1, 9)).map(
-    lambda t: [f"m{i}" if i != t[0] + t[2] else f"m{(i + 3) % 10}" for i in range(t[0], t[0] + t[1])])
+    lambda t: [f"m{i}" if i != t[0] + t[2] else f"m{(i + 3) % 10}" for i in range(t[0], t[0] + t[1])]
+)
 
 
 @given(RUNS)
@@ -46,12 +47,21 @@ def test_all_of_gives_every_ids_message_in_order_or_a_key_error_as_get_does(ids)
             RECORD.all_of(ids)
 
 
-FIELDS = st.dictionaries(st.sampled_from(["instruction", "uuid", "is_meta", "output"]),
-                         st.one_of(st.text(max_size=5), st.integers(), st.booleans()), max_size=3)
+FIELDS = st.dictionaries(
+    st.sampled_from(["instruction", "uuid", "is_meta", "output"]), st.one_of(st.text(max_size=5), st.integers(), st.booleans()), max_size=3
+)
 
 
-@given(st.text(max_size=4), st.sampled_from(KINDS), st.one_of(st.none(), st.floats(allow_nan=False)), FIELDS, FIELDS,
-       st.integers(0, 10**6), st.text(max_size=12), st.one_of(st.none(), FIELDS))
+@given(
+    st.text(max_size=4),
+    st.sampled_from(KINDS),
+    st.one_of(st.none(), st.floats(allow_nan=False)),
+    FIELDS,
+    FIELDS,
+    st.integers(0, 10**6),
+    st.text(max_size=12),
+    st.one_of(st.none(), FIELDS),
+)
 def test_a_message_made_through_its_slots_is_the_one_its_constructor_makes(mid, kind, at, content, metadata, line, path, raw):
     """new_message, a reader's every line's, sets the slots without the frozen dataclass's __init__: the same message."""
     made = new_message(mid, kind, at, content, metadata, "f.jsonl", line, path=path, raw=raw)

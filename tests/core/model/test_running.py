@@ -49,7 +49,7 @@ def views_of(steps: list[tuple[str, int, str]]) -> list:
             shared = shared.grown(len(view))
         elif op == "replace" and view:
             i = n % len(view)
-            view = view[:i] + [message(next(made), text)] + view[i + 1:]
+            view = view[:i] + [message(next(made), text)] + view[i + 1 :]
             shared = shared.replaced(i, view[i])
         elif op == "fresh":
             view = [message(next(made), text) for _ in range(n)]

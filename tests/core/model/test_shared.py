@@ -55,13 +55,13 @@ class SharedMachine(RuleBasedStateMachine):
         shared, model = choices[which % len(choices)]
         at %= len(model)
         item = self._items(1)[0]
-        self.pool.append((shared.replaced(at, item), model[:at] + [item] + model[at + 1:]))
+        self.pool.append((shared.replaced(at, item), model[:at] + [item] + model[at + 1 :]))
 
     @rule(which=st.integers(0, 10**6), start=st.integers(-3, 40), stop=st.integers(-3, 40))
     def read(self, which, start, stop):
         shared, model = self.pool[which % len(self.pool)]
         assert shared[start:stop] == model[start:stop]
-        assert list(shared.since(max(start, 0))) == model[max(start, 0):]
+        assert list(shared.since(max(start, 0))) == model[max(start, 0) :]
         for i in (start, stop):
             if -len(model) <= i < len(model):
                 assert shared[i] is model[i]
@@ -109,6 +109,7 @@ def test_headed_reads_as_the_head_then_the_rest(rest, start, stop):
 @given(st.lists(st.integers(0, 50), max_size=40), st.integers(-2, 52))
 def test_bisect_left_finds_where_bisect_does(items, x):
     import bisect
+
     items.sort()
     with small_chunks(2):
         assert Shared(items).bisect_left(x) == bisect.bisect_left(items, x)

@@ -30,7 +30,7 @@ def changed(view: list[str], op: str, n: int, made) -> list[str]:
     if op == "append":
         view.extend(f"m{next(made)}" for _ in range(n))
     elif op == "cut":
-        del view[min(n, len(view)):]
+        del view[min(n, len(view)) :]
     elif op == "insert":
         view.insert(min(n, len(view)), f"note{next(made)}")
     elif op == "replace" and view:

@@ -88,8 +88,9 @@ def test_the_agents_rule_stands_and_names_the_price_list_its_compactions_contrad
     limits = agent_limits(load_session(path))
     window = limits.window
     assert window is not None and (window.tokens, window.kind) == (200_000, "agent")
-    assert window.note == ("not the 1,000,000 the prices list for claude-opus-4-6: the file's automatic compactions at "
-                           "170,251 and 167,117 are 17% of that")
+    assert window.note == (
+        "not the 1,000,000 the prices list for claude-opus-4-6: the file's automatic compactions at 170,251 and 167,117 are 17% of that"
+    )
     assert window.said == f"{window.source}; {window.note}"
     assert limits.compaction is not None and limits.compaction.tokens == 167_117
 
@@ -160,8 +161,7 @@ def test_the_document_reads_the_window_under_its_policy(tmp_path):
 
 
 def test_claude_code_files_of_the_dev_corpus_with_compactions_take_the_agents_200000(corpus_dev):
-    files = [p for p in sorted((corpus_dev / "claude_code").rglob("*.jsonl"))
-             if '"compact_boundary"' in p.read_text(encoding="utf-8")]
+    files = [p for p in sorted((corpus_dev / "claude_code").rglob("*.jsonl")) if '"compact_boundary"' in p.read_text(encoding="utf-8")]
     assert files, "the dev corpus holds a Claude Code file with a compaction"
     for path in files:
         session = load_session(path)

@@ -18,8 +18,10 @@ from tests.core.live_sessions import append, assistant, result, user
 
 
 def _files(corpus: Path) -> list[Path]:
-    files = [sorted((corpus / name).glob(pattern))[:3] for name, pattern in
-             (("claude_code", "*.jsonl"), ("codex", "*.jsonl"), ("pi", "*.jsonl"), ("lionagi", "*branch*.json"))]
+    files = [
+        sorted((corpus / name).glob(pattern))[:3]
+        for name, pattern in (("claude_code", "*.jsonl"), ("codex", "*.jsonl"), ("pi", "*.jsonl"), ("lionagi", "*branch*.json"))
+    ]
     assert all(files)
     return [f for group in files for f in group]
 
@@ -58,12 +60,15 @@ def _reads(tmp_path: Path) -> Session:
     path = tmp_path / "reads.jsonl"
     body = "def main():\n    return 1\n" * 200
     lines = [user(0, "look at the app")]
-    for n, (call, name, args, output) in enumerate([
-        ("t1", "Read", {"file_path": "src/app.py"}, body),
-        ("t2", "Bash", {"command": "ls -la"}, "total 0\n"),
-        ("t3", "Read", {"file_path": "src/app.py"}, body),
-        ("t4", "Read", {"file_path": "src/app.py"}, body + "# changed\n"),
-    ], start=1):
+    for n, (call, name, args, output) in enumerate(
+        [
+            ("t1", "Read", {"file_path": "src/app.py"}, body),
+            ("t2", "Bash", {"command": "ls -la"}, "total 0\n"),
+            ("t3", "Read", {"file_path": "src/app.py"}, body),
+            ("t4", "Read", {"file_path": "src/app.py"}, body + "# changed\n"),
+        ],
+        start=1,
+    ):
         lines += [assistant(n, f"step {n}", tool=(call, name, args)), result(n, call, output)]
     lines += [assistant(9, "done")]
     append(path, lines)
@@ -108,8 +113,15 @@ def test_foldscope_composition_refuses_a_request_that_is_not_there(corpus_dev, c
 
 def test_the_text_output_carries_no_control_characters(tmp_path, capsys):
     path = tmp_path / "hostile.jsonl"
-    append(path, [user(0, "hi"), assistant(1, "x", tool=("t1", "Bash", {"command": "echo \x1b[31mred\x07"})),
-                  result(1, "t1", "red"), assistant(2, "done")])
+    append(
+        path,
+        [
+            user(0, "hi"),
+            assistant(1, "x", tool=("t1", "Bash", {"command": "echo \x1b[31mred\x07"})),
+            result(1, "t1", "red"),
+            assistant(2, "done"),
+        ],
+    )
     assert main(["composition", str(path), "--at-request", "1"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\\x1b[31mred" in out

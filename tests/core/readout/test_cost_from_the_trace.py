@@ -9,10 +9,16 @@ from foldscope.core.readout.cache_lane import lane_rows, lane_rows_of
 from foldscope.core.readout.cost_facts import cost_facts, document_cache
 from foldscope.core.readout.document import build_document
 
-FILES = ["claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl", "claude_code/subagent.jsonl",
-         "claude_code/tool_heavy.jsonl", "codex/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl",
-         "pi/pi-mono_large-session.jsonl", "lionagi/cookbook_002_critic.branch.json",
-         "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"]
+FILES = [
+    "claude_code/session-196820da.jsonl",
+    "claude_code/extracted-dd381a75.jsonl",
+    "claude_code/subagent.jsonl",
+    "claude_code/tool_heavy.jsonl",
+    "codex/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl",
+    "pi/pi-mono_large-session.jsonl",
+    "lionagi/cookbook_002_critic.branch.json",
+    "lionagi/branch_v0.36.0_after_context_fold.synthetic.json",
+]
 
 
 @pytest.mark.parametrize("name", FILES)

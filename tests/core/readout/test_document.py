@@ -58,8 +58,13 @@ def every_reason(session, in_view: set[int], at_request: bool = False) -> dict[i
     copies = {m.clipped_from: i for i, m in shown if m.clipped_from}
     notes = sorted((note_first_index(m), i) for i, m in shown if note_first_index(m) is not None)
     last_in_view = max(in_view, default=-1) if at_request else len(record)
-    rewound = {mid: event for event in session.events if event.get("kind") == "branch"
-               for mid in event.get("abandoned") or () if isinstance(mid, str)}
+    rewound = {
+        mid: event
+        for event in session.events
+        if event.get("kind") == "branch"
+        for mid in event.get("abandoned") or ()
+        if isinstance(mid, str)
+    }
     reasons: dict[int, str] = {}
     for index, message in enumerate(record):
         if index in in_view:
@@ -68,8 +73,10 @@ def every_reason(session, in_view: set[int], at_request: bool = False) -> dict[i
             reasons[index] = NOT_YET
         elif message.id in rewound:
             event = rewound[message.id]
-            reasons[index] = (f"on an abandoned branch: line {event.get('line')} went back to line "
-                              f"{event.get('parent_line')} (a rewind or an edited prompt)")
+            reasons[index] = (
+                f"on an abandoned branch: line {event.get('line')} went back to line "
+                f"{event.get('parent_line')} (a rewind or an edited prompt)"
+            )
         elif message.id in copies:
             reasons[index] = f"clipped: copy #{copies[message.id]} stands in the active view"
         elif covering := [n for first, n in notes if first is not None and first <= index < n]:
@@ -89,8 +96,11 @@ def stand_in_session():
     b.system()
     b.task()
     pairs = b.round([f"output {i} " * 20 for i in range(6)])
-    b.add("action_response", {"function": "reader", "output": "clipped", "action_request_id": pairs[1][0].id},
-          {"clipped_from": pairs[1][1].id})
+    b.add(
+        "action_response",
+        {"function": "reader", "output": "clipped", "action_request_id": pairs[1][0].id},
+        {"clipped_from": pairs[1][1].id},
+    )
     b.add("note", {"assistant_response": "summary of 2 to 6"}, {"context_first_index": 2})
     b.answer()
     b.add("note", {"assistant_response": "summary of 4 on"}, {"context_first_index": 4})
@@ -172,8 +182,7 @@ def test_a_copy_or_note_appended_to_the_record_stands_in_at_the_next_step():
     assert out_reasons(session, in_view | later)[3] == f"clipped: copy #{size} stands in the active view"
 
 
-def test_the_counted_document_takes_each_messages_characters_from_the_first_not_making_its_text_again(
-        tmp_path, monkeypatch):
+def test_the_counted_document_takes_each_messages_characters_from_the_first_not_making_its_text_again(tmp_path, monkeypatch):
     """The load's two steps size each message once: the counted document is built with the first document's
     characters (a Branch's outputs are JSON encoded to make a message's text), and building with them makes one
     text a message fewer than building without."""
@@ -184,8 +193,7 @@ def test_the_counted_document_takes_each_messages_characters_from_the_first_not_
 
     firsts, given = [], []
     build = document_module.build_document
-    monkeypatch.setattr(document_module, "build_document",
-                        lambda *args, **how: given.append(how.get("chars")) or build(*args, **how))
+    monkeypatch.setattr(document_module, "build_document", lambda *args, **how: given.append(how.get("chars")) or build(*args, **how))
     counted = document_module.open_document(demo_path(), str(tmp_path / "library.db"), shown=firsts.append)
     assert given == [firsts[-1].chars] and given[0] is not firsts[-1].chars  # a copy: the window's until then
     text = Message.text

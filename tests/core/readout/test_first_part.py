@@ -35,8 +35,7 @@ def test_the_first_part_is_the_start_of_the_whole_files_record_and_trace(corpus_
     # The provider's reported input of the requests read so far (the timeline's dots) is the whole file's, request
     # by request; their whole usage too, but for the last, whose response's later lines may not be read yet.
     trace = part.session.trace
-    assert trace and [r.usage.reported_input for r in trace] == [r.usage.reported_input
-                                                                 for r in whole.trace][: len(trace)]
+    assert trace and [r.usage.reported_input for r in trace] == [r.usage.reported_input for r in whole.trace][: len(trace)]
     assert [r.usage for r in trace[:-1]] == [r.usage for r in whole.trace][: len(trace) - 1]
     assert part.reading_note().startswith(f"the first {part.read_part:.0%} of the file")
 
@@ -53,8 +52,7 @@ def test_a_file_not_over_the_first_parts_threshold_or_not_a_line_format_has_no_f
     assert first_part(str(lionagi)) is None
 
 
-def test_a_load_shows_the_first_part_then_the_whole_record_and_counts_what_a_load_without_it_counts(
-        corpus_dev, monkeypatch, tmp_path):
+def test_a_load_shows_the_first_part_then_the_whole_record_and_counts_what_a_load_without_it_counts(corpus_dev, monkeypatch, tmp_path):
     path = corpus_dev / FILES[0]
     plain = open_document(path, str(tmp_path / "a.db"))
     monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
@@ -80,11 +78,24 @@ def one_line_messages(path, lines: int) -> None:
             role = "user" if n % 2 == 0 else "assistant"
             message: dict = {"role": role, "content": f"line {n}"}
             if role == "assistant":
-                message = {**message, "model": "claude-sonnet-4-5-20250929", "id": f"msg_{n}", "type": "message",
-                           "content": [{"type": "text", "text": f"line {n}"}], "stop_reason": "end_turn",
-                           "usage": {"input_tokens": 5, "output_tokens": 3}}
-            entry = {"parentUuid": parent, "sessionId": "s", "isSidechain": False, "type": role, "uuid": f"u{n}",
-                     "message": message, "timestamp": f"2026-01-01T00:00:{n % 60:02d}.000Z"}
+                message = {
+                    **message,
+                    "model": "claude-sonnet-4-5-20250929",
+                    "id": f"msg_{n}",
+                    "type": "message",
+                    "content": [{"type": "text", "text": f"line {n}"}],
+                    "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 5, "output_tokens": 3},
+                }
+            entry = {
+                "parentUuid": parent,
+                "sessionId": "s",
+                "isSidechain": False,
+                "type": role,
+                "uuid": f"u{n}",
+                "message": message,
+                "timestamp": f"2026-01-01T00:00:{n % 60:02d}.000Z",
+            }
             out.write(json.dumps(entry) + "\n")
             parent = f"u{n}"
 
@@ -121,7 +132,8 @@ def test_a_first_part_ends_at_its_bytes_or_its_lines_whichever_comes_first(monke
 
 
 def test_a_large_branch_shows_its_record_before_its_requests_then_again_with_them_and_counts_what_a_plain_load_does(
-        corpus_dev, monkeypatch, tmp_path):
+    corpus_dev, monkeypatch, tmp_path
+):
     # A Branch is one JSON document, so it has no first part; its trace (0.5 s of a 151 MB file's read) is built
     # once the record is on screen, and the first step is shown again with the requests.
     path = corpus_dev / "lionagi" / "branch_v0.36.0_after_context_fold.synthetic.json"

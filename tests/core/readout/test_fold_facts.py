@@ -27,8 +27,13 @@ def first_slots_by_scanning(views) -> dict[str, int]:
 
 
 # Each view grows the one before, or is another view altogether (a fold, a compaction, a rewind).
-steps = st.lists(st.one_of(st.tuples(st.just("adds"), st.lists(st.sampled_from(IDS), max_size=3)),
-                           st.tuples(st.just("other"), st.lists(st.sampled_from(IDS), max_size=8))), max_size=12)
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("adds"), st.lists(st.sampled_from(IDS), max_size=3)),
+        st.tuples(st.just("other"), st.lists(st.sampled_from(IDS), max_size=8)),
+    ),
+    max_size=12,
+)
 
 
 @given(steps=steps)

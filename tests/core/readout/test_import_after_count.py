@@ -37,16 +37,17 @@ print("finished", flush=True)
 
 
 def huge_payload(path: Path) -> Path:
-    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": "Be brief."},
-                                            {"role": "user", "content": "look: " + "a" * 70_000}]}
+    body = {
+        "model": "gpt-4o",
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "look: " + "a" * 70_000}],
+    }
     path.write_text(json.dumps(body))
     return path
 
 
 def rows(db: Path) -> dict[str, int]:
     with Library(db) as library:
-        return {table: library.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-                for table in ("sessions", "messages", "bodies")}
+        return {table: library.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in ("sessions", "messages", "bodies")}
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
@@ -55,8 +56,13 @@ def test_a_kill_while_counting_leaves_no_library_rows(tmp_path, path_taken):
     source, db = huge_payload(tmp_path / "huge.json"), tmp_path / "library.db"
     # Counted by tiktoken, whose windows give the hook: quicktok merges the piece in one call.
     env = {**os.environ, "PYTHONPATH": str(ROOT.parent), "FOLDSCOPE_NO_HELPER": "1", "FOLDSCOPE_TOKENIZER": "tiktoken"}
-    child = subprocess.Popen([sys.executable, "-u", "-c", COUNTING, path_taken, str(source), str(db)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-u", "-c", COUNTING, path_taken, str(source), str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "counting"
@@ -87,8 +93,9 @@ def test_one_long_message_reports_its_progress_while_counted(tmp_path, monkeypat
 
     monkeypatch.setattr(long_pieces, "PROGRESS_EVERY", 4096)
     seen: list[tuple[int, int, str]] = []
-    document_module.open_document(huge_payload(tmp_path / "huge.json"), ":memory:",
-                                  lambda done, total, label="": seen.append((done, total, label)))
+    document_module.open_document(
+        huge_payload(tmp_path / "huge.json"), ":memory:", lambda done, total, label="": seen.append((done, total, label))
+    )
     counting = [s for s in seen if "one long message" in s[2]]
     assert counting, seen
 

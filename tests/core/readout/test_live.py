@@ -19,13 +19,14 @@ def test_a_document_grown_step_by_step_equals_the_whole_file_opened(corpus_dev, 
     grow_document(document, follower.session())
     for start in range(40, len(lines), 37):
         with open(live, "ab") as handle:
-            handle.write(b"".join(lines[start:start + 37]))
+            handle.write(b"".join(lines[start : start + 37]))
         follower.poll()
         grow_document(document, follower.session())
     whole = build_document(load_session(live), str(live))
     assert document.tokens == whole.tokens and document.chars == whole.chars
-    assert [(r.estimate, r.counted, r.reported_input) for r in document.requests] == \
-        [(r.estimate, r.counted, r.reported_input) for r in whole.requests]
+    assert [(r.estimate, r.counted, r.reported_input) for r in document.requests] == [
+        (r.estimate, r.counted, r.reported_input) for r in whole.requests
+    ]
     assert document.now_size == whole.now_size and document.unseen_head == whole.unseen_head
     assert document.now_predicted == whole.now_predicted and document.next_basis == whole.next_basis
 
@@ -39,7 +40,8 @@ def test_the_next_request_reads_the_agent_limits_by_its_size_and_the_policy_by_i
     expected = document.now_predicted or document.now_size
     assert nxt.size == expected and nxt.estimate == document.now_size
     assert nxt.reached == {lim.name for lim in nxt.agent if nxt.size >= lim.tokens} | {
-        lim.name for lim in nxt.policy if nxt.estimate >= lim.tokens}
+        lim.name for lim in nxt.policy if nxt.estimate >= lim.tokens
+    }
     assert nxt.text().startswith(f"next request: {nxt.size_name} {nxt.size:,}")
 
 

@@ -14,8 +14,11 @@ from foldscope.core.readout.message_sizes import record_sizes
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.tokens import count_text
 
-FILES = ["claude_code/session-9eda1058.jsonl", "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
-         "pi/pi-mono_large-session.jsonl"]
+FILES = [
+    "claude_code/session-9eda1058.jsonl",
+    "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+    "pi/pi-mono_large-session.jsonl",
+]
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -36,10 +36,10 @@ def test_an_edit_moves_the_next_requests_prediction_by_the_change_in_its_count(c
 
 # Issue 41, finding 5: after Apply fold the GUI showed 46,398 where `inspect` of the same fold showed 46,399 (the GUI
 # moved the loaded prediction by the change at the old ratio, rounding twice; a fold's note also starts a stretch).
-@pytest.mark.parametrize("name,ceiling", [("claude_code/session-9eda1058.jsonl", 30_000),
-                                          ("claude_code/extracted-dd381a75.jsonl", 60_000), (CODEX, 20_000)])
-def test_after_a_fold_the_next_requests_prediction_is_the_one_a_fresh_measure_of_the_folded_session_gives(
-        corpus_dev, name, ceiling):
+@pytest.mark.parametrize(
+    "name,ceiling", [("claude_code/session-9eda1058.jsonl", 30_000), ("claude_code/extracted-dd381a75.jsonl", 60_000), (CODEX, 20_000)]
+)
+def test_after_a_fold_the_next_requests_prediction_is_the_one_a_fresh_measure_of_the_folded_session_gives(corpus_dev, name, ceiling):
     session = load_session(str(corpus_dev / name))
     document = build_document(session, session.source)
     measure = document.measure_for(Policy(max_input_tokens=ceiling))

@@ -21,9 +21,19 @@ def test_the_no_ceiling_notice_suggests_the_window_the_agent_limits_resolve_a_po
 
 
 def test_the_modelled_recording_follows_the_bill_only_where_strategies_stand_beside_it():
-    recorded = {"strategy": "recorded", "reported_requests": 2, "fresh": 10, "cache_read": 5, "cache_write": 1,
-                "cost_usd": 3.0, "modelled_fresh": 12, "modelled_cache_read": 3, "modelled_cache_write": 1,
-                "modelled_cost_usd": 2.5, "peak": 100}
+    recorded = {
+        "strategy": "recorded",
+        "reported_requests": 2,
+        "fresh": 10,
+        "cache_read": 5,
+        "cache_write": 1,
+        "cost_usd": 3.0,
+        "modelled_fresh": 12,
+        "modelled_cache_read": 3,
+        "modelled_cache_write": 1,
+        "modelled_cost_usd": 2.5,
+        "peak": 100,
+    }
     none = {"strategy": "none", "reported_requests": 0, "cost_usd": 2.4}
     columns = beside_bill([recorded, none])
     assert [label for label, _ in columns] == [BILL_LABEL, MODELLED_LABEL, "none"]

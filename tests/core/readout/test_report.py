@@ -21,7 +21,7 @@ HOSTILE = [
     '"><img src="https://evil.example/pixel.png" onerror="alert(1)">',
     "</svg><iframe src=//evil.example></iframe>",
     "<style>@import url(https://evil.example/a.css);</style>",
-    "<a href=\"javascript:alert(1)\">click</a>",
+    '<a href="javascript:alert(1)">click</a>',
     "<link rel=stylesheet href=http://evil.example/b.css>",
 ]
 # Attributes and tags through which a page loads something or runs code.
@@ -43,8 +43,7 @@ class Loads(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attributes = dict(attrs)
-        if tag in LOADING_TAGS and not (tag == "a" and set(attributes) == {"href"}
-                                        and (attributes["href"] or "").startswith("#")):
+        if tag in LOADING_TAGS and not (tag == "a" and set(attributes) == {"href"} and (attributes["href"] or "").startswith("#")):
             self.found.append(f"<{tag}>")
         if "id" in attributes:
             self.ids.add(attributes["id"] or "")
@@ -111,8 +110,9 @@ def test_the_report_shows_the_largest_request_and_parts_adding_up_to_it(corpus_d
     assert data.composition is not None and sum(p.tokens for p in data.composition.parts) == rows[data.largest].counted
     page = render(data)
     row = rows[data.largest]
-    assert (f"request {data.largest}</b>: {row.counted:,} tokens ({row.own_count:,} counted + an unseen head of "
-            f"{row.unseen_head:,})") in page
+    assert (
+        f"request {data.largest}</b>: {row.counted:,} tokens ({row.own_count:,} counted + an unseen head of {row.unseen_head:,})"
+    ) in page
     assert page.count("<rect") >= len(rows)  # one bar per request, and the composition's segments
     titles = [s.title for s in data.sections]
     assert titles[:3] == ["Summary", "Timeline of requests", "What is eating the context"] and "Cost by cause" in titles
@@ -174,16 +174,38 @@ def open_in_chromium(page: Path, work: Path) -> tuple[str, list[str], list[str]]
     """
     net = work / "net.json"
     run = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-extensions", f"--user-data-dir={work / 'profile'}", "--enable-logging=stderr", "--v=0",
-         f"--log-net-log={net}", "--virtual-time-budget=3000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=False)
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-extensions",
+            f"--user-data-dir={work / 'profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--log-net-log={net}",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert shutil.which(CHROMIUM) and run.returncode == 0, run.stderr[-2000:]
     console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
     events = json.loads(net.read_text()).get("events", [])
-    requested = sorted({e["params"]["url"] for e in events
-                        if str(e.get("params", {}).get("network_isolation_key", "")).startswith("file://")
-                        and not e["params"].get("url", "file:").startswith(("file:", "data:"))})
+    requested = sorted(
+        {
+            e["params"]["url"]
+            for e in events
+            if str(e.get("params", {}).get("network_isolation_key", "")).startswith("file://")
+            and not e["params"].get("url", "file:").startswith(("file:", "data:"))
+        }
+    )
     return run.stdout, console, requested
 
 
@@ -204,8 +226,7 @@ def test_the_reports_timeline_draws_each_requests_predicted_input_as_requests_an
 FLAT = "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"  # gpt-5.3-codex: one flat tier
 
 
-def test_the_report_replay_says_no_ceiling_lets_the_strategies_act_and_sets_the_modelled_recording_beside_the_bill(
-        corpus_dev):
+def test_the_report_replay_says_no_ceiling_lets_the_strategies_act_and_sets_the_modelled_recording_beside_the_bill(corpus_dev):
     """Issue 41, finding 3: the page's replay gives the CLI's notice and caveat, and the modelled recording's row."""
     from foldscope.core.readout.replay_facts import no_ceiling_line
     from foldscope.core.readout.report import esc, replay_section
@@ -224,6 +245,7 @@ def test_the_report_replay_says_no_ceiling_lets_the_strategies_act_and_sets_the_
     assert f"${recorded['cost_usd']:,.4f}</td></tr>" in billed_row
     assert f"${recorded['modelled_cost_usd']:,.4f}</td></tr>" in modelled_row
     assert "set them against recorded&#x27;s modelled cost" in body and "not its bill" in body
+
 
 # Issue 41, finding 5: the summary said the unseen head "every request carried" was the latest stretch's (33,308)
 # while its own composition of an earlier request showed that request's stretch's (50,809).
@@ -355,7 +377,20 @@ def test_in_chromium_the_report_shows_legend_total_and_conversation_and_prints_t
     assert "legend keys" in dom and f"<b>{total}</b>" in dom and "The conversation (" in dom
     assert console == [] and requested == []
     pdf = tmp_path / "report.pdf"
-    run = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
-                          f"--user-data-dir={tmp_path / 'print'}", f"--print-to-pdf={pdf}", out.as_uri()],
-                         capture_output=True, text=True, timeout=120, check=False)
+    run = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-pdf-header-footer",
+            f"--user-data-dir={tmp_path / 'print'}",
+            f"--print-to-pdf={pdf}",
+            out.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == 0 and pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 20_000

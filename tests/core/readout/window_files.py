@@ -12,12 +12,33 @@ from tests.core.live_sessions import SESSION, append, rounds
 def compaction(n: int, pre_tokens: int, trigger: str = "auto") -> list[dict]:
     """A compaction after round n: its boundary and the summary that continues the conversation."""
     at = f"2026-05-01T11:{n // 60:02d}:{n % 60:02d}Z"
-    return [{"type": "system", "subtype": "compact_boundary", "uuid": f"b{n}", "parentUuid": None,
-             "logicalParentUuid": f"a{n}", "sessionId": SESSION, "timestamp": at, "content": "Conversation compacted",
-             "level": "info", "isMeta": False, "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens}},
-            {"type": "user", "uuid": f"s{n}", "parentUuid": f"b{n}", "sessionId": SESSION, "timestamp": at,
-             "isCompactSummary": True, "message": {"role": "user", "content": "This session is being continued from a "
-                                                   "previous conversation that ran out of context. Summary: ..."}}]
+    return [
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": f"b{n}",
+            "parentUuid": None,
+            "logicalParentUuid": f"a{n}",
+            "sessionId": SESSION,
+            "timestamp": at,
+            "content": "Conversation compacted",
+            "level": "info",
+            "isMeta": False,
+            "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens},
+        },
+        {
+            "type": "user",
+            "uuid": f"s{n}",
+            "parentUuid": f"b{n}",
+            "sessionId": SESSION,
+            "timestamp": at,
+            "isCompactSummary": True,
+            "message": {
+                "role": "user",
+                "content": "This session is being continued from a previous conversation that ran out of context. Summary: ...",
+            },
+        },
+    ]
 
 
 def claude_code_file(path: Path, model: str, compacted_at: tuple[int, ...] = (), trigger: str = "auto") -> Path:

@@ -28,15 +28,24 @@ def standalone_fold(session: Session, view, layouts: Layouts) -> Fold:
         if m.id not in record:
             record.append(m)  # the replay's own notes and copies
     ids = [m.id for m in view]
-    at = Session(record=record, view=ids, format=session.format, source=session.source, model=session.model,
-                 scale=layouts.scale, unseen_head=layouts.head, extras=dict(session.extras))
+    at = Session(
+        record=record,
+        view=ids,
+        format=session.format,
+        source=session.source,
+        model=session.model,
+        scale=layouts.scale,
+        unseen_head=layouts.head,
+        extras=dict(session.extras),
+    )
     at.branch_metadata[DELIVERED_KEY] = ids
     return Fold(at, layouts.measure.over(at), clock=lambda: 0.0)
 
 
 @pytest.mark.parametrize("name,ceiling", REAL)
 def test_d4_replay_adr_is_over_the_ceiling_only_where_a_standalone_fold_cannot_bring_it_under_and_records_it_refused(
-        corpus_dev, name, ceiling):
+    corpus_dev, name, ceiling
+):
     session = load_session(corpus_dev / name)
     layouts = Layouts(Measure(session, Policy(max_input_tokens=ceiling)))
     run = run_strategy(session, "adr", layouts, keep_views=True)
@@ -66,8 +75,7 @@ def test_d4_replay_adr_folds_with_the_replays_own_unseen_head_not_the_sessions(c
     # cache_check gives it) must fold on that one, so without the head the line is crossed later.
     session = load_session(corpus_dev / "claude_code/session-196820da.jsonl")
     measure = Measure(session, Policy(max_input_tokens=60_000))
-    first = [next(r.request for r in run_strategy(session, "adr", Layouts(measure, head=head)).rows if r.folds)
-             for head in (None, 0)]
+    first = [next(r.request for r in run_strategy(session, "adr", Layouts(measure, head=head)).rows if r.folds) for head in (None, 0)]
     assert session.unseen_head > 10_000 and first[0] < first[1]
 
 
@@ -80,8 +88,7 @@ def test_d4_a_request_refused_in_replay_sends_nothing_costs_nothing_and_the_repl
     assert run.rows[-1].request == len(session.trace) - 1
     totals = run.totals()
     assert totals["refused"] == len(refused)
-    assert totals["cost_usd"] is None or totals["cost_usd"] == pytest.approx(
-        sum(r.cost_usd for r in run.rows if not r.refused))
+    assert totals["cost_usd"] is None or totals["cost_usd"] == pytest.approx(sum(r.cost_usd for r in run.rows if not r.refused))
     assert "refused" in run_strategy(session, "band", measure).totals()  # every strategy's totals say it
 
 
@@ -96,19 +103,21 @@ def test_amendment_4_replay_adr_with_caching_folds_under_the_protected_first_rou
     assert sum(r.folds for r in run.rows) > 0
     carried = [k for k, view in enumerate(run.views) if set(first.members) <= {m.id for m in view}]
     assert carried, "the first round reaches a request whole"
-    for row, view in zip(run.rows[carried[0]:], run.views[carried[0]:]):
+    for row, view in zip(run.rows[carried[0] :], run.views[carried[0] :]):
         assert set(first.members) <= {m.id for m in view}, f"request {row.request} folded the protected first round"
 
 
 def sizes_decided(session: Session, layouts: Layouts) -> dict[int, int]:
     """Each request's size as the fold decided on it (its view's last version), replayed on its own."""
     from foldscope.core.fold.history import replay_folds
+
     replay = replay_folds(session, layouts.measure, clock=lambda: 0.0, scale=layouts.scale, head=layouts.head)
     return {v.request: v.estimate for v in replay.versions}
 
 
-@pytest.mark.parametrize("policy", [Policy(max_input_tokens=20_000),
-                                    Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=True)])
+@pytest.mark.parametrize(
+    "policy", [Policy(max_input_tokens=20_000), Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=True)]
+)
 def test_replay_adr_shows_each_request_at_the_size_the_fold_decided_on(policy):
     # The lab lays adr's requests out under the fold's own measure (its working record and first round), so the
     # size a row shows is the one the fold decided on; a request the replay shows over the ceiling is one the fold
@@ -118,8 +127,7 @@ def test_replay_adr_shows_each_request_at_the_size_the_fold_decided_on(policy):
     rows = run_strategy(session, "adr", layouts).rows
     decided = sizes_decided(load_session(demo_path()), layouts)
     assert sum(r.folds for r in rows) > 0
-    assert [(r.request, r.estimate) for r in rows if not r.refused] == [
-        (r.request, decided[r.request]) for r in rows if not r.refused]
+    assert [(r.request, r.estimate) for r in rows if not r.refused] == [(r.request, decided[r.request]) for r in rows if not r.refused]
 
 
 def test_replay_adr_on_real_files_shows_each_request_at_the_size_the_fold_decided_on(corpus_dev):
@@ -136,6 +144,7 @@ def test_replay_adr_shows_the_size_the_fold_decided_on_where_the_file_froze_anot
     # requests decide their own. The rows must show the fold's compile, not the file's.
     from foldscope.core.fold.history import replay_folds
     from foldscope.core.request.first_round import read_decision
+
     policy = Policy(max_input_tokens=20_000, tool_result_max_chars=4_000, prompt_caching=True)
     probe = load_session(demo_path())
     layouts = Layouts(Measure(probe, policy), scale=1.0)

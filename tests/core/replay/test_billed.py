@@ -17,8 +17,20 @@ from foldscope.core.replay.lab import replay_runs
 from foldscope.core.request.measure import Measure
 
 AGENTS = ("claude_code", "codex", "pi")
-SHARED = ("strategy", "requests", "refused", "fresh", "cache_read", "cache_write", "cache_write_1h", "output", "folds",
-          "cost_usd", "reported_requests", "reported_over_ceiling")
+SHARED = (
+    "strategy",
+    "requests",
+    "refused",
+    "fresh",
+    "cache_read",
+    "cache_write",
+    "cache_write_1h",
+    "output",
+    "folds",
+    "cost_usd",
+    "reported_requests",
+    "reported_over_ceiling",
+)
 
 
 def corpus_files(corpus_dev, agents=AGENTS + ("lionagi",)):
@@ -33,6 +45,7 @@ def corpus_files(corpus_dev, agents=AGENTS + ("lionagi",)):
 def no_tokenising(monkeypatch):
     def refuse():
         raise AssertionError("tokenised")
+
     monkeypatch.setattr(tokens, "encoding", refuse)
 
 
@@ -75,8 +88,7 @@ def link_folder(tmp_path, corpus_dev, agents=AGENTS):
     return folder
 
 
-def test_replay_folder_recorded_reads_the_reported_usage_and_count_asks_for_the_counted_figures(
-        tmp_path, corpus_dev, monkeypatch, capsys):
+def test_replay_folder_recorded_reads_the_reported_usage_and_count_asks_for_the_counted_figures(tmp_path, corpus_dev, monkeypatch, capsys):
     folder = link_folder(tmp_path, corpus_dev)
     assert main(["replay", str(folder), "--strategy", "recorded", "--json", "--count", "--workers", "1"]) == 0
     counted = json.loads(capsys.readouterr().out)["table"]
@@ -102,8 +114,11 @@ def test_a_session_that_reported_no_usage_is_counted_in_the_folder_summary(tmp_p
 
 def test_sessions_lists_every_corpus_session_priced_without_tokenising(tmp_path, corpus_dev, monkeypatch, capsys):
     home = tmp_path / "home"
-    places = {"claude_code": home / ".claude" / "projects" / "p", "codex": home / ".codex" / "sessions" / "2026",
-              "pi": home / ".pi" / "agent" / "sessions" / "p"}
+    places = {
+        "claude_code": home / ".claude" / "projects" / "p",
+        "codex": home / ".codex" / "sessions" / "2026",
+        "pi": home / ".pi" / "agent" / "sessions" / "p",
+    }
     for agent, place in places.items():
         place.mkdir(parents=True)
         for path in sorted((corpus_dev / agent).glob("*.jsonl")):
@@ -133,8 +148,7 @@ def test_a_session_that_switches_models_is_summarised_at_each_requests_own_price
     sessions = [load_session(path), load_session(path)]
     for session in sessions:
         n = len(session.trace)
-        session.trace = [replace(r, model="claude-haiku-4-5-20251001") if n // 3 <= r.index < 2 * n // 3 else r
-                         for r in session.trace]
+        session.trace = [replace(r, model="claude-haiku-4-5-20251001") if n // 3 <= r.index < 2 * n // 3 else r for r in session.trace]
     untokenised = billed_summary(sessions[0], Policy())["totals"][0]
     counted = replay_runs(sessions[1], ["recorded"], Measure(sessions[1])).runs[0].totals()
     assert untokenised["cost_usd"] == counted["cost_usd"]

@@ -95,8 +95,7 @@ def test_more_than_four_marks_or_1h_after_5m_is_refused():
 
 
 def test_automatic_caching_reads_the_common_prefix_in_128_token_steps_from_1024():
-    assert [automatic_read(n, CacheRules.openai()) for n in (0, 1023, 1024, 1151, 1152, 5000)] == [
-        0, 0, 1024, 1024, 1152, 4992]
+    assert [automatic_read(n, CacheRules.openai()) for n in (0, 1023, 1024, 1151, 1152, 5000)] == [0, 0, 1024, 1024, 1152, 4992]
     r0 = layout("ab", [3000, 2000], at=0)
     r1 = layout("abc", [3000, 2000, 100], at=5)
     r2 = layout("aX", [3000, 40], at=6)

@@ -39,8 +39,9 @@ def first_fold(run) -> int:
 def test_the_default_estimator_is_the_specs_and_names_itself(corpus_dev, name):
     session = load_session(str(corpus_dev / name))
     default = replay(session, ["adr", "recorded", "band"], Measure(session))
-    explicit = replay(load_session(str(corpus_dev / name)), ["adr", "recorded", "band"],
-                      Measure(load_session(str(corpus_dev / name))), estimator="adr")
+    explicit = replay(
+        load_session(str(corpus_dev / name)), ["adr", "recorded", "band"], Measure(load_session(str(corpus_dev / name))), estimator="adr"
+    )
     assert default == explicit
     assert default["settings"]["estimator"] == "adr"
     by = {t["strategy"]: t for t in default["totals"]}
@@ -85,8 +86,7 @@ def test_with_predicted_the_fold_decides_on_the_predicted_input_and_triggers_lat
 
 
 @pytest.mark.parametrize(("name", "ceiling"), [(PI, 180_000), (PI, 40_000), (CODEX, 45_000), (CODEX, 19_000)])
-def test_no_request_the_provider_reported_under_the_ceiling_is_refused_by_the_predicted_estimator(
-        corpus_dev, name, ceiling):
+def test_no_request_the_provider_reported_under_the_ceiling_is_refused_by_the_predicted_estimator(corpus_dev, name, ceiling):
     measure = scaled_measure(corpus_dev, name, ceiling)
     predicted, rec = runs(measure, "predicted")
     reported = {r.request: r.reported_input for r in rec.rows}

@@ -149,23 +149,23 @@ def test_a_layout_equals_the_one_built_whole_whatever_was_measured_between_two_l
     seen: set = set()  # every block key laid out so far
     for op, n in steps:
         if op == "arrive":
-            view = view + record[taken:taken + n]
+            view = view + record[taken : taken + n]
             taken = min(len(record), taken + n)
         elif op == "fold" and len(view) > 3:
             a = 2 + n % (len(view) - 2)
             made += 1
             note = Message(f"note{made}", "note", None, {"assistant_response": f"folded {len(view) - a}"})
-            view = view[:a] + [note] + view[a + 2:]
+            view = view[:a] + [note] + view[a + 2 :]
         elif op == "swap" and len(view) > 1:
             i = n % len(view)
             old = view[i]
-            view = view[:i] + [Message(old.id, old.kind, old.created_at, old.content, old.metadata)] + view[i + 1:]
+            view = view[:i] + [Message(old.id, old.kind, old.created_at, old.content, old.metadata)] + view[i + 1 :]
         elif op == "fresh":
             taken = n % (len(record) + 1)
             view = list(record[:taken])
         elif op == "probe":  # the view as it stands, or a start of it, with the next messages
             cut = len(view) if n % 2 else n % (len(view) + 1)
-            fast.estimate(view[:cut] + record[taken:taken + n % 3])
+            fast.estimate(view[:cut] + record[taken : taken + n % 3])
             continue
         got, want = fast.layout(view, (), None), whole.layout(view, (), None)
         assert (got.keys, got.ends) == (want.keys, want.ends)

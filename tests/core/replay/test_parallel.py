@@ -47,12 +47,15 @@ def test_each_result_is_said_done_once_when_in_hand():
     assert sorted(seen) == [0, 1, 2] and seen[0] == 0 and len(out) == 3
 
 
-@pytest.mark.parametrize("how, why", [
-    ("raise", "failed (ValueError: the child broke)"),
-    ("kill", "failed (killed by SIGKILL)"),
-    ("exit", "failed (exited with status 3 and no readable answer)"),
-    ("unpicklable", "failed (TypeError: cannot pickle '_thread.lock' object)"),
-])
+@pytest.mark.parametrize(
+    "how, why",
+    [
+        ("raise", "failed (ValueError: the child broke)"),
+        ("kill", "failed (killed by SIGKILL)"),
+        ("exit", "failed (exited with status 3 and no readable answer)"),
+        ("unpicklable", "failed (TypeError: cannot pickle '_thread.lock' object)"),
+    ],
+)
 def test_a_child_that_fails_is_said_in_one_line_and_its_jobs_run_here(how, why):
     def job():
         if in_a_child():
@@ -203,8 +206,13 @@ def test_progress_in_parallel_counts_only_the_strategies_whose_runs_are_in_hand(
     session = load_session(demo_path())
     names = ["adr", "band", "compaction"]
     calls = []
-    lab.replay_runs(session, names, Measure(session, Policy(max_input_tokens=20_000)), workers=2,
-                    report=lambda done, total, label: calls.append((done, total, label)))
+    lab.replay_runs(
+        session,
+        names,
+        Measure(session, Policy(max_input_tokens=20_000)),
+        workers=2,
+        report=lambda done, total, label: calls.append((done, total, label)),
+    )
     per = len(session.trace)
     # a process each: the parent's adr once done, then compaction and band as their children's answers are read
     assert calls == [(per, 3 * per, "adr"), (2 * per, 3 * per, "compaction"), (3 * per, 3 * per, "band")]

@@ -48,14 +48,16 @@ def test_a_session_that_switches_models_is_billed_at_each_requests_own_model(cor
     # The dev corpus's sessions keep one model for every billed request: switch the middle third to haiku.
     session = load_session(str(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl"))
     n = len(session.trace)
-    session.trace = [replace(r, model="claude-haiku-4-5-20251001") if n // 3 <= r.index < 2 * n // 3 else r
-                     for r in session.trace]
+    session.trace = [replace(r, model="claude-haiku-4-5-20251001") if n // 3 <= r.index < 2 * n // 3 else r for r in session.trace]
     run = replay_runs(session, ["recorded"], under(session)).runs[0]
     opus, haiku = lookup_prices("claude-opus-4-5"), lookup_prices("claude-haiku-4-5")
     assert opus is not None and haiku is not None
-    bill = sum((haiku if r.model.startswith("claude-haiku") else opus).cost(
-        r.usage.input, r.usage.cache_read, r.usage.cache_write - r.usage.cache_write_1h, r.usage.cache_write_1h,
-        r.usage.output) for r in session.trace)
+    bill = sum(
+        (haiku if r.model.startswith("claude-haiku") else opus).cost(
+            r.usage.input, r.usage.cache_read, r.usage.cache_write - r.usage.cache_write_1h, r.usage.cache_write_1h, r.usage.output
+        )
+        for r in session.trace
+    )
     at_one_price = sum(opus.cost(r.fresh, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output) for r in run.rows)
     assert run.totals()["cost_usd"] == pytest.approx(bill, rel=1e-6)
     assert run.totals()["cost_usd"] < at_one_price * 0.9

@@ -88,6 +88,7 @@ def test_band_folds_stalest_first_down_to_min_target():
     m = Layouts(under(s))
     settings = under(s, ceiling=m.estimate(s.record) // 2)
     from foldscope.core.replay.strategies import band
+
     steps = [st for st in band(s, Layouts(settings)) if st.folds]
     assert steps
     for st in steps:
@@ -107,6 +108,7 @@ def test_band_never_folds_the_head_the_task_or_the_open_tail():
     s = tool_session(30)
     settings = under(s, ceiling=Layouts(under(s)).estimate(list(s.record)) // 2)
     from foldscope.core.replay.strategies import band
+
     for step in band(s, Layouts(settings)):
         ids = [m.id for m in step.view]
         assert ids[:2] == ["sys", "task"]
@@ -130,8 +132,12 @@ def test_compaction_counts_its_summary_request():
 
 def test_totals_add_up_and_cost_follows_the_rows():
     s = tool_session(20)
-    out = replay(s, ["recorded", "none", "band", "compaction"],
-                 under(s, ceiling=Layouts(under(s)).estimate(list(s.record)) // 2, caching=True), prices=HAIKU)
+    out = replay(
+        s,
+        ["recorded", "none", "band", "compaction"],
+        under(s, ceiling=Layouts(under(s)).estimate(list(s.record)) // 2, caching=True),
+        prices=HAIKU,
+    )
     for totals in out["totals"]:
         rows = [r for r in out["rows"] if r["strategy"] == totals["strategy"]]
         assert totals["requests"] == len(rows)
@@ -195,6 +201,7 @@ def test_band_nests_the_stalest_briefs_once_consolidate_after_roots_stand():
     # pi-fold 3.1.0: consolidateAfter is how many visible roots a parent is owed; folds nest, never partly overlap.
     # Without nesting a long session's briefs pile up until they alone pass max_target and every request commits.
     from foldscope.core.replay.strategies import CONSOLIDATE_AFTER, band
+
     s = tool_session(300)
     settings = under(s, ceiling=Layouts(under(s)).estimate(list(s.record)) // 40)
     order = {m.id: i for i, m in enumerate(s.record)}
@@ -234,11 +241,10 @@ def _brief_written_whole(session, span, max_chars):
 
 
 @given(hs.integers(0, 39), hs.integers(1, 40), hs.integers(1, 3_000))
-def test_a_brief_stops_reading_its_span_past_its_bound_and_writes_what_writing_it_whole_then_cutting_gives(
-        start, length, max_chars):
+def test_a_brief_stops_reading_its_span_past_its_bound_and_writes_what_writing_it_whole_then_cutting_gives(start, length, max_chars):
     # A compaction's span is the whole view: the lines past the bound are never rendered, and the brief is the same.
     s = _forty_rounds()
-    span = list(s.record)[start:start + length]
+    span = list(s.record)[start : start + length]
     assert brief(s, span, max_chars) == _brief_written_whole(s, span, max_chars)
 
 

@@ -38,8 +38,14 @@ def _fleet(folder, sizes=(4, 6, 8)):
 
 
 def test_a_grid_is_every_combination_of_the_values_given():
-    points = grid(ceilings=["20000", "auto"], fold_ats=[0.8, 0.9], targets=[0.5], result_maxes=[None, 4000],
-                  cachings=[True, False], strategies=["adr", "band"])
+    points = grid(
+        ceilings=["20000", "auto"],
+        fold_ats=[0.8, 0.9],
+        targets=[0.5],
+        result_maxes=[None, 4000],
+        cachings=[True, False],
+        strategies=["adr", "band"],
+    )
     assert len(points) == 2 * 2 * 1 * 2 * 2 * 2
     assert len({p.name for p in points}) == len(points)  # each policy is named apart in the table
 
@@ -52,11 +58,18 @@ def test_a_grid_refuses_a_bad_value_by_name_before_any_session_is_read():
 
 
 def test_named_profiles_become_points_with_their_strategies():
-    points = points_from_profiles({"tight": {"max_input_tokens": 20000, "strategies": ["adr", "band"]},
-                                   "cached": {"max_input_tokens": 30000, "prompt_caching": True}}, "p.yaml")
+    points = points_from_profiles(
+        {
+            "tight": {"max_input_tokens": 20000, "strategies": ["adr", "band"]},
+            "cached": {"max_input_tokens": 30000, "prompt_caching": True},
+        },
+        "p.yaml",
+    )
     assert [(p.name, p.strategy, p.ceiling, p.caching) for p in points] == [
-        ("tight (adr)", "adr", "20000", None), ("tight (band)", "band", "20000", None),
-        ("cached", "adr", "30000", True)]
+        ("tight (adr)", "adr", "20000", None),
+        ("tight (band)", "band", "20000", None),
+        ("cached", "adr", "30000", True),
+    ]
     with pytest.raises(PolicyError, match="p.yaml: bad"):
         points_from_profiles({"bad": {"max_input_tokens": 0}}, "p.yaml")
 
@@ -103,14 +116,26 @@ def test_the_local_and_dask_engines_give_byte_identical_results(tmp_path, corpus
 
 def test_the_recommendation_is_the_cheapest_policy_with_nothing_over_the_ceiling():
     rows = [
-        {"policy": "cheap but over", "strategy": "adr", "sessions": 3, "refused": 0, "over_ceiling": 2,
-         "cost_usd": 1.0, "cost_vs_recorded": 0.4},
-        {"policy": "refuses", "strategy": "adr", "sessions": 3, "refused": 1, "over_ceiling": 0,
-         "cost_usd": 1.5, "cost_vs_recorded": 0.5},
-        {"policy": "safe", "strategy": "band", "sessions": 3, "refused": 0, "over_ceiling": 0,
-         "cost_usd": 2.0, "cost_vs_recorded": 0.8},
-        {"policy": "safe but dear", "strategy": "none", "sessions": 3, "refused": 0, "over_ceiling": 0,
-         "cost_usd": 3.0, "cost_vs_recorded": 1.0},
+        {
+            "policy": "cheap but over",
+            "strategy": "adr",
+            "sessions": 3,
+            "refused": 0,
+            "over_ceiling": 2,
+            "cost_usd": 1.0,
+            "cost_vs_recorded": 0.4,
+        },
+        {"policy": "refuses", "strategy": "adr", "sessions": 3, "refused": 1, "over_ceiling": 0, "cost_usd": 1.5, "cost_vs_recorded": 0.5},
+        {"policy": "safe", "strategy": "band", "sessions": 3, "refused": 0, "over_ceiling": 0, "cost_usd": 2.0, "cost_vs_recorded": 0.8},
+        {
+            "policy": "safe but dear",
+            "strategy": "none",
+            "sessions": 3,
+            "refused": 0,
+            "over_ceiling": 0,
+            "cost_usd": 3.0,
+            "cost_vs_recorded": 1.0,
+        },
     ]
     rec = recommend(rows)
     assert rec["policy"] == "safe"
@@ -216,8 +241,7 @@ def test_tune_refuses_a_bad_grid_value_in_one_line(tmp_path, capsys):
 SMALL = "codex/rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"  # one request, unseen head 34k
 
 
-def test_a_sweep_sets_each_policy_beside_the_modelled_recording_and_a_refusing_policys_cost_is_not_comparable(
-        capsys, corpus_dev):
+def test_a_sweep_sets_each_policy_beside_the_modelled_recording_and_a_refusing_policys_cost_is_not_comparable(capsys, corpus_dev):
     """Issue 41, findings 3 and 4 in tune: the modelled recording stands beside the policies, the bill is the bill,
     and a policy that refused requests (here every one: the ceiling is under the file's unseen head) is not free."""
     path = str(corpus_dev / SMALL)
@@ -241,7 +265,8 @@ def test_a_sweep_sets_each_policy_beside_the_modelled_recording_and_a_refusing_p
     assert [line for line in lines if "no ceiling in" in line] == [
         f"{free['policy']}: no ceiling in 1 of 1 sessions (none given, or auto on a model with one flat price tier), "
         "so adr does not act there; give one with --ceiling N (`foldscope replay FILE` names each session's agent "
-        "window and compaction point)"]
+        "window and compaction point)"
+    ]
     assert f"${base['modelled_cost_usd']:,.4f}" in row and f"${base['cost_usd']:,.4f}" in row
 
 
@@ -258,8 +283,12 @@ def test_the_dask_engine_without_a_loopback_says_so_in_one_line_at_once(tmp_path
         pytest.skip(f"unshare -n is not allowed here ({probe.stderr.decode().strip()})")
     paths = _fleet(tmp_path, sizes=(4,))
     start = time.monotonic()
-    done = subprocess.run(["unshare", "-n", sys.executable, "-m", "foldscope", "tune", *paths, "--engine", "dask",
-                           "--ceiling", "3000"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["unshare", "-n", sys.executable, "-m", "foldscope", "tune", *paths, "--engine", "dask", "--ceiling", "3000"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     elapsed = time.monotonic() - start
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "loopback" in done.stderr and "--engine local" in done.stderr

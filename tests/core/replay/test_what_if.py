@@ -23,8 +23,11 @@ def compacting_session():
     answers, note = [], None
     for k in range(5):
         if k == 4:  # recorded before the answer of request 3, as a source writes its compaction
-            note = b.add("note", {"assistant_response": "rounds 0 and 1 compacted"},
-                         {"context_first_index": 2, "context_replaced": list(range(2, 8))})
+            note = b.add(
+                "note",
+                {"assistant_response": "rounds 0 and 1 compacted"},
+                {"context_first_index": 2, "context_replaced": list(range(2, 8))},
+            )
         answers.append(b.answer(f"round {k}"))
         b.round([text_of(2_000, k)])
     b.answer("done")
@@ -79,8 +82,9 @@ def test_replay_from_reports_before_each_request_and_stops_where_report_raises()
     k = 5
     measure = Measure(session, None)
     reports: list[tuple[int, int]] = []
-    steps = replay_from(session, session_at_request(session, k), k, measure,
-                        report=lambda done, total, label: reports.append((done, total)))
+    steps = replay_from(
+        session, session_at_request(session, k), k, measure, report=lambda done, total, label: reports.append((done, total))
+    )
     total = len(session.trace) - k
     assert len(steps) == total and reports == [(n, total) for n in range(total)]
     assert [s.counted for s in steps] == [s.counted for s in replay_from(session, session_at_request(session, k), k, measure)]

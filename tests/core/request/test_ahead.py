@@ -31,12 +31,26 @@ def tool_session(turns: int, chars: int = 3000, thinking: bool = False) -> Sessi
         msgs.append(Message(f"u{k}", "instruction", t, {"instruction": text_of(chars // 3, seed=k)}))
         for c in range(3):
             cid = f"toolu_{k}_{c}"
-            msgs.append(Message(cid, "action_request", t + 1, {"function": "Read", "arguments": {"path": f"src/{k}_{c}.py"}},
-                                metadata={"call_id": cid}))
+            msgs.append(
+                Message(
+                    cid, "action_request", t + 1, {"function": "Read", "arguments": {"path": f"src/{k}_{c}.py"}}, metadata={"call_id": cid}
+                )
+            )
             trace.append(Request(len(trace), tuple(m.id for m in msgs), cid, Usage(input=10 + len(trace))))
-            msgs.append(Message(f"r{k}_{c}", "action_response", t + 2,
-                                {"function": "Read", "arguments": {"path": f"src/{k}_{c}.py"}, "output": text_of(chars, seed=1000 * k + c),
-                                 "action_request_id": cid}, metadata={"call_id": cid}))
+            msgs.append(
+                Message(
+                    f"r{k}_{c}",
+                    "action_response",
+                    t + 2,
+                    {
+                        "function": "Read",
+                        "arguments": {"path": f"src/{k}_{c}.py"},
+                        "output": text_of(chars, seed=1000 * k + c),
+                        "action_request_id": cid,
+                    },
+                    metadata={"call_id": cid},
+                )
+            )
             t += 3
         thought = {"thinking": text_of(chars // 2, seed=7000 + k)} if thinking else {}
         msgs.append(Message(f"a{k}", "assistant", t, {"assistant_response": text_of(chars // 4, seed=-k)}, metadata=thought))
@@ -79,7 +93,9 @@ def inline(session: Session, policy: Policy | None, monkeypatch, counter: Counte
         return rows_of(report)
 
 
-@pytest.mark.parametrize("policy", [None, Policy(prompt_caching=True), Policy(tool_result_max_chars=2000)], ids=["plain", "caching", "bound"])
+@pytest.mark.parametrize(
+    "policy", [None, Policy(prompt_caching=True), Policy(tool_result_max_chars=2000)], ids=["plain", "caching", "bound"]
+)
 def test_every_request_counts_the_same_whether_its_bodies_were_counted_ahead_or_in_line(eager, monkeypatch, policy):
     session = tool_session(30)
     alone = Counter()
@@ -119,8 +135,9 @@ def test_counts_made_ahead_are_used_as_the_child_made_them(eager, monkeypatch):
 
 
 def test_the_dev_corpus_measures_the_same_with_counting_ahead(eager, monkeypatch, corpus_dev):
-    files = sorted(p for p in corpus_dev.rglob("*") if p.suffix in (".jsonl", ".json") and "tmp-private" not in p.parts
-                   and "manifest" not in p.name)
+    files = sorted(
+        p for p in corpus_dev.rglob("*") if p.suffix in (".jsonl", ".json") and "tmp-private" not in p.parts and "manifest" not in p.name
+    )
     assert files
     used = 0
     for path in files:
@@ -143,17 +160,21 @@ def fake_child(tmp_path: Path, body: str) -> str:
     return str(script)
 
 
-@pytest.mark.parametrize("body", [
-    "import sys; sys.exit(3)",  # dies at once
-    # answers every batch with the wrong number of counts
-    "import sys, os\nfrom foldscope.core.request import tokens\n"
-    "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
-    "while True:\n    tokens._receive(down)\n    tokens._send(up, [1])",
-    # answers every batch with as many counts, none of them a number
-    "import sys, os\nfrom foldscope.core.request import tokens\n"
-    "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
-    "while True:\n    tokens._send(up, ['x'] * len(tokens._receive(down)[1]))",
-], ids=["dies", "answers out of step", "answers words"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "import sys; sys.exit(3)",  # dies at once
+        # answers every batch with the wrong number of counts
+        "import sys, os\nfrom foldscope.core.request import tokens\n"
+        "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
+        "while True:\n    tokens._receive(down)\n    tokens._send(up, [1])",
+        # answers every batch with as many counts, none of them a number
+        "import sys, os\nfrom foldscope.core.request import tokens\n"
+        "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
+        "while True:\n    tokens._send(up, ['x'] * len(tokens._receive(down)[1]))",
+    ],
+    ids=["dies", "answers out of step", "answers words"],
+)
 def test_a_child_that_fails_costs_time_never_a_figure(eager, monkeypatch, tmp_path, body):
     session = tool_session(12)
     expected = inline(session, None, monkeypatch)
@@ -170,11 +191,13 @@ def test_a_child_that_never_answers_is_given_up_on_and_nothing_is_left_running(e
     expected = inline(session, None, monkeypatch)
     monkeypatch.setattr(ahead, "WAIT_SECONDS", 3.0)  # long enough for the first answer on a loaded machine
     # Answers the first batch truly (so the measure waits for it from then on), then never answers again.
-    body = ("import sys, os\nfrom foldscope.core.request import tokens\n"
-            "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
-            "encode = tokens.encoding().encode_ordinary\n"
-            "tokens._send(up, [len(encode(t)) for t in tokens._receive(down)[1]])\n"
-            "while True:\n    tokens._receive(down)")
+    body = (
+        "import sys, os\nfrom foldscope.core.request import tokens\n"
+        "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
+        "encode = tokens.encoding().encode_ordinary\n"
+        "tokens._send(up, [len(encode(t)) for t in tokens._receive(down)[1]])\n"
+        "while True:\n    tokens._receive(down)"
+    )
     monkeypatch.setattr(ahead.sys, "executable", fake_child(tmp_path, body))
     before = threading.active_count()
     assert rows_of(measure_trace(session, counter=Counter())) == expected
@@ -214,9 +237,10 @@ def test_a_record_whose_text_is_in_results_outputs_is_worth_a_child(monkeypatch)
     """A lionagi Branch keeps nearly all its text inside each result's output mapping, none in plain strings: its
     50,000 messages (151 MB) were counted without the child, and inspect took 29 s instead of 18."""
     output = {"content": [{"type": "text", "text": text_of(5000, seed=3)}], "is_error": False}
-    msgs = [Message("c", "action_request", 0, {"function": "Read", "arguments": {}, "action_response_id": "r"}),
-            Message("r", "action_response", 1, {"function": "Read", "arguments": {}, "output": output,
-                                                "action_request_id": "c"})]
+    msgs = [
+        Message("c", "action_request", 0, {"function": "Read", "arguments": {}, "action_response_id": "r"}),
+        Message("r", "action_response", 1, {"function": "Read", "arguments": {}, "output": output, "action_request_id": "c"}),
+    ]
     monkeypatch.setattr(ahead, "START_CHARS", 5000)
     assert ahead.CountsAhead.worth(FullRecord(msgs))
 
@@ -250,9 +274,10 @@ def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
     assert not ahead.CountsAhead.wanted()
 
 
-@pytest.mark.parametrize(("cores", "idle", "load", "free"), [
-    (1, 1.0, 0.0, False), (2, 0.6, 3.0, True), (2, 0.4, 0.0, False), (2, None, 1.4, True), (2, None, 1.6, False),
-    (8, None, 6.0, True)])
+@pytest.mark.parametrize(
+    ("cores", "idle", "load", "free"),
+    [(1, 1.0, 0.0, False), (2, 0.6, 3.0, True), (2, 0.4, 0.0, False), (2, None, 1.4, True), (2, None, 1.6, False), (8, None, 6.0, True)],
+)
 def test_a_child_starts_only_when_a_second_core_looks_free(monkeypatch, cores, idle, load, free):
     monkeypatch.setattr(ahead.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
     monkeypatch.setattr(ahead, "core_idle", lambda: idle)
@@ -262,10 +287,12 @@ def test_a_child_starts_only_when_a_second_core_looks_free(monkeypatch, cores, i
 
 def test_core_idle_reads_the_idle_share_of_the_machine_between_two_samples(monkeypatch, tmp_path):
     stat = tmp_path / "stat"
-    samples = iter([
-        "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 1 2 3\n",
-        "cpu  250 0 150 950 50 0 0 0 0 0\ncpu0 1 2 3\n",  # 200 busy and 200 idle (150 + 50 waiting) of 400
-    ])
+    samples = iter(
+        [
+            "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 1 2 3\n",
+            "cpu  250 0 150 950 50 0 0 0 0 0\ncpu0 1 2 3\n",  # 200 busy and 200 idle (150 + 50 waiting) of 400
+        ]
+    )
     monkeypatch.setattr(ahead.time, "sleep", lambda s: stat.write_text(next(samples, "")))
     monkeypatch.setattr(ahead.os, "cpu_count", lambda: 2)
     stat.write_text(next(samples))
@@ -520,11 +547,19 @@ def text_file(folder: Path, chars: int, string: int = 200) -> Path:
     return path
 
 
-@pytest.mark.parametrize("chars, string, free, started", [
-    (99, 66, True, False), (1000, 40, True, False), (400, 200, False, False), (400, 200, True, True),
-], ids=["less text than a child repays", "a large file of short strings", "no free core", "text enough, free core"])
-def test_a_child_is_started_while_reading_only_for_a_file_that_may_repay_it_on_a_free_core(monkeypatch, tmp_path, chars,
-                                                                                           string, free, started):
+@pytest.mark.parametrize(
+    "chars, string, free, started",
+    [
+        (99, 66, True, False),
+        (1000, 40, True, False),
+        (400, 200, False, False),
+        (400, 200, True, True),
+    ],
+    ids=["less text than a child repays", "a large file of short strings", "no free core", "text enough, free core"],
+)
+def test_a_child_is_started_while_reading_only_for_a_file_that_may_repay_it_on_a_free_core(
+    monkeypatch, tmp_path, chars, string, free, started
+):
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
     monkeypatch.setattr(ahead, "free_core", lambda: free)
     monkeypatch.setattr(ahead, "START_CHARS", 100 if string > 64 else 1000)

@@ -70,8 +70,15 @@ def test_caching_on_a_claude_code_session_compiles_its_native_tool_use_and_tool_
     assert block_types(last).count("tool_use") == block_types(last).count("tool_result") == 4
 
 
-@pytest.mark.parametrize("name", ["claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl",
-                                  "claude_code/subagent.jsonl", "pi/pi-mono_large-session.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude_code/session-196820da.jsonl",
+        "claude_code/extracted-dd381a75.jsonl",
+        "claude_code/subagent.jsonl",
+        "pi/pi-mono_large-session.jsonl",
+    ],
+)
 def test_caching_moves_no_figure_of_the_trace_but_by_the_marks_own_tokens(corpus_dev, name):
     """Counted, the unseen head, the scale and the over-ceiling flags are caching off's, the marks' tokens aside;
     and each message's part of the composition is the same but for the marks its block carries."""
@@ -134,4 +141,3 @@ def test_the_dev_files_are_all_in_the_property_test(corpus_dev):
     assert any(n.startswith("lionagi/") for n in names) and any(n.startswith("claude_code/") for n in names)
     assert any(n.startswith("codex/") for n in names) and any(n.startswith("pi/") for n in names)
     assert not any("run_manifest" in n for n in names)
-

@@ -15,7 +15,9 @@ def call(mid: str, result: str, **args) -> Message:
 
 
 def result(mid: str, request: str | None, output="out", **meta) -> Message:
-    return Message(mid, "action_response", None, {"function": "read", "arguments": {}, "output": output, "action_request_id": request}, meta)
+    return Message(
+        mid, "action_response", None, {"function": "read", "arguments": {}, "output": output, "action_request_id": request}, meta
+    )
 
 
 def session_messages() -> list[Message]:
@@ -93,7 +95,13 @@ def test_a_result_whose_call_was_evicted_renders_as_text_with_its_call():
 
 def test_a_clipped_copy_answers_its_originals_call():
     msgs = session_messages()
-    copy = Message("k1", "action_response", None, {"function": "read", "arguments": {}, "output": "x = [...]", "action_request_id": None}, {"clipped_from": "r1"})
+    copy = Message(
+        "k1",
+        "action_response",
+        None,
+        {"function": "read", "arguments": {}, "output": "x = [...]", "action_request_id": None},
+        {"clipped_from": "r1"},
+    )
     record = FullRecord(msgs + [copy])
     view = [copy if m.id == "r1" else m for m in msgs]
     payload = compile_request(view, record=record)

@@ -35,7 +35,10 @@ def test_incremental_count_equals_whole_count_over_random_views_and_edits(data):
 @given(st.lists(TEXT.map(lambda t: t + "w"), min_size=2, max_size=6), TEXT)
 def test_editing_one_message_retokenises_only_that_message(texts, edit):
     msgs = [Message("s", "system", 0, {"system_message": "sys"})]
-    msgs += [Message(f"a{i}", "assistant" if i % 2 else "instruction", i, {"assistant_response": t, "instruction": t}) for i, t in enumerate(texts)]
+    msgs += [
+        Message(f"a{i}", "assistant" if i % 2 else "instruction", i, {"assistant_response": t, "instruction": t})
+        for i, t in enumerate(texts)
+    ]
     counter = Counter()
     counter.count(msgs)
     before = counter.tokenised_chars
@@ -47,12 +50,14 @@ def test_editing_one_message_retokenises_only_that_message(texts, edit):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.sampled_from(["w1", "w2", "ok", "", "ünï ✓", "a\"b"]), min_size=1, max_size=40))
+@given(st.lists(st.sampled_from(["w1", "w2", "ok", "", "ünï ✓", 'a"b']), min_size=1, max_size=40))
 def test_equal_texts_are_tokenised_once_and_every_block_counts_as_its_own_text(texts):
     """A file of tiny prompts repeats a few words: each distinct body is tokenised once (Counter._tokenise), and each
     message's part is its own text's count all the same."""
-    msgs = [Message(f"m{i}", "instruction" if i % 4 else "assistant", i, {"instruction": t, "assistant_response": t})
-            for i, t in enumerate(texts)]
+    msgs = [
+        Message(f"m{i}", "instruction" if i % 4 else "assistant", i, {"instruction": t, "assistant_response": t})
+        for i, t in enumerate(texts)
+    ]
     counter = Counter()
     got = counter.measure(msgs, record=FullRecord(msgs))
     assert got.counted == count_text(counted_text(compile_request(msgs)))
@@ -66,9 +71,11 @@ def test_equal_texts_are_tokenised_once_and_every_block_counts_as_its_own_text(t
 
 
 def test_measure_parts_add_up_and_name_their_messages():
-    msgs = [Message("s", "system", 0, {"system_message": "You review code."}),
-            Message("i", "instruction", 1, {"instruction": "Read it."}),
-            Message("a", "assistant", 2, {"assistant_response": "word " * 500})]
+    msgs = [
+        Message("s", "system", 0, {"system_message": "You review code."}),
+        Message("i", "instruction", 1, {"instruction": "Read it."}),
+        Message("a", "assistant", 2, {"assistant_response": "word " * 500}),
+    ]
     m = Counter().measure(msgs, record=FullRecord(msgs))
     assert sum(p.tokens for p in m.parts) == m.counted
     assert max(m.parts, key=lambda p: p.tokens).message.id == "a"
@@ -89,8 +96,16 @@ def drawn_options(data, view):
     from foldscope.core.model.policy import Policy
     from foldscope.core.request.compile import IncludedRound
 
-    policy = data.draw(st.sampled_from([None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
-                                        Policy(tool_result_max_chars=1_024, prompt_caching=True)]))
+    policy = data.draw(
+        st.sampled_from(
+            [
+                None,
+                Policy(prompt_caching=True),
+                Policy(tool_result_max_chars=1_024),
+                Policy(tool_result_max_chars=1_024, prompt_caching=True),
+            ]
+        )
+    )
     tools = data.draw(st.sampled_from([None, [{"name": "tool", "input_schema": {"type": "object"}}]]))
     first_round = None
     if data.draw(st.booleans()) and len(view) > 2:
@@ -179,8 +194,11 @@ def test_a_view_growing_or_parting_where_an_assistant_run_begins_equals_measurin
         answers = [m for m in record if m not in view[:at] and ROLE.get(m.kind) == "assistant"]
         if answers:
             rest = [m for m in record if m not in view[:at]]
-            shown.append(view[:at] + data.draw(st.lists(st.sampled_from(answers), min_size=1, max_size=2, unique=True))
-                         + data.draw(st.lists(st.sampled_from(rest), max_size=4, unique=True)))
+            shown.append(
+                view[:at]
+                + data.draw(st.lists(st.sampled_from(answers), min_size=1, max_size=2, unique=True))
+                + data.draw(st.lists(st.sampled_from(rest), max_size=4, unique=True))
+            )
     counter, reference = Counter(), Counter()
     options = dict(record=record, policy=policy, tools=tools, first_round=first_round)
     for messages in shown:
@@ -197,8 +215,14 @@ def _prompts_between_answers(answers: int, prompts: int, tools: bool = False) ->
         msgs.append(Message(f"a{r}", "assistant", 2, {"assistant_response": "ok"}))
         if tools:
             msgs.append(Message(f"q{r}", "action_request", 2, {"function": "read", "arguments": {"n": r}}))
-            msgs.append(Message(f"p{r}", "action_response", 2,
-                                {"function": "read", "arguments": {}, "output": f"line {r}", "action_request_id": f"q{r}"}))
+            msgs.append(
+                Message(
+                    f"p{r}",
+                    "action_response",
+                    2,
+                    {"function": "read", "arguments": {}, "output": f"line {r}", "action_request_id": f"q{r}"},
+                )
+            )
     return msgs
 
 
@@ -248,8 +272,9 @@ def test_replacing_one_result_in_the_middle_equals_measuring_it_whole(data):
         if not results:
             return
         at = data.draw(st.sampled_from(results))
-        original = view[at] if view[at].clipped_from is None else record.get(view[at].clipped_from) \
-            if view[at].clipped_from in record else None
+        original = (
+            view[at] if view[at].clipped_from is None else record.get(view[at].clipped_from) if view[at].clipped_from in record else None
+        )
         if original is None or original.id not in record:
             return
         index = record.index_of(original.id)
@@ -264,7 +289,7 @@ def test_replacing_one_result_in_the_middle_equals_measuring_it_whole(data):
             copy = copy or build_copy(original, index, kept, new_id=new_id)
         except Exception:
             return
-        view = view[:at] + [copy] + view[at + 1:]
+        view = view[:at] + [copy] + view[at + 1 :]
         measured = measured_as_whole(counter, reference, view, options)
         if measured is None:
             return
@@ -283,8 +308,14 @@ def test_a_copy_in_the_middle_costs_its_own_block():
     msgs = [Message("s", "system", 0, {"system_message": "sys"}), Message("i", "instruction", 1, {"instruction": "go"})]
     for r in range(6):
         msgs.append(Message(f"q{r}", "action_request", 2 + r, {"function": "read", "arguments": {"n": r}}))
-        msgs.append(Message(f"p{r}", "action_response", 2 + r,
-                            {"function": "read", "arguments": {}, "output": "line\n" * 400, "action_request_id": f"q{r}"}))
+        msgs.append(
+            Message(
+                f"p{r}",
+                "action_response",
+                2 + r,
+                {"function": "read", "arguments": {}, "output": "line\n" * 400, "action_request_id": f"q{r}"},
+            )
+        )
         msgs.append(Message(f"a{r}", "assistant", 2 + r, {"assistant_response": f"read {r}"}))
     record = FullRecord(msgs)
     for policy in (None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024, prompt_caching=True)):
@@ -352,8 +383,10 @@ def test_a_layout_keeps_one_running_total_a_chunk_of_blocks_not_one_a_block(shif
     from foldscope.core.model.shared import small_chunks
 
     with small_chunks(shift):
-        msgs = [Message(f"m{i}", "instruction" if i % 5 else "assistant", i, {"instruction": f"w{i % 7}", "assistant_response": "ok"})
-                for i in range(3 * shared.CHUNK + 5)]
+        msgs = [
+            Message(f"m{i}", "instruction" if i % 5 else "assistant", i, {"instruction": f"w{i % 7}", "assistant_response": "ok"})
+            for i in range(3 * shared.CHUNK + 5)
+        ]
         record = FullRecord(msgs)
         counter, whole = Counter(), Counter()
         for end in (shared.CHUNK - 1, shared.CHUNK + 3, 2 * shared.CHUNK, len(msgs)):
@@ -380,10 +413,15 @@ def test_finding_where_to_re_plan_reads_only_the_tail_past_the_shared_start():
             Watched.read.append(len(self))  # a walk from the start: every message before the tail too
             return super().__iter__()
 
-    messages = [Message(id=f"m{i}", kind="instruction" if i % 2 == 0 else "assistant",
-                        content={"instruction": f"q{i}"} if i % 2 == 0 else {"assistant_response": f"a{i}"},
-                        created_at=float(i))
-                for i in range(40)]
+    messages = [
+        Message(
+            id=f"m{i}",
+            kind="instruction" if i % 2 == 0 else "assistant",
+            content={"instruction": f"q{i}"} if i % 2 == 0 else {"assistant_response": f"a{i}"},
+            created_at=float(i),
+        )
+        for i in range(40)
+    ]
     counter = Counter()
     laid = counter.measure(messages, record=FullRecord(messages)).laid
     watched = replace(laid, messages=Watched(laid.messages))

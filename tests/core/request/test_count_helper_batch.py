@@ -21,9 +21,15 @@ def fresh(monkeypatch):
 
 
 def _view(n: int) -> list[Message]:
-    return [Message(f"m{i}", "instruction" if i % 3 else "assistant", None,
-                    {"instruction": f"prompt {i} ünï ✓"} if i % 3 else {"assistant_response": f"answer {i}"})
-            for i in range(n)]
+    return [
+        Message(
+            f"m{i}",
+            "instruction" if i % 3 else "assistant",
+            None,
+            {"instruction": f"prompt {i} ünï ✓"} if i % 3 else {"assistant_response": f"answer {i}"},
+        )
+        for i in range(n)
+    ]
 
 
 def test_a_views_new_bodies_go_to_the_helper_in_one_batch_and_count_as_here(fresh, monkeypatch):

@@ -18,8 +18,12 @@ from foldscope.core.cli.options import measure_from_args, read_session
 from foldscope.core.replay.lab import Layouts, cache_rules, run_strategy
 
 DEMO = Path(__file__).resolve().parents[3] / "resources" / "demo_session.json"
-ONE_OF_EACH = ["claude_code/session-196820da.jsonl", "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
-               "pi/pi-mono_large-session.jsonl", "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"]
+ONE_OF_EACH = [
+    "claude_code/session-196820da.jsonl",
+    "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+    "pi/pi-mono_large-session.jsonl",
+    "lionagi/branch_v0.36.0_after_context_fold.synthetic.json",
+]
 
 
 def read_measure_and_replay(path: Path) -> None:

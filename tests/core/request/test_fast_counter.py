@@ -95,13 +95,15 @@ def test_every_code_point_of_the_unicode_gap_counts_as_tiktoken_counts_it():
 
 
 def test_the_gap_is_taken_out_of_every_class_and_only_it():
-    table = b"".join([
-        (2).to_bytes(4, "little") + b"".join(n.to_bytes(4, "little") for n in (0x41, 0x5A, 0x88A, 0x892)),
-        *[(0).to_bytes(4, "little")] * 4,
-    ])
+    table = b"".join(
+        [
+            (2).to_bytes(4, "little") + b"".join(n.to_bytes(4, "little") for n in (0x41, 0x5A, 0x88A, 0x892)),
+            *[(0).to_bytes(4, "little")] * 4,
+        ]
+    )
     ours = unicode_gap.classes_without_gap(table, gap=((0x88F, 0x88F), (0x891, 0x899)))
     assert ours[:4] == (3).to_bytes(4, "little")
-    assert [int.from_bytes(ours[4 + 4 * i: 8 + 4 * i], "little") for i in range(6)] == [0x41, 0x5A, 0x88A, 0x88E, 0x890, 0x890]
+    assert [int.from_bytes(ours[4 + 4 * i : 8 + 4 * i], "little") for i in range(6)] == [0x41, 0x5A, 0x88A, 0x88E, 0x890, 0x890]
 
 
 @fast_only
@@ -140,13 +142,18 @@ def test_a_corrupted_vocabulary_is_refused_by_quicktoks_path_too(tmp_path):
 
 def _chosen(*prelude: str, env: dict | None = None) -> list[str]:
     """The log line a fresh interpreter writes when it imports the tokenizer, and its counts of a few texts."""
-    code = "; ".join([*prelude, "import logging", "logging.basicConfig(level=logging.INFO, format='%(message)s')",
-                      "from foldscope.core.request import tokens",
-                      "print(tokens.BACKEND, [tokens.count_text(t) for t in ('hello world', 'a\\u1acfb', 'x' * 70000)])"])
+    code = "; ".join(
+        [
+            *prelude,
+            "import logging",
+            "logging.basicConfig(level=logging.INFO, format='%(message)s')",
+            "from foldscope.core.request import tokens",
+            "print(tokens.BACKEND, [tokens.count_text(t) for t in ('hello world', 'a\\u1acfb', 'x' * 70000)])",
+        ]
+    )
     import os
 
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env={**os.environ, **(env or {})})
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, **(env or {})})
     return [done.stderr.strip(), done.stdout.strip()]
 
 

@@ -120,9 +120,11 @@ def test_a_clone_renames_the_members_and_a_clone_missing_one_starts_pending():
 def test_an_included_round_compiles_with_the_bound_frozen_at_the_decision():
     long = "x" * 5_000
     msgs = conversation(output=long)
-    msgs += [msg("a3", "assistant", assistant_response="Reading b."),
-             msg("c3", "action_request", function="read", arguments={}, action_response_id="r3"),
-             msg("r3", "action_response", function="read", arguments={}, output=long, action_request_id="c3")]
+    msgs += [
+        msg("a3", "assistant", assistant_response="Reading b."),
+        msg("c3", "action_request", function="read", arguments={}, action_response_id="r3"),
+        msg("r3", "action_response", function="read", arguments={}, output=long, action_request_id="c3"),
+    ]
     session = session_of(msgs)
     decide_first_round(session, Policy(prompt_caching=True, max_input_tokens=100_000, tool_result_max_chars=4_000))
     rendered = {}
@@ -152,12 +154,17 @@ def test_launch_policy_is_stored_null_for_absent_and_older_or_malformed_records_
 def test_the_manifests_three_startup_fields_say_what_this_invocation_runs_with():
     session = session_of(conversation())
     session.manifest = {"api_usage": [{"input": 1}]}
-    fields = write_startup_fields(session, Policy(max_input_tokens=100_000, prompt_caching=True, context_fold_at=0.9,
-                                                  context_fold_target=0.5, tool_result_max_chars=4_000))
+    fields = write_startup_fields(
+        session,
+        Policy(max_input_tokens=100_000, prompt_caching=True, context_fold_at=0.9, context_fold_target=0.5, tool_result_max_chars=4_000),
+    )
     assert fields == {"prompt_caching": True, "tool_result_max_chars": 4_000, "context_fold": {"fold_at": 0.9, "target": 0.5}}
     assert session.manifest["api_usage"] == [{"input": 1}]
     assert startup_fields(session, Policy(max_input_tokens="none")) == {
-        "prompt_caching": False, "tool_result_max_chars": None, "context_fold": None}
+        "prompt_caching": False,
+        "tool_result_max_chars": None,
+        "context_fold": None,
+    }
     assert included_round(None) is None
 
 
@@ -170,7 +177,7 @@ def test_amendment_4_a_later_request_compiling_the_round_differently_records_fro
     b = Build()
     b.system(), b.task()
     b.answer("reading the first file")
-    (_, first), = b.round([text_of(3_000, 1)])  # the first round: task, answer, call, result
+    ((_, first),) = b.round([text_of(3_000, 1)])  # the first round: task, answer, call, result
     answers = [b.answer(f"round {k}") for k in range(3)]
     session = b.session()
     copy = build_copy(first, session.record.index_of(first.id), {None: 1_024})

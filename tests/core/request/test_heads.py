@@ -12,8 +12,14 @@ from foldscope.core.model.pricing import normalise
 from foldscope.core.request.heads import head_prior, table
 from foldscope.core.request.trace import measure_trace
 
-REAL_CLAUDE_CODE = ["extracted-dd381a75.jsonl", "session-196820da.jsonl", "session-9eda1058.jsonl", "short.jsonl",
-                    "subagent.jsonl", "tool_heavy.jsonl"]
+REAL_CLAUDE_CODE = [
+    "extracted-dd381a75.jsonl",
+    "session-196820da.jsonl",
+    "session-9eda1058.jsonl",
+    "short.jsonl",
+    "subagent.jsonl",
+    "tool_heavy.jsonl",
+]
 
 
 def first_row(corpus_dev, name):
@@ -63,8 +69,7 @@ def test_first_requests_with_a_head_learned_from_the_other_sessions_are_far_clos
         firsts.append((name, normalise(row.model), count, row.reported_input))
     alone, learned = [], []
     for name, model, count, reported in firsts:
-        others = [r - c for n, m, c, r in firsts if n != name and m == model] or \
-                 [r - c for n, _, c, r in firsts if n != name]
+        others = [r - c for n, m, c, r in firsts if n != name and m == model] or [r - c for n, _, c, r in firsts if n != name]
         alone.append(abs(count / reported - 1))
         learned.append(abs((count + statistics.median_low(others)) / reported - 1))
     assert statistics.median(alone) > 0.9  # the count alone is a tenth of the bill or less

@@ -20,14 +20,24 @@ def session_with_images(tmp_path):
     shape Claude Code writes them (message.content blocks of type image with a base64 source)."""
     pasted, read = _png(800, 600), _png(1568, 784)
     call = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/tmp/chart.png"}}
-    path = write_lines(tmp_path / "s.jsonl", [
-        _user("u1", None, [{"type": "text", "text": "what is this?"}, image(pasted)]),
-        {**_assistant("a1", "u1", "m1", "let me look"), "message": {
-            "id": "m1", "role": "assistant", "model": "claude-x", "content": [call],
-            "usage": {"input_tokens": 4, "output_tokens": 5}}},
-        _user("u2", "a1", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [image(read)]}]),
-        _assistant("a2", "u2", "m2", "a bar chart"),
-    ])
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        [
+            _user("u1", None, [{"type": "text", "text": "what is this?"}, image(pasted)]),
+            {
+                **_assistant("a1", "u1", "m1", "let me look"),
+                "message": {
+                    "id": "m1",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [call],
+                    "usage": {"input_tokens": 4, "output_tokens": 5},
+                },
+            },
+            _user("u2", "a1", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [image(read)]}]),
+            _assistant("a2", "u2", "m2", "a bar chart"),
+        ],
+    )
     return claude_code.read(path), (pasted, read)
 
 
@@ -73,15 +83,26 @@ def test_a_codex_prompt_image_counts_by_openais_rule(tmp_path):
 
     data = _png(1024, 1024)
     # A Codex rollout's pasted image: an input_image content part with a data URL (codex-rs protocol, ContentItem).
-    path = write_lines(tmp_path / "r.jsonl", [
-        _line("session_meta", {"id": "x", "base_instructions": {"text": "be brief"}}),
-        _line("turn_context", {"model": "gpt-5-codex"}),
-        _line("response_item", {"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": "what is this?"},
-            {"type": "input_image", "image_url": f"data:image/png;base64,{data}"}]}),
-        _line("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a chart"}]}),
-        _tokens(900),
-    ])
+    path = write_lines(
+        tmp_path / "r.jsonl",
+        [
+            _line("session_meta", {"id": "x", "base_instructions": {"text": "be brief"}}),
+            _line("turn_context", {"model": "gpt-5-codex"}),
+            _line(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "what is this?"},
+                        {"type": "input_image", "image_url": f"data:image/png;base64,{data}"},
+                    ],
+                },
+            ),
+            _line("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a chart"}]}),
+            _tokens(900),
+        ],
+    )
     session = codex.read(path)
     prompt = next(m for m in session.record if m.kind == "instruction")
     assert data not in prompt.text
@@ -127,13 +148,16 @@ def test_a_pi_image_counts_by_its_pixels_in_a_prompt_and_a_tool_result(tmp_path)
     from tests.core.formats.test_pi import HEADER, _assistant, _msg
 
     pasted, read = _png(800, 600), _png(1568, 784)
-    path = write_lines(tmp_path / "p.jsonl", [
-        {**HEADER, "modelId": "claude-sonnet-4-5"},
-        _msg("u1", None, "user", [{"type": "text", "text": "see"}, {"type": "image", "data": pasted, "mimeType": "image/png"}]),
-        _assistant("a1", "u1", "reading", calls=["t1"]),
-        _msg("r1", "a1", "toolResult", [{"type": "image", "data": read, "mimeType": "image/png"}], toolCallId="t1"),
-        _assistant("a2", "r1", "a chart"),
-    ])
+    path = write_lines(
+        tmp_path / "p.jsonl",
+        [
+            {**HEADER, "modelId": "claude-sonnet-4-5"},
+            _msg("u1", None, "user", [{"type": "text", "text": "see"}, {"type": "image", "data": pasted, "mimeType": "image/png"}]),
+            _assistant("a1", "u1", "reading", calls=["t1"]),
+            _msg("r1", "a1", "toolResult", [{"type": "image", "data": read, "mimeType": "image/png"}], toolCallId="t1"),
+            _assistant("a2", "r1", "a chart"),
+        ],
+    )
     session = pi.read(path)
     assert image_tokens(session.record.get("u1")) == 640 and image_tokens(session.record.get("r1")) == 1600
     view = session.view_messages()

@@ -145,8 +145,11 @@ def test_the_check_never_misses_a_long_piece(small_windows, text):
 
 def test_pieces_of_the_default_size_stitch_exactly():
     rng = random.Random(11)
-    for text in ("a" * 60_000, "".join(rng.choice(LETTERS) for _ in range(60_000)),
-                 "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(20_000))):
+    for text in (
+        "a" * 60_000,
+        "".join(rng.choice(LETTERS) for _ in range(60_000)),
+        "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(20_000)),
+    ):
         data = text.encode()
         assert long_pieces.merge_long(encoding(), data)[1] == tiktoken_piece(data)
 
@@ -209,8 +212,13 @@ def test_a_piece_remembered_without_its_first_character_stitches_exactly(small_w
     """The JSON's `"` before a message's long word: the remembered count, stitched, equals tiktoken's."""
     rng = random.Random(seed)
     n = rng.randint(500, 4000)
-    word = ("".join(rng.choice(LETTERS) for _ in range(n)) if kind == "lower" else
-            "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(n // 3)) if kind == "cjk" else "q" * n)
+    word = (
+        "".join(rng.choice(LETTERS) for _ in range(n))
+        if kind == "lower"
+        else "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(n // 3))
+        if kind == "cjk"
+        else "q" * n
+    )
     long_pieces._REMEMBERED.clear()
     assert long_pieces.count_ordinary(encoding(), word) == len(encoding().encode_ordinary(word))
     for text in (lead + word, "x" + lead + word + "\n"):

@@ -118,8 +118,9 @@ def test_divergence_says_where_and_why_append_fold_restore_and_policy():
     assert (folded.cause, folded.message, folded.index) == ("fold", 1, record.index_of("n2"))
     restored = divergence(prefix_of(msgs[:2] + [folded_note] + msgs[5:6], record), prefix_of(msgs[:6], record), record)
     assert restored.cause == "restore" and restored.index == 2
-    long = msgs[:4] + [msg("r", "action_response", function="read", arguments={"path": "a.py"}, output="x = 1\n" * 400,
-                           action_request_id="c")]
+    long = msgs[:4] + [
+        msg("r", "action_response", function="read", arguments={"path": "a.py"}, output="x = 1\n" * 400, action_request_id="c")
+    ]
     long_record = FullRecord(long)
     bounded = Policy(prompt_caching=True, tool_result_max_chars=1_024)
     policy = divergence(prefix_of(long, long_record), prefix_of(long, long_record, bounded), long_record)

@@ -17,8 +17,6 @@ from foldscope.core.request.trace import measure_trace
 POLICIES = [Policy(), Policy(prompt_caching=True, max_input_tokens=200_000), Policy(tool_result_max_chars=2000)]
 
 
-
-
 @pytest.mark.parametrize("policy", POLICIES, ids=["default", "caching", "bound"])
 def test_the_parts_of_a_request_add_up_to_its_count_and_match_the_payload_counted_piece_by_piece(policy):
     session = generate(rounds=6)
@@ -76,8 +74,14 @@ def test_a_view_fits_exactly_when_its_estimate_is_under_the_ceiling():
     assert refusal is not None and refusal.estimate == size and len(refusal.parts) == 3
 
 
-@pytest.mark.parametrize("name", ["claude_code/session-9eda1058.jsonl", "codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
-                                  "lionagi/cookbook_002_critic.branch.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude_code/session-9eda1058.jsonl",
+        "codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
+        "lionagi/cookbook_002_critic.branch.json",
+    ],
+)
 def test_each_recorded_request_measures_as_the_trace_does(corpus_dev, name):
     session = load_session(corpus_dev / name)
     policy = Policy(prompt_caching=True)

@@ -46,9 +46,55 @@ def everywhere(monkeypatch):
 # What lies about an escaped newline decides whether a cut there is safe: letters of every case and of none (some
 # that o200k merges with the `n` before them), marks that join a letter, the `'` of a contraction, digits, whitespace
 # of each kind, punctuation, escapes, CJK.
-PIECES = ["\\n", "\\\\n", "\\n\\n", "n", "N", "'", "'s", "'S", "'ll", "'re", "'ve", "a", "e", "t", "ing", "eing", "tx",
-          "Zq", "é", "e\u0301", "\u0301", "\u02b0", "\u01c5", "日本", "١٢", "123", "4", " ", "  ", "\t", "\n", "\r\n",
-          "\\t", "-", "#", '"', '\\"', "{", "}", "→", "/", "\u00a0", "\u3000", ".", "_", "x'", "\\u00e9"]
+PIECES = [
+    "\\n",
+    "\\\\n",
+    "\\n\\n",
+    "n",
+    "N",
+    "'",
+    "'s",
+    "'S",
+    "'ll",
+    "'re",
+    "'ve",
+    "a",
+    "e",
+    "t",
+    "ing",
+    "eing",
+    "tx",
+    "Zq",
+    "é",
+    "e\u0301",
+    "\u0301",
+    "\u02b0",
+    "\u01c5",
+    "日本",
+    "١٢",
+    "123",
+    "4",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\\t",
+    "-",
+    "#",
+    '"',
+    '\\"',
+    "{",
+    "}",
+    "→",
+    "/",
+    "\u00a0",
+    "\u3000",
+    ".",
+    "_",
+    "x'",
+    "\\u00e9",
+]
 texts_about_newlines = st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=60).map("".join)
 
 
@@ -145,7 +191,7 @@ def test_a_memo_that_finds_little_stops_cutting_and_watches_again_later(monkeypa
     assert memo.counts(first, counting) == count_all(first)
     whole = [k for k, text in enumerate(first) if text in given]  # handed over as they came: not cut
     assert 0 < whole[0] and whole == list(range(whole[0], 30))  # cut while watched, found nothing, so it rests
-    assert sum(map(len, first[:whole[0]])) >= 20_000 > sum(map(len, first[:whole[0] - 1]))
+    assert sum(map(len, first[: whole[0]])) >= 20_000 > sum(map(len, first[: whole[0] - 1]))
     rested = 0
     for seed in range(100, 140):  # new texts, one at a time: whole while it rests, then cut again
         given.clear()
@@ -189,17 +235,27 @@ def test_a_measure_counts_the_same_with_passages_as_without_on_a_session_that_re
     """A session whose tool results read the same file again and again, in overlapping halves: every request's count
     is the one counting whole texts gives, and the counter found most of the later reads' passages in its memo."""
     lines = "".join(f"{k:>6}\u2192    x_{k} = compute({k}{', y' * (k % 3)})\n" for k in range(600))
-    halves = (lines[: len(lines) * 2 // 3], lines[len(lines) // 3:])
-    msgs = [Message("s", "system", 0, {"system_message": "You are a coding agent."}),
-            Message("u", "instruction", 1, {"instruction": "Read the file until you know it."})]
+    halves = (lines[: len(lines) * 2 // 3], lines[len(lines) // 3 :])
+    msgs = [
+        Message("s", "system", 0, {"system_message": "You are a coding agent."}),
+        Message("u", "instruction", 1, {"instruction": "Read the file until you know it."}),
+    ]
     trace: list[Request] = []
     for k in range(12):
         cid = f"toolu_{k}"
-        msgs.append(Message(cid, "action_request", 2 + 2 * k, {"function": "Read", "arguments": {"path": "src/x.py"}},
-                            metadata={"call_id": cid}))
+        msgs.append(
+            Message(cid, "action_request", 2 + 2 * k, {"function": "Read", "arguments": {"path": "src/x.py"}}, metadata={"call_id": cid})
+        )
         trace.append(Request(len(trace), tuple(m.id for m in msgs), cid, Usage(input=100 + k)))
-        msgs.append(Message(f"r{k}", "action_response", 3 + 2 * k, {"function": "Read", "arguments": {"path": "src/x.py"},
-                            "output": halves[k % 2], "action_request_id": cid}, metadata={"call_id": cid}))
+        msgs.append(
+            Message(
+                f"r{k}",
+                "action_response",
+                3 + 2 * k,
+                {"function": "Read", "arguments": {"path": "src/x.py"}, "output": halves[k % 2], "action_request_id": cid},
+                metadata={"call_id": cid},
+            )
+        )
     session = Session(FullRecord(msgs), [m.id for m in msgs], trace=trace)
     policy = session_policy(session)
     counter = Counter()
@@ -285,7 +341,6 @@ def test_json_escaped_text_cut_at_its_newlines_counts_as_the_whole():
     parts = cut(text)
     assert len(parts) > 10
     assert sum(tokens(p) for p in parts) == tokens(text)
-
 
 
 def test_with_quicktok_a_counter_counts_long_texts_whole():

@@ -47,8 +47,12 @@ def general_body(spec: BlockSpec) -> str:
     return text[2 : len(text) - len(type_glue(spec))]
 
 
-@given(texts, st.sampled_from(["instruction", "assistant", "note"]), st.sampled_from([None, "5m", "1h"]),
-       st.sampled_from([None, {"guidance": "g"}, {"context": ["c", 1]}]))
+@given(
+    texts,
+    st.sampled_from(["instruction", "assistant", "note"]),
+    st.sampled_from([None, "5m", "1h"]),
+    st.sampled_from([None, {"guidance": "g"}, {"context": ["c", 1]}]),
+)
 def test_a_text_blocks_body_is_its_canonical_json_less_its_type(text, kind, mark, more):
     content = {"instruction": text, **(more or {})} if kind == "instruction" else {"assistant_response": text}
     spec = BlockSpec(Message("m1", kind, None, content), TEXT, mark=mark)

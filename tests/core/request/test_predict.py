@@ -117,7 +117,7 @@ def test_no_hindsight_changing_request_ks_usage_and_every_later_one_moves_no_pre
 
     after = measure_trace(with_usage(load_session(str(corpus_dev / name)), change), prefix=False).rows
     assert [r.predicted for r in after[: k + 1]] == [r.predicted for r in before[: k + 1]]
-    assert [r.predicted for r in after[k + 1:]] != [r.predicted for r in before[k + 1:]]  # the change was seen
+    assert [r.predicted for r in after[k + 1 :]] != [r.predicted for r in before[k + 1 :]]  # the change was seen
 
 
 @pytest.mark.parametrize("name", [CLAUDE, SONNET, CODEX, SANITISED, PI])
@@ -135,7 +135,7 @@ def test_one_corrupt_usage_figure_mid_session_changes_no_later_prediction_by_mor
     report = measure_trace(spoilt, prefix=False)
     after = report.rows
     assert after[k].flagged
-    worst = max(abs(a.predicted / b.predicted - 1) for a, b in zip(after[k + 1:], before[k + 1:]))
+    worst = max(abs(a.predicted / b.predicted - 1) for a, b in zip(after[k + 1 :], before[k + 1 :]))
     assert worst <= 0.01, worst
     # A flagged report cannot be true: it raises no scale (which would never fall again), and a warning names it.
     assert after[-1].scale <= before[-1].scale
@@ -149,8 +149,12 @@ def test_each_models_scale_rises_only_from_that_models_requests(corpus_dev):
 
     def switched(blow_up: bool) -> list:
         s = load_session(str(corpus_dev / CLAUDE))
-        s.trace = [replace(r, model=other, usage=replace(r.usage, cache_read=r.usage.cache_read * (5 if blow_up else 1)))
-                   if n // 3 <= r.index < 2 * n // 3 else r for r in s.trace]
+        s.trace = [
+            replace(r, model=other, usage=replace(r.usage, cache_read=r.usage.cache_read * (5 if blow_up else 1)))
+            if n // 3 <= r.index < 2 * n // 3
+            else r
+            for r in s.trace
+        ]
         return measure_trace(s, prefix=False).rows
 
     calm, wild = switched(False), switched(True)
@@ -200,8 +204,10 @@ def test_a_plain_messages_placeholder_characters_are_read_again_and_only_calls_a
     a million memo entries on a file of tiny lines); a call's text, built from its arguments, is kept."""
     from foldscope.core.request.provider_text import ProviderCounter, provider_text
 
-    view = [Message(f"p{i}", kind, None, {"instruction": f"w{i}", "assistant_response": f"a{i}"})
-            for i, kind in enumerate(["instruction", "assistant", "note", "instruction"])]
+    view = [
+        Message(f"p{i}", kind, None, {"instruction": f"w{i}", "assistant_response": f"a{i}"})
+        for i, kind in enumerate(["instruction", "assistant", "note", "instruction"])
+    ]
     view.append(Message("h", "assistant", None, {"assistant_response": "x [REDACTED len=7] y"}))
     view.append(Message("c", "action_request", None, {"function": "f", "arguments": {"q": "[REDACTED len=3]"}}))
     counter = ProviderCounter()

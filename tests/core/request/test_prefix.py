@@ -14,8 +14,12 @@ from foldscope.core.request.trace import build_trace, first_rounds, measure_trac
 from tests.core.session_strategies import also_in_small_chunks, records, views
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-POLICIES = [None, Policy(prompt_caching=True), Policy(tool_result_max_chars=1_024),
-            Policy(tool_result_max_chars=1_024, prompt_caching=True)]
+POLICIES = [
+    None,
+    Policy(prompt_caching=True),
+    Policy(tool_result_max_chars=1_024),
+    Policy(tool_result_max_chars=1_024, prompt_caching=True),
+]
 
 
 def whole(record, messages, policy, tools, first_round):
@@ -81,10 +85,12 @@ def test_a_turn_that_changes_role_names_the_first_block_the_earlier_request_lack
     # first part at y (x's bytes are shared; the role comes after the content), so the divergence names y's message.
     from foldscope.core.model.session import FullRecord, Message
 
-    msgs = [Message("m0", "system", 0.0, {"system_message": "s"}),
-            Message("m1", "instruction", 1.0, {"instruction": "aaaaaaa", "context": None}),
-            Message("m2", "assistant", 3.0, {"assistant_response": "aaaaaaa"}),
-            Message("m3", "assistant", 4.0, {"assistant_response": "a"})]
+    msgs = [
+        Message("m0", "system", 0.0, {"system_message": "s"}),
+        Message("m1", "instruction", 1.0, {"instruction": "aaaaaaa", "context": None}),
+        Message("m2", "assistant", 3.0, {"assistant_response": "aaaaaaa"}),
+        Message("m3", "assistant", 4.0, {"assistant_response": "a"}),
+    ]
     record = FullRecord(msgs)
     counter, meter = Counter(), PrefixMeter(record)
     a, b = [msgs[1]], [msgs[2], msgs[3]]
@@ -99,9 +105,13 @@ def test_a_turn_of_another_role_whose_first_blocks_are_alike_is_named_where_the_
     # the second block, so both the meter and the whole comparison name that block's message (m4).
     from foldscope.core.model.session import FullRecord, Message
 
-    record = FullRecord([Message("m1", "instruction", 1.0, {"instruction": "Z", "context": None}, {}),
-                         Message("m4", "assistant", 5.0, {"assistant_response": "a"}, {}),
-                         Message("m5", "assistant", 6.0, {"assistant_response": "Z"}, {})])
+    record = FullRecord(
+        [
+            Message("m1", "instruction", 1.0, {"instruction": "Z", "context": None}, {}),
+            Message("m4", "assistant", 5.0, {"assistant_response": "a"}, {}),
+            Message("m5", "assistant", 6.0, {"assistant_response": "Z"}, {}),
+        ]
+    )
     for later in (["m5", "m4"], ["m5"]):
         views = [[record.get("m1")], [record.get(i) for i in later]]
         counter, meter = Counter(), PrefixMeter(record)
@@ -125,8 +135,9 @@ def test_the_place_is_the_first_byte_that_differs_inside_the_message_the_diverge
         return  # a view that cannot compile is not a request
     at = place(a, b, record)
     assert at.byte == common_prefix_len(a.data, b.data)
-    assert a.data[:at.byte] == b.data[:at.byte] and (at.byte == len(a.data) or at.byte == len(b.data)
-                                                      or a.data[at.byte] != b.data[at.byte])
+    assert a.data[: at.byte] == b.data[: at.byte] and (
+        at.byte == len(a.data) or at.byte == len(b.data) or a.data[at.byte] != b.data[at.byte]
+    )
     found = divergence(a, b, record)
     if found.cause == "none" or at.message is None:
         return
@@ -137,12 +148,11 @@ def test_the_place_is_the_first_byte_that_differs_inside_the_message_the_diverge
     if at.message < min(len(am), len(bm)):
         ta, tb = canonical(am[at.message]), canonical(bm[at.message])
         # The characters of the message both share, and the first one that differs: the place.
-        assert ta[:at.char] == tb[:at.char] and (at.char == min(len(ta), len(tb)) or ta[at.char] != tb[at.char])
+        assert ta[: at.char] == tb[: at.char] and (at.char == min(len(ta), len(tb)) or ta[at.char] != tb[at.char])
         block = canonical(bm[at.message]["content"][at.block])
-        shared = tb[:at.char]
+        shared = tb[: at.char]
         # The block's shared start ends at the place, unless the whole block is shared (the role differs after it).
-        assert at.block_text == block and (shared.endswith(block[:at.block_char])
-                                           or (at.block_char == len(block) and block in shared))
+        assert at.block_text == block and (shared.endswith(block[: at.block_char]) or (at.block_char == len(block) and block in shared))
         assert at.index == found.index or found.cause == "policy"
 
 
@@ -182,9 +192,13 @@ def test_a_byte_in_the_glue_between_turns_is_placed_in_the_turn_place_names():
     from foldscope.core.model.session import FullRecord, Message
     from foldscope.core.request.prefix import place
 
-    record = FullRecord([Message("m1", "instruction", 1.0, {"instruction": "abc", "context": None}, {}),
-                         Message("m2", "assistant", 2.0, {"assistant_response": "hello"}, {}),
-                         Message("m3", "instruction", 3.0, {"instruction": "help", "context": None}, {})])
+    record = FullRecord(
+        [
+            Message("m1", "instruction", 1.0, {"instruction": "abc", "context": None}, {}),
+            Message("m2", "assistant", 2.0, {"assistant_response": "hello"}, {}),
+            Message("m3", "instruction", 3.0, {"instruction": "help", "context": None}, {}),
+        ]
+    )
     for later in ("m2", "m3"):
         views_ = [[record.get("m1")], [record.get("m1"), record.get(later)]]
         counter, meter = Counter(), PrefixMeter(record)
@@ -199,9 +213,13 @@ def test_a_later_request_that_is_the_start_of_the_earlier_one_parts_past_its_las
     from foldscope.core.model.session import FullRecord, Message
     from foldscope.core.request.prefix import place
 
-    record = FullRecord([Message("m1", "instruction", 1.0, {"instruction": "abc", "context": None}, {}),
-                         Message("m2", "assistant", 2.0, {"assistant_response": "hello"}, {}),
-                         Message("m3", "assistant", 3.0, {"assistant_response": "again"}, {})])
+    record = FullRecord(
+        [
+            Message("m1", "instruction", 1.0, {"instruction": "abc", "context": None}, {}),
+            Message("m2", "assistant", 2.0, {"assistant_response": "hello"}, {}),
+            Message("m3", "assistant", 3.0, {"assistant_response": "again"}, {}),
+        ]
+    )
     for earlier, later in ((["m1", "m2"], ["m1"]), (["m1", "m2", "m3"], ["m1", "m2"])):
         views_ = [[record.get(i) for i in earlier], [record.get(i) for i in later]]
         counter, meter = Counter(), PrefixMeter(record)

@@ -27,9 +27,11 @@ from foldscope.core.request.projection import (
 )
 from foldscope.core.request.tokens import count_text
 
-MARKER = re.compile(r"\n\[\.\.\. ([\d,]+) characters omitted here \(offsets (\d+) to (\d+) of the original, full-record "
-                    r"index (\d+)\); read them with context\(action=\"read_result\", index=\4, offset=\2, limit=(\d+)\)"
-                    r"(, then continue from next_offset until offset \3)? \.\.\.\]\n")
+MARKER = re.compile(
+    r"\n\[\.\.\. ([\d,]+) characters omitted here \(offsets (\d+) to (\d+) of the original, full-record "
+    r"index (\d+)\); read them with context\(action=\"read_result\", index=\4, offset=\2, limit=(\d+)\)"
+    r"(, then continue from next_offset until offset \3)? \.\.\.\]\n"
+)
 UNICODE_LINE = "é中😀 naïve – ünïcödé line {n}\n"
 
 
@@ -43,13 +45,15 @@ def listing(chars: int = 100_045) -> str:
 
 
 def result(output, mid: str = "r") -> Message:
-    return Message(mid, "action_response", 1.0, {"function": "bash", "arguments": {"cmd": "ls -R"}, "output": output, "action_request_id": "c"})
+    return Message(
+        mid, "action_response", 1.0, {"function": "bash", "arguments": {"cmd": "ls -R"}, "output": output, "action_request_id": "c"}
+    )
 
 
 def check_body(shown: str, body: Body, index: int, bound: int) -> None:
     """One complete marker; head and tail are the original's, split 3:1, around the interval the marker names."""
     assert len(shown) <= bound
-    text = shown[len(PREVIEW_LABEL):] if body.preview else shown
+    text = shown[len(PREVIEW_LABEL) :] if body.preview else shown
     if body.preview:
         assert shown.startswith(PREVIEW_LABEL)
     markers = list(MARKER.finditer(text))
@@ -58,11 +62,11 @@ def check_body(shown: str, body: Body, index: int, bound: int) -> None:
     omitted, start, end, at, limit = int(m[1].replace(",", "")), int(m[2]), int(m[3]), int(m[4]), int(m[5])
     assert at == index and omitted == end - start and limit == min(omitted, bound, 16_000)
     assert bool(m[6]) == (omitted > limit)
-    head, tail = text[: m.start()], text[m.end():]
+    head, tail = text[: m.start()], text[m.end() :]
     kept = len(head) + len(tail)
     assert len(head) == 3 * kept // 4 and head and tail
     assert (start, end) == interval(body, kept)
-    assert head == body.text[: len(head)] and tail == body.text[len(body.text) - len(tail):]
+    assert head == body.text[: len(head)] and tail == body.text[len(body.text) - len(tail) :]
 
 
 @pytest.mark.parametrize("bound", [1_024, 4_000, 20_000])
@@ -76,8 +80,14 @@ def test_a_100045_character_result_fits_n_including_its_marker(bound):
 
 @pytest.mark.parametrize("bound", [1_024, 4_000, 20_000])
 def test_mapping_values_strings_long_lists_and_nested_mappings_fit_n_including_label(bound):
-    output = {"stdout": listing(), "files": [f"src/ünï/{i}.py" for i in range(9_000)],
-              "tree": {"a": {"b": [listing(3_000)] * 12}}, "success": True, "error": None, "small": "ok"}
+    output = {
+        "stdout": listing(),
+        "files": [f"src/ünï/{i}.py" for i in range(9_000)],
+        "tree": {"a": {"b": [listing(3_000)] * 12}},
+        "success": True,
+        "error": None,
+        "small": "ok",
+    }
     original = result(output)
     projected, kept = project_output(original, 3, bound)
     assert list(projected) == list(output), "keys and their order are kept"
@@ -111,8 +121,13 @@ def test_k_n_is_the_greatest_count_whose_complete_body_fits_measured_not_assumed
 def test_a_copys_allowance_is_applied_to_the_original_and_never_marks_a_marker():
     original = result(listing())
     record = FullRecord([original])
-    copy = Message("copy", "action_response", 2.0, {"function": "bash", "arguments": {}, "output": "stale"},
-                   {"clipped_from": "r", "context_clip_kept": 30_000})
+    copy = Message(
+        "copy",
+        "action_response",
+        2.0,
+        {"function": "bash", "arguments": {}, "output": "stale"},
+        {"clipped_from": "r", "context_clip_kept": 30_000},
+    )
     for bound, allowance_wins in ((1_024, False), (40_000, True)):
         content = compile_request([copy], record=record, policy=Policy(tool_result_max_chars=bound))["messages"][0]["content"]
         text = content[0]["text"].split(":\n", 1)[1]  # the orphan copy's body after its call line
@@ -166,8 +181,11 @@ def test_paging_an_omitted_interval_longer_than_16000_under_n_4000_covers_it_exa
 
 def test_the_counter_keys_its_memo_by_the_bound_and_counts_exactly_under_it():
     original = result({"out": listing(30_000), "rows": list(range(3_000))})
-    msgs = [Message("i", "instruction", 0.0, {"instruction": "list"}),
-            Message("c", "action_request", 0.5, {"function": "bash", "arguments": {}, "action_response_id": "r"}), original]
+    msgs = [
+        Message("i", "instruction", 0.0, {"instruction": "list"}),
+        Message("c", "action_request", 0.5, {"function": "bash", "arguments": {}, "action_response_id": "r"}),
+        original,
+    ]
     record, counter = FullRecord(msgs), Counter()
     for bound in (None, 20_000, 1_024, 20_000):
         for caching in (False, True):
@@ -176,7 +194,7 @@ def test_the_counter_keys_its_memo_by_the_bound_and_counts_exactly_under_it():
             assert counter.count(msgs, record=record, policy=policy) == whole
 
 
-BODY_TEXT = st.text(alphabet=st.sampled_from(list("ab \n\"\\é中😀,")), min_size=0, max_size=3_000)
+BODY_TEXT = st.text(alphabet=st.sampled_from(list('ab \n"\\é中😀,')), min_size=0, max_size=3_000)
 
 
 @settings(max_examples=120, deadline=None)
@@ -200,6 +218,7 @@ def test_property_any_body_under_any_n_fits_exactly_with_a_complete_marker_or_is
 
 # -- issue 47: the bound's edges, each named after the statement it proves
 
+
 @pytest.mark.parametrize("bound", [1_024, 4_000])
 def test_amendment_3_a_result_of_exactly_the_bound_stays_whole(bound):
     original = result(listing(bound))
@@ -208,8 +227,9 @@ def test_amendment_3_a_result_of_exactly_the_bound_stays_whole(bound):
     assert retained_max(body, 3, bound) == bound  # k_N is the whole body: it fits
     assert effective_count(body, 3, bound) == bound
     assert project_output(original, 3, bound) == (original.content["output"], {})
-    copy = Message("copy", "action_response", 2.0, {"function": "bash", "arguments": {}, "output": listing(bound)},
-                   {"clipped_from": "gone"})  # a copy whose original is not at hand: its own body, at the bound
+    copy = Message(
+        "copy", "action_response", 2.0, {"function": "bash", "arguments": {}, "output": listing(bound)}, {"clipped_from": "gone"}
+    )  # a copy whose original is not at hand: its own body, at the bound
     sent = compile_request([copy], policy=Policy(tool_result_max_chars=bound))["messages"][0]["content"][0]["text"]
     assert sent.endswith(listing(bound))
     assert retained_max(bodies_of(result(listing(bound + 1)))[0], 3, bound) < bound  # one more is shortened
@@ -232,8 +252,13 @@ def test_amendment_2_a_clipped_copy_whose_allowance_equals_its_length_is_whole()
     body = bodies_of(original)[0]
     assert effective_count(body, 0, 4_000, allowance=3_000) == 3_000
     assert project_output(original, 0, 4_000, {None: 3_000}) == (original.content["output"], {})
-    copy = Message("copy", "action_response", 2.0, {"function": "bash", "arguments": {}, "output": "stale"},
-                   {"clipped_from": "r", "context_clip_kept": 3_000})
+    copy = Message(
+        "copy",
+        "action_response",
+        2.0,
+        {"function": "bash", "arguments": {}, "output": "stale"},
+        {"clipped_from": "r", "context_clip_kept": 3_000},
+    )
     text = compile_request([copy], record=record, policy=Policy(tool_result_max_chars=4_000))["messages"][0]["content"][0]["text"]
     assert text.endswith(":\n" + listing(3_000)) and not MARKER.search(text)
     assert effective_count(body, 0, 4_000, allowance=2_999) < 3_000  # one under its length is a cut

@@ -70,7 +70,6 @@ def test_a_damaged_cached_table_is_built_again(fresh_budget, monkeypatch, tmp_pa
 
 
 def test_counting_a_word_builds_no_encoder():
-    code = ("from foldscope.core.request import tokens; "
-            "print(tokens.count_text('hello world'), tokens._encoding is None)")
+    code = "from foldscope.core.request import tokens; print(tokens.count_text('hello world'), tokens._encoding is None)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["2", "True"]

@@ -207,7 +207,7 @@ def test_whether_a_note_enters_each_view_is_what_intersecting_every_whole_view_g
             view = view + args[0]
         elif op == "compact":
             at = args[0] % (len(view) + 1)
-            view = view[:at] + [args[1]] + view[at + 2:]
+            view = view[:at] + [args[1]] + view[at + 2 :]
         elif op == "cut":
             view = view[: args[0] % (len(view) + 1)]
         else:
@@ -238,7 +238,8 @@ def test_a_reported_input_that_cannot_be_true_is_kept_named_and_left_out_of_the_
     assert poisoned.rows[k].reported_input == 10 * clean.rows[k].reported_input  # kept as reported
     assert [w for w in poisoned.warnings if f"request {k}" in w] == [
         f"request {k}: reported input {poisoned.rows[k].reported_input:,} cannot be true beside its neighbours' reports "
-        f"(predicted {poisoned.rows[k].predicted:,}); kept as reported, left out of the scale of {poisoned.rows[k].model}"]
+        f"(predicted {poisoned.rows[k].predicted:,}); kept as reported, left out of the scale of {poisoned.rows[k].model}"
+    ]
     # The scale is not raised by it: it stays where the true reports put it (the unseen head, measured from the
     # reports around it, moves a little), and so do the estimates of every request after it.
     assert max(r.scale for r in poisoned.rows) <= max(r.scale for r in clean.rows)

@@ -15,8 +15,12 @@ from foldscope.core.request.unseen_text import fit_rate
 from tests.paths import CORPUS_DEV
 
 SANITISED = sorted(p.name for p in (CORPUS_DEV / "codex").glob("*019c8*"))
-WHOLE = ["codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl", "claude_code/short.jsonl",
-         "claude_code/tool_heavy.jsonl", "pi/pi-mono_large-session.jsonl"]
+WHOLE = [
+    "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+    "claude_code/short.jsonl",
+    "claude_code/tool_heavy.jsonl",
+    "pi/pi-mono_large-session.jsonl",
+]
 
 
 def sanitised(corpus_dev, name):

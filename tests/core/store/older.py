@@ -13,9 +13,12 @@ def as_version_5(db: str | Path) -> None:
         conn.execute(
             'CREATE TABLE "messages_by_key" (\n   "session_id" INTEGER REFERENCES "sessions"("id"),\n   "idx" INTEGER,\n'
             '   "message_id" TEXT,\n   "kind" TEXT,\n   "created_at" REAL,\n   "sha256" TEXT,\n'
-            '   "body" TEXT REFERENCES "bodies"("key"),\n   PRIMARY KEY ("session_id", "idx")\n)')
-        conn.execute("INSERT INTO messages_by_key SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at,"
-                     " m.sha256, b.key FROM messages m JOIN bodies b ON b.id = m.body ORDER BY m.rowid")
+            '   "body" TEXT REFERENCES "bodies"("key"),\n   PRIMARY KEY ("session_id", "idx")\n)'
+        )
+        conn.execute(
+            "INSERT INTO messages_by_key SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at,"
+            " m.sha256, b.key FROM messages m JOIN bodies b ON b.id = m.body ORDER BY m.rowid"
+        )
         conn.execute('DROP TABLE "messages"')
         conn.execute('ALTER TABLE "messages_by_key" RENAME TO "messages"')
         conn.execute('CREATE INDEX "idx_messages_session_id_message_id"\n    ON "messages" ("session_id", "message_id")')
@@ -41,5 +44,7 @@ def messages_by_key(conn: sqlite3.Connection) -> list[tuple]:
     """Every message row with its body's key, in either layout (a body named by key, or by id)."""
     by_id = any(row[1] == "body" and row[2] == "INTEGER" for row in conn.execute("PRAGMA table_info(messages)"))
     join = "b.id = m.body" if by_id else "b.key = m.body"
-    return conn.execute("SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, m.sha256, b.key"
-                        f" FROM messages m JOIN bodies b ON {join} ORDER BY 1, 2").fetchall()
+    return conn.execute(
+        "SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, m.sha256, b.key"
+        f" FROM messages m JOIN bodies b ON {join} ORDER BY 1, 2"
+    ).fetchall()

@@ -56,8 +56,9 @@ def test_a_kill_at_any_point_of_an_import_leaves_a_whole_library_and_no_half_ses
     rng = random.Random(16)
     mid_import = 0
     for run in range(RUNS):
-        child = subprocess.Popen([sys.executable, "-u", "-c", IMPORTER, str(path), str(run * 1000)],
-                                 stdout=subprocess.PIPE, text=True, env=env)
+        child = subprocess.Popen(
+            [sys.executable, "-u", "-c", IMPORTER, str(path), str(run * 1000)], stdout=subprocess.PIPE, text=True, env=env
+        )
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0.0, 0.4))

@@ -29,7 +29,8 @@ def test_import_stores_every_message_with_its_original_and_sha(tmp_path):
         assert row["source_bytes"] == demo_path().stat().st_size
         assert row["peak_reported_input"] == max(r.usage.reported_input for r in session.trace)
         assert library.view_versions(session_id) == [
-            {**library.view_versions(session_id)[0], "version": 1, "ids": session.view, "cause": "import"}]
+            {**library.view_versions(session_id)[0], "version": 1, "ids": session.view, "cause": "import"}
+        ]
 
 
 def test_importing_the_same_file_twice_gives_one_session(tmp_path):
@@ -77,8 +78,7 @@ def test_migrations_bring_an_existing_older_database_up_to_date(tmp_path):
     old = sqlite_utils.Database(path)
     migrate(old, MIGRATIONS[:1])  # a library written before full-text search existed
     old["sessions"].insert({"id": 1, "source": "x", "format": "lionagi", "source_sha256": "abc"})
-    old["messages"].insert({"session_id": 1, "idx": 0, "message_id": "m", "kind": "assistant",
-                            "text": "an elephant in the config loader"})
+    old["messages"].insert({"session_id": 1, "idx": 0, "message_id": "m", "kind": "assistant", "text": "an elephant in the config loader"})
     old.close()
     with Library(path) as library:
         assert [r["name"] for r in library.db["migrations"].rows] == [name for name, _ in MIGRATIONS]
@@ -179,13 +179,13 @@ def test_a_source_changed_after_reading_is_refused_and_nothing_is_stored(tmp_pat
 
 # -- each message names its body by the body's id (migration 006) --------------------------------------------------
 
+
 def test_new_bodies_take_the_next_ids_in_record_order_so_the_body_index_grows_at_its_end(tmp_path):
     with Library(tmp_path / "lib.db") as library:
         library.import_session(load_session(demo_path()))
         held = library.conn.execute("SELECT MAX(id) FROM bodies").fetchone()[0]
         session_id = library.import_session(generate(seed=11, rounds=5))
-        bodies = [row[0] for row in library.conn.execute(
-            "SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
+        bodies = [row[0] for row in library.conn.execute("SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
         new = [body for body in dict.fromkeys(bodies) if body > held]
         assert new and new == sorted(new)  # in the order the record first names them, after every id held before
         keys = library.message_hashes(session_id)
@@ -201,8 +201,7 @@ def test_a_body_named_twice_in_one_import_is_stored_once_and_both_messages_name_
     session = Session(FullRecord([*twins, other]), [m.id for m in (*twins, other)])
     with Library(tmp_path / "lib.db") as library:
         session_id = library.import_session(session)
-        bodies = [row[0] for row in library.conn.execute(
-            "SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
+        bodies = [row[0] for row in library.conn.execute("SELECT body FROM messages WHERE session_id = ? ORDER BY idx", [session_id])]
         assert bodies[0] == bodies[1] == bodies[2] != bodies[3]
         assert library.conn.execute("SELECT COUNT(*) FROM bodies").fetchone()[0] == 2
         assert [r["text"] for r in library.messages(session_id)] == ["the same words"] * 3 + ["other words"]
@@ -230,8 +229,12 @@ def test_a_version_5_library_migrates_to_body_ids_keeping_every_message_and_its_
         assert messages_by_key(library.conn) == messages
         assert library.conn.execute("SELECT * FROM bodies ORDER BY id").fetchall() == bodies
         assert library.messages(first) == expected
-        indexes = {row[0] for row in library.conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL")}
+        indexes = {
+            row[0]
+            for row in library.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL"
+            )
+        }
         assert indexes == {"idx_messages_body"}  # the index by message id, which no query read, is gone
         # The grown file, imported after the migration, stores only its new bodies beside the migrated ones.
         live.write_bytes(b"".join(lines))
@@ -239,6 +242,7 @@ def test_a_version_5_library_migrates_to_body_ids_keeping_every_message_and_its_
         shared = set(library.message_hashes(first)) & set(library.message_hashes(second))
         assert len(shared) >= len(set(library.message_hashes(first))) - 1  # all but a grown last message
         assert library.conn.execute("SELECT COUNT(*) FROM bodies").fetchone()[0] == len(
-            set(library.message_hashes(first)) | set(library.message_hashes(second)))
+            set(library.message_hashes(first)) | set(library.message_hashes(second))
+        )
         assert library.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert library.conn.execute("PRAGMA foreign_key_check").fetchall() == []

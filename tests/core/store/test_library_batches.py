@@ -30,7 +30,7 @@ def rows(path) -> dict[str, list[tuple]]:
         conn.close()
         if column in names:
             i = names.index(column)
-            out[table] = [r[:i] + r[i + 1:] for r in out[table]]
+            out[table] = [r[:i] + r[i + 1 :] for r in out[table]]
     return out
 
 
@@ -44,7 +44,9 @@ def stored_alike(session, tmp_path, change) -> None:
     assert rows(tmp_path / "changed.db") == rows(tmp_path / "one.db")
 
 
-@pytest.mark.parametrize("name", ["claude_code/session-196820da.jsonl", "codex", "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"])
+@pytest.mark.parametrize(
+    "name", ["claude_code/session-196820da.jsonl", "codex", "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"]
+)
 def test_batches_of_a_few_messages_store_what_one_batch_stored(corpus_dev, tmp_path, monkeypatch, name):
     path = CORPUS_DEV / name
     if path.is_dir():

@@ -16,10 +16,14 @@ from tests.paths import CORPUS_DEV
 SOURCE = CORPUS_DEV / "claude_code" / "tool_heavy.jsonl"
 LINES = SOURCE.read_bytes().splitlines(keepends=True) if SOURCE.exists() else []
 
-operations = st.lists(st.one_of(
-    st.tuples(st.just("import"), st.integers(min_value=12, max_value=max(len(LINES), 12))),
-    st.tuples(st.just("remove"), st.integers(min_value=0, max_value=20)),
-), min_size=1, max_size=8)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("import"), st.integers(min_value=12, max_value=max(len(LINES), 12))),
+        st.tuples(st.just("remove"), st.integers(min_value=0, max_value=20)),
+    ),
+    min_size=1,
+    max_size=8,
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -37,6 +37,7 @@ def grow(path: Path, corpus_dev: Path, lines: int) -> None:
 
 # -- faults: one line naming the library and the problem ---------------------------------------------------
 
+
 def test_a_file_that_is_not_a_database_is_named_with_its_problem(tmp_path):
     path = tmp_path / "library.db"
     path.write_bytes(b"this is a text file, not SQLite\n" * 200)
@@ -54,7 +55,7 @@ def test_a_damaged_library_is_named_with_its_problem(tmp_path):
 
     data, noise = bytearray(path.read_bytes()), random.Random(16)
     for page in range(2, len(data) // 4096):  # leave the header page; scramble the others
-        data[page * 4096 + 8: page * 4096 + 4000] = noise.randbytes(3992)
+        data[page * 4096 + 8 : page * 4096 + 4000] = noise.randbytes(3992)
     path.write_bytes(bytes(data))
     with pytest.raises(LibraryError, match=rf"^library {path}: the library file is damaged"):
         with Library(path) as library:
@@ -130,10 +131,12 @@ def test_a_new_library_records_its_schema_version(tmp_path):
 
 # -- races between processes ---------------------------------------------------------------------------
 
+
 def _run_together(code: str, args: list[list[str]]) -> list[subprocess.CompletedProcess]:
     env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
-    procs = [subprocess.Popen([sys.executable, "-c", code, *a], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env) for a in args]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, *a], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for a in args
+    ]
     return [subprocess.CompletedProcess(p.args, p.wait(120), *p.communicate()) for p in procs]
 
 
@@ -149,8 +152,10 @@ def test_three_processes_opening_a_new_library_at_once_all_succeed(tmp_path):
 
 
 def test_two_processes_importing_the_same_session_give_one_session_and_no_error(tmp_path, corpus_dev):
-    code = ("import sys; from foldscope.core.store.library import Library; from foldscope.core.formats import load_session;"
-            "s = load_session(sys.argv[2]); lib = Library(sys.argv[1]); print(lib.import_session(s)); lib.close()")
+    code = (
+        "import sys; from foldscope.core.store.library import Library; from foldscope.core.formats import load_session;"
+        "s = load_session(sys.argv[2]); lib = Library(sys.argv[1]); print(lib.import_session(s)); lib.close()"
+    )
     source = corpus_dev / "claude_code" / "tool_heavy.jsonl"
     for run in range(3):
         path = tmp_path / f"library-{run}.db"
@@ -166,6 +171,7 @@ def test_two_processes_importing_the_same_session_give_one_session_and_no_error(
 
 
 # -- messages stored once, with their token counts ------------------------------------------------------
+
 
 def test_reopening_a_grown_file_stores_only_its_new_messages(tmp_path, corpus_dev):
     path, missing = grown_copies(tmp_path, corpus_dev)
@@ -208,6 +214,7 @@ def test_token_counts_are_kept_with_the_tokenizer_and_shared_by_versions(tmp_pat
 
 # -- list, remove, prune -----------------------------------------------------------------------------------
 
+
 def test_removing_a_session_removes_its_rows_and_the_bodies_only_it_held(tmp_path, corpus_dev):
     path, _ = grown_copies(tmp_path, corpus_dev)
     with Library(tmp_path / "library.db") as library:
@@ -243,7 +250,9 @@ def test_prune_removes_gone_and_replaced_versions_but_keeps_unsaved_work(tmp_pat
         library.add_event(v2, WORKING_STATE, {"source": str(path.resolve()), "base_length": 3})  # not yet recovered
         plan = library.prune(dry_run=True)
         assert {row["id"]: row["why"].split(" (")[0] for row in plan["sessions"]} == {
-            v1: "replaced by a newer version of the same source", lost: "its source file is gone"}
+            v1: "replaced by a newer version of the same source",
+            lost: "its source file is gone",
+        }
         assert len(library.list_sessions()) == 4  # a dry run changes nothing
         done = library.prune()
         assert [r["id"] for r in library.list_sessions()] == [v2, v3]
@@ -258,6 +267,7 @@ def test_prune_removes_gone_and_replaced_versions_but_keeps_unsaved_work(tmp_pat
 
 
 # -- private by default ----------------------------------------------------------------------------------
+
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)

@@ -43,8 +43,7 @@ def plain(value: Any) -> Any:
     if isinstance(value, (str, bytes, int, float, type(None))):
         return value
     if hasattr(value, "__iter__"):
-        return {"sequence": [plain(v) for v in value], "type": "view" if type(value).__name__ == "SharedView" else
-                type(value).__name__}
+        return {"sequence": [plain(v) for v in value], "type": "view" if type(value).__name__ == "SharedView" else type(value).__name__}
     raise AssertionError(f"no plain form for {type(value).__name__}")
 
 
@@ -118,9 +117,15 @@ def test_a_session_as_read_pickles_as_it_stood_though_a_count_changed_the_origin
 def _figures(document) -> dict[str, Any]:
     return {
         "requests": [plain(r) for r in document.requests],
-        "tokens": document.tokens, "chars": document.chars, "now": document.now_size,
-        "predicted": document.now_predicted, "record": document.record_count, "scale": document.scale,
-        "head": document.unseen_head, "window": document.context_window, "view": document.view,
+        "tokens": document.tokens,
+        "chars": document.chars,
+        "now": document.now_size,
+        "predicted": document.now_predicted,
+        "record": document.record_count,
+        "scale": document.scale,
+        "head": document.unseen_head,
+        "window": document.context_window,
+        "view": document.view,
         "folds": [plain(row) for row in document.folds],
     }
 
@@ -128,7 +133,7 @@ def _figures(document) -> dict[str, Any]:
 def test_requests_json_is_the_same_for_the_session_reopened_from_the_library(corpus_dev, tmp_path, monkeypatch):
     from foldscope.core.cli import requests
 
-    for n, path in enumerate(_dev_files(corpus_dev)[:: 3]):
+    for n, path in enumerate(_dev_files(corpus_dev)[::3]):
         args = _requests_args(path)
         from_file = json.dumps(requests.run_requests(args), sort_keys=True)
         folder = tmp_path / str(n)
@@ -152,12 +157,16 @@ def _requests_args(path: Path):
 
 # -- generated sessions ---------------------------------------------------------------------------------------
 
-turns = st.lists(st.tuples(
-    st.sampled_from(["say", "call", "call error"]),
-    st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40),
-    st.sampled_from(["claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805"]),
-    st.integers(min_value=0, max_value=50_000),
-), min_size=1, max_size=12)
+turns = st.lists(
+    st.tuples(
+        st.sampled_from(["say", "call", "call error"]),
+        st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40),
+        st.sampled_from(["claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805"]),
+        st.integers(min_value=0, max_value=50_000),
+    ),
+    min_size=1,
+    max_size=12,
+)
 
 
 def write_claude_code(path: Path, plan: list[tuple[str, str, str, int]]) -> None:
@@ -170,23 +179,45 @@ def write_claude_code(path: Path, plan: list[tuple[str, str, str, int]]) -> None
         nonlocal parent, n
         n += 1
         uuid = f"u{n}"
-        lines.append({"parentUuid": parent, **base, "type": kind, "uuid": uuid, "message": message,
-                      "timestamp": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z"})
+        lines.append(
+            {
+                "parentUuid": parent,
+                **base,
+                "type": kind,
+                "uuid": uuid,
+                "message": message,
+                "timestamp": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+            }
+        )
         parent = uuid
 
     add("user", {"role": "user", "content": "start"})
     for k, (what, text, model, cached) in enumerate(plan):
-        usage = {"input_tokens": 3 + k, "cache_read_input_tokens": cached, "cache_creation_input_tokens": 10,
-                 "output_tokens": 7}
+        usage = {"input_tokens": 3 + k, "cache_read_input_tokens": cached, "cache_creation_input_tokens": 10, "output_tokens": 7}
         if what == "say":
             content = [{"type": "text", "text": text or "ok"}]
         else:
             content = [{"type": "tool_use", "id": f"toolu_{k}", "name": "Bash", "input": {"command": text}}]
-        add("assistant", {"role": "assistant", "model": model, "id": f"msg_{k}", "type": "message", "content": content,
-                          "stop_reason": "end_turn", "usage": usage})
+        add(
+            "assistant",
+            {
+                "role": "assistant",
+                "model": model,
+                "id": f"msg_{k}",
+                "type": "message",
+                "content": content,
+                "stop_reason": "end_turn",
+                "usage": usage,
+            },
+        )
         if what != "say":
-            add("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{k}",
-                                                      "content": text, "is_error": what == "call error"}]})
+            add(
+                "user",
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": f"toolu_{k}", "content": text, "is_error": what == "call error"}],
+                },
+            )
     path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
 
 
@@ -224,8 +255,11 @@ def test_any_generated_branch_is_rebuilt_exactly(seed, rounds):
 
 
 def _plan() -> list[tuple[str, str, str, int]]:
-    return [("say", "hello", "claude-sonnet-4-5-20250929", 0), ("call", "ls", "claude-sonnet-4-5-20250929", 100),
-            ("say", "done", "claude-sonnet-4-5-20250929", 200)]
+    return [
+        ("say", "hello", "claude-sonnet-4-5-20250929", 0),
+        ("call", "ls", "claude-sonnet-4-5-20250929", 100),
+        ("say", "done", "claude-sonnet-4-5-20250929", 200),
+    ]
 
 
 def test_a_changed_file_is_read_again_never_shown_stale(tmp_path):
@@ -430,6 +464,7 @@ def test_a_memo_naming_a_class_or_a_message_past_the_record_is_refused(tmp_path)
     assert not (tmp_path / "ran").exists()
 
     for far in (5, -1):  # past the end, and before the start (which Python's indexing would take from the end)
+
         class Far(pickle.Pickler):
             def persistent_id(self, obj, far=far):
                 return far if isinstance(obj, Message) else None
@@ -446,8 +481,12 @@ def test_a_memo_key_naming_a_message_outside_the_record_is_not_kept():
     inside = Message("a", "instruction", None, {"instruction": "hi"})
     outside = Message("b", "instruction", None, {"instruction": "hi"})
     record = FullRecord([inside])
-    memo = ({((inside, "text", None, None), (None, False)): 5, ((outside, "text", None, None), (None, False)): 6},
-            {"g": 1}, {"h": 2}, {b"t": 3})
+    memo = (
+        {((inside, "text", None, None), (None, False)): 5, ((outside, "text", None, None), (None, False)): 6},
+        {"g": 1},
+        {"h": 2},
+        {b"t": 3},
+    )
     bodies, glue, heads, texts = snapshot.load_memo(snapshot.dump_memo(memo, record), record)
     assert bodies == {((inside, "text", None, None), (None, False)): 5}
     assert (glue, heads, texts) == ({"g": 1}, {"h": 2}, {b"t": 3})
@@ -470,8 +509,9 @@ def test_a_version_4_library_migrates_keeping_every_session_and_count_then_reope
     migrate(reference, MIGRATIONS[:4])
     old = sqlite3.connect(db)
     assert _schema(old) == _schema(reference)
-    before = {table: old.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
-              for table in ("sessions", "bodies", "view_versions", "events")}
+    before = {
+        table: old.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in ("sessions", "bodies", "view_versions", "events")
+    }
     messages = messages_by_key(old)
     old.close()
     with Library(db) as library:
