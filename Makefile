@@ -34,6 +34,7 @@ install: $(STAMP)
 # Lint, import contracts, types, and the core's tests with Qt blocked: the habits CI holds.
 check: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	mkdir -p $(TYPEPATH) && ln -sfn "$(CURDIR)" $(TYPEPATH)/foldscope
 	MYPYPATH=$(TYPEPATH) $(BIN)/mypy -p foldscope.core
