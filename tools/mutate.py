@@ -325,8 +325,8 @@ MUTANTS = [
     Mutant(
         "Amendment 2: the all stage's tail",
         FS,
-        "    end = len(view) - tail\n    chosen = [m.id for m in view[start: max(end, 0)] if m.id not in facts.keep]",
-        "    end = len(view) - tail + 1\n    chosen = [m.id for m in view[start: max(end, 0)] if m.id not in facts.keep]",
+        "    end = len(view) - tail\n    chosen = [m.id for m in view[start : max(end, 0)] if m.id not in facts.keep]",
+        "    end = len(view) - tail + 1\n    chosen = [m.id for m in view[start : max(end, 0)] if m.id not in facts.keep]",
     ),
     Mutant(
         "Amendment 4: the reset's tail of two",
