@@ -1,0 +1,70 @@
+"""No module over 600 lines and no function over 80 in core/ and app/ (issue 44): the ones still over are named here,
+each a debt to pay, and the list only shrinks (a named one that now fits fails too, so its name comes off)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULE_LINES, FUNCTION_LINES = 600, 80
+
+# Still over, to be split: path -> why it is not yet.
+BIG_MODULES = {
+    "app/window.py": "the window's build, docks and wiring (issue 44: panels wired in three small steps)",
+    "core/store/library.py": "migrations, the Library, file handling and the source reader in one (issue 44's split)",
+    "core/replay/lab.py": "the lab's three strategies' runs and their rows",
+    "core/readout/document.py": "the Document and the opening (issue 44: opening moves out)",
+    "core/request/trace.py": "measure_trace and its helpers (issue 44: a small object)",
+    "app/panels/timeline.py": "the timeline's model, paint and navigation",
+    "core/formats/claude_code.py": "the Claude Code reader's tree, fields and children",
+    "core/formats/stream.py": "the streaming reader's shapes",
+    "app/panels/window_map.py": "the window map's layout, paint and legend",
+    "core/request/count.py": "the Counter and its batch paths",
+    "core/readout/report.py": "the report's sections",
+    "core/request/tokens.py": "the counting child (issue 44: one counting package)",
+}
+# path:function -> why
+LONG_FUNCTIONS = {
+    "core/request/trace.py:measure_trace": "issue 44: count, predict and calibrate steps",
+    "app/window.py:_build_menus": "one action per line; to move into a menus table",
+    "core/request/count_step.py:lay_out": "one pass over a request's layout, kept whole for speed",
+    "app/window.py:__init__": "issue 44: built, docked and wired in three steps",
+    "core/readout/report.py:cost_sections": "the cost sections in one",
+    "app/lab/replay.py:__init__": "the lab's controls laid out in one",
+    "core/formats/inspect_log.py:session": "the sample's events walked in one",
+    "core/readout/trace_facts.py:measure_requests": "the request rows in one pass",
+    "core/readout/document.py:_open_document": "issue 44: opening moves out of the readout",
+    "core/request/count.py:_count_laid": "the laid-out count's fast path",
+    "core/readout/composition.py:compose": "the composition rows in one pass",
+}
+
+
+def _sources() -> list[Path]:
+    return sorted(p for folder in ("core", "app") for p in (ROOT / folder).rglob("*.py"))
+
+
+def _module_sizes() -> dict[str, int]:
+    return {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8").count("\n") for p in _sources()}
+
+
+def _function_sizes() -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for p in _sources():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                key = f"{p.relative_to(ROOT).as_posix()}:{node.name}"
+                sizes[key] = max(sizes.get(key, 0), (node.end_lineno or node.lineno) - node.lineno + 1)
+    return sizes
+
+
+def test_no_module_is_over_600_lines_but_the_named_ones() -> None:
+    over = {path for path, lines in _module_sizes().items() if lines > MODULE_LINES}
+    assert over - BIG_MODULES.keys() == set(), "split these modules (600 lines at most)"
+    assert BIG_MODULES.keys() - over == set(), "these now fit: take them off BIG_MODULES"
+
+
+def test_no_function_is_over_80_lines_but_the_named_ones() -> None:
+    over = {key for key, lines in _function_sizes().items() if lines > FUNCTION_LINES}
+    assert over - LONG_FUNCTIONS.keys() == set(), "shorten these functions (80 lines at most)"
+    assert LONG_FUNCTIONS.keys() - over == set(), "these now fit: take them off LONG_FUNCTIONS"
