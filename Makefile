@@ -9,6 +9,8 @@ TYPEPATH := $(VENV)/typecheck
 .PHONY: run install test check bench soak mutate screenshots clean
 # `make run FILE=path/to/session.jsonl` opens that file (the bundled demo session when FILE is not given).
 FILE ?=
+# Handed to the recipe through the environment, so a name with spaces or quotes stays one argument.
+export FILE
 # `make install` links the command here: the scripts folder of the user's Python (~/.local/bin on Linux).
 USER_BIN ?= $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_path('scripts', f'{__import__(\"os\").name}_user'))")
 
@@ -22,7 +24,7 @@ $(STAMP): pyproject.toml
 # look without one (app/display.py) instead of Qt's abort.
 run: $(STAMP)
 	@echo "foldscope is $(CURDIR)/$(BIN)/foldscope: \`make install\` puts it on your PATH as foldscope, or run it by that path."
-	@if $(BIN)/python -m foldscope.app.display $(FILE); then $(BIN)/foldscope $(FILE); fi
+	@if $(BIN)/python -m foldscope.app.display $${FILE:+"$$FILE"}; then $(BIN)/foldscope $${FILE:+"$$FILE"}; fi
 
 # Like pipx: the command stays in its own .venv, and only a link to it goes in the user's scripts folder.
 install: $(STAMP)
