@@ -44,6 +44,9 @@ def main() -> int:
     from foldscope.app.window import MainWindow
 
     app = QApplication(sys.argv[:1])
+    from foldscope.app.gui import quiet_qt_noise
+
+    quiet_qt_noise()  # the offscreen platform's notes on every show: nothing to act on
     apply_theme(app, "light")
     folder = tempfile.mkdtemp()
     window = MainWindow(settings=WindowSettings(Path(folder) / "settings.ini"), db=str(Path(folder) / "library.db"))

@@ -20,6 +20,9 @@ def main() -> int:
     from foldscope.core.formats import load_session
 
     app = QApplication(sys.argv[:1])
+    from foldscope.app.gui import quiet_qt_noise
+
+    quiet_qt_noise()  # the offscreen platform's notes on every show: nothing to act on
     apply_theme(app, "light")
     session = load_session(SESSION)
     view = ReplayView()

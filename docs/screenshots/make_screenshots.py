@@ -116,6 +116,9 @@ def main() -> int:
     from foldscope.core.formats.demo import demo_path
 
     app = QApplication(sys.argv[:1])
+    from foldscope.app.gui import quiet_qt_noise
+
+    quiet_qt_noise()  # the offscreen platform's notes on every show: nothing to act on
     demo = Path(demo_path())
     shoot(app, demo, "demo.png")
     shoot(app, demo, "demo-at-fold.png", setup=at_first_fold())

@@ -23,6 +23,9 @@ def main() -> int:
     from foldscope.core.formats.demo import demo_path
 
     app = QApplication.instance() or QApplication(sys.argv[:1])  # for the palette conversion below
+    from foldscope.app.gui import quiet_qt_noise
+
+    quiet_qt_noise()  # the offscreen platform's notes on every show: nothing to act on
     OUT.mkdir(exist_ok=True)
     foldscope = Path(sys.executable).with_name("foldscope")
     with tempfile.TemporaryDirectory() as tmp:
