@@ -250,10 +250,10 @@ class FoldPreviewPanel(QWidget):
             parts.append(f"<pre style='white-space:pre-wrap; background:rgba(127,127,127,0.12)'>{html.escape(note.text)}</pre>")
         if p.removed:
             parts.append(f"<p><b>Leaves the active view</b> ({len(p.removed)}):</p>")
-            parts.append(self._lines(p.removed, "−", "#c0392b"))
+            parts.append(self._lines(preview, doc, p.removed, "−", "#c0392b"))
         if p.added:
             parts.append(f"<p><b>{'Enters' if p.landed else 'Would have entered'} the active view</b> ({len(p.added)}):</p>")
-            parts.append(self._lines(p.added, "+", "#1e8449"))
+            parts.append(self._lines(preview, doc, p.added, "+", "#1e8449"))
         for item in r.get("clipped") or []:
             parts.append(
                 f"<p>Clips #{item['index']}{' ' + html.escape(item['key']) if item.get('key') else ''}: "
@@ -261,15 +261,14 @@ class FoldPreviewPanel(QWidget):
             )
         self.diff.setHtml("".join(parts))
 
-    def _lines(self, ids: tuple[str, ...], sign: str, colour: str) -> str:
-        preview, doc = self.preview, self.document
+    def _lines(self, preview: FoldPreview, doc: Document, ids: tuple[str, ...], sign: str, colour: str) -> str:
         rows = []
         for mid in ids[:SHOWN]:
             message = preview.message(mid, doc.session)
             index = preview.index_of(mid, doc.session)
             # A past request's fold is never applied, so what it made gets no index in the record.
             label = f"#{index}" if self.request is None or mid in doc.session.record else "(new)"
-            rows.append(f"<span style='color:{colour}'>{sign} {label} {html.escape(self._describe(message, index))}</span>")
+            rows.append(f"<span style='color:{colour}'>{sign} {label} {html.escape(self._describe(doc, message, index))}</span>")
         if len(ids) > SHOWN:
             rows.append(f"… and {len(ids) - SHOWN:,} more")
         return "<pre>" + "\n".join(rows) + "</pre>"
@@ -280,10 +279,10 @@ class FoldPreviewPanel(QWidget):
             return ""
         return f"#{index}" if self.request is None else "new note"
 
-    def _describe(self, message: Message, index: int) -> str:
+    def _describe(self, doc: Document, message: Message, index: int) -> str:
         kind = "clipped copy" if message.is_clipped_copy else message.kind
-        known = message.id in self.document.session.record  # a note or copy the fold made has no count yet
-        tokens = f"{self.document.tokens[index]:,} tokens · " if known and index < len(self.document.tokens) else ""
+        known = message.id in doc.session.record  # a note or copy the fold made has no count yet
+        tokens = f"{doc.tokens[index]:,} tokens · " if known and index < len(doc.tokens) else ""
         text = " ".join(preview_text(message).split()) or "(no text: tool calls only)"
         return f"{kind:<15} {tokens}{text[:90]}{'…' if len(text) > 90 else ''}"
 
@@ -323,7 +322,8 @@ class FoldPreviewPanel(QWidget):
 
     def _enable(self) -> None:
         ready = self.preview is not None and self.task is None
-        self.apply_button.setEnabled(ready and self.request is None and self.preview.changes_anything)
+        changes = self.preview is not None and self.preview.changes_anything
+        self.apply_button.setEnabled(ready and self.request is None and changes)
         self.apply_button.setToolTip(
             "" if self.request is None else f"A preview of request {self.request}, in the past: step to now to apply a fold"
         )

@@ -11,7 +11,7 @@ from foldscope.app.highlight import block_html
 from foldscope.app.panels.shown_request import ShownRequestPanel
 from foldscope.app.qt import QLabel, QScrollArea, QSize, Qt, QTextBrowser, QVBoxLayout, QWidget
 from foldscope.app.theme import pygments_style
-from foldscope.core.readout.divergence import describe, parting_place
+from foldscope.core.readout.divergence import Divergence, describe, parting_place
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.marks_facts import describe as describe_mark
 from foldscope.core.readout.marks_facts import mark_positions
@@ -82,7 +82,7 @@ class RequestPanel(ShownRequestPanel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.divergence = None  # core.request.prefix.Divergence of the shown request from the next
+        self.divergence: Divergence | None = None  # of the shown request from the next
         self.marks: tuple = ()  # core.request.marks.MarkPosition of the shown request
         self.mark_lines: list[int] = []  # the payload lines carrying them, highlighted
         self.header = QLabel()
@@ -119,9 +119,9 @@ class RequestPanel(ShownRequestPanel):
             f"<b>Cache marks</b> ({len(self.marks)}, shown as <code>cache_control</code> in the payload):<ul style='margin:0'>{items}</ul>"
         ]
 
-    def _predicted_line(self, doc, slot: int | None, is_now: bool) -> str:
-        """Predicted input, beside the reported input and the difference where the file reports it."""
-        if is_now:
+    def _predicted_line(self, doc: Document, slot: int | None) -> str:
+        """Predicted input, beside the reported input and the difference where the file reports it (slot None: now)."""
+        if slot is None:
             size = doc.now_predicted
             line = f"Predicted input <b>{size:,} tokens</b> (the next request)"
             free = doc.now_free
@@ -144,21 +144,21 @@ class RequestPanel(ShownRequestPanel):
             return
         self._shown = key
         self.divergence, self.marks = None, ()
-        is_now = slot is None or slot >= len(doc.requests)
-        view = doc.session.view if is_now else doc.requests[slot].view
+        recorded = slot if slot is not None and slot < len(doc.requests) else None  # None: the next request, now
+        view = doc.session.view if recorded is None else doc.requests[recorded].view
         try:
-            payload, size, counted, head, scale = compiled(doc, None if is_now else slot)
+            payload, size, counted, head, scale = compiled(doc, recorded)
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is shown, not raised
             self.header.setText(f"<b>Cannot compile this view:</b> {type(exc).__name__}: {html.escape(str(exc))}")
             self.payload.clear()
             return
-        what = "the next request, from the active view as it stands now" if is_now else f"request {slot}"
+        what = "the next request, from the active view as it stands now" if recorded is None else f"request {recorded}"
         tokens = doc.request_size(slot)
         counted_text = f"{counted:,} counted (o200k_base, exact)"
         if head:
             counted_text = f"({counted_text} + an unseen head of {head:,})"
         lines = [f"<b>Compiled payload</b> of {what}: {len(view):,} messages · {size:,} bytes"]
-        lines.append(self._predicted_line(doc, slot, is_now))
+        lines.append(self._predicted_line(doc, recorded))
         lines.append(f"Estimate {tokens:,} tokens = {counted_text} × scale {scale:.3f} (the ADR's, for the ceiling and the fold)")
         if head:
             lines.append(
@@ -166,8 +166,8 @@ class RequestPanel(ShownRequestPanel):
                 f"tools this {html.escape(doc.session.format)} file does not hold, estimated from the reported "
                 "input of its stretch (between compactions)"
             )
-        if not is_now:
-            lines.append(self._divergence_line(doc, slot, view))
+        if recorded is not None:
+            lines.append(self._divergence_line(doc, recorded, view))
         lines += self._marks_lines(doc, view)
         rules = doc.rules
         if rules is not None and rules.ceiling:

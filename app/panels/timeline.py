@@ -189,6 +189,12 @@ class Timeline(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(800, ROOMY_FROM if self.lane.shown() else 160)
 
+    def _shown(self) -> Document:
+        """The shown document, for the geometry and paint helpers: they are reached only while one is shown (paint
+        and the mouse handlers return early without one)."""
+        assert self.document is not None, "the timeline laid out with no document shown"
+        return self.document
+
     def set_document(self, document: Document | None) -> None:
         self.document = document
         self.counting = ((), len(document.session.trace) if document is not None else 0)
@@ -270,7 +276,7 @@ class Timeline(QWidget):
     # -- geometry ------------------------------------------------------------------------
 
     def _scale_max(self) -> int:
-        doc = self.document
+        doc = self._shown()
         values = [r.headline for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
         values.append(doc.now_predicted or doc.now_size)
         if self.branch is not None:
@@ -342,8 +348,7 @@ class Timeline(QWidget):
         """Everything but the step shown (bars, dots, folds, rules, axes), drawn once into a pixmap and kept until
         the document's requests, the sizes of now, the rules, a what-if, the size or the theme change: a step
         repaints the shade and the legend, not one shape per request."""
-        doc = self.document
-        assert doc is not None
+        doc = self._shown()
         ratio = self.devicePixelRatioF()
         key = (
             self.size().toTuple(),
@@ -373,8 +378,7 @@ class Timeline(QWidget):
         return layer
 
     def _draw_bars(self, painter: QPainter, plot: QRectF, text: QColor) -> None:
-        doc = self.document
-        assert doc is not None
+        doc = self._shown()
         top = self._scale_max() * 1.08
         bar = QColor("#5d8fd6" if not is_dark() else "#4a78bd")
         now_bar = QColor("#8fa9cc" if not is_dark() else "#5b6f8c")
@@ -391,7 +395,7 @@ class Timeline(QWidget):
         for slot in range(slots):
             x = left + slot * width
             if self.branch is not None and slot > self.branch.start:
-                self._draw_original_bar(painter, slot, QRectF(x, plot_top, width, height), plot, top)
+                self._draw_original_bar(painter, self.branch, slot, QRectF(x, plot_top, width, height), plot, top)
                 pen = None
                 continue
             is_now = slot == len(requests)
@@ -427,7 +431,7 @@ class Timeline(QWidget):
             ):
                 self._label_on_box(painter, QPointF(x, baseline), label, widths[i])
         if self.branch is not None:
-            self._draw_branch(painter, plot, top)
+            self._draw_branch(painter, self.branch, plot, top)
         self._draw_axes(painter, plot, top, text)
         if self.lane.shown():
             self._fill_lane()  # a followed file may have grown
@@ -459,7 +463,7 @@ class Timeline(QWidget):
         painter.setPen(QPen(muted_colour(), 1))
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         painter.setPen(text)
-        reading = self.document.reading_note()
+        reading = self._shown().reading_note()
         legend = (
             f"{counted(requests, 'request')} in {reading}   ·   dots: reported input"
             if reading
@@ -535,8 +539,7 @@ class Timeline(QWidget):
 
     def _counting_columns(self, plot: QRectF, requests: int) -> CountingColumns:
         """The counts so far by pixel column, kept across the paints of one load (each count folded in once)."""
-        doc = self.document
-        assert doc is not None
+        doc = self._shown()
         key = (id(doc.session), requests, int(plot.width()), int(plot.height()))
         kept = self._columns
         if kept is None or kept[0] != key:
@@ -546,9 +549,8 @@ class Timeline(QWidget):
             kept = self._columns = (key, CountingColumns(int(plot.width()), requests, reported, int(plot.height())), doc.session)
         return kept[1]
 
-    def _draw_original_bar(self, painter: QPainter, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:
+    def _draw_original_bar(self, painter: QPainter, branch: BranchSeries, slot: int, rect: QRectF, plot: QRectF, top: float) -> None:
         """After a what-if's start: the original's request, drawn as an outline to compare the branch with."""
-        branch = self.branch
         size = branch.original_now if slot >= len(branch.original) else branch.original[slot]
         inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
         y = self._y(size, plot, top)
@@ -556,9 +558,8 @@ class Timeline(QWidget):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(QRectF(inner.left(), y, inner.width(), plot.bottom() - y))
 
-    def _draw_branch(self, painter: QPainter, plot: QRectF, top: float) -> None:
+    def _draw_branch(self, painter: QPainter, branch: BranchSeries, plot: QRectF, top: float) -> None:
         """The what-if's estimates as a second series: a line with a dot per request, from where it starts."""
-        branch = self.branch
         points = [
             QPointF(self._slot_rect(branch.start + i, plot).center().x(), self._y(v, plot, top)) for i, v in enumerate(branch.estimates)
         ]
@@ -571,11 +572,12 @@ class Timeline(QWidget):
 
     def _draw_rules(self, painter: QPainter, plot: QRectF, top: float) -> list[tuple[float, float, float]]:
         """The ceiling, line and target with their labels; returns each label's (left, right, baseline)."""
-        rules = self.document.rules
+        rules = self._shown().rules
         if rules is None:
             return []
         taken: list[tuple[float, float, float]] = []  # (left, right, baseline) of labels drawn
-        heights = [(name, self._y(rules.at(name), plot, top)) for name in rule_names(rules)]
+        # rule_names names only the rules that are set: a value is never None here.
+        heights = [(name, self._y(value, plot, top)) for name in rule_names(rules) if (value := rules.at(name)) is not None]
         for name, y in heights:  # every line first: rules close together (a short plot) run through the labels above
             painter.setPen(QPen(rule_colour(name), 1.5, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
@@ -626,8 +628,7 @@ class Timeline(QWidget):
             painter.drawText(QRectF(lefts[i], plot.bottom() + 2, widths[i] + 1, 16), Qt.AlignmentFlag.AlignLeft, ticks[i][1])
 
     def _draw_legend(self, painter: QPainter, text: QColor) -> None:
-        doc = self.document
-        assert doc is not None
+        doc = self._shown()
         painter.setPen(text)
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
         legend = f"Showing {current}   ·   bars: predicted input   ·   dots: reported input   ·   {KEY_HINT}"
@@ -642,7 +643,7 @@ class Timeline(QWidget):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
         key = event.key()
-        moves = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1}
+        moves: dict[int, int] = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1}  # event.key() is an int
         if key in moves:
             self.step_to(self.current + moves[key])
         elif key == Qt.Key.Key_Home:

@@ -228,6 +228,12 @@ class WindowMap(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(800, 146)
 
+    def _shown(self) -> Document:
+        """The shown document, for the layout and paint helpers: they are reached only while one is shown (paint,
+        blocks, the summary and the mouse handlers return early without one)."""
+        assert self.document is not None, "the window map laid out with no document shown"
+        return self.document
+
     def set_document(self, document: Document | None) -> None:
         self.document = document
         self.selected = None
@@ -254,7 +260,7 @@ class WindowMap(QWidget):
         """The shown request in estimate tokens: what the file does not hold and the JSON framing (one block
         first), and each view message's part (a system message carries the system prompt and tools). They add
         up to the request's size as every other panel shows it (core.request.measure.Composition)."""
-        doc = self.document
+        doc = self._shown()
         key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, doc.counted)
         if (self._widths is None or self._widths[0] != key) and not doc.counted:
             # Before the counts land: each view message by its characters, no head or framing (not known yet).
@@ -318,7 +324,7 @@ class WindowMap(QWidget):
         ]
 
     def _scale(self) -> float:
-        doc = self.document
+        doc = self._shown()
         lead, widths = self.view_widths()
         sizes_key = (id(doc), doc.record_size, doc.counted)
         if self._record_total[0] != sizes_key:
@@ -333,8 +339,7 @@ class WindowMap(QWidget):
 
     def bars(self) -> tuple[Bar, Bar]:
         """The view bar and the full record's, laid out in numbers; kept until the view or the width changes."""
-        doc = self.document
-        assert doc is not None
+        doc = self._shown()
         key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, doc.counted, self.width())
         if self._bars is None or self._bars[0] != key:
             self._bars = (key, *self._layout(doc))
@@ -346,7 +351,8 @@ class WindowMap(QWidget):
         if self.document is None:
             return []
         view, record = self.bars()
-        key = self._bars[0] if self._bars is not None else None
+        assert self._bars is not None  # laid out by bars()
+        key = self._bars[0]
         if self._blocks is None or self._blocks[0] != key:
             self._blocks = (key, view.blocks() + record.blocks())
         return self._blocks[1]
@@ -393,9 +399,9 @@ class WindowMap(QWidget):
         if doc is None:
             return
         view_y, record_y = self._rows()
-        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        painter.drawText(QRectF(4, view_y, LEFT - 10, BAR_HEIGHT), right, "Active view")
-        painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), right, "Full record")
+        label_align = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(QRectF(4, view_y, LEFT - 10, BAR_HEIGHT), label_align, "Active view")
+        painter.drawText(QRectF(4, record_y, LEFT - 10, BAR_HEIGHT), label_align, "Full record")
         plan = self.paint_plan()
         border = self.palette().window().color()
         for name, rect in self.lead_rects():  # part of the request, no message's: the unseen head, the framing
@@ -437,13 +443,15 @@ class WindowMap(QWidget):
 
     def _draw_rules(self, painter: QPainter, top: float, bottom: float) -> list[tuple[float, float, float]]:
         """The rules and their labels; returns each label's (left, right, baseline)."""
-        rules = self.document.rules
+        rules = self._shown().rules
         if rules is None:
             return []
         scale = self._scale()
         taken: list[tuple[float, float, float]] = []  # (left, right, baseline) of labels drawn
         for name in rule_names(rules):
             value = rules.at(name)
+            if value is None:  # rule_names names only the rules that are set
+                continue
             x = LEFT + value * scale
             painter.setPen(QPen(rule_colour(name), 2, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(x, top - 14), QPointF(x, bottom + 2))
@@ -465,8 +473,7 @@ class WindowMap(QWidget):
         dark = self.palette().window().color().lightnessF() < 0.5
         key = (self._bars[0] if self._bars is not None else None, self.highlighted, dark)
         if self._plan is None or self._plan[0] != key:
-            doc = self.document
-            assert doc is not None
+            doc = self._shown()
             # Per record, not per document: a load's first step and its counted document share one record.
             kept_record, styles = self._styles
             if kept_record is not doc.session.record:
@@ -508,7 +515,7 @@ class WindowMap(QWidget):
 
     def _draw_first_round(self, painter: QPainter, y: float, text: QColor) -> None:
         """A bracket under the view bar spanning the protected first round the view still holds."""
-        doc = self.document
+        doc = self._shown()
         cache = doc.session.branch_metadata.get("prompt_cache")
         ids = cache.get("protected") if isinstance(cache, dict) else None
         if isinstance(ids, dict):  # core.request.first_round's decision: its members, included or not
@@ -550,7 +557,7 @@ class WindowMap(QWidget):
 
     def _systems(self) -> set[int]:
         """The view's system messages (the stable segment), kept with the layout: marks ask on every paint."""
-        doc = self.document
+        doc = self._shown()
         key = (id(doc), id(doc.view), doc.view_size)
         if self._systems_cache[0] != key:
             in_view = doc.view_position
@@ -663,7 +670,7 @@ class WindowMap(QWidget):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
         doc = self.document
-        moves = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1}
+        moves: dict[int, int] = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1}  # event.key() is an int
         if doc is None or event.key() not in moves or doc.view_size == 0:
             super().keyPressEvent(event)
             return

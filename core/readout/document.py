@@ -15,7 +15,7 @@ from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.readout.fold_facts import fold_rows, is_note, note_first_index
 from foldscope.core.readout.free_window import free_window
 from foldscope.core.readout.message_sizes import SIZES_ID, record_sizes
-from foldscope.core.readout.trace_facts import measure_requests
+from foldscope.core.readout.trace_facts import Rules, measure_requests
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Composition, Measure
 
@@ -56,7 +56,7 @@ class Document:
     unseen_head: int = 0  # the system prompt and tools a Claude Code, Codex or pi file does not hold, in tokens
     record_count: int | None = None  # the full record compiled as one request, once measured (inspect's record size)
     counter: Counter | None = None  # memoised over this session's messages
-    rules: object | None = None  # trace_facts.Rules: the ceiling, line and target
+    rules: Rules | None = None  # the ceiling, line and target
     folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
     measure: Measure | None = None  # the Measure the trace was measured with: every request's size comes from it
     shown: int | None = None  # the request whose view is shown (None: now, the next request)
