@@ -26,6 +26,7 @@ from foldscope.app.qt import (
 )
 from foldscope.app.theme import is_dark, muted_colour, panel_colour, rule_colour
 from foldscope.app.worker import Task, run_task
+from foldscope.core.model.session import estimated_usage
 from foldscope.core.readout.cache_lane import LEGEND, gap_rows, lane_rows, lane_rows_of, lane_sentence
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.trace_facts import rule_label, rule_names
@@ -631,7 +632,9 @@ class Timeline(QWidget):
         doc = self._shown()
         painter.setPen(text)
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
-        legend = f"Showing {current}   ·   bars: predicted input   ·   dots: reported input   ·   {KEY_HINT}"
+        # Usage shared out of totals is foldscope's estimate, not the provider's report: the dots say which they are.
+        dots = "dots: reported input" if estimated_usage(doc.session) is None else "dots: foldscope's estimate of the input (totals only)"
+        legend = f"Showing {current}   ·   bars: predicted input   ·   {dots}   ·   {KEY_HINT}"
         if self.branch is not None:
             legend = (
                 f"What-if from request {self.branch.start}   ·   orange line: the what-if's estimates, replayed   ·   "

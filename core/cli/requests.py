@@ -133,6 +133,7 @@ UNSEEN = (
     "hold, estimated per stretch between compactions as the smallest gap between reported input and that count; "
     "the estimate is (counted + unseen) x scale"
 )
+ESTIMATED = "not the provider's report: foldscope's estimate, the file's usage totals shared among its requests (see the warning)"
 FLAGGED = (
     "the reported input disagrees wildly with its own prediction (more than 25%), so no later "
     "prediction anchors on it until the next report confirms it"
@@ -149,7 +150,7 @@ def format_requests(result: dict[str, Any]) -> str:
     ]
     for row in result["requests"]:
         rep = row["reported_input"]
-        reported = "-" if rep is None else f"{rep:,}"
+        reported = "-" if rep is None else f"~{rep:,}" if row.get("reported_estimated") else f"{rep:,}"
         diff = f"{(row['predicted'] - rep) / rep:+.1%}" if rep else "-"
         share = "-" if row["prefix_share"] is None else f"{row['prefix_share']:.3f}"
         flag = " flagged" if row.get("flagged") else ""
@@ -172,6 +173,8 @@ def format_requests(result: dict[str, Any]) -> str:
         )
     if any(row.get("flagged") for row in rows):
         lines.append(f"flagged: {FLAGGED}")
+    if any(row.get("reported_estimated") for row in rows):
+        lines.append(f"~reported: {ESTIMATED}")
     heads = {r["predicted_head_source"] for r in rows if r.get("predicted_head_source")}
     lines += [f"head estimated (before the session's first report): {h}" for h in sorted(heads)]
     if result.get("next_predicted") is not None:

@@ -1,4 +1,5 @@
-"""`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, Cline)."""
+"""`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, Cline,
+Copilot CLI)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "sessions",
         help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, "
-        "Cline, Roo Code, Kilo Code), newest first",
+        "Cline, Roo Code, Kilo Code, GitHub Copilot CLI), newest first",
         **columns_help("Every agent session on this machine, newest start first, read from its reported usage (nothing counted).", COLUMNS),
     )
     from foldscope.core.formats.registry import agents

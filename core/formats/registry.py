@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from foldscope.core.formats import claude_code, cline, codex, gemini_cli, inspect_log, lionagi, opencode, pi, qwen_code, raw_payload
+from foldscope.core.formats import (
+    claude_code,
+    cline,
+    codex,
+    copilot_cli,
+    gemini_cli,
+    inspect_log,
+    lionagi,
+    opencode,
+    pi,
+    qwen_code,
+    raw_payload,
+)
 from foldscope.core.formats.spec import FormatSpec
 
 # Order matters only when two formats' sniffs would both claim a file: the first one wins. A new format is one
@@ -17,6 +29,7 @@ FORMATS: list[FormatSpec] = [
     gemini_cli.SPEC,
     opencode.SPEC,
     cline.SPEC,
+    copilot_cli.SPEC,
     raw_payload.SPEC,
 ]
 

@@ -374,6 +374,18 @@ class Usage:
         return self.input + self.cache_read + self.cache_write
 
 
+# A reader whose file holds no usage per request, only totals, may share them out: extras[ESTIMATED_USAGE] then holds
+# {"why": the sentence every screen shows, "totals": what the file said}, and the requests' usage is foldscope's
+# estimate, not the provider's report (never calibrated on, never pooled as accuracy).
+ESTIMATED_USAGE = "usage_estimated"
+
+
+def estimated_usage(session: Session) -> str | None:
+    """Why the session's per-request usage is foldscope's estimate, or None when it is the provider's report."""
+    said = session.extras.get(ESTIMATED_USAGE)
+    return said.get("why") if isinstance(said, dict) and isinstance(said.get("why"), str) else None
+
+
 USAGE_LIMIT = 2**63  # a figure at or past this cannot be a count, and would overflow the library's INTEGER
 
 

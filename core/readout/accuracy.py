@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from foldscope.core.formats.registry import agents
-from foldscope.core.model.session import Session
+from foldscope.core.model.session import Session, estimated_usage
 from foldscope.core.request.trace import TraceReport, holds_no_head, measure_trace
 
 
@@ -70,7 +70,10 @@ def provider_usage(session: Session, report: TraceReport) -> bool:
     """Whether a session's usage reads as a provider's. A hand-written fixture reports less than its own text
     counts (the dev corpus's handmade Claude Code files report 20 to 270 tokens for requests we count at 33 to
     500, with no system prompt at all); a provider's count of a file that lacks the system prompt and tools
-    carries them, so it is above our count of the file (below 0.9 of it: not a provider's)."""
+    carries them, so it is above our count of the file (below 0.9 of it: not a provider's). Usage foldscope shared
+    out of totals (core.model.session.estimated_usage) is not a provider's either."""
+    if estimated_usage(session) is not None:
+        return False
     ratios = [r.reported_input / r.counted for r in report.rows if r.reported_input and r.counted]
     floor = 0.9 if holds_no_head(session) else 0.5
     return bool(ratios) and statistics.median(ratios) >= floor

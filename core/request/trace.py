@@ -12,7 +12,7 @@ from foldscope.core.formats.lionagi import build_trace as lionagi_trace
 from foldscope.core.formats.registry import format_named
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.running import RunningSum, common_start
-from foldscope.core.model.session import FullRecord, Message, Request, Session
+from foldscope.core.model.session import FullRecord, Message, Request, Session, estimated_usage
 from foldscope.core.model.shared import Shared
 from foldscope.core.model.unseen_text import UNSEEN_TEXT, unseen_chars
 from foldscope.core.request.ahead import CountsAhead, discard_spare, has_spare, position_of
@@ -314,6 +314,8 @@ class RequestRow:
     model: str | None = None
     stretch: int = 0
     prediction: Prediction | None = field(default=None, compare=False)  # the rule it was made by (Prediction.size)
+    # its reported usage is foldscope's estimate, shared out of totals (core.model.session.estimated_usage), not a report
+    reported_estimated: bool = False
 
     @property
     def headline(self) -> int:
@@ -345,6 +347,7 @@ class RequestRow:
             "flagged": self.flagged,
             "reported_over_ceiling": self.reported_over_ceiling,
             "model": self.model,
+            **({"reported_estimated": True} if self.reported_estimated else {}),
         }
 
 
@@ -591,6 +594,7 @@ def measure_trace(
     )
     trace = build_trace(session)
     rec = session.record
+    estimated = estimated_usage(session)  # the reported usage is foldscope's own estimate: every row says so
     # One pass counts each request and reads its prefix share while its layout is at hand (incremental:
     # each request costs what changed); only the count and the three largest parts are kept per request.
     meter = None
@@ -666,6 +670,7 @@ def measure_trace(
             rounds[k],
             reported_over_ceiling=bool(resolution.ceiling is not None and reported is not None and reported >= resolution.ceiling),
             model=models[k],
+            reported_estimated=estimated is not None and reported is not None,
             **(_predicted(predictions, k, flags) if predictions is not None else {}),
         )
         report.rows.append(row)
@@ -701,6 +706,8 @@ def measure_trace(
     report.partial = partial_file_warning(session, report.rows, LazyViews(rec, trace), rate, flags)
     if report.partial is not None:
         report.warnings.insert(0, report.partial)
+    if estimated is not None:
+        report.warnings.insert(0, f"{session.source}: {estimated}")
     # The scale in force for the next request: its model's (the session's, unless the policy names another).
     scale = scales[model] if model in scales else scales.get(models[-1], 1.0) if trace else 1.0
     report.scale = scale

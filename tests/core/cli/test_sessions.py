@@ -43,6 +43,7 @@ def _at_home(tmp_path, corpus_dev, monkeypatch):
         "QWEN_HOME",
         "XDG_DATA_HOME",
         "VSCODE_APPDATA",
+        "COPILOT_HOME",
     ):
         monkeypatch.delenv(variable, raising=False)
     return home, paths
@@ -92,6 +93,7 @@ def test_each_agent_s_folder_follows_its_own_environment_variable(tmp_path):
         "QWEN_HOME": str(tmp_path / "q"),
         "XDG_DATA_HOME": str(tmp_path / "d"),
         "VSCODE_APPDATA": str(tmp_path / "v"),
+        "COPILOT_HOME": str(tmp_path / "cp"),
     }
     assert roots(env, tmp_path / "home") == {
         "cline": tmp_path / "v",
@@ -101,6 +103,7 @@ def test_each_agent_s_folder_follows_its_own_environment_variable(tmp_path):
         "pi": tmp_path / "p" / "sessions",
         "gemini_cli": tmp_path / "g" / ".gemini" / "tmp",
         "opencode": tmp_path / "d" / "opencode",
+        "copilot_cli": tmp_path / "cp" / "session-state",
     }
     assert roots({}, tmp_path / "home")["codex"] == tmp_path / "home" / ".codex" / "sessions"
 
@@ -115,6 +118,7 @@ def test_sessions_with_none_found_says_where_it_looked(tmp_path, monkeypatch, ca
         "QWEN_HOME",
         "XDG_DATA_HOME",
         "VSCODE_APPDATA",
+        "COPILOT_HOME",
     ):
         monkeypatch.delenv(variable, raising=False)
     assert main(["sessions"]) == 0
@@ -135,6 +139,7 @@ def test_a_session_file_that_does_not_read_is_listed_with_its_problem(tmp_path, 
         "QWEN_HOME",
         "XDG_DATA_HOME",
         "VSCODE_APPDATA",
+        "COPILOT_HOME",
     ):
         monkeypatch.delenv(variable, raising=False)
     assert main(["sessions", "--json"]) == 0

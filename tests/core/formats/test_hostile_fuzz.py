@@ -32,6 +32,7 @@ SOURCES = {  # format -> files under the corpus (staged or dev: Inspect logs mov
     # The older layout's session file (its messages are not beside the fuzzed copy: a missing companion); the
     # database's locked, empty and not-a-database cases are in test_opencode.py.
     "opencode": ["*/opencode/*/session/*/ses_s_stage0_large.json"],
+    "copilot_cli": ["*/copilot*/agent-sessions-small.jsonl", "*/copilot*/agent-sessions-aaaabbbb-*-events.jsonl"],
 }
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 # Numbers no store or clock holds among them (issue 42: 2^63, 10^30 and -2^63-1 in every numeric field).
@@ -223,3 +224,23 @@ def test_a_cline_task_whose_companion_is_missing_opens_and_one_whose_companion_i
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "ui_messages.json" in err and "not JSON" in err, err
     assert not (tmp_path / "out.json").exists()
+
+
+def test_a_copilot_session_whose_opentelemetry_export_is_fuzzed_exits_0_or_2_in_one_line_and_writes_nothing(tmp_path, capsys):
+    # The events file is whole (the test's session in Copilot CLI's shape); the export beside it is the hostile one.
+    from tests.core.formats.test_copilot_cli import SID, _session_events, _spans
+
+    folder = tmp_path / ".copilot"
+    events = folder / "session-state" / SID / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_text("".join(json.dumps(e) + "\n" for e in _session_events()))
+    (folder / "otel").mkdir()
+    spans = "".join(json.dumps(s) + "\n" for s in _spans()).encode()
+
+    @SETTINGS
+    @given(st.randoms(use_true_random=False), JUNK)
+    def run(rng, junk):
+        (folder / "otel" / "spans.jsonl").write_bytes(_mutate_lines(spans, rng, junk))
+        _check(events, tmp_path / "library.db", capsys)
+
+    run()
