@@ -9,7 +9,8 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from foldscope.core.replay.fleet import ENGINES, Cancelled, EngineError, run_eng
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.replay.tune import (
     PolicyPoint,
+    compact_points,
     grid,
     grid_cachings,
     grid_items,
@@ -28,6 +30,7 @@ from foldscope.core.replay.tune import (
     points_from_profiles,
     session_paths,
     summarise,
+    tune_session,
 )
 
 SESSION_FIELDS = (
@@ -51,11 +54,20 @@ SESSION_FIELDS = (
     "bill_usd",
     "cost_not_comparable",
     "cache",
+    "agent",
+    "window",
+    "compact_at",
+    "compacts_at",
 )
 
 
 COLUMNS = (
-    ("policy", "the policy swept: strategy, ceiling, line, target, result bound, caching"),
+    (
+        "policy",
+        "the policy swept: strategy, ceiling, line, target, result bound, caching (caching as recorded: the session's own "
+        "setting; no marks placed by the policy: none placed, though a provider that caches by itself still reads); or "
+        "the agent's own compaction at a fraction of its window",
+    ),
     ("requests", "requests over every session"),
     ("refused", "requests the policy could not send"),
     ("over", "requests whose estimate was at or past the ceiling"),
@@ -91,6 +103,14 @@ def register(subparsers) -> None:
         metavar="S,...",
         help=f"strategies among {', '.join(s for s in STRATEGIES if s != 'recorded')} (default adr)",
     )
+    p.add_argument(
+        "--compact-at",
+        action="append",
+        metavar="F,...",
+        help="the agent's own compaction with its knob set for these fractions of its window (Claude Code's "
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, Codex's model_auto_compact_token_limit, pi's compaction.reserveTokens, "
+        "Cline's autoCondenseThreshold, Gemini CLI's model.compressionThreshold)",
+    )
     p.add_argument("--policies", metavar="FILE.yaml", help="named profiles instead of a grid")
     p.add_argument("--engine", choices=ENGINES, default="local", help="local process pool (default) or dask")
     p.add_argument("--workers", type=int, metavar="N", help="processes (local) or LocalCluster workers (dask)")
@@ -109,7 +129,7 @@ def register(subparsers) -> None:
 def points_from(args) -> list[PolicyPoint]:
     """The policies to sweep: a YAML file of named profiles, or every combination of the grid's flags."""
     if args.policies:
-        if any(getattr(args, k) for k in ("ceiling", "fold_at", "target", "result_max", "caching")):
+        if any(getattr(args, k) for k in ("ceiling", "fold_at", "target", "result_max", "caching", "compact_at")):
             raise PolicyError("--policies", "policies", "names whole profiles; leave out the grid's flags")
         import yaml
 
@@ -124,18 +144,34 @@ def points_from(args) -> list[PolicyPoint]:
         if not isinstance(data, dict):
             raise PolicyError(args.policies, "", "must map each profile's name to its keys")
         return points_from_profiles(data, args.policies)
+    result_maxes = grid_numbers(args.result_max, int, "--result-max", "result-max")
+    cachings = grid_cachings(args.caching, "--caching")
+    compact = compact_points(
+        [f for f in grid_numbers(args.compact_at, float, "--compact-at", "compact-at") if f is not None], result_maxes, cachings
+    )
+    if compact and not any(getattr(args, k) for k in ("strategy", "ceiling", "fold_at", "target")):
+        return compact  # the agents' own compaction alone: no grid of foldscope's strategies beside it
     strategies = grid_items(args.strategy) or ["adr"]
     for strategy in strategies:
         if strategy not in STRATEGIES or strategy == "recorded":
             raise PolicyError("--strategy", "strategy", f"{strategy!r} is not one of adr, band, compaction, none")
-    return grid(
+    return compact + grid(
         ceilings=grid_items(args.ceiling) or [None],
         fold_ats=grid_numbers(args.fold_at, float, "--fold-at", "fold-at"),
         targets=grid_numbers(args.target, float, "--target", "target"),
-        result_maxes=grid_numbers(args.result_max, int, "--result-max", "result-max"),
-        cachings=grid_cachings(args.caching, "--caching"),
+        result_maxes=result_maxes,
+        cachings=cachings,
         strategies=strategies,
     )
+
+
+def agent_window(session) -> tuple[str, int | None]:
+    """The agent that ran a session and its window, by core.readout.agent_limits's rules (the ones every screen
+    shows): where the agent's own compaction knob is set, for `tune --compact-at`."""
+    from foldscope.core.readout.agent_limits import agent_of, context_window
+
+    window = context_window(session)
+    return agent_of(session), None if window is None else window.tokens
 
 
 def library_paths(db: str | None) -> list[str]:
@@ -196,7 +232,8 @@ def run_tune(args) -> Any:
             output_target(name, paths)
     progress = Progress(len(paths), args.progress or sys.stderr.isatty())
     cancel, results = threading.Event(), []
-    stream = run_engine(args.engine, paths, points, args.workers, args.scheduler, cancel)
+    task = partial(tune_session, limits=agent_window) if any(p.compact_at is not None for p in points) else tune_session
+    stream = run_engine(args.engine, paths, points, args.workers, args.scheduler, cancel, task)
     try:
         with contextlib.closing(stream):  # closing the stream stops the engine and its workers
             for result in stream:
@@ -257,8 +294,9 @@ def format_tune(out: dict[str, Any]) -> str:
     lines = [f"{plural(out['sessions'], 'session')}, {num(len(out['failed']))} failed to read, {num(len(out['skipped']))} not sessions"]
     lines += [f"  failed: {f['error']}" for f in out["failed"]]
     # The policy's cost, then the modelled recording it is set against, then the bill, labelled as such.
+    width = min(90, max([len("policy"), *(len(p["policy"]) for p in out["policies"])]))  # labels whole: they say what caching means
     header = (
-        f"{'policy':<58} {'requests':>8} {'refused':>7} {'over':>5} {'folds':>6} {'rewrites':>8} "
+        f"{'policy':<{width}} {'requests':>8} {'refused':>7} {'over':>5} {'folds':>6} {'rewrites':>8} "
         f"{'read share':>10} {'cost':>14} {'vs recorded':>11} {'recorded, modelled':>18} {'bill':>11}"
     )
     lines += ["", header]
@@ -266,7 +304,7 @@ def format_tune(out: dict[str, Any]) -> str:
         vs = "n/a" if p["cost_vs_recorded"] is None else f"{p['cost_vs_recorded']:.3f}x"
         cost = "not comparable" if p.get("cost_not_comparable") else _usd(p["cost_usd"])
         lines.append(
-            f"{p['policy'][:58]:<58} {p['requests']:>8,} {p['refused']:>7,} {p['over_ceiling']:>5,} "
+            f"{p['policy'][:width]:<{width}} {p['requests']:>8,} {p['refused']:>7,} {p['over_ceiling']:>5,} "
             f"{p['folds']:>6,} {p['rewrites']:>8,} {p['cache_read_share']:>10.1%} {cost:>14} "
             f"{vs:>11} {_usd(p['recorded_modelled_cost_usd']):>18} {_usd(p['bill_usd']):>11}"
         )
@@ -285,9 +323,66 @@ def format_tune(out: dict[str, Any]) -> str:
         for p in out["policies"]
         if p.get("no_ceiling")
     ]
-    lines.append(f"recommended: {rec['policy']} ({rec['why']})" if rec["policy"] else f"no recommendation: {rec['why']}")
+    automatic = max((p.get("automatic_cache_sessions", 0) for p in out["policies"]), default=0)
+    if automatic:
+        lines.append(
+            f"{plural(automatic, 'session')} of {num(out['sessions'])} ran on a provider that caches by itself (OpenAI's "
+            "automatic cache): no marks placed by the policy there; the provider's own cache still reads, and the read "
+            "share counts it"
+        )
+    lines += recommendation_lines(rec)
     lines += [f"wrote {w}" for w in out.get("written", [])]
     return "\n".join(lines)
+
+
+def recommendation_lines(rec: Mapping[str, Any]) -> list[str]:
+    """The recommendation, or why none: each policy with the sessions that rule it out, then the best policy for the
+    rest; its saving and spread, the sessions where it did worse, and the settings to write."""
+    lines: list[str] = []
+    ruled = rec.get("ruled_out") or []
+    if ruled:
+        lines.append("no policy is safe for every session; the sessions that rule each out (a request refused or sent over its ceiling):")
+        lines += [f"  {r['policy']}: {_files(r['by'])}" for r in ruled]
+    if rec["policy"] is None:
+        lines.append(f"no recommendation: {rec['why']}")
+        return lines
+    if rec.get("for_every_session", True):
+        lines.append(f"recommended: {rec['policy']} ({rec['why']})")
+    else:
+        lines.append(
+            f"recommended: {rec['policy']}, for the other {plural(rec['sessions'], 'session')} (ruled out only by "
+            f"{_files(rec.get('left_out', []))}, the fewest of any policy; the cheapest against the recording on the rest)"
+        )
+    saving = rec.get("saving")
+    if saving:
+        lines.append(
+            f"  expected saving against the recording (modelled): {_usd(saving['usd'])} over {plural(saving['sessions'], 'session')}; "
+            f"a session's saving {saving['median_share']:.1%} at the median, from {saving['least_share']:.1%} to {saving['most_share']:.1%}"
+        )
+    worse = rec.get("worse_sessions") or []
+    lines.append(
+        f"  worse than the recording in {plural(len(worse), 'session')}: {_files(worse)}"
+        if worse
+        else "  worse than the recording in no session"
+    )
+    for setting in rec.get("settings", []):
+        if "yaml" in setting:
+            at = f" (a {setting['window']:,}-token window)" if setting.get("window") else ""
+            lines.append(f"  {setting['title']}{at}: {setting['where']}:")
+            lines += [f"    {line}" for line in setting["yaml"].splitlines()]
+            continue
+        lines.append(
+            f"  {setting['title']} (a {setting['window']:,}-token window; compacts at {setting['compacts_at']:,}): "
+            f"{setting['key']} = {setting['value']} in {setting['where']}: {setting['line']}"
+        )
+        if setting.get("note"):
+            lines.append(f"    {setting['note']}")
+    return lines
+
+
+def _files(paths: Sequence[str]) -> str:
+    names = [Path(p.split("?")[0]).name for p in paths]
+    return ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
 
 
 def _usd(value: float | None) -> str:

@@ -147,6 +147,7 @@ def run_dask(
     workers: int | None = None,
     scheduler: str | None = None,
     cancel: threading.Event | None = None,
+    task: Task = tune_session,
 ) -> Generator[dict[str, Any], None, None]:
     """The tasks on a Dask cluster: `scheduler`'s address, else a LocalCluster of `workers` processes here.
 
@@ -186,7 +187,7 @@ def run_dask(
             raise EngineError(f"--scheduler {scheduler}: no Dask scheduler answered ({_first_line(exc)})") from None
     futures = []
     try:
-        futures = client.map(tune_session, list(paths), points=list(points), pure=False)
+        futures = client.map(task, list(paths), points=list(points), pure=False)
         for future in as_completed(futures):
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
@@ -223,9 +224,11 @@ def run_engine(
     workers: int | None = None,
     scheduler: str | None = None,
     cancel: threading.Event | None = None,
+    task: Task = tune_session,
 ) -> Generator[dict[str, Any], None, None]:
+    """`task`: one session under the points (tune_session, or it with the agent's limits bound: a picklable partial)."""
     if engine == "local":
-        return run_local(paths, points, workers, cancel)
+        return run_local(paths, points, workers, cancel, task)
     if engine == "dask":
-        return run_dask(paths, points, workers, scheduler, cancel)
+        return run_dask(paths, points, workers, scheduler, cancel, task)
     raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")

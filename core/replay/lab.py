@@ -140,6 +140,9 @@ class Layouts:
         self._where: dict[Any, int] = {}
         self._alone: dict[str, float] = {}
         self.head = recorded_head(measure, report) if head is None else head
+        # Where the compaction strategy compacts, when an agent's own knob puts it (tune --compact-at); None: at the
+        # policy's line of the ceiling.
+        self.compact_point: int | None = None
 
     @property
     def ceiling(self) -> int | None:

@@ -13,6 +13,7 @@ from foldscope.core.model.session import Message, Session
 from foldscope.core.model.shared import Shared
 from foldscope.core.request.estimators import ADR, PREDICTED, PredictedSize
 from foldscope.core.request.measure import Measure
+from foldscope.core.request.tokens import count_text
 from foldscope.core.request.trace import trace_views
 
 
@@ -138,6 +139,21 @@ def brief(session: Session, span: list[Message], max_chars: int) -> str:
     return out if len(out) <= max_chars else out[: max_chars - 1] + "…"
 
 
+FILL = " x"  # one o200k token a time: what stands for the summary's text beyond the brief
+
+
+def sized_brief(session: Session, span: list[Message], tokens: int) -> str:
+    """A brief of the span counting `tokens` o200k tokens, give or take one: cut when longer, filled when shorter."""
+    text = brief(session, span, max(64, tokens * 4))
+    n = count_text(text)
+    while n > tokens and len(text) > 64:
+        text = text[: max(64, len(text) * tokens // n)]
+        n = count_text(text)
+    marker = "\n[summary modelled on the session's own compactions]"
+    gap = tokens - n - count_text(marker)
+    return text + marker + FILL * gap if gap > 0 else text
+
+
 def collapsed_start(text: str, n: int) -> str:
     """`" ".join(text.split())[:n]`, reading only as much of `text` as that needs: the collapsed start of any prefix
     is a prefix of the collapsed whole, so once it holds n characters they are the whole's first n."""
@@ -163,8 +179,9 @@ def folded_ids(span: Sequence[Message]) -> Shared[str]:
     return ids.grown(len(ids), new)
 
 
-def make_note(session: Session, span: list[Message], note_id: str, max_chars: int) -> Message:
-    """A brief of `span`; its `folded_ids` (a Shared) are the record messages it stands for."""
+def make_note(session: Session, span: list[Message], note_id: str, max_chars: int, tokens: int | None = None) -> Message:
+    """A brief of `span`; its `folded_ids` (a Shared) are the record messages it stands for. With `tokens`, the
+    brief is cut or filled to that many tokens: a summary the size the session's own summaries were."""
     ids = folded_ids(span)
     metadata = {"context_first_index": first_index(session, span[0]), "folded_ids": ids}
     children = [m.id for m in span if m.kind == "note"]
@@ -174,7 +191,7 @@ def make_note(session: Session, span: list[Message], note_id: str, max_chars: in
         id=note_id,
         kind="note",
         created_at=span[-1].created_at,
-        content={"assistant_response": brief(session, span, max_chars)},
+        content={"assistant_response": brief(session, span, max_chars) if tokens is None else sized_brief(session, span, tokens)},
         metadata=metadata,
     )
 
@@ -286,25 +303,91 @@ def consolidate(session: Session, view: list[Message], sizes: Mapping[str, float
 
 
 def compaction(session: Session, measure: Sizes) -> Iterator[Step]:
-    """Native compaction: at fold_at of the ceiling, one summary call over the whole view, then start
-    again from the stable head and the summary. The summary call is a request of its own."""
+    """Native compaction: one summary call over the whole view, then start again from the stable head and the
+    summary. The summary call is a request of its own; the summary's size and the call's output are the session's
+    own compactions' where it has any (summary_model), else a brief.
+
+    At the agent's compaction point (the measure's `compact_point`, where `tune --compact-at` put the agent's own
+    knob) it compacts as the agents do: after a response, when the request just sent and its output reached the
+    point (Claude Code's check on the last usage, Codex's on the turn's total, pi's on the context after a reply), so
+    the request that crosses the point is sent as it is. Else, at fold_at of the ceiling, before the send."""
+    model = summary_model(session)
+    point = getattr(measure, "compact_point", None)
     view: list[Message] = []
     sent: Shared[Message] = Shared()  # the view as each step sends it, grown from the one before
+    last: float | None = None  # with a compaction point: the request sent before, and its output
     for k, new in enumerate(material(session)):
+        kept: Sequence[Message] = ()
+        if point is not None:
+            # The agent compacts what it held after the last response; the prompt that follows stays after the summary.
+            at = next((i for i, m in enumerate(new) if m.kind == "instruction"), len(new))
+            new, kept = new[:at], new[at:]
         view.extend(new)
         sent = sent.grown(len(sent), new)
         head = head_length(view)
-        over = measure.ceiling and measure.estimate(sent) >= measure.policy.fold_at * measure.ceiling
+        if point is not None:
+            over = last is not None and last >= point
+        else:
+            over = bool(measure.ceiling) and measure.estimate(sent) >= measure.policy.fold_at * (measure.ceiling or 0)
+        folds = folded = 0
         if over and any(view[i].kind != "note" for i in range(head, len(view))):
             body = view[head:]
             prompt = Message(id=f"compaction-prompt:{k}", kind="instruction", created_at=None, content={"instruction": COMPACT_PROMPT})
-            note = make_note(session, body, f"compaction:{k}", SUMMARY_CHARS)
-            yield Step(sent.grown(len(sent), (prompt,)), k, kind="summary", output=measure.alone(note))
+            note = make_note(session, body, f"compaction:{k}", SUMMARY_CHARS, model.tokens)
+            output = measure.alone(note) if model.output is None else model.output
+            yield Step(sent.grown(len(sent), (prompt,)), k, kind="summary", output=output)
             view = view[:head] + [note]
             sent = sent.grown(head, (note,))
-            yield Step(sent, k, folds=1, folded=len(body))
-            continue
-        yield Step(sent, k)
+            folds, folded = 1, len(body)
+        view.extend(kept)
+        sent = sent.grown(len(sent), kept)
+        yield Step(sent, k, folds=folds, folded=folded)
+        if point is not None:
+            usage = session.trace[k].usage
+            last = measure.estimate(sent) + (usage.output if usage is not None else 0)
+
+
+@dataclass(frozen=True)
+class SummaryModel:
+    """The size a replayed compaction's summary is given, from the session's own compactions."""
+
+    tokens: int | None  # the summary's tokens (None: the deterministic brief, SUMMARY_CHARS at most)
+    output: int | None  # the summary call's output tokens (None: the summary's own size)
+    compactions: int  # the session's own compactions it was modelled from
+    before: int | None  # their median size before (the file's figure, else the last request's reported input)
+    why: str
+
+
+def summary_model(session: Session) -> SummaryModel:
+    """The session's own compaction summaries (each note's exact count), their median the modelled summary; the
+    summariser's reported output (Claude Code's agent-acompact files) as the summary call's output where recorded.
+    A session with none of its own is given the deterministic brief, as before."""
+    events = {e.get("note_id"): e for e in session.events if isinstance(e, dict) and e.get("kind") == "compaction"}
+    notes = [m for m in session.record if m.kind == "note" and m.metadata.get("compaction")]
+    if not notes:
+        return SummaryModel(None, None, 0, None, "no compaction of its own: a deterministic brief of the view")
+    sizes = sorted(count_text(m.text) for m in notes)
+    befores = sorted(
+        b for m in notes if isinstance(b := (events.get(m.id) or {}).get("pre_tokens"), int) and not isinstance(b, bool) and b > 0
+    )
+    outputs = sorted(
+        sum(r.usage.output for r in child.trace if r.usage)
+        for child in session.children
+        if child.extras.get("child_kind") == "summariser" and any(r.usage for r in child.trace)
+    )
+    tokens = _median(sizes)
+    output = _median(outputs) if outputs else None
+    before = _median(befores) if befores else None
+    why = f"the median of the session's {len(sizes)} own compaction summaries, {tokens:,} tokens" + (
+        f" (from a median {before:,} before)" if before else ""
+    )
+    why += f"; the summariser's reported output, median {output:,} tokens over {len(outputs)} calls" if output is not None else ""
+    return SummaryModel(tokens, output, len(sizes), before, why)
+
+
+def _median(values: Sequence[int]) -> int:
+    n = len(values)
+    return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) // 2
 
 
 def adr(session: Session, measure: Sizes) -> Iterator[Step]:

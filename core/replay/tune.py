@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter as Tally
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.session import NotASession, ReadError, Session
+from foldscope.core.replay.agent_settings import LIONAGI, agent_setting, compaction_point, compaction_profile_keys, lionagi_profile
 from foldscope.core.replay.lab import Layouts, cache_rules, model_name, run_strategy
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.count import Counter
@@ -43,16 +45,30 @@ class PolicyPoint:
     result_max: int | None = None
     caching: bool | None = None
     profile: bool = False  # a named profile: its keys replace the stored policy's, unset ones included
+    # The agent's own compaction, its knob set for this fraction of its window (tune --compact-at): the compaction
+    # strategy at the point the agent's knob gives (core.replay.agent_settings), the window as the ceiling.
+    compact_at: float | None = None
 
     def label(self) -> str:
-        parts = [self.strategy, f"ceiling {self.ceiling or 'auto'}"]
+        if self.compact_at is not None:
+            parts = [f"agent's compaction at {self.compact_at:g}"]
+        else:
+            parts = [self.strategy, f"ceiling {self.ceiling or 'auto'}"]
         if self.fold_at is not None:
             parts.append(f"line {self.fold_at:g}")
         if self.target is not None:
             parts.append(f"target {self.target:g}")
         parts.append(f"bound {self.result_max}" if self.result_max else "no bound")
-        parts.append("caching on" if self.caching else "caching off")
+        parts.append(caching_words(self.caching))
         return ", ".join(parts)
+
+
+def caching_words(caching: bool | None) -> str:
+    """What a policy's caching setting means, in words that hold beside any read share: off places no marks, but a
+    provider that caches by itself (OpenAI's automatic cache) still reads; unset keeps what the session shows."""
+    if caching is None:
+        return "caching as recorded"
+    return "caching on" if caching else "no marks placed by the policy"
 
 
 def grid_items(values: str | Iterable[str] | None) -> list[str]:
@@ -105,6 +121,22 @@ def grid(
         point = PolicyPoint("", strategy, ceiling, fold_at, target, bound, caching)
         policy_of(point)  # refuses a bad value or pair (a target at or above the line) by name
         points.append(PolicyPoint(point.label(), strategy, ceiling, fold_at, target, bound, caching))
+    return points
+
+
+def compact_points(
+    fractions: Sequence[float],
+    result_maxes: Sequence[int | None] = (None,),
+    cachings: Sequence[bool | None] = (None,),
+) -> list[PolicyPoint]:
+    """The agent's own compaction at each fraction of its window (`tune --compact-at`), each a point of the sweep."""
+    points = []
+    for fraction, bound, caching in itertools.product(fractions, result_maxes, cachings):
+        if not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+            raise PolicyError("--compact-at", "compact-at", f"{fraction!r} is not a fraction of the window in (0, 1]")
+        point = PolicyPoint("", "compaction", None, None, None, bound, caching, compact_at=float(fraction))
+        policy_of(point)  # the bound and caching checked as any policy's
+        points.append(PolicyPoint(point.label(), "compaction", None, None, None, bound, caching, compact_at=float(fraction)))
     return points
 
 
@@ -164,12 +196,23 @@ def choice_of(point: PolicyPoint) -> PolicyChoice:
     return PolicyChoice(flags=tuple((key, getattr(policy, key)) for key in KEYS if given.get(key) is not None))
 
 
-def measure_of(point: PolicyPoint, session: Session, counter: Counter | None = None) -> Measure:
-    return Measure(session, session_policy(session, choice_of(point)), counter=counter)
+def measure_of(point: PolicyPoint, session: Session, counter: Counter | None = None, window: int | None = None) -> Measure:
+    """The point's measure over the session; an agent's compaction point (compact_at) runs with the agent's window as
+    its ceiling, since a request at or past the window is one the provider refuses."""
+    choice = choice_of(point)
+    if point.compact_at is not None and window is not None:
+        choice = PolicyChoice(flags=(("max_input_tokens", window), *choice.flags))
+    return Measure(session, session_policy(session, choice), counter=counter)
 
 
-def tune_session(path: str, points: Sequence[PolicyPoint]) -> dict[str, Any]:
-    """One task: a session read once and replayed under every point; plain data, or the error by name."""
+# (agent, its window in tokens or None) for a session: core.readout.agent_limits's rules, handed in by the command,
+# since a replay sits below the readout layer that keeps them.
+Limits = Callable[[Session], tuple[str, "int | None"]]
+
+
+def tune_session(path: str, points: Sequence[PolicyPoint], limits: Limits | None = None) -> dict[str, Any]:
+    """One task: a session read once and replayed under every point; plain data, or the error by name.
+    `limits` gives the agent and its window, for the points that set the agent's own compaction (compact_at)."""
     from foldscope.core.formats import load_session
 
     try:
@@ -181,7 +224,7 @@ def tune_session(path: str, points: Sequence[PolicyPoint]) -> dict[str, Any]:
     except OSError as exc:
         return {"file": path, "error": f"{path}: {exc.strerror or exc}"}
     try:
-        rows, bill = _replay_points(session, points)
+        rows, bill = _replay_points(session, points, limits)
         return {
             "file": path,
             "format": session.format,
@@ -194,16 +237,23 @@ def tune_session(path: str, points: Sequence[PolicyPoint]) -> dict[str, Any]:
         return {"file": path, "error": f"{path}: {type(exc).__name__}: {exc}"}
 
 
-def _replay_points(session: Session, points: Sequence[PolicyPoint]) -> tuple[list[dict[str, Any]], float | None]:
+def _replay_points(
+    session: Session, points: Sequence[PolicyPoint], limits: Limits | None = None
+) -> tuple[list[dict[str, Any]], float | None]:
     """Every point's totals on one session, and the bill. The counter (each message's tokens) is shared by
     every replay of the session; the modelled recording is replayed once per cache setting and bound."""
     counter = Counter()
     baselines: dict[tuple[bool, int | None], float | None] = {}
     bill: float | None = None
     rows = []
+    agent, window = limits(session) if limits is not None and any(p.compact_at is not None for p in points) else (session.format, None)
     for point in points:
-        measure = measure_of(point, session, counter)
-        totals = run_strategy(session, point.strategy, Layouts(measure)).totals()
+        measure = measure_of(point, session, counter, window)
+        layouts = Layouts(measure)
+        compacts_at = None
+        if point.compact_at is not None and window is not None:
+            compacts_at = layouts.compact_point = compaction_point(agent, point.compact_at, window)[0]
+        totals = run_strategy(session, point.strategy, layouts).totals()
         key = (measure.policy.caching, measure.policy.tool_result_max_chars)
         if key not in baselines:
             recorded = run_strategy(session, BASELINE, Layouts(measure)).totals()
@@ -227,6 +277,11 @@ def _replay_points(session: Session, points: Sequence[PolicyPoint]) -> tuple[lis
                 "recorded_modelled_cost_usd": baselines[key],
                 "cost_not_comparable": totals.get("cost_not_comparable"),
                 "cache": cache_rules(measure)[0].mode,
+                **(
+                    {"agent": agent, "window": window, "compact_at": point.compact_at, "compacts_at": compacts_at}
+                    if point.compact_at is not None
+                    else {}
+                ),
             }
         )
     return rows, bill
@@ -344,7 +399,8 @@ class PolicyTotals:
 
 def summarise(results: Iterable[Mapping[str, Any]], points: Sequence[PolicyPoint]) -> dict[str, Any]:
     """Per-policy totals, the per-session rows and failures (sorted, so any engine gives the same bytes),
-    and the recommendation: the cheapest policy with no request refused or sent over the ceiling."""
+    and the recommendation: the cheapest policy with no request refused or sent over the ceiling, as the
+    agents' own settings, with its saving over the sessions swept and the sessions where it did worse."""
     totals = {p.name: PolicyTotals(p.name, p.strategy) for p in points}
     sessions, failures, skipped = [], [], []
     for result in sorted(results, key=lambda r: r["file"]):
@@ -359,34 +415,167 @@ def summarise(results: Iterable[Mapping[str, Any]], points: Sequence[PolicyPoint
             sessions.append(
                 {"file": result["file"], "format": result["format"], "model": result["model"], "bill_usd": result["bill_usd"], **row}
             )
-    policies = [totals[p.name].as_row() for p in points]
+    policies = []
+    for p in points:
+        own = [s for s in sessions if s["policy"] == p.name]
+        policies.append({**totals[p.name].as_row(), **session_facts(own)})
     return {
         "sessions": len({s["file"] for s in sessions}),
         "failed": failures,
         "skipped": skipped,
         "policies": policies,
-        "recommendation": recommend(policies),
+        "recommendation": recommend(policies, sessions, points),
         "rows": sessions,
     }
 
 
-def recommend(policies: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The cheapest policy that refused nothing and sent nothing over its ceiling; why none, when none."""
+def session_facts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One policy over its sessions: the sessions that rule it out (a request refused or sent over its ceiling),
+    those where it cost more than the recorded views under the same cache model, the saving's spread, and how
+    many sessions ran where the provider caches by itself."""
+    unsafe = sorted(r["file"] for r in rows if r["refused"] or r["over_ceiling"])
+    compared = [r for r in rows if r["cost_usd"] is not None and r["recorded_modelled_cost_usd"]]
+    worse = sorted(r["file"] for r in compared if r["cost_usd"] > r["recorded_modelled_cost_usd"])
+    return {
+        "ruled_out_by": unsafe,
+        "worse_sessions": worse,
+        "saving": saving_spread(compared),
+        "automatic_cache_sessions": sum(r.get("cache") == "automatic" for r in rows),
+    }
+
+
+def saving_spread(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The saving against the modelled recording: in dollars over the sessions, and its share per session (the
+    median, the least and the most), so a recommendation says what to expect and how far it varied."""
+    if not rows:
+        return None
+    shares = sorted(1 - r["cost_usd"] / r["recorded_modelled_cost_usd"] for r in rows)
+    n = len(shares)
+    median = shares[n // 2] if n % 2 else (shares[n // 2 - 1] + shares[n // 2]) / 2
+    return {
+        "sessions": n,
+        "usd": round(sum(r["recorded_modelled_cost_usd"] - r["cost_usd"] for r in rows), 6),
+        "median_share": round(median, 6),
+        "least_share": round(shares[0], 6),
+        "most_share": round(shares[-1], 6),
+    }
+
+
+def recommend(
+    policies: Sequence[Mapping[str, Any]], sessions: Sequence[Mapping[str, Any]] = (), points: Sequence[PolicyPoint] = ()
+) -> dict[str, Any]:
+    """The cheapest policy that refused nothing and sent nothing over its ceiling, as the agents' settings; when
+    none is safe for every session, which sessions rule each out, and the best policy for the rest: the one ruled
+    out by the fewest sessions, cheapest against the recording on the sessions it kept safe."""
     safe = [p for p in policies if p["refused"] == 0 and p["over_ceiling"] == 0 and p["sessions"] > 0]
-    if not safe:
-        return {"policy": None, "why": "every policy refused a request or sent one over its ceiling"}
-    best = min(safe, key=lambda p: (p["cost_usd"], p["policy"]))
-    others = [p for p in policies if p["sessions"] and p["cost_usd"] is not None and p["cost_usd"] < best["cost_usd"]]
-    refusing = [p for p in policies if p["sessions"] and p.get("cost_not_comparable")]
-    why = (
-        f"cheapest of {len(safe)} policies with no request refused or over the ceiling"
-        + (f"; {len(others)} cheaper ones went over it or refused" if others else "")
-        + (f"; {len(refusing)} refused requests, so their cost is not comparable" if refusing else "")
+    by_name = {p.name: p for p in points}
+    if safe:
+        best = min(safe, key=lambda p: (p["cost_usd"], p["policy"]))
+        others = [p for p in policies if p["sessions"] and p["cost_usd"] is not None and p["cost_usd"] < best["cost_usd"]]
+        refusing = [p for p in policies if p["sessions"] and p.get("cost_not_comparable")]
+        why = (
+            f"cheapest of {len(safe)} policies with no request refused or over the ceiling"
+            + (f"; {len(others)} cheaper ones went over it or refused" if others else "")
+            + (f"; {len(refusing)} refused requests, so their cost is not comparable" if refusing else "")
+        )
+        rows = [s for s in sessions if s["policy"] == best["policy"]]
+        return _recommended(best, why, rows, by_name.get(best["policy"]), every_session=True)
+    why = "every policy refused a request or sent one over its ceiling"
+    ruled = [p for p in policies if p["sessions"] and p.get("ruled_out_by")]
+    out: dict[str, Any] = {
+        "policy": None,
+        "why": why,
+        "ruled_out": [{"policy": p["policy"], "by": p["ruled_out_by"]} for p in ruled],
+    }
+    files = {s["file"] for s in sessions}
+    rest: list[tuple[tuple[int, float, str], Mapping[str, Any], list[Mapping[str, Any]]]] = []
+    for p in ruled:
+        kept = [s for s in sessions if s["policy"] == p["policy"] and s["file"] not in set(p["ruled_out_by"])]
+        priced = [s for s in kept if s["cost_usd"] is not None and s["recorded_modelled_cost_usd"]]
+        if not kept or not priced:
+            continue
+        ratio = sum(s["cost_usd"] for s in priced) / sum(s["recorded_modelled_cost_usd"] for s in priced)
+        rest.append(((len(p["ruled_out_by"]), ratio, p["policy"]), p, kept))
+    if not rest:
+        return out
+    _, best, kept = min(rest, key=lambda r: r[0])
+    left_out = best["ruled_out_by"]
+    out.update(
+        _recommended(
+            best,
+            f"no policy is safe for every session; for the {len(kept):,} of {len(files):,} sessions that do not rule it out "
+            f"(it is ruled out by {', '.join(_name(f) for f in left_out)}), the cheapest against the recording among the "
+            "policies ruled out by the fewest sessions",
+            kept,
+            by_name.get(best["policy"]),
+            every_session=False,
+        )
     )
+    out["left_out"] = left_out
+    return out
+
+
+def _recommended(
+    best: Mapping[str, Any], why: str, rows: Sequence[Mapping[str, Any]], point: PolicyPoint | None, every_session: bool
+) -> dict[str, Any]:
+    compared = [r for r in rows if r["cost_usd"] is not None and r["recorded_modelled_cost_usd"]]
     return {
         "policy": best["policy"],
         "strategy": best["strategy"],
         "cost_usd": best["cost_usd"],
         "cost_vs_recorded": best["cost_vs_recorded"],
         "why": why,
+        "for_every_session": every_session,
+        "sessions": len(rows),
+        "saving": saving_spread(compared),
+        "worse_sessions": sorted(r["file"] for r in compared if r["cost_usd"] > r["recorded_modelled_cost_usd"]),
+        "settings": settings_for(point, rows) if point is not None else [],
     }
+
+
+def settings_for(point: PolicyPoint, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The policy as the settings people write: for the agent's own compaction, each agent's key at each window its
+    sessions ran in, and the lionagi profile; for a fold of foldscope's (adr, band), the lionagi profile alone, since
+    no agent's own settings hold it."""
+    out: list[dict[str, Any]] = []
+    if point.compact_at is None:
+        keys = {
+            "max_input_tokens": int(point.ceiling) if point.ceiling and point.ceiling.isdigit() else point.ceiling,
+            "context_fold_at": point.fold_at,
+            "context_fold_target": point.target,
+            "tool_result_max_chars": point.result_max,
+            "prompt_caching": point.caching,
+            "strategy": point.strategy,
+        }
+        name = "tuned" if point.profile else f"{point.strategy}-{point.ceiling or 'auto'}"
+        return [{"agent": LIONAGI, "title": "a lionagi run", "where": "a profile (--profile FILE)", "yaml": lionagi_profile(name, keys)}]
+    for agent, window in sorted({(r["agent"], r["window"]) for r in rows if r.get("window")}):
+        setting = agent_setting(agent, point.compact_at, window)
+        if setting is not None:
+            out.append(setting)
+    # A lionagi run's profile at each window its own sessions ran in; with none of them swept, at the window most
+    # sessions ran in, so that the profile is there to take.
+    windows = sorted({r["window"] for r in rows if r.get("window") and r.get("agent") == LIONAGI})
+    if not windows:
+        counts = Tally(r["window"] for r in rows if r.get("window"))
+        windows = [max(counts, key=lambda w: (counts[w], w))] if counts else []
+    for window in windows:
+        keys = {
+            **compaction_profile_keys(point.compact_at, window),
+            "tool_result_max_chars": point.result_max,
+            "prompt_caching": point.caching,
+        }
+        out.append(
+            {
+                "agent": LIONAGI,
+                "title": "a lionagi run",
+                "where": "a profile (--profile FILE)",
+                "window": window,
+                "yaml": lionagi_profile(f"compact-at-{point.compact_at:g}", keys),
+            }
+        )
+    return out
+
+
+def _name(path: str) -> str:
+    return Path(path.split("?")[0]).name

@@ -1,0 +1,194 @@
+"""Each agent's own compaction knob: where a compact-at fraction of the window puts its compaction, and the setting
+(environment variable, or config file and key) a person writes to get it; a lionagi run takes a profile instead.
+
+The key names, files and defaults below are the agents' documented ones (each with its source), so a recommendation
+from `tune` is a line a person can paste. Where an agent's knob cannot reach the fraction (Claude Code's override
+only lowers its default point), the point is where the agent really compacts, and the setting says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from foldscope.core.formats.claude_code import BUFFER, OUTPUT_RESERVE
+
+LIONAGI = "lionagi"
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One agent's compaction knob: what it is called, where it is written, its default, and where that is documented."""
+
+    agent: str  # the session format that names the agent (core.formats)
+    title: str
+    key: str  # the environment variable or the config key, as the agent spells it
+    where: str  # where the key is written
+    default: str  # the agent's default, in words
+    source: str  # where the key and its default are documented
+    point: Callable[[float, int], int]  # (compact-at fraction, window) -> the size at which the agent compacts
+    value: Callable[[float, int], str]  # (compact-at fraction, window) -> the key's value
+    line: Callable[[str], str]  # the value -> the line to write
+    note: Callable[[float, int], str] = lambda f, w: ""
+
+
+# Claude Code (deobfuscated in anthropics/claude-code#31806; the env var reference at
+# https://code.claude.com/docs/en/settings): the effective window is the window less the output it reserves (20,000);
+# it compacts at that less a 13,000 buffer, or, with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P (1 to 100),
+# at min(floor(effective * P / 100), that default): the override can only lower the point. CLAUDE_CODE_AUTO_COMPACT_WINDOW
+# (tokens, capped at the model's window) replaces the window in that sum. Both are read from the environment or from
+# the `env` block of ~/.claude/settings.json.
+CLAUDE_PCT = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
+CLAUDE_WINDOW = "CLAUDE_CODE_AUTO_COMPACT_WINDOW"
+
+
+def _claude_effective(window: int) -> int:
+    return window - OUTPUT_RESERVE
+
+
+def _claude_point(fraction: float, window: int) -> int:
+    effective = _claude_effective(window)
+    return min(math.floor(effective * _percent(fraction) / 100), effective - BUFFER)
+
+
+def _claude_note(fraction: float, window: int) -> str:
+    effective = _claude_effective(window)
+    if math.floor(effective * _percent(fraction) / 100) >= effective - BUFFER:
+        return (
+            f"{_percent(fraction):g}% is at or above Claude Code's default point ({effective - BUFFER:,} of {window:,}): "
+            "the override can only lower it, so this setting changes nothing"
+        )
+    return f"{CLAUDE_WINDOW} left unset: the model's {window:,}-token window"
+
+
+def _percent(fraction: float) -> float:
+    return round(fraction * 100, 2)
+
+
+# Codex (~/.codex/config.toml, https://github.com/openai/codex/blob/main/docs/config.md): model_auto_compact_token_limit
+# is the token count at which it compacts; by default nine tenths of the model's window (core.formats.codex).
+# pi (~/.pi/agent/settings.json, packages/coding-agent/docs/settings.md in badlogic/pi-mono): compaction.reserveTokens,
+# 16,384 by default; pi compacts when the context passes the window less it.
+# Cline (its VS Code global state, set from the context window bar; src/core/storage/utils/state-helpers.ts in
+# cline/cline): autoCondenseThreshold, a fraction of the window, 0.75 by default, with useAutoCondense on.
+# Gemini CLI (~/.gemini/settings.json, docs/get-started/configuration.md in google-gemini/gemini-cli):
+# model.compressionThreshold, a fraction of the model's token limit, 0.5 by default.
+KNOBS: dict[str, Knob] = {
+    k.agent: k
+    for k in (
+        Knob(
+            "claude_code",
+            "Claude Code",
+            CLAUDE_PCT,
+            "the environment, or the env block of ~/.claude/settings.json",
+            "unset: the window less 33,000 (20,000 reserved for output and a 13,000 buffer)",
+            "https://code.claude.com/docs/en/settings; anthropics/claude-code#31806 (the threshold's code)",
+            _claude_point,
+            lambda f, w: f"{_percent(f):g}",
+            lambda v: f'"env": {{"{CLAUDE_PCT}": "{v}"}}',
+            _claude_note,
+        ),
+        Knob(
+            "codex",
+            "Codex",
+            "model_auto_compact_token_limit",
+            "~/.codex/config.toml",
+            "nine tenths of the model's window",
+            "https://github.com/openai/codex/blob/main/docs/config.md",
+            lambda f, w: int(f * w),
+            lambda f, w: str(int(f * w)),
+            lambda v: f"model_auto_compact_token_limit = {v}",
+        ),
+        Knob(
+            "pi",
+            "pi",
+            "compaction.reserveTokens",
+            "~/.pi/agent/settings.json (or .pi/settings.json in the project)",
+            "16384",
+            "https://github.com/badlogic/pi-mono/blob/main/packages/coding-agent/docs/settings.md",
+            lambda f, w: w - (w - int(f * w)),
+            lambda f, w: str(w - int(f * w)),
+            lambda v: f'"compaction": {{"reserveTokens": {v}}}',
+        ),
+        Knob(
+            "cline",
+            "Cline",
+            "autoCondenseThreshold",
+            "Cline's settings (the auto-condense marker on its context window bar), with useAutoCondense on",
+            "0.75",
+            "https://github.com/cline/cline/blob/main/src/core/storage/utils/state-helpers.ts",
+            lambda f, w: int(f * w),
+            lambda f, w: f"{f:g}",
+            lambda v: f"useAutoCondense: true, autoCondenseThreshold: {v}",
+        ),
+        Knob(
+            "gemini_cli",
+            "Gemini CLI",
+            "model.compressionThreshold",
+            "~/.gemini/settings.json (or .gemini/settings.json in the project)",
+            "0.5",
+            "https://github.com/google-gemini/gemini-cli/blob/main/docs/get-started/configuration.md",
+            lambda f, w: int(f * w),
+            lambda f, w: f"{f:g}",
+            lambda v: f'"model": {{"compressionThreshold": {v}}}',
+        ),
+    )
+}
+
+
+def knob(agent: str) -> Knob | None:
+    return KNOBS.get(agent)
+
+
+def compaction_point(agent: str, fraction: float, window: int) -> tuple[int, str]:
+    """Where the agent compacts with its knob set for `fraction` of a `window`-token window, and why there."""
+    k = KNOBS.get(agent)
+    if k is None:
+        return int(fraction * window), f"{fraction:g} of the {window:,}-token window (the agent has no knob of its own: a lionagi profile)"
+    return k.point(fraction, window), f"{k.title}'s {k.key} for {fraction:g} of the {window:,}-token window"
+
+
+def agent_setting(agent: str, fraction: float, window: int) -> dict[str, Any] | None:
+    """The setting that makes `agent` compact at `fraction` of its window: key, where it goes, value, the line to
+    write, the point it gives, the default it replaces and the source; None for an agent without a knob."""
+    k = KNOBS.get(agent)
+    if k is None:
+        return None
+    value = k.value(fraction, window)
+    return {
+        "agent": agent,
+        "title": k.title,
+        "key": k.key,
+        "where": k.where,
+        "value": value,
+        "line": k.line(value),
+        "window": window,
+        "compacts_at": k.point(fraction, window),
+        "default": k.default,
+        "note": k.note(fraction, window),
+        "source": k.source,
+    }
+
+
+def lionagi_profile(name: str, keys: Mapping[str, Any]) -> str:
+    """A profile a lionagi run (and `foldscope replay --profile`, `tune --policies`) takes: the policy keys as YAML."""
+    lines = [f"{name}:"]
+    for key, value in keys.items():
+        if value is None:
+            continue
+        text = ("true" if value else "false") if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
+        lines.append(f"  {key}: {text}")
+    return "\n".join(lines)
+
+
+def compaction_profile_keys(fraction: float, window: int) -> dict[str, Any]:
+    """The policy keys for summarise-everything compaction at `fraction` of a window: the window as the ceiling, the
+    line at the fraction, and a target below it (the compaction ignores it; a policy needs one under the line)."""
+    return {
+        "max_input_tokens": window,
+        "context_fold_at": fraction,
+        "context_fold_target": None if fraction > 0.6 else round(fraction / 2, 3),
+        "strategy": "compaction",
+    }
