@@ -209,8 +209,8 @@ class ReplayView(QWidget):
         top_column.addWidget(self.heading)
         top_column.addWidget(self.table)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
-        for widget in (top, chart_box, request_box):
-            self.splitter.addWidget(widget)
+        for part in (top, chart_box, request_box):
+            self.splitter.addWidget(part)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.setSizes([250, 660, 150])
         layout = QHBoxLayout(self)
@@ -224,6 +224,10 @@ class ReplayView(QWidget):
     def set_session(self, session: Session | None, launch: Policy | None = None) -> None:
         """The session to replay; the policy editor starts from its launch policy."""
         self.cancel()
+        # A run that finished as the session changed has its result queued: it was the old session's, so the lab
+        # stops listening to it (its end would otherwise be the lab's cue to stop looking busy).
+        self.task = None
+        self._running(False)
         self.session = session
         self.result = None
         self.policy_editor.set_session(model_name(Measure(session)) if session else None, launch)
@@ -262,11 +266,12 @@ class ReplayView(QWidget):
             self,
         )
         task.progressed.connect(self._progressed)
-        task.succeeded.connect(lambda result, t=task, w=why, n=notice: self._finished(t, result, w, n))
+        requests = len(session.trace)
+        task.succeeded.connect(lambda result, t=task, w=why, n=notice: self._finished(t, result, w, requests, n))
         task.failed.connect(lambda exc, t=task: self._ended_with(t, f"The replay failed: {exc}"))
         task.was_cancelled.connect(lambda t=task: self._ended_with(t, "Replay cancelled."))
         task.ended.connect(lambda t=task: self._ended(t))
-        self.status.setText(f"Replaying {len(session.trace):,} requests under {', '.join(strategies)}…")
+        self.status.setText(f"Replaying {requests:,} requests under {', '.join(strategies)}…")
         self.progress.setRange(0, 0)
         self._running(True)
         self.task = task.start()
@@ -295,11 +300,11 @@ class ReplayView(QWidget):
             self.task = None
             self._running(False)
 
-    def _finished(self, task: Task, result: ReplayRuns, why: str, notice: str | None = None) -> None:
+    def _finished(self, task: Task, result: ReplayRuns, why: str, requests: int, notice: str | None = None) -> None:
         if task is not self.task:
             return
         self.show_result(result, why, notice)
-        self.status.setText(f"Replayed {len(self.session.trace):,} requests under {len(result.runs)} strategies.")
+        self.status.setText(f"Replayed {requests:,} requests under {len(result.runs)} strategies.")
         self.replay_finished.emit(result)
 
     def show_result(self, result: ReplayRuns, why: str = "", notice: str | None = None) -> None:
@@ -370,8 +375,8 @@ class ReplayView(QWidget):
         at = f"#{record.index_of(message.id)}" if record is not None and message.id in record else "new"
         folded = message.metadata.get("folded_ids")
         # a strategy's brief holds its ids as a Shared (core.replay.strategies.folded_ids); a source's own, a list
-        held = isinstance(folded, Sequence) and not isinstance(folded, str)
-        extra = f" (stands for {counted(len(folded), 'message')})" if held else ""
+        held = folded if isinstance(folded, Sequence) and not isinstance(folded, str) else None
+        extra = f" (stands for {counted(len(held), 'message')})" if held is not None else ""
         text = " ".join(preview_text(message).split())[:140]
         return f"{at:>7}  {message.kind}{extra}  {message.id}  {text}"
 

@@ -193,3 +193,29 @@ def test_the_lab_shows_a_cost_over_refused_requests_as_not_comparable_never_zero
     assert view.model.index(refused, column).data() == "1"
     assert "adr" not in [s.strategy for s in view.charts["cost"].series]
     assert "not comparable" in view.heading.text()
+
+
+@pytest.mark.parametrize("then", [None, "the same session again"], ids=["closed", "opened-again"])
+def test_a_run_that_finished_as_the_session_changed_is_dropped_never_shown_on_the_next_and_never_raises(
+    qtbot, lab, demo_session, monkeypatch, then
+):
+    """A run whose result is already queued when the session changes belongs to the old session: the lab drops it
+    (it used to show it, then read the trace of no session: an AttributeError)."""
+    finished = run_to_end(qtbot, lab)
+    release = threading.Event()
+
+    def held(*args, **kwargs):
+        release.wait(10)
+        return finished
+
+    monkeypatch.setattr(replay_view, "replay_runs", held)
+    task = lab.run()
+    assert task is not None
+    with qtbot.waitSignal(task.ended, timeout=10_000):
+        release.set()
+        assert task._done.wait(10)  # the result is queued; the GUI thread has not run its loop to deliver it
+        lab.set_session(None if then is None else demo_session)
+    assert lab.result is None and lab.task is None
+    assert lab.heading.text() == ("No session open" if then is None else "No replay yet")
+    assert not lab.progress.isVisible() and lab.cancel_button.isEnabled() is False
+    assert lab.run_button.isEnabled() == (then is not None)
