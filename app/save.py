@@ -227,6 +227,8 @@ class SaveController(QObject):
 
     def write(self, path: str) -> bool:
         doc = self.editor.document
+        if doc is None:  # save and save_as ask only while a session is open
+            return False
         try:
             # the launch record and startup fields of the policy the session is measured under (Amendment 3)
             policy = doc.policy if doc.policy is not None else read_launch_policy(doc.session)
@@ -250,9 +252,10 @@ class SaveController(QObject):
 
     def may_close(self) -> bool:
         """True when the window may close: nothing unsaved, or the user saved or discarded it."""
-        if not self.editor.is_modified:
+        doc = self.editor.document
+        if doc is None or not self.editor.is_modified:  # nothing open is nothing unsaved
             return True
-        answer = dialogs.ask_unsaved(self.window, Path(self.editor.document.path).name)
+        answer = dialogs.ask_unsaved(self.window, Path(doc.path).name)
         if answer == "save":
             return self.save()
         if answer == "discard":
@@ -277,7 +280,8 @@ class SaveController(QObject):
         if self.writing is not None:  # writes keep their order: the newest state follows this one
             self.again = True
             return self.writing
-        label = (self.editor.stack.undo_label if self.editor.can_undo else None) or "undo to the start"
+        stack = self.editor.stack
+        label = (stack.undo_label if stack is not None and stack.can_undo else None) or "undo to the start"
         state = working_state(doc.session, self.base_length, doc.path, doc.library_id)
         # The session's live dicts are copied: the GUI may edit them while the worker encodes them.
         state["branch_metadata"], state["manifest"] = copy.deepcopy(state["branch_metadata"]), copy.deepcopy(state["manifest"])

@@ -35,7 +35,7 @@ class WindowSettings:
         value = self.qsettings.value("recent_files", [])
         if isinstance(value, str):  # QSettings gives a bare string for a one-item list in INI files
             value = [value]
-        return [str(v) for v in value or []]
+        return [str(v) for v in value] if isinstance(value, list) else []  # None when unset
 
     def add_recent_file(self, path: str) -> list[str]:
         path = str(Path(path).resolve())

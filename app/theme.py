@@ -35,11 +35,17 @@ RULE_COLOURS = {
 }
 
 
-def is_dark() -> bool:
+def gui_app() -> QApplication | None:
+    """The running QApplication, None before there is one (QApplication.instance() is typed as the core one)."""
     app = QApplication.instance()
+    return app if isinstance(app, QApplication) else None
+
+
+def is_dark() -> bool:
+    app = gui_app()
     if app is None:
         return False
-    window = app.palette().color(QPalette.ColorRole.Window)  # type: ignore[attr-defined]
+    window = app.palette().color(QPalette.ColorRole.Window)
     return window.lightnessF() < 0.5
 
 
@@ -80,17 +86,17 @@ def taken_colour() -> QColor:
 def panel_colour() -> QColor:
     """What the panels are drawn on (the palette's window colour, light or dark): a label drawn over lines and bars
     sits on a box of it, so nothing runs through its letters."""
-    app = QApplication.instance()
+    app = gui_app()
     if app is None:
         return QColor("#ffffff")
-    return app.palette().color(QPalette.ColorRole.Window)  # type: ignore[attr-defined]
+    return app.palette().color(QPalette.ColorRole.Window)
 
 
 def muted_colour() -> QColor:
-    app = QApplication.instance()
+    app = gui_app()
     if app is None:
         return QColor("#888888")
-    palette = app.palette()  # type: ignore[attr-defined]
+    palette = app.palette()
     return palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
 
 

@@ -49,7 +49,7 @@ from foldscope.app.qt import (
 from foldscope.app.save import SaveController
 from foldscope.app.session_actions import SessionActions
 from foldscope.app.settings import WindowSettings
-from foldscope.app.theme import THEMES, apply_theme, follow_system_theme
+from foldscope.app.theme import THEMES, apply_theme, follow_system_theme, gui_app
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Task, run_task
 from foldscope.core.formats.demo import demo_path
@@ -409,7 +409,9 @@ class MainWindow(QMainWindow):
     def set_theme(self, name: str, remember: bool = True) -> None:
         """Light, dark, or follow the system (and its switches while the window is open); `remember` keeps it."""
         self.theme = name
-        apply_theme(QApplication.instance(), name)
+        app = gui_app()
+        if app is not None:  # always, for a window: a QApplication is made before any
+            apply_theme(app, name)
         for action in self.theme_actions.actions():
             action.setChecked(action.data() == name)
         if remember:
@@ -562,7 +564,8 @@ class MainWindow(QMainWindow):
             self.recent_menu.addAction(action)
         if files:
             self.recent_menu.addSeparator()
-        clear = QAction("&Clear Recent Files", self, triggered=self._clear_recent)
+        clear = QAction("&Clear Recent Files", self)
+        clear.triggered.connect(self._clear_recent)
         clear.setEnabled(bool(files))
         self.recent_menu.addAction(clear)
 
@@ -1026,8 +1029,9 @@ class MainWindow(QMainWindow):
             + (f" · {later:,} not yet recorded at request {doc.shown}" if later else "")
         )
         at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
-        if at == "now" and self.what_if.active:
-            at = f"what-if at request {self.what_if.branch.request}"
+        branch = self.what_if.branch
+        if at == "now" and branch is not None:  # a what-if is active
+            at = f"what-if at request {branch.request}"
         self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · estimate {counted(doc.shown_size, 'token')}")
         self.status_label.set_parts(status_parts(doc))
         self.status_label.setToolTip(plain_tip(status_tooltip(doc)))

@@ -141,7 +141,8 @@ class ReplayChart(QWidget):
 
     def nearest(self, pos: QPointF) -> tuple[str, int] | None:
         """The (strategy, row) drawn nearest to pos, if within reach."""
-        best, found = HIT_PIXELS**2, None
+        best: float = HIT_PIXELS**2
+        found: tuple[str, int] | None = None
         for s in self.series:
             for row, (request, value) in enumerate(zip(s.requests, s.values)):
                 p = self.point(request, value)

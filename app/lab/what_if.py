@@ -190,16 +190,15 @@ class WhatIf(QObject):
             branch.request, estimates, tuple(r.estimate for r in original.requests), original.now_size, tuple(s.folds for s in branch.steps)
         )
         self.timeline.set_branch(series)
-        self._say(series, ceiling)
+        self._say(series, ceiling, sum(1 for s in branch.steps if s.refused))
         self.replayed.emit(series)
         return series
 
-    def _say(self, series: BranchSeries, ceiling_tokens: int | None) -> None:
+    def _say(self, series: BranchSeries, ceiling_tokens: int | None, refused: int) -> None:
         k, last = series.start, len(series.original) - 1
         change = series.estimates[-1] - series.original[last]
         folds = sum(series.folds)
         ceiling = f"ceiling {ceiling_tokens:,}" if ceiling_tokens is not None else "no ceiling: nothing folds"
-        refused = sum(1 for s in self.branch.steps if s.refused)
         self.banner_text.setText(
             f"<b>What-if from request {k}</b>: actions change the view as it stood at request {k}; requests {k}–{last} "
             f"are replayed from it under the policy in force ({html.escape(ceiling)}), the orange line on the timeline. "
@@ -214,7 +213,8 @@ class WhatIf(QObject):
             self._changed(None)
 
     def _changed(self, changes) -> None:
-        if self.active and self.current() is self.branch.document:
+        branch = self.branch
+        if branch is not None and self.current() is branch.document:
             self.replay()
 
     def back(self) -> None:

@@ -102,7 +102,8 @@ class CostBar(QWidget):
     def segments(self) -> list[tuple[Part, float, float]]:
         """(part, x from, x to) for each part with anything in it."""
         total = sum(self._amount(p) for p in self.parts)
-        out, x, width = [], 0.0, float(max(1, self.width() - 2))
+        out: list[tuple[Part, float, float]] = []
+        x, width = 0.0, float(max(1, self.width() - 2))
         if total <= 0:
             return out
         for p in self.parts:

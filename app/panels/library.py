@@ -62,7 +62,7 @@ def search_library(db: str | None, query: str) -> list[tuple[int, int, str]]:
         return library.search(query)
 
 
-def human_size(size: int | None) -> str:
+def human_size(size: float | None) -> str:
     if not size:
         return "—"
     for unit in ("bytes", "KB", "MB", "GB"):
@@ -260,7 +260,7 @@ class LibraryPanel(QWidget):
             return None
         self.status.setText(f"Searching for {query!r}…")
         return self._run(
-            "search", lambda: (list_sessions(self.db), search_library(self.db, query)), lambda result, q=query: self._found(q, *result)
+            "search", lambda: (list_sessions(self.db), search_library(self.db, query)), lambda result: self._found(query, *result)
         )
 
     def _found(self, query: str, sessions: list[dict[str, Any]], hits: list[tuple[int, int, str]]) -> None:

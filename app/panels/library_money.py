@@ -16,6 +16,7 @@ from foldscope.app.qt import (
     QModelIndex,
     QPainter,
     QPaintEvent,
+    QPersistentModelIndex,
     QPushButton,
     QScrollArea,
     Qt,
@@ -59,7 +60,7 @@ class UsageModel(RowsModel):
         super().__init__(parent)
         self.by = "day"
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows):
             return None
         row, column = self.rows[index.row()], index.column()

@@ -137,7 +137,8 @@ class Pager(QWidget):
     def _status_line(r: dict) -> str:
         end = r["offset"] + len(r["text"])
         next_part = f"next offset {r['next_offset']:,}" if r["next_offset"] is not None else "the end of the original"
-        check = {True: " · SHA-256 verified", False: " · <b>SHA-256 does not match its copy</b>"}.get(r.get("verified"), "")
+        checks: dict[bool | None, str] = {True: " · SHA-256 verified", False: " · <b>SHA-256 does not match its copy</b>"}
+        check = checks.get(r.get("verified"), "")
         return (
             f"Original #{r['index']}: characters {r['offset']:,} to {end:,} of {r['total']:,} "
             f"(limit applied {r['limit']:,}) · {next_part}{check}"

@@ -152,6 +152,16 @@ def test_recent_files_menu_lists_what_was_opened(qtbot, window):
     assert any(good.name in t for t in texts)
 
 
+def test_clear_recent_files_empties_the_menu_and_the_settings(qtbot, window):
+    open_and_wait(qtbot, window, _good_file())
+    clear = next(a for a in window.recent_menu.actions() if a.text() == "&Clear Recent Files")
+    assert clear.isEnabled()
+    clear.trigger()
+    assert window.settings.recent_files() == []
+    assert [a.text() for a in window.recent_menu.actions()] == ["&Clear Recent Files"]
+    assert not window.recent_menu.actions()[0].isEnabled()
+
+
 # -- redrawing from Changes ---------------------------------------------------------------------
 
 
