@@ -237,8 +237,8 @@ class SessionActions(QObject):
 
     def _fold(self) -> Fold | None:
         doc, policy = self.editor.document, self.policy_editor.policy()
-        measure = doc.measure_for(policy) if policy else None
-        if measure is None or measure.ceiling is None:
+        measure = doc.measure_for(policy) if doc is not None and policy else None
+        if doc is None or measure is None or measure.ceiling is None:
             return None
         session = doc.session
         session.scale = max(session.scale, doc.scale)
@@ -280,7 +280,7 @@ class SessionActions(QObject):
     def clip(self):
         index = self.selected()
         doc = self.editor.document
-        if index is None or doc.message(index).kind != "action_response":
+        if index is None or doc is None or doc.message(index).kind != "action_response":
             dialogs.show_message(self.window, "Clip", "Choose a tool result (or its clipped copy) to clip.")
             return None
         # A result out of the view would come back as its copy and make the request larger: only when asked to.
@@ -304,8 +304,11 @@ class SessionActions(QObject):
 
     def compact(self):
         doc = self.editor.document
+        if doc is None:
+            return None
         rows = sorted({self.view_list.filter.mapToSource(i).row() for i in self.view_list.table.selectionModel().selectedRows()})
         indices = [doc.view_index(r) for r in rows if r < doc.view_size]
+        span: tuple[int, int] | None
         if len(indices) > 1:
             span = (indices[0], indices[-1])
         else:
@@ -319,17 +322,17 @@ class SessionActions(QObject):
     def _note_index(self) -> int | None:
         index = self.selected()
         doc = self.editor.document
-        if index is None or not is_note(doc.message(index)):
+        if index is None or doc is None or not is_note(doc.message(index)):
             dialogs.show_message(self.window, "Notes", "Choose a note (a message a fold or compaction wrote).")
             return None
         return index
 
     def peek(self):
-        index = self._note_index()
-        if index is None:
+        index, doc = self._note_index(), self.editor.document
+        if index is None or doc is None:
             return None
         command = Peek(index)
-        command.do(self.editor.document.session)
+        command.do(doc.session)
         if not command.result.get("success"):
             dialogs.show_message(self.window, "Peek", command.result.get("error", "peek failed"))
             return command.result

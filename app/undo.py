@@ -129,10 +129,12 @@ class SessionEditor(QObject):
         return self.stack is not None and self.stack.can_redo
 
     def undo_text(self) -> str:
-        return f"&Undo {self.stack.undo_label}" if self.can_undo else "&Undo"
+        stack = self.stack
+        return f"&Undo {stack.undo_label}" if stack is not None and stack.can_undo else "&Undo"
 
     def redo_text(self) -> str:
-        return f"&Redo {self.stack.redo_label}" if self.can_redo else "&Redo"
+        stack = self.stack
+        return f"&Redo {stack.redo_label}" if stack is not None and stack.can_redo else "&Redo"
 
     @property
     def depth(self) -> int:

@@ -113,7 +113,9 @@ class PolicyEditor(QWidget):
                 combo = QComboBox()
                 combo.setEditable(True)
                 combo.addItems([""] + sorted(pricing.table()["models"]))
-                edit = combo.lineEdit()
+                line = combo.lineEdit()
+                assert line is not None  # an editable combo box has its line edit
+                edit = line
                 widget: QWidget = combo
             else:
                 edit = QLineEdit()
@@ -227,6 +229,8 @@ class PolicyEditor(QWidget):
 
     def save_dialog(self) -> None:
         policy = self.policy()
-        path = dialogs.profile_dialog(self, saving=True) if policy is not None else ""
+        if policy is None:
+            return
+        path = dialogs.profile_dialog(self, saving=True)
         if path:
             save_profile(policy, path)
