@@ -33,14 +33,14 @@ install: $(STAMP)
 	@case ":$$PATH:" in *":$(USER_BIN):"*) echo "foldscope is on your PATH: try foldscope --help";; \
 	  *) echo "$(USER_BIN) is not on your PATH: add  export PATH=\"$(USER_BIN):\$$PATH\"  to ~/.profile (or ~/.bashrc), then open a new shell";; esac
 
-# Lint, format, import contracts, types, a few files' --json outputs against tools/golden/, and the core's tests with
-# Qt blocked: the habits CI holds.
+# Lint, format, import contracts, types (the core and the app), a few files' --json outputs against tools/golden/,
+# and the core's tests with Qt blocked: the habits CI holds.
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	mkdir -p $(TYPEPATH) && ln -sfn "$(CURDIR)" $(TYPEPATH)/foldscope
-	MYPYPATH=$(TYPEPATH) $(BIN)/mypy -p foldscope.core
+	MYPYPATH=$(TYPEPATH) $(BIN)/mypy -p foldscope.core -p foldscope.app
 	$(BIN)/python tools/json_outputs.py --check
 	FOLDSCOPE_BLOCK_QT=1 $(BIN)/python -m pytest -p no:pytest-qt -W ignore::pytest.PytestConfigWarning -q tests/core
 
