@@ -12,6 +12,7 @@ from foldscope.core.cli.options import (
     measure_for,
     policy_choice,
     read_session,
+    with_estimate_said,
 )
 
 # Session text goes to a terminal: no control characters (escape sequences, carriage returns, bells).
@@ -105,7 +106,7 @@ def run_composition(args) -> dict[str, Any]:
     result = {"file": session.source, "format": session.format, "model": measure.model, **composition.as_dict(args.top)}
     if limits.compaction is not None:
         result["compaction_point"] = {"tokens": limits.compaction.tokens, "source": limits.compaction.source}
-    return result
+    return with_estimate_said(session, result)
 
 
 def format_composition(result: dict[str, Any]) -> str:

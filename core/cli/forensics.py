@@ -82,19 +82,20 @@ def register(subparsers) -> None:
 
 def cache_file(path: str, sample: str | None = None) -> dict[str, Any]:
     """One session's cache report as plain data (a process pool carries it)."""
-    from foldscope.core.cli.options import read_session
+    from foldscope.core.cli.options import read_session, with_estimate_said
     from foldscope.core.forensics.across import cache_of
 
-    return cache_of(read_session(path, sample=sample))
+    session = read_session(path, sample=sample)
+    return with_estimate_said(session, cache_of(session))
 
 
 def compactions_file(path: str, sample: str | None = None) -> dict[str, Any]:
     """One session's compaction reports as plain data."""
-    from foldscope.core.cli.options import read_session
+    from foldscope.core.cli.options import read_session, with_estimate_said
     from foldscope.core.forensics.compactions import compaction_report
 
     session = read_session(path, sample=sample)
-    return compaction_report(session, session_policy(session)).as_dict()
+    return with_estimate_said(session, compaction_report(session, session_policy(session)).as_dict())
 
 
 def run_cache(args) -> Any:

@@ -22,7 +22,7 @@ from foldscope.core.cli.main import UsageError
 from foldscope.core.cli.output import terminal_safe
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import Policy, PolicyChoice, PolicyError, ceiling_from_text, check_ceiling
-from foldscope.core.model.session import Session
+from foldscope.core.model.session import Session, estimated_usage
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Measure
 
@@ -185,3 +185,10 @@ def say_warnings(warnings: Sequence[str]) -> None:
     print("warning: " + terminal_safe(warnings[0]), file=sys.stderr)
     if len(warnings) > 1:
         print(f"warning: and {len(warnings) - 1} more (`foldscope inspect FILE` lists every one)", file=sys.stderr)
+
+
+def with_estimate_said(session: Session, result: dict[str, Any]) -> dict[str, Any]:
+    """A result with `usage_estimated` when the session's usage is foldscope's estimate (core.model.session), so the
+    JSON names it as every screen does; other results unchanged."""
+    why = estimated_usage(session)
+    return {**result, "usage_estimated": why} if why else result

@@ -21,7 +21,7 @@ from foldscope.core.forensics.usage import session_facts
 from foldscope.core.formats.lionagi_write import input_paths
 from foldscope.core.model.outputs import output_target, write_output
 from foldscope.core.model.policy import Policy
-from foldscope.core.model.session import Session
+from foldscope.core.model.session import Session, estimated_usage
 from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.composition import Composition, request_composition
 from foldscope.core.readout.cost_facts import duration
@@ -270,6 +270,7 @@ def summary_section(data: ReportData) -> Section:
         ("Active view", f"{len(s.view):,} messages"),
         ("Requests", f"{len(rows):,}"),
         ("Peak reported input", num(max(reported)) if reported else "not recorded"),
+        *((("Reported usage", estimated),) if (estimated := estimated_usage(s)) else ()),
         ("Largest predicted input", num(max((r.predicted for r in rows), default=0))),
         ("Largest estimate", f"{num(max((r.estimate for r in rows), default=0))} (count × scale: what the ceiling is checked against)"),
         ("Ceiling", f"{num(m.ceiling)} ({m.resolution.why})" if m.ceiling else f"none ({m.resolution.why})"),

@@ -233,6 +233,13 @@ def test_every_screen_of_an_estimated_session_names_its_usage_foldscope_s_estima
     assert "~" in text.splitlines()[2] and "~reported: not the provider's report" in text
     assert main(["inspect", str(path), "--json"]) == 0
     assert "foldscope's estimate" in json.loads(capsys.readouterr().out)["warnings"][0]
+    for command in ("composition", "cache", "compactions"):
+        assert main([command, str(path), "--json"]) == 0
+        assert "foldscope's estimate" in json.loads(capsys.readouterr().out)["usage_estimated"], command
+    assert main(["replay", str(path), "--json"]) == 0
+    assert any("foldscope's estimate" in w for w in json.loads(capsys.readouterr().out)["read_warnings"])
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
+    assert "Reported usage</dt><dd>Copilot CLI records usage only as" in (tmp_path / "r.html").read_text()
 
 
 def test_the_otel_export_is_the_usage_of_each_call_as_the_provider_reported_it(tmp_path):
