@@ -216,3 +216,19 @@ def test_a_screenshot_run_writes_no_settings(qtbot, tmp_path):
     assert png.is_file()
     assert not user.exists() or not any(user.rglob("*")), list(user.rglob("*"))
     assert WindowSettings().recent_files() == []  # the default settings file (under the redirected path) holds nothing
+
+
+@pytest.mark.parametrize("line", ["recent_files=@ByteArray(/tmp/a.jsonl)", "recent_files=@Variant(\\0\\0\\0\\x2\\0\\0\\0\\x3)"])
+def test_a_settings_file_whose_recent_files_is_no_list_gives_no_recent_files(tmp_path, line):
+    """A hand-edited or foreign settings.ini: a value of another type used to give a recent file per character."""
+    path = tmp_path / "settings.ini"
+    path.write_text(f"[General]\n{line}\n")
+    assert WindowSettings(path).recent_files() == []
+
+
+def test_recent_files_read_back_one_file_or_many(tmp_path):
+    path = tmp_path / "settings.ini"
+    WindowSettings(path).add_recent_file(str(tmp_path / "a.jsonl"))
+    assert WindowSettings(path).recent_files() == [str((tmp_path / "a.jsonl").resolve())]  # INI: a bare string
+    WindowSettings(path).add_recent_file(str(tmp_path / "b.jsonl"))
+    assert WindowSettings(path).recent_files() == [str((tmp_path / p).resolve()) for p in ("b.jsonl", "a.jsonl")]
