@@ -88,6 +88,7 @@ class _Reader:
         self.shutdowns: list[tuple[int, dict[str, Any]]] = []
         self.compacting: dict[str, Any] | None = None
         self.subagent_calls = 0
+        self.message: str | None = None  # the messageId of the response open now
 
     def feed(self, line: int, offset: int, value: Any) -> None:
         b = self.b
@@ -159,9 +160,16 @@ class _Reader:
         b = self.b
         model = data.get("model") if isinstance(data.get("model"), str) else self.model
         mid = str(data.get("messageId") or value.get("id") or f"assistant-L{line}")
-        b.start_response(mid, line, at, model, {"model": model} if model else None)
-        out = data.get("outputTokens")
-        self.calls.append((self.process, model, out if isinstance(out, int) and not isinstance(out, bool) and out >= 0 else None))
+        out = _count(data.get("outputTokens"))
+        chunk = _count(data.get("chunkIndex"))
+        if chunk and b.turn_open and mid == self.message and self.calls:
+            # A later chunk of the same message (chunkIndex, chunkCount): the same call, its text and requests go on.
+            process, was_model, was_out = self.calls[-1]
+            self.calls[-1] = (process, was_model, None if was_out is None and out is None else (was_out or 0) + (out or 0))
+        else:
+            b.start_response(mid, line, at, model, {"model": model} if model else None)
+            self.calls.append((self.process, model, out))
+            self.message = mid
         for thought in self.reasoning:
             b.turn_thinking(thought)
         self.reasoning = []

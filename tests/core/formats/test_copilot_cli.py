@@ -358,3 +358,23 @@ def test_following_a_growing_events_file_ends_where_the_whole_read_does(tmp_path
     assert followed.record.ids() == whole.record.ids() and followed.view == whole.view
     assert [(r.view, r.response_id, r.usage) for r in followed.trace] == [(r.view, r.response_id, r.usage) for r in whole.trace]
     assert estimated_usage(followed) == estimated_usage(whole) is not None
+
+
+def test_a_message_written_in_chunks_is_one_call(tmp_path):
+    events = _session_events()
+    first = events[3]["data"]
+    events.insert(
+        4,
+        _event(
+            50,
+            "assistant.message",
+            {**first, "content": " more", "toolRequests": [], "chunkIndex": 1, "chunkCount": 2, "outputTokens": 0},
+            4,
+        ),
+    )
+    session = load_session(_write(tmp_path / "events.jsonl", events))
+    check_session(session)
+    assert len(session.trace) == 4 and estimated_usage(session) is not None
+    assert (
+        session.record.get(session.trace[0].response_id).text == "more" or "more" in session.record.get(session.trace[0].response_id).text
+    )
