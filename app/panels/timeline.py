@@ -628,19 +628,22 @@ class Timeline(QWidget):
         for i in spaced(lefts, widths):
             painter.drawText(QRectF(lefts[i], plot.bottom() + 2, widths[i] + 1, 16), Qt.AlignmentFlag.AlignLeft, ticks[i][1])
 
-    def _draw_legend(self, painter: QPainter, text: QColor) -> None:
-        doc = self._shown()
-        painter.setPen(text)
-        current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
-        # Usage shared out of totals is foldscope's estimate, not the provider's report: the dots say which they are.
-        dots = "dots: reported input" if estimated_usage(doc.session) is None else "dots: foldscope's estimate of the input (totals only)"
-        legend = f"Showing {current}   ·   bars: predicted input   ·   {dots}   ·   {KEY_HINT}"
+    def legend(self) -> str:
+        """The line above the plot: what is shown, and what its bars and dots are."""
         if self.branch is not None:
-            legend = (
+            return (
                 f"What-if from request {self.branch.start}   ·   orange line: the what-if's estimates, replayed   ·   "
                 "outlined bars: the original's"
             )
-        painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, legend)
+        doc = self._shown()
+        current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
+        # Usage shared out of totals is foldscope's estimate, not the provider's report: the dots say which they are.
+        dots = "dots: reported input" if estimated_usage(doc.session) is None else "dots: foldscope's estimate of the input (totals only)"
+        return f"Showing {current}   ·   bars: predicted input   ·   {dots}   ·   {KEY_HINT}"
+
+    def _draw_legend(self, painter: QPainter, text: QColor) -> None:
+        painter.setPen(text)
+        painter.drawText(QRectF(200, 2, self.width() - 210, 16), Qt.AlignmentFlag.AlignRight, self.legend())
 
     # -- input ---------------------------------------------------------------------------
 
