@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from foldscope.app.save import work_to_recover
 from foldscope.app.worker import Progress
 from foldscope.core.readout.cost_facts import document_cache
-from foldscope.core.readout.document import Document, open_document
+from foldscope.core.readout.document import Document
+from foldscope.core.readout.opening import open_document
 
 FILL_EVERY_S = 0.1  # how often the timeline hears the counts so far: often enough to watch, rarely enough to be cheap
 # How long the library's import waits for the window to paint the counted document. The two share one interpreter
@@ -35,7 +36,7 @@ class Counted:
 
 def settle_heap() -> None:
     """Once a load has landed: collect what the last session left (its cycles), then freeze what survives, so that
-    no later collection walks the session again. The load runs with the collector off (core.readout.document), so
+    no later collection walks the session again. The load runs with the collector off (core.readout.opening), so
     the first allocations after it set off a full collection over the whole session: at the 50k Branch, the first
     step to a request took 0.56 s where the next took 0.12. Unfrozen first, so the session before this one is
     collected here, not kept frozen for ever."""

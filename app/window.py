@@ -872,7 +872,7 @@ class MainWindow(QMainWindow):
         return True
 
     def _import_open_session(self, doc: Document, db: str) -> Task:
-        from foldscope.core.readout.document import import_into_library, keep_token_counts
+        from foldscope.core.readout.opening import import_into_library, keep_token_counts
 
         def work(progress) -> int:
             library_id = import_into_library(doc.session, db, progress.report)

@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))  # for tests.core.live_sessions (foldscope itself 
 
 from foldscope.core.formats import load_session  # noqa: E402
 from foldscope.core.formats.follow import Follower  # noqa: E402
-from foldscope.core.readout.document import build_document  # noqa: E402
 from foldscope.core.readout.live import grow_document  # noqa: E402
+from foldscope.core.readout.opening import build_document  # noqa: E402
 from tests.core.live_sessions import append, rounds  # noqa: E402
 
 STEPS = 5

@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     from foldscope.app.qt import QApplication
     from foldscope.app.settings import WindowSettings
     from foldscope.app.window import MainWindow
-    from foldscope.core.readout.document import open_document
+    from foldscope.core.readout.opening import open_document
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     with tempfile.TemporaryDirectory() as tmp:

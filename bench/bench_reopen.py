@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench_scale import branch, claude_code, short_messages
 
     from foldscope.core.formats import load_session
-    from foldscope.core.readout.document import open_document
+    from foldscope.core.readout.opening import open_document
     from foldscope.core.store.library import Library
 
     makers = {"claude code": (claude_code, ".jsonl"), "short messages": (short_messages, ".jsonl"), "branch": (branch, ".json")}

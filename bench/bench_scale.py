@@ -216,7 +216,7 @@ def child(measure: str, path: str, folder: str) -> dict:
     elif measure == "gui worker":
         from foldscope.core.model import collector
         from foldscope.core.readout.cost_facts import document_cache
-        from foldscope.core.readout.document import open_document
+        from foldscope.core.readout.opening import open_document
 
         collector.tune()  # as the app's entry point does before it reads a session (app/main.py)
 
@@ -236,7 +236,7 @@ def child(measure: str, path: str, folder: str) -> dict:
         from foldscope.app.settings import WindowSettings
         from foldscope.app.window import MainWindow
         from foldscope.core.readout.cost_facts import document_cache
-        from foldscope.core.readout.document import open_document
+        from foldscope.core.readout.opening import open_document
 
         app = QApplication.instance() or QApplication(sys.argv[:1])
         document = open_document(path, os.path.join(folder, "lib.db"))

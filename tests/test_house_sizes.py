@@ -14,7 +14,6 @@ BIG_MODULES = {
     "app/window.py": "the window's build, docks and wiring (issue 44: panels wired in three small steps)",
     "core/store/library.py": "migrations, the Library, file handling and the source reader in one (issue 44's split)",
     "core/replay/lab.py": "the lab's three strategies' runs and their rows",
-    "core/readout/document.py": "the Document and the opening (issue 44: opening moves out)",
     "core/request/trace.py": "measure_trace and its helpers (issue 44: a small object)",
     "app/panels/timeline.py": "the timeline's model, paint and navigation",
     "core/formats/claude_code.py": "the Claude Code reader's tree, fields and children",
@@ -34,7 +33,6 @@ LONG_FUNCTIONS = {
     "app/lab/replay.py:__init__": "the lab's controls laid out in one",
     "core/formats/inspect_log.py:session": "the sample's events walked in one",
     "core/readout/trace_facts.py:measure_requests": "the request rows in one pass",
-    "core/readout/document.py:_open_document": "issue 44: opening moves out of the readout",
     "core/request/count.py:_count_laid": "the laid-out count's fast path",
     "core/readout/composition.py:compose": "the composition rows in one pass",
 }

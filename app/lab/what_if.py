@@ -15,7 +15,8 @@ from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
 from foldscope.core.fold.history import session_at_request
 from foldscope.core.readout.cost_facts import document_cache
-from foldscope.core.readout.document import Document, build_document
+from foldscope.core.readout.document import Document
+from foldscope.core.readout.opening import build_document
 from foldscope.core.replay.what_if import BranchStep, branch_copy, replay_from
 from foldscope.core.request.count import estimate
 

@@ -66,7 +66,8 @@ def register(subparsers) -> None:
 @collector.spared()  # read and measured in one go: the collector off (core.model.collector)
 def run_view(args) -> dict[str, Any]:
     from foldscope.core.cli.main import UsageError
-    from foldscope.core.readout.document import build_document, kind_label
+    from foldscope.core.readout.document import kind_label
+    from foldscope.core.readout.opening import build_document
 
     session = read_session(args.file, args.input_format, args.sample)
     # The Document the GUI opens: its sizes, its reasons and its kind labels are the lists' own.

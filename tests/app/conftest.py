@@ -8,9 +8,11 @@ from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
 from foldscope.app.worker import pool
 from foldscope.core.model.session import FullRecord, Message, Provenance, Session
-from foldscope.core.readout.document import Document, build_document
+from foldscope.core.readout.document import Document
 
 # The offscreen platform says this whenever a window is shown; it is the plugin's limit, not ours.
+from foldscope.core.readout.opening import build_document
+
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints"
 
 

@@ -11,7 +11,7 @@ from foldscope.app.qt import QLabel, QMessageBox, Qt
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.readout.clip_facts import clip_projection
-from foldscope.core.readout.document import build_document
+from foldscope.core.readout.opening import build_document
 from tests.app.conftest import MODALS
 
 APP = Path(dialogs.__file__).parent

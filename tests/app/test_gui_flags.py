@@ -10,7 +10,7 @@ def test_the_gui_takes_the_same_policy_flags_and_resolves_the_same_ceiling(capsy
     from foldscope.app.gui import build_parser
     from foldscope.core.cli.options import POLICY_FLAGS, policy_choice
     from foldscope.core.formats import load_session
-    from foldscope.core.readout.document import build_document
+    from foldscope.core.readout.opening import build_document
 
     parser = build_parser()
     assert set(POLICY_FLAGS) <= {a.dest for a in parser._actions}
@@ -24,7 +24,7 @@ def test_the_gui_takes_the_context_window_flag_and_its_document_reads_the_window
     from foldscope.app.gui import build_parser
     from foldscope.core.cli.options import policy_choice
     from foldscope.core.formats import load_session
-    from foldscope.core.readout.document import build_document
+    from foldscope.core.readout.opening import build_document
 
     args = build_parser().parse_args([str(demo_path()), "--context-window", "90000"])
     document = build_document(load_session(demo_path()), str(demo_path()), policy=policy_choice(args))

@@ -9,7 +9,7 @@ import pytest
 from foldscope.app import dialogs
 from foldscope.core.fold.clip import recovery_text
 from foldscope.core.formats import load_session
-from foldscope.core.readout.document import build_document
+from foldscope.core.readout.opening import build_document
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from foldscope.app import dialogs
 from foldscope.app import loading as loading_module
 from foldscope.app.models.messages import TOKENS
 from foldscope.core.formats.demo import demo_path
-from foldscope.core.readout import document as document_module
+from foldscope.core.readout import opening as opening_module
 
 
 def shown_text(window) -> dict[str, str]:
@@ -105,7 +105,7 @@ def test_a_load_stopped_after_its_first_step_puts_the_session_before_it_back(qtb
         def broken(*args, **kwargs):
             raise RuntimeError("the measure broke")
 
-        monkeypatch.setattr(document_module, "build_document", broken)
+        monkeypatch.setattr(opening_module, "build_document", broken)
     else:  # the second step waits until the first has been shown and cancelled, then hears it at its next report
         asked = threading.Event()
 
@@ -114,7 +114,7 @@ def test_a_load_stopped_after_its_first_step_puts_the_session_before_it_back(qtb
             report(0, 0, "Measuring requests")
             raise AssertionError("not cancelled")
 
-        monkeypatch.setattr(document_module, "build_document", waiting)
+        monkeypatch.setattr(opening_module, "build_document", waiting)
         window.record_shown.connect(lambda doc: (window.cancel_loading(), asked.set()))
     with qtbot.waitSignal(window.record_shown, timeout=60_000):
         window.open_path(demo_path())
@@ -127,8 +127,8 @@ def test_a_load_stopped_after_its_first_step_puts_the_session_before_it_back(qtb
 
 def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(qtbot, window, monkeypatch, corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
-    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
+    monkeypatch.setattr(opening_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", 0)
     seen = load_seeing_each_step(qtbot, window, path)
     assert len(seen) == 2
     part, whole = seen
@@ -142,7 +142,7 @@ def test_a_large_line_file_shows_its_first_part_saying_so_then_the_whole_record(
 
 def test_a_large_branch_shows_its_record_then_its_requests_then_the_counts(qtbot, window, monkeypatch, corpus_dev):
     path = corpus_dev / "lionagi" / "branch_v0.36.0_after_context_fold.synthetic.json"
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", 0)
     seen = load_seeing_each_step(qtbot, window, path)
     requests = len(window.document.requests)
     assert len(seen) == 2 and requests > 1
@@ -158,13 +158,13 @@ def test_a_large_branch_shows_its_record_then_its_requests_then_the_counts(qtbot
 def test_the_counted_document_is_shown_and_acted_on_before_the_library_stores_it(qtbot, window, monkeypatch, corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     shown = threading.Event()
-    real_import = document_module.import_into_library
+    real_import = opening_module.import_into_library
 
     def import_after_shown(*args, **kwargs):  # the store starts only once the window shows the counted document
         assert shown.wait(30)
         return real_import(*args, **kwargs)
 
-    monkeypatch.setattr(document_module, "import_into_library", import_after_shown)
+    monkeypatch.setattr(opening_module, "import_into_library", import_after_shown)
     window.show()
     seen: list[dict] = []
 
@@ -204,7 +204,7 @@ def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_a
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     edited = threading.Event()
     stored: list[object] = []
-    real_dump, real_import = snapshot_module.dump_session, document_module.import_into_library
+    real_dump, real_import = snapshot_module.dump_session, opening_module.import_into_library
 
     def dump_after_the_edits(session):  # the snapshot's pickling, then the import, run once the edits are made
         assert edited.wait(30)
@@ -215,7 +215,7 @@ def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_a
         return real_import(session, *args, **kwargs)
 
     monkeypatch.setattr(snapshot_module, "dump_session", dump_after_the_edits)
-    monkeypatch.setattr(document_module, "import_into_library", importing)
+    monkeypatch.setattr(opening_module, "import_into_library", importing)
     window.show()
     made: dict = {}
 
@@ -275,7 +275,7 @@ def test_a_store_that_stops_after_an_edit_keeps_the_edited_session_shown(qtbot, 
         report(0, 0, "Importing into the library")  # cancelled meanwhile: the report stops the store
         raise AssertionError("not cancelled")
 
-    monkeypatch.setattr(document_module, "import_into_library", stopping)
+    monkeypatch.setattr(opening_module, "import_into_library", stopping)
     window.show()
     made: list[list[str]] = []
 
@@ -336,8 +336,8 @@ def test_a_file_whose_later_line_is_broken_shows_its_first_part_then_one_line_an
     at = len(lines) - 3
     damaged = MAX_SKIPPED_LINES + 1
     broken.write_bytes(b"".join(lines[:at] + [b'{"type": "user", "message": \n'] * damaged + lines[at:]))
-    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", broken.stat().st_size // 4)
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
+    monkeypatch.setattr(opening_module, "FIRST_PART_BYTES", broken.stat().st_size // 4)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", 0)
     errors: list[str] = []
     monkeypatch.setattr(dialogs, "error_dialog", lambda parent, title, text: errors.append(text))
     window.show()
@@ -353,16 +353,16 @@ def test_a_file_whose_later_line_is_broken_shows_its_first_part_then_one_line_an
 
 
 def shown_when_called(qtbot, window, monkeypatch, name: str, shown) -> list[bool]:
-    """Open the demo with core.readout.document's `name` wrapped: `shown(document on screen, session passed)` at
+    """Open the demo with core.readout.opening's `name` wrapped: `shown(document on screen, session passed)` at
     each call, in order."""
     seen: list[bool] = []
-    real = getattr(document_module, name)
+    real = getattr(opening_module, name)
 
     def wrapped(session, *args, **kwargs):
         seen.append(shown(window.document, session))
         return real(session, *args, **kwargs)
 
-    monkeypatch.setattr(document_module, name, wrapped)
+    monkeypatch.setattr(opening_module, name, wrapped)
     window.show()
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):
         window.open_path(demo_path())

@@ -13,7 +13,7 @@ from foldscope.app.panels.timeline import Timeline
 from foldscope.core.forensics.cache_report import cache_report
 from foldscope.core.forensics.measured import measure_requests
 from foldscope.core.model.session import Usage
-from foldscope.core.readout.document import build_document
+from foldscope.core.readout.opening import build_document
 from tests.core.forensics.traces import Trace, rounds
 
 T0 = 1_800_000_000.0

@@ -8,7 +8,7 @@ import pytest
 
 from foldscope.app import dialogs
 from foldscope.core.formats import load_session
-from foldscope.core.readout.document import build_document
+from foldscope.core.readout.opening import build_document
 
 
 @pytest.fixture

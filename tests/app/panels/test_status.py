@@ -6,7 +6,7 @@ import pytest
 
 from foldscope.app.panels.status import SEPARATOR, StatusLine, status_parts
 from foldscope.core.formats import load_session
-from foldscope.core.readout.document import build_document
+from foldscope.core.readout.opening import build_document
 
 PI = "pi/pi-mono_large-session.jsonl"
 

@@ -10,7 +10,7 @@ from foldscope.app.panels import timeline as timeline_module
 from foldscope.app.panels.timeline import CountingColumns, Timeline
 from foldscope.app.qt import QPainter, QPointF, QRectF
 from foldscope.core.formats.demo import generate
-from foldscope.core.readout.document import first_document
+from foldscope.core.readout.opening import first_document
 
 
 @settings(max_examples=200, deadline=None)
@@ -134,7 +134,7 @@ class RecordingPainter(QPainter):
 def test_the_counted_timeline_draws_each_bar_and_dot_where_its_slot_rectangle_puts_it(qtbot, monkeypatch):
     # The bars are laid out in numbers (one rectangle per bar): each must be the slot's rectangle less its margins.
     from foldscope.core.formats.demo import demo_path
-    from foldscope.core.readout.document import open_document
+    from foldscope.core.readout.opening import open_document
 
     document = open_document(demo_path(), ":memory:")
     widget = Timeline()

@@ -14,7 +14,7 @@ from foldscope.app.panels.timeline import Timeline
 from foldscope.app.qt import QApplication, QColor, QImage, QPainter, Qt
 from foldscope.app.theme import apply_theme, panel_colour, rule_colour
 from foldscope.core.model.session import Usage
-from foldscope.core.readout.document import build_document
+from foldscope.core.readout.opening import build_document
 from tests.core.fold_sessions import text_of
 from tests.core.forensics.traces import Trace, rounds
 

@@ -9,7 +9,8 @@ from foldscope.app.panels.window_map import BAR_HEIGHT, LEFT, PATTERNS, RIGHT, P
 from foldscope.app.qt import QColor, QPainter, QPointF, QRectF
 from foldscope.app.theme import kind_colour
 from foldscope.core.formats.demo import generate
-from foldscope.core.readout.document import build_document, is_note
+from foldscope.core.readout.document import is_note
+from foldscope.core.readout.opening import build_document
 
 WIDTH = 800
 
@@ -163,7 +164,7 @@ def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_blo
 def test_the_styles_kept_for_a_record_are_its_messages_styles_as_it_grows_and_shared_by_its_documents(qtbot):
     from foldscope.app.panels.window_map import message_styles
     from foldscope.core.model.session import Message
-    from foldscope.core.readout.document import first_document
+    from foldscope.core.readout.opening import first_document
 
     session = generate(rounds=30, listing_chars=20)
     widget = WindowMap()

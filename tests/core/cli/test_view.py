@@ -9,7 +9,8 @@ import pytest
 from foldscope.core.cli.main import main
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import write_demo
-from foldscope.core.readout.document import build_document, kind_label
+from foldscope.core.readout.document import kind_label
+from foldscope.core.readout.opening import build_document
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ def test_a_recorded_automatic_compaction_names_the_point(tmp_path):
 
 
 def test_the_window_is_the_one_the_document_shows(corpus_dev):
-    from foldscope.core.readout.document import build_document
+    from foldscope.core.readout.opening import build_document
 
     for path in (corpus_dev / "claude_code" / "session-196820da.jsonl", sorted((corpus_dev / "codex").glob("*.jsonl"))[0]):
         session = load_session(path)
@@ -151,7 +151,7 @@ def test_a_window_set_in_the_policy_overrides_every_other_source(tmp_path, corpu
 
 def test_the_document_reads_the_window_under_its_policy(tmp_path):
     from foldscope.core.model.policy import Policy
-    from foldscope.core.readout.document import build_document
+    from foldscope.core.readout.opening import build_document
 
     path = window_files.claude_code_file(tmp_path / "s.jsonl", "claude-opus-4-6", (170_251, 167_117))
     document = build_document(load_session(path), str(path))

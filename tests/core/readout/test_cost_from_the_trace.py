@@ -7,7 +7,7 @@ import pytest
 from foldscope.core.formats import load_session
 from foldscope.core.readout.cache_lane import lane_rows, lane_rows_of
 from foldscope.core.readout.cost_facts import cost_facts, document_cache
-from foldscope.core.readout.document import build_document
+from foldscope.core.readout.opening import build_document
 
 FILES = [
     "claude_code/session-196820da.jsonl",

@@ -20,16 +20,16 @@ def test_messages_of_an_abandoned_branch_are_shown_as_such(corpus_dev):
 
 def test_the_library_keeps_each_messages_size_with_its_meaning_and_a_reopened_session_shows_the_same(tmp_path):
     from foldscope.core.formats.demo import demo_path
-    from foldscope.core.readout import document as document_module
+    from foldscope.core.readout import opening as opening_module
     from foldscope.core.readout.message_sizes import SIZES_ID
     from foldscope.core.store.library import Library
 
     db = str(tmp_path / "library.db")
-    first = document_module.open_document(demo_path(), db)
+    first = opening_module.open_document(demo_path(), db)
     with Library(db) as library:
         assert library.token_counts(first.library_id, SIZES_ID) == first.tokens  # kept under what they mean
         library.store_token_counts(first.library_id, "another tokenizer", [1] * len(first.tokens))
-    again = document_module.open_document(demo_path(), db)
+    again = opening_module.open_document(demo_path(), db)
     assert again.library_id == first.library_id and again.tokens == first.tokens
     assert again.record_count is not None and again.record_tokens() == again.record_count == first.record_count
 
@@ -37,7 +37,7 @@ def test_the_library_keeps_each_messages_size_with_its_meaning_and_a_reopened_se
 def test_the_first_document_holds_the_record_and_view_with_characters_and_no_count():
     from foldscope.core.formats import load_session
     from foldscope.core.formats.demo import demo_path
-    from foldscope.core.readout.document import build_document, first_document
+    from foldscope.core.readout.opening import build_document, first_document
 
     session = load_session(demo_path())
     first = first_document(session, str(demo_path()))
@@ -139,7 +139,7 @@ def test_a_load_keeps_the_cycle_collector_off_until_it_ends_and_leaves_it_as_it_
 
     from foldscope.core.formats.demo import demo_path
     from foldscope.core.model.session import ReadError
-    from foldscope.core.readout.document import open_document
+    from foldscope.core.readout.opening import open_document
 
     seen: dict[str, object] = {}
 
@@ -189,12 +189,12 @@ def test_the_counted_document_takes_each_messages_characters_from_the_first_not_
     from foldscope.core.formats import load_session
     from foldscope.core.formats.demo import demo_path
     from foldscope.core.model.session import Message
-    from foldscope.core.readout import document as document_module
+    from foldscope.core.readout import opening as opening_module
 
     firsts, given = [], []
-    build = document_module.build_document
-    monkeypatch.setattr(document_module, "build_document", lambda *args, **how: given.append(how.get("chars")) or build(*args, **how))
-    counted = document_module.open_document(demo_path(), str(tmp_path / "library.db"), shown=firsts.append)
+    build = opening_module.build_document
+    monkeypatch.setattr(opening_module, "build_document", lambda *args, **how: given.append(how.get("chars")) or build(*args, **how))
+    counted = opening_module.open_document(demo_path(), str(tmp_path / "library.db"), shown=firsts.append)
     assert given == [firsts[-1].chars] and given[0] is not firsts[-1].chars  # a copy: the window's until then
     text = Message.text
     assert counted.chars == [len(text.fget(m)) for m in counted.session.record]

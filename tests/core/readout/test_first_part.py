@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from foldscope.core.formats import load_session
-from foldscope.core.readout import document as document_module
-from foldscope.core.readout.document import first_part, open_document
+from foldscope.core.readout import opening as opening_module
+from foldscope.core.readout.opening import first_part, open_document
 
 FILES = ["claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl"]
 
@@ -20,8 +20,8 @@ def codex_file(corpus_dev):
 @pytest.mark.parametrize("name", FILES + ["codex"])
 def test_the_first_part_is_the_start_of_the_whole_files_record_and_trace(corpus_dev, monkeypatch, name):
     path = codex_file(corpus_dev) if name == "codex" else corpus_dev / name
-    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size // 2)
+    monkeypatch.setattr(opening_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", path.stat().st_size // 2)
     part = first_part(str(path))
     whole = load_session(path)
     assert part is not None and part.counted is False
@@ -42,12 +42,12 @@ def test_the_first_part_is_the_start_of_the_whole_files_record_and_trace(corpus_
 
 def test_a_file_not_over_the_first_parts_threshold_or_not_a_line_format_has_no_first_part(corpus_dev, monkeypatch):
     path = corpus_dev / FILES[0]
-    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", 1000)
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size)
+    monkeypatch.setattr(opening_module, "FIRST_PART_BYTES", 1000)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", path.stat().st_size)
     assert first_part(str(path)) is None
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size - 1)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", path.stat().st_size - 1)
     assert first_part(str(path)) is not None
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 1000)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", 1000)
     lionagi = max((corpus_dev / "lionagi").iterdir(), key=lambda p: p.stat().st_size)
     assert first_part(str(lionagi)) is None
 
@@ -55,8 +55,8 @@ def test_a_file_not_over_the_first_parts_threshold_or_not_a_line_format_has_no_f
 def test_a_load_shows_the_first_part_then_the_whole_record_and_counts_what_a_load_without_it_counts(corpus_dev, monkeypatch, tmp_path):
     path = corpus_dev / FILES[0]
     plain = open_document(path, str(tmp_path / "a.db"))
-    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
+    monkeypatch.setattr(opening_module, "FIRST_PART_BYTES", path.stat().st_size // 4)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", 0)
     shown: list = []
     counted = open_document(path, str(tmp_path / "b.db"), shown=shown.append)
     assert [d.read_part is not None for d in shown] == [True, False]
@@ -105,15 +105,15 @@ def test_a_file_of_many_short_lines_under_the_bytes_threshold_shows_a_first_part
     # seconds to read. A file whose head says it holds over FIRST_PART_LINES_FROM lines shows FIRST_PART_LINES first.
     path = tmp_path / "short.jsonl"
     one_line_messages(path, 400)
-    monkeypatch.setattr(document_module, "FIRST_PART_LINES", 50)
-    monkeypatch.setattr(document_module, "FIRST_PART_LINES_FROM", 300)
-    assert path.stat().st_size < document_module.FIRST_PART_FROM
+    monkeypatch.setattr(opening_module, "FIRST_PART_LINES", 50)
+    monkeypatch.setattr(opening_module, "FIRST_PART_LINES_FROM", 300)
+    assert path.stat().st_size < opening_module.FIRST_PART_FROM
     part = first_part(str(path))
     assert part is not None and part.counted is False
     assert part.record_size == 50  # one message a line, to the end of line 50
     assert [m.id for m in part.session.record] == [m.id for m in load_session(path).record][:50]
     assert part.read_part == pytest.approx(50 / 400, rel=0.1)
-    monkeypatch.setattr(document_module, "FIRST_PART_LINES_FROM", 500)  # fewer lines than that: read whole
+    monkeypatch.setattr(opening_module, "FIRST_PART_LINES_FROM", 500)  # fewer lines than that: read whole
     assert first_part(str(path)) is None
 
 
@@ -122,12 +122,12 @@ def test_a_first_part_ends_at_its_bytes_or_its_lines_whichever_comes_first(monke
     one_line_messages(path, 400)
     size = path.stat().st_size
     lines = path.read_bytes().splitlines(keepends=True)
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", 0)
-    monkeypatch.setattr(document_module, "FIRST_PART_LINES", 50)
-    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", size // 4)  # about 100 lines: the lines end first
-    assert document_module.first_part_end(str(path), size) == sum(map(len, lines[:50]))
-    monkeypatch.setattr(document_module, "FIRST_PART_BYTES", size // 20)  # about 20 lines: the bytes end first
-    assert document_module.first_part_end(str(path), size) == size // 20
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", 0)
+    monkeypatch.setattr(opening_module, "FIRST_PART_LINES", 50)
+    monkeypatch.setattr(opening_module, "FIRST_PART_BYTES", size // 4)  # about 100 lines: the lines end first
+    assert opening_module.first_part_end(str(path), size) == sum(map(len, lines[:50]))
+    monkeypatch.setattr(opening_module, "FIRST_PART_BYTES", size // 20)  # about 20 lines: the bytes end first
+    assert opening_module.first_part_end(str(path), size) == size // 20
     assert first_part(str(path)).record_size in (20, 21)  # to the end of the line that passes the bytes
 
 
@@ -140,11 +140,11 @@ def test_a_large_branch_shows_its_record_before_its_requests_then_again_with_the
     plain = open_document(path, str(tmp_path / "a.db"))
     seen: list[tuple[int, int]] = []
     shown = lambda d: seen.append((d.record_size, len(d.session.trace)))  # noqa: E731  (read when shown)
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", path.stat().st_size)
     open_document(path, str(tmp_path / "b.db"), shown=shown)
     assert seen == [(plain.record_size, len(plain.requests))]  # not over the threshold: one showing, with requests
     seen.clear()
-    monkeypatch.setattr(document_module, "FIRST_PART_FROM", path.stat().st_size - 1)
+    monkeypatch.setattr(opening_module, "FIRST_PART_FROM", path.stat().st_size - 1)
     counted = open_document(path, str(tmp_path / "c.db"), shown=shown)
     assert seen == [(plain.record_size, 0), (plain.record_size, len(plain.requests))] and plain.requests
     assert counted.tokens == plain.tokens

@@ -92,8 +92,8 @@ def test_the_views_are_read_for_what_each_adds_and_never_copied():
 def test_the_folds_table_the_inspector_and_compactions_count_one_number_of_messages_a_compaction_took(tmp_path, write):
     from foldscope.core.cli.main import main
     from foldscope.core.formats import load_session
-    from foldscope.core.readout.document import build_document
     from foldscope.core.readout.note_members import note_members
+    from foldscope.core.readout.opening import build_document
     from tests.core.forensics import traces
 
     path = getattr(traces, write)(tmp_path)

@@ -27,7 +27,7 @@ def held(*args, **kwargs):
     return real(*args, **kwargs)
 long_pieces.merge_long = held
 if sys.argv[1] == "gui":
-    from foldscope.core.readout.document import open_document
+    from foldscope.core.readout.opening import open_document
     open_document(sys.argv[2], sys.argv[3])
 else:
     from foldscope.core.cli.main import main
@@ -76,8 +76,8 @@ def test_a_kill_while_counting_leaves_no_library_rows(tmp_path, path_taken):
 
 
 def test_a_session_counted_whole_is_imported_with_its_counts_in_one_go(tmp_path):
-    from foldscope.core.readout.document import open_document
     from foldscope.core.readout.message_sizes import SIZES_ID
+    from foldscope.core.readout.opening import open_document
 
     source, db = huge_payload(tmp_path / "huge.json"), tmp_path / "library.db"
     document = open_document(source, str(db))
@@ -88,12 +88,12 @@ def test_a_session_counted_whole_is_imported_with_its_counts_in_one_go(tmp_path)
 
 
 def test_one_long_message_reports_its_progress_while_counted(tmp_path, monkeypatch):
-    from foldscope.core.readout import document as document_module
+    from foldscope.core.readout import opening as opening_module
     from foldscope.core.request import long_pieces
 
     monkeypatch.setattr(long_pieces, "PROGRESS_EVERY", 4096)
     seen: list[tuple[int, int, str]] = []
-    document_module.open_document(
+    opening_module.open_document(
         huge_payload(tmp_path / "huge.json"), ":memory:", lambda done, total, label="": seen.append((done, total, label))
     )
     counting = [s for s in seen if "one long message" in s[2]]

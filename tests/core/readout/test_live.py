@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from foldscope.core.formats import load_session
 from foldscope.core.formats.follow import Follower
-from foldscope.core.readout.document import build_document
 from foldscope.core.readout.live import crossed, grow_document, next_request
+from foldscope.core.readout.opening import build_document
 
 
 def test_a_document_grown_step_by_step_equals_the_whole_file_opened(corpus_dev, tmp_path):

@@ -7,7 +7,7 @@ import pytest
 from foldscope.core.fold.fold import Fold
 from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
-from foldscope.core.readout.document import build_document
+from foldscope.core.readout.opening import build_document
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.provider_text import PredictionCounter
 

@@ -52,7 +52,7 @@ def test_a_request_counts_each_image_by_its_pixels_once(tmp_path):
 
 
 def test_the_message_sizes_the_panels_show_hold_the_same_image_tokens(tmp_path):
-    from foldscope.core.readout.document import build_document
+    from foldscope.core.readout.opening import build_document
     from foldscope.core.request.measure import Measure
 
     session, _ = session_with_images(tmp_path)

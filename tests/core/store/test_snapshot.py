@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from foldscope.core.formats import load_session
 from foldscope.core.formats.stream import SourceLines
 from foldscope.core.model.session import Session
-from foldscope.core.readout.document import open_document
+from foldscope.core.readout.opening import open_document
 from foldscope.core.request.count import Counter
 from foldscope.core.store import snapshot
 from foldscope.core.store.library import MIGRATIONS, Library, migrate
@@ -98,7 +98,7 @@ def test_every_figure_of_the_document_is_the_same_reopened_from_the_library_on_e
 def test_a_session_as_read_pickles_as_it_stood_though_a_count_changed_the_original_after(corpus_dev):
     # open_document pickles the snapshot after the counted document is shown (off the path to it), from this copy.
     from foldscope.core.readout.cost_facts import document_cache
-    from foldscope.core.readout.document import build_document
+    from foldscope.core.readout.opening import build_document
 
     changed = 0
     for path in _dev_files(corpus_dev):

@@ -1,0 +1,384 @@
+"""Opening a session: read the file (a large one's first part first), measure and count it into a Document, keep it in the library."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from foldscope.core.model import collector
+from foldscope.core.model.policy import Policy, PolicyChoice
+from foldscope.core.model.session import FullRecord, Session
+from foldscope.core.readout.document import Document, Report, _no_report
+from foldscope.core.readout.fold_facts import fold_rows
+from foldscope.core.readout.message_sizes import SIZES_ID, record_sizes
+from foldscope.core.readout.trace_facts import measure_requests
+from foldscope.core.request.count import Counter
+
+# Hears each recorded request's count as the trace is measured: (request, requests, count).
+OnCount = Callable[[int, int, int], None]
+
+# A Claude Code or Codex file over FIRST_PART_FROM bytes shows its first FIRST_PART_BYTES while the rest is read
+# (issue 17: usable within 3 s of launch). At about 40 MB a second the first look costs a few tenths of a second
+# and the whole read of a 176 MB file four; under 64 MB the whole read is quick enough, and reading the start twice
+# would only delay the whole record.
+FIRST_PART_BYTES = 16 * 2**20
+FIRST_PART_FROM = 64 * 2**20
+# A read costs by the line as much as by the byte (about 50 us a line: 50,000 one-line messages, 22 MB, read in
+# 2.7 s on the slower bench machine). So a file whose head says it holds over FIRST_PART_LINES_FROM lines shows a
+# first part too, whatever its bytes, and a first part stops after FIRST_PART_LINES lines (a few tenths of a second).
+FIRST_PART_LINES = 5_000
+FIRST_PART_LINES_FROM = 4 * FIRST_PART_LINES
+
+
+def line_end(path: str, lines: int, limit: int) -> int | None:
+    """Where the file's first `lines` lines end (the byte after the last one's newline), or None when they do not
+    all end within its first `limit` bytes."""
+    found, read = 0, 0
+    with open(path, "rb") as handle:
+        while read < limit:
+            chunk = handle.read(min(2**20, limit - read))
+            if not chunk:
+                return None
+            newlines = chunk.count(b"\n")
+            if found + newlines >= lines:
+                at = -1
+                for _ in range(lines - found):
+                    at = chunk.index(b"\n", at + 1)
+                return read + at + 1
+            found += newlines
+            read += len(chunk)
+    return None
+
+
+def first_part_end(path: str, size: int) -> int | None:
+    """Where the first part of a file of `size` bytes ends, or None when the whole read is quick enough: a file
+    over FIRST_PART_FROM bytes, or whose first FIRST_PART_LINES lines say it holds over FIRST_PART_LINES_FROM, reads
+    to the end of the line at FIRST_PART_BYTES or of line FIRST_PART_LINES, whichever comes first."""
+    end = line_end(path, FIRST_PART_LINES, min(size, FIRST_PART_BYTES))
+    many_lines = end is not None and size * FIRST_PART_LINES > FIRST_PART_LINES_FROM * end
+    if size <= max(FIRST_PART_FROM, FIRST_PART_BYTES) and not many_lines:
+        return None
+    return end if end is not None else FIRST_PART_BYTES
+
+
+def size_of(path: str) -> int:
+    """The file's size, 0 when it cannot be had (load_session then says why in one line)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def first_part(path: str) -> Document | None:
+    """The first part of a large Claude Code or Codex file (first_part_end) as the first step shows it (read_part: the
+    share read), or None for any other file, or one whose first part does not read (the whole read reports it).
+    The lines are read as following a live file reads them, so the record is the start of the whole file's."""
+    from foldscope.core.formats import detect_format
+    from foldscope.core.formats.follow import Follower
+    from foldscope.core.formats.registry import format_named
+    from foldscope.core.model.session import ReadError
+
+    try:
+        # The format first: a large file of another format is not searched for its lines. Its declaration says
+        # whether its first lines read as the file's start (FormatSpec.first_part: Claude Code's and Codex's do).
+        spec = format_named(detect_format(path))
+        if spec is None or not spec.first_part:
+            return None
+        size = os.path.getsize(path)
+        until = first_part_end(path, size)
+        if until is None:
+            return None
+        follower = Follower(path)
+        follower.poll(until=until)
+        session = follower.session()
+    except (OSError, ReadError):
+        return None
+    document = first_document(session, path)
+    document.read_part = follower.bytes_read / size
+    return document
+
+
+def first_document(session: Session, path: str, chars: list[int] | None = None) -> Document:
+    """The reader's output as the GUI shows it first: the full record, the active view and why each message is
+    out, each message's characters (`chars`: as a first document of this record found them), and nothing counted
+    (`counted` False). Cheap: no tokenising, no trace."""
+    if chars is None or len(chars) != len(session.record):
+        chars = [len(m.text) for m in session.record]
+    document = Document(session=session, path=path, tokens=[], chars=chars, counted=False)
+    document.show_view(session.view)
+    return document
+
+
+def build_document(
+    session: Session,
+    path: str,
+    report: Report = _no_report,
+    policy: Policy | PolicyChoice | None = None,
+    *,
+    tokens: list[int] | None = None,
+    on_count: OnCount | None = None,
+    counter: Counter | None = None,
+    chars: list[int] | None = None,
+) -> Document:
+    """Measure the trace, count every message (unless `tokens` holds their stored counts, in record order) and
+    gather the view facts; reports progress as it goes. `policy`: the policy in force (a what-if's), or the
+    choice made at start (a profile and flags) over the session's launch record. `on_count(k, requests, count)`
+    hears each request's count as the trace's counting pass reaches it (the timeline fills in as it goes). `counter`:
+    one seeded with counts kept before (a session reopened from the library), else a new one. `chars`: each
+    message's characters as the first document found them (else each message's text is made again)."""
+    record = session.record
+    total = len(record)
+    counter = counter if counter is not None else Counter(threads=1)
+    # The cache causes' pass rides on the trace's count (the cache lane and the Cost panel read it): no count of its own.
+    facts = measure_requests(session, counter, report, policy, on_count, cache_pass=True)
+    if chars is None or len(chars) != total:  # else each message's characters as the first document found them
+        chars = [len(m.text) for m in record]
+    assert facts.measure is not None
+    # Each message as the full record compiled as one request carries it (the figure inspect and the Composition
+    # panel give): after the trace's pass nearly every block is counted already, so this costs little.
+    report(0, total, "Sizing the messages")
+    sizes = record_sizes(facts.measure)
+    if tokens is None or len(tokens) != total:
+        tokens = sizes.tokens
+    report(total, total, "Sizing the messages")
+    document = Document(session=session, path=path, tokens=tokens, chars=chars, counter=counter, record_count=sizes.total)
+    document.requests, document.rules, document.unseen_head = facts.requests, facts.rules, facts.unseen_head
+    document.now_size, document.scale, document.policy = facts.now_estimate, facts.scale, facts.policy
+    # The head belongs to the session (the Measure keeps it there): the fold, its preview and every action measure with it.
+    document.measure = document._measure = facts.measure
+    document.now_predicted, document.next_basis = facts.now_predicted, facts.next_basis
+    document.context_window, document.window_source = facts.context_window, facts.window_source
+    document.show_view(session.view)
+    views = [r.view for r in document.requests] + [tuple(session.view)]
+    document.folds = fold_rows(session, views, [r.at for r in facts.measure.requests])
+    document.cache_pass = facts.cache_pass  # core.readout.cost_facts.document_cache makes the cache report from it
+    return document
+
+
+def open_document(
+    path: str | os.PathLike,
+    db: str | None = None,
+    report: Report = _no_report,
+    policy: Policy | PolicyChoice | None = None,
+    sample: str | None = None,
+    *,
+    shown: Callable[[Document], None] | None = None,
+    on_count: OnCount | None = None,
+    counted: Callable[[Document], None] | None = None,
+) -> Document:
+    """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
+    build its Document (runs in a worker).
+
+    Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
+    nothing counted; a large line-format file's first part before that, first_part); then the trace is
+    measured (`on_count` hears each request's count) and every message counted; `counted` gets the counted
+    Document before it is stored in the library, and the stored one is returned. The store reads a copy taken
+    before `counted` (as_counted): from then on the session may be edited while it runs. A session the library
+    holds a current snapshot of (core.store.snapshot, docs/library.md) is rebuilt from it instead of read, its
+    counter seeded with the counts kept: nothing is read or counted again.
+
+    A library that cannot be used (read-only, full, damaged, not a database, from a newer foldscope) never
+    stops the session from opening: the Document is built from the file in memory, without a library id
+    (so no autosave and no search), and says why in library_problem.
+    """
+    with collector.spared():  # the collector off for the whole load (core.model.collector)
+        return _open_document(str(Path(path)), db, report, policy, sample, shown, on_count, counted)
+
+
+def _open_document(
+    path: str,
+    db: str | None,
+    report: Report,
+    policy: Policy | PolicyChoice | None,
+    sample: str | None,
+    shown: Callable[[Document], None] | None,
+    on_count: OnCount | None,
+    counted: Callable[[Document], None] | None,
+) -> Document:
+    from foldscope.core.formats import load_session
+    from foldscope.core.model.session import LibraryError
+    from foldscope.core.request.ahead import prestart
+    from foldscope.core.request.long_pieces import reporting
+
+    report(0, 0, f"Reading {Path(path).name}")
+    # A session the library holds a current snapshot of is rebuilt from it, its counter seeded with the counts kept:
+    # neither the file is parsed nor anything counted again (core.store.snapshot says when a snapshot is current).
+    problem, reopened = None, None
+    try:
+        reopened = reopen_from_library(db, path, sample)
+    except LibraryError as exc:
+        problem = str(exc)
+    counter, stored = Counter(threads=1), None
+    if reopened is not None:
+        library_id, session, memo, stored = reopened
+        if memo is not None:
+            counter.seed(*memo)
+    else:
+        if shown is not None and sample is None:
+            part = first_part(path)
+            if part is not None:
+                shown(part)
+        # A large Branch's trace is built after its record is on screen (0.5 s of a 151 MB file's 2.3 s read; the
+        # status says the requests are being measured meanwhile), then the first step is shown again with the
+        # requests' reported input. A smaller file's is built in the read: a second showing would cost more.
+        later = shown is not None and size_of(path) > FIRST_PART_FROM
+        prestart(path)  # the trace's measure may want a counting child: it starts while the file is read
+        session = load_session(path, sample=sample, trace_later=later)
+    first = _show_first(session, path, shown)
+    snapshot = None
+    if reopened is None and problem is None:
+        # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
+        # counts in one transaction: a count stopped or failed (a kill, a cancel) leaves nothing in the library.
+        try:
+            stored = stored_token_counts(db, session)
+        except LibraryError as exc:
+            problem = str(exc)
+        from foldscope.core.store.snapshot import as_read
+
+        # As read (the trace's measure sets the unseen head), pickled once the counted document is shown.
+        snapshot = as_read(session)
+    counted_before = counter.tokenised_chars
+    # One long message reports its own progress meanwhile.
+    with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
+        # The first document's characters, not each message's text made again (a Branch's outputs are JSON
+        # encoded for it: 1.1 s at 50k messages); a copy, as that document is the window's until this one lands.
+        chars = list(first.chars) if first is not None else None
+        document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter, chars=chars)
+    document.library_problem = problem
+    # What the library stores, as it stands now: once `counted` has the document, the window may edit the session
+    # (its record grows, its view and metadata change) and count with its counter while the store runs.
+    kept = None
+    if problem is None and (reopened is None or counter.tokenised_chars > counted_before):
+        kept = as_counted(session, document.tokens, counter)
+        if snapshot is not None:
+            snapshot.record = kept.session.record  # the record as read: the count changed nothing in it
+    if counted is not None:
+        counted(document)
+    if problem is None:
+        _keep_in_library(document, db, path, sample, report, library_id if reopened is not None else None, kept, snapshot)
+    return document
+
+
+def _show_first(session: Session, path: str, shown: Callable[[Document], None] | None) -> Document | None:
+    """Show the session as read (first_document), and again once a trace built after the read is finished."""
+    from foldscope.core.formats import finish_trace
+
+    if shown is None:
+        return None
+    first = first_document(session, path)
+    shown(first)
+    if finish_trace(session):
+        first = first_document(session, path, chars=first.chars)
+        shown(first)
+    return first
+
+
+def _keep_in_library(
+    document: Document,
+    db: str | None,
+    path: str,
+    sample: str | None,
+    report: Report,
+    reopened_id: int | None,
+    kept: StoreCopy | None,
+    snapshot: Session | None,
+) -> None:
+    """Store the counted copy: a reopened session's new counts (`reopened_id`: its library id), else the whole session
+    with its snapshot; a library that fails says why in the document's library_problem."""
+    from foldscope.core.model.session import LibraryError
+
+    try:
+        if reopened_id is not None:
+            document.library_id = reopened_id
+            if kept is not None:  # counted what the memo lacked: keep it for next time
+                keep_counts(db, reopened_id, path, sample, kept.session, kept.memo)
+        else:
+            from foldscope.core.store.snapshot import dump_session
+
+            assert kept is not None
+            data = dump_session(snapshot) if snapshot is not None else None
+            document.library_id = import_into_library(kept.session, db, report, kept.tokens)
+            keep_snapshot(db, document.library_id, kept.session, path, sample, kept.memo, data)
+    except LibraryError as exc:
+        document.library_problem = str(exc)
+
+
+@dataclass(frozen=True)
+class StoreCopy:
+    """A counted session as the library stores it, copied when counted: the session's own fields (as_read) with a
+    record of its own, each message's size and the counter's memo. Edits made meanwhile (an appended copy or note,
+    another view, the branch's metadata, counts of what they added) reach none of them."""
+
+    session: Session
+    tokens: list[int]
+    memo: tuple[dict, ...]
+
+
+def as_counted(session: Session, tokens: list[int], counter: Counter) -> StoreCopy:
+    """What the store reads, taken before anything else may change the session (cheap: no message is copied)."""
+    from foldscope.core.store.snapshot import as_read
+
+    copy = as_read(session)
+    copy.record = FullRecord(session.record)
+    return StoreCopy(copy, list(tokens), counter.memo())
+
+
+def reopen_from_library(db: str | None, path: str, sample: str | None) -> tuple[int, Session, tuple | None, list[int] | None] | None:
+    """(library id, the session, the counter's memo, each message's stored size) from the library's current
+    snapshot of this file; None when there is none (never opened, changed since, or read by other reader code)."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        found = library.stored_session(path, sample)
+        if found is None:
+            return None
+        library_id, session, memo = found
+        return library_id, session, memo, library.token_counts(library_id, SIZES_ID)
+
+
+def keep_snapshot(
+    db: str | None, library_id: int, session: Session, path: str, sample: str | None, memo: tuple[dict, ...], data: bytes | None
+) -> None:
+    """Keep the session as read (`data`) and what its count counted (the counter's memo), so the next open reads
+    and counts nothing."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        library.keep_snapshot(library_id, session, path, sample, memo=memo, data=data)
+
+
+def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, session: Session, memo: tuple[dict, ...]) -> None:
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        library.keep_memo(library_id, path, sample, session.record, memo)
+
+
+def import_into_library(session: Session, db: str | None, report: Report, tokens: list[int] | None = None) -> int:
+    """Import into the SQLite library (all or nothing, with each message's size when given, in the same
+    transaction); the connection opens and closes in this thread."""
+    from foldscope.core.store.library import Library
+
+    report(0, 0, "Importing into the library")
+    with Library(db) as library:
+        return library.import_session(session, token_counts=(SIZES_ID, tokens) if tokens is not None else None)
+
+
+def stored_token_counts(db: str | None, session: Session) -> list[int] | None:
+    """The counts the library keeps for this session's messages by the tokenizer in use, when it holds the
+    session already (the same source bytes); None otherwise, or when not all are kept."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        known = library.known_session(session)
+        return library.token_counts(known, SIZES_ID) if known is not None else None
+
+
+def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:
+    """Store each message's size with its meaning (SIZES_ID), so a reopened session need not size them again."""
+    from foldscope.core.store.library import Library
+
+    with Library(db) as library:
+        library.store_token_counts(library_id, SIZES_ID, tokens)
