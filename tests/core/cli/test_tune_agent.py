@@ -72,3 +72,22 @@ def test_the_caching_words_say_what_they_mean_beside_a_read_share(corpus_dev, ca
     assert "caching off" not in text
     assert "none, ceiling none, no bound, no marks placed by the policy" in text
     assert "no marks placed by the policy there; the provider's own cache still reads" in text
+
+
+def test_the_agents_compaction_sweeps_alike_in_worker_processes(tmp_path, capsys):
+    compacting_file(tmp_path / "a.jsonl")
+    compacting_file(tmp_path / "b.jsonl", rounds=12)
+    outs = []
+    for workers in ("1", "2"):  # 2: the task, with the agent's limits bound, is carried to spawned workers
+        code, out, err = _run(capsys, "tune", str(tmp_path), "--compact-at", "0.6", "--workers", workers, "--json")
+        assert code == 0, err
+        outs.append(json.loads(out))
+    assert outs[0] == outs[1]
+    assert {r["compacts_at"] for r in outs[0]["rows"]} == {108_000}  # 0.6 of Claude Code's 180,000 effective window
+
+
+def test_a_compact_at_outside_the_window_is_refused_in_one_line(tmp_path, capsys):
+    compacting_file(tmp_path / "a.jsonl", rounds=2)
+    code, out, err = _run(capsys, "tune", str(tmp_path), "--compact-at", "1.5")
+    assert code == 2 and out == ""
+    assert err.strip() == "foldscope: --compact-at: compact-at: 1.5 is not a fraction of the window in (0, 1]"
