@@ -11,7 +11,7 @@ files) are also pooled apart, as "FORMAT sanitised", beside the whole files ("FO
 predicted input's on the requests the trivial baseline sizes too, the one to read beside `trivial p90`.
 
 A session's first requests (before its first report) are shown three ways: the count alone (before the head table),
-with the shipped head table (core.request.heads; measured on this same corpus, so optimistic here), and leave one
+with the shipped head table (core.request.head_priors; measured on this same corpus, so optimistic here), and leave one
 out (the head learned from the corpus's *other* sessions of the same agent and model): the no-hindsight figure.
 """
 
@@ -98,7 +98,7 @@ def heads_table(firsts: list[tuple[str, str, str, int]]) -> dict:
         agents[fmt] = {"tokens": statistics.median_low(gaps), "sessions": len(gaps), "models": models}
     return {
         "about": "The head (system prompt and tools) each agent sends that its session file does not hold, "
-        "added to a session's first requests until its own first report measures it (core.request.heads).",
+        "added to a session's first requests until its own first report measures it (core.request.head_priors).",
         "source": "foldscope dev corpus: the low median of each session's first reported input less its count "
         "(bench/bench_accuracy.py --heads)",
         "agents": agents,

@@ -26,7 +26,7 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.worker import Task, run_task
-from foldscope.core.forensics.across import cache_totals, own_sessions, session_cache, top_wasted
+from foldscope.core.forensics.many_sessions import cache_totals, own_sessions, session_cache, top_wasted
 from foldscope.core.forensics.usage import session_lines, summarise_usage
 from foldscope.core.model.session import ReadError
 

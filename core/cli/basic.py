@@ -161,7 +161,7 @@ def run_inspect(args) -> dict[str, Any]:
             listed = file_samples(args.file, spec.name, spec.samples)
             if len(listed["samples"]) != 1:
                 return listed
-        from foldscope.core.cli.kept import keep, library_facts, open_session
+        from foldscope.core.cli.library_open import keep, library_facts, open_session
         from foldscope.core.request.count import Counter
 
         opened = open_session(args.file, args.db, Counter(2 if helper else None), input_format=args.input_format, sample=args.sample)
@@ -249,7 +249,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         window = result.get("context_window") or {}
         free = f", free {window['free']:,} of the {window['tokens']:,}-token context window" if "free" in window else ""
         lines.append(f"next request: predicted {result['next_predicted']:,} tokens{free}")
-    from foldscope.core.cli.kept import library_line
+    from foldscope.core.cli.library_open import library_line
 
     library = library_line(result)
     if library is not None:

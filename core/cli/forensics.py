@@ -83,7 +83,7 @@ def register(subparsers) -> None:
 def cache_file(path: str, sample: str | None = None) -> dict[str, Any]:
     """One session's cache report as plain data (a process pool carries it)."""
     from foldscope.core.cli.options import read_session, with_estimate_said
-    from foldscope.core.forensics.across import cache_of
+    from foldscope.core.forensics.many_sessions import cache_of
 
     session = read_session(path, sample=sample)
     return with_estimate_said(session, cache_of(session))
@@ -132,7 +132,7 @@ def _run(
                 skipped.append({"file": str(f), "error": result["error"]})
             else:
                 results.append(result)
-    from foldscope.core.forensics.across import own_sessions, top_wasted
+    from foldscope.core.forensics.many_sessions import own_sessions, top_wasted
 
     own = own_sessions(results)
     table = [row(r) for r in own]
@@ -170,7 +170,7 @@ def _cache_row(result: dict[str, Any]) -> dict[str, Any]:
 
 def _cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
     """The folder's totals: tokens per cause summed; cost_usd summed where every session is priced."""
-    from foldscope.core.forensics.across import cache_totals
+    from foldscope.core.forensics.many_sessions import cache_totals
 
     return cache_totals(table)
 
@@ -209,7 +209,7 @@ def _usd(value: float | None) -> str:
 
 
 def format_cache(result: dict[str, Any]) -> str:
-    from foldscope.core.forensics.money import PARTS
+    from foldscope.core.forensics.cause_prices import PARTS
 
     if "table" in result:
         lines = [f"{plural(result['sessions'], 'session')} in {result['folder']}, {num(len(result['skipped']))} skipped"]

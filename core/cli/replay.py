@@ -153,7 +153,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     args = Namespace(**args_dict)
     db, sample = args_dict.get("db"), getattr(args, "sample", None)
     if db:
-        from foldscope.core.cli.kept import open_session
+        from foldscope.core.cli.library_open import open_session
         from foldscope.core.request.count import Counter
 
         opened = open_session(path, db, Counter(getattr(args, "threads", None)), sample=sample)
@@ -188,7 +188,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     if not args.per_request:
         result.pop("rows")
     if db:
-        from foldscope.core.cli.kept import keep, library_facts
+        from foldscope.core.cli.library_open import keep, library_facts
 
         result.update(library_facts(opened, keep(opened, path, db, sample)))
     return result
@@ -320,7 +320,7 @@ def format_replay(result: dict[str, Any]) -> str:
 
     if "table" in result:
         return format_folder(result)
-    from foldscope.core.cli.kept import library_line
+    from foldscope.core.cli.library_open import library_line
 
     totals = result["totals"]
     columns = beside_bill(totals)  # the recorded column as the bill, and the modelled recording beside it

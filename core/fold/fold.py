@@ -26,7 +26,7 @@ from foldscope.core.fold.cuts import cut_body, eligible_bodies
 from foldscope.core.fold.delivery import delivered_ids, no_clip_ids, note_calls, set_note_calls
 from foldscope.core.fold.summarise import BriefSummariser, Summariser, projected_span
 from foldscope.core.model.session import Message, Session
-from foldscope.core.model.shared import Shared
+from foldscope.core.model.shared_start import Shared
 from foldscope.core.request.count import estimate as scaled
 from foldscope.core.request.first_round import protected_ids
 from foldscope.core.request.measure import Measure

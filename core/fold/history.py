@@ -21,7 +21,7 @@ from foldscope.core.fold.fold import Count, Fold, Refusal
 from foldscope.core.fold.summarise import Summariser
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session
-from foldscope.core.model.shared import Shared
+from foldscope.core.model.shared_start import Shared
 from foldscope.core.model.views import SharedView
 from foldscope.core.request.count import Counter
 from foldscope.core.request.estimators import PredictedSize as Estimator

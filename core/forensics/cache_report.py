@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldscope.core.forensics.cause_prices import PARTS, READ_INSTEAD, Priced, Pricer, price
 from foldscope.core.forensics.causes import CAUSES, RequestCauses, attribute
 from foldscope.core.forensics.children import KINDS, children, children_parts
-from foldscope.core.forensics.measured import Measured, measure_requests
-from foldscope.core.forensics.money import PARTS, READ_INSTEAD, Priced, Pricer, price
+from foldscope.core.forensics.trace_pass import Measured, measure_requests
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.request.count import Counter
@@ -150,7 +150,7 @@ def cache_report(
     tokens: dict[str, int] | None = None,
 ) -> CacheReport:
     """Count the session's trace once, attribute every cache write and price it. `measured` (with its `tokens`):
-    the pass already made (core.forensics.measured.MeasuredPass fed by the trace's own count), not made again."""
+    the pass already made (core.forensics.trace_pass.MeasuredPass fed by the trace's own count), not made again."""
     if measured is None:
         tokens = {}
         measured = measure_requests(session, policy, counter, tokens)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldscope.core.forensics.measured import Measured
+from foldscope.core.forensics.trace_pass import Measured
 from foldscope.core.model.cost import LIFETIME_SECONDS
 from foldscope.core.model.pricing import normalise
 from foldscope.core.model.session import Request, Session, Usage

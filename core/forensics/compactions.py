@@ -398,7 +398,7 @@ def compaction_report(
     summarisers = [c for c in children(session) if c.summariser] if found else []
     used: set[str] = set()
     record, trace, measured = session.record, session.trace, cache.measured
-    from foldscope.core.forensics.money import Pricer
+    from foldscope.core.forensics.cause_prices import Pricer
 
     pricer = Pricer(session.model)
     lifetime = _lifetime(session)

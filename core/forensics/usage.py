@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.forensics.money import READ_INSTEAD
+from foldscope.core.forensics.cause_prices import READ_INSTEAD
 from foldscope.core.model.session import Session
 
 GROUPS = ("day", "week", "month", "session", "project", "model", "agent")

@@ -12,7 +12,7 @@ from itertools import islice
 from typing import Any
 
 from foldscope.core.model.canonical import canonical_json  # noqa: F401 (re-exported: its home for every layer)
-from foldscope.core.model.running import common_start
+from foldscope.core.model.running_sum import common_start
 
 # Message kinds, in the vocabulary of DESIGN.md. A clipped copy is an action_response whose
 # metadata carries `clipped_from`; a note is the message a fold or compaction put in the view.

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, SupportsIndex, overload
 
-from foldscope.core.model.running import common_start
+from foldscope.core.model.running_sum import common_start
 
 
 class SharedView(Sequence[str]):

@@ -10,7 +10,7 @@ from foldscope.core.forensics.cache_report import GAP_MARKS, CacheReport, CacheR
 from foldscope.core.forensics.causes import Rewrite
 from foldscope.core.forensics.children import KINDS
 from foldscope.core.forensics.compactions import Compaction, compaction_report
-from foldscope.core.forensics.measured import Measured
+from foldscope.core.forensics.trace_pass import Measured
 from foldscope.core.model.session import Session
 from foldscope.core.readout.divergence import CAUSE_WORDS, place_words, where_words
 

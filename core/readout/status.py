@@ -151,7 +151,7 @@ class StatusEngine:
 def figures_of(session: Any, counter: Any, profile: str | None = None) -> dict[str, Any]:
     """The status line's figures for a session read so far, measured with `counter` (its memo kept)."""
     from foldscope.core.forensics.cache_report import cache_report, totals_of
-    from foldscope.core.forensics.money import READ_INSTEAD
+    from foldscope.core.forensics.cause_prices import READ_INSTEAD
     from foldscope.core.model.policy import Policy, PolicyChoice
     from foldscope.core.readout.document import _no_report
     from foldscope.core.readout.live import next_request_of

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from foldscope.core.forensics.measured import MeasuredPass
+from foldscope.core.forensics.trace_pass import MeasuredPass
 from foldscope.core.model import pricing
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyChoice, PolicyError
-from foldscope.core.model.running import common_start
+from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import context_window
 from foldscope.core.readout.fold_facts import is_note
@@ -125,7 +125,7 @@ def measure_requests(
     """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
     the launch record with the choice over it, core.model.launch.session_policy); the counter memoises.
     `on_count(k, requests, count)` hears each request's count as the counting pass reaches it. With `cache_pass`,
-    the cache causes' pass (core.forensics.measured.MeasuredPass) rides on the same count: facts.cache_pass."""
+    the cache causes' pass (core.forensics.trace_pass.MeasuredPass) rides on the same count: facts.cache_pass."""
     per_call = None
     if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "

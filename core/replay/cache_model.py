@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldscope.core.model.cost import LIFETIME_SECONDS
-from foldscope.core.model.running import common_start
-from foldscope.core.model.shared import grown, since
+from foldscope.core.model.running_sum import common_start
+from foldscope.core.model.shared_start import grown, since
 
 MODES = ("marks", "automatic", "off")
 
@@ -29,7 +29,7 @@ class Layout:
     number of tokens from the start of the request to the end of block i, so `ends` never decreases.
     """
 
-    keys: Sequence[Any]  # a tuple, or a Shared grown from the request before's (core.model.shared)
+    keys: Sequence[Any]  # a tuple, or a Shared grown from the request before's (core.model.shared_start)
     ends: Sequence[int]
     marks: tuple[Mark, ...] = ()
     at: float | None = None

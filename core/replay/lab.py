@@ -16,7 +16,7 @@ from foldscope.core.model.cost import ModelPrices
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Message, Session, Usage
-from foldscope.core.model.shared import Shared, since
+from foldscope.core.model.shared_start import Shared, since
 from foldscope.core.replay import parallel
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, Step, decides_on, recorded_views

@@ -8,9 +8,9 @@ from typing import Protocol
 
 from foldscope.core.fold.history import Folding
 from foldscope.core.model.policy import Policy
-from foldscope.core.model.running import common_start
+from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Message, Session
-from foldscope.core.model.shared import Shared
+from foldscope.core.model.shared_start import Shared
 from foldscope.core.request.estimators import ADR, PREDICTED, PredictedSize
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.tokens import count_text
@@ -52,7 +52,7 @@ COMPACT_PROMPT = (
 class Step:
     """One request a strategy sends: its view, the recorded request it stands for, and what it changed."""
 
-    view: Sequence[Message]  # a tuple, or a Shared grown from the view before (core.model.shared)
+    view: Sequence[Message]  # a tuple, or a Shared grown from the view before (core.model.shared_start)
     request: int  # the recorded request (a summary call: the one it precedes)
     kind: str = "request"  # or "summary", compaction's own call
     folds: int = 0  # commits or compactions landed just before this request
@@ -112,7 +112,7 @@ def none(session: Session, measure: Sizes) -> Iterator[Step]:
 
 def regrown(sent: Shared[Message], view: Sequence[Message]) -> Shared[Message]:
     """`view` as a Shared grown from the view sent before: the start they share keeps its chunks, so the measure,
-    the counter and the layout see how much two requests share without a compare (core.model.shared)."""
+    the counter and the layout see how much two requests share without a compare (core.model.shared_start)."""
     keep = common_start(sent, view)
     return sent.grown(keep, view[keep:])
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats.images import image_tokens
-from foldscope.core.model import shared as _shared
+from foldscope.core.model import shared_start as _shared
 from foldscope.core.model.session import FullRecord, Message
-from foldscope.core.model.shared import Headed
+from foldscope.core.model.shared_start import Headed
 from foldscope.core.model.unseen_text import UNSEEN_TEXT
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import (
@@ -110,7 +110,7 @@ class Measurement:
     """
 
     counted: int
-    parts: Sequence[Part]  # a tuple, or the head and the layout's Shared parts (core.model.shared.Headed)
+    parts: Sequence[Part]  # a tuple, or the head and the layout's Shared parts (core.model.shared_start.Headed)
     serial: int = -1
     since: int = -1
     kept: int = 0

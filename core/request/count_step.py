@@ -20,10 +20,10 @@ from json.encoder import encode_basestring  # the C string encoder json.dumps us
 from operator import attrgetter
 from typing import Any, Protocol
 
-from foldscope.core.model import shared as _shared
-from foldscope.core.model.running import common_start
+from foldscope.core.model import shared_start as _shared
+from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import FullRecord, Message
-from foldscope.core.model.shared import Shared, grown
+from foldscope.core.model.shared_start import Shared, grown
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head
 from foldscope.core.request.plan import (
     ROLE,
@@ -44,7 +44,7 @@ class Laid:
 
     serial: int
     inputs: tuple  # what rendering depends on besides the view, compared by identity or value
-    # The per-block lists are Shared (core.model.shared): a layout extended from another shares its kept start.
+    # The per-block lists are Shared (core.model.shared_start): a layout extended from another shares its kept start.
     messages: Shared[Message]
     seq: Shared[Message]  # the non-system messages, in order
     system: tuple[Message, ...]
@@ -53,7 +53,7 @@ class Laid:
     roles: Shared[str]
     keys: Shared  # each block's memo key
     parts: Shared  # each block's Part (head excluded)
-    # The running tokens (glue included) at the end of each whole chunk of blocks (core.model.shared.CHUNK): cum[c]
+    # The running tokens (glue included) at the end of each whole chunk of blocks (core.model.shared_start.CHUNK): cum[c]
     # is the tokens of blocks 0 .. (c + 1) * CHUNK - 1. One a chunk, not one a block: a million running counts kept
     # as ints cost 40 MB on a file of tiny prompts; a count within a chunk adds that chunk's parts (kept_total).
     cum: Shared[int]

@@ -22,9 +22,9 @@ from operator import attrgetter
 from typing import Any
 
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
-from foldscope.core.model.running import common_start
+from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Message, Request, Session
-from foldscope.core.model.shared import Shared
+from foldscope.core.model.shared_start import Shared
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, compile_request, make_plan, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate

@@ -103,7 +103,7 @@ class Predictor:
         self._ratios: dict[str | None, float] = {}  # the last measured ratio per model: a new stretch's prior
         self._ratio = 1.0  # the last measured ratio of any model
         # What the newest anchored report held beyond its count at its ratio; before any report, the head the
-        # caller knows from elsewhere (core.request.heads: other sessions of the same agent), never this session's.
+        # caller knows from elsewhere (core.request.head_priors: other sessions of the same agent), never this session's.
         self._head = head
         self.measured = False  # whether a report of this session has measured the head yet
         self._pending: tuple[int, Sent, int, Prediction] | None = None  # a flagged report awaiting confirmation

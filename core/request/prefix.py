@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from itertools import compress, count
 from typing import Any
 
-from foldscope.core.model.running import common_start
+from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import FullRecord, Message
-from foldscope.core.model.shared import Shared, grown, since
+from foldscope.core.model.shared_start import Shared, grown, since
 from foldscope.core.request.compile import (
     IncludedRound,
     Plan,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from foldscope.core.formats.images import image_tokens
 from foldscope.core.formats.registry import format_named
-from foldscope.core.model.running import RunningSum
+from foldscope.core.model.running_sum import RunningSum
 from foldscope.core.model.session import Message, canonical_json, sole_text
 from foldscope.core.request.tokens import count_text
 

@@ -11,15 +11,15 @@ from typing import Any
 from foldscope.core.formats.lionagi import build_trace as lionagi_trace
 from foldscope.core.formats.registry import format_named
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
-from foldscope.core.model.running import RunningSum, common_start
+from foldscope.core.model.running_sum import RunningSum, common_start
 from foldscope.core.model.session import FullRecord, Message, Request, Session, estimated_usage
-from foldscope.core.model.shared import Shared
+from foldscope.core.model.shared_start import Shared
 from foldscope.core.model.unseen_text import UNSEEN_TEXT, unseen_chars
 from foldscope.core.request.ahead import CountsAhead, discard_spare, has_spare, position_of
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate, policy_key
 from foldscope.core.request.first_round import decide_first_round, frontier, included_round
-from foldscope.core.request.heads import head_prior
+from foldscope.core.request.head_priors import head_prior
 from foldscope.core.request.predict import Prediction, Predictor, Sent
 from foldscope.core.request.prefix import Divergence, PrefixMeter
 from foldscope.core.request.provider_text import PredictionCounter, ViewCount, reads_text
@@ -162,7 +162,7 @@ def partial_file_warning(
     session: Session, rows: Sequence[RequestRow], views: Sequence[Sequence[Message]], rate: UnseenRate | None, untrue: Collection[int] = ()
 ) -> str | None:
     """One line when the file accounts for less than half of its largest reported request: the text it holds (its
-    unseen parts out) plus the head its agent is known to send (core.request.heads), against the reported input.
+    unseen parts out) plus the head its agent is known to send (core.request.head_priors), against the reported input.
     The rest is text the file does not hold (sanitised, or a session it holds only the end of), so every size
     drawn from it is an estimate; None when it accounts for half or more, or nothing was reported. Reports that
     cannot be true (`untrue`: both neighbours contradict them) are not measured against."""
@@ -308,7 +308,7 @@ class RequestRow:
     predicted_from: int | str = "count"  # the request it was anchored on, or `count` with no anchor
     predicted_estimated: bool = False  # part of it is estimated: text a sanitised file no longer holds, or a table head
     flagged: bool = False  # its report disagrees wildly with its neighbours: not trusted by the prediction
-    # before the session's first report: where the head its prediction adds came from (core.request.heads)
+    # before the session's first report: where the head its prediction adds came from (core.request.head_priors)
     predicted_head_source: str | None = None
     reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
     model: str | None = None
@@ -409,7 +409,7 @@ def rounds_of(
 
 def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[Shared[Message]]:
     """Each request's view as the record's messages (ids the record lacks left out), one at a time; a view
-    that extends the one before shares its messages (core.model.shared) and looks up only the new ids."""
+    that extends the one before shares its messages (core.model.shared_start) and looks up only the new ids."""
     ids: Sequence[str] = ()
     view: Shared[Message] = Shared()
     for request in trace:
@@ -476,7 +476,7 @@ class Predictions:
     next: Prediction
     next_counted: int  # the active view's compiled count (no unseen head)
     next_count: int  # the active view's count as the prediction counts it
-    heads_from: list[str | None] = field(default_factory=list)  # where an unmeasured head came from (core.request.heads)
+    heads_from: list[str | None] = field(default_factory=list)  # where an unmeasured head came from (core.request.head_priors)
     rule: NextRule | None = None  # how the next request is predicted, for a view edited since
 
 
@@ -498,7 +498,7 @@ def predict_requests(
     estimated = [c.estimated for c in counting.counts]
     reported = [u.reported_input if (u := r.usage) is not None and u.reported_input > 0 else None for r in trace]
     # Before the session's first report, the head its file lacks is the one its agent was measured to send on
-    # other sessions (core.request.heads); such a prediction is flagged as estimated and names that source.
+    # other sessions (core.request.head_priors); such a prediction is flagged as estimated and names that source.
     prior = head_prior(session.format, models[0] if models else None) if holds_no_head(session) else None
     predictor = Predictor(prior.tokens if prior is not None else 0)
     rows = []
@@ -573,7 +573,7 @@ def measure_trace(
     scales, estimates and refusals are the same, since the scale is calibrated on reported input, not on predictions.
     `on_measured(messages, first_round, measurement, meter)` gets each request's measurement as the counter made it,
     and the prefix meter that has just stepped over it (None without `prefix`), so another pass over the same
-    requests (core.forensics.measured.MeasuredPass) need not count or compile them again.
+    requests (core.forensics.trace_pass.MeasuredPass) need not count or compile them again.
     """
     policy = policy or Policy()
     model = policy.model or session.model

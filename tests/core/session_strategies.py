@@ -8,7 +8,7 @@ import functools
 from hypothesis import strategies as st
 
 from foldscope.core.model.session import FullRecord, Message
-from foldscope.core.model.shared import small_chunks
+from foldscope.core.model.shared_start import small_chunks
 
 # Text that stresses the pre-tokenizer at segment edges: quotes, backslashes, spaces and newlines
 # at either end, digits, contractions, marks, CJK, emoji, control characters.
@@ -89,7 +89,7 @@ def views(draw, record: FullRecord) -> list[Message]:
 
 
 def also_in_small_chunks(test):
-    """Run the test's body with the layouts' Shared lists in chunks of 2 in half the examples (core.model.shared):
+    """Run the test's body with the layouts' Shared lists in chunks of 2 in half the examples (core.model.shared_start):
     the views drawn are short, so only small chunks make every layout share, cut and copy across chunk bounds."""
 
     @functools.wraps(test)

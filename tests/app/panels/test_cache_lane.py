@@ -11,7 +11,7 @@ from foldscope.app.panels.cache_lane import band_colour
 from foldscope.app.panels.cost import part_colour
 from foldscope.app.panels.timeline import Timeline
 from foldscope.core.forensics.cache_report import cache_report
-from foldscope.core.forensics.measured import measure_requests
+from foldscope.core.forensics.trace_pass import measure_requests
 from foldscope.core.model.session import Usage
 from foldscope.core.readout.opening import build_document
 from tests.core.forensics.traces import Trace, rounds

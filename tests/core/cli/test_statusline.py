@@ -16,7 +16,7 @@ import pytest
 
 from foldscope.core.cli import main as cli
 from foldscope.core.cli import statusline
-from foldscope.core.forensics.money import READ_INSTEAD
+from foldscope.core.forensics.cause_prices import READ_INSTEAD
 
 DEV = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus" / "dev" / "claude_code"
 SESSION = DEV / "session-196820da.jsonl"  # 47 requests, no compaction, rewrites and provider misses

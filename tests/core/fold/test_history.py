@@ -124,7 +124,7 @@ def test_a_fold_without_span_digests_folds_the_same_views_at_the_same_estimates(
 
 def test_the_folds_count_hands_a_shared_view_to_the_counter_as_it_is_so_its_start_is_found_a_chunk_at_a_time(monkeypatch):
     # A copy as a list would be compared with the counter's last Shared item by item on every request of a replay.
-    from foldscope.core.model.shared import Shared
+    from foldscope.core.model.shared_start import Shared
 
     session = generate()
     measure = fold_measure(session, 20_000)

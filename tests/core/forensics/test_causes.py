@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.forensics.cache_report import cache_report
-from foldscope.core.forensics.measured import measure_requests
+from foldscope.core.forensics.trace_pass import measure_requests
 from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session, Usage

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.forensics.measured import MeasuredPass, measure_requests
+from foldscope.core.forensics.trace_pass import MeasuredPass, measure_requests
 from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Request, Session

@@ -9,9 +9,9 @@ from itertools import compress, count
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.model.running import RunningSum, common_start
+from foldscope.core.model.running_sum import RunningSum, common_start
 from foldscope.core.model.session import Message
-from foldscope.core.model.shared import Shared, small_chunks
+from foldscope.core.model.shared_start import Shared, small_chunks
 from foldscope.core.request.provider_text import DEFAULT_TOKENS_PER_CHAR, MESSAGE_OVERHEAD, ProviderCounter, ViewCount, seen
 
 TEXTS = ["short", "a longer line of text with words", "[REDACTED len=120]", "x [REDACTED_TEXT len=7 sha=ab12] y", ""]

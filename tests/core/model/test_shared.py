@@ -1,12 +1,12 @@
-"""Shared sequences (core.model.shared) against plain lists: growing, replacing and reading never change another."""
+"""Shared sequences (core.model.shared_start) against plain lists: growing, replacing and reading never change another."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from foldscope.core.model.running import common_start
-from foldscope.core.model.shared import Headed, Shared, grown, small_chunks
+from foldscope.core.model.running_sum import common_start
+from foldscope.core.model.shared_start import Headed, Shared, grown, small_chunks
 
 
 class Item:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.model.running import common_start
+from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Request
 from foldscope.core.model.views import SharedView, TrackedView, ViewSharer
 
@@ -120,7 +120,7 @@ def test_the_start_two_views_share_is_what_comparing_their_tuples_gives(steps):
     import operator
     from itertools import compress, count
 
-    from foldscope.core.model.running import common_start
+    from foldscope.core.model.running_sum import common_start
 
     def rule(a, b, differ):
         return next(compress(count(), map(differ, a, b)), min(len(a), len(b)))

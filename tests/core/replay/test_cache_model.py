@@ -151,7 +151,7 @@ class WholeChain(PrefixCache):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(cache_step, min_size=1, max_size=25), st.sampled_from(["marks", "automatic"]))
 def test_the_cache_reads_and_writes_what_hashing_every_prefix_whole_gives(steps, mode):
-    from foldscope.core.model import shared as sh
+    from foldscope.core.model import shared_start as sh
 
     rules = CacheRules(mode=mode, min_tokens=0, auto_min=0, step=1)
     with sh.small_chunks():

@@ -168,8 +168,8 @@ def test_adr_never_sends_a_request_over_the_ceiling_when_a_fold_can_avoid_it():
 @pytest.mark.parametrize("name", ["none", "band", "compaction"])
 def test_each_step_sends_the_view_before_and_what_arrived_sharing_the_view_befores_chunks(name):
     # A step's view is the one before with the request's new material, unless a fold or compaction just landed; it
-    # is a Shared grown from the view before, so what two requests share is shared, not copied (core.model.shared).
-    from foldscope.core.model import shared as sh
+    # is a Shared grown from the view before, so what two requests share is shared, not copied (core.model.shared_start).
+    from foldscope.core.model import shared_start as sh
     from foldscope.core.replay.strategies import STRATEGIES
 
     with sh.small_chunks():

@@ -379,8 +379,8 @@ def test_the_memo_reads_out_as_block_keys_with_the_policy_key_and_seeds_a_counte
 def test_a_layout_keeps_one_running_total_a_chunk_of_blocks_not_one_a_block(shift):
     """The counter keeps the running tokens at the end of each whole chunk of blocks (a million ints were 40 MB on a
     file of tiny prompts); a request grown from one whose blocks end inside a chunk counts as measured whole."""
-    from foldscope.core.model import shared
-    from foldscope.core.model.shared import small_chunks
+    from foldscope.core.model import shared_start as shared
+    from foldscope.core.model.shared_start import small_chunks
 
     with small_chunks(shift):
         msgs = [
@@ -403,7 +403,7 @@ def test_finding_where_to_re_plan_reads_only_the_tail_past_the_shared_start():
     the shared start was a quadratic pass over the trace (every request walking the whole view)."""
     from dataclasses import replace
 
-    from foldscope.core.model.shared import Shared
+    from foldscope.core.model.shared_start import Shared
     from foldscope.core.request.count_step import start_of
 
     class Watched(Shared):

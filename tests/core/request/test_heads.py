@@ -1,5 +1,5 @@
 """A session's first requests (before its first report) are predicted from the count plus the head its agent was
-measured to send on other sessions (core.request.heads), flagged as estimated with the source named; nothing reads
+measured to send on other sessions (core.request.head_priors), flagged as estimated with the source named; nothing reads
 the session's own reports. Checked against the reported input of real dev sessions, leave one out."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from foldscope.core.formats import load_session
 from foldscope.core.model.pricing import normalise
-from foldscope.core.request.heads import head_prior, table
+from foldscope.core.request.head_priors import head_prior, table
 from foldscope.core.request.trace import measure_trace
 
 REAL_CLAUDE_CODE = [

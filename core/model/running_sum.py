@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate, chain, compress, count, islice
 from typing import Generic, TypeVar
 
-from foldscope.core.model import shared as _shared
-from foldscope.core.model.shared import Shared
+from foldscope.core.model import shared_start as _shared
+from foldscope.core.model.shared_start import Shared
 
 T = TypeVar("T")
 

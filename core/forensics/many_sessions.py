@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.forensics.cause_prices import PARTS
 from foldscope.core.forensics.causes import CAUSES
 from foldscope.core.forensics.children import KINDS
-from foldscope.core.forensics.money import PARTS
 
 
 def session_cache(path: str) -> dict[str, Any]:

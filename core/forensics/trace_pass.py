@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from foldscope.core.model.policy import Policy
-from foldscope.core.model.running import common_start
+from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Session
-from foldscope.core.model.shared import since
+from foldscope.core.model.shared_start import since
 from foldscope.core.request.count import Counter
 from foldscope.core.request.prefix import Divergence, Place, PrefixMeter, compile_for_prefix, divergence, place
 from foldscope.core.request.tokens import count_text
@@ -106,7 +106,7 @@ def _only_adds(before: tuple, messages: Sequence, first_round) -> bool:
     stable segment at the head, and another first round compiles the results under another bound)."""
     old, old_round = before
     n = len(old)
-    # Messages compare by identity (eq=False): views grown from the one before share their chunks (core.model.shared).
+    # Messages compare by identity (eq=False): views grown from the one before share their chunks (core.model.shared_start).
     if len(messages) < n or old_round != first_round or common_start(messages, old) != n:
         return False
     return all(m.kind != "system" for m in since(messages, n))
