@@ -378,3 +378,29 @@ def test_a_message_written_in_chunks_is_one_call(tmp_path):
     assert (
         session.record.get(session.trace[0].response_id).text == "more" or "more" in session.record.get(session.trace[0].response_id).text
     )
+
+
+def test_each_sample_s_estimates_before_its_shutdown_sum_to_the_shutdown_s_totals():
+    checked = 0
+    for path in _samples():
+        events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        shutdowns = [n for n, e in enumerate(events) if e["type"] == "session.shutdown"]
+        if len(shutdowns) != 1:
+            continue
+        data = events[shutdowns[0]]["data"]
+        # modelMetrics' usage where a model has one, else tokenDetails (the sample's version writes only that)
+        usages = [m["usage"] for m in data["modelMetrics"].values() if "usage" in m]
+        if usages:
+            keys = ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
+            inclusive, read, written, out = (sum(u[k] for u in usages) for k in keys)
+        else:
+            inclusive, read, written, out = (
+                data["tokenDetails"][k]["tokenCount"] for k in ("input", "cache_read", "cache_write", "output")
+            )
+        before = sum(1 for e in events[: shutdowns[0]] if e["type"] == "assistant.message" and e["data"].get("parentToolCallId") is None)
+        trace = load_session(path).trace[:before]
+        assert sum(r.usage.reported_input for r in trace) == inclusive, path
+        assert (sum(r.usage.cache_read for r in trace), sum(r.usage.cache_write for r in trace)) == (read, written), path
+        assert sum(r.usage.output for r in trace) == out, path
+        checked += 1
+    assert checked, "no sample holds one session.shutdown"
