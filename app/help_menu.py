@@ -60,7 +60,7 @@ def first_minutes_text(readme: Path = README) -> str:
 
 def about_text(db: str | None) -> str:
     """The version, the specs foldscope implements and where its library is."""
-    from foldscope.core.store.library import default_path
+    from foldscope.core.store.library_file import default_path
 
     try:
         version = metadata.version("foldscope")

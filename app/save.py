@@ -15,7 +15,8 @@ from foldscope.core.formats.lionagi import message_from_dict
 from foldscope.core.formats.lionagi_write import input_paths, message_dict, write_session
 from foldscope.core.model.launch import read_launch_policy, to_save
 from foldscope.core.model.session import LibraryError, Session
-from foldscope.core.store.library import WORKING_STATE, Library, source_key
+from foldscope.core.store.library import WORKING_STATE, Library
+from foldscope.core.store.library_file import source_key
 
 AUTOSAVE_MS = 1500  # quiet time after an action before the working state is written to the library
 AUTOSAVE_MAX_MS = 5000  # while edits keep coming, the longest an edit waits unsaved: steady work is still kept

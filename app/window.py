@@ -844,7 +844,7 @@ class MainWindow(QMainWindow):
         return self.use_library(path, fresh=True) if path else False
 
     def _library_start(self) -> str:
-        from foldscope.core.store.library import default_path
+        from foldscope.core.store.library_file import default_path
 
         current = Path(self.db) if self.db else default_path()
         return str(current.with_name("library-new.db"))
@@ -853,7 +853,8 @@ class MainWindow(QMainWindow):
         """Switch every part of the window to the library at path; the open session is imported into it
         (so search and autosave work again). False, with the bar saying why, when that library fails too."""
         from foldscope.core.model.session import LibraryError
-        from foldscope.core.store.library import Library, set_aside
+        from foldscope.core.store.library import Library
+        from foldscope.core.store.library_file import set_aside
 
         try:
             aside = set_aside(path) if fresh else None

@@ -56,7 +56,8 @@ def _session(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_list(args) -> dict[str, Any]:
-    from foldscope.core.store.library import Library, default_path
+    from foldscope.core.store.library import Library
+    from foldscope.core.store.library_file import default_path
 
     if not Library.exists(args.db):  # a listing writes nothing: no library is created to list it empty
         return {"library": str(args.db or default_path()), "size": None, "sessions": []}

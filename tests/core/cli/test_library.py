@@ -12,7 +12,8 @@ from foldscope.core.cli.main import main
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path, generate
 from foldscope.core.formats.lionagi_write import write_session
-from foldscope.core.store.library import SCHEMA_VERSION, Library
+from foldscope.core.store.library import Library
+from foldscope.core.store.migrations import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[3]
 

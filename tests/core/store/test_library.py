@@ -8,7 +8,9 @@ import sqlite_utils
 
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path, generate
-from foldscope.core.store.library import MIGRATIONS, Library, default_path, migrate
+from foldscope.core.store.library import Library
+from foldscope.core.store.library_file import default_path
+from foldscope.core.store.migrations import MIGRATIONS, migrate
 
 TABLES = ("sessions", "messages", "view_versions", "events")
 

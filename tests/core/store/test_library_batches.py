@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from foldscope.core.formats import load_session
 from foldscope.core.store import library as store
+from foldscope.core.store import library_file, source_bytes
 from foldscope.core.store.library import Library
 from tests.paths import CORPUS_DEV
 
@@ -87,8 +88,8 @@ def test_letting_go_of_the_file_every_few_bytes_stores_what_one_window_stored(co
     session = load_session(str(CORPUS_DEV / name))
     size = (CORPUS_DEV / name).stat().st_size
     assert size > 3_000  # several windows
-    monkeypatch.setattr(store, "RELEASE_BYTES", size + 1)
-    stored_alike(session, tmp_path, lambda: monkeypatch.setattr(store, "RELEASE_BYTES", 1_000))
+    monkeypatch.setattr(source_bytes, "RELEASE_BYTES", size + 1)
+    stored_alike(session, tmp_path, lambda: monkeypatch.setattr(source_bytes, "RELEASE_BYTES", 1_000))
     import hashlib
 
     (stored,) = rows(tmp_path / "changed.db")["sessions"][0][3:4]
@@ -104,10 +105,10 @@ def test_a_view_is_stored_as_the_json_of_its_ids_whatever_the_chunk(ids, chunk):
 
 def test_the_import_page_cache_is_the_indexes_size_but_at_most_an_eighth_of_the_source(corpus_dev, tmp_path):
     # 50k short messages in 22 MB: the indexes' 10,000 KiB would be 6 MB of the file's 2x allowance; an eighth of it
-    assert store.import_cache_kib(50_000, 22_000_000) == int(22_000_000 / 8 / 1024)
-    assert store.import_cache_kib(50_000, 210_000_000) == 10_000  # long messages: the indexes' size, as before
-    assert store.import_cache_kib(100, 40_000) == store.IMPORT_CACHE_KIB[0]  # never under SQLite's default
-    assert store.import_cache_kib(10**7, 10**11) == store.IMPORT_CACHE_KIB[1]
+    assert library_file.import_cache_kib(50_000, 22_000_000) == int(22_000_000 / 8 / 1024)
+    assert library_file.import_cache_kib(50_000, 210_000_000) == 10_000  # long messages: the indexes' size, as before
+    assert library_file.import_cache_kib(100, 40_000) == library_file.IMPORT_CACHE_KIB[0]  # never under SQLite's default
+    assert library_file.import_cache_kib(10**7, 10**11) == library_file.IMPORT_CACHE_KIB[1]
     path = CORPUS_DEV / "claude_code" / "session-196820da.jsonl"
     session = load_session(str(path))
     library = Library(tmp_path / "lib.db")
@@ -115,5 +116,5 @@ def test_the_import_page_cache_is_the_indexes_size_but_at_most_an_eighth_of_the_
     library.conn.set_trace_callback(lambda sql: pragmas.append(sql) if sql.startswith("PRAGMA cache_size=") else None)
     library.import_session(session)
     library.close()
-    want = store.import_cache_kib(len(session.record), path.stat().st_size)
+    want = library_file.import_cache_kib(len(session.record), path.stat().st_size)
     assert pragmas[0] == f"PRAGMA cache_size=-{want}"

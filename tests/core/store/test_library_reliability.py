@@ -16,7 +16,8 @@ import pytest
 from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path, generate
 from foldscope.core.formats.lionagi_write import write_session
-from foldscope.core.store.library import SCHEMA_VERSION, WORKING_STATE, Library, LibraryError
+from foldscope.core.store.library import WORKING_STATE, Library, LibraryError
+from foldscope.core.store.migrations import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -80,7 +81,7 @@ def test_a_read_only_library_is_named_with_its_problem(tmp_path):
 
 def test_a_read_only_library_refused_by_sqlite_is_named_read_only(tmp_path):
     # As root (CI containers) chmod does not stop a write, so the refusal is SQLite's own on a read-only handle.
-    from foldscope.core.store.library import describe
+    from foldscope.core.store.library_file import describe
 
     Library(tmp_path / "library.db").close()
     conn = sqlite3.connect(f"file:{tmp_path / 'library.db'}?mode=ro", uri=True)

@@ -4,7 +4,7 @@ import sqlite3
 
 import sqlite_utils
 
-from foldscope.core.store.library import MIGRATIONS, migrate
+from foldscope.core.store.migrations import MIGRATIONS, migrate
 
 
 def _reference(db: sqlite_utils.Database) -> None:

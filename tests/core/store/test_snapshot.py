@@ -24,7 +24,8 @@ from foldscope.core.model.session import Session
 from foldscope.core.readout.opening import open_document
 from foldscope.core.request.count import Counter
 from foldscope.core.store import snapshot
-from foldscope.core.store.library import MIGRATIONS, Library, migrate
+from foldscope.core.store.library import Library
+from foldscope.core.store.migrations import MIGRATIONS, migrate
 from tests.core.store.older import as_version_4, messages_by_key
 
 # -- what "the same session" means: every field, messages field by field, views as id tuples ---------------------
