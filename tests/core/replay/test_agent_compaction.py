@@ -17,6 +17,7 @@ from foldscope.core.replay.strategies import summary_model
 from foldscope.core.replay.tune import PolicyPoint, compact_points, points_from_profiles
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.tokens import count_text
+from tests.core.forensics.traces import write_claude_code
 from tests.core.replay.compacting_files import POINT, SUMMARY, compacting_file
 from tests.paths import corpus_glob
 
@@ -83,6 +84,13 @@ def test_the_replayed_summary_is_the_size_of_the_sessions_own_summaries_so_the_r
     for k in recorded:  # the request after each compaction, replayed, against what the provider counted for it
         reported = session.trace[k].usage.reported_input
         assert abs(after[k] - reported) <= 0.01 * reported, (k, after[k], reported)
+
+
+def test_the_replayed_summary_call_outputs_what_the_sessions_own_summariser_reported(tmp_path):
+    session = load_session(write_claude_code(tmp_path))  # its agent-acompact file reported 900 output tokens
+    assert summary_model(session).output == 900
+    summaries = [row for row in _replayed(session, 1_000).rows if row.kind == "summary"]
+    assert summaries and {row.output for row in summaries} == {900}
 
 
 def test_a_session_without_compactions_of_its_own_keeps_the_deterministic_brief(corpus_dev):
