@@ -429,8 +429,12 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
     if cache:
         cause = cause_words(cache)
         odd = cache.get("cause") in ("rewrite", "expired", "provider", "unexplained")
-        wrote = f"write {cache['write']:,} {_paint(terminal_safe(cause), '33' if odd else '2', colour)}" if cache["write"] else "no write"
-        parts.append(f"cache read {cache['read']:,} {wrote} · {expiry_words(cache, now)}")
+        est = "~" if cache.get("estimated") else ""  # foldscope's estimate, the file having usage totals only
+        wrote = (
+            f"write {est}{cache['write']:,} {_paint(terminal_safe(cause), '33' if odd else '2', colour)}" if cache["write"] else "no write"
+        )
+        said = " (usage estimated from totals)" if est else ""
+        parts.append(f"cache read {est}{cache['read']:,} {wrote}{said} · {expiry_words(cache, now)}")
     cost = figures.get("cost") or {}
     if cost.get("bill_usd") is not None:
         wasted = cost.get("waste_usd")

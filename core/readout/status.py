@@ -191,6 +191,7 @@ def _last_cache(rows: list, session: Any) -> dict[str, Any] | None:
     """The last request that reported usage: what it read and wrote, the cause of a write that was not an append,
     and when the prefix the last read or write touched expires."""
     from foldscope.core.model.cost import LIFETIME_SECONDS
+    from foldscope.core.model.session import estimated_usage
 
     reported = [r for r in rows if r.causes.usage is not None]
     if not reported:
@@ -213,6 +214,8 @@ def _last_cache(rows: list, session: Any) -> dict[str, Any] | None:
         out["gap_s"] = round(last.since_cached_s, 3)
     if last.miss_reason is not None:
         out["miss_reason"] = last.miss_reason
+    if estimated_usage(session) is not None:  # shared out of totals (Copilot CLI): the line marks the figures
+        out["estimated"] = True
     # The cached prefix lives from the last request that read or wrote it: an hour for a prefix written with
     # one-hour marks, five minutes for the part after them (the one that expires first).
     at = {request.index: request.at for request in session.trace}

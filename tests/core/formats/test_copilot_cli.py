@@ -404,3 +404,10 @@ def test_each_sample_s_estimates_before_its_shutdown_sum_to_the_shutdown_s_total
         assert sum(r.usage.output for r in trace) == out, path
         checked += 1
     assert checked, "no sample holds one session.shutdown"
+
+
+def test_the_followed_status_line_marks_the_cache_figures_as_estimates(tmp_path, capsys):
+    path = _home_session(tmp_path / "home")
+    assert main(["follow", str(path), "--line", "--polls", "1", "--interval", "0", "--no-color"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "cache read ~" in line and "(usage estimated from totals)" in line
