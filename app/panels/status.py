@@ -7,6 +7,7 @@ from foldscope.app.qt import QLabel, QSizePolicy, Qt, QWidget
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.free_window import free_window
 from foldscope.core.readout.unseen_heads import unseen_head_words
+from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
 from foldscope.core.readout.words import counted
 
 SEPARATOR = "  ·  "
@@ -45,7 +46,8 @@ def status_parts(doc: Document) -> list[str]:
     else:
         parts.append(f"{which}: estimate {est:,} tokens (no ceiling)")
     if predicted:
-        reported = f", reported {fact.reported_input:,}" if fact is not None and fact.reported_input else ""
+        near = APPROXIMATE if approximate(session.format) else ""  # the agent's rounded figures (Aider's)
+        reported = f", reported {near}{fact.reported_input:,}" if fact is not None and fact.reported_input else ""
         parts.append(f"predicted {predicted:,} tokens{reported}")
         free = free_window(doc.context_window, predicted)
         if free is not None:

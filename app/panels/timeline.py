@@ -30,6 +30,7 @@ from foldscope.core.model.session import estimated_usage
 from foldscope.core.readout.cache_lane import LEGEND, gap_rows, lane_rows, lane_rows_of, lane_sentence
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.trace_facts import rule_label, rule_names
+from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
 from foldscope.core.readout.words import counted, scaled_words
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
@@ -637,8 +638,15 @@ class Timeline(QWidget):
             )
         doc = self._shown()
         current = "now (the active view)" if self.current == len(doc.requests) else f"request {self.current}"
-        # Usage shared out of totals is foldscope's estimate, not the provider's report: the dots say which they are.
-        dots = "dots: reported input" if estimated_usage(doc.session) is None else "dots: foldscope's estimate of the input (totals only)"
+        # Usage shared out of totals is foldscope's estimate, not the provider's report: the dots say which they are;
+        # an agent's rounded figures (Aider's) are approximate.
+        dots = (
+            "dots: foldscope's estimate of the input (totals only)"
+            if estimated_usage(doc.session) is not None
+            else "dots: reported input, approximate (~)"
+            if approximate(doc.session.format)
+            else "dots: reported input"
+        )
         return f"Showing {current}   ·   bars: predicted input   ·   {dots}   ·   {KEY_HINT}"
 
     def _draw_legend(self, painter: QPainter, text: QColor) -> None:
@@ -701,7 +709,8 @@ class Timeline(QWidget):
             )
         else:
             r = self.document.requests[slot]
-            reported = f"{r.reported_input:,}" if r.reported_input else "not recorded"
+            near = APPROXIMATE if approximate(self.document.session.format) else ""  # the agent's rounded figures
+            reported = f"{near}{r.reported_input:,}" if r.reported_input else "not recorded"
             share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
             tip = (
                 f"request {slot}: {counted(len(r.view), 'message')}, predicted {r.predicted:,} tokens, reported input "

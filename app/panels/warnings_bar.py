@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from foldscope.app.qt import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, Qt, QToolButton, QVBoxLayout, QWidget
+from foldscope.core.readout.usage_precision import NOTE_START
 
 
 class WarningsBar(QFrame):
@@ -45,8 +46,11 @@ class WarningsBar(QFrame):
             self.hide()
             return
         n = len(self.warnings)
+        approximate = next((w for w in self.warnings if w.startswith(NOTE_START)), None)
         self.label.setText(
-            f"Reading the file gave {n} warning{'s' if n != 1 else ''}: "
+            f"{approximate.split(';')[0]}; reading the file gave {n} warning{'s' if n != 1 else ''} (Show)"
+            if approximate  # the one fact every figure on screen depends on, said without a click
+            else f"Reading the file gave {n} warning{'s' if n != 1 else ''}: "
             "what the reader skipped or could not link, or what the file does not hold"
         )
         self.details.setPlainText("\n".join(self.warnings))

@@ -69,6 +69,7 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
     from foldscope.core.model import pricing
     from foldscope.core.model.launch import session_policy
     from foldscope.core.readout.agent_limits import context_window
+    from foldscope.core.readout.usage_precision import marks as precision_marks
     from foldscope.core.request.measure import Measure
 
     measure = Measure(session, session_policy(session, choice), threads=threads, counter=counter)
@@ -130,6 +131,7 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
         "warnings": list(session.warnings),
         "session": session_facts(session).as_dict(),
         **_usage_parts(session),
+        **precision_marks(session),
     }
 
 
@@ -209,6 +211,9 @@ def format_inspect(result: dict[str, Any]) -> str:
             rows = [f"{result['file']}: {result['format']}, {plural(n, 'session')} (open one with --sample ID)"]
         rows += [f"  {s['name']}: {plural(s['requests'], 'request')}, {plural(s['messages'], 'message')}" for s in result["samples"]]
         return "\n".join(rows)
+    from foldscope.core.readout.usage_precision import figure
+    from foldscope.core.readout.usage_precision import lines as precision_lines
+
     kinds = ", ".join(f"{n} {kind}" for kind, n in result["by_kind"].items())
     policy = result["policy"]
     lines = [
@@ -217,7 +222,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens compiled, "
         f"estimate {result['view_size']['estimate']:,} (the next request: the unseen head "
         f"{result['view_size']['unseen_head']:,} added, scale {result['view_size']['scale']:.4g})",
-        f"requests: {result['requests']:,}, peak reported input: {_thousands(result['peak_reported_input'])}",
+        f"requests: {result['requests']:,}, peak reported input: {figure(result['peak_reported_input'], result)}",
         f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line {policy['line']}, target {policy['target']}",
         f"folds: {result['folds']:,}, notes: {result['notes']:,}, clipped copies: {result['copies']:,}",
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
@@ -248,12 +253,13 @@ def format_inspect(result: dict[str, Any]) -> str:
     if result.get("next_predicted") is not None:
         window = result.get("context_window") or {}
         free = f", free {window['free']:,} of the {window['tokens']:,}-token context window" if "free" in window else ""
-        lines.append(f"next request: predicted {result['next_predicted']:,} tokens{free}")
+        lines.append(f"next request: predicted {figure(result['next_predicted'], result)} tokens{free}")
     from foldscope.core.cli.library_open import library_line
 
     library = library_line(result)
     if library is not None:
         lines.append(library)
+    lines += precision_lines(result)
     lines += [f"warning: {w}" for w in result["warnings"]]
     return "\n".join(lines)
 

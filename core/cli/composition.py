@@ -93,6 +93,7 @@ def run_composition(args) -> dict[str, Any]:
     from foldscope.core.cli.main import UsageError
     from foldscope.core.readout.agent_limits import agent_limits
     from foldscope.core.readout.composition import request_composition
+    from foldscope.core.readout.usage_precision import marks as precision_marks
 
     if args.top is not None and args.top < 0:
         raise UsageError("--top: must be 0 or more")
@@ -103,7 +104,13 @@ def run_composition(args) -> dict[str, Any]:
     limits = agent_limits(session, measure.policy)
     window = limits.window
     composition = request_composition(measure, k, window=window.tokens if window else None, window_source=window.said if window else "")
-    result = {"file": session.source, "format": session.format, "model": measure.model, **composition.as_dict(args.top)}
+    result = {
+        "file": session.source,
+        "format": session.format,
+        "model": measure.model,
+        **composition.as_dict(args.top),
+        **precision_marks(session, "composition"),
+    }
     if limits.compaction is not None:
         result["compaction_point"] = {"tokens": limits.compaction.tokens, "source": limits.compaction.source}
     return with_estimate_said(session, result)
@@ -142,4 +149,6 @@ def format_composition(result: dict[str, Any]) -> str:
         lines.append("carried more than once:")
         for r in result["repeats"]:
             lines.append(plain(f"  {r['repeat_tokens']:>10,}  {r['why']}: {r['label']}, {r['times']:,} times ({r['tokens']:,} in all)"))
-    return "\n".join(lines)
+    from foldscope.core.readout.usage_precision import lines as precision_lines
+
+    return "\n".join(lines + precision_lines(result))

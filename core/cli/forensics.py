@@ -84,18 +84,20 @@ def cache_file(path: str, sample: str | None = None) -> dict[str, Any]:
     """One session's cache report as plain data (a process pool carries it)."""
     from foldscope.core.cli.options import read_session, with_estimate_said
     from foldscope.core.forensics.many_sessions import cache_of
+    from foldscope.core.readout.usage_precision import marks
 
     session = read_session(path, sample=sample)
-    return with_estimate_said(session, cache_of(session))
+    return with_estimate_said(session, {**cache_of(session), **marks(session)})
 
 
 def compactions_file(path: str, sample: str | None = None) -> dict[str, Any]:
     """One session's compaction reports as plain data."""
     from foldscope.core.cli.options import read_session, with_estimate_said
     from foldscope.core.forensics.compactions import compaction_report
+    from foldscope.core.readout.usage_precision import marks
 
     session = read_session(path, sample=sample)
-    return with_estimate_said(session, compaction_report(session, session_policy(session)).as_dict())
+    return with_estimate_said(session, {**compaction_report(session, session_policy(session)).as_dict(), **marks(session)})
 
 
 def run_cache(args) -> Any:
@@ -210,6 +212,8 @@ def _usd(value: float | None) -> str:
 
 def format_cache(result: dict[str, Any]) -> str:
     from foldscope.core.forensics.cause_prices import PARTS
+    from foldscope.core.readout.usage_precision import figure
+    from foldscope.core.readout.usage_precision import lines as precision_lines
 
     if "table" in result:
         lines = [f"{plural(result['sessions'], 'session')} in {result['folder']}, {num(len(result['skipped']))} skipped"]
@@ -227,7 +231,7 @@ def format_cache(result: dict[str, Any]) -> str:
     for part in PARTS:
         cell = totals["by_cause"][part]
         waste = _usd(cell["waste_usd"]) if "waste_usd" in cell else ""
-        lines.append(f"{part:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}{waste:>14}")
+        lines.append(f"{part:<13}{figure(cell['tokens'], result):>14}{_usd(cell['cost_usd']):>14}{waste:>14}")
     own = "the sessions' own requests" if "table" in result and result["sessions"] != 1 else "this session's own requests"
     lines.append(f"{'bill':<13}{'':>14}{_usd(totals['bill_usd']):>14}  ({own})")
     for kind, label in (("subagents", "subagents"), ("summariser", "summariser")):
@@ -242,7 +246,7 @@ def format_cache(result: dict[str, Any]) -> str:
         causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())
         where = f"{top['file']} " if "file" in top else ""
         lines.append(f"  {where}request {top['index']}: wasted {_usd(top['waste_usd'])} ({causes})")
-    return "\n".join(lines)
+    return "\n".join(lines + precision_lines(result))
 
 
 def format_compactions(result: dict[str, Any]) -> str:
@@ -278,4 +282,6 @@ def format_compactions(result: dict[str, Any]) -> str:
         else:
             sizes = f"; before it {u['before']:,} tokens" if u["before"] is not None else ""
         lines.append(f"  {u['kind']} ({u['source']}, note #{u['note_index']}): {u['fate']}: {u['why']}{sizes}")
-    return "\n".join(lines)
+    from foldscope.core.readout.usage_precision import lines as precision_lines
+
+    return "\n".join(lines + precision_lines(result))

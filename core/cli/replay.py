@@ -147,6 +147,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     runs (core.model.collector), and a folder's worker collects what cycles one file left before the next."""
     from argparse import Namespace
 
+    from foldscope.core.readout.usage_precision import marks as precision_marks
     from foldscope.core.replay.cache_check import check_cache
     from foldscope.core.replay.lab import replay
 
@@ -182,6 +183,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     result["no_ceiling"] = no_ceiling_line(measure, strategies)
     # The reader's warnings travel with the result (said on stderr as read), so a folder's row carries them.
     result["read_warnings"] = list(session.warnings)
+    result.update(precision_marks(session, "replay"))
     if args.check:
         check = check_cache(session, measure)
         result["check"] = check.summary() if check else None
@@ -216,9 +218,12 @@ def billed_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     result = billed_summary(session, session_policy(session, choice), choice.per_call)
     if result is None:
         return replay_file(path, args_dict)
+    from foldscope.core.readout.usage_precision import marks as precision_marks
+
     result["file"] = str(path)
     result["format"] = session.format
     result["read_warnings"] = list(session.warnings)
+    result.update(precision_marks(session, "replay"))
     return result
 
 
@@ -353,6 +358,9 @@ def format_replay(result: dict[str, Any]) -> str:
     lines += [f"{t['strategy']}: cost {t['cost_not_comparable']}" + sent_cost(t) for t in totals if t.get("cost_not_comparable")]
     if not result["priced"]:
         lines.append(f"cost_usd: {result.get('price_reason') or 'no price for the model'}")
+    from foldscope.core.readout.usage_precision import lines as precision_lines
+
+    lines += precision_lines(result)
     lines += [f"warning: {terminal_safe(w)}" for w in result.get("warnings", [])]
     if "rows" in result:  # --per-request
         lines += format_rows(result["rows"])

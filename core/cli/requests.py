@@ -74,6 +74,8 @@ def register(subparsers) -> None:
 @collector.spared()  # read and measured in one go: the collector off (core.model.collector)
 def run_requests(args) -> dict[str, Any]:
 
+    from foldscope.core.readout.usage_precision import marks as precision_marks
+
     choice = policy_choice(args)  # flags are checked before the file is read
     session = read_session(args.file, getattr(args, "input_format", None), getattr(args, "sample", None))
     measure = measure_for(session, choice, threads=args.threads)
@@ -108,6 +110,7 @@ def run_requests(args) -> dict[str, Any]:
         "unseen_head": report.unseen_head,
         "next_predicted": report.next_predicted.predicted if report.next_predicted else None,
         "warnings": report.warnings + [w for w in (measure.impossible_ceiling(),) if w],
+        **precision_marks(session),
     }
     if getattr(args, "payload", None) is not None:
         result["payload"] = compiled_payload(measure, args.payload)
@@ -141,6 +144,9 @@ FLAGGED = (
 
 
 def format_requests(result: dict[str, Any]) -> str:
+    from foldscope.core.readout.usage_precision import figure
+    from foldscope.core.readout.usage_precision import lines as precision_lines
+
     c = result["ceiling"]
     head = f"{result['file']}: ceiling {num(c['value'], 'none')} ({ceiling_words(c['source'], c['why'])})"
     lines = [
@@ -150,7 +156,7 @@ def format_requests(result: dict[str, Any]) -> str:
     ]
     for row in result["requests"]:
         rep = row["reported_input"]
-        reported = "-" if rep is None else f"~{rep:,}" if row.get("reported_estimated") else f"{rep:,}"
+        reported = "-" if rep is None else f"~{rep:,}" if row.get("reported_estimated") else figure(rep, result)
         diff = f"{(row['predicted'] - rep) / rep:+.1%}" if rep else "-"
         share = "-" if row["prefix_share"] is None else f"{row['prefix_share']:.3f}"
         flag = " flagged" if row.get("flagged") else ""
@@ -178,7 +184,8 @@ def format_requests(result: dict[str, Any]) -> str:
     heads = {r["predicted_head_source"] for r in rows if r.get("predicted_head_source")}
     lines += [f"head estimated (before the session's first report): {h}" for h in sorted(heads)]
     if result.get("next_predicted") is not None:
-        lines.append(f"next request: predicted {result['next_predicted']:,} tokens")
+        lines.append(f"next request: predicted {figure(result['next_predicted'], result)} tokens")
+    lines += precision_lines(result)
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
     lines += _over_lines(result)
     if "payload" in result:

@@ -1,5 +1,5 @@
 """`foldscope sessions`: the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, Cline,
-Copilot CLI)."""
+Copilot CLI, Aider)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "sessions",
         help="the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, "
-        "Cline, Roo Code, Kilo Code, GitHub Copilot CLI), newest first",
+        "Cline, Roo Code, Kilo Code, GitHub Copilot CLI, Aider), newest first",
         **columns_help("Every agent session on this machine, newest start first, read from its reported usage (nothing counted).", COLUMNS),
     )
     from foldscope.core.formats.registry import agents
@@ -42,15 +42,28 @@ def register(subparsers) -> None:
         help="only this agent's sessions (repeat for several): " + ", ".join(spec.name for spec in agents()),
     )
     parser.add_argument("--project", metavar="TEXT", help="only sessions whose project (folder) contains TEXT")
+    parser.add_argument(
+        "--in",
+        dest="folders",
+        action="append",
+        default=[],
+        metavar="FOLDER",
+        help="also look for the sessions an agent keeps in each project (Aider's .aider.chat.history.md) in FOLDER "
+        "and its folders three levels down (repeat for several); without it: $AIDER_CHAT_HISTORY_FILE, the current "
+        "folder and its git root",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_sessions, format=format_sessions)
 
 
 def run_sessions(args) -> dict[str, Any]:
-    from foldscope.core.formats.discover import find_sessions, roots
+    from pathlib import Path
+
+    from foldscope.core.formats.discover import find_sessions, places
 
     since = _since(args.since)
-    found = find_sessions(agents_=set(args.agent) if args.agent else None)
+    folders = [Path(f) for f in getattr(args, "folders", None) or []]
+    found = find_sessions(agents_=set(args.agent) if args.agent else None, folders=folders)
     rows = [
         f.as_dict()
         for f in found
@@ -59,7 +72,8 @@ def run_sessions(args) -> dict[str, Any]:
     ]
     # in find_sessions' order: newest start first, a file that gave no time at its last change
     chosen = {k: v for k, v in (("since", args.since), ("agent", args.agent), ("project", args.project)) if v}
-    return {"folders": {agent: str(path) for agent, path in roots().items()}, "filters": chosen, "sessions": rows}
+    looked = places(folders=folders)
+    return {"folders": {agent: ", ".join(str(p) for p in paths) for agent, paths in looked.items()}, "filters": chosen, "sessions": rows}
 
 
 def _since(text: str | None) -> float | None:
@@ -120,7 +134,8 @@ def format_sessions(result: dict[str, Any]) -> str:
         return f"no agent sessions found (looked in {folders})"
     lines = [f"{'agent':<12} {'start (UTC)':<16} {'end':<11} {'size':>9} {'requests':>8} {'cost':>9}  {'model':<28} project / file"]
     for r in rows:
-        cost = _cost(r["cost_usd"])
+        near = "~" if r.get("usage_precision") == "approximate" else ""  # the agent's rounded figures (Aider's)
+        cost = near + _cost(r["cost_usd"]) if r["cost_usd"] is not None else "-"
         requests = "-" if r["requests"] is None else f"{r['requests']:,}"
         tail = r["project"] + ("  (" + r["problem"] + ")" if r["problem"] else "")
         end = _end(r["start"], r.get("end"))
@@ -132,4 +147,6 @@ def format_sessions(result: dict[str, Any]) -> str:
             said = f'"{r["title"]}"' if r.get("title_source") == "first prompt" else r["title"]
             lines.append(f"{'':<12} {terminal_safe(said)}")
         lines.append(f"{'':<12} {terminal_safe(r['path'])}" + (f"  --sample {terminal_safe(r['sample'])}" if r.get("sample") else ""))
+    if any(r.get("usage_precision") == "approximate" for r in rows):
+        lines.append("~: the cost of approximate usage (the agent records rounded figures, or its own estimate)")
     return "\n".join(lines)

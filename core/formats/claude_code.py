@@ -681,4 +681,6 @@ SPEC = FormatSpec(
     compaction=_compaction,
     no_summary="no agent-acompact-* summariser file beside the session",
     cache="explicit",
+    usage_precision="exact",
+    no_requests=None,
 )

@@ -548,4 +548,6 @@ SPEC = FormatSpec(
     compaction=no_compaction,
     no_summary="Cline's summarising call is not recorded in the task's files",
     cache="explicit",
+    usage_precision="exact",
+    no_requests=None,
 )

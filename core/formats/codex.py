@@ -390,4 +390,6 @@ SPEC = FormatSpec(
     compaction=_compaction,
     no_summary="Codex compacts on the server: the file holds no summary request",
     cache="implicit",
+    usage_precision="exact",
+    no_requests=None,
 )

@@ -528,4 +528,6 @@ SPEC = FormatSpec(
     compaction=no_compaction,
     no_summary="Copilot CLI's compaction call is not recorded in the events file",
     cache="explicit",
+    usage_precision="exact",  # where usage is shared out of totals, extras[ESTIMATED_USAGE] says so per session
+    no_requests=None,
 )

@@ -2,7 +2,9 @@
 
 Where each agent writes, its format's declaration says (FormatSpec.sessions: the folder, the environment
 variable that moves it, the files in it), for Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode and Cline
-(with Roo Code and Kilo Code); docs/readers.md lists the folders. For example:
+(with Roo Code and Kilo Code); Aider writes its history into each project, so its places are the file
+`$AIDER_CHAT_HISTORY_FILE` names, the current folder's and its git root's, and the folders the user names;
+docs/readers.md lists the folders. For example:
 - Claude Code: `$CLAUDE_CONFIG_DIR/projects/<project>/<session>.jsonl` (default ~/.claude); a session's
   `<session>/subagents/` and older `agent-*.jsonl` files are its subagents, not sessions of their own.
 - Codex: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (default ~/.codex).
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,18 +60,34 @@ class Found:
             "title": self.title,
             "title_source": self.title_source,
         }
+        spec = format_named(self.agent)
+        if spec is not None and spec.usage_precision != "exact":  # the other agents' rows stay as they were
+            row["usage_precision"] = spec.usage_precision
         return row if self.sample is None else {**row, "sample": self.sample}
 
 
 def roots(environ: Mapping[str, str] | None = None, home: Path | None = None) -> dict[str, Path]:
-    """Each agent's folder of sessions, as its environment variable or its default says."""
+    """Each agent's folder of sessions, as its environment variable or its default says (an agent that keeps its
+    sessions in each project: the first of its places)."""
+    return {agent: found[0] for agent, found in places(environ, home).items() if found}
+
+
+def places(
+    environ: Mapping[str, str] | None = None, home: Path | None = None, cwd: Path | None = None, folders: Sequence[Path] = ()
+) -> dict[str, list[Path]]:
+    """Where each agent's sessions are looked for: its folder (`$env`, else `~/default`, then `folder`), or, for an
+    agent that writes them into each project (Aider), the places its declaration names from the environment, the
+    current folder `cwd` and the `folders` the user names."""
     environ = os.environ if environ is None else environ
     home = Path.home() if home is None else home
     out = {}
     for spec in agents():
         assert spec.sessions is not None
+        if spec.sessions.places is not None:
+            out[spec.name] = spec.sessions.places(environ, home, Path.cwd() if cwd is None else cwd, folders)
+            continue
         base = environ.get(spec.sessions.env)
-        out[spec.name] = (Path(base) if base else home / spec.sessions.default) / spec.sessions.folder
+        out[spec.name] = [(Path(base) if base else home / spec.sessions.default) / spec.sessions.folder]
     return out
 
 
@@ -181,18 +199,22 @@ def find_sessions(
     home: Path | None = None,
     each: Callable[[int, int, Found], None] | None = None,
     agents_: Collection[str] | None = None,
+    cwd: Path | None = None,
+    folders: Sequence[Path] = (),
 ) -> list[Found]:
     """Every agent session on this machine, newest start first (a file that gave no time by its last change), as the
     CLI's `sessions` and the GUI's Open Agent Session list both show them. `each(done, total, found)`
     hears of every session as it is read (the files are listed first, then each is read: the slow part). `agents_`:
-    only these agents' folders are read."""
-    files = [
-        (agent, path, sample)
-        for agent, root in roots(environ, home).items()
+    only these agents' folders are read. `cwd` and `folders`: where an agent that keeps its sessions in each project
+    (Aider) looks besides its environment variable (the current folder and its git root; the folders named)."""
+    listed = dict.fromkeys(
+        (agent, path)
+        for agent, looked in places(environ, home, cwd, folders).items()
         if agents_ is None or agent in agents_
+        for root in looked
         for path in session_files(agent, root)
-        for sample in _sessions_in(agent, path)
-    ]
+    )
+    files = [(agent, path, sample) for agent, path in listed for sample in _sessions_in(agent, path)]
     found = []
     for done, (agent, path, sample) in enumerate(files, 1):
         found.append(describe(agent, path, sample))

@@ -387,4 +387,6 @@ SPEC = FormatSpec(
     compaction=_compaction,
     no_summary="Gemini CLI's compression call is not recorded in the session file",
     cache="implicit",
+    usage_precision="exact",
+    no_requests=None,
 )

@@ -569,4 +569,6 @@ SPEC = FormatSpec(
     compaction=no_compaction,
     no_summary=None,
     cache="explicit",
+    usage_precision="exact",
+    no_requests=None,
 )

@@ -452,6 +452,8 @@ SPEC = FormatSpec(
     compaction=no_compaction,
     no_summary=None,
     cache="explicit",
+    usage_precision="exact",
+    no_requests=None,
 )
 
 __all__ = ["FORMAT", "SPEC", "sniff", "read", "write_session", "native_dict", "session_from_branch", "usage_from"]

@@ -534,4 +534,6 @@ SPEC = FormatSpec(
     compaction=_compaction,
     no_summary="OpenCode's summary call is the request just before the compaction: its usage is in this session",
     cache="explicit",
+    usage_precision="exact",
+    no_requests=None,
 )

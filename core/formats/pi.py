@@ -355,4 +355,6 @@ SPEC = FormatSpec(
     compaction=_compaction,
     no_summary=None,
     cache="explicit",
+    usage_precision="exact",
+    no_requests=None,
 )

@@ -281,4 +281,6 @@ SPEC = FormatSpec(
     compaction=_compaction,
     no_summary="Qwen Code's compression call is not recorded in the session file",
     cache="implicit",
+    usage_precision="exact",
+    no_requests=None,
 )

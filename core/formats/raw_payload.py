@@ -215,4 +215,6 @@ SPEC = FormatSpec(
     compaction=no_compaction,
     no_summary=None,
     cache="none",  # one request body: no usage
+    usage_precision="exact",
+    no_requests=None,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from foldscope.core.formats import (
+    aider,
     claude_code,
     cline,
     codex,
@@ -30,6 +31,7 @@ FORMATS: list[FormatSpec] = [
     opencode.SPEC,
     cline.SPEC,
     copilot_cli.SPEC,
+    aider.SPEC,
     raw_payload.SPEC,
 ]
 

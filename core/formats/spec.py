@@ -8,7 +8,7 @@ the list): adding a format is one reader module with its SPEC, one entry in that
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -21,6 +21,12 @@ from foldscope.core.model.session import Session
 # "none" (the file holds no usage to speak of a cache).
 CacheModel = Literal["explicit", "implicit", "none"]
 CACHE_MODELS: tuple[CacheModel, ...] = ("explicit", "implicit", "none")
+
+# How exact the usage the file reports is: "exact", the provider's counts as it returned them; "approximate", the
+# agent's rounded figures or its own estimate where the provider returned none (Aider's "3.2k sent"). Every screen
+# and --json marks an approximate session's figures so (core.readout.usage_precision).
+UsagePrecision = Literal["exact", "approximate"]
+USAGE_PRECISIONS: tuple[UsagePrecision, ...] = ("exact", "approximate")
 
 # A figure and where it comes from, as a screen names it (core.readout.agent_limits makes it a Limit).
 Figure = tuple[int, str]
@@ -55,6 +61,10 @@ class Sessions:
     folder: str  # the folder of sessions inside the agent's folder
     files: Callable[[Path], Iterator[Path]]  # the session files under that folder, subagents' files left out
     project: Callable[[Path], str] = folder_name  # the project of a session whose file names no working folder
+    # An agent that writes its sessions into each project, not into one folder of its own (Aider's history in the
+    # git root): the places to look, from the environment, the home, the current folder and the folders the user
+    # names (`sessions --in`); each place is a session file or a folder `files` walks. None: `$env` or `~/default`.
+    places: Callable[[Mapping[str, str], Path, Path, Sequence[Path]], list[Path]] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +86,10 @@ class FormatSpec:
     compaction: Callable[[int], Figure | None]  # where the agent compacts by itself, for a window of that size
     no_summary: str | None  # why a compaction's summary request is not beside the file (None: the general reason)
     cache: CacheModel
+    usage_precision: UsagePrecision  # the reported usage as the provider counted it, or the agent's approximation
+    # Why the file does not hold what each request sent (composition and replay say it in one line), or None: it does
+    # (its head aside, which unseen_head says).
+    no_requests: str | None
 
 
 def no_window(model: str | None) -> Figure | None:

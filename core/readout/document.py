@@ -176,8 +176,11 @@ class Document:
     def file_warnings(self) -> list[str]:
         """What reading the file gave: the reader's warnings, and once the requests are measured, the line saying the
         file accounts for under half of what was sent (core.request.trace.partial_file_warning)."""
+        from foldscope.core.readout.usage_precision import lines, marks
+
         partial = self.measure.partial_warning() if self.measure is not None else None
-        return list(self.session.warnings) + ([partial] if partial else [])
+        # A format of approximate usage, or without its requests, says so here too (the CLI's lines, word for word).
+        return list(self.session.warnings) + ([partial] if partial else []) + lines(marks(self.session, "composition"))
 
     def reading_note(self) -> str:
         """What a panel adds while only the first part of the file is shown ("" once it is read whole)."""

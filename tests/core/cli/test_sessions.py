@@ -94,8 +94,10 @@ def test_each_agent_s_folder_follows_its_own_environment_variable(tmp_path):
         "XDG_DATA_HOME": str(tmp_path / "d"),
         "VSCODE_APPDATA": str(tmp_path / "v"),
         "COPILOT_HOME": str(tmp_path / "cp"),
+        "AIDER_CHAT_HISTORY_FILE": str(tmp_path / "a" / "history.md"),
     }
     assert roots(env, tmp_path / "home") == {
+        "aider": tmp_path / "a" / "history.md",
         "cline": tmp_path / "v",
         "qwen_code": tmp_path / "q" / "projects",
         "claude_code": tmp_path / "c" / "projects",

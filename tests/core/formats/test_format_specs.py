@@ -11,7 +11,7 @@ import pytest
 
 from foldscope.core.cli.main import main
 from foldscope.core.formats import registry
-from foldscope.core.formats.spec import CACHE_MODELS, FormatSpec, Sessions
+from foldscope.core.formats.spec import CACHE_MODELS, USAGE_PRECISIONS, FormatSpec, Sessions
 from tests.core.formats import toy_format
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -40,6 +40,10 @@ def _check_field(spec: FormatSpec, field: str) -> str | None:
         return None if value is None or (isinstance(value, str) and value.strip()) else "neither None nor a text"
     if field == "cache":
         return None if value in CACHE_MODELS else f"not one of {CACHE_MODELS}"
+    if field == "usage_precision":
+        return None if value in USAGE_PRECISIONS else f"not one of {USAGE_PRECISIONS}"
+    if field == "no_requests":
+        return None if value is None or (isinstance(value, str) and value.strip()) else "neither None nor a text"
     if field == "sessions":
         if value is None:
             return None
@@ -48,6 +52,8 @@ def _check_field(spec: FormatSpec, field: str) -> str | None:
         empty = [f for f in ("env", "folder") if not getattr(value, f)]
         if empty or not isinstance(value.default, str):
             return f"sessions' {empty or ['default']} empty or not a text"
+        if value.places is not None and not callable(value.places):
+            return "sessions' places neither None nor callable"
         return None if callable(value.files) and callable(value.project) else "sessions' files or project not callable"
     return "a field this test does not know: say here what a declaration must hold in it"
 

@@ -62,4 +62,6 @@ SPEC = FormatSpec(
     compaction=no_compaction,
     no_summary=None,
     cache="none",
+    usage_precision="exact",
+    no_requests=None,
 )
