@@ -131,7 +131,7 @@ def _runs(texts: list[str]) -> list[_Run]:
             else:
                 continue
         ours = not strict or text.endswith("  ")
-        if USAGE_LINE.match(text):
+        if text.startswith("> Tokens: ") or USAGE_LINE.match(text):  # one that does not parse is said, not skipped
             kind = "usage"
         elif text.startswith("Cost: $") and current.lines and current.lines[-1][1] == "usage" and "Cost:" not in current.lines[-1][2]:
             kind = "cost"

@@ -33,6 +33,8 @@ SOURCES = {  # format -> files under the corpus (staged or dev: Inspect logs mov
     # database's locked, empty and not-a-database cases are in test_opencode.py.
     "opencode": ["*/opencode/*/session/*/ses_s_stage0_large.json"],
     "copilot_cli": ["*/copilot*/agent-sessions-small.jsonl", "*/copilot*/agent-sessions-aaaabbbb-*-events.jsonl"],
+    # Markdown, mutated by lines as JSON lines are (truncated, flipped, deleted, swapped, junk bytes, duplicated).
+    "aider": ["*/aider/metadata-aider.aider.chat.history.md", "*/aider/rfp_response_platform.aider.chat.history.md"],
 }
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 # Numbers no store or clock holds among them (issue 42: 2^63, 10^30 and -2^63-1 in every numeric field).
