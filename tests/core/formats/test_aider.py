@@ -79,18 +79,19 @@ def test_the_real_history_s_bill_matches_the_cost_aider_printed():
 # tool_output; aider/coders/base_coder.py calculate_and_show_tokens_and_cost): two runs; an Anthropic model with
 # prompt caching, whose usage line carries both cache figures and so puts the cost on the next line without `> `;
 # a command; a reflection (lint errors sent back: a second reply and usage line with no input between); a reply cut
-# off by ^C (no usage line); /clear; the model's own `#### ` heading and `> ` quote inside a reply.
+# off by ^C (no usage line); /clear; the model's own `#### ` heading and `> ` quote inside a reply. A `¶` stands
+# for the two spaces aider ends each of its own lines with (a markdown line break), which the source may not hold.
 HISTORY = """
 # aider chat started at 2026-03-01 09:00:00
 
-> Aider v0.86.1  
-> Main model: anthropic/claude-sonnet-4-5 with diff edit format, prompt cache, infinite output  
-> Weak model: anthropic/claude-haiku-4-5  
-> Git repo: .git with 3 files  
+> Aider v0.86.1¶
+> Main model: anthropic/claude-sonnet-4-5 with diff edit format, prompt cache, infinite output¶
+> Weak model: anthropic/claude-haiku-4-5¶
+> Git repo: .git with 3 files¶
 
-#### Add a --verbose flag to cli.py  
-####   
-#### and print the config when it is set  
+#### Add a --verbose flag to cli.py¶
+#### ¶
+#### and print the config when it is set¶
 
 #### Plan
 > Note: the flag is parsed first.
@@ -103,51 +104,51 @@ import argparse
 >>>>>>> REPLACE
 ```
 
-> Tokens: 3.2k sent, 2.5k cache write, 344 received. Cost: $0.02 message, $0.02 session.  
-> Applied edit to cli.py  
-> cli.py:3:1: F401 'argparse' imported but unused  
+> Tokens: 3.2k sent, 2.5k cache write, 344 received. Cost: $0.02 message, $0.02 session.¶
+> Applied edit to cli.py¶
+> cli.py:3:1: F401 'argparse' imported but unused¶
 
 I removed the unused import.
 
 > Tokens: 4.1k sent, 1.2k cache write, 2.8k cache hit, 120 received.
-Cost: $0.01 message, $0.03 session.  
-> Applied edit to cli.py  
-> Commit 1b2614a feat: add --verbose  
+Cost: $0.01 message, $0.03 session.¶
+> Applied edit to cli.py¶
+> Commit 1b2614a feat: add --verbose¶
 
-#### /add README.md  
-> Added README.md to the chat  
+#### /add README.md¶
+> Added README.md to the chat¶
 
-#### Update the README too  
+#### Update the README too¶
 
 The README now says
 
-> ^C again to exit  
+> ^C again to exit¶
 
 # aider chat started at 2026-03-01 10:30:00
 
-> Aider v0.86.1  
-> Model: gpt-4o-mini with whole edit format  
+> Aider v0.86.1¶
+> Model: gpt-4o-mini with whole edit format¶
 
-#### What does cli.py do?  
+#### What does cli.py do?¶
 
 It parses arguments.
 
-> Tokens: 1,234 sent, 56 received. Cost: $0.00042 request, $0.00042 session.  
+> Tokens: 1,234 sent, 56 received. Cost: $0.00042 request, $0.00042 session.¶
 
-#### /clear  
+#### /clear¶
 
-#### And now?  
+#### And now?¶
 
 Nothing else.
 
-> Tokens: 10k sent, 9 received.  
+> Tokens: 10k sent, 9 received.¶
 """
 
 
 def _history(tmp_path: Path) -> Path:
     path = tmp_path / "project" / ".aider.chat.history.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(HISTORY)
+    path.write_text(HISTORY.replace("¶", "  "))
     return path
 
 
@@ -256,7 +257,7 @@ def test_sessions_finds_the_history_by_its_variable_the_current_folder_s_git_roo
     assert rows(environ={}, cwd=tmp_path) == []  # not below: a folder must be named
     assert rows(environ={}, cwd=tmp_path, folders=[tmp_path]) == both
     moved = tmp_path / "elsewhere.md"
-    moved.write_text(HISTORY.split("# aider chat started at 2026-03-01 10:30:00")[0])
+    moved.write_text(HISTORY.replace("¶", "  ").split("# aider chat started at 2026-03-01 10:30:00")[0])
     assert rows(environ={"AIDER_CHAT_HISTORY_FILE": str(moved)}, cwd=tmp_path) == [(str(moved), None, 3, "anthropic/claude-sonnet-4-5")]
     found = find_sessions(environ={}, home=home, agents_={"aider"}, cwd=inside)
     assert found[0].project == str(path.parent) and found[0].as_dict()["usage_precision"] == "approximate"
