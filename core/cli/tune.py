@@ -321,7 +321,13 @@ def format_tune(out: dict[str, Any]) -> str:
         f"model with one flat price tier), so {p['strategy']} does not act there; give one with --ceiling N "
         "(`foldscope replay FILE` names each session's agent window and compaction point)"
         for p in out["policies"]
-        if p.get("no_ceiling")
+        if p.get("no_ceiling") and p.get("compact_at") is None
+    ]
+    lines += [
+        f"{p['policy']}: no window known in {p['no_ceiling']:,} of {p['sessions']:,} sessions (no agent rule, file "
+        "figure or price list gives one), so the agent's compaction does not act there"
+        for p in out["policies"]
+        if p.get("no_ceiling") and p.get("compact_at") is not None
     ]
     automatic = max((p.get("automatic_cache_sessions", 0) for p in out["policies"]), default=0)
     if automatic:

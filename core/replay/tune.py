@@ -198,10 +198,11 @@ def choice_of(point: PolicyPoint) -> PolicyChoice:
 
 def measure_of(point: PolicyPoint, session: Session, counter: Counter | None = None, window: int | None = None) -> Measure:
     """The point's measure over the session; an agent's compaction point (compact_at) runs with the agent's window as
-    its ceiling, since a request at or past the window is one the provider refuses."""
+    its ceiling, since a request at or past the window is one the provider refuses (none when no window is known)."""
     choice = choice_of(point)
-    if point.compact_at is not None and window is not None:
-        choice = PolicyChoice(flags=(("max_input_tokens", window), *choice.flags))
+    if point.compact_at is not None:
+        # No window known: no point to put the agent's knob at, so no ceiling, and the compaction does not act.
+        choice = PolicyChoice(flags=(("max_input_tokens", window or "none"), *choice.flags))
     return Measure(session, session_policy(session, choice), counter=counter)
 
 
@@ -418,7 +419,7 @@ def summarise(results: Iterable[Mapping[str, Any]], points: Sequence[PolicyPoint
     policies = []
     for p in points:
         own = [s for s in sessions if s["policy"] == p.name]
-        policies.append({**totals[p.name].as_row(), **session_facts(own)})
+        policies.append({**totals[p.name].as_row(), "compact_at": p.compact_at, **session_facts(own)})
     return {
         "sessions": len({s["file"] for s in sessions}),
         "failed": failures,

@@ -91,3 +91,14 @@ def test_a_compact_at_outside_the_window_is_refused_in_one_line(tmp_path, capsys
     code, out, err = _run(capsys, "tune", str(tmp_path), "--compact-at", "1.5")
     assert code == 2 and out == ""
     assert err.strip() == "foldscope: --compact-at: compact-at: 1.5 is not a fraction of the window in (0, 1]"
+
+
+def test_a_session_whose_window_is_unknown_is_said_to_leave_the_agents_compaction_idle(tmp_path, capsys, monkeypatch):
+    from foldscope.core.cli import tune as tune_cli
+
+    compacting_file(tmp_path / "a.jsonl", rounds=12)
+    monkeypatch.setattr(tune_cli, "agent_window", lambda session: ("claude_code", None))
+    code, text, err = _run(capsys, "tune", str(tmp_path), "--compact-at", "0.5", "--workers", "1")
+    assert code == 0, err
+    assert "no window known in 1 of 1 sessions (no agent rule, file figure or price list gives one)" in text
+    assert "--ceiling N" not in text
