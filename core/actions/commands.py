@@ -384,18 +384,29 @@ class ApplyFold(Command):
 
 
 class CommandStack:
-    """The session's undo history: do, undo and redo, with labels for the GUI to mirror."""
+    """The session's undo history: do, undo and redo, with labels for the GUI to mirror, and its clean state
+    (as QUndoStack keeps it): the place in the history last saved, or none when no undo or redo reaches it."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self._done: list[Command] = []
         self._undone: list[Command] = []
+        self._clean: int | None = 0  # how many commands were done at the clean state; None: out of reach
 
     def do(self, command: Command) -> Changes:
+        """Do `command`; keep it when it changed something and can be undone (merged into the one before when
+        that one takes it in, unless the history is clean there: the saved state stays one undo away)."""
         changes = command.do(self.session)
-        if command.undoable and changes.success and (changes.view or changes.added or changes.metadata or changes.folds):
-            self._done.append(command)
+        if command.undoable and changes.success and changes.changed:
             self._undone.clear()
+            if self._clean is not None and self._clean > len(self._done):
+                self._clean = None  # the saved state was undone, and now nothing redoes it
+            top = self._done[-1] if self._done else None
+            if top is not None and self._clean != len(self._done) and top.merge(command):
+                if top.obsolete:
+                    self._done.pop()
+            else:
+                self._done.append(command)
         return changes
 
     def undo(self) -> Changes | None:
@@ -411,6 +422,24 @@ class CommandStack:
         command = self._undone.pop()
         self._done.append(command)
         return command.redo(self.session)
+
+    @property
+    def index(self) -> int:
+        """How many commands are done (and not undone)."""
+        return len(self._done)
+
+    @property
+    def is_clean(self) -> bool:
+        """Whether the history stands where it was last marked clean (saved, or opened)."""
+        return self._clean == len(self._done)
+
+    def set_clean(self) -> None:
+        """The history as it stands now is the saved state."""
+        self._clean = len(self._done)
+
+    def reset_clean(self) -> None:
+        """No place in the history is the saved state (the session holds changes no undo reaches)."""
+        self._clean = None
 
     @property
     def can_undo(self) -> bool:

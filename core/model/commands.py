@@ -18,8 +18,15 @@ class Changes:
     added: tuple[str, ...] = ()  # ids appended to the full record
     metadata: bool = False  # branch metadata (delivery, no-clip marks, notes' call lists)
     folds: int = 0  # context_folds records appended
+    policy: bool = False  # the policy in force (and so its rules and every size under it)
+    shown: bool = False  # which request's view is shown (core.readout.workspace.Workspace.show_request)
     success: bool = True
     message: str = ""
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything changed: what the command stack keeps a command for, and what moves a revision."""
+        return bool(self.view or self.added or self.metadata or self.folds or self.policy or self.shown)
 
 
 @dataclass
@@ -78,6 +85,16 @@ class Command:
 
     def apply(self, session: Session) -> Changes:  # pragma: no cover - every action overrides it
         raise NotImplementedError
+
+    def merge(self, later: Command) -> bool:
+        """Take in `later`, done just after this one, so one undo steps over both (QUndoCommand.mergeWith);
+        False (the default): each is a step of its own."""
+        return False
+
+    @property
+    def obsolete(self) -> bool:
+        """Whether this command (after merging) changes nothing, so the stack drops it (QUndoCommand.isObsolete)."""
+        return False
 
 
 def _folds(manifest: Any) -> list:

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Session
-from foldscope.core.readout.fold_facts import is_note, note_first_index
+from foldscope.core.readout.fold_facts import FoldRow, is_note, note_first_index
 from foldscope.core.readout.free_window import free_window
-from foldscope.core.readout.trace_facts import Rules
+from foldscope.core.readout.trace_facts import RequestFacts, Rules
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Composition, Measure
+
+if TYPE_CHECKING:
+    from foldscope.core.forensics.cache_report import CacheReport
+    from foldscope.core.forensics.trace_pass import MeasuredPass
+    from foldscope.core.request.provider_text import PredictionCounter
+    from foldscope.core.request.trace import NextRule
 
 # A progress callback: (done, total, label); the worker's Progress.report fits.
 Report = Callable[[int, int, str], None]
@@ -21,6 +28,14 @@ Report = Callable[[int, int, str], None]
 
 def _no_report(done: int, total: int, label: str = "") -> None:
     return None
+
+
+_REVISIONS = itertools.count(1)
+
+
+def next_revision() -> int:
+    """A number no state of any document had before: a panel keyed on it never mistakes one state for another."""
+    return next(_REVISIONS)
 
 
 @dataclass
@@ -39,10 +54,10 @@ class Document:
     out_reason: Mapping[int, str] = field(default_factory=dict)  # record index -> why it is out (OutReasons)
     library_id: int | None = None
     library_problem: str | None = None  # why the library could not take this session (LibraryError), shown in a bar
-    requests: list = field(default_factory=list)  # RequestFacts per request of the trace
+    requests: list[RequestFacts] = field(default_factory=list)  # per request of the trace
     now_size: int = 0  # the estimate of the request the active view compiles to now (the ADR's, for the ceiling)
     now_predicted: int = 0  # the next request's predicted input: the size shown for it
-    next_basis: Any = None  # core.request.trace.NextRule: how the next request is predicted, to predict an edited view
+    next_basis: NextRule | None = None  # how the next request is predicted, to predict an edited view
     context_window: int | None = None  # the model's context window (core.readout.agent_limits.context_window)
     window_source: str = ""  # where that window came from, in words: every screen that shows the window names it
     scale: float = 1.0  # the scale calibrated over the trace
@@ -50,8 +65,8 @@ class Document:
     unseen_head: int = 0  # the system prompt and tools a Claude Code, Codex or pi file does not hold, in tokens
     record_count: int | None = None  # the full record compiled as one request, once measured (inspect's record size)
     counter: Counter | None = None  # memoised over this session's messages
-    rules: Rules | None = None  # the ceiling, line and target
-    folds: list = field(default_factory=list)  # fold_facts.FoldRow per context_folds record and event
+    rules: Rules | None = None  # the ceiling, line and target (trace_facts.rules_for)
+    folds: list[FoldRow] = field(default_factory=list)  # per context_folds record and event
     measure: Measure | None = None  # the Measure the trace was measured with: every request's size comes from it
     shown: int | None = None  # the request whose view is shown (None: now, the next request)
     # False while only the reader's output is here (first_document): no token counts, no measured trace yet;
@@ -61,11 +76,18 @@ class Document:
     read_part: float | None = None
     # The cache report (core.readout.cost_facts.document_cache) from the trace's own count, and what it was made for
     # (the session, policy and trace length): the cache lane and the Cost panel read it, neither counts again.
-    cache: Any = None
+    cache: CacheReport | None = None
     cache_for: tuple | None = None
-    cache_pass: Any = field(default=None, repr=False)  # the cache causes' pass that rode on the trace's count
+    cache_pass: MeasuredPass | None = field(default=None, repr=False)  # the cache causes' pass that rode on the trace's count
+    # This document's state, as its Workspace (core.readout.workspace) moves it: each a number no other state of any
+    # document had, so a panel keys its cache on the one its drawing depends on. `revision` moves at every change;
+    # `facts_revision` at every change but a step to another request; `trace_revision` when the trace's facts change
+    # (another policy in force, a followed file's growth).
+    revision: int = field(default_factory=next_revision)
+    facts_revision: int = field(default_factory=next_revision)
+    trace_revision: int = field(default_factory=next_revision)
     _measure: Measure | None = field(default=None, repr=False)
-    _predicting: Any = field(default=None, repr=False)  # core.request.provider_text.PredictionCounter, memoised
+    _predicting: PredictionCounter | None = field(default=None, repr=False)  # memoised
     _kinds: tuple[int, dict[str, int]] | None = field(default=None, repr=False)  # kind_counts, by record length
     _copies: tuple[int, dict[str, list[int]]] | None = field(default=None, repr=False)  # _copies_of, by record length
 
@@ -82,7 +104,7 @@ class Document:
         count = self._predicting.count(self.session.view_messages(), counted, rule.model).total
         return rule.predict(self.session, self.session.view, count).predicted
 
-    def cache_report(self) -> Any:
+    def cache_report(self) -> CacheReport | None:
         """The cache report made from the trace's count, when it is for the session and policy shown now."""
         if self.cache is not None and self.cache_for == self._cache_key():
             return self.cache

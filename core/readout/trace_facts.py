@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from foldscope.core.forensics.trace_pass import MeasuredPass
 from foldscope.core.model import pricing
 from foldscope.core.model.launch import session_policy
-from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyChoice, PolicyError
+from foldscope.core.model.policy import FOLD_AT, FOLD_TARGET, Policy, PolicyChoice, PolicyError, Resolution
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import context_window
@@ -97,6 +97,22 @@ def gui_policy(session: Session, choice: PolicyChoice | None) -> tuple[Policy, s
         return (choice.over(Policy()) if choice is not None else Policy()), f"launch record refused ({exc}); "
 
 
+def rules_for(session: Session, policy: Policy, resolution: Resolution, note: str = "", *, named: bool = False) -> Rules:
+    """The policy's rules in tokens for this session: the one place they are made, when a session is measured and
+    when another policy is put in force (core.readout.workspace). `resolution`: the policy's ceiling for the session's
+    model; `note`: how the policy came to be in force, said before the ceiling's why; `named`: the why names the
+    policy's source (`auto: ... (the policy editor)`) when it does not already. With no ceiling, the newest cap the
+    fold records name stands for it."""
+    why = resolution.why if not named or policy.source in resolution.why else f"{resolution.why} ({policy.source})"
+    ceiling, why = resolution.ceiling, note + why
+    if ceiling is None:
+        caps = [f.get("cap") for f in (session.manifest or {}).get("context_folds") or [] if isinstance(f, dict)]
+        caps = [c for c in caps if isinstance(c, int) and not isinstance(c, bool) and c > 0]
+        if caps:
+            ceiling, why = caps[-1], f"{why}; the fold records name a cap of {caps[-1]:,}"
+    return Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
+
+
 @dataclass
 class TraceFacts:
     requests: list[RequestFacts]
@@ -183,14 +199,7 @@ def measure_requests(
             )
         )
         previous_notes = notes
-    resolution = measured.resolution
-    ceiling, why = resolution.ceiling, note + resolution.why
-    if ceiling is None:
-        caps = [f.get("cap") for f in (session.manifest or {}).get("context_folds") or [] if isinstance(f, dict)]
-        caps = [c for c in caps if isinstance(c, int) and not isinstance(c, bool) and c > 0]
-        if caps:
-            ceiling, why = caps[-1], f"{why}; the fold records name a cap of {caps[-1]:,}"
-    rules = Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
+    rules = rules_for(session, policy, measured.resolution, note)
     now = measure.estimate(measure.messages(session.view))
     nxt = measured.next_predicted
     window = context_window(session, measure.policy)
