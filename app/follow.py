@@ -1,7 +1,7 @@
 """Following a live session (View > Follow, `foldscope --follow FILE`): new lines are read as they land.
 
 A watcher thread (watchfiles) says when the file changed; on the GUI thread the Follower (core.formats.follow)
-reads only the lines added since, the document grows by them (core.readout.live.grow_document), and the window
+reads only the lines added since, the workspace loads them (core.readout.workspace.Workspace.load_more), and the window
 redraws in place, keeping the selection. The status bar says how the next request stands against the model's
 context window, the agent's compaction point and the policy's line and ceiling, with a notice when it crosses one.
 """
@@ -17,7 +17,8 @@ from foldscope.core.formats.follow import Follower, Growth, followable
 from foldscope.core.formats.registry import followed
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.live import NextRequest, crossed, grow_document, next_request
+from foldscope.core.readout.live import NextRequest, crossed, next_request
+from foldscope.core.readout.workspace import Workspace
 
 DEBOUNCE_MS = 150  # lines an agent writes together arrive as one change
 # A poll this often besides the watcher: catches lines written before the watcher was set up, and files on
@@ -33,9 +34,9 @@ class LiveFollow(QObject):
     stopped = Signal(str)  # following ended, and why ("" when the user turned it off)
     file_changed = Signal()  # from the watcher thread: the file changed (queued to the GUI thread)
 
-    def __init__(self, document: Callable[[], Document | None], parent: QObject | None = None) -> None:
+    def __init__(self, workspace: Callable[[], Workspace | None], parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._document = document
+        self._workspace = workspace
         self.follower: Follower | None = None
         self.next: NextRequest | None = None
         self._stop = threading.Event()
@@ -65,11 +66,12 @@ class LiveFollow(QObject):
 
     def start(self) -> str:
         """Follow the open document's file; the answer says why not ("" when following began)."""
-        document = self._document()
+        workspace = self._workspace()
+        document = workspace.document if workspace is not None else None
         why = self.can_follow(document)
         if why:
             return why
-        assert document is not None
+        assert workspace is not None and document is not None
         self.stop("")
         try:
             follower = Follower(document.path, document.session.format)
@@ -77,7 +79,7 @@ class LiveFollow(QObject):
         except ReadError as exc:
             return str(exc)
         self.follower = follower
-        grow_document(document, follower.session())
+        workspace.load_more(follower.session())
         self.next = next_request(document)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, args=(str(document.path), self._stop), name="foldscope-follow", daemon=True)
@@ -115,16 +117,17 @@ class LiveFollow(QObject):
 
     def poll(self) -> Growth | None:
         """Read what the file gained; grow the document by it; say which limits the next request newly reaches."""
-        follower, document = self.follower, self._document()
-        if follower is None or document is None:
+        follower, workspace = self.follower, self._workspace()
+        if follower is None or workspace is None:
             return None
+        document = workspace.document
         messages, requests = len(document.session.record), len(document.session.trace)
         try:
             growth = follower.poll()
         except ReadError as exc:
             # The good lines read before the bad one in this poll are shown, then following stops with the line's
             # problem: what was read is never dropped.
-            grow_document(document, follower.session())
+            workspace.load_more(follower.session())
             gained = Growth(1, len(document.session.record) - messages, len(document.session.trace) - requests)
             if gained.messages or gained.requests:
                 self.next = next_request(document)
@@ -133,7 +136,7 @@ class LiveFollow(QObject):
             return None
         if not growth:
             return growth
-        grow_document(document, follower.session())
+        workspace.load_more(follower.session())
         before, self.next = self.next, next_request(document)
         self.grew.emit(growth)
         reached = crossed(before, self.next)

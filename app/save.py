@@ -9,10 +9,11 @@ from typing import Any
 
 from foldscope.app import dialogs
 from foldscope.app.qt import QEvent, QMainWindow, QObject, QTimer, Signal
-from foldscope.app.undo import SessionEditor, refresh_document
+from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Task
 from foldscope.core.formats.lionagi import message_from_dict
 from foldscope.core.formats.lionagi_write import input_paths, message_dict, write_session
+from foldscope.core.model.commands import Changes, Command
 from foldscope.core.model.launch import read_launch_policy, to_save
 from foldscope.core.model.session import LibraryError, Session
 from foldscope.core.store.library import WORKING_STATE, Library
@@ -108,6 +109,23 @@ def recover(session: Session, state: dict[str, Any], unchanged: int | None = Non
     session.branch["metadata"] = copy.deepcopy(state["branch_metadata"])
     session.manifest = copy.deepcopy(state["manifest"])
     session.scale = state["scale"]
+
+
+class Recovery(Command):
+    """A working state autosave kept, put back on the session (recover) through its workspace. No undo reaches
+    the state before it: the session was never saved so."""
+
+    label = "recovery"
+    undoable = False
+
+    def __init__(self, state: dict[str, Any], unchanged: int | None) -> None:
+        super().__init__()
+        self.state, self.unchanged = state, unchanged
+
+    def apply(self, session: Session) -> Changes:
+        length = len(session.record)
+        recover(session, self.state, self.unchanged)
+        return Changes(view=True, added=tuple(session.record[i].id for i in range(length, len(session.record))), metadata=True)
 
 
 def write_working_state(db: str | None, library_id: int, view: list[str], cause: str, state: dict[str, Any]) -> int:
@@ -370,8 +388,7 @@ class SaveController(QObject):
         if not dialogs.ask_recover(self.window, Path(doc.path).name, when):
             self.clear_working_state("recovery declined")
             return False
-        recover(doc.session, state, unchanged)
-        refresh_document(doc)
+        self.editor.do(Recovery(state, unchanged))
         self.editor.mark_unsaved()
         since = f"; the session has {grown:,} more messages since, kept in the view" if grown > 0 else ""
         self.window.statusBar().showMessage(f"Recovered the unsaved changes autosave kept{since}", 8000)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from dataclasses import replace
 
 from foldscope.app import dialogs
 from foldscope.app.panels.busy import BusyBar
@@ -25,11 +24,10 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.save import SaveController
-from foldscope.app.undo import SessionEditor, refresh_document
+from foldscope.app.undo import SessionEditor
 from foldscope.core.actions.commands import Clip, Compact, Evict, EvictActionResults, Expand, Restore, stands_in_view
 from foldscope.core.actions.recovery import Peek
 from foldscope.core.fold.fold import Fold
-from foldscope.core.model.policy import resolve_ceiling
 from foldscope.core.readout.document import Document, is_note
 from foldscope.core.readout.words import counted
 
@@ -39,7 +37,7 @@ class SessionActions(QObject):
 
     The window hands in what the actions work with: the host for docks and menus, the editor that runs
     commands, the saver, the two lists, which message is selected, and the busy bar. `policy_applied()`
-    follows an edited policy put in force on the document (every count may have moved).
+    follows another policy put in force (an edit, or its undo or redo: every count and rule may have moved).
     """
 
     policy_applied = Signal()
@@ -58,6 +56,7 @@ class SessionActions(QObject):
         self.editor, self.saver, self.busy = editor, saver, busy
         self.record_list, self.view_list = lists
         self.selected = selected
+        self._showing_policy = False  # the policy editor is being set to the policy in force: nothing to put in force
         self.row_actions: list[QAction] = []  # the window's own actions on the selected row (open its subagent)
         self.policy_editor = PolicyEditor()
         self.preview = FoldPreviewPanel(self.editor)
@@ -169,30 +168,22 @@ class SessionActions(QObject):
         self.preview.set_document(document)
         self.pager.set_document(document)
         if document is not None:
-            self.policy_editor.set_session(document.session.model, document.policy, document.session)
+            # The fields show the policy the document was measured under: showing it puts nothing in force.
+            self._showing_policy = True
+            try:
+                self.policy_editor.set_session(document.session.model, document.policy, document.session)
+            finally:
+                self._showing_policy = False
         self._update_actions()
         if document is not None and opened:
             self.saver.offer_recovery()
 
     def _policy_changed(self, policy) -> None:
-        """Draw the edited policy's ceiling, line and target on the timeline and window map."""
+        """The edited policy in force, as a command on the session's workspace (Ctrl+Z undoes it): its rules on the
+        timeline and window map, the next request under it. The pager pages under its result bound."""
         self.pager.max_chars = policy.tool_result_max_chars
-        doc = self.editor.document
-        if doc is None or doc.rules is None:
-            return
-        resolution = resolve_ceiling(policy, policy.model or doc.session.model)
-        doc.rules = replace(
-            doc.rules,
-            ceiling=resolution.ceiling,
-            line=policy.fold_at,
-            target=policy.fold_target,
-            source=resolution.why if "policy editor" in resolution.why else f"{resolution.why} (the policy editor)",
-        )
-        if doc.policy is None or doc.policy.as_profile() != policy.as_profile():
-            # The edited policy is now in force: the next request compiles (and places its marks) under it.
-            doc.policy = policy
-            refresh_document(doc)
-        self.policy_applied.emit()
+        if not self._showing_policy:
+            self.editor.set_policy(policy)
 
     def _update_actions(self) -> None:
         doc = self.editor.document
@@ -206,8 +197,17 @@ class SessionActions(QObject):
             action.setEnabled(doc is not None)
 
     def _changed(self, changes) -> None:
-        """The pager shows a page of the session: read it again after a change (the window redraws the rest)."""
+        """The pager shows a page of the session: read it again after a change (the window redraws the rest). After
+        another policy in force (an edit, its undo or redo) the fields show it."""
         doc = self.editor.document
+        if changes is not None and changes.policy and doc is not None and doc.policy is not None:
+            self._showing_policy = True
+            try:
+                self.policy_editor.set_policy(doc.policy)
+            finally:
+                self._showing_policy = False
+            self.pager.max_chars = doc.policy.tool_result_max_chars
+            self.policy_applied.emit()
         if doc is not None and self.pager.index is not None and self.pager.index < doc.record_size:
             self.pager.read(self.pager.offset.value())
         self._update_actions()

@@ -1,51 +1,21 @@
-"""The GUI's mirror of the core command stack: runs actions, keeps the document's facts current, says what to redraw."""
+"""The GUI's hold on the open session's Workspace: runs its commands, says what to redraw and mirrors its undo stack."""
 
 from __future__ import annotations
 
 from foldscope.app.qt import QObject, Signal
 from foldscope.core.actions.commands import CommandStack
 from foldscope.core.model.commands import Changes, Command
-from foldscope.core.readout.agent_limits import context_window
+from foldscope.core.model.policy import Policy
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.message_sizes import record_sizes
-from foldscope.core.request.tokens import count_text
-
-
-def _pushed(command: Command, changes: Changes) -> bool:
-    """Whether CommandStack.do put the command on its undo stack (the same test it makes)."""
-    return command.undoable and changes.success and bool(changes.view or changes.added or changes.metadata or changes.folds)
-
-
-def refresh_document(document: Document) -> None:
-    """Bring the document's per-message facts and the estimate now up to date with its session."""
-    session = document.session
-    record = session.record
-    grew = len(record) > len(document.tokens)  # an action appended messages (copies, notes)
-    for index in range(len(document.chars), len(record)):
-        document.chars.append(len(record[index].text))
-    if grew and document.counter is not None:
-        # Sized as the full record compiled as one request carries them, as at load: an appended copy or note
-        # may also change how others render (a second result for a call), so every size is taken again.
-        sizes = record_sizes(document.measure_for())
-        document.tokens[:], document.record_count = sizes.tokens, sizes.total
-    elif grew:
-        document.tokens.extend(count_text(record[i].text) for i in range(len(document.tokens), len(record)))
-    document.show_view(session.view)
-    # The window under the policy in force (the policy editor may have set one): every screen's.
-    window = context_window(session, document.policy)
-    document.context_window, document.window_source = (window.tokens, window.said) if window else (None, "")
-    if document.counter is not None:  # the next request as the Measure in force sizes it, everywhere
-        measure = document.measure_for()
-        messages = measure.messages(session.view)
-        document.now_size = measure.estimate(messages)
-        document.now_predicted = document.predict_view(measure.count(messages))
+from foldscope.core.readout.workspace import Workspace
 
 
 class SessionEditor(QObject):
-    """Runs core commands on the open session through one CommandStack and mirrors its labels.
+    """Changes the open session only through its core Workspace (core.readout.workspace), and mirrors its stack.
 
-    `changed(Changes)` follows every action, undo and redo, once the document is current; panels
-    redraw from it. `stack_changed()` says the undo and redo labels or the unsaved state moved.
+    `changed(Changes)` follows every action, policy edit, undo and redo, once the workspace has brought the
+    document's facts up to date; panels redraw from it. `stack_changed()` says the undo and redo labels or the
+    unsaved state moved.
     """
 
     changed = Signal(object)
@@ -53,70 +23,73 @@ class SessionEditor(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.document: Document | None = None
-        self.stack: CommandStack | None = None
-        self._depth = 0  # commands done and not undone
-        self._saved_depth: int | None = 0  # the depth last saved; None when no undo or redo reaches it
-        self._saved_records = 0  # the full record's length as opened or last saved: undo never shortens it
+        self.workspace: Workspace | None = None  # the session the actions act on (None: no actions yet)
+        self._viewing: Workspace | None = None  # a document shown before its actions come on (stepping only)
         self.busy = ""  # why a worker reads the session (a fold preview, a what-if): actions wait until it ends
 
+    @property
+    def document(self) -> Document | None:
+        return self.workspace.document if self.workspace is not None else None
+
+    @property
+    def stack(self) -> CommandStack | None:
+        return self.workspace.stack if self.workspace is not None else None
+
     def set_document(self, document: Document | None) -> None:
-        self.document = document
-        self.stack = CommandStack(document.session) if document is not None else None
-        self._depth, self._saved_depth = 0, 0
-        self._saved_records = len(document.session.record) if document is not None else 0
+        """Act on `document` (its workspace kept when it is the one acted on or shown already)."""
+        if document is None:
+            self.workspace = None
+        elif self.workspace is None or self.workspace.document is not document:
+            self.workspace = self.workspace_for(document)
         self.stack_changed.emit()
 
-    def snapshot(self) -> tuple:
-        """The document, its stack and saved depth, to come back to after a what-if."""
-        return self.document, self.stack, self._depth, self._saved_depth, self._saved_records
+    def workspace_for(self, document: Document) -> Workspace:
+        """The workspace of a shown document: the one acted on, else one kept for stepping through it."""
+        if self.workspace is not None and self.workspace.document is document:
+            return self.workspace
+        if self._viewing is None or self._viewing.document is not document:
+            self._viewing = Workspace(document)
+        return self._viewing
 
-    def resume(self, snapshot: tuple) -> None:
-        self.document, self.stack, self._depth, self._saved_depth, self._saved_records = snapshot
+    def snapshot(self) -> Workspace | None:
+        """The workspace (its document, stack and saved state), to come back to after a what-if."""
+        return self.workspace
+
+    def resume(self, snapshot: Workspace | None) -> None:
+        self.workspace = snapshot
         self.stack_changed.emit()
 
     # -- running ---------------------------------------------------------------------------
 
     def do(self, command: Command, label: str | None = None) -> Changes:
         """Run one command; `label` names it on the undo stack ("restore of #42")."""
-        if self.stack is None:
+        if self.workspace is None:
             return Changes(success=False, message="no session open")
         if self.busy:
             return Changes(success=False, message=self.busy)
-        if label:
-            command.label = label  # the stack mirrors the instance's label
-        changes = self.stack.do(command)
-        if _pushed(command, changes):
-            if self._saved_depth is not None and self._saved_depth > self._depth:
-                self._saved_depth = None  # the saved state was undone and is now out of reach
-            self._depth += 1
-            self._after(changes)
-        elif changes.success and command.undoable is False and changes.metadata:
-            self._after(changes, stack=False)  # read_result marks its original protected
-        return changes
+        return self._after(self.workspace.apply(command, label))
+
+    def set_policy(self, policy: Policy) -> Changes:
+        """Put another policy in force (a command: Ctrl+Z undoes it)."""
+        if self.workspace is None:
+            return Changes(success=False, message="no session open")
+        return self._after(self.workspace.set_policy(policy))
 
     def undo(self) -> Changes | None:
-        if self.stack is None or not self.stack.can_undo or self.busy:
+        if self.workspace is None or not self.workspace.stack.can_undo or self.busy:
             return None
-        changes = self.stack.undo()
-        self._depth -= 1
-        self._after(changes)
-        return changes
+        return self._after(self.workspace.undo())
 
     def redo(self) -> Changes | None:
-        if self.stack is None or not self.stack.can_redo or self.busy:
+        if self.workspace is None or not self.workspace.stack.can_redo or self.busy:
             return None
-        changes = self.stack.redo()
-        self._depth += 1
-        self._after(changes)
-        return changes
+        return self._after(self.workspace.redo())
 
-    def _after(self, changes: Changes | None, stack: bool = True) -> None:
-        if self.document is not None:
-            refresh_document(self.document)
-        self.changed.emit(changes)
-        if stack:
+    def _after(self, changes: Changes) -> Changes:
+        if changes.success and changes.changed:
+            self.changed.emit(changes)
             self.stack_changed.emit()
+        return changes
 
     # -- the mirror ------------------------------------------------------------------------
 
@@ -129,40 +102,34 @@ class SessionEditor(QObject):
         return self.stack is not None and self.stack.can_redo
 
     def undo_text(self) -> str:
-        stack = self.stack
-        return f"&Undo {stack.undo_label}" if stack is not None and stack.can_undo else "&Undo"
+        return f"&Undo {self.stack.undo_label}" if self.stack is not None and self.can_undo else "&Undo"
 
     def redo_text(self) -> str:
-        stack = self.stack
-        return f"&Redo {stack.redo_label}" if stack is not None and stack.can_redo else "&Redo"
+        return f"&Redo {self.stack.redo_label}" if self.stack is not None and self.can_redo else "&Redo"
 
     @property
     def depth(self) -> int:
-        return self._depth
+        return self.stack.index if self.stack is not None else 0
 
     # -- unsaved changes -------------------------------------------------------------------
 
     @property
     def is_modified(self) -> bool:
-        """The session differs from what was opened or last saved: other steps on the stack, or messages an
-        undone action appended that the record keeps (undo takes them out of the view, never out of the record)."""
-        return self.document is not None and (self._depth != self._saved_depth or bool(self.kept_out_of_view()))
+        """The session differs from what was opened or last saved (Workspace.is_modified)."""
+        return self.workspace is not None and self.workspace.is_modified
 
     def kept_out_of_view(self) -> list[int]:
         """Record indices appended since the session was opened or saved that the active view does not show."""
-        doc = self.document
-        if doc is None:
-            return []
-        view = set(doc.session.view)
-        return [i for i in range(self._saved_records, len(doc.session.record)) if doc.session.record[i].id not in view]
+        return self.workspace.kept_out_of_view() if self.workspace is not None else []
 
     def mark_unsaved(self) -> None:
         """The session holds changes no save reached and no undo reaches (a recovered working state)."""
-        self._saved_depth = None
+        if self.workspace is not None:
+            self.workspace.reset_clean()
         self.changed.emit(None)
         self.stack_changed.emit()
 
     def mark_saved(self) -> None:
-        self._saved_depth = self._depth
-        self._saved_records = len(self.document.session.record) if self.document is not None else 0
+        if self.workspace is not None:
+            self.workspace.set_clean()
         self.stack_changed.emit()

@@ -56,10 +56,9 @@ from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.document import Document, is_note
-from foldscope.core.readout.fold_facts import FoldRow, fold_rows
+from foldscope.core.readout.fold_facts import FoldRow
 from foldscope.core.readout.marks_facts import cache_marks
 from foldscope.core.readout.words import counted
-from foldscope.core.request.trace import build_trace
 
 FIRST_SIZE = (1600, 1000)  # the first window on a screen that has room for it
 FRAME = (0, 40)  # what the window manager's frame and title bar take around the window, allowed for when sizing
@@ -213,7 +212,8 @@ class MainWindow(QMainWindow):
             lambda document, opened: self.set_document(document, opened),
         )
         self.replay_lab: ReplayView | None = None  # made when first opened
-        self.live = LiveFollow(lambda: self.document, self)  # View > Follow: the file read as it grows
+        # View > Follow: the file read as it grows, into the shown document's workspace
+        self.live = LiveFollow(lambda: self.editor.workspace_for(self.document) if self.document is not None else None, self)
         self.live.grew.connect(self.show_growth)
         self.live.limits_crossed.connect(self._limits_crossed)
         self.live.stopped.connect(self._follow_stopped)
@@ -973,9 +973,7 @@ class MainWindow(QMainWindow):
         added = changes is None or bool(changes.added)
         metadata = changes is None or changes.metadata
         folds = changes is None or bool(changes.folds)
-        if folds:  # fold records were appended or taken back: the table of folds and their marks on the timeline
-            views = [r.view for r in doc.requests] + [tuple(doc.session.view)]
-            doc.folds = fold_rows(doc.session, views, [r.at for r in build_trace(doc.session)])
+        if folds:  # fold records were appended or taken back: the table of folds (its rows the workspace's)
             self.fold_panel.set_rows(doc.folds, len(doc.requests))
         if not (view or added or metadata or folds):
             return
@@ -1059,9 +1057,7 @@ class MainWindow(QMainWindow):
             return
         selected = self.inspector.index
         is_now = slot >= len(doc.requests)
-        doc.show_view(
-            doc.session.view if is_now else list(doc.requests[slot].view), at_request=not is_now, request=None if is_now else slot
-        )
+        self.editor.workspace_for(doc).show_request(slot)
         self.record_model.refresh(view=True, added=True, metadata=False)  # greying moves; rows and scroll stay
         self.view_model.set_document(doc)
         self.window_map.update()

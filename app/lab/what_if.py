@@ -17,6 +17,7 @@ from foldscope.core.fold.history import session_at_request
 from foldscope.core.readout.cost_facts import document_cache
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.opening import build_document
+from foldscope.core.readout.workspace import Workspace
 from foldscope.core.replay.what_if import BranchStep, branch_copy, replay_from
 from foldscope.core.request.count import estimate
 
@@ -28,7 +29,7 @@ class Branch:
     request: int
     original: Document
     document: Document
-    editor_state: tuple
+    editor_state: Workspace | None  # the original's workspace, acted on again when the what-if ends
     save_state: tuple
     steps: list[BranchStep]
     policy: dict | None = None  # the policy the last replay ran under, as its record
