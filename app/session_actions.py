@@ -27,7 +27,6 @@ from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor
 from foldscope.core.actions.commands import Clip, Compact, Evict, EvictActionResults, Expand, Restore, stands_in_view
 from foldscope.core.actions.recovery import Peek
-from foldscope.core.fold.fold import Fold
 from foldscope.core.readout.document import Document, is_note
 from foldscope.core.readout.words import counted
 
@@ -235,17 +234,6 @@ class SessionActions(QObject):
             self.window.statusBar().showMessage(changes.message, 6000)
         return changes
 
-    def _fold(self) -> Fold | None:
-        doc, policy = self.editor.document, self.policy_editor.policy()
-        measure = doc.measure_for(policy) if doc is not None and policy else None
-        if doc is None or measure is None or measure.ceiling is None:
-            return None
-        session = doc.session
-        session.scale = max(session.scale, doc.scale)
-        # The fold's own count (core.fold.fold.default_count) compiles as the next request would:
-        # bound, tools, marks and an included first round's frozen bound.
-        return Fold(session, measure)
-
     def preview_fold(self):
         policy = self.policy_editor.policy()
         if self.editor.document is None:
@@ -270,8 +258,10 @@ class SessionActions(QObject):
         index = self.selected()
         if index is None:
             return None
-        fold = self._fold()
-        changes = self.editor.do(Restore([index], fold.fits if fold else None), f"restore of #{index}")
+        # Under the policy the editor shows (None while a field is invalid: no admission check, as with no ceiling).
+        policy, workspace = self.policy_editor.policy(), self.editor.workspace
+        admits = workspace.admission(policy) if policy is not None and workspace is not None else None
+        changes = self.editor.do(Restore([index], admits), f"restore of #{index}")
         if not changes.success:
             if dialogs.show_refusal(self.window, changes.message):
                 self.open_pager(index)

@@ -9,7 +9,10 @@ panel keys what it keeps on a revision instead of recounting or comparing object
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from foldscope.core.actions.commands import CommandStack
+from foldscope.core.fold.fold import Fold
 from foldscope.core.model.commands import Changes, Command
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
@@ -88,6 +91,18 @@ class Workspace:
         changes = Changes(view=True, added=added, folds=len(doc.folds) - folds)
         doc.trace_revision = next_revision()
         return self._moved(changes)
+
+    def admission(self, policy: Policy | None = None) -> Callable[[Sequence[str]], bool] | None:
+        """The ceiling's admission check for a view under `policy` (default: the one in force): the fold's `fits`,
+        which restore asks before a clipped original comes back whole; None without a ceiling (all admitted)."""
+        doc = self.document
+        measure = doc.measure_for(policy)
+        if measure.ceiling is None:
+            return None
+        doc.session.scale = max(doc.session.scale, doc.scale)
+        # The fold's own count (core.fold.fold.default_count) compiles as the next request would: bound, tools,
+        # marks and an included first round's frozen bound.
+        return Fold(doc.session, measure).fits
 
     # -- the saved state ---------------------------------------------------------------------
 

@@ -265,3 +265,12 @@ def test_a_document_not_yet_counted_takes_a_revision_of_its_own():
 def test_showing_now_twice_is_no_change(slot):
     ws = opened()
     assert not ws.show_request(slot).changed
+
+
+def test_restore_is_admitted_under_the_ceiling_of_the_policy_given_and_always_without_one():
+    ws = opened()
+    view = list(ws.session.view)
+    assert ws.admission(edited(ws, max_input_tokens="none")) is None
+    tight, roomy = ws.admission(edited(ws, max_input_tokens=1_000)), ws.admission(edited(ws, max_input_tokens=10**9))
+    assert tight is not None and roomy is not None
+    assert not tight(view) and roomy(view)
