@@ -254,9 +254,8 @@ class CompositionPanel(ShownRequestPanel):
     # -- what is shown ------------------------------------------------------------------------
     def refresh(self, force: bool = False) -> None:
         doc, slot = self.document, self.slot
-        # The next request changes with the active view (an action may replace a message in place).
-        now = hash(tuple(doc.session.view)) if doc is not None and (slot is None or slot >= len(doc.requests)) else 0
-        key = (id(doc), slot, len(doc.requests) if doc else 0, now, id(doc.policy) if doc else 0)
+        # The next request changes with every action and policy (the workspace moves the facts' revision), not a step.
+        key = (doc.facts_revision if doc is not None else None, slot)
         if key == self._shown and not force:
             return
         self._shown = key

@@ -139,7 +139,7 @@ class RequestPanel(ShownRequestPanel):
 
     def refresh(self, force: bool = False) -> None:
         doc, slot = self.document, self.slot
-        key = (id(doc), slot)
+        key = (doc.facts_revision if doc is not None else None, slot)
         if doc is None or (key == self._shown and not force):
             return
         self._shown = key

@@ -213,7 +213,7 @@ class Timeline(QWidget):
         """The lane's rows for the document's trace: at once for a trace of moderate length, else the gaps at once
         and the causes from a worker (the Cost panel's attribution either way)."""
         doc = self.document
-        key = None if doc is None else (id(doc.session), len(doc.session.trace), id(doc.policy), doc.counted)
+        key = None if doc is None else doc.trace_revision  # the trace and the policy: not an action, not a step
         if key == self._lane_for:
             return
         if self._lane_task is not None:
@@ -355,18 +355,12 @@ class Timeline(QWidget):
         key = (
             self.size().toTuple(),
             ratio,
-            id(doc),
-            id(doc.requests),
-            len(doc.requests),
-            doc.now_predicted,
-            doc.now_size,
-            doc.rules,
-            id(self.branch),
+            doc.facts_revision,  # the requests, the sizes of now, the rules
+            self.branch,
             is_dark(),
             text.rgba(),
             self.font().key(),
-            id(self.lane.rows),
-            len(self.lane.rows),
+            tuple(self.lane.rows),
             self.lane.shown(),
         )  # the cache lane is drawn in it too
         if self._layer is not None and self._layer[0] == key:
@@ -525,7 +519,7 @@ class Timeline(QWidget):
         """The reported input's dots, drawn once per load, size and scale (the scale moves only when a count
         passes every reported input): a paint while counting draws the bars so far over it."""
         ratio = self.devicePixelRatioF()
-        key = (id(columns), top, width, self.size().toTuple(), ratio, text.rgba())
+        key = (self._columns[0] if self._columns is not None else None, top, width, self.size().toTuple(), ratio, text.rgba())
         if self._dots is not None and self._dots[0] == key:
             return self._dots[1]
         layer, painter = self._blank_layer(ratio)
@@ -542,12 +536,10 @@ class Timeline(QWidget):
     def _counting_columns(self, plot: QRectF, requests: int) -> CountingColumns:
         """The counts so far by pixel column, kept across the paints of one load (each count folded in once)."""
         doc = self._shown()
-        key = (id(doc.session), requests, int(plot.width()), int(plot.height()))
+        key = (doc.revision, requests, int(plot.width()), int(plot.height()))
         kept = self._columns
         if kept is None or kept[0] != key:
             reported = [r.usage.reported_input if r.usage is not None else 0 for r in doc.session.trace]
-            # The session is held with its key, so its id cannot pass to the next load's (a first part's session
-            # is dropped when the whole record arrives).
             kept = self._columns = (key, CountingColumns(int(plot.width()), requests, reported, int(plot.height())), doc.session)
         return kept[1]
 

@@ -261,7 +261,7 @@ class WindowMap(QWidget):
         first), and each view message's part (a system message carries the system prompt and tools). They add
         up to the request's size as every other panel shows it (core.request.measure.Composition)."""
         doc = self._shown()
-        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, doc.counted)
+        key = doc.revision  # the shown view and every size: the workspace moves it at each change
         if (self._widths is None or self._widths[0] != key) and not doc.counted:
             # Before the counts land: each view message by its characters, no head or framing (not known yet).
             self._widths = (key, (0.0, {i: float(doc.chars[i]) for i in doc.view_position}))
@@ -326,7 +326,7 @@ class WindowMap(QWidget):
     def _scale(self) -> float:
         doc = self._shown()
         lead, widths = self.view_widths()
-        sizes_key = (id(doc), doc.record_size, doc.counted)
+        sizes_key = doc.facts_revision  # the record's sizes: not moved by a step
         if self._record_total[0] != sizes_key:
             self._record_total = (sizes_key, sum(doc.sizes))
         total = max(self._record_total[1], lead + sum(widths.values()), 1)
@@ -340,7 +340,7 @@ class WindowMap(QWidget):
     def bars(self) -> tuple[Bar, Bar]:
         """The view bar and the full record's, laid out in numbers; kept until the view or the width changes."""
         doc = self._shown()
-        key = (id(doc), id(doc.view), doc.shown, doc.now_size, doc.record_size, doc.counted, self.width())
+        key = (doc.revision, self.width())
         if self._bars is None or self._bars[0] != key:
             self._bars = (key, *self._layout(doc))
         return self._bars[1], self._bars[2]
@@ -364,7 +364,7 @@ class WindowMap(QWidget):
         order = list(doc.view_position)  # in view order: the mapping is built position by position
         # The unseen head and the framing lead the bar, drawn as one plain block.
         view = Bar.laid(order, list(map(mul, map(widths.get, order, repeat(0.0)), repeat(scale))), float(LEFT) + lead * scale, view_y, True)
-        key = (id(doc), doc.record_size, doc.counted, scale, record_y)
+        key = (doc.facts_revision, scale, record_y)
         if self._record_bar is None or self._record_bar[0] != key:
             sizes = doc.sizes
             self._record_bar = (
@@ -558,7 +558,7 @@ class WindowMap(QWidget):
     def _systems(self) -> set[int]:
         """The view's system messages (the stable segment), kept with the layout: marks ask on every paint."""
         doc = self._shown()
-        key = (id(doc), id(doc.view), doc.view_size)
+        key = doc.revision
         if self._systems_cache[0] != key:
             in_view = doc.view_position
             self._systems_cache = (key, {i for i in record_index(doc.session.record).systems if i in in_view})
