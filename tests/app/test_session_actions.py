@@ -231,3 +231,21 @@ def test_clipping_a_result_out_of_the_view_after_yes_brings_its_copy_and_call_in
 def test_clipping_a_result_in_the_view_does_not_ask(qtbot, window, demo, monkeypatch, told):
     monkeypatch.setattr(dialogs, "ask_clip_into_view", lambda *args: pytest.fail("asked about a result in the view"))
     assert clip(window, monkeypatch, largest_result(demo), 1500).success
+
+
+def test_a_policy_edit_is_undone_with_ctrl_z_and_the_fields_and_rules_follow(qtbot, window, demo):
+    actions = window.session_actions
+    opening = (demo.policy, demo.rules, demo.now_size)
+    assert not actions.undo_action.isEnabled()  # showing the policy in force at opening is no step
+    with qtbot.waitSignal(actions.policy_applied, timeout=10_000):
+        actions.policy_editor.set_text("max_input_tokens", "40000")
+    assert demo.rules.ceiling == 40_000 and window.editor.is_modified
+    assert actions.undo_action.text() == "&Undo policy edit of max_input_tokens"
+    revision = demo.revision
+    with qtbot.waitSignal(actions.policy_applied, timeout=10_000):
+        actions.undo_action.trigger()
+    assert (demo.policy, demo.rules, demo.now_size) == opening and demo.revision > revision
+    assert actions.policy_editor.texts()["max_input_tokens"] == "100000" and not window.editor.is_modified
+    with qtbot.waitSignal(actions.policy_applied, timeout=10_000):
+        actions.redo_action.trigger()
+    assert demo.rules.ceiling == 40_000 and actions.policy_editor.texts()["max_input_tokens"] == "40000"

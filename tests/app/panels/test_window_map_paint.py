@@ -11,6 +11,7 @@ from foldscope.app.theme import kind_colour
 from foldscope.core.formats.demo import generate
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.opening import build_document
+from foldscope.core.readout.workspace import Workspace
 
 WIDTH = 800
 
@@ -133,12 +134,10 @@ def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_blo
     qtbot.addWidget(widget)
     widget.resize(WIDTH, 146)
     widget.set_document(doc)
+    workspace = Workspace(doc)  # a step goes through the workspace, which moves the revision the map keys on
     try:
         for slot in (0, len(doc.requests) // 3, len(doc.requests) - 1, None):
-            if slot is None:
-                doc.show_view(doc.session.view)
-            else:
-                doc.show_view(list(doc.requests[slot].view), at_request=True, request=slot)
+            workspace.show_request(slot)
             widget.set_highlighted(range(slot or 0, doc.record_size, 7))
             widget.set_selected(doc.view_index(doc.view_size - 1))
             expected = laid_block_by_block(widget)
@@ -158,7 +157,7 @@ def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_blo
                     )
                     assert widget.block_at(point) == scanned, (slot, x, y)
     finally:
-        doc.show_view(doc.session.view)
+        workspace.show_request(None)
 
 
 def test_the_styles_kept_for_a_record_are_its_messages_styles_as_it_grows_and_shared_by_its_documents(qtbot):
