@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 
 from pygments.lexers import JsonLexer
 
@@ -47,7 +48,7 @@ def mark_lines(text: str) -> list[int]:
     return out
 
 
-def next_view(document: Document, slot: int) -> list[str] | tuple[str, ...]:
+def next_view(document: Document, slot: int) -> Sequence[str]:
     """The view the request after `slot` is compiled from (after the last request: the active view now)."""
     return document.requests[slot + 1].view if slot + 1 < len(document.requests) else document.session.view
 

@@ -186,7 +186,7 @@ class Timeline(QWidget):
         self.setMinimumHeight(100)
         self.lane = CacheLane()  # idle gaps and cache writes by cause, under the plot
         self._lane_task: Task | None = None
-        self._lane_for: tuple | None = None  # (session, requests) the lane's rows were made for
+        self._lane_for: int | None = None  # the trace's revision the lane's rows were made for
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(800, ROOMY_FROM if self.lane.shown() else 160)
@@ -222,8 +222,8 @@ class Timeline(QWidget):
         self._lane_for = key
         if doc is None or not doc.counted or not doc.session.trace:  # the first step of a load: no lane yet
             self.lane.rows = []
-        elif doc.cache_report() is not None:  # the Cost panel's cache report, made at load from the trace's count
-            self.lane.rows = lane_rows_of(doc.cache_report())
+        elif (report := doc.cache_report()) is not None:  # the Cost panel's cache report, made at load from the trace's count
+            self.lane.rows = lane_rows_of(report)
         elif len(doc.session.trace) <= SYNC_REQUESTS:
             self.lane.rows = lane_rows(doc.session, doc.policy, doc.counter)
         else:

@@ -210,15 +210,15 @@ class WindowMap(QWidget):
         self.highlighted: frozenset[int] = frozenset()  # what a chosen fold record took
         self.marks: tuple[Mark, ...] = ()
         self.marks_note = ""  # why there are no marks, when there are none
-        self._bars: tuple[tuple, Bar, Bar] | None = None  # (layout key, the view bar, the full record's)
+        self._bars: tuple[tuple[int, int], Bar, Bar] | None = None  # ((revision, width), the view bar, the full record's)
         self._blocks: tuple[tuple, list] | None = None  # blocks(), made only when asked
         self._plan: tuple[tuple, PaintPlan] | None = None
-        self._systems_cache: tuple[tuple, set[int]] = ((), set())
+        self._systems_cache: tuple[int, set[int]] = (0, set())  # (revision, the view's system messages)
         self._styles: tuple[object, list] = (None, [])  # message_styles, kept per record (held, so its id is not reused)
-        self._record_total: tuple[tuple, int] = ((), 0)  # the full record's size, kept per document and length
+        self._record_total: tuple[int, int] = (0, 0)  # the full record's size, kept per facts' revision
         self._record_bar: tuple[tuple, Bar] | None = None  # the full record's blocks: the same at every step
         self._record_columns: tuple[tuple, list] = ((), [])  # column_spans of the full record's, kept with them
-        self._widths: tuple[tuple, tuple[float, dict[int, float]]] | None = None
+        self._widths: tuple[int, tuple[float, dict[int, float]]] | None = None
         self._lead_parts: list[tuple[str, float]] = []
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Window map")
