@@ -12,7 +12,11 @@ COLUMNS = (
     ("end", "the last message's or request's time (its date too when another day than the start's)"),
     ("size", "the session file's size"),
     ("requests", "calls to the model, the subagents' and the compaction summariser's included"),
-    ("cost", "the reported usage priced (subagents and summariser included); - when the model has no price"),
+    (
+        "cost",
+        "the reported usage priced (subagents and summariser included); - when the model has no price; ~ when the "
+        "agent records approximate usage (Aider)",
+    ),
     ("model", "the session's model"),
     (
         "project / file",
