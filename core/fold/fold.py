@@ -217,7 +217,7 @@ class Fold:
         view = self.session.view_messages()
         # Through prepare_request `observed` is the fold's own estimate, so the calibration moves only by its rounding
         # up and the estimate stays at or past the ceiling, over the target, until a pass lands: there neither the
-        # calibration nor must_land changes what folds (issue 47). Both matter for a refusal counted elsewhere (the
+        # calibration nor must_land changes what folds. Both matter for a refusal counted elsewhere (the
         # cap's own count of the real request, Amendment 1): tests/core/fold/test_fold_rules.py passes one above
         # the fold's estimate, and one under the target of another estimator (`size`), which no scale moves.
         if observed:

@@ -63,7 +63,7 @@ def sniff(head: bytes, path: Path) -> bool:
 
 
 # A reader that can leave its trace for later (core.formats.load_session's trace_later): the GUI's first step shows
-# the record and view before the requests are built (0.35 s of a 151 MB, 50k-message Branch's 2.1 s read).
+# the record and view before the requests are built (a sixth of a large Branch's read: docs/performance.md).
 TRACE_LATER = True
 
 

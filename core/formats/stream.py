@@ -215,7 +215,7 @@ def parse_time(value: Any) -> float | None:
 
     The same text as the last call's gives the same float object: lines written in one millisecond (a question and
     its answer, a response's split lines, its tool results) share one time, where each kept a float of its own,
-    24 bytes a message (issue 17's import memory)."""
+    24 bytes a message (docs/performance.md, import memory)."""
     if type(value) is not str:
         return _parse_time(value)
     last = _last_time

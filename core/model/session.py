@@ -261,7 +261,7 @@ class FullRecord:
 
     `ints`, when given, is a list whose item v is the int v (a reader's line numbers, core.formats.stream): each
     message's index is taken from it, so the record's index, the provenance lines and the requests share one int
-    object a value, where each kept its own, 32 bytes apiece (issue 17's import memory). Never pickled."""
+    object a value, where each kept its own, 32 bytes apiece. Never pickled."""
 
     _ints: list[int] | None = None
 
@@ -480,7 +480,7 @@ class Session:
         if isinstance(view, Sequence):  # in C, the loop below only to name a bad id
             # Each id's place in the record, sorted (a view runs nearly in record order, which sorting reads in one
             # pass), none missing and no two alike: a pointer an id, where the set of them held 40 bytes an id, the
-            # peak of a reader's last step (2 MB at 50k messages; issue 17's import memory).
+            # peak of a reader's last step (docs/performance.md, import memory).
             places = self.record.places(view)
             if places is not None:
                 places.sort()

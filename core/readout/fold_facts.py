@@ -54,7 +54,7 @@ class _Views:
     def __init__(self, session: Session, views: Sequence[Sequence[str]], times: Sequence[float | None]) -> None:
         self.session = session
         # The views as given, never copied: a trace's views share their start (core.model.views.SharedView), and a
-        # copy of each would hold every request's whole view (5 GB for 50,000 short messages, issue 17).
+        # copy of each would hold every request's whole view: gigabytes on a long session of short messages.
         self.views = list(views)
         self.times = list(times)
         self._first: dict[str, int] = {}

@@ -47,7 +47,7 @@ def find_round(view: Sequence[Message]) -> Round | None:
         return None
     members = [rest[start]]
     following = rest[start + 1 :]
-    # Amendment 4's note case stated as the ADR states it. Dropping it changes nothing (issue 47): a note's kind is
+    # Amendment 4's note case stated as the ADR states it. Dropping it changes nothing (docs/testing.md): a note's kind is
     # "note", never "assistant" or "action_request", so the second test already refuses it. Tried:
     # tests/core/request/test_first_round.py's conversation(note_after_task=True), the task followed by a note.
     if following[0].kind == "note" or following[0].kind not in ("assistant", "action_request"):

@@ -35,9 +35,8 @@ import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-
 if TYPE_CHECKING:
     from tiktoken import Encoding
 
-# A piece this long (in characters) is merged in windows; shorter ones by tiktoken whole. Measured
-# (bench/bench_count.py --long): the windowed merge costs 0.8 of tiktoken's up to 16 kB, breaks even
-# at 64 kB and wins from there, 10 times at 8 MB (docs/performance.md, One huge message).
+# A piece this long (in characters) is merged in windows; shorter ones by tiktoken whole: where the windowed merge
+# breaks even with tiktoken's (bench/bench_count.py --long; docs/performance.md, One huge message).
 LONG_PIECE = 65_536
 WINDOW = 2048  # bytes merged by tiktoken at a time: where its per-byte cost is lowest
 OVERLAP = 320  # bytes two windows share at least: more than two of the longest tokens (128 bytes)

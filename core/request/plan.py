@@ -20,7 +20,7 @@ ROLE = {
 }
 
 # How a view message becomes a content block (the `tag` of a BlockSpec). Caching adds marks to these blocks and
-# never changes them: the request the agent sent, with `cache_control` where ADR-0127 places it (issue 41).
+# never changes them: the request the agent sent, with `cache_control` where ADR-0127 places it.
 TEXT, TOOL_USE, TOOL_RESULT, ORPHAN_RESULT = "text", "tool_use", "tool_result", "orphan_result"
 
 # Instruction parts after the instruction itself, in the order they render.
@@ -34,7 +34,7 @@ class CompileError(Exception):
 @dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
 class BlockSpec:
     """One content block and the view message it comes from; `call_id` is the tool_use id for calls and results;
-    `mark` is the block's cache mark lifetime, if any (caching adds it and changes nothing else: issue 41)."""
+    `mark` is the block's cache mark lifetime, if any (caching adds it and changes nothing else)."""
 
     message: Message
     tag: str
@@ -289,7 +289,7 @@ def value_text(value: Any, message: Message) -> str:
         return value
     try:
         # json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)'s text, by
-        # msgspec where that writes the same (a Branch's outputs: 0.64 of a 50k trace's 2.5 s rendering ahead).
+        # msgspec where that writes the same, a large share of rendering ahead on a Branch's outputs (docs/performance.md).
         return canonical_json(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise CompileError(f"message {message.id} ({message.kind}) has a value with no JSON form: {exc}") from None
