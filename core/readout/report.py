@@ -28,6 +28,7 @@ from foldscope.core.readout.cost_facts import duration
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.report_transcript import conversation_section_body, every_request_body, request_anchor
 from foldscope.core.readout.unseen_heads import unseen_head_words
+from foldscope.core.readout.usage_precision import APPROXIMATE, approximate, no_requests, usage_note
 from foldscope.core.readout.words import counted_words
 from foldscope.core.request.measure import Measure
 
@@ -269,8 +270,10 @@ def summary_section(data: ReportData) -> Section:
         ("Full record", f"{len(s.record):,} messages"),
         ("Active view", f"{len(s.view):,} messages"),
         ("Requests", f"{len(rows):,}"),
-        ("Peak reported input", num(max(reported)) if reported else "not recorded"),
+        ("Peak reported input", (APPROXIMATE if approximate(s.format) else "") + num(max(reported)) if reported else "not recorded"),
         *((("Reported usage", estimated),) if (estimated := estimated_usage(s)) else ()),
+        *((("Reported usage", rounded),) if (rounded := usage_note(s.format)) else ()),
+        *((("Requests' contents", missing),) if (missing := no_requests(s.format, "composition")) else ()),
         ("Largest predicted input", num(max((r.predicted for r in rows), default=0))),
         ("Largest estimate", f"{num(max((r.estimate for r in rows), default=0))} (count × scale: what the ceiling is checked against)"),
         ("Ceiling", f"{num(m.ceiling)} ({m.resolution.why})" if m.ceiling else f"none ({m.resolution.why})"),
