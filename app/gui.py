@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", help="a session file (default: the bundled demo session)")
     parser.add_argument("--screenshot", metavar="PNG", help="render the window with FILE loaded to PNG and exit")
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
+    parser.add_argument(
+        "--head", metavar="FILE", help="Claude Code's /context output pasted into a file: the unseen head split by its figures"
+    )
     add_policy_flags(parser)  # the same policy flags as fold, requests and replay (core.cli.options)
     add_window_flag(parser)
     parser.add_argument(
@@ -106,12 +109,16 @@ def run_gui(argv: list[str]) -> int:
     app.setOrganizationName("foldscope")
     from foldscope.core.model import pricing
     from foldscope.core.model.policy import PolicyError
+    from foldscope.core.model.session import ReadError
+    from foldscope.core.readout.head_split import use_head_file
 
     try:  # checked before any file is read: one clear line when refused
         policy = policy_choice(args)
         if args.prices:
             pricing.use_prices_file(args.prices)
-    except (OSError, PolicyError) as exc:
+        if args.head:  # the session's composition shows the head's parts by these figures (core.readout.head_split)
+            use_head_file(path, args.head)
+    except (OSError, PolicyError, ReadError) as exc:
         print(f"foldscope: {exc}", file=sys.stderr)
         return 2
     # A screenshot run reads and writes no settings: no geometry, no recent files, no theme of the user's.

@@ -46,3 +46,4 @@ def _isolated_library(tmp_path, monkeypatch):
     monkeypatch.setenv("FOLDSCOPE_DB", str(tmp_path / "library.db"))
     monkeypatch.setenv("FOLDSCOPE_CONFIG", str(tmp_path / "config"))  # window settings, never the user's
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user prices.json (core.model.pricing)
+    monkeypatch.setenv("FOLDSCOPE_AGENT_HOME", str(tmp_path / "agent-home"))  # no user CLAUDE.md or MCP servers (head_split)

@@ -47,6 +47,7 @@ from foldscope.core.readout.composition import (
     request_composition,
 )
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.head_split import NOT_SPLIT, ORDER
 from foldscope.core.readout.words import counted_words
 
 # The kind colour each category borrows from the lists and the window map.
@@ -62,8 +63,11 @@ LARGEST = (("largest 10", 10), ("largest 25", 25), ("largest 100", 100), ("all",
 
 
 def category_colour(name: str, shade: int = 0) -> QColor:
-    if name == UNSEEN:
+    if name in (UNSEEN, NOT_SPLIT):
         return muted_colour()
+    if name.startswith(f"{UNSEEN}: "):  # a part of the unseen head (core.readout.head_split): a grey as its one block, by shade
+        step = 1 + ORDER.index(part) if (part := name.removeprefix(f"{UNSEEN}: ")) in ORDER else 0
+        return muted_colour().lighter(104 + 6 * step) if step % 2 else muted_colour().darker(104 + 10 * step)
     if name.startswith(RESULTS):
         base = colour_for_key("action_response")
         return base.lighter(100 + 12 * (shade % 4)) if shade % 2 == 0 else base.darker(100 + 10 * (shade % 4))

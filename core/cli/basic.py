@@ -29,9 +29,10 @@ def register(subparsers) -> None:
     )
     inspect.add_argument("--db", metavar="PATH", help="also import the session into this library")
     inspect.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
-    from foldscope.core.cli.options import add_window_flag
+    from foldscope.core.cli.options import add_head_flag, add_window_flag
 
     add_window_flag(inspect)
+    add_head_flag(inspect)
     inspect.set_defaults(run=run_inspect, format=format_inspect)
 
     count = subparsers.add_parser("count", help="o200k_base tokens of a text file, or stdin with -")
@@ -146,10 +147,12 @@ def _usage_parts(session: Session) -> dict[str, Any]:
 
 @collector.spared()  # read and measured in one go: the collector off (core.model.collector)
 def run_inspect(args) -> dict[str, Any]:
-    from foldscope.core.cli.options import policy_choice
+    from foldscope.core.cli.options import policy_choice, use_head
+    from foldscope.core.readout.head_split import sources_for
     from foldscope.core.request import tokens
 
     choice = policy_choice(args)  # `--context-window`, checked before the file is read
+    use_head(args)  # a damaged --head file: one line before the session is read
 
     # The tokenizer is built in a forked helper on the other core while this process reads and stores
     # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
@@ -169,6 +172,9 @@ def run_inspect(args) -> dict[str, Any]:
         opened = open_session(args.file, args.db, Counter(2 if helper else None), input_format=args.input_format, sample=args.sample)
         with counting_progress():
             result = summarise(opened.session, counter=opened.counter, choice=choice)
+        # the next request's head split where the --head file or this machine names its parts (core.readout.head_split)
+        view = result["view_size"]
+        view["unseen_head_parts"] = [p.as_dict() for p in sources_for(opened.session).split(view["unseen_head"])]
         kept = library_facts(opened, keep(opened, args.file, args.db, args.sample)) if args.db else {}
     finally:
         if helper:

@@ -6,12 +6,14 @@ import re
 from typing import Any
 
 from foldscope.core.cli.options import (
+    add_head_flag,
     add_policy_flags,
     add_threads,
     add_window_flag,
     measure_for,
     policy_choice,
     read_session,
+    use_head,
     with_estimate_said,
 )
 
@@ -49,6 +51,7 @@ def register(subparsers) -> None:
     parser.add_argument("file", metavar="FILE")
     add_policy_flags(parser)
     add_window_flag(parser)
+    add_head_flag(parser)
     add_threads(parser)
     parser.add_argument(
         "--at-request",
@@ -98,6 +101,7 @@ def run_composition(args) -> dict[str, Any]:
     if args.top is not None and args.top < 0:
         raise UsageError("--top: must be 0 or more")
     choice = policy_choice(args)  # flags are checked before the file is read
+    use_head(args)
     session = read_session(args.file, getattr(args, "input_format", None), args.sample)
     measure = measure_for(session, choice, threads=args.threads)
     k = pick_request(args.at_request, measure.trace.rows, session.source)

@@ -57,6 +57,24 @@ def add_window_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_head_flag(parser: argparse.ArgumentParser) -> None:
+    """`--head FILE`: Claude Code's `/context` output pasted into a file, the unseen head's parts as the agent counted
+    them (core.readout.head_split)."""
+    parser.add_argument(
+        "--head",
+        metavar="FILE",
+        help="Claude Code's /context output pasted into a file: the unseen head split by its figures (system prompt, tools, MCP, memory)",
+    )
+
+
+def use_head(args: Any) -> None:
+    """Read --head for the session file args.file, before the session is read (a damaged file: one line, exit 2)."""
+    if getattr(args, "head", None):
+        from foldscope.core.readout.head_split import use_head_file
+
+        use_head_file(args.file, args.head)
+
+
 def add_threads(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=positive, metavar="N", help="tokenizer threads (default 1)")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from foldscope.core.cli.options import (
+    add_head_flag,
     add_list,
     add_policy_flags,
     add_threads,
@@ -12,6 +13,7 @@ from foldscope.core.cli.options import (
     measure_for,
     policy_choice,
     read_session,
+    use_head,
 )
 from foldscope.core.model.session import ReadError
 
@@ -22,6 +24,7 @@ def register(subparsers) -> None:
     parser.add_argument("-o", "--output", metavar="OUT.html", required=True, help="the HTML file to write")
     add_policy_flags(parser)
     add_window_flag(parser)
+    add_head_flag(parser)
     add_threads(parser)
     from foldscope.core.replay.strategies import STRATEGIES
 
@@ -47,6 +50,7 @@ def run_report(args) -> dict[str, Any]:
     if strategies and not args.replay:
         raise UsageError("--strategy chooses what --replay compares: add --replay")
     choice = policy_choice(args)  # flags are checked before the file is read
+    use_head(args)
     session = read_session(args.file, getattr(args, "input_format", None), args.sample)
     measure = measure_for(session, choice, threads=args.threads)
     try:

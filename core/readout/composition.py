@@ -16,6 +16,7 @@ from typing import Any
 from foldscope.core.model.session import Message, Session, canonical_json
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.free_window import free_window
+from foldscope.core.readout.head_split import NOT_SPLIT, HeadPart, HeadSources, sources_for
 from foldscope.core.request.count import estimate
 from foldscope.core.request.measure import Composition as Parts
 from foldscope.core.request.measure import Measure
@@ -95,6 +96,7 @@ class Composition:
     repeats: list[Repeat] = field(default_factory=list)
     thinking_in_file: int = 0  # thinking the file keeps that no request carries (the API drops it)
     predicted: int = 0  # the request's predicted input (core.request.predict); 0: not predicted
+    head_parts: list[HeadPart] = field(default_factory=list)  # the unseen head split (core.readout.head_split): adds up to it
 
     @property
     def free(self) -> int | None:
@@ -147,6 +149,7 @@ class Composition:
                 for r in self.repeats
             ],
             "thinking_in_file": self.thinking_in_file,
+            "unseen_head_parts": [p.as_dict() for p in self.head_parts],
         }
 
 
@@ -199,6 +202,7 @@ def compose(
     window_source: str = "",
     estimate_size: int | None = None,
     predicted: int = 0,
+    head: HeadSources | None = None,
 ) -> Composition:
     """Split a request's parts (core.request.measure's, adding up to its count) by category, tool and target, repeats."""
     record = session.record
@@ -213,9 +217,9 @@ def compose(
     grouped: dict[tuple[str, str, str], list] = {}
     by_content: dict[str, list] = {}
     by_path: dict[tuple[str, str], list] = {}
-    head = parts.system + parts.tools
-    add(HEAD, head, 0)
-    grouped[(HEAD, "", "")] = [head, []]
+    head_tokens = parts.system + parts.tools
+    add(HEAD, head_tokens, 0)
+    grouped[(HEAD, "", "")] = [head_tokens, []]
     for m, tokens in parts.messages:
         category, tool = category_of(m)
         index = record.index_of(m.id) if m.id in record else None
@@ -234,7 +238,13 @@ def compose(
                 arg, target = target_of(m)
                 if arg in PATH_KEYS:
                     by_path.setdefault((tool, target), []).append((index, tokens, m))
-    if parts.unseen_head:
+    head_parts = (head or HeadSources()).split(parts.unseen_head)
+    split = any(p.name != NOT_SPLIT for p in head_parts)
+    for part in head_parts if split else []:
+        name = NOT_SPLIT if part.name == NOT_SPLIT else f"{UNSEEN}: {part.name}"
+        totals[name] = [part.tokens, 1]
+        grouped[(name, "", "")] = [part.tokens, []]
+    if parts.unseen_head and not split:
         totals[UNSEEN] = [parts.unseen_head, 1]
         grouped[(UNSEEN, "", "")] = [parts.unseen_head, []]
     if parts.framing:
@@ -251,9 +261,17 @@ def compose(
         window,
         window_source,
         predicted=predicted,
+        head_parts=head_parts,
     )
-    notes = {HEAD: f"system {parts.system:,}, tools {parts.tools:,}" if head else "", FRAMING: "the JSON around and between the blocks"}
-    for name in [HEAD, UNSEEN, INSTRUCTIONS, ASSISTANT, THINKING, CALLS] + results + [NOTES, COPIES, FRAMING]:
+    notes = {
+        HEAD: f"system {parts.system:,}, tools {parts.tools:,}" if head_tokens else "",
+        FRAMING: "the JSON around and between the blocks",
+    }
+    notes.update({n: p.said for p in head_parts if (n := NOT_SPLIT if p.name == NOT_SPLIT else f"{UNSEEN}: {p.name}") in totals})
+    if head_parts and not split:
+        notes[UNSEEN] = f"not split: {head_parts[0].source}"
+    unseen = [n for n in totals if n == UNSEEN or n.startswith(f"{UNSEEN}:") or n == NOT_SPLIT]
+    for name in [HEAD, *unseen, INSTRUCTIONS, ASSISTANT, THINKING, CALLS] + results + [NOTES, COPIES, FRAMING]:
         if name == THINKING:
             if thinking:
                 out.parts.append(
@@ -309,12 +327,20 @@ def _repeats(by_content: dict[str, list], by_path: dict[tuple[str, str], list]) 
 
 
 def request_composition(
-    measure: Measure, at_request: int | None, *, window: int | None = None, window_source: str = "", predicted: int | None = None
+    measure: Measure,
+    at_request: int | None,
+    *,
+    window: int | None = None,
+    window_source: str = "",
+    predicted: int | None = None,
+    head: HeadSources | None = None,
 ) -> Composition:
     """The composition of request `at_request` of the trace (None: the next request, from the active view now),
     from the Measure every screen sizes requests with: its parts add up to the count it reports. `predicted`: the
-    next request's predicted input when the caller holds a newer one than the trace's (the GUI's, after an edit)."""
+    next request's predicted input when the caller holds a newer one than the trace's (the GUI's, after an edit).
+    `head`: what names the unseen head's parts (default: the session's --head file, else this machine's)."""
     session = measure.session
+    head = sources_for(session) if head is None else head
     if at_request is None:
         messages = measure.messages(session.view)
         parts = measure.parts(messages)
@@ -327,6 +353,7 @@ def request_composition(
             window_source=window_source,
             estimate_size=measure.estimate(messages),
             predicted=measure.next_predicted if predicted is None else predicted,
+            head=head,
         )
     rows = measure.trace.rows
     if not 0 <= at_request < len(rows):
@@ -341,4 +368,5 @@ def request_composition(
         window_source=window_source,
         estimate_size=row.estimate,
         predicted=row.predicted,
+        head=head,
     )

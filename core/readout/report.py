@@ -58,6 +58,7 @@ COST_COLOURS = {
     "subagents": "#b08d57",
     "summariser": "#0f8a8a",
 }
+UNSEEN_SHADES = ("#8a8a8a", "#a6a6a6", "#7a7a7a", "#b4b4b4", "#959595", "#6e6e6e")
 RESULT_SHADES = ("#b08d57", "#c9a56b", "#8f7040", "#d8bd8a", "#a07a45", "#e0cba0")
 
 
@@ -187,6 +188,8 @@ def _ticks(span: float, count: int = 4) -> list[int]:
 def part_colour(name: str) -> str:
     """A category's colour: its own, or (a tool's results) one of the result shades, the same for a name on every bar."""
     colour = CATEGORY_COLOURS.get(name)
+    if colour is None and name.startswith("unseen head"):  # the head's parts: greys, as its one block is
+        colour = UNSEEN_SHADES[zlib.crc32(name.encode()) % len(UNSEEN_SHADES)]
     if colour is None:
         colour = RESULT_SHADES[zlib.crc32(name.encode()) % len(RESULT_SHADES)]
     return colour
@@ -329,6 +332,11 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
         ],
         numeric=(1, 2, 3),
     )
+    named = [(p.name, name, tokens) for p in c.head_parts for name, tokens in p.items]
+    if named:  # what the unseen head's parts name: memory files by path, MCP tools by name
+        parts += "<h3>What the unseen head's parts name</h3>" + table(
+            ("Part", "Tokens", "What"), [(part, num(tokens), name) for part, name, tokens in named], numeric=(1,)
+        )
     largest = table(("Tokens", "Times", "What"), [(num(g.tokens), num(g.times), g.label) for g in c.top(top)], numeric=(0, 1))
     repeats = (
         table(

@@ -12,6 +12,7 @@ from typing import Any
 from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.composition import Composition, request_composition
 from foldscope.core.readout.document import is_note
+from foldscope.core.readout.head_split import sources_for
 from foldscope.core.request.measure import Measure
 
 PREVIEW_CHARS = 90  # of a folded message's first line, in the line that folds it
@@ -118,8 +119,9 @@ def every_request_body(
 ) -> str:
     """A row per request (its anchor), its predicted input and its composition as a bar with the largest part."""
     out = []
+    head = sources_for(measure.session)  # read once: the same parts name every request's head
     for row in measure.trace.rows:
-        c = request_composition(measure, row.index, window=window)
+        c = request_composition(measure, row.index, window=window, head=head)
         out.append(
             f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
             f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"

@@ -94,3 +94,24 @@ def test_the_composition_models_are_sound_qt_models(qtbot, qtmodeltester, window
         assert model.rowCount() > 0
     first = panel.categories.index(0, 1)
     assert first.data() == f"{panel.composition.parts[0].tokens:,}"
+
+
+def test_a_head_file_splits_the_unseen_head_in_the_tab_as_foldscope_composition_does(qtbot, window, corpus_dev, capsys, monkeypatch):
+    from pathlib import Path
+
+    from foldscope.core.readout import head_split
+
+    monkeypatch.setattr(head_split, "_PASTES", {})
+    paste = Path(__file__).parents[2] / "core" / "readout" / "fixtures" / "context_paste.txt"
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    head_split.use_head_file(str(path), paste)  # what `foldscope --head FILE SESSION` does before the window opens
+    panel = _open(qtbot, window, path)
+    window.timeline.step_to(12)
+    qtbot.waitUntil(lambda: panel.composition is not None and panel.composition.request == 12)
+    parts = _rows(panel.category_table)
+    head = [p for p in parts if p.name.startswith("unseen head")]
+    assert {p.name for p in head} >= {"unseen head: system tools", "unseen head: memory files", "unseen head, not split"}
+    assert sum(p.tokens for p in head) == window.document.requests[12].unseen_head
+    assert main(["composition", str(path), "--at-request", "12", "--head", str(paste), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert sorted((p["name"], p["tokens"]) for p in printed["parts"]) == sorted((p.name, p.tokens) for p in parts)
