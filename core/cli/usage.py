@@ -143,6 +143,11 @@ def format_usage(result: dict[str, Any]) -> str:
         notes.append(f"{plural(total['unpriced_requests'], 'request')} at a model with no price (cost left out)")
     if total["unreported_requests"]:
         notes.append(f"{plural(total['unreported_requests'], 'request')} reported no usage (counted as requests only)")
+    if result.get("approximate_sessions"):
+        notes.append(
+            f"~ {plural(result['approximate_sessions'], 'session')} of approximate usage (the agent's rounded figures, "
+            "Aider's) in these figures"
+        )
     if result["children_in_parents"]:
         notes.append(f"{plural(result['children_in_parents'], 'subagent file')} counted in their parent sessions")
     span = ""

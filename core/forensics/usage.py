@@ -258,7 +258,12 @@ def summarise_usage(
         rows.append(row)
     if by == "session":  # sessions in the order they started
         rows.sort(key=lambda r: (r["start"] is None, r["start"] or 0.0, r["session"]))
+    from foldscope.core.formats.registry import format_named
+
+    # Sessions whose agent records approximate usage (Aider's rounded figures): said, the figures kept in the sums.
+    rounded = [r for r in own if (spec := format_named(r["facts"].agent)) is not None and spec.usage_precision != "exact"]
     return {
+        **({"approximate_sessions": len(rounded)} if rounded else {}),
         "by": by,
         "since": since.isoformat() if since else None,
         "until": until.isoformat() if until else None,

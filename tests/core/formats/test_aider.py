@@ -197,6 +197,11 @@ def test_every_figure_is_marked_approximate_and_the_request_contents_said_missin
         assert "usage approximate: Aider records rounded figures" in text, command
     assert main(["requests", str(path), "--session", "2"]) == 0
     assert "~10,000" in capsys.readouterr().out
+    for sample in _samples()[:1]:  # `usage` over many sessions counts the approximate ones in its figures
+        assert main(["usage", str(sample), "--plain", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["approximate_sessions"] == 1
+        assert main(["usage", str(sample), "--plain"]) == 0
+        assert "of approximate usage" in capsys.readouterr().out
 
 
 def test_an_exact_format_s_output_carries_no_approximation_mark(capsys):
