@@ -1,5 +1,5 @@
-"""The policy editor: ceiling, line, target, result bound, prompt caching, model and context window, validated
-as Amendment 3 says (the window as core.model.policy does)."""
+"""The policy editor: a row per policy key (core.model.policy's POLICY_KEYS: its label, placeholder and help),
+validated as a profile is (Amendment 3)."""
 
 from __future__ import annotations
 
@@ -22,33 +22,26 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.core.model import pricing
-from foldscope.core.model.policy import KEYS, Policy, PolicyError, resolve_ceiling
+from foldscope.core.model.policy import KEY, KEYS, POLICY_KEYS, Policy, PolicyError, PolicyKey, resolve_ceiling
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import context_window
 
 SOURCE = "the policy editor"
-# (key, label, hint) in the order the editor shows them; every value but the model is read as YAML.
-# (key, label, what the field takes, the short placeholder that fits a narrow dock; the tooltip says it all)
-FIELDS = (
-    ("max_input_tokens", "Ceiling", "a whole number of tokens, auto or none", "tokens, auto, none"),
-    ("context_fold_at", "Line", "a fraction of the ceiling in (0, 1]; unset is 0.8", "0.8"),
-    ("context_fold_target", "Target", "a fraction below the line; unset is 0.6", "0.6"),
-    ("tool_result_max_chars", "Result bound", "characters per tool-result body, at least 1,024; unset is no bound", "no bound"),
-    ("prompt_caching", "Prompt caching", "true or false; unset leaves the endpoint as it is", "as the endpoint"),
-    ("model", "Model", "for auto and prices", "the session's"),
-    (
-        "context_window",
-        "Window",
-        "the model's context window in tokens, over the file's, the agent's rule, its "
-        "compactions and the prices; unset resolves it from them",
-        "resolved",
-    ),
-)
+
+
+def tooltip(key: PolicyKey) -> str:
+    """A row's tooltip: the key, what it sets and what it takes, and what unset reads as."""
+    return f"{key.name}: {key.help}; unset is {key.unset_said}"
+
+
+def placeholder(key: PolicyKey) -> str:
+    """A row's empty field: short, to fit a narrow dock (the tooltip says it all)."""
+    return key.placeholder or key.unset_said
 
 
 def parse_value(key: str, text: str) -> Any:
-    """A field's text as the YAML loader reads a profile's scalar; the model is taken as typed."""
-    if key == "model":
+    """A field's text as the YAML loader reads a profile's scalar; a text key (the model) is taken as typed."""
+    if KEY[key].type == "text":
         return text
     try:
         return yaml.safe_load(text)
@@ -108,31 +101,8 @@ class PolicyEditor(QWidget):
         self.errors: dict[str, QLabel] = {}
         grid = QGridLayout()
         grid.setColumnStretch(1, 1)
-        for row, (key, label, hint, short) in enumerate(FIELDS):
-            if key == "model":
-                combo = QComboBox()
-                combo.setEditable(True)
-                combo.addItems([""] + sorted(pricing.table()["models"]))
-                line = combo.lineEdit()
-                assert line is not None  # an editable combo box has its line edit
-                edit = line
-                widget: QWidget = combo
-            else:
-                edit = QLineEdit()
-                widget = edit
-            edit.setPlaceholderText(short)
-            edit.setAccessibleName(f"{label} ({key})")
-            edit.setToolTip(f"{key}: {hint}")
-            edit.textChanged.connect(self.validate)
-            error = QLabel()
-            error.setObjectName(f"error_{key}")
-            error.setStyleSheet("color: #c0392b")
-            error.setWordWrap(True)
-            error.setTextFormat(Qt.TextFormat.PlainText)
-            grid.addWidget(QLabel(f"{label}:"), row, 0)
-            grid.addWidget(widget, row, 1)
-            grid.addWidget(error, row, 2)
-            self.edits[key], self.errors[key] = edit, error
+        for row, key in enumerate(POLICY_KEYS):  # a row per policy key, in the table's order
+            self._add_row(grid, row, key)
         grid.setColumnStretch(2, 1)
         self.resolved = QLabel()
         self.resolved.setWordWrap(True)
@@ -156,6 +126,31 @@ class PolicyEditor(QWidget):
         layout.addStretch(1)
         self._policy: Policy | None = Policy(source=SOURCE)
         self.validate()
+
+    def _add_row(self, grid: QGridLayout, row: int, key: PolicyKey) -> None:
+        """A key's row: its label, its field (the model's offers the priced models, or any name typed), its error."""
+        widget: QWidget
+        if key.name == "model":
+            widget = QComboBox()
+            widget.setEditable(True)
+            widget.addItems([""] + sorted(pricing.table()["models"]))
+            edit = widget.lineEdit()
+            assert edit is not None  # an editable combo box has its line edit
+        else:
+            edit = widget = QLineEdit()
+        edit.setPlaceholderText(placeholder(key))
+        edit.setAccessibleName(f"{key.label} ({key.name})")
+        edit.setToolTip(tooltip(key))
+        edit.textChanged.connect(self.validate)
+        error = QLabel()
+        error.setObjectName(f"error_{key.name}")
+        error.setStyleSheet("color: #c0392b")
+        error.setWordWrap(True)
+        error.setTextFormat(Qt.TextFormat.PlainText)
+        grid.addWidget(QLabel(f"{key.label}:"), row, 0)
+        grid.addWidget(widget, row, 1)
+        grid.addWidget(error, row, 2)
+        self.edits[key.name], self.errors[key.name] = edit, error
 
     # -- reading and showing ---------------------------------------------------------------
 

@@ -1,14 +1,15 @@
 """The options every measuring command shares, declared once and resolved one way.
 
-`fold`, `requests`, `replay` (and the GUI, core.cli.options.policy_choice over its own parser) take the same
-policy flags: `--ceiling`, `--model`, `--per-call`, `--fold-at`, `--target`, `--result-max`, `--caching` /
-`--no-caching` (unset keeps the stored option, as Amendment 3 says) and `--profile`. They become one
+`fold`, `requests`, `replay`, `composition`, `report` (and the GUI) take a flag per policy key, made from the one table
+of keys (core.model.policy.POLICY_KEYS: its flag, help and default), and `--per-call` and `--profile` (`add_policy_flags`;
+a boolean key also takes `--no-FLAG`, and unset keeps the stored option, as Amendment 3 says). They become one
 PolicyChoice, checked before any file is read; each session's policy is its launch record with the choice
 over it (core.model.launch.session_policy), and its Measure resolves the ceiling (a per-call value may lower
 it, never raise it). A list option accepts repetition and commas; processes are `--workers`, tokenizer
 threads `--threads`. A flag a command cannot honour is refused by name (`refuse`), never ignored. The commands
-that show the context window (`inspect`, `composition`, `report` and the GUI) also take `--context-window N`
-(`add_window_flag`), the window over every other source (core.readout.agent_limits); the others do not offer it.
+that show the context window (`inspect`, `composition`, `report` and the GUI) also take the context_window key's
+`--context-window N` (`add_window_flag`), the window over every other source (core.readout.agent_limits); the others
+do not offer it. tools/policy_docs.py writes docs/cli.md's section on these flags from the same table.
 """
 
 from __future__ import annotations
@@ -21,40 +22,48 @@ from typing import Any
 from foldscope.core.cli.main import UsageError
 from foldscope.core.cli.output import terminal_safe
 from foldscope.core.model.launch import session_policy
-from foldscope.core.model.policy import Policy, PolicyChoice, PolicyError, ceiling_from_text, check_ceiling
+from foldscope.core.model.policy import POLICY_KEYS, Policy, PolicyChoice, PolicyError, PolicyKey, ceiling_from_text, check_ceiling
 from foldscope.core.model.session import Session, estimated_usage
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Measure
 
-POLICY_FLAGS = ("ceiling", "per_call", "fold_at", "target", "result_max", "caching", "model", "profile")
+# The flags that are no policy key: a per-call ceiling, a profile, a prices file.
+OTHER_FLAGS = (
+    ("--per-call", "N|auto|none", "a per-call ceiling: lowers the resolved ceiling, refused above it"),
+    ("--profile", "YAML", "a YAML profile of the policy keys (a bare name such as caching.yaml: a shipped example)"),
+    ("--prices", "FILE", "a prices.json whose models override every other price"),
+)
+POLICY_FLAGS = (*(key.dest for key in POLICY_KEYS if key.commands == "measuring"), "per_call", "profile")
+
+
+def flag_help(key: PolicyKey) -> str:
+    """A key's --help line: the key, what it sets, and what it reads as when neither the flag nor the launch record set it."""
+    return f"{key.name}: {key.help} (default: {key.unset_said})"
+
+
+def _add_key_flag(parser: argparse.ArgumentParser, key: PolicyKey) -> None:
+    if key.type == "boolean":
+        parser.add_argument(key.flag, action=argparse.BooleanOptionalAction, default=None, help=flag_help(key))
+    else:
+        parser.add_argument(key.flag, metavar=key.metavar, help=flag_help(key))
 
 
 def add_policy_flags(parser: argparse.ArgumentParser) -> None:
-    """The policy flags every measuring command takes; a profile's keys override the launch record's, flags both."""
-    parser.add_argument(
-        "--ceiling", metavar="N|auto|none", help="max_input_tokens: a positive integer, auto (the model's first price tier) or none"
-    )
-    parser.add_argument("--per-call", metavar="N|auto|none", help="a per-call ceiling: lowers the resolved ceiling, refused above it")
-    parser.add_argument("--fold-at", metavar="F", help="context_fold_at, the line (default 0.8)")
-    parser.add_argument("--target", metavar="F", help="context_fold_target (default 0.6)")
-    parser.add_argument("--result-max", metavar="N", help="tool_result_max_chars, the result bound (at least 1024)")
-    parser.add_argument(
-        "--caching",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="prompt_caching: place cache marks (--no-caching: place none; unset: the stored option)",
-    )
-    parser.add_argument("--model", metavar="M", help="the model, for auto and pricing (default: the session's)")
-    parser.add_argument("--profile", metavar="YAML", help="a YAML profile with the policy keys")
-    parser.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
+    """The policy flags every measuring command takes (one per key of POLICY_KEYS, then --per-call, --profile and
+    --prices); a profile's keys override the launch record's, flags both. Unset, a flag leaves the key as the launch
+    record has it."""
+    for key in POLICY_KEYS:
+        if key.commands == "measuring":
+            _add_key_flag(parser, key)
+    for flag, metavar, help in OTHER_FLAGS:
+        parser.add_argument(flag, metavar=metavar, help=help)
 
 
 def add_window_flag(parser: argparse.ArgumentParser) -> None:
-    """`--context-window N`: the model's context window, over the file's, the agent's and the prices' (the policy's
-    context_window key)."""
-    parser.add_argument(
-        "--context-window", metavar="N", help="the model's context window in tokens, over the file's, the agent's and the prices'"
-    )
+    """`--context-window N`: the policy's context_window key, the model's context window over every other source."""
+    for key in POLICY_KEYS:
+        if key.commands == "window":
+            _add_key_flag(parser, key)
 
 
 def add_head_flag(parser: argparse.ArgumentParser) -> None:
@@ -119,33 +128,13 @@ def add_list(parser: argparse.ArgumentParser, flag: str, names: Sequence[str] | 
 def policy_choice(args: Any) -> PolicyChoice:
     """The profile and flags given, checked now (before any file is read): one clear line when refused."""
     profile = Policy.from_yaml(args.profile) if getattr(args, "profile", None) else None
-    flagged = Policy.from_flags(
-        ceiling=getattr(args, "ceiling", None),
-        fold_at=_text(getattr(args, "fold_at", None)),
-        target=_text(getattr(args, "target", None)),
-        result_max=_text(getattr(args, "result_max", None)),
-        caching=getattr(args, "caching", None),
-        model=getattr(args, "model", None),
-        window=_text(getattr(args, "context_window", None)),
-    )
-    keys = {
-        "ceiling": "max_input_tokens",
-        "fold_at": "context_fold_at",
-        "target": "context_fold_target",
-        "result_max": "tool_result_max_chars",
-        "caching": "prompt_caching",
-        "model": "model",
-        "context_window": "context_window",
-    }
-    flags = tuple((key, getattr(flagged, key)) for name, key in keys.items() if getattr(args, name, None) is not None)
+    given = {key.dest: getattr(args, key.dest) for key in POLICY_KEYS if getattr(args, key.dest, None) is not None}
+    flagged = Policy.from_flags(**given)  # each value and the line and target pair, validated as one policy
+    flags = tuple((key.name, getattr(flagged, key.name)) for key in POLICY_KEYS if key.dest in given)
     per_call = ceiling_from_text(getattr(args, "per_call", None))
     if per_call is not None:
         per_call = check_ceiling(per_call, "flags", "--per-call")
     return PolicyChoice(profile, flags, per_call)
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def measure_for(session: Session, choice: PolicyChoice, *, threads: int | None = None, counter: Counter | None = None) -> Measure:

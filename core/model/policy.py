@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -11,13 +11,7 @@ from typing import Any
 from foldscope.core.model import pricing
 from foldscope.core.model.session import ReadError
 
-FOLD_AT = 0.8  # the line's default, a fraction of the ceiling
-FOLD_TARGET = 0.6  # the target's default
 RESULT_MIN_CHARS = 1024  # the smallest result bound Amendment 3 allows
-# The keys a launch record stores (Amendment 3's, and the model); a profile also takes context_window, the window
-# foldscope reads the session against, which is not the agent's launch setting and so is never stored with it.
-LAUNCH_KEYS = ("max_input_tokens", "context_fold_at", "context_fold_target", "tool_result_max_chars", "prompt_caching", "model")
-KEYS = (*LAUNCH_KEYS, "context_window")
 
 
 def profile_path(path: str | Path) -> Path:
@@ -55,31 +49,173 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _is_ceiling(value: Any) -> bool:
+    return (isinstance(value, str) and value in ("auto", "none")) or (isinstance(value, int) and not isinstance(value, bool) and value > 0)
+
+
+def _is_fraction(value: Any) -> bool:
+    return _is_number(value) and math.isfinite(value) and 0 < value <= 1
+
+
+def _is_bound(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= RESULT_MIN_CHARS
+
+
+def _is_tokens(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+@dataclass(frozen=True)
+class PolicyKey:
+    """One key of the policy, declared once: the Policy field and profile key, what it takes, what unset reads as,
+    the editor's row and the command-line flag. The flags (core.cli.options), the policy editor's rows, a profile's
+    validation and docs/cli.md's table of keys (tools/policy_docs.py) are all made from POLICY_KEYS."""
+
+    name: str  # the Policy field, the profile's and the launch record's key
+    type: str  # the value's type: "ceiling" (N, auto or none), "fraction", "integer", "boolean" or "text"
+    default: Any  # what unset reads as (None: no value; `unset` says what that means)
+    label: str  # the editor's row
+    flag: str  # the command-line flag (a boolean also takes --no-FLAG)
+    help: str  # what the key sets, one line: the flag's help, the editor's tooltip, the docs' row
+    takes: str  # the values refused are named against this: "must be {takes}, not ..."
+    accepts: Callable[[Any], bool]  # a profile's (already parsed) value is valid
+    unset: str = ""  # unset in words, when the default is not a value (e.g. "no bound"); else the default itself
+    placeholder: str = ""  # the editor's empty field; else the unset words
+    metavar: str | None = None  # the flag's value, as --help shows it
+    launch: bool = True  # a launch record stores it (context_window is how foldscope reads, not the agent's setting)
+    commands: str = "measuring"  # which commands take the flag: "measuring" (add_policy_flags) or "window" (add_window_flag)
+
+    @property
+    def dest(self) -> str:
+        """The flag's argparse name: --fold-at is fold_at."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    @property
+    def unset_said(self) -> str:
+        return self.unset or str(self.default)
+
+    def check(self, value: Any, source: str, place: str | None = None) -> Any:
+        """The value if valid, else PolicyError naming where it came from and the key (or `place`)."""
+        if not self.accepts(value):
+            raise PolicyError(source, self.name if place is None else place, f"must be {self.takes}, not {_kind(value)}")
+        return value
+
+    def from_text(self, text: Any) -> Any:
+        """A value typed on the command line: a number's text parsed (validated with the policy), else as given."""
+        if text is None or self.type in ("boolean", "text"):
+            return text
+        if self.type == "fraction":
+            return _flag_float(str(text), self.name)
+        if self.type == "ceiling" and text in ("auto", "none"):
+            return text
+        return _flag_int(str(text), self.name)
+
+
+POLICY_KEYS: tuple[PolicyKey, ...] = (
+    PolicyKey(
+        "max_input_tokens",
+        "ceiling",
+        "auto",
+        label="Ceiling",
+        flag="--ceiling",
+        metavar="N|auto|none",
+        help="the most input tokens a request may carry; auto is the model's first price-tier boundary "
+        "(no ceiling when it has one flat tier), none is no ceiling",
+        takes='a positive integer, "auto" or "none"',
+        accepts=_is_ceiling,
+        placeholder="tokens, auto, none",
+    ),
+    PolicyKey(
+        "context_fold_at",
+        "fraction",
+        0.8,
+        label="Line",
+        flag="--fold-at",
+        metavar="F",
+        help="a fold starts when a request reaches this fraction of the ceiling, in (0, 1]",
+        takes="a finite number in (0, 1]",
+        accepts=_is_fraction,
+    ),
+    PolicyKey(
+        "context_fold_target",
+        "fraction",
+        0.6,
+        label="Target",
+        flag="--target",
+        metavar="F",
+        help="a fold stops when the request is at or under this fraction of the ceiling, below the line",
+        takes="a finite number in (0, 1]",
+        accepts=_is_fraction,
+    ),
+    PolicyKey(
+        "tool_result_max_chars",
+        "integer",
+        None,
+        label="Result bound",
+        flag="--result-max",
+        metavar="N",
+        help=f"the longest a tool-result body is sent, in characters (at least {RESULT_MIN_CHARS:,}); longer ones are clipped",
+        takes=f"an integer of at least {RESULT_MIN_CHARS}",
+        accepts=_is_bound,
+        unset="no bound",
+    ),
+    PolicyKey(
+        "prompt_caching",
+        "boolean",
+        None,
+        label="Prompt caching",
+        flag="--caching",
+        help="place cache marks (true) or none (false)",
+        takes="true or false",
+        accepts=lambda value: isinstance(value, bool),
+        unset="the stored option",
+        placeholder="as the endpoint",
+    ),
+    PolicyKey(
+        "model",
+        "text",
+        None,
+        label="Model",
+        flag="--model",
+        metavar="M",
+        help="the model, for auto and for prices",
+        takes="a model name",
+        accepts=lambda value: isinstance(value, str),
+        unset="the session's",
+    ),
+    PolicyKey(
+        "context_window",
+        "integer",
+        None,
+        label="Window",
+        flag="--context-window",
+        metavar="N",
+        help="the model's context window in tokens, over the file's, the agent's rule, its compactions and the prices",
+        takes="a positive whole number of tokens",
+        accepts=_is_tokens,
+        unset="resolved from those",
+        placeholder="resolved",
+        launch=False,
+        commands="window",
+    ),
+)
+KEY = {key.name: key for key in POLICY_KEYS}
+KEYS = tuple(KEY)  # every key a profile takes
+AGENT_PROFILE_KEY = "api_tools"  # the key that makes a mapping an agent's profile (Amendment 3), whose other keys are its own
+LAUNCH_KEYS = tuple(key.name for key in POLICY_KEYS if key.launch)  # the keys a launch record stores
+FOLD_AT: float = KEY["context_fold_at"].default  # the line's default, a fraction of the ceiling
+FOLD_TARGET: float = KEY["context_fold_target"].default  # the target's default
+
+
 def check_ceiling(value: Any, source: str, key: str = "max_input_tokens") -> int | str:
     """A ceiling value: a positive integer, "auto" or "none". Zero, negatives, booleans and numeric strings are refused."""
-    if isinstance(value, str) and value in ("auto", "none"):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    raise PolicyError(source, key, f'must be a positive integer, "auto" or "none", not {_kind(value)}')
-
-
-def _check_fraction(value: Any, source: str, key: str) -> float:
-    if not _is_number(value) or not math.isfinite(value) or not 0 < value <= 1:
-        raise PolicyError(source, key, f"must be a finite number in (0, 1], not {_kind(value)}")
-    return float(value)
-
-
-def _check_bound(value: Any, source: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < RESULT_MIN_CHARS:
-        raise PolicyError(source, "tool_result_max_chars", f"must be an integer of at least {RESULT_MIN_CHARS}, not {_kind(value)}")
-    return value
+    return KEY["max_input_tokens"].check(value, source, key)
 
 
 @dataclass(frozen=True)
 class Policy:
-    """What a session runs under. None means unset: the ceiling reads as auto, the line 0.8, the target 0.6,
-    no result bound, and no caching override."""
+    """What a session runs under: a field per entry of POLICY_KEYS, in its order. None means unset, which reads as
+    the key's default (the ceiling as auto, the line 0.8, the target 0.6, no result bound, no caching override)."""
 
     max_input_tokens: int | str | None = None
     context_fold_at: float | None = None
@@ -91,37 +227,24 @@ class Policy:
     source: str = "default"  # where it came from: a profile file, "flags", "launch record", ...
 
     def __post_init__(self) -> None:
-        if self.max_input_tokens is not None:
-            check_ceiling(self.max_input_tokens, self.source)
-        if self.context_fold_at is not None:
-            _check_fraction(self.context_fold_at, self.source, "context_fold_at")
-        if self.context_fold_target is not None:
-            _check_fraction(self.context_fold_target, self.source, "context_fold_target")
+        for key in POLICY_KEYS:  # each value alone, as the table says; then the line and target as a pair
+            if getattr(self, key.name) is not None:
+                key.check(getattr(self, key.name), self.source)
         if not 0 < self.fold_target < self.fold_at <= 1:
             raise PolicyError(
                 self.source,
                 "context_fold_target",
                 f"the pair must satisfy 0 < target < line <= 1, not line {self.fold_at} and target {self.fold_target}",
             )
-        if self.tool_result_max_chars is not None:
-            _check_bound(self.tool_result_max_chars, self.source)
-        if self.prompt_caching is not None and not isinstance(self.prompt_caching, bool):
-            raise PolicyError(self.source, "prompt_caching", f"must be true or false, not {_kind(self.prompt_caching)}")
-        if self.model is not None and not isinstance(self.model, str):
-            raise PolicyError(self.source, "model", f"must be a model name, not {_kind(self.model)}")
-        if self.context_window is not None and (
-            not isinstance(self.context_window, int) or isinstance(self.context_window, bool) or self.context_window < 1
-        ):
-            raise PolicyError(self.source, "context_window", f"must be a positive whole number of tokens, not {_kind(self.context_window)}")
 
     @property
     def fold_at(self) -> float:
-        """The effective line: context_fold_at, else 0.8."""
+        """The effective line: context_fold_at, else its default."""
         return FOLD_AT if self.context_fold_at is None else self.context_fold_at
 
     @property
     def fold_target(self) -> float:
-        """The effective target: context_fold_target, else 0.6."""
+        """The effective target: context_fold_target, else its default."""
         return FOLD_TARGET if self.context_fold_target is None else self.context_fold_target
 
     @property
@@ -130,13 +253,19 @@ class Policy:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str, *, stored: bool = False) -> Policy:
-        """A policy from parsed YAML or JSON values. Unknown keys are left to their owners.
+        """A policy from parsed YAML or JSON values; a key that is not a policy key is refused by name, unless the
+        mapping is an agent's profile (it declares api_tools: Amendment 3 lets such a profile carry the policy keys
+        beside its own, which are left to their owner).
 
         In a profile an explicit null is refused; in a stored launch record (`stored=True`) null
         stands for an absent setting, as Amendment 3 stores them.
         """
         if not isinstance(data, Mapping):
             raise PolicyError(source, "", f"a policy must be a mapping of keys, not {_kind(data)}")
+        if AGENT_PROFILE_KEY not in data:  # a policy file: every key is a policy key, and a slip is named
+            for key in data:
+                if key not in KEY:
+                    raise PolicyError(source, str(key), _unknown(str(key)))
         values: dict[str, Any] = {}
         for key in KEYS:
             if key not in data:
@@ -165,30 +294,14 @@ class Policy:
         return cls.from_mapping(data if data is not None else {}, str(path))
 
     @classmethod
-    def from_flags(
-        cls,
-        base: Policy | None = None,
-        *,
-        ceiling: str | None = None,
-        fold_at: str | None = None,
-        target: str | None = None,
-        result_max: str | None = None,
-        caching: bool | None = None,
-        model: str | None = None,
-        window: str | None = None,
-    ) -> Policy:
-        """A policy from command-line text (flags override a profile's keys); names the flag's key when refused."""
-        changes: dict[str, Any] = {"model": model, "prompt_caching": caching}
-        if window is not None:
-            changes["context_window"] = _flag_int(window, "context_window")
-        if ceiling is not None:
-            changes["max_input_tokens"] = ceiling_from_text(ceiling)
-        if fold_at is not None:
-            changes["context_fold_at"] = _flag_float(fold_at, "context_fold_at")
-        if target is not None:
-            changes["context_fold_target"] = _flag_float(target, "context_fold_target")
-        if result_max is not None:
-            changes["tool_result_max_chars"] = _flag_int(result_max, "tool_result_max_chars")
+    def from_flags(cls, base: Policy | None = None, **texts: Any) -> Policy:
+        """A policy from command-line text, given by each key's flag name (`fold_at="0.9"`, `caching=True`); flags
+        override a profile's keys, and a refused value names its key."""
+        flags = {key.dest: key for key in POLICY_KEYS}
+        unknown = sorted(set(texts) - set(flags))
+        if unknown:
+            raise TypeError(f"from_flags: no policy flag {', '.join(unknown)}")
+        changes = {flags[dest].name: flags[dest].from_text(text) for dest, text in texts.items()}
         if base is not None and all(v is None for v in changes.values()):
             return base
         return (base or cls()).with_values("flags" if base is None else f"{base.source} and flags", **changes)
@@ -240,9 +353,17 @@ class PolicyChoice:
 
 def ceiling_from_text(text: str | None) -> int | str | None:
     """A ceiling typed on the command line: "auto", "none" or an integer (validated when resolved)."""
-    if text is None or text in ("auto", "none"):
-        return text
-    return _flag_int(text, "max_input_tokens")
+    return KEY["max_input_tokens"].from_text(text)
+
+
+def _unknown(key: str) -> str:
+    import difflib
+
+    names = {alias: k.name for k in POLICY_KEYS for alias in (k.dest, k.name)}  # a flag's name is a likely slip
+    near = difflib.get_close_matches(key, names, n=1)
+    guess = f"did you mean {names[near[0]]}? " if near else ""
+    agents = f"an agent's profile, one with {AGENT_PROFILE_KEY}, may hold keys of its own too"
+    return f"not a policy key: {guess}a profile takes {', '.join(KEYS)} ({agents})"
 
 
 def _flag_int(text: str, key: str) -> int:
@@ -282,20 +403,25 @@ def resolve_auto(model: str | None, source: str) -> Resolution:
     )
 
 
+def _resolve_set(value: int | str, policy: Policy, model: str | None) -> Resolution:
+    if value == "auto":
+        return resolve_auto(model, "auto")
+    if value == "none":
+        return Resolution(None, "none", f"max_input_tokens is none in {policy.source}: no ceiling")
+    return Resolution(int(value), "profile", f"max_input_tokens is {value:,} in {policy.source}")
+
+
 def resolve_ceiling(policy: Policy | None, model: str | None = None, per_call: int | str | None = None) -> Resolution:
     """The resolved ceiling: unset reads as auto; a per-call value may lower it and never raise it."""
     policy = policy or Policy()
     model = model or policy.model
     value = policy.max_input_tokens
-    if value is None:
-        base = resolve_auto(model, "default")
-        base = Resolution(base.ceiling, "default", f"unset, read as auto: {base.why.removeprefix('auto: ')}")
-    elif value == "auto":
-        base = resolve_auto(model, "auto")
-    elif value == "none":
-        base = Resolution(None, "none", f"max_input_tokens is none in {policy.source}: no ceiling")
+    if value is None:  # unset reads as the key's default (D1: auto)
+        default = KEY["max_input_tokens"].default
+        base = _resolve_set(default, policy, model)
+        base = Resolution(base.ceiling, "default", f"unset, read as {default}: {base.why.removeprefix(f'{default}: ')}")
     else:
-        base = Resolution(int(value), "profile", f"max_input_tokens is {value:,} in {policy.source}")
+        base = _resolve_set(value, policy, model)
     if per_call is None:
         return base
     check_ceiling(per_call, "the call")

@@ -158,7 +158,7 @@ def test_a_profile_sets_the_context_window_and_a_flag_beats_it(tmp_path):
     path.write_text("context_window: 300000\n")
     profile = Policy.from_yaml(path)
     assert profile.context_window == 300_000 and profile.as_profile()["context_window"] == 300_000
-    flagged = Policy.from_flags(window="150_000")
+    flagged = Policy.from_flags(context_window="150_000")
     choice = PolicyChoice(profile, (("context_window", flagged.context_window),))
     assert choice.over(Policy()).context_window == 150_000
     assert PolicyChoice(profile).over(Policy()).context_window == 300_000
