@@ -103,7 +103,6 @@ class PolicyEditor(QWidget):
         grid.setColumnStretch(1, 1)
         for row, key in enumerate(POLICY_KEYS):  # a row per policy key, in the table's order
             self._add_row(grid, row, key)
-        grid.setColumnStretch(2, 1)
         self.resolved = QLabel()
         self.resolved.setWordWrap(True)
         self.resolved.setAccessibleName("Resolved ceiling")
@@ -128,7 +127,8 @@ class PolicyEditor(QWidget):
         self.validate()
 
     def _add_row(self, grid: QGridLayout, row: int, key: PolicyKey) -> None:
-        """A key's row: its label, its field (the model's offers the priced models, or any name typed), its error."""
+        """A key's rows: its label and field (the model's offers the priced models, or any name typed), and under them
+        its error (beside the field, in a dock 1366 pixels leave narrow, a long error wrapped to a word a line)."""
         widget: QWidget
         if key.name == "model":
             widget = QComboBox()
@@ -147,9 +147,10 @@ class PolicyEditor(QWidget):
         error.setStyleSheet("color: #c0392b")
         error.setWordWrap(True)
         error.setTextFormat(Qt.TextFormat.PlainText)
-        grid.addWidget(QLabel(f"{key.label}:"), row, 0)
-        grid.addWidget(widget, row, 1)
-        grid.addWidget(error, row, 2)
+        error.hide()  # shown under its field, across the dock's width, while there is an error to say
+        grid.addWidget(QLabel(f"{key.label}:"), 2 * row, 0)
+        grid.addWidget(widget, 2 * row, 1)
+        grid.addWidget(error, 2 * row + 1, 0, 1, 2)
         self.edits[key.name], self.errors[key.name] = edit, error
 
     # -- reading and showing ---------------------------------------------------------------
@@ -187,6 +188,7 @@ class PolicyEditor(QWidget):
         policy, errors = field_errors(self.texts())
         for key, label in self.errors.items():
             label.setText(errors.get(key, ""))
+            label.setVisible(key in errors)
             self.edits[key].setProperty("invalid", key in errors)
         self._policy = policy
         self.save_button.setEnabled(policy is not None)

@@ -22,11 +22,11 @@ def editor(qtbot):
 
 
 def rows(editor: PolicyEditor) -> list[tuple[str, str]]:
-    """(label, key) for each row of the editor's grid, top to bottom."""
+    """(label, key) for each key's row of the editor's grid, top to bottom (each key's error is on the row under it)."""
     grid = editor.layout().itemAt(0).layout()
     assert isinstance(grid, QGridLayout)
     found = []
-    for row in range(grid.rowCount()):
+    for row in range(0, grid.rowCount(), 2):
         label = grid.itemAtPosition(row, 0).widget()
         assert isinstance(label, QLabel)
         field = grid.itemAtPosition(row, 1).widget()  # the line edit, or the model's combo box that holds one
