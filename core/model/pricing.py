@@ -25,7 +25,7 @@ from foldscope.core.model.session import ReadError
 # A dated snapshot suffix such as -20250929 names the same prices as the model it snapshots.
 _SNAPSHOT = re.compile(r"-(\d{8}|latest)$")
 # Bedrock and Vertex names: `jp.anthropic.claude-haiku-4-5-20251001-v1:0`, `anthropic.claude-...`.
-_REGION_PREFIX = re.compile(r"^(?:(?:[a-z]{2}|global|apac)\.)?(?:anthropic|openai|google|meta|amazon|mistral)\.")
+_REGION_PREFIX = re.compile(r"^(?:(?:[a-z]{2}|global|apac)\.)?(?:anthropic|openai|google|google_genai|meta|amazon|mistral)\.")
 _BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")
 NO_MODEL = frozenset({"", "<synthetic>"})  # Claude Code's `<synthetic>` marks a message no model wrote
 SOURCES = ("user", "table", "genai-prices")

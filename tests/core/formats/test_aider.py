@@ -63,6 +63,15 @@ def test_each_usage_line_of_a_real_history_is_one_request_with_its_figures():
         assert session.model is not None
 
 
+def test_every_model_the_real_histories_name_is_priced():
+    # openai/google_genai.gemini-2.5-pro-preview-05-06: a proxy's name, its `google_genai.` prefix read as a provider's
+    from foldscope.core.model import pricing
+
+    for path in _samples():
+        model = load_session(path).model
+        assert pricing.resolve(model).priced, (path.name, model)
+
+
 def test_the_real_history_s_bill_matches_the_cost_aider_printed():
     # Every message's cost as aider printed it, summed, against foldscope's pricing of the same rounded figures.
     path = next((p for p in _samples() if p.name.startswith("metadata-aider")), None)
