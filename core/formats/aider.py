@@ -245,6 +245,7 @@ class _Reader:
         self.b = builder
         self.run_ = run
         self.model: str | None = None
+        self.version: str | None = None
         self.reply: list[tuple[int, str]] = []  # the reply's lines so far
         self.replies = 0  # replies since the last input: the second answers aider's own follow-up
         self.cleared = False  # the view was emptied by /clear since the last request
@@ -272,7 +273,7 @@ class _Reader:
                 self.reply.append((n, text))
             i += 1
         self._cut_off()
-        self.b.extras["aider"] = {"version": getattr(self, "version", None), "model": self.model}
+        self.b.extras["aider"] = {"version": self.version, "model": self.model}
 
     def _input(self, block: list[tuple[int, str, str]]) -> None:
         self._cut_off()
@@ -322,13 +323,13 @@ class _Reader:
         if cost is not None:
             b.turn_meta(aider_cost_usd=cost)
         b.turn_text("\n".join(t for _n, t in lines))
-        for line, _t in lines[1:]:
-            b.line = line
-            b._turn_line()
         if n is not None:
             b.unsent("aider usage", n, b.source.starts[n - 1] if b.source else 0)
         b.end_turn()
         b.close_request()
+        response = b.trace[-1].response_id
+        if response is not None:  # the reply's original is its lines, not only its first (the library keeps it)
+            b.also_from(response, tuple(line for line, _t in lines))
         self.reply = []
         self.replies += 1
 
