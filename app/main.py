@@ -38,12 +38,12 @@ def _main(argv: list[str]) -> int:
             tokens.stop_helper()  # when the command stopped before run_inspect did (a usage error)
     from foldscope.core.cli import main as cli
 
-    if argv and (argv[0] in cli.COMMANDS or argv[0] in cli.command_names()):
+    if argv and argv[0] in cli.COMMANDS:
         return cli.main(argv)
     if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
         from foldscope.app.gui import build_parser as gui_parser  # argparse only: no Qt for --help
 
-        cli.build_parser().print_help()
+        cli.top_parser().print_help()  # each command's help from its table: no command's module imported
         print("\nWith no COMMAND, foldscope opens FILE in the GUI, with these options:\n")
         print(gui_parser().format_help())
         return 0

@@ -1,4 +1,4 @@
-"""The first subcommands: `inspect` a session, `count` tokens of a text, `export` the native file."""
+"""The first subcommands: `inspect` a session, `export` the native file (`count` is core.cli.count)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from foldscope.core.cli.words import plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import KINDS, ReadError, Session
 from foldscope.core.readout.free_window import free_window
-from foldscope.core.request.tokens import count_text
 
 
 def register(subparsers) -> None:
@@ -34,11 +33,6 @@ def register(subparsers) -> None:
     add_window_flag(inspect)
     add_head_flag(inspect)
     inspect.set_defaults(run=run_inspect, format=format_inspect)
-
-    count = subparsers.add_parser("count", help="o200k_base tokens of a text file, or stdin with -")
-    count.add_argument("file", metavar="FILE|-")
-    count.add_argument("--json", action="store_true", help="print JSON")
-    count.set_defaults(run=run_count, format=lambda r: str(r["tokens"]))
 
     export = subparsers.add_parser("export", help="write a session as a native (lionagi) file")
     export.add_argument("file", metavar="FILE")
@@ -268,26 +262,6 @@ def format_inspect(result: dict[str, Any]) -> str:
     lines += precision_lines(result)
     lines += [f"warning: {w}" for w in result["warnings"]]
     return "\n".join(lines)
-
-
-def run_count(args) -> dict[str, Any]:
-    if args.file == "-":
-        data, name = sys.stdin.buffer.read(), "<stdin>"
-    else:
-        try:
-            data, name = Path(args.file).read_bytes(), args.file
-        except OSError as exc:
-            raise ReadError(args.file, "", f"cannot read the file: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        from foldscope.core.formats import looks_like
-
-        looks = looks_like(data[:4096])
-        if looks is not None:
-            raise ReadError(name, "", f"{looks}, not a text file") from None
-        raise ReadError(name, f"byte {exc.start}", "not UTF-8 text") from None
-    return {"file": name, "tokens": count_text(text), "characters": len(text)}
 
 
 def run_export(args) -> dict[str, Any]:

@@ -14,15 +14,16 @@ from typing import Any, NoReturn
 
 from foldscope.core.cli.output import Parser, json_safe, terminal_safe
 from foldscope.core.model import collector
-from foldscope.core.model.session import LibraryError, ReadError
+from foldscope.core.model.errors import LibraryError, ReadError
 
 # Each module here defines `register(subparsers)`, adding its subcommand(s) with
 # `set_defaults(run=callable)`. A callable takes the parsed args and returns a result
 # (printed as JSON with --json, else by the command's own `format` if given) or an exit code.
 # Both tables keep one entry a line in alphabetical order, so that commands added side by side merge cleanly.
 COMMAND_MODULES = [
-    "foldscope.core.cli.basic",  # inspect, count, export
+    "foldscope.core.cli.basic",  # inspect, export
     "foldscope.core.cli.composition",  # composition
+    "foldscope.core.cli.count",  # count
     "foldscope.core.cli.fold",  # fold, read-result, restore, clip, evict
     "foldscope.core.cli.forensics",  # cache, compactions
     "foldscope.core.cli.library",  # library list|remove|prune
@@ -43,7 +44,7 @@ COMMANDS = {
     "clip": "foldscope.core.cli.fold",
     "compactions": "foldscope.core.cli.forensics",
     "composition": "foldscope.core.cli.composition",
-    "count": "foldscope.core.cli.basic",
+    "count": "foldscope.core.cli.count",
     "evict": "foldscope.core.cli.fold",
     "export": "foldscope.core.cli.basic",
     "fold": "foldscope.core.cli.fold",
@@ -60,6 +61,37 @@ COMMANDS = {
     "tune": "foldscope.core.cli.tune",
     "usage": "foldscope.core.cli.usage",
     "view": "foldscope.core.cli.view",
+}
+# Each subcommand's one-line help in the order `foldscope --help` lists them (its module's, then its place in
+# register): the top-level help is built from this table alone, without importing any command's module.
+# tests/core/cli/test_start.py holds it to the registered parsers' help, word for word.
+SUMMARIES = {
+    "inspect": "summarise a session: kinds, sizes, requests, folds",
+    "count": "o200k_base tokens of a text file, or stdin with -",
+    "export": "write a session as a native (lionagi) file",
+    "composition": "what a request is made of: categories adding up to its count, the largest things in it, content carried twice",
+    "fold": "fold a session's view under a ceiling: the passes, their records, the view after",
+    "read-result": "characters of an original tool result, by its index in the full record",
+    "restore": "bring messages back into the view by index, writing -o OUT",
+    "clip": "clip a tool result by hand to KEEP characters per body, writing -o OUT",
+    "evict": "take messages out of the view by index, writing -o OUT",
+    "cache": "why each cache write happened, and its price (a session, or every session in a folder)",
+    "compactions": (
+        "what each compaction or fold cost, dropped and lost, and whether it paid back (a session, or every session in a folder)"
+    ),
+    "library": "list the library's sessions, remove some, prune the rest",
+    "replay": "replay a session (or every session in a folder) under strategies",
+    "report": "write the session as one self-contained HTML file (offline, no loads)",
+    "requests": "a row per request: predicted and reported input, estimate, counted, scale, prefix share",
+    "sessions": (
+        "the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, Cline, Roo Code, Kilo Code, "
+        "GitHub Copilot CLI, Aider), newest first"
+    ),
+    "statusline": "a status line for Claude Code (JSON on stdin): the next request's size, the cache, the cost",
+    "follow": "follow a growing session file: --line prints the status line each time it grows",
+    "tune": "sweep policies over many sessions and name the cheapest safe one",
+    "usage": "reported usage and cost over many sessions, by day, project, model ...",
+    "view": "list the active view (or --record, the full record): each message's index, kind, in or out and why, tokens and a preview",
 }
 
 
@@ -89,18 +121,24 @@ def _add_raw(parser: argparse.ArgumentParser) -> None:
                 _add_raw(sub)
 
 
+def top_parser() -> argparse.ArgumentParser:
+    """The parser of `foldscope` with no known command (its help, a usage error): each command named with its help
+    (SUMMARIES), none of their modules imported."""
+    parser = Parser(prog="foldscope", description="Inspect the context window of LLM agent sessions.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, summary in SUMMARIES.items():
+        subparsers.add_parser(name, help=summary)
+    return parser
+
+
 def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
-    """The parser for argv: only the first word's module when it names a known command, else every one."""
+    """The parser for argv: only the first word's module when it names a known command, else the top one."""
     module = COMMANDS.get(argv[0]) if argv else None
-    return build_parser([module] if module else COMMAND_MODULES)
+    return build_parser([module]) if module else top_parser()
 
 
 def command_names() -> set[str]:
-    parser = build_parser()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return set(action.choices)
-    return set()
+    return set(COMMANDS)
 
 
 def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = None, raw: bool = False, stream: Any = None) -> None:

@@ -17,15 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.cli.main import UsageError
 from foldscope.core.cli.output import terminal_safe
-from foldscope.core.model.launch import session_policy
-from foldscope.core.model.policy import POLICY_KEYS, Policy, PolicyChoice, PolicyError, PolicyKey, ceiling_from_text, check_ceiling
-from foldscope.core.model.session import Session, estimated_usage
-from foldscope.core.request.count import Counter
-from foldscope.core.request.measure import Measure
+from foldscope.core.model.policy import POLICY_KEYS, PolicyError, PolicyKey
+
+if TYPE_CHECKING:  # imported where used: declaring the flags (every command's parser, the GUI's --help) needs none
+    from foldscope.core.model.policy import PolicyChoice
+    from foldscope.core.model.session import Session
+    from foldscope.core.request.count import Counter
+    from foldscope.core.request.measure import Measure
 
 # The flags that are no policy key: a per-call ceiling, a profile, a prices file.
 OTHER_FLAGS = (
@@ -127,6 +129,8 @@ def add_list(parser: argparse.ArgumentParser, flag: str, names: Sequence[str] | 
 
 def policy_choice(args: Any) -> PolicyChoice:
     """The profile and flags given, checked now (before any file is read): one clear line when refused."""
+    from foldscope.core.model.policy import Policy, PolicyChoice, ceiling_from_text, check_ceiling
+
     profile = Policy.from_yaml(args.profile) if getattr(args, "profile", None) else None
     given = {key.dest: getattr(args, key.dest) for key in POLICY_KEYS if getattr(args, key.dest, None) is not None}
     flagged = Policy.from_flags(**given)  # each value and the line and target pair, validated as one policy
@@ -140,6 +144,10 @@ def policy_choice(args: Any) -> PolicyChoice:
 def measure_for(session: Session, choice: PolicyChoice, *, threads: int | None = None, counter: Counter | None = None) -> Measure:
     """The session's Measure under its launch record with the choice over it; a per-call value above the
     resolved ceiling is refused here (PolicyError)."""
+    from foldscope.core.model.launch import session_policy
+    from foldscope.core.request.count import Counter
+    from foldscope.core.request.measure import Measure
+
     policy = session_policy(session, choice)
     return Measure(session, policy, per_call=choice.per_call, counter=counter or Counter(threads))
 
@@ -197,5 +205,7 @@ def say_warnings(warnings: Sequence[str]) -> None:
 def with_estimate_said(session: Session, result: dict[str, Any]) -> dict[str, Any]:
     """A result with `usage_estimated` when the session's usage is foldscope's estimate (core.model.session), so the
     JSON names it as every screen does; other results unchanged."""
+    from foldscope.core.model.session import estimated_usage
+
     why = estimated_usage(session)
     return {**result, "usage_estimated": why} if why else result

@@ -8,8 +8,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.model import pricing
-from foldscope.core.model.session import ReadError
+from foldscope.core.model.errors import ReadError
 
 RESULT_MIN_CHARS = 1024  # the smallest result bound Amendment 3 allows
 
@@ -391,6 +390,8 @@ class Resolution:
 
 def resolve_auto(model: str | None, source: str) -> Resolution:
     """`auto`: the model's first price-tier boundary from whichever source prices it, else no ceiling, saying why (D2)."""
+    from foldscope.core.model import pricing  # the price table, read only where a ceiling is resolved
+
     found = pricing.resolve(model)
     if not found.known:
         why = f"{found.reason}, so auto is no ceiling" if model else "no model named, so auto is no ceiling"

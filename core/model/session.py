@@ -12,6 +12,7 @@ from itertools import islice
 from typing import Any
 
 from foldscope.core.model.canonical import canonical_json  # noqa: F401 (re-exported: its home for every layer)
+from foldscope.core.model.errors import LibraryError, NotASession, ReadError  # noqa: F401 (re-exported: their old home)
 from foldscope.core.model.running_sum import common_start
 
 # Message kinds, in the vocabulary of DESIGN.md. A clipped copy is an action_response whose
@@ -525,24 +526,3 @@ def storable_time(value: Any) -> float | int | None:
     if isinstance(value, int):
         return value if -(2**63) <= value < 2**63 else None
     return value if math.isfinite(value) else None
-
-
-class ReadError(Exception):
-    """Bad input: carries the file, the place (line or JSON path) and the problem, for one clear line."""
-
-    def __init__(self, file: str, place: str, problem: str) -> None:
-        self.file, self.place, self.problem = file, place, problem
-        super().__init__(f"{file}: {place}: {problem}" if place else f"{file}: {problem}")
-
-
-class NotASession(ReadError):
-    """A file that belongs to a session without being one (a run manifest beside its Branch): skipped by sweeps."""
-
-
-class LibraryError(Exception):
-    """The library (core.store.library) cannot be used: where it is and why, in one line; a session still
-    opens without it. Here, beside ReadError, so the CLI can catch it without importing the store."""
-
-    def __init__(self, path: str | None, problem: str) -> None:
-        self.path, self.problem = (path if path is not None else ":memory:"), problem
-        super().__init__(f"library {self.path}: {problem}")

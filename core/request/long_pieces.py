@@ -28,7 +28,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from itertools import accumulate
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
 
@@ -49,7 +49,8 @@ PROGRESS_EVERY = 1 << 18  # bytes of a long piece between two progress reports
 # check looks at one window in (LONG_PIECE - 1) // 2 characters, and at each only until the first break
 # (a few characters in prose).
 # The classes are the pattern's own (the regex module's \s and \p{N}, as tiktoken's pattern means them).
-_BREAK = regex.compile(r"[^\S\r\n]|\p{N}")
+# Compiled at the first long text, not at import (a few ms of every command's start-up).
+_BREAK: Any = None
 
 Progress = Callable[[int, int], None]  # (bytes merged so far, bytes in all) of one long piece
 
@@ -78,6 +79,9 @@ def has_long_piece(text: str) -> bool:
     n, step = len(text), (LONG_PIECE - 1) // 2
     if n < LONG_PIECE:
         return False
+    global _BREAK
+    if _BREAK is None:
+        _BREAK = regex.compile(r"[^\S\r\n]|\p{N}")
     search = _BREAK.search
     for p in range(0, n - step + 1, step):
         if search(text, p, p + step) is None or (text[p].isspace() and text[p : p + step].isspace()):

@@ -12,7 +12,6 @@ import struct
 import sys
 import threading
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -72,7 +71,9 @@ def _why_not_fast() -> str:
     if os.environ.get("FOLDSCOPE_TOKENIZER", "").lower() == SLOW:
         return "FOLDSCOPE_TOKENIZER=tiktoken"
     classes = _quicktok_classes()
-    if classes is None or unicode_gap.our_classes(classes) is None:
+    # The known table by its hash only: making ours from it costs 20 ms of every process's start-up, and fast_table
+    # makes (and checks) it where the encoder is built.
+    if classes is None or not unicode_gap.known_table(classes):
         return f"quicktok {quicktok.__version__}'s Unicode table is not the one checked against tiktoken's"
     return ""
 
@@ -97,6 +98,11 @@ def windowed() -> bool:
 
 
 def vocabulary_path() -> Path:
+    beside = Path(__file__).resolve().parents[2] / "resources" / "o200k_base.tiktoken"  # the package's own folder
+    if beside.is_file():
+        return beside  # importlib.resources costs 9 ms of start-up (zipfile, tempfile) for the same path
+    from importlib import resources
+
     return Path(str(resources.files("foldscope.resources").joinpath("o200k_base.tiktoken")))
 
 
@@ -144,7 +150,15 @@ def _read_checked(path: Path, expected_sha256: str) -> tuple[bytes, str]:
 
 
 def _checked(path: Path, expected_sha256: str) -> str:
-    return _read_checked(path, expected_sha256)[1]
+    """The file's SHA-256 once it matches (else TokenizerError): hashed as read, never held whole."""
+    try:
+        with open(path, "rb") as handle:
+            actual = hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return _read_checked(path, expected_sha256)[1]  # its error, in its words
+    if actual != expected_sha256:
+        return _read_checked(path, expected_sha256)[1]
+    return actual
 
 
 def parse_ranks(data: bytes, path: Path) -> dict[bytes, int]:

@@ -81,9 +81,14 @@ def _subtract(ranges: list[tuple[int, int]], gap: tuple[tuple[int, int], ...]):
             yield lo, hi
 
 
+def known_table(table: bytes) -> bool:
+    """Whether quicktok's class table is the one known (the one our_classes makes ours from)."""
+    return hashlib.sha256(table).hexdigest() == QUICKTOK_CLASSES_SHA256
+
+
 def our_classes(table: bytes) -> bytes | None:
     """The class table quicktok counts with here, made from its own, or None when its own is not the one known."""
-    if hashlib.sha256(table).hexdigest() != QUICKTOK_CLASSES_SHA256:
+    if not known_table(table):
         return None
     ours = classes_without_gap(table)
     return ours if hashlib.sha256(ours).hexdigest() == CLASSES_SHA256 else None

@@ -90,3 +90,65 @@ def test_inspect_requests_and_replay_read_and_measure_with_the_collector_off_and
     finally:
         gc.enable()
     capsys.readouterr()
+
+
+def test_the_top_level_help_table_says_what_each_command_registers():
+    # `foldscope --help` is built from SUMMARIES alone (no command's module imported): it must say what they say.
+    whole = cli.build_parser()
+    registered = {}
+    for action in whole._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            registered = {choice.dest: choice.help for choice in action._choices_actions}
+    assert registered == cli.SUMMARIES
+    assert set(cli.SUMMARIES) == set(cli.COMMANDS)
+
+
+# What neither `--help` nor `count` of a word uses: the GUI, the price table, the library, the readers, the measure.
+NOT_FOR_START = (
+    "PySide6",
+    "genai_prices",
+    "sqlite_utils",
+    "sqlite3",
+    "tiktoken",
+    "multiprocessing",
+    "foldscope.core.formats",
+    "foldscope.core.model.pricing",
+    "foldscope.core.model.session",
+    "foldscope.core.request.measure",
+    "foldscope.core.store",
+)
+
+
+def _modules_after(argv: list[str], stdin: str = "") -> tuple[str, set[str]]:
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from foldscope.app.main import main\n"
+        "code = main(sys.argv[1:])\n"
+        "sys.stdout.flush()\n"
+        "sys.stderr.write('\\n' + json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *argv], input=stdin, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, set(json.loads(done.stderr.splitlines()[-1]))
+
+
+def test_help_and_count_of_a_word_import_none_of_what_they_do_not_use():
+    out, modules = _modules_after(["--help"])
+    assert "statusline" in out and "Open a session in the foldscope window" in out  # the commands and the GUI's options
+    assert not {m for m in modules if m.split(".")[0] in NOT_FOR_START or m.startswith(NOT_FOR_START)}
+    assert not {
+        m
+        for m in modules
+        if m.startswith("foldscope.core.cli.")
+        and m not in ("foldscope.core.cli.main", "foldscope.core.cli.output", "foldscope.core.cli.options")
+    }
+    out, modules = _modules_after(["count", "-"], "hello world\n")
+    from foldscope.core.request.tokens import count_text
+
+    assert out.strip() == str(count_text("hello world\n"))
+    assert not {m for m in modules if m.split(".")[0] in NOT_FOR_START or m.startswith(NOT_FOR_START)}
+    assert "foldscope.core.cli.basic" not in modules and "argparse" in modules

@@ -107,6 +107,16 @@ def test_the_gap_is_taken_out_of_every_class_and_only_it():
 
 
 @fast_only
+def test_the_table_known_by_its_hash_at_import_is_the_one_ours_is_made_from():
+    # tokens chooses quicktok at import by the hash of its class table alone (start-up); ours is made from it later.
+    table = tokens._quicktok_classes()
+    assert table is not None and unicode_gap.known_table(table)
+    ours = unicode_gap.our_classes(table)
+    assert ours is not None and hashlib.sha256(ours).hexdigest() == unicode_gap.CLASSES_SHA256
+    assert not unicode_gap.known_table(table[:-8]) and unicode_gap.our_classes(table[:-8]) is None
+
+
+@fast_only
 def test_a_surrogate_counts_as_tiktoken_counts_it():
     for text in ("x\ud800y", "\udfff", "a\ud83d\ude00b"):
         assert tokens.count_text(text) == reference_count(text)
