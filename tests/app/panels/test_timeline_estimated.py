@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from foldscope.app.panels.timeline import Timeline
 from foldscope.core.formats import load_session
-from foldscope.core.readout.document import build_document
+from foldscope.core.readout.opening import build_document
 from tests.core.formats.test_copilot_cli import _home_session, _session_events, _write
 
 
