@@ -59,6 +59,7 @@ CATEGORY_KINDS = {
     NOTES: "note",
     COPIES: "clipped_copy",
 }
+HEAD_SHADES = (125, 160, 112, 145, 135, 175)  # each part of the unseen head a grey darker than the part not split, neighbours apart
 LARGEST = (("largest 10", 10), ("largest 25", 25), ("largest 100", 100), ("all", None))
 
 
@@ -66,8 +67,8 @@ def category_colour(name: str, shade: int = 0) -> QColor:
     if name in (UNSEEN, NOT_SPLIT):
         return muted_colour()
     if name.startswith(f"{UNSEEN}: "):  # a part of the unseen head (core.readout.head_split): a grey as its one block, by shade
-        step = 1 + ORDER.index(part) if (part := name.removeprefix(f"{UNSEEN}: ")) in ORDER else 0
-        return muted_colour().lighter(104 + 6 * step) if step % 2 else muted_colour().darker(104 + 10 * step)
+        part = name.removeprefix(f"{UNSEEN}: ")
+        return muted_colour().darker(HEAD_SHADES[ORDER.index(part) % len(HEAD_SHADES)] if part in ORDER else 130)
     if name.startswith(RESULTS):
         base = colour_for_key("action_response")
         return base.lighter(100 + 12 * (shade % 4)) if shade % 2 == 0 else base.darker(100 + 10 * (shade % 4))

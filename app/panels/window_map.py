@@ -28,6 +28,7 @@ from foldscope.app.qt import (
 )
 from foldscope.app.theme import KIND_LEGEND, colour_for_key, kind_key, rule_colour, taken_colour
 from foldscope.core.readout.document import Document, is_note, kind_label, record_index
+from foldscope.core.readout.head_split import sources_for
 from foldscope.core.readout.marks_facts import Mark, mark_text  # noqa: F401 (re-exported for the panels)
 from foldscope.core.readout.trace_facts import rule_label, rule_names
 
@@ -655,7 +656,11 @@ class WindowMap(QWidget):
         )
         if lead is not None:
             tokens = dict(self.lead_parts())[lead]
-            QToolTip.showText(event.globalPosition().toPoint(), f"{LEAD_WORDS[lead]} · {round(tokens):,} tokens", self)
+            tip = f"{LEAD_WORDS[lead]} · {round(tokens):,} tokens"
+            if lead == "unseen_head":  # its parts where the machine or a --head file names them (the Composition tab's)
+                split = sources_for(self.document.session).split(round(tokens))
+                tip += "".join(f"\n  {p.name}: {p.tokens:,}" for p in split if len(split) > 1)
+            QToolTip.showText(event.globalPosition().toPoint(), plain_tip(tip), self)
             return
         if index is None or self.document is None:
             QToolTip.hideText()

@@ -220,3 +220,35 @@ def test_a_file_that_accounts_for_under_half_of_what_was_sent_says_so_in_the_war
     partial = window.document.measure.partial_warning()
     assert partial is not None and "accounts for" in partial and "\n" not in partial
     assert partial in window.warnings_bar.warnings and window.warnings_bar.warnings.count(partial) == 1
+
+
+def test_the_unseen_head_block_names_its_parts_from_a_head_file_adding_up_to_it(qtbot, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from foldscope.app.panels import window_map
+    from foldscope.app.qt import QEvent, QMouseEvent, QPointF, Qt
+    from foldscope.core.readout import head_split
+
+    monkeypatch.setattr(head_split, "_PASTES", {})
+    head_split.use_head_file(str(CLAUDE_CODE), Path(__file__).parents[2] / "core" / "readout" / "fixtures" / "context_paste.txt")
+    window = opened(qtbot, tmp_path, CLAUDE_CODE)
+    the_map = window.window_map
+    shown: list[str] = []
+    monkeypatch.setattr(window_map.QToolTip, "showText", lambda _at, text, *_: shown.append(text))
+    at = dict(the_map.lead_rects())["unseen_head"].center()
+    the_map.mouseMoveEvent(
+        QMouseEvent(
+            QEvent.Type.MouseMove,
+            QPointF(at),
+            QPointF(at),
+            Qt.MouseButton.NoButton,
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
+    )
+    head = round(dict(the_map.lead_parts())["unseen_head"])
+    lines = shown[-1].removeprefix("<p style='white-space:pre'>").removesuffix("</p>").splitlines()
+    assert lines[0].startswith("unseen head") and f"{head:,} tokens" in lines[0]
+    parts = dict(line.strip().rsplit(": ", 1) for line in lines[1:])
+    assert "system tools" in parts and "unseen head, not split" in parts
+    assert sum(int(v.replace(",", "")) for v in parts.values()) == head
