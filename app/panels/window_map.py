@@ -657,7 +657,9 @@ class WindowMap(QWidget):
         if lead is not None:
             tokens = dict(self.lead_parts())[lead]
             tip = f"{LEAD_WORDS[lead]} · {round(tokens):,} tokens"
-            if lead == "unseen_head":  # its parts where the machine or a --head file names them (the Composition tab's)
+            if (
+                lead == "unseen_head" and self.document is not None
+            ):  # its parts where the machine or a --head file names them (the Composition tab's)
                 split = sources_for(self.document.session).split(round(tokens))
                 tip += "".join(f"\n  {p.name}: {p.tokens:,}" for p in split if len(split) > 1)
             QToolTip.showText(event.globalPosition().toPoint(), plain_tip(tip), self)
