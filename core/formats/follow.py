@@ -4,7 +4,8 @@ A Follower keeps one reader's state open (its SessionBuilder and the format's li
 (core.formats.stream) on the file. `poll()` feeds the new complete lines and says what grew; `session()`
 is the session as read so far (SessionBuilder.snapshot): what is still open, a response whose lines are
 still coming, enters the record when its turn ends. Which formats are followed, and by which line mapper,
-each format's declaration says (FormatSpec.follow). Claude Code and Codex files are read line by line.
+each format's declaration says (FormatSpec.follow). Claude Code and Codex files are read line by line; a Gemini
+CLI chat too, its newest model message held until it settles (core.formats.gemini_cli._Followed).
 A pi file is a tree: an entry that extends the branch being read is fed like any other; one that starts
 another branch makes the follower read the file again whole (counted in `rereads`), as opening it would.
 """

@@ -22,6 +22,8 @@ of DESIGN.md:
   /compress or tool-output masking, or on resume). With messages of ids never seen before it is a compaction:
   the first new user message is the summary (a note), any other new message enters the view after it, and the
   kept messages follow in the checkpoint's order. Without new ids but shorter, it is a rollback (a `branch`).
+- A subagent's chat is its own file in `chats/<parent sessionId>/` (metadata `kind: "subagent"`): read as one of the
+  session's children (Session.children), counted apart as Claude Code's subagents are (core.forensics.children).
 - The older layout is one JSON object with the same metadata and a `messages` list; its places are message
   numbers, not lines.
 """
@@ -54,7 +56,8 @@ def sniff(head: bytes, path: Path) -> bool:
     return bool(_LEGACY.match(head)) and b'"projectHash"' in head and b'"messages"' in head
 
 
-def read(path: Path) -> Session:
+def read(path: Path, *, children: bool = True) -> Session:
+    """The session; with `children`, its subagents' files (`chats/<its sessionId>/`) as Session.children."""
     path = Path(path)
     builder = SessionBuilder(path, FORMAT)
     if _is_legacy(path):
@@ -69,7 +72,50 @@ def read(path: Path) -> Session:
         if event["kind"] == "branch":
             first = event.pop("first_index")
             event["next"] = session.record[first].id if first < len(session.record) else None
+    found = find_children(path, session.extras.get("header"))
+    if found:
+        session.extras["children"] = [str(p) for p in found]
+    if children and found:
+        session.children = _read_children(session, found)
     return session
+
+
+def find_children(path: Path, header: Any) -> list[Path]:
+    """A main session's subagents: chatRecordingService.ts (5411f113, initialize) writes a subagent's chat to
+    `chats/<parent sessionId, sanitised>/<its sessionId>.jsonl` with `kind: "subagent"` in its metadata line."""
+    if not isinstance(header, dict) or header.get("kind") == "subagent" or not isinstance(header.get("sessionId"), str):
+        return []
+    folder = path.parent / re.sub(r"[^a-zA-Z0-9_-]", "_", header["sessionId"])  # sanitizeFilenamePart (fileUtils.ts)
+    try:
+        files = sorted(p for p in folder.glob("*.jsonl") if p.is_file())
+    except OSError:
+        return []
+    return [p for p in files if _subagent_header(p)]
+
+
+def _subagent_header(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            first = json.loads(handle.readline(1 << 20))
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and first.get("kind") == "subagent"
+
+
+def _read_children(session: Session, paths: list[Path]) -> list[Session]:
+    """Each subagent's chat as a child session; one that does not read is left out with a warning on the parent."""
+    out = []
+    for path in paths:
+        try:
+            child = read(path, children=False)
+        except ReadError as exc:
+            session.warnings.append(f"{session.source}: subagent file left out: {exc}")
+            continue
+        header = child.extras.get("header")
+        agent = header.get("sessionId") if isinstance(header, dict) else None
+        child.extras.update({"agent_id": agent, "child_kind": "subagent"})
+        out.append(child)
+    return out
 
 
 def _is_legacy(path: Path) -> bool:
@@ -313,6 +359,61 @@ class _Replay:
         b.view = [m for k in keys for m in self.ids.get(k, [])]
 
 
+_SETTLED = ("success", "error", "cancelled")  # a tool call's last states (chatRecordingTypes.ts ToolCallRecord)
+
+
+class _Followed:
+    """Gemini CLI's line mapper for a growing chat (core.formats.follow): the two passes of `read` run as lines come.
+
+    chatRecordingService.ts writes a model message, then appends it again with its tokens and again with its tool
+    calls' results, before the next message begins. So the newest model message is held while it is unsettled (no
+    tokens yet, or a tool call still running) and entered when it settles or another message follows it. A later
+    line that patches a message already entered, a `$rewindTo` or a `$set.messages` checkpoint sets `branched`:
+    the follower reads the file again whole, as opening it would (counted in its rereads)."""
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.b = builder
+        self.log = _Log(builder)
+        self.replay = _Replay(builder, self.log)
+        self.entered: set[str] = set()  # the message keys replayed into the builder
+        self.queue: list[tuple[int, str]] = []  # message ops logged, not yet entered: (line, key)
+        self.branched = False
+
+    def feed(self, line: int, offset: int, value: Any) -> None:
+        if self.branched:
+            return  # the follower reads the file again whole
+        ops = len(self.log.ops)
+        mid = value.get("id") if isinstance(value, dict) and "type" in value else None
+        patch = isinstance(mid, str) and mid in self.log._keys and self.log._key(mid, False) in self.entered
+        self.log.feed(line, offset, value)
+        new = self.log.ops[ops:]
+        if any(op != "message" for op, _, _ in new) or (patch and not new):
+            self.branched = True
+            return
+        self.queue += [(op_line, key) for _, op_line, key in new]
+        while self.queue:
+            op_line, key = self.queue[0]
+            value = self.log.latest[key][0]
+            if len(self.queue) == 1 and not _settled(value):
+                break  # the newest model message: its tokens or tool results are still to come
+            self.replay._message(key, value, op_line)
+            self.entered.add(key)
+            self.queue.pop(0)
+
+    def snapshot(self) -> Session:
+        return self.b.snapshot()
+
+
+def _settled(value: dict[str, Any]) -> bool:
+    """A message that later lines will not patch: anything but a model message, or one with its tokens whose tool
+    calls have all ended."""
+    if value.get("type") != "gemini":
+        return True
+    calls = value.get("toolCalls")
+    calls = calls if isinstance(calls, list) else []
+    return "tokens" in value and all(isinstance(c, dict) and c.get("status") in _SETTLED for c in calls)
+
+
 def _text(content: Any) -> str:
     """A PartListUnion's text: a string, a part, or a list of parts (their `text`)."""
     if isinstance(content, dict):
@@ -380,7 +481,7 @@ SPEC = FormatSpec(
     samples=None,
     unseen_head=True,
     provider_text=False,
-    follow=None,
+    follow=_Followed,
     first_part=False,  # a message is patched by later lines
     sessions=Sessions(env="GEMINI_CLI_HOME", default="", folder=".gemini/tmp", files=_session_files, project=chats_project),
     window=_window,
