@@ -31,6 +31,16 @@ CACHE_COLUMNS = (
     ("waste", "what a write cost beyond reading the same tokens from the cache (first and append: beyond fresh input)"),
     ("requests", "in a folder's row: the session's requests"),
     ("cache write", "in a folder's row: the tokens written to the cache"),
+    (
+        "read share",
+        "for a format whose provider caches by itself and bills reads only (Gemini CLI, Qwen Code, Codex): the part of "
+        "each request's input read from the cache, in place of the write causes (no write is billed)",
+    ),
+    (
+        "what broke the read prefix",
+        "where such a read fell short of the prefix the request before had sent: rewrite (the request changed there), "
+        "expired (idle past five minutes), provider (unchanged and in time, not read), unexplained (no time recorded)",
+    ),
 )
 COMPACTION_COLUMNS = (
     ("before -> after", "the request's size before and after the compaction or fold, in tokens"),
@@ -220,8 +230,14 @@ def format_cache(result: dict[str, Any]) -> str:
         lines += [f"  skipped {s['error']}" for s in result["skipped"]]
         for r in result["table"]:
             t = r["totals"]
-            lines.append(f"  {r['file']}  requests {r['requests']:>6,}  cache write {t['cache_write']:>11,}  bill {_usd(t['bill_usd'])}")
+            if "reads" in t:  # an implicit cache: what was read, not written
+                cached = f"cache read {_share(t['reads']['share']):>5}"
+            else:
+                cached = f"cache write {t['cache_write']:>11,}"
+            lines.append(f"  {r['file']}  requests {r['requests']:>6,}  {cached}  bill {_usd(t['bill_usd'])}")
         totals = result["totals"]
+    elif result.get("cache_model") == "implicit":
+        return "\n".join(_implicit_lines(result) + precision_lines(result))
     else:
         lines = [
             f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'}): {plural(len(result['requests']), 'request')}"
@@ -234,19 +250,76 @@ def format_cache(result: dict[str, Any]) -> str:
         lines.append(f"{part:<13}{figure(cell['tokens'], result):>14}{_usd(cell['cost_usd']):>14}{waste:>14}")
     own = "the sessions' own requests" if "table" in result and result["sessions"] != 1 else "this session's own requests"
     lines.append(f"{'bill':<13}{'':>14}{_usd(totals['bill_usd']):>14}  ({own})")
-    for kind, label in (("subagents", "subagents"), ("summariser", "summariser")):
-        cell = totals["children"][kind]
-        if cell.get("requests"):
-            lines.append(
-                f"{label:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}  ({plural(cell['requests'], 'request')}, "
-                f"{cell['cache_read']:,} read from the cache)"
-            )
+    lines += _children_lines(totals)
     lines.append(f"{'total':<13}{'':>14}{_usd(totals['total_usd']):>14}  (with subagents and the compaction summariser)")
     for top in result.get("top_wasted", []):
         causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())
         where = f"{top['file']} " if "file" in top else ""
         lines.append(f"  {where}request {top['index']}: wasted {_usd(top['waste_usd'])} ({causes})")
     return "\n".join(lines + precision_lines(result))
+
+
+def _children_lines(totals: dict[str, Any]) -> list[str]:
+    """The subagents' and the summariser's rows, each its own reported usage priced."""
+    lines = []
+    for kind in ("subagents", "summariser"):
+        cell = totals["children"][kind]
+        if cell.get("requests"):
+            lines.append(
+                f"{kind:<13}{cell['tokens']:>14,}{_usd(cell['cost_usd']):>14}  ({plural(cell['requests'], 'request')}, "
+                f"{cell['cache_read']:,} read from the cache)"
+            )
+    return lines
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def _implicit_lines(result: dict[str, Any]) -> list[str]:
+    """An implicit cache (core.forensics.reads): the bill's parts, then the read share per request and, where a
+    read fell short of the prefix the request before had sent, what broke it. No write rows: none is billed."""
+    from foldscope.core.readout.usage_precision import figure
+
+    totals, reads = result["totals"], result["totals"]["reads"]
+    lines = [
+        f"{result['file']} ({result['format']}, model {result['model'] or 'unknown'}): {plural(len(result['requests']), 'request')}",
+        "the provider caches by itself and bills reads only: no cache write to explain, the reads shown instead",
+        "",
+        f"{'part':<13}{'tokens':>14}{'cost':>14}",
+    ]
+    for part, cell in totals["by_cause"].items():
+        lines.append(f"{part:<13}{figure(cell['tokens'], result):>14}{_usd(cell['cost_usd']):>14}")
+    lines.append(f"{'bill':<13}{'':>14}{_usd(totals['bill_usd']):>14}  (this session's own requests)")
+    lines += _children_lines(totals)
+    lines.append(f"{'total':<13}{'':>14}{_usd(totals['total_usd']):>14}  (with subagents and the compaction summariser)")
+    lines += ["", f"read from the cache: {reads['read']:,} of {reads['input']:,} input tokens ({_share(reads['share'])})"]
+    if reads["short"]:
+        causes = ", ".join(f"{c} {n:,}" for c, n in reads["broke"].items() if n)
+        lines.append(
+            f"short of the prefix the request before had sent: {reads['short']:,} tokens in "
+            f"{plural(reads['requests_short'], 'request')} ({causes})"
+        )
+    lines += ["", f"{'request':>8}{'input':>12}{'read':>12}{'share':>7}  what broke the read prefix"]
+    for r in result["requests"]:
+        u, read = r["reported"], r["read"]
+        if u is None:
+            lines.append(f"{r['index']:>8}  no usage reported")
+            continue
+        broke = "; ".join(_broke_words(cause, n, read, r) for cause, n in read["broke"].items())
+        sent = u["fresh"] + u["cache_read"]
+        lines.append(f"{r['index']:>8}{sent:>12,}{u['cache_read']:>12,}{_share(read['share']):>7}  {broke}")
+    return lines
+
+
+def _broke_words(cause: str, tokens: int, read: dict[str, Any], row: dict[str, Any]) -> str:
+    if cause == "rewrite" and "rewrite" in read:
+        return f"rewrite {tokens:,} ({read['rewrite']['why']})"
+    if cause == "expired" and row["gap_s"] is not None:
+        return f"expired {tokens:,} (idle {row['gap_s']:,.0f} s)"
+    if cause == "provider":
+        return f"provider miss {tokens:,}"
+    return f"{cause} {tokens:,}"
 
 
 def format_compactions(result: dict[str, Any]) -> str:

@@ -430,9 +430,15 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
         cause = cause_words(cache)
         odd = cache.get("cause") in ("rewrite", "expired", "provider", "unexplained")
         est = "~" if cache.get("estimated") else ""  # foldscope's estimate, the file having usage totals only
-        wrote = (
-            f"write {est}{cache['write']:,} {_paint(terminal_safe(cause), '33' if odd else '2', colour)}" if cache["write"] else "no write"
-        )
+        if cache.get("implicit"):  # the provider caches by itself: what a short read missed, never a write
+            short = cache.get("short") or 0
+            wrote = f"short {short:,} {_paint(terminal_safe(cause), '33', colour)}" if short else "read all it could"
+        else:
+            wrote = (
+                f"write {est}{cache['write']:,} {_paint(terminal_safe(cause), '33' if odd else '2', colour)}"
+                if cache["write"]
+                else "no write"
+            )
         said = " (usage estimated from totals)" if est else ""
         parts.append(f"cache read {est}{cache['read']:,} {wrote}{said} · {expiry_words(cache, now)}")
     cost = figures.get("cost") or {}

@@ -9,18 +9,24 @@ from typing import Any
 from foldscope.core.forensics.cause_prices import PARTS, READ_INSTEAD, Priced, Pricer, price
 from foldscope.core.forensics.causes import CAUSES, RequestCauses, attribute
 from foldscope.core.forensics.children import KINDS, children, children_parts
+from foldscope.core.forensics.reads import ReadRow, read_rows, read_totals
 from foldscope.core.forensics.trace_pass import Measured, measure_requests
+from foldscope.core.formats.registry import format_named
+from foldscope.core.formats.spec import CacheModel
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.request.count import Counter
 
 GAP_MARKS = (300.0, 3600.0)  # the five-minute and one-hour lifetimes the timeline marks gaps past
+# The parts of an implicit cache's bill (core.forensics.reads): no write is billed, so no write cause is a part.
+READ_PARTS = ("fresh", "cache_read", "output")
 
 
 @dataclass(frozen=True)
 class CacheRow:
     causes: RequestCauses
     priced: Priced
+    read: ReadRow | None = None  # under an implicit cache: what it read of the prefix before, and what broke it
 
     @property
     def index(self) -> int:
@@ -73,11 +79,21 @@ class CacheReport:
     measured: list[Measured]
     priced: bool
     tokens: dict[str, int] = field(default_factory=dict)  # each message's part of the count, by id
+    model: CacheModel = "explicit"  # the format's declared cache model (core.formats.spec)
+
+    @property
+    def implicit(self) -> bool:
+        """The provider reads its cache by itself and bills no write: reads are explained, not writes."""
+        return self.model == "implicit"
 
     def totals(self) -> dict[str, Any]:
         """The session's own parts (`by_cause`, adding up to `bill_usd`), its children's apart (`children`:
-        subagents and the compaction summariser, each its own reported usage priced) and `total_usd`, all of it."""
+        subagents and the compaction summariser, each its own reported usage priced) and `total_usd`, all of it.
+        An implicit cache's parts are fresh, cache read and output, with its reads (`reads`) in place of writes."""
         out = totals_of(self.rows, self.priced)
+        if self.implicit:
+            out = _read_only(out)
+            out["reads"] = read_totals([r.read for r in self.rows if r.read is not None])
         kids = children_parts(children(self.session))
         out["children"] = kids
         costs = [out["bill_usd"], *(kids[k]["cost_usd"] for k in KINDS)]
@@ -90,6 +106,8 @@ class CacheReport:
         return ranked[:n]
 
     def as_dict(self) -> dict[str, Any]:
+        if self.implicit:
+            return self._read_dict()
         return {
             "file": self.session.source,
             "format": self.session.format,
@@ -100,6 +118,37 @@ class CacheReport:
             "totals": self.totals(),
             "top_wasted": [{"index": r.index, "waste_usd": round(r.wasted, 8), "causes": r.causes.causes} for r in self.top_wasted()],
         }
+
+    def _read_dict(self) -> dict[str, Any]:
+        """An implicit cache's report: each request's reported usage, cost and read, no write cause."""
+        requests = []
+        for row in self.rows:
+            read = row.read
+            assert read is not None  # an implicit report's rows each carry their read
+            out = row.as_dict()
+            if out["reported"] is not None:
+                out["reported"] = {k: out["reported"][k] for k in READ_PARTS}
+            del out["causes"], out["waste_usd"]
+            out["read"] = read.as_dict()
+            requests.append(out)
+        return {
+            "file": self.session.source,
+            "format": self.session.format,
+            "model": self.session.model,
+            "cache_model": self.model,
+            "priced": self.priced,
+            "children": [c.source for c in self.session.children],
+            "requests": requests,
+            "totals": self.totals(),
+            "top_wasted": [],
+        }
+
+
+def _read_only(totals: dict[str, Any]) -> dict[str, Any]:
+    """Totals without the write causes (an implicit cache writes nothing billed)."""
+    out = {k: v for k, v in totals.items() if k != "cache_write"}
+    out["by_cause"] = {part: totals["by_cause"][part] for part in READ_PARTS}
+    return out
 
 
 def totals_of(rows: Sequence[CacheRow], priced: bool = True) -> dict[str, Any]:
@@ -160,4 +209,8 @@ def cache_report(
     sent = {request.index: request.at for request in session.trace}
     priced = [price(r, pricer(r.model, sent.get(r.index))) for r in rows]
     any_unpriced = any(p.cost_usd is None and r.usage is not None for r, p in zip(rows, priced))
-    return CacheReport(session, [CacheRow(r, p) for r, p in zip(rows, priced)], measured, not any_unpriced, tokens)
+    spec = format_named(session.format)
+    model: CacheModel = spec.cache if spec is not None else "explicit"
+    reads: list[ReadRow | None] = list(read_rows(session, measured)) if model == "implicit" else [None] * len(rows)
+    cached = [CacheRow(r, p, read) for r, p, read in zip(rows, priced, reads)]
+    return CacheReport(session, cached, measured, not any_unpriced, tokens, model)

@@ -42,18 +42,18 @@ def cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
     """The sessions' totals: tokens per part summed; cost_usd summed where priced; the children apart."""
     by: dict[str, dict[str, Any]] = {}
     for part in PARTS:
-        tokens = sum(r["totals"]["by_cause"][part]["tokens"] for r in table)
-        costs = [r["totals"]["by_cause"][part]["cost_usd"] for r in table]
-        by[part] = {"tokens": tokens, "cost_usd": _sum_or_none(costs)}
+        # a session of an implicit cache has no write parts (core.forensics.reads): it adds none
+        cells = [r["totals"]["by_cause"][part] for r in table if part in r["totals"]["by_cause"]]
+        by[part] = {"tokens": sum(c["tokens"] for c in cells), "cost_usd": _sum_or_none([c["cost_usd"] for c in cells])}
         if part in CAUSES:
-            by[part]["waste_usd"] = _sum_or_none([r["totals"]["by_cause"][part]["waste_usd"] for r in table])
+            by[part]["waste_usd"] = _sum_or_none([c["waste_usd"] for c in cells])
     kids: dict[str, dict[str, Any]] = {}
     for kind in KINDS:
         cells = [r["totals"]["children"][kind] for r in table]
         kids[kind] = {k: sum(c[k] for c in cells) for k in cells[0] if k != "cost_usd"} if cells else {}
         kids[kind]["cost_usd"] = _sum_or_none([c["cost_usd"] for c in cells])
     return {
-        "cache_write": sum(r["totals"]["cache_write"] for r in table),
+        "cache_write": sum(r["totals"].get("cache_write", 0) for r in table),
         "by_cause": by,
         "bill_usd": _sum_or_none([r["totals"]["bill_usd"] for r in table]),
         "children": kids,

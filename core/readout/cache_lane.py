@@ -36,6 +36,10 @@ class LaneRow:
     causes: dict[str, int] = field(default_factory=dict)
     written: int = 0
     known: bool = False  # the causes are attributed (False: only the gap, from the timestamps)
+    # An implicit cache (core.forensics.reads): `causes` and `written` are what broke its read and the tokens it
+    # fell short by, in the same causes' colours; `read` what it read. No write is billed.
+    implicit: bool = False
+    read: int = 0
 
     @property
     def band(self) -> str | None:
@@ -65,6 +69,11 @@ def lane_rows_of(report: CacheReport) -> list[LaneRow]:
     out = []
     for row in report.rows:
         c = row.causes
+        if row.read is not None:
+            read = c.usage.cache_read if c.usage is not None else 0
+            broke = {k: v for k, v in row.read.broke.items() if v}
+            out.append(LaneRow(c.index, c.gap_s, broke, row.read.short, c.usage is not None, True, read))
+            continue
         written = c.usage.cache_write if c.usage is not None else 0
         out.append(LaneRow(c.index, c.gap_s, {k: v for k, v in c.causes.items() if v}, written, c.usage is not None))
     return out
@@ -82,6 +91,12 @@ def lane_sentence(row: LaneRow) -> str:
             idle += ", past the 5-minute cache lifetime"
     if not row.known:
         return f"{idle}."
+    if row.implicit:
+        said = f"{idle}; it read {row.read:,} tokens from the cache (the provider caches by itself, no write is billed)"
+        if not row.written:
+            return f"{said}."
+        causes = ", ".join(f"{CAUSE_LABELS[c]} {n:,}" for c in CAUSES if (n := row.causes.get(c)))
+        return f"{said}, {row.written:,} short of the prefix the request before had sent ({causes})."
     if not row.written:
         return f"{idle}; it stored nothing new in the cache."
     causes = ", ".join(f"{CAUSE_LABELS[c]} {n:,}" for c in CAUSES if (n := row.causes.get(c)))

@@ -121,6 +121,8 @@ def request_sentence(row: CacheRow) -> str:
     c, u = row.causes, row.causes.usage
     if u is None:
         return f"Request {c.index}: the file reports no usage for it."
+    if row.read is not None:
+        return read_sentence(row)
     if not u.cache_write:
         return f"Request {c.index} read {u.cache_read:,} tokens from the cache and wrote nothing to it ({u.input:,} fresh)."
     parts = []
@@ -141,6 +143,49 @@ def request_sentence(row: CacheRow) -> str:
             parts.append(f"{tokens:,} unexplained")
     wasted = f" Wasted beyond reading it from the cache: {_usd(row.wasted)}." if row.wasted else ""
     return f"Request {c.index} read {u.cache_read:,} tokens from the cache and wrote {u.cache_write:,}: " + "; ".join(parts) + "." + wasted
+
+
+def read_sentence(row: CacheRow) -> str:
+    """Under an implicit cache (core.forensics.reads): what the request read, and what broke a read that fell short."""
+    read, u = row.read, row.causes.usage
+    assert read is not None and u is not None
+    said = (
+        f"Request {row.index} read {u.cache_read:,} of its {u.reported_input:,} input tokens from the cache"
+        + (f" ({read.share:.0%})" if read.share is not None else "")
+        + "; the provider caches by itself and bills no write."
+    )
+    if read.prefix is None:
+        return said
+    if not read.broke:
+        return said + f" It read the prefix the request before had sent ({read.prefix:,} tokens) as far as the provider caches."
+    parts = []
+    for cause, tokens in read.broke.items():
+        if cause == "rewrite" and read.rewrite is not None:
+            parts.append(f"{tokens:,} changed from {rewrite_place(read.rewrite)} because {read.rewrite.why}")
+        elif cause == "expired":
+            parts.append(f"{tokens:,} unchanged but idle {duration(row.causes.gap_s or 0.0)}, past the cache's lifetime")
+        elif cause == "provider":
+            parts.append(f"{tokens:,} unchanged and in time, yet not read (the provider's miss)")
+        else:
+            parts.append(f"{tokens:,} unexplained")
+    return said + f" It fell {read.short:,} short of the {read.prefix:,} tokens the request before had sent: " + "; ".join(parts) + "."
+
+
+def reads_words(reads: dict[str, Any]) -> str:
+    """An implicit cache's reads over a session (core.forensics.reads' totals), in plain words."""
+    share = "" if reads["share"] is None else f" ({reads['share']:.0%})"
+    said = (
+        "The provider caches by itself and bills reads only, so no write is put down to a cause: "
+        f"{reads['read']:,} of {reads['input']:,} input tokens were read from the cache{share}"
+    )
+    if not reads["short"]:
+        return said + "."
+    causes = ", ".join(f"{c} {n:,}" for c, n in reads["broke"].items() if n)
+    n = reads["requests_short"]
+    return said + (
+        f"; {n:,} request{'' if n == 1 else 's'} read {reads['short']:,} tokens less than the prefix the request "
+        f"before had sent ({causes})."
+    )
 
 
 def rewrite_place(r: Rewrite) -> str:

@@ -373,7 +373,7 @@ def cost_sections(data: ReportData) -> list[Section]:
         totals = cache.totals()
     except Exception as exc:  # noqa: BLE001 - one section that cannot be made says why; the report still opens
         return [Section("Cost by cause", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")]
-    from foldscope.core.readout.cost_facts import PART_EXPLAINED, PART_WORDS
+    from foldscope.core.readout.cost_facts import PART_EXPLAINED, PART_WORDS, reads_words
 
     bill, whole = totals.get("bill_usd"), totals.get("total_usd")
 
@@ -419,9 +419,13 @@ def cost_sections(data: ReportData) -> list[Section]:
         f"<p>The bill, the reported usage priced per request: <b>{esc(usd(bill))}</b>"
         + (f" ({num(totals['unpriced_requests'])} requests without a price)" if totals.get("unpriced_requests") else "")
         + (f"; with its subagents and compaction summariser, <b>{esc(usd(whole))}</b> in all" if kids else "")
-        + ". Each cache write is put down to its cause; <i>wasted</i> is what a write cost beyond the cheaper "
-        "way to send the same tokens (a read from the cache for rewrites, expiries and misses; fresh input "
-        "for the first and append writes).</p>"
+        + (
+            f". {esc(reads_words(totals['reads']))}</p>"
+            if cache.implicit
+            else ". Each cache write is put down to its cause; <i>wasted</i> is what a write cost beyond the cheaper "
+            "way to send the same tokens (a read from the cache for rewrites, expiries and misses; fresh input "
+            "for the first and append writes).</p>"
+        )
     )
     explained = "".join(
         f"<p class=legend>{esc(PART_EXPLAINED[p])}</p>"

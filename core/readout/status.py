@@ -208,7 +208,13 @@ def _last_cache(rows: list, session: Any) -> dict[str, Any] | None:
         "causes": causes,
         "cause": unusual[0] if unusual else ("first" if causes.get("first") else "append" if causes.get("append") else None),
     }
-    if last.rewrite is not None:
+    read = reported[-1].read
+    if read is not None:  # an implicit cache (core.forensics.reads): no write billed; what broke a short read
+        broke = [c for c in ("rewrite", "expired", "provider", "unexplained") if read.broke.get(c)]
+        out.update(implicit=True, short=read.short, causes=dict(read.broke), cause=broke[0] if broke else None)
+        if read.rewrite is not None:
+            out["rewrite"] = {"why": read.rewrite.why, "message": read.rewrite.index}
+    elif last.rewrite is not None:
         out["rewrite"] = {"why": last.rewrite.why, "message": last.rewrite.index}
     if last.since_cached_s is not None:
         out["gap_s"] = round(last.since_cached_s, 3)

@@ -176,7 +176,9 @@ def test_on_real_sessions_the_causes_of_every_request_sum_to_its_reported_cache_
             assert all(n > 0 for n in row.causes.causes.values())
             reported += u.cache_write
             checked += 1
-        assert report.totals()["cache_write"] == reported == sum(r.usage.cache_write for r in session.trace if r.usage)
+        # an implicit cache (Codex's) has no write part at all: its provider bills none (core.forensics.reads)
+        total = 0 if report.implicit else report.totals()["cache_write"]
+        assert total == reported == sum(r.usage.cache_write for r in session.trace if r.usage)
         written += reported > 0
     assert checked > 100 and written >= 5
 
