@@ -1,6 +1,8 @@
 """Accuracy benchmark: our sizes against what the provider reported, over the dev corpus, per format.
 
 Run: .venv/bin/python bench/bench_accuracy.py [CORPUS_DIR]     (--heads: print resources/unseen_heads.json from it)
+With the default CORPUS_DIR (corpus/dev), the formats of issue 43 that hold requests and per-request usage (Cline,
+Gemini CLI, Qwen Code, OpenCode) are read from corpus/staged/ and corpus/dev/ too (NEW_FORMATS), a row each.
 Prints, per format, the median and p90 of |predicted/reported - 1| (predicted input, core.request.predict) and of
 |estimate/reported - 1| (the ADR estimate, count times scale) on requests that have an anchor (an earlier report
 in the same stretch), the trivial baseline (the previous request's reported/counted ratio times this count) on the
@@ -34,6 +36,16 @@ from foldscope.core.request.measure import Measure  # noqa: E402
 from foldscope.core.request.trace import measure_trace  # noqa: E402
 
 FORMATS = ("claude_code", "codex", "pi")
+# The formats of issue 43 whose files hold the requests and per-request usage, each with where its sessions are in
+# the corpus (staged/<folder>/ until they join dev/<format>/): a Cline task is its folder, an OpenCode session its
+# session file in the storage layout, a Gemini CLI or Qwen Code chat its file (Gemini's recorded API responses are no
+# session). Copilot CLI (usage totals only) and Aider (no requests) cannot be measured so.
+NEW_FORMATS = {
+    "cline": ("cline", "*"),
+    "gemini_cli": ("gemini-cli", "*.json*"),
+    "qwen_code": ("qwen-code", "*.jsonl"),
+    "opencode": ("opencode", "*/session/*/*.json"),
+}
 
 
 def sessions(root: Path) -> list[Session]:
@@ -45,6 +57,30 @@ def sessions(root: Path) -> list[Session]:
             out.append(load_session(str(path)))
         except ReadError:
             continue
+    return out
+
+
+def new_paths(corpus: Path) -> list[Path]:
+    """The new formats' sessions under corpus/staged/ and corpus/dev/ (never eval/), each once."""
+    out = []
+    for fmt, (staged, pattern) in NEW_FORMATS.items():
+        for folder in (corpus / "staged" / staged, corpus / "dev" / fmt):
+            for path in sorted(folder.glob(pattern)):
+                if path.name.endswith(".responses.jsonl") or path.name == "PROVENANCE.md":
+                    continue
+                if fmt == "cline" and not path.is_dir():
+                    continue
+                out.append(path)
+    return out
+
+
+def new_sessions(corpus: Path) -> list[Session]:
+    out = []
+    for path in new_paths(corpus):
+        try:
+            out.append(load_session(str(path)))
+        except ReadError as exc:
+            print(f"skipped {exc}", file=sys.stderr)
     return out
 
 
@@ -120,8 +156,9 @@ def main() -> None:
     costs: dict[str, list[float]] = {}
     firsts: list[tuple[str, str, str, int]] = []  # (format, model, file, first gap)
     first_rows: list[tuple[str, str, str, int, int, int]] = []  # (format, model, file, count part, reported, head)
-    for session in sessions(root):
-        if session.format not in FORMATS or not any(r.usage for r in session.trace):
+    found_new = new_sessions(root.parent) if root.name == "dev" else []
+    for session in sessions(root) + found_new:
+        if session.format not in FORMATS + tuple(NEW_FORMATS) or not any(r.usage for r in session.trace):
             continue
         report = measure_trace(session, prefix=False)
         if not provider_usage(session, report):
@@ -147,7 +184,7 @@ def main() -> None:
         f"{'format':<18} {'n':>4}  {'predicted p50':>13} {'p90':>7} {'paired p90':>10}  {'trivial p50':>11} {'p90':>7}  "
         f"{'estimate p50':>12} {'p90':>7}  {'first n':>7} {'pred p50':>8} {'est p50':>8}"
     )
-    for fmt in [f"{f}{part}" for f in FORMATS for part in ("", " whole", " sanitised")]:
+    for fmt in [f"{f}{part}" for f in FORMATS for part in ("", " whole", " sanitised")] + list(NEW_FORMATS):
         a = pools.get(fmt)
         if a is None or (fmt.endswith(" whole") and fmt.split()[0] + " sanitised" not in pools):
             continue  # a format with no sanitised file: its whole files are its row already
@@ -163,7 +200,7 @@ def main() -> None:
     print()
     print("a session's first reported request (no anchor): |size/reported - 1|, median and p90")
     print(f"{'format':<12} {'n':>3}  {'count alone':>11} {'p90':>7}  {'head table':>10} {'p90':>7}  {'leave one out':>13} {'p90':>7}")
-    for fmt in FORMATS:
+    for fmt in FORMATS + tuple(NEW_FORMATS):
         rows = [r for r in first_rows if r[0] == fmt]
         if not rows:
             continue
