@@ -48,7 +48,15 @@ class RequestCostModel(RowsModel):
     """One row per request of the shown rows (all, or those making up one part of the bill)."""
 
     HEADERS = ("request", "idle before", "cache read", "cache write", "causes", "wasted")
+    # An implicit cache (core.forensics.reads): no write is billed, so its columns say what a short read missed.
+    READ_HEADERS = ("request", "idle before", "cache read", "short of prefix", "what broke the read", "read share")
     rows: list[CacheRow]
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if self.rows and self.rows[0].read is not None and role == Qt.ItemDataRole.DisplayRole:
+            if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.READ_HEADERS):
+                return self.READ_HEADERS[section]
+        return super().headerData(section, orientation, role)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows):
@@ -68,6 +76,13 @@ class RequestCostModel(RowsModel):
             return "" if column != 4 else "no usage reported"
         if column == 2:
             return f"{u.cache_read:,}"
+        if row.read is not None:
+            read = row.read
+            if column == 3:
+                return f"{read.short:,}" if read.prefix is not None else ""
+            if column == 4:
+                return ", ".join(f"{cause} {n:,}" for cause, n in read.broke.items())
+            return "" if read.share is None else f"{read.share:.0%}"
         if column == 3:
             return f"{u.cache_write:,}"
         if column == 4:

@@ -96,7 +96,8 @@ class CacheLane:
         painter.setPen(muted)
         flags = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         painter.drawText(QRectF(0, idle.top(), label_width - 6, idle.height()), flags, "idle")
-        painter.drawText(QRectF(0, written.top(), label_width - 6, written.height()), flags, "writes")
+        implicit = any(r.implicit for r in self.rows)  # a cache read, never billed as a write: its short reads
+        painter.drawText(QRectF(0, written.top(), label_width - 6, written.height()), flags, "short" if implicit else "writes")
         painter.fillRect(idle, QColor(127, 127, 127, 18))
         painter.fillRect(written, QColor(127, 127, 127, 18))
         most = max((r.written for r in self.rows), default=0)
@@ -133,15 +134,19 @@ class CacheLane:
             painter.setPen(QPen(band_colour("past_5m" if label == "5 min" else "past_1h"), 1, Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(idle.left(), y), QPointF(idle.right(), y))
             drawn.lines.append((label, y))
-        self._legend(painter, QRectF(left, written.bottom() + gap, right - left, legend_h), drawn, text)
+        self._legend(painter, QRectF(left, written.bottom() + gap, right - left, legend_h), drawn, text, implicit)
 
-    def _legend(self, painter: QPainter, rect: QRectF, drawn: Drawn, text: QColor) -> None:
-        """One line: the idle bands, then the write causes, each a square in its colour and its words."""
+    def _legend(self, painter: QPainter, rect: QRectF, drawn: Drawn, text: QColor, implicit: bool = False) -> None:
+        """One line: the idle bands, then the write causes (an implicit cache's: what broke a short read), each a
+        square in its colour and its words."""
         if rect.height() < 8:
             return  # a tight lane has no legend row
         metrics = painter.fontMetrics()
         items = [(f"idle {BAND_LABELS[b]}", band_colour(b)) for b in BANDS]
-        items += [(f"{CAUSE_LABELS[c]} write", part_colour(c)) for c in WRITE_CAUSES]
+        if implicit:
+            items += [(f"read short: {CAUSE_LABELS[c]}", part_colour(c)) for c in WRITE_CAUSES if c not in ("first", "append")]
+        else:
+            items += [(f"{CAUSE_LABELS[c]} write", part_colour(c)) for c in WRITE_CAUSES]
         x, side = rect.left(), min(9.0, rect.height() - 4)
         painter.setPen(text)
         head = "dashed: 5 min and 1 h, how long the cache keeps text  ·  "

@@ -371,6 +371,15 @@ class CostPanel(QWidget):
         self.legend.set_items([(part_colour(p.name), f"{p.label} {_money(p, facts.priced)}", f"{p.label}: {p.meaning}.") for p in shown])
         self.explained.setText(" ".join(parts_explained(shown) + (["; ".join(facts.notes)] if facts.notes else [])))
         self.gaps.set_rows(facts.cache.rows)
+        self.gap_sentence.setText(gap_sentence(facts.cache.implicit))
+        self.requests_sentence.setText(
+            (
+                "Each request's read, and what broke it where it fell short"
+                if facts.cache.implicit
+                else "Each request's cache write split by cause"
+            )
+            + ". Click one to step the timeline to it."
+        )
         self.request_model.set_rows(facts.cache.rows)
         self.compaction_model.set_rows(facts.compactions)
         self.tabs.setTabText(2, f"Compactions ({len(facts.compactions)})")

@@ -215,8 +215,15 @@ def divergence_sentence(row: CacheRow, measured: Measured | None = None) -> str:
     )
 
 
-def gap_sentence() -> str:
+def gap_sentence(implicit: bool = False) -> str:
+    """The idle strip in words; `implicit`: a cache the provider keeps by itself, read but never billed as a write."""
     five, hour = (duration(s) for s in GAP_MARKS)
+    if implicit:
+        return (
+            f"Each bar is the idle time before a request; the lines mark {five} and {hour}. The provider keeps what it "
+            "caches by itself for minutes, not a set lifetime; a bar past the first line often means the next request "
+            "read little back and paid the full input price."
+        )
     return (
         f"Each bar is the idle time before a request; the lines mark {five} and {hour}, how long the cache keeps "
         "text. A bar past a line often means the next request paid to store everything again (coloured by cause)."

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from foldscope.app.models.cost import CompactionModel, RequestCostModel
+from foldscope.app.qt import Qt
 from foldscope.core.forensics.compactions import compaction_report
 from foldscope.core.formats import load_session
 from tests.core.forensics.traces import write_claude_code
@@ -303,3 +304,26 @@ def test_the_librarys_spend_over_time_is_foldscope_usage_by_day_and_month_as_a_t
         assert len(bars) == len(cli)
         tallest = max(range(len(cli)), key=lambda k: cli[k]["cost_usd"])
         assert min(y for _, y, _, _ in bars) == bars[tallest][1]  # the costliest period's bar reaches highest
+
+
+def test_an_implicit_cache_s_cost_panel_and_lane_show_reads_and_what_broke_them_never_a_write(qtbot, window, qtmodeltester, tmp_path):
+    from tests.core.forensics.test_reads import TIMED
+    from tests.core.formats.test_gemini_cli import _write
+
+    panel = open_cost(qtbot, window, str(_write(tmp_path / "session-t.jsonl", TIMED)))
+    assert [p.name for p in panel.facts.parts if p.tokens] == ["fresh", "cache_read", "output"], "no write part"
+    model = panel.request_model
+    qtmodeltester.check(model)
+    assert [model.headerData(c, Qt.Orientation.Horizontal) for c in (3, 4)] == ["short of prefix", "what broke the read"]
+    assert [model.index(r, 4).data() for r in range(model.rowCount())] == ["", "expired 10,000", "provider 9,000", "rewrite 12,000", ""]
+    assert "read little back" in panel.gap_sentence.text() and "store" not in panel.gap_sentence.text()
+    from tests.app.panels.test_cache_lane import shown_timeline
+
+    lane = shown_timeline(qtbot, load_session(tmp_path / "session-t.jsonl")).lane  # painted: its legend drawn
+    assert [(r.index, r.causes) for r in lane.rows if r.causes] == [
+        (1, {"expired": 10_000}),
+        (2, {"provider": 9_000}),
+        (3, {"rewrite": 12_000}),
+    ]
+    words = [w for w, _, _ in lane.drawn.legend]
+    assert words and not any(w.endswith(" write") for w in words) and any(w.startswith("read short") for w in words)
