@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.agent_setup import agent_setup
 from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, project_files
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
@@ -683,4 +684,5 @@ SPEC = FormatSpec(
     cache="explicit",
     usage_precision="exact",
     no_requests=None,
+    setup=agent_setup,
 )

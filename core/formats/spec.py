@@ -90,6 +90,9 @@ class FormatSpec:
     # Why the file does not hold what each request sent (composition and replay say it in one line), or None: it does
     # (its head aside, which unseen_head says).
     no_requests: str | None
+    # What the machine holds for a session's folder that the agent sends in its head (memory files, agents, skills,
+    # MCP servers: core.formats.agent_setup), read as setup(cwd, home); None: the format names none.
+    setup: Callable[[str | None, Path | None], Any] | None = None
 
 
 def no_window(model: str | None) -> Figure | None:

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.formats.agent_setup import AgentSetup, agent_setup
+from foldscope.core.formats.agent_setup import AgentSetup
 from foldscope.core.formats.context_paste import ContextPaste, read_context
+from foldscope.core.formats.registry import format_named
 from foldscope.core.model.session import Session
 from foldscope.core.request.count import count_text
 
@@ -112,11 +113,10 @@ def head_sources(session: Session, paste: ContextPaste | None = None, home: Path
     """What names parts of this session's head: the user's `/context` figures when given, else (for a Claude Code
     session) the memory files, agents and skills this machine holds for its folder."""
     out = HeadSources()
-    setup = (
-        agent_setup(session.extras.get("cwd") if isinstance(session.extras.get("cwd"), str) else None, home)
-        if _is_claude(session)
-        else AgentSetup()
-    )
+    spec = format_named(session.format)
+    cwd = session.extras.get("cwd") if isinstance(session.extras.get("cwd"), str) else None
+    # the format's own declaration says what the machine holds for its sessions (Claude Code's: core.formats.agent_setup)
+    setup = spec.setup(cwd, home) if spec is not None and spec.setup is not None else AgentSetup()
     if paste is not None:
         where = f"/context pasted in {paste.source}"
         by_name = {c.name: c for c in paste.categories}
@@ -138,10 +138,6 @@ def head_sources(session: Session, paste: ContextPaste | None = None, home: Path
     if paste is None or not any(p.name == "MCP tools" for p in out.parts):
         out.named = [f"MCP server {name} ({where})" for name, where in servers.items()]
     return out
-
-
-def _is_claude(session: Session) -> bool:
-    return session.format == "claude_code"
 
 
 # The user's `/context` files by the session file they were given for (`--head FILE` beside it): every screen that
