@@ -33,7 +33,7 @@ from foldscope.core.model.unseen_text import has_unseen  # noqa: E402
 from foldscope.core.readout.accuracy import Accuracy, Errors, accuracy, provider_usage  # noqa: E402
 from foldscope.core.replay.lab import replay_runs  # noqa: E402
 from foldscope.core.request.measure import Measure  # noqa: E402
-from foldscope.core.request.trace import measure_trace  # noqa: E402
+from foldscope.core.request.trace_measure import measure_trace  # noqa: E402
 
 FORMATS = ("claude_code", "codex", "pi")
 # The formats of issue 43 whose files hold the requests and per-request usage, each with where its sessions are in

@@ -29,7 +29,7 @@ from foldscope.core.model.launch import session_policy  # noqa: E402
 from foldscope.core.model.session import FullRecord, Request, Session, Usage  # noqa: E402
 from foldscope.core.request import passages  # noqa: E402
 from foldscope.core.request.count import Counter  # noqa: E402
-from foldscope.core.request.trace import measure_trace  # noqa: E402
+from foldscope.core.request.trace_measure import measure_trace  # noqa: E402
 
 PASSAGES_FROM = passages.PASSAGES_FROM  # the module's own, restored for each run with passages on
 

@@ -359,7 +359,7 @@ def threads_ratio() -> int:
         generate(path, 10)
         code = (
             "import sys,time; from foldscope.core.formats import load_session; "
-            "from foldscope.core.request.count import Counter; from foldscope.core.request.trace import measure_trace; "
+            "from foldscope.core.request.count import Counter; from foldscope.core.request.trace_measure import measure_trace; "
             "s = load_session(sys.argv[1]); t = time.perf_counter(); "
             "measure_trace(s, counter=Counter(int(sys.argv[2])), prefix=False); print(time.perf_counter() - t)"
         )

@@ -13,7 +13,6 @@ MODULE_LINES, FUNCTION_LINES = 600, 80
 BIG_MODULES = {
     "app/window.py": "the window's build, docks and wiring (issue 44: panels wired in three small steps)",
     "core/replay/lab.py": "the lab's three strategies' runs and their rows",
-    "core/request/trace.py": "measure_trace and its helpers (issue 44: a small object)",
     "app/panels/timeline.py": "the timeline's model, paint and navigation",
     "core/formats/claude_code.py": "the Claude Code reader's tree, fields and children",
     "core/formats/stream.py": "the streaming reader's shapes",
@@ -24,7 +23,6 @@ BIG_MODULES = {
 }
 # path:function -> why
 LONG_FUNCTIONS = {
-    "core/request/trace.py:measure_trace": "issue 44: count, predict and calibrate steps",
     "app/window.py:_build_menus": "one action per line; to move into a menus table",
     "core/request/count_step.py:lay_out": "one pass over a request's layout, kept whole for speed",
     "app/window.py:__init__": "issue 44: built, docked and wired in three steps",

@@ -37,7 +37,7 @@ class Measured:
 
 class MeasuredPass:
     """The pass one request at a time, from each request's measurement as the counter made it: the trace's own
-    counting pass (core.request.trace.measure_trace's on_measured) can feed it, so a session is counted once
+    counting pass (core.request.trace_measure.measure_trace's on_measured) can feed it, so a session is counted once
     for its sizes and its cache causes both. `tokens`, when given, gets each message's part of the count."""
 
     def __init__(self, session: Session, policy: Policy | None = None, tokens: dict[str, int] | None = None) -> None:

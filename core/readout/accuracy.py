@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from foldscope.core.formats.registry import agents
 from foldscope.core.model.session import Session, estimated_usage
-from foldscope.core.request.trace import TraceReport, holds_no_head, measure_trace
+from foldscope.core.request.trace import TraceReport, holds_no_head
+from foldscope.core.request.trace_measure import measure_trace
 
 
 @dataclass

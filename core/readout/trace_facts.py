@@ -113,7 +113,7 @@ def rules_for(session: Session, policy: Policy, resolution: Resolution, note: st
     return Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TraceFacts:
     requests: list[RequestFacts]
     rules: Rules
@@ -204,16 +204,16 @@ def measure_requests(
     nxt = measured.next_predicted
     window = context_window(session, measure.policy)
     return TraceFacts(
-        out,
-        rules,
-        now,
-        measure.scale,
-        policy,
-        measured.unseen_head,
-        nxt.predicted if nxt else 0,
-        measured.next_rule if nxt else None,
-        window.tokens if window else None,
-        window.said if window else "",
-        measure,
-        steps,
+        requests=out,
+        rules=rules,
+        now_estimate=now,
+        scale=measure.scale,
+        policy=policy,
+        unseen_head=measured.unseen_head,
+        now_predicted=nxt.predicted if nxt else 0,
+        next_basis=measured.next_rule if nxt else None,
+        context_window=window.tokens if window else None,
+        window_source=window.said if window else "",
+        measure=measure,
+        cache_pass=steps,
     )

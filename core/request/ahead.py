@@ -1,7 +1,7 @@
 """Counting ahead: while a trace is measured, the record's block bodies are tokenised by a child process on the
 other core, in record order and ahead of need, so the measure's own thread spends its time laying requests out.
 
-Tokenising is about half of a long trace's measure (core.request.trace.measure_trace) and tiktoken holds no
+Tokenising is about half of a long trace's measure (core.request.trace_measure.measure_trace) and tiktoken holds no
 Python state, so it is the part that can move. A thread cannot take it: tiktoken gives the GIL back while it
 encodes, but takes it again after each text, and the measure's thread keeps it for the whole switch interval, so
 an encoding thread waits about as long as it works. A child process never waits on our GIL.

@@ -187,7 +187,7 @@ class Counter:
         self._passages = Passages(tokens.by_passages())  # long texts' passages counted already (core.request.passages)
         # Block bodies counted ahead of need in another process, while a trace is measured (core.request.ahead).
         self.ahead: Ahead | None = None
-        # While a trace's prefix meter runs (core.request.trace.measure_trace): each unmarked body's UTF-8 length, by
+        # While a trace's prefix meter runs (core.request.trace_measure.measure_trace): each unmarked body's UTF-8 length, by
         # policy key and memo key, as it is rendered to be counted, so the meter need not render the block again.
         self.lengths: dict[tuple, dict[Any, int]] | None = None
         # The tokens per character a message's unseen parts count at (core.request.unseen_text): the session's, set by

@@ -32,16 +32,8 @@ from foldscope.core.request.first_round import decide_first_round, included_roun
 from foldscope.core.request.marks import MarkPosition, mark_text
 from foldscope.core.request.prefix import Compiled, Divergence, compile_for_prefix, divergence
 from foldscope.core.request.scale import stored_scale
-from foldscope.core.request.trace import (
-    Refusal,
-    RequestRow,
-    TraceReport,
-    build_trace,
-    measure_trace,
-    refusal_for,
-    trace_views,
-    use_unseen_rate,
-)
+from foldscope.core.request.trace import Refusal, RequestRow, TraceReport, build_trace, refusal_for, trace_views, use_unseen_rate
+from foldscope.core.request.trace_measure import measure_trace
 
 _message_of = attrgetter("message")
 
@@ -325,10 +317,10 @@ class Measure:
         on_count: Callable[[int, int, int], None] | None = None,
         on_measured: Callable[..., None] | None = None,
     ) -> TraceReport:
-        """Measure every recorded request once (core.request.trace.measure_trace): the scale it calibrates joins
+        """Measure every recorded request once (core.request.trace_measure.measure_trace): the scale it calibrates joins
         the next request's, and the latest stretch's unseen head is kept with the session; later calls reuse it.
         `on_count(k, requests, count)` hears each request's count as the pass reaches it (progress only);
-        `on_measured` each request's measurement (core.request.trace.measure_trace), when the pass runs. Without
+        `on_measured` each request's measurement (core.request.trace_measure.measure_trace), when the pass runs. Without
         `predict` the rows may lack their predicted input (a trace measured with it serves a call without it)."""
         trace = self._trace
         if trace is None or (prefix and not trace.prefix) or (predict and not trace.predicted):

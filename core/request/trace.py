@@ -3,27 +3,24 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from foldscope.core.formats.lionagi import build_trace as lionagi_trace
 from foldscope.core.formats.registry import format_named
-from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
+from foldscope.core.model.policy import Policy, Resolution
 from foldscope.core.model.running_sum import RunningSum, common_start
-from foldscope.core.model.session import FullRecord, Message, Request, Session, estimated_usage
+from foldscope.core.model.session import FullRecord, Message, Request, Session
 from foldscope.core.model.shared_start import Shared
 from foldscope.core.model.unseen_text import UNSEEN_TEXT, unseen_chars
-from foldscope.core.request.ahead import CountsAhead, discard_spare, has_spare, position_of
 from foldscope.core.request.compile import IncludedRound, session_tools
-from foldscope.core.request.count import Counter, Measurement, estimate, policy_key
+from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.first_round import decide_first_round, frontier, included_round
 from foldscope.core.request.head_priors import head_prior
 from foldscope.core.request.predict import Prediction, Predictor, Sent
-from foldscope.core.request.prefix import Divergence, PrefixMeter
-from foldscope.core.request.provider_text import PredictionCounter, ViewCount, reads_text
-from foldscope.core.request.scale import calibrated, keep_scale
+from foldscope.core.request.scale import keep_scale
 from foldscope.core.request.unseen_text import DEFAULT_TOKENS_PER_CHAR, UnseenRate, fit_rate, unseen_tokens
 
 METHOD = "o200k_base count of the compiled request, times the scale"
@@ -287,7 +284,7 @@ def action_for(size: int, ceiling: int | None) -> str:
     return "notice" if size >= NOTICE_AT * ceiling else "none"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RequestRow:
     """One request measured: the row `foldscope requests` prints."""
 
@@ -351,8 +348,11 @@ class RequestRow:
         }
 
 
-@dataclass
+@dataclass(frozen=True)
 class TraceReport:
+    """Every request of the trace measured (core.request.trace_measure.TraceMeasure): its rows and decisions, the scale
+    calibrated over them and the next request's prediction. Nothing of it is kept with the session but by record_into."""
+
     resolution: Resolution
     policy: Policy
     rows: list[RequestRow] = field(default_factory=list)
@@ -369,6 +369,13 @@ class TraceReport:
     warnings: list[str] = field(default_factory=list)
     partial: str | None = None  # the file accounts for under half of what was sent (partial_file_warning); also in warnings
     decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
+
+    def record_into(self, session: Session) -> TraceReport:
+        """Keep the measure with the session: the latest stretch's unseen head, the decisions joining its events and
+        the scale (never lowering a kept one); returns the report with the scale as kept."""
+        session.unseen_head = self.unseen_head
+        session.events.extend(self.decisions)
+        return replace(self, scale=keep_scale(session, self.scale))
 
 
 class LazyViews(Sequence):
@@ -423,18 +430,6 @@ def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[Shared
         yield view
 
 
-class PredictionCounts:
-    """Each request's view counted as the predictions count it (PredictionCounter), in order, as the trace's count
-    reaches it: the view at hand, not made again from the record for a second pass."""
-
-    def __init__(self, fmt: str, counter: Counter) -> None:
-        self.counter = PredictionCounter(fmt, counter.count_text)
-        self.counts: list[ViewCount] = []
-
-    def add(self, view: Sequence[Message], compiled: int, model: str | None) -> None:
-        self.counts.append(self.counter.count(view, compiled, model))
-
-
 def next_stretch(session: Session, last_view: Sequence[str], last_stretch: int, following: Sequence[str]) -> int:
     """The stretch a view following `last_view` (of stretch `last_stretch`) falls in, as stretch_ids numbers it: a
     new one when it brings in a note or its system messages change."""
@@ -464,255 +459,3 @@ class NextRule:
         """The prediction for a next request of view `following`, whose count as the predictions count it is `count`."""
         stretch = next_stretch(session, self.last_view, self.last_stretch, following) if self.index else 0
         return copy.deepcopy(self.predictor).predict(self.index, Sent(count, self.model, stretch))
-
-
-@dataclass(frozen=True)
-class Predictions:
-    """Every recorded request's predicted input, the next request's, and what each rests on."""
-
-    rows: list[Prediction]
-    estimated: list[bool]  # the count behind it holds placeholders' characters
-    stretches: list[int]
-    next: Prediction
-    next_counted: int  # the active view's compiled count (no unseen head)
-    next_count: int  # the active view's count as the prediction counts it
-    heads_from: list[str | None] = field(default_factory=list)  # where an unmeasured head came from (core.request.head_priors)
-    rule: NextRule | None = None  # how the next request is predicted, for a view edited since
-
-
-def predict_requests(
-    session: Session,
-    trace: Sequence[Request],
-    counting: PredictionCounts,
-    models: Sequence[str | None],
-    counter: Counter,
-    policy: Policy | None = None,
-) -> tuple[Predictions, set[int]]:
-    """Predicted input for each recorded request and the next one (core.request.predict), and the requests
-    whose reports it flagged. Each request's count is the provider's view of it (core.request.provider_text),
-    made as the trace was measured (`counting`)."""
-    rec = session.record
-    active = session.view_messages()
-    stretches = stretch_ids(session, trace, session.view)
-    sent = [Sent(c.total, models[k], stretches[k]) for k, c in enumerate(counting.counts)]
-    estimated = [c.estimated for c in counting.counts]
-    reported = [u.reported_input if (u := r.usage) is not None and u.reported_input > 0 else None for r in trace]
-    # Before the session's first report, the head its file lacks is the one its agent was measured to send on
-    # other sessions (core.request.head_priors); such a prediction is flagged as estimated and names that source.
-    prior = head_prior(session.format, models[0] if models else None) if holds_no_head(session) else None
-    predictor = Predictor(prior.tokens if prior is not None else 0)
-    rows = []
-    heads_from: list[str | None] = []
-    for k, (s, r) in enumerate(zip(sent, reported)):
-        rows.append(predictor.predict(k, s))
-        heads_from.append(prior.source if prior is not None and not predictor.measured and rows[-1].anchor is None else None)
-        if heads_from[-1] is not None:
-            estimated[k] = True
-        predictor.report(k, r)
-    model = (policy.model if policy else None) or session.model or (models[-1] if models else None)
-    next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
-    nc = counting.counter.count(active, next_compiled, model)
-    rule = NextRule(copy.deepcopy(predictor), model, len(trace), trace[-1].view if trace else (), stretches[len(trace) - 1] if trace else 0)
-    following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
-    return (
-        Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total, heads_from, rule),
-        set(predictor.flagged_now()),
-    )
-
-
-def _predicted(predictions: Predictions, k: int, flags: set[int]) -> dict[str, Any]:
-    """Request k's RequestRow fields from the predictions: its predicted input and what it rests on."""
-    p = predictions.rows[k]
-    return {
-        "predicted": p.predicted,
-        "predicted_from": p.predicted_from,
-        "predicted_estimated": predictions.estimated[k],
-        "flagged": k in flags,
-        "prediction": p,
-        "stretch": predictions.stretches[k],
-        "predicted_head_source": predictions.heads_from[k] if k < len(predictions.heads_from) else None,
-    }
-
-
-def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinking: bool = False) -> CountsAhead | None:
-    """A child counting the record's block bodies (and with `thinking` its responses' thinking) ahead of the measure
-    (core.request.ahead), attached to `counter`; None where one may not run, or the counter already has one. Cheapest
-    question first: a counter that has counted most of the record (a followed session's poll, a reopened session)
-    has nothing worth sending, and a short record does not repay a child; only then is the machine asked."""
-    if counter.ahead is not None or 2 * counter.bodies_counted() > len(record) or not CountsAhead.worth(record):
-        return None  # a child started while the file was read (prestart) is stopped when the measure ends
-    # A child started while the file was read found the core free then: asked again now, the idle sample would see
-    # that child's own start on it.
-    if not CountsAhead.allowed() or not (has_spare() or CountsAhead.wanted()):
-        return None
-    lengths = counter.lengths.setdefault(policy_key(policy), {}) if counter.lengths is not None else None
-    ahead = counter.ahead = CountsAhead(record, policy, policy_key(policy), known=counter.counted, thinking=thinking, lengths=lengths)
-    return ahead
-
-
-def measure_trace(
-    session: Session,
-    policy: Policy | None = None,
-    *,
-    per_call: int | str | None = None,
-    counter: Counter | None = None,
-    prefix: bool = True,
-    predict: bool = True,
-    record: bool = False,
-    on_count: Callable[[int, int, int], None] | None = None,
-    on_measured: Callable[[Sequence[Message], Any, Measurement, PrefixMeter | None], None] | None = None,
-) -> TraceReport:
-    """Measure every request of the session's trace under a policy: count, scale, estimate, decision.
-
-    The scale starts at 1.0 and is calibrated request by request from reported input (request k's
-    estimate uses the scale its predecessors set). With `record`, the decisions join session.events
-    and the final scale is kept with the session (never lowering a kept one). `on_count(k, requests,
-    count)` hears each request's compiled count as the counting pass reaches it (the GUI's timeline fills
-    in as it goes); the count has no unseen head or scale yet, so it is progress, not a size to show.
-    Without `predict` the rows carry no predicted input (predicted 0, no rule) and the next request none: the counts,
-    scales, estimates and refusals are the same, since the scale is calibrated on reported input, not on predictions.
-    `on_measured(messages, first_round, measurement, meter)` gets each request's measurement as the counter made it,
-    and the prefix meter that has just stepped over it (None without `prefix`), so another pass over the same
-    requests (core.forensics.trace_pass.MeasuredPass) need not count or compile them again.
-    """
-    policy = policy or Policy()
-    model = policy.model or session.model
-    resolution = resolve_ceiling(policy, model, per_call)
-    counter = counter or Counter()
-    rate = use_unseen_rate(session, counter)
-    tools = session_tools(session)
-    report = TraceReport(resolution, policy, prefix=prefix, predicted=predict)
-    report.decisions.append(
-        {
-            "type": "context_decision",
-            "request": None,
-            "ceiling": resolution.ceiling,
-            "source": resolution.source,
-            "why": resolution.why,
-            "model": model,
-        }
-    )
-    trace = build_trace(session)
-    rec = session.record
-    estimated = estimated_usage(session)  # the reported usage is foldscope's own estimate: every row says so
-    # One pass counts each request and reads its prefix share while its layout is at hand (incremental:
-    # each request costs what changed); only the count and the three largest parts are kept per request.
-    meter = None
-    if prefix:  # the counter notes each body's length as it renders it, so the meter need not render it again
-        counter.lengths = {}
-        meter = PrefixMeter(rec, policy, tools, lengths=counter.lengths.setdefault(policy_key(policy), {}))
-    counts: list[Measurement] = []
-    parted: list[Divergence | None] = []
-    rounds: list[IncludedRound | None] = []
-    decision = None
-    frontiers: list[str | None] = []  # Amendment 4's frontier per request: None until decided, then same or changed
-    thinking = predict and not reads_text(policy.model or session.model, session.format)  # the predictions count thinking
-    models = [request.model or model for request in trace]
-    counting = PredictionCounts(session.format, counter) if predict else None
-    ahead = None
-    try:  # from here on the finally below stops the counter noting lengths, whatever fails
-        ahead = counting_ahead(counter, rec, policy, thinking) if trace else None
-        for request, messages in zip(trace, trace_views(rec, trace)):
-            if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
-                decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
-                frontiers.append(None)
-            else:
-                frontiers.append(frontier(session, policy, decision, messages))  # no copy: a view is never changed
-            first_round = included_round(decision)
-            if ahead is not None:
-                ahead.reach(position_of(rec, messages), first_round)
-            m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
-            counts.append(Measurement(m.counted, tuple(m.largest(3))))
-            if counting is not None:
-                counting.add(messages, m.counted, models[len(counts) - 1])
-            rounds.append(first_round)
-            if meter is not None:
-                ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
-                parted.append(meter.step(ids, m.laid, first_round))
-            if on_measured is not None:
-                on_measured(messages, first_round, m, meter)
-            if on_count is not None:
-                on_count(len(counts) - 1, len(trace), m.counted)
-        heads = unseen_heads(session, [m.counted for m in counts], trace)
-        head = heads[-1] if heads else 0
-        if record:
-            session.unseen_head = head
-        predictions, flags = predict_requests(session, trace, counting, models, counter, policy) if counting is not None else (None, set())
-    finally:  # the thinking the predictions count was sent ahead too (core.request.ahead)
-        discard_spare()  # a child started while the file was read (prestart) that the measure did not take
-        counter.lengths = None  # the meter keeps what it read; the counter stops noting lengths
-        if ahead is not None:
-            counter.ahead = None
-            ahead.close()
-    if predictions is not None:
-        report.next_predicted, report.next_counted = predictions.next, predictions.next_counted + head
-        report.next_count, report.next_rule = predictions.next_count, predictions.rule
-    scales: dict[str | None, float] = {}
-    for k, (request, m) in enumerate(zip(trace, counts)):
-        counted = m.counted + heads[k]
-        scale = scales.get(models[k], 1.0)  # each model's requests raise only its own scale
-        reported = request.usage.reported_input if request.usage is not None else None
-        refusal = refusal_for(m, resolution.ceiling, scale, rec, reported, heads[k])
-        size = estimate(counted, scale)
-        action = "refuse" if refusal else action_for(size, resolution.ceiling)
-        nxt = parted[k + 1] if k + 1 < len(parted) else None
-        row = RequestRow(
-            request.index,
-            size,
-            counted,
-            scale,
-            reported,
-            nxt.share if nxt else None,
-            refusal is not None,
-            refusal,
-            nxt.as_dict() if nxt else None,
-            heads[k],
-            rounds[k],
-            reported_over_ceiling=bool(resolution.ceiling is not None and reported is not None and reported >= resolution.ceiling),
-            model=models[k],
-            reported_estimated=estimated is not None and reported is not None,
-            **(_predicted(predictions, k, flags) if predictions is not None else {}),
-        )
-        report.rows.append(row)
-        report.decisions.append(
-            {
-                "type": "context_decision",
-                "request": request.index,
-                "ceiling": resolution.ceiling,
-                "source": resolution.source,
-                "method": METHOD,
-                "size": size,
-                "counted": counted,
-                "scale": scale,
-                "unseen_head": heads[k],
-                "reported_input": reported,
-                "action": action,
-                "predicted": row.predicted,
-                **({"frontier": frontiers[k]} if frontiers[k] else {}),
-            }
-        )
-        raised = calibrated(scale, counted, reported)
-        if k in flags and raised > scale:
-            # A report both neighbours contradict cannot be true (a corrupt figure): let it raise the scale, which
-            # never falls, and every later estimate is wrong by its error. It is kept as reported, and named.
-            report.warnings.append(
-                f"request {k}: reported input {reported:,} cannot be true beside its neighbours' reports (predicted "
-                f"{row.predicted:,}); kept as reported, left out of the scale of {models[k] or 'the model'}"
-            )
-            raised = scale
-        scales[models[k]] = raised
-    report.unseen_head = head
-    report.scales = scales
-    report.partial = partial_file_warning(session, report.rows, LazyViews(rec, trace), rate, flags)
-    if report.partial is not None:
-        report.warnings.insert(0, report.partial)
-    if estimated is not None:
-        report.warnings.insert(0, f"{session.source}: {estimated}")
-    # The scale in force for the next request: its model's (the session's, unless the policy names another).
-    scale = scales[model] if model in scales else scales.get(models[-1], 1.0) if trace else 1.0
-    report.scale = scale
-    report.decision = decision
-    if record:
-        session.events.extend(report.decisions)
-        report.scale = keep_scale(session, scale)
-    return report

@@ -8,7 +8,7 @@ from foldscope.app.qt import Qt
 from foldscope.core.readout.divergence import CAUSE_WORDS
 from foldscope.core.readout.note_members import note_members
 from foldscope.core.readout.opening import build_document
-from foldscope.core.request.trace import measure_trace
+from foldscope.core.request.trace_measure import measure_trace
 from tests.app.window_helpers import view_rows
 
 

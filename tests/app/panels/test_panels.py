@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from foldscope.app.qt import QPointF, Qt
 from foldscope.core.request.compile import compile_request, payload_bytes
 from foldscope.core.request.count import Counter
-from foldscope.core.request.trace import measure_trace, session_tools
+from foldscope.core.request.trace import session_tools
+from foldscope.core.request.trace_measure import measure_trace
 from tests.app.window_helpers import view_rows
 
 

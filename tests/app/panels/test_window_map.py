@@ -11,7 +11,8 @@ from foldscope.app.window import MainWindow
 from foldscope.core.model.policy import Policy
 from foldscope.core.readout.marks_facts import cache_marks, first_round_for
 from foldscope.core.request.compile import make_plan
-from foldscope.core.request.trace import measure_trace, session_tools
+from foldscope.core.request.trace import session_tools
+from foldscope.core.request.trace_measure import measure_trace
 from tests.paths import CORPUS_DEV
 
 CACHING = Policy(max_input_tokens=100_000, prompt_caching=True, source="test profile")

@@ -159,7 +159,7 @@ def test_export_of_an_imported_session_keeps_its_requests_and_reported_usage(tmp
     by_response = {r.response_id: r.usage for r in native.trace}
     assert all(by_response.get(r.response_id) == r.usage for r in source.trace if r.usage is not None)
     # The export still holds no system prompt or tools: its requests keep the unseen head.
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.trace_measure import measure_trace
 
     assert measure_trace(native, prefix=False).unseen_head == measure_trace(source, prefix=False).unseen_head
 

@@ -14,7 +14,8 @@ from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import write_demo
 from foldscope.core.model.launch import session_policy, store_launch_policy
 from foldscope.core.model.policy import Policy
-from foldscope.core.request.trace import holds_no_head, measure_trace
+from foldscope.core.request.trace import holds_no_head
+from foldscope.core.request.trace_measure import measure_trace
 
 REAL = [
     "claude_code/session-196820da.jsonl",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from foldscope.core.fold.fold import Fold
 from foldscope.core.model.policy import Policy
-from foldscope.core.request.trace import action_for, measure_trace
+from foldscope.core.request.trace import action_for
+from foldscope.core.request.trace_measure import measure_trace
 from tests.core.fold_sessions import Build, fold_measure, text_of
 
 

@@ -10,7 +10,7 @@ from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Request, Session
 from foldscope.core.request.count import Counter
-from foldscope.core.request.trace import measure_trace
+from foldscope.core.request.trace_measure import measure_trace
 from tests.core.session_strategies import records, views
 
 POLICIES = (Policy(), Policy(prompt_caching=True, tool_result_max_chars=1_024))

@@ -114,7 +114,7 @@ def test_the_dev_rewind_leaves_the_abandoned_lines_out_of_the_view_from_the_requ
 
 
 def test_the_estimate_at_the_request_after_the_dev_rewind_follows_the_reported_drop(corpus_dev):
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.trace_measure import measure_trace
 
     rows = measure_trace(claude_code.read(corpus_dev / "claude_code" / "extracted-dd381a75.jsonl")).rows
     drop = rows[3].reported_input - rows[4].reported_input

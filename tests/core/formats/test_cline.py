@@ -14,7 +14,7 @@ from foldscope.core.formats import detect_format, load_session
 from foldscope.core.formats.discover import find_sessions
 from foldscope.core.readout.accuracy import Accuracy, accuracy
 from foldscope.core.readout.opening import open_document
-from foldscope.core.request.trace import measure_trace
+from foldscope.core.request.trace_measure import measure_trace
 from tests.core.reader_checks import check_session
 from tests.paths import CORPUS
 

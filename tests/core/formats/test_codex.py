@@ -148,7 +148,7 @@ def test_prompts_that_exist_only_as_user_message_events_are_the_instructions(cor
 def test_developer_messages_added_at_a_turn_keep_their_place_and_the_prefix_holds(corpus_dev, tmp_path):
     # Codex writes a developer message at a turn when its settings change (permissions, collaboration
     # mode); no dev rollout has one after the first prompt, so one is written before each later prompt.
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.trace_measure import measure_trace
 
     source = _rollout(corpus_dev, "2026-02-23T12-40-23")
     lines, prompts = [], 0

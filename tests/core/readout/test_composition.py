@@ -13,7 +13,7 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.composition import RESULTS, request_composition
 from foldscope.core.request.measure import Measure
-from foldscope.core.request.trace import measure_trace
+from foldscope.core.request.trace_measure import measure_trace
 from tests.core.live_sessions import append, assistant, result, user
 
 

@@ -58,7 +58,7 @@ def test_incremental_replay_rows_equal_the_whole_computation(strategy, head):
 
 def test_replay_carries_the_unseen_head_of_a_claude_code_session(corpus_dev):
     from foldscope.core.formats import load_session
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.trace_measure import measure_trace
 
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     head = measure_trace(session).unseen_head
@@ -216,8 +216,8 @@ def test_a_replay_calibrates_without_the_predictions_and_every_count_scale_and_e
     # calibration leaves the predictions' pass out (about a tenth of the trace's measure); what it does read is the
     # same. Checked on a real session whose reported usage calibrates the scale (the predictions flag some reports).
     from foldscope.core.formats import load_session
-    from foldscope.core.request import trace as trace_module
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request import trace_measure as trace_measure_module
+    from foldscope.core.request.trace_measure import measure_trace
 
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     whole = measure_trace(load_session(path), prefix=False)
@@ -227,7 +227,7 @@ def test_a_replay_calibrates_without_the_predictions_and_every_count_scale_and_e
     def no_predictions(*args, **kwargs):
         raise AssertionError("the replay ran the predictions' pass")
 
-    monkeypatch.setattr(trace_module, "predict_requests", no_predictions)
+    monkeypatch.setattr(trace_measure_module, "predict_requests", no_predictions)
     layouts = Layouts(measure)
     rows = run_strategy(session, "recorded", layouts).rows
     bare = measure.calibrate(prefix=False, predict=False)

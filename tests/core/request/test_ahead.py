@@ -18,7 +18,7 @@ from foldscope.core.model.session import FullRecord, Message, Request, Session, 
 from foldscope.core.request import ahead
 from foldscope.core.request.count import Counter
 from foldscope.core.request.plan import CompileError
-from foldscope.core.request.trace import measure_trace
+from foldscope.core.request.trace_measure import measure_trace
 from tests.core.fold_sessions import text_of
 
 

@@ -17,7 +17,8 @@ from foldscope.core.request.first_round import decide_first_round, request_optio
 from foldscope.core.request.marks import cache_control, payload_marks, strip_marks
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.tokens import count_text
-from foldscope.core.request.trace import build_trace, measure_trace
+from foldscope.core.request.trace import build_trace
+from foldscope.core.request.trace_measure import measure_trace
 from tests.conftest import CORPUS_DEV
 
 OFF = Policy(prompt_caching=False, max_input_tokens=200_000)

@@ -171,7 +171,7 @@ def test_the_manifests_three_startup_fields_say_what_this_invocation_runs_with()
 def test_amendment_4_a_later_request_compiling_the_round_differently_records_frontier_changed():
     from foldscope.core.fold.clip import build_copy
     from foldscope.core.model.session import Request
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.trace_measure import measure_trace
     from tests.core.fold_sessions import Build, text_of
 
     b = Build()
@@ -204,7 +204,7 @@ def test_amendment_4_the_decision_counts_the_round_at_the_folds_calibrated_scale
 
 def test_amendment_4_a_message_put_back_inside_the_decided_round_records_frontier_changed():
     from foldscope.core.model.session import Request
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.trace_measure import measure_trace
     from tests.core.fold_sessions import Build, text_of
 
     b = Build()

@@ -10,7 +10,7 @@ from dataclasses import replace
 from foldscope.core.formats import load_session
 from foldscope.core.model.pricing import normalise
 from foldscope.core.request.head_priors import head_prior, table
-from foldscope.core.request.trace import measure_trace
+from foldscope.core.request.trace_measure import measure_trace
 
 REAL_CLAUDE_CODE = [
     "extracted-dd381a75.jsonl",

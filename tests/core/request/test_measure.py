@@ -12,7 +12,7 @@ from foldscope.core.request.count import Counter
 from foldscope.core.request.marks import mark_text, payload_marks, strip_marks
 from foldscope.core.request.measure import Measure, refused
 from foldscope.core.request.tokens import count_text
-from foldscope.core.request.trace import measure_trace
+from foldscope.core.request.trace_measure import measure_trace
 
 POLICIES = [Policy(), Policy(prompt_caching=True, max_input_tokens=200_000), Policy(tool_result_max_chars=2000)]
 

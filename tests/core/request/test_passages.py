@@ -16,7 +16,7 @@ from foldscope.core.request import passages
 from foldscope.core.request.count import Counter
 from foldscope.core.request.passages import Passages, cut
 from foldscope.core.request.tokens import encoding
-from foldscope.core.request.trace import measure_trace
+from foldscope.core.request.trace_measure import measure_trace
 from tests.core.fold_sessions import text_of
 
 

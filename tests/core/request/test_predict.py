@@ -12,7 +12,7 @@ from foldscope.core.formats import load_session
 from foldscope.core.model.session import Message, ReadError, Session
 from foldscope.core.readout.accuracy import pooled
 from foldscope.core.request.predict import Predictor, Sent, predict_all, predict_next
-from foldscope.core.request.trace import measure_trace
+from foldscope.core.request.trace_measure import measure_trace
 
 CLAUDE = "claude_code/extracted-dd381a75.jsonl"
 SONNET = "claude_code/session-196820da.jsonl"

@@ -10,7 +10,8 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.request.compile import IncludedRound
 from foldscope.core.request.count import Counter
 from foldscope.core.request.prefix import PrefixMeter, compile_for_prefix, divergence
-from foldscope.core.request.trace import build_trace, first_rounds, measure_trace, session_tools
+from foldscope.core.request.trace import build_trace, first_rounds, session_tools
+from foldscope.core.request.trace_measure import measure_trace
 from tests.core.session_strategies import also_in_small_chunks, records, views
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,7 +10,8 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 from foldscope.core.request.count import Counter
 from foldscope.core.request.scale import SCALE_FLOOR, calibrated, keep_scale, stored_scale
-from foldscope.core.request.trace import check_request, measure_trace, notes_entering
+from foldscope.core.request.trace import check_request, notes_entering
+from foldscope.core.request.trace_measure import measure_trace
 
 
 def words(n: int) -> str:
@@ -53,8 +54,21 @@ def test_scale_is_kept_with_the_session_and_never_lowered():
     assert keep_scale(s, 1.3) == 1.3
     assert s.branch_metadata["foldscope"]["scale"] == 1.3 and s.scale == 1.3
     assert keep_scale(s, 1.1) == 1.3
-    report = measure_trace(session_with([None, 8000]), record=True)
+    fresh = session_with([None, 8000])
+    report = measure_trace(fresh).record_into(fresh)
     assert report.scale > 1.0
+
+
+def test_a_measured_trace_keeps_nothing_with_the_session_until_recorded_into_it():
+    s = session_with([None, 8000])
+    events, scale = list(s.events), s.scale
+    report = measure_trace(s)
+    assert report.scale > 1.0 and (s.events, s.scale) == (events, scale)
+    with pytest.raises(AttributeError):
+        report.scale = 2.0  # type: ignore[misc]  # frozen: a report is what was measured
+    recorded = report.record_into(s)
+    assert s.events == events + report.decisions and s.scale == recorded.scale == report.scale
+    assert s.unseen_head == report.unseen_head
 
 
 def test_scale_survives_save_and_load(tmp_path):
@@ -63,7 +77,7 @@ def test_scale_survives_save_and_load(tmp_path):
 
     s = session_with([None, 8000])
     s.branch.update({"id": "b1", "metadata": {}})
-    kept = measure_trace(s, record=True).scale
+    kept = measure_trace(s).record_into(s).scale
     path = tmp_path / "branch.json"
     write_session(s, path)
     again = load_session(path)
@@ -109,7 +123,7 @@ def test_d7_every_request_records_a_decision_with_ceiling_source_method_size_and
     s = session_with([None, None, None], body_tokens=900)
     s.model = "claude-haiku-5-5"
     counted = Counter().count(s.view_messages()[:2], record=s.record)
-    report = measure_trace(s, Policy(max_input_tokens=counted + 100, context_fold_at=0.5, context_fold_target=0.4), record=True)
+    report = measure_trace(s, Policy(max_input_tokens=counted + 100, context_fold_at=0.5, context_fold_target=0.4)).record_into(s)
     first, *per_request = [e for e in s.events if e["type"] == "context_decision"]
     assert first["request"] is None and first["source"] == "profile"
     assert [e["request"] for e in per_request] == [0, 1, 2]
@@ -140,10 +154,10 @@ def test_unseen_head_keeps_claude_code_estimates_near_reported_input(corpus_dev)
     # A Claude Code file holds no system prompt or tools; without the unseen head the scale
     # absorbed them (3.5x) and over-estimated every later request by more than double.
     from foldscope.core.formats import load_session
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.trace_measure import measure_trace
 
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
-    report = measure_trace(session, record=True)
+    report = measure_trace(session).record_into(session)
     assert session.unseen_head == report.unseen_head > 10_000
     reported = [(row.estimate, row.reported_input) for row in report.rows if row.reported_input]
     worst = max(abs(e - r) / r for e, r in reported)
@@ -153,7 +167,7 @@ def test_unseen_head_keeps_claude_code_estimates_near_reported_input(corpus_dev)
 
 def test_native_sessions_have_no_unseen_head():
     from foldscope.core.formats.demo import generate
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.trace_measure import measure_trace
 
     session = generate(seed=3, rounds=4)
     assert measure_trace(session).unseen_head == 0
@@ -167,7 +181,7 @@ def test_the_unseen_head_is_measured_again_after_a_source_compaction(corpus_dev,
     import json
 
     from foldscope.core.formats import load_session
-    from foldscope.core.request.trace import measure_trace
+    from foldscope.core.request.trace_measure import measure_trace
 
     lines = (corpus_dev / "claude_code" / "extracted-dd381a75.jsonl").read_text(encoding="utf-8").splitlines()
     entry = json.loads(lines[149])

@@ -10,7 +10,8 @@ from foldscope.core.model.unseen_text import UNSEEN_TEXT, unseen_part
 from foldscope.core.readout.accuracy import pooled
 from foldscope.core.request.count import Counter
 from foldscope.core.request.tokens import count_text
-from foldscope.core.request.trace import measure_trace, unseen_rate
+from foldscope.core.request.trace import unseen_rate
+from foldscope.core.request.trace_measure import measure_trace
 from foldscope.core.request.unseen_text import fit_rate
 from tests.paths import CORPUS_DEV
 
