@@ -29,7 +29,6 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
-from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, original_of
 from foldscope.core.readout import clip_facts
 from foldscope.core.readout.document import Document
 
@@ -234,12 +233,10 @@ class ClipDialog(QDialog):
 
     def __init__(self, document: Document, index: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        record = document.session.record
         self.document = document
-        self.original = original_of(document.message(index), record)
-        self.index = record.index_of(self.original.id)
-        longest = max((len(b.text) for b in bodies_of(self.original)), default=0)
-        self.longest = longest
+        choice = clip_facts.clip_choice(document, index)  # the original's index, its longest body, where to start
+        self.index = choice.index
+        longest = self.longest = choice.longest
         self.setWindowTitle(f"Clip result #{self.index}")
         # The result's tokens as the lists and the inspector show them (core.readout.clip_facts), never recounted here.
         original_tokens = clip_facts.original_tokens(document, self.index)
@@ -278,7 +275,7 @@ class ClipDialog(QDialog):
         layout.addWidget(self.body, 1)
         layout.addWidget(self.buttons)
         self.resize(760, 560)
-        self.spin.setValue(min(max(CLIP_FLOOR * 2, longest // 4), top))
+        self.spin.setValue(choice.start)
         self._show(self.spin.value())
 
     def keep(self) -> int:

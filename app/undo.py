@@ -118,6 +118,11 @@ class SessionEditor(QObject):
         """The session differs from what was opened or last saved (Workspace.is_modified)."""
         return self.workspace is not None and self.workspace.is_modified
 
+    @property
+    def session_modified(self) -> bool:
+        """The session (not the policy in force) differs from what was opened or last saved."""
+        return self.workspace is not None and self.workspace.session_modified
+
     def kept_out_of_view(self) -> list[int]:
         """Record indices appended since the session was opened or saved that the active view does not show."""
         return self.workspace.kept_out_of_view() if self.workspace is not None else []

@@ -446,7 +446,7 @@ class MainWindow(QMainWindow):
             return
         why = (
             "save or undo your own changes first: following shows the file as the agent writes it"
-            if self.editor.is_modified
+            if self.editor.session_modified
             else self.live.start()
         )
         if why:

@@ -103,7 +103,7 @@ class WhatIf(QObject):
                 "Step the timeline to an earlier request first: a what-if starts at a request of the trace and replays the ones after it.",
             )
             return None
-        if self.editor.is_modified:
+        if self.editor.session_modified:
             dialogs.show_message(window, "What-if", "Save or undo the changes first: a what-if starts from the session as saved.")
             return None
         editor_state, save_state = self.editor.snapshot(), self.saver.snapshot()

@@ -433,6 +433,15 @@ class CommandStack:
         """Whether the history stands where it was last marked clean (saved, or opened)."""
         return self._clean == len(self._done)
 
+    def since_clean(self) -> list[Command] | None:
+        """The commands between the clean state and now (done since, or undone past it); None when no undo or redo
+        reaches the clean state."""
+        if self._clean is None:
+            return None
+        if self._clean <= len(self._done):
+            return self._done[self._clean :]
+        return self._undone[len(self._undone) - (self._clean - len(self._done)) :]
+
     def set_clean(self) -> None:
         """The history as it stands now is the saved state."""
         self._clean = len(self._done)

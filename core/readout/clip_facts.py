@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from foldscope.core.fold.clip import bodies_of, build_copy, original_of
+from foldscope.core.fold.clip import CLIP_FLOOR, bodies_of, build_copy, original_of
 from foldscope.core.readout.document import Document
 from foldscope.core.request.tokens import count_text
 
@@ -24,6 +24,25 @@ class ClipProjection:
     @property
     def saves(self) -> int:
         return self.original_tokens - self.tokens
+
+
+@dataclass(frozen=True)
+class ClipChoice:
+    """What clipping a result (or the original of the copy there) starts from: the original's record index, its
+    longest body's characters, and the length a body keeps at first."""
+
+    index: int
+    longest: int
+    start: int
+
+
+def clip_choice(document: Document, index: int) -> ClipChoice:
+    """The clip dialog's starting point for the result at `index`: a quarter of its longest body, at least twice the
+    floor a clip keeps, and never the whole body."""
+    record = document.session.record
+    original = original_of(document.message(index), record)
+    longest = max((len(b.text) for b in bodies_of(original)), default=0)
+    return ClipChoice(record.index_of(original.id), longest, min(max(CLIP_FLOOR * 2, longest // 4), max(longest - 1, 0)))
 
 
 def original_tokens(document: Document, index: int) -> int:

@@ -32,7 +32,8 @@ class Workspace:
     def __init__(self, document: Document) -> None:
         self.document = document
         self.stack = CommandStack(document.session)
-        # The policy measured at opening and its rules: putting that policy back puts back what opening said.
+        # The policy the trace was measured under (at opening, or a followed file's growth) and its rules: putting that
+        # policy back puts back what the measure said.
         self._opened: tuple[Policy | None, Rules | None] = (document.policy, document.rules)
         self._saved_records = len(document.session.record)  # the record's length as opened or last saved
 
@@ -86,6 +87,7 @@ class Workspace:
         ids, folds = set(doc.session.record.ids()), len(doc.folds)
         grow_document(doc, session, report)
         self.stack = CommandStack(session)
+        self._opened = (doc.policy, doc.rules)
         self._saved_records = len(session.record)
         added = tuple(mid for mid in session.record.ids() if mid not in ids)
         changes = Changes(view=True, added=added, folds=len(doc.folds) - folds)
@@ -111,6 +113,13 @@ class Workspace:
         """The session differs from what was opened or last saved: the history stands elsewhere, or the record
         keeps messages an undone action appended (undo takes them out of the view, never out of the record)."""
         return not self.stack.is_clean or bool(self.kept_out_of_view())
+
+    @property
+    def session_modified(self) -> bool:
+        """The session differs from what was opened or last saved, a policy put in force since aside (a what-if and
+        following start from the session as saved, under the policy in force)."""
+        since = self.stack.since_clean()
+        return since is None or any(not isinstance(c, SetPolicy) for c in since) or bool(self.kept_out_of_view())
 
     def kept_out_of_view(self) -> list[int]:
         """Record indices appended since the session was opened or saved that the active view does not show."""

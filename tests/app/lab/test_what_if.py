@@ -109,6 +109,17 @@ def test_a_what_if_is_refused_at_now_and_with_unsaved_changes(qtbot, window, dem
     assert window.document is demo and not window.what_if.active
 
 
+def test_a_what_if_starts_after_a_policy_edit_and_replays_under_that_policy(qtbot, window, demo):
+    """A policy edit is a step Save writes (the title marks it) but leaves the session as saved: the what-if starts."""
+    with qtbot.waitSignal(window.session_actions.policy_applied, timeout=10_000):
+        window.session_actions.policy_editor.set_text("max_input_tokens", "20000")
+    assert window.editor.is_modified and window.windowTitle().startswith("*")
+    window.timeline.step_to(K)
+    series = start(qtbot, window)
+    assert window.what_if.active and series.estimates == core_series(demo, window.document.session, K, demo.policy)
+    assert demo.policy.max_input_tokens == 20_000
+
+
 def test_opening_another_session_ends_the_what_if(qtbot, window, demo):
     window.timeline.step_to(K)
     start(qtbot, window)

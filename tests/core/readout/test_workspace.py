@@ -274,3 +274,21 @@ def test_restore_is_admitted_under_the_ceiling_of_the_policy_given_and_always_wi
     tight, roomy = ws.admission(edited(ws, max_input_tokens=1_000)), ws.admission(edited(ws, max_input_tokens=10**9))
     assert tight is not None and roomy is not None
     assert not tight(view) and roomy(view)
+
+
+def test_a_policy_edit_alone_leaves_the_session_as_saved():
+    """A what-if and following start from the session as saved, under the policy in force: a policy edit is an
+    unsaved change (Save writes the policy) but not a change of the session."""
+    ws = opened()
+    ws.set_policy(edited(ws, max_input_tokens=9_000))
+    assert ws.is_modified and not ws.session_modified
+    ws.apply(Evict([evictable(ws)]))
+    assert ws.session_modified
+    ws.undo()
+    assert not ws.session_modified
+    ws.set_clean()  # saved under the edited policy
+    ws.undo()  # the policy as opened: not the saved one, and the session as saved
+    assert ws.is_modified and not ws.session_modified
+    ws.apply(Evict([evictable(ws)]))  # a step where redo led to the saved state: it is out of reach now
+    ws.undo()
+    assert ws.session_modified and ws.stack.since_clean() is None
