@@ -12,7 +12,7 @@ is never changed; the replay works on its own session over the same messages.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,6 +153,7 @@ class Folding:
         head: int | None = None,
         estimator: Estimator | None = None,
         digests: bool = True,
+        arrivals: Sequence[tuple[Sequence[Message], Collection[str]]] | None = None,
     ) -> None:
         branch = copy.deepcopy(session.branch)
         branch.setdefault("metadata", {})[DELIVERED_KEY] = []
@@ -179,6 +180,9 @@ class Folding:
         self.measure = self.fold.measure  # the working session's: its record holds the fold's notes and copies
         self.replay = FoldReplay(work)
         self.estimator = estimator
+        # Per request, the messages the view gains and the ids a rewind took out (core.replay.strategies.arrivals):
+        # given, the view is fed as every replay strategy's is; else with the record's messages up to each answer.
+        self.arrivals = arrivals
         # The view's messages as the request yielded last was sent (after its folds), kept as a Shared grown with
         # the view: the fold estimates on it and the replay lab lays the request out on the very same object, so
         # neither rebuilds the view's list nor compares it with the one before, item by item, every request.
@@ -195,7 +199,18 @@ class Folding:
         messages: Shared[Message] = Shared()
         for k in range(len(trace)):
             end = response_index(session, trace, k)
-            joined = _arrive(work, [session.record[i] for i in range(taken, end)])
+            if self.arrivals is None:
+                joined = _arrive(work, [session.record[i] for i in range(taken, end)])
+            else:
+                new, dropped = self.arrivals[k]
+                if dropped and _leave(work, dropped):  # a rewind: the view changes before this request's messages join
+                    shared = list(work.view)
+                    messages = Shared(work.record.all_of(shared))
+                end = max([end, *(session.record.index_of(m.id) + 1 for m in new)])
+                for i in range(taken, end):
+                    work.record.append(session.record[i])
+                joined = list(new)
+                work.view.extend(m.id for m in joined)
             shared.extend(m.id for m in joined)
             messages = messages.grown(len(messages), joined)
             taken = max(taken, end)
@@ -236,6 +251,25 @@ def _arrive(work: Session, messages: Sequence[Message]) -> list[Message]:
             work.view.append(m.id)
             added.append(m)
     return added
+
+
+def _leave(work: Session, dropped: Collection[str]) -> bool:
+    """Take what a rewind dropped out of the view: the messages, a clipped copy of one, and a note that replaced
+    nothing else. Returns whether the view changed."""
+    record = work.record
+
+    def gone(mid: str) -> bool:
+        m = record.get(mid)
+        if mid in dropped or m.clipped_from in dropped:
+            return True
+        replaced = m.metadata.get("context_replaced") if m.kind == "note" else None
+        return bool(replaced) and all(record[i].id in dropped for i in replaced)
+
+    kept = [mid for mid in work.view if not gone(mid)]
+    if len(kept) == len(work.view):
+        return False
+    work.view[:] = kept
+    return True
 
 
 def session_for_request(session: Session, measure: Measure, request: int) -> Session:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from foldscope.core.fold.history import Folding
 from foldscope.core.model.policy import Policy
@@ -72,12 +72,47 @@ def material(session: Session) -> list[list[Message]]:
     A message is material from the first recorded view that holds it, in record order. The source's
     own management (its notes and clipped copies) is left out: each strategy makes its own.
     """
+    return [new for new, _ in arrivals(session)]
+
+
+class Arrival(NamedTuple):
+    """What one recorded request changes in every strategy's input: the messages it first carries (`new`, in record
+    order) and the ones a rewind took out of the view there (`dropped`, ids), which leave before `new` joins."""
+
+    new: list[Message]
+    dropped: frozenset[str]
+
+
+def abandoned_ids(session: Session) -> set[str]:
+    """Every message a `branch` event names abandoned: a Claude Code rewind or edited prompt, a Gemini CLI
+    `$rewindTo` or rollback (docs/readers.md). A rewind is the user's act, not context management."""
+    return {
+        mid
+        for e in session.events
+        if isinstance(e, dict) and e.get("kind") == "branch"
+        for mid in e.get("abandoned") or ()
+        if isinstance(mid, str)
+    }
+
+
+def arrivals(session: Session) -> list[Arrival]:
+    """Per recorded request, the material it first carries and the material a rewind dropped there: at the first
+    recorded request whose view no longer holds an abandoned message every strategy drops it, as the recording
+    did; a message that comes back into a recorded view later is material again there."""
     record, seen, out = session.record, set(), []
+    abandoned = abandoned_ids(session)
+    live: set[str] = set()  # abandoned messages some strategy's input still holds
     before: Sequence[str] = ()
     for request in session.trace:
-        new = []
-        # Every id of the view before is seen already: only the ids after the views' shared start are looked at.
-        start = common_start(before, request.view, equal=True)
+        new, dropped = [], frozenset[str]()
+        if live:
+            held = set(request.view)
+            dropped = frozenset(mid for mid in live if mid not in held)
+            live -= dropped
+            seen -= dropped
+        # Every id of the view before is seen already: only the ids after the views' shared start are looked at;
+        # a message a rewind dropped is looked for anywhere in the view, should it come back.
+        start = 0 if dropped else common_start(before, request.view, equal=True)
         before = request.view
         for mid in request.view[start:]:
             if mid in seen:
@@ -86,9 +121,21 @@ def material(session: Session) -> list[list[Message]]:
             m = record.get(mid)
             if m.kind != "note" and not m.is_clipped_copy:
                 new.append(m)
+                if mid in abandoned:
+                    live.add(mid)
         new.sort(key=lambda m: record.index_of(m.id))
-        out.append(new)
+        out.append(Arrival(new, dropped))
     return out
+
+
+def without(view: Sequence[Message], dropped: frozenset[str]) -> list[Message]:
+    """The view less what a rewind dropped: the messages themselves, and a strategy's brief that stood for nothing
+    else (a brief that also holds kept messages stays, as a summary once written does)."""
+    return [
+        m
+        for m in view
+        if m.id not in dropped and not (m.kind == "note" and (ids := m.metadata.get("folded_ids")) and all(i in dropped for i in ids))
+    ]
 
 
 def recorded_views(session: Session) -> Iterator[Sequence[Message]]:
@@ -105,7 +152,9 @@ def recorded(session: Session, measure: Sizes) -> Iterator[Step]:
 def none(session: Session, measure: Sizes) -> Iterator[Step]:
     """Everything so far, no management."""
     view: Shared[Message] = Shared()
-    for k, new in enumerate(material(session)):
+    for k, (new, dropped) in enumerate(arrivals(session)):
+        if dropped:
+            view = regrown(view, without(view, dropped))
         view = view.grown(len(view), new)
         yield Step(view, k)
 
@@ -233,7 +282,10 @@ def band(session: Session, measure: Sizes) -> Iterator[Step]:
     ceiling one commit folds standing marks, stalest first, down to band_min, in a single rewrite."""
     view: list[Message] = []  # for the commit's own reading; each step sends it as a Shared grown from the last
     sent: Shared[Message] = Shared()
-    for k, new in enumerate(material(session)):
+    for k, (new, dropped) in enumerate(arrivals(session)):
+        if dropped:
+            view = without(view, dropped)
+            sent = regrown(sent, view)
         view.extend(new)
         sent = sent.grown(len(sent), new)
         folds = folded = 0
@@ -316,7 +368,10 @@ def compaction(session: Session, measure: Sizes) -> Iterator[Step]:
     view: list[Message] = []
     sent: Shared[Message] = Shared()  # the view as each step sends it, grown from the one before
     last: float | None = None  # with a compaction point: the request sent before, and its output
-    for k, new in enumerate(material(session)):
+    for k, (new, dropped) in enumerate(arrivals(session)):
+        if dropped:
+            view = without(view, dropped)
+            sent = regrown(sent, view)
         kept: Sequence[Message] = ()
         if point is not None:
             # The agent compacts what it held after the last response; the prompt that follows stays after the summary.
@@ -410,6 +465,7 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
         head=getattr(measure, "head", None),
         estimator=sizer,
         digests=False,
+        arrivals=arrivals(session),  # fed as every strategy is: a rewind drops what the recording dropped
     )  # its notes' span digests are never read here
     replay = folding.replay
     seen = 0  # the versions read so far
