@@ -263,7 +263,7 @@ def _leave(work: Session, dropped: Collection[str]) -> bool:
         if mid in dropped or m.clipped_from in dropped:
             return True
         replaced = m.metadata.get("context_replaced") if m.kind == "note" else None
-        return bool(replaced) and all(record[i].id in dropped for i in replaced)
+        return isinstance(replaced, list) and bool(replaced) and all(record[i].id in dropped for i in replaced)
 
     kept = [mid for mid in work.view if not gone(mid)]
     if len(kept) == len(work.view):

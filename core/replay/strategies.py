@@ -99,7 +99,8 @@ def arrivals(session: Session) -> list[Arrival]:
     """Per recorded request, the material it first carries and the material a rewind dropped there: at the first
     recorded request whose view no longer holds an abandoned message every strategy drops it, as the recording
     did; a message that comes back into a recorded view later is material again there."""
-    record, seen, out = session.record, set(), []
+    record, out = session.record, []
+    seen: set[str] = set()
     abandoned = abandoned_ids(session)
     live: set[str] = set()  # abandoned messages some strategy's input still holds
     before: Sequence[str] = ()
