@@ -245,6 +245,8 @@ def format_cache(result: dict[str, Any]) -> str:
         totals = result["totals"]
     lines += ["", f"{'part':<13}{'tokens':>14}{'cost':>14}{'waste':>14}"]
     for part in PARTS:
+        if part not in totals["by_cause"]:
+            continue  # a folder of implicit caches only: no write part
         cell = totals["by_cause"][part]
         waste = _usd(cell["waste_usd"]) if "waste_usd" in cell else ""
         lines.append(f"{part:<13}{figure(cell['tokens'], result):>14}{_usd(cell['cost_usd']):>14}{waste:>14}")

@@ -44,6 +44,8 @@ def cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
     for part in PARTS:
         # a session of an implicit cache has no write parts (core.forensics.reads): it adds none
         cells = [r["totals"]["by_cause"][part] for r in table if part in r["totals"]["by_cause"]]
+        if table and not cells:
+            continue  # every session's cache is implicit: no write part at all
         by[part] = {"tokens": sum(c["tokens"] for c in cells), "cost_usd": _sum_or_none([c["cost_usd"] for c in cells])}
         if part in CAUSES:
             by[part]["waste_usd"] = _sum_or_none([c["waste_usd"] for c in cells])

@@ -158,3 +158,13 @@ def test_the_status_line_of_an_implicit_cache_says_what_a_short_read_missed_neve
     assert statusline.main(["--file", str(path), "--no-color"]) == 0
     line = capsys.readouterr().out
     assert "short 12,000 rewrite" in line and "write" not in line.replace("rewrite", "")
+
+
+def test_a_folder_of_implicit_caches_only_has_no_write_part(tmp_path, capsys):
+    _write(tmp_path / "session-t.jsonl", TIMED)
+    _write(tmp_path / "session-c.jsonl", COMPRESSED)
+    folder = _cache(capsys, str(tmp_path))
+    assert list(folder["totals"]["by_cause"]) == ["fresh", "cache_read", "output"]
+    assert main(["cache", str(tmp_path), "--workers", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "cache read" in text and not any(line.startswith(("first", "append", "provider")) for line in text.splitlines())
