@@ -128,6 +128,14 @@ class RunningSum(Generic[T]):
             self._items = items
         return self._cum[len(view)]
 
+    def clone(self, value: Callable[[T], int] | None = None) -> RunningSum[T]:
+        """A copy that goes on from this one's last view without changing it (`value`: another value function, the
+        same results, e.g. one bound to a copied memo)."""
+        out: RunningSum[T] = RunningSum(value or self._value, self._mark)
+        out._items = self._items if isinstance(self._items, Shared) else list(self._items)
+        out._cum, out._marks = array("q", self._cum), array("q", self._marks)
+        return out
+
     def since_last_mark(self, view: Sequence[T]) -> int:
         """The sum over the items after the view's last marked item (all of them when none is marked)."""
         total = self.total(view)

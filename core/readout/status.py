@@ -89,11 +89,15 @@ class StatusEngine:
     def __init__(self, path: str, profile: str | None = None) -> None:
         from foldscope.core.formats.follow import Follower
         from foldscope.core.request.count import Counter
+        from foldscope.core.request.trace_resume import TraceResume
 
         self.path = path
         self.profile = profile
         self.follower = Follower(path)
         self.counter = Counter()
+        # The trace's counting pass, to go on from at the next update (in memory only: a warm reader's; a run that
+        # loads the engine from its pickle measures the trace from the start, the counter's memo saving the counts).
+        self.resume: Any = TraceResume()
         self.bytes_read = 0  # bytes of complete lines the last update read
         self.updates = 0
         self.last: dict[str, Any] = {}  # the figures of the last update (a warm reader saves them with the engine)
@@ -104,7 +108,16 @@ class StatusEngine:
         self.follower.poll()
         self.bytes_read = self.follower.bytes_read - start
         self.updates += 1
-        return figures_of(self.follower.session(), self.counter, self.profile)
+        return figures_of(self.follower.session(), self.counter, self.profile, self.resume)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "resume": None}  # it holds the session read: the next process reads its own
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from foldscope.core.request.trace_resume import TraceResume
+
+        self.__dict__.update(state)
+        self.resume = TraceResume()
 
     def save(self, folder: Path, figures: dict[str, Any], pickled: bool = True) -> None:
         """Keep the engine and its figures for the next run (written aside and renamed: a run never sees half).
@@ -148,8 +161,9 @@ class StatusEngine:
         return engine
 
 
-def figures_of(session: Any, counter: Any, profile: str | None = None) -> dict[str, Any]:
-    """The status line's figures for a session read so far, measured with `counter` (its memo kept)."""
+def figures_of(session: Any, counter: Any, profile: str | None = None, resume: Any = None) -> dict[str, Any]:
+    """The status line's figures for a session read so far, measured with `counter` (its memo kept) and, with
+    `resume`, the trace's counting pass going on from the last update's (core.request.trace_resume)."""
     from foldscope.core.forensics.cache_report import cache_report, totals_of
     from foldscope.core.forensics.cause_prices import READ_INSTEAD
     from foldscope.core.model.policy import Policy, PolicyChoice
@@ -158,7 +172,7 @@ def figures_of(session: Any, counter: Any, profile: str | None = None) -> dict[s
     from foldscope.core.readout.trace_facts import measure_requests
 
     choice = PolicyChoice(profile=Policy.from_yaml(profile)) if profile else None
-    facts = measure_requests(session, counter, _no_report, choice, cache_pass=True)
+    facts = measure_requests(session, counter, _no_report, choice, cache_pass=True, resume=resume)
     assert facts.measure is not None
     steps = facts.cache_pass
     heads = [row.unseen_head for row in facts.measure.trace.rows]

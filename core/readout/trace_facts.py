@@ -16,6 +16,7 @@ from foldscope.core.readout.fold_facts import is_note
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace import NextRule
+from foldscope.core.request.trace_resume import TraceResume
 
 Report = Callable[[int, int, str], None]
 
@@ -137,11 +138,13 @@ def measure_requests(
     on_count: Callable[[int, int, int], None] | None = None,
     *,
     cache_pass: bool = False,
+    resume: TraceResume | None = None,
 ) -> TraceFacts:
     """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
     the launch record with the choice over it, core.model.launch.session_policy); the counter memoises.
     `on_count(k, requests, count)` hears each request's count as the counting pass reaches it. With `cache_pass`,
-    the cache causes' pass (core.forensics.trace_pass.MeasuredPass) rides on the same count: facts.cache_pass."""
+    the cache causes' pass (core.forensics.trace_pass.MeasuredPass) rides on the same count: facts.cache_pass.
+    With `resume` (a session measured again as it grows) both passes go on from where the last measure left them."""
     per_call = None
     if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "
@@ -152,8 +155,12 @@ def measure_requests(
     measure = Measure(session, policy, per_call=per_call, counter=counter)
     # session.trace is the trace measured (core.request.trace.build_trace) whenever the reader filled one; the cache
     # report reads only session.trace, so a session without one has no requests there and no pass to ride.
-    steps = MeasuredPass(session, measure.policy, {}) if cache_pass and session.trace else None
-    measured = measure.calibrate(on_count=on_count, on_measured=steps.step if steps is not None else None)
+    steps = None
+    if cache_pass and session.trace:
+        policy_measured = measure.policy
+        make = lambda: MeasuredPass(session, policy_measured, {})  # noqa: E731
+        steps = resume.cache_pass(session, make) if resume is not None else make()
+    measured = measure.calibrate(on_count=on_count, on_measured=steps.step if steps is not None else None, resume=resume)
     trace = measure.requests
     record = session.record
     out: list[RequestFacts] = []

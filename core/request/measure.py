@@ -34,6 +34,7 @@ from foldscope.core.request.prefix import Compiled, Divergence, compile_for_pref
 from foldscope.core.request.scale import stored_scale
 from foldscope.core.request.trace import Refusal, RequestRow, TraceReport, build_trace, refusal_for, trace_views, use_unseen_rate
 from foldscope.core.request.trace_measure import measure_trace
+from foldscope.core.request.trace_resume import TraceResume
 
 _message_of = attrgetter("message")
 
@@ -316,12 +317,14 @@ class Measure:
         predict: bool = True,
         on_count: Callable[[int, int, int], None] | None = None,
         on_measured: Callable[..., None] | None = None,
+        resume: TraceResume | None = None,
     ) -> TraceReport:
         """Measure every recorded request once (core.request.trace_measure.measure_trace): the scale it calibrates joins
         the next request's, and the latest stretch's unseen head is kept with the session; later calls reuse it.
         `on_count(k, requests, count)` hears each request's count as the pass reaches it (progress only);
         `on_measured` each request's measurement (core.request.trace_measure.measure_trace), when the pass runs. Without
-        `predict` the rows may lack their predicted input (a trace measured with it serves a call without it)."""
+        `predict` the rows may lack their predicted input (a trace measured with it serves a call without it). `resume`:
+        the counting pass goes on from the last measure of the same growing session (core.request.trace_resume)."""
         trace = self._trace
         if trace is None or (prefix and not trace.prefix) or (predict and not trace.predicted):
             report = measure_trace(
@@ -333,6 +336,7 @@ class Measure:
                 predict=predict or (trace is not None and trace.predicted),
                 on_count=on_count,
                 on_measured=on_measured,
+                resume=resume,
             )
             self.session.unseen_head = report.unseen_head
             self._trace = trace = report

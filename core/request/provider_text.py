@@ -98,6 +98,11 @@ class SeenMemo:
         self.chars += s.chars
         return s
 
+    def clone(self) -> SeenMemo:
+        out = SeenMemo()
+        out.seen, out.hidden, out.tokens, out.chars = dict(self.seen), dict(self.hidden), self.tokens, self.chars
+        return out
+
     def hidden_of(self, message: Message) -> int:
         if message.kind in PLAIN_KINDS:
             sole = sole_text(message)
@@ -136,6 +141,15 @@ class ProviderCounter:
         self._hidden_sum: RunningSum[Message] = RunningSum(memo.hidden_of)
         self._token_sum: RunningSum[Message] = RunningSum(lambda m: memo.of(m).tokens)
         self._seen_hidden_sum: RunningSum[Message] = RunningSum(lambda m: memo.of(m).hidden_chars)
+
+    def clone(self) -> ProviderCounter:
+        """A copy that goes on from here as this one would (its memo and sums copied), leaving this one as it is."""
+        out = ProviderCounter.__new__(ProviderCounter)
+        out.memo = memo = self.memo.clone()
+        out._hidden_sum = self._hidden_sum.clone(memo.hidden_of)
+        out._token_sum = self._token_sum.clone(lambda m: memo.of(m).tokens)
+        out._seen_hidden_sum = self._seen_hidden_sum.clone(lambda m: memo.of(m).hidden_chars)
+        return out
 
     def count(self, view: Sequence[Message], tokens: bool = True) -> ViewCount:
         if not tokens and not self._hidden_sum.total(view):
@@ -205,6 +219,13 @@ class PredictionCounter:
         # The assistant turns' thinking over the view, with where each instruction is: all of it for a model that keeps
         # every turn's, what follows the last instruction (the current turn's) for one that does not.
         self._thinking_sum: RunningSum[Message] = RunningSum(thought_counter(count), mark=lambda m: m.kind == "instruction")
+
+    def clone(self) -> PredictionCounter:
+        """A copy that goes on from here as this one would, leaving this one as it is (a kept trace's counting pass,
+        core.request.trace_resume); the thinking memo is shared (by identity, the same count either way)."""
+        out = PredictionCounter.__new__(PredictionCounter)
+        out.format, out.text, out._thinking_sum = self.format, self.text.clone(), self._thinking_sum.clone()
+        return out
 
     def thinking(self, view: Sequence[Message], model: str | None) -> int:
         if KEEPS_ALL_THINKING.search((model or "").lower()):

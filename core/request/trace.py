@@ -414,11 +414,13 @@ def rounds_of(
         yield messages, included_round(decision)
 
 
-def trace_views(record: FullRecord, trace: Sequence[Request]) -> Iterator[Shared[Message]]:
+def trace_views(
+    record: FullRecord, trace: Sequence[Request], ids: Sequence[str] = (), view: Shared[Message] | None = None
+) -> Iterator[Shared[Message]]:
     """Each request's view as the record's messages (ids the record lacks left out), one at a time; a view
-    that extends the one before shares its messages (core.model.shared_start) and looks up only the new ids."""
-    ids: Sequence[str] = ()
-    view: Shared[Message] = Shared()
+    that extends the one before shares its messages (core.model.shared_start) and looks up only the new ids.
+    `ids` and `view`: the request before the first's (a kept pass going on, core.request.trace_resume)."""
+    view = view if view is not None else Shared()
     for request in trace:
         n = len(ids)
         new = request.view[n:] if len(request.view) >= n and common_start(request.view, ids, equal=True) == n else None

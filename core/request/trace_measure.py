@@ -33,6 +33,7 @@ from foldscope.core.request.trace import (
     unseen_heads,
     use_unseen_rate,
 )
+from foldscope.core.request.trace_resume import Kept, TraceResume, request_key
 from foldscope.core.request.unseen_text import UnseenRate
 
 METHOD = "o200k_base count of the compiled request, times the scale"
@@ -153,6 +154,16 @@ class TraceCounts:
     counting: PredictionCounts | None
 
 
+def kept_pass(key, trace, models, messages, counts, parted, rounds, frontiers, decision, counting, meter) -> Kept:
+    """The counting pass as it ended, to go on from (the prediction counts copied: the next request's count changes them)."""
+    copied = None
+    if counting is not None:
+        copied = PredictionCounts.__new__(PredictionCounts)
+        copied.counter, copied.counts = counting.counter.clone(), list(counting.counts)
+    requests = [request_key(request, model) for request, model in zip(trace, models)]
+    return Kept(key, requests, trace[-1].view, messages, list(counts), list(parted), list(rounds), list(frontiers), decision, copied, meter)
+
+
 class TraceMeasure:
     """Every request of a session's trace measured under a policy, in three steps: count (one pass: each request's
     count, prefix share and first round), predict (each request's predicted input and the next one's) and calibrate
@@ -161,7 +172,13 @@ class TraceMeasure:
     session (TraceReport.record_into keeps it)."""
 
     def __init__(
-        self, session: Session, policy: Policy | None = None, *, per_call: int | str | None = None, counter: Counter | None = None
+        self,
+        session: Session,
+        policy: Policy | None = None,
+        *,
+        per_call: int | str | None = None,
+        counter: Counter | None = None,
+        resume: TraceResume | None = None,
     ):
         self.session = session
         self.policy = policy = policy or Policy()
@@ -172,6 +189,7 @@ class TraceMeasure:
         self.models: list[str | None] = []
         self._ahead: CountsAhead | None = None
         self._estimated: str | None = None
+        self.resume = resume  # the counting pass kept by the last measure of this growing session (core.request.trace_resume)
 
     def run(
         self, *, prefix: bool = True, predict: bool = True, on_count: OnCount | None = None, on_measured: OnMeasured | None = None
@@ -214,8 +232,18 @@ class TraceMeasure:
         frontiers: list[str | None] = []
         thinking = predict and not reads_text(policy.model or session.model, session.format)  # the predictions count thinking
         counting = PredictionCounts(session.format, counter) if predict else None
+        views, start, key = trace_views(rec, trace), 0, (session.format, policy, tools, prefix, predict)
+        kept = self.resume.take(key, trace, self.models, rec) if self.resume is not None else None
+        if kept is not None:  # the requests measured before, as they were: the pass goes on from the first new one
+            start, counts, parted, rounds, frontiers = kept.start, kept.counts, kept.parted, kept.rounds, kept.frontiers
+            decision, counting, meter = kept.decision, kept.counting, kept.meter
+            views = trace_views(rec, trace[start:], kept.last_view, kept.messages)
+            if meter is not None:
+                meter.record = rec
+                counter.lengths = {policy_key(policy): meter._counted}
+        messages = kept.messages if kept is not None else None
         ahead = self._ahead = counting_ahead(counter, rec, policy, thinking) if trace else None
-        for request, messages in zip(trace, trace_views(rec, trace)):
+        for request, messages in zip(trace[start:], views):
             if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
                 decision = decide_first_round(session, policy, counter, view=list(messages), store=False)
                 frontiers.append(None)
@@ -236,6 +264,8 @@ class TraceMeasure:
                 on_measured(messages, first_round, m, meter)
             if on_count is not None:
                 on_count(len(counts) - 1, len(trace), m.counted)
+        if self.resume is not None and trace:
+            self.resume.keep(kept_pass(key, trace, self.models, messages, counts, parted, rounds, frontiers, decision, counting, meter))
         heads = unseen_heads(session, [m.counted for m in counts], trace)
         return TraceCounts(counts, parted, rounds, frontiers, heads, decision, counting)
 
@@ -373,9 +403,11 @@ def measure_trace(
     predict: bool = True,
     on_count: OnCount | None = None,
     on_measured: OnMeasured | None = None,
+    resume: TraceResume | None = None,
 ) -> TraceReport:
     """Measure every request of the session's trace under a policy (TraceMeasure.run): count, scale, estimate,
-    decision. Nothing is kept with the session: `measure_trace(session).record_into(session)` keeps it."""
-    return TraceMeasure(session, policy, per_call=per_call, counter=counter).run(
+    decision. Nothing is kept with the session: `measure_trace(session).record_into(session)` keeps it. With
+    `resume` the counting pass goes on from where the last measure of the same session left it."""
+    return TraceMeasure(session, policy, per_call=per_call, counter=counter, resume=resume).run(
         prefix=prefix, predict=predict, on_count=on_count, on_measured=on_measured
     )

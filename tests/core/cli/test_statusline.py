@@ -470,3 +470,60 @@ def test_a_socket_left_by_a_killed_reader_is_taken_over(tmp_path, capsys):
     while (folder / "reader.sock").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not (folder / "reader.sock").exists()
+
+
+@needs_dev
+def test_a_warm_engine_goes_on_from_its_last_measure_with_the_figures_a_fresh_read_gives(tmp_path):
+    # core.request.trace_resume: the counting pass goes on from the requests measured a line ago; every figure is
+    # the one a fresh engine (the whole trace measured) gives at the same point.
+    from foldscope.core.readout.status import StatusEngine
+
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "live.jsonl"
+    copy.write_bytes(b"".join(lines[: len(lines) - 30]))
+    warm = StatusEngine(str(copy))
+    warm.update()
+    resumed = []
+    for line in lines[len(lines) - 30 :]:
+        before = len(warm.follower.session().trace)
+        with open(copy, "ab") as handle:
+            handle.write(line)
+        shown = warm.update()
+        resumed.append((warm.resume.resumed, before))
+        assert shown == StatusEngine(str(copy)).update()
+    assert all(0 < went_on <= before for went_on, before in resumed if before), resumed
+    assert sum(went_on == before for went_on, before in resumed) >= len(resumed) // 2, resumed
+
+
+def test_after_one_new_request_a_warm_engine_measures_only_it_and_tokenises_only_what_it_adds(tmp_path, monkeypatch):
+    from foldscope.core.readout.status import StatusEngine
+    from foldscope.core.request import tokens
+    from foldscope.core.request.count import Counter
+    from tests.core.live_sessions import append, assistant, rounds, user
+
+    monkeypatch.setattr(tokens, "BACKEND", tokens.SLOW)  # by passages, as test_a_grown_run_tokenises_only_... says
+    copy = tmp_path / "live.jsonl"
+    append(copy, rounds(0, 200))
+    warm = StatusEngine(str(copy))
+    warm.update()
+    measured: list[int] = []
+    measure = Counter.measure
+
+    def counting(self, messages, *args, **kwargs):
+        measured.append(len(messages))
+        return measure(self, messages, *args, **kwargs)
+
+    monkeypatch.setattr(Counter, "measure", counting)
+    grown = CountingEncoding()
+    monkeypatch.setattr(tokens, "_helper", grown)
+    new = [user(200, "question 200: " + "word " * 40), assistant(200, "answer 200: " + "reply " * 60, 43_000)]
+    size = copy.stat().st_size
+    append(copy, new)
+    shown = warm.update()
+    assert warm.bytes_read == copy.stat().st_size - size  # only the bytes the file gained were read
+    # The new request, and the next one (the view after its answer), each once or twice (its size, its prediction):
+    # never the 200 before it.
+    assert len(measured) <= 4, measured
+    assert shown["requests"] == 201 and warm.resume.resumed == 200  # the 200 measured before went on as they were
+    gained = copy.stat().st_size - size
+    assert 0 < grown.chars < gained, (grown.chars, gained)  # what the new messages hold, once
