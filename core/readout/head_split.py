@@ -4,8 +4,9 @@ The unseen head (the system prompt, tools and memory a Claude Code, Codex or pi 
 per stretch, measured from the reports (core.request.trace). Its parts come from, in order of trust:
 - the user's own figures, `/context` pasted into a file (`--head FILE`, core.formats.context_paste): its head
   categories (system prompt, system tools, MCP tools, custom agents, memory files, skills);
-- else, for a Claude Code session, what this machine holds for the session's folder (core.formats.agent_setup):
-  memory files, custom agents and skills, each counted exactly (o200k_base) and named by path.
+- else, for a Claude Code session whose folder is on this machine, what the machine holds for it
+  (core.formats.agent_setup): memory files, custom agents and skills, each counted exactly (o200k_base) and named
+  by path. A session from another machine (its folder absent here) takes nothing from this user's setup.
 MCP servers named in the settings or in the file's own calls (`mcp__server__tool`) are named, never sized.
 The parts never change the head: they fill it in order, and what they leave is "unseen head, not split"; figures
 that come to more than the head are scaled down to it, and the note says by how much. So a request's split adds up
@@ -115,8 +116,10 @@ def head_sources(session: Session, paste: ContextPaste | None = None, home: Path
     out = HeadSources()
     spec = format_named(session.format)
     cwd = session.extras.get("cwd") if isinstance(session.extras.get("cwd"), str) else None
-    # the format's own declaration says what the machine holds for its sessions (Claude Code's: core.formats.agent_setup)
-    setup = spec.setup(cwd, home) if spec is not None and spec.setup is not None else AgentSetup()
+    # the format's own declaration says what the machine holds for its sessions (Claude Code's: core.formats.agent_setup),
+    # read only when the session's folder is on this machine: a file from elsewhere is not this user's setup
+    here = cwd is not None and _is_dir(cwd)
+    setup = spec.setup(cwd, home) if here and spec is not None and spec.setup is not None else AgentSetup()
     if paste is not None:
         where = f"/context pasted in {paste.source}"
         by_name = {c.name: c for c in paste.categories}
@@ -138,6 +141,13 @@ def head_sources(session: Session, paste: ContextPaste | None = None, home: Path
     if paste is None or not any(p.name == "MCP tools" for p in out.parts):
         out.named = [f"MCP server {name} ({where})" for name, where in servers.items()]
     return out
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 # The user's `/context` files by the session file they were given for (`--head FILE` beside it): every screen that

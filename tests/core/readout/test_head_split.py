@@ -125,9 +125,15 @@ def test_agents_skills_and_mcp_servers_are_named_from_the_settings(corpus_dev, t
 
 
 def test_absent_files_and_settings_leave_the_head_one_block(corpus_dev, tmp_path):
-    session = _session_in(corpus_dev, tmp_path / "gone")
+    session = _session_in(corpus_dev, tmp_path / "here")
+    (tmp_path / "here").mkdir()
     sources = head_sources(session, home=tmp_path / "nobody")
     assert sources.parts == [] and sources.named == []
+    # a session whose folder is not on this machine takes nothing from this user's own setup
+    (tmp_path / "me" / ".claude").mkdir(parents=True)
+    (tmp_path / "me" / ".claude" / "CLAUDE.md").write_text("My own rules.\n")
+    assert head_sources(_session_in(corpus_dev, tmp_path / "gone"), home=tmp_path / "me").parts == []
+    assert head_sources(session, home=tmp_path / "me").parts != []
     assert [(p.name, p.tokens) for p in sources.split(25_325)] == [(NOT_SPLIT, 25_325)]
     composition = request_composition(Measure(session, Policy()), 0, head=sources)
     assert [c.name for c in composition.parts if c.name.startswith(UNSEEN)] == [UNSEEN]
