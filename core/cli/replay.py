@@ -49,7 +49,7 @@ TOTALS = (
     "cost_usd",
 )
 # The cache model's figures beside the recorded ones (for a counterfactual strategy, its own figures again).
-MODELLED = ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cost_usd")
+MODELLED = ("modelled_fresh", "modelled_cache_read", "modelled_cache_write", "modelled_cache_write_1h", "modelled_cost_usd")
 
 
 # The totals table: a column per strategy, a row per figure; --per-request's columns (ROW_COLUMNS) after.

@@ -29,6 +29,7 @@ COUNTED = (
     "modelled_fresh",
     "modelled_cache_read",
     "modelled_cache_write",
+    "modelled_cache_write_1h",
     "modelled_cost_usd",
 )
 

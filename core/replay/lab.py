@@ -325,6 +325,7 @@ class Row:
     modelled_fresh: int = 0
     modelled_cache_read: int = 0
     modelled_cache_write: int = 0
+    modelled_cache_write_1h: int = 0  # of which under one-hour marks: the stable head's, by the same rule for every strategy
     modelled_cost_usd: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -380,6 +381,7 @@ class StrategyRun:
             "modelled_fresh": sum(r.modelled_fresh for r in rows),
             "modelled_cache_read": sum(r.modelled_cache_read for r in rows),
             "modelled_cache_write": sum(r.modelled_cache_write for r in rows),
+            "modelled_cache_write_1h": sum(r.modelled_cache_write_1h for r in rows),
             "modelled_cost_usd": None if not_comparable else usd_sum([r.modelled_cost_usd for r in rows]),
             # the largest predicted input the fold decided on (None: it never decided, as with no ceiling)
             **(
@@ -572,6 +574,7 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
         modelled_fresh=out.fresh,
         modelled_cache_read=out.read,
         modelled_cache_write=out.write,
+        modelled_cache_write_1h=out.write_1h,
         modelled_cost_usd=None if modelled is None else round(modelled, 8),
         reported_input=reported_input if strategy == "recorded" else None,
         reported_over_ceiling=strategy == "recorded" and reported_input is not None and refused(reported_input, ceiling),

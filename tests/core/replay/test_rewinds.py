@@ -170,3 +170,15 @@ def test_a_message_a_rewind_dropped_leaves_at_the_request_the_recording_dropped_
     assert dropped  # the rewind at line 20 took the messages of lines 5 to 19 out of request 4's view
     for mid, k in dropped.items():
         assert mid in recorded[k - 1] and mid not in recorded[k]
+
+
+def test_the_modelled_recording_shows_its_one_hour_writes_as_every_strategy_is_modelled_to_make_them(rewinding):
+    # One rule places the marks for every strategy (ADR-0127 D5: one hour on the stable head), the recorded views'
+    # model included; the bill's one-hour writes are the provider's (Claude Code wrote five-minute marks only).
+    from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill
+
+    runs = [run_strategy(rewinding, name, Layouts(Measure(rewinding, Policy()))) for name in ("recorded", "none")]
+    columns = dict(beside_bill([r.totals() for r in runs]))
+    one_hour = sum(r.modelled_cache_write_1h for r in runs[0].rows)
+    assert one_hour > 0 and columns[BILL_LABEL]["cache_write_1h"] == 0
+    assert columns[MODELLED_LABEL]["cache_write_1h"] == one_hour == columns["none"]["cache_write_1h"]
