@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import atexit
 import importlib
-import json
 import os
 import sys
 import threading
@@ -145,6 +144,8 @@ def emit(result: Any, as_json: bool, formatter: Callable[[Any], str] | None = No
     """Print a command's result: JSON (which escapes control characters itself), or its text through
     terminal_safe unless raw."""
     if as_json or formatter is None:
+        import json  # here: `count` and `--help` print no JSON unless asked
+
         print(json_safe(json.dumps(result, indent=2, ensure_ascii=False, default=str)), file=stream)
     else:
         text = formatter(result)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import binascii
 import hashlib
-import logging
 import marshal
 import os
 import struct
@@ -53,7 +52,6 @@ class TokenizerError(Exception):
     """The vendored vocabulary is missing or does not match its expected hash."""
 
 
-log = logging.getLogger(__name__)
 FAST, SLOW = "quicktok", "tiktoken"
 
 
@@ -82,7 +80,12 @@ def _why_not_fast() -> str:
 # FOLDSCOPE_TOKENIZER=tiktoken counts with tiktoken even where quicktok is installed (to compare, or to rule it out).
 WHY_SLOW = _why_not_fast()
 BACKEND = SLOW if WHY_SLOW else FAST
-log.info("o200k_base counted by %s", f"quicktok {quicktok.__version__}" if BACKEND == FAST else f"tiktoken: {WHY_SLOW}")
+# Said to the logging a program set up before counting (importing logging costs `foldscope count` 5 ms of start-up, and
+# where nothing imported it nothing was set up to hear the line).
+if "logging" in sys.modules:
+    sys.modules["logging"].getLogger(__name__).info(
+        "o200k_base counted by %s", f"quicktok {quicktok.__version__}" if BACKEND == FAST else f"tiktoken: {WHY_SLOW}"
+    )
 
 
 def by_passages() -> bool:
