@@ -4,7 +4,7 @@ strategy's run, against the number of messages, with each phase's growth exponen
 Run: .venv/bin/python bench/bench_replay_scale.py [--sizes 10000,50000] [--shapes "claude code,short messages"]
 
 The sessions are bench_scale's generated shapes. Each size runs in a fresh interpreter, timed by process time
-(user and system CPU of that interpreter and of the children it waited for, core.request.ahead's counting child
+(user and system CPU of that interpreter and of the children it waited for, core.request.counting.ahead's counting child
 among them), which a loaded machine disturbs far less than the wall clock, and by the wall clock too, since
 counting ahead spends the second core's time to save the first's:
 `load` is core.formats.load_session, `calibrate` the replay's one trace measure (core.replay.lab.Layouts),
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         "--ahead",
         choices=("on", "off", "both"),
         default="both",
-        help="count ahead in a child process (core.request.ahead), not, or each size both ways",
+        help="count ahead in a child process (core.request.counting.ahead), not, or each size both ways",
     )
     parser.add_argument("--child", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -35,7 +35,7 @@ def open_session(file: str, db: str | None, counter: Counter, *, input_format: s
                 counter.seed(*memo)
             return Opened(session, counter, library_id, None, counter.tokenised_chars, reopened=True)
     from foldscope.core.formats import load_session
-    from foldscope.core.request.ahead import prestart
+    from foldscope.core.request.counting.ahead import prestart
 
     prestart(file)  # the count that follows the read may want a counting child: it starts meanwhile
     session = load_session(file, input_format, sample)

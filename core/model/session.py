@@ -122,7 +122,7 @@ class Fields(Mapping[str, Any]):
 
 class _FieldsValues(ValuesView[Any]):
     """A Fields' values read from its own values (Mapping's view looks each key up again, in Python): counting
-    ahead asks whether a record holds text enough by reading every message's (core.request.ahead.CountsAhead.worth)."""
+    ahead asks whether a record holds text enough by reading every message's (core.request.counting.ahead.CountsAhead.worth)."""
 
     __slots__ = ()
     _mapping: Fields

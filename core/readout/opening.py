@@ -199,7 +199,7 @@ def _open_document(
 ) -> Document:
     from foldscope.core.formats import load_session
     from foldscope.core.model.session import LibraryError
-    from foldscope.core.request.ahead import prestart
+    from foldscope.core.request.counting.ahead import prestart
     from foldscope.core.request.long_pieces import reporting
 
     report(0, 0, f"Reading {Path(path).name}")

@@ -18,13 +18,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-NO_FORK = "FOLDSCOPE_NO_HELPER"  # the switch the tokenizer's forked helper obeys too (core.request.tokens.start_helper)
+from foldscope.core.request.counting import children_allowed
 
 
 def can_fork() -> bool:
     """Whether this process may fork its jobs: fork exists, the switch is unset, and no other thread runs (a lock
     another thread holds at the fork stays held in the child for ever, so the child could hang)."""
-    return hasattr(os, "fork") and not os.environ.get(NO_FORK) and threading.active_count() == 1
+    return hasattr(os, "fork") and children_allowed() and threading.active_count() == 1
 
 
 def split(weights: Sequence[float], processes: int) -> list[list[int]]:

@@ -185,7 +185,7 @@ class Counter:
         # found in the memo included: core.request.passages keeps its own tally, Passages.found_chars).
         self.tokenised_chars = 0
         self._passages = Passages(tokens.by_passages())  # long texts' passages counted already (core.request.passages)
-        # Block bodies counted ahead of need in another process, while a trace is measured (core.request.ahead).
+        # Block bodies counted ahead of need in another process, while a trace is measured (core.request.counting.ahead).
         self.ahead: Ahead | None = None
         # While a trace's prefix meter runs (core.request.trace_measure.measure_trace): each unmarked body's UTF-8 length, by
         # policy key and memo key, as it is rendered to be counted, so the meter need not render the block again.
@@ -410,7 +410,7 @@ class Counter:
             elif ahead is not None:
                 whole = (full_key(key), pk)  # as counting ahead keys it
                 made = ahead.take(whole)
-                if made is not None:  # counted ahead, on the other core (core.request.ahead)
+                if made is not None:  # counted ahead, on the other core (core.request.counting.ahead)
                     ready[key] = made
                     continue
                 body = ahead.body(whole) or body_of(spec, record, policy, first_round)

@@ -189,7 +189,7 @@ def text_key(digest: bytes) -> tuple:
 
 
 class Ahead(Protocol):
-    """Counts made ahead of the counter's need (core.request.ahead.CountsAhead), by body key or text_key."""
+    """Counts made ahead of the counter's need (core.request.counting.ahead.CountsAhead), by body key or text_key."""
 
     def take(self, key: Any) -> int | None: ...
 

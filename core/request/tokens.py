@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from foldscope.core.request import long_pieces, small_count, unicode_gap
+from foldscope.core.request.counting import children_allowed
 from foldscope.core.request.passages import Passages
 
 if TYPE_CHECKING:
@@ -413,11 +414,11 @@ def start_helper() -> bool:
     encode_ordinary_batch, the ids exactly as the Encoding gives them) and builds the encoding here
     for anything else, or when the child is gone (whose failure, e.g. a bad vocabulary, is then
     raised here by the same build). Only for a process that runs one command and exits: never the
-    GUI. No-op where fork is missing, once the encoding exists, or with FOLDSCOPE_NO_HELPER set.
+    GUI. No-op where fork is missing, once the encoding exists, or with FOLDSCOPE_NO_HELPER set (core.request.counting).
     Returns whether a helper runs.
     """
     global _helper
-    if _helper is not None or _encoding is not None or not hasattr(os, "fork") or os.environ.get("FOLDSCOPE_NO_HELPER"):
+    if _helper is not None or _encoding is not None or not hasattr(os, "fork") or not children_allowed():
         return _helper is not None
     try:
         _helper = _Helper()
@@ -531,7 +532,7 @@ def _receive(stream) -> Any:
 
 
 def serve_pipes(down: int, up: int) -> None:
-    """A counting child's whole life (core.request.ahead starts one as a fresh interpreter): build the
+    """A counting child's whole life (core.request.counting.ahead starts one as a fresh interpreter): build the
     encoding, then answer what comes down `down` on `up` until the parent closes its end."""
     _serve(down, up)
 

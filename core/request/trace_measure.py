@@ -9,9 +9,9 @@ from typing import Any
 
 from foldscope.core.model.policy import Policy, resolve_ceiling
 from foldscope.core.model.session import FullRecord, Message, Request, Session, estimated_usage
-from foldscope.core.request.ahead import CountsAhead, discard_spare, has_spare, position_of
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate, policy_key
+from foldscope.core.request.counting.ahead import CountsAhead, discard_spare, has_spare, position_of
 from foldscope.core.request.first_round import decide_first_round, frontier, included_round
 from foldscope.core.request.head_priors import head_prior
 from foldscope.core.request.predict import Prediction, Predictor, Sent
@@ -125,7 +125,7 @@ def _predicted(predictions: Predictions, k: int, flags: set[int]) -> dict[str, A
 
 def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinking: bool = False) -> CountsAhead | None:
     """A child counting the record's block bodies (and with `thinking` its responses' thinking) ahead of the measure
-    (core.request.ahead), attached to `counter`; None where one may not run, or the counter already has one. Cheapest
+    (core.request.counting.ahead), attached to `counter`; None where one may not run, or the counter already has one. Cheapest
     question first: a counter that has counted most of the record (a followed session's poll, a reopened session)
     has nothing worth sending, and a short record does not repay a child; only then is the machine asked."""
     if counter.ahead is not None or 2 * counter.bodies_counted() > len(record) or not CountsAhead.worth(record):
@@ -207,7 +207,7 @@ class TraceMeasure:
         try:  # from here on the finally below stops the counter noting lengths, whatever fails
             counted = self.count(prefix=prefix, predict=predict, on_count=on_count, on_measured=on_measured)
             predictions, flags = self.predict(counted)
-        finally:  # the thinking the predictions count was sent ahead too (core.request.ahead)
+        finally:  # the thinking the predictions count was sent ahead too (core.request.counting.ahead)
             discard_spare()  # a child started while the file was read (prestart) that the measure did not take
             self.counter.lengths = None  # the meter keeps what it read; the counter stops noting lengths
             if self._ahead is not None:

@@ -1,4 +1,4 @@
-"""Counting ahead (core.request.ahead): a child process counts the record's block bodies while the trace is measured;
+"""Counting ahead (core.request.counting.ahead): a child process counts the record's block bodies while the trace is measured;
 every figure is the one counting in-line gives, and a child that fails, lies or hangs costs time, never a figure."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from foldscope.core.formats import load_session
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
-from foldscope.core.request import ahead
 from foldscope.core.request.count import Counter
+from foldscope.core.request.counting import ahead
 from foldscope.core.request.plan import CompileError
 from foldscope.core.request.trace_measure import measure_trace
 from tests.core.fold_sessions import text_of

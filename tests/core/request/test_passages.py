@@ -274,8 +274,8 @@ def repeated_reads() -> list[str]:
 
 def test_the_counting_child_answers_each_texts_count():
     """A real child, through its pipes: the counts are tiktoken's of each text whole."""
-    from foldscope.core.request import ahead
     from foldscope.core.request import tokens as tokens_module
+    from foldscope.core.request.counting import ahead
 
     child = ahead._spawn()
     assert child is not None
@@ -321,7 +321,7 @@ def test_the_counting_child_counts_by_passages(by_passages, monkeypatch):
 
 def test_a_batch_the_child_never_took_is_counted_here_by_passages(by_passages):
     """CountsAhead._count_here: the measure's own count of a waiting batch, by passages, each key its text's count."""
-    from foldscope.core.request import ahead
+    from foldscope.core.request.counting import ahead
 
     counting = ahead.CountsAhead(FullRecord([]), None, ())
     texts = repeated_reads()

@@ -33,6 +33,7 @@ from foldscope.core.model.session import FullRecord, Message, sole_text
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key, short_key
 from foldscope.core.request.count_step import body_bytes, body_of, text_key
+from foldscope.core.request.counting import children_allowed
 from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import CompileError, IncludedRound, plan_runs
@@ -133,7 +134,7 @@ class CountsAhead:
         """Whether counting ahead may run in this process: FOLDSCOPE_NO_HELPER is unset, and this is neither a worker
         of a process pool (a folder's replay, a fleet's sweep) nor a forked child (one file's strategies at once),
         which already keep every core busy, so a child would only compete."""
-        return not os.environ.get("FOLDSCOPE_NO_HELPER") and multiprocessing.parent_process() is None and not _forked
+        return children_allowed() and multiprocessing.parent_process() is None and not _forked
 
     @staticmethod
     def wanted() -> bool:
