@@ -289,6 +289,6 @@ def document_cache(document: Any) -> CacheReport:
     else:
         heads = [row.unseen_head for row in document.measure.trace.rows]  # the trace's own, from the same counts
         cache = cache_report(session, policy, measured=steps.measured(heads), tokens=steps.tokens)
-    document.cache, document.cache_for = cache, document._cache_key()
+    document.cache, document.cache_for = cache, document.trace_revision
     document.cache_pass = None
     return cache

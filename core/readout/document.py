@@ -74,10 +74,10 @@ class Document:
     counted: bool = True
     # The first look at a large line-format file (first_part): the share of its bytes read so far; None once whole.
     read_part: float | None = None
-    # The cache report (core.readout.cost_facts.document_cache) from the trace's own count, and what it was made for
-    # (the session, policy and trace length): the cache lane and the Cost panel read it, neither counts again.
+    # The cache report (core.readout.cost_facts.document_cache) from the trace's own count, and the trace's revision it
+    # was made at (the session, its trace and the policy): the cache lane and the Cost panel read it, neither counts again.
     cache: CacheReport | None = None
-    cache_for: tuple | None = None
+    cache_for: int | None = None
     cache_pass: MeasuredPass | None = field(default=None, repr=False)  # the cache causes' pass that rode on the trace's count
     # This document's state, as its Workspace (core.readout.workspace) moves it: each a number no other state of any
     # document had, so a panel keys its cache on the one its drawing depends on. `revision` moves at every change;
@@ -106,12 +106,9 @@ class Document:
 
     def cache_report(self) -> CacheReport | None:
         """The cache report made from the trace's count, when it is for the session and policy shown now."""
-        if self.cache is not None and self.cache_for == self._cache_key():
+        if self.cache is not None and self.cache_for == self.trace_revision:
             return self.cache
         return None
-
-    def _cache_key(self) -> tuple:
-        return (id(self.session), id(self.policy), len(self.session.trace))
 
     def measure_for(self, policy: Policy | None = None) -> Measure:
         """The session's Measure under `policy` (default: the one in force), sharing this document's counter."""

@@ -15,7 +15,7 @@ from typing import Any
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
-from foldscope.core.readout.document import Document, Report, _no_report, is_note
+from foldscope.core.readout.document import Document, Report, _no_report, is_note, next_revision
 from foldscope.core.readout.message_sizes import record_sizes
 
 
@@ -36,6 +36,7 @@ def grow_document(document: Document, session: Session, report: Report = _no_rep
     del document.chars[first:]
     document.chars.extend(len(record[index].text) for index in range(first, len(record)))
     document.session = session
+    document.trace_revision = next_revision()  # another session and trace: facts made for the old ones stand no more
     assert document.counter is not None
     facts = measure_requests(session, document.counter, report, document.policy)
     assert facts.measure is not None

@@ -91,7 +91,6 @@ class Workspace:
         self._saved_records = len(session.record)
         added = tuple(mid for mid in session.record.ids() if mid not in ids)
         changes = Changes(view=True, added=added, folds=len(doc.folds) - folds)
-        doc.trace_revision = next_revision()
         return self._moved(changes)
 
     def admission(self, policy: Policy | None = None) -> Callable[[Sequence[str]], bool] | None:

@@ -44,11 +44,15 @@ def test_the_cost_facts_riding_on_the_trace_are_the_ones_counting_again_gives(co
 
 def test_facts_made_for_another_policy_or_a_grown_session_are_not_shown(corpus_dev):
     from foldscope.core.model.policy import Policy
+    from foldscope.core.readout.workspace import Workspace
 
     path = corpus_dev / "claude_code" / "tool_heavy.jsonl"
     document = build_document(load_session(path), str(path))
     assert document.cache_report() is None  # not made yet
     document_cache(document)
     assert document.cache_report() is document.cache is not None
-    document.policy = Policy(max_input_tokens=1000)
+    workspace = Workspace(document)  # the only way the policy in force changes
+    workspace.set_policy(Policy(max_input_tokens=1000))
+    assert document.cache_report() is None
+    workspace.undo()  # the policy it was made under, but the report is made again rather than trusted
     assert document.cache_report() is None

@@ -184,9 +184,9 @@ def test_growth_moves_the_revision_and_starts_the_history_again():
     part.trace = [r for r in whole.trace if all(mid in part.record for mid in r.view)]
     ws = Workspace(build_document(part, str(demo_path())))
     ws.apply(Evict([evictable(ws)]))
-    revision = ws.revision
+    revision, trace = ws.revision, ws.document.trace_revision
     changes = ws.load_more(whole)
-    assert len(changes.added) == 10 and ws.revision > revision
+    assert len(changes.added) == 10 and ws.revision > revision and ws.document.trace_revision > trace
     assert ws.session is whole and ws.stack.session is whole and not ws.stack.can_undo and not ws.is_modified
     assert len(ws.document.tokens) == len(whole.record)
 
@@ -292,3 +292,17 @@ def test_a_policy_edit_alone_leaves_the_session_as_saved():
     ws.apply(Evict([evictable(ws)]))  # a step where redo led to the saved state: it is out of reach now
     ws.undo()
     assert ws.session_modified and ws.stack.since_clean() is None
+
+
+def test_the_cache_report_stands_through_actions_and_is_dropped_when_the_policy_moves():
+    from foldscope.core.readout.cost_facts import document_cache
+
+    ws = opened()
+    doc = ws.document
+    made = document_cache(doc)
+    assert doc.cache_report() is made
+    ws.apply(Evict([evictable(ws)]))
+    ws.show_request(2)
+    assert doc.cache_report() is made  # neither an action nor a step changes the trace or the policy
+    ws.set_policy(edited(ws, max_input_tokens=9_000))
+    assert doc.cache_report() is None  # made under another policy
