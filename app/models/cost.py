@@ -12,6 +12,8 @@ from foldscope.core.forensics.compactions import Compaction
 from foldscope.core.readout.cost_facts import PART_WORDS, duration
 
 Index = QModelIndex | QPersistentModelIndex
+# The library's tables show a cell's text and, where a narrow column elides it, the whole of it on hover.
+WHOLE_TEXT = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)
 
 
 def _usd(value: float | None) -> str:
@@ -122,7 +124,7 @@ class PartsModel(RowsModel):
     HEADERS = ("part", "tokens", "cost", "wasted", "what it is")
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows) or role != Qt.ItemDataRole.DisplayRole:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows) or role not in WHOLE_TEXT:
             return None
         name, cell = self.rows[index.row()]
         label, meaning = PART_WORDS[name]
@@ -137,7 +139,7 @@ class WastedModel(RowsModel):
     HEADERS = ("session", "request", "wasted", "causes")
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows) or role != Qt.ItemDataRole.DisplayRole:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows) or role not in WHOLE_TEXT:
             return None
         top = self.rows[index.row()]
         causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())

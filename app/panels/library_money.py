@@ -12,6 +12,7 @@ from foldscope.app.models.cost import PartsModel, RowsModel, WastedModel
 from foldscope.app.qt import (
     QColor,
     QComboBox,
+    QHeaderView,
     QLabel,
     QModelIndex,
     QPainter,
@@ -130,6 +131,10 @@ def _table(model: RowsModel, name: str) -> QTableView:
     view.verticalHeader().hide()
     view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
     view.horizontalHeader().setStretchLastSection(True)
+    # Every column but the last fits its text (a 1366-pixel window leaves the Cost tab about 540 pixels); the last
+    # takes what is left and elides, its whole text on hover (the models' tooltips).
+    for column in range(model.columnCount() - 1):
+        view.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
     view.setWordWrap(False)
     return view
 

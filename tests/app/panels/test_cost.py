@@ -327,3 +327,28 @@ def test_an_implicit_cache_s_cost_panel_and_lane_show_reads_and_what_broke_them_
     ]
     words = [w for w, _, _ in lane.drawn.legend]
     assert words and not any(w.endswith(" write") for w in words) and any(w.startswith("read short") for w in words)
+
+
+def test_at_1366_the_librarys_bill_shows_each_column_whole_but_the_last_whose_text_is_on_hover(qtbot, window, corpus_dev):
+    """Issue 45: at 1366x768 the Library sub-tab's five equal columns read "provider mis..." and "text sent without..."."""
+    from foldscope.core.store.library import Library
+
+    with Library(window.db) as library:
+        library.import_session(load_session(corpus_dev / SESSION))
+    window.resize(1366, 768)
+    window.show()
+    window.side_tabs.setCurrentWidget(window.cost_panel)
+    money = window.cost_panel.library
+    window.cost_panel.tabs.setCurrentWidget(money)
+    with qtbot.waitSignal(money.money_ready, timeout=60_000):
+        money.button.click()
+    table, model = money.parts_table, money.parts
+    header = table.horizontalHeader()
+    qtbot.waitUntil(lambda: table.isVisible() and header.length() >= table.viewport().width() > 0)  # laid out
+    assert model.rowCount() >= 4 and table.viewport().width() < 700  # a narrow tab, several parts
+    for column in range(model.columnCount() - 1):
+        assert header.sectionSize(column) >= table.sizeHintForColumn(column), model.HEADERS[column]
+    last = model.columnCount() - 1
+    for row in range(model.rowCount()):
+        cell = model.index(row, last)
+        assert cell.data(Qt.ItemDataRole.ToolTipRole) == cell.data() != ""
