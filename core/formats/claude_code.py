@@ -31,18 +31,18 @@ Mapping, in the vocabulary of DESIGN.md:
 
 from __future__ import annotations
 
-import json
 import sys
-from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.agent_setup import agent_setup
-from foldscope.core.formats.images import describe as describe_image
+from foldscope.core.formats.claude_code_children import find_children, read_children, started_agent
+from foldscope.core.formats.claude_code_fields import attachment_text, images_of, miss_reason, usage_of
+from foldscope.core.formats.claude_code_tree import Tree
 from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, project_files
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
-from foldscope.core.model.session import Fields, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
+from foldscope.core.model.session import Fields, Session
 
 FORMAT = "claude_code"
 
@@ -82,80 +82,13 @@ def read(path: Path, *, children: bool = True) -> Session:
     if found:
         session.extras["children"] = [str(p) for p in found]
     if children and found:
-        session.children = _read_children(session, found, reader.agent_calls)
+        session.children = read_children(session, found, reader.agent_calls, read)
     return session
 
 
-SUMMARISER_PREFIX = "agent-acompact"
-
-
-def _read_children(session: Session, paths: list[Path], agent_calls: Mapping[str, str]) -> list[Session]:
-    """Each subagent file as a child session linked to the call that started it; one that does not read is
-    left out with a warning on the parent (the parent still opens)."""
-    from foldscope.core.model.session import ReadError
-
-    calls = {m.metadata.get("call_id"): m.id for m in session.record if m.kind == "action_request"}
-    notes = [m for m in session.record if m.kind == "note"]
-    out = []
-    for path in paths:
-        try:
-            child = read(path, children=False)
-        except ReadError as exc:
-            session.warnings.append(f"{session.source}: subagent file left out: {exc}")
-            continue
-        agent = _agent_id(path, child)
-        summariser = path.name.startswith(SUMMARISER_PREFIX)
-        call = agent_calls.get(agent) if agent else None
-        child.extras.update(
-            {"agent_id": agent, "child_kind": "summariser" if summariser else "subagent", "parent_call": calls.get(call) if call else None}
-        )
-        if summariser:
-            child.extras["compaction_note"] = _note_after(notes, child)
-        out.append(child)
-    return out
-
-
-def _agent_id(path: Path, child: Session) -> str | None:
-    """The agent id a subagent file belongs to: its lines' `agentId`, else its name (agent-ID.jsonl)."""
-    named = child.extras.get("agent_id_in_file")
-    if isinstance(named, str):
-        return named
-    return path.stem[len("agent-") :] if path.stem.startswith("agent-") else None
-
-
-def _note_after(notes: list, child: Session) -> str | None:
-    """The compaction note a summariser's call wrote: the first note made after the call's last request."""
-    times = [r.at for r in child.trace if r.at is not None]
-    if not times:
-        return None
-    later = [m for m in notes if m.created_at is not None and m.created_at >= max(times)]
-    return min(later, key=lambda m: m.created_at).id if later else None
-
-
-def find_children(path: Path, session_id: str | None) -> list[Path]:
-    """Subagent session files that belong to this session (see the module docstring)."""
-    found: list[Path] = []
-    folder = path.with_suffix("") / "subagents"
-    if folder.is_dir():
-        found.extend(sorted(p for p in folder.glob("*.jsonl") if p.is_file()))
-    if session_id and not path.name.startswith("agent-"):
-        for p in sorted(path.parent.glob("agent-*.jsonl")):
-            if p != path and _first_session_id(p) == session_id:
-                found.append(p)
-    return found
-
-
-def _first_session_id(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            first = json.loads(handle.readline(1 << 20))
-    except (OSError, ValueError):
-        return None
-    return first.get("sessionId") if isinstance(first, dict) else None
-
-
-class _Reader:
+class _Reader(Tree):
     def __init__(self, builder: SessionBuilder) -> None:
+        super().__init__()  # the tree's state (claude_code_tree)
         self.b = builder
         self.key: Any = None  # grouping key of the open response
         self.usage: Any = None  # the open response's latest usage, as the line held it
@@ -163,16 +96,6 @@ class _Reader:
         self.boundary: dict[str, Any] | None = None
         self.session_id: str | None = None
         self.main_sidechain: bool | None = None
-        # The tree (module docstring, "Tree"): where each main-chain uuid stood, the newest one, and the
-        # uuids fed while the open response is open (its split lines, held results and progress lines).
-        # A uuid's mark is its line; the view as it stood after that line is the newest of `views` begun at or
-        # before it (the active view is replaced only at a rewind or compaction: one entry each, not one a line).
-        self.marks: dict[str, int] = {}
-        self.view_starts: list[int] = []
-        self.views: list[list[str]] = []
-        self.tip: str | None = None
-        self.turn_uuids: set[str] = set()
-        self.repeated = 0
         self.agent_calls: dict[str, str] = {}  # a subagent's agentId -> the tool_use id of the call that started it
 
     def feed(self, line: int, offset: int, value: Any) -> None:
@@ -207,13 +130,7 @@ class _Reader:
             self._follow(line, value)
         self._dispatch(line, offset, kind, value)
         if uuid is not None:
-            self.marks[uuid] = line
-            if not self.views or self.views[-1] is not self.b.view:
-                self.view_starts.append(line)
-                self.views.append(self.b.view)
-            self.tip = uuid
-            if self.b.turn_open:
-                self.turn_uuids.add(uuid)
+            self._mark(line, uuid)
 
     def _typed_prompt(self, line: int, value: dict) -> bool:
         """The commonest line, a typed prompt (string content) on the main chain under the newest line, read
@@ -252,82 +169,9 @@ class _Reader:
         self.tip = uuid
         return True
 
-    def _repeat(self, line: int, uuid: str, value: dict) -> None:
-        self.repeated += 1
-        first = self.marks[uuid]
-        if self._original(first).get("message") != value.get("message"):
-            self.b.warn(line, f"uuid {uuid!r} was already read at line {first} with other content; skipped")
-
-    def _original(self, line: int) -> dict:
-        """The parsed value of an earlier line, read again from the file (repeats are rare)."""
-        source = self.b.source
-        if source is None:
-            return {}
-        start, end = source.span(line)
-        with open(self.b.path, "rb") as handle:
-            handle.seek(start)
-            value = json.loads(handle.read(end - start))
-        return value if isinstance(value, dict) else {}
-
-    def _follow(self, line: int, value: dict) -> None:
-        """Before a main-chain line: when its parent is not the newest line, the view goes back to the parent.
-
-        Sibling lines inside one response are not a rewind: parallel tool results each name their own
-        tool_use line as parent, and the next response names the last result.
-        """
-        parent = value.get("parentUuid")
-        if parent is None and value.get("subtype") == "compact_boundary":
-            parent = value.get("logicalParentUuid")
-        if not isinstance(parent, str) or parent == self.tip or parent not in self.marks:
-            return
-        if self.b.turn_open and parent in self.turn_uuids:
-            return
-        self._end_response()
-        self.b.close_request()
-        parent_line = self.marks[parent]
-        view = self.views[bisect_right(self.view_starts, parent_line) - 1]
-        record = self.b.record
-        kept = [m for m in view if (p := record.get(m).provenance) is not None and p.line <= parent_line]
-        kept_set = set(kept)
-        abandoned = [m for m in self.b.view if m not in kept_set]
-        self.b.view = kept
-        # `kept` is the view from here on and `first_index` the first message after the rewind: the
-        # native writer exports the event, and its reader rebuilds past views from it (lionagi_views).
-        self.b.events.append(
-            {
-                "kind": "branch",
-                "source": "claude_code",
-                "action": "rewind",
-                "at_request": len(self.b.trace),
-                "line": line,
-                "parent_line": parent_line,
-                "abandoned": abandoned,
-                "kept": list(kept),
-                "first_index": len(record),
-            }
-        )
-        if abandoned:
-            self.b.extras.setdefault("abandoned", []).extend(abandoned)
-
     def _agent_link(self, kind: str, value: dict) -> None:
-        """Which tool call started which subagent: a progress line's data.agentId with its parentToolUseID,
-        or the result line's (top-level or toolUseResult) agentId with its tool_result's tool_use_id."""
-        if kind == "progress":
-            data = value.get("data")
-            agent = data.get("agentId") if isinstance(data, dict) else None
-            call = value.get("parentToolUseID")
-        else:
-            message = value.get("message")
-            content = message.get("content") if isinstance(message, dict) else None
-            agent = call = None
-            if isinstance(content, list):  # only a line answering one call names the agent that call started
-                ids = [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-                call = ids[0] if len(ids) == 1 else None
-            if isinstance(call, str):
-                result = value.get("toolUseResult")
-                agent = value.get("agentId") if not value.get("isSidechain") else None
-                if isinstance(result, dict) and isinstance(result.get("agentId"), str):
-                    agent = result["agentId"]
+        """Which tool call started which subagent (claude_code_children.started_agent); a sidechain line names its own."""
+        agent, call = started_agent(kind, value)
         if isinstance(agent, str) and isinstance(call, str):
             self.agent_calls.setdefault(agent, call)
         if value.get("isSidechain") is True and isinstance(value.get("agentId"), str):
@@ -397,7 +241,7 @@ class _Reader:
                 b.warn(line, "tool_result without a string `tool_use_id`; skipped")
                 continue
             meta = {"uuid": uuid, "is_error": block.get("is_error") is True}
-            if images := _images(block.get("content")):
+            if images := images_of(block.get("content")):
                 meta["images"] = images
             b.result(call_id, text_of(block.get("content")), line, at, id=f"{uuid}/{i}" if many else uuid, metadata=meta)
         if rest:
@@ -406,7 +250,7 @@ class _Reader:
             meta = {"uuid": uuid}
             if value.get("isMeta"):
                 meta["is_meta"] = True
-            if images := _images(rest):
+            if images := images_of(rest):
                 meta["images"] = images
             text = text_of([x if isinstance(x, (str, dict)) else str(x) for x in rest])
             b.add(f"{uuid}/text" if results else uuid, "instruction", {"instruction": text}, line, at=at, metadata=meta)
@@ -459,7 +303,7 @@ class _Reader:
             self.turn_uuids = set()
         diagnostics = message.get("diagnostics")
         if isinstance(diagnostics, dict) and diagnostics.get("cache_miss_reason") is not None:
-            b.cache_miss(_miss_reason(diagnostics["cache_miss_reason"]))
+            b.cache_miss(miss_reason(diagnostics["cache_miss_reason"]))
             b.turn_meta(diagnostics=diagnostics)
         for block in content:
             if not isinstance(block, dict):
@@ -488,7 +332,7 @@ class _Reader:
     def _report_usage(self) -> None:
         """The open request's usage: the last line's of its response (the request stays open till the next)."""
         if self.usage is not None:
-            self.b.report_usage(_usage(self.usage, lambda problem: self.b.warn(self.usage_line, problem)))
+            self.b.report_usage(usage_of(self.usage, lambda problem: self.b.warn(self.usage_line, problem)))
             self.usage = None
 
     def _end_response(self) -> None:
@@ -534,7 +378,7 @@ class _Reader:
         queued prompt, a skill or plan reminder) as a meta instruction when it holds text; else never sent."""
         attachment = value.get("attachment")
         kind = attachment.get("type") if isinstance(attachment, dict) else None
-        text = _attachment_text(attachment) if isinstance(attachment, dict) else None
+        text = attachment_text(attachment) if isinstance(attachment, dict) else None
         if not text:
             self.b.unsent(f"attachment:{kind}", line, offset)
             return
@@ -570,53 +414,6 @@ class _Reader:
         self._end_response()
 
 
-def _miss_reason(value: Any) -> str:
-    """The server's cache_miss_reason as one word: a string as it is, an object by its `type`."""
-    if isinstance(value, dict) and isinstance(value.get("type"), str):
-        return value["type"]
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _attachment_text(attachment: Mapping[str, Any]) -> str | None:
-    """The text an attachment carries to the model: its `content` (a string or strings), a queued `prompt`."""
-    for key in ("content", "prompt", "text"):
-        value = attachment.get(key)
-        if isinstance(value, str) and value.strip():
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            return "\n".join(value)
-    return None
-
-
-def _images(blocks: Any) -> list[dict[str, Any]]:
-    """The image blocks of a content list, each measured as the provider counts it (core.formats.images)."""
-    if not isinstance(blocks, list):
-        return []
-    return [facts for b in blocks if (facts := describe_image(b)) is not None]
-
-
-def _usage(raw: Any, warn: Callable[[str], None]) -> Usage | None:
-    """The reported usage; a figure of the wrong type makes it unknown (None), named in a warning."""
-    if not isinstance(raw, dict):
-        if raw is not None:
-            warn(usage_object_warning(raw))
-        return None
-    creation = raw.get("cache_creation")
-    detail = creation if isinstance(creation, dict) else {}
-    got, bad = usage_figures(raw, ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"))
-    one_hour, bad_1h = usage_figures(detail, ("ephemeral_1h_input_tokens",))
-    if bad or bad_1h:
-        warn(bad_usage_warning(bad + bad_1h))
-        return None
-    return Usage(
-        input=got["input_tokens"],
-        cache_read=got["cache_read_input_tokens"],
-        cache_write=got["cache_creation_input_tokens"],
-        output=got["output_tokens"],
-        cache_write_1h=min(one_hour["ephemeral_1h_input_tokens"], got["cache_creation_input_tokens"]),
-    )
-
-
 class _Followed:
     """The line mapper a follower keeps open between polls (core.formats.follow): Claude Code is one line after another."""
 
@@ -630,7 +427,7 @@ class _Followed:
     def snapshot(self) -> Session:
         held = self.reader.usage  # the open response's usage, held until it ends
         if held is not None:
-            return self.b.snapshot(_usage(held, lambda problem: None))  # warned once, when the response ends
+            return self.b.snapshot(usage_of(held, lambda problem: None))  # warned once, when the response ends
         return self.b.snapshot()
 
 
