@@ -186,6 +186,26 @@ def target_of(message: Message) -> tuple[str, str]:
     return "", ""
 
 
+class MessageFacts:
+    """Each message's category, tool, total's name and thinking characters, worked out once for a run of
+    compositions: the report composes every request, and each view holds most of the one before."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, tuple[Message, tuple[str, str, str, int]]] = {}
+
+    def of(self, message: Message) -> tuple[str, str, str, int]:
+        """(category, tool, the name its tokens add up under, characters of thinking the file keeps with it)."""
+        got = self._by_id.get(message.id)
+        if got is not None and got[0] is message:  # the same message; a copy under its id is worked out anew
+            return got[1]
+        category, tool = category_of(message)
+        name = f"{RESULTS}: {tool}" if category == RESULTS else category
+        thinking = len(str(message.metadata.get("thinking", ""))) if message.kind == "assistant" else 0
+        facts = (category, tool, name, thinking)
+        self._by_id[message.id] = (message, facts)
+        return facts
+
+
 def _content_key(message: Message) -> str:
     body = message.content.get("output") if message.kind == "action_response" else message.text
     text = body if isinstance(body, str) else canonical_json(body)
@@ -203,27 +223,35 @@ def compose(
     estimate_size: int | None = None,
     predicted: int = 0,
     head: HeadSources | None = None,
+    facts: MessageFacts | None = None,
+    details: bool = True,
 ) -> Composition:
-    """Split a request's parts (core.request.measure's, adding up to its count) by category, tool and target, repeats."""
+    """Split a request's parts (core.request.measure's, adding up to its count) by category, tool and target, repeats.
+
+    `facts`: the messages' categories kept from other compositions of the session (a new one when None). Without
+    `details` only the categories are made (the report's bar per request): no groups, no repeats."""
     record = session.record
     size = parts.total
-    totals: dict[str, list[int]] = {}
-
-    def add(name: str, tokens: int, blocks: int = 1) -> None:
-        slot = totals.setdefault(name, [0, 0])
-        slot[0] += tokens
-        slot[1] += blocks
-
+    facts = MessageFacts() if facts is None else facts
+    head_tokens = parts.system + parts.tools
+    totals: dict[str, list[int]] = {HEAD: [head_tokens, 0]}
+    thinking = 0
+    for m, tokens in parts.messages:
+        _, _, name, chars = facts.of(m)
+        slot = totals.get(name)
+        if slot is None:
+            totals[name] = [tokens, 1]
+        else:
+            slot[0] += tokens
+            slot[1] += 1
+        thinking += chars
     grouped: dict[tuple[str, str, str], list] = {}
     by_content: dict[str, list] = {}
     by_path: dict[tuple[str, str], list] = {}
-    head_tokens = parts.system + parts.tools
-    add(HEAD, head_tokens, 0)
     grouped[(HEAD, "", "")] = [head_tokens, []]
-    for m, tokens in parts.messages:
-        category, tool = category_of(m)
+    for m, tokens in parts.messages if details else ():
+        category, tool, _, _ = facts.of(m)
         index = record.index_of(m.id) if m.id in record else None
-        add(f"{RESULTS}: {tool}" if category == RESULTS else category, tokens)
         if category in (RESULTS, CALLS, COPIES):
             key = (category, tool, target_of(m)[1])
         else:
@@ -250,7 +278,6 @@ def compose(
     if parts.framing:
         totals[FRAMING] = [parts.framing, 0]
         grouped[(FRAMING, "", "")] = [parts.framing, []]
-    thinking = sum(len(str(m.metadata.get("thinking", ""))) for m, _ in parts.messages if m.kind == "assistant")
     results = sorted((n for n in totals if n.startswith(f"{RESULTS}: ")), key=lambda n: -totals[n][0])
     out = Composition(
         request,
@@ -286,7 +313,7 @@ def compose(
         if name in totals and (totals[name][0] or name != HEAD):
             out.parts.append(Category(name, totals[name][0], totals[name][1], notes.get(name, "")))
     out.thinking_in_file = thinking
-    for (category, tool, target), (tokens, indexes) in grouped.items():
+    for (category, tool, target), (tokens, indexes) in grouped.items() if details else ():
         if tokens or indexes:
             out.groups.append(Group(category, tool, target, max(len(indexes), 1), tokens, tuple(sorted(indexes))))
     out.repeats = _repeats(by_content, by_path)
@@ -334,11 +361,14 @@ def request_composition(
     window_source: str = "",
     predicted: int | None = None,
     head: HeadSources | None = None,
+    facts: MessageFacts | None = None,
+    details: bool = True,
 ) -> Composition:
     """The composition of request `at_request` of the trace (None: the next request, from the active view now),
     from the Measure every screen sizes requests with: its parts add up to the count it reports. `predicted`: the
     next request's predicted input when the caller holds a newer one than the trace's (the GUI's, after an edit).
-    `head`: what names the unseen head's parts (default: the session's --head file, else this machine's)."""
+    `head`: what names the unseen head's parts (default: the session's --head file, else this machine's).
+    `facts` and `details` as compose's: a caller composing many requests of one session shares one MessageFacts."""
     session = measure.session
     head = sources_for(session) if head is None else head
     if at_request is None:
@@ -354,6 +384,8 @@ def request_composition(
             estimate_size=measure.estimate(messages),
             predicted=measure.next_predicted if predicted is None else predicted,
             head=head,
+            facts=facts,
+            details=details,
         )
     rows = measure.trace.rows
     if not 0 <= at_request < len(rows):
@@ -369,4 +401,6 @@ def request_composition(
         estimate_size=row.estimate,
         predicted=row.predicted,
         head=head,
+        facts=facts,
+        details=details,
     )

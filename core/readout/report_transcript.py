@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from foldscope.core.model.session import Message, Session
-from foldscope.core.readout.composition import Composition, request_composition
+from foldscope.core.readout.composition import Composition, MessageFacts, request_composition
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.head_split import sources_for
 from foldscope.core.request.measure import Measure
@@ -120,8 +120,10 @@ def every_request_body(
     """A row per request (its anchor), its predicted input and its composition as a bar with the largest part."""
     out = []
     head = sources_for(measure.session)  # read once: the same parts name every request's head
+    facts = MessageFacts()  # each message's category worked out once, not once per request that carries it
     for row in measure.trace.rows:
-        c = request_composition(measure, row.index, window=window, head=head)
+        # the bar and the largest part need the categories only, not the groups and repeats
+        c = request_composition(measure, row.index, window=window, head=head, facts=facts, details=False)
         out.append(
             f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
             f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"
