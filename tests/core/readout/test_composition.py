@@ -11,7 +11,7 @@ from foldscope.core.cli.main import main
 from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
-from foldscope.core.readout.composition import RESULTS, request_composition
+from foldscope.core.readout.composition import RESULTS, MessageFacts, request_composition
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.trace_measure import measure_trace
 from tests.core.live_sessions import append, assistant, result, user
@@ -42,6 +42,19 @@ def test_the_parts_of_every_request_add_up_to_the_count_the_trace_measured(corpu
             assert sum(c.tokens for c in composition.parts) == composition.size == row.counted, (path.name, row.index)
             assert sum(g.tokens for g in composition.groups) == row.counted, (path.name, row.index)
             assert composition.estimate == row.estimate, (path.name, row.index)
+
+
+def test_every_request_composed_with_shared_facts_and_no_details_has_the_categories_of_its_whole_composition(corpus_dev):
+    # The report's bar per request (one MessageFacts for all, no groups or repeats) shows what the composition shows.
+    for path in _files(corpus_dev):
+        session = load_session(path)
+        measure, facts = Measure(session, Policy()), MessageFacts()
+        for row in measure.trace.rows:
+            whole = request_composition(measure, row.index)
+            bar = request_composition(measure, row.index, facts=facts, details=False)
+            assert bar.parts == whole.parts and bar.thinking_in_file == whole.thinking_in_file, (path.name, row.index)
+            assert (bar.size, bar.estimate, bar.predicted) == (whole.size, whole.estimate, whole.predicted)
+            assert bar.groups == bar.repeats == [] and whole.groups
 
 
 def test_the_unseen_head_is_a_part_where_the_file_holds_no_system_prompt(corpus_dev):
