@@ -95,6 +95,9 @@ class ReportData:
     composition: Composition | None
     events: list[tuple[int, str]] = field(default_factory=list)  # (request, "compaction" | "fold") before it
     sections: list[Section] = field(default_factory=list)
+    # The cache causes' pass that rode on the trace's count (core.forensics.measured.MeasuredPass), when gather made
+    # that count: the cost sections read it instead of counting every request again.
+    cache_pass: Any = None
 
 
 def fold_events(session: Session, measure: Measure) -> list[tuple[int, str]]:
@@ -368,8 +371,13 @@ def cost_sections(data: ReportData) -> list[Section]:
     except ImportError:  # pragma: no cover - the forensics layer ships with foldscope
         return [Section("Cost by cause", "<p>Not available in this build.</p>")]
     session, measure = data.session, data.measure
+    steps = data.cache_pass
     try:
-        cache = cache_report(session, measure.policy, measure.counter)
+        if steps is not None and len(steps.rows) == len(session.trace):  # heard every request of the trace's count
+            heads = [row.unseen_head for row in measure.trace.rows]  # the trace's own, from the same counts
+            cache = cache_report(session, measure.policy, measured=steps.measured(heads), tokens=steps.tokens)
+        else:
+            cache = cache_report(session, measure.policy, measure.counter)
         totals = cache.totals()
     except Exception as exc:  # noqa: BLE001 - one section that cannot be made says why; the report still opens
         return [Section("Cost by cause", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")]
@@ -585,7 +593,13 @@ dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill
 def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[str] = (), measure: Measure | None = None) -> ReportData:
     """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`)."""
     measure = measure or Measure(session, policy or Policy())
-    rows = measure.trace.rows
+    from foldscope.core.forensics.measured import MeasuredPass
+
+    # The cache causes' pass rides on the trace's count (as the GUI's does, core.readout.trace_facts): one count of
+    # the session for the sizes and the cost sections both. A measure counted before gather hears nothing here, and
+    # the cost sections count again.
+    steps = MeasuredPass(session, measure.policy, {}) if session.trace else None
+    rows = measure.calibrate(on_measured=steps.step if steps is not None else None).rows
     largest = max(rows, key=lambda r: (r.counted, -r.index)).index if rows else None
     limits = agent_limits(session, measure.policy)
     window = limits.window
@@ -594,7 +608,7 @@ def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[s
         if largest is not None
         else None
     )
-    data = ReportData(session, measure, largest, composition, fold_events(session, measure))
+    data = ReportData(session, measure, largest, composition, fold_events(session, measure), cache_pass=steps)
     data.sections = [
         summary_section(data),
         timeline_section(data),
