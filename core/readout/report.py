@@ -95,7 +95,7 @@ class ReportData:
     composition: Composition | None
     events: list[tuple[int, str]] = field(default_factory=list)  # (request, "compaction" | "fold") before it
     sections: list[Section] = field(default_factory=list)
-    # The cache causes' pass that rode on the trace's count (core.forensics.measured.MeasuredPass), when gather made
+    # The cache causes' pass that rode on the trace's count (core.forensics.trace_pass.MeasuredPass), when gather made
     # that count: the cost sections read it instead of counting every request again.
     cache_pass: Any = None
 
@@ -593,7 +593,7 @@ dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill
 def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[str] = (), measure: Measure | None = None) -> ReportData:
     """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`)."""
     measure = measure or Measure(session, policy or Policy())
-    from foldscope.core.forensics.measured import MeasuredPass
+    from foldscope.core.forensics.trace_pass import MeasuredPass
 
     # The cache causes' pass rides on the trace's count (as the GUI's does, core.readout.trace_facts): one count of
     # the session for the sizes and the cost sections both. A measure counted before gather hears nothing here, and

@@ -394,3 +394,23 @@ def test_in_chromium_the_report_shows_legend_total_and_conversation_and_prints_t
         check=False,
     )
     assert run.returncode == 0 and pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 20_000
+
+
+@pytest.mark.parametrize(
+    "name", ["claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl", "codex", "pi/pi-mono_large-session.jsonl"]
+)
+def test_the_cost_sections_made_from_the_trace_count_are_the_ones_counting_again_gives(corpus_dev, name):
+    """gather lets the cache causes' pass ride on the trace's count; a measure counted before gather leaves it
+    nothing to hear, so its cost sections count every request again: the two pages' sections are the same."""
+    from foldscope.core.request.measure import Measure
+
+    path = corpus_dev / name if name != "codex" else sorted((corpus_dev / "codex").glob("*.jsonl"))[0]
+    ridden = gather(load_session(path))
+    assert ridden.cache_pass is not None and len(ridden.cache_pass.rows) == len(ridden.session.trace) > 0
+    session = load_session(path)
+    counted = Measure(session, Policy())
+    counted.calibrate()  # counted before gather: nothing for the pass to hear
+    again = gather(session, measure=counted)
+    assert len(again.cache_pass.rows) == 0
+    assert [(s.title, s.body) for s in ridden.sections] == [(s.title, s.body) for s in again.sections]
+    assert any(s.title == "Cost by cause" and "Not available" not in s.body for s in ridden.sections)
