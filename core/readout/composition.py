@@ -238,12 +238,12 @@ def compose(
     thinking = 0
     for m, tokens in parts.messages:
         _, _, name, chars = facts.of(m)
-        slot = totals.get(name)
-        if slot is None:
+        total = totals.get(name)
+        if total is None:
             totals[name] = [tokens, 1]
         else:
-            slot[0] += tokens
-            slot[1] += 1
+            total[0] += tokens
+            total[1] += 1
         thinking += chars
     grouped: dict[tuple[str, str, str], list] = {}
     by_content: dict[str, list] = {}
