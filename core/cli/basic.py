@@ -64,6 +64,7 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
     from foldscope.core.model import pricing
     from foldscope.core.model.launch import session_policy
     from foldscope.core.readout.agent_limits import context_window
+    from foldscope.core.readout.head_split import sources_for
     from foldscope.core.readout.usage_precision import marks as precision_marks
     from foldscope.core.request.measure import Measure
 
@@ -102,6 +103,8 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
             "estimate": view_estimate,
             "unseen_head": measure.unseen_head,
             "scale": round(measure.scale, 6),
+            # the head split where the --head file or this machine names its parts (core.readout.head_split)
+            "unseen_head_parts": [p.as_dict() for p in sources_for(session).split(measure.unseen_head)],
         },
         "requests": len(session.trace),
         "folds": len(folds) if isinstance(folds, list) else 0,
@@ -142,7 +145,6 @@ def _usage_parts(session: Session) -> dict[str, Any]:
 @collector.spared()  # read and measured in one go: the collector off (core.model.collector)
 def run_inspect(args) -> dict[str, Any]:
     from foldscope.core.cli.options import policy_choice, use_head
-    from foldscope.core.readout.head_split import sources_for
     from foldscope.core.request import tokens
 
     choice = policy_choice(args)  # `--context-window`, checked before the file is read
@@ -166,9 +168,6 @@ def run_inspect(args) -> dict[str, Any]:
         opened = open_session(args.file, args.db, Counter(2 if helper else None), input_format=args.input_format, sample=args.sample)
         with counting_progress():
             result = summarise(opened.session, counter=opened.counter, choice=choice)
-        # the next request's head split where the --head file or this machine names its parts (core.readout.head_split)
-        view = result["view_size"]
-        view["unseen_head_parts"] = [p.as_dict() for p in sources_for(opened.session).split(view["unseen_head"])]
         kept = library_facts(opened, keep(opened, args.file, args.db, args.sample)) if args.db else {}
     finally:
         if helper:
