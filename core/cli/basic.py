@@ -48,6 +48,21 @@ def register(subparsers) -> None:
     export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({plural(r['messages'], 'message')})")
 
 
+def view_size(session: Session, measure: Any, view: list) -> dict[str, Any]:
+    """The next request's size as inspect reports it: its messages, count, estimate, unseen head and the head's parts
+    where the --head file or this machine names them (core.readout.head_split)."""
+    from foldscope.core.readout.head_split import sources_for
+
+    return {
+        "messages": len(session.view),
+        "tokens": measure.count(view),
+        "estimate": measure.estimate(view),
+        "unseen_head": measure.unseen_head,
+        "scale": round(measure.scale, 6),
+        "unseen_head_parts": [p.as_dict() for p in sources_for(session).split(measure.unseen_head)],
+    }
+
+
 def summarise(session: Session, threads: int | None = None, counter: Any = None, choice: Any = None) -> dict[str, Any]:
     """The facts `inspect` reports, as a JSON-ready dict.
 
@@ -64,7 +79,6 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
     from foldscope.core.model import pricing
     from foldscope.core.model.launch import session_policy
     from foldscope.core.readout.agent_limits import context_window
-    from foldscope.core.readout.head_split import sources_for
     from foldscope.core.readout.usage_precision import marks as precision_marks
     from foldscope.core.request.measure import Measure
 
@@ -77,8 +91,6 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
     # (the same count: each block's is memoised) rather than the trace's first request starting again from it.
     record_tokens = measure.count(list(record), first_round=None)
     view = session.view_messages()
-    view_tokens = measure.count(view)
-    view_estimate = measure.estimate(view)
     # a clipped copy is not an execution: counts of tool calls and results stay counts of work done (Amendment 2)
     by_kind = Counter_("clipped_copy" if m.is_clipped_copy else m.kind for m in record)
     reported = [r.usage.reported_input for r in session.trace if r.usage is not None]
@@ -97,15 +109,7 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
         "messages": len(record),
         "by_kind": {kind: by_kind[kind] for kind in (*KINDS, "clipped_copy") if by_kind[kind]},
         "record_size": {"messages": len(record), "tokens": record_tokens},
-        "view_size": {
-            "messages": len(session.view),
-            "tokens": view_tokens,
-            "estimate": view_estimate,
-            "unseen_head": measure.unseen_head,
-            "scale": round(measure.scale, 6),
-            # the head split where the --head file or this machine names its parts (core.readout.head_split)
-            "unseen_head_parts": [p.as_dict() for p in sources_for(session).split(measure.unseen_head)],
-        },
+        "view_size": view_size(session, measure, view),
         "requests": len(session.trace),
         "folds": len(folds) if isinstance(folds, list) else 0,
         "copies": sum(1 for m in record if m.is_clipped_copy),
