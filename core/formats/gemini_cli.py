@@ -372,6 +372,8 @@ class _Followed:
     the follower reads the file again whole, as opening it would (counted in its rereads)."""
 
     def __init__(self, builder: SessionBuilder) -> None:
+        if _is_legacy(Path(builder.path)):  # one JSON object, rewritten whole on each save: it does not grow by lines
+            raise ReadError(str(builder.path), "", "the older single-JSON chat is rewritten whole, not grown by lines: open it instead")
         self.b = builder
         self.log = _Log(builder)
         self.replay = _Replay(builder, self.log)

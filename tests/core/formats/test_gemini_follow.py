@@ -120,3 +120,15 @@ def test_a_subagent_s_chat_in_the_parent_s_folder_is_a_child_counted_apart_and_n
     assert totals["total_usd"] > totals["bill_usd"]
     rows = [f for f in find_sessions({}, tmp_path / "home") if f.agent == "gemini_cli"]
     assert [r.path for r in rows] == [str(parent)], "a subagent's chat is its parent's, not a session of its own"
+
+
+def test_the_older_single_json_chat_is_refused_for_following_in_one_line_naming_why(tmp_path):
+    import pytest
+
+    from foldscope.core.model.session import ReadError
+
+    old = tmp_path / "session-old.json"
+    old.write_text(json.dumps({**COMPRESSED[0], "messages": COMPRESSED[1:3]}, indent=2))
+    assert load_session(old).format == "gemini_cli"
+    with pytest.raises(ReadError, match="rewritten whole, not grown by lines"):
+        Follower(old)
