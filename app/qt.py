@@ -55,6 +55,7 @@ from PySide6.QtGui import (
     QPixmap,
     QShortcut,
     QTextDocument,
+    QWheelEvent,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,

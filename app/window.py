@@ -25,6 +25,7 @@ from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
 from foldscope.app.panels.status import StatusLine, status_parts, status_text, status_tooltip
 from foldscope.app.panels.timeline import NO_SESSION_HINT, STEP_KEYS, Timeline
+from foldscope.app.panels.timeline_zoom import add_zoom_menu
 from foldscope.app.panels.warnings_bar import WarningsBar
 from foldscope.app.panels.window_map import LEGEND_FROM, WindowMap
 from foldscope.app.qt import (
@@ -321,6 +322,7 @@ class MainWindow(QMainWindow):
             "Ctrl+Shift+F",
             lambda: self.show_side(self.library_panel, self.library_panel.search_box),
         )
+        add_zoom_menu(view_menu, self, self.timeline)
         view_menu.addSeparator()
         self.follow_action = QAction("F&ollow the file as it grows", self, checkable=True)
         self.follow_action.setToolTip("Read the lines an agent adds to the session file as they land")

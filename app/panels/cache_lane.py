@@ -110,6 +110,8 @@ class CacheLane:
         idle_bottom = idle.bottom()
         for row in self.rows:
             inner_left = start + row.index * slot + pad
+            if inner_left < left or inner_left + width > right + 0.5:  # out of the zoomed timeline's view
+                continue
             if row.gap_s is not None and row.band is not None:
                 y = idle_y(row.gap_s, idle)
                 bar = QRectF(inner_left, y, width, max(idle_bottom - y, 1.0))

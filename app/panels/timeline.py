@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from foldscope.app.panels.cache_lane import ROOMY_FROM, CacheLane, lane_height
+from foldscope.app.panels.timeline_zoom import ZOOM_KEYS, Zoom, wheel
 from foldscope.app.qt import (
     QColor,
     QFont,
@@ -21,6 +22,7 @@ from foldscope.app.qt import (
     QSize,
     Qt,
     QToolTip,
+    QWheelEvent,
     QWidget,
     Signal,
 )
@@ -187,6 +189,7 @@ class Timeline(QWidget):
         self.lane = CacheLane()  # idle gaps and cache writes by cause, under the plot
         self._lane_task: Task | None = None
         self._lane_for: int | None = None  # the trace's revision the lane's rows were made for
+        self.zoom = Zoom()  # app.panels.timeline_zoom: a long session's bars made wider, the shown request in view
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(800, ROOMY_FROM if self.lane.shown() else 160)
@@ -198,6 +201,8 @@ class Timeline(QWidget):
         return self.document
 
     def set_document(self, document: Document | None) -> None:
+        if document is None or self.document is None or document.path != self.document.path:
+            self.zoom.reset()  # another session: all of it in view
         self.document = document
         self.counting = ((), len(document.session.trace) if document is not None else 0)
         self.current = self.slots() - 1
@@ -263,8 +268,14 @@ class Timeline(QWidget):
         slot = max(0, min(slot, self.last_slot()))
         if slot != self.current:
             self.current = slot
+            self.zoom.show(slot, self.slots())
             self.update()
             self.request_selected.emit(slot)
+
+    def zoom_by(self, step: int) -> None:
+        """Zoom in (1), out (-1) or back to the whole session (0), the shown request kept in view."""
+        if self.document is not None and self.zoom.zoom(step, self.slots(), self.current):
+            self.update()
 
     def fold_slots(self) -> list[int]:
         return [r.index for r in self.document.requests if r.folded_before] if self.document else []
@@ -291,8 +302,9 @@ class Timeline(QWidget):
         return QRectF(LEFT, TOP, max(self.width() - LEFT - RIGHT, 10), max(self.height() - TOP - self._bottom(), 10))
 
     def _slot_rect(self, slot: int, plot: QRectF) -> QRectF:
-        width = plot.width() / max(self.slots(), 1)
-        return QRectF(plot.left() + slot * width, plot.top(), width, plot.height())
+        span = self.zoom.span(plot, self.slots())
+        width = span.width() / max(self.slots(), 1)
+        return QRectF(span.left() + slot * width, plot.top(), width, plot.height())
 
     def _y(self, value: float, plot: QRectF, top: float) -> float:
         return plot.bottom() - plot.height() * min(value / top, 1.05)
@@ -301,7 +313,8 @@ class Timeline(QWidget):
         plot = self._plot()
         if self.document is None or not (plot.left() <= x <= plot.right()):
             return None
-        return min(int((x - plot.left()) / (plot.width() / self.slots())), self.slots() - 1)
+        span = self.zoom.span(plot, self.slots())
+        return min(max(int((x - span.left()) / (span.width() / self.slots())), 0), self.slots() - 1)
 
     # -- drawing -------------------------------------------------------------------------
 
@@ -314,7 +327,7 @@ class Timeline(QWidget):
         title.setBold(True)
         painter.setFont(title)
         painter.setPen(text)
-        painter.drawText(QPointF(6, 15), "Timeline of requests")
+        painter.drawText(QPointF(6, 15), "Timeline of requests" + self.zoom.words())
         painter.setFont(self.font())
         if doc is not None and not doc.counted:
             self._draw_counting(painter, text)
@@ -362,6 +375,7 @@ class Timeline(QWidget):
             self.font().key(),
             tuple(self.lane.rows),
             self.lane.shown(),
+            self.zoom.key(),
         )  # the cache lane is drawn in it too
         if self._layer is not None and self._layer[0] == key:
             return self._layer[1]
@@ -382,13 +396,15 @@ class Timeline(QWidget):
         # Each slot's geometry in plain numbers, as _slot_rect, QRectF.adjusted and _y work it out (the same
         # floating-point steps, so the same pixels): a long trace draws one rectangle per bar, not four.
         slots, requests = self.slots(), doc.requests
-        left, plot_top, height, bottom = plot.left(), plot.top(), plot.height(), plot.bottom()
-        width = plot.width() / max(slots, 1)
+        span = self.zoom.span(plot, slots)
+        left, plot_top, height, bottom = span.left(), plot.top(), plot.height(), plot.bottom()
+        width = span.width() / max(slots, 1)
         pad = max(width * 0.15, 0.5)
         inner_width = width + -pad - pad
         dot_pen, fold_pen = QPen(text, 1), QPen(rule_colour("tier"), 2, Qt.PenStyle.DashLine)
         pen = None  # the pen this loop last set (with the dots' brush), so a dot after a dot sets neither again
-        for slot in range(slots):
+        painter.setClipRect(QRectF(plot.left(), 0, plot.width(), self.height()))  # zoomed in: the bars cut at the plot's edges
+        for slot in self.zoom.in_view(slots):
             x = left + slot * width
             if self.branch is not None and slot > self.branch.start:
                 self._draw_original_bar(painter, self.branch, slot, QRectF(x, plot_top, width, height), plot, top)
@@ -411,6 +427,7 @@ class Timeline(QWidget):
                 pen = fold_pen
                 painter.drawLine(QPointF(x, plot_top), QPointF(x, bottom))
                 folds.append((x + 3, "compaction" if request.compacted_before else "fold"))
+        painter.setClipping(False)
         ruled = self._draw_rules(painter, plot, top)
         # Each fold's line is drawn; its label only where it runs into neither the last one (dozens of compactions)
         # nor a rule's label in the same band (a short plot).
@@ -437,7 +454,7 @@ class Timeline(QWidget):
                 plot.left(),
                 plot.bottom() + BOTTOM,
                 plot.right(),
-                (plot.left(), plot.width() / max(self.slots(), 1)),
+                (span.left(), span.width() / max(self.slots(), 1)),
                 LEFT,
                 text,
                 self.height(),
@@ -608,13 +625,14 @@ class Timeline(QWidget):
             y = self._y(value, plot, top)
             painter.drawText(QRectF(0, y - 8, LEFT - 6, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{value:,.0f}")
         painter.setPen(text)
-        step = max(1, self.slots() // 12)
+        step = max(1, int(self.zoom.visible(self.slots())) // 12)
         # Each request number is centred on its slot at its own width (a slot can be a pixel wide), and one that
         # would run into the number before is left out rather than drawn over it or cut.
         metrics = painter.fontMetrics()
         ticks = [
             (self._slot_rect(slot, plot).center().x(), "now" if slot == self.slots() - 1 else f"{slot:,}")
-            for slot in range(0, self.slots(), step)
+            for slot in self.zoom.in_view(self.slots())
+            if slot % step == 0
         ]
         widths = [metrics.horizontalAdvance(label) for _, label in ticks]
         lefts = [min(max(x - w / 2, 0.0), self.width() - w) for (x, _), w in zip(ticks, widths)]
@@ -660,8 +678,14 @@ class Timeline(QWidget):
             self.step_fold(1)
         elif key == Qt.Key.Key_P:
             self.step_fold(-1)
+        elif key in ZOOM_KEYS:
+            self.zoom_by(ZOOM_KEYS[key])
         else:
             super().keyPressEvent(event)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 (Qt override)
+        if not wheel(self, event):
+            super().wheelEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt override)
         slot = self.slot_at(event.position().x())
