@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from foldscope.app.qt import QRectF, Qt
+from foldscope.app.qt import QAction, QKeySequence, QRectF, Qt
 
 # Each step doubles the bars' width; a zoom stops where fewer than MIN_SLOTS requests would be in view.
 MAX_LEVEL = 6  # at most 64 times: 450 requests at 1366 pixels get bars of about 2 px unzoomed, 7 at 4 times
@@ -99,10 +99,12 @@ def wheel(timeline, event) -> bool:
 
 def add_zoom_menu(menu, parent, timeline) -> None:
     """View > Timeline zoom: in, out and the whole session, window-wide (the timeline's own +/− and 0 need its focus)."""
-    from foldscope.app.menus import add_action
-
     sub = menu.addMenu("Timeline &zoom")
     tip = "The timeline's bars wider or narrower, the shown request kept in view (Ctrl+wheel over the timeline)"
-    add_action(sub, parent, "Zoom &in", "Ctrl++", lambda: timeline.zoom_by(1), tip)
-    add_action(sub, parent, "Zoom &out", "Ctrl+-", lambda: timeline.zoom_by(-1), tip)
-    add_action(sub, parent, "&Whole session", "Ctrl+0", lambda: timeline.zoom_by(0), tip)
+    for text, key, step in (("Zoom &in", "Ctrl++", 1), ("Zoom &out", "Ctrl+-", -1), ("&Whole session", "Ctrl+0", 0)):
+        action = QAction(text, parent)
+        action.setShortcut(QKeySequence(key))
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+        action.triggered.connect(lambda checked=False, step=step: timeline.zoom_by(step))
+        sub.addAction(action)
