@@ -9,7 +9,7 @@ from foldscope.app.qt import QAction, QKeySequence, QRectF, Qt
 # Each step doubles the bars' width; a zoom stops where fewer than MIN_SLOTS requests would be in view.
 MAX_LEVEL = 6  # at most 64 times: 450 requests at 1366 pixels get bars of about 2 px unzoomed, 7 at 4 times
 MIN_SLOTS = 8
-ZOOM_KEYS = {Qt.Key.Key_Plus: 1, Qt.Key.Key_Equal: 1, Qt.Key.Key_Minus: -1, Qt.Key.Key_0: 0}  # 0: back to the whole session
+ZOOM_KEYS: dict[int, int] = {Qt.Key.Key_Plus: 1, Qt.Key.Key_Equal: 1, Qt.Key.Key_Minus: -1, Qt.Key.Key_0: 0}  # 0: back to the whole session
 ZOOM_HINT = "+/− zoom, 0 the whole session"
 
 
