@@ -52,6 +52,7 @@ class RequestCostModel(RowsModel):
     HEADERS = ("request", "idle before", "cache read", "cache write", "causes", "wasted")
     # An implicit cache (core.forensics.reads): no write is billed, so its columns say what a short read missed.
     READ_HEADERS = ("request", "idle before", "cache read", "short of prefix", "what broke the read", "read share")
+    CAUSES = 4  # the column of causes: the one a narrow panel elides, whole on hover
     rows: list[CacheRow]
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
@@ -67,7 +68,7 @@ class RequestCostModel(RowsModel):
         c, u = row.causes, row.causes.usage
         if role == Qt.ItemDataRole.TextAlignmentRole and index.column() != 4:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role != Qt.ItemDataRole.DisplayRole:
+        if role != Qt.ItemDataRole.DisplayRole and (role != Qt.ItemDataRole.ToolTipRole or index.column() != self.CAUSES):
             return None
         column = index.column()
         if column == 0:

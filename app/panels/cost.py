@@ -228,14 +228,21 @@ class GapStrip(QWidget):
             self.request_clicked.emit(index)
 
 
-def table(model) -> QTableView:
+def table(model, stretch: int | None = None) -> QTableView:
+    """Each column fits its text; column `stretch` (when given) takes what is left and elides, its text whole on
+    hover, so that a 1366-pixel window shows every column without scrolling."""
     view = QTableView()
     view.setModel(model)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.verticalHeader().hide()
-    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    view.horizontalHeader().setStretchLastSection(True)
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)  # as the Composition table's rows
+    header = view.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    if stretch is None:
+        header.setStretchLastSection(True)
+    else:
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
     view.setWordWrap(False)
     return view
 
@@ -262,7 +269,7 @@ class CostPanel(QWidget):
         self.gaps = GapStrip()
         self.gap_sentence = sentence(gap_sentence())
         self.request_model = RequestCostModel(self)
-        self.requests = table(self.request_model)
+        self.requests = table(self.request_model, stretch=RequestCostModel.CAUSES)
         self.requests_sentence = sentence("Each request's cache write split by cause. Click one to step the timeline to it.")
         self.detail = sentence()
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -352,3 +352,21 @@ def test_at_1366_the_librarys_bill_shows_each_column_whole_but_the_last_whose_te
     for row in range(model.rowCount()):
         cell = model.index(row, last)
         assert cell.data(Qt.ItemDataRole.ToolTipRole) == cell.data() != ""
+
+
+def test_at_1366_the_requests_table_shows_8_rows_and_every_column_the_causes_whole_on_hover(qtbot, window, corpus_dev):
+    """Issue 45: at 1366x768 the Requests sub-tab scrolled sideways (the last column out of sight) and showed 7 rows."""
+    window.resize(1366, 768)
+    panel = open_cost(qtbot, window, corpus_dev / "pi" / "pi-mono_large-session.jsonl")
+    panel.tabs.setCurrentIndex(1)
+    table, model = panel.requests, panel.request_model
+    header = table.horizontalHeader()
+    qtbot.waitUntil(lambda: table.isVisible() and table.viewport().width() > 0 and header.length() > 0)
+    assert header.length() <= table.viewport().width() + 1  # no column past the right edge
+    assert table.viewport().height() / table.verticalHeader().defaultSectionSize() >= 8
+    for column in range(model.columnCount()):
+        if column != model.CAUSES:
+            assert header.sectionSize(column) >= table.sizeHintForColumn(column), model.HEADERS[column]
+    long = max(range(model.rowCount()), key=lambda r: len(model.index(r, model.CAUSES).data()))
+    cell = model.index(long, model.CAUSES)
+    assert cell.data(Qt.ItemDataRole.ToolTipRole) == cell.data() != ""
