@@ -16,6 +16,7 @@ moves request k's prediction. Pure functions over per-request counts, reports, m
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -175,6 +176,15 @@ class Predictor:
         self._head = max(0, round(reported - sent.counted * ratio))
         self.measured = True
         return False
+
+    def copy(self) -> Predictor:
+        """An independent copy of the state (what copy.deepcopy gives, without walking every point's tuple)."""
+        twin = copy.copy(self)
+        twin._ratios, twin.flagged = dict(self._ratios), list(self.flagged)
+        if self._stretch is not None:
+            twin._stretch = copy.copy(self._stretch)
+            twin._stretch.points = list(self._stretch.points)
+        return twin
 
     def __eq__(self, other: object) -> bool:
         """The same state (the same reports fed in the same order): a session grown step by step predicts as the whole."""

@@ -69,6 +69,32 @@ class Predictions:
     rule: NextRule | None = None  # how the next request is predicted, for a view edited since
 
 
+@dataclass
+class Carried:
+    """The predictions after the last recorded request, to go on from when the session grows (core.request.trace_resume):
+    the predictor as every report left it, each request's prediction, estimated flag, head source, stretch and the
+    reported input it was fed, and the head prior they began from."""
+
+    predictor: Predictor
+    rows: list[Prediction]
+    estimated: list[bool]
+    heads_from: list[str | None]
+    stretches: list[int]
+    reported: list[int | None]
+    prior: Any
+
+
+def _stretches(session: Session, trace: Sequence[Request], following: Sequence[str], carried: Carried | None) -> list[int]:
+    """Each request's stretch and the next one's (stretch_ids), numbered on from the carried requests' when there are some."""
+    n = len(carried.rows) if carried is not None else 0
+    if not n:
+        return stretch_ids(session, trace, following)
+    assert carried is not None
+    # stretch_ids numbers each view from the one before: from the last carried view on, offset by its stretch.
+    after = stretch_ids(session, trace[n - 1 :], following)
+    return carried.stretches + [carried.stretches[-1] + s for s in after[1:]]
+
+
 def predict_requests(
     session: Session,
     trace: Sequence[Request],
@@ -76,36 +102,49 @@ def predict_requests(
     models: Sequence[str | None],
     counter: Counter,
     policy: Policy | None = None,
-) -> tuple[Predictions, set[int]]:
-    """Predicted input for each recorded request and the next one (core.request.predict), and the requests
-    whose reports it flagged. Each request's count is the provider's view of it (core.request.provider_text),
-    made as the trace was measured (`counting`)."""
+    carried: Carried | None = None,
+) -> tuple[Predictions, set[int], Carried]:
+    """Predicted input for each recorded request and the next one (core.request.predict), the requests whose
+    reports it flagged, and the state to go on from. Each request's count is the provider's view of it
+    (core.request.provider_text), made as the trace was measured (`counting`). With `carried` (the predictions of
+    the same requests a measure ago) only the requests after them are predicted, when every report they were fed
+    is unchanged and they began from the same head prior; else all are."""
     rec = session.record
     active = session.view_messages()
-    stretches = stretch_ids(session, trace, session.view)
-    sent = [Sent(c.total, models[k], stretches[k]) for k, c in enumerate(counting.counts)]
-    estimated = [c.estimated for c in counting.counts]
     reported = [u.reported_input if (u := r.usage) is not None and u.reported_input > 0 else None for r in trace]
     # Before the session's first report, the head its file lacks is the one its agent was measured to send on
     # other sessions (core.request.head_priors); such a prediction is flagged as estimated and names that source.
     prior = head_prior(session.format, models[0] if models else None) if holds_no_head(session) else None
-    predictor = Predictor(prior.tokens if prior is not None else 0)
-    rows = []
-    heads_from: list[str | None] = []
-    for k, (s, r) in enumerate(zip(sent, reported)):
-        rows.append(predictor.predict(k, s))
+    if carried is not None:
+        n = len(carried.rows)
+        if not 0 < n <= len(trace) or carried.prior != prior or reported[:n] != carried.reported:
+            carried = None
+    stretches = _stretches(session, trace, session.view, carried)
+    sent = [Sent(c.total, models[k], stretches[k]) for k, c in enumerate(counting.counts)]
+    if carried is None:
+        predictor = Predictor(prior.tokens if prior is not None else 0)
+        rows: list[Prediction] = []
+        heads_from: list[str | None] = []
+        estimated: list[bool] = []
+    else:
+        predictor, rows = carried.predictor, list(carried.rows)
+        heads_from, estimated = list(carried.heads_from), list(carried.estimated)
+    for k in range(len(rows), len(sent)):
+        rows.append(predictor.predict(k, sent[k]))
         heads_from.append(prior.source if prior is not None and not predictor.measured and rows[-1].anchor is None else None)
-        if heads_from[-1] is not None:
-            estimated[k] = True
-        predictor.report(k, r)
+        estimated.append(counting.counts[k].estimated or heads_from[-1] is not None)
+        predictor.report(k, reported[k])
+    done = len(rows)
+    kept = Carried(predictor.copy(), rows, estimated, heads_from, stretches[:done], reported[:done], prior)
     model = (policy.model if policy else None) or session.model or (models[-1] if models else None)
     next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
     nc = counting.counter.count(active, next_compiled, model)
-    rule = NextRule(copy.deepcopy(predictor), model, len(trace), trace[-1].view if trace else (), stretches[len(trace) - 1] if trace else 0)
+    rule = NextRule(predictor.copy(), model, len(trace), trace[-1].view if trace else (), stretches[len(trace) - 1] if trace else 0)
     following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
     return (
-        Predictions(rows, estimated, stretches[: len(trace)], following, next_compiled, nc.total, heads_from, rule),
+        Predictions(list(rows), list(estimated), stretches[: len(trace)], following, next_compiled, nc.total, list(heads_from), rule),
         set(predictor.flagged_now()),
+        kept,
     )
 
 
@@ -189,6 +228,7 @@ class TraceMeasure:
         self.models: list[str | None] = []
         self._ahead: CountsAhead | None = None
         self._estimated: str | None = None
+        self._carried: Carried | None = None  # the predictions kept with the counting pass that went on
         self.resume = resume  # the counting pass kept by the last measure of this growing session (core.request.trace_resume)
 
     def run(
@@ -242,6 +282,7 @@ class TraceMeasure:
                 meter.record = rec
                 counter.lengths = {policy_key(policy): meter._counted}
         messages = kept.messages if kept is not None else None
+        self._carried = kept.predicted if kept is not None else None
         ahead = self._ahead = counting_ahead(counter, rec, policy, thinking) if trace else None
         for request, messages in zip(trace[start:], views):
             if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
@@ -274,7 +315,12 @@ class TraceMeasure:
         without the predictions' count)."""
         if counted.counting is None:
             return None, set()
-        return predict_requests(self.session, self.trace, counted.counting, self.models, self.counter, self.policy)
+        predictions, flags, carried = predict_requests(
+            self.session, self.trace, counted.counting, self.models, self.counter, self.policy, self._carried
+        )
+        if self.resume is not None and self.resume.kept is not None:
+            self.resume.kept.predicted = carried  # the kept counting pass's requests are these
+        return predictions, flags
 
     def calibrate(
         self,

@@ -8,8 +8,9 @@ kept aside) and, next time, goes on from the first request it did not measure, p
 is the same request (index, view, model) under the same policy, tools and options, and the last one's messages are
 the very objects the record holds now. Anything else measures from the start. What follows the pass (unseen heads,
 predictions, scales, rows) is made afresh each time from the pass's figures, so every figure is the one a full
-measure gives (tests/core/cli/test_statusline.py compares them at each line of a growing session).
-"""
+measure gives (tests/core/cli/test_statusline.py compares them at each line of a growing session). The predictions
+go on too: the predictor after the last request measured, its rows and stretches, kept when every request's
+reported input is the one it was fed (else they are made again from the first request)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class Kept:
     decision: Any
     counting: Any  # the prediction counts (a copy taken when the pass ended), or None
     meter: Any  # the prefix meter, or None
+    predicted: Any = None  # the predictions after the last request (core.request.trace_measure.Carried), set once made
 
     @property
     def start(self) -> int:

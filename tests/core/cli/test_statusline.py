@@ -527,3 +527,45 @@ def test_after_one_new_request_a_warm_engine_measures_only_it_and_tokenises_only
     assert shown["requests"] == 201 and warm.resume.resumed == 200  # the 200 measured before went on as they were
     gained = copy.stat().st_size - size
     assert 0 < grown.chars < gained, (grown.chars, gained)  # what the new messages hold, once
+
+
+@needs_dev
+def test_a_warm_measure_gives_every_row_prediction_and_cache_row_a_fresh_measure_gives(tmp_path):
+    # Beyond the status line's own figures: every request's row (its prediction, flags and stretch), the next
+    # request's rule and the whole cache report (each request's causes and price) of a measure that went on from the
+    # last line's (the counting pass and the predictions carried) equal a fresh measure's at each of the last 30 lines.
+    from foldscope.core.formats.follow import Follower
+    from foldscope.core.forensics.cache_report import cache_report
+    from foldscope.core.readout.document import _no_report
+    from foldscope.core.readout.trace_facts import measure_requests
+    from foldscope.core.request.count import Counter
+    from foldscope.core.request.trace_resume import TraceResume
+
+    def measured(session, counter, resume=None):
+        facts = measure_requests(session, counter, _no_report, None, cache_pass=True, resume=resume)
+        trace = facts.measure.trace
+        steps = facts.cache_pass
+        cache = cache_report(
+            session, facts.measure.policy, measured=steps.measured([r.unseen_head for r in trace.rows]), tokens=steps.tokens
+        )
+        rule = trace.next_rule
+        return trace.rows, trace.next_predicted, vars(rule.predictor), rule.last_stretch, cache.rows, cache.priced
+
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "live.jsonl"
+    copy.write_bytes(b"".join(lines[: len(lines) - 30]))
+    follower, counter, resume = Follower(str(copy)), Counter(), TraceResume()
+    follower.poll()
+    measured(follower.session(), counter, resume)
+    carried = 0
+    for line in lines[len(lines) - 30 :]:
+        with open(copy, "ab") as handle:
+            handle.write(line)
+        follower.poll()
+        kept = resume.kept.predicted if resume.kept is not None else None
+        warm = measured(follower.session(), counter, resume)
+        fresh_follower = Follower(str(copy))
+        fresh_follower.poll()
+        assert warm == measured(fresh_follower.session(), Counter())
+        carried += kept is not None and all(a is b for a, b in zip(kept.rows, resume.kept.predicted.rows))  # went on, not made again
+    assert carried >= 15, carried
