@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldscope.core.forensics.cause_prices import PARTS, READ_INSTEAD, Priced, Pricer, price
-from foldscope.core.forensics.causes import CAUSES, RequestCauses, attribute
+from foldscope.core.forensics.causes import CAUSES, CausesCarry, RequestCauses, attribute
 from foldscope.core.forensics.children import KINDS, children, children_parts
 from foldscope.core.forensics.reads import ReadRow, read_rows, read_totals
 from foldscope.core.forensics.trace_pass import Measured, measure_requests
@@ -197,17 +197,24 @@ def cache_report(
     *,
     measured: list[Measured] | None = None,
     tokens: dict[str, int] | None = None,
+    carry: CausesCarry | None = None,
 ) -> CacheReport:
     """Count the session's trace once, attribute every cache write and price it. `measured` (with its `tokens`):
-    the pass already made (core.forensics.trace_pass.MeasuredPass fed by the trace's own count), not made again."""
+    the pass already made (core.forensics.trace_pass.MeasuredPass fed by the trace's own count), not made again.
+    `carry`: the attribution and prices of this trace a measure ago, gone on from (causes.attribute)."""
     if measured is None:
         tokens = {}
         measured = measure_requests(session, policy, counter, tokens)
     tokens = tokens if tokens is not None else {}
-    rows = attribute(session, measured)
+    rows = attribute(session, measured, carry)
     pricer = Pricer(session.model)
     sent = {request.index: request.at for request in session.trace}
-    priced = [price(r, pricer(r.model, sent.get(r.index))) for r in rows]
+    # With `carry` a row carried from the measure before (the same object) keeps its price, made by the same pricer.
+    done = carry.priced if carry is not None and carry.fallback == session.model else []
+    done = done[: next((k for k, (r, p) in enumerate(zip(rows, done)) if r is not p[0]), len(done))]
+    priced = [p for _, p in done] + [price(r, pricer(r.model, sent.get(r.index))) for r in rows[len(done) :]]
+    if carry is not None:
+        carry.priced, carry.fallback = list(zip(rows, priced)), session.model
     any_unpriced = any(p.cost_usd is None and r.usage is not None for r, p in zip(rows, priced))
     spec = format_named(session.format)
     model: CacheModel = spec.cache if spec is not None else "explicit"

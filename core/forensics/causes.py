@@ -150,16 +150,40 @@ def gaps(trace: Sequence[Request]) -> list[float | None]:
     return out
 
 
-def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCauses]:
-    """Every request's cache write split into causes (see the module docstring)."""
-    out: list[RequestCauses] = []
-    last: Request | None = None  # the latest request that reported usage
-    one_hour_end = 0
-    cached_any = False  # whether any request so far read or wrote the cache: before that, every write is `first`
-    # Where earlier requests' marks end, in reported tokens (each read's end and write's end), sorted and each once:
-    # the mark before a place is found by bisection, not by a scan of every mark so far.
-    marks: list[int] = [0]
-    for request, m, gap in zip(session.trace, measured, gaps(session.trace)):
+@dataclass
+class CausesCarry:
+    """attribute's walk as it ended, to go on from when the same trace has grown (the status line's warm reader,
+    core.readout.status): what each request was attributed from, its row, and the walk's state after the last one.
+    cache_report keeps each row's price beside it (`priced`, made with the pricer of fallback model `fallback`)."""
+
+    inputs: list[tuple] = field(default_factory=list)  # per request: (index, usage, model, at, measured)
+    rows: list[RequestCauses] = field(default_factory=list)
+    last: Request | None = None
+    previous_at: float | None = None
+    one_hour_end: int = 0
+    cached_any: bool = False
+    marks: list[int] = field(default_factory=lambda: [0])
+    priced: list[Any] = field(default_factory=list)
+    fallback: Any = None
+
+
+def attribute(session: Session, measured: Sequence[Measured], carry: CausesCarry | None = None) -> list[RequestCauses]:
+    """Every request's cache write split into causes (see the module docstring). With `carry` (the walk over this
+    trace a measure ago) only the requests after the carried ones are attributed, when each carried one is the same
+    request measured the same (else the walk starts again, in `carry`); the rows are the ones a whole walk gives."""
+    inputs = [(r.index, r.usage, r.model, r.at, m) for r, m in zip(session.trace, measured)]
+    state = carry if carry is not None else CausesCarry()
+    if carry is not None and carry.inputs != inputs[: len(carry.inputs)]:
+        state = CausesCarry()
+        carry.__dict__.update(state.__dict__)  # the caller's carry, started again
+        state = carry
+    out = state.rows
+    last, one_hour_end, cached_any, marks = state.last, state.one_hour_end, state.cached_any, state.marks
+    previous_at = state.previous_at
+    for request, m in zip(session.trace[len(out) :], measured[len(out) :]):
+        # The idle gap before the request (gaps()): since the latest request before it with a time.
+        gap = None if request.at is None or previous_at is None else max(0.0, request.at - previous_at)
+        previous_at = request.at if request.at is not None else previous_at
         u = request.usage
         if u is None:
             out.append(RequestCauses(request.index, None, request.model, gap, None, 0))
@@ -176,7 +200,8 @@ def attribute(session: Session, measured: Sequence[Measured]) -> list[RequestCau
         _add_mark(marks, start)
         _add_mark(marks, end)
         last = request
-    return out
+    state.inputs, state.last, state.previous_at, state.one_hour_end, state.cached_any = inputs, last, previous_at, one_hour_end, cached_any
+    return list(out)
 
 
 def _attributed(request: Request, m: Measured, last: Request, gap: float | None, one_hour_end: int, marks: list[int]) -> RequestCauses:

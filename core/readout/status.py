@@ -179,7 +179,12 @@ def figures_of(session: Any, counter: Any, profile: str | None = None, resume: A
     if steps is None:
         cache = cache_report(session, facts.measure.policy, measured=[], tokens={})
     else:
-        cache = cache_report(session, facts.measure.policy, measured=steps.measured(heads), tokens=steps.tokens)
+        carry = None
+        if resume is not None:  # the attribution goes on from the last update's (the rows a whole walk gives)
+            from foldscope.core.forensics.causes import CausesCarry
+
+            carry = resume.causes = resume.causes or CausesCarry()
+        cache = cache_report(session, facts.measure.policy, measured=steps.measured(heads), tokens=steps.tokens, carry=carry)
     nxt = next_request_of(session, facts.measure.policy, facts.rules, facts.now_estimate, facts.now_predicted)
     totals = totals_of(cache.rows, cache.priced)
     by = totals["by_cause"]

@@ -52,6 +52,7 @@ class TraceResume:
         self.steps: Any = None  # the cache pass kept with the counting pass
         self._make_steps: Callable[[], Any] | None = None
         self.resumed = 0
+        self.causes: Any = None  # the cache causes' attribution kept by its reader (core.forensics.causes.CausesCarry)
 
     def cache_pass(self, session: Any, make: Callable[[], Any]) -> Any:
         """The cache pass to ride on the next measure: the kept one (its session the one read now) while a kept

@@ -536,6 +536,7 @@ def test_a_warm_measure_gives_every_row_prediction_and_cache_row_a_fresh_measure
     # last line's (the counting pass and the predictions carried) equal a fresh measure's at each of the last 30 lines.
     from foldscope.core.formats.follow import Follower
     from foldscope.core.forensics.cache_report import cache_report
+    from foldscope.core.forensics.causes import CausesCarry
     from foldscope.core.readout.document import _no_report
     from foldscope.core.readout.trace_facts import measure_requests
     from foldscope.core.request.count import Counter
@@ -545,9 +546,11 @@ def test_a_warm_measure_gives_every_row_prediction_and_cache_row_a_fresh_measure
         facts = measure_requests(session, counter, _no_report, None, cache_pass=True, resume=resume)
         trace = facts.measure.trace
         steps = facts.cache_pass
-        cache = cache_report(
-            session, facts.measure.policy, measured=steps.measured([r.unseen_head for r in trace.rows]), tokens=steps.tokens
-        )
+        if resume is not None:  # the attribution and prices carried as the status line carries them
+            resume.causes = resume.causes or CausesCarry()
+        heads = [r.unseen_head for r in trace.rows]
+        carry = resume.causes if resume is not None else None
+        cache = cache_report(session, facts.measure.policy, measured=steps.measured(heads), tokens=steps.tokens, carry=carry)
         rule = trace.next_rule
         return trace.rows, trace.next_predicted, vars(rule.predictor), rule.last_stretch, cache.rows, cache.priced
 
@@ -563,9 +566,11 @@ def test_a_warm_measure_gives_every_row_prediction_and_cache_row_a_fresh_measure
             handle.write(line)
         follower.poll()
         kept = resume.kept.predicted if resume.kept is not None else None
+        attributed = list(resume.causes.rows)  # the cache rows of the line before
         warm = measured(follower.session(), counter, resume)
         fresh_follower = Follower(str(copy))
         fresh_follower.poll()
         assert warm == measured(fresh_follower.session(), Counter())
-        carried += kept is not None and all(a is b for a, b in zip(kept.rows, resume.kept.predicted.rows))  # went on, not made again
+        went_on = kept is not None and all(a is b for a, b in zip(kept.rows, resume.kept.predicted.rows))  # not made again
+        carried += went_on and all(a is b.causes for a, b in zip(attributed, warm[4]))
     assert carried >= 15, carried
