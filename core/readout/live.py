@@ -21,10 +21,11 @@ from foldscope.core.readout.message_sizes import record_sizes
 
 def grow_document(document: Document, session: Session, report: Report = _no_report) -> int:
     """Show `session` (the same file read further) in `document`: its record extends the document's. Returns how
-    many messages were new. Counting costs the new messages; the trace is measured again from the counter's memo."""
+    many messages were new. Counting costs the new messages; the trace's pass goes on from the last growth's."""
     from foldscope.core.readout.fold_facts import fold_rows
     from foldscope.core.readout.trace_facts import measure_requests
     from foldscope.core.request.trace import build_trace
+    from foldscope.core.request.trace_resume import TraceResume
 
     old, record = document.session.record, session.record
     # A response still being written is made afresh in each snapshot: count again from the first message that
@@ -38,7 +39,12 @@ def grow_document(document: Document, session: Session, report: Report = _no_rep
     document.session = session
     document.trace_revision = next_revision()  # another session and trace: facts made for the old ones stand no more
     assert document.counter is not None
-    facts = measure_requests(session, document.counter, report, document.policy)
+    # The trace's counting pass and predictions go on from the last poll's (core.request.trace_resume): a poll
+    # measures the requests the file gained, not every request again; anything else changed measures from the start.
+    resume = getattr(document, "_live_resume", None)
+    if resume is None:
+        resume = document._live_resume = TraceResume()  # type: ignore[attr-defined]
+    facts = measure_requests(session, document.counter, report, document.policy, resume=resume)
     assert facts.measure is not None
     # Sized as at load (core.readout.message_sizes): after the trace's pass only the new blocks are counted.
     sizes = record_sizes(facts.measure)

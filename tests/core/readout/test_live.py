@@ -31,6 +31,37 @@ def test_a_document_grown_step_by_step_equals_the_whole_file_opened(corpus_dev, 
     assert document.now_predicted == whole.now_predicted and document.next_basis == whole.next_basis
 
 
+def test_a_followed_document_equals_a_fresh_open_at_each_line_and_measures_only_what_it_gained(corpus_dev, tmp_path):
+    # grow_document's trace goes on from the last poll's pass (core.request.trace_resume): at each of the last 30
+    # lines every figure the document shows is the one opening the file there gives.
+    source = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    lines = source.read_bytes().splitlines(keepends=True)
+    live = tmp_path / source.name
+    live.write_bytes(b"".join(lines[:-30]))
+    document = build_document(load_session(live), str(live))
+    follower = Follower(live)
+    follower.poll()
+    grow_document(document, follower.session())
+    went_on = 0
+    for line in lines[-30:]:
+        with open(live, "ab") as handle:
+            handle.write(line)
+        follower.poll()
+        grow_document(document, follower.session())
+        went_on += document._live_resume.resumed > 0
+        fresh = build_document(load_session(live), str(live))
+        assert document.tokens == fresh.tokens and document.chars == fresh.chars and document.record_count == fresh.record_count
+        assert document.requests == fresh.requests
+        assert (document.now_size, document.now_predicted, document.unseen_head, document.scale) == (
+            fresh.now_size,
+            fresh.now_predicted,
+            fresh.unseen_head,
+            fresh.scale,
+        )
+        assert document.next_basis == fresh.next_basis and document.folds == fresh.folds
+    assert went_on >= 15, went_on
+
+
 def test_the_next_request_reads_the_agent_limits_by_its_size_and_the_policy_by_its_estimate(corpus_dev):
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     document = build_document(session, session.source)
