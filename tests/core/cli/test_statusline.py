@@ -534,9 +534,9 @@ def test_a_warm_measure_gives_every_row_prediction_and_cache_row_a_fresh_measure
     # Beyond the status line's own figures: every request's row (its prediction, flags and stretch), the next
     # request's rule and the whole cache report (each request's causes and price) of a measure that went on from the
     # last line's (the counting pass and the predictions carried) equal a fresh measure's at each of the last 30 lines.
-    from foldscope.core.formats.follow import Follower
     from foldscope.core.forensics.cache_report import cache_report
     from foldscope.core.forensics.causes import CausesCarry
+    from foldscope.core.formats.follow import Follower
     from foldscope.core.readout.document import _no_report
     from foldscope.core.readout.trace_facts import measure_requests
     from foldscope.core.request.count import Counter
