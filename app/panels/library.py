@@ -121,9 +121,18 @@ def _table(name: str, model: RowsModel) -> QTableView:
     table.setShowGrid(False)
     table.setWordWrap(False)
     table.verticalHeader().setVisible(False)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)  # as the Composition table's rows
     table.horizontalHeader().setStretchLastSection(True)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     return table
+
+
+class _Note(QLabel):
+    """A line that takes no height while it says nothing (the sessions' rows at 1366x768 need it)."""
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt override)
+        super().setText(text)
+        self.setVisible(bool(text))
 
 
 class LibraryPanel(QWidget):
@@ -173,7 +182,8 @@ class LibraryPanel(QWidget):
         self.session_table.activated.connect(self._session_activated)
         self.hit_table.activated.connect(self._hit_activated)
         self.session_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.status = QLabel()
+        self.status = _Note()
+        self.status.hide()
         # How many sessions, the library's size and where it is. A long library path must not widen the side tabs
         # (and so the window), nor be cut mid-name: the line shows the whole parts that fit, its tooltip all.
         self.size_label = StatusLine()
@@ -200,6 +210,8 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.search_box)
         layout.addWidget(self.status)
         layout.addWidget(self.hit_table, 3)
+        # The hits only once there is a search: an empty table under the sessions left them 2 rows at 1366x768.
+        self.hit_table.hide()
 
     def _session_name(self, session_id: int) -> str:
         row = next((r for r in self.sessions.rows if r["id"] == session_id), None)
@@ -254,6 +266,7 @@ class LibraryPanel(QWidget):
         return self._run("remove", lambda: remove_from_library(self.db, ids), removed)
 
     def search(self, query: str) -> Task | None:
+        self.hit_table.setVisible(bool(query.strip()))
         if not query.strip():
             self.hits.set_rows([])
             self.status.setText("")

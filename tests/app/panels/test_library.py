@@ -29,3 +29,29 @@ def test_the_hit_table_passes_the_model_tester_and_shows_the_match(qtbot, qtmode
     qtmodeltester.check(panel.hits)
     assert panel.hits.rowCount() > 0
     assert all("config" in panel.hits.index(r, 2).data().casefold() for r in range(panel.hits.rowCount()))
+
+
+def test_at_1366_the_library_shows_8_sessions_and_the_hits_table_once_there_is_a_search(qtbot, demo_window, corpus_dev):
+    """Issue 45: at 1366x768 an empty hits table under the sessions left them 2 rows."""
+    from foldscope.core.formats import load_session
+    from foldscope.core.store.library import Library
+
+    window = demo_window
+    files = sorted((corpus_dev / "claude_code").glob("*.jsonl"))[:9]
+    with Library(window.db) as library:
+        for path in files:
+            library.import_session(load_session(path))
+    from foldscope.app.qt import QSize
+
+    window.lay_out(QSize(1366, 768))  # as a first start on a laptop's screen
+    window.show()
+    panel = window.library_panel
+    window.side_tabs.setCurrentWidget(panel)
+    panel.refresh()
+    table = panel.session_table
+    qtbot.waitUntil(lambda: panel.sessions.rowCount() == len(files) + 1 and table.viewport().height() > 0)  # and the demo
+    assert not panel.hit_table.isVisible()
+    assert table.viewport().height() / table.verticalHeader().defaultSectionSize() >= 8
+    with qtbot.waitSignal(panel.search_finished, timeout=20_000):
+        panel.search("the")
+    assert panel.hit_table.isVisible() and panel.hits.rowCount()
