@@ -158,8 +158,8 @@ def screenshot(
     """Load FILE, render the window at a fixed size to PNG (with side tab `tab` in front; `first_step`: as the
     load's first step shows it, before anything is counted), and say how it went."""
     from foldscope.app import dialogs
+    from foldscope.app.loader import error_line
     from foldscope.app.qt import QEventLoop
-    from foldscope.app.window import error_line
     from foldscope.app.worker import pool
 
     outcome: dict[str, str] = {}

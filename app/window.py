@@ -11,7 +11,8 @@ from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
-from foldscope.app.loading import Counted, TraceCounts, load_work, settle_heap
+from foldscope.app.loader import Loader
+from foldscope.app.loading import TraceCounts, settle_heap
 from foldscope.app.menus import add_action, focus_filter, squeezable_tabs
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.busy import BusyBar
@@ -42,7 +43,6 @@ from foldscope.app.qt import (
     QSplitter,
     Qt,
     QTabWidget,
-    QTimer,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -63,13 +63,6 @@ from foldscope.core.readout.words import counted
 
 FIRST_SIZE = (1600, 1000)  # the first window on a screen that has room for it
 FRAME = (0, 40)  # what the window manager's frame and title bar take around the window, allowed for when sizing
-
-
-def error_line(path: str, exc: BaseException) -> str:
-    """One line for the dialog: a ReadError's own line, else the file and what went wrong."""
-    if isinstance(exc, ReadError):
-        return str(exc)
-    return f"{path}: {type(exc).__name__}: {exc}".splitlines()[0]
 
 
 def telling_message(doc: Document | None) -> int | None:
@@ -119,13 +112,7 @@ class MainWindow(QMainWindow):
         self.db = db
         self.start_policy = policy  # core.model.policy.Policy every opened session is measured under (None: its launch policy)
         self.document: Document | None = None
-        self.task: Task | None = None
-        # While a load shows its first step: the document shown before it, put back if the load fails or is cancelled.
-        self._before_first: tuple[Document | None] | None = None
-        # A load's counted Document the session's actions came on for while the library stores it (Counted): kept
-        # with its edits if the store then stops, and told when it is stored (SaveController.session_stored).
-        self._storing: Document | None = None
-        self._loading_path = ""
+        self.loader = Loader(lambda: self.document, self)  # the load under way: its steps shown as they come
         self.setWindowTitle("foldscope")
         self.setAcceptDrops(True)
 
@@ -164,7 +151,6 @@ class MainWindow(QMainWindow):
         squeezable_tabs(self.cost_panel.tabs)
         self.side_tabs.setCurrentWidget(self.composition_panel)  # the README's first step: what fills the window
         self.side_tabs.currentChanged.connect(self._side_tab_changed)
-        self._select_after_load: int | None = None
 
         self.lists_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.lists_splitter.setObjectName("listsSplitter")
@@ -233,6 +219,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.session_actions.preview_dock, self.session_actions.pager_dock)
         self.folds_dock.raise_()
         self.default_layout = self.saveState()  # View > Reset layout puts the docks back here
+        self._wire_loader()
         self.editor.changed.connect(self.show_changes)
         self.editor.stack_changed.connect(self._refresh_title)
         self.session_actions.policy_applied.connect(self._policy_applied)
@@ -714,54 +701,39 @@ class MainWindow(QMainWindow):
                 if sample is None:
                     return None
         self._set_history([])  # another session: Back starts again (open_subagent_at and go_back set it after)
-        self.cancel_loading()
-        self._storing = None
-        self._select_after_load = select
-        path = str(path)
-        self._loading_path = path
-        db, policy = self.db, self.start_policy
-        task = Task(load_work(path, db, policy, sample), f"Opening {path}", self)
-        task.progressed.connect(self._progressed)
-        task.interim_reported.connect(lambda value, t=task: self._interim(t, value))
-        task.was_cancelled.connect(lambda t=task: self._stopped(t, "was not stored in the library: the load was stopped"))
-        task.succeeded.connect(lambda document, t=task: self._loaded(t, document))
-        task.failed.connect(lambda exc, t=task, p=path: self._failed(t, p, exc))
-        task.ended.connect(lambda t=task: self._ended(t))
-        self.task = task.start()  # connected first: a queued signal only reaches receivers present at emit
+        task = self.loader.start(str(path), self.db, self.start_policy, sample, select)
         self.busy.begin(f"Opening {Path(path).name}", self.cancel_loading)
         return task
 
+    @property
+    def task(self) -> Task | None:
+        """The load under way, if any."""
+        return self.loader.task
+
     def cancel_loading(self) -> None:
-        if self.task is not None and not self.task.is_done:
-            self.task.cancel()
+        self.loader.cancel()
 
-    def _progressed(self, done: int, total: int, label: str) -> None:
-        self.busy.report(done, total, label)
+    def _wire_loader(self) -> None:
+        loader = self.loader
+        loader.progressed.connect(self.busy.report)
+        loader.first_shown.connect(self.show_first)
+        loader.counts.connect(self._show_counts)
+        loader.counted.connect(self.show_counted)
+        loader.loaded.connect(self._loaded)
+        loader.kept.connect(self._kept)
+        loader.put_back.connect(lambda before: self.set_document(before, opened=False, announce=False))
+        loader.failed.connect(self._failed)
+        loader.ended.connect(self.busy.end)
 
-    def _interim(self, task: Task, value: object) -> None:
-        """The loading worker's early results: the first Document (the record, nothing counted), then the
-        trace's counts so far for the timeline to fill in with."""
-        if task is not self.task:
-            task.shown()  # nobody shows it: the worker need not wait
-            return
-        if isinstance(value, Counted):
-            self.show_counted(value.document, acting=not value.actions_wait)
-            # Once what it asked to repaint has painted (posted events come before a timer's): the worker's import
-            # may start (app.loading.SHOWN_WAIT_S).
-            QTimer.singleShot(0, task.shown)
-        elif isinstance(value, Document):
-            self.show_first(value)
-            QTimer.singleShot(0, task.shown)  # painted: the worker's count may start (app.loading.FIRST_SHOWN_WAIT_S)
-        elif isinstance(value, TraceCounts) and self.document is not None and not self.document.counted:
-            self.timeline.set_counting(value.counts, value.requests)
+    def _show_counts(self, counts: TraceCounts) -> None:
+        """The trace's counts so far, for the timeline to fill in with while the first step is shown."""
+        if self.document is not None and not self.document.counted:
+            self.timeline.set_counting(counts.counts, counts.requests)
 
     def show_first(self, document: Document) -> None:
         """The first step of a load: the full record and the active view in the lists, the window map sized by
         characters, the timeline waiting for the trace's counts. Nothing that needs a count is shown or
         enabled (actions, the request, composition, cost and fold panels) until the counted Document lands."""
-        if self._before_first is None:
-            self._before_first = (self.document,)
-        self._storing = None
         self._show_record(document)
         self.request_panel.set_request(None, None)
         self.composition_panel.set_request(None, None)
@@ -780,43 +752,20 @@ class MainWindow(QMainWindow):
         the actions that change the session: the store reads a copy taken when it was counted, so an edit made now
         changes only the session shown, and is written to the library once it holds the session. `acting` False
         (the library keeps unsaved work for the file, offered once stored): the actions wait for the store."""
-        if self._before_first is None:
-            self._before_first = (self.document,)
         self.set_document(document, opened=False, announce=False, acting=acting)
-        self._storing = document if acting else None
         self.document_counted.emit(document)
 
-    def _stopped(self, task: Task, why: str) -> bool:
-        """A load stopped (cancelled, failed): a counted document the actions came on for stays shown, with whatever
-        was done to it, outside the library (as with a library that cannot be used: no autosave); True then. Else
-        the session shown before the load comes back (_put_back)."""
-        doc = self._storing
-        if task is not self.task:
-            return False
-        if doc is None:
-            self._put_back(task)
-            return False
-        self._storing = self._before_first = None
+    def _kept(self, doc: Document, why: str) -> None:
+        """A load stopped (cancelled, failed) after its counted Document was acted on: it stays shown, with whatever
+        was done to it, outside the library (as with a library that cannot be used: no autosave)."""
         self.statusBar().showMessage(f"{Path(doc.path).name} {why}; autosave is off until it is opened again", 15_000)
         self.document_loaded.emit(doc)
-        return True
 
-    def _put_back(self, task: Task) -> None:
-        """A load that showed its first step failed or was cancelled: show what was shown before it."""
-        if task is not self.task or self._before_first is None:
-            return
-        (before,), self._before_first = self._before_first, None
-        self.set_document(before, opened=False, announce=False)
-
-    def _loaded(self, task: Task, document: Document) -> None:
-        if task is not self.task:
-            return
-        self._before_first = None
+    def _loaded(self, document: Document, acted_on: bool) -> None:
         self.settings.add_recent_file(document.path)
         self._rebuild_recent_menu()
         self.library_bar.show_problem(document.library_problem)
-        storing, self._storing = self._storing, None
-        if document is storing:  # acted on since it was counted (show_counted): what was done is kept now
+        if acted_on:  # acted on since it was counted (show_counted): what was done is kept now
             self.saver.session_stored(document)
             self._refresh_title()
             self.document_loaded.emit(document)
@@ -827,9 +776,9 @@ class MainWindow(QMainWindow):
         else:
             self.set_document(document)
             self.document_counted.emit(document)
-        if self._select_after_load is not None:
-            self.select_message(self._select_after_load)
-        settle_heap()  # the session before is let go (_before_first, the document it replaced): collect, then freeze
+        if self.loader.select is not None:
+            self.select_message(self.loader.select)
+        settle_heap()  # the session before is let go (the loader's, the document it replaced): collect, then freeze
         if self.side_tabs.currentWidget() is self.library_panel or self.library_panel.sessions.rows:
             self.library_panel.refresh()  # the import may have added a session
 
@@ -905,20 +854,10 @@ class MainWindow(QMainWindow):
                 f"{Path(doc.path).name} was removed from the library: autosave is off until it is opened again", 8000
             )
 
-    def _failed(self, task: Task, path: str, exc: BaseException) -> None:
-        if task is not self.task:
-            return
-        line = error_line(path, exc)
-        if self._stopped(task, f"was not stored in the library: {line}"):
-            return
+    def _failed(self, path: str, line: str) -> None:
         self.statusBar().showMessage(f"Could not open {Path(path).name}", 8000)
         self.load_failed.emit(line)
         dialogs.error_dialog(self, "Cannot open session", line)
-
-    def _ended(self, task: Task) -> None:
-        if task is self.task:
-            self.task = None
-            self.busy.end()
 
     def _show_record(self, document: Document | None) -> None:
         """What both steps of a load show: the lists, the inspector, the reader's warnings, timeline and map."""
