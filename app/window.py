@@ -38,6 +38,7 @@ from foldscope.app.qt import (
     QDropEvent,
     QKeySequence,
     QMainWindow,
+    QMenu,
     QRect,
     QSize,
     QSplitter,
@@ -239,8 +240,22 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.busy)
 
     def _build_menus(self) -> None:
+        """The menu bar, one menu at a time: every panel and every step has a key, so the window works without a mouse."""
         bar, actions = self.menuBar(), self.session_actions
-        file_menu = bar.addMenu("&File")
+        self._build_file_menu(bar.addMenu("&File"))
+        bar.addMenu(actions.edit_menu)
+        self.view_menu = bar.addMenu("&View")
+        self._build_view_menu(self.view_menu)
+        self._build_go_menu(bar.addMenu("&Go"))
+        bar.addMenu(actions.actions_menu)
+        actions.actions_menu.addSeparator()
+        actions.actions_menu.addAction(self.what_if.start_action)
+        self.addAction(self.what_if.start_action)
+        self._build_lab_menu(bar.addMenu("&Lab"))
+        self._build_help_menu(bar.addMenu("&Help"))
+
+    def _build_file_menu(self, file_menu: QMenu) -> None:
+        actions = self.session_actions
         self.open_action = add_action(file_menu, self, "&Open…", QKeySequence.StandardKey.Open, self.open_dialog)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._rebuild_recent_menu()
@@ -276,9 +291,8 @@ class MainWindow(QMainWindow):
         )
         file_menu.addSeparator()
         add_action(file_menu, self, "&Quit", QKeySequence.StandardKey.Quit, self.close)
-        bar.addMenu(actions.edit_menu)
 
-        self.view_menu = view_menu = bar.addMenu("&View")
+    def _build_view_menu(self, view_menu: QMenu) -> None:
         for text, key, widget in (
             ("Full &record", "Ctrl+1", self.record_list.table),
             ("Active &view", "Ctrl+2", self.view_list.table),
@@ -333,7 +347,7 @@ class MainWindow(QMainWindow):
             "Put the docks, splitters and window size back as foldscope first opens",
         )
 
-        go_menu = bar.addMenu("&Go")
+    def _build_go_menu(self, go_menu: QMenu) -> None:
         timeline = self.timeline
         for text, key, slot in (
             ("&Previous request", STEP_KEYS["previous"], lambda: timeline.step_to(timeline.current - 1)),
@@ -355,11 +369,7 @@ class MainWindow(QMainWindow):
         self.history: list[tuple[str, int]] = []  # (path, message index) of each session a subagent was opened from
         self.back_action.setEnabled(False)
 
-        bar.addMenu(actions.actions_menu)
-        actions.actions_menu.addSeparator()
-        actions.actions_menu.addAction(self.what_if.start_action)
-        self.addAction(self.what_if.start_action)
-        lab_menu = bar.addMenu("&Lab")
+    def _build_lab_menu(self, lab_menu: QMenu) -> None:
         add_action(lab_menu, self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
         add_action(
             lab_menu,
@@ -370,7 +380,7 @@ class MainWindow(QMainWindow):
             "sweep policies over a folder of sessions and name the cheapest safe one",
         )
 
-        help_menu = bar.addMenu("&Help")
+    def _build_help_menu(self, help_menu: QMenu) -> None:
         add_action(
             help_menu,
             self,

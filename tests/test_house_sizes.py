@@ -22,7 +22,6 @@ BIG_MODULES = {
 }
 # path:function -> why
 LONG_FUNCTIONS = {
-    "app/window.py:_build_menus": "one action per line; to move into a menus table",
     "core/request/count_step.py:lay_out": "one pass over a request's layout, kept whole for speed",
     "app/window.py:__init__": "issue 44: built, docked and wired in three steps",
     "core/readout/report.py:cost_sections": "the cost sections in one",
