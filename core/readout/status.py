@@ -18,19 +18,21 @@ that point is read again from scratch (`Snapshot.same_file`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+try:  # blake2b without hashlib's OpenSSL start (the client runs once per assistant message: its start-up is the cost)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
 
 STATE_VERSION = 1
 EDGE = 256  # bytes of the file compared at its start and just before where reading stopped
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(NamedTuple):  # a NamedTuple, not a dataclass: importing dataclasses costs the client inspect and ast
     """What identifies the file as last read: its identity, size, where the complete lines read end, and digests."""
 
     path: str
@@ -54,7 +56,7 @@ class Snapshot:
 def _digest(path: str, offset: int, length: int) -> str:
     with open(path, "rb") as handle:
         handle.seek(offset)
-        return hashlib.blake2b(handle.read(length), digest_size=12).hexdigest()
+        return blake2b(handle.read(length), digest_size=12).hexdigest()
 
 
 def snapshot(path: str, read_to: int) -> Snapshot:
@@ -66,7 +68,7 @@ def snapshot(path: str, read_to: int) -> Snapshot:
 
 def state_paths(folder: Path, path: str) -> tuple[Path, Path]:
     """The JSON of figures and the pickled engine for a session file (keyed by its absolute path)."""
-    key = hashlib.blake2b(os.path.abspath(path).encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
+    key = blake2b(os.path.abspath(path).encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
     return folder / f"{key}.json", folder / f"{key}.pickle"
 
 
@@ -136,7 +138,7 @@ class StatusEngine:
             *writes,
             (
                 figures_path,
-                json.dumps({"version": STATE_VERSION, "profile": self.profile, "snapshot": asdict(snap), "figures": figures}).encode(),
+                json.dumps({"version": STATE_VERSION, "profile": self.profile, "snapshot": snap._asdict(), "figures": figures}).encode(),
             ),
         ):
             aside = target.with_suffix(target.suffix + ".tmp")
@@ -164,6 +166,8 @@ class StatusEngine:
 def figures_of(session: Any, counter: Any, profile: str | None = None, resume: Any = None) -> dict[str, Any]:
     """The status line's figures for a session read so far, measured with `counter` (its memo kept) and, with
     `resume`, the trace's counting pass going on from the last update's (core.request.trace_resume)."""
+    from dataclasses import asdict
+
     from foldscope.core.forensics.cache_report import cache_report, totals_of
     from foldscope.core.forensics.cause_prices import READ_INSTEAD
     from foldscope.core.model.policy import Policy, PolicyChoice
