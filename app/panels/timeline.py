@@ -274,7 +274,8 @@ class Timeline(QWidget):
 
     def zoom_by(self, step: int) -> None:
         """Zoom in (1), out (-1) or back to the whole session (0), the shown request kept in view."""
-        if self.document is not None and self.zoom.zoom(step, self.slots(), self.current):
+        # Not while a load counts: its bars are drawn by pixel column, unzoomed (_draw_counting).
+        if self.document is not None and self.document.counted and self.zoom.zoom(step, self.slots(), self.current):
             self.update()
 
     def fold_slots(self) -> list[int]:

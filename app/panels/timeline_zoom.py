@@ -10,7 +10,9 @@ from foldscope.app.qt import QAction, QKeySequence, QRectF, Qt
 MAX_LEVEL = 6  # at most 64 times: 450 requests at 1366 pixels get bars of about 2 px unzoomed, 7 at 4 times
 MIN_SLOTS = 8
 ZOOM_KEYS: dict[int, int] = {Qt.Key.Key_Plus: 1, Qt.Key.Key_Equal: 1, Qt.Key.Key_Minus: -1, Qt.Key.Key_0: 0}  # 0: back to the whole session
-ZOOM_HINT = "+/− zoom, 0 the whole session"
+# The View menu's keys, as the timeline's heading shows them (one set, shown alike; focused, + - 0 work too).
+ZOOM_IN, ZOOM_OUT, ZOOM_WHOLE = "Ctrl++", "Ctrl+-", "Ctrl+0"
+ZOOM_HINT = f"{ZOOM_IN}/{ZOOM_OUT}, {ZOOM_WHOLE} all"  # short: the heading shares its line with the legend
 
 
 class Zoom:
@@ -74,7 +76,7 @@ class Zoom:
 
     def words(self) -> str:
         """What the heading adds while zoomed in."""
-        return f"  ·  zoomed ×{self.factor} ({ZOOM_HINT})" if self.level else ""
+        return f"  ·  zoomed ×{self.factor}: {ZOOM_HINT}" if self.level else ""
 
 
 def wheel(timeline, event) -> bool:
@@ -101,7 +103,7 @@ def add_zoom_menu(menu, parent, timeline) -> None:
     """View > Timeline zoom: in, out and the whole session, window-wide (the timeline's own +/− and 0 need its focus)."""
     sub = menu.addMenu("Timeline &zoom")
     tip = "The timeline's bars wider or narrower, the shown request kept in view (Ctrl+wheel over the timeline)"
-    for text, key, step in (("Zoom &in", "Ctrl++", 1), ("Zoom &out", "Ctrl+-", -1), ("&Whole session", "Ctrl+0", 0)):
+    for text, key, step in (("Zoom &in", ZOOM_IN, 1), ("Zoom &out", ZOOM_OUT, -1), ("&Whole session", ZOOM_WHOLE, 0)):
         action = QAction(text, parent)
         action.setShortcut(QKeySequence(key))
         action.setToolTip(tip)

@@ -77,7 +77,8 @@ def test_ctrl_wheel_zooms_the_wheel_alone_then_scrolls_and_the_view_menu_zooms_f
     assert timeline.zoom.first > first and bar_width(timeline) == 2 * whole
     menu = next(a.menu() for a in window.view_menu.actions() if a.text() == "Timeline &zoom")
     actions = {a.text(): a for a in menu.actions()}
-    assert actions["Zoom &in"].shortcut().toString() == "Ctrl++"
+    # The heading, zoomed, names the menu's keys: one set, shown alike.
+    assert all(f"{a.shortcut().toString()}" in timeline.zoom.words() for a in actions.values())
     actions["Zoom &in"].trigger()
     assert bar_width(timeline) == 4 * whole and in_view(timeline, 100)
     actions["Zoom &out"].trigger()
