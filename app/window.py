@@ -117,6 +117,22 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("foldscope")
         self.setAcceptDrops(True)
 
+        self._build_panels()
+        self._lay_out_panels()
+        self._build_collaborators()
+        self._dock_collaborators()
+        self._wire_panels()
+        self._wire_collaborators()
+        self._wire_loader()
+        self.theme = "system"
+        self._build_menus()
+        self._restore_state()
+        follow_system_theme(self._system_theme_changed)
+
+    # -- building -------------------------------------------------------------------------
+
+    def _build_panels(self) -> None:
+        """Every panel and bar, made; none placed yet."""
         self.record_model = RecordModel(self)
         self.view_model = ViewModel(self)
         self.record_list = MessageList("Full record", self.record_model)
@@ -124,35 +140,27 @@ class MainWindow(QMainWindow):
         self.inspector = Inspector()
         self.request_panel = RequestPanel()
         self.composition_panel = CompositionPanel()
-        self.composition_panel.message_requested.connect(lambda index: self.select_message(index, reveal=False))
         self.timeline = Timeline()
         self.window_map = WindowMap()
-        self.record_list.message_selected.connect(self.select_message)
-        self.view_list.message_selected.connect(self.select_message)
-        self.record_list.message_opened.connect(self.open_subagent_at)
-        self.view_list.message_opened.connect(self.open_subagent_at)
-        self.inspector.message_requested.connect(self.select_message)
-        self.window_map.message_clicked.connect(self.select_message)
-        self.timeline.request_selected.connect(self.show_request)
         self.fold_panel = FoldPanel()
-        self.fold_panel.fold_selected.connect(self.show_fold)
-        self.library_panel = LibraryPanel(db)
-        self.library_panel.session_chosen.connect(self.open_at)
+        self.library_panel = LibraryPanel(self.db)
+        self.cost_panel = CostPanel()  # where the money went: computed while its tab is shown
+        self.cost_panel.library_db = lambda: self.db  # the Cost panel's library view counts this library
         self.side_tabs = QTabWidget()
         self.side_tabs.addTab(self.inspector, "Inspector")
         self.side_tabs.addTab(self.request_panel, "Request")
         self.side_tabs.addTab(self.composition_panel, "Composition")
         self.side_tabs.addTab(self.library_panel, "Library")
-        self.cost_panel = CostPanel()  # where the money went: computed while its tab is shown
-        self.cost_panel.request_chosen.connect(lambda k: self.timeline.step_to(k))
-        self.cost_panel.library_db = lambda: self.db  # the Cost panel's library view counts this library
-        self.cost_panel.library.request_chosen.connect(lambda path, k: open_at_request(self, path, k))
         self.side_tabs.addTab(self.cost_panel, "Cost")
         squeezable_tabs(self.side_tabs)
         squeezable_tabs(self.cost_panel.tabs)
         self.side_tabs.setCurrentWidget(self.composition_panel)  # the README's first step: what fills the window
-        self.side_tabs.currentChanged.connect(self._side_tab_changed)
+        self.library_bar = LibraryBar()  # shown while the library cannot be used
+        self.warnings_bar = WarningsBar()  # what the reader skipped or could not link, as the CLI prints it
+        self._build_status_bar()
 
+    def _lay_out_panels(self) -> None:
+        """The panels placed: the timeline and map above the lists and side tabs, the bars above them, the folds dock."""
         self.lists_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.lists_splitter.setObjectName("listsSplitter")
         self.lists_splitter.addWidget(self.record_list)
@@ -172,21 +180,24 @@ class MainWindow(QMainWindow):
         for splitter in (self.lists_splitter, self.main_splitter, self.top_splitter):
             splitter.setChildrenCollapsible(False)
         self.top_splitter.setContentsMargins(6, 4, 6, 0)
-        self.central_column = QWidget()  # the what-if banner above the panels
-        column = QVBoxLayout(self.central_column)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(2)
+        self.central_column = QWidget()  # the bars (the library's, the what-if's, the reader's warnings) above the panels
+        self.column = QVBoxLayout(self.central_column)
+        self.column.setContentsMargins(0, 0, 0, 0)
+        self.column.setSpacing(2)
+        self.column.addWidget(self.library_bar)
+        self.column.addWidget(self.warnings_bar)
+        self.column.addWidget(self.top_splitter, 1)
         self.setCentralWidget(self.central_column)
-
         # The folds table is a dock at the bottom; the fold preview and the pager open as tabs beside it.
         self.folds_dock = QDockWidget("Folds", self)
         self.folds_dock.setObjectName("foldsDock")
         self.folds_dock.setWidget(self.fold_panel)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.folds_dock)
-        self._build_status_bar()
-        # The collaborators, each handed what it works with.
+
+    def _build_collaborators(self) -> None:
+        """The collaborators, each handed what it works with (the session actions add their docks)."""
         self.editor = SessionEditor(self)
-        self.saver = SaveController(self, self.editor, db)
+        self.saver = SaveController(self, self.editor, self.db)
         self.session_actions = SessionActions(
             self, self.editor, self.saver, (self.record_list, self.view_list), lambda: self.inspector.index, self.busy
         )
@@ -202,35 +213,44 @@ class MainWindow(QMainWindow):
         self.replay_lab: ReplayView | None = None  # made when first opened
         # View > Follow: the file read as it grows, into the shown document's workspace
         self.live = LiveFollow(lambda: self.editor.workspace_for(self.document) if self.document is not None else None, self)
-        self.live.grew.connect(self.show_growth)
-        self.live.limits_crossed.connect(self._limits_crossed)
-        self.live.stopped.connect(self._follow_stopped)
         self.report_task: Task | None = None
         self.tune: TuneView | None = None  # made when first opened
-        self.library_bar = LibraryBar()  # shown while the library cannot be used
-        self.library_bar.choose_requested.connect(self.choose_library)
-        self.library_bar.fresh_requested.connect(self.fresh_library)
-        self.library_panel.sessions_removed.connect(self._library_sessions_removed)
-        column.addWidget(self.library_bar)
-        column.addWidget(self.what_if.banner)
-        self.warnings_bar = WarningsBar()  # what the reader skipped or could not link, as the CLI prints it
-        column.addWidget(self.warnings_bar)
-        column.addWidget(self.top_splitter, 1)
+
+    def _dock_collaborators(self) -> None:
+        """The what-if banner under the library's bar; the fold preview and the pager tabbed with the folds."""
+        self.column.insertWidget(1, self.what_if.banner)
         self.tabifyDockWidget(self.folds_dock, self.session_actions.preview_dock)
         self.tabifyDockWidget(self.session_actions.preview_dock, self.session_actions.pager_dock)
         self.folds_dock.raise_()
         self.default_layout = self.saveState()  # View > Reset layout puts the docks back here
-        self._wire_loader()
+
+    def _wire_panels(self) -> None:
+        """What each panel asks for: a message selected, a request stepped to, a session opened."""
+        for messages in (self.record_list, self.view_list):
+            messages.message_selected.connect(self.select_message)
+            messages.message_opened.connect(self.open_subagent_at)
+        self.inspector.message_requested.connect(self.select_message)
+        self.composition_panel.message_requested.connect(lambda index: self.select_message(index, reveal=False))
+        self.window_map.message_clicked.connect(self.select_message)
+        self.timeline.request_selected.connect(self.show_request)
+        self.fold_panel.fold_selected.connect(self.show_fold)
+        self.library_panel.session_chosen.connect(self.open_at)
+        self.library_panel.sessions_removed.connect(self._library_sessions_removed)
+        self.cost_panel.request_chosen.connect(lambda k: self.timeline.step_to(k))
+        self.cost_panel.library.request_chosen.connect(lambda path, k: open_at_request(self, path, k))
+        self.side_tabs.currentChanged.connect(self._side_tab_changed)
+        self.library_bar.choose_requested.connect(self.choose_library)
+        self.library_bar.fresh_requested.connect(self.fresh_library)
+
+    def _wire_collaborators(self) -> None:
+        """The panels redrawn from what an action, the follow and a policy change say changed."""
+        self.live.grew.connect(self.show_growth)
+        self.live.limits_crossed.connect(self._limits_crossed)
+        self.live.stopped.connect(self._follow_stopped)
         self.editor.changed.connect(self.show_changes)
         self.editor.stack_changed.connect(self._refresh_title)
         self.session_actions.policy_applied.connect(self._policy_applied)
         self.session_actions.policy_editor.policy_changed.connect(self.what_if.policy_changed)
-        self.theme = "system"
-        self._build_menus()
-        self._restore_state()
-        follow_system_theme(self._system_theme_changed)
-
-    # -- building -------------------------------------------------------------------------
 
     def _build_status_bar(self) -> None:
         self.status_label = StatusLine(NO_SESSION_HINT)  # the parts that fit, the estimate first; all in the tooltip

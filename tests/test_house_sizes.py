@@ -23,7 +23,6 @@ BIG_MODULES = {
 # path:function -> why
 LONG_FUNCTIONS = {
     "core/request/count_step.py:lay_out": "one pass over a request's layout, kept whole for speed",
-    "app/window.py:__init__": "issue 44: built, docked and wired in three steps",
     "core/readout/report.py:cost_sections": "the cost sections in one",
     "app/lab/replay.py:__init__": "the lab's controls laid out in one",
     "core/formats/inspect_log.py:session": "the sample's events walked in one",
