@@ -67,6 +67,10 @@ def eager(monkeypatch):
     monkeypatch.setattr(ahead, "BATCH_CHARS", 8 << 10)
     monkeypatch.setattr(ahead, "LEAD_CHARS", 64 << 10)
     monkeypatch.setattr(ahead, "WAIT_FOR_START", True)
+    # The measure waits for the child's answers rather than counting waiting batches itself, however loaded the
+    # machine: a test that asserts the child counted is then never at the mercy of how fast it started.
+    monkeypatch.setattr(ahead, "COUNT_WHILE_WAITING", False)
+    monkeypatch.setattr(ahead, "START_SECONDS", 120.0)
     made: list[ahead.CountsAhead] = []
     real = ahead.CountsAhead.close
 
@@ -189,7 +193,7 @@ def test_a_child_that_fails_costs_time_never_a_figure(eager, monkeypatch, tmp_pa
 def test_a_child_that_never_answers_is_given_up_on_and_nothing_is_left_running(eager, monkeypatch, tmp_path):
     session = tool_session(12)
     expected = inline(session, None, monkeypatch)
-    monkeypatch.setattr(ahead, "WAIT_SECONDS", 3.0)  # long enough for the first answer on a loaded machine
+    monkeypatch.setattr(ahead, "WAIT_SECONDS", 3.0)  # a batch unanswered this long after the first answer: given up on
     # Answers the first batch truly (so the measure waits for it from then on), then never answers again.
     body = (
         "import sys, os\nfrom foldscope.core.request import tokens\n"
@@ -393,6 +397,7 @@ def test_a_thread_sharing_the_counter_never_waits_for_the_child(eager, monkeypat
     """Only the measure's thread waits for, flushes or steals a batch: another thread that counts with the same
     counter while the trace is measured gets the counts already made and counts the rest in-line."""
     monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: None)  # no child: every batch stays queued
+    monkeypatch.setattr(ahead, "COUNT_WHILE_WAITING", True)  # so the measure's thread counts a queued batch itself
     rec = tool_session(6).record
     counts = ahead.CountsAhead(rec, None, (None, False))
     try:
