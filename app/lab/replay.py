@@ -6,6 +6,7 @@ import html
 from collections.abc import Sequence
 
 from foldscope.app.lab.replay_chart import ReplayChart, Rule, Series
+from foldscope.app.lab.screen_fit import resize_within_screen
 from foldscope.app.models.messages import preview_text
 from foldscope.app.models.replay import STRATEGY_HINTS, TotalsModel
 from foldscope.app.panels.policy_editor import PolicyEditor
@@ -217,7 +218,7 @@ class ReplayView(QWidget):
         layout.addWidget(left)
         layout.addWidget(self.splitter, 1)
         self._running(False)
-        self.resize(1500, 1000)
+        resize_within_screen(self, 1500, 1000)
 
     # -- session and settings -------------------------------------------------------------
 

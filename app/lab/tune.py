@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 from foldscope.app import dialogs
+from foldscope.app.lab.screen_fit import resize_within_screen
 from foldscope.app.models.tune import SortRole, TuneModel
 from foldscope.app.qt import (
     QCheckBox,
@@ -193,7 +194,7 @@ class TuneView(QWidget):
         column.addLayout(buttons)
         column.addWidget(self.status)
         column.addWidget(results, 1)
-        self.resize(1100, 760)
+        resize_within_screen(self, 1100, 760)
 
     def choose_folder(self) -> None:
         folder = dialogs.choose_folder(self, "Sessions to sweep", self.folder.text())
