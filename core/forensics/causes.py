@@ -140,6 +140,25 @@ def _position(measured: Measured, usage: Usage) -> int | None:
     return min(usage.reported_input, round(measured.parted_at / measured.counted * usage.reported_input))
 
 
+def rewrite_of(request: Request, last: Request, m: Measured | None) -> Rewrite | None:
+    """What changed from the request before where this one's prefix parted from it: the model, or the first changed
+    place in the provider's tokens (None: nothing changed in the prefix). Read by the write causes and the read
+    shortfalls alike (core.forensics.reads)."""
+    if not _same_model(request.model, last.model):
+        return Rewrite(0, None, None, "model")
+    if m is None or m.divergence is None or request.usage is None or (at := _position(m, request.usage)) is None:
+        return None
+    p = m.place
+    return Rewrite(
+        at,
+        m.divergence.message if p is None else p.message,
+        m.divergence.index if p is None or p.index is None else p.index,
+        m.divergence.cause,
+        None if p is None else p.char,
+        None if p is None else p.byte,
+    )
+
+
 def gaps(trace: Sequence[Request]) -> list[float | None]:
     """Seconds since the previous request with a time (None without one): the idle gap before each request."""
     out: list[float | None] = []
@@ -209,19 +228,7 @@ def _attributed(request: Request, m: Measured, last: Request, gap: float | None,
     assert u is not None and lu is not None
     cached = lu.cache_read + lu.cache_write
     since = None if request.at is None or last.at is None else max(0.0, request.at - last.at)
-    rewrite: Rewrite | None = None
-    if not _same_model(request.model, last.model):
-        rewrite = Rewrite(0, None, None, "model")
-    elif (at := _position(m, u)) is not None and m.divergence is not None:
-        p = m.place
-        rewrite = Rewrite(
-            at,
-            m.divergence.message if p is None else p.message,
-            m.divergence.index if p is None or p.index is None else p.index,
-            m.divergence.cause,
-            None if p is None else p.char,
-            None if p is None else p.byte,
-        )
+    rewrite = rewrite_of(request, last, m)
     # Without a change the whole cached prefix is unchanged; with one, the prefix the provider could still read:
     # up to the last mark an earlier request left before the place.
     parted = cached if rewrite is None else _mark_at_or_before(marks, min(rewrite.position, cached))

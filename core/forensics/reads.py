@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from foldscope.core.forensics.causes import Rewrite, _position, _same_model, gaps
+from foldscope.core.forensics.causes import Rewrite, gaps, rewrite_of
 from foldscope.core.forensics.trace_pass import Measured
 from foldscope.core.model.cost import LIFETIME_SECONDS
 from foldscope.core.model.session import Session, Usage
@@ -89,19 +89,7 @@ def read_rows(session: Session, measured: Sequence[Measured]) -> list[ReadRow]:
             last = request if u is not None else last
             continue
         prefix = min(last.usage.reported_input, u.reported_input)  # a shorter request cannot read past its own end
-        rewrite: Rewrite | None = None
-        if not _same_model(request.model, last.model):
-            rewrite = Rewrite(0, None, None, "model")
-        elif m is not None and m.divergence is not None and (at := _position(m, u)) is not None:
-            p = m.place
-            rewrite = Rewrite(
-                at,
-                m.divergence.message if p is None else p.message,
-                m.divergence.index if p is None or p.index is None else p.index,
-                m.divergence.cause,
-                None if p is None else p.char,
-                None if p is None else p.byte,
-            )
+        rewrite = rewrite_of(request, last, m)
         since = None if request.at is None or last.at is None else max(0.0, request.at - last.at)
         broke = _broke(u.cache_read, prefix, prefix if rewrite is None else min(rewrite.position, prefix), since)
         out.append(ReadRow(request.index, u, gap, prefix, broke, rewrite if broke.get("rewrite") else None))
