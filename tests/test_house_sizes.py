@@ -14,7 +14,6 @@ BIG_MODULES = {
     "app/window.py": "the window's build, docks and wiring (issue 44: panels wired in three small steps)",
     "core/replay/lab.py": "the lab's three strategies' runs and their rows",
     "app/panels/timeline.py": "the timeline's model, paint and navigation",
-    "core/formats/stream.py": "the streaming reader's shapes",
     "app/panels/window_map.py": "the window map's layout, paint and legend",
     "core/request/count.py": "the Counter and its batch paths",
     "core/readout/report.py": "the report's sections",

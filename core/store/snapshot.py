@@ -55,7 +55,7 @@ SNAPSHOT_CLASSES = {
     ("foldscope.core.model.session", "Request"),
     ("foldscope.core.model.session", "Fields"),
     ("foldscope.core.model.views", "SharedView"),
-    ("foldscope.core.formats.stream", "SourceLines"),
+    ("foldscope.core.formats.stream_lines", "SourceLines"),
     ("foldscope.core.store.snapshot", "_frozen"),
     ("foldscope.core.store.snapshot", "_session"),
     ("foldscope.core.store.snapshot", "_message"),

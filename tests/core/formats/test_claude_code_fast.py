@@ -1,7 +1,7 @@
 """The Claude Code reader's shortcuts against the rules they replace: a typed prompt on the main chain read straight
 into the record (claude_code._Reader._typed_prompt) makes the session the general steps make, over random files of
 prompts, answers, results, compactions, rewinds, sidechain lines, repeated and colliding ids and odd fields; and
-stream.parse_time's reuse of the last whole second gives fromisoformat's time to the last bit."""
+stream_fields.parse_time's reuse of the last whole second gives fromisoformat's time to the last bit."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.formats import claude_code, stream
+from foldscope.core.formats import claude_code, stream_fields
 from foldscope.core.model.session import Fields, Session
 
 SECONDS = [
@@ -213,9 +213,9 @@ def test_the_shortcut_takes_the_typed_prompts_of_a_plain_file(tmp_path, monkeypa
 @settings(max_examples=500, deadline=None)
 @given(st.lists(TIMES, min_size=1, max_size=8))
 def test_a_time_in_the_last_whole_second_reads_as_fromisoformat_reads_it(times):
-    stream._last_second[:] = [None, None]
+    stream_fields._last_second[:] = [None, None]
     for value in times:
-        assert repr(stream.parse_time(value)) == repr(stream._parse_time(value))
+        assert repr(stream_fields.parse_time(value)) == repr(stream_fields._parse_time(value))
 
 
 def test_fields_one_is_the_fields_of_a_one_key_dict():
@@ -227,10 +227,10 @@ def test_fields_one_is_the_fields_of_a_one_key_dict():
 @settings(max_examples=200, deadline=None)
 @given(st.lists(TIMES, min_size=1, max_size=12))
 def test_a_time_text_read_again_gives_the_same_float_object_and_value(times):
-    stream._last_second[:] = [None, None]
+    stream_fields._last_second[:] = [None, None]
     for value in times:
-        first = stream.parse_time(value)
-        again = stream.parse_time("".join(value) if isinstance(value, str) else value)  # an equal text, not the same object
-        assert repr(first) == repr(stream._parse_time(value)) == repr(again)
+        first = stream_fields.parse_time(value)
+        again = stream_fields.parse_time("".join(value) if isinstance(value, str) else value)  # an equal text, not the same object
+        assert repr(first) == repr(stream_fields._parse_time(value)) == repr(again)
         if isinstance(value, str) and first is not None:
             assert again is first
