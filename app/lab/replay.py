@@ -21,6 +21,7 @@ from foldscope.app.qt import (
     QListWidgetItem,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     Qt,
     QTableView,
@@ -207,13 +208,24 @@ class ReplayView(QWidget):
         top = QWidget()
         top_column = QVBoxLayout(top)
         top_column.setContentsMargins(0, 0, 0, 0)
-        top_column.addWidget(self.heading)
+        # The heading says the model, the policy and what was billed in up to 7 wrapped lines: on a 768-pixel screen
+        # it scrolls within 4, and the totals keep 8 rows, so that the table is read, not its heading.
+        heading_box = QScrollArea()
+        heading_box.setWidget(self.heading)
+        heading_box.setWidgetResizable(True)
+        heading_box.setFrameShape(QScrollArea.Shape.NoFrame)
+        heading_box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        heading_box.setMaximumHeight(self.heading.fontMetrics().lineSpacing() * 4 + 4)
+        top_column.addWidget(heading_box)
         top_column.addWidget(self.table)
+        rows = self.table.fontMetrics().height() + 6  # a row sized to its contents, as the vertical header does
+        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + 8 * rows + 4)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         for part in (top, chart_box, request_box):
             self.splitter.addWidget(part)
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.setSizes([250, 660, 150])
+        # Shares of the height: at a laptop's 1366x768 the totals keep 8 of their rows in view, the charts the rest.
+        self.splitter.setSizes([320, 590, 150])
         layout = QHBoxLayout(self)
         layout.addWidget(left)
         layout.addWidget(self.splitter, 1)

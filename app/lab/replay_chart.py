@@ -74,7 +74,7 @@ class ReplayChart(QWidget):
         self.selected: int | None = None  # the request drawn as chosen
         self._plot: tuple[tuple, QRectF] | None = None
         self.setMouseTracking(True)
-        self.setMinimumHeight(150)
+        self.setMinimumHeight(110)  # three in a 768-pixel screen leave the totals 8 rows (app.lab.replay)
         self.setAccessibleName(title)
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
