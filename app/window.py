@@ -247,6 +247,7 @@ class MainWindow(QMainWindow):
         self.live.grew.connect(self.show_growth)
         self.live.limits_crossed.connect(self._limits_crossed)
         self.live.stopped.connect(self._follow_stopped)
+        self.fold_panel.follow_changes(self.editor.changed.connect, lambda: self.document)
         self.editor.changed.connect(self.show_changes)
         self.editor.stack_changed.connect(self._refresh_title)
         self.session_actions.policy_applied.connect(self._policy_applied)
@@ -943,9 +944,7 @@ class MainWindow(QMainWindow):
         view = changes is None or changes.view
         added = changes is None or bool(changes.added)
         metadata = changes is None or changes.metadata
-        folds = changes is None or bool(changes.folds)
-        if folds:  # fold records were appended or taken back: the table of folds (its rows the workspace's)
-            self.fold_panel.set_rows(doc.folds, len(doc.requests))
+        folds = changes is None or bool(changes.folds)  # the fold panel redraws its rows itself (follow_changes)
         if not (view or added or metadata or folds):
             return
         if self.timeline.current != self.timeline.last_slot():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from foldscope.app.highlight import plain_tip
@@ -21,6 +22,8 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
+from foldscope.core.model.commands import Changes
+from foldscope.core.readout.document import Document
 from foldscope.core.readout.fold_facts import FoldRow
 from foldscope.core.readout.words import counted
 
@@ -153,6 +156,17 @@ class FoldPanel(QWidget):
         """View > Folds: the table has the keyboard, shown even when it has no rows."""
         self.table.show()
         self.table.setFocus()
+
+    def follow_changes(
+        self, connect: Callable[[Callable[[Changes | None], None]], object], document: Callable[[], Document | None]
+    ) -> None:
+        """Redraw its rows from the workspace's changes itself, as Anki's screens filter operation_did_execute: `connect`
+        hooks a slot to the signal that carries each change (None: anything may have changed)."""
+        connect(lambda changes: self._changed(changes, document()))
+
+    def _changed(self, changes: Changes | None, doc: Document | None) -> None:
+        if doc is not None and (changes is None or changes.folds):  # fold records appended or taken back
+            self.set_rows(doc.folds, len(doc.requests))
 
     def set_waiting(self) -> None:
         """The first step of a load: the fold records are tied to requests once the trace is measured."""
