@@ -209,13 +209,13 @@ class ReplayView(QWidget):
         top_column = QVBoxLayout(top)
         top_column.setContentsMargins(0, 0, 0, 0)
         # The heading says the model, the policy and what was billed in up to 7 wrapped lines: on a 768-pixel screen
-        # it scrolls within 4, and the totals keep 8 rows, so that the table is read, not its heading.
+        # it scrolls within about 4, and the totals keep 8 rows, so that the table is read, not its heading.
         heading_box = QScrollArea()
         heading_box.setWidget(self.heading)
         heading_box.setWidgetResizable(True)
         heading_box.setFrameShape(QScrollArea.Shape.NoFrame)
         heading_box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        heading_box.setMaximumHeight(self.heading.fontMetrics().lineSpacing() * 4 + 4)
+        heading_box.setMaximumHeight(self.heading.fontMetrics().lineSpacing() * 4 + 12)
         top_column.addWidget(heading_box)
         top_column.addWidget(self.table)
         rows = self.table.fontMetrics().height() + 6  # a row sized to its contents, as the vertical header does
