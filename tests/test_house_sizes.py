@@ -16,13 +16,11 @@ BIG_MODULES = {
     "app/panels/timeline.py": "the timeline's model, paint and navigation",
     "app/panels/window_map.py": "the window map's layout, paint and legend",
     "core/request/count.py": "the Counter and its batch paths",
-    "core/readout/report.py": "the report's sections",
     "core/request/tokens.py": "the counting child (issue 44: one counting package)",
 }
 # path:function -> why
 LONG_FUNCTIONS = {
     "core/request/count_step.py:lay_out": "one pass over a request's layout, kept whole for speed",
-    "core/readout/report.py:cost_sections": "the cost sections in one",
     "app/lab/replay.py:__init__": "the lab's controls laid out in one",
     "core/formats/inspect_log.py:session": "the sample's events walked in one",
     "core/readout/trace_facts.py:measure_requests": "the request rows in one pass",

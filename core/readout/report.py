@@ -8,9 +8,7 @@ quotes) before it enters the page: a session is data, never markup.
 
 from __future__ import annotations
 
-import html
 import math
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +24,8 @@ from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.composition import Composition, request_composition
 from foldscope.core.readout.cost_facts import duration
 from foldscope.core.readout.document import is_note
+from foldscope.core.readout.report_cost import cost_sections
+from foldscope.core.readout.report_html import RULE_COLOURS, Markup, Section, esc, num, part_colour, swatch, table
 from foldscope.core.readout.report_transcript import conversation_section_body, every_request_body, request_anchor
 from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate, no_requests, usage_note
@@ -33,56 +33,6 @@ from foldscope.core.readout.words import counted_words
 from foldscope.core.request.measure import Measure
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-RULE_COLOURS = {"ceiling": "#c0392b", "line": "#d68910", "target": "#1e8449"}
-CATEGORY_COLOURS = {
-    "system and tools": "#6b5bbd",
-    "unseen head": "#9a9a9a",
-    "instructions": "#1f7a4d",
-    "assistant text": "#1c5fb8",
-    "tool calls": "#d35400",
-    "notes": "#0f8a8a",
-    "clipped copies": "#c0392b",
-    "framing": "#c8c8c8",
-}
-# The bill's parts, as the GUI's Cost tab colours them (app/panels/cost.py).
-COST_COLOURS = {
-    "fresh": "#7f8c8d",
-    "cache_read": "#5dade2",
-    "first": "#1e8449",
-    "append": "#27ae60",
-    "rewrite": "#c0392b",
-    "expired": "#d68910",
-    "provider": "#8e44ad",
-    "unexplained": "#34495e",
-    "output": "#1c5fb8",
-    "subagents": "#b08d57",
-    "summariser": "#0f8a8a",
-}
-UNSEEN_SHADES = ("#8a8a8a", "#a6a6a6", "#7a7a7a", "#b4b4b4", "#959595", "#6e6e6e")
-RESULT_SHADES = ("#b08d57", "#c9a56b", "#8f7040", "#d8bd8a", "#a07a45", "#e0cba0")
-
-
-class Markup(str):
-    """HTML this module built (a swatch, a link): a table cell that holds it is not escaped again."""
-
-
-def esc(value: Any) -> str:
-    """Session text (or any value) as HTML text: every markup character escaped, quotes included."""
-    return html.escape(str(value), quote=True)
-
-
-def num(value: int | float | None) -> str:
-    return "—" if value is None else f"{value:,}"
-
-
-def usd(value: float | None) -> str:
-    return "—" if value is None else f"${value:,.4f}"
-
-
-@dataclass
-class Section:
-    title: str
-    body: str
 
 
 @dataclass
@@ -188,20 +138,6 @@ def _ticks(span: float, count: int = 4) -> list[int]:
     return list(range(0, int(span) + 1, step))
 
 
-def part_colour(name: str) -> str:
-    """A category's colour: its own, or (a tool's results) one of the result shades, the same for a name on every bar."""
-    colour = CATEGORY_COLOURS.get(name)
-    if colour is None and name.startswith("unseen head"):  # the head's parts: greys, as its one block is
-        colour = UNSEEN_SHADES[zlib.crc32(name.encode()) % len(UNSEEN_SHADES)]
-    if colour is None:
-        colour = RESULT_SHADES[zlib.crc32(name.encode()) % len(RESULT_SHADES)]
-    return colour
-
-
-def swatch(name: str) -> str:
-    return f"<span class=swatch style='background:{part_colour(name)}'></span>"
-
-
 def composition_legend(c: Composition) -> str:
     """Each category the bar draws, its colour and tokens: readable without hovering, in a screenshot or on paper."""
     items = "".join(f"<span class=key>{swatch(p.name)}{esc(p.name)} {num(p.tokens)}</span>" for p in c.parts if p.tokens > 0)
@@ -240,18 +176,6 @@ def composition_svg(c: Composition, width: int = 960, height: int = 34, css: str
 
 
 # -- tables ------------------------------------------------------------------------------------------------
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[int] = ()) -> str:
-    head = "".join(f"<th{' class=n' if i in numeric else ''}>{esc(h)}</th>" for i, h in enumerate(headers))
-    body = "".join(
-        "<tr>" + "".join(f"<td{' class=n' if i in numeric else ''}>{_cell(v)}</td>" for i, v in enumerate(row)) + "</tr>" for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _cell(value: Any) -> str:
-    return value if isinstance(value, Markup) else esc(value)
 
 
 def _utc(at: float | None) -> str:
@@ -361,142 +285,6 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
         + "<h3>Carried more than once</h3>"
         + repeats,
     )
-
-
-def cost_sections(data: ReportData) -> list[Section]:
-    """Cost by cause and the compactions, from core.forensics (absent parts say why)."""
-    try:
-        from foldscope.core.forensics.cache_report import cache_report
-        from foldscope.core.forensics.compactions import compaction_report
-    except ImportError:  # pragma: no cover - the forensics layer ships with foldscope
-        return [Section("Cost by cause", "<p>Not available in this build.</p>")]
-    session, measure = data.session, data.measure
-    steps = data.cache_pass
-    try:
-        if steps is not None and len(steps.rows) == len(session.trace):  # heard every request of the trace's count
-            heads = [row.unseen_head for row in measure.trace.rows]  # the trace's own, from the same counts
-            cache = cache_report(session, measure.policy, measured=steps.measured(heads), tokens=steps.tokens)
-        else:
-            cache = cache_report(session, measure.policy, measure.counter)
-        totals = cache.totals()
-    except Exception as exc:  # noqa: BLE001 - one section that cannot be made says why; the report still opens
-        return [Section("Cost by cause", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")]
-    from foldscope.core.readout.cost_facts import PART_EXPLAINED, PART_WORDS, reads_words
-
-    bill, whole = totals.get("bill_usd"), totals.get("total_usd")
-
-    def share(value: float | None) -> str:
-        return f"{value / whole:.0%}" if value is not None and whole else "—"
-
-    rows = [
-        (
-            Markup(swatch_cost(part) + esc(PART_WORDS[part][0])),
-            num(v["tokens"]),
-            usd(v.get("cost_usd")),
-            share(v.get("cost_usd")),
-            usd(v.get("waste_usd")) if "waste_usd" in v else "",
-            PART_WORDS[part][1],
-        )
-        for part, v in totals["by_cause"].items()
-        if v["tokens"] or v.get("cost_usd")
-    ]
-    rows.append((Markup("<b>this session's own requests</b>"), "", usd(bill), share(bill), "", "the parts above together"))
-    kids = [kind for kind in ("subagents", "summariser") if totals["children"][kind]["requests"]]
-    rows += [
-        (
-            Markup(swatch_cost(kind) + esc(PART_WORDS[kind][0])),
-            num(totals["children"][kind]["tokens"]),
-            usd(totals["children"][kind]["cost_usd"]),
-            share(totals["children"][kind]["cost_usd"]),
-            "",
-            PART_WORDS[kind][1],
-        )
-        for kind in kids
-    ]
-    rows.append(
-        (
-            Markup("<b>total</b>"),
-            "",
-            Markup(f"<b>{esc(usd(whole))}</b>"),
-            "100%" if whole else "—",
-            "",
-            "everything this session was billed" + (", its subagents and summariser included" if kids else ""),
-        )
-    )
-    intro = (
-        f"<p>The bill, the reported usage priced per request: <b>{esc(usd(bill))}</b>"
-        + (f" ({num(totals['unpriced_requests'])} requests without a price)" if totals.get("unpriced_requests") else "")
-        + (f"; with its subagents and compaction summariser, <b>{esc(usd(whole))}</b> in all" if kids else "")
-        + (
-            f". {esc(reads_words(totals['reads']))}</p>"
-            if cache.implicit
-            else ". Each cache write is put down to its cause; <i>wasted</i> is what a write cost beyond the cheaper "
-            "way to send the same tokens (a read from the cache for rewrites, expiries and misses; fresh input "
-            "for the first and append writes).</p>"
-        )
-    )
-    explained = "".join(
-        f"<p class=legend>{esc(PART_EXPLAINED[p])}</p>"
-        for p in totals["by_cause"]
-        if p in PART_EXPLAINED and totals["by_cause"][p]["tokens"]
-    )
-    out = [
-        Section(
-            "Cost by cause",
-            intro + table(("Part", "Tokens", "Cost", "Share", "Wasted", "What it is"), rows, numeric=(1, 2, 3, 4)) + explained,
-        )
-    ]
-    try:
-        report = compaction_report(session, measure.policy, measure.counter, cache=cache)
-    except Exception as exc:  # noqa: BLE001
-        out.append(Section("Compactions", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>"))
-        return out
-    if not report.compactions:
-        out.append(Section("Compactions", "<p>The session has no compactions or folds.</p>"))
-        return out
-    crow = [
-        (
-            c.request,
-            c.kind,
-            c.source,
-            num(c.before),
-            num(c.after),
-            usd(c.summariser_cost_usd),
-            num(len(c.literals.lost)),
-            num(sum(r.tokens for r in c.refetched)),
-            usd(c.rewrite_cost_usd),
-            "—" if c.payback_requests is None else num(c.payback_requests),
-        )
-        for c in report.compactions
-    ]
-    out.append(
-        Section(
-            "Compactions",
-            "<div class=wide>"
-            + table(
-                (
-                    "Request",
-                    "Kind",
-                    "By",
-                    "Before",
-                    "After",
-                    "Summariser",
-                    "Literals lost",
-                    "Fetched again",
-                    "Cache rewrite",
-                    "Paid back after",
-                ),
-                crow,
-                numeric=(0, 3, 4, 5, 6, 7, 8, 9),
-            )
-            + "</div>",
-        )
-    )
-    return out
-
-
-def swatch_cost(part: str) -> str:
-    return f"<span class=swatch style='background:{COST_COLOURS.get(part, '#999')}'></span>"
 
 
 def every_request_section(data: ReportData, window: int | None) -> Section:

@@ -1,0 +1,90 @@
+"""The report's HTML pieces: escaped text and figures, tables, sections, and the colours of its parts and rules."""
+
+from __future__ import annotations
+
+import html
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+RULE_COLOURS = {"ceiling": "#c0392b", "line": "#d68910", "target": "#1e8449"}
+CATEGORY_COLOURS = {
+    "system and tools": "#6b5bbd",
+    "unseen head": "#9a9a9a",
+    "instructions": "#1f7a4d",
+    "assistant text": "#1c5fb8",
+    "tool calls": "#d35400",
+    "notes": "#0f8a8a",
+    "clipped copies": "#c0392b",
+    "framing": "#c8c8c8",
+}
+# The bill's parts, as the GUI's Cost tab colours them (app/panels/cost.py).
+COST_COLOURS = {
+    "fresh": "#7f8c8d",
+    "cache_read": "#5dade2",
+    "first": "#1e8449",
+    "append": "#27ae60",
+    "rewrite": "#c0392b",
+    "expired": "#d68910",
+    "provider": "#8e44ad",
+    "unexplained": "#34495e",
+    "output": "#1c5fb8",
+    "subagents": "#b08d57",
+    "summariser": "#0f8a8a",
+}
+UNSEEN_SHADES = ("#8a8a8a", "#a6a6a6", "#7a7a7a", "#b4b4b4", "#959595", "#6e6e6e")
+RESULT_SHADES = ("#b08d57", "#c9a56b", "#8f7040", "#d8bd8a", "#a07a45", "#e0cba0")
+
+
+class Markup(str):
+    """HTML the report built (a swatch, a link): a table cell that holds it is not escaped again."""
+
+
+def esc(value: Any) -> str:
+    """Session text (or any value) as HTML text: every markup character escaped, quotes included."""
+    return html.escape(str(value), quote=True)
+
+
+def num(value: int | float | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def usd(value: float | None) -> str:
+    return "—" if value is None else f"${value:,.4f}"
+
+
+@dataclass
+class Section:
+    title: str
+    body: str
+
+
+def part_colour(name: str) -> str:
+    """A category's colour: its own, or (a tool's results) one of the result shades, the same for a name on every bar."""
+    colour = CATEGORY_COLOURS.get(name)
+    if colour is None and name.startswith("unseen head"):  # the head's parts: greys, as its one block is
+        colour = UNSEEN_SHADES[zlib.crc32(name.encode()) % len(UNSEEN_SHADES)]
+    if colour is None:
+        colour = RESULT_SHADES[zlib.crc32(name.encode()) % len(RESULT_SHADES)]
+    return colour
+
+
+def swatch(name: str) -> str:
+    return f"<span class=swatch style='background:{part_colour(name)}'></span>"
+
+
+def swatch_cost(part: str) -> str:
+    return f"<span class=swatch style='background:{COST_COLOURS.get(part, '#999')}'></span>"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[int] = ()) -> str:
+    head = "".join(f"<th{' class=n' if i in numeric else ''}>{esc(h)}</th>" for i, h in enumerate(headers))
+    body = "".join(
+        "<tr>" + "".join(f"<td{' class=n' if i in numeric else ''}>{_cell(v)}</td>" for i, v in enumerate(row)) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _cell(value: Any) -> str:
+    return value if isinstance(value, Markup) else esc(value)
