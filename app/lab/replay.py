@@ -36,15 +36,16 @@ from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, comp
 from foldscope.core.readout.words import counted
 from foldscope.core.replay.lab import ReplayRuns, model_name, model_vs_reported, replay_runs
 from foldscope.core.replay.strategies import STRATEGIES
-from foldscope.core.request.estimators import ADR, ESTIMATORS
+from foldscope.core.request.estimators import ADR, ESTIMATOR_SPECS, ESTIMATORS
 from foldscope.core.request.measure import Measure
 
+# Each strategy's checkbox label, in the user's words; the spec it follows is named in its tooltip (STRATEGY_HINTS).
 STRATEGY_SHORT = {
     "recorded": "as the source sent it",
     "none": "everything, no management",
-    "band": "pi-fold band: commit at 80%, fold to 20%",
+    "band": "one commit at 80% folds down to 20%",
     "compaction": "summarise all at the line",
-    "adr": "our fold (ADR-0130), line to target",
+    "adr": "our fold before every request, line to target",
 }
 HOW_TO_READ = (
     "Each strategy drives the same recorded messages through the trace; the policy sets the ceiling, "
@@ -138,9 +139,10 @@ class ReplayView(QWidget):
         # What the adr fold decides on: the spec's estimate by default, or the predicted input (what a better
         # estimator would have done); core.request.estimators names both.
         self.estimator = QComboBox()
-        for name, short in (("adr", "the estimate, count x scale (the spec's)"), ("predicted", "the predicted input")):
+        for name, short in (("adr", "the estimate, count x scale (the default)"), ("predicted", "the predicted input")):
             self.estimator.addItem(f"{name}: {short}", name)
-            self.estimator.setItemData(self.estimator.count() - 1, ESTIMATORS[name], Qt.ItemDataRole.ToolTipRole)
+            hint = f"{ESTIMATORS[name]} ({ESTIMATOR_SPECS[name]})"
+            self.estimator.setItemData(self.estimator.count() - 1, hint, Qt.ItemDataRole.ToolTipRole)
         self.estimator.setAccessibleName("What the adr fold decides on")
         self.estimator.setToolTip(
             "adr: the estimate the ceiling and the fold decide on (ADR-0130, the default); "

@@ -19,9 +19,15 @@ from foldscope.core.request.provider_text import PredictionCounter
 
 ADR = "adr"
 PREDICTED = "predicted"
+# What each estimator decides on, in the user's words: screens show these; the spec behind each goes in a tooltip.
 ESTIMATORS = {
-    ADR: "the estimate: count x scale (ADR-0130 Amendment 1)",
-    PREDICTED: "predicted input: the newest report of the stretch plus the change since (core.request.predict)",
+    ADR: "the estimate: foldscope's count of the request times a scale that only rises, a safety margin",
+    PREDICTED: "the predicted input: the newest reported input plus what was added since",
+}
+# Where each estimator's rule is written down, for a tooltip or the docs (never the label itself).
+ESTIMATOR_SPECS = {
+    ADR: "ADR-0130 Amendment 1's estimate, count x scale",
+    PREDICTED: "core.request.predict's rule: the newest report of the stretch plus the change since",
 }
 
 

@@ -219,3 +219,17 @@ def test_a_run_that_finished_as_the_session_changed_is_dropped_never_shown_on_th
     assert lab.heading.text() == ("No session open" if then is None else "No replay yet")
     assert not lab.progress.isVisible() and lab.cancel_button.isEnabled() is False
     assert lab.run_button.isEnabled() == (then is not None)
+
+
+SPEC_NAMES = ("ADR", "pi-fold", "Amendment")
+
+
+def test_the_labs_strategy_and_estimator_labels_name_no_spec_and_their_tooltips_do(lab):
+    """Issue 45: plain words first; the label says what a strategy does, the tooltip names the spec it follows."""
+    labels = [check.text() for check in lab.checks.values()]
+    labels += [lab.estimator.itemText(i) for i in range(lab.estimator.count())]
+    labels += [replay_view.decides(name) for name in ("adr", "predicted")]  # the heading's "decides on"
+    assert labels and not [text for text in labels if any(spec in text for spec in SPEC_NAMES)]
+    assert "pi-fold" in lab.checks["band"].toolTip() and "ADR-0130" in lab.checks["adr"].toolTip()
+    adr = lab.estimator.findData("adr")
+    assert "ADR-0130 Amendment 1" in lab.estimator.itemData(adr, Qt.ItemDataRole.ToolTipRole)
