@@ -21,11 +21,7 @@ BIG_MODULES = {
 # path:function -> why
 LONG_FUNCTIONS = {
     "core/request/count_step.py:lay_out": "one pass over a request's layout, kept whole for speed",
-    "app/lab/replay.py:__init__": "the lab's controls laid out in one",
-    "core/formats/inspect_log.py:session": "the sample's events walked in one",
-    "core/readout/trace_facts.py:measure_requests": "the request rows in one pass",
     "core/request/count.py:_count_laid": "the laid-out count's fast path",
-    "core/readout/composition.py:compose": "the composition rows in one pass",
 }
 
 

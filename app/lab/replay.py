@@ -124,6 +124,16 @@ class ReplayView(QWidget):
         self.result: ReplayRuns | None = None
         self.chosen: tuple[str, int] | None = None  # (strategy, row) of the request shown
         self.checks: dict[str, QCheckBox] = {}
+        left = self._controls()
+        self._results()
+        layout = QHBoxLayout(self)
+        layout.addWidget(left)
+        layout.addWidget(self.splitter, 1)
+        self._running(False)
+        resize_within_screen(self, 1500, 1000)
+
+    def _controls(self) -> QWidget:
+        """The left column: the strategies to run, the policy and what the adr fold decides on, run and cancel, progress."""
         strategies = QGroupBox("Strategies")
         box = QVBoxLayout(strategies)
         for name, hint in STRATEGY_HINTS.items():
@@ -178,7 +188,10 @@ class ReplayView(QWidget):
         column.addStretch(1)
         left.setMinimumWidth(380)
         left.setMaximumWidth(520)
+        return left
 
+    def _results(self) -> None:
+        """The right side, split top to bottom: the totals per strategy, the charts, the chosen request's view."""
         self.heading = QLabel("No replay yet")
         self.heading.setWordWrap(True)
         self.model = TotalsModel(self)
@@ -228,11 +241,6 @@ class ReplayView(QWidget):
         self.splitter.setChildrenCollapsible(False)
         # Shares of the height: at a laptop's 1366x768 the totals keep 8 of their rows in view, the charts the rest.
         self.splitter.setSizes([320, 590, 150])
-        layout = QHBoxLayout(self)
-        layout.addWidget(left)
-        layout.addWidget(self.splitter, 1)
-        self._running(False)
-        resize_within_screen(self, 1500, 1000)
 
     # -- session and settings -------------------------------------------------------------
 

@@ -362,36 +362,7 @@ class _SampleReader:
     # -- the session ------------------------------------------------------------------------
     def session(self) -> Session:
         events = self.sample.get("events")
-        events = events if isinstance(events, list) else []
-        requests: list[dict[str, Any]] = []
-        notes: list[dict[str, Any]] = []
-        tools: list | None = None
-        for n, event in enumerate(events):
-            if not isinstance(event, dict):
-                continue
-            path = f"$.events[{n}]"
-            kind = event.get("event")
-            at = parse_time(event.get("timestamp"))
-            if kind == "model":
-                view = [self.take(m, f"{path}.input[{i}]", at) for i, m in enumerate(self.input_of(event, path))]
-                output = _dict(event.get("output"))
-                choices = _list(output.get("choices"))
-                answer = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
-                response = self.take(answer, f"{path}.output.choices[0].message", at) if answer is not None else None
-                model = event.get("model") if isinstance(event.get("model"), str) else None
-                requests.append(
-                    {
-                        "view": view,
-                        "response": response,
-                        "at": at,
-                        "model": model,
-                        "usage": _usage(output.get("usage"), model, self.warnings, self.where(path)),
-                    }
-                )
-                if isinstance(event.get("tools"), list) and event["tools"]:
-                    tools = self.resolve(event["tools"])
-            elif kind == "compaction":
-                notes.append({"event": event, "path": path, "at": at, "at_request": len(requests)})
+        requests, notes, tools = self.walk(events if isinstance(events, list) else [])
         final = self.sample.get("messages")
         final_keys = [self.take(m, f"$.messages[{i}]", None) for i, m in enumerate(final)] if isinstance(final, list) else []
         if not self.entries:
@@ -400,45 +371,8 @@ class _SampleReader:
         for key in self.order:
             for message in self.build(key):
                 record.append(message)
-        session_events = []
-        for n, note in enumerate(notes):
-            event = note["event"]
-            note_id = f"compaction-{n + 1}"
-            before, after = as_int(event.get("tokens_before")), as_int(event.get("tokens_after"))
-            kind = event.get("source") if isinstance(event.get("source"), str) else "inspect"
-            text = (
-                f"Compaction by {kind}"
-                + (f": {before:,} tokens before, {after:,} after" if before else "")
-                + " (the next request's input is the view after it)"
-            )
-            record.append(
-                Message(
-                    note_id,
-                    "note",
-                    note["at"],
-                    {"assistant_response": text},
-                    {"compaction": True, "source_event": event},
-                    Provenance(self.file, 0, self.where(note["path"])),
-                )
-            )
-            session_events.append(
-                {
-                    "kind": "compaction",
-                    "source": "inspect",
-                    "at_request": note["at_request"],
-                    "note_id": note_id,
-                    "trigger": kind,
-                    "pre_tokens": before or None,
-                    "post_tokens": after or None,
-                }
-            )
-        trace = []
-        for k, r in enumerate(requests):
-            sent = tuple(mid for key in _unique(r["view"]) for mid in self.ids_of(key))
-            response = r["response"]
-            if response in r["view"]:
-                response = None  # a response that was already in its own input is not this request's
-            trace.append(Request(k, sent, response, r["usage"], r["at"], r["model"]))
+        session_events = [self.compaction(n, note, record) for n, note in enumerate(notes)]
+        trace = [self.request(k, r) for k, r in enumerate(requests)]
         view = [mid for key in _unique(final_keys) for mid in self.ids_of(key)]
         if not view and trace:
             last = trace[-1]
@@ -457,6 +391,80 @@ class _SampleReader:
         if tools:
             session.extras["tools"] = tools
         return session
+
+    def walk(self, events: list) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list | None]:
+        """The sample's events in order: each model call's input, response and usage; each compaction; the newest tools."""
+        requests: list[dict[str, Any]] = []
+        notes: list[dict[str, Any]] = []
+        tools: list | None = None
+        for n, event in enumerate(events):
+            if not isinstance(event, dict):
+                continue
+            path = f"$.events[{n}]"
+            kind = event.get("event")
+            at = parse_time(event.get("timestamp"))
+            if kind == "model":
+                requests.append(self.model_call(event, path, at))
+                if isinstance(event.get("tools"), list) and event["tools"]:
+                    tools = self.resolve(event["tools"])
+            elif kind == "compaction":
+                notes.append({"event": event, "path": path, "at": at, "at_request": len(requests)})
+        return requests, notes, tools
+
+    def model_call(self, event: dict, path: str, at: float | None) -> dict[str, Any]:
+        """A model event as a request to be: the keys of its input, of its response, its time, model and usage."""
+        view = [self.take(m, f"{path}.input[{i}]", at) for i, m in enumerate(self.input_of(event, path))]
+        output = _dict(event.get("output"))
+        choices = _list(output.get("choices"))
+        answer = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
+        response = self.take(answer, f"{path}.output.choices[0].message", at) if answer is not None else None
+        model = event.get("model") if isinstance(event.get("model"), str) else None
+        return {
+            "view": view,
+            "response": response,
+            "at": at,
+            "model": model,
+            "usage": _usage(output.get("usage"), model, self.warnings, self.where(path)),
+        }
+
+    def compaction(self, n: int, note: dict[str, Any], record: FullRecord) -> dict[str, Any]:
+        """A compaction event as a note appended to the record; its session event returned."""
+        event = note["event"]
+        note_id = f"compaction-{n + 1}"
+        before, after = as_int(event.get("tokens_before")), as_int(event.get("tokens_after"))
+        kind = event.get("source") if isinstance(event.get("source"), str) else "inspect"
+        text = (
+            f"Compaction by {kind}"
+            + (f": {before:,} tokens before, {after:,} after" if before else "")
+            + " (the next request's input is the view after it)"
+        )
+        record.append(
+            Message(
+                note_id,
+                "note",
+                note["at"],
+                {"assistant_response": text},
+                {"compaction": True, "source_event": event},
+                Provenance(self.file, 0, self.where(note["path"])),
+            )
+        )
+        return {
+            "kind": "compaction",
+            "source": "inspect",
+            "at_request": note["at_request"],
+            "note_id": note_id,
+            "trigger": kind,
+            "pre_tokens": before or None,
+            "post_tokens": after or None,
+        }
+
+    def request(self, k: int, r: dict[str, Any]) -> Request:
+        """Request k: the ids its input's keys stand for, and its response when that was not already in its input."""
+        sent = tuple(mid for key in _unique(r["view"]) for mid in self.ids_of(key))
+        response = r["response"]
+        if response in r["view"]:
+            response = None  # a response that was already in its own input is not this request's
+        return Request(k, sent, response, r["usage"], r["at"], r["model"])
 
     def build(self, key: str) -> Iterator[Message]:
         entry = self.entries[key]

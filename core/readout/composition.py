@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldscope.core.model.session import Message, Session, canonical_json
+from foldscope.core.model.session import FullRecord, Message, Session, canonical_json
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.free_window import free_window
 from foldscope.core.readout.head_split import NOT_SPLIT, HeadPart, HeadSources, sources_for
@@ -234,50 +234,10 @@ def compose(
     size = parts.total
     facts = MessageFacts() if facts is None else facts
     head_tokens = parts.system + parts.tools
-    totals: dict[str, list[int]] = {HEAD: [head_tokens, 0]}
-    thinking = 0
-    for m, tokens in parts.messages:
-        _, _, name, chars = facts.of(m)
-        total = totals.get(name)
-        if total is None:
-            totals[name] = [tokens, 1]
-        else:
-            total[0] += tokens
-            total[1] += 1
-        thinking += chars
-    grouped: dict[tuple[str, str, str], list] = {}
-    by_content: dict[str, list] = {}
-    by_path: dict[tuple[str, str], list] = {}
-    grouped[(HEAD, "", "")] = [head_tokens, []]
-    for m, tokens in parts.messages if details else ():
-        category, tool, _, _ = facts.of(m)
-        index = record.index_of(m.id) if m.id in record else None
-        if category in (RESULTS, CALLS, COPIES):
-            key = (category, tool, target_of(m)[1])
-        else:
-            key = (category, "", f"#{index}")
-        slot = grouped.setdefault(key, [0, []])
-        slot[0] += tokens
-        if index is not None:
-            slot[1].append(index)
-        if index is not None and category != HEAD and tokens:
-            by_content.setdefault(_content_key(m), []).append((index, tokens, category, tool, m))
-            if category in (RESULTS, COPIES):
-                arg, target = target_of(m)
-                if arg in PATH_KEYS:
-                    by_path.setdefault((tool, target), []).append((index, tokens, m))
+    totals, thinking = _category_totals(parts, facts)
+    grouped, by_content, by_path = _groups(parts, record, facts) if details else ({(HEAD, "", ""): [head_tokens, []]}, {}, {})
     head_parts = (head or HeadSources()).split(parts.unseen_head)
-    split = any(p.name != NOT_SPLIT for p in head_parts)
-    for part in head_parts if split else []:
-        name = NOT_SPLIT if part.name == NOT_SPLIT else f"{UNSEEN}: {part.name}"
-        totals[name] = [part.tokens, 1]
-        grouped[(name, "", "")] = [part.tokens, []]
-    if parts.unseen_head and not split:
-        totals[UNSEEN] = [parts.unseen_head, 1]
-        grouped[(UNSEEN, "", "")] = [parts.unseen_head, []]
-    if parts.framing:
-        totals[FRAMING] = [parts.framing, 0]
-        grouped[(FRAMING, "", "")] = [parts.framing, []]
+    split = _add_unseen_head(parts, head_parts, totals, grouped)
     results = sorted((n for n in totals if n.startswith(f"{RESULTS}: ")), key=lambda n: -totals[n][0])
     out = Composition(
         request,
@@ -318,6 +278,69 @@ def compose(
             out.groups.append(Group(category, tool, target, max(len(indexes), 1), tokens, tuple(sorted(indexes))))
     out.repeats = _repeats(by_content, by_path)
     return out
+
+
+def _category_totals(parts: Parts, facts: MessageFacts) -> tuple[dict[str, list[int]], int]:
+    """Each category's [tokens, messages] (the head's first), and the characters of thinking the messages hold."""
+    totals: dict[str, list[int]] = {HEAD: [parts.system + parts.tools, 0]}
+    thinking = 0
+    for m, tokens in parts.messages:
+        _, _, name, chars = facts.of(m)
+        total = totals.get(name)
+        if total is None:
+            totals[name] = [tokens, 1]
+        else:
+            total[0] += tokens
+            total[1] += 1
+        thinking += chars
+    return totals, thinking
+
+
+Groups = dict[tuple[str, str, str], list]
+
+
+def _groups(parts: Parts, record: FullRecord, facts: MessageFacts) -> tuple[Groups, dict[str, list], dict[tuple[str, str], list]]:
+    """[tokens, indexes] by (category, tool, target) or by message (the head's first); the messages by content, and
+    the files read by path, that the repeats are found in."""
+    grouped: Groups = {}
+    by_content: dict[str, list] = {}
+    by_path: dict[tuple[str, str], list] = {}
+    grouped[(HEAD, "", "")] = [parts.system + parts.tools, []]
+    for m, tokens in parts.messages:
+        category, tool, _, _ = facts.of(m)
+        index = record.index_of(m.id) if m.id in record else None
+        if category in (RESULTS, CALLS, COPIES):
+            key = (category, tool, target_of(m)[1])
+        else:
+            key = (category, "", f"#{index}")
+        slot = grouped.setdefault(key, [0, []])
+        slot[0] += tokens
+        if index is not None:
+            slot[1].append(index)
+        if index is not None and category != HEAD and tokens:
+            by_content.setdefault(_content_key(m), []).append((index, tokens, category, tool, m))
+            if category in (RESULTS, COPIES):
+                arg, target = target_of(m)
+                if arg in PATH_KEYS:
+                    by_path.setdefault((tool, target), []).append((index, tokens, m))
+    return grouped, by_content, by_path
+
+
+def _add_unseen_head(parts: Parts, head_parts: list[HeadPart], totals: dict[str, list[int]], grouped: Groups) -> bool:
+    """The unseen head's parts (or its one block, when it is not split) and the framing, added to the categories and
+    groups; whether the head is split."""
+    split = any(p.name != NOT_SPLIT for p in head_parts)
+    for part in head_parts if split else []:
+        name = NOT_SPLIT if part.name == NOT_SPLIT else f"{UNSEEN}: {part.name}"
+        totals[name] = [part.tokens, 1]
+        grouped[(name, "", "")] = [part.tokens, []]
+    if parts.unseen_head and not split:
+        totals[UNSEEN] = [parts.unseen_head, 1]
+        grouped[(UNSEEN, "", "")] = [parts.unseen_head, []]
+    if parts.framing:
+        totals[FRAMING] = [parts.framing, 0]
+        grouped[(FRAMING, "", "")] = [parts.framing, []]
+    return split
 
 
 def _repeats(by_content: dict[str, list], by_path: dict[tuple[str, str], list]) -> list[Repeat]:

@@ -15,7 +15,7 @@ from foldscope.core.readout.agent_limits import context_window
 from foldscope.core.readout.fold_facts import is_note
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Measure
-from foldscope.core.request.trace import NextRule
+from foldscope.core.request.trace import NextRule, RequestRow
 from foldscope.core.request.trace_resume import TraceResume
 
 Report = Callable[[int, int, str], None]
@@ -161,7 +161,30 @@ def measure_requests(
         make = lambda: MeasuredPass(session, policy_measured, {})  # noqa: E731
         steps = resume.cache_pass(session, make) if resume is not None else make()
     measured = measure.calibrate(on_count=on_count, on_measured=steps.step if steps is not None else None, resume=resume)
-    trace = measure.requests
+    out = _request_facts(session, measure, measured.rows)
+    rules = rules_for(session, policy, measured.resolution, note)
+    now = measure.estimate(measure.messages(session.view))
+    nxt = measured.next_predicted
+    window = context_window(session, measure.policy)
+    return TraceFacts(
+        requests=out,
+        rules=rules,
+        now_estimate=now,
+        scale=measure.scale,
+        policy=policy,
+        unseen_head=measured.unseen_head,
+        now_predicted=nxt.predicted if nxt else 0,
+        next_basis=measured.next_rule if nxt else None,
+        context_window=window.tokens if window else None,
+        window_source=window.said if window else "",
+        measure=measure,
+        cache_pass=steps,
+    )
+
+
+def _request_facts(session: Session, measure: Measure, rows: Sequence[RequestRow]) -> list[RequestFacts]:
+    """Each request's facts from its measured row: its view as recorded (what the record holds of it), and whether a
+    fold or a compaction came before it (a note new to its view)."""
     record = session.record
     out: list[RequestFacts] = []
     previous_notes: set[str] = set()
@@ -170,7 +193,7 @@ def measure_requests(
     note_ids = {m.id for m in record if is_note(m)}
     compaction_notes = {e.get("note_id") for e in session.events if isinstance(e, dict) and e.get("kind") == "compaction"}
     before: Sequence[str] = ()  # the request before's view as recorded, when the record holds all of it
-    for request, row in zip(trace, measured.rows):
+    for request, row in zip(measure.requests, rows):
         # The recorded view as the reader keeps it (a tuple, or a view of one shared list): never copied per request.
         raw, n = request.view, len(before)
         if before and len(raw) >= n and common_start(raw, before, equal=True) == n:
@@ -206,21 +229,4 @@ def measure_requests(
             )
         )
         previous_notes = notes
-    rules = rules_for(session, policy, measured.resolution, note)
-    now = measure.estimate(measure.messages(session.view))
-    nxt = measured.next_predicted
-    window = context_window(session, measure.policy)
-    return TraceFacts(
-        requests=out,
-        rules=rules,
-        now_estimate=now,
-        scale=measure.scale,
-        policy=policy,
-        unseen_head=measured.unseen_head,
-        now_predicted=nxt.predicted if nxt else 0,
-        next_basis=measured.next_rule if nxt else None,
-        context_window=window.tokens if window else None,
-        window_source=window.said if window else "",
-        measure=measure,
-        cache_pass=steps,
-    )
+    return out
