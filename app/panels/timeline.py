@@ -31,11 +31,14 @@ from foldscope.app.worker import Task, run_task
 from foldscope.core.model.session import estimated_usage
 from foldscope.core.readout.cache_lane import LEGEND, gap_rows, lane_rows, lane_rows_of, lane_sentence
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.trace_facts import rule_label, rule_names
+from foldscope.core.readout.trace_facts import rule_label, rule_names, unseen_head_note
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
 from foldscope.core.readout.words import counted, scaled_words
 
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 22, 22
+# A request predicted at a few tokens on a plot of thousands (the first request, before any report shows the agent's
+# unseen head) still draws a bar this tall: a dot over nothing reads as a request with no size.
+BAR_MIN = 2.0
 PLOT_MIN = 32  # the fewest pixels the plot keeps at the timeline's minimum height, its cache lane tight below it
 # Up to this many requests the cache lane's causes are attributed at once, on the document's warm counter
 # (about 0.3 s for 1,000 requests); a longer trace shows its gaps at once and its causes from a worker.
@@ -415,6 +418,8 @@ class Timeline(QWidget):
             request = None if is_now else requests[slot]
             size = (doc.now_predicted or doc.now_size) if request is None else request.headline
             y = bottom - height * min(size / top, 1.05)
+            if size and bottom - y < BAR_MIN:
+                y = bottom - BAR_MIN
             painter.fillRect(QRectF(x + pad, y, inner_width, bottom - y), now_bar if request is None else bar)
             if request is None:
                 continue
@@ -734,6 +739,7 @@ class Timeline(QWidget):
                 f"{reported}"
                 + (f" (difference {r.difference()})" if r.reported_input else "")
                 + f"; estimate {r.estimate:,} ({scaled_words(r.counted, r.unseen_head, r.scale)}){share}"
+                + unseen_head_note(r)
             )
             row = self.lane.row_at(slot)
             if row is not None and self.lane.shown():

@@ -53,6 +53,17 @@ class RequestFacts:
         return f"{d:+,} ({d / self.reported_input:+.1%})"
 
 
+def unseen_head_note(r: RequestFacts) -> str:
+    """Why a request predicted with no report before it falls short of its reported input: its unseen head was unknown."""
+    # A prediction smaller than the head alone cannot hold it: the first request of a stretch, before any report.
+    if r.predicted_from != "count" or not r.unseen_head or not r.reported_input or r.predicted >= r.unseen_head:
+        return ""
+    return (
+        f"\nNo report came before this request, so its prediction could not include the {r.unseen_head:,} tokens the "
+        "agent sends unseen (its system prompt and tools); its reported input holds them."
+    )
+
+
 @dataclass(frozen=True)
 class Rules:
     """The ceiling and the line and target under it, in tokens, the price-tier boundary, and why."""

@@ -152,6 +152,7 @@ def test_the_counted_timeline_draws_each_bar_and_dot_where_its_slot_rectangle_pu
         inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
         now = slot == len(document.requests)
         y = widget._y((document.now_predicted or document.now_size) if now else document.requests[slot].headline, plot, top)
+        y = min(y, plot.bottom() - timeline_module.BAR_MIN)  # a tiny bar (request 0, before any report) kept visible
         bars.append(QRectF(inner.left(), y, inner.width(), plot.bottom() - y))
         if not now and document.requests[slot].reported_input:
             dots.append(QPointF(rect.center().x(), widget._y(document.requests[slot].reported_input, plot, top)))
