@@ -205,7 +205,7 @@ class WhatIf(QObject):
             f"<b>What-if from request {k}</b>: actions change the view as it stood at request {k}; requests {k}–{last} "
             f"are replayed from it under the policy in force ({html.escape(ceiling)}), the orange line on the timeline. "
             f"Request {last}: <b>{series.estimates[-1]:,}</b> tokens against the original's {series.original[last]:,} "
-            f"({change:+,}); {folds} fold passes landed" + (f"; {refused} requests refused" if refused else "") + "."
+            f"({change:+,}); {folds} fold passes kept" + (f"; {refused} requests refused" if refused else "") + "."
         )
 
     def policy_changed(self, policy) -> None:

@@ -99,7 +99,16 @@ class RequestCostModel(RowsModel):
 class CompactionModel(RowsModel):
     """One row per compaction or fold of the session."""
 
-    HEADERS = ("before request", "kind", "tokens before → after", "summariser", "rewrite", "lost literals", "fetched again", "paid back")
+    HEADERS = (
+        "before request",
+        "kind",
+        "tokens before → after",
+        "summariser",
+        "rewrite",
+        "exact details lost",
+        "fetched again",
+        "paid back",
+    )
     rows: list[Compaction]
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

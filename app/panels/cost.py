@@ -281,7 +281,7 @@ class CostPanel(QWidget):
         )
         self.lost = QPlainTextEdit()
         self.lost.setReadOnly(True)
-        self.lost.setPlaceholderText("Select a compaction to list the literals its summary lost.")
+        self.lost.setPlaceholderText("Select a compaction to list the exact details (names, numbers, paths) its summary lost.")
 
         money = QWidget()
         top = QVBoxLayout(money)

@@ -28,6 +28,7 @@ from foldscope.core.model.commands import Changes
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.words import OUTCOMES
 from foldscope.core.request.estimators import ADR, ESTIMATORS
 from foldscope.core.request.measure import Measure, refused
 
@@ -65,8 +66,8 @@ def fold_work(document: Document, measure: Measure, request: int | None = None):
 
 def pass_title(number: int, p: PassPreview) -> str:
     r = p.record
-    tail = f", tail {r['kept_tail']}" if r.get("kept_tail") else ""
-    return f"Pass {number}: {r['stage']}{tail}, {r['outcome'].replace('_', ' ')}"
+    tail = f", the newest {r['kept_tail']:,} messages kept as they are" if r.get("kept_tail") else ""
+    return f"Pass {number}: the {r['stage']} stage{tail}, {OUTCOMES.get(r['outcome'], r['outcome'])}"
 
 
 class FoldPreviewPanel(QWidget):

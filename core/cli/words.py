@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from foldscope.core.readout.words import OUTCOMES  # noqa: F401  (the CLI says a pass's outcome as the GUI does)
+
 # Nouns whose plural is not the singular plus "s".
 _IRREGULAR = {"body": "bodies", "copy": "copies", "summary": "summaries"}
 
@@ -34,5 +36,3 @@ DECIDES_ON = {
     "adr": "the estimate (foldscope's count of the request times the scale that keeps it at or above the provider's)",
     "predicted": "the predicted input (the newest reported input plus what was added since)",
 }
-# A fold pass's outcome as the fold records it, and as the CLI says it.
-OUTCOMES = {"landed": "kept", "rolled_back": "undone (it did not bring the request under the line)"}

@@ -31,3 +31,7 @@ def scaled_words(count: int, unseen_head: int, scale: float) -> str:
     """How an estimate is made, as the screens word it: "(C counted + an unseen head of H) × scale S"."""
     said = counted_words(count, unseen_head)
     return f"{f'({said})' if unseen_head else said} × scale {scale:.3f}"
+
+
+# A fold pass's outcome as the fold records it, and as every screen says it (the CLI's fold, the GUI's fold preview).
+OUTCOMES = {"landed": "kept", "rolled_back": "undone (it did not bring the request under the line)"}

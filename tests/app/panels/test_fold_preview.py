@@ -218,3 +218,14 @@ def test_at_1600_by_1000_the_preview_dock_shows_every_pass_and_room_for_the_diff
     qtbot.waitUntil(lambda: dock.height() >= window.height() // 3 - 40)
     qtbot.waitUntil(lambda: panel.passes.viewport().height() >= rows * panel.passes.verticalHeader().defaultSectionSize())
     assert panel.diff.height() >= 60
+
+
+def test_a_pass_title_says_its_stage_and_outcome_in_plain_words() -> None:
+    from foldscope.app.panels.fold_preview import pass_title
+
+    class Pass:
+        record = {"stage": "all", "kept_tail": 6, "outcome": "rolled_back"}
+
+    title = pass_title(1, Pass())  # type: ignore[arg-type]
+    assert title == "Pass 1: the all stage, the newest 6 messages kept as they are, undone (it did not bring the request under the line)"
+    assert "tail" not in title and "rolled_back" not in title
