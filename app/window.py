@@ -11,6 +11,7 @@ from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
+from foldscope.app.library_actions import LibraryActions
 from foldscope.app.loader import Loader
 from foldscope.app.loading import TraceCounts, settle_heap
 from foldscope.app.menus import add_action, focus_filter, squeezable_tabs
@@ -214,7 +215,22 @@ class MainWindow(QMainWindow):
         # View > Follow: the file read as it grows, into the shown document's workspace
         self.live = LiveFollow(lambda: self.editor.workspace_for(self.document) if self.document is not None else None, self)
         self.report_task: Task | None = None
+        self.library = LibraryActions(
+            self,
+            self.library_panel,
+            self.library_bar,
+            self.saver,
+            lambda: self.db,
+            self._use_db,
+            lambda: self.document,
+            self.statusBar().showMessage,
+        )
+        self.library.imported.connect(self.library_imported)
         self.tune: TuneView | None = None  # made when first opened
+
+    def _use_db(self, path: str) -> None:
+        """The library at path from now on: opening, saving and the library's panel all use it."""
+        self.db = self.saver.db = self.library_panel.db = path
 
     def _dock_collaborators(self) -> None:
         """The what-if banner under the library's bar; the fold preview and the pager tabbed with the folds."""
@@ -235,12 +251,9 @@ class MainWindow(QMainWindow):
         self.timeline.request_selected.connect(self.show_request)
         self.fold_panel.fold_selected.connect(self.show_fold)
         self.library_panel.session_chosen.connect(self.open_at)
-        self.library_panel.sessions_removed.connect(self._library_sessions_removed)
         self.cost_panel.request_chosen.connect(lambda k: self.timeline.step_to(k))
         self.cost_panel.library.request_chosen.connect(lambda path, k: open_at_request(self, path, k))
         self.side_tabs.currentChanged.connect(self._side_tab_changed)
-        self.library_bar.choose_requested.connect(self.choose_library)
-        self.library_bar.fresh_requested.connect(self.fresh_library)
 
     def _wire_collaborators(self) -> None:
         """The panels redrawn from what an action, the follow and a policy change say changed."""
@@ -812,78 +825,6 @@ class MainWindow(QMainWindow):
         settle_heap()  # the session before is let go (the loader's, the document it replaced): collect, then freeze
         if self.side_tabs.currentWidget() is self.library_panel or self.library_panel.sessions.rows:
             self.library_panel.refresh()  # the import may have added a session
-
-    # -- the library ----------------------------------------------------------------------
-
-    def choose_library(self) -> bool:
-        """Use another library (an existing file or a new name) from now on."""
-        path = dialogs.choose_library_path(self, self._library_start())
-        return self.use_library(path) if path else False
-
-    def fresh_library(self) -> bool:
-        """Create a fresh library; a file already at the chosen place is set aside (renamed), never deleted."""
-        path = dialogs.fresh_library_path(self, self._library_start())
-        return self.use_library(path, fresh=True) if path else False
-
-    def _library_start(self) -> str:
-        from foldscope.core.store.library_file import default_path
-
-        current = Path(self.db) if self.db else default_path()
-        return str(current.with_name("library-new.db"))
-
-    def use_library(self, path: str, fresh: bool = False) -> bool:
-        """Switch every part of the window to the library at path; the open session is imported into it
-        (so search and autosave work again). False, with the bar saying why, when that library fails too."""
-        from foldscope.core.model.session import LibraryError
-        from foldscope.core.store.library import Library
-        from foldscope.core.store.library_file import set_aside
-
-        try:
-            aside = set_aside(path) if fresh else None
-            Library(path).close()
-        except LibraryError as exc:
-            self.library_bar.show_problem(str(exc))
-            return False
-        self.db = self.saver.db = self.library_panel.db = path
-        self.library_bar.show_problem(None)
-        moved = f"; the old file is now {aside.name}" if aside else ""
-        self.statusBar().showMessage(f"Using the library {path}{moved}", 8000)
-        doc = self.document
-        if doc is not None and (doc.library_id is None or fresh or doc.library_problem):
-            self._import_open_session(doc, path)
-        self.library_panel.refresh()
-        return True
-
-    def _import_open_session(self, doc: Document, db: str) -> Task:
-        from foldscope.core.readout.opening import import_into_library, keep_token_counts
-
-        def work(progress) -> int:
-            library_id = import_into_library(doc.session, db, progress.report)
-            keep_token_counts(db, library_id, doc.tokens)
-            return library_id
-
-        def imported(library_id: int) -> None:
-            doc.library_id, doc.library_problem = library_id, None
-            self.library_imported.emit(library_id)
-            self.library_panel.refresh()
-
-        def failed(exc: BaseException) -> None:
-            from foldscope.core.model.session import LibraryError
-
-            if isinstance(exc, LibraryError):
-                self.library_bar.show_problem(str(exc))
-            else:  # the session's file changed since it was read, say: opening it again imports it
-                self.statusBar().showMessage(f"{Path(doc.path).name} is not in the library yet: {exc}", 10000)
-
-        return run_task(work, f"Importing {Path(doc.path).name}", self, succeeded=imported, failed=failed)
-
-    def _library_sessions_removed(self, ids: list[int]) -> None:
-        doc = self.document
-        if doc is not None and doc.library_id in ids:
-            doc.library_id = None  # its rows are gone: autosave stops until it is opened again
-            self.statusBar().showMessage(
-                f"{Path(doc.path).name} was removed from the library: autosave is off until it is opened again", 8000
-            )
 
     def _failed(self, path: str, line: str) -> None:
         self.statusBar().showMessage(f"Could not open {Path(path).name}", 8000)
