@@ -17,8 +17,7 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
-from foldscope.core.actions.recovery import ReadResult
-from foldscope.core.fold.clip import READ_LIMIT
+from foldscope.core.actions.recovery import READ_LIMIT, ReadResult
 from foldscope.core.model.session import Session
 from foldscope.core.readout.document import Document
 
