@@ -25,17 +25,10 @@ def _main(argv: list[str]) -> int:
 
         return statusline.main(argv[1:])
     if argv[:1] == ["inspect"]:
-        # Start the tokenizer's build on the other core before the rest of the command is imported
-        # (core.request.tokens.start_helper; run_inspect finds it running and stops it when done).
-        from foldscope.core.request import tokens
+        # The tokenizer's build starts on the other core before the rest of the command is imported.
+        from foldscope.core.cli import inspect_early
 
-        tokens.start_helper()
-        try:
-            from foldscope.core.cli import main as cli
-
-            return cli.main(argv)
-        finally:
-            tokens.stop_helper()  # when the command stopped before run_inspect did (a usage error)
+        return inspect_early.main(argv)
     from foldscope.core.cli import main as cli
 
     if argv and argv[0] in cli.COMMANDS:

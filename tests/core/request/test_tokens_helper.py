@@ -87,3 +87,13 @@ def test_inspect_prints_the_same_with_and_without_the_helper(corpus_dev):
         done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
         outputs.append(json.loads(done.stdout))
     assert outputs[0] == outputs[1]
+
+
+def test_inspect_started_early_leaves_no_helper_running_after_a_usage_error(fresh, monkeypatch):
+    from foldscope.core.cli import inspect_early
+
+    start, started = tokens.start_helper, []
+    monkeypatch.setattr(tokens, "start_helper", lambda: started.append(start()) or started[-1])
+    with pytest.raises(SystemExit):
+        inspect_early.main(["inspect", "--no-such-flag"])
+    assert started == [True] and not tokens.helping()
