@@ -139,7 +139,7 @@ def run_gui(argv: list[str]) -> int:
         def follow_once(document) -> None:
             window.document_loaded.disconnect(follow_once)
             if document is not None:
-                window.follow_action.setChecked(True)
+                window.following.action.setChecked(True)
 
         window.document_loaded.connect(follow_once)
     window.open_path(path)

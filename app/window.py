@@ -6,7 +6,7 @@ from pathlib import Path
 
 from foldscope.app import dialogs
 from foldscope.app import help_menu as help_menu_text
-from foldscope.app.follow import LiveFollow
+from foldscope.app.following import Following
 from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.tune import TuneView
@@ -25,7 +25,7 @@ from foldscope.app.panels.library import LibraryBar, LibraryPanel
 from foldscope.app.panels.library_money import open_at_request
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
-from foldscope.app.panels.status import StatusLine, status_parts, status_text, status_tooltip
+from foldscope.app.panels.status import StatusLine, status_parts, status_tooltip
 from foldscope.app.panels.timeline import NO_SESSION_HINT, STEP_KEYS, Timeline
 from foldscope.app.panels.timeline_zoom import add_zoom_menu
 from foldscope.app.panels.warnings_bar import WarningsBar
@@ -213,7 +213,9 @@ class MainWindow(QMainWindow):
         )
         self.replay_lab: ReplayView | None = None  # made when first opened
         # View > Follow: the file read as it grows, into the shown document's workspace
-        self.live = LiveFollow(lambda: self.editor.workspace_for(self.document) if self.document is not None else None, self)
+        self.following = Following(
+            self, self.editor, self.status_label, lambda: self.document, self.statusBar().showMessage, self._refresh_headings
+        )
         self.report_task: Task | None = None
         self.library = LibraryActions(
             self,
@@ -257,9 +259,7 @@ class MainWindow(QMainWindow):
 
     def _wire_collaborators(self) -> None:
         """The panels redrawn from what an action, the follow and a policy change say changed."""
-        self.live.grew.connect(self.show_growth)
-        self.live.limits_crossed.connect(self._limits_crossed)
-        self.live.stopped.connect(self._follow_stopped)
+        self.following.live.grew.connect(self.show_growth)
         self.fold_panel.follow_changes(self.editor.changed.connect, lambda: self.document)
         self.editor.changed.connect(self.show_changes)
         self.editor.stack_changed.connect(self._refresh_title)
@@ -359,10 +359,7 @@ class MainWindow(QMainWindow):
         )
         add_zoom_menu(view_menu, self, self.timeline)
         view_menu.addSeparator()
-        self.follow_action = QAction("F&ollow the file as it grows", self, checkable=True)
-        self.follow_action.setToolTip("Read the lines an agent adds to the session file as they land")
-        self.follow_action.toggled.connect(self.set_following)
-        view_menu.addAction(self.follow_action)
+        view_menu.addAction(self.following.action)
         self.theme_menu = view_menu.addMenu("T&heme")
         self.theme_actions = QActionGroup(self)
         for name in THEMES:
@@ -470,26 +467,7 @@ class MainWindow(QMainWindow):
         for splitter, sizes in self._splitter_defaults().items():
             splitter.setSizes(sizes)
 
-    # -- following a live session and sharing a report ------------------------------------
-
-    def set_following(self, on: bool) -> None:
-        """Follow the open session's file (View > Follow), or stop."""
-        if not on:
-            self.live.stop("")
-            return
-        why = (
-            "save or undo your own changes first: following shows the file as the agent writes it"
-            if self.editor.session_modified
-            else self.live.start()
-        )
-        if why:
-            self._set_follow_checked(False)
-            self.statusBar().showMessage(f"Cannot follow: {why}", 10_000)
-
-    def _set_follow_checked(self, on: bool) -> None:
-        blocked = self.follow_action.blockSignals(True)
-        self.follow_action.setChecked(on)
-        self.follow_action.blockSignals(blocked)
+    # -- a followed file grown, and sharing a report ------------------------------------
 
     def show_growth(self, growth) -> None:
         """The followed file grew: the lists, map and timeline grow in place; the selection and the step stay."""
@@ -502,35 +480,7 @@ class MainWindow(QMainWindow):
         self.fold_panel.set_rows(doc.folds, len(doc.requests))
         self.show_request(slot)
         self.timeline.update()
-        self._show_live()
-
-    def _show_live(self) -> None:
-        """While following, the status line is the next request against its limits; the usual line is its tooltip."""
-        nxt, doc = self.live.next, self.document
-        if nxt is None or doc is None or not self.live.active:
-            return
-        self.status_label.setText(f"Following · {nxt.text()}")
-        self.status_label.setToolTip(
-            plain_tip(
-                "\n".join([status_text(doc), *(f"{lim.name}: {lim.source}" for lim in nxt.agent + nxt.policy)])
-                + (
-                    "\nThe size is the estimate (the count × the scale): predicted input is not computed yet"
-                    if nxt.size_name == "estimate"
-                    else ""
-                )
-            )
-        )
-
-    def _limits_crossed(self, names: list) -> None:
-        nxt = self.live.next
-        size = f" ({nxt.size_name} {nxt.size:,})" if nxt is not None else ""
-        self.statusBar().showMessage(f"Notice: the next request will cross the {', '.join(names)}{size}", 15_000)
-
-    def _follow_stopped(self, why: str) -> None:
-        self._set_follow_checked(False)
-        self._refresh_headings()
-        if why:
-            self.statusBar().showMessage(f"Following stopped: {why}", 15_000)
+        self.following.show_live()
 
     def export_report(self) -> Task | None:
         """File > Export Report: the session as one self-contained HTML file, written off the GUI thread."""
@@ -833,8 +783,8 @@ class MainWindow(QMainWindow):
 
     def _show_record(self, document: Document | None) -> None:
         """What both steps of a load show: the lists, the inspector, the reader's warnings, timeline and map."""
-        if self.live.active and document is not self.document:
-            self.live.stop("another session is shown")
+        if self.following.live.active and document is not self.document:
+            self.following.live.stop("another session is shown")
         self.document = document
         for model in (self.record_model, self.view_model):
             model.highlighted = frozenset()
@@ -945,7 +895,7 @@ class MainWindow(QMainWindow):
         self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · estimate {counted(doc.shown_size, 'token')}")
         self.status_label.set_parts(status_parts(doc))
         self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
-        self._show_live()
+        self.following.show_live()
 
     # -- selection ------------------------------------------------------------------------
 

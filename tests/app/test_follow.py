@@ -35,15 +35,15 @@ def test_following_a_file_a_test_appends_to_grows_the_lists_and_timeline_without
     monkeypatch.setattr(loading_module, "open_document", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
     window.select_message(2)
     records, slots = window.record_model.rowCount(), window.timeline.slots()
-    window.follow_action.trigger()
-    assert window.live.active and window.follow_action.isChecked()
-    lines_before = window.live.follower.lines_read
+    window.following.action.trigger()
+    assert window.following.live.active and window.following.action.isChecked()
+    lines_before = window.following.live.follower.lines_read
     added = rounds(3, 2)
-    with qtbot.waitSignal(window.live.grew, timeout=15_000):
+    with qtbot.waitSignal(window.following.live.grew, timeout=15_000):
         append(live_file, added)
-    qtbot.waitUntil(lambda: window.live.follower.lines_read == lines_before + len(added), timeout=15_000)
+    qtbot.waitUntil(lambda: window.following.live.follower.lines_read == lines_before + len(added), timeout=15_000)
     # What was read is what was added: one parse per new line, no re-import of the file.
-    assert window.live.follower.lines_read - lines_before == len(added) and opened == []
+    assert window.following.live.follower.lines_read - lines_before == len(added) and opened == []
     assert window.record_model.rowCount() == records + len(added)
     assert window.timeline.slots() == slots + 2
     assert window.inspector.index == 2 and window.record_list.selected_index() == 2
@@ -54,9 +54,9 @@ def test_the_next_request_crossing_the_line_is_noticed_by_name(qtbot, settings, 
     window = MainWindow(settings=settings, db=str(tmp_path / "library.db"), policy=Policy(max_input_tokens=8_000))
     qtbot.addWidget(window)
     _open(qtbot, window, live_file)
-    window.follow_action.trigger()
+    window.following.action.trigger()
     assert "of the line 6,400" in window.status_label.full_text() and "of the ceiling 8,000" in window.status_label.full_text()
-    with qtbot.waitSignal(window.live.limits_crossed, timeout=20_000) as crossing:
+    with qtbot.waitSignal(window.following.live.limits_crossed, timeout=20_000) as crossing:
         append(live_file, rounds(3, 20))
     assert "line" in crossing.args[0]
     qtbot.waitUntil(lambda: "will cross" in window.statusBar().currentMessage() or "reaches" in window.statusBar().currentMessage())
@@ -64,18 +64,18 @@ def test_the_next_request_crossing_the_line_is_noticed_by_name(qtbot, settings, 
 
 def test_a_file_that_cannot_be_followed_says_why(qtbot, demo_window):
     window = demo_window
-    window.follow_action.trigger()
-    assert not window.live.active and not window.follow_action.isChecked()
+    window.following.action.trigger()
+    assert not window.following.live.active and not window.following.action.isChecked()
     assert "following reads" in window.statusBar().currentMessage()
 
 
 def test_turning_follow_off_stops_the_watcher(qtbot, window, live_file):
     _open(qtbot, window, live_file)
-    window.follow_action.trigger()
-    thread = window.live._thread
+    window.following.action.trigger()
+    thread = window.following.live._thread
     assert thread is not None and thread.is_alive()
-    window.follow_action.trigger()
-    assert not window.live.active and not thread.is_alive()
+    window.following.action.trigger()
+    assert not window.following.live.active and not thread.is_alive()
     assert not window.status_label.full_text().startswith("Following")
 
 
@@ -83,13 +83,13 @@ def test_a_bad_line_stops_following_after_showing_the_good_lines_read_with_it(qt
     import json
 
     _open(qtbot, window, live_file)
-    window.follow_action.trigger()
+    window.following.action.trigger()
     records = window.record_model.rowCount()
     added = rounds(3, 2)
-    with qtbot.waitSignal(window.live.stopped, timeout=15_000) as stopped:
+    with qtbot.waitSignal(window.following.live.stopped, timeout=15_000) as stopped:
         # One write: the good lines and a bad one arrive in the same poll.
         with open(live_file, "a", encoding="utf-8") as handle:
             handle.write("".join(json.dumps(line) + "\n" for line in added) + "{not json\n")
     assert "not JSON" in stopped.args[0]
     assert window.record_model.rowCount() == records + len(added)  # the good lines read in that poll are shown
-    assert not window.live.active
+    assert not window.following.live.active
