@@ -22,44 +22,24 @@ from foldscope.app.qt import (
 )
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
-from foldscope.core.fold.history import session_for_request
-from foldscope.core.fold.preview import ApplyPreview, FoldPreview, PassPreview, preview_fold
 from foldscope.core.model.commands import Changes
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.preview_facts import DECIDER, DECIDER_MEANS, ApplyPreview, FoldPreview, PassPreview, over_ceiling, preview_of
 from foldscope.core.readout.words import OUTCOMES
-from foldscope.core.request.estimators import ADR, ESTIMATORS
-from foldscope.core.request.measure import Measure, refused
 
 COLUMNS = ("Pass", "Stage", "Tail", "Outcome", "Estimate before", "Estimate after", "Folded", "Clipped", "Note")
 SHOWN = 200  # messages listed per pass in the diff; the rest are counted
 IDLE = "<i>Preview a fold (Actions ▸ Preview fold) to see what it would do.</i>"
 
 
-def fold_work(document: Document, measure: Measure, request: int | None = None):
-    """The function the worker runs: the fold on a copy, reporting each measured candidate (and so cancellable).
-    With `request`, the fold of the view as it stood before that request, as `fold --at-request` runs it."""
-    session = document.session
+def fold_work(document: Document, measure, request: int | None = None):
+    """The function the worker runs: the fold preview (core.readout.preview_facts), reporting each measured
+    candidate (and so cancellable)."""
 
     def work(progress: Progress) -> FoldPreview:
-        measured = [0]
-
-        def count_for(copy):
-            over = measure.over(copy)
-
-            def count(messages):
-                measured[0] += 1
-                progress.report(measured[0], 0, f"Previewing the fold: {measured[0]} candidate views measured")
-                # As the next request compiles: bound, tools, marks, the first round's frozen bound.
-                return over.count(list(messages), decide=False)
-
-            return count
-
-        if request is None:
-            return preview_fold(session, measure, count_for, scale=max(document.scale, session.scale, 1.0))
-        past = session_for_request(session, measure, request)
-        return preview_fold(past, measure, count_for, scale=past.scale)
+        return preview_of(document, measure, request, progress.report)
 
     return work
 
@@ -188,8 +168,8 @@ class FoldPreviewPanel(QWidget):
             f"<b>Fold preview of {self.subject()}</b> under a ceiling of {s.ceiling:,} (line {round(s.line_tokens or 0):,}, target "
             f"{round(s.target_tokens or 0):,}): estimate <b>{run.estimate_before:,} → {run.estimate_after:,}</b>, {verdict}; "
             f"{len(preview.passes)} pass{'es' if len(preview.passes) != 1 else ''}, {rolled} rolled back. "
-            f"Decides on <b>{ADR}</b>: {html.escape(ESTIMATORS[ADR])}; over_ceiling: "
-            f"{'yes' if refused(run.estimate_before, s.ceiling) else 'no'} (the estimate at or past the ceiling). " + ending
+            f"Decides on <b>{DECIDER}</b>: {html.escape(DECIDER_MEANS)}; over_ceiling: "
+            f"{'yes' if over_ceiling(preview) else 'no'} (the estimate at or past the ceiling). " + ending
         )
         self.passes.setRowCount(len(preview.passes))
         for row, p in enumerate(preview.passes):
