@@ -165,7 +165,7 @@ def screenshot(
     outcome: dict[str, str] = {}
     from foldscope.app.qt import QSize
 
-    window.lay_out(QSize(*size))  # as a first start on a screen of that size lays it out
+    window.sizing.lay_out(QSize(*size))  # as a first start on a screen of that size lays it out
     window.load_failed.connect(lambda line: outcome.setdefault("error", line))
     # Replace the modal dialog: a screenshot run must never wait for a click.
     dialogs.error_dialog = lambda parent, title, text: None

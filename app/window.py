@@ -29,19 +29,16 @@ from foldscope.app.panels.status import StatusLine, status_parts, status_tooltip
 from foldscope.app.panels.timeline import NO_SESSION_HINT, STEP_KEYS, Timeline
 from foldscope.app.panels.timeline_zoom import add_zoom_menu
 from foldscope.app.panels.warnings_bar import WarningsBar
-from foldscope.app.panels.window_map import LEGEND_FROM, WindowMap
+from foldscope.app.panels.window_map import WindowMap
 from foldscope.app.qt import (
     QAction,
     QActionGroup,
-    QApplication,
     QDockWidget,
     QDragEnterEvent,
     QDropEvent,
     QKeySequence,
     QMainWindow,
     QMenu,
-    QRect,
-    QSize,
     QSplitter,
     Qt,
     QTabWidget,
@@ -54,6 +51,7 @@ from foldscope.app.session_actions import SessionActions
 from foldscope.app.settings import WindowSettings
 from foldscope.app.theme import THEMES, apply_theme, follow_system_theme, gui_app
 from foldscope.app.undo import SessionEditor
+from foldscope.app.window_sizing import WindowSizing
 from foldscope.app.worker import Task, run_task
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.commands import Changes
@@ -62,9 +60,6 @@ from foldscope.core.readout.document import Document, is_note
 from foldscope.core.readout.fold_facts import FoldRow
 from foldscope.core.readout.marks_facts import cache_marks
 from foldscope.core.readout.words import counted
-
-FIRST_SIZE = (1600, 1000)  # the first window on a screen that has room for it
-FRAME = (0, 40)  # what the window manager's frame and title bar take around the window, allowed for when sizing
 
 
 def telling_message(doc: Document | None) -> int | None:
@@ -127,7 +122,7 @@ class MainWindow(QMainWindow):
         self._wire_loader()
         self.theme = "system"
         self._build_menus()
-        self._restore_state()
+        self.sizing.restore()
         follow_system_theme(self._system_theme_changed)
 
     # -- building -------------------------------------------------------------------------
@@ -235,12 +230,19 @@ class MainWindow(QMainWindow):
         self.db = self.saver.db = self.library_panel.db = path
 
     def _dock_collaborators(self) -> None:
-        """The what-if banner under the library's bar; the fold preview and the pager tabbed with the folds."""
+        """The what-if banner under the library's bar; the fold preview and the pager tabbed with the folds; the sizing kept."""
         self.column.insertWidget(1, self.what_if.banner)
         self.tabifyDockWidget(self.folds_dock, self.session_actions.preview_dock)
         self.tabifyDockWidget(self.session_actions.preview_dock, self.session_actions.pager_dock)
         self.folds_dock.raise_()
-        self.default_layout = self.saveState()  # View > Reset layout puts the docks back here
+        actions = self.session_actions
+        self.sizing = WindowSizing(
+            self,
+            self.settings,
+            {"splitter/main": self.main_splitter, "splitter/lists": self.lists_splitter, "splitter/top": self.top_splitter},
+            self.folds_dock,
+            (actions.policy_dock, actions.preview_dock, actions.pager_dock),
+        )
 
     def _wire_panels(self) -> None:
         """What each panel asks for: a message selected, a request stepped to, a session opened."""
@@ -374,7 +376,7 @@ class MainWindow(QMainWindow):
             self,
             "Reset &layout",
             None,
-            self.reset_layout,
+            self.sizing.reset,
             "Put the docks, splitters and window size back as foldscope first opens",
         )
 
@@ -451,21 +453,6 @@ class MainWindow(QMainWindow):
     def _system_theme_changed(self, scheme=None) -> None:
         if self.theme == "system":
             self.set_theme("system", remember=False)
-
-    def reset_layout(self) -> None:
-        """The docks where foldscope first puts them, the splitters at their first sizes, the first window size."""
-        self.restoreState(self.default_layout)
-        for dock in (self.session_actions.policy_dock, self.session_actions.preview_dock, self.session_actions.pager_dock):
-            dock.hide()
-        self.folds_dock.show()
-        self.folds_dock.raise_()
-        self.lay_out(self.first_size())
-
-    def lay_out(self, size: QSize) -> None:
-        """The window at `size` with the splitters at their first sizes for it."""
-        self.resize(size)
-        for splitter, sizes in self._splitter_defaults().items():
-            splitter.setSizes(sizes)
 
     # -- a followed file grown, and sharing a report ------------------------------------
 
@@ -556,55 +543,11 @@ class MainWindow(QMainWindow):
         self.settings.clear_recent_files()
         self._rebuild_recent_menu()
 
-    def _restore_state(self) -> None:
-        geometry = self.settings.state("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(self.first_size())
-            self.move(self.available_geometry().topLeft())
-        state = self.settings.state("window/state")
-        if state is not None:
-            self.restoreState(state)  # docks where the user left them
-        defaults = self._splitter_defaults()
-        for key, splitter in self._splitters().items():
-            state = self.settings.state(key)
-            if state is not None:
-                splitter.restoreState(state)
-            else:
-                splitter.setSizes(defaults[splitter])
-
-    def _splitters(self) -> dict[str, QSplitter]:
-        return {"splitter/main": self.main_splitter, "splitter/lists": self.lists_splitter, "splitter/top": self.top_splitter}
-
-    def available_geometry(self) -> QRect:
-        """The part of the window's screen (the primary one before it is shown) that panels and docks may cover."""
-        screen = self.screen() or QApplication.primaryScreen()
-        return screen.availableGeometry() if screen is not None else QRect(0, 0, *FIRST_SIZE)
-
-    def first_size(self) -> QSize:
-        """The size foldscope first opens at: FIRST_SIZE, or the screen's free part less the frame when smaller."""
-        free = self.available_geometry()
-        return QSize(min(FIRST_SIZE[0], free.width() - FRAME[0]), min(FIRST_SIZE[1], free.height() - FRAME[1]))
-
-    def _splitter_defaults(self) -> dict[QSplitter, list[int]]:
-        # On a short screen the timeline and the map keep what they need to be read (the map its legend) and the
-        # lists and side tabs get the rest; on a tall one the timeline grows.
-        width, height = self.width(), self.height()
-        timeline = 170 if height >= 900 else 124
-        rest = max(height - timeline - LEGEND_FROM - 200, 300)
-        side = max(560, width * 2 // 5)
-        return {self.main_splitter: [width - side, side], self.lists_splitter: [500, 500], self.top_splitter: [timeline, LEGEND_FROM, rest]}
-
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel_loading()
         if self.replay_lab is not None:
             self.replay_lab.close()
-        self.settings.set_state("window/geometry", self.saveGeometry())
-        self.settings.set_state("window/state", self.saveState())
-        for key, splitter in self._splitters().items():
-            self.settings.set_state(key, splitter.saveState())
-        self.settings.sync()
+        self.sizing.save()
         super().closeEvent(event)
 
     # -- opening --------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from foldscope.app import help_menu
 from foldscope.app.display import no_display_reason
 from foldscope.app.panels.window_map import LEGEND_FROM
 from foldscope.app.qt import QAction, QApplication, QDesktopServices, QRect, QToolButton
-from foldscope.app.window import FIRST_SIZE, FRAME, MainWindow
+from foldscope.app.window import MainWindow
+from foldscope.app.window_sizing import FIRST_SIZE, FRAME, WindowSizing
 from foldscope.core.formats.demo import demo_path
 
 
@@ -59,7 +60,7 @@ def test_make_run_checks_the_display_with_the_same_rule(tmp_path):
 
 @pytest.mark.parametrize("screen, expected", [((1366, 768), (1366 - FRAME[0], 768 - FRAME[1])), ((2560, 1440), FIRST_SIZE)])
 def test_the_first_window_and_reset_layout_fit_the_screens_free_part(qtbot, settings, tmp_path, monkeypatch, screen, expected):
-    monkeypatch.setattr(MainWindow, "available_geometry", lambda self: QRect(0, 0, *screen))
+    monkeypatch.setattr(WindowSizing, "available_geometry", lambda self: QRect(0, 0, *screen))
     window = MainWindow(settings=settings, db=str(tmp_path / "lib.db"))
     qtbot.addWidget(window)
     assert window.size().toTuple() == expected
@@ -183,7 +184,7 @@ def test_at_a_laptops_size_every_side_panels_key_table_keeps_8_rows_and_the_map_
     from foldscope.app.gui import settle, show_tab
     from foldscope.app.qt import QSize
 
-    window.lay_out(QSize(*size))
+    window.sizing.lay_out(QSize(*size))
     window.show()
     qtbot.waitExposed(window)
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):

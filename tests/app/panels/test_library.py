@@ -43,7 +43,7 @@ def test_at_1366_the_library_shows_8_sessions_and_the_hits_table_once_there_is_a
             library.import_session(load_session(path))
     from foldscope.app.qt import QSize
 
-    window.lay_out(QSize(1366, 768))  # as a first start on a laptop's screen
+    window.sizing.lay_out(QSize(1366, 768))  # as a first start on a laptop's screen
     window.show()
     panel = window.library_panel
     window.side_tabs.setCurrentWidget(panel)
