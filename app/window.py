@@ -49,6 +49,7 @@ from foldscope.app.qt import (
 from foldscope.app.save import SaveController
 from foldscope.app.session_actions import SessionActions
 from foldscope.app.settings import WindowSettings
+from foldscope.app.subagents import Subagents
 from foldscope.app.theme import THEMES, apply_theme, follow_system_theme, gui_app
 from foldscope.app.undo import SessionEditor
 from foldscope.app.window_sizing import WindowSizing
@@ -212,6 +213,14 @@ class MainWindow(QMainWindow):
             self, self.editor, self.status_label, lambda: self.document, self.statusBar().showMessage, self._refresh_headings
         )
         self.report_task: Task | None = None
+        self.subagents = Subagents(
+            self,
+            (self.record_list, self.view_list),
+            lambda: self.document,
+            lambda: self.inspector.index,
+            self.open_path,
+            self.statusBar().showMessage,
+        )
         self.library = LibraryActions(
             self,
             self.library_panel,
@@ -248,7 +257,6 @@ class MainWindow(QMainWindow):
         """What each panel asks for: a message selected, a request stepped to, a session opened."""
         for messages in (self.record_list, self.view_list):
             messages.message_selected.connect(self.select_message)
-            messages.message_opened.connect(self.open_subagent_at)
         self.inspector.message_requested.connect(self.select_message)
         self.composition_panel.message_requested.connect(lambda index: self.select_message(index, reveal=False))
         self.window_map.message_clicked.connect(self.select_message)
@@ -311,16 +319,7 @@ class MainWindow(QMainWindow):
             lambda: self.open_path(demo_path()),
             "The session that ships with foldscope: a fold, a clipped copy and cache marks to look at",
         )
-        self.subagent_action = add_action(
-            file_menu,
-            self,
-            "Open S&ubagent of the Selected Call",
-            None,
-            self.open_subagent,
-            "The child session a Task (agent) call started, or the compaction summariser's call",
-        )
-        self.subagent_action.setEnabled(False)
-        actions.row_actions.append(self.subagent_action)  # also on the lists' context menu
+        actions.row_actions.append(self.subagents.add_open_action(file_menu))  # also on the lists' context menu
         file_menu.addActions(actions.file_actions)
         self.export_report_action = add_action(
             file_menu, self, "Export &Report…", None, self.export_report, "Write the session as one self-contained HTML file to share"
@@ -391,16 +390,7 @@ class MainWindow(QMainWindow):
         ):
             add_action(go_menu, self, text, key, slot)
         go_menu.addSeparator()
-        self.back_action = add_action(
-            go_menu,
-            self,
-            "&Back to the Parent Session",
-            "Alt+Up",
-            self.go_back,
-            "The session a subagent was opened from, at the call that started it",
-        )
-        self.history: list[tuple[str, int]] = []  # (path, message index) of each session a subagent was opened from
-        self.back_action.setEnabled(False)
+        self.subagents.add_back_action(go_menu)
 
     def _build_lab_menu(self, lab_menu: QMenu) -> None:
         add_action(lab_menu, self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
@@ -564,67 +554,6 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(path)
 
-    def open_subagent(self) -> None:
-        """Open the child session the selected message started (its Task call), or the summariser of a note."""
-        index = self.inspector.index
-        if index is None:
-            return
-        if not self.open_subagent_at(index):
-            dialogs.show_message(self, "No subagent", "The selected message did not start a subagent session.")
-
-    def child_started_by(self, index: int | None):
-        """The child session the message at record index `index` started (its Task call, a note's summariser), or None."""
-        doc = self.document
-        if doc is None or index is None or not 0 <= index < len(doc.session.record):
-            return None
-        mid = doc.session.record[index].id
-        return next(
-            (child for child in doc.session.children if mid in (child.extras.get("parent_call"), child.extras.get("compaction_note"))), None
-        )
-
-    def open_subagent_at(self, index: int) -> bool:
-        """Open the child session the row at `index` started (Enter or a double-click on it), its filters cleared, with
-        Go > Back to the session that started it; False when none."""
-        child = self.child_started_by(index)
-        if child is None:
-            return False
-        doc = self.document
-        assert doc is not None  # child_started_by found the child in it
-        history = [*self.history, (doc.path, index)]
-        if self.open_path(child.source) is not None:
-            self._set_history(history)
-            self.clear_filters()
-            self.statusBar().showMessage(
-                f"Opened the session message {index} started; Go > Back to "
-                f"{Path(doc.path).name} ({self.back_action.shortcut().toString()})",
-                15_000,
-            )
-        return True
-
-    def go_back(self) -> Task | None:
-        """Go > Back: the session a subagent was opened from, at the message that started it."""
-        if not self.history:
-            return None
-        *rest, (path, index) = self.history
-        task = self.open_path(path, select=index)
-        if task is not None:
-            self._set_history(rest)
-            self.clear_filters()
-        return task
-
-    def _set_history(self, history: list[tuple[str, int]]) -> None:
-        self.history = history
-        self.back_action.setEnabled(bool(history))
-        where = f"Back to {Path(history[-1][0]).name}, at message {history[-1][1]}" if history else "Back"
-        self.back_action.setToolTip(where)
-        self.back_action.setStatusTip(where)
-
-    def clear_filters(self) -> None:
-        """Both lists show every row again: a filter chosen for one session means nothing in another."""
-        for messages in (self.record_list, self.view_list):
-            messages.text_filter.clear()
-            messages.kind_filter.setCurrentIndex(0)
-
     def open_path(self, path: str | Path, select: int | None = None, sample: str | None = None) -> Task | None:
         """Load a session file in the worker (asking first about unsaved changes); then select `select`.
 
@@ -637,7 +566,7 @@ class MainWindow(QMainWindow):
                 sample = dialogs.choose_sample(self, str(path), samples)
                 if sample is None:
                     return None
-        self._set_history([])  # another session: Back starts again (open_subagent_at and go_back set it after)
+        self.subagents.set_history([])  # another session: Back starts again (Subagents.open_at and go_back set it after)
         task = self.loader.start(str(path), self.db, self.start_policy, sample, select)
         self.busy.begin(f"Opening {Path(path).name}", self.cancel_loading)
         return task
@@ -850,7 +779,7 @@ class MainWindow(QMainWindow):
         self.view_list.select_index(index)
         self.inspector.show_message(index)
         self.window_map.set_selected(index)
-        self.subagent_action.setEnabled(self.child_started_by(index) is not None)
+        self.subagents.message_selected(index)
         if reveal and self.side_tabs.currentWidget() is not self.inspector:
             self.side_tabs.setCurrentWidget(self.inspector)
 

@@ -139,7 +139,7 @@ def test_a_subagent_opens_with_its_filters_cleared_and_back_returns_to_the_call_
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
         window.open_path(path)
     qtbot.waitUntil(lambda: window.task is None)
-    back = window.back_action
+    back = window.subagents.back_action
     assert not back.isEnabled()
     session = window.document.session
     child = next(c for c in session.children if c.extras["child_kind"] == "subagent")
@@ -147,7 +147,7 @@ def test_a_subagent_opens_with_its_filters_cleared_and_back_returns_to_the_call_
     window.view_list.text_filter.setText("no message holds this text")
     window.record_list.kind_filter.setCurrentIndex(2)
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
-        assert window.open_subagent_at(call)
+        assert window.subagents.open_at(call)
     qtbot.waitUntil(lambda: window.task is None)
     assert Path(window.document.path) == Path(child.source)
     for messages in (window.record_list, window.view_list):

@@ -111,7 +111,7 @@ def test_a_subagent_opens_from_the_call_that_started_it(qtbot, window, tmp_path)
     child = next(c for c in session.children if c.extras["child_kind"] == "subagent")
     window.select_message(session.record.index_of(child.extras["parent_call"]))
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
-        window.open_subagent()
+        window.subagents.open_selected()
     qtbot.waitUntil(lambda: window.task is None)
     assert Path(window.document.path) == Path(child.source)
     assert json.loads(json.dumps(window.document.session.extras.get("agent_id_in_file"))) == "a1b2c3"
@@ -185,12 +185,12 @@ def test_a_subagent_opens_from_its_call_row_with_enter_or_the_context_menu(qtbot
     session = window.document.session
     child = next(c for c in session.children if c.extras["child_kind"] == "subagent")
     call = session.record.index_of(child.extras["parent_call"])
-    other = next(i for i, m in enumerate(session.record) if i != call and window.child_started_by(i) is None)
+    other = next(i for i, m in enumerate(session.record) if i != call and window.subagents.child_started_by(i) is None)
     window.select_message(other)
     menu = window.session_actions.context_menu(window.view_list.table)
-    assert window.subagent_action in menu.actions() and not window.subagent_action.isEnabled()
+    assert window.subagents.open_action in menu.actions() and not window.subagents.open_action.isEnabled()
     window.select_message(call)
-    assert window.subagent_action.isEnabled()
+    assert window.subagents.open_action.isEnabled()
     from foldscope.app.models.messages import KIND
     from foldscope.core.readout.document import kind_label
 
@@ -212,7 +212,7 @@ def test_enter_on_a_row_that_started_no_subagent_opens_nothing(qtbot, window, tm
 
     _open(qtbot, window, _session_with_subagents(tmp_path))
     session = window.document.session
-    other = next(i for i, m in enumerate(session.record) if window.child_started_by(i) is None)
+    other = next(i for i, m in enumerate(session.record) if window.subagents.child_started_by(i) is None)
     window.select_message(other)
     qtbot.keyClick(window.record_list.table, Qt.Key.Key_Return)
     assert window.task is None and Path(window.document.path) == tmp_path / "s1.jsonl"
