@@ -46,6 +46,7 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
+from foldscope.app.report_export import ReportExport
 from foldscope.app.save import SaveController
 from foldscope.app.session_actions import SessionActions
 from foldscope.app.settings import WindowSettings
@@ -212,7 +213,7 @@ class MainWindow(QMainWindow):
         self.following = Following(
             self, self.editor, self.status_label, lambda: self.document, self.statusBar().showMessage, self._refresh_headings
         )
-        self.report_task: Task | None = None
+        self.report = ReportExport(self, self.busy, lambda: self.document, self.statusBar().showMessage)
         self.subagents = Subagents(
             self,
             (self.record_list, self.view_list),
@@ -321,9 +322,7 @@ class MainWindow(QMainWindow):
         )
         actions.row_actions.append(self.subagents.add_open_action(file_menu))  # also on the lists' context menu
         file_menu.addActions(actions.file_actions)
-        self.export_report_action = add_action(
-            file_menu, self, "Export &Report…", None, self.export_report, "Write the session as one self-contained HTML file to share"
-        )
+        self.report.add_action(file_menu)
         file_menu.addSeparator()
         add_action(file_menu, self, "&Quit", QKeySequence.StandardKey.Quit, self.close)
 
@@ -444,7 +443,7 @@ class MainWindow(QMainWindow):
         if self.theme == "system":
             self.set_theme("system", remember=False)
 
-    # -- a followed file grown, and sharing a report ------------------------------------
+    # -- a followed file grown ------------------------------------------------------
 
     def show_growth(self, growth) -> None:
         """The followed file grew: the lists, map and timeline grow in place; the selection and the step stay."""
@@ -458,32 +457,6 @@ class MainWindow(QMainWindow):
         self.show_request(slot)
         self.timeline.update()
         self.following.show_live()
-
-    def export_report(self) -> Task | None:
-        """File > Export Report: the session as one self-contained HTML file, written off the GUI thread."""
-        doc = self.document
-        if doc is None:
-            return None
-        out = dialogs.report_path_dialog(self, str(Path(doc.path).with_suffix(".html")))
-        if not out:
-            return None
-        return self.write_report(out)
-
-    def write_report(self, out: str) -> Task | None:
-        from foldscope.core.model.policy import Policy
-        from foldscope.core.readout.report import write_report
-
-        doc = self.document
-        if doc is None:
-            return None
-        session, policy = doc.session, doc.policy if isinstance(doc.policy, Policy) else None
-        task = Task(lambda progress: write_report(session, out, policy), f"Writing {Path(out).name}", self)
-        task.succeeded.connect(lambda data: self.statusBar().showMessage(f"Report written to {out}", 10_000))
-        task.failed.connect(lambda exc: dialogs.error_dialog(self, "Cannot write the report", f"{out}: {exc}"))
-        task.ended.connect(self.busy.end)
-        self.report_task = task.start()
-        self.busy.begin(f"Writing {Path(out).name}", task.cancel)
-        return task
 
     def show_side(self, widget: QWidget, focus: QWidget | None = None) -> None:
         """Bring a side tab to the front and give it (or `focus`) the keyboard."""
