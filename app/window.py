@@ -46,6 +46,7 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
+from foldscope.app.recent_files import RecentFiles
 from foldscope.app.report_export import ReportExport
 from foldscope.app.save import SaveController
 from foldscope.app.session_actions import SessionActions
@@ -302,8 +303,7 @@ class MainWindow(QMainWindow):
     def _build_file_menu(self, file_menu: QMenu) -> None:
         actions = self.session_actions
         self.open_action = add_action(file_menu, self, "&Open…", QKeySequence.StandardKey.Open, self.open_dialog)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self._rebuild_recent_menu()
+        self.recent = RecentFiles(self, self.settings, file_menu.addMenu("Open &Recent"), self.open_path)
         add_action(
             file_menu,
             self,
@@ -487,25 +487,6 @@ class MainWindow(QMainWindow):
         lab.activateWindow()
         return lab
 
-    def _rebuild_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        files = self.settings.recent_files()
-        for number, path in enumerate(files, start=1):
-            action = QAction(f"&{number} {Path(path).name}", self)
-            action.setToolTip(plain_tip(path))
-            action.triggered.connect(lambda checked=False, p=path: self.open_path(p))
-            self.recent_menu.addAction(action)
-        if files:
-            self.recent_menu.addSeparator()
-        clear = QAction("&Clear Recent Files", self)
-        clear.triggered.connect(self._clear_recent)
-        clear.setEnabled(bool(files))
-        self.recent_menu.addAction(clear)
-
-    def _clear_recent(self) -> None:
-        self.settings.clear_recent_files()
-        self._rebuild_recent_menu()
-
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel_loading()
         if self.replay_lab is not None:
@@ -601,8 +582,7 @@ class MainWindow(QMainWindow):
         self.document_loaded.emit(doc)
 
     def _loaded(self, document: Document, acted_on: bool) -> None:
-        self.settings.add_recent_file(document.path)
-        self._rebuild_recent_menu()
+        self.recent.add(document.path)
         self.library_bar.show_problem(document.library_problem)
         if acted_on:  # acted on since it was counted (show_counted): what was done is kept now
             self.saver.session_stored(document)

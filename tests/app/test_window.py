@@ -148,18 +148,18 @@ def test_drag_and_drop_opens_a_file(qtbot, window):
 def test_recent_files_menu_lists_what_was_opened(qtbot, window):
     good = _good_file()
     open_and_wait(qtbot, window, good)
-    texts = [a.text() for a in window.recent_menu.actions()]
+    texts = [a.text() for a in window.recent.menu.actions()]
     assert any(good.name in t for t in texts)
 
 
 def test_clear_recent_files_empties_the_menu_and_the_settings(qtbot, window):
     open_and_wait(qtbot, window, _good_file())
-    clear = next(a for a in window.recent_menu.actions() if a.text() == "&Clear Recent Files")
+    clear = next(a for a in window.recent.menu.actions() if a.text() == "&Clear Recent Files")
     assert clear.isEnabled()
     clear.trigger()
     assert window.settings.recent_files() == []
-    assert [a.text() for a in window.recent_menu.actions()] == ["&Clear Recent Files"]
-    assert not window.recent_menu.actions()[0].isEnabled()
+    assert [a.text() for a in window.recent.menu.actions()] == ["&Clear Recent Files"]
+    assert not window.recent.menu.actions()[0].isEnabled()
 
 
 # -- redrawing from Changes ---------------------------------------------------------------------
