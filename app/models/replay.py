@@ -1,4 +1,4 @@
-"""The Replay lab's totals table: a thin Qt adapter over core.replay.lab's per-strategy totals."""
+"""The Replay lab's totals table: a thin Qt adapter over core.replay.lab's per-strategy totals (read through core.readout.replay_facts)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from typing import Any
 
 from foldscope.app.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from foldscope.app.theme import rule_colour, strategy_colour
-from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill
-from foldscope.core.replay.lab import cost_text
+from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill, cost_text
 
 # The totals shown, in order, with what each means (the CLI's names, DESIGN.md's words).
 METRICS = (

@@ -8,6 +8,7 @@ from typing import Any
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
+from foldscope.core.replay.lab import cost_text as cost_text  # a strategy's cost as every screen shows it, for the lab's table
 from foldscope.core.replay.lab import usd_text
 from foldscope.core.request.measure import Measure
 
