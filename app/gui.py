@@ -124,7 +124,7 @@ def run_gui(argv: list[str]) -> int:
     # A screenshot run reads and writes no settings: no geometry, no recent files, no theme of the user's.
     settings = WindowSettings.in_memory() if args.screenshot else WindowSettings()
     window = MainWindow(settings=settings, db=args.db, policy=policy)
-    window.set_theme(args.theme or settings.theme() or "system", remember=False)
+    window.themes.set_theme(args.theme or settings.theme() or "system", remember=False)
     if args.screenshot:
         from foldscope.app.qt import qInstallMessageHandler
 

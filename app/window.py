@@ -31,8 +31,6 @@ from foldscope.app.panels.timeline_zoom import add_zoom_menu
 from foldscope.app.panels.warnings_bar import WarningsBar
 from foldscope.app.panels.window_map import WindowMap
 from foldscope.app.qt import (
-    QAction,
-    QActionGroup,
     QDockWidget,
     QDragEnterEvent,
     QDropEvent,
@@ -52,7 +50,7 @@ from foldscope.app.save import SaveController
 from foldscope.app.session_actions import SessionActions
 from foldscope.app.settings import WindowSettings
 from foldscope.app.subagents import Subagents
-from foldscope.app.theme import THEMES, apply_theme, follow_system_theme, gui_app
+from foldscope.app.theme_switch import ThemeSwitch
 from foldscope.app.undo import SessionEditor
 from foldscope.app.window_sizing import WindowSizing
 from foldscope.app.worker import Task, run_task
@@ -123,10 +121,8 @@ class MainWindow(QMainWindow):
         self._wire_panels()
         self._wire_collaborators()
         self._wire_loader()
-        self.theme = "system"
         self._build_menus()
         self.sizing.restore()
-        follow_system_theme(self._system_theme_changed)
 
     # -- building -------------------------------------------------------------------------
 
@@ -360,15 +356,7 @@ class MainWindow(QMainWindow):
         add_zoom_menu(view_menu, self, self.timeline)
         view_menu.addSeparator()
         view_menu.addAction(self.following.action)
-        self.theme_menu = view_menu.addMenu("T&heme")
-        self.theme_actions = QActionGroup(self)
-        for name in THEMES:
-            action = QAction(name.capitalize(), self, checkable=True)
-            action.setData(name)
-            action.triggered.connect(lambda checked=False, n=name: self.set_theme(n))
-            action.setChecked(name == self.theme)
-            self.theme_actions.addAction(action)
-            self.theme_menu.addAction(action)
+        self.themes = ThemeSwitch(self, self.settings, view_menu.addMenu("T&heme"), self.refresh_theme)
         add_action(
             view_menu,
             self,
@@ -426,22 +414,6 @@ class MainWindow(QMainWindow):
             None,
             lambda: dialogs.show_message(self, "About foldscope", help_menu_text.about_text(self.db)),
         )
-
-    def set_theme(self, name: str, remember: bool = True) -> None:
-        """Light, dark, or follow the system (and its switches while the window is open); `remember` keeps it."""
-        self.theme = name
-        app = gui_app()
-        if app is not None:  # always, for a window: a QApplication is made before any
-            apply_theme(app, name)
-        for action in self.theme_actions.actions():
-            action.setChecked(action.data() == name)
-        if remember:
-            self.settings.set_theme(name)
-        self.refresh_theme()
-
-    def _system_theme_changed(self, scheme=None) -> None:
-        if self.theme == "system":
-            self.set_theme("system", remember=False)
 
     # -- a followed file grown ------------------------------------------------------
 

@@ -181,7 +181,7 @@ def test_no_two_actions_of_the_window_share_a_shortcut(window):
 def test_view_theme_switches_light_and_dark_and_is_remembered(qtbot, window, settings):
     from foldscope.app.theme import apply_theme, is_dark
 
-    themes = {a.text(): a for a in window.theme_menu.actions()}
+    themes = {a.text(): a for a in window.themes.menu.actions()}
     assert set(themes) == {"System", "Light", "Dark"} and themes["System"].isChecked()
     try:
         themes["Dark"].trigger()
