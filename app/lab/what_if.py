@@ -13,13 +13,9 @@ from foldscope.app.qt import QAction, QFrame, QHBoxLayout, QKeySequence, QLabel,
 from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
-from foldscope.core.fold.history import session_at_request
-from foldscope.core.readout.cost_facts import document_cache
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.opening import build_document
+from foldscope.core.readout.what_if_facts import BranchStep, branch_at, branch_copy, branch_estimates, replay_branch
 from foldscope.core.readout.workspace import Workspace
-from foldscope.core.replay.what_if import BranchStep, branch_copy, replay_from
-from foldscope.core.request.count import estimate
 
 
 @dataclass
@@ -110,10 +106,7 @@ class WhatIf(QObject):
         policy, measure = doc.policy, doc.measure_for(doc.policy)
 
         def work(progress: Progress):
-            progress.report(0, 0, f"What-if from request {k}: the session as it stood")
-            branch_doc = build_document(session_at_request(doc.session, k), doc.path, progress.report, policy=policy)
-            document_cache(branch_doc)  # the cache lane and Cost panel read it: nothing counted twice
-            return branch_doc, replay_from(doc.session, branch_doc.session, k, measure, report=progress.report)
+            return branch_at(doc, k, policy, measure, progress.report)
 
         def started(result) -> None:
             branch_doc, steps = result
@@ -148,7 +141,7 @@ class WhatIf(QObject):
                 self._draw(measure.ceiling)
 
         return self._run(
-            lambda progress: replay_from(original.session, session, k, measure, report=progress.report),
+            lambda progress: replay_branch(original, session, k, measure, progress.report),
             replayed,
             f"Replaying the what-if from request {k}",
             block=False,
@@ -187,7 +180,7 @@ class WhatIf(QObject):
         branch = self.branch
         assert branch is not None
         original = branch.original
-        estimates = tuple(estimate(s.counted, original.requests[s.request].scale) for s in branch.steps)
+        estimates = branch_estimates(original, branch.steps)
         series = BranchSeries(
             branch.request, estimates, tuple(r.estimate for r in original.requests), original.now_size, tuple(s.folds for s in branch.steps)
         )

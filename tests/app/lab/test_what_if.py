@@ -147,7 +147,7 @@ def test_a_what_if_is_built_on_the_worker_with_progress_and_cancel(qtbot, window
     """Issue 19: a what-if was built on the GUI thread and froze the window on large sessions."""
     import threading
 
-    import foldscope.app.lab.what_if as module
+    import foldscope.core.readout.what_if_facts as module
 
     reached = threading.Event()
 
