@@ -8,10 +8,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from foldscope.app.display import no_display_line, no_display_reason
 from foldscope.core.cli.options import add_policy_flags, add_window_flag, policy_choice
 from foldscope.core.cli.output import Parser
+
+if TYPE_CHECKING:
+    from foldscope.core.readout.document import Document
 
 SCREENSHOT_SIZE = (1600, 1000)
 # The window's side tabs, as --tab names them (their titles, lower case); tests/app/test_gui_flags.py holds the
@@ -185,7 +189,9 @@ def screenshot(
     if "error" in outcome:
         print(f"foldscope: {outcome['error']}", file=sys.stderr)
         return 2
-    window.prepare_screenshot()
+    index = telling_message(window.document)
+    if index is not None:
+        window.select_message(index)
     if tab:
         show_tab(window, tab)
     if first_step:  # the load is still counting: waiting for the pool would show the counted step instead
@@ -200,6 +206,23 @@ def screenshot(
         return 2
     window.close()
     return 0
+
+
+def telling_message(doc: Document | None) -> int | None:
+    """The message a screenshot selects, so it shows the inspector at work: a clipped copy, else the newest note, else
+    the largest message in view."""
+    from foldscope.core.readout.document import is_note
+
+    if doc is None or doc.record_size == 0:
+        return None
+    in_view = sorted(doc.view_position)
+    copies = [i for i in in_view if doc.message(i).is_clipped_copy]
+    notes = [i for i in in_view if is_note(doc.message(i))]
+    if copies:
+        return copies[0]
+    if notes:
+        return notes[-1]
+    return max(in_view or [0], key=lambda i: doc.sizes[i])
 
 
 def write_png(image, png: str, read: list[str]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from foldscope.app.loading import Counted, TraceCounts, load_work
 from foldscope.app.qt import QObject, QTimer, Signal
@@ -16,6 +17,18 @@ def error_line(path: str, exc: BaseException) -> str:
     if isinstance(exc, ReadError):
         return str(exc)
     return f"{path}: {type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def inspect_samples(path: str) -> list[dict]:
+    """The samples of an Inspect AI log (empty for any other file, or one that does not read: opening says why)."""
+    from foldscope.core.formats import detect_format
+    from foldscope.core.formats.registry import format_named
+
+    try:
+        spec = format_named(detect_format(path))
+        return spec.samples(Path(path)) if spec is not None and spec.samples is not None else []
+    except ReadError:
+        return []
 
 
 class Loader(QObject):

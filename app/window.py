@@ -12,7 +12,7 @@ from foldscope.app.lab.replay import ReplayView
 from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.library_actions import LibraryActions
-from foldscope.app.loader import Loader
+from foldscope.app.loader import Loader, inspect_samples
 from foldscope.app.loading import TraceCounts, settle_heap
 from foldscope.app.menus import add_action, focus_filter, squeezable_tabs
 from foldscope.app.models.messages import RecordModel, ViewModel
@@ -56,37 +56,10 @@ from foldscope.app.window_sizing import WindowSizing
 from foldscope.app.worker import Task, run_task
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.commands import Changes
-from foldscope.core.model.session import ReadError
-from foldscope.core.readout.document import Document, is_note
+from foldscope.core.readout.document import Document
 from foldscope.core.readout.fold_facts import FoldRow
 from foldscope.core.readout.marks_facts import cache_marks
 from foldscope.core.readout.words import counted
-
-
-def telling_message(doc: Document | None) -> int | None:
-    """The message a screenshot selects: a clipped copy, else the newest note, else the largest message in view."""
-    if doc is None or doc.record_size == 0:
-        return None
-    in_view = sorted(doc.view_position)
-    copies = [i for i in in_view if doc.message(i).is_clipped_copy]
-    notes = [i for i in in_view if is_note(doc.message(i))]
-    if copies:
-        return copies[0]
-    if notes:
-        return notes[-1]
-    return max(in_view or [0], key=lambda i: doc.sizes[i])
-
-
-def _inspect_samples(path: str) -> list[dict]:
-    """The samples of an Inspect AI log (empty for any other file, or one that does not read: opening says why)."""
-    from foldscope.core.formats import detect_format
-    from foldscope.core.formats.registry import format_named
-
-    try:
-        spec = format_named(detect_format(path))
-        return spec.samples(Path(path)) if spec is not None and spec.samples is not None else []
-    except ReadError:
-        return []
 
 
 class MainWindow(QMainWindow):
@@ -487,7 +460,7 @@ class MainWindow(QMainWindow):
         if not self.saver.may_close():
             return None  # the user kept the unsaved changes of the session shown
         if sample is None:
-            samples = _inspect_samples(str(path))
+            samples = inspect_samples(str(path))
             if len(samples) > 1:
                 sample = dialogs.choose_sample(self, str(path), samples)
                 if sample is None:
@@ -786,9 +759,3 @@ class MainWindow(QMainWindow):
         self.composition_panel.refresh(force=True)
         self.timeline.update()
         self.window_map.update()
-
-    def prepare_screenshot(self) -> None:
-        """Select a telling message so a screenshot shows the inspector at work."""
-        index = telling_message(self.document)
-        if index is not None:
-            self.select_message(index)

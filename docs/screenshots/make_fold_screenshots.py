@@ -50,7 +50,7 @@ def main() -> int:
     apply_theme(app, "light")
     folder = tempfile.mkdtemp()
     window = MainWindow(settings=WindowSettings(Path(folder) / "settings.ini"), db=str(Path(folder) / "library.db"))
-    window.lay_out(QSize(1600, 1100))  # as a first start on a screen of that size
+    window.sizing.lay_out(QSize(1600, 1100))  # as a first start on a screen of that size
     window.show()
     wait(app, window.document_loaded, lambda: window.open_path(SESSION))
     actions = window.session_actions

@@ -16,6 +16,7 @@ CLAUDE = CORPUS / "claude_code" / "extracted-dd381a75.jsonl"  # a real session w
 
 
 def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | None = None, policy=None) -> None:
+    from foldscope.app.gui import telling_message
     from foldscope.app.qt import QEventLoop, QImage, QSize, Qt
     from foldscope.app.settings import WindowSettings
     from foldscope.app.theme import apply_theme
@@ -24,13 +25,15 @@ def shoot(app, path: Path, png: str, theme: str = "light", setup: Callable | Non
     apply_theme(app, theme)
     with tempfile.TemporaryDirectory() as tmp:
         window = MainWindow(WindowSettings(Path(tmp) / "s.ini"), db=str(Path(tmp) / "lib.db"), policy=policy)
-        window.lay_out(QSize(1600, 1000))  # as a first start on a screen of that size
+        window.sizing.lay_out(QSize(1600, 1000))  # as a first start on a screen of that size
         loop = QEventLoop()  # not app.exec(): Qt 6's quit() closes the window before the grab
         window.document_loaded.connect(loop.quit)
         window.show()
         window.open_path(path)
         loop.exec()
-        window.prepare_screenshot()
+        index = telling_message(window.document)
+        if index is not None:
+            window.select_message(index)
         if setup is not None:
             setup(window)
         app.processEvents()
