@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from foldscope.app.panels.cache_lane import ROOMY_FROM, CacheLane, lane_height
+from foldscope.app.panels.timeline_scale import Scale, above_label, nice_ticks, timeline_scale
 from foldscope.app.panels.timeline_zoom import ZOOM_KEYS, Zoom, wheel
 from foldscope.app.qt import (
     QColor,
@@ -44,16 +45,6 @@ PLOT_MIN = 32  # the fewest pixels the plot keeps at the timeline's minimum heig
 # (about 0.3 s for 1,000 requests); a longer trace shows its gaps at once and its causes from a worker.
 SYNC_REQUESTS = 1500
 BRANCH_COLOUR = QColor("#e67e22")  # the what-if series: distinct from the bars and the rules in both themes
-
-
-def nice_ticks(maximum: float, count: int = 4) -> list[int]:
-    """Round axis values (1, 2 or 5 times a power of ten) from 0 up to about `maximum`."""
-    if maximum <= 0:
-        return [0]
-    raw = maximum / count
-    power = 10 ** (len(str(int(raw))) - 1) if raw >= 1 else 1
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    return list(range(0, int(maximum) + 1, step))
 
 
 def spaced(lefts: Sequence[float], widths: Sequence[float], gap: float = 6.0) -> list[int]:
@@ -292,15 +283,15 @@ class Timeline(QWidget):
 
     # -- geometry ------------------------------------------------------------------------
 
-    def _scale_max(self) -> int:
+    def _scale(self) -> Scale:
+        """The plot's top, and the rules far above the bars and dots that it leaves out (timeline_scale)."""
         doc = self._shown()
         values = [r.headline for r in doc.requests] + [r.reported_input or 0 for r in doc.requests]
         values.append(doc.now_predicted or doc.now_size)
         if self.branch is not None:
             values += list(self.branch.estimates) + list(self.branch.original) + [self.branch.original_now]
-        if doc.rules is not None:
-            values += [doc.rules.at(name) or 0 for name in rule_names(doc.rules)]
-        return max(max(values, default=1), 1)
+        rules = {} if doc.rules is None else {name: doc.rules.at(name) or 0 for name in rule_names(doc.rules)}
+        return timeline_scale(max(values, default=1), rules, (self.fontMetrics().height() + 3) / self._plot().height())
 
     def _plot(self) -> QRectF:
         return QRectF(LEFT, TOP, max(self.width() - LEFT - RIGHT, 10), max(self.height() - TOP - self._bottom(), 10))
@@ -393,7 +384,8 @@ class Timeline(QWidget):
 
     def _draw_bars(self, painter: QPainter, plot: QRectF, text: QColor) -> None:
         doc = self._shown()
-        top = self._scale_max() * 1.08
+        scale = self._scale()
+        top = scale.top
         bar = QColor("#5d8fd6" if not is_dark() else "#4a78bd")
         now_bar = QColor("#8fa9cc" if not is_dark() else "#5b6f8c")
         folds: list[tuple[float, str]] = []  # (label's left, label) of each fold's line
@@ -434,7 +426,7 @@ class Timeline(QWidget):
                 painter.drawLine(QPointF(x, plot_top), QPointF(x, bottom))
                 folds.append((x + 3, "compaction" if request.compacted_before else "fold"))
         painter.setClipping(False)
-        ruled = self._draw_rules(painter, plot, top)
+        ruled = self._draw_rules(painter, plot, top, scale.above)
         # Each fold's line is drawn; its label only where it runs into neither the last one (dozens of compactions)
         # nor a rule's label in the same band (a short plot).
         # Each label on a box of the panel's colour: the folds it leaves unlabelled draw their lines, in the same
@@ -587,25 +579,33 @@ class Timeline(QWidget):
             painter.drawEllipse(point, 3.5, 3.5)
         painter.setBrush(Qt.BrushStyle.NoBrush)
 
-    def _draw_rules(self, painter: QPainter, plot: QRectF, top: float) -> list[tuple[float, float, float]]:
-        """The ceiling, line and target with their labels; returns each label's (left, right, baseline)."""
+    def _draw_rules(self, painter: QPainter, plot: QRectF, top: float, above: tuple[str, ...] = ()) -> list[tuple[float, float, float]]:
+        """The ceiling, line and target with their labels, those `above` the scale as a label at its top edge;
+        returns each label's (left, right, baseline)."""
         rules = self._shown().rules
         if rules is None:
             return []
         taken: list[tuple[float, float, float]] = []  # (left, right, baseline) of labels drawn
         # rule_names names only the rules that are set: a value is never None here.
         heights = [(name, self._y(value, plot, top)) for name in rule_names(rules) if (value := rules.at(name)) is not None]
+        heights = [(name, plot.top() if name in above else y) for name, y in heights]
         for name, y in heights:  # every line first: rules close together (a short plot) run through the labels above
+            if name in above:
+                continue  # no line: the scale stops below it, its label says so at the top edge
             painter.setPen(QPen(rule_colour(name), 1.5, Qt.PenStyle.SolidLine if name == "ceiling" else Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+        metrics = painter.fontMetrics()
+        labels = {name: above_label(name, rules.at(name) or 0) if name in above else rule_label(rules, name) for name, _ in heights}
+        # Rules above the scale: their labels in a row ending before "now" (shown at first, shaded), the folds' left of it.
+        end = min(plot.right(), self._slot_rect(self.slots() - 1, plot).left())
+        row = end - 4 - sum(metrics.horizontalAdvance(labels[name]) + 10 for name in above) + 10
         for name, y in heights:
-            label = rule_label(rules, name)
+            label = labels[name]
             # Rules close together: each label starts after the one it would cover.
-            metrics = painter.fontMetrics()
             # Above its line, unless that would reach the heading over the plot: then under it.
             below = y - 3 - metrics.ascent() - 1 < plot.top()
             base = y + metrics.ascent() + 2 if below else y - 3
-            x = max([plot.left() + 4] + [right + 10 for _, right, b in taken if abs(b - base) < 12])
+            x = max([plot.left() + 4, row if name in above else 0.0] + [right + 10 for _, right, b in taken if abs(b - base) < 12])
             width = metrics.horizontalAdvance(label)
             painter.setPen(QPen(rule_colour(name), 1.5))
             self._label_on_box(painter, QPointF(x, base), label, width, bottom=None if below else y - 1)  # the rule's own line stays

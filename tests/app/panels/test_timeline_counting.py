@@ -145,7 +145,7 @@ def test_the_counted_timeline_draws_each_bar_and_dot_where_its_slot_rectangle_pu
     RecordingPainter.fills, RecordingPainter.dots = [], []
     widget.grab()
     plot = widget._plot()
-    top = widget._scale_max() * 1.08
+    top = widget._scale().top
     bars, dots = [], []
     for slot in range(widget.slots()):
         rect = widget._slot_rect(slot, plot)
