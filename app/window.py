@@ -8,9 +8,8 @@ from foldscope.app import dialogs
 from foldscope.app import help_menu as help_menu_text
 from foldscope.app.following import Following
 from foldscope.app.highlight import plain_tip
-from foldscope.app.lab.replay import ReplayView
-from foldscope.app.lab.tune import TuneView
 from foldscope.app.lab.what_if import WhatIf
+from foldscope.app.labs import Labs
 from foldscope.app.library_actions import LibraryActions
 from foldscope.app.loader import Loader, inspect_samples
 from foldscope.app.loading import TraceCounts, settle_heap
@@ -178,7 +177,7 @@ class MainWindow(QMainWindow):
             lambda: self.document,
             lambda document, opened: self.set_document(document, opened),
         )
-        self.replay_lab: ReplayView | None = None  # made when first opened
+        self.labs = Labs(self, lambda: self.document, self.document_loaded.connect, self.timeline.step_to)
         # View > Follow: the file read as it grows, into the shown document's workspace
         self.following = Following(
             self, self.editor, self.status_label, lambda: self.document, self.statusBar().showMessage, self._refresh_headings
@@ -203,7 +202,6 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage,
         )
         self.library.imported.connect(self.library_imported)
-        self.tune: TuneView | None = None  # made when first opened
 
     def _use_db(self, path: str) -> None:
         """The library at path from now on: opening, saving and the library's panel all use it."""
@@ -266,7 +264,7 @@ class MainWindow(QMainWindow):
         actions.actions_menu.addSeparator()
         actions.actions_menu.addAction(self.what_if.start_action)
         self.addAction(self.what_if.start_action)
-        self._build_lab_menu(bar.addMenu("&Lab"))
+        self.labs.fill_menu(bar.addMenu("&Lab"))
         self._build_help_menu(bar.addMenu("&Help"))
 
     def _build_file_menu(self, file_menu: QMenu) -> None:
@@ -352,17 +350,6 @@ class MainWindow(QMainWindow):
         go_menu.addSeparator()
         self.subagents.add_back_action(go_menu)
 
-    def _build_lab_menu(self, lab_menu: QMenu) -> None:
-        add_action(lab_menu, self, "Replay &lab…", "Ctrl+Shift+P", self.open_replay_lab)
-        add_action(
-            lab_menu,
-            self,
-            "&Tune a policy…",
-            None,
-            self.open_tune,
-            "sweep policies over a folder of sessions and name the cheapest safe one",
-        )
-
     def _build_help_menu(self, help_menu: QMenu) -> None:
         add_action(
             help_menu,
@@ -408,34 +395,9 @@ class MainWindow(QMainWindow):
         self.side_tabs.setCurrentWidget(widget)
         (focus or widget).setFocus()
 
-    def open_tune(self) -> TuneView:
-        """Show the policy sweep's window (made once): it works on a folder, not on the open session."""
-        if self.tune is None:
-            self.tune = TuneView(self)
-        self.tune.show()
-        self.tune.raise_()
-        self.tune.activateWindow()
-        return self.tune
-
-    def open_replay_lab(self) -> ReplayView:
-        """Show the Replay lab on the open session, made once and kept in step with the window."""
-        lab = self.replay_lab
-        if lab is None:
-            lab = self.replay_lab = ReplayView(self)
-            self.document_loaded.connect(lambda doc: lab.set_session(doc.session if doc else None, getattr(doc, "policy", None)))
-            lab.request_chosen.connect(self.timeline.step_to)
-        doc = self.document
-        if lab.session is not (doc.session if doc else None):
-            lab.set_session(doc.session if doc else None, getattr(doc, "policy", None))
-        lab.show()
-        lab.raise_()
-        lab.activateWindow()
-        return lab
-
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         self.cancel_loading()
-        if self.replay_lab is not None:
-            self.replay_lab.close()
+        self.labs.close()
         self.sizing.save()
         super().closeEvent(event)
 

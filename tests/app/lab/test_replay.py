@@ -122,9 +122,9 @@ def test_the_main_window_opens_the_lab_on_its_session(qtbot, window):
     action = next(a for a in window.findChildren(type(window.open_action)) if a.text() == "Replay &lab…")
     assert action.shortcut().toString() == "Ctrl+Shift+P"
     action.trigger()
-    lab = window.replay_lab
+    lab = window.labs.replay_lab
     assert lab.isVisible() and lab.session is window.document.session
-    assert window.open_replay_lab() is lab  # one lab per window
+    assert window.labs.open_replay_lab() is lab  # one lab per window
     lab.request_chosen.emit(3)
     assert window.timeline.current == 3
     lab.close()
