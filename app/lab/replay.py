@@ -32,12 +32,22 @@ from foldscope.app.qt import (
 from foldscope.app.worker import Task
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
-from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, compare_line, no_ceiling_line
+from foldscope.core.readout.replay_facts import (
+    ADR,
+    BILL_LABEL,
+    ESTIMATOR_SPECS,
+    ESTIMATORS,
+    MODELLED_LABEL,
+    STRATEGIES,
+    ReplayRuns,
+    compare_line,
+    model_vs_reported,
+    no_ceiling_line,
+    replay_measure,
+    replay_runs,
+    session_model,
+)
 from foldscope.core.readout.words import counted
-from foldscope.core.replay.lab import ReplayRuns, model_name, model_vs_reported, replay_runs
-from foldscope.core.replay.strategies import STRATEGIES
-from foldscope.core.request.estimators import ADR, ESTIMATOR_SPECS, ESTIMATORS
-from foldscope.core.request.measure import Measure
 
 # Each strategy's checkbox label, in the user's words; the spec it follows is named in its tooltip (STRATEGY_HINTS).
 STRATEGY_SHORT = {
@@ -253,7 +263,7 @@ class ReplayView(QWidget):
         self._running(False)
         self.session = session
         self.result = None
-        self.policy_editor.set_session(model_name(Measure(session)) if session else None, launch)
+        self.policy_editor.set_session(session_model(session) if session else None, launch)
         self.model.set_totals([])
         for chart in self.charts.values():
             chart.set_series([], 0)
@@ -278,7 +288,7 @@ class ReplayView(QWidget):
             self.status.setText("Choose at least one strategy.")
             return None
         self.cancel()
-        measure = Measure(session, policy)
+        measure = replay_measure(session, policy)
         why = measure.resolution.why
         # Without a ceiling the managing strategies never act: the heading says so, with a ceiling to give.
         notice = no_ceiling_line(measure, strategies, "the policy's max_input_tokens")

@@ -1,4 +1,5 @@
-"""What a replay's strategies mean beside the bill: why none acts without a ceiling, and the modelled recording."""
+"""What a replay's strategies mean beside the bill (why none acts without a ceiling, the modelled recording), and the
+replay layer as the replay lab reads it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,35 @@ from typing import Any
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
-from foldscope.core.replay.lab import cost_text as cost_text  # a strategy's cost as every screen shows it, for the lab's table
-from foldscope.core.replay.lab import usd_text
+from foldscope.core.replay.lab import ReplayRuns, cost_text, model_name, model_vs_reported, replay_runs, usd_text
+from foldscope.core.replay.strategies import STRATEGIES
+from foldscope.core.request.estimators import ADR, ESTIMATOR_SPECS, ESTIMATORS
 from foldscope.core.request.measure import Measure
+
+# What the replay lab reads of the replay layer: the runs, the strategies and estimators it offers, each total's cost
+# and its line beside the bill, as every screen shows them.
+__all__ = [
+    "ADR",
+    "BILL_LABEL",
+    "ESTIMATORS",
+    "ESTIMATOR_SPECS",
+    "MANAGED",
+    "MODELLED_LABEL",
+    "STRATEGIES",
+    "ReplayRuns",
+    "beside_bill",
+    "ceiling_suggestion",
+    "compare_line",
+    "cost_text",
+    "model_vs_reported",
+    "modelled_recording",
+    "no_ceiling_line",
+    "replay_measure",
+    "replay_runs",
+    "session_model",
+    "shows_bill",
+]
+
 
 # The strategies that manage the view: band and compaction act at a line of the ceiling, adr folds under it; none
 # never acts. Without a ceiling each sends every message, so all four give the same peak and cost.
@@ -107,3 +134,13 @@ def compare_line(totals: Sequence[Mapping[str, Any]]) -> str | None:
 def shows_bill(totals: Sequence[Mapping[str, Any]]) -> bool:
     """Whether strategies stand beside the recording's bill (so the caveat and the modelled recording belong)."""
     return len(totals) > 1 and any(t["strategy"] == "recorded" and t.get("reported_requests") for t in totals)
+
+
+def replay_measure(session: Session, policy: Policy | None = None) -> Measure:
+    """The Measure a replay of `session` runs under `policy` (its ceiling, line and target, its model's prices)."""
+    return Measure(session, policy)
+
+
+def session_model(session: Session) -> str | None:
+    """The model a replay of `session` prices and caches as, without a provider prefix."""
+    return model_name(Measure(session))
