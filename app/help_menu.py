@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
 from foldscope.app import dialogs
-from foldscope.app.qt import QAction, QDesktopServices, QKeySequence, QMenuBar, QUrl, QWidget
+from foldscope.app.menus import add_action
+from foldscope.app.qt import QAction, QDesktopServices, QKeySequence, QMainWindow, QMenu, QMenuBar, QUrl, QWidget
 
 PROJECT = Path(__file__).resolve().parent.parent  # the project's root is the package (pyproject: foldscope = ".")
 README = PROJECT / "README.md"
@@ -87,3 +89,30 @@ def open_docs(parent: QWidget) -> bool:
         parent, "Documentation", f"The documentation is the folder {DOCS}" + ("" if DOCS.is_dir() else " (absent beside this foldscope)")
     )
     return False
+
+
+def fill_menu(menu: QMenu, window: QMainWindow, db: Callable[[], str | None]) -> None:
+    """The Help menu's items; `window` is the one whose menu bar the keys are read from, `db()` the library in use."""
+    add_action(
+        menu,
+        window,
+        "&Keyboard Shortcuts",
+        "F1",
+        lambda: dialogs.show_text(window, "Keyboard shortcuts", shortcuts_text(window.menuBar())),
+    )
+    add_action(
+        menu,
+        window,
+        "Your &First Five Minutes",
+        None,
+        lambda: dialogs.show_text(window, "Your first five minutes", first_minutes_text(), markdown=True),
+        "The README's walk through a first session",
+    )
+    add_action(menu, window, "The &Documentation Folder", None, lambda: open_docs(window), str(DOCS))
+    add_action(
+        menu,
+        window,
+        "&About foldscope",
+        None,
+        lambda: dialogs.show_message(window, "About foldscope", about_text(db())),
+    )

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foldscope.app import dialogs
-from foldscope.app import help_menu as help_menu_text
+from foldscope.app import dialogs, help_menu
 from foldscope.app.following import Following
 from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.what_if import WhatIf
@@ -265,7 +264,7 @@ class MainWindow(QMainWindow):
         actions.actions_menu.addAction(self.what_if.start_action)
         self.addAction(self.what_if.start_action)
         self.labs.fill_menu(bar.addMenu("&Lab"))
-        self._build_help_menu(bar.addMenu("&Help"))
+        help_menu.fill_menu(bar.addMenu("&Help"), self, lambda: self.db)
 
     def _build_file_menu(self, file_menu: QMenu) -> None:
         actions = self.session_actions
@@ -349,31 +348,6 @@ class MainWindow(QMainWindow):
             add_action(go_menu, self, text, key, slot)
         go_menu.addSeparator()
         self.subagents.add_back_action(go_menu)
-
-    def _build_help_menu(self, help_menu: QMenu) -> None:
-        add_action(
-            help_menu,
-            self,
-            "&Keyboard Shortcuts",
-            "F1",
-            lambda: dialogs.show_text(self, "Keyboard shortcuts", help_menu_text.shortcuts_text(self.menuBar())),
-        )
-        add_action(
-            help_menu,
-            self,
-            "Your &First Five Minutes",
-            None,
-            lambda: dialogs.show_text(self, "Your first five minutes", help_menu_text.first_minutes_text(), markdown=True),
-            "The README's walk through a first session",
-        )
-        add_action(help_menu, self, "The &Documentation Folder", None, lambda: help_menu_text.open_docs(self), str(help_menu_text.DOCS))
-        add_action(
-            help_menu,
-            self,
-            "&About foldscope",
-            None,
-            lambda: dialogs.show_message(self, "About foldscope", help_menu_text.about_text(self.db)),
-        )
 
     # -- a followed file grown ------------------------------------------------------
 
