@@ -1,12 +1,12 @@
 """Lab > Tune a policy: the policy sweep over a chosen folder on the local engine, with progress and cancel.
 
-The sweep is core.replay.tune's, run on the worker; this window only gathers the grid, shows the progress
-and lays the result out: a sortable table per policy and a chart of cost against requests over the ceiling.
+The sweep is core.replay.tune's (through core.readout.tune_facts), run on the worker; this window only gathers
+the grid, shows the progress and lays the result out: a sortable table per policy and a chart of cost against
+requests over the ceiling.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from typing import Any
@@ -41,16 +41,7 @@ from foldscope.app.qt import (
 from foldscope.app.theme import muted_colour, rule_colour
 from foldscope.app.worker import Cancelled, Progress, Task, run_task
 from foldscope.core.model.policy import PolicyError
-from foldscope.core.replay import fleet
-from foldscope.core.replay.tune import (
-    PolicyPoint,
-    grid,
-    grid_cachings,
-    grid_items,
-    grid_numbers,
-    session_paths,
-    summarise,
-)
+from foldscope.core.readout.tune_facts import PolicyPoint, SweepCancelled, policy_grid, session_paths, sweep_local
 
 HOW_TO_READ = (
     "Every policy is replayed over every session in the folder; costs are modelled against the modelled "
@@ -206,13 +197,8 @@ class TuneView(QWidget):
         strategies = [name for name, box in self.strategies.items() if box.isChecked()]
         if not strategies:
             raise PolicyError("strategies", "strategy", "choose at least one")
-        return grid(
-            ceilings=grid_items(self.ceilings.text()) or [None],
-            fold_ats=grid_numbers(self.fold_ats.text(), float, "context_fold_at", "context_fold_at"),
-            targets=grid_numbers(self.targets.text(), float, "context_fold_target", "context_fold_target"),
-            result_maxes=grid_numbers(self.bounds.text(), int, "tool_result_max_chars", "tool_result_max_chars"),
-            cachings=grid_cachings(self.caching.text(), "prompt caching"),
-            strategies=strategies,
+        return policy_grid(
+            self.ceilings.text(), self.fold_ats.text(), self.targets.text(), self.bounds.text(), self.caching.text(), strategies
         )
 
     def run(self) -> None:
@@ -232,16 +218,10 @@ class TuneView(QWidget):
         stop = self.stop
 
         def sweep(progress: Progress) -> dict[str, Any]:
-            results = []
-            stream = fleet.run_local(paths, points, workers, cancel=stop)
             try:
-                with contextlib.closing(stream):  # closing stops the pool: no worker outlives a cancel
-                    for result in stream:
-                        results.append(result)
-                        progress.report(len(results), len(paths), os.path.basename(result["file"]))
-            except fleet.Cancelled:
+                return sweep_local(paths, points, workers, stop, progress.report)
+            except SweepCancelled:
                 raise Cancelled() from None
-            return summarise(results, points)
 
         self.progress.setRange(0, len(paths))
         self.progress.setValue(0)
