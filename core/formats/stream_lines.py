@@ -5,15 +5,34 @@ from __future__ import annotations
 import json
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sized
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from foldscope.core.formats import fast_json
 from foldscope.core.model.session import Message, ReadError
 
-if TYPE_CHECKING:
-    from foldscope.core.formats.stream import SessionBuilder
+
+class SessionBuilder(Protocol):
+    """What the line reader asks of the builder it reads for (core.formats.stream.SessionBuilder): its file, where
+    each line starts, the shared line numbers, and where a skipped line is said."""
+
+    file: str
+    format: str
+    source: SourceLines | None
+    ints: list[int]
+    line: int
+    skip_bad_lines: bool
+    skipped: int
+    events: list[dict[str, Any]]
+
+    @property
+    def record(self) -> Sized: ...  # the full record so far (a gap event names where it stood)
+
+    @property
+    def trace(self) -> Sized: ...  # the requests so far
+
+    def warn(self, line: int, text: str) -> None: ...
 
 
 def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, int, Any]]:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from foldscope.core.forensics.usage import session_facts
 from foldscope.core.formats.lionagi_write import input_paths
@@ -25,6 +23,7 @@ from foldscope.core.readout.composition import Composition, request_composition
 from foldscope.core.readout.cost_facts import duration
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.report_cost import cost_sections
+from foldscope.core.readout.report_data import ReportData
 from foldscope.core.readout.report_html import RULE_COLOURS, Markup, Section, esc, num, part_colour, swatch, table
 from foldscope.core.readout.report_transcript import conversation_section_body, every_request_body, request_anchor
 from foldscope.core.readout.unseen_heads import unseen_head_words
@@ -33,21 +32,6 @@ from foldscope.core.readout.words import counted_words
 from foldscope.core.request.measure import Measure
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-
-
-@dataclass
-class ReportData:
-    """What the page shows, gathered once (tests read it beside the HTML)."""
-
-    session: Session
-    measure: Measure
-    largest: int | None
-    composition: Composition | None
-    events: list[tuple[int, str]] = field(default_factory=list)  # (request, "compaction" | "fold") before it
-    sections: list[Section] = field(default_factory=list)
-    # The cache causes' pass that rode on the trace's count (core.forensics.trace_pass.MeasuredPass), when gather made
-    # that count: the cost sections read it instead of counting every request again.
-    cache_pass: Any = None
 
 
 def fold_events(session: Session, measure: Measure) -> list[tuple[int, str]]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from foldscope.core.readout.report_data import ReportData
 from foldscope.core.readout.report_html import Markup, Section, esc, num, swatch_cost, table, usd
-
-if TYPE_CHECKING:
-    from foldscope.core.readout.report import ReportData
 
 COMPACTION_HEADERS = (
     "Request",

@@ -1,0 +1,26 @@
+"""What the report's page shows, gathered once (core.readout.report gathers it; its sections read it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldscope.core.model.session import Session
+from foldscope.core.readout.composition import Composition
+from foldscope.core.readout.report_html import Section
+from foldscope.core.request.measure import Measure
+
+
+@dataclass
+class ReportData:
+    """What the page shows, gathered once (tests read it beside the HTML)."""
+
+    session: Session
+    measure: Measure
+    largest: int | None
+    composition: Composition | None
+    events: list[tuple[int, str]] = field(default_factory=list)  # (request, "compaction" | "fold") before it
+    sections: list[Section] = field(default_factory=list)
+    # The cache causes' pass that rode on the trace's count (core.forensics.trace_pass.MeasuredPass), when gather made
+    # that count: the cost sections read it instead of counting every request again.
+    cache_pass: Any = None
