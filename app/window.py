@@ -6,6 +6,7 @@ from pathlib import Path
 
 from foldscope.app import dialogs, help_menu
 from foldscope.app.following import Following
+from foldscope.app.headings import record_heading, view_heading
 from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.labs import Labs
@@ -57,7 +58,6 @@ from foldscope.core.model.commands import Changes
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.fold_facts import FoldRow
 from foldscope.core.readout.marks_facts import cache_marks
-from foldscope.core.readout.words import counted
 
 
 class MainWindow(QMainWindow):
@@ -574,34 +574,13 @@ class MainWindow(QMainWindow):
         if doc is None:
             self.status_label.setText(NO_SESSION_HINT)
             return
-        if not doc.counted:  # the first step of a load: characters only, and saying so
-            out = doc.record_size - doc.view_size
-            reading = doc.reading_note()
-            self.record_list.set_heading(
-                f"{counted(doc.record_size, 'message')} · {counted(sum(doc.chars), 'character')}"
-                f" · {out:,} out of the active view" + (f" · {reading}" if reading else "")
-            )
-            self.view_list.set_heading(
-                f"now · {counted(doc.view_size, 'message')} · " + ("reading the file…" if reading else "counting tokens…")
-            )
-            self.status_label.set_parts(status_parts(doc))
-            self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
-            return
-        # Stepped back to a request, the record's later messages did not exist yet: they are counted apart.
-        later = doc.not_yet_recorded()
-        out = doc.record_size - doc.view_size - later
-        self.record_list.set_heading(
-            f"{counted(doc.record_size, 'message')} · {counted(doc.record_tokens(), 'token')} · {out:,} out of the active view"
-            + (f" · {later:,} not yet recorded at request {doc.shown}" if later else "")
-        )
-        at = "now" if self.timeline.current >= len(doc.requests) else f"at request {self.timeline.current}"
         branch = self.what_if.branch
-        if at == "now" and branch is not None:  # a what-if is active
-            at = f"what-if at request {branch.request}"
-        self.view_list.set_heading(f"{at} · {counted(doc.view_size, 'message')} · estimate {counted(doc.shown_size, 'token')}")
+        self.record_list.set_heading(record_heading(doc))
+        self.view_list.set_heading(view_heading(doc, self.timeline.current, branch.request if branch is not None else None))
         self.status_label.set_parts(status_parts(doc))
         self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
-        self.following.show_live()
+        if doc.counted:
+            self.following.show_live()
 
     # -- selection ------------------------------------------------------------------------
 
