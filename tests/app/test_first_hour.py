@@ -196,11 +196,11 @@ def test_at_a_laptops_size_every_side_panels_key_table_keeps_8_rows_and_the_map_
     table = window.composition_panel.category_table
     # Waited on, not read once: the counted document can still land (and the heading above the table grow and
     # shrink again) after the first settle on a loaded machine.
-    qtbot.waitUntil(lambda: table.viewport().height() / table.verticalHeader().defaultSectionSize() >= 8, timeout=15_000)
+    qtbot.waitUntil(lambda: table.viewport().height() / table.verticalHeader().defaultSectionSize() >= 8, timeout=60_000)
     show_tab(window, "request")
     settle(app)
     payload = window.request_panel.payload
-    qtbot.waitUntil(lambda: payload.viewport().height() / payload.fontMetrics().lineSpacing() >= 8, timeout=15_000)
+    qtbot.waitUntil(lambda: payload.viewport().height() / payload.fontMetrics().lineSpacing() >= 8, timeout=60_000)
     assert window.window_map.height() >= LEGEND_FROM
     window.session_actions.policy_dock.show()
     settle(app)
