@@ -13,7 +13,7 @@ from foldscope.app.labs import Labs
 from foldscope.app.library_actions import LibraryActions
 from foldscope.app.loader import Loader, inspect_samples
 from foldscope.app.loading import TraceCounts, settle_heap
-from foldscope.app.menus import add_action, focus_filter, squeezable_tabs
+from foldscope.app.menus import add_action, squeezable_tabs
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.panels.busy import BusyBar
 from foldscope.app.panels.composition import CompositionPanel
@@ -26,7 +26,6 @@ from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
 from foldscope.app.panels.status import StatusLine, status_parts, status_tooltip
 from foldscope.app.panels.timeline import NO_SESSION_HINT, STEP_KEYS, Timeline
-from foldscope.app.panels.timeline_zoom import add_zoom_menu
 from foldscope.app.panels.warnings_bar import WarningsBar
 from foldscope.app.panels.window_map import WindowMap
 from foldscope.app.qt import (
@@ -51,6 +50,7 @@ from foldscope.app.settings import WindowSettings
 from foldscope.app.subagents import Subagents
 from foldscope.app.theme_switch import ThemeSwitch
 from foldscope.app.undo import SessionEditor
+from foldscope.app.view_menu import fill_view_menu
 from foldscope.app.window_sizing import WindowSizing
 from foldscope.app.worker import Task, run_task
 from foldscope.core.formats.demo import demo_path
@@ -293,48 +293,20 @@ class MainWindow(QMainWindow):
         add_action(file_menu, self, "&Quit", QKeySequence.StandardKey.Quit, self.close)
 
     def _build_view_menu(self, view_menu: QMenu) -> None:
-        for text, key, widget in (
-            ("Full &record", "Ctrl+1", self.record_list.table),
-            ("Active &view", "Ctrl+2", self.view_list.table),
-            ("&Inspector", "Ctrl+3", self.inspector.tabs),
-            ("&Timeline", "Ctrl+4", self.timeline),
-            ("Window &map", "Ctrl+5", self.window_map),
-            ("&Folds", "Ctrl+6", self.fold_panel.table),
-        ):
-            add_action(view_menu, self, text, key, self.fold_panel.focus_table if widget is self.fold_panel.table else widget.setFocus)
-        view_menu.addSeparator()
-        add_action(view_menu, self, "Re&quest panel", "Ctrl+R", lambda: self.show_side(self.request_panel))
-        add_action(
-            view_menu,
-            self,
-            "&Composition (what is eating the context)",
-            "Ctrl+7",
-            lambda: self.show_side(self.composition_panel, self.composition_panel.tabs),
-        )
-        add_action(view_menu, self, "&Library", "Ctrl+L", lambda: self.show_side(self.library_panel, self.library_panel.session_table))
-        view_menu.addSeparator()
-        add_action(
-            view_menu, self, "Filter the &list…", "Ctrl+F", lambda: focus_filter((self.record_list, self.view_list), self.focusWidget())
-        )
-        add_action(
-            view_menu,
-            self,
-            "&Search all sessions…",
-            "Ctrl+Shift+F",
-            lambda: self.show_side(self.library_panel, self.library_panel.search_box),
-        )
-        add_zoom_menu(view_menu, self, self.timeline)
-        view_menu.addSeparator()
-        view_menu.addAction(self.following.action)
-        self.themes = ThemeSwitch(self, self.settings, view_menu.addMenu("T&heme"), self.refresh_theme)
-        add_action(
-            view_menu,
-            self,
-            "Reset &layout",
-            None,
-            self.sizing.reset,
-            "Put the docks, splitters and window size back as foldscope first opens",
-        )
+        focus = [
+            ("Full &record", "Ctrl+1", self.record_list.table.setFocus),
+            ("Active &view", "Ctrl+2", self.view_list.table.setFocus),
+            ("&Inspector", "Ctrl+3", self.inspector.tabs.setFocus),
+            ("&Timeline", "Ctrl+4", self.timeline.setFocus),
+            ("Window &map", "Ctrl+5", self.window_map.setFocus),
+            ("&Folds", "Ctrl+6", self.fold_panel.focus_table),
+        ]
+        sides = (self.request_panel, self.composition_panel, self.library_panel)
+        lists = (self.record_list, self.view_list)
+        theme_menu = fill_view_menu(view_menu, self, focus, self.show_side, sides, lists, self.timeline, self.following.action)
+        self.themes = ThemeSwitch(self, self.settings, theme_menu, self.refresh_theme)
+        tip = "Put the docks, splitters and window size back as foldscope first opens"
+        add_action(view_menu, self, "Reset &layout", None, self.sizing.reset, tip)
 
     def _build_go_menu(self, go_menu: QMenu) -> None:
         timeline = self.timeline
