@@ -29,16 +29,13 @@ from foldscope.app.panels.timeline import NO_SESSION_HINT, STEP_KEYS, Timeline
 from foldscope.app.panels.warnings_bar import WarningsBar
 from foldscope.app.panels.window_map import WindowMap
 from foldscope.app.qt import (
-    QDockWidget,
     QDragEnterEvent,
     QDropEvent,
     QKeySequence,
     QMainWindow,
     QMenu,
-    QSplitter,
     Qt,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
     Signal,
 )
@@ -51,6 +48,7 @@ from foldscope.app.subagents import Subagents
 from foldscope.app.theme_switch import ThemeSwitch
 from foldscope.app.undo import SessionEditor
 from foldscope.app.view_menu import fill_view_menu
+from foldscope.app.window_layout import lay_out_panels
 from foldscope.app.window_sizing import WindowSizing
 from foldscope.app.worker import Task, run_task
 from foldscope.core.formats.demo import demo_path
@@ -127,38 +125,15 @@ class MainWindow(QMainWindow):
 
     def _lay_out_panels(self) -> None:
         """The panels placed: the timeline and map above the lists and side tabs, the bars above them, the folds dock."""
-        self.lists_splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.lists_splitter.setObjectName("listsSplitter")
-        self.lists_splitter.addWidget(self.record_list)
-        self.lists_splitter.addWidget(self.view_list)
-        self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.main_splitter.setObjectName("mainSplitter")
-        self.main_splitter.addWidget(self.lists_splitter)
-        self.main_splitter.addWidget(self.side_tabs)
-        self.main_splitter.setStretchFactor(0, 3)
-        self.main_splitter.setStretchFactor(1, 2)
-        self.top_splitter = QSplitter(Qt.Orientation.Vertical)
-        self.top_splitter.setObjectName("topSplitter")
-        self.top_splitter.addWidget(self.timeline)
-        self.top_splitter.addWidget(self.window_map)
-        self.top_splitter.addWidget(self.main_splitter)
-        self.top_splitter.setStretchFactor(2, 1)
-        for splitter in (self.lists_splitter, self.main_splitter, self.top_splitter):
-            splitter.setChildrenCollapsible(False)
-        self.top_splitter.setContentsMargins(6, 4, 6, 0)
-        self.central_column = QWidget()  # the bars (the library's, the what-if's, the reader's warnings) above the panels
-        self.column = QVBoxLayout(self.central_column)
-        self.column.setContentsMargins(0, 0, 0, 0)
-        self.column.setSpacing(2)
-        self.column.addWidget(self.library_bar)
-        self.column.addWidget(self.warnings_bar)
-        self.column.addWidget(self.top_splitter, 1)
-        self.setCentralWidget(self.central_column)
-        # The folds table is a dock at the bottom; the fold preview and the pager open as tabs beside it.
-        self.folds_dock = QDockWidget("Folds", self)
-        self.folds_dock.setObjectName("foldsDock")
-        self.folds_dock.setWidget(self.fold_panel)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.folds_dock)
+        self.panes = lay_out_panels(
+            self,
+            (self.record_list, self.view_list),
+            self.side_tabs,
+            self.timeline,
+            self.window_map,
+            (self.library_bar, self.warnings_bar),
+            self.fold_panel,
+        )
 
     def _build_collaborators(self) -> None:
         """The collaborators, each handed what it works with (the session actions add their docks)."""
@@ -208,16 +183,16 @@ class MainWindow(QMainWindow):
 
     def _dock_collaborators(self) -> None:
         """The what-if banner under the library's bar; the fold preview and the pager tabbed with the folds; the sizing kept."""
-        self.column.insertWidget(1, self.what_if.banner)
-        self.tabifyDockWidget(self.folds_dock, self.session_actions.preview_dock)
+        self.panes.column.insertWidget(1, self.what_if.banner)
+        self.tabifyDockWidget(self.panes.folds_dock, self.session_actions.preview_dock)
         self.tabifyDockWidget(self.session_actions.preview_dock, self.session_actions.pager_dock)
-        self.folds_dock.raise_()
+        self.panes.folds_dock.raise_()
         actions = self.session_actions
         self.sizing = WindowSizing(
             self,
             self.settings,
-            {"splitter/main": self.main_splitter, "splitter/lists": self.lists_splitter, "splitter/top": self.top_splitter},
-            self.folds_dock,
+            self.panes.splitters,
+            self.panes.folds_dock,
             (actions.policy_dock, actions.preview_dock, actions.pager_dock),
         )
 
@@ -412,7 +387,7 @@ class MainWindow(QMainWindow):
         self.composition_panel.set_request(None, None)
         self.cost_panel.set_document(None)
         self.fold_panel.set_waiting()
-        self.resizeDocks([self.folds_dock], [self.fold_panel.fitting_height(max_rows=1)], Qt.Orientation.Vertical)
+        self.resizeDocks([self.panes.folds_dock], [self.fold_panel.fitting_height(max_rows=1)], Qt.Orientation.Vertical)
         self.session_actions.set_document(None, False)
         self.what_if.document_loaded(document)
         self._refresh_headings()
@@ -483,7 +458,7 @@ class MainWindow(QMainWindow):
         self.cost_panel.set_document(document)
         self.fold_panel.set_rows(document.folds if document else [], len(document.requests) if document else 0)
         if document is not None:  # the fold table as tall as its rows (a few at most): the rest is the lists'
-            self.resizeDocks([self.folds_dock], [self.fold_panel.fitting_height(max_rows=5)], Qt.Orientation.Vertical)
+            self.resizeDocks([self.panes.folds_dock], [self.fold_panel.fitting_height(max_rows=5)], Qt.Orientation.Vertical)
         self._show_marks()
         self._refresh_headings()
         self.session_actions.set_document(document if acting else None, opened)

@@ -339,7 +339,7 @@ def test_at_1366_the_timeline_keeps_a_plot_that_can_be_read_under_its_cache_lane
     timeline = window.timeline
     assert timeline.lane.shown()
     # A tall Folds dock (dozens of compactions, or dragged up) leaves the timeline its minimum height.
-    window.resizeDocks([window.folds_dock], [window.height()], Qt.Orientation.Vertical)
+    window.resizeDocks([window.panes.folds_dock], [window.height()], Qt.Orientation.Vertical)
     qtbot.waitUntil(lambda: timeline.height() <= timeline.minimumHeight() + 2)
     assert timeline._plot().height() >= PLOT_MIN
 

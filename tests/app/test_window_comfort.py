@@ -94,9 +94,9 @@ def test_window_and_splitter_state_are_remembered(qtbot, tmp_path):
     first.resize(760, 700)  # inside the offscreen screen, which restoreGeometry clamps to
     first.show()
     qtbot.waitExposed(first)
-    first.top_splitter.setSizes([200, 160, 300])
-    first.lists_splitter.setSizes([150, 250])
-    sizes = (first.top_splitter.sizes(), first.lists_splitter.sizes())
+    first.panes.splitters["splitter/top"].setSizes([200, 160, 300])
+    first.panes.splitters["splitter/lists"].setSizes([150, 250])
+    sizes = (first.panes.splitters["splitter/top"].sizes(), first.panes.splitters["splitter/lists"].sizes())
     size = first.size()
     first.close()
     second = MainWindow(settings=WindowSettings(tmp_path / "state.ini"), db=str(tmp_path / "lib.db"))
@@ -104,7 +104,7 @@ def test_window_and_splitter_state_are_remembered(qtbot, tmp_path):
     second.show()
     qtbot.waitExposed(second)
     assert second.size() == size
-    assert (second.top_splitter.sizes(), second.lists_splitter.sizes()) == sizes
+    assert (second.panes.splitters["splitter/top"].sizes(), second.panes.splitters["splitter/lists"].sizes()) == sizes
 
 
 def test_docks_remember_their_place_and_reset_layout_puts_them_back(qtbot, tmp_path):
@@ -127,7 +127,7 @@ def test_docks_remember_their_place_and_reset_layout_puts_them_back(qtbot, tmp_p
     reset = next(a for a in second.findChildren(QAction) if a.text() == "Reset &layout")
     reset.trigger()
     assert second.dockWidgetArea(policy) == Qt.DockWidgetArea.RightDockWidgetArea and not policy.isVisible()
-    assert second.folds_dock.isVisible()
+    assert second.panes.folds_dock.isVisible()
 
 
 def open_dock(qtbot, window, dock: str) -> None:
