@@ -15,6 +15,7 @@ from foldscope.app.loader import Loader, inspect_samples
 from foldscope.app.loading import TraceCounts, settle_heap
 from foldscope.app.menus import add_action, squeezable_tabs
 from foldscope.app.models.messages import RecordModel, ViewModel
+from foldscope.app.open_menu import OpenMenu
 from foldscope.app.panels.busy import BusyBar
 from foldscope.app.panels.composition import CompositionPanel
 from foldscope.app.panels.cost import CostPanel
@@ -39,7 +40,6 @@ from foldscope.app.qt import (
     QWidget,
     Signal,
 )
-from foldscope.app.recent_files import RecentFiles
 from foldscope.app.report_export import ReportExport
 from foldscope.app.save import SaveController
 from foldscope.app.session_actions import SessionActions
@@ -50,8 +50,7 @@ from foldscope.app.undo import SessionEditor
 from foldscope.app.view_menu import fill_view_menu
 from foldscope.app.window_layout import lay_out_panels
 from foldscope.app.window_sizing import WindowSizing
-from foldscope.app.worker import Task, run_task
-from foldscope.core.formats.demo import demo_path
+from foldscope.app.worker import Task
 from foldscope.core.model.commands import Changes
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.fold_facts import FoldRow
@@ -156,6 +155,7 @@ class MainWindow(QMainWindow):
         self.following = Following(
             self, self.editor, self.status_label, lambda: self.document, self.statusBar().showMessage, self._refresh_headings
         )
+        self.opening = OpenMenu(self, self.settings, lambda: self.document, self.open_path)
         self.report = ReportExport(self, self.busy, lambda: self.document, self.statusBar().showMessage)
         self.subagents = Subagents(
             self,
@@ -243,24 +243,7 @@ class MainWindow(QMainWindow):
 
     def _build_file_menu(self, file_menu: QMenu) -> None:
         actions = self.session_actions
-        self.open_action = add_action(file_menu, self, "&Open…", QKeySequence.StandardKey.Open, self.open_dialog)
-        self.recent = RecentFiles(self, self.settings, file_menu.addMenu("Open &Recent"), self.open_path)
-        add_action(
-            file_menu,
-            self,
-            "Open &Agent Session…",
-            "Ctrl+Alt+O",
-            self.open_agent_session,
-            "The Claude Code, Codex, pi, Gemini CLI and Qwen Code sessions on this machine, newest first",
-        )
-        add_action(
-            file_menu,
-            self,
-            "Open the &Demo Session",
-            None,
-            lambda: self.open_path(demo_path()),
-            "The session that ships with foldscope: a fold, a clipped copy and cache marks to look at",
-        )
+        self.recent = self.opening.fill_menu(file_menu)
         actions.row_actions.append(self.subagents.add_open_action(file_menu))  # also on the lists' context menu
         file_menu.addActions(actions.file_actions)
         self.report.add_action(file_menu)
@@ -323,18 +306,6 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     # -- opening --------------------------------------------------------------------------
-
-    def open_dialog(self) -> None:
-        start = str(Path(self.document.path).parent) if self.document else ""
-        path = dialogs.open_session_path(self, start)
-        if path:
-            self.open_path(path)
-
-    def open_agent_session(self) -> None:
-        """Choose one of the agent sessions on this machine (core.formats.discover) and open it."""
-        path = dialogs.ask_agent_session(self, run=run_task)  # it reads the sessions in the worker while open
-        if path:
-            self.open_path(path)
 
     def open_path(self, path: str | Path, select: int | None = None, sample: str | None = None) -> Task | None:
         """Load a session file in the worker (asking first about unsaved changes); then select `select`.

@@ -99,7 +99,7 @@ def test_the_agent_sessions_dialog_lists_searches_and_opens_one(qtbot, window, m
     monkeypatch.setattr(discover, "find_sessions", lambda: [])
     monkeypatch.setattr(dialogs, "ask_agent_session", lambda parent, found=None, run=None: rows[1]["path"])
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
-        window.open_agent_session()
+        window.opening.open_agent_session()
     qtbot.waitUntil(lambda: window.task is None)
     assert window.document.path == rows[1]["path"]
 

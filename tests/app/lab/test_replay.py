@@ -119,7 +119,7 @@ def test_the_main_window_opens_the_lab_on_its_session(qtbot, window):
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
         window.open_path(demo_path())
     qtbot.waitUntil(lambda: window.task is None)
-    action = next(a for a in window.findChildren(type(window.open_action)) if a.text() == "Replay &lab…")
+    action = next(a for a in window.findChildren(type(window.opening.open_action)) if a.text() == "Replay &lab…")
     assert action.shortcut().toString() == "Ctrl+Shift+P"
     action.trigger()
     lab = window.labs.replay_lab
