@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.formats.child_files import readable_children
 from foldscope.core.model.session import Session
 
 SUMMARISER_PREFIX = "agent-acompact"
@@ -15,17 +16,10 @@ SUMMARISER_PREFIX = "agent-acompact"
 def read_children(session: Session, paths: list[Path], agent_calls: Mapping[str, str], read: Callable[..., Session]) -> list[Session]:
     """Each subagent file as a child session (read with `read`) linked to the call that started it; one that does not
     read is left out with a warning on the parent (the parent still opens)."""
-    from foldscope.core.model.session import ReadError
-
     calls = {m.metadata.get("call_id"): m.id for m in session.record if m.kind == "action_request"}
     notes = [m for m in session.record if m.kind == "note"]
     out = []
-    for path in paths:
-        try:
-            child = read(path, children=False)
-        except ReadError as exc:
-            session.warnings.append(f"{session.source}: subagent file left out: {exc}")
-            continue
+    for path, child in readable_children(session, paths, read):
         agent = _agent_id(path, child)
         summariser = path.name.startswith(SUMMARISER_PREFIX)
         call = agent_calls.get(agent) if agent else None

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats import fast_json
+from foldscope.core.formats.child_files import readable_children
 from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, chat_files, chats_project
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, text_of
 from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
@@ -105,12 +106,7 @@ def _subagent_header(path: Path) -> bool:
 def _read_children(session: Session, paths: list[Path]) -> list[Session]:
     """Each subagent's chat as a child session; one that does not read is left out with a warning on the parent."""
     out = []
-    for path in paths:
-        try:
-            child = read(path, children=False)
-        except ReadError as exc:
-            session.warnings.append(f"{session.source}: subagent file left out: {exc}")
-            continue
+    for _, child in readable_children(session, paths, read):
         header = child.extras.get("header")
         agent = header.get("sessionId") if isinstance(header, dict) else None
         child.extras.update({"agent_id": agent, "child_kind": "subagent"})
