@@ -473,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the shares of long texts repeated in the Claude Code sessions of bench/fresh_session.py, comma separated "
         "(each one shape, run before --shapes; empty for none)",
     )
-    parser.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), help=f"some of: {', '.join(SHAPES)}")
+    parser.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), help="some of: " + ", ".join(SHAPES).replace("%", "%%"))
     parser.add_argument(
         "--threads", action="store_true", help="only the tokenizer's threads: a Claude Code session's trace counted serially and with 2"
     )
