@@ -8,7 +8,7 @@ from foldscope.core.readout.words import counted
 
 def record_heading(doc: Document) -> str:
     """The full record's heading: its messages, tokens (characters before they are counted) and what is out of view."""
-    if not doc.counted:  # the first step of a load: characters only, and saying so
+    if not doc.is_counted:  # the first step of a load: characters only, and saying so
         out = doc.record_size - doc.view_size
         reading = doc.reading_note()
         return f"{counted(doc.record_size, 'message')} · {counted(sum(doc.chars), 'character')} · {out:,} out of the active view" + (
@@ -24,7 +24,7 @@ def record_heading(doc: Document) -> str:
 
 def view_heading(doc: Document, current: int, what_if_at: int | None) -> str:
     """The active view's heading at timeline slot `current` (a what-if's branch at request `what_if_at`, if any)."""
-    if not doc.counted:
+    if not doc.is_counted:
         return f"now · {counted(doc.view_size, 'message')} · " + ("reading the file…" if doc.reading_note() else "counting tokens…")
     at = "now" if current >= len(doc.requests) else f"at request {current}"
     if at == "now" and what_if_at is not None:  # a what-if is active

@@ -346,7 +346,7 @@ class MainWindow(QMainWindow):
 
     def _show_counts(self, counts: TraceCounts) -> None:
         """The trace's counts so far, for the timeline to fill in with while the first step is shown."""
-        if self.document is not None and not self.document.counted:
+        if self.document is not None and not self.document.is_counted:
             self.timeline.set_counting(counts.counts, counts.requests)
 
     def show_first(self, document: Document) -> None:
@@ -497,7 +497,7 @@ class MainWindow(QMainWindow):
         self.view_list.set_heading(view_heading(doc, self.timeline.current, branch.request if branch is not None else None))
         self.status_label.set_parts(status_parts(doc))
         self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
-        if doc.counted:
+        if doc.is_counted:
             self.following.show_live()
 
     # -- selection ------------------------------------------------------------------------
@@ -517,7 +517,7 @@ class MainWindow(QMainWindow):
     def show_request(self, slot: int) -> None:
         """Show the active view as it stood at request `slot` (the last slot is now) in every panel."""
         doc = self.document
-        if doc is None or not doc.counted:
+        if doc is None or not doc.is_counted:
             return
         selected = self.inspector.index
         is_now = slot >= len(doc.requests)

@@ -138,7 +138,7 @@ class MessageTableModel(QAbstractTableModel):
             if column == CHARS:
                 return f"{doc.chars[i]:,}"
             if column == TOKENS:
-                return f"{doc.tokens[i]:,}" if doc.counted else ""  # blank until the counts land
+                return f"{doc.tokens[i]:,}" if doc.is_counted else ""  # blank until the counts land
             return None
         if role == IndexRole:
             return i

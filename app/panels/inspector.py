@@ -114,7 +114,7 @@ class Inspector(QWidget):
         lines = [
             f"<span style='font-size:13pt'><b>#{index}</b> "
             f"<b style='color:{colour}'>{html.escape(kind_label(doc, index))}</b></span>"
-            f" &nbsp;·&nbsp; {f'{doc.tokens[index]:,} tokens' if doc.counted else 'tokens not counted yet'}"
+            f" &nbsp;·&nbsp; {f'{doc.tokens[index]:,} tokens' if doc.is_counted else 'tokens not counted yet'}"
             f" · {doc.chars[index]:,} characters",
             state,
         ]

@@ -16,7 +16,7 @@ SEPARATOR = "  ·  "
 def status_parts(doc: Document) -> list[str]:
     """The line's parts in order of need: a narrow window drops them from the end, never one cut in two."""
     session = doc.session
-    if not doc.counted:  # the first step of a load: no size is known yet, and the line says so first
+    if not doc.is_counted:  # the first step of a load: no size is known yet, and the line says so first
         reading = doc.reading_note()
         parts = [
             f"showing {reading}; then counting tokens: sizes are in characters until then"
@@ -73,7 +73,7 @@ def status_tooltip(doc: Document) -> str:
     by kind and where the ceiling came from."""
     kinds = doc.kind_counts()
     by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
-    if not doc.counted:
+    if not doc.is_counted:
         return "\n".join(
             [
                 *status_parts(doc),

@@ -219,7 +219,7 @@ class Timeline(QWidget):
             self._lane_task.cancel()
             self._lane_task = None
         self._lane_for = key
-        if doc is None or not doc.counted or not doc.session.trace:  # the first step of a load: no lane yet
+        if doc is None or not doc.is_counted or not doc.session.trace:  # the first step of a load: no lane yet
             self.lane.rows = []
         elif (report := doc.cache_report()) is not None:  # the Cost panel's cache report, made at load from the trace's count
             self.lane.rows = lane_rows_of(report)
@@ -269,7 +269,7 @@ class Timeline(QWidget):
     def zoom_by(self, step: int) -> None:
         """Zoom in (1), out (-1) or back to the whole session (0), the shown request kept in view."""
         # Not while a load counts: its bars are drawn by pixel column, unzoomed (_draw_counting).
-        if self.document is not None and self.document.counted and self.zoom.zoom(step, self.slots(), self.current):
+        if self.document is not None and self.document.is_counted and self.zoom.zoom(step, self.slots(), self.current):
             self.update()
 
     def fold_slots(self) -> list[int]:
@@ -324,7 +324,7 @@ class Timeline(QWidget):
         painter.setPen(text)
         painter.drawText(QPointF(6, 15), "Timeline of requests" + self.zoom.words())
         painter.setFont(self.font())
-        if doc is not None and not doc.counted:
+        if doc is not None and not doc.is_counted:
             self._draw_counting(painter, text)
             return
         if doc is None or not doc.requests:
@@ -708,7 +708,7 @@ class Timeline(QWidget):
     def tip_for(self, slot: int) -> str:
         """What hovering over a slot says: the request's size as every panel shows it, and how it was reached."""
         assert self.document is not None
-        if not self.document.counted:
+        if not self.document.is_counted:
             counts, requests = self.counting
             return f"measuring the requests: {len(counts):,} of {requests:,} counted; sizes come when all are measured"
         branch = self.branch

@@ -263,7 +263,7 @@ class WindowMap(QWidget):
         up to the request's size as every other panel shows it (core.request.measure.Composition)."""
         doc = self._shown()
         key = doc.revision  # the shown view and every size: the workspace moves it at each change
-        if (self._widths is None or self._widths[0] != key) and not doc.counted:
+        if (self._widths is None or self._widths[0] != key) and not doc.is_counted:
             # Before the counts land: each view message by its characters, no head or framing (not known yet).
             self._widths = (key, (0.0, {i: float(doc.chars[i]) for i in doc.view_position}))
         elif self._widths is None or self._widths[0] != key:
@@ -308,7 +308,7 @@ class WindowMap(QWidget):
         if doc is None:
             return []
         which = "the next request" if doc.shown is None else f"request {doc.shown}"
-        if not doc.counted:
+        if not doc.is_counted:
             view_chars = sum(doc.chars[i] for i in doc.view_position)
             reading = doc.reading_note()
             return [

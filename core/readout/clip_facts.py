@@ -48,7 +48,7 @@ def clip_choice(document: Document, index: int) -> ClipChoice:
 def original_tokens(document: Document, index: int) -> int:
     """A result's tokens as the lists, the inspector and the window map show them (its characters' count before the
     counts land)."""
-    return document.tokens[index] if document.counted and index < len(document.tokens) else count_text(document.message(index).text)
+    return document.tokens[index] if document.is_counted and index < len(document.tokens) else count_text(document.message(index).text)
 
 
 def clip_projection(document: Document, index: int, keep: int) -> ClipProjection:
@@ -62,7 +62,7 @@ def clip_projection(document: Document, index: int, keep: int) -> ClipProjection
     if not kept:
         return ClipProjection(at, original.text, whole, whole)
     copy = build_copy(original, at, kept, new_id=lambda: PREVIEW_ID)
-    if not document.counted:
+    if not document.is_counted:
         return ClipProjection(at, copy.text, count_text(copy.text), whole)
     # As record_sizes sizes it once made: the full record, the copy appended, compiled as one request with no head.
     parts = document.measure_for().parts([*record, copy], head=0, first_round=None)

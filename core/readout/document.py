@@ -71,7 +71,7 @@ class Document:
     shown: int | None = None  # the request whose view is shown (None: now, the next request)
     # False while only the reader's output is here (first_document): no token counts, no measured trace yet;
     # the lists and the window map show the record, its blocks sized by characters and saying so.
-    counted: bool = True
+    is_counted: bool = True
     # The first look at a large line-format file (first_part): the share of its bytes read so far; None once whole.
     read_part: float | None = None
     # The cache report (core.readout.cost_facts.document_cache) from the trace's own count, and the trace's revision it
@@ -190,7 +190,7 @@ class Document:
     @property
     def sizes(self) -> list[int]:
         """What the window map sizes each message by: its tokens once counted, its characters before."""
-        return self.tokens if self.counted else self.chars
+        return self.tokens if self.is_counted else self.chars
 
     def file_warnings(self) -> list[str]:
         """What reading the file gave: the reader's warnings, and once the requests are measured, the line saying the
@@ -209,7 +209,7 @@ class Document:
 
     def size_label(self, index: int) -> str:
         """A message's size as a panel names it: its tokens, or its characters while they are not counted."""
-        if self.counted:
+        if self.is_counted:
             return f"{self.tokens[index]:,} tokens"
         return f"{self.chars[index]:,} characters (tokens not counted yet)"
 

@@ -103,10 +103,10 @@ def first_part(path: str) -> Document | None:
 def first_document(session: Session, path: str, chars: list[int] | None = None) -> Document:
     """The reader's output as the GUI shows it first: the full record, the active view and why each message is
     out, each message's characters (`chars`: as a first document of this record found them), and nothing counted
-    (`counted` False). Cheap: no tokenising, no trace."""
+    (`is_counted` False). Cheap: no tokenising, no trace."""
     if chars is None or len(chars) != len(session.record):
         chars = [len(m.text) for m in session.record]
-    document = Document(session=session, path=path, tokens=[], chars=chars, counted=False)
+    document = Document(session=session, path=path, tokens=[], chars=chars, is_counted=False)
     document.show_view(session.view)
     return document
 

@@ -53,7 +53,7 @@ def test_the_first_step_shows_the_record_sized_by_characters_and_names_no_token_
     seen: list[dict] = []
     window.record_shown.connect(
         lambda doc: seen.append(
-            {"counted": doc.counted, **shown_text(window), "actions": window.session_actions.preview_action.isEnabled()}
+            {"counted": doc.is_counted, **shown_text(window), "actions": window.session_actions.preview_action.isEnabled()}
         )
     )
     with qtbot.waitSignal(window.document_loaded, timeout=60_000):
@@ -69,7 +69,7 @@ def test_the_first_step_shows_the_record_sized_by_characters_and_names_no_token_
     assert first["tokens column"] == ""
     assert_no_token_figure(first)  # no size in tokens, and no estimate, anywhere before the counts land
     # Once the counts land: tokens everywhere, and the map sized by them.
-    assert doc.counted and window.session_actions.preview_action.isEnabled()
+    assert doc.is_counted and window.session_actions.preview_action.isEnabled()
     now = shown_text(window)
     assert "estimate" in now["view heading"] and "blocks sized by their tokens" in now["window map"]
     assert now["tokens column"] == f"{doc.tokens[0]:,}"
@@ -119,7 +119,7 @@ def test_a_load_stopped_after_its_first_step_puts_the_session_before_it_back(qtb
     with qtbot.waitSignal(window.record_shown, timeout=60_000):
         window.open_path(demo_path())
     qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
-    assert window.document is before and window.document.counted
+    assert window.document is before and window.document.is_counted
     assert "estimate" in window.view_list.heading.text()
     assert window.session_actions.preview_action.isEnabled()
     assert (errors and "the measure broke" in errors[0]) if how == "failed" else not errors
@@ -374,7 +374,7 @@ def test_the_library_import_starts_once_the_window_shows_the_counted_document(qt
     def counted_copy(doc, session):  # a copy of the session shown, taken when it was counted
         return (
             doc is not None
-            and doc.counted
+            and doc.is_counted
             and doc.session is not session
             and [m.id for m in doc.session.record] == [m.id for m in session.record]
         )
@@ -386,7 +386,7 @@ def test_the_trace_is_counted_once_the_window_shows_the_first_step(qtbot, window
     # Counted at once, the measure held the interpreter lock while the window painted the first step, which then
     # took seconds (app.loading.FIRST_SHOWN_WAIT_S).
     def first_step(doc, session):
-        return doc is not None and not doc.counted and doc.session is session
+        return doc is not None and not doc.is_counted and doc.session is session
 
     assert shown_when_called(qtbot, window, monkeypatch, "measure_requests", first_step) == [True]
 

@@ -24,7 +24,7 @@ def test_the_first_part_is_the_start_of_the_whole_files_record_and_trace(corpus_
     monkeypatch.setattr(opening_module, "FIRST_PART_FROM", path.stat().st_size // 2)
     part = first_part(str(path))
     whole = load_session(path)
-    assert part is not None and part.counted is False
+    assert part is not None and part.is_counted is False
     assert 0.2 <= part.read_part < 0.5  # a quarter of the bytes, to the end of the line that passes it
     ids = [m.id for m in part.session.record]
     assert 0 < len(ids) < len(whole.record)
@@ -109,7 +109,7 @@ def test_a_file_of_many_short_lines_under_the_bytes_threshold_shows_a_first_part
     monkeypatch.setattr(opening_module, "FIRST_PART_LINES_FROM", 300)
     assert path.stat().st_size < opening_module.FIRST_PART_FROM
     part = first_part(str(path))
-    assert part is not None and part.counted is False
+    assert part is not None and part.is_counted is False
     assert part.record_size == 50  # one message a line, to the end of line 50
     assert [m.id for m in part.session.record] == [m.id for m in load_session(path).record][:50]
     assert part.read_part == pytest.approx(50 / 400, rel=0.1)
