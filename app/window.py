@@ -26,7 +26,8 @@ from foldscope.app.panels.library_money import open_at_request
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
 from foldscope.app.panels.status import StatusLine, status_parts, status_tooltip
-from foldscope.app.panels.timeline import NO_SESSION_HINT, STEP_KEYS, Timeline
+from foldscope.app.panels.timeline import Timeline
+from foldscope.app.panels.timeline_state import NO_SESSION_HINT, STEP_KEYS
 from foldscope.app.panels.warnings_bar import WarningsBar
 from foldscope.app.panels.window_map import WindowMap
 from foldscope.app.qt import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foldscope.app.panels.window_map import LEGEND_FROM
+from foldscope.app.panels.window_map_blocks import LEGEND_FROM
 from foldscope.app.qt import QApplication, QDockWidget, QMainWindow, QRect, QSize, QSplitter
 from foldscope.app.settings import WindowSettings
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from foldscope.app import dialogs
 from foldscope.app.panels.busy import BusyBar
-from foldscope.app.panels.timeline import BranchSeries, Timeline
+from foldscope.app.panels.timeline import Timeline
+from foldscope.app.panels.timeline_state import BranchSeries
 from foldscope.app.qt import QAction, QFrame, QHBoxLayout, QKeySequence, QLabel, QObject, QPushButton, QWidget, Signal
 from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor

@@ -11,7 +11,7 @@ import pytest
 
 from foldscope.app import help_menu
 from foldscope.app.display import no_display_reason
-from foldscope.app.panels.window_map import LEGEND_FROM
+from foldscope.app.panels.window_map_blocks import LEGEND_FROM
 from foldscope.app.qt import QAction, QApplication, QDesktopServices, QRect, QToolButton
 from foldscope.app.window import MainWindow
 from foldscope.app.window_sizing import FIRST_SIZE, FRAME, WindowSizing
@@ -108,7 +108,7 @@ def test_with_no_session_the_window_says_what_to_do_with_the_keys_it_names(windo
 
 
 def test_the_timeline_header_and_the_go_menu_give_the_same_keys(window):
-    from foldscope.app.panels.timeline import KEY_HINT
+    from foldscope.app.panels.timeline_state import KEY_HINT
 
     go = {a.text().replace("&", ""): a.shortcut().toString() for a in actions_of(window, "Go").values()}
     arrows = lambda keys: keys.replace("Left", "←").replace("Right", "→")  # noqa: E731 - as the header writes them

@@ -332,7 +332,7 @@ def test_the_library_line_never_cuts_its_path_mid_name(qtbot, window, corpus_dev
 
 def test_at_1366_the_timeline_keeps_a_plot_that_can_be_read_under_its_cache_lane(qtbot, window, corpus_dev):
     # At 1366x768 the timeline sat at its minimum height, and the cache lane under it left the plot 13 pixels.
-    from foldscope.app.panels.timeline import PLOT_MIN
+    from foldscope.app.panels.timeline_state import PLOT_MIN
     from foldscope.app.qt import Qt
 
     open_at_1366(qtbot, window, corpus_dev / "claude_code" / "session-196820da.jsonl", timeout=30_000)

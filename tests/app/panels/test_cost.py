@@ -250,7 +250,7 @@ def test_the_cost_panel_and_the_cache_lane_read_the_loads_one_count(qtbot, windo
     messages, holding the interpreter while the user stepped): now both read the facts the load made from the
     trace's own count, the same figures counting again gives."""
     from foldscope.app.panels import cost as cost_module
-    from foldscope.app.panels import timeline as timeline_module
+    from foldscope.app.panels import timeline_state as timeline_module
     from foldscope.core.readout.cache_lane import lane_rows
     from foldscope.core.readout.cost_facts import cost_facts
 

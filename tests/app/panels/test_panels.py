@@ -87,7 +87,7 @@ def test_the_status_bar_names_the_estimate_against_the_ceiling(demo_window):
 def test_labels_are_spaced_so_none_covers_the_one_before_and_none_is_left_out_that_would_fit(labels, gap):
     # The timeline's fold labels and request numbers: a session with dozens of compactions drew "compaction" over
     # "compaction", and request numbers were cut to ".152" in a slot a few pixels wide.
-    from foldscope.app.panels.timeline import spaced
+    from foldscope.app.panels.timeline_paint import spaced
 
     lefts, widths = [x for x, _ in labels], [w for _, w in labels]
     chosen = spaced(lefts, widths, gap)

@@ -6,8 +6,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldscope.app.panels import timeline as timeline_module
-from foldscope.app.panels.timeline import CountingColumns, Timeline
+from foldscope.app.panels import timeline_counting, timeline_paint
+from foldscope.app.panels.timeline import Timeline
+from foldscope.app.panels.timeline_counting import CountingColumns, counting_top
+from foldscope.app.panels.timeline_paint import BAR_MIN
 from foldscope.app.qt import QPainter, QPointF, QRectF
 from foldscope.core.formats.demo import generate
 from foldscope.core.readout.opening import first_document
@@ -43,6 +45,12 @@ def test_every_reported_input_keeps_a_dot_within_a_pixel_row(reported, columns):
     assert all(dot in reported for dots in made.dots for dot in dots)  # nothing drawn that was not reported
 
 
+def patch_painter(monkeypatch, painter) -> None:
+    """Every painter the timeline's paint makes (the widget's, the loading layers', the counted layer's) is `painter`."""
+    for module in (timeline_counting, timeline_paint):
+        monkeypatch.setattr(module, "QPainter", painter)
+
+
 class CountingPainter(QPainter):
     """QPainter that counts the shapes a paint asks for."""
 
@@ -65,7 +73,7 @@ def test_a_paint_while_counting_costs_the_plots_width_not_the_number_of_requests
     widget.resize(300, 160)
     widget.set_document(document)
     counts = tuple(range(1, requests + 1))
-    monkeypatch.setattr(timeline_module, "QPainter", CountingPainter)
+    patch_painter(monkeypatch, CountingPainter)
     widget.set_counting(counts[: requests // 2], requests)
     widget.grab()
     plot_width = widget._plot().width()
@@ -109,7 +117,7 @@ def test_a_paint_after_a_few_more_counts_draws_only_their_bars(qtbot, monkeypatc
     counts = tuple(range(1, requests + 1))
     widget.set_counting(counts[: requests // 2], requests)
     widget.grab()
-    monkeypatch.setattr(timeline_module, "QPainter", CountingPainter)
+    patch_painter(monkeypatch, CountingPainter)
     CountingPainter.calls = 0
     widget.set_counting(counts[: requests // 2 + 10], requests)
     widget.grab()
@@ -141,7 +149,7 @@ def test_the_counted_timeline_draws_each_bar_and_dot_where_its_slot_rectangle_pu
     qtbot.addWidget(widget)
     widget.resize(700, 200)
     widget.set_document(document)
-    monkeypatch.setattr(timeline_module, "QPainter", RecordingPainter)
+    patch_painter(monkeypatch, RecordingPainter)
     RecordingPainter.fills, RecordingPainter.dots = [], []
     widget.grab()
     plot = widget._plot()
@@ -152,7 +160,7 @@ def test_the_counted_timeline_draws_each_bar_and_dot_where_its_slot_rectangle_pu
         inner = rect.adjusted(max(rect.width() * 0.15, 0.5), 0, -max(rect.width() * 0.15, 0.5), 0)
         now = slot == len(document.requests)
         y = widget._y((document.now_predicted or document.now_size) if now else document.requests[slot].headline, plot, top)
-        y = min(y, plot.bottom() - timeline_module.BAR_MIN)  # a tiny bar (request 0, before any report) kept visible
+        y = min(y, plot.bottom() - BAR_MIN)  # a tiny bar (request 0, before any report) kept visible
         bars.append(QRectF(inner.left(), y, inner.width(), plot.bottom() - y))
         if not now and document.requests[slot].reported_input:
             dots.append(QPointF(rect.center().x(), widget._y(document.requests[slot].reported_input, plot, top)))
@@ -175,7 +183,7 @@ def test_the_loading_plots_top_moves_in_steps_so_a_growing_count_redraws_the_plo
     widget.set_counting(counts[:1], requests)
     widget.grab()
     plot_width = widget._plot().width()
-    monkeypatch.setattr(timeline_module, "QPainter", CountingPainter)
+    patch_painter(monkeypatch, CountingPainter)
     CountingPainter.calls = 0
     paints = 60
     for n in range(1, paints + 1):
@@ -183,7 +191,7 @@ def test_the_loading_plots_top_moves_in_steps_so_a_growing_count_redraws_the_plo
         widget.grab()
     # The 60 paints' largest counts pass a few steps: each step redraws at most the plot's columns and dots,
     # and a paint between steps draws only the columns its new counts reach.
-    steps = len({timeline_module.counting_top(max(counts[: requests * n // paints])) for n in range(1, paints + 1)})
+    steps = len({counting_top(max(counts[: requests * n // paints])) for n in range(1, paints + 1)})
     assert steps <= 20
     assert CountingPainter.calls <= (steps + 2) * 2 * plot_width, (CountingPainter.calls, steps, plot_width)
-    assert all(timeline_module.counting_top(c) >= c * 1.08 for c in counts)  # room over the largest, always
+    assert all(counting_top(c) >= c * 1.08 for c in counts)  # room over the largest, always

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.app.panels.window_map import LEFT, VIEW_Y, mark_text
+from foldscope.app.panels.window_map import mark_text
+from foldscope.app.panels.window_map_blocks import LEFT, VIEW_Y
 from foldscope.app.qt import QPointF
 from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
@@ -177,7 +178,7 @@ def test_the_status_bar_shows_the_next_requests_predicted_input_and_the_free_spa
 @pytest.mark.parametrize("width", [1380, 1090, 900])
 def test_the_legend_row_with_the_unseen_head_stays_inside_the_map(qtbot, tmp_path, width):
     """The unseen head and framing lengthen the legend: at 1366 with the policy dock open it ran past the edge."""
-    from foldscope.app.panels.window_map import TAKEN_LABEL
+    from foldscope.app.panels.window_map_blocks import TAKEN_LABEL
 
     window = opened(qtbot, tmp_path, CLAUDE_CODE)
     the_map = window.window_map

@@ -7,7 +7,7 @@ import math
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from foldscope.app.panels.window_map import BAR_HEIGHT, Bar, column_spans
+from foldscope.app.panels.window_map_blocks import BAR_HEIGHT, Bar, column_spans
 
 
 def walked_columns(bar: Bar, height: float = BAR_HEIGHT) -> list[tuple]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from foldscope.app.panels import window_map as window_map_module
-from foldscope.app.panels.window_map import BAR_HEIGHT, LEFT, PATTERNS, RIGHT, PaintPlan, WindowMap
+from foldscope.app.panels import window_map_paint as window_map_module
+from foldscope.app.panels.window_map import WindowMap
+from foldscope.app.panels.window_map_blocks import BAR_HEIGHT, LEFT, PATTERNS, RIGHT, PaintPlan
 from foldscope.app.qt import QColor, QPainter, QPointF, QRectF
 from foldscope.app.theme import kind_colour
 from foldscope.core.formats.demo import generate
@@ -161,7 +162,7 @@ def test_a_step_lays_the_bars_out_in_numbers_and_draws_what_laying_out_every_blo
 
 
 def test_the_styles_kept_for_a_record_are_its_messages_styles_as_it_grows_and_shared_by_its_documents(qtbot):
-    from foldscope.app.panels.window_map import message_styles
+    from foldscope.app.panels.window_map_blocks import message_styles
     from foldscope.core.model.session import Message
     from foldscope.core.readout.opening import first_document
 
