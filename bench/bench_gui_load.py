@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             window.show()
             app.processEvents()
             start = time.perf_counter()
-            window._loaded(window.task, document)  # the slot the worker's result arrives at
+            window.loader.loaded.emit(document, False)  # as the loader hands over a stored Document
             window.grab()  # every panel painted once: the view is on screen
             app.processEvents()
             shown.append(time.perf_counter() - start)

@@ -305,7 +305,7 @@ def child(measure: str, path: str, folder: str) -> dict:
         window = MainWindow(WindowSettings(Path(folder) / "s.ini"), db=os.path.join(folder, "lib.db"))
         window.resize(1600, 1000)
         window.show()
-        window._loaded(window.task, document)  # the slot the worker's result arrives at
+        window.loader.loaded.emit(document, False)  # as the loader hands over a stored Document
         window.grab()
         app.processEvents()
         cpu, start = cpu_now(), time.perf_counter()
