@@ -149,14 +149,14 @@ def _usage_parts(session: Session) -> dict[str, Any]:
 @collector.spared()  # read and measured in one go: the collector off (core.model.collector)
 def run_inspect(args) -> dict[str, Any]:
     from foldscope.core.cli.options import policy_choice, use_head
-    from foldscope.core.request import tokens
+    from foldscope.core.request.counting import helper
 
     choice = policy_choice(args)  # `--context-window`, checked before the file is read
     use_head(args)  # a damaged --head file: one line before the session is read
 
     # The tokenizer is built in a forked helper on the other core while this process reads and stores
     # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
-    helper = tokens.start_helper()
+    helping = helper.start_helper()
     try:
         from foldscope.core.formats import detect_format
         from foldscope.core.formats.registry import format_named
@@ -169,13 +169,13 @@ def run_inspect(args) -> dict[str, Any]:
         from foldscope.core.cli.library_open import keep, library_facts, open_session
         from foldscope.core.request.count import Counter
 
-        opened = open_session(args.file, args.db, Counter(2 if helper else None), input_format=args.input_format, sample=args.sample)
+        opened = open_session(args.file, args.db, Counter(2 if helping else None), input_format=args.input_format, sample=args.sample)
         with counting_progress():
             result = summarise(opened.session, counter=opened.counter, choice=choice)
         kept = library_facts(opened, keep(opened, args.file, args.db, args.sample)) if args.db else {}
     finally:
-        if helper:
-            tokens.stop_helper()
+        if helping:
+            helper.stop_helper()
     result.update(kept)
     return result
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 
 def main(argv: list[str]) -> int:
-    """Run `inspect` with the tokenizer built meanwhile on the other core (core.request.tokens.start_helper);
+    """Run `inspect` with the tokenizer built meanwhile on the other core (core.request.counting.helper.start_helper);
     run_inspect finds the helper running and stops it when done, and this stops it when the command stopped
     before run_inspect did (a usage error)."""
-    from foldscope.core.request import tokens
+    from foldscope.core.request.counting import helper
 
-    tokens.start_helper()
+    helper.start_helper()
     try:
         from foldscope.core.cli import main as cli
 
         return cli.main(argv)
     finally:
-        tokens.stop_helper()
+        helper.stop_helper()

@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from foldscope.core.request import long_pieces, small_count, unicode_gap
-from foldscope.core.request.counting import children_allowed
-from foldscope.core.request.passages import Passages
 
 if TYPE_CHECKING:
     import tiktoken
@@ -355,12 +353,12 @@ class FastEncoding:
 _encoding: Any = None  # FastEncoding or tiktoken.Encoding, by BACKEND
 _reference: tiktoken.Encoding | None = None
 _lock = threading.Lock()
-_helper: _Helper | None = None
+_helper: Any = None  # the forked helper encoding for this process (core.request.counting.helper), set there
 
 
 def encoding() -> Any:
     """The shared o200k_base encoding (FastEncoding, or tiktoken's Encoding where quicktok is missing), built once
-    from the vendored file (or the helper's, start_helper). Every one encodes as tiktoken's Encoding would."""
+    from the vendored file (or the helper's, core.request.counting.helper). Every one encodes as tiktoken's Encoding would."""
     if _helper is not None:
         return _helper  # encodes as the Encoding would
     return _local()
@@ -405,38 +403,9 @@ def counter() -> Callable[[str], int]:
     return lambda text: len(encode(text))
 
 
-def start_helper() -> bool:
-    """Start building the encoding in a forked child process, for a one-shot command to read its file meanwhile.
-
-    Building it costs about 0.2 s of work that holds the GIL (parsing the ranks, then tiktoken's own
-    construction in Rust), so no thread can overlap it; a child process on the other core can. Until
-    then encoding() returns the helper, which encodes through a pipe (encode_ordinary and
-    encode_ordinary_batch, the ids exactly as the Encoding gives them) and builds the encoding here
-    for anything else, or when the child is gone (whose failure, e.g. a bad vocabulary, is then
-    raised here by the same build). Only for a process that runs one command and exits: never the
-    GUI. No-op where fork is missing, once the encoding exists, or with FOLDSCOPE_NO_HELPER set (core.request.counting).
-    Returns whether a helper runs.
-    """
-    global _helper
-    if _helper is not None or _encoding is not None or not hasattr(os, "fork") or not children_allowed():
-        return _helper is not None
-    try:
-        _helper = _Helper()
-    except OSError:
-        _helper = None
-    return _helper is not None
-
-
 def helping() -> bool:
-    """Whether a helper encodes for this process (start_helper)."""
+    """Whether a helper encodes for this process (core.request.counting.helper.start_helper)."""
     return _helper is not None
-
-
-def stop_helper() -> None:
-    global _helper
-    helper, _helper = _helper, None
-    if helper is not None:
-        helper.close()
 
 
 def forget_helper() -> None:
@@ -445,120 +414,6 @@ def forget_helper() -> None:
     builds its own encoding when it first encodes."""
     global _helper
     _helper = None
-
-
-class _Helper:
-    """The parent's end of a forked child that builds the encoding and encodes what it is sent (start_helper)."""
-
-    def __init__(self) -> None:
-        import atexit
-
-        down_r, down_w = os.pipe()  # requests: parent -> child
-        up_r, up_w = os.pipe()  # answers: child -> parent
-        pid = os.fork()
-        if pid == 0:  # the child: never returns into the caller's code
-            status = 1
-            try:
-                os.close(down_w)
-                os.close(up_r)
-                _serve(down_r, up_w)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(down_r)
-        os.close(up_w)
-        self.pid, self._down, self._up = pid, os.fdopen(down_w, "wb"), os.fdopen(up_r, "rb")
-        atexit.register(stop_helper)
-
-    def _ask(self, request: tuple) -> Any:
-        """The child's answer, or None when it is gone (it is then closed, and encoding() builds locally)."""
-        try:
-            _send(self._down, request)
-            return _receive(self._up)
-        except (OSError, EOFError, ValueError):
-            stop_helper()
-            return None
-
-    def encode_ordinary(self, text: str) -> list[int]:
-        ids = self._ask(("one", text))
-        return ids if ids is not None else _local().encode_ordinary(text)
-
-    def encode_ordinary_batch(self, texts: list[str], *, num_threads: int = 8) -> list[list[int]]:
-        ids = self._ask(("batch", list(texts)))
-        return ids if ids is not None else _local().encode_ordinary_batch(texts, num_threads=num_threads)
-
-    def count(self, text: str) -> int:
-        """One text's count, by the child (counter())."""
-        answer = self._ask(("counts", [text]))
-        return answer[0] if answer is not None else counter()(text)
-
-    def count_ordinary_batch(self, texts: list[str]) -> list[int] | None:
-        """The token count of each text, counted by the child: only counts cross the pipe, never the ids."""
-        return self._ask(("counts", texts))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(_local(), name)
-
-    def close(self) -> None:
-        import signal
-
-        for stream in (self._down, self._up):
-            try:
-                stream.close()
-            except OSError:
-                pass
-        try:
-            os.kill(self.pid, signal.SIGKILL)  # done with it, or not needed: it may still be building
-            os.waitpid(self.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-
-
-def _send(stream, value: Any) -> None:
-    data = marshal.dumps(value)
-    stream.write(len(data).to_bytes(8, "little") + data)
-    stream.flush()
-
-
-def _receive(stream) -> Any:
-    head = stream.read(8)
-    if len(head) != 8:
-        raise EOFError("the tokenizer helper closed its pipe")
-    size = int.from_bytes(head, "little")
-    data = stream.read(size)
-    if len(data) != size:
-        raise EOFError("the tokenizer helper closed its pipe")
-    return marshal.loads(data)  # data only (lists of str and int), from our own child
-
-
-def serve_pipes(down: int, up: int) -> None:
-    """A counting child's whole life (core.request.counting.ahead starts one as a fresh interpreter): build the
-    encoding, then answer what comes down `down` on `up` until the parent closes its end."""
-    _serve(down, up)
-
-
-def _serve(down: int, up: int) -> None:
-    """The child: build the encoding, then answer requests until the parent closes its end."""
-    requests, answers = os.fdopen(down, "rb"), os.fdopen(up, "wb")
-    enc = _local()  # a failure exits the child; the parent then builds, and raises, itself
-    encode = enc.encode_ordinary
-    count = counter()
-    passages = Passages(by_passages())  # long texts' passages this child has counted (core.request.passages)
-
-    def count_all(texts: list[str]) -> list[int]:
-        return [count(text) for text in texts]  # each text's ids (if any are made) freed as soon as counted
-
-    while True:
-        try:
-            kind, payload = _receive(requests)
-        except EOFError:
-            return
-        if kind == "one":
-            _send(answers, encode(payload))
-        elif kind == "counts":
-            _send(answers, passages.counts(payload, count_all))
-        else:
-            _send(answers, [encode(text) for text in payload])
 
 
 # At most this many characters are encoded in one batch call: the ids of a batch are alive together

@@ -1,6 +1,6 @@
-"""Counting in child processes: the tokenizer's forked helper (core.request.tokens.start_helper), counting ahead in a
-spawned child (core.request.counting.ahead) and one file's strategies in forked workers (core.replay.parallel), all
-under one switch: FOLDSCOPE_NO_HELPER set keeps every count in the process that asked for it."""
+"""Counting in child processes: the tokenizer's forked helper (helper), counting ahead in a spawned child (ahead), both
+serving the child's loop (child), and one file's strategies in forked workers (core.replay.parallel), all under one
+switch: FOLDSCOPE_NO_HELPER set keeps every count in the process that asked for it."""
 
 from __future__ import annotations
 

@@ -33,7 +33,8 @@ from foldscope.core.model.session import FullRecord, Message, sole_text
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key, short_key
 from foldscope.core.request.count_step import body_bytes, body_of, text_key
-from foldscope.core.request.counting import children_allowed
+from foldscope.core.request.counting import child, children_allowed
+from foldscope.core.request.counting.child import receive, send
 from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import CompileError, IncludedRound, plan_runs
@@ -344,7 +345,7 @@ class CountsAhead:
                         return
                     batch = self._queue.popleft()
                     self._sent.append(batch)
-                tokens._send(down, ("counts", batch.texts))
+                send(down, ("counts", batch.texts))
         except (OSError, ValueError):
             self._failed = True
         finally:
@@ -356,7 +357,7 @@ class CountsAhead:
     def _receive_all(self, up: BinaryIO) -> None:
         try:
             while True:
-                counts = tokens._receive(up)
+                counts = receive(up)
                 batch = self._sent.popleft()
                 if not isinstance(counts, list) or len(counts) != len(batch.keys):
                     raise ValueError("the counting child answered out of step")
@@ -391,10 +392,9 @@ def _spawn() -> _Child | None:
     None when none can be started (no interpreter, or no way to hand it the pipes)."""
     down_r, down_w = os.pipe()
     up_r, up_w = os.pipe()
-    code = "import sys; from foldscope.core.request.tokens import serve_pipes; serve_pipes(int(sys.argv[1]), int(sys.argv[2]))"
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", code, str(down_r), str(up_w)],
+            [sys.executable, "-m", child.MODULE, str(down_r), str(up_w)],
             pass_fds=(down_r, up_w),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

@@ -165,6 +165,7 @@ def test_a_strategy_process_lets_go_of_the_parents_tokenizer_helper_and_steps_ba
     from foldscope.core.model.policy import Policy
     from foldscope.core.replay import lab
     from foldscope.core.request import tokens
+    from foldscope.core.request.counting import helper
     from foldscope.core.request.measure import Measure
 
     allow_fork(monkeypatch)
@@ -182,12 +183,12 @@ def test_a_strategy_process_lets_go_of_the_parents_tokenizer_helper_and_steps_ba
 
     monkeypatch.setattr(lab, "run_strategy", noting)
     monkeypatch.setattr(tokens, "_encoding", None)
-    assert tokens.start_helper()
+    assert helper.start_helper()
     try:
         session = load_session(demo_path())
         runs = lab.replay_runs(session, names, Measure(session, Policy(max_input_tokens=20_000)), workers=2).runs
     finally:
-        tokens.stop_helper()
+        helper.stop_helper()
     assert [r.rows for r in runs] == [r.rows for r in serial.runs]
     apart = [r for r in runs if r.pid != PARENT]
     assert [r.strategy for r in apart] == ["band", "compaction"] and not any(r.helper_here for r in apart)

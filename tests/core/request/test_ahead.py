@@ -129,9 +129,9 @@ def test_counts_made_ahead_are_used_as_the_child_made_them(eager, monkeypatch):
     real = ahead.CountsAhead._receive_all
 
     def off_by_one(self, up):
-        receive = ahead.tokens._receive
+        receive = ahead.receive
         with monkeypatch.context() as m:
-            m.setattr(ahead.tokens, "_receive", lambda stream: [n + 1 for n in receive(stream)])
+            m.setattr(ahead, "receive", lambda stream: [n + 1 for n in receive(stream)])
             real(self, up)
 
     monkeypatch.setattr(ahead.CountsAhead, "_receive_all", off_by_one)
@@ -169,13 +169,13 @@ def fake_child(tmp_path: Path, body: str) -> str:
     [
         "import sys; sys.exit(3)",  # dies at once
         # answers every batch with the wrong number of counts
-        "import sys, os\nfrom foldscope.core.request import tokens\n"
+        "import sys, os\nfrom foldscope.core.request.counting.child import receive, send\n"
         "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
-        "while True:\n    tokens._receive(down)\n    tokens._send(up, [1])",
+        "while True:\n    receive(down)\n    send(up, [1])",
         # answers every batch with as many counts, none of them a number
-        "import sys, os\nfrom foldscope.core.request import tokens\n"
+        "import sys, os\nfrom foldscope.core.request.counting.child import receive, send\n"
         "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
-        "while True:\n    tokens._send(up, ['x'] * len(tokens._receive(down)[1]))",
+        "while True:\n    send(up, ['x'] * len(receive(down)[1]))",
     ],
     ids=["dies", "answers out of step", "answers words"],
 )
@@ -196,11 +196,11 @@ def test_a_child_that_never_answers_is_given_up_on_and_nothing_is_left_running(e
     monkeypatch.setattr(ahead, "WAIT_SECONDS", 3.0)  # a batch unanswered this long after the first answer: given up on
     # Answers the first batch truly (so the measure waits for it from then on), then never answers again.
     body = (
-        "import sys, os\nfrom foldscope.core.request import tokens\n"
+        "import sys, os\nfrom foldscope.core.request import tokens\nfrom foldscope.core.request.counting.child import receive, send\n"
         "down, up = os.fdopen(int(sys.argv[3]), 'rb'), os.fdopen(int(sys.argv[4]), 'wb')\n"
         "encode = tokens.encoding().encode_ordinary\n"
-        "tokens._send(up, [len(encode(t)) for t in tokens._receive(down)[1]])\n"
-        "while True:\n    tokens._receive(down)"
+        "send(up, [len(encode(t)) for t in receive(down)[1]])\n"
+        "while True:\n    receive(down)"
     )
     monkeypatch.setattr(ahead.sys, "executable", fake_child(tmp_path, body))
     before = threading.active_count()

@@ -8,6 +8,7 @@ import pytest
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import tokens
 from foldscope.core.request.count import PARALLEL_CHARS, Counter
+from foldscope.core.request.counting import helper as forked
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper needs fork")
 
@@ -17,7 +18,7 @@ def fresh(monkeypatch):
     """No encoding built yet in this process, so that start_helper forks; the helper stopped afterwards."""
     monkeypatch.setattr(tokens, "_encoding", None)
     yield
-    tokens.stop_helper()
+    forked.stop_helper()
 
 
 def _view(n: int) -> list[Message]:
@@ -36,7 +37,7 @@ def test_a_views_new_bodies_go_to_the_helper_in_one_batch_and_count_as_here(fres
     view = _view(60)
     expected = Counter().count(view, record=FullRecord(view))  # no helper yet: the local encoding
     monkeypatch.setattr(tokens, "_encoding", None)
-    assert tokens.start_helper()
+    assert forked.start_helper()
     helper = tokens.encoding()
     asked: list[str] = []
     ask = helper._ask

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from foldscope.core.replay import parallel
 from foldscope.core.request import tokens
-from foldscope.core.request.counting import NO_CHILDREN, children_allowed
+from foldscope.core.request.counting import NO_CHILDREN, children_allowed, helper
 from foldscope.core.request.counting.ahead import CountsAhead
 
 
@@ -15,7 +15,7 @@ def test_the_one_switch_keeps_the_helper_counting_ahead_and_forked_replays_in_pr
     assert not parallel.can_fork()
     monkeypatch.setattr(tokens, "_encoding", None)  # as a process before its first count: the helper would start
     monkeypatch.setattr(tokens, "_helper", None)
-    assert tokens.start_helper() is False and not tokens.helping()
+    assert helper.start_helper() is False and not tokens.helping()
 
 
 def test_without_the_switch_children_are_allowed(monkeypatch):

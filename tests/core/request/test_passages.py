@@ -274,27 +274,27 @@ def repeated_reads() -> list[str]:
 
 def test_the_counting_child_answers_each_texts_count():
     """A real child, through its pipes: the counts are tiktoken's of each text whole."""
-    from foldscope.core.request import tokens as tokens_module
     from foldscope.core.request.counting import ahead
+    from foldscope.core.request.counting.child import receive, send
 
     child = ahead._spawn()
     assert child is not None
     texts = repeated_reads()
     try:
         with open(child.down, "wb", closefd=False) as down, open(child.up, "rb", closefd=False) as up:
-            tokens_module._send(down, ("counts", texts))
+            send(down, ("counts", texts))
             down.flush()
-            assert tokens_module._receive(up) == count_all(texts)
+            assert receive(up) == count_all(texts)
     finally:
         ahead._stop(child)
 
 
 def test_the_counting_child_counts_by_passages(by_passages, monkeypatch):
-    """The child's loop (tokens._serve), run here on a thread: its memo finds the later reads' passages."""
+    """The child's loop (core.request.counting.child.serve), run here on a thread: its memo finds the later reads' passages."""
     import os
     import threading
 
-    from foldscope.core.request import tokens as tokens_module
+    from foldscope.core.request.counting import child
 
     made: list[Passages] = []
 
@@ -303,17 +303,17 @@ def test_the_counting_child_counts_by_passages(by_passages, monkeypatch):
             super().__init__(cutting)
             made.append(self)
 
-    monkeypatch.setattr(tokens_module, "Passages", Watched)
+    monkeypatch.setattr(child, "Passages", Watched)
     down_r, down_w = os.pipe()
     up_r, up_w = os.pipe()
-    serving = threading.Thread(target=tokens_module._serve, args=(down_r, up_w), daemon=True)
+    serving = threading.Thread(target=child.serve, args=(down_r, up_w), daemon=True)
     serving.start()
     texts = repeated_reads()
     with os.fdopen(down_w, "wb") as down, os.fdopen(up_r, "rb") as up:
         for batch in (texts[:1], texts[1:]):  # the first read, then the others
-            tokens_module._send(down, ("counts", batch))
+            child.send(down, ("counts", batch))
             down.flush()
-            assert tokens_module._receive(up) == count_all(batch)
+            assert child.receive(up) == count_all(batch)
     serving.join(timeout=60)
     assert not serving.is_alive()
     assert len(made) == 1 and made[0].found_chars > len(texts[1]) // 2

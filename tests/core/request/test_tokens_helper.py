@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from foldscope.core.request import tokens
+from foldscope.core.request.counting import helper as forked
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper needs fork")
 TEXTS = ["hello world", "", "def f(x):\n    return x  # ünïcode ✓\n" * 50, '{"type":"text"}', "<|endoftext|> as text"]
@@ -21,31 +22,31 @@ def fresh(monkeypatch):
     local = tokens._local()
     monkeypatch.setattr(tokens, "_encoding", None)
     yield local
-    tokens.stop_helper()
+    forked.stop_helper()
 
 
 def test_the_helper_encodes_as_the_local_encoding(fresh):
-    assert tokens.start_helper()
+    assert forked.start_helper()
     helper = tokens.encoding()
     assert helper is not fresh
     assert [helper.encode_ordinary(t) for t in TEXTS] == [fresh.encode_ordinary(t) for t in TEXTS]
     assert helper.encode_ordinary_batch(TEXTS, num_threads=2) == [fresh.encode_ordinary(t) for t in TEXTS]
     assert helper.decode(fresh.encode_ordinary("hello")) == "hello"  # anything else: the local encoding
-    tokens.stop_helper()
+    forked.stop_helper()
     assert tokens.encoding() is tokens._encoding
 
 
 def test_the_helper_counts_as_the_length_of_the_local_ids_in_batches(fresh, monkeypatch):
     monkeypatch.setattr(tokens, "BATCH_CHARS", 40)  # several batches, one text longer than a batch alone
     expected = [len(fresh.encode_ordinary(t)) for t in TEXTS]
-    assert tokens.start_helper()
+    assert forked.start_helper()
     assert tokens.count_ordinary_batch(TEXTS, num_threads=2) == expected
-    tokens.stop_helper()
+    forked.stop_helper()
     assert tokens.count_ordinary_batch(TEXTS, num_threads=2) == expected  # no helper: tiktoken's threads here
 
 
 def test_a_dead_helper_counts_a_batch_locally(fresh):
-    assert tokens.start_helper()
+    assert forked.start_helper()
     os.kill(tokens.encoding().pid, 9)
     assert tokens.count_ordinary_batch(TEXTS) == [len(fresh.encode_ordinary(t)) for t in TEXTS]
     assert tokens._helper is None
@@ -62,7 +63,7 @@ def test_batches_keep_every_text_in_order_and_within_the_size_unless_alone(texts
 
 
 def test_a_dead_helper_falls_back_to_the_local_encoding(fresh):
-    assert tokens.start_helper()
+    assert forked.start_helper()
     helper = tokens.encoding()
     os.kill(helper.pid, 9)
     assert helper.encode_ordinary("hello world") == fresh.encode_ordinary("hello world")
@@ -74,7 +75,7 @@ def test_a_failing_build_in_the_helper_is_raised_here(fresh, monkeypatch):
         raise tokens.TokenizerError("vocabulary hash mismatch")
 
     monkeypatch.setattr(tokens, "_build", broken)
-    assert tokens.start_helper()
+    assert forked.start_helper()
     with pytest.raises(tokens.TokenizerError):
         tokens.count_text("hello")
 
@@ -92,8 +93,8 @@ def test_inspect_prints_the_same_with_and_without_the_helper(corpus_dev):
 def test_inspect_started_early_leaves_no_helper_running_after_a_usage_error(fresh, monkeypatch):
     from foldscope.core.cli import inspect_early
 
-    start, started = tokens.start_helper, []
-    monkeypatch.setattr(tokens, "start_helper", lambda: started.append(start()) or started[-1])
+    start, started = forked.start_helper, []
+    monkeypatch.setattr(forked, "start_helper", lambda: started.append(start()) or started[-1])
     with pytest.raises(SystemExit):
         inspect_early.main(["inspect", "--no-such-flag"])
     assert started == [True] and not tokens.helping()
