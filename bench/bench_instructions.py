@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 # What each run executes in the traced interpreter: the session read and its Measure calibrated as `replay` does it
-# (core.replay.lab.Layouts), then the strategies named in argv[2], if any, each after the one before.
+# (core.replay.layouts.Layouts), then the strategies named in argv[2], if any, each after the one before.
 WORK = """
 import sys
 from argparse import Namespace

@@ -7,7 +7,7 @@ The sessions are bench_scale's generated shapes. Each size runs in a fresh inter
 (user and system CPU of that interpreter and of the children it waited for, core.request.counting.ahead's counting child
 among them), which a loaded machine disturbs far less than the wall clock, and by the wall clock too, since
 counting ahead spends the second core's time to save the first's:
-`load` is core.formats.load_session, `calibrate` the replay's one trace measure (core.replay.lab.Layouts),
+`load` is core.formats.load_session, `calibrate` the replay's one trace measure (core.replay.layouts.Layouts),
 then `adr`, `band` and `compaction` are core.replay.lab.run_strategy on that one measure, as `foldscope replay
 FILE --strategy adr,band,compaction` runs them. The exponent is the slope of log time against log messages between
 the two largest sizes (the issue's target: at most 1.1); `total` is what the CLI's replay spends beyond starting.
@@ -45,7 +45,8 @@ def child(path: str, collector_default: bool = False) -> dict:
         collector.tune()  # as the CLI's entry point does
     from foldscope.core.formats import load_session
     from foldscope.core.model.launch import session_policy
-    from foldscope.core.replay.lab import Layouts, run_strategy
+    from foldscope.core.replay.lab import run_strategy
+    from foldscope.core.replay.layouts import Layouts
     from foldscope.core.request import tokens
     from foldscope.core.request.measure import Measure
 

@@ -27,7 +27,7 @@ from foldscope.core.cli.words import DECIDES_ON, num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill, compare_line, no_ceiling_line
-from foldscope.core.replay.lab import cost_text, model_vs_reported
+from foldscope.core.replay.rows import cost_text, model_vs_reported
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.estimators import ADR, ESTIMATORS
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from foldscope.core.forensics.payback import paid_back_after
-from foldscope.core.replay.lab import ReplayRuns, StrategyRun
+from foldscope.core.replay.lab import ReplayRuns
+from foldscope.core.replay.rows import StrategyRun
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ from typing import Any
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
-from foldscope.core.replay.lab import ReplayRuns, cost_text, model_name, model_vs_reported, replay_runs, usd_text
+from foldscope.core.replay.lab import ReplayRuns, replay_runs
+from foldscope.core.replay.layouts import model_name
+from foldscope.core.replay.rows import cost_text, model_vs_reported, usd_text
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.estimators import ADR, ESTIMATOR_SPECS, ESTIMATORS
 from foldscope.core.request.measure import Measure

@@ -284,7 +284,8 @@ def conversation_section(data: ReportData) -> Section:
 
 def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
     from foldscope.core.readout.replay_facts import beside_bill, compare_line, no_ceiling_line
-    from foldscope.core.replay.lab import cost_text, replay
+    from foldscope.core.replay.lab import replay
+    from foldscope.core.replay.rows import cost_text
 
     m = data.measure
     try:

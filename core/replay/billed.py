@@ -2,7 +2,7 @@
 
 `foldscope replay DIR --strategy recorded` (and any summary of many sessions' usage and cost) needs only what the
 files report: each request's fresh input, cache read, cache write (5-minute and 1-hour) and output, priced at the
-request's own model with tiers per request, exactly as the recorded replay's rows bill them (core.replay.lab
+request's own model with tiers per request, exactly as the recorded replay's rows bill them (core.replay.rows
 as_billed). Nothing is compiled or counted, so the figures that rest on a count (the estimate's `peak` and
 `over_ceiling`, the cache model's `modelled_*`, rewrites and appends) are None here: `--count` asks for them. A
 session with a request that reported no usage is not summarised here: its recorded figures come from the cache
@@ -17,7 +17,7 @@ from foldscope.core.model import pricing
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Session
-from foldscope.core.replay.lab import as_billed, billing_prices, usd_sum
+from foldscope.core.replay.rows import as_billed, billing_prices, usd_sum
 from foldscope.core.request.measure import refused
 
 # The totals a count would give: absent from an untokenised summary (None), present with --count.
@@ -47,7 +47,7 @@ def fully_reported(session: Session) -> bool:
 def billed_summary(
     session: Session, policy: Policy, per_call: int | str | None = None, resolution: Resolution | None = None
 ) -> dict[str, Any] | None:
-    """The recorded strategy's totals from the reported usage alone, keyed as core.replay.lab's StrategyRun.totals;
+    """The recorded strategy's totals from the reported usage alone, keyed as core.replay.rows' StrategyRun.totals;
     None when a request reported no usage (its figures need the cache model)."""
     if not fully_reported(session):
         return None

@@ -23,7 +23,8 @@ from foldscope.core.model.policy import KEYS, Policy, PolicyChoice, PolicyError
 from foldscope.core.model.session import NotASession, ReadError, Session
 from foldscope.core.replay.advice import recommend, session_facts
 from foldscope.core.replay.agent_settings import compaction_point
-from foldscope.core.replay.lab import Layouts, cache_rules, model_name, run_strategy
+from foldscope.core.replay.lab import cache_rules, run_strategy
+from foldscope.core.replay.layouts import Layouts, model_name
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.count import Counter
 from foldscope.core.request.measure import Measure

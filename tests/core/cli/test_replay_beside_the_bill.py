@@ -9,7 +9,8 @@ from foldscope.core.cli.main import main
 from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
 from foldscope.core.readout.agent_limits import agent_limits
-from foldscope.core.replay.lab import cost_text, run_strategy
+from foldscope.core.replay.lab import run_strategy
+from foldscope.core.replay.rows import cost_text
 from foldscope.core.request.measure import Measure
 
 FLAT = "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"  # gpt-5.3-codex: one flat tier
@@ -128,7 +129,7 @@ def test_a_folder_row_says_the_first_warning_then_how_many_more():
 
 @pytest.mark.parametrize("refused, shown", [(0, "$0.5000"), (1, "not comparable (1 refused)")])
 def test_cost_text_shows_a_cost_over_refusals_as_not_comparable(refused, shown):
-    from foldscope.core.replay.lab import not_comparable_why
+    from foldscope.core.replay.rows import not_comparable_why
 
     t = {
         "refused": refused,

@@ -10,7 +10,8 @@ from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Session
-from foldscope.core.replay.lab import Layouts, run_strategy
+from foldscope.core.replay.lab import run_strategy
+from foldscope.core.replay.layouts import Layouts
 from foldscope.core.request.first_round import find_round
 from foldscope.core.request.measure import Measure
 

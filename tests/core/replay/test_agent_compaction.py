@@ -12,7 +12,8 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.readout.agent_limits import agent_limits, automatic_compactions
 from foldscope.core.replay.advice import settings_for
 from foldscope.core.replay.agent_settings import KNOBS, agent_setting, compaction_point
-from foldscope.core.replay.lab import Layouts, run_strategy
+from foldscope.core.replay.lab import run_strategy
+from foldscope.core.replay.layouts import Layouts
 from foldscope.core.replay.strategies import summary_model
 from foldscope.core.replay.tune import PolicyPoint, compact_points, points_from_profiles
 from foldscope.core.request.measure import Measure

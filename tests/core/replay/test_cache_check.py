@@ -2,7 +2,7 @@
 
 from foldscope.core.model.session import Usage
 from foldscope.core.replay.cache_check import check_cache, fit
-from foldscope.core.replay.lab import Layouts
+from foldscope.core.replay.layouts import Layouts
 from foldscope.core.request.measure import Measure
 from tests.core.replay_sessions import tool_session, with_usage
 

@@ -10,7 +10,8 @@ import pytest
 
 from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
-from foldscope.core.replay.lab import Layouts, replay, replay_runs
+from foldscope.core.replay.lab import replay, replay_runs
+from foldscope.core.replay.layouts import Layouts
 from foldscope.core.replay.strategies import recorded_views
 from foldscope.core.request.measure import Measure
 

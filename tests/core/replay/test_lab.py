@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from foldscope.core.formats.demo import generate
 from foldscope.core.model.session import Message
 from foldscope.core.replay.cache_model import Layout
-from foldscope.core.replay.lab import HIDDEN_HEAD, Layouts, run_strategy
+from foldscope.core.replay.lab import run_strategy
+from foldscope.core.replay.layouts import HIDDEN_HEAD, Layouts
 from foldscope.core.replay.strategies import STRATEGIES
 from foldscope.core.request.measure import Measure
 from tests.core.replay_sessions import under
@@ -178,7 +179,7 @@ def test_a_layout_equals_the_one_built_whole_whatever_was_measured_between_two_l
 def test_a_layout_keeps_no_block_when_the_head_changed_under_the_same_parts():
     # The head (system and tools) is made afresh for every measurement: the blocks after it are kept only when
     # its key and tokens are the layout's before, since every later block's end counts it.
-    from foldscope.core.replay.lab import kept_parts
+    from foldscope.core.replay.layouts import kept_parts
     from foldscope.core.request.count import Measurement, Part
 
     system = Message("s", "system", None, {"system_message": "be brief"})
@@ -200,7 +201,7 @@ def test_the_recorded_counts_read_from_the_trace_are_the_counts_of_each_recorded
     # The unseen head of a session whose trace measured none is found again from each recorded view's count; the
     # trace's own counts stand for them, but for a request compiled before the first round was decided.
     from foldscope.core.formats import load_session
-    from foldscope.core.replay.lab import recorded_counts
+    from foldscope.core.replay.layouts import recorded_counts
     from foldscope.core.replay.strategies import recorded_views
 
     session = load_session(corpus_dev / "claude_code" / name)

@@ -11,7 +11,8 @@ from hypothesis import strategies as hs
 from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, ReadError, Request, Session
-from foldscope.core.replay.lab import Layouts, run_strategy
+from foldscope.core.replay.lab import run_strategy
+from foldscope.core.replay.layouts import Layouts
 from foldscope.core.replay.strategies import STRATEGIES, abandoned_ids, arrivals, none, recorded_views
 from foldscope.core.request.measure import Measure
 from tests.core.replay.test_strategies import HAIKU

@@ -15,7 +15,8 @@ import pytest
 
 from foldscope.core.cli.basic import summarise
 from foldscope.core.cli.options import measure_from_args, read_session
-from foldscope.core.replay.lab import Layouts, cache_rules, run_strategy
+from foldscope.core.replay.lab import cache_rules, run_strategy
+from foldscope.core.replay.layouts import Layouts
 
 DEMO = Path(__file__).resolve().parents[3] / "resources" / "demo_session.json"
 ONE_OF_EACH = [

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Session
-from foldscope.core.replay.lab import place_marks
+from foldscope.core.replay.layouts import place_marks
 from foldscope.core.request.compile import compile_request, counted_text, make_plan
 from foldscope.core.request.count import Counter
 from foldscope.core.request.first_round import decide_first_round, request_options

@@ -1,0 +1,293 @@
+"""A strategy's run and its rows: each modelled request's tokens, cache use and cost, the recorded ones as billed, and the totals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from foldscope.core.model import pricing
+from foldscope.core.model.cost import ModelPrices
+from foldscope.core.model.pricing import lookup_prices
+from foldscope.core.model.session import Message, Session, Usage
+from foldscope.core.replay.layouts import Layouts, model_name
+from foldscope.core.replay.strategies import Step
+from foldscope.core.request.measure import Measure, refused
+
+
+@dataclass(frozen=True)
+class Row:
+    """One modelled request under one strategy."""
+
+    strategy: str
+    step: int
+    request: int
+    kind: str
+    messages: int
+    estimate: int
+    over_ceiling: bool
+    fresh: int
+    cache_read: int
+    cache_write: int
+    cache_write_5m: int
+    cache_write_1h: int
+    output: int
+    change: str
+    rewritten: int
+    folds: int
+    folded: int
+    cost_usd: float | None
+    refused: bool = False  # refused before the send: nothing sent, so no input, output or cost
+    floor_estimate: int | None = None  # a refused request's floor view estimate
+    # The recorded strategy takes fresh, cache read, cache write and output as the file reported them (`reported`);
+    # the cache model's figures for the same request stay beside them, since the counterfactual strategies rest
+    # on that model. For every other strategy the modelled figures are the row's own.
+    reported: bool = False
+    modelled_fresh: int = 0
+    modelled_cache_read: int = 0
+    modelled_cache_write: int = 0
+    modelled_cache_write_1h: int = 0  # of which under one-hour marks: the stable head's, by the same rule for every strategy
+    modelled_cost_usd: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as plain data: what dataclasses.asdict gives for its scalar fields, without the deep walk."""
+        return {name: getattr(self, name) for name in ROW_FIELDS}
+
+    reported_input: int | None = None  # what the provider counted for the recorded request, where it reported usage
+    reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
+    predicted: int | None = None  # where the fold decided on the predicted input (--estimator predicted): its size
+
+
+ROW_FIELDS = tuple(f.name for f in fields(Row))
+
+
+@dataclass
+class StrategyRun:
+    strategy: str
+    rows: list[Row] = field(default_factory=list)
+    views: list[Sequence[Message]] = field(default_factory=list)  # per row, when asked to keep them
+    estimator: str | None = None  # what its policy decides on (strategies.decides_on); None: nothing decides
+    summed: dict[str, Any] | None = None  # the totals of rows let go (summarised), which totals() then gives
+
+    def totals(self) -> dict[str, Any]:
+        if self.summed is not None:
+            return dict(self.summed)
+        rows = self.rows
+        costs = [r.cost_usd for r in rows]
+        refusals = sum(r.refused for r in rows)
+        # A refused request sends nothing and bills nothing: a cost summed over the others is not the session's, so
+        # it is given as None with why (never as the $0 an all-refused run would sum to); what was sent, apart.
+        not_comparable = not_comparable_why(refusals, len(rows)) if refusals else None
+        return {
+            "strategy": self.strategy,
+            "estimator": self.estimator,
+            "requests": len(rows),
+            "peak": max((r.estimate for r in rows), default=0),
+            "reported_peak": max((r.reported_input or 0 for r in rows), default=0) or None,
+            "over_ceiling": sum(r.over_ceiling for r in rows),
+            "refused": sum(r.refused for r in rows),
+            "fresh": sum(r.fresh for r in rows),
+            "cache_read": sum(r.cache_read for r in rows),
+            "cache_write": sum(r.cache_write for r in rows),
+            "cache_write_1h": sum(r.cache_write_1h for r in rows),
+            "output": sum(r.output for r in rows),
+            "rewrites": sum(r.change == "rewrite" for r in rows),
+            "appends": sum(r.change == "append" for r in rows),
+            "folds": sum(r.folds for r in rows),
+            "cost_usd": None if not_comparable else usd_sum(costs),
+            "cost_not_comparable": not_comparable,
+            "cost_sent_usd": usd_sum(costs) if not_comparable else None,
+            "reported_requests": sum(r.reported for r in rows),
+            "reported_over_ceiling": sum(r.reported_over_ceiling for r in rows),
+            "modelled_fresh": sum(r.modelled_fresh for r in rows),
+            "modelled_cache_read": sum(r.modelled_cache_read for r in rows),
+            "modelled_cache_write": sum(r.modelled_cache_write for r in rows),
+            "modelled_cache_write_1h": sum(r.modelled_cache_write_1h for r in rows),
+            "modelled_cost_usd": None if not_comparable else usd_sum([r.modelled_cost_usd for r in rows]),
+            # the largest predicted input the fold decided on (None: it never decided, as with no ceiling)
+            **(
+                {"predicted_peak": max((r.predicted for r in rows if r.predicted is not None), default=None)}
+                if self.estimator == "predicted"
+                else {}
+            ),
+        }
+
+
+def not_comparable_why(refusals: int, requests: int) -> str:
+    """Why a strategy's cost is not set beside the others': the requests it refused sent nothing."""
+    return (
+        f"not comparable: {refusals:,} of {requests:,} requests refused (nothing sent, nothing billed), so the "
+        "cost leaves out what the others pay for them"
+    )
+
+
+def cost_text(t: Mapping[str, Any]) -> str:
+    """A strategy's cost as every screen shows it: not comparable where it refused requests, n/a where unpriced."""
+    if t.get("cost_not_comparable"):
+        return f"not comparable ({t['refused']:,} refused)"
+    return usd_text(t.get("cost_usd"))
+
+
+def summarised(run: StrategyRun) -> StrategyRun:
+    """The run's totals without its rows: what a forked child sends back when no reader asks for the rows (each
+    request's row pickled and read back cost the parent about 0.2 s at 25,000 requests, after the last child ends)."""
+    return StrategyRun(run.strategy, estimator=run.estimator, summed=run.totals())
+
+
+def model_vs_reported(t: dict[str, Any]) -> str:
+    """One line: the recording as billed against what the cache model gives for the same requests."""
+    return (
+        f"recorded as billed ({t['reported_requests']:,} of {t['requests']:,} requests reported); model vs reported: "
+        f"fresh {t['modelled_fresh']:,} vs {t['fresh']:,}, cache read {t['modelled_cache_read']:,} vs "
+        f"{t['cache_read']:,}, cache write {t['modelled_cache_write']:,} vs {t['cache_write']:,}, "
+        f"cost {usd_text(t['modelled_cost_usd'])} vs {usd_text(t['cost_usd'])}"
+    )
+
+
+def usd_text(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+def usd_sum(costs: Sequence[float | None]) -> float | None:
+    return None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6)
+
+
+def recorded_output(session: Session, k: int, measure: Layouts) -> int:
+    request = session.trace[k]
+    if request.usage is not None:
+        return request.usage.output
+    if request.response_id and request.response_id in session.record:
+        return round(measure.alone(session.record.get(request.response_id)))
+    return 0
+
+
+def refused_row(strategy: str, i: int, step: Step, measure: Layouts) -> Row:
+    """A request refused before the send: its measured size and floor view, and no tokens or cost."""
+    size = measure.estimate(step.view, step.measure)
+    ceiling = measure.ceiling
+    return Row(
+        strategy=strategy,
+        step=i,
+        request=step.request,
+        kind=step.kind,
+        messages=len(step.view),
+        estimate=size,
+        over_ceiling=refused(size, ceiling),
+        fresh=0,
+        cache_read=0,
+        cache_write=0,
+        cache_write_5m=0,
+        cache_write_1h=0,
+        output=0,
+        change="refused",
+        rewritten=0,
+        folds=step.folds,
+        folded=step.folded,
+        cost_usd=0.0,
+        refused=True,
+        floor_estimate=step.floor,
+        modelled_cost_usd=0.0,
+        predicted=step.predicted,
+    )
+
+
+def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) -> Row:
+    if step.output is not None:
+        output = round(step.output)
+    else:
+        output = recorded_output(session, step.request, measure)
+    request = session.trace[step.request]
+    # A replayed request is sent when the recorded one was, at the prices then in force (core.model.cost.ModelPrices.at).
+    modelled = prices.at(request.at).cost(out.fresh, out.read, out.write_5m, out.write_1h, output) if prices else None
+    usage = request.usage if step.kind == "request" else None
+    ceiling = measure.ceiling
+    reported_input = usage.reported_input if usage is not None else None
+    fresh, read, write, write_5m, write_1h, cost = out.fresh, out.read, out.write, out.write_5m, out.write_1h, modelled
+    billed = strategy == "recorded" and usage is not None
+    size = out.tokens
+    if strategy == "recorded" and step.kind == "request":
+        # The recorded request is the one `requests` and the GUI show: its estimate at the scale it ran at, read
+        # from the trace the replay calibrated (Measure.request would measure it all again for the prefix shares,
+        # which a replay never shows and which leave every count and scale as they are).
+        size = measure.measure.calibrate(prefix=False, predict=False).rows[step.request].estimate
+    if billed:
+        assert usage is not None
+        bill = as_billed(usage, request_prices(measure.measure, request.model, prices), request.at)
+        fresh, read, write, write_5m, write_1h, output, cost = (
+            bill.fresh,
+            bill.cache_read,
+            bill.cache_write,
+            bill.cache_write_5m,
+            bill.cache_write_1h,
+            bill.output,
+            bill.cost_usd,
+        )
+    return Row(
+        strategy=strategy,
+        step=i,
+        request=step.request,
+        kind=step.kind,
+        messages=len(step.view),
+        estimate=size,
+        over_ceiling=refused(size, ceiling),
+        fresh=fresh,
+        cache_read=read,
+        cache_write=write,
+        cache_write_5m=write_5m,
+        cache_write_1h=write_1h,
+        output=output,
+        change=out.change,
+        rewritten=out.rewritten,
+        folds=step.folds,
+        folded=step.folded,
+        cost_usd=cost if billed or cost is None else round(cost, 8),
+        reported=billed,
+        modelled_fresh=out.fresh,
+        modelled_cache_read=out.read,
+        modelled_cache_write=out.write,
+        modelled_cache_write_1h=out.write_1h,
+        modelled_cost_usd=None if modelled is None else round(modelled, 8),
+        reported_input=reported_input if strategy == "recorded" else None,
+        reported_over_ceiling=strategy == "recorded" and reported_input is not None and refused(reported_input, ceiling),
+        predicted=step.predicted,
+    )
+
+
+def request_prices(measure: Measure, model: str | None, prices: ModelPrices | None) -> ModelPrices | None:
+    """The prices a recorded request was billed at: its own model's (a session may switch models), unless the
+    replay names a model; the run's prices when the request names none."""
+    return billing_prices(measure.policy.model, model_name(measure), model, prices)
+
+
+def billing_prices(named: str | None, run_model: str | None, model: str | None, prices: ModelPrices | None) -> ModelPrices | None:
+    """request_prices without a Measure: `named` is the model the replay names (it prices every request), `run_model`
+    the model the run is priced at (`prices`), `model` the request's own."""
+    if named or not pricing.is_model(model) or model == run_model:
+        return prices
+    return lookup_prices(model) or prices
+
+
+@dataclass(frozen=True)
+class Billed:
+    """One recorded request as billed: the file's own figures and their price (None: its model has none)."""
+
+    fresh: int
+    cache_read: int
+    cache_write: int
+    cache_write_5m: int
+    cache_write_1h: int
+    output: int
+    cost_usd: float | None
+
+
+def as_billed(usage: Usage, billing: ModelPrices | None, at: float | None) -> Billed:
+    """The recording as billed: the file's own figures, priced at the request's own model (tiers per request) as in
+    force when it was sent (`at`). The recorded replay's rows and the untokenised summary (core.replay.billed) both
+    take it from here."""
+    billing = billing.at(at) if billing is not None else None
+    write_1h = min(usage.cache_write_1h, usage.cache_write)
+    write_5m = usage.cache_write - write_1h
+    cost = billing.cost(usage.input, usage.cache_read, write_5m, write_1h, usage.output) if billing else None
+    return Billed(
+        usage.input, usage.cache_read, usage.cache_write, write_5m, write_1h, usage.output, None if cost is None else round(cost, 8)
+    )
