@@ -433,8 +433,8 @@ MUTANTS = [
     Mutant(
         "Amendment 1: a refused estimate calibrates the fold",
         F,
-        "        if observed:\n            counted = self.counted(view)",
-        "        if False:\n            counted = self.counted(view)",
+        "        if observed:\n            counted = self.count_with_head(view)",
+        "        if False:\n            counted = self.count_with_head(view)",
     ),
 ]
 

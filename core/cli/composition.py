@@ -82,7 +82,7 @@ def pick_request(text: str | None, rows: list, file: str) -> int | None:
     if text == "largest":
         if not rows:
             raise UsageError(f"{file}: --at-request largest: the session has no requests")
-        return max(rows, key=lambda r: (r.counted, -r.index)).index
+        return max(rows, key=lambda r: (r.count_with_head, -r.index)).index
     try:
         k = int(text)
     except ValueError:

@@ -115,9 +115,9 @@ class Fold:
         messages = self.session.view_messages() if messages is None else messages
         if self.size is not None:
             return self.size(messages, self.count(messages))
-        return scaled(self.counted(messages), self.scale)
+        return scaled(self.count_with_head(messages), self.scale)
 
-    def counted(self, messages: Sequence[Message]) -> int:
+    def count_with_head(self, messages: Sequence[Message]) -> int:
         """The count of the request compiled from `messages`, with the head the file does not hold."""
         return self.count(messages) + self.session.unseen_head
 
@@ -183,7 +183,7 @@ class Fold:
         estimate = self.estimate()
         if self.measure.fits_size(estimate):
             return runs, None
-        counted = self.counted(self.session.view_messages())
+        counted = self.count_with_head(self.session.view_messages())
         return runs, Refusal(estimate, self.ceiling, counted, round(self.scale, 4), unseen_head=self.session.unseen_head)
 
     def unanswered_refusal(self) -> Refusal | None:
@@ -206,7 +206,7 @@ class Fold:
         return Refusal(
             self.estimate(view),
             self.ceiling,
-            self.counted(view),
+            self.count_with_head(view),
             round(self.scale, 4),
             unseen_head=self.session.unseen_head,
             unanswered=tuple(named),
@@ -221,7 +221,7 @@ class Fold:
         # cap's own count of the real request, Amendment 1): tests/core/fold/test_fold_rules.py passes one above
         # the fold's estimate, and one under the target of another estimator (`size`), which no scale moves.
         if observed:
-            counted = self.counted(view)
+            counted = self.count_with_head(view)
             if counted > 0:
                 self.calibration = max(self.calibration, observed / (counted * self.measure.scale))
         run = FoldRun(reason)

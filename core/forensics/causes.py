@@ -135,9 +135,9 @@ def _position(measured: Measured, usage: Usage) -> int | None:
     ratio, the one conversion between our tokenizer and the provider's."""
     if measured.parted_at is None:
         return None
-    if measured.counted <= 0:
+    if measured.count_with_head <= 0:
         return 0
-    return min(usage.reported_input, round(measured.parted_at / measured.counted * usage.reported_input))
+    return min(usage.reported_input, round(measured.parted_at / measured.count_with_head * usage.reported_input))
 
 
 def rewrite_of(request: Request, last: Request, m: Measured | None) -> Rewrite | None:

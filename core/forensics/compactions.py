@@ -408,7 +408,7 @@ def compaction_report(
         event = events.get(note.id, {})
         kind = "compaction" if note.metadata.get("compaction") else "fold"
         source = str(event.get("source") or ("foldscope" if kind == "fold" else session.format))
-        before, after, sizes_from = _sizes(event, prev, this, measured[k - 1].counted, measured[k].counted)
+        before, after, sizes_from = _sizes(event, prev, this, measured[k - 1].count_with_head, measured[k].count_with_head)
         # What the step took out of the view, as the Folds table and the inspector count it (core.model.views)
         dropped = [record[i] for i in left_between(record, prev.view, this.view)]
         end = found[n + 1][0] if n + 1 < len(found) else len(trace)
@@ -436,10 +436,10 @@ def compaction_report(
         if prices is None:
             c.payback_why = "the model has no price"
         else:
-            sizes = [measured[j].counted for j in range(k, end)]
-            spent = summariser_usd if summariser_usd is not None else _modelled_summariser(prices, measured[k - 1].counted, note)
+            sizes = [measured[j].count_with_head for j in range(k, end)]
+            spent = summariser_usd if summariser_usd is not None else _modelled_summariser(prices, measured[k - 1].count_with_head, note)
             c.payback = payback(
-                measured[k - 1].counted,
+                measured[k - 1].count_with_head,
                 sizes,
                 [trace[j].at for j in range(k, end)],
                 prices,
@@ -482,7 +482,7 @@ def _unsent(session: Session, found, events, policy: Policy | None, counter: Cou
             pre = last.usage.reported_input
             froms.append("before: the last request's reported input")
         elif measured:
-            pre = measured[-1].counted
+            pre = measured[-1].count_with_head
             froms.append("before: the last request's count")
         if post is not None:
             froms.append("after: the file's figure")

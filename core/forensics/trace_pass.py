@@ -28,7 +28,7 @@ class Measured:
     before (None for the first and for one that only adds to the one before), the exact place its bytes part
     (core.request.prefix.place, the request panel's) and the counted tokens before that place."""
 
-    counted: int
+    count_with_head: int
     head: int
     divergence: Divergence | None
     parted_at: int | None

@@ -75,7 +75,7 @@ def provider_usage(session: Session, report: TraceReport) -> bool:
     out of totals (core.model.session.estimated_usage) is not a provider's either."""
     if estimated_usage(session) is not None:
         return False
-    ratios = [r.reported_input / r.counted for r in report.rows if r.reported_input and r.counted]
+    ratios = [r.reported_input / r.count_with_head for r in report.rows if r.reported_input and r.count_with_head]
     floor = 0.9 if holds_no_head(session) else 0.5
     return bool(ratios) and statistics.median(ratios) >= floor
 
@@ -85,7 +85,7 @@ def accuracy(session: Session, report: TraceReport | None = None) -> Accuracy:
     report = report or measure_trace(session, prefix=False)
     rows = report.rows
     reported = [r.reported_input or None for r in rows]
-    counts = [r.counted - r.unseen_head for r in rows]
+    counts = [r.own_count for r in rows]
     baseline = trivial_sizes(counts, reported)
     out = Accuracy(requests=len(rows))
     for k, row in enumerate(rows):

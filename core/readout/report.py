@@ -373,7 +373,7 @@ def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[s
     # the cost sections count again.
     steps = MeasuredPass(session, measure.policy, {}) if session.trace else None
     rows = measure.calibrate(on_measured=steps.step if steps is not None else None).rows
-    largest = max(rows, key=lambda r: (r.counted, -r.index)).index if rows else None
+    largest = max(rows, key=lambda r: (r.count_with_head, -r.index)).index if rows else None
     limits = agent_limits(session, measure.policy)
     window = limits.window
     composition = (

@@ -20,7 +20,7 @@ def compiled(document: Document, slot: int | None) -> tuple[dict, int, int, int,
     assert document.measure is not None
     row = document.measure.request(slot)
     payload = document.measure.request_payload(slot)
-    return payload, len(payload_bytes(payload)), row.counted - row.unseen_head, row.unseen_head, row.scale
+    return payload, len(payload_bytes(payload)), row.own_count, row.unseen_head, row.scale
 
 
 def next_view(document: Document, slot: int) -> Sequence[str]:

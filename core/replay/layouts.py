@@ -92,10 +92,7 @@ def recorded_counts(measure: Measure, report: TraceReport) -> list[int]:
     compiled with the first round the measure compiles every view with (the trace's decision, or none while
     caching is off): only a request before the decision, which the trace compiled without it, is counted again."""
     want = included_round(report.decision) if measure.policy.caching else None
-    return [
-        row.counted - row.unseen_head if row.first_round == want else measure.count(measure.request_messages(k))
-        for k, row in enumerate(report.rows)
-    ]
+    return [row.own_count if row.first_round == want else measure.count(measure.request_messages(k)) for k, row in enumerate(report.rows)]
 
 
 class Layouts:

@@ -237,13 +237,13 @@ class Measure:
         """The exact o200k_base count of the compiled view, without the unseen head."""
         return self.measurement(messages, **how).counted
 
-    def counted(self, messages: Sequence[Message], *, head: int | None = None, **how: Any) -> int:
+    def count_with_head(self, messages: Sequence[Message], *, head: int | None = None, **how: Any) -> int:
         """The count with the unseen head (default: the next request's)."""
         return self.count(messages, **how) + (self.unseen_head if head is None else head)
 
     def estimate(self, messages: Sequence[Message], *, scale: float | None = None, head: int | None = None, **how: Any) -> int:
         """The estimate: the count with the unseen head, times the scale (default: the one in force)."""
-        return estimate(self.counted(messages, head=head, **how), self.scale if scale is None else scale)
+        return estimate(self.count_with_head(messages, head=head, **how), self.scale if scale is None else scale)
 
     def fits(self, messages: Sequence[Message], **how: Any) -> bool:
         """The ceiling's admission check for a view: its request would not be refused."""

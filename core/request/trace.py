@@ -169,7 +169,7 @@ def partial_file_warning(
     top, k = max(reported)
     row = rows[k]
     unseen = sum(unseen_tokens(m, rate.tokens_per_char) for m in views[k]) if rate is not None else 0
-    held = max(0, row.counted - row.unseen_head - unseen)
+    held = max(0, row.own_count - unseen)
     prior = head_prior(session.format, row.model or session.model) if holds_no_head(session) else None
     known = held + (prior.tokens if prior is not None else 0)
     if known >= PARTIAL_SHARE * top:
@@ -213,24 +213,26 @@ class Refusal:
 
     estimate: int
     ceiling: int
-    counted: int
+    count_with_head: int  # the exact o200k count of the request, its unseen head included: what the scale multiplies
     scale: float
     parts: tuple[LargestPart, ...] = ()
     # D4: the tool calls the request would carry without their results (core.request.plan.unanswered_calls), named;
     # such a request is refused whatever its size
     unanswered: tuple[str, ...] = ()
-    unseen_head: int = 0  # of `counted`, the head the file does not hold (estimated from reported input)
+    unseen_head: int = 0  # of `count_with_head`, the head the file does not hold (estimated from reported input)
 
     @property
     def own_count(self) -> int:
-        """foldscope's own count of what the file holds (RequestRow.own_count): `counted` less the unseen head."""
-        return self.counted - self.unseen_head
+        """foldscope's own count of what the file holds (RequestRow.own_count): `count_with_head` less the unseen head."""
+        return self.count_with_head - self.unseen_head
 
     def __str__(self) -> str:
         if self.unanswered:
             return "refused: a request never carries a tool call without its result, and this one would carry " + "; ".join(self.unanswered)
         parts = ", ".join(f"#{p.index} {p.kind} {p.tokens:,}" for p in self.parts)
-        counted = f"(counted {self.own_count:,} + unseen head {self.unseen_head:,})" if self.unseen_head else f"counted {self.counted:,}"
+        counted = (
+            f"(counted {self.own_count:,} + unseen head {self.unseen_head:,})" if self.unseen_head else f"counted {self.count_with_head:,}"
+        )
         return f"refused: estimate {self.estimate:,} is at or past the ceiling of {self.ceiling:,} ({counted} x scale {self.scale:.4g})" + (
             f"; largest parts: {parts}" if parts else ""
         )
@@ -290,7 +292,7 @@ class RequestRow:
 
     index: int
     estimate: int
-    counted: int
+    count_with_head: int  # the exact o200k count of the compiled request, its unseen head included: what the scale multiplies
     scale: float
     reported_input: int | None
     prefix_share: float | None
@@ -323,8 +325,8 @@ class RequestRow:
     def own_count(self) -> int:
         """foldscope's own count of what the file holds for this request: the compiled request without the unseen
         head (which is estimated from the reported input, so a count with it would only echo the report). Every
-        screen that says "counted" shows this; `counted` (the field) is it with the head, what the scale multiplies."""
-        return self.counted - self.unseen_head
+        screen that says "counted" shows this; `count_with_head` is it with the head, what the scale multiplies."""
+        return self.count_with_head - self.unseen_head
 
     def as_dict(self) -> dict[str, Any]:
         return {

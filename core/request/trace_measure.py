@@ -345,7 +345,7 @@ class TraceMeasure:
             row, action = self._row(k, request, counted, scale, predictions, flags)
             rows.append(row)
             decisions.append(self._decision(row, action, counted.frontiers[k]))
-            raised = calibrated(scale, row.counted, row.reported_input)
+            raised = calibrated(scale, row.count_with_head, row.reported_input)
             if k in flags and raised > scale:
                 # A report both neighbours contradict cannot be true (a corrupt figure): let it raise the scale, which
                 # never falls, and every later estimate is wrong by its error. It is kept as reported, and named.
@@ -393,7 +393,7 @@ class TraceMeasure:
         row = RequestRow(
             index=request.index,
             estimate=size,
-            counted=total,
+            count_with_head=total,
             scale=scale,
             reported_input=reported,
             prefix_share=nxt.share if nxt else None,
@@ -428,7 +428,7 @@ class TraceMeasure:
             "source": resolution.source,
             "method": METHOD,
             "size": row.estimate,
-            "counted": row.counted,
+            "counted": row.count_with_head,
             "scale": row.scale,
             "unseen_head": row.unseen_head,
             "reported_input": row.reported_input,

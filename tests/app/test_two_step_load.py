@@ -88,7 +88,7 @@ def test_the_timeline_fills_in_with_the_counts_the_trace_lands_with(qtbot, windo
     assert len(fills) >= 2 and [len(f) for f in fills] == sorted(len(f) for f in fills)  # it grew as it went
     assert len(fills[-1]) == len(doc.requests)
     # The counts it filled in with are the trace's own (each row's count is the same count plus its unseen head).
-    assert list(fills[-1]) == [doc.measure.request(k).counted - doc.measure.request(k).unseen_head for k in range(len(doc.requests))]
+    assert list(fills[-1]) == [doc.measure.request(k).own_count for k in range(len(doc.requests))]
 
 
 @pytest.mark.parametrize("how", ["cancelled", "failed"])

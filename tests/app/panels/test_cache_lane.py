@@ -30,7 +30,7 @@ def session_with_gaps():
         at += gap or 0.0
         t.request(ms[: 4 + 3 * k], at, None)
     s = t.session()
-    c = [m.counted for m in measure_requests(s)]
+    c = [m.count_with_head for m in measure_requests(s)]
     usage = [Usage(cache_write=c[0])]
     for k in range(1, 5):
         expired = GAPS[k] > 300

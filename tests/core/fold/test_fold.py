@@ -220,7 +220,7 @@ def test_a_request_over_the_ceiling_after_a_fold_folds_again_at_most_twice_then_
     runs, refusal = fold_for(session, ceiling).prepare_request()
     assert [r.reason for r in runs][:1] == ["threshold"]
     assert sum(1 for r in runs if r.reason == "refused") <= 2
-    assert refusal is not None and refusal.estimate > ceiling and refusal.counted > 0
+    assert refusal is not None and refusal.estimate > ceiling and refusal.count_with_head > 0
 
 
 def test_a_refused_request_with_nothing_to_fold_stays_refused_without_a_landed_pass():

@@ -26,7 +26,7 @@ def with_usage(session: Session, usages: list[Usage]) -> Session:
 
 
 def counted(session: Session) -> list[int]:
-    return [m.counted for m in measure_requests(session)]
+    return [m.count_with_head for m in measure_requests(session)]
 
 
 def two_requests(gap_s: float, one_hour: bool, at: bool = True, **second) -> tuple[Session, list[int]]:

@@ -39,8 +39,8 @@ def test_the_parts_of_every_request_add_up_to_the_count_the_trace_measured(corpu
         session = load_session(path)
         policy = Policy(prompt_caching=caching, max_input_tokens=200_000 if caching else None)
         for row, composition in _compositions(session, policy):
-            assert sum(c.tokens for c in composition.parts) == composition.size == row.counted, (path.name, row.index)
-            assert sum(g.tokens for g in composition.groups) == row.counted, (path.name, row.index)
+            assert sum(c.tokens for c in composition.parts) == composition.size == row.count_with_head, (path.name, row.index)
+            assert sum(g.tokens for g in composition.groups) == row.count_with_head, (path.name, row.index)
             assert composition.estimate == row.estimate, (path.name, row.index)
 
 
@@ -92,7 +92,7 @@ def test_results_group_by_tool_and_path_and_the_repeats_say_what_they_cost(tmp_p
     session = _reads(tmp_path)
     row = measure_trace(session, Policy()).rows[-1]
     composition = request_composition(Measure(session, Policy()), row.index)
-    assert composition.size == row.counted
+    assert composition.size == row.count_with_head
     reads = [g for g in composition.groups if g.category == RESULTS and g.tool == "Read"]
     assert [(g.target, g.times) for g in reads] == [("src/app.py", 3)]
     assert composition.top(1)[0] is reads[0]  # the largest thing in the request
@@ -112,7 +112,7 @@ def test_foldscope_composition_prints_the_same_parts(corpus_dev, capsys):
     row = report.rows[5]
     expected = request_composition(Measure(session, Policy()), 5).as_dict(3)
     assert printed["parts"] == expected["parts"]
-    assert sum(p["tokens"] for p in printed["parts"]) == printed["size"] == row.counted
+    assert sum(p["tokens"] for p in printed["parts"]) == printed["size"] == row.count_with_head
     assert [g["tokens"] for g in printed["top"]] == sorted((g["tokens"] for g in printed["top"]), reverse=True)
     assert len(printed["top"]) == 3
 
@@ -146,5 +146,5 @@ def test_the_next_request_is_composed_from_the_active_view_with_the_head_it_will
     measure.calibrate()
     composition = request_composition(measure, None)
     messages = measure.messages(session.view)
-    assert composition.size == measure.counted(messages) == sum(c.tokens for c in composition.parts)
+    assert composition.size == measure.count_with_head(messages) == sum(c.tokens for c in composition.parts)
     assert composition.estimate == measure.estimate(messages) and composition.unseen_head == session.unseen_head > 0

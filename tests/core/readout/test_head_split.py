@@ -56,7 +56,7 @@ def test_the_head_split_adds_up_to_the_unseen_head_on_every_request_of_a_dev_ses
         assert (
             (split.size, split.estimate, split.counted)
             == (whole.size, whole.estimate, whole.counted)
-            == (row.counted, row.estimate, split.counted)
+            == (row.count_with_head, row.estimate, split.counted)
         )
         assert sum(c.tokens for c in split.parts) == split.size
         others = [(c.name, c.tokens) for c in split.parts if not c.name.startswith(UNSEEN)]

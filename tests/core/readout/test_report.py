@@ -106,12 +106,12 @@ def test_the_report_shows_the_largest_request_and_parts_adding_up_to_it(corpus_d
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     data = gather(session, Policy())
     rows = data.measure.trace.rows
-    assert data.largest == max(rows, key=lambda r: r.counted).index
-    assert data.composition is not None and sum(p.tokens for p in data.composition.parts) == rows[data.largest].counted
+    assert data.largest == max(rows, key=lambda r: r.count_with_head).index
+    assert data.composition is not None and sum(p.tokens for p in data.composition.parts) == rows[data.largest].count_with_head
     page = render(data)
     row = rows[data.largest]
     assert (
-        f"request {data.largest}</b>: {row.counted:,} tokens ({row.own_count:,} counted + an unseen head of {row.unseen_head:,})"
+        f"request {data.largest}</b>: {row.count_with_head:,} tokens ({row.own_count:,} counted + an unseen head of {row.unseen_head:,})"
     ) in page
     assert page.count("<rect") >= len(rows)  # one bar per request, and the composition's segments
     titles = [s.title for s in data.sections]

@@ -117,7 +117,7 @@ def test_the_thinking_a_prediction_counts_is_counted_ahead_and_predicts_the_same
     session = tool_session(20, thinking=True)
     session.model = "claude-sonnet-4-5"  # a model whose predictions count the current turn's thinking
     expected = inline(session, None, monkeypatch)
-    assert any(row.predicted != row.counted for row in expected[0])
+    assert any(row.predicted != row.count_with_head for row in expected[0])
     assert rows_of(measure_trace(session, counter=Counter())) == expected
     assert any(key[0] == "text" for key in eager[0]._counts), "no thinking was counted ahead"
 

@@ -56,7 +56,7 @@ def test_the_unseen_head_is_a_part_and_the_estimate_scales_the_whole(corpus_dev)
         row = measure.request(k)
         parts = measure.request_parts(k)
         assert parts.unseen_head == row.unseen_head
-        assert parts.total == row.counted
+        assert parts.total == row.count_with_head
         assert measure.headline(k) == row.predicted  # the size shown: predicted input (core.request.predict)
 
 
@@ -90,7 +90,7 @@ def test_each_recorded_request_measures_as_the_trace_does(corpus_dev, name):
     for k in range(0, len(rows), max(1, len(rows) // 7)):
         row = measure.request(k)
         assert row == rows[k]
-        assert measure.request_parts(k).total == row.counted
+        assert measure.request_parts(k).total == row.count_with_head
         marks = measure.request_marks(k)
         assert all(m.lifetime in ("5m", "1h") for m in marks)
     assert measure.request_divergence(0) is None

@@ -259,9 +259,9 @@ def test_a_measure_counts_the_same_with_passages_as_without_on_a_session_that_re
     session = Session(FullRecord(msgs), [m.id for m in msgs], trace=trace)
     policy = session_policy(session)
     counter = Counter()
-    with_passages = [row.counted for row in measure_trace(session, policy, counter=counter).rows]
+    with_passages = [row.count_with_head for row in measure_trace(session, policy, counter=counter).rows]
     monkeypatch.setattr(passages, "PASSAGES_FROM", 1 << 40)
-    without = [row.counted for row in measure_trace(session, policy, counter=Counter()).rows]
+    without = [row.count_with_head for row in measure_trace(session, policy, counter=Counter()).rows]
     assert with_passages == without
     assert counter._passages.found_chars > len(lines) // 2
 

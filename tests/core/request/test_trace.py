@@ -38,15 +38,15 @@ def test_scale_floor_a_request_counted_under_4000_tokens_never_moves_the_scale()
 def test_scale_only_rises_and_each_request_uses_the_scale_its_predecessors_set():
     s = session_with([None, 6000, 5200, 9000, 9100])  # the jump to 9000 is confirmed by the next report
     rows = measure_trace(s).rows
-    counted = rows[0].counted
+    counted = rows[0].count_with_head
     assert counted >= SCALE_FLOOR
     scales = [r.scale for r in rows]
     assert scales[0] == scales[1] == 1.0
-    assert scales[2] == pytest.approx(6000 / rows[1].counted)
-    assert scales[3] == pytest.approx(6000 / rows[1].counted)  # 5200 would lower it: it does not fall
-    assert scales[4] == pytest.approx(9000 / rows[3].counted)
+    assert scales[2] == pytest.approx(6000 / rows[1].count_with_head)
+    assert scales[3] == pytest.approx(6000 / rows[1].count_with_head)  # 5200 would lower it: it does not fall
+    assert scales[4] == pytest.approx(9000 / rows[3].count_with_head)
     assert scales == sorted(scales)
-    assert rows[2].estimate >= rows[2].counted * scales[2] - 1
+    assert rows[2].estimate >= rows[2].count_with_head * scales[2] - 1
 
 
 def test_scale_is_kept_with_the_session_and_never_lowered():
@@ -112,7 +112,7 @@ def test_a_refusal_names_estimate_ceiling_counted_scale_and_the_three_largest_pa
         msgs.append(Message(f"a{k}", "assistant", 2 + k, {"assistant_response": words(n)}))
     refusal = check_request(msgs, 5000, 1.25, record=FullRecord(msgs))
     assert refusal.ceiling == 5000 and refusal.scale == 1.25
-    assert refusal.estimate >= 5000 and refusal.estimate == -(-refusal.counted * 125 // 100)
+    assert refusal.estimate >= 5000 and refusal.estimate == -(-refusal.count_with_head * 125 // 100)
     assert [(p.index, p.kind) for p in refusal.parts] == [(3, "assistant"), (5, "assistant"), (6, "assistant")]
     assert refusal.parts[0].tokens >= 3000
     assert check_request(msgs, 50_000, record=FullRecord(msgs)) is None

@@ -442,11 +442,11 @@ def test_a_counter_seeded_from_the_kept_memo_counts_every_request_the_same_token
     for path in _dev_files(corpus_dev):
         session = load_session(path)
         fresh = Counter(threads=1)
-        expected = [r.counted for r in Measure(session, counter=fresh).trace.rows]
+        expected = [r.count_with_head for r in Measure(session, counter=fresh).trace.rows]
         rebuilt = snapshot.load_session(snapshot.dump_session(load_session(path)))
         seeded = Counter(threads=1)
         seeded.seed(*snapshot.load_memo(snapshot.dump_memo(fresh.memo(), session.record), rebuilt.record))
-        assert [r.counted for r in Measure(rebuilt, counter=seeded).trace.rows] == expected, path.name
+        assert [r.count_with_head for r in Measure(rebuilt, counter=seeded).trace.rows] == expected, path.name
         assert seeded.tokenised_chars == 0, path.name
 
 
