@@ -8,11 +8,15 @@ text appears in the summary.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 KINDS = ("path", "identifier", "number", "url")
 MAX_LITERALS = 5_000  # per span: enough for any summary to be judged, bounded on a huge span
+GRAM = 4  # characters of a literal looked up among the summary's before it is searched for
+GRAMS_UP_TO = 1 << 16  # characters of summary whose grams are worth a set (a longer one is searched directly)
 
 # One pass over the text: at each place the earliest kind that matches wins, so a URL or path is taken whole
 # before the identifiers and numbers inside it could be.
@@ -31,8 +35,9 @@ _TRAILING = ".,:;!?"
 _LINE_NUMBERS = re.compile(r"^[ \t]*\d+(?:→|\t)", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Literal:
+class Literal(NamedTuple):
+    """One literal: its kind and its exact text (a tuple: a span makes thousands, each cheap to make and hold)."""
+
     kind: str
     text: str
 
@@ -45,11 +50,12 @@ class LiteralCheck:
     lost: list[Literal] = field(default_factory=list)
 
     def as_dict(self, listed: int = 200) -> dict:
+        kept, lost = Counter(x.kind for x in self.kept), Counter(x.kind for x in self.lost)
         return {
             "kept": len(self.kept),
             "lost": len(self.lost),
             "lost_list": [{"kind": x.kind, "text": x.text} for x in self.lost[:listed]],
-            "by_kind": {k: {"kept": sum(x.kind == k for x in self.kept), "lost": sum(x.kind == k for x in self.lost)} for k in KINDS},
+            "by_kind": {k: {"kept": kept[k], "lost": lost[k]} for k in KINDS},
         }
 
 
@@ -57,27 +63,35 @@ def literals(texts: Iterable[str]) -> list[Literal]:
     """Distinct literals in order of first appearance; URLs and paths are taken out before the shorter kinds."""
     seen: set[str] = set()
     out: list[Literal] = []
-
-    def take(kind: str, text: str) -> None:
-        text = text.rstrip(_TRAILING)
-        if len(text) < 2 or text in seen or len(out) >= MAX_LITERALS:
-            return
-        seen.add(text)
-        out.append(Literal(kind, text))
-
     candidate = _CANDIDATE.search
-    words: set[str] = set()  # words already read, in any text
+    words: set[str] = set()  # candidate words already read, in any text
     for text in texts:
         if "→" in text or "\t" in text:
             text = _LINE_NUMBERS.sub("", text)
-        for word in dict.fromkeys(text.split()):  # each distinct word once, in order
-            if word in words or not candidate(word):
+        # Each distinct candidate word once, in order. No literal spans whitespace and every lookaround of _LITERAL
+        # reads a newline as it reads the end of a word, so matching the new words joined by newlines finds what
+        # matching each word alone finds, in the same order, in one call.
+        fresh = [word for word in filter(candidate, dict.fromkeys(text.split())) if word not in words]
+        if not fresh:
+            continue
+        words.update(fresh)
+        for url, path, identifier, number in _LITERAL.findall("\n".join(fresh)):
+            # each match fills one group, the kind that matched (the others are empty)
+            if url:
+                kind, found = "url", url
+            elif path:
+                if not _looks_like_path(path):
+                    continue
+                kind, found = "path", path
+            elif identifier:
+                kind, found = "identifier", identifier
+            else:
+                kind, found = "number", number
+            found = found.rstrip(_TRAILING)
+            if len(found) < 2 or found in seen:
                 continue
-            words.add(word)
-            for match in _LITERAL.finditer(word):
-                kind = match.lastgroup or ""
-                if kind != "path" or _looks_like_path(match.group()):
-                    take(kind, match.group())
+            seen.add(found)
+            out.append(Literal(kind, found))
             if len(out) >= MAX_LITERALS:
                 return out
     return out
@@ -93,6 +107,23 @@ def _looks_like_path(text: str) -> bool:
 def check(dropped: Iterable[str], summary: str) -> LiteralCheck:
     """Which literals of the dropped texts the summary carries, by exact text."""
     result = LiteralCheck()
+    kept, lost = result.kept.append, result.lost.append
+    carries = _carried_by(summary)
     for lit in literals(dropped):
-        (result.kept if lit.text in summary else result.lost).append(lit)
+        (kept if carries(lit.text) else lost)(lit)
     return result
+
+
+def _carried_by(summary: str) -> Callable[[str], bool]:
+    """A test of `text in summary` that first looks up the text's first and last GRAM characters among the
+    summary's own: most literals a summary lost fail there, without a search of the whole summary."""
+    if len(summary) > GRAMS_UP_TO:
+        return summary.__contains__
+    grams = {summary[i : i + GRAM] for i in range(len(summary) - GRAM + 1)}
+
+    def carries(text: str) -> bool:
+        if len(text) < GRAM:
+            return text in summary
+        return text[:GRAM] in grams and text[-GRAM:] in grams and text in summary
+
+    return carries

@@ -1,5 +1,8 @@
 """Literals of a dropped span: paths, identifiers, numbers and URLs, and which a summary keeps."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from foldscope.core.forensics.literals import MAX_LITERALS, check, literals
 
 TEXT = (
@@ -36,3 +39,83 @@ def test_a_summary_keeps_what_it_repeats_exactly():
 def test_a_huge_span_is_bounded():
     words = " ".join(f"name_{i}" for i in range(MAX_LITERALS + 100))
     assert len(literals([words])) == MAX_LITERALS
+
+
+# The reading literals() must equal: each text's distinct words, each matched alone, in order (the rule as first
+# written; literals() matches the new candidate words of a text joined by newlines in one call).
+def _word_by_word(texts):
+    from foldscope.core.forensics import literals as lit
+
+    seen, out = set(), []
+    for text in texts:
+        if "→" in text or "\t" in text:
+            text = lit._LINE_NUMBERS.sub("", text)
+        for word in dict.fromkeys(text.split()):
+            for match in lit._LITERAL.finditer(word):
+                kind, found = match.lastgroup, match.group()
+                if kind == "path" and not lit._looks_like_path(found):
+                    continue
+                found = found.rstrip(lit._TRAILING)
+                if len(found) >= 2 and found not in seen and len(out) < MAX_LITERALS:
+                    seen.add(found)
+                    out.append((kind, found))
+    return out
+
+
+_PIECES = st.sampled_from(
+    ["/", ".", "_", "-", ":", "~", "@", "+", "'", '"', "(", ")", "`", "→", "\t", "\n", " ", "\u00a0", "\u2003", "\x1c", "\x85",
+     "https://", "http://x", "a", "Z", "b", "Cd", "7", "42", "3.14", "é", "ß", "中", "x_y", "fooBar", ".py", "..", ",", "!"]
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(_PIECES, max_size=40).map("".join), max_size=4))
+def test_literals_are_the_ones_each_word_matched_alone_gives(texts):
+    assert [(x.kind, x.text) for x in literals(texts)] == _word_by_word(texts)
+
+
+def test_literals_of_every_dev_corpus_text_are_the_ones_each_word_matched_alone_gives(corpus_dev):
+    import json
+
+    texts = []
+    for path in sorted(corpus_dev.rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            texts.extend(s for s in _strings(_loads(json)(line)) if len(s) > 1)
+    assert texts
+    for start in range(0, len(texts), 200):  # spans of 200 texts, each found in its own span as a compaction's
+        span = texts[start : start + 200]
+        assert [(x.kind, x.text) for x in literals(span)] == _word_by_word(span)
+
+
+def _loads(json):
+    def load(line):
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+
+    return load
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab_1 ", max_size=300), st.lists(st.text(alphabet="ab_1", min_size=1, max_size=12), max_size=30))
+def test_a_literal_is_kept_exactly_when_the_summary_holds_its_text(summary, words):
+    result = check([" ".join(words)], summary)
+    assert sorted(result.kept + result.lost) == sorted(literals([" ".join(words)]))
+    assert all(x.text in summary for x in result.kept) and not any(x.text in summary for x in result.lost)
+
+
+def test_a_summary_holding_a_literals_ends_but_not_the_whole_of_it_loses_it():
+    result = check(["see load_the_config and read_all_rows"], "load_the and the_config; read_all_rows")
+    assert [x.text for x in result.lost] == ["load_the_config"] and [x.text for x in result.kept] == ["read_all_rows"]
