@@ -14,21 +14,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
 from operator import attrgetter
 from typing import Any, Protocol
 
+import msgspec
+
 from foldscope.core.model import shared_start as _shared
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared_start import Shared, grown
-from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head
+from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head, result_text
 from foldscope.core.request.plan import (
     ROLE,
     TEXT,
     TOOL_RESULT,
+    TOOL_USE,
     BlockSpec,
     anchors,
     flat_marks,
@@ -153,12 +156,27 @@ def type_glue(spec: BlockSpec) -> str:
 def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round: IncludedRound | None) -> str:
     """A block's body: its counted text from after the opening `{"` to before its type (type_glue), the
     segment the counter memoises by the block's key (core.request.compile.block_key)."""
-    if spec.tag == TEXT and spec.mark is None:
-        return text_body(spec.message)
+    tag = spec.tag
+    if spec.mark is None:
+        # The commonest blocks, written key by key as canonical() writes their dicts (sorted keys, each value's own
+        # canonical text, which is the same inside the block or alone): no dict, no walk over it, no slicing.
+        if tag == TEXT:
+            return text_body(spec.message)
+        if tag == TOOL_RESULT and type(spec.call_id) is str:
+            m = spec.message
+            error = ',"is_error":true' if m.metadata.get("is_error") is True else ""
+            content = json_string(result_text(m, record, policy, first_round))
+            return 'content":' + content + error + ',"tool_use_id":' + json_string(spec.call_id) + ',"'
+        if tag == TOOL_USE and type(spec.call_id) is str:
+            c = spec.message.content
+            args = c.get("arguments", {})
+            data = dict(args) if isinstance(args, Mapping) else {"arguments": args}
+            name = json_string(str(c.get("function", "")))
+            return 'id":' + json_string(spec.call_id) + ',"input":' + canonical(data) + ',"name":' + name + ',"'
     block = render_block(spec, record, policy, first_round)
     if len(block) == 2 and block.get("type") == "text" and type(block.get("text")) is str:
         # The commonest block, a text and its type: the JSON of the one string, as canonical() writes it.
-        return 'text":' + encode_basestring(block["text"]) + ',"'
+        return 'text":' + json_string(block["text"]) + ',"'
     text = canonical(block)
     glue = type_glue(spec)
     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
@@ -169,7 +187,19 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
 def text_body(m: Message) -> str:
     """The body of the commonest block, one message's text alone and unmarked: render_block's text as canonical()
     writes it, without the dict."""
-    return 'text":' + encode_basestring(instruction_text(m) if m.kind == "instruction" else m.text) + ',"'
+    return 'text":' + json_string(instruction_text(m) if m.kind == "instruction" else m.text) + ',"'
+
+
+_encode = msgspec.json.Encoder().encode
+
+
+def json_string(text: str) -> str:
+    """A string's JSON text as canonical() writes it inside a block: msgspec's (the same text, several times faster
+    than json's encode_basestring on long texts), or json's for a lone surrogate, which msgspec refuses."""
+    try:
+        return _encode(text).decode()
+    except UnicodeEncodeError:
+        return encode_basestring(text)
 
 
 def body_bytes(text: str) -> int | None:

@@ -46,6 +46,17 @@ _new = object.__new__
 _set_spec = tuple(BlockSpec.__dict__[name].__set__ for name in ("message", "tag", "call_id", "mark"))
 
 
+def new_spec(message: Message, tag: str, call_id: str | None) -> BlockSpec:
+    """BlockSpec(message, tag, call_id), unmarked, set through its slots (text_block's way, for calls and results)."""
+    spec = _new(BlockSpec)
+    set_message, set_tag, set_call_id, set_mark = _set_spec
+    set_message(spec, message)
+    set_tag(spec, tag)
+    set_call_id(spec, call_id)
+    set_mark(spec, None)
+    return spec
+
+
 def text_block(message: Message) -> BlockSpec:
     """BlockSpec(message, TEXT), set through its slots rather than the frozen dataclass's __init__ (an
     object.__setattr__ call a field): the commonest block, a million of them on a file of tiny prompts."""
@@ -121,34 +132,42 @@ def plan_runs(
     whether the pairing was irregular: a result paired through the look-up of calls by the result they name
     (`action_response_id`), or naming a call that comes after it (core.request.count_step re-plans whole then)."""
     runs: list[tuple[str, list[Message]]] = []
+    role = None
+    run: list[Message] = []
+    calls: list[int] = []  # the assistant runs holding a call (most hold none: their messages need no second look)
+    results: list[int] = []  # the user runs holding a result
     for m in seq:
-        role = ROLE[m.kind]
-        if runs and runs[-1][0] == role:
-            runs[-1][1].append(m)
+        kind = m.kind
+        r = ROLE[kind]
+        if r != role:
+            role, run = r, [m]
+            runs.append((r, run))
         else:
-            runs.append((role, [m]))
+            run.append(m)
+        if kind == "action_request":
+            if not calls or calls[-1] != len(runs) - 1:
+                calls.append(len(runs) - 1)
+        elif kind == "action_response" and (not results or results[-1] != len(runs) - 1):
+            results.append(len(runs) - 1)
 
     call_run: dict[str, int] = {}
     answers: dict[str, str] = {}  # a result's id -> the call that names it (action_response_id)
-    for ri, (role, run) in enumerate(runs):
-        if role == "assistant":
-            for m in run:
-                if m.kind == "action_request":
-                    call_run.setdefault(m.id, ri)
-                    rid = m.content.get("action_response_id")
-                    if isinstance(rid, str):
-                        answers.setdefault(rid, m.id)
+    for ri in calls:
+        for m in runs[ri][1]:
+            if m.kind == "action_request":
+                call_run.setdefault(m.id, ri)
+                rid = m.content.get("action_response_id")
+                if isinstance(rid, str):
+                    answers.setdefault(rid, m.id)
 
     paired: dict[str, str] = {}  # call message id -> the result message id answering it
     result_call: dict[str, str] = {}
     by_answer = False
-    for ri, (role, run) in enumerate(runs):
-        if role != "user":
-            continue
-        for m in run:
+    for ri in results:
+        for m in runs[ri][1]:
             if m.kind != "action_response":
                 continue
-            source = original_of(m, record, by_id)
+            source = original_of(m, record, by_id) if "clipped_from" in m.metadata else m
             cid = source.content.get("action_request_id")
             if not isinstance(cid, str) or cid not in call_run:
                 cid = answers.get(source.id, answers.get(m.id))
@@ -167,16 +186,16 @@ def plan_runs(
             for m in run:
                 if m.kind == "action_request":
                     if m.id in paired:
-                        blocks.append(BlockSpec(m, TOOL_USE, call_id_of(m)))
+                        blocks.append(new_spec(m, TOOL_USE, call_id_of(m)))
                 elif has_text(m):
                     blocks.append(text_block(m))
         else:
             later: list[BlockSpec] = []
             for m in run:
                 if m.id in result_call:
-                    blocks.append(BlockSpec(m, TOOL_RESULT, call_id_of(by_id[result_call[m.id]])))
+                    blocks.append(new_spec(m, TOOL_RESULT, call_id_of(by_id[result_call[m.id]])))
                 elif m.kind == "action_response":
-                    later.append(BlockSpec(m, ORPHAN_RESULT))
+                    later.append(new_spec(m, ORPHAN_RESULT, None))
                 elif has_text(m):
                     later.append(text_block(m))
             blocks.extend(later)  # tool_result blocks lead their user message

@@ -85,3 +85,32 @@ def test_a_values_request_text_is_the_sorted_key_json_of_json_dumps_or_the_same_
             value_text(value, message)
         return
     assert value_text(value, message) == expected
+
+
+arguments = VALUES | st.dictionaries(texts, VALUES, max_size=3)
+
+
+@given(
+    st.sampled_from(["tool_use", "tool_result"]),
+    arguments,
+    texts,
+    texts,
+    st.sampled_from([None, "5m", "1h"]),
+    st.sampled_from([None, True, False, "yes"]),
+)
+def test_a_calls_and_a_results_body_is_its_canonical_json_less_its_type(tag, value, name, call_id, mark, is_error):
+    """body_of writes a tool_use's and a tool_result's body key by key: the text the general rule cuts from the whole
+    block's canonical JSON (any arguments or output, errors flagged or not, marked or not), or the same refusal."""
+    metadata = {} if is_error is None else {"is_error": is_error}
+    if tag == "tool_use":
+        message = Message("c1", "action_request", None, {"function": name, "arguments": value})
+    else:
+        message = Message("r1", "action_response", None, {"function": name, "output": value}, metadata)
+    spec = BlockSpec(message, tag, call_id, mark)
+    try:
+        expected = general_body(spec)
+    except (TypeError, ValueError, CompileError) as exc:
+        with pytest.raises(type(exc)):
+            body_of(spec, None, None, None)
+        return
+    assert body_of(spec, None, None, None) == expected
