@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from foldscope.app.loading import Counted, TraceCounts, load_work
@@ -31,6 +32,13 @@ def inspect_samples(path: str) -> list[dict]:
         return []
 
 
+@dataclass(frozen=True)
+class ShownBefore:
+    """What the window showed when a load first replaced it (None: no session), to show again if the load stops."""
+
+    document: Document | None
+
+
 class Loader(QObject):
     """Runs one session's load in the worker (a new one cancels the last) and says what each step shows.
 
@@ -51,7 +59,7 @@ class Loader(QObject):
         self.shown = shown  # the Document the window shows: put back if a load that replaced it stops
         self.task: Task | None = None
         self.select: int | None = None  # the message to select once loaded
-        self._before: list[Document | None] = []  # empty, or the one Document shown before this load's first step
+        self._before: ShownBefore | None = None  # what was shown before this load's first step (None: nothing replaced yet)
         self._storing: Document | None = None  # the counted Document the actions came on for (Counted), while stored
 
     def start(self, path: str, db: str | None, policy, sample: str | None, select: int | None) -> Task:
@@ -93,8 +101,8 @@ class Loader(QObject):
             self.counts.emit(value)
 
     def _keep_before(self) -> None:
-        if not self._before:
-            self._before = [self.shown()]
+        if self._before is None:
+            self._before = ShownBefore(self.shown())
 
     def _stopped(self, task: Task, why: str) -> bool:
         """A load stopped (cancelled, failed): a counted Document the actions came on for stays shown, with whatever
@@ -103,18 +111,18 @@ class Loader(QObject):
             return False
         doc, self._storing = self._storing, None
         if doc is None:
-            if self._before:
-                (before,), self._before = self._before, []
-                self.put_back.emit(before)
+            if self._before is not None:
+                before, self._before = self._before, None
+                self.put_back.emit(before.document)
             return False
-        self._before = []
+        self._before = None
         self.kept.emit(doc, why)
         return True
 
     def _loaded(self, task: Task, document: Document) -> None:
         if task is not self.task:
             return
-        self._before = []
+        self._before = None
         storing, self._storing = self._storing, None
         self.loaded.emit(document, document is storing)
 
