@@ -196,7 +196,7 @@ class SessionActions(QObject):
             action.setEnabled(doc is not None)
 
     def _changed(self, changes) -> None:
-        """The pager shows a page of the session: read it again after a change (the window redraws the rest). After
+        """The pager shows a page of the session: read it again after a change (the panels follow the rest). After
         another policy in force (an edit, its undo or redo) the fields show it."""
         doc = self.editor.document
         if changes is not None and changes.policy and doc is not None and doc.policy is not None:

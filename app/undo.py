@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 from foldscope.app.qt import QObject, Signal
 from foldscope.core.actions.commands import CommandStack
 from foldscope.core.model.commands import Changes, Command
@@ -14,11 +17,14 @@ class SessionEditor(QObject):
     """Changes the open session only through its core Workspace (core.readout.workspace), and mirrors its stack.
 
     `changed(Changes)` follows every action, policy edit, undo and redo, once the workspace has brought the
-    document's facts up to date; panels redraw from it. `stack_changed()` says the undo and redo labels or the
-    unsaved state moved.
+    document's facts up to date (autosave, the what-if and the actions follow it). `display_changed(Changes)`
+    follows it and every other move of what the panels show: a request shown (`Changes(shown=True)`), a followed
+    file grown (None: anything may have changed); each panel follows it itself (app.follows_changes).
+    `stack_changed()` says the undo and redo labels or the unsaved state moved.
     """
 
     changed = Signal(object)
+    display_changed = Signal(object)
     stack_changed = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -59,6 +65,21 @@ class SessionEditor(QObject):
         self.workspace = snapshot
         self.stack_changed.emit()
 
+    # -- showing ---------------------------------------------------------------------------
+
+    def show_request(self, document: Document, slot: int | None) -> Changes:
+        """Show the view of `document` as it stood at request `slot` (None or past the last: now)."""
+        changes = self.workspace_for(document).show_request(slot)
+        if changes.changed:
+            self.display_changed.emit(changes)
+        return changes
+
+    def grown(self, document: Document, slot: int | None) -> None:
+        """A followed file read further into `document`'s workspace: shown at request `slot` (None: now), every
+        panel redrawn (the growth is not a change of the session autosave or the what-if act on)."""
+        self.workspace_for(document).show_request(slot)
+        self.display_changed.emit(None)
+
     # -- running ---------------------------------------------------------------------------
 
     def do(self, command: Command, label: str | None = None) -> Changes:
@@ -67,27 +88,40 @@ class SessionEditor(QObject):
             return Changes(success=False, message="no session open")
         if self.busy:
             return Changes(success=False, message=self.busy)
-        return self._after(self.workspace.apply(command, label))
+        return self._run(lambda workspace: workspace.apply(command, label))
 
     def set_policy(self, policy: Policy) -> Changes:
         """Put another policy in force (a command: Ctrl+Z undoes it)."""
         if self.workspace is None:
             return Changes(success=False, message="no session open")
-        return self._after(self.workspace.set_policy(policy))
+        return self._run(lambda workspace: workspace.set_policy(policy))
 
     def undo(self) -> Changes | None:
         if self.workspace is None or not self.workspace.stack.can_undo or self.busy:
             return None
-        return self._after(self.workspace.undo())
+        return self._run(lambda workspace: workspace.undo())
 
     def redo(self) -> Changes | None:
         if self.workspace is None or not self.workspace.stack.can_redo or self.busy:
             return None
-        return self._after(self.workspace.redo())
+        return self._run(lambda workspace: workspace.redo())
 
-    def _after(self, changes: Changes) -> Changes:
+    def _run(self, step: Callable[[Workspace], Changes]) -> Changes:
+        """One change of the acted-on workspace, then its signals. The workspace shows now after any change: an
+        action made while an earlier request is shown says so (`shown`), and a policy edit alone (or its undo or
+        redo) shows that request again, as before the edit."""
+        workspace = self.workspace
+        assert workspace is not None
+        at = workspace.document.shown
+        changes = step(workspace)
         if changes.success and changes.changed:
+            if at is not None and workspace.document.shown is None:
+                if changes.policy and not (changes.view or changes.added or changes.metadata or changes.folds):
+                    workspace.show_request(at)
+                else:
+                    changes = replace(changes, shown=True)
             self.changed.emit(changes)
+            self.display_changed.emit(changes)
             self.stack_changed.emit()
         return changes
 
@@ -132,6 +166,7 @@ class SessionEditor(QObject):
         if self.workspace is not None:
             self.workspace.reset_clean()
         self.changed.emit(None)
+        self.display_changed.emit(None)
         self.stack_changed.emit()
 
     def mark_saved(self) -> None:

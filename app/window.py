@@ -6,6 +6,7 @@ from pathlib import Path
 
 from foldscope.app import dialogs, help_menu
 from foldscope.app.following import Following
+from foldscope.app.follows_changes import view_changed
 from foldscope.app.headings import record_heading, view_heading
 from foldscope.app.highlight import plain_tip
 from foldscope.app.lab.what_if import WhatIf
@@ -55,7 +56,6 @@ from foldscope.app.worker import Task
 from foldscope.core.model.commands import Changes
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.fold_facts import FoldRow
-from foldscope.core.readout.marks_facts import cache_marks
 
 
 class MainWindow(QMainWindow):
@@ -210,14 +210,20 @@ class MainWindow(QMainWindow):
         self.cost_panel.request_chosen.connect(lambda k: self.timeline.step_to(k))
         self.cost_panel.library.request_chosen.connect(lambda path, k: open_at_request(self, path, k))
         self.side_tabs.currentChanged.connect(self._side_tab_changed)
+        # Each panel follows the workspace's changes itself (an action, undo, redo, a policy edit, a step, a followed
+        # file's growth), redrawing what it shows, or once shown when hidden (app.follows_changes).
+        changed = self.editor.display_changed
+        for panel in (self.record_list, self.view_list, self.timeline, self.window_map, self.inspector):
+            panel.follow(changed)
+        for side in (self.request_panel, self.composition_panel, self.cost_panel):
+            side.follow(changed)
+        self.fold_panel.follow(changed, lambda: self.document)
 
     def _wire_collaborators(self) -> None:
-        """The panels redrawn from what an action, the follow and a policy change say changed."""
+        """The headings and the selection kept after the panels follow a change; the title after the undo stack's."""
         self.following.live.grew.connect(self.show_growth)
-        self.fold_panel.follow_changes(self.editor.changed.connect, lambda: self.document)
-        self.editor.changed.connect(self.show_changes)
+        self.editor.display_changed.connect(self._after_change)  # connected after the panels: they have redrawn
         self.editor.stack_changed.connect(self._refresh_title)
-        self.session_actions.policy_applied.connect(self._policy_applied)
         self.session_actions.policy_editor.policy_changed.connect(self.what_if.policy_changed)
 
     def _build_status_bar(self) -> None:
@@ -289,10 +295,7 @@ class MainWindow(QMainWindow):
             return
         old_last = self.timeline.last_slot() - growth.requests
         slot = self.timeline.last_slot() if self.timeline.current >= old_last else self.timeline.current
-        self.timeline.current = slot
-        self.fold_panel.set_rows(doc.folds, len(doc.requests))
-        self.show_request(slot)
-        self.timeline.update()
+        self.editor.grown(doc, slot)  # every panel follows it
         self.following.show_live()
 
     def show_side(self, widget: QWidget, focus: QWidget | None = None) -> None:
@@ -431,7 +434,7 @@ class MainWindow(QMainWindow):
         self.fold_panel.set_rows(document.folds if document else [], len(document.requests) if document else 0)
         if document is not None:  # the fold table as tall as its rows (a few at most): the rest is the lists'
             self.resizeDocks([self.panes.folds_dock], [self.fold_panel.fitting_height(max_rows=5)], Qt.Orientation.Vertical)
-        self._show_marks()
+        self.window_map.show_marks()
         self._refresh_headings()
         self.session_actions.set_document(document if acting else None, opened)
         self._refresh_title()
@@ -450,43 +453,16 @@ class MainWindow(QMainWindow):
         shown = self.saver.save_path or doc.path  # after Save As, the file this window now writes
         self.setWindowTitle(f"{mark}{Path(shown).name} — foldscope")
 
-    # -- after an action ------------------------------------------------------------------
+    # -- after a change -------------------------------------------------------------------
 
-    def show_changes(self, changes: Changes | None) -> None:
-        """Redraw what an action, undo or redo changed, and only that (None: anything may have changed)."""
-        doc = self.document
-        if doc is None:
+    def _after_change(self, changes: Changes | None) -> None:
+        """Once the panels have followed a change: the lists' headings and the status line, the message selected kept."""
+        if self.document is None:
             return
-        view = changes is None or changes.view
-        added = changes is None or bool(changes.added)
-        metadata = changes is None or changes.metadata
-        folds = changes is None or bool(changes.folds)  # the fold panel redraws its rows itself (follow_changes)
-        if not (view or added or metadata or folds):
-            return
-        if self.timeline.current != self.timeline.last_slot():
-            self.timeline.current = self.timeline.last_slot()  # an action changes now: show it
-            self.show_request(self.timeline.current)
-        else:
-            for model in (self.record_model, self.view_model):
-                model.refresh(view, added, metadata)
-            self.request_panel.invalidate()  # the next request compiles from the changed session
-            self.composition_panel.invalidate()
-            if view or added:
-                self.window_map.update()
-                self._show_marks()
-                self._refresh_headings()
-            if self.inspector.index is not None:
-                index = self.inspector.index
-                self.inspector.refresh()
-                self.select_message(index, reveal=False)
-        self.timeline.update()
-
-    def _policy_applied(self) -> None:
-        """Another policy in force: every count, line and mark may have moved."""
-        self.request_panel.invalidate()
-        self.composition_panel.invalidate()
-        self.show_request(self.timeline.current)
-        self.timeline.update()
+        if view_changed(changes):
+            self._refresh_headings()
+        if self.inspector.index is not None:
+            self.select_message(self.inspector.index, reveal=False)
 
     def _refresh_headings(self) -> None:
         doc = self.document
@@ -516,28 +492,11 @@ class MainWindow(QMainWindow):
             self.side_tabs.setCurrentWidget(self.inspector)
 
     def show_request(self, slot: int) -> None:
-        """Show the active view as it stood at request `slot` (the last slot is now) in every panel."""
+        """Show the active view as it stood at request `slot` (the last slot is now): every panel follows."""
         doc = self.document
         if doc is None or not doc.is_counted:
             return
-        selected = self.inspector.index
-        is_now = slot >= len(doc.requests)
-        self.editor.workspace_for(doc).show_request(slot)
-        self.record_model.refresh(view=True, added=True, metadata=False)  # greying moves; rows and scroll stay
-        self.view_model.set_document(doc)
-        self.window_map.update()
-        self._show_marks()
-        self.request_panel.set_request(doc, None if is_now else slot)
-        self.composition_panel.set_request(doc, None if is_now else slot)
-        self.cost_panel.set_request(None if is_now else slot)
-        self._refresh_headings()
-        if selected is not None:
-            self.inspector.refresh()
-            self.select_message(selected, reveal=False)  # stepping keeps the side panel the user chose
-
-    def _show_marks(self) -> None:
-        if self.document is not None:
-            self.window_map.set_marks(*cache_marks(self.document, self.document.view))
+        self.editor.show_request(doc, slot)
 
     def show_fold(self, row: FoldRow) -> None:
         """Step to the request a fold record first shows at; mark what it took; select its note."""

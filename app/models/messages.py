@@ -8,6 +8,7 @@ from typing import Any
 from foldscope.app.highlight import BODY_KEYS, call_path, plain_tip
 from foldscope.app.qt import QAbstractTableModel, QBrush, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
 from foldscope.app.theme import highlight_colour, kind_colour, muted_colour
+from foldscope.core.model.commands import Changes
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import KIND_LABELS, Document, kind_label  # noqa: F401 (kind_label: re-exported for the panels)
 
@@ -81,6 +82,14 @@ class MessageTableModel(QAbstractTableModel):
         """Say what an action changed (`view`: the active view; `added`: messages appended to the record;
         `metadata`: what a row shows about its message) and no more, so selection and scroll stay."""
         self._refresh_all()
+
+    def show_changes(self, changes: Changes | None) -> None:
+        """Redraw what a change of the workspace moved (None: anything may have): another request shown or another
+        policy in force moves the view shown and every row's greying."""
+        if changes is None:
+            self.refresh(view=True, added=True, metadata=True)
+        else:
+            self.refresh(bool(changes.view or changes.shown or changes.policy), bool(changes.added), changes.metadata)
 
     def _refresh_all(self) -> None:
         self.beginResetModel()

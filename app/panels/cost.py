@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from foldscope.app.follows_changes import FollowsChanges
 from foldscope.app.models.cost import CompactionModel, RequestCostModel
 from foldscope.app.panels.library_money import LibraryMoney
 from foldscope.app.panels.swatches import SwatchLegend
@@ -324,6 +325,15 @@ class CostPanel(QWidget):
         self.gaps.request_clicked.connect(self.request_chosen)
         self.requests.clicked.connect(lambda index: self.request_chosen.emit(self.request_model.request_at(index.row())))
         self.compactions.clicked.connect(lambda index: self.show_compaction(index.row()))
+
+    def follow(self, changed) -> None:
+        """Say why the request the workspace shows wrote to the cache, after each step (app.undo.SessionEditor.display_changed)."""
+        self.follower = FollowsChanges(
+            self,
+            lambda changes: changes is None or changes.shown or changes.policy,
+            lambda changes: self.set_request(self.document.shown) if self.document is not None else None,
+        )
+        self.follower.follow(changed)
 
     # -- the document -----------------------------------------------------------------------
 

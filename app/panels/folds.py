@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from foldscope.app.follows_changes import FollowsChanges
 from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
     QAbstractItemView,
@@ -157,16 +158,18 @@ class FoldPanel(QWidget):
         self.table.show()
         self.table.setFocus()
 
-    def follow_changes(
-        self, connect: Callable[[Callable[[Changes | None], None]], object], document: Callable[[], Document | None]
-    ) -> None:
-        """Redraw its rows from the workspace's changes itself, as Anki's screens filter operation_did_execute: `connect`
-        hooks a slot to the signal that carries each change (None: anything may have changed)."""
-        connect(lambda changes: self._changed(changes, document()))
+    def follow(self, changed, document: Callable[[], Document | None]) -> None:
+        """Redraw its rows from the workspace's changes itself (app.undo.SessionEditor.display_changed): fold records
+        appended or taken back (None: anything may have changed), at once while its dock is open and in front, else
+        when it is shown. `document` is the document shown."""
 
-    def _changed(self, changes: Changes | None, doc: Document | None) -> None:
-        if doc is not None and (changes is None or changes.folds):  # fold records appended or taken back
-            self.set_rows(doc.folds, len(doc.requests))
+        def redraw(changes: Changes | None) -> None:
+            doc = document()
+            if doc is not None:
+                self.set_rows(doc.folds, len(doc.requests))
+
+        self.follower = FollowsChanges(self, lambda changes: changes is None or bool(changes.folds), redraw)
+        self.follower.follow(changed)
 
     def set_waiting(self) -> None:
         """The first step of a load: the fold records are tied to requests once the trace is measured."""

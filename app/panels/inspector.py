@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+from foldscope.app.follows_changes import FollowsChanges
 from foldscope.app.highlight import content_html, json_html
 from foldscope.app.qt import QLabel, Qt, QTabWidget, QTextBrowser, QUrl, QVBoxLayout, QWidget, Signal
 from foldscope.app.theme import kind_colour, pygments_style
@@ -43,6 +44,13 @@ class Inspector(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.tabs, 1)
         self.clear()
+        # Any change may move what the shown message says (in or out of the view, its size, its links): redrawn
+        # at once in front, else when its tab is chosen.
+        self.follower = FollowsChanges(self, lambda changes: True, lambda changes: self.refresh())
+
+    def follow(self, changed) -> None:
+        """Redraw the shown message after the workspace's changes (app.undo.SessionEditor.display_changed)."""
+        self.follower.follow(changed)
 
     def _browser(self, name: str) -> QTextBrowser:
         browser = QTextBrowser()

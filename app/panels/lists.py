@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from foldscope.app.follows_changes import FollowsChanges, rows_changed
 from foldscope.app.highlight import plain_tip
 from foldscope.app.models.filters import KIND_CHOICES, MessageFilter
 from foldscope.app.models.messages import CHARS, COLUMNS, INDEX, KIND, PREVIEW, TOKENS, IndexRole, MessageTableModel
@@ -94,6 +95,12 @@ class MessageList(QWidget):
         layout.addLayout(filters)
         layout.addWidget(self.table, 1)
         self.filter.modelReset.connect(self._count_shown)
+        # Its rows follow the workspace's changes (follow): an appended copy, the view stepped to, the greying.
+        self.follower = FollowsChanges(self, rows_changed, model.show_changes)
+
+    def follow(self, changed) -> None:
+        """Keep its rows in step with the workspace's changes (app.undo.SessionEditor.display_changed)."""
+        self.follower.follow(changed)
 
     def _filter_changed(self, kind: str | None = None, text: str | None = None) -> None:
         selected = self.selected_index()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from foldscope.app.follows_changes import FollowsChanges
 from foldscope.app.qt import QWidget
 from foldscope.core.readout.document import Document
 
@@ -20,6 +21,17 @@ class ShownRequestPanel(QWidget):
         self.document: Document | None = None
         self.slot: int | None = None
         self._shown: Any = None
+        # Every change moves the request shown (a step) or what it holds (an action, another policy).
+        self.follower = FollowsChanges(self, lambda changes: True, lambda changes: self._follow())
+
+    def follow(self, changed) -> None:
+        """Show the request the workspace shows after each of its changes (app.undo.SessionEditor.display_changed)."""
+        self.follower.follow(changed)
+
+    def _follow(self) -> None:
+        if self.document is not None:
+            self.slot = self.document.shown  # None: now
+            self.invalidate()
 
     def set_request(self, document: Document | None, slot: int | None) -> None:
         self.document, self.slot = document, slot

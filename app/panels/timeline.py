@@ -12,6 +12,7 @@ from foldscope.app.qt import (
     QWheelEvent,
     Signal,
 )
+from foldscope.core.model.commands import Changes
 from foldscope.core.readout.cache_lane import LEGEND, lane_sentence
 from foldscope.core.readout.trace_facts import unseen_head_note
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
@@ -26,6 +27,17 @@ class Timeline(PaintedTimeline):
     """
 
     request_selected = Signal(int)
+
+    def follow(self, changed) -> None:
+        """Show the slot the workspace shows after each change (app.undo.SessionEditor.display_changed): the request
+        stepped to, or now after an action; repainted when next seen (a widget's update waits for that itself)."""
+        changed.connect(self._follow)
+
+    def _follow(self, changes: Changes | None) -> None:
+        doc = self.document
+        if doc is not None:
+            self.current = doc.shown if doc.shown is not None else self.last_slot()
+            self.update()
 
     def step_to(self, slot: int) -> None:
         if self.document is None:

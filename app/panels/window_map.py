@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from foldscope.app.follows_changes import FollowsChanges, view_changed
 from foldscope.app.highlight import plain_tip
 from foldscope.app.panels.window_map_blocks import LEAD_WORDS
 from foldscope.app.panels.window_map_paint import PaintedMap
@@ -14,7 +15,7 @@ from foldscope.app.qt import (
 )
 from foldscope.core.readout.document import kind_label
 from foldscope.core.readout.head_split import sources_for
-from foldscope.core.readout.marks_facts import Mark, mark_text  # noqa: F401 (re-exported for the panels)
+from foldscope.core.readout.marks_facts import Mark, cache_marks, mark_text  # noqa: F401 (Mark: re-exported for the panels)
 
 
 class WindowMap(PaintedMap):
@@ -24,6 +25,17 @@ class WindowMap(PaintedMap):
     """
 
     message_clicked = Signal(int)
+
+    def follow(self, changed) -> None:
+        """Redraw after each change of the view shown, the record or the policy (app.undo.SessionEditor.display_changed):
+        at once while the map can be seen, else when it is shown."""
+        self.follower = FollowsChanges(self, view_changed, lambda changes: self.show_marks())
+        self.follower.follow(changed)
+
+    def show_marks(self) -> None:
+        """The cache marks of the view shown, as the compiler places them (core.readout.marks_facts), and a repaint."""
+        if self.document is not None:
+            self.set_marks(*cache_marks(self.document, self.document.view))
 
     # -- input ---------------------------------------------------------------------------
 
