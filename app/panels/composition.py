@@ -278,7 +278,7 @@ class CompositionPanel(ShownRequestPanel):
         which = "the next request (the active view now)" if c.request is None else f"request {c.request}"
         lines = [
             f"<b>What is eating the context</b> of {which}: <b>{c.size:,} tokens</b> "
-            f"({counted_words(c.counted, c.unseen_head)}), estimate {c.estimate:,} (× scale {c.scale:.3f})"
+            f"({counted_words(c.own_count, c.unseen_head)}), estimate {c.estimate:,} (× scale {c.scale:.3f})"
             + (f", predicted input {c.predicted:,}" if c.predicted else "")
         ]
         if c.window and c.free is not None:

@@ -130,7 +130,7 @@ class Timeline(PaintedTimeline):
                 f"request {slot}: {counted(len(r.view), 'message')}, predicted {r.predicted:,} tokens, reported input "
                 f"{reported}"
                 + (f" (difference {r.difference()})" if r.reported_input else "")
-                + f"; estimate {r.estimate:,} ({scaled_words(r.counted, r.unseen_head, r.scale)}){share}"
+                + f"; estimate {r.estimate:,} ({scaled_words(r.own_count, r.unseen_head, r.scale)}){share}"
                 + unseen_head_note(r)
             )
             row = self.lane.row_at(slot)

@@ -103,7 +103,7 @@ class Composition:
         return free_window(self.window, self.predicted)
 
     @property
-    def counted(self) -> int:
+    def own_count(self) -> int:
         """foldscope's own count of what the file holds: the parts less the unseen head (estimated from reports)."""
         return self.size - self.unseen_head
 
@@ -116,7 +116,7 @@ class Composition:
         return {
             "request": self.request,
             "size": self.size,
-            "counted": self.counted,
+            "counted": self.own_count,
             "estimate": self.estimate,
             "scale": round(self.scale, 6),
             "predicted": self.predicted or None,

@@ -232,7 +232,7 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     )
     intro = (
         f"<p>The largest request, <b>request {esc(c.request)}</b>: {num(c.size)} tokens "
-        f"({esc(counted_words(c.counted, c.unseen_head))}), estimate "
+        f"({esc(counted_words(c.own_count, c.unseen_head))}), estimate "
         f"{num(c.estimate)} (× scale {c.scale:.3f}){esc(predicted)}{esc(free)}. The parts add up to the count.</p>"
     )
     parts = table(

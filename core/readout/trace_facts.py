@@ -28,7 +28,7 @@ class RequestFacts:
     index: int
     view: Sequence[str]  # the recorded view's ids (a tuple, or a view of the reader's shared list)
     estimate: int  # the exact o200k_base count of the compiled request with its unseen head, times the scale
-    counted: int  # foldscope's own count of what the file holds (RequestRow.own_count: no unseen head)
+    own_count: int  # foldscope's own count of what the file holds (RequestRow.own_count: no unseen head)
     scale: float
     reported_input: int | None
     over_ceiling: bool
@@ -226,7 +226,7 @@ def _request_facts(session: Session, measure: Measure, rows: Sequence[RequestRow
                 index=row.index,
                 view=view,
                 estimate=row.estimate,
-                counted=row.own_count,
+                own_count=row.own_count,
                 scale=row.scale,
                 reported_input=row.reported_input,
                 over_ceiling=row.over_ceiling,

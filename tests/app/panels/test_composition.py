@@ -32,7 +32,7 @@ def test_the_parts_of_the_shown_request_add_up_to_its_count_and_equal_foldscope_
     doc = window.document
     parts = _rows(panel.category_table)
     r = doc.requests[12]  # its count of what the file holds, and the unseen head beside it
-    assert sum(p.tokens for p in parts) == panel.composition.size == r.counted + r.unseen_head
+    assert sum(p.tokens for p in parts) == panel.composition.size == r.own_count + r.unseen_head
     assert main(["composition", str(path), "--at-request", "12", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert sorted((p["name"], p["tokens"]) for p in printed["parts"]) == sorted((p.name, p.tokens) for p in parts)

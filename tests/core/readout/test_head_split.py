@@ -54,9 +54,9 @@ def test_the_head_split_adds_up_to_the_unseen_head_on_every_request_of_a_dev_ses
         assert {p.name for p in split.head_parts} >= {"system prompt", "system tools", "MCP tools", "memory files"}
         # nothing else moves: the request's size, estimate and every other category are the unsplit composition's
         assert (
-            (split.size, split.estimate, split.counted)
-            == (whole.size, whole.estimate, whole.counted)
-            == (row.count_with_head, row.estimate, split.counted)
+            (split.size, split.estimate, split.own_count)
+            == (whole.size, whole.estimate, whole.own_count)
+            == (row.count_with_head, row.estimate, split.own_count)
         )
         assert sum(c.tokens for c in split.parts) == split.size
         others = [(c.name, c.tokens) for c in split.parts if not c.name.startswith(UNSEEN)]

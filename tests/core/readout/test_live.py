@@ -24,8 +24,8 @@ def test_a_document_grown_step_by_step_equals_the_whole_file_opened(corpus_dev, 
         grow_document(document, follower.session())
     whole = build_document(load_session(live), str(live))
     assert document.tokens == whole.tokens and document.chars == whole.chars
-    assert [(r.estimate, r.counted, r.reported_input) for r in document.requests] == [
-        (r.estimate, r.counted, r.reported_input) for r in whole.requests
+    assert [(r.estimate, r.own_count, r.reported_input) for r in document.requests] == [
+        (r.estimate, r.own_count, r.reported_input) for r in whole.requests
     ]
     assert document.now_size == whole.now_size and document.unseen_head == whole.unseen_head
     assert document.now_predicted == whole.now_predicted and document.next_basis == whole.next_basis
