@@ -30,7 +30,7 @@ RATIO_RANGE = (0.5, 2.0)  # tokens per count outside this is no tokenizer: fall 
 class Sent:
     """One request as the predictor sees it: our count of what it carried, its model and its stretch."""
 
-    counted: int
+    count: int
     model: str | None = None
     stretch: int = 0
 
@@ -43,16 +43,16 @@ class Prediction:
     anchor: int | None  # the request whose report it was anchored on; None: no anchor (count plus head)
     ratio: float  # tokens the provider counts per token we count, in this stretch
     head: int  # for an unanchored prediction, the head estimate added; else 0
-    anchor_counted: int = 0  # the anchor's count and report: what `size` carries the change from
+    anchor_count: int = 0  # the anchor's count and report: what `size` carries the change from
     anchor_reported: int = 0
 
-    def size(self, counted: int) -> int:
+    def size(self, count: int) -> int:
         """The rule this prediction made, applied to any count known before the same send (a fold's candidate
         view): the anchor's report plus the change in count at the ratio, or with no anchor the count at the
         ratio plus the head. `size(the request's own count)` is `predicted`."""
         if self.anchor is not None:
-            return max(0, round(self.anchor_reported + (counted - self.anchor_counted) * self.ratio))
-        return max(0, round(counted * self.ratio + self.head))
+            return max(0, round(self.anchor_reported + (count - self.anchor_count) * self.ratio))
+        return max(0, round(count * self.ratio + self.head))
 
     @property
     def predicted_from(self) -> int | str:
@@ -66,7 +66,7 @@ class _Stretch:
 
     id: int
     model: str | None
-    points: list[tuple[int, int, int]] = field(default_factory=list)  # (request, counted, reported), trusted
+    points: list[tuple[int, int, int]] = field(default_factory=list)  # (request, count, reported), trusted
     n: int = 0
     sc: float = 0.0
     sr: float = 0.0
@@ -75,15 +75,15 @@ class _Stretch:
     low: int | None = None
     high: int | None = None
 
-    def add(self, k: int, counted: int, reported: int) -> None:
-        self.points.append((k, counted, reported))
+    def add(self, k: int, count: int, reported: int) -> None:
+        self.points.append((k, count, reported))
         self.n += 1
-        self.sc += counted
+        self.sc += count
         self.sr += reported
-        self.scc += counted * counted
-        self.scr += counted * reported
-        self.low = counted if self.low is None else min(self.low, counted)
-        self.high = counted if self.high is None else max(self.high, counted)
+        self.scc += count * count
+        self.scr += count * reported
+        self.low = count if self.low is None else min(self.low, count)
+        self.high = count if self.high is None else max(self.high, count)
 
     def slope(self) -> float | None:
         """Tokens per count from the trusted reports, once they span MIN_SPAN counted tokens."""
@@ -131,16 +131,16 @@ class Predictor:
         s = self._enter(sent)
         ratio = self._ratio_for(s, sent.model)
         if s.points:
-            a, counted, reported = s.points[-1]
-            rule = Prediction(0, a, ratio, 0, counted, reported)
+            a, count, reported = s.points[-1]
+            rule = Prediction(0, a, ratio, 0, count, reported)
         else:
             rule = Prediction(0, None, ratio, self._head)
-        p = replace(rule, predicted=rule.size(sent.counted))
+        p = replace(rule, predicted=rule.size(sent.count))
         self._last = (k, sent, p)
         return p
 
     def _from(self, point: tuple[int, int, int], sent: Sent, ratio: float) -> float:
-        return point[2] + (sent.counted - point[1]) * ratio
+        return point[2] + (sent.count - point[1]) * ratio
 
     def report(self, k: int, reported: int | None) -> bool:
         """Feed request k's reported input (None or 0: not reported); True when the report is flagged."""
@@ -154,9 +154,9 @@ class Predictor:
         pending = self._pending
         if pending is not None:
             j, jsent, jreported, _ = pending
-            via = self._from((j, jsent.counted, jreported), sent, p.ratio)
+            via = self._from((j, jsent.count, jreported), sent, p.ratio)
             if abs(reported - via) < abs(reported - expected):
-                s.add(j, jsent.counted, jreported)  # the jump was real: the next report agrees with it
+                s.add(j, jsent.count, jreported)  # the jump was real: the next report agrees with it
                 expected = via
             else:
                 self.flagged.append(j)
@@ -168,12 +168,12 @@ class Predictor:
         if wild:
             self._pending = (k, sent, reported, p)
             return True
-        s.add(k, sent.counted, reported)
+        s.add(k, sent.count, reported)
         ratio = self._ratio_for(s, sent.model)
         measured = s.slope()
         if measured is not None:
             self._ratios[sent.model] = self._ratio = measured
-        self._head = max(0, round(reported - sent.counted * ratio))
+        self._head = max(0, round(reported - sent.count * ratio))
         self.measured = True
         return False
 
@@ -222,6 +222,6 @@ def trivial(sent: Sequence[Sent], reported: Sequence[int | None]) -> list[int | 
     """The baseline any predictor must beat: the previous request's reported/counted ratio times this count."""
     out: list[int | None] = [None]
     for k in range(1, len(sent)):
-        prev, count = reported[k - 1], sent[k - 1].counted
-        out.append(round(sent[k].counted * prev / count) if prev and count else None)
+        prev, count = reported[k - 1], sent[k - 1].count
+        out.append(round(sent[k].count * prev / count) if prev and count else None)
     return out[: len(sent)]
