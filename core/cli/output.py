@@ -7,25 +7,7 @@ import re
 import sys
 from typing import NoReturn
 
-# C0 controls but newline and tab, DEL, C1 controls (a lone 0x9b is CSI to some terminals), and the
-# bidirectional overrides that make text read in another order than it is stored.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def terminal_safe(text: str) -> str:
-    """Text from a session file, safe to print: each control character becomes its escape (ESC -> \\x1b),
-    so nothing in a session can retitle the terminal, write the clipboard (OSC 52) or clear the screen.
-    Newline and tab stay as they are. Every command's text output passes through here (core.cli.main).
-    A file name's bytes that are not UTF-8 (held as surrogates) are shown as their escapes too."""
-    if any("\udc80" <= c <= "\udcff" for c in text):
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return _UNSAFE.sub(_visible, text)
-
+from foldscope.core.cli.terminal_text import terminal_safe  # the commands import it from here too
 
 # What json.dumps(ensure_ascii=False) leaves raw though a terminal acts on it: DEL, the C1 controls and the
 # bidirectional overrides (C0 controls JSON escapes itself). They can only stand inside a JSON string, where

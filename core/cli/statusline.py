@@ -11,15 +11,18 @@ writes it, keeping the user's other settings and a backup.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from foldscope.core.cli.output import Parser, terminal_safe
+from foldscope.core.cli.terminal_text import terminal_safe
+
+TYPE_CHECKING = False  # typing and argparse cost the client a few ms of its start-up: only the checker reads these
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
 BAR = 10  # cells of the bar over the context window
 ENV_PROFILE = "FOLDSCOPE_PROFILE"  # a policy profile (YAML) the warning's line and ceiling come from
@@ -60,9 +63,50 @@ def add_follow(p: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str]) -> int:
     """The entry point's fast way in (foldscope.app.main): parse only this command's flags, import nothing else."""
-    parser = Parser(prog="foldscope statusline")  # a refusal in one line, as every command's
-    add_statusline(parser)
-    return run_statusline(parser.parse_args(argv))
+    args = plain_flags(argv)
+    if args is None:
+        from foldscope.core.cli.output import Parser
+
+        parser = Parser(prog="foldscope statusline")  # a refusal in one line, as every command's
+        add_statusline(parser)
+        args = parser.parse_args(argv)
+    return run_statusline(args)
+
+
+DEFAULTS: dict[str, Any] = {
+    "file": None,
+    "lines": 1,
+    "no_color": False,
+    "profile": None,
+    "json": False,
+    "install": False,
+    "write": False,
+    "settings": None,
+}
+
+
+def plain_flags(argv: list[str]) -> Any:
+    """The flags as add_statusline's parser reads them, for the plain spellings a settings entry uses (`--no-color`,
+    `--json`, `--lines 1|2`, `--file F`, `--profile F`), without importing argparse (with gettext, a few ms of each
+    run); None for anything else (an abbreviation, `--flag=value`, --install, --help, a mistake): the parser reads it."""
+    import types
+
+    values = dict(DEFAULTS)
+    k = 0
+    while k < len(argv):
+        flag = argv[k]
+        if flag in ("--no-color", "--json"):
+            values[flag[2:].replace("-", "_")] = True
+        elif flag == "--lines" and argv[k + 1 : k + 2] in (["1"], ["2"]):
+            values["lines"] = int(argv[k + 1])
+            k += 1
+        elif flag in ("--file", "--profile") and k + 1 < len(argv) and argv[k + 1] and not argv[k + 1].startswith("-"):
+            values[flag[2:]] = argv[k + 1]
+            k += 1
+        else:
+            return None
+        k += 1
+    return types.SimpleNamespace(**values)
 
 
 def _folder() -> Path:
@@ -214,20 +258,22 @@ def _idle() -> float:
 
 def _ask_reader(folder: Path, path: str, profile: str | None) -> dict[str, Any] | None:
     """The figures from the warm reader, or None when there is none (or it does not answer: then this run reads)."""
-    import socket
+    import _socket  # the socket module's enums and selectors cost the client about 3 ms; the bare socket does all this needs
 
     where = folder / SOCKET
-    if not where.exists() or not hasattr(socket, "AF_UNIX"):
+    if not where.exists() or not hasattr(_socket, "AF_UNIX"):
         return None
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(60)  # the reader may be reading for another run first
-            conn.connect(str(where))
-            conn.sendall(json.dumps({"path": path, "profile": profile}).encode() + b"\n")
-            conn.shutdown(socket.SHUT_WR)
-            answer = _read_all(conn)
+        conn.settimeout(60)  # the reader may be reading for another run first
+        conn.connect(str(where))
+        conn.sendall(json.dumps({"path": path, "profile": profile}).encode() + b"\n")
+        conn.shutdown(_socket.SHUT_WR)
+        answer = _read_all(conn)
     except OSError:
         return None
+    finally:
+        conn.close()
     result = json.loads(answer) if answer else None
     if not isinstance(result, dict):
         return None

@@ -21,7 +21,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # typing costs the status line's client 2 ms of its start-up: only the checker reads it
+if TYPE_CHECKING:
+    from typing import Any
 
 try:  # blake2b without hashlib's OpenSSL start (the client runs once per assistant message: its start-up is the cost)
     from _blake2 import blake2b
@@ -32,16 +35,17 @@ STATE_VERSION = 1
 EDGE = 256  # bytes of the file compared at its start and just before where reading stopped
 
 
-class Snapshot(NamedTuple):  # a NamedTuple, not a dataclass: importing dataclasses costs the client inspect and ast
+class Snapshot:  # a plain class: a dataclass costs the client inspect and ast, a NamedTuple typing
     """What identifies the file as last read: its identity, size, where the complete lines read end, and digests."""
 
-    path: str
-    dev: int
-    ino: int
-    size: int
-    read_to: int
-    start_digest: str
-    edge_digest: str
+    __slots__ = ("path", "dev", "ino", "size", "read_to", "start_digest", "edge_digest")
+
+    def __init__(self, path: str, dev: int, ino: int, size: int, read_to: int, start_digest: str, edge_digest: str) -> None:
+        self.path, self.dev, self.ino, self.size, self.read_to = path, dev, ino, size, read_to
+        self.start_digest, self.edge_digest = start_digest, edge_digest
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
 
     def same_file(self, now: os.stat_result, path: str) -> bool:
         """Whether the file is the one read before, only grown: same identity, no smaller, the bytes read unchanged."""
@@ -138,7 +142,7 @@ class StatusEngine:
             *writes,
             (
                 figures_path,
-                json.dumps({"version": STATE_VERSION, "profile": self.profile, "snapshot": snap._asdict(), "figures": figures}).encode(),
+                json.dumps({"version": STATE_VERSION, "profile": self.profile, "snapshot": snap.as_dict(), "figures": figures}).encode(),
             ),
         ):
             aside = target.with_suffix(target.suffix + ".tmp")

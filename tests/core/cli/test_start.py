@@ -144,7 +144,8 @@ def test_help_and_count_of_a_word_import_none_of_what_they_do_not_use():
         m
         for m in modules
         if m.startswith("foldscope.core.cli.")
-        and m not in ("foldscope.core.cli.main", "foldscope.core.cli.output", "foldscope.core.cli.options")
+        and m
+        not in ("foldscope.core.cli.main", "foldscope.core.cli.output", "foldscope.core.cli.terminal_text", "foldscope.core.cli.options")
     }
     out, modules = _modules_after(["count", "-"], "hello world\n")
     from foldscope.core.request.tokens import count_text

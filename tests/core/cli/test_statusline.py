@@ -340,6 +340,45 @@ def test_an_unchanged_file_is_shown_without_importing_the_measure_or_qt(tmp_path
     assert imported == "[]"
 
 
+def test_the_flags_read_without_the_parser_are_the_ones_the_parser_reads():
+    from foldscope.core.cli.output import Parser
+
+    parser = Parser(prog="foldscope statusline")
+    statusline.add_statusline(parser)
+    for argv in (
+        [],
+        ["--no-color"],
+        ["--json", "--lines", "2"],
+        ["--file", "a.jsonl", "--profile", "p.yaml", "--no-color"],
+        ["--lines", "2", "--lines", "1"],
+    ):
+        plain = statusline.plain_flags(argv)
+        assert plain is not None, argv
+        assert vars(plain) == {k: v for k, v in vars(parser.parse_args(argv)).items() if k != "run"}, argv
+    # anything else is the parser's: an abbreviation, `=`, a value it refuses, --install, --help, a missing value
+    for argv in (["--no-col"], ["--lines=2"], ["--lines", "3"], ["--install"], ["--help"], ["--file"], ["--file", "-x"], ["a.jsonl"]):
+        assert statusline.plain_flags(argv) is None, argv
+
+
+@needs_dev
+def test_the_client_imports_neither_argparse_nor_typing_nor_the_socket_module(tmp_path, capsys):
+    figures(SESSION, capsys)  # the state is kept: the run below prints it
+    code = (
+        "import sys; from foldscope.app.main import main; rc = main(['statusline', '--no-color', '--file', sys.argv[1]]); "
+        "print(sorted(m for m in ('argparse', 'gettext', 'typing', 'socket', 'selectors') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(SESSION)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "FOLDSCOPE_CACHE": str(tmp_path / "cache")},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    printed, imported = done.stdout.splitlines()
+    assert "next " in printed and imported == "[]"
+
+
 def test_follow_line_says_a_missing_file_once_and_keeps_looking(tmp_path, capsys):
     assert cli.main(["follow", str(tmp_path / "gone.jsonl"), "--line", "--polls", "3", "--interval", "0"]) == 0
     out = capsys.readouterr().out.splitlines()
