@@ -35,9 +35,9 @@ def open_session(file: str, db: str | None, counter: Counter, *, input_format: s
                 counter.seed(*memo)
             return Opened(session, counter, library_id, None, counter.tokenised_chars, reopened=True)
     from foldscope.core.formats import load_session
-    from foldscope.core.request.counting.ahead import prestart
+    from foldscope.core.request.counting.backend import hint
 
-    prestart(file)  # the count that follows the read may want a counting child: it starts meanwhile
+    hint(file)  # about to be read and counted: a counting child the count will want starts during the read
     session = load_session(file, input_format, sample)
     snapshot = None
     if db:

@@ -184,9 +184,9 @@ __all__ = [
 def read_session(path: Any, input_format: str | None = None, sample: str | None = None) -> Session:
     """A session file read for a command, with its reader's warnings said on stderr (`say_warnings`)."""
     from foldscope.core.formats import load_session
-    from foldscope.core.request.counting.ahead import prestart
+    from foldscope.core.request.counting.backend import hint
 
-    prestart(path)  # the count that follows the read may want a counting child: it starts meanwhile
+    hint(path)  # about to be read and counted: a counting child the count will want starts during the read
     session = load_session(path, input_format, sample)
     say_warnings(session.warnings)
     return session

@@ -199,7 +199,7 @@ def _open_document(
 ) -> Document:
     from foldscope.core.formats import load_session
     from foldscope.core.model.session import LibraryError
-    from foldscope.core.request.counting.ahead import prestart
+    from foldscope.core.request.counting.backend import hint
     from foldscope.core.request.long_pieces import reporting
 
     report(0, 0, f"Reading {Path(path).name}")
@@ -224,7 +224,7 @@ def _open_document(
         # status says the requests are being measured meanwhile), then the first step is shown again with the
         # requests' reported input. A smaller file's is built in the read: a second showing would cost more.
         later = shown is not None and size_of(path) > FIRST_PART_FROM
-        prestart(path)  # the trace's measure may want a counting child: it starts while the file is read
+        hint(path)  # about to be read and measured: a counting child the measure will want starts during the read
         session = load_session(path, sample=sample, trace_later=later)
     first = _show_first(session, path, shown)
     snapshot = None

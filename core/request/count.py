@@ -51,6 +51,7 @@ from foldscope.core.request.count_step import (
     text_body,
     text_key,
 )
+from foldscope.core.request.counting.backend import Backend
 from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import TEXT
@@ -165,7 +166,7 @@ class Counter:
 
     KEEP = 4  # recently measured views kept to lay new ones out from
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, backend: Backend | None = None) -> None:
         # Each block body's tokens, by policy key, then by the block's memo key (core.request.compile.memo_key: the
         # message itself for a text block of one message, else its block_key); memo() gives them as (block_key,
         # policy key) pairs, the form a library keeps. Keyed so, a file of a million tiny prompts keeps no tuple a block.
@@ -185,7 +186,9 @@ class Counter:
         # found in the memo included: core.request.passages keeps its own tally, Passages.found_chars).
         self.tokenised_chars = 0
         self._passages = Passages(tokens.by_passages())  # long texts' passages counted already (core.request.passages)
-        # Block bodies counted ahead of need in another process, while a trace is measured (core.request.counting.ahead).
+        # Where its counts are made: in-line, or with a child counting ahead while a trace is measured, which the
+        # Measure starts and stops (core.request.counting.backend); the block bodies that child counted are in `ahead`.
+        self.backend = backend if backend is not None else Backend()
         self.ahead: Ahead | None = None
         # While a trace's prefix meter runs (core.request.trace_measure.measure_trace): each unmarked body's UTF-8 length, by
         # policy key and memo key, as it is rendered to be counted, so the meter need not render the block again.
@@ -576,7 +579,7 @@ class Counter:
                 bodies[key] = n + self._images.pop(key, 0)
 
     def _count_all(self, texts: list[str]) -> list[int]:
-        """Each plain text's count (tokens.counter): in one batch through inspect's helper (tokens.start_helper), one
+        """Each plain text's count (tokens.counter): in one batch through inspect's helper (core.request.counting.helper), one
         round trip where encoding each text apart is one a text (a trace's requests each bring a few new bodies,
         docs/performance.md), or in threads when there is enough text; else one after another."""
         if len(texts) > 1 and (tokens.helping() or self.threads > 1 and sum(map(len, texts)) >= PARALLEL_CHARS):

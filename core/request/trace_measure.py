@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldscope.core.model.policy import Policy, resolve_ceiling
-from foldscope.core.model.session import FullRecord, Message, Request, Session, estimated_usage
+from foldscope.core.model.session import Message, Request, Session, estimated_usage
 from foldscope.core.request.compile import IncludedRound, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate, policy_key
-from foldscope.core.request.counting.ahead import CountsAhead, discard_spare, has_spare, position_of
+from foldscope.core.request.counting.ahead import CountsAhead, position_of
 from foldscope.core.request.first_round import decide_first_round, frontier, included_round
 from foldscope.core.request.head_priors import head_prior
 from foldscope.core.request.predict import Prediction, Predictor, Sent
@@ -161,22 +161,6 @@ def _predicted(predictions: Predictions, k: int, flags: set[int]) -> dict[str, A
     }
 
 
-def counting_ahead(counter: Counter, record: FullRecord, policy: Policy, thinking: bool = False) -> CountsAhead | None:
-    """A child counting the record's block bodies (and with `thinking` its responses' thinking) ahead of the measure
-    (core.request.counting.ahead), attached to `counter`; None where one may not run, or the counter already has one. Cheapest
-    question first: a counter that has counted most of the record (a followed session's poll, a reopened session)
-    has nothing worth sending, and a short record does not repay a child; only then is the machine asked."""
-    if counter.ahead is not None or 2 * counter.bodies_counted() > len(record) or not CountsAhead.worth(record):
-        return None  # a child started while the file was read (prestart) is stopped when the measure ends
-    # A child started while the file was read found the core free then: asked again now, the idle sample would see
-    # that child's own start on it.
-    if not CountsAhead.allowed() or not (has_spare() or CountsAhead.wanted()):
-        return None
-    lengths = counter.lengths.setdefault(policy_key(policy), {}) if counter.lengths is not None else None
-    ahead = counter.ahead = CountsAhead(record, policy, policy_key(policy), known=counter.counted, thinking=thinking, lengths=lengths)
-    return ahead
-
-
 @dataclass(frozen=True)
 class TraceCounts:
     """What the counting pass gives: each request's measurement, the divergence its prefix meter read (None without
@@ -247,12 +231,10 @@ class TraceMeasure:
             counted = self.count(prefix=prefix, predict=predict, on_count=on_count, on_measured=on_measured)
             predictions, flags = self.predict(counted)
         finally:  # the thinking the predictions count was sent ahead too (core.request.counting.ahead)
-            discard_spare()  # a child started while the file was read (prestart) that the measure did not take
             self.counter.lengths = None  # the meter keeps what it read; the counter stops noting lengths
-            if self._ahead is not None:
-                self.counter.ahead = None
-                self._ahead.close()
-                self._ahead = None
+            # The child this measure counted with stopped and reaped, and one started during the read it never took.
+            ahead, self._ahead = self._ahead, None
+            self.counter.backend.stop(self.counter, ahead)
         return self.calibrate(counted, predictions, flags, rate, prefix=prefix, predict=predict)
 
     def count(self, *, prefix: bool, predict: bool, on_count: OnCount | None, on_measured: OnMeasured | None) -> TraceCounts:
@@ -282,7 +264,7 @@ class TraceMeasure:
                 counter.lengths = {policy_key(policy): meter._counted}
         messages = kept.messages if kept is not None else None
         self._carried = kept.predicted if kept is not None else None
-        ahead = self._ahead = counting_ahead(counter, rec, policy, thinking) if trace else None
+        ahead = self._ahead = counter.backend.start(counter, rec, policy, policy_key(policy), thinking) if trace else None
         for request, messages in zip(trace[start:], views):
             if policy.caching and decision is None:  # decided once, by the first request carrying the round whole
                 decision = decide_first_round(session, policy, counter, view=list(messages), store=False)

@@ -15,25 +15,20 @@ made later) is counted in-line as before: a miss costs the child's time, never a
 
 from __future__ import annotations
 
-import atexit
 import hashlib
-import multiprocessing
 import os
-import re
 import subprocess
-import sys
 import threading
-import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO
 
 from foldscope.core.model.session import FullRecord, Message, sole_text
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import block_key, short_key
 from foldscope.core.request.count_step import body_bytes, body_of, text_key
-from foldscope.core.request.counting import child, children_allowed
+from foldscope.core.request.counting import child
 from foldscope.core.request.counting.child import receive, send
 from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.passages import Passages
@@ -59,23 +54,6 @@ START_SECONDS = WAIT_SECONDS  # the same, for the child's first answer (it is st
 # While the child has not answered a batch the measure needs, the measure counts a waiting batch itself rather than
 # idle; tests that must see the child's counts turn this off, so the measure waits for the child instead.
 COUNT_WHILE_WAITING = True
-FREE_CORE = 0.5  # this much of a core idle counts as one free (free_core)
-SAMPLE_SECONDS = 0.05  # how long core_idle watches the machine's idle time
-
-
-# Set in a child forked from this process (core.replay.parallel's strategy children): its parent and siblings already
-# keep every core busy, as a process pool's workers do, and multiprocessing.parent_process() knows nothing of a bare fork.
-_forked = False
-
-
-def _in_forked_child() -> None:
-    global _forked, _spare
-    _forked = True
-    _spare = None  # the parent's, never this process's to adopt or stop
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_in_forked_child)
 
 
 class _Batch:
@@ -104,8 +82,10 @@ class CountsAhead:
         known: Callable[[Any], bool] = lambda key: False,
         thinking: bool = False,
         lengths: dict[Any, int] | None = None,
+        spawn: Callable[[], child.Child | None] | None = None,
     ) -> None:
         self._record = record
+        self._spawn = spawn  # how its child is had (core.request.counting.backend: the one started during the read); else child.spawn
         self._lengths = lengths  # each rendered body's UTF-8 length by memo key, for the prefix meter (Counter.lengths)
         self._policy = policy
         self._pk = policy_key
@@ -133,18 +113,6 @@ class CountsAhead:
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
         self._passages = Passages(tokens.by_passages())  # long texts' passages counted here, of batches the child never took
         self._windowed = tokens.windowed()  # with tiktoken a text holding a very long piece is the counter's to window
-
-    @staticmethod
-    def allowed() -> bool:
-        """Whether counting ahead may run in this process: FOLDSCOPE_NO_HELPER is unset, and this is neither a worker
-        of a process pool (a folder's replay, a fleet's sweep) nor a forked child (one file's strategies at once),
-        which already keep every core busy, so a child would only compete."""
-        return children_allowed() and multiprocessing.parent_process() is None and not _forked
-
-    @staticmethod
-    def wanted() -> bool:
-        """Whether counting ahead may run here (allowed) and a second core looks free (free_core)."""
-        return CountsAhead.allowed() and free_core()
 
     @staticmethod
     def worth(record: FullRecord) -> bool:
@@ -231,13 +199,13 @@ class CountsAhead:
         with self._lock:
             self._closing = True
             self._lock.notify_all()
-        child, self._child = self._child, None
-        if child is not None:
-            child.kill()
+        process, self._child = self._child, None
+        if process is not None:
+            process.kill()
             try:
-                child.wait()
+                process.wait()
             except KeyboardInterrupt:
-                child.wait()  # killed already, so this is short: reap it, then let the interrupt go on
+                process.wait()  # killed already, so this is short: reap it, then let the interrupt go on
                 raise
         for thread in self._couriers:
             thread.join()
@@ -307,15 +275,15 @@ class CountsAhead:
             self._lock.notify()
 
     def _start(self) -> None:
-        """Start the child, or take the one started while the file was read (prestart)."""
-        child = take_spare() or _spawn()
-        if child is None:
+        """Start the child (or have the one started while the file was read: the backend's spawn)."""
+        started = self._spawn() if self._spawn is not None else child.spawn()
+        if started is None:
             self._failed = True
             return
-        self._child = child.process
+        self._child = started.process
         couriers = [
-            threading.Thread(target=self._send_all, args=(os.fdopen(child.down, "wb"),), name="foldscope counts ahead: out", daemon=True),
-            threading.Thread(target=self._receive_all, args=(os.fdopen(child.up, "rb"),), name="foldscope counts ahead: in", daemon=True),
+            threading.Thread(target=self._send_all, args=(os.fdopen(started.down, "wb"),), name="foldscope counts ahead: out", daemon=True),
+            threading.Thread(target=self._receive_all, args=(os.fdopen(started.up, "rb"),), name="foldscope counts ahead: in", daemon=True),
         ]
         for thread in couriers:
             try:
@@ -327,9 +295,9 @@ class CountsAhead:
 
     def _fail(self) -> None:
         self._failed = True
-        child = self._child
-        if child is not None:
-            child.kill()  # the courier then sees the pipe close and lets every waiting batch go
+        process = self._child
+        if process is not None:
+            process.kill()  # the courier then sees the pipe close and lets every waiting batch go
 
     # The couriers' side: one thread sends batches, another takes their counts back, in order. Two, so the child
     # always finds its next batch waiting: a courier that waited for each answer before sending the next would
@@ -379,131 +347,6 @@ class CountsAhead:
                 pass
 
 
-class _Child(NamedTuple):
-    """A counting child and this process's ends of its two pipes (what it reads from, what it answers on)."""
-
-    process: subprocess.Popen
-    down: int
-    up: int
-
-
-def _spawn() -> _Child | None:
-    """Start a counting child: a fresh interpreter, never a fork, which a process with threads cannot do safely.
-    None when none can be started (no interpreter, or no way to hand it the pipes)."""
-    down_r, down_w = os.pipe()
-    up_r, up_w = os.pipe()
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", child.MODULE, str(down_r), str(up_w)],
-            pass_fds=(down_r, up_w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    except (OSError, ValueError):
-        for fd in (down_r, down_w, up_r, up_w):
-            os.close(fd)
-        return None
-    os.close(down_r)
-    os.close(up_w)
-    return _Child(process, down_w, up_r)
-
-
-# A child started while a session file is read (prestart), for the measure after the read to take (take_spare): its
-# start, about 0.35 s of building the encoding, then runs beside the read, which keeps one core, rather than beside the
-# measure's first requests, which the measure's thread counts itself until the child answers.
-_spare: _Child | None = None
-_spare_lock = threading.Lock()
-
-
-# A JSON string literal, escapes included (possessive: a long one is matched in one pass, never backtracked into).
-_STRING = re.compile(rb'"(?:[^"\\\n]++|\\.)*+"')
-LONG_STRING = 64  # a string at least this long is text a block carries, not the envelope a line repeats (ids, times)
-SAMPLES = 4  # windows read across the file (a Branch opens with its list of ids, a Claude Code file with short lines)
-SAMPLE_BYTES = 256 << 10
-
-
-def estimated_text(path: str | os.PathLike) -> int:
-    """About how many characters of long strings the file holds: the share of long string literals in SAMPLES windows
-    read across it, times its size. Each window starts at a line's start, so a string is never read from its middle
-    (a compact one-line document is then read as mostly between strings: too little, never too much)."""
-    size = os.path.getsize(path)
-    inside = seen = 0
-    with open(path, "rb") as f:
-        for k in range(SAMPLES):
-            f.seek(size * k // SAMPLES)
-            window = f.read(SAMPLE_BYTES)
-            if k:
-                window = window[window.find(b"\n") + 1 :] if b"\n" in window else b""
-            seen += len(window)
-            inside += sum(len(m) for m in _STRING.findall(window) if len(m) >= LONG_STRING + 2)
-    return size * inside // seen if seen else 0
-
-
-def prestart(path: str | os.PathLike) -> bool:
-    """Start a counting child while the session file at `path` is read, when its measure is likely to want one: the
-    file looks to hold START_CHARS of text (estimated_text; a file of short lines, whatever its size, is mostly the
-    envelope they repeat, and there a child that is never used costs the read a core) and counting ahead may run
-    (CountsAhead.allowed, then free_core, asked now, while the other core is still as the read finds it). The measure takes it
-    (take_spare) or stops it (discard_spare); one left at exit is stopped then. True when one was started."""
-    global _spare
-    if not CountsAhead.allowed():  # first, so a process pool's workers never sample their files for nothing
-        return False
-    try:
-        if os.path.getsize(path) < START_CHARS or estimated_text(path) < START_CHARS:
-            return False
-    except OSError:
-        return False  # the read says what is wrong with the file
-    with _spare_lock:
-        if _spare is not None:
-            return False
-    if not free_core():
-        return False
-    child = _spawn()
-    if child is None:
-        return False
-    with _spare_lock:
-        if _spare is None:
-            _spare, child = child, None
-    if child is not None:  # another thread started one meanwhile
-        _stop(child)
-        return False
-    return True
-
-
-def has_spare() -> bool:
-    """Whether a child started by prestart is waiting to be taken."""
-    return _spare is not None
-
-
-def take_spare() -> _Child | None:
-    """The child prestart started, now the caller's (None when there is none)."""
-    global _spare
-    with _spare_lock:
-        child, _spare = _spare, None
-    return child
-
-
-def discard_spare() -> None:
-    """Stop and reap a child prestart started that no measure took (a record with too little text, a failed read)."""
-    child = take_spare()
-    if child is not None:
-        _stop(child)
-
-
-def _stop(child: _Child) -> None:
-    for fd in (child.down, child.up):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    child.process.kill()
-    child.process.wait()
-
-
-atexit.register(discard_spare)
-
-
 def string_chars(value: Any, enough: int) -> int:
     """The characters of the strings (keys too) inside nested mappings and lists, counted until `enough`."""
     chars, stack = 0, [value]
@@ -517,52 +360,6 @@ def string_chars(value: Any, enough: int) -> int:
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
     return chars
-
-
-def free_core() -> bool:
-    """Whether a second core looks free: this process may run on two or more, and the machine's idle time over the
-    last moment (core_idle; else the last minute's load, this process's own work included) leaves one of them idle.
-    A child on a core other work keeps busy only competes with this process for the same time: measured here, the
-    measure then took 1.45 times as long."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    if cores < 2:
-        return False
-    idle = core_idle()
-    if idle is not None:
-        return idle >= FREE_CORE
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # Windows has no load average: assume the core is free
-        return True
-    return load < cores - FREE_CORE
-
-
-def core_idle(stat: str = "/proc/stat") -> float | None:
-    """How many cores' worth of the machine sat idle over SAMPLE_SECONDS (Linux's /proc/stat read twice), or None
-    where there is no such file. The last minute's load is too slow for this: the previous command's child is in it."""
-
-    def read() -> list[int] | None:
-        try:
-            with open(stat, encoding="ascii") as f:
-                fields = f.readline().split()
-        except OSError:
-            return None
-        return [int(x) for x in fields[1:]] if fields and fields[0] == "cpu" else None
-
-    first = read()
-    time.sleep(SAMPLE_SECONDS)
-    second = read()
-    if first is None or second is None or len(first) < 5 or len(second) != len(first):
-        return None
-    delta = [b - a for a, b in zip(first, second)]
-    total = sum(delta[:8])  # user nice system idle iowait irq softirq steal (guest time is inside user)
-    if total <= 0:
-        return None
-    cores = os.cpu_count() or 1
-    return cores * (delta[3] + delta[4]) / total
 
 
 def position_of(record: FullRecord, messages: list[Message] | Any) -> int:

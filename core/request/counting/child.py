@@ -1,14 +1,18 @@
-"""The counting child's side: the process that builds the encoding and counts the texts its parent sends down a pipe."""
+"""A counting child: the process that builds the encoding and counts the texts its parent sends down a pipe (serve,
+its entry point main), and how a parent starts one as a fresh interpreter and stops it (spawn, stop)."""
 
 from __future__ import annotations
 
 import marshal
 import os
 import sys
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from foldscope.core.request import tokens
 from foldscope.core.request.passages import Passages
+
+if TYPE_CHECKING:
+    import subprocess
 
 # How a child is started as a fresh interpreter (core.request.counting.ahead): `python -m MODULE DOWN UP`.
 MODULE = "foldscope.core.request.counting.child"
@@ -62,6 +66,49 @@ def main(argv: list[str]) -> int:
     """The spawned child's entry point: serve the two pipe ends its parent handed it (their numbers in argv)."""
     serve(int(argv[0]), int(argv[1]))
     return 0
+
+
+class Child(NamedTuple):
+    """A counting child and this process's ends of its two pipes (what it reads from, what it answers on)."""
+
+    process: subprocess.Popen
+    down: int
+    up: int
+
+
+def spawn() -> Child | None:
+    """Start a counting child: a fresh interpreter running this module (main), never a fork, which a process with
+    threads cannot do safely. None when none can be started (no interpreter, or no way to hand it the pipes)."""
+    import subprocess  # only where a child starts: the spawned child itself never needs it
+
+    down_r, down_w = os.pipe()
+    up_r, up_w = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", MODULE, str(down_r), str(up_w)],
+            pass_fds=(down_r, up_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except (OSError, ValueError):
+        for fd in (down_r, down_w, up_r, up_w):
+            os.close(fd)
+        return None
+    os.close(down_r)
+    os.close(up_w)
+    return Child(process, down_w, up_r)
+
+
+def stop(child: Child) -> None:
+    """Stop a child no one counts with, and reap it."""
+    for fd in (child.down, child.up):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    child.process.kill()
+    child.process.wait()
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from foldscope.core.model.launch import session_policy
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 from foldscope.core.request.count import Counter
-from foldscope.core.request.counting import ahead
+from foldscope.core.request.counting import ahead, backend, child
 from foldscope.core.request.plan import CompileError
 from foldscope.core.request.trace_measure import measure_trace
 from tests.core.fold_sessions import text_of
@@ -62,7 +62,7 @@ def tool_session(turns: int, chars: int = 3000, thinking: bool = False) -> Sessi
 def eager(monkeypatch):
     """Counting ahead from the first character, in small batches, so a small session crosses many of them."""
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
-    monkeypatch.setattr(ahead, "free_core", lambda: True)  # whatever else this machine is doing
+    monkeypatch.setattr(backend, "free_core", lambda: True)  # whatever else this machine is doing
     monkeypatch.setattr(ahead, "START_CHARS", 0)
     monkeypatch.setattr(ahead, "BATCH_CHARS", 8 << 10)
     monkeypatch.setattr(ahead, "LEAD_CHARS", 64 << 10)
@@ -182,7 +182,7 @@ def fake_child(tmp_path: Path, body: str) -> str:
 def test_a_child_that_fails_costs_time_never_a_figure(eager, monkeypatch, tmp_path, body):
     session = tool_session(12)
     expected = inline(session, None, monkeypatch)
-    monkeypatch.setattr(ahead.sys, "executable", fake_child(tmp_path, body))
+    monkeypatch.setattr(child.sys, "executable", fake_child(tmp_path, body))
     raised: list[BaseException | None] = []  # a courier that dies of an exception would print a traceback
     monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
     assert rows_of(measure_trace(session, counter=Counter())) == expected
@@ -202,7 +202,7 @@ def test_a_child_that_never_answers_is_given_up_on_and_nothing_is_left_running(e
         "send(up, [len(encode(t)) for t in receive(down)[1]])\n"
         "while True:\n    receive(down)"
     )
-    monkeypatch.setattr(ahead.sys, "executable", fake_child(tmp_path, body))
+    monkeypatch.setattr(child.sys, "executable", fake_child(tmp_path, body))
     before = threading.active_count()
     assert rows_of(measure_trace(session, counter=Counter())) == expected
     assert threading.active_count() == before
@@ -272,10 +272,10 @@ def test_no_child_runs_with_foldscope_no_helper(monkeypatch):
 def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
     """A folder's replay or a fleet's sweep already keeps every core busy with a session each."""
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
-    monkeypatch.setattr(ahead, "free_core", lambda: True)
-    assert ahead.CountsAhead.wanted()
-    monkeypatch.setattr(ahead.multiprocessing, "parent_process", lambda: object())
-    assert not ahead.CountsAhead.wanted()
+    monkeypatch.setattr(backend, "free_core", lambda: True)
+    assert backend.wanted()
+    monkeypatch.setattr(backend.multiprocessing, "parent_process", lambda: object())
+    assert not backend.wanted()
 
 
 @pytest.mark.parametrize(
@@ -283,10 +283,10 @@ def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
     [(1, 1.0, 0.0, False), (2, 0.6, 3.0, True), (2, 0.4, 0.0, False), (2, None, 1.4, True), (2, None, 1.6, False), (8, None, 6.0, True)],
 )
 def test_a_child_starts_only_when_a_second_core_looks_free(monkeypatch, cores, idle, load, free):
-    monkeypatch.setattr(ahead.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
-    monkeypatch.setattr(ahead, "core_idle", lambda: idle)
-    monkeypatch.setattr(ahead.os, "getloadavg", lambda: (load, load, load))
-    assert ahead.free_core() is free
+    monkeypatch.setattr(backend.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(backend, "core_idle", lambda: idle)
+    monkeypatch.setattr(backend.os, "getloadavg", lambda: (load, load, load))
+    assert backend.free_core() is free
 
 
 def test_core_idle_reads_the_idle_share_of_the_machine_between_two_samples(monkeypatch, tmp_path):
@@ -297,11 +297,11 @@ def test_core_idle_reads_the_idle_share_of_the_machine_between_two_samples(monke
             "cpu  250 0 150 950 50 0 0 0 0 0\ncpu0 1 2 3\n",  # 200 busy and 200 idle (150 + 50 waiting) of 400
         ]
     )
-    monkeypatch.setattr(ahead.time, "sleep", lambda s: stat.write_text(next(samples, "")))
-    monkeypatch.setattr(ahead.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(backend.time, "sleep", lambda s: stat.write_text(next(samples, "")))
+    monkeypatch.setattr(backend.os, "cpu_count", lambda: 2)
     stat.write_text(next(samples))
-    assert ahead.core_idle(str(stat)) == pytest.approx(1.0)
-    assert ahead.core_idle(str(tmp_path / "missing")) is None
+    assert backend.core_idle(str(stat)) == pytest.approx(1.0)
+    assert backend.core_idle(str(tmp_path / "missing")) is None
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
@@ -309,13 +309,13 @@ def test_counting_ahead_is_not_wanted_in_a_forked_child(monkeypatch):
     """One file's strategies run at once in forked children (core.replay.parallel): the parent and the siblings keep
     every core busy, and multiprocessing.parent_process() is None in a bare fork."""
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
-    monkeypatch.setattr(ahead, "free_core", lambda: True)
-    assert ahead.CountsAhead.wanted()
+    monkeypatch.setattr(backend, "free_core", lambda: True)
+    assert backend.wanted()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: answer and leave at once, never into pytest's code
         try:
-            os.write(write, b"1" if ahead.CountsAhead.wanted() else b"0")
+            os.write(write, b"1" if backend.wanted() else b"0")
         finally:
             os._exit(0)
     os.close(write)
@@ -323,7 +323,7 @@ def test_counting_ahead_is_not_wanted_in_a_forked_child(monkeypatch):
         answer = pipe.read()
     os.waitpid(pid, 0)
     assert answer == b"0"
-    assert ahead.CountsAhead.wanted()  # the parent still may
+    assert backend.wanted()  # the parent still may
 
 
 def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch):
@@ -474,8 +474,8 @@ def test_a_ctrl_c_while_the_child_is_being_reaped_still_reaps_it(eager, monkeypa
 
     def on_count(k, requests, count):
         if k == 10:
-            child = counter.ahead._child
-            real_wait, calls = child.wait, []
+            process = counter.ahead._child
+            real_wait, calls = process.wait, []
 
             def wait(*args, **kwargs):
                 calls.append(1)
@@ -483,8 +483,8 @@ def test_a_ctrl_c_while_the_child_is_being_reaped_still_reaps_it(eager, monkeypa
                     raise KeyboardInterrupt
                 return real_wait(*args, **kwargs)
 
-            child.wait = wait
-            children.append(child)
+            process.wait = wait
+            children.append(process)
             raise Stop
 
     counter = Counter()
@@ -494,17 +494,17 @@ def test_a_ctrl_c_while_the_child_is_being_reaped_still_reaps_it(eager, monkeypa
     assert children and children[0].returncode is not None  # reaped: no zombie
 
 
-def spawns_counted(monkeypatch) -> list[ahead._Child]:
-    """Every counting child _spawn starts, in order."""
-    spawned: list[ahead._Child] = []
-    real = ahead._spawn
+def spawns_counted(monkeypatch) -> list[child.Child]:
+    """Every counting child child.spawn starts, in order."""
+    spawned: list[child.Child] = []
+    real = child.spawn
 
     def spawn():
         child = real()
         spawned.append(child)
         return child
 
-    monkeypatch.setattr(ahead, "_spawn", spawn)
+    monkeypatch.setattr(child, "spawn", spawn)
     return spawned
 
 
@@ -514,33 +514,33 @@ def test_the_child_started_while_the_file_is_read_is_the_one_the_measure_counts_
     expected = inline(session, None, monkeypatch)
     spawned = spawns_counted(monkeypatch)
     path = text_file(tmp_path, 100)
-    assert ahead.prestart(path)
-    assert ahead.has_spare() and len(spawned) == 1
-    monkeypatch.setattr(ahead, "free_core", lambda: pytest.fail("the core asked again with a child waiting"))
+    assert backend.hint(path)
+    assert backend.has_spare() and len(spawned) == 1
+    monkeypatch.setattr(backend, "free_core", lambda: pytest.fail("the core asked again with a child waiting"))
     assert rows_of(measure_trace(session, counter=Counter())) == expected
     assert len(spawned) == 1, "the measure started a second child"
     assert eager and eager[0].counted_ahead > 0
-    assert not ahead.has_spare()
+    assert not backend.has_spare()
     assert spawned[0].process.poll() is not None, "the child was left running"
 
 
 @pytest.fixture
 def started_while_reading(monkeypatch, tmp_path):
-    """A child prestart started for a file of START_CHARS bytes on a free core, as a command's read starts one."""
+    """A child hint started for a file of START_CHARS bytes on a free core, as a command's read starts one."""
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
-    monkeypatch.setattr(ahead, "free_core", lambda: True)
+    monkeypatch.setattr(backend, "free_core", lambda: True)
     monkeypatch.setattr(ahead, "START_CHARS", 100)
     spawned = spawns_counted(monkeypatch)
-    assert ahead.prestart(text_file(tmp_path, 100))
+    assert backend.hint(text_file(tmp_path, 100))
     yield spawned
-    ahead.discard_spare()
+    backend.discard_spare()
 
 
 def test_a_child_started_for_a_record_too_small_to_repay_it_is_stopped_and_reaped(monkeypatch, started_while_reading):
     spawned = started_while_reading
     monkeypatch.setattr(ahead, "START_CHARS", 10**9)  # the record read holds less text than a child repays
     measure_trace(tool_session(5), counter=Counter())
-    assert not ahead.has_spare()
+    assert not backend.has_spare()
     assert spawned[0].process.returncode is not None, "the child was not reaped"
 
 
@@ -566,16 +566,16 @@ def test_a_child_is_started_while_reading_only_for_a_file_that_may_repay_it_on_a
     monkeypatch, tmp_path, chars, string, free, started
 ):
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
-    monkeypatch.setattr(ahead, "free_core", lambda: free)
+    monkeypatch.setattr(backend, "free_core", lambda: free)
     monkeypatch.setattr(ahead, "START_CHARS", 100 if string > 64 else 1000)
     spawned = spawns_counted(monkeypatch)
     path = text_file(tmp_path, chars, string)
     try:
-        assert ahead.prestart(path) is started
+        assert backend.hint(path) is started
         assert len(spawned) == int(started)
-        assert not ahead.prestart(path), "a second child was started beside the first"
+        assert not backend.hint(path), "a second child was started beside the first"
     finally:
-        ahead.discard_spare()
+        backend.discard_spare()
     assert all(child.process.returncode is not None for child in spawned)
 
 
@@ -584,29 +584,29 @@ def test_foldscope_no_helper_stops_a_child_started_while_reading(monkeypatch, st
     monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")  # set between the read and the measure: the measure obeys it
     monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: pytest.fail("a child counted"))
     measure_trace(tool_session(12), counter=Counter())
-    assert not ahead.has_spare() and spawned[0].process.returncode is not None
+    assert not backend.has_spare() and spawned[0].process.returncode is not None
 
 
 def test_the_text_of_a_file_is_estimated_from_its_long_strings_escapes_included(tmp_path):
     path = text_file(tmp_path, 200 * 500)
-    assert 0.9 < ahead.estimated_text(path) / (200 * 500) < 1.2  # the lines' envelope is not text
+    assert 0.9 < backend.estimated_text(path) / (200 * 500) < 1.2  # the lines' envelope is not text
     short = text_file(tmp_path, 40 * 2000, string=40)
-    assert ahead.estimated_text(short) == 0
+    assert backend.estimated_text(short) == 0
     escaped = tmp_path / "escaped.jsonl"
     escaped.write_text("".join('{"output": "' + '\\"quoted\\" ' * 20 + '"}\n' for _ in range(100)))
-    assert ahead.estimated_text(escaped) > 0.8 * escaped.stat().st_size
+    assert backend.estimated_text(escaped) > 0.8 * escaped.stat().st_size
 
 
 def test_a_missing_file_starts_no_child(monkeypatch, tmp_path):
-    monkeypatch.setattr(ahead, "_spawn", lambda: pytest.fail("a child was started"))
-    assert not ahead.prestart(tmp_path / "absent.jsonl")
+    monkeypatch.setattr(child, "spawn", lambda: pytest.fail("a child was started"))
+    assert not backend.hint(tmp_path / "absent.jsonl")
 
 
 def test_a_worker_of_a_process_pool_starts_no_child_while_reading_nor_samples_its_file(monkeypatch, tmp_path):
     monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
-    monkeypatch.setattr(ahead, "free_core", lambda: True)
+    monkeypatch.setattr(backend, "free_core", lambda: True)
     monkeypatch.setattr(ahead, "START_CHARS", 100)
-    monkeypatch.setattr(ahead.multiprocessing, "parent_process", lambda: object())
-    monkeypatch.setattr(ahead, "estimated_text", lambda path: pytest.fail("the file was sampled"))
-    monkeypatch.setattr(ahead, "_spawn", lambda: pytest.fail("a child was started"))
-    assert not ahead.prestart(text_file(tmp_path, 400))
+    monkeypatch.setattr(backend.multiprocessing, "parent_process", lambda: object())
+    monkeypatch.setattr(backend, "estimated_text", lambda path: pytest.fail("the file was sampled"))
+    monkeypatch.setattr(child, "spawn", lambda: pytest.fail("a child was started"))
+    assert not backend.hint(text_file(tmp_path, 400))

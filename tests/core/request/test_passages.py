@@ -274,10 +274,10 @@ def repeated_reads() -> list[str]:
 
 def test_the_counting_child_answers_each_texts_count():
     """A real child, through its pipes: the counts are tiktoken's of each text whole."""
-    from foldscope.core.request.counting import ahead
+    from foldscope.core.request.counting import child as counting_child
     from foldscope.core.request.counting.child import receive, send
 
-    child = ahead._spawn()
+    child = counting_child.spawn()
     assert child is not None
     texts = repeated_reads()
     try:
@@ -286,7 +286,7 @@ def test_the_counting_child_answers_each_texts_count():
             down.flush()
             assert receive(up) == count_all(texts)
     finally:
-        ahead._stop(child)
+        counting_child.stop(child)
 
 
 def test_the_counting_child_counts_by_passages(by_passages, monkeypatch):

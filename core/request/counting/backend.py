@@ -1,0 +1,217 @@
+"""Where a Counter's counts are made (Backend): in-line, or with a child counting ahead on the other core while a trace
+is measured; the Measure starts and stops it, and a caller about to read a file for a measure gives a hint (its path)."""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import re
+import threading
+import time
+from typing import Any
+
+from foldscope.core.model.session import FullRecord
+from foldscope.core.request.counting import ahead, child, children_allowed
+from foldscope.core.request.counting.ahead import CountsAhead
+
+
+class Backend:
+    """A Counter's way of counting (the Counter owns one): every body in-line, or, while a trace is measured, with a
+    child counting the record's bodies ahead of need (core.request.counting.ahead). The Measure asks `start` when its
+    counting pass begins and `stop` when the measure ends, whatever ended it; between them the Counter takes the
+    counts the child made (Counter.ahead). Whether a child runs is decided here, at `start`: the switch
+    (core.request.counting.children_allowed), the record's text, the counter's memo and a free core."""
+
+    def start(self, counter: Any, record: FullRecord, policy: Any, key: tuple, thinking: bool = False) -> CountsAhead | None:
+        """A child counting the record's block bodies under `policy` (its policy key `key`; with `thinking` the
+        responses' thinking too) ahead of the measure, attached to `counter` (its Counter.ahead); None where one may
+        not run, or the counter already has one. Cheapest question first: a counter that has counted most of the
+        record (a followed session's poll, a reopened session) has nothing worth sending, and a short record does not
+        repay a child; only then is the machine asked."""
+        if counter.ahead is not None or 2 * counter.bodies_counted() > len(record) or not CountsAhead.worth(record):
+            return None  # a child started while the file was read (hint) is stopped when the measure ends
+        # A child started while the file was read found the core free then: asked again now, the idle sample would
+        # see that child's own start on it.
+        if not allowed() or not (has_spare() or wanted()):
+            return None
+        lengths = counter.lengths.setdefault(key, {}) if counter.lengths is not None else None
+        counter.ahead = CountsAhead(record, policy, key, known=counter.counted, thinking=thinking, lengths=lengths, spawn=_child_for_ahead)
+        return counter.ahead
+
+    def stop(self, counter: Any, started: CountsAhead | None) -> None:
+        """The measure has ended: a child started while the file was read that no measure took is stopped, and the
+        one `start` gave this measure (`started`) is stopped and reaped, and taken off the counter."""
+        discard_spare()
+        if started is not None:
+            if counter.ahead is started:
+                counter.ahead = None
+            started.close()
+
+
+def _child_for_ahead() -> child.Child | None:
+    """The child a CountsAhead counts with: the one started while the file was read (hint), else a new one."""
+    return take_spare() or child.spawn()
+
+
+# Set in a child forked from this process (core.replay.parallel's strategy children): its parent and siblings already
+# keep every core busy, as a process pool's workers do, and multiprocessing.parent_process() knows nothing of a bare fork.
+_forked = False
+
+
+def _in_forked_child() -> None:
+    global _forked, _spare
+    _forked = True
+    _spare = None  # the parent's, never this process's to adopt or stop
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_in_forked_child)
+
+
+def allowed() -> bool:
+    """Whether counting ahead may run in this process: the switch allows children (children_allowed), and this is
+    neither a worker of a process pool (a folder's replay, a fleet's sweep) nor a forked child (one file's strategies
+    at once), which already keep every core busy, so a child would only compete."""
+    return children_allowed() and multiprocessing.parent_process() is None and not _forked
+
+
+def wanted() -> bool:
+    """Whether counting ahead may run here (allowed) and a second core looks free (free_core)."""
+    return allowed() and free_core()
+
+
+# A child started while a session file is read (hint), for the measure after the read to take (take_spare): its
+# start, about 0.35 s of building the encoding, then runs beside the read, which keeps one core, rather than beside the
+# measure's first requests, which the measure's thread counts itself until the child answers.
+_spare: child.Child | None = None
+_spare_lock = threading.Lock()
+
+
+def hint(path: str | os.PathLike) -> bool:
+    """The session file at `path` is about to be read and its trace measured: start a counting child now, while it is
+    read, when its measure is likely to want one. That is when the file looks to hold START_CHARS of text
+    (estimated_text; a file of short lines, whatever its size, is mostly the envelope they repeat, and there a child
+    that is never used costs the read a core) and counting ahead may run (allowed, then free_core, asked now, while
+    the other core is still as the read finds it). The measure's Backend takes it (take_spare) or stops it
+    (discard_spare); one left at exit is stopped then. True when one was started."""
+    global _spare
+    if not allowed():  # first, so a process pool's workers never sample their files for nothing
+        return False
+    try:
+        if os.path.getsize(path) < ahead.START_CHARS or estimated_text(path) < ahead.START_CHARS:
+            return False
+    except OSError:
+        return False  # the read says what is wrong with the file
+    with _spare_lock:
+        if _spare is not None:
+            return False
+    if not free_core():
+        return False
+    started = child.spawn()
+    if started is None:
+        return False
+    with _spare_lock:
+        if _spare is None:
+            _spare, started = started, None
+    if started is not None:  # another thread started one meanwhile
+        child.stop(started)
+        return False
+    return True
+
+
+def has_spare() -> bool:
+    """Whether a child started by hint is waiting to be taken."""
+    return _spare is not None
+
+
+def take_spare() -> child.Child | None:
+    """The child hint started, now the caller's (None when there is none)."""
+    global _spare
+    with _spare_lock:
+        taken, _spare = _spare, None
+    return taken
+
+
+def discard_spare() -> None:
+    """Stop and reap a child hint started that no measure took (a record with too little text, a failed read)."""
+    taken = take_spare()
+    if taken is not None:
+        child.stop(taken)
+
+
+atexit.register(discard_spare)
+
+
+# A JSON string literal, escapes included (possessive: a long one is matched in one pass, never backtracked into).
+_STRING = re.compile(rb'"(?:[^"\\\n]++|\\.)*+"')
+LONG_STRING = 64  # a string at least this long is text a block carries, not the envelope a line repeats (ids, times)
+SAMPLES = 4  # windows read across the file (a Branch opens with its list of ids, a Claude Code file with short lines)
+SAMPLE_BYTES = 256 << 10
+
+
+def estimated_text(path: str | os.PathLike) -> int:
+    """About how many characters of long strings the file holds: the share of long string literals in SAMPLES windows
+    read across it, times its size. Each window starts at a line's start, so a string is never read from its middle
+    (a compact one-line document is then read as mostly between strings: too little, never too much)."""
+    size = os.path.getsize(path)
+    inside = seen = 0
+    with open(path, "rb") as f:
+        for k in range(SAMPLES):
+            f.seek(size * k // SAMPLES)
+            window = f.read(SAMPLE_BYTES)
+            if k:
+                window = window[window.find(b"\n") + 1 :] if b"\n" in window else b""
+            seen += len(window)
+            inside += sum(len(m) for m in _STRING.findall(window) if len(m) >= LONG_STRING + 2)
+    return size * inside // seen if seen else 0
+
+
+FREE_CORE = 0.5  # this much of a core idle counts as one free (free_core)
+SAMPLE_SECONDS = 0.05  # how long core_idle watches the machine's idle time
+
+
+def free_core() -> bool:
+    """Whether a second core looks free: this process may run on two or more, and the machine's idle time over the
+    last moment (core_idle; else the last minute's load, this process's own work included) leaves one of them idle.
+    A child on a core other work keeps busy only competes with this process for the same time: measured here, the
+    measure then took 1.45 times as long."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    if cores < 2:
+        return False
+    idle = core_idle()
+    if idle is not None:
+        return idle >= FREE_CORE
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows has no load average: assume the core is free
+        return True
+    return load < cores - FREE_CORE
+
+
+def core_idle(stat: str = "/proc/stat") -> float | None:
+    """How many cores' worth of the machine sat idle over SAMPLE_SECONDS (Linux's /proc/stat read twice), or None
+    where there is no such file. The last minute's load is too slow for this: the previous command's child is in it."""
+
+    def read() -> list[int] | None:
+        try:
+            with open(stat, encoding="ascii") as f:
+                fields = f.readline().split()
+        except OSError:
+            return None
+        return [int(x) for x in fields[1:]] if fields and fields[0] == "cpu" else None
+
+    first = read()
+    time.sleep(SAMPLE_SECONDS)
+    second = read()
+    if first is None or second is None or len(first) < 5 or len(second) != len(first):
+        return None
+    delta = [b - a for a, b in zip(first, second)]
+    total = sum(delta[:8])  # user nice system idle iowait irq softirq steal (guest time is inside user)
+    if total <= 0:
+        return None
+    cores = os.cpu_count() or 1
+    return cores * (delta[3] + delta[4]) / total
