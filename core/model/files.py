@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from foldscope.core.model.folders import PRIVATE_FILE, fsync_folder
 
 TEMP_SUFFIX = ".foldscope-tmp"
+# What makes the data a block at a time (a long report is never held whole); called again if the write starts over.
+Blocks = Callable[[], Iterable[bytes]]
 
 
 def temp_path(path: Path) -> Path:
@@ -17,7 +20,7 @@ def temp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}{TEMP_SUFFIX}")
 
 
-def write_atomically(path: str | Path, data: bytes) -> None:
+def write_atomically(path: str | Path, data: bytes | Blocks) -> None:
     """Write data to path so that a crash or a kill at any point leaves the old file or the new one.
 
     The new file keeps the mode of the file it replaces; a new file is private (0600). The data and the
@@ -56,7 +59,7 @@ def write_atomically(path: str | Path, data: bytes) -> None:
     fsync_folder(path.parent)
 
 
-def _write_unnamed(path: Path, temporary: Path, data: bytes, mode: int) -> bool:
+def _write_unnamed(path: Path, temporary: Path, data: bytes | Blocks, mode: int) -> bool:
     """Write data to an unnamed file in path's folder and link it as temporary; False where the platform or
     the file system cannot (the caller then writes temporary itself)."""
     flag = getattr(os, "O_TMPFILE", None)
@@ -83,8 +86,9 @@ def _write_unnamed(path: Path, temporary: Path, data: bytes, mode: int) -> bool:
     return True
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def _write_all(fd: int, data: bytes | Blocks) -> None:
+    for block in data() if callable(data) else (data,):
+        view = memoryview(block)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from foldscope.core.model.files import write_atomically
+from foldscope.core.model.files import Blocks, write_atomically
 from foldscope.core.model.session import ReadError
 
 STDOUT = "-"
@@ -48,13 +48,14 @@ def output_target(path: str | Path, read: Inputs = ()) -> Path:
     return target
 
 
-def write_output(path: str | Path, data: bytes | str, read: Inputs = ()) -> str:
-    """Write data to the file the user named (see the module's rules); `-` writes to standard output.
-    Returns where it went."""
+def write_output(path: str | Path, data: bytes | str | Blocks, read: Inputs = ()) -> str:
+    """Write data (or what makes it a block at a time) to the file the user named (see the module's rules); `-`
+    writes to standard output. Returns where it went."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if str(path) == STDOUT:
         sys.stdout.flush()
-        sys.stdout.buffer.write(payload)
+        for block in payload() if callable(payload) else (payload,):
+            sys.stdout.buffer.write(block)
         sys.stdout.buffer.flush()
         return "standard output"
     target = output_target(path, read)

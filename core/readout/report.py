@@ -9,7 +9,7 @@ quotes) before it enters the page: a session is data, never markup.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from foldscope.core.readout.document import is_note
 from foldscope.core.readout.report_cost import cost_sections
 from foldscope.core.readout.report_data import ReportData
 from foldscope.core.readout.report_html import RULE_COLOURS, Markup, Section, esc, num, part_colour, swatch, table
-from foldscope.core.readout.report_transcript import conversation_section_body, every_request_body, request_anchor
+from foldscope.core.readout.report_transcript import conversation_pieces, every_request_pieces, request_anchor
 from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate, no_requests, usage_note
 from foldscope.core.readout.words import counted_words
@@ -275,11 +275,11 @@ def every_request_section(data: ReportData, window: int | None) -> Section:
     def bar(c: Composition) -> str:
         return composition_svg(c, width=400, height=14, css="minibar")
 
-    return Section("Every request", every_request_body(data.measure, window, bar, largest_part))
+    return Section("Every request", pieces=lambda: every_request_pieces(data.measure, window, bar, largest_part))
 
 
 def conversation_section(data: ReportData) -> Section:
-    return Section("The conversation", conversation_section_body(data.session, data.measure, data.events))
+    return Section("The conversation", pieces=lambda: conversation_pieces(data.session, data.measure, data.events))
 
 
 def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
@@ -397,6 +397,11 @@ def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[s
 
 def render(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> str:
     """The page: one HTML document, every piece of session text escaped, nothing loaded from anywhere."""
+    return "".join(render_pieces(data, now))
+
+
+def render_pieces(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> Iterator[str]:
+    """The page in the order it is written, each long section made as it goes (Section.pieces)."""
     name = Path(data.session.source).name
     from importlib.metadata import PackageNotFoundError, version
 
@@ -405,26 +410,44 @@ def render(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(
     except PackageNotFoundError:  # run from a checkout that was never installed
         __version__ = "(not installed)"
 
-    body = "".join(f"<section><h2>{esc(s.title)}</h2>{s.body}</section>" for s in data.sections)
-    return (
+    yield (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>foldscope report: {esc(name)}</title><style>{STYLE}</style></head><body>"
         f"<h1>foldscope report: {esc(name)}</h1>"
-        f"<p class=legend>What this agent session sent the model, request by request, and what it cost.</p>{body}"
+        f"<p class=legend>What this agent session sent the model, request by request, and what it cost.</p>"
+    )
+    for s in data.sections:
+        yield f"<section><h2>{esc(s.title)}</h2>"
+        yield from s.parts()
+        yield "</section>"
+    yield (
         f"<footer>Made by foldscope {esc(__version__)} on {esc(now().strftime('%Y-%m-%d %H:%M UTC'))}, offline: "
         "this file loads nothing from anywhere.</footer></body></html>\n"
     )
 
 
+def _encoded(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[bytes]:
+    """The pieces as UTF-8 in blocks of about `size` characters: few writes, and no copy of the whole page."""
+    held: list[str] = []
+    n = 0
+    for piece in pieces:
+        held.append(piece)
+        n += len(piece)
+        if n >= size:
+            yield "".join(held).encode("utf-8")
+            held, n = [], 0
+    yield "".join(held).encode("utf-8")
+
+
 def write_report(
     session: Session, out: str | Path, policy: Policy | None = None, *, replay: Sequence[str] = (), measure: Measure | None = None
 ) -> ReportData:
-    """Write the report of `session` to `out` (the whole page at once; a failed write leaves no half file), never
+    """Write the report of `session` to `out` (written as it is made; a failed write leaves no half file), never
     over the files the session was read from, a device or a link (core.model.outputs); private when new."""
     read = {path: "a file the session was read from" for path in input_paths(session)}
     output_target(out, read)  # refused before the work of gathering, not after
     data = gather(session, policy, replay=replay, measure=measure)
-    write_output(out, render(data), read)
+    write_output(out, lambda: _encoded(render_pieces(data)), read)
     return data

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,8 +56,19 @@ def usd(value: float | None) -> str:
 
 @dataclass
 class Section:
+    """One section of the page: its title and its body, or (`pieces`) what makes the body piece by piece when the
+    page is written, so that a long one (every request, the conversation) is never held whole (issue 48)."""
+
     title: str
-    body: str
+    text: str = ""
+    pieces: Callable[[], Iterable[str]] | None = None
+
+    @property
+    def body(self) -> str:
+        return self.text if self.pieces is None else "".join(self.pieces())
+
+    def parts(self) -> Iterable[str]:
+        return (self.text,) if self.pieces is None else self.pieces()
 
 
 def part_colour(name: str) -> str:

@@ -5,7 +5,7 @@ an anchor the timeline's bars link to. Session text is escaped here too: it is d
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -85,53 +85,53 @@ def message_item(index: int, m: Message, in_view: bool) -> str:
     return f"<li class='m {m.kind}' id=message-{index}>{head}{_text_block(text)}</li>"
 
 
-def conversation_section_body(session: Session, measure: Measure, events: Sequence[tuple[int, str]]) -> str:
-    """The full record in order, collapsible, each request marked before the response it got."""
+def conversation_pieces(session: Session, measure: Measure, events: Sequence[tuple[int, str]]) -> Iterator[str]:
+    """The full record in order, collapsible, each request marked before the response it got: made a message at
+    a time as the page is written (the conversation is most of the page, never held whole)."""
     record = session.record
-    view = set(session.view)
-    answered = {r.response_id: k for k, r in enumerate(session.trace) if r.response_id}
-    rows = measure.trace.rows
-    items = []
-    for index, m in enumerate(record):
-        k = answered.get(m.id)
-        if k is not None:
-            predicted = f", predicted input {rows[k].predicted:,} tokens" if k < len(rows) else ""
-            items.append(f"<li class=req>request {k} sent{esc(predicted)}: <a href=#{request_anchor(k)}>its composition</a></li>")
-        items.append(message_item(index, m, m.id in view))
     kinds = {"compaction": 0, "fold": 0}
     for _, kind in events:
         kinds[kind] += 1
-    intro = (
+    yield (
         f"<p>The full record, {_plural(len(record), 'message')} in the order they happened: what was typed "
         "and answered shown, tool calls, results and summaries folded under a line with their size (click to "
         f"open). Each request is marked where it was sent, with a link to its composition; "
         f"{_plural(kinds['compaction'], 'compaction')} and {_plural(kinds['fold'], 'fold')} are marked "
         "where their summary entered. Times are UTC.</p>"
+        f"<details class=transcript><summary>The conversation ({_plural(len(record), 'message')})"
+        "</summary><ol class=msgs>"
     )
-    return (
-        intro + f"<details class=transcript><summary>The conversation ({_plural(len(record), 'message')})"
-        f"</summary><ol class=msgs>{''.join(items)}</ol></details>"
-    )
+    view = set(session.view)
+    answered = {r.response_id: k for k, r in enumerate(session.trace) if r.response_id}
+    rows = measure.trace.rows
+    for index, m in enumerate(record):
+        k = answered.get(m.id)
+        if k is not None:
+            predicted = f", predicted input {rows[k].predicted:,} tokens" if k < len(rows) else ""
+            yield f"<li class=req>request {k} sent{esc(predicted)}: <a href=#{request_anchor(k)}>its composition</a></li>"
+        yield message_item(index, m, m.id in view)
+    yield "</ol></details>"
 
 
-def every_request_body(
+def every_request_pieces(
     measure: Measure, window: int | None, bar: Callable[[Composition], str], largest_part: Callable[[Composition], str]
-) -> str:
-    """A row per request (its anchor), its predicted input and its composition as a bar with the largest part."""
-    out = []
+) -> Iterator[str]:
+    """A row per request (its anchor), its predicted input and its composition as a bar with the largest part: made
+    a row at a time as the page is written."""
+    yield (
+        "<p>Every request as it was sent: the bar is its count split by the composition legend above (the "
+        "timeline's bars link here). The bar's full width is the context window where known.</p>"
+        "<table class=requests><thead><tr><th class=n>Request</th><th class=n>Predicted input</th>"
+        "<th class=n>Reported input</th><th>Composition</th><th>Largest part</th></tr></thead><tbody>"
+    )
     head = sources_for(measure.session)  # read once: the same parts name every request's head
     facts = MessageFacts()  # each message's category worked out once, not once per request that carries it
     for row in measure.trace.rows:
         # the bar and the largest part need the categories only, not the groups and repeats
         c = request_composition(measure, row.index, window=window, head=head, facts=facts, details=False)
-        out.append(
+        yield (
             f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
             f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"
             f"<td class=mini>{bar(c)}</td><td>{largest_part(c)}</td></tr>"
         )
-    return (
-        "<p>Every request as it was sent: the bar is its count split by the composition legend above (the "
-        "timeline's bars link here). The bar's full width is the context window where known.</p>"
-        "<table class=requests><thead><tr><th class=n>Request</th><th class=n>Predicted input</th>"
-        "<th class=n>Reported input</th><th>Composition</th><th>Largest part</th></tr></thead><tbody>" + "".join(out) + "</tbody></table>"
-    )
+    yield "</tbody></table>"

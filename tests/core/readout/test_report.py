@@ -414,3 +414,46 @@ def test_the_cost_sections_made_from_the_trace_count_are_the_ones_counting_again
     assert len(again.cache_pass.rows) == 0
     assert [(s.title, s.body) for s in ridden.sections] == [(s.title, s.body) for s in again.sections]
     assert any(s.title == "Cost by cause" and "Not available" not in s.body for s in ridden.sections)
+
+
+def test_the_written_report_is_the_rendered_page_written_a_block_at_a_time_never_whole(corpus_dev, tmp_path, monkeypatch):
+    """The page is written as it is made (issue 48: a long session's page held whole was most of the report's
+    memory): blocks of about the block size, the file byte for byte the page render() makes."""
+    import os
+
+    import foldscope.core.model.files as files
+    import foldscope.core.readout.report as report
+
+    session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    writes: list[int] = []
+    real_write = os.write
+    monkeypatch.setattr(files.os, "write", lambda fd, data: writes.append(len(data)) or real_write(fd, data))
+    monkeypatch.setattr(report._encoded, "__defaults__", (4096,))
+    out = tmp_path / "r.html"
+    data = report.write_report(session, out, Policy())
+    page = render(data).encode("utf-8")
+    footer = page.rindex(b"<footer>")  # the footer says the minute it was made
+    assert out.read_bytes()[:footer] == page[:footer] and len(out.read_bytes()) == len(page)
+    assert len(writes) > 10 and max(writes) < 4096 + 8 * 4000 + 1000  # a block: the size, then at most one more piece
+
+
+def test_a_report_that_fails_while_being_written_leaves_the_file_it_would_have_replaced(corpus_dev, tmp_path, monkeypatch):
+    import foldscope.core.readout.report as report
+    import foldscope.core.readout.report_transcript as transcript
+
+    out = tmp_path / "r.html"
+    out.write_text("the old report")
+    made = transcript.message_item
+    calls: list[int] = []
+
+    def broken(*args):
+        calls.append(1)
+        if len(calls) > 20:  # blocks of the page are written by now
+            raise RuntimeError("made to fail half way")
+        return made(*args)
+
+    monkeypatch.setattr(transcript, "message_item", broken)
+    monkeypatch.setattr(report._encoded, "__defaults__", (256,))
+    with pytest.raises(RuntimeError):
+        report.write_report(load_session(corpus_dev / "claude_code" / "session-196820da.jsonl"), out, Policy())
+    assert out.read_text() == "the old report" and [p.name for p in tmp_path.iterdir()] == ["r.html"]
