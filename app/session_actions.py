@@ -28,7 +28,7 @@ from foldscope.app.undo import SessionEditor
 from foldscope.core.actions.commands import Clip, Compact, Evict, EvictActionResults, Expand, Restore, stands_in_view
 from foldscope.core.actions.recovery import Peek
 from foldscope.core.readout.document import Document, is_note
-from foldscope.core.readout.words import counted
+from foldscope.core.readout.words import plural
 
 
 class SessionActions(QObject):
@@ -220,7 +220,7 @@ class SessionActions(QObject):
         if changes is not None and kept:
             where = ", ".join(f"#{i}" for i in kept[:5]) + ("…" if len(kept) > 5 else "")
             self.window.statusBar().showMessage(
-                f"Undone. The record keeps {counted(len(kept), 'message')} the undone action added ({where}); "
+                f"Undone. The record keeps {plural(len(kept), 'message')} the undone action added ({where}); "
                 "the active view no longer shows it, and Save writes it",
                 12000,
             )
@@ -328,7 +328,7 @@ class SessionActions(QObject):
             return command.result
         r = command.result
         check = {True: "SHA-256 verified", False: "SHA-256 does NOT match", None: "no SHA-256 recorded"}[r["verified"]]
-        body = f"<p>Note #{index} replaced {counted(len(r['messages']), 'message')} ({check}).</p>" + "".join(
+        body = f"<p>Note #{index} replaced {plural(len(r['messages']), 'message')} ({check}).</p>" + "".join(
             f"<h4>#{m['index']} {html.escape(m['kind'])}</h4><pre style='white-space:pre-wrap'>{html.escape(m['text'][:4000])}</pre>"
             for m in r["messages"]
         )

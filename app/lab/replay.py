@@ -47,7 +47,7 @@ from foldscope.core.readout.replay_facts import (
     replay_runs,
     session_model,
 )
-from foldscope.core.readout.words import counted
+from foldscope.core.readout.words import plural
 
 # Each strategy's checkbox label, in the user's words; the spec it follows is named in its tooltip (STRATEGY_HINTS).
 STRATEGY_SHORT = {
@@ -389,7 +389,7 @@ class ReplayView(QWidget):
             chart.select(facts.request)
         kind = "the summary call before request" if facts.kind == "summary" else "request"
         self.request_heading.setText(
-            f"<b>{kind} {facts.request}</b> under <b>{strategy}</b>: {counted(len(view), 'message')}, estimate "
+            f"<b>{kind} {facts.request}</b> under <b>{strategy}</b>: {plural(len(view), 'message')}, estimate "
             f"{facts.estimate:,} tokens"
             + (f" (predicted input {facts.predicted:,}, which the fold decided on)" if facts.predicted is not None else "")
             + f", {facts.cache_read:,} read from cache, {facts.change}"
@@ -409,7 +409,7 @@ class ReplayView(QWidget):
         folded = message.metadata.get("folded_ids")
         # a strategy's brief holds its ids as a Shared (core.replay.strategies.folded_ids); a source's own, a list
         held = folded if isinstance(folded, Sequence) and not isinstance(folded, str) else None
-        extra = f" (stands for {counted(len(held), 'message')})" if held is not None else ""
+        extra = f" (stands for {plural(len(held), 'message')})" if held is not None else ""
         text = " ".join(preview_text(message).split())[:140]
         return f"{at:>7}  {message.kind}{extra}  {message.id}  {text}"
 

@@ -26,7 +26,7 @@ from foldscope.app.qt import (
 from foldscope.core.model.commands import Changes
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.fold_facts import FoldRow
-from foldscope.core.readout.words import counted
+from foldscope.core.readout.words import plural
 
 COLUMNS = ("#", "Kind", "Request", "Stage / action", "Reason", "Messages", "Estimate before", "Estimate after", "Outcome")
 NUMBER, KIND, REQUEST, STAGE, REASON, MESSAGES, BEFORE, AFTER, OUTCOME = range(len(COLUMNS))
@@ -106,7 +106,7 @@ class FoldModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            took = counted(len(row.affected), "message") if row.affected else "nothing recorded"
+            took = plural(len(row.affected), "message") if row.affected else "nothing recorded"
             text = json.dumps(dict(row.raw), ensure_ascii=False, default=str)
             return plain_tip(f"{row.kind}: took {took}\n{text[:600]}")
         return None

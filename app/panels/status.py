@@ -8,7 +8,7 @@ from foldscope.core.readout.document import Document
 from foldscope.core.readout.free_window import free_window
 from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
-from foldscope.core.readout.words import counted
+from foldscope.core.readout.words import plural
 
 SEPARATOR = "  ·  "
 
@@ -24,11 +24,11 @@ def status_parts(doc: Document) -> list[str]:
             else "counting tokens and measuring the requests: sizes are in characters until then"
         ]
         if session.trace:
-            parts.append(counted(len(session.trace), "request"))
+            parts.append(plural(len(session.trace), "request"))
         return parts + [
             f"Format: {session.format}",
-            f"full record {counted(doc.record_size, 'message')}",
-            f"active view {counted(len(session.view), 'message')}",
+            f"full record {plural(doc.record_size, 'message')}",
+            f"active view {plural(len(session.view), 'message')}",
         ]
     # The request the timeline shows: a recorded one (stepped back) or the next (now), named first.
     shown = doc.shown if doc.shown is not None and doc.shown < len(doc.requests) else None
@@ -55,11 +55,11 @@ def status_parts(doc: Document) -> list[str]:
     if head:
         parts.append(f"includes an unseen head of {head:,} tokens")
     if session.trace:
-        parts.append(counted(len(session.trace), "request"))
+        parts.append(plural(len(session.trace), "request"))
     parts += [
         f"Format: {session.format}",
-        f"full record {counted(doc.record_size, 'message')}",
-        f"active view {counted(len(session.view), 'message')}",
+        f"full record {plural(doc.record_size, 'message')}",
+        f"active view {plural(len(session.view), 'message')}",
     ]
     return parts
 

@@ -16,7 +16,7 @@ from foldscope.core.model.commands import Changes
 from foldscope.core.readout.cache_lane import LEGEND, lane_sentence
 from foldscope.core.readout.trace_facts import unseen_head_note
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
-from foldscope.core.readout.words import counted, scaled_words
+from foldscope.core.readout.words import plural, scaled_words
 
 
 class Timeline(PaintedTimeline):
@@ -127,7 +127,7 @@ class Timeline(PaintedTimeline):
             reported = f"{near}{r.reported_input:,}" if r.reported_input else "not recorded"
             share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
             tip = (
-                f"request {slot}: {counted(len(r.view), 'message')}, predicted {r.predicted:,} tokens, reported input "
+                f"request {slot}: {plural(len(r.view), 'message')}, predicted {r.predicted:,} tokens, reported input "
                 f"{reported}"
                 + (f" (difference {r.difference()})" if r.reported_input else "")
                 + f"; estimate {r.estimate:,} ({scaled_words(r.own_count, r.unseen_head, r.scale)}){share}"

@@ -18,7 +18,7 @@ from foldscope.app.qt import (
     QWidget,
 )
 from foldscope.app.theme import muted_colour
-from foldscope.core.readout.words import counted
+from foldscope.core.readout.words import plural
 
 
 class CountingColumns:
@@ -114,7 +114,7 @@ class CountingTimeline(TimelineState):
         painter.setPen(text)
         reading = self._shown().reading_note()
         legend = (
-            f"{counted(requests, 'request')} in {reading}   ·   dots: reported input"
+            f"{plural(requests, 'request')} in {reading}   ·   dots: reported input"
             if reading
             else f"Measuring the requests: {len(counts):,} of {requests:,} counted   ·   dots: reported input   ·   "
             "the sizes and stepping come when every request is measured"

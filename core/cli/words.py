@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from foldscope.core.readout.words import OUTCOMES  # noqa: F401  (the CLI says a pass's outcome as the GUI does)
-
-# Nouns whose plural is not the singular plus "s".
-_IRREGULAR = {"body": "bodies", "copy": "copies", "summary": "summaries"}
+# The CLI says a pass's outcome and agrees a noun with its count as the GUI does.
+from foldscope.core.readout.words import OUTCOMES, noun, plural  # noqa: F401
 
 
 def num(value: int | float | None, absent: str = "-") -> str:
@@ -17,18 +15,6 @@ def num(value: int | float | None, absent: str = "-") -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,}"
-
-
-def plural(n: int, noun: str, many: str | None = None) -> str:
-    """`n noun` agreeing in number, with separators: "1 compaction", "3 compactions", "1,204 requests"."""
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n:,} {many or _IRREGULAR.get(noun) or noun + 's'}"
-
-
-def noun(n: int, word: str, many: str | None = None) -> str:
-    """The noun alone, agreeing with n: for a sentence that puts the count elsewhere."""
-    return word if n == 1 else (many or _IRREGULAR.get(word) or word + "s")
 
 
 # What each estimator decides on, in the user's words (the spec's names are in core.request.estimators and docs/cli.md).

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+# Nouns whose plural is not the singular plus "s".
+_IRREGULAR = {"body": "bodies", "copy": "copies", "summary": "summaries"}
 
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """`n` and the noun, singular for exactly one: counted(1, "message") == "1 message"; thousands separated."""
-    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """`n noun` agreeing in number, with separators: "1 compaction", "3 compactions", "1,204 requests"."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n:,} {many or _IRREGULAR.get(noun) or noun + 's'}"
+
+
+def noun(n: int, word: str, many: str | None = None) -> str:
+    """The noun alone, agreeing with n: for a sentence that puts the count elsewhere."""
+    return word if n == 1 else (many or _IRREGULAR.get(word) or word + "s")
 
 
 def when(value: object) -> object:

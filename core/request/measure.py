@@ -255,7 +255,7 @@ class Measure:
         return refusal_for(m, self.ceiling, self.scale, self.session.record, None, self.unseen_head)
 
     def parts(self, messages: Sequence[Message], *, head: int | None = None, **how: Any) -> Composition:
-        """The view's count cut into parts that add up to `counted(messages)` exactly."""
+        """The view's count cut into parts that add up to `count_with_head(messages)` exactly."""
         m = self.measurement(messages, **how)
         laid = m.laid
         head_text = laid.head[1]

@@ -196,14 +196,14 @@ def test_a_pi_compaction_shows_its_tokens_before_and_is_a_compaction_on_the_time
 
 def test_the_inspector_shows_created_at_as_a_date_and_counts_say_one_message(window, document):
     """Issue 19: created_at showed as a raw epoch float; "1 messages"."""
-    from foldscope.core.readout.words import counted
+    from foldscope.core.readout.words import plural
 
     window.set_document(document)
     window.select_message(1)  # created_at 2.0 in the session made for tests
     assert "1970-01-01 00:00:02 UTC" in window.inspector.metadata.toPlainText()
     assert '"created_at": 2.0' not in window.inspector.metadata.toPlainText()
-    assert counted(1, "message") == "1 message" and counted(2, "message") == "2 messages"
-    assert counted(1_200, "token") == "1,200 tokens"
+    assert plural(1, "message") == "1 message" and plural(2, "message") == "2 messages"
+    assert plural(1_200, "token") == "1,200 tokens"
 
 
 def test_a_fold_record_without_estimates_says_not_recorded_and_why(demo_window):
