@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from foldscope.core.model import collector
 from foldscope.core.model.policy import Policy, PolicyChoice
@@ -295,12 +296,12 @@ def _keep_in_library(
             if kept is not None:  # counted what the memo lacked: keep it for next time
                 keep_counts(db, reopened_id, path, sample, kept.session, kept.memo)
         else:
-            from foldscope.core.store.snapshot import dump_session
+            from foldscope.core.store.snapshot import spilled
 
             assert kept is not None
-            data = dump_session(snapshot) if snapshot is not None else None
-            document.library_id = import_into_library(kept.session, db, report, kept.tokens)
-            keep_snapshot(db, document.library_id, kept.session, path, sample, kept.memo, data)
+            with spilled(snapshot) as data:  # pickled to a temporary file, never held beside the counted session
+                document.library_id = import_into_library(kept.session, db, report, kept.tokens)
+                keep_snapshot(db, document.library_id, kept.session, path, sample, kept.memo, data)
     except LibraryError as exc:
         document.library_problem = str(exc)
 
@@ -339,7 +340,7 @@ def reopen_from_library(db: str | None, path: str, sample: str | None) -> tuple[
 
 
 def keep_snapshot(
-    db: str | None, library_id: int, session: Session, path: str, sample: str | None, memo: tuple[dict, ...], data: bytes | None
+    db: str | None, library_id: int, session: Session, path: str, sample: str | None, memo: tuple[dict, ...], data: bytes | BinaryIO | None
 ) -> None:
     """Keep the session as read (`data`) and what its count counted (the counter's memo), so the next open reads
     and counts nothing."""

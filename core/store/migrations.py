@@ -124,6 +124,22 @@ def _m006_body_ids(db: Any) -> None:
     db.execute('CREATE INDEX "idx_messages_body"\n    ON "messages" ("body")')
 
 
+def _m007_snapshot_last(db: Any) -> None:
+    # The pickled session moves to the end of its row: a zero-filled blob that ends a row is written without being
+    # made in memory, then filled a block at a time (Library.keep_snapshot); in the middle of the row SQLite made the
+    # row whole, twice the snapshot's size held at once (80 MB at 50,000 messages). Snapshots are derived data, and
+    # every one kept before is in the older pickle layout (snapshot.SNAPSHOT_FORMAT 1), so none is copied: each
+    # file is read once more.
+    db.execute('DROP TABLE "snapshots"')
+    db.execute(
+        'CREATE TABLE "snapshots" (\n   "source" TEXT NOT NULL,\n   "sample" TEXT NOT NULL DEFAULT \'\',\n'
+        '   "session_id" INTEGER NOT NULL REFERENCES "sessions"("id"),\n   "reader" TEXT NOT NULL,\n'
+        '   "inputs" TEXT NOT NULL,\n   "counter" TEXT,\n   "memo" BLOB,\n   "created_at" TEXT,\n'
+        '   "session" BLOB NOT NULL,\n   PRIMARY KEY ("source", "sample")\n)'
+    )
+    db.execute('CREATE INDEX "idx_snapshots_session_id"\n    ON "snapshots" ("session_id")')
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("001_tables", _m001_tables),
     ("002_message_search", _m002_message_search),
@@ -131,6 +147,7 @@ MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("004_message_bodies", _m004_message_bodies),
     ("005_snapshots", _m005_snapshots),
     ("006_body_ids", _m006_body_ids),
+    ("007_snapshot_last", _m007_snapshot_last),
 ]
 
 

@@ -23,6 +23,7 @@ seeded with it, so nothing counted once is counted again; a key naming a message
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -32,16 +33,18 @@ import io
 import os
 import pickle
 import sys
+import tempfile
 import types
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from foldscope.core.model.session import FullRecord, Message, Session
 
-SNAPSHOT_FORMAT = 1  # the layout of the pickled session and of `inputs`; part of the reader identity
+SNAPSHOT_FORMAT = 2  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches)
+RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
 MEMO_FORMAT = 3  # 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
 _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
 
@@ -219,6 +222,21 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
+class _SessionUnpickler(_Unpickler):
+    """The session's pickle, its record and the record's messages those loaded before it."""
+
+    def __init__(self, data: io.BytesIO, record: FullRecord) -> None:
+        super().__init__(data)
+        self.record = record
+
+    def persistent_load(self, pid: Any) -> Any:
+        if pid == "record":
+            return self.record
+        if type(pid) is not int or not 0 <= pid < len(self.record):
+            raise SnapshotError(f"a snapshot names message {pid!r}, which is not in its record")
+        return self.record[pid]
+
+
 def as_read(session: Session) -> Session:
     """The session as it stands now, to be pickled later (dump_session) after a count has run on the original:
     its own fields copied (the reader's small dicts and lists whole, in one deep copy so what they share stays
@@ -233,27 +251,89 @@ def as_read(session: Session) -> Session:
 
 
 def dump_session(session: Session) -> bytes:
-    """The session, pickled and compressed (zlib level 1: a tenth of the time of level 6, a third of the size) as the
-    pickle is written, so the whole pickle (80 MB for 50,000 messages) is never held, let alone twice."""
-    out = _Deflating()
-    _Pickler(out, protocol=5).dump(session)
-    return out.finish()
+    """The session, pickled and compressed (dump_session_to's bytes), held in memory."""
+    out = io.BytesIO()
+    dump_session_to(session, out)
+    return out.getvalue()
+
+
+def dump_session_to(session: Session, out: BinaryIO) -> None:
+    """The session pickled into `out` and compressed (zlib level 1: a tenth of the time of level 6, a third of the
+    size) as the pickle is written, so the whole pickle (80 MB for 50,000 messages) is never held, let alone twice.
+
+    Three pickles one after the other (RECORD_BATCH): the record's length, its messages a batch at a time with the
+    pickler's memo cleared between batches, then the rest of the session with the record and each of its messages
+    named by a persistent id. Pickled whole, the memo (an entry for every string and container pickled) was the
+    dump's largest part: 70 MB at 50,000 messages, held beside the session and its count."""
+    deflating = _Deflating(out)
+    record = session.record
+    messages = _Pickler(deflating, protocol=5)
+    messages.dump(len(record))
+    for start in range(0, len(record), RECORD_BATCH):
+        messages.clear_memo()
+        messages.dump(record[start : start + RECORD_BATCH])
+    del messages
+    _SessionPickler(deflating, record).dump(session)
+    deflating.finish()
+
+
+@contextlib.contextmanager
+def spilled(session: Session | None) -> Iterator[BinaryIO | bytes | None]:
+    """The session's snapshot (dump_session_to) in a temporary file, from its start, while the block runs: its
+    compressed bytes (a quarter of a JSONL file's size) are never in memory beside the counted session. In memory
+    (dump_session) where no temporary file can be written."""
+    if session is None:
+        yield None
+        return
+    spill = _spill(session)
+    try:
+        yield spill if spill is not None else dump_session(session)
+    finally:
+        if spill is not None:
+            spill.close()
+
+
+def _spill(session: Session) -> BinaryIO | None:
+    try:
+        spill = tempfile.TemporaryFile()
+    except OSError:
+        return None
+    try:
+        dump_session_to(session, spill)
+        spill.seek(0)
+    except OSError:  # the temporary folder is full or gone
+        spill.close()
+        return None
+    return spill
 
 
 class _Deflating:
-    """A file the pickler writes to that keeps only the compressed bytes (zlib level 1, as zlib.compress gives)."""
+    """A file the pickler writes to that passes on only the compressed bytes (zlib level 1, as zlib.compress gives)."""
 
-    def __init__(self) -> None:
+    def __init__(self, out: BinaryIO) -> None:
         self._zlib = zlib.compressobj(1)
-        self._parts: list[bytes] = []
+        self._out = out
 
     def write(self, data: bytes) -> int:
-        self._parts.append(self._zlib.compress(data))
+        self._out.write(self._zlib.compress(data))
         return len(data)
 
-    def finish(self) -> bytes:
-        self._parts.append(self._zlib.flush())
-        return b"".join(self._parts)
+    def finish(self) -> None:
+        self._out.write(self._zlib.flush())
+
+
+class _SessionPickler(_Pickler):
+    """The session without its record's messages (pickled before it): the record and each message named by id."""
+
+    def __init__(self, out: Any, record: FullRecord) -> None:
+        super().__init__(out, protocol=5)
+        self.record = record
+        self.index = {id(m): i for i, m in enumerate(record)}
+
+    def persistent_id(self, obj: Any) -> Any:
+        if obj is self.record:
+            return "record"
+        return self.index.get(id(obj)) if type(obj) is Message else None
 
 
 def load_session(data: bytes) -> Session:
@@ -261,7 +341,7 @@ def load_session(data: bytes) -> Session:
     collecting = gc.isenabled()
     gc.disable()  # a pickle of many small objects loads three times faster without the collector walking them
     try:
-        session = _Unpickler(io.BytesIO(zlib.decompress(data))).load()
+        session = _load_pickles(io.BytesIO(zlib.decompress(data)))
     except SnapshotError:
         raise
     except Exception as exc:  # a damaged blob: zlib.error, UnpicklingError, EOFError, ...
@@ -272,6 +352,22 @@ def load_session(data: bytes) -> Session:
     if not isinstance(session, Session) or not isinstance(session.record, FullRecord):
         raise SnapshotError("a snapshot that does not hold a session")
     return session
+
+
+def _load_pickles(stream: io.BytesIO) -> Any:
+    """The session from dump_session_to's three pickles: the record's length, its messages' batches, the rest."""
+    size = _Unpickler(stream).load()
+    if type(size) is not int or size < 0:
+        raise SnapshotError("a snapshot that does not start with its record's length")
+    messages: list[Message] = []
+    while len(messages) < size:
+        batch = _Unpickler(stream).load()
+        if type(batch) is not list or not batch or not all(type(m) is Message for m in batch):
+            raise SnapshotError("a snapshot whose record is not a list of messages")
+        messages.extend(batch)
+    if len(messages) != size:
+        raise SnapshotError("a snapshot whose record is not as long as it says")
+    return _SessionUnpickler(stream, FullRecord(messages)).load()
 
 
 # The counter's memo ---------------------------------------------------------------------------------------------
@@ -317,9 +413,11 @@ def dump_memo(memo: tuple[dict, ...], record: FullRecord) -> bytes:
     bodies, glue, heads, *rest = memo
     index = {id(m): i for i, m in enumerate(record)}
     kept = {key: int(tokens) for key, tokens in bodies.items() if _plain_key(key, index)}
-    out = _Deflating()
-    _MemoPickler(out, index).dump((kept, dict(glue), dict(heads), dict(rest[0]) if rest else {}))
-    return out.finish()
+    out = io.BytesIO()
+    deflating = _Deflating(out)
+    _MemoPickler(deflating, index).dump((kept, dict(glue), dict(heads), dict(rest[0]) if rest else {}))
+    deflating.finish()
+    return out.getvalue()
 
 
 def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict, dict]:

@@ -204,17 +204,17 @@ def test_an_edit_made_while_the_library_stores_the_session_ends_in_the_library_a
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     edited = threading.Event()
     stored: list[object] = []
-    real_dump, real_import = snapshot_module.dump_session, opening_module.import_into_library
+    real_dump, real_import = snapshot_module.dump_session_to, opening_module.import_into_library
 
-    def dump_after_the_edits(session):  # the snapshot's pickling, then the import, run once the edits are made
+    def dump_after_the_edits(session, out):  # the snapshot's pickling, then the import, run once the edits are made
         assert edited.wait(30)
-        return real_dump(session)
+        return real_dump(session, out)
 
     def importing(session, *args, **kwargs):
         stored.append(session)
         return real_import(session, *args, **kwargs)
 
-    monkeypatch.setattr(snapshot_module, "dump_session", dump_after_the_edits)
+    monkeypatch.setattr(snapshot_module, "dump_session_to", dump_after_the_edits)
     monkeypatch.setattr(opening_module, "import_into_library", importing)
     window.show()
     made: dict = {}

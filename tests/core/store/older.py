@@ -6,9 +6,30 @@ import sqlite3
 from pathlib import Path
 
 
+def as_version_6(db: str | Path) -> None:
+    """Rewrite a current library as foldscope wrote it before migration 007: the snapshots table with the pickled
+    session in the middle of its row, holding the rows it held; the migration recorded as not run, the version 6."""
+    with sqlite3.connect(db) as conn:
+        conn.execute('ALTER TABLE "snapshots" RENAME TO "snapshots_007"')
+        conn.execute('DROP INDEX "idx_snapshots_session_id"')
+        conn.execute(
+            'CREATE TABLE "snapshots" (\n   "source" TEXT NOT NULL,\n   "sample" TEXT NOT NULL DEFAULT \'\',\n'
+            '   "session_id" INTEGER NOT NULL REFERENCES "sessions"("id"),\n   "reader" TEXT NOT NULL,\n'
+            '   "inputs" TEXT NOT NULL,\n   "session" BLOB NOT NULL,\n   "counter" TEXT,\n   "memo" BLOB,\n'
+            '   "created_at" TEXT,\n   PRIMARY KEY ("source", "sample")\n)'
+        )
+        conn.execute('CREATE INDEX "idx_snapshots_session_id"\n    ON "snapshots" ("session_id")')
+        columns = "source, sample, session_id, reader, inputs, session, counter, memo, created_at"
+        conn.execute(f"INSERT INTO snapshots ({columns}) SELECT {columns} FROM snapshots_007")
+        conn.execute('DROP TABLE "snapshots_007"')
+        conn.execute("DELETE FROM migrations WHERE name = '007_snapshot_last'")
+        conn.execute("PRAGMA user_version = 6")
+
+
 def as_version_5(db: str | Path) -> None:
     """Rewrite a current library as foldscope wrote it before migration 006: each message names its body by the body's
     key (SHA-256 hex), indexed, beside an index by message id; the migration recorded as not run, the version 5."""
+    as_version_6(db)
     with sqlite3.connect(db) as conn:
         conn.execute(
             'CREATE TABLE "messages_by_key" (\n   "session_id" INTEGER REFERENCES "sessions"("id"),\n   "idx" INTEGER,\n'

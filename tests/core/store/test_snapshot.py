@@ -566,10 +566,77 @@ def test_inspect_with_a_library_reopens_from_its_snapshot_with_every_figure_the_
         assert counters[0].tokenised_chars == 0, f"{path.name}: counted again"
 
 
-def test_a_snapshot_compressed_as_it_is_pickled_is_the_whole_pickle_compressed(corpus_dev):
+def test_a_snapshot_compressed_as_it_is_pickled_is_the_whole_pickle_compressed(corpus_dev, monkeypatch):
     # dump_session never holds the whole pickle; what it keeps is what compressing it whole gives.
     for path in _dev_files(corpus_dev):
         session = load_session(path)
         whole = io.BytesIO()
-        snapshot._Pickler(whole, protocol=5).dump(session)
+        with monkeypatch.context() as patch:
+            patch.setattr(snapshot, "_Deflating", _Plain)
+            snapshot.dump_session_to(session, whole)
         assert snapshot.dump_session(session) == zlib.compress(whole.getvalue(), 1), path.name
+
+
+class _Plain:
+    """The pickles as written, uncompressed."""
+
+    def __init__(self, out: io.BytesIO) -> None:
+        self.write, self.finish = out.write, lambda: None
+
+
+def test_a_record_pickled_in_batches_comes_back_whole_with_its_messages_shared_where_the_session_names_them(tmp_path, monkeypatch):
+    # The record's messages are pickled a batch at a time (each batch its own memo); the rest of the session names the
+    # record and its messages, so a message it holds (a reader's extra) is the record's own after loading, not a copy.
+    monkeypatch.setattr(snapshot, "RECORD_BATCH", 2)
+    path = tmp_path / "s.jsonl"
+    write_claude_code(path, _plan())
+    session = load_session(path)
+    assert len(session.record) > 2 * 2
+    session.extras["named"] = [session.record[0], session.record[len(session.record) - 1]]
+    rebuilt = snapshot.load_session(snapshot.dump_session(session))
+    assert plain(rebuilt) == plain(session)
+    assert rebuilt.extras["named"][0] is rebuilt.record[0]
+    assert rebuilt.extras["named"][1] is rebuilt.record[len(rebuilt.record) - 1]
+
+
+def test_a_snapshot_kept_from_a_file_is_the_snapshot_kept_from_its_bytes(tmp_path):
+    path, db = tmp_path / "s.jsonl", tmp_path / "library.db"
+    write_claude_code(path, _plan())
+    session = load_session(path)
+    data = snapshot.dump_session(session)
+    with Library(db) as library:
+        session_id = library.import_session(session)
+        with snapshot.spilled(session) as spill:
+            assert not isinstance(spill, bytes)  # a temporary file, read from its start
+            library.keep_snapshot(session_id, session, path, data=spill)
+        assert library.conn.execute("SELECT session FROM snapshots").fetchone()[0] == data
+        library.keep_snapshot(session_id, session, path, data=data)
+        assert library.conn.execute("SELECT session FROM snapshots").fetchone()[0] == data
+        found = library.stored_session(path)
+    assert found is not None and plain(found[1]) == plain(session)
+
+
+def test_a_version_6_library_migrates_dropping_its_snapshots_made_in_the_older_layout_and_reads_the_file_once_more(tmp_path):
+    from tests.core.store.older import as_version_6
+
+    path, db = tmp_path / "s.jsonl", tmp_path / "library.db"
+    write_claude_code(path, _plan())
+    first = open_document(path, str(db))
+    as_version_6(db)
+    reference = sqlite3.connect(tmp_path / "v6.db")
+    migrate(reference, MIGRATIONS[:6])
+    old = sqlite3.connect(db)
+    assert _schema(old) == _schema(reference)
+    assert old.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] == 1
+    sessions = old.execute("SELECT * FROM sessions").fetchall()
+    old.close()
+    with Library(db) as library:
+        assert library.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert library.conn.execute("SELECT * FROM sessions").fetchall() == sessions
+        assert library.stored_session(path) is None  # the older layout's snapshot is gone: the file is read once more
+        columns = [row[1] for row in library.conn.execute("PRAGMA table_info(snapshots)")]
+        assert columns[-1] == "session"  # the blob ends its row, so SQLite writes it without making it in memory
+    again = open_document(path, str(db))
+    assert again.library_id == first.library_id and _figures(again) == _figures(first)
+    third = open_document(path, str(db))
+    assert third.counter.tokenised_chars == 0 and _figures(third) == _figures(first)
