@@ -271,7 +271,7 @@ def dump_session_to(session: Session, out: BinaryIO) -> None:
     messages.dump(len(record))
     for start in range(0, len(record), RECORD_BATCH):
         messages.clear_memo()
-        messages.dump(record[start : start + RECORD_BATCH])
+        messages.dump([record[i] for i in range(start, min(start + RECORD_BATCH, len(record)))])
     del messages
     _SessionPickler(deflating, record).dump(session)
     deflating.finish()
