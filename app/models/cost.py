@@ -123,7 +123,7 @@ class CompactionModel(RowsModel):
             _usd(c.summariser_cost_usd),
             _usd(c.rewrite_cost_usd),
             f"{lost} of {lost + kept}",
-            f"{sum(r.tokens for r in c.refetched):,} tokens ({len(c.refetched)})",
+            f"{c.refetched_tokens:,} tokens ({len(c.refetched)})",
             "never" if c.payback_requests is None else f"after {c.payback_requests}",
         )[index.column()]
 

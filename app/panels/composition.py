@@ -287,7 +287,7 @@ class CompositionPanel(ShownRequestPanel):
                 f"Context window {c.window:,}: {c.free:,} free ({c.free / c.window:.0%}, the window less the "
                 f"predicted input) — {html.escape(c.window_source)}"
             )
-        repeats = sum(r.repeat_tokens for r in c.repeats if r.why == "same content")
+        repeats = c.carried_twice
         if repeats:
             lines.append(f"Content carried more than once costs {repeats:,} tokens ({repeats / c.size:.1%})")
         return "<br>".join(lines)

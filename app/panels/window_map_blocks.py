@@ -6,7 +6,6 @@ import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
-from operator import attrgetter
 
 from foldscope.app.qt import (
     QColor,
@@ -44,9 +43,6 @@ class PaintPlan:
     # (rectangle, colour, pattern, a line at its right edge): in order, as the next fill covers half that line
     fills: list[tuple[QRectF, QColor, Qt.BrushStyle | None, bool]] = field(default_factory=list)
     taken: list[tuple[float, float]] = field(default_factory=list)  # spans under the record bar a fold record took
-
-
-id_of = attrgetter("id")
 
 
 def message_styles(doc: Document, start: int = 0) -> list[tuple[str, Qt.BrushStyle | None]]:

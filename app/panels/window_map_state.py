@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import repeat
 from operator import mul
 
-from foldscope.app.panels.window_map_blocks import BAR_HEIGHT, LEFT, LEGEND_FROM, RIGHT, STRIP, VIEW_Y, Bar, PaintPlan, id_of
+from foldscope.app.panels.window_map_blocks import BAR_HEIGHT, LEFT, LEGEND_FROM, RIGHT, STRIP, VIEW_Y, Bar, PaintPlan
 from foldscope.app.qt import (
     QPointF,
     QRectF,
@@ -13,7 +13,8 @@ from foldscope.app.qt import (
     Qt,
     QWidget,
 )
-from foldscope.core.readout.document import Document, record_index
+from foldscope.core.readout.document import Document
+from foldscope.core.readout.map_facts import view_bar, view_systems
 from foldscope.core.readout.marks_facts import Mark
 from foldscope.core.readout.trace_facts import rule_names
 
@@ -81,29 +82,10 @@ class MapLayout(QWidget):
         up to the request's size as every other panel shows it (core.request.measure.Composition)."""
         doc = self._shown()
         key = doc.revision  # the shown view and every size: the workspace moves it at each change
-        if (self._widths is None or self._widths[0] != key) and not doc.is_counted:
-            # Before the counts land: each view message by its characters, no head or framing (not known yet).
-            self._widths = (key, (0.0, {i: float(doc.chars[i]) for i in doc.view_position}))
-        elif self._widths is None or self._widths[0] != key:
-            parts, scale = doc.shown_composition()
-            record = doc.session.record
-            messages, counts = zip(*parts.messages) if parts.messages else ((), ())
-            places = record.indexes_of(map(id_of, messages))
-            # Built in C, a dict per step: a 25,000-message view is one zip, not 25,000 stores (a view naming a
-            # message twice keeps its last part, as a loop would). A message is drawn at its count, as on the record
-            # bar: the view is never drawn longer than the record it comes from; what the scale adds leads the bar.
-            widths = dict(zip(places, map(float, counts)))
-            stable = float(parts.system + parts.tools)
-            systems = self._systems()
-            leading = [("unseen_head", float(parts.unseen_head))]
-            if systems:
-                widths[min(systems)] = widths.get(min(systems), 0.0) + stable
-            else:  # no system message to carry them: the system prompt and tools get their own block, in its colour
-                leading.append(("system", stable))
-            leading.append(("framing", float(parts.framing)))
-            leading.append(("scale", parts.total * (scale - 1.0)))
-            self._lead_parts = [(name, tokens) for name, tokens in leading if tokens > 0]
-            self._widths = (key, (sum(tokens for _, tokens in self._lead_parts), widths))
+        if self._widths is None or self._widths[0] != key:
+            bar = view_bar(doc, self._systems())  # core.readout.map_facts: the figures; the map lays them out
+            self._lead_parts = list(bar.lead)
+            self._widths = (key, (bar.lead_total, bar.widths))
         return self._widths[1]
 
     def lead_parts(self) -> list[tuple[str, float]]:
@@ -250,8 +232,7 @@ class MapLayout(QWidget):
         doc = self._shown()
         key = doc.revision
         if self._systems_cache[0] != key:
-            in_view = doc.view_position
-            self._systems_cache = (key, {i for i in record_index(doc.session.record).systems if i in in_view})
+            self._systems_cache = (key, view_systems(doc))
         return self._systems_cache[1]
 
     def _last_system(self) -> int | None:

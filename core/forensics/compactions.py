@@ -68,6 +68,11 @@ class Compaction:
     def payback_requests(self) -> int | None:
         return self.payback.requests if self.payback is not None else None
 
+    @property
+    def refetched_tokens(self) -> int:
+        """What the results the agent fetched again after it brought back, together."""
+        return sum(r.tokens for r in self.refetched)
+
     def as_dict(self) -> dict[str, Any]:
         p = self.payback
         return {

@@ -107,6 +107,11 @@ class Composition:
         """foldscope's own count of what the file holds: the parts less the unseen head (estimated from reports)."""
         return self.size - self.unseen_head
 
+    @property
+    def carried_twice(self) -> int:
+        """What the content carried more than once costs past its newest copy (the same content, not a file read again)."""
+        return sum(r.repeat_tokens for r in self.repeats if r.why == "same content")
+
     def top(self, n: int | None = None) -> list[Group]:
         """The largest groups, tokens first (ties: oldest first)."""
         ranked = sorted(self.groups, key=lambda g: (-g.tokens, g.indexes[:1] or (-1,)))

@@ -245,7 +245,7 @@ def compaction_sentence(c: Compaction) -> str:
         if c.payback_requests is None
         else f"it paid back after {c.payback_requests} requests"
     )
-    back = sum(r.tokens for r in c.refetched)
+    back = c.refetched_tokens
     refetch = f" The agent fetched {len(c.refetched)} dropped things again ({back:,} tokens)." if c.refetched else ""
     return (
         f"{what} before request {c.request} took the conversation from {c.before:,} to {c.after:,} tokens; "
