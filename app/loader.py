@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from foldscope.app.loading import Counted, TraceCounts, load_work
+from foldscope.app.loading import CountedDocument, TraceCounts, load_work
 from foldscope.app.qt import QObject, QTimer, Signal
 from foldscope.app.worker import Task
 from foldscope.core.model.session import ReadError
@@ -47,7 +47,7 @@ class Loader(QObject):
     progressed = Signal(int, int, str)
     first_shown = Signal(object)  # the first step: the record, nothing counted (a Document)
     counts = Signal(object)  # the trace's counts so far (TraceCounts)
-    counted = Signal(object, bool)  # the counted Document while the library stores it; whether the actions may act on it
+    document_counted = Signal(object, bool)  # the counted Document while the library stores it; whether the actions may act on it
     loaded = Signal(object, bool)  # the stored Document; whether it is the counted one the actions acted on meanwhile
     kept = Signal(object, str)  # stopped, but the counted Document acted on stays shown, outside the library; why
     put_back = Signal(object)  # stopped after a first step: the Document shown before the load (or None), to show again
@@ -60,7 +60,7 @@ class Loader(QObject):
         self.task: Task | None = None
         self.select: int | None = None  # the message to select once loaded
         self._before: ShownBefore | None = None  # what was shown before this load's first step (None: nothing replaced yet)
-        self._storing: Document | None = None  # the counted Document the actions came on for (Counted), while stored
+        self._storing: Document | None = None  # the counted Document the actions came on for (CountedDocument), while stored
 
     def start(self, path: str, db: str | None, policy, sample: str | None, select: int | None) -> Task:
         """Load `path` (cancelling a load under way), then select `select`."""
@@ -85,9 +85,9 @@ class Loader(QObject):
         if task is not self.task:
             task.shown()  # nobody shows it: the worker need not wait
             return
-        if isinstance(value, Counted):
+        if isinstance(value, CountedDocument):
             self._keep_before()
-            self.counted.emit(value.document, not value.actions_wait)
+            self.document_counted.emit(value.document, not value.actions_wait)
             self._storing = value.document if not value.actions_wait else None
             # Once what it asked to repaint has painted (posted events come before a timer's): the worker's import
             # may start (app.loading.SHOWN_WAIT_S).

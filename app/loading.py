@@ -25,7 +25,7 @@ FIRST_SHOWN_WAIT_S = 5.0
 
 
 @dataclass(frozen=True)
-class Counted:
+class CountedDocument:
     """The counted Document, handed to the window while the library stores it (from a copy: the session may be
     edited meanwhile), and whether the session's actions wait for the store all the same: only when the library
     keeps unsaved work for this file, offered once it is stored (app.save.work_to_recover)."""
@@ -75,7 +75,7 @@ class TraceFill:
 def load_work(path: str, db: str | None, policy=None, sample: str | None = None) -> Callable[[Progress], Document]:
     """The loading worker's function: the first Document (nothing counted) goes to the GUI as an interim
     result as soon as the file is read, the trace's counts as they come, the counted Document as soon as it is
-    counted (Counted: shown, and edited, while the library stores it), and the stored Document last."""
+    counted (CountedDocument: shown, and edited, while the library stores it), and the stored Document last."""
 
     def work(progress: Progress) -> Document:
         waits = work_to_recover(db, path)  # asked before reading: off the path to the counted document
@@ -84,12 +84,12 @@ def load_work(path: str, db: str | None, policy=None, sample: str | None = None)
             progress.interim(document)
             progress.wait_shown(FIRST_SHOWN_WAIT_S)  # the window paints the first step before the count takes the lock
 
-        def counted(document: Document) -> None:
+        def on_counted(document: Document) -> None:
             progress.report(0, 0, "Attributing the cache writes")
             document_cache(document)  # from the trace's own count: the cache lane and the Cost panel count nothing again
-            progress.interim(Counted(document, waits))
+            progress.interim(CountedDocument(document, waits))
             progress.wait_shown(SHOWN_WAIT_S)  # the window paints it before the library's import takes the lock
 
-        return open_document(path, db, progress.report, policy, sample, shown=shown, on_count=TraceFill(progress), counted=counted)
+        return open_document(path, db, progress.report, policy, sample, shown=shown, on_count=TraceFill(progress), on_counted=on_counted)
 
     return work

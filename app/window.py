@@ -341,7 +341,7 @@ class MainWindow(QMainWindow):
         loader.progressed.connect(self.busy.report)
         loader.first_shown.connect(self.show_first)
         loader.counts.connect(self._show_counts)
-        loader.counted.connect(self.show_counted)
+        loader.document_counted.connect(self.show_counted)
         loader.loaded.connect(self._loaded)
         loader.kept.connect(self._kept)
         loader.put_back.connect(lambda before: self.set_document(before, opened=False, announce=False))

@@ -18,7 +18,7 @@ class Opened:
     counter: Counter
     library_id: int | None  # None: read from the file, not in the library yet
     snapshot: bytes | None  # the session as read, before a count set its unseen head and scale (for a new snapshot)
-    counted_before: int  # the counter's tokenised characters when opened: more after means a memo to keep
+    tokenised_before: int  # the counter's tokenised characters when opened: more after means a memo to keep
     reopened: bool = False  # from the library's snapshot, not the file
 
 
@@ -57,7 +57,7 @@ def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
         if opened.library_id is None:
             opened.library_id = library.import_session(session)
             library.keep_snapshot(opened.library_id, session, path, sample, memo=counter.memo(), data=opened.snapshot)
-        elif counter.tokenised_chars > opened.counted_before:
+        elif counter.tokenised_chars > opened.tokenised_before:
             library.keep_memo(opened.library_id, path, sample, session.record, counter.memo())
     return opened.library_id
 

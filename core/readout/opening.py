@@ -167,16 +167,16 @@ def open_document(
     *,
     shown: Callable[[Document], None] | None = None,
     on_count: OnCount | None = None,
-    counted: Callable[[Document], None] | None = None,
+    on_counted: Callable[[Document], None] | None = None,
 ) -> Document:
     """Read a session file (`sample`: one sample of an Inspect AI log), import it into the library, and
     build its Document (runs in a worker).
 
     Two steps: as soon as the file is read, `shown` gets its first_document (the lists and the window map,
     nothing counted; a large line-format file's first part before that, first_part); then the trace is
-    measured (`on_count` hears each request's count) and every message counted; `counted` gets the counted
+    measured (`on_count` hears each request's count) and every message counted; `on_counted` gets the counted
     Document before it is stored in the library, and the stored one is returned. The store reads a copy taken
-    before `counted` (as_counted): from then on the session may be edited while it runs. A session the library
+    before `on_counted` (as_counted): from then on the session may be edited while it runs. A session the library
     holds a current snapshot of (core.store.snapshot, docs/library.md) is rebuilt from it instead of read, its
     counter seeded with the counts kept: nothing is read or counted again.
 
@@ -185,7 +185,7 @@ def open_document(
     (so no autosave and no search), and says why in library_problem.
     """
     with collector.spared():  # the collector off for the whole load (core.model.collector)
-        return _open_document(str(Path(path)), db, report, policy, sample, shown, on_count, counted)
+        return _open_document(str(Path(path)), db, report, policy, sample, shown, on_count, on_counted)
 
 
 def _open_document(
@@ -196,7 +196,7 @@ def _open_document(
     sample: str | None,
     shown: Callable[[Document], None] | None,
     on_count: OnCount | None,
-    counted: Callable[[Document], None] | None,
+    on_counted: Callable[[Document], None] | None,
 ) -> Document:
     from foldscope.core.formats import load_session
     from foldscope.core.model.session import LibraryError
@@ -240,7 +240,7 @@ def _open_document(
 
         # As read (the trace's measure sets the unseen head), pickled once the counted document is shown.
         snapshot = as_read(session)
-    counted_before = counter.tokenised_chars
+    tokenised_before = counter.tokenised_chars
     # One long message reports its own progress meanwhile.
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
         # The first document's characters, not each message's text made again (a Branch's outputs are JSON
@@ -248,15 +248,15 @@ def _open_document(
         chars = list(first.chars) if first is not None else None
         document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter, chars=chars)
     document.library_problem = problem
-    # What the library stores, as it stands now: once `counted` has the document, the window may edit the session
+    # What the library stores, as it stands now: once `on_counted` has the document, the window may edit the session
     # (its record grows, its view and metadata change) and count with its counter while the store runs.
     kept = None
-    if problem is None and (reopened is None or counter.tokenised_chars > counted_before):
+    if problem is None and (reopened is None or counter.tokenised_chars > tokenised_before):
         kept = as_counted(session, document.tokens, counter)
         if snapshot is not None:
             snapshot.record = kept.session.record  # the record as read: the count changed nothing in it
-    if counted is not None:
-        counted(document)
+    if on_counted is not None:
+        on_counted(document)
     if problem is None:
         _keep_in_library(document, db, path, sample, report, library_id if reopened is not None else None, kept, snapshot)
     return document

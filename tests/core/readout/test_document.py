@@ -148,7 +148,7 @@ def test_a_load_keeps_the_cycle_collector_off_until_it_ends_and_leaves_it_as_it_
 
     assert gc.isenabled()
     before = sum(g["collections"] for g in gc.get_stats())
-    open_document(demo_path(), str(tmp_path / "a.db"), counted=counted, shown=lambda document: None)
+    open_document(demo_path(), str(tmp_path / "a.db"), on_counted=counted, shown=lambda document: None)
     assert seen["enabled"] is False and seen["collections"] == before  # nothing walked what the load made
     assert gc.isenabled() and gc.get_freeze_count() == 0
     bad = tmp_path / "bad.jsonl"
@@ -158,7 +158,7 @@ def test_a_load_keeps_the_cycle_collector_off_until_it_ends_and_leaves_it_as_it_
     assert gc.isenabled() and gc.get_freeze_count() == 0
     gc.disable()  # a caller that keeps it off finds it off
     try:
-        open_document(demo_path(), str(tmp_path / "c.db"), counted=counted)
+        open_document(demo_path(), str(tmp_path / "c.db"), on_counted=counted)
         assert not gc.isenabled() and not seen["enabled"] and gc.get_freeze_count() == 0
     finally:
         gc.enable()
