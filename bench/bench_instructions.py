@@ -7,7 +7,7 @@ revisions, each a `git archive` copy on PYTHONPATH, and prints them side by side
 
 The work is a replay's, apart: `measure` reads the session and calibrates the one Measure (what `replay` does before
 its strategies), `strategies` does that and then runs the named strategies one after another; their difference is
-the strategies' own. FOLDSCOPE_NO_HELPER keeps every count in the traced process (the counting child would move
+the strategies' own. FOLDSCOPE_COUNTING=local keeps every count in the traced process (the counting child would move
 tokenising out of what valgrind sees). Under valgrind a run is 50 to 100 times slower: use the 10k sizes.
 
     .venv/bin/python bench/bench_instructions.py --base 210c617 --shape "short messages" --size 10000
@@ -88,7 +88,7 @@ def export(revision: str | None, into: Path) -> Path:
 
 def instructions(path_entry: Path, session: Path, strategies: str, work: str = WORK) -> int:
     """The instructions one run of `work` executes, as callgrind counts them."""
-    env = {**os.environ, "PYTHONPATH": str(path_entry), "FOLDSCOPE_NO_HELPER": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(path_entry), "FOLDSCOPE_COUNTING": "local", "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", work, str(session), strategies],
         capture_output=True,

@@ -5,7 +5,7 @@ Run: .venv/bin/python bench/bench_passages.py [--messages 10000] [--repeat 3] [F
 Shapes: bench_scale's Claude Code file and growing lionagi Branch at --messages, bench_count's generated view (every
 file read once: nothing to find again), and any FILE given (the dev corpus, say). For each it prints the seconds
 with and without passages, their ratio (under 1: passages save time), the characters the counter tokenised, and the
-share of the long texts' characters found in the memo. Counting ahead is off (FOLDSCOPE_NO_HELPER), so the times are
+share of the long texts' characters found in the memo. Counting ahead is off (FOLDSCOPE_COUNTING=local), so the times are
 one core's work and the two runs count exactly the same texts.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-os.environ["FOLDSCOPE_NO_HELPER"] = "1"
+os.environ["FOLDSCOPE_COUNTING"] = "local"
 
 from foldscope.core.formats import load_session  # noqa: E402
 from foldscope.core.model import collector  # noqa: E402

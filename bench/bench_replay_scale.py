@@ -12,7 +12,7 @@ then `adr`, `band` and `compaction` are core.replay.lab.run_strategy on that one
 FILE --strategy adr,band,compaction` runs them. The exponent is the slope of log time against log messages between
 the two largest sizes (the issue's target: at most 1.1); `total` is what the CLI's replay spends beyond starting.
 `--collector default` runs with Python's own garbage collector thresholds instead of the CLI's
-(core.model.collector), to see what that setting is worth. `--ahead off` runs with FOLDSCOPE_NO_HELPER set (no
+(core.model.collector), to see what that setting is worth. `--ahead off` runs with FOLDSCOPE_COUNTING=local (no
 counting child), `--ahead both` (the default) runs each size both ways, back to back, and prints the ratio.
 """
 
@@ -130,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
                 path = Path(tmp) / f"session{suffix}"
                 make(path, size)
                 for way in ways:
-                    env = {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_NO_HELPER"}
+                    env = {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_COUNTING"}
                     if way == "off":
-                        env["FOLDSCOPE_NO_HELPER"] = "1"
+                        env["FOLDSCOPE_COUNTING"] = "local"
                     run = subprocess.run(
                         [sys.executable, __file__, "--collector", args.collector, "--child", str(path)],
                         capture_output=True,

@@ -5,7 +5,7 @@ repeats nothing, the top functions by their own CPU time.
 
 The session is bench/fresh_session.py's (Claude Code shaped, `--repeat` of its long texts earlier ones again). The
 replay is `foldscope replay FILE --strategy adr,band,compaction` in this process, with no helper process
-(FOLDSCOPE_NO_HELPER: one core's work, all of it seen by the profiler); the GUI load is what bench_scale's `gui worker`
+(FOLDSCOPE_COUNTING=local: one core's work, all of it seen by the profiler); the GUI load is what bench_scale's `gui worker`
 times (core.readout.document.open_document into a new library, then document_cache, as app/loading.py's worker).
 The profiler's clock is CPU time (time.process_time), so the host's other work does not show; its own overhead
 weighs on Python calls, so read the shares, and the unprofiled CPU seconds printed beside them.
@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-os.environ["FOLDSCOPE_NO_HELPER"] = "1"
+os.environ["FOLDSCOPE_COUNTING"] = "local"
 
 
 def replay(path: str, folder: str) -> None:

@@ -74,7 +74,7 @@ def golden(update: bool, jobs: int) -> int:
         print(f"json_outputs: skipped, the dev corpus is not at {CORPUS}")
         return 0
     with tempfile.TemporaryDirectory() as home:
-        found = outputs(paths, jobs, {**os.environ, "HOME": home, "FOLDSCOPE_NO_HELPER": "1"})
+        found = outputs(paths, jobs, {**os.environ, "HOME": home, "FOLDSCOPE_COUNTING": "local"})
     # the corpus's place on this machine, written as $CORPUS, so the kept outputs hold on any checkout
     found = {name: text.replace(str(CORPUS), "$CORPUS") for name, text in found.items()}
     if update:
@@ -113,7 +113,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as home:
         # A home of its own: no library, settings or sessions of the machine's user leak in.
-        env = {**os.environ, "HOME": home, "FOLDSCOPE_NO_HELPER": "1"}
+        env = {**os.environ, "HOME": home, "FOLDSCOPE_COUNTING": "local"}
         for agent in HOMES:
             env.pop({"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "pi": "PI_CODING_AGENT_DIR"}[agent], None)
         found = outputs(corpus_files(), args.jobs, env)

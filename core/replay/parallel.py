@@ -22,8 +22,8 @@ from foldscope.core.request.counting import children_allowed
 
 
 def can_fork() -> bool:
-    """Whether this process may fork its jobs: fork exists, the switch is unset, and no other thread runs (a lock
-    another thread holds at the fork stays held in the child for ever, so the child could hang)."""
+    """Whether this process may fork its jobs: fork exists, the switch allows it (not FOLDSCOPE_COUNTING=local), and no
+    other thread runs (a lock another thread holds at the fork stays held in the child for ever, so the child could hang)."""
     return hasattr(os, "fork") and children_allowed() and threading.active_count() == 1
 
 

@@ -20,7 +20,7 @@ def start_helper() -> bool:
     encode_ordinary_batch, the ids exactly as the Encoding gives them) and builds the encoding here
     for anything else, or when the child is gone (whose failure, e.g. a bad vocabulary, is then
     raised here by the same build). Only for a process that runs one command and exits: never the
-    GUI. No-op where fork is missing, once the encoding exists, or with FOLDSCOPE_NO_HELPER set (core.request.counting).
+    GUI. No-op where fork is missing, once the encoding exists, or with FOLDSCOPE_COUNTING=local (core.request.counting).
     Returns whether a helper runs.
     """
     if tokens._helper is not None or tokens._encoding is not None or not hasattr(os, "fork") or not children_allowed():

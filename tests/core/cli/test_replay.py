@@ -168,7 +168,7 @@ def test_replay_db_reopens_a_file_from_the_library_counting_nothing_of_its_recor
         return real(self, new, *memo)
 
     monkeypatch.setattr(Counter, "_tokenise", counting)
-    monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")  # every count made here, where it is seen
+    monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")  # every count made here, where it is seen
     path, db = corpus_dev / "claude_code" / "session-196820da.jsonl", tmp_path / "lib.db"
     args = ["replay", str(path), "--strategy", "recorded,none", "--json", "--per-request", "--workers", "1"]
     assert main(args) == 0

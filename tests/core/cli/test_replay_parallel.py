@@ -10,7 +10,7 @@ import pytest
 from foldscope.core.cli.main import main
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.replay import lab, parallel
-from foldscope.core.request.counting import NO_CHILDREN
+from foldscope.core.request.counting import LOCAL, SWITCH
 from tests.core.replay.test_billed import corpus_files
 from tests.core.replay.test_parallel import allow_fork
 
@@ -76,10 +76,10 @@ def test_a_generated_session_under_every_strategy_in_any_order_prints_the_same_b
 def test_one_file_runs_its_strategies_serially_with_the_switch_or_one_strategy(capsys, forks, monkeypatch):
     args = ["replay", str(demo_path()), "--ceiling", "20000", "--json", "--per-request"]
     printed(capsys, [*args, "--strategy", "adr"])
-    monkeypatch.setenv(NO_CHILDREN, "1")
+    monkeypatch.setenv(SWITCH, LOCAL)
     serial = printed(capsys, args)
     assert forks == []
-    monkeypatch.delenv(NO_CHILDREN)
+    monkeypatch.delenv(SWITCH)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert printed(capsys, args) == serial and len(forks) == 1  # the default: the CPU count
 

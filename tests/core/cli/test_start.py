@@ -67,7 +67,7 @@ def test_inspect_requests_and_replay_read_and_measure_with_the_collector_off_and
         return calibrate(self, *args, **kwargs)
 
     monkeypatch.setattr(measure.Measure, "calibrate", watched)
-    monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")
+    monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")
     for argv in (
         ["inspect", str(demo_path()), "--json"],
         ["requests", str(demo_path()), "--json"],

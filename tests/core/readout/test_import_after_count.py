@@ -55,7 +55,7 @@ def rows(db: Path) -> dict[str, int]:
 def test_a_kill_while_counting_leaves_no_library_rows(tmp_path, path_taken):
     source, db = huge_payload(tmp_path / "huge.json"), tmp_path / "library.db"
     # Counted by tiktoken, whose windows give the hook: quicktok merges the piece in one call.
-    env = {**os.environ, "PYTHONPATH": str(ROOT.parent), "FOLDSCOPE_NO_HELPER": "1", "FOLDSCOPE_TOKENIZER": "tiktoken"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT.parent), "FOLDSCOPE_COUNTING": "local", "FOLDSCOPE_TOKENIZER": "tiktoken"}
     child = subprocess.Popen(
         [sys.executable, "-u", "-c", COUNTING, path_taken, str(source), str(db)],
         stdin=subprocess.PIPE,

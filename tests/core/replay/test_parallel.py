@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from foldscope.core.replay import parallel
-from foldscope.core.request.counting import NO_CHILDREN
+from foldscope.core.request.counting import LOCAL, SWITCH
 
 PARENT = os.getpid()
 
@@ -21,7 +21,7 @@ def allow_fork(monkeypatch) -> None:
     """Forking as the CLI does: the switch unset, and no thread but this one. A thread another test leaves idle
     (Dask's offload pool, after the fleet's tests) would turn forking off for the rest of the run, so the count of
     threads reads 1 here; the thread rule itself is proven in test_no_fork_where_switched_off_or_another_thread_runs."""
-    monkeypatch.delenv(NO_CHILDREN, raising=False)
+    monkeypatch.delenv(SWITCH, raising=False)
     monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
 
 
@@ -138,9 +138,9 @@ def test_the_replay_split_puts_adr_apart_from_band_and_compaction():
 def test_no_fork_where_switched_off_or_another_thread_runs(monkeypatch):
     allow_fork(monkeypatch)
     assert parallel.can_fork()
-    monkeypatch.setenv(NO_CHILDREN, "1")
+    monkeypatch.setenv(SWITCH, LOCAL)
     assert not parallel.can_fork()
-    monkeypatch.delenv(NO_CHILDREN)
+    monkeypatch.delenv(SWITCH)
     monkeypatch.delattr(os, "fork")
     assert not parallel.can_fork()
     monkeypatch.undo()

@@ -61,7 +61,7 @@ def tool_session(turns: int, chars: int = 3000, thinking: bool = False) -> Sessi
 @pytest.fixture
 def eager(monkeypatch):
     """Counting ahead from the first character, in small batches, so a small session crosses many of them."""
-    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
     monkeypatch.setattr(backend, "free_core", lambda: True)  # whatever else this machine is doing
     monkeypatch.setattr(ahead, "START_CHARS", 0)
     monkeypatch.setattr(ahead, "BATCH_CHARS", 8 << 10)
@@ -90,7 +90,7 @@ def rows_of(report) -> tuple:
 def inline(session: Session, policy: Policy | None, monkeypatch, counter: Counter | None = None) -> tuple:
     """The figures with every body counted in-line (no child)."""
     with monkeypatch.context() as m:
-        m.setenv("FOLDSCOPE_NO_HELPER", "1")
+        m.setenv("FOLDSCOPE_COUNTING", "local")
         counter = counter or Counter()
         report = measure_trace(session, policy, counter=counter)
         assert counter.tokenised_chars > 0
@@ -210,7 +210,7 @@ def test_a_child_that_never_answers_is_given_up_on_and_nothing_is_left_running(e
 
 
 def test_a_small_record_never_starts_a_child(monkeypatch):
-    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
     started = []
     monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: started.append(self))
     measure_trace(tool_session(5), counter=Counter())
@@ -260,8 +260,8 @@ def test_a_counter_that_has_counted_most_of_the_record_sends_nothing_ahead(eager
     assert not eager
 
 
-def test_no_child_runs_with_foldscope_no_helper(monkeypatch):
-    monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")
+def test_no_child_runs_with_foldscope_counting_local(monkeypatch):
+    monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")
     monkeypatch.setattr(ahead, "START_CHARS", 0)
     monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: pytest.fail("a child was started"))
     counter = Counter()
@@ -271,7 +271,7 @@ def test_no_child_runs_with_foldscope_no_helper(monkeypatch):
 
 def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
     """A folder's replay or a fleet's sweep already keeps every core busy with a session each."""
-    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
     monkeypatch.setattr(backend, "free_core", lambda: True)
     assert backend.wanted()
     monkeypatch.setattr(backend.multiprocessing, "parent_process", lambda: object())
@@ -308,7 +308,7 @@ def test_core_idle_reads_the_idle_share_of_the_machine_between_two_samples(monke
 def test_counting_ahead_is_not_wanted_in_a_forked_child(monkeypatch):
     """One file's strategies run at once in forked children (core.replay.parallel): the parent and the siblings keep
     every core busy, and multiprocessing.parent_process() is None in a bare fork."""
-    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
     monkeypatch.setattr(backend, "free_core", lambda: True)
     assert backend.wanted()
     read, write = os.pipe()
@@ -527,7 +527,7 @@ def test_the_child_started_while_the_file_is_read_is_the_one_the_measure_counts_
 @pytest.fixture
 def started_while_reading(monkeypatch, tmp_path):
     """A child hint started for a file of START_CHARS bytes on a free core, as a command's read starts one."""
-    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
     monkeypatch.setattr(backend, "free_core", lambda: True)
     monkeypatch.setattr(ahead, "START_CHARS", 100)
     spawned = spawns_counted(monkeypatch)
@@ -565,7 +565,7 @@ def text_file(folder: Path, chars: int, string: int = 200) -> Path:
 def test_a_child_is_started_while_reading_only_for_a_file_that_may_repay_it_on_a_free_core(
     monkeypatch, tmp_path, chars, string, free, started
 ):
-    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
     monkeypatch.setattr(backend, "free_core", lambda: free)
     monkeypatch.setattr(ahead, "START_CHARS", 100 if string > 64 else 1000)
     spawned = spawns_counted(monkeypatch)
@@ -579,9 +579,9 @@ def test_a_child_is_started_while_reading_only_for_a_file_that_may_repay_it_on_a
     assert all(child.process.returncode is not None for child in spawned)
 
 
-def test_foldscope_no_helper_stops_a_child_started_while_reading(monkeypatch, started_while_reading):
+def test_foldscope_counting_local_stops_a_child_started_while_reading(monkeypatch, started_while_reading):
     spawned = started_while_reading
-    monkeypatch.setenv("FOLDSCOPE_NO_HELPER", "1")  # set between the read and the measure: the measure obeys it
+    monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")  # set between the read and the measure: the measure obeys it
     monkeypatch.setattr(ahead.CountsAhead, "_start", lambda self: pytest.fail("a child counted"))
     measure_trace(tool_session(12), counter=Counter())
     assert not backend.has_spare() and spawned[0].process.returncode is not None
@@ -603,7 +603,7 @@ def test_a_missing_file_starts_no_child(monkeypatch, tmp_path):
 
 
 def test_a_worker_of_a_process_pool_starts_no_child_while_reading_nor_samples_its_file(monkeypatch, tmp_path):
-    monkeypatch.delenv("FOLDSCOPE_NO_HELPER", raising=False)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
     monkeypatch.setattr(backend, "free_core", lambda: True)
     monkeypatch.setattr(ahead, "START_CHARS", 100)
     monkeypatch.setattr(backend.multiprocessing, "parent_process", lambda: object())

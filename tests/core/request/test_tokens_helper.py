@@ -84,7 +84,7 @@ def test_inspect_prints_the_same_with_and_without_the_helper(corpus_dev):
     path = corpus_dev / "claude_code" / "session-196820da.jsonl"
     command = [sys.executable, "-m", "foldscope.core.cli.main", "inspect", "--json", str(path)]
     outputs = []
-    for env in ({**os.environ, "FOLDSCOPE_NO_HELPER": "1"}, {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_NO_HELPER"}):
+    for env in ({**os.environ, "FOLDSCOPE_COUNTING": "local"}, {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_COUNTING"}):
         done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
         outputs.append(json.loads(done.stdout))
     assert outputs[0] == outputs[1]
