@@ -3,9 +3,10 @@ next request's predicted input against the agent's window and compaction point, 
 when it expires, the bill so far and its waste, and a warning at a limit.
 
 The status line runs after each assistant message with a JSON object on standard input (`transcript_path` and
-more). It must never be in the way: this module imports only the standard library and core.readout.status's
-light half until the file has grown (then the measure is imported), and any failure prints one plain line and
-exits 0, since a failing command blanks the user's bar. `--install` prints the settings.json entry; `--write`
+more). It must never be in the way: this module imports only the standard library, core.readout.status's light
+half and core.cli.statusline_reader (the kept figures, the warm reader that reads ahead) until the file has grown
+(then the measure is imported), and any failure prints one plain line and exits 0, since a failing command blanks
+the user's bar. `--install` prints the settings.json entry; `--write`
 writes it, keeping the user's other settings and a backup.
 """
 
@@ -17,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from foldscope.core.cli import statusline_reader as reader
 from foldscope.core.cli.terminal_text import terminal_safe
 
 TYPE_CHECKING = False  # typing and argparse cost the client a few ms of its start-up: only the checker reads these
@@ -143,7 +145,7 @@ def run_statusline(args: Any) -> int:
         else:
             _say(render(figures, time.time(), _colour(args, hooked), args.lines))
     except Exception as exc:  # a failing status line blanks the user's bar: one plain line instead, exit 0
-        _say(f"foldscope: {_short(exc)}")
+        _say(f"foldscope: {reader.short(exc)}")
     return 0
 
 
@@ -168,235 +170,21 @@ def _say(text: str) -> None:
         pass
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    text = terminal_safe(text)
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
-IDLE = "FOLDSCOPE_STATUSLINE_IDLE"  # seconds a warm reader waits for the next run (default 600; 0: none is kept)
-SOCKET = "reader.sock"
-
-
 def status_figures(path: str, profile: str | None = None, folder: Path | None = None, detach: bool = False) -> dict[str, Any]:
     """The figures for the file now: from the kept JSON when the file has not changed, else from the warm reader
     when one runs, else from the kept engine reading only what the file gained, else from a fresh read.
     `figures["_run"]` says which, and the bytes read. With `detach` the reading is done by a child in a session of
-    its own, which then stays as the warm reader (see _detached)."""
+    its own, which then stays as the warm reader (core.cli.statusline_reader)."""
     folder = folder or _folder()
-    kept = _kept(path, profile, folder)
+    kept = reader.kept(path, profile, folder)
     if kept is not None:
         return kept
-    served = _ask_reader(folder, path, profile)
+    served = reader.ask(folder, path, profile)
     if served is not None:
         return served
     if detach and hasattr(os, "fork"):
-        return _detached(path, profile, folder)
-    return _update(path, profile, folder)
-
-
-def _kept(path: str, profile: str | None, folder: Path) -> dict[str, Any] | None:
-    from foldscope.core.readout.status import load_figures
-
-    st = os.stat(path)
-    kept, snap = load_figures(folder, path, profile)
-    if kept is not None and snap is not None and st.st_size == snap.size and snap.same_file(st, path):
-        return {**kept, "_run": {"how": "kept", "bytes_read": 0}}
-    return None
-
-
-def _update(path: str, profile: str | None, folder: Path, engines: dict | None = None) -> dict[str, Any]:
-    """Read what the file gained under the session's lock: runs that overlap (Claude Code starts one every 300 ms
-    while a response streams) wait for the one reading, then show what it kept instead of reading it again.
-    `engines`: the warm reader's engines in memory, used (and not pickled again) while they match the kept state."""
-    from foldscope.core.model.folders import make_private_folder
-    from foldscope.core.readout.status import StatusEngine, load_figures, state_paths
-
-    make_private_folder(folder)
-    lock = open(state_paths(folder, path)[0].with_suffix(".lock"), "a+b")
-    try:
-        try:
-            import fcntl
-
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        except ImportError:
-            pass  # no POSIX locks (Windows): overlapping runs each read, and the last to save wins
-        kept = _kept(path, profile, folder)
-        if kept is not None:
-            return kept
-        st = os.stat(path)
-        _, snap = load_figures(folder, path, profile)
-        engine = None
-        if snap is not None and snap.same_file(st, path):
-            engine = (engines or {}).get((path, profile))
-            if engine is None or engine.follower.bytes_read != snap.read_to:
-                engine = StatusEngine.load(folder, path, profile)
-            if engine is not None and engine.follower.bytes_read != snap.read_to:
-                engine = None
-        how = "grown" if engine is not None else "read"
-        if engine is None:
-            engine = StatusEngine(path, profile)
-        figures = engine.update()
-        try:
-            engine.save(folder, figures, pickled=engines is None)
-        except OSError:
-            pass  # a cache folder that cannot be written costs the next run a full read, never this one's line
-        if engines is not None:
-            engines[(path, profile)] = engine
-            engine.last = figures
-        return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read}}
-    finally:
-        lock.close()
-
-
-def _idle() -> float:
-    try:
-        return max(0.0, float(os.environ.get(IDLE, "600")))
-    except ValueError:
-        return 600.0
-
-
-def _ask_reader(folder: Path, path: str, profile: str | None) -> dict[str, Any] | None:
-    """The figures from the warm reader, or None when there is none (or it does not answer: then this run reads)."""
-    import _socket  # the socket module's enums and selectors cost the client about 3 ms; the bare socket does all this needs
-
-    where = folder / SOCKET
-    if not where.exists() or not hasattr(_socket, "AF_UNIX"):
-        return None
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        conn.settimeout(60)  # the reader may be reading for another run first
-        conn.connect(str(where))
-        conn.sendall(json.dumps({"path": path, "profile": profile}).encode() + b"\n")
-        conn.shutdown(_socket.SHUT_WR)
-        answer = _read_all(conn)
-    except OSError:
-        return None
-    finally:
-        conn.close()
-    result = json.loads(answer) if answer else None
-    if not isinstance(result, dict):
-        return None
-    if "_error" in result:
-        raise RuntimeError(result["_error"])
-    return result
-
-
-def _read_all(conn: Any) -> bytes:
-    chunks = []
-    while chunk := conn.recv(1 << 16):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _stale(where: Path) -> bool:
-    """Whether a socket file is left by a reader no longer running (nothing accepts on it)."""
-    import socket
-
-    if not where.exists():
-        return False
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        try:
-            probe.connect(str(where))
-        except ConnectionRefusedError:
-            return True
-        except OSError:
-            return False
-    return False
-
-
-def _serve(folder: Path, engines: dict, idle: float) -> None:
-    """Answer runs on the folder's socket until none comes for `idle` seconds, the engines kept in memory (no
-    imports, tokenizer build, price table or pickle per run); then pickle them for the next cold run and end."""
-    import socket
-
-    where = folder / SOCKET
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        try:
-            server.bind(str(where))
-        except OSError:
-            if not _stale(where):
-                raise
-            where.unlink(missing_ok=True)  # a reader that was killed left its socket: this one takes its place
-            server.bind(str(where))
-    except OSError:  # another reader answers already (or a path too long for a socket): nothing to do
-        server.close()
-        return
-    try:
-        server.listen(8)
-        server.settimeout(idle)
-        while True:
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                break
-            with conn:
-                try:
-                    conn.settimeout(10)
-                    asked = json.loads(_read_all(conn))
-                    try:
-                        served = _update(asked["path"], asked.get("profile"), folder, engines)
-                        data = json.dumps({**served, "_run": {**served["_run"], "served": True}})
-                    except Exception as exc:
-                        data = json.dumps({"_error": _short(exc)})
-                    conn.sendall(data.encode())
-                except (OSError, ValueError, KeyError, TypeError):
-                    continue
-    finally:
-        where.unlink(missing_ok=True)
-        server.close()
-        for engine in engines.values():
-            try:
-                engine.save(folder, engine.last)
-            except Exception:
-                pass
-
-
-def _detached(path: str, profile: str | None, folder: Path) -> dict[str, Any]:
-    """Read in a grandchild of its own session and wait for its figures. Claude Code cancels a status line still
-    running when the next update comes: the parent dies, the reader finishes and keeps what it read, so the next
-    run starts from there. The reader then stays warm for the next runs (_serve, FOLDSCOPE_STATUSLINE_IDLE). It holds
-    none of the parent's standard streams (so nothing waits on it) and ends with os._exit (none of the parent's exit
-    handlers run twice)."""
-    down, up = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: a session of its own, and the reader forked from it, so no one waits on the reader
-        try:
-            os.close(down)
-            os.setsid()
-            if os.fork() != 0:
-                os._exit(0)
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            engines: dict = {}
-            try:
-                data = json.dumps(_update(path, profile, folder, engines))
-            except Exception as exc:
-                data = json.dumps({"_error": _short(exc)})
-            try:
-                with os.fdopen(up, "wb") as handle:
-                    handle.write(data.encode())
-            except OSError:
-                pass  # the run was cancelled: what was read is kept all the same
-            if _idle() > 0 and engines:
-                _serve(folder, engines, _idle())
-            else:
-                for engine in engines.values():
-                    engine.save(folder, engine.last)
-        except BaseException:
-            pass
-        finally:
-            os._exit(0)
-    os.close(up)
-    os.waitpid(pid, 0)
-    with os.fdopen(down, "rb") as handle:
-        answer = handle.read()
-    result = json.loads(answer or b'{"_error": "the reading child ended without an answer"}')
-    if "_error" in result:
-        raise RuntimeError(result["_error"])
-    return result
+        return reader.detached(path, profile, folder)
+    return reader.update(path, profile, folder)
 
 
 # --- the line -------------------------------------------------------------------------------------------------
@@ -579,8 +367,8 @@ def run_follow(args: Any) -> int:
                     said = ""
             except Exception as exc:  # the pane keeps following: one plain line, and the next look starts afresh
                 engine, size = None, -1
-                if f"foldscope: {_short(exc)}" != said:
-                    said = f"foldscope: {_short(exc)}"
+                if f"foldscope: {reader.short(exc)}" != said:
+                    said = f"foldscope: {reader.short(exc)}"
                     _say(said)
             if args.polls is None or polls < args.polls:
                 time.sleep(args.interval)

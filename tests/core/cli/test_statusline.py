@@ -431,6 +431,20 @@ def test_a_run_cancelled_while_reading_still_keeps_what_it_read(tmp_path, capsys
     assert figures(copy, capsys)["_run"] == {"how": "kept", "bytes_read": 0}
 
 
+def reader_runs(gained: int) -> list[dict]:
+    """How a warm reader's figures came after the file gained `gained` bytes: it read them when the run asked, or it had
+    read them ahead (the run then found them kept, or asked while the reader finished)."""
+    return [
+        {"how": "grown", "bytes_read": gained, "served": True},
+        {"how": "kept", "bytes_read": 0},
+        {"how": "kept", "bytes_read": 0, "served": True},
+    ]
+
+
+def kept_state(cache: Path) -> dict:
+    return json.loads(next((cache / "statusline").glob("*.json")).read_text())
+
+
 @needs_dev
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm reader is forked (POSIX)")
 def test_a_warm_reader_answers_the_next_runs_with_the_same_figures_and_ends_when_idle(tmp_path, capsys):
@@ -462,7 +476,9 @@ def test_a_warm_reader_answers_the_next_runs_with_the_same_figures_and_ends_when
         with open(copy, "ab") as handle:
             handle.write(line)
         shown = hook()
-        assert shown["_run"] == {"how": "grown", "bytes_read": len(line), "served": True}
+        # read by the reader (ahead of the run, or when it asked), and only what the file gained
+        assert shown["_run"] in reader_runs(len(line)), shown["_run"]
+        assert kept_state(cache)["snapshot"]["read_to"] == copy.stat().st_size
         assert shown["next"]["size"] == cli_json(capsys, "requests", str(copy))["next_predicted"]
     deadline = time.monotonic() + 90
     while socket.exists() and time.monotonic() < deadline:
@@ -471,6 +487,108 @@ def test_a_warm_reader_answers_the_next_runs_with_the_same_figures_and_ends_when
     with open(copy, "ab") as handle:
         handle.write(lines[-1])
     assert figures(copy, capsys)["_run"] == {"how": "grown", "bytes_read": len(lines[-1])}
+
+
+def fresh_figures(path: Path) -> dict:
+    """What a fresh engine (the whole file read and measured) gives, as a run prints it (JSON)."""
+    from foldscope.core.readout.status import StatusEngine
+
+    return json.loads(json.dumps(StatusEngine(str(path)).update()))
+
+
+def without_run(shown: dict) -> dict:
+    return {k: v for k, v in shown.items() if k not in ("_run", "agent_says")}
+
+
+@needs_dev
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm reader is forked (POSIX)")
+def test_a_warm_reader_reads_a_new_line_before_a_run_asks_and_each_run_gets_the_file_as_it_stands(tmp_path, capsys):
+    import time
+
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    copy = tmp_path / "live.jsonl"
+    copy.write_bytes(b"".join(lines[:-6]))
+    cache = tmp_path / "cache"
+    env = {**os.environ, "FOLDSCOPE_CACHE": str(cache), "FOLDSCOPE_STATUSLINE_IDLE": "15"}
+
+    def hook() -> dict:
+        done = subprocess.run(
+            [sys.executable, "-m", "foldscope.app.main", "statusline", "--json"],
+            env=env,
+            input=json.dumps(stdin_object(copy)),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert hook()["_run"]["how"] == "read"  # the reader stays warm
+    with open(copy, "ab") as handle:
+        handle.write(lines[-6])
+    deadline = time.monotonic() + 30
+    while kept_state(cache)["snapshot"]["read_to"] != copy.stat().st_size and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert kept_state(cache)["snapshot"]["read_to"] == copy.stat().st_size  # read with no run asking: the write woke it
+    shown = hook()
+    assert shown["_run"] == {"how": "kept", "bytes_read": 0} and without_run(shown) == fresh_figures(copy)
+    for line in lines[-5:]:  # a run straight after each line, while the reader may still be reading it ahead
+        with open(copy, "ab") as handle:
+            handle.write(line)
+        shown = hook()
+        assert shown["_run"] in reader_runs(len(line)), shown["_run"]
+        assert without_run(shown) == fresh_figures(copy)
+
+
+def test_reading_ahead_waits_for_a_complete_line_and_keeps_the_figures_a_fresh_read_gives(tmp_path):
+    from foldscope.core.cli import statusline_reader as reader
+    from tests.core.live_sessions import append, assistant, rounds, user
+
+    copy = tmp_path / "live.jsonl"
+    append(copy, rounds(0, 40))
+    folder = tmp_path / "cache" / "statusline"
+    engines: dict = {}
+    reader.update(str(copy), None, folder, engines)
+    new = json.dumps(user(40, "question 40: " + "word " * 30)) + "\n"
+    with open(copy, "a", encoding="utf-8") as handle:
+        handle.write(new[:25])
+    assert reader.read_ahead(folder, engines) == []  # a line still being written: nothing to read yet
+    with open(copy, "a", encoding="utf-8") as handle:
+        handle.write(new[25:])
+    append(copy, [assistant(40, "answer 40: " + "reply " * 40, 11_000)])
+    assert reader.read_ahead(folder, engines) == [str(copy)]
+    assert reader.read_ahead(folder, engines) == []  # read to the end already
+    kept = reader.kept(str(copy), None, folder)
+    assert kept is not None and without_run(kept) == fresh_figures(copy)
+    assert kept["requests"] == 41
+
+
+def test_without_inotify_the_reader_looks_at_its_files_reads_ahead_and_still_ends_when_no_run_asks(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from foldscope.core.cli import statusline_reader as reader
+    from tests.core.live_sessions import append, assistant, rounds, user
+
+    def no_inotify(self) -> None:
+        self.fd, self.watched, self._add = None, set(), None
+
+    monkeypatch.setattr(reader.Growth, "__init__", no_inotify)
+    copy = tmp_path / "live.jsonl"
+    append(copy, rounds(0, 30))
+    folder = tmp_path / "cache" / "statusline"
+    engines: dict = {}
+    reader.update(str(copy), None, folder, engines)
+    serving = threading.Thread(target=reader.serve, args=(folder, engines, 4.0), daemon=True)
+    serving.start()
+    append(copy, [user(30, "question 30"), assistant(30, "answer 30", 9_000)])
+    deadline = time.monotonic() + 30
+    while (reader.kept(str(copy), None, folder) is None) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    kept = reader.kept(str(copy), None, folder)
+    assert kept is not None and kept["requests"] == 31  # read ahead: no run asked
+    serving.join(timeout=30)
+    assert not serving.is_alive() and not (folder / reader.SOCKET).exists()  # reading ahead kept it no longer
 
 
 @needs_dev
@@ -504,7 +622,7 @@ def test_a_socket_left_by_a_killed_reader_is_taken_over(tmp_path, capsys):
     assert hook()["_run"]["how"] == "read"
     with open(copy, "ab") as handle:
         handle.write(lines[-1])
-    assert hook()["_run"] == {"how": "grown", "bytes_read": len(lines[-1]), "served": True}
+    assert hook()["_run"] in reader_runs(len(lines[-1]))  # the new reader answered (or read the line ahead)
     deadline = time.monotonic() + 60
     while (folder / "reader.sock").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
