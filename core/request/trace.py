@@ -365,7 +365,7 @@ class TraceReport:
     predicted: bool = True  # whether the rows carry their predicted input (measure_trace's `predict`)
     scales: dict[str | None, float] = field(default_factory=dict)  # the ADR scale per model, after the trace
     next_predicted: Prediction | None = None  # the next request's (the active view's) predicted input
-    next_counted: int = 0  # the active view's compiled count, with the latest stretch's unseen head
+    next_count_with_head: int = 0  # the active view's compiled count, with the latest stretch's unseen head
     next_count: int = 0  # the active view's count as the prediction counts it (core.request.provider_text)
     next_rule: NextRule | None = None  # how the next request is predicted, for a view edited since
     warnings: list[str] = field(default_factory=list)

@@ -62,7 +62,7 @@ class Predictions:
     estimated: list[bool]  # the count behind it holds placeholders' characters
     stretches: list[int]
     next: Prediction
-    next_counted: int  # the active view's compiled count (no unseen head)
+    next_compiled: int  # the active view's compiled count (no unseen head)
     next_count: int  # the active view's count as the prediction counts it
     heads_from: list[str | None] = field(default_factory=list)  # where an unmeasured head came from (core.request.head_priors)
     rule: NextRule | None = None  # how the next request is predicted, for a view edited since
@@ -228,14 +228,14 @@ class TraceMeasure:
         self.trace = build_trace(self.session)
         self.models = [request.model or self.model for request in self.trace]
         try:  # from here on the finally below stops the counter noting lengths, whatever fails
-            counted = self.count(prefix=prefix, predict=predict, on_count=on_count, on_measured=on_measured)
-            predictions, flags = self.predict(counted)
+            trace_counts = self.count(prefix=prefix, predict=predict, on_count=on_count, on_measured=on_measured)
+            predictions, flags = self.predict(trace_counts)
         finally:  # the thinking the predictions count was sent ahead too (core.request.counting.ahead)
             self.counter.lengths = None  # the meter keeps what it read; the counter stops noting lengths
             # The child this measure counted with stopped and reaped, and one started during the read it never took.
             ahead, self._ahead = self._ahead, None
             self.counter.backend.stop(self.counter, ahead)
-        return self.calibrate(counted, predictions, flags, rate, prefix=prefix, predict=predict)
+        return self.calibrate(trace_counts, predictions, flags, rate, prefix=prefix, predict=predict)
 
     def count(self, *, prefix: bool, predict: bool, on_count: OnCount | None, on_measured: OnMeasured | None) -> TraceCounts:
         """One pass counts each request and reads its prefix share while its layout is at hand (incremental: each
@@ -291,13 +291,13 @@ class TraceMeasure:
         heads = unseen_heads(session, [m.counted for m in counts], trace)
         return TraceCounts(counts, parted, rounds, frontiers, heads, decision, counting)
 
-    def predict(self, counted: TraceCounts) -> tuple[Predictions | None, set[int]]:
+    def predict(self, trace_counts: TraceCounts) -> tuple[Predictions | None, set[int]]:
         """Each request's predicted input and the next one's, and the requests whose reports they flagged (none
         without the predictions' count)."""
-        if counted.counting is None:
+        if trace_counts.counting is None:
             return None, set()
         predictions, flags, carried = predict_requests(
-            self.session, self.trace, counted.counting, self.models, self.counter, self.policy, self._carried
+            self.session, self.trace, trace_counts.counting, self.models, self.counter, self.policy, self._carried
         )
         if self.resume is not None and self.resume.kept is not None:
             self.resume.kept.predicted = carried  # the kept counting pass's requests are these
@@ -305,7 +305,7 @@ class TraceMeasure:
 
     def calibrate(
         self,
-        counted: TraceCounts,
+        trace_counts: TraceCounts,
         predictions: Predictions | None,
         flags: set[int],
         rate: UnseenRate | None,
@@ -317,16 +317,16 @@ class TraceMeasure:
         predecessors of its model set), each request's row and decision, and the warnings."""
         session, trace, models, resolution = self.session, self.trace, self.models, self.resolution
         self._estimated = estimated_usage(session)  # the reported usage is foldscope's own estimate: every row says so
-        head = counted.heads[-1] if counted.heads else 0
+        head = trace_counts.heads[-1] if trace_counts.heads else 0
         rows: list[RequestRow] = []
         decisions = [self._decision(None)]
         warnings: list[str] = []
         scales: dict[str | None, float] = {}
-        for k, request in enumerate(trace[: len(counted.counts)]):
+        for k, request in enumerate(trace[: len(trace_counts.counts)]):
             scale = scales.get(models[k], 1.0)  # each model's requests raise only its own scale
-            row, action = self._row(k, request, counted, scale, predictions, flags)
+            row, action = self._row(k, request, trace_counts, scale, predictions, flags)
             rows.append(row)
-            decisions.append(self._decision(row, action, counted.frontiers[k]))
+            decisions.append(self._decision(row, action, trace_counts.frontiers[k]))
             raised = calibrated(scale, row.count_with_head, row.reported_input)
             if k in flags and raised > scale:
                 # A report both neighbours contradict cannot be true (a corrupt figure): let it raise the scale, which
@@ -354,24 +354,24 @@ class TraceMeasure:
             predicted=predict,
             scales=scales,
             next_predicted=nxt.next if nxt is not None else None,
-            next_counted=nxt.next_counted + head if nxt is not None else 0,
+            next_count_with_head=nxt.next_compiled + head if nxt is not None else 0,
             next_count=nxt.next_count if nxt is not None else 0,
             next_rule=nxt.rule if nxt is not None else None,
             warnings=warnings,
             partial=partial,
-            decision=counted.decision,
+            decision=trace_counts.decision,
         )
 
     def _row(
-        self, k: int, request: Request, counted: TraceCounts, scale: float, predictions: Predictions | None, flags: set[int]
+        self, k: int, request: Request, trace_counts: TraceCounts, scale: float, predictions: Predictions | None, flags: set[int]
     ) -> tuple[RequestRow, str]:
         """Request k's row at `scale`, and its action (none, notice or refuse)."""
-        m, head, ceiling = counted.counts[k], counted.heads[k], self.resolution.ceiling
+        m, head, ceiling = trace_counts.counts[k], trace_counts.heads[k], self.resolution.ceiling
         total = m.counted + head
         reported = request.usage.reported_input if request.usage is not None else None
         refusal = refusal_for(m, ceiling, scale, self.session.record, reported, head)
         size = estimate(total, scale)
-        nxt = counted.parted[k + 1] if k + 1 < len(counted.parted) else None
+        nxt = trace_counts.parted[k + 1] if k + 1 < len(trace_counts.parted) else None
         row = RequestRow(
             index=request.index,
             estimate=size,
@@ -383,7 +383,7 @@ class TraceMeasure:
             refusal=refusal,
             diverges=nxt.as_dict() if nxt else None,
             unseen_head=head,
-            first_round=counted.rounds[k],
+            first_round=trace_counts.rounds[k],
             reported_over_ceiling=bool(ceiling is not None and reported is not None and reported >= ceiling),
             model=self.models[k],
             reported_estimated=self._estimated is not None and reported is not None,

@@ -84,7 +84,7 @@ def eager(monkeypatch):
 
 def rows_of(report) -> tuple:
     """Every figure of a measured trace: its rows (count, estimate, scale, prefix share, prediction, ...) and what follows."""
-    return report.rows, report.scale, report.next_counted, report.next_predicted, report.decisions
+    return report.rows, report.scale, report.next_count_with_head, report.next_predicted, report.decisions
 
 
 def inline(session: Session, policy: Policy | None, monkeypatch, counter: Counter | None = None) -> tuple:
