@@ -150,7 +150,7 @@ class CompactionReport:
             "compactions": len(cs),
             "summariser_cost_usd": _r(sum(x for x in summ if x is not None)) if any(x is not None for x in summ) else None,
             "rewrite_cost_usd": _r(sum(x for x in rew if x is not None)) if any(x is not None for x in rew) else None,
-            "lost_literals": sum(len(c.literals.lost) for c in cs),
+            "lost_literals": sum(c.literals.lost_count for c in cs),
             "refetched_tokens": sum(r.tokens for c in cs for r in c.refetched),
             "paid_back": sum(c.payback_requests is not None for c in cs),
         }

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 from typing import NamedTuple
 
 KINDS = ("path", "identifier", "number", "url")
+_KIND_INDEX = {kind: i for i, kind in enumerate(KINDS)}
 MAX_LITERALS = 5_000  # per span: enough for any summary to be judged, bounded on a huge span
 GRAM = 4  # characters of a literal looked up among the summary's before it is searched for
 GRAMS_UP_TO = 1 << 16  # characters of summary whose grams are worth a set (a longer one is searched directly)
@@ -42,20 +43,45 @@ class Literal(NamedTuple):
     text: str
 
 
-@dataclass
 class LiteralCheck:
-    """The literals of a dropped span against a summary: how many it keeps and which it loses."""
+    """The literals of a dropped span against a summary: how many it keeps and which it loses. Held as one string
+    and two byte strings, not an object a literal: a long session's compactions find hundreds of thousands (issue 48),
+    and a literal holds no whitespace, so a newline parts them."""
 
-    kept: list[Literal] = field(default_factory=list)
-    lost: list[Literal] = field(default_factory=list)
+    __slots__ = ("_texts", "_kinds", "_kept")
+
+    def __init__(self, found: Sequence[Literal] = (), kept: Sequence[bool] = ()) -> None:
+        self._texts = "\n".join(x.text for x in found)
+        self._kinds = bytes(_KIND_INDEX[x.kind] for x in found)
+        self._kept = bytes(map(bool, kept))
+
+    def _picked(self, keep: bool) -> list[Literal]:
+        texts = self._texts.split("\n") if self._texts else []
+        return [Literal(KINDS[k], text) for text, k, was in zip(texts, self._kinds, self._kept) if was == keep]
+
+    @property
+    def kept(self) -> list[Literal]:
+        return self._picked(True)
+
+    @property
+    def lost(self) -> list[Literal]:
+        return self._picked(False)
+
+    @property
+    def kept_count(self) -> int:
+        return self._kept.count(1)
+
+    @property
+    def lost_count(self) -> int:
+        return self._kept.count(0)
 
     def as_dict(self, listed: int = 200) -> dict:
-        kept, lost = Counter(x.kind for x in self.kept), Counter(x.kind for x in self.lost)
+        counted = Counter(zip(self._kinds, self._kept))
         return {
-            "kept": len(self.kept),
-            "lost": len(self.lost),
-            "lost_list": [{"kind": x.kind, "text": x.text} for x in self.lost[:listed]],
-            "by_kind": {k: {"kept": kept[k], "lost": lost[k]} for k in KINDS},
+            "kept": self.kept_count,
+            "lost": self.lost_count,
+            "lost_list": [{"kind": x.kind, "text": x.text} for x in islice(self.lost, listed)],
+            "by_kind": {k: {"kept": counted[i, True], "lost": counted[i, False]} for i, k in enumerate(KINDS)},
         }
 
 
@@ -106,12 +132,9 @@ def _looks_like_path(text: str) -> bool:
 
 def check(dropped: Iterable[str], summary: str) -> LiteralCheck:
     """Which literals of the dropped texts the summary carries, by exact text."""
-    result = LiteralCheck()
-    kept, lost = result.kept.append, result.lost.append
+    found = literals(dropped)
     carries = _carried_by(summary)
-    for lit in literals(dropped):
-        (kept if carries(lit.text) else lost)(lit)
-    return result
+    return LiteralCheck(found, [carries(x.text) for x in found])
 
 
 def _carried_by(summary: str) -> Callable[[str], bool]:

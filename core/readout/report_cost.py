@@ -142,7 +142,7 @@ def _compactions_section(compactions: list[Any]) -> Section:
             num(c.before),
             num(c.after),
             usd(c.summariser_cost_usd),
-            num(len(c.literals.lost)),
+            num(c.literals.lost_count),
             num(c.refetched_tokens),
             usd(c.rewrite_cost_usd),
             "—" if c.payback_requests is None else num(c.payback_requests),
