@@ -36,4 +36,4 @@ def replay_branch(original: Document, branch: Session, request: int, measure: Me
 
 def branch_estimates(original: Document, steps: Sequence[BranchStep]) -> tuple[int, ...]:
     """Each replayed request's estimate: its count times the original request's scale."""
-    return tuple(estimate(s.counted, original.requests[s.request].scale) for s in steps)
+    return tuple(estimate(s.count_with_head, original.requests[s.request].scale) for s in steps)

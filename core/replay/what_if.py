@@ -30,7 +30,7 @@ class BranchStep:
 
     request: int
     view: tuple[str, ...]
-    counted: int
+    count_with_head: int
     folds: int  # fold passes that landed before this request
     refused: bool
 

@@ -26,7 +26,7 @@ def core_series(original, branch_session, k, policy=None):
     """What core replays for this branch, at the original's scales: what the timeline must draw."""
     policy = policy or original.policy
     steps = replay_from(original.session, branch_session, k, Measure(original.session, policy))
-    return tuple(estimate(s.counted, original.requests[s.request].scale) for s in steps)
+    return tuple(estimate(s.count_with_head, original.requests[s.request].scale) for s in steps)
 
 
 def start(qtbot, window):
