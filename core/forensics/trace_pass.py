@@ -71,7 +71,7 @@ class MeasuredPass:
                 if part.message is not None:
                     self.tokens[part.message.id] = part.tokens
             self._serial = m.serial
-        self.rows.append((m.counted, found, _tokens_before(found, where, m.parts, record) if found else None, where))
+        self.rows.append((m.count, found, _tokens_before(found, where, m.parts, record) if found else None, where))
 
     def measured(self, heads: Sequence[int] | None = None) -> list[Measured]:
         """Every request stepped so far, its unseen head added (`heads`: core.request.trace.unseen_heads of the

@@ -101,7 +101,7 @@ def check_cache(session: Session, measure: Measure | None = None) -> CacheCheck 
         return None
     layouts = Layouts(measure, head=0)  # the fit below stands for the hidden head
     views = [[session.record.get(mid) for mid in r.view] for r, _ in requests]
-    counted = [layouts.measurement(v).counted for v in views]
+    counted = [layouts.measurement(v).count for v in views]
     offset, scale = fit([(c, u.reported_input) for c, (_, u) in zip(counted, requests)])
     model = (model_name(measure) or "").lower()
     rules = CacheRules.openai() if model.startswith(OPENAI_PREFIXES) else CacheRules.anthropic()

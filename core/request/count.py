@@ -110,7 +110,7 @@ class Measurement:
     state behind it (core.request.count_step.Laid), for the prefix share.
     """
 
-    counted: int
+    count: int  # the exact o200k_base count of the compiled view (no unseen head)
     parts: Sequence[Part]  # a tuple, or the head and the layout's Shared parts (core.model.shared_start.Headed)
     serial: int = -1
     since: int = -1
@@ -250,7 +250,7 @@ class Counter:
         first_round: IncludedRound | None = None,
     ) -> int:
         """The exact o200k_base token count of the compiled request's counted text."""
-        return self.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round).counted
+        return self.measure(messages, record=record, policy=policy, tools=tools, first_round=first_round).count
 
     def measure(
         self,

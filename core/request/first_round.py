@@ -129,7 +129,7 @@ def decide_first_round(
     by_id = {m.id: m for m in view}
     members = [by_id[i] for i in found.members]
     scale = stored_scale(session)
-    counted = (counter or Counter()).measure(members, record=session.record, policy=policy, marks=False).counted
+    counted = (counter or Counter()).measure(members, record=session.record, policy=policy, marks=False).count
     size = estimate(counted, scale)
     payload = compile_request(members, record=session.record, policy=policy)
     decision = {

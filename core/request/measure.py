@@ -235,7 +235,7 @@ class Measure:
 
     def count(self, messages: Sequence[Message], **how: Any) -> int:
         """The exact o200k_base count of the compiled view, without the unseen head."""
-        return self.measurement(messages, **how).counted
+        return self.measurement(messages, **how).count
 
     def count_with_head(self, messages: Sequence[Message], *, head: int | None = None, **how: Any) -> int:
         """The count with the unseen head (default: the next request's)."""
@@ -276,7 +276,7 @@ class Measure:
             listed: tuple[tuple[Message, int], ...] = tuple(zip(owners, bodies))  # one block a message: no sums
         else:
             listed = _by_message(owners, bodies)
-        framing = m.counted - tools_n - system_n - sum(bodies)
+        framing = m.count - tools_n - system_n - sum(bodies)
         return Composition(system_n, tools_n, self.unseen_head if head is None else head, listed, framing)
 
     def _head_split(self, head: str) -> tuple[int, int]:

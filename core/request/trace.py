@@ -144,7 +144,7 @@ def _fit_unseen_rate(session: Session) -> UnseenRate | None:
         usage = request.usage
         if usage is None or usage.reported_input <= 0:
             continue
-        held = counter.measure(view, record=record, policy=policy, tools=tools).counted
+        held = counter.measure(view, record=record, policy=policy, tools=tools).count
         stretches.setdefault(stretch, []).append((hidden.total(view), usage.reported_input - held))
     fitted = fit_rate(list(stretches.values()))
     if fitted is None:
@@ -251,12 +251,12 @@ def refusal_for(
     measurement: Measurement, ceiling: int | None, scale: float, record: FullRecord | None, reported: int | None = None, unseen: int = 0
 ) -> Refusal | None:
     """A Refusal when the estimate (or a reported input, cache reads and writes included) is at or past the ceiling."""
-    size = estimate(measurement.counted + unseen, scale)
+    size = estimate(measurement.count + unseen, scale)
     if ceiling is None or max(size, reported or 0) < ceiling:
         return None
     top = measurement.largest(3)
     parts = tuple(LargestPart(record_index(p.message, record), p.kind, p.tokens) for p in top)
-    return Refusal(size, ceiling, measurement.counted + unseen, scale, parts, unseen_head=unseen)
+    return Refusal(size, ceiling, measurement.count + unseen, scale, parts, unseen_head=unseen)
 
 
 def check_request(

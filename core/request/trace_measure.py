@@ -136,7 +136,7 @@ def predict_requests(
     done = len(rows)
     kept = Carried(predictor.copy(), rows, estimated, heads_from, stretches[:done], reported[:done], prior)
     model = (policy.model if policy else None) or session.model or (models[-1] if models else None)
-    next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).counted
+    next_compiled = counter.measure(active, record=rec, policy=policy, tools=session_tools(session)).count
     nc = counting.counter.count(active, next_compiled, model)
     rule = NextRule(predictor.copy(), model, len(trace), trace[-1].view if trace else (), stretches[len(trace) - 1] if trace else 0)
     following = predictor.predict(len(trace), Sent(nc.total, model, stretches[-1]))
@@ -275,9 +275,9 @@ class TraceMeasure:
             if ahead is not None:
                 ahead.reach(position_of(rec, messages), first_round)
             m = counter.measure(messages, record=rec, policy=policy, tools=tools, first_round=first_round)
-            counts.append(Measurement(m.counted, tuple(m.largest(3))))
+            counts.append(Measurement(m.count, tuple(m.largest(3))))
             if counting is not None:
-                counting.add(messages, m.counted, self.models[len(counts) - 1])
+                counting.add(messages, m.count, self.models[len(counts) - 1])
             rounds.append(first_round)
             if meter is not None:
                 ids = request.view if len(request.view) == len(messages) else tuple(x.id for x in messages)
@@ -285,10 +285,10 @@ class TraceMeasure:
             if on_measured is not None:
                 on_measured(messages, first_round, m, meter)
             if on_count is not None:
-                on_count(len(counts) - 1, len(trace), m.counted)
+                on_count(len(counts) - 1, len(trace), m.count)
         if self.resume is not None and trace:
             self.resume.keep(kept_pass(key, trace, self.models, messages, counts, parted, rounds, frontiers, decision, counting, meter))
-        heads = unseen_heads(session, [m.counted for m in counts], trace)
+        heads = unseen_heads(session, [m.count for m in counts], trace)
         return TraceCounts(counts, parted, rounds, frontiers, heads, decision, counting)
 
     def predict(self, trace_counts: TraceCounts) -> tuple[Predictions | None, set[int]]:
@@ -367,7 +367,7 @@ class TraceMeasure:
     ) -> tuple[RequestRow, str]:
         """Request k's row at `scale`, and its action (none, notice or refuse)."""
         m, head, ceiling = trace_counts.counts[k], trace_counts.heads[k], self.resolution.ceiling
-        total = m.counted + head
+        total = m.count + head
         reported = request.usage.reported_input if request.usage is not None else None
         refusal = refusal_for(m, ceiling, scale, self.session.record, reported, head)
         size = estimate(total, scale)

@@ -15,7 +15,7 @@ def test_fit_recovers_offset_and_scale():
 def ideal_usage(session, hidden: int, scale: float, gap_miss: int | None = None):
     """What a provider with the tail-mark cache would report: each request reads the previous one."""
     m = Layouts(Measure(session))
-    sizes = [hidden + scale * m.measurement([session.record.get(i) for i in r.view]).counted for r in session.trace]
+    sizes = [hidden + scale * m.measurement([session.record.get(i) for i in r.view]).count for r in session.trace]
     usages, prev = [], None
     for k, size in enumerate(sizes):
         read = 0 if prev is None or k == gap_miss else prev

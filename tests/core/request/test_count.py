@@ -60,7 +60,7 @@ def test_equal_texts_are_tokenised_once_and_every_block_counts_as_its_own_text(t
     ]
     counter = Counter()
     got = counter.measure(msgs, record=FullRecord(msgs))
-    assert got.counted == count_text(counted_text(compile_request(msgs)))
+    assert got.count == count_text(counted_text(compile_request(msgs)))
     from foldscope.core.request.compile import make_plan
 
     pieces = Counter()._layout(make_plan(msgs), None, None, None, every_body=True)  # (key, body, glue, message)
@@ -77,7 +77,7 @@ def test_measure_parts_add_up_and_name_their_messages():
         Message("a", "assistant", 2, {"assistant_response": "word " * 500}),
     ]
     m = Counter().measure(msgs, record=FullRecord(msgs))
-    assert sum(p.tokens for p in m.parts) == m.counted
+    assert sum(p.tokens for p in m.parts) == m.count
     assert max(m.parts, key=lambda p: p.tokens).message.id == "a"
 
 
@@ -124,7 +124,7 @@ def measured_as_whole(counter, reference, messages, options):
             counter.measure(messages, **options)
         return None
     got = counter.measure(messages, **options)
-    assert _parts(got) == _parts(whole) and got.counted == whole.counted
+    assert _parts(got) == _parts(whole) and got.count == whole.count
     return got, whole
 
 
@@ -241,7 +241,7 @@ def test_a_request_adding_an_answer_and_what_follows_keeps_every_block_of_the_re
     for end in ends:
         view = msgs[:end]
         got = counter.measure(view, record=record, policy=policy)
-        assert got.counted == count_text(counted_text(compile_request(view, record=record, policy=policy)))
+        assert got.count == count_text(counted_text(compile_request(view, record=record, policy=policy)))
         if before is not None:
             assert got.since == before.serial
             assert got.kept == len(before.parts) - 1  # the head and every block of the request before but its last
@@ -295,7 +295,7 @@ def test_replacing_one_result_in_the_middle_equals_measuring_it_whole(data):
             return
         got, whole = measured
         text = counted_text(compile_request(view, **options))
-        assert got.counted == count_text(text)
+        assert got.count == count_text(text)
         top = sorted(whole.parts, key=lambda p: -p.tokens)[:3]
         assert [(p.message, p.tokens) for p in got.largest(3)] == [(p.message, p.tokens) for p in top]
 
@@ -329,7 +329,7 @@ def test_a_copy_in_the_middle_costs_its_own_block():
         before = counter.tokenised_chars
         got = counter.measure(view, record=record, policy=policy)
         assert got.laid.where is not None  # laid out from the measured view, its blocks after the copy kept
-        assert got.counted == count_text(counted_text(compile_request(view, record=record, policy=policy)))
+        assert got.count == count_text(counted_text(compile_request(view, record=record, policy=policy)))
         assert counter.tokenised_chars - before < 1_000  # the copy's block, not the view after it
 
 
@@ -370,7 +370,7 @@ def test_the_memo_reads_out_as_block_keys_with_the_policy_key_and_seeds_a_counte
     seeded = Counter()
     seeded.seed(bodies, glue, heads, texts)
     again = seeded.measure(view, **options)
-    assert again.counted == first.counted and seeded.tokenised_chars == 0
+    assert again.count == first.count and seeded.tokenised_chars == 0
     assert all(seeded.counted(key) for key in bodies)
     assert seeded.memo()[0] == bodies
 
@@ -391,7 +391,7 @@ def test_a_layout_keeps_one_running_total_a_chunk_of_blocks_not_one_a_block(shif
         counter, whole = Counter(), Counter()
         for end in (shared.CHUNK - 1, shared.CHUNK + 3, 2 * shared.CHUNK, len(msgs)):
             got = counter.measure(msgs[:end], record=record)
-            assert got.counted == whole.measure_whole(msgs[:end], record=record).counted
+            assert got.count == whole.measure_whole(msgs[:end], record=record).count
             laid = got.laid
             assert len(laid.cum) == len(laid.parts) >> shared.SHIFT
             assert laid.total == sum(p.tokens for p in laid.parts)

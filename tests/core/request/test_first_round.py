@@ -50,7 +50,7 @@ def session_of(msgs: list[Message], upto: str | None = None) -> Session:
 
 def round_size(session: Session, policy: Policy) -> int:
     members = [session.record.get(i) for i in ("i", "a", "c", "r")]
-    return estimate(Counter().measure(members, record=session.record, policy=policy, marks=False).counted, 1.0)
+    return estimate(Counter().measure(members, record=session.record, policy=policy, marks=False).count, 1.0)
 
 
 def test_the_first_round_is_the_task_its_answer_and_that_answers_calls_and_results():
