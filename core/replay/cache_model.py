@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,7 +191,9 @@ class PrefixCache:
         return self._marked(layout, chain)
 
     def _marked(self, layout: Layout, chain: Sequence[int]) -> tuple[int, int, int]:
-        marks = sorted(layout.marks, key=lambda m: m.block)
+        marks = layout.marks
+        if len(marks) > 1:
+            marks = tuple(sorted(marks, key=_block))
         if len(marks) > self.rules.max_marks:
             raise ValueError(f"{len(marks)} cache marks in one request; the provider allows {self.rules.max_marks}")
         seen_5m = False
@@ -199,19 +201,21 @@ class PrefixCache:
             if m.lifetime == "1h" and seen_5m:
                 raise ValueError("a one-hour mark after a five-minute mark; one-hour marks come first")
             seen_5m = seen_5m or m.lifetime == "5m"
-        at = layout.at
+        at, entries = layout.at, self.entries
         hit = -1
-        for b in _candidates(marks, self.rules.lookback):
+        for b in _latest_first(marks, self.rules.lookback):
             # Each candidate read from the chain alone, never the range between two marks, which may span the request.
-            if self._live(chain[b], at):
+            entry = entries.get(chain[b])
+            if entry is not None and (at is None or entry[0] >= at):  # _live, inline: most requests look at a few
                 hit = b
                 break
         if hit >= 0:
-            self._renew(chain[hit], at, self.entries[chain[hit]][1])
+            self._renew(chain[hit], at, entries[chain[hit]][1])
         read = layout.position(hit)
         done, writes = read, {"5m": 0, "1h": 0}
+        ends = layout.ends
         for m in marks:
-            end = layout.ends[m.block]
+            end = ends[m.block]
             if end < self.rules.min_tokens:
                 continue  # too short to cache: its tokens go with the next mark that is cached, or fresh
             if end > done:
@@ -221,13 +225,21 @@ class PrefixCache:
         return read, writes["5m"], writes["1h"]
 
 
-def _candidates(marks: Iterable[Mark], lookback: int | None) -> list[int]:
-    """Block boundaries where a read may hit, latest first: at each mark and `lookback` blocks before it."""
-    found: set[int] = set()
-    for m in marks:
+def _block(mark: Mark) -> int:
+    return mark.block
+
+
+def _latest_first(marks: Sequence[Mark], lookback: int | None) -> Iterator[int]:
+    """Block boundaries where a read may hit, latest first, one at a time: at each mark (sorted by block) and
+    `lookback` blocks before it. Each mark's range is given below the lowest given so far, so a read that hits at
+    the latest mark (the commonest case) costs one look, not a set of every candidate sorted."""
+    below = None  # the lowest block given so far
+    for m in reversed(marks):
         low = 0 if lookback is None else max(0, m.block - lookback)
-        found.update(range(low, m.block + 1))
-    return sorted(found, reverse=True)
+        top = m.block if below is None else min(m.block, below - 1)
+        if top >= low:
+            yield from range(top, low - 1, -1)
+            below = low
 
 
 def simulate(layouts: Iterable[Layout], rules: CacheRules) -> list[CacheOutcome]:

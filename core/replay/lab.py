@@ -13,7 +13,7 @@ from foldscope.core.model.cost import ModelPrices
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Session
 from foldscope.core.replay import parallel
-from foldscope.core.replay.cache_model import CacheRules, Layout, PrefixCache
+from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.layouts import Layouts, model_name, place_marks
 from foldscope.core.replay.rows import StrategyRun, make_row, refused_row, summarised
 from foldscope.core.replay.strategies import BAND_MAX, BAND_MIN, STRATEGIES, decides_on
@@ -70,7 +70,7 @@ def run_strategy(
     if prices is None:
         prices = lookup_prices(model_name(measure.measure))
     cache, run = PrefixCache(rules), StrategyRun(strategy, estimator=decides_on(strategy, measure.estimator))
-    protected, tail = measure.protected, None
+    protected, tail, marked = measure.protected, None, rules.mode == "marks"
     for i, step in enumerate(STRATEGIES[strategy](session, measure)):
         if step.refused:  # nothing is sent: the cache is untouched and nothing is billed
             run.rows.append(refused_row(strategy, i, step, measure))
@@ -79,15 +79,15 @@ def run_strategy(
             if report is not None:
                 report(step.request + 1, len(session.trace), strategy)
             continue
-        layout = measure.layout(step.view, (), session.trace[step.request].at, step.measure)
-        if rules.mode == "marks":
+        keys, ends = measure.laid(step.view, step.measure)
+        marks: tuple[Mark, ...] = ()
+        if marked:
             notes, members = measure.anchors()
             marks = place_marks(
-                layout.keys, {}, tail, protected, notes=notes, members=members, tail_at=None if tail is None else measure.position(tail)
+                keys, {}, tail, protected, notes=notes, members=members, tail_at=None if tail is None else measure.position(tail)
             )
-            layout = Layout(layout.keys, layout.ends, marks, layout.at)  # dataclasses.replace's result, without its field walk
-        tail = layout.keys[-1] if layout.keys else None
-        out = cache.step(layout)
+        tail = keys[-1] if keys else None
+        out = cache.step(Layout(keys, ends, marks, session.trace[step.request].at))  # one Layout a request, marks and all
         run.rows.append(make_row(session, strategy, i, step, out, measure, prices))
         if keep_views:
             run.views.append(step.view)

@@ -183,6 +183,11 @@ class Layouts:
         the counter kept from the previous layout's measurement are taken from it. `over`: the measure the view
         compiles under when not this one's (adr's fold measures its own working session, with the first round
         its requests decided): the view is counted as the fold counted it, so the layout reads the fold's."""
+        keys, ends = self.laid(view, over)
+        return Layout(keys, ends, marks, at)
+
+    def laid(self, view: Sequence[Message], over: Measure | None = None) -> tuple[Shared[Any], Shared[int]]:
+        """layout()'s keys and ends, for a caller that places the marks on them before it makes the one Layout."""
         m = self.measurement(view) if over is None else over.measurement(view, decide=False)
         scale, protected = self.scale, self.protected
         hidden = estimate(self.head, scale) if self.head else 0
@@ -202,14 +207,17 @@ class Layouts:
         for i, part in enumerate(since(m.parts, keep), keep):  # the parts are shared: read from `keep`, no copy
             total += part.tokens
             totals.append(total)
-            keys.append(self._key(m, i, part))
             ends.append(estimate(total, scale))
-            if i and part.kind == "note":
-                notes.append(i)
             if i:
-                assert part.message is not None  # only the head (part 0) may have no message
-                if part.message.id in protected:
+                message = part.message
+                assert message is not None  # only the head (part 0) may have no message
+                keys.append(message.id)  # _key's, without the call: a message's block is keyed by its id
+                if part.kind == "note":
+                    notes.append(i)
+                if message.id in protected:
                     members.append(i)
+            else:
+                keys.append(self._key(m, i, part))
         where = self._where
         if prev is not None and keep:  # the kept blocks' keys and ends are shared with the layout before, not copied
             laid_keys, laid_ends = prev.keys.grown(keep + shift, keys), prev.ends.grown(keep + shift, ends)
@@ -226,7 +234,7 @@ class Layouts:
             where.update(zip(laid_keys, count()))
         head_key = laid_keys[shift] if len(laid_keys) > shift else None
         self._laid = _Laid(m.serial, laid_keys, laid_ends, notes, members, laid_totals, m.parts, shift, head_key)
-        return Layout(laid_keys, laid_ends, marks, at)
+        return laid_keys, laid_ends
 
     def position(self, key: Any) -> int | None:
         """Where block `key` is in the last layout (hidden head counted), None when it is not there."""

@@ -179,3 +179,28 @@ def test_the_cache_reads_and_writes_what_hashing_every_prefix_whole_gives(steps,
             want = whole.step(Layout(tuple(keys), ends, marks, float(at)))
             assert got == want
             assert list(fast._previous[0]) == chain_keys(keys)
+
+
+def every_candidate(marks, lookback):
+    """The block boundaries a read may hit, latest first, as a set of every mark's range sorted (the rule itself)."""
+    found = set()
+    for m in marks:
+        found.update(range(0 if lookback is None else max(0, m.block - lookback), m.block + 1))
+    return sorted(found, reverse=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 120), max_size=5), st.sampled_from([None, 0, 1, 5, 20]))
+def test_the_candidates_one_at_a_time_are_every_marks_lookback_latest_first(blocks, lookback):
+    from foldscope.core.replay.cache_model import _latest_first
+
+    marks = tuple(Mark(b) for b in sorted(blocks))
+    assert list(_latest_first(marks, lookback)) == every_candidate(marks, lookback)
+
+
+def test_a_read_hits_the_latest_live_candidate_when_marks_come_out_of_order():
+    first = layout("abcdef", [1000] * 6, [Mark(1), Mark(4)], at=0)
+    # the same prefix marked out of order: the read still finds the later mark's prefix (5,000 tokens), not the earlier
+    again = layout("abcdefg", [1000] * 7, [Mark(4), Mark(1)], at=1)
+    _, out = simulate([first, again], RULES)
+    assert out.read == 5000

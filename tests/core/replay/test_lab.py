@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from foldscope.core.formats.demo import generate
 from foldscope.core.model.session import Message
-from foldscope.core.replay.cache_model import Layout
 from foldscope.core.replay.lab import run_strategy
 from foldscope.core.replay.layouts import HIDDEN_HEAD, Layouts
 from foldscope.core.replay.strategies import STRATEGIES
@@ -23,7 +22,7 @@ class WholeLayouts(Layouts):
     def measurement(self, view):
         return self.counter.measure_whole(view, **self.measure.options(view))
 
-    def layout(self, view, marks, at, over=None):
+    def laid(self, view, over=None):
         # a view compiled under another measure (adr's fold's own) is planned whole under that one, as it decides
         m = self.measurement(view) if over is None else self.counter.measure_whole(view, **over.options(view, decide=False))
         total, keys, ends = self.head, [], []
@@ -35,7 +34,7 @@ class WholeLayouts(Layouts):
             keys, ends = [HIDDEN_HEAD] + keys, [-(-round(self.head * self.scale, 6) // 1)] + ends
         self._kinds = {x.id: x.kind for x in view}
         self._keys = keys
-        return Layout(tuple(keys), tuple(int(e) for e in ends), marks, at)
+        return tuple(keys), tuple(int(e) for e in ends)
 
     def position(self, key):
         return next((i for i in range(len(self._keys) - 1, -1, -1) if self._keys[i] == key), None)
