@@ -232,7 +232,7 @@ def test_a_replay_calibrates_without_the_predictions_and_every_count_scale_and_e
     rows = run_strategy(session, "recorded", layouts).rows
     bare = measure.calibrate(prefix=False, predict=False)
     assert not bare.predicted and whole.predicted
-    kept = ("index", "estimate", "counted", "scale", "reported_input", "over_ceiling", "refusal", "unseen_head")
+    kept = ("index", "estimate", "count_with_head", "scale", "reported_input", "over_ceiling", "refusal", "unseen_head")
     assert [[getattr(r, f) for f in kept] for r in bare.rows] == [[getattr(r, f) for f in kept] for r in whole.rows]
     assert (bare.scale, bare.scales, bare.unseen_head) == (whole.scale, whole.scales, whole.unseen_head)
     assert layouts.scale == whole.scale and layouts.head == whole.unseen_head
