@@ -328,12 +328,21 @@ class _SessionPickler(_Pickler):
     def __init__(self, out: Any, record: FullRecord) -> None:
         super().__init__(out, protocol=5)
         self.record = record
-        self.index = {id(m): i for i, m in enumerate(record)}
 
     def persistent_id(self, obj: Any) -> Any:
         if obj is self.record:
             return "record"
-        return self.index.get(id(obj)) if type(obj) is Message else None
+        return place_of(obj, self.record) if type(obj) is Message else None
+
+
+def place_of(message: Message, record: FullRecord) -> int | None:
+    """The message's index in the record, None when the record does not hold this very message; looked up by the
+    record's own index of ids, not a table of the record's messages by identity (5 MB at 50,000 messages)."""
+    try:
+        index = record.index_of(message.id)
+    except KeyError:
+        return None
+    return index if record[index] is message else None
 
 
 def load_session(data: bytes) -> Session:
@@ -376,12 +385,17 @@ def _load_pickles(stream: io.BytesIO) -> Any:
 class _MemoPickler(pickle.Pickler):
     """Pickles a memo's keys with each message as its record index (a persistent id), never by value."""
 
-    def __init__(self, out: Any, index: Mapping[int, int]) -> None:
+    def __init__(self, out: Any, record: FullRecord) -> None:
         super().__init__(out, protocol=5)
-        self.index = index
+        self.record = record
 
     def persistent_id(self, obj: Any) -> Any:
-        return self.index[id(obj)] if type(obj) is Message else None
+        if type(obj) is not Message:
+            return None
+        place = place_of(obj, self.record)
+        if place is None:  # never: dump_memo keeps only keys whose messages are the record's
+            raise pickle.PicklingError(f"a counter memo's key names message {obj.id!r}, which is not in the record")
+        return place
 
 
 class _MemoUnpickler(_Unpickler):
@@ -398,12 +412,12 @@ class _MemoUnpickler(_Unpickler):
         return self.record[pid]
 
 
-def _plain_key(value: Any, index: Mapping[int, int]) -> bool:
+def _plain_key(value: Any, record: FullRecord) -> bool:
     """Whether a memo key can be named again: only tuples, plain values and messages of the record."""
     if type(value) is Message:
-        return id(value) in index
+        return place_of(value, record) is not None
     if type(value) is tuple:
-        return all(_plain_key(v, index) for v in value)
+        return all(_plain_key(v, record) for v in value)
     return value is None or type(value) in (str, int, float, bool)
 
 
@@ -411,11 +425,10 @@ def dump_memo(memo: tuple[dict, ...], record: FullRecord) -> bytes:
     """A counter's memo (bodies, glue, heads, texts: Counter.memo()) with each message named by its index in `record`, pickled and
     compressed; a key naming anything else (a message outside the record) is left out, to be counted when met."""
     bodies, glue, heads, *rest = memo
-    index = {id(m): i for i, m in enumerate(record)}
-    kept = {key: int(tokens) for key, tokens in bodies.items() if _plain_key(key, index)}
+    kept = {key: int(tokens) for key, tokens in bodies.items() if _plain_key(key, record)}
     out = io.BytesIO()
     deflating = _Deflating(out)
-    _MemoPickler(deflating, index).dump((kept, dict(glue), dict(heads), dict(rest[0]) if rest else {}))
+    _MemoPickler(deflating, record).dump((kept, dict(glue), dict(heads), dict(rest[0]) if rest else {}))
     deflating.finish()
     return out.getvalue()
 
