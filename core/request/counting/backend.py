@@ -4,16 +4,20 @@ is measured; the Measure starts and stops it, and a caller about to read a file 
 from __future__ import annotations
 
 import atexit
-import multiprocessing
 import os
 import re
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foldscope.core.model.session import FullRecord
-from foldscope.core.request.counting import ahead, child, children_allowed
-from foldscope.core.request.counting.ahead import CountsAhead
+from foldscope.core.request.counting import child, children_allowed
+
+if TYPE_CHECKING:
+    from foldscope.core.model.session import FullRecord
+    from foldscope.core.request.counting.ahead import CountsAhead
+
+# Every Counter owns a Backend, so this module is imported wherever one is made: counting ahead (core.request.counting
+# .ahead, with the compile and plan modules it renders with) and multiprocessing are imported only when first asked for.
 
 
 class Backend:
@@ -29,6 +33,8 @@ class Backend:
         not run, or the counter already has one. Cheapest question first: a counter that has counted most of the
         record (a followed session's poll, a reopened session) has nothing worth sending, and a short record does not
         repay a child; only then is the machine asked."""
+        from foldscope.core.request.counting.ahead import CountsAhead
+
         if counter.ahead is not None or 2 * counter.bodies_counted() > len(record) or not CountsAhead.worth(record):
             return None  # a child started while the file was read (hint) is stopped when the measure ends
         # A child started while the file was read found the core free then: asked again now, the idle sample would
@@ -73,6 +79,8 @@ def allowed() -> bool:
     """Whether counting ahead may run in this process: the switch allows children (children_allowed), and this is
     neither a worker of a process pool (a folder's replay, a fleet's sweep) nor a forked child (one file's strategies
     at once), which already keep every core busy, so a child would only compete."""
+    import multiprocessing  # imported once asked: a Counter is made where no child is ever wanted (`count`)
+
     return children_allowed() and multiprocessing.parent_process() is None and not _forked
 
 
@@ -98,8 +106,10 @@ def hint(path: str | os.PathLike) -> bool:
     global _spare
     if not allowed():  # first, so a process pool's workers never sample their files for nothing
         return False
+    from foldscope.core.request.counting.ahead import START_CHARS
+
     try:
-        if os.path.getsize(path) < ahead.START_CHARS or estimated_text(path) < ahead.START_CHARS:
+        if os.path.getsize(path) < START_CHARS or estimated_text(path) < START_CHARS:
             return False
     except OSError:
         return False  # the read says what is wrong with the file

@@ -3,6 +3,7 @@ every figure is the one counting in-line gives, and a child that fails, lies or 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import stat
 import sys
@@ -274,7 +275,7 @@ def test_a_worker_of_a_process_pool_never_starts_a_child(monkeypatch):
     monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
     monkeypatch.setattr(backend, "free_core", lambda: True)
     assert backend.wanted()
-    monkeypatch.setattr(backend.multiprocessing, "parent_process", lambda: object())
+    monkeypatch.setattr(multiprocessing, "parent_process", lambda: object())
     assert not backend.wanted()
 
 
@@ -606,7 +607,7 @@ def test_a_worker_of_a_process_pool_starts_no_child_while_reading_nor_samples_it
     monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
     monkeypatch.setattr(backend, "free_core", lambda: True)
     monkeypatch.setattr(ahead, "START_CHARS", 100)
-    monkeypatch.setattr(backend.multiprocessing, "parent_process", lambda: object())
+    monkeypatch.setattr(multiprocessing, "parent_process", lambda: object())
     monkeypatch.setattr(backend, "estimated_text", lambda path: pytest.fail("the file was sampled"))
     monkeypatch.setattr(child, "spawn", lambda: pytest.fail("a child was started"))
     assert not backend.hint(text_file(tmp_path, 400))

@@ -55,3 +55,34 @@ def test_the_measure_stops_the_backend_when_the_count_fails(monkeypatch):
     with pytest.raises(RuntimeError):
         measure_trace(small_session(), counter=counter)
     assert [what for what, *_ in backend.asked] == ["start", "stop"]
+
+
+@pytest.fixture
+def hints(monkeypatch) -> list[str]:
+    """Every path given to the backend as a hint, in order (no child is started for them)."""
+    from foldscope.core.request.counting import backend
+
+    given: list[str] = []
+    monkeypatch.setattr(backend, "hint", lambda path: given.append(str(path)) or False)
+    return given
+
+
+def test_a_command_reading_a_session_gives_its_path_as_a_hint_before_the_read(hints, monkeypatch):
+    from foldscope.core import formats
+    from foldscope.core.cli.options import read_session
+    from foldscope.core.formats.demo import demo_path
+
+    real = formats.load_session
+    monkeypatch.setattr(formats, "load_session", lambda *a, **k: (hints.append("read"), real(*a, **k))[1])
+    read_session(demo_path())
+    assert hints == [str(demo_path()), "read"]
+
+
+def test_open_session_and_the_guis_load_give_the_files_path_as_a_hint(hints, tmp_path):
+    from foldscope.core.cli.library_open import open_session
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.readout.opening import open_document
+
+    open_session(str(demo_path()), None, Counter())
+    open_document(demo_path(), str(tmp_path / "library.db"))
+    assert hints == [str(demo_path())] * 2
