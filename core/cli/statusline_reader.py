@@ -55,7 +55,7 @@ def update(path: str, profile: str | None, folder: Path, engines: dict | None = 
     while a response streams) wait for the one reading, then show what it kept instead of reading it again.
     `engines`: the warm reader's engines in memory, used (and not pickled again) while they match the kept state."""
     from foldscope.core.model.folders import make_private_folder
-    from foldscope.core.readout.status import StatusEngine, load_figures, state_paths
+    from foldscope.core.readout.status import state_paths
 
     make_private_folder(folder)
     lock = open(state_paths(folder, path)[0].with_suffix(".lock"), "a+b")
@@ -69,29 +69,68 @@ def update(path: str, profile: str | None, folder: Path, engines: dict | None = 
         known = kept(path, profile, folder)
         if known is not None:
             return known
-        st = os.stat(path)
-        _, snap = load_figures(folder, path, profile)
-        engine = None
-        if snap is not None and snap.same_file(st, path):
-            engine = (engines or {}).get((path, profile))
-            if engine is None or engine.follower.bytes_read != snap.read_to:
-                engine = StatusEngine.load(folder, path, profile)
-            if engine is not None and engine.follower.bytes_read != snap.read_to:
-                engine = None
-        how = "grown" if engine is not None else "read"
-        if engine is None:
-            engine = StatusEngine(path, profile)
-        figures = engine.update()
+        building = _tokenizer_meanwhile()
         try:
-            engine.save(folder, figures, pickled=engines is None)
-        except OSError:
-            pass  # a cache folder that cannot be written costs the next run a full read, never this one's line
-        if engines is not None:
-            engines[(path, profile)] = engine
-            engine.last = figures
-        return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read}}
+            return _read(path, profile, folder, engines)
+        except BaseException:
+            if building is not None:
+                building.join()  # never leave the build running into the interpreter's exit
+            raise
     finally:
         lock.close()
+
+
+def _read(path: str, profile: str | None, folder: Path, engines: dict | None) -> dict[str, Any]:
+    """The figures of the file read on from the engine kept for it (in memory or pickled), else read afresh."""
+    from foldscope.core.readout.status import StatusEngine, load_figures
+
+    st = os.stat(path)
+    _, snap = load_figures(folder, path, profile)
+    engine = None
+    if snap is not None and snap.same_file(st, path):
+        engine = (engines or {}).get((path, profile))
+        if engine is None or engine.follower.bytes_read != snap.read_to:
+            engine = StatusEngine.load(folder, path, profile)
+        if engine is not None and engine.follower.bytes_read != snap.read_to:
+            engine = None
+    how = "grown" if engine is not None else "read"
+    if engine is None:
+        engine = StatusEngine(path, profile)
+    figures = engine.update()
+    try:
+        engine.save(folder, figures, pickled=engines is None)
+    except OSError:
+        pass  # a cache folder that cannot be written costs the next run a full read, never this one's line
+    if engines is not None:
+        engines[(path, profile)] = engine
+        engine.last = figures
+    return {**figures, "_run": {"how": how, "bytes_read": engine.bytes_read}}
+
+
+_building: Any = None  # the thread building this process's tokenizer, once started
+
+
+def _tokenizer_meanwhile() -> Any:
+    """Start building the tokenizer on another thread when this process has not yet: quicktok's build (about half a
+    second of CPU, the most of a run with no warm reader) lets the GIL go, so it runs beside the imports, the engine's
+    unpickling and the price table's on the other core; the measure waits for it only if it needs it sooner
+    (core.request.tokens builds under a lock). The thread, or None when one was started before."""
+    global _building
+    if _building is not None:
+        return None
+    import threading
+
+    from foldscope.core.request import tokens
+
+    def build() -> None:
+        try:
+            tokens.local_encoding()
+        except Exception:
+            pass  # the measure builds it again where it needs it, and says what is wrong
+
+    _building = threading.Thread(target=build, name="tokenizer build", daemon=True)
+    _building.start()
+    return _building
 
 
 def _idle() -> float:

@@ -563,6 +563,34 @@ def test_reading_ahead_waits_for_a_complete_line_and_keeps_the_figures_a_fresh_r
     assert kept["requests"] == 41
 
 
+def test_the_tokenizer_is_built_on_another_thread_once_while_the_reading_goes_on(tmp_path, monkeypatch):
+    import threading
+
+    from foldscope.core.cli import statusline_reader as reader
+    from foldscope.core.request import tokens
+    from tests.core.live_sessions import append, assistant, rounds, user
+
+    builds = []
+    local = tokens.local_encoding
+
+    def recorded():
+        builds.append(threading.current_thread().name)
+        return local()
+
+    monkeypatch.setattr(tokens, "local_encoding", recorded)
+    monkeypatch.setattr(reader, "_building", None)  # as in a process that has built none
+    copy = tmp_path / "live.jsonl"
+    append(copy, rounds(0, 20))
+    folder = tmp_path / "cache" / "statusline"
+    first = reader.update(str(copy), None, folder)
+    assert builds == ["tokenizer build"] and first["_run"]["how"] == "read"
+    reader._building.join(timeout=60)
+    append(copy, [user(20, "question 20"), assistant(20, "answer 20", 7_000)])
+    assert reader.update(str(copy), None, folder)["_run"]["how"] == "grown"
+    assert builds == ["tokenizer build"]  # one build a process
+    assert without_run(reader.kept(str(copy), None, folder)) == fresh_figures(copy)
+
+
 def test_without_inotify_the_reader_looks_at_its_files_reads_ahead_and_still_ends_when_no_run_asks(tmp_path, monkeypatch):
     import threading
     import time
