@@ -1,7 +1,16 @@
-"""The lists' headings: how many messages and tokens the full record and the active view hold, and at which request."""
+"""The lists' headings and the status line: how many messages and tokens the full record and the active view hold, at
+which request, and the shown request against its limits; redrawn as the workspace changes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from foldscope.app.follows_changes import view_changed
+from foldscope.app.highlight import plain_tip
+from foldscope.app.panels.lists import MessageList
+from foldscope.app.panels.status import StatusLine, status_parts, status_tooltip
+from foldscope.app.panels.timeline_state import NO_SESSION_HINT
+from foldscope.app.qt import QObject
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.words import plural
 
@@ -30,3 +39,40 @@ def view_heading(doc: Document, current: int, what_if_at: int | None) -> str:
     if at == "now" and what_if_at is not None:  # a what-if is active
         at = f"what-if at request {what_if_at}"
     return f"{at} · {plural(doc.view_size, 'message')} · estimate {plural(doc.shown_size, 'token')}"
+
+
+class Headings(QObject):
+    """The full record's and the active view's headings and the status line, for the document shown (`shown`) at the
+    timeline's slot (`slot`), a what-if's request when one is active (`what_if_at`); `live()` puts the follow's line
+    back over the status line. They follow the workspace's changes (app.undo.SessionEditor.display_changed) themselves."""
+
+    def __init__(
+        self,
+        parent: QObject,
+        lists: tuple[MessageList, MessageList],
+        status_line: StatusLine,
+        shown: Callable[[], Document | None],
+        slot: Callable[[], int],
+        what_if_at: Callable[[], int | None],
+        live: Callable[[], None],
+    ) -> None:
+        super().__init__(parent)
+        self.record_list, self.view_list = lists
+        self.status_line = status_line
+        self.shown, self.slot, self.what_if_at, self.live = shown, slot, what_if_at, live
+
+    def follow(self, changed) -> None:
+        """Redraw after a change of the view shown, the record or the policy (connected after the timeline's: its slot)."""
+        changed.connect(lambda changes: self.refresh() if view_changed(changes) else None)
+
+    def refresh(self) -> None:
+        doc = self.shown()
+        if doc is None:
+            self.status_line.setText(NO_SESSION_HINT)
+            return
+        self.record_list.set_heading(record_heading(doc))
+        self.view_list.set_heading(view_heading(doc, self.slot(), self.what_if_at()))
+        self.status_line.set_parts(status_parts(doc))
+        self.status_line.setToolTip(plain_tip(status_tooltip(doc)))
+        if doc.is_counted:
+            self.live()

@@ -6,9 +6,7 @@ from pathlib import Path
 
 from foldscope.app import dialogs, help_menu
 from foldscope.app.following import Following
-from foldscope.app.follows_changes import view_changed
-from foldscope.app.headings import record_heading, view_heading
-from foldscope.app.highlight import plain_tip
+from foldscope.app.headings import Headings
 from foldscope.app.lab.what_if import WhatIf
 from foldscope.app.labs import Labs
 from foldscope.app.library_actions import LibraryActions
@@ -26,7 +24,7 @@ from foldscope.app.panels.library import LibraryBar, LibraryPanel
 from foldscope.app.panels.library_money import open_at_request
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
-from foldscope.app.panels.status import StatusLine, status_parts, status_tooltip
+from foldscope.app.panels.status import StatusLine
 from foldscope.app.panels.timeline import Timeline
 from foldscope.app.panels.timeline_state import NO_SESSION_HINT, STEP_KEYS
 from foldscope.app.panels.warnings_bar import WarningsBar
@@ -154,7 +152,16 @@ class MainWindow(QMainWindow):
         self.labs = Labs(self, lambda: self.document, self.document_loaded.connect, self.timeline.step_to)
         # View > Follow: the file read as it grows, into the shown document's workspace
         self.following = Following(
-            self, self.editor, self.status_label, lambda: self.document, self.statusBar().showMessage, self._refresh_headings
+            self, self.editor, self.status_label, lambda: self.document, self.statusBar().showMessage, lambda: self.headings.refresh()
+        )
+        self.headings = Headings(
+            self,
+            (self.record_list, self.view_list),
+            self.status_label,
+            lambda: self.document,
+            lambda: self.timeline.current,
+            lambda: self.what_if.branch.request if self.what_if.branch is not None else None,
+            self.following.show_live,
         )
         self.opening = OpenMenu(self, self.settings, lambda: self.document, self.open_path)
         self.report = ReportExport(self, self.busy, lambda: self.document, self.statusBar().showMessage)
@@ -222,6 +229,7 @@ class MainWindow(QMainWindow):
     def _wire_collaborators(self) -> None:
         """The headings and the selection kept after the panels follow a change; the title after the undo stack's."""
         self.following.live.grew.connect(self.show_growth)
+        self.headings.follow(self.editor.display_changed)  # connected after the timeline's: they name its slot
         self.editor.display_changed.connect(self._after_change)  # connected after the panels: they have redrawn
         self.editor.stack_changed.connect(self._refresh_title)
         self.session_actions.policy_editor.policy_changed.connect(self.what_if.policy_changed)
@@ -365,7 +373,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.panes.folds_dock], [self.fold_panel.fitting_height(max_rows=1)], Qt.Orientation.Vertical)
         self.session_actions.set_document(None, False)
         self.what_if.document_loaded(document)
-        self._refresh_headings()
+        self.headings.refresh()
         self._refresh_title()
         self.view_list.table.setFocus()
         self.record_shown.emit(document)
@@ -435,7 +443,7 @@ class MainWindow(QMainWindow):
         if document is not None:  # the fold table as tall as its rows (a few at most): the rest is the lists'
             self.resizeDocks([self.panes.folds_dock], [self.fold_panel.fitting_height(max_rows=5)], Qt.Orientation.Vertical)
         self.window_map.show_marks()
-        self._refresh_headings()
+        self.headings.refresh()
         self.session_actions.set_document(document if acting else None, opened)
         self._refresh_title()
         if document is not None:
@@ -456,26 +464,9 @@ class MainWindow(QMainWindow):
     # -- after a change -------------------------------------------------------------------
 
     def _after_change(self, changes: Changes | None) -> None:
-        """Once the panels have followed a change: the lists' headings and the status line, the message selected kept."""
-        if self.document is None:
-            return
-        if view_changed(changes):
-            self._refresh_headings()
-        if self.inspector.index is not None:
+        """Once the panels have followed a change: the message selected kept in the lists, the inspector and the map."""
+        if self.document is not None and self.inspector.index is not None:
             self.select_message(self.inspector.index, reveal=False)
-
-    def _refresh_headings(self) -> None:
-        doc = self.document
-        if doc is None:
-            self.status_label.setText(NO_SESSION_HINT)
-            return
-        branch = self.what_if.branch
-        self.record_list.set_heading(record_heading(doc))
-        self.view_list.set_heading(view_heading(doc, self.timeline.current, branch.request if branch is not None else None))
-        self.status_label.set_parts(status_parts(doc))
-        self.status_label.setToolTip(plain_tip(status_tooltip(doc)))
-        if doc.is_counted:
-            self.following.show_live()
 
     # -- selection ------------------------------------------------------------------------
 
