@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.cli.options import (
     add_head_flag,
@@ -16,6 +17,9 @@ from foldscope.core.cli.options import (
     use_head,
     with_estimate_said,
 )
+
+if TYPE_CHECKING:
+    from foldscope.core.request.trace import RequestRow
 
 # Session text goes to a terminal: no control characters (escape sequences, carriage returns, bells).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -71,7 +75,7 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run_composition, format=format_composition)
 
 
-def pick_request(text: str | None, rows: list, file: str) -> int | None:
+def pick_request(text: str | None, rows: Sequence[RequestRow], file: str) -> int | None:
     """The request index --at-request names (None: now)."""
     from foldscope.core.cli.main import UsageError
 

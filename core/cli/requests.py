@@ -109,7 +109,7 @@ def run_requests(args) -> dict[str, Any]:
         "scales": {str(m): round(v, 6) for m, v in report.scales.items()},
         "unseen_head": report.unseen_head,
         "next_predicted": report.next_predicted.predicted if report.next_predicted else None,
-        "warnings": report.warnings + [w for w in (measure.impossible_ceiling(),) if w],
+        "warnings": [*report.warnings, *(w for w in (measure.impossible_ceiling(),) if w)],
         **precision_marks(session),
     }
     if getattr(args, "payload", None) is not None:

@@ -357,8 +357,8 @@ class TraceReport:
 
     resolution: Resolution
     policy: Policy
-    rows: list[RequestRow] = field(default_factory=list)
-    decisions: list[dict[str, Any]] = field(default_factory=list)
+    rows: tuple[RequestRow, ...] = ()
+    decisions: tuple[dict[str, Any], ...] = ()
     scale: float = 1.0
     unseen_head: int = 0
     prefix: bool = True  # whether the rows carry their prefix share and divergence
@@ -368,7 +368,7 @@ class TraceReport:
     next_count_with_head: int = 0  # the active view's compiled count, with the latest stretch's unseen head
     next_count: int = 0  # the active view's count as the prediction counts it (core.request.provider_text)
     next_rule: NextRule | None = None  # how the next request is predicted, for a view edited since
-    warnings: list[str] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
     partial: str | None = None  # the file accounts for under half of what was sent (partial_file_warning); also in warnings
     decision: dict[str, Any] | None = None  # the first round as the trace's requests decided it (not stored)
 

@@ -346,8 +346,8 @@ class TraceMeasure:
         return TraceReport(
             resolution,
             self.policy,
-            rows=rows,
-            decisions=decisions,
+            rows=tuple(rows),
+            decisions=tuple(decisions),
             scale=scale,
             unseen_head=head,
             prefix=prefix,
@@ -357,7 +357,7 @@ class TraceMeasure:
             next_count_with_head=nxt.next_compiled + head if nxt is not None else 0,
             next_count=nxt.next_count if nxt is not None else 0,
             next_rule=nxt.rule if nxt is not None else None,
-            warnings=warnings,
+            warnings=tuple(warnings),
             partial=partial,
             decision=trace_counts.decision,
         )

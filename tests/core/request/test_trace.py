@@ -67,7 +67,7 @@ def test_a_measured_trace_keeps_nothing_with_the_session_until_recorded_into_it(
     with pytest.raises(AttributeError):
         report.scale = 2.0  # type: ignore[misc]  # frozen: a report is what was measured
     recorded = report.record_into(s)
-    assert s.events == events + report.decisions and s.scale == recorded.scale == report.scale
+    assert s.events == [*events, *report.decisions] and s.scale == recorded.scale == report.scale
     assert s.unseen_head == report.unseen_head
 
 
