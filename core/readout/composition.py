@@ -10,7 +10,7 @@ context window leaves past the request's predicted input, the one figure every s
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message, Session, canonical_json
@@ -79,7 +79,7 @@ class Repeat:
     indexes: tuple[int, ...]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Composition:
     """A request's count split up; `size` is the count (the parts' sum), `estimate` the count times the scale,
     `predicted` its predicted input (what the free window is measured from)."""
@@ -91,12 +91,12 @@ class Composition:
     unseen_head: int
     window: int | None = None  # the model's context window, when known (core.readout.agent_limits)
     window_source: str = ""
-    parts: list[Category] = field(default_factory=list)
-    groups: list[Group] = field(default_factory=list)  # every block in one group; their tokens add up to size
-    repeats: list[Repeat] = field(default_factory=list)
+    parts: tuple[Category, ...] = ()
+    groups: tuple[Group, ...] = ()  # every block in one group; their tokens add up to size
+    repeats: tuple[Repeat, ...] = ()
     thinking_in_file: int = 0  # thinking the file keeps that no request carries (the API drops it)
     predicted: int = 0  # the request's predicted input (core.request.predict); 0: not predicted
-    head_parts: list[HeadPart] = field(default_factory=list)  # the unseen head split (core.readout.head_split): adds up to it
+    head_parts: tuple[HeadPart, ...] = ()  # the unseen head split (core.readout.head_split): adds up to it
 
     @property
     def free(self) -> int | None:
@@ -244,17 +244,6 @@ def compose(
     head_parts = (head or HeadSources()).split(parts.unseen_head)
     split = _add_unseen_head(parts, head_parts, totals, grouped)
     results = sorted((n for n in totals if n.startswith(f"{RESULTS}: ")), key=lambda n: -totals[n][0])
-    out = Composition(
-        request,
-        size,
-        estimate(size, scale) if estimate_size is None else estimate_size,
-        scale,
-        parts.unseen_head,
-        window,
-        window_source,
-        predicted=predicted,
-        head_parts=head_parts,
-    )
     notes = {
         HEAD: f"system {parts.system:,}, tools {parts.tools:,}" if head_tokens else "",
         FRAMING: "the JSON around and between the blocks",
@@ -263,10 +252,11 @@ def compose(
     if head_parts and not split:
         notes[UNSEEN] = f"not split: {head_parts[0].source}"
     unseen = [n for n in totals if n == UNSEEN or n.startswith(f"{UNSEEN}:") or n == NOT_SPLIT]
+    categories: list[Category] = []
     for name in [HEAD, *unseen, INSTRUCTIONS, ASSISTANT, THINKING, CALLS] + results + [NOTES, COPIES, FRAMING]:
         if name == THINKING:
             if thinking:
-                out.parts.append(
+                categories.append(
                     Category(
                         THINKING,
                         0,
@@ -276,13 +266,27 @@ def compose(
                 )
             continue
         if name in totals and (totals[name][0] or name != HEAD):
-            out.parts.append(Category(name, totals[name][0], totals[name][1], notes.get(name, "")))
-    out.thinking_in_file = thinking
-    for (category, tool, target), (tokens, indexes) in grouped.items() if details else ():
-        if tokens or indexes:
-            out.groups.append(Group(category, tool, target, max(len(indexes), 1), tokens, tuple(sorted(indexes))))
-    out.repeats = _repeats(by_content, by_path)
-    return out
+            categories.append(Category(name, totals[name][0], totals[name][1], notes.get(name, "")))
+    groups = (
+        Group(category, tool, target, max(len(indexes), 1), tokens, tuple(sorted(indexes)))
+        for (category, tool, target), (tokens, indexes) in (grouped.items() if details else ())
+        if tokens or indexes
+    )
+    return Composition(
+        request,
+        size,
+        estimate(size, scale) if estimate_size is None else estimate_size,
+        scale,
+        parts.unseen_head,
+        window,
+        window_source,
+        parts=tuple(categories),
+        groups=tuple(groups),
+        repeats=tuple(_repeats(by_content, by_path)),
+        thinking_in_file=thinking,
+        predicted=predicted,
+        head_parts=tuple(head_parts),
+    )
 
 
 def _category_totals(parts: Parts, facts: MessageFacts) -> tuple[dict[str, list[int]], int]:

@@ -54,7 +54,7 @@ def test_every_request_composed_with_shared_facts_and_no_details_has_the_categor
             bar = request_composition(measure, row.index, facts=facts, details=False)
             assert bar.parts == whole.parts and bar.thinking_in_file == whole.thinking_in_file, (path.name, row.index)
             assert (bar.size, bar.estimate, bar.predicted) == (whole.size, whole.estimate, whole.predicted)
-            assert bar.groups == bar.repeats == [] and whole.groups
+            assert bar.groups == bar.repeats == () and whole.groups
 
 
 def test_the_unseen_head_is_a_part_where_the_file_holds_no_system_prompt(corpus_dev):
