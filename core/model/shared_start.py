@@ -72,11 +72,15 @@ class Shared(Sequence[T], Generic[T]):
         else:  # within the last chunk, the commonest case (a request that adds to the one before): nothing sliced
             out._chunks = chunks
             last = self._last if keep == n else self._last[: keep & MASK]
-        out._last = last
-        out._n = keep
         added = new if type(new) is tuple else tuple(new)
-        if added:
-            out._take(added)
+        if added:  # _take's work inline: one a request for each of a layout's lists
+            last += added
+            if len(last) >= CHUNK:
+                full = len(last) & ~MASK
+                out._chunks += tuple(last[i : i + CHUNK] for i in range(0, full, CHUNK))
+                last = last[full:]
+        out._last = last
+        out._n = keep + len(added)
         return out
 
     def replaced(self, i: int, item: T) -> Shared[T]:
@@ -99,10 +103,11 @@ class Shared(Sequence[T], Generic[T]):
         """The items from index `start` on, without copying the ones before."""
         if start <= 0:
             return iter(self)
-        c = start >> SHIFT
-        if c >= len(self._chunks):
-            return iter(self._last[start - (len(self._chunks) << SHIFT) :])
-        return chain(self._chunks[c][start & MASK :], chain.from_iterable(self._chunks[c + 1 :]), self._last)
+        chunks = self._chunks
+        c, whole = start >> SHIFT, len(chunks)
+        if c >= whole:  # within the last chunk, the commonest case (a request's new blocks): one slice
+            return iter(self._last[start - (whole << SHIFT) :])
+        return chain(chunks[c][start & MASK :], chain.from_iterable(chunks[c + 1 :]), self._last)
 
     def bisect_left(self, x: Any) -> int:
         """bisect.bisect_left over the items (which are sorted): the chunk by its first item, then within it."""

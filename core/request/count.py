@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats.images import image_tokens
@@ -53,6 +53,15 @@ from foldscope.core.request.count_step import (
 )
 from foldscope.core.request.counting.backend import Backend
 from foldscope.core.request.long_pieces import has_long_piece
+from foldscope.core.request.measurement import (  # noqa: F401 - Part and Measurement re-exported: the counter's results
+    Measurement,
+    Part,
+    _set_part,
+    carried_top,
+    kept_top,
+    kept_total,
+    new_part,
+)
 from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import TEXT
 from foldscope.core.request.unseen_text import unseen_tokens
@@ -75,81 +84,6 @@ def policy_key(policy: Policy | None) -> tuple:
     if policy is None:
         return (None, False)
     return (policy.tool_result_max_chars, policy.caching)
-
-
-@dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
-class Part:
-    """A message's share of a counted request: its block and the punctuation after it."""
-
-    message: Message | None  # None for the tools and system head when there is no system message
-    kind: str
-    tokens: int
-
-
-_new = object.__new__
-_set_part = tuple(Part.__dict__[name].__set__ for name in ("message", "kind", "tokens"))
-
-
-def new_part(message: Message | None, kind: str, tokens: int) -> Part:
-    """Part(message, kind, tokens), set through its slots rather than the frozen dataclass's __init__ (an
-    object.__setattr__ call a field): one a counted block, a million on a file of tiny prompts."""
-    part = _new(Part)
-    set_message, set_kind, set_tokens = _set_part
-    set_message(part, message)
-    set_kind(part, kind)
-    set_tokens(part, tokens)
-    return part
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """A request's count and each part of it (the head first, then one per block).
-
-    `since` is the serial of the measurement this one was laid out from (-1: planned whole) and `kept` how many
-    leading parts are the same objects as that one's; `serial` names this one; `laid` is the counter's
-    state behind it (core.request.count_step.Laid), for the prefix share.
-    """
-
-    count: int  # the exact o200k_base count of the compiled view (no unseen head)
-    parts: Sequence[Part]  # a tuple, or the head and the layout's Shared parts (core.model.shared_start.Headed)
-    serial: int = -1
-    since: int = -1
-    kept: int = 0
-    laid: Any = field(default=None, repr=False, compare=False)
-
-    def largest(self, n: int = 3) -> list[Part]:
-        """The n (at most 3) largest parts, ties in order, as sorted(parts, key=-tokens)[:n] gives; from the
-        kept blocks' standing top three and the re-counted parts when the counter laid the view out."""
-        laid = self.laid
-        if laid is None or n > 3:
-            return sorted(self.parts, key=lambda p: -p.tokens)[:n]
-        head = self.parts[0]
-        cand = kept_top(laid) + [(-head.tokens, 0, head)]
-        cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[laid.kept :], laid.kept)]
-        return [p for _, _, p in _top_three(cand, n)]
-
-
-def _top_three(cand: Iterable[tuple], n: int = 3) -> list:
-    """The n smallest (-tokens, index, part) candidates: the largest parts, ties in order. Each candidate's index is
-    its own, so tuples compare on (-tokens, index) alone and never reach the part: sorted in C, no key to call."""
-    return sorted(cand)[:n]
-
-
-def kept_top(laid: Laid) -> list:
-    """The three largest of `laid`'s kept parts as (-tokens, index, part), worked out the first time they are asked
-    for and kept, so the next layout can carry them forward (carried_top)."""
-    if laid.top is None:
-        laid.top = _top_three((-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[: laid.kept]))
-    return laid.top
-
-
-def carried_top(base: Laid, kept: int) -> list | None:
-    """The three largest of the first `kept` parts of a layout made from `base`, from base's standing three and the
-    parts it had not kept, so Measurement.largest costs what changed; None (work them out when asked) when base's
-    were never asked for, or fewer parts are kept than base kept (the standing three may lie past them)."""
-    if base.top is None or kept < base.kept:
-        return None
-    return _top_three(base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept : kept], base.kept)])
 
 
 class Counter:
@@ -348,30 +282,9 @@ class Counter:
         where = dict(places(base))
         del where[id(old)]
         where[id(view[i])] = (si, fi)
-        laid = Laid(
-            self._serial,
-            base.inputs,
-            view,
-            seq,
-            base.system,
-            base.aruns,
-            flat,
-            base.roles,
-            keys,
-            parts,
-            cum,
-            base.notes,
-            base.ends,
-            base.members,
-            base.marked,
-            base.head,
-            base.stable,
-            fi,
-            base.serial,
-            base.irregular,
-            where=where,
-            total=base.total + delta,
-        )
+        # Every other field as base's: the same system, runs, roles, marks and head.
+        laid = replace(base, serial=self._serial, messages=view, seq=seq, flat=flat, keys=keys, parts=parts, cum=cum, kept=fi)
+        laid.since, laid.where, laid.total, laid.kept_tokens = base.serial, where, base.total + delta, None
         laid.top = carried_top(base, fi)
         return self._remembered(laid, fi + 1)
 
@@ -379,23 +292,29 @@ class Counter:
         """Count the blocks from laid.kept on: tokenise new bodies, then fill parts and running counts."""
         start = laid.kept
         # The blocks to count as plain lists, indexed from `start`: reading a Shared item by item costs a call each.
-        flat, keys, roles = list(laid.flat.since(start)), list(laid.keys.since(start)), list(laid.roles.since(start))
-        n = len(flat)
+        flat, keys = list(laid.flat.since(start)), list(laid.keys.since(start))
+        bodies = self._memo(laid.inputs[2])
+        new, ready = self._new_bodies(laid, flat, keys, bodies, record, policy, first_round)
+        self._tokenise(new, bodies)
+        for key, made in ready.items():
+            bodies[key] = made + self._images.pop(key, 0)
+        self._fill_parts(laid, flat, keys, list(laid.roles.since(start)), bodies)
+
+    def _new_bodies(self, laid: Laid, flat: list, keys: list, bodies: dict, record, policy, first_round) -> tuple[dict, dict]:
+        """The texts to tokenise for laid's blocks from laid.kept on (its head's too) by memo key, and the bodies counted
+        ahead on the other core (core.request.counting.ahead) by memo key; each new block's images noted (_images)."""
         new: dict[Any, str] = {}
         ready: dict[Any, int] = {}
         ahead = self.ahead
         head_key, head_text, _ = laid.head
         pk = laid.inputs[2]
-        bodies = self._memo(pk)
         if head_key[1] not in self._heads:
             new[head_key] = head_text
         lengths = self.lengths.setdefault(pk, {}) if self.lengths is not None else None
         rate = self.unseen_rate
-        for i in range(n):
-            key = keys[i]
+        for key, spec in zip(keys, flat):
             if key in bodies or key in new or key in ready:
                 continue
-            spec = flat[i]
             plain = ahead is None and spec.tag == TEXT and spec.mark is None
             if plain:
                 # The commonest block, one message's text (a million on a file of tiny prompts): images_of's answer
@@ -424,9 +343,11 @@ class Counter:
                 size = body_bytes(body)
                 if size is not None:
                     lengths[key] = size
-        self._tokenise(new, bodies)
-        for key, made in ready.items():
-            bodies[key] = made + self._images.pop(key, 0)
+        return new, ready
+
+    def _fill_parts(self, laid: Laid, flat: list, keys: list, roles: list, bodies: dict) -> None:
+        """laid's parts from laid.kept on (each block's body and glue tokens), its running counts and its total."""
+        start = laid.kept
         parts: list[Part] = []
         cum: list[int] = []
         total = kept_total(laid)
@@ -435,20 +356,22 @@ class Counter:
         glues = self._glue
         by_kind = self._glue_by_kind
         set_message, set_kind, set_tokens = _set_part
-        for i in range(n):
-            spec = flat[i]
-            kind = (spec.tag, roles[i], roles[i + 1] if i + 1 < n else None)
+        new = object.__new__
+        nexts = roles[1:]
+        nexts.append(None)
+        for i, (spec, key, role, next_role) in enumerate(zip(flat, keys, roles, nexts)):
+            kind = (spec.tag, role, next_role)
             g = by_kind.get(kind)
             if g is None:
-                glue = glue_of(spec, *kind[1:])
+                glue = glue_of(spec, role, next_role)
                 g = glues.get(glue)
                 if g is None:
                     g = glues[glue] = len(tokens.encoding().encode_ordinary(glue))
                 by_kind[kind] = g
-            t = bodies[keys[i]] + g
+            t = bodies[key] + g
             total += t
             message = spec.message
-            part = _new(Part)  # new_part's body inline: one a counted block
+            part = new(Part)  # new_part's body inline: one a counted block
             set_message(part, message)
             set_kind(part, message.kind)
             set_tokens(part, t)
@@ -638,16 +561,6 @@ class Counter:
         self._glue_by_kind.clear()
         self._heads.clear()
         self._images.clear()
-
-
-def kept_total(laid: Laid) -> int:
-    """The tokens of laid's first `kept` blocks with their glue: the whole chunks' total (Laid.cum), then the kept
-    parts of the chunk the kept ones end in (fewer than a chunk's, summed in C)."""
-    if laid.kept_tokens is not None:
-        return laid.kept_tokens
-    c = laid.kept >> _shared.SHIFT
-    whole = laid.cum[c - 1] if c else 0
-    return whole + sum(p.tokens for p in laid.parts.since(c << _shared.SHIFT))
 
 
 def _is_head(key: Any) -> bool:

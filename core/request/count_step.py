@@ -243,23 +243,6 @@ def shared(base: Laid, messages: Sequence[Message], inputs: tuple) -> int:
     return common_start(base.messages, messages)
 
 
-def starts(seq: Sequence[Message], pos: int, size: int, block: int) -> list[tuple[int, int]]:
-    """Where re-planning may start in the assistant run seq[pos:pos+size] whose first block is `block`: its
-    start, and each message with text before the run's first call (the blocks before it are its texts, one
-    each, and no later call can join them)."""
-    out = [(pos, block)]
-    n = 0
-    for j in range(pos, pos + size):
-        m = seq[j]
-        if m.kind == "action_request":
-            break
-        if has_text(m):
-            if j > pos:
-                out.append((j, block + n))
-            n += 1
-    return out
-
-
 _kind_of = attrgetter("kind")
 
 
@@ -323,82 +306,33 @@ def lay_out(
     Parts and counts are left for the counter to fill from index `kept` on (`parts`/`cum` hold the kept ones).
     """
     caching = policy is not None and policy.caching
-    fr = first_round if caching else None
-    with_marks = caching and marks
-    start = start_of(base, p) if base is not None and not base.irregular else None
-    new = messages[p:]
-    if start is None or any(m.kind == "system" for m in new):
-        base = None
-    if base is not None:
-        assert start is not None  # base is dropped when no start was found
-        q, cut, k = start
-        system = base.system
-        added = [m for m in new if m.kind != "system"]
-        seq = base.seq.grown(q, added)
-        # The messages from start_of's place on, as its plan would look them up (a copy's original among them).
-        by_id = {m.id: m for m in seq.since(cut)}
-        at = closed_run(base, q, cut, added[0] if added else None)
-        if at is not None:
-            cut, k = q, at
-    else:
+    ext = _extension(base, p, messages, record) if base is not None and not base.irregular else None
+    new: list[Message]
+    if ext is None:
+        base, new = None, []
         system = tuple(m for m in messages if m.kind == "system")
-        seq = Shared(m for m in messages if m.kind != "system")
+        tail = [m for m in messages if m.kind != "system"]
+        seq = Shared(tail)
         cut, k = 0, 0
         by_id = {m.id: m for m in messages}
-    tail = seq[cut:]
-    if base is not None:
-        for m in tail:
-            src = m.clipped_from
-            if src is not None and src not in by_id and not (record is not None and src in record):
-                return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
+    else:
+        assert base is not None  # an extension is found only from a base
+        system = base.system
+        seq, cut, k, by_id, tail, new = ext
     planned, irregular = plan_runs(tail, by_id, record)
     if irregular and base is not None and cut > 0:
         return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
-
-    tail_flat: list[BlockSpec] = []
-    tail_roles: list[str] = []
-    new_aruns: list[tuple[int, int]] = []
-    pos = cut
-    for role, blocks, size in planned:
-        if role == "assistant":
-            new_aruns.extend(starts(seq, pos, size, k + len(tail_flat)))
-        tail_flat.extend(blocks)
-        tail_roles.extend([role] * len(blocks))
-        pos += size
-
-    stable = None
-    marked: dict[int, tuple[str, str]] = {}
-    remarked: tuple[int, BlockSpec] | None = None  # the block before the re-planned ones, with its mark moved
-    notes = ends = members = []
-    if with_marks:
-        t_notes, t_ends, t_members = anchors(tail_flat, fr, k)
-        if base is not None:
-            notes = [p for p in base.notes if p < k] + t_notes
-            ends = [p for p in base.ends if p < k] + t_ends
-            members = [p for p in base.members if p < k] + t_members
-        else:
-            notes, ends, members = t_notes, t_ends, t_members
-        stable_exists = any(m.text for m in system) or bool(tools)
-        stable, marked = flat_marks(k + len(tail_flat), stable_exists, notes, ends, members)
-        # The block before the re-planned ones is laid and counted again (below), so its mark may move: the moving
-        # tail's mark leaves the last block of the request before. A mark moving further back plans whole.
-        edge = k - 1
-        if base is not None and {p: v for p, v in base.marked.items() if p < edge} != {p: v for p, v in marked.items() if p < edge}:
+    tail_flat, tail_roles, new_aruns = _flattened(planned, tail, cut, k)
+    placed = None
+    if caching and marks:
+        placed = _placed_marks(base, tail_flat, k, first_round, any(m.text for m in system) or bool(tools))
+        if placed is None:
             return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
-        if base is not None and edge >= 0:
-            mark = marked[edge][0] if edge in marked else None
-            if base.flat[edge].mark != mark:
-                remarked = (edge, replace(base.flat[edge], mark=mark))
-        tail_flat = [replace(s, mark=marked[i][0]) if i in marked else s for i, s in enumerate(tail_flat, k)]
-
-    if base is not None:
-        aruns = base.aruns.grown(base.aruns.bisect_left((cut,)), new_aruns)
-        flat = base.flat.grown(k, tail_flat)
-        if remarked is not None:
-            flat = flat.replaced(*remarked)
-        roles = base.roles.grown(k, tail_roles)
-    else:
-        aruns, flat, roles = Shared(new_aruns), Shared(tail_flat), Shared(tail_roles)
+        tail_flat = placed[-1]
+    flat = base.flat.grown(k, tail_flat) if base is not None else Shared(tail_flat)
+    if placed is not None and placed[5] is not None:
+        flat = flat.replaced(*placed[5])
+    stable = placed[3] if placed is not None else None
     if base is not None and base.stable == stable:
         head = base.head[1]  # the same system messages, tools (in `inputs`) and stable mark: the same head, not rendered
     else:
@@ -406,40 +340,115 @@ def lay_out(
     head_t = (("head", head), head, 'messages":[' + ('{"content":[{"' if flat else "]}"))
     # The block before the re-planned ones keeps its key but may change its glue: it is counted again.
     kept = max(k - 1, 0) if base is not None else 0
-    kept_tokens = None
-    if base is not None and len(base.parts) - kept < (kept & _shared.MASK):
-        # Fewer blocks left behind than kept in the last chunk (a request that adds to the one before): subtract those.
-        kept_tokens = base.total - sum(p.tokens for p in base.parts.since(kept))
-    keys = grown(base.keys if base is not None else None, kept, (key_of(record, s) for s in flat.since(kept)))
+    keys = grown(base.keys if base is not None else None, kept, [key_of(record, s) for s in flat.since(kept)])
     if isinstance(messages, Shared):
         view = messages  # immutable: kept as it is
     elif base is not None:
-        view = base.messages.grown(p, messages[p:])  # base shares the first p (the same objects)
+        view = base.messages.grown(p, new)  # base shares the first p (the same objects)
     else:
         view = Shared(messages)
+    if base is not None:
+        aruns, roles = base.aruns.grown(base.aruns.bisect_left((cut,)), new_aruns), base.roles.grown(k, tail_roles)
+        parts, cum, since, kept_tokens = base.parts.grown(kept), base.cum.grown(kept >> _shared.SHIFT), base.serial, None
+        if len(base.parts) - kept < (kept & _shared.MASK):
+            # Fewer blocks left behind than kept in the last chunk (a request that adds to the one before): subtract those.
+            kept_tokens = base.total - sum(p.tokens for p in base.parts.since(kept))
+    else:
+        aruns, roles, parts, cum, since, kept_tokens = Shared(new_aruns), Shared(tail_roles), Shared(), Shared(), -1, None
+    notes, ends, members, _, marked, _, _ = placed if placed is not None else ([], [], [], None, {}, None, None)
     return Laid(
-        serial,
-        inputs,
-        view,
-        seq,
-        system,
-        aruns,
-        flat,
-        roles,
-        keys,
-        base.parts.grown(kept) if base is not None else Shared(),
-        base.cum.grown(kept >> _shared.SHIFT) if base is not None else Shared(),
-        notes,
-        ends,
-        members,
-        marked,
-        head_t,
-        stable,
-        kept,
-        base.serial if base is not None else -1,
-        irregular,
-        kept_tokens=kept_tokens,
-    )
+        serial, inputs, view, seq, system, aruns, flat, roles, keys, parts, cum, notes, ends, members, marked, head_t, stable, kept, since,
+        irregular, kept_tokens=kept_tokens,
+    )  # fmt: skip
+
+
+def _extension(
+    base: Laid, p: int, messages: Sequence[Message], record: FullRecord | None
+) -> tuple[Shared[Message], int, int, dict, list[Message], list[Message]] | None:
+    """Where a view sharing its first p messages with `base` is re-planned from: (its non-system messages, the seq
+    and flat positions to re-plan from, the messages its plan may look up by id, the messages to plan, the view's
+    messages past p); None when it must be planned whole (a system message among the new or dropped ones, a copy
+    whose original is neither among those looked up nor in the record)."""
+    start = start_of(base, p)
+    if start is None:
+        return None
+    new = list(_shared.since(messages, p))
+    if "system" in map(_kind_of, new):
+        return None
+    q, cut, k = start
+    seq = base.seq.grown(q, new)
+    # The messages from start_of's place on, as its plan would look them up (a copy's original among them).
+    by_id = {m.id: m for m in seq.since(cut)}
+    at = closed_run(base, q, cut, new[0] if new else None)
+    if at is not None:
+        cut, k = q, at
+    tail = list(seq.since(cut))
+    for m in tail:
+        if "clipped_from" in m.metadata:
+            src = m.clipped_from
+            if src is not None and src not in by_id and not (record is not None and src in record):
+                return None
+    return seq, cut, k, by_id, tail, new
+
+
+def _flattened(planned: list, tail: Sequence[Message], cut: int, k: int) -> tuple[list[BlockSpec], list[str], list[tuple[int, int]]]:
+    """plan_runs' runs of `tail` (the seq from position `cut` on, its first block at flat position k) as flat lists:
+    the blocks, each block's role, and where re-planning may start in each assistant run (starts)."""
+    tail_flat: list[BlockSpec] = []
+    tail_roles: list[str] = []
+    new_aruns: list[tuple[int, int]] = []
+    pos = 0  # in tail
+    for role, blocks, size in planned:
+        if role == "assistant":
+            new_aruns.extend(starts(tail, pos, size, cut, k + len(tail_flat)))
+        tail_flat.extend(blocks)
+        tail_roles.extend([role] * len(blocks))
+        pos += size
+    return tail_flat, tail_roles, new_aruns
+
+
+def starts(tail: Sequence[Message], pos: int, size: int, cut: int, block: int) -> list[tuple[int, int]]:
+    """Where re-planning may start in the assistant run tail[pos:pos+size] (`tail` is the seq from position `cut` on)
+    whose first block is `block`, as (seq position, flat position): its start, and each message with text before the
+    run's first call (the blocks before it are its texts, one each, and no later call can join them)."""
+    out = [(cut + pos, block)]
+    n = 0
+    for j in range(pos, pos + size):
+        m = tail[j]
+        if m.kind == "action_request":
+            break
+        if has_text(m):
+            if j > pos:
+                out.append((cut + j, block + n))
+            n += 1
+    return out
+
+
+def _placed_marks(base: Laid | None, tail_flat: list[BlockSpec], k: int, first_round: IncludedRound | None, stable_exists: bool):
+    """The cache marks over a layout whose blocks from k on are `tail_flat` (re-planned) and before it base's:
+    (notes, ends, members, stable mark, marked, the block before k with its mark moved or None, tail_flat marked), or
+    None when a mark would move inside the kept blocks (the view is planned whole then)."""
+    t_notes, t_ends, t_members = anchors(tail_flat, first_round, k)
+    if base is not None:
+        notes = [p for p in base.notes if p < k] + t_notes
+        ends = [p for p in base.ends if p < k] + t_ends
+        members = [p for p in base.members if p < k] + t_members
+    else:
+        notes, ends, members = t_notes, t_ends, t_members
+    stable, marked = flat_marks(k + len(tail_flat), stable_exists, notes, ends, members)
+    # The block before the re-planned ones is laid and counted again, so its mark may move: the moving tail's mark
+    # leaves the last block of the request before. A mark moving further back plans whole.
+    edge = k - 1
+    remarked = None
+    if base is not None:
+        if {p: v for p, v in base.marked.items() if p < edge} != {p: v for p, v in marked.items() if p < edge}:
+            return None
+        if edge >= 0:
+            mark = marked[edge][0] if edge in marked else None
+            if base.flat[edge].mark != mark:
+                remarked = (edge, replace(base.flat[edge], mark=mark))
+    tail_flat = [replace(s, mark=marked[i][0]) if i in marked else s for i, s in enumerate(tail_flat, k)]
+    return notes, ends, members, stable, marked, remarked, tail_flat
 
 
 def _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of) -> Laid:

@@ -1,0 +1,98 @@
+"""A counted request's parts and measurement: a message's share of the count, the three largest, the kept total."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from foldscope.core.model import shared_start as _shared
+from foldscope.core.model.session import Message
+
+if TYPE_CHECKING:
+    from foldscope.core.request.count_step import Laid
+
+
+@dataclass(frozen=True, slots=True)  # slots: one a block of every layout kept, 40 bytes less each
+class Part:
+    """A message's share of a counted request: its block and the punctuation after it."""
+
+    message: Message | None  # None for the tools and system head when there is no system message
+    kind: str
+    tokens: int
+
+
+_new = object.__new__
+_set_part = tuple(Part.__dict__[name].__set__ for name in ("message", "kind", "tokens"))
+
+
+def new_part(message: Message | None, kind: str, tokens: int) -> Part:
+    """Part(message, kind, tokens), set through its slots rather than the frozen dataclass's __init__ (an
+    object.__setattr__ call a field): one a counted block, a million on a file of tiny prompts."""
+    part = _new(Part)
+    set_message, set_kind, set_tokens = _set_part
+    set_message(part, message)
+    set_kind(part, kind)
+    set_tokens(part, tokens)
+    return part
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A request's count and each part of it (the head first, then one per block).
+
+    `since` is the serial of the measurement this one was laid out from (-1: planned whole) and `kept` how many
+    leading parts are the same objects as that one's; `serial` names this one; `laid` is the counter's
+    state behind it (core.request.count_step.Laid), for the prefix share.
+    """
+
+    count: int  # the exact o200k_base count of the compiled view (no unseen head)
+    parts: Sequence[Part]  # a tuple, or the head and the layout's Shared parts (core.model.shared_start.Headed)
+    serial: int = -1
+    since: int = -1
+    kept: int = 0
+    laid: Any = field(default=None, repr=False, compare=False)
+
+    def largest(self, n: int = 3) -> list[Part]:
+        """The n (at most 3) largest parts, ties in order, as sorted(parts, key=-tokens)[:n] gives; from the
+        kept blocks' standing top three and the re-counted parts when the counter laid the view out."""
+        laid = self.laid
+        if laid is None or n > 3:
+            return sorted(self.parts, key=lambda p: -p.tokens)[:n]
+        head = self.parts[0]
+        cand = kept_top(laid) + [(-head.tokens, 0, head)]
+        cand += [(-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[laid.kept :], laid.kept)]
+        return [p for _, _, p in _top_three(cand, n)]
+
+
+def _top_three(cand: Iterable[tuple], n: int = 3) -> list:
+    """The n smallest (-tokens, index, part) candidates: the largest parts, ties in order. Each candidate's index is
+    its own, so tuples compare on (-tokens, index) alone and never reach the part: sorted in C, no key to call."""
+    return sorted(cand)[:n]
+
+
+def kept_top(laid: Laid) -> list:
+    """The three largest of `laid`'s kept parts as (-tokens, index, part), worked out the first time they are asked
+    for and kept, so the next layout can carry them forward (carried_top)."""
+    if laid.top is None:
+        laid.top = _top_three((-p.tokens, i + 1, p) for i, p in enumerate(laid.parts[: laid.kept]))
+    return laid.top
+
+
+def carried_top(base: Laid, kept: int) -> list | None:
+    """The three largest of the first `kept` parts of a layout made from `base`, from base's standing three and the
+    parts it had not kept, so Measurement.largest costs what changed; None (work them out when asked) when base's
+    were never asked for, or fewer parts are kept than base kept (the standing three may lie past them)."""
+    if base.top is None or kept < base.kept:
+        return None
+    return _top_three(base.top + [(-p.tokens, i + 1, p) for i, p in enumerate(base.parts[base.kept : kept], base.kept)])
+
+
+def kept_total(laid: Laid) -> int:
+    """The tokens of laid's first `kept` blocks with their glue: the whole chunks' total (Laid.cum), then the kept
+    parts of the chunk the kept ones end in (fewer than a chunk's, summed in C)."""
+    if laid.kept_tokens is not None:
+        return laid.kept_tokens
+    c = laid.kept >> _shared.SHIFT
+    whole = laid.cum[c - 1] if c else 0
+    return whole + sum(p.tokens for p in laid.parts.since(c << _shared.SHIFT))
