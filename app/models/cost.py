@@ -3,6 +3,7 @@ the library a row per part of the bill and per request that wasted most."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ class RowsModel(QAbstractTableModel):
         super().__init__(parent)
         self.rows: list[Any] = []
 
-    def set_rows(self, rows: list[Any]) -> None:
+    def set_rows(self, rows: Sequence[Any]) -> None:
         self.beginResetModel()
         self.rows = list(rows)
         self.endResetModel()

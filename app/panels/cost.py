@@ -4,7 +4,7 @@ compaction cost, lost and paid back, with one plain sentence under each figure (
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from foldscope.app.follows_changes import FollowsChanges
 from foldscope.app.models.cost import CompactionModel, RequestCostModel
@@ -93,7 +93,7 @@ class CostBar(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802
         return QSize(400, 30)
 
-    def set_parts(self, parts: list[Part], by_usd: bool) -> None:
+    def set_parts(self, parts: Sequence[Part], by_usd: bool) -> None:
         self.parts, self.by_usd, self.selected = list(parts), by_usd, None
         self.update()
 

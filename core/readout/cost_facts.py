@@ -3,7 +3,7 @@ each compaction's numbers, and one plain sentence for each figure (Qt-free, so t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from foldscope.core.forensics.cache_report import GAP_MARKS, CacheReport, CacheRow, cache_report
@@ -59,17 +59,17 @@ class Part:
         return PART_WORDS[self.name][1]
 
 
-@dataclass
+@dataclass(frozen=True)
 class CostFacts:
     """Everything the Cost panel shows for one session."""
 
-    parts: list[Part]
+    parts: tuple[Part, ...]
     cache: CacheReport
-    compactions: list[Compaction]
+    compactions: tuple[Compaction, ...]
     priced: bool
     bill_usd: float | None  # the session's own bill, reported usage priced per request
     children_usd: float | None  # subagents and summarisers together
-    notes: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
 
     @property
     def total_usd(self) -> float | None:
@@ -275,7 +275,7 @@ def cost_facts(session: Session, policy=None, counter=None, cache: CacheReport |
             notes.append(f"a {PART_WORDS[kind][0]} file has a model without a price")
         parts.append(Part(kind, cell["tokens"], cell["cost_usd"] if cell["cost_usd"] is not None else 0.0))
     children_usd = sum(p.usd or 0.0 for p in parts if p.name in KINDS)
-    return CostFacts(parts, cache, report.compactions, cache.priced, totals["bill_usd"], children_usd, notes)
+    return CostFacts(tuple(parts), cache, tuple(report.compactions), cache.priced, totals["bill_usd"], children_usd, tuple(notes))
 
 
 def document_cache(document: Any) -> CacheReport:
