@@ -192,7 +192,8 @@ def _stale(where: Path) -> bool:
 def serve(folder: Path, engines: dict, idle: float) -> None:
     """Answer runs on the folder's socket until none asks for `idle` seconds, the engines kept in memory (no imports,
     tokenizer build, price table or pickle per run), and read ahead: when a followed file gains a line, its update
-    starts at once, so the next run finds its figures kept or ready sooner. Then pickle the engines and end."""
+    starts at once, so the next run finds its figures kept or ready sooner (unless the last one is still resting:
+    Growth.rested). Then pickle the engines and end."""
     import select
 
     server = _listen(folder / SOCKET)
@@ -203,13 +204,15 @@ def serve(folder: Path, engines: dict, idle: float) -> None:
         asked = time.monotonic()  # reading ahead does not keep the reader: only runs that ask do
         while (left := idle - (time.monotonic() - asked)) > 0:
             growth.follow(path for path, _ in engines)
-            ready, _, _ = select.select([server, *growth.fds()], [], [], min(left, growth.look()))
+            ready, _, _ = select.select([server, *growth.fds()], [], [], growth.timeout(left, time.monotonic()))
             if server in ready:
                 _answer(server, folder, engines)
                 asked = time.monotonic()
-            elif ready or growth.fd is None:  # a followed file was written (or, with no inotify, it is time to look)
-                growth.drain()
-                read_ahead(folder, engines)
+            growth.woken(ready)
+            if growth.due(time.monotonic()):
+                started = time.monotonic()
+                updated = read_ahead(folder, engines)
+                growth.rested(started, time.monotonic() if updated else started)
     finally:
         growth.close()
         (folder / SOCKET).unlink(missing_ok=True)
@@ -290,12 +293,16 @@ def gained_a_line(path: str, read_to: int) -> bool:
 
 
 class Growth:
-    """When a followed file is written: inotify says so on Linux (the reader sleeps until then); elsewhere the reader
-    looks at the files every LOOK seconds. A hint only: a run that asks is answered for the file as it stands."""
+    """When to read ahead. A followed file's write wakes the reader: inotify says so on Linux (the reader sleeps until
+    then); elsewhere it looks at the files every LOOK seconds. A hint only: a run that asks is answered for the file as
+    it stands. After reading ahead the reader rests as long as that took before it reads ahead again, so lines that
+    come faster than it reads cost it at most half a core (they are read together); runs that ask never wait for it."""
 
     def __init__(self) -> None:
         self.fd: int | None = None
         self.watched: set[str] = set()
+        self.pending = False  # a write (or, with no inotify, the time to look) not yet read ahead
+        self.rest_until = 0.0  # time.monotonic() before which the reader does not read ahead again
         self._add: Any = None
         try:
             import ctypes
@@ -318,19 +325,32 @@ class Growth:
     def fds(self) -> list[int]:
         return [] if self.fd is None else [self.fd]
 
-    def look(self) -> float:
-        """How long to wait before looking at the files again when nothing wakes the reader."""
-        return float("inf") if self.fd is not None else LOOK
+    def timeout(self, left: float, now: float) -> float:
+        """How long the reader may sleep: until a run asks or a file is written, the end of its rest when a write
+        waits, the next look with no inotify, and never past `left` (its idle time)."""
+        if self.pending:
+            return max(0.0, min(left, self.rest_until - now))
+        return min(left, LOOK if self.fd is None else left)
 
-    def drain(self) -> None:
-        """Read the events waiting (what they say does not matter: each followed file is looked at)."""
+    def woken(self, ready: list) -> None:
+        """Note what woke the reader: a write (its events read and dropped: every followed file is looked at), or
+        with no inotify, any wake."""
         if self.fd is None:
-            return
-        try:
-            while os.read(self.fd, 1 << 16):
+            self.pending = True
+        elif self.fd in ready:
+            self.pending = True
+            try:
+                while os.read(self.fd, 1 << 16):
+                    pass
+            except OSError:  # BlockingIOError: none left
                 pass
-        except OSError:  # BlockingIOError: none left
-            pass
+
+    def due(self, now: float) -> bool:
+        return self.pending and now >= self.rest_until
+
+    def rested(self, started: float, ended: float) -> None:
+        """Reading ahead ran from `started` to `ended`: rest as long."""
+        self.pending, self.rest_until = False, ended + (ended - started)
 
     def close(self) -> None:
         if self.fd is not None:

@@ -563,6 +563,31 @@ def test_reading_ahead_waits_for_a_complete_line_and_keeps_the_figures_a_fresh_r
     assert kept["requests"] == 41
 
 
+def test_reading_ahead_rests_as_long_as_it_took_and_a_write_meanwhile_waits_for_the_rest_to_end():
+    from foldscope.core.cli import statusline_reader as reader
+
+    growth = reader.Growth()
+    fd = growth.fd
+    growth.close()  # with no inotify every wake is a look
+    assert growth.timeout(600, 0.0) == reader.LOOK and not growth.due(0.0)
+    growth.woken([])
+    assert growth.due(10.0)
+    growth.rested(10.0, 10.3)  # it read for 0.3 s: it rests 0.3 s
+    assert not growth.due(10.4) and growth.timeout(600, 10.4) == reader.LOOK
+    growth.woken([])
+    assert not growth.due(10.59) and growth.timeout(600, 10.4) == pytest.approx(0.2)
+    assert growth.due(10.61)
+    growth.rested(11.0, 11.0)  # looked and found nothing: no rest
+    growth.woken([])
+    assert growth.due(11.0)
+    if fd is not None:  # with inotify, the reader sleeps until a write or its idle time ends
+        watching = reader.Growth()
+        assert watching.timeout(600, 0.0) == 600 and not watching.due(0.0)
+        watching.woken([])  # woken by a run, not a write
+        assert not watching.due(0.0)
+        watching.close()
+
+
 def test_the_tokenizer_is_built_on_another_thread_once_while_the_reading_goes_on(tmp_path, monkeypatch):
     import threading
 
@@ -598,8 +623,11 @@ def test_without_inotify_the_reader_looks_at_its_files_reads_ahead_and_still_end
     from foldscope.core.cli import statusline_reader as reader
     from tests.core.live_sessions import append, assistant, rounds, user
 
+    init = reader.Growth.__init__
+
     def no_inotify(self) -> None:
-        self.fd, self.watched, self._add = None, set(), None
+        init(self)
+        self.close()
 
     monkeypatch.setattr(reader.Growth, "__init__", no_inotify)
     copy = tmp_path / "live.jsonl"
