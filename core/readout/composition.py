@@ -10,6 +10,7 @@ context window leaves past the request's predicted input, the one figure every s
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,6 +198,9 @@ class MessageFacts:
 
     def __init__(self) -> None:
         self._by_id: dict[str, tuple[Message, tuple[str, str, str, int]]] = {}
+        # The last request's (message, tokens) pairs, its categories' [tokens, messages] in order of first appearance,
+        # and its characters of thinking: the next request's totals go on from them (_category_totals).
+        self.last: tuple[tuple[tuple[Message, int], ...], dict[str, list[int]], int] | None = None
 
     def of(self, message: Message) -> tuple[str, str, str, int]:
         """(category, tool, the name its tokens add up under, characters of thinking the file keeps with it)."""
@@ -290,19 +294,56 @@ def compose(
 
 
 def _category_totals(parts: Parts, facts: MessageFacts) -> tuple[dict[str, list[int]], int]:
-    """Each category's [tokens, messages] (the head's first), and the characters of thinking the messages hold."""
-    totals: dict[str, list[int]] = {HEAD: [parts.system + parts.tools, 0]}
-    thinking = 0
-    for m, tokens in parts.messages:
+    """Each category's [tokens, messages] (the head's first), and the characters of thinking the messages hold.
+
+    Gone on from the request `facts` last totalled: its messages after the start the two share (each with the same
+    tokens) are taken out and this one's added, so a run of requests whose views grow costs what changed. A category
+    left with no message is dropped before the new ones join, which keeps the order of first appearance."""
+    messages = parts.messages
+    last = facts.last
+    if last is None:
+        before: tuple[tuple[Message, int], ...] = ()
+        cats: dict[str, list[int]] = {}
+        thinking = 0
+    else:
+        before, held, thinking = last
+        cats = {name: list(total) for name, total in held.items()}
+    shared = _same_start(messages, before)
+    for m, tokens in before[shared:]:
         _, _, name, chars = facts.of(m)
-        total = totals.get(name)
+        gone = cats[name]
+        gone[0] -= tokens
+        gone[1] -= 1
+        thinking -= chars
+    if len(before) > shared:
+        cats = {name: kept for name, kept in cats.items() if kept[1]}
+    for m, tokens in messages[shared:]:
+        _, _, name, chars = facts.of(m)
+        total = cats.get(name)
         if total is None:
-            totals[name] = [tokens, 1]
+            cats[name] = [tokens, 1]
         else:
             total[0] += tokens
             total[1] += 1
         thinking += chars
+    facts.last = (messages, cats, thinking)
+    totals: dict[str, list[int]] = {HEAD: [parts.system + parts.tools, 0]}
+    totals.update((name, list(total)) for name, total in cats.items())
     return totals, thinking
+
+
+def _same_start(a: Sequence, b: Sequence) -> int:
+    """How many leading items a and b share (compared a stretch at a time, in C: most views grow at their end)."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while hi - lo > 1:  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 Groups = dict[tuple[str, str, str], list]

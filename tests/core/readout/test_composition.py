@@ -57,6 +57,22 @@ def test_every_request_composed_with_shared_facts_and_no_details_has_the_categor
             assert bar.groups == bar.repeats == () and whole.groups
 
 
+def test_compositions_sharing_facts_in_any_order_have_the_categories_each_has_alone(corpus_dev):
+    # Shared facts go on from the request composed before (its categories less what this one does not share): in
+    # reverse and shuffled order most of each view is taken out, and the categories keep their order of appearance.
+    import random
+
+    for path in _files(corpus_dev):
+        session = load_session(path)
+        measure, facts = Measure(session, Policy()), MessageFacts()
+        order = [row.index for row in measure.trace.rows]
+        order = order[::-1] + random.Random(7).sample(order, len(order))
+        for k in order:
+            whole = request_composition(measure, k)
+            bar = request_composition(measure, k, facts=facts, details=False)
+            assert bar.parts == whole.parts and bar.thinking_in_file == whole.thinking_in_file, (path.name, k)
+
+
 def test_the_unseen_head_is_a_part_where_the_file_holds_no_system_prompt(corpus_dev):
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     report = measure_trace(session, Policy())
