@@ -45,7 +45,8 @@ from foldscope.core.model.session import FullRecord, Message, Session
 
 SNAPSHOT_FORMAT = 2  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches)
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
-MEMO_FORMAT = 3  # 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
+MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
+MEMO_BATCH = 10_000  # memo keys pickled with one pickler memo (dump_memo)
 _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
 
 # What a snapshot may build: the classes a reader's Session is made of, and the containers the pickle protocol names.
@@ -423,12 +424,28 @@ def _plain_key(value: Any, record: FullRecord) -> bool:
 
 def dump_memo(memo: tuple[dict, ...], record: FullRecord) -> bytes:
     """A counter's memo (bodies, glue, heads, texts: Counter.memo()) with each message named by its index in `record`, pickled and
-    compressed; a key naming anything else (a message outside the record) is left out, to be counted when met."""
+    compressed; a key naming anything else (a message outside the record) is left out, to be counted when met.
+
+    Pickles one after the other: glue, heads and texts, then the bodies' (key, count) pairs MEMO_BATCH at a time (the
+    pickler's memo cleared between batches: pickled whole, it held an entry for every key and the part it names), then
+    None."""
     bodies, glue, heads, *rest = memo
-    kept = {key: int(tokens) for key, tokens in bodies.items() if _plain_key(key, record)}
     out = io.BytesIO()
     deflating = _Deflating(out)
-    _MemoPickler(deflating, record).dump((kept, dict(glue), dict(heads), dict(rest[0]) if rest else {}))
+    pickler = _MemoPickler(deflating, record)
+    pickler.dump((dict(glue), dict(heads), dict(rest[0]) if rest else {}))
+    batch: list[tuple[Any, int]] = []
+    for key, tokens in bodies.items():
+        if _plain_key(key, record):
+            batch.append((key, int(tokens)))
+        if len(batch) == MEMO_BATCH:
+            pickler.clear_memo()
+            pickler.dump(batch)
+            batch = []
+    if batch:
+        pickler.clear_memo()
+        pickler.dump(batch)
+    pickler.dump(None)
     deflating.finish()
     return out.getvalue()
 
@@ -438,7 +455,7 @@ def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict, dict]:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        memo = _MemoUnpickler(io.BytesIO(zlib.decompress(data)), record).load()
+        memo = _load_memo_pickles(io.BytesIO(zlib.decompress(data)), record)
     except SnapshotError:
         raise
     except Exception as exc:
@@ -446,9 +463,21 @@ def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict, dict]:
     finally:
         if collecting:
             gc.enable()
-    if not (isinstance(memo, tuple) and len(memo) == 4 and all(isinstance(part, dict) for part in memo)):
-        raise SnapshotError("a counter memo that is not one")
     if not all(type(n) is int for part in memo for n in part.values()):
         raise SnapshotError("a counter memo whose counts are not all integers")
     bodies, glue, heads, texts = memo
+    return bodies, glue, heads, texts
+
+
+def _load_memo_pickles(stream: io.BytesIO, record: FullRecord) -> tuple[dict, dict, dict, dict]:
+    """dump_memo's pickles: glue, heads and texts, the bodies' batches, None."""
+    parts = _MemoUnpickler(stream, record).load()
+    if not (isinstance(parts, tuple) and len(parts) == 3 and all(isinstance(part, dict) for part in parts)):
+        raise SnapshotError("a counter memo that is not one")
+    bodies: dict = {}
+    while (batch := _MemoUnpickler(stream, record).load()) is not None:
+        if type(batch) is not list or not all(type(pair) is tuple and len(pair) == 2 for pair in batch):
+            raise SnapshotError("a counter memo whose counts are not (key, count) pairs")
+        bodies.update(batch)
+    glue, heads, texts = parts
     return bodies, glue, heads, texts

@@ -436,9 +436,10 @@ def test_a_damaged_snapshot_or_memo_is_read_from_the_file_instead(tmp_path):
 # -- the counter's memo -------------------------------------------------------------------------------------------
 
 
-def test_a_counter_seeded_from_the_kept_memo_counts_every_request_the_same_tokenising_nothing(corpus_dev):
+def test_a_counter_seeded_from_the_kept_memo_counts_every_request_the_same_tokenising_nothing(corpus_dev, monkeypatch):
     from foldscope.core.request.measure import Measure
 
+    monkeypatch.setattr(snapshot, "MEMO_BATCH", 7)  # the memo's bodies pickled in many batches, each its own pickle memo
     for path in _dev_files(corpus_dev):
         session = load_session(path)
         fresh = Counter(threads=1)
