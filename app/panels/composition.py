@@ -47,7 +47,7 @@ from foldscope.core.readout.composition import (
     request_composition,
 )
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.head_split import NOT_SPLIT, ORDER
+from foldscope.core.readout.head_split import NOT_SPLIT, ORDER, HeadSources, sources_for
 from foldscope.core.readout.words import counted_words
 
 # The kind colour each category borrows from the lists and the window map.
@@ -75,9 +75,10 @@ def category_colour(name: str, shade: int = 0) -> QColor:
     return colour_for_key(CATEGORY_KINDS.get(name, "system"))
 
 
-def composition_for(document: Document, slot: int | None, measure=None) -> Composition:
+def composition_for(document: Document, slot: int | None, measure=None, head: HeadSources | None = None) -> Composition:
     """The composition of request `slot` of the document's trace (None or past the last: the next request, now),
-    from the document's one Measure (its scale and head are the request panel's and the status bar's)."""
+    from the document's one Measure (its scale and head are the request panel's and the status bar's); `head`: what
+    names the unseen head's parts, when the caller keeps it (core.readout.head_split.sources_for)."""
     measure = measure or document.measure_for()
     at = None if slot is None or slot >= len(document.requests) else slot
     # The window the document resolved under its policy (core.readout.agent_limits): the status bar's; and the next
@@ -88,6 +89,7 @@ def composition_for(document: Document, slot: int | None, measure=None) -> Compo
         window=document.context_window,
         window_source=document.window_source,
         predicted=document.now_predicted if at is None else None,
+        head=head,
     )
 
 
@@ -184,6 +186,7 @@ class CompositionPanel(ShownRequestPanel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.composition: Composition | None = None
+        self._head: tuple[int, HeadSources] | None = None  # (the facts' revision, what names the unseen head's parts)
         self.heading = QLabel("<i>No session open.</i>")
         self.heading.setWordWrap(True)
         self.heading.setTextFormat(Qt.TextFormat.RichText)
@@ -268,11 +271,18 @@ class CompositionPanel(ShownRequestPanel):
             self._show(None, "<i>No session open.</i>")
             return
         try:
-            composition = composition_for(doc, slot)
+            composition = composition_for(doc, slot, head=self._head_sources(doc))
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is said, not raised
             self._show(None, f"<b>Cannot compose this request:</b> {html.escape(f'{type(exc).__name__}: {exc}')}")
             return
         self._show(composition, self._heading(composition))
+
+    def _head_sources(self, doc: Document) -> HeadSources:
+        """What names the unseen head's parts, kept while the record and the policy stand (the facts' revision): it
+        walks the whole record for the MCP servers its calls name, which a step does not change."""
+        if self._head is None or self._head[0] != doc.facts_revision:
+            self._head = (doc.facts_revision, sources_for(doc.session))
+        return self._head[1]
 
     def _heading(self, c: Composition) -> str:
         which = "the next request (the active view now)" if c.request is None else f"request {c.request}"

@@ -151,3 +151,20 @@ def test_the_fold_table_in_a_closed_dock_is_redrawn_when_the_dock_opens(demo_win
     assert window.fold_panel.model.rowCount() == rows and follower.stale and follower.redraws == drawn
     window.panes.folds_dock.show()
     assert window.fold_panel.model.rowCount() == len(doc.folds) and follower.redraws == drawn + 1
+
+
+def test_a_step_reads_the_unseen_heads_sources_once_per_state_of_the_record_not_at_every_step(demo_window, monkeypatch):
+    from foldscope.app.panels import composition as composition_module
+
+    window = demo_window
+    window.show_side(window.composition_panel)  # in front: it composes every request stepped to
+    read: list[int] = []
+    real = composition_module.sources_for
+    monkeypatch.setattr(composition_module, "sources_for", lambda session: read.append(1) or real(session))
+    for slot in (1, 2, 3, 2, window.timeline.slots() - 1):
+        window.timeline.step_to(slot)
+        assert window.composition_panel.composition.request == (slot if slot < window.timeline.slots() - 1 else None)
+    assert len(read) <= 1  # the record as it was: what names the head is the same at every request
+    doc, before = window.document, len(read)
+    changes = window.session_actions.run(Evict([doc.view_index(doc.view_size - 1)]), "evict", "Evict")
+    assert changes.success and len(read) == before + 1  # read again for the record as the action left it
