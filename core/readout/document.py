@@ -54,7 +54,7 @@ class Document:
     out_reason: Mapping[int, str] = field(default_factory=dict)  # record index -> why it is out (OutReasons)
     library_id: int | None = None
     library_problem: str | None = None  # why the library could not take this session (LibraryError), shown in a bar
-    requests: list[RequestFacts] = field(default_factory=list)  # per request of the trace
+    requests: tuple[RequestFacts, ...] = ()  # per request of the trace (trace_facts.TraceFacts.requests)
     now_size: int = 0  # the estimate of the request the active view compiles to now (the ADR's, for the ceiling)
     now_predicted: int = 0  # the next request's predicted input: the size shown for it
     next_basis: NextRule | None = None  # how the next request is predicted, to predict an edited view

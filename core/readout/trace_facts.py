@@ -125,9 +125,11 @@ def rules_for(session: Session, policy: Policy, resolution: Resolution, note: st
     return Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class TraceFacts:
-    requests: list[RequestFacts]
+    """A session's trace measured as the panels show it: each request's facts, the rules, the next request."""
+
+    requests: tuple[RequestFacts, ...]
     rules: Rules
     now_estimate: int  # the request the active view compiles to now, at the calibrated scale
     scale: float
@@ -178,7 +180,7 @@ def measure_requests(
     nxt = measured.next_predicted
     window = context_window(session, measure.policy)
     return TraceFacts(
-        requests=out,
+        requests=tuple(out),
         rules=rules,
         now_estimate=now,
         scale=measure.scale,

@@ -41,7 +41,7 @@ def test_the_first_document_holds_the_record_and_view_with_characters_and_no_cou
 
     session = load_session(demo_path())
     first = first_document(session, str(demo_path()))
-    assert not first.is_counted and first.tokens == [] and first.requests == []
+    assert not first.is_counted and first.tokens == [] and first.requests == ()
     assert first.sizes == first.chars == [len(m.text) for m in session.record]
     assert first.size_label(0) == f"{first.chars[0]:,} characters (tokens not counted yet)"
     counted = build_document(session, str(demo_path()))
