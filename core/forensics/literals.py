@@ -45,7 +45,7 @@ class Literal(NamedTuple):
 
 class LiteralCheck:
     """The literals of a dropped span against a summary: how many it keeps and which it loses. Held as one string
-    and two byte strings, not an object a literal: a long session's compactions find hundreds of thousands (issue 48),
+    and two byte strings, not an object a literal: a long session's compactions find hundreds of thousands,
     and a literal holds no whitespace, so a newline parts them."""
 
     __slots__ = ("_texts", "_kinds", "_kept")

@@ -1,6 +1,6 @@
 """Request views that share one growing list: a request's view is the first n ids of it, so a trace of k requests
-over n messages holds about n ids, not k times n (issue 17: one million tiny lines held 500 billion bytes' worth
-of view copies in theory, 4 GB in practice)."""
+over n messages holds about n ids, not k times n: copied per request, the views of a long session of tiny lines
+grow as the square of its length (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -22,15 +22,14 @@ from foldscope.core.request.count import Counter
 # Hears each recorded request's count as the trace is measured: (request, requests, count).
 OnCount = Callable[[int, int, int], None]
 
-# A Claude Code or Codex file over FIRST_PART_FROM bytes shows its first FIRST_PART_BYTES while the rest is read
-# (issue 17: usable within 3 s of launch). At about 40 MB a second the first look costs a few tenths of a second
-# and the whole read of a 176 MB file four; under 64 MB the whole read is quick enough, and reading the start twice
-# would only delay the whole record.
+# A Claude Code or Codex file over FIRST_PART_FROM bytes shows its first FIRST_PART_BYTES while the rest is read, so
+# a session of any size is on screen within DESIGN.md's 3 s: the first look costs a small share of the whole read.
+# Under FIRST_PART_FROM the whole read is quick enough, and reading the start twice would only delay the whole
+# record (the figures are in docs/performance.md).
 FIRST_PART_BYTES = 16 * 2**20
 FIRST_PART_FROM = 64 * 2**20
-# A read costs by the line as much as by the byte (about 50 us a line: 50,000 one-line messages, 22 MB, read in
-# 2.7 s on the slower bench machine). So a file whose head says it holds over FIRST_PART_LINES_FROM lines shows a
-# first part too, whatever its bytes, and a first part stops after FIRST_PART_LINES lines (a few tenths of a second).
+# A read costs by the line as much as by the byte, so a file whose head says it holds over FIRST_PART_LINES_FROM
+# lines shows a first part too, whatever its bytes, and a first part stops after FIRST_PART_LINES lines.
 FIRST_PART_LINES = 5_000
 FIRST_PART_LINES_FROM = 4 * FIRST_PART_LINES
 
@@ -223,8 +222,8 @@ def _open_document(
             part = first_part(path)
             if part is not None:
                 shown(part)
-        # A large Branch's trace is built after its record is on screen (0.5 s of a 151 MB file's 2.3 s read; the
-        # status says the requests are being measured meanwhile), then the first step is shown again with the
+        # A large Branch's trace is built after its record is on screen (a fifth of its read; the status says the
+        # requests are being measured meanwhile), then the first step is shown again with the
         # requests' reported input. A smaller file's is built in the read: a second showing would cost more.
         later = shown is not None and size_of(path) > FIRST_PART_FROM
         hint(path)  # about to be read and measured: a counting child the measure will want starts during the read
@@ -245,8 +244,8 @@ def _open_document(
     tokenised_before = counter.tokenised_chars
     # One long message reports its own progress meanwhile.
     with reporting(lambda done, total: report(done // 1000, max(1, total // 1000), "Counting one long message")):
-        # The first document's characters, not each message's text made again (a Branch's outputs are JSON
-        # encoded for it: 1.1 s at 50k messages); a copy, as that document is the window's until this one lands.
+        # The first document's characters, not each message's text made again (a Branch's outputs would be JSON
+        # encoded once more); a copy, as that document is the window's until this one lands.
         chars = list(first.chars) if first is not None else None
         document = build_document(session, path, report, policy, tokens=stored, on_count=on_count, counter=counter, chars=chars)
     release_freed()  # the read's and the count's temporaries

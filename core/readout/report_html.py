@@ -57,7 +57,7 @@ def usd(value: float | None) -> str:
 @dataclass
 class Section:
     """One section of the page: its title and its body, or (`pieces`) what makes the body piece by piece when the
-    page is written, so that a long one (every request, the conversation) is never held whole (issue 48)."""
+    page is written, so that a long one (every request, the conversation) is never held whole."""
 
     title: str
     text: str = ""

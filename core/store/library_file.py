@@ -118,10 +118,10 @@ def journal_wal(conn: sqlite3.Connection) -> None:
 
 # SQLite's page cache while a session is imported, in KiB, against its 2 MB default: the bodies' key is a B-tree
 # of random keys (SHA-256 hex), each insert touching a random page, so once that index outgrows the cache every
-# row reads and writes pages (an import of 300k tiny lines took 18 s, 8 s with a cache as large as its indexes,
+# row reads and writes pages (an import of tiny lines took twice as long as with a cache as large as its indexes,
 # when the messages' body index was keyed the same way; since migration 006 it grows at its end). Sized to the
 # indexes, about 0.2 KiB a message, within these bounds: a larger cache than that only holds the bodies' own pages
-# (60 MB more for a 35 MB file of long messages, no faster).
+# and is no faster (docs/performance.md).
 IMPORT_CACHE_KIB = (2_000, 65_536)
 
 
@@ -129,9 +129,8 @@ IMPORT_CACHE_KIB_PER_MESSAGE = 0.2
 
 
 # And at most this share of the source's size: the cache is the import's own memory over the session's, and on a file
-# of short messages (440 bytes each) the indexes' 0.2 KiB a message was 6 MB of a 22 MB file's 2x allowance, the
-# reader's record holding 1.9x already (issue 17). Such a file imports slower instead (300k tiny lines, 70 MB: 7.8 s
-# of CPU with a 60 MB cache, about 10 s with 9 MB; docs/performance.md).
+# of short messages the indexes' cache would take much of the 2x-the-file allowance the reader's record nearly fills
+# already. Such a file imports a little slower instead (docs/performance.md).
 IMPORT_CACHE_SOURCE_SHARE = 1 / 8
 
 

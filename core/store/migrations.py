@@ -107,7 +107,7 @@ def _m005_snapshots(db: Any) -> None:
 def _m006_body_ids(db: Any) -> None:
     # A message names its body by the body's id, not its 64-character key. New bodies take ids in the order they are
     # stored, so the messages' body index grows at its end as a session is imported; keyed by SHA-256 hex, each of
-    # its inserts landed on a random page, and an import grew faster than its file (docs/performance.md, issue 17).
+    # its inserts landed on a random page, and an import grew faster than its file (docs/performance.md).
     # The index by message id goes: no query reads it, and its inserts were as random (Claude Code's ids are UUIDs).
     db.execute(
         'CREATE TABLE "messages_by_id" (\n   "session_id" INTEGER REFERENCES "sessions"("id"),\n   "idx" INTEGER,\n'
