@@ -88,7 +88,14 @@ def export(revision: str | None, into: Path) -> Path:
 
 def instructions(path_entry: Path, session: Path, strategies: str, work: str = WORK) -> int:
     """The instructions one run of `work` executes, as callgrind counts them."""
-    env = {**os.environ, "PYTHONPATH": str(path_entry), "FOLDSCOPE_COUNTING": "local", "PYTHONDONTWRITEBYTECODE": "1"}
+    # FOLDSCOPE_NO_HELPER too: a base older than the one switch (b0db848) read that name instead.
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(path_entry),
+        "FOLDSCOPE_COUNTING": "local",
+        "FOLDSCOPE_NO_HELPER": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", work, str(session), strategies],
         capture_output=True,
