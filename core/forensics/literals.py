@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from itertools import islice
 from typing import NamedTuple
 
 KINDS = ("path", "identifier", "number", "url")
-_KIND_INDEX = {kind: i for i, kind in enumerate(KINDS)}
+_PATH, _IDENTIFIER, _NUMBER, _URL = range(len(KINDS))
 MAX_LITERALS = 5_000  # per span: enough for any summary to be judged, bounded on a huge span
 GRAM = 4  # characters of a literal looked up among the summary's before it is searched for
 GRAMS_UP_TO = 1 << 16  # characters of summary whose grams are worth a set (a longer one is searched directly)
@@ -50,10 +50,10 @@ class LiteralCheck:
 
     __slots__ = ("_texts", "_kinds", "_kept")
 
-    def __init__(self, found: Sequence[Literal] = (), kept: Sequence[bool] = ()) -> None:
-        self._texts = "\n".join(x.text for x in found)
-        self._kinds = bytes(_KIND_INDEX[x.kind] for x in found)
-        self._kept = bytes(map(bool, kept))
+    def __init__(self, texts: str = "", kinds: bytes = b"", kept: bytes = b"") -> None:
+        self._texts = texts  # the literals, parted by newlines
+        self._kinds = kinds  # each one's index in KINDS
+        self._kept = kept  # 1 for each one the summary keeps, else 0
 
     def _picked(self, keep: bool) -> list[Literal]:
         texts = self._texts.split("\n") if self._texts else []
@@ -87,8 +87,12 @@ class LiteralCheck:
 
 def literals(texts: Iterable[str]) -> list[Literal]:
     """Distinct literals in order of first appearance; URLs and paths are taken out before the shorter kinds."""
-    seen: set[str] = set()
-    out: list[Literal] = []
+    return [Literal(KINDS[kind], text) for text, kind in _found(texts).items()]
+
+
+def _found(texts: Iterable[str]) -> dict[str, int]:
+    """Each distinct literal's text and its kind's index in KINDS, in order of first appearance."""
+    seen: dict[str, int] = {}
     candidate = _CANDIDATE.search
     words: set[str] = set()  # candidate words already read, in any text
     for text in texts:
@@ -104,23 +108,22 @@ def literals(texts: Iterable[str]) -> list[Literal]:
         for url, path, identifier, number in _LITERAL.findall("\n".join(fresh)):
             # each match fills one group, the kind that matched (the others are empty)
             if url:
-                kind, found = "url", url
+                kind, found = _URL, url
             elif path:
                 if not _looks_like_path(path):
                     continue
-                kind, found = "path", path
+                kind, found = _PATH, path
             elif identifier:
-                kind, found = "identifier", identifier
+                kind, found = _IDENTIFIER, identifier
             else:
-                kind, found = "number", number
+                kind, found = _NUMBER, number
             found = found.rstrip(_TRAILING)
             if len(found) < 2 or found in seen:
                 continue
-            seen.add(found)
-            out.append(Literal(kind, found))
-            if len(out) >= MAX_LITERALS:
-                return out
-    return out
+            seen[found] = kind
+            if len(seen) >= MAX_LITERALS:
+                return seen
+    return seen
 
 
 def _looks_like_path(text: str) -> bool:
@@ -132,21 +135,15 @@ def _looks_like_path(text: str) -> bool:
 
 def check(dropped: Iterable[str], summary: str) -> LiteralCheck:
     """Which literals of the dropped texts the summary carries, by exact text."""
-    found = literals(dropped)
-    carries = _carried_by(summary)
-    return LiteralCheck(found, [carries(x.text) for x in found])
-
-
-def _carried_by(summary: str) -> Callable[[str], bool]:
-    """A test of `text in summary` that first looks up the text's first and last GRAM characters among the
-    summary's own: most literals a summary lost fail there, without a search of the whole summary."""
+    found = _found(dropped)
+    texts = list(found)
     if len(summary) > GRAMS_UP_TO:
-        return summary.__contains__
-    grams = {summary[i : i + GRAM] for i in range(len(summary) - GRAM + 1)}
-
-    def carries(text: str) -> bool:
-        if len(text) < GRAM:
-            return text in summary
-        return text[:GRAM] in grams and text[-GRAM:] in grams and text in summary
-
-    return carries
+        kept = [text in summary for text in texts]
+    else:
+        # A literal's first and last GRAM characters looked up among the summary's own before the summary is
+        # searched: most literals a summary lost fail there.
+        grams = {summary[i : i + GRAM] for i in range(len(summary) - GRAM + 1)}
+        kept = [
+            text in summary if len(text) < GRAM else (text[:GRAM] in grams and text[-GRAM:] in grams and text in summary) for text in texts
+        ]
+    return LiteralCheck("\n".join(texts), bytes(found.values()), bytes(kept))
