@@ -211,8 +211,8 @@ def serve(folder: Path, engines: dict, idle: float) -> None:
             growth.woken(ready)
             if growth.due(time.monotonic()):
                 started = time.monotonic()
-                updated = read_ahead(folder, engines)
-                growth.rested(started, time.monotonic() if updated else started)
+                read_ahead(folder, engines)
+                growth.rested(started, time.monotonic())  # a look that read nothing took next to no time
     finally:
         growth.close()
         (folder / SOCKET).unlink(missing_ok=True)
@@ -300,7 +300,7 @@ class Growth:
 
     def __init__(self) -> None:
         self.fd: int | None = None
-        self.watched: set[str] = set()
+        self.watched: dict[str, int] = {}  # each path watched, and the inode watched (a file put in its place is watched anew)
         self.pending = False  # a write (or, with no inotify, the time to look) not yet read ahead
         self.rest_until = 0.0  # time.monotonic() before which the reader does not read ahead again
         self._add: Any = None
@@ -315,12 +315,17 @@ class Growth:
             self.fd, self._add = fd, libc.inotify_add_watch
 
     def follow(self, paths: Any) -> None:
-        """Watch each path not watched yet (one that cannot be watched is looked at when a run asks)."""
+        """Watch each path not watched yet, or whose file was replaced (one that cannot be watched is read when a run
+        asks)."""
         if self.fd is None:
             return
         for path in paths:
-            if path not in self.watched and self._add(self.fd, os.fsencode(path), IN_MODIFY) >= 0:
-                self.watched.add(path)
+            try:
+                inode = os.stat(path).st_ino
+            except OSError:
+                continue
+            if self.watched.get(path) != inode and self._add(self.fd, os.fsencode(path), IN_MODIFY) >= 0:
+                self.watched[path] = inode
 
     def fds(self) -> list[int]:
         return [] if self.fd is None else [self.fd]

@@ -588,6 +588,31 @@ def test_reading_ahead_rests_as_long_as_it_took_and_a_write_meanwhile_waits_for_
         watching.close()
 
 
+def test_a_transcript_put_in_place_of_the_one_watched_is_watched_again(tmp_path):
+    import select
+
+    from foldscope.core.cli import statusline_reader as reader
+
+    growth = reader.Growth()
+    if growth.fd is None:
+        pytest.skip("no inotify here: the reader looks at the files instead")
+    try:
+        watched = tmp_path / "live.jsonl"
+        watched.write_text("{}\n")
+        growth.follow([str(watched)])
+        other = tmp_path / "other.jsonl"
+        other.write_text("{}\n")
+        os.replace(other, watched)
+        growth.follow([str(watched)])
+        growth.woken(growth.fds())  # what the replacing said is read and dropped
+        growth.pending = False
+        with open(watched, "a", encoding="utf-8") as handle:
+            handle.write("{}\n")
+        assert select.select(growth.fds(), [], [], 5)[0]  # the write to the file now in place woke it
+    finally:
+        growth.close()
+
+
 def test_the_tokenizer_is_built_on_another_thread_once_while_the_reading_goes_on(tmp_path, monkeypatch):
     import threading
 
