@@ -160,7 +160,7 @@ class Counter:
         """How many block bodies this counter has counted (its memo's size)."""
         return sum(len(memo) for memo in self._bodies.values())
 
-    def counted(self, key: Any) -> bool:
+    def is_counted(self, key: Any) -> bool:
         """Whether a block body's memo key (or a plain text's text_key) is counted already."""
         if key[0] == "text":
             return key[1] in self._texts  # _texts is keyed by the bare digest

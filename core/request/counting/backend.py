@@ -42,7 +42,9 @@ class Backend:
         if not allowed() or not (has_spare() or wanted()):
             return None
         lengths = counter.lengths.setdefault(key, {}) if counter.lengths is not None else None
-        counter.ahead = CountsAhead(record, policy, key, known=counter.counted, thinking=thinking, lengths=lengths, spawn=_child_for_ahead)
+        counter.ahead = CountsAhead(
+            record, policy, key, known=counter.is_counted, thinking=thinking, lengths=lengths, spawn=_child_for_ahead
+        )
         return counter.ahead
 
     def stop(self, counter: Any, started: CountsAhead | None) -> None:

@@ -371,7 +371,7 @@ def test_the_memo_reads_out_as_block_keys_with_the_policy_key_and_seeds_a_counte
     seeded.seed(bodies, glue, heads, texts)
     again = seeded.measure(view, **options)
     assert again.count == first.count and seeded.tokenised_chars == 0
-    assert all(seeded.counted(key) for key in bodies)
+    assert all(seeded.is_counted(key) for key in bodies)
     assert seeded.memo()[0] == bodies
 
 
