@@ -15,7 +15,7 @@ from foldscope.app.save import SaveController
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.what_if_facts import BranchStep, branch_at, branch_copy, branch_estimates, replay_branch
+from foldscope.core.readout.what_if_facts import BranchStep, branch_at, branch_changes, branch_copy, branch_estimates, replay_branch
 from foldscope.core.readout.workspace import Workspace
 
 
@@ -183,7 +183,12 @@ class WhatIf(QObject):
         original = branch.original
         estimates = branch_estimates(original, branch.steps)
         series = BranchSeries(
-            branch.request, estimates, tuple(r.estimate for r in original.requests), original.now_size, tuple(s.folds for s in branch.steps)
+            branch.request,
+            estimates,
+            tuple(r.estimate for r in original.requests),
+            original.now_size,
+            tuple(s.folds for s in branch.steps),
+            branch_changes(original, branch.steps, estimates),
         )
         self.timeline.set_branch(series)
         self._say(series, ceiling, sum(1 for s in branch.steps if s.refused))
@@ -192,7 +197,7 @@ class WhatIf(QObject):
 
     def _say(self, series: BranchSeries, ceiling_tokens: int | None, refused: int) -> None:
         k, last = series.start, len(series.original) - 1
-        change = series.estimates[-1] - series.original[last]
+        change = series.changes[-1]
         folds = sum(series.folds)
         ceiling = f"ceiling {ceiling_tokens:,}" if ceiling_tokens is not None else "no ceiling: nothing folds"
         self.banner_text.setText(

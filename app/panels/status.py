@@ -40,7 +40,7 @@ def status_parts(doc: Document) -> list[str]:
     which = f"request {shown:,} of {len(doc.requests):,}" if shown is not None else "next request"
     parts = []
     if rules is not None and rules.ceiling:
-        over = est - rules.ceiling
+        over = rules.past_ceiling(est) or 0
         tail = f", over by {over:,}" if over > 0 else ", at the ceiling" if over == 0 else ""
         parts.append(f"{which}: estimate {est:,} of the {rules.ceiling:,}-token ceiling ({est / rules.ceiling:.0%}{tail})")
     else:

@@ -106,7 +106,7 @@ class Timeline(PaintedTimeline):
         branch = self.branch
         if branch is not None and slot >= branch.start and slot - branch.start < len(branch.estimates):
             i = slot - branch.start
-            change = branch.estimates[i] - branch.original[slot]
+            change = branch.changes[i]
             folds = f"; {branch.folds[i]} fold passes kept before it" if i < len(branch.folds) and branch.folds[i] else ""
             tip = (
                 f"request {slot}: what-if estimate {branch.estimates[i]:,} tokens, the original's {branch.original[slot]:,}"

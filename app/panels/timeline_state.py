@@ -50,6 +50,7 @@ class BranchSeries:
     original: tuple[int, ...]  # every request of the original
     original_now: int
     folds: tuple[int, ...] = ()  # fold passes that landed before each branch request
+    changes: tuple[int, ...] = ()  # each branch request's estimate less the original's (core.readout.what_if_facts)
 
 
 class TimelineState(QWidget):

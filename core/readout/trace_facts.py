@@ -81,6 +81,10 @@ class Rules:
             return None
         return {"ceiling": self.ceiling, "line": round(self.ceiling * self.line), "target": round(self.ceiling * self.target)}[name]
 
+    def past_ceiling(self, size: int) -> int | None:
+        """How far `size` is past the ceiling (0: at it, below 0: under it); None without a ceiling."""
+        return None if self.ceiling is None else size - self.ceiling
+
 
 def rule_names(rules: Rules) -> list[str]:
     """The rules to draw: target, line, ceiling, and the price-tier boundary when it is a separate place."""

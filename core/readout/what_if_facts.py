@@ -37,3 +37,8 @@ def replay_branch(original: Document, branch: Session, request: int, measure: Me
 def branch_estimates(original: Document, steps: Sequence[BranchStep]) -> tuple[int, ...]:
     """Each replayed request's estimate: its count times the original request's scale."""
     return tuple(estimate(s.count_with_head, original.requests[s.request].scale) for s in steps)
+
+
+def branch_changes(original: Document, steps: Sequence[BranchStep], estimates: Sequence[int]) -> tuple[int, ...]:
+    """Each replayed request's estimate less the original request's (branch_estimates' `estimates`)."""
+    return tuple(e - original.requests[s.request].estimate for s, e in zip(steps, estimates))

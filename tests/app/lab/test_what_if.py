@@ -54,6 +54,9 @@ def test_a_what_if_shows_the_session_as_it_stood_at_the_request_and_replays_the_
     assert len(series.estimates) == len(demo.requests) - K
     assert series.original == tuple(r.estimate for r in demo.requests)
     assert series.estimates[0] == demo.requests[K].estimate  # unchanged, request k is the original's
+    # each replayed request against the original's, as the timeline's tips and the banner say it
+    assert series.changes == tuple(e - demo.requests[K + i].estimate for i, e in enumerate(series.estimates))
+    assert f"({series.changes[-1]:+,})" in window.what_if.banner_text.text()
     assert window.what_if.banner.isVisible() and f"What-if from request {K}" in window.what_if.banner_text.text()
     assert f"&nbsp; what-if at request {K} ·" in window.view_list.heading.text()
     window.timeline.step_to(len(demo.requests))  # past the branch's request: it stays there

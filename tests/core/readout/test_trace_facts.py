@@ -56,3 +56,10 @@ def test_a_request_that_adds_to_the_one_before_is_read_from_what_it_adds(steps):
     facts = measure_requests(session, Counter(), lambda *a: None)
     got = [(r.view, r.folded_before, r.compacted_before) for r in facts.requests]
     assert got == facts_view_by_view(session)
+
+
+def test_past_the_ceiling_is_the_size_less_the_ceiling_and_nothing_without_one():
+    from foldscope.core.readout.trace_facts import Rules
+
+    assert [Rules(1000).past_ceiling(size) for size in (1200, 1000, 800)] == [200, 0, -200]
+    assert Rules(None).past_ceiling(1200) is None
