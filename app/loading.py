@@ -20,7 +20,7 @@ FILL_EVERY_S = 0.1  # how often the timeline hears the counts so far: often enou
 SHOWN_WAIT_S = 10.0
 # How long the trace's measure waits for the window to paint the first step (the lists and the map). Started at
 # once, the measure held the lock while the window painted: each of the paint's calls into Qt gave the lock up and
-# waited a switch interval to have it back, so a first step of 0.4 s of work took 3 s at 20,000 short messages.
+# waited a switch interval to have it back, so a first step took many times its own work.
 FIRST_SHOWN_WAIT_S = 5.0
 
 

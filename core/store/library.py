@@ -30,9 +30,8 @@ from foldscope.core.store.source_bytes import SourceBytes, body_rows
 
 SNAPSHOT_BLOCK = 1 << 20  # a snapshot is written into the library this many bytes at a time (keep_snapshot)
 WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
-# Messages stored a batch at a time: only one batch's message rows are held (a whole record's rows, about 350
-# bytes a message, were most of an import's peak memory on a file of many tiny lines; 10,000 a batch still held
-# 3.5 MB at the peak of a 10k-message import, a fifth of it; a thousand hold 0.5 MB).
+# Messages stored a batch at a time: only one batch's message rows are held (a whole record's rows were most of an
+# import's peak memory on a file of many tiny lines, and ten times this batch still a fifth of it).
 IMPORT_BATCH = 1_000
 MESSAGE_COLUMNS = ("session_id", "idx", "message_id", "kind", "created_at", "sha256", "body")
 BODY_COLUMNS = ("id", "key", "original", "chars", "text")
@@ -118,8 +117,7 @@ class Library:
                 if token_counts is not None:
                     self.store_token_counts(existing, *token_counts)
                 return existing
-            # The largest reported input, not the list of them: every request's int, held through the import, was 0.2 MB
-            # of a 10k-message import's peak.
+            # The largest reported input, not the list of them: every request's int would be held through the import.
             peak = max((r.usage.reported_input for r in session.trace if r.usage is not None), default=None)
             # The commit returns once the import's pages are in the write-ahead log; copying them into
             # the database file, the checkpoint, is left to the next write or to close() instead of
@@ -325,7 +323,7 @@ class Library:
         with self._atomic():
             # The snapshot is written into a zero-filled blob of its size a block at a time: the blob ends the row
             # (migration 007), so SQLite writes it without making it in memory. Bound whole, SQLite copied it and made
-            # its row from the copy, twice its size held at once (80 MB at 50,000 messages).
+            # its row from the copy, twice its size held at once.
             cursor = self.conn.execute(
                 "INSERT OR REPLACE INTO snapshots (source, sample, session_id, reader, inputs, counter, memo, created_at,"
                 " session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, zeroblob(?))",

@@ -20,8 +20,8 @@ from foldscope.core.model.session import Message, ReadError, Session, storable_t
 from foldscope.core.store.migrations import body_key
 
 # The mapped source file's pages are let go each time this many of its bytes have been read (hashed or sliced into
-# originals): a mapped page read counts in the process's resident memory until let go (8 MB windows made a 4 MB
-# file wholly resident at once; 256 KiB windows cost 0.2 s of madvise calls and page faults on a 240 MB file).
+# originals): a mapped page read counts in the process's resident memory until let go. Small enough that a small
+# file is never wholly resident at once, large enough that the madvise calls and page faults stay a small cost.
 RELEASE_BYTES = 1 << 18
 
 
