@@ -127,8 +127,10 @@ def memo_key(
     `plain`: plain_key(policy, first_round), when the caller has it."""
     if plain is None:
         plain = plain_key(policy, first_round)
-    if plain and spec.tag == TEXT and spec.call_id is None and spec.mark is None:
-        return spec.message
+    if plain:  # block_key's short form, without asking plain_key again
+        if spec.tag == TEXT and spec.call_id is None and spec.mark is None:
+            return spec.message
+        return (spec.message, spec.tag, spec.call_id, spec.mark)
     return block_key(spec, record, policy, first_round)
 
 

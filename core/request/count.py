@@ -253,7 +253,7 @@ class Counter:
         self._recent.append(laid)
         head_key, _, head_glue = laid.head
         head_owner = laid.system[0] if laid.system else None
-        head = Part(head_owner, "system", self._lookup(head_key, head_glue) + self.system_extra(laid.system))
+        head = new_part(head_owner, "system", self._lookup(head_key, head_glue) + self.system_extra(laid.system))
         total = head.tokens + laid.total
         return Measurement(total, Headed(head, laid.parts), laid.serial, laid.since, kept, laid)
 
