@@ -3,8 +3,9 @@ not move with the host's load, so a change to the client's start-up is seen on a
 
 Builds a Claude Code file of REQUESTS requests (tests.core.live_sessions) and counts, each in a fresh process as Claude
 Code runs it (the JSON object on stdin): `python -c pass`; `foldscope statusline --no-color` on the unchanged file (the
-kept figures); and after one new line with a warm reader answering (the reader's own work is in another process and
-not counted: bench/bench_statusline_update.py times it). Prints each count and its ratio to the bare start-up.
+kept figures); after one new line with a warm reader answering (the reader's own work is in another process and not
+counted: bench/bench_statusline_update.py times it; a reader that read the line ahead leaves the client the kept
+path); and the unchanged file as a user runs it, with no FOLDSCOPE_CACHE (the state folder found under HOME). Prints each count and its ratio to the bare start-up.
 
     .venv/bin/python bench/bench_statusline_client.py [REQUESTS]   (default 1000)
 """
@@ -59,6 +60,13 @@ def main(requests: int) -> None:
         kept = counted([*command, "statusline", "--json"], stdin, env)
         append(path, [user(requests, f"question {requests}: " + "word " * 40)])
         warm = counted([*command, "statusline", "--json"], stdin, env)
+        # As a user runs it: no FOLDSCOPE_CACHE, the state under HOME's ~/.cache (the folder found as platformdirs would)
+        home = {k: v for k, v in env.items() if k not in ("FOLDSCOPE_CACHE", "XDG_CACHE_HOME")}
+        home.update(HOME=str(Path(tmp) / "home"), FOLDSCOPE_STATUSLINE_IDLE="0")
+        subprocess.run(
+            [*command, "statusline", "--no-color"], input=stdin, text=True, env=home, capture_output=True, check=True, timeout=600
+        )
+        at_home = counted([*command, "statusline", "--no-color"], stdin, home)
         socket = Path(tmp) / "cache" / "statusline" / "reader.sock"
         deadline = time.monotonic() + 60
         while socket.exists() and time.monotonic() < deadline:  # the warm reader ends once idle
@@ -66,6 +74,7 @@ def main(requests: int) -> None:
     print(f"bare `python -c pass`: {bare / 1e6:.1f} M instructions")
     print(f"statusline, file unchanged: {kept / 1e6:.1f} M = {kept / bare:.2f}x bare")
     print(f"statusline, after one new line, warm reader answering (client only): {warm / 1e6:.1f} M = {warm / bare:.2f}x bare")
+    print(f"statusline, file unchanged, the state under ~/.cache (no FOLDSCOPE_CACHE): {at_home / 1e6:.1f} M = {at_home / bare:.2f}x bare")
 
 
 if __name__ == "__main__":

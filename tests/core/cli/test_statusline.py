@@ -379,6 +379,29 @@ def test_the_client_imports_neither_argparse_nor_typing_nor_the_socket_module(tm
     assert "next " in printed and imported == "[]"
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG rule is applied on Linux; elsewhere platformdirs answers")
+def test_the_state_folder_is_the_one_platformdirs_names_without_importing_it(tmp_path, monkeypatch):
+    from foldscope.core.model.folders import cache_folder
+
+    monkeypatch.delenv("FOLDSCOPE_CACHE")
+    for xdg in (None, "", "relative/cache", str(tmp_path / "xdg"), str(tmp_path / "xdg") + "/"):
+        for home in (None, "", "relative", str(tmp_path / "home"), "/"):
+            for name, value in (("XDG_CACHE_HOME", xdg), ("HOME", home)):
+                if value is None:
+                    monkeypatch.delenv(name, raising=False)
+                else:
+                    monkeypatch.setenv(name, value)
+            try:
+                expected = cache_folder() / "statusline"
+            except RuntimeError:  # platformdirs finds no home: the status line then asks it and says the same
+                continue
+            assert statusline._folder() == expected, (xdg, home)
+    code = "import sys; from foldscope.core.cli import statusline; statusline._folder(); print('platformdirs' in sys.modules)"
+    env = {k: v for k, v in os.environ.items() if k not in ("FOLDSCOPE_CACHE", "XDG_CACHE_HOME")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env, "HOME": str(tmp_path)}, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr
+
+
 def test_follow_line_says_a_missing_file_once_and_keeps_looking(tmp_path, capsys):
     assert cli.main(["follow", str(tmp_path / "gone.jsonl"), "--line", "--polls", "3", "--interval", "0"]) == 0
     out = capsys.readouterr().out.splitlines()
