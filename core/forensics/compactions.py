@@ -300,13 +300,13 @@ def _values(value: Any) -> list[str]:
     return [str(value)] if value is not None and not isinstance(value, bool) else []
 
 
-def tokens_of(m: Message, counted: Mapping[str, int]) -> int:
+def tokens_of(m: Message, tokens_by_id: Mapping[str, int]) -> int:
     """A message's tokens as its requests counted them, else its text counted alone."""
-    n = counted.get(m.id)
+    n = tokens_by_id.get(m.id)
     return n if n is not None else count_text(m.text)
 
 
-def dropped_facts(messages: Sequence[Message], counted: Mapping[str, int]) -> dict[str, Any]:
+def dropped_facts(messages: Sequence[Message], tokens_by_id: Mapping[str, int]) -> dict[str, Any]:
     """What left the view: messages by kind, tool results by tool (with their tokens) and the paths they held."""
     by_kind: dict[str, int] = {}
     by_tool: dict[str, dict[str, int]] = {}
@@ -317,14 +317,14 @@ def dropped_facts(messages: Sequence[Message], counted: Mapping[str, int]) -> di
             tool = str(m.content.get("function") or "unknown")
             cell = by_tool.setdefault(tool, {"results": 0, "tokens": 0})
             cell["results"] += 1
-            cell["tokens"] += tokens_of(m, counted)
+            cell["tokens"] += tokens_of(m, tokens_by_id)
             key = fetch_key(m)
             if key is not None and key[0] == "path" and key[1] not in paths:
                 paths.append(key[1])
     return {"messages": len(messages), "by_kind": by_kind, "results_by_tool": by_tool, "paths": paths}
 
 
-def refetched(session: Session, start: int, end: int, dropped: Sequence[Message], counted: Mapping[str, int]) -> list[Refetch]:
+def refetched(session: Session, start: int, end: int, dropped: Sequence[Message], tokens_by_id: Mapping[str, int]) -> list[Refetch]:
     """Calls in requests start..end-1 that read a dropped path again or ran a dropped command again."""
     wanted = {key for m in dropped if (key := fetch_key(m)) is not None}
     if not wanted:
@@ -354,7 +354,7 @@ def refetched(session: Session, start: int, end: int, dropped: Sequence[Message]
                     record.index_of(mid),
                     str(m.content.get("function") or ""),
                     key[1],
-                    tokens_of(result, counted) if result is not None else 0,
+                    tokens_of(result, tokens_by_id) if result is not None else 0,
                 )
             )
     return out

@@ -91,7 +91,7 @@ class Document:
     _kinds: tuple[int, dict[str, int]] | None = field(default=None, repr=False)  # kind_counts, by record length
     _copies: tuple[int, dict[str, list[int]]] | None = field(default=None, repr=False)  # _copies_of, by record length
 
-    def predict_view(self, counted: int) -> int:
+    def predict_view(self, compiled: int) -> int:
         """The next request's predicted input for the active view after an edit, by the rule the trace predicts the
         next request with (core.request.trace.NextRule): the figure `inspect` gives for the edited session."""
         from foldscope.core.request.provider_text import PredictionCounter
@@ -101,7 +101,7 @@ class Document:
             return self.now_predicted
         if self._predicting is None:
             self._predicting = PredictionCounter(self.session.format)
-        count = self._predicting.count(self.session.view_messages(), counted, rule.model).total
+        count = self._predicting.count(self.session.view_messages(), compiled, rule.model).total
         return rule.predict(self.session, self.session.view, count).predicted
 
     def cache_report(self) -> CacheReport | None:

@@ -26,8 +26,8 @@ def keep_scale(session: Session, scale: float) -> float:
     return kept
 
 
-def calibrated(scale: float, counted: int, reported: int | None) -> float:
+def calibrated(scale: float, count: int, reported: int | None) -> float:
     """The scale after one completed request: reported / counted if higher, from 4,000 counted tokens on."""
-    if reported is None or counted < SCALE_FLOOR:
+    if reported is None or count < SCALE_FLOOR:
         return scale
-    return max(scale, reported / counted)
+    return max(scale, reported / count)

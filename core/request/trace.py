@@ -84,7 +84,7 @@ def notes_entering(notes: AbstractSet[str], views: Iterable[Sequence[str]]) -> I
         before = view
 
 
-def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> list[int]:
+def unseen_heads(session: Session, counts: Sequence[int], trace: Sequence[Request]) -> list[int]:
     """Per request, the tokens it carried that the file does not hold, for formats that keep no
     system prompt or tools: in each stretch between source compactions, the smallest gap between
     a request's reported input and its count.
@@ -105,7 +105,7 @@ def unseen_heads(session: Session, counted: Sequence[int], trace: Sequence[Reque
     heads: list[int] = []
     head = 0
     for stretch in stretches:
-        gaps = [u.reported_input - counted[k] for k in stretch if (u := trace[k].usage) is not None and u.reported_input > 0]
+        gaps = [u.reported_input - counts[k] for k in stretch if (u := trace[k].usage) is not None and u.reported_input > 0]
         head = max(0, min(gaps)) if gaps else head
         heads.extend([head] * len(stretch))
     return heads
@@ -194,9 +194,9 @@ def use_unseen_rate(session: Session, counter: Counter) -> UnseenRate | None:
     return rate
 
 
-def unseen_head(session: Session, counted: Sequence[int], trace: Sequence[Request]) -> int:
+def unseen_head(session: Session, counts: Sequence[int], trace: Sequence[Request]) -> int:
     """The unseen head of the session's latest stretch: what its next request would carry."""
-    heads = unseen_heads(session, counted, trace)
+    heads = unseen_heads(session, counts, trace)
     return heads[-1] if heads else 0
 
 
