@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from foldscope.app.follows_changes import FollowsChanges
@@ -59,7 +59,7 @@ class FoldModel(QAbstractTableModel):
         self.rows: list[FoldRow] = []
         self.now_slot = 0
 
-    def set_rows(self, rows: list[FoldRow], now_slot: int) -> None:
+    def set_rows(self, rows: Sequence[FoldRow], now_slot: int) -> None:
         self.beginResetModel()
         self.rows, self.now_slot = list(rows), now_slot
         self.endResetModel()
@@ -178,7 +178,7 @@ class FoldPanel(QWidget):
             "<b style='font-size:11pt'>Folds</b> &nbsp; the fold records and decisions are shown once the requests are measured"
         )
 
-    def set_rows(self, rows: list[FoldRow], now_slot: int) -> None:
+    def set_rows(self, rows: Sequence[FoldRow], now_slot: int) -> None:
         self.model.set_rows(rows, now_slot)
         folds = sum(1 for r in rows if r.kind in ("fold", "clip", "compaction"))
         events = len(rows) - folds
@@ -223,7 +223,7 @@ class FoldPanel(QWidget):
             self.fold_selected.emit(current.data(RowRole))
 
 
-def explanation(rows: list[FoldRow]) -> str:
+def explanation(rows: Sequence[FoldRow]) -> str:
     """One sentence per kind of row that needs one, and why an estimate cell says "not recorded"."""
     kinds = dict.fromkeys(r.kind for r in rows)
     said = [KIND_SENTENCES[k] for k in kinds if k in KIND_SENTENCES]

@@ -66,7 +66,7 @@ class Document:
     record_count: int | None = None  # the full record compiled as one request, once measured (inspect's record size)
     counter: Counter | None = None  # memoised over this session's messages
     rules: Rules | None = None  # the ceiling, line and target (trace_facts.rules_for)
-    folds: list[FoldRow] = field(default_factory=list)  # per context_folds record and event
+    folds: tuple[FoldRow, ...] = ()  # per context_folds record and event (fold_facts.fold_rows)
     measure: Measure | None = None  # the Measure the trace was measured with: every request's size comes from it
     shown: int | None = None  # the request whose view is shown (None: now, the next request)
     # False while only the reader's output is here (first_document): no token counts, no measured trace yet;

@@ -213,7 +213,7 @@ def _event_row(number: int, event: Mapping[str, Any], views: _Views) -> FoldRow:
     )
 
 
-def fold_rows(session: Session, views: Sequence[Sequence[str]], times: Sequence[float | None]) -> list[FoldRow]:
+def fold_rows(session: Session, views: Sequence[Sequence[str]], times: Sequence[float | None]) -> tuple[FoldRow, ...]:
     """Every context_folds record, then every event, in the file's order.
 
     `views` holds the view at each timeline slot (every request's, then now) and `times` when
@@ -226,4 +226,4 @@ def fold_rows(session: Session, views: Sequence[Sequence[str]], times: Sequence[
     decisions = (session.manifest or {}).get("decisions")
     events = [e for e in list(decisions if isinstance(decisions, list) else []) + session.events if isinstance(e, Mapping)]
     rows += [_event_row(len(rows) + n, event, facts) for n, event in enumerate(events)]
-    return rows
+    return tuple(rows)

@@ -41,7 +41,8 @@ def test_a_fact_built_for_the_panels_cannot_be_set_and_holds_no_list(facts, name
     assert lists == [], f"{name} holds lists a reader could change: {lists}"
 
 
-def test_the_documents_requests_are_the_trace_facts_tuple():
+def test_the_documents_requests_and_fold_rows_are_tuples():
     session = load_session(demo_path())
     document = build_document(session, str(demo_path()))
     assert isinstance(document.requests, tuple) and len(document.requests) == len(session.trace) > 0
+    assert isinstance(document.folds, tuple) and document.folds, "the demo session has fold records"

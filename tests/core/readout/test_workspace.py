@@ -166,7 +166,7 @@ def test_fold_rows_follow_a_fold_and_its_undo():
 
     ws = opened()
     doc = ws.document
-    rows = list(doc.folds)
+    rows = doc.folds
     ws.set_policy(edited(ws, max_input_tokens=3_000))
     changes = ws.apply(ApplyFold(Fold(doc.session, doc.measure_for())))
     assert changes.folds > 0 and len(doc.folds) == len(rows) + changes.folds
