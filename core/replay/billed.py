@@ -21,7 +21,7 @@ from foldscope.core.replay.rows import as_billed, billing_prices, usd_sum
 from foldscope.core.request.measure import refused
 
 # The totals a count would give: absent from an untokenised summary (None), present with --count.
-COUNTED = (
+COUNT_TOTALS = (
     "peak",
     "over_ceiling",
     "rewrites",
@@ -81,7 +81,7 @@ def billed_summary(
         "reported_over_ceiling": over,
         "peak_reported_input": max(r.usage.reported_input for r in session.trace if r.usage is not None),
         "counted": False,
-        **dict.fromkeys(COUNTED),
+        **dict.fromkeys(COUNT_TOTALS),
     }
     found = pricing.resolve(model)
     return {

@@ -12,7 +12,7 @@ from foldscope.core.cli.main import main
 from foldscope.core.formats import load_session
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import ReadError
-from foldscope.core.replay.billed import COUNTED, billed_summary
+from foldscope.core.replay.billed import COUNT_TOTALS, billed_summary
 from foldscope.core.replay.lab import replay_runs
 from foldscope.core.request.measure import Measure
 
@@ -65,7 +65,7 @@ def test_the_untokenised_recorded_totals_equal_the_tokenised_runs_exactly_on_the
         counted = replay_runs(session, ["recorded"], Measure(load_session(str(path)), policy)).runs[0].totals()
         untokenised = summary["totals"][0]
         assert {k: untokenised[k] for k in SHARED} == {k: counted[k] for k in SHARED}, path.name
-        assert all(untokenised[k] is None for k in COUNTED) and untokenised["counted"] is False
+        assert all(untokenised[k] is None for k in COUNT_TOTALS) and untokenised["counted"] is False
         compared += 1
     assert compared >= 20  # the dev corpus's Claude Code, Codex and pi sessions, the handmade ones among them
 
