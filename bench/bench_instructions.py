@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the revision to compare against (a commit, tag or branch; default HEAD: what the working tree changes)",
     )
     parser.add_argument("--head", default=None, help="the revision compared (default: the working tree)")
-    parser.add_argument("--shape", default="short messages", help=f"one of: {', '.join(SHAPES)}")
+    parser.add_argument("--shape", default="short messages", help="one of: " + ", ".join(SHAPES).replace("%", "%%"))
     parser.add_argument(
         "--size", type=int, default=2000, help="messages in the generated session (default 2,000, a few minutes; 10,000 for figures)"
     )

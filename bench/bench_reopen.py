@@ -2,7 +2,7 @@
 
 Command: `.venv/bin/python bench/bench_reopen.py [--messages 10000] [--shapes "claude code,short messages,branch"]`.
 Each shape is generated at the size asked (bench_scale's generators), then opened twice with
-core.readout.document.open_document (the GUI load worker's call) into one new library: the first open reads, counts,
+core.readout.opening.open_document (the GUI load worker's call) into one new library: the first open reads, counts,
 imports and keeps the snapshot; the second rebuilds the session from the snapshot and seeds the counter with the
 counts kept. Both in one process after a warm-up open of a small file (imports and the tokenizer already built), so
 the ratio compares the work, not the start-up. Printed per shape: the file's size, messages and requests; the two

@@ -6,7 +6,7 @@ file of one-line questions and answers), and a growing lionagi Branch (the demo 
 Each measure runs in a fresh interpreter so its peak memory (VmHWM, interpreter and imports included) is its own,
 on a disk with nothing left to write, and is the least of two or three runs (least_of, settle_disk):
 `inspect`, `requests`, `replay --strategy adr,band,compaction` (through the CLI, output discarded), the GUI load
-worker (app/loading.py's: core.readout.document.open_document, read, import into a new library, count, build,
+worker (app/loading.py's: core.readout.opening.open_document, read, import into a new library, count, build,
 then the cache report from the same count), one window step
 (MainWindow.show_request to the middle request, then one paint of the whole window), and one launch of the window
 on the file (gui_launch): `launch to usable` when the load's first step has painted (lists and map from the reader's

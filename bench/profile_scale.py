@@ -6,7 +6,7 @@ repeats nothing, the top functions by their own CPU time.
 The session is bench/fresh_session.py's (Claude Code shaped, `--repeat` of its long texts earlier ones again). The
 replay is `foldscope replay FILE --strategy adr,band,compaction` in this process, with no helper process
 (FOLDSCOPE_COUNTING=local: one core's work, all of it seen by the profiler); the GUI load is what bench_scale's `gui worker`
-times (core.readout.document.open_document into a new library, then document_cache, as app/loading.py's worker).
+times (core.readout.opening.open_document into a new library, then document_cache, as app/loading.py's worker).
 The profiler's clock is CPU time (time.process_time), so the host's other work does not show; its own overhead
 weighs on Python calls, so read the shares, and the unprofiled CPU seconds printed beside them.
 """
@@ -39,7 +39,7 @@ def replay(path: str, folder: str) -> None:
 
 def gui_load(path: str, folder: str) -> None:
     from foldscope.core.readout.cost_facts import document_cache
-    from foldscope.core.readout.document import open_document
+    from foldscope.core.readout.opening import open_document
 
     db = os.path.join(folder, "lib.db")
     for old in Path(folder).glob("lib.db*"):
