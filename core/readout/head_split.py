@@ -16,7 +16,7 @@ to its own stretch's head exactly, on every request.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +52,13 @@ class HeadPart:
         return {"name": self.name, "tokens": self.tokens, "source": self.source, "items": [{"name": n, "tokens": t} for n, t in self.items]}
 
 
-@dataclass
+@dataclass(frozen=True)
 class HeadSources:
     """What is known of a session's head before it is fitted to a request's: named parts with their figures, and
     what is named but not sized (MCP servers)."""
 
-    parts: list[HeadPart] = field(default_factory=list)
-    named: list[str] = field(default_factory=list)  # "MCP server github (.mcp.json)", unsized
+    parts: tuple[HeadPart, ...] = ()
+    named: tuple[str, ...] = ()  # "MCP server github (.mcp.json)", unsized
 
     @property
     def tokens(self) -> int:
@@ -113,7 +113,6 @@ def mcp_from_calls(session: Session) -> list[str]:
 def head_sources(session: Session, paste: ContextPaste | None = None, home: Path | None = None) -> HeadSources:
     """What names parts of this session's head: the user's `/context` figures when given, else (for a Claude Code
     session) the memory files, agents and skills this machine holds for its folder."""
-    out = HeadSources()
     spec = format_named(session.format)
     cwd = session.extras.get("cwd") if isinstance(session.extras.get("cwd"), str) else None
     # the format's own declaration says what the machine holds for its sessions (Claude Code's: core.formats.agent_setup),
@@ -123,7 +122,7 @@ def head_sources(session: Session, paste: ContextPaste | None = None, home: Path
     if paste is not None:
         where = f"/context pasted in {paste.source}"
         by_name = {c.name: c for c in paste.categories}
-        out.parts = [
+        parts = [
             HeadPart(name, by_name[name].tokens, f"{where}, line {by_name[name].line}", tuple(by_name[name].items))
             for name in ORDER
             if name in by_name
@@ -134,13 +133,14 @@ def head_sources(session: Session, paste: ContextPaste | None = None, home: Path
             _counted("custom agents", setup.agents, "the agents' names and descriptions on this machine now, counted exactly"),
             _counted("skills", setup.skills, "the skills' names and descriptions on this machine now, counted exactly"),
         ]
-        out.parts = [p for p in found if p is not None]
+        parts = [p for p in found if p is not None]
     servers = {name: where for name, where in setup.mcp_servers}
     for name in mcp_from_calls(session):
         servers.setdefault(name, "the file's calls")
-    if paste is None or not any(p.name == "MCP tools" for p in out.parts):
-        out.named = [f"MCP server {name} ({where})" for name, where in servers.items()]
-    return out
+    named: list[str] = []
+    if paste is None or not any(p.name == "MCP tools" for p in parts):
+        named = [f"MCP server {name} ({where})" for name, where in servers.items()]
+    return HeadSources(tuple(parts), tuple(named))
 
 
 def _is_dir(path: str) -> bool:

@@ -10,10 +10,11 @@ from foldscope.core.formats import load_session
 from foldscope.core.formats.demo import demo_path
 from foldscope.core.readout.composition import request_composition
 from foldscope.core.readout.cost_facts import cost_facts
+from foldscope.core.readout.head_split import head_sources
 from foldscope.core.readout.opening import build_document
 from foldscope.core.readout.trace_facts import measure_requests
 
-NAMES = ("Composition", "CostFacts", "TraceFacts", "TraceReport")
+NAMES = ("Composition", "CostFacts", "HeadSources", "TraceFacts", "TraceReport")
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +28,7 @@ def facts() -> dict[str, object]:
         "TraceFacts": facts,
         "Composition": request_composition(document.measure, 0),
         "CostFacts": cost_facts(session),
+        "HeadSources": head_sources(session),
     }
 
 

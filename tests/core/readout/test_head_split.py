@@ -66,7 +66,7 @@ def test_the_head_split_adds_up_to_the_unseen_head_on_every_request_of_a_dev_ses
 
 @given(head=st.integers(0, 2_000_000), figures=st.lists(st.integers(0, 300_000), max_size=7))
 def test_a_split_adds_up_to_any_head_and_no_part_exceeds_its_figure(head, figures):
-    sources = HeadSources([HeadPart(f"part {i}", n, "test") for i, n in enumerate(figures)])
+    sources = HeadSources(tuple(HeadPart(f"part {i}", n, "test") for i, n in enumerate(figures)))
     parts = sources.split(head)
     assert sum(p.tokens for p in parts) == head
     assert all(p.tokens >= 0 for p in parts)
@@ -120,7 +120,7 @@ def test_agents_skills_and_mcp_servers_are_named_from_the_settings(corpus_dev, t
         "custom agents": count_text("- reviewer: Reviews a diff for bugs."),
         "skills": count_text("- notes: Writes release notes."),
     }
-    assert sources.named == [f"MCP server tracker ({project / '.mcp.json'})"]
+    assert sources.named == (f"MCP server tracker ({project / '.mcp.json'})",)
     assert "MCP server tracker" in sources.split(10_000)[-1].source
 
 
@@ -128,12 +128,12 @@ def test_absent_files_and_settings_leave_the_head_one_block(corpus_dev, tmp_path
     session = _session_in(corpus_dev, tmp_path / "here")
     (tmp_path / "here").mkdir()
     sources = head_sources(session, home=tmp_path / "nobody")
-    assert sources.parts == [] and sources.named == []
+    assert sources.parts == () and sources.named == ()
     # a session whose folder is not on this machine takes nothing from this user's own setup
     (tmp_path / "me" / ".claude").mkdir(parents=True)
     (tmp_path / "me" / ".claude" / "CLAUDE.md").write_text("My own rules.\n")
-    assert head_sources(_session_in(corpus_dev, tmp_path / "gone"), home=tmp_path / "me").parts == []
-    assert head_sources(session, home=tmp_path / "me").parts != []
+    assert head_sources(_session_in(corpus_dev, tmp_path / "gone"), home=tmp_path / "me").parts == ()
+    assert head_sources(session, home=tmp_path / "me").parts != ()
     assert [(p.name, p.tokens) for p in sources.split(25_325)] == [(NOT_SPLIT, 25_325)]
     composition = request_composition(Measure(session, Policy()), 0, head=sources)
     assert [c.name for c in composition.parts if c.name.startswith(UNSEEN)] == [UNSEEN]
