@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -259,6 +259,8 @@ def _open_document(
             snapshot.record = kept.session.record  # the record as read: the count changed nothing in it
     if on_counted is not None:
         on_counted(document)
+    if kept is not None and reopened is None:
+        kept = kept.pickled()  # its memo's dict (5 MB at 50k) let go before the store's own needs come on top
     if problem is None:
         _keep_in_library(document, db, path, sample, report, library_id if reopened is not None else None, kept, snapshot)
         release_freed()
@@ -341,7 +343,13 @@ class StoreCopy:
 
     session: Session
     tokens: list[int]
-    memo: tuple[dict, ...]
+    memo: tuple[dict, ...] | bytes  # Counter.memo(), or its bytes as the library keeps them (pickled)
+
+    def pickled(self) -> StoreCopy:
+        """This copy with its memo pickled over its record (snapshot.dump_memo: 0.6 MB at 50,000 messages)."""
+        from foldscope.core.store.snapshot import dump_memo
+
+        return self if isinstance(self.memo, bytes) else replace(self, memo=dump_memo(self.memo, self.session.record))
 
 
 def as_counted(session: Session, tokens: list[int], counter: Counter) -> StoreCopy:
@@ -367,7 +375,13 @@ def reopen_from_library(db: str | None, path: str, sample: str | None) -> tuple[
 
 
 def keep_snapshot(
-    db: str | None, library_id: int, session: Session, path: str, sample: str | None, memo: tuple[dict, ...], data: bytes | BinaryIO | None
+    db: str | None,
+    library_id: int,
+    session: Session,
+    path: str,
+    sample: str | None,
+    memo: tuple[dict, ...] | bytes,
+    data: bytes | BinaryIO | None,
 ) -> None:
     """Keep the session as read (`data`) and what its count counted (the counter's memo), so the next open reads
     and counts nothing."""
@@ -377,7 +391,7 @@ def keep_snapshot(
         library.keep_snapshot(library_id, session, path, sample, memo=memo, data=data)
 
 
-def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, session: Session, memo: tuple[dict, ...]) -> None:
+def keep_counts(db: str | None, library_id: int, path: str, sample: str | None, session: Session, memo: tuple[dict, ...] | bytes) -> None:
     from foldscope.core.store.library import Library
 
     with Library(db) as library:

@@ -302,11 +302,12 @@ class Library:
         session: Session,
         path: str | Path,
         sample: str | None = None,
-        memo: tuple[dict, ...] | None = None,
+        memo: tuple[dict, ...] | bytes | None = None,
         data: bytes | BinaryIO | None = None,
     ) -> None:
         """Keep what `session` (read from `path`, stored as `session_id`) needs to be rebuilt without reading the
-        file: the reader's output and, when given, the counter's memo (Counter.memo()); replaces an older one.
+        file: the reader's output and, when given, the counter's memo (Counter.memo(), or snapshot.dump_memo's bytes of
+        it over this session's record); replaces an older one.
         `data`: the session as snapshot.dump_session gave it when read, before a count changed it (the trace's
         measure sets the unseen head and the scale), or a file holding it from its start (snapshot.dump_session_to);
         by default it is dumped now."""
@@ -318,7 +319,7 @@ class Library:
         inputs = json.dumps(snapshot.inputs_of(path))  # ASCII: a name that is not UTF-8 keeps its escapes
         data = data if data is not None else snapshot.dump_session(session)
         counter = snapshot.counter_identity() if memo is not None else None
-        kept = snapshot.dump_memo(memo, session.record) if memo is not None and counter is not None else None
+        kept = _dumped_memo(memo, session.record) if memo is not None and counter is not None else None
         size = len(data) if isinstance(data, bytes) else os.fstat(data.fileno()).st_size
         with self._atomic():
             # The snapshot is written into a zero-filled blob of its size a block at a time: the blob ends the row
@@ -340,7 +341,7 @@ class Library:
                         blob.write(block)
 
     @guarded
-    def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any, memo: tuple[dict, ...]) -> bool:
+    def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any, memo: tuple[dict, ...] | bytes) -> bool:
         """Replace the counter's memo kept with this path's snapshot (what a later count added); False when none."""
         from foldscope.core.store import snapshot
 
@@ -350,7 +351,7 @@ class Library:
         with self._atomic():
             cursor = self.conn.execute(
                 "UPDATE snapshots SET counter = ?, memo = ? WHERE source = ? AND sample = ? AND session_id = ?",
-                [counter, snapshot.dump_memo(memo, record), source_key(str(path)), sample or "", session_id],
+                [counter, _dumped_memo(memo, record), source_key(str(path)), sample or "", session_id],
             )
         return cursor.rowcount > 0
 
@@ -592,3 +593,10 @@ def fts_query(query: str) -> str:
     """The user's words as quoted FTS5 terms, so punctuation in a query is searched, not parsed."""
     words = re.findall(r"\S+", query)
     return " ".join('"' + word.replace('"', '""') + '"' for word in words)
+
+
+def _dumped_memo(memo: tuple[dict, ...] | bytes, record: Any) -> bytes:
+    """A counter's memo as the library keeps it: dumped now over `record`, or as snapshot.dump_memo gave it already."""
+    from foldscope.core.store import snapshot
+
+    return memo if isinstance(memo, bytes) else snapshot.dump_memo(memo, record)
