@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import sqlite3
 from collections.abc import Iterable
@@ -28,7 +27,6 @@ from foldscope.core.store.library_file import (
 from foldscope.core.store.migrations import atomic, now
 from foldscope.core.store.source_bytes import SourceBytes, body_rows
 
-SNAPSHOT_BLOCK = 1 << 20  # a snapshot is written into the library this many bytes at a time (keep_snapshot)
 WAL_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
 # Messages stored a batch at a time: only one batch's message rows are held (a whole record's rows were most of an
 # import's peak memory on a file of many tiny lines, and ten times this batch still a fifth of it).
@@ -319,8 +317,8 @@ class Library:
         inputs = json.dumps(snapshot.inputs_of(path))  # ASCII: a name that is not UTF-8 keeps its escapes
         data = data if data is not None else snapshot.dump_session(session)
         counter = snapshot.counter_identity() if memo is not None else None
-        kept = _dumped_memo(memo, session.record) if memo is not None and counter is not None else None
-        size = len(data) if isinstance(data, bytes) else os.fstat(data.fileno()).st_size
+        kept = snapshot.memo_bytes(memo, session.record) if memo is not None and counter is not None else None
+        size = snapshot.size_of(data)
         with self._atomic():
             # The snapshot is written into a zero-filled blob of its size a block at a time: the blob ends the row
             # (migration 007), so SQLite writes it without making it in memory. Bound whole, SQLite copied it and made
@@ -332,13 +330,7 @@ class Library:
             )
             assert cursor.lastrowid is not None  # set by the INSERT just run
             with self.conn.blobopen("snapshots", "session", cursor.lastrowid) as blob:
-                if isinstance(data, bytes):
-                    with memoryview(data) as view:
-                        for start in range(0, size, SNAPSHOT_BLOCK):
-                            blob.write(view[start : start + SNAPSHOT_BLOCK])
-                else:
-                    while block := data.read(SNAPSHOT_BLOCK):
-                        blob.write(block)
+                snapshot.fill(blob, data)
 
     @guarded
     def keep_memo(self, session_id: int, path: str | Path, sample: str | None, record: Any, memo: tuple[dict, ...] | bytes) -> bool:
@@ -351,7 +343,7 @@ class Library:
         with self._atomic():
             cursor = self.conn.execute(
                 "UPDATE snapshots SET counter = ?, memo = ? WHERE source = ? AND sample = ? AND session_id = ?",
-                [counter, _dumped_memo(memo, record), source_key(str(path)), sample or "", session_id],
+                [counter, snapshot.memo_bytes(memo, record), source_key(str(path)), sample or "", session_id],
             )
         return cursor.rowcount > 0
 
@@ -593,10 +585,3 @@ def fts_query(query: str) -> str:
     """The user's words as quoted FTS5 terms, so punctuation in a query is searched, not parsed."""
     words = re.findall(r"\S+", query)
     return " ".join('"' + word.replace('"', '""') + '"' for word in words)
-
-
-def _dumped_memo(memo: tuple[dict, ...] | bytes, record: Any) -> bytes:
-    """A counter's memo as the library keeps it: dumped now over `record`, or as snapshot.dump_memo gave it already."""
-    from foldscope.core.store import snapshot
-
-    return memo if isinstance(memo, bytes) else snapshot.dump_memo(memo, record)

@@ -45,6 +45,7 @@ from foldscope.core.model.session import FullRecord, Message, Session
 
 SNAPSHOT_FORMAT = 2  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches)
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
+BLOCK = 1 << 20  # a snapshot is written into the library this many bytes at a time (fill)
 MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
 MEMO_BATCH = 10_000  # memo keys pickled with one pickler memo (dump_memo)
 _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
@@ -308,6 +309,22 @@ def _spill(session: Session) -> BinaryIO | None:
     return spill
 
 
+def size_of(data: bytes | BinaryIO) -> int:
+    """A snapshot's bytes: held, or in a file (spilled)."""
+    return len(data) if isinstance(data, bytes) else os.fstat(data.fileno()).st_size
+
+
+def fill(blob: Any, data: bytes | BinaryIO) -> None:
+    """Write a snapshot (held, or in a file from its start) into an SQLite blob of its size, BLOCK bytes at a time."""
+    if isinstance(data, bytes):
+        with memoryview(data) as view:
+            for start in range(0, len(data), BLOCK):
+                blob.write(view[start : start + BLOCK])
+    else:
+        while block := data.read(BLOCK):
+            blob.write(block)
+
+
 class _Deflating:
     """A file the pickler writes to that passes on only the compressed bytes (zlib level 1, as zlib.compress gives)."""
 
@@ -448,6 +465,11 @@ def dump_memo(memo: tuple[dict, ...], record: FullRecord) -> bytes:
     pickler.dump(None)
     deflating.finish()
     return out.getvalue()
+
+
+def memo_bytes(memo: tuple[dict, ...] | bytes, record: FullRecord) -> bytes:
+    """A counter's memo as the library keeps it: dumped now over `record`, or as dump_memo gave it already."""
+    return memo if isinstance(memo, bytes) else dump_memo(memo, record)
 
 
 def load_memo(data: bytes, record: FullRecord) -> tuple[dict, dict, dict, dict]:
