@@ -12,6 +12,7 @@ process that reads.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -21,6 +22,7 @@ from foldscope.core.cli.terminal_text import terminal_safe
 
 TYPE_CHECKING = False  # typing costs the client 2 ms of its start-up: only the checker reads it
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 
@@ -54,18 +56,7 @@ def update(path: str, profile: str | None, folder: Path, engines: dict | None = 
     """Read what the file gained under the session's lock: runs that overlap (Claude Code starts one every 300 ms
     while a response streams) wait for the one reading, then show what it kept instead of reading it again.
     `engines`: the warm reader's engines in memory, used (and not pickled again) while they match the kept state."""
-    from foldscope.core.model.folders import make_private_folder
-    from foldscope.core.readout.status import state_paths
-
-    make_private_folder(folder)
-    lock = open(state_paths(folder, path)[0].with_suffix(".lock"), "a+b")
-    try:
-        try:
-            import fcntl
-
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        except ImportError:
-            pass  # no POSIX locks (Windows): overlapping runs each read, and the last to save wins
+    with _session_lock(folder, path):
         known = kept(path, profile, folder)
         if known is not None:
             return known
@@ -76,8 +67,23 @@ def update(path: str, profile: str | None, folder: Path, engines: dict | None = 
             if building is not None:
                 building.join()  # never leave the build running into the interpreter's exit
             raise
-    finally:
-        lock.close()
+
+
+@contextlib.contextmanager
+def _session_lock(folder: Path, path: str) -> Iterator[None]:
+    """The session's lock in the cache folder, held while its state is read and written (runs that overlap wait)."""
+    from foldscope.core.model.folders import make_private_folder
+    from foldscope.core.readout.status import state_paths
+
+    make_private_folder(folder)
+    with open(state_paths(folder, path)[0].with_suffix(".lock"), "a+b") as lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        except ImportError:
+            pass  # no POSIX locks (Windows): overlapping runs each read, and the last to save wins
+        yield
 
 
 def _read(path: str, profile: str | None, folder: Path, engines: dict | None) -> dict[str, Any]:
@@ -199,6 +205,7 @@ def serve(folder: Path, engines: dict, idle: float) -> None:
     server = _listen(folder / SOCKET)
     if server is None:
         return
+    bound = _inode(folder / SOCKET)  # this reader's socket file, to remove at the end only if it is still this one
     growth = Growth()
     try:
         asked = time.monotonic()  # reading ahead does not keep the reader: only runs that ask do
@@ -215,13 +222,22 @@ def serve(folder: Path, engines: dict, idle: float) -> None:
                 growth.rested(started, time.monotonic())  # a look that read nothing took next to no time
     finally:
         growth.close()
-        (folder / SOCKET).unlink(missing_ok=True)
-        server.close()
-        for engine in engines.values():
+        for (path, _), engine in engines.items():  # pickled before the socket goes: a run that finds none finds them
             try:
-                engine.save(folder, engine.last)
+                with _session_lock(folder, path):
+                    engine.save(folder, engine.last)
             except Exception:
                 pass
+        server.close()
+        if bound is not None and _inode(folder / SOCKET) == bound:  # never another reader's, started meanwhile
+            (folder / SOCKET).unlink(missing_ok=True)
+
+
+def _inode(where: Path) -> int | None:
+    try:
+        return where.stat().st_ino
+    except OSError:
+        return None
 
 
 def _listen(where: Path) -> Any:
@@ -393,8 +409,9 @@ def detached(path: str, profile: str | None, folder: Path) -> dict[str, Any]:
             if _idle() > 0 and engines:
                 serve(folder, engines, _idle())
             else:
-                for engine in engines.values():
-                    engine.save(folder, engine.last)
+                for (kept_path, _), engine in engines.items():
+                    with _session_lock(folder, kept_path):
+                        engine.save(folder, engine.last)
         except BaseException:
             pass
         finally:

@@ -180,7 +180,7 @@ def figures_of(session: Any, counter: Any, profile: str | None = None, resume: A
     from foldscope.core.readout.trace_facts import measure_requests
 
     choice = PolicyChoice(profile=Policy.from_yaml(profile)) if profile else None
-    facts = measure_requests(session, counter, _no_report, choice, cache_pass=True, resume=resume)
+    facts = measure_requests(session, counter, _no_report, choice, cache_pass=True, resume=resume, per_request=False)
     assert facts.measure is not None
     steps = facts.cache_pass
     heads = [row.unseen_head for row in facts.measure.trace.rows]

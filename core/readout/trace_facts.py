@@ -156,12 +156,14 @@ def measure_requests(
     *,
     cache_pass: bool = False,
     resume: TraceResume | None = None,
+    per_request: bool = True,
 ) -> TraceFacts:
     """Measure the trace with the session's Measure under `policy` (a Policy: as it is; a PolicyChoice or None:
     the launch record with the choice over it, core.model.launch.session_policy); the counter memoises.
     `on_count(k, requests, count)` hears each request's count as the counting pass reaches it. With `cache_pass`,
     the cache causes' pass (core.forensics.trace_pass.MeasuredPass) rides on the same count: facts.cache_pass.
-    With `resume` (a session measured again as it grows) both passes go on from where the last measure left them."""
+    With `resume` (a session measured again as it grows) both passes go on from where the last measure left them.
+    Without `per_request` no request's facts are made (facts.requests is empty): the status line's totals need none."""
     per_call = None
     if isinstance(policy, Policy):
         note = f"the policy given at start ({policy.source}); "
@@ -178,7 +180,7 @@ def measure_requests(
         make = lambda: MeasuredPass(session, policy_measured, {})  # noqa: E731
         steps = resume.cache_pass(session, make) if resume is not None else make()
     measured = measure.calibrate(on_count=on_count, on_measured=steps.step if steps is not None else None, resume=resume)
-    out = _request_facts(session, measure, measured.rows)
+    out = _request_facts(session, measure, measured.rows) if per_request else []
     rules = rules_for(session, policy, measured.resolution, note)
     now = measure.estimate(measure.messages(session.view))
     nxt = measured.next_predicted
