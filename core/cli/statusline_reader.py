@@ -332,7 +332,7 @@ class Growth:
 
     def follow(self, paths: Any) -> None:
         """Watch each path not watched yet, or whose file was replaced (one that cannot be watched is read when a run
-        asks)."""
+        asks), and look at it once: what was written before the watch was set sends no event."""
         if self.fd is None:
             return
         for path in paths:
@@ -342,6 +342,8 @@ class Growth:
                 continue
             if self.watched.get(path) != inode and self._add(self.fd, os.fsencode(path), IN_MODIFY) >= 0:
                 self.watched[path] = inode
+                # A line written between the reader's last read and this watch wakes nothing: look once now.
+                self.pending = True
 
     def fds(self) -> list[int]:
         return [] if self.fd is None else [self.fd]

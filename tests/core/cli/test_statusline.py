@@ -636,6 +636,24 @@ def test_a_transcript_put_in_place_of_the_one_watched_is_watched_again(tmp_path)
         growth.close()
 
 
+def test_a_file_newly_watched_is_looked_at_once_since_a_line_written_before_its_watch_sends_no_event(tmp_path):
+    from foldscope.core.cli import statusline_reader as reader
+
+    growth = reader.Growth()
+    if growth.fd is None:
+        pytest.skip("no inotify here: the reader looks at the files every LOOK seconds instead")
+    try:
+        watched = tmp_path / "live.jsonl"
+        watched.write_text("{}\n")  # written after the reader answered, before it watches: no event will come
+        growth.follow([str(watched)])
+        assert growth.due(0.0)  # looked at once, at the first turn of the loop
+        growth.rested(0.0, 0.0)
+        growth.follow([str(watched)])  # the same file, watched already: no look without a write
+        assert not growth.due(1.0)
+    finally:
+        growth.close()
+
+
 def test_the_tokenizer_is_built_on_another_thread_once_while_the_reading_goes_on(tmp_path, monkeypatch):
     import threading
 
