@@ -6,8 +6,8 @@ The status line runs after each assistant message with a JSON object on standard
 more). It must never be in the way: this module imports only the standard library, core.readout.status's light
 half and core.cli.statusline_reader (the kept figures, the warm reader that reads ahead) until the file has grown
 (then the measure is imported), and any failure prints one plain line and exits 0, since a failing command blanks
-the user's bar. `--install` prints the settings.json entry; `--write`
-writes it, keeping the user's other settings and a backup.
+the user's bar. `--install` prints the settings.json entry (`--agent pi`: core.cli.statusline_pi, pi's footer);
+`--write` writes it, keeping the user's other settings and a backup.
 """
 
 from __future__ import annotations
@@ -46,9 +46,16 @@ def add_statusline(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-color", action="store_true", help="plain text, no ANSI colour")
     p.add_argument("--profile", metavar="YAML", help=f"the policy profile for the warning (default: ${ENV_PROFILE})")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
-    p.add_argument("--install", action="store_true", help="print the settings.json entry for Claude Code")
+    p.add_argument("--install", action="store_true", help="print the settings.json entry for the agent (--agent)")
+    p.add_argument(
+        "--agent", choices=("claude", "pi"), default="claude", help="with --install: claude (default: Claude Code) or pi (its footer)"
+    )
     p.add_argument("--write", action="store_true", help="with --install: write it into the settings (a backup kept)")
-    p.add_argument("--settings", metavar="FILE", help="the settings.json --write changes (default ~/.claude/settings.json)")
+    p.add_argument(
+        "--settings",
+        metavar="FILE",
+        help="the settings.json --write changes (default ~/.claude/settings.json; pi: ~/.pi/agent/settings.json)",
+    )
     p.set_defaults(run=run_statusline)
 
 
@@ -82,6 +89,7 @@ DEFAULTS: dict[str, Any] = {
     "profile": None,
     "json": False,
     "install": False,
+    "agent": "claude",
     "write": False,
     "settings": None,
 }
@@ -322,40 +330,27 @@ def settings_entry() -> dict[str, Any]:
 
 def install(args: Any) -> int:
     """Print the settings.json entry; with --write put it in the settings, the rest kept and the old file backed up."""
+    if getattr(args, "agent", "claude") == "pi":
+        from foldscope.core.cli import statusline_pi
+
+        return statusline_pi.install(args)
     entry = settings_entry()
     print(json.dumps(entry, indent=2))
     if not args.write:
         print("(add this to ~/.claude/settings.json, or run `foldscope statusline --install --write`)")
         return 0
     target = Path(args.settings).expanduser() if args.settings else Path.home() / ".claude" / "settings.json"
-    settings: dict[str, Any] = {}
-    if target.exists():
-        text = target.read_text(encoding="utf-8")
-        try:
-            settings = json.loads(text) if text.strip() else {}
-        except ValueError as exc:
-            print(f"foldscope: {target} is not JSON ({exc}); it was left as it is")
-            return 0
-        if not isinstance(settings, dict):
-            print(f"foldscope: {target} holds no JSON object; it was left as it is")
-            return 0
-        backup = target.with_name(f"{target.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
-        backup.write_text(text, encoding="utf-8")
-        print(f"backup: {backup}")
-    settings.update(entry)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    aside = target.with_name(target.name + ".tmp")
-    aside.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-    os.replace(aside, target)
-    print(f"wrote: {target}")
-    return 0
+    from foldscope.core.cli.statusline_install import write_settings
+
+    return write_settings(target, lambda settings: settings.update(entry))
 
 
 # --- follow FILE --line ---------------------------------------------------------------------------------------
 
 
 def run_follow(args: Any) -> int:
-    """Print the status line for FILE now and each time it grows (for a terminal pane; Codex and pi have no hook)."""
+    """Print the status line for FILE now and each time it grows (for a terminal pane or tmux: Codex runs no
+    status line command; pi's footer takes the shipped extension, `statusline --install --agent pi`)."""
     profile = args.profile or os.environ.get(ENV_PROFILE) or None
     colour = _colour(args, False)
     engine = None

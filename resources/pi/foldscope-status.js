@@ -1,0 +1,94 @@
+/**
+ * foldscope's status line in pi's footer: after each turn, and when a session starts, switches, forks or compacts,
+ * it runs `foldscope statusline --file SESSION --no-color` for pi's current session file and shows the line it prints
+ * with ctx.ui.setStatus("foldscope", line).
+ *
+ * Written against pi's extension API as badlogic/pi-mono documents it (packages/coding-agent/docs/extensions.md:
+ * the events, ctx.sessionManager.getSessionFile(), pi.exec(command, args, { timeout }), ctx.ui.setStatus(key, text);
+ * packages/coding-agent/examples/extensions/status-line.ts) and as it loads one
+ * (packages/coding-agent/src/core/extensions/loader.ts takes a .js file as it takes a .ts one). Plain JavaScript with
+ * JSDoc types, so it runs untranspiled (node 20 has no --experimental-strip-types).
+ *
+ * Put it in pi's settings with `foldscope statusline --install --agent pi` (prints the entry; `--write` writes it).
+ * FOLDSCOPE_BIN names the foldscope command (default: `foldscope` on pi's PATH); FOLDSCOPE_PI_TIMEOUT_MS bounds a
+ * run (default 10000).
+ */
+
+import { existsSync } from "node:fs";
+
+const KEY = "foldscope";
+const WIDTH = 300; // pi's footer truncates to the terminal's width; this only bounds what a broken run could print
+
+/**
+ * @typedef {{ stdout: string, stderr: string, code: number, killed: boolean }} ExecResult
+ * @typedef {{ exec(command: string, args: string[], options?: { timeout?: number }): Promise<ExecResult>,
+ *             on(event: string, handler: (event: unknown, ctx: Ctx) => unknown): void }} PiApi
+ * @typedef {{ hasUI?: boolean, sessionManager: { getSessionFile(): string | undefined },
+ *             ui: { setStatus(key: string, text: string | undefined): void } }} Ctx
+ */
+
+/** One plain line: the first line printed, control characters (ANSI included) taken out, bounded. */
+function plain(text) {
+  const first = String(text).split(/\r?\n/, 1)[0] ?? "";
+  // eslint-disable-next-line no-control-regex
+  return first.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, "").replace(/[\x00-\x1f\x7f]/g, "").trim().slice(0, WIDTH);
+}
+
+/**
+ * The line for the session file now, or undefined when there is nothing to show yet.
+ * @param {PiApi} pi
+ * @param {string | undefined} file
+ * @returns {Promise<string | undefined>}
+ */
+export async function statusLine(pi, file) {
+  if (!file || !existsSync(file)) return undefined; // pi writes the file at the first answer: nothing to read before it
+  const command = process.env.FOLDSCOPE_BIN || "foldscope";
+  const timeout = Number(process.env.FOLDSCOPE_PI_TIMEOUT_MS) || 10000;
+  const result = await pi.exec(command, ["statusline", "--file", file, "--no-color"], { timeout });
+  if (result.killed) return `foldscope: no line within ${timeout / 1000} s`;
+  const line = plain(result.stdout);
+  if (result.code !== 0 || !line) return `foldscope: ${command.split("/").pop()} gave no line (is FOLDSCOPE_BIN right?)`;
+  return line;
+}
+
+/** @param {PiApi} pi */
+export default function foldscopeStatus(pi) {
+  let running = false;
+  /** @type {Ctx | null} */
+  let waiting = null; // a refresh asked for while one runs: done once it ends, with the latest ctx
+
+  /** @param {Ctx} ctx */
+  async function refresh(ctx) {
+    if (running) {
+      waiting = ctx;
+      return;
+    }
+    running = true;
+    try {
+      let line;
+      try {
+        line = await statusLine(pi, ctx.sessionManager.getSessionFile());
+      } catch (error) {
+        line = `foldscope: ${plain(error instanceof Error ? error.message : error)}`.slice(0, 80);
+      }
+      try {
+        ctx.ui.setStatus(KEY, line);
+      } catch {
+        // the UI went away (pi shutting down): nothing to show it on
+      }
+    } finally {
+      running = false;
+      const next = waiting;
+      waiting = null;
+      if (next) void refresh(next);
+    }
+  }
+
+  /** pi awaits each handler before it goes on: the line is made in the background, never in the turn's way. */
+  const handler = (/** @type {unknown} */ _event, /** @type {Ctx} */ ctx) => {
+    if (ctx && ctx.hasUI !== false) void refresh(ctx);
+  };
+  for (const event of ["session_start", "session_switch", "session_fork", "session_compact", "turn_end"]) {
+    pi.on(event, handler);
+  }
+}

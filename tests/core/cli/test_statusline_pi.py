@@ -1,0 +1,181 @@
+"""foldscope's status line in pi's footer (issue 46): `statusline --install --agent pi` names the shipped extension in
+pi's settings.json only with --write, keeping the rest and a backup; the extension, run by node with a fake pi that
+records its handlers, shows after a turn exactly the line `foldscope statusline --file` prints, and never throws."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.cli import statusline, statusline_pi
+
+ROOT = Path(__file__).resolve().parents[3]
+PI = ROOT / ".." / "shared" / "corpus" / "dev" / "pi"
+SESSION = PI / "pi-mono_large-session.jsonl"  # 150-odd requests, a cost, a warning at its line
+FOLDSCOPE = Path(sys.executable).with_name("foldscope")
+NODE = shutil.which("node")
+needs_dev = pytest.mark.skipif(not SESSION.exists(), reason="the dev corpus (../shared/corpus/dev/pi) is not here")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed: the pi extension cannot be run")
+
+# A fake pi: the extension's default export gets an API whose `on` records handlers and whose `exec` runs a command
+# as pi's own execCommand does (resolves { stdout, stderr, code, killed }, kills at the timeout, code 1 when the
+# command cannot start). argv: the extension, the event to fire, the session file ("" for none).
+HARNESS = r"""
+import { execFile } from "node:child_process";
+const [extension, event, file] = process.argv.slice(2);
+const handlers = new Map();
+const execs = [];
+const pi = {
+  on(name, handler) { handlers.set(name, handler); },
+  exec(command, args, options) {
+    execs.push([command, ...args]);
+    return new Promise((resolve) => {
+      const child = execFile(command, args, { timeout: options?.timeout ?? 0 }, (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ stdout: String(stdout), stderr: String(stderr), code, killed: child.killed });
+      });
+    });
+  },
+};
+const calls = [];
+let shown;
+const done = new Promise((resolve) => { shown = resolve; });
+const ctx = {
+  hasUI: true,
+  sessionManager: { getSessionFile: () => file || undefined },
+  ui: { setStatus(key, text) { calls.push([key, text ?? null]); shown(); } },
+};
+const module = await import(extension);
+module.default(pi);
+const returned = handlers.get(event)({ type: event }, ctx);
+await done;
+console.log(JSON.stringify({ events: [...handlers.keys()].sort(), returned: String(returned), calls, execs }));
+"""
+
+
+def run_extension(tmp_path: Path, event: str, file: str, **env: str) -> dict:
+    """Fire one event at the shipped extension (a byte-for-byte .mjs copy: node 20 runs it untranspiled)."""
+    copy = tmp_path / "foldscope-status.mjs"
+    copy.write_bytes(statusline_pi.extension_path().read_bytes())
+    harness = tmp_path / "harness.mjs"
+    harness.write_text(HARNESS, encoding="utf-8")
+    environment = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FOLDSCOPE_STATUSLINE_IDLE": "0", **env}
+    done = subprocess.run(
+        [NODE or "node", str(harness), copy.as_uri(), event, file], capture_output=True, text=True, timeout=120, env=environment
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@needs_node
+@needs_dev
+def test_after_a_turn_pi_shows_exactly_the_line_foldscope_statusline_prints(tmp_path):
+    copy = tmp_path / "session.jsonl"
+    copy.write_bytes(SESSION.read_bytes())
+    cache = str(tmp_path / "cache")
+    seen = run_extension(tmp_path, "turn_end", str(copy), FOLDSCOPE_BIN=str(FOLDSCOPE), FOLDSCOPE_CACHE=cache)
+    printed = subprocess.run(
+        [str(FOLDSCOPE), "statusline", "--file", str(copy), "--no-color"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FOLDSCOPE_CACHE": cache, "FOLDSCOPE_STATUSLINE_IDLE": "0"},
+    ).stdout
+    assert printed.startswith("█") and "next 177,664 of 200,000" in printed  # a real line, not an error's
+    assert seen["calls"] == [["foldscope", printed.rstrip("\n")]]
+    assert seen["execs"] == [[str(FOLDSCOPE), "statusline", "--file", str(copy), "--no-color"]]
+    # pi awaits a handler before it goes on: the line is made in the background, the handler returns at once
+    assert seen["returned"] == "undefined"
+    assert seen["events"] == ["session_compact", "session_fork", "session_start", "session_switch", "turn_end"]
+
+
+@needs_node
+def test_before_pi_writes_the_session_file_the_footer_shows_nothing_and_runs_nothing(tmp_path):
+    seen = run_extension(tmp_path, "session_start", str(tmp_path / "not-yet.jsonl"), FOLDSCOPE_BIN=str(FOLDSCOPE))
+    assert seen["calls"] == [["foldscope", None]] and seen["execs"] == []
+
+
+@needs_node
+def test_a_missing_foldscope_shows_one_short_plain_line(tmp_path):
+    copy = tmp_path / "session.jsonl"
+    copy.write_text("{}\n")
+    seen = run_extension(tmp_path, "turn_end", str(copy), FOLDSCOPE_BIN=str(tmp_path / "no-such-foldscope"))
+    [[key, text]] = seen["calls"]
+    assert key == "foldscope" and text.startswith("foldscope: ") and "FOLDSCOPE_BIN" in text and len(text) <= 120
+
+
+@needs_node
+def test_a_run_past_the_timeout_is_killed_and_said_in_one_plain_line(tmp_path):
+    slow = tmp_path / "slow-foldscope"
+    slow.write_text("#!/bin/sh\nexec sleep 30\n")
+    slow.chmod(0o755)
+    copy = tmp_path / "session.jsonl"
+    copy.write_text("{}\n")
+    seen = run_extension(tmp_path, "turn_end", str(copy), FOLDSCOPE_BIN=str(slow), FOLDSCOPE_PI_TIMEOUT_MS="300")
+    assert seen["calls"] == [["foldscope", "foldscope: no line within 0.3 s"]]
+
+
+@needs_node
+def test_control_characters_and_ansi_never_reach_the_footer(tmp_path):
+    noisy = tmp_path / "noisy-foldscope"
+    noisy.write_text("#!/bin/sh\nprintf '\\033[31mred\\033[0m \\007line\\nsecond\\n'\n")
+    noisy.chmod(0o755)
+    copy = tmp_path / "session.jsonl"
+    copy.write_text("{}\n")
+    seen = run_extension(tmp_path, "turn_end", str(copy), FOLDSCOPE_BIN=str(noisy))
+    assert seen["calls"] == [["foldscope", "red line"]]
+
+
+def pi_install(*argv: str) -> int:
+    return statusline.main(["--install", "--agent", "pi", *argv])
+
+
+def test_install_for_pi_prints_the_shipped_extension_and_writes_nothing_without_write(tmp_path, capsys):
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"defaultModel": "x"}))
+    assert pi_install("--settings", str(settings)) == 0
+    out = capsys.readouterr().out
+    printed = json.loads(out[: out.index("}\n") + 1])
+    assert printed == {"extensions": [str(statusline_pi.extension_path())]}
+    assert statusline_pi.extension_path().is_file() and statusline_pi.extension_path().name == "foldscope-status.js"
+    assert json.loads(settings.read_text()) == {"defaultModel": "x"} and list(tmp_path.glob("*.bak")) == []
+    assert not (tmp_path / "absent.json").exists() and pi_install("--settings", str(tmp_path / "absent.json")) == 0
+    assert not (tmp_path / "absent.json").exists()
+
+
+def test_install_for_pi_with_write_keeps_the_users_settings_and_extensions_and_a_backup(tmp_path, capsys):
+    settings = tmp_path / "agent" / "settings.json"
+    settings.parent.mkdir()
+    before = {"defaultModel": "x", "extensions": ["/mine/a.ts", "/old/venv/foldscope-status.js"], "packages": ["npm:y"]}
+    settings.write_text(json.dumps(before))
+    assert pi_install("--write", "--settings", str(settings)) == 0
+    written = json.loads(settings.read_text())
+    shipped = str(statusline_pi.extension_path())
+    assert written == {"defaultModel": "x", "extensions": ["/mine/a.ts", shipped], "packages": ["npm:y"]}
+    [backup] = settings.parent.glob("settings.json.*.bak")
+    assert json.loads(backup.read_text()) == before
+    assert f"backup: {backup}" in capsys.readouterr().out
+    settings.write_text(json.dumps({"extensions": "not a list"}))
+    assert pi_install("--write", "--settings", str(settings)) == 0
+    assert "left as it is" in capsys.readouterr().out and json.loads(settings.read_text()) == {"extensions": "not a list"}
+
+
+def test_install_for_pi_finds_pis_settings_where_pi_does(tmp_path, monkeypatch):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "pi-agent"))
+    assert statusline_pi.settings_path() == tmp_path / "pi-agent" / "settings.json"
+    monkeypatch.delenv("PI_CODING_AGENT_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert statusline_pi.settings_path() == tmp_path / ".pi" / "agent" / "settings.json"
+
+
+def test_the_package_data_ships_the_pi_extension():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["foldscope.resources"]
+    shipped = {p.relative_to(ROOT / "resources").as_posix() for pattern in patterns for p in (ROOT / "resources").glob(pattern)}
+    assert "pi/foldscope-status.js" in shipped
