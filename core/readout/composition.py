@@ -234,16 +234,22 @@ def compose(
     head: HeadSources | None = None,
     facts: MessageFacts | None = None,
     details: bool = True,
+    summed: Summed | None = None,
 ) -> Composition:
     """Split a request's parts (core.request.measure's, adding up to its count) by category, tool and target, repeats.
 
     `facts`: the messages' categories kept from other compositions of the session (a new one when None). Without
-    `details` only the categories are made (the report's bar per request): no groups, no repeats."""
+    `details` only the categories are made (the report's bar per request): no groups, no repeats. `summed`: the
+    categories summed already (summed_categories, when the parts were heard), so `parts.messages` is not read."""
     record = session.record
-    size = parts.total
     facts = MessageFacts() if facts is None else facts
     head_tokens = parts.system + parts.tools
-    totals, thinking = _category_totals(parts, facts)
+    if summed is None:
+        size = parts.total
+        totals, thinking = _category_totals(parts, facts)
+    else:
+        totals, thinking = {name: list(total) for name, total in summed[0].items()}, summed[1]
+        size = parts.unseen_head + parts.framing + sum(total[0] for total in totals.values())  # the head's first
     grouped, by_content, by_path = _groups(parts, record, facts) if details else ({(HEAD, "", ""): [head_tokens, []]}, {}, {})
     head_parts = (head or HeadSources()).split(parts.unseen_head)
     split = _add_unseen_head(parts, head_parts, totals, grouped)
@@ -291,6 +297,14 @@ def compose(
         predicted=predicted,
         head_parts=tuple(head_parts),
     )
+
+
+Summed = tuple[dict[str, list[int]], int]  # each category's [tokens, messages] (the head's first), thinking characters
+
+
+def summed_categories(parts: Parts, facts: MessageFacts) -> Summed:
+    """A request's categories summed (compose's first step), for a caller that hears parts it cannot keep."""
+    return _category_totals(parts, facts)
 
 
 def _category_totals(parts: Parts, facts: MessageFacts) -> tuple[dict[str, list[int]], int]:
@@ -436,12 +450,15 @@ def request_composition(
     head: HeadSources | None = None,
     facts: MessageFacts | None = None,
     details: bool = True,
+    heard: tuple[Parts, Summed] | None = None,
 ) -> Composition:
     """The composition of request `at_request` of the trace (None: the next request, from the active view now),
     from the Measure every screen sizes requests with: its parts add up to the count it reports. `predicted`: the
     next request's predicted input when the caller holds a newer one than the trace's (the GUI's, after an edit).
     `head`: what names the unseen head's parts (default: the session's --head file, else this machine's).
-    `facts` and `details` as compose's: a caller composing many requests of one session shares one MessageFacts."""
+    `facts` and `details` as compose's: a caller composing many requests of one session shares one MessageFacts.
+    `heard`: the request's parts (without their messages) and categories as the trace's count made them, so the
+    request is not measured again (core.readout.report_bars)."""
     session = measure.session
     head = sources_for(session) if head is None else head
     if at_request is None:
@@ -465,7 +482,7 @@ def request_composition(
         raise IndexError(f"request {at_request} is not in the trace (it has {len(rows)} requests)")
     row = rows[at_request]
     return compose(
-        measure.request_parts(at_request),
+        measure.request_parts(at_request) if heard is None else heard[0],
         session,
         scale=row.scale,
         request=at_request,
@@ -476,4 +493,5 @@ def request_composition(
         head=head,
         facts=facts,
         details=details,
+        summed=None if heard is None else heard[1],
     )

@@ -22,6 +22,7 @@ from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.composition import Composition, request_composition
 from foldscope.core.readout.cost_facts import duration
 from foldscope.core.readout.document import is_note
+from foldscope.core.readout.report_bars import RequestBars
 from foldscope.core.readout.report_cost import cost_sections
 from foldscope.core.readout.report_data import ReportData
 from foldscope.core.readout.report_html import RULE_COLOURS, Markup, Section, esc, num, part_colour, swatch, table
@@ -275,7 +276,7 @@ def every_request_section(data: ReportData, window: int | None) -> Section:
     def bar(c: Composition) -> str:
         return composition_svg(c, width=400, height=14, css="minibar")
 
-    return Section("Every request", pieces=lambda: every_request_pieces(data.measure, window, bar, largest_part))
+    return Section("Every request", pieces=lambda: every_request_pieces(data.measure, window, bar, largest_part, data.bars))
 
 
 def conversation_section(data: ReportData) -> Section:
@@ -372,7 +373,15 @@ def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[s
     # the session for the sizes and the cost sections both. A measure counted before gather hears nothing here, and
     # the cost sections count again.
     steps = MeasuredPass(session, measure.policy, {}) if session.trace else None
-    rows = measure.calibrate(on_measured=steps.step if steps is not None else None).rows
+    bars = RequestBars(measure)  # the bars, heard from the same count
+
+    def heard(messages, first_round, m, meter) -> None:
+        if steps is not None:
+            steps.step(messages, first_round, m, meter)
+        bars.hear(m)
+
+    rows = measure.calibrate(on_measured=heard if steps is not None else None).rows
+    bars.heard_all()
     largest = max(rows, key=lambda r: (r.count_with_head, -r.index)).index if rows else None
     limits = agent_limits(session, measure.policy)
     window = limits.window
@@ -381,7 +390,15 @@ def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[s
         if largest is not None
         else None
     )
-    data = ReportData(session, measure, largest, composition, fold_events(session, measure), cache_pass=steps)
+    data = ReportData(
+        session,
+        measure,
+        largest,
+        composition,
+        fold_events(session, measure),
+        cache_pass=steps,
+        bars=bars if len(bars) == len(rows) else None,
+    )
     data.sections = [
         summary_section(data),
         timeline_section(data),

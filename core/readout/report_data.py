@@ -24,3 +24,6 @@ class ReportData:
     # The cache causes' pass that rode on the trace's count (core.forensics.trace_pass.MeasuredPass), when gather made
     # that count: the cost sections read it instead of counting every request again.
     cache_pass: Any = None
+    # Each request's bar as that count heard it (core.readout.report_bars.RequestBars), when gather made the count:
+    # the every-request section reads it instead of measuring every request again.
+    bars: Any = None

@@ -13,6 +13,7 @@ from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.composition import Composition, MessageFacts, request_composition
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.head_split import sources_for
+from foldscope.core.readout.report_bars import RequestBars
 from foldscope.core.request.measure import Measure
 
 PREVIEW_CHARS = 90  # of a folded message's first line, in the line that folds it
@@ -114,10 +115,15 @@ def conversation_pieces(session: Session, measure: Measure, events: Sequence[tup
 
 
 def every_request_pieces(
-    measure: Measure, window: int | None, bar: Callable[[Composition], str], largest_part: Callable[[Composition], str]
+    measure: Measure,
+    window: int | None,
+    bar: Callable[[Composition], str],
+    largest_part: Callable[[Composition], str],
+    bars: RequestBars | None = None,
 ) -> Iterator[str]:
     """A row per request (its anchor), its predicted input and its composition as a bar with the largest part: made
-    a row at a time as the page is written."""
+    a row at a time as the page is written. `bars`: each request's parts as the trace's count heard them (else each
+    request is measured again)."""
     yield (
         "<p>Every request as it was sent: the bar is its count split by the composition legend above (the "
         "timeline's bars link here). The bar's full width is the context window where known.</p>"
@@ -128,7 +134,8 @@ def every_request_pieces(
     facts = MessageFacts()  # each message's category worked out once, not once per request that carries it
     for row in measure.trace.rows:
         # the bar and the largest part need the categories only, not the groups and repeats
-        c = request_composition(measure, row.index, window=window, head=head, facts=facts, details=False)
+        heard = bars.heard(row.index) if bars is not None else None
+        c = request_composition(measure, row.index, window=window, head=head, facts=facts, details=False, heard=heard)
         yield (
             f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
             f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"

@@ -256,7 +256,11 @@ class Measure:
 
     def parts(self, messages: Sequence[Message], *, head: int | None = None, **how: Any) -> Composition:
         """The view's count cut into parts that add up to `count_with_head(messages)` exactly."""
-        m = self.measurement(messages, **how)
+        return self.parts_of(self.measurement(messages, **how), head=head)
+
+    def parts_of(self, m: Measurement, *, head: int | None = None) -> Composition:
+        """A measurement's parts, as `parts`: this Measure's counter's latest, or the trace's counting pass's as its
+        `on_measured` hears it (the report's bars, core.readout.report_bars), read before the counter measures on."""
         laid = m.laid
         head_text = laid.head[1]
         tools_n, system_n = self._head_split(head_text)

@@ -416,6 +416,29 @@ def test_the_cost_sections_made_from_the_trace_count_are_the_ones_counting_again
     assert any(s.title == "Cost by cause" and "Not available" not in s.body for s in ridden.sections)
 
 
+@pytest.mark.parametrize(
+    "name", ["claude_code/session-196820da.jsonl", "claude_code/extracted-dd381a75.jsonl", "codex", "pi/pi-mono_large-session.jsonl"]
+)
+def test_every_request_bar_heard_from_the_trace_count_is_the_one_measuring_it_again_gives(corpus_dev, name):
+    """The every-request section composes each bar from the parts the trace's count heard (core.readout.report_bars);
+    a measure counted before gather leaves nothing to hear, and each request is measured again: the same rows."""
+    from foldscope.core.request.measure import Measure
+
+    path = corpus_dev / name if name != "codex" else sorted((corpus_dev / "codex").glob("*.jsonl"))[0]
+    heard = gather(load_session(path))
+    assert heard.bars is not None and len(heard.bars) == len(heard.session.trace) > 0
+    session = load_session(path)
+    counted = Measure(session, Policy())
+    counted.calibrate()
+    again = gather(session, measure=counted)
+    assert again.bars is None
+
+    def rows(data):
+        return next(s.body for s in data.sections if s.title == "Every request")
+
+    assert rows(heard) == rows(again) and rows(heard).count("<tr id=request-") == len(session.trace)
+
+
 def test_the_written_report_is_the_rendered_page_written_a_block_at_a_time_never_whole(corpus_dev, tmp_path, monkeypatch):
     """The page is written as it is made (issue 48: a long session's page held whole was most of the report's
     memory): blocks of about the block size, the file byte for byte the page render() makes."""
