@@ -194,6 +194,10 @@ class FoldPanel(QWidget):
         self.explained.setVisible(bool(self.explained.text()))
         # No rows: the heading says so and the empty table gives its room to the lists (shown again for the keyboard).
         self.table.setVisible(bool(rows))
+        # The panel's minimum follows at once, not at the next posted layout request: the window sizes the dock to
+        # fitting_height right after, and a layout pass before then (a loaded machine's) kept the dock at the empty
+        # table's minimum for good, two rows of the Composition table's at 1366x768.
+        self.layout().activate()
 
     def fitting_height(self, max_rows: int) -> int:
         """The height that shows the heading, the header and up to `max_rows` rows."""

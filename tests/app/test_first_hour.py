@@ -214,6 +214,34 @@ def test_at_a_laptops_size_every_side_panels_key_table_keeps_8_rows_and_the_map_
             assert tabs.tabToolTip(i).startswith(tabs.tabText(i).split(" (")[0].replace("&", ""))
 
 
+def test_a_session_with_no_folds_leaves_the_folds_dock_at_its_headings_height_when_the_window_lays_out_between_the_steps(
+    qtbot, window, corpus_dev, monkeypatch
+):
+    """The laptop-size check failed in long batches on a loaded machine: the counted document hides the empty fold
+    table and the window sizes the Folds dock to the heading alone, and a layout pass in between (before the panel's
+    own layout request) clamped the dock to the hidden table's minimum for good, 26 pixels the lists and side tabs lost."""
+    from foldscope.app.gui import settle
+    from foldscope.app.qt import QSize
+
+    resize_docks = window.resizeDocks
+
+    def then_lay_out(*args):  # what a loaded machine may do: lay the window out before anything else is delivered
+        resize_docks(*args)
+        window.layout().activate()
+
+    monkeypatch.setattr(window, "resizeDocks", then_lay_out)
+    window.sizing.lay_out(QSize(1366, 768))
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
+    settle(QApplication.instance())
+    dock = window.panes.folds_dock
+    assert window.fold_panel.table.isHidden()  # this session records no folds
+    assert dock.height() == dock.minimumSizeHint().height()
+
+
 def test_a_kind_cut_short_in_its_column_reads_whole_in_its_tooltip(window, document):
     from foldscope.app.models.messages import KIND, kind_label
     from foldscope.app.qt import Qt
