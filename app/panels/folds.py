@@ -142,7 +142,7 @@ class FoldPanel(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
-        layout = QVBoxLayout(self)
+        layout = self.column = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.setSpacing(4)
         self.explained = QLabel()  # what the rows' kinds and empty cells mean, for the rows shown
@@ -197,7 +197,7 @@ class FoldPanel(QWidget):
         # The panel's minimum follows at once, not at the next posted layout request: the window sizes the dock to
         # fitting_height right after, and a layout pass before then (a loaded machine's) kept the dock at the empty
         # table's minimum for good, two rows of the Composition table's at 1366x768.
-        self.layout().activate()
+        self.column.activate()
 
     def fitting_height(self, max_rows: int) -> int:
         """The height that shows the heading, the header and up to `max_rows` rows."""
