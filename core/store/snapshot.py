@@ -227,7 +227,7 @@ class _Unpickler(pickle.Unpickler):
 class _SessionUnpickler(_Unpickler):
     """The session's pickle, its record and the record's messages those loaded before it."""
 
-    def __init__(self, data: io.BytesIO, record: FullRecord) -> None:
+    def __init__(self, data: Any, record: FullRecord) -> None:
         super().__init__(data)
         self.record = record
 
@@ -368,7 +368,7 @@ def load_session(data: bytes) -> Session:
     collecting = gc.isenabled()
     gc.disable()  # a pickle of many small objects loads three times faster without the collector walking them
     try:
-        session = _load_pickles(io.BytesIO(zlib.decompress(data)))
+        session = _load_pickles(_Inflating(data))
     except SnapshotError:
         raise
     except Exception as exc:  # a damaged blob: zlib.error, UnpicklingError, EOFError, ...
@@ -381,7 +381,53 @@ def load_session(data: bytes) -> Session:
     return session
 
 
-def _load_pickles(stream: io.BytesIO) -> Any:
+class _Inflating:
+    """The file a snapshot is unpickled from, decompressed as the unpickler reads it (a frame at a time): the whole
+    pickle (80 MB at 50,000 messages, twice the compressed blob) is never held beside the session it builds."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data, self._taken = data, 0
+        self._zlib = zlib.decompressobj()
+        self._buffer = bytearray()
+        self._at = 0  # where reading is in the buffer
+
+    def _fill(self) -> bool:
+        """More decompressed bytes in the buffer; False at the stream's end (or the data's, for a cut one)."""
+        if self._zlib.eof:
+            return False
+        source = self._zlib.unconsumed_tail
+        if not source:
+            source = self._data[self._taken : self._taken + BLOCK]
+            self._taken += len(source)
+            if not source:
+                self._buffer += self._zlib.flush()
+                return False
+        if self._at > BLOCK:  # what was read is let go, so the buffer holds about one block
+            del self._buffer[: self._at]
+            self._at = 0
+        self._buffer += self._zlib.decompress(source, BLOCK)
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        while (size < 0 or len(self._buffer) - self._at < size) and self._fill():
+            pass
+        end = len(self._buffer) if size < 0 else min(len(self._buffer), self._at + size)
+        out = bytes(self._buffer[self._at : end])
+        self._at = end
+        return out
+
+    def readinto(self, target: Any) -> int:
+        data = self.read(len(target))
+        target[: len(data)] = data
+        return len(data)
+
+    def readline(self) -> bytes:
+        while (end := self._buffer.find(b"\n", self._at)) < 0 and self._fill():
+            pass
+        return self.read(end + 1 - self._at if end >= 0 else -1)
+
+
+def _load_pickles(stream: Any) -> Any:
     """The session from dump_session_to's three pickles: the record's length, its messages' batches, the rest."""
     size = _Unpickler(stream).load()
     if type(size) is not int or size < 0:

@@ -641,3 +641,18 @@ def test_a_version_6_library_migrates_dropping_its_snapshots_made_in_the_older_l
     assert again.library_id == first.library_id and _figures(again) == _figures(first)
     third = open_document(path, str(db))
     assert third.counter.tokenised_chars == 0 and _figures(third) == _figures(first)
+
+
+def test_a_snapshot_decompressed_as_it_is_read_gives_the_bytes_decompressing_it_whole_gives():
+    # load_session reads the pickle through _Inflating, a block at a time, never the whole pickle at once.
+    import random
+
+    rng = random.Random(48)
+    raw = bytes(rng.getrandbits(8) for _ in range(600_000)) + b"a line\nand more\n" * 5000
+    data = zlib.compress(raw, 1)
+    reader, out = snapshot._Inflating(data), bytearray()
+    while piece := (reader.read(rng.choice([1, 9, 4096, 70_000, 300_000])) if rng.random() < 0.8 else reader.readline()):
+        out += piece
+    assert bytes(out) == raw
+    cut = snapshot._Inflating(data[: len(data) // 2])
+    assert len(cut.read()) < len(raw)  # a cut snapshot reads short: the unpickler fails on it (a damaged snapshot)
