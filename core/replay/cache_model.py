@@ -35,11 +35,12 @@ class Layout:
     at: float | None = None
 
     def __post_init__(self) -> None:
-        if len(self.keys) != len(self.ends):
+        n = len(self.keys)  # once: the keys are often a Shared, whose len is a Python call
+        if n != len(self.ends):
             raise ValueError("a layout needs one token end per block")
         for m in self.marks:
-            if not 0 <= m.block < len(self.keys):
-                raise ValueError(f"mark on block {m.block} of a {len(self.keys)}-block request")
+            if not 0 <= m.block < n:
+                raise ValueError(f"mark on block {m.block} of a {n}-block request")
             if m.lifetime not in LIFETIME_SECONDS:
                 raise ValueError(f"unknown mark lifetime {m.lifetime!r}")
 

@@ -259,7 +259,17 @@ def place_marks(
 ) -> tuple[Mark, ...]:
     """ADR-0127's marks on a request's blocks, as core.request.marks decides them for every request (one place)."""
     found = replay_marks(keys, kinds, previous_tail, protected, LOOKBACK, notes=notes, members=members, tail_at=tail_at)
-    return tuple(Mark(m.block, m.lifetime) for m in found)
+    return tuple(_MARKS.get((m.block, m.lifetime)) or _mark(m.block, m.lifetime) for m in found)
+
+
+# Each mark made once: a Mark is frozen, so one (block, lifetime) is one object for every request that places it, where
+# a request a strategy made its two to four afresh (a few thousand blocks, two lifetimes: the table stays small).
+_MARKS: dict[tuple[int, str], Mark] = {}
+
+
+def _mark(block: int, lifetime: str) -> Mark:
+    made = _MARKS[block, lifetime] = Mark(block, lifetime)
+    return made
 
 
 def model_name(measure: Measure) -> str | None:
