@@ -267,6 +267,15 @@ def _open_document(
     return document
 
 
+def library_folder(db: str | None) -> Path | None:
+    """The folder of the library file (`db`, else the default one); None for a library in memory."""
+    from foldscope.core.store.library_file import default_path
+
+    if db == ":memory:":
+        return None
+    return (Path(db) if db is not None else default_path()).parent
+
+
 def release_freed() -> None:
     """Hand the pages the C allocator holds free back to the system (glibc's malloc_trim; nothing elsewhere). A load
     frees tens of MB it used for a while (the reader's lines, the count's layouts, the snapshot's pickling, SQLite's
@@ -326,7 +335,8 @@ def _keep_in_library(
             from foldscope.core.store.snapshot import spilled
 
             assert kept is not None
-            with spilled(snapshot) as data:  # pickled to a temporary file, never held beside the counted session
+            # Pickled into a temporary file beside the library, never held beside the counted session.
+            with spilled(snapshot, library_folder(db)) as data:
                 release_freed()  # the pickling's
                 document.library_id = import_into_library(kept.session, db, report, kept.tokens)
                 release_freed()  # SQLite's import cache

@@ -280,14 +280,19 @@ def dump_session_to(session: Session, out: BinaryIO) -> None:
 
 
 @contextlib.contextmanager
-def spilled(session: Session | None) -> Iterator[BinaryIO | bytes | None]:
+def spilled(session: Session | None, folder: str | Path | None = None) -> Iterator[BinaryIO | bytes | None]:
     """The session's snapshot (dump_session_to) in a temporary file, from its start, while the block runs: its
-    compressed bytes (a quarter of a JSONL file's size) are never in memory beside the counted session. In memory
-    (dump_session) where no temporary file can be written."""
+    compressed bytes (a quarter of a JSONL file's size) are never in memory beside the counted session. The file is
+    made in `folder` (the library's: on disk, where a temporary folder may be memory, tmpfs), else in the temporary
+    folder; in memory (dump_session) where neither can be written."""
     if session is None:
         yield None
         return
-    spill = _spill(session)
+    spill = None
+    for where in (folder, None) if folder is not None else (None,):
+        spill = _spill(session, where)
+        if spill is not None:
+            break
     try:
         yield spill if spill is not None else dump_session(session)
     finally:
@@ -295,15 +300,15 @@ def spilled(session: Session | None) -> Iterator[BinaryIO | bytes | None]:
             spill.close()
 
 
-def _spill(session: Session) -> BinaryIO | None:
+def _spill(session: Session, folder: str | Path | None) -> BinaryIO | None:
     try:
-        spill = tempfile.TemporaryFile()
+        spill = tempfile.TemporaryFile(dir=folder)
     except OSError:
         return None
     try:
         dump_session_to(session, spill)
         spill.seek(0)
-    except OSError:  # the temporary folder is full or gone
+    except OSError:  # the folder is full or gone
         spill.close()
         return None
     return spill

@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import sqlite3
+import sys
 import tempfile
 import zlib
 from dataclasses import fields
@@ -607,9 +608,13 @@ def test_a_snapshot_kept_from_a_file_is_the_snapshot_kept_from_its_bytes(tmp_pat
     data = snapshot.dump_session(session)
     with Library(db) as library:
         session_id = library.import_session(session)
-        with snapshot.spilled(session) as spill:
+        with snapshot.spilled(session, tmp_path) as spill:
             assert not isinstance(spill, bytes)  # a temporary file, read from its start
+            if sys.platform == "linux":  # made in the folder given (the library's), not the temporary folder
+                assert os.readlink(f"/proc/self/fd/{spill.fileno()}").startswith(str(tmp_path))
             library.keep_snapshot(session_id, session, path, data=spill)
+        with snapshot.spilled(session, tmp_path / "gone") as spill:
+            assert not isinstance(spill, bytes)  # a folder that cannot hold it: the temporary folder does
         assert library.conn.execute("SELECT session FROM snapshots").fetchone()[0] == data
         library.keep_snapshot(session_id, session, path, data=data)
         assert library.conn.execute("SELECT session FROM snapshots").fetchone()[0] == data
