@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -23,26 +24,12 @@ NODE = shutil.which("node")
 needs_dev = pytest.mark.skipif(not SESSION.exists(), reason="the dev corpus (../shared/corpus/dev/pi) is not here")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed: the pi extension cannot be run")
 
-# A fake pi: the extension's default export gets an API whose `on` records handlers and whose `exec` runs a command
-# as pi's own execCommand does (resolves { stdout, stderr, code, killed }, kills at the timeout, code 1 when the
-# command cannot start). argv: the extension, the event to fire, the session file ("" for none).
+# A fake pi: the extension's default export gets an API whose `on` records its handlers, and a ctx whose setStatus
+# records what the footer would show. argv: the extension, the event to fire, the session file ("" for none).
 HARNESS = r"""
-import { execFile } from "node:child_process";
 const [extension, event, file] = process.argv.slice(2);
 const handlers = new Map();
-const execs = [];
-const pi = {
-  on(name, handler) { handlers.set(name, handler); },
-  exec(command, args, options) {
-    execs.push([command, ...args]);
-    return new Promise((resolve) => {
-      const child = execFile(command, args, { timeout: options?.timeout ?? 0 }, (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-        resolve({ stdout: String(stdout), stderr: String(stderr), code, killed: child.killed });
-      });
-    });
-  },
-};
+const pi = { on(name, handler) { handlers.set(name, handler); } };
 const calls = [];
 let shown;
 const done = new Promise((resolve) => { shown = resolve; });
@@ -55,7 +42,7 @@ const module = await import(extension);
 module.default(pi);
 const returned = handlers.get(event)({ type: event }, ctx);
 await done;
-console.log(JSON.stringify({ events: [...handlers.keys()].sort(), returned: String(returned), calls, execs }));
+console.log(JSON.stringify({ events: [...handlers.keys()].sort(), returned: String(returned), calls }));
 """
 
 
@@ -89,16 +76,33 @@ def test_after_a_turn_pi_shows_exactly_the_line_foldscope_statusline_prints(tmp_
     ).stdout
     assert printed.startswith("█") and "next 177,664 of 200,000" in printed  # a real line, not an error's
     assert seen["calls"] == [["foldscope", printed.rstrip("\n")]]
-    assert seen["execs"] == [[str(FOLDSCOPE), "statusline", "--file", str(copy), "--no-color"]]
     # pi awaits a handler before it goes on: the line is made in the background, the handler returns at once
     assert seen["returned"] == "undefined"
     assert seen["events"] == ["session_compact", "session_fork", "session_start", "session_switch", "turn_end"]
 
 
+def fake_foldscope(tmp_path: Path, body: str) -> Path:
+    fake = tmp_path / "fake-foldscope"
+    fake.write_text("#!/bin/sh\n" + body + "\n")
+    fake.chmod(0o755)
+    return fake
+
+
+@needs_node
+def test_the_session_file_goes_in_as_claude_codes_status_line_object_so_a_warm_reader_serves_the_next_turns(tmp_path):
+    copy = tmp_path / "session.jsonl"
+    copy.write_text("{}\n")
+    fake = fake_foldscope(tmp_path, 'echo "$* | $(cat)"')
+    seen = run_extension(tmp_path, "turn_end", str(copy), FOLDSCOPE_BIN=str(fake))
+    assert seen["calls"] == [["foldscope", "statusline --no-color | " + json.dumps({"transcript_path": str(copy)}, separators=(",", ":"))]]
+
+
 @needs_node
 def test_before_pi_writes_the_session_file_the_footer_shows_nothing_and_runs_nothing(tmp_path):
-    seen = run_extension(tmp_path, "session_start", str(tmp_path / "not-yet.jsonl"), FOLDSCOPE_BIN=str(FOLDSCOPE))
-    assert seen["calls"] == [["foldscope", None]] and seen["execs"] == []
+    ran = tmp_path / "ran"
+    fake = fake_foldscope(tmp_path, f"touch {ran}; echo line")
+    seen = run_extension(tmp_path, "session_start", str(tmp_path / "not-yet.jsonl"), FOLDSCOPE_BIN=str(fake))
+    assert seen["calls"] == [["foldscope", None]] and not ran.exists()
 
 
 @needs_node
@@ -112,20 +116,18 @@ def test_a_missing_foldscope_shows_one_short_plain_line(tmp_path):
 
 @needs_node
 def test_a_run_past_the_timeout_is_killed_and_said_in_one_plain_line(tmp_path):
-    slow = tmp_path / "slow-foldscope"
-    slow.write_text("#!/bin/sh\nexec sleep 30\n")
-    slow.chmod(0o755)
+    slow = fake_foldscope(tmp_path, "exec sleep 30")
     copy = tmp_path / "session.jsonl"
     copy.write_text("{}\n")
+    started = time.monotonic()
     seen = run_extension(tmp_path, "turn_end", str(copy), FOLDSCOPE_BIN=str(slow), FOLDSCOPE_PI_TIMEOUT_MS="300")
     assert seen["calls"] == [["foldscope", "foldscope: no line within 0.3 s"]]
+    assert time.monotonic() - started < 20  # the 30 s command was killed, not waited for
 
 
 @needs_node
 def test_control_characters_and_ansi_never_reach_the_footer(tmp_path):
-    noisy = tmp_path / "noisy-foldscope"
-    noisy.write_text("#!/bin/sh\nprintf '\\033[31mred\\033[0m \\007line\\nsecond\\n'\n")
-    noisy.chmod(0o755)
+    noisy = fake_foldscope(tmp_path, "printf '\\033[31mred\\033[0m \\007line\\nsecond\\n'")
     copy = tmp_path / "session.jsonl"
     copy.write_text("{}\n")
     seen = run_extension(tmp_path, "turn_end", str(copy), FOLDSCOPE_BIN=str(noisy))
