@@ -41,7 +41,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.model.session import FullRecord, Message, Provenance, Request, Session, Usage
 
 SNAPSHOT_FORMAT = 2  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches)
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
@@ -189,6 +189,8 @@ def _frozen(items: dict) -> types.MappingProxyType:
 
 
 _MESSAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Message))
+# The session's small frozen dataclasses (one a message or a request), pickled as their constructors' arguments.
+_BY_FIELDS = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in (Provenance, Usage, Request)}
 
 
 def _message(*values: Any) -> Message:
@@ -212,6 +214,9 @@ class _Pickler(pickle.Pickler):
             return _frozen, (dict(obj),)
         if type(obj) is Message:  # one call a message: the dataclass's own __setstate__ looks its fields up each time
             return _message, tuple(getattr(obj, name) for name in _MESSAGE_FIELDS)
+        fields = _BY_FIELDS.get(type(obj))
+        if fields is not None:  # built by their constructors: a frozen dataclass's own getstate asks fields() each time
+            return type(obj), tuple(map(obj.__getattribute__, fields))
         if type(obj) is Session:  # its caches are derived bookkeeping, rebuilt on use
             return _session, ({k: v for k, v in vars(obj).items() if k != "caches"},)
         return NotImplemented
