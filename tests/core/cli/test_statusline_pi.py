@@ -177,7 +177,12 @@ def test_install_for_pi_finds_pis_settings_where_pi_does(tmp_path, monkeypatch):
 
 
 def test_the_package_data_ships_the_pi_extension():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = config["tool"]["setuptools"]["package-data"]["foldscope.resources"]
-    shipped = {p.relative_to(ROOT / "resources").as_posix() for pattern in patterns for p in (ROOT / "resources").glob(pattern)}
-    assert "pi/foldscope-status.js" in shipped
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    shipped = {
+        path.relative_to(ROOT).as_posix()
+        for package, patterns in setuptools["package-data"].items()
+        if package in setuptools["packages"]
+        for pattern in patterns
+        for path in (ROOT / Path(*package.split(".")[1:])).glob(pattern)
+    }
+    assert "resources/pi/foldscope-status.js" in shipped
