@@ -196,7 +196,10 @@ class MessageFacts:
     """Each message's category, tool, total's name and thinking characters, worked out once for a run of
     compositions: the report composes every request, and each view holds most of the one before."""
 
-    def __init__(self) -> None:
+    def __init__(self, remember: bool = True) -> None:
+        # Without `remember` each message is worked out when asked and nothing is kept: for a caller whose requests
+        # go on from the one before (it asks only of what changed), the facts of every message would be memory only.
+        self.remember = remember
         self._by_id: dict[str, tuple[Message, tuple[str, str, str, int]]] = {}
         # The last request's (message, tokens) pairs, its categories' [tokens, messages] in order of first appearance,
         # and its characters of thinking: the next request's totals go on from them (_category_totals).
@@ -211,7 +214,8 @@ class MessageFacts:
         name = f"{RESULTS}: {tool}" if category == RESULTS else category
         thinking = len(str(message.metadata.get("thinking", ""))) if message.kind == "assistant" else 0
         facts = (category, tool, name, thinking)
-        self._by_id[message.id] = (message, facts)
+        if self.remember:
+            self._by_id[message.id] = (message, facts)
         return facts
 
 
