@@ -7,7 +7,10 @@
  * the events, ctx.sessionManager.getSessionFile(), ctx.ui.setStatus(key, text);
  * packages/coding-agent/examples/extensions/status-line.ts) and as it loads one
  * (packages/coding-agent/src/core/extensions/loader.ts takes a .js file as it takes a .ts one). Plain JavaScript with
- * JSDoc types, so it runs untranspiled (node 20 has no --experimental-strip-types).
+ * JSDoc types, so it runs untranspiled (node 20 has no --experimental-strip-types). Checked with pi 0.73.1's own
+ * loader, ExtensionRunner and SessionManager (tests/core/cli/test_statusline_pi.py, FOLDSCOPE_TEST_PI), where
+ * session_switch and session_fork are gone into session_start (its `reason`); older pi still fires them, so both are
+ * heard.
  *
  * The session file goes in as Claude Code's status line object does ({"transcript_path": FILE} on standard input),
  * not as --file: that way the first run leaves a warm reader that reads each new line as pi writes it, and a turn

@@ -5,6 +5,7 @@ records its handlers, shows after a turn exactly the line `foldscope statusline 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -79,6 +80,55 @@ def test_after_a_turn_pi_shows_exactly_the_line_foldscope_statusline_prints(tmp_
     # pi awaits a handler before it goes on: the line is made in the background, the handler returns at once
     assert seen["returned"] == "undefined"
     assert seen["events"] == ["session_compact", "session_fork", "session_start", "session_switch", "turn_end"]
+
+
+# pi's own loader, runner and session manager, where a pi install is named (npm install @mariozechner/pi-coding-agent in
+# a folder, FOLDSCOPE_TEST_PI=that folder): the extension loaded as pi loads it (jiti), a turn_end emitted as pi emits it.
+PI_INSTALL = os.environ.get("FOLDSCOPE_TEST_PI", "")
+PI_HARNESS = r"""
+const [sdk, extension, file, folder] = process.argv.slice(2);
+const { discoverAndLoadExtensions, ExtensionRunner, SessionManager } = await import(sdk);
+const loaded = await discoverAndLoadExtensions([extension], folder, folder + "/agent");
+if (loaded.errors.length) throw new Error(JSON.stringify(loaded.errors));
+const sessions = SessionManager.open(file, folder + "/sessions");
+const runner = new ExtensionRunner(loaded.extensions, loaded.runtime, folder, sessions, undefined);
+const calls = [];
+let shown;
+const done = new Promise((resolve) => { shown = resolve; });
+runner.setUIContext({ setStatus(key, text) { calls.push([key, text ?? null]); shown(); } });
+await runner.emit({ type: "turn_end", turnIndex: 0, message: { role: "assistant", content: [] }, toolResults: [] });
+const before = calls.length;
+await done;
+console.log(JSON.stringify({ before, calls, file: sessions.getSessionFile() }));
+"""
+
+
+@needs_node
+@needs_dev
+@pytest.mark.skipif(
+    not PI_INSTALL, reason="no pi install named (FOLDSCOPE_TEST_PI: a folder where @mariozechner/pi-coding-agent is installed)"
+)
+def test_in_pis_own_runner_a_turn_end_shows_the_line_foldscope_statusline_prints(tmp_path):
+    sdk = Path(PI_INSTALL, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "index.js")
+    copy = tmp_path / "session.jsonl"
+    copy.write_bytes(SESSION.read_bytes())
+    harness = tmp_path / "pi-harness.mjs"
+    harness.write_text(PI_HARNESS, encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FOLDSCOPE_STATUSLINE_IDLE": "0", "FOLDSCOPE_CACHE": str(tmp_path / "c")}
+    done = subprocess.run(
+        [NODE or "node", str(harness), sdk.as_uri(), str(statusline_pi.extension_path()), str(copy), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "FOLDSCOPE_BIN": str(FOLDSCOPE)},
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    printed = subprocess.run(
+        [str(FOLDSCOPE), "statusline", "--file", str(copy), "--no-color"], capture_output=True, text=True, timeout=120, env=env
+    ).stdout
+    assert seen["file"] == str(copy) and seen["before"] == 0  # pi's emit returned before the line was made
+    assert seen["calls"] == [["foldscope", printed.rstrip("\n")]] and "next 177,664" in printed
 
 
 def fake_foldscope(tmp_path: Path, body: str) -> Path:
