@@ -72,7 +72,7 @@ function run(command, args, file, timeout) {
 function plain(text) {
   const first = String(text).split(/\r?\n/, 1)[0] ?? "";
   // eslint-disable-next-line no-control-regex
-  return first.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, "").replace(/[\x00-\x1f\x7f]/g, "").trim().slice(0, WIDTH);
+  return first.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, "").replace(/[\x00-\x1f\x7f-\x9f]/g, "").trim().slice(0, WIDTH);
 }
 
 /**

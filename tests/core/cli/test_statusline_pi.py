@@ -177,7 +177,7 @@ def test_a_run_past_the_timeout_is_killed_and_said_in_one_plain_line(tmp_path):
 
 @needs_node
 def test_control_characters_and_ansi_never_reach_the_footer(tmp_path):
-    noisy = fake_foldscope(tmp_path, "printf '\\033[31mred\\033[0m \\007line\\nsecond\\n'")
+    noisy = fake_foldscope(tmp_path, "printf '\\033[31mred\\033[0m \\007line\\302\\233\\nsecond\\n'")
     copy = tmp_path / "session.jsonl"
     copy.write_text("{}\n")
     seen = run_extension(tmp_path, "turn_end", str(copy), FOLDSCOPE_BIN=str(noisy))
