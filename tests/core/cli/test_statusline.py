@@ -468,6 +468,20 @@ def kept_state(cache: Path) -> dict:
     return json.loads(next((cache / "statusline").glob("*.json")).read_text())
 
 
+def hook_in_a_process(transcript: Path, env: dict) -> dict:
+    """One `foldscope statusline --json` run as Claude Code makes it, in a process of its own (exit 0 asserted)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "foldscope.app.main", "statusline", "--json"],
+        env=env,
+        input=json.dumps(stdin_object(transcript)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 @needs_dev
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the warm reader is forked (POSIX)")
 def test_a_warm_reader_answers_the_next_runs_with_the_same_figures_and_ends_when_idle(tmp_path, capsys):
@@ -481,16 +495,7 @@ def test_a_warm_reader_answers_the_next_runs_with_the_same_figures_and_ends_when
     env = {**os.environ, "FOLDSCOPE_CACHE": str(cache), "FOLDSCOPE_STATUSLINE_IDLE": "15"}
 
     def hook() -> dict:
-        done = subprocess.run(
-            [sys.executable, "-m", "foldscope.app.main", "statusline", "--json"],
-            env=env,
-            input=json.dumps(stdin_object(copy)),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
+        return hook_in_a_process(copy, env)
 
     assert hook()["_run"] == {"how": "read", "bytes_read": copy.stat().st_size}
     socket = cache / "statusline" / "reader.sock"
@@ -535,16 +540,7 @@ def test_a_warm_reader_reads_a_new_line_before_a_run_asks_and_each_run_gets_the_
     env = {**os.environ, "FOLDSCOPE_CACHE": str(cache), "FOLDSCOPE_STATUSLINE_IDLE": "15"}
 
     def hook() -> dict:
-        done = subprocess.run(
-            [sys.executable, "-m", "foldscope.app.main", "statusline", "--json"],
-            env=env,
-            input=json.dumps(stdin_object(copy)),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
+        return hook_in_a_process(copy, env)
 
     assert hook()["_run"]["how"] == "read"  # the reader stays warm
     with open(copy, "ab") as handle:
@@ -730,16 +726,7 @@ def test_a_socket_left_by_a_killed_reader_is_taken_over(tmp_path, capsys):
     env = {**os.environ, "FOLDSCOPE_CACHE": str(tmp_path / "cache"), "FOLDSCOPE_STATUSLINE_IDLE": "3"}
 
     def hook() -> dict:
-        done = subprocess.run(
-            [sys.executable, "-m", "foldscope.app.main", "statusline", "--json"],
-            env=env,
-            input=json.dumps(stdin_object(copy)),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
+        return hook_in_a_process(copy, env)
 
     assert hook()["_run"]["how"] == "read"
     with open(copy, "ab") as handle:
