@@ -1,10 +1,11 @@
 """The settings file a status line install writes (Claude Code's, pi's): the user's other settings kept, the old
-file backed up, nothing written when the file is not a JSON object."""
+file backed up, nothing written when the file is not a JSON object. Both go through write_output, as every file
+foldscope writes: a linked settings file (dotfiles) is written through its link, never over a device, new files
+private (settings can hold keys), a replaced one keeping its mode."""
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,14 @@ from typing import Any
 def write_settings(target: Path, change: Callable[[dict[str, Any]], str | None]) -> int:
     """Apply `change` to the JSON object in `target` (a missing file is an empty one) and write it, the old file kept
     as a dated backup. A file that is not a JSON object, or a problem `change` returns, is said and nothing written."""
+    from foldscope.core.model.errors import ReadError
+    from foldscope.core.model.outputs import output_target, write_output
+
+    try:
+        output_target(target)  # a device or a folder refused before anything is read or backed up
+    except ReadError as exc:
+        print(f"foldscope: {exc}; it was left as it is")
+        return 0
     settings: dict[str, Any] = {}
     text = None
     if target.exists():
@@ -30,13 +39,15 @@ def write_settings(target: Path, change: Callable[[dict[str, Any]], str | None])
     if problem:
         print(f"foldscope: {target}: {problem}; it was left as it is")
         return 0
-    if text is not None:
-        backup = target.with_name(f"{target.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
-        backup.write_text(text, encoding="utf-8")
-        print(f"backup: {backup}")
     target.parent.mkdir(parents=True, exist_ok=True)
-    aside = target.with_name(target.name + ".tmp")
-    aside.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-    os.replace(aside, target)
+    try:
+        if text is not None:
+            backup = target.with_name(f"{target.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
+            write_output(backup, text)
+            print(f"backup: {backup}")
+        write_output(target, json.dumps(settings, indent=2) + "\n")
+    except ReadError as exc:
+        print(f"foldscope: {exc}; it was left as it is")
+        return 0
     print(f"wrote: {target}")
     return 0

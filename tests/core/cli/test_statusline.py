@@ -319,6 +319,32 @@ def test_install_prints_the_entry_and_writes_only_with_write_keeping_the_rest_an
     assert "left as it is" in capsys.readouterr().out and settings.read_text() == "{not json"
 
 
+@pytest.mark.skipif(os.name != "posix", reason="links and modes as POSIX keeps them")
+def test_install_writes_a_linked_settings_file_through_its_link_keeps_its_mode_and_backs_it_up_privately(tmp_path, capsys):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude-settings.json"
+    real.write_text(json.dumps({"env": {"ANTHROPIC_API_KEY": "sk-secret"}}))
+    real.chmod(0o600)
+    settings = tmp_path / "settings.json"
+    settings.symlink_to(real)  # a dotfiles manager's link
+    assert statusline.main(["--install", "--write", "--settings", str(settings)]) == 0
+    capsys.readouterr()
+    assert settings.is_symlink() and settings.resolve() == real  # the link stays; its target got the entry
+    assert json.loads(real.read_text())["statusLine"]["type"] == "command"
+    assert (real.stat().st_mode & 0o777) == 0o600
+    (backup,) = tmp_path.glob("settings.json.*.bak")
+    assert (backup.stat().st_mode & 0o777) == 0o600  # the old settings (a key among them) readable by no one else
+    assert json.loads(backup.read_text()) == {"env": {"ANTHROPIC_API_KEY": "sk-secret"}}
+
+
+def test_install_refuses_a_settings_path_that_is_a_folder_and_writes_nothing(tmp_path, capsys):
+    folder = tmp_path / "settings.json"
+    folder.mkdir()
+    assert statusline.main(["--install", "--write", "--settings", str(folder)]) == 0
+    assert "not a regular file" in capsys.readouterr().out and list(tmp_path.iterdir()) == [folder]
+
+
 @needs_dev
 def test_an_unchanged_file_is_shown_without_importing_the_measure_or_qt(tmp_path, capsys):
     figures(SESSION, capsys)  # the state is kept
