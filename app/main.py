@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import sys
 
-from foldscope.core.model import collector
+from foldscope.core.model import collector, environment
 
 
 def main(argv: list[str] | None = None) -> int:
+    environment.say_problems()  # a switch set to a value it does not take is said once, here, and the command goes on
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:

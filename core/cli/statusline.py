@@ -20,6 +20,7 @@ from pathlib import Path
 
 from foldscope.core.cli import statusline_reader as reader
 from foldscope.core.cli.terminal_text import terminal_safe
+from foldscope.core.model import environment
 
 TYPE_CHECKING = False  # typing and argparse cost the client a few ms of its start-up: only the checker reads these
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def _folder() -> Path:
 
     env = os.environ
     android = hasattr(sys, "getandroidapilevel") or (env.get("ANDROID_DATA") == "/data" and env.get("ANDROID_ROOT") == "/system")
-    if not env.get("FOLDSCOPE_CACHE") and sys.platform.startswith("linux") and not android:
+    if environment.folder("FOLDSCOPE_CACHE") is None and sys.platform.startswith("linux") and not android:
         if env.get("XDG_CACHE_HOME", "").startswith("/"):  # platformdirs takes it when absolute
             return Path(env["XDG_CACHE_HOME"], APP, "statusline")
         if env.get("HOME", "").startswith("/"):  # else ~/.cache, with an absolute HOME

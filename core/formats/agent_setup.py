@@ -17,6 +17,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from foldscope.core.model import environment
+
 MEMORY_NAMES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 MAX_BYTES = 2_000_000  # a memory file past this is not what an agent loads; it is skipped rather than read
 
@@ -43,14 +45,14 @@ def user_home(home: Path | None = None) -> Path:
     """The home whose agent settings are read: `home`, else $FOLDSCOPE_AGENT_HOME (tests keep the user's out), else ~."""
     if home is not None:
         return home
-    chosen = os.environ.get("FOLDSCOPE_AGENT_HOME")
-    return Path(chosen) if chosen else Path.home()
+    chosen = environment.folder("FOLDSCOPE_AGENT_HOME")  # None for a file named there (the start says so)
+    return chosen if chosen is not None else Path.home()
 
 
 def claude_home(home: Path | None = None) -> Path:
     """Claude Code's own folder: $CLAUDE_CONFIG_DIR (unless a home is chosen), else ~/.claude."""
     configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    if configured and home is None and not os.environ.get("FOLDSCOPE_AGENT_HOME"):
+    if configured and home is None and environment.folder("FOLDSCOPE_AGENT_HOME") is None:
         return Path(configured)
     return user_home(home) / ".claude"
 

@@ -6,6 +6,8 @@ import contextlib
 import os
 from pathlib import Path
 
+from foldscope.core.model import environment
+
 APP = "foldscope"
 PRIVATE_FOLDER = 0o700  # the library holds every imported transcript: nobody else reads it
 PRIVATE_FILE = 0o600
@@ -20,8 +22,9 @@ def data_folder() -> Path:
 
 def cache_folder() -> Path:
     """What can be rebuilt (parsed vocabularies): FOLDSCOPE_CACHE, else the platform's user cache folder."""
-    if os.environ.get("FOLDSCOPE_CACHE"):
-        return Path(os.environ["FOLDSCOPE_CACHE"])
+    chosen = environment.folder("FOLDSCOPE_CACHE")  # None for a file named there (the start says so)
+    if chosen is not None:
+        return chosen
     import platformdirs
 
     return Path(platformdirs.user_cache_dir(APP, appauthor=False))
@@ -29,8 +32,9 @@ def cache_folder() -> Path:
 
 def config_folder() -> Path:
     """Window settings: FOLDSCOPE_CONFIG, else the platform's user config folder."""
-    if os.environ.get("FOLDSCOPE_CONFIG"):
-        return Path(os.environ["FOLDSCOPE_CONFIG"])
+    chosen = environment.folder("FOLDSCOPE_CONFIG")
+    if chosen is not None:
+        return chosen
     import platformdirs
 
     return Path(platformdirs.user_config_dir(APP, appauthor=False))
