@@ -29,6 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--screenshot", metavar="PNG", help="render the window with FILE loaded to PNG and exit")
     parser.add_argument("--db", metavar="PATH", help="the library database (default: the user's data folder)")
     parser.add_argument(
+        "--sample",
+        "--session",
+        metavar="ID[:EPOCH]",
+        help="the sample of an Inspect AI log, the session of an OpenCode database or the run of an Aider history to open"
+        " (default: the window asks; a --screenshot names them and stops)",
+    )
+    parser.add_argument(
         "--head", metavar="FILE", help="Claude Code's /context output pasted into a file: the unseen head split by its figures"
     )
     add_policy_flags(parser)  # the same policy flags as fold, requests and replay (core.cli.options)
@@ -134,7 +141,7 @@ def run_gui(argv: list[str]) -> int:
 
         before = quiet_qt_noise()
         try:
-            return screenshot(app, window, path, args.screenshot, args.size, args.tab, first_step=args.first_step)
+            return screenshot(app, window, path, args.screenshot, args.size, args.tab, first_step=args.first_step, sample=args.sample)
         finally:
             qInstallMessageHandler(before)
     window.show()
@@ -146,7 +153,7 @@ def run_gui(argv: list[str]) -> int:
                 window.following.action.setChecked(True)
 
         window.document_loaded.connect(follow_once)
-    window.open_path(path)
+    window.open_path(path, sample=args.sample)
     code = app.exec()
     # The window has closed and cancelled its load, but a task may be between two reports (a session importing
     # into the library): let it end, briefly, so that no worker runs Python while the interpreter is torn down.
@@ -157,10 +164,17 @@ def run_gui(argv: list[str]) -> int:
 
 
 def screenshot(
-    app, window, path: str, png: str, size: tuple[int, int] = SCREENSHOT_SIZE, tab: str | None = None, first_step: bool = False
+    app,
+    window,
+    path: str,
+    png: str,
+    size: tuple[int, int] = SCREENSHOT_SIZE,
+    tab: str | None = None,
+    first_step: bool = False,
+    sample: str | None = None,
 ) -> int:
-    """Load FILE, render the window at a fixed size to PNG (with side tab `tab` in front; `first_step`: as the
-    load's first step shows it, before anything is counted), and say how it went."""
+    """Load FILE (its sample `sample`, for a file of several), render the window at a fixed size to PNG (with side
+    tab `tab` in front; `first_step`: as the load's first step shows it, before anything is counted), and say how it went."""
     from foldscope.app import dialogs
     from foldscope.app.loader import error_line
     from foldscope.app.qt import QEventLoop
@@ -173,6 +187,12 @@ def screenshot(
     window.load_failed.connect(lambda line: outcome.setdefault("error", line))
     # Replace the modal dialog: a screenshot run must never wait for a click.
     dialogs.error_dialog = lambda parent, title, text: None
+
+    def refuse_to_choose(parent, path: str, samples: list[dict]) -> str | None:
+        outcome.setdefault("error", several_line(path, samples))  # nobody to ask: name them, and open none
+        return None
+
+    dialogs.choose_sample = refuse_to_choose
     # A local loop, not app.exec()/quit(): in Qt 6 quit() closes every window before we can grab it.
     loop = QEventLoop()
     window.document_loaded.connect(loop.quit)
@@ -181,11 +201,12 @@ def screenshot(
     window.load_failed.connect(loop.quit)
     window.show()
     try:
-        window.open_path(path)
+        task = window.open_path(path, sample=sample)
     except Exception as exc:  # noqa: BLE001 - a bad path must still give one line
         print(f"foldscope: {error_line(path, exc)}", file=sys.stderr)
         return 2
-    loop.exec()
+    if task is not None:  # None: nothing was started (a file of several samples and no --sample), so nothing to wait for
+        loop.exec()
     if "error" in outcome:
         print(f"foldscope: {outcome['error']}", file=sys.stderr)
         return 2
@@ -255,6 +276,13 @@ def show_tab(window, name: str) -> None:
             tabs.setCurrentIndex(i)
             return
     raise ValueError(f"no side tab named {name!r}")
+
+
+def several_line(path: str, samples: list[dict]) -> str:
+    """A screenshot of a file holding several samples or sessions, given none: the one line naming them and the flag."""
+    names = ", ".join(str(s["name"]) for s in samples)
+    what = "samples" if any(s.get("epoch") is not None for s in samples) else "sessions"  # an Inspect AI log's have epochs
+    return f"{path}: holds {len(samples)} {what} ({names}): choose one with --sample ID"
 
 
 def settle(app) -> None:

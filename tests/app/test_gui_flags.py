@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from foldscope.core.formats.demo import demo_path
 from tests.core.cli.test_options import ceilings
 
@@ -60,5 +62,46 @@ def test_foldscope_help_names_the_gui_options_too(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "inspect" in out and "replay" in out  # the subcommands
-    for flag in ("--screenshot", "--size", "--tab", "--theme", "--follow", "--profile", "--ceiling"):
+    for flag in ("--screenshot", "--size", "--tab", "--theme", "--follow", "--profile", "--ceiling", "--sample"):
         assert flag in out, flag
+
+
+def _several_samples():
+    from tests.paths import corpus_glob
+
+    found = corpus_glob("inspect/2025-05-12T20-28-13-04-00_popularity.json")
+    if not found:
+        pytest.skip("no Inspect AI log of several samples in the corpus")
+    return str(found[0])
+
+
+def test_a_screenshot_of_a_log_of_several_samples_names_them_in_one_line_and_never_waits_for_a_choice(
+    qtbot, window, tmp_path, monkeypatch, capsys
+):
+    """New user 27: `--screenshot` on an Inspect AI log of three samples opened the modal sample choice offscreen,
+    where nobody can answer it, and hung; the GUI had no --sample to name one."""
+    from foldscope.app import dialogs
+    from foldscope.app.gui import screenshot
+    from foldscope.app.qt import QApplication
+
+    def asked(*args):
+        raise AssertionError("a screenshot run asked which sample to open")
+
+    monkeypatch.setattr(dialogs, "choose_sample", asked)  # restored after the test: screenshot() replaces it
+    path = _several_samples()
+    assert screenshot(QApplication.instance(), window, path, str(tmp_path / "s.png"), (1366, 768)) == 2
+    assert capsys.readouterr().err == f"foldscope: {path}: holds 3 samples (1:1, 2:1, 3:1): choose one with --sample ID\n"
+    assert not (tmp_path / "s.png").exists()
+
+
+def test_the_gui_takes_sample_and_a_screenshot_opens_that_sample(qtbot, window, tmp_path, monkeypatch):
+    from foldscope.app import dialogs
+    from foldscope.app.gui import build_parser, screenshot
+    from foldscope.app.qt import QApplication
+
+    monkeypatch.setattr(dialogs, "choose_sample", lambda *args: pytest.fail("asked though --sample named one"))
+    path = _several_samples()
+    args = build_parser().parse_args([path, "--screenshot", "x.png", "--sample", "2:1"])
+    png = tmp_path / "s.png"
+    assert screenshot(QApplication.instance(), window, path, str(png), (1366, 768), sample=args.sample) == 0
+    assert png.exists() and window.document.session.extras["inspect"]["sample"] == "2"
