@@ -1,0 +1,116 @@
+"""genai-prices' prices of the models a user's sessions name, kept in the cache folder so that pricing them does not
+import genai-prices (its pydantic models cost about 0.18 s of CPU, most of `replay DIR --strategy recorded`'s own).
+
+The file is derived from the installed package only: its name and contents carry the SHA-256 of genai-prices' data
+and types modules (what the prices and their reading come from) and this module's FORMAT, and its payload sits behind
+its own SHA-256; a file that does not verify, or was made from another genai-prices, is ignored and made again. Each
+model is asked of genai-prices the first time it is priced and kept: its id, context window and tiers (USD per
+million tokens as the floats core.model.pricing makes of them), None where genai-prices does not know the name, and
+`timed` where its prices change with the time a request is sent (those are always read from genai-prices itself).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1  # raised when what an entry holds, or how core.model.pricing reads genai-prices, changes
+_SOURCES = ("data.py", "types.py")  # genai-prices' modules the entries are made from
+
+_MISSING = object()
+_entries: dict[str, Any] | None = None  # this process's view of the file: name -> entry (None: unknown to genai-prices)
+_key: str | None = None  # the installed genai-prices' digest, or "" where it cannot be found (no cache then)
+
+
+def entry(name: str, make: Callable[[str], dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The kept entry for a model name, else make(name)'s (asking genai-prices), kept for the next process."""
+    entries = _load()
+    found = entries.get(name, _MISSING)
+    if found is not _MISSING:
+        return found
+    made = entries[name] = make(name)
+    if _key:
+        _write(_file(_key), entries)
+    return made
+
+
+def forget() -> None:
+    """Let go of this process's view of the file (tests; the next entry reads it again)."""
+    global _entries, _key
+    _entries, _key = None, None
+
+
+def genai_key() -> str:
+    """The installed genai-prices' digest (its data and types modules), found without importing it; "" if none."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("genai_prices")
+    except (ImportError, ValueError):
+        return ""
+    if spec is None or spec.origin is None:
+        return ""
+    folder = Path(spec.origin).parent
+    digest = hashlib.sha256(f"format {FORMAT}\n".encode())
+    try:
+        for name in _SOURCES:
+            digest.update(hashlib.sha256((folder / name).read_bytes()).digest())
+    except OSError:
+        return ""
+    return digest.hexdigest()
+
+
+def cache_file() -> Path | None:
+    """Where the entries of the installed genai-prices are kept (None where it cannot be found)."""
+    key = genai_key()
+    return _file(key) if key else None
+
+
+def _file(key: str) -> Path:
+    from foldscope.core.model.folders import cache_folder
+
+    return cache_folder() / f"prices-{key[:16]}.json"
+
+
+def _load() -> dict[str, Any]:
+    global _entries, _key
+    if _entries is None:
+        _key = genai_key()
+        _entries = _read(_file(_key), _key) if _key else {}
+    return _entries
+
+
+def _read(path: Path, key: str) -> dict[str, Any]:
+    """The file's entries, or none when it is missing, damaged or made from another genai-prices."""
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return {}
+    digest, payload = blob[:64], blob[65:]
+    if blob[64:65] != b"\n" or hashlib.sha256(payload).hexdigest().encode() != digest:
+        return {}
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return {}
+    if not isinstance(data, dict) or data.get("genai_prices") != key or not isinstance(data.get("models"), dict):
+        return {}
+    return data["models"]
+
+
+def _write(path: Path, entries: dict[str, Any]) -> None:
+    payload = json.dumps({"genai_prices": _key, "models": entries}, sort_keys=True).encode()
+    blob = hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        from foldscope.core.model.folders import make_private_folder
+
+        make_private_folder(path.parent)
+        temporary.write_bytes(blob)
+        os.replace(temporary, path)  # whole or not at all; two processes writing at once: the last one's stands
+    except OSError:
+        temporary.unlink(missing_ok=True)  # a read-only cache folder: the next process asks genai-prices again

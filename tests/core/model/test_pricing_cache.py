@@ -1,0 +1,118 @@
+"""genai-prices' prices kept in the cache folder (core.model.pricing_cache): the same Priced as genai-prices' own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from foldscope.core.model import pricing, pricing_cache
+from tests.core.model.test_pricing import corpus_sessions, request_models
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOLDSCOPE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(pricing, "_user_file", tmp_path / "none" / "prices.json")
+    pricing_cache.forget()
+    yield tmp_path / "cache"
+    pricing_cache.forget()
+
+
+def _uncached(model: str) -> pricing.Priced:
+    """resolve's answer with genai-prices read directly (what it was before the cache)."""
+    name = pricing.normalise(model)
+    for candidate in dict.fromkeys((name, model.strip().lower().rsplit("/", 1)[-1])):
+        found = pricing._genai_read(model, candidate, None)
+        if found is not None:
+            return found
+    return pricing.Priced(model, reason=f"no price for model {model}")
+
+
+def test_every_model_the_dev_corpus_names_is_priced_alike_from_the_cache_and_from_genai_prices(corpus_dev, cache):
+    models = set()
+    for session in corpus_sessions(corpus_dev):
+        models |= request_models(session)
+    models |= {"claude-sonnet-4-5", "gpt-5", "deepseek-chat", "no-such-model-anywhere"}
+    from_genai = {m: _uncached(m) for m in models if pricing.find(m) is None}
+    cold = {m: pricing.resolve(m) for m in from_genai}  # fills the file
+    assert pricing_cache.cache_file() is not None and pricing_cache.cache_file().is_file()
+    pricing_cache.forget()
+    warm = {m: pricing.resolve(m) for m in from_genai}  # read back from the file
+    assert any(p.source == "genai-prices" for p in from_genai.values())
+    for model, theirs in from_genai.items():
+        assert cold[model] == theirs, model
+        assert warm[model] == theirs, model
+        if theirs.prices is not None:
+            assert cold[model].prices.tiers == warm[model].prices.tiers == theirs.prices.tiers, model
+
+
+def test_a_warm_cache_prices_a_claude_model_without_importing_genai_prices(cache):
+    code = (
+        "import sys; from foldscope.core.model import pricing; p = pricing.resolve('claude-sonnet-4-5-20250929');"
+        "print(p.source, p.prices.tiers[0].input, 'genai_prices' in sys.modules)"
+    )
+    env = {**os.environ, "FOLDSCOPE_CACHE": str(cache)}
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert first[:2] == second[:2] and first[0] == "genai-prices"
+    assert first[2] == "True" and second[2] == "False"
+
+
+def test_a_damaged_cache_or_one_made_from_another_genai_prices_is_made_again(cache):
+    pricing.resolve("claude-sonnet-4-5")
+    path = pricing_cache.cache_file()
+    assert path is not None
+    right = pricing_cache._read(path, pricing_cache.genai_key())
+    assert right["claude-sonnet-4-5"]["tiers"]
+    blob = path.read_bytes()
+    path.write_bytes(blob.replace(b'"claude-sonnet-4-5"', b'"claude-sonnet-4-6"'))  # altered behind its digest
+    assert pricing_cache._read(path, pricing_cache.genai_key()) == {}
+    path.write_bytes(blob)
+    assert pricing_cache._read(path, "0" * 64) == {}  # another genai-prices' data
+    path.write_bytes(b"not a cache")
+    pricing_cache.forget()
+    assert pricing.resolve("claude-sonnet-4-5") == _uncached("claude-sonnet-4-5")
+    assert pricing_cache._read(path, pricing_cache.genai_key())["claude-sonnet-4-5"]["tiers"]
+
+
+def test_timed_prices_are_read_from_genai_prices_every_time(cache):
+    pricing.resolve("deepseek-v4-flash")
+    assert pricing_cache._read(pricing_cache.cache_file(), pricing_cache.genai_key())["deepseek-v4-flash"] == {"timed": True}
+    pricing_cache.forget()
+    found = pricing.resolve("deepseek-v4-flash")
+    assert found.prices is not None and found.prices.timed is not None
+
+
+def test_prices_that_changed_on_a_date_are_the_ones_genai_prices_gives_on_each_side_of_every_date(cache):
+    from datetime import UTC, date, datetime, timedelta
+
+    from genai_prices import data_snapshot
+
+    dated = []
+    for provider in data_snapshot.get_snapshot().providers:
+        for info in provider.models:
+            if isinstance(info.prices, list) and all(
+                type(c.constraint).__name__ in ("StartDateConstraint", "NoneType") for c in info.prices
+            ):
+                dated.append((info.id, [c.constraint.start_date for c in info.prices if c.constraint is not None]))
+    assert any(name == "claude-opus-4-6" for name, _ in dated)
+    checked = 0
+    for name, starts in dated[:60] + [d for d in dated if d[0].startswith("claude")]:
+        info = pricing._genai_model(name)
+        if info is None or not isinstance(info.prices, list):
+            continue  # another provider's model answers to this name first: not this one's case
+        ours, theirs = pricing._genai_prices(name, name, None), pricing._genai_read(name, name, None)
+        assert ours == theirs, name
+        if theirs.prices is None:
+            continue
+        for start in starts + [date(2020, 1, 1)]:
+            for moment in (datetime.combine(start, datetime.min.time(), UTC) + timedelta(hours=h) for h in (-1, 0, 12)):
+                when = moment.timestamp()
+                mine, genai = ours.prices.at(when), theirs.prices.at(when)
+                assert (mine.model, mine.tiers) == (genai.model, genai.tiers), (name, moment)
+                checked += 1
+    assert checked > 100
+    assert pricing_cache._read(pricing_cache.cache_file(), pricing_cache.genai_key())["claude-opus-4-6"]["dated"]
