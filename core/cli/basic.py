@@ -24,7 +24,7 @@ def register(subparsers) -> None:
         "--sample",
         "--session",
         metavar="ID[:EPOCH]",
-        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+        help="the sample of an Inspect AI log, the session of an OpenCode database or the run of an Aider history, to read",
     )
     inspect.add_argument("--db", metavar="PATH", help="also import the session into this library")
     inspect.add_argument("--prices", metavar="FILE", help="a prices.json whose models override every other price")
@@ -43,7 +43,7 @@ def register(subparsers) -> None:
         "--sample",
         "--session",
         metavar="ID[:EPOCH]",
-        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+        help="the sample of an Inspect AI log, the session of an OpenCode database or the run of an Aider history, to read",
     )
     export.set_defaults(run=run_export, format=lambda r: f"wrote {r['output']} ({plural(r['messages'], 'message')})")
 

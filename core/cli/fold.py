@@ -70,7 +70,7 @@ def _file(parser, output: bool = False) -> None:
         "--sample",
         "--session",
         metavar="ID[:EPOCH]",
-        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+        help="the sample of an Inspect AI log, the session of an OpenCode database or the run of an Aider history, to read",
     )
     if output:
         parser.add_argument("-o", "--output", required=True, metavar="OUT", help="the native file to write")

@@ -84,7 +84,7 @@ def register(subparsers) -> None:
             "--sample",
             "--session",
             metavar="ID[:EPOCH]",
-            help="for one file: the sample of an Inspect AI log, or the session of an OpenCode database",
+            help="for one file: the sample of an Inspect AI log, the session of an OpenCode database or the run of an Aider history",
         )
         p.add_argument("--json", action="store_true", help="print JSON")
         p.set_defaults(run=run, format=fmt)

@@ -130,7 +130,7 @@ def register(subparsers) -> None:
         "--sample",
         "--session",
         metavar="ID[:EPOCH]",
-        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+        help="the sample of an Inspect AI log, the session of an OpenCode database or the run of an Aider history, to read",
     )
     p.add_argument(
         "--db",

@@ -35,7 +35,7 @@ def register(subparsers) -> None:
         "--sample",
         "--session",
         metavar="ID[:EPOCH]",
-        help="the sample of an Inspect AI log, or the session of an OpenCode database, to read",
+        help="the sample of an Inspect AI log, the session of an OpenCode database or the run of an Aider history, to read",
     )
     parser.add_argument("--json", action="store_true", help="print what was written as JSON")
     parser.set_defaults(run=run_report, format=format_report)

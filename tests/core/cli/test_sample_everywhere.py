@@ -72,3 +72,17 @@ def test_each_file_command_reads_the_sample_named_of_a_log_with_several(command,
     assert "samples" not in result  # one session read, not the log's list of samples
     if without is not None:
         assert without == 2  # without --sample a log of several is refused, naming --sample
+
+
+# The readers of files that hold several sessions, as the help names them.
+HOLDS_SEVERAL = {"inspect": "Inspect AI log", "opencode": "OpenCode database", "aider": "Aider history"}
+
+
+def test_every_commands_sample_help_names_each_format_that_holds_several_sessions():
+    """New user 27: --sample's help named Inspect AI and OpenCode, not Aider, whose runs it chooses as well."""
+    from foldscope.core.formats.registry import FORMATS
+
+    assert {spec.name for spec in FORMATS if spec.samples is not None} == set(HOLDS_SEVERAL)
+    for name, parser in file_commands().items():
+        (sample,) = [a for a in parser._actions if "--sample" in a.option_strings]
+        assert [f for f in HOLDS_SEVERAL.values() if f not in sample.help] == [], name
