@@ -150,7 +150,13 @@ def run_statusline(args: Any) -> int:
             return install(args)
         path, hooked = args.file, False
         if path is None:
-            stdin = json.loads(sys.stdin.read() or "null")
+            try:
+                stdin = json.loads(sys.stdin.read() or "null")
+            except ValueError as exc:  # name the place: the bare decoder's words said neither what nor where
+                found = exc if isinstance(exc, json.JSONDecodeError) else None
+                where = f" (line {found.lineno}, column {found.colno}: {found.msg.lower()})" if found else ""
+                _say(f'foldscope: the status line\'s input is not JSON{where}; it takes {{"transcript_path": FILE}} on stdin')
+                return 0
             if not isinstance(stdin, dict) or not isinstance(stdin.get("transcript_path"), str):
                 _say("foldscope: no transcript_path in the status line's input")
                 return 0

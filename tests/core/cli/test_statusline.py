@@ -236,6 +236,14 @@ def test_a_damaged_transcript_or_input_prints_one_plain_line_and_exits_0(tmp_pat
         assert out.startswith("foldscope: ") and out.count("\n") == 1 and "Traceback" not in out, (stdin, out)
 
 
+def test_input_that_is_not_json_is_named_with_its_place_and_what_the_line_takes(monkeypatch, capsys):
+    """New user 27: `echo garbage | foldscope statusline` said only "Expecting value: line 1 column 1 (char 0)"."""
+    out = run_hook(monkeypatch, capsys, "garbage")
+    assert out == (
+        'foldscope: the status line\'s input is not JSON (line 1, column 1: expecting value); it takes {"transcript_path": FILE} on stdin\n'
+    )
+
+
 def test_control_characters_in_an_error_never_reach_the_terminal(tmp_path, monkeypatch, capsys):
     out = run_hook(monkeypatch, capsys, json.dumps(stdin_object(tmp_path / "a\x1b]52;c;x\x07.jsonl")))
     assert "\x1b" not in out and "\x07" not in out and out.startswith("foldscope: ")
