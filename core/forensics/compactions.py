@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.forensics.cache_report import CacheReport, cache_report
 from foldscope.core.forensics.children import Child, children
@@ -24,6 +24,9 @@ from foldscope.core.model.session import Message, Session
 from foldscope.core.model.views import left_between
 from foldscope.core.request.count import Counter
 from foldscope.core.request.tokens import count_text
+
+if TYPE_CHECKING:
+    from foldscope.core.forensics.literals_ahead import LiteralChecks
 
 PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file")
 COMMAND_KEYS = ("command", "cmd")
@@ -393,16 +396,41 @@ def _lifetime(session: Session) -> str:
     return "1h" if any(r.usage and r.usage.cache_write_1h for r in session.trace) else "5m"
 
 
+def dropped_by(session: Session, k: int) -> list[Message]:
+    """What the step to request k took out of the view, as the Folds table and the inspector count it (core.model.views)."""
+    record, trace = session.record, session.trace
+    return [record[i] for i in left_between(record, trace[k - 1].view, trace[k].view)]
+
+
+def literal_checks(session: Session, fork: bool | None = None) -> LiteralChecks:
+    """The literal checks of every compaction `compaction_report` explains, started in a forked child where it may
+    (core.forensics.literals_ahead; `fork` overrides whether)."""
+    from foldscope.core.forensics.literals_ahead import LiteralChecks, Span
+
+    return LiteralChecks([Span(k, note, dropped_by(session, k), literal_text) for k, note in find_compactions(session)], fork)
+
+
 def compaction_report(
-    session: Session, policy: Policy | None = None, counter: Counter | None = None, cache: CacheReport | None = None
+    session: Session,
+    policy: Policy | None = None,
+    counter: Counter | None = None,
+    cache: CacheReport | None = None,
+    literals: LiteralChecks | None = None,
 ) -> CompactionReport:
-    """Every compaction and fold of the session explained; the cache report is built (one count) when not given."""
-    cache = cache or cache_report(session, policy, counter)
+    """Every compaction and fold of the session explained; the cache report is built (one count) when not given.
+    `literals`: the literal checks started before the count (core.forensics.literals_ahead), else each is made here.
+    Without them, a session with compactions has its checks forked (where it may) before that count."""
     found = find_compactions(session)
+    if cache is None:
+        if literals is None and found:
+            with literal_checks(session) as started:
+                return compaction_report(session, policy, counter, cache_report(session, policy, counter), started)
+        cache = cache_report(session, policy, counter)
+    checks = literals.collect([(k, note.id) for k, note in found]) if literals is not None else None
     events = _events_by_note(session)
     summarisers = [c for c in children(session) if c.summariser] if found else []
     used: set[str] = set()
-    record, trace, measured = session.record, session.trace, cache.measured
+    trace, measured = session.trace, cache.measured
     from foldscope.core.forensics.cause_prices import Pricer
 
     pricer = Pricer(session.model)
@@ -414,8 +442,7 @@ def compaction_report(
         kind = "compaction" if note.metadata.get("compaction") else "fold"
         source = str(event.get("source") or ("foldscope" if kind == "fold" else session.format))
         before, after, sizes_from = _sizes(event, prev, this, measured[k - 1].count_with_head, measured[k].count_with_head)
-        # What the step took out of the view, as the Folds table and the inspector count it (core.model.views)
-        dropped = [record[i] for i in left_between(record, prev.view, this.view)]
+        dropped = literals.spans[n].dropped if checks is not None and literals is not None else dropped_by(session, k)
         end = found[n + 1][0] if n + 1 < len(found) else len(trace)
         summariser_usd, why = _summariser(kind, source, note, summarisers, used)
         row = cache.rows[k]
@@ -432,7 +459,7 @@ def compaction_report(
             summariser_usd,
             why,
             dropped_facts(dropped, cache.tokens),
-            check((literal_text(m) for m in dropped), note.text),
+            checks[n] if checks is not None else check((literal_text(m) for m in dropped), note.text),
             refetched(session, k, end, dropped, cache.tokens),
             rewrite_tokens,
             None if costs is None else costs.get("rewrite", 0.0),

@@ -55,6 +55,10 @@ class LiteralCheck:
         self._kinds = kinds  # each one's index in KINDS
         self._kept = kept  # 1 for each one the summary keeps, else 0
 
+    def parts(self) -> tuple[str, bytes, bytes]:
+        """What the check holds (LiteralCheck(*parts) makes it again): sent from a forked child (core.forensics.literals_ahead)."""
+        return self._texts, self._kinds, self._kept
+
     def _picked(self, keep: bool) -> list[Literal]:
         texts = self._texts.split("\n") if self._texts else []
         return [Literal(KINDS[k], text) for text, k, was in zip(texts, self._kinds, self._kept) if was == keep]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from foldscope.core.forensics.usage import session_facts
 from foldscope.core.formats.lionagi_write import input_paths
@@ -367,6 +369,15 @@ dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill
 def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[str] = (), measure: Measure | None = None) -> ReportData:
     """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`)."""
     measure = measure or Measure(session, policy or Policy())
+    from foldscope.core.forensics.compactions import literal_checks
+
+    # The compactions' literal checks need only the session: started now, they are made on the other core while the
+    # trace is counted (core.forensics.literals_ahead), and the cost sections collect them.
+    with literal_checks(session) if session.trace else nullcontext() as checks:
+        return _gathered(session, measure, replay, checks)
+
+
+def _gathered(session: Session, measure: Measure, replay: Sequence[str], checks: Any) -> ReportData:
     from foldscope.core.forensics.trace_pass import MeasuredPass
 
     # The cache causes' pass rides on the trace's count (as the GUI's does, core.readout.trace_facts): one count of
@@ -398,6 +409,7 @@ def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[s
         fold_events(session, measure),
         cache_pass=steps,
         bars=bars if len(bars) == len(rows) else None,
+        literals=checks,
     )
     data.sections = [
         summary_section(data),

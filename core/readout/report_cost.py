@@ -41,7 +41,7 @@ def cost_sections(data: ReportData) -> list[Section]:
         return [Section("Cost by cause", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")]
     out = [_cause_section(totals, cache.implicit)]
     try:
-        report = compaction_report(session, measure.policy, measure.counter, cache=cache)
+        report = compaction_report(session, measure.policy, measure.counter, cache=cache, literals=data.literals)
     except Exception as exc:  # noqa: BLE001
         out.append(Section("Compactions", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>"))
         return out

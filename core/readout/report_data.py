@@ -27,3 +27,6 @@ class ReportData:
     # Each request's bar as that count heard it (core.readout.report_bars.RequestBars), when gather made the count:
     # the every-request section reads it instead of measuring every request again.
     bars: Any = None
+    # The compactions' literal checks started before that count (core.forensics.literals_ahead.LiteralChecks), which
+    # the compactions section collects; None where gather started none.
+    literals: Any = None

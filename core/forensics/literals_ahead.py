@@ -1,0 +1,182 @@
+"""The compactions' literal checks made in a forked child while the trace is counted (the second core), else in-line.
+
+A compaction's literal check (core.forensics.literals.check) needs only the session: the texts its step took out of
+the view and its note's summary, not the count. So a one-shot command (`compactions`, `report`) starts the checks
+right after the read, in a forked child that shares the session copy-on-write, and collects them when it builds the
+compaction reports. The child writes each check, in the compactions' order, to an unnamed file as one marshal frame
+(one string and two byte strings: core.forensics.literals.LiteralCheck). Collecting never waits for it: the parent
+checks from the last compaction back, in-line, until it meets one the child has written, so a child that is slow,
+hangs or dies costs at most the time the in-line checks would have cost, and the checks are the same either way. The
+child is killed and reaped when the checks are collected or the caller ends (`with`), whatever ended it.
+
+A fork is made only where it is safe and wanted: fork exists, no other thread runs (a lock another thread holds at
+the fork stays held in the child), children are allowed (core.request.counting.children_allowed; not
+FOLDSCOPE_COUNTING=local), this is no process pool's worker or forked child (which keep the cores busy already;
+core.request.counting.backend.allowed) and the process may run on two cores.
+"""
+
+from __future__ import annotations
+
+import gc
+import marshal
+import os
+import signal
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from typing import IO
+
+from foldscope.core.forensics.literals import LiteralCheck, check
+from foldscope.core.model.session import Message
+
+HEAD = 8  # a frame's length, little-endian, before its marshal data
+
+
+class Span:
+    """One compaction's check to make: the request it preceded, its note (the summary), the messages it took and how
+    a message's literal text is read (core.forensics.compactions.literal_text)."""
+
+    __slots__ = ("request", "note", "dropped", "text_of")
+
+    def __init__(self, request: int, note: Message, dropped: Sequence[Message], text_of: Callable[[Message], str]) -> None:
+        self.request, self.note, self.dropped, self.text_of = request, note, dropped, text_of
+
+    def check(self) -> LiteralCheck:
+        return check((self.text_of(m) for m in self.dropped), self.note.text)
+
+
+def may_fork() -> bool:
+    """Whether this process may fork the checks (the module's docstring says when)."""
+    from foldscope.core.request.counting.backend import allowed
+
+    if not hasattr(os, "fork") or threading.active_count() != 1 or not allowed():
+        return False
+    try:
+        return len(os.sched_getaffinity(0)) >= 2
+    except AttributeError:  # not on Linux
+        return (os.cpu_count() or 1) >= 2
+
+
+class LiteralChecks:
+    """Every compaction's literal check of a session, started in a forked child (where may_fork) and collected in
+    the compactions' order (`collect`). A context manager: leaving it stops and reaps the child."""
+
+    def __init__(self, spans: Sequence[Span], fork: bool | None = None) -> None:
+        self.spans = list(spans)
+        self.keys = [(s.request, s.note.id) for s in self.spans]
+        self.pid: int | None = None
+        self.made_here = 0  # checks the parent made itself at collect (tests and benches read it)
+        self._file: IO[bytes] | None = None
+        self._offset = 0
+        self._got: list[LiteralCheck | None] = [None] * len(self.spans)
+        if self.spans and (may_fork() if fork is None else fork):
+            self._start()
+
+    def __enter__(self) -> LiteralChecks:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _start(self) -> None:
+        try:
+            self._file = tempfile.TemporaryFile()
+        except OSError:
+            return  # no file to write to: the checks are made in-line
+        fd = self._file.fileno()
+        # Frozen, the objects built so far are never walked by the child's collector (a walk writes to each one's
+        # header, so copies every page it lies on); the parent takes them back as soon as the child is forked.
+        gc.freeze()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had (EAGAIN, ENOMEM): in-line
+            pid = -1
+        if pid == 0:  # the child: never returns into the caller's code
+            _serve(self.spans, fd)
+        gc.unfreeze()
+        if pid > 0:
+            self.pid = pid
+        else:
+            self._close_file()
+
+    def collect(self, keys: Sequence[tuple[int, str]] | None = None) -> list[LiteralCheck] | None:
+        """Each compaction's check, in order: the child's where it has written it, else made here, from the last back
+        until the child's are met, so this never waits for the child. `keys`: (request, note id) of the compactions
+        the caller explains; None when these checks were started for others (the caller makes its own)."""
+        if keys is not None and list(keys) != self.keys:
+            self.stop()
+            return None
+        got = self._got
+        for i in range(len(got) - 1, -1, -1):
+            self._read()  # the child may have gone on meanwhile
+            if got[i] is None:
+                got[i] = self.spans[i].check()
+                self.made_here += 1
+        self.stop()
+        return [c for c in got if c is not None]
+
+    def _read(self) -> None:
+        """Take the frames the child has written whole since the last read (a frame still being written waits)."""
+        if self._file is None:
+            return
+        fd = self._file.fileno()
+        while True:
+            head = os.pread(fd, HEAD, self._offset)
+            if len(head) < HEAD:
+                return
+            size = int.from_bytes(head, "little")
+            data = os.pread(fd, size, self._offset + HEAD)
+            if len(data) < size:
+                return
+            self._offset += HEAD + size
+            try:
+                i, texts, kinds, kept = marshal.loads(data)  # our own child's frame: data only
+            except (EOFError, ValueError, TypeError):
+                self.stop()  # a frame that does not read: nothing more of the child's is trusted
+                return
+            if 0 <= i < len(self._got) and self._got[i] is None:
+                self._got[i] = LiteralCheck(texts, kinds, kept)
+
+    def stop(self) -> None:
+        """Kill and reap the child if it runs, and let go of its file."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = None
+        self._close_file()
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _serve(spans: Sequence[Span], fd: int) -> None:
+    """The child: each span's check written as a frame, in order, then exit at once (os._exit: never the parent's
+    exit handlers, never its buffered output written twice). Any failure ends the child; the parent makes the rest."""
+    status = 1
+    try:
+        gc.disable()  # a short life: no collection walks (and copies) what the parent built
+        # The parent's other files (a counting child's pipes) are not this child's to hold open: one stopped by the
+        # closing of its pipe would otherwise wait for this child's end.
+        os.closerange(3, fd)
+        os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
+        for i, span in enumerate(spans):
+            c = span.check()
+            data = marshal.dumps((i, *c.parts()))
+            _write_all(fd, len(data).to_bytes(HEAD, "little") + data)
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

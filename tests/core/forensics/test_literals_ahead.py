@@ -1,0 +1,192 @@
+"""The compactions' literal checks made in a forked child give the checks made in-line, whatever becomes of the child."""
+
+import marshal
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.forensics import literals_ahead
+from foldscope.core.forensics.compactions import compaction_report, find_compactions, literal_checks, literal_text
+from foldscope.core.forensics.literals_ahead import LiteralChecks, Span
+from foldscope.core.formats import load_session
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform: the checks are made in-line")
+
+
+def _parts(checks):
+    return [c.parts() for c in checks]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """A generated Claude Code session that repeats nothing, with compactions (bench/fresh_session.py)."""
+    from fresh_session import generate
+
+    path = tmp_path_factory.mktemp("fresh") / "s.jsonl"
+    generate(path, 1500)
+    session = load_session(path)
+    assert len(find_compactions(session)) >= 3
+    return session
+
+
+def _gone(pid: int) -> bool:
+    """Whether `pid` is no child of this process any more (reaped)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_the_forked_checks_are_the_in_line_checks_on_a_generated_session(generated):
+    with literal_checks(generated, fork=True) as forked:
+        pid = forked.pid
+        assert pid is not None
+        _, status = os.waitpid(pid, 0)  # let the child write every check, so every one collected is the child's
+        forked.pid = None
+        assert os.waitstatus_to_exitcode(status) == 0
+        got = forked.collect()
+        assert forked.made_here == 0
+    in_line = literal_checks(generated, fork=False).collect()
+    assert in_line is not None and got is not None
+    assert _parts(got) == _parts(in_line) and len(got) == len(find_compactions(generated))
+    assert sum(c.kept_count + c.lost_count for c in got) > 0
+
+
+def test_the_forked_checks_are_the_in_line_checks_on_dev_corpus_texts(corpus_dev):
+    """No dev file holds a carried compaction, so each file's record is cut into spans, each summarised by a message of
+    its own: the literals of real paths, names, numbers and URLs go through the child."""
+    for path in sorted(p for p in (corpus_dev / "claude_code").glob("*.jsonl")) + sorted((corpus_dev / "codex").glob("*.jsonl")):
+        record = list(load_session(path).record)
+        spans = [Span(k, record[min(k + 3, len(record) - 1)], record[k : k + 20], literal_text) for k in range(0, len(record), 20)]
+        forked = LiteralChecks(spans, fork=True)
+        assert forked.pid is not None
+        assert _parts(forked.collect()) == _parts(LiteralChecks(spans, fork=False).collect()), path.name
+
+
+def test_a_child_killed_at_once_leaves_the_same_checks_made_in_line_and_no_process(generated):
+    forked = literal_checks(generated, fork=True)
+    pid = forked.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    got = forked.collect()
+    assert _parts(got) == _parts(literal_checks(generated, fork=False).collect())
+    assert forked.made_here == len(got) and _gone(pid)
+
+
+def test_a_child_that_fails_leaves_the_same_checks_made_in_line(generated, monkeypatch):
+    parent = os.getpid()
+    real = Span.check
+
+    def failing_in_the_child(self):
+        if os.getpid() != parent:
+            raise RuntimeError("the child's check fails")
+        return real(self)
+
+    monkeypatch.setattr(Span, "check", failing_in_the_child)
+    forked = literal_checks(generated, fork=True)
+    pid = forked.pid
+    assert pid is not None
+    os.waitpid(pid, 0)  # the child has ended, having written nothing
+    forked.pid = None
+    got = forked.collect()
+    monkeypatch.setattr(Span, "check", real)
+    assert _parts(got) == _parts(literal_checks(generated, fork=False).collect())
+    assert forked.made_here == len(got)
+
+
+def test_a_child_that_hangs_is_never_waited_for_and_is_reaped(generated, monkeypatch):
+    parent = os.getpid()
+    real = Span.check
+
+    def hanging_in_the_child(self):
+        if os.getpid() != parent:
+            time.sleep(3600)
+        return real(self)
+
+    monkeypatch.setattr(Span, "check", hanging_in_the_child)
+    forked = literal_checks(generated, fork=True)
+    pid = forked.pid
+    assert pid is not None
+    started = time.monotonic()
+    got = forked.collect()
+    assert time.monotonic() - started < 60
+    monkeypatch.setattr(Span, "check", real)
+    assert _parts(got) == _parts(literal_checks(generated, fork=False).collect())
+    assert forked.made_here == len(got) and _gone(pid)
+
+
+def test_leaving_the_checks_uncollected_stops_and_reaps_the_child(generated, monkeypatch):
+    parent = os.getpid()
+    real = Span.check
+    monkeypatch.setattr(Span, "check", lambda self: time.sleep(3600) if os.getpid() != parent else real(self))
+    with pytest.raises(KeyError):
+        with literal_checks(generated, fork=True) as forked:
+            pid = forked.pid
+            assert pid is not None
+            raise KeyError("the command failed before its report was built")
+    assert forked.pid is None and _gone(pid)
+
+
+def test_a_half_written_frame_is_not_taken(generated):
+    checks = literal_checks(generated, fork=False)
+    checks._file = tempfile.TemporaryFile()
+    one = checks.spans[0].check()
+    data = marshal.dumps((0, *one.parts()))
+    checks._file.write(len(data).to_bytes(8, "little") + data[:-1])
+    checks._file.flush()
+    checks._read()
+    assert checks._got[0] is None
+    checks._file.write(data[-1:])
+    checks._file.flush()
+    checks._read()
+    assert checks._got[0] is not None and checks._got[0].parts() == one.parts()
+    checks.stop()
+
+
+def test_no_fork_while_another_thread_runs():
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not literals_ahead.may_fork()
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_no_fork_with_counting_kept_local(monkeypatch):
+    monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")
+    assert not literals_ahead.may_fork()
+
+
+def test_checks_started_for_other_compactions_are_not_used(generated):
+    checks = literal_checks(generated, fork=True)
+    assert checks.collect([(0, "another note")]) is None
+    assert checks.pid is None
+
+
+def test_the_compaction_report_with_forked_checks_is_the_report_made_in_line(generated, monkeypatch):
+    forks = []
+    real_fork = os.fork
+
+    def counted_fork():
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted_fork)
+    forked = compaction_report(generated).as_dict()  # forks its checks before the count where it may
+    assert len(forks) == 1 and _gone(forks[0])
+    monkeypatch.setattr(literals_ahead, "may_fork", lambda: False)
+    assert forked == compaction_report(generated).as_dict()
+    assert len(forks) == 1
