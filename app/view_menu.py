@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from foldscope.app.menus import add_action, focus_filter
 from foldscope.app.panels.composition import CompositionPanel
+from foldscope.app.panels.cost import CostPanel
 from foldscope.app.panels.library import LibraryPanel
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
@@ -21,7 +22,7 @@ def fill_view_menu(
     window: QMainWindow,
     focus: Sequence[Focus],
     show_side: Callable[..., None],
-    sides: tuple[RequestPanel, CompositionPanel, LibraryPanel],
+    sides: tuple[RequestPanel, CompositionPanel, LibraryPanel, CostPanel],
     lists: tuple[MessageList, MessageList],
     timeline: Timeline,
     follow: QAction,
@@ -30,10 +31,11 @@ def fill_view_menu(
     for text, key, slot in focus:
         add_action(menu, window, text, key, slot)
     menu.addSeparator()
-    request, composition, library = sides
+    request, composition, library, cost = sides
     add_action(menu, window, "Re&quest panel", "Ctrl+R", lambda: show_side(request))
     add_action(menu, window, "&Composition (what is eating the context)", "Ctrl+7", lambda: show_side(composition, composition.tabs))
     add_action(menu, window, "&Library", "Ctrl+L", lambda: show_side(library, library.session_table))
+    add_action(menu, window, "C&ost (the bill by cause)", "Ctrl+8", lambda: show_side(cost, cost.tabs))
     menu.addSeparator()
     add_action(menu, window, "Filter the &list…", "Ctrl+F", lambda: focus_filter(lists, window.focusWidget()))
     add_action(menu, window, "&Search all sessions…", "Ctrl+Shift+F", lambda: show_side(library, library.search_box))

@@ -269,12 +269,12 @@ class MainWindow(QMainWindow):
         focus = [
             ("Full &record", "Ctrl+1", self.record_list.table.setFocus),
             ("Active &view", "Ctrl+2", self.view_list.table.setFocus),
-            ("&Inspector", "Ctrl+3", self.inspector.tabs.setFocus),
+            ("&Inspector", "Ctrl+3", lambda: self.show_side(self.inspector, self.inspector.tabs)),  # a side tab: to the front
             ("&Timeline", "Ctrl+4", self.timeline.setFocus),
             ("Window &map", "Ctrl+5", self.window_map.setFocus),
             ("&Folds", "Ctrl+6", self.fold_panel.focus_table),
         ]
-        sides = (self.request_panel, self.composition_panel, self.library_panel)
+        sides = (self.request_panel, self.composition_panel, self.library_panel, self.cost_panel)
         lists = (self.record_list, self.view_list)
         theme_menu = fill_view_menu(view_menu, self, focus, self.show_side, sides, lists, self.timeline, self.following.action)
         self.themes = ThemeSwitch(self, self.settings, theme_menu, self.refresh_theme)

@@ -232,3 +232,23 @@ def test_recent_files_read_back_one_file_or_many(tmp_path):
     assert WindowSettings(path).recent_files() == [str((tmp_path / "a.jsonl").resolve())]  # INI: a bare string
     WindowSettings(path).add_recent_file(str(tmp_path / "b.jsonl"))
     assert WindowSettings(path).recent_files() == [str((tmp_path / p).resolve()) for p in ("b.jsonl", "a.jsonl")]
+
+
+def test_every_side_tab_has_a_view_menu_key_that_brings_it_to_the_front_from_any_other(qtbot, window, document):
+    """New user 27: the Cost tab had no View menu item or key, and Inspector (Ctrl+3) gave the keyboard to the
+    inspector's own tabs without bringing its side tab to the front when another was there."""
+    window.set_document(document)
+    window.show()
+    qtbot.waitExposed(window)
+    view = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "View")
+    keyed = [a for a in view.actions() if not a.isSeparator() and a.menu() is None and not a.shortcut().isEmpty()]
+    tabs = window.side_tabs
+    for i in range(tabs.count()):
+        target, other = tabs.widget(i), tabs.widget((i + 1) % tabs.count())
+        bringing = []
+        for action in keyed:
+            tabs.setCurrentWidget(other)
+            action.trigger()
+            if tabs.currentWidget() is target:
+                bringing.append(action.shortcut().toString())
+        assert bringing, tabs.tabText(i)
