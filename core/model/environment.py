@@ -102,8 +102,13 @@ def problems(environ: Mapping[str, str]) -> list[str]:
 
 def say_problems(environ: Mapping[str, str] | None = None) -> None:
     """Print problems() on stderr, each once: the command goes on as the lines say."""
+    if sys.stderr is None:  # started with no stderr: print(file=None) would write to stdout, into a command's output
+        return
     for line in problems(os.environ if environ is None else environ):
-        print(line.encode("ascii", "backslashreplace").decode("ascii"), file=sys.stderr)
+        try:  # a closed or missing stderr (a GUI launched without one) must not stop the command
+            print(line.encode("ascii", "backslashreplace").decode("ascii"), file=sys.stderr)
+        except (AttributeError, OSError, ValueError):
+            return
 
 
 def folder(name: str) -> Path | None:

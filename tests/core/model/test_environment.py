@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +131,18 @@ def test_a_command_run_with_the_values_switches_take_prints_nothing_on_stderr(tm
     fine = {name: values[0] for name, values in fine_values(tmp_path).items()}
     done = run(["count", "-"], fine, "hello world")
     assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "2", "")
+
+
+def test_with_no_stderr_the_line_is_not_written_into_the_commands_output():
+    # Python started with fd 2 closed has sys.stderr None, and print(file=None) writes to stdout
+    done = subprocess.run(
+        f"{shlex.quote(sys.executable)} -m foldscope count - 2>&-",
+        shell=True,
+        input="hello world",
+        capture_output=False,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FOLDSCOPE_COUNTING": "chid"},
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "2")
