@@ -13,6 +13,9 @@ on the file (gui_launch): `launch to usable` when the load's first step has pain
 output), `timeline complete` when the counted document has (every size, the timeline and stepping; the library may
 still be storing it, the edits waiting for that), both from the moment this script starts the interpreter. The exponent is the slope of
 log time against log messages between the two largest sizes; the issue's target is at most 1.1.
+A measure's children are said beside its own peak, so no figure hides memory moved into a child: the most their own
+pages came to at once (watch_children, sampled from /proc) and the largest resident set among them (ru_maxrss). The
+single-file commands are held to `requests` by wall time (issue 48's target, two cores), their CPU beside it.
 """
 
 from __future__ import annotations
@@ -83,18 +86,23 @@ def verdict(measure: str, count: int, seconds: float) -> str:
     return f" (target {target:g} s: {'met' if seconds < target else 'NOT met'})"
 
 
-def cell(measure: str, count: int, got: dict, file_mb: float, requests_cpu: float) -> str:
+def cell(measure: str, count: int, got: dict, file_mb: float, requests_cpu: float, requests_wall: float = math.nan) -> str:
     """One table cell: wall and CPU seconds, peak memory (and its multiple of the file), the verdicts that apply."""
     if "error" in got:
         return f"failed: {got['error']}"
     wall, cpu = got["seconds"], got.get("cpu", math.nan)
     text = f"{wall:.2f} s wall, {cpu:.2f} s CPU / {got['peak_mb']:.0f} MB ({got['peak_mb'] / file_mb:.1f}x)"
+    private, rss = got.get("children_private_mb", math.nan), got.get("children_rss_mb", math.nan)
+    if private > 0 or rss > 0:  # memory moved into a child is said, never hidden
+        text += f" + children {private:.0f} MB own at once (largest resident {rss:.0f} MB)"
     text += verdict(measure, count, min(wall, cpu) if not math.isnan(cpu) else wall)
     if measure in AGAINST_REQUESTS and not math.isnan(requests_cpu):
-        ratio = cpu / requests_cpu
-        text += f" = {ratio:.2f}x requests' CPU"
+        # The target is wall time on two cores (issue 48): a command whose extra work runs in a child beside its own
+        # spends the same CPU in less wall. On a loaded machine the wall holds others' work: rerun idle to judge.
+        ratio = wall / requests_wall
+        text += f" = {ratio:.2f}x requests' wall ({cpu / requests_cpu:.2f}x its CPU)"
         if count >= TIME_TARGET_FROM:
-            text += f" (target {REQUESTS_RATIO_TARGET:g}x: {'met' if ratio <= REQUESTS_RATIO_TARGET else 'NOT met'})"
+            text += f" (target {REQUESTS_RATIO_TARGET:g}x wall: {'met' if ratio <= REQUESTS_RATIO_TARGET else 'NOT met'})"
     if count >= TIME_TARGET_FROM and measure not in ("window step", *LAUNCH):
         text += f" (memory {MEMORY_TARGET:g}x: {'met' if got['peak_mb'] / file_mb < MEMORY_TARGET else 'NOT met'})"
     return text
@@ -314,7 +322,15 @@ def child(measure: str, path: str, folder: str) -> dict:
         app.processEvents()
         seconds = time.perf_counter() - start
         window.close()
-    return {"seconds": seconds, "cpu": cpu_now() - cpu, "peak_mb": peak_mb(), **extra}
+    return {"seconds": seconds, "cpu": cpu_now() - cpu, "peak_mb": peak_mb(), "children_rss_mb": children_rss_mb(), **extra}
+
+
+def children_rss_mb() -> float:
+    """The largest peak resident set of this process's children that have ended (ru_maxrss of RUSAGE_CHILDREN, MiB):
+    a forked child's counts the pages it shares with this process too, and a spawned one's its parent's at the spawn."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def cpu_now() -> float:
@@ -404,22 +420,72 @@ def least_of(measure: str, path: Path, folder: Path) -> dict:
 
 
 def run_child(measure: str, path: Path, folder: Path) -> dict:
-    if measure == "gui launch":
-        import time
+    import time
 
-        launched = time.time()
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", measure, str(path), str(folder)], capture_output=True, text=True, check=False
-    )
-    if out.returncode != 0:
-        return {"seconds": math.nan, "peak_mb": math.nan, "error": out.stderr.strip().splitlines()[-1:]}
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    launched = time.time()
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        process = subprocess.Popen([sys.executable, __file__, "--child", measure, str(path), str(folder)], stdout=stdout, stderr=stderr)
+        children_mb = watch_children(process)
+        stdout.seek(0)
+        stderr.seek(0)
+        out, err = stdout.read(), stderr.read()
+    if process.returncode != 0:
+        return {"seconds": math.nan, "peak_mb": math.nan, "error": err.strip().splitlines()[-1:]}
+    got = json.loads(out.strip().splitlines()[-1])
+    got["children_private_mb"] = children_mb
     if measure == "gui launch":
         got["launch to usable"] = got["usable_at"] - launched
         got["timeline complete"] = got["complete_at"] - launched
         got["launch to usable cpu"] = got["usable_cpu"]
         got["timeline complete cpu"] = got["complete_cpu"]
     return got
+
+
+CHILDREN_EVERY = 0.05  # seconds between two looks at the measured process's children (watch_children)
+
+
+def watch_children(process: subprocess.Popen) -> float:
+    """Wait for `process`, looking at its descendants (a counting child, forked literal checks or strategies) every
+    CHILDREN_EVERY seconds: the most memory they held at once of their own (private pages: Private_Clean plus
+    Private_Dirty in /proc/PID/smaps_rollup, so a forked child's pages shared with its parent, already in the
+    parent's peak, are not counted twice), in MiB; nan where /proc cannot tell (not Linux)."""
+    import time
+
+    if not os.path.exists(f"/proc/{process.pid}/task"):
+        process.wait()
+        return math.nan
+    peak = 0.0
+    while process.poll() is None:
+        peak = max(peak, sum(_private_mb(pid) for pid in _descendants(process.pid)))
+        time.sleep(CHILDREN_EVERY)
+    return peak
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            found += kids
+            todo += kids
+    return found
+
+
+def _private_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return sum(int(line.split()[1]) for line in f if line.startswith(("Private_Clean:", "Private_Dirty:"))) / 1024
+    except (OSError, ValueError):
+        return 0.0  # ended meanwhile
 
 
 def threads_ratio() -> int:
@@ -524,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
                 cells = []
                 launch: dict | None = None
                 file_mb = path.stat().st_size / 2**20
-                requests_cpu = math.nan
+                requests_cpu = requests_wall = math.nan
                 for measure in measures:
                     if measure in LAUNCH:  # both figures from one launch into a new library
                         if launch is None:
@@ -536,8 +602,8 @@ def main(argv: list[str] | None = None) -> int:
                     got = least_of(measure, path, Path(tmp))
                     times[measure].append((count, got.get("cpu", got["seconds"])))
                     if measure == "requests" and "error" not in got:
-                        requests_cpu = got["cpu"]
-                    cells.append(cell(measure, count, got, file_mb, requests_cpu))
+                        requests_cpu, requests_wall = got["cpu"], got["seconds"]
+                    cells.append(cell(measure, count, got, file_mb, requests_cpu, requests_wall))
                     if shape == "tiny lines" and measure == "inspect" and size >= TINY_TARGET["lines"] and "error" not in got:
                         met = got["seconds"] < TINY_TARGET["seconds"] and got["peak_mb"] < TINY_TARGET["peak_mb"]
                         cells[-1] += (
