@@ -4,6 +4,7 @@ validated as a profile is (Amendment 3)."""
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import context_window
 
 SOURCE = "the policy editor"
+# A whole number with its thousands grouped, as the window and the command line print them (100,000; 100 000).
+GROUPED = re.compile(r"\d{1,3}(?:[, ]\d{3})+")
 
 
 def tooltip(key: PolicyKey) -> str:
@@ -51,6 +54,14 @@ def parse_value(key: str, text: str) -> Any:
         raise PolicyError(SOURCE, key, "not a YAML value: nested too deeply to read") from None
 
 
+def separators_hint(text: str) -> str:
+    """For a number typed as every screen shows one (100,000), the value to type: the loader reads only plain digits,
+    and quietly reading the separators would be the coercion Amendment 3 refuses."""
+    if GROUPED.fullmatch(text):
+        return f"; type it without separators: {re.sub(r'[, ]', '', text)}"
+    return ""
+
+
 def field_errors(texts: dict[str, str]) -> tuple[Policy | None, dict[str, str]]:
     """The policy the fields make, or None, and an error per key: each value alone, then the line and target pair."""
     values: dict[str, Any] = {}
@@ -63,7 +74,7 @@ def field_errors(texts: dict[str, str]) -> tuple[Policy | None, dict[str, str]]:
             Policy.from_mapping({key: values[key]}, SOURCE)
         except PolicyError as exc:
             if not exc.problem.startswith("the pair"):  # a fraction alone is judged with the other's default below
-                errors[key] = exc.problem
+                errors[key] = exc.problem + separators_hint(text.strip())
     if errors:
         return None, errors
     try:

@@ -51,6 +51,16 @@ def test_each_refused_value_shows_its_error_beside_its_field(editor, what, key, 
     assert all(editor.error_for(k) == "" for k in others)
 
 
+@pytest.mark.parametrize("key,text,plain", [("max_input_tokens", "100,000", "100000"), ("context_window", "1 000 000", "1000000")])
+def test_a_number_typed_with_separators_as_the_screens_show_it_is_refused_naming_the_value_to_type(editor, key, text, plain):
+    """New user 27: "100,000", copied from the timeline's ceiling, was refused as "not a string ('100,000')" alone."""
+    editor.set_text(key, text)
+    assert editor.error_for(key).endswith(f"; type it without separators: {plain}")
+    assert editor.policy() is None  # still refused: reading it anyway is the coercion Amendment 3 refuses
+    editor.set_text(key, plain)
+    assert editor.error_for(key) == "" and editor.policy() is not None
+
+
 def test_a_valid_policy_shows_the_resolved_ceiling_and_its_source(editor, qtbot):
     with qtbot.waitSignal(editor.policy_changed) as changed:
         editor.set_text("max_input_tokens", "50000")
