@@ -402,13 +402,13 @@ def settle_disk() -> None:
         os.sync()
 
 
-def least_of(measure: str, path: Path, folder: Path) -> dict:
+def least_of(measure: str, path: Path, folder: Path, repeats: int = REPEATS) -> dict:
     """The measure's run with the least time of up to REPEATS, each into a new library on a settled disk; runs are
     repeated only while together they take under REPEAT_WITHIN seconds. Noise on this machine only ever adds time,
     and it weighs most on the short runs of the smaller sizes, which each exponent divides by."""
     key = "timeline complete cpu" if measure == "gui launch" else "cpu"  # CPU: the host's other work adds less to it
     runs: list[dict] = []
-    while len(runs) < REPEATS and sum(r[key] for r in runs) < REPEAT_WITHIN:
+    while len(runs) < repeats and sum(r[key] for r in runs) < REPEAT_WITHIN:
         for old in folder.glob("lib.db*"):
             old.unlink()  # each measure imports into a new library
         settle_disk()
@@ -544,6 +544,9 @@ def main(argv: list[str] | None = None) -> int:
         "--threads", action="store_true", help="only the tokenizer's threads: a Claude Code session's trace counted serially and with 2"
     )
     parser.add_argument("--measures", default=",".join(MEASURES), help=f"some of: {', '.join(MEASURES)}")
+    parser.add_argument(
+        "--runs", type=int, default=REPEATS, help=f"runs of each measure at most, the least kept (default {REPEATS}; 1 for a quick look)"
+    )
     parser.add_argument("--child", nargs=3, metavar=("MEASURE", "FILE", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -594,12 +597,12 @@ def main(argv: list[str] | None = None) -> int:
                 for measure in measures:
                     if measure in LAUNCH:  # both figures from one launch into a new library
                         if launch is None:
-                            launch = least_of("gui launch", path, Path(tmp))
+                            launch = least_of("gui launch", path, Path(tmp), args.runs)
                         got = {**launch, "seconds": launch.get(measure, math.nan), "cpu": launch.get(f"{measure} cpu", math.nan)}
                         times[measure].append((count, got["cpu"]))
                         cells.append(cell(measure, count, got, file_mb, requests_cpu))
                         continue
-                    got = least_of(measure, path, Path(tmp))
+                    got = least_of(measure, path, Path(tmp), args.runs)
                     times[measure].append((count, got.get("cpu", got["seconds"])))
                     if measure == "requests" and "error" not in got:
                         requests_cpu, requests_wall = got["cpu"], got["seconds"]

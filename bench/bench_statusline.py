@@ -11,7 +11,7 @@ forks, or by the warm reader: its wall time is in the run's, its CPU is not), an
 ratios are what to compare). The children run with their bytecode written, as an installed package has it
 (PYTHONDONTWRITEBYTECODE is unset for them: compiling every module again would be most of a run).
 
-    .venv/bin/python bench/bench_statusline.py [REQUESTS] [MESSAGES]   (default 1000 10000)
+    .venv/bin/python bench/bench_statusline.py [REQUESTS] [MESSAGES] [STEPS]   (default 1000 10000 9)
 """
 
 from __future__ import annotations
@@ -170,4 +170,5 @@ def main(requests: int, messages: int) -> None:
 
 if __name__ == "__main__":
     args = [int(a) for a in sys.argv[1:]]
-    main(*(args + [1000, 10000][len(args) :]))
+    STEPS = args[2] if len(args) > 2 else STEPS  # runs of each kind (tests/test_benches.py takes 2)
+    main(*(args[:2] + [1000, 10000][len(args[:2]) :]))

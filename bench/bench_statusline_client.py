@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,9 @@ def counted(argv: list[str], stdin: str, env: dict) -> int:
 
 
 def main(requests: int) -> None:
+    if shutil.which("valgrind") is None:  # as bench_instructions says it: a tool the project cannot install itself
+        print("bench_statusline_client: valgrind is not installed (Debian: apt-get install valgrind); nothing measured")
+        return
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode kept, as installed
     command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "foldscope.app.main"]
     with tempfile.TemporaryDirectory() as tmp:

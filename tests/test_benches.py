@@ -1,0 +1,324 @@
+"""Every script in bench/ runs at its smallest size and prints its figures' headings: a renamed function, a moved module
+or a dropped option fails here, not when docs/performance.md's figures are next reproduced. The figures' values are
+this machine's noise and are never checked; the scripts run two at a time, each in its own folders, and leave nothing."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.paths import CORPUS_DEV, ROOT
+
+BENCH = ROOT / "bench"
+PI = CORPUS_DEV / "pi" / "earendil-works-pi_prompt-cache-replay-session.jsonl"  # the dev corpus's smallest pi session
+FIRST = ("bench_scale.py", "bench_usage.py", "bench_statusline.py", "bench_replay_scale.py", "profile_scale.py", "bench_statusline_pi.py")
+# The fixture runs every script in the first test's set-up: its bound is the whole set's, not one test's
+pytestmark = pytest.mark.timeout(1200)
+TIMEOUT = 240  # seconds a script may take on a loaded two-core machine; at rest the slowest takes under 15
+
+
+@dataclass(frozen=True)
+class Smoke:
+    """One script's smallest run: its arguments ({file}: a generated session, {before}: this checkout as the old one,
+    {absent}: a path that does not exist) and the lines its output must hold (regular expressions, figures left out)."""
+
+    script: str
+    args: tuple[str, ...]
+    says: tuple[str, ...]
+    corpus: bool = False  # reads the dev corpus: skipped where it is absent
+    no_valgrind: bool = False  # run with a PATH where valgrind is not found: the script says so and measures nothing
+
+    @property
+    def name(self) -> str:
+        return " ".join((self.script, *self.args))
+
+
+SMOKES = (
+    Smoke(
+        "bench_accuracy.py",
+        (),
+        (r"format +n +predicted p50 +p90 paired p90 +trivial p50", r"\nclaude_code +\d+ ", r"a session's first reported request"),
+        corpus=True,
+    ),
+    Smoke("bench_child_start.py", ("--starts", "1", "--rounds", "1"), (r"round 1: first answer .* s wall .*, child CPU .* s",)),
+    Smoke(
+        "bench_count.py",
+        ("--tokens", "20000", "--repeat", "1"),
+        (
+            r"throughput ratio \(raw / ours, target >= 0.8\): +[\d.]+",
+            r"tiktoken encode_ordinary .* ours / theirs +[\d.]+ +\(same count\)",
+            r"ours against the fastest exact counter .*: [\d.]+",
+            r"re-estimate ratio \(one edit / cold count, target < 0.05\): [\d.]+",
+        ),
+    ),
+    Smoke(
+        "bench_count.py",
+        ("--long", "--sizes", "0.1", "--tiktoken-up-to", "0.1"),
+        (r"crossover, one lowercase piece", r"one huge message: count_text of one piece", r"CJK +0.1 MB .* \(same count\)"),
+    ),
+    Smoke(
+        "bench_fleet.py",
+        ("--sessions", "4", "--skip-dask"),
+        (r"fleet: 4 generated sessions x 8 policies", r"local, 2 workers .* [\d.]+x", r"every engine's results identical: True"),
+    ),
+    Smoke(
+        "bench_fold.py",
+        ("--tokens", "20000", "--repeat", "1"),
+        (
+            r"one full count \(cold counter\): [\d.]+ s",
+            r"fold \(warm counter\): +[\d.]+ s +\([\d.]+x one full count\)",
+            r"target: under 1 s",
+        ),
+    ),
+    Smoke("bench_follow.py", ("20",), (r"rounds +open s +poll ms +grow ms lines/poll grow/open", r"\n +20 +[\d.]+ ")),
+    Smoke(
+        "bench_forensics.py",
+        ("--requests", "30"),
+        (r"session: 30 requests", r"cache +\d+ ms +[\d.]+x", r"compactions +\d+ ms +[\d.]+x", r"compactions and folds explained"),
+    ),
+    Smoke(
+        "bench_gui_before_after.py",
+        ("{file}", "--before", "{before}", "--rounds", "1"),
+        (r"median before: usable [\d.]+, complete [\d.]+", r"median after: usable [\d.]+, complete [\d.]+"),
+    ),
+    Smoke(
+        "bench_gui_load.py",
+        ("--messages", "200", "--repeat", "1"),
+        (r"worker \(read, import, count, measure the trace\): [\d.]+ s", r"import finished -> window showing the view: \d+ ms"),
+    ),
+    Smoke(
+        "bench_import.py",
+        ("--sizes", "0.2", "--claude-code-log", "{absent}"),
+        (r"0.2 MB, \d+ requests: json.loads .* ratio [\d.]+x", r"claude-code-log comparison skipped: .* is not installed"),
+    ),
+    Smoke(
+        "bench_instructions.py",
+        ("--size", "50"),
+        (r"bench_instructions: valgrind is not installed .*; nothing measured",),
+        no_valgrind=True,
+    ),
+    Smoke(
+        "bench_library.py",
+        ("--megabytes", "0.3", "--reopens", "1"),
+        (r"version +file MB +sum of versions MB +library MB +import s", r"after prune: 1 older versions removed"),
+    ),
+    Smoke(
+        "bench_passages.py",
+        ("--messages", "200", "--repeat", "1"),
+        (r"session +requests +whole s passages +ratio", r"claude code, 200 msgs +\d+ +[\d.]+ +[\d.]+ +[\d.]+", r"lionagi branch, 200 msgs"),
+    ),
+    Smoke(
+        "bench_reopen.py",
+        ("--messages", "200", "--shapes", "claude code,branch"),
+        (r"shape +file MB messages requests +first s reopen s +ratio", r"\nclaude code +[\d.]+ ", r"\nbranch +[\d.]+ "),
+    ),
+    Smoke("bench_replay.py", ("--requests", "30"), (r"replay under ceiling 100,000", r"\nadr +\d+ ms +[\d.]+x +30 ")),
+    Smoke(
+        "bench_replay_parallel.py",
+        ("--sizes", "200"),
+        (r"--workers 1 against --workers 2", r"\| claude_code_200.jsonl \| 1 \|", r"\| claude_code_200.jsonl \| 2 \|"),
+    ),
+    Smoke(
+        "bench_replay_path.py",
+        ("{file}",),
+        (r"\| file \| serial CPU \| strategies' CPU \(where\)", r"\| session.jsonl \| [\d.]+ s \| adr "),
+    ),
+    Smoke(
+        "bench_replay_scale.py",
+        ("--sizes", "100,200", "--shapes", "short messages"),
+        (r"short messages", r"exponent"),
+    ),
+    Smoke(
+        "bench_scale.py",
+        ("--sizes", "100", "--repeat", "0", "--shapes", "", "--runs", "1"),
+        (r"## claude code 0% repeated", r"\| messages \| MB \| inspect \| import \| requests", r"\| 1\d\d \| [\d.]+ \| [\d.]+ s wall"),
+    ),
+    Smoke(
+        "bench_startup.py",
+        ("--runs", "1"),
+        (
+            r"bare `python -c pass` +wall +\d+ ms",
+            r"`foldscope --help` .* \(target 3x: (met|NOT met)\)",
+            r"`foldscope count -` \(one word\)",
+        ),
+    ),
+    Smoke(
+        "bench_statusline.py",
+        ("30", "200", "2"),
+        (r"30 requests, cold: \d+ ms", r"engine loaded from the cache folder: median \d+ ms", r"warm reader: median \d+ ms", r"line: \S"),
+    ),
+    Smoke("bench_statusline_client.py", ("30",), (r"bench_statusline_client: valgrind is not installed",), no_valgrind=True),
+    Smoke("bench_statusline_cold.py", ("30", "1"), (r"tokenizer built beside: wall \d+ ms, CPU \d+ ms", r"tokenizer built in line: wall")),
+    Smoke(
+        "bench_statusline_pi.py",
+        ("{pi}", "1"),
+        (
+            r"prompt-cache-replay-session.jsonl: \d+ lines, medians of 1",
+            r"bare python -c pass: \d+ ms CPU",
+            r"after one new line, --file \(no warm reader\): \d+ ms = [\d.]+x bare",
+            r"the extension's way \(stdin object\): client \d+ ms = [\d.]+x bare, warm reader \d+ ms",
+        ),
+        corpus=True,
+    ),
+    Smoke(
+        "bench_statusline_update.py",
+        ("30", "2"),
+        (r"30 requests, warm update after one new request, CPU median of 2: carried [\d.]+ ms", r"made afresh [\d.]+ ms \([\d.]+x\)"),
+    ),
+    Smoke(
+        "bench_step_panels.py",
+        ("{file}", "--before", "{before}", "--rounds", "1", "--steps", "2"),
+        (r"median before: ", r"median after: ", r"cpu per step, after / before: [\d.]+"),
+    ),
+    Smoke(
+        "bench_usage.py",
+        ("--repeat", "1"),
+        (
+            r"replay DIR --strategy recorded \(no tokenising\) +[\d.]+s +[\d.]+s",
+            r"usage DIR --by day \(with wasted writes, compactions\) +[\d.]+s",
+            r"ccusage: not run \(give --ccusage PATH\)",
+        ),
+        corpus=True,
+    ),
+    Smoke(
+        "check_adr_ceiling.py",
+        (),
+        (
+            r"ceiling 60,000",
+            r"ceiling 150,000",
+            r"\d+ requests, peak [\d,]+",
+            r"\d+ adr requests over the ceiling whose floor view is under it",
+        ),
+        corpus=True,
+    ),
+    Smoke(
+        "profile_scale.py",
+        ("--messages", "200"),
+        (r"### replay of adr, band and compaction: [\d.]+ s CPU unprofiled", r"### GUI load \(gui worker\): [\d.]+ s CPU unprofiled"),
+    ),
+)
+
+
+def test_every_script_in_bench_has_a_smoke_run():
+    scripts = {path.name for path in BENCH.glob("*.py")} - {"fresh_session.py"}  # run by the fixture for {file}
+    assert scripts == {smoke.script for smoke in SMOKES}
+
+
+def run(smoke: Smoke, folder: Path, file: Path, environ: dict[str, str]) -> tuple[int, str, list[str]]:
+    """The script's exit status, its output (stdout then stderr) and what it left in its temporary folder."""
+    tmp, work = folder / "tmp", folder / "work"
+    tmp.mkdir(parents=True)
+    work.mkdir()
+    places = {
+        "{file}": str(file),
+        "{before}": str(folder.parent / "before" / "foldscope"),
+        "{absent}": str(folder / "absent"),
+        "{pi}": str(PI),
+    }
+    argv = [sys.executable, str(BENCH / smoke.script), *(places.get(a, a) for a in smoke.args)]
+    env = {**environ, "TMPDIR": str(tmp)}
+    if smoke.no_valgrind:
+        (folder / "bin").mkdir()
+        env["PATH"] = str(folder / "bin")  # an empty folder: no valgrind (nor anything else) found
+    child = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = child.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)  # the script's own children too
+        out, err = child.communicate()
+        return -1, f"timed out after {TIMEOUT} s\n{out}\n{err}", []
+    left = sorted(str(p.relative_to(folder)) for p in (*tmp.iterdir(), *work.iterdir()))
+    return child.returncode, out + err, left
+
+
+def prepare(root: Path) -> tuple[Path, dict[str, str]]:
+    """The generated session ({file}), this checkout as the old one ({before}) and an environment that reads and writes
+    nothing of the user's: the library, the settings, the caches and the home are all under root."""
+    home = root / "home"
+    environ = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "FOLDSCOPE_CACHE": str(home / "foldscope-cache"),  # shared, so the parsed vocabulary is built once
+        "FOLDSCOPE_DB": str(home / "library.db"),
+        "FOLDSCOPE_CONFIG": str(home / "config"),
+        "FOLDSCOPE_AGENT_HOME": str(home),
+        "QT_QPA_PLATFORM": "offscreen",
+    }
+    home.mkdir()
+    (root / "before").mkdir()
+    (root / "before" / "foldscope").symlink_to(ROOT)  # the before-and-after benches take a checkout named foldscope
+    file = root / "session.jsonl"
+    made = subprocess.run(
+        [sys.executable, str(BENCH / "fresh_session.py"), str(file), "--messages", "200"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert made.returncode == 0 and re.search(r"session.jsonl: [\d.]+ MB; \d+ long texts, 0 of them earlier ones again", made.stdout), made
+    return file, environ
+
+
+@pytest.fixture(scope="module")
+def smoked(request, tmp_path_factory):
+    """Each selected smoke run, two at a time (the two cores), into folders of its own that are removed afterwards."""
+    params = [item.callspec.params for item in request.session.items if hasattr(item, "callspec")]
+    # The selected ones only (-k, a node id), less those that read an absent corpus (their tests skip)
+    chosen = {p["smoke"] for p in params if "smoke" in p and (CORPUS_DEV.is_dir() or not p["smoke"].corpus)}
+    root = tmp_path_factory.mktemp("benches")
+    file, environ = prepare(root)
+    # The longest first (bench_scale 12 s CPU, bench_usage 7 s, bench_statusline 16 s of waiting), so
+    # the two lanes end together
+    order = sorted(chosen, key=lambda s: (s.script not in FIRST, FIRST.index(s.script) if s.script in FIRST else SMOKES.index(s)))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {smoke: pool.submit(run, smoke, root / f"run-{SMOKES.index(smoke)}", file, environ) for smoke in order}
+        results = {smoke: future.result() for smoke, future in futures.items()}
+    yield results
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("smoke", SMOKES, ids=[smoke.name for smoke in SMOKES])
+def test_the_bench_runs_at_its_smallest_size_and_prints_its_headings(smoke, smoked):
+    if smoke.corpus and not CORPUS_DEV.is_dir():
+        pytest.skip(f"corpus not present at {CORPUS_DEV}")
+    code, output, left = smoked[smoke]
+    assert code == 0, output[-3000:]
+    for line in smoke.says:
+        assert re.search(line, output), f"{line!r} not in:\n{output[-3000:]}"
+    assert "Traceback" not in output, output[-3000:]
+    assert left == [], f"left behind: {left}"
+
+
+if __name__ == "__main__":
+    # `.venv/bin/python -m tests.test_benches`: each smoke in turn, its CPU (user + system of the script and the children
+    # it waits for) and wall, for docs/performance.md
+    import resource
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory() as scratch:
+        file, environ = prepare(Path(scratch))
+        total = 0.0
+        print(f"load average {os.getloadavg()[0]:.1f} at the start")
+        for index, smoke in enumerate(SMOKES):
+            if smoke.corpus and not CORPUS_DEV.is_dir():
+                continue
+            before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+            code, _, left = run(smoke, Path(scratch) / f"run-{index}", file, environ)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            total += cpu
+            print(f"{cpu:6.2f} s CPU {time.monotonic() - started:6.2f} s wall  exit {code}  {smoke.name}", flush=True)
+        print(f"{total:6.2f} s CPU in all; load average {os.getloadavg()[0]:.1f} at the end")
