@@ -20,6 +20,8 @@ def run_count(args) -> dict[str, Any]:
     if args.file == "-":
         data, name = sys.stdin.buffer.read(), "<stdin>"
     else:
+        if Path(args.file).is_dir():  # said as every command says it, not as the OS's "Is a directory"
+            raise ReadError(args.file, "", "is a folder, not a text file")
         try:
             data, name = Path(args.file).read_bytes(), args.file
         except OSError as exc:

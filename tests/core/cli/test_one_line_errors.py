@@ -71,6 +71,12 @@ def test_count_names_a_png_rather_than_a_byte_offset(tmp_path, capsys):
     assert capsys.readouterr().err == f"foldscope: {path}: a PNG image, not a text file\n"
 
 
+def test_count_names_a_folder_as_the_other_commands_do(tmp_path, capsys):
+    """New user 27: `count FOLDER` said "cannot read the file: Is a directory", the OS's words."""
+    assert main(["count", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"foldscope: {tmp_path}: is a folder, not a text file\n"
+
+
 def test_the_status_line_s_own_fast_parser_refuses_in_one_line_too(capsys):
     from foldscope.core.cli import statusline
 
