@@ -32,7 +32,8 @@ from foldscope.app.qt import (
 from foldscope.core.readout import clip_facts
 from foldscope.core.readout.document import Document
 
-SESSION_FILTER = "Session files (*.json *.jsonl *.eval);;All files (*)"
+# Every reader's file: JSON lines and JSON, an Inspect AI .eval, an OpenCode database, an Aider history (.md).
+SESSION_FILTER = "Session files (*.json *.jsonl *.eval *.db *.md);;All files (*)"
 NATIVE_FILTER = "foldscope native session (*.json);;All files (*)"
 PROFILE_FILTER = "YAML profiles (*.yaml *.yml);;All files (*)"
 

@@ -30,6 +30,19 @@ def test_file_open_accepts_eval_logs():
     assert "*.eval" in dialogs.SESSION_FILTER
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["opencode.db", ".aider.chat.history.md", "rollout-2026-02-23T12-40-23-x.jsonl", "api_conversation_history.json", "x.eval"],
+)
+def test_file_opens_first_filter_shows_each_readers_file(name):
+    """New user 27: File > Open's filter hid OpenCode's database and Aider's history, both read since issue 42."""
+    from fnmatch import fnmatch
+
+    first = dialogs.SESSION_FILTER.split(";;")[0]
+    patterns = first[first.index("(") + 1 : first.index(")")].split()
+    assert any(fnmatch(name, p) for p in patterns)
+
+
 def test_opening_a_log_of_several_samples_asks_which_and_opens_that_one(qtbot, window, monkeypatch):
     path = _log("2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval")
     asked = []
