@@ -135,7 +135,11 @@ def policy_choice(args: Any) -> PolicyChoice:
     given = {key.dest: getattr(args, key.dest) for key in POLICY_KEYS if getattr(args, key.dest, None) is not None}
     flagged = Policy.from_flags(**given)  # each value and the line and target pair, validated as one policy
     flags = tuple((key.name, getattr(flagged, key.name)) for key in POLICY_KEYS if key.dest in given)
-    per_call = ceiling_from_text(getattr(args, "per_call", None))
+    text = getattr(args, "per_call", None)
+    try:
+        per_call = ceiling_from_text(text)
+    except PolicyError:  # it is read as the ceiling is, but the flag given is --per-call: name that one
+        raise PolicyError("flags", "--per-call", f'must be a positive integer, "auto" or "none", not {text!r}') from None
     if per_call is not None:
         per_call = check_ceiling(per_call, "flags", "--per-call")
     return PolicyChoice(profile, flags, per_call)

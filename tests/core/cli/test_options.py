@@ -94,3 +94,11 @@ def test_every_measuring_command_takes_the_same_policy_flags():
         dests = {a.dest for a in subparsers.choices[command]._actions}
         assert set(POLICY_FLAGS) | {"threads"} <= dests, command
     assert "workers" in {a.dest for a in subparsers.choices["replay"]._actions}
+
+
+@pytest.mark.parametrize("value", ["x", "0"])
+def test_a_refused_per_call_value_names_the_per_call_flag(capsys, value):
+    """New user 27: `--per-call x` was refused as "max_input_tokens: must be an integer", naming a key not given."""
+    code, _, err = run(capsys, "requests", demo_path(), "--per-call", value, "--json")
+    assert code == 2 and err.startswith('foldscope: flags: --per-call: must be a positive integer, "auto" or "none", not ')
+    assert "max_input_tokens" not in err
