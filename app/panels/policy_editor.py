@@ -43,23 +43,18 @@ def placeholder(key: PolicyKey) -> str:
 
 
 def parse_value(key: str, text: str) -> Any:
-    """A field's text as the YAML loader reads a profile's scalar; a text key (the model) is taken as typed."""
+    """A field's text as the YAML loader reads a profile's scalar; a text key (the model) is taken as typed, and a whole
+    number with its thousands grouped as every screen prints it as that number."""
     if KEY[key].type == "text":
         return text
+    if KEY[key].type in ("ceiling", "integer") and GROUPED.fullmatch(text):
+        return int(re.sub(r"[, ]", "", text))  # 100,000 as the screens print it, read as the flags read it (--ceiling 100,000)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise PolicyError(SOURCE, key, f"not a YAML value: {str(exc).splitlines()[0]}") from None
     except RecursionError:
         raise PolicyError(SOURCE, key, "not a YAML value: nested too deeply to read") from None
-
-
-def separators_hint(text: str) -> str:
-    """For a number typed as every screen shows one (100,000), the value to type: the loader reads only plain digits,
-    and quietly reading the separators would be the coercion Amendment 3 refuses."""
-    if GROUPED.fullmatch(text):
-        return f"; type it without separators: {re.sub(r'[, ]', '', text)}"
-    return ""
 
 
 def field_errors(texts: dict[str, str]) -> tuple[Policy | None, dict[str, str]]:
@@ -74,7 +69,7 @@ def field_errors(texts: dict[str, str]) -> tuple[Policy | None, dict[str, str]]:
             Policy.from_mapping({key: values[key]}, SOURCE)
         except PolicyError as exc:
             if not exc.problem.startswith("the pair"):  # a fraction alone is judged with the other's default below
-                errors[key] = exc.problem + separators_hint(text.strip())
+                errors[key] = exc.problem
     if errors:
         return None, errors
     try:
