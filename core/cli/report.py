@@ -72,4 +72,6 @@ def run_report(args) -> dict[str, Any]:
 
 def format_report(result: dict[str, Any]) -> str:
     largest = "" if result["largest_request"] is None else f"; the largest is request {result['largest_request']}"
-    return f"wrote {result['written']}: {result['requests']:,} requests{largest}; sections: {', '.join(result['sections'])}"
+    from foldscope.core.cli.words import plural
+
+    return f"wrote {result['written']}: {plural(result['requests'], 'request')}{largest}; sections: {', '.join(result['sections'])}"

@@ -124,3 +124,12 @@ def test_the_issue_s_own_examples_read_with_separators_and_agreeing_nouns():
     table = [{"file": f"s{i}.jsonl", "requests": 1500, "totals": totals} for i in range(6)]
     folder = format_cache({"folder": "d", "sessions": 6, "skipped": [], "table": table, "totals": totals})
     assert "(the sessions' own requests)" in folder and "this session's" not in folder and "requests  1,500" in folder
+
+
+def test_the_reports_written_line_agrees_its_noun_with_one_request():
+    """New user 27: `report` on a session of one request said "1 requests"."""
+    from foldscope.core.cli.report import format_report
+
+    said = format_report({"written": "r.html", "requests": 1, "largest_request": 0, "sections": ["Summary"]})
+    assert said == "wrote r.html: 1 request; the largest is request 0; sections: Summary"
+    assert not ONE_PLURAL.search(said)
