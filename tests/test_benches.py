@@ -274,7 +274,7 @@ def prepare(root: Path) -> tuple[Path, dict[str, str]]:
 @pytest.fixture(scope="module")
 def smoked(request, tmp_path_factory):
     """Each selected smoke run, two at a time (the two cores), into folders of its own that are removed afterwards."""
-    params = [item.callspec.params for item in request.session.items if hasattr(item, "callspec")]
+    params = [item.callspec.params for item in request.session.items if item.path == request.path and hasattr(item, "callspec")]
     # The selected ones only (-k, a node id), less those that read an absent corpus (their tests skip)
     chosen = {p["smoke"] for p in params if "smoke" in p and (CORPUS_DEV.is_dir() or not p["smoke"].corpus)}
     root = tmp_path_factory.mktemp("benches")
