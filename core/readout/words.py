@@ -43,5 +43,6 @@ def scaled_words(count: int, unseen_head: int, scale: float) -> str:
     return f"{f'({said})' if unseen_head else said} × scale {scale:.3f}"
 
 
-# A fold pass's outcome as the fold records it, and as every screen says it (the CLI's fold, the GUI's fold preview).
-OUTCOMES = {"landed": "kept", "rolled_back": "undone (it did not bring the request under the line)"}
+# A fold pass's outcome as the fold records it, and as every screen says it (the CLI's fold, the GUI's fold preview), in
+# DESIGN's words: a pass lands only when it strictly lowers the estimate, else it is rolled back (core.fold.fold).
+OUTCOMES = {"landed": "landed", "rolled_back": "rolled back (it did not lower the estimate)"}

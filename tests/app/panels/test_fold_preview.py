@@ -227,5 +227,5 @@ def test_a_pass_title_says_its_stage_and_outcome_in_plain_words() -> None:
         record = {"stage": "all", "kept_tail": 6, "outcome": "rolled_back"}
 
     title = pass_title(1, Pass())  # type: ignore[arg-type]
-    assert title == "Pass 1: the all stage, the newest 6 messages kept as they are, undone (it did not bring the request under the line)"
+    assert title == "Pass 1: the all stage, the newest 6 messages kept as they are, rolled back (it did not lower the estimate)"
     assert "tail" not in title and "rolled_back" not in title

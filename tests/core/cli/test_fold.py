@@ -153,3 +153,16 @@ def test_d4_fold_refuses_a_view_carrying_a_call_without_its_result_and_names_the
         f"the call {call.content['function']} at index {record.index_of(call.id)}, "
         f"its result (index {record.index_of(result)}) not in the view"
     ]
+
+
+def test_each_pass_line_says_landed_when_it_lowered_the_estimate_and_rolled_back_when_it_did_not(capsys, corpus_dev):
+    """New user 27: a pass that did not lower the estimate was "undone (it did not bring the request under the line)",
+    beside a kept pass that left the request over the line: the fold lands a pass that lowers the estimate at all."""
+    import re
+
+    path = str(corpus_dev / "claude_code" / "session-196820da.jsonl")
+    assert main(["fold", path, "--ceiling", "80000"]) == 0  # line 64,000: its first pass lands at 84,520, over it
+    passes = re.findall(r"estimate ([\d,]+) -> ([\d,]+), (.+)$", capsys.readouterr().out, re.MULTILINE)
+    said = {(int(b.replace(",", "")) > int(a.replace(",", "")), outcome) for b, a, outcome in passes}
+    assert said == {(True, "landed"), (False, "rolled back (it did not lower the estimate)")}
+    assert any(int(a.replace(",", "")) > 64_000 for _, a, outcome in passes if outcome == "landed")
