@@ -26,7 +26,7 @@ from foldscope.core.request.count import Counter
 from foldscope.core.request.tokens import count_text
 
 if TYPE_CHECKING:
-    from foldscope.core.forensics.literals_ahead import LiteralChecks
+    from foldscope.core.forensics.literals_ahead import LiteralChecks, Span
 
 PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file")
 COMMAND_KEYS = ("command", "cmd")
@@ -402,12 +402,19 @@ def dropped_by(session: Session, k: int) -> list[Message]:
     return [record[i] for i in left_between(record, trace[k - 1].view, trace[k].view)]
 
 
+def literal_spans(session: Session) -> list[Span]:
+    """The literal check to make for every compaction `compaction_report` explains (core.forensics.literals_ahead)."""
+    from foldscope.core.forensics.literals_ahead import Span
+
+    return [Span(k, note, dropped_by(session, k), literal_text) for k, note in find_compactions(session)]
+
+
 def literal_checks(session: Session, fork: bool | None = None) -> LiteralChecks:
     """The literal checks of every compaction `compaction_report` explains, started in a forked child where it may
     (core.forensics.literals_ahead; `fork` overrides whether)."""
-    from foldscope.core.forensics.literals_ahead import LiteralChecks, Span
+    from foldscope.core.forensics.literals_ahead import LiteralChecks
 
-    return LiteralChecks([Span(k, note, dropped_by(session, k), literal_text) for k, note in find_compactions(session)], fork)
+    return LiteralChecks(literal_spans(session), fork)
 
 
 def compaction_report(

@@ -24,12 +24,12 @@ import signal
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, Any
 
 from foldscope.core.forensics.literals import LiteralCheck, check
 from foldscope.core.model.session import Message
 
-HEAD = 8  # a frame's length, little-endian, before its marshal data
+HEAD = 12  # a frame's head: its data's size (8 bytes, little-endian) and its job's index (4), then the marshal data
 
 
 class Span:
@@ -44,6 +44,10 @@ class Span:
     def check(self) -> LiteralCheck:
         return check((self.text_of(m) for m in self.dropped), self.note.text)
 
+    def parts(self) -> tuple[str, bytes, bytes]:
+        """The check as a forked child sends it (LiteralCheck.parts)."""
+        return self.check().parts()
+
 
 def may_fork() -> bool:
     """Whether this process may fork the checks (the module's docstring says when)."""
@@ -57,22 +61,23 @@ def may_fork() -> bool:
         return (os.cpu_count() or 1) >= 2
 
 
-class LiteralChecks:
-    """Every compaction's literal check of a session, started in a forked child (where may_fork) and collected in
-    the compactions' order (`collect`). A context manager: leaving it stops and reaps the child."""
+class JobsAhead:
+    """Jobs run in order in one forked child (where may_fork), each a function whose result marshal can write (data
+    only): the literal checks (LiteralChecks), and what else a caller adds that needs only what is built before the
+    fork (the report's conversation, core.readout.report_transcript). `take(i)` gives job i's result once the child
+    has written it whole, else None: it never waits, and a caller makes what it did not get itself. Results are read
+    from the child's file when taken, not held here. A context manager: leaving it kills and reaps the child."""
 
-    def __init__(self, spans: Sequence[Span], fork: bool | None = None) -> None:
-        self.spans = list(spans)
-        self.keys = [(s.request, s.note.id) for s in self.spans]
+    def __init__(self, jobs: Sequence[Callable[[], Any]], fork: bool | None = None) -> None:
+        self.jobs = list(jobs)
         self.pid: int | None = None
-        self.made_here = 0  # checks the parent made itself at collect (tests and benches read it)
         self._file: IO[bytes] | None = None
-        self._offset = 0
-        self._got: list[LiteralCheck | None] = [None] * len(self.spans)
-        if self.spans and (may_fork() if fork is None else fork):
+        self._scanned = 0  # the file's bytes read for frames so far
+        self._where: dict[int, tuple[int, int]] = {}  # job -> (offset, size) of its result in the file
+        if self.jobs and (may_fork() if fork is None else fork):
             self._start()
 
-    def __enter__(self) -> LiteralChecks:
+    def __enter__(self) -> JobsAhead:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -82,7 +87,7 @@ class LiteralChecks:
         try:
             self._file = tempfile.TemporaryFile()
         except OSError:
-            return  # no file to write to: the checks are made in-line
+            return  # no file to write to: every job is made in-line
         fd = self._file.fileno()
         # Frozen, the objects built so far are never walked by the child's collector (a walk writes to each one's
         # header, so copies every page it lies on); the parent takes them back as soon as the child is forked.
@@ -92,50 +97,40 @@ class LiteralChecks:
         except OSError:  # no process to be had (EAGAIN, ENOMEM): in-line
             pid = -1
         if pid == 0:  # the child: never returns into the caller's code
-            _serve(self.spans, fd)
+            _serve(self.jobs, fd)
         gc.unfreeze()
         if pid > 0:
             self.pid = pid
         else:
             self._close_file()
 
-    def collect(self, keys: Sequence[tuple[int, str]] | None = None) -> list[LiteralCheck] | None:
-        """Each compaction's check, in order: the child's where it has written it, else made here, from the last back
-        until the child's are met, so this never waits for the child. `keys`: (request, note id) of the compactions
-        the caller explains; None when these checks were started for others (the caller makes its own)."""
-        if keys is not None and list(keys) != self.keys:
-            self.stop()
-            return None
-        got = self._got
-        for i in range(len(got) - 1, -1, -1):
-            self._read()  # the child may have gone on meanwhile
-            if got[i] is None:
-                got[i] = self.spans[i].check()
-                self.made_here += 1
-        self.stop()
-        return [c for c in got if c is not None]
-
-    def _read(self) -> None:
-        """Take the frames the child has written whole since the last read (a frame still being written waits)."""
+    def take(self, i: int) -> Any:
+        """Job i's result if the child has written it whole, else None."""
         if self._file is None:
-            return
+            return None
+        self._scan()
+        where = self._where.get(i)
+        if where is None:
+            return None
+        data = os.pread(self._file.fileno(), where[1], where[0])
+        try:
+            return marshal.loads(data)  # our own child's frame: data only
+        except (EOFError, ValueError, TypeError):
+            return None
+
+    def _scan(self) -> None:
+        """Note the frames the child has written whole since the last scan (a frame still being written waits)."""
+        assert self._file is not None
         fd = self._file.fileno()
         while True:
-            head = os.pread(fd, HEAD, self._offset)
+            head = os.pread(fd, HEAD, self._scanned)
             if len(head) < HEAD:
                 return
-            size = int.from_bytes(head, "little")
-            data = os.pread(fd, size, self._offset + HEAD)
-            if len(data) < size:
+            size, i = int.from_bytes(head[:8], "little"), int.from_bytes(head[8:], "little")
+            if len(os.pread(fd, 1, self._scanned + HEAD + size - 1)) < 1 and size:
                 return
-            self._offset += HEAD + size
-            try:
-                i, texts, kinds, kept = marshal.loads(data)  # our own child's frame: data only
-            except (EOFError, ValueError, TypeError):
-                self.stop()  # a frame that does not read: nothing more of the child's is trusted
-                return
-            if 0 <= i < len(self._got) and self._got[i] is None:
-                self._got[i] = LiteralCheck(texts, kinds, kept)
+            self._where[i] = (self._scanned + HEAD, size)
+            self._scanned += HEAD + size
 
     def stop(self) -> None:
         """Kill and reap the child if it runs, and let go of its file."""
@@ -155,11 +150,60 @@ class LiteralChecks:
         if self._file is not None:
             self._file.close()
             self._file = None
+        self._where.clear()
 
 
-def _serve(spans: Sequence[Span], fd: int) -> None:
-    """The child: each span's check written as a frame, in order, then exit at once (os._exit: never the parent's
-    exit handlers, never its buffered output written twice). Any failure ends the child; the parent makes the rest."""
+class LiteralChecks:
+    """Every compaction's literal check of a session, started in a forked child (JobsAhead: its own, or jobs `first`
+    on of a shared one) and collected in the compactions' order (`collect`). A context manager: leaving it stops and
+    reaps its own child."""
+
+    def __init__(self, spans: Sequence[Span], fork: bool | None = None, ahead: JobsAhead | None = None, first: int = 0) -> None:
+        self.spans = list(spans)
+        self.keys = [(s.request, s.note.id) for s in self.spans]
+        self.made_here = 0  # checks the parent made itself at collect (tests and benches read it)
+        self._own = ahead is None
+        self.ahead = JobsAhead([s.parts for s in self.spans], fork) if ahead is None else ahead
+        self.first = 0 if ahead is None else first
+
+    @property
+    def pid(self) -> int | None:
+        return self.ahead.pid
+
+    def __enter__(self) -> LiteralChecks:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def collect(self, keys: Sequence[tuple[int, str]] | None = None) -> list[LiteralCheck] | None:
+        """Each compaction's check, in order: the child's where it has written it, else made here, from the last back
+        until the child's are met, so this never waits for the child. `keys`: (request, note id) of the compactions
+        the caller explains; None when these checks were started for others (the caller makes its own)."""
+        if keys is not None and list(keys) != self.keys:
+            self.stop()
+            return None
+        got: list[LiteralCheck] = [LiteralCheck()] * len(self.spans)
+        for i in range(len(got) - 1, -1, -1):
+            parts = self.ahead.take(self.first + i)  # the child may have gone on meanwhile
+            if parts is not None:
+                got[i] = LiteralCheck(*parts)
+            else:
+                got[i] = self.spans[i].check()
+                self.made_here += 1
+        self.stop()
+        return got
+
+    def stop(self) -> None:
+        """Kill and reap the child if it is these checks' own (a shared one is its owner's to stop)."""
+        if self._own:
+            self.ahead.stop()
+
+
+def _serve(jobs: Sequence[Callable[[], Any]], fd: int) -> None:
+    """The child: each job's result written as a frame (its size and index, then its marshal data), in order, then
+    exit at once (os._exit: never the parent's exit handlers, never its buffered output written twice). Any failure
+    ends the child; the parent makes the rest."""
     status = 1
     try:
         gc.disable()  # a short life: no collection walks (and copies) what the parent built
@@ -167,10 +211,9 @@ def _serve(spans: Sequence[Span], fd: int) -> None:
         # closing of its pipe would otherwise wait for this child's end.
         os.closerange(3, fd)
         os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
-        for i, span in enumerate(spans):
-            c = span.check()
-            data = marshal.dumps((i, *c.parts()))
-            _write_all(fd, len(data).to_bytes(HEAD, "little") + data)
+        for i, job in enumerate(jobs):
+            data = marshal.dumps(job())
+            _write_all(fd, len(data).to_bytes(8, "little") + i.to_bytes(4, "little") + data)
         status = 0
     finally:
         os._exit(status)

@@ -28,7 +28,13 @@ from foldscope.core.readout.report_bars import RequestBars
 from foldscope.core.readout.report_cost import cost_sections
 from foldscope.core.readout.report_data import ReportData
 from foldscope.core.readout.report_html import RULE_COLOURS, Markup, Section, esc, num, part_colour, swatch, table
-from foldscope.core.readout.report_transcript import conversation_pieces, every_request_pieces, request_anchor
+from foldscope.core.readout.report_transcript import (
+    conversation_jobs,
+    conversation_pieces,
+    conversation_segments,
+    every_request_pieces,
+    request_anchor,
+)
 from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate, no_requests, usage_note
 from foldscope.core.readout.words import counted_words
@@ -282,7 +288,7 @@ def every_request_section(data: ReportData, window: int | None) -> Section:
 
 
 def conversation_section(data: ReportData) -> Section:
-    return Section("The conversation", pieces=lambda: conversation_pieces(data.session, data.measure, data.events))
+    return Section("The conversation", pieces=lambda: conversation_pieces(data.session, data.measure, data.events, data.conversation))
 
 
 def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
@@ -366,18 +372,30 @@ dt,.legend,footer{color:#aaa} .grid{stroke:#333} .axis{fill:#aaa} .reported{fill
 """
 
 
-def gather(session: Session, policy: Policy | None = None, *, replay: Sequence[str] = (), measure: Measure | None = None) -> ReportData:
-    """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`)."""
+def gather(
+    session: Session,
+    policy: Policy | None = None,
+    *,
+    replay: Sequence[str] = (),
+    measure: Measure | None = None,
+    checks: Any = None,
+    conversation: Callable[[int], str | None] | None = None,
+) -> ReportData:
+    """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`).
+    `checks`: the compactions' literal checks started before (core.forensics.literals_ahead.LiteralChecks), else
+    gather starts them; `conversation`: the conversation's segments made ahead (write_report)."""
     measure = measure or Measure(session, policy or Policy())
+    if checks is not None:
+        return _gathered(session, measure, replay, checks, conversation)
     from foldscope.core.forensics.compactions import literal_checks
 
     # The compactions' literal checks need only the session: started now, they are made on the other core while the
     # trace is counted (core.forensics.literals_ahead), and the cost sections collect them.
-    with literal_checks(session) if session.trace else nullcontext() as checks:
-        return _gathered(session, measure, replay, checks)
+    with literal_checks(session) if session.trace else nullcontext() as started:
+        return _gathered(session, measure, replay, started, conversation)
 
 
-def _gathered(session: Session, measure: Measure, replay: Sequence[str], checks: Any) -> ReportData:
+def _gathered(session: Session, measure: Measure, replay: Sequence[str], checks: Any, conversation: Any) -> ReportData:
     from foldscope.core.forensics.trace_pass import MeasuredPass
 
     # The cache causes' pass rides on the trace's count (as the GUI's does, core.readout.trace_facts): one count of
@@ -410,6 +428,7 @@ def _gathered(session: Session, measure: Measure, replay: Sequence[str], checks:
         cache_pass=steps,
         bars=bars if len(bars) == len(rows) else None,
         literals=checks,
+        conversation=conversation,
     )
     data.sections = [
         summary_section(data),
@@ -477,6 +496,24 @@ def write_report(
     over the files the session was read from, a device or a link (core.model.outputs); private when new."""
     read = {path: "a file the session was read from" for path in input_paths(session)}
     output_target(out, read)  # refused before the work of gathering, not after
-    data = gather(session, policy, replay=replay, measure=measure)
-    write_output(out, lambda: _encoded(render_pieces(data)), read)
+    from foldscope.core.forensics.compactions import literal_spans
+    from foldscope.core.forensics.literals_ahead import JobsAhead, LiteralChecks
+
+    # What needs only the session is made on the other core while the trace is counted, in one forked child
+    # (core.forensics.literals_ahead): the compactions' literal checks, then the conversation between the requests'
+    # marks. What the child has not made when it is wanted is made here; leaving, the child is killed and reaped.
+    spans = literal_spans(session) if session.trace else []
+    segments = conversation_segments(session)
+    with JobsAhead([s.parts for s in spans] + conversation_jobs(session, segments)) as ahead:
+        first = len(spans)
+        data = gather(
+            session,
+            policy,
+            replay=replay,
+            measure=measure,
+            checks=LiteralChecks(spans, ahead=ahead),
+            conversation=lambda j: ahead.take(first + j),
+        )
+        write_output(out, lambda: _encoded(render_pieces(data)), read)
+    data.conversation = None  # the child's results are gone with it
     return data

@@ -30,3 +30,6 @@ class ReportData:
     # The compactions' literal checks started before that count (core.forensics.literals_ahead.LiteralChecks), which
     # the compactions section collects; None where gather started none.
     literals: Any = None
+    # Segment j of the conversation as a forked child made it (core.readout.report_transcript.conversation_segments),
+    # or None where it has not: write_report gives it while the child lives.
+    conversation: Any = None

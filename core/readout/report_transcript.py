@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from foldscope.core.model.session import Message, Session
@@ -86,9 +87,47 @@ def message_item(index: int, m: Message, in_view: bool) -> str:
     return f"<li class='m {m.kind}' id=message-{index}>{head}{_text_block(text)}</li>"
 
 
-def conversation_pieces(session: Session, measure: Measure, events: Sequence[tuple[int, str]]) -> Iterator[str]:
-    """The full record in order, collapsible, each request marked before the response it got: made a message at
-    a time as the page is written (the conversation is most of the page, never held whole)."""
+def conversation_segments(session: Session) -> list[tuple[int, int, int | None]]:
+    """The full record cut where each request is marked: (start, end, the request marked before `start` or None).
+    What lies between two marks needs nothing of the count, so it can be made before it (conversation_jobs)."""
+    answered = {r.response_id: k for k, r in enumerate(session.trace) if r.response_id}
+    out: list[tuple[int, int, int | None]] = []
+    start, marked = 0, None
+    for index, m in enumerate(session.record):
+        k = answered.get(m.id)
+        if k is not None:
+            if index:
+                out.append((start, index, marked))
+            start, marked = index, k
+    if len(session.record):
+        out.append((start, len(session.record), marked))
+    return out
+
+
+def segment_text(session: Session, view: set[str], start: int, end: int) -> str:
+    """The messages start..end-1 of the full record, each as message_item makes it, one string."""
+    record = session.record
+    return "".join(message_item(index, record[index], record[index].id in view) for index in range(start, end))
+
+
+def conversation_jobs(session: Session, segments: Sequence[tuple[int, int, int | None]]) -> list[Callable[[], str]]:
+    """Each segment's text as a job a forked child can run (core.forensics.literals_ahead.JobsAhead), in order."""
+    view: list[set[str]] = []  # made once, in whichever process runs the first job
+
+    def made(start: int, end: int) -> str:
+        if not view:
+            view.append(set(session.view))
+        return segment_text(session, view[0], start, end)
+
+    return [partial(made, start, end) for start, end, _ in segments]
+
+
+def conversation_pieces(
+    session: Session, measure: Measure, events: Sequence[tuple[int, str]], made: Callable[[int], str | None] | None = None
+) -> Iterator[str]:
+    """The full record in order, collapsible, each request marked before the response it got: made a segment at a
+    time as the page is written (the conversation is most of the page, never held whole). `made(j)`: segment j's
+    text if a child made it already (conversation_jobs), else None and it is made here."""
     record = session.record
     kinds = {"compaction": 0, "fold": 0}
     for _, kind in events:
@@ -103,14 +142,13 @@ def conversation_pieces(session: Session, measure: Measure, events: Sequence[tup
         "</summary><ol class=msgs>"
     )
     view = set(session.view)
-    answered = {r.response_id: k for k, r in enumerate(session.trace) if r.response_id}
     rows = measure.trace.rows
-    for index, m in enumerate(record):
-        k = answered.get(m.id)
+    for j, (start, end, k) in enumerate(conversation_segments(session)):
         if k is not None:
             predicted = f", predicted input {rows[k].predicted:,} tokens" if k < len(rows) else ""
             yield f"<li class=req>request {k} sent{esc(predicted)}: <a href=#{request_anchor(k)}>its composition</a></li>"
-        yield message_item(index, m, m.id in view)
+        text = made(j) if made is not None else None
+        yield text if isinstance(text, str) else segment_text(session, view, start, end)
     yield "</ol></details>"
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from foldscope.core.forensics import literals_ahead
 from foldscope.core.forensics.compactions import compaction_report, find_compactions, literal_checks, literal_text
-from foldscope.core.forensics.literals_ahead import LiteralChecks, Span
+from foldscope.core.forensics.literals_ahead import JobsAhead, LiteralChecks, Span
 from foldscope.core.formats import load_session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
@@ -51,7 +51,7 @@ def test_the_forked_checks_are_the_in_line_checks_on_a_generated_session(generat
         pid = forked.pid
         assert pid is not None
         _, status = os.waitpid(pid, 0)  # let the child write every check, so every one collected is the child's
-        forked.pid = None
+        forked.ahead.pid = None
         assert os.waitstatus_to_exitcode(status) == 0
         got = forked.collect()
         assert forked.made_here == 0
@@ -96,7 +96,7 @@ def test_a_child_that_fails_leaves_the_same_checks_made_in_line(generated, monke
     pid = forked.pid
     assert pid is not None
     os.waitpid(pid, 0)  # the child has ended, having written nothing
-    forked.pid = None
+    forked.ahead.pid = None
     got = forked.collect()
     monkeypatch.setattr(Span, "check", real)
     assert _parts(got) == _parts(literal_checks(generated, fork=False).collect())
@@ -136,20 +136,17 @@ def test_leaving_the_checks_uncollected_stops_and_reaps_the_child(generated, mon
     assert forked.pid is None and _gone(pid)
 
 
-def test_a_half_written_frame_is_not_taken(generated):
-    checks = literal_checks(generated, fork=False)
-    checks._file = tempfile.TemporaryFile()
-    one = checks.spans[0].check()
-    data = marshal.dumps((0, *one.parts()))
-    checks._file.write(len(data).to_bytes(8, "little") + data[:-1])
-    checks._file.flush()
-    checks._read()
-    assert checks._got[0] is None
-    checks._file.write(data[-1:])
-    checks._file.flush()
-    checks._read()
-    assert checks._got[0] is not None and checks._got[0].parts() == one.parts()
-    checks.stop()
+def test_a_half_written_frame_is_not_taken():
+    ahead = JobsAhead([lambda: "never run"], fork=False)
+    ahead._file = tempfile.TemporaryFile()
+    data = marshal.dumps(("a result", b"\x01"))
+    ahead._file.write(len(data).to_bytes(8, "little") + (0).to_bytes(4, "little") + data[:-1])
+    ahead._file.flush()
+    assert ahead.take(0) is None
+    ahead._file.write(data[-1:])
+    ahead._file.flush()
+    assert ahead.take(0) == ("a result", b"\x01") and ahead.take(1) is None
+    ahead.stop()
 
 
 def test_no_fork_while_another_thread_runs():

@@ -1,0 +1,97 @@
+"""The report's page is the same whether a forked child made its literal checks and conversation or this process did."""
+
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.forensics import literals_ahead
+from foldscope.core.forensics.literals_ahead import JobsAhead
+from foldscope.core.formats import load_session
+from foldscope.core.readout.report import write_report
+from foldscope.core.readout.report_transcript import conversation_segments
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform: the page is made in-line")
+FOOTER = re.compile(rb"on \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    from fresh_session import generate
+
+    path = tmp_path_factory.mktemp("fresh") / "s.jsonl"
+    generate(path, 1500)
+    return path
+
+
+def _page(path: Path, out: Path) -> bytes:
+    write_report(load_session(path), out)
+    return FOOTER.sub(b"on (the minute)", out.read_bytes())
+
+
+def _forks(monkeypatch, kill: bool = False) -> list[int]:
+    """The children JobsAhead forks (killed at once with `kill`)."""
+    started: list[int] = []
+    real = JobsAhead._start
+
+    def start(self):
+        real(self)
+        if self.pid is not None:
+            started.append(self.pid)
+            if kill:
+                os.kill(self.pid, signal.SIGKILL)
+
+    monkeypatch.setattr(JobsAhead, "_start", start)
+    return started
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def _in_line_page(path: Path, out: Path, monkeypatch) -> bytes:
+    with monkeypatch.context() as m:
+        m.setattr(literals_ahead, "may_fork", lambda: False)
+        return _page(path, out)
+
+
+def test_the_page_made_with_a_child_is_the_page_made_in_line_on_a_generated_session(generated, tmp_path, monkeypatch):
+    started = _forks(monkeypatch)
+    forked = _page(generated, tmp_path / "a.html")
+    assert len(started) == 1 and _gone(started[0])
+    assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
+    assert b"compaction" in forked and forked.count(b"<li class=req>") > 100
+
+
+def test_the_page_made_with_a_child_is_the_page_made_in_line_on_dev_corpus_files(corpus_dev, tmp_path, monkeypatch):
+    started = _forks(monkeypatch)
+    files = sorted((corpus_dev / "claude_code").glob("*.jsonl")) + sorted((corpus_dev / "codex").glob("*.jsonl"))
+    for path in files:
+        assert _page(path, tmp_path / "a.html") == _in_line_page(path, tmp_path / "b.html", monkeypatch), path.name
+    assert started and all(_gone(pid) for pid in started)
+
+
+def test_a_child_killed_at_once_leaves_the_same_page(generated, tmp_path, monkeypatch):
+    started = _forks(monkeypatch, kill=True)
+    forked = _page(generated, tmp_path / "a.html")
+    assert len(started) == 1 and _gone(started[0])
+    assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
+
+
+def test_the_conversations_segments_cover_the_record_in_order_each_request_marked_once(generated):
+    session = load_session(generated)
+    segments = conversation_segments(session)
+    assert [s for s, _, _ in segments] == [0] + [e for _, e, _ in segments[:-1]]
+    assert segments[-1][1] == len(session.record)
+    marked = [k for _, _, k in segments if k is not None]
+    answered = {r.response_id: k for k, r in enumerate(session.trace) if r.response_id}
+    assert marked == sorted(answered.values())
