@@ -207,69 +207,42 @@ def priced_at(now: datetime | None = None) -> datetime:
 
 
 def _genai_prices(model: str, name: str, at: datetime | None) -> Priced | None:
-    """genai-prices' prices of a model, from the cache of them (core.model.pricing_cache) unless they change with the
-    time of day: importing genai-prices costs more than a small session's whole replay."""
+    """genai-prices' prices of a model, from the cache of them (core.model.pricing_cache): importing genai-prices costs
+    more than a small session's whole replay."""
     from foldscope.core.model import pricing_cache
 
     kept = pricing_cache.entry(name, _genai_entry)
     if kept is None:
         return None
-    if kept.get("timed"):
-        return _genai_read(model, name, at)  # priced by the hour each request was sent: genai-prices' own
-    key, window = kept["id"], kept["window"]
-    dated = kept.get("dated")
-    tiers = _dated_tiers(dated, at or priced_at()) if dated is not None else kept["tiers"]
+    if kept.get("read"):
+        return _genai_read(model, name, at)
+    key, window, conditions = kept["id"], kept["window"], kept.get("conditions")
+    tiers = kept["tiers"] if conditions is None else pricing_cache.tiers_at(conditions, at or priced_at())
     if tiers is None:
         return Priced(
             model, key, None, None, f"no price for model {model}: genai-prices lists no token prices", context_window=window, known=True
         )
-    timed = partial(_dated_in_force, key, json.dumps(dated)) if dated is not None else None
+    timed = None if conditions is None else partial(pricing_cache.in_force, key, json.dumps(conditions))
     prices = ModelPrices(key, tuple(Tier(*tier) for tier in tiers), timed=timed)
     return Priced(model, key, prices, "genai-prices", None, tiers[1][0] if len(tiers) > 1 else None, window, True)
 
 
-def _dated_tiers(dated: list, at: datetime) -> list | None:
-    """The tiers in force on `at`'s UTC day, as genai-prices chooses them: the last price whose start date has come
-    (or that has none), else the first listed."""
-    day = at.astimezone(UTC).date().isoformat()
-    for start, tiers in reversed(dated):
-        if start is None or day >= start:
-            return tiers
-    return dated[0][1]
-
-
-@lru_cache(maxsize=1024)
-def _dated_by_day(key: str, dated: str, day: str) -> ModelPrices | None:
-    tiers = _dated_tiers(json.loads(dated), datetime.fromisoformat(day).replace(tzinfo=UTC))
-    return None if tiers is None else ModelPrices(key, tuple(Tier(*tier) for tier in tiers), timed=partial(_dated_in_force, key, dated))
-
-
-def _dated_in_force(key: str, dated: str, when: float) -> ModelPrices | None:
-    """The kept prices of a model priced by date (core.model.pricing_cache) in force at `when`, as _in_force reads
-    genai-prices' own; None for an impossible time (ModelPrices.at then keeps the prices it has)."""
-    try:
-        day = datetime.fromtimestamp(when, tz=UTC).date().isoformat()
-    except (OverflowError, OSError, ValueError):
-        return None
-    return _dated_by_day(key, dated, day)
-
-
 def _genai_entry(name: str) -> dict[str, Any] | None:
     """What the cache keeps of genai-prices' model `name` (core.model.pricing_cache): None when it does not know it;
-    its tiers, or by start date where its prices changed on dates; `timed` where they change with the time of day."""
+    its tiers, or its prices with the condition each holds under where they change with the date or time of day."""
+    from foldscope.core.model import pricing_cache
+
     info = _genai_model(name)
     if info is None:
         return None
     window = info.context_window if isinstance(info.context_window, int) else None
     if not isinstance(info.prices, list):
         return {"id": info.id, "window": window, "tiers": _tier_rows(_genai_tiers(info, info.prices, name))}
-    dated = []
-    for conditional in info.prices:
-        start = getattr(conditional.constraint, "start_date", None)
-        if conditional.constraint is not None and (start is None or type(conditional.constraint).__name__ != "StartDateConstraint"):
-            return {"timed": True}
-        dated.append([None if start is None else start.isoformat(), _tier_rows(_genai_tiers(info, conditional.prices, name))])
-    return {"id": info.id, "window": window, "dated": dated}
+    try:
+        conditions = [[pricing_cache.condition(c.constraint), _tier_rows(_genai_tiers(info, c.prices, name))] for c in info.prices]
+    except ValueError:  # a condition this version does not know: read from genai-prices each time
+        return {"read": True}
+    return {"id": info.id, "window": window, "conditions": conditions}
 
 
 def _tier_rows(prices: ModelPrices | None) -> list | None:

@@ -6,7 +6,8 @@ and types modules (what the prices and their reading come from) and this module'
 its own SHA-256; a file that does not verify, or was made from another genai-prices, is ignored and made again. Each
 model is asked of genai-prices the first time it is priced and kept: its id, context window and tiers (USD per
 million tokens as the floats core.model.pricing makes of them), None where genai-prices does not know the name, and
-`timed` where its prices change with the time a request is sent (those are always read from genai-prices itself).
+where its prices change with the date or the time of day a request is sent, each price with its condition (a start
+date, or a daily interval in UTC), chosen as genai-prices chooses (tiers_at).
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
+from datetime import UTC, date, datetime, time
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1  # raised when what an entry holds, or how core.model.pricing reads genai-prices, changes
+from foldscope.core.model.cost import ModelPrices, Tier
+
+FORMAT = 2  # raised when what an entry holds, or how core.model.pricing reads genai-prices, changes
 _SOURCES = ("data.py", "types.py")  # genai-prices' modules the entries are made from
 
 _MISSING = object()
@@ -114,3 +119,72 @@ def _write(path: Path, entries: dict[str, Any]) -> None:
         os.replace(temporary, path)  # whole or not at all; two processes writing at once: the last one's stands
     except OSError:
         temporary.unlink(missing_ok=True)  # a read-only cache folder: the next process asks genai-prices again
+
+
+# -- prices that change with the date or the time of day ----------------------------------------------------------
+def condition(constraint: Any) -> str | None:
+    """A genai-prices price's constraint as kept: None (always), `date YYYY-MM-DD` (from that UTC day on) or
+    `daily START END` (seconds after midnight UTC, the interval wrapping midnight when END < START)."""
+    if constraint is None:
+        return None
+    if type(constraint).__name__ == "StartDateConstraint":
+        return f"date {constraint.start_date.isoformat()}"
+    if type(constraint).__name__ == "TimeOfDateConstraint":
+        return f"daily {_utc_seconds(constraint.start_time)!r} {_utc_seconds(constraint.end_time)!r}"
+    raise ValueError(f"genai-prices constraint not known here: {type(constraint).__name__}")
+
+
+def _utc_seconds(value: time) -> float:
+    """A time of day (naive: UTC) as seconds after midnight UTC, as genai-prices compares them."""
+    if value.tzinfo is not None:
+        value = datetime.combine(date(1970, 1, 1), value).astimezone(UTC).timetz()
+    return value.hour * 3600 + value.minute * 60 + value.second + value.microsecond / 1e6
+
+
+def _holds(kept: str | None, moment: datetime) -> bool:
+    if kept is None:
+        return True
+    kind, *values = kept.split()
+    if kind == "date":
+        return moment.date().isoformat() >= values[0]
+    start, end = (float(v) for v in values)
+    now = _utc_seconds(moment.timetz().replace(tzinfo=None))
+    return (now >= start or now < end) if end < start else start <= now < end
+
+
+def _chosen(conditions: list, moment: datetime) -> int:
+    """genai-prices' choice (ModelInfo.get_prices): the last price whose condition holds, else the first."""
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    for i in range(len(conditions) - 1, -1, -1):
+        if _holds(conditions[i][0], moment):
+            return i
+    return 0
+
+
+def tiers_at(conditions: list, moment: datetime) -> list | None:
+    """The kept tiers in force at `moment` (None: that price lists no token prices)."""
+    return conditions[_chosen(conditions, moment)][1]
+
+
+def in_force(key: str, conditions: str, when: float) -> ModelPrices | None:
+    """The kept prices of model `key` (its conditions as JSON) in force at `when` (seconds since the epoch, UTC), as
+    core.model.pricing reads genai-prices' own; None for an impossible time or a price with no token prices."""
+    try:
+        moment = datetime.fromtimestamp(when, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return _prices(key, conditions, _chosen(_parsed(conditions), moment))
+
+
+@lru_cache(maxsize=64)
+def _parsed(conditions: str) -> list:
+    return json.loads(conditions)
+
+
+@lru_cache(maxsize=256)
+def _prices(key: str, conditions: str, chosen: int) -> ModelPrices | None:
+    """One price of a kept model as ModelPrices (kept: a long session is priced once a request)."""
+    from functools import partial
+
+    tiers = _parsed(conditions)[chosen][1]
+    return None if tiers is None else ModelPrices(key, tuple(Tier(*tier) for tier in tiers), timed=partial(in_force, key, conditions))

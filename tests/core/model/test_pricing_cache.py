@@ -78,41 +78,76 @@ def test_a_damaged_cache_or_one_made_from_another_genai_prices_is_made_again(cac
     assert pricing_cache._read(path, pricing_cache.genai_key())["claude-sonnet-4-5"]["tiers"]
 
 
-def test_timed_prices_are_read_from_genai_prices_every_time(cache):
-    pricing.resolve("deepseek-v4-flash")
-    assert pricing_cache._read(pricing_cache.cache_file(), pricing_cache.genai_key())["deepseek-v4-flash"] == {"timed": True}
-    pricing_cache.forget()
-    found = pricing.resolve("deepseek-v4-flash")
-    assert found.prices is not None and found.prices.timed is not None
-
-
-def test_prices_that_changed_on_a_date_are_the_ones_genai_prices_gives_on_each_side_of_every_date(cache):
-    from datetime import UTC, date, datetime, timedelta
+def test_prices_that_change_with_the_date_or_the_hour_are_the_ones_genai_prices_gives_on_each_side_of_every_change(cache):
+    from datetime import UTC, datetime, timedelta
 
     from genai_prices import data_snapshot
 
-    dated = []
+    moments: dict[str, list[datetime]] = {}
     for provider in data_snapshot.get_snapshot().providers:
         for info in provider.models:
-            if isinstance(info.prices, list) and all(
-                type(c.constraint).__name__ in ("StartDateConstraint", "NoneType") for c in info.prices
-            ):
-                dated.append((info.id, [c.constraint.start_date for c in info.prices if c.constraint is not None]))
-    assert any(name == "claude-opus-4-6" for name, _ in dated)
+            if not isinstance(info.prices, list):
+                continue
+            around = [datetime(2026, 6, 18, 8, 52, tzinfo=UTC)]
+            for c in info.prices:
+                if type(c.constraint).__name__ == "StartDateConstraint":
+                    start = datetime.combine(c.constraint.start_date, datetime.min.time(), UTC)
+                    around += [start + timedelta(hours=h) for h in (-1, 0, 12)]
+                elif type(c.constraint).__name__ == "TimeOfDateConstraint":
+                    for t in (c.constraint.start_time, c.constraint.end_time):
+                        at = datetime.combine(datetime(2026, 6, 18).date(), t)
+                        at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
+                        around += [at + timedelta(minutes=m) for m in (-1, 0, 1)]
+            moments[info.id] = around
+    assert "claude-opus-4-6" in moments and "deepseek-v4-flash" in moments
     checked = 0
-    for name, starts in dated[:60] + [d for d in dated if d[0].startswith("claude")]:
+    for name, around in moments.items():
         info = pricing._genai_model(name)
-        if info is None or not isinstance(info.prices, list):
+        if info is None or info.id != name or not isinstance(info.prices, list):
             continue  # another provider's model answers to this name first: not this one's case
         ours, theirs = pricing._genai_prices(name, name, None), pricing._genai_read(name, name, None)
         assert ours == theirs, name
         if theirs.prices is None:
             continue
-        for start in starts + [date(2020, 1, 1)]:
-            for moment in (datetime.combine(start, datetime.min.time(), UTC) + timedelta(hours=h) for h in (-1, 0, 12)):
-                when = moment.timestamp()
-                mine, genai = ours.prices.at(when), theirs.prices.at(when)
-                assert (mine.model, mine.tiers) == (genai.model, genai.tiers), (name, moment)
-                checked += 1
+        for moment in around:
+            mine, genai = ours.prices.at(moment.timestamp()), theirs.prices.at(moment.timestamp())
+            assert (mine.model, mine.tiers) == (genai.model, genai.tiers), (name, moment)
+            checked += 1
     assert checked > 100
-    assert pricing_cache._read(pricing_cache.cache_file(), pricing_cache.genai_key())["claude-opus-4-6"]["dated"]
+    kept = pricing_cache._read(pricing_cache.cache_file(), pricing_cache.genai_key())
+    assert kept["claude-opus-4-6"]["conditions"] and kept["deepseek-v4-flash"]["conditions"]
+
+
+def test_a_model_priced_by_the_hour_is_priced_from_the_cache_without_genai_prices(cache):
+    code = (
+        "import sys; from datetime import datetime, UTC; from foldscope.core.model import pricing;"
+        "p = pricing.resolve('deepseek-v4-flash').prices;"
+        "print(p.at(datetime(2026, 6, 18, 8, 52, tzinfo=UTC).timestamp()).tiers[0].input,"
+        " p.at(datetime(2026, 6, 18, 20, 0, tzinfo=UTC).timestamp()).tiers[0].input, 'genai_prices' in sys.modules)"
+    )
+    env = {**os.environ, "FOLDSCOPE_CACHE": str(cache)}
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert first[:2] == second[:2] == ["0.3", "0.14"]  # peak hours, then the standard price (test_pricing's bill)
+    assert (first[2], second[2]) == ("True", "False")
+
+
+def test_a_kept_condition_holds_exactly_when_genai_prices_own_constraint_is_active():
+    from datetime import UTC, date, datetime, time, timedelta, timezone
+
+    from genai_prices.types import StartDateConstraint, TimeOfDateConstraint
+
+    east = timezone(timedelta(hours=8))
+    constraints = [
+        TimeOfDateConstraint(start_time=time(16, 30), end_time=time(0, 30)),  # wraps midnight
+        TimeOfDateConstraint(start_time=time(6, 0, tzinfo=UTC), end_time=time(10, 0, tzinfo=UTC)),
+        TimeOfDateConstraint(start_time=time(1, 0, tzinfo=east), end_time=time(9, 0, tzinfo=east)),  # 17:00-01:00 UTC
+        StartDateConstraint(start_date=date(2026, 3, 13)),
+    ]
+    start = datetime(2026, 3, 12, 0, 0, tzinfo=UTC)
+    moments = [start + timedelta(minutes=10 * k) for k in range(6 * 48)] + [datetime(2026, 3, 13, 0, 30)]  # a naive one too
+    for constraint in constraints:
+        kept = pricing_cache.condition(constraint)
+        for moment in moments:
+            utc = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+            assert pricing_cache._holds(kept, utc) == constraint.active(moment), (constraint, moment)
