@@ -149,6 +149,7 @@ def _usage_parts(session: Session) -> dict[str, Any]:
 @collector.spared()  # read and measured in one go: the collector off (core.model.collector)
 def run_inspect(args) -> dict[str, Any]:
     from foldscope.core.cli.options import policy_choice, use_head
+    from foldscope.core.request import tokens
     from foldscope.core.request.counting import helper
 
     choice = policy_choice(args)  # `--context-window`, checked before the file is read
@@ -156,7 +157,8 @@ def run_inspect(args) -> dict[str, Any]:
 
     # The tokenizer is built in a forked helper on the other core while this process reads and stores
     # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
-    helping = helper.start_helper()
+    # A small file is counted without building one (core.request.tokens.expect): no helper.
+    helping = helper.helping() if tokens.expect(args.file) else helper.start_helper()
     try:
         from foldscope.core.formats import detect_format
         from foldscope.core.formats.registry import format_named

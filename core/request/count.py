@@ -366,7 +366,7 @@ class Counter:
                 glue = glue_of(spec, role, next_role)
                 g = glues.get(glue)
                 if g is None:
-                    g = glues[glue] = len(tokens.encoding().encode_ordinary(glue))
+                    g = glues[glue] = tokens.count_short(glue)
                 by_kind[kind] = g
             t = bodies[key] + g
             total += t
@@ -516,7 +516,7 @@ class Counter:
         if glue:
             g = self._glue.get(glue)
             if g is None:
-                g = self._glue[glue] = len(tokens.encoding().encode_ordinary(glue))
+                g = self._glue[glue] = tokens.count_short(glue)
             n += g
         return n
 

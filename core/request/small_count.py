@@ -1,12 +1,15 @@
-"""Exact o200k_base counts of a few short texts without building an encoder: tiktoken's merge in Python over a table.
+"""Exact o200k_base counts without building an encoder: tiktoken's merge in Python over a table.
 
 Building quicktok's encoder costs about half a second of CPU and tiktoken's a quarter (core.request.tokens), more than
-`foldscope count` of a word needs in all. So the first short texts of a process are counted here: split by the
-pattern (the regex module, as core.request.long_pieces splits), then each piece merged as tiktoken merges it (the
-adjacent pair whose joined bytes have the lowest rank, leftmost first), looking ranks up by binary search in a table
-of the tokens sorted by their bytes, memory-mapped from the cache folder and checked against its SHA-256 (built from
-the vendored vocabulary once, after its own hash check). A text holding a code point of core.request.unicode_gap (the
-regex module may know it where tiktoken does not), or past the budget, is left to the encoder (None).
+`foldscope count` of a word needs in all, and more than counting a small session's text here. So a process's first
+texts are counted here: split by the pattern (the regex module, as core.request.long_pieces splits), then each piece
+not seen before merged as tiktoken merges it (the adjacent pair whose joined bytes have the lowest rank, leftmost
+first), looking ranks up in a hash table of the tokens (by their bytes' CRC-32), memory-mapped from the cache
+folder and checked against its SHA-256 (built from the vendored vocabulary once, after its own hash check). Most
+pieces of a session repeat (words, indentation, punctuation), so each piece's count and each looked-up rank is kept.
+A process counts BUDGET_CHARS here, or what a command about to count a small input allows (allow); a text holding a
+code point of core.request.unicode_gap (the regex module may know it where tiktoken does not), a piece longer than
+PIECE_BYTES, or one past the budget, is left to the encoder (None).
 """
 
 from __future__ import annotations
@@ -17,90 +20,140 @@ import os
 import struct
 import sys
 import threading
+from array import array
 from pathlib import Path
 from typing import Any
+from zlib import crc32
 
 from foldscope.core.request import unicode_gap
 
-SMALL_CHARS = 4096  # a text longer than this is the encoder's
-BUDGET_CHARS = 1 << 16  # characters a process counts here before the encoder is worth its build
+SMALL_CHARS = 1 << 18  # a text longer than this is the encoder's
+BUDGET_CHARS = 1 << 16  # characters a process counts here unless a command allows more (allow)
+PIECE_BYTES = 1024  # a longer piece is the encoder's: its merge here costs the square of its length
 # The table's SHA-256 as built from the vendored vocabulary (tests/core/request/test_small_count.py builds it again).
-TABLE_SHA256 = "1c2396bc31d20478786d7a705845b74e33480f5708ab362b7458846c47556aa6"
+TABLE_SHA256 = "936e0c4c4995bf005ff9c320df22b4378b7c5ab4173465bb752b13672cdf2f1d"
 
 _lock = threading.Lock()
 _table: _Table | None = None
 _spent = 0
 _pattern: Any = None  # the pattern and the gap, compiled with the table (regex is imported only then)
 _gap: Any = None
+_pieces: dict[str, int] = {}  # each piece counted so far -> its tokens
+_ranks: dict[bytes, int | None] = {}  # each byte string looked up while merging -> its rank (None: not a token)
 
 
 class _Table:
-    """The tokens sorted by their bytes: a count n, n + 1 offsets into the bytes, n ranks (u32 little-endian), bytes."""
+    """The tokens sorted by their bytes: a count n, n + 1 offsets into the bytes, n ranks (u32 little-endian), the
+    bytes, then SLOTS u32 slots: each token's index at the slot its bytes' CRC-32 names or the first free one after."""
 
     def __init__(self, data) -> None:
         (n,) = struct.unpack_from("<I", data, 0)
         self.n = n
         self.starts = memoryview(data)[4 : 8 + 4 * n].cast("I")
         self.ranks = memoryview(data)[8 + 4 * n : 8 + 8 * n].cast("I")
+        self.slots = memoryview(data)[len(data) - 4 * SLOTS :].cast("I")
         self.blob = data
         self.base = 8 + 8 * n
 
     def rank(self, token: bytes) -> int | None:
-        starts, blob, base = self.starts, self.blob, self.base
-        lo, hi = 0, self.n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if blob[base + starts[mid] : base + starts[mid + 1]] < token:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < self.n and blob[base + starts[lo] : base + starts[lo + 1]] == token:
-            return self.ranks[lo]
-        return None
+        slots, starts, blob, base = self.slots, self.starts, self.blob, self.base
+        at = crc32(token) & (SLOTS - 1)
+        while True:
+            i = slots[at]
+            if i == _FREE:
+                return None
+            if blob[base + starts[i] : base + starts[i + 1]] == token:
+                return self.ranks[i]
+            at = (at + 1) & (SLOTS - 1)
+
+
+SLOTS = 1 << 19  # more than twice the tokens: a lookup reads one or two slots
+_FREE = 0xFFFFFFFF
 
 
 def table_bytes(ranks: dict[bytes, int]) -> bytes:
-    """The sorted table of `ranks` (see _Table)."""
+    """The table of `ranks` (see _Table)."""
     tokens = sorted(ranks)
     starts = [0]
     for token in tokens:
         starts.append(starts[-1] + len(token))
-    return b"".join([struct.pack(f"<I{len(starts)}I{len(tokens)}I", len(tokens), *starts, *(ranks[t] for t in tokens)), *tokens])
+    slots = array("I", [_FREE]) * SLOTS
+    for i, token in enumerate(tokens):
+        at = crc32(token) & (SLOTS - 1)
+        while slots[at] != _FREE:
+            at = (at + 1) & (SLOTS - 1)
+        slots[at] = i
+    head = struct.pack(f"<I{len(starts)}I{len(tokens)}I", len(tokens), *starts, *(ranks[t] for t in tokens))
+    return b"".join([head, *tokens, slots.tobytes()])
+
+
+def allow(chars: int) -> None:
+    """Let this process count up to `chars` characters here in all (never fewer than it may already)."""
+    global BUDGET_CHARS
+    BUDGET_CHARS = max(BUDGET_CHARS, chars)
+
+
+def open_for(chars: int = 0) -> bool:
+    """Whether `chars` more characters are within this process's budget."""
+    return _spent + chars <= BUDGET_CHARS and sys.byteorder == "little"
 
 
 def count(text: str) -> int | None:
-    """text's o200k_base count, or None when it is not for this path (too long, past the budget, a gap code point)."""
+    """text's o200k_base count, or None when it is not for this path (too long, past the budget, a gap code point,
+    a piece longer than PIECE_BYTES)."""
     global _spent
-    if len(text) > SMALL_CHARS or _spent + len(text) > BUDGET_CHARS or sys.byteorder != "little":
+    if len(text) > SMALL_CHARS or not open_for(len(text)):
         return None
     table = _load()
-    if table is None or _gap.search(text) is not None:
+    if table is None or (not text.isascii() and _gap.search(text) is not None):  # every gap code point is past ASCII
         return None
     _spent += len(text)
-    total = 0
-    rank = table.rank
-    for piece in _pattern.findall(text):
-        data = piece.encode()
-        if rank(data) is not None:
-            total += 1
-        else:
-            total += _merged(data, rank)
-    return total
+    parts = _pattern.findall(text)
+    counts = list(map(_pieces.get, parts))  # most pieces were counted before: looked up in one pass
+    if None in counts:
+        for i, n in enumerate(counts):
+            if n is None:
+                piece = parts[i]
+                n = _pieces.get(piece)  # the same piece earlier in this text
+                if n is None:
+                    data = piece.encode()
+                    if len(data) > PIECE_BYTES:
+                        return None
+                    n = _pieces[piece] = 1 if _rank(data) is not None else _merged(data, _rank)
+                counts[i] = n
+    return sum(counts)
+
+
+def _rank(token: bytes) -> int | None:
+    rank = _ranks.get(token, -1)
+    if rank == -1:
+        assert _table is not None
+        rank = _ranks[token] = _table.rank(token)
+    return rank
+
+
+_NO_RANK = 1 << 32  # above every rank: a pair that is no token
 
 
 def _merged(data: bytes, rank) -> int:
-    """How many tokens tiktoken's merge leaves of data (tiktoken's byte_pair_merge, on part boundaries)."""
-    bounds = list(range(len(data) + 1))
-    while len(bounds) > 2:
-        best, at = None, -1
-        for i in range(len(bounds) - 2):
-            r = rank(data[bounds[i] : bounds[i + 2]])
-            if r is not None and (best is None or r < best):
-                best, at = r, i
-        if best is None:
+    """How many tokens tiktoken's merge leaves of data: tiktoken's byte_pair_merge, each pair's rank kept beside its
+    part and only the two pairs a merge changes looked up again."""
+    starts = list(range(len(data) + 1))  # the parts' starts, then the end
+    ranks = [_NO_RANK if (r := rank(data[i : i + 2])) is None else r for i in range(len(data) - 1)]
+    ranks.append(_NO_RANK)  # ranks[i]: the rank of parts i and i + 1 joined
+    while True:
+        best = min(ranks)
+        if best == _NO_RANK:
             break
-        del bounds[at + 1]
-    return len(bounds) - 1
+        i = ranks.index(best)  # the leftmost of the lowest
+        del starts[i + 1]
+        del ranks[i + 1]
+        r = rank(data[starts[i] : starts[i + 2]]) if i + 2 < len(starts) else None
+        ranks[i] = _NO_RANK if r is None else r
+        if i > 0:
+            r = rank(data[starts[i - 1] : starts[i + 1]])
+            ranks[i - 1] = _NO_RANK if r is None else r
+    return len(starts) - 1
 
 
 # core.request.tokens, which hands itself in when imported: it imports this module, so this one never imports it back.
@@ -168,9 +221,11 @@ def _mapped(tokens) -> mmap.mmap | bytes:
 
 
 def reset() -> None:
-    """Forget the table and the budget (tests)."""
+    """Forget the table, what was counted and the budget spent (tests)."""
     global _table, _spent
     _table, _spent = None, 0
+    _pieces.clear()
+    _ranks.clear()
 
 
 def cache_file() -> Path:

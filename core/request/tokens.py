@@ -99,6 +99,29 @@ def windowed() -> bool:
     return BACKEND == SLOW
 
 
+def tiktoken_version() -> str:
+    """The installed tiktoken's __version__ ("none" without it), read from its __init__.py where it stands there as
+    a literal: importing tiktoken costs 40-50 ms of a command that never counts with it (core.store.snapshot)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("tiktoken")
+    except (ImportError, ValueError):
+        return "none"
+    if spec is None:
+        return "none"
+    try:
+        text = Path(spec.origin or "").read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    found = [line.split("=", 1)[1].strip().strip("\"'") for line in text.splitlines() if line.startswith("__version__ = ")]
+    if len(found) == 1:
+        return found[0]
+    import tiktoken
+
+    return getattr(tiktoken, "__version__", "?")
+
+
 def vocabulary_path() -> Path:
     beside = Path(__file__).resolve().parents[2] / "resources" / "o200k_base.tiktoken"  # the package's own folder
     if beside.is_file():
@@ -395,7 +418,23 @@ def _build() -> Any:
 
 
 def counter() -> Callable[[str], int]:
-    """A function giving a text's count, len(encode_ordinary(text)), by the encoding in use (encoding())."""
+    """A function giving a text's count, len(encode_ordinary(text)): core.request.small_count's while no encoding is
+    built and its budget lasts (a small input, expect), else the encoding's in use (encoding())."""
+    if _encoding is None and _helper is None and small_count.open_for():
+        return _small_first
+    return _built_counter()
+
+
+def _small_first(text: str) -> int:
+    """text's count by core.request.small_count, else by the encoding (built then, if need be)."""
+    if _encoding is None and _helper is None:
+        n = small_count.count(text)
+        if n is not None:
+            return n
+    return _built_counter()(text)
+
+
+def _built_counter() -> Callable[[str], int]:
     enc = encoding()
     if hasattr(type(enc), "count"):  # FastEncoding's and the helper's: no list of ids made
         return enc.count
@@ -426,6 +465,8 @@ def count_ordinary_batch(texts: list[str], num_threads: int = 8) -> list[int]:
     """Each text's o200k_base token count, len(encode_ordinary(text)), counted in batches: by the helper
     when one runs (only the counts come back through its pipe), else by tiktoken's threads over
     batches of at most BATCH_CHARS characters, so that only one batch's ids are ever held."""
+    if _encoding is None and _helper is None and small_count.open_for():
+        return [_small_first(text) for text in texts]  # a small input's (expect): no encoder built for it
     counts: list[int] = []
     for batch in _batches(texts, BATCH_CHARS):
         helper = _helper
@@ -457,11 +498,21 @@ def _batches(texts: list[str], chars: int) -> list[list[str]]:
     return runs
 
 
+def count_short(text: str) -> int:
+    """A short text's count (the glue between blocks): core.request.small_count's before an encoding is built, else
+    the encoding's ids (the helper's one request each, as before small counts)."""
+    if _encoding is None and _helper is None:
+        n = small_count.count(text)
+        if n is not None:
+            return n
+    return len(encoding().encode_ordinary(text))
+
+
 def count_text(text: str) -> int:
     """Exact o200k_base token count of text, special-token strings counted as ordinary text (with tiktoken, a very
     long piece merged in windows, core.request.long_pieces)."""
-    if _encoding is None and _helper is None and len(text) <= small_count.SMALL_CHARS:
-        n = small_count.count(text)  # a few short texts before any encoder is built: no build (core.request.small_count)
+    if _encoding is None and _helper is None:
+        n = small_count.count(text)  # before any encoder is built, within its budget: no build (core.request.small_count)
         if n is not None:
             return n
     if windowed() and long_pieces.has_long_piece(text):
@@ -475,6 +526,36 @@ def count_text(text: str) -> int:
     n = counter()(text)
     progress(len(text), len(text))
     return n
+
+
+# A file up to this size is counted by core.request.small_count (expect) rather than by an encoder built for it: its
+# text (about half of a Claude Code file's bytes, less of others') costs less there than an encoder's build
+# (docs/performance.md, "Start-up: the counter chosen by the work").
+SMALL_INPUT_BYTES = 1 << 20
+SMALL_INPUT_CHARS = 1 << 20  # what such files may count there in all, in one process: about one build's CPU
+
+
+def small_input(size: int) -> bool:
+    """Whether an input of `size` bytes is counted without building an encoder (expect)."""
+    return size <= SMALL_INPUT_BYTES
+
+
+def expect(path: str | os.PathLike) -> bool:
+    """The file at `path` is about to be counted: when it is small, this process counts up to SMALL_INPUT_CHARS with
+    core.request.small_count before building an encoder. True when it is small."""
+    try:
+        small = small_input(os.path.getsize(path))
+    except OSError:
+        return False  # the read says what is wrong with the file
+    if small and small_count.BUDGET_CHARS < SMALL_INPUT_CHARS:
+        small_count.allow(SMALL_INPUT_CHARS)
+        _say("small input: counted without building an encoder, up to %d characters", SMALL_INPUT_CHARS)
+    return small
+
+
+def _say(message: str, *args: Any) -> None:
+    if "logging" in sys.modules:  # a program that set logging up imported it: see BACKEND's line
+        sys.modules["logging"].getLogger(__name__).info(message, *args)
 
 
 small_count.use_vocabulary(sys.modules[__name__])  # small_count reads the vendored vocabulary through this module

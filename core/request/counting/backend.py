@@ -106,6 +106,9 @@ def hint(path: str | os.PathLike) -> bool:
     the other core is still as the read finds it). The measure's Backend takes it (take_spare) or stops it
     (discard_spare); one left at exit is stopped then. True when one was started."""
     global _spare
+    from foldscope.core.request import tokens
+
+    tokens.expect(path)  # a small file is counted without building an encoder (far below START_CHARS: no child)
     if not allowed():  # first, so a process pool's workers never sample their files for nothing
         return False
     from foldscope.core.request.counting.ahead import START_CHARS

@@ -32,6 +32,11 @@ def start_helper() -> bool:
     return tokens._helper is not None
 
 
+def helping() -> bool:
+    """Whether a helper builds or holds the encoding for this process."""
+    return tokens._helper is not None
+
+
 def stop_helper() -> None:
     """Stop and reap the helper, if one runs: from then on this process counts with its own encoding."""
     helper, tokens._helper = tokens._helper, None
@@ -82,7 +87,10 @@ class Helper:
     def count(self, text: str) -> int:
         """One text's count, by the child (tokens.counter())."""
         answer = self._ask(("counts", [text]))
-        return answer[0] if answer is not None else tokens.counter()(text)
+        if answer is not None:
+            return answer[0]
+        local = tokens.local_encoding()  # built here: a failure of the child's build is raised by the same build
+        return local.count(text) if hasattr(type(local), "count") else len(local.encode_ordinary(text))
 
     def count_ordinary_batch(self, texts: list[str]) -> list[int] | None:
         """The token count of each text, counted by the child: only counts cross the pipe, never the ids."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import subprocess
 import sys
@@ -73,3 +74,72 @@ def test_counting_a_word_builds_no_encoder():
     code = "from foldscope.core.request import tokens; print(tokens.count_text('hello world'), tokens._encoding is None)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["2", "True"]
+
+
+def test_every_dev_corpus_text_counts_here_as_tiktoken_counts_it_or_is_left_to_the_encoder(corpus_dev, fresh_budget):
+    from tests.core.request.test_fast_counter import corpus_texts
+
+    texts = [t for t in corpus_texts(corpus_dev) if len(t) <= small_count.SMALL_CHARS]
+    assert len(texts) > 1000
+    counted = differ = 0
+    for text in texts:
+        n = small_count.count(text)
+        if n is not None:
+            counted += 1
+            differ += n != reference_count(text)
+    assert differ == 0
+    assert counted > 0.9 * len(texts)
+
+
+def test_a_piece_longer_than_the_merge_takes_is_left_to_the_encoder(fresh_budget):
+    assert small_count.count("word " + "x" * (small_count.PIECE_BYTES + 1)) is None
+    just_within = "word " + "\u00e9" * (small_count.PIECE_BYTES // 2 - 1)  # " ééé…": one piece of PIECE_BYTES - 1
+    assert small_count.count(just_within) == reference_count(just_within)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=1, max_size=300))
+def test_the_merge_leaves_as_many_tokens_as_tiktokens_merge_of_any_bytes(data):
+    from tiktoken._educational import bpe_encode  # tiktoken's merge written out in Python: the reference
+
+    small_count._load()
+    assert small_count._merged(data, small_count._rank) == len(bpe_encode(_ranks(), data, visualise=None))
+
+
+@functools.cache
+def _ranks() -> dict[bytes, int]:
+    return tokens.load_ranks(tokens.vocabulary_path())
+
+
+def test_a_small_file_is_counted_without_an_encoder_and_a_large_one_is_not(tmp_path, monkeypatch):
+    monkeypatch.setattr(small_count, "BUDGET_CHARS", 1 << 16)  # as a process starts (an earlier test may have raised it)
+    large = tmp_path / "large.jsonl"
+    large.write_bytes(b"x" * (tokens.SMALL_INPUT_BYTES + 1))
+    assert tokens.expect(large) is False and small_count.BUDGET_CHARS < tokens.SMALL_INPUT_CHARS
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b"x" * 10)
+    assert tokens.expect(small) is True and small_count.BUDGET_CHARS == tokens.SMALL_INPUT_CHARS
+    assert tokens.expect(tmp_path / "missing.jsonl") is False
+
+
+def test_inspect_of_a_small_dev_file_builds_no_encoder_and_counts_what_the_encoder_counts(corpus_dev, tmp_path):
+    path = corpus_dev / "claude_code" / "session-9eda1058.jsonl"
+    code = (
+        "import sys, io, json, contextlib\n"
+        "from foldscope.core.cli import inspect_early\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out): inspect_early.main(['inspect', '--json', sys.argv[1]])\n"
+        "from foldscope.core.request import tokens\n"
+        "facts = json.loads(out.getvalue())\n"
+        "print(facts['record_size']['tokens'], facts['view_size']['tokens'], tokens._encoding is None, tokens._helper is None)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    record, view, no_encoder, no_helper = done.stdout.split()
+    assert (no_encoder, no_helper) == ("True", "True")
+    from foldscope.core.cli.basic import summarise
+    from foldscope.core.formats import load_session
+
+    session = load_session(str(path))
+    tokens._local()  # counted by the encoder this time
+    facts = summarise(session)
+    assert (int(record), int(view)) == (facts["record_size"]["tokens"], facts["view_size"]["tokens"])

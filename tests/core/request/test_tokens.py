@@ -78,3 +78,14 @@ def test_a_corrupted_vocabulary_is_refused(tmp_path):
 def test_a_missing_vocabulary_is_a_clear_error(tmp_path):
     with pytest.raises(TokenizerError, match="cannot read"):
         load_ranks(tmp_path / "nope.tiktoken")
+
+
+def test_tiktokens_version_is_read_as_tiktoken_says_it_without_importing_it():
+    import subprocess
+    import sys
+
+    import tiktoken
+
+    code = "import sys; from foldscope.core.request import tokens; print(tokens.tiktoken_version(), 'tiktoken' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [tiktoken.__version__, "False"]

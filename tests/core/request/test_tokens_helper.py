@@ -90,11 +90,23 @@ def test_inspect_prints_the_same_with_and_without_the_helper(corpus_dev):
     assert outputs[0] == outputs[1]
 
 
-def test_inspect_started_early_leaves_no_helper_running_after_a_usage_error(fresh, monkeypatch):
+def test_inspect_started_early_leaves_no_helper_running_after_a_usage_error(fresh, monkeypatch, tmp_path):
     from foldscope.core.cli import inspect_early
 
     start, started = forked.start_helper, []
     monkeypatch.setattr(forked, "start_helper", lambda: started.append(start()) or started[-1])
+    large = tmp_path / "large.jsonl"  # a file large enough to want an encoder: the helper starts early
+    large.write_bytes(b" " * (tokens.SMALL_INPUT_BYTES + 1))
     with pytest.raises(SystemExit):
-        inspect_early.main(["inspect", "--no-such-flag"])
+        inspect_early.main(["inspect", "--no-such-flag", str(large)])
     assert started == [True] and not tokens.helping()
+
+
+def test_inspect_of_a_small_file_starts_no_helper_early_and_one_of_a_large_file_does(fresh, monkeypatch, tmp_path):
+    from foldscope.core.cli import inspect_early
+
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    small.write_bytes(b" " * tokens.SMALL_INPUT_BYTES)
+    large.write_bytes(b" " * (tokens.SMALL_INPUT_BYTES + 1))
+    assert inspect_early._file_sizes(["inspect", "--db", str(large), str(small)]) == [tokens.SMALL_INPUT_BYTES]
+    assert inspect_early._file_sizes(["inspect", "--json", str(large)]) == [tokens.SMALL_INPUT_BYTES + 1]
