@@ -109,7 +109,7 @@ def count(text: str) -> int | None:
         return None
     _spent += len(text)
     parts = _pattern.findall(text)
-    counts = list(map(_pieces.get, parts))  # most pieces were counted before: looked up in one pass
+    counts: list[Any] = list(map(_pieces.get, parts))  # most pieces were counted before: looked up in one pass
     if None in counts:
         for i, n in enumerate(counts):
             if n is None:
