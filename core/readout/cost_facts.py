@@ -100,9 +100,9 @@ def parts_explained(parts: list[Part]) -> list[str]:
 
 
 def _usd(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+    """Four places at any size, as the legend, the tables and `foldscope cache` give a part: one figure for one
+    quantity (the sentence above the legend said $5.00 where the legend said $4.9951)."""
+    return "n/a" if value is None else f"${value:,.4f}"
 
 
 def duration(seconds: float) -> str:

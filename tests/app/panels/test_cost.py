@@ -370,3 +370,17 @@ def test_at_1366_the_requests_table_shows_8_rows_and_every_column_the_causes_who
     long = max(range(model.rowCount()), key=lambda r: len(model.index(r, model.CAUSES).data()))
     cell = model.index(long, model.CAUSES)
     assert cell.data(Qt.ItemDataRole.ToolTipRole) == cell.data() != ""
+
+
+def test_the_money_sentence_and_the_legend_give_each_part_one_figure(qtbot, window, corpus_dev):
+    """New user 27: "Most went to provider misses $5.00" stood over the legend's "provider misses $4.9951": the
+    sentence rounded a figure past $1 to cents where the legend, the tables and `foldscope cache` give four places."""
+    import re
+
+    panel = open_cost(qtbot, window, corpus_dev / SESSION)
+    legend = {label: usd for label, usd in (re.match(r"(.+) (\$[\d,.]+) \(", text).groups() for _, text, _ in panel.legend.items)}
+    said = re.findall(r"(?:Most went to |, )([a-z ]+) (\$[\d,.]+) \(\d+%\)", panel.bar_sentence.text())
+    assert len(said) >= 2 and any(float(usd[1:].replace(",", "")) >= 1 for _, usd in said)  # a part past $1 among them
+    assert [(label, legend[label]) for label, _ in said] == said
+    total = re.search(r"The session cost (\$[\d,.]+) as billed", panel.bar_sentence.text()).group(1)
+    assert total == f"${panel.facts.total_usd:,.4f}"
