@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import threading
 from bisect import bisect_right
 from collections import OrderedDict
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 # breaks even with tiktoken's (bench/bench_count.py --long; docs/performance.md, One huge message).
 LONG_PIECE = 65_536
 WINDOW = 2048  # bytes merged by tiktoken at a time: where its per-byte cost is lowest
+FAST_WINDOW = 1 << 16  # characters merged by quicktok at a time: its state about half a megabyte, the overlap 0.5%
 OVERLAP = 320  # bytes two windows share at least: more than two of the longest tokens (128 bytes)
 LONGEST_TOKEN = 128
 PROGRESS_EVERY = 1 << 18  # bytes of a long piece between two progress reports
@@ -251,3 +253,216 @@ def _token_lengths(enc: Encoding) -> list[int]:
             table[rank] = len(token)
         _lengths = table
     return _lengths
+
+
+# With quicktok (core.request.tokens.FAST) the same windows are merged by quicktok, read straight from the text:
+# its merge is linear but holds per-byte state for all it is given (about 8 bytes a byte: 400 MB for a 50 MB
+# piece), so a window bounds that at a few kilobytes, and a long piece reports progress (and can be cancelled)
+# between windows. quicktok merges a str split by the pattern, so a window is given to it only when it is one
+# piece by the pattern (a run of ASCII lowercase letters always is; anything else is checked) and begins and ends
+# on a character; where one is not, or two windows share no token, the piece is counted whole, still exactly.
+
+
+def count_fast(enc: Any, text: str, progress: Progress | None = None) -> int:
+    """len(encode_ordinary(text)) by quicktok's encoding `enc` (core.request.tokens.FastEncoding): each long piece
+    merged in windows (merge_text), the text between them counted whole (cut at pieces' bounds, the same pieces)."""
+    total, done = 0, 0
+    progress = progress or getattr(_reporter, "progress", None)
+    _pattern()
+    if not text.isascii() and _compiled[1].search(text) is not None:  # type: ignore[index]  # one the regex module may class otherwise
+        return enc.count_whole(text)
+    for match in _pattern().finditer(text):
+        start, end = match.span()
+        if end - start < LONG_PIECE:
+            continue
+        if start > done:
+            total += enc.count_whole(text[done:start])
+        merged = _remembered_text(enc, text, start, end, progress)
+        total += merged if merged is not None else enc.count_whole(text[start:end])
+        done = end
+    if done < len(text):
+        total += enc.count_whole(text[done:] if done else text)
+    return total
+
+
+def merge_text(
+    enc: Any, text: str, start: int, end: int, progress: Progress | None = None, keep: bool = True, head: list[int] | None = None
+) -> tuple[int, list[int]] | None:
+    """(count, ids) of BPE of the piece text[start:end] (its UTF-8 bytes), merged by quicktok in windows of FAST_WINDOW
+    characters stitched as merge_long stitches; None where a window is not one piece or two share no token (the
+    note above). `head`, as merge_long's: the byte ends of the first tokens (up to the first stitch, a few kB at most).
+    Only the tokens about each stitch are placed in Python (the bounds near a window's two ends), not every token."""
+    lengths = _fast_lengths(enc)
+    size = _utf8_length(text, start, end)
+    span = _Window(text, start, 0, min(start + FAST_WINDOW, end))
+    ids = _window_ids(enc, span.chars)
+    if ids is None or span.size <= LONGEST_TOKEN:
+        return None
+    # ids: the last window's tokens, those from index t0 (starting at byte tail_start) not yet taken as final;
+    # bounds: the bounds of ids[first:] (bounds[q] where ids[first + q] starts), up to x, the window's end.
+    t0, first, x = 0, 0, span.size
+    bounds = list(accumulate(map(lengths.__getitem__, ids), initial=0))
+    out: list[int] = []
+    committed, reported = 0, 0
+    if progress is not None:
+        progress(0, size)
+    while x < size:
+        # The last bound at least OVERLAP bytes before x (and far enough from the end that the window is longer than
+        # any token) that falls between two characters: the next window starts there.
+        q = bisect_right(bounds, min(x - OVERLAP, size - LONGEST_TOKEN - 1)) - 1
+        at = span.char_at(bounds[q]) if q >= 0 else None
+        while at is None and q > 0:  # a token's end inside a character (CJK): an earlier one
+            q -= 1
+            at = span.char_at(bounds[q])
+        if at is None:
+            return None
+        y = bounds[q]
+        span = _Window(text, at, y, min(at + FAST_WINDOW, end))
+        window = _window_ids(enc, span.chars)
+        if window is None or span.size <= LONGEST_TOKEN:
+            return None
+        w_ends = [y]  # the window's bounds as far as the stitch needs them: up to x
+        for token in window:
+            w_ends.append(w_ends[-1] + lengths[token])
+            if w_ends[-1] >= x:
+                break
+        found = _shared_token(bounds[1:], q, y, w_ends)
+        if found is None:
+            return None
+        i, j = found
+        if head is not None and not committed:
+            head.extend(e for e in bounds[1 : i + 2] if e <= 4 * WINDOW)
+        if keep:
+            out.extend(ids[t0 : first + i + 1])
+        committed += first + i + 1 - t0
+        ids, t0, x = window, j + 1, y + span.size
+        first, bounds = _last_bounds(ids, t0, x, min(x - OVERLAP, size - LONGEST_TOKEN - 1), lengths)
+        if progress is not None and x - reported >= PROGRESS_EVERY:
+            progress(x, size)
+            reported = x
+    if progress is not None:
+        progress(size, size)
+    if head is not None and not committed:
+        head.extend(e for e in bounds[1:] if e <= 4 * WINDOW)
+    if keep:
+        out.extend(ids[t0:])
+    return committed + len(ids) - t0, out
+
+
+def _last_bounds(ids: list[int], t0: int, x: int, limit: int, lengths: list[int]) -> tuple[int, list[int]]:
+    """(first, bounds): the bounds of ids[first:], which end at x, from the last at least 2 longest tokens before
+    `limit` (or from ids[t0]), counted back from the end."""
+    back = [x]
+    first = len(ids)
+    while first > t0 and back[-1] > limit - 2 * LONGEST_TOKEN:
+        first -= 1
+        back.append(back[-1] - lengths[ids[first]])
+    back.reverse()
+    return first, back
+
+
+class _Window:
+    """text[start:stop] as one window: its characters, its UTF-8 size, and where its byte offsets fall in the text."""
+
+    def __init__(self, text: str, start: int, byte_start: int, stop: int) -> None:
+        self.chars = text[start:stop]
+        self.start, self.byte_start = start, byte_start
+        self.data = None if self.chars.isascii() else self.chars.encode()
+        self.size = len(self.chars) if self.data is None else len(self.data)
+
+    def char_at(self, offset: int) -> int | None:
+        """The text's index of the character starting at the piece's byte `offset` (in this window), or None."""
+        at = offset - self.byte_start
+        if self.data is None:
+            return self.start + at
+        if at < len(self.data) and self.data[at] & 0xC0 == 0x80:
+            return None
+        return self.start + len(self.data[:at].decode())
+
+
+def _window_ids(enc: Any, chars: str) -> list[int] | None:
+    """quicktok's ids of chars merged as one piece, or None when the pattern splits chars into more than one."""
+    if not (chars.isascii() and chars.isalpha() and chars.islower()):  # else not one piece by the pattern's first rule
+        match = _pattern().match(chars)
+        if match is None or match.end() != len(chars):
+            return None
+    return enc.encode_ordinary(chars)
+
+
+def _utf8_length(text: str, start: int, end: int) -> int:
+    """len(text[start:end].encode()), a megabyte of characters at a time (no copy of the whole)."""
+    size = 0
+    for at in range(start, end, 1 << 20):
+        chunk = text[at : min(at + (1 << 20), end)]
+        size += len(chunk) if chunk.isascii() else len(chunk.encode())
+    return size
+
+
+def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progress | None) -> int | None:
+    """merge_text's count of text[start:end], remembered as _remembered_count remembers tiktoken's (the piece
+    without a first character that is not a letter before letters, stitched to it at a shared token)."""
+    lead = 1 if not text[start].isalpha() and text[start + 1 : start + 2].isalpha() else 0
+    digest = hashlib.sha256()
+    for at in range(start + lead, end, 1 << 20):
+        digest.update(text[at : min(at + (1 << 20), end)].encode())
+    key = b"fast" + digest.digest()
+    with _remembered_lock:
+        entry = _REMEMBERED.get(key)
+        if entry is not None:
+            _REMEMBERED.move_to_end(key)
+    if entry is None:
+        head: list[int] = []
+        merged = merge_text(enc, text, start + lead, end, progress, keep=False, head=head)
+        if merged is None:
+            return None
+        entry = (merged[0], head)
+        with _remembered_lock:
+            _REMEMBERED[key] = entry
+            while len(_REMEMBERED) > REMEMBER:
+                _REMEMBERED.popitem(last=False)
+    count, head = entry
+    if not lead:
+        return count
+    lead_bytes = len(text[start].encode())
+    starts = [lead_bytes] + [e + lead_bytes for e in head[:-1]]
+    known = {(a, e + lead_bytes): i for i, (a, e) in enumerate(zip(starts, head))}
+    window = _window_ids(enc, text[start : min(start + WINDOW, end)])
+    if window is None:
+        return None
+    w_ends = list(accumulate(map(_fast_lengths(enc).__getitem__, window), initial=0))
+    for j in range(len(window)):
+        i = known.get((w_ends[j], w_ends[j + 1]))
+        if i is not None:
+            return (j + 1) + (count - (i + 1))
+    merged = merge_text(enc, text, start, end, progress, keep=False)  # no shared token: this piece itself
+    return merged[0] if merged is not None else None
+
+
+_compiled: tuple[Any, Any] | None = None  # the pattern, and the code points whose class the regex module may not know
+
+
+def _pattern() -> Any:
+    global _compiled
+    if _compiled is None:
+        from foldscope.core.request import tokens, unicode_gap  # tokens imports this module
+
+        gap = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in unicode_gap.GAP)
+        # the gap by the re module: a plain class, searched faster than by regex
+        _compiled = (regex.compile(tokens.O200K_PAT_STR), re.compile("[\\ud800-\\udfff" + gap + "]"))
+    return _compiled[0]
+
+
+_fast_table: list[int] | None = None
+
+
+def _fast_lengths(enc: Any) -> list[int]:
+    """Each id's token length in bytes, from quicktok's own tokens (its table is the vendored vocabulary's)."""
+    global _fast_table
+    if _fast_table is None:
+        tokenizer = enc._tokenizer
+        table = [0] * (tokenizer.max_token_value + 1)
+        for i in range(len(table)):
+            with contextlib.suppress(KeyError):
+                table[i] = len(tokenizer.decode_single_token_bytes(i))
+        _fast_table = table
+    return _fast_table

@@ -94,8 +94,9 @@ def by_passages() -> bool:
 
 
 def windowed() -> bool:
-    """Whether a text holding a very long piece is merged in windows (core.request.long_pieces): only with tiktoken,
-    whose merge is quadratic in a piece's length; quicktok's is linear, so it counts such a text whole."""
+    """Whether a text holding a very long piece is merged in tiktoken's windows (core.request.long_pieces): only with
+    tiktoken, whose merge is quadratic in a piece's length. quicktok's is linear but holds per-byte state for the whole
+    piece, so FastEncoding.count merges such a piece in its own windows (long_pieces.count_fast)."""
     return BACKEND == SLOW
 
 
@@ -352,6 +353,12 @@ class FastEncoding:
             return self._tokenizer.encode_ordinary(_without_surrogates(text))
 
     def count(self, text: str) -> int:
+        if long_pieces.has_long_piece(text):  # its long pieces merged in windows: quicktok's state stays a few kB
+            return long_pieces.count_fast(self, text)
+        return self.count_whole(text)
+
+    def count_whole(self, text: str) -> int:
+        """len(encode_ordinary(text)) in one call of quicktok's (per-byte state for the longest piece)."""
         try:
             return self._tokenizer.count(text)
         except (UnicodeEncodeError, TypeError):  # pybind11's word for a str UTF-8 cannot hold
@@ -509,8 +516,8 @@ def count_short(text: str) -> int:
 
 
 def count_text(text: str) -> int:
-    """Exact o200k_base token count of text, special-token strings counted as ordinary text (with tiktoken, a very
-    long piece merged in windows, core.request.long_pieces)."""
+    """Exact o200k_base token count of text, special-token strings counted as ordinary text (a very long piece merged
+    in windows, by tiktoken or by quicktok, core.request.long_pieces)."""
     if _encoding is None and _helper is None:
         n = small_count.count(text)  # before any encoder is built, within its budget: no build (core.request.small_count)
         if n is not None:
@@ -518,10 +525,10 @@ def count_text(text: str) -> int:
     if windowed() and long_pieces.has_long_piece(text):
         return long_pieces.count_ordinary(reference_encoding(), text)  # merged here: the windows need the Encoding itself
     progress = long_pieces.this_threads_progress()
-    if progress is None or not long_pieces.has_long_piece(text):
-        return counter()(text)
-    # quicktok merges a long piece whole (linear, about 0.2 s a MB at worst): its start and end are reported, as the
-    # windows report theirs, so a reader sees what is counted and a cancelled task stops before it.
+    if progress is None or _helper is None or not long_pieces.has_long_piece(text):
+        return counter()(text)  # quicktok's windows here report to this thread's progress between them (count_fast)
+    # The helper merges it in its windows, out of reach of this thread's progress: its start and end are reported, so a
+    # reader sees what is counted and a cancelled task stops before it.
     progress(0, len(text))
     n = counter()(text)
     progress(len(text), len(text))

@@ -232,14 +232,117 @@ def test_the_check_reads_whitespace_as_the_pattern_does():
     assert long_pieces.count_ordinary(encoding(), text) == len(encoding().encode_ordinary(text))
 
 
-def test_with_quicktok_a_huge_message_is_counted_whole_as_tiktoken_counts_it(monkeypatch):
-    """quicktok's merge is linear in a piece's length: no windows, and the count is tiktoken's windowed one."""
+_fast: list[tokens.FastEncoding] = []
+
+
+@pytest.fixture
+def fast(monkeypatch):
+    """quicktok's encoding (FastEncoding), where it is installed, as the one this process counts with."""
     if tokens.BACKEND != tokens.FAST:
         pytest.skip(f"counted by tiktoken here: {tokens.WHY_SLOW}")
-    text = "".join(random.Random(9).choices(LETTERS, k=70_000))
+    if not _fast:
+        _fast.append(tokens.build_fast())
+    monkeypatch.setattr(tokens, "_encoding", _fast[0])
+    monkeypatch.setattr(tokens, "_helper", None)
+    return _fast[0]
+
+
+@pytest.fixture
+def small_fast_windows(small_windows, monkeypatch):
+    """quicktok's windows of 300 characters too: many stitches in a few kilobytes."""
+    monkeypatch.setattr(long_pieces, "FAST_WINDOW", 300)
+
+
+def one_piece(text: str) -> bool:
+    match = long_pieces._pattern().match(text)
+    return match is not None and match.end() == len(text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(long_piece())
+def test_a_piece_merged_in_quicktoks_windows_has_tiktokens_ids(fast, small_fast_windows, data):
+    text = data.decode(errors="replace")
+    expected = encoding().encode_ordinary(text)
+    merged = long_pieces.merge_text(fast, text, 0, len(text))
+    if one_piece(text):
+        # None only where a window is not one piece (or none shared a token): then it is counted whole
+        assert merged is None or merged[1] == expected and merged[0] == len(expected)
+    assert long_pieces.count_fast(fast, text) == len(expected)
+
+
+def test_lowercase_and_cjk_pieces_are_merged_in_quicktoks_windows_never_whole(fast, small_fast_windows):
+    rng = random.Random(4)
+    for text in ("".join(rng.choices(LETTERS, k=5000)), "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(2000)), "q" * 3000):
+        merged = long_pieces.merge_text(fast, text, 0, len(text))
+        assert merged is not None and merged[1] == encoding().encode_ordinary(text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mixed_text())
+def test_a_text_with_long_pieces_counts_in_quicktoks_windows_as_tiktoken_counts_it(fast, small_fast_windows, text):
+    long_pieces._REMEMBERED.clear()
+    assert long_pieces.count_fast(fast, text) == len(encoding().encode_ordinary(text))
+    assert fast.count(text) == long_pieces.count_fast(fast, text)  # again: remembered
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["lower", "cjk", "one"]), st.sampled_from(['"', " ", "(", "—"]), st.integers(0, 2**32))
+def test_a_piece_remembered_by_quicktok_without_its_first_character_stitches_exactly(fast, small_fast_windows, kind, lead, seed):
+    rng = random.Random(seed)
+    n = rng.randint(500, 4000)
+    word = (
+        "".join(rng.choice(LETTERS) for _ in range(n))
+        if kind == "lower"
+        else "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(n // 3))
+        if kind == "cjk"
+        else "q" * n
+    )
+    long_pieces._REMEMBERED.clear()
+    assert long_pieces.count_fast(fast, word) == len(encoding().encode_ordinary(word))
+    for text in (lead + word, "x" + lead + word + "\n"):
+        assert long_pieces.count_fast(fast, text) == len(encoding().encode_ordinary(text))
+
+
+def test_with_quicktok_a_huge_message_is_merged_in_its_windows_as_tiktoken_counts_it(fast, monkeypatch):
+    """quicktok's merge is linear but holds per-byte state for all it is given: a long piece goes in windows."""
+    text = "".join(random.Random(9).choices(LETTERS, k=200_000))
     windowed_count = long_pieces.count_ordinary(encoding(), "look: " + text)
-    merges = []
-    real = long_pieces.merge_long
-    monkeypatch.setattr(long_pieces, "merge_long", lambda *a, **k: merges.append(1) or real(*a, **k))
+    merges, whole = [], []
+    real = long_pieces.merge_text
+    monkeypatch.setattr(long_pieces, "merge_text", lambda *a, **k: merges.append(1) or real(*a, **k))
+    monkeypatch.setattr(type(fast), "count_whole", lambda self, t: whole.append(len(t)) or len(encoding().encode_ordinary(t)))
+    long_pieces._REMEMBERED.clear()
     assert count_text("look: " + text) == windowed_count
-    assert not merges
+    assert merges and max(whole) < 100
+
+
+def test_a_megabyte_piece_counts_the_same_in_quicktoks_windows_and_whole(fast):
+    rng = random.Random(11)
+    for text in ("".join(rng.choices(LETTERS, k=1 << 20)), "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(1 << 18))):
+        long_pieces._REMEMBERED.clear()
+        assert long_pieces.count_fast(fast, text) == fast.count_whole(text)
+
+
+def test_quicktoks_windows_report_progress_between_them_and_a_raise_stops_the_count(fast, monkeypatch):
+    monkeypatch.setattr(long_pieces, "PROGRESS_EVERY", 1 << 16)
+    text = "".join(random.Random(12).choices(LETTERS, k=600_000))
+    seen: list[tuple[int, int]] = []
+    long_pieces._REMEMBERED.clear()
+    with long_pieces.reporting(lambda done, total: seen.append((done, total))):
+        assert count_text(text) == fast.count_whole(text)
+    assert seen[0] == (0, 600_000) and seen[-1] == (600_000, 600_000) and len(seen) > 4
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(done: int, total: int) -> None:
+        if done > 100_000:
+            raise Cancelled
+
+    long_pieces._REMEMBERED.clear()
+    merged = []
+    real = long_pieces._window_ids
+    monkeypatch.setattr(long_pieces, "_window_ids", lambda *a: merged.append(1) or real(*a))
+    with long_pieces.reporting(cancel), pytest.raises(Cancelled):
+        count_text(text)
+    assert len(merged) < 5  # stopped within a few windows of the cancel, not at the end of the piece
