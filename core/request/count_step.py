@@ -187,7 +187,8 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
 def text_body(m: Message) -> str:
     """The body of the commonest block, one message's text alone and unmarked: render_block's text as canonical()
     writes it, without the dict."""
-    return 'text":' + json_string(instruction_text(m) if m.kind == "instruction" else m.text) + ',"'
+    # joined, not added: `a + b + c` holds a second copy of a huge message's JSON while it adds the third part
+    return "".join(('text":', json_string(instruction_text(m) if m.kind == "instruction" else m.text), ',"'))
 
 
 _encode = msgspec.json.Encoder().encode

@@ -21,7 +21,8 @@ MODULE = "foldscope.core.request.counting.child"
 def send(stream: BinaryIO, value: Any) -> None:
     """One message down a pipe: its length (8 bytes, little-endian), then the value in marshal form (data only)."""
     data = marshal.dumps(value)
-    stream.write(len(data).to_bytes(8, "little") + data)
+    stream.write(len(data).to_bytes(8, "little"))
+    stream.write(data)  # apart: the two added would copy a huge message's text once more
     stream.flush()
 
 
