@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
 
+from foldscope.core.request import unicode_gap
+
 if TYPE_CHECKING:
     from tiktoken import Encoding
 
@@ -268,10 +270,10 @@ def count_fast(enc: Any, text: str, progress: Progress | None = None) -> int:
     merged in windows (merge_text), the text between them counted whole (cut at pieces' bounds, the same pieces)."""
     total, done = 0, 0
     progress = progress or getattr(_reporter, "progress", None)
-    _pattern()
-    if not text.isascii() and _compiled[1].search(text) is not None:  # type: ignore[index]  # one the regex module may class otherwise
+    pattern, gap = _compiled_for(enc)
+    if not text.isascii() and gap.search(text) is not None:  # a code point the regex module may class otherwise
         return enc.count_whole(text)
-    for match in _pattern().finditer(text):
+    for match in pattern.finditer(text):
         start, end = match.span()
         if end - start < LONG_PIECE:
             continue
@@ -383,7 +385,7 @@ class _Window:
 def _window_ids(enc: Any, chars: str) -> list[int] | None:
     """quicktok's ids of chars merged as one piece, or None when the pattern splits chars into more than one."""
     if not (chars.isascii() and chars.isalpha() and chars.islower()):  # else not one piece by the pattern's first rule
-        match = _pattern().match(chars)
+        match = _compiled_for(enc)[0].match(chars)
         if match is None or match.end() != len(chars):
             return None
     return enc.encode_ordinary(chars)
@@ -441,15 +443,14 @@ def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progre
 _compiled: tuple[Any, Any] | None = None  # the pattern, and the code points whose class the regex module may not know
 
 
-def _pattern() -> Any:
+def _compiled_for(enc: Any) -> tuple[Any, Any]:
+    """enc's pattern (its _pat_str, as tiktoken's Encoding names it) by the regex module, and the gap by the re module
+    (core.request.unicode_gap and lone surrogates: a plain class, searched faster by re)."""
     global _compiled
     if _compiled is None:
-        from foldscope.core.request import tokens, unicode_gap  # tokens imports this module
-
         gap = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in unicode_gap.GAP)
-        # the gap by the re module: a plain class, searched faster than by regex
-        _compiled = (regex.compile(tokens.O200K_PAT_STR), re.compile("[\\ud800-\\udfff" + gap + "]"))
-    return _compiled[0]
+        _compiled = (regex.compile(enc._pat_str), re.compile("[\\ud800-\\udfff" + gap + "]"))
+    return _compiled
 
 
 _fast_table: list[int] | None = None

@@ -340,6 +340,7 @@ class FastEncoding:
     anything else is tiktoken's own Encoding's (built on first use: the windows of core.request.long_pieces, tests)."""
 
     name = "o200k_base"
+    _pat_str = O200K_PAT_STR  # as tiktoken's Encoding names it (core.request.long_pieces splits by it)
 
     def __init__(self, tokenizer: Any) -> None:
         self._tokenizer = tokenizer

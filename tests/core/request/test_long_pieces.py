@@ -254,7 +254,7 @@ def small_fast_windows(small_windows, monkeypatch):
 
 
 def one_piece(text: str) -> bool:
-    match = long_pieces._pattern().match(text)
+    match = long_pieces._compiled_for(tokens.local_encoding())[0].match(text)
     return match is not None and match.end() == len(text)
 
 
