@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
 
 def short(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:  # as every command says it, not "[Errno 2] ..."
+        text = f"{exc.filename}: cannot read the file: {exc.strerror}"
+    else:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     text = terminal_safe(text)
     return text if len(text) <= 160 else text[:157] + "..."
 

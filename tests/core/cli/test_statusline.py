@@ -442,6 +442,15 @@ def test_follow_line_says_a_missing_file_once_and_keeps_looking(tmp_path, capsys
     assert len(out) == 1 and out[0].startswith("foldscope: ") and "gone.jsonl" in out[0]
 
 
+def test_a_missing_file_is_said_as_every_command_says_it_not_as_pythons_errno(tmp_path, monkeypatch, capsys):
+    """New user 27: `follow` and the status line said "[Errno 2] No such file or directory: '...'"."""
+    gone = tmp_path / "gone.jsonl"
+    said = f"foldscope: {gone}: cannot read the file: No such file or directory"
+    assert cli.main(["follow", str(gone), "--line", "--polls", "1", "--interval", "0"]) == 0
+    assert capsys.readouterr().out.splitlines() == [said]
+    assert run_hook(monkeypatch, capsys, json.dumps(stdin_object(gone))).splitlines() == [said]
+
+
 def test_a_request_that_wrote_nothing_says_so_once():
     shown = {
         "requests": 1,
