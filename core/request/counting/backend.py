@@ -109,15 +109,20 @@ def hint(path: str | os.PathLike) -> bool:
     from foldscope.core.request import tokens
 
     tokens.expect(path)  # a small file is counted without building an encoder (far below START_CHARS: no child)
-    if not allowed():  # first, so a process pool's workers never sample their files for nothing
-        return False
     from foldscope.core.request.counting.ahead import START_CHARS
 
     try:
-        if os.path.getsize(path) < START_CHARS or estimated_text(path) < START_CHARS:
+        if os.path.getsize(path) < START_CHARS:  # one stat, before allowed() imports multiprocessing (5-10 ms)
             return False
     except OSError:
         return False  # the read says what is wrong with the file
+    if not allowed():  # before the file is sampled, so a process pool's workers never sample their files for nothing
+        return False
+    try:
+        if estimated_text(path) < START_CHARS:
+            return False
+    except OSError:
+        return False
     with _spare_lock:
         if _spare is not None:
             return False
