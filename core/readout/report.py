@@ -32,6 +32,7 @@ from foldscope.core.readout.report_transcript import (
     conversation_jobs,
     conversation_pieces,
     conversation_segments,
+    every_request_jobs,
     every_request_pieces,
     request_anchor,
 )
@@ -280,11 +281,15 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     )
 
 
-def every_request_section(data: ReportData, window: int | None) -> Section:
-    def bar(c: Composition) -> str:
-        return composition_svg(c, width=400, height=14, css="minibar")
+def mini_bar(c: Composition) -> str:
+    """A request's composition as the every-request table draws it."""
+    return composition_svg(c, width=400, height=14, css="minibar")
 
-    return Section("Every request", pieces=lambda: every_request_pieces(data.measure, window, bar, largest_part, data.bars))
+
+def every_request_section(data: ReportData, window: int | None) -> Section:
+    return Section(
+        "Every request", pieces=lambda: every_request_pieces(data.measure, window, mini_bar, largest_part, data.bars, data.every_request)
+    )
 
 
 def conversation_section(data: ReportData) -> Section:
@@ -380,22 +385,26 @@ def gather(
     measure: Measure | None = None,
     checks: Any = None,
     conversation: Callable[[int], str | None] | None = None,
+    rows_ahead: bool = False,
 ) -> ReportData:
     """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`).
     `checks`: the compactions' literal checks started before (core.forensics.literals_ahead.LiteralChecks), else
-    gather starts them; `conversation`: the conversation's segments made ahead (write_report)."""
+    gather starts them; `conversation`: the conversation's segments made ahead; `rows_ahead`: the every-request table
+    made in a child forked after the count, which the caller stops (ReportData.helpers; write_report does)."""
     measure = measure or Measure(session, policy or Policy())
     if checks is not None:
-        return _gathered(session, measure, replay, checks, conversation)
+        return _gathered(session, measure, replay, checks, conversation, rows_ahead)
     from foldscope.core.forensics.compactions import literal_checks
 
     # The compactions' literal checks need only the session: started now, they are made on the other core while the
     # trace is counted (core.forensics.literals_ahead), and the cost sections collect them.
     with literal_checks(session) if session.trace else nullcontext() as started:
-        return _gathered(session, measure, replay, started, conversation)
+        return _gathered(session, measure, replay, started, conversation, rows_ahead)
 
 
-def _gathered(session: Session, measure: Measure, replay: Sequence[str], checks: Any, conversation: Any) -> ReportData:
+def _gathered(
+    session: Session, measure: Measure, replay: Sequence[str], checks: Any, conversation: Any, rows_ahead: bool = False
+) -> ReportData:
     from foldscope.core.forensics.trace_pass import MeasuredPass
 
     # The cache causes' pass rides on the trace's count (as the GUI's does, core.readout.trace_facts): one count of
@@ -430,16 +439,29 @@ def _gathered(session: Session, measure: Measure, replay: Sequence[str], checks:
         literals=checks,
         conversation=conversation,
     )
-    data.sections = [
-        summary_section(data),
-        timeline_section(data),
-        composition_section(data),
-        *cost_sections(data),
-        every_request_section(data, window.tokens if window else None),
-        conversation_section(data),
-    ]
-    if replay:
-        data.sections.append(replay_section(data, replay))
+    if rows_ahead:
+        # The every-request table needs the count, nothing after it: its rows are made in a child forked now, on the
+        # other core, while the cost sections are made here (core.forensics.literals_ahead; write_report stops it).
+        from foldscope.core.forensics.literals_ahead import JobsAhead
+
+        ahead = JobsAhead(every_request_jobs(measure, window.tokens if window else None, mini_bar, largest_part, data.bars))
+        data.helpers.append(ahead)
+        data.every_request = ahead.take
+    try:
+        data.sections = [
+            summary_section(data),
+            timeline_section(data),
+            composition_section(data),
+            *cost_sections(data),
+            every_request_section(data, window.tokens if window else None),
+            conversation_section(data),
+        ]
+        if replay:
+            data.sections.append(replay_section(data, replay))
+    except BaseException:
+        for helper in data.helpers:  # never handed to the caller: stopped here
+            helper.stop()
+        raise
     return data
 
 
@@ -504,16 +526,24 @@ def write_report(
     # marks. What the child has not made when it is wanted is made here; leaving, the child is killed and reaped.
     spans = literal_spans(session) if session.trace else []
     segments = conversation_segments(session)
+    helpers: list[JobsAhead] = []
     with JobsAhead([s.parts for s in spans] + conversation_jobs(session, segments)) as ahead:
         first = len(spans)
-        data = gather(
-            session,
-            policy,
-            replay=replay,
-            measure=measure,
-            checks=LiteralChecks(spans, ahead=ahead),
-            conversation=lambda j: ahead.take(first + j),
-        )
-        write_output(out, lambda: _encoded(render_pieces(data)), read)
-    data.conversation = None  # the child's results are gone with it
+        try:
+            data = gather(
+                session,
+                policy,
+                replay=replay,
+                measure=measure,
+                checks=LiteralChecks(spans, ahead=ahead),
+                conversation=lambda j: ahead.take(first + j),
+                rows_ahead=True,
+            )
+            helpers = data.helpers
+            write_output(out, lambda: _encoded(render_pieces(data)), read)
+        finally:
+            for helper in helpers:
+                helper.stop()
+    data.conversation = data.every_request = None  # the children's results are gone with them
+    data.helpers = []
     return data

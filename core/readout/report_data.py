@@ -33,3 +33,7 @@ class ReportData:
     # Segment j of the conversation as a forked child made it (core.readout.report_transcript.conversation_segments),
     # or None where it has not: write_report gives it while the child lives.
     conversation: Any = None
+    # The every-request table's j-th rows as a child forked after the count made them, or None (gather's rows_ahead),
+    # and the children the caller stops once the page is written.
+    every_request: Any = None
+    helpers: list[Any] = field(default_factory=list)

@@ -87,15 +87,19 @@ def message_item(index: int, m: Message, in_view: bool) -> str:
     return f"<li class='m {m.kind}' id=message-{index}>{head}{_text_block(text)}</li>"
 
 
+MESSAGES_A_JOB = 256  # at most this many messages in one segment of the conversation (conversation_segments)
+
+
 def conversation_segments(session: Session) -> list[tuple[int, int, int | None]]:
-    """The full record cut where each request is marked: (start, end, the request marked before `start` or None).
-    What lies between two marks needs nothing of the count, so it can be made before it (conversation_jobs)."""
+    """The full record cut where each request is marked, and every MESSAGES_A_JOB messages between (a piece of the
+    page stays small whatever the requests): (start, end, the request marked before `start` or None). What lies
+    between two marks needs nothing of the count, so it can be made before it (conversation_jobs)."""
     answered = {r.response_id: k for k, r in enumerate(session.trace) if r.response_id}
     out: list[tuple[int, int, int | None]] = []
     start, marked = 0, None
     for index, m in enumerate(session.record):
         k = answered.get(m.id)
-        if k is not None:
+        if k is not None or index - start >= MESSAGES_A_JOB:
             if index:
                 out.append((start, index, marked))
             start, marked = index, k
@@ -152,31 +156,80 @@ def conversation_pieces(
     yield "</ol></details>"
 
 
+ROWS_A_JOB = 256  # rows of the every-request table a forked child makes as one job (every_request_jobs)
+
+
+def every_request_rows(
+    measure: Measure,
+    window: int | None,
+    bar: Callable[[Composition], str],
+    largest_part: Callable[[Composition], str],
+    bars: RequestBars | None,
+    start: int,
+    end: int,
+    kept: dict[str, Any],
+) -> str:
+    """Rows start..end-1 of the every-request table, one string. `kept`: what one process works out once for all
+    its rows (the unseen head's parts, each message's category), filled at the first call."""
+    if not kept:
+        kept["head"] = sources_for(measure.session)  # read once: the same parts name every request's head
+        kept["facts"] = MessageFacts()  # each message's category worked out once, not once per request that carries it
+    head, facts = kept["head"], kept["facts"]
+    out = []
+    for row in measure.trace.rows[start:end]:
+        # the bar and the largest part need the categories only, not the groups and repeats
+        heard = bars.heard(row.index) if bars is not None else None
+        c = request_composition(measure, row.index, window=window, head=head, facts=facts, details=False, heard=heard)
+        out.append(
+            f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
+            f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"
+            f"<td class=mini>{bar(c)}</td><td>{largest_part(c)}</td></tr>"
+        )
+    return "".join(out)
+
+
+def every_request_jobs(
+    measure: Measure,
+    window: int | None,
+    bar: Callable[[Composition], str],
+    largest_part: Callable[[Composition], str],
+    bars: RequestBars | None,
+) -> list[Callable[[], str]]:
+    """The every-request table's rows, ROWS_A_JOB at a time, as jobs a forked child can run after the count
+    (core.forensics.literals_ahead.JobsAhead), in order."""
+    kept: dict[str, Any] = {}
+    n = len(measure.trace.rows)
+    return [
+        partial(every_request_rows, measure, window, bar, largest_part, bars, start, min(n, start + ROWS_A_JOB), kept)
+        for start in range(0, n, ROWS_A_JOB)
+    ]
+
+
 def every_request_pieces(
     measure: Measure,
     window: int | None,
     bar: Callable[[Composition], str],
     largest_part: Callable[[Composition], str],
     bars: RequestBars | None = None,
+    made: Callable[[int], str | None] | None = None,
 ) -> Iterator[str]:
     """A row per request (its anchor), its predicted input and its composition as a bar with the largest part: made
-    a row at a time as the page is written. `bars`: each request's parts as the trace's count heard them (else each
-    request is measured again)."""
+    ROWS_A_JOB rows at a time as the page is written. `bars`: each request's parts as the trace's count heard them
+    (else each request is measured again). `made(j)`: the j-th ROWS_A_JOB rows if a child made them already
+    (every_request_jobs), else None and they are made here."""
     yield (
         "<p>Every request as it was sent: the bar is its count split by the composition legend above (the "
         "timeline's bars link here). The bar's full width is the context window where known.</p>"
         "<table class=requests><thead><tr><th class=n>Request</th><th class=n>Predicted input</th>"
         "<th class=n>Reported input</th><th>Composition</th><th>Largest part</th></tr></thead><tbody>"
     )
-    head = sources_for(measure.session)  # read once: the same parts name every request's head
-    facts = MessageFacts()  # each message's category worked out once, not once per request that carries it
-    for row in measure.trace.rows:
-        # the bar and the largest part need the categories only, not the groups and repeats
-        heard = bars.heard(row.index) if bars is not None else None
-        c = request_composition(measure, row.index, window=window, head=head, facts=facts, details=False, heard=heard)
+    kept: dict[str, Any] = {}
+    n = len(measure.trace.rows)
+    for j, start in enumerate(range(0, n, ROWS_A_JOB)):
+        text = made(j) if made is not None else None
         yield (
-            f"<tr id={request_anchor(row.index)}><td class=n>{row.index}</td><td class=n>{row.predicted:,}</td>"
-            f"<td class=n>{'' if row.reported_input is None else f'{row.reported_input:,}'}</td>"
-            f"<td class=mini>{bar(c)}</td><td>{largest_part(c)}</td></tr>"
+            text
+            if isinstance(text, str)
+            else every_request_rows(measure, window, bar, largest_part, bars, start, min(n, start + ROWS_A_JOB), kept)
         )
     yield "</tbody></table>"

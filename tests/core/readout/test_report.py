@@ -446,12 +446,16 @@ def test_the_written_report_is_the_rendered_page_written_a_block_at_a_time_never
 
     import foldscope.core.model.files as files
     import foldscope.core.readout.report as report
+    import foldscope.core.readout.report_transcript as transcript
 
     session = load_session(corpus_dev / "claude_code" / "session-196820da.jsonl")
     writes: list[int] = []
     real_write = os.write
     monkeypatch.setattr(files.os, "write", lambda fd, data: writes.append(len(data)) or real_write(fd, data))
     monkeypatch.setattr(report._encoded, "__defaults__", (4096,))
+    # a piece of the page a message or a row, as each was before a forked child made them a segment at a time
+    monkeypatch.setattr(transcript, "MESSAGES_A_JOB", 1)
+    monkeypatch.setattr(transcript, "ROWS_A_JOB", 1)
     out = tmp_path / "r.html"
     data = report.write_report(session, out, Policy())
     page = render(data).encode("utf-8")
