@@ -116,6 +116,8 @@ def format_usage(result: dict[str, Any]) -> str:
 
     by, forensics = result["by"], result["forensics"]
     width = 40 if by in ("session", "project") else 24
+    if by != "model":  # a group's models are listed under it: wide enough for each name whole, never cut silently
+        width = max([width] + [len(f"  {m}") for row in result["rows"] if len(row["models"]) > 1 for m in row["models"]])
     head = f"{by:<{width}} {'sessions':>8} {'requests':>9} {'fresh':>13} {'cache read':>15} {'cache write':>13} {'output':>11} {'cost':>11}"
     if forensics:
         head += f" {'wasted':>10} {'compactions':>11} {'payback':>10}"
@@ -132,7 +134,7 @@ def format_usage(result: dict[str, Any]) -> str:
         if by != "model" and len(row["models"]) > 1:
             for model, cell in row["models"].items():
                 label = f"  {model}"
-                lines.append(f"{terminal_safe(label[:width]):<{width}} {_cells(cell, forensics)}")
+                lines.append(f"{terminal_safe(label):<{width}} {_cells(cell, forensics)}")
     lines.append(f"{'total':<{width}} {_cells(result['total'], forensics)}")
     total = result["total"]
     if forensics:

@@ -180,3 +180,14 @@ def test_a_compaction_is_counted_on_its_day_with_the_compaction_reports_net_payb
     assert out["total"]["payback_net_usd"] == pytest.approx(net, abs=1e-6)
     plain = _usage(capsys, str(path), "--by", "session", "--plain")
     assert "compactions" not in plain["total"] and plain["total"]["cost_usd"] == out["total"]["cost_usd"]
+
+
+def test_each_model_under_a_group_reads_whole(corpus_dev, capsys):
+    """New user 27: by day, a model under a day of several was cut to 24 characters ("claude-sonnet-4-5-2025",
+    "jp.anthropic.claude-ha"), silently, so two releases of one model could not be told apart."""
+    assert main(["usage", str(corpus_dev / "claude_code")]) == 0
+    out = capsys.readouterr().out
+    assert "  claude-sonnet-4-5-20250929 " in out and "  jp.anthropic.claude-haiku-4-5-20251001-v1:0 " in out
+    head, *rows = out.splitlines()
+    column = head.index("sessions") + len("sessions")  # the first figure of every group's and model's row ends under it
+    assert all(row[column - 1].isdigit() for row in rows if row.startswith(("2", "  ")))
