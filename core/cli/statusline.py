@@ -49,7 +49,10 @@ def add_statusline(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--install", action="store_true", help="print the settings.json entry for the agent (--agent)")
     p.add_argument(
-        "--agent", choices=("claude", "pi"), default="claude", help="with --install: claude (default: Claude Code) or pi (its footer)"
+        "--agent",
+        choices=("claude", "claude_code", "pi"),  # claude_code: the name sessions, usage and --format give the agent
+        default="claude",
+        help="with --install: claude or claude_code (default: Claude Code), or pi (its footer)",
     )
     p.add_argument("--write", action="store_true", help="with --install: write it into the settings (a backup kept)")
     p.add_argument(

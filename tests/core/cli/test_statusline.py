@@ -883,3 +883,11 @@ def test_a_warm_measure_gives_every_row_prediction_and_cache_row_a_fresh_measure
         went_on = kept is not None and all(a is b for a, b in zip(kept.rows, resume.kept.predicted.rows))  # not made again
         carried += went_on and all(a is b.causes for a, b in zip(attributed, warm[4]))
     assert carried >= 15, carried
+
+
+def test_install_takes_the_agent_by_the_name_sessions_gives_it_too(capsys):
+    """New user 27: `sessions --agent` takes claude_code and `statusline --install --agent` refused it (only claude)."""
+    assert cli.main(["statusline", "--install", "--agent", "claude"]) == 0
+    claude = capsys.readouterr().out
+    assert cli.main(["statusline", "--install", "--agent", "claude_code"]) == 0
+    assert capsys.readouterr().out == claude and '"statusLine"' in claude
