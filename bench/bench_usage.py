@@ -148,7 +148,9 @@ def main() -> None:
         table = json.loads(out)["table"]
         counted, out_counted = best([*FOLDSCOPE, "replay", str(folder), "--strategy", "recorded", "--json", "--count"], args.repeat)
         sessions, out_sessions = best([*FOLDSCOPE, "sessions", "--json"], args.repeat, home)
-        startup, _ = best([sys.executable, "-c", "import foldscope.core.cli.main, genai_prices"], args.repeat)
+        startup, _ = best(
+            [sys.executable, "-c", "import foldscope.core.cli.main, foldscope.core.cli.replay, foldscope.core.replay.billed"], args.repeat
+        )
         loaded = min(in_process(files) for _ in range(args.repeat))
         claude = Path(tmp) / "home" / "claude"
         plain, out_plain = best([*FOLDSCOPE, "usage", str(claude), "--plain", "--by", "day", "--json"], args.repeat)

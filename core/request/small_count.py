@@ -194,8 +194,8 @@ def _load() -> _Table | None:
 
 def _mapped(tokens) -> mmap.mmap | bytes:
     """The table from the cache folder, built there first when missing or not the one expected."""
-    sha256 = tokens._checked(tokens.vocabulary_path(), tokens.O200K_SHA256)  # the vendored file, every time
-    path = tokens.cache_folder() / f"small-{sha256[:16]}.bin"
+    tokens._checked(tokens.vocabulary_path(), tokens.O200K_SHA256)  # the vendored file, every time
+    path = cache_file()
     for _ in range(2):
         try:
             with open(path, "rb") as f:
@@ -230,4 +230,6 @@ def reset() -> None:
 
 def cache_file() -> Path:
     tokens = _vocabulary()
-    return tokens.cache_folder() / f"small-{tokens.O200K_SHA256[:16]}.bin"
+    # Named by the table's own expected hash (the vocabulary's and the layout's): two versions of foldscope sharing a
+    # cache folder each keep their own table rather than building it again over the other's on every start.
+    return tokens.cache_folder() / f"small-{TABLE_SHA256[:16]}.bin"
