@@ -14,7 +14,8 @@ Run: .venv/bin/python bench/bench_count.py --long [--sizes 1,8,50] [--tiktoken-u
 One huge message (core.request.long_pieces): where tiktoken's time goes on one long piece (its regular
 expression or its merge), the crossover between tiktoken's merge and the windowed one by piece length,
 then seconds per MB of a one-piece message (one letter, random lowercase, CJK) counted by count_text
-at each size, the growth exponent between sizes, and tiktoken's own time up to --tiktoken-up-to MB.
+at each size, the growth exponent between sizes, and tiktoken's own time up to --tiktoken-up-to MB; first, with
+quicktok, its windows against its one call on the whole at each size (the same count asserted). CPU seconds throughout.
 """
 
 from __future__ import annotations
@@ -139,9 +140,36 @@ def one_piece(kind: str, chars: int, seed: int = 3) -> str:
 
 
 def timed(fn) -> tuple[float, object]:
-    t0 = time.perf_counter()
+    """fn's CPU seconds (every counter here counts on one thread) and its result."""
+    t0 = time.process_time()
     result = fn()
-    return time.perf_counter() - t0, result
+    return time.process_time() - t0, result
+
+
+def quicktok_long(sizes: list[float]) -> None:
+    """quicktok's count of a one-piece message in its windows (long_pieces.count_fast) against its one call on the
+    whole (count_whole), CPU seconds, the counts asserted equal."""
+    from foldscope.core.request import long_pieces, tokens
+
+    if tokens.BACKEND != tokens.FAST:
+        print(f"quicktok: not in use here ({tokens.WHY_SLOW})")
+        return
+    fast = tokens.local_encoding()
+    long_pieces.count_fast(fast, one_piece("lowercase", 100_000))  # its token lengths, once
+    print(f"quicktok: one piece in windows of {long_pieces.FAST_WINDOW:,} characters against one call on the whole (CPU)")
+    for kind in ("one letter", "lowercase", "CJK"):
+        for mb in sizes:
+            text = one_piece(kind, int(mb * 1_000_000))
+            size = len(text.encode()) / 1e6
+            long_pieces._REMEMBERED.clear()  # a first count, not a remembered one
+            windows, n = timed(lambda text=text: long_pieces.count_fast(fast, text))
+            whole, m = timed(lambda text=text: fast.count_whole(text))
+            assert m == n, (kind, mb, m, n)
+            print(
+                f"  {kind:10} {size:5.1f} MB  {n:>10,} tokens  windows {windows:6.2f} s ({windows / size:4.2f} s/MB)  "
+                f"whole {whole:6.2f} s ({whole / size:4.2f} s/MB)  ratio {windows / whole:4.2f}  (same count)",
+                flush=True,
+            )
 
 
 def long_messages(sizes: list[float], tiktoken_up_to: float) -> None:
@@ -150,9 +178,9 @@ def long_messages(sizes: list[float], tiktoken_up_to: float) -> None:
     import regex
 
     from foldscope.core.request import long_pieces
-    from foldscope.core.request.tokens import O200K_PAT_STR, count_text
+    from foldscope.core.request.tokens import O200K_PAT_STR, count_text, reference_encoding
 
-    enc = encoding()
+    enc = reference_encoding()  # tiktoken's own (encoding() is quicktok's where it is installed)
     piece = one_piece("lowercase", 1_000_000)
     split_time, _ = timed(lambda: regex.findall(O200K_PAT_STR, piece))
     merge_time, _ = timed(lambda: enc._encode_single_piece(piece.encode()))
@@ -196,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tiktoken-up-to", type=float, default=8, help="time tiktoken too up to this many MB (--long)")
     args = ap.parse_args(argv)
     if args.long:
+        quicktok_long([float(x) for x in args.sizes.split(",")])
         long_messages([float(x) for x in args.sizes.split(",")], args.tiktoken_up_to)
         return 0
 
