@@ -202,7 +202,7 @@ def load_session(path: str | Path, format: str | None = None, sample: str | None
             str(path),
             "",
             f"--sample (or --session) names one of the sessions a file holds (an Inspect AI "
-            f"log's samples, an OpenCode database's sessions); this file is {name}, which holds one",
+            f"log's samples, an OpenCode database's sessions, an Aider history's runs); this file is {name}, which holds one",
         )
     with _reading(str(path)):
         if sample is not None:

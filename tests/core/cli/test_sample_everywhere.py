@@ -86,3 +86,12 @@ def test_every_commands_sample_help_names_each_format_that_holds_several_session
     for name, parser in file_commands().items():
         (sample,) = [a for a in parser._actions if "--sample" in a.option_strings]
         assert [f for f in HOLDS_SEVERAL.values() if f not in sample.help] == [], name
+
+
+def test_a_sample_named_for_a_file_of_one_session_names_each_format_that_holds_several(tmp_path, capsys):
+    """New user 27: the refusal named Inspect AI logs and OpenCode databases, not Aider histories."""
+    from foldscope.core.formats.demo import demo_path
+
+    assert main(["inspect", str(demo_path()), "--sample", "2"]) == 2
+    err = capsys.readouterr().err
+    assert [w for w in ("Inspect AI", "OpenCode database", "Aider history") if w not in err] == []
