@@ -63,7 +63,7 @@ SWITCHES: dict[str, tuple[str, Check]] = {
         "`tiktoken`: count with tiktoken even where quicktok is installed; `quicktok` (the default): quicktok where installed",
         _one_of(("quicktok", "tiktoken"), "using quicktok where installed, else tiktoken (the default)", False),
     ),
-    "FOLDSCOPE_CACHE": ("the folder of what can be rebuilt (parsed vocabularies, the status line's state)", _folder),
+    "FOLDSCOPE_CACHE": ("the folder of what can be rebuilt (parsed vocabularies, genai-prices' prices, the status line's state)", _folder),
     "FOLDSCOPE_CONFIG": ("the folder of the window's settings", _folder),
     "FOLDSCOPE_DB": ("the library's file", _library),
     "FOLDSCOPE_AGENT_HOME": ("the home whose agents' settings are read (CLAUDE.md, MCP servers), instead of ~", _folder),
