@@ -41,9 +41,10 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from foldscope.core.model.session import FullRecord, Message, Provenance, Request, Session, Usage
+from foldscope.core.model.session import Fields, FullRecord, Message, Provenance, Request, Session, Usage
 
-SNAPSHOT_FORMAT = 2  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches)
+SNAPSHOT_FORMAT = 3  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
+# 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8)
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
 BLOCK = 1 << 20  # a snapshot is written into the library this many bytes at a time (fill)
 MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
@@ -64,6 +65,7 @@ SNAPSHOT_CLASSES = {
     ("foldscope.core.store.snapshot", "_frozen"),
     ("foldscope.core.store.snapshot", "_session"),
     ("foldscope.core.store.snapshot", "_message"),
+    ("foldscope.core.store.snapshot", "_text"),
     ("builtins", "set"),
     ("builtins", "frozenset"),
     ("builtins", "bytearray"),
@@ -203,10 +205,36 @@ def _session(state: dict[str, Any]) -> Session:
     return session
 
 
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
+
+
+class _Utf8:
+    """A non-ASCII text pickled as its UTF-8 bytes, made here. The pickler's own way with a str asks CPython for its
+    UTF-8, which CPython then keeps inside the str for the str's life: the open session's texts, held twice from the
+    snapshot on (16 MB at 50,000 messages repeating nothing, docs/performance.md)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, text: str) -> None:
+        self.data = text.encode("utf-8", "surrogatepass")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _text, (self.data,)
+
+
+def _texts_apart(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """A mapping's items as a dict to pickle, each non-ASCII text among its values as _Utf8 (a message's content and
+    metadata hold its texts as values)."""
+    return {k: _Utf8(v) if type(v) is str and not v.isascii() else v for k, v in items}
+
+
 class _Pickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is Fields:
+            return Fields, (_texts_apart(obj.pairs()),)
         if type(obj) is types.MappingProxyType:
-            return _frozen, (dict(obj),)
+            return _frozen, (_texts_apart(obj.items()),)
         if type(obj) is Message:  # one call a message: the dataclass's own __setstate__ looks its fields up each time
             return _message, tuple(getattr(obj, name) for name in _MESSAGE_FIELDS)
         fields = _BY_FIELDS.get(type(obj))

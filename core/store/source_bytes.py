@@ -134,4 +134,6 @@ def body_rows(
         key = body_key(digest, text)
         keys.append(key)
         message_rows.append((session_id, index, message.id, message.kind, storable_time(message.created_at), digest, body_id))
-        yield (body_id, key, data, len(text), text)
+        # SQLite reads a bound str through the UTF-8 copy CPython then keeps inside a non-ASCII str for the str's life:
+        # bound as the message's own, each such text was held twice while the session stayed open (docs/performance.md).
+        yield (body_id, key, data, len(text), text if text.isascii() else text[:1] + text[1:])

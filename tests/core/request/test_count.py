@@ -427,3 +427,33 @@ def test_finding_where_to_re_plan_reads_only_the_tail_past_the_shared_start():
     watched = replace(laid, messages=Watched(laid.messages))
     assert start_of(watched, 38) == start_of(laid, 38)
     assert Watched.read == []
+
+
+@given(st.text())
+def test_a_block_strings_json_is_json_dumps_text_for_any_string(text):
+    """json_string writes canonical()'s text for a string (json.dumps's, not escaping non-ASCII), whichever encoder it takes."""
+    from foldscope.core.request.count_step import json_string
+
+    assert json_string(text) == json.dumps(text, ensure_ascii=False)
+
+
+def test_counting_keeps_no_second_copy_of_the_sessions_non_ascii_texts():
+    """Counting a prompt, an answer and a result of non-ASCII text leaves their strings as they were: an encoder that
+    reads a str as UTF-8 makes CPython keep that copy inside the str for its life, and these strings are the session's
+    (count_step.json_string; docs/performance.md, 15.7 MB at 50,000 messages)."""
+    import sys
+
+    def fresh(i: int) -> str:
+        return "".join(["résumé → 中文 ", str(i)] * 300)
+
+    msgs = [
+        Message("s", "system", 0, {"system_message": "sys"}),
+        Message("u", "instruction", 1, {"instruction": fresh(1)}),
+        Message("a", "assistant", 2, {"assistant_response": fresh(2)}),
+        Message("q", "action_request", 3, {"function": "read", "arguments": {"n": 1}, "action_response_id": "p"}),
+        Message("p", "action_response", 4, {"function": "read", "arguments": {}, "output": fresh(3), "action_request_id": "q"}),
+    ]
+    texts = [m.text for m in msgs[1:3]] + [msgs[4].content["output"]]
+    sizes = [sys.getsizeof(t) for t in texts]
+    assert Counter().measure(msgs, record=FullRecord(msgs)).count > 3 * 300
+    assert [sys.getsizeof(t) for t in texts] == sizes

@@ -661,3 +661,27 @@ def test_a_snapshot_decompressed_as_it_is_read_gives_the_bytes_decompressing_it_
     assert bytes(out) == raw
     cut = snapshot._Inflating(data[: len(data) // 2])
     assert len(cut.read()) < len(raw)  # a cut snapshot reads short: the unpickler fails on it (a damaged snapshot)
+
+
+def test_storing_a_session_and_its_snapshot_keeps_no_second_copy_of_its_non_ascii_texts(tmp_path):
+    """Importing a session and keeping its snapshot leave its strings as they were, and it is rebuilt the same: SQLite's
+    binding and pickle read a str as UTF-8 through a copy CPython then keeps inside a non-ASCII str for the str's life
+    (source_bytes.body_rows, snapshot._Utf8; docs/performance.md: 16 MB each at 50,000 messages)."""
+    path = tmp_path / "gen.jsonl"
+    write_claude_code(
+        path, [(what, f"résumé → 中文 {k} " * 100, "claude-sonnet-4-5-20250929", 0) for k, what in enumerate(["say", "call"] * 2)]
+    )
+    session = load_session(path)
+
+    def strings() -> list[str]:
+        out = []
+        for m in session.record:
+            for mapping in (m.content, m.metadata):
+                out += [v for v in mapping.values() if type(v) is str]
+        return out
+
+    assert sum(not s.isascii() for s in strings()) >= 4  # the answers' texts and the results' outputs
+    before = [sys.getsizeof(s) for s in strings()]
+    _, rebuilt, _ = reopened(session, path, tmp_path)
+    assert [sys.getsizeof(s) for s in strings()] == before
+    assert plain(rebuilt) == plain(session)
