@@ -350,6 +350,64 @@ class RequestRow:
         }
 
 
+class Decisions(Sequence[dict[str, Any]]):
+    """The context decisions a measured trace records, the ceiling's then one a request, each made from its request's
+    row when read: kept as dicts they held a second copy of every row's figures (5 MB at 50,000 messages,
+    docs/performance.md), and only record_into reads them all."""
+
+    __slots__ = ("_resolution", "_model", "_rows", "_actions", "_frontiers")
+
+    def __init__(
+        self, resolution: Resolution, model: str | None, rows: Sequence[RequestRow], actions: Sequence[str], frontiers: Sequence[str | None]
+    ) -> None:
+        self._resolution, self._model, self._rows, self._actions, self._frontiers = resolution, model, rows, actions, frontiers
+
+    def __len__(self) -> int:
+        return 1 + len(self._actions)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(k)
+        resolution = self._resolution
+        if k == 0:
+            return {
+                "type": "context_decision",
+                "request": None,
+                "ceiling": resolution.ceiling,
+                "source": resolution.source,
+                "why": resolution.why,
+                "model": self._model,
+            }
+        row, frontier = self._rows[k - 1], self._frontiers[k - 1]
+        return {
+            "type": "context_decision",
+            "request": row.index,
+            "ceiling": resolution.ceiling,
+            "source": resolution.source,
+            "method": METHOD,
+            "size": row.estimate,
+            "counted": row.count_with_head,
+            "scale": row.scale,
+            "unseen_head": row.unseen_head,
+            "reported_input": row.reported_input,
+            "action": self._actions[k - 1],
+            "predicted": row.predicted,
+            **({"frontier": frontier} if frontier else {}),
+        }
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, as the tuple it stands for
+
+    def __repr__(self) -> str:
+        return f"Decisions({list(self)!r})"
+
+
 @dataclass(frozen=True)
 class TraceReport:
     """Every request of the trace measured (core.request.trace_measure.TraceMeasure): its rows and decisions, the scale
@@ -358,7 +416,7 @@ class TraceReport:
     resolution: Resolution
     policy: Policy
     rows: tuple[RequestRow, ...] = ()
-    decisions: tuple[dict[str, Any], ...] = ()
+    decisions: Sequence[dict[str, Any]] = ()  # Decisions: made from the rows when read
     scale: float = 1.0
     unseen_head: int = 0
     prefix: bool = True  # whether the rows carry their prefix share and divergence

@@ -18,6 +18,7 @@ from foldscope.core.request.prefix import Divergence, PrefixMeter
 from foldscope.core.request.provider_text import PredictionCounter, ViewCount, reads_text
 from foldscope.core.request.scale import calibrated
 from foldscope.core.request.trace import (
+    Decisions,
     LazyViews,
     NextRule,
     RequestRow,
@@ -35,7 +36,6 @@ from foldscope.core.request.trace import (
 from foldscope.core.request.trace_resume import Kept, TraceResume, request_key
 from foldscope.core.request.unseen_text import UnseenRate
 
-METHOD = "o200k_base count of the compiled request, times the scale"
 # Hears each recorded request's compiled count as the counting pass reaches it: (request, requests, count).
 OnCount = Callable[[int, int, int], None]
 # Gets each request's measurement as the counter made it: (messages, first round, measurement, prefix meter).
@@ -319,14 +319,14 @@ class TraceMeasure:
         self._estimated = estimated_usage(session)  # the reported usage is foldscope's own estimate: every row says so
         head = trace_counts.heads[-1] if trace_counts.heads else 0
         rows: list[RequestRow] = []
-        decisions = [self._decision(None)]
+        actions: list[str] = []
         warnings: list[str] = []
         scales: dict[str | None, float] = {}
         for k, request in enumerate(trace[: len(trace_counts.counts)]):
             scale = scales.get(models[k], 1.0)  # each model's requests raise only its own scale
             row, action = self._row(k, request, trace_counts, scale, predictions, flags)
             rows.append(row)
-            decisions.append(self._decision(row, action, trace_counts.frontiers[k]))
+            actions.append(action)
             raised = calibrated(scale, row.count_with_head, row.reported_input)
             if k in flags and raised > scale:
                 # A report both neighbours contradict cannot be true (a corrupt figure): let it raise the scale, which
@@ -343,11 +343,12 @@ class TraceMeasure:
         # The scale in force for the next request: its model's (the session's, unless the policy names another).
         scale = scales[self.model] if self.model in scales else scales.get(models[-1], 1.0) if trace else 1.0
         nxt = predictions
+        kept_rows = tuple(rows)
         return TraceReport(
             resolution,
             self.policy,
-            rows=tuple(rows),
-            decisions=tuple(decisions),
+            rows=kept_rows,
+            decisions=Decisions(resolution, self.model, kept_rows, actions, tuple(trace_counts.frontiers)),
             scale=scale,
             unseen_head=head,
             prefix=prefix,
@@ -390,34 +391,6 @@ class TraceMeasure:
             **(_predicted(predictions, k, flags) if predictions is not None else {}),
         )
         return row, "refuse" if refusal else action_for(size, ceiling)
-
-    def _decision(self, row: RequestRow | None, action: str = "", frontier: str | None = None) -> dict[str, Any]:
-        """The context decision the trace records: the ceiling's (no row), or a request's with its size and action."""
-        resolution = self.resolution
-        if row is None:
-            return {
-                "type": "context_decision",
-                "request": None,
-                "ceiling": resolution.ceiling,
-                "source": resolution.source,
-                "why": resolution.why,
-                "model": self.model,
-            }
-        return {
-            "type": "context_decision",
-            "request": row.index,
-            "ceiling": resolution.ceiling,
-            "source": resolution.source,
-            "method": METHOD,
-            "size": row.estimate,
-            "counted": row.count_with_head,
-            "scale": row.scale,
-            "unseen_head": row.unseen_head,
-            "reported_input": row.reported_input,
-            "action": action,
-            "predicted": row.predicted,
-            **({"frontier": frontier} if frontier else {}),
-        }
 
 
 def measure_trace(

@@ -259,3 +259,22 @@ def test_a_reported_input_that_cannot_be_true_is_kept_named_and_left_out_of_the_
     assert max(r.scale for r in poisoned.rows) <= max(r.scale for r in clean.rows)
     for dirty, true in zip(poisoned.rows[k:], clean.rows[k:]):
         assert dirty.estimate == pytest.approx(true.estimate, rel=0.01)
+
+
+def test_a_traces_decisions_are_made_from_its_rows_when_read_and_read_as_the_dicts_they_stand_for():
+    """TraceReport.decisions keeps no dict a request (core.request.trace.Decisions): each is made from its row when
+    read, the same dict each time, and the whole reads, slices and compares as the tuple of them."""
+    import gc
+
+    s = session_with([None, 1200, None], body_tokens=900)
+    report = measure_trace(s, Policy(max_input_tokens=100_000))
+    decisions = report.decisions
+    assert not any(isinstance(held, dict) for held in gc.get_referents(decisions))
+    as_tuple = tuple(decisions)
+    assert len(decisions) == 4 and decisions == as_tuple and decisions[1:] == list(as_tuple[1:]) and decisions[-1] == as_tuple[3]
+    assert [d["request"] for d in as_tuple[1:]] == [r.index for r in report.rows]
+    assert [d["size"] for d in as_tuple[1:]] == [r.estimate for r in report.rows]
+    assert as_tuple[2]["reported_input"] == 1200 and as_tuple[0]["request"] is None
+    assert decisions[2] == decisions[2] and decisions[2] is not decisions[2]
+    with pytest.raises(IndexError):
+        decisions[4]
