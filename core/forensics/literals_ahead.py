@@ -1,13 +1,16 @@
-"""The compactions' literal checks made in a forked child while the trace is counted (the second core), else in-line.
+"""Work made ahead in a forked child on the other core (JobsAhead), else in-line: the compactions' literal checks first.
 
 A compaction's literal check (core.forensics.literals.check) needs only the session: the texts its step took out of
 the view and its note's summary, not the count. So a one-shot command (`compactions`, `report`) starts the checks
 right after the read, in a forked child that shares the session copy-on-write, and collects them when it builds the
-compaction reports. The child writes each check, in the compactions' order, to an unnamed file as one marshal frame
-(one string and two byte strings: core.forensics.literals.LiteralCheck). Collecting never waits for it: the parent
-checks from the last compaction back, in-line, until it meets one the child has written, so a child that is slow,
-hangs or dies costs at most the time the in-line checks would have cost, and the checks are the same either way. The
-child is killed and reaped when the checks are collected or the caller ends (`with`), whatever ended it.
+compaction reports (LiteralChecks). The child writes each job's result, in order, to an unnamed file as one marshal
+frame (a check is one string and two byte strings: core.forensics.literals.LiteralCheck). Collecting never waits for
+it: the parent checks from the last compaction back, in-line, until it meets one the child has written, so a child
+that is slow, hangs or dies costs at most the time the in-line checks would have cost, and the checks are the same
+either way. The report gives the same child its conversation to make after the checks, and a second child, forked
+after the count, its every-request table (core.readout.report.write_report); the page takes what a child has written
+and makes the rest itself. A child is killed and reaped when its work is collected or its caller ends (`with`),
+whatever ended it.
 
 A fork is made only where it is safe and wanted: fork exists, no other thread runs (a lock another thread holds at
 the fork stays held in the child), children are allowed (core.request.counting.children_allowed; not

@@ -187,3 +187,22 @@ def test_the_compaction_report_with_forked_checks_is_the_report_made_in_line(gen
     monkeypatch.setattr(literals_ahead, "may_fork", lambda: False)
     assert forked == compaction_report(generated).as_dict()
     assert len(forks) == 1
+
+
+def test_the_compaction_report_from_the_trace_measure_is_the_one_from_the_cache_reports_own_count(generated, corpus_dev):
+    """compaction_report counts through the trace measure (a child may count ahead) with the cache causes' pass riding
+    on it: the same report as the cache report's own pass gives, on a generated session and on every dev file."""
+    from foldscope.core.forensics.cache_report import cache_report
+    from foldscope.core.model.launch import session_policy
+
+    sessions = [generated] + [
+        load_session(p)
+        for p in sorted(corpus_dev.rglob("*.json*"))
+        if "subagents" not in p.parts and "manifest" not in p.name and p.suffix in (".jsonl", ".json")
+    ]
+    for session in sessions:
+        policy = session_policy(session)
+        assert (
+            compaction_report(session, policy).as_dict()
+            == compaction_report(session, policy, cache=cache_report(session, policy)).as_dict()
+        )
