@@ -226,7 +226,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"full record: {result['record_size']['messages']} messages, {result['record_size']['tokens']:,} tokens compiled ({kinds})",
         f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens compiled, "
         f"estimate {result['view_size']['estimate']:,} (the next request: the unseen head "
-        f"{result['view_size']['unseen_head']:,} added, scale {result['view_size']['scale']:.4g})",
+        f"{result['view_size']['unseen_head']:,} added, scale {result['view_size']['scale']:.3f})",
         f"requests: {result['requests']:,}, peak reported input: {figure(result['peak_reported_input'], result)}",
         f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line {policy['line']}, target {policy['target']}",
         f"folds: {result['folds']:,}, notes: {result['notes']:,}, clipped copies: {result['copies']:,}",

@@ -133,7 +133,7 @@ def format_composition(result: dict[str, Any]) -> str:
         plain(
             f"{result['file']}: {which}: {size:,} tokens ({result['counted']:,} counted{head}), "
             f"estimate {result['estimate']:,} "
-            f"(scale {result['scale']:.4g}){predicted}"
+            f"(scale {result['scale']:.3f}){predicted}"
         )
     ]
     if result["window"] and result["free"] is not None:

@@ -163,7 +163,7 @@ def format_requests(result: dict[str, Any]) -> str:
         unseen = f"{row['unseen_head']:,}" if row.get("unseen_head") else "-"
         lines.append(
             f"{row['index']:>5} {row['predicted']:>10,} {reported:>10} {diff:>8} {row['predicted_from']!s:>6} "
-            f"{row['estimate']:>10,} {row['counted']:>10,} {unseen:>8} {row['scale']:>7.4g} {share:>7}  "
+            f"{row['estimate']:>10,} {row['counted']:>10,} {unseen:>8} {row['scale']:>7.3f} {share:>7}  "
             f"{'OVER' if row['over_ceiling'] else ''}{' REPORTED OVER' if row.get('reported_over_ceiling') else ''}"
             f"{' head estimated' if row.get('predicted_head_source') else ''}{flag}"
         )

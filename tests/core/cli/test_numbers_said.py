@@ -133,3 +133,17 @@ def test_the_reports_written_line_agrees_its_noun_with_one_request():
     said = format_report({"written": "r.html", "requests": 1, "largest_request": 0, "sections": ["Summary"]})
     assert said == "wrote r.html: 1 request; the largest is request 0; sections: Summary"
     assert not ONE_PLURAL.search(said)
+
+
+def test_the_scale_reads_to_three_places_in_inspect_requests_and_composition_as_in_the_window(corpus_dev, capsys):
+    """New user 27: `requests` printed the scale column as 1, 1.011, 1.02 (and inspect "scale 1"), the window 1.000."""
+    import re
+
+    path = str(corpus_dev / "claude_code" / "session-9eda1058.jsonl")
+    said = []
+    for command in ("inspect", "requests", "composition"):
+        assert main([command, path]) == 0
+        said.append(capsys.readouterr().out)
+    scales = re.findall(r"scale (\S+?)\)", said[0] + said[2])
+    scales += [line.split()[8] for line in said[1].splitlines() if re.match(r"\s+\d+\s+[\d,]+\s+[\d,]+", line)]
+    assert len(scales) >= 7 and all(re.fullmatch(r"\d\.\d{3}", s) for s in scales), scales
