@@ -285,6 +285,17 @@ def test_a_text_with_long_pieces_counts_in_quicktoks_windows_as_tiktoken_counts_
     assert fast.count(text) == long_pieces.count_fast(fast, text)  # again: remembered
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mixed_text(), st.integers(0, 3))
+def test_the_long_pieces_found_about_the_checks_windows_are_the_patterns_own(small_windows, text, spaces):
+    """Splitting only about a window the check finds, from a space after a printable character, finds every long
+    piece the pattern makes of the whole text, and only those."""
+    text = ("a! " * spaces) + text
+    pattern = long_pieces._compiled_for(encoding())[0]
+    expected = [m.span() for m in pattern.finditer(text) if m.end() - m.start() >= long_pieces.LONG_PIECE]
+    assert list(long_pieces._long_spans(text, pattern)) == expected
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(["lower", "cjk", "one"]), st.sampled_from(['"', " ", "(", "—"]), st.integers(0, 2**32))
 def test_a_piece_remembered_by_quicktok_without_its_first_character_stitches_exactly(fast, small_fast_windows, kind, lead, seed):
