@@ -285,6 +285,17 @@ def test_a_text_with_long_pieces_counts_in_quicktoks_windows_as_tiktoken_counts_
     assert fast.count(text) == long_pieces.count_fast(fast, text)  # again: remembered
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mixed_text())
+def test_a_long_text_counted_in_parts_cut_between_pieces_counts_as_tiktoken_counts_it(fast, monkeypatch, text):
+    monkeypatch.setattr(long_pieces, "PART", 50)
+    calls: list[int] = []
+    count = lambda t: calls.append(len(t)) or fast.count_whole(t)  # noqa: E731
+    assert long_pieces.count_parts(count, text) == len(encoding().encode_ordinary(text))
+    if len(text) > 400 and text.count(" ") > 50 and "a " in text:
+        assert len(calls) > 1  # cut somewhere
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mixed_text(), st.integers(0, 3))
 def test_the_long_pieces_found_about_the_checks_windows_are_the_patterns_own(small_windows, text, spaces):
