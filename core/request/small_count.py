@@ -98,6 +98,11 @@ def open_for(chars: int = 0) -> bool:
     return _spent + chars <= BUDGET_CHARS and sys.byteorder == "little"
 
 
+def spent() -> int:
+    """Characters this process has counted here."""
+    return _spent
+
+
 def count(text: str) -> int | None:
     """text's o200k_base count, or None when it is not for this path (too long, past the budget, a gap code point,
     a piece longer than PIECE_BYTES)."""

@@ -424,6 +424,8 @@ def _local() -> Any:
 
 def _build() -> Any:
     """The encoding BACKEND names, built from the vendored vocabulary."""
+    if small_count.spent():  # said, so a slow start reads as what it is: the small path's budget ran out
+        _say("o200k_base encoder built after %d characters counted without one", small_count.spent())
     return build_fast() if BACKEND == FAST else build_encoding()
 
 

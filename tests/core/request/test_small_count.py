@@ -143,3 +143,21 @@ def test_inspect_of_a_small_dev_file_builds_no_encoder_and_counts_what_the_encod
     tokens._local()  # counted by the encoder this time
     facts = summarise(session)
     assert (int(record), int(view)) == (facts["record_size"]["tokens"], facts["view_size"]["tokens"])
+
+
+def test_the_choice_of_the_small_path_and_a_build_after_it_are_said_on_the_tokens_logger(tmp_path, monkeypatch, caplog):
+    import logging
+
+    monkeypatch.setattr(small_count, "BUDGET_CHARS", 1 << 16)
+    monkeypatch.setattr(small_count, "_spent", 0)
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b"x" * 10)
+    with caplog.at_level(logging.INFO, logger=tokens.__name__):
+        tokens.expect(small)
+        assert small_count.count("hello world") == 2
+        monkeypatch.setattr(tokens, "build_fast", lambda: "built")
+        monkeypatch.setattr(tokens, "build_encoding", lambda: "built")
+        assert tokens._build() == "built"
+    said = [r.getMessage() for r in caplog.records if r.name == tokens.__name__]
+    assert any("small input: counted without building an encoder" in line for line in said), said
+    assert any("encoder built after 11 characters counted without one" in line for line in said), said
