@@ -11,6 +11,13 @@ beside it. Mapping, in the vocabulary of DESIGN.md:
 - With the API history: a user message -> an instruction (its text blocks; the first is the task), its
   tool_result blocks -> action_responses; an assistant message -> one model call, request k, whose view is every
   message before it: its text, its thinking (metadata "thinking") and one action_request per tool_use block.
+- A native tool call's result can be written as a text block, not a tool_result: cline @ v3.51.0's
+  ToolResultUtils.pushToolResult writes "[<tool> for '<what>'] Result:\n..." (or "Tool [<tool>] was not
+  executed ...") as text when it finds no tool_use id for the call. Such a block in the user message after an
+  assistant message with tool_use blocks is the result of that message's next unanswered call of the same
+  name, in order. A call still unanswered there was sent with "result missing" (ContextManager.ts's
+  ensureToolResultsFollowToolUse adds it), and is read so. Cline sent the text blocks after its "result
+  missing" results: reading the text as the result differs from that by a few tokens a call.
 - Usage: the k-th `say: "api_req_started"` in ui_messages.json is the k-th model call; its text is JSON
   {tokensIn, tokensOut, cacheWrites, cacheReads, cost}. Anthropic's path reports tokensIn as fresh input and the
   cache fields apart. A provider that folds its input into the cache fields (DeepSeek's handler: cacheWrites is
@@ -56,6 +63,9 @@ MAX_BYTES = 512 * 1024 * 1024  # a task file larger than this is refused
 _API_HEAD = re.compile(rb'^\s*\[\s*\{\s*"role"\s*:\s*"(?:user|assistant)"\s*,\s*"content"\s*:')
 _UI_HEAD = re.compile(rb'^\s*\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(?:say|ask)"')
 _CWD = re.compile(r"# Current Working Directory \((.+?)\) Files")
+# A tool's result Cline wrote as text (ToolResultUtils.pushToolResult, toolDescription; the skipped-tool message).
+_TEXT_RESULT = re.compile(r"\[([\w-]+)(?: for .*?)?\] Result:|Tool \[([\w-]+)\] was not executed")
+MISSING_RESULT = "result missing"  # what ContextManager.ensureToolResultsFollowToolUse sends for an unanswered call
 # Providers whose handler reports the whole input in the cache fields (tokensIn 0; cacheWrites the cache miss).
 FOLDED_PROVIDERS = {"deepseek"}
 # Providers on Anthropic's path, where metrics.tokens.prompt is the fresh input (seen in the real Cline 3.51 task).
@@ -142,6 +152,7 @@ class _Task:
         self.api_of: dict[int, list[str]] = {}  # API message index -> the ids of the messages it made
         self.tags: dict[int, dict[str, Any]] = {}  # API message index -> its Roo tags
         self.markers: dict[Any, int] = {}  # a Roo truncation's id -> the API index of its marker
+        self.calls: list[tuple[str, str]] = []  # the last assistant message's tool_use blocks (id, name)
         self._scan_ui()
         self.folded = self._folded()
 
@@ -367,16 +378,27 @@ class _Task:
         before = set(b.view)
         texts = []
         results = 0
+        open_calls, self.calls = self.calls, []
         for j, block in enumerate(blocks):
             kind = block.get("type")
             if kind == "tool_result":
                 call = block.get("tool_use_id")
+                open_calls = [c for c in open_calls if c[0] != call]
                 b.result(call if isinstance(call, str) else "", _result_text(block.get("content")), n, at, id=f"api{n}-result{j}")
                 results += 1
             elif kind == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
+                answered = _text_result_call(block["text"], open_calls)
+                if answered is None:
+                    texts.append(block["text"])
+                    continue
+                open_calls.remove(answered)
+                b.result(answered[0], block["text"], n, at, id=f"api{n}-result{j}")
+                results += 1
             elif kind == "image":
                 texts.append("[image]")
+        for call, _name in open_calls:
+            b.result(call, MISSING_RESULT, n, at, id=f"api{n}-missing-{call}", metadata={"synthesised": "result missing"})
+            results += 1
         if texts or not results:
             text = "\n\n".join(texts)
             self._cwd(text)
@@ -391,6 +413,7 @@ class _Task:
             self.provider = info["providerId"]
         rid = f"api{n}"
         before = set(b.view)
+        self.calls = []
         b.start_response(rid, n, at, model, {"model": model} if model else None)
         b.report_usage(self.usage(k) if has_ui else self._metrics(n, m.get("metrics")))
         for j, block in enumerate(blocks):
@@ -401,6 +424,8 @@ class _Task:
                 b.turn_thinking(_text(block.get("thinking"), "[redacted]"))
             elif kind == "tool_use":
                 call, name = block.get("id"), block.get("name")
+                if isinstance(call, str):
+                    self.calls.append((call, name if isinstance(name, str) else ""))
                 b.turn_call(
                     call if isinstance(call, str) else f"{rid}-call{j}", name if isinstance(name, str) else "", block.get("input"), n, at
                 )
@@ -465,6 +490,15 @@ class _Task:
 
 def _text(value: Any, default: str = "") -> str:
     return value if isinstance(value, str) else default
+
+
+def _text_result_call(text: str, calls: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The open call (id, name) a text block is the written-as-text result of: the first of its tool's name."""
+    found = _TEXT_RESULT.match(text) if calls else None
+    if found is None:
+        return None
+    name = found.group(1) or found.group(2)
+    return next((call for call in calls if call[1] == name), None)
 
 
 def _tool_arguments(text: str) -> dict[str, Any]:
