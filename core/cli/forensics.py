@@ -28,7 +28,7 @@ CACHE_COLUMNS = (
     ),
     ("tokens", "the tokens of that part, as the provider reported them"),
     ("cost", "their price at the model's prices"),
-    ("waste", "what a write cost beyond reading the same tokens from the cache (first and append: beyond fresh input)"),
+    ("waste", "what a write of text that could have been read (rewrite, expired, provider, unexplained) cost beyond reading it"),
     ("requests", "in a folder's row: the session's requests"),
     ("cache write", "in a folder's row: the tokens written to the cache"),
     (
@@ -255,10 +255,18 @@ def format_cache(result: dict[str, Any]) -> str:
     lines += _children_lines(totals)
     lines.append(f"{'total':<13}{'':>14}{_usd(totals['total_usd']):>14}  (with subagents and the compaction summariser)")
     for top in result.get("top_wasted", []):
-        causes = ", ".join(f"{c} {n:,}" for c, n in top["causes"].items())
         where = f"{top['file']} " if "file" in top else ""
-        lines.append(f"  {where}request {top['index']}: wasted {_usd(top['waste_usd'])} ({causes})")
+        lines.append(f"  {where}request {top['index']}: wasted {_usd(top['waste_usd'])} {_wasting(top['causes'])}")
     return "\n".join(lines + precision_lines(result))
+
+
+def _wasting(causes: dict[str, int]) -> str:
+    """A request's writes, the wasting ones named: 'writing provider 35,225 tokens (also append 8,126, not waste)'."""
+    from foldscope.core.forensics.cause_prices import READ_INSTEAD
+
+    wasting = ", ".join(f"{c} {n:,}" for c, n in causes.items() if c in READ_INSTEAD)
+    growing = ", ".join(f"{c} {n:,}" for c, n in causes.items() if c not in READ_INSTEAD)
+    return f"writing {wasting} tokens" + (f" (also {growing}, not waste)" if growing else "")
 
 
 def _children_lines(totals: dict[str, Any]) -> list[str]:

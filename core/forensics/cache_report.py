@@ -35,9 +35,8 @@ class CacheRow:
     @property
     def wasted(self) -> float:
         """What this request's writes of unchanged or changed text cost beyond reading it (first and append
-        writes are the expected cost of growing, not waste)."""
-        waste = self.priced.waste_usd or {}
-        return sum(usd for cause, usd in waste.items() if cause in READ_INSTEAD)
+        writes are the expected cost of growing, not waste): the sum of its `waste_usd`."""
+        return sum((self.priced.waste_usd or {}).values())
 
     def as_dict(self) -> dict[str, Any]:
         c, u = self.causes, self.causes.usage
@@ -155,7 +154,7 @@ def totals_of(rows: Sequence[CacheRow], priced: bool = True) -> dict[str, Any]:
     """Tokens and cost_usd per part (fresh, cache read, each cause, output) over the rows, and the bill."""
     tokens = dict.fromkeys(PARTS, 0)
     cost: dict[str, float] = dict.fromkeys(PARTS, 0.0)
-    waste: dict[str, float] = dict.fromkeys(CAUSES, 0.0)
+    waste: dict[str, float] = dict.fromkeys(READ_INSTEAD, 0.0)
     bill, unpriced = 0.0, 0
     for row in rows:
         u = row.causes.usage
@@ -181,7 +180,7 @@ def totals_of(rows: Sequence[CacheRow], priced: bool = True) -> dict[str, Any]:
             part: {
                 "tokens": tokens[part],
                 "cost_usd": round(cost[part], 8) if has_prices else None,
-                **({"waste_usd": round(waste[part], 8) if has_prices else None} if part in CAUSES else {}),
+                **({"waste_usd": round(waste[part], 8) if has_prices else None} if part in READ_INSTEAD else {}),
             }
             for part in PARTS
         },

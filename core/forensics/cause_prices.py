@@ -1,8 +1,9 @@
 """The price of each cause: a request's bill split into fresh input, cache read, output and each write cause.
 
 Every part is priced at the request's model and tier (core.model.cost), so the parts of a request add up
-to its bill. `waste` is what a write cost beyond the cheaper alternative: a read of the same tokens for
-`rewrite`, `expired`, `provider` and `unexplained`; fresh input for `first` and `append`.
+to its bill. `waste` is what a write of text that could have been read cost beyond reading it: the causes
+`rewrite`, `expired`, `provider` and `unexplained` only. A `first` or `append` write is the expected cost of
+growing (the text was never cached): it wastes nothing, so it has no waste figure, on any screen.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class Pricer:
 
 @dataclass(frozen=True)
 class Priced:
-    """One request's bill by part (None when its model has no price), and the waste of each write cause."""
+    """One request's bill by part (None when its model has no price), and the waste of each wasting write cause."""
 
     cost_usd: dict[str, float] | None
     waste_usd: dict[str, float] | None
@@ -74,9 +75,9 @@ def price(row: RequestCauses, prices: ModelPrices | None) -> Priced:
     for span in row.spans:
         hour = row.one_hour_tokens(span)
         written = hour * p.write_1h + (span.tokens - hour) * p.write_5m
-        instead = span.tokens * (p.read if span.cause in READ_INSTEAD else p.input)
         cost[span.cause] = cost.get(span.cause, 0.0) + written
-        waste[span.cause] = waste.get(span.cause, 0.0) + max(0.0, written - instead)
+        if span.cause in READ_INSTEAD:
+            waste[span.cause] = waste.get(span.cause, 0.0) + max(0.0, written - span.tokens * p.read)
     cost["output"] = u.output * p.output
     bill = prices.cost(u.input, u.cache_read, u.cache_write - u.cache_write_1h, u.cache_write_1h, u.output)
     return Priced(cost, waste, bill)

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.forensics.cause_prices import PARTS
-from foldscope.core.forensics.causes import CAUSES
+from foldscope.core.forensics.cause_prices import PARTS, READ_INSTEAD
 from foldscope.core.forensics.children import KINDS
 
 
@@ -47,7 +46,7 @@ def cache_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
         if table and not cells:
             continue  # every session's cache is implicit: no write part at all
         by[part] = {"tokens": sum(c["tokens"] for c in cells), "cost_usd": _sum_or_none([c["cost_usd"] for c in cells])}
-        if part in CAUSES:
+        if part in READ_INSTEAD:
             by[part]["waste_usd"] = _sum_or_none([c["waste_usd"] for c in cells])
     kids: dict[str, dict[str, Any]] = {}
     for kind in KINDS:

@@ -123,9 +123,9 @@ def _cause_intro(totals: dict[str, Any], implicit: bool, kids: list[str]) -> str
         + (
             f". {esc(reads_words(totals['reads']))}</p>"
             if implicit
-            else ". Each cache write is put down to its cause; <i>wasted</i> is what a write cost beyond the cheaper "
-            "way to send the same tokens (a read from the cache for rewrites, expiries and misses; fresh input "
-            "for the first and append writes).</p>"
+            else ". Each cache write is put down to its cause; <i>wasted</i> is what a write of text that could "
+            "have been read (a rewrite, an expiry, a miss) cost beyond reading it; the first and append writes, "
+            "the expected cost of growing, waste nothing.</p>"
         )
     )
 

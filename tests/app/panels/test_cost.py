@@ -384,3 +384,24 @@ def test_the_money_sentence_and_the_legend_give_each_part_one_figure(qtbot, wind
     assert [(label, legend[label]) for label, _ in said] == said
     total = re.search(r"The session cost (\$[\d,.]+) as billed", panel.bar_sentence.text()).group(1)
     assert total == f"${panel.facts.total_usd:,.4f}"
+
+
+def test_a_requests_wasted_column_is_cache_json_waste_and_first_and_append_show_none(corpus_dev, capsys):
+    import json
+
+    from foldscope.app.models.cost import PartsModel
+    from foldscope.core.cli import main as cli
+    from foldscope.core.forensics.cache_report import cache_report
+
+    path = corpus_dev / "claude_code/session-9eda1058.jsonl"  # provider misses beside appends
+    assert cli.main(["cache", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    requests = RequestCostModel()
+    requests.set_rows(cache_report(load_session(path)).rows)
+    shown = [requests.index(i, 5).data() for i in range(requests.rowCount())]
+    assert shown == [f"${sum(r['waste_usd'].values()):,.4f}" for r in out["requests"]]
+    assert any(set(r["causes"]) & {"first", "append"} for r in out["requests"]) and any(s != "$0.0000" for s in shown)
+    parts = PartsModel()
+    parts.set_rows(list(out["totals"]["by_cause"].items()))
+    wasted = {parts.index(i, 0).data(): parts.index(i, 3).data() for i in range(parts.rowCount())}
+    assert [v for k, v in wasted.items() if "first" in k or "append" in k] == ["", ""], wasted

@@ -145,7 +145,7 @@ def test_a_model_switch_is_a_rewrite_with_that_cause():
     assert row.causes.rewrite.position == 0
 
 
-def test_the_parts_of_a_request_add_up_to_its_bill_and_waste_is_the_premium_over_a_read():
+def test_the_parts_of_a_request_add_up_to_its_bill_and_waste_is_the_premium_over_a_read_of_what_could_be_read():
     s, (c0, c1) = two_requests(30, one_hour=False)
     report = cache_report(s)
     # claude-sonnet-4-5's published prices per million tokens (below 200,000 prompt tokens)
@@ -155,7 +155,8 @@ def test_the_parts_of_a_request_add_up_to_its_bill_and_waste_is_the_premium_over
     assert sum(row.priced.cost_usd.values()) == pytest.approx(expected_bill, rel=1e-12)
     assert row.priced.bill_usd == pytest.approx(expected_bill, rel=1e-12)
     assert row.priced.waste_usd["provider"] == pytest.approx(c0 * (prices["cache_write_5m"] - prices["cache_read"]) / 1e6)
-    assert row.priced.waste_usd["append"] == pytest.approx((c1 - c0) * (prices["cache_write_5m"] - prices["input"]) / 1e6)
+    # an append is the expected cost of growing (nothing to read instead): it wastes nothing, so has no waste figure
+    assert "append" not in row.priced.waste_usd and row.causes.causes["append"] == c1 - c0
 
 
 def corpus_sessions(corpus_dev):
