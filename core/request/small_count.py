@@ -109,8 +109,7 @@ def count(text: str) -> int | None:
     global _spent
     if len(text) > SMALL_CHARS or not open_for(len(text)):
         return None
-    table = _load()
-    if table is None or (not text.isascii() and _gap.search(text) is not None):  # every gap code point is past ASCII
+    if _load() is None:
         return None
     _spent += len(text)
     parts = _pattern.findall(text)
@@ -121,6 +120,10 @@ def count(text: str) -> int | None:
                 piece = parts[i]
                 n = _pieces.get(piece)  # the same piece earlier in this text
                 if n is None:
+                    # Each piece new to this process is searched for the gap (every gap code point is past ASCII):
+                    # the pattern leaves no character out of a piece, and a kept piece was searched when first met.
+                    if not piece.isascii() and _gap.search(piece) is not None:
+                        return None
                     data = piece.encode()
                     if len(data) > PIECE_BYTES:
                         return None
