@@ -54,7 +54,9 @@ class Row:
         return {name: getattr(self, name) for name in ROW_FIELDS}
 
     reported_input: int | None = None  # what the provider counted for the recorded request, where it reported usage
-    reported_over_ceiling: bool = False  # the provider's own count was at or past the ceiling
+    # the provider's own count was at or past the ceiling; None where the provider counted nothing (every modelled
+    # strategy's request): no figure, never a False or 0 that reads as measured
+    reported_over_ceiling: bool | None = None
     predicted: int | None = None  # where the fold decided on the predicted input (--estimator predicted): its size
 
 
@@ -98,7 +100,10 @@ class StrategyRun:
             "cost_not_comparable": not_comparable,
             "cost_sent_usd": usd_sum(costs) if not_comparable else None,
             "reported_requests": sum(r.reported for r in rows),
-            "reported_over_ceiling": sum(r.reported_over_ceiling for r in rows),
+            # None (shown "-") for a strategy the provider counted none of: its 0 would read as measured
+            "reported_over_ceiling": (
+                sum(bool(r.reported_over_ceiling) for r in rows) if any(r.reported_over_ceiling is not None for r in rows) else None
+            ),
             "modelled_fresh": sum(r.modelled_fresh for r in rows),
             "modelled_cache_read": sum(r.modelled_cache_read for r in rows),
             "modelled_cache_write": sum(r.modelled_cache_write for r in rows),
@@ -248,7 +253,7 @@ def make_row(session, strategy, i, step: Step, out, measure: Layouts, prices) ->
         modelled_cache_write_1h=out.write_1h,
         modelled_cost_usd=None if modelled is None else round(modelled, 8),
         reported_input=reported_input if strategy == "recorded" else None,
-        reported_over_ceiling=strategy == "recorded" and reported_input is not None and refused(reported_input, ceiling),
+        reported_over_ceiling=refused(reported_input, ceiling) if strategy == "recorded" and reported_input is not None else None,
         predicted=step.predicted,
     )
 

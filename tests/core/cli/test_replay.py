@@ -211,3 +211,22 @@ def test_replay_db_is_for_one_file_and_a_bad_file_leaves_the_library_empty(capsy
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "bad.jsonl" in err
     assert not db.exists() or Library(db).list_sessions() == []
+
+
+def test_a_modelled_strategy_has_no_reported_over_ceiling_figure_where_the_recording_has_the_providers(capsys, corpus_dev):
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    assert main(["replay", str(path), "--ceiling", "100000", "--per-request", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    totals = {t["strategy"]: t for t in out["totals"]}
+    from foldscope.core.formats import load_session
+
+    usage = [r.usage for r in load_session(str(path)).trace]
+    # the recording's is the provider's own count: its requests at or past the ceiling
+    assert totals["recorded"]["reported_over_ceiling"] == sum(u.reported_input >= 100_000 for u in usage if u is not None) > 0
+    modelled = [name for name in totals if name != "recorded"]
+    assert modelled and all(totals[name]["reported_over_ceiling"] is None for name in modelled)
+    rows = [r for r in out["rows"] if r["strategy"] != "recorded"]
+    assert rows and all(r["reported_over_ceiling"] is None and r["reported_input"] is None for r in rows)
+    assert main(["replay", str(path), "--ceiling", "100000"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("reported_over_ceiling"))
+    assert line.split()[1:] == [f"{totals['recorded']['reported_over_ceiling']:,}", "-", *["-"] * len(modelled)]
