@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -41,9 +42,20 @@ class Markup(str):
     """HTML the report built (a swatch, a link): a table cell that holds it is not escaped again."""
 
 
+# C0 controls but tab and newline, DEL and C1 controls, and the bidirectional overrides: session text is data, so
+# an ESC or BEL in it is shown as its escape (\x1b), as the terminal output (core.cli.terminal_text) shows it.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def esc(value: Any) -> str:
-    """Session text (or any value) as HTML text: every markup character escaped, quotes included."""
-    return html.escape(str(value), quote=True)
+    """Session text (or any value) as HTML text: every markup character escaped, quotes included, and every
+    control character but tab and newline written as its escape (ESC as \\x1b), never raw into the page."""
+    return _CONTROLS.sub(_visible, html.escape(str(value), quote=True))
 
 
 def num(value: int | float | None) -> str:

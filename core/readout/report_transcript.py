@@ -4,7 +4,6 @@ an anchor the timeline's bars link to. Session text is escaped here too: it is d
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -15,6 +14,7 @@ from foldscope.core.readout.composition import Composition, MessageFacts, reques
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.head_split import sources_for
 from foldscope.core.readout.report_bars import RequestBars
+from foldscope.core.readout.report_html import esc
 from foldscope.core.request.measure import Measure
 
 PREVIEW_CHARS = 90  # of a folded message's first line, in the line that folds it
@@ -27,10 +27,6 @@ WHO = {
     "action_response": "tool result",
     "note": "note",
 }
-
-
-def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def request_anchor(k: int) -> str:
