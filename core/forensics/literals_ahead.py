@@ -13,9 +13,10 @@ and makes the rest itself. A child is killed and reaped when its work is collect
 whatever ended it.
 
 A fork is made only where it is safe and wanted: fork exists, no other thread runs (a lock another thread holds at
-the fork stays held in the child), children are allowed (core.request.counting.children_allowed; not
-FOLDSCOPE_COUNTING=local), this is no process pool's worker or forked child (which keep the cores busy already;
-core.request.counting.backend.allowed) and the process may run on two cores.
+the fork stays held in the child; native threads counted too where the system lists them, the GUI's Qt threads and
+worker pool, which Python's threading never sees, and where it does not, never with Qt loaded), children are allowed
+(core.request.counting.children_allowed; not FOLDSCOPE_COUNTING=local), this is no process pool's worker or forked
+child (which keep the cores busy already; core.request.counting.backend.allowed) and the process may run on two cores.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import gc
 import marshal
 import os
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -56,12 +58,23 @@ def may_fork() -> bool:
     """Whether this process may fork the checks (the module's docstring says when)."""
     from foldscope.core.request.counting.backend import allowed
 
-    if not hasattr(os, "fork") or threading.active_count() != 1 or not allowed():
+    if not hasattr(os, "fork") or not _one_thread() or not allowed():
         return False
     try:
         return len(os.sched_getaffinity(0)) >= 2
     except AttributeError:  # not on Linux
         return (os.cpu_count() or 1) >= 2
+
+
+def _one_thread() -> bool:
+    """Whether this process runs one thread: threading's count misses a thread it did not start (Qt's, a worker
+    pool's), so the system's own list is read where there is one (Linux), and elsewhere no process with Qt loaded."""
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # no /proc (macOS, the BSDs)
+        return "PySide6" not in sys.modules
 
 
 class JobsAhead:
