@@ -154,6 +154,7 @@ def run_inspect(args) -> dict[str, Any]:
 
     choice = policy_choice(args)  # `--context-window`, checked before the file is read
     use_head(args)  # a damaged --head file: one line before the session is read
+    _not_a_folder(args.file)
 
     # The tokenizer is built in a forked helper on the other core while this process reads and stores
     # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
@@ -180,6 +181,18 @@ def run_inspect(args) -> dict[str, Any]:
             helper.stop_helper()
     result.update(kept)
     return result
+
+
+FOLDER_COMMANDS = "usage, cache, compactions and replay read every session in a folder; sessions lists those on this machine"
+
+
+def _not_a_folder(path: str) -> None:
+    """A folder given to inspect (but one a format keeps a session in, a Cline task): one line naming the commands
+    that take a folder."""
+    from foldscope.core.formats import folder_format
+
+    if Path(path).is_dir() and folder_format(Path(path)) is None:
+        raise ReadError(path, "", f"is a folder, not a session file ({FOLDER_COMMANDS})")
 
 
 def counting_progress():

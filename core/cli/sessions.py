@@ -4,7 +4,10 @@ Copilot CLI, Aider)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 COLUMNS = (
     ("agent", "the agent that wrote the session (--agent's choices name them)"),
@@ -67,6 +70,11 @@ def run_sessions(args) -> dict[str, Any]:
 
     since = _since(args.since)
     folders = [Path(f) for f in getattr(args, "folders", None) or []]
+    for folder in folders:  # a mistyped --in is said, not searched in silence
+        if not folder.is_dir():
+            from foldscope.core.cli.main import UsageError
+
+            raise UsageError(f"--in {folder}: " + ("is not a folder" if folder.exists() else "no such folder"))
     found = find_sessions(agents_=set(args.agent) if args.agent else None, folders=folders)
     rows = [
         f.as_dict()
@@ -76,8 +84,17 @@ def run_sessions(args) -> dict[str, Any]:
     ]
     # in find_sessions' order: newest start first, a file that gave no time at its last change
     chosen = {k: v for k, v in (("since", args.since), ("agent", args.agent), ("project", args.project)) if v}
-    looked = places(folders=folders)
-    return {"folders": {agent: ", ".join(str(p) for p in paths) for agent, paths in looked.items()}, "filters": chosen, "sessions": rows}
+    looked = {agent: ", ".join(_where(agent, p) for p in paths) for agent, paths in places(folders=folders).items()}
+    return {"folders": looked, "filters": chosen, "sessions": rows}
+
+
+def _where(agent: str, place: Path) -> str:
+    """The folders searched at an agent's place: the place, or the pattern its declaration says (Cline's tasks)."""
+    from foldscope.core.formats.registry import format_named
+
+    spec = format_named(agent)
+    where = spec.sessions.where if spec is not None and spec.sessions is not None else None
+    return str(place) if where is None else where(place)
 
 
 def _since(text: str | None) -> float | None:

@@ -56,13 +56,19 @@ def run_usage(args) -> Any:
     from foldscope.core.cli.main import UsageError
     from foldscope.core.forensics.usage import parse_date, session_lines, summarise_usage
 
-    try:
-        since = parse_date(args.since) if args.since else None
-        until = parse_date(args.until) if args.until else None
-    except ValueError as exc:
-        raise UsageError(f"--since/--until: {exc}") from None
+    dates = {}
+    for flag, text in (("since", args.since), ("until", args.until)):
+        try:
+            dates[flag] = parse_date(text) if text else None
+        except ValueError as exc:
+            raise UsageError(f"--{flag}: {exc}") from None  # the words sessions' --since uses
+    since, until = dates["since"], dates["until"]
     if not args.paths and not args.from_library:
         raise UsageError("usage needs sessions: DIR, FILE... or --from-library")
+    # a path that is not there is a typo to say, not a session to skip under an all-zero table
+    missing = [p for p in args.paths if "://" not in p and not os.path.lexists(p)]
+    if missing:
+        raise UsageError(f"{missing[0]}: no such file or folder")
     from foldscope.core.cli.tune import library_paths
     from foldscope.core.replay.tune import session_paths
 

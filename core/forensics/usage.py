@@ -284,4 +284,4 @@ def parse_date(text: str) -> date:
             return datetime.strptime(text, form).date()
         except ValueError:
             continue
-    raise ValueError(f"{text!r} is no date (YYYY-MM-DD)")
+    raise ValueError(f"{text!r} is not a date (YYYY-MM-DD)")

@@ -552,6 +552,11 @@ def _session_files(root: Path) -> Iterator[Path]:
                             break
 
 
+def _where(root: Path) -> str:
+    """The task folders _session_files looks in under `root`, as one brace pattern."""
+    return f"{root}/{{{','.join(APPDATA)}}}/{{{','.join(EDITORS)}}}/User/globalStorage/{{{','.join(EXTENSIONS)}}}/tasks"
+
+
 def _children(folder: Path) -> list[Path]:
     try:
         return sorted(p for p in folder.iterdir() if p.is_dir())
@@ -577,7 +582,7 @@ SPEC = FormatSpec(
     first_part=False,  # one JSON document per file
     # Five editors' user data in two places each (APPDATA): the folder is the home (or $VSCODE_APPDATA) itself,
     # and _session_files looks in each editor's globalStorage under it.
-    sessions=Sessions(env="VSCODE_APPDATA", default="", folder=".", files=_session_files, project=_project),
+    sessions=Sessions(env="VSCODE_APPDATA", default="", folder=".", files=_session_files, project=_project, where=_where),
     window=no_window,
     compaction=no_compaction,
     no_summary="Cline's summarising call is not recorded in the task's files",

@@ -65,6 +65,9 @@ class Sessions:
     # git root): the places to look, from the environment, the home, the current folder and the folders the user
     # names (`sessions --in`); each place is a session file or a folder `files` walks. None: `$env` or `~/default`.
     places: Callable[[Mapping[str, str], Path, Path, Sequence[Path]], list[Path]] | None = None
+    # The folders `files` walks under a place, said as a pattern, where the place alone would not name them (Cline's
+    # tasks under each editor's user data): what `sessions` says it looked in. None: the place itself.
+    where: Callable[[Path], str] | None = None
 
 
 @dataclass(frozen=True)

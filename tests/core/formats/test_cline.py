@@ -363,7 +363,8 @@ def test_the_task_folder_opens_as_its_files_do_and_every_command_reads_it(capsys
 def test_a_folder_that_is_no_task_is_still_refused_in_one_line(tmp_path, capsys):
     (tmp_path / "notes.json").write_text("[]")
     assert main(["inspect", str(tmp_path)]) == 2
-    assert capsys.readouterr().err.strip().endswith("is a folder, not a session file")
+    err = capsys.readouterr().err.strip()
+    assert "is a folder, not a session file" in err and len(err.splitlines()) == 1
 
 
 def test_a_task_reopens_from_the_library_unread_until_its_other_file_changes(tmp_path):
