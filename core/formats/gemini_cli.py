@@ -38,7 +38,7 @@ from typing import Any
 
 from foldscope.core.formats import fast_json
 from foldscope.core.formats.child_files import readable_children
-from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, chat_files, chats_project
+from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, chat_files
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, text_of
 from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
@@ -470,6 +470,18 @@ def _session_files(root: Path) -> Iterator[Path]:
     return chat_files(root, lambda p: p.name.startswith("session-") and p.suffix in (".jsonl", ".json"))
 
 
+UNKNOWN_PROJECT = "unknown"  # a file kept outside Gemini CLI's chats folder: its folder names no project
+
+
+def _project(path: Path) -> str:
+    """`tmp/<project>/chats/<file>` (a subagent's one folder deeper): the folder Gemini CLI named after the project.
+    A file kept anywhere else names none: its own folder's name would be a wrong one."""
+    for chats in (path.parent, path.parent.parent):
+        if chats.name == "chats" and chats.parent.name:
+            return chats.parent.name
+    return UNKNOWN_PROJECT
+
+
 SPEC = FormatSpec(
     name=FORMAT,
     title="Gemini CLI",
@@ -481,7 +493,7 @@ SPEC = FormatSpec(
     provider_text=False,
     follow=_Followed,
     first_part=False,  # a message is patched by later lines
-    sessions=Sessions(env="GEMINI_CLI_HOME", default="", folder=".gemini/tmp", files=_session_files, project=chats_project),
+    sessions=Sessions(env="GEMINI_CLI_HOME", default="", folder=".gemini/tmp", files=_session_files, project=_project),
     window=_window,
     compaction=_compaction,
     no_summary="Gemini CLI's compression call is not recorded in the session file",

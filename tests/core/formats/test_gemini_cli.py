@@ -9,7 +9,7 @@ import pytest
 
 from foldscope.core.cli.main import main
 from foldscope.core.formats import detect_format, load_session
-from foldscope.core.formats.discover import find_sessions
+from foldscope.core.formats.discover import find_sessions, project_of
 from tests.core.reader_checks import check_session
 from tests.paths import CORPUS
 
@@ -235,6 +235,16 @@ def test_sessions_finds_a_gemini_chat_under_its_project_and_follows_gemini_cli_h
     moved = tmp_path / "other"
     _write(moved / ".gemini" / "tmp" / "p" / "chats" / "session-x.jsonl", COMPRESSED)
     assert [f.project for f in find_sessions({"GEMINI_CLI_HOME": str(moved)}, home) if f.agent == "gemini_cli"] == ["p"]
+
+
+def test_a_gemini_chat_kept_outside_a_chats_folder_names_no_project_rather_than_its_folders_name(tmp_path):
+    staged = _write(tmp_path / "staged" / "session-x.jsonl", COMPRESSED)
+    session = load_session(staged)
+    assert project_of("gemini_cli", staged, session) == "unknown"
+    chat = _write(tmp_path / ".gemini" / "tmp" / "my-project" / "chats" / "session-x.jsonl", COMPRESSED)
+    assert project_of("gemini_cli", chat, load_session(chat)) == "my-project"
+    subagent = _write(chat.parent / "s1" / "subagent-1.jsonl", COMPRESSED)
+    assert project_of("gemini_cli", subagent, None) == "my-project"
 
 
 @pytest.mark.parametrize(
