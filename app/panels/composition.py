@@ -48,7 +48,7 @@ from foldscope.core.readout.composition import (
 )
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.head_split import NOT_SPLIT, ORDER, HeadSources, sources_for
-from foldscope.core.readout.words import counted_words
+from foldscope.core.readout.words import sizes_words
 
 # The kind colour each category borrows from the lists and the window map.
 CATEGORY_KINDS = {
@@ -289,9 +289,8 @@ class CompositionPanel(ShownRequestPanel):
     def _heading(self, c: Composition) -> str:
         which = "the next request (the active view now)" if c.request is None else f"request {c.request}"
         lines = [
-            f"<b>What is eating the context</b> of {which}: <b>{c.size:,} tokens</b> "
-            f"({counted_words(c.own_count, c.unseen_head)}), estimate {c.estimate:,} (× scale {c.scale:.3f})"
-            + (f", predicted input {c.predicted:,}" if c.predicted else "")
+            # the count, not bold: the request's headline size is its predicted input (the request panel's)
+            f"<b>What is eating the context</b> of {which}: {sizes_words(c.own_count, c.unseen_head, c.estimate, c.scale, c.predicted)}"
         ]
         if c.window and c.free is not None:
             # The free figure before the window's source: a long source (and its note) wraps below it, never hides it.

@@ -126,16 +126,11 @@ def run_composition(args) -> dict[str, Any]:
 
 def format_composition(result: dict[str, Any]) -> str:
     which = "the next request (the active view now)" if result["request"] is None else f"request {result['request']}"
+    from foldscope.core.readout.words import sizes_words
+
     size = result["size"]
-    predicted = f", predicted input {result['predicted']:,}" if result.get("predicted") else ""
-    head = f" + an unseen head of {result['unseen_head']:,}" if result["unseen_head"] else ""
-    lines = [
-        plain(
-            f"{result['file']}: {which}: {size:,} tokens ({result['counted']:,} counted{head}), "
-            f"estimate {result['estimate']:,} "
-            f"(scale {result['scale']:.3f}){predicted}"
-        )
-    ]
+    sizes = sizes_words(result["counted"], result["unseen_head"], result["estimate"], result["scale"], result.get("predicted"))
+    lines = [plain(f"{result['file']}: {which}: {sizes}")]
     if result["window"] and result["free"] is not None:
         lines.append(
             f"context window {result['window']:,} ({plain(result['window_source'])}): "

@@ -38,7 +38,7 @@ from foldscope.core.readout.report_transcript import (
 )
 from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate, no_requests, usage_note
-from foldscope.core.readout.words import counted_words
+from foldscope.core.readout.words import sizes_words
 from foldscope.core.request.measure import Measure
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -234,16 +234,14 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     c = data.composition
     if c is None:
         return Section("What is eating the context", "<p>The session has no requests.</p>")
-    predicted = f", predicted input {num(c.predicted)}" if c.predicted else ""
     free = (
         f"; {num(c.free)} of the {num(c.window)}-token context window free (the window less the predicted input)"
         if c.window and c.free is not None
         else ""
     )
     intro = (
-        f"<p>The largest request, <b>request {esc(c.request)}</b>: {num(c.size)} tokens "
-        f"({esc(counted_words(c.own_count, c.unseen_head))}), estimate "
-        f"{num(c.estimate)} (× scale {c.scale:.3f}){esc(predicted)}{esc(free)}. The parts add up to the count.</p>"
+        f"<p>The largest request, <b>request {esc(c.request)}</b>: "
+        f"{esc(sizes_words(c.own_count, c.unseen_head, c.estimate, c.scale, c.predicted))}{esc(free)}. The parts add up to the count.</p>"
     )
     parts = table(
         ("Category", "Tokens", "Share", "Blocks", "Note"),

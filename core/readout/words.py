@@ -37,6 +37,13 @@ def counted_words(count: int, unseen_head: int = 0) -> str:
     return f"{count:,} counted" + (f" + an unseen head of {unseen_head:,}" if unseen_head else "")
 
 
+def sizes_words(count: int, unseen_head: int, estimate: int, scale: float, predicted: int | None) -> str:
+    """A request's three sizes as the composition's screens say them, each by its DESIGN name so none reads as
+    another: its count (what the composition splits, the unseen head apart), its estimate and its predicted input."""
+    said = f"count {count + unseen_head:,} tokens ({counted_words(count, unseen_head)}), estimate {estimate:,} (× scale {scale:.3f})"
+    return said + (f", predicted input {predicted:,}" if predicted else "")
+
+
 def scaled_words(count: int, unseen_head: int, scale: float) -> str:
     """How an estimate is made, as the screens word it: "(C counted + an unseen head of H) × scale S"."""
     said = counted_words(count, unseen_head)

@@ -115,3 +115,31 @@ def test_a_head_file_splits_the_unseen_head_in_the_tab_as_foldscope_composition_
     assert main(["composition", str(path), "--at-request", "12", "--head", str(paste), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert sorted((p["name"], p["tokens"]) for p in printed["parts"]) == sorted((p.name, p.tokens) for p in parts)
+
+
+def test_the_heading_names_each_of_the_requests_three_sizes_as_the_cli_composition_and_report_do(
+    qtbot, window, corpus_dev, capsys, tmp_path
+):
+    import re
+
+    path = corpus_dev / "claude_code" / "session-196820da.jsonl"
+    panel = _open(qtbot, window, path)
+    window.timeline.step_to(46)  # the largest: the one the report composes
+    qtbot.waitUntil(lambda: panel.composition is not None and panel.composition.request == 46)
+    heading = panel.heading.text()
+    assert main(["composition", str(path), "--at-request", "46", "--json"]) == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["predicted"] and len({c["size"], c["estimate"], c["predicted"]}) == 3  # three figures for one request
+    # each size by its name: the count the parts add up to (the unseen head apart), the estimate, the predicted input
+    sizes = (
+        f"count {c['size']:,} tokens ({c['counted']:,} counted + an unseen head of {c['unseen_head']:,}), "
+        f"estimate {c['estimate']:,} (× scale {c['scale']:.3f}), predicted input {c['predicted']:,}"
+    )
+    assert sizes in heading
+    assert not re.search(r"<b>[\d,]+ tokens</b>", heading)  # no bare bold size beside the request panel's headline
+    assert main(["composition", str(path), "--at-request", "46"]) == 0
+    assert sizes in capsys.readouterr().out.splitlines()[0]
+    out = tmp_path / "r.html"
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert "<b>request 46</b>: " + sizes.replace("&", "&amp;") in out.read_text(encoding="utf-8")

@@ -111,7 +111,7 @@ def test_the_report_shows_the_largest_request_and_parts_adding_up_to_it(corpus_d
     page = render(data)
     row = rows[data.largest]
     assert (
-        f"request {data.largest}</b>: {row.count_with_head:,} tokens ({row.own_count:,} counted + an unseen head of {row.unseen_head:,})"
+        f"request {data.largest}</b>: count {row.count_with_head:,} tokens ({row.own_count:,} counted + an unseen head of {row.unseen_head:,})"
     ) in page
     assert page.count("<rect") >= len(rows)  # one bar per request, and the composition's segments
     titles = [s.title for s in data.sections]
