@@ -456,3 +456,34 @@ def test_every_call_of_the_real_native_task_is_sent_with_its_result_so_the_recor
     assert abs(inspected["record_size"]["tokens"] - rows) <= 0.02 * rows
     print(f"scale {inspected['view_size']['scale']}")
     assert inspected["view_size"]["scale"] < 1.2  # 1.676 while the calls were dropped
+
+
+# Roo Code and Kilo Code write a native call's result as a tool_result block under the call's id
+# (RooCodeInc/Roo-Code @ cb836567 and Kilo-Org/kilocode @ 0fc86cec: src/core/assistant-message/
+# presentAssistantMessage.ts, pushToolResult; sanitizeToolUseId applied to the tool_use id and the result's alike).
+def test_a_roo_or_kilo_tool_result_block_answers_its_call_and_no_text_after_it_is_taken_for_a_second_result(tmp_path):
+    api = [
+        _user("<task>\nRead a.py and b.py.\n</task>"),
+        _calls(("toolu_a", "read_file", "a.py"), ("toolu_b", "read_file", "b.py")),
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_a", "content": "print('a')"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_b",
+                    "content": "Skipping tool [read_file for 'b.py'] due to user rejecting a previous tool.",
+                    "is_error": True,
+                },
+                {"type": "text", "text": "[read_file for 'a.py'] Result:\nan instruction that quotes a result"},
+            ],
+        },
+        _assistant("Done."),
+    ]
+    session = load_session(_task(tmp_path / "t", api, [_req(1, 10, 5, 0, 0), _req(2, 10, 5, 0, 0)]))
+    check_session(session)
+    results = {m.metadata["call_id"]: m.text for m in session.record if m.kind == "action_response"}
+    assert results == {"toolu_a": "print('a')", "toolu_b": "Skipping tool [read_file for 'b.py'] due to user rejecting a previous tool."}
+    assert "[read_file for 'a.py'] Result:\nan instruction that quotes a result" in [
+        m.text for m in session.record if m.kind == "instruction"
+    ]
