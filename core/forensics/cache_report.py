@@ -220,3 +220,18 @@ def cache_report(
     reads: list[ReadRow | None] = list(read_rows(session, measured)) if model == "implicit" else [None] * len(rows)
     cached = [CacheRow(r, p, read) for r, p, read in zip(rows, priced, reads)]
     return CacheReport(session, cached, measured, not any_unpriced, tokens, model)
+
+
+def counted_cache_report(session: Session, policy: Policy | None = None, counter: Counter | None = None) -> CacheReport:
+    """The cache report from one measure of the trace (core.request.trace_measure, without the predictions, which
+    this report does not show), the cache causes' pass riding on its count as the report's does: that count may have
+    a child count ahead on the other core, as `requests`' does, where the cache report's own pass counts on one."""
+    from foldscope.core.forensics.trace_pass import MeasuredPass
+    from foldscope.core.request.trace_measure import measure_trace
+
+    steps = MeasuredPass(session, policy, {})
+    measured = measure_trace(session, steps.policy, counter=counter or Counter(), predict=False, on_measured=steps.step)
+    if len(steps.rows) != len(session.trace):  # pragma: no cover - every request is heard; else the cache report counts
+        return cache_report(session, policy, counter)
+    heads = [row.unseen_head for row in measured.rows]
+    return cache_report(session, steps.policy, measured=steps.measured(heads), tokens=steps.tokens)

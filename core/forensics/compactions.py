@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foldscope.core.forensics.cache_report import CacheReport, cache_report
+from foldscope.core.forensics.cache_report import CacheReport, counted_cache_report
 from foldscope.core.forensics.children import Child, children
 from foldscope.core.forensics.literals import LiteralCheck, check
 from foldscope.core.forensics.payback import Payback, payback
@@ -431,8 +431,8 @@ def compaction_report(
     if cache is None:
         if literals is None and found:
             with literal_checks(session) as started:
-                return compaction_report(session, policy, counter, _counted_cache(session, policy, counter), started)
-        cache = _counted_cache(session, policy, counter)
+                return compaction_report(session, policy, counter, counted_cache_report(session, policy, counter), started)
+        cache = counted_cache_report(session, policy, counter)
     checks = literals.collect([(k, note.id) for k, note in found]) if literals is not None else None
     events = _events_by_note(session)
     summarisers = [c for c in children(session) if c.summariser] if found else []
@@ -494,21 +494,6 @@ def compaction_report(
             )
         out.append(c)
     return CompactionReport(session, cache, out, _unsent(session, found, events, policy, counter, cache))
-
-
-def _counted_cache(session: Session, policy: Policy | None, counter: Counter | None) -> CacheReport:
-    """The cache report from one measure of the trace (core.request.trace_measure, without the predictions, which
-    this report does not show), the cache causes' pass riding on its count as the report's does: that count may have
-    a child count ahead on the other core, as `requests`' does, where the cache report's own pass counts on one."""
-    from foldscope.core.forensics.trace_pass import MeasuredPass
-    from foldscope.core.request.trace_measure import measure_trace
-
-    steps = MeasuredPass(session, policy, {})
-    measured = measure_trace(session, steps.policy, counter=counter or Counter(), predict=False, on_measured=steps.step)
-    if len(steps.rows) != len(session.trace):  # pragma: no cover - every request is heard; else the cache report counts
-        return cache_report(session, policy, counter)
-    heads = [row.unseen_head for row in measured.rows]
-    return cache_report(session, steps.policy, measured=steps.measured(heads), tokens=steps.tokens)
 
 
 def _unsent(session: Session, found, events, policy: Policy | None, counter: Counter | None, cache: CacheReport) -> list[Unsent]:

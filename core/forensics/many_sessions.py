@@ -18,11 +18,12 @@ def session_cache(path: str) -> dict[str, Any]:
 
 
 def cache_of(session) -> dict[str, Any]:
-    """A session's cache report under its own launch policy, as plain data."""
-    from foldscope.core.forensics.cache_report import cache_report
+    """A session's cache report under its own launch policy, as plain data (counted by the trace measure, so a child
+    may count ahead on the other core, as for `requests`)."""
+    from foldscope.core.forensics.cache_report import counted_cache_report
     from foldscope.core.model.launch import session_policy
 
-    return cache_report(session, session_policy(session)).as_dict()
+    return counted_cache_report(session, session_policy(session)).as_dict()
 
 
 def own_sessions(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
