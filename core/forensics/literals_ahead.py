@@ -13,10 +13,10 @@ and makes the rest itself. A child is killed and reaped when its work is collect
 whatever ended it.
 
 A fork is made only where it is safe and wanted: fork exists, no other thread runs (a lock another thread holds at
-the fork stays held in the child; native threads counted too where the system lists them, the GUI's Qt threads and
-worker pool, which Python's threading never sees, and where it does not, never with Qt loaded), children are allowed
-(core.request.counting.children_allowed; not FOLDSCOPE_COUNTING=local), this is no process pool's worker or forked
-child (which keep the cores busy already; core.request.counting.backend.allowed) and the process may run on two cores.
+the fork stays held in the child), no Qt application runs (the GUI's thread and worker pool are threads Python's
+threading never sees: the GUI makes this work in-line), children are allowed (core.request.counting.children_allowed; not
+FOLDSCOPE_COUNTING=local), this is no process pool's worker or forked child (which keep the cores busy already;
+core.request.counting.backend.allowed) and the process may run on two cores.
 """
 
 from __future__ import annotations
@@ -67,14 +67,13 @@ def may_fork() -> bool:
 
 
 def _one_thread() -> bool:
-    """Whether this process runs one thread: threading's count misses a thread it did not start (Qt's, a worker
-    pool's), so the system's own list is read where there is one (Linux), and elsewhere no process with Qt loaded."""
+    """Whether this process runs one thread, as far as can be known: threading's count misses the threads it did not
+    start, so a process where a Qt application runs (the GUI: its own thread, its worker pool, Qt's) is never taken
+    for one. Qt is asked only if something else loaded it (core never imports Qt)."""
     if threading.active_count() != 1:
         return False
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:  # no /proc (macOS, the BSDs)
-        return "PySide6" not in sys.modules
+    qt = sys.modules.get("PySide6.QtCore")
+    return qt is None or qt.QCoreApplication.instance() is None
 
 
 class JobsAhead:

@@ -160,36 +160,19 @@ def test_no_fork_while_another_thread_runs():
         other.join()
 
 
-NATIVE_THREAD = """
-import _thread, threading
-from foldscope.core.forensics.literals_ahead import may_fork
+def test_no_fork_where_a_qt_application_runs(monkeypatch):
+    """The GUI's report export runs on a worker of Qt's pool, a thread Python's threading never counts (it reads 1
+    there): where a Qt application runs the work is made in-line, never in a fork; Qt loaded with none running (a
+    test plugin) forks."""
+    import types
 
-before = may_fork()
-release, running = _thread.allocate_lock(), _thread.allocate_lock()
-release.acquire()
-running.acquire()
-
-def native():
-    running.release()
-    release.acquire()
-
-_thread.start_new_thread(native, ())
-running.acquire()
-print(before, threading.active_count(), may_fork())
-"""
-
-
-@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="the system lists no threads: Qt loaded is asked instead")
-def test_no_fork_while_a_thread_python_did_not_start_runs():
-    """The GUI's worker pool and Qt's own threads are no threading.Thread: a thread started below threading (as Qt
-    starts one) is counted all the same, so the GUI's report export makes its work in-line, never in a fork. In a
-    process of its own, where no thread an earlier test ended may still be ending."""
-    import subprocess
-
-    env = {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_COUNTING"}
-    out = subprocess.run([sys.executable, "-c", NATIVE_THREAD], capture_output=True, text=True, timeout=120, env=env, check=True)
-    # may fork alone; threading still counts one thread (what the check once read), and no fork
-    assert out.stdout.split() == ["True", "1", "False"]
+    running: list[object] = []
+    qt = types.ModuleType("PySide6.QtCore")
+    qt.QCoreApplication = types.SimpleNamespace(instance=lambda: running[0] if running else None)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "PySide6.QtCore", qt)
+    assert threading.active_count() == 1 and literals_ahead.may_fork()
+    running.append(object())
+    assert threading.active_count() == 1 and not literals_ahead.may_fork()
 
 
 def test_no_fork_with_counting_kept_local(monkeypatch):
