@@ -122,8 +122,9 @@ class WholeViewCounter(ProviderCounter):
             s = self.memo.of(m)
             n += s.tokens
             hidden += s.hidden_chars
-        ratio = self.memo.tokens / self.memo.chars if self.memo.chars >= 1000 else DEFAULT_TOKENS_PER_CHAR
-        return ViewCount(n, hidden, ratio)
+        # The rate a placeholder converts at is the memo's (one for the whole session since it stopped following the
+        # visible text's own ratio): the reference asks it as the counter does, so only the sums are compared here.
+        return ViewCount(n, hidden, self.memo.tokens_per_char())
 
 
 @settings(max_examples=100, deadline=None)
