@@ -1,13 +1,14 @@
 """genai-prices' prices of the models a user's sessions name, kept in the cache folder so that pricing them does not
 import genai-prices (its pydantic models cost about 0.18 s of CPU, most of `replay DIR --strategy recorded`'s own).
 
-The file is derived from the installed package only: its name and contents carry the SHA-256 of genai-prices' data
-and types modules (what the prices and their reading come from) and this module's FORMAT, and its payload sits behind
-its own SHA-256; a file that does not verify, or was made from another genai-prices, is ignored and made again. Each
-model is asked of genai-prices the first time it is priced and kept: its id, context window and tiers (USD per
-million tokens as the floats core.model.pricing makes of them), None where genai-prices does not know the name, and
-where its prices change with the date or the time of day a request is sent, each price with its condition (a start
-date, or a daily interval in UTC), chosen as genai-prices chooses (tiers_at).
+The file is derived from the installed package only: its name and contents carry the SHA-256 of genai-prices' data,
+types and data_snapshot modules (what the prices, their reading and the finding of a name's model come from) and this
+module's FORMAT, and its payload sits behind its own SHA-256; a file that does not verify, or was made from another
+genai-prices, is ignored and made again. Each model is asked of genai-prices the first time it is priced and kept: its
+id, context window and tiers (USD per million tokens as the floats core.model.pricing makes of them), None where
+genai-prices does not know the name, and where its prices change with the date or the time of day a request is
+sent, each price with its condition (a start date, or a daily interval in UTC), chosen as genai-prices chooses
+(tiers_at).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 from foldscope.core.model.cost import ModelPrices, Tier
 
 FORMAT = 2  # raised when what an entry holds, or how core.model.pricing reads genai-prices, changes
-_SOURCES = ("data.py", "types.py")  # genai-prices' modules the entries are made from
+# genai-prices' modules the entries are made from: the prices, their types, and the finding of a name's model
+_SOURCES = ("data.py", "types.py", "data_snapshot.py")
 
 _MISSING = object()
 _entries: dict[str, Any] | None = None  # this process's view of the file: name -> entry (None: unknown to genai-prices)
@@ -50,7 +52,7 @@ def forget() -> None:
 
 
 def genai_key() -> str:
-    """The installed genai-prices' digest (its data and types modules), found without importing it; "" if none."""
+    """The installed genai-prices' digest (its modules in _SOURCES), found without importing it; "" if none."""
     import importlib.util
 
     try:

@@ -151,3 +151,23 @@ def test_a_kept_condition_holds_exactly_when_genai_prices_own_constraint_is_acti
         for moment in moments:
             utc = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
             assert pricing_cache._holds(kept, utc) == constraint.active(moment), (constraint, moment)
+
+
+def test_the_cache_is_made_again_when_genai_prices_finds_a_name_another_way(tmp_path, monkeypatch):
+    """Which model a name is priced as is found in data_snapshot.py (find_provider_model): a genai-prices that changed
+    only that finding must not read the entries another one made, so the key changes with each module entries come from."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    folder = tmp_path / "genai_prices"
+    folder.mkdir()
+    for name in ("__init__.py", "data.py", "types.py", "data_snapshot.py", "units.py"):
+        (folder / name).write_text(f"# {name}\n")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: SimpleNamespace(origin=str(folder / "__init__.py")))
+    keys = {pricing_cache.genai_key()}
+    for name in ("data.py", "types.py", "data_snapshot.py"):
+        (folder / name).write_text(f"# {name}, changed\n")
+        keys.add(pricing_cache.genai_key())
+    assert len(keys) == 4 and "" not in keys
+    (folder / "units.py").write_text("# not read by the entries\n")
+    assert pricing_cache.genai_key() in keys
