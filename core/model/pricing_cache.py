@@ -13,6 +13,7 @@ sent, each price with its condition (a start date, or a daily interval in UTC), 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -119,8 +120,9 @@ def _write(path: Path, entries: dict[str, Any]) -> None:
         make_private_folder(path.parent)
         temporary.write_bytes(blob)
         os.replace(temporary, path)  # whole or not at all; two processes writing at once: the last one's stands
-    except OSError:
-        temporary.unlink(missing_ok=True)  # a read-only cache folder: the next process asks genai-prices again
+    except OSError:  # a read-only cache folder: the next process asks genai-prices again
+        with contextlib.suppress(OSError):  # a cache folder under a file: no temporary to remove, NotADirectoryError
+            temporary.unlink()
 
 
 # -- prices that change with the date or the time of day ----------------------------------------------------------

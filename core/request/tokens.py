@@ -4,6 +4,7 @@ where its wheel is installed, else by tiktoken (the same counts; BACKEND says wh
 from __future__ import annotations
 
 import binascii
+import contextlib
 import hashlib
 import marshal
 import os
@@ -230,8 +231,9 @@ def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
         make_private_folder(path.parent)
         temporary.write_bytes(blob)
         os.replace(temporary, path)
-    except OSError:
-        temporary.unlink(missing_ok=True)  # a read-only cache only costs the next start its parse
+    except OSError:  # a read-only cache only costs the next start its parse
+        with contextlib.suppress(OSError):  # a cache folder under a file: no temporary to remove, NotADirectoryError
+            temporary.unlink()
 
 
 def build_encoding(path: Path | None = None, expected_sha256: str = O200K_SHA256) -> tiktoken.Encoding:

@@ -171,3 +171,18 @@ def test_the_cache_is_made_again_when_genai_prices_finds_a_name_another_way(tmp_
     assert len(keys) == 4 and "" not in keys
     (folder / "units.py").write_text("# not read by the entries\n")
     assert pricing_cache.genai_key() in keys
+
+
+def test_a_cache_folder_under_a_file_prices_from_genai_prices_without_a_traceback(tmp_path, monkeypatch):
+    """The cache folder cannot be made (FOLDSCOPE_CACHE below a file): the model is priced all the same, and removing
+    the temporary file that was never written (NotADirectoryError, not covered by missing_ok) stops nothing."""
+    a_file = tmp_path / "a file"
+    a_file.write_text("")
+    monkeypatch.setenv("FOLDSCOPE_CACHE", str(a_file / "cache"))
+    monkeypatch.setattr(pricing, "_user_file", tmp_path / "none" / "prices.json")
+    pricing_cache.forget()
+    try:
+        assert pricing.resolve("claude-sonnet-4-5") == _uncached("claude-sonnet-4-5")
+    finally:
+        pricing_cache.forget()
+    assert a_file.read_text() == ""

@@ -89,3 +89,12 @@ def test_tiktokens_version_is_read_as_tiktoken_says_it_without_importing_it():
     code = "import sys; from foldscope.core.request import tokens; print(tokens.tiktoken_version(), 'tiktoken' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [tiktoken.__version__, "False"]
+
+
+def test_a_cache_folder_under_a_file_costs_the_parse_not_a_traceback(tmp_path):
+    """A cache folder that cannot be made (FOLDSCOPE_CACHE or XDG_CACHE_HOME below a file): removing the temporary
+    file that was never written raised NotADirectoryError, which missing_ok does not cover, out of every command."""
+    a_file = tmp_path / "a file"
+    a_file.write_text("")
+    ranks = load_ranks(vocabulary_path(), cache=a_file / "cache")
+    assert len(ranks) > 100_000 and a_file.read_text() == ""
