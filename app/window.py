@@ -12,7 +12,7 @@ from foldscope.app.labs import Labs
 from foldscope.app.library_actions import LibraryActions
 from foldscope.app.loader import Loader, inspect_samples
 from foldscope.app.loading import TraceCounts, settle_heap
-from foldscope.app.menus import add_action, squeezable_tabs
+from foldscope.app.menus import add_action, squeezable_tabs, whole_tabs
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.open_menu import OpenMenu
 from foldscope.app.panels.busy import BusyBar
@@ -114,7 +114,7 @@ class MainWindow(QMainWindow):
         self.side_tabs.addTab(self.composition_panel, "Composition")
         self.side_tabs.addTab(self.library_panel, "Library")
         self.side_tabs.addTab(self.cost_panel, "Cost")
-        squeezable_tabs(self.side_tabs)
+        whole_tabs(self.side_tabs)
         squeezable_tabs(self.cost_panel.tabs)
         self.side_tabs.setCurrentWidget(self.composition_panel)  # the README's first step: what fills the window
         self.library_bar = LibraryBar()  # shown while the library cannot be used

@@ -106,7 +106,7 @@ class PolicyEditor(QWidget):
         self.edits: dict[str, QLineEdit] = {}
         self.errors: dict[str, QLabel] = {}
         grid = QGridLayout()
-        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(0, 1)
         for row, key in enumerate(POLICY_KEYS):  # a row per policy key, in the table's order
             self._add_row(grid, row, key)
         self.resolved = QLabel()
@@ -118,11 +118,11 @@ class PolicyEditor(QWidget):
         save.clicked.connect(self.save_dialog)
         reset.clicked.connect(lambda: self.set_policy(self.launch))
         self.save_button = save
-        buttons = QGridLayout()  # two rows: the dock stays narrow enough for the lists at 1366 pixels
+        buttons = QGridLayout()  # one column: the dock stays narrow enough for the lists and whole side tabs at 1366 pixels
         buttons.addWidget(load, 0, 0)
-        buttons.addWidget(save, 0, 1)
-        buttons.addWidget(reset, 1, 0)
-        buttons.setColumnStretch(2, 1)
+        buttons.addWidget(save, 1, 0)
+        buttons.addWidget(reset, 2, 0)
+        buttons.setColumnStretch(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(grid)
@@ -133,8 +133,9 @@ class PolicyEditor(QWidget):
         self.validate()
 
     def _add_row(self, grid: QGridLayout, row: int, key: PolicyKey) -> None:
-        """A key's rows: its label and field (the model's offers the priced models, or any name typed), and under them
-        its error (beside the field, in a dock 1366 pixels leave narrow, a long error wrapped to a word a line)."""
+        """A key's rows: its label, its field under it (the model's offers the priced models, or any name typed), and
+        under that its error. Labels above fields keep the dock narrow: at 1366 pixels the lists and the side tabs'
+        whole titles take the rest of the width."""
         widget: QWidget
         if key.name == "model":
             widget = QComboBox()
@@ -154,9 +155,11 @@ class PolicyEditor(QWidget):
         error.setWordWrap(True)
         error.setTextFormat(Qt.TextFormat.PlainText)
         error.hide()  # shown under its field, across the dock's width, while there is an error to say
-        grid.addWidget(QLabel(f"{key.label}:"), 2 * row, 0)
-        grid.addWidget(widget, 2 * row, 1)
-        grid.addWidget(error, 2 * row + 1, 0, 1, 2)
+        label = QLabel(f"{key.label}:")
+        label.setBuddy(widget)
+        grid.addWidget(label, 3 * row, 0)
+        grid.addWidget(widget, 3 * row + 1, 0)
+        grid.addWidget(error, 3 * row + 2, 0)
         self.edits[key.name], self.errors[key.name] = edit, error
 
     # -- reading and showing ---------------------------------------------------------------

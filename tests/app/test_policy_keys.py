@@ -22,14 +22,15 @@ def editor(qtbot):
 
 
 def rows(editor: PolicyEditor) -> list[tuple[str, str]]:
-    """(label, key) for each key's row of the editor's grid, top to bottom (each key's error is on the row under it)."""
+    """(label, key) for each key's rows of the editor's grid, top to bottom (its label, its field under it, its error
+    under that)."""
     grid = editor.layout().itemAt(0).layout()
     assert isinstance(grid, QGridLayout)
     found = []
-    for row in range(0, grid.rowCount(), 2):
+    for row in range(0, grid.rowCount(), 3):
         label = grid.itemAtPosition(row, 0).widget()
         assert isinstance(label, QLabel)
-        field = grid.itemAtPosition(row, 1).widget()  # the line edit, or the model's combo box that holds one
+        field = grid.itemAtPosition(row + 1, 0).widget()  # the line edit, or the model's combo box that holds one
         key = next(k for k, edit in editor.edits.items() if field in (edit, edit.parent()))
         found.append((label.text(), key))
     return found
