@@ -50,3 +50,5 @@ def whole_tabs(tabs: QTabWidget) -> None:
     bar.setUsesScrollButtons(False)
     bar.setElideMode(Qt.TextElideMode.ElideNone)  # QTabBar's least width is then every title whole
     bar.setExpanding(False)
+    for i in range(tabs.count()):  # named on hover as the squeezable tabs are
+        tabs.setTabToolTip(i, tabs.tabText(i).replace("&", ""))
