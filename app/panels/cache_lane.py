@@ -14,15 +14,20 @@ from foldscope.core.readout.cache_lane import BAND_LABELS, BANDS, CAUSE_LABELS, 
 
 # The rows' heights (idle, writes, the space between, the legend): roomy in a tall timeline, compact in the
 # window's first 170 pixels so the plot keeps most of them (a minimum height would push a 768-pixel screen).
-# At the timeline's least heights (a 768-pixel screen with a dock open) the lane is tight and drops its legend (the
-# tooltips and the Cost panel say the same), so the plot above keeps enough pixels to be read.
-ROOMY, COMPACT, TIGHT = (24.0, 16.0, 3.0, 16.0), (15.0, 10.0, 2.0, 14.0), (9.0, 8.0, 1.0, 0.0)
+# A 768-pixel screen's first timeline (124 pixels) gets the lean lane, which keeps its legend: without it a new user
+# at 1366x768 saw coloured bars nothing named. Only under that (a tall dock dragged up) is the lane tight and drops
+# its legend (the tooltips and the Cost panel say the same), so the plot above keeps enough pixels to be read.
+ROOMY, COMPACT = (24.0, 16.0, 3.0, 16.0), (15.0, 10.0, 2.0, 14.0)
+LEAN, TIGHT = (8.0, 7.0, 1.0, 12.0), (9.0, 8.0, 1.0, 0.0)
 ROOMY_FROM = 230  # timeline heights from here get the roomy lane
-COMPACT_FROM = 150  # and from here the compact one; below, the tight one
+COMPACT_FROM = 150  # and from here the compact one
+LEAN_FROM = 120  # and from here the lean one; below, the tight one
 
 
 def rows_for(height: float) -> tuple[float, float, float, float]:
-    return ROOMY if height >= ROOMY_FROM else COMPACT if height >= COMPACT_FROM else TIGHT
+    if height >= COMPACT_FROM:
+        return ROOMY if height >= ROOMY_FROM else COMPACT
+    return LEAN if height >= LEAN_FROM else TIGHT
 
 
 def lane_height(height: float) -> float:
@@ -51,6 +56,7 @@ class Drawn:
     writes: list[tuple[int, str, int, QRectF]] = field(default_factory=list)  # (request, cause, tokens, segment)
     lines: list[tuple[str, float]] = field(default_factory=list)  # ("5 min" | "1 h", y)
     legend: list[tuple[str, QColor, QRectF]] = field(default_factory=list)  # (words, colour, square)
+    left_off: int = 0  # the legend's items a narrow lane had no room for (its line says so)
     idle: QRectF = field(default_factory=QRectF)
     written: QRectF = field(default_factory=QRectF)
 
@@ -151,17 +157,22 @@ class CacheLane:
             items += [(f"{CAUSE_LABELS[c]} write", part_colour(c)) for c in WRITE_CAUSES]
         x, side = rect.left(), min(9.0, rect.height() - 4)
         painter.setPen(text)
-        head = "dashed: 5 min and 1 h, how long the cache keeps text  ·  "
-        painter.drawText(QPointF(x, rect.center().y() + metrics.ascent() / 2 - 1), head)
+        baseline = rect.center().y() + metrics.ascent() / 2 - 1
+        head = "dashed: the 5 min and 1 h cache lifetimes  ·  "
+        painter.drawText(QPointF(x, baseline), head)
         x += metrics.horizontalAdvance(head)
-        for words, colour in items:
+        tail = "… more: hover a bar"  # a lane too narrow for every item says where the rest are, never cuts one
+        for n, (words, colour) in enumerate(items):
             need = side + 4 + metrics.horizontalAdvance(words) + 12
-            if x + need > rect.right():
-                break  # a narrow window shows the first items; the tooltip says the rest
+            room = rect.right() - (0 if n == len(items) - 1 else metrics.horizontalAdvance(tail))
+            if x + need > room:
+                drawn.left_off = len(items) - n
+                painter.drawText(QPointF(x, baseline), tail)
+                break
             square = QRectF(x, rect.center().y() - side / 2, side, side)
             painter.fillRect(square, colour)
             painter.setPen(text)
-            painter.drawText(QPointF(x + side + 4, rect.center().y() + metrics.ascent() / 2 - 1), words)
+            painter.drawText(QPointF(x + side + 4, baseline), words)
             drawn.legend.append((words, colour, square))
             x += need
 
