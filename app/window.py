@@ -12,7 +12,7 @@ from foldscope.app.labs import Labs
 from foldscope.app.library_actions import LibraryActions
 from foldscope.app.loader import Loader, inspect_samples
 from foldscope.app.loading import TraceCounts, settle_heap
-from foldscope.app.menus import add_action, squeezable_tabs, whole_tabs
+from foldscope.app.menus import add_action, squeezable_tabs
 from foldscope.app.models.messages import RecordModel, ViewModel
 from foldscope.app.open_menu import OpenMenu
 from foldscope.app.panels.busy import BusyBar
@@ -25,6 +25,7 @@ from foldscope.app.panels.library_money import open_at_request
 from foldscope.app.panels.lists import MessageList
 from foldscope.app.panels.request import RequestPanel
 from foldscope.app.panels.status import StatusLine
+from foldscope.app.panels.tab_titles import whole_tabs
 from foldscope.app.panels.timeline import Timeline
 from foldscope.app.panels.timeline_state import NO_SESSION_HINT, STEP_KEYS
 from foldscope.app.panels.warnings_bar import WarningsBar

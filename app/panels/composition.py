@@ -10,6 +10,7 @@ import html
 
 from foldscope.app.models.composition import Column, FactsModel, ItemRole, LargestFilter
 from foldscope.app.panels.shown_request import ShownRequestPanel
+from foldscope.app.panels.tab_titles import whole_tabs
 from foldscope.app.qt import (
     QAbstractItemView,
     QColor,
@@ -243,21 +244,22 @@ class CompositionPanel(ShownRequestPanel):
         self.tabs.addTab(self.category_table, "By category")
         self.tabs.addTab(self.group_table, "By tool and target")
         self.tabs.addTab(self.repeat_table, "Carried twice")
-        # "Show largest N" sits at the tab bar's end, not on a row of its own: on a 768-pixel screen that row is
-        # two of the table's.
-        controls = QWidget()
-        row = QHBoxLayout(controls)
-        row.setContentsMargins(0, 0, 0, 2)
-        row.addWidget(QLabel("Show"))
-        row.addWidget(self.largest)
-        self.tabs.setCornerWidget(controls, Qt.Corner.TopRightCorner)
+        # The tabs' titles whole: in the tab bar's corner "Show largest N" left "By category" and scroll arrows at
+        # 1366 pixels with a dock open. It sits beside the bar instead, not on a row of its own: on a 768-pixel
+        # screen that row is two of the table's.
+        whole_tabs(self.tabs)
+        strip = QHBoxLayout()
+        strip.setContentsMargins(0, 0, 0, 0)
+        strip.addWidget(self.bar, 1)
+        strip.addWidget(QLabel("Show"))
+        strip.addWidget(self.largest)
         # Close-set (the bar thin, the margins and gaps small): at 1366x768 the category table keeps its 8 rows with
         # a heading line to spare (issue 45), not 8.15 where one more wrapped line of the heading cost a row.
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.setSpacing(3)
         layout.addWidget(self.heading)
-        layout.addWidget(self.bar)
+        layout.addLayout(strip)
         layout.addWidget(self.tabs, 1)
         self._limit_changed()
 

@@ -11,12 +11,14 @@ from foldscope.app.highlight import plain_tip
 from foldscope.app.qt import (
     QAbstractItemView,
     QAbstractTableModel,
+    QDockWidget,
     QHeaderView,
     QLabel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
     QSortFilterProxyModel,
+    QStyle,
     Qt,
     QTableView,
     QVBoxLayout,
@@ -200,20 +202,36 @@ class FoldPanel(QWidget):
         self.column.activate()
 
     def fitting_height(self, max_rows: int) -> int:
-        """The height that shows the heading, the header and up to `max_rows` rows."""
+        """The dock's height that shows its title, the heading, the header, up to `max_rows` rows and the note under
+        them, to the pixel: at 1366x768 every 20 pixels the dock takes is a row of the Composition table's."""
         rows = min(self.model.rowCount(), max_rows)
         table = self.table
         if table.isHidden():  # no rows (set_rows): the heading alone
             return self.heading.sizeHint().height() + 8
-        extra = self.explained.sizeHint().height() if self.explained.text() else 0
+        spacing = self.column.spacing()
+        # The note wraps: its height at the panel's width (a wrapping label's sizeHint is for a narrow one, 56 pixels
+        # where one line of 14 is drawn), or at a first guess before the panel is laid out.
+        note = self.explained.heightForWidth(self.width() if self.width() > 200 else 1200) + spacing if self.explained.text() else 0
+        margins = self.column.contentsMargins()
         return (
-            self.heading.sizeHint().height()
-            + extra
+            self._title_height()
+            + margins.top()
+            + margins.bottom()
+            + self.heading.sizeHint().height()
+            + spacing
             + table.horizontalHeader().sizeHint().height()
             + rows * table.verticalHeader().defaultSectionSize()
             + 2 * table.frameWidth()
-            + 12
+            + note
         )
+
+    def _title_height(self) -> int:
+        """The title bar of the dock the panel sits in (QDockWidget's: a line of its font and a margin each side)."""
+        dock = self.parentWidget()
+        if not isinstance(dock, QDockWidget):
+            return 0
+        margin = dock.style().pixelMetric(QStyle.PixelMetric.PM_DockWidgetTitleMargin, None, dock)
+        return dock.fontMetrics().height() + 2 * margin
 
     def select_number(self, number: int) -> None:
         for row in range(self.proxy.rowCount()):

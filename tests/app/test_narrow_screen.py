@@ -52,3 +52,35 @@ def test_at_1366x768_the_cache_lane_shows_its_legend_whole_or_says_where_the_res
         WRITE_CAUSES
     )  # every item, or the line says more are a hover away
     assert timeline._plot().height() >= 40  # and the plot above it can still be read
+
+
+def composition_rows(window) -> float:
+    table = window.composition_panel.category_table
+    return table.viewport().height() / table.verticalHeader().defaultSectionSize()
+
+
+@pytest.mark.parametrize("policy, rows", [(False, 7), (True, 5)], ids=["no dock", "policy dock"])
+def test_at_1366x768_a_session_with_folds_leaves_composition_its_rows_and_its_tabs_whole(qtbot, window, policy, rows):
+    """With folds at 1366x768 the Composition table had 5.85 rows (3.75 with the Policy dock): the Folds dock sized
+    itself by its note's sizeHint (four lines for the one drawn), and "Show largest N" pushed the table's own tabs
+    behind scroll arrows."""
+    from foldscope.app.gui import settle, show_tab
+    from foldscope.core.formats.demo import demo_path
+
+    window.sizing.lay_out(QSize(1366, 768))  # as a first start on the screen, before the session is read
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(demo_path())
+    qtbot.waitUntil(lambda: window.task is None)
+    assert window.document.folds  # the demo records a fold: the Folds dock shows its row
+    show_tab(window, "composition")
+    at_1366x768(qtbot, window, policy)
+    settle(QApplication.instance())
+    assert window.fold_panel.table.viewport().height() >= window.fold_panel.table.verticalHeader().defaultSectionSize()
+    assert composition_rows(window) >= rows
+    bar = window.composition_panel.tabs.tabBar()
+    for i in range(bar.count()):
+        title = bar.tabText(i)
+        assert bar.tabRect(i).width() >= bar.fontMetrics().horizontalAdvance(title) + 8, title
+        assert bar.tabRect(i).right() <= bar.width(), title
