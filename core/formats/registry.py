@@ -49,3 +49,10 @@ def followed() -> list[FormatSpec]:
 def agents() -> list[FormatSpec]:
     """The agents whose sessions are found on a machine (core.formats.discover)."""
     return [spec for spec in FORMATS if spec.sessions is not None]
+
+
+def sending_format(session) -> str:
+    """The format of the agent that sent the session's requests: the file's, or for a Branch foldscope exported from
+    another agent's session, the source's (the export's manifest names it)."""
+    source = (session.manifest or {}).get("source_format") if isinstance(session.manifest, dict) else None
+    return source if isinstance(source, str) and source else session.format

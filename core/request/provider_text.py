@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from foldscope.core.formats.images import image_tokens
-from foldscope.core.formats.registry import format_named
+from foldscope.core.formats.registry import format_named, sending_format
 from foldscope.core.model.running_sum import RunningSum
 from foldscope.core.model.session import Message, canonical_json, sole_text
 from foldscope.core.request.tokens import count_text
@@ -28,14 +28,15 @@ MESSAGE_OVERHEAD = 4  # the tokens a provider adds per message or item (role and
 DEFAULT_TOKENS_PER_CHAR = 0.25  # before any visible text is counted: about four characters a token
 
 
-def provider_text(message: Message) -> str:
+def provider_text(message: Message, lion: bool = True) -> str:
     """The text a provider reads for one message: its text; a call's name and arguments; a result's output; a
-    lionagi instruction or answer as lionagi renders it into the prompt."""
+    lionagi instruction or answer as lionagi renders it into the prompt (`lion`: the session's requests were sent by
+    lionagi, sent_by_lionagi; not a Branch foldscope exported from another agent's session)."""
     c = message.content
     if message.kind == "action_request":
         args = c.get("arguments", {})
         return f"{c.get('function', '')} {args if isinstance(args, str) else canonical_json(args)}"
-    if message.kind in LION_KINDS and "lion_class" in message.metadata:
+    if lion and message.kind in LION_KINDS and "lion_class" in message.metadata:
         return lion_rendered(message)
     return message.text
 
@@ -54,6 +55,12 @@ LION_PARTS = (
     ("respond_schema_info", "RESPONSE SCHEMA INFO"),
     ("request_response_format", "RESPONSE FORMAT"),
 )
+
+
+def sent_by_lionagi(session) -> bool:
+    """Whether lionagi sent the session's requests: a Branch, but not one foldscope exported from another agent's
+    session (its manifest names the source format), whose requests that agent sent as it renders them."""
+    return sending_format(session) == "lionagi"
 
 
 def lion_rendered(message: Message) -> str:
@@ -106,8 +113,8 @@ class Seen:
     hidden_chars: int  # characters placeholders stand for (not counted: estimated)
 
 
-def seen(message: Message) -> Seen:
-    text = provider_text(message)
+def seen(message: Message, lion: bool = False) -> Seen:
+    text = provider_text(message, lion)
     hidden = 0
     if "[REDACTED" in text:
         hidden = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text))
@@ -142,7 +149,8 @@ class SeenMemo:
     session through them) until Python's cycle collector walked them: 1.3 s after `inspect` of a million tiny
     lines, where reference counting frees them as they go (tests/core/request/test_counting_frees.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lion: bool = False) -> None:
+        self.lion = lion  # provider_text's: lionagi sent the requests (sent_by_lionagi)
         self.seen: dict[int, tuple[Message, Seen]] = {}
         self.hidden: dict[int, Message | tuple[Message, int]] = {}  # a message alone: no placeholder (0)
         self.tokens = 0
@@ -152,28 +160,28 @@ class SeenMemo:
         found = self.seen.get(id(message))
         if found is not None and found[0] is message:
             return found[1]
-        s = seen(message)
+        s = seen(message, self.lion)
         self.seen[id(message)] = (message, s)
         self.tokens += s.tokens - MESSAGE_OVERHEAD
         self.chars += s.chars
         return s
 
     def clone(self) -> SeenMemo:
-        out = SeenMemo()
+        out = SeenMemo(self.lion)
         out.seen, out.hidden, out.tokens, out.chars = dict(self.seen), dict(self.hidden), self.tokens, self.chars
         return out
 
     def hidden_of(self, message: Message) -> int:
         if message.kind in PLAIN_KINDS:
             sole = sole_text(message)
-            if "[REDACTED" not in (sole if sole is not None else provider_text(message)):
+            if "[REDACTED" not in (sole if sole is not None else provider_text(message, self.lion)):
                 return 0  # read again, rather than kept: a memo entry (about 50 bytes) a message, a million on tiny lines
         found = self.hidden.get(id(message))
         if found is message:
             return 0
         if isinstance(found, tuple) and found[0] is message:  # else none, or another message that had this id
             return found[1]
-        text = provider_text(message)
+        text = provider_text(message, self.lion)
         n = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text)) if "[REDACTED" in text else 0
         # A message with no placeholder, nearly every one, is kept as itself: no (message, 0) tuple, 56 bytes each.
         self.hidden[id(message)] = (message, n) if n else message
@@ -195,8 +203,8 @@ class ProviderCounter:
     far, in the order the views came: a view's count never depends on a later one. With `tokens=False` only the
     placeholders are read (a cheap scan), and the text is tokenised only when a view holds one."""
 
-    def __init__(self) -> None:
-        self.memo = memo = SeenMemo()
+    def __init__(self, lion: bool = False) -> None:
+        self.memo = memo = SeenMemo(lion)
         # The sums over the last view asked about: a trace's views share their start, so each costs what changed.
         self._hidden_sum: RunningSum[Message] = RunningSum(memo.hidden_of)
         self._token_sum: RunningSum[Message] = RunningSum(lambda m: memo.of(m).tokens)
@@ -272,10 +280,11 @@ class PredictionCounter:
     which the compiled payload leaves out. Either way a placeholder's characters join at the visible text's
     tokens per character."""
 
-    def __init__(self, fmt: str, count: Callable[[str], int] = count_text) -> None:
-        """`count`: how a text is counted (a Counter's count_text keeps what it counted for a reopened session)."""
+    def __init__(self, fmt: str, count: Callable[[str], int] = count_text, lion: bool = False) -> None:
+        """`count`: how a text is counted (a Counter's count_text keeps what it counted for a reopened session);
+        `lion`: lionagi sent the requests (sent_by_lionagi), so its messages are read as it renders them."""
         self.format = fmt
-        self.text = ProviderCounter()
+        self.text = ProviderCounter(lion)
         # The assistant turns' thinking over the view, with where each instruction is: all of it for a model that keeps
         # every turn's, what follows the last instruction (the current turn's) for one that does not.
         self._thinking_sum: RunningSum[Message] = RunningSum(thought_counter(count), mark=lambda m: m.kind == "instruction")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from foldscope.core.formats.lionagi import build_trace as lionagi_trace
-from foldscope.core.formats.registry import format_named
+from foldscope.core.formats.registry import format_named, sending_format
 from foldscope.core.model.policy import Policy, Resolution
 from foldscope.core.model.running_sum import RunningSum, common_start
 from foldscope.core.model.session import FullRecord, Message, Request, Session
@@ -170,7 +170,7 @@ def partial_file_warning(
     row = rows[k]
     unseen = sum(unseen_tokens(m, rate.tokens_per_char) for m in views[k]) if rate is not None else 0
     held = max(0, row.own_count - unseen)
-    prior = head_prior(session.format, row.model or session.model) if holds_no_head(session) else None
+    prior = head_prior(sending_format(session), row.model or session.model) if holds_no_head(session) else None
     known = held + (prior.tokens if prior is not None else 0)
     if known >= PARTIAL_SHARE * top:
         return None

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldscope.core.formats.registry import sending_format
 from foldscope.core.model.policy import Policy, resolve_ceiling
 from foldscope.core.model.session import Message, Request, Session, estimated_usage
 from foldscope.core.request.compile import IncludedRound, session_tools
@@ -15,7 +16,7 @@ from foldscope.core.request.first_round import decide_first_round, frontier, inc
 from foldscope.core.request.head_priors import head_prior
 from foldscope.core.request.predict import Prediction, Predictor, Sent
 from foldscope.core.request.prefix import Divergence, PrefixMeter
-from foldscope.core.request.provider_text import PredictionCounter, ViewCount, reads_text
+from foldscope.core.request.provider_text import PredictionCounter, ViewCount, reads_text, sent_by_lionagi
 from foldscope.core.request.scale import calibrated
 from foldscope.core.request.trace import (
     Decisions,
@@ -46,8 +47,8 @@ class PredictionCounts:
     """Each request's view counted as the predictions count it (PredictionCounter), in order, as the trace's count
     reaches it: the view at hand, not made again from the record for a second pass."""
 
-    def __init__(self, fmt: str, counter: Counter) -> None:
-        self.counter = PredictionCounter(fmt, counter.count_text)
+    def __init__(self, fmt: str, counter: Counter, lion: bool = False) -> None:
+        self.counter = PredictionCounter(fmt, counter.count_text, lion)
         self.counts: list[ViewCount] = []
 
     def add(self, view: Sequence[Message], compiled: int, model: str | None) -> None:
@@ -113,7 +114,7 @@ def predict_requests(
     reported = [u.reported_input if (u := r.usage) is not None and u.reported_input > 0 else None for r in trace]
     # Before the session's first report, the head its file lacks is the one its agent was measured to send on
     # other sessions (core.request.head_priors); such a prediction is flagged as estimated and names that source.
-    prior = head_prior(session.format, models[0] if models else None) if holds_no_head(session) else None
+    prior = head_prior(sending_format(session), models[0] if models else None) if holds_no_head(session) else None
     if carried is not None:
         n = len(carried.rows)
         if not 0 < n <= len(trace) or carried.prior != prior or reported[:n] != carried.reported:
@@ -252,7 +253,7 @@ class TraceMeasure:
         decision = None
         frontiers: list[str | None] = []
         thinking = predict and not reads_text(policy.model or session.model, session.format)  # the predictions count thinking
-        counting = PredictionCounts(session.format, counter) if predict else None
+        counting = PredictionCounts(session.format, counter, sent_by_lionagi(session)) if predict else None
         views, start, key = trace_views(rec, trace), 0, (session.format, policy, tools, prefix, predict)
         kept = self.resume.take(key, trace, self.models, rec) if self.resume is not None else None
         if kept is not None:  # the requests measured before, as they were: the pass goes on from the first new one

@@ -69,3 +69,20 @@ def test_the_predicted_input_of_each_lionagi_request_is_within_15_tokens_or_10_p
     assert len(rows) >= 7
     for name, i, predicted, reported in rows:
         assert abs(predicted - reported) <= max(15, 0.1 * reported), (name, i, predicted, reported)
+
+
+def test_a_branch_exported_from_another_agents_session_is_predicted_as_that_agent_sent_it(corpus_dev, tmp_path):
+    """An export keeps the source's format in its manifest: Codex sent those requests, not lionagi, so an
+    instruction is read as its text, and every request's predicted input equals the source file's."""
+    from foldscope.core.formats.lionagi_write import write_session
+    from foldscope.core.request.provider_text import sent_by_lionagi
+
+    path = next(iter(sorted((corpus_dev / "codex").glob("rollout-*.jsonl"))), None)
+    if path is None:
+        pytest.skip("no Codex rollout in the dev corpus")
+    source = load_session(path)
+    write_session(source, tmp_path / "out.json")
+    exported = load_session(tmp_path / "out.json")
+    assert exported.format == "lionagi" and not sent_by_lionagi(exported)
+    assert all(sent_by_lionagi(load_session(p)) for p in _cookbooks())
+    assert [r.predicted for r in measure_trace(exported).rows] == [r.predicted for r in measure_trace(source).rows]
