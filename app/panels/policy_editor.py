@@ -17,6 +17,7 @@ from foldscope.app.qt import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSize,
     Qt,
     QVBoxLayout,
     QWidget,
@@ -146,6 +147,12 @@ class PolicyEditor(QWidget):
         else:
             edit = widget = QLineEdit()
         edit.setPlaceholderText(placeholder(key))
+        # As wide as its placeholder, no wider: the model's list of long names set the dock's least width (139 pixels
+        # for the field alone), which at 1366 pixels took the lists' last columns.
+        edit.setMinimumWidth(edit.fontMetrics().horizontalAdvance(placeholder(key)) + 12)
+        if isinstance(widget, QComboBox):
+            widget.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            widget.setMinimumContentsLength(8)
         edit.setAccessibleName(f"{key.label} ({key.name})")
         edit.setToolTip(tooltip(key))
         edit.textChanged.connect(self.validate)
@@ -161,6 +168,11 @@ class PolicyEditor(QWidget):
         grid.addWidget(widget, 3 * row + 1, 0)
         grid.addWidget(error, 3 * row + 2, 0)
         self.edits[key.name], self.errors[key.name] = edit, error
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        # The dock opens at its least width: the resolved ceiling's sentence asked for more, and at 1366 pixels that
+        # came from the lists, cutting their Tokens column. A user may still drag it wider.
+        return QSize(self.minimumSizeHint().width(), super().sizeHint().height())
 
     # -- reading and showing ---------------------------------------------------------------
 

@@ -84,3 +84,26 @@ def test_at_1366x768_a_session_with_folds_leaves_composition_its_rows_and_its_ta
         title = bar.tabText(i)
         assert bar.tabRect(i).width() >= bar.fontMetrics().horizontalAdvance(title) + 8, title
         assert bar.tabRect(i).right() <= bar.width(), title
+
+
+def test_at_1366x768_the_policy_dock_opens_at_its_least_width_and_leaves_the_lists_every_column(qtbot, window, corpus_dev):
+    """The dock opened at its sentence's width and took it from the lists: a pi session's Tokens column was cut."""
+    window.sizing.lay_out(QSize(1366, 768))
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(corpus_dev / "pi" / "earendil-works-pi_prompt-cache-replay-session.jsonl")
+    qtbot.waitUntil(lambda: window.task is None)
+    dock = window.session_actions.policy_dock
+    dock.show()  # as the user opens it, the window as it was laid out (not laid out again)
+    qtbot.waitUntil(dock.isVisible)
+    QApplication.processEvents()  # the layout settles the dock in posted events
+    assert window.size().toTuple() == (1366, 768)
+    # A dock opens at its sizeHint where the layout lets it (the screenshot run's first layout did: 183 pixels for
+    # a least width of 151, the lists cut to 392): the hint is the least width, so it opens there however laid out.
+    assert dock.sizeHint().width() == dock.minimumSizeHint().width()
+    assert dock.width() <= dock.minimumSizeHint().width() + 8  # a splitter handle's slack, no more
+    for messages in (window.record_list, window.view_list):
+        header = messages.table.horizontalHeader()
+        last = header.logicalIndex(header.count() - 1)
+        assert header.sectionViewportPosition(last) + header.sectionSize(last) <= messages.table.viewport().width(), messages.title
