@@ -158,8 +158,35 @@ class CompositionBar(QWidget):
         QToolTip.hideText()
 
 
-def _table(name: str, proxy: LargestFilter, sort_column: int) -> QTableView:
-    table = QTableView()
+class _FactsTable(QTableView):
+    """A table whose first column, when it holds words, takes at most two fifths of the width: a Codex session's
+    MCP tool names ("results: mcp__cloud-associates__execute_workflow") pushed the Tokens column out of sight at
+    1366 pixels. The cut names end in an ellipsis and read whole in their tooltips."""
+
+    def __init__(self, capped: bool) -> None:
+        super().__init__()
+        self.capped = capped
+
+    def setModel(self, model) -> None:  # noqa: N802 (Qt override)
+        super().setModel(model)
+        if self.capped:
+            for signal in (model.modelReset, model.layoutChanged, model.rowsInserted, model.dataChanged):
+                signal.connect(self.fit_first_column)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        if self.capped:
+            self.fit_first_column()
+
+    def fit_first_column(self, *_) -> None:
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        wanted = max(self.sizeHintForColumn(0), header.sectionSizeHint(0))
+        header.resizeSection(0, min(wanted, max(120, self.viewport().width() * 2 // 5)))
+
+
+def _table(name: str, proxy: LargestFilter, sort_column: int, capped: bool = False) -> QTableView:
+    table = _FactsTable(capped)
     table.setAccessibleName(name)
     table.setModel(proxy)
     table.setSortingEnabled(True)
@@ -234,7 +261,7 @@ class CompositionPanel(ShownRequestPanel):
         self.category_proxy = LargestFilter(self.categories, lambda c: c.tokens, self)
         self.group_proxy = LargestFilter(self.groups, lambda g: g.tokens, self)
         self.repeat_proxy = LargestFilter(self.repeats, lambda r: r.repeat_tokens, self)
-        self.category_table = _table("Composition by category", self.category_proxy, 1)
+        self.category_table = _table("Composition by category", self.category_proxy, 1, capped=True)
         self.group_table = _table("Largest things in the request", self.group_proxy, 0)
         self.repeat_table = _table("Content carried more than once", self.repeat_proxy, 0)
         for table in (self.group_table, self.repeat_table):

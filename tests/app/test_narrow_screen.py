@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from foldscope.app.panels.cost import WRITE_CAUSES
-from foldscope.app.qt import QApplication, QSize
+from foldscope.app.qt import QApplication, QSize, Qt
 from foldscope.core.readout.cache_lane import BANDS
 
 
@@ -107,3 +107,29 @@ def test_at_1366x768_the_policy_dock_opens_at_its_least_width_and_leaves_the_lis
         header = messages.table.horizontalHeader()
         last = header.logicalIndex(header.count() - 1)
         assert header.sectionViewportPosition(last) + header.sectionSize(last) <= messages.table.viewport().width(), messages.title
+
+
+CODEX_MCP = "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"  # MCP tools' long names
+
+
+def test_at_1366x768_a_long_category_name_leaves_the_composition_tables_figures_in_sight(qtbot, window, corpus_dev):
+    """A Codex session's "results: mcp__cloud-associates__execute_workflow" pushed Tokens out of the table's sight."""
+    from foldscope.app.gui import settle, show_tab
+
+    window.sizing.lay_out(QSize(1366, 768))
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
+        window.open_path(corpus_dev / CODEX_MCP)
+    qtbot.waitUntil(lambda: window.task is None)
+    show_tab(window, "composition")
+    at_1366x768(qtbot, window, policy=True)
+    settle(QApplication.instance())
+    table = window.composition_panel.category_table
+    names = [table.model().index(row, 0).data() for row in range(table.model().rowCount())]
+    assert any("mcp__" in name for name in names)  # the long names are there to push
+    header = table.horizontalHeader()
+    for column in (1, 2):  # Tokens and Share
+        assert header.sectionViewportPosition(column) + header.sectionSize(column) <= table.viewport().width(), column
+    cut = next(row for row, name in enumerate(names) if "mcp__" in name)
+    assert names[cut] in table.model().index(cut, 0).data(Qt.ItemDataRole.ToolTipRole)  # read whole on hover
