@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -366,8 +367,12 @@ def _unknown(key: str) -> str:
 
 
 def _flag_int(text: str, key: str) -> int:
+    text = text.strip()
+    # Commas only as every screen prints a number (100,000): '1,00' or '100,00' is a slip, never 100 or 10,000.
+    if "," in text and not re.fullmatch(r"[+-]?\d{1,3}(?:,\d{3})+", text):
+        raise PolicyError("flags", key, f"must be an integer, with commas only between groups of three digits, not {text!r}")
     try:
-        return int(text.strip().replace("_", "").replace(",", ""))
+        return int(text.replace("_", "").replace(",", ""))
     except ValueError:
         raise PolicyError("flags", key, f"must be an integer, not {text!r}") from None
 

@@ -151,6 +151,17 @@ def test_flags_override_a_profile_and_are_validated():
             Policy.from_flags(**flags)
 
 
+def test_a_flag_reads_commas_only_between_groups_of_three_digits():
+    """--ceiling 100,000 is read as every screen prints it; '1,00' or '100,00' (a slip for 100,000) is refused, not
+    read as 100 or 10,000, as the GUI's policy editor refuses them."""
+    assert Policy.from_flags(ceiling="100,000").max_input_tokens == 100_000
+    assert Policy.from_flags(ceiling="1,000,000").max_input_tokens == 1_000_000
+    assert Policy.from_flags(ceiling="100_000").max_input_tokens == 100_000
+    for slip in ("1,00", "100,00", "1,0000", ",100", "100,", "10,,000"):
+        with pytest.raises(PolicyError, match="groups of three"):
+            Policy.from_flags(ceiling=slip)
+
+
 def test_a_profile_sets_the_context_window_and_a_flag_beats_it(tmp_path):
     from foldscope.core.model.policy import PolicyChoice
 
