@@ -152,7 +152,7 @@ class ReplayView(QWidget):
             check.setToolTip(hint)
             self.checks[name] = check
             box.addWidget(check)
-        self.policy_editor = PolicyEditor()
+        self.policy_editor = PolicyEditor(labels_above=False)
         policy = QGroupBox("Policy")
         policy_column = QVBoxLayout(policy)
         policy_column.addWidget(self.policy_editor)

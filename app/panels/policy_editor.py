@@ -99,15 +99,18 @@ class PolicyEditor(QWidget):
 
     policy_changed = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, labels_above: bool = True) -> None:
         super().__init__(parent)
+        # Labels above fields keep the window's dock narrow; the replay lab, whose column has the width and not the
+        # height, puts each label beside its field.
+        self.labels_above = labels_above
         self.session_model: str | None = None
         self.session: Session | None = None  # the open session: the window the policy resolves for it is shown
         self.launch = Policy()
         self.edits: dict[str, QLineEdit] = {}
         self.errors: dict[str, QLabel] = {}
         grid = QGridLayout()
-        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(0 if labels_above else 1, 1)
         for row, key in enumerate(POLICY_KEYS):  # a row per policy key, in the table's order
             self._add_row(grid, row, key)
         self.resolved = QLabel()
@@ -165,8 +168,11 @@ class PolicyEditor(QWidget):
         label = QLabel(f"{key.label}:")
         label.setBuddy(widget)
         grid.addWidget(label, 3 * row, 0)
-        grid.addWidget(widget, 3 * row + 1, 0)
-        grid.addWidget(error, 3 * row + 2, 0)
+        if self.labels_above:
+            grid.addWidget(widget, 3 * row + 1, 0)
+        else:
+            grid.addWidget(widget, 3 * row, 1)
+        grid.addWidget(error, 3 * row + 2, 0, 1, 2)
         self.edits[key.name], self.errors[key.name] = edit, error
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
