@@ -6,7 +6,21 @@ import html
 
 from foldscope.app.follows_changes import FollowsChanges
 from foldscope.app.highlight import content_html, json_html
-from foldscope.app.qt import QLabel, Qt, QTabWidget, QTextBrowser, QUrl, QVBoxLayout, QWidget, Signal
+from foldscope.app.panels.long_text import is_long, note, save_text, shown_part
+from foldscope.app.qt import (
+    QFileDialog,
+    QGuiApplication,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    Qt,
+    QTabWidget,
+    QTextBrowser,
+    QUrl,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
 from foldscope.app.theme import kind_colour, pygments_style
 from foldscope.core.readout.document import Document, kind_label
 from foldscope.core.readout.note_members import members_html, note_members
@@ -39,9 +53,26 @@ class Inspector(QWidget):
         self.tabs.addTab(self.metadata, "&Metadata")
         self.members = self._browser("Members")
         self.members_tab = self.tabs.addTab(self.members, "Mem&bers")
+        # A text too long to lay out is shown cut (app.panels.long_text); this line says so and these get all of it.
+        self.whole_text = ""
+        self.long_note = QLabel()
+        self.long_note.setObjectName("inspectorLongNote")
+        self.long_note.setWordWrap(True)
+        self.long_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.copy_button = QPushButton("Copy whole text")
+        self.copy_button.clicked.connect(self.copy_whole_text)
+        self.save_button = QPushButton("Save whole text…")
+        self.save_button.clicked.connect(self._ask_save)
+        self.long_bar = QWidget()
+        bar = QHBoxLayout(self.long_bar)
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.long_note, 1)
+        bar.addWidget(self.copy_button)
+        bar.addWidget(self.save_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.header)
+        layout.addWidget(self.long_bar)
         layout.addWidget(self.tabs, 1)
         self.clear()
         # Any change may move what the shown message says (in or out of the view, its size, its links): redrawn
@@ -63,6 +94,7 @@ class Inspector(QWidget):
         self.index = None
         self.header.setText("<i>Select a message in the full record or the active view.</i>")
         self.content.clear()
+        self._show_long(None)
         self.metadata.clear()
         self.members.clear()
         self.tabs.setTabEnabled(self.members_tab, False)
@@ -82,7 +114,14 @@ class Inspector(QWidget):
         message = doc.message(index)
         style = pygments_style()
         self.header.setText(self._header_html(doc, index))
-        self.content.setHtml(content_html(message.kind, message.content, style))
+        text = message.text
+        if is_long(text):
+            shown = shown_part(text)
+            self.content.setPlainText(shown.text)
+            self._show_long(text, note(shown, doc.chars[index]))
+        else:
+            self._show_long(None)
+            self.content.setHtml(content_html(message.kind, message.content, style))
         self.metadata.setHtml(
             json_html(
                 {
@@ -104,6 +143,30 @@ class Inspector(QWidget):
             self.members.clear()
             if self.tabs.currentWidget() is self.members:
                 self.tabs.setCurrentWidget(self.content)
+
+    def _show_long(self, text: str | None, line: str = "") -> None:
+        """Show the note and the whole-text buttons for a cut text, or hide them."""
+        self.whole_text = text or ""
+        self.long_note.setText(line)
+        self.long_bar.setVisible(text is not None)
+
+    def copy_whole_text(self) -> None:
+        """The whole text of the cut message on the clipboard."""
+        QGuiApplication.clipboard().setText(self.whole_text)
+
+    def save_whole_text(self, path: str) -> bool:
+        """The whole text of the cut message written to `path`; a failure is said on the note line."""
+        try:
+            save_text(self.whole_text, path)
+        except OSError as exc:
+            self.long_note.setText(f"Could not save the whole text to {path}: {exc.strerror or exc}")
+            return False
+        return True
+
+    def _ask_save(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save whole text", f"message-{self.index}.txt", "Text (*.txt);;All files (*)")
+        if path:
+            self.save_whole_text(path)
 
     def refresh(self) -> None:
         """Redraw the shown message (the shown view or the theme changed)."""

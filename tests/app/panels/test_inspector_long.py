@@ -1,0 +1,114 @@
+"""The inspector shows a huge message's first part, plain and cut, with a note, and never hangs laying it out."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from foldscope.app.panels.inspector import Inspector
+from foldscope.app.panels.long_text import LINE_CUT, SHOWN_LIMIT, is_long, note, shown_part
+from foldscope.app.qt import QGuiApplication, Qt
+from foldscope.core.model.session import FullRecord, Message, Session
+from foldscope.core.readout.opening import build_document
+
+FIVE_MB = 5_000_000
+
+
+def one_line(size: int) -> str:
+    """Random lowercase without a break: the worst case for Qt's layout of a line."""
+    return "".join(random.Random(5).choices(string.ascii_lowercase, k=size))
+
+
+def document_with(text: str):
+    messages = [
+        Message("task", "instruction", 1.0, {"instruction": "Here is the file."}),
+        Message("big", "instruction", 2.0, {"instruction": text}),
+        Message("a", "assistant", 3.0, {"assistant_response": "Read it."}),
+    ]
+    session = Session(record=FullRecord(messages), view=["task", "big", "a"], format="lionagi", source="made-in-test.json")
+    return build_document(session, "made-in-test.json")
+
+
+@pytest.fixture
+def inspector(qtbot):
+    widget = Inspector()
+    qtbot.addWidget(widget)
+    widget.resize(700, 600)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+@pytest.fixture(scope="module")
+def huge() -> str:
+    return one_line(FIVE_MB)
+
+
+@pytest.mark.timeout(90, method="thread")  # laid out whole, this line takes many minutes: the guard fails it, not a clock
+def test_a_5mb_one_line_message_shows_its_first_part_cut_into_short_lines(inspector, huge):
+    document = document_with(huge)
+    inspector.set_document(document)
+    inspector.show_message(1)
+    inspector.repaint()  # lay out what is shown, as the screen would
+    shown = inspector.content.toPlainText()
+    lines = shown.split("\n")
+    assert "".join(lines) == huge[:SHOWN_LIMIT]
+    assert max(map(len, lines)) == LINE_CUT
+    assert inspector.long_bar.isVisibleTo(inspector)
+    line = inspector.long_note.text()
+    assert f"first {SHOWN_LIMIT:,} of {FIVE_MB:,} characters" in line
+    assert f"{FIVE_MB - SHOWN_LIMIT:,} are not shown" in line
+    assert "Copy whole text" in line and "Save whole text" in line
+    # The panel says the core's count, the one on every screen.
+    assert document.chars[1] == FIVE_MB
+    assert f"{FIVE_MB:,} characters" in inspector.header.text()
+
+
+@pytest.mark.timeout(90, method="thread")
+def test_the_whole_text_of_a_cut_message_is_reachable_by_copy_and_save(inspector, huge, tmp_path, qtbot, monkeypatch):
+    inspector.set_document(document_with(huge))
+    inspector.show_message(1)
+    QGuiApplication.clipboard().clear()
+    qtbot.mouseClick(inspector.copy_button, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == huge
+    target = tmp_path / "whole.txt"
+    monkeypatch.setattr("foldscope.app.panels.inspector.QFileDialog.getSaveFileName", lambda *args, **kwargs: (str(target), "Text (*.txt)"))
+    inspector.save_button.click()
+    assert target.read_text(encoding="utf-8") == huge
+
+
+def test_a_save_that_fails_says_so_on_the_note_line(inspector, tmp_path):
+    inspector.set_document(document_with(one_line(SHOWN_LIMIT + 1)))
+    inspector.show_message(1)
+    assert not inspector.save_whole_text(str(tmp_path / "no-such-folder" / "x.txt"))
+    assert "Could not save the whole text" in inspector.long_note.text()
+
+
+def test_a_short_message_is_highlighted_as_before_without_a_note(inspector):
+    inspector.set_document(document_with(one_line(SHOWN_LIMIT + 1)))
+    inspector.show_message(1)
+    assert inspector.long_bar.isVisibleTo(inspector)
+    inspector.show_message(0)
+    assert not inspector.long_bar.isVisibleTo(inspector)
+    assert inspector.whole_text == ""
+    assert "Here is the file." in inspector.content.toPlainText()
+    assert "<pre" in inspector.content.toHtml() or "white-space" in inspector.content.toHtml()
+
+
+def test_a_text_is_long_when_too_long_in_all_or_in_one_line():
+    assert not is_long("word " * 1000)
+    assert not is_long("a" * 20_000)
+    assert is_long("a" * 20_001)  # one line past the layout's comfort
+    assert not is_long(("a" * 1000 + "\n") * 150)  # 150 k characters in short lines: highlighted as before
+    assert is_long(("a" * 1000 + "\n") * 250)  # past the shown limit
+
+
+def test_a_long_line_under_the_limit_is_shown_whole_and_says_so():
+    text = "x" * 30_000 + "\nend"
+    shown = shown_part(text)
+    assert shown.chars == len(text) and shown.broken == 1
+    assert shown.text.replace("\n", "") == text.replace("\n", "")
+    line = note(shown, len(text))
+    assert "Showing all 30,004 characters" in line and "broken for display" in line
