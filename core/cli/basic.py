@@ -189,9 +189,10 @@ FOLDER_COMMANDS = "usage, cache, compactions and replay read every session in a 
 def _not_a_folder(path: str) -> None:
     """A folder given to inspect (but one a format keeps a session in, a Cline task): one line naming the commands
     that take a folder."""
+    from foldscope.core.cli.options import is_folder
     from foldscope.core.formats import folder_format
 
-    if Path(path).is_dir() and folder_format(Path(path)) is None:
+    if is_folder(path) and folder_format(Path(path)) is None:
         raise ReadError(path, "", f"is a folder, not a session file ({FOLDER_COMMANDS})")
 
 

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.cli.options import is_folder
 from foldscope.core.model.errors import ReadError
 
 
@@ -20,7 +21,7 @@ def run_count(args) -> dict[str, Any]:
     if args.file == "-":
         data, name = sys.stdin.buffer.read(), "<stdin>"
     else:
-        if Path(args.file).is_dir():  # said as every command says it, not as the OS's "Is a directory"
+        if is_folder(args.file):  # said as every command says it, not as the OS's "Is a directory"
             raise ReadError(args.file, "", "is a folder, not a text file")
         try:
             data, name = Path(args.file).read_bytes(), args.file

@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.cli.options import is_folder
 from foldscope.core.cli.words import num, plural
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.session import ReadError
@@ -127,7 +128,7 @@ def _run(
     from foldscope.core.cli.main import UsageError
 
     path = Path(args.path)
-    if not path.is_dir():
+    if not is_folder(path):
         return one(str(path), args.sample)
     if args.sample is not None:
         raise UsageError(f"--sample: for one file; {path} is a folder")

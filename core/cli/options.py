@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.cli.main import UsageError
@@ -213,3 +214,12 @@ def with_estimate_said(session: Session, result: dict[str, Any]) -> dict[str, An
 
     why = estimated_usage(session)
     return {**result, "usage_estimated": why} if why else result
+
+
+def is_folder(path: str | Path) -> bool:
+    """Whether path names a folder; False where asking fails (a file in a folder one cannot enter: Path.is_dir raises
+    for EACCES), so the read says what is wrong in one line."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False

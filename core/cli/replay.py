@@ -18,6 +18,7 @@ from foldscope.core.cli.options import (
     add_policy_flags,
     add_threads,
     add_workers,
+    is_folder,
     measure_from_args,
     policy_choice,
     read_session,
@@ -239,7 +240,7 @@ def run_replay(args) -> Any:
     path = Path(args.path)
     keys = (*POLICY_FLAGS, "threads", "strategy", "per_request", "check", "estimator")
     args_dict = {k: getattr(args, k) for k in keys}
-    if not path.is_dir():
+    if not is_folder(path):
         return replay_file(str(path), {**args_dict, "db": args.db, "sample": args.sample, "workers": args.workers or os.cpu_count() or 1})
     if args.db:
         raise UsageError("--db: for one file (a folder's files are replayed at once, by several processes)")
