@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats import fast_json
+from foldscope.core.formats.lionagi_prompt import prompt_text
 from foldscope.core.formats.lionagi_views import VIEW_EVENT, is_request, request_views
 from foldscope.core.formats.spec import FormatSpec, no_compaction, no_window
 from foldscope.core.formats.stream import json_problem
@@ -454,6 +455,7 @@ SPEC = FormatSpec(
     cache="explicit",
     usage_precision="exact",
     no_requests=None,
+    prompt_text=prompt_text,
 )
 
 __all__ = ["FORMAT", "SPEC", "sniff", "read", "write_session", "native_dict", "session_from_branch", "usage_from"]

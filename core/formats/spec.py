@@ -96,6 +96,9 @@ class FormatSpec:
     # What the machine holds for a session's folder that the agent sends in its head (memory files, agents, skills,
     # MCP servers: core.formats.agent_setup), read as setup(cwd, home); None: the format names none.
     setup: Callable[[str | None, Path | None], Any] | None = None
+    # How the agent renders a message into the prompt where that is not the message's text (lionagi's headings), the
+    # text or None for the message's own: what the prediction counts (core.request.provider_text); None: always its text.
+    prompt_text: Callable[[Any], str | None] | None = None
 
 
 def no_window(model: str | None) -> Figure | None:

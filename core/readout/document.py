@@ -94,13 +94,13 @@ class Document:
     def predict_view(self, compiled: int) -> int:
         """The next request's predicted input for the active view after an edit, by the rule the trace predicts the
         next request with (core.request.trace.NextRule): the figure `inspect` gives for the edited session."""
-        from foldscope.core.request.provider_text import PredictionCounter, sent_by_lionagi
+        from foldscope.core.request.provider_text import PredictionCounter, prompt_renderer
 
         rule = self.next_basis
         if rule is None:
             return self.now_predicted
         if self._predicting is None:
-            self._predicting = PredictionCounter(self.session.format, lion=sent_by_lionagi(self.session))
+            self._predicting = PredictionCounter(self.session.format, render=prompt_renderer(self.session))
         count = self._predicting.count(self.session.view_messages(), compiled, rule.model).total
         return rule.predict(self.session, self.session.view, count).predicted
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from foldscope.core.model.session import Message
 from foldscope.core.request.measure import Measure
 from foldscope.core.request.predict import Prediction
-from foldscope.core.request.provider_text import PredictionCounter, sent_by_lionagi
+from foldscope.core.request.provider_text import PredictionCounter, prompt_renderer
 
 ADR = "adr"
 PREDICTED = "predicted"
@@ -50,7 +50,7 @@ class PredictedSize:
         self.rules: list[Prediction | None] = [row.prediction for row in trace.rows]
         self.models = [row.model for row in trace.rows]
         self.following = trace.next_predicted
-        self.counting = PredictionCounter(measure.session.format, lion=sent_by_lionagi(measure.session))
+        self.counting = PredictionCounter(measure.session.format, render=prompt_renderer(measure.session))
         self.model = measure.model
         self.k = 0
 

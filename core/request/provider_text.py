@@ -26,82 +26,28 @@ PLACEHOLDER = re.compile(r"\[REDACTED(?:_[A-Z]+)? len=(\d+)(?: sha=[0-9a-fA-F]+)
 PLAIN_KINDS = frozenset({"instruction", "assistant", "note", "system"})
 MESSAGE_OVERHEAD = 4  # the tokens a provider adds per message or item (role and separators)
 DEFAULT_TOKENS_PER_CHAR = 0.25  # before any visible text is counted: about four characters a token
+# How an agent renders a message into its prompt (FormatSpec.prompt_text): the text, or None for the message's own.
+Render = Callable[[Message], "str | None"] | None
 
 
-def provider_text(message: Message, lion: bool = True) -> str:
-    """The text a provider reads for one message: its text; a call's name and arguments; a result's output; a
-    lionagi instruction or answer as lionagi renders it into the prompt (`lion`: the session's requests were sent by
-    lionagi, sent_by_lionagi; not a Branch foldscope exported from another agent's session)."""
+def provider_text(message: Message, render: Render = None) -> str:
+    """The text a provider reads for one message: its text; a call's name and arguments; a result's output; or as the
+    agent renders it into the prompt (`render`: prompt_renderer's, None where the message gives its own text)."""
     c = message.content
     if message.kind == "action_request":
         args = c.get("arguments", {})
         return f"{c.get('function', '')} {args if isinstance(args, str) else canonical_json(args)}"
-    if lion and message.kind in LION_KINDS and "lion_class" in message.metadata:
-        return lion_rendered(message)
+    if render is not None and (rendered := render(message)) is not None:
+        return rendered
     return message.text
 
 
-# lionagi renders a message into the prompt (khive-ai/lionagi @ fadabf8c, v0.14.1, lionagi/protocols/messages/):
-# an Instruction by instruction.py's format_text_content, each part it holds under a heading in this order, a
-# later version's `prompt_context` as its `context`; an AssistantResponse by assistant_response.jinja2. The
-# payloads its logs keep (the cookbook Branch files) are this text.
-LION_KINDS = frozenset({"instruction", "assistant"})
-LION_PARTS = (
-    ("guidance", "GUIDANCE"),
-    ("instruction", "INSTRUCTION"),
-    ("context", "CONTEXT"),
-    ("prompt_context", "CONTEXT"),
-    ("tool_schemas", "TOOL_SCHEMAS"),
-    ("respond_schema_info", "RESPONSE SCHEMA INFO"),
-    ("request_response_format", "RESPONSE FORMAT"),
-)
-
-
-def sent_by_lionagi(session) -> bool:
-    """Whether lionagi sent the session's requests: a Branch, but not one foldscope exported from another agent's
-    session (its manifest names the source format), whose requests that agent sent as it renders them."""
-    return sending_format(session) == "lionagi"
-
-
-def lion_rendered(message: Message) -> str:
-    c = message.content
-    if message.kind == "assistant":
-        return f"# Assistant Response\n\n**Response**:\n{message.text}"
-    if isinstance(c.get("plain_content"), str):
-        return str(c["plain_content"])
-    lines: list[str] = []
-    for key, heading in LION_PARTS:
-        value = c.get(key)
-        if _lion_not_empty(value):
-            lines.append(f"\n## {heading}:\n")
-            lines.extend(f"  {line}" for line in _lion_value(value).split("\n") if line.strip())
-    return "\n".join(lines).strip()
-
-
-def _lion_value(value: object) -> str:
-    """instruction.py's _render_value: a list as bullets, a dict as `- key: value` lines, nested ones indented."""
-    if isinstance(value, dict):
-        rows = [(f"- {k}:", _lion_value(v)) for k, v in value.items() if _lion_not_empty(v)]
-    elif isinstance(value, list):
-        rows = [("-", _lion_value(v)) for v in value]
-    else:
-        return str(value).strip()
-    lines: list[str] = []
-    for head, sub in rows:
-        sublines = sub.split("\n")
-        if len(sublines) == 1:
-            one = sublines[0][2:] if sublines[0].startswith("- ") else sublines[0]
-            lines.append(f"{head} {one}")
-        else:
-            lines.append(head)
-            lines.extend(f"  {line}" for line in sublines)
-    return "\n".join(lines)
-
-
-def _lion_not_empty(value: object) -> bool:
-    if value is None or (isinstance(value, (list, dict)) and not value):
-        return False
-    return not (isinstance(value, str) and not value.strip())
+def prompt_renderer(session) -> Render:
+    """How the agent that sent the session's requests renders a message into the prompt, where not as its text (its
+    format's declaration, FormatSpec.prompt_text: lionagi's), or None. A Branch foldscope exported from another
+    agent's session is read as that agent sent it (registry.sending_format)."""
+    spec = format_named(sending_format(session))
+    return spec.prompt_text if spec is not None else None
 
 
 @dataclass(frozen=True, slots=True)  # slots: one a message counted
@@ -113,8 +59,8 @@ class Seen:
     hidden_chars: int  # characters placeholders stand for (not counted: estimated)
 
 
-def seen(message: Message, lion: bool = False) -> Seen:
-    text = provider_text(message, lion)
+def seen(message: Message, render: Render = None) -> Seen:
+    text = provider_text(message, render)
     hidden = 0
     if "[REDACTED" in text:
         hidden = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text))
@@ -149,8 +95,8 @@ class SeenMemo:
     session through them) until Python's cycle collector walked them: 1.3 s after `inspect` of a million tiny
     lines, where reference counting frees them as they go (tests/core/request/test_counting_frees.py)."""
 
-    def __init__(self, lion: bool = False) -> None:
-        self.lion = lion  # provider_text's: lionagi sent the requests (sent_by_lionagi)
+    def __init__(self, render: Render = None) -> None:
+        self.render = render  # provider_text's: how the sending agent renders a message (prompt_renderer)
         self.seen: dict[int, tuple[Message, Seen]] = {}
         self.hidden: dict[int, Message | tuple[Message, int]] = {}  # a message alone: no placeholder (0)
         self.tokens = 0
@@ -160,28 +106,28 @@ class SeenMemo:
         found = self.seen.get(id(message))
         if found is not None and found[0] is message:
             return found[1]
-        s = seen(message, self.lion)
+        s = seen(message, self.render)
         self.seen[id(message)] = (message, s)
         self.tokens += s.tokens - MESSAGE_OVERHEAD
         self.chars += s.chars
         return s
 
     def clone(self) -> SeenMemo:
-        out = SeenMemo(self.lion)
+        out = SeenMemo(self.render)
         out.seen, out.hidden, out.tokens, out.chars = dict(self.seen), dict(self.hidden), self.tokens, self.chars
         return out
 
     def hidden_of(self, message: Message) -> int:
         if message.kind in PLAIN_KINDS:
             sole = sole_text(message)
-            if "[REDACTED" not in (sole if sole is not None else provider_text(message, self.lion)):
+            if "[REDACTED" not in (sole if sole is not None else provider_text(message, self.render)):
                 return 0  # read again, rather than kept: a memo entry (about 50 bytes) a message, a million on tiny lines
         found = self.hidden.get(id(message))
         if found is message:
             return 0
         if isinstance(found, tuple) and found[0] is message:  # else none, or another message that had this id
             return found[1]
-        text = provider_text(message, self.lion)
+        text = provider_text(message, self.render)
         n = sum(int(m.group(1)) for m in PLACEHOLDER.finditer(text)) if "[REDACTED" in text else 0
         # A message with no placeholder, nearly every one, is kept as itself: no (message, 0) tuple, 56 bytes each.
         self.hidden[id(message)] = (message, n) if n else message
@@ -203,8 +149,8 @@ class ProviderCounter:
     far, in the order the views came: a view's count never depends on a later one. With `tokens=False` only the
     placeholders are read (a cheap scan), and the text is tokenised only when a view holds one."""
 
-    def __init__(self, lion: bool = False) -> None:
-        self.memo = memo = SeenMemo(lion)
+    def __init__(self, render: Render = None) -> None:
+        self.memo = memo = SeenMemo(render)
         # The sums over the last view asked about: a trace's views share their start, so each costs what changed.
         self._hidden_sum: RunningSum[Message] = RunningSum(memo.hidden_of)
         self._token_sum: RunningSum[Message] = RunningSum(lambda m: memo.of(m).tokens)
@@ -280,11 +226,11 @@ class PredictionCounter:
     which the compiled payload leaves out. Either way a placeholder's characters join at the visible text's
     tokens per character."""
 
-    def __init__(self, fmt: str, count: Callable[[str], int] = count_text, lion: bool = False) -> None:
+    def __init__(self, fmt: str, count: Callable[[str], int] = count_text, render: Render = None) -> None:
         """`count`: how a text is counted (a Counter's count_text keeps what it counted for a reopened session);
-        `lion`: lionagi sent the requests (sent_by_lionagi), so its messages are read as it renders them."""
+        `render`: how the sending agent renders a message into the prompt (prompt_renderer)."""
         self.format = fmt
-        self.text = ProviderCounter(lion)
+        self.text = ProviderCounter(render)
         # The assistant turns' thinking over the view, with where each instruction is: all of it for a model that keeps
         # every turn's, what follows the last instruction (the current turn's) for one that does not.
         self._thinking_sum: RunningSum[Message] = RunningSum(thought_counter(count), mark=lambda m: m.kind == "instruction")

@@ -16,7 +16,7 @@ from foldscope.core.request.first_round import decide_first_round, frontier, inc
 from foldscope.core.request.head_priors import head_prior
 from foldscope.core.request.predict import Prediction, Predictor, Sent
 from foldscope.core.request.prefix import Divergence, PrefixMeter
-from foldscope.core.request.provider_text import PredictionCounter, ViewCount, reads_text, sent_by_lionagi
+from foldscope.core.request.provider_text import PredictionCounter, Render, ViewCount, prompt_renderer, reads_text
 from foldscope.core.request.scale import calibrated
 from foldscope.core.request.trace import (
     Decisions,
@@ -47,8 +47,8 @@ class PredictionCounts:
     """Each request's view counted as the predictions count it (PredictionCounter), in order, as the trace's count
     reaches it: the view at hand, not made again from the record for a second pass."""
 
-    def __init__(self, fmt: str, counter: Counter, lion: bool = False) -> None:
-        self.counter = PredictionCounter(fmt, counter.count_text, lion)
+    def __init__(self, fmt: str, counter: Counter, render: Render = None) -> None:
+        self.counter = PredictionCounter(fmt, counter.count_text, render)
         self.counts: list[ViewCount] = []
 
     def add(self, view: Sequence[Message], compiled: int, model: str | None) -> None:
@@ -253,7 +253,7 @@ class TraceMeasure:
         decision = None
         frontiers: list[str | None] = []
         thinking = predict and not reads_text(policy.model or session.model, session.format)  # the predictions count thinking
-        counting = PredictionCounts(session.format, counter, sent_by_lionagi(session)) if predict else None
+        counting = PredictionCounts(session.format, counter, prompt_renderer(session)) if predict else None
         views, start, key = trace_views(rec, trace), 0, (session.format, policy, tools, prefix, predict)
         kept = self.resume.take(key, trace, self.models, rec) if self.resume is not None else None
         if kept is not None:  # the requests measured before, as they were: the pass goes on from the first new one

@@ -36,7 +36,7 @@ def _check_field(spec: FormatSpec, field: str) -> str | None:
         return None if callable(value) else "not callable"
     if field in ("trace_later", "unseen_head", "provider_text", "first_part"):
         return None if isinstance(value, bool) else "not True or False"
-    if field in ("samples", "follow", "setup"):
+    if field in ("samples", "follow", "setup", "prompt_text"):
         return None if value is None or callable(value) else "neither None nor callable"
     if field == "no_summary":
         return None if value is None or (isinstance(value, str) and value.strip()) else "neither None nor a text"

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from foldscope.core.formats import load_session
+from foldscope.core.formats.lionagi_prompt import prompt_text
 from foldscope.core.model.session import new_message
-from foldscope.core.request.provider_text import provider_text
+from foldscope.core.request.provider_text import prompt_renderer, provider_text
 from foldscope.core.request.trace_measure import measure_trace
 from tests.paths import CORPUS
 
@@ -39,7 +40,7 @@ def test_each_lionagi_instruction_and_answer_sent_is_the_text_its_logged_payload
             for mid in request.view:
                 message = session.record.get(mid)
                 if message.kind in ("instruction", "assistant"):
-                    assert provider_text(message) in sent, (path.name, mid)
+                    assert provider_text(message, prompt_text) in sent, (path.name, mid)
                     checked += 1
         assert checked >= 3, path
 
@@ -47,12 +48,12 @@ def test_each_lionagi_instruction_and_answer_sent_is_the_text_its_logged_payload
 def test_an_instructions_guidance_and_context_are_rendered_under_lionagis_headings():
     content = {"guidance": "Be brief.", "instruction": "Rate it.", "context": [{"joke": {"prompt": "p", "response": "r"}}, "plain"]}
     message = new_message("m1", "instruction", None, content, {"lion_class": LION}, "f", 0)
-    assert provider_text(message) == (
+    assert provider_text(message, prompt_text) == (
         "## GUIDANCE:\n\n  Be brief.\n\n## INSTRUCTION:\n\n  Rate it.\n\n## CONTEXT:\n\n"
         "  -\n    - joke:\n      - prompt: p\n      - response: r\n  - plain"
     )
     other = new_message("m2", "instruction", None, {"instruction": "Rate it."}, {}, "f", 0)
-    assert provider_text(other) == "Rate it."  # another reader's instruction: its text
+    assert provider_text(other, prompt_text) == "Rate it."  # another reader's instruction: its text
 
 
 def test_the_predicted_input_of_each_lionagi_request_is_within_15_tokens_or_10_percent_of_the_reported():
@@ -75,7 +76,6 @@ def test_a_branch_exported_from_another_agents_session_is_predicted_as_that_agen
     """An export keeps the source's format in its manifest: Codex sent those requests, not lionagi, so an
     instruction is read as its text, and every request's predicted input equals the source file's."""
     from foldscope.core.formats.lionagi_write import write_session
-    from foldscope.core.request.provider_text import sent_by_lionagi
 
     path = next(iter(sorted((corpus_dev / "codex").glob("rollout-*.jsonl"))), None)
     if path is None:
@@ -83,6 +83,6 @@ def test_a_branch_exported_from_another_agents_session_is_predicted_as_that_agen
     source = load_session(path)
     write_session(source, tmp_path / "out.json")
     exported = load_session(tmp_path / "out.json")
-    assert exported.format == "lionagi" and not sent_by_lionagi(exported)
-    assert all(sent_by_lionagi(load_session(p)) for p in _cookbooks())
+    assert exported.format == "lionagi" and prompt_renderer(exported) is None
+    assert all(prompt_renderer(load_session(p)) is prompt_text for p in _cookbooks())
     assert [r.predicted for r in measure_trace(exported).rows] == [r.predicted for r in measure_trace(source).rows]
