@@ -48,8 +48,12 @@ def shown_part(text: str, limit: int = SHOWN_LIMIT, cut: int = LINE_CUT) -> Show
     return Shown("\n".join(lines), len(head), broken)
 
 
-def note(shown: Shown, total: int) -> str:
-    """The line above a cut text: how much is not shown, and how to get all of it."""
+# How to get all of a message's text, from the inspector that shows it.
+WHOLE_TEXT = "Copy whole text or Save whole text… gives all of it; Read result (Ctrl+Shift+G) pages it."
+
+
+def note(shown: Shown, total: int, how: str = WHOLE_TEXT) -> str:
+    """The line above a cut text: how much is not shown, and `how` to get all of it."""
     parts = []
     if shown.chars < total:
         parts.append(f"Showing the first {shown.chars:,} of {total:,} characters; {total - shown.chars:,} are not shown.")
@@ -57,7 +61,7 @@ def note(shown: Shown, total: int) -> str:
         parts.append(f"Showing all {total:,} characters as plain text.")
     if shown.broken:
         parts.append(f"Lines over {LINE_CUT:,} characters are broken for display.")
-    parts.append("Copy whole text or Save whole text… gives all of it; Read result (Ctrl+Shift+G) pages it.")
+    parts.append(how)
     return " ".join(parts)
 
 

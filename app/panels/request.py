@@ -8,6 +8,7 @@ import json
 from pygments.lexers import JsonLexer
 
 from foldscope.app.highlight import block_html
+from foldscope.app.panels.long_text import is_long, note, shown_part
 from foldscope.app.panels.shown_request import ShownRequestPanel
 from foldscope.app.qt import QLabel, QScrollArea, QSize, Qt, QTextBrowser, QVBoxLayout, QWidget
 from foldscope.app.theme import pygments_style
@@ -152,8 +153,16 @@ class RequestPanel(ShownRequestPanel):
         rules = doc.rules
         if rules is not None and rules.ceiling:
             lines.append(f"Ceiling {rules.ceiling:,} tokens: {tokens / rules.ceiling:.0%} of it ({rules.source})")
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+        if is_long(text):  # laid out whole, a huge message's line would hold the GUI up (app.panels.long_text)
+            shown = shown_part(text)
+            self.mark_lines = []
+            lines.append(
+                html.escape(note(shown, len(text), "Each message's whole text: the inspector's Copy whole text or Save whole text…"))
+            )
+            self.payload.setPlainText(shown.text)
+        else:
+            self.mark_lines = mark_lines(text)
+            self.payload.setHtml(block_html(text, JsonLexer(), pygments_style(), self.mark_lines))
         self.header.setText("<br>".join(lines))
         self.header_area.updateGeometry()
-        text = json.dumps(payload, indent=2, ensure_ascii=False)
-        self.mark_lines = mark_lines(text)
-        self.payload.setHtml(block_html(text, JsonLexer(), pygments_style(), self.mark_lines))
