@@ -415,7 +415,8 @@ def format_folder(result: dict[str, Any]) -> str:
 
 def folder_row(label: str, r: dict[str, Any]) -> str:
     """One file under one strategy: requests, refused and over the ceiling, peak, cost (never $0 over refusals)."""
-    over = f"{r['over_ceiling']:,}" if r.get("over_ceiling") is not None else f"{r.get('reported_over_ceiling') or 0:,} reported"
+    reported = r.get("reported_over_ceiling")  # None: the provider counted none of the strategy's requests
+    over = f"{r['over_ceiling']:,}" if r.get("over_ceiling") is not None else ("-" if reported is None else f"{reported:,} reported")
     return (
         f"  {r['file']}  {label:<19} requests {r['requests']:>6,}  refused {r.get('refused') or 0:>5,}  "
         f"over ceiling {over:>5}  "

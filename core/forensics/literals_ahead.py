@@ -25,9 +25,7 @@ import gc
 import marshal
 import os
 import signal
-import sys
 import tempfile
-import threading
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
@@ -56,24 +54,15 @@ class Span:
 
 def may_fork() -> bool:
     """Whether this process may fork the checks (the module's docstring says when)."""
+    from foldscope.core.request.counting import one_thread
     from foldscope.core.request.counting.backend import allowed
 
-    if not hasattr(os, "fork") or not _one_thread() or not allowed():
+    if not hasattr(os, "fork") or not one_thread() or not allowed():
         return False
     try:
         return len(os.sched_getaffinity(0)) >= 2
     except AttributeError:  # not on Linux
         return (os.cpu_count() or 1) >= 2
-
-
-def _one_thread() -> bool:
-    """Whether this process runs one thread, as far as can be known: threading's count misses the threads it did not
-    start, so a process where a Qt application runs (the GUI: its own thread, its worker pool, Qt's) is never taken
-    for one. Qt is asked only if something else loaded it (core never imports Qt)."""
-    if threading.active_count() != 1:
-        return False
-    qt = sys.modules.get("PySide6.QtCore")
-    return qt is None or qt.QCoreApplication.instance() is None
 
 
 class JobsAhead:

@@ -14,17 +14,16 @@ import gc
 import os
 import pickle
 import signal
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from foldscope.core.request.counting import children_allowed
+from foldscope.core.request.counting import children_allowed, one_thread
 
 
 def can_fork() -> bool:
     """Whether this process may fork its jobs: fork exists, the switch allows it (not FOLDSCOPE_COUNTING=local), and no
-    other thread runs (a lock another thread holds at the fork stays held in the child for ever, so the child could hang)."""
-    return hasattr(os, "fork") and children_allowed() and threading.active_count() == 1
+    other thread runs (counting.one_thread: never where a Qt application runs, whose threads threading cannot see)."""
+    return hasattr(os, "fork") and children_allowed() and one_thread()
 
 
 def split(weights: Sequence[float], processes: int) -> list[list[int]]:

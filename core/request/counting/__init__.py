@@ -6,6 +6,8 @@ in the process that asked for it; unset, or `child`, lets a child count or repla
 from __future__ import annotations
 
 import os
+import sys
+import threading
 
 SWITCH = "FOLDSCOPE_COUNTING"  # the one switch: `local`, no child process counts or replays; else (`child`) one may
 LOCAL, CHILD = "local", "child"
@@ -19,3 +21,14 @@ def counting_mode() -> str:
 def children_allowed() -> bool:
     """Whether a child process may count or replay for this one (the switch is not LOCAL)."""
     return counting_mode() == CHILD
+
+
+def one_thread() -> bool:
+    """Whether this process runs one thread, as far as can be known, so that a fork is safe (a lock another thread
+    holds at the fork stays held in the child for ever): threading's count misses the threads it did not start, so a
+    process where a Qt application runs (the GUI: its own thread, its worker pool, Qt's) is never taken for one. Qt
+    is asked only if something else loaded it (core never imports Qt)."""
+    if threading.active_count() != 1:
+        return False
+    qt = sys.modules.get("PySide6.QtCore")
+    return qt is None or qt.QCoreApplication.instance() is None

@@ -150,3 +150,16 @@ def test_a_folder_row_carries_the_no_ceiling_line_its_file_alone_gives(corpus_de
     assert {r["no_ceiling"] for r in json.loads(capsys.readouterr().out)["table"]} == {alone}
     assert main(["replay", str(folder), "--workers", "1"]) == 0
     assert capsys.readouterr().out.splitlines().count(f"    {alone}") == 1  # once, under the file's rows
+
+
+@pytest.mark.parametrize(
+    "reported, shown", [(None, "over ceiling     -"), (0, "over ceiling 0 reported"), (13, "over ceiling 13 reported")]
+)
+def test_a_folder_row_shows_no_reported_figure_where_the_provider_counted_none(reported, shown):
+    """A recorded file replayed uncounted in a folder: over the ceiling is the reported figure, and "-" where the
+    provider counted none (as the single file's table and the GUI show None), never a 0 that reads as measured."""
+    from foldscope.core.cli.replay import folder_row
+
+    row = {"file": "f.jsonl", "requests": 2, "refused": 0, "over_ceiling": None, "reported_over_ceiling": reported}
+    row |= {"peak": None, "peak_reported_input": 5, "cost_usd": 0.5}
+    assert shown in folder_row("recorded", row)

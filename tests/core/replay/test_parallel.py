@@ -22,7 +22,7 @@ def allow_fork(monkeypatch) -> None:
     (Dask's offload pool, after the fleet's tests) would turn forking off for the rest of the run, so the count of
     threads reads 1 here; the thread rule itself is proven in test_no_fork_where_switched_off_or_another_thread_runs."""
     monkeypatch.delenv(SWITCH, raising=False)
-    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
 
 
 def pid_job(n):
@@ -218,3 +218,23 @@ def test_progress_in_parallel_counts_only_the_strategies_whose_runs_are_in_hand(
     per = len(session.trace)
     # a process each: the parent's adr once done, then compaction and band as their children's answers are read
     assert calls == [(per, 3 * per, "adr"), (2 * per, 3 * per, "compaction"), (3 * per, 3 * per, "band")]
+
+
+def test_a_replay_never_forks_where_a_qt_application_runs(monkeypatch):
+    """The replay lab and the GUI's workers run on threads Python's threading never counts (it reads 1 there): where a
+    Qt application runs, a replay's strategies run in-line, never forked; with Qt loaded and none running it forks."""
+    import sys
+    import threading
+    import types
+
+    from foldscope.core.replay import parallel
+
+    running: list[object] = []
+    qt = types.ModuleType("PySide6.QtCore")
+    qt.QCoreApplication = types.SimpleNamespace(instance=lambda: running[0] if running else None)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "PySide6.QtCore", qt)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # a thread an earlier test left does not decide this one
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    assert parallel.can_fork()
+    running.append(object())
+    assert not parallel.can_fork()
