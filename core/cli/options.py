@@ -134,7 +134,13 @@ def policy_choice(args: Any) -> PolicyChoice:
 
     profile = Policy.from_yaml(args.profile) if getattr(args, "profile", None) else None
     given = {key.dest: getattr(args, key.dest) for key in POLICY_KEYS if getattr(args, key.dest, None) is not None}
-    flagged = Policy.from_flags(**given)  # each value and the line and target pair, validated as one policy
+    try:
+        flagged = Policy.from_flags(**given)  # each value and the line and target pair, validated as one policy
+    except PolicyError as refused:  # named by the flag typed (--ceiling), not the key it sets (max_input_tokens)
+        typed = {key.name: key.flag for key in POLICY_KEYS if key.dest in given}
+        if refused.place not in typed:
+            raise
+        raise PolicyError(refused.file, typed[refused.place], refused.problem) from None
     flags = tuple((key.name, getattr(flagged, key.name)) for key in POLICY_KEYS if key.dest in given)
     text = getattr(args, "per_call", None)
     try:

@@ -102,3 +102,13 @@ def test_a_refused_per_call_value_names_the_per_call_flag(capsys, value):
     code, _, err = run(capsys, "requests", demo_path(), "--per-call", value, "--json")
     assert code == 2 and err.startswith('foldscope: flags: --per-call: must be a positive integer, "auto" or "none", not ')
     assert "max_input_tokens" not in err
+
+
+@pytest.mark.parametrize(
+    "flag, value, key",
+    [("--ceiling", "abc", "max_input_tokens"), ("--ceiling", "0", "max_input_tokens"), ("--fold-at", "2", "context_fold_at")],
+)
+def test_a_refused_policy_flag_names_the_flag_typed_not_the_key_it_sets(capsys, flag, value, key):
+    """`--ceiling abc` was refused as "flags: max_input_tokens: must be an integer", a key the user did not type."""
+    code, _, err = run(capsys, "requests", demo_path(), flag, value, "--json")
+    assert code == 2 and err.startswith(f"foldscope: flags: {flag}: must be ") and key not in err
