@@ -163,6 +163,9 @@ def run_statusline(args: Any) -> int:
             if not isinstance(stdin, dict) or not isinstance(stdin.get("transcript_path"), str):
                 _say("foldscope: no transcript_path in the status line's input")
                 return 0
+            if "\0" in stdin["transcript_path"]:  # no file can be named so: said here, not as the OS's "embedded null byte"
+                _say("foldscope: the status line's input: transcript_path holds a NUL character, which no file name can")
+                return 0
             path, hooked = stdin["transcript_path"], True
         profile = args.profile or os.environ.get(ENV_PROFILE) or None
         figures = status_figures(path, profile, detach=hooked)

@@ -244,6 +244,12 @@ def test_input_that_is_not_json_is_named_with_its_place_and_what_the_line_takes(
     )
 
 
+def test_a_transcript_path_holding_a_nul_is_named_as_the_input_s_not_the_os_s(monkeypatch, capsys):
+    """The review: `{"transcript_path": "\\u0000"}` said only "embedded null byte", naming neither the input nor the key."""
+    out = run_hook(monkeypatch, capsys, json.dumps({"transcript_path": "a\0b"}))
+    assert out == "foldscope: the status line's input: transcript_path holds a NUL character, which no file name can\n"
+
+
 def test_control_characters_in_an_error_never_reach_the_terminal(tmp_path, monkeypatch, capsys):
     out = run_hook(monkeypatch, capsys, json.dumps(stdin_object(tmp_path / "a\x1b]52;c;x\x07.jsonl")))
     assert "\x1b" not in out and "\x07" not in out and out.startswith("foldscope: ")
