@@ -104,6 +104,11 @@ def report_path_dialog(parent: QWidget, start: str) -> str:
     return QFileDialog.getSaveFileName(parent, "Export report", start, "HTML report (*.html);;All files (*)")[0]
 
 
+def text_path_dialog(parent: QWidget, start: str) -> str:
+    """Where to save a message's whole text (the inspector's Save whole text…); empty when cancelled."""
+    return QFileDialog.getSaveFileName(parent, "Save whole text", start, "Text (*.txt);;All files (*)")[0]
+
+
 def profile_dialog(parent: QWidget, saving: bool) -> str:
     """The policy profile to save to or load, or "" when cancelled."""
     if saving:

@@ -8,7 +8,6 @@ from foldscope.app.follows_changes import FollowsChanges
 from foldscope.app.highlight import content_html, json_html
 from foldscope.app.panels.long_text import is_long, note, save_text, shown_part
 from foldscope.app.qt import (
-    QFileDialog,
     QGuiApplication,
     QHBoxLayout,
     QLabel,
@@ -164,7 +163,9 @@ class Inspector(QWidget):
         return True
 
     def _ask_save(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save whole text", f"message-{self.index}.txt", "Text (*.txt);;All files (*)")
+        from foldscope.app.dialogs import text_path_dialog
+
+        path = text_path_dialog(self, f"message-{self.index}.txt")
         if path:
             self.save_whole_text(path)
 

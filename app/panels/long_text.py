@@ -15,13 +15,20 @@ LINE_CUT = 1_000
 LONG_LINE = 20_000
 
 
-def is_long(text: str) -> bool:
-    """True when laying out `text` whole could hold the GUI up: too long in all, or one line too long."""
-    if len(text) > SHOWN_LIMIT:
+# A request's compiled payload is long by nature (a 60 k token request is about 240 k characters in lines of JSON):
+# it is cut only where a line (one message's text as a JSON string) or the whole would hold the GUI up.
+PAYLOAD_LIMIT = 2_000_000
+PAYLOAD_LINE = 50_000  # about 0.2 s to lay out
+
+
+def is_long(text: str, limit: int = SHOWN_LIMIT, long_line: int = LONG_LINE) -> bool:
+    """True when laying out `text` whole could hold the GUI up: longer in all than `limit`, or a line longer than
+    `long_line`."""
+    if len(text) > limit:
         return True
-    if len(text) <= LONG_LINE:
+    if len(text) <= long_line:
         return False
-    return max(map(len, text.split("\n"))) > LONG_LINE
+    return max(map(len, text.split("\n"))) > long_line
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import json
 from pygments.lexers import JsonLexer
 
 from foldscope.app.highlight import block_html
-from foldscope.app.panels.long_text import is_long, note, shown_part
+from foldscope.app.panels.long_text import PAYLOAD_LIMIT, PAYLOAD_LINE, is_long, note, shown_part
 from foldscope.app.panels.shown_request import ShownRequestPanel
 from foldscope.app.qt import QLabel, QScrollArea, QSize, Qt, QTextBrowser, QVBoxLayout, QWidget
 from foldscope.app.theme import pygments_style
@@ -154,7 +154,8 @@ class RequestPanel(ShownRequestPanel):
         if rules is not None and rules.ceiling:
             lines.append(f"Ceiling {rules.ceiling:,} tokens: {tokens / rules.ceiling:.0%} of it ({rules.source})")
         text = json.dumps(payload, indent=2, ensure_ascii=False)
-        if is_long(text):  # laid out whole, a huge message's line would hold the GUI up (app.panels.long_text)
+        # laid out whole, a huge message's line would hold the GUI up (app.panels.long_text); a long payload is the rule
+        if is_long(text, PAYLOAD_LIMIT, PAYLOAD_LINE):
             shown = shown_part(text)
             self.mark_lines = []
             lines.append(

@@ -133,6 +133,7 @@ MODALS = (
     "fresh_library_path",
     "confirm_remove",
     "report_path_dialog",
+    "text_path_dialog",
     "show_text",
 )
 

@@ -85,7 +85,7 @@ def test_the_whole_text_of_a_cut_message_is_reachable_by_copy_and_save(inspector
     copied_whole = QGuiApplication.clipboard().text() == huge
     assert copied_whole
     target = tmp_path / "whole.txt"
-    monkeypatch.setattr("foldscope.app.panels.inspector.QFileDialog.getSaveFileName", lambda *args, **kwargs: (str(target), "Text (*.txt)"))
+    monkeypatch.setattr("foldscope.app.dialogs.text_path_dialog", lambda parent, start: str(target))
     inspector.save_button.click()
     saved_whole = target.read_text(encoding="utf-8") == huge
     assert saved_whole
@@ -142,3 +142,14 @@ def test_the_request_panel_shows_a_payload_with_a_5mb_line_cut_and_says_so(qtbot
     assert shows_the_start
     assert len(shown) < 300_000
     assert "are not shown" in panel.header.text() and "Copy whole text" in panel.header.text()
+
+
+def test_a_payload_long_by_nature_is_highlighted_whole_and_only_a_huge_line_cuts_it():
+    """A 60 k token request's payload is about 240 k characters in short lines: the request panel lays it out whole,
+    highlighted with its cache marks (cutting it at the inspector's 200 k hid a real session's payload behind a note
+    and left the panel 7 lines at 1366x768); a line of one huge message, or a payload past 2 M, is cut."""
+    from foldscope.app.panels.long_text import PAYLOAD_LIMIT, PAYLOAD_LINE, is_long
+
+    assert not is_long('  "text": "a line of a real payload",\n' * 8_000, PAYLOAD_LIMIT, PAYLOAD_LINE)
+    assert is_long('"' + "x" * (PAYLOAD_LINE + 1) + '"', PAYLOAD_LIMIT, PAYLOAD_LINE)
+    assert is_long("short line\n" * (PAYLOAD_LIMIT // 10), PAYLOAD_LIMIT, PAYLOAD_LINE)
