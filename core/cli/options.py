@@ -136,11 +136,11 @@ def policy_choice(args: Any) -> PolicyChoice:
     given = {key.dest: getattr(args, key.dest) for key in POLICY_KEYS if getattr(args, key.dest, None) is not None}
     try:
         flagged = Policy.from_flags(**given)  # each value and the line and target pair, validated as one policy
-    except PolicyError as refused:  # named by the flag typed (--ceiling), not the key it sets (max_input_tokens)
+    except PolicyError as refused:  # named by the flag typed and the key it sets: --ceiling (max_input_tokens)
         typed = {key.name: key.flag for key in POLICY_KEYS if key.dest in given}
         if refused.place not in typed:
             raise
-        raise PolicyError(refused.file, typed[refused.place], refused.problem) from None
+        raise PolicyError(refused.file, f"{typed[refused.place]} ({refused.place})", refused.problem) from None
     flags = tuple((key.name, getattr(flagged, key.name)) for key in POLICY_KEYS if key.dest in given)
     text = getattr(args, "per_call", None)
     try:

@@ -108,7 +108,8 @@ def test_a_refused_per_call_value_names_the_per_call_flag(capsys, value):
     "flag, value, key",
     [("--ceiling", "abc", "max_input_tokens"), ("--ceiling", "0", "max_input_tokens"), ("--fold-at", "2", "context_fold_at")],
 )
-def test_a_refused_policy_flag_names_the_flag_typed_not_the_key_it_sets(capsys, flag, value, key):
-    """`--ceiling abc` was refused as "flags: max_input_tokens: must be an integer", a key the user did not type."""
+def test_a_refused_policy_flag_names_the_flag_typed_and_the_key_it_sets(capsys, flag, value, key):
+    """`--ceiling abc` was refused as "flags: max_input_tokens: must be an integer", naming only a key the user did
+    not type: the flag first, the key (the profile's and the launch record's name) beside it."""
     code, _, err = run(capsys, "requests", demo_path(), flag, value, "--json")
-    assert code == 2 and err.startswith(f"foldscope: flags: {flag}: must be ") and key not in err
+    assert code == 2 and err.startswith(f"foldscope: flags: {flag} ({key}): must be ")
