@@ -15,6 +15,7 @@ from foldscope.core.forensics import literals_ahead
 from foldscope.core.forensics.compactions import compaction_report, find_compactions, literal_checks, literal_text
 from foldscope.core.forensics.literals_ahead import JobsAhead, LiteralChecks, Span
 from foldscope.core.formats import load_session
+from tests.processes import gone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
@@ -35,15 +36,6 @@ def generated(tmp_path_factory):
     session = load_session(path)
     assert len(find_compactions(session)) >= 3
     return session
-
-
-def _gone(pid: int) -> bool:
-    """Whether `pid` is no child of this process any more (reaped)."""
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
 
 
 def test_the_forked_checks_are_the_in_line_checks_on_a_generated_session(generated):
@@ -79,7 +71,7 @@ def test_a_child_killed_at_once_leaves_the_same_checks_made_in_line_and_no_proce
     os.kill(pid, signal.SIGKILL)
     got = forked.collect()
     assert _parts(got) == _parts(literal_checks(generated, fork=False).collect())
-    assert forked.made_here == len(got) and _gone(pid)
+    assert forked.made_here == len(got) and gone(pid)
 
 
 def test_a_child_that_fails_leaves_the_same_checks_made_in_line(generated, monkeypatch):
@@ -121,7 +113,7 @@ def test_a_child_that_hangs_is_never_waited_for_and_is_reaped(generated, monkeyp
     assert time.monotonic() - started < 60
     monkeypatch.setattr(Span, "check", real)
     assert _parts(got) == _parts(literal_checks(generated, fork=False).collect())
-    assert forked.made_here == len(got) and _gone(pid)
+    assert forked.made_here == len(got) and gone(pid)
 
 
 def test_leaving_the_checks_uncollected_stops_and_reaps_the_child(generated, monkeypatch):
@@ -133,7 +125,7 @@ def test_leaving_the_checks_uncollected_stops_and_reaps_the_child(generated, mon
             pid = forked.pid
             assert pid is not None
             raise KeyError("the command failed before its report was built")
-    assert forked.pid is None and _gone(pid)
+    assert forked.pid is None and gone(pid)
 
 
 def test_a_half_written_frame_is_not_taken():
@@ -201,7 +193,7 @@ def test_the_compaction_report_with_forked_checks_is_the_report_made_in_line(gen
     # may_fork refuses while any other thread runs: one an earlier test left finishing must not decide this test
     monkeypatch.setattr(literals_ahead, "may_fork", lambda: True)
     forked = compaction_report(generated).as_dict()  # forks its checks before the count
-    assert len(forks) == 1 and _gone(forks[0])
+    assert len(forks) == 1 and gone(forks[0])
     monkeypatch.setattr(literals_ahead, "may_fork", lambda: False)
     assert forked == compaction_report(generated).as_dict()
     assert len(forks) == 1

@@ -13,6 +13,7 @@ from foldscope.core.forensics.literals_ahead import JobsAhead
 from foldscope.core.formats import load_session
 from foldscope.core.readout.report import write_report
 from foldscope.core.readout.report_transcript import conversation_segments
+from tests.processes import gone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
@@ -50,14 +51,6 @@ def _forks(monkeypatch, kill: bool = False) -> list[int]:
     return started
 
 
-def _gone(pid: int) -> bool:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
-
-
 def _in_line_page(path: Path, out: Path, monkeypatch) -> bytes:
     with monkeypatch.context() as m:
         m.setattr(literals_ahead, "may_fork", lambda: False)
@@ -67,7 +60,7 @@ def _in_line_page(path: Path, out: Path, monkeypatch) -> bytes:
 def test_the_page_made_with_a_child_is_the_page_made_in_line_on_a_generated_session(generated, tmp_path, monkeypatch):
     started = _forks(monkeypatch)
     forked = _page(generated, tmp_path / "a.html")
-    assert len(started) == 2 and all(_gone(pid) for pid in started)  # before the count, and after it
+    assert len(started) == 2 and all(gone(pid) for pid in started)  # before the count, and after it
     assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
     assert b"compaction" in forked and forked.count(b"<li class=req>") > 100
 
@@ -77,13 +70,13 @@ def test_the_page_made_with_a_child_is_the_page_made_in_line_on_dev_corpus_files
     files = sorted((corpus_dev / "claude_code").glob("*.jsonl")) + sorted((corpus_dev / "codex").glob("*.jsonl"))
     for path in files:
         assert _page(path, tmp_path / "a.html") == _in_line_page(path, tmp_path / "b.html", monkeypatch), path.name
-    assert started and all(_gone(pid) for pid in started)
+    assert started and all(gone(pid) for pid in started)
 
 
 def test_a_child_killed_at_once_leaves_the_same_page(generated, tmp_path, monkeypatch):
     started = _forks(monkeypatch, kill=True)
     forked = _page(generated, tmp_path / "a.html")
-    assert len(started) == 2 and all(_gone(pid) for pid in started)
+    assert len(started) == 2 and all(gone(pid) for pid in started)
     assert forked == _in_line_page(generated, tmp_path / "b.html", monkeypatch)
 
 
