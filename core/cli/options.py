@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.cli.main import UsageError
 from foldscope.core.cli.output import terminal_safe
+from foldscope.core.model.folders import is_folder  # re-exported: the commands ask it here
 from foldscope.core.model.policy import POLICY_KEYS, PolicyError, PolicyKey
 
 if TYPE_CHECKING:  # imported where used: declaring the flags (every command's parser, the GUI's --help) needs none
@@ -185,6 +185,7 @@ __all__ = [
     "add_threads",
     "add_window_flag",
     "add_workers",
+    "is_folder",
     "measure_for",
     "measure_from_args",
     "policy_choice",
@@ -220,12 +221,3 @@ def with_estimate_said(session: Session, result: dict[str, Any]) -> dict[str, An
 
     why = estimated_usage(session)
     return {**result, "usage_estimated": why} if why else result
-
-
-def is_folder(path: str | Path) -> bool:
-    """Whether path names a folder; False where asking fails (a file in a folder one cannot enter: Path.is_dir raises
-    for EACCES), so the read says what is wrong in one line."""
-    try:
-        return Path(path).is_dir()
-    except OSError:
-        return False

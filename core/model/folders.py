@@ -40,6 +40,15 @@ def config_folder() -> Path:
     return Path(platformdirs.user_config_dir(APP, appauthor=False))
 
 
+def is_folder(path: str | Path) -> bool:
+    """Whether path names a folder; False where asking fails (a file in a folder one cannot enter: Path.is_dir raises
+    for EACCES), so the read says what is wrong in one line."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False
+
+
 def make_private_folder(folder: Path) -> Path:
     """Create the folder (and its parents) if missing; the folder itself is made 0700 when foldscope created it
     or owns it by name (a folder called foldscope), so an existing folder the user chose keeps its mode."""

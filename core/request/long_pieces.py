@@ -22,7 +22,6 @@ pathological text.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 import threading
 from bisect import bisect_right
@@ -135,6 +134,8 @@ _remembered_lock = threading.Lock()
 
 
 def _remembered_count(enc: Encoding, piece: str, data: bytes, progress: Progress | None) -> int:
+    import hashlib  # here, not at import: hashlib loads OpenSSL (3 ms of every start-up)
+
     lead = len(piece[0].encode()) if not piece[0].isalpha() and piece[1:2].isalpha() else 0
     core = data[lead:] if lead else data
     key = hashlib.sha256(core).digest()
@@ -465,6 +466,8 @@ def _utf8_length(text: str, start: int, end: int) -> int:
 def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progress | None) -> int | None:
     """merge_text's count of text[start:end], remembered as _remembered_count remembers tiktoken's (the piece
     without a first character that is not a letter before letters, stitched to it at a shared token)."""
+    import hashlib
+
     lead = 1 if not text[start].isalpha() and text[start + 1 : start + 2].isalpha() else 0
     digest = hashlib.sha256()
     for at in range(start + lead, end, 1 << 20):

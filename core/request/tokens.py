@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import binascii
 import contextlib
-import hashlib
 import marshal
 import os
 import struct
@@ -164,6 +163,8 @@ def load_ranks(path: Path, expected_sha256: str = O200K_SHA256, cache: Path | Li
 
 def _read_checked(path: Path, expected_sha256: str) -> tuple[bytes, str]:
     """The file's bytes and SHA-256, once the hash matches (else TokenizerError, naming the file)."""
+    import hashlib  # here, not at import: hashlib loads OpenSSL (3 ms of every start-up)
+
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -178,6 +179,8 @@ def _read_checked(path: Path, expected_sha256: str) -> tuple[bytes, str]:
 
 def _checked(path: Path, expected_sha256: str) -> str:
     """The file's SHA-256 once it matches (else TokenizerError): hashed as read, never held whole."""
+    import hashlib
+
     try:
         with open(path, "rb") as handle:
             actual = hashlib.file_digest(handle, "sha256").hexdigest()
@@ -205,6 +208,8 @@ def _cache_file(folder: Path, sha256: str) -> Path:
 
 
 def _read_cache(path: Path, lines: int) -> dict[bytes, int] | None:
+    import hashlib
+
     try:
         blob = path.read_bytes()
     except OSError:
@@ -222,6 +227,8 @@ def _read_cache(path: Path, lines: int) -> dict[bytes, int] | None:
 
 
 def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
+    import hashlib
+
     payload = marshal.dumps(ranks)
     blob = hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -276,6 +283,8 @@ def fast_table(path: Path | None = None, cache: Path | Literal[False] | None = N
     FAST_SPECIAL_SHA256; anything else builds them again from the ranks. Where the cache cannot be written, they go to
     a temporary folder that lives as long as the process.
     """
+    import hashlib
+
     path = path or vocabulary_path()
     sha256 = _checked(path, O200K_SHA256)
     classes = unicode_gap.our_classes(_quicktok_classes() or b"")
@@ -312,6 +321,8 @@ def fast_table(path: Path | None = None, cache: Path | Literal[False] | None = N
 
 
 def _fast_table_holds(folder: Path, classes: bytes) -> bool:
+    import hashlib
+
     try:
         vocab, special, theirs = (folder / name for name in _FAST_FILES)
         return (

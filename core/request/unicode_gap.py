@@ -10,7 +10,6 @@ tools/quicktok_classes.py, which found these 4,699 and, with them taken out, non
 
 from __future__ import annotations
 
-import hashlib
 import struct
 
 # quicktok 0.4's table (quicktok/data/uniclass_o200k.bin) and ours made from it: another table is not used.
@@ -81,9 +80,22 @@ def _subtract(ranges: list[tuple[int, int]], gap: tuple[tuple[int, int], ...]):
             yield lo, hi
 
 
+def sha256_hex(data: bytes) -> str:
+    """data's SHA-256 in hex, by CPython's own SHA-256 where it has one: importing hashlib loads OpenSSL, 3 ms of every
+    start-up (`foldscope count` of a word), and the tables checked at start are small."""
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # Python 3.12 on
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]  # Python 3.11
+        except ImportError:
+            from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+    return sha256(data).hexdigest()
+
+
 def known_table(table: bytes) -> bool:
     """Whether quicktok's class table is the one known (the one our_classes makes ours from)."""
-    return hashlib.sha256(table).hexdigest() == QUICKTOK_CLASSES_SHA256
+    return sha256_hex(table) == QUICKTOK_CLASSES_SHA256
 
 
 def our_classes(table: bytes) -> bytes | None:
@@ -91,4 +103,4 @@ def our_classes(table: bytes) -> bytes | None:
     if not known_table(table):
         return None
     ours = classes_without_gap(table)
-    return ours if hashlib.sha256(ours).hexdigest() == CLASSES_SHA256 else None
+    return ours if sha256_hex(ours) == CLASSES_SHA256 else None

@@ -119,7 +119,7 @@ NOT_FOR_START = (
 )
 
 
-def _modules_after(argv: list[str], stdin: str = "") -> tuple[str, set[str]]:
+def _modules_after(argv: list[str], stdin: str = "", env: dict[str, str] | None = None) -> tuple[str, set[str]]:
     import json
     import subprocess
     import sys
@@ -131,7 +131,7 @@ def _modules_after(argv: list[str], stdin: str = "") -> tuple[str, set[str]]:
         "sys.stdout.flush()\n"
         "sys.stderr.write('\\n' + json.dumps(sorted(sys.modules)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, *argv], input=stdin, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code, *argv], input=stdin, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout, set(json.loads(done.stderr.splitlines()[-1]))
 
@@ -153,3 +153,18 @@ def test_help_and_count_of_a_word_import_none_of_what_they_do_not_use():
     assert out.strip() == str(count_text("hello world\n"))
     assert not {m for m in modules if m.split(".")[0] in NOT_FOR_START or m.startswith(NOT_FOR_START)}
     assert "foldscope.core.cli.basic" not in modules and "argparse" in modules
+
+
+def test_count_of_a_word_loads_neither_the_policy_nor_openssl_once_the_tables_were_checked(tmp_path):
+    import os
+
+    env = {**os.environ, "FOLDSCOPE_CACHE": str(tmp_path)}
+    _, first = _modules_after(["count", "-"], "hello world\n", env)
+    assert "_hashlib" in first  # the first start builds the table and checks both hashes
+    out, modules = _modules_after(["count", "-"], "hello world\n", env)
+    from foldscope.core.request.tokens import count_text
+
+    assert out.strip() == str(count_text("hello world\n"))
+    # The policy (dataclasses, inspect: 14 ms) and OpenSSL (3 ms) were a fifth of a word's count.
+    assert "foldscope.core.model.policy" not in modules and "dataclasses" not in modules
+    assert "_hashlib" not in modules and "hashlib" not in modules

@@ -70,6 +70,25 @@ def test_a_damaged_cached_table_is_built_again(fresh_budget, monkeypatch, tmp_pa
     assert hashlib.sha256(path.read_bytes()).hexdigest() == small_count.TABLE_SHA256
 
 
+def test_both_hashes_are_checked_again_only_when_a_files_stamp_changed(fresh_budget, monkeypatch, tmp_path):
+    monkeypatch.setenv("FOLDSCOPE_CACHE", str(tmp_path))
+    monkeypatch.setattr(small_count, "_table", None)
+    assert small_count.count("hello world") == 2  # built, both hashes checked, the stamp written
+    hashed = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", lambda *a: hashed.append("table") or real(*a))
+    checked = tokens._checked
+    monkeypatch.setattr(tokens, "_checked", lambda *a: hashed.append("vocabulary") or checked(*a))
+    monkeypatch.setattr(small_count, "_table", None)
+    assert small_count.count("hello world") == 2
+    assert hashed == []  # unchanged since their check: the stamp stands for it
+    stamp = small_count._stamp_file(small_count.cache_file())
+    stamp.write_text(stamp.read_text() + "0", encoding="ascii")  # as if the table or the vocabulary had changed
+    monkeypatch.setattr(small_count, "_table", None)
+    assert small_count.count("hello world") == 2
+    assert sorted(hashed) == ["table", "vocabulary"]
+
+
 def test_counting_a_word_builds_no_encoder():
     code = "from foldscope.core.request import tokens; print(tokens.count_text('hello world'), tokens._encoding is None)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
