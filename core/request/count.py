@@ -508,7 +508,8 @@ class Counter:
         if len(texts) > 1 and (tokens.helping() or self.threads > 1 and sum(map(len, texts)) >= PARALLEL_CHARS):
             return tokens.count_ordinary_batch(texts, num_threads=self.threads)
         count = tokens.counter()
-        return [count(text) for text in texts]
+        fast = getattr(count, "__self__", None)  # quicktok's tests made once for them all (FastEncoding.count_batch)
+        return fast.count_batch(texts) if type(fast) is tokens.FastEncoding else [count(text) for text in texts]
 
     def _lookup(self, key, glue: str, bodies: dict[Any, int] | None = None) -> int:
         """A head's tokens, or a block body's from `bodies` (the memo of its policy key), with its glue's."""

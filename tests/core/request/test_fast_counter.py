@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.request import tokens, unicode_gap
+from foldscope.core.request.count import Counter
 from foldscope.core.request.tokens import (
     FAST_SPECIAL_SHA256,
     FAST_TABLE_SHA256,
@@ -121,6 +122,17 @@ def test_a_surrogate_counts_as_tiktoken_counts_it():
     for text in ("x\ud800y", "\udfff", "a\ud83d\ude00b"):
         assert tokens.count_text(text) == reference_count(text)
         assert tokens.encoding().encode_ordinary(text) == tokens.reference_encoding().encode_ordinary(text)
+
+
+@fast_only
+def test_a_batch_counts_each_text_as_counted_alone_surrogates_and_long_pieces_among_them():
+    # count_batch gives short texts to quicktok straight: a lone surrogate among them, or a text long enough to hold a
+    # long piece, must still count as tiktoken counts it.
+    fast = tokens._local()
+    batches = (["a b", "x\ud800y", "plain"], ["short", "q" * 70_000 + " end"], ["one", "two words"], [])
+    for texts in batches:
+        assert fast.count_batch(texts) == [reference_count(text) for text in texts]
+        assert Counter()._count_all(texts) == [reference_count(text) for text in texts]
 
 
 def test_quicktoks_table_is_built_from_the_vendored_vocabulary():
