@@ -2,6 +2,6 @@
 
 import sys
 
-from foldscope.app.main import main
+from foldscope.app.main import run
 
-sys.exit(main())
+sys.exit(run())

@@ -57,3 +57,40 @@ def test_the_entry_point_prints_what_main_prints_and_exits_with_its_code(tmp_pat
             [sys.executable, "-m", module, "inspect", str(tmp_path / "missing.jsonl")], capture_output=True, text=True, timeout=120
         )
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "missing.jsonl" in bad.stderr
+
+
+# An object that says so when the interpreter frees it: at a torn-down exit, its module's globals are cleared.
+TEAR_DOWN_WITNESS = """
+import builtins, sys
+class Witness:
+    def __del__(self):
+        sys.stderr.write("torn down\\n")
+builtins.witness = Witness()
+sys.argv = ["foldscope", *sys.argv[1:]]
+from foldscope.app.main import run
+sys.exit(run())
+"""
+
+
+def test_the_console_script_ends_a_subcommand_without_tearing_the_process_down(tmp_path):
+    import tomllib
+    from pathlib import Path
+
+    scripts = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts["foldscope"] == "foldscope.app.main:run"
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "message": {"role": "user", "content": "hi"}})
+        + "\n",
+        encoding="utf-8",
+    )
+    for argv in (["inspect", "--json", str(path)], ["count", str(path)]):
+        done = subprocess.run([sys.executable, "-c", TEAR_DOWN_WITNESS, *argv], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() and "torn down" not in done.stderr, (argv, done.stderr)
+    # A usage error still exits 2 with its one line, the same way.
+    done = subprocess.run([sys.executable, "-c", TEAR_DOWN_WITNESS, "inspect", str(tmp_path / "no.jsonl")], capture_output=True, text=True)
+    assert done.returncode == 2 and "no.jsonl" in done.stderr and "torn down" not in done.stderr
+    # The same program ending with sys.exit(main()) is torn down: the witness can tell the two apart.
+    torn = TEAR_DOWN_WITNESS.replace("import run\nsys.exit(run())", "import main\nsys.exit(main())")
+    done = subprocess.run([sys.executable, "-c", torn, "count", str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "torn down" in done.stderr
