@@ -126,7 +126,10 @@ def rules_for(session: Session, policy: Policy, resolution: Resolution, note: st
         caps = [c for c in caps if isinstance(c, int) and not isinstance(c, bool) and c > 0]
         if caps:
             ceiling, why = caps[-1], f"{why}; the fold records name a cap of {caps[-1]:,}"
-    return Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(session.model or policy.model))
+    # The tier of the model the ceiling resolved for (the policy's, else the file's, as the Measure names it): a
+    # --model changes the auto ceiling, so it changes the tier drawn beside it too.
+    model = policy.model or session.model or next((r.model for r in session.trace if r.model), None)
+    return Rules(ceiling, policy.fold_at, policy.fold_target, why, pricing.first_boundary(model))
 
 
 @dataclass(frozen=True, kw_only=True)

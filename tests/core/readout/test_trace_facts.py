@@ -63,3 +63,19 @@ def test_past_the_ceiling_is_the_size_less_the_ceiling_and_nothing_without_one()
 
     assert [Rules(1000).past_ceiling(size) for size in (1200, 1000, 800)] == [200, 0, -200]
     assert Rules(None).past_ceiling(1200) is None
+
+
+def test_the_price_tier_drawn_is_the_named_models_as_the_auto_ceiling_is(corpus_dev):
+    """--model claude-haiku-5-5 on a Sonnet 4.5 session: the auto ceiling is haiku's first tier (100,000), and the tier
+    rule drawn beside it is that same boundary (the ceiling '= price tier'), never Sonnet's 200,000."""
+    from foldscope.core.formats import load_session
+    from foldscope.core.model.policy import Policy, resolve_ceiling
+    from foldscope.core.readout.trace_facts import rules_for
+
+    session = load_session(corpus_dev / "claude_code" / "session-9eda1058.jsonl")
+    assert session.model == "claude-sonnet-4-5-20250929"
+    as_recorded = rules_for(session, Policy(), resolve_ceiling(Policy(), session.model))
+    assert as_recorded.ceiling == as_recorded.tier == 200_000  # the file's own model: Sonnet 4.5's tier
+    named = Policy(model="claude-haiku-5-5")
+    rules = rules_for(session, named, resolve_ceiling(named, named.model))
+    assert rules.ceiling == rules.tier == 100_000  # pricing-facts.md: claude-haiku-5-5's first tier ends at 100,000
