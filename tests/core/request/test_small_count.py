@@ -110,6 +110,37 @@ def test_every_dev_corpus_text_counts_here_as_tiktoken_counts_it_or_is_left_to_t
     assert counted > 0.9 * len(texts)
 
 
+def _both_splits():
+    import re
+
+    small_count._load()
+    return small_count._pattern.findall, re.compile(small_count.ASCII_PATTERN).findall
+
+
+def test_every_ascii_text_of_up_to_two_characters_splits_by_the_re_module_as_by_the_pattern():
+    by_pattern, by_ascii = _both_splits()
+    texts = [chr(a) + chr(b) for a in range(128) for b in range(128)] + [chr(a) for a in range(128)]
+    assert [by_ascii(t) for t in texts] == [by_pattern(t) for t in texts]
+
+
+# The characters where the pattern's branches meet: each class's edges, the suffixes' letters in either case, the
+# white space the two modules' \s disagree on (U+001C to U+001F), slashes and line ends after punctuation.
+EDGES = "aAzZsStTrReEvVmMlLdDkK09'\" \t\n\r\x0b\x0c\x1c\x1f/.!_@`[{~\x00\x7f"
+
+
+def test_an_ascii_text_of_three_characters_where_the_branches_meet_splits_by_the_re_module_as_by_the_pattern():
+    by_pattern, by_ascii = _both_splits()
+    texts = [a + b + c for a in EDGES for b in EDGES for c in EDGES]
+    assert [by_ascii(t) for t in texts] == [by_pattern(t) for t in texts]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(alphabet=st.characters(max_codepoint=127), max_size=120), st.text(alphabet=EDGES, max_size=120)))
+def test_an_ascii_text_splits_by_the_re_module_as_by_the_pattern(text):
+    by_pattern, by_ascii = _both_splits()
+    assert by_ascii(text) == by_pattern(text)
+
+
 def test_a_piece_longer_than_the_merge_takes_is_left_to_the_encoder(fresh_budget):
     assert small_count.count("word " + "x" * (small_count.PIECE_BYTES + 1)) is None
     just_within = "word " + "\u00e9" * (small_count.PIECE_BYTES // 2 - 1)  # " ééé…": one piece of PIECE_BYTES - 1
