@@ -45,6 +45,7 @@ from foldscope.core.readout.replay_facts import (
     no_ceiling_line,
     replay_measure,
     replay_runs,
+    replay_warnings,
     session_model,
 )
 from foldscope.core.readout.words import plural
@@ -300,7 +301,13 @@ class ReplayView(QWidget):
         )
         task.progressed.connect(self._progressed)
         requests = len(session.trace)
-        task.succeeded.connect(lambda result, t=task, w=why, n=notice: self._finished(t, result, w, requests, n))
+        # What `foldscope replay` warns of (a ceiling under the unseen head, another model's prices) rests on the
+        # measure the run calibrates: asked once it has run.
+        task.succeeded.connect(
+            lambda result, t=task, w=why, n=notice: self._finished(
+                t, result, w, requests, "\n".join(filter(None, [n, *replay_warnings(measure)]))
+            )
+        )
         task.failed.connect(lambda exc, t=task: self._ended_with(t, f"The replay failed: {exc}"))
         task.was_cancelled.connect(lambda t=task: self._ended_with(t, "Replay cancelled."))
         task.ended.connect(lambda t=task: self._ended(t))
@@ -356,6 +363,7 @@ class ReplayView(QWidget):
             compare_line(totals),
             *(f"{t['strategy']}: cost {t['cost_not_comparable']}" for t in totals if t.get("cost_not_comparable")),
         ]
+        notes = [line for note in notes if note for line in note.splitlines()]
         self.heading.setText(
             f"<b>Model</b> {html.escape(result.model or 'unknown')} · <b>ceiling</b> {ceiling} "
             f"({html.escape(why)}) · <b>line</b> {s['fold_at']:g} · <b>target</b> {s['target']:g} · "

@@ -9,7 +9,7 @@ from typing import Any
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 from foldscope.core.readout.agent_limits import agent_limits
-from foldscope.core.replay.lab import ReplayRuns, replay_runs
+from foldscope.core.replay.lab import ReplayRuns, replay_runs, replay_warnings
 from foldscope.core.replay.layouts import model_name
 from foldscope.core.replay.rows import cost_text, model_vs_reported, usd_text
 from foldscope.core.replay.strategies import STRATEGIES
@@ -36,6 +36,7 @@ __all__ = [
     "no_ceiling_line",
     "replay_measure",
     "replay_runs",
+    "replay_warnings",
     "session_model",
     "shows_bill",
 ]

@@ -17,7 +17,7 @@ from foldscope.core.model import pricing
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Session
-from foldscope.core.replay.rows import as_billed, billing_prices, usd_sum
+from foldscope.core.replay.rows import as_billed, billing_prices, usd_sum, usd_text
 from foldscope.core.request.measure import refused
 
 # The totals a count would give: absent from an untokenised summary (None), present with --count.
@@ -38,6 +38,30 @@ def run_model(session: Session, policy: Policy) -> str | None:
     """The model the run is priced and resolved at, as the Measure names it, without its provider prefix."""
     name = policy.model or session.model or next((r.model for r in session.trace if r.model), None)
     return name.rsplit("/", 1)[-1] if name else None
+
+
+def named_model_line(session: Session, policy: Policy) -> str | None:
+    """One line when the policy names a model whose prices are not the file's: every column, the recording's too, is
+    then priced at the named model, so `recorded, as billed` is not what was billed; the line gives both. None when no
+    model is named or its prices give the same bill."""
+    if not policy.model:
+        return None
+    named = lookup_prices(run_model(session, policy))
+    own, at_named, models = [], [], set()
+    for request in session.trace:
+        if request.usage is None:
+            continue
+        model = request.model or session.model
+        models.add(model or "unknown")
+        own.append(as_billed(request.usage, lookup_prices(model) if pricing.is_model(model) else None, request.at).cost_usd)
+        at_named.append(as_billed(request.usage, named, request.at).cost_usd)
+    bill, priced = usd_sum(own), usd_sum(at_named)
+    if not own or bill == priced:
+        return None
+    return (
+        f"priced at {policy.model} (the policy's model), not at the file's {', '.join(sorted(models))}: recorded, as billed is "
+        f"the reported usage at those prices ({usd_text(priced)}), not the bill ({usd_text(bill)} at the file's own models)"
+    )
 
 
 def fully_reported(session: Session) -> bool:
@@ -91,4 +115,5 @@ def billed_summary(
         "price_reason": None if prices else found.reason,
         "ceiling": {"tokens": ceiling, "source": resolution.source, "why": resolution.why},
         "totals": [totals],
+        "warnings": [w for w in (named_model_line(session, policy),) if w],
     }

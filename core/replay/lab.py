@@ -13,6 +13,7 @@ from foldscope.core.model.cost import ModelPrices
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Session
 from foldscope.core.replay import parallel
+from foldscope.core.replay.billed import named_model_line
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.layouts import Layouts, model_name, place_marks
 from foldscope.core.replay.rows import StrategyRun, make_row, refused_row, summarised
@@ -201,6 +202,12 @@ def settings_of(measure: Measure, estimator: str = ADR) -> dict[str, Any]:
     }
 
 
+def replay_warnings(measure: Measure) -> list[str]:
+    """What a replay's figures rest on that the user should know, each in one line: a ceiling no request can fit
+    under, prices of a model the policy names in place of the file's."""
+    return [w for w in (measure.impossible_ceiling(), named_model_line(measure.session, measure.policy)) if w]
+
+
 def replay(
     session: Session,
     strategies: Iterable[str],
@@ -225,5 +232,5 @@ def replay(
         "settings": out.settings,
         "totals": [r.totals() for r in out.runs],
         "rows": [row.as_dict() for r in out.runs for row in r.rows] if rows else [],
-        "warnings": [w for w in (measure.impossible_ceiling(),) if w],
+        "warnings": replay_warnings(measure),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import threading
 
 import pytest
@@ -233,3 +234,27 @@ def test_the_labs_strategy_and_estimator_labels_name_no_spec_and_their_tooltips_
     assert "pi-fold" in lab.checks["band"].toolTip() and "ADR-0130" in lab.checks["adr"].toolTip()
     adr = lab.estimator.findData("adr")
     assert "ADR-0130 Amendment 1" in lab.estimator.itemData(adr, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_the_lab_says_what_the_cli_replay_warns_of_a_ceiling_under_the_head_and_another_models_prices(qtbot, corpus_dev):
+    """`foldscope replay --json`'s warnings are the lab's heading lines too: a ceiling no request fits under (the
+    file's unseen head is 34k) and a named model whose prices are not the file's (the bill given beside)."""
+    from foldscope.core.replay.lab import replay as core_replay
+
+    session = load_session(corpus_dev / SMALL)
+    view = ReplayView()
+    qtbot.addWidget(view)
+    view.set_session(session)
+    view.policy_editor.set_text("max_input_tokens", "20000")
+    view.policy_editor.set_text("model", "claude-haiku-5-5")
+    for name, check in view.checks.items():
+        check.setChecked(name in ("recorded", "adr"))
+    run_to_end(qtbot, view)
+    policy = view.policy_editor.policy()
+    warnings = core_replay(load_session(corpus_dev / SMALL), ["recorded", "adr"], Measure(load_session(corpus_dev / SMALL), policy))[
+        "warnings"
+    ]
+    assert len(warnings) == 2 and "no request can fit under it" in warnings[0] and "not the bill" in warnings[1]
+    heading = html.unescape(view.heading.text())
+    for w in warnings:
+        assert w in heading, (heading.split("<br>"), w)

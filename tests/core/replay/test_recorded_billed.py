@@ -80,3 +80,43 @@ def test_reported_over_ceiling_says_whether_the_providers_own_count_was_past_the
     run = replay_runs(session, ["recorded"], under(session, ceiling=peak)).runs[0]
     assert sum(r.reported_over_ceiling for r in run.rows) == sum(r.usage.reported_input >= peak for r in session.trace) >= 1
     assert run.totals()["reported_over_ceiling"] >= 1
+
+
+def _file_bill_sonnet_4_5(path) -> float:
+    """The file's own reported usage, read apart from foldscope's reader (the last entry of each request, by requestId or
+    message id, holds its usage), priced at Claude Sonnet 4.5's list prices (shared/pricing-facts.md: input 3.00, 5-minute write 1.25x,
+    read 0.1x, output 15.00 per million tokens; every request of this file is under the 200,000 tier)."""
+    import json
+
+    usage = {}
+    for line in open(path, encoding="utf-8"):
+        entry = json.loads(line)
+        if isinstance(entry, dict) and entry.get("type") == "assistant" and (entry.get("message") or {}).get("usage"):
+            usage[entry.get("requestId") or entry["message"].get("id")] = entry["message"]["usage"]
+    return sum(
+        (u["input_tokens"] * 3.0 + u["cache_read_input_tokens"] * 0.3 + u["cache_creation_input_tokens"] * 3.75 + u["output_tokens"] * 15.0)
+        / 1e6
+        for u in usage.values()
+    )
+
+
+def test_a_replay_priced_at_another_model_says_its_recorded_column_is_not_the_bill_and_gives_the_bill(corpus_dev):
+    """--model claude-haiku-5-5 on a Sonnet 4.5 session prices every column at haiku, `recorded, as billed` too: the
+    replay says so in one line with the bill at the file's own model, which is the file's reported usage priced."""
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.replay.billed import billed_summary
+    from foldscope.core.replay.lab import replay
+    from foldscope.core.request.measure import Measure
+
+    path = corpus_dev / "claude_code" / "session-9eda1058.jsonl"
+    bill = _file_bill_sonnet_4_5(path)
+    assert f"{bill:.4f}" == "0.6269"
+    named = Policy(model="claude-haiku-5-5")
+    result = replay(load_session(str(path)), ["recorded"], Measure(load_session(str(path)), named), rows=False)
+    at_haiku = result["totals"][0]["cost_usd"]
+    assert f"{at_haiku:.4f}" != f"{bill:.4f}"  # the column is priced at haiku: not the bill
+    [line] = [w for w in result["warnings"] if "not the bill" in w]
+    assert f"(${at_haiku:.4f})" in line and f"(${bill:.4f} at the file's own models)" in line and "claude-haiku-5-5" in line
+    assert billed_summary(load_session(str(path)), named)["warnings"] == [line]  # a folder's untokenised rows say it too
+    for same in (Policy(), Policy(model="claude-sonnet-4-5"), Policy(model="claude-sonnet-4-5-20250929[1m]")):
+        assert replay(load_session(str(path)), ["recorded"], Measure(load_session(str(path)), same), rows=False)["warnings"] == []
