@@ -22,10 +22,11 @@ pathological text.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 from bisect import bisect_right
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
@@ -262,8 +263,10 @@ def _token_lengths(enc: Encoding) -> list[int]:
 # its merge is linear but holds per-byte state for all it is given (about 8 bytes a byte: 400 MB for a 50 MB
 # piece), so a window bounds that at a few kilobytes, and a long piece reports progress (and can be cancelled)
 # between windows. quicktok merges a str split by the pattern, so a window is given to it only when it is one
-# piece by the pattern (a run of ASCII lowercase letters always is; anything else is checked) and begins and ends
-# on a character; where one is not, or two windows share no token, the piece is counted whole, still exactly.
+# piece by the pattern (a run of ASCII lowercase letters always is; anything else is checked); where one is not, or
+# two windows share no token, the piece is counted whole, still exactly. The windows stand at fixed places, so they
+# are merged ahead on threads, one a core (quicktok's merge is about 0.16 s a MB of random letters, whatever the
+# window's size, and lets go of the GIL), and stitched in order on the counting thread.
 
 
 def count_fast(enc: Any, text: str, progress: Progress | None = None) -> int:
@@ -354,95 +357,153 @@ def merge_text(
     enc: Any, text: str, start: int, end: int, progress: Progress | None = None, keep: bool = True, head: list[int] | None = None
 ) -> tuple[int, list[int]] | None:
     """(count, ids) of BPE of the piece text[start:end] (its UTF-8 bytes), merged by quicktok in windows of FAST_WINDOW
-    characters stitched as merge_long stitches; None where a window is not one piece or two share no token (the
-    note above). `head`, as merge_long's: the byte ends of the first tokens (up to the first stitch, a few kB at most).
-    Only the tokens about each stitch are placed in Python (the bounds near a window's two ends), not every token."""
+    characters at fixed places (_windows), stitched as merge_long stitches; None where a window is not one piece or two
+    share no token (the note above). The windows are merged on up to THREADS threads (quicktok lets go of the GIL while
+    it merges), at most THREADS ahead of the stitch, which stays on this thread with the progress reports. `head`, as
+    merge_long's: the byte ends of the first tokens (up to the first stitch, a few kB at most). Only the tokens about each
+    stitch are placed in Python (the bounds near a window's two ends), not every token."""
     lengths = _fast_lengths(enc)
-    size = _utf8_length(text, start, end)
-    span = _Window(text, start, 0, min(start + FAST_WINDOW, end))
-    ids = _window_ids(enc, span.chars)
-    if ids is None or span.size <= LONGEST_TOKEN:
-        return None
-    # ids: the last window's tokens, those from index t0 (starting at byte tail_start) not yet taken as final;
-    # bounds: the bounds of ids[first:] (bounds[q] where ids[first + q] starts), up to x, the window's end.
-    t0, first, x = 0, 0, span.size
-    bounds = list(accumulate(map(lengths.__getitem__, ids), initial=0))
-    out: list[int] = []
-    committed, reported = 0, 0
-    if progress is not None:
-        progress(0, size)
-    while x < size:
-        # The last bound at least OVERLAP bytes before x (and far enough from the end that the window is longer than
-        # any token) that falls between two characters: the next window starts there.
-        q = bisect_right(bounds, min(x - OVERLAP, size - LONGEST_TOKEN - 1)) - 1
-        at = span.char_at(bounds[q]) if q >= 0 else None
-        while at is None and q > 0:  # a token's end inside a character (CJK): an earlier one
-            q -= 1
-            at = span.char_at(bounds[q])
-        if at is None:
+    windows = _windows(start, end)
+    with _merged(enc, text, windows) as merged:
+        first = next(merged)
+        if first is None or first[1] <= LONGEST_TOKEN:
             return None
-        y = bounds[q]
-        span = _Window(text, at, y, min(at + FAST_WINDOW, end))
-        window = _window_ids(enc, span.chars)
-        if window is None or span.size <= LONGEST_TOKEN:
-            return None
-        w_ends = [y]  # the window's bounds as far as the stitch needs them: up to x
-        for token in window:
-            w_ends.append(w_ends[-1] + lengths[token])
-            if w_ends[-1] >= x:
-                break
-        found = _shared_token(bounds[1:], q, y, w_ends)
-        if found is None:
-            return None
-        i, j = found
-        if head is not None and not committed:
-            head.extend(e for e in bounds[1 : i + 2] if e <= 4 * WINDOW)
-        if keep:
-            out.extend(ids[t0 : first + i + 1])
-        committed += first + i + 1 - t0
-        ids, t0, x = window, j + 1, y + span.size
-        first, bounds = _last_bounds(ids, t0, x, min(x - OVERLAP, size - LONGEST_TOKEN - 1), lengths)
-        if progress is not None and x - reported >= PROGRESS_EVERY:
-            progress(x, size)
-            reported = x
+        ids, x, y_next = first  # the last window's ids, the byte where it ends, where the next one starts
+        t0, committed, reported = 0, 0, 0  # t0: the first of ids not yet taken as final
+        out: list[int] = []
+        size = 0 if progress is None else x if len(windows) == 1 else _utf8_length(text, start, end)
+        if progress is not None:
+            progress(0, size)
+        for window in merged:
+            if window is None or window[1] - y_next <= LONGEST_TOKEN:
+                return None
+            w_ids, w_end, w_next = window
+            y = y_next
+            # the bounds of the last window's tokens from the last that starts at or before y (not before t0), up to x;
+            # the new window's from y, up to x
+            q, bounds = _last_bounds(ids, t0, x, y, lengths)
+            w_ends = [y]
+            for token in w_ids:
+                w_ends.append(w_ends[-1] + lengths[token])
+                if w_ends[-1] >= x:
+                    break
+            found = _first_shared(bounds, w_ends)
+            if found is None:
+                return None
+            i, j = found
+            if head is not None and not committed:
+                head.extend(e for e in accumulate(map(lengths.__getitem__, ids[: q + i + 1])) if e <= 4 * WINDOW)
+            if keep:
+                out.extend(ids[t0 : q + i + 1])
+            committed += q + i + 1 - t0
+            ids, t0, x, y_next = w_ids, j + 1, w_end, w_next
+            if progress is not None and x - reported >= PROGRESS_EVERY:
+                progress(x, size)
+                reported = x
     if progress is not None:
         progress(size, size)
     if head is not None and not committed:
-        head.extend(e for e in bounds[1:] if e <= 4 * WINDOW)
+        head.extend(e for e in accumulate(map(lengths.__getitem__, ids)) if e <= 4 * WINDOW)
     if keep:
         out.extend(ids[t0:])
     return committed + len(ids) - t0, out
 
 
-def _last_bounds(ids: list[int], t0: int, x: int, limit: int, lengths: list[int]) -> tuple[int, list[int]]:
-    """(first, bounds): the bounds of ids[first:], which end at x, from the last at least 2 longest tokens before
-    `limit` (or from ids[t0]), counted back from the end."""
-    back = [x]
-    first = len(ids)
-    while first > t0 and back[-1] > limit - 2 * LONGEST_TOKEN:
-        first -= 1
-        back.append(back[-1] - lengths[ids[first]])
-    back.reverse()
-    return first, back
+# Threads merging a long piece's windows: one a core this process may run on, two at most (the machine the targets are
+# set on has two; each thread more is a window more in flight when a cancel comes).
+THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-class _Window:
-    """text[start:stop] as one window: its characters, its UTF-8 size, and where its byte offsets fall in the text."""
+def _windows(start: int, end: int) -> list[tuple[int, int, int]]:
+    """The windows of the piece text[start:end]: (first character, past the last, where the next window starts), each
+    FAST_WINDOW characters (the last as long, ending at the piece's end), each sharing at least OVERLAP characters (so
+    at least OVERLAP bytes) with the one before."""
+    step = FAST_WINDOW - OVERLAP
+    out = []
+    at = start
+    while at + FAST_WINDOW < end:
+        out.append([at, at + FAST_WINDOW])
+        at += step
+    out.append([max(start, end - FAST_WINDOW), end])
+    return [(a, b, out[k + 1][0] if k + 1 < len(out) else b) for k, (a, b) in enumerate(out)]
 
-    def __init__(self, text: str, start: int, byte_start: int, stop: int) -> None:
-        self.chars = text[start:stop]
-        self.start, self.byte_start = start, byte_start
-        self.data = None if self.chars.isascii() else self.chars.encode()
-        self.size = len(self.chars) if self.data is None else len(self.data)
 
-    def char_at(self, offset: int) -> int | None:
-        """The text's index of the character starting at the piece's byte `offset` (in this window), or None."""
-        at = offset - self.byte_start
-        if self.data is None:
-            return self.start + at
-        if at < len(self.data) and self.data[at] & 0xC0 == 0x80:
+@contextlib.contextmanager
+def _merged(enc: Any, text: str, windows: list[tuple[int, int, int]]) -> Iterator[Iterator[tuple[list[int], int, int] | None]]:
+    """Each window's (ids, the byte where it ends, the byte where the next starts), in order, merged on THREADS threads
+    at most THREADS windows ahead of the one taken (so a cancel stops within a few windows); None for a window that is
+    not one piece. Leaving the block stops the threads (after the windows they are merging)."""
+
+    def merge(window: tuple[int, int, int]) -> tuple[list[int], int, int] | None:
+        first, stop, following = window
+        chars = text[first:stop]
+        ids = _window_ids(enc, chars)
+        if ids is None:
             return None
-        return self.start + len(self.data[:at].decode())
+        if chars.isascii():
+            return ids, stop - first, following - first
+        return ids, len(chars.encode()), len(chars[: following - first].encode())
+
+    def placed(results: Iterator[tuple[list[int], int, int] | None]) -> Iterator[tuple[list[int], int, int] | None]:
+        y = 0  # the byte (from the piece's start) where the window starts
+        for result in results:
+            if result is None:
+                yield None
+                return
+            ids, size, step = result
+            yield ids, y + size, y + step
+            y += step
+
+    if THREADS < 2 or len(windows) < 3:
+        yield placed(map(merge, windows))
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="foldscope-window")
+
+    def ahead() -> Iterator[tuple[list[int], int, int] | None]:
+        pending = deque(pool.submit(merge, window) for window in windows[:THREADS])
+        for window in windows[THREADS:]:
+            pending.append(pool.submit(merge, window))  # before the wait: every thread merges while this one stitches
+            yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+    try:
+        yield placed(ahead())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _first_shared(a: list[int], b: list[int]) -> tuple[int, int] | None:
+    """The first token both hold, as (i, j) with a[i:i + 2] == b[j:j + 2], where a and b are two tokenisations' bounds
+    (each ascending), or None."""
+    i, j = 0, 0
+    while i + 1 < len(a) and j + 1 < len(b):
+        if a[i] == b[j]:
+            if a[i + 1] == b[j + 1]:
+                return i, j
+            if a[i + 1] < b[j + 1]:
+                i += 1
+            else:
+                j += 1
+        elif a[i] < b[j]:
+            i += 1
+        else:
+            j += 1
+    return None
+
+
+def _last_bounds(ids: list[int], t0: int, x: int, y: int, lengths: list[int]) -> tuple[int, list[int]]:
+    """(q, bounds): the bounds of ids[q:], which end at x, from the last token that starts at or before y (or from
+    ids[t0]), counted back from the end."""
+    back = [x]
+    q = len(ids)
+    while q > t0 and back[-1] > y:
+        q -= 1
+        back.append(back[-1] - lengths[ids[q]])
+    back.reverse()
+    return q, back
 
 
 def _window_ids(enc: Any, chars: str) -> list[int] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import random
+import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -368,3 +369,31 @@ def test_quicktoks_windows_report_progress_between_them_and_a_raise_stops_the_co
     with long_pieces.reporting(cancel), pytest.raises(Cancelled):
         count_text(text)
     assert len(merged) < 5  # stopped within a few windows of the cancel, not at the end of the piece
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_quicktoks_windows_merged_on_threads_give_tiktokens_ids_and_leave_no_thread(fast, small_fast_windows, monkeypatch, threads):
+    """The windows are merged on THREADS threads at once (quicktok lets go of the GIL), stitched in order on this one:
+    the same ids as one thread's, and every thread stopped when the merge ends (a process that forks counts its threads)."""
+    monkeypatch.setattr(long_pieces, "THREADS", threads)
+    real = long_pieces._window_ids
+    seen: set[int] = set()
+    together = threading.Barrier(threads, timeout=20)  # each thread's first window waits for the others': all at once
+
+    def window_ids(*args):
+        if threading.get_ident() not in seen:
+            seen.add(threading.get_ident())
+            if threads > 1:
+                together.wait()
+        return real(*args)
+
+    monkeypatch.setattr(long_pieces, "_window_ids", window_ids)
+    rng = random.Random(13)
+    before = threading.active_count()
+    for text in ("".join(rng.choices(LETTERS, k=20_000)), "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(7000)), "q" * 9000):
+        seen.clear()
+        together.reset()
+        merged = long_pieces.merge_text(fast, text, 0, len(text))
+        assert merged is not None and merged[1] == encoding().encode_ordinary(text) and merged[0] == len(merged[1])
+        assert len(seen) == threads and (threads > 1 or seen == {threading.get_ident()})
+        assert threading.active_count() == before
