@@ -311,7 +311,7 @@ class ReplayView(QWidget):
         task.failed.connect(lambda exc, t=task: self._ended_with(t, f"The replay failed: {exc}"))
         task.was_cancelled.connect(lambda t=task: self._ended_with(t, "Replay cancelled."))
         task.ended.connect(lambda t=task: self._ended(t))
-        self.status.setText(f"Replaying {requests:,} requests under {', '.join(strategies)}…")
+        self.status.setText(f"Replaying {plural(requests, 'request')} under {', '.join(strategies)}…")
         self.progress.setRange(0, 0)
         self._running(True)
         self.task = task.start()
@@ -344,7 +344,7 @@ class ReplayView(QWidget):
         if task is not self.task:
             return
         self.show_result(result, why, notice)
-        self.status.setText(f"Replayed {requests:,} requests under {len(result.runs)} strategies.")
+        self.status.setText(f"Replayed {plural(requests, 'request')} under {plural(len(result.runs), 'strategy', 'strategies')}.")
         self.replay_finished.emit(result)
 
     def show_result(self, result: ReplayRuns, why: str = "", notice: str | None = None) -> None:

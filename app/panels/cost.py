@@ -45,6 +45,7 @@ from foldscope.core.readout.cost_facts import (
     request_sentence,
 )
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.words import plural
 
 # (light, dark) per part of the bill; cache writes by cause from calm (expected) to loud (waste).
 PART_COLOURS = {
@@ -380,7 +381,8 @@ class CostPanel(QWidget):
         self.task = None
         self.facts = facts
         self.heading.setText(
-            f"Where the money went: {len(facts.cache.rows):,} requests" + ("" if facts.priced else " (the model has no price: in tokens)")
+            f"Where the money went: {plural(len(facts.cache.rows), 'request')}"
+            + ("" if facts.priced else " (the model has no price: in tokens)")
         )
         self.bar.set_parts(facts.parts, facts.priced)
         self.bar_sentence.setText(facts.sentence())
@@ -416,7 +418,7 @@ class CostPanel(QWidget):
         wanted = set(part.requests)
         self.request_model.set_rows([r for r in self.facts.cache.rows if r.index in wanted] if wanted else [])
         self.requests_sentence.setText(
-            f"The {len(wanted):,} requests with {part.label}: {part.meaning}. Click one to step the timeline to it."
+            f"The {plural(len(wanted), 'request')} with {part.label}: {part.meaning}. Click one to step the timeline to it."
         )
         self.tabs.setCurrentIndex(1)
 

@@ -255,6 +255,7 @@ def test_the_lab_says_what_the_cli_replay_warns_of_a_ceiling_under_the_head_and_
         "warnings"
     ]
     assert len(warnings) == 2 and "no request can fit under it" in warnings[0] and "not the bill" in warnings[1]
+    assert view.status.text() == "Replayed 1 request under 2 strategies."  # counts in words that agree
     heading = html.unescape(view.heading.text())
     for w in warnings:
         assert w in heading, (heading.split("<br>"), w)

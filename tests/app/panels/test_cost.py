@@ -405,3 +405,9 @@ def test_a_requests_wasted_column_is_cache_json_waste_and_first_and_append_show_
     parts.set_rows(list(out["totals"]["by_cause"].items()))
     wasted = {parts.index(i, 0).data(): parts.index(i, 3).data() for i in range(parts.rowCount())}
     assert [v for k, v in wasted.items() if "first" in k or "append" in k] == ["", ""], wasted
+
+
+def test_the_heading_counts_the_requests_in_words_that_agree_one_request_many_requests(qtbot, window, corpus_dev):
+    """short.jsonl bills one request (its reported usage: one requestId): 'Where the money went: 1 request'."""
+    panel = open_cost(qtbot, window, str(corpus_dev / "claude_code" / "short.jsonl"))
+    assert panel.heading.text() == "Where the money went: 1 request"
