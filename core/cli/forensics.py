@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.cli.options import is_folder
+from foldscope.core.cli.options import folder_files, is_folder
 from foldscope.core.cli.words import num, plural
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.session import ReadError
@@ -132,7 +132,7 @@ def _run(
         return one(str(path), args.sample)
     if args.sample is not None:
         raise UsageError(f"--sample: for one file; {path} is a folder")
-    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    files = folder_files(path)  # its own files and the sessions in the folders under it, as usage finds them
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
     workers = args.workers or os.cpu_count() or 1

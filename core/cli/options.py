@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.cli.main import UsageError
@@ -221,3 +222,14 @@ def with_estimate_said(session: Session, result: dict[str, Any]) -> dict[str, An
 
     why = estimated_usage(session)
     return {**result, "usage_estimated": why} if why else result
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """The files a folder command (replay, cache, compactions) reads: the folder's own files but hidden ones, whatever
+    their names, and the session files in the folders under it as `usage` and `tune` find them (core.replay.tune's
+    session_paths: hidden folders and a Claude Code session's subagents/ left out, each read with its session), so
+    one folder holds the same sessions on every command."""
+    from foldscope.core.replay.tune import session_paths
+
+    own = {p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+    return sorted(own | {Path(p) for p in session_paths([str(folder)])})

@@ -18,6 +18,7 @@ from foldscope.core.cli.options import (
     add_policy_flags,
     add_threads,
     add_workers,
+    folder_files,
     is_folder,
     measure_from_args,
     policy_choice,
@@ -244,7 +245,7 @@ def run_replay(args) -> Any:
         return replay_file(str(path), {**args_dict, "db": args.db, "sample": args.sample, "workers": args.workers or os.cpu_count() or 1})
     if args.db:
         raise UsageError("--db: for one file (a folder's files are replayed at once, by several processes)")
-    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    files = folder_files(path)  # its own files and the sessions in the folders under it, as usage finds them
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
     if untokenised(args):  # reading and pricing usage is quicker than starting processes: one, in order

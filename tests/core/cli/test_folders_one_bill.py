@@ -1,0 +1,52 @@
+"""One folder, one set of sessions: `usage`, `cache`, `compactions` and `replay` on a folder read the same files (its
+own and those in the folders under it), so the folder's bill is one figure on every command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from foldscope.core.cli.main import main
+
+TOP = "claude_code/session-9eda1058.jsonl"
+NESTED = "claude_code/session-196820da.jsonl"
+
+
+def run_json(capsys, *argv) -> dict:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def bill_sonnet_4_5(path) -> float:
+    """A Claude Code file's reported usage, read apart from foldscope's reader (each request's last entry, by requestId),
+    priced at Claude Sonnet 4.5's list prices (shared/pricing-facts.md: input 3.00, 5-minute write 1.25x, read 0.1x,
+    output 15.00 per million tokens; both files' requests are under its 200,000 tier and write 5-minute marks only)."""
+    usage = {}
+    for line in open(path, encoding="utf-8"):
+        entry = json.loads(line)
+        if isinstance(entry, dict) and entry.get("type") == "assistant" and (entry.get("message") or {}).get("usage"):
+            usage[entry.get("requestId") or entry["message"].get("id")] = entry["message"]["usage"]
+    assert all(not (u.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") for u in usage.values())
+    return sum(
+        (u["input_tokens"] * 3.0 + u["cache_read_input_tokens"] * 0.3 + u["cache_creation_input_tokens"] * 3.75 + u["output_tokens"] * 15.0)
+        / 1e6
+        for u in usage.values()
+    )
+
+
+def test_a_folders_bill_is_one_figure_on_usage_cache_and_replay_its_nested_sessions_included(capsys, corpus_dev, tmp_path):
+    folder = tmp_path / "projects"
+    (folder / "another-project").mkdir(parents=True)
+    (folder / "session-9eda1058.jsonl").symlink_to(corpus_dev / TOP)
+    (folder / "another-project" / "session-196820da.jsonl").symlink_to(corpus_dev / NESTED)
+    bill = bill_sonnet_4_5(corpus_dev / TOP) + bill_sonnet_4_5(corpus_dev / NESTED)
+    assert f"{bill:.2f}" == "7.92"
+    usage = run_json(capsys, "usage", str(folder), "--plain", "--workers", "1")
+    cache = run_json(capsys, "cache", str(folder), "--workers", "1")
+    replay = run_json(capsys, "replay", str(folder), "--strategy", "recorded")
+    compactions = run_json(capsys, "compactions", str(folder), "--workers", "1")
+    assert usage["total"]["sessions"] == cache["sessions"] == replay["sessions"] == compactions["sessions"] == 2
+    assert usage["total"]["cost_usd"] == pytest.approx(bill, abs=1e-5)
+    assert cache["totals"]["total_usd"] == pytest.approx(bill, abs=1e-5)
+    assert sum(r["cost_usd"] for r in replay["table"]) == pytest.approx(bill, abs=1e-5)
