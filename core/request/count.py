@@ -51,8 +51,8 @@ from foldscope.core.request.count_step import (
     text_body,
     text_key,
 )
+from foldscope.core.request.count_texts import PARALLEL_CHARS, Tokenising  # noqa: F401 - PARALLEL_CHARS: its old home
 from foldscope.core.request.counting.backend import Backend
-from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.measurement import (  # noqa: F401 - Part and Measurement re-exported: the counter's results
     Measurement,
     Part,
@@ -63,14 +63,11 @@ from foldscope.core.request.measurement import (  # noqa: F401 - Part and Measur
     new_part,
 )
 from foldscope.core.request.passages import Passages
-from foldscope.core.request.plan import TEXT
+from foldscope.core.request.plan import TEXT, TOOL_USE
 from foldscope.core.request.unseen_text import unseen_tokens
 
 if TYPE_CHECKING:
     from foldscope.core.model.policy import Policy
-
-# Below this many characters of new text, threads cost more than they save.
-PARALLEL_CHARS = 256 * 1024
 
 
 def estimate(counted: int, scale: float) -> int:
@@ -86,7 +83,7 @@ def policy_key(policy: Policy | None) -> tuple:
     return (policy.tool_result_max_chars, policy.caching)
 
 
-class Counter:
+class Counter(Tokenising):
     """Counts compiled requests exactly, memoising each message's segment by identity and policy.
 
     Messages are immutable, so a segment's count is fixed by the message object, how it renders
@@ -312,8 +309,21 @@ class Counter:
             new[head_key] = head_text
         lengths = self.lengths.setdefault(pk, {}) if self.lengths is not None else None
         rate = self.unseen_rate
-        for key, spec in zip(keys, flat):
-            if key in bodies or key in new or key in ready:
+        todo = [(key, spec) for key, spec in zip(keys, flat) if key not in bodies]
+        if ahead is None and lengths is None and rate is None:
+            # A cold count's thousand bodies (bench_count): what the loop below does for them, in two passes with
+            # nothing else to ask. Images are on few messages and never on a call's block (images_of).
+            images = self._images
+            for key, spec in todo:
+                m = spec.message
+                if "images" in m.metadata and spec.tag != TOOL_USE:
+                    n = image_tokens(m)
+                    if n:
+                        images[key] = n
+            new.update([(key, body_of(spec, record, policy, first_round)) for key, spec in todo])
+            return new, ready
+        for key, spec in todo:
+            if key in new or key in ready:
                 continue
             plain = ahead is None and spec.tag == TEXT and spec.mark is None
             if plain:
@@ -467,49 +477,6 @@ class Counter:
             if (key[1] not in self._heads) if _is_head(key) else (key not in bodies):
                 new[key] = body
         self._tokenise(new, bodies)
-
-    def _tokenise(self, new: dict[Any, str], bodies: dict[Any, int]) -> None:
-        """Count every new segment (_count_all, by passages when long): a head's into the heads, a block body's into
-        `bodies` (the memo of its policy key)."""
-        if not new:
-            return
-        # Equal texts count alike, so each is tokenised once: a file of tiny prompts repeats a few words.
-        where: dict[str, int] = {}
-        at = [where.setdefault(t, len(where)) for t in new.values()]
-        texts = list(where)
-        self.tokenised_chars += sum(len(t) for t in texts)
-        # With tiktoken, a text holding a very long piece is merged in windows (core.request.long_pieces), never whole.
-        counts: list[int] = [0] * len(texts)
-        rest = []
-        windowed = tokens.windowed()
-        for i, t in enumerate(texts):
-            if windowed and has_long_piece(t):
-                counts[i] = tokens.count_text(t)
-            else:
-                rest.append(i)
-        # A long text's passages counted before are not tokenised again (core.request.passages).
-        if len(rest) == len(texts):  # the commonest case: no text with a long piece
-            counts = self._passages.counts(texts, self._count_all)
-        else:
-            for i, n in zip(rest, self._passages.counts([texts[i] for i in rest], self._count_all)):
-                counts[i] = n
-        for key, i in zip(new, at):
-            n = counts[i]
-            if _is_head(key):
-                self._heads[key[1]] = n
-            else:
-                # A block's images count as the provider counts them, beside its text (where "[image]" stands).
-                bodies[key] = n + self._images.pop(key, 0)
-
-    def _count_all(self, texts: list[str]) -> list[int]:
-        """Each plain text's count (tokens.counter): in one batch through inspect's helper (core.request.counting.helper), one
-        round trip where encoding each text apart is one a text (a trace's requests each bring a few new bodies,
-        docs/performance.md), or in threads when there is enough text; else one after another."""
-        if len(texts) > 1 and (tokens.helping() or self.threads > 1 and sum(map(len, texts)) >= PARALLEL_CHARS):
-            return tokens.count_ordinary_batch(texts, num_threads=self.threads)
-        count = tokens.counter()
-        fast = getattr(count, "__self__", None)  # quicktok's tests made once for them all (FastEncoding.count_batch)
-        return fast.count_batch(texts) if type(fast) is tokens.FastEncoding else [count(text) for text in texts]
 
     def _lookup(self, key, glue: str, bodies: dict[Any, int] | None = None) -> int:
         """A head's tokens, or a block body's from `bodies` (the memo of its policy key), with its glue's."""

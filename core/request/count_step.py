@@ -26,7 +26,7 @@ from foldscope.core.model import shared_start as _shared
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared_start import Shared, grown
-from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head, result_text
+from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head, result_text, value_text
 from foldscope.core.request.plan import (
     ROLE,
     TEXT,
@@ -165,14 +165,14 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
         if tag == TOOL_RESULT and type(spec.call_id) is str:
             m = spec.message
             error = ',"is_error":true' if m.metadata.get("is_error") is True else ""
-            content = json_string(result_text(m, record, policy, first_round))
-            return 'content":' + content + error + ',"tool_use_id":' + json_string(spec.call_id) + ',"'
+            if policy is None or (policy.tool_result_max_chars is None and first_round is None):
+                output = m.content.get("output", "")  # no bound: result_text's answer without its three calls
+                text = output if type(output) is str else value_text(output, m)
+            else:
+                text = result_text(m, record, policy, first_round)
+            return f'content":{json_string(text)}{error},"tool_use_id":{json_string(spec.call_id)},"'
         if tag == TOOL_USE and type(spec.call_id) is str:
-            c = spec.message.content
-            args = c.get("arguments", {})
-            data = dict(args) if isinstance(args, Mapping) else {"arguments": args}
-            name = json_string(str(c.get("function", "")))
-            return 'id":' + json_string(spec.call_id) + ',"input":' + canonical(data) + ',"name":' + name + ',"'
+            return call_body(spec.message.content, spec.call_id)
     block = render_block(spec, record, policy, first_round)
     if len(block) == 2 and block.get("type") == "text" and type(block.get("text")) is str:
         # The commonest block, a text and its type: the JSON of the one string, as canonical() writes it.
@@ -182,6 +182,26 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
     if not (text.startswith('{"') and text.endswith("," + '"' + glue)):
         raise AssertionError(f"block does not end with its type: {text[:80]}")
     return text[2 : len(text) - len(glue)]
+
+
+_LEAVES = frozenset((str, bool, type(None)))
+_STR = frozenset((str,))
+_encode_sorted = msgspec.json.Encoder(order="sorted").encode  # canonical_json's own encoder (core.model.canonical)
+
+
+def call_body(c: Mapping[str, Any], call_id: str) -> str:
+    """A tool_use block's body (its message's content `c`): the block less its type as one canonical text, its keys
+    sorting before `type`. Arguments of strings, booleans and nulls (most calls') are written by canonical_json's
+    encoder straight, one call where writing the body key by key made three (docs/performance.md)."""
+    args = c.get("arguments", {})
+    name = c.get("function", "")
+    if type(args) is dict and type(name) is str and _STR.issuperset(map(type, args)) and _LEAVES.issuperset(map(type, args.values())):
+        try:  # what canonical_json does with such a value, without its walk over it
+            return _encode_sorted({"id": call_id, "input": args, "name": name}).decode()[2:-1] + ',"'
+        except UnicodeEncodeError:  # a lone surrogate: json's way, as canonical_json goes
+            pass
+    data = dict(args) if isinstance(args, Mapping) else {"arguments": args}
+    return canonical({"id": call_id, "input": data, "name": str(name)})[2:-1] + ',"'
 
 
 def text_body(m: Message) -> str:

@@ -1,0 +1,78 @@
+"""The counter's new texts made counts: each distinct text tokenised once, a head's count kept apart from the bodies'."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from foldscope.core.request import tokens
+from foldscope.core.request.long_pieces import has_long_piece
+from foldscope.core.request.passages import Passages
+
+# Below this many characters of new text, threads cost more than they save.
+PARALLEL_CHARS = 256 * 1024
+# New texts shorter than this are tokenised once however often they come in one batch (Tokenising._tokenise).
+SHARED_TEXT = 1024
+
+
+class Tokenising:
+    """core.request.count.Counter's tokenising of the texts its layouts bring: its memo of heads and images, by key."""
+
+    _heads: dict[str, int]
+    _images: dict[Any, int]
+    _passages: Passages
+    threads: int
+    tokenised_chars: int
+
+    def _tokenise(self, new: dict[Any, str], bodies: dict[Any, int]) -> None:
+        """Count every new segment (_count_all, by passages when long): a head's into the heads, a block body's into
+        `bodies` (the memo of its policy key)."""
+        if not new:
+            return
+        # Equal short texts count alike, so each is tokenised once: a file of tiny prompts repeats a few words. A long
+        # one is keyed by its place instead: hashing it cost as much as a tenth of counting it (0.7 ms of bench_count's
+        # 3 MB), and a long body seldom repeats (a call's and a result's carry their call id).
+        where: dict[Any, int] = {}
+        add = where.setdefault
+        at = [add(t if len(t) < SHARED_TEXT else i, len(where)) for i, t in enumerate(new.values())]
+        given = list(new.values())
+        texts = [given[k] if type(k) is int else k for k in where]
+        self.tokenised_chars += sum(map(len, texts))
+        if tokens.windowed():
+            counts = self._windowed_counts(texts)
+        else:
+            counts = self._passages.counts(texts, self._count_all)
+        counted = dict(zip(new, map(counts.__getitem__, at)))
+        heads = [key for key in counted if type(key) is tuple and key[0] == "head"]  # _is_head, inline: one a body
+        for key in heads:
+            self._heads[key[1]] = counted.pop(key)
+        images = self._images
+        if images:
+            # A block's images count as the provider counts them, beside its text (where "[image]" stands).
+            for key in counted:
+                if key in images:
+                    counted[key] += images.pop(key)
+        bodies.update(counted)
+
+    def _windowed_counts(self, texts: list[str]) -> list[int]:
+        """Each text's count where tiktoken counts: a text holding a very long piece merged in windows
+        (core.request.long_pieces), never whole; the rest by passages (core.request.passages)."""
+        counts: list[int] = [0] * len(texts)
+        rest = []
+        for i, t in enumerate(texts):
+            if has_long_piece(t):
+                counts[i] = tokens.count_text(t)
+            else:
+                rest.append(i)
+        for i, n in zip(rest, self._passages.counts([texts[i] for i in rest], self._count_all)):
+            counts[i] = n
+        return counts
+
+    def _count_all(self, texts: list[str]) -> list[int]:
+        """Each plain text's count (tokens.counter): in one batch through inspect's helper (core.request.counting.helper), one
+        round trip where encoding each text apart is one a text (a trace's requests each bring a few new bodies,
+        docs/performance.md), or in threads when there is enough text; else one after another."""
+        if len(texts) > 1 and (tokens.helping() or self.threads > 1 and sum(map(len, texts)) >= PARALLEL_CHARS):
+            return tokens.count_ordinary_batch(texts, num_threads=self.threads)
+        count = tokens.counter()
+        fast = getattr(count, "__self__", None)  # quicktok's tests made once for them all (FastEncoding.count_batch)
+        return fast.count_batch(texts) if type(fast) is tokens.FastEncoding else [count(text) for text in texts]
