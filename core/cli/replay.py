@@ -191,6 +191,7 @@ def replay_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
         result["check"] = check.summary() if check else None
     if not args.per_request:
         result.pop("rows")
+    with_children(result, session, args_dict)
     if db:
         from foldscope.core.cli.library_open import keep, library_facts
 
@@ -226,6 +227,14 @@ def billed_file(path: str, args_dict: dict[str, Any]) -> dict[str, Any]:
     result["format"] = session.format
     result["read_warnings"] = list(session.warnings)
     result.update(precision_marks(session, "replay"))
+    return with_children(result, session, args_dict)
+
+
+def with_children(result: dict[str, Any], session: Any, args_dict: dict[str, Any]) -> dict[str, Any]:
+    """In a folder's run, the files of the session's subagents, so the folder counts a subagent file beside its
+    session in it (as `cache` and `usage` do), not as another session; one file's output unchanged."""
+    if args_dict.get("in_folder"):
+        result["children"] = [c.source for c in session.children]
     return result
 
 
@@ -245,6 +254,7 @@ def run_replay(args) -> Any:
         return replay_file(str(path), {**args_dict, "db": args.db, "sample": args.sample, "workers": args.workers or os.cpu_count() or 1})
     if args.db:
         raise UsageError("--db: for one file (a folder's files are replayed at once, by several processes)")
+    args_dict["in_folder"] = True
     files = folder_files(path)  # its own files and the sessions in the folders under it, as usage finds them
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
@@ -273,7 +283,11 @@ def run_replay(args) -> Any:
                     "no_ceiling": result.get("no_ceiling"),
                 }
             )
-    out = {"folder": str(path), "sessions": len(files) - len(skipped), "skipped": skipped, "table": table}
+    # A subagent's file beside its session (Claude Code's older layout) is replayed as a file of its own, but counted
+    # as `cache` and `usage` count it: in its session, not as another session.
+    owned = {str(Path(c).resolve()) for _, r in results if "error" not in r for c in r.get("children", [])}
+    apart = sum(1 for f, r in results if "error" not in r and str(Path(f).resolve()) in owned)
+    out = {"folder": str(path), "sessions": len(files) - len(skipped) - apart, "subagent_files": apart, "skipped": skipped, "table": table}
     if args.output:
         write_table(args.output, out, read=files)
         out["written"] = [f"{args.output}.csv", f"{args.output}.json"]
@@ -388,7 +402,9 @@ def format_folder(result: dict[str, Any]) -> str:
     """A row per file and strategy, the file's warnings under its rows (the first, then how many more)."""
     from foldscope.core.cli.output import terminal_safe
 
-    lines = [f"{plural(result['sessions'], 'session')} in {result['folder']}, {num(len(result['skipped']))} skipped"]
+    apart = result.get("subagent_files") or 0
+    beside = f" (and {plural(apart, 'subagent file')} beside their sessions, replayed as files of their own)" if apart else ""
+    lines = [f"{plural(result['sessions'], 'session')} in {result['folder']}{beside}, {num(len(result['skipped']))} skipped"]
     lines += [f"  skipped {s['error']}" for s in result["skipped"]]
     files: dict[str, list[dict[str, Any]]] = {}
     for r in result["table"]:

@@ -50,3 +50,24 @@ def test_a_folders_bill_is_one_figure_on_usage_cache_and_replay_its_nested_sessi
     assert usage["total"]["cost_usd"] == pytest.approx(bill, abs=1e-5)
     assert cache["totals"]["total_usd"] == pytest.approx(bill, abs=1e-5)
     assert sum(r["cost_usd"] for r in replay["table"]) == pytest.approx(bill, abs=1e-5)
+
+
+def test_a_subagent_file_beside_its_session_is_counted_in_it_on_usage_cache_and_replay(capsys, corpus_dev, tmp_path):
+    """Claude Code's older layout keeps a session's agent-*.jsonl beside it: one session on every command, its
+    subagents' requests in the folder's bill once (replay replays each file on its own and says so)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    private = corpus_dev / "claude_code" / "tmp-private"
+    names = sorted(p.name for p in private.glob("*.jsonl"))
+    assert len(names) == 3 and sum(n.startswith("agent-") for n in names) == 2
+    for name in names:
+        (folder / name).symlink_to(private / name)
+    usage = run_json(capsys, "usage", str(folder), "--plain", "--workers", "1")
+    cache = run_json(capsys, "cache", str(folder), "--workers", "1")
+    replay = run_json(capsys, "replay", str(folder), "--strategy", "recorded")
+    assert usage["total"]["sessions"] == cache["sessions"] == replay["sessions"] == 1 and replay["subagent_files"] == 2
+    assert len({r["file"] for r in replay["table"]}) == 3
+    assert sum(r["cost_usd"] for r in replay["table"]) == pytest.approx(cache["totals"]["total_usd"], abs=1e-5)
+    assert usage["total"]["cost_usd"] == pytest.approx(cache["totals"]["total_usd"], abs=1e-5)
+    assert main(["replay", str(folder), "--strategy", "recorded"]) == 0
+    assert capsys.readouterr().out.startswith(f"1 session in {folder} (and 2 subagent files beside their sessions")
