@@ -21,7 +21,7 @@ import subprocess
 import threading
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from foldscope.core.model.session import FullRecord, Message, sole_text
@@ -216,29 +216,22 @@ class CountsAhead:
     def _render_window(self, first_round: IncludedRound | None) -> None:
         record, lo = self._record, self._next
         hi = min(len(record), lo + WINDOW)
-        window = [record[i] for i in range(max(0, lo - OVERLAP), min(len(record), hi + OVERLAP))]
-        mine = {id(record[i]) for i in range(lo, hi)}
-        seq = [m for m in window if m.kind != "system"]
-        planned, _ = plan_runs(seq, {m.id: m for m in window}, record)
-        for _, blocks, _ in planned:
-            for spec in blocks:
-                if id(spec.message) not in mine:
-                    continue
-                key = (block_key(spec, record, self._policy, first_round), self._pk)
-                if key in self._bodies or key in self._counts or key in self._batch_of or self._known(key):
-                    continue
-                try:
-                    text = body_of(spec, record, self._policy, first_round)
-                except CompileError:
-                    # A guess the views may never hold (rendered under the first round known so far, or cut by a
-                    # window): the counter renders the views' own blocks, and raises there if it must.
-                    continue
-                if self._windowed and has_long_piece(text):
-                    continue  # merged in windows by the counter itself (core.request.long_pieces)
-                self._bodies[key] = text
-                self._add(key, text)
-                if self._lengths is not None and (n := body_bytes(text)) is not None:
-                    self._lengths[short_key(key[0])] = n
+        for spec in window_blocks(record, lo, hi):
+            key = (block_key(spec, record, self._policy, first_round), self._pk)
+            if key in self._bodies or key in self._counts or key in self._batch_of or self._known(key):
+                continue
+            try:
+                text = body_of(spec, record, self._policy, first_round)
+            except CompileError:
+                # A guess the views may never hold (rendered under the first round known so far, or cut by a
+                # window): the counter renders the views' own blocks, and raises there if it must.
+                continue
+            if self._windowed and has_long_piece(text):
+                continue  # merged in windows by the counter itself (core.request.long_pieces)
+            self._bodies[key] = text
+            self._add(key, text)
+            if self._lengths is not None and (n := body_bytes(text)) is not None:
+                self._lengths[short_key(key[0])] = n
         if self._thinking:
             for i in range(lo, hi):
                 thought = thinking_text(record[i]) if record[i].kind == "assistant" else None
@@ -345,6 +338,19 @@ class CountsAhead:
                 up.close()
             except OSError:
                 pass
+
+
+def window_blocks(record: FullRecord, lo: int, hi: int) -> Iterator[Any]:
+    """The blocks of record positions lo to hi as the record planned around them (OVERLAP messages on either side, so
+    a call and its result on an edge still pair) lays them out: what a view holding them is likely to carry."""
+    window = [record[i] for i in range(max(0, lo - OVERLAP), min(len(record), hi + OVERLAP))]
+    mine = {id(record[i]) for i in range(lo, hi)}
+    seq = [m for m in window if m.kind != "system"]
+    planned, _ = plan_runs(seq, {m.id: m for m in window}, record)
+    for _, blocks, _ in planned:
+        for spec in blocks:
+            if id(spec.message) in mine:
+                yield spec
 
 
 def string_chars(value: Any, enough: int) -> int:

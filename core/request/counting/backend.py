@@ -15,6 +15,7 @@ from foldscope.core.request.counting import child, children_allowed
 if TYPE_CHECKING:
     from foldscope.core.model.session import FullRecord
     from foldscope.core.request.counting.ahead import CountsAhead
+    from foldscope.core.request.counting.later_half import LaterHalf
 
 # Every Counter owns a Backend, so this module is imported wherever one is made: counting ahead (core.request.counting
 # .ahead, with the compile and plan modules it renders with) and multiprocessing are imported only when first asked for.
@@ -27,12 +28,17 @@ class Backend:
     counts the child made (Counter.ahead). Whether a child runs is decided here, at `start`: the switch
     (core.request.counting.children_allowed), the record's text, the counter's memo and a free core."""
 
-    def start(self, counter: Any, record: FullRecord, policy: Any, key: tuple, thinking: bool = False) -> CountsAhead | None:
+    def start(self, counter: Any, record: FullRecord, policy: Any, key: tuple, thinking: bool = False) -> CountsAhead | LaterHalf | None:
         """A child counting the record's block bodies under `policy` (its policy key `key`; with `thinking` the
         responses' thinking too) ahead of the measure, attached to `counter` (its Counter.ahead); None where one may
         not run, or the counter already has one. Cheapest question first: a counter that has counted most of the
         record (a followed session's poll, a reopened session) has nothing worth sending, and a short record does not
         repay a child; only then is the machine asked."""
+        from foldscope.core.request.counting import later_half
+
+        if later_half.wanted(counter, record):  # a small input: its later half counted by a forked child
+            counter.ahead = later_half.LaterHalf(record, policy, key, thinking)
+            return counter.ahead
         from foldscope.core.request.counting.ahead import CountsAhead
 
         if counter.ahead is not None or 2 * counter.bodies_counted() > len(record) or not CountsAhead.worth(record):
@@ -47,7 +53,7 @@ class Backend:
         )
         return counter.ahead
 
-    def stop(self, counter: Any, started: CountsAhead | None) -> None:
+    def stop(self, counter: Any, started: CountsAhead | LaterHalf | None) -> None:
         """The measure has ended: a child started while the file was read that no measure took is stopped, and the
         one `start` gave this measure (`started`) is stopped and reaped, and taken off the counter."""
         discard_spare()

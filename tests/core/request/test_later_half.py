@@ -1,0 +1,91 @@
+"""A small input's later half counted by a forked child gives the counts the measure makes in-line, and the child is
+reaped whether it answered or not (core.request.counting.later_half)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+FILE = "claude_code/extracted-dd381a75.jsonl"
+# A fresh process, as `inspect` of a small file is: the small path counts, no encoder is built. It prints each
+# request's count, how many bodies the child counted, and whether every child it forked was reaped.
+MEASURE = """
+import json, os, sys
+from foldscope.core.request import tokens
+from foldscope.core.request.counting import later_half
+from foldscope.core.formats import load_session
+from foldscope.core.request.count import Counter
+
+seen = {"ahead": 0, "pids": []}
+close = later_half.LaterHalf.close
+def spy(self):
+    seen["ahead"] = max(seen["ahead"], self.counted_ahead)
+    if self._pid:
+        seen["pids"].append(self._pid)
+    close(self)
+later_half.LaterHalf.close = spy
+if sys.argv[2] == "dies":  # the child ends before it answers
+    later_half.LaterHalf._serve = lambda self, *args: os._exit(3)
+tokens.expect(sys.argv[1])
+session = load_session(sys.argv[1])
+from foldscope.core.cli.basic import summarise
+result = summarise(session, counter=Counter(None))
+reaped = []
+for pid in seen["pids"]:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+        reaped.append(False)
+    except ChildProcessError:
+        reaped.append(True)
+print(json.dumps({"result": result, "ahead": seen["ahead"], "reaped": reaped, "built": tokens._encoding is not None}))
+"""
+
+
+def _measured(path, how: str, local: bool = False) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "FOLDSCOPE_COUNTING"}
+    if local:
+        env["FOLDSCOPE_COUNTING"] = "local"
+    done = subprocess.run([sys.executable, "-c", MEASURE, str(path), how], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_later_half_counted_by_a_forked_child_gives_the_counts_made_in_line(corpus_dev):
+    path = corpus_dev / FILE
+    in_line = _measured(path, "answers", local=True)
+    forked = _measured(path, "answers")
+    assert in_line["ahead"] == 0 and forked["ahead"] > 50  # the child counted bodies, and the switch kept it off
+    assert forked["result"] == in_line["result"]
+    assert forked["reaped"] == [True] and not forked["built"]
+
+
+def test_a_child_that_dies_before_answering_leaves_its_half_to_the_measure_and_is_reaped(corpus_dev):
+    path = corpus_dev / FILE
+    in_line = _measured(path, "answers", local=True)
+    died = _measured(path, "dies")
+    assert died["ahead"] == 0 and died["result"] == in_line["result"]
+    assert died["reaped"] == [True]
+
+
+def test_no_child_is_forked_where_an_encoder_counts_or_a_body_length_is_wanted(corpus_dev, monkeypatch):
+    from foldscope.core.formats import load_session
+    from foldscope.core.request import small_count, tokens
+    from foldscope.core.request.count import Counter
+    from foldscope.core.request.counting import later_half
+
+    record = load_session(corpus_dev / FILE).record
+    monkeypatch.setattr(tokens, "_encoding", None)  # as a process that has counted only by the small path
+    monkeypatch.setattr(small_count, "_spent", 0)
+    monkeypatch.setattr(small_count, "BUDGET_CHARS", tokens.SMALL_INPUT_CHARS)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    assert later_half.wanted(Counter(None), record)
+    measured = Counter(None)
+    measured.lengths = {}  # the prefix meter's: a body counted by the child would have no length
+    assert not later_half.wanted(measured, record)
+    monkeypatch.setattr(tokens, "_encoding", object())  # an encoder built: it counts, not the small path
+    assert not later_half.wanted(Counter(None), record)
+    monkeypatch.setattr(tokens, "_encoding", None)
+    monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")
+    assert not later_half.wanted(Counter(None), record)
