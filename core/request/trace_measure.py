@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats.registry import sending_format
 from foldscope.core.model.policy import Policy, resolve_ceiling
@@ -36,6 +36,9 @@ from foldscope.core.request.trace import (
 )
 from foldscope.core.request.trace_resume import Kept, TraceResume, request_key
 from foldscope.core.request.unseen_text import UnseenRate
+
+if TYPE_CHECKING:
+    from foldscope.core.request.counting.later_half import LaterHalf
 
 # Hears each recorded request's compiled count as the counting pass reaches it: (request, requests, count).
 OnCount = Callable[[int, int, int], None]
@@ -210,7 +213,7 @@ class TraceMeasure:
         self.counter = counter or Counter()
         self.trace: list[Request] = []
         self.models: list[str | None] = []
-        self._ahead: CountsAhead | None = None
+        self._ahead: CountsAhead | LaterHalf | None = None
         self._estimated: str | None = None
         self._carried: Carried | None = None  # the predictions kept with the counting pass that went on
         self.resume = resume  # the counting pass kept by the last measure of this growing session (core.request.trace_resume)
