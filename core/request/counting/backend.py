@@ -36,7 +36,7 @@ class Backend:
         repay a child; only then is the machine asked."""
         from foldscope.core.request.counting import later_half
 
-        if later_half.wanted(counter, record):  # a small input: its later half counted by a forked child
+        if not _forked and later_half.wanted(counter, record):  # a small input: its later half counted by a forked child
             counter.ahead = later_half.LaterHalf(record, policy, key, thinking)
             return counter.ahead
         from foldscope.core.request.counting.ahead import CountsAhead

@@ -22,6 +22,7 @@ from foldscope.core.model.session import FullRecord, sole_text
 from foldscope.core.request import small_count, tokens
 from foldscope.core.request.compile import block_key
 from foldscope.core.request.count_step import body_of, text_key
+from foldscope.core.request.counting import children_allowed, one_thread
 from foldscope.core.request.counting.ahead import WINDOW, string_chars, window_blocks
 from foldscope.core.request.plan import CompileError, IncludedRound
 from foldscope.core.request.provider_text import thinking_text
@@ -35,13 +36,11 @@ WAIT_SECONDS = 10.0  # a child that has not answered by then is stopped, and the
 def wanted(counter: Any, record: FullRecord) -> bool:
     """Whether the later half of `record` is worth a forked child: the small path counts it (no encoder built, none
     helping), no prefix meter wants each body's length, a fork is safe (one thread) and allowed (the switch, not a
-    pool's worker or a forked child), and the record holds MIN_CHARS of text the counter has not counted."""
-    from foldscope.core.request import counting
-    from foldscope.core.request.counting import backend
-
+    pool's worker; core.request.counting.backend asks whether this is a forked child), and the record holds
+    MIN_CHARS of text the counter has not counted."""
     if tokens._encoding is not None or tokens.helping() or counter.lengths is not None or counter.ahead is not None:
         return False
-    if not hasattr(os, "fork") or not counting.children_allowed() or backend._forked or not counting.one_thread():
+    if not hasattr(os, "fork") or not children_allowed() or not one_thread():
         return False
     pool = sys.modules.get("multiprocessing")  # a pool's worker has imported it; a process that has not is none
     if pool is not None and pool.parent_process() is not None:
