@@ -127,7 +127,10 @@ class TuneView(QWidget):
         self.fold_ats = QLineEdit("0.8")
         self.targets = QLineEdit("0.6")
         self.bounds = QLineEdit("none")
-        self.caching = QLineEdit("off")
+        # Empty, as `foldscope tune` without --caching: each session's own caching (a Claude Code session caches);
+        # "off" here swept policies that drop the agent's cache, and recommended a profile with prompt_caching false.
+        self.caching = QLineEdit()
+        self.caching.setPlaceholderText("as recorded (or on, off, on,off)")
         self.strategies = {name: QCheckBox(name) for name in SWEEP_STRATEGIES}
         self.strategies["adr"].setChecked(True)
         self.workers = QSpinBox()

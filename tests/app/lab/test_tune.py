@@ -119,3 +119,19 @@ def test_the_sweep_table_sets_each_cost_beside_the_modelled_recording_and_labels
     at = headers.index("Recorded, modelled")
     assert headers[at + 1] == "Bill" and model.data(model.index(0, at)) == "$2.0000"
     assert "billed" in model.headerData(at + 1, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_the_labs_first_grid_sweeps_each_sessions_own_caching_as_tune_does_without_the_flag(qtbot):
+    """The lab's fields as it opens name the grid `foldscope tune --ceiling 100000,150000 --fold-at 0.8 --target 0.6
+    --result-max none` names: caching as recorded, never off (off drops a caching agent's cache, and its profile said
+    prompt_caching false)."""
+    from foldscope.core.cli.main import build_parser
+    from foldscope.core.cli.tune import points_from
+
+    view = TuneView()
+    qtbot.addWidget(view)
+    args = build_parser().parse_args(
+        ["tune", "x", "--ceiling", "100000,150000", "--fold-at", "0.8", "--target", "0.6", "--result-max", "none"]
+    )
+    assert view.points() == points_from(args)
+    assert {p.caching for p in view.points()} == {None}
