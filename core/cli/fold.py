@@ -128,7 +128,7 @@ def run_fold(args) -> dict[str, Any]:
         "ceiling_why": measure.resolution.why,
         "line": policy.fold_at,
         "target": policy.fold_target,
-        "scale": round(fold.scale, 4),
+        "scale": round(fold.scale, 6),  # as requests, inspect and composition give it
         "estimate_before": before,
         "estimate_after": fold.estimate(),
         # what the fold decided on (core.request.estimators), and the ceiling's two verdicts by their names:
@@ -147,7 +147,7 @@ def run_fold(args) -> dict[str, Any]:
             "ceiling": refusal.ceiling,
             "counted": refusal.own_count,
             "unseen_head": refusal.unseen_head,
-            "scale": refusal.scale,
+            "scale": round(refusal.scale, 6),
             **({"calls_without_results": list(refusal.unanswered)} if refusal.unanswered else {}),
         },
         "first_round": _first_round(target, policy),

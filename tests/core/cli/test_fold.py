@@ -166,3 +166,13 @@ def test_each_pass_line_says_landed_when_it_lowered_the_estimate_and_rolled_back
     said = {(int(b.replace(",", "")) > int(a.replace(",", "")), outcome) for b, a, outcome in passes}
     assert said == {(True, "landed"), (False, "rolled back (it did not lower the estimate)")}
     assert any(int(a.replace(",", "")) > 64_000 for _, a, outcome in passes if outcome == "landed")
+
+
+def test_fold_and_requests_give_one_scale_for_the_same_file_and_flags(corpus_dev, capsys):
+    """The scale is calibrated from the file's reported input; fold --json gave it to 4 places (1.0234) where
+    requests, inspect and composition give 6 (1.023416): one figure on every screen."""
+    path = corpus_dev / "claude_code" / "tool_heavy.jsonl"
+    flags = ["--ceiling", "200000", "--result-max", "2000", "--caching", "--json"]
+    _, folded, _ = run(capsys, "fold", path, *flags)
+    _, requests, _ = run(capsys, "requests", path, *flags)
+    assert folded["scale"] == requests["scale"] and folded["scale"] != round(folded["scale"], 4)
