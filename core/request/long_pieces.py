@@ -22,18 +22,17 @@ pathological text.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import threading
 from bisect import bisect_right
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 import regex  # type: ignore[import-untyped]  # tiktoken's dependency; its pure-Python reference splits with it
 
-from foldscope.core.request import unicode_gap
+from foldscope.core.request import unicode_gap, window_threads
 
 if TYPE_CHECKING:
     from tiktoken import Encoding
@@ -357,122 +356,54 @@ def merge_text(
     enc: Any, text: str, start: int, end: int, progress: Progress | None = None, keep: bool = True, head: list[int] | None = None
 ) -> tuple[int, list[int]] | None:
     """(count, ids) of BPE of the piece text[start:end] (its UTF-8 bytes), merged by quicktok in windows of FAST_WINDOW
-    characters at fixed places (_windows), stitched as merge_long stitches; None where a window is not one piece or two
-    share no token (the note above). The windows are merged on up to THREADS threads (quicktok lets go of the GIL while
-    it merges), at most THREADS ahead of the stitch, which stays on this thread with the progress reports. `head`, as
-    merge_long's: the byte ends of the first tokens (up to the first stitch, a few kB at most). Only the tokens about each
-    stitch are placed in Python (the bounds near a window's two ends), not every token."""
+    characters at fixed places, stitched as merge_long stitches; None where a window is not one piece or two share no
+    token (the note above). The windows are merged ahead on threads (core.request.window_threads; quicktok lets go of
+    the GIL while it merges); the stitch stays on this thread with the progress reports. `head`, as merge_long's: the
+    byte ends of the first tokens (up to the first stitch, a few kB at most). Only the tokens about each stitch are
+    placed in Python (the bounds near a window's two ends), not every token."""
     lengths = _fast_lengths(enc)
-    windows = _windows(start, end)
-    with _merged(enc, text, windows) as merged:
-        first = next(merged)
-        if first is None or first[1] <= LONGEST_TOKEN:
+    spans = window_threads.places(start, end, FAST_WINDOW, OVERLAP)
+    with window_threads.merged(_window_ids, enc, text, spans, keep, (lengths, 4 * WINDOW, LONGEST_TOKEN)) as merged:
+        last = next(merged)
+        if last is None or last.end <= LONGEST_TOKEN:
             return None
-        ids, x, y_next = first  # the last window's ids, the byte where it ends, where the next one starts
-        t0, committed, reported = 0, 0, 0  # t0: the first of ids not yet taken as final
+        t0, committed, reported = 0, 0, 0  # t0: the first of the last window's ids not yet taken as final
         out: list[int] = []
-        size = 0 if progress is None else x if len(windows) == 1 else _utf8_length(text, start, end)
+        size = 0 if progress is None else last.end if len(spans) == 1 else _utf8_length(text, start, end)
         if progress is not None:
             progress(0, size)
         for window in merged:
-            if window is None or window[1] - y_next <= LONGEST_TOKEN:
+            if window is None or window.end - last.next_start <= LONGEST_TOKEN:
                 return None
-            w_ids, w_end, w_next = window
-            y = y_next
+            y, x = last.next_start, last.end
             # the bounds of the last window's tokens from the last that starts at or before y (not before t0), up to x;
             # the new window's from y, up to x
-            q, bounds = _last_bounds(ids, t0, x, y, lengths)
+            q, bounds = _last_bounds(last.tail, max(0, t0 - last.tail_from), x, y, lengths)
             w_ends = [y]
-            for token in w_ids:
+            for token in window.head:
                 w_ends.append(w_ends[-1] + lengths[token])
                 if w_ends[-1] >= x:
                     break
             found = _first_shared(bounds, w_ends)
             if found is None:
                 return None
-            i, j = found
+            taken = last.tail_from + q + found[0] + 1  # the last window's ids up to the shared token, that one too
             if head is not None and not committed:
-                head.extend(e for e in accumulate(map(lengths.__getitem__, ids[: q + i + 1])) if e <= 4 * WINDOW)
-            if keep:
-                out.extend(ids[t0 : q + i + 1])
-            committed += q + i + 1 - t0
-            ids, t0, x, y_next = w_ids, j + 1, w_end, w_next
-            if progress is not None and x - reported >= PROGRESS_EVERY:
-                progress(x, size)
-                reported = x
+                head.extend(e for e in accumulate(map(lengths.__getitem__, last.head[:taken])) if e <= 4 * WINDOW)
+            if keep and last.ids is not None:
+                out.extend(last.ids[t0:taken])
+            committed += taken - t0
+            last, t0 = window, found[1] + 1
+            if progress is not None and last.end - reported >= PROGRESS_EVERY:
+                progress(last.end, size)
+                reported = last.end
     if progress is not None:
         progress(size, size)
     if head is not None and not committed:
-        head.extend(e for e in accumulate(map(lengths.__getitem__, ids)) if e <= 4 * WINDOW)
-    if keep:
-        out.extend(ids[t0:])
-    return committed + len(ids) - t0, out
-
-
-# Threads merging a long piece's windows: one a core this process may run on, two at most (the machine the targets are
-# set on has two; each thread more is a window more in flight when a cancel comes).
-THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-def _windows(start: int, end: int) -> list[tuple[int, int, int]]:
-    """The windows of the piece text[start:end]: (first character, past the last, where the next window starts), each
-    FAST_WINDOW characters (the last as long, ending at the piece's end), each sharing at least OVERLAP characters (so
-    at least OVERLAP bytes) with the one before."""
-    step = FAST_WINDOW - OVERLAP
-    out = []
-    at = start
-    while at + FAST_WINDOW < end:
-        out.append([at, at + FAST_WINDOW])
-        at += step
-    out.append([max(start, end - FAST_WINDOW), end])
-    return [(a, b, out[k + 1][0] if k + 1 < len(out) else b) for k, (a, b) in enumerate(out)]
-
-
-@contextlib.contextmanager
-def _merged(enc: Any, text: str, windows: list[tuple[int, int, int]]) -> Iterator[Iterator[tuple[list[int], int, int] | None]]:
-    """Each window's (ids, the byte where it ends, the byte where the next starts), in order, merged on THREADS threads
-    at most THREADS windows ahead of the one taken (so a cancel stops within a few windows); None for a window that is
-    not one piece. Leaving the block stops the threads (after the windows they are merging)."""
-
-    def merge(window: tuple[int, int, int]) -> tuple[list[int], int, int] | None:
-        first, stop, following = window
-        chars = text[first:stop]
-        ids = _window_ids(enc, chars)
-        if ids is None:
-            return None
-        if chars.isascii():
-            return ids, stop - first, following - first
-        return ids, len(chars.encode()), len(chars[: following - first].encode())
-
-    def placed(results: Iterator[tuple[list[int], int, int] | None]) -> Iterator[tuple[list[int], int, int] | None]:
-        y = 0  # the byte (from the piece's start) where the window starts
-        for result in results:
-            if result is None:
-                yield None
-                return
-            ids, size, step = result
-            yield ids, y + size, y + step
-            y += step
-
-    if THREADS < 2 or len(windows) < 3:
-        yield placed(map(merge, windows))
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="foldscope-window")
-
-    def ahead() -> Iterator[tuple[list[int], int, int] | None]:
-        pending = deque(pool.submit(merge, window) for window in windows[:THREADS])
-        for window in windows[THREADS:]:
-            pending.append(pool.submit(merge, window))  # before the wait: every thread merges while this one stitches
-            yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-
-    try:
-        yield placed(ahead())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        head.extend(e for e in accumulate(map(lengths.__getitem__, last.head)) if e <= 4 * WINDOW)
+    if keep and last.ids is not None:
+        out.extend(last.ids[t0:])
+    return committed + last.tokens - t0, out
 
 
 def _first_shared(a: list[int], b: list[int]) -> tuple[int, int] | None:
@@ -506,13 +437,17 @@ def _last_bounds(ids: list[int], t0: int, x: int, y: int, lengths: list[int]) ->
     return q, back
 
 
-def _window_ids(enc: Any, chars: str) -> list[int] | None:
-    """quicktok's ids of chars merged as one piece, or None when the pattern splits chars into more than one."""
-    if not (chars.isascii() and chars.isalpha() and chars.islower()):  # else not one piece by the pattern's first rule
+_LOWER = b"abcdefghijklmnopqrstuvwxyz"
+
+
+def _window_ids(enc: Any, chars: str, arrays: bool = False) -> Any:
+    """quicktok's ids of chars merged as one piece (a list, or with `arrays` a numpy array), or None when the pattern
+    splits chars into more than one."""
+    if not chars.isascii() or chars.encode().translate(None, _LOWER):  # else one piece by the pattern's first rule
         match = _compiled_for(enc)[0].match(chars)
         if match is None or match.end() != len(chars):
             return None
-    return enc.encode_ordinary(chars)
+    return enc._tokenizer.encode_batch([chars], threads=1)[0] if arrays else enc.encode_ordinary(chars)
 
 
 def _utf8_length(text: str, start: int, end: int) -> int:

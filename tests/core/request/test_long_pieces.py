@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request import long_pieces, tokens
+from foldscope.core.request import long_pieces, tokens, window_threads
 from foldscope.core.request.count import Counter
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.tokens import reference_encoding as encoding  # tiktoken's own: the windows merge with it
@@ -375,7 +375,7 @@ def test_quicktoks_windows_report_progress_between_them_and_a_raise_stops_the_co
 def test_quicktoks_windows_merged_on_threads_give_tiktokens_ids_and_leave_no_thread(fast, small_fast_windows, monkeypatch, threads):
     """The windows are merged on THREADS threads at once (quicktok lets go of the GIL), stitched in order on this one:
     the same ids as one thread's, and every thread stopped when the merge ends (a process that forks counts its threads)."""
-    monkeypatch.setattr(long_pieces, "THREADS", threads)
+    monkeypatch.setattr(window_threads, "THREADS", threads)
     real = long_pieces._window_ids
     seen: set[int] = set()
     together = threading.Barrier(threads, timeout=20)  # each thread's first window waits for the others': all at once
@@ -397,3 +397,22 @@ def test_quicktoks_windows_merged_on_threads_give_tiktokens_ids_and_leave_no_thr
         assert merged is not None and merged[1] == encoding().encode_ordinary(text) and merged[0] == len(merged[1])
         assert len(seen) == threads and (threads > 1 or seen == {threading.get_ident()})
         assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_quicktoks_windows_as_arrays_count_as_tiktoken_counts_and_remember_the_same_head(fast, small_fast_windows, monkeypatch, threads):
+    """A piece from ARRAYS_FROM characters has its windows' ids as numpy arrays, only their ends made ints: the same
+    count and the same first tokens (what a piece counted again is stitched to) as with lists."""
+    monkeypatch.setattr(window_threads, "THREADS", threads)
+    rng = random.Random(14)
+    texts = ("".join(rng.choices(LETTERS, k=20_000)), "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(7000)), "q" * 9000)
+    for text in texts:
+        lists: list[int] = []
+        listed = long_pieces.merge_text(fast, text, 0, len(text), keep=False, head=lists)
+        monkeypatch.setattr(window_threads, "ARRAYS_FROM", 0)
+        arrays: list[int] = []
+        counted = long_pieces.merge_text(fast, text, 0, len(text), keep=False, head=arrays)
+        monkeypatch.setattr(window_threads, "ARRAYS_FROM", 1 << 22)
+        assert listed is not None and counted is not None
+        assert counted[0] == listed[0] == len(encoding().encode_ordinary(text))
+        assert arrays == lists and arrays

@@ -1,0 +1,112 @@
+"""The windows of one very long piece, merged by quicktok ahead of their stitch on threads, one a core, each window
+with only what its stitch needs (core.request.long_pieces.merge_text stitches them in order)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+# Threads merging a long piece's windows: one a core this process may run on, two at most (the machine the targets are
+# set on has two; each thread more is a window more in flight when a cancel comes).
+THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+# A piece of this many characters or more has its windows' ids as arrays (quicktok's encode_batch, numpy), only their
+# ends made Python ints: a list of every id cost about a fifth of quicktok's merge of random letters; numpy's import
+# (about 0.1 s) repays itself from a few megabytes.
+ARRAYS_FROM = 1 << 22
+
+
+class Merged(NamedTuple):
+    """One window merged: its number of tokens, its first ids (head) and its last (tail, from index tail_from), every id where
+    kept (else None), and where it ends and the next window starts, in bytes from the piece's start."""
+
+    tokens: int
+    head: Any
+    tail: Any
+    tail_from: int
+    ids: list[int] | None
+    end: int
+    next_start: int
+
+
+def places(start: int, end: int, window: int, overlap: int) -> list[tuple[int, int, int, int]]:
+    """The windows of the piece text[start:end] as (first character, past the last, the next window's first, the
+    previous window's end): each `window` characters (the last as long, ending at the piece's end), each sharing at least
+    `overlap` characters (so at least as many bytes) with the one before."""
+    spans = []
+    at = start
+    while at + window < end:
+        spans.append((at, at + window))
+        at += window - overlap
+    spans.append((max(start, end - window), end))
+    return [(a, b, spans[k + 1][0] if k + 1 < len(spans) else b, spans[k - 1][1] if k else a) for k, (a, b) in enumerate(spans)]
+
+
+@contextlib.contextmanager
+def merged(
+    window_ids: Callable[..., Any],
+    enc: Any,
+    text: str,
+    spans: list[tuple[int, int, int, int]],
+    keep: bool,
+    ends: tuple[list[int], int, int],
+) -> Iterator[Iterator[Merged | None]]:
+    """Each window of `spans` merged (window_ids(enc, chars, arrays) gives its ids, or None where it is not one piece), in
+    order, on THREADS threads at most THREADS windows ahead of the one taken (so a cancel stops within a few windows).
+    `ends`: (each id's length in bytes, the bytes the first window's head covers at least, the longest token's). Leaving
+    the block stops the threads (after the windows they are merging)."""
+    lengths, first_head, longest = ends
+    arrays = spans[-1][1] - spans[0][0] >= ARRAYS_FROM and not keep
+    sizes = None
+    if arrays:
+        import numpy  # only here: quicktok's encode_batch gives arrays
+
+        sizes = numpy.array(lengths, dtype=numpy.int64)
+
+    def merge(span: tuple[int, int, int, int]) -> Merged | None:
+        first, stop, following, before = span
+        chars = text[first:stop]
+        ids = window_ids(enc, chars, arrays)
+        if ids is None:
+            return None
+        ascii = chars.isascii()
+        size = len(chars) if ascii else len(chars.encode())
+        step = following - first if ascii else len(chars[: following - first].encode())
+        if sizes is None:
+            return Merged(len(ids), ids, ids, 0, ids, size, step)
+        shared = before - first if ascii else len(chars[: before - first].encode())  # bytes the previous window holds
+        bounds = sizes[ids].cumsum()
+        head = int(bounds.searchsorted(max(shared, first_head if first == spans[0][0] else 0))) + 1
+        tail = int(bounds.searchsorted(step - 2 * longest, side="right"))
+        return Merged(len(ids), ids[:head].tolist(), ids[tail:].tolist(), tail, None, size, step)
+
+    def placed(results: Iterator[Merged | None]) -> Iterator[Merged | None]:
+        y = 0  # the byte (from the piece's start) where the window starts
+        for result in results:
+            if result is None:
+                yield None
+                return
+            yield result._replace(end=y + result.end, next_start=y + result.next_start)
+            y += result.next_start
+
+    if THREADS < 2 or len(spans) < 3:
+        yield placed(map(merge, spans))
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="foldscope-window")
+
+    def ahead() -> Iterator[Merged | None]:
+        pending = deque(pool.submit(merge, span) for span in spans[:THREADS])
+        for span in spans[THREADS:]:
+            pending.append(pool.submit(merge, span))  # before the wait: every thread merges while this one stitches
+            yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+    try:
+        yield placed(ahead())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
