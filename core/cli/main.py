@@ -136,6 +136,14 @@ def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
     return build_parser([module]) if module else top_parser()
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command (and action: `library list`) args name under `parser`; the top one when none."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices:
+            return _command_parser(action.choices[getattr(args, action.dest)], args)
+    return parser
+
+
 def command_names() -> set[str]:
     return set(COMMANDS)
 
@@ -156,7 +164,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     collector.tune()
     parser = parser_for(argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # a flag the command does not take: its own --help lists those it does, not foldscope's
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

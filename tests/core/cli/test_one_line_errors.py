@@ -27,6 +27,22 @@ def test_an_argument_error_is_one_line_naming_the_command_and_the_problem(argv, 
     assert words in err and "usage:" not in err
 
 
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (["inspect", "x.jsonl", "--model", "m"], "foldscope inspect: unrecognized arguments: --model m (foldscope inspect --help)"),
+        (["cache", "x.jsonl", "--caching"], "foldscope cache: unrecognized arguments: --caching (foldscope cache --help)"),
+        (["library", "list", "--bogus"], "foldscope library list: unrecognized arguments: --bogus (foldscope library list --help)"),
+        (["--bogus"], "foldscope: unrecognized arguments: --bogus (foldscope --help)"),
+    ],
+)
+def test_a_flag_a_command_does_not_take_is_refused_pointing_at_that_commands_help(argv, line, capsys):
+    """`inspect --model` (inspect takes no model) pointed at `foldscope --help`, which lists commands, not their flags."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2 and capsys.readouterr().err == line + "\n"
+
+
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
 
 
