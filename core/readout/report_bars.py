@@ -4,10 +4,13 @@ from what its counting pass heard (Measure.calibrate's on_measured), not by meas
 from __future__ import annotations
 
 from array import array
+from itertools import accumulate
+from typing import Any
 
+from foldscope.core.model.session import Message
 from foldscope.core.readout.composition import MessageFacts, Summed, summed_categories
 from foldscope.core.request.measure import Composition as Parts
-from foldscope.core.request.measure import Measure
+from foldscope.core.request.measure import Measure, by_message
 from foldscope.core.request.measurement import Measurement
 
 
@@ -21,13 +24,14 @@ class RequestBars:
         # Each request's categories go on from the one before (composition), so only what changed is worked out: the
         # facts of every message are not kept (a 50k session's were 11 MB at the count's peak).
         self.facts = MessageFacts(remember=False)
+        self.blocks = HeardBlocks(measure)
         self._heads: list[tuple[int, int, int, int]] = []  # system, tools, framing, characters of thinking
         self._names: list[tuple[str, ...]] = []
         self._figures: list[array] = []  # each category's tokens and messages, in the order of its names
 
     def hear(self, m: Measurement) -> None:
         """The next request's measurement, read before the counter measures on."""
-        parts = self.measure.parts_of(m, head=0)
+        parts = self.blocks.parts(m)
         totals, thinking = summed_categories(parts, self.facts)
         names = tuple(totals)
         if self._names and self._names[-1] == names:
@@ -39,6 +43,7 @@ class RequestBars:
     def heard_all(self) -> None:
         """The count is over: the last view the categories went on from is let go (the bars hold their figures)."""
         self.facts = MessageFacts(remember=False)
+        self.blocks = HeardBlocks(self.measure)
 
     def __len__(self) -> int:
         return len(self._heads)
@@ -49,3 +54,55 @@ class RequestBars:
         figures = self._figures[k]
         totals = {name: [figures[2 * i], figures[2 * i + 1]] for i, name in enumerate(self._names[k])}
         return Parts(system, tools, self.measure.request(k).unseen_head, (), framing), (totals, thinking)
+
+
+class HeardBlocks:
+    """Measure.parts_of(m, head=0) of each measurement heard in turn, reading only the blocks a measurement did not keep
+    from the one heard before it: a request's view holds nearly all of the one before (the counter's `kept` leading
+    parts are the same objects, so the same blocks and the same tokens), and reading every block of every view again
+    (a memo lookup, its message, its tokens summed) was most of what hearing a 50k session's requests cost."""
+
+    def __init__(self, measure: Measure) -> None:
+        self.measure = measure
+        self._serial: int | None = None  # the measurement heard last (its counter serial), None before any
+        self._marked: dict[int, Any] = {}  # its marks by block
+        self._owners: list[Message] = []  # each block's message
+        self._pairs: list[tuple[Message, int]] = []  # each block's message and own tokens
+        self._sums: list[int] = [0]  # the blocks' own tokens summed: _sums[i] over the first i blocks
+        self._blocks_of: dict[int, int] = {}  # how many blocks each message (by id) has
+
+    def kept(self, m: Measurement) -> int:
+        """How many leading blocks of `m` are the last heard measurement's, with the same marks."""
+        if self._serial is None or m.since != self._serial or m.kept < 1:
+            return 0
+        kept = min(m.kept - 1, len(self._owners))  # `kept` counts the head part, then the blocks
+        marked = m.laid.marked
+        if {i: v for i, v in marked.items() if i < kept} != {i: v for i, v in self._marked.items() if i < kept}:
+            return 0
+        return kept
+
+    def parts(self, m: Measurement) -> Parts:
+        """`m`'s parts with no unseen head, as Measure.parts_of(m, head=0) gives them."""
+        kept = self.kept(m)
+        owners, bodies = self.measure.blocks_of(m, kept)
+        counts = self._blocks_of
+        for owner in self._owners[kept:]:
+            n = counts[id(owner)] - 1
+            if n:
+                counts[id(owner)] = n
+            else:
+                del counts[id(owner)]
+        for owner in owners:
+            counts[id(owner)] = counts.get(id(owner), 0) + 1
+        del self._owners[kept:], self._pairs[kept:], self._sums[kept + 1 :]
+        self._owners += owners
+        self._pairs += zip(owners, bodies)
+        self._sums += accumulate(bodies, initial=self._sums[kept])
+        del self._sums[kept + 1]  # accumulate's initial value again
+        self._serial, self._marked = m.serial, dict(m.laid.marked)
+        if len(counts) == len(self._owners):  # one block a message: no sums
+            listed: tuple[tuple[Message, int], ...] = tuple(self._pairs)
+        else:
+            listed = by_message(self._owners, [n for _, n in self._pairs])
+        system, tools = self.measure.head_of(m)
+        return Parts(system, tools, 0, listed, m.count - tools - system - self._sums[-1])

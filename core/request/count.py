@@ -393,13 +393,14 @@ class Counter(Tokenising):
         laid.cum = laid.cum.grown(len(laid.cum), cum)
         laid.total = total
 
-    def body_tokens(self, measurement: Measurement) -> list[int]:
-        """Each block's own tokens in a measurement this counter laid out (its part less the punctuation after it)."""
+    def body_tokens(self, measurement: Measurement, start: int = 0) -> list[int]:
+        """Each block's own tokens in a measurement this counter laid out (its part less the punctuation after it),
+        from block `start` on."""
         laid = measurement.laid
         if laid is None:
             raise ValueError("body_tokens needs a measurement from Counter.measure")
         bodies = self._memo(laid.inputs[2])
-        return [bodies[key] for key in laid.keys]
+        return [bodies[key] for key in _shared.since(laid.keys, start)]
 
     def measure_whole(
         self,

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from operator import attrgetter
 from typing import Any
 
 from foldscope.core.model.policy import Policy, Resolution, resolve_ceiling
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Message, Request, Session
-from foldscope.core.model.shared_start import Shared
+from foldscope.core.model.shared_start import Shared, since
 from foldscope.core.request import tokens
 from foldscope.core.request.compile import IncludedRound, compile_request, make_plan, session_tools
 from foldscope.core.request.count import Counter, Measurement, estimate
@@ -39,7 +38,7 @@ from foldscope.core.request.trace_resume import TraceResume
 _message_of = attrgetter("message")
 
 
-def _by_message(owners: Sequence[Message], bodies: Sequence[int]) -> tuple[tuple[Message, int], ...]:
+def by_message(owners: Sequence[Message], bodies: Sequence[int]) -> tuple[tuple[Message, int], ...]:
     """Each message's body tokens summed over its blocks, in the order the messages first appear."""
     by_message: dict[int, int] = {}
     order: list[Message] = []
@@ -261,27 +260,35 @@ class Measure:
     def parts_of(self, m: Measurement, *, head: int | None = None) -> Composition:
         """A measurement's parts, as `parts`: this Measure's counter's latest, or the trace's counting pass's as its
         `on_measured` hears it (the report's bars, core.readout.report_bars), read before the counter measures on."""
-        laid = m.laid
-        head_text = laid.head[1]
-        tools_n, system_n = self._head_split(head_text)
-        system_n += self.counter.system_extra(laid.system)  # the system messages' unseen parts (core.request.unseen_text)
-        bodies = self.counter.body_tokens(m)
-        if laid.marked or laid.stable is not None:  # each mark's own tokens go to the framing (Composition)
-            bodies = list(bodies)
-            for i, (lifetime, _) in laid.marked.items():
-                bodies[i] -= _mark_tokens(lifetime)
-            if laid.stable is not None:
-                if system_n:
-                    system_n -= _mark_tokens(laid.stable)
-                else:
-                    tools_n -= _mark_tokens(laid.stable)
-        owners = list(map(_message_of, islice(m.parts, 1, None)))
+        system_n, tools_n = self.head_of(m)
+        owners, bodies = self.blocks_of(m)
         if len(set(map(id, owners))) == len(owners):
             listed: tuple[tuple[Message, int], ...] = tuple(zip(owners, bodies))  # one block a message: no sums
         else:
-            listed = _by_message(owners, bodies)
+            listed = by_message(owners, bodies)
         framing = m.count - tools_n - system_n - sum(bodies)
         return Composition(system_n, tools_n, self.unseen_head if head is None else head, listed, framing)
+
+    def head_of(self, m: Measurement) -> tuple[int, int]:
+        """A measurement's (system, tools) tokens, as parts_of splits them (the stable mark's own tokens are framing)."""
+        laid = m.laid
+        tools_n, system_n = self._head_split(laid.head[1])
+        system_n += self.counter.system_extra(laid.system)  # the system messages' unseen parts (core.request.unseen_text)
+        if laid.stable is not None:
+            if system_n:
+                system_n -= _mark_tokens(laid.stable)
+            else:
+                tools_n -= _mark_tokens(laid.stable)
+        return system_n, tools_n
+
+    def blocks_of(self, m: Measurement, start: int = 0) -> tuple[list[Message], list[int]]:
+        """Each block's message and own tokens, as parts_of reads them (a mark's own tokens are framing), from block
+        `start` on: a caller that kept the blocks before (the report's bars) reads only what is new."""
+        bodies = self.counter.body_tokens(m, start)
+        for i, (lifetime, _) in m.laid.marked.items():  # each mark's own tokens go to the framing (Composition)
+            if i >= start:
+                bodies[i - start] -= _mark_tokens(lifetime)
+        return list(map(_message_of, since(m.parts, start + 1))), bodies
 
     def _head_split(self, head: str) -> tuple[int, int]:
         """(tools, system) tokens of the head `{"tools":[...],"system":[...],"`: each piece ends in `,"`, a boundary
