@@ -15,6 +15,7 @@ from foldscope.core.cli.options import (
     read_session,
     use_head,
 )
+from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
 
 
@@ -41,6 +42,7 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run_report, format=format_report)
 
 
+@collector.spared()  # read, measured and written in one go: the collector off, as for `requests` (core.model.collector)
 def run_report(args) -> dict[str, Any]:
     from foldscope.core.cli.main import UsageError
     from foldscope.core.readout.report import write_report
