@@ -159,7 +159,9 @@ def run_inspect(args) -> dict[str, Any]:
     # The tokenizer is built in a forked helper on the other core while this process reads and stores
     # the file, and the text to count goes to it in one batch (threads=2). docs/performance.md, Importing.
     # A small file is counted without building one (core.request.tokens.expect): no helper.
-    helping = helper.helping() if tokens.expect(args.file) else helper.start_helper()
+    small = tokens.expect(args.file)
+    helping = helper.helping() if small else helper.start_helper()
+    opened = None
     try:
         from foldscope.core.formats import detect_format
         from foldscope.core.formats.registry import format_named
@@ -172,11 +174,15 @@ def run_inspect(args) -> dict[str, Any]:
         from foldscope.core.cli.library_open import keep, library_facts, open_session
         from foldscope.core.request.count import Counter
 
-        opened = open_session(args.file, args.db, Counter(2 if helping else None), input_format=args.input_format, sample=args.sample)
+        # A small file read for a library is stored by a forked child while it is counted (core.cli.store_child).
+        counter = Counter(2 if helping else None)
+        opened = open_session(args.file, args.db, counter, input_format=args.input_format, sample=args.sample, store_early=small)
         with counting_progress():
             result = summarise(opened.session, counter=opened.counter, choice=choice)
         kept = library_facts(opened, keep(opened, args.file, args.db, args.sample)) if args.db else {}
     finally:
+        if opened is not None and opened.storing is not None:
+            opened.storing.abandon()  # stopped before keep(): the child's transaction is never committed
         if helping:
             helper.stop_helper()
     result.update(kept)

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from foldscope.core.model.session import Session
 from foldscope.core.request.count import Counter
+
+if TYPE_CHECKING:
+    from foldscope.core.cli.store_child import StoreChild
 
 
 @dataclass
@@ -20,10 +24,14 @@ class Opened:
     snapshot: bytes | None  # the session as read, before a count set its unseen head and scale (for a new snapshot)
     tokenised_before: int  # the counter's tokenised characters when opened: more after means a memo to keep
     reopened: bool = False  # from the library's snapshot, not the file
+    storing: StoreChild | None = None  # a child storing the session meanwhile (core.cli.store_child), keep() finishes it
 
 
-def open_session(file: str, db: str | None, counter: Counter, *, input_format: str | None = None, sample: str | None = None) -> Opened:
-    """The library's current snapshot of `file` when `db` holds one, else the file read."""
+def open_session(
+    file: str, db: str | None, counter: Counter, *, input_format: str | None = None, sample: str | None = None, store_early: bool = False
+) -> Opened:
+    """The library's current snapshot of `file` when `db` holds one, else the file read; with `store_early` (a small
+    file, core.cli.store_child), a file read for a library is stored by a forked child while the caller counts."""
     from foldscope.core.store.library import Library
 
     if db and Library.exists(db):  # no library yet holds no snapshot: none is created for the look-up
@@ -40,11 +48,16 @@ def open_session(file: str, db: str | None, counter: Counter, *, input_format: s
     hint(file)  # about to be read and counted: a counting child the count will want starts during the read
     session = load_session(file, input_format, sample)
     snapshot = None
-    if db:
+    storing = None
+    if db and store_early:
+        from foldscope.core.cli import store_child
+
+        storing = store_child.StoreChild.fork(session, db, str(Path(file)), sample) if store_child.wanted() else None
+    if db and storing is None:
         from foldscope.core.store.snapshot import dump_session
 
         snapshot = dump_session(session)
-    return Opened(session, counter, None, snapshot, counter.tokenised_chars)
+    return Opened(session, counter, None, snapshot, counter.tokenised_chars, storing=storing)
 
 
 def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
@@ -53,8 +66,17 @@ def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
     from foldscope.core.store.library import Library
 
     session, counter, path = opened.session, opened.counter, str(Path(file))
+    storing, opened.storing = opened.storing, None
+    if storing is not None:
+        opened.library_id = storing.finish(counter.memo(), session)
+        if opened.library_id is not None:
+            return opened.library_id
     with Library(db) as library:
-        if opened.library_id is None:
+        if opened.library_id is None and storing is not None:
+            # The child failed other than the library refusing: the session stored here, without the snapshot (the
+            # session as read is gone: the count has set its unseen head), so a reopen reads the file again.
+            opened.library_id = library.import_session(session)
+        elif opened.library_id is None:
             opened.library_id = library.import_session(session)
             library.keep_snapshot(opened.library_id, session, path, sample, memo=counter.memo(), data=opened.snapshot)
         elif counter.tokenised_chars > opened.tokenised_before:

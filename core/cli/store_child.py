@@ -1,0 +1,122 @@
+"""`inspect --db` of a small file: the session stored by a child forked after the read, while this process counts.
+
+Storing a 0.7 MB Claude Code file (the store's imports, the snapshot's dump, opening the library, the import) costs
+about 25 ms of CPU before its memo is known, a tenth of the command: the child does it on the other core, in one
+transaction it holds open (BEGIN IMMEDIATE: the library's write lock) until this process sends the counter's memo,
+then keeps the snapshot with it and commits. So a run stopped while counting (this process ends, the pipe closes
+empty, or the child is killed) commits nothing, as before. The child runs at this process's priority: at a lower
+one it waited behind the machine's other work (at load 4.8 this process waited 75-220 ms for its commit).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from typing import Any
+
+from foldscope.core.model.errors import LibraryError
+from foldscope.core.model.session import Session
+
+
+def wanted() -> bool:
+    """Whether the store may go to a forked child: a fork is safe (one thread) and allowed (the counting switch)."""
+    from foldscope.core.request.counting import children_allowed, one_thread
+
+    return hasattr(os, "fork") and children_allowed() and one_thread()
+
+
+class StoreChild:
+    """A forked child storing the session read from `path` into the library at `db` (see the module's docstring)."""
+
+    def __init__(self, pid: int, down: int, up: int) -> None:
+        self.pid, self._down, self._up = pid, down, up
+
+    @classmethod
+    def fork(cls, session: Session, db: str, path: str, sample: str | None) -> StoreChild | None:
+        """The child started (None when it could not be: the caller stores the session itself)."""
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (down_r, down_w, up_r, up_w):
+                os.close(fd)
+            return None
+        if pid == 0:
+            code = 1
+            try:
+                os.close(down_w)
+                os.close(up_r)
+                _store(session, db, path, sample, down_r, up_w)
+                code = 0
+            finally:
+                os._exit(code)  # nothing of this process's exit: its output, handlers and objects are the parent's
+        os.close(down_r)
+        os.close(up_w)
+        return cls(pid, down_w, up_r)
+
+    def finish(self, memo: tuple[dict, ...], session: Session) -> int | None:
+        """Send the counter's memo, wait for the commit, and reap the child: the session's library id, or None when
+        the child failed other than the library refusing (the caller then stores it itself). LibraryError as the
+        library said it."""
+        from foldscope.core.store.snapshot import dump_memo
+
+        try:
+            data = dump_memo(memo, session.record)
+            with os.fdopen(self._down, "wb") as pipe:
+                self._down = -1
+                pipe.write(len(data).to_bytes(8, "little"))  # so that a memo cut short (this process killed) is told
+                pipe.write(data)
+            with os.fdopen(self._up, "rb") as pipe:
+                self._up = -1
+                answer = pickle.loads(pipe.read())  # data from our own child: its id or what went wrong
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+            answer = None
+        finally:
+            self.abandon()
+        if isinstance(answer, tuple) and answer[:1] == ("library",):
+            raise LibraryError(answer[1], answer[2])
+        return answer[1] if isinstance(answer, tuple) and answer[:1] == ("stored",) else None
+
+    def abandon(self) -> None:
+        """Stop the child if it still runs (its transaction is never committed) and reap it."""
+        for fd in (self._down, self._up):
+            if fd >= 0:
+                os.close(fd)
+        self._down = self._up = -1
+        if self.pid:
+            pid, self.pid = self.pid, 0
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+
+
+def _store(session: Session, db: str, path: str, sample: str | None, down: int, up: int) -> None:
+    """In the child: import the session in a transaction, wait for the memo (an empty pipe: roll back), keep the
+    snapshot with it, commit, and answer ("stored", id), ("library", path, problem) or ("failed", what)."""
+    answer: tuple[Any, ...]
+    try:
+        from foldscope.core.store.library import Library
+        from foldscope.core.store.snapshot import dump_session
+
+        data = dump_session(session)  # the session as read: the count has not set its unseen head and scale here
+        with Library(db) as library:
+            library.conn.execute("BEGIN IMMEDIATE")
+            session_id = library.import_session(session)
+            with os.fdopen(down, "rb") as pipe:  # read to its length, not its end: a later fork may hold the pipe too
+                head = pipe.read(8)
+                memo = pipe.read(int.from_bytes(head, "little")) if len(head) == 8 else b""
+            if len(head) != 8 or len(memo) != int.from_bytes(head, "little"):  # the parent stopped before the end
+                library.conn.execute("ROLLBACK")
+                return
+            library.keep_snapshot(session_id, session, path, sample, memo=memo, data=data)
+            library.conn.execute("COMMIT")
+        answer = ("stored", session_id)
+    except LibraryError as exc:
+        answer = ("library", exc.path, exc.problem)
+    except Exception as exc:  # anything else: the parent stores the session itself
+        answer = ("failed", f"{type(exc).__name__}: {exc}")
+    with os.fdopen(up, "wb") as pipe:
+        pipe.write(pickle.dumps(answer))
