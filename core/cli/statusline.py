@@ -171,6 +171,11 @@ def run_statusline(args: Any) -> int:
         figures = status_figures(path, profile, detach=hooked)
         if hooked:
             figures["agent_says"] = agent_says(stdin)
+            # The window Claude Code says it runs the model in is the window: a [1m] model's 1,000,000, which the
+            # transcript (naming the model without [1m]) cannot tell, with its compaction point by its rule.
+            from foldscope.core.readout.status import under_agent_window
+
+            figures = under_agent_window(figures, figures["agent_says"]["window"])
         if args.json:
             print(json.dumps(figures, indent=2, ensure_ascii=True))
         else:

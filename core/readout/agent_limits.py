@@ -19,6 +19,8 @@ from foldscope.core.model import pricing
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Session
 
+RECORDED_COMPACTION = "the size before the file's last automatic compaction"  # a compaction point the file recorded
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -181,7 +183,7 @@ def compaction_point(session: Session, window: Limit | None) -> Limit | None:
         if e.get("kind") == "compaction" and e.get("trigger") == "auto" and isinstance(e.get("pre_tokens"), int)
     ]
     if autos:
-        return Limit(autos[-1], "the size before the file's last automatic compaction")
+        return Limit(autos[-1], RECORDED_COMPACTION)
     if window is None:
         return None
     spec = _declared(session)  # the agent's documented rule, as its format declares it

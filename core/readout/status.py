@@ -214,6 +214,35 @@ def figures_of(session: Any, counter: Any, profile: str | None = None, resume: A
     }
 
 
+def under_agent_window(figures: dict[str, Any], window: Any, agent: str = "claude_code") -> dict[str, Any]:
+    """The figures under the window the agent says it runs the model in (Claude Code's status line input names it,
+    `context_window.context_window_size`), which its transcript cannot tell (it names a [1m] model without the
+    [1m]): that window, and the point the agent's rule compacts at in it unless the file's own automatic compaction
+    named the point; the limits reached counted again. Unchanged when the agent names no window or the same one."""
+    nxt = figures.get("next") or {}
+    named = {lim["name"]: lim for lim in nxt.get("agent") or []}
+    shown = named.get("context window")
+    if not isinstance(window, int) or isinstance(window, bool) or window <= 0 or (shown and shown["tokens"] == window):
+        return figures
+    from foldscope.core.formats.registry import format_named
+    from foldscope.core.readout.agent_limits import RECORDED_COMPACTION
+
+    spec = format_named(agent)
+    title = spec.title if spec is not None else agent
+    limits = [{"name": "context window", "tokens": window, "source": f"{title}'s own (context_window_size in its status line input)"}]
+    compact = named.get("compaction point")
+    rule = spec.compaction(window) if spec is not None else None
+    if compact is not None and compact["source"] == RECORDED_COMPACTION:
+        limits.append(compact)
+    elif rule is not None:
+        limits.append({"name": "compaction point", "tokens": rule[0], "source": rule[1]})
+    policy = nxt.get("policy") or []
+    reached = [lim["name"] for lim in limits if nxt["size"] >= lim["tokens"]] + [
+        lim["name"] for lim in policy if nxt["estimate"] >= lim["tokens"]
+    ]
+    return {**figures, "next": {**nxt, "agent": limits, "reached": reached}}
+
+
 def _last_cache(rows: list, session: Any) -> dict[str, Any] | None:
     """The last request that reported usage: what it read and wrote, the cause of a write that was not an append,
     and when the prefix the last read or write touched expires."""

@@ -897,3 +897,21 @@ def test_install_takes_the_agent_by_the_name_sessions_gives_it_too(capsys):
     claude = capsys.readouterr().out
     assert cli.main(["statusline", "--install", "--agent", "claude_code"]) == 0
     assert capsys.readouterr().out == claude and '"statusLine"' in claude
+
+
+@needs_dev
+def test_a_1m_session_is_measured_against_the_window_claude_code_says_it_runs_the_model_in(monkeypatch, capsys):
+    """The transcript names the model without [1m], so the file alone gives Claude Code's 200,000; the status line's
+    input says the window (context_window_size 1,000,000, model id ...[1m]): the line shows that window and the
+    auto-compact point Claude Code's rule puts in it (less 20,000 for output and a 13,000 buffer), never 200,000."""
+    from foldscope.core.cli.statusline import render
+
+    one_m = stdin_object(SESSION, model={"id": "claude-sonnet-4-5-20250929[1m]"}, context_window={"context_window_size": 1_000_000})
+    shown = json.loads(run_hook(monkeypatch, capsys, json.dumps(one_m), "--json"))
+    limits = {lim["name"]: lim["tokens"] for lim in shown["next"]["agent"]}
+    assert limits == {"context window": 1_000_000, "compaction point": 967_000}
+    requests = cli_json(capsys, "requests", str(SESSION))
+    line = render(shown, 0.0)
+    assert f"next {requests['next_predicted']:,} of 1,000,000 (" in line and "of compaction 967,000)" in line
+    plain = json.loads(run_hook(monkeypatch, capsys, json.dumps(stdin_object(SESSION)), "--json"))  # it says 200,000
+    assert {lim["name"]: lim["tokens"] for lim in plain["next"]["agent"]} == {"context window": 200_000, "compaction point": 167_000}
