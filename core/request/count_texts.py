@@ -31,19 +31,19 @@ class Tokenising:
         # Equal short texts count alike, so each is tokenised once: a file of tiny prompts repeats a few words. A long
         # one is keyed by its place instead: hashing it cost as much as a tenth of counting it (0.7 ms of bench_count's
         # 3 MB), and a long body seldom repeats (a call's and a result's carry their call id).
-        where: dict[Any, int] = {}
-        add = where.setdefault
-        at = [add(t if len(t) < SHARED_TEXT else i, len(where)) for i, t in enumerate(new.values())]
         given = list(new.values())
-        texts = [given[k] if type(k) is int else k for k in where]
+        texts = given
+        at: list[int] | None = None  # each text's place among those tokenised, when some came twice
+        if len(given) > 1:
+            where: dict[Any, int] = {}
+            add = where.setdefault
+            at = [add(t if len(t) < SHARED_TEXT else i, len(where)) for i, t in enumerate(given)]
+            if len(where) < len(given):
+                texts = [given[k] if type(k) is int else k for k in where]
         self.tokenised_chars += sum(map(len, texts))
-        if tokens.windowed():
-            counts = self._windowed_counts(texts)
-        else:
-            counts = self._passages.counts(texts, self._count_all)
-        counted = dict(zip(new, map(counts.__getitem__, at)))
-        heads = [key for key in counted if type(key) is tuple and key[0] == "head"]  # _is_head, inline: one a body
-        for key in heads:
+        counts = self._windowed_counts(texts) if tokens.windowed() else self._passages.counts(texts, self._count_all)
+        counted = dict(zip(new, counts if texts is given or at is None else map(counts.__getitem__, at)))
+        for key in [key for key in counted if type(key) is tuple and key[0] == "head"]:  # _is_head, inline: one a body
             self._heads[key[1]] = counted.pop(key)
         images = self._images
         if images:
