@@ -12,9 +12,29 @@ deep to walk, goes json's way, which writes or refuses it exactly as before
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
-import msgspec
+
+def _msgspec():
+    """msgspec, imported without typing_extensions where nothing has imported that yet: msgspec reads type hints with
+    it when it is there and with typing's own otherwise (both in try blocks), and foldscope gives msgspec no types to
+    read, only dicts, lists and scalars. typing_extensions is 4,400 lines, about 8 ms of every command's start for
+    nothing; it is importable again as soon as msgspec is in (tests/core/model/test_canonical.py)."""
+    if "typing_extensions" in sys.modules or "msgspec" in sys.modules:
+        import msgspec
+
+        return msgspec
+    sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # an import of it fails: msgspec's fallback
+    try:
+        import msgspec
+    finally:
+        if sys.modules.get("typing_extensions", 0) is None:
+            del sys.modules["typing_extensions"]
+    return msgspec
+
+
+msgspec = _msgspec()
 
 _encode = msgspec.json.Encoder(order="sorted").encode
 _LEAVES = (str, bool, type(None))

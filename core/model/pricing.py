@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache, partial
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from foldscope.core.model.cost import ModelPrices, Tier, prices_from_mapping
 from foldscope.core.model.session import ReadError
+from foldscope.resources import read_text
 
 # A dated snapshot suffix such as -20250929 names the same prices as the model it snapshots.
 _SNAPSHOT = re.compile(r"-(\d{8}|latest)$")
@@ -76,8 +76,8 @@ class Priced:
 
 @lru_cache(maxsize=1)
 def table() -> Mapping[str, Any]:
-    """The project's table, read once through importlib.resources."""
-    text = resources.files("foldscope.resources").joinpath("pricing.json").read_text(encoding="utf-8")
+    """The project's table, read once (foldscope.resources.read_text)."""
+    text = read_text("pricing.json")
     return json.loads(text)
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from foldscope.core.model.pricing import is_model, normalise
+from foldscope.resources import read_text
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class HeadPrior:
 
 @cache
 def table() -> dict[str, Any]:
-    text = resources.files("foldscope.resources").joinpath("unseen_heads.json").read_text(encoding="utf-8")
+    text = read_text("unseen_heads.json")
     data = json.loads(text)
     return data if isinstance(data, dict) else {}
 

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import threading
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from foldscope.core.model.session import FullRecord, Message, sole_text
 from foldscope.core.request import tokens
@@ -34,6 +33,9 @@ from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.passages import Passages
 from foldscope.core.request.plan import CompileError, IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
+
+if TYPE_CHECKING:
+    import subprocess
 
 # A record with less text than this is counted in-line. The child costs about half a second of CPU to start and its
 # pipes cost a little more: on a machine whose second core is free it saves about half of a long trace's measure,

@@ -76,3 +76,21 @@ def test_a_value_too_deep_to_walk_goes_json_s_way():
 def test_a_values_json_length_is_the_length_of_json_dumps_with_its_default_separators(value):
     """dumps_length, the output size a note lists, counts msgspec's compact text and the spaces json.dumps adds."""
     assert dumps_length(value) == len(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def test_msgspec_is_imported_without_typing_extensions_which_stays_importable():
+    import subprocess
+    import sys
+
+    program = (
+        "import json, sys\n"
+        "from foldscope.core.model.canonical import canonical_json\n"
+        "from foldscope.core.formats.fast_json import loads\n"
+        "before = 'typing_extensions' in sys.modules\n"
+        "import typing_extensions\n"
+        "value = {'b': [1, 'x', None, True], 'a': {'é': 2}}\n"
+        "same = canonical_json(value) == json.dumps(value, sort_keys=True, separators=(',', ':'), ensure_ascii=False)\n"
+        "print(before, typing_extensions.__name__, same, loads(b'[1, {\"a\": 2.5}]'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.split(maxsplit=3) == ["False", "typing_extensions", "True", "[1, {'a': 2.5}]\n"]
