@@ -37,7 +37,13 @@ def cache_rules(measure: Measure) -> tuple[CacheRules, str]:
     session = measure.session
     model = model_name(measure) or ""
     if model.lower().startswith(OPENAI_PREFIXES):
-        return CacheRules.openai(), f"{model} caches automatically"
+        said = measure.policy.prompt_caching  # set (not left unset): it cannot apply, and the line says so
+        setting = (
+            ""
+            if said is None
+            else f"; prompt_caching {'true' if said else 'false'} does not apply to it (it caches by itself, without marks)"
+        )
+        return CacheRules.openai(), f"{model} caches automatically{setting}"
     if measure.policy.caching:
         return CacheRules.anthropic(), "caching on: marks placed as ADR-0127 says"
     if measure.policy.prompt_caching is False:  # said off (not left unset): no marks, so nothing is read back

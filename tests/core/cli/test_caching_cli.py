@@ -49,3 +49,16 @@ def test_composition_with_caching_charges_each_tool_its_own_results(capsys, corp
     groups = lambda result: {p["name"]: p["tokens"] for p in result["parts"] if p["name"] not in ("unseen head", "framing")}  # noqa: E731
     assert groups(on) == groups(off) and "results: Write" in groups(on)
     assert on["top"][1:] == off["top"][1:]  # the first is the unseen head, which the marks' tokens move
+
+
+@pytest.mark.parametrize("flag", ["--caching", "--no-caching"])
+def test_caching_given_for_a_provider_that_caches_by_itself_says_in_one_line_it_does_not_apply(capsys, corpus_dev, flag):
+    """A Codex session (gpt-5.3-codex, OpenAI's automatic cache: its file reports reads and no writes): the replay
+    models the provider's own cache whatever the flag says, and names the flag it set aside; unset, no such words."""
+    path = str(corpus_dev / "codex" / "rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl")
+    said = run_json(capsys, "replay", path, "--strategy", "recorded", flag)["cache"]
+    assert said["mode"] == "automatic"
+    assert said["why"].endswith(
+        f"; prompt_caching {'true' if flag == '--caching' else 'false'} does not apply to it (it caches by itself, without marks)"
+    )
+    assert "does not apply" not in run_json(capsys, "replay", path, "--strategy", "recorded")["cache"]["why"]
