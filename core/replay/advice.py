@@ -81,9 +81,17 @@ def recommend(
         others = [p for p in policies if p["sessions"] and p["cost_usd"] is not None and p["cost_usd"] < best["cost_usd"]]
         refusing = [p for p in policies if p["sessions"] and p.get("cost_not_comparable")]
         why = (
-            f"cheapest of {len(safe)} policies with no request refused or over the ceiling"
-            + (f"; {len(others)} cheaper ones went over it or refused" if others else "")
-            + (f"; {len(refusing)} refused requests, so their cost is not comparable" if refusing else "")
+            (
+                f"cheapest of {len(safe)} policies with no request refused or over the ceiling"
+                if len(safe) > 1
+                else "the one policy with no request refused or over the ceiling"
+            )
+            + (f"; {len(others)} cheaper {'one' if len(others) == 1 else 'ones'} went over it or refused" if others else "")
+            + (
+                f"; {len(refusing)} refused requests, so {'its' if len(refusing) == 1 else 'their'} cost is not comparable"
+                if refusing
+                else ""
+            )
         )
         rows = [s for s in sessions if s["policy"] == best["policy"]]
         return _recommended(best, why, rows, by_name.get(best["policy"]), every_session=True)

@@ -141,6 +141,10 @@ def test_the_recommendation_is_the_cheapest_policy_with_nothing_over_the_ceiling
     assert rec["policy"] == "safe"
     assert "2 cheaper ones" in rec["why"]
     assert recommend(rows[:2])["policy"] is None
+    # counts in words that agree with them: one safe policy, one cheaper, one refusing
+    one = recommend([{**rows[1], "cost_not_comparable": "1 of 3 refused"}, rows[2]])["why"]  # cheaper than "safe", and refused
+    assert one.startswith("the one policy with no request refused or over the ceiling; 1 cheaper one went over it or refused")
+    assert one.endswith("; 1 refused requests, so its cost is not comparable")
 
 
 def test_a_real_sweep_recommends_a_policy_that_kept_every_request_under_its_ceiling(tmp_path):
@@ -255,7 +259,7 @@ def test_a_sweep_sets_each_policy_beside_the_modelled_recording_and_a_refusing_p
     assert refusing["refused"] == 1 and refusing["cost_usd"] is None and refusing["cost_vs_recorded"] is None
     assert "not comparable" in refusing["cost_not_comparable"]
     assert free["cost_not_comparable"] is None and free["cost_usd"] == pytest.approx(base["modelled_cost_usd"])
-    assert "refused requests, so their cost is not comparable" in out["recommendation"]["why"]
+    assert "1 refused requests, so its cost is not comparable" in out["recommendation"]["why"]
     assert main(["tune", path, "--ceiling", "20000,none", "--workers", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "recorded, modelled" in next(line for line in lines if line.startswith("policy"))
