@@ -215,8 +215,9 @@ def exit_now(code: int) -> NoReturn:
     shutdown()
     run_handlers()
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None where Python started with the descriptor closed (`2>&-`)
+                stream.flush()
     except (OSError, ValueError):
         code = 120
     os._exit(code)
