@@ -122,6 +122,11 @@ def user_file() -> Path:
     """Where the user's overrides live: `--prices FILE`, else prices.json in the config folder."""
     if _user_file is not None:
         return _user_file
+    from foldscope.core.model.folders import linux_folder
+
+    linux = linux_folder("XDG_CONFIG_HOME", "~/.config")  # platformdirs' own folder there, without its import
+    if linux is not None:
+        return linux / USER_FILE
     import platformdirs
 
     return Path(platformdirs.user_config_dir("foldscope")) / USER_FILE

@@ -40,3 +40,29 @@ def test_a_folder_foldscope_makes_is_private_and_a_users_folder_keeps_its_mode(t
         assert stat.S_IMODE(ours.stat().st_mode) == 0o700  # the data folder an older foldscope made 0755
     finally:
         os.umask(old)
+
+
+def test_the_cache_config_and_prices_folders_are_platformdirs_without_importing_it(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from foldscope.core.model import pricing
+
+    monkeypatch.delenv("FOLDSCOPE_CACHE", raising=False)
+    monkeypatch.delenv("FOLDSCOPE_CONFIG", raising=False)
+    for xdg in (str(tmp_path / "xdg"), "relative/xdg", "", None):
+        for home in (str(tmp_path / "home"), None):
+            for variable in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
+                if xdg is None:
+                    monkeypatch.delenv(variable, raising=False)
+                else:
+                    monkeypatch.setenv(variable, xdg)
+            if home is not None:
+                monkeypatch.setenv("HOME", home)
+            seen = (xdg, home)
+            assert folders.cache_folder() == Path(platformdirs.user_cache_dir("foldscope", appauthor=False)), seen
+            assert folders.config_folder() == Path(platformdirs.user_config_dir("foldscope", appauthor=False)), seen
+            assert pricing.user_file() == Path(platformdirs.user_config_dir("foldscope")) / pricing.USER_FILE, seen
+    code = "import sys; from foldscope.core.model import folders; folders.cache_folder(); print('platformdirs' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == ("False" if sys.platform.startswith("linux") else "True")

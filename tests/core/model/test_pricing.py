@@ -116,6 +116,7 @@ def test_the_config_folders_prices_json_is_read(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pricing, "_user_file", None)
     monkeypatch.setattr(platformdirs, "user_config_dir", lambda name: str(tmp_path / name))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # where Linux's is found without platformdirs (core.model.folders)
     (tmp_path / "foldscope").mkdir()
     (tmp_path / "foldscope" / "prices.json").write_text('{"gpt-5.5": {"input": 1, "output": 1}}', encoding="utf-8")
     assert pricing.resolve("gpt-5.5").source == "user"
