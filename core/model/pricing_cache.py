@@ -63,13 +63,61 @@ def genai_key() -> str:
     if spec is None or spec.origin is None:
         return ""
     folder = Path(spec.origin).parent
+    stamp = _stamp([folder / name for name in _SOURCES])
+    kept = _kept_key(stamp)
+    if kept is not None:
+        return kept
     digest = hashlib.sha256(f"format {FORMAT}\n".encode())
     try:
         for name in _SOURCES:
             digest.update(hashlib.sha256((folder / name).read_bytes()).digest())
     except OSError:
         return ""
-    return digest.hexdigest()
+    key = digest.hexdigest()
+    if stamp is not None:
+        _keep_key(stamp, key)
+    return key
+
+
+# The digest is kept beside the entries with the modules' stamp (device, inode, size, modified and changed times to the
+# nanosecond): hashing data.py (1.6 MB) was about 5 ms of every priced command's start. A write to a module changes its
+# ctime, which no user call sets back, so a module changed since gets a new stamp and is hashed again.
+def _stamp(paths: list[Path]) -> str | None:
+    try:
+        stats = [os.stat(p) for p in paths]
+    except OSError:
+        return None
+    return " ".join(f"{s.st_dev}:{s.st_ino}:{s.st_size}:{s.st_mtime_ns}:{s.st_ctime_ns}" for s in stats) + f" format {FORMAT}"
+
+
+def _stamp_file() -> Path:
+    from foldscope.core.model.folders import cache_folder
+
+    return cache_folder() / "prices-key.stamp"
+
+
+def _kept_key(stamp: str | None) -> str | None:
+    if stamp is None:
+        return None
+    try:
+        kept_stamp, _, key = _stamp_file().read_text(encoding="ascii").partition("\n")
+    except (OSError, ValueError):
+        return None
+    return key if kept_stamp == stamp and len(key) == 64 else None
+
+
+def _keep_key(stamp: str, key: str) -> None:
+    path = _stamp_file()
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        from foldscope.core.model.folders import make_private_folder
+
+        make_private_folder(path.parent)
+        temporary.write_text(f"{stamp}\n{key}", encoding="ascii")
+        os.replace(temporary, path)
+    except OSError:  # a read-only cache folder: the next process hashes the modules again
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def cache_file() -> Path | None:

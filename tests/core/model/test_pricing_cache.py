@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -186,3 +187,25 @@ def test_a_cache_folder_under_a_file_prices_from_genai_prices_without_a_tracebac
     finally:
         pricing_cache.forget()
     assert a_file.read_text() == ""
+
+
+def test_the_digest_is_kept_with_the_modules_stamp_and_made_again_when_one_changes(tmp_path, monkeypatch):
+    import importlib.util
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("FOLDSCOPE_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "genai_prices"
+    folder.mkdir()
+    for name in ("__init__.py", "data.py", "types.py", "data_snapshot.py"):
+        (folder / name).write_text(f"# {name}\n")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: SimpleNamespace(origin=str(folder / "__init__.py")))
+    first = pricing_cache.genai_key()
+    read = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.name) or real(self))
+    assert pricing_cache.genai_key() == first and read == []  # kept: no module read, none hashed
+    (folder / "data.py").write_text("# data.py\n")  # the same bytes written again: its changed time differs
+    assert pricing_cache.genai_key() == first and "data.py" in read
+    (tmp_path / "cache" / "prices-key.stamp").write_text("damaged", encoding="ascii")
+    read.clear()
+    assert pricing_cache.genai_key() == first and "data.py" in read
