@@ -9,7 +9,10 @@ it: the parent checks from the last compaction back, in-line, until it meets one
 that is slow, hangs or dies costs at most the time the in-line checks would have cost, and the checks are the same
 either way. The report gives the same child its conversation to make after the checks, and a second child, forked
 after the count, its every-request table (core.readout.report.write_report); the page takes what a child has written
-and makes the rest itself. A child is killed and reaped when its work is collected or its caller ends (`with`),
+and makes the rest itself. The child is told what the parent made (a byte a job in memory they share), and passes
+over it: the checks the parent made from the back, and, where the page caught the child up, the jobs just ahead of
+the page, which the parent would make as soon (the child goes on from halfway to the end instead, so the two never
+make the same jobs in step). A child is killed and reaped when its work is collected or its caller ends (`with`),
 whatever ended it.
 
 A fork is made only where it is safe and wanted: fork exists, no other thread runs (a lock another thread holds at
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import gc
 import marshal
+import mmap
 import os
 import signal
 import tempfile
@@ -33,6 +37,9 @@ from foldscope.core.forensics.literals import LiteralCheck, check
 from foldscope.core.model.session import Message
 
 HEAD = 12  # a frame's head: its data's size (8 bytes, little-endian) and its job's index (4), then the marshal data
+# The shared marks' head: the last job the parent, taking in order, made itself (8 bytes, little-endian, -1: none);
+# then a byte a job, 1 where the parent made it itself.
+MARKS_HEAD = 8
 
 
 class Span:
@@ -78,6 +85,9 @@ class JobsAhead:
         self._file: IO[bytes] | None = None
         self._scanned = 0  # the file's bytes read for frames so far
         self._where: dict[int, tuple[int, int]] = {}  # job -> (offset, size) of its result in the file
+        # Shared with the child (an anonymous shared mapping made before the fork): what the parent made itself, so the
+        # child never makes it too (MARKS_HEAD).
+        self._marks: mmap.mmap | None = None
         if self.jobs and (may_fork() if fork is None else fork):
             self._start()
 
@@ -93,6 +103,11 @@ class JobsAhead:
         except OSError:
             return  # no file to write to: every job is made in-line
         fd = self._file.fileno()
+        try:
+            self._marks = mmap.mmap(-1, MARKS_HEAD + len(self.jobs))
+            self._marks[:MARKS_HEAD] = (-1).to_bytes(MARKS_HEAD, "little", signed=True)
+        except OSError:
+            self._marks = None  # the child makes every job in turn, as it did before the marks
         # Frozen, the objects built so far are never walked by the child's collector (a walk writes to each one's
         # header, so copies every page it lies on); the parent takes them back as soon as the child is forked.
         gc.freeze()
@@ -101,26 +116,38 @@ class JobsAhead:
         except OSError:  # no process to be had (EAGAIN, ENOMEM): in-line
             pid = -1
         if pid == 0:  # the child: never returns into the caller's code
-            _serve(self.jobs, fd)
+            _serve(self.jobs, fd, self._marks)
         gc.unfreeze()
         if pid > 0:
             self.pid = pid
         else:
             self._close_file()
 
-    def take(self, i: int) -> Any:
-        """Job i's result if the child has written it whole, else None."""
+    def take(self, i: int, in_order: bool = False) -> Any:
+        """Job i's result if the child has written it whole, else None, and the caller makes it: the child is told, so
+        it never makes that job too. `in_order`: the caller takes these jobs in order (a page written as it is made),
+        so where it makes one itself it has caught the child up, and the child goes on from halfway between it and
+        the last job, not from the next (which the caller, as fast, would make too)."""
         if self._file is None:
             return None
         self._scan()
         where = self._where.get(i)
         if where is None:
+            self._made_here(i, in_order)
             return None
         data = os.pread(self._file.fileno(), where[1], where[0])
         try:
             return marshal.loads(data)  # our own child's frame: data only
         except (EOFError, ValueError, TypeError):
             return None
+
+    def _made_here(self, i: int, in_order: bool) -> None:
+        marks = self._marks
+        if marks is None or not 0 <= i < len(self.jobs):
+            return
+        marks[MARKS_HEAD + i] = 1
+        if in_order and i > int.from_bytes(marks[:MARKS_HEAD], "little", signed=True):
+            marks[:MARKS_HEAD] = i.to_bytes(MARKS_HEAD, "little", signed=True)
 
     def _scan(self) -> None:
         """Note the frames the child has written whole since the last scan (a frame still being written waits)."""
@@ -154,6 +181,9 @@ class JobsAhead:
         if self._file is not None:
             self._file.close()
             self._file = None
+        if self._marks is not None:
+            self._marks.close()
+            self._marks = None
         self._where.clear()
 
 
@@ -204,10 +234,12 @@ class LiteralChecks:
             self.ahead.stop()
 
 
-def _serve(jobs: Sequence[Callable[[], Any]], fd: int) -> None:
+def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None = None) -> None:
     """The child: each job's result written as a frame (its size and index, then its marshal data), in order, then
-    exit at once (os._exit: never the parent's exit handlers, never its buffered output written twice). Any failure
-    ends the child; the parent makes the rest."""
+    exit at once (os._exit: never the parent's exit handlers, never its buffered output written twice). A job the
+    parent has made itself is passed over, and where the parent, taking in order, has made one at or past the next,
+    the child goes on from halfway between it and the end (`marks`, JobsAhead.take). Any failure ends the child; the
+    parent makes the rest."""
     status = 1
     try:
         gc.disable()  # a short life: no collection walks (and copies) what the parent built
@@ -215,9 +247,19 @@ def _serve(jobs: Sequence[Callable[[], Any]], fd: int) -> None:
         # closing of its pipe would otherwise wait for this child's end.
         os.closerange(3, fd)
         os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
-        for i, job in enumerate(jobs):
-            data = marshal.dumps(job())
+        i, n = 0, len(jobs)
+        while i < n:
+            if marks is not None:
+                at = int.from_bytes(marks[:MARKS_HEAD], "little", signed=True)
+                if at >= i:  # the parent, in order, has caught up: what lies just ahead of it, it would make too
+                    i = (at + 1 + n) // 2
+                    continue
+                if marks[MARKS_HEAD + i]:
+                    i += 1
+                    continue
+            data = marshal.dumps(jobs[i]())
             _write_all(fd, len(data).to_bytes(8, "little") + i.to_bytes(4, "little") + data)
+            i += 1
         status = 0
     finally:
         os._exit(status)

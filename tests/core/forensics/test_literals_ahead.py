@@ -216,3 +216,58 @@ def test_the_compaction_report_from_the_trace_measure_is_the_one_from_the_cache_
             compaction_report(session, policy).as_dict()
             == compaction_report(session, policy, cache=cache_report(session, policy)).as_dict()
         )
+
+
+def _held_until(go: Path):
+    """A first job that says it has started (the file `go` names, with .started) and waits until `go` exists (at most
+    30 s), so the parent acts while the child is inside it and has made nothing."""
+
+    def job() -> int:
+        go.with_suffix(".started").touch()
+        end = time.monotonic() + 30
+        while not go.exists() and time.monotonic() < end:
+            time.sleep(0.005)
+        return 0
+
+    return job
+
+
+def _inside_the_first_job(go: Path) -> None:
+    end = time.monotonic() + 30
+    while not go.with_suffix(".started").exists() and time.monotonic() < end:
+        time.sleep(0.005)
+
+
+def _all_made(ahead: JobsAhead) -> None:
+    """Until the child has made what it makes and ended (asking for a job it has not made would tell it not to)."""
+    assert ahead.pid is not None
+    os.waitpid(ahead.pid, 0)
+    ahead.pid = None  # reaped here: nothing left for stop() to kill
+
+
+def _number(k: int):
+    return lambda: k
+
+
+def test_a_job_the_parent_made_itself_is_never_made_by_the_child(tmp_path):
+    go = tmp_path / "go"
+    with JobsAhead([_held_until(go)] + [_number(k) for k in range(1, 10)], fork=True) as ahead:
+        assert ahead.pid is not None
+        _inside_the_first_job(go)
+        assert ahead.take(5) is None and ahead.take(2) is None  # not made yet: the parent makes them itself
+        go.touch()
+        _all_made(ahead)
+        assert [ahead.take(k) for k in range(10)] == [0, 1, None, 3, 4, None, 6, 7, 8, 9]
+
+
+def test_where_the_parent_taking_in_order_catches_the_child_up_the_child_goes_on_from_halfway_to_the_end(tmp_path):
+    """A page written in order makes itself what the child has not made; the child then leaves it the jobs just
+    ahead (it would make them as soon) and goes on from halfway between the parent and the last job."""
+    go = tmp_path / "go"
+    with JobsAhead([_held_until(go)] + [_number(k) for k in range(1, 21)], fork=True) as ahead:
+        assert ahead.pid is not None
+        _inside_the_first_job(go)
+        assert all(ahead.take(k, in_order=True) is None for k in range(1, 11))  # the parent made 1..10 itself
+        go.touch()
+        _all_made(ahead)
+        assert [ahead.take(k) for k in range(21)] == [0] + [None] * 15 + [16, 17, 18, 19, 20]
