@@ -32,9 +32,9 @@ def open_session(
 ) -> Opened:
     """The library's current snapshot of `file` when `db` holds one, else the file read; with `store_early` (a small
     file, core.cli.store_child), a file read for a library is stored by a forked child while the caller counts."""
-    from foldscope.core.store.library import Library
+    if db and _library_there(db):  # no library yet holds no snapshot: none is created for the look-up
+        from foldscope.core.store.library import Library
 
-    if db and Library.exists(db):  # no library yet holds no snapshot: none is created for the look-up
         with Library(db) as library:
             reopened = library.stored_session(str(Path(file)), sample, input_format)
         if reopened is not None:
@@ -60,17 +60,31 @@ def open_session(
     return Opened(session, counter, None, snapshot, counter.tokenised_chars, storing=storing)
 
 
+def _library_there(db: str) -> bool:
+    """Library.exists(db), without importing the store (sqlite3 and the library's modules: a new library's `inspect
+    --db` of a small file stores from a forked child, core.cli.store_child, and this process need not load them)."""
+    if db == ":memory:":
+        return True
+    try:
+        Path(db).stat()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # there but not usable: opening it says why
+    return True
+
+
 def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
     """Import a session read from its file with its snapshot and memo, or keep what a reopened one's count added;
     its library id. Called after the command's count, so a run stopped while counting leaves nothing."""
-    from foldscope.core.store.library import Library
-
     session, counter, path = opened.session, opened.counter, str(Path(file))
     storing, opened.storing = opened.storing, None
     if storing is not None:
         opened.library_id = storing.finish(counter.memo(), session)
         if opened.library_id is not None:
             return opened.library_id
+    from foldscope.core.store.library import Library
+
     with Library(db) as library:
         if opened.library_id is None and storing is not None:
             # The child failed other than the library refusing: the session stored here, without the snapshot (the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-import zipfile
+import sys
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -227,6 +227,13 @@ def finish_trace(session: Session) -> bool:
     return True
 
 
+def _archive_errors() -> tuple[type[BaseException], ...]:
+    """What a damaged .eval archive raises: zipfile's BadZipFile only where a reader has imported zipfile (the one
+    that opens archives does, when it opens one: most commands never import it)."""
+    zipfile = sys.modules.get("zipfile")
+    return (zlib.error, EOFError, zipfile.BadZipFile) if zipfile is not None else (zlib.error, EOFError)
+
+
 @contextmanager
 def _reading(file: str) -> Iterator[None]:
     """A reader's failures as one ReadError naming the file: never a traceback."""
@@ -238,7 +245,7 @@ def _reading(file: str) -> Iterator[None]:
         raise ReadError(file, "", f"cannot read the file: {exc.strerror or exc}") from None
     except MemoryError:
         raise ReadError(file, "", "the file is too large to read into memory") from None
-    except (zlib.error, zipfile.BadZipFile, EOFError) as exc:  # a damaged .eval archive
+    except _archive_errors() as exc:  # a damaged .eval archive
         raise ReadError(file, "", f"a damaged archive ({type(exc).__name__}: {exc})") from None
     except _UNEXPECTED as exc:
         raise ReadError(file, "", f"unexpected content ({type(exc).__name__}: {exc})") from None

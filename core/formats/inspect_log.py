@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import json
 import re
-import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats import fast_json
 from foldscope.core.formats.images import describe as describe_image
@@ -48,6 +47,9 @@ from foldscope.core.model.session import (
     usage_figures,
     usage_object_warning,
 )
+
+if TYPE_CHECKING:
+    import zipfile  # imported where an archive is opened: every command imports this reader, few open a .eval
 
 FORMAT = "inspect"
 MAX_BYTES = 1024 * 1024 * 1024  # a log, or the uncompressed members of an archive, larger than this is refused
@@ -99,6 +101,8 @@ class _Log:
             raise ReadError(self.file, "", f"cannot read the file: {exc.strerror or exc}") from None
 
     def _open_archive(self) -> None:
+        import zipfile
+
         try:
             self.archive = zipfile.ZipFile(self.path)
         except (zipfile.BadZipFile, EOFError) as exc:
@@ -109,6 +113,8 @@ class _Log:
 
     def member(self, name: str) -> Any:
         assert self.archive is not None
+        import zipfile
+
         try:
             data = self.archive.read(name)
         except KeyError:

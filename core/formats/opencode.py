@@ -32,15 +32,17 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foldscope.core.formats import fast_json
 from foldscope.core.formats.spec import Figure, FormatSpec, Sessions
 from foldscope.core.formats.stream import SessionBuilder
 from foldscope.core.model.session import ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
+
+if TYPE_CHECKING:
+    import sqlite3  # imported where a database is opened: every command imports this reader, few open one
 
 FORMAT = "opencode"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -87,6 +89,8 @@ def _connect(path: Path) -> sqlite3.Connection:
     in_wal_mode = header[18:20] == b"\x02\x02"  # the file format's write and read versions: 2 is WAL
     idle = in_wal_mode and not resolved.with_name(resolved.name + "-wal").exists()
     uri = f"{resolved.as_uri()}?{'immutable=1' if idle else 'mode=ro'}"
+    import sqlite3
+
     try:
         db = sqlite3.connect(uri, uri=True, timeout=1.0)
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -105,6 +109,8 @@ def _sqlite_problem(exc: sqlite3.Error) -> str:
 
 
 def _query(path: Path, db: sqlite3.Connection, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    import sqlite3
+
     try:
         return db.execute(sql, args).fetchall()
     except sqlite3.Error as exc:
