@@ -98,10 +98,14 @@ def _store(session: Session, db: str, path: str, sample: str | None, down: int, 
     snapshot with it, commit, and answer ("stored", id), ("library", path, problem) or ("failed", what)."""
     answer: tuple[Any, ...]
     try:
+        from foldscope.core.store import snapshot
         from foldscope.core.store.library import Library
-        from foldscope.core.store.snapshot import dump_session
 
-        data = dump_session(session)  # the session as read: the count has not set its unseen head and scale here
+        data = snapshot.dump_session(session)  # the session as read: the count has not set its unseen head and scale here
+        # What keep_snapshot asks that the memo does not change (each hashes foldscope's sources, kept once made): made
+        # now, so that what is left once the memo comes, while the parent waits, is the write.
+        snapshot.reader_identity()
+        snapshot.counter_identity()
         with Library(db) as library:
             library.conn.execute("BEGIN IMMEDIATE")
             session_id = library.import_session(session)
