@@ -291,7 +291,11 @@ def _pyarrow() -> Any:
 
 
 def format_tune(out: dict[str, Any]) -> str:
-    lines = [f"{plural(out['sessions'], 'session')}, {num(len(out['failed']))} failed to read, {num(len(out['skipped']))} not sessions"]
+    apart = out.get("subagent_files") or 0
+    beside = f" (and {plural(apart, 'subagent file')} beside their sessions, swept as files of their own)" if apart else ""
+    lines = [
+        f"{plural(out['sessions'], 'session')}{beside}, {num(len(out['failed']))} failed to read, {num(len(out['skipped']))} not sessions"
+    ]
     lines += [f"  failed: {f['error']}" for f in out["failed"]]
     # The policy's cost, then the modelled recording it is set against, then the bill, labelled as such.
     width = min(90, max([len("policy"), *(len(p["policy"]) for p in out["policies"])]))  # labels whole: they say what caching means

@@ -234,6 +234,7 @@ def tune_session(path: str, points: Sequence[PolicyPoint], limits: Limits | None
             "requests": len(session.trace),
             "bill_usd": bill,
             "rows": rows,
+            "children": [str(c.source) for c in session.children],
         }
     except Exception as exc:  # one bad session is a named failure in the results, never the end of a sweep
         return {"file": path, "error": f"{path}: {type(exc).__name__}: {exc}"}
@@ -399,13 +400,21 @@ class PolicyTotals:
         return out
 
 
+def subagent_files(results: Iterable[Mapping[str, Any]], files: set[str]) -> int:
+    """How many of the files swept are a subagent's beside its session (Claude Code's older layout): each is replayed
+    as a file of its own, but counted as `usage`, `cache` and `replay DIR` count it, in its session."""
+    owned = {str(Path(c).resolve()) for r in results for c in r.get("children", ())}
+    return sum(1 for f in files if str(Path(f).resolve()) in owned)
+
+
 def summarise(results: Iterable[Mapping[str, Any]], points: Sequence[PolicyPoint]) -> dict[str, Any]:
     """Per-policy totals, the per-session rows and failures (sorted, so any engine gives the same bytes),
     and the recommendation: the cheapest policy with no request refused or sent over the ceiling, as the
     agents' own settings, with its saving over the sessions swept and the sessions where it did worse."""
     totals = {p.name: PolicyTotals(p.name, p.strategy) for p in points}
     sessions, failures, skipped = [], [], []
-    for result in sorted(results, key=lambda r: r["file"]):
+    results = sorted(results, key=lambda r: r["file"])  # a list: read again for the subagents' files
+    for result in results:
         if "skipped" in result:
             skipped.append({"file": result["file"], "why": result["skipped"]})
             continue
@@ -421,8 +430,11 @@ def summarise(results: Iterable[Mapping[str, Any]], points: Sequence[PolicyPoint
     for p in points:
         own = [s for s in sessions if s["policy"] == p.name]
         policies.append({**totals[p.name].as_row(), "compact_at": p.compact_at, **session_facts(own)})
+    files = {s["file"] for s in sessions}
+    apart = subagent_files(results, files)
     return {
-        "sessions": len({s["file"] for s in sessions}),
+        "sessions": len(files) - apart,
+        "subagent_files": apart,
         "failed": failures,
         "skipped": skipped,
         "policies": policies,

@@ -71,3 +71,16 @@ def test_a_subagent_file_beside_its_session_is_counted_in_it_on_usage_cache_and_
     assert usage["total"]["cost_usd"] == pytest.approx(cache["totals"]["total_usd"], abs=1e-5)
     assert main(["replay", str(folder), "--strategy", "recorded"]) == 0
     assert capsys.readouterr().out.startswith(f"1 session in {folder} (and 2 subagent files beside their sessions")
+
+
+def test_tune_counts_a_subagent_file_beside_its_session_in_it_as_usage_does(capsys, corpus_dev, tmp_path):
+    """`tune DIR` sweeps a subagent's agent-*.jsonl as a file of its own but counts the sessions `usage` counts: on
+    the dev corpus's claude_code folder both say 11 (13 files, two of them tmp-private's subagents), and one bill."""
+    folder = corpus_dev / "claude_code"
+    usage = run_json(capsys, "usage", str(folder), "--plain", "--workers", "1")
+    tune = run_json(capsys, "tune", str(folder), "--workers", "1")
+    assert tune["sessions"] == usage["total"]["sessions"] == 11 and tune["subagent_files"] == 2
+    assert len({r["file"] for r in tune["rows"]}) == 13
+    assert tune["policies"][0]["bill_usd"] == pytest.approx(usage["total"]["cost_usd"], abs=1e-5)
+    assert main(["tune", str(folder), "--workers", "1"]) == 0
+    assert capsys.readouterr().out.startswith("11 sessions (and 2 subagent files beside their sessions, swept as files")
