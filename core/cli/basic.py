@@ -171,12 +171,22 @@ def run_inspect(args) -> dict[str, Any]:
             listed = file_samples(args.file, spec.name, spec.samples)
             if len(listed["samples"]) != 1:
                 return listed
-        from foldscope.core.cli.library_open import keep, library_facts, open_session
+        from foldscope.core.cli.library_open import keep, library_facts, open_session, store_before_read
+
+        # A small file read for a library is stored by a forked child while it is counted (core.cli.store_child): into
+        # a new library, one forked now, which reads the file itself while this process imports what it counts with.
+        storing = store_before_read(args.file, args.db, args.input_format, args.sample) if small else None
         from foldscope.core.request.count import Counter
 
-        # A small file read for a library is stored by a forked child while it is counted (core.cli.store_child).
         counter = Counter(2 if helping else None)
-        opened = open_session(args.file, args.db, counter, input_format=args.input_format, sample=args.sample, store_early=small)
+        try:
+            opened = open_session(
+                args.file, args.db, counter, input_format=args.input_format, sample=args.sample, store_early=small, storing=storing
+            )
+        except BaseException:
+            if storing is not None:
+                storing.abandon()  # the read failed here: the child's transaction is never committed
+            raise
         with counting_progress():
             result = summarise(opened.session, counter=opened.counter, choice=choice)
         kept = library_facts(opened, keep(opened, args.file, args.db, args.sample)) if args.db else {}

@@ -25,14 +25,23 @@ class Opened:
     tokenised_before: int  # the counter's tokenised characters when opened: more after means a memo to keep
     reopened: bool = False  # from the library's snapshot, not the file
     storing: StoreChild | None = None  # a child storing the session meanwhile (core.cli.store_child), keep() finishes it
+    read: tuple | None = None  # what this process read, for a child that read the file itself (store_child.read_stamp)
 
 
 def open_session(
-    file: str, db: str | None, counter: Counter, *, input_format: str | None = None, sample: str | None = None, store_early: bool = False
+    file: str,
+    db: str | None,
+    counter: Counter,
+    *,
+    input_format: str | None = None,
+    sample: str | None = None,
+    store_early: bool = False,
+    storing: StoreChild | None = None,
 ) -> Opened:
     """The library's current snapshot of `file` when `db` holds one, else the file read; with `store_early` (a small
-    file, core.cli.store_child), a file read for a library is stored by a forked child while the caller counts."""
-    if db and _library_there(db):  # no library yet holds no snapshot: none is created for the look-up
+    file, core.cli.store_child), a file read for a library is stored by a forked child while the caller counts, or by
+    `storing`, one forked before the read (store_before_read) for a library not there yet."""
+    if db and storing is None and library_there(db):  # no library yet holds no snapshot: none is created for the look-up
         from foldscope.core.store.library import Library
 
         with Library(db) as library:
@@ -48,7 +57,10 @@ def open_session(
     hint(file)  # about to be read and counted: a counting child the count will want starts during the read
     session = load_session(file, input_format, sample)
     snapshot = None
-    storing = None
+    if storing is not None:
+        from foldscope.core.cli.store_child import read_stamp
+
+        return Opened(session, counter, None, None, counter.tokenised_chars, storing=storing, read=read_stamp(file, session))
     if db and store_early:
         from foldscope.core.cli import store_child
 
@@ -60,7 +72,7 @@ def open_session(
     return Opened(session, counter, None, snapshot, counter.tokenised_chars, storing=storing)
 
 
-def _library_there(db: str) -> bool:
+def library_there(db: str) -> bool:
     """Library.exists(db), without importing the store (sqlite3 and the library's modules: a new library's `inspect
     --db` of a small file stores from a forked child, core.cli.store_child, and this process need not load them)."""
     if db == ":memory:":
@@ -74,13 +86,24 @@ def _library_there(db: str) -> bool:
     return True
 
 
+def store_before_read(file: str, db: str | None, input_format: str | None, sample: str | None) -> StoreChild | None:
+    """A child forked now to read `file` and store it into `db`, a library not there yet (one there may hold the
+    session's snapshot, which open_session looks up first), while this process imports what it reads and counts with;
+    None where none may be forked (core.cli.store_child.wanted)."""
+    if not db or library_there(db):
+        return None
+    from foldscope.core.cli import store_child
+
+    return store_child.StoreChild.fork(None, db, str(Path(file)), sample, input_format) if store_child.wanted() else None
+
+
 def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
     """Import a session read from its file with its snapshot and memo, or keep what a reopened one's count added;
     its library id. Called after the command's count, so a run stopped while counting leaves nothing."""
     session, counter, path = opened.session, opened.counter, str(Path(file))
     storing, opened.storing = opened.storing, None
     if storing is not None:
-        opened.library_id = storing.finish(counter.memo(), session)
+        opened.library_id = storing.finish(counter.memo(), session, opened.read)
         if opened.library_id is not None:
             return opened.library_id
     from foldscope.core.store.library import Library

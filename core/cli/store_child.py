@@ -1,15 +1,21 @@
-"""`inspect --db` of a small file: the session stored by a child forked after the read, while this process counts.
+"""`inspect --db` of a small file: the session stored by a forked child while this process counts.
 
 Storing a 0.7 MB Claude Code file (the store's imports, the snapshot's dump, opening the library, the import) costs
-about 25 ms of CPU before its memo is known, a tenth of the command: the child does it on the other core, in one
+about 35 ms of CPU before its memo is known, a sixth of the command: the child does it on the other core, in one
 transaction it holds open (BEGIN IMMEDIATE: the library's write lock) until this process sends the counter's memo,
 then keeps the snapshot with it and commits. So a run stopped while counting (this process ends, the pipe closes
-empty, or the child is killed) commits nothing, as before. The child runs at this process's priority: at a lower
-one it waited behind the machine's other work (at load 4.8 this process waited 75-220 ms for its commit).
+short, or the child is killed) commits nothing, as before. Into a new library the child is forked before the read and
+reads the file itself, while this process imports what it counts with (the other core is idle then; forked after the
+read, it ran beside the measure and its counting child, core.request.counting.later_half, three processes on two
+cores); the memo then comes with what this process read (the file's size and modified time after its read, and its
+messages), and a child that read otherwise keeps nothing, so the command stores the session itself. The child runs
+at this process's priority: at a lower one it waited behind the machine's other work (at load 4.8 this process
+waited 75-220 ms for its commit).
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import pickle
 from typing import Any
@@ -32,8 +38,9 @@ class StoreChild:
         self.pid, self._down, self._up = pid, down, up
 
     @classmethod
-    def fork(cls, session: Session, db: str, path: str, sample: str | None) -> StoreChild | None:
-        """The child started (None when it could not be: the caller stores the session itself)."""
+    def fork(cls, session: Session | None, db: str, path: str, sample: str | None, input_format: str | None = None) -> StoreChild | None:
+        """The child started (None when it could not be: the caller stores the session itself); with no `session`, the
+        child reads `path` itself (as `input_format`, `sample`)."""
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
         try:
@@ -47,7 +54,7 @@ class StoreChild:
             try:
                 os.close(down_w)
                 os.close(up_r)
-                _store(session, db, path, sample, down_r, up_w)
+                _store(session, db, path, sample, input_format, down_r, up_w)
                 code = 0
             finally:
                 os._exit(code)  # nothing of this process's exit: its output, handlers and objects are the parent's
@@ -55,18 +62,19 @@ class StoreChild:
         os.close(up_w)
         return cls(pid, down_w, up_r)
 
-    def finish(self, memo: tuple[dict, ...], session: Session) -> int | None:
-        """Send the counter's memo, wait for the commit, and reap the child: the session's library id, or None when
-        the child failed other than the library refusing (the caller then stores it itself). LibraryError as the
-        library said it."""
+    def finish(self, memo: tuple[dict, ...], session: Session, read: tuple | None = None) -> int | None:
+        """Send the counter's memo (with `read`, what this process read: read_stamp's), wait for the commit, and reap
+        the child: the session's library id, or None when the child failed other than the library refusing, or read
+        otherwise (the caller then stores it itself). LibraryError as the library said it."""
         from foldscope.core.store.snapshot import dump_memo
 
         try:
             data = dump_memo(memo, session.record)
             with os.fdopen(self._down, "wb") as pipe:
                 self._down = -1
-                pipe.write(len(data).to_bytes(8, "little"))  # so that a memo cut short (this process killed) is told
-                pipe.write(data)
+                for part in (marshal.dumps(read), data):  # each after its length: a message cut short (this process killed) is told
+                    pipe.write(len(part).to_bytes(8, "little"))
+                    pipe.write(part)
             with os.fdopen(self._up, "rb") as pipe:
                 self._up = -1
                 answer = pickle.loads(pipe.read())  # data from our own child: its id or what went wrong
@@ -93,11 +101,37 @@ class StoreChild:
             os.waitpid(pid, 0)
 
 
-def _store(session: Session, db: str, path: str, sample: str | None, down: int, up: int) -> None:
-    """In the child: import the session in a transaction, wait for the memo (an empty pipe: roll back), keep the
-    snapshot with it, commit, and answer ("stored", id), ("library", path, problem) or ("failed", what)."""
+def read_stamp(path: str, session: Session) -> tuple:
+    """What a read of `path` read, as far as the store needs to know it was the same: the file's size and modified
+    time after the read, and the record's messages."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return (None, None, len(session.record))
+    return (stat.st_size, stat.st_mtime_ns, len(session.record))
+
+
+def _message(pipe: Any) -> bytes | None:
+    """One length-prefixed message from the parent; None when it stopped before its end."""
+    head = pipe.read(8)
+    if len(head) != 8:
+        return None
+    body = pipe.read(int.from_bytes(head, "little"))
+    return body if len(body) == int.from_bytes(head, "little") else None
+
+
+def _store(session: Session | None, db: str, path: str, sample: str | None, input_format: str | None, down: int, up: int) -> None:
+    """In the child: read the file when not given its session, import the session in a transaction, wait for the memo
+    (a pipe closed short: roll back), keep the snapshot with it, commit, and answer ("stored", id), ("library", path,
+    problem) or ("failed", what)."""
     answer: tuple[Any, ...]
     try:
+        read = None
+        if session is None:
+            from foldscope.core.formats import load_session
+
+            session = load_session(path, input_format, sample)
+            read = read_stamp(path, session)
         from foldscope.core.store import snapshot
         from foldscope.core.store.library import Library
 
@@ -110,11 +144,13 @@ def _store(session: Session, db: str, path: str, sample: str | None, down: int, 
             library.conn.execute("BEGIN IMMEDIATE")
             session_id = library.import_session(session)
             with os.fdopen(down, "rb") as pipe:  # read to its length, not its end: a later fork may hold the pipe too
-                head = pipe.read(8)
-                memo = pipe.read(int.from_bytes(head, "little")) if len(head) == 8 else b""
-            if len(head) != 8 or len(memo) != int.from_bytes(head, "little"):  # the parent stopped before the end
+                theirs, memo = _message(pipe), _message(pipe)
+            if theirs is None or memo is None:  # the parent stopped before the end
                 library.conn.execute("ROLLBACK")
                 return
+            if read is not None and marshal.loads(theirs) != read:  # the file changed between the two reads
+                library.conn.execute("ROLLBACK")
+                raise ValueError("the file read here is not the one the parent counted")
             library.keep_snapshot(session_id, session, path, sample, memo=memo, data=data)
             library.conn.execute("COMMIT")
         answer = ("stored", session_id)

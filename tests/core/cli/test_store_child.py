@@ -35,6 +35,9 @@ if how == "held":
         sys.stdin.readline()
         return summarise(*args, **kwargs)
     basic.summarise = held
+if how == "changed":  # the file read by the child is not the one this process read (it changed between the reads)
+    import os
+    store_child.read_stamp = lambda path, session: (os.getpid(),)
 if how == "failing":
     from foldscope.core.store.library import Library
     def refuse(*args, **kwargs):
@@ -80,6 +83,12 @@ def test_the_child_stores_what_the_command_stores_in_line(corpus_dev, tmp_path):
     assert out_forked.splitlines()[0] != "child 0" and "child" not in out_in_line  # forked where allowed only
     assert out_forked.split("\n", 1)[1] == out_in_line.replace("in-line.db", "forked.db")
     assert _library(tmp_path / "forked.db") == _library(tmp_path / "in-line.db")
+    # Into a library that is there (the child forked after the read, once the library was asked for a snapshot).
+    other = corpus_dev / "claude_code/session-9eda1058.jsonl"
+    forked, in_line = _inspect(other, tmp_path / "forked.db"), _inspect(other, tmp_path / "in-line.db", local=True)
+    out_forked, out_in_line = forked.communicate(timeout=300)[0], in_line.communicate(timeout=300)[0]
+    assert out_forked.splitlines()[0] != "child 0" and out_forked.split("\n", 1)[1] == out_in_line.replace("in-line.db", "forked.db")
+    assert _library(tmp_path / "forked.db") == _library(tmp_path / "in-line.db")
     again = _inspect(path, tmp_path / "forked.db")
     assert '"library_reopened": true' in again.communicate(timeout=300)[0]  # its snapshot and memo read back
 
@@ -97,9 +106,10 @@ def test_a_kill_while_counting_leaves_the_library_without_the_session(corpus_dev
     assert not db.exists() or _library(db)["sessions"] == 0
 
 
-def test_a_child_that_fails_leaves_the_store_to_the_command(corpus_dev, tmp_path):
+@pytest.mark.parametrize("how", ["failing", "changed"])
+def test_a_child_that_fails_or_read_another_file_leaves_the_store_to_the_command(how, corpus_dev, tmp_path):
     db = tmp_path / "library.db"
-    run = _inspect(corpus_dev / FILE, db, "failing")
+    run = _inspect(corpus_dev / FILE, db, how)
     out = run.communicate(timeout=300)[0]
     assert run.returncode == 0 and '"library_session_id": 1' in out
     stored = _library(db)
