@@ -148,7 +148,9 @@ class CompositionBar(QWidget):
             if rect.contains(event.position()) and c is not None:
                 if part is None:
                     text = (
-                        f"free: {c.free or 0:,} tokens of the {c.window:,}-token context window "
+                        f"the predicted input, {c.predicted:,}, is over the {c.window:,}-token context window by {c.over:,}"
+                        if c.over is not None
+                        else f"free: {c.free or 0:,} tokens of the {c.window:,}-token context window "
                         f"(the window less the predicted input, {c.predicted:,})"
                     )
                 else:
@@ -323,10 +325,12 @@ class CompositionPanel(ShownRequestPanel):
         ]
         if c.window and c.free is not None:
             # The free figure before the window's source: a long source (and its note) wraps below it, never hides it.
-            lines.append(
-                f"Context window {c.window:,}: {c.free:,} free ({c.free / c.window:.0%}, the window less the "
-                f"predicted input) — {html.escape(c.window_source)}"
+            room = (
+                f"the predicted input is over it by {c.over:,}"
+                if c.over is not None
+                else f"{c.free:,} free ({c.free / c.window:.0%}, the window less the predicted input)"
             )
+            lines.append(f"Context window {c.window:,}: {room} — {html.escape(c.window_source)}")
         repeats = c.carried_twice
         if repeats:
             lines.append(f"Content carried more than once costs {repeats:,} tokens ({repeats / c.size:.1%})")

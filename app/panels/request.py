@@ -14,6 +14,7 @@ from foldscope.app.qt import QLabel, QScrollArea, QSize, Qt, QTextBrowser, QVBox
 from foldscope.app.theme import pygments_style
 from foldscope.core.readout.divergence import Divergence, describe, parting_place
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.free_window import free_words
 from foldscope.core.readout.marks_facts import describe as describe_mark
 from foldscope.core.readout.marks_facts import mark_positions
 from foldscope.core.readout.request_facts import compiled, next_view
@@ -106,8 +107,8 @@ class RequestPanel(ShownRequestPanel):
             size = doc.now_predicted
             line = f"Predicted input <b>{size:,} tokens</b> (the next request)"
             free = doc.now_free
-            if free is not None:
-                line += f" · free {free:,} of the {doc.context_window:,}-token context window ({html.escape(doc.window_source)})"
+            if free is not None and doc.context_window is not None:
+                line += f" · {free_words(doc.context_window, size)} ({html.escape(doc.window_source)})"
             return line
         r = doc.requests[slot]
         anchor = "its count (no earlier report in its stretch)" if r.predicted_from == "count" else f"request {r.predicted_from}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from foldscope.app.qt import QLabel, QSizePolicy, Qt, QWidget
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.free_window import free_window
+from foldscope.core.readout.free_window import free_window, free_words, over_window
 from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
 from foldscope.core.readout.words import plural
@@ -50,8 +50,9 @@ def status_parts(doc: Document) -> list[str]:
         reported = f", reported {near}{fact.reported_input:,}" if fact is not None and fact.reported_input else ""
         parts.append(f"predicted {predicted:,} tokens{reported}")
         free = free_window(doc.context_window, predicted)
-        if free is not None:
-            parts.append(f"free {free:,} of the {doc.context_window:,}-token context window (less the predicted input)")
+        if free is not None and doc.context_window is not None:
+            why = "the predicted input less the window" if over_window(doc.context_window, predicted) else "less the predicted input"
+            parts.append(f"{free_words(doc.context_window, predicted)} ({why})")
     if head:
         parts.append(f"includes an unseen head of {head:,} tokens")
     if session.trace:

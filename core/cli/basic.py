@@ -11,7 +11,7 @@ from typing import Any
 from foldscope.core.cli.words import plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import KINDS, ReadError, Session
-from foldscope.core.readout.free_window import free_window
+from foldscope.core.readout.free_window import free_window, free_words, over_window
 
 
 def register(subparsers) -> None:
@@ -102,6 +102,9 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
     predicted = following.predicted if following is not None else None
     if window is not None and predicted is not None:
         window["free"] = free_window(window["tokens"], predicted)
+        over = over_window(window["tokens"], predicted)
+        if over is not None:  # the free figure's 0 hides how far past the window the request is
+            window["over_by"] = over
     return {
         "file": session.source,
         "format": session.format,
@@ -287,7 +290,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         )
     if result.get("next_predicted") is not None:
         window = result.get("context_window") or {}
-        free = f", free {window['free']:,} of the {window['tokens']:,}-token context window" if "free" in window else ""
+        free = f", {free_words(window['tokens'], result['next_predicted'])}" if "free" in window else ""
         lines.append(f"next request: predicted {figure(result['next_predicted'], result)} tokens{free}")
     from foldscope.core.cli.library_open import library_line
 

@@ -132,10 +132,12 @@ def format_composition(result: dict[str, Any]) -> str:
     sizes = sizes_words(result["counted"], result["unseen_head"], result["estimate"], result["scale"], result.get("predicted"))
     lines = [plain(f"{result['file']}: {which}: {sizes}")]
     if result["window"] and result["free"] is not None:
-        lines.append(
-            f"context window {result['window']:,} ({plain(result['window_source'])}): "
-            f"{result['free']:,} free (the window less the predicted input)"
+        room = (
+            f"the predicted input is over it by {result['over_by']:,}"
+            if result.get("over_by")
+            else f"{result['free']:,} free (the window less the predicted input)"
         )
+        lines.append(f"context window {result['window']:,} ({plain(result['window_source'])}): {room}")
     width = max([len(p["name"]) for p in result["parts"]] + [10])
     for part in result["parts"]:
         share = part["tokens"] / size if size else 0.0

@@ -16,7 +16,7 @@ from typing import Any
 
 from foldscope.core.model.session import FullRecord, Message, Session, canonical_json
 from foldscope.core.readout.document import is_note
-from foldscope.core.readout.free_window import free_window
+from foldscope.core.readout.free_window import free_window, over_window
 from foldscope.core.readout.head_split import NOT_SPLIT, HeadPart, HeadSources, sources_for
 from foldscope.core.request.count import estimate
 from foldscope.core.request.measure import Composition as Parts
@@ -104,6 +104,11 @@ class Composition:
         return free_window(self.window, self.predicted)
 
     @property
+    def over(self) -> int | None:
+        """How far the predicted input is past the window (core.readout.free_window.over_window); None when it fits."""
+        return over_window(self.window, self.predicted)
+
+    @property
     def own_count(self) -> int:
         """foldscope's own count of what the file holds: the parts less the unseen head (estimated from reports)."""
         return self.size - self.unseen_head
@@ -130,6 +135,7 @@ class Composition:
             "window": self.window,
             "window_source": self.window_source,
             "free": self.free,
+            **({"over_by": self.over} if self.over is not None else {}),  # the free figure's 0 hides how far past
             "parts": [{"name": c.name, "tokens": c.tokens, "blocks": c.blocks, **({"note": c.note} if c.note else {})} for c in self.parts],
             "top": [
                 {

@@ -76,3 +76,19 @@ def test_commands_that_never_show_the_window_do_not_take_the_flag(capsys, compac
     with pytest.raises(SystemExit):
         cli.main([command, str(compacted), "--context-window", "150000"])
     assert "--context-window" in capsys.readouterr().err
+
+
+def test_a_window_smaller_than_the_request_says_how_far_over_it_is_never_zero_free(capsys, compacted):
+    """`--context-window` under the predicted input: inspect and composition say `over ... by N` (N the predicted input
+    less the window, as the ceiling's line says `over by N`), --json gives it as over_by; never `free 0` or `0 free`."""
+    _, result, _ = run(capsys, "inspect", compacted, "--context-window", "1000", "--json")
+    window, predicted = result["context_window"], result["next_predicted"]
+    assert window["free"] == 0 and window["over_by"] == predicted - 1000 > 0
+    _, text, _ = run(capsys, "inspect", compacted, "--context-window", "1000")
+    assert f"over the 1,000-token context window by {predicted - 1000:,}" in text and "free 0" not in text
+    _, composed, _ = run(capsys, "composition", compacted, "--context-window", "1000", "--json")
+    assert composed["over_by"] == composed["predicted"] - 1000 > 0
+    _, text, _ = run(capsys, "composition", compacted, "--context-window", "1000")
+    assert f"the predicted input is over it by {composed['over_by']:,}" in text and "0 free" not in text
+    _, fits, _ = run(capsys, "inspect", compacted, "--json")
+    assert "over_by" not in fits["context_window"]

@@ -1,0 +1,33 @@
+"""A context window smaller than the request on the GUI's screens: the status bar, the request panel and the
+Composition say how far over the window the predicted input is, as the ceiling's line does, never `free 0`."""
+
+from __future__ import annotations
+
+import pytest
+
+from foldscope.core.formats.demo import demo_path
+
+
+@pytest.fixture
+def small_window():
+    from foldscope.app.gui import build_parser
+    from foldscope.core.cli.options import policy_choice
+    from foldscope.core.formats import load_session
+    from foldscope.core.readout.opening import build_document
+
+    args = build_parser().parse_args([str(demo_path()), "--context-window", "1000"])
+    return build_document(load_session(demo_path()), str(demo_path()), policy=policy_choice(args))
+
+
+def test_the_status_bar_and_request_panel_say_how_far_over_a_small_window_the_next_request_is(small_window):
+    from foldscope.app.panels.request import RequestPanel
+    from foldscope.app.panels.status import status_text
+
+    doc = small_window
+    over = doc.now_predicted - 1000
+    assert over > 0 and doc.now_free == 0
+    said = f"over the 1,000-token context window by {over:,}"
+    status = status_text(doc)
+    assert said in status and "free 0" not in status
+    line = RequestPanel._predicted_line(None, doc, None)  # type: ignore[arg-type]  # the line reads only the document
+    assert said in line and "free 0" not in line
