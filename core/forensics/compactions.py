@@ -9,7 +9,7 @@ the source's own (the reader marks the note) and `fold` for foldscope's or liona
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -288,6 +288,22 @@ def fetch_key(m: Message) -> tuple[str, str] | None:
     return None
 
 
+KeyOf = Callable[[Message], "tuple[str, str] | None"]
+
+
+class FetchKeys:
+    """fetch_key of each message, worked out once (a call's arguments are JSON read again each time): one report's."""
+
+    def __init__(self) -> None:
+        self._keys: dict[int, tuple[Message, tuple[str, str] | None]] = {}
+
+    def __call__(self, m: Message) -> tuple[str, str] | None:
+        got = self._keys.get(id(m))
+        if got is None or got[0] is not m:
+            got = self._keys[id(m)] = (m, fetch_key(m))
+        return got[1]
+
+
 def literal_text(m: Message) -> str:
     """The text whose literals count: a call's argument values (its keys are the tool's, not the session's)."""
     if m.kind != "action_request":
@@ -309,8 +325,9 @@ def tokens_of(m: Message, tokens_by_id: Mapping[str, int]) -> int:
     return n if n is not None else count_text(m.text)
 
 
-def dropped_facts(messages: Sequence[Message], tokens_by_id: Mapping[str, int]) -> dict[str, Any]:
-    """What left the view: messages by kind, tool results by tool (with their tokens) and the paths they held."""
+def dropped_facts(messages: Sequence[Message], tokens_by_id: Mapping[str, int], key_of: KeyOf = fetch_key) -> dict[str, Any]:
+    """What left the view: messages by kind, tool results by tool (with their tokens) and the paths they held.
+    `key_of`: fetch_key, or its answers kept (FetchKeys)."""
     by_kind: dict[str, int] = {}
     by_tool: dict[str, dict[str, int]] = {}
     paths: list[str] = []
@@ -321,15 +338,17 @@ def dropped_facts(messages: Sequence[Message], tokens_by_id: Mapping[str, int]) 
             cell = by_tool.setdefault(tool, {"results": 0, "tokens": 0})
             cell["results"] += 1
             cell["tokens"] += tokens_of(m, tokens_by_id)
-            key = fetch_key(m)
+            key = key_of(m)
             if key is not None and key[0] == "path" and key[1] not in paths:
                 paths.append(key[1])
     return {"messages": len(messages), "by_kind": by_kind, "results_by_tool": by_tool, "paths": paths}
 
 
-def refetched(session: Session, start: int, end: int, dropped: Sequence[Message], tokens_by_id: Mapping[str, int]) -> list[Refetch]:
+def refetched(
+    session: Session, start: int, end: int, dropped: Sequence[Message], tokens_by_id: Mapping[str, int], key_of: KeyOf = fetch_key
+) -> list[Refetch]:
     """Calls in requests start..end-1 that read a dropped path again or ran a dropped command again."""
-    wanted = {key for m in dropped if (key := fetch_key(m)) is not None}
+    wanted = {key for m in dropped if (key := key_of(m)) is not None}
     if not wanted:
         return []
     record, out, seen = session.record, [], set(m.id for m in dropped)
@@ -346,7 +365,7 @@ def refetched(session: Session, start: int, end: int, dropped: Sequence[Message]
             m = record.get(mid)
             if m.kind != "action_request":
                 continue
-            key = fetch_key(m)
+            key = key_of(m)
             if key is None or key not in wanted:
                 continue
             rid = m.content.get("action_response_id")
@@ -438,6 +457,7 @@ def compaction_report(
     summarisers = [c for c in children(session) if c.summariser] if found else []
     used: set[str] = set()
     trace, measured = session.trace, cache.measured
+    key_of = FetchKeys()  # a call is read again by the compaction that drops it and by the one before, which it follows
     from foldscope.core.forensics.cause_prices import Pricer
 
     pricer = Pricer(session.model)
@@ -465,9 +485,9 @@ def compaction_report(
             sizes_from,
             summariser_usd,
             why,
-            dropped_facts(dropped, cache.tokens),
+            dropped_facts(dropped, cache.tokens, key_of),
             checks[n] if checks is not None else check((literal_text(m) for m in dropped), note.text),
-            refetched(session, k, end, dropped, cache.tokens),
+            refetched(session, k, end, dropped, cache.tokens, key_of),
             rewrite_tokens,
             None if costs is None else costs.get("rewrite", 0.0),
         )
