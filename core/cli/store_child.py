@@ -15,13 +15,14 @@ waited 75-220 ms for its commit).
 
 from __future__ import annotations
 
+import io
 import marshal
 import os
 import pickle
 from typing import Any
 
 from foldscope.core.model.errors import LibraryError
-from foldscope.core.model.session import Session
+from foldscope.core.model.session import Message, Session
 
 
 def wanted() -> bool:
@@ -66,10 +67,8 @@ class StoreChild:
         """Send the counter's memo (with `read`, what this process read: read_stamp's), wait for the commit, and reap
         the child: the session's library id, or None when the child failed other than the library refusing, or read
         otherwise (the caller then stores it itself). LibraryError as the library said it."""
-        from foldscope.core.store.snapshot import dump_memo
-
         try:
-            data = dump_memo(memo, session.record)
+            data = _by_place(memo, session.record)
             with os.fdopen(self._down, "wb") as pipe:
                 self._down = -1
                 for part in (marshal.dumps(read), data):  # each after its length: a message cut short (this process killed) is told
@@ -78,7 +77,7 @@ class StoreChild:
             with os.fdopen(self._up, "rb") as pipe:
                 self._up = -1
                 answer = pickle.loads(pipe.read())  # data from our own child: its id or what went wrong
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+        except (OSError, EOFError, pickle.PicklingError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
             answer = None
         finally:
             self.abandon()
@@ -99,6 +98,46 @@ class StoreChild:
             except ProcessLookupError:
                 pass
             os.waitpid(pid, 0)
+
+
+# The memo goes down the pipe pickled with each message as its record index, and the child names its own record's
+# message there (its record is this one, forked, or one read alike: read_stamp); the child then dumps it as the library
+# keeps it (core.store.snapshot.dump_memo). So this process need not import the snapshot's module nor compress the memo
+# while the command waits for the commit. A key naming a message outside the record is named ELSEWHERE, which no
+# dump keeps, as dump_memo leaves such keys out.
+ELSEWHERE = "elsewhere"
+
+
+class _ByPlace(pickle.Pickler):
+    def __init__(self, out: Any, record: Any) -> None:
+        super().__init__(out, protocol=5)
+        self.record = record
+
+    def persistent_id(self, obj: Any) -> Any:
+        if type(obj) is not Message:
+            return None
+        try:
+            index = self.record.index_of(obj.id)
+        except KeyError:
+            return ELSEWHERE
+        return index if self.record[index] is obj else ELSEWHERE
+
+
+class _FromPlace(pickle.Unpickler):
+    def __init__(self, data: Any, record: Any) -> None:
+        super().__init__(data)
+        self.record = record
+
+    def persistent_load(self, pid: Any) -> Any:
+        if isinstance(pid, int) and 0 <= pid < len(self.record):
+            return self.record[pid]
+        return object()  # no message of the record: dump_memo leaves the key out
+
+
+def _by_place(memo: tuple[dict, ...], record: Any) -> bytes:
+    out = io.BytesIO()
+    _ByPlace(out, record).dump(memo)
+    return out.getvalue()
 
 
 def read_stamp(path: str, session: Session) -> tuple:
@@ -151,7 +190,8 @@ def _store(session: Session | None, db: str, path: str, sample: str | None, inpu
             if read is not None and marshal.loads(theirs) != read:  # the file changed between the two reads
                 library.conn.execute("ROLLBACK")
                 raise ValueError("the file read here is not the one the parent counted")
-            library.keep_snapshot(session_id, session, path, sample, memo=memo, data=data)
+            counts = _FromPlace(io.BytesIO(memo), session.record).load()  # our own parent's, as _by_place made it
+            library.keep_snapshot(session_id, session, path, sample, memo=counts, data=data)
             library.conn.execute("COMMIT")
         answer = ("stored", session_id)
     except LibraryError as exc:
