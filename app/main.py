@@ -23,14 +23,27 @@ def run() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _closed_streams_to_devnull()
     environment.say_problems()  # a switch set to a value it does not take is said once, here, and the command goes on
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        return 130  # Ctrl-C before a command's own handler is in place (its imports): no traceback, as cli.main says it
     except BrokenPipeError:
         # The reader stopped early (`foldscope --help | head -1`, argparse's own help or usage included):
         # nothing is wrong. Standard output goes nowhere from here so the exit's flush cannot fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _closed_streams_to_devnull() -> None:
+    """Started with standard output or error closed (`>&-`, `2>&-`), Python has sys.stdout or sys.stderr None: what
+    would go there goes to the null device, as print's would, instead of a traceback at the first flush; and the
+    lowest free descriptor, the closed one, is the null device's rather than the next file this process opens (a library)."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # the process's own, as sys.stdout is
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
 
 
 def _main(argv: list[str]) -> int:

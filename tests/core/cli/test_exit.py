@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -94,3 +95,38 @@ def test_the_console_script_ends_a_subcommand_without_tearing_the_process_down(t
     torn = TEAR_DOWN_WITNESS.replace("import run\nsys.exit(run())", "import main\nsys.exit(main())")
     done = subprocess.run([sys.executable, "-c", torn, "count", str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "torn down" in done.stderr
+
+
+@pytest.mark.parametrize("closed", ["1", "2"])
+def test_a_command_started_with_its_output_or_error_closed_ends_without_a_traceback(tmp_path, closed):
+    # Python started with a descriptor closed has that stream None: the command's output (or its one line) goes nowhere.
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "message": {"role": "user", "content": "hi"}})
+        + "\n",
+        encoding="utf-8",
+    )
+    err = tmp_path / "err.txt"
+    for argv in (["requests", str(path)], ["export", str(path), "-o", "-"], ["statusline"], ["inspect", str(tmp_path / "no.jsonl")]):
+        program = f"import sys; sys.argv = ['foldscope', *{argv!r}]; from foldscope.app.main import run; sys.exit(run())"
+        redirect = ">&-" if closed == "1" else f"2>&- >{shlex.quote(str(err))}"
+        command = f"{shlex.quote(sys.executable)} -c {shlex.quote(program)} {redirect} </dev/null"
+        done = subprocess.run(command, shell=True, stderr=subprocess.PIPE if closed == "1" else None, text=True, timeout=120)
+        said = done.stderr if closed == "1" else err.read_text(encoding="utf-8")
+        assert "Traceback" not in said and done.returncode == (2 if argv[0] == "inspect" else 0), (argv, said)
+
+
+def test_ctrl_c_while_a_command_starts_exits_130_without_a_traceback():
+    # A KeyboardInterrupt before the command's own handler is in place (while inspect's modules are imported).
+    program = (
+        "import sys\n"
+        "from foldscope.core.cli import inspect_early\n"
+        "def interrupted(argv):\n"
+        "    raise KeyboardInterrupt\n"
+        "inspect_early.main = interrupted\n"
+        "sys.argv = ['foldscope', 'inspect', 'x.jsonl']\n"
+        "from foldscope.app.main import run\n"
+        "sys.exit(run())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (130, "")
