@@ -18,24 +18,80 @@ if TYPE_CHECKING:
 MODULE = "foldscope.core.request.counting.child"
 
 
+# A text of this many characters or more goes down a pipe apart from its message: its UTF-8 written a megabyte at a
+# time, where marshal would make a whole copy of it (50 MB more for a 50 MB message, the parent's peak).
+HUGE = 1 << 22
+_CHUNK = 1 << 20
+_APART = 56  # the bits of a message's length below the number of texts sent apart (in the top byte)
+
+
 def send(stream: BinaryIO, value: Any) -> None:
-    """One message down a pipe: its length (8 bytes, little-endian), then the value in marshal form (data only)."""
+    """One message down a pipe: its length (8 bytes, little-endian), then the value in marshal form (data only). A
+    (kind, text) or (kind, [text, ...]) message's HUGE texts follow it apart, each its UTF-8 length then its UTF-8 a
+    megabyte at a time (their number in the length's top byte); the receiver puts them back in their places."""
+    value, apart = _set_apart(value)
     data = marshal.dumps(value)
-    stream.write(len(data).to_bytes(8, "little"))
+    stream.write((len(data) | len(apart) << _APART).to_bytes(8, "little"))
     stream.write(data)  # apart: the two added would copy a huge message's text once more
+    for text in apart:
+        stream.write(sum(len(_utf8(text, at)) for at in range(0, len(text), _CHUNK)).to_bytes(8, "little"))
+        for at in range(0, len(text), _CHUNK):
+            stream.write(_utf8(text, at))
     stream.flush()
 
 
 def receive(stream: BinaryIO) -> Any:
     """The next message send wrote (EOFError when the other end closed the pipe, even within a message)."""
-    head = stream.read(8)
-    if len(head) != 8:
-        raise EOFError("the counting child's pipe is closed")
-    size = int.from_bytes(head, "little")
-    data = stream.read(size)
+    size = int.from_bytes(_read(stream, 8), "little")
+    value = marshal.loads(_read(stream, size & ((1 << _APART) - 1)))  # data only (lists of str and int), from our own
+    apart = [_read(stream, int.from_bytes(_read(stream, 8), "little"), into=True) for _ in range(size >> _APART)]
+    return _put_back(value, [str(data, "utf-8", "surrogatepass") for data in apart]) if apart else value
+
+
+def _utf8(text: str, at: int) -> bytes:
+    return text[at : at + _CHUNK].encode("utf-8", "surrogatepass")  # as marshal writes a lone surrogate
+
+
+def _read(stream: BinaryIO, size: int, into: bool = False) -> Any:
+    """size bytes from the pipe (a bytearray filled in place with `into`: one buffer, no chunks joined)."""
+    data: bytes | bytearray
+    if not into:
+        data = stream.read(size)
+    else:
+        data = bytearray(size)
+        view, got = memoryview(data), 0
+        while got < size and (n := stream.readinto(view[got:])):  # type: ignore[attr-defined]
+            got += n
+        view.release()
+        if got < size:
+            data = data[:got]
     if len(data) != size:
         raise EOFError("the counting child's pipe is closed")
-    return marshal.loads(data)  # data only (lists of str and int), from our own parent or child
+    return data
+
+
+def _set_apart(value: Any) -> tuple[Any, list[str]]:
+    """(value with its HUGE texts as None, those texts), for a (kind, text) or (kind, [text, ...]) message."""
+    if not (isinstance(value, tuple) and len(value) == 2):
+        return value, []
+    kind, payload = value
+    if isinstance(payload, str):
+        return ((kind, None), [payload]) if len(payload) >= HUGE else (value, [])
+    if not isinstance(payload, list) or not any(isinstance(text, str) and len(text) >= HUGE for text in payload):
+        return value, []
+    apart = [text for text in payload if isinstance(text, str) and len(text) >= HUGE]
+    if len(apart) > 255:
+        return value, []
+    return (kind, [None if isinstance(text, str) and len(text) >= HUGE else text for text in payload]), apart
+
+
+def _put_back(value: Any, texts: list[str]) -> Any:
+    """The message _set_apart took apart, its texts back in their places."""
+    kind, payload = value
+    if payload is None:
+        return kind, texts[0]
+    given = iter(texts)
+    return kind, [next(given) if text is None else text for text in payload]
 
 
 def serve(down: int, up: int) -> None:
