@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
@@ -208,7 +209,14 @@ def text_body(m: Message) -> str:
     """The body of the commonest block, one message's text alone and unmarked: render_block's text as canonical()
     writes it, without the dict."""
     # joined, not added: `a + b + c` holds a second copy of a huge message's JSON while it adds the third part
-    return "".join(('text":', json_string(instruction_text(m) if m.kind == "instruction" else m.text), ',"'))
+    text = instruction_text(m) if m.kind == "instruction" else m.text
+    if len(text) >= _HUGE and text.isascii() and _ESCAPED.search(text) is None:  # its JSON is itself in quotes
+        return "".join(('text":"', text, '","'))  # no JSON copy beside the text and the body (and msgspec's bytes)
+    return "".join(('text":', json_string(text), ',"'))
+
+
+_HUGE = 1 << 20
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')  # what JSON (msgspec, json) writes escaped in an ASCII text
 
 
 _encode = msgspec.json.Encoder().encode

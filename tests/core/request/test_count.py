@@ -437,6 +437,20 @@ def test_a_block_strings_json_is_json_dumps_text_for_any_string(text):
     assert json_string(text) == json.dumps(text, ensure_ascii=False)
 
 
+@pytest.mark.parametrize("kind", ["instruction", "assistant"])
+def test_a_huge_texts_block_body_is_its_json_whatever_ascii_character_it_holds(kind, monkeypatch):
+    """text_body joins a huge ASCII text with nothing to escape straight into its body (no JSON copy of it beside the
+    text: a 50 MB message's parent peaked at three copies); any character JSON escapes sends it the JSON way."""
+    from foldscope.core.request import count_step
+
+    monkeypatch.setattr(count_step, "_HUGE", 64)
+    for code in range(128):
+        text = "plain words " * 8 + chr(code) + " end"
+        key = "instruction" if kind == "instruction" else "assistant_response"
+        body = count_step.text_body(Message("m", kind, 0, {key: text}))
+        assert body == 'text":' + json.dumps(text, ensure_ascii=False) + ',"', hex(code)
+
+
 def test_counting_keeps_no_second_copy_of_the_sessions_non_ascii_texts():
     """Counting a prompt, an answer and a result of non-ASCII text leaves their strings as they were: an encoder that
     reads a str as UTF-8 makes CPython keep that copy inside the str for its life, and these strings are the session's
