@@ -80,6 +80,9 @@ def test_no_child_is_forked_where_an_encoder_counts_or_a_body_length_is_wanted(c
     monkeypatch.setattr(small_count, "_spent", 0)
     monkeypatch.setattr(small_count, "BUDGET_CHARS", tokens.SMALL_INPUT_CHARS)
     monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    # As a command's fresh process: in the whole suite an earlier test's thread or tokenizer helper may still be about.
+    monkeypatch.setattr(later_half, "one_thread", lambda: True)
+    monkeypatch.setattr(tokens, "helping", lambda: False)
     assert later_half.wanted(Counter(None), record)
     measured = Counter(None)
     measured.lengths = {}  # the prefix meter's: a body counted by the child would have no length
