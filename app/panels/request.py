@@ -12,6 +12,7 @@ from foldscope.app.panels.long_text import PAYLOAD_LIMIT, PAYLOAD_LINE, is_long,
 from foldscope.app.panels.shown_request import ShownRequestPanel
 from foldscope.app.qt import QLabel, QScrollArea, QSize, Qt, QTextBrowser, QVBoxLayout, QWidget
 from foldscope.app.theme import pygments_style
+from foldscope.core.model.caching import caching_of, unplaced_words
 from foldscope.core.readout.divergence import Divergence, describe, parting_place
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.free_window import free_words
@@ -92,9 +93,8 @@ class RequestPanel(ShownRequestPanel):
     def _marks_lines(self, doc: Document, view) -> list[str]:
         policy = doc.policy
         if policy is None or not policy.caching:
-            return [
-                "<b>Cache marks:</b> none — prompt caching is off in the policy in force (turn it on in the policy editor, Ctrl+Shift+L)"
-            ]
+            why = "no policy in force" if policy is None else html.escape(unplaced_words(caching_of(policy, doc.session)), quote=False)
+            return [f"<b>Cache marks:</b> none — {why} (turn caching on in the policy editor, Ctrl+Shift+L)"]
         self.marks = mark_positions(doc, view)
         items = "".join(f"<li>{html.escape(describe_mark(m))}</li>" for m in self.marks)
         return [

@@ -4,6 +4,7 @@ request's predicted input and free space, the unseen head, and the session's for
 from __future__ import annotations
 
 from foldscope.app.qt import QLabel, QSizePolicy, Qt, QWidget
+from foldscope.core.model.caching import caching_of
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.free_window import free_window, free_words, over_window
 from foldscope.core.readout.unseen_heads import unseen_head_words
@@ -101,7 +102,7 @@ def status_tooltip(doc: Document) -> str:
         lines.append(f"Unseen head of the recorded requests: {heads}")
     policy = doc.policy
     if policy is not None:
-        lines.append(f"Policy in force: {policy.source}; prompt caching {'on' if policy.caching else 'off'}")
+        lines.append(f"Policy in force: {policy.source}; {caching_of(policy, doc.session).words}")
     return "\n".join(lines)
 
 

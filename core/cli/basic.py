@@ -77,6 +77,7 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
     """
     from foldscope.core.forensics.usage import session_facts
     from foldscope.core.model import pricing
+    from foldscope.core.model.caching import caching_of
     from foldscope.core.model.launch import session_policy
     from foldscope.core.readout.agent_limits import context_window
     from foldscope.core.readout.usage_precision import marks as precision_marks
@@ -130,7 +131,8 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
             "line": policy.fold_at,
             "target": policy.fold_target,
             "result_max_chars": policy.tool_result_max_chars,
-            "caching": policy.caching,
+            "caching": policy.prompt_caching,  # None: left unset, caching as recorded (caching_why says what that is)
+            "caching_why": caching_of(policy, session).words,
             "from": policy.source,
         },
         "warnings": list(session.warnings),
@@ -262,6 +264,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"{result['view_size']['unseen_head']:,} added, scale {result['view_size']['scale']:.3f})",
         f"requests: {result['requests']:,}, peak reported input: {figure(result['peak_reported_input'], result)}",
         f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line {policy['line']}, target {policy['target']}",
+        f"caching: {policy['caching_why']}",
         f"folds: {result['folds']:,}, notes: {result['notes']:,}, clipped copies: {result['copies']:,}",
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]

@@ -9,6 +9,7 @@ from foldscope.core.cli.options import add_policy_flags, add_threads, measure_fo
 from foldscope.core.cli.output import columns_help
 from foldscope.core.cli.words import num, plural
 from foldscope.core.model import collector
+from foldscope.core.model.caching import caching_of, unplaced_words
 from foldscope.core.model.session import ReadError
 from foldscope.core.request.measure import Measure
 
@@ -122,7 +123,9 @@ def compiled_payload(measure: Measure, k: int) -> dict[str, Any]:
     n = len(measure.requests)
     if not 0 <= k < n:
         raise ReadError(measure.session.source, "--payload", f"no request {k}: the session has {plural(n, 'request')}")
-    return {"request": k, "marks": [m.as_dict() for m in measure.request_marks(k)], "payload": measure.request_payload(k)}
+    marks = [m.as_dict() for m in measure.request_marks(k)]
+    caching = caching_of(measure.policy, measure.session)
+    return {"request": k, "marks": marks, "caching_why": unplaced_words(caching), "payload": measure.request_payload(k)}
 
 
 def mark_place(mark: dict[str, Any]) -> str:
@@ -196,7 +199,7 @@ def format_requests(result: dict[str, Any]) -> str:
         lines += [
             "",
             *payload_text(shown["request"], shown["payload"], shown["marks"]),
-            f"request {shown['request']:,}: cache marks at {marks or 'no block (caching off)'}",
+            f"request {shown['request']:,}: cache marks at {marks or 'no block (' + shown['caching_why'] + ')'}",
         ]
     return "\n".join(lines)
 

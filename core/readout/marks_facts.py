@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from foldscope.core.model.caching import caching_of, unplaced_words
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
 from foldscope.core.request.compile import make_plan
@@ -81,8 +82,10 @@ def describe(position: MarkPosition) -> str:
 def cache_marks(document: Document, view: Sequence[str], policy: Any = None) -> tuple[tuple[Mark, ...], str]:
     """(marks to draw, why there are none): the compiler's mark positions for this view under the policy in force."""
     policy = document.policy if policy is None else policy
-    if policy is None or not policy.caching:
-        return (), " (prompt caching is off in the policy in force: no marks are placed)"
+    if policy is None:
+        return (), " (no policy in force: no marks are placed)"
+    if not policy.caching:  # off, or left unset: as recorded, in the words the lab, the status bar and replay say
+        return (), f" ({unplaced_words(caching_of(policy, document.session))})"
     try:
         positions = mark_positions(document, view, policy)
     except Exception as exc:  # noqa: BLE001 - a view the compiler refuses draws no marks and says why

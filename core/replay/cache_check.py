@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from foldscope.core.model.caching import OPENAI_PREFIXES
 from foldscope.core.model.session import Session
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
-from foldscope.core.replay.lab import OPENAI_PREFIXES
 from foldscope.core.replay.layouts import LOOKBACK, Layouts, model_name, with_hidden_head
 from foldscope.core.request.measure import Measure
 

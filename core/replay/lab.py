@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from foldscope.core.model import pricing
+from foldscope.core.model.caching import caching_of
 from foldscope.core.model.cost import ModelPrices
 from foldscope.core.model.pricing import lookup_prices
 from foldscope.core.model.session import Session
@@ -22,35 +23,15 @@ from foldscope.core.request import tokens
 from foldscope.core.request.estimators import ADR
 from foldscope.core.request.measure import Measure
 
-OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "codex", "chatgpt")
-
 # A progress callback (done, total, label); the GUI worker's Progress.report fits and may raise to cancel.
 Report = Callable[[int, int, str], None]
 
 
-def shows_caching(session: Session) -> bool:
-    return any(r.usage and (r.usage.cache_read or r.usage.cache_write) for r in session.trace)
-
-
 def cache_rules(measure: Measure) -> tuple[CacheRules, str]:
-    """Which cache the replay models, and why."""
-    session = measure.session
-    model = model_name(measure) or ""
-    if model.lower().startswith(OPENAI_PREFIXES):
-        said = measure.policy.prompt_caching  # set (not left unset): it cannot apply, and the line says so
-        setting = (
-            ""
-            if said is None
-            else f"; prompt_caching {'true' if said else 'false'} does not apply to it (it caches by itself, without marks)"
-        )
-        return CacheRules.openai(), f"{model} caches automatically{setting}"
-    if measure.policy.caching:
-        return CacheRules.anthropic(), "caching on: marks placed as ADR-0127 says"
-    if measure.policy.prompt_caching is False:  # said off (not left unset): no marks, so nothing is read back
-        return CacheRules.off(), "caching off in the policy: no marks placed, so no cache reads"
-    if shows_caching(session):
-        return CacheRules.anthropic(), "the source's usage shows caching: marks placed as ADR-0127 says"
-    return CacheRules.off(), "caching off and the source shows none"
+    """Which cache the replay models, and why: caching as core.model.caching decides it, in the words every screen says."""
+    caching = caching_of(measure.policy, measure.session, model_name(measure) or "")
+    rules = {"marks": CacheRules.anthropic, "automatic": CacheRules.openai, "off": CacheRules.off}[caching.modelled]()
+    return rules, caching.words
 
 
 def _summarised(job: Callable[[], StrategyRun]) -> StrategyRun:
@@ -200,7 +181,7 @@ def settings_of(measure: Measure, estimator: str = ADR) -> dict[str, Any]:
         "fold_at": p.fold_at,
         "target": p.fold_target,
         "result_max": p.tool_result_max_chars,
-        "caching": p.caching,
+        "caching": p.prompt_caching,  # None: left unset, caching as recorded (the cache's `why` says what that models)
         "band_max": BAND_MAX,
         "band_min": BAND_MIN,
         "model": p.model,

@@ -87,15 +87,40 @@ def test_the_request_panel_lists_and_highlights_the_marks_in_the_payload(caching
     assert panel.mark_lines and all(lines[n - 1].strip().startswith(('"cache_control"', '"ttl"', '"type"', "}")) for n in panel.mark_lines)
 
 
-def test_with_caching_off_the_map_and_panel_say_there_are_no_marks(qtbot, window, document):
+def test_caching_left_unset_on_a_session_without_cache_reads_draws_no_marks_and_says_as_recorded(qtbot, window, document):
     window.show()
     qtbot.waitExposed(window)
     window.set_document(document)
-    assert document.policy is not None and not document.policy.caching
+    assert document.policy is not None and document.policy.prompt_caching is None
     assert window.window_map.marks == ()
-    assert "prompt caching is off" in window.window_map.marks_note
+    said = "caching as recorded: no marks, the file's usage shows no cache reads"
+    assert said in window.window_map.marks_note
     window.side_tabs.setCurrentWidget(window.request_panel)
-    assert "prompt caching is off" in window.request_panel.header.text()
+    assert said in window.request_panel.header.text()
+
+
+def test_caching_left_unset_on_a_cached_claude_code_session_says_as_recorded_on_every_screen(qtbot, tmp_path):
+    """The reviewer's finding: the map said 'prompt caching is off' on a session its file bills with cache reads, while
+    the replay lab modelled marks. Unset is caching as recorded: the map, the request panel, the status bar and the
+    lab's cache line say the same words, none says off, and the lab models marks, as the file's usage shows reads."""
+    from foldscope.app.panels.status import status_tooltip
+    from foldscope.core.replay.lab import cache_rules
+    from foldscope.core.request.measure import Measure
+
+    window = opened(qtbot, tmp_path, CLAUDE_CODE)
+    doc = window.document
+    assert doc.policy is not None and doc.policy.prompt_caching is None
+    assert any(r.usage and r.usage.cache_read for r in doc.session.trace)  # the file bills cache reads
+    rules, lab_says = cache_rules(Measure(doc.session, doc.policy))
+    said = "caching as recorded: marks where the file's usage shows cache reads, modelled where ADR-0127 puts them"
+    assert rules.mode == "marks" and lab_says == said
+    assert window.window_map.marks == () and said in window.window_map.marks_note
+    window.side_tabs.setCurrentWidget(window.request_panel)
+    header = window.request_panel.header.text()
+    assert said in header
+    assert f"Policy in force: {doc.policy.source}; {said}" in status_tooltip(doc)
+    for shown in (window.window_map.marks_note, header, status_tooltip(doc)):
+        assert "caching is off" not in shown and "caching off" not in shown
 
 
 def test_turning_caching_on_in_the_policy_editor_places_marks(qtbot, window, document):
