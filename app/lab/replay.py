@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from foldscope.app.lab.replay_chart import ReplayChart, Rule, Series
 from foldscope.app.lab.screen_fit import resize_within_screen
+from foldscope.app.lab.whole_columns import WholeColumns
 from foldscope.app.models.messages import preview_text
 from foldscope.app.models.replay import STRATEGY_HINTS, TotalsModel
 from foldscope.app.panels.policy_editor import PolicyEditor
@@ -207,9 +208,9 @@ class ReplayView(QWidget):
         self.heading.setWordWrap(True)
         self.model = TotalsModel(self)
         self.table = QTableView()
+        self.table.setHorizontalHeader(WholeColumns(self.table))  # the columns share the width, no header cut
         self.table.setModel(self.model)
         self.table.setAccessibleName("Totals per strategy")
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.charts = {
             "size": ReplayChart("Request size (tokens) per request, against the ceiling", lambda v: f"{v:,.0f}"),
@@ -245,7 +246,8 @@ class ReplayView(QWidget):
         top_column.addWidget(heading_box)
         top_column.addWidget(self.table)
         rows = self.table.fontMetrics().height() + 6  # a row sized to its contents, as the vertical header does
-        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + 8 * rows + 4)
+        header = max(self.table.horizontalHeader().sizeHint().height(), 0)  # -1 (no sections yet) is no height
+        self.table.setMinimumHeight(header + 8 * rows + 4)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         for part in (top, chart_box, request_box):
             self.splitter.addWidget(part)
