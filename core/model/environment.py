@@ -56,7 +56,7 @@ def _command(value: str) -> str | None:
 # Each switch: what it sets (docs/environment.md says the same) and its check.
 SWITCHES: dict[str, tuple[str, Check]] = {
     "FOLDSCOPE_COUNTING": (
-        "`local`: no child process counts or replays; `child` (the default): one may",
+        "`local`: no child process counts, replays or stores for this one; `child` (the default): one may",
         _one_of(("local", "child"), "using child (the default)", True),
     ),
     "FOLDSCOPE_TOKENIZER": (

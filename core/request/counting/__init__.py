@@ -1,7 +1,8 @@
 """Counting in child processes: the tokenizer's forked helper (helper), counting ahead in a spawned child (ahead),
-both serving the child's loop (child), chosen by the Counter's backend (backend), and one file's strategies in forked
-workers (core.replay.parallel), all under one switch: FOLDSCOPE_COUNTING=local keeps every count (and every replay)
-in the process that asked for it; unset, or `child`, lets a child count or replay where it repays its start."""
+both serving the child's loop (child), a small input's later half in a forked one (later_half), chosen by the Counter's
+backend (backend), and one file's strategies in forked workers (core.replay.parallel) and `inspect --db`'s store
+(core.cli.store_child), all under one switch: FOLDSCOPE_COUNTING=local keeps every count (and every replay and store)
+in the process that asked for it; unset, or `child`, lets a child count, replay or store where it repays its start."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 import sys
 import threading
 
-SWITCH = "FOLDSCOPE_COUNTING"  # the one switch: `local`, no child process counts or replays; else (`child`) one may
+SWITCH = "FOLDSCOPE_COUNTING"  # the one switch: `local`, no child process counts, replays or stores; else (`child`) one may
 LOCAL, CHILD = "local", "child"
 
 
