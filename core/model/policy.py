@@ -169,7 +169,7 @@ POLICY_KEYS: tuple[PolicyKey, ...] = (
         takes="true or false",
         accepts=lambda value: isinstance(value, bool),
         unset="the stored option",
-        placeholder="as the endpoint",
+        placeholder="as recorded",
     ),
     PolicyKey(
         "model",

@@ -64,3 +64,12 @@ def test_the_cli_pages_policy_section_is_what_the_tool_writes_from_the_table():
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     assert page == tool.written(page), "docs/cli.md's policy flags differ from POLICY_KEYS: run tools/policy_docs.py"
     assert all(f"`{key.name}`" in tool.section() and key.label in tool.section() for key in POLICY_KEYS)
+
+
+def test_the_caching_field_left_empty_says_as_recorded_as_the_lab_and_the_screens_do(editor):
+    """Empty, prompt_caching is unset: caching as recorded (core.model.caching), which the replay lab, the window map
+    and the status bar say; its placeholder said 'as the endpoint', a state no screen names."""
+    from foldscope.core.model.caching import AS_RECORDED, AS_RECORDED_WORDS
+
+    shown = editor.edits["prompt_caching"].placeholderText()
+    assert shown == AS_RECORDED and AS_RECORDED_WORDS.endswith(shown)
