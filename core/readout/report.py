@@ -243,7 +243,9 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     if c is None:
         return Section("What is eating the context", "<p>The session has no requests.</p>")
     free = (
-        f"; {num(c.free)} of the {num(c.window)}-token context window free (the window less the predicted input)"
+        f"; the predicted input is over the {num(c.window)}-token context window by {num(c.over)}"
+        if c.window and c.over is not None  # past the window: how far, not 0 free (core.readout.free_window)
+        else f"; {num(c.free)} of the {num(c.window)}-token context window free (the window less the predicted input)"
         if c.window and c.free is not None
         else ""
     )

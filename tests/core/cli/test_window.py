@@ -78,7 +78,7 @@ def test_commands_that_never_show_the_window_do_not_take_the_flag(capsys, compac
     assert "--context-window" in capsys.readouterr().err
 
 
-def test_a_window_smaller_than_the_request_says_how_far_over_it_is_never_zero_free(capsys, compacted):
+def test_a_window_smaller_than_the_request_says_how_far_over_it_is_never_zero_free(capsys, compacted, tmp_path):
     """`--context-window` under the predicted input: inspect and composition say `over ... by N` (N the predicted input
     less the window, as the ceiling's line says `over by N`), --json gives it as over_by; never `free 0` or `0 free`."""
     _, result, _ = run(capsys, "inspect", compacted, "--context-window", "1000", "--json")
@@ -90,5 +90,10 @@ def test_a_window_smaller_than_the_request_says_how_far_over_it_is_never_zero_fr
     assert composed["over_by"] == composed["predicted"] - 1000 > 0
     _, text, _ = run(capsys, "composition", compacted, "--context-window", "1000")
     assert f"the predicted input is over it by {composed['over_by']:,}" in text and "0 free" not in text
+    report = tmp_path / "r.html"
+    assert run(capsys, "report", compacted, "-o", report, "--context-window", "1000")[0] == 0
+    html = report.read_text(encoding="utf-8")
+    assert f"the predicted input is over the 1,000-token context window by {composed['over_by']:,}" in html
+    assert "0 of the 1,000-token context window free" not in html
     _, fits, _ = run(capsys, "inspect", compacted, "--json")
     assert "over_by" not in fits["context_window"]
