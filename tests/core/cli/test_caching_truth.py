@@ -52,3 +52,13 @@ def test_caching_said_on_or_off_is_that_on_replay(capsys, corpus_dev):
     ):
         replay = run_json(capsys, "replay", path, "--strategy", "recorded", flag)
         assert replay["settings"]["caching"] is value and replay["cache"] == {"mode": mode, "why": said}
+
+
+def test_a_payload_with_caching_left_unset_says_as_recorded_not_caching_off(capsys, corpus_dev):
+    """`requests --payload K` said 'no block (caching off)' on a file its usage bills with cache reads."""
+    path = str(corpus_dev / "claude_code" / "short.jsonl")
+    shown = run_json(capsys, "requests", path, "--payload", "0")["payload"]
+    assert shown["marks"] == [] and shown["caching_why"] == f"{MARKS}; the compiled request carries marks only with caching on"
+    assert main(["requests", path, "--payload", "0"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == f"request 0: cache marks at no block ({shown['caching_why']})" and "caching off" not in last
