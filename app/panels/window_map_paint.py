@@ -17,7 +17,7 @@ from foldscope.app.panels.window_map_blocks import (
     message_styles,
     plan_paint,
 )
-from foldscope.app.panels.window_map_state import MapLayout
+from foldscope.app.panels.window_map_state import SEPARATOR, MapLayout
 from foldscope.app.qt import (
     QBrush,
     QColor,
@@ -77,17 +77,15 @@ class PaintedMap(MapLayout):
         self._draw_marks(painter, view_y, text)
         if self.height() >= LEGEND_FROM:
             self._draw_legend(painter, record_y + BAR_HEIGHT + 6, text)
-        # The parts in order of need: on a narrow map the least needed go first, never cut mid-word.
-        parts = self.summary()
         # The summary line starts after the title and after any rule label stacked up into its line (one whose
         # letters, cap height above its baseline, reach the summary's box).
         metrics = painter.fontMetrics()
         reach = SUMMARY_TOP + metrics.height() + metrics.capHeight()
         start = max([200.0] + [right + 12 for _, right, baseline in labels if baseline < reach])
         room = int(self.width() - 10 - start)
-        while len(parts) > 1 and painter.fontMetrics().horizontalAdvance("   ·   ".join(parts)) > room:
-            parts.pop()
-        summary = painter.fontMetrics().elidedText("   ·   ".join(parts), Qt.TextElideMode.ElideRight, room)
+        # The parts in order of need: on a narrow map the least needed go first, never cut mid-word.
+        parts = self.fitted_summary(metrics.horizontalAdvance, room)
+        summary = metrics.elidedText(SEPARATOR.join(parts), Qt.TextElideMode.ElideRight, room)
         painter.setPen(text)
         painter.drawText(QRectF(start, SUMMARY_TOP, room, 16), Qt.AlignmentFlag.AlignRight, summary)
 

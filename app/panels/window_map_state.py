@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import repeat
 from operator import mul
 
@@ -17,6 +18,8 @@ from foldscope.core.readout.document import Document
 from foldscope.core.readout.map_facts import view_bar, view_systems
 from foldscope.core.readout.marks_facts import Mark
 from foldscope.core.readout.trace_facts import rule_names
+
+SEPARATOR = "   ·   "  # between the parts of the map's line
 
 
 class MapLayout(QWidget):
@@ -123,6 +126,27 @@ class MapLayout(QWidget):
             "blocks sized by their tokens",
             "click a block to select it",
         ]
+
+    def fitted_summary(self, advance: Callable[[str], float], room: float) -> list[str]:
+        """summary()'s parts that fit in `room` (`advance`: a text's width), the least needed dropped first. Where no
+        mark is placed, the marks' part said with its why (caching as recorded: a line of its own) would not fit beside
+        the size; it is then said by the state alone, 'no cache marks (caching as recorded)', rather than dropped: the
+        request panel and the status bar's tooltip give the why."""
+        parts = self.summary()
+        brief = self._brief_marks()
+        while len(parts) > 1 and advance(SEPARATOR.join(parts)) > room:
+            if len(parts) == 2 and brief is not None and parts[1] != brief:
+                parts[1] = brief
+                continue
+            parts.pop()
+        return parts
+
+    def _brief_marks(self) -> str | None:
+        """The marks' part by the state alone (the note's words before its first colon), None where marks are placed."""
+        note = self.marks_note.strip()
+        if self.marks or not (note.startswith("(") and note.endswith(")")):
+            return None
+        return f"no cache marks ({note[1:-1].split(':')[0]})"
 
     def _scale(self) -> float:
         doc = self._shown()

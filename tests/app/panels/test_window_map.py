@@ -279,3 +279,19 @@ def test_the_unseen_head_block_names_its_parts_from_a_head_file_adding_up_to_it(
     parts = dict(line.strip().rsplit(": ", 1) for line in lines[1:])
     assert "system tools" in parts and "unseen head, not split" in parts
     assert sum(int(v.replace(",", "")) for v in parts.values()) == head
+
+
+def test_the_maps_line_keeps_saying_why_no_marks_are_drawn_where_the_whole_why_does_not_fit(qtbot, tmp_path):
+    """Caching as recorded's why (a line of its own) does not fit beside the size on a 1366 or 1600 wide window: the
+    map's line says the state alone rather than nothing at all (the request panel and the tooltip say why)."""
+    window = opened(qtbot, tmp_path, CLAUDE_CODE)
+    window.resize(1366, 768)
+    qtbot.waitUntil(lambda: window.window_map.width() < 1366)
+    the_map = window.window_map
+    advance = the_map.fontMetrics().horizontalAdvance
+    room = the_map.width() - 210  # the painter's: after the title, less its margin
+    parts = the_map.fitted_summary(advance, room)
+    assert parts[0] == the_map.summary()[0] and parts[1:2] == ["no cache marks (caching as recorded)"]
+    assert advance("   ·   ".join(parts)) <= room
+    whole = the_map.summary()
+    assert the_map.fitted_summary(advance, advance("   ·   ".join(whole))) == whole  # with room, every part and the why
