@@ -63,6 +63,12 @@ def caching_of(policy: Policy, session: Session, model: str | None = None) -> Ca
     return Caching(setting, "off", False, f"{AS_RECORDED_WORDS}: no marks, the file's usage shows no cache reads")
 
 
+def map_words(caching: Caching) -> str:
+    """The words short enough for the window map's line beside the request's size (at 1366 pixels the whole line
+    would be dropped): the setting and what the file shows, without where the replay models the marks."""
+    return caching.words.split(", modelled where", 1)[0]
+
+
 def unplaced_words(caching: Caching) -> str:
     """Why foldscope's compiled request carries no marks, in the setting's own words: the words alone when nothing is
     modelled either, else the words and that the compile places marks only with caching on."""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from foldscope.core.model.caching import caching_of, unplaced_words
+from foldscope.core.model.caching import caching_of, map_words
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
 from foldscope.core.request.compile import make_plan
@@ -85,7 +85,8 @@ def cache_marks(document: Document, view: Sequence[str], policy: Any = None) -> 
     if policy is None:
         return (), " (no policy in force: no marks are placed)"
     if not policy.caching:  # off, or left unset: as recorded, in the words the lab, the status bar and replay say
-        return (), f" ({unplaced_words(caching_of(policy, document.session))})"
+        caching = caching_of(policy, document.session)
+        return (), f" placed ({map_words(caching)})" if caching.modelled == "marks" else f" ({caching.words})"
     try:
         positions = mark_positions(document, view, policy)
     except Exception as exc:  # noqa: BLE001 - a view the compiler refuses draws no marks and says why

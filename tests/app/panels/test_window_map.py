@@ -114,7 +114,14 @@ def test_caching_left_unset_on_a_cached_claude_code_session_says_as_recorded_on_
     rules, lab_says = cache_rules(Measure(doc.session, doc.policy))
     said = "caching as recorded: marks where the file's usage shows cache reads, modelled where ADR-0127 puts them"
     assert rules.mode == "marks" and lab_says == said
-    assert window.window_map.marks == () and said in window.window_map.marks_note
+    assert window.window_map.marks == ()
+    assert window.window_map.marks_note == " placed (caching as recorded: marks where the file's usage shows cache reads)"
+    line = window.window_map.summary()[:2]  # the request's size, then the marks: at 1366 both fit the map's line
+    assert line[1] == f"no cache marks{window.window_map.marks_note}"
+    window.resize(1366, 768)
+    qtbot.waitUntil(lambda: window.window_map.width() < 1366)
+    room = window.window_map.width() - 10 - 200  # the line's room after the title (window_map_paint's `start`)
+    assert window.window_map.fontMetrics().horizontalAdvance("   ·   ".join(line)) <= room
     window.side_tabs.setCurrentWidget(window.request_panel)
     header = window.request_panel.header.text()
     assert said in header
