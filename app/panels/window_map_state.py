@@ -129,8 +129,8 @@ class MapLayout(QWidget):
 
     def fitted_summary(self, advance: Callable[[str], float], room: float) -> list[str]:
         """summary()'s parts that fit in `room` (`advance`: a text's width), the least needed dropped first. Where no
-        mark is placed, the marks' part said with its why (caching as recorded: a line of its own) would not fit beside
-        the size; it is then said by the state alone, 'no cache marks (caching as recorded)', rather than dropped: the
+        mark is placed, the marks' part said with its why (core.model.caching.map_words) may not fit beside the size on
+        a narrow map; it is then said by the state alone, 'no cache marks (caching as recorded)', rather than dropped: the
         request panel and the status bar's tooltip give the why."""
         parts = self.summary()
         brief = self._brief_marks()

@@ -85,8 +85,7 @@ def cache_marks(document: Document, view: Sequence[str], policy: Any = None) -> 
     if policy is None:
         return (), " (no policy in force: no marks are placed)"
     if not policy.caching:  # off, or left unset: as recorded, in the words the lab, the status bar and replay say
-        caching = caching_of(policy, document.session)
-        return (), f" placed ({map_words(caching)})" if caching.modelled == "marks" else f" ({caching.words})"
+        return (), f" ({map_words(caching_of(policy, document.session))})"
     try:
         positions = mark_positions(document, view, policy)
     except Exception as exc:  # noqa: BLE001 - a view the compiler refuses draws no marks and says why

@@ -6,6 +6,7 @@ import pytest
 
 from foldscope.app.panels.window_map import mark_text
 from foldscope.app.panels.window_map_blocks import LEFT, VIEW_Y
+from foldscope.app.panels.window_map_state import SEPARATOR
 from foldscope.app.qt import QPointF
 from foldscope.app.settings import WindowSettings
 from foldscope.app.window import MainWindow
@@ -115,7 +116,7 @@ def test_caching_left_unset_on_a_cached_claude_code_session_says_as_recorded_on_
     said = "caching as recorded: marks where the file's usage shows cache reads, modelled where ADR-0127 puts them"
     assert rules.mode == "marks" and lab_says == said
     assert window.window_map.marks == ()
-    assert window.window_map.marks_note == " placed (caching as recorded: marks where the file's usage shows cache reads)"
+    assert window.window_map.marks_note == " (caching as recorded: marks where the file's usage shows cache reads)"
     line = window.window_map.summary()[:2]  # the request's size, then the marks: at 1366 both fit the map's line
     assert line[1] == f"no cache marks{window.window_map.marks_note}"
     window.resize(1366, 768)
@@ -289,16 +290,20 @@ def test_the_unseen_head_block_names_its_parts_from_a_head_file_adding_up_to_it(
 
 
 def test_the_maps_line_keeps_saying_why_no_marks_are_drawn_where_the_whole_why_does_not_fit(qtbot, tmp_path):
-    """Caching as recorded's why (a line of its own) does not fit beside the size on a 1366 or 1600 wide window: the
-    map's line says the state alone rather than nothing at all (the request panel and the tooltip say why)."""
+    """Caching as recorded's why, in the map's short words, fits beside the size at 1366; where it does not (a narrower
+    map: the policy dock open) the map's line says the state alone rather than nothing at all (the request panel and
+    the tooltip say why)."""
     window = opened(qtbot, tmp_path, CLAUDE_CODE)
     window.resize(1366, 768)
     qtbot.waitUntil(lambda: window.window_map.width() < 1366)
     the_map = window.window_map
     advance = the_map.fontMetrics().horizontalAdvance
     room = the_map.width() - 210  # the painter's: after the title, less its margin
+    whole = the_map.summary()
+    assert the_map.fitted_summary(advance, room)[:2] == whole[:2]  # at 1366 the map's why fits beside the size
+    room = advance(SEPARATOR.join([whole[0], "no cache marks (caching as recorded)"])) + 1  # narrower: the dock open
     parts = the_map.fitted_summary(advance, room)
-    assert parts[0] == the_map.summary()[0] and parts[1:2] == ["no cache marks (caching as recorded)"]
+    assert parts[0] == whole[0] and parts[1:2] == ["no cache marks (caching as recorded)"]
     assert advance("   ·   ".join(parts)) <= room
     whole = the_map.summary()
     assert the_map.fitted_summary(advance, advance("   ·   ".join(whole))) == whole  # with room, every part and the why
