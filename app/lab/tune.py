@@ -42,6 +42,7 @@ from foldscope.app.theme import muted_colour, rule_colour
 from foldscope.app.worker import Cancelled, Progress, Task, run_task
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.readout.tune_facts import PolicyPoint, SweepCancelled, policy_grid, session_paths, sweep_local
+from foldscope.core.readout.words import plural
 
 HOW_TO_READ = (
     "Every policy is replayed over every session in the folder; costs are modelled against the modelled "
@@ -261,7 +262,9 @@ class TuneView(QWidget):
         rec = result["recommendation"]
         failed = f"; {len(result['failed'])} failed to read, the first: {result['failed'][0]['error']}" if result["failed"] else ""
         head = f"Recommended: {rec['policy']} ({rec['why']})." if rec["policy"] else f"No recommendation: {rec['why']}."
-        self.status.setText(f"{head} {result['sessions']} sessions{failed}. {HOW_TO_READ}")
+        apart = result.get("subagent_files") or 0  # counted in their sessions, as `usage` and `tune` count them
+        beside = f" (and {plural(apart, 'subagent file')} beside their sessions, swept as files of their own)" if apart else ""
+        self.status.setText(f"{head} {plural(result['sessions'], 'session')}{beside}{failed}. {HOW_TO_READ}")
         self.sweep_finished.emit(result)
 
     def _failed(self, exc: BaseException) -> None:

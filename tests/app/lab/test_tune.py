@@ -135,3 +135,16 @@ def test_the_labs_first_grid_sweeps_each_sessions_own_caching_as_tune_does_witho
     )
     assert view.points() == points_from(args)
     assert {p.caching for p in view.points()} == {None}
+
+
+def test_the_labs_sweep_counts_a_subagent_file_beside_its_session_in_it_as_tune_does(qtbot, tmp_path, corpus_dev):
+    """tmp-private's two agent-*.jsonl beside their session: one session, as `usage` and `tune DIR` say, not three."""
+    private = corpus_dev / "claude_code" / "tmp-private"
+    for path in private.glob("*.jsonl"):
+        (tmp_path / path.name).symlink_to(path)
+    view = _view(qtbot, tmp_path)
+    with qtbot.waitSignal(view.sweep_finished, timeout=120_000) as done:
+        view.run_button.click()
+    assert done.args[0]["sessions"] == 1 and done.args[0]["subagent_files"] == 2
+    assert " 1 session (and 2 subagent files beside their sessions, swept as files of their own)." in view.status.text()
+    qtbot.waitUntil(lambda: view.task is None)
