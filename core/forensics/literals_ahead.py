@@ -111,12 +111,13 @@ class JobsAhead:
         # Frozen, the objects built so far are never walked by the child's collector (a walk writes to each one's
         # header, so copies every page it lies on); the parent takes them back as soon as the child is forked.
         gc.freeze()
+        parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:  # no process to be had (EAGAIN, ENOMEM): in-line
             pid = -1
         if pid == 0:  # the child: never returns into the caller's code
-            _serve(self.jobs, fd, self._marks)
+            _serve(self.jobs, fd, self._marks, parent)
         gc.unfreeze()
         if pid > 0:
             self.pid = pid
@@ -234,12 +235,12 @@ class LiteralChecks:
             self.ahead.stop()
 
 
-def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None = None) -> None:
+def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None = None, parent: int | None = None) -> None:
     """The child: each job's result written as a frame (its size and index, then its marshal data), in order, then
     exit at once (os._exit: never the parent's exit handlers, never its buffered output written twice). A job the
     parent has made itself is passed over, and where the parent, taking in order, has made one at or past the next,
     the child goes on from halfway between it and the end (`marks`, JobsAhead.take). Any failure ends the child; the
-    parent makes the rest."""
+    parent makes the rest. A parent gone (killed: no `with` reaped this child) ends it before its next job."""
     status = 1
     try:
         gc.disable()  # a short life: no collection walks (and copies) what the parent built
@@ -249,6 +250,8 @@ def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None =
         os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
         i, n = 0, len(jobs)
         while i < n:
+            if parent is not None and os.getppid() != parent:  # its parent killed: no one will read what it makes
+                break
             if marks is not None:
                 at = int.from_bytes(marks[:MARKS_HEAD], "little", signed=True)
                 if at >= i:  # the parent, in order, has caught up: what lies just ahead of it, it would make too

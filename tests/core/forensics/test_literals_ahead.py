@@ -271,3 +271,40 @@ def test_where_the_parent_taking_in_order_catches_the_child_up_the_child_goes_on
         go.touch()
         _all_made(ahead)
         assert [ahead.take(k) for k in range(21)] == [0] + [None] * 15 + [16, 17, 18, 19, 20]
+
+
+# A command that forks its jobs' child and is then killed (no `with` to reap the child): argv's first is the jobs' count.
+KILLED_PARENT = """
+import sys, time
+from foldscope.core.forensics.literals_ahead import JobsAhead
+ahead = JobsAhead([lambda: time.sleep(0.1) for _ in range(int(sys.argv[1]))], fork=True)
+print(ahead.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_child_whose_parent_is_killed_stops_before_its_next_job():
+    """The report's and compactions' child makes jobs nobody will read once its command is killed (SIGKILL, no `with`):
+    it stops within a job, not after the rest (here 60 jobs of 0.1 s)."""
+    import subprocess
+
+    run = subprocess.Popen([sys.executable, "-c", KILLED_PARENT, "60"], stdout=subprocess.PIPE, text=True)
+    assert run.stdout is not None
+    child = int(run.stdout.readline())
+    time.sleep(0.3)
+    assert _alive(child)
+    run.kill()
+    run.wait()
+    end = time.monotonic() + 2.0  # well within the 5 s of jobs left
+    while _alive(child) and time.monotonic() < end:
+        time.sleep(0.02)
+    assert not _alive(child)
