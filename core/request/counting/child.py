@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
-from foldscope.core.request import tokens
+from foldscope.core.request import long_pieces, tokens
 from foldscope.core.request.passages import Passages
 
 if TYPE_CHECKING:
@@ -106,17 +106,25 @@ def serve(down: int, up: int) -> None:
     def count_all(texts: list[str]) -> list[int]:
         return [count(text) for text in texts]  # each text's ids (if any are made) freed as soon as counted
 
-    while True:
-        try:
-            kind, payload = receive(requests)
-        except EOFError:
-            return
-        if kind == "one":
-            send(answers, encode(payload))
-        elif kind == "counts":
-            send(answers, passages.counts(payload, count_all))
-        else:
-            send(answers, [encode(text) for text in payload])
+    parent = os.getppid()
+
+    def orphaned(done: int, total: int) -> None:
+        """A long piece's progress: its parent killed (no one to read the answer), the count stops, not seconds on."""
+        if os.getppid() != parent:
+            raise EOFError("the counting child's parent is gone")
+
+    with long_pieces.reporting(orphaned):
+        while True:
+            try:
+                kind, payload = receive(requests)
+                if kind == "one":
+                    send(answers, encode(payload))
+                elif kind == "counts":
+                    send(answers, passages.counts(payload, count_all))
+                else:
+                    send(answers, [encode(text) for text in payload])
+            except EOFError:
+                return
 
 
 def main(argv: list[str]) -> int:

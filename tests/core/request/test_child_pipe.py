@@ -65,3 +65,47 @@ def test_a_pipe_closed_within_a_text_sent_apart_is_the_end_of_the_pipe(huge_from
     child.send(stream, ("counts", ["q" * 1000]))
     with pytest.raises(EOFError):
         child.receive(io.BytesIO(stream.getvalue()[:-10]))
+
+
+# A command that hands its counting child a long piece to count and is then killed: the child's pid, then "sent".
+KILLED_WHILE_COUNTING = """
+import os, random, sys, time
+from foldscope.core.request.counting import child
+started = child.spawn()
+print(started.process.pid, flush=True)
+letters = random.Random(5).randbytes(40_000_000).translate(bytes(97 + b % 26 for b in range(256))).decode()
+with os.fdopen(started.down, "wb") as pipe:
+    child.send(pipe, ("counts", [letters]))
+    print("sent", flush=True)
+    time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
+def test_a_counting_child_whose_parent_is_killed_stops_within_its_long_piece():
+    """Its parent killed, no one will read the count: the child stops at the long piece's next progress report, not
+    after the piece (40 M random letters: seconds of quicktok's merge)."""
+    import subprocess
+    import sys
+    import time
+
+    run = subprocess.Popen([sys.executable, "-c", KILLED_WHILE_COUNTING], stdout=subprocess.PIPE, text=True)
+    assert run.stdout is not None
+    pid = int(run.stdout.readline())
+    assert run.stdout.readline().strip() == "sent"
+    time.sleep(1.0)  # the encoder built (about half a second) and the merge under way
+    assert _alive(pid)
+    run.kill()
+    run.wait()
+    end = time.monotonic() + 1.5
+    while _alive(pid) and time.monotonic() < end:
+        time.sleep(0.02)
+    assert not _alive(pid)
