@@ -456,7 +456,9 @@ def _window(model: str | None) -> Figure | None:
     return WINDOW, f"Claude Code's rule for {model}: 200,000 unless named with [1m]"
 
 
-def _compaction(window: int) -> Figure:
+def _compaction(window: int) -> Figure | None:
+    if window <= OUTPUT_RESERVE + BUFFER:  # the rule gives no point in a window this small (a proxied model's): none
+        return None
     return (
         window - OUTPUT_RESERVE - BUFFER,
         "Claude Code's auto-compact point (the window less 20,000 reserved for output and a 13,000 buffer)",

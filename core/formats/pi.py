@@ -335,7 +335,9 @@ def _session_files(root: Path) -> Iterator[Path]:
 RESERVE = 16_384
 
 
-def _compaction(window: int) -> Figure:
+def _compaction(window: int) -> Figure | None:
+    if window <= RESERVE:  # the rule gives no point in a window this small
+        return None
     return window - RESERVE, "pi's compaction point (the window less reserveTokens, 16,384 by default)"
 
 

@@ -169,3 +169,26 @@ def test_claude_code_files_of_the_dev_corpus_with_compactions_take_the_agents_20
         window = window_of(path)
         assert (window.tokens, window.kind) == (200_000, "agent"), path.name
         assert window.source == f"Claude Code's rule for {session.model}: 200,000 unless named with [1m]"
+
+
+def test_a_window_no_larger_than_what_the_rule_reserves_has_no_compaction_point(tmp_path):
+    """Claude Code's rule (the window less 33,000) and pi's (less 16,384) gave a point below zero in a small window (a
+    model behind a proxy, --context-window, Claude Code's status line input): '-139% of compaction -32,000'."""
+    from foldscope.core.formats.registry import format_named
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.readout.status import under_agent_window
+
+    for name, reserved in (("claude_code", 33_000), ("pi", 16_384)):
+        spec = format_named(name)
+        assert spec is not None
+        assert spec.compaction(reserved) is None and spec.compaction(1_000) is None, name
+        assert spec.compaction(reserved + 1) == (1, spec.compaction(reserved + 1)[1]), name
+    path = tmp_path / "s.jsonl"
+    append(path, rounds(0, 2))
+    limits = agent_limits(load_session(path), Policy(context_window=30_000))
+    assert limits.window is not None and limits.window.tokens == 30_000 and limits.compaction is None
+    figures = {
+        "next": {"size": 500, "estimate": 500, "agent": [{"name": "context window", "tokens": 200_000, "source": "s"}], "policy": []}
+    }
+    said = under_agent_window(figures, 1_000)["next"]
+    assert [lim["name"] for lim in said["agent"]] == ["context window"] and said["reached"] == []
