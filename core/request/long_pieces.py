@@ -305,6 +305,19 @@ def count_parts(count: Callable[[str], int], text: str, start: int = 0, end: int
     return total
 
 
+def cuts(text: str, part: int) -> list[int]:
+    """0, where text may be cut into parts of about `part` characters each holding the pieces the whole holds there
+    (count_parts's bounds, so the parts' counts add up to the text's), and len(text)."""
+    out, at, end = [0], 0, len(text)
+    while end - at > 2 * part:
+        cut = _bound_after(text, at + part, end)
+        if cut is None:
+            break
+        out.append(cut)
+        at = cut
+    return [*out, end] if end else out
+
+
 def _bound_after(text: str, at: int, end: int) -> int | None:
     """The first bound of two pieces at or after `at` (before `end`) of _bound_before's kind, or None."""
     at = text.find(" ", at, end)

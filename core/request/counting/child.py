@@ -6,6 +6,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from foldscope.core.request import long_pieces, tokens
@@ -27,29 +28,46 @@ _APART = 56  # the bits of a message's length below the number of texts sent apa
 
 def send(stream: BinaryIO, value: Any) -> None:
     """One message down a pipe: its length (8 bytes, little-endian), then the value in marshal form (data only). A
-    (kind, text) or (kind, [text, ...]) message's HUGE texts follow it apart, each its UTF-8 length then its UTF-8 a
-    megabyte at a time (their number in the length's top byte); the receiver puts them back in their places."""
+    (kind, text) or (kind, [text, ...]) message's HUGE texts follow it apart (their number in the length's top byte),
+    each in parts cut between two pieces (long_pieces.cuts: a part's count is the count of the text there), each part
+    its UTF-8 length then its UTF-8 a megabyte at a time; the receiver puts them back in their places."""
     value, apart = _set_apart(value)
     data = marshal.dumps(value)
     stream.write((len(data) | len(apart) << _APART).to_bytes(8, "little"))
     stream.write(data)  # apart: the two added would copy a huge message's text once more
     for text in apart:
-        stream.write(sum(len(_utf8(text, at)) for at in range(0, len(text), _CHUNK)).to_bytes(8, "little"))
-        for at in range(0, len(text), _CHUNK):
-            stream.write(_utf8(text, at))
+        cuts = long_pieces.cuts(text, long_pieces.PART)
+        stream.write((len(cuts) - 1).to_bytes(8, "little"))
+        for start, end in zip(cuts, cuts[1:]):
+            stream.write(sum(len(_utf8(text, at, end)) for at in range(start, end, _CHUNK)).to_bytes(8, "little"))
+            for at in range(start, end, _CHUNK):
+                stream.write(_utf8(text, at, end))
     stream.flush()
 
 
-def receive(stream: BinaryIO) -> Any:
-    """The next message send wrote (EOFError when the other end closed the pipe, even within a message)."""
+def receive(stream: BinaryIO, parts: bool = False) -> Any:
+    """The next message send wrote (EOFError when the other end closed the pipe, even within a message). With `parts`,
+    a text sent apart comes as the list of its parts (a counting child counts them one by one: never the whole text
+    at once, nor its UTF-8 and its str together, but for a part)."""
     size = int.from_bytes(_read(stream, 8), "little")
     value = marshal.loads(_read(stream, size & ((1 << _APART) - 1)))  # data only (lists of str and int), from our own
-    apart = [_read(stream, int.from_bytes(_read(stream, 8), "little"), into=True) for _ in range(size >> _APART)]
-    return _put_back(value, [str(data, "utf-8", "surrogatepass") for data in apart]) if apart else value
+    apart = []
+    for _ in range(size >> _APART):
+        cut = [_text(_read(stream, _number(stream), into=True)) for _ in range(_number(stream))]
+        apart.append(cut if parts else "".join(cut))
+    return _put_back(value, apart) if apart else value
 
 
-def _utf8(text: str, at: int) -> bytes:
-    return text[at : at + _CHUNK].encode("utf-8", "surrogatepass")  # as marshal writes a lone surrogate
+def _number(stream: BinaryIO) -> int:
+    return int.from_bytes(_read(stream, 8), "little")
+
+
+def _text(data: bytearray) -> str:
+    return str(data, "utf-8", "surrogatepass")
+
+
+def _utf8(text: str, at: int, end: int) -> bytes:
+    return text[at : min(at + _CHUNK, end)].encode("utf-8", "surrogatepass")  # as marshal writes a lone surrogate
 
 
 def _read(stream: BinaryIO, size: int, into: bool = False) -> Any:
@@ -85,7 +103,7 @@ def _set_apart(value: Any) -> tuple[Any, list[str]]:
     return (kind, [None if isinstance(text, str) and len(text) >= HUGE else text for text in payload]), apart
 
 
-def _put_back(value: Any, texts: list[str]) -> Any:
+def _put_back(value: Any, texts: list[Any]) -> Any:
     """The message _set_apart took apart, its texts back in their places."""
     kind, payload = value
     if payload is None:
@@ -116,15 +134,22 @@ def serve(down: int, up: int) -> None:
     with long_pieces.reporting(orphaned):
         while True:
             try:
-                kind, payload = receive(requests)
+                kind, payload = receive(requests, parts=True)
                 if kind == "one":
-                    send(answers, encode(payload))
+                    send(answers, encode(payload if isinstance(payload, str) else "".join(payload)))
                 elif kind == "counts":
-                    send(answers, passages.counts(payload, count_all))
+                    send(answers, _summed(payload, lambda texts: passages.counts(texts, count_all)))
                 else:
-                    send(answers, [encode(text) for text in payload])
+                    send(answers, [encode(text if isinstance(text, str) else "".join(text)) for text in payload])
             except EOFError:
                 return
+
+
+def _summed(texts: list[Any], counts: Callable[[list[str]], list[int]]) -> list[int]:
+    """Each text's count, a text received in parts (receive) counted as the sum of its parts' counts."""
+    flat = [part for text in texts for part in ([text] if isinstance(text, str) else text)]
+    counted = iter(counts(flat))
+    return [next(counted) if isinstance(text, str) else sum(next(counted) for _ in text) for text in texts]
 
 
 def main(argv: list[str]) -> int:

@@ -109,3 +109,26 @@ def test_a_counting_child_whose_parent_is_killed_stops_within_its_long_piece():
     while _alive(pid) and time.monotonic() < end:
         time.sleep(0.02)
     assert not _alive(pid)
+
+
+def test_a_huge_text_comes_to_a_counting_child_in_parts_whose_counts_add_up_to_its_own(huge_from_100, monkeypatch):
+    """The child takes a huge text as parts cut between two pieces (never the whole text, nor its UTF-8 and its str
+    together): the parts are the text, and their counts add up to the text's count."""
+    import random
+
+    from foldscope.core.request import long_pieces
+    from foldscope.core.request.tokens import count_text
+
+    monkeypatch.setattr(long_pieces, "PART", 50)
+    rng = random.Random(15)
+    words = ["the", "fold", "résumé", "中文", "x=1;", "(a)", "\n", "  ", "'s", "42", "\t", "é"]
+    texts = ["".join(rng.choice(words) + rng.choice(" .,") for _ in range(rng.randint(30, 400))) for _ in range(40)]
+    texts.append("q" * 500)  # one piece: one part
+    stream = io.BytesIO()
+    child.send(stream, ("counts", ["short", *texts]))
+    stream.seek(0)
+    kind, received = child.receive(stream, parts=True)
+    assert kind == "counts" and received[0] == "short"
+    assert ["".join(parts) for parts in received[1:]] == texts
+    assert any(len(parts) > 2 for parts in received[1:]) and len(received[-1]) == 1
+    assert child._summed(received, lambda flat: [count_text(t) for t in flat]) == [count_text(t) for t in ["short", *texts]]
