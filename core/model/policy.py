@@ -168,7 +168,7 @@ POLICY_KEYS: tuple[PolicyKey, ...] = (
         help="place cache marks (true) or none (false)",
         takes="true or false",
         accepts=lambda value: isinstance(value, bool),
-        unset="the stored option",
+        unset="the stored option, else as recorded (marks where the file's usage shows cache reads)",
         placeholder="as recorded",
     ),
     PolicyKey(

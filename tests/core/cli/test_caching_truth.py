@@ -62,3 +62,11 @@ def test_a_payload_with_caching_left_unset_says_as_recorded_not_caching_off(caps
     assert main(["requests", path, "--payload", "0"]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == f"request 0: cache marks at no block ({shown['caching_why']})" and "caching off" not in last
+
+
+def test_the_caching_flags_help_says_unset_is_as_recorded(capsys):
+    """`--help` said unset was 'the stored option' alone: a Claude Code file stores none, and is then as recorded."""
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "(default: the stored option, else as recorded (marks where the file's usage shows cache reads))" in said
