@@ -26,8 +26,18 @@ def spy(self):
         seen["pids"].append(self._pid)
     close(self)
 later_half.LaterHalf.close = spy
+later_half.WAIT_FOR_ANSWER = sys.argv[2] != "slow"  # so that the child's counts are taken whatever the machine's load
 if sys.argv[2] == "dies":  # the child ends before it answers
     later_half.LaterHalf._serve = lambda self, *args: os._exit(3)
+if sys.argv[2] == "slow":  # the child answers long after the measure needs its half (a busy machine)
+    import time
+    serve = later_half.LaterHalf._serve
+    def slow(self, *args):
+        time.sleep(30)
+        serve(self, *args)
+    later_half.LaterHalf._serve = slow
+import time
+started = time.monotonic()
 tokens.expect(sys.argv[1])
 session = load_session(sys.argv[1])
 from foldscope.core.cli.basic import summarise
@@ -39,7 +49,8 @@ for pid in seen["pids"]:
         reaped.append(False)
     except ChildProcessError:
         reaped.append(True)
-print(json.dumps({"result": result, "ahead": seen["ahead"], "reaped": reaped, "built": tokens._encoding is not None}))
+took = time.monotonic() - started
+print(json.dumps({"result": result, "ahead": seen["ahead"], "reaped": reaped, "built": tokens._encoding is not None, "took": took}))
 """
 
 
@@ -92,3 +103,11 @@ def test_no_child_is_forked_where_an_encoder_counts_or_a_body_length_is_wanted(c
     monkeypatch.setattr(tokens, "_encoding", None)
     monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")
     assert not later_half.wanted(Counter(None), record)
+
+
+def test_the_measure_does_not_wait_for_a_slow_child_and_counts_its_half_itself(corpus_dev):
+    path = corpus_dev / FILE
+    in_line = _measured(path, "answers", local=True)
+    slow = _measured(path, "slow")
+    assert slow["result"] == in_line["result"] and slow["ahead"] == 0  # none of the child's counts: it had not answered
+    assert slow["took"] < 8 and slow["reaped"] == [True]  # the child sleeps 30 s before it counts (a wait gives up at 10 s)
