@@ -31,3 +31,13 @@ def test_the_status_bar_and_request_panel_say_how_far_over_a_small_window_the_ne
     assert said in status and "free 0" not in status
     line = RequestPanel._predicted_line(None, doc, None)  # type: ignore[arg-type]  # the line reads only the document
     assert said in line and "free 0" not in line
+
+
+def test_the_composition_tab_says_how_far_over_a_small_window_the_request_is():
+    from foldscope.app.panels.composition import CompositionPanel
+    from foldscope.core.readout.composition import Composition
+
+    c = Composition(None, 30_000, 30_000, 1.0, 0, window=1000, window_source="set by context_window", predicted=30_500)
+    assert c.free == 0 and c.over == 29_500
+    heading = CompositionPanel._heading(None, c)  # type: ignore[arg-type]  # the heading reads only the composition
+    assert "Context window 1,000: the predicted input is over it by 29,500" in heading and "0 free" not in heading
