@@ -21,13 +21,14 @@ GRAMS_UP_TO = 1 << 16  # characters of summary whose grams are worth a set (a lo
 
 # One pass over the text: at each place the earliest kind that matches wins, so a URL or path is taken whole
 # before the identifiers and numbers inside it could be.
+_IDENTIFIER_BODY = r"[A-Za-z][a-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"
 _LITERAL = re.compile(
     r"(?P<url>https?://[^\s\"'<>()\[\]{}`]+)"
     r"|(?P<path>(?<![\w/.:-])(?:~|\.{1,2})?(?:/?[\w@+-][\w.@+-]*)(?:/[\w.@+-]+)+|\b[\w-]+\.[A-Za-z][A-Za-z0-9]{1,4}\b)"
-    r"|(?P<identifier>\b(?:[A-Za-z][a-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*|"
-    r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b)"
+    rf"|(?P<identifier>\b(?:{_IDENTIFIER_BODY})\b)"
     r"|(?P<number>(?<![\w.])(?:\d{3,}(?:\.\d+)?|\d+\.\d+)(?![\w.]*\w))"
 )
+_IDENTIFIER_WHOLE = re.compile(_IDENTIFIER_BODY).fullmatch  # a word of word characters alone that is an identifier
 # A word that could hold a literal: a slash, dot, underscore, digit or a lower-to-upper step. Splitting on
 # whitespace and matching only such words keeps a span of megabytes to a fraction of a second.
 _CANDIDATE = re.compile(r"[/._\d]|[a-z][A-Z]")
@@ -109,25 +110,60 @@ def _found(texts: Iterable[str]) -> dict[str, int]:
         if not fresh:
             continue
         words.update(fresh)
-        for url, path, identifier, number in _LITERAL.findall("\n".join(fresh)):
-            # each match fills one group, the kind that matched (the others are empty)
-            if url:
-                kind, found = _URL, url
-            elif path:
-                if not _looks_like_path(path):
-                    continue
-                kind, found = _PATH, path
-            elif identifier:
-                kind, found = _IDENTIFIER, identifier
-            else:
-                kind, found = _NUMBER, number
-            found = found.rstrip(_TRAILING)
-            if len(found) < 2 or found in seen:
+        held: list[str] = []  # words _LITERAL scans together, between words judged whole
+        for word in fresh:
+            if not (word.isascii() and word.replace("_", "a").isalnum()):
+                held.append(word)
                 continue
-            seen[found] = kind
-            if len(seen) >= MAX_LITERALS:
+            if held and _scanned(held, seen):
                 return seen
+            held = []
+            # ASCII letters, digits and underscores alone, judged whole (the note before _scanned)
+            if _IDENTIFIER_WHOLE(word):
+                kind = _IDENTIFIER
+            elif len(word) >= 3 and word.isdigit():
+                kind = _NUMBER
+            else:
+                continue
+            if word not in seen:
+                seen[word] = kind
+                if len(seen) >= MAX_LITERALS:
+                    return seen
+        if held and _scanned(held, seen):
+            return seen
     return seen
+
+
+# A word of ASCII letters, digits and underscores alone (most of a session's candidates: identifiers, numbers) is one
+# run of word characters between two newlines: no URL or path can start in it (they need `:`, `/` or `.`), and an
+# identifier or a number can start only at its first character (the others follow a word character) and end only at
+# its last (the only other place `\b` and the number's look-ahead allow). So _LITERAL finds it whole as an identifier
+# where the identifier's pattern matches it whole, else as a number where it is three digits or more, else nothing:
+# judged so in _found, not scanned a character at a time by the four-way pattern.
+
+
+def _scanned(words: list[str], seen: dict[str, int]) -> bool:
+    """The literals _LITERAL finds in the words joined by newlines added to `seen` in order (the new ones); whether
+    seen has reached MAX_LITERALS."""
+    for url, path, identifier, number in _LITERAL.findall("\n".join(words)):
+        # each match fills one group, the kind that matched (the others are empty)
+        if url:
+            kind, found = _URL, url
+        elif path:
+            if not _looks_like_path(path):
+                continue
+            kind, found = _PATH, path
+        elif identifier:
+            kind, found = _IDENTIFIER, identifier
+        else:
+            kind, found = _NUMBER, number
+        found = found.rstrip(_TRAILING)
+        if len(found) < 2 or found in seen:
+            continue
+        seen[found] = kind
+        if len(seen) >= MAX_LITERALS:
+            return True
+    return False
 
 
 def _looks_like_path(text: str) -> bool:

@@ -64,7 +64,8 @@ def _word_by_word(texts):
 
 _PIECES = st.sampled_from(
     ["/", ".", "_", "-", ":", "~", "@", "+", "'", '"', "(", ")", "`", "→", "\t", "\n", " ", "\u00a0", "\u2003", "\x1c", "\x85",
-     "https://", "http://x", "a", "Z", "b", "Cd", "7", "42", "3.14", "é", "ß", "中", "x_y", "fooBar", ".py", "..", ",", "!"]
+     "https://", "http://x", "a", "Z", "b", "Cd", "7", "42", "3.14", "é", "ß", "中", "x_y", "fooBar", ".py", "..", ",", "!",
+     "²", "٣"]
 )  # fmt: skip
 
 
@@ -72,6 +73,16 @@ _PIECES = st.sampled_from(
 @given(st.lists(st.lists(_PIECES, max_size=40).map("".join), max_size=4))
 def test_literals_are_the_ones_each_word_matched_alone_gives(texts):
     assert [(x.kind, x.text) for x in literals(texts)] == _word_by_word(texts)
+
+
+def test_a_word_of_letters_digits_and_underscores_outside_ascii_is_matched_as_the_pattern_matches_it():
+    """Words of word characters alone are judged whole, not scanned (core.forensics.literals._found), only where they
+    are ASCII: a superscript two is a digit to str.isdigit but not to the pattern's \\d, an Arabic-Indic three to both."""
+    texts = ["42² 7²7 ²²²7", "٣٣٣ 1٣3 x_٣ fooBar٣ é_x café_bar", "x_y 123 12 a1_2 _foo 123_abc fooBar FooBar Ab"]
+    for text in texts:
+        assert [(x.kind, x.text) for x in literals([text])] == _word_by_word([text])
+    assert [(x.kind, x.text) for x in literals(texts[2:])] == [("identifier", "x_y"), ("number", "123"), ("identifier", "a1_2"),
+                                                             ("identifier", "fooBar"), ("identifier", "FooBar")]  # fmt: skip
 
 
 def test_literals_of_every_dev_corpus_text_are_the_ones_each_word_matched_alone_gives(corpus_dev):
