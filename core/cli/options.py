@@ -191,6 +191,7 @@ __all__ = [
     "measure_from_args",
     "policy_choice",
     "refuse",
+    "refuse_when_nothing_read",
 ]
 
 
@@ -233,3 +234,11 @@ def folder_files(folder: Path) -> list[Path]:
 
     own = {p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
     return sorted(own | {Path(p) for p in session_paths([str(folder)])})
+
+
+def refuse_when_nothing_read(paths: list[str], from_library: bool, results: list[dict[str, Any]]) -> None:
+    """Files named alone (no folder, not the library) of which none could be read are the command's error, said in
+    the first one's line as `cache` and `replay` say it: an all-zero table that exits 0 reads as a summary."""
+    if from_library or any(is_folder(p) for p in paths) or not results or any("error" not in r for r in results):
+        return
+    raise UsageError(results[0]["error"])

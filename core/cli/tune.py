@@ -248,6 +248,9 @@ def run_tune(args) -> Any:
         print(f"foldscope: tune stopped after {progress.done} of {len(paths)} sessions; no worker is left running", file=sys.stderr)
         return 130
     progress.close()
+    from foldscope.core.cli.options import refuse_when_nothing_read
+
+    refuse_when_nothing_read(inputs, args.from_library, results)
     out = summarise(results, points)
     if args.output:
         out["written"] = write_outputs(args.output, out, read=paths)

@@ -86,6 +86,9 @@ def run_usage(args) -> Any:
             results = list(pool.map(partial(session_lines, forensics=True), files))
     else:
         results = [session_lines(f, forensics) for f in files]
+    from foldscope.core.cli.options import refuse_when_nothing_read
+
+    refuse_when_nothing_read(args.paths, args.from_library, results)
     summary = summarise_usage(results, args.by, since, until, forensics)
     if args.csv:
         args.format = format_csv

@@ -191,3 +191,22 @@ def test_each_model_under_a_group_reads_whole(corpus_dev, capsys):
     head, *rows = out.splitlines()
     column = head.index("sessions") + len("sessions")  # the first figure of every group's and model's row ends under it
     assert all(row[column - 1].isdigit() for row in rows if row.startswith(("2", "  ")))
+
+
+@pytest.mark.parametrize("command", ["usage", "tune"])
+def test_files_named_alone_of_which_none_reads_are_one_line_and_exit_2(command, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a session\n")
+    assert main([command, str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"foldscope: {bad}: not a session file") and "\n" not in err
+
+
+def test_a_folder_whose_files_do_not_read_or_a_good_file_beside_a_bad_one_is_still_summarised(corpus_dev, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a session\n")
+    assert main(["usage", str(tmp_path)]) == 0  # a folder: its unreadable files are skips in the summary
+    assert "skipped" in capsys.readouterr().out
+    assert main(["usage", str(bad), str(corpus_dev / CODEX[0]), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [s["file"] for s in out["skipped"]] == [str(bad)]
