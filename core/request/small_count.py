@@ -233,16 +233,17 @@ def _mapped(tokens) -> mmap.mmap | bytes:
     try:
         with open(path, "rb") as f:
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            opened = os.fstat(f.fileno())  # the file mapped, whatever the path names by the time it is asked
     except (OSError, ValueError):
         data = None
-    if data is not None and _read_stamp(path) == _stamp(vocabulary, path):
+    if data is not None and _read_stamp(path) == _stamp(vocabulary, opened):
         return data
     import hashlib
 
     tokens._checked(vocabulary, tokens.O200K_SHA256)
     if data is not None:
         if hashlib.sha256(data).hexdigest() == TABLE_SHA256:
-            _write_stamp(path, _stamp(vocabulary, path))
+            _write_stamp(path, _stamp(vocabulary, opened))
             return data
         data.close()
     blob = table_bytes(tokens.load_ranks(vocabulary))
@@ -254,19 +255,18 @@ def _mapped(tokens) -> mmap.mmap | bytes:
         make_private_folder(path.parent)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         temporary.write_bytes(blob)
-        os.replace(temporary, path)
-        _write_stamp(path, _stamp(vocabulary, path))
+        os.replace(temporary, path)  # stamped by the next process to map it, once it has hashed what it maps
     except OSError:
         pass  # a read-only cache: this process's copy
     return blob
 
 
-def _stamp(*paths: Path) -> str | None:
-    """What the files are on disk (device, inode, size, modified and changed times to the nanosecond), None when one
-    cannot be asked. A write to either changes its ctime, which no user call sets back: the stamp written after both
-    hashes were checked stands for those checks until a file changes."""
+def _stamp(vocabulary: Path, table: os.stat_result) -> str | None:
+    """What the vendored vocabulary and the mapped table are on disk (device, inode, size, modified and changed times
+    to the nanosecond), None when the vocabulary cannot be asked. A write to either changes its ctime, which no user
+    call sets back: the stamp written after both hashes were checked stands for those checks until a file changes."""
     try:
-        stats = [os.stat(p) for p in paths]
+        stats = [os.stat(vocabulary), table]
     except OSError:
         return None
     return " ".join(f"{s.st_dev}:{s.st_ino}:{s.st_size}:{s.st_mtime_ns}:{s.st_ctime_ns}" for s in stats)
