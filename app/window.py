@@ -442,7 +442,8 @@ class MainWindow(QMainWindow):
         self.cost_panel.set_document(document)
         self.fold_panel.set_rows(document.folds if document else [], len(document.requests) if document else 0)
         if document is not None:  # the fold table as tall as its rows (a few at most): the rest is the lists'
-            self.resizeDocks([self.panes.folds_dock], [self.fold_panel.fitting_height(max_rows=5)], Qt.Orientation.Vertical)
+            height = self.sizing.folds_height(lambda rows: self.fold_panel.fitting_height(max_rows=rows), rows=5)
+            self.resizeDocks([self.panes.folds_dock], [height], Qt.Orientation.Vertical)
         self.window_map.show_marks()
         self.headings.refresh()
         self.session_actions.set_document(document if acting else None, opened)

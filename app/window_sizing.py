@@ -1,9 +1,12 @@
-"""The window's size, splitters and docks: the first size on a screen, kept between runs, View > Reset layout."""
+"""The window's size, splitters and docks: the first size on a screen, kept between runs, View > Reset layout, the Folds dock's height."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from foldscope.app.panels.cache_lane import LEAN_FROM
 from foldscope.app.panels.window_map_blocks import LEGEND_FROM
-from foldscope.app.qt import QApplication, QDockWidget, QMainWindow, QRect, QSize, QSplitter
+from foldscope.app.qt import QApplication, QDockWidget, QMainWindow, QRect, QSize, QSplitter, Qt
 from foldscope.app.settings import WindowSettings
 
 FIRST_SIZE = (1600, 1000)  # the first window on a screen that has room for it
@@ -71,6 +74,35 @@ class WindowSizing:
         self.window.resize(size)
         for splitter, sizes in self.splitter_defaults().items():
             splitter.setSizes(sizes)
+
+    def folds_height(self, fitting: Callable[[int], int], rows: int) -> int:
+        """The Folds dock's height for up to `rows` fold rows (`fitting(n)` its height for n), fewer where the window
+        is short: the dock sits under the timeline and the map, and at 1366x768 five folds and a two-line note took
+        their pixels from them (timeline 105, map 122), so the cache lane and the map both dropped their legends."""
+        room = self._folds_room()
+        while rows > 1 and fitting(rows) > room:
+            rows -= 1  # the table scrolls to the rest; its heading says how many folds there are
+        return fitting(rows)
+
+    def _folds_room(self) -> float:
+        """The most the Folds dock may take and leave the timeline its lane's legend (LEAN_FROM), the map its legend
+        (LEGEND_FROM) and the lists and side tabs their least height; unbounded where the dock is not under them."""
+        dock, window = self.folds_dock, self.window
+        top, rest = self.splitters["splitter/top"], self.splitters["splitter/main"]  # rest: the lists and side tabs
+        if not (window.isVisible() and dock.isVisible()) or dock.isFloating():
+            return float("inf")  # not laid out yet, or not sharing the column with the timeline
+        if window.dockWidgetArea(dock) != Qt.DockWidgetArea.BottomDockWidgetArea:
+            return float("inf")
+        margins = top.contentsMargins()
+        least = (
+            LEAN_FROM
+            + LEGEND_FROM
+            + rest.minimumSizeHint().height()
+            + (top.count() - 1) * top.handleWidth()
+            + margins.top()
+            + margins.bottom()
+        )
+        return top.height() + dock.height() - least
 
     def available_geometry(self) -> QRect:
         """The part of the window's screen (the primary one before it is shown) that panels and docks may cover."""

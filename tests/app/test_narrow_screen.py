@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from foldscope.app.panels.cost import WRITE_CAUSES
+from foldscope.app.panels.window_map_blocks import LEGEND_FROM
 from foldscope.app.qt import QApplication, QSize, Qt
 from foldscope.core.readout.cache_lane import BANDS
 
@@ -32,26 +33,61 @@ def test_at_1366x768_every_side_tab_title_is_shown_whole(qtbot, demo_window, pol
         assert bar.tabRect(i).right() <= bar.width(), title  # and inside the bar, not cut off at its end
 
 
-@pytest.mark.parametrize("policy", [False, True], ids=["no dock", "policy dock"])
-def test_at_1366x768_the_cache_lane_shows_its_legend_whole_or_says_where_the_rest_is(qtbot, window, corpus_dev, policy):
-    """At 1366x768 the lane's coloured bars had no legend: a new user could not tell a rewrite from an expiry."""
+CODEX_MCP = "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"  # MCP tools' long names
+TWO_LINE_NOTE = "claude_code/extracted-dd381a75.jsonl"  # five folds, and a Folds note two lines long at 1366
+LIONAGI_FOLDS = "lionagi/branch_v0.36.0_after_context_fold.synthetic.json"  # four folds
+
+
+def open_laid_out(qtbot, window, path, size=(1366, 768)) -> None:
+    """`path` opened in a window laid out at `size` first, as a first start on that screen (and --screenshot) does."""
+    window.sizing.lay_out(QSize(*size))
     window.show()
     qtbot.waitExposed(window)
-    with qtbot.waitSignal(window.document_loaded, timeout=30_000):
-        window.open_path(corpus_dev / "claude_code" / "session-196820da.jsonl")
-    qtbot.waitUntil(lambda: window.task is None)
+    with qtbot.waitSignal(window.document_loaded, timeout=60_000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.task is None, timeout=60_000)
+
+
+@pytest.mark.parametrize(
+    "name, implicit", [(TWO_LINE_NOTE, False), (CODEX_MCP, True), (LIONAGI_FOLDS, False)], ids=["claude", "codex", "lionagi"]
+)
+@pytest.mark.parametrize("policy", [False, True], ids=["no dock", "policy dock"])
+def test_at_1366x768_the_cache_lane_and_the_map_keep_their_legends_beside_a_tall_folds_dock(
+    qtbot, window, corpus_dev, name, implicit, policy
+):
+    """At 1366x768 the lane's coloured bars had no legend: a new user could not tell a rewrite from an expiry. Five
+    folds and a two-line Folds note took the timeline under the lean lane's 120 pixels (105) and the map's legend."""
+    from foldscope.app.gui import settle
+
+    open_laid_out(qtbot, window, corpus_dev / name)
     at_1366x768(qtbot, window, policy)
+    settle(QApplication.instance())
     timeline = window.timeline
     assert timeline.lane.shown()
     timeline.grab()  # paints it
     drawn = timeline.lane.drawn
     words = [w for w, _, _ in drawn.legend]
     assert words[:3] == ["idle under 5 min", "idle past 5 min", "idle past 1 h"]
-    assert "rewrite write" in words and "expired write" in words  # the causes a user asks about first
-    assert drawn.left_off == 0 or drawn.left_off + len(words) == len(BANDS) + len(
-        WRITE_CAUSES
-    )  # every item, or the line says more are a hover away
+    assert any("rewrite" in w for w in words) and any("expired" in w for w in words)  # the causes a user asks first
+    items = len(BANDS) + len(WRITE_CAUSES) - (2 if implicit else 0)  # an implicit cache's lane names no first/append
+    assert drawn.left_off == 0 or drawn.left_off + len(words) == items  # every item, or the line says more are a hover away
     assert timeline._plot().height() >= 40  # and the plot above it can still be read
+    assert window.window_map.height() >= LEGEND_FROM  # the map keeps its legend row too
+    folds = window.fold_panel.table
+    if window.document.folds:  # and the Folds dock still shows a row, scrolling to the rest
+        assert folds.viewport().height() >= folds.verticalHeader().defaultSectionSize()
+
+
+def test_at_1600x1000_the_folds_dock_still_shows_five_folds_whole(qtbot, window, corpus_dev):
+    """The room the timeline keeps at 1366x768 costs no fold row where the window has the height."""
+    from foldscope.app.gui import settle
+
+    open_laid_out(qtbot, window, corpus_dev / TWO_LINE_NOTE, size=(1600, 1000))
+    settle(QApplication.instance())
+    folds = window.fold_panel.table
+    assert folds.model().rowCount() >= 5
+    assert folds.viewport().height() >= 5 * folds.verticalHeader().defaultSectionSize()
+    assert window.timeline.lane.shown()
 
 
 def composition_rows(window) -> float:
@@ -107,9 +143,6 @@ def test_at_1366x768_the_policy_dock_opens_at_its_least_width_and_leaves_the_lis
         header = messages.table.horizontalHeader()
         last = header.logicalIndex(header.count() - 1)
         assert header.sectionViewportPosition(last) + header.sectionSize(last) <= messages.table.viewport().width(), messages.title
-
-
-CODEX_MCP = "codex/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"  # MCP tools' long names
 
 
 def test_at_1366x768_a_long_category_name_leaves_the_composition_tables_figures_in_sight(qtbot, window, corpus_dev):
