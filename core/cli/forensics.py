@@ -11,6 +11,7 @@ from typing import Any
 
 from foldscope.core.cli.options import folder_files, is_folder
 from foldscope.core.cli.words import num, plural
+from foldscope.core.model import collector
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.session import ReadError
 
@@ -91,6 +92,7 @@ def register(subparsers) -> None:
         p.set_defaults(run=run, format=fmt)
 
 
+@collector.spared()  # read and measured in one go: the collector off, as for `requests` (core.model.collector)
 def cache_file(path: str, sample: str | None = None) -> dict[str, Any]:
     """One session's cache report as plain data (a process pool carries it)."""
     from foldscope.core.cli.options import read_session, with_estimate_said
@@ -101,6 +103,7 @@ def cache_file(path: str, sample: str | None = None) -> dict[str, Any]:
     return with_estimate_said(session, {**cache_of(session), **marks(session)})
 
 
+@collector.spared()  # read and measured in one go: the collector off, as for `requests` (core.model.collector)
 def compactions_file(path: str, sample: str | None = None) -> dict[str, Any]:
     """One session's compaction reports as plain data."""
     from foldscope.core.cli.options import read_session, with_estimate_said

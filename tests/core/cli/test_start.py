@@ -51,27 +51,31 @@ def test_a_command_runs_with_the_collector_tuned_for_many_long_lived_objects(cap
     capsys.readouterr()
 
 
-def test_inspect_requests_and_replay_read_and_measure_with_the_collector_off_and_leave_it_as_they_found_it(monkeypatch, tmp_path, capsys):
+def test_inspect_requests_replay_cache_and_compactions_read_and_measure_with_the_collector_off_and_leave_it_as_they_found_it(
+    monkeypatch, tmp_path, capsys
+):
     # core.model.collector.spared: each object reading and measuring makes is walked at least twice by the young
     # generations' passes before it settles, about a fifth of inspecting a million tiny lines.
     import gc
 
     from foldscope.core.formats.demo import demo_path
-    from foldscope.core.request import measure
+    from foldscope.core.request import count
 
     seen: list[bool] = []
-    calibrate = measure.Measure.calibrate
+    counted = count.Counter.measure
 
     def watched(self, *args, **kwargs):
         seen.append(gc.isenabled())
-        return calibrate(self, *args, **kwargs)
+        return counted(self, *args, **kwargs)
 
-    monkeypatch.setattr(measure.Measure, "calibrate", watched)
+    monkeypatch.setattr(count.Counter, "measure", watched)
     monkeypatch.setenv("FOLDSCOPE_COUNTING", "local")
     for argv in (
         ["inspect", str(demo_path()), "--json"],
         ["requests", str(demo_path()), "--json"],
         ["replay", str(demo_path()), "--strategy", "adr", "--json"],
+        ["cache", str(demo_path()), "--json"],
+        ["compactions", str(demo_path()), "--json"],
     ):
         seen.clear()
         assert gc.isenabled()
@@ -80,7 +84,7 @@ def test_inspect_requests_and_replay_read_and_measure_with_the_collector_off_and
         assert gc.isenabled(), argv  # and on again after
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "user"}\nnot json\n{"type": "user"}\n', encoding="utf-8")
-    for command in ("inspect", "requests", "replay"):
+    for command in ("inspect", "requests", "replay", "cache", "compactions"):
         assert cli.main([command, str(bad)]) == 2
         assert gc.isenabled(), command  # a command that fails leaves it on too
     gc.disable()
