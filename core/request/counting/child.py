@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
-from foldscope.core.request import long_pieces, tokens
+from foldscope.core.request import long_parts, long_pieces, tokens
 from foldscope.core.request.passages import Passages
 
 if TYPE_CHECKING:
@@ -48,21 +48,46 @@ def send(stream: BinaryIO, value: Any) -> None:
 def receive(stream: BinaryIO, parts: bool = False) -> Any:
     """The next message send wrote (EOFError when the other end closed the pipe, even within a message). With `parts`,
     a text sent apart comes as the list of its parts (a counting child counts them one by one: never the whole text
-    at once, nor its UTF-8 and its str together, but for a part)."""
+    at once, nor its UTF-8 and its str together), a part longer than _CHUNK bytes as a long_parts.Parts, decoded a
+    chunk at a time (one piece of 50 MB is one part: its UTF-8 and its str were 100 MB at once)."""
     size = int.from_bytes(_read(stream, 8), "little")
     value = marshal.loads(_read(stream, size & ((1 << _APART) - 1)))  # data only (lists of str and int), from our own
     apart = []
     for _ in range(size >> _APART):
-        cut = [_text(_read(stream, _number(stream), into=True)) for _ in range(_number(stream))]
-        apart.append(cut if parts else "".join(cut))
+        cut = [_part(stream, _number(stream)) for _ in range(_number(stream))]
+        apart.append(cut if parts else "".join(map(whole, cut)))
     return _put_back(value, apart) if apart else value
+
+
+def whole(part: str | long_parts.Parts) -> str:
+    """A part receive gave, as one str."""
+    return part if isinstance(part, str) else part.join()
 
 
 def _number(stream: BinaryIO) -> int:
     return int.from_bytes(_read(stream, 8), "little")
 
 
-def _text(data: bytearray) -> str:
+def _part(stream: BinaryIO, size: int) -> str | long_parts.Parts:
+    """A part of `size` UTF-8 bytes: one str, or over _CHUNK bytes its chunks' strs, each decoded before the next is
+    read and cut before a character's first byte (the bytes of the character it would cut carried to the next)."""
+    if size <= _CHUNK:
+        return _text(_read(stream, size, into=True))
+    chunks, carry, left = [], b"", size
+    while left:
+        data = carry + _read(stream, min(_CHUNK - len(carry), left), into=True)
+        left -= len(data) - len(carry)
+        cut = len(data)
+        if left:  # back to the last character's first byte (a continuation byte is 0b10xxxxxx)
+            cut -= 1
+            while cut > len(data) - 4 and cut > 0 and data[cut] & 0xC0 == 0x80:
+                cut -= 1
+        carry = data[cut:]
+        chunks.append(_text(data[:cut]))
+    return long_parts.Parts(chunks)
+
+
+def _text(data: bytes | bytearray) -> str:
     return str(data, "utf-8", "surrogatepass")
 
 
@@ -124,6 +149,11 @@ def serve(down: int, up: int) -> None:
     def count_all(texts: list[str]) -> list[int]:
         return [count(text) for text in texts]  # each text's ids (if any are made) freed as soon as counted
 
+    def count_parts(parts: long_parts.Parts) -> int:
+        """A part read in chunks: counted from them where its long piece allows (quicktok's), else joined."""
+        counted = long_parts.count(enc, parts) if hasattr(enc, "count_whole") else None
+        return counted if counted is not None else count(parts.join())
+
     parent = os.getppid()
 
     def orphaned(done: int, total: int) -> None:
@@ -136,20 +166,26 @@ def serve(down: int, up: int) -> None:
             try:
                 kind, payload = receive(requests, parts=True)
                 if kind == "one":
-                    send(answers, encode(payload if isinstance(payload, str) else "".join(payload)))
+                    send(answers, encode(payload if isinstance(payload, str) else "".join(map(whole, payload))))
                 elif kind == "counts":
-                    send(answers, _summed(payload, lambda texts: passages.counts(texts, count_all)))
+                    send(answers, _summed(payload, lambda texts: passages.counts(texts, count_all), count_parts))
                 else:
-                    send(answers, [encode(text if isinstance(text, str) else "".join(text)) for text in payload])
+                    send(answers, [encode(text if isinstance(text, str) else "".join(map(whole, text))) for text in payload])
             except EOFError:
                 return
 
 
-def _summed(texts: list[Any], counts: Callable[[list[str]], list[int]]) -> list[int]:
-    """Each text's count, a text received in parts (receive) counted as the sum of its parts' counts."""
+def _summed(
+    texts: list[Any], counts: Callable[[list[str]], list[int]], count_parts: Callable[[long_parts.Parts], int] | None = None
+) -> list[int]:
+    """Each text's count, a text received in parts (receive) counted as the sum of its parts' counts: the parts that
+    are a str by `counts` (all at once), a long_parts.Parts by `count_parts` (else joined, by `counts`)."""
     flat = [part for text in texts for part in ([text] if isinstance(text, str) else text)]
-    counted = iter(counts(flat))
-    return [next(counted) if isinstance(text, str) else sum(next(counted) for _ in text) for text in texts]
+    if count_parts is None:
+        flat = [whole(part) for part in flat]
+    counted = iter(counts([part for part in flat if isinstance(part, str)]))
+    by_part = iter([next(counted) if isinstance(part, str) else count_parts(part) for part in flat])  # type: ignore[misc]
+    return [next(by_part) if isinstance(text, str) else sum(next(by_part) for _ in text) for text in texts]
 
 
 def main(argv: list[str]) -> int:

@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from foldscope.core.request import long_parts
 from foldscope.core.request.counting import child
 
 
@@ -70,6 +71,7 @@ def test_a_pipe_closed_within_a_text_sent_apart_is_the_end_of_the_pipe(huge_from
 # A command that hands its counting child a long piece to count and is then killed: the child's pid, then "sent".
 KILLED_WHILE_COUNTING = """
 import os, random, sys, time
+from foldscope.core.request import long_parts
 from foldscope.core.request.counting import child
 started = child.spawn()
 print(started.process.pid, flush=True)
@@ -129,6 +131,19 @@ def test_a_huge_text_comes_to_a_counting_child_in_parts_whose_counts_add_up_to_i
     stream.seek(0)
     kind, received = child.receive(stream, parts=True)
     assert kind == "counts" and received[0] == "short"
-    assert ["".join(parts) for parts in received[1:]] == texts
+    assert ["".join(map(child.whole, parts)) for parts in received[1:]] == texts
     assert any(len(parts) > 2 for parts in received[1:]) and len(received[-1]) == 1
     assert child._summed(received, lambda flat: [count_text(t) for t in flat]) == [count_text(t) for t in ["short", *texts]]
+
+
+def test_a_part_longer_than_a_chunk_comes_as_chunks_cut_between_characters(huge_from_100):
+    """A part over _CHUNK bytes (one piece of 50 MB is one part) is decoded a chunk at a time, never its whole UTF-8
+    beside its str: each chunk at most _CHUNK bytes, cut before a character's first byte, the chunks the part."""
+    text = "é\u4e2d\U0001f600a\ud800" * 60
+    stream = io.BytesIO()
+    child.send(stream, ("counts", [text]))
+    stream.seek(0)
+    kind, [[part]] = child.receive(stream, parts=True)
+    assert isinstance(part, long_parts.Parts) and len(part.chunks) > 50
+    assert all(len(chunk.encode("utf-8", "surrogatepass")) <= child._CHUNK for chunk in part.chunks)
+    assert part.join() == text and len(part) == len(text)

@@ -1,0 +1,104 @@
+"""A huge text held as parts cut anywhere counts as the whole text counts, its long piece merged in windows read from
+the parts, never the whole joined (core.request.long_parts)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.request import long_parts, long_pieces, tokens
+from foldscope.core.request.tokens import reference_encoding as encoding  # tiktoken's own
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+AROUND = ["the", "fold", "résumé", "中文", "x=1;", "(a)", "\n", "  ", "'s", "'RE", "42", "\t", "é", '"', '":"', "Ab", "ÉCOLE", " ", "."]
+_fast: list = []
+
+
+@pytest.fixture
+def fast(monkeypatch):
+    """quicktok's encoding (FastEncoding), where it is installed, windows of 300 characters and long pieces from 400."""
+    if tokens.BACKEND != tokens.FAST:
+        pytest.skip(f"counted by tiktoken here: {tokens.WHY_SLOW}")
+    if not _fast:
+        _fast.append(tokens.build_fast())
+    monkeypatch.setattr(long_pieces, "WINDOW", 300)
+    monkeypatch.setattr(long_pieces, "OVERLAP", 140)
+    monkeypatch.setattr(long_pieces, "LONG_PIECE", 400)
+    monkeypatch.setattr(long_pieces, "FAST_WINDOW", 300)
+    long_pieces._REMEMBERED.clear()
+    return _fast[0]
+
+
+def cut_anywhere(text: str, rng: random.Random, size: int) -> long_parts.Parts:
+    at, chunks = 0, []
+    while at < len(text):
+        step = rng.randint(1, size)
+        chunks.append(text[at : at + step])
+        at += step
+    return long_parts.Parts(chunks)
+
+
+def test_a_slice_of_the_parts_is_the_slice_of_the_text():
+    rng = random.Random(3)
+    text = "".join(rng.choices("ab中é\n", k=500))
+    parts = cut_anywhere(text, rng, 40)
+    parts.chunks.insert(3, "")  # an empty part
+    parts = long_parts.Parts(parts.chunks)
+    for _ in range(500):
+        a, b = rng.randint(-20, 520), rng.randint(-20, 520)
+        assert parts[a:b] == text[a:b]
+    assert [parts[i] for i in range(-len(text), len(text))] == [text[i] for i in range(-len(text), len(text))]
+    with pytest.raises(IndexError):
+        parts[len(text)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.sampled_from(AROUND), max_size=12),
+    st.integers(1000, 6000),
+    st.lists(st.sampled_from(AROUND), max_size=12),
+    st.integers(0, 2**32),
+)
+def test_a_run_of_letters_cut_anywhere_counts_as_tiktoken_counts_it_never_joined(fast, monkeypatch, before, size, after, seed):
+    """Whatever stands on each side of the run (a capital before it, a contraction, accents or more letters after
+    it), the count is tiktoken's; the text is never joined, and only windows and the stand-in's ends are sliced."""
+    long_pieces._REMEMBERED.clear()
+    rng = random.Random(seed)
+    before = "".join(before)
+    text = before + "".join(rng.choices(LETTERS, k=size)) + "".join(after)
+    parts = cut_anywhere(text, rng, 700)
+    monkeypatch.setattr(long_parts.Parts, "join", lambda self: pytest.fail("joined"))
+    counted = long_parts.count(fast, parts)
+    expected = len(encoding().encode_ordinary(text))
+    assert counted is None or counted == expected
+    if len(parts.chunks) >= 3 and all(c and c.isascii() and c.isalpha() and c.islower() for c in parts.chunks[1:-1]):
+        # the run spans every part but the ends: counted from the parts, unless count_fast itself would count the
+        # piece whole (a window not one piece, or none sharing a token: the whole text's merge gives None too)
+        long_pieces._REMEMBERED.clear()
+        pattern = long_pieces._compiled_for(fast)[0]
+        start, end = next(s for s in long_pieces._long_spans(text, pattern) if s[0] <= len(before) < s[1])
+        assert counted is not None or long_pieces._remembered_text(fast, text, start, end, None) is None
+
+
+def test_a_text_not_one_run_across_its_parts_is_left_to_be_joined(fast):
+    rng = random.Random(8)
+    run = "".join(rng.choices(LETTERS, k=3000))
+    assert long_parts.count(fast, long_parts.Parts([run[:1000], run[1000:2000] + " x", run[2000:]])) is None
+    assert long_parts.count(fast, long_parts.Parts([run[:1000], run[1000:]])) is None  # two parts: never huge
+    assert long_parts.count(fast, long_parts.Parts(["x", "abc", "y"])) is None  # a run too short to stand in for
+
+
+def test_a_megabyte_run_in_chunks_counts_as_quicktok_counts_it_whole_and_reports_progress(fast, monkeypatch):
+    monkeypatch.setattr(long_pieces, "LONG_PIECE", 65_536)
+    monkeypatch.setattr(long_pieces, "FAST_WINDOW", 1 << 16)
+    monkeypatch.setattr(long_pieces, "PROGRESS_EVERY", 1 << 16)
+    rng = random.Random(11)
+    text = 'text":"' + "".join(rng.choices(LETTERS, k=1 << 20)) + '","'
+    parts = long_parts.Parts([text[at : at + 100_003] for at in range(0, len(text), 100_003)])
+    seen: list[tuple[int, int]] = []
+    with long_pieces.reporting(lambda done, total: seen.append((done, total))):
+        assert long_parts.count(fast, parts) == fast.count_whole(text)
+    assert len(seen) > 4 and seen[-1][0] == seen[-1][1] == 1 << 20
