@@ -1,4 +1,4 @@
-"""Helpers for tests of forked children: whether one has been reaped."""
+"""Helpers for tests of forked children: whether one has been reaped, whether one still runs."""
 
 from __future__ import annotations
 
@@ -12,3 +12,12 @@ def gone(pid: int) -> bool:
     except ChildProcessError:
         return True
     return False
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (not ended, not a zombie), any process's child: read from /proc (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False

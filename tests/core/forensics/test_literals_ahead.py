@@ -15,7 +15,7 @@ from foldscope.core.forensics import literals_ahead
 from foldscope.core.forensics.compactions import compaction_report, find_compactions, literal_checks, literal_text
 from foldscope.core.forensics.literals_ahead import JobsAhead, LiteralChecks, Span
 from foldscope.core.formats import load_session
-from tests.processes import gone
+from tests.processes import alive, gone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
@@ -283,14 +283,6 @@ time.sleep(60)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_a_child_whose_parent_is_killed_stops_before_its_next_job():
     """The report's and compactions' child makes jobs nobody will read once its command is killed (SIGKILL, no `with`):
@@ -301,10 +293,10 @@ def test_a_child_whose_parent_is_killed_stops_before_its_next_job():
     assert run.stdout is not None
     child = int(run.stdout.readline())
     time.sleep(0.3)
-    assert _alive(child)
+    assert alive(child)
     run.kill()
     run.wait()
     end = time.monotonic() + 2.0  # well within the 5 s of jobs left
-    while _alive(child) and time.monotonic() < end:
+    while alive(child) and time.monotonic() < end:
         time.sleep(0.02)
-    assert not _alive(child)
+    assert not alive(child)

@@ -12,6 +12,7 @@ import pytest
 
 from foldscope.core.request import long_parts
 from foldscope.core.request.counting import child
+from tests.processes import alive
 
 
 @pytest.fixture
@@ -73,6 +74,7 @@ KILLED_WHILE_COUNTING = """
 import os, random, sys, time
 from foldscope.core.request import long_parts
 from foldscope.core.request.counting import child
+from tests.processes import alive
 started = child.spawn()
 print(started.process.pid, flush=True)
 letters = random.Random(5).randbytes(40_000_000).translate(bytes(97 + b % 26 for b in range(256))).decode()
@@ -81,14 +83,6 @@ with os.fdopen(started.down, "wb") as pipe:
     print("sent", flush=True)
     time.sleep(60)
 """
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
-    except FileNotFoundError:
-        return False
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
@@ -104,13 +98,13 @@ def test_a_counting_child_whose_parent_is_killed_stops_within_its_long_piece():
     pid = int(run.stdout.readline())
     assert run.stdout.readline().strip() == "sent"
     time.sleep(1.0)  # the encoder built (about half a second) and the merge under way
-    assert _alive(pid)
+    assert alive(pid)
     run.kill()
     run.wait()
     end = time.monotonic() + 1.5
-    while _alive(pid) and time.monotonic() < end:
+    while alive(pid) and time.monotonic() < end:
         time.sleep(0.02)
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 def test_a_huge_text_comes_to_a_counting_child_in_parts_whose_counts_add_up_to_its_own(huge_from_100, monkeypatch):
