@@ -36,7 +36,11 @@ def _page(path: Path, out: Path) -> bytes:
 
 
 def _forks(monkeypatch, kill: bool = False) -> list[int]:
-    """The children JobsAhead forks (killed at once with `kill`)."""
+    """The children JobsAhead forks (killed at once with `kill`), forked as in a command's fresh process: in the whole
+    suite an earlier test's thread may still be winding down, and one_thread() would keep them in-line."""
+    import foldscope.core.request.counting as counting
+
+    monkeypatch.setattr(counting, "one_thread", lambda: True)
     started: list[int] = []
     real = JobsAhead._start
 
