@@ -345,6 +345,57 @@ def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch
     assert sent and all(len(t) < 100_000 for t in sent)
 
 
+def test_a_long_text_is_counted_by_one_process_only_beside_inspects_helper(eager, monkeypatch):
+    """`inspect` counts through its forked helper (core.request.counting.helper) and ahead in a spawned child at once:
+    the measure reaches a huge message before the child has answered once, so it does not wait for it and asks the
+    helper. Sent ahead too, the child merged the same piece as well (50 MB of random letters: 8 s in each process).
+    Every text handed to a counting process is logged in this process, the only one that hands them out."""
+    import random
+
+    from foldscope.core.request import tokens
+    from foldscope.core.request.counting import helper as forked
+    from foldscope.core.request.long_pieces import LONG_PIECE
+
+    if tokens.windowed() or not hasattr(os, "fork"):
+        pytest.skip("with tiktoken the counter merges a long piece itself; the helper needs fork")
+    monkeypatch.setattr(ahead, "WAIT_FOR_START", False)  # as in inspect: the measure never waits for a starting child
+    letters = "".join(random.Random(5).choices("abcdefghijklmnopqrstuvwxyz", k=3 * LONG_PIECE))
+    short = tool_session(4)
+    long = Message("long", "instruction", 0, {"instruction": letters})
+    record = FullRecord([short.record[0], long, *list(short.record)[1:]])
+    trace = [Request(r.index, (r.view[0], "long", *r.view[1:]), r.response_id, r.usage) for r in short.trace]
+    session = Session(record, [m.id for m in record], trace=trace)
+    expected = inline(session, None, monkeypatch)
+
+    handed: list[str] = []  # "ahead" or "helper", once for each time a body holding the long text was handed over
+    add, ask = ahead.CountsAhead._add, forked.send
+
+    def add_logged(self, key, text):
+        if letters in text:  # queued for the child; with COUNT_WHILE_WAITING off the measure never counts it itself
+            handed.append("ahead")
+        add(self, key, text)
+
+    def ask_logged(stream, request):
+        if any(letters in text for text in ([request[1]] if isinstance(request[1], str) else request[1])):
+            handed.append("helper")
+        ask(stream, request)
+
+    spawned: list = []
+    spawn = child.spawn
+    monkeypatch.setattr(ahead.CountsAhead, "_add", add_logged)
+    monkeypatch.setattr(forked, "send", ask_logged)
+    monkeypatch.setattr(child, "spawn", lambda: spawned.append(spawn()) or spawned[-1])
+    monkeypatch.setattr(tokens, "_encoding", None)  # so that start_helper forks
+    assert forked.start_helper()
+    try:
+        got = rows_of(measure_trace(session, counter=Counter()))
+    finally:
+        forked.stop_helper()
+    assert got == expected
+    assert spawned and spawned[0] is not None  # a child counted ahead beside the helper: the test is not vacuous
+    assert handed == ["helper"]
+
+
 def test_a_block_that_cannot_be_rendered_ahead_never_fails_the_measure(eager, monkeypatch):
     """What is sent ahead is a guess: a block it cannot render (a clipped copy under a bound it does not fit, planned
     before the first round's frozen bound is known) is left to the counter, which renders the views' own blocks."""
