@@ -111,3 +111,24 @@ def test_the_measure_does_not_wait_for_a_slow_child_and_counts_its_half_itself(c
     slow = _measured(path, "slow")
     assert slow["result"] == in_line["result"] and slow["ahead"] == 0  # none of the child's counts: it had not answered
     assert slow["took"] < 8 and slow["reaped"] == [True]  # the child sleeps 30 s before it counts (a wait gives up at 10 s)
+
+
+def test_no_child_is_forked_for_a_record_with_more_text_than_the_small_path_may_count(corpus_dev, monkeypatch):
+    from foldscope.core.formats import load_session
+    from foldscope.core.request import small_count, tokens
+    from foldscope.core.request.count import Counter
+    from foldscope.core.request.counting import later_half
+
+    record = load_session(corpus_dev / FILE).record
+    monkeypatch.setattr(tokens, "_encoding", None)
+    monkeypatch.setattr(small_count, "_spent", 0)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    monkeypatch.setattr(later_half, "one_thread", lambda: True)
+    monkeypatch.setattr(tokens, "helping", lambda: False)
+    text = sum(later_half.text_chars(record))
+    monkeypatch.setattr(small_count, "BUDGET_CHARS", text)
+    assert later_half.wanted(Counter(None), record)  # the whole record within the budget: a small input
+    # The default budget (a command reading a large file allows no more): the record's text is past it, so its later
+    # half is counting ahead's, never a fork's that would build an encoder beside the measure's.
+    monkeypatch.setattr(small_count, "BUDGET_CHARS", text - 1)
+    assert not later_half.wanted(Counter(None), record)
