@@ -144,6 +144,16 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     return parser
 
 
+def _folder_hint(command: argparse.ArgumentParser, extra: list[str]) -> str:
+    """Where a command reads a folder through --in (`sessions`), a folder given bare says so: the way to name it."""
+    import os
+
+    if "--in" not in command._option_string_actions:
+        return ""
+    folders = [e for e in extra if not e.startswith("-") and os.path.isdir(e)]
+    return f" (a folder is named with --in: --in {folders[0]})" if folders else ""
+
+
 def command_names() -> set[str]:
     return set(COMMANDS)
 
@@ -166,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = parser_for(argv)
     args, extra = parser.parse_known_args(argv)
     if extra:  # a flag the command does not take: its own --help lists those it does, not foldscope's
-        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
+        command = _command_parser(parser, args)
+        command.error(f"unrecognized arguments: {' '.join(extra)}{_folder_hint(command, extra)}")
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

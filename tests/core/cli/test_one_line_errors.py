@@ -100,3 +100,14 @@ def test_the_status_line_s_own_fast_parser_refuses_in_one_line_too(capsys):
         statusline.main(["--lines", "3"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("\n") == 1 and "usage:" not in err and "--lines" in err
+
+
+def test_a_folder_given_bare_to_a_command_that_reads_one_with_in_says_how_to_name_it(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["sessions", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert f"(a folder is named with --in: --in {tmp_path})" in err
+    with pytest.raises(SystemExit):
+        main(["sessions", str(tmp_path / "not-there")])  # not a folder: no such hint
+    assert "--in" not in capsys.readouterr().err
