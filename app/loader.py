@@ -12,11 +12,15 @@ from foldscope.app.worker import Task
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.document import Document
 
+# What the window does with a folder, said where one was given to open (`foldscope ~/.claude/projects`).
+FOLDER_WAYS = "File > Open picks one of its sessions; Lab > Tune sweeps them all"
+
 
 def error_line(path: str, exc: BaseException) -> str:
     """One line for the dialog: a ReadError's own line, else the file and what went wrong."""
     if isinstance(exc, ReadError):
-        return str(exc)
+        line = str(exc)
+        return f"{line} ({FOLDER_WAYS})" if line.endswith("is a folder, not a session file") else line
     return f"{path}: {type(exc).__name__}: {exc}".splitlines()[0]
 
 
