@@ -40,6 +40,12 @@ HEAD = 12  # a frame's head: its data's size (8 bytes, little-endian) and its jo
 # The shared marks' head: the last job the parent, taking in order, made itself (8 bytes, little-endian, -1: none);
 # then a byte a job, 1 where the parent made it itself.
 MARKS_HEAD = 8
+# The child's priority below its parent's (os.nice): the parent is the command's critical path (the count, then the
+# page), and makes itself any job the child has not made when it is wanted, so the child's work is worth only the
+# time it does not take from the parent and the counting child. Beside them at the same priority, three processes on
+# two cores left the parent a third of its core's time short: `report` at 50k 7.5-8.1 s wall, 7.0-7.4 at 8 (idle,
+# five alternated pairs, docs/performance.md).
+NICE = 8
 
 
 class Span:
@@ -244,6 +250,7 @@ def _serve(jobs: Sequence[Callable[[], Any]], fd: int, marks: mmap.mmap | None =
     status = 1
     try:
         gc.disable()  # a short life: no collection walks (and copies) what the parent built
+        os.nice(NICE)
         # The parent's other files (a counting child's pipes) are not this child's to hold open: one stopped by the
         # closing of its pipe would otherwise wait for this child's end.
         os.closerange(3, fd)

@@ -249,6 +249,16 @@ def _number(k: int):
     return lambda: k
 
 
+def test_the_child_makes_its_jobs_at_a_lower_priority_than_its_parent():
+    """The parent is the command's critical path; the child's jobs fill what time the two cores have left."""
+    if os.nice(0) >= 19:
+        pytest.skip("this process already runs at the lowest priority")
+    with JobsAhead([lambda: os.nice(0)], fork=True) as ahead:
+        assert ahead.pid is not None
+        _all_made(ahead)
+        assert ahead.take(0) == min(19, os.nice(0) + literals_ahead.NICE) > os.nice(0)
+
+
 def test_a_job_the_parent_made_itself_is_never_made_by_the_child(tmp_path):
     go = tmp_path / "go"
     with JobsAhead([_held_until(go)] + [_number(k) for k in range(1, 10)], fork=True) as ahead:
