@@ -20,7 +20,6 @@ from pathlib import Path
 
 from foldscope.core.cli import statusline_reader as reader
 from foldscope.core.cli.terminal_text import terminal_safe
-from foldscope.core.model import environment
 
 TYPE_CHECKING = False  # typing and argparse cost the client a few ms of its start-up: only the checker reads these
 if TYPE_CHECKING:
@@ -124,18 +123,10 @@ def plain_flags(argv: list[str]) -> Any:
 
 
 def _folder() -> Path:
-    """The state's folder: the cache folder's `statusline`. On Linux, for an absolute XDG_CACHE_HOME or HOME, the XDG
-    rule platformdirs follows there is applied here: importing platformdirs cost each run about a quarter of a bare
-    interpreter's start-up. Anything else asks core.model.folders.cache_folder; a test holds the two equal."""
-    from foldscope.core.model.folders import APP, cache_folder
+    """The state's folder: the cache folder's `statusline` (core.model.folders.cache_folder finds it on Linux without
+    importing platformdirs, which cost each run about a quarter of a bare interpreter's start-up)."""
+    from foldscope.core.model.folders import cache_folder
 
-    env = os.environ
-    android = hasattr(sys, "getandroidapilevel") or (env.get("ANDROID_DATA") == "/data" and env.get("ANDROID_ROOT") == "/system")
-    if environment.folder("FOLDSCOPE_CACHE") is None and sys.platform.startswith("linux") and not android:
-        if env.get("XDG_CACHE_HOME", "").startswith("/"):  # platformdirs takes it when absolute
-            return Path(env["XDG_CACHE_HOME"], APP, "statusline")
-        if env.get("HOME", "").startswith("/"):  # else ~/.cache, with an absolute HOME
-            return Path(os.path.expanduser("~/.cache"), APP, "statusline")
     return cache_folder() / "statusline"
 
 
