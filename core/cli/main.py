@@ -146,8 +146,6 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 def _folder_hint(command: argparse.ArgumentParser, extra: list[str]) -> str:
     """Where a command reads a folder through --in (`sessions`), a folder given bare says so: the way to name it."""
-    import os
-
     if "--in" not in command._option_string_actions:
         return ""
     folders = [e for e in extra if not e.startswith("-") and os.path.isdir(e)]
