@@ -79,15 +79,13 @@ def genai_key() -> str:
     return key
 
 
-# The digest is kept beside the entries with the modules' stamp (device, inode, size, modified and changed times to the
-# nanosecond): hashing data.py (1.6 MB) was about 5 ms of every priced command's start. A write to a module changes its
-# ctime, which no user call sets back, so a module changed since gets a new stamp and is hashed again.
+# The digest is kept beside the entries with the modules' stamp (core.model.file_stamp): hashing data.py (1.6 MB) was
+# about 5 ms of every priced command's start; a module changed since gets a new stamp and is hashed again.
 def _stamp(paths: list[Path]) -> str | None:
-    try:
-        stats = [os.stat(p) for p in paths]
-    except OSError:
-        return None
-    return " ".join(f"{s.st_dev}:{s.st_ino}:{s.st_size}:{s.st_mtime_ns}:{s.st_ctime_ns}" for s in stats) + f" format {FORMAT}"
+    from foldscope.core.model import file_stamp
+
+    stamp = file_stamp.of_paths(paths)
+    return None if stamp is None else f"{stamp} format {FORMAT}"
 
 
 def _stamp_file() -> Path:
@@ -97,27 +95,19 @@ def _stamp_file() -> Path:
 
 
 def _kept_key(stamp: str | None) -> str | None:
-    if stamp is None:
+    from foldscope.core.model import file_stamp
+
+    kept = file_stamp.read(_stamp_file()) if stamp is not None else None
+    if kept is None:
         return None
-    try:
-        kept_stamp, _, key = _stamp_file().read_text(encoding="ascii").partition("\n")
-    except (OSError, ValueError):
-        return None
+    kept_stamp, _, key = kept.partition("\n")
     return key if kept_stamp == stamp and len(key) == 64 else None
 
 
 def _keep_key(stamp: str, key: str) -> None:
-    path = _stamp_file()
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        from foldscope.core.model.folders import make_private_folder
+    from foldscope.core.model import file_stamp
 
-        make_private_folder(path.parent)
-        temporary.write_text(f"{stamp}\n{key}", encoding="ascii")
-        os.replace(temporary, path)
-    except OSError:  # a read-only cache folder: the next process hashes the modules again
-        with contextlib.suppress(OSError):
-            temporary.unlink()
+    file_stamp.write(_stamp_file(), f"{stamp}\n{key}")
 
 
 def cache_file() -> Path | None:

@@ -262,14 +262,14 @@ def _mapped(tokens) -> mmap.mmap | bytes:
 
 
 def _stamp(vocabulary: Path, table: os.stat_result) -> str | None:
-    """What the vendored vocabulary and the mapped table are on disk (device, inode, size, modified and changed times
-    to the nanosecond), None when the vocabulary cannot be asked. A write to either changes its ctime, which no user
-    call sets back: the stamp written after both hashes were checked stands for those checks until a file changes."""
+    """The stamp (core.model.file_stamp) of the vendored vocabulary and the table as mapped, None when the vocabulary
+    cannot be asked: written after both hashes were checked, it stands for those checks until a file changes."""
+    from foldscope.core.model import file_stamp
+
     try:
-        stats = [os.stat(vocabulary), table]
+        return file_stamp.of([os.stat(vocabulary), table])
     except OSError:
         return None
-    return " ".join(f"{s.st_dev}:{s.st_ino}:{s.st_size}:{s.st_mtime_ns}:{s.st_ctime_ns}" for s in stats)
 
 
 def _stamp_file(table: Path) -> Path:
@@ -277,22 +277,16 @@ def _stamp_file(table: Path) -> Path:
 
 
 def _read_stamp(table: Path) -> str | None:
-    try:
-        return _stamp_file(table).read_text(encoding="ascii")
-    except (OSError, ValueError):
-        return None
+    from foldscope.core.model import file_stamp
+
+    return file_stamp.read(_stamp_file(table))
 
 
 def _write_stamp(table: Path, stamp: str | None) -> None:
-    if stamp is None:
-        return
-    stamp_file = _stamp_file(table)
-    temporary = stamp_file.with_name(f".{stamp_file.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(stamp, encoding="ascii")
-        os.replace(temporary, stamp_file)
-    except OSError:
-        pass  # a read-only cache: the next process checks both hashes again
+    from foldscope.core.model import file_stamp
+
+    if stamp is not None:
+        file_stamp.write(_stamp_file(table), stamp)
 
 
 def reset() -> None:
