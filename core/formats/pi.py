@@ -27,6 +27,7 @@ from typing import Any
 from foldscope.core.formats.images import describe as describe_image
 from foldscope.core.formats.spec import Figure, FormatSpec, Sessions, no_window, project_files
 from foldscope.core.formats.stream import SessionBuilder, feed_all, head_values, iter_json_lines, parse_time, str_field, text_of
+from foldscope.core.model.providers import is_openai_model
 from foldscope.core.model.session import Message, ReadError, Session, Usage, bad_usage_warning, usage_figures, usage_object_warning
 
 FORMAT = "pi"
@@ -194,7 +195,7 @@ class _Reader:
         if not isinstance(content, list):
             return []
         model = self.model or ""
-        provider = "openai" if model.startswith(("gpt", "o1", "o3", "o4", "codex")) else "anthropic"
+        provider = "openai" if is_openai_model(model) else "anthropic"
         return [f for block in content if (f := describe_image(block, provider, model)) is not None]
 
     def _message(self, message: Mapping, key: str, line: int, at: float | None) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from foldscope.core.model.policy import Policy
+from foldscope.core.model.providers import is_openai_model
 from foldscope.core.model.session import Session
 
-OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "codex", "chatgpt")
 AS_RECORDED = "as recorded"
 AS_RECORDED_WORDS = "caching as recorded"  # the tune label's words for an unset setting (core.replay.tune.caching_words)
 
@@ -42,7 +42,7 @@ def caching_of(policy: Policy, session: Session, model: str | None = None) -> Ca
     said = policy.prompt_caching
     setting = AS_RECORDED if said is None else "on" if said else "off"
     model = session_model(policy, session) if model is None else model
-    if model.lower().startswith(OPENAI_PREFIXES):
+    if is_openai_model(model):
         note = (
             ""
             if said is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from foldscope.core.model.caching import OPENAI_PREFIXES
+from foldscope.core.model.providers import is_openai_model
 from foldscope.core.model.session import Session
 from foldscope.core.replay.cache_model import CacheRules, Layout, Mark, PrefixCache
 from foldscope.core.replay.layouts import LOOKBACK, Layouts, model_name, with_hidden_head
@@ -103,8 +103,7 @@ def check_cache(session: Session, measure: Measure | None = None) -> CacheCheck 
     views = [[session.record.get(mid) for mid in r.view] for r, _ in requests]
     counted = [layouts.measurement(v).count for v in views]
     offset, scale = fit([(c, u.reported_input) for c, (_, u) in zip(counted, requests)])
-    model = (model_name(measure) or "").lower()
-    rules = CacheRules.openai() if model.startswith(OPENAI_PREFIXES) else CacheRules.anthropic()
+    rules = CacheRules.openai() if is_openai_model(model_name(measure)) else CacheRules.anthropic()
     stable = "1h" if any(u.cache_write_1h for _, u in requests) else "5m"
     cache, check, tail = PrefixCache(rules), CacheCheck(offset, scale, rules.mode), None
     for (r, u), view in zip(requests, views):

@@ -128,3 +128,25 @@ def test_v1_compaction_by_first_kept_entry_index(tmp_path):
     session = pi.read(path)
     assert session.extras["version"] == 1
     assert [session.record.get(m).text for m in session.trace[1].view] == ["sum", "two"]
+
+
+# A 1x1 PNG: its size is read from the header, so each provider's rule gives an exact count.
+_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+@pytest.mark.parametrize(
+    ("model", "rule"),
+    [("chatgpt-4o-latest", "openai"), ("gpt-5", "openai"), ("o3-mini", "openai"), ("claude-sonnet-4-5", "anthropic")],
+)
+def test_an_image_is_counted_by_the_rule_of_the_model_in_use_as_caching_names_its_provider(tmp_path, model, rule):
+    path = write_lines(
+        tmp_path / "p.jsonl",
+        [
+            HEADER,
+            {"type": "model_change", "id": "m", "parentId": None, "modelId": model},
+            _msg("u", "m", "user", [{"type": "text", "text": "look"}, {"type": "image", "data": _PNG, "mimeType": "image/png"}]),
+            _assistant("a", "u", "seen"),
+        ],
+    )
+    (image,) = pi.read(path).record.get("u").metadata["images"]
+    assert image["rule"] == rule and image["exact"]
