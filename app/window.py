@@ -273,7 +273,7 @@ class MainWindow(QMainWindow):
             ("&Inspector", "Ctrl+3", lambda: self.show_side(self.inspector, self.inspector.tabs)),  # a side tab: to the front
             ("&Timeline", "Ctrl+4", self.timeline.setFocus),
             ("Window &map", "Ctrl+5", self.window_map.setFocus),
-            ("&Folds", "Ctrl+6", self.fold_panel.focus_table),
+            ("&Folds", "Ctrl+6", self._show_folds),
         ]
         sides = (self.request_panel, self.composition_panel, self.library_panel, self.cost_panel)
         lists = (self.record_list, self.view_list)
@@ -281,6 +281,12 @@ class MainWindow(QMainWindow):
         self.themes = ThemeSwitch(self, self.settings, theme_menu, self.refresh_theme)
         tip = "Put the docks, splitters and window size back as foldscope first opens"
         add_action(view_menu, self, "Reset &layout", None, self.sizing.reset, tip)
+
+    def _show_folds(self) -> None:
+        """View > Folds: the dock shown again if it was closed, in front of the docks tabbed with it, its table focused."""
+        self.panes.folds_dock.show()
+        self.panes.folds_dock.raise_()
+        self.fold_panel.focus_table()
 
     def _build_go_menu(self, go_menu: QMenu) -> None:
         timeline = self.timeline

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from foldscope.app.dock_title import DockTitle
+from foldscope.app.panels.folds import FoldPanel
 from foldscope.app.qt import QDockWidget, QMainWindow, QSplitter, Qt, QVBoxLayout, QWidget
 
 
@@ -32,7 +34,7 @@ def lay_out_panels(
     timeline: QWidget,
     window_map: QWidget,
     bars: tuple[QWidget, ...],
-    fold_panel: QWidget,
+    fold_panel: FoldPanel,
 ) -> PanelLayout:
     """The panels placed in `window`: the lists side by side, the side tabs beside them, the timeline and map above,
     the bars above all, and the fold panel in a dock at the bottom."""
@@ -54,5 +56,7 @@ def lay_out_panels(
     folds_dock = QDockWidget("Folds", window)
     folds_dock.setObjectName("foldsDock")
     folds_dock.setWidget(fold_panel)
+    # The panel's heading says "Folds" and what they are: it is the dock's title bar, not a second line under one.
+    folds_dock.setTitleBarWidget(DockTitle(folds_dock, fold_panel.heading))
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, folds_dock)
     return PanelLayout({"splitter/main": main, "splitter/lists": lists_splitter, "splitter/top": top}, column, folds_dock)

@@ -94,9 +94,13 @@ class WindowSizing:
         if window.dockWidgetArea(dock) != Qt.DockWidgetArea.BottomDockWidgetArea:
             return float("inf")
         margins = top.contentsMargins()
+        # The timeline and the map keep what they have above those heights (the first layout gives the timeline 124):
+        # the splitter takes what the dock wants from the lists first, then from all three at once, so a dock that
+        # counted the timeline's spare pixels took two of the map's legend at 1366x768 too.
+        timeline, window_map = top.sizes()[:2]
         least = (
-            LEAN_FROM
-            + LEGEND_FROM
+            max(LEAN_FROM, timeline)
+            + max(LEGEND_FROM, window_map)
             + rest.minimumSizeHint().height()
             + (top.count() - 1) * top.handleWidth()
             + margins.top()

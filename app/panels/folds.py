@@ -115,7 +115,8 @@ class FoldModel(QAbstractTableModel):
 
 
 class FoldPanel(QWidget):
-    """A heading over the sorted table; `fold_selected(row)` says which record the user chose."""
+    """The sorted table under its heading (the dock's title bar: app.dock_title); `fold_selected(row)` says which record
+    the user chose."""
 
     fold_selected = Signal(object)
 
@@ -151,7 +152,6 @@ class FoldPanel(QWidget):
         self.explained.setTextFormat(Qt.TextFormat.PlainText)
         self.explained.setWordWrap(True)
         self.explained.hide()
-        layout.addWidget(self.heading)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.explained)
 
@@ -202,23 +202,21 @@ class FoldPanel(QWidget):
         self.column.activate()
 
     def fitting_height(self, max_rows: int) -> int:
-        """The dock's height that shows its title, the heading, the header, up to `max_rows` rows and the note under
+        """The dock's height that shows its title (the heading), the header, up to `max_rows` rows and the note under
         them, to the pixel: at 1366x768 every 20 pixels the dock takes is a row of the Composition table's."""
         rows = min(self.model.rowCount(), max_rows)
         table = self.table
-        if table.isHidden():  # no rows (set_rows): the heading alone
-            return self.heading.sizeHint().height() + 8
+        margins = self.column.contentsMargins()
+        if table.isHidden():  # no rows (set_rows): the title alone
+            return self._title_height() + margins.top() + margins.bottom()
         spacing = self.column.spacing()
         # The note wraps: its height at the panel's width (a wrapping label's sizeHint is for a narrow one, 56 pixels
         # where one line of 14 is drawn), or at a first guess before the panel is laid out.
         note = self.explained.heightForWidth(self.width() if self.width() > 200 else 1200) + spacing if self.explained.text() else 0
-        margins = self.column.contentsMargins()
         return (
             self._title_height()
             + margins.top()
             + margins.bottom()
-            + self.heading.sizeHint().height()
-            + spacing
             + table.horizontalHeader().sizeHint().height()
             + rows * table.verticalHeader().defaultSectionSize()
             + 2 * table.frameWidth()
@@ -226,10 +224,13 @@ class FoldPanel(QWidget):
         )
 
     def _title_height(self) -> int:
-        """The title bar of the dock the panel sits in (QDockWidget's: a line of its font and a margin each side)."""
+        """The title bar of the dock the panel sits in: the heading's (app.dock_title), else QDockWidget's own (a line of its
+        font and a margin each side); outside a dock, the heading's line."""
         dock = self.parentWidget()
         if not isinstance(dock, QDockWidget):
-            return 0
+            return self.heading.sizeHint().height()
+        if dock.titleBarWidget() is not None:
+            return dock.titleBarWidget().sizeHint().height()
         margin = dock.style().pixelMetric(QStyle.PixelMetric.PM_DockWidgetTitleMargin, None, dock)
         return dock.fontMetrics().height() + 2 * margin
 
