@@ -41,8 +41,7 @@ from foldscope.app.qt import (
 from foldscope.app.theme import muted_colour, rule_colour
 from foldscope.app.worker import Cancelled, Progress, Task, run_task
 from foldscope.core.model.policy import PolicyError
-from foldscope.core.readout.tune_facts import PolicyPoint, SweepCancelled, policy_grid, session_paths, sweep_local
-from foldscope.core.readout.words import plural
+from foldscope.core.readout.tune_facts import PolicyPoint, SweepCancelled, files_swept, policy_grid, session_paths, sweep_local
 
 HOW_TO_READ = (
     "Every policy is replayed over every session in the folder; costs are modelled against the modelled "
@@ -232,7 +231,7 @@ class TuneView(QWidget):
         self.progress.setVisible(True)
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.status.setText(f"Sweeping {len(points)} policies over {len(paths)} sessions…")
+        self.status.setText(f"Sweeping {len(points)} policies over {len(paths)} files…")
         self.task = run_task(
             sweep,
             "tune",
@@ -252,7 +251,7 @@ class TuneView(QWidget):
 
     def _progressed(self, done: int, total: int, label: str) -> None:
         self.progress.setValue(done)
-        self.progress.setFormat(f"{done} of {total} sessions")
+        self.progress.setFormat(f"{done} of {total} files")  # the unit and total the finished sweep's line names
 
     def _finished(self, result: dict[str, Any]) -> None:
         self.result = result
@@ -260,11 +259,9 @@ class TuneView(QWidget):
         self.chart.set_result(result)
         self.table.sortByColumn(8, Qt.SortOrder.AscendingOrder)
         rec = result["recommendation"]
-        failed = f"; {len(result['failed'])} failed to read, the first: {result['failed'][0]['error']}" if result["failed"] else ""
+        failed = f"; the first failure: {result['failed'][0]['error']}" if result["failed"] else ""
         head = f"Recommended: {rec['policy']} ({rec['why']})." if rec["policy"] else f"No recommendation: {rec['why']}."
-        apart = result.get("subagent_files") or 0  # counted in their sessions, as `usage` and `tune` count them
-        beside = f" (and {plural(apart, 'subagent file')} beside their sessions, swept as files of their own)" if apart else ""
-        self.status.setText(f"{head} {plural(result['sessions'], 'session')}{beside}{failed}. {HOW_TO_READ}")
+        self.status.setText(f"{head} {files_swept(result)}{failed}. {HOW_TO_READ}")  # sessions as `usage` and `tune` count them
         self.sweep_finished.emit(result)
 
     def _failed(self, exc: BaseException) -> None:

@@ -186,7 +186,9 @@ def library_paths(db: str | None) -> list[str]:
 
 
 class Progress:
-    """A one-line bar on stderr: sessions done of all, failures, and the time left at the pace so far."""
+    """A one-line bar on stderr: files swept of all, failures, and the time left at the pace so far. Files, not sessions:
+    a subagent's file beside its session is swept on its own and is known to be one only once read (the result's first
+    line names the same files and what they were)."""
 
     def __init__(self, total: int, live: bool) -> None:
         self.total, self.live, self.done, self.failed = total, live, 0, 0
@@ -202,7 +204,7 @@ class Progress:
         width = 30
         filled = round(width * self.done / max(self.total, 1))
         sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} sessions, {self.failed} failed, about {left:,.0f} s left "
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files, {self.failed} failed, about {left:,.0f} s left "
         )
         sys.stderr.flush()
 
@@ -245,7 +247,7 @@ def run_tune(args) -> Any:
     except (KeyboardInterrupt, Cancelled):
         cancel.set()
         progress.close()
-        print(f"foldscope: tune stopped after {progress.done} of {len(paths)} sessions; no worker is left running", file=sys.stderr)
+        print(f"foldscope: tune stopped after {progress.done} of {len(paths)} files; no worker is left running", file=sys.stderr)
         return 130
     progress.close()
     from foldscope.core.cli.options import refuse_when_nothing_read
@@ -294,11 +296,9 @@ def _pyarrow() -> Any:
 
 
 def format_tune(out: dict[str, Any]) -> str:
-    apart = out.get("subagent_files") or 0
-    beside = f" (and {plural(apart, 'subagent file')} beside their sessions, swept as files of their own)" if apart else ""
-    lines = [
-        f"{plural(out['sessions'], 'session')}{beside}, {num(len(out['failed']))} failed to read, {num(len(out['skipped']))} not sessions"
-    ]
+    from foldscope.core.readout.tune_facts import files_swept
+
+    lines = [files_swept(out)]  # the files, as the progress bar counted them
     lines += [f"  failed: {f['error']}" for f in out["failed"]]
     # The policy's cost, then the modelled recording it is set against, then the bill, labelled as such.
     width = min(90, max([len("policy"), *(len(p["policy"]) for p in out["policies"])]))  # labels whole: they say what caching means

@@ -9,10 +9,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from foldscope.core.readout.words import plural
 from foldscope.core.replay import fleet
 from foldscope.core.replay.tune import PolicyPoint, grid, grid_cachings, grid_items, grid_numbers, session_paths, summarise
 
-__all__ = ["PolicyPoint", "SweepCancelled", "policy_grid", "session_paths", "sweep_local"]
+__all__ = ["PolicyPoint", "SweepCancelled", "files_swept", "policy_grid", "session_paths", "sweep_local"]
 
 SweepCancelled = fleet.Cancelled  # the sweep was stopped before every session finished
 
@@ -41,3 +42,16 @@ def sweep_local(
             results.append(result)
             report(len(results), len(paths), os.path.basename(result["file"]))
     return summarise(results, points)
+
+
+def files_swept(out: dict[str, Any]) -> str:
+    """The files a sweep read, in the unit and total its progress counted (files: a subagent's file beside its session
+    is known to be one only once read), then what they were: sessions as `usage` counts them, the subagent files
+    counted in their sessions, the failures and the files that were not sessions."""
+    apart = out.get("subagent_files") or 0
+    files = out["sessions"] + apart + len(out["failed"]) + len(out["skipped"])
+    beside = f" and {plural(apart, 'subagent file')} beside their sessions (each replayed as a file of its own)" if apart else ""
+    return (
+        f"{plural(files, 'file')} swept: {plural(out['sessions'], 'session')}{beside}, {len(out['failed']):,} failed to read, "
+        f"{len(out['skipped']):,} not sessions"
+    )

@@ -146,5 +146,8 @@ def test_the_labs_sweep_counts_a_subagent_file_beside_its_session_in_it_as_tune_
     with qtbot.waitSignal(view.sweep_finished, timeout=120_000) as done:
         view.run_button.click()
     assert done.args[0]["sessions"] == 1 and done.args[0]["subagent_files"] == 2
-    assert " 1 session (and 2 subagent files beside their sessions, swept as files of their own)." in view.status.text()
+    assert (
+        " 3 files swept: 1 session and 2 subagent files beside their sessions (each replayed as a file of its own)," in view.status.text()
+    )
+    assert view.progress.format() == "3 of 3 files"  # the unit and total the line under it names
     qtbot.waitUntil(lambda: view.task is None)

@@ -83,4 +83,14 @@ def test_tune_counts_a_subagent_file_beside_its_session_in_it_as_usage_does(caps
     assert len({r["file"] for r in tune["rows"]}) == 13
     assert tune["policies"][0]["bill_usd"] == pytest.approx(usage["total"]["cost_usd"], abs=1e-5)
     assert main(["tune", str(folder), "--workers", "1"]) == 0
-    assert capsys.readouterr().out.startswith("11 sessions (and 2 subagent files beside their sessions, swept as files")
+    assert capsys.readouterr().out.startswith("13 files swept: 11 sessions and 2 subagent files beside their sessions")
+
+
+def test_tunes_progress_counts_the_files_its_result_names_with_the_same_total(capsys, corpus_dev):
+    """Polish 6: the progress said "13/13 sessions" where the result said 11 sessions (and 2 subagent files): one
+    unit and one total on both, the files, the result saying what they were."""
+    assert main(["tune", str(corpus_dev / "claude_code"), "--workers", "1", "--progress"]) == 0
+    captured = capsys.readouterr()
+    last = captured.err.replace("\r", "\n").strip().splitlines()[-1]
+    assert "] 13/13 files, 0 failed," in last
+    assert captured.out.startswith("13 files swept: 11 sessions and 2 subagent files beside their sessions")
