@@ -110,25 +110,33 @@ def _found(texts: Iterable[str]) -> dict[str, int]:
         if not fresh:
             continue
         words.update(fresh)
-        held: list[str] = []  # words _LITERAL scans together, between words judged whole
+        held: list[str] = []  # words _LITERAL scans together, between words judged a run at a time
         for word in fresh:
-            if not (word.isascii() and word.replace("_", "a").isalnum()):
+            if not word.isascii():
+                held.append(word)
+                continue
+            if word.replace("_", "a").isalnum():
+                runs: Iterable[str] = (word,)
+            elif "." not in word and "/" not in word:
+                runs = _RUNS(word)
+            else:
                 held.append(word)
                 continue
             if held and _scanned(held, seen):
                 return seen
             held = []
-            # ASCII letters, digits and underscores alone, judged whole (the note before _scanned)
-            if _IDENTIFIER_WHOLE(word):
-                kind = _IDENTIFIER
-            elif len(word) >= 3 and word.isdigit():
-                kind = _NUMBER
-            else:
-                continue
-            if word not in seen:
-                seen[word] = kind
-                if len(seen) >= MAX_LITERALS:
-                    return seen
+            # runs of ASCII letters, digits and underscores, each judged whole (the note before _scanned)
+            for run in runs:
+                if _IDENTIFIER_WHOLE(run):
+                    kind = _IDENTIFIER
+                elif len(run) >= 3 and run.isdigit():
+                    kind = _NUMBER
+                else:
+                    continue
+                if run not in seen:
+                    seen[run] = kind
+                    if len(seen) >= MAX_LITERALS:
+                        return seen
         if held and _scanned(held, seen):
             return seen
     return seen
@@ -139,7 +147,11 @@ def _found(texts: Iterable[str]) -> dict[str, int]:
 # identifier or a number can start only at its first character (the others follow a word character) and end only at
 # its last (the only other place `\b` and the number's look-ahead allow). So _LITERAL finds it whole as an identifier
 # where the identifier's pattern matches it whole, else as a number where it is three digits or more, else nothing:
-# judged so in _found, not scanned a character at a time by the four-way pattern.
+# judged so in _found, not scanned a character at a time by the four-way pattern. The same holds of each run of an
+# ASCII word with no `.` or `/` in it (`foo_bar,`, `len(x_y)`, `"4242":`, `a-123`): no URL or path can match in it (a
+# URL needs `://`, a path a `/` or a `.`), so only identifiers and numbers can, each starting at a word character; and
+# to `\b` and the number's look-behind and look-ahead any other non-word character is what a newline is.
+_RUNS = re.compile(r"[A-Za-z0-9_]+").findall
 
 
 def _scanned(words: list[str], seen: dict[str, int]) -> bool:

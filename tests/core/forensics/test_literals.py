@@ -130,3 +130,16 @@ def test_a_literal_is_kept_exactly_when_the_summary_holds_its_text(summary, word
 def test_a_summary_holding_a_literals_ends_but_not_the_whole_of_it_loses_it():
     result = check(["see load_the_config and read_all_rows"], "load_the and the_config; read_all_rows")
     assert [x.text for x in result.lost] == ["load_the_config"] and [x.text for x in result.kept] == ["read_all_rows"]
+
+
+def test_an_ascii_word_with_no_dot_or_slash_is_judged_a_run_at_a_time_as_the_pattern_finds_it():
+    """An ASCII word with no `.` or `/` in it can hold no URL or path: each run of its word characters is judged whole,
+    run by run (core.forensics.literals._found); a word with either is still scanned."""
+    texts = [
+        'foo_bar, len(x_y) "4242": 16)starting_dans are_erticgor(173, `get_it()` fooBar:12 123abc:abc123 12:345',
+        "x_y.py a-123 ~/a_b @x_y +123 a+b_c x_y-z 3.14: -4242 path/to_x,",
+    ]
+    for text in texts:
+        assert [(x.kind, x.text) for x in literals([text])] == _word_by_word([text])
+    assert [x.text for x in literals(texts[:1])] == ["foo_bar", "x_y", "4242", "starting_dans", "are_erticgor", "173", "get_it",
+                                                     "fooBar", "345"]  # fmt: skip
