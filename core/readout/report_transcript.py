@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from foldscope.core.model.session import Message, Session
@@ -45,7 +45,16 @@ def _text_block(text: str) -> str:
 
 
 def _when(at: float | None) -> str:
-    return "" if at is None else f" <span class=at>{esc(datetime.fromtimestamp(at, UTC).strftime('%H:%M:%S'))}</span>"
+    if at is None:
+        return ""
+    t = datetime.fromtimestamp(at, UTC)  # strftime("%H:%M:%S") as figures: digits and colons need no escaping
+    return f" <span class=at>{t.hour:02d}:{t.minute:02d}:{t.second:02d}</span>"
+
+
+@lru_cache(maxsize=1024)
+def _escaped_name(name: str) -> str:
+    """A kind's label or a tool's name escaped, once a name: a session has a handful, and every message shows one."""
+    return esc(name)
 
 
 def _tool_name(m: Message) -> str:
@@ -61,7 +70,7 @@ def message_item(index: int, m: Message, in_view: bool) -> str:
     """One message: prose shown (up to SHOWN_CHARS), tool calls, results and notes folded under a line with their size."""
     text = m.text
     out_of_view = "" if in_view else " <span class=tag>not in the active view</span>"
-    head = f"<span class=who>#{index} {esc(WHO.get(m.kind, m.kind))}</span>{_when(m.created_at)}{out_of_view}"
+    head = f"<span class=who>#{index} {_escaped_name(WHO.get(m.kind, m.kind))}</span>{_when(m.created_at)}{out_of_view}"
     if is_note(m):
         kind = note_kind(m)
         return (
@@ -71,11 +80,14 @@ def message_item(index: int, m: Message, in_view: bool) -> str:
         )
     if m.kind in ("action_request", "action_response", "system"):
         tool = _tool_name(m)
-        first = text.strip().split("\n", 1)[0]
-        preview = first[:PREVIEW_CHARS] + ("…" if len(first) > PREVIEW_CHARS or "\n" in text.strip() else "")
-        label = f"{tool + ', ' if tool else ''}{_plural(len(text), 'character')}"
+        stripped = text.strip()
+        line_end = stripped.find("\n")  # the first line found, not the text split (a copy of all the rest)
+        first = stripped if line_end < 0 else stripped[:line_end]
+        preview = first[:PREVIEW_CHARS] + ("…" if len(first) > PREVIEW_CHARS or line_end >= 0 else "")
+        # the tool's name escaped (once a name) before a count, which needs no escaping
+        label = f"{_escaped_name(tool) + ', ' if tool else ''}{_plural(len(text), 'character')}"
         return (
-            f"<li class='m {m.kind}' id=message-{index}><details><summary>{head} {esc(label)}"
+            f"<li class='m {m.kind}' id=message-{index}><details><summary>{head} {label}"
             f"<span class=preview>{esc(preview)}</span></summary>{_text_block(text)}</details></li>"
         )
     if not text.strip():

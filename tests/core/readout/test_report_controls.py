@@ -29,3 +29,14 @@ def test_the_reports_session_text_shows_esc_and_bel_as_escapes_and_keeps_tab_and
     assert RAW.findall(page) == []
     assert "\\x1b[31mred\\x1b[0m \\x1b]0;title\\x07 done\\x0dover \\x00nul \\x7fdel" in page
     assert "look\tat\nthis " in page  # tab and newline are text, not controls to hide
+
+
+def test_every_ascii_control_but_tab_and_newline_is_escaped_in_an_ascii_text_and_nothing_else_is():
+    from foldscope.core.readout.report_html import esc
+
+    for code in range(0x80):
+        shown = esc(f"a{chr(code)}b")
+        if code in (0x09, 0x0A) or 0x20 <= code < 0x7F:
+            assert RAW.findall(shown) == [] and "\\x" not in shown, code
+        else:
+            assert shown == f"a\\x{code:02x}b", code
