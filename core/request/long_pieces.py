@@ -453,14 +453,13 @@ def _last_bounds(ids: list[int], t0: int, x: int, y: int, lengths: list[int]) ->
 _LOWER = b"abcdefghijklmnopqrstuvwxyz"
 
 
-def _window_ids(enc: Any, chars: str, arrays: bool = False) -> Any:
-    """quicktok's ids of chars merged as one piece (a list, or with `arrays` a numpy array), or None when the pattern
-    splits chars into more than one."""
+def _window_ids(enc: Any, chars: str) -> list[int] | None:
+    """quicktok's ids of chars merged as one piece, or None when the pattern splits chars into more than one."""
     if not chars.isascii() or chars.encode().translate(None, _LOWER):  # else one piece by the pattern's first rule
         match = _compiled_for(enc)[0].match(chars)
         if match is None or match.end() != len(chars):
             return None
-    return enc._tokenizer.encode_batch([chars], threads=1)[0] if arrays else enc.encode_ordinary(chars)
+    return enc.encode_ordinary(chars)
 
 
 def _utf8_length(text: str, start: int, end: int) -> int:

@@ -12,10 +12,6 @@ from typing import Any, NamedTuple
 # Threads merging a long piece's windows: one a core this process may run on, two at most (the machine the targets are
 # set on has two; each thread more is a window more in flight when a cancel comes).
 THREADS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-# A piece of this many characters or more has its windows' ids as arrays (quicktok's encode_batch, numpy), only their
-# ends made Python ints: a list of every id cost about a fifth of quicktok's merge of random letters; numpy's import
-# (about 0.1 s) repays itself from a few megabytes.
-ARRAYS_FROM = 1 << 22
 
 
 class Merged(NamedTuple):
@@ -53,34 +49,37 @@ def merged(
     keep: bool,
     ends: tuple[list[int], int, int],
 ) -> Iterator[Iterator[Merged | None]]:
-    """Each window of `spans` merged (window_ids(enc, chars, arrays) gives its ids, or None where it is not one piece), in
+    """Each window of `spans` merged (window_ids(enc, chars) gives its ids, or None where it is not one piece), in
     order, on THREADS threads at most THREADS windows ahead of the one taken (so a cancel stops within a few windows).
     `ends`: (each id's length in bytes, the bytes the first window's head covers at least, the longest token's). Leaving
     the block stops the threads (after the windows they are merging)."""
     lengths, first_head, longest = ends
-    arrays = spans[-1][1] - spans[0][0] >= ARRAYS_FROM and not keep
-    sizes = None
-    if arrays:
-        import numpy  # only here: quicktok's encode_batch gives arrays
-
-        sizes = numpy.array(lengths, dtype=numpy.int64)
 
     def merge(span: tuple[int, int, int, int]) -> Merged | None:
         first, stop, following, before = span
         chars = text[first:stop]
-        ids = window_ids(enc, chars, arrays)
+        ids = window_ids(enc, chars)
         if ids is None:
             return None
         ascii = chars.isascii()
         size = len(chars) if ascii else len(chars.encode())
         step = following - first if ascii else len(chars[: following - first].encode())
-        if sizes is None:
+        if keep:
             return Merged(len(ids), ids, ids, 0, ids, size, step)
+        # Only the ids about the window's two stitches are kept (the list freed here, on the merging thread): its head
+        # up to the first token ending at or past what the previous window holds (or first_head, the first window's),
+        # its tail from the first token ending past step - 2 * longest.
         shared = before - first if ascii else len(chars[: before - first].encode())  # bytes the previous window holds
-        bounds = sizes[ids].cumsum()
-        head = int(bounds.searchsorted(max(shared, first_head if first == spans[0][0] else 0))) + 1
-        tail = int(bounds.searchsorted(step - 2 * longest, side="right"))
-        return Merged(len(ids), ids[:head].tolist(), ids[tail:].tolist(), tail, None, size, step)
+        reach = max(shared, first_head if first == spans[0][0] else 0)
+        head, at = 0, 0
+        while head < len(ids) and at < reach:
+            at += lengths[ids[head]]
+            head += 1
+        tail, at = len(ids), size
+        while tail > 0 and at > step - 2 * longest:
+            tail -= 1
+            at -= lengths[ids[tail]]
+        return Merged(len(ids), ids[: max(head, 1)], ids[tail:], tail, None, size, step)
 
     def placed(results: Iterator[Merged | None]) -> Iterator[Merged | None]:
         y = 0  # the byte (from the piece's start) where the window starts

@@ -400,19 +400,36 @@ def test_quicktoks_windows_merged_on_threads_give_tiktokens_ids_and_leave_no_thr
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_quicktoks_windows_as_arrays_count_as_tiktoken_counts_and_remember_the_same_head(fast, small_fast_windows, monkeypatch, threads):
-    """A piece from ARRAYS_FROM characters has its windows' ids as numpy arrays, only their ends made ints: the same
-    count and the same first tokens (what a piece counted again is stitched to) as with lists."""
+def test_quicktoks_windows_counted_by_their_ends_count_as_tiktoken_counts_and_remember_the_same_head(
+    fast, small_fast_windows, monkeypatch, threads
+):
+    """A piece counted (keep=False) keeps of each window only the ids about its two stitches, cut on the merging thread:
+    the same count and the same first tokens (what a piece counted again is stitched to) as with every id kept."""
     monkeypatch.setattr(window_threads, "THREADS", threads)
     rng = random.Random(14)
     texts = ("".join(rng.choices(LETTERS, k=20_000)), "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(7000)), "q" * 9000)
     for text in texts:
-        lists: list[int] = []
-        listed = long_pieces.merge_text(fast, text, 0, len(text), keep=False, head=lists)
-        monkeypatch.setattr(window_threads, "ARRAYS_FROM", 0)
-        arrays: list[int] = []
-        counted = long_pieces.merge_text(fast, text, 0, len(text), keep=False, head=arrays)
-        monkeypatch.setattr(window_threads, "ARRAYS_FROM", 1 << 22)
-        assert listed is not None and counted is not None
-        assert counted[0] == listed[0] == len(encoding().encode_ordinary(text))
-        assert arrays == lists and arrays
+        every: list[int] = []
+        kept = long_pieces.merge_text(fast, text, 0, len(text), keep=True, head=every)
+        ends: list[int] = []
+        counted = long_pieces.merge_text(fast, text, 0, len(text), keep=False, head=ends)
+        assert kept is not None and counted is not None
+        assert counted[0] == kept[0] == len(encoding().encode_ordinary(text)) and counted[1] == []
+        assert ends == every and ends
+
+
+def test_a_long_piece_is_counted_without_numpy(fast):
+    """Counting a piece of millions of letters imports no numpy: its import (about 9 MB) was most of the counting
+    child's peak over the message and quicktok's tables (docs/performance.md, 2026-12-06)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import random, sys\n"
+        "from foldscope.core.request import tokens\n"
+        "block = ''.join(random.Random(5).choices('abcdefghijklmnopqrstuvwxyz', k=1 << 16))\n"
+        "print(tokens.local_encoding().count('x' + block * 66), 'numpy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    block = "".join(random.Random(5).choices(LETTERS, k=1 << 16))
+    assert out == [str(fast.count_whole("x" + block * 66)), "False"]
