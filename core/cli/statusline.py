@@ -262,6 +262,13 @@ def expiry_words(cache: dict[str, Any], now: float) -> str:
     return f"expires in {_duration(left)} ({life})" if left > 0 else f"expired {_duration(-left)} ago"
 
 
+def _next_named(nxt: dict[str, Any]) -> str:
+    """What the first line's "next" figure is, by its name, and the estimate beside it when that is another figure:
+    "predicted input, estimate 44,432" read as one figure named twice."""
+    named = f"next {nxt['size']:,} is the {nxt['size_name']}"
+    return named if nxt["size_name"] == "estimate" else f"{named} (the estimate, count x scale: {nxt['estimate']:,})"
+
+
 def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int = 1) -> str:
     """The status line (and with `lines=2` a second line naming where the limits came from)."""
     nxt = figures["next"]
@@ -315,7 +322,8 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
         sources = [f"{lim['name']}: {lim['source']}" for lim in nxt["agent"] + nxt["policy"]]
         second = (
             f"{figures['requests']:,} requests, model {terminal_safe(str(figures.get('model') or 'unknown'))}; "
-            f"{nxt['size_name']}, estimate {nxt['estimate']:,}" + ("; " + "; ".join(sources) if sources else "")
+            + _next_named(nxt)
+            + ("; " + "; ".join(sources) if sources else "")
         )
         says = figures.get("agent_says") or {}
         if says.get("window") is not None or says.get("cost_usd") is not None:

@@ -271,6 +271,16 @@ def test_colour_only_when_wanted(monkeypatch, capsys):
 
 
 @needs_dev
+def test_the_second_line_names_the_next_figure_and_gives_the_estimate_apart(monkeypatch, capsys):
+    """Polish 6: it read "predicted input, estimate 44,432" under "next 44,496": one figure named twice, it seemed."""
+    shown = figures(SESSION, capsys)["next"]
+    assert shown["size_name"] == "predicted input" and shown["size"] != shown["estimate"]
+    two = run_hook(monkeypatch, capsys, json.dumps(stdin_object(SESSION)), "--no-color", "--lines", "2").splitlines()
+    assert f"next {shown['size']:,} of " in two[0]
+    assert f"; next {shown['size']:,} is the predicted input (the estimate, count x scale: {shown['estimate']:,});" in two[1]
+
+
+@needs_dev
 def test_the_line_says_the_cause_of_a_write_that_was_not_an_append_and_when_the_cache_expires(capsys):
     shown = figures(SESSION, capsys)
     cache = shown["cache"]
