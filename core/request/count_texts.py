@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from foldscope.core.request import tokens
-from foldscope.core.request.long_pieces import has_long_piece
+from foldscope.core.request.long_pieces import LONG_PIECE, has_long_piece
 from foldscope.core.request.passages import Passages
+from foldscope.core.request.window_threads import THREADS
 
 # Below this many characters of new text, threads cost more than they save.
 PARALLEL_CHARS = 256 * 1024
 # New texts shorter than this are tokenised once however often they come in one batch (Tokenising._tokenise).
 SHARED_TEXT = 1024
+# New texts of at least this many characters in all, counted in-line by quicktok, are counted on two threads: this one
+# and one started for them (quicktok lets the GIL go while it counts). Below it the thread's start and join cost more
+# than half the counting saves (docs/performance.md, "The cold count on two threads").
+SPLIT_CHARS = 256 * 1024
+SPLIT_PARTS = 32  # runs of texts the two threads take turns at, so neither waits long for the other at the end
 
 
 class Tokenising:
@@ -20,8 +29,12 @@ class Tokenising:
     _heads: dict[str, int]
     _images: dict[Any, int]
     _passages: Passages
+    ahead: Any
     threads: int
     tokenised_chars: int
+    # When a list: each two-thread count's seconds (this thread's CPU, the worker's, the wall from the worker's start to
+    # its join) appended, for benchmarks.
+    split_cpu: list[tuple[float, float, float]] | None = None
 
     def _tokenise(self, new: dict[Any, str], bodies: dict[Any, int]) -> None:
         """Count every new segment (_count_all, by passages when long): a head's into the heads, a block body's into
@@ -77,4 +90,59 @@ class Tokenising:
         if len(texts) == 1:  # a trace's next request brings one, nearly always
             return [count(texts[0])]
         fast = getattr(count, "__self__", None)  # quicktok's tests made once for them all (FastEncoding.count_batch)
-        return fast.count_batch(texts) if type(fast) is tokens.FastEncoding else [count(text) for text in texts]
+        if type(fast) is not tokens.FastEncoding:
+            return [count(text) for text in texts]
+        if self.ahead is None and THREADS > 1:  # with a child counting ahead, the other core is the child's
+            sizes = list(map(len, texts))
+            if sum(sizes) >= SPLIT_CHARS and max(sizes) < LONG_PIECE:  # a long piece's windows have threads of their own
+                return on_two_threads(fast.count_batch, texts, sizes, self.split_cpu)
+        return fast.count_batch(texts)
+
+
+def on_two_threads(
+    count_batch: Callable[[list[str]], list[int]],
+    texts: list[str],
+    sizes: list[int],
+    cpu: list[tuple[float, float, float]] | None = None,
+) -> list[int]:
+    """count_batch's counts of `texts` (each of `sizes` characters), in order, made on this thread and one worker started
+    here, taking runs of about equal characters in turn. The worker is joined before this returns or raises (a process
+    that forks needs one thread: core.request.counting.one_thread); an error on either thread is raised here."""
+    share = sum(sizes) / SPLIT_PARTS
+    bounds = [0]
+    run = 0
+    for i, size in enumerate(sizes, 1):
+        run += size
+        if run >= share and i < len(sizes):
+            bounds.append(i)
+            run = 0
+    bounds.append(len(sizes))
+    counts: list[list[int] | None] = [None] * (len(bounds) - 1)
+    turns = iter(range(len(counts)))  # taken by both threads: next() on it is one step under the GIL
+    failed: list[BaseException] = []
+    worker_cpu = [0.0]
+
+    def take_turns() -> None:
+        for k in turns:
+            counts[k] = count_batch(texts[bounds[k] : bounds[k + 1]])
+
+    def work() -> None:
+        start = time.thread_time()
+        try:
+            take_turns()
+        except BaseException as exc:  # raised again on the counting thread, after the join
+            failed.append(exc)
+        worker_cpu[0] = time.thread_time() - start
+
+    start, wall = time.thread_time(), time.perf_counter()
+    worker = threading.Thread(target=work, name="foldscope-count", daemon=True)
+    worker.start()
+    try:
+        take_turns()
+    finally:
+        worker.join()
+    if cpu is not None:
+        cpu.append((time.thread_time() - start, worker_cpu[0], time.perf_counter() - wall))
+    if failed:
+        raise failed[0]
+    return [n for part in counts for n in part]  # type: ignore[union-attr]
