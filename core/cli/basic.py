@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from foldscope.core.cli.words import plural
+from foldscope.core.cli.words import FILE_HELP, plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import KINDS, ReadError, Session
 from foldscope.core.readout.free_window import free_window, free_words, over_window
@@ -16,7 +16,7 @@ from foldscope.core.readout.free_window import free_window, free_words, over_win
 
 def register(subparsers) -> None:
     inspect = subparsers.add_parser("inspect", help="summarise a session: kinds, sizes, requests, folds")
-    inspect.add_argument("file", metavar="FILE")
+    inspect.add_argument("file", metavar="FILE", help=FILE_HELP)
     inspect.add_argument("--json", action="store_true", help="print JSON")
     # dest is not `format`: core.cli.main reads args.format as the text formatter.
     inspect.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
@@ -35,8 +35,8 @@ def register(subparsers) -> None:
     inspect.set_defaults(run=run_inspect, format=format_inspect)
 
     export = subparsers.add_parser("export", help="write a session as a native (lionagi) file")
-    export.add_argument("file", metavar="FILE")
-    export.add_argument("-o", "--output", required=True, metavar="OUT")
+    export.add_argument("file", metavar="FILE", help=FILE_HELP)
+    export.add_argument("-o", "--output", required=True, metavar="OUT", help="the native file to write (lionagi Branch and run manifest)")
     export.add_argument("--json", action="store_true", help="print JSON")
     export.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
     export.add_argument(

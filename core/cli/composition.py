@@ -17,6 +17,7 @@ from foldscope.core.cli.options import (
     use_head,
     with_estimate_said,
 )
+from foldscope.core.cli.words import FILE_HELP
 
 if TYPE_CHECKING:
     from foldscope.core.request.trace import RequestRow
@@ -52,7 +53,7 @@ def register(subparsers) -> None:
         help="what a request is made of: categories adding up to its count, the largest things in it, content carried twice",
         **columns_help("The request's size, then a line per category:", COLUMNS),
     )
-    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("file", metavar="FILE", help=FILE_HELP)
     add_policy_flags(parser)
     add_window_flag(parser)
     add_head_flag(parser)

@@ -12,7 +12,7 @@ from foldscope.core.model.folders import is_folder  # not core.cli.options: it i
 
 def register(subparsers) -> None:
     count = subparsers.add_parser("count", help="o200k_base tokens of a text file, or stdin with -")
-    count.add_argument("file", metavar="FILE|-")
+    count.add_argument("file", metavar="FILE|-", help="a text file (its UTF-8 text counted as it is), or - for stdin")
     count.add_argument("--json", action="store_true", help="print JSON")
     count.set_defaults(run=run_count, format=lambda r: str(r["tokens"]))
 

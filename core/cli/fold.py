@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
-from foldscope.core.cli.words import DECIDES_ON, OUTCOMES, plural
+from foldscope.core.cli.words import DECIDES_ON, FILE_HELP, OUTCOMES, plural
 from foldscope.core.model.launch import read_launch_policy
 from foldscope.core.model.session import ReadError, Session
 from foldscope.core.request.estimators import ADR, ESTIMATORS
@@ -63,7 +63,7 @@ def register(subparsers) -> None:
 
 
 def _file(parser, output: bool = False) -> None:
-    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("file", metavar="FILE", help=FILE_HELP)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")
     parser.add_argument(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.cli.options import folder_files, is_folder
-from foldscope.core.cli.words import num, plural
+from foldscope.core.cli.words import FILE_HELP, num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.launch import session_policy
 from foldscope.core.model.session import ReadError
@@ -80,7 +80,7 @@ def register(subparsers) -> None:
                 CACHE_COLUMNS if name == "cache" else COMPACTION_COLUMNS,
             ),
         )
-        p.add_argument("path", metavar="FILE|DIR")
+        p.add_argument("path", metavar="FILE|DIR", help=f"{FILE_HELP}; or a folder, every session under it")
         p.add_argument("--workers", type=int, metavar="N", help="for a folder: processes (default: CPU count)")
         p.add_argument(
             "--sample",

@@ -86,7 +86,7 @@ SUMMARIES = {
         "the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, Cline, Roo Code, Kilo Code, "
         "GitHub Copilot CLI, Aider), newest first"
     ),
-    "statusline": "a status line for Claude Code (JSON on stdin): the next request's size, the cache, the cost",
+    "statusline": "a status line for Claude Code and pi's footer (JSON on stdin): the next request's size, the cache, the cost",
     "follow": "follow a growing session file: --line prints the status line each time it grows",
     "tune": "sweep policies over many sessions and name the cheapest safe one",
     "usage": "reported usage and cost over many sessions, by day, project, model ...",

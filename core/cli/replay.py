@@ -25,7 +25,7 @@ from foldscope.core.cli.options import (
     read_session,
     say_warnings,
 )
-from foldscope.core.cli.words import DECIDES_ON, num, plural
+from foldscope.core.cli.words import DECIDES_ON, FILE_HELP, num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.session import ReadError
 from foldscope.core.readout.replay_facts import BILL_LABEL, MODELLED_LABEL, beside_bill, compare_line, no_ceiling_line
@@ -100,7 +100,7 @@ def register(subparsers) -> None:
         help="replay a session (or every session in a folder) under strategies",
         **columns_help("A column per strategy, a row per figure:", ROWS),
     )
-    p.add_argument("path", metavar="FILE|DIR")
+    p.add_argument("path", metavar="FILE|DIR", help=f"{FILE_HELP}; or a folder, every session under it")
     add_policy_flags(p)
     add_list(p, "--strategy", sorted(STRATEGIES), "S", f"one or more of {', '.join(STRATEGIES)} (default: all)")
     p.add_argument(

@@ -7,7 +7,7 @@ from typing import Any
 
 from foldscope.core.cli.options import add_policy_flags, add_threads, measure_for, policy_choice, read_session
 from foldscope.core.cli.output import columns_help
-from foldscope.core.cli.words import num, plural
+from foldscope.core.cli.words import FILE_HELP, num, plural
 from foldscope.core.model import collector
 from foldscope.core.model.caching import caching_of, unplaced_words
 from foldscope.core.model.session import ReadError
@@ -57,7 +57,7 @@ def register(subparsers) -> None:
             COLUMNS,
         ),
     )
-    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("file", metavar="FILE", help=FILE_HELP)
     add_policy_flags(parser)
     add_threads(parser)
     parser.add_argument("--format", dest="input_format", metavar="F", help="the file's format (default: detect)")

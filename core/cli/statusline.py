@@ -31,12 +31,19 @@ ENV_PROFILE = "FOLDSCOPE_PROFILE"  # a policy profile (YAML) the warning's line 
 CAUSE_WORDS = {"append": "append", "first": "first write", "provider": "provider miss", "unexplained": "write no rule explains"}
 
 
+SUMMARY = "a status line for Claude Code and pi's footer (JSON on stdin): the next request's size, the cache, the cost"
+DESCRIPTION = (
+    "One line, run by the agent after each answer: the next request's predicted input against the context window and "
+    "the compaction point, what the last request read from and wrote to the cache and why a write was not an append, "
+    "when the cached prefix expires, the bill so far and its wasted part, and a warning at the compaction point or a "
+    "profile's line and ceiling; the figures `requests` and `cache` give for the file at that moment. Claude Code hands "
+    'it {"transcript_path": FILE} on stdin (--install prints the settings.json entry, --install --write puts it there); '
+    "pi's footer runs it through the extension foldscope ships (--install --agent pi)."
+)
+
+
 def register(subparsers) -> None:
-    add_statusline(
-        subparsers.add_parser(
-            "statusline", help="a status line for Claude Code (JSON on stdin): the next request's size, the cache, the cost"
-        )
-    )
+    add_statusline(subparsers.add_parser("statusline", help=SUMMARY, description=DESCRIPTION))
     add_follow(subparsers.add_parser("follow", help="follow a growing session file: --line prints the status line each time it grows"))
 
 
@@ -63,7 +70,7 @@ def add_statusline(p: argparse.ArgumentParser) -> None:
 
 
 def add_follow(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the session file the agent is writing")
     p.add_argument("--line", action="store_true", required=True, help="print the status line each time the file grows")
     p.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between looks (default 1)")
     p.add_argument("--polls", type=int, metavar="N", help="stop after N looks (default: until interrupted)")
@@ -79,7 +86,7 @@ def main(argv: list[str]) -> int:
     if args is None:
         from foldscope.core.cli.output import Parser
 
-        parser = Parser(prog="foldscope statusline")  # a refusal in one line, as every command's
+        parser = Parser(prog="foldscope statusline", description=DESCRIPTION)  # a refusal in one line, as every command's
         add_statusline(parser)
         args = parser.parse_args(argv)
     return run_statusline(args)

@@ -6,7 +6,7 @@ from typing import Any
 
 from foldscope.core.cli.options import add_list, read_session
 from foldscope.core.cli.output import columns_help
-from foldscope.core.cli.words import num, plural
+from foldscope.core.cli.words import FILE_HELP, num, plural
 from foldscope.core.model import collector
 
 # --kind's words: the kinds the lists and the window map name (core.readout.document.KIND_LABELS), and "copy" for
@@ -44,7 +44,7 @@ def register(subparsers) -> None:
             COLUMNS,
         ),
     )
-    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("file", metavar="FILE", help=FILE_HELP)
     parser.add_argument(
         "--record", action="store_true", help="list every message of the full record, in the view or out of it (default: the view only)"
     )

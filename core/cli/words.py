@@ -5,6 +5,9 @@ from __future__ import annotations
 # The CLI says a pass's outcome and agrees a noun with its count as the GUI does.
 from foldscope.core.readout.words import OUTCOMES, noun, plural  # noqa: F401
 
+# Every command's FILE, as its --help says it (README's FILE paragraph names each format).
+FILE_HELP = "a session file, or a Cline, Roo Code or Kilo Code task folder, in any format foldscope reads (detected from its content)"
+
 
 def num(value: int | float | None, absent: str = "-") -> str:
     """A count with thousands separators (200,000); a float keeps its own digits (1,234.5); None is `absent`."""

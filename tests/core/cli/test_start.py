@@ -107,6 +107,21 @@ def test_the_top_level_help_table_says_what_each_command_registers():
     assert set(cli.SUMMARIES) == set(cli.COMMANDS)
 
 
+def test_every_commands_file_argument_says_in_its_help_what_it_takes():
+    """Polish 6: `inspect --help` and a dozen others listed a bare FILE: a newcomer could not tell that a Cline task folder
+    is one, or that `count -` reads stdin. (report's FILE is report6's to word, this session.)"""
+    whole = cli.build_parser()
+    bare = []
+    for action in whole._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                for argument in command._actions:
+                    listed = isinstance(argument, argparse._SubParsersAction)  # `library ACTION` lists its actions
+                    if not argument.option_strings and not listed and not argument.help:
+                        bare.append(f"{name} {argument.metavar or argument.dest}")
+    assert bare == ["report FILE"]
+
+
 # What neither `--help` nor `count` of a word uses: the GUI, the price table, the library, the readers, the measure.
 NOT_FOR_START = (
     "PySide6",
