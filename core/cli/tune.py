@@ -350,7 +350,8 @@ def format_tune(out: dict[str, Any]) -> str:
 
 def recommendation_lines(rec: Mapping[str, Any]) -> list[str]:
     """The recommendation, or why none: each policy with the sessions that rule it out, then the best policy for the
-    rest; its saving and spread, the sessions where it did worse, and the settings to write."""
+    rest; its saving and spread, the sessions where it did worse, and the settings to write. Counted in files, as the
+    result's first line counts them: each file swept is a row, a subagent's file beside its session one of its own."""
     lines: list[str] = []
     ruled = rec.get("ruled_out") or []
     if ruled:
@@ -363,20 +364,18 @@ def recommendation_lines(rec: Mapping[str, Any]) -> list[str]:
         lines.append(f"recommended: {rec['policy']} ({rec['why']})")
     else:
         lines.append(
-            f"recommended: {rec['policy']}, for the other {plural(rec['sessions'], 'session')} (ruled out only by "
+            f"recommended: {rec['policy']}, for the other {plural(rec['sessions'], 'file')} (ruled out only by "
             f"{_files(rec.get('left_out', []))}, the fewest of any policy; the cheapest against the recording on the rest)"
         )
     saving = rec.get("saving")
     if saving:
         lines.append(
-            f"  expected saving against the recording (modelled): {_usd(saving['usd'])} over {plural(saving['sessions'], 'session')}; "
-            f"a session's saving {saving['median_share']:.1%} at the median, from {saving['least_share']:.1%} to {saving['most_share']:.1%}"
+            f"  expected saving against the recording (modelled): {_usd(saving['usd'])} over {plural(saving['sessions'], 'file')}; "
+            f"a file's saving {saving['median_share']:.1%} at the median, from {saving['least_share']:.1%} to {saving['most_share']:.1%}"
         )
     worse = rec.get("worse_sessions") or []
     lines.append(
-        f"  worse than the recording in {plural(len(worse), 'session')}: {_files(worse)}"
-        if worse
-        else "  worse than the recording in no session"
+        f"  worse than the recording in {plural(len(worse), 'file')}: {_files(worse)}" if worse else "  worse than the recording in no file"
     )
     for setting in rec.get("settings", []):
         if "yaml" in setting:

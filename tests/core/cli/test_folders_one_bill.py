@@ -94,3 +94,5 @@ def test_tunes_progress_counts_the_files_its_result_names_with_the_same_total(ca
     last = captured.err.replace("\r", "\n").strip().splitlines()[-1]
     assert "] 13/13 files, 0 failed," in last
     assert captured.out.startswith("13 files swept: 11 sessions and 2 subagent files beside their sessions")
+    # and the recommendation's saving counts the same rows by the same noun (it said "over 13 sessions")
+    assert "(modelled): " in captured.out and " over 13 files; a file's saving " in captured.out

@@ -38,7 +38,7 @@ def test_a_compact_at_sweep_prints_the_recommendation_as_the_agents_setting_and_
     assert f"recommended: {rec['policy']}" in text
     assert claude["line"] in text and f"compacts at {claude['compacts_at']:,}" in text
     assert f"{saving['median_share']:.1%} at the median" in text
-    assert "worse than the recording in no session" in text if not rec["worse_sessions"] else "compacting.jsonl" in text
+    assert "worse than the recording in no file" in text if not rec["worse_sessions"] else "compacting.jsonl" in text
     # The agent's own compaction at 0.5 compacts more often than at 0.95, whose override Claude Code ignores.
     rows = {r["compact_at"]: r for r in result["rows"]}
     assert rows[0.5]["folds"] > rows[0.95]["folds"] >= 1
@@ -59,7 +59,7 @@ def test_when_no_policy_is_safe_for_every_session_the_sessions_that_rule_each_ou
     assert "no policy is safe for every session" in text
     for ruled in rec["ruled_out"]:
         assert f"  {ruled['policy']}: long.jsonl" in text
-    assert f"recommended: {rec['policy']}, for the other 1 session (ruled out only by long.jsonl" in text
+    assert f"recommended: {rec['policy']}, for the other 1 file (ruled out only by long.jsonl" in text
 
 
 def test_the_caching_words_say_what_they_mean_beside_a_read_share(corpus_dev, capsys):
