@@ -220,6 +220,11 @@ def screenshot(
     else:
         settle(app)
     image = window.grab()
+    made = window.size().toTuple()  # in the window's own pixels (a high-DPI screen's PNG holds more)
+    if made != tuple(size):  # the window's least size is more: say so, not a PNG of another size unsaid
+        print(
+            f"foldscope: --size {size[0]}x{size[1]} is below the window's least size; it is drawn at {made[0]}x{made[1]}", file=sys.stderr
+        )
     if first_step:  # the rest of the load is not wanted: stop it before the window goes
         window.cancel_loading()
         pool().waitForDone()

@@ -56,6 +56,21 @@ def test_a_screenshot_with_a_tab_shows_that_tab_counted(qtbot, window, tmp_path)
     assert QImage(str(png)).width() == 1366
 
 
+def test_a_screenshot_smaller_than_the_window_can_be_says_the_size_it_made(qtbot, window, tmp_path, capsys):
+    """Polish 6: `--size 100x100` wrote a 1177x628 PNG and said nothing."""
+    from foldscope.app.gui import screenshot
+    from foldscope.app.qt import QApplication, QImage
+
+    png = tmp_path / "small.png"
+    assert screenshot(QApplication.instance(), window, str(demo_path()), str(png), (100, 100)) == 0
+    made = QImage(str(png))
+    assert (made.width(), made.height()) != (100, 100)
+    err = capsys.readouterr().err
+    assert f"--size 100x100 is below the window's least size; it is drawn at {made.width()}x{made.height()}" in err
+    assert screenshot(QApplication.instance(), window, str(demo_path()), str(png), (1366, 768)) == 0
+    assert "least size" not in capsys.readouterr().err  # a size the window takes: nothing said
+
+
 def test_foldscope_help_names_the_gui_options_too(capsys):
     from foldscope.app.main import main
 
