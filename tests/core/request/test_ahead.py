@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import stat
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foldscope.core.formats import load_session
 from foldscope.core.model.launch import session_policy
@@ -647,6 +651,26 @@ def test_the_text_of_a_file_is_estimated_from_its_long_strings_escapes_included(
     escaped = tmp_path / "escaped.jsonl"
     escaped.write_text("".join('{"output": "' + '\\"quoted\\" ' * 20 + '"}\n' for _ in range(100)))
     assert backend.estimated_text(escaped) > 0.8 * escaped.stat().st_size
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b'"', b"\\", b"a", b"\n", b"x" * 70]), max_size=40))
+def test_the_long_strings_of_a_window_are_those_a_json_string_literal_matches(parts):
+    """Closed long strings only, each from its opening quote to its closing one, escapes inside: as the literal's own
+    pattern finds them (an unclosed string is taken whole, so the search goes on after it, but it is not counted)."""
+    window = b"".join(parts)
+    literal = re.compile(rb'"(?:[^"\\\n]++|\\.)*+"')
+    assert backend.string_bytes(window) == sum(len(m) for m in literal.findall(window) if len(m) >= backend.LONG_STRING + 2)
+
+
+def test_one_unclosed_string_of_escaped_quotes_is_read_once_not_from_each_quote(tmp_path):
+    """One message of JSON logs as one line: each sampled window cuts its string, which has a quote every few bytes. It
+    was read again from each quote (256 kB each time: 20 s of CPU for a 50 MB message before its file was read)."""
+    path = tmp_path / "logs.jsonl"
+    path.write_text('{"message": {"content": "' + '{\\"ts\\": 1, \\"level\\": \\"info\\"}\\n' * 20_000 + '"}}\n')
+    start = time.process_time()
+    assert backend.estimated_text(path) == 0  # no string closes within a window: nothing counted, as before
+    assert time.process_time() - start < 2.0  # about 10 ms; quadratic, it took tens of seconds
 
 
 def test_a_missing_file_starts_no_child(monkeypatch, tmp_path):
