@@ -132,6 +132,8 @@ def on_two_threads(
             take_turns()
         except BaseException as exc:  # raised again on the counting thread, after the join
             failed.append(exc)
+            for _ in turns:  # the runs left: the counting thread takes none of them after this
+                pass
         worker_cpu[0] = time.thread_time() - start
 
     start, wall = time.thread_time(), time.perf_counter()
@@ -140,6 +142,8 @@ def on_two_threads(
     try:
         take_turns()
     finally:
+        for _ in turns:  # on an error here (Ctrl+C), the worker takes no run after its own
+            pass
         worker.join()
     if cpu is not None:
         cpu.append((time.thread_time() - start, worker_cpu[0], time.perf_counter() - wall))
