@@ -92,11 +92,27 @@ def register(subparsers) -> None:
     p.add_argument("inputs", nargs="*", metavar="DIR|FILE", help="session files, folder trees, or fsspec URLs")
     p.add_argument("--from-library", action="store_true", help="also sweep the sessions in the library")
     p.add_argument("--db", metavar="PATH", help="the library, with --from-library")
-    p.add_argument("--ceiling", action="append", metavar="N,...", help="ceilings (N, auto or none); commas or repeat")
-    p.add_argument("--fold-at", action="append", metavar="F,...", help="lines, fractions of the ceiling")
-    p.add_argument("--target", action="append", metavar="F,...", help="targets, fractions of the ceiling")
-    p.add_argument("--result-max", action="append", metavar="N|none,...", help="result bounds in characters")
-    p.add_argument("--caching", action="append", metavar="on|off,...", help="prompt caching on, off, or both")
+    p.add_argument(
+        "--ceiling",
+        action="append",
+        metavar="N,...",
+        help="ceilings (N, auto or none); commas or repeat (default: each session's launch record, else auto)",
+    )
+    p.add_argument(
+        "--fold-at", action="append", metavar="F,...", help="lines, fractions of the ceiling (default: the launch record's, else 0.8)"
+    )
+    p.add_argument(
+        "--target", action="append", metavar="F,...", help="targets, fractions of the ceiling (default: the launch record's, else 0.6)"
+    )
+    p.add_argument(
+        "--result-max", action="append", metavar="N|none,...", help="result bounds in characters (default: the launch record's, else none)"
+    )
+    p.add_argument(
+        "--caching",
+        action="append",
+        metavar="on|off,...",
+        help="prompt caching on, off, or both (default: the stored option, else as recorded: the session's own caching)",
+    )
     p.add_argument(
         "--strategy",
         action="append",

@@ -88,3 +88,20 @@ def test_named_profiles_from_a_yaml_file(tmp_path, capsys):
     code, out, err = _run(capsys, "tune", str(tmp_path / "s"), "--policies", str(profiles), "--workers", "1", "--json")
     assert code == 0, err
     assert [p["policy"] for p in json.loads(out)["policies"]] == ["tight", "loose"]
+
+
+def test_an_unset_ceiling_and_bound_are_labelled_as_launched_since_each_sessions_launch_record_gives_them(capsys, tmp_path):
+    """Polish 6: the label said "ceiling auto" while a native file was swept at the 50,000 its launch record held."""
+    from foldscope.core.formats.demo import demo_path
+
+    data = json.loads(demo_path().read_text(encoding="utf-8"))
+    data["branch"]["metadata"]["api_launch"]["max_input_tokens"] = 50_000
+    path = tmp_path / "launched-at-50000.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["tune", str(path), "--workers", "1", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert row["ceiling"] == 50_000
+    assert row["policy"] == "adr, ceiling as launched (else auto), bound as launched (else none), caching as recorded"
+    assert main(["tune", str(path), "--workers", "1", "--ceiling", "auto", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert row["policy"].startswith("adr, ceiling auto, ") and row["ceiling"] == 100_000  # the model's first tier
