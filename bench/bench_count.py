@@ -14,6 +14,10 @@ wall ratio: the cold count's two-core wall worked out from its threads' CPU (the
 in their shared stretch, plus the longer of the two: what an otherwise idle 2-core machine would take), against each
 other counter's CPU (one thread each); and the wall measured here, best of R, with the load average beside it.
 
+Run: .venv/bin/python bench/bench_count.py --baseline COPY [--rounds K]
+The same, run in turn (K times) with COPY on PYTHONPATH (a folder holding `foldscope`, e.g. a `git archive` of main
+before a change) and without it; each run's cold count and ratios, then the best of each tree.
+
 Run: .venv/bin/python bench/bench_count.py --long [--sizes 1,8,50] [--tiktoken-up-to 8]
 One huge message (core.request.long_pieces): where tiktoken's time goes on one long piece (its regular
 expression or its merge), the crossover between tiktoken's merge and the windowed one by piece length,
@@ -274,6 +278,47 @@ def long_messages(sizes: list[float], tiktoken_up_to: float) -> None:
             print(line, flush=True)
 
 
+def alternated(baseline: str, rounds: int, passed: list[str]) -> int:
+    """This bench run as a child in turn with `baseline` on PYTHONPATH and without it; each run's cold count and its
+    ratios against the fastest exact counter, then the best of each tree (CPU, two-core wall, measured wall)."""
+    import re
+    import subprocess
+
+    cold = re.compile(r"Counter\(\)\.count, cold.*?([\d.]+) ms; two-core wall from its threads' CPU ([\d.]+) ms; wall measured ([\d.]+) ms")
+    fastest = re.compile(
+        r"ours against the fastest exact counter \((.*)\), target >= 0.8: CPU ([\d.]+); two-core wall ([\d.]+); wall measured ([\d.]+)"
+    )
+    trees = {"baseline": baseline, "this tree": None}
+    best: dict[str, list[float]] = {}
+    for round_ in range(1, rounds + 1):
+        for name, path in trees.items():
+            env = dict(os.environ)
+            env.pop("PYTHONPATH", None)
+            if path is not None:
+                env["PYTHONPATH"] = path
+            load = os.getloadavg()[0]
+            out = subprocess.run([sys.executable, __file__, *passed], env=env, capture_output=True, text=True, check=True).stdout
+            c, f = cold.search(out), fastest.search(out)
+            if c is None or f is None:
+                print(out)
+                raise SystemExit(f"bench_count: no figures in the {name}'s output")
+            figures = [float(x) for x in (*c.groups(), *f.groups()[1:])]
+            print(
+                f"round {round_}, {name:9} (load {load:.1f}): cold {figures[0]:.1f} ms CPU, {figures[1]:.1f} ms two-core wall, "
+                f"{figures[2]:.1f} ms wall; against {f.group(1)}: CPU {figures[3]:.2f}, two-core wall {figures[4]:.2f}, "
+                f"wall measured {figures[5]:.2f}",
+                flush=True,
+            )
+            mine = best.setdefault(name, figures)
+            best[name] = [min(a, b) for a, b in zip(mine[:3], figures[:3])] + [max(a, b) for a, b in zip(mine[3:], figures[3:])]
+    for name, figures in best.items():
+        print(
+            f"best, {name:9}: cold {figures[0]:.1f} ms CPU, {figures[1]:.1f} ms two-core wall, {figures[2]:.1f} ms wall; "
+            f"ours / the fastest: CPU {figures[3]:.2f}, two-core wall {figures[4]:.2f}, wall measured {figures[5]:.2f}"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=1_000_000)
@@ -281,7 +326,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long", action="store_true", help="the one-huge-message figures instead")
     ap.add_argument("--sizes", default="1,8,50", help="MB of each one-piece message (--long)")
     ap.add_argument("--tiktoken-up-to", type=float, default=8, help="time tiktoken too up to this many MB (--long)")
+    ap.add_argument(
+        "--baseline",
+        metavar="COPY",
+        help="a folder holding `foldscope` (a git archive of main before a change): this bench run in turn with COPY "
+        "on PYTHONPATH and without it (the installed tree), --rounds times, each run's figures and the best of each",
+    )
+    ap.add_argument("--rounds", type=int, default=2, help="alternations with --baseline")
     args = ap.parse_args(argv)
+    if args.baseline:
+        return alternated(args.baseline, args.rounds, ["--tokens", str(args.tokens), "--repeat", str(args.repeat)])
     if args.long:
         quicktok_long([float(x) for x in args.sizes.split(",")])
         long_messages([float(x) for x in args.sizes.split(",")], args.tiktoken_up_to)
