@@ -30,8 +30,10 @@ _LITERAL = re.compile(
 )
 _IDENTIFIER_WHOLE = re.compile(_IDENTIFIER_BODY).fullmatch  # a word of word characters alone that is an identifier
 # A word that could hold a literal: a slash, dot, underscore, digit or a lower-to-upper step. Splitting on
-# whitespace and matching only such words keeps a span of megabytes to a fraction of a second.
-_CANDIDATE = re.compile(r"[/._\d]|[a-z][A-Z]")
+# whitespace and matching only such words keeps a span of megabytes to a fraction of a second. The step is matched
+# at its capital, looking back at the letter before: each branch then starts with a character class, so the search
+# passes over lowercase letters (most of a word) without trying a match at each (a fifth less time than `[a-z][A-Z]`).
+_CANDIDATE = re.compile(r"[/._\d]|[A-Z](?<=[a-z][A-Z])")
 _TRAILING = ".,:;!?"
 # Line numbers a file read prints before each line (`cat -n`, Claude Code's `  12→`): layout, not content.
 _LINE_NUMBERS = re.compile(r"^[ \t]*\d+(?:→|\t)", re.MULTILINE)
