@@ -46,7 +46,8 @@ from foldscope.core.readout.tune_facts import PolicyPoint, SweepCancelled, files
 HOW_TO_READ = (
     "Every policy is replayed over every session in the folder; costs are modelled against the modelled "
     "recording under the same cache setting, and the bill (what the provider reported, priced) is beside. "
-    "The recommended policy (bold) is the cheapest one that refused nothing and sent nothing over its ceiling."
+    "The recommended policy (bold) is the cheapest one that refused nothing and sent nothing over its ceiling. "
+    "A field left empty (\"as launched\") is each session's launch record's, else the default."
 )
 SWEEP_STRATEGIES = ("adr", "band", "compaction", "none")
 

@@ -9,7 +9,7 @@ from foldscope.app.qt import QAbstractTableModel, QFont, QModelIndex, QObject, Q
 # (key, header, how it reads): the columns `foldscope tune` prints, in the same order.
 COLUMNS = (
     ("policy", "Policy", str),
-    ("sessions", "Sessions", lambda v: f"{v:,}"),
+    ("sessions", "Files", lambda v: f"{v:,}"),  # a row a file, as the status line counts them (subagent files apart)
     ("requests", "Requests", lambda v: f"{v:,}"),
     ("refused", "Refused", lambda v: f"{v:,}"),
     ("over_ceiling", "Over ceiling", lambda v: f"{v:,}"),
@@ -22,6 +22,7 @@ COLUMNS = (
     ("bill_usd", "Bill", lambda v: f"${v:,.4f}"),
 )
 HEADER_TIPS = {
+    "sessions": "the files replayed under the policy: each session's, and a subagent's file beside its session as one of its own",
     "cost_usd": "the policy's replays under the cache model, priced; not comparable where it refused requests",
     "recorded_modelled_cost_usd": "the recorded views under the same cache model, priced: what the cost is set against",
     "bill_usd": "the recording as billed: the reported usage priced per request, beside, never the baseline",

@@ -64,8 +64,9 @@ SESSION_FIELDS = (
 COLUMNS = (
     (
         "policy",
-        "the policy swept: strategy, ceiling, line, target, result bound, caching (caching as recorded: the session's own "
-        "setting; no marks placed by the policy: none placed, though a provider that caches by itself still reads); or "
+        "the policy swept: strategy, ceiling, line, target, result bound, caching (as launched: each session's launch "
+        "record's, else auto for the ceiling and none for the bound; caching as recorded: the session's own setting; no "
+        "marks placed by the policy: none placed, though a provider that caches by itself still reads); or "
         "the agent's own compaction at a fraction of its window",
     ),
     ("requests", "requests over every session"),

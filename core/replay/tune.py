@@ -54,14 +54,14 @@ class PolicyPoint:
         if self.compact_at is not None:
             parts = [f"agent's compaction at {self.compact_at:g}"]
         else:
-            # Unset keys are each session's launch record's (core.model.launch.session_policy), not the defaults: a
-            # label saying "ceiling auto" swept a native file at the 50,000 its launch record held.
-            parts = [self.strategy, f"ceiling {self.ceiling}" if self.ceiling else "ceiling as launched (else auto)"]
+            # Unset keys are each session's launch record's (core.model.launch.session_policy), else the defaults (auto,
+            # no bound): a label saying "ceiling auto" swept a native file at the 50,000 its launch record held.
+            parts = [self.strategy, f"ceiling {self.ceiling}" if self.ceiling else "ceiling as launched"]
         if self.fold_at is not None:
             parts.append(f"line {self.fold_at:g}")
         if self.target is not None:
             parts.append(f"target {self.target:g}")
-        parts.append(f"bound {self.result_max}" if self.result_max else "bound as launched (else none)")
+        parts.append(f"bound {self.result_max}" if self.result_max else "bound as launched")
         parts.append(caching_words(self.caching))
         return ", ".join(parts)
 

@@ -150,4 +150,6 @@ def test_the_labs_sweep_counts_a_subagent_file_beside_its_session_in_it_as_tune_
         " 3 files swept: 1 session and 2 subagent files beside their sessions (each replayed as a file of its own)," in view.status.text()
     )
     assert view.progress.format() == "3 of 3 files"  # the unit and total the line under it names
+    files = [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(view.model.columnCount())].index("Files")
+    assert view.model.index(0, files).data() == "3"  # the table's count is the same files, by the same name
     qtbot.waitUntil(lambda: view.task is None)

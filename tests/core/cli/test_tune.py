@@ -101,7 +101,7 @@ def test_an_unset_ceiling_and_bound_are_labelled_as_launched_since_each_sessions
     assert main(["tune", str(path), "--workers", "1", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]
     assert row["ceiling"] == 50_000
-    assert row["policy"] == "adr, ceiling as launched (else auto), bound as launched (else none), caching as recorded"
+    assert row["policy"] == "adr, ceiling as launched, bound as launched, caching as recorded"
     assert main(["tune", str(path), "--workers", "1", "--ceiling", "auto", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]
     assert row["policy"].startswith("adr, ceiling auto, ") and row["ceiling"] == 100_000  # the model's first tier

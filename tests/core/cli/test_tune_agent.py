@@ -70,7 +70,7 @@ def test_the_caching_words_say_what_they_mean_beside_a_read_share(corpus_dev, ca
     (policy,) = json.loads(out)["policies"]
     assert policy["cache_read_share"] > 0.5 and policy["automatic_cache_sessions"] == 1  # OpenAI's cache reads by itself
     assert "caching off" not in text
-    assert "none, ceiling none, bound as launched (else none), no marks placed by the policy" in text
+    assert "none, ceiling none, bound as launched, no marks placed by the policy" in text
     assert "no marks placed by the policy there; the provider's own cache still reads" in text
 
 
