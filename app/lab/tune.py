@@ -155,8 +155,12 @@ class TuneView(QWidget):
         self.table.setModel(self.sorted)
         self.table.setSortingEnabled(True)
         self.table.setWordWrap(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # The policy takes what the figures leave (its label cut at the right, whole in its tooltip): sized to its
+        # label, it pushed the recorded cost and the bill a scroll away at 1366 pixels.
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(False)
         self.chart = CostChart()
         self._lay_out(browse)
 

@@ -70,8 +70,11 @@ class TuneModel(QAbstractTableModel):
             font = QFont()
             font.setBold(True)
             return font
+        recommended = "recommended: the cheapest policy with no request refused or over its ceiling"
+        if role == Qt.ItemDataRole.ToolTipRole and key == "policy":  # whole, where a narrow table cuts the label
+            return f"{value}\n{recommended}" if row["policy"] == self.recommended else value
         if role == Qt.ItemDataRole.ToolTipRole and row["policy"] == self.recommended:
-            return "recommended: the cheapest policy with no request refused or over its ceiling"
+            return recommended
         return None
 
     def headerData(

@@ -153,3 +153,23 @@ def test_the_labs_sweep_counts_a_subagent_file_beside_its_session_in_it_as_tune_
     files = [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(view.model.columnCount())].index("Files")
     assert view.model.index(0, files).data() == "3"  # the table's count is the same files, by the same name
     qtbot.waitUntil(lambda: view.task is None)
+
+
+def test_at_1366_pixels_every_figure_of_the_sweep_is_in_sight_the_policy_label_whole_in_its_tooltip(qtbot, tmp_path):
+    """Polish 6: at 1366x768 the long policy labels pushed "Recorded, modelled" and "Bill" a scroll away."""
+    from foldscope.app.qt import QApplication
+
+    _fleet(tmp_path)
+    view = _view(qtbot, tmp_path)
+    view.resize(1366, 768)
+    view.show()
+    qtbot.waitExposed(view)
+    with qtbot.waitSignal(view.sweep_finished, timeout=120_000):
+        view.run_button.click()
+    qtbot.waitUntil(lambda: view.task is None)
+    QApplication.processEvents()
+    header = view.table.horizontalHeader()
+    last = header.count() - 1
+    assert header.sectionViewportPosition(last) + min(header.sectionSize(last), 60) <= view.table.viewport().width()
+    label = view.sorted.index(0, 0)
+    assert label.data(Qt.ItemDataRole.ToolTipRole).split("\n")[0] == label.data()  # the whole label, however narrow
