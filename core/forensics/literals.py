@@ -194,10 +194,18 @@ def check(dropped: Iterable[str], summary: str) -> LiteralCheck:
     if len(summary) > GRAMS_UP_TO:
         kept = [text in summary for text in texts]
     else:
-        # A literal's first and last GRAM characters looked up among the summary's own before the summary is
-        # searched: most literals a summary lost fail there.
+        # A literal's first, last and middle GRAM characters looked up among the summary's own before the summary is
+        # searched: most literals a summary lost fail there (the middle ones take out four in five of the searches left at 50k).
         grams = {summary[i : i + GRAM] for i in range(len(summary) - GRAM + 1)}
         kept = [
-            text in summary if len(text) < GRAM else (text[:GRAM] in grams and text[-GRAM:] in grams and text in summary) for text in texts
+            text in summary
+            if len(text) < GRAM
+            else (
+                text[:GRAM] in grams
+                and text[-GRAM:] in grams
+                and text[(mid := len(text) // 2 - GRAM // 2) : mid + GRAM] in grams
+                and text in summary
+            )
+            for text in texts
         ]
     return LiteralCheck("\n".join(texts), bytes(found.values()), bytes(kept))
