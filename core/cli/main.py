@@ -61,36 +61,37 @@ COMMANDS = {
     "usage": "foldscope.core.cli.usage",
     "view": "foldscope.core.cli.view",
 }
-# Each subcommand's one-line help in the order `foldscope --help` lists them (its module's, then its place in
-# register): the top-level help is built from this table alone, without importing any command's module.
+# Each subcommand's one-line help in the order `foldscope --help` lists them (the README's: a session, its requests
+# and view, the fold and the actions, then replay, the forensics, the fleet, the agents' lines and the tools): the
+# top-level help is built from this table alone, without importing any command's module.
 # tests/core/cli/test_start.py holds it to the registered parsers' help, word for word.
 SUMMARIES = {
     "inspect": "summarise a session: kinds, sizes, requests, folds",
-    "count": "o200k_base tokens of a text file, or stdin with -",
-    "export": "write a session as a native (lionagi) file",
-    "composition": "what a request is made of: categories adding up to its count, the largest things in it, content carried twice",
+    "requests": "a row per request: predicted and reported input, estimate, counted, scale, prefix share",
+    "view": "list the active view (or --record, the full record): each message's index, kind, in or out and why, tokens and a preview",
     "fold": "fold a session's view under a ceiling: the passes, their records, the view after",
     "read-result": "characters of an original tool result, by its index in the full record",
     "restore": "bring messages back into the view by index, writing -o OUT",
     "clip": "clip a tool result by hand to KEEP characters per body, writing -o OUT",
     "evict": "take messages out of the view by index, writing -o OUT",
+    "replay": "replay a session (or every session in a folder) under strategies",
+    "composition": "what a request is made of: categories adding up to its count, the largest things in it, content carried twice",
     "cache": "why each cache write happened, and its price (a session, or every session in a folder)",
     "compactions": (
         "what each compaction or fold cost, dropped and lost, and whether it paid back (a session, or every session in a folder)"
     ),
-    "library": "list the library's sessions, remove some, prune the rest",
-    "replay": "replay a session (or every session in a folder) under strategies",
+    "tune": "sweep policies over many sessions and name the cheapest safe one",
     "report": "write the session as one self-contained HTML file (offline, no loads)",
-    "requests": "a row per request: predicted and reported input, estimate, counted, scale, prefix share",
     "sessions": (
         "the agent sessions on this machine (Claude Code, Codex, pi, Gemini CLI, Qwen Code, OpenCode, Cline, Roo Code, Kilo Code, "
         "GitHub Copilot CLI, Aider), newest first"
     ),
+    "usage": "reported usage and cost over many sessions, by day, project, model ...",
     "statusline": "a status line for Claude Code and pi's footer (JSON on stdin): the next request's size, the cache, the cost",
     "follow": "follow a growing session file: --line prints the status line each time it grows",
-    "tune": "sweep policies over many sessions and name the cheapest safe one",
-    "usage": "reported usage and cost over many sessions, by day, project, model ...",
-    "view": "list the active view (or --record, the full record): each message's index, kind, in or out and why, tokens and a preview",
+    "export": "write a session as a native (lionagi) file",
+    "count": "o200k_base tokens of a text file, or stdin with -",
+    "library": "list the library's sessions, remove some, prune the rest",
 }
 
 

@@ -107,6 +107,20 @@ def test_the_top_level_help_table_says_what_each_command_registers():
     assert set(cli.SUMMARIES) == set(cli.COMMANDS)
 
 
+def test_the_top_level_help_lists_the_commands_in_the_readmes_order():
+    """Polish 6: `foldscope --help` listed inspect, count, export, composition, ... in no order a reader could follow;
+    the README's command block goes from a session to its requests, the fold, replay, the fleet and the tools."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Command line", 1)[1].split("A list option takes", 1)[0]
+    named: list[str] = []
+    for first in re.findall(r"^    foldscope ([a-z|-]+)", block, flags=re.MULTILINE):
+        named += [name for name in first.split("|") if name not in named]
+    assert named == list(cli.SUMMARIES)
+
+
 def test_every_commands_file_argument_says_in_its_help_what_it_takes():
     """Polish 6: `inspect --help` and a dozen others listed a bare FILE: a newcomer could not tell that a Cline task folder
     is one, or that `count -` reads stdin. (report's FILE is report6's to word, this session.)"""
