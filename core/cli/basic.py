@@ -264,7 +264,7 @@ def format_inspect(result: dict[str, Any]) -> str:
         f"{result['view_size']['unseen_head']:,} added, scale {result['view_size']['scale']:.3f})",
         f"requests: {result['requests']:,}, peak reported input: {figure(result['peak_reported_input'], result)}",
         f"ceiling: {_thousands(policy['ceiling'], 'none')} ({policy['why']}), line {policy['line']}, target {policy['target']}",
-        f"caching: {policy['caching_why']}",
+        policy["caching_why"],  # it names itself: "caching as recorded: ...", "caching on: ...", "gpt-4o caches automatically"
         f"folds: {result['folds']:,}, notes: {result['notes']:,}, clipped copies: {result['copies']:,}",
         f"prices: {result['price_source']}" if result["priced"] else f"prices: {result['price_reason']}",
     ]

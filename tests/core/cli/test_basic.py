@@ -79,6 +79,8 @@ def test_inspect_text_output_and_library_import(capsys, tmp_path):
     assert main(["inspect", str(demo_path()), "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "full record:" in out and "active view:" in out and "library session: 1" in out
+    # its caching line names the setting once (it read "caching: caching as recorded: ...")
+    assert "\ncaching as recorded: marks where the file's usage shows cache reads" in out and "caching: caching" not in out
     with Library(db) as library:
         assert len(library.list_sessions()) == 1
 
