@@ -115,7 +115,6 @@ class CountsAhead:
         self.counted_ahead = 0  # keys whose count came from the child (for tests and benchmarks)
         self._passages = Passages(tokens.by_passages())  # long texts' passages counted here, of batches the child never took
         self._windowed = tokens.windowed()  # with tiktoken a text holding a very long piece is the counter's to window
-        self._helped = tokens.helping()  # inspect's forked helper counts what the measure counts in-line
 
     @staticmethod
     def worth(record: FullRecord) -> bool:
@@ -231,9 +230,10 @@ class CountsAhead:
                 continue
             if self._windowed and has_long_piece(text):
                 continue  # merged in windows by the counter itself (core.request.long_pieces)
-            if self._helped and not self._ready.is_set() and has_long_piece(text):
-                # Before this child has answered once the measure does not wait for it (take) and counts in-line,
-                # through the helper: sent here too, it was merged by both, seconds each (a 50 MB piece, 8 s each).
+            if not (WAIT_FOR_START or self._ready.is_set()) and has_long_piece(text):
+                # Before this child has answered once the measure does not wait for it (take) and counts in-line
+                # (through inspect's helper where it has one): sent here too, it was merged by both, seconds each (a
+                # 50 MB piece, 8 s each; the GUI, which has no helper, counted it twice as well).
                 continue
             self._bodies[key] = text
             self._add(key, text)

@@ -400,6 +400,38 @@ def test_a_long_text_is_counted_by_one_process_only_beside_inspects_helper(eager
     assert handed == ["helper"]
 
 
+def test_a_long_text_is_counted_by_one_process_only_without_a_helper(eager, monkeypatch):
+    """The GUI and the other commands have no helper: the measure reaches a huge message before the child has answered
+    once, does not wait for it (take) and counts the body in-line. Sent ahead too, the child merged the same piece
+    as well (50 MB of random letters: about 10 s more CPU in the GUI). So it is not sent before that first answer."""
+    import random
+
+    from foldscope.core.request import tokens
+    from foldscope.core.request.long_pieces import LONG_PIECE
+
+    if tokens.windowed():
+        pytest.skip("with tiktoken the counter merges a long piece itself and never sends it ahead")
+    monkeypatch.setattr(ahead, "WAIT_FOR_START", False)  # as the commands and the GUI have it
+    letters = "".join(random.Random(6).choices("abcdefghijklmnopqrstuvwxyz", k=3 * LONG_PIECE))
+    short = tool_session(4)
+    long = Message("long", "instruction", 0, {"instruction": letters})
+    record = FullRecord([short.record[0], long, *list(short.record)[1:]])
+    trace = [Request(r.index, (r.view[0], "long", *r.view[1:]), r.response_id, r.usage) for r in short.trace]
+    session = Session(record, [m.id for m in record], trace=trace)
+    expected = inline(session, None, monkeypatch)
+
+    handed: list[str] = []  # every body sent ahead: the long one must not be among them
+    add = ahead.CountsAhead._add
+    monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (handed.append(text), add(self, key, text)))
+    spawned: list = []
+    spawn = child.spawn
+    monkeypatch.setattr(child, "spawn", lambda: spawned.append(spawn()) or spawned[-1])
+    assert not tokens.helping()
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert spawned and spawned[0] is not None and handed  # a child counted the other bodies ahead: not vacuous
+    assert not any(letters in text for text in handed)
+
+
 def test_a_block_that_cannot_be_rendered_ahead_never_fails_the_measure(eager, monkeypatch):
     """What is sent ahead is a guess: a block it cannot render (a clipped copy under a bound it does not fit, planned
     before the first round's frozen bound is known) is left to the counter, which renders the views' own blocks."""
