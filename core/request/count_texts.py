@@ -138,7 +138,10 @@ def on_two_threads(
 
     start, wall = time.thread_time(), time.perf_counter()
     worker = threading.Thread(target=work, name="foldscope-count", daemon=True)
-    worker.start()
+    try:
+        worker.start()
+    except RuntimeError:  # no thread to be had (a process at its limit): all on this one, as below the split size
+        return count_batch(texts)
     try:
         take_turns()
     finally:

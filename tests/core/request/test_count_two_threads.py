@@ -135,3 +135,18 @@ def test_random_views_and_edits_counted_on_two_threads_count_as_the_whole_text(d
 def test_two_threads_give_each_texts_count_in_order(texts):
     fast = tokens._local()
     assert count_texts.on_two_threads(fast.count_batch, texts, list(map(len, texts))) == fast.count_batch(texts)
+
+
+@fast_only
+def test_a_count_that_cannot_start_its_worker_counts_on_this_thread(monkeypatch):
+    view = big_view(count_texts.SPLIT_CHARS + 50_000)
+    expected = whole_count(view)
+    seen = counting_threads(monkeypatch)
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    with mock.patch.object(count_texts, "THREADS", 2):
+        assert Counter().count(view, record=FullRecord(view)) == expected
+    assert set(seen) == {threading.get_ident()}
