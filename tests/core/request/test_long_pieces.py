@@ -120,14 +120,27 @@ def test_the_long_path_is_taken_for_long_runs_only():
     rng = random.Random(3)
     assert not long_pieces.has_long_piece(base64.b64encode(rng.randbytes(200_000)).decode())
     assert not long_pieces.has_long_piece(" ".join(["def f(x): return x"] * 20_000))
+    assert not long_pieces.has_long_piece("".join("字" * rng.randint(5, 30) + "，" for _ in range(5000)))  # CJK sentences
+    assert long_pieces.has_long_piece("字，" + "字" * 70_000)
+
+
+def test_quicktok_counts_a_text_that_is_not_ascii_without_leaving_its_utf8_on_it(fast):
+    """A str quicktok is given keeps the UTF-8 made of it (3 bytes a CJK character) as long as it lives: counted, a text
+    is given as its UTF-8, freed after (a counting child's parts of a 50 MB message of CJK held 50 MB more)."""
+    import sys
+
+    text = "字，" * 100_000
+    size = sys.getsizeof(text)
+    assert fast.count_whole(text) == len(encoding().encode_ordinary("字，" * 100_000))  # tiktoken's keeps it: another str
+    assert sys.getsizeof(text) == size
 
 
 @st.composite
 def around_a_long_run(draw) -> str:
-    run = draw(st.sampled_from(["a", "é", "字", " ", "\n", "!", "/\n", "ab"]))
+    run = draw(st.sampled_from(["a", "é", "字", " ", "\n", "!", "/\n", "ab", "e\u0301", "Ab", "，", "'"]))
     length = draw(st.integers(long_pieces.LONG_PIECE - 2, long_pieces.LONG_PIECE + 60)) // len(run)
-    before = draw(st.text(alphabet=st.sampled_from("ab c\n1!é字"), max_size=3000))
-    after = draw(st.text(alphabet=st.sampled_from("ab c\n1!é字"), max_size=50))
+    before = draw(st.text(alphabet=st.sampled_from("ab c\n1!é字，'\u0301"), max_size=3000))
+    after = draw(st.text(alphabet=st.sampled_from("ab c\n1!é字，'\u0301"), max_size=50))
     return before + run * length + after
 
 
@@ -433,3 +446,36 @@ def test_a_long_piece_is_counted_without_numpy(fast):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     block = "".join(random.Random(5).choices(LETTERS, k=1 << 16))
     assert out == [str(fast.count_whole("x" + block * 66)), "False"]
+
+
+# Characters about each kind of bound and about each rule of the pattern that could cross one: letters of every case
+# and kind (Lt, Lm, a mark), a contraction's ', digits ASCII and not, punctuation ASCII and CJK, whitespace of each kind,
+# CJK ideographs (one of them unassigned before Unicode 14), an emoji, a lone surrogate.
+BOUND_ALPHABET = list("aZé'1²٣_+/=.,-\"\n\r\t 中文，。、！：ǅʰ") + ["\u0301", "\u9ffd", "\U0001f600", "\ud800", "  ", "'s", "12345"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(BOUND_ALPHABET), max_size=60))
+def test_every_bound_a_text_may_be_cut_at_splits_it_as_the_pattern_splits_the_whole(chars):
+    """Each place _bound_after may give (a space, a digit or punctuation after the characters its rules name) is where
+    one piece ends and the next starts: the pattern splits the two sides into the pieces it splits the whole into, so
+    their counts add up (count_parts, and the parts a counting child is sent)."""
+    text = "".join(chars)
+    pattern = long_pieces._compiled_for(encoding())[0]
+    whole = pattern.findall(text)
+    at = 1
+    while at < len(text) and (cut := long_pieces._bound_after(text, at, len(text))) is not None:
+        assert pattern.findall(text[:cut]) + pattern.findall(text[cut:]) == whole, (text, cut)
+        at = cut + 1
+
+
+def test_a_text_without_a_space_is_cut_where_its_digits_and_punctuation_allow(monkeypatch):
+    """base64 and CJK sentences hold no space, yet are cut into parts of about `part` characters (a child counting one
+    such part of 50 MB held quicktok's state for all of it), and the parts count as the whole."""
+    rng = random.Random(16)
+    b64 = base64.b64encode(rng.randbytes(30_000)).decode()
+    cjk = "".join("".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(rng.randint(5, 30))) + rng.choice("，。、") for _ in range(900))
+    for text in (b64, cjk):
+        places = long_pieces.cuts(text, 1000)
+        assert len(places) > len(text) // 2000 and all(b - a < 2000 for a, b in zip(places, places[1:]))
+        assert sum(len(encoding().encode_ordinary(text[a:b])) for a, b in zip(places, places[1:])) == len(encoding().encode_ordinary(text))
