@@ -176,20 +176,18 @@ class FoldPanel(QWidget):
     def set_waiting(self) -> None:
         """The first step of a load: the fold records are tied to requests once the trace is measured."""
         self.model.set_rows([], 0)
-        self.heading.setText(
-            "<b style='font-size:11pt'>Folds</b> &nbsp; the fold records and decisions are shown once the requests are measured"
-        )
+        self._say("the fold records and decisions are shown once the requests are measured")
 
     def set_rows(self, rows: Sequence[FoldRow], now_slot: int) -> None:
         self.model.set_rows(rows, now_slot)
         folds = sum(1 for r in rows if r.kind in ("fold", "clip", "compaction"))
         events = len(rows) - folds
-        self.heading.setText(
-            f"<b style='font-size:11pt'>Folds</b> &nbsp; {folds:,} {'fold or compaction' if folds == 1 else 'folds and compactions'}"
+        self._say(
+            f"{folds:,} {'fold or compaction' if folds == 1 else 'folds and compactions'}"
             f" · {events:,} {'decision or event' if events == 1 else 'decisions and other events'}"
             " · choose one to step to the request it first shaped and mark what it took"
             if rows
-            else "<b style='font-size:11pt'>Folds</b> &nbsp; this session records no folds or decisions"
+            else "this session records no folds or decisions"
         )
 
         self.explained.setText(explanation(rows))
@@ -200,6 +198,11 @@ class FoldPanel(QWidget):
         # fitting_height right after, and a layout pass before then (a loaded machine's) kept the dock at the empty
         # table's minimum for good, two rows of the Composition table's at 1366x768.
         self.column.activate()
+
+    def _say(self, words: str) -> None:
+        """The heading (the dock's title bar): "Folds" and `words`, whole in its tooltip where a narrow dock cuts it."""
+        self.heading.setText(f"<b style='font-size:11pt'>Folds</b> &nbsp; {words}")
+        self.heading.setToolTip(plain_tip(f"Folds: {words}"))
 
     def fitting_height(self, max_rows: int) -> int:
         """The dock's height that shows its title (the heading), the header, up to `max_rows` rows and the note under

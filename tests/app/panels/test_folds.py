@@ -249,6 +249,7 @@ def test_the_folds_dock_says_folds_once_its_heading_being_its_title_bar(demo_win
             titles.append(text.toPlainText())
     assert sum(title.strip().startswith("Folds") for title in titles) == 1, titles
     assert "1 fold or compaction" in demo_window.fold_panel.heading.text()
+    assert "choose one to step to the request" in demo_window.fold_panel.heading.toolTip()  # whole where a narrow dock cuts it
     assert dock.windowTitle() == "Folds"  # what the tab reads when the fold preview is tabbed beside it
 
 
