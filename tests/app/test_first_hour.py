@@ -119,14 +119,14 @@ def test_the_timeline_header_and_the_go_menu_give_the_same_keys(window):
 def test_a_screenshot_run_prints_nothing_of_qts(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "FOLDSCOPE_DB": str(tmp_path / "lib.db")}
     run = subprocess.run(
-        [sys.executable, "-m", "foldscope.app.main", "--screenshot", str(tmp_path / "s.png"), "--size", "800x600", str(demo_path())],
+        [sys.executable, "-m", "foldscope.app.main", "--screenshot", str(tmp_path / "s.png"), "--size", "1366x768", str(demo_path())],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    assert run.stderr == ""
+    assert run.stderr == ""  # (a --size below the window's least size is said in a line of ours: not this test's size)
 
 
 def test_a_subagent_opens_with_its_filters_cleared_and_back_returns_to_the_call_that_started_it(qtbot, window, tmp_path):
