@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from foldscope.core.request import tokens
+from foldscope.core.request.counting import backend
 from foldscope.core.request.long_pieces import LONG_PIECE, has_long_piece
 from foldscope.core.request.passages import Passages
 from foldscope.core.request.window_threads import THREADS
@@ -17,8 +19,8 @@ PARALLEL_CHARS = 256 * 1024
 # New texts shorter than this are tokenised once however often they come in one batch (Tokenising._tokenise).
 SHARED_TEXT = 1024
 # New texts of at least this many characters in all, counted in-line by quicktok, are counted on two threads: this one
-# and one started for them (quicktok lets the GIL go while it counts). Below it the thread's start and join cost more
-# than half the counting saves (docs/performance.md, "The cold count on two threads").
+# and one started for them (quicktok lets the GIL go while it counts). Two threads start to pay at about 64 k characters;
+# from here they save about 40% of the wall for 0.2 ms more CPU (docs/performance.md, "The cold count on two threads").
 SPLIT_CHARS = 256 * 1024
 SPLIT_PARTS = 32  # runs of texts the two threads take turns at, so neither waits long for the other at the end
 
@@ -92,11 +94,20 @@ class Tokenising:
         fast = getattr(count, "__self__", None)  # quicktok's tests made once for them all (FastEncoding.count_batch)
         if type(fast) is not tokens.FastEncoding:
             return [count(text) for text in texts]
-        if self.ahead is None and THREADS > 1:  # with a child counting ahead, the other core is the child's
+        if self.ahead is None and THREADS > 1 and not sharing_cores():  # a child counting ahead has the other core
             sizes = list(map(len, texts))
             if sum(sizes) >= SPLIT_CHARS and max(sizes) < LONG_PIECE:  # a long piece's windows have threads of their own
                 return on_two_threads(fast.count_batch, texts, sizes, self.split_cpu)
         return fast.count_batch(texts)
+
+
+def sharing_cores() -> bool:
+    """Whether this process is one of several that keep the cores busy already: a process pool's worker (a folder's
+    replay, a fleet's sweep) or a forked child (one file's strategies at once), where a second thread only competes
+    (core.request.counting.backend.allowed's test for a child, without its switch). A process that has not imported
+    multiprocessing is no pool's worker: it is not imported for the question (5-10 ms)."""
+    pool = sys.modules.get("multiprocessing")
+    return backend._forked or (pool is not None and pool.parent_process() is not None)
 
 
 def on_two_threads(

@@ -17,6 +17,7 @@ from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.request import count_texts, tokens
 from foldscope.core.request.compile import compile_request, counted_text
 from foldscope.core.request.count import Counter
+from foldscope.core.request.counting import backend
 from foldscope.core.request.tokens import count_text
 from tests.core.session_strategies import records, views
 
@@ -89,7 +90,7 @@ def test_a_cold_count_below_the_split_size_counts_on_this_thread_alone(monkeypat
 
 
 @fast_only
-def test_with_a_child_counting_ahead_or_one_core_the_count_stays_on_this_thread(monkeypatch):
+def test_with_a_child_counting_ahead_one_core_or_in_a_forked_child_the_count_stays_on_this_thread(monkeypatch):
     texts = [m.text for m in big_view(count_texts.SPLIT_CHARS + 50_000)]
     expected = [count_text(t) for t in texts]
     seen = counting_threads(monkeypatch)
@@ -98,6 +99,8 @@ def test_with_a_child_counting_ahead_or_one_core_the_count_stays_on_this_thread(
     with mock.patch.object(count_texts, "THREADS", 2):
         assert counter._count_all(texts) == expected
     with mock.patch.object(count_texts, "THREADS", 1):
+        assert Counter()._count_all(texts) == expected
+    with mock.patch.object(count_texts, "THREADS", 2), mock.patch.object(backend, "_forked", True):  # a strategy's child
         assert Counter()._count_all(texts) == expected
     assert set(seen) == {threading.get_ident()}
 
