@@ -128,6 +128,7 @@ class TuneView(QWidget):
         self.fold_ats = QLineEdit("0.8")
         self.targets = QLineEdit("0.6")
         self.bounds = QLineEdit("none")
+        self.bounds.setToolTip("none, as an empty field: each session's launch record's bound, else no bound")
         # Empty, as `foldscope tune` without --caching: each session's own caching (a Claude Code session caches);
         # "off" here swept policies that drop the agent's cache, and recommended a profile with prompt_caching false.
         self.caching = QLineEdit()

@@ -106,7 +106,10 @@ def register(subparsers) -> None:
         "--target", action="append", metavar="F,...", help="targets, fractions of the ceiling (default: the launch record's, else 0.6)"
     )
     p.add_argument(
-        "--result-max", action="append", metavar="N|none,...", help="result bounds in characters (default: the launch record's, else none)"
+        "--result-max",
+        action="append",
+        metavar="N|none,...",
+        help="result bounds in characters (none, as unset: the launch record's, else no bound)",
     )
     p.add_argument(
         "--caching",

@@ -3,6 +3,8 @@
 import csv
 import json
 
+import pytest
+
 from foldscope.core.cli.main import main
 from foldscope.core.formats.demo import write_demo
 
@@ -105,3 +107,24 @@ def test_an_unset_ceiling_and_bound_are_labelled_as_launched_since_each_sessions
     assert main(["tune", str(path), "--workers", "1", "--ceiling", "auto", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]
     assert row["policy"].startswith("adr, ceiling auto, ") and row["ceiling"] == 100_000  # the model's first tier
+
+
+def test_result_max_none_is_the_launch_records_bound_as_its_help_says(capsys, tmp_path):
+    """Polish 6: `--result-max none` read as "no bound" in --help, yet a session launched with a bound kept it (none is
+    unset: absence never erases a stored option)."""
+    from foldscope.core.formats.demo import demo_path
+
+    data = json.loads(demo_path().read_text(encoding="utf-8"))
+    data["branch"]["metadata"]["api_launch"]["tool_result_max_chars"] = 4_000
+    bounded = tmp_path / "launched-with-a-bound.json"
+    bounded.write_text(json.dumps(data), encoding="utf-8")
+
+    def cost(path, *flags):
+        assert main(["tune", str(path), "--workers", "1", "--json", *flags]) == 0
+        (row,) = json.loads(capsys.readouterr().out)["rows"]
+        return row["cost_usd"]
+
+    assert cost(bounded, "--result-max", "none") == cost(bounded) != cost(demo_path(), "--result-max", "none")
+    with pytest.raises(SystemExit):
+        main(["tune", "--help"])
+    assert "(none, as unset: the launch record's, else no bound)" in " ".join(capsys.readouterr().out.split())
