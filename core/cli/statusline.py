@@ -150,6 +150,13 @@ def run_statusline(args: Any) -> int:
         if args.install:
             return install(args)
         path, hooked = args.file, False
+        if path is None and sys.stdin.isatty():  # typed at a terminal: nothing will come on stdin, so say what would
+            print(
+                'foldscope: statusline reads {"transcript_path": FILE} on stdin as Claude Code and pi hand it; at a '
+                "terminal give --file FILE, or --install to set the agent up (foldscope statusline --help)",
+                file=sys.stderr,
+            )
+            return 2
         if path is None:
             try:
                 stdin = json.loads(sys.stdin.read() or "null")

@@ -925,3 +925,20 @@ def test_a_1m_session_is_measured_against_the_window_claude_code_says_it_runs_th
     assert f"next {requests['next_predicted']:,} of 1,000,000 (" in line and "of compaction 967,000)" in line
     plain = json.loads(run_hook(monkeypatch, capsys, json.dumps(stdin_object(SESSION)), "--json"))  # it says 200,000
     assert {lim["name"]: lim["tokens"] for lim in plain["next"]["agent"]} == {"context window": 200_000, "compaction point": 167_000}
+
+
+def test_at_a_terminal_without_a_file_it_says_what_it_reads_instead_of_waiting(monkeypatch, capsys):
+    """Polish 6: `foldscope statusline` typed at a terminal waited on stdin for JSON that never came, saying nothing."""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+        def read(self, *args):  # never reached: a terminal's read would wait for the user
+            raise AssertionError("read a terminal's stdin")
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    assert statusline.main([]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert '{"transcript_path": FILE} on stdin' in captured.err and "--file FILE" in captured.err
