@@ -96,9 +96,26 @@ class Tokenising:
             return [count(text) for text in texts]
         if self.ahead is None and THREADS > 1 and not sharing_cores():  # a child counting ahead has the other core
             sizes = list(map(len, texts))
-            if sum(sizes) >= SPLIT_CHARS and max(sizes) < LONG_PIECE:  # a long piece's windows have threads of their own
-                return on_two_threads(fast.count_batch, texts, sizes, self.split_cpu)
+            if sum(sizes) >= SPLIT_CHARS:
+                if max(sizes) < LONG_PIECE:
+                    return on_two_threads(fast.count_batch, texts, sizes, self.split_cpu)
+                return self._split_around_long(fast, texts, sizes)
         return fast.count_batch(texts)
+
+    def _split_around_long(self, fast: tokens.FastEncoding, texts: list[str], sizes: list[int]) -> list[int]:
+        """Each text's count: those long enough to hold a long piece on this thread (their windows have threads of their
+        own, and report to this thread's progress), the rest on two threads when they are enough."""
+        short = [i for i, size in enumerate(sizes) if size < LONG_PIECE]
+        short_sizes = [sizes[i] for i in short]
+        if sum(short_sizes) < SPLIT_CHARS:
+            return fast.count_batch(texts)
+        counts = [0] * len(texts)
+        for i, n in zip(short, on_two_threads(fast.count_batch, [texts[i] for i in short], short_sizes, self.split_cpu)):
+            counts[i] = n
+        for i, size in enumerate(sizes):
+            if size >= LONG_PIECE:
+                counts[i] = fast.count(texts[i])
+        return counts
 
 
 def sharing_cores() -> bool:

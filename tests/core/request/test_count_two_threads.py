@@ -153,3 +153,27 @@ def test_a_count_that_cannot_start_its_worker_counts_on_this_thread(monkeypatch)
     with mock.patch.object(count_texts, "THREADS", 2):
         assert Counter().count(view, record=FullRecord(view)) == expected
     assert set(seen) == {threading.get_ident()}
+
+
+@fast_only
+def test_long_texts_count_on_this_thread_and_the_rest_on_two(monkeypatch):
+    # A text long enough to hold a long piece is counted on the counting thread (its windows report to its progress);
+    # the short ones around it still go to two threads, each count in its place.
+    rng = random.Random(3)
+    texts = [m.text for m in big_view(count_texts.SPLIT_CHARS + 50_000)]
+    for at in (0, 7, len(texts)):
+        texts.insert(at, "".join(rng.choices("abcdefghij", k=70_000)) + f" end {at}")  # one piece of 70,000 letters
+    expected = [len(tokens.reference_encoding().encode_ordinary(t)) for t in texts]
+    seen = counting_threads(monkeypatch)
+    long_on: set[int] = set()
+    real_count = tokens.FastEncoding.count
+
+    def count(self, text):
+        long_on.add(threading.get_ident())
+        return real_count(self, text)
+
+    monkeypatch.setattr(tokens.FastEncoding, "count", count)
+    with mock.patch.object(count_texts, "THREADS", 2):
+        assert Counter()._count_all(texts) == expected
+    assert len(seen) == 2 and long_on == {threading.get_ident()}
+    assert threading.active_count() == 1
