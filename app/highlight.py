@@ -37,9 +37,13 @@ def guess_lexer(text: str, path: str | None = None) -> Lexer:
         return DiffLexer()
     if path:
         try:
-            return get_lexer_for_filename(path, stripnl=False)
+            named = get_lexer_for_filename(path, stripnl=False)
         except ClassNotFound:
-            pass
+            named = None
+        # A .json file's call whose text is not JSON (an Edit's "<tool_use_error>..." on settings.json) was lexed as
+        # JSON: letters inside its words came out bold and its words as errors. JSON parsed is taken above.
+        if named is not None and not isinstance(named, JsonLexer):
+            return named
     if head.startswith("---\n") or head.startswith("%YAML"):
         return YamlLexer()
     return TextLexer()

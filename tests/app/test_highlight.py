@@ -33,3 +33,19 @@ def test_a_string_argument_with_line_breaks_shows_its_lines_not_backslash_n(qapp
         assert "\\n" not in text, arguments
         assert "1. the tests\n2. the docs" in text and "Arguments: prompt" in text
         assert '"description": "explore"' in text  # the rest stays JSON
+
+
+def test_a_json_files_result_that_is_not_json_is_shown_plain_not_lexed_as_json(qapp):
+    """Polish 6: an Edit of settings.json answered "<tool_use_error>... validation failed"; lexed as JSON by the file's
+    name, the t of "settings" and the f of "failed" came out bold (true, false) and every other letter as an error."""
+    from pygments.lexers import JsonLexer, PythonLexer, TextLexer
+
+    from foldscope.app.highlight import guess_lexer
+
+    error = "<tool_use_error>Claude Code settings.json validation failed after edit:\nSettings validation failed:"
+    assert isinstance(guess_lexer(error, "/repo/.claude/settings.json"), TextLexer)
+    assert isinstance(guess_lexer('     1→{\n     2→  "a": 1\n', "/repo/settings.json"), TextLexer)  # a Read's numbered lines
+    assert isinstance(guess_lexer('{"permissions": {"allow": []}}', "/repo/settings.json"), JsonLexer)  # JSON is JSON
+    assert isinstance(guess_lexer("def f():\n    return 1\n", "/repo/a.py"), PythonLexer)  # other files keep their lexer
+    content = {"function": "Edit", "arguments": {"file_path": "/repo/.claude/settings.json"}, "output": error}
+    assert "font-weight: bold" not in content_html("action_response", content, "default").split("Function")[0]
