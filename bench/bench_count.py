@@ -23,7 +23,9 @@ One huge message (core.request.long_pieces): where tiktoken's time goes on one l
 expression or its merge), the crossover between tiktoken's merge and the windowed one by piece length,
 then seconds per MB of a one-piece message (one letter, random lowercase, CJK) counted by count_text
 at each size, the growth exponent between sizes, and tiktoken's own time up to --tiktoken-up-to MB; first, with
-quicktok, its windows against its one call on the whole at each size (the same count asserted). CPU seconds throughout.
+quicktok, its windows against its one call on the whole at each size (the same count asserted), and four other
+huge texts a user meets (JSON logs, code, CJK sentences, base64) counted as the counter counts them against quicktok's
+one call. CPU seconds throughout.
 """
 
 from __future__ import annotations
@@ -172,6 +174,67 @@ def one_piece(kind: str, chars: int, seed: int = 3) -> str:
     if kind == "lowercase":
         return "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=chars))
     return "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(chars // 3))  # CJK: 3 bytes a character
+
+
+def huge_text(kind: str, chars: int, seed: int = 3) -> str:
+    """About `chars` bytes of a text a user pastes whole: JSON log lines, code, CJK sentences (no space), base64 (one line)."""
+    rng = random.Random(seed)
+    if kind == "base64":
+        import base64
+
+        return base64.b64encode(rng.randbytes(chars * 3 // 4)).decode()
+    if kind == "CJK sentences":  # ideographs, a CJK comma or full stop every 5-30 of them
+        text = rng.choices([chr(c) for c in range(0x4E00, 0x9FA6)], k=chars // 3)
+        at = 0
+        while at < len(text):
+            at += rng.randint(5, 30)
+            if at < len(text):
+                text[at] = rng.choice("，，，。、；")
+        return "".join(text)
+    words = ["request", "handled", "cache", "miss", "user", "session", "timeout", "retry", "upstream", "ok", "error"]
+    lines, size = [], 0
+    while size < chars:
+        if kind == "JSON logs":
+            line = (
+                f'{{"ts": "2026-12-05T{rng.randrange(24):02}:{rng.randrange(60):02}:{rng.randrange(60):02}Z", '
+                f'"level": "{rng.choice(["info", "warn", "error"])}", "msg": "{" ".join(rng.choices(words, k=4))}", '
+                f'"trace_id": "{rng.getrandbits(128):032x}", "ms": {rng.random() * 500:.2f}, "status": {rng.choice([200, 404, 500])}}}\n'
+            )
+        else:  # code
+            name = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz_", k=rng.randint(4, 12)))
+            line = (
+                f"def {name}(self, {rng.choice(words)}: int, limit={rng.randrange(100)}) -> list[str]:\n"
+                f"    result = [x for x in self.{rng.choice(words)}s if x.{rng.choice(words)} > {rng.randrange(1000)}]\n"
+                f"    return sorted(result, key=lambda r: r.{rng.choice(words)})[:limit]\n\n"
+            )
+        lines.append(line)
+        size += len(line)
+    return "".join(lines)
+
+
+def quicktok_huge_texts(sizes: list[float]) -> None:
+    """quicktok's count of a huge text of each other kind as the counter counts it (FastEncoding.count: in parts cut
+    between pieces, long pieces in windows) against its one call on the whole (count_whole), CPU seconds, the counts
+    asserted equal."""
+    from foldscope.core.request import long_pieces, tokens
+
+    if tokens.BACKEND != tokens.FAST:
+        return
+    fast = tokens.local_encoding()
+    print("quicktok: huge texts of other kinds, counted as the counter counts them against one call on the whole (CPU)")
+    for kind in ("JSON logs", "code", "CJK sentences", "base64"):
+        for mb in sizes:
+            text = huge_text(kind, int(mb * 1_000_000))
+            size = len(text.encode()) / 1e6
+            long_pieces._REMEMBERED.clear()
+            ours, n = timed(lambda text=text: fast.count(text))
+            whole, m = timed(lambda text=text: fast.count_whole(text))
+            assert m == n, (kind, mb, m, n)
+            print(
+                f"  {kind:13} {size:5.1f} MB  {n:>10,} tokens  ours {ours:6.2f} s ({ours / size:5.3f} s/MB)  "
+                f"whole {whole:6.2f} s ({whole / size:5.3f} s/MB)  ratio {ours / whole:4.2f}  (same count)",
+                flush=True,
+            )
 
 
 def timed(fn) -> tuple[float, object]:
@@ -338,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         return alternated(args.baseline, args.rounds, ["--tokens", str(args.tokens), "--repeat", str(args.repeat)])
     if args.long:
         quicktok_long([float(x) for x in args.sizes.split(",")])
+        quicktok_huge_texts([float(x) for x in args.sizes.split(",")])
         long_messages([float(x) for x in args.sizes.split(",")], args.tiktoken_up_to)
         return 0
 
