@@ -3,6 +3,7 @@ time), and its count by quicktok's windows read from the parts, never the whole 
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from itertools import accumulate
 from typing import Any, cast
@@ -10,6 +11,7 @@ from typing import Any, cast
 from foldscope.core.request import long_pieces
 
 _LOWER = b"abcdefghijklmnopqrstuvwxyz"
+_RUN_START = re.compile(f"[{long_pieces.RUN}]*")  # a run's characters (long_pieces.RUN: one piece, however many)
 
 
 class Parts:
@@ -50,23 +52,27 @@ class Parts:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _lowercase(chunk: str) -> bool:
-    return chunk.isascii() and not chunk.encode().translate(None, _LOWER)
+def _one_run(chunk: str) -> bool:
+    """Whether the chunk is all of a run's characters (long_pieces.RUN)."""
+    if chunk.isascii():
+        return not chunk.encode().translate(None, _LOWER)
+    return long_pieces.NOT_RUN.search(chunk) is None
 
 
 def count(enc: Any, parts: Parts) -> int | None:
     """The count of the text `parts` holds by quicktok's encoding `enc` (long_pieces.count_fast's), or None where it
-    cannot be had without the whole text (the caller joins it then). Where a run of ASCII lowercase letters spans every
-    part but the first's start and the last's end, it is one piece whatever its letters, so the pattern splits a
-    stand-in (the text with the run's middle left out: the letters on each side of the run, and LONG_PIECE of the
-    run's at each end) as it splits the text, but for that piece's length; the piece is then merged in windows read
-    from the parts (long_pieces._remembered_text), the text on each side counted from the stand-in."""
+    cannot be had without the whole text (the caller joins it then). Where a run (of ASCII lowercase letters and CJK
+    ideographs, long_pieces.RUN) spans every part but the first's start and the last's end, it is one piece whatever its
+    letters, so the pattern splits a stand-in (the text with the run's middle left out: the letters on each side of
+    the run, and LONG_PIECE of the run's at each end) as it splits the text, but for that piece's length; the piece is
+    then merged in windows read from the parts (long_pieces._remembered_text), the text on each side counted from the
+    stand-in."""
     chunks = parts.chunks
-    if len(chunks) < 3 or not all(map(_lowercase, chunks[1:-1])):
+    if len(chunks) < 3 or not all(map(_one_run, chunks[1:-1])):
         return None
     first, last = chunks[0], chunks[-1]
-    before = len(first.rstrip(_LOWER.decode()))  # the run starts here
-    after = len(last) - len(last.lstrip(_LOWER.decode()))  # and ends here in the last part
+    before = len(first) - _RUN_START.match(first[::-1]).end()  # type: ignore[union-attr]  # the run starts here
+    after = _RUN_START.match(last).end()  # type: ignore[union-attr]  # and ends here in the last part
     n, keep = len(parts), long_pieces.LONG_PIECE
     run_end = n - (len(last) - after)
     if run_end - before < 2 * keep + 2:

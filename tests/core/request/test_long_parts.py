@@ -55,26 +55,32 @@ def test_a_slice_of_the_parts_is_the_slice_of_the_text():
         parts[len(text)]
 
 
+# The characters of a run: lowercase letters, CJK ideographs (the first and last of Unicode 1.1's), both, or (the last)
+# letters and CJK commas, which is not one piece
+RUNS = [LETTERS, "中文字\u4e00\u9fa5", LETTERS + "中文", "abc字，"]  # the last, not one piece: left to be joined
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    st.lists(st.sampled_from(AROUND), max_size=12),
+    st.lists(st.sampled_from(AROUND + ["字", "，", "\u9fa6"]), max_size=12),
+    st.sampled_from(RUNS),
     st.integers(1000, 6000),
-    st.lists(st.sampled_from(AROUND), max_size=12),
+    st.lists(st.sampled_from(AROUND + ["字", "，", "\u9fa6"]), max_size=12),
     st.integers(0, 2**32),
 )
-def test_a_run_of_letters_cut_anywhere_counts_as_tiktoken_counts_it_never_joined(fast, monkeypatch, before, size, after, seed):
+def test_a_run_of_letters_cut_anywhere_counts_as_tiktoken_counts_it_never_joined(fast, monkeypatch, before, run, size, after, seed):
     """Whatever stands on each side of the run (a capital before it, a contraction, accents or more letters after
     it), the count is tiktoken's; the text is never joined, and only windows and the stand-in's ends are sliced."""
     long_pieces._REMEMBERED.clear()
     rng = random.Random(seed)
     before = "".join(before)
-    text = before + "".join(rng.choices(LETTERS, k=size)) + "".join(after)
+    text = before + "".join(rng.choices(run, k=size)) + "".join(after)
     parts = cut_anywhere(text, rng, 700)
     monkeypatch.setattr(long_parts.Parts, "join", lambda self: pytest.fail("joined"))
     counted = long_parts.count(fast, parts)
     expected = len(encoding().encode_ordinary(text))
     assert counted is None or counted == expected
-    if len(parts.chunks) >= 3 and all(c and c.isascii() and c.isalpha() and c.islower() for c in parts.chunks[1:-1]):
+    if len(parts.chunks) >= 3 and all(c and set(c) <= set(RUNS[2] + RUNS[1]) for c in parts.chunks[1:-1]):
         # the run spans every part but the ends: counted from the parts, unless count_fast itself would count the
         # piece whole (a window not one piece, or none sharing a token: the whole text's merge gives None too)
         long_pieces._REMEMBERED.clear()
