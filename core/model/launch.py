@@ -46,6 +46,8 @@ def startup_fields(session: Session, policy: Policy, per_call: int | str | None 
     """The three startup fields for this invocation under `policy`."""
     ceiling = resolve_ceiling(policy, policy.model or session.model, per_call).ceiling
     return {
+        # The endpoint's answer after settings are applied (Amendment 3's run record): foldscope places marks only when
+        # caching is on, so unset (caching as recorded, core.model.caching) is false here; the request, null, is api_launch's.
         "prompt_caching": policy.caching,
         "tool_result_max_chars": policy.tool_result_max_chars,
         "context_fold": None if ceiling is None else {"fold_at": policy.fold_at, "target": policy.fold_target},

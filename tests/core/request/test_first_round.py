@@ -7,7 +7,7 @@ import pytest
 from foldscope.core.fold.delivery import clone_session
 from foldscope.core.formats import load_session
 from foldscope.core.formats.lionagi_write import write_session
-from foldscope.core.model.launch import read_launch_policy, startup_fields, store_launch_policy, write_startup_fields
+from foldscope.core.model.launch import read_launch_policy, startup_fields, store_launch_policy, to_save, write_startup_fields
 from foldscope.core.model.policy import Policy, PolicyError
 from foldscope.core.model.session import FullRecord, Message, Session
 from foldscope.core.request.compile import compile_request
@@ -166,6 +166,19 @@ def test_the_manifests_three_startup_fields_say_what_this_invocation_runs_with()
         "context_fold": None,
     }
     assert included_round(None) is None
+
+
+def test_amendment_3_the_manifests_prompt_caching_is_the_endpoints_answer_and_api_launch_keeps_the_request_null_for_unset():
+    """ADR-0130 Amendment 3: the manifest's prompt_caching is "the endpoint's places_prompt_cache answer after settings
+    are applied" (a boolean; absent means no override, whose default remains false), while "the branch's api_launch
+    record stores the requested settings, using null for absent settings". Left unset, foldscope places no marks."""
+    session = session_of(conversation())
+    policy = Policy(max_input_tokens="none")
+    assert policy.prompt_caching is None
+    saved = to_save(session, policy)
+    assert saved.manifest["prompt_caching"] is False
+    assert saved.branch_metadata["api_launch"]["prompt_caching"] is None
+    assert to_save(session, Policy(prompt_caching=True)).manifest["prompt_caching"] is True
 
 
 def test_amendment_4_a_later_request_compiling_the_round_differently_records_frontier_changed():
