@@ -21,7 +21,7 @@ NAMES = [spec.name for spec in registry.FORMATS]
 NOT_A_FORMAT = {
     ("app/main.py", "inspect"): "the `inspect` command's name on the command line",
     ("core/cli/main.py", "inspect"): "the `inspect` command's name in the table of commands",
-    ("core/model/caching.py", "codex"): "a model name's prefix (codex-mini), not the Codex file format",
+    ("core/model/providers.py", "codex"): "a model name's prefix (codex-mini), not the Codex file format",
     ("core/cli/statusline.py", "pi"): "the agent whose settings `statusline --install --agent pi` writes, not the pi file format",
     ("core/cli/statusline.py", "claude_code"): "`--agent claude_code`, the agent's name as sessions and usage give it, not the format",
 }

@@ -51,10 +51,11 @@ def counting_threads(monkeypatch, fail_on: str | None = None) -> collections.Cou
     real = tokens.FastEncoding.count_batch
     main = threading.get_ident()
     both = threading.Barrier(2, timeout=2)
+    already = threading.active_count()  # threads an earlier test left (a courier, a pool) are not the worker
 
     def count_batch(self, texts):
         me = threading.get_ident()
-        if me not in seen and threading.active_count() > 1:
+        if me not in seen and threading.active_count() > already:
             with contextlib.suppress(threading.BrokenBarrierError):
                 both.wait()
         seen[me] += 1
@@ -68,6 +69,7 @@ def counting_threads(monkeypatch, fail_on: str | None = None) -> collections.Cou
 
 @fast_only
 def test_a_large_cold_count_counts_on_two_threads_the_whole_texts_count_and_leaves_no_thread(monkeypatch):
+    before = set(threading.enumerate())  # an earlier test may have left a thread running
     view = big_view(count_texts.SPLIT_CHARS + 50_000)
     expected = whole_count(view)
     seen = counting_threads(monkeypatch)
@@ -76,7 +78,7 @@ def test_a_large_cold_count_counts_on_two_threads_the_whole_texts_count_and_leav
     with mock.patch.object(count_texts, "THREADS", 2):  # as on the 2-core machine, wherever the tests run
         assert counter.count(view, record=FullRecord(view)) == expected
     assert len(seen) == 2 and len(counter.split_cpu) == 1  # this thread and the worker both counted
-    assert threading.active_count() == 1
+    assert set(threading.enumerate()) == before  # no thread left by the count
 
 
 @fast_only
@@ -108,11 +110,12 @@ def test_with_a_child_counting_ahead_one_core_or_in_a_forked_child_the_count_sta
 @fast_only
 @pytest.mark.parametrize("fail_on", ["worker", "main"])
 def test_a_count_raising_on_either_thread_raises_and_leaves_no_thread(monkeypatch, fail_on):
+    before = set(threading.enumerate())  # an earlier test may have left a thread running
     view = big_view(count_texts.SPLIT_CHARS + 50_000)
     seen = counting_threads(monkeypatch, fail_on)
     with mock.patch.object(count_texts, "THREADS", 2), pytest.raises(RuntimeError, match="counting failed"):
         Counter().count(view, record=FullRecord(view))
-    assert threading.active_count() == 1
+    assert set(threading.enumerate()) == before  # no thread left by the count
     if fail_on == "main":  # the worker stopped at this thread's error: it counted the run it had taken, not the rest
         (worker,) = set(seen) - {threading.get_ident()}
         assert seen[worker] <= 2
@@ -122,6 +125,7 @@ def test_a_count_raising_on_either_thread_raises_and_leaves_no_thread(monkeypatc
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_views_and_edits_counted_on_two_threads_count_as_the_whole_text(data):
+    before = set(threading.enumerate())  # an earlier test may have left a thread running
     # Every batch of two texts or more split, so the runs' bounds fall everywhere a short view's bodies allow.
     record = data.draw(records())
     counter = Counter()
@@ -130,7 +134,7 @@ def test_random_views_and_edits_counted_on_two_threads_count_as_the_whole_text(d
         for _ in range(3):
             view = data.draw(views(record))
             assert counter.count(view, record=record) == count_text(counted_text(compile_request(view, record=record)))
-    assert threading.active_count() == 1
+    assert set(threading.enumerate()) == before  # no thread left by the count
 
 
 @fast_only
@@ -157,6 +161,7 @@ def test_a_count_that_cannot_start_its_worker_counts_on_this_thread(monkeypatch)
 
 @fast_only
 def test_long_texts_count_on_this_thread_and_the_rest_on_two(monkeypatch):
+    before = set(threading.enumerate())  # an earlier test may have left a thread running
     # A text long enough to hold a long piece is counted on the counting thread (its windows report to its progress);
     # the short ones around it still go to two threads, each count in its place.
     rng = random.Random(3)
@@ -176,4 +181,4 @@ def test_long_texts_count_on_this_thread_and_the_rest_on_two(monkeypatch):
     with mock.patch.object(count_texts, "THREADS", 2):
         assert Counter()._count_all(texts) == expected
     assert len(seen) == 2 and long_on == {threading.get_ident()}
-    assert threading.active_count() == 1
+    assert set(threading.enumerate()) == before  # no thread left by the count
