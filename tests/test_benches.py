@@ -55,8 +55,8 @@ SMOKES = (
         ("--tokens", "20000", "--repeat", "1"),
         (
             r"throughput ratio \(raw / ours, target >= 0.8\): +[\d.]+",
-            r"tiktoken encode_ordinary .* ours / theirs +[\d.]+ +\(same count\)",
-            r"ours against the fastest exact counter .*: [\d.]+",
+            r"tiktoken encode_ordinary .* ours / theirs: CPU +[\d.]+, .* +\(same count\)",
+            r"ours against the fastest exact counter .*: CPU [\d.]+",
             r"re-estimate ratio \(one edit / cold count, target < 0.05\): [\d.]+",
         ),
     ),
