@@ -442,11 +442,13 @@ def compaction_report(
     counter: Counter | None = None,
     cache: CacheReport | None = None,
     literals: LiteralChecks | None = None,
+    found: Sequence[tuple[int, Message]] | None = None,
 ) -> CompactionReport:
     """Every compaction and fold of the session explained; the cache report is built (one count) when not given.
     `literals`: the literal checks started before the count (core.forensics.literals_ahead), else each is made here.
-    Without them, a session with compactions has its checks forked (where it may) before that count."""
-    found = find_compactions(session)
+    Without them, a session with compactions has its checks forked (where it may) before that count. `found`: the
+    session's find_compactions when the caller has it already (the literal checks' spans were cut from it)."""
+    found = find_compactions(session) if found is None else list(found)
     if cache is None:
         if literals is None and found:
             with literal_checks(session) as started:

@@ -25,6 +25,7 @@ from foldscope.core.readout.agent_limits import agent_limits
 from foldscope.core.readout.composition import Composition, request_composition
 from foldscope.core.readout.cost_facts import duration
 from foldscope.core.readout.document import is_note
+from foldscope.core.readout.head_split import sources_for
 from foldscope.core.readout.report_bars import RequestBars
 from foldscope.core.readout.report_cost import cost_sections
 from foldscope.core.readout.report_data import ReportData
@@ -296,12 +297,16 @@ def mini_bar(c: Composition) -> str:
 
 def every_request_section(data: ReportData, window: int | None) -> Section:
     return Section(
-        "Every request", pieces=lambda: every_request_pieces(data.measure, window, mini_bar, largest_part, data.bars, data.every_request)
+        "Every request",
+        pieces=lambda: every_request_pieces(data.measure, window, mini_bar, largest_part, data.bars, data.every_request, data.head),
     )
 
 
 def conversation_section(data: ReportData) -> Section:
-    return Section("The conversation", pieces=lambda: conversation_pieces(data.session, data.measure, data.events, data.conversation))
+    return Section(
+        "The conversation",
+        pieces=lambda: conversation_pieces(data.session, data.measure, data.events, data.conversation, data.segments),
+    )
 
 
 def replay_section(data: ReportData, strategies: Sequence[str]) -> Section:
@@ -394,24 +399,32 @@ def gather(
     checks: Any = None,
     conversation: Callable[[int], str | None] | None = None,
     rows_ahead: bool = False,
+    segments: Sequence[tuple[int, int, int | None]] | None = None,
 ) -> ReportData:
     """Everything the page shows, measured once by `measure` (default: a Measure of the session under `policy`).
     `checks`: the compactions' literal checks started before (core.forensics.literals_ahead.LiteralChecks), else
-    gather starts them; `conversation`: the conversation's segments made ahead; `rows_ahead`: the every-request table
-    made in a child forked after the count, which the caller stops (ReportData.helpers; write_report does)."""
+    gather starts them; `conversation`: the conversation's segments made ahead, `segments` the record cut into them
+    (report_transcript.conversation_segments); `rows_ahead`: the every-request table made in a child forked after the
+    count, which the caller stops (ReportData.helpers; write_report does)."""
     measure = measure or Measure(session, policy or Policy())
     if checks is not None:
-        return _gathered(session, measure, replay, checks, conversation, rows_ahead)
+        return _gathered(session, measure, replay, checks, conversation, rows_ahead, segments)
     from foldscope.core.forensics.compactions import literal_checks
 
     # The compactions' literal checks need only the session: started now, they are made on the other core while the
     # trace is counted (core.forensics.literals_ahead), and the cost sections collect them.
     with literal_checks(session) if session.trace else nullcontext() as started:
-        return _gathered(session, measure, replay, started, conversation, rows_ahead)
+        return _gathered(session, measure, replay, started, conversation, rows_ahead, segments)
 
 
 def _gathered(
-    session: Session, measure: Measure, replay: Sequence[str], checks: Any, conversation: Any, rows_ahead: bool = False
+    session: Session,
+    measure: Measure,
+    replay: Sequence[str],
+    checks: Any,
+    conversation: Any,
+    rows_ahead: bool = False,
+    segments: Any = None,
 ) -> ReportData:
     from foldscope.core.forensics.trace_pass import MeasuredPass
 
@@ -431,8 +444,11 @@ def _gathered(
     largest = max(rows, key=lambda r: (r.count_with_head, -r.index)).index if rows else None
     limits = agent_limits(session, measure.policy)
     window = limits.window
+    head = sources_for(session)  # read once: the largest request's composition and every request's bar name the same parts
     composition = (
-        request_composition(measure, largest, window=window.tokens if window else None, window_source=window.said if window else "")
+        request_composition(
+            measure, largest, window=window.tokens if window else None, window_source=window.said if window else "", head=head
+        )
         if largest is not None
         else None
     )
@@ -446,13 +462,15 @@ def _gathered(
         bars=bars if len(bars) == len(rows) else None,
         literals=checks,
         conversation=conversation,
+        segments=segments,
+        head=head,
     )
     if rows_ahead:
         # The every-request table needs the count, nothing after it: its rows are made in a child forked now, on the
         # other core, while the cost sections are made here (core.forensics.literals_ahead; write_report stops it).
         from foldscope.core.forensics.literals_ahead import JobsAhead
 
-        ahead = JobsAhead(every_request_jobs(measure, window.tokens if window else None, mini_bar, largest_part, data.bars))
+        ahead = JobsAhead(every_request_jobs(measure, window.tokens if window else None, mini_bar, largest_part, data.bars, head))
         data.helpers.append(ahead)
         data.every_request = lambda j: ahead.take(j, in_order=True)  # the page takes its rows in order
     try:
@@ -546,6 +564,7 @@ def write_report(
                 checks=LiteralChecks(spans, ahead=ahead),
                 conversation=lambda j: ahead.take(first + j, in_order=True),  # the page takes its segments in order
                 rows_ahead=True,
+                segments=segments,  # cut once: the child's jobs and the page number the same segments
             )
             helpers = data.helpers
             write_output(out, lambda: _encoded(render_pieces(data)), read)

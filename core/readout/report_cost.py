@@ -41,7 +41,9 @@ def cost_sections(data: ReportData) -> list[Section]:
         return [Section("Cost by cause", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>")]
     out = [_cause_section(totals, cache.implicit)]
     try:
-        report = compaction_report(session, measure.policy, measure.counter, cache=cache, literals=data.literals)
+        # the checks' spans were cut from the session's compactions (compactions.literal_spans): not found again
+        found = [(span.request, span.note) for span in data.literals.spans] if data.literals is not None else None
+        report = compaction_report(session, measure.policy, measure.counter, cache=cache, literals=data.literals, found=found)
     except Exception as exc:  # noqa: BLE001
         out.append(Section("Compactions", f"<p>Not available: {esc(type(exc).__name__)}: {esc(exc)}</p>"))
         return out

@@ -33,6 +33,10 @@ class ReportData:
     # Segment j of the conversation as a forked child made it (core.readout.report_transcript.conversation_segments),
     # or None where it has not: write_report gives it while the child lives.
     conversation: Any = None
+    # The record cut into those segments (conversation_segments), when the caller cut it already: cut once a page.
+    segments: Any = None
+    # What names the unseen head's parts (core.readout.head_split.sources_for), read once for the page's compositions.
+    head: Any = None
     # The every-request table's j-th rows as a child forked after the count made them, or None (gather's rows_ahead),
     # and the children the caller stops once the page is written.
     every_request: Any = None

@@ -12,7 +12,7 @@ from typing import Any
 from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.composition import Composition, MessageFacts, request_composition
 from foldscope.core.readout.document import is_note
-from foldscope.core.readout.head_split import sources_for
+from foldscope.core.readout.head_split import HeadSources, sources_for
 from foldscope.core.readout.report_bars import RequestBars
 from foldscope.core.readout.report_html import esc
 from foldscope.core.request.measure import Measure
@@ -135,11 +135,16 @@ def conversation_jobs(session: Session, segments: Sequence[tuple[int, int, int |
 
 
 def conversation_pieces(
-    session: Session, measure: Measure, events: Sequence[tuple[int, str]], made: Callable[[int], str | None] | None = None
+    session: Session,
+    measure: Measure,
+    events: Sequence[tuple[int, str]],
+    made: Callable[[int], str | None] | None = None,
+    segments: Sequence[tuple[int, int, int | None]] | None = None,
 ) -> Iterator[str]:
     """The full record in order, collapsible, each request marked before the response it got: made a segment at a
     time as the page is written (the conversation is most of the page, never held whole). `made(j)`: segment j's
-    text if a child made it already (conversation_jobs), else None and it is made here."""
+    text if a child made it already (conversation_jobs), else None and it is made here. `segments`: the record cut
+    as conversation_segments cuts it, when the caller cut it already (the segments `made` numbers)."""
     record = session.record
     kinds = {"compaction": 0, "fold": 0}
     for _, kind in events:
@@ -155,7 +160,7 @@ def conversation_pieces(
     )
     view = set(session.view)
     rows = measure.trace.rows
-    for j, (start, end, k) in enumerate(conversation_segments(session)):
+    for j, (start, end, k) in enumerate(conversation_segments(session) if segments is None else segments):
         if k is not None:
             predicted = f", predicted input {rows[k].predicted:,} tokens" if k < len(rows) else ""
             yield f"<li class=req>request {k} sent{esc(predicted)}: <a href=#{request_anchor(k)}>its composition</a></li>"
@@ -176,11 +181,13 @@ def every_request_rows(
     start: int,
     end: int,
     kept: dict[str, Any],
+    head: HeadSources | None = None,
 ) -> str:
     """Rows start..end-1 of the every-request table, one string. `kept`: what one process works out once for all
-    its rows (the unseen head's parts, each message's category), filled at the first call."""
+    its rows (the unseen head's parts, each message's category), filled at the first call. `head`: the unseen head's
+    parts as the caller read them (sources_for), else read here."""
     if not kept:
-        kept["head"] = sources_for(measure.session)  # read once: the same parts name every request's head
+        kept["head"] = sources_for(measure.session) if head is None else head  # the same parts name every request's head
         kept["facts"] = MessageFacts()  # each message's category worked out once, not once per request that carries it
     head, facts = kept["head"], kept["facts"]
     out = []
@@ -202,13 +209,14 @@ def every_request_jobs(
     bar: Callable[[Composition], str],
     largest_part: Callable[[Composition], str],
     bars: RequestBars | None,
+    head: HeadSources | None = None,
 ) -> list[Callable[[], str]]:
     """The every-request table's rows, ROWS_A_JOB at a time, as jobs a forked child can run after the count
     (core.forensics.literals_ahead.JobsAhead), in order."""
     kept: dict[str, Any] = {}
     n = len(measure.trace.rows)
     return [
-        partial(every_request_rows, measure, window, bar, largest_part, bars, start, min(n, start + ROWS_A_JOB), kept)
+        partial(every_request_rows, measure, window, bar, largest_part, bars, start, min(n, start + ROWS_A_JOB), kept, head)
         for start in range(0, n, ROWS_A_JOB)
     ]
 
@@ -220,11 +228,12 @@ def every_request_pieces(
     largest_part: Callable[[Composition], str],
     bars: RequestBars | None = None,
     made: Callable[[int], str | None] | None = None,
+    head: HeadSources | None = None,
 ) -> Iterator[str]:
     """A row per request (its anchor), its predicted input and its composition as a bar with the largest part: made
     ROWS_A_JOB rows at a time as the page is written. `bars`: each request's parts as the trace's count heard them
     (else each request is measured again). `made(j)`: the j-th ROWS_A_JOB rows if a child made them already
-    (every_request_jobs), else None and they are made here."""
+    (every_request_jobs), else None and they are made here. `head`: as every_request_rows'."""
     yield (
         "<p>Every request as it was sent: the bar is its count split by the composition legend above (the "
         "timeline's bars link here). The bar's full width is the context window where known.</p>"
@@ -238,6 +247,6 @@ def every_request_pieces(
         yield (
             text
             if isinstance(text, str)
-            else every_request_rows(measure, window, bar, largest_part, bars, start, min(n, start + ROWS_A_JOB), kept)
+            else every_request_rows(measure, window, bar, largest_part, bars, start, min(n, start + ROWS_A_JOB), kept, head)
         )
     yield "</tbody></table>"

@@ -96,3 +96,31 @@ def test_the_conversations_segments_cover_the_record_in_order_each_request_marke
     marked = [k for _, _, k in segments if k is not None]
     answered = {r.response_id: k for k, r in enumerate(session.trace) if r.response_id}
     assert marked == sorted(answered.values())
+
+
+def test_the_page_finds_the_compactions_cuts_the_conversation_and_reads_the_head_once(generated, tmp_path, monkeypatch):
+    """What the page needs in two places is worked out once and shared: the compactions (the literal checks' spans and
+    the compactions section), the conversation's segments (the child's jobs and the page) and the unseen head's
+    names (the largest request's composition and every request's bar)."""
+    from foldscope.core.forensics import compactions
+    from foldscope.core.readout import composition, report, report_transcript
+
+    calls: dict[str, int] = {}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def call(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, call)
+
+    counted(compactions, "find_compactions")
+    for module in (report, report_transcript):
+        counted(module, "conversation_segments")
+    for module in (report, report_transcript, composition):
+        counted(module, "sources_for")
+    page = _in_line_page(generated, tmp_path / "a.html", monkeypatch)  # in-line: every job made in this process
+    assert b"compaction" in page
+    assert calls == {"find_compactions": 1, "conversation_segments": 1, "sources_for": 1}
