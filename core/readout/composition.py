@@ -258,35 +258,13 @@ def compose(
         size = parts.total
         totals, thinking = _category_totals(parts, facts)
     else:
-        totals, thinking = {name: list(total) for name, total in summed[0].items()}, summed[1]
+        # a copy of the dict, not of its [tokens, messages]: only keys are added here (_add_unseen_head), none changed
+        totals, thinking = dict(summed[0]), summed[1]
         size = parts.unseen_head + parts.framing + sum(total[0] for total in totals.values())  # the head's first
     grouped, by_content, by_path = _groups(parts, record, facts) if details else ({(HEAD, "", ""): [head_tokens, []]}, {}, {})
     head_parts = (head or HeadSources()).split(parts.unseen_head)
     split = _add_unseen_head(parts, head_parts, totals, grouped)
-    results = sorted((n for n in totals if n.startswith(f"{RESULTS}: ")), key=lambda n: -totals[n][0])
-    notes = {
-        HEAD: f"system {parts.system:,}, tools {parts.tools:,}" if head_tokens else "",
-        FRAMING: "the JSON around and between the blocks",
-    }
-    notes.update({n: p.said for p in head_parts if (n := NOT_SPLIT if p.name == NOT_SPLIT else f"{UNSEEN}: {p.name}") in totals})
-    if head_parts and not split:
-        notes[UNSEEN] = f"not split: {head_parts[0].source}"
-    unseen = [n for n in totals if n == UNSEEN or n.startswith(f"{UNSEEN}:") or n == NOT_SPLIT]
-    categories: list[Category] = []
-    for name in [HEAD, *unseen, INSTRUCTIONS, ASSISTANT, THINKING, CALLS] + results + [NOTES, COPIES, FRAMING]:
-        if name == THINKING:
-            if thinking:
-                categories.append(
-                    Category(
-                        THINKING,
-                        0,
-                        0,
-                        f"not sent: the file keeps {thinking:,} characters of thinking, which the API drops from later requests",
-                    )
-                )
-            continue
-        if name in totals and (totals[name][0] or name != HEAD):
-            categories.append(Category(name, totals[name][0], totals[name][1], notes.get(name, "")))
+    categories = _categories(parts, totals, thinking, head_parts, split)
     groups = (
         Group(category, tool, target, max(len(indexes), 1), tokens, tuple(sorted(indexes)))
         for (category, tool, target), (tokens, indexes) in (grouped.items() if details else ())
@@ -300,13 +278,61 @@ def compose(
         parts.unseen_head,
         window,
         window_source,
-        parts=tuple(categories),
+        parts=categories,
         groups=tuple(groups),
         repeats=tuple(_repeats(by_content, by_path)),
         thinking_in_file=thinking,
         predicted=predicted,
         head_parts=tuple(head_parts),
     )
+
+
+_RESULTS_OF, _UNSEEN_OF = f"{RESULTS}: ", f"{UNSEEN}:"
+_BEFORE_RESULTS = (INSTRUCTIONS, ASSISTANT, THINKING, CALLS)
+_AFTER_RESULTS = (NOTES, COPIES, FRAMING)
+
+
+def _categories(parts: Parts, totals: dict[str, list[int]], thinking: int, head_parts: list[HeadPart], split: bool) -> tuple[Category, ...]:
+    """The categories in the bar's order, each with its note: the head, the unseen head's parts, the messages' kinds,
+    thinking (kept by the file, not sent), the results by tool (largest first), notes, copies, framing. Each name's note
+    is worked out only when the name is shown (the report composes every request of a session)."""
+    unseen: list[str] = []
+    results: list[str] = []
+    for n in totals:
+        if n.startswith(_RESULTS_OF):
+            results.append(n)
+        elif n == UNSEEN or n == NOT_SPLIT or n.startswith(_UNSEEN_OF):
+            unseen.append(n)
+    results.sort(key=lambda n: -totals[n][0])
+    categories: list[Category] = []
+    head = totals.get(HEAD)
+    if head is not None and head[0]:
+        categories.append(
+            Category(HEAD, head[0], head[1], f"system {parts.system:,}, tools {parts.tools:,}" if parts.system + parts.tools else "")
+        )
+    if unseen:
+        notes = {NOT_SPLIT if p.name == NOT_SPLIT else f"{UNSEEN}: {p.name}": p.said for p in head_parts}
+        if head_parts and not split:
+            notes[UNSEEN] = f"not split: {head_parts[0].source}"
+        categories += (Category(n, totals[n][0], totals[n][1], notes.get(n, "")) for n in unseen)
+    for name in _BEFORE_RESULTS:
+        if name == THINKING:
+            if thinking:
+                categories.append(
+                    Category(
+                        THINKING,
+                        0,
+                        0,
+                        f"not sent: the file keeps {thinking:,} characters of thinking, which the API drops from later requests",
+                    )
+                )
+        elif (total := totals.get(name)) is not None:
+            categories.append(Category(name, total[0], total[1]))
+    categories += (Category(n, totals[n][0], totals[n][1]) for n in results)
+    for name in _AFTER_RESULTS:
+        if (total := totals.get(name)) is not None:
+            categories.append(Category(name, total[0], total[1], "the JSON around and between the blocks" if name == FRAMING else ""))
+    return tuple(categories)
 
 
 Summed = tuple[dict[str, list[int]], int]  # each category's [tokens, messages] (the head's first), thinking characters
