@@ -208,8 +208,9 @@ class MessageFacts:
         self.remember = remember
         self._by_id: dict[str, tuple[Message, tuple[str, str, str, int]]] = {}
         # The last request's (message, tokens) pairs, its categories' [tokens, messages] in order of first appearance,
-        # and its characters of thinking: the next request's totals go on from them (_category_totals).
-        self.last: tuple[tuple[tuple[Message, int], ...], dict[str, list[int]], int] | None = None
+        # its characters of thinking, and each of its messages' total's name and thinking: the next request's totals go
+        # on from them (_category_totals).
+        self.last: tuple[tuple[tuple[Message, int], ...], dict[str, list[int]], int, list[tuple[str, int]]] | None = None
 
     def of(self, message: Message) -> tuple[str, str, str, int]:
         """(category, tool, the name its tokens add up under, characters of thinking the file keeps with it)."""
@@ -351,24 +352,27 @@ def _category_totals(parts: Parts, facts: MessageFacts) -> tuple[dict[str, list[
     left with no message is dropped before the new ones join, which keeps the order of first appearance."""
     messages = parts.messages
     last = facts.last
+    facts.last = None  # taken over and changed in place below: a failure half way starts the next request afresh
     if last is None:
         before: tuple[tuple[Message, int], ...] = ()
         cats: dict[str, list[int]] = {}
         thinking = 0
+        named: list[tuple[str, int]] = []
     else:
-        before, held, thinking = last
-        cats = {name: list(total) for name, total in held.items()}
+        before, cats, thinking, named = last
     shared = _same_start(messages, before)
-    for m, tokens in before[shared:]:
-        _, _, name, chars = facts.of(m)
+    # what leaves is read from what each message added when it joined (its name and thinking), not worked out again
+    for (_, tokens), (name, chars) in zip(before[shared:], named[shared:]):
         gone = cats[name]
         gone[0] -= tokens
         gone[1] -= 1
         thinking -= chars
     if len(before) > shared:
+        del named[shared:]
         cats = {name: kept for name, kept in cats.items() if kept[1]}
     for m, tokens in messages[shared:]:
         _, _, name, chars = facts.of(m)
+        named.append((name, chars))
         total = cats.get(name)
         if total is None:
             cats[name] = [tokens, 1]
@@ -376,7 +380,7 @@ def _category_totals(parts: Parts, facts: MessageFacts) -> tuple[dict[str, list[
             total[0] += tokens
             total[1] += 1
         thinking += chars
-    facts.last = (messages, cats, thinking)
+    facts.last = (messages, cats, thinking, named)
     totals: dict[str, list[int]] = {HEAD: [parts.system + parts.tools, 0]}
     totals.update((name, list(total)) for name, total in cats.items())
     return totals, thinking
