@@ -46,6 +46,9 @@ START_CHARS = 16 << 20
 LEAD_CHARS = 4 << 20
 # The child counts a batch of about this much text per message through its pipe.
 BATCH_CHARS = 256 << 10
+# A text this long is not sent before the child's first answer: the measure, which does not wait for a starting child,
+# would count it in-line too, and its count alone takes longer than the child's start (about 0.03-0.2 s a MB).
+HUGE_CHARS = 1 << 20
 WINDOW = 256  # record messages planned at a time
 OVERLAP = 32  # messages planned on either side of a window, so a call and its result on its edge still pair
 # Until the child has answered once, a count it has not made is made in-line (its start takes about half a second of
@@ -230,10 +233,10 @@ class CountsAhead:
                 continue
             if self._windowed and has_long_piece(text):
                 continue  # merged in windows by the counter itself (core.request.long_pieces)
-            if not (WAIT_FOR_START or self._ready.is_set()) and has_long_piece(text):
+            if not (WAIT_FOR_START or self._ready.is_set()) and (len(text) >= HUGE_CHARS or has_long_piece(text)):
                 # Before this child has answered once the measure does not wait for it (take) and counts in-line
-                # (through inspect's helper where it has one): sent here too, it was merged by both, seconds each (a
-                # 50 MB piece, 8 s each; the GUI, which has no helper, counted it twice as well).
+                # (through inspect's helper where it has one): sent here too, a huge text was counted by both, seconds
+                # each (a 50 MB piece of letters, 8 s each; 50 MB of base64, 4.5 s each), in the GUI as in inspect.
                 continue
             self._bodies[key] = text
             self._add(key, text)

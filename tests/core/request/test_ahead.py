@@ -432,6 +432,30 @@ def test_a_long_text_is_counted_by_one_process_only_without_a_helper(eager, monk
     assert not any(letters in text for text in handed)
 
 
+def test_a_huge_text_without_a_long_piece_is_not_sent_before_the_childs_first_answer(eager, monkeypatch):
+    """Not only a long piece: any text whose count alone outlasts the child's start (50 MB of base64 or of code, a
+    few seconds) was counted in-line and by the child at once. Shrunk here: HUGE_CHARS of words."""
+    monkeypatch.setattr(ahead, "WAIT_FOR_START", False)  # as the commands and the GUI have it
+    monkeypatch.setattr(ahead, "HUGE_CHARS", 20_000)
+    words = " ".join(f"word{i}" for i in range(5_000))  # about 44,000 characters, no long piece
+    short = tool_session(4)
+    huge = Message("huge", "instruction", 0, {"instruction": words})
+    record = FullRecord([short.record[0], huge, *list(short.record)[1:]])
+    trace = [Request(r.index, (r.view[0], "huge", *r.view[1:]), r.response_id, r.usage) for r in short.trace]
+    session = Session(record, [m.id for m in record], trace=trace)
+    expected = inline(session, None, monkeypatch)
+
+    handed: list[str] = []
+    add = ahead.CountsAhead._add
+    monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (handed.append(text), add(self, key, text)))
+    spawned: list = []
+    spawn = child.spawn
+    monkeypatch.setattr(child, "spawn", lambda: spawned.append(spawn()) or spawned[-1])
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert spawned and spawned[0] is not None and handed  # the other bodies went ahead: not vacuous
+    assert not any(words in text for text in handed)
+
+
 def test_a_block_that_cannot_be_rendered_ahead_never_fails_the_measure(eager, monkeypatch):
     """What is sent ahead is a guess: a block it cannot render (a clipped copy under a bound it does not fit, planned
     before the first round's frozen bound is known) is left to the counter, which renders the views' own blocks."""
