@@ -349,6 +349,22 @@ def test_a_body_with_a_very_long_piece_is_left_to_the_counter(eager, monkeypatch
     assert sent and all(len(t) < 100_000 for t in sent)
 
 
+def session_leading_with(message: Message) -> Session:
+    """A short tool session whose every request holds `message` right after the first message."""
+    short = tool_session(4)
+    record = FullRecord([short.record[0], message, *list(short.record)[1:]])
+    trace = [Request(r.index, (r.view[0], message.id, *r.view[1:]), r.response_id, r.usage) for r in short.trace]
+    return Session(record, [m.id for m in record], trace=trace)
+
+
+def spawned_children(monkeypatch) -> list:
+    """Every counting child spawned from now on (None where one could not start)."""
+    spawned: list = []
+    spawn = child.spawn
+    monkeypatch.setattr(child, "spawn", lambda: spawned.append(spawn()) or spawned[-1])
+    return spawned
+
+
 def test_a_long_text_is_counted_by_one_process_only_beside_inspects_helper(eager, monkeypatch):
     """`inspect` counts through its forked helper (core.request.counting.helper) and ahead in a spawned child at once:
     the measure reaches a huge message before the child has answered once, so it does not wait for it and asks the
@@ -364,11 +380,7 @@ def test_a_long_text_is_counted_by_one_process_only_beside_inspects_helper(eager
         pytest.skip("with tiktoken the counter merges a long piece itself; the helper needs fork")
     monkeypatch.setattr(ahead, "WAIT_FOR_START", False)  # as in inspect: the measure never waits for a starting child
     letters = "".join(random.Random(5).choices("abcdefghijklmnopqrstuvwxyz", k=3 * LONG_PIECE))
-    short = tool_session(4)
-    long = Message("long", "instruction", 0, {"instruction": letters})
-    record = FullRecord([short.record[0], long, *list(short.record)[1:]])
-    trace = [Request(r.index, (r.view[0], "long", *r.view[1:]), r.response_id, r.usage) for r in short.trace]
-    session = Session(record, [m.id for m in record], trace=trace)
+    session = session_leading_with(Message("long", "instruction", 0, {"instruction": letters}))
     expected = inline(session, None, monkeypatch)
 
     handed: list[str] = []  # "ahead" or "helper", once for each time a body holding the long text was handed over
@@ -384,11 +396,9 @@ def test_a_long_text_is_counted_by_one_process_only_beside_inspects_helper(eager
             handed.append("helper")
         ask(stream, request)
 
-    spawned: list = []
-    spawn = child.spawn
     monkeypatch.setattr(ahead.CountsAhead, "_add", add_logged)
     monkeypatch.setattr(forked, "send", ask_logged)
-    monkeypatch.setattr(child, "spawn", lambda: spawned.append(spawn()) or spawned[-1])
+    spawned = spawned_children(monkeypatch)
     monkeypatch.setattr(tokens, "_encoding", None)  # so that start_helper forks
     assert forked.start_helper()
     try:
@@ -398,6 +408,24 @@ def test_a_long_text_is_counted_by_one_process_only_beside_inspects_helper(eager
     assert got == expected
     assert spawned and spawned[0] is not None  # a child counted ahead beside the helper: the test is not vacuous
     assert handed == ["helper"]
+
+
+def sent_ahead_without_a_helper(monkeypatch, message: Message) -> list[str]:
+    """Every body sent ahead while a session leading with `message` is measured as the GUI and the commands measure
+    (no helper, the measure not waiting for a starting child), its figures checked against the in-line count."""
+    from foldscope.core.request import tokens
+
+    monkeypatch.setattr(ahead, "WAIT_FOR_START", False)
+    session = session_leading_with(message)
+    expected = inline(session, None, monkeypatch)
+    handed: list[str] = []
+    add = ahead.CountsAhead._add
+    monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (handed.append(text), add(self, key, text)))
+    spawned = spawned_children(monkeypatch)
+    assert not tokens.helping()
+    assert rows_of(measure_trace(session, counter=Counter())) == expected
+    assert spawned and spawned[0] is not None and handed  # a child counted the other bodies ahead: not vacuous
+    return handed
 
 
 def test_a_long_text_is_counted_by_one_process_only_without_a_helper(eager, monkeypatch):
@@ -411,48 +439,17 @@ def test_a_long_text_is_counted_by_one_process_only_without_a_helper(eager, monk
 
     if tokens.windowed():
         pytest.skip("with tiktoken the counter merges a long piece itself and never sends it ahead")
-    monkeypatch.setattr(ahead, "WAIT_FOR_START", False)  # as the commands and the GUI have it
     letters = "".join(random.Random(6).choices("abcdefghijklmnopqrstuvwxyz", k=3 * LONG_PIECE))
-    short = tool_session(4)
-    long = Message("long", "instruction", 0, {"instruction": letters})
-    record = FullRecord([short.record[0], long, *list(short.record)[1:]])
-    trace = [Request(r.index, (r.view[0], "long", *r.view[1:]), r.response_id, r.usage) for r in short.trace]
-    session = Session(record, [m.id for m in record], trace=trace)
-    expected = inline(session, None, monkeypatch)
-
-    handed: list[str] = []  # every body sent ahead: the long one must not be among them
-    add = ahead.CountsAhead._add
-    monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (handed.append(text), add(self, key, text)))
-    spawned: list = []
-    spawn = child.spawn
-    monkeypatch.setattr(child, "spawn", lambda: spawned.append(spawn()) or spawned[-1])
-    assert not tokens.helping()
-    assert rows_of(measure_trace(session, counter=Counter())) == expected
-    assert spawned and spawned[0] is not None and handed  # a child counted the other bodies ahead: not vacuous
+    handed = sent_ahead_without_a_helper(monkeypatch, Message("long", "instruction", 0, {"instruction": letters}))
     assert not any(letters in text for text in handed)
 
 
 def test_a_huge_text_without_a_long_piece_is_not_sent_before_the_childs_first_answer(eager, monkeypatch):
     """Not only a long piece: any text whose count alone outlasts the child's start (50 MB of base64 or of code, a
     few seconds) was counted in-line and by the child at once. Shrunk here: HUGE_CHARS of words."""
-    monkeypatch.setattr(ahead, "WAIT_FOR_START", False)  # as the commands and the GUI have it
     monkeypatch.setattr(ahead, "HUGE_CHARS", 20_000)
     words = " ".join(f"word{i}" for i in range(5_000))  # about 44,000 characters, no long piece
-    short = tool_session(4)
-    huge = Message("huge", "instruction", 0, {"instruction": words})
-    record = FullRecord([short.record[0], huge, *list(short.record)[1:]])
-    trace = [Request(r.index, (r.view[0], "huge", *r.view[1:]), r.response_id, r.usage) for r in short.trace]
-    session = Session(record, [m.id for m in record], trace=trace)
-    expected = inline(session, None, monkeypatch)
-
-    handed: list[str] = []
-    add = ahead.CountsAhead._add
-    monkeypatch.setattr(ahead.CountsAhead, "_add", lambda self, key, text: (handed.append(text), add(self, key, text)))
-    spawned: list = []
-    spawn = child.spawn
-    monkeypatch.setattr(child, "spawn", lambda: spawned.append(spawn()) or spawned[-1])
-    assert rows_of(measure_trace(session, counter=Counter())) == expected
-    assert spawned and spawned[0] is not None and handed  # the other bodies went ahead: not vacuous
+    handed = sent_ahead_without_a_helper(monkeypatch, Message("huge", "instruction", 0, {"instruction": words}))
     assert not any(words in text for text in handed)
 
 
