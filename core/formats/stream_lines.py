@@ -63,18 +63,52 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
             if raw[0] in _SPACE and not raw.strip():  # looks at the first byte before copying the line
                 continue
             if pending is not None:
-                try:  # msgspec straight (fast_json.loads without its call): a million tiny lines are two calls each less
-                    value = decode(pending[2])
-                except fast_json.REFUSALS:
-                    value = _parse(pending, builder, last=False)
+                if _escaped_huge(pending[2]):
+                    held, pending = [pending], None  # its bytes held by `held` alone, so _huge_value can free them
+                    value, pending = _huge_value(held, builder, last=False), held[0]
+                else:
+                    try:  # msgspec straight (fast_json.loads without its call): a million tiny lines are two calls each less
+                        value = decode(pending[2])
+                    except fast_json.REFUSALS:
+                        value = _parse(pending, builder, last=False)
                 if value is not _SKIP:
                     yield pending[0], pending[1], value
             pending = (number, start, raw)
+        raw = b""  # the last line's bytes held by `pending` alone
         if pending is not None:
-            value = _parse(pending, builder, last=True)
+            if _escaped_huge(pending[2]):
+                held, pending = [pending], None
+                value, pending = _huge_value(held, builder, last=True), held[0]
+            else:
+                value = _parse(pending, builder, last=True)
             if value is not _SKIP:
                 yield pending[0], pending[1], value
         starts.append(offset)
+
+
+# A line this long, ASCII and holding an escape is decoded by the json module from its text once its bytes are freed
+# (_huge_value): msgspec decodes an escaped string through a scratch copy beside the line's bytes and its value, so a
+# 50 MB message of code or JSON logs peaked at the line, the scratch and the text, about 3.3 times the message.
+HUGE_LINE = 1 << 22
+
+
+def _escaped_huge(raw: bytes) -> bool:
+    return len(raw) >= HUGE_LINE and b"\\" in raw and raw.isascii()
+
+
+def _huge_value(held: list[tuple[int, int, Any]], builder: SessionBuilder, last: bool) -> Any:
+    """The value of the one line in `held` (an escaped huge line, _escaped_huge), its bytes dropped before it is parsed:
+    at most its text and its value at once. The json module's value is msgspec's wherever msgspec accepts the line
+    (core.formats.fast_json); a line neither accepts goes to _parse, which names the problem as it always does.
+    `held` is given back the line's number and offset (its bytes no longer)."""
+    number, start, raw = held.pop()
+    held.append((number, start, b""))
+    text = raw.decode("ascii")
+    del raw
+    try:
+        return _decode(text)
+    except (ValueError, RecursionError):
+        return _parse((number, start, text.encode("ascii")), builder, last)
 
 
 class LineTail:
