@@ -47,8 +47,8 @@ from foldscope.core.request.count_step import (
     lay_out,
     one_replaced,
     places,
+    plain_body,
     shared,
-    text_body,
     text_key,
 )
 from foldscope.core.request.count_texts import PARALLEL_CHARS, Tokenising  # noqa: F401 - PARALLEL_CHARS: its old home
@@ -320,7 +320,13 @@ class Counter(Tokenising):
                     n = image_tokens(m)
                     if n:
                         images[key] = n
-            new.update([(key, body_of(spec, record, policy, first_round)) for key, spec in todo])
+            rendered = [
+                (key, plain_body(spec.message) if spec.tag == TEXT and spec.mark is None else body_of(spec, record, policy, first_round))
+                for key, spec in todo
+            ]
+            new.update(rendered)  # type: ignore[arg-type]  # a body in parts is taken out just below
+            for key in [key for key, body in rendered if type(body) is list]:  # a huge text's body in parts (plain_body)
+                ready[key] = self._parts_count(new.pop(key))  # type: ignore[arg-type]
             return new, ready
         for key, spec in todo:
             if key in new or key in ready:
@@ -337,17 +343,26 @@ class Counter(Tokenising):
                 pictured = self._extra(spec)
             if pictured:  # _tokenise adds them (and unseen parts) to the body's count (none, nearly always)
                 self._images[key] = pictured
+            body: str | list[str]
             if plain:
-                body = text_body(spec.message)  # body_of's answer for it, without its call
+                body = plain_body(spec.message)  # body_of's answer for it, without its call (or in parts)
             elif ahead is not None:
                 whole = (full_key(key), pk)  # as counting ahead keys it
                 made = ahead.take(whole)
                 if made is not None:  # counted ahead, on the other core (core.request.counting.ahead)
                     ready[key] = made
                     continue
-                body = ahead.body(whole) or body_of(spec, record, policy, first_round)
+                body = ahead.body(whole) or (
+                    plain_body(spec.message) if spec.tag == TEXT and spec.mark is None else body_of(spec, record, policy, first_round)
+                )
             else:
                 body = body_of(spec, record, policy, first_round)
+            if isinstance(body, list):  # a huge text's body in parts, never whole (count_step.body_parts)
+                ready[key] = self._parts_count(body)
+                sizes = [body_bytes(part) for part in body]
+                if lengths is not None and None not in sizes:
+                    lengths[key] = sum(sizes)  # type: ignore[arg-type]
+                continue
             new[key] = body
             if lengths is not None and spec.mark is None:
                 size = body_bytes(body)

@@ -27,6 +27,7 @@ from foldscope.core.model import shared_start as _shared
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared_start import Shared, grown
+from foldscope.core.request import long_pieces
 from foldscope.core.request.compile import IncludedRound, Plan, canonical, render_block, request_head, result_text, value_text
 from foldscope.core.request.plan import (
     ROLE,
@@ -213,6 +214,32 @@ def text_body(m: Message) -> str:
     if len(text) >= _HUGE and text.isascii() and _ESCAPED.search(text) is None:  # its JSON is itself in quotes
         return "".join(('text":"', text, '","'))  # no JSON copy beside the text and the body (and msgspec's bytes)
     return "".join(('text":', json_string(text), ',"'))
+
+
+def plain_body(m: Message) -> str | list[str]:
+    """text_body's answer; for a huge text JSON escapes, the body in parts whose counts add up to its count (body_parts),
+    never whole: made whole, the text, its JSON and the body joined from it were held at once (3.5 times a 50 MB
+    message of code, with msgspec's bytes)."""
+    text = instruction_text(m) if m.kind == "instruction" else m.text
+    if len(text) >= _HUGE:
+        if text.isascii() and _ESCAPED.search(text) is None:
+            return "".join(('text":"', text, '","'))  # as text_body: its JSON is itself in quotes
+        return body_parts(text)
+    return "".join(('text":', json_string(text), ',"'))
+
+
+def body_parts(text: str) -> list[str]:
+    """The body of a text block holding `text` (text_body's), as parts cut where the text is cut between two pieces
+    (long_pieces.cuts), each part's text escaped apart (JSON escapes a character at a time). Each such bound is one
+    of the body's too: it stands between two characters only (a space, a digit or punctuation after printable ASCII,
+    a letter or an ideograph), and escaping keeps the character before it printable ASCII if it was and its own class
+    if a letter, and starts the one after it with itself or a backslash (punctuation): so each part's count is the
+    body's count there, and their sum is the body's count."""
+    at = long_pieces.cuts(text, long_pieces.PART)
+    parts = [encode_basestring(text[a:b])[1:-1] for a, b in zip(at, at[1:])]  # json_string's text for each, unquoted
+    parts[0] = 'text":"' + parts[0]
+    parts[-1] = parts[-1] + '","'
+    return parts
 
 
 _HUGE = 1 << 20

@@ -68,6 +68,13 @@ class Tokenising:
                     counted[key] += images.pop(key)
         bodies.update(counted)
 
+    def _parts_count(self, parts: list[str]) -> int:
+        """The count of a text given as parts cut between two pieces (core.request.count_step.body_parts): the sum of the
+        parts' counts, each part counted as _tokenise counts a text."""
+        self.tokenised_chars += sum(map(len, parts))
+        counts = self._windowed_counts(parts) if tokens.windowed() else self._passages.counts(parts, self._count_all)
+        return sum(counts)
+
     def _windowed_counts(self, texts: list[str]) -> list[int]:
         """Each text's count where tiktoken counts: a text holding a very long piece merged in windows
         (core.request.long_pieces), never whole; the rest by passages (core.request.passages)."""

@@ -31,7 +31,7 @@ from foldscope.core.request.counting import child
 from foldscope.core.request.counting.child import receive, send
 from foldscope.core.request.long_pieces import has_long_piece
 from foldscope.core.request.passages import Passages
-from foldscope.core.request.plan import CompileError, IncludedRound, plan_runs
+from foldscope.core.request.plan import TEXT, CompileError, IncludedRound, plan_runs
 from foldscope.core.request.provider_text import thinking_text
 
 if TYPE_CHECKING:
@@ -225,6 +225,9 @@ class CountsAhead:
             key = (block_key(spec, record, self._policy, first_round), self._pk)
             if key in self._bodies or key in self._counts or key in self._batch_of or self._known(key):
                 continue
+            waits = not (WAIT_FOR_START or self._ready.is_set())
+            if waits and spec.tag == TEXT and spec.mark is None and len(spec.message.text) >= HUGE_CHARS:
+                continue  # left below once rendered, so not rendered: a huge text's body whole is its text twice more
             try:
                 text = body_of(spec, record, self._policy, first_round)
             except CompileError:
@@ -233,7 +236,7 @@ class CountsAhead:
                 continue
             if self._windowed and has_long_piece(text):
                 continue  # merged in windows by the counter itself (core.request.long_pieces)
-            if not (WAIT_FOR_START or self._ready.is_set()) and (len(text) >= HUGE_CHARS or has_long_piece(text)):
+            if waits and (len(text) >= HUGE_CHARS or has_long_piece(text)):
                 # Before this child has answered once the measure does not wait for it (take) and counts in-line
                 # (through inspect's helper where it has one): sent here too, a huge text was counted by both, seconds
                 # each (a 50 MB piece of letters, 8 s each; 50 MB of base64, 4.5 s each), in the GUI as in inspect.
