@@ -236,7 +236,7 @@ def body_parts(text: str) -> list[str]:
     if a letter, and starts the one after it with itself or a backslash (punctuation): so each part's count is the
     body's count there, and their sum is the body's count."""
     at = long_pieces.cuts(text, long_pieces.PART)
-    parts = [encode_basestring(text[a:b])[1:-1] for a, b in zip(at, at[1:])]  # json_string's text for each, unquoted
+    parts = [json_string(text[a:b])[1:-1] for a, b in zip(at, at[1:])]  # each part as json_string writes it, unquoted
     parts[0] = 'text":"' + parts[0]
     parts[-1] = parts[-1] + '","'
     return parts
