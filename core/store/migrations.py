@@ -213,9 +213,17 @@ def migrate(db: Any, migrations: Iterable[tuple[str, Callable]] = MIGRATIONS) ->
     return applied
 
 
+# A text is hashed this many characters at a time: UTF-8 (with surrogatepass) encodes each code point alone, so the
+# pieces' bytes are the whole text's; whole, one huge message's text was held again as bytes and once more joined.
+KEY_CHUNK = 1 << 20
+
+
 def body_key(original_sha256: str, text: str) -> str:
     """A body's key: the SHA-256 of the original bytes' SHA-256 and the message's text."""
-    return hashlib.sha256(original_sha256.encode("ascii") + b"\0" + text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256(original_sha256.encode("ascii") + b"\0")
+    for start in range(0, len(text), KEY_CHUNK):
+        digest.update(text[start : start + KEY_CHUNK].encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 def _legacy_sha256(original: Any, text: Any) -> str:

@@ -92,7 +92,7 @@ class SourceBytes:
         if source is not None and lines:
             data, starts = self.data, source.starts
             if len(lines) == 1:
-                got = data[starts[lines[0] - 1] : starts[lines[0]]].rstrip(b"\r\n")
+                got = data[starts[lines[0] - 1] : line_end(data, starts[lines[0] - 1], starts[lines[0]])]
             else:
                 got = b"\n".join(data[starts[n - 1] : starts[n]].rstrip(b"\r\n") for n in lines)
             self._unreleased += len(got)
@@ -101,6 +101,14 @@ class SourceBytes:
                 self._unreleased = 0
             return got
         return self._dumps(message.raw if message.raw is not None else message_dict(message)).encode("utf-8")
+
+
+def line_end(data: bytes | mmap.mmap, start: int, stop: int) -> int:
+    """Where the line in data[start:stop] ends without its line break: sliced once there, a huge line is not copied a
+    second time by rstrip."""
+    while stop > start and data[stop - 1] in (10, 13):  # b"\n", b"\r"
+        stop -= 1
+    return stop
 
 
 def _json_default(value: Any) -> Any:
