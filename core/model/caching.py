@@ -65,7 +65,12 @@ def caching_of(policy: Policy, session: Session, model: str | None = None) -> Ca
 
 def map_words(caching: Caching) -> str:
     """The words short enough for the window map's line beside the request's size (at 1366 pixels the whole line
-    would be dropped): the setting and what the file shows, without where the replay models the marks."""
+    would be dropped): the setting and what the file shows, without where the replay models the marks. The map draws
+    the marks foldscope's compile places; left unset on a file that shows cache reads, the marks were the agent's,
+    which the file does not hold ("no cache marks" beside "marks where the file's usage shows cache reads" read as a
+    contradiction on such a file)."""
+    if caching.setting == AS_RECORDED and caching.modelled == "marks" and not caching.placed:
+        return f"{AS_RECORDED_WORDS}: the agent's own, which the file does not hold"
     return caching.words.split(", modelled where", 1)[0]
 
 

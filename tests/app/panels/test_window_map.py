@@ -116,7 +116,7 @@ def test_caching_left_unset_on_a_cached_claude_code_session_says_as_recorded_on_
     said = "caching as recorded: marks where the file's usage shows cache reads, modelled where ADR-0127 puts them"
     assert rules.mode == "marks" and lab_says == said
     assert window.window_map.marks == ()
-    assert window.window_map.marks_note == " (caching as recorded: marks where the file's usage shows cache reads)"
+    assert window.window_map.marks_note == " (caching as recorded: the agent's own, which the file does not hold)"
     line = window.window_map.summary()[:2]  # the request's size, then the marks: at 1366 both fit the map's line
     assert line[1] == f"no cache marks{window.window_map.marks_note}"
     window.resize(1366, 768)
