@@ -90,4 +90,4 @@ def count(enc: Any, parts: Parts) -> int | None:
     merged = long_pieces._remembered_text(enc, text, start, end + shift, long_pieces.this_threads_progress())
     if merged is None:
         return None
-    return enc.count(stand_in[:start]) + merged + enc.count(stand_in[end:])
+    return long_pieces.count_before(enc.count, stand_in, 0, start) + merged + enc.count(stand_in[end:])

@@ -303,8 +303,20 @@ def count_parts(count: Callable[[str], int], text: str, start: int = 0, end: int
         total += count(text[at:cut])
         at = cut
     if at < end:
-        total += count(text if (at, end) == (0, len(text)) else text[at:end])
+        total += count(text if (at, end) == (0, len(text)) else text[at:end]) if end == len(text) else count_before(count, text, at, end)
     return total
+
+
+def count_before(count: Callable[[str], int], text: str, start: int, end: int) -> int:
+    """count of text[start:end], where a piece of text starts at `end`. Counted alone, a text ending in whitespace ends
+    in one piece of it (the pattern's \\s+(?!\\S) finds nothing after it, as if whitespace followed), where in the text
+    its last whitespace is a piece of its own when the next piece starts with anything else (" \\t" before "'s...": two
+    tokens, not one). So it is then counted with a digit after it, and the digit's count taken off: a digit is not
+    whitespace either, no piece takes a whitespace before a digit (a number's piece has no leading character), so the
+    whitespace is split as in the text, and after whitespace the digit is a piece alone."""
+    if end < len(text) and end > start and text[end - 1].isspace() and not text[end].isspace():
+        return count(text[start:end] + "0") - count("0")
+    return count(text[start:end])
 
 
 def cuts(text: str, part: int) -> list[int]:

@@ -479,3 +479,19 @@ def test_a_text_without_a_space_is_cut_where_its_digits_and_punctuation_allow(mo
         places = long_pieces.cuts(text, 1000)
         assert len(places) > len(text) // 2000 and all(b - a < 2000 for a, b in zip(places, places[1:]))
         assert sum(len(encoding().encode_ordinary(text[a:b])) for a, b in zip(places, places[1:])) == len(encoding().encode_ordinary(text))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.text(alphabet="ab. \t\n\r'", max_size=8),
+    st.text(alphabet=" \t\n\r\u3000\xa0", min_size=1, max_size=4),
+    st.sampled_from(["", "'", "'s", "\t", " ", "(", '"', "É", "\n"]),
+    st.integers(0, 2**32),
+)
+def test_whitespace_before_a_long_piece_is_split_as_in_the_whole_text(fast, small_fast_windows, monkeypatch, head, space, lead, seed):
+    """Counted alone, the text before a long piece ended in one piece of its whitespace, where in the whole text its
+    last whitespace may be a piece of its own (" \\t" then "'s" and 600 letters: 526 tokens, tiktoken 527)."""
+    monkeypatch.setattr(long_pieces, "LONG_PIECE", 400)
+    long_pieces._REMEMBERED.clear()
+    text = head + space + lead + "".join(random.Random(seed).choices(LETTERS, k=600)) + " end"
+    assert long_pieces.count_fast(fast, text) == len(encoding().encode_ordinary(text))
