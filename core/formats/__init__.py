@@ -44,6 +44,38 @@ def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
         raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
 
 
+FIRST_LINE_MAX = 256 << 20  # the most of a first line read to sniff it (past it the file is refused as unreadable)
+
+
+def read_first_line(path: Path) -> bytes:
+    """The file's bytes through the end of its first line (and what came with it), at most FIRST_LINE_MAX."""
+    chunks: list[bytes] = []
+    try:
+        with open(path, "rb") as handle:
+            read = 0
+            while read < FIRST_LINE_MAX:
+                chunk = handle.read(1 << 20)
+                chunks.append(chunk)
+                read += len(chunk)
+                if not chunk or b"\n" in chunk:
+                    break
+    except OSError as exc:
+        raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
+    return b"".join(chunks)
+
+
+def _claimed(head: bytes, path: Path) -> str | None:
+    """The name of the first reader whose sniff claims a file with this head, else None."""
+    for spec in registry.FORMATS:
+        try:
+            claimed = spec.sniff(head, path)
+        except (ValueError, TypeError, RecursionError, OSError):
+            claimed = False  # a head no sniff expected claims nothing; the refusal below names the problem
+        if claimed:
+            return spec.name
+    return None
+
+
 def check_file(path: Path) -> None:
     """Refuse, in one line, what is not a regular file one can read: a folder, a FIFO or device (whose
     open() would wait forever for a writer), a path in a folder one cannot enter."""
@@ -80,13 +112,14 @@ def detect_format(path: str | Path) -> str:
     head = read_head(path)
     if not head.strip():
         raise ReadError(str(path), "", "the file is empty")
-    for spec in registry.FORMATS:
-        try:
-            claimed = spec.sniff(head, path)
-        except (ValueError, TypeError, RecursionError, OSError):
-            claimed = False  # a head no sniff expected claims nothing; the refusal below names the problem
-        if claimed:
-            return spec.name
+    claimed = _claimed(head, path)
+    if claimed is None and len(head) == SNIFF_BYTES and b"\n" not in head:
+        # A first line longer than the sniff window (a JSON lines file opening on a long prompt) holds no whole
+        # line to sniff: read on to its end, once.
+        head = read_first_line(path)
+        claimed = _claimed(head, path)
+    if claimed is not None:
+        return claimed
     looks = looks_like(head)
     if looks is not None:
         raise ReadError(str(path), "", f"{looks}, not a session file")
@@ -156,7 +189,11 @@ def _refuse_unreadable_json(path: Path, head: bytes) -> None:
         if exc.start < len(head) - 4:  # not a multi-byte character cut by the sniff window
             raise ReadError(str(path), f"byte {exc.start}", "not UTF-8 text") from None
     lines = head.split(b"\n", 2)
-    if len(lines) == 3 and not _parses(lines[0]) and _parses(lines[1]):
+    try:
+        broken_first = len(lines) == 3 and not _parses(lines[0]) and _parses(lines[1])
+    except RecursionError:  # a whole first line read past the sniff window may nest deeper than json parses
+        raise ReadError(str(path), "line 1", fast_json.TOO_DEEP) from None
+    if broken_first:
         # JSON lines whose first line is broken: say so, rather than "not a session file".
         raise ReadError(str(path), "line 1", "not JSON (the lines after it are)")
     if not head.lstrip().startswith((b"{", b"[")) or path.stat().st_size > 64 * SNIFF_BYTES:

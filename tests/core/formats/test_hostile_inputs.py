@@ -156,3 +156,22 @@ def test_a_run_stopped_while_counting_leaves_nothing_in_the_library(tmp_path, co
     assert main(["inspect", str(corpus_dev / "claude_code" / "short.jsonl"), "--db", str(db)]) == 130
     with Library(db) as library:
         assert library.db["sessions"].count == 0
+
+
+@pytest.mark.parametrize("first_line_chars", [70_000, 3_000_000])
+def test_a_session_whose_first_line_is_longer_than_the_sniff_window_is_read(tmp_path, corpus_dev, first_line_chars):
+    """A Claude Code file opening on a long pasted prompt: the sniff window (64 KiB) held no whole line, so no reader
+    claimed it and the file was refused as one broken JSON document ("line 2 column 1: not JSON: extra data")."""
+    from foldscope.core.formats import SNIFF_BYTES
+
+    lines = (corpus_dev / "claude_code" / "handmade_session_b.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["message"]["content"][0]["text"] = "word " * (first_line_chars // 5)
+    path = tmp_path / "long-first.jsonl"
+    path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    assert len(path.read_bytes().split(b"\n", 1)[0]) > SNIFF_BYTES
+    original = load_session(str(corpus_dev / "claude_code" / "handmade_session_b.jsonl"))
+    assert detect_format(path) == "claude_code"
+    session = load_session(str(path))
+    assert len(session.trace) == len(original.trace) and len(session.record) == len(original.record)
+    assert session.record[0].text.startswith("word word")
