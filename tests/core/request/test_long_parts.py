@@ -9,27 +9,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foldscope.core.request import long_parts, long_pieces, tokens
+from foldscope.core.request import long_parts, long_pieces
 from foldscope.core.request.tokens import reference_encoding as encoding  # tiktoken's own
+from tests.core.request.quicktok_encoding import built_fast
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 AROUND = ["the", "fold", "résumé", "中文", "x=1;", "(a)", "\n", "  ", "'s", "'RE", "42", "\t", "é", '"', '":"', "Ab", "ÉCOLE", " ", "."]
-_fast: list = []
 
 
 @pytest.fixture
 def fast(monkeypatch):
     """quicktok's encoding (FastEncoding), where it is installed, windows of 300 characters and long pieces from 400."""
-    if tokens.BACKEND != tokens.FAST:
-        pytest.skip(f"counted by tiktoken here: {tokens.WHY_SLOW}")
-    if not _fast:
-        _fast.append(tokens.build_fast())
+    enc = built_fast()
     monkeypatch.setattr(long_pieces, "WINDOW", 300)
     monkeypatch.setattr(long_pieces, "OVERLAP", 140)
     monkeypatch.setattr(long_pieces, "LONG_PIECE", 400)
     monkeypatch.setattr(long_pieces, "FAST_WINDOW", 300)
     long_pieces._REMEMBERED.clear()
-    return _fast[0]
+    return enc
 
 
 def cut_anywhere(text: str, rng: random.Random, size: int) -> long_parts.Parts:

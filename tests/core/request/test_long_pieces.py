@@ -14,6 +14,7 @@ from foldscope.core.request import long_pieces, tokens, window_threads
 from foldscope.core.request.count import Counter
 from foldscope.core.request.tokens import count_text
 from foldscope.core.request.tokens import reference_encoding as encoding  # tiktoken's own: the windows merge with it
+from tests.core.request.quicktok_encoding import built_fast
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -246,19 +247,13 @@ def test_the_check_reads_whitespace_as_the_pattern_does():
     assert long_pieces.count_ordinary(encoding(), text) == len(encoding().encode_ordinary(text))
 
 
-_fast: list[tokens.FastEncoding] = []
-
-
 @pytest.fixture
 def fast(monkeypatch):
     """quicktok's encoding (FastEncoding), where it is installed, as the one this process counts with."""
-    if tokens.BACKEND != tokens.FAST:
-        pytest.skip(f"counted by tiktoken here: {tokens.WHY_SLOW}")
-    if not _fast:
-        _fast.append(tokens.build_fast())
-    monkeypatch.setattr(tokens, "_encoding", _fast[0])
+    enc = built_fast()
+    monkeypatch.setattr(tokens, "_encoding", enc)
     monkeypatch.setattr(tokens, "_helper", None)
-    return _fast[0]
+    return enc
 
 
 @pytest.fixture
