@@ -101,6 +101,21 @@ SMOKES = (
         (r"worker \(read, import, count, measure the trace\): [\d.]+ s", r"import finished -> window showing the view: \d+ ms"),
     ),
     Smoke(
+        "bench_huge.py",
+        ("--mb", "0.05", "--kinds", "lowercase,CJK", "--gui"),
+        (
+            r"inspect: `foldscope inspect \{file\} --db \{db\}`",
+            r"lowercase: 0.1 MB .* in one message\n +run 1 +wall +[\d.]+ s +CPU of all +[\d.]+ s +[\d.]+ s/MB \(target 0.1\)",
+            r"\n +command \d+ +peak +[\d.]+ MiB \( *[\d.]+x the message\) +CPU +[\d.]+ s +growth over the tiny file's +-?[\d.]+ MiB",
+            r"gui screenshot: `foldscope --screenshot \{png\} --db \{db\} \{file\}`\n +tiny file ",
+        ),
+    ),
+    Smoke(
+        "bench_huge.py",
+        ("--mb", "0.05", "--kinds", "base64", "--before", "{before}", "--rounds", "1"),
+        (r"\n +before run 1 +wall .*\n(.*\n)* +after run 1 +wall .*\n(.*\n)* +outputs the same",),
+    ),
+    Smoke(
         "bench_import.py",
         ("--sizes", "0.2", "--claude-code-log", "{absent}"),
         (r"0.2 MB, \d+ requests: json.loads .* ratio [\d.]+x", r"claude-code-log comparison skipped: .* is not installed"),
