@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from foldscope.core.formats import fast_json, registry
+from foldscope.core.formats import fast_json, first_line, registry
 from foldscope.core.formats.spec import FormatSpec
 from foldscope.core.formats.stream import json_problem
 from foldscope.core.model.session import PENDING_TRACE, ReadError, Session
@@ -44,16 +44,13 @@ def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
         raise ReadError(str(path), "", f"cannot read the file: {exc.strerror or exc}") from None
 
 
-FIRST_LINE_MAX = 256 << 20  # the most of a first line read to sniff it (past it the file is refused as unreadable)
-
-
 def read_first_line(path: Path) -> bytes:
-    """The file's bytes through the end of its first line (and what came with it), at most FIRST_LINE_MAX."""
+    """The file's bytes through the end of its first line (and what came with it), at most first_line.LINE_MAX."""
     chunks: list[bytes] = []
     try:
         with open(path, "rb") as handle:
             read = 0
-            while read < FIRST_LINE_MAX:
+            while read < first_line.LINE_MAX:
                 chunk = handle.read(1 << 20)
                 chunks.append(chunk)
                 read += len(chunk)
@@ -115,9 +112,13 @@ def detect_format(path: str | Path) -> str:
     claimed = _claimed(head, path)
     if claimed is None and len(head) == SNIFF_BYTES and b"\n" not in head:
         # A first line longer than the sniff window (a JSON lines file opening on a long prompt) holds no whole
-        # line to sniff: read on to its end, once.
-        head = read_first_line(path)
-        claimed = _claimed(head, path)
+        # line to sniff: its skeleton is sniffed (first_line: the long strings cut short, so no sniff builds a huge
+        # prompt); a line msgspec refuses, or no reader claims so, is read whole, once, for the refusal to name it.
+        skeleton = first_line.sniff_head(path, SNIFF_BYTES)
+        claimed = _claimed(skeleton, path) if skeleton is not None else None
+        if claimed is None:
+            head = read_first_line(path)
+            claimed = _claimed(head, path)
     if claimed is not None:
         return claimed
     looks = looks_like(head)

@@ -1,0 +1,77 @@
+"""A first line longer than the sniff window is sniffed by its skeleton: its keys and short values, no long text built."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foldscope.core.formats import SNIFF_BYTES, detect_format, first_line, load_session
+
+# JSON values with strings long and short, arrays long and short, nested a few levels.
+_scalars = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=120)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=8) | st.dictionaries(st.text(max_size=6), inner, max_size=6),
+    max_leaves=30,
+)
+
+
+def expected(value, long: int, items: int):
+    """The skeleton by its rule: a value whose JSON is under `long` bytes as it is; else a string emptied, an array's
+    first `items` items, an object's every key, each by the same rule."""
+    if len(msgspec.json.encode(value)) < long:
+        return value
+    if isinstance(value, str):
+        return ""
+    if isinstance(value, list):
+        return [expected(v, long, items) for v in value[:items]]
+    if isinstance(value, dict):
+        return {k: expected(v, long, items) for k, v in value.items()}
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_values)
+def test_the_skeleton_keeps_every_key_and_short_value_and_empties_each_long_string(value):
+    long, items = 40, 3  # small, so that the drawn values meet every branch
+    assert first_line.skeleton(msgspec.json.encode(value), long, items) == expected(value, long, items)
+
+
+def _long_first_line(tmp_path, corpus_dev, chars: int, extra: str = ""):
+    """handmade_session_b with its first message's text made `chars` characters long (a pasted prompt)."""
+    lines = (corpus_dev / "claude_code" / "handmade_session_b.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["message"]["content"][0]["text"] = "word " * (chars // 5)
+    line = json.dumps(first)
+    if extra:
+        line = line[:-1] + extra + "}"
+    path = tmp_path / "long-first.jsonl"
+    path.write_text("\n".join([line, *lines[1:]]) + "\n", encoding="utf-8")
+    assert len(path.read_bytes().split(b"\n", 1)[0]) > SNIFF_BYTES
+    return path
+
+
+def test_a_huge_first_line_is_claimed_without_its_text_built(tmp_path, corpus_dev):
+    """Sniffed whole, a 20 MB prompt on the first line was read in chunks, joined, and parsed by each reader's sniff in
+    turn: three times the line at once in the process, before the read began. Its skeleton costs the line's bytes."""
+    path = _long_first_line(tmp_path, corpus_dev, 20_000_000)
+    size = len(path.read_bytes().split(b"\n", 1)[0])
+    tracemalloc.start()
+    try:
+        assert detect_format(path) == "claude_code"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.3 * size, f"detection's peak {peak / size:.2f}x the first line"
+
+
+def test_a_first_line_msgspec_refuses_is_still_sniffed_whole(tmp_path, corpus_dev):
+    """NaN is JSON to the json module, not to msgspec: the skeleton cannot be made, and the whole line is sniffed."""
+    path = _long_first_line(tmp_path, corpus_dev, 70_000, extra=', "score": NaN')
+    assert first_line.sniff_head(path, SNIFF_BYTES) is None
+    assert detect_format(path) == "claude_code"
+    assert load_session(str(path)).record[0].text.startswith("word word")
