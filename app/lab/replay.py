@@ -31,6 +31,7 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.worker import Task
+from foldscope.core.model.one_line import collapsed_start
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message, Session
 from foldscope.core.readout.replay_facts import (
@@ -420,7 +421,7 @@ class ReplayView(QWidget):
         # a strategy's brief holds its ids as a Shared (core.replay.strategies.folded_ids); a source's own, a list
         held = folded if isinstance(folded, Sequence) and not isinstance(folded, str) else None
         extra = f" (stands for {plural(len(held), 'message')})" if held is not None else ""
-        text = " ".join(preview_text(message).split())[:140]
+        text = collapsed_start(preview_text(message), 140)
         return f"{at:>7}  {message.kind}{extra}  {message.id}  {text}"
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)

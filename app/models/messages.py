@@ -9,6 +9,7 @@ from foldscope.app.highlight import BODY_KEYS, call_path, plain_tip
 from foldscope.app.qt import QAbstractTableModel, QBrush, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
 from foldscope.app.theme import highlight_colour, kind_colour, muted_colour
 from foldscope.core.model.commands import Changes
+from foldscope.core.model.one_line import collapsed_start
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import KIND_LABELS, Document, kind_label  # noqa: F401 (kind_label: re-exported for the panels)
 
@@ -52,8 +53,7 @@ def preview_text(message: Message) -> str:
 
 
 def preview(document: Document, index: int) -> str:
-    text = preview_text(document.message(index))[: PREVIEW_CHARS * 3]
-    line = " ".join(text.split())
+    line = collapsed_start(preview_text(document.message(index)), PREVIEW_CHARS + 1)
     return line[:PREVIEW_CHARS] + ("…" if len(line) > PREVIEW_CHARS else "")
 
 

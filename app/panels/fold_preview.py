@@ -23,6 +23,7 @@ from foldscope.app.qt import (
 from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
 from foldscope.core.model.commands import Changes
+from foldscope.core.model.one_line import collapsed_start
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
@@ -264,7 +265,7 @@ class FoldPreviewPanel(QWidget):
         kind = "clipped copy" if message.is_clipped_copy else message.kind
         known = message.id in doc.session.record  # a note or copy the fold made has no count yet
         tokens = f"{doc.tokens[index]:,} tokens · " if known and index < len(doc.tokens) else ""
-        text = " ".join(preview_text(message).split()) or "(no text: tool calls only)"
+        text = collapsed_start(preview_text(message), 91) or "(no text: tool calls only)"
         return f"{kind:<15} {tokens}{text[:90]}{'…' if len(text) > 90 else ''}"
 
     # -- deciding --------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from foldscope.core.cli.options import add_list, read_session
 from foldscope.core.cli.output import columns_help
 from foldscope.core.cli.words import FILE_HELP, num, plural
 from foldscope.core.model import collector
+from foldscope.core.model.one_line import collapsed_start
 
 # --kind's words: the kinds the lists and the window map name (core.readout.document.KIND_LABELS), and "copy" for
 # a clipped copy standing in for a result.
@@ -90,7 +91,7 @@ def run_view(args) -> dict[str, Any]:
         if wanted and word not in wanted:
             continue
         inside = document.in_view(index)
-        text = " ".join(message.text.split())
+        text = collapsed_start(message.text, PREVIEW_CHARS + 1)
         rows.append(
             {
                 "index": index,

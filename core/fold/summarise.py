@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from foldscope.core.model.canonical import dumps_length
+from foldscope.core.model.one_line import one_line
 from foldscope.core.model.session import Message
 
 BRIEF_MAX_CHARS = 2_000
@@ -136,8 +137,7 @@ def call_line(call: Mapping[str, Any]) -> str:
 
 
 def _clip_line(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def short_arguments(arguments: Any) -> str:

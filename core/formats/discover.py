@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from foldscope.core.formats.registry import agents, format_named
+from foldscope.core.model.one_line import one_line
 from foldscope.core.model.session import ReadError, Session
 
 
@@ -190,8 +191,7 @@ def title_of(session: Session) -> tuple[str | None, str | None]:
 
 
 def _one_line(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1] + "…"
+    return one_line(text, TITLE_CHARS)
 
 
 def find_sessions(

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from foldscope.core.model.one_line import one_line
 from foldscope.core.model.session import FullRecord, Message, Session, canonical_json
 from foldscope.core.readout.document import is_note
 from foldscope.core.readout.free_window import free_window, over_window
@@ -193,8 +194,7 @@ def target_of(message: Message) -> tuple[str, str]:
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             value = " ".join(value)
         if isinstance(value, str) and value.strip():
-            text = " ".join(value.split())
-            return key, text if len(text) <= TARGET_CHARS else text[: TARGET_CHARS - 1] + "…"
+            return key, one_line(value, TARGET_CHARS)
     return "", ""
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from foldscope.core.fold.history import Folding
+from foldscope.core.model.one_line import collapsed_start
 from foldscope.core.model.policy import Policy
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import Message, Session
@@ -202,17 +203,6 @@ def sized_brief(session: Session, span: list[Message], tokens: int) -> str:
     marker = "\n[summary modelled on the session's own compactions]"
     gap = tokens - n - count_text(marker)
     return text + marker + FILL * gap if gap > 0 else text
-
-
-def collapsed_start(text: str, n: int) -> str:
-    """`" ".join(text.split())[:n]`, reading only as much of `text` as that needs: the collapsed start of any prefix
-    is a prefix of the collapsed whole, so once it holds n characters they are the whole's first n."""
-    size = 4 * n + 64
-    while True:
-        out = " ".join(text[:size].split())
-        if len(out) >= n or size >= len(text):
-            return out[:n]
-        size *= 4
 
 
 def folded_ids(span: Sequence[Message]) -> Shared[str]:

@@ -7,9 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 from foldscope.core.model.cost import ModelPrices, Tier
+from foldscope.core.model.one_line import collapsed_start
 from foldscope.core.replay.lab import replay, run_strategy
 from foldscope.core.replay.layouts import Layouts
-from foldscope.core.replay.strategies import brief, collapsed_start, first_index, material
+from foldscope.core.replay.strategies import brief, first_index, material
 from foldscope.core.request.compile import canonical
 from foldscope.core.request.marks import cache_control
 from foldscope.core.request.tokens import count_text
