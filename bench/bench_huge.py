@@ -2,16 +2,18 @@
 message is N MB of one kind of text, each process of the command polled from /proc (issue 48: at most 0.1 s of CPU a MB,
 every process, and each process's peak under 3x the message).
 
-Run: .venv/bin/python bench/bench_huge.py [--mb 50] [--kinds lowercase,CJK,base64] [--runs 1] [--gui] [--dir DIR]
+Run: .venv/bin/python bench/bench_huge.py [--mb 50] [--kinds lowercase,CJK,base64] [--runs 1] [--gui] [--no-db] [--dir DIR]
 For each kind (prose, code, JSON logs, CJK sentences and base64 from bench_count.huge_text; lowercase and CJK, one
 unbroken piece each, from bench_count.one_piece) a session file is written (one JSON line an entry, as
-bench/fresh_session.py writes them: the user's line holding the text, then an assistant reply with its usage), then
-`foldscope inspect FILE --db TMP` is run (a library in a temporary folder) and every process of its tree is polled
-every 20 ms: VmHWM from /proc/PID/status, utime+stime from /proc/PID/stat (every thread's). Printed per kind: the
-wall, the CPU of all the command's processes (its rusage once reaped, which holds the children it reaped; at least
-the polled sum), CPU seconds a MB (target 0.1), and each process's peak in MiB, as a multiple of the message and as
-its growth over the same command on a tiny file (the baseline, measured in the same run). With --gui the same for
-`foldscope --screenshot OUT.png --db TMP FILE` (QT_QPA_PLATFORM=offscreen). --dir keeps the session files there and
+bench/fresh_session.py writes them: a file-history snapshot, the user's line holding the text, then an assistant reply
+with its usage), then `foldscope inspect FILE --db TMP` is run (a library in a temporary folder; --no-db: `inspect
+FILE` alone) and every process of its tree is polled every 20 ms: VmHWM from /proc/PID/status, utime+stime from
+/proc/PID/stat (every thread's). Printed per kind: the wall, the CPU of all the command's processes (its rusage once
+reaped, which holds the children it reaped; at least the polled sum), CPU seconds a MB (target 0.1), and each
+process's peak in MiB, as a multiple of the message and as its growth over the same process of the same command on a
+tiny file (the baseline, measured in the same run). With --gui the same for `foldscope --screenshot OUT.png --db TMP
+FILE` (QT_QPA_PLATFORM=offscreen). The commands run with bytecode written to a temporary folder (as an install has it;
+a tiny file's run first writes it), whatever PYTHONDONTWRITEBYTECODE says. --dir keeps the session files there and
 reuses them (making 50 MB of CJK takes about 15 s).
 
 Run: .venv/bin/python bench/bench_huge.py --before COPY [--rounds 2] [...]
@@ -55,7 +57,8 @@ def text_of(kind: str, size: int) -> str:
 
 
 def write_session(path: Path, text: str) -> None:
-    """A Claude Code session: a user line whose message content is `text`, then an assistant reply with its usage."""
+    """A Claude Code session as bench/fresh_session.py opens one (a file-history snapshot first), then a user line whose
+    message content is `text`, then an assistant reply with its usage."""
     base = {"sessionId": "0f7c-huge-bench", "version": "2.0.76", "cwd": "/home/user/project", "gitBranch": "main"}
     base |= {"userType": "external", "isSidechain": False}
     reply = {"model": "claude-sonnet-4-5-20250929", "id": "msg_0000001", "type": "message", "role": "assistant"}
@@ -63,11 +66,13 @@ def write_session(path: Path, text: str) -> None:
     reply["usage"] = {"input_tokens": 12, "cache_read_input_tokens": 0, "cache_creation_input_tokens": len(text) // 3}
     reply["usage"] |= {"output_tokens": 5, "service_tier": "standard"}
     lines = (
+        {"parentUuid": None, **base, "type": "file-history-snapshot", "messageId": "snap0", "snapshot": {"trackedFileBackups": {}}},
         {"parentUuid": None, **base, "type": "user", "uuid": "u0", "message": {"role": "user", "content": text}},
         {"parentUuid": "u0", **base, "type": "assistant", "uuid": "a0", "requestId": "req_0000001", "message": reply},
     )
+    stamps = ("2026-12-06T05:00:00.000Z", "2026-12-06T05:00:01.000Z", "2026-12-06T05:00:09.000Z")
     with open(path, "w", encoding="utf-8") as out:
-        for stamp, line in zip(("2026-12-06T05:00:00.000Z", "2026-12-06T05:00:09.000Z"), lines, strict=True):
+        for stamp, line in zip(stamps, lines, strict=True):
             out.write(json.dumps({**line, "timestamp": stamp}, ensure_ascii=False) + "\n")
 
 
@@ -217,9 +222,9 @@ def report(label: str, run: Run, size: int, baseline: Run | None) -> None:
         print(line)
 
 
-def commands(gui: bool) -> list[tuple[str, list[str]]]:
+def commands(gui: bool, db: bool = True) -> list[tuple[str, list[str]]]:
     """(label, argv after `python -m foldscope`) of each command measured; {file}, {db} and {png} filled in per run."""
-    out = [("inspect", ["inspect", "{file}", "--db", "{db}"])]
+    out = [("inspect", ["inspect", "{file}", "--db", "{db}"] if db else ["inspect", "{file}"])]
     if gui:
         out.append(("gui screenshot", ["--screenshot", "{png}", "--db", "{db}", "{file}"]))
     return out
@@ -230,6 +235,9 @@ def one(words: list[str], file: Path, scratch: Path, copy: str | None) -> Run:
     work = Path(tempfile.mkdtemp(dir=scratch))
     places = {"{file}": str(file), "{db}": str(work / "library.db"), "{png}": str(work / "out.png")}
     env = {**os.environ, "FOLDSCOPE_DB": str(work / "library.db"), "QT_QPA_PLATFORM": "offscreen"}
+    # Bytecode as a user's install has it, kept apart (compiling every module again cost each process 0.8 s of CPU)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
     if copy:
         env["PYTHONPATH"] = copy + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else copy
     run = run_measured([sys.executable, "-m", "foldscope", *(places.get(w, w) for w in words)], env)
@@ -243,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of: {', '.join(KINDS)}")
     parser.add_argument("--gui", action="store_true", help="also the window's screenshot of each file")
     parser.add_argument("--runs", type=int, default=1, help="runs of each command on each file")
+    parser.add_argument("--no-db", action="store_true", help="`inspect FILE` alone, not stored in a library")
     parser.add_argument("--dir", type=Path, help="keep the session files here and reuse them")
     parser.add_argument("--before", metavar="COPY", help="alternate with COPY (a folder holding foldscope) on PYTHONPATH")
     parser.add_argument("--rounds", type=int, default=2, help="with --before: pairs run for each kind")
@@ -258,10 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         tiny, tiny_size = session_file(folder, "prose", 0.0001)
         print(f"one huge message of {args.mb:g} MB, load average {os.getloadavg()[0]:.1f} at the start", flush=True)
-        for label, words in commands(args.gui):
+        for label, words in commands(args.gui, db=not args.no_db):
             print(f"{label}: `foldscope {' '.join(words)}`", flush=True)
             baselines = {}
             for name, copy in variants:
+                one(words, tiny, scratch, copy)  # bytecode written, not measured
                 baselines[name] = one(words, tiny, scratch, copy)
                 report(f"tiny file {name}".strip(), baselines[name], tiny_size, None)
             for kind in kinds:
