@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import sqlite_utils  # imported when Library.db is first used, never to create, open or import (start-up time)
 
 from foldscope.core.model.session import LibraryError, ReadError, Session
+from foldscope.core.store.body_bytes import BODY_BYTES, BODY_TEXT, HugeBody, huge_start, write_huge
 from foldscope.core.store.library_file import (
     BUSY_TIMEOUT_S,
     connect,
@@ -168,10 +169,15 @@ class Library:
             for start in range(0, len(session.record), IMPORT_BATCH):
                 message_rows: list[tuple] = []
                 keys: list[str] = []
+                huge: list[HugeBody] = []
                 before = self.conn.total_changes
-                self._insert_bodies(body_rows(session, session_id, source, chars, message_rows, keys, start, start + IMPORT_BATCH, first))
+                self._insert_bodies(
+                    body_rows(session, session_id, source, chars, message_rows, keys, start, start + IMPORT_BATCH, first, huge)
+                )
                 if self.conn.total_changes - before < len(message_rows):
                     message_rows = self._held_bodies(message_rows, keys, first)
+                for body in huge:
+                    write_huge(self.conn, body, source.parts(body.original))
                 self._insert_messages(message_rows)
                 first += len(message_rows)
                 source.release()
@@ -236,8 +242,9 @@ class Library:
     def messages(self, session_id: int) -> list[dict[str, Any]]:
         """A session's messages in record order, each with its body (original, sha256, chars, text, tokens)."""
         return self._rows(
-            "SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, b.original, m.sha256, b.chars, b.text,"
-            " b.tokens, b.tokenizer, b.key AS body FROM messages m JOIN bodies b ON b.id = m.body"
+            "SELECT m.session_id, m.idx, m.message_id, m.kind, m.created_at, COALESCE(b.original, x.original) AS original,"
+            f" m.sha256, b.chars, {BODY_TEXT} AS text, b.tokens, b.tokenizer, b.key AS body"
+            " FROM messages m JOIN bodies b ON b.id = m.body LEFT JOIN body_bytes x ON x.body = b.id"
             " WHERE m.session_id = ? ORDER BY m.idx",
             [session_id],
         )
@@ -391,7 +398,11 @@ class Library:
                 if not ids:
                     return total
                 marks = ", ".join("?" * len(ids))
-                self.conn.execute(f"INSERT INTO bodies_fts (rowid, text) SELECT id, text FROM bodies WHERE id IN ({marks})", ids)
+                self.conn.execute(
+                    f"INSERT INTO bodies_fts (rowid, text) SELECT b.id, {BODY_TEXT} FROM bodies b"
+                    f" LEFT JOIN body_bytes x ON x.body = b.id WHERE b.id IN ({marks})",
+                    ids,
+                )
                 self.conn.execute(f"UPDATE bodies SET search_indexed = 1 WHERE id IN ({marks})", ids)
             total += len(ids)
 
@@ -404,12 +415,13 @@ class Library:
             return []
         self.index_for_search()
         sql = (
-            "SELECT m.session_id, m.idx, snippet(bodies_fts, 0, '[', ']', '…', 12) "
+            "SELECT m.session_id, m.idx, snippet(bodies_fts, 0, '[', ']', '…', 12), b.id "
             "FROM bodies_fts JOIN bodies b ON b.id = bodies_fts.rowid JOIN messages m ON m.body = b.id "
             "WHERE bodies_fts MATCH ? AND m.session_id IN (SELECT MAX(id) FROM sessions GROUP BY COALESCE(source, id)) "
             "ORDER BY rank, m.session_id, m.idx LIMIT ?"
         )
-        return [tuple(row) for row in self.conn.execute(sql, [match, limit]).fetchall()]
+        rows = self.conn.execute(sql, [match, limit]).fetchall()
+        return [(session_id, idx, huge_start(self.conn, body) if snippet is None else snippet) for session_id, idx, snippet, body in rows]
 
     # View versions and events -------------------------------------------------------------------
 
@@ -483,21 +495,22 @@ class Library:
 
     def _unreferenced_bodies(self) -> tuple[int, int]:
         row = self.conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(original) + LENGTH(CAST(text AS BLOB))), 0) FROM bodies"
-            " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id)"
+            f"SELECT COUNT(*), COALESCE(SUM({BODY_BYTES}), 0) FROM bodies b LEFT JOIN body_bytes x ON x.body = b.id"
+            " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = b.id)"
         ).fetchone()
         return int(row[0]), int(row[1])
 
     def _remove_unreferenced_bodies(self) -> tuple[int, int]:
         count, freed = self._unreferenced_bodies()
         if count:
-            orphan = "NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id)"
+            orphan = "NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = {}.id)"
             # An external-content index forgets a row only when told its old text.
             self.conn.execute(
-                "INSERT INTO bodies_fts (bodies_fts, rowid, text) SELECT 'delete', id, text FROM bodies"
-                f" WHERE search_indexed = 1 AND {orphan}"
+                f"INSERT INTO bodies_fts (bodies_fts, rowid, text) SELECT 'delete', b.id, {BODY_TEXT} FROM bodies b"
+                f" LEFT JOIN body_bytes x ON x.body = b.id WHERE b.search_indexed = 1 AND {orphan.format('b')}"
             )
-            self.conn.execute(f"DELETE FROM bodies WHERE {orphan}")
+            self.conn.execute(f"DELETE FROM body_bytes WHERE body IN (SELECT id FROM bodies WHERE {orphan.format('bodies')})")
+            self.conn.execute(f"DELETE FROM bodies WHERE {orphan.format('bodies')}")
         return count, freed
 
     @guarded
@@ -534,8 +547,8 @@ class Library:
             kept = {row["id"] for row in plan}
             # Bodies only the planned sessions hold would go with them, as would those nobody holds now.
             row = self.conn.execute(
-                "SELECT COUNT(*), COALESCE(SUM(LENGTH(original) + LENGTH(CAST(text AS BLOB))), 0) FROM bodies"
-                " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = bodies.id AND m.session_id NOT IN"
+                f"SELECT COUNT(*), COALESCE(SUM({BODY_BYTES}), 0) FROM bodies b LEFT JOIN body_bytes x ON x.body = b.id"
+                " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = b.id AND m.session_id NOT IN"
                 f" ({', '.join('?' * len(kept)) or 'NULL'}))",
                 sorted(kept),
             ).fetchone()

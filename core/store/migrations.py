@@ -140,6 +140,18 @@ def _m007_snapshot_last(db: Any) -> None:
     db.execute('CREATE INDEX "idx_snapshots_session_id"\n    ON "snapshots" ("session_id")')
 
 
+def _m008_body_bytes(db: Any) -> None:
+    # A huge body's original and text (source_bytes.HUGE_BODY) are kept in a row of their own, the two blobs ending
+    # it, its row in bodies holding neither: a zero-filled blob that ends a row is written without being made in
+    # memory, then filled a part at a time (Library._write_huge). In bodies, bound whole in the middle of the row,
+    # SQLite held the bound line and text and the row made from them at once: four times a huge message. The text is
+    # its UTF-8, read as text (CAST). No body is moved: one stored before stays as it was.
+    db.execute(
+        'CREATE TABLE "body_bytes" (\n   "body" INTEGER PRIMARY KEY REFERENCES "bodies"("id"),\n'
+        '   "original" BLOB NOT NULL,\n   "text" BLOB NOT NULL\n)'
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("001_tables", _m001_tables),
     ("002_message_search", _m002_message_search),
@@ -148,6 +160,7 @@ MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("005_snapshots", _m005_snapshots),
     ("006_body_ids", _m006_body_ids),
     ("007_snapshot_last", _m007_snapshot_last),
+    ("008_body_bytes", _m008_body_bytes),
 ]
 
 

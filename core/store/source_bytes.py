@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 from foldscope.core.formats.lionagi_write import message_dict, native_dict
 from foldscope.core.formats.registry import format_named
 from foldscope.core.model.session import Message, ReadError, Session, storable_time
+from foldscope.core.store import body_bytes
+from foldscope.core.store.body_bytes import HugeBody
 from foldscope.core.store.migrations import body_key
 
 # The mapped source file's pages are let go each time this many of its bytes have been read (hashed or sliced into
@@ -87,20 +89,49 @@ class SourceBytes:
             self.data.madvise(mmap.MADV_DONTNEED)
 
     def original(self, message: Message) -> bytes:
+        span = self.span_of(message)
+        if span is not None:
+            return self._slice(*span)
         source = self.lines
         lines = source.lines_of(message) if source is not None else ()
         if source is not None and lines:
             data, starts = self.data, source.starts
-            if len(lines) == 1:
-                got = data[starts[lines[0] - 1] : line_end(data, starts[lines[0] - 1], starts[lines[0]])]
-            else:
-                got = b"\n".join(data[starts[n - 1] : starts[n]].rstrip(b"\r\n") for n in lines)
-            self._unreleased += len(got)
-            if self._unreleased >= RELEASE_BYTES:
-                self.release()
-                self._unreleased = 0
-            return got
+            return self._counted(b"\n".join(data[starts[n - 1] : starts[n]].rstrip(b"\r\n") for n in lines))
         return self._dumps(message.raw if message.raw is not None else message_dict(message)).encode("utf-8")
+
+    def span_of(self, message: Message) -> tuple[int, int] | None:
+        """(start, stop) of the message's original in the mapped file when it is one line (without its line break);
+        None when it is several lines joined or made from the message."""
+        source = self.lines
+        lines = source.lines_of(message) if source is not None else ()
+        if source is None or len(lines) != 1:
+            return None
+        starts = source.starts
+        start = starts[lines[0] - 1]
+        return start, line_end(self.data, start, starts[lines[0]])
+
+    def parts(self, original: tuple[int, int] | bytes) -> Iterator[bytes]:
+        """A huge body's original (a span of the file, or its bytes) body_bytes.PART_BYTES at a time: a span is sliced a part at a
+        time, its pages let go after each, never held whole."""
+        if isinstance(original, bytes):
+            with memoryview(original) as view:
+                for at in range(0, len(view), body_bytes.PART_BYTES):
+                    yield bytes(view[at : at + body_bytes.PART_BYTES])
+            return
+        start, stop = original
+        for at in range(start, stop, body_bytes.PART_BYTES):
+            yield self._slice(at, min(stop, at + body_bytes.PART_BYTES))
+
+    def _slice(self, start: int, stop: int) -> bytes:
+        return self._counted(self.data[start:stop])
+
+    def _counted(self, got: bytes) -> bytes:
+        """got, the mapping's pages let go once RELEASE_BYTES of it have been sliced since they last were."""
+        self._unreleased += len(got)
+        if self._unreleased >= RELEASE_BYTES:
+            self.release()
+            self._unreleased = 0
+        return got
 
 
 def line_end(data: bytes | mmap.mmap, start: int, stop: int) -> int:
@@ -126,22 +157,38 @@ def body_rows(
     start: int,
     stop: int,
     first: int,
+    huge: list[HugeBody] | None = None,
 ) -> Iterator[tuple]:
     """Body rows in BODY_COLUMNS order of the record's messages start to stop, their ids counted from `first`;
     appends each message's row (MESSAGE_COLUMNS, its body's id as tried) to message_rows and its body's key to keys,
-    and adds the record's characters to chars[0] as it goes."""
+    and adds the record's characters to chars[0] as it goes. A huge body (body_bytes.HUGE_BODY) is given with no original and no
+    text, and appended to `huge` for the caller to write into body_bytes (without `huge`, every body is whole)."""
     sha256, original, record = hashlib.sha256, source.original, session.record
     total = chars[0]
     for body_id, index in enumerate(range(start, min(stop, len(record))), first):
         message = record[index]
-        data = original(message)
         text = message.text
         total += len(text)
         chars[0] = total
-        digest = sha256(data).hexdigest()
+        span = source.span_of(message) if huge is not None else None
+        if huge is not None and ((span is not None and span[1] - span[0] >= body_bytes.HUGE_BODY) or len(text) >= body_bytes.HUGE_BODY):
+            kept: tuple[int, int] | bytes = span if span is not None else original(message)
+            hashing = sha256()
+            for part in source.parts(kept):
+                hashing.update(part)
+            digest = hashing.hexdigest()
+            data = None
+        else:
+            data = original(message)
+            digest = sha256(data).hexdigest()
         key = body_key(digest, text)
         keys.append(key)
         message_rows.append((session_id, index, message.id, message.kind, storable_time(message.created_at), digest, body_id))
+        if data is None:
+            assert huge is not None
+            huge.append(HugeBody(body_id, key, kept, text))
+            yield (body_id, key, None, len(text), None)
+            continue
         # SQLite reads a bound str through the UTF-8 copy CPython then keeps inside a non-ASCII str for the str's life:
         # bound as the message's own, each such text was held twice while the session stayed open (docs/performance.md).
         yield (body_id, key, data, len(text), text if text.isascii() else text[:1] + text[1:])

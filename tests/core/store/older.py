@@ -6,9 +6,20 @@ import sqlite3
 from pathlib import Path
 
 
+def as_version_7(db: str | Path) -> None:
+    """Rewrite a current library holding no huge body as foldscope wrote it before migration 008: no body_bytes; the
+    migration recorded as not run, the version 7."""
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM body_bytes").fetchone()[0] == 0, "a version 7 library holds no huge body apart"
+        conn.execute('DROP TABLE "body_bytes"')
+        conn.execute("DELETE FROM migrations WHERE name = '008_body_bytes'")
+        conn.execute("PRAGMA user_version = 7")
+
+
 def as_version_6(db: str | Path) -> None:
     """Rewrite a current library as foldscope wrote it before migration 007: the snapshots table with the pickled
     session in the middle of its row, holding the rows it held; the migration recorded as not run, the version 6."""
+    as_version_7(db)
     with sqlite3.connect(db) as conn:
         conn.execute('ALTER TABLE "snapshots" RENAME TO "snapshots_007"')
         conn.execute('DROP INDEX "idx_snapshots_session_id"')
