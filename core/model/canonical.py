@@ -52,6 +52,17 @@ def canonical_json(value: Any, *, allow_nan: bool = True) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
 
 
+def canonical_bytes(value: Any) -> bytes | None:
+    """canonical_json(value)'s UTF-8 as msgspec writes it, where that is the same text; None where canonical_json goes
+    json's way (a float, a value too deep to walk, a lone surrogate, anything msgspec writes otherwise)."""
+    try:
+        if _plain(value):
+            return _encode(value)
+    except (RecursionError, UnicodeEncodeError):
+        pass
+    return None
+
+
 _encode_in_order = msgspec.json.Encoder().encode  # keys in their own order, as json.dumps without sort_keys
 
 

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import msgspec
 
 from foldscope.core.model import shared_start as _shared
+from foldscope.core.model.canonical import canonical_bytes
 from foldscope.core.model.running_sum import common_start
 from foldscope.core.model.session import FullRecord, Message
 from foldscope.core.model.shared_start import Shared, grown
@@ -169,7 +170,13 @@ def body_of(spec: BlockSpec, record: FullRecord | None, policy: Any, first_round
             error = ',"is_error":true' if m.metadata.get("is_error") is True else ""
             if policy is None or (policy.tool_result_max_chars is None and first_round is None):
                 output = m.content.get("output", "")  # no bound: result_text's answer without its three calls
-                text = output if type(output) is str else value_text(output, m)
+                if type(output) is str:
+                    text = output
+                else:
+                    data = canonical_bytes(output)
+                    if data is not None:  # its JSON text escaped as a JSON string: see quoted_json
+                        return f'content":"{quoted_json(data)}"{error},"tool_use_id":{json_string(spec.call_id)},"'
+                    text = value_text(output, m)
             else:
                 text = result_text(m, record, policy, first_round)
             return f'content":{json_string(text)}{error},"tool_use_id":{json_string(spec.call_id)},"'
@@ -247,6 +254,14 @@ _ESCAPED = re.compile(r'[\x00-\x1f"\\]')  # what JSON (msgspec, json) writes esc
 
 
 _encode = msgspec.json.Encoder().encode
+
+
+def quoted_json(data: bytes) -> str:
+    """The inside of json_string's text for the JSON text whose UTF-8 is `data` (a result's output written by
+    canonical_bytes): such a text holds no control character (JSON writes them escaped), so a JSON string of it
+    escapes its backslashes and quotes only, as msgspec and json's encoder both do. Two replaces on the bytes cost
+    about half a second encode of the text (docs/performance.md, counter7)."""
+    return data.replace(b"\\", b"\\\\").replace(b'"', b'\\"').decode()
 
 
 def json_string(text: str) -> str:

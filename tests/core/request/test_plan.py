@@ -114,3 +114,17 @@ def test_a_calls_and_a_results_body_is_its_canonical_json_less_its_type(tag, val
             body_of(spec, None, None, None)
         return
     assert body_of(spec, None, None, None) == expected
+
+
+@given(VALUES | st.dictionaries(texts, VALUES, max_size=3))
+def test_a_results_json_escaped_by_two_replaces_is_its_json_string(value):
+    """quoted_json escapes a result's JSON text (canonical_bytes') by its backslashes and quotes only: the text
+    json_string writes of that JSON text, inside its quotes, for any value msgspec writes (controls, U+2028, DEL,
+    any Unicode); a value it does not write is left to value_text's way."""
+    from foldscope.core.model.canonical import canonical_bytes, canonical_json
+    from foldscope.core.request.count_step import json_string, quoted_json
+
+    data = canonical_bytes(value)
+    if data is None:
+        return
+    assert quoted_json(data) == json_string(canonical_json(value))[1:-1]
