@@ -6,7 +6,7 @@ Planning (core.request.plan) decides the blocks; this module renders them: the r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from foldscope.core.model.session import FullRecord, Message, Session, canonical_json
@@ -132,6 +132,18 @@ def memo_key(
             return spec.message
         return (spec.message, spec.tag, spec.call_id, spec.mark)
     return block_key(spec, record, policy, first_round)
+
+
+def memo_keys(
+    specs: Iterable[BlockSpec], record: FullRecord | None, policy: Policy | None, first_round: IncludedRound | None, plain: bool
+) -> list:
+    """memo_key of each block, in order (`plain`: plain_key's answer): in one comprehension where the keys are short,
+    with no call a block (a cold count's thousand blocks)."""
+    if plain:
+        return [
+            s.message if s.tag == TEXT and s.call_id is None and s.mark is None else (s.message, s.tag, s.call_id, s.mark) for s in specs
+        ]
+    return [block_key(s, record, policy, first_round) for s in specs]
 
 
 def full_key(key: Any) -> tuple:

@@ -33,6 +33,7 @@ from foldscope.core.request.compile import (
     full_key,
     make_plan,
     memo_key,
+    memo_keys,
     plain_key,
     render_block,
     request_head,
@@ -221,8 +222,8 @@ class Counter(Tokenising):
         plain = plain_key(policy, first_round)
         self._serial += 1
 
-        def key_of(rec, spec):
-            return memo_key(spec, rec, policy, first_round, plain)
+        def keys_of(rec, specs):
+            return memo_keys(specs, rec, policy, first_round, plain)
 
         laid = lay_out(
             messages,
@@ -235,7 +236,7 @@ class Counter(Tokenising):
             tools=tools,
             first_round=first_round,
             marks=marks,
-            key_of=key_of,
+            keys_of=keys_of,
         )
         self._count_laid(laid, record, policy, first_round)
         if base is not None and laid.since == base.serial:

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
 from operator import attrgetter
@@ -372,7 +372,7 @@ def lay_out(
     tools: list | None,
     first_round: IncludedRound | None,
     marks: bool,
-    key_of: Callable[[Any, BlockSpec], tuple],
+    keys_of: Callable[[Any, Iterable[BlockSpec]], list],
 ) -> Laid:
     """The view's blocks and keys, re-planned from where it parts from `base` (which shares its first `p`
     messages) when that is exact, else whole.
@@ -395,13 +395,13 @@ def lay_out(
         seq, cut, k, by_id, tail, new = ext
     planned, irregular = plan_runs(tail, by_id, record)
     if irregular and base is not None and cut > 0:
-        return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
+        return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, keys_of)
     tail_flat, tail_roles, new_aruns = _flattened(planned, tail, cut, k)
     placed = None
     if caching and marks:
         placed = _placed_marks(base, tail_flat, k, first_round, any(m.text for m in system) or bool(tools))
         if placed is None:
-            return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of)
+            return _whole(messages, inputs, serial, record, policy, tools, first_round, marks, keys_of)
         tail_flat = placed[-1]
     flat = base.flat.grown(k, tail_flat) if base is not None else Shared(tail_flat)
     if placed is not None and placed[5] is not None:
@@ -414,7 +414,7 @@ def lay_out(
     head_t = (("head", head), head, 'messages":[' + ('{"content":[{"' if flat else "]}"))
     # The block before the re-planned ones keeps its key but may change its glue: it is counted again.
     kept = max(k - 1, 0) if base is not None else 0
-    keys = grown(base.keys if base is not None else None, kept, [key_of(record, s) for s in flat.since(kept)])
+    keys = grown(base.keys if base is not None else None, kept, keys_of(record, flat.since(kept)))
     if isinstance(messages, Shared):
         view = messages  # immutable: kept as it is
     elif base is not None:
@@ -525,7 +525,7 @@ def _placed_marks(base: Laid | None, tail_flat: list[BlockSpec], k: int, first_r
     return notes, ends, members, stable, marked, remarked, tail_flat
 
 
-def _whole(messages, inputs, serial, record, policy, tools, first_round, marks, key_of) -> Laid:
+def _whole(messages, inputs, serial, record, policy, tools, first_round, marks, keys_of) -> Laid:
     return lay_out(
-        messages, None, 0, inputs, serial, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks, key_of=key_of
+        messages, None, 0, inputs, serial, record=record, policy=policy, tools=tools, first_round=first_round, marks=marks, keys_of=keys_of
     )

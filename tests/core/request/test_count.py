@@ -471,3 +471,21 @@ def test_counting_keeps_no_second_copy_of_the_sessions_non_ascii_texts():
     sizes = [sys.getsizeof(t) for t in texts]
     assert Counter().measure(msgs, record=FullRecord(msgs)).count > 3 * 300
     assert [sys.getsizeof(t) for t in texts] == sizes
+
+
+@SETTINGS
+@given(st.data())
+def test_a_layouts_keys_made_at_once_are_each_blocks_memo_key(data):
+    """memo_keys (a layout's keys in one comprehension) gives memo_key of each block, under every policy."""
+    from foldscope.core.request.compile import make_plan, memo_key, memo_keys, plain_key
+
+    record = data.draw(records())
+    view = data.draw(views(record))
+    policy, tools, first_round = drawn_options(data, view)
+    try:
+        plan = make_plan(view, record=record, policy=policy, tools=tools, first_round=first_round)
+    except Exception:
+        return  # a view that cannot compile has no blocks to key
+    specs = [spec for _, blocks in plan.turns for spec in blocks]
+    expected = [memo_key(spec, record, policy, first_round) for spec in specs]
+    assert memo_keys(specs, record, policy, first_round, plain_key(policy, first_round)) == expected
