@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from foldscope.core.model.session import Fields, FullRecord, Message, Provenance, Request, Session, Usage
+from foldscope.core.store.snapshot_stream import BLOCK, MARK, Deflating, Inflating, huge_texts, is_mark, read_text, write_text
 
-SNAPSHOT_FORMAT = 3  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
-# 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8)
+SNAPSHOT_FORMAT = 4  # the layout of the pickled session and of `inputs`; part of the reader identity (2: the record in batches;
+# 3: a mapping's non-ASCII texts as UTF-8 bytes, _Utf8; 4: a batch's huge texts before it, apart: snapshot_stream)
 RECORD_BATCH = 1_000  # messages pickled with one memo (dump_session_to)
-BLOCK = 1 << 20  # a snapshot is written into the library this many bytes at a time (fill)
 MEMO_FORMAT = 4  # 4: the bodies in batches; 3: plain texts' counts too; 2: pickled with messages as persistent ids; 1: JSON
 MEMO_BATCH = 10_000  # memo keys pickled with one pickler memo (dump_memo)
 _PACKAGE = Path(__file__).resolve().parent.parent  # foldscope/core
@@ -223,18 +223,20 @@ class _Utf8:
         return _text, (self.data,)
 
 
-def _texts_apart(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+def _texts_apart(items: Iterable[tuple[str, Any]], huge: Mapping[int, int]) -> dict[str, Any]:
     """A mapping's items as a dict to pickle, each non-ASCII text among its values as _Utf8 (a message's content and
-    metadata hold its texts as values)."""
-    return {k: _Utf8(v) if type(v) is str and not v.isascii() else v for k, v in items}
+    metadata hold its texts as values), but a huge one written apart (`huge`: by id, named by a persistent id)."""
+    return {k: _Utf8(v) if type(v) is str and not v.isascii() and id(v) not in huge else v for k, v in items}
 
 
 class _Pickler(pickle.Pickler):
+    huge: Mapping[int, int] = {}  # the huge texts written before the batch (snapshot_stream), by id: their place
+
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is Fields:
-            return Fields, (_texts_apart(obj.pairs()),)
+            return Fields, (_texts_apart(obj.pairs(), self.huge),)
         if type(obj) is types.MappingProxyType:
-            return _frozen, (_texts_apart(obj.items()),)
+            return _frozen, (_texts_apart(obj.items(), self.huge),)
         if type(obj) is Message:  # one call a message: the dataclass's own __setstate__ looks its fields up each time
             return _message, tuple(getattr(obj, name) for name in _MESSAGE_FIELDS)
         fields = _BY_FIELDS.get(type(obj))
@@ -245,11 +247,35 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
+class _HugePickler(_Pickler):
+    """A batch of messages holding huge texts, written before it (snapshot_stream.write_text): each named by its place."""
+
+    def __init__(self, out: Any, texts: list[str]) -> None:
+        super().__init__(out, protocol=5)
+        self.huge = {id(text): n for n, text in enumerate(texts)}
+
+    def persistent_id(self, obj: Any) -> Any:
+        return (MARK, self.huge[id(obj)]) if type(obj) is str and id(obj) in self.huge else None
+
+
 class _Unpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) not in SNAPSHOT_CLASSES:
             raise SnapshotError(f"a snapshot names {module}.{name}, which a session is not made of")
         return super().find_class(module, name)
+
+
+class _BatchUnpickler(_Unpickler):
+    """A batch of messages, its huge texts those read before it."""
+
+    def __init__(self, data: Any, texts: list[str]) -> None:
+        super().__init__(data)
+        self.texts = texts
+
+    def persistent_load(self, pid: Any) -> Any:
+        if not is_mark(pid) or pid[1] >= len(self.texts):
+            raise SnapshotError(f"a snapshot names a huge text {pid!r} it does not hold")
+        return self.texts[pid[1]]
 
 
 class _SessionUnpickler(_Unpickler):
@@ -295,13 +321,17 @@ def dump_session_to(session: Session, out: BinaryIO) -> None:
     pickler's memo cleared between batches, then the rest of the session with the record and each of its messages
     named by a persistent id. Pickled whole, the memo (an entry for every string and container pickled) was the
     dump's largest part: 70 MB at 50,000 messages, held beside the session and its count."""
-    deflating = _Deflating(out)
+    deflating = Deflating(out)
     record = session.record
     messages = _Pickler(deflating, protocol=5)
     messages.dump(len(record))
     for start in range(0, len(record), RECORD_BATCH):
+        batch = [record[i] for i in range(start, min(start + RECORD_BATCH, len(record)))]
+        texts = huge_texts(batch)
+        for text in texts:
+            write_text(deflating, text)
         messages.clear_memo()
-        messages.dump([record[i] for i in range(start, min(start + RECORD_BATCH, len(record)))])
+        (_HugePickler(deflating, texts) if texts else messages).dump(batch)
     del messages
     _SessionPickler(deflating, record).dump(session)
     deflating.finish()
@@ -358,21 +388,6 @@ def fill(blob: Any, data: bytes | BinaryIO) -> None:
             blob.write(block)
 
 
-class _Deflating:
-    """A file the pickler writes to that passes on only the compressed bytes (zlib level 1, as zlib.compress gives)."""
-
-    def __init__(self, out: BinaryIO) -> None:
-        self._zlib = zlib.compressobj(1)
-        self._out = out
-
-    def write(self, data: bytes) -> int:
-        self._out.write(self._zlib.compress(data))
-        return len(data)
-
-    def finish(self) -> None:
-        self._out.write(self._zlib.flush())
-
-
 class _SessionPickler(_Pickler):
     """The session without its record's messages (pickled before it): the record and each message named by id."""
 
@@ -401,7 +416,7 @@ def load_session(data: bytes) -> Session:
     collecting = gc.isenabled()
     gc.disable()  # a pickle of many small objects loads three times faster without the collector walking them
     try:
-        session = _load_pickles(_Inflating(data))
+        session = _load_pickles(Inflating(data))
     except SnapshotError:
         raise
     except Exception as exc:  # a damaged blob: zlib.error, UnpicklingError, EOFError, ...
@@ -414,60 +429,19 @@ def load_session(data: bytes) -> Session:
     return session
 
 
-class _Inflating:
-    """The file a snapshot is unpickled from, decompressed as the unpickler reads it (a frame at a time): the whole
-    pickle (80 MB at 50,000 messages, twice the compressed blob) is never held beside the session it builds."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data, self._taken = data, 0
-        self._zlib = zlib.decompressobj()
-        self._buffer = bytearray()
-        self._at = 0  # where reading is in the buffer
-
-    def _fill(self) -> bool:
-        """More decompressed bytes in the buffer; False at the stream's end (or the data's, for a cut one)."""
-        if self._zlib.eof:
-            return False
-        source = self._zlib.unconsumed_tail
-        if not source:
-            source = self._data[self._taken : self._taken + BLOCK]
-            self._taken += len(source)
-            if not source:
-                self._buffer += self._zlib.flush()
-                return False
-        if self._at > BLOCK:  # what was read is let go, so the buffer holds about one block
-            del self._buffer[: self._at]
-            self._at = 0
-        self._buffer += self._zlib.decompress(source, BLOCK)
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        while (size < 0 or len(self._buffer) - self._at < size) and self._fill():
-            pass
-        end = len(self._buffer) if size < 0 else min(len(self._buffer), self._at + size)
-        out = bytes(self._buffer[self._at : end])
-        self._at = end
-        return out
-
-    def readinto(self, target: Any) -> int:
-        data = self.read(len(target))
-        target[: len(data)] = data
-        return len(data)
-
-    def readline(self) -> bytes:
-        while (end := self._buffer.find(b"\n", self._at)) < 0 and self._fill():
-            pass
-        return self.read(end + 1 - self._at if end >= 0 else -1)
-
-
 def _load_pickles(stream: Any) -> Any:
     """The session from dump_session_to's three pickles: the record's length, its messages' batches, the rest."""
     size = _Unpickler(stream).load()
     if type(size) is not int or size < 0:
         raise SnapshotError("a snapshot that does not start with its record's length")
     messages: list[Message] = []
+    texts: list[str] = []  # the huge texts written before the next batch
     while len(messages) < size:
-        batch = _Unpickler(stream).load()
+        batch = _BatchUnpickler(stream, texts).load()
+        if is_mark(batch):
+            texts.append(read_text(stream, batch[1]))
+            continue
+        texts = []
         if type(batch) is not list or not batch or not all(type(m) is Message for m in batch):
             raise SnapshotError("a snapshot whose record is not a list of messages")
         messages.extend(batch)
@@ -527,7 +501,7 @@ def dump_memo(memo: tuple[dict, ...], record: FullRecord) -> bytes:
     None."""
     bodies, glue, heads, *rest = memo
     out = io.BytesIO()
-    deflating = _Deflating(out)
+    deflating = Deflating(out)
     pickler = _MemoPickler(deflating, record)
     pickler.dump((dict(glue), dict(heads), dict(rest[0]) if rest else {}))
     batch: list[tuple[Any, int]] = []

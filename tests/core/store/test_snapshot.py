@@ -574,7 +574,7 @@ def test_a_snapshot_compressed_as_it_is_pickled_is_the_whole_pickle_compressed(c
         session = load_session(path)
         whole = io.BytesIO()
         with monkeypatch.context() as patch:
-            patch.setattr(snapshot, "_Deflating", _Plain)
+            patch.setattr(snapshot, "Deflating", _Plain)
             snapshot.dump_session_to(session, whole)
         assert snapshot.dump_session(session) == zlib.compress(whole.getvalue(), 1), path.name
 
@@ -649,17 +649,17 @@ def test_a_version_6_library_migrates_dropping_its_snapshots_made_in_the_older_l
 
 
 def test_a_snapshot_decompressed_as_it_is_read_gives_the_bytes_decompressing_it_whole_gives():
-    # load_session reads the pickle through _Inflating, a block at a time, never the whole pickle at once.
+    # load_session reads the pickle through Inflating, a block at a time, never the whole pickle at once.
     import random
 
     rng = random.Random(48)
     raw = bytes(rng.getrandbits(8) for _ in range(600_000)) + b"a line\nand more\n" * 5000
     data = zlib.compress(raw, 1)
-    reader, out = snapshot._Inflating(data), bytearray()
+    reader, out = snapshot.Inflating(data), bytearray()
     while piece := (reader.read(rng.choice([1, 9, 4096, 70_000, 300_000])) if rng.random() < 0.8 else reader.readline()):
         out += piece
     assert bytes(out) == raw
-    cut = snapshot._Inflating(data[: len(data) // 2])
+    cut = snapshot.Inflating(data[: len(data) // 2])
     assert len(cut.read()) < len(raw)  # a cut snapshot reads short: the unpickler fails on it (a damaged snapshot)
 
 

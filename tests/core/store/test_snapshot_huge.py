@@ -1,0 +1,79 @@
+"""A snapshot's huge texts (snapshot_stream.HUGE_TEXT): written beside its pickles a part at a time, rebuilt exactly."""
+
+from __future__ import annotations
+
+import pickle
+import tempfile
+import tracemalloc
+import zlib
+from pathlib import Path
+
+import pytest
+
+from foldscope.core.formats import load_session
+from foldscope.core.store import snapshot, snapshot_stream
+from tests.core.store.test_huge_bodies import TEXTS, claude_file
+from tests.core.store.test_snapshot import plain, reopened
+
+
+@pytest.fixture
+def small_huge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts of 40 characters or more are huge, written 7 characters (read 7 bytes) at a time."""
+    monkeypatch.setattr(snapshot_stream, "HUGE_TEXT", 40)
+    monkeypatch.setattr(snapshot_stream, "PART", 7)
+
+
+def test_a_session_with_huge_texts_is_rebuilt_exactly(tmp_path, small_huge):
+    path = claude_file(tmp_path / "s.jsonl")
+    session = load_session(path)
+    assert len(snapshot_stream.huge_texts(session.record)) >= 4  # the rule is exercised, ASCII and not
+    _, rebuilt, _ = reopened(session, path, tmp_path)
+    assert plain(rebuilt) == plain(session)
+    assert [m.text for m in rebuilt.record] == [m.text for m in session.record]
+
+
+def test_a_huge_text_with_a_lone_surrogate_keeps_it(tmp_path, small_huge):
+    session = load_session(claude_file(tmp_path / "s.jsonl"))
+    message = next(m for m in session.record if len(m.text) >= 40)
+    text = "x" * 30 + "\ud83d" + "漢" * 20  # a reader may keep a lone surrogate; split between parts too
+    object.__setattr__(message, "content", type(message.content)({k: text for k in message.content}))
+    rebuilt = snapshot.load_session(snapshot.dump_session(session))
+    assert rebuilt.record[session.record.index_of(message.id)].text == text
+
+
+def test_a_huge_text_is_not_pickled_but_written_after_its_mark(tmp_path, small_huge):
+    session = load_session(claude_file(tmp_path / "s.jsonl"))
+    stream = zlib.decompress(snapshot.dump_session(session))
+    for text in snapshot_stream.huge_texts(session.record):
+        data = text.encode("utf-8")
+        assert stream.count(data) == 1  # once: not pickled as well
+        assert pickle.dumps((snapshot_stream.MARK, len(data)), protocol=5) + data in stream
+
+
+def test_a_snapshot_cut_inside_a_huge_text_is_refused(tmp_path, small_huge):
+    session = load_session(claude_file(tmp_path / "s.jsonl"))
+    stream = zlib.decompress(snapshot.dump_session(session))
+    text = snapshot_stream.huge_texts(session.record)[0].encode("utf-8")
+    cut = stream[: stream.index(text) + len(text) // 2]
+    with pytest.raises(snapshot.SnapshotError):
+        snapshot.load_session(zlib.compress(cut))
+
+
+def test_dumping_a_huge_text_holds_a_few_parts_of_it_not_the_whole(tmp_path):
+    # Pickled as a str, CPython copied a huge text whole (16 MiB here) and the compressor made its output whole.
+    path = tmp_path / "big.jsonl"
+    path.write_text(Path(claude_file(tmp_path / "s.jsonl")).read_text().replace(TEXTS[1], "abcd " * (1 << 22)), encoding="utf-8")
+    session = load_session(path)
+    size = max(len(m.text) for m in session.record)
+    assert size >= 5 * snapshot_stream.HUGE_TEXT
+    with tempfile.TemporaryFile() as out:
+        tracemalloc.start()
+        try:
+            snapshot.dump_session_to(session, out)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        out.seek(0)
+        rebuilt = snapshot.load_session(out.read())
+    assert max(len(m.text) for m in rebuilt.record) == size
+    assert peak < 6 * snapshot_stream.PART  # a few parts (each 1 MiB), where the whole way held 2x the text
