@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
@@ -218,7 +217,7 @@ def text_body(m: Message) -> str:
     writes it, without the dict."""
     # joined, not added: `a + b + c` holds a second copy of a huge message's JSON while it adds the third part
     text = instruction_text(m) if m.kind == "instruction" else m.text
-    if len(text) >= _HUGE and text.isascii() and _ESCAPED.search(text) is None:  # its JSON is itself in quotes
+    if len(text) >= _HUGE and text.isascii() and not _escapes(text):  # its JSON is itself in quotes
         return "".join(('text":"', text, '","'))  # no JSON copy beside the text and the body (and msgspec's bytes)
     return "".join(('text":', json_string(text), ',"'))
 
@@ -229,7 +228,7 @@ def plain_body(m: Message) -> str | list[str]:
     message of code, with msgspec's bytes)."""
     text = instruction_text(m) if m.kind == "instruction" else m.text
     if len(text) >= _HUGE:
-        if text.isascii() and _ESCAPED.search(text) is None:
+        if text.isascii() and not _escapes(text):
             return "".join(('text":"', text, '","'))  # as text_body: its JSON is itself in quotes
         return body_parts(text)
     return "".join(('text":', json_string(text), ',"'))
@@ -250,7 +249,17 @@ def body_parts(text: str) -> list[str]:
 
 
 _HUGE = 1 << 20
-_ESCAPED = re.compile(r'[\x00-\x1f"\\]')  # what JSON (msgspec, json) writes escaped in an ASCII text
+_ESCAPED = bytes(range(0x20)) + b'"\\'  # what JSON (msgspec, json) writes escaped in an ASCII text
+
+
+def _escapes(text: str) -> bool:
+    """Whether JSON escapes a character of the ASCII `text`: its bytes a megabyte at a time, each without those
+    characters as long as itself (a fourth of a regular expression's search for them: 0.13 s of 50 MB)."""
+    for at in range(0, len(text), _HUGE):
+        data = text[at : at + _HUGE].encode("ascii")
+        if len(data.translate(None, _ESCAPED)) != len(data):
+            return True
+    return False
 
 
 _encode = msgspec.json.Encoder().encode

@@ -439,16 +439,19 @@ def test_a_block_strings_json_is_json_dumps_text_for_any_string(text):
 
 @pytest.mark.parametrize("kind", ["instruction", "assistant"])
 def test_a_huge_texts_block_body_is_its_json_whatever_ascii_character_it_holds(kind, monkeypatch):
-    """text_body joins a huge ASCII text with nothing to escape straight into its body (no JSON copy of it beside the
-    text: a 50 MB message's parent peaked at three copies); any character JSON escapes sends it the JSON way."""
+    """text_body and plain_body join a huge ASCII text with nothing to escape straight into its body (no JSON copy of it
+    beside the text: a 50 MB message's parent peaked at three copies); any character JSON escapes, in the text's
+    first megabyte or a later one (here 64 characters), sends it the JSON way."""
     from foldscope.core.request import count_step
 
     monkeypatch.setattr(count_step, "_HUGE", 64)
     for code in range(128):
-        text = "plain words " * 8 + chr(code) + " end"
-        key = "instruction" if kind == "instruction" else "assistant_response"
-        body = count_step.text_body(Message("m", kind, 0, {key: text}))
-        assert body == 'text":' + json.dumps(text, ensure_ascii=False) + ',"', hex(code)
+        for text in ("plain words " * 8 + chr(code) + " end", chr(code) + " plain words" * 8):
+            m = Message("m", kind, 0, {"instruction" if kind == "instruction" else "assistant_response": text})
+            body = count_step.text_body(m)
+            assert body == 'text":' + json.dumps(text, ensure_ascii=False) + ',"', hex(code)
+            plain = count_step.plain_body(m)
+            assert (plain if isinstance(plain, str) else "".join(plain)) == body, hex(code)
 
 
 def test_counting_keeps_no_second_copy_of_the_sessions_non_ascii_texts():
