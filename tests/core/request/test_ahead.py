@@ -254,6 +254,26 @@ def test_a_record_whose_text_is_in_results_outputs_is_worth_a_child(monkeypatch)
     assert ahead.CountsAhead.worth(FullRecord(msgs))
 
 
+def test_a_text_of_huge_chars_does_not_make_a_child_worth_starting(monkeypatch):
+    """A text of HUGE_CHARS or more is counted in-line unless the child has answered when the measure comes to it, so
+    it does not count toward START_CHARS: a session of one huge message gave its child nothing to count. Texts just
+    under it do."""
+    monkeypatch.setattr(ahead, "HUGE_CHARS", 1000)
+    monkeypatch.setattr(ahead, "START_CHARS", 1500)
+
+    def answer(i: int, chars: int) -> Message:
+        return Message(f"a{i}", "assistant", i, {"assistant_response": "x" * chars})
+
+    def result(i: int, chars: int) -> Message:
+        return Message(f"r{i}", "action_response", i, {"function": "Read", "arguments": {}, "output": "y" * chars})
+
+    for make in (answer, result):
+        assert not ahead.CountsAhead.worth(FullRecord([make(0, 5000)]))
+        assert not ahead.CountsAhead.worth(FullRecord([make(0, 1000), make(1, 1000), make(2, 499)]))
+        assert ahead.CountsAhead.worth(FullRecord([make(0, 999), make(1, 999)]))
+        assert ahead.CountsAhead.worth(FullRecord([make(0, 5000), make(1, 999), make(2, 999)]))
+
+
 def test_a_counter_that_has_counted_most_of_the_record_sends_nothing_ahead(eager, monkeypatch):
     """A followed session's poll or a reopened session measures again with a counter that knows the bodies."""
     session = tool_session(10)
