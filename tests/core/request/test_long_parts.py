@@ -52,17 +52,17 @@ def test_a_slice_of_the_parts_is_the_slice_of_the_text():
         parts[len(text)]
 
 
-# The characters of a run: lowercase letters, CJK ideographs (the first and last of Unicode 1.1's), both, or (the last)
-# letters and CJK commas, which is not one piece
-RUNS = [LETTERS, "中文字\u4e00\u9fa5", LETTERS + "中文", "abc字，"]  # the last, not one piece: left to be joined
+# The characters of a run: lowercase letters, CJK ideographs (the block's first and last, and the first after Unicode
+# 1.1's), both, or (the last) letters and CJK commas, which is not one piece
+RUNS = [LETTERS, "中文字\u4e00\u9fa5\u9fa6\u9fff", LETTERS + "中文", "abc字，"]  # the last, not one piece: left to be joined
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    st.lists(st.sampled_from(AROUND + ["字", "，", "\u9fa6"]), max_size=12),
+    st.lists(st.sampled_from(AROUND + ["字", "，", "\u9fa6", "\u3400"]), max_size=12),
     st.sampled_from(RUNS),
     st.integers(1000, 6000),
-    st.lists(st.sampled_from(AROUND + ["字", "，", "\u9fa6"]), max_size=12),
+    st.lists(st.sampled_from(AROUND + ["字", "，", "\u9fa6", "\u3400"]), max_size=12),
     st.integers(0, 2**32),
 )
 def test_a_run_of_letters_cut_anywhere_counts_as_tiktoken_counts_it_never_joined(fast, monkeypatch, before, run, size, after, seed):
