@@ -8,7 +8,8 @@ and our cold count against each exact o200k counter installed, each counting the
 (tiktoken, quicktok, bpe-openai, riptoken; issue 48's target: 0.8 or better against the fastest), after checking
 that each gives our count. The counter in use is tokens.BACKEND (FOLDSCOPE_TOKENIZER=tiktoken for the fallback).
 Each figure is the best of R runs in CPU time (time.process_time, every thread's), so the ratios hold on a machine
-other work shares; wall time moved with the load by a factor of six on these cores. A cold count large enough counts
+other work shares; wall time moved with the load by a factor of six on these cores. The cold count and the exact
+counters run in turn, R rounds of one each, so the two figures of a ratio meet the same load. A cold count large enough counts
 its new bodies on two threads (core.request.count_texts.on_two_threads), so beside the CPU ratio each counter gets a
 wall ratio: the cold count's two-core wall worked out from its threads' CPU (the process's CPU less the two threads'
 in their shared stretch, plus the longer of the two: what an otherwise idle 2-core machine would take), against each
@@ -113,7 +114,7 @@ def other_counters() -> list[tuple[str, object]]:
     out.append(("tiktoken encode_ordinary", lambda text: len(tik.encode_ordinary(text))))
     if tokens.quicktok is not None:
         fast = tokens.build_fast()
-        out.append(("quicktok count", fast.count))
+        out.append(("quicktok count", fast.count_whole))  # one call of quicktok's on the whole text
     try:
         from bpe_openai import _bindings  # type: ignore[import-not-found]
     except ImportError:
@@ -131,30 +132,33 @@ def other_counters() -> list[tuple[str, object]]:
     return out
 
 
-def best_cold(view, record, repeat: int) -> tuple[float, float, float, int]:
-    """A cold count's least CPU time, least two-core wall (worked out from its threads' CPU), least measured wall, and
-    its count. A tree without the two-thread count (main before it) has no split_cpu: its two-core wall is its CPU."""
-    cpus, twos, walls, result = [], [], [], 0
-    for _ in range(repeat):
-        counter = Counter()
-        counter.split_cpu = []
-        w0, t0 = time.perf_counter(), time.process_time()
-        result = counter.count(view, record=record)
-        cpu, wall = time.process_time() - t0, time.perf_counter() - w0
-        cpus.append(cpu)
-        walls.append(wall)
-        twos.append(cpu - sum(mine + other - max(mine, other) for mine, other, _ in counter.split_cpu))
-    return min(cpus), min(twos), min(walls), result
+def cold_once(view, record) -> tuple[float, float, float, int]:
+    """One cold count's CPU time, two-core wall (worked out from its threads' CPU), measured wall, and its count. A tree
+    without the two-thread count (main before it) has no split_cpu: its two-core wall is its CPU."""
+    counter = Counter()
+    counter.split_cpu = []
+    w0, t0 = time.perf_counter(), time.process_time()
+    result = counter.count(view, record=record)
+    cpu, wall = time.process_time() - t0, time.perf_counter() - w0
+    return cpu, cpu - sum(mine + other - max(mine, other) for mine, other, _ in counter.split_cpu), wall, result
 
 
-def best_wall(fn, repeat: int) -> float:
-    """The least wall time of `repeat` calls."""
-    times = []
+def interleaved(view, record, text: str, counters: list[tuple[str, object]], repeat: int) -> tuple[tuple, dict]:
+    """The cold count's least CPU, two-core wall and wall, and its count; and each counter's least CPU and wall on the
+    whole text, and its count: `repeat` rounds, each a cold count then each counter once, so that every figure of a
+    ratio meets the same load (best of a block of runs apart, the ratio moved between 0.4 and 1.1 at load 3)."""
+    cold = [float("inf")] * 3 + [0]
+    theirs = {name: [float("inf"), float("inf"), 0] for name, _ in counters}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        figures = cold_once(view, record)
+        cold = [min(a, b) for a, b in zip(cold[:3], figures[:3])] + [figures[3]]
+        for name, count in counters:
+            w0, t0 = time.perf_counter(), time.process_time()
+            n = count(text)  # type: ignore[operator]
+            cpu, wall = time.process_time() - t0, time.perf_counter() - w0
+            mine = theirs[name]
+            theirs[name] = [min(mine[0], cpu), min(mine[1], wall), n]
+    return tuple(cold), theirs
 
 
 def best(fn, repeat: int) -> tuple[float, object]:
@@ -411,7 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     text = counted_text(compile_request(view, record=record))
 
     raw_time, raw_tokens = best(lambda: len(enc.encode_ordinary(text)), args.repeat)
-    cold_time, cold_two, cold_wall, cold_tokens = best_cold(view, record, args.repeat)
+    counters = other_counters()
+    (cold_time, cold_two, cold_wall, cold_tokens), theirs = interleaved(view, record, text, counters, args.repeat)
     assert cold_tokens == raw_tokens, (cold_tokens, raw_tokens)
 
     counter = Counter()
@@ -461,9 +466,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{cold_wall * 1000:6.1f} ms wall  {raw_tokens / cold_time / 1e6:6.2f} M tokens/s of CPU"
     )
     fastest = None
-    for name, count in other_counters():
-        other_time, other_tokens = best(lambda count=count: count(text), args.repeat)
-        other_wall = best_wall(lambda count=count: count(text), args.repeat)
+    for name, _ in counters:
+        other_time, other_wall, other_tokens = theirs[name]
         same = "same count" if other_tokens == raw_tokens else f"DIFFERENT COUNT {other_tokens:,}"
         print(
             f"  {name:26} {other_time * 1000:8.1f} ms CPU  {other_wall * 1000:6.1f} ms wall  "
