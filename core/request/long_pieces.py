@@ -578,10 +578,12 @@ def _fast_lengths(enc: Any) -> list[int]:
     """Each id's token length in bytes, from quicktok's own tokens (its table is the vendored vocabulary's)."""
     global _fast_table
     if _fast_table is None:
-        tokenizer = enc._tokenizer
-        table = [0] * (tokenizer.max_token_value + 1)
-        for i in range(len(table)):
-            with contextlib.suppress(KeyError):
-                table[i] = len(tokenizer.decode_single_token_bytes(i))
+        decode = enc._tokenizer.decode_single_token_bytes
+        table = [0] * (enc._tokenizer.max_token_value + 1)
+        for i in range(len(table)):  # try, not contextlib.suppress: a context made for each of 200,019 ids was 0.14 s
+            try:
+                table[i] = len(decode(i))
+            except KeyError:  # an id no token has
+                pass
         _fast_table = table
     return _fast_table
