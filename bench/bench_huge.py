@@ -2,19 +2,21 @@
 message is N MB of one kind of text, each process of the command polled from /proc (issue 48: at most 0.1 s of CPU a MB,
 every process, and each process's peak under 3x the message).
 
-Run: .venv/bin/python bench/bench_huge.py [--mb 50] [--kinds lowercase,CJK,base64] [--runs 1] [--gui] [--no-db] [--dir DIR]
+Run: .venv/bin/python bench/bench_huge.py [--mb 50] [--kinds lowercase,CJK,base64] [--runs 1] [--gui] [--no-db] [--first]
+    [--dir DIR]
 For each kind (prose, code, JSON logs, CJK sentences and base64 from bench_count.huge_text; lowercase and CJK, one
 unbroken piece each, from bench_count.one_piece) a session file is written (one JSON line an entry, as
 bench/fresh_session.py writes them: a file-history snapshot, the user's line holding the text, then an assistant reply
-with its usage), then `foldscope inspect FILE --db TMP` is run (a library in a temporary folder; --no-db: `inspect
-FILE` alone) and every process of its tree is polled every 20 ms: VmHWM from /proc/PID/status, utime+stime from
-/proc/PID/stat (every thread's). Printed per kind: the wall, the CPU of all the command's processes (its rusage once
-reaped, which holds the children it reaped; at least the polled sum), CPU seconds a MB (target 0.1), and each
-process's peak in MiB, as a multiple of the message and as its growth over the same process of the same command on a
-tiny file (the baseline, measured in the same run). With --gui the same for `foldscope --screenshot OUT.png --db TMP
-FILE` (QT_QPA_PLATFORM=offscreen). The commands run with bytecode written to a temporary folder (as an install has it;
-a tiny file's run first writes it), whatever PYTHONDONTWRITEBYTECODE says. --dir keeps the session files there and
-reuses them (making 50 MB of CJK takes about 15 s).
+with its usage; --first: no snapshot, so the file opens on the huge line, as 4 of the dev corpus's first 10 Claude
+Code files open on the user's), then `foldscope inspect FILE --db TMP` is run (a library in a temporary folder;
+--no-db: `inspect FILE` alone) and every process of its tree is polled every 20 ms: VmHWM from /proc/PID/status,
+utime+stime from /proc/PID/stat (every thread's). Printed per kind: the wall, the CPU of all the command's processes
+(its rusage once reaped, which holds the children it reaped; at least the polled sum), CPU seconds a MB (target 0.1),
+and each process's peak in MiB, as a multiple of the message and as its growth over the same process of the same
+command on a tiny file (the baseline, measured in the same run). With --gui the same for `foldscope --screenshot
+OUT.png --db TMP FILE` (QT_QPA_PLATFORM=offscreen). The commands run with bytecode written to a temporary folder (as an
+install has it; a tiny file's run first writes it), whatever PYTHONDONTWRITEBYTECODE says. --dir keeps the session
+files there and reuses them (making 50 MB of CJK takes about 15 s).
 
 Run: .venv/bin/python bench/bench_huge.py --before COPY [--rounds 2] [...]
 The same, each command run in turn with COPY on PYTHONPATH (a folder holding `foldscope`, e.g. a `git archive` of main
@@ -56,9 +58,10 @@ def text_of(kind: str, size: int) -> str:
     return huge_text(kind, size)
 
 
-def write_session(path: Path, text: str) -> None:
-    """A Claude Code session as bench/fresh_session.py opens one (a file-history snapshot first), then a user line whose
-    message content is `text`, then an assistant reply with its usage."""
+def write_session(path: Path, text: str, first: bool = False) -> None:
+    """A Claude Code session as bench/fresh_session.py opens one (a file-history snapshot first; with `first` none, so
+    the file opens on the huge line), then a user line whose message content is `text`, then an assistant reply with its
+    usage."""
     base = {"sessionId": "0f7c-huge-bench", "version": "2.0.76", "cwd": "/home/user/project", "gitBranch": "main"}
     base |= {"userType": "external", "isSidechain": False}
     reply = {"model": "claude-sonnet-4-5-20250929", "id": "msg_0000001", "type": "message", "role": "assistant"}
@@ -72,17 +75,18 @@ def write_session(path: Path, text: str) -> None:
     )
     stamps = ("2026-12-06T05:00:00.000Z", "2026-12-06T05:00:01.000Z", "2026-12-06T05:00:09.000Z")
     with open(path, "w", encoding="utf-8") as out:
-        for stamp, line in zip(stamps, lines, strict=True):
+        for stamp, line in list(zip(stamps, lines, strict=True))[1 if first else 0 :]:
             out.write(json.dumps({**line, "timestamp": stamp}, ensure_ascii=False) + "\n")
 
 
-def session_file(folder: Path, kind: str, mb: float) -> tuple[Path, int]:
-    """The session file of `kind` at `mb` MB in folder (made when absent) and its message's size in bytes."""
-    path = folder / f"huge-{kind.replace(' ', '-')}-{mb:g}MB.jsonl"
+def session_file(folder: Path, kind: str, mb: float, first: bool = False) -> tuple[Path, int]:
+    """The session file of `kind` at `mb` MB in folder (made when absent; `first`: opening on the huge line) and its
+    message's size in bytes."""
+    path = folder / f"huge-{kind.replace(' ', '-')}-{mb:g}MB{'-first' if first else ''}.jsonl"
     size = int(mb * 1_000_000)
     if not path.exists():
         text = text_of(kind, size)
-        write_session(path, text)
+        write_session(path, text, first)
         size = len(text.encode())
         path.with_suffix(".bytes").write_text(str(size))
     return path, int(path.with_suffix(".bytes").read_text())
@@ -252,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gui", action="store_true", help="also the window's screenshot of each file")
     parser.add_argument("--runs", type=int, default=1, help="runs of each command on each file")
     parser.add_argument("--no-db", action="store_true", help="`inspect FILE` alone, not stored in a library")
+    parser.add_argument("--first", action="store_true", help="the file opens on the huge line (no snapshot before it)")
     parser.add_argument("--dir", type=Path, help="keep the session files here and reuse them")
     parser.add_argument("--before", metavar="COPY", help="alternate with COPY (a folder holding foldscope) on PYTHONPATH")
     parser.add_argument("--rounds", type=int, default=2, help="with --before: pairs run for each kind")
@@ -275,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                 baselines[name] = one(words, tiny, scratch, copy)
                 report(f"tiny file {name}".strip(), baselines[name], tiny_size, None)
             for kind in kinds:
-                file, size = session_file(folder, kind, args.mb)
+                file, size = session_file(folder, kind, args.mb, args.first)
                 print(f" {kind}: {size / 1e6:.1f} MB ({size / MIB:.1f} MiB) in one message", flush=True)
                 for k in range(repeats):
                     outputs = set()

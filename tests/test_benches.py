@@ -112,7 +112,7 @@ SMOKES = (
     ),
     Smoke(
         "bench_huge.py",
-        ("--mb", "0.05", "--kinds", "base64", "--before", "{before}", "--rounds", "1"),
+        ("--mb", "0.05", "--kinds", "base64", "--first", "--before", "{before}", "--rounds", "1"),
         (r"\n +before run 1 +wall .*\n(.*\n)* +after run 1 +wall .*\n(.*\n)* +outputs the same",),
     ),
     Smoke(
