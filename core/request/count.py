@@ -263,7 +263,7 @@ class Counter(Tokenising):
         bodies = self._memo(policy_key(policy))
         if key not in bodies:
             self._images[key] = self._extra(spec)
-            self._tokenise({key: body_of(spec, record, policy, first_round)}, bodies)
+            self._tokenise([key], [body_of(spec, record, policy, first_round)], bodies)
         old_part = base.parts[fi]
         glue_tokens = old_part.tokens - bodies[base.keys[fi]]
         part = Part(spec.message, spec.message.kind, bodies[key] + glue_tokens)
@@ -292,15 +292,16 @@ class Counter(Tokenising):
         # The blocks to count as plain lists, indexed from `start`: reading a Shared item by item costs a call each.
         flat, keys = list(laid.flat.since(start)), list(laid.keys.since(start))
         bodies = self._memo(laid.inputs[2])
-        new, ready = self._new_bodies(laid, flat, keys, bodies, record, policy, first_round)
-        self._tokenise(new, bodies)
+        new_keys, texts, ready = self._new_bodies(laid, flat, keys, bodies, record, policy, first_round)
+        self._tokenise(new_keys, texts, bodies)
         for key, made in ready.items():
             bodies[key] = made + self._images.pop(key, 0)
         self._fill_parts(laid, flat, keys, list(laid.roles.since(start)), bodies)
 
-    def _new_bodies(self, laid: Laid, flat: list, keys: list, bodies: dict, record, policy, first_round) -> tuple[dict, dict]:
-        """The texts to tokenise for laid's blocks from laid.kept on (its head's too) by memo key, and the bodies counted
-        ahead on the other core (core.request.counting.ahead) by memo key; each new block's images noted (_images)."""
+    def _new_bodies(self, laid: Laid, flat: list, keys: list, bodies: dict, record, policy, first_round) -> tuple[list, list, dict]:
+        """The memo keys and texts to tokenise for laid's blocks from laid.kept on (its head's too), in two lists, and the
+        bodies counted ahead on the other core (core.request.counting.ahead) by memo key; each new block's images noted
+        (_images)."""
         new: dict[Any, str] = {}
         ready: dict[Any, int] = {}
         ahead = self.ahead
@@ -312,23 +313,25 @@ class Counter(Tokenising):
         rate = self.unseen_rate
         todo = [(key, spec) for key, spec in zip(keys, flat) if key not in bodies]
         if ahead is None and lengths is None and rate is None:
-            # A cold count's thousand bodies (bench_count): what the loop below does for them, in two passes with
-            # nothing else to ask. Images are on few messages and never on a call's block (images_of).
+            # A cold count's thousand bodies (bench_count): what the loop below does for them, in one pass with nothing
+            # else to ask, into lists (a key twice is rendered twice). Images are on few messages and never on a
+            # call's block (images_of).
             images = self._images
+            todo_keys = list(new)
+            texts: list = list(new.values())
             for key, spec in todo:
                 m = spec.message
-                if "images" in m.metadata and spec.tag != TOOL_USE:
+                rendered = plain_body(m) if spec.tag == TEXT and spec.mark is None else body_of(spec, record, policy, first_round)
+                if spec.tag != TOOL_USE and "images" in m.metadata:
                     n = image_tokens(m)
                     if n:
                         images[key] = n
-            rendered = [
-                (key, plain_body(spec.message) if spec.tag == TEXT and spec.mark is None else body_of(spec, record, policy, first_round))
-                for key, spec in todo
-            ]
-            new.update(rendered)  # type: ignore[arg-type]  # a body in parts is taken out just below
-            for key in [key for key, body in rendered if type(body) is list]:  # a huge text's body in parts (plain_body)
-                ready[key] = self._parts_count(new.pop(key))  # type: ignore[arg-type]
-            return new, ready
+                if type(rendered) is list:  # a huge text's body in parts (plain_body)
+                    ready[key] = self._parts_count(rendered)
+                else:
+                    todo_keys.append(key)
+                    texts.append(rendered)
+            return todo_keys, texts, ready
         for key, spec in todo:
             if key in new or key in ready:
                 continue
@@ -369,7 +372,7 @@ class Counter(Tokenising):
                 size = body_bytes(body)
                 if size is not None:
                     lengths[key] = size
-        return new, ready
+        return list(new), list(new.values()), ready
 
     def _fill_parts(self, laid: Laid, flat: list, keys: list, roles: list, bodies: dict) -> None:
         """laid's parts from laid.kept on (each block's body and glue tokens), its running counts and its total."""
@@ -493,7 +496,7 @@ class Counter(Tokenising):
                 continue
             if (key[1] not in self._heads) if _is_head(key) else (key not in bodies):
                 new[key] = body
-        self._tokenise(new, bodies)
+        self._tokenise(list(new), list(new.values()), bodies)
 
     def _lookup(self, key, glue: str, bodies: dict[Any, int] | None = None) -> int:
         """A head's tokens, or a block body's from `bodies` (the memo of its policy key), with its glue's."""

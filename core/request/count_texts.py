@@ -38,17 +38,17 @@ class Tokenising:
     # its join) appended, for benchmarks.
     split_cpu: list[tuple[float, float, float]] | None = None
 
-    def _tokenise(self, new: dict[Any, str], bodies: dict[Any, int]) -> None:
-        """Count every new segment (_count_all, by passages when long): a head's into the heads, a block body's into
-        `bodies` (the memo of its policy key)."""
-        if not new:
+    def _tokenise(self, keys: list, given: list[str], bodies: dict[Any, int]) -> None:
+        """Count every new segment, `given[i]` the text of `keys[i]` (_count_all, by passages when long): a head's into
+        the heads, a block body's into `bodies` (the memo of its policy key). Lists, not a dict of them: a cold count's
+        thousand bodies went through three dicts on their way to the memo (docs/performance.md, counter7)."""
+        if not given:
             return
         # Equal short texts count alike, so each is tokenised once: a file of tiny prompts repeats a few words. A long
         # one is keyed by its place instead: hashing it cost as much as a tenth of counting it (0.7 ms of bench_count's
         # 3 MB), and a long body seldom repeats (a call's and a result's carry their call id).
-        given = list(new.values())
         texts = given
-        at: list[int] | None = None  # each text's place among those tokenised, when some came twice
+        at: list[int] = []  # each text's place among those tokenised, when some came twice
         if len(given) > 1:
             where: dict[Any, int] = {}
             add = where.setdefault
@@ -57,15 +57,29 @@ class Tokenising:
                 texts = [given[k] if type(k) is int else k for k in where]
         self.tokenised_chars += sum(map(len, texts))
         counts = self._windowed_counts(texts) if tokens.windowed() else self._passages.counts(texts, self._count_all)
-        counted = dict(zip(new, counts if texts is given or at is None else map(counts.__getitem__, at)))
-        for key in [key for key in counted if type(key) is tuple and key[0] == "head"]:  # _is_head, inline: one a body
-            self._heads[key[1]] = counted.pop(key)
+        if texts is not given:
+            counts = [counts[k] for k in at]
+        if any(type(key) is tuple and key[0] == "head" for key in keys):  # _is_head, inline: one a body
+            heads = self._heads
+            blocks: list = []
+            block_counts: list[int] = []
+            for key, n in zip(keys, counts):
+                if type(key) is tuple and key[0] == "head":
+                    heads[key[1]] = n
+                else:
+                    blocks.append(key)
+                    block_counts.append(n)
+            keys, counts = blocks, block_counts
         images = self._images
-        if images:
-            # A block's images count as the provider counts them, beside its text (where "[image]" stands).
-            for key in counted:
-                if key in images:
-                    counted[key] += images.pop(key)
+        if not images:
+            bodies.update(zip(keys, counts))
+            return
+        # A block's images count as the provider counts them, beside its text (where "[image]" stands); a key given
+        # twice has them once.
+        counted = dict(zip(keys, counts))
+        for key in counted:
+            if key in images:
+                counted[key] += images.pop(key)
         bodies.update(counted)
 
     def _parts_count(self, parts: list[str]) -> int:
