@@ -365,16 +365,17 @@ class Library:
         from foldscope.core.store import snapshot
 
         row = self.conn.execute(
-            "SELECT session_id, reader, inputs, session, counter, memo FROM snapshots WHERE source = ? AND sample = ?",
+            "SELECT session_id, reader, inputs, rowid, counter, memo FROM snapshots WHERE source = ? AND sample = ?",
             [source_key(str(path)), sample or ""],
         ).fetchone()
         if row is None or row[1] != snapshot.reader_identity():
             return None
-        session_id, _, inputs, data, counter, kept = row
+        session_id, _, inputs, rowid, counter, kept = row
         try:
             if not snapshot.still_current(json.loads(inputs), path):
                 return None
-            session = snapshot.load_session(data)
+            with self.conn.blobopen("snapshots", "session", rowid, readonly=True) as data:  # not fetched whole beside it
+                session = snapshot.load_session(data)
             if format is not None and session.format != format:
                 return None
             memo = snapshot.load_memo(kept, session.record) if kept is not None and counter == snapshot.counter_identity() else None
@@ -410,8 +411,7 @@ class Library:
     def search(self, query: str, limit: int = 100) -> list[tuple[int, int, str]]:
         """(session id, message index, snippet) for messages whose text holds every word of query, in the
         newest version of each source (an older version's copy of the same message is not repeated)."""
-        match = fts_query(query)
-        if not match:
+        if not (match := fts_query(query)):
             return []
         self.index_for_search()
         sql = (

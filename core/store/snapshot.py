@@ -411,8 +411,9 @@ def place_of(message: Message, record: FullRecord) -> int | None:
     return index if record[index] is message else None
 
 
-def load_session(data: bytes) -> Session:
-    """The session a snapshot holds; SnapshotError when it cannot be loaded."""
+def load_session(data: bytes | Any) -> Session:
+    """The session a snapshot holds (its bytes, or an SQLite blob of them, sliced a block at a time); SnapshotError
+    when it cannot be loaded."""
     collecting = gc.isenabled()
     gc.disable()  # a pickle of many small objects loads three times faster without the collector walking them
     try:

@@ -85,8 +85,8 @@ class Inflating:
     """The file a snapshot is unpickled from, decompressed as the unpickler reads it (a frame at a time): the whole
     pickle (80 MB at 50,000 messages, twice the compressed blob) is never held beside the session it builds."""
 
-    def __init__(self, data: bytes) -> None:
-        self._data, self._taken = data, 0
+    def __init__(self, data: bytes | Any) -> None:
+        self._data, self._taken = data, 0  # bytes, or anything sliced as they are (an SQLite blob)
         self._zlib = zlib.decompressobj()
         self._buffer = bytearray()
         self._at = 0  # where reading is in the buffer

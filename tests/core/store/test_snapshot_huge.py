@@ -77,3 +77,20 @@ def test_dumping_a_huge_text_holds_a_few_parts_of_it_not_the_whole(tmp_path):
         rebuilt = snapshot.load_session(out.read())
     assert max(len(m.text) for m in rebuilt.record) == size
     assert peak < 6 * snapshot_stream.PART  # a few parts (each 1 MiB), where the whole way held 2x the text
+
+
+def test_a_snapshot_is_read_from_its_row_a_block_at_a_time(tmp_path, monkeypatch):
+    # Fetched whole, the compressed snapshot was held beside the session it builds (a third of a huge random text).
+    path = claude_file(tmp_path / "s.jsonl")
+    session = load_session(path)
+    given: list[type] = []
+    real = snapshot.load_session
+
+    def spy(data):
+        given.append(type(data))
+        return real(data)
+
+    monkeypatch.setattr(snapshot, "load_session", spy)
+    _, rebuilt, _ = reopened(session, path, tmp_path)
+    assert given and bytes not in given
+    assert plain(rebuilt) == plain(session)
