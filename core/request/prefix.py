@@ -26,9 +26,9 @@ from foldscope.core.request.compile import (
     request_head,
     short_key,
 )
-from foldscope.core.request.count_step import type_glue
+from foldscope.core.request.count_step import body_bytes, json_string, type_glue
 from foldscope.core.request.marks import strip_marks
-from foldscope.core.request.plan import TEXT
+from foldscope.core.request.plan import TEXT, instruction_text
 
 # Why the later request departs from the earlier one's bytes.
 CAUSES = ("none", "append", "fold", "restore", "policy", "stable", "rewrite")
@@ -181,6 +181,27 @@ class Shape:
         return "," if self.roles[i] == self.roles[i - 1] else turn_glue(self.roles[i - 1])
 
 
+# A message's text this long, whose length the counter did not note (a session reopened from the library: its counts
+# are seeded, their lengths are not), is measured a slice at a time (text_body_bytes): its block rendered whole, the
+# block's JSON and that JSON's UTF-8 were held beside the text, three times one huge message.
+HUGE_TEXT = 1 << 20
+SLICE = 1 << 20
+
+
+def text_body_bytes(m: Message) -> int | None:
+    """The UTF-8 length of count_step.text_body(m) (the counter's body of a message's text alone), measured a slice of
+    the text at a time: JSON escapes one character at a time, so the slices' lengths add up to the whole's. None for
+    a text UTF-8 cannot hold (a lone surrogate), which the meter renders itself."""
+    text = instruction_text(m) if m.kind == "instruction" else m.text
+    size = len('text":"') + len('","')
+    for at in range(0, len(text), SLICE):
+        part = body_bytes(json_string(text[at : at + SLICE])[1:-1])
+        if part is None:
+            return None
+        size += part
+    return size
+
+
 class PrefixMeter:
     """Each request's prefix share with the one before, from per-block segments: byte-exact equal to
     `divergence` on the compiled payloads (tests/core/test_prefix_share.py), at the cost of what changed."""
@@ -237,6 +258,8 @@ class PrefixMeter:
             n = self._lengths.get(m)
             if n is None:
                 body = self._counted.get(m) if self._counted is not None else None
+                if body is None and len(m.text) >= HUGE_TEXT:
+                    body = text_body_bytes(m)
                 n = 2 + body + len(type_glue(spec)) if body is not None else len(self._text(spec, first_round).encode("utf-8"))
                 self._lengths[m] = n
             return n
