@@ -11,8 +11,11 @@ deep to walk, goes json's way, which writes or refuses it exactly as before
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -101,3 +104,58 @@ def _plain(value: Any) -> bool:
     if kind is list or kind is tuple:
         return all(map(_plain, value))
     return False
+
+
+# A text this long among a message's values is hashed a slice at a time where it stands (huge_sha256): encoded whole,
+# msgspec's buffer of one huge message grew to 1.5 times it (the inspector's id line, Message.sha256).
+HUGE_STRING = 1 << 20
+SLICE = 1 << 20
+
+
+def huge_sha256(value: Any, huge: Sequence[str]) -> str | None:
+    """The SHA-256 of canonical_json(value)'s UTF-8, each text of `huge` (held in value's dicts and lists) hashed a slice
+    at a time where it stands, never encoded whole: the value is written with a placeholder for each, and each text's
+    JSON by msgspec a slice at a time (JSON escapes one character at a time, so the slices' JSON is the whole's). None
+    where canonical_json would go json's way (a float, a lone surrogate): the caller hashes the value whole."""
+    token = f"huge-{os.urandom(16).hex()}-"
+    place = {id(text): n for n, text in enumerate(huge)}
+
+    def swap(v: Any) -> Any:
+        if type(v) is str:
+            return f"{token}{place[id(v)]}" if id(v) in place else v
+        if type(v) is dict:
+            return {k: swap(x) for k, x in v.items()}
+        if type(v) in (list, tuple):
+            return [swap(x) for x in v]
+        return v
+
+    data = canonical_bytes(swap(value))
+    if data is None:
+        return None
+    marks = [f'"{token}{n}"'.encode() for n in range(len(huge))]
+    found = sorted((at, n) for n, mark in enumerate(marks) for at in _places(data, mark))
+    digest, done = hashlib.sha256(), 0
+    with memoryview(data) as view:
+        for at, n in found:
+            digest.update(view[done:at])
+            text = huge[n]
+            digest.update(b'"')
+            try:
+                for start in range(0, len(text), SLICE):
+                    with memoryview(_encode(text[start : start + SLICE])) as part:
+                        digest.update(part[1:-1])
+            except UnicodeEncodeError:  # a lone surrogate: json's way
+                return None
+            digest.update(b'"')
+            done = at + len(marks[n])
+        digest.update(view[done:])
+    return digest.hexdigest()
+
+
+def _places(data: bytes, mark: bytes) -> list[int]:
+    """Where `mark` starts in data, each time."""
+    places, at = [], data.find(mark)
+    while at >= 0:
+        places.append(at)
+        at = data.find(mark, at + len(mark))
+    return places

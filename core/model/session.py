@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from foldscope.core.model.canonical import canonical_json  # noqa: F401 (re-exported: its home for every layer)
+from foldscope.core.model.canonical import HUGE_STRING, canonical_bytes, canonical_json, huge_sha256  # noqa: F401 (re-exported: its home for every layer)
 from foldscope.core.model.errors import LibraryError, NotASession, ReadError  # noqa: F401 (re-exported: their old home)
 from foldscope.core.model.running_sum import common_start
 
@@ -23,7 +23,10 @@ TEXT_KEY = {"system": "system_message", "instruction": "instruction", "assistant
 
 
 def sha256_of(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    """The SHA-256 of canonical_json(value)'s UTF-8: msgspec's bytes of it where they are the same (canonical_bytes),
+    hashed as written; made a str and encoded again, one huge message was held three times (the inspector's id line)."""
+    data = canonical_bytes(value)
+    return hashlib.sha256(data if data is not None else canonical_json(value).encode("utf-8")).hexdigest()
 
 
 # Every key tuple a Fields was made with, so that mappings of the same keys share one tuple; bounded, so that
@@ -199,7 +202,11 @@ class Message:
 
     def sha256(self) -> str:
         """SHA-256 of the message's identity-bearing parts (id, kind, content, metadata)."""
-        return sha256_of({"id": self.id, "kind": self.kind, "content": dict(self.content), "metadata": dict(self.metadata)})
+        content, metadata = dict(self.content), dict(self.metadata)
+        value = {"id": self.id, "kind": self.kind, "content": content, "metadata": metadata}
+        huge = [v for part in (content, metadata) for v in part.values() if type(v) is str and len(v) >= HUGE_STRING]
+        digest = huge_sha256(value, huge) if huge else None
+        return digest if digest is not None else sha256_of(value)
 
 
 def _as_text(value: Any) -> str:
