@@ -12,7 +12,7 @@ from foldscope.core.formats import fast_json
 from foldscope.core.formats.lionagi_prompt import prompt_text
 from foldscope.core.formats.lionagi_views import VIEW_EVENT, is_request, request_views
 from foldscope.core.formats.spec import FormatSpec, no_compaction, no_window
-from foldscope.core.formats.stream import json_problem
+from foldscope.core.formats.stream import head_values, json_problem
 from foldscope.core.model.session import (
     PENDING_TRACE,
     FullRecord,
@@ -59,8 +59,14 @@ def sniff(head: bytes, path: Path) -> bool:
     # the wrapper opens with "branch". A run manifest alone is claimed too, so that read() can
     # say what it is instead of "unknown format".
     if b'"lionagi.' in text or text[1:].lstrip().startswith(b'"branch"'):
-        return True
-    return b'"branch_id"' in text and (b'"context_folds"' in text or b'"api_usage"' in text)
+        return not _json_lines(text)
+    return b'"branch_id"' in text and (b'"context_folds"' in text or b'"api_usage"' in text) and not _json_lines(text)
+
+
+def _json_lines(head: bytes) -> bool:
+    """Whether the head is JSON lines (two whole values, each on its line), never one Branch: a session of another
+    agent quoting a Branch's JSON in a text holds the markers above (its quotes escaped, `\\"lionagi.`)."""
+    return len(head_values(head, 2)) == 2
 
 
 # A reader that can leave its trace for later (core.formats.load_session's trace_later): the GUI's first step shows

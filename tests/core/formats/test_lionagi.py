@@ -296,6 +296,48 @@ def test_detection_is_by_content_not_name(tmp_path):
     assert detect_format(write_json(tmp_path / "w.txt", {"branch": small_branch()})) == "lionagi"
 
 
+def test_a_json_lines_session_quoting_a_lionagi_class_is_not_taken_for_a_branch(tmp_path):
+    # Found by review7: "lionagi. anywhere in the head claimed the file, so a Claude Code session whose first lines
+    # quote a Branch's JSON (a lionagi user asking about one) was read as a Branch and refused ("line 2 column 1: not
+    # JSON: extra data"). JSON lines, two whole values on their own lines, are never one Branch dump.
+    quoted = 'Why does this fail?\n{"lion_class": "lionagi.protocols.messages.instruction.Instruction"}'
+    lines = [
+        {
+            "type": "user",
+            "uuid": "u0",
+            "parentUuid": None,
+            "sessionId": "s",
+            "timestamp": "2026-12-01T10:00:00Z",
+            "message": {"role": "user", "content": quoted},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a0",
+            "parentUuid": "u0",
+            "sessionId": "s",
+            "requestId": "r0",
+            "timestamp": "2026-12-01T10:00:30Z",
+            "message": {
+                "id": "m0",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "ok"}],
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            },
+        },
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert b'"lionagi.' in path.read_bytes()  # the marker the Branch's sniff looks for is there, inside a text
+    assert detect_format(path) == "claude_code"
+    assert quoted in load_session(path).record[0].text
+    # A Branch dumped on one line, ending in a newline or not, is still one
+    for end in ("\n", ""):
+        compact = tmp_path / f"compact{len(end)}.json"
+        compact.write_text(json.dumps(small_branch()) + end)
+        assert detect_format(compact) == "lionagi"
+
+
 def test_a_broken_json_file_is_refused_with_its_line_and_column(tmp_path):
     from foldscope.core.formats import load_session
 
