@@ -143,8 +143,9 @@ def guarded(method: Callable) -> Callable:
             return method(self, *args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
             raise LibraryError(shown_path(self.path), describe(exc, self.timeout)) from exc
-        except OverflowError as exc:  # a number SQLite cannot bind (sqlite3 raises it past 64 bits): the library's problem,
-            # never one that stops the session from opening (the window opens it without the library)
+        except (OverflowError, UnicodeEncodeError) as exc:  # a number SQLite cannot bind (sqlite3 raises it past 64 bits)
+            # or a text it cannot (a lone surrogate, from a JSON escape such as "\ud800", has no UTF-8): the library's
+            # problem, never one that stops the session from opening (the window opens it without the library)
             raise LibraryError(shown_path(self.path), f"cannot store a value of this session ({type(exc).__name__}: {exc})") from exc
 
     return wrapper
