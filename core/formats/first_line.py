@@ -10,6 +10,7 @@ an empty one, arrays keep their first ITEMS items; the keys, their order and eve
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -73,9 +74,26 @@ def sniff_head(path: Path, after: int) -> bytes | None:
         line = handle.read(end).strip()
         handle.read(1)  # the newline
         rest = handle.read(after)
+    if not _utf8(line):  # a long string is emptied unread: its bytes are checked here, as the whole line's sniff did
+        return None
     try:
         value = skeleton(line)
     except (msgspec.DecodeError, msgspec.ValidationError, TooDeep, RecursionError):
         return None
     del line
     return json.dumps(value, ensure_ascii=False).encode() + b"\n" + rest
+
+
+def _utf8(data: bytes) -> bool:
+    """Whether the bytes are UTF-8, decoded a megabyte at a time and none of it kept (ASCII at once)."""
+    if data.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with memoryview(data) as view:
+            for at in range(0, len(view), _CHUNK):
+                decoder.decode(view[at : at + _CHUNK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -6,10 +6,12 @@ import json
 import tracemalloc
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foldscope.core.formats import SNIFF_BYTES, detect_format, first_line, load_session
+from foldscope.core.model.session import ReadError
 
 # JSON values with strings long and short, arrays long and short, nested a few levels.
 _scalars = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=120)
@@ -75,3 +77,22 @@ def test_a_first_line_msgspec_refuses_is_still_sniffed_whole(tmp_path, corpus_de
     assert first_line.sniff_head(path, SNIFF_BYTES) is None
     assert detect_format(path) == "claude_code"
     assert load_session(str(path)).record[0].text.startswith("word word")
+
+
+def test_a_long_first_line_that_is_not_utf8_is_refused_naming_the_byte_as_a_short_one_is(tmp_path, corpus_dev):
+    """Found by review7: the skeleton empties a long string without reading its bytes, so a byte that is not UTF-8
+    inside a long prompt went unseen by the sniff: the file was claimed, then read with its first line skipped (the
+    prompt lost, a warning) or refused as holding "no messages"; a short first line so is refused, naming the byte."""
+    for lines in (1, 3):
+        path = _long_first_line(tmp_path, corpus_dev, 70_000)
+        data = path.read_bytes().split(b"\n")
+        at = data[0].index(b"word word") + 10
+        bad = data[0][:at] + b"\xe9" + data[0][at:]  # Latin-1's e-acute: not UTF-8
+        path.write_bytes(b"\n".join([bad, *data[1:lines]]) + b"\n")
+        assert first_line.sniff_head(path, SNIFF_BYTES) is None
+        with pytest.raises(ReadError, match=f"byte {at}: not UTF-8 text"):
+            load_session(str(path))
+        short = tmp_path / "short-first.jsonl"  # the rule it keeps: the same line cut under the sniff window
+        short.write_bytes(bad[: at + 1] + bad[-200:] + b"\n" + b"\n".join(data[1:lines]) + b"\n")
+        with pytest.raises(ReadError, match="not UTF-8 text"):
+            load_session(str(short))
