@@ -13,7 +13,10 @@ Code files open on the user's), then `foldscope inspect FILE --db TMP` is run (a
 utime+stime from /proc/PID/stat (every thread's). Printed per kind: the wall, the CPU of all the command's processes
 (its rusage once reaped, which holds the children it reaped; at least the polled sum), CPU seconds a MB (target 0.1),
 and each process's peak in MiB, as a multiple of the message and as its growth over the same process of the same
-command on a tiny file (the baseline, measured in the same run). With --gui the same for `foldscope --screenshot
+command on a tiny file (the baseline, measured in the same run); and as its growth over the same command on a file of
+--small-mb (2 MB of prose: over tokens.SMALL_INPUT_BYTES, so it builds the tokenizer's tables, about 60 MiB, as any
+session of a few MB does and the tiny file does not) a MiB of the message beyond that file's: what the message's size
+costs, the tables apart. With --gui the same for `foldscope --screenshot
 OUT.png --db TMP FILE` (QT_QPA_PLATFORM=offscreen). The commands run with bytecode written to a temporary folder (as an
 install has it; a tiny file's run first writes it), whatever PYTHONDONTWRITEBYTECODE says. --dir keeps the session
 files there and reuses them (making 50 MB of CJK takes about 15 s).
@@ -201,9 +204,12 @@ def roles(run: Run) -> list[tuple[str, int, Seen]]:
     return out
 
 
-def report(label: str, run: Run, size: int, baseline: Run | None) -> None:
+def report(label: str, run: Run, size: int, baseline: Run | None, small: tuple[Run, int] | None = None) -> None:
     """One run's line and each process's peak: in MiB, as a multiple of the message and, with a baseline (the same
-    command on a tiny file), as its growth over the baseline's process of the same role (the k-th fork to the k-th)."""
+    command on a tiny file), as its growth over the baseline's process of the same role (the k-th fork to the k-th);
+    with `small` (the same command on a file of a few MB, and its message's size), the growth over it a MiB of the
+    message beyond small's: what the message's size costs, without the tokenizer's tables (about 60 MiB, built for any
+    file over tokens.SMALL_INPUT_BYTES but not for the tiny file)."""
     mb, mib = size / 1e6, size / MIB
     rate = f"  {run.cpu / mb:6.3f} s/MB (target 0.1)" if baseline else ""
     print(
@@ -214,6 +220,9 @@ def report(label: str, run: Run, size: int, baseline: Run | None) -> None:
     before: dict[str, list[Seen]] = {}
     for role, _, seen in roles(baseline) if baseline else ():
         before.setdefault(role, []).append(seen)
+    smaller: dict[str, list[Seen]] = {}
+    for role, _, seen in roles(small[0]) if small else ():
+        smaller.setdefault(role, []).append(seen)
     for role, pid, seen in roles(run):
         peak = seen.hwm_kb / 1024
         line = f"    {f'{role} {pid}':34} peak {peak:7.1f} MiB"
@@ -223,6 +232,10 @@ def report(label: str, run: Run, size: int, baseline: Run | None) -> None:
         if baseline and (same := before.get(role)):
             growth = peak - same.pop(0).hwm_kb / 1024
             line += f"  growth over the tiny file's {growth:7.1f} MiB ({growth / mib:5.2f}x the message)"
+        if small and (same := smaller.get(role)):
+            extra = (size - small[1]) / MIB
+            growth = peak - same.pop(0).hwm_kb / 1024
+            line += f"  over the {small[1] / 1e6:.3g} MB file's {growth:7.1f} MiB ({growth / extra:5.2f}x the MiB beyond it)"
         print(line)
 
 
@@ -257,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="runs of each command on each file")
     parser.add_argument("--no-db", action="store_true", help="`inspect FILE` alone, not stored in a library")
     parser.add_argument("--first", action="store_true", help="the file opens on the huge line (no snapshot before it)")
+    parser.add_argument(
+        "--small-mb", type=float, default=2.0, help="the second baseline's message in MB, over the tokenizer's small input (default 2)"
+    )
     parser.add_argument("--dir", type=Path, help="keep the session files here and reuse them")
     parser.add_argument("--before", metavar="COPY", help="alternate with COPY (a folder holding foldscope) on PYTHONPATH")
     parser.add_argument("--rounds", type=int, default=2, help="with --before: pairs run for each kind")
@@ -271,14 +287,18 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.rounds if args.before else args.runs
     try:
         tiny, tiny_size = session_file(folder, "prose", 0.0001)
+        small_file, small_size = session_file(folder, "prose", args.small_mb) if 0 < args.small_mb < args.mb else (None, 0)
         print(f"one huge message of {args.mb:g} MB, load average {os.getloadavg()[0]:.1f} at the start", flush=True)
         for label, words in commands(args.gui, db=not args.no_db):
             print(f"{label}: `foldscope {' '.join(words)}`", flush=True)
-            baselines = {}
+            baselines, smalls = {}, {}
             for name, copy in variants:
                 one(words, tiny, scratch, copy)  # bytecode written, not measured
                 baselines[name] = one(words, tiny, scratch, copy)
                 report(f"tiny file {name}".strip(), baselines[name], tiny_size, None)
+                if small_file is not None:
+                    smalls[name] = (one(words, small_file, scratch, copy), small_size)
+                    report(f"{args.small_mb:g} MB file {name}".strip(), smalls[name][0], small_size, baselines[name])
             for kind in kinds:
                 file, size = session_file(folder, kind, args.mb, args.first)
                 print(f" {kind}: {size / 1e6:.1f} MB ({size / MIB:.1f} MiB) in one message", flush=True)
@@ -287,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                     for name, copy in variants:
                         run = one(words, file, scratch, copy)
                         outputs.add(run.output)
-                        report(f"{name} run {k + 1}".strip(), run, size, baselines[name])
+                        report(f"{name} run {k + 1}".strip(), run, size, baselines[name], smalls.get(name))
                     if args.before and label == "inspect":
                         print(f"  outputs {'the same' if len(outputs) == 1 else 'DIFFER'}", flush=True)
         print(f"load average {os.getloadavg()[0]:.1f} at the end")

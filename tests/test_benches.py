@@ -102,11 +102,12 @@ SMOKES = (
     ),
     Smoke(
         "bench_huge.py",
-        ("--mb", "0.05", "--kinds", "lowercase,CJK", "--gui"),
+        ("--mb", "0.05", "--kinds", "lowercase,CJK", "--gui", "--small-mb", "0.02"),
         (
             r"inspect: `foldscope inspect \{file\} --db \{db\}`",
             r"lowercase: 0.1 MB .* in one message\n +run 1 +wall +[\d.]+ s +CPU of all +[\d.]+ s +[\d.]+ s/MB \(target 0.1\)",
             r"\n +command \d+ +peak +[\d.]+ MiB \( *[\d.]+x the message\) +CPU +[\d.]+ s +growth over the tiny file's +-?[\d.]+ MiB",
+            r"growth over the tiny file's +-?[\d.]+ MiB \( *-?[\d.]+x the message\)  over the 0.02 MB file's +-?[\d.]+ MiB",
             r"gui screenshot: `foldscope --screenshot \{png\} --db \{db\} \{file\}`\n +tiny file ",
         ),
     ),
