@@ -379,8 +379,8 @@ class Library:
             if format is not None and session.format != format:
                 return None
             memo = snapshot.load_memo(kept, session.record) if kept is not None and counter == snapshot.counter_identity() else None
-        except (snapshot.SnapshotError, ValueError):
-            return None
+        except (snapshot.SnapshotError, ValueError, sqlite3.OperationalError):  # the last: the row gone since it was found
+            return None  # (another process kept a newer snapshot before the blob was opened)
         return session_id, session, memo
 
     # Search ----------------------------------------------------------------------------------------

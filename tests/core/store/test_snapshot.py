@@ -685,3 +685,35 @@ def test_storing_a_session_and_its_snapshot_keeps_no_second_copy_of_its_non_asci
     _, rebuilt, _ = reopened(session, path, tmp_path)
     assert [sys.getsizeof(s) for s in strings()] == before
     assert plain(rebuilt) == plain(session)
+
+
+def test_a_snapshot_replaced_by_another_process_while_it_is_looked_up_counts_as_none(corpus_dev, tmp_path):
+    # Found by review7: the snapshot is read from its row through a blob handle opened after the row was found (not
+    # fetched in the same statement): a window, a status line or a command writing the same file's snapshot in
+    # between took the row away, and the reopen failed as a broken library ("no such rowid") instead of reading the
+    # file, as any snapshot that cannot be loaded does.
+    path = tmp_path / "short.jsonl"
+    path.write_bytes((corpus_dev / "claude_code" / "short.jsonl").read_bytes())
+    session = load_session(path)
+    with Library(tmp_path / "lib.db") as library, Library(tmp_path / "lib.db") as other:
+        session_id = library.import_session(session)
+        library.keep_snapshot(session_id, session, path)
+        assert library.stored_session(path) is not None  # the rule is exercised: the snapshot is current
+
+        class Racing:
+            """The connection, another process replacing the snapshot just before the blob is opened."""
+
+            def __init__(self, conn: sqlite3.Connection) -> None:
+                self.conn = conn
+
+            def blobopen(self, *args: Any, **kwargs: Any) -> Any:
+                other.keep_snapshot(session_id, session, path)
+                return self.conn.blobopen(*args, **kwargs)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self.conn, name)
+
+        library.conn = Racing(library.conn)  # type: ignore[assignment]
+        assert library.stored_session(path) is None  # the file is read again
+        library.conn = library.conn.conn
+        assert library.stored_session(path) is not None  # the other's snapshot, current
