@@ -549,7 +549,7 @@ class Library:
             row = self.conn.execute(
                 f"SELECT COUNT(*), COALESCE(SUM({BODY_BYTES}), 0) FROM bodies b LEFT JOIN body_bytes x ON x.body = b.id"
                 " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.body = b.id AND m.session_id NOT IN"
-                f" ({', '.join('?' * len(kept)) or 'NULL'}))",
+                f" ({', '.join('?' * len(kept))}))",  # NOT IN () holds for every row; NOT IN (NULL) for none
                 sorted(kept),
             ).fetchone()
             return {

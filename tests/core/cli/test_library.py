@@ -61,6 +61,25 @@ def test_prune_dry_run_changes_nothing_and_prune_removes_the_replaced_and_the_go
         assert [r["id"] for r in library.list_sessions()] == [ids[1]]
 
 
+def test_a_dry_run_with_nothing_to_prune_says_it_would_remove_nothing(tmp_path, capsys):
+    # Found by review7: with no session to prune, the dry run's "held only by the sessions pruned" was `NOT IN (NULL)`,
+    # never true, so every stored message counted as held by none: "would remove 0 sessions and 7 stored messages no
+    # session holds", where prune itself then removed nothing.
+    db, source = tmp_path / "library.db", tmp_path / "s.json"
+    write_session(generate(seed=1, rounds=3, listing_chars=100), source)
+    with Library(db) as library:
+        library.import_session(load_session(source))
+    code, out, _ = run(capsys, "library", "prune", "--db", db, "--dry-run", "--json")
+    planned = json.loads(out)
+    assert code == 0 and planned["sessions"] == [] and (planned["bodies"], planned["body_bytes"]) == (0, 0)
+    code, out, _ = run(capsys, "library", "prune", "--db", db, "--json")
+    assert code == 0 and json.loads(out)["bodies"] == 0  # what prune itself removes: nothing
+    with Library(db) as library:  # the rule kept: a body nobody holds is counted, held or not by a pruned session
+        library.conn.execute("DELETE FROM messages")
+    code, out, _ = run(capsys, "library", "prune", "--db", db, "--dry-run", "--json")
+    assert json.loads(out)["bodies"] > 0
+
+
 def test_remove_takes_ids_and_refuses_an_unknown_one_in_one_line(tmp_path, capsys):
     db, ids, _ = filled(tmp_path)
     code, _, err = run(capsys, "library", "remove", "--db", db, 999)
