@@ -96,6 +96,15 @@ SMOKES = (
         (r"median before: usable [\d.]+, complete [\d.]+", r"median after: usable [\d.]+, complete [\d.]+"),
     ),
     Smoke(
+        "bench_gui_reopen.py",
+        ("--mb", "0.05", "--kinds", "lowercase", "--before", "{before}"),
+        (
+            r"tiny file reopened again before +wall",
+            r"lowercase: 0.1 MB .* in one message\n +first open before +wall .*\n +command \d+ +peak .* growth over the tiny file's",
+            r"\n +reopened again after +wall +[\d.]+ s +CPU of all +[\d.]+ s .*\n +command \d+ +peak +[\d.]+ MiB \( *[\d.]+x the message\)",
+        ),
+    ),
+    Smoke(
         "bench_gui_load.py",
         ("--messages", "200", "--repeat", "1"),
         (r"worker \(read, import, count, measure the trace\): [\d.]+ s", r"import finished -> window showing the view: \d+ ms"),
