@@ -56,7 +56,8 @@ def write_session(session: Session, path: str | Path) -> str:
             "-o",
             f"the session nests {exc.depth} levels deep once written, past the {MAX_NESTING} foldscope reads back; nothing written",
         ) from None
-    return write_output(path, (text + "\n").encode("utf-8"), read)
+    # A lone surrogate (half an emoji a tool cut) can only stand in a string: written as its JSON escape, read back as it was
+    return write_output(path, (text + "\n").encode("utf-8", "backslashreplace"), read)
 
 
 class TooDeep(ValueError):

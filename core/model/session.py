@@ -25,8 +25,8 @@ TEXT_KEY = {"system": "system_message", "instruction": "instruction", "assistant
 def sha256_of(value: Any) -> str:
     """The SHA-256 of canonical_json(value)'s UTF-8: msgspec's bytes of it where they are the same (canonical_bytes),
     hashed as written; made a str and encoded again, one huge message was held three times (the inspector's id line)."""
-    data = canonical_bytes(value)
-    return hashlib.sha256(data if data is not None else canonical_json(value).encode("utf-8")).hexdigest()
+    data = canonical_bytes(value)  # a lone surrogate (half an emoji cut in a result) goes json's way, hashed as passed
+    return hashlib.sha256(data if data is not None else canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # Every key tuple a Fields was made with, so that mappings of the same keys share one tuple; bounded, so that

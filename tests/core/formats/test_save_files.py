@@ -190,3 +190,36 @@ def test_a_kill_at_any_point_of_a_save_leaves_the_old_file_or_the_new_one_and_no
             # The next save (of a session read elsewhere: one read from the target may not be written over it).
             write_session(load_session(demo_path()), target)
             assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+@pytest.mark.parametrize("command", ["clip", "fold", "export"])
+def test_a_session_holding_half_a_surrogate_pair_is_clipped_folded_and_written_and_reads_back_the_same(tmp_path, capsys, command):
+    # Found by review7: a tool's output cut inside an emoji is written by the agent as a JSON escape of half a pair
+    # ("\ud800"), read as a lone surrogate; clip and fold --apply ended in a UnicodeEncodeError traceback (the clipped
+    # message's SHA-256, then the native file's UTF-8), so did export. It is written as its JSON escape and read back.
+    result = "line\\ud83d of output " + "x" * 3000
+    lines = [
+        '{"type":"user","uuid":"u0","parentUuid":null,"sessionId":"s","timestamp":"2026-12-01T10:00:00Z",'
+        '"message":{"role":"user","content":"read it"}}',
+        '{"type":"assistant","uuid":"a0","parentUuid":"u0","sessionId":"s","requestId":"r0","timestamp":"2026-12-01T10:00:10Z",'
+        '"message":{"id":"m0","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1",'
+        '"name":"Read","input":{"file_path":"/x"}}],"usage":{"input_tokens":10,"output_tokens":1}}}',
+        '{"type":"user","uuid":"u1","parentUuid":"a0","sessionId":"s","timestamp":"2026-12-01T10:00:20Z","message":{"role":"user",'
+        f'"content":[{{"type":"tool_result","tool_use_id":"t1","content":"{result}"}}]}}}}',
+        '{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","requestId":"r1","timestamp":"2026-12-01T10:00:30Z",'
+        '"message":{"id":"m1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"done"}],'
+        '"usage":{"input_tokens":2000,"output_tokens":1}}}',
+    ]
+    source, out = tmp_path / "s.jsonl", tmp_path / "out.json"
+    source.write_text("\n".join(lines) + "\n")
+    read = load_session(source)
+    assert "\ud83d" in read.record[3].text
+    args = {
+        "clip": ["--index", "3", "--keep", "1024"],
+        "fold": ["--ceiling", "1500", "--apply"],
+        "export": [],
+    }[command]
+    assert main([command, str(source), *args, "-o", str(out)]) == 0
+    capsys.readouterr()
+    written = load_session(out)
+    assert [m.text for m in written.record[: len(read.record)]] == [m.text for m in read.record]

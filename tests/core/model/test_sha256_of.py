@@ -15,13 +15,14 @@ from tests.core.model.test_canonical import TEXT, VALUES
 
 
 def old_way(value) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    # a lone surrogate passed through (review7: clip and save of a session holding one ended in a traceback here)
+    return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def outcome(way, value):
     try:
         return way(value)
-    except (TypeError, ValueError, RecursionError) as exc:  # a value JSON or UTF-8 refuses (a lone surrogate)
+    except (TypeError, ValueError, RecursionError) as exc:  # a value JSON refuses
         return type(exc)
 
 
