@@ -107,9 +107,14 @@ def encode_ordinary(enc: Encoding, text: str) -> list[int]:
     return [i for _, ids in _pieces(enc, text, None, keep=True) for i in ids]
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half a pair, which UTF-8 cannot hold
+
+
 def _pieces(enc: Encoding, text: str, progress: Progress | None, keep: bool):
     """Each piece's count and ids, in order (`keep=False`: a long piece's ids are not kept, only counted)."""
     ranks, single = enc._mergeable_ranks, enc._encode_single_piece
+    if _SURROGATE.search(text) is not None:  # tiktoken's own repair of the whole text: each lone surrogate is U+FFFD
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     for piece in regex.findall(enc._pat_str, text):
         data = piece.encode()
         rank = ranks.get(data)
