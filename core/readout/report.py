@@ -532,9 +532,9 @@ def _encoded(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[bytes]:
         held.append(piece)
         n += len(piece)
         if n >= size:
-            yield "".join(held).encode("utf-8")
+            yield "".join(held).encode("utf-8", "backslashreplace")  # a lone surrogate (half an emoji) as its escape
             held, n = [], 0
-    yield "".join(held).encode("utf-8")
+    yield "".join(held).encode("utf-8", "backslashreplace")
 
 
 def write_report(

@@ -173,7 +173,7 @@ class Shape:
 
     @property
     def size(self) -> int:
-        return len(self.head.encode("utf-8")) + (self.ends[-1] if self.ends else 0) + len(self.trailer)
+        return len(self.head.encode("utf-8", "surrogatepass")) + (self.ends[-1] if self.ends else 0) + len(self.trailer)
 
     def glue(self, i: int) -> str:
         if i == 0:
@@ -260,7 +260,11 @@ class PrefixMeter:
                 body = self._counted.get(m) if self._counted is not None else None
                 if body is None and len(m.text) >= HUGE_TEXT:
                     body = text_body_bytes(m)
-                n = 2 + body + len(type_glue(spec)) if body is not None else len(self._text(spec, first_round).encode("utf-8"))
+                n = (
+                    2 + body + len(type_glue(spec))
+                    if body is not None
+                    else len(self._text(spec, first_round).encode("utf-8", "surrogatepass"))
+                )
                 self._lengths[m] = n
             return n
         key = self._key(spec, first_round)
@@ -270,7 +274,7 @@ class PrefixMeter:
             if body is not None:  # the unmarked block's body as counted: its bytes with the opening and its type
                 n = 2 + body + len(type_glue(spec))
             else:
-                n = len(self._text(spec, first_round).encode("utf-8"))
+                n = len(self._text(spec, first_round).encode("utf-8", "surrogatepass"))
             self._lengths[key] = n
         return n
 
@@ -316,15 +320,15 @@ class PrefixMeter:
 
     def _segment(self, s: Shape, i: int) -> bytes | None:
         if i < len(s.flat):
-            return (s.glue(i) + self._text(s.flat[i], s.first_round)).encode("utf-8")
-        return s.trailer.encode("utf-8") if i == len(s.flat) else None
+            return (s.glue(i) + self._text(s.flat[i], s.first_round)).encode("utf-8", "surrogatepass")
+        return s.trailer.encode("utf-8", "surrogatepass") if i == len(s.flat) else None
 
     @staticmethod
     def _segment_size(s: Shape, i: int) -> int | None:
         """_segment's length in bytes, from the shape's running ends: nothing rendered."""
         if i < len(s.flat):
             return s.ends[i] - (s.ends[i - 1] if i else 0)
-        return len(s.trailer.encode("utf-8")) if i == len(s.flat) else None
+        return len(s.trailer.encode("utf-8", "surrogatepass")) if i == len(s.flat) else None
 
     def _first_different(self, a: Shape, b: Shape) -> tuple[int, int, int | None]:
         """The first block whose bytes differ (past both ends when none does), the bytes before it, and the turn
@@ -360,7 +364,7 @@ class PrefixMeter:
         """The bytes the two payloads share from the start, with _first_different's block and turn."""
         j, before, other_role = self._first_different(a, b)
         if a.head == b.head:
-            shared = len(a.head.encode("utf-8")) + before
+            shared = len(a.head.encode("utf-8", "surrogatepass")) + before
             if j > len(a.flat) and j > len(b.flat):
                 shared = a.size  # the same bytes
             else:
@@ -401,9 +405,9 @@ class PrefixMeter:
     def _place(self, a: Shape, b: Shape, byte: int) -> Place:
         """`place` on the two compiled payloads, from the shapes, `byte` the bytes they share from the start: only
         the message holding that byte is rendered."""
-        head = b.head.encode("utf-8")
+        head = b.head.encode("utf-8", "surrogatepass")
         if byte < len(head) or not b.flat:  # in the stable segment (a's first `byte` bytes are b's)
-            data = head + (b.trailer.encode("utf-8") if not b.flat else b"")
+            data = head + (b.trailer.encode("utf-8", "surrogatepass") if not b.flat else b"")
             return Place(byte, None, None, None, len(data[:byte].decode("utf-8", "ignore")), 0)
         rel, n = byte - len(head), len(b.flat)
         i = bisect_right(b.ends, rel)  # the segment holding the byte (n: the trailer)
@@ -431,7 +435,7 @@ class PrefixMeter:
         specs = [b.flat[k] for k in range(first, last + 1)]
         texts = [self._text(spec, b.first_round) for spec in specs]
         text = opening + ",".join(texts) + f'],"role":"{b.roles[first]}"}}'
-        char = len(text.encode("utf-8")[: max(0, rel - begins)].decode("utf-8", "ignore"))
+        char = len(text.encode("utf-8", "surrogatepass")[: max(0, rel - begins)].decode("utf-8", "ignore"))
         k, b_at = _locate(texts, char, len(opening)) or (len(texts) - 1, len(opening) + sum(len(t) + 1 for t in texts[:-1]))
         message = specs[k].message
         index = self.record.index_of(message.id) if message.id in self.record else None
@@ -442,16 +446,16 @@ class PrefixMeter:
 
         def stream(s: Shape):
             if start < 0:
-                yield s.head.encode("utf-8")
+                yield s.head.encode("utf-8", "surrogatepass")
             i = max(start, 0)
             while i < len(s.flat):
                 # The glue apart from the block's text: where the two part inside the glue (an append's first new
                 # block against the earlier close), the text is never rendered.
-                yield s.glue(i).encode("utf-8")
-                yield self._text(s.flat[i], s.first_round).encode("utf-8")
+                yield s.glue(i).encode("utf-8", "surrogatepass")
+                yield self._text(s.flat[i], s.first_round).encode("utf-8", "surrogatepass")
                 i += 1
             if i == len(s.flat):
-                yield s.trailer.encode("utf-8")
+                yield s.trailer.encode("utf-8", "surrogatepass")
 
         ia, ib = filter(None, stream(a)), filter(None, stream(b))  # an empty piece is no end of the stream
         pa = pb = b""
@@ -496,17 +500,17 @@ def place(a: Compiled, b: Compiled, record: FullRecord | None) -> Place:
     byte = common_prefix_len(a.data, b.data)
     payload = strip_marks(b.payload) if b.plan.caching else b.payload
     head = payload_text({k: payload[k] for k in ("tools", "system") if k in payload})
-    start = len(head.encode("utf-8")) - 1 + (len(',"messages":[') if head != "{}" else len('"messages":['))
+    start = len(head.encode("utf-8", "surrogatepass")) - 1 + (len(',"messages":[') if head != "{}" else len('"messages":['))
     messages = payload.get("messages", [])
     if byte < start or not messages:
         return Place(byte, None, None, None, len(a.data[:byte].decode("utf-8", "ignore")), 0)
     # A byte on the comma before a message, or past B's last, belongs to the message after it (an append starts there).
-    found = _locate([canonical(m).encode("utf-8") for m in messages], byte, start)
+    found = _locate([canonical(m).encode("utf-8", "surrogatepass") for m in messages], byte, start)
     if found is None:
         return Place(byte, len(messages), None, None, 0, 0)
     m, at = found
     text = canonical(messages[m])
-    char = len(text.encode("utf-8")[: max(0, byte - at)].decode("utf-8", "ignore"))
+    char = len(text.encode("utf-8", "surrogatepass")[: max(0, byte - at)].decode("utf-8", "ignore"))
     blocks = messages[m].get("content", [])
     texts = [canonical(block) for block in blocks] if isinstance(blocks, list) else []
     opening = len('{"content":[')
