@@ -12,7 +12,7 @@ from foldscope.core.cli.terminal_text import terminal_safe  # the commands impor
 # What json.dumps(ensure_ascii=False) leaves raw though a terminal acts on it: DEL, the C1 controls and the
 # bidirectional overrides (C0 controls JSON escapes itself). They can only stand inside a JSON string, where
 # their \u escape means the same character, so the document parses to the same value.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")  # the last: half a pair, UTF-8 has none
 
 
 def json_safe(document: str) -> str:
