@@ -41,6 +41,7 @@ from foldscope.core.request.compile import (
 )
 from foldscope.core.request.count_step import (
     Ahead,
+    BodyParts,
     Laid,
     body_bytes,
     body_of,
@@ -326,8 +327,8 @@ class Counter(Tokenising):
                     n = image_tokens(m)
                     if n:
                         images[key] = n
-                if type(rendered) is list:  # a huge text's body in parts (plain_body)
-                    ready[key] = self._parts_count(rendered)
+                if type(rendered) is BodyParts:  # a huge text's body in parts (plain_body)
+                    ready[key] = self._parts_count(rendered)[0]
                 else:
                     todo_keys.append(key)
                     texts.append(rendered)
@@ -347,7 +348,7 @@ class Counter(Tokenising):
                 pictured = self._extra(spec)
             if pictured:  # _tokenise adds them (and unseen parts) to the body's count (none, nearly always)
                 self._images[key] = pictured
-            body: str | list[str]
+            body: str | BodyParts
             if plain:
                 body = plain_body(spec.message)  # body_of's answer for it, without its call (or in parts)
             elif ahead is not None:
@@ -361,11 +362,10 @@ class Counter(Tokenising):
                 )
             else:
                 body = body_of(spec, record, policy, first_round)
-            if isinstance(body, list):  # a huge text's body in parts, never whole (count_step.body_parts)
-                ready[key] = self._parts_count(body)
-                sizes = [body_bytes(part) for part in body]
-                if lengths is not None and None not in sizes:
-                    lengths[key] = sum(sizes)  # type: ignore[arg-type]
+            if isinstance(body, BodyParts):  # a huge text's body in parts, never whole (count_step.BodyParts)
+                ready[key], size = self._parts_count(body, body_bytes if lengths is not None else None)
+                if lengths is not None and size is not None:
+                    lengths[key] = size
                 continue
             new[key] = body
             if lengths is not None and spec.mark is None:

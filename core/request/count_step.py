@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring  # the C string encoder json.dumps uses (ensure_ascii=False)
 from operator import attrgetter
@@ -222,30 +222,51 @@ def text_body(m: Message) -> str:
     return "".join(('text":', json_string(text), ',"'))
 
 
-def plain_body(m: Message) -> str | list[str]:
-    """text_body's answer; for a huge text JSON escapes, the body in parts whose counts add up to its count (body_parts),
-    never whole: made whole, the text, its JSON and the body joined from it were held at once (3.5 times a 50 MB
-    message of code, with msgspec's bytes)."""
+def plain_body(m: Message) -> str | BodyParts:
+    """text_body's answer; for a huge text, the body in parts whose counts add up to its count (BodyParts), never whole:
+    made whole, the text, its JSON and the body joined from it were held at once (3.5 times a 50 MB message of code,
+    with msgspec's bytes; twice a message of prose, whose JSON is itself in quotes)."""
     text = instruction_text(m) if m.kind == "instruction" else m.text
     if len(text) >= _HUGE:
-        if text.isascii() and not _escapes(text):
-            return "".join(('text":"', text, '","'))  # as text_body: its JSON is itself in quotes
-        return body_parts(text)
+        return body_parts(text, not text.isascii() or _escapes(text))
     return "".join(('text":', json_string(text), ',"'))
 
 
-def body_parts(text: str) -> list[str]:
+class BodyParts:
     """The body of a text block holding `text` (text_body's), as parts cut where the text is cut between two pieces
-    (long_pieces.cuts), each part's text escaped apart (JSON escapes a character at a time). Each such bound is one
-    of the body's too: it stands between two characters only (a space, a digit or punctuation after printable ASCII,
-    a letter or an ideograph), and escaping keeps the character before it printable ASCII if it was and its own class
-    if a letter, and starts the one after it with itself or a backslash (punctuation): so each part's count is the
-    body's count there, and their sum is the body's count."""
-    at = long_pieces.cuts(text, long_pieces.PART)
-    parts = [json_string(text[a:b])[1:-1] for a, b in zip(at, at[1:])]  # each part as json_string writes it, unquoted
-    parts[0] = 'text":"' + parts[0]
-    parts[-1] = parts[-1] + '","'
-    return parts
+    (long_pieces.cuts), each made as it is read and its text escaped apart (JSON escapes a character at a time; an
+    ASCII text with nothing to escape, `escaped` False, is its own JSON): read once, a part is dropped once counted, so
+    the body is never whole beside the text. Each such bound is one of the body's too: it stands between two characters
+    only (a space, a digit or punctuation after printable ASCII, a letter or an ideograph), and escaping keeps the
+    character before it printable ASCII if it was and its own class if a letter, and starts the one after it with
+    itself or a backslash (punctuation): so each part's count is the body's count there, and their sum is the body's."""
+
+    __slots__ = ("text", "escaped", "at")
+
+    def __init__(self, text: str, escaped: bool = True) -> None:
+        self.text, self.escaped = text, escaped
+        self.at = long_pieces.cuts(text, long_pieces.PART)
+
+    def __len__(self) -> int:
+        return len(self.at) - 1
+
+    def __iter__(self) -> Iterator[str]:
+        text, at, last = self.text, self.at, len(self.at) - 2
+        for k in range(last + 1):
+            part = text[at[k] : at[k + 1]]
+            if self.escaped:
+                part = json_string(part)[1:-1]  # as json_string writes it, unquoted
+            if k == 0:
+                part = 'text":"' + part
+            if k == last:
+                part += '","'
+            yield part
+
+
+def body_parts(text: str, escaped: bool = True) -> BodyParts:
+    """The body of a text block holding `text`, in parts (BodyParts); `escaped` False for an ASCII text JSON escapes
+    nothing of (its parts are its own slices)."""
+    return BodyParts(text, escaped)
 
 
 _HUGE = 1 << 20

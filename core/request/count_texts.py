@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from foldscope.core.request import tokens
@@ -22,6 +22,8 @@ SHARED_TEXT = 1024
 # and one started for them (quicktok lets the GIL go while it counts). Two threads start to pay at about 64 k characters;
 # from here they save about 40% of the wall for 0.2 ms more CPU (docs/performance.md, "The cold count on two threads").
 SPLIT_CHARS = 256 * 1024
+# A huge body's parts counted at once (Tokenising._parts_count): enough for the two threads, a few MB held.
+GROUP_CHARS = 4 << 20
 SPLIT_PARTS = 32  # runs of texts the two threads take turns at, so neither waits long for the other at the end
 
 
@@ -82,11 +84,27 @@ class Tokenising:
                 counted[key] += images.pop(key)
         bodies.update(counted)
 
-    def _parts_count(self, parts: list[str]) -> int:
-        """The count of a text given as parts cut between two pieces (core.request.count_step.body_parts): the sum of the
-        parts' counts, each part counted as _tokenise counts a text."""
-        self.tokenised_chars += sum(map(len, parts))
-        counts = self._windowed_counts(parts) if tokens.windowed() else self._passages.counts(parts, self._count_all)
+    def _parts_count(self, parts: Iterable[str], size_of: Callable[[str], int | None] | None = None) -> tuple[int, int | None]:
+        """The count of a text given as parts cut between two pieces (core.request.count_step.BodyParts): the sum of the
+        parts' counts, each part counted as _tokenise counts a text, a few at a time (GROUP_CHARS), each group dropped
+        once counted (the parts are made as they are read: the whole body is never held); and the sum of size_of's
+        answers for the parts, None without size_of or where it answers None for one."""
+        total, group, held = 0, [], 0
+        size: int | None = 0 if size_of is not None else None
+        for part in parts:
+            if size is not None and size_of is not None:
+                one = size_of(part)
+                size = None if one is None else size + one
+            group.append(part)
+            held += len(part)
+            if held >= GROUP_CHARS:
+                total += self._group_count(group)
+                group, held = [], 0
+        return total + (self._group_count(group) if group else 0), size
+
+    def _group_count(self, texts: list[str]) -> int:
+        self.tokenised_chars += sum(map(len, texts))
+        counts = self._windowed_counts(texts) if tokens.windowed() else self._passages.counts(texts, self._count_all)
         return sum(counts)
 
     def _windowed_counts(self, texts: list[str]) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tracemalloc
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,27 +41,49 @@ def test_a_huge_escaped_text_is_counted_in_parts_as_it_is_counted_whole(monkeypa
     whole = Counter().measure(msgs, record=FullRecord(msgs)).count
     made: list[int] = []
     body_parts = count_step.body_parts
-    monkeypatch.setattr(count_step, "body_parts", lambda t: made.append(len(t)) or body_parts(t))
+    monkeypatch.setattr(count_step, "body_parts", lambda t, *escaped: made.append(len(t)) or body_parts(t, *escaped))
     monkeypatch.setattr(count_step, "_HUGE", 1024)
     monkeypatch.setattr(long_pieces, "PART", 512)
     assert Counter().measure(msgs, record=FullRecord(msgs)).count == whole
     assert len(made) == 2  # both texts went in parts
 
 
-def test_the_body_of_a_huge_text_block_is_made_without_a_whole_escaped_copy():
-    text = CODE * ((4 << 20) // len(CODE))
+@pytest.mark.parametrize("unit", [CODE, "plain words of prose, nothing JSON escapes in them. "])
+def test_the_body_of_a_huge_text_block_is_made_a_part_at_a_time_never_whole(unit):
+    """Made whole, a text's JSON (with msgspec's bytes of it) and the body joined from it were held at once: over twice
+    the body for code; the body of prose (its own JSON) was joined whole beside the text. Read as it is counted, a part
+    at a time, no more than a few parts are held at once, however huge the text."""
+    text = unit * ((16 << 20) // len(unit))
     m = Message("a", "assistant", 0, {"assistant_response": text})
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
         body = count_step.plain_body(m)
+        size = sum(len(part) for part in body)
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
-    size = sum(map(len, body)) if type(body) is list else len(body)
-    # The parts (the body's size) and a part in the making (its slice, msgspec's bytes and its str): a few parts' size
-    # more, however huge the text. Made whole, the text's JSON (with msgspec's bytes of it) and the body joined from it
-    # were held at once: over twice the body.
-    assert peak < size + 8 * long_pieces.PART, (peak, size)
-    assert type(body) is list and size > len(text)
+    # A part in the making (its slice, msgspec's bytes and its str) and _escapes' megabyte (its bytes, translated)
+    assert peak < 2 * count_step._HUGE + 8 * long_pieces.PART, (peak, size)
+    assert type(body) is count_step.BodyParts and size >= len(text) + len('text":"",')
+    assert "".join(body) == count_step.text_body(m)
+
+
+def test_counting_a_huge_message_holds_no_whole_body_beside_its_text(monkeypatch):
+    """The counter reads a huge text's body a few parts at a time (Tokenising._parts_count, GROUP_CHARS), each group
+    dropped once counted: the count's own memory is a few MB, not the body's size; and the count is the body's whole."""
+    text = "plain words of prose, nothing JSON escapes in them. " * ((24 << 20) // 52)
+    msgs = [Message("s", "system", 0, {"system_message": "sys"}), Message("u", "instruction", 1, {"instruction": text})]
+    record = FullRecord(msgs)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        counted = Counter().measure(msgs, record=record).count
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak < len(text) // 2, (peak, len(text))  # a group and its counting: 6.6 MiB of the 24 MiB text; whole, 26.6
+    monkeypatch.setattr(count_step, "_HUGE", 1 << 40)  # the body made whole, as a short text's is
+    assert Counter().measure(msgs, record=record).count == counted
