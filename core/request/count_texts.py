@@ -6,9 +6,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
-from foldscope.core.request import tokens
+from foldscope.core.request import long_parts, tokens
 from foldscope.core.request.counting import backend
 from foldscope.core.request.long_pieces import LONG_PIECE, has_long_piece
 from foldscope.core.request.passages import Passages
@@ -89,11 +89,14 @@ class Tokenising:
         parts' counts, each part counted as _tokenise counts a text, a few at a time (GROUP_CHARS), each group dropped
         once counted (the parts are made as they are read: the whole body is never held); and the sum of size_of's
         answers for the parts, None without size_of or where it answers None for one."""
+        unjoined = self._unjoined_count(parts)
+        if unjoined is not None:  # counted from its chunks: only their sizes are left to have
+            return unjoined, _size(cast(Any, parts).unjoined(), size_of)
         total, group, held = 0, [], 0
         size: int | None = 0 if size_of is not None else None
         for part in parts:
-            if size is not None and size_of is not None:
-                one = size_of(part)
+            if size is not None:
+                one = size_of(part)  # type: ignore[misc]  # size is None without size_of
                 size = None if one is None else size + one
             group.append(part)
             held += len(part)
@@ -101,6 +104,22 @@ class Tokenising:
                 total += self._group_count(group)
                 group, held = [], 0
         return total + (self._group_count(group) if group else 0), size
+
+    def _unjoined_count(self, parts: Iterable[str]) -> int | None:
+        """The count of a body of one part (count_step.BodyParts.unjoined: one piece) by quicktok's windows read from its
+        text and the body's two ends (long_parts.count), where this process counts with quicktok: joined, the one part
+        was a copy of the whole message (a 50 MB run of letters pasted). None where it is not so counted."""
+        unjoined = getattr(parts, "unjoined", None)
+        chunks = unjoined() if unjoined is not None else None
+        if chunks is None or tokens.helping() or tokens.windowed():
+            return None
+        enc = tokens.encoding()
+        if type(enc) is not tokens.FastEncoding:
+            return None
+        counted = long_parts.count(enc, long_parts.Parts(chunks))
+        if counted is not None:
+            self.tokenised_chars += sum(map(len, chunks))
+        return counted
 
     def _group_count(self, texts: list[str]) -> int:
         self.tokenised_chars += sum(map(len, texts))
@@ -220,3 +239,16 @@ def on_two_threads(
     if failed:
         raise failed[0]
     return [n for part in counts for n in part]  # type: ignore[union-attr]
+
+
+def _size(texts: Iterable[str], size_of: Callable[[str], int | None] | None) -> int | None:
+    """The sum of size_of's answers for the texts; None without size_of or where it answers None for one."""
+    if size_of is None:
+        return None
+    total = 0
+    for text in texts:
+        one = size_of(text)
+        if one is None:
+            return None
+        total += one
+    return total

@@ -53,10 +53,14 @@ class Parts:
 
 
 def _one_run(chunk: str) -> bool:
-    """Whether the chunk is all of a run's characters (long_pieces.RUN)."""
+    """Whether the chunk is all of a run's characters (long_pieces.RUN); an ASCII chunk's bytes a megabyte at a time (a
+    chunk may be a whole pasted message: its bytes made at once were a copy of it)."""
     if chunk.isascii():
-        return not chunk.encode().translate(None, _LOWER)
+        return not any(chunk[at : at + _STEP].encode().translate(None, _LOWER) for at in range(0, len(chunk), _STEP))
     return long_pieces.NOT_RUN.search(chunk) is None
+
+
+_STEP = 1 << 20
 
 
 def count(enc: Any, parts: Parts) -> int | None:

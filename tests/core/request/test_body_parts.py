@@ -87,3 +87,38 @@ def test_counting_a_huge_message_holds_no_whole_body_beside_its_text(monkeypatch
     assert peak < len(text) // 2, (peak, len(text))  # a group and its counting: 6.6 MiB of the 24 MiB text; whole, 26.6
     monkeypatch.setattr(count_step, "_HUGE", 1 << 40)  # the body made whole, as a short text's is
     assert Counter().measure(msgs, record=record).count == counted
+
+
+@pytest.mark.parametrize("letters", ["abcdefghijklmnopqrstuvwxyz", "中文字词语句段篇章"])
+def test_a_huge_body_of_one_piece_is_counted_from_its_text_and_ends_never_joined(letters):
+    """One run of random letters (or ideographs) is one piece, so its body is one part: joined with the body's ends, that
+    part was a copy of the whole message. It is counted from the text and the ends as they are (long_parts.count)."""
+    import random
+    import sys
+
+    from foldscope.core.request import tokens
+
+    if type(tokens.encoding()) is not tokens.FastEncoding:
+        pytest.skip("quicktok is not the counter here: tiktoken's windows count a long piece joined")
+    rng = random.Random(5)
+    text = "".join(rng.choices(letters, k=(12 << 20) // len(letters[0].encode())))
+    msgs = [Message("s", "system", 0, {"system_message": "sys"}), Message("u", "instruction", 1, {"instruction": text})]
+    body = count_step.plain_body(msgs[1])
+    assert type(body) is count_step.BodyParts and body.unjoined() is not None
+    record = FullRecord(msgs)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        counter = Counter()
+        counted = counter.measure(msgs, record=record).count
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    # the windows in flight and quicktok's lengths table, whatever the text's size; joined, the body was a copy of it
+    assert peak < sys.getsizeof(text), (peak, sys.getsizeof(text))
+    head = Counter().measure(msgs[:1], record=FullRecord(msgs[:1])).count
+    glue = Counter().measure([msgs[0], Message("v", "instruction", 1, {"instruction": "x"})], record=None).count - head
+    assert counted - head - (glue - count_text(count_step.text_body(Message("v", "instruction", 1, {"instruction": "x"})))) == count_text(
+        count_step.text_body(msgs[1])
+    )
