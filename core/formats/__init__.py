@@ -110,10 +110,11 @@ def detect_format(path: str | Path) -> str:
     if not head.strip():
         raise ReadError(str(path), "", "the file is empty")
     claimed = _claimed(head, path)
-    if claimed is None and len(head) == SNIFF_BYTES and b"\n" not in head:
+    if claimed is None and len(head) == SNIFF_BYTES and b"\n" not in head and head.lstrip(b"\xef\xbb\xbf \t\r").startswith(b"{"):
         # A first line longer than the sniff window (a JSON lines file opening on a long prompt) holds no whole
         # line to sniff: its skeleton is sniffed (first_line: the long strings cut short, so no sniff builds a huge
         # prompt); a line msgspec refuses, or no reader claims so, is read whole, once, for the refusal to name it.
+        # A head that opens no JSON object (an archive, an image, a text) is named from the head alone.
         skeleton = first_line.sniff_head(path, SNIFF_BYTES)
         claimed = _claimed(skeleton, path) if skeleton is not None else None
         if claimed is None:

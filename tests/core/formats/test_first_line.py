@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from foldscope.core import formats
 from foldscope.core.formats import SNIFF_BYTES, detect_format, first_line, load_session
 from foldscope.core.model.session import ReadError
 
@@ -96,3 +97,20 @@ def test_a_long_first_line_that_is_not_utf8_is_refused_naming_the_byte_as_a_shor
         short.write_bytes(bad[: at + 1] + bad[-200:] + b"\n" + b"\n".join(data[1:lines]) + b"\n")
         with pytest.raises(ReadError, match="not UTF-8 text"):
             load_session(str(short))
+
+
+@pytest.mark.parametrize("head", [b"\x1f\x8b\x08\x00", b"%PDF-1.7 ", b"plain text with no line break "])
+def test_a_long_first_line_that_opens_no_json_object_is_refused_from_the_head_alone(tmp_path, monkeypatch, head):
+    """An archive, an image or a text with no newline in its first 64 KiB opens on no JSON object: reading on to its
+    line's end (up to 256 MiB, twice: the skeleton, then the whole line) named it no better than its first bytes do."""
+    path = tmp_path / "not-a-session.bin"
+    path.write_bytes(head + bytes(range(32, 127)) * (3 * SNIFF_BYTES // 95))
+
+    def never(*args):
+        raise AssertionError("read past the sniff window")
+
+    monkeypatch.setattr(first_line, "sniff_head", never)
+    monkeypatch.setattr(formats, "read_first_line", never)
+    with pytest.raises(ReadError) as refused:
+        detect_format(path)
+    assert str(path) in str(refused.value)
