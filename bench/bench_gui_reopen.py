@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_huge import KINDS, MIB, Run, report, run_measured, session_file  # noqa: E402
+from bench_huge import MIB, Run, huge_arguments, huge_setup, report, run_measured, session_file  # noqa: E402
 
 STEPS = ("first open", "reopened", "reopened again")
 
@@ -42,18 +42,9 @@ def opened_three_times(file: Path, scratch: Path, copy: str | None) -> list[Run]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=float, default=50.0, help="the message's size in MB (default 50)")
-    parser.add_argument("--kinds", default="prose,code,lowercase", help=f"comma-separated, of: {', '.join(KINDS)}")
-    parser.add_argument("--dir", type=Path, help="keep the session files here and reuse them")
-    parser.add_argument("--before", metavar="COPY", help="in turn with COPY (a folder holding foldscope) on PYTHONPATH")
+    huge_arguments(parser, "prose,code,lowercase")
     args = parser.parse_args(argv)
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    if unknown := [k for k in kinds if k not in KINDS]:
-        parser.error(f"--kinds: unknown {', '.join(unknown)}")
-    scratch = Path(tempfile.mkdtemp(prefix="bench_gui_reopen-"))
-    folder = args.dir or scratch
-    folder.mkdir(parents=True, exist_ok=True)
-    variants = [("before", args.before), ("after", None)] if args.before else [("", None)]
+    kinds, scratch, folder, variants = huge_setup(parser, args, "bench_gui_reopen-")
     try:
         print(f"one huge message of {args.mb:g} MB in the window, load average {os.getloadavg()[0]:.1f} at the start", flush=True)
         tiny, tiny_size = session_file(folder, "prose", 0.0001)

@@ -262,10 +262,31 @@ def one(words: list[str], file: Path, scratch: Path, copy: str | None) -> Run:
     return run
 
 
+def huge_arguments(parser: argparse.ArgumentParser, kinds: str) -> None:
+    """The options this bench and bench_gui_reopen share: the message's size, its kinds (default `kinds`), where its
+    files are kept, and a copy to run in turn with."""
+    parser.add_argument("--mb", type=float, default=50.0, help="the message's size in MB (default 50)")
+    parser.add_argument("--kinds", default=kinds, help=f"comma-separated, of: {', '.join(KINDS)}")
+    parser.add_argument("--dir", type=Path, help="keep the session files here and reuse them")
+    parser.add_argument("--before", metavar="COPY", help="in turn with COPY (a folder holding foldscope) on PYTHONPATH")
+
+
+def huge_setup(parser: argparse.ArgumentParser, args: argparse.Namespace, prefix: str) -> tuple[list[str], Path, Path, list]:
+    """The kinds asked for (an unknown one refused by the parser), a scratch folder, the folder the files are kept in,
+    and the variants run in turn ((label, COPY or None), "before" first when --before is given)."""
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if unknown := [k for k in kinds if k not in KINDS]:
+        parser.error(f"--kinds: unknown {', '.join(unknown)}")
+    scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    folder = args.dir or scratch
+    folder.mkdir(parents=True, exist_ok=True)
+    variants = [("before", args.before), ("after", None)] if args.before else [("", None)]
+    return kinds, scratch, folder, variants
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=float, default=50.0, help="the message's size in MB (default 50)")
-    parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of: {', '.join(KINDS)}")
+    huge_arguments(parser, ",".join(KINDS))
     parser.add_argument("--gui", action="store_true", help="also the window's screenshot of each file")
     parser.add_argument("--runs", type=int, default=1, help="runs of each command on each file")
     parser.add_argument("--no-db", action="store_true", help="`inspect FILE` alone, not stored in a library")
@@ -273,17 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--small-mb", type=float, default=2.0, help="the second baseline's message in MB, over the tokenizer's small input (default 2)"
     )
-    parser.add_argument("--dir", type=Path, help="keep the session files here and reuse them")
-    parser.add_argument("--before", metavar="COPY", help="alternate with COPY (a folder holding foldscope) on PYTHONPATH")
     parser.add_argument("--rounds", type=int, default=2, help="with --before: pairs run for each kind")
     args = parser.parse_args(argv)
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    if unknown := [k for k in kinds if k not in KINDS]:
-        parser.error(f"--kinds: unknown {', '.join(unknown)}")
-    scratch = Path(tempfile.mkdtemp(prefix="bench_huge-"))
-    folder = args.dir or scratch
-    folder.mkdir(parents=True, exist_ok=True)
-    variants = [("before", args.before), ("after", None)] if args.before else [("", None)]
+    kinds, scratch, folder, variants = huge_setup(parser, args, "bench_huge-")
     repeats = args.rounds if args.before else args.runs
     try:
         tiny, tiny_size = session_file(folder, "prose", 0.0001)
