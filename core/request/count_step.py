@@ -264,11 +264,8 @@ class BodyParts:
             part = text[at[k] : at[k + 1]]
             if self.escaped:
                 part = json_string(part)[1:-1]  # as json_string writes it, unquoted
-            if k == 0:
-                part = 'text":"' + part
-            if k == last:
-                part += '","'
-            yield part
+            # joined in one go: the one part of a body of one piece is the whole message, and two steps held it twice
+            yield "".join(('text":"' if k == 0 else "", part, '","' if k == last else ""))
 
 
 def body_parts(text: str, escaped: bool = True) -> BodyParts:
