@@ -264,8 +264,9 @@ class BodyParts:
             part = text[at[k] : at[k + 1]]
             if self.escaped:
                 part = json_string(part)[1:-1]  # as json_string writes it, unquoted
-            # joined in one go: the one part of a body of one piece is the whole message, and two steps held it twice
-            yield "".join(('text":"' if k == 0 else "", part, '","' if k == last else ""))
+            if k == 0 or k == last:  # joined in one go: a body of one piece's one part is the whole message
+                part = "".join(('text":"' if k == 0 else "", part, '","' if k == last else ""))
+            yield part
 
 
 def body_parts(text: str, escaped: bool = True) -> BodyParts:
