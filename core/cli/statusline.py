@@ -333,7 +333,7 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
         parts.append(_paint(f"⚠ next request at or past the {said}", "1;31", colour))
     line = " · ".join(parts)
     if lines == 2:
-        sources = [f"{lim['name']}: {lim['source']}" for lim in nxt["agent"] + nxt["policy"]]
+        sources = [f"{lim['name']}: {terminal_safe(lim['source'])}" for lim in nxt["agent"] + nxt["policy"]]
         second = (
             f"{figures['requests']:,} requests, model {terminal_safe(str(figures.get('model') or 'unknown'))}; "
             + _next_named(nxt)

@@ -942,3 +942,22 @@ def test_at_a_terminal_without_a_file_it_says_what_it_reads_instead_of_waiting(m
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
     assert '{"transcript_path": FILE} on stdin' in captured.err and "--file FILE" in captured.err
+
+
+def test_a_model_name_holding_control_characters_reaches_the_second_line_escaped(tmp_path, monkeypatch, capsys):
+    """review8: the model was escaped where the line names it, but not inside the context window's source ("Claude
+    Code's rule for MODEL"), so a session's OSC reached the terminal raw there."""
+    model = "claude-sonnet-4-5-20250929\x1b]0;retitled\x07"
+    session = tmp_path / "s.jsonl"
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": "hello"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "timestamp": "2026-01-01T00:00:05Z",
+         "message": {"id": "m1", "role": "assistant", "model": model, "content": [{"type": "text", "text": "hi"}],
+                     "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 0,
+                               "cache_creation_input_tokens": 100}}},
+    ]  # fmt: skip
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    two = run_hook(monkeypatch, capsys, json.dumps({"transcript_path": str(session)}), "--no-color", "--lines", "2")
+    assert "\x1b" not in two and "\x07" not in two
+    assert "context window: Claude Code's rule for claude-sonnet-4-5-20250929\\x1b]0;retitled\\x07" in two
