@@ -17,7 +17,7 @@ from foldscope.core.cli.options import (
     use_head,
     with_estimate_said,
 )
-from foldscope.core.cli.words import FILE_HELP
+from foldscope.core.cli.words import FILE_HELP, plural
 
 if TYPE_CHECKING:
     from foldscope.core.request.trace import RequestRow
@@ -93,7 +93,7 @@ def pick_request(text: str | None, rows: Sequence[RequestRow], file: str) -> int
     except ValueError:
         raise UsageError(f"--at-request: {text!r} is not a request index, largest or now") from None
     if not 0 <= k < len(rows):
-        raise UsageError(f"{file}: --at-request {k}: the session has {len(rows)} requests (0 to {len(rows) - 1})")
+        raise UsageError(f"{file}: --at-request {k}: the session has {plural(len(rows), 'request')} (0 to {len(rows) - 1:,})")
     return k
 
 

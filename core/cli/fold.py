@@ -109,7 +109,7 @@ def run_fold(args) -> dict[str, Any]:
     if args.at_request is not None:
         n = len(measure.requests)
         if not 0 <= args.at_request < n:
-            raise UsageError(f"--at-request {args.at_request}: the session has {n} requests (0 to {n - 1})")
+            raise UsageError(f"{session.source}: --at-request {args.at_request}: the session has {plural(n, 'request')} (0 to {n - 1:,})")
         session.trace = measure.requests
         target = session_for_request(session, measure, args.at_request)  # as the GUI's fold preview takes it
     else:

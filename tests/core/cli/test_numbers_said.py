@@ -147,3 +147,16 @@ def test_the_scale_reads_to_three_places_in_inspect_requests_and_composition_as_
     scales = re.findall(r"scale (\S+?)\)", said[0] + said[2])
     scales += [line.split()[8] for line in said[1].splitlines() if re.match(r"\s+\d+\s+[\d,]+\s+[\d,]+", line)]
     assert len(scales) >= 7 and all(re.fullmatch(r"\d\.\d{3}", s) for s in scales), scales
+
+
+def test_an_at_request_past_a_one_request_session_names_its_file_and_agrees_its_noun(corpus_dev, capsys):
+    """review8: composition and fold said "the session has 1 requests (0 to 0)" (view said "1 request"), and fold's
+    line named no file."""
+    path = corpus_dev / "claude_code" / "short.jsonl"
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    for argv in (["composition", str(path)], ["fold", str(path), "--ceiling", "50000"], ["view", str(path)]):
+        assert main([*argv, "--at-request", "5"]) == 2
+        err = capsys.readouterr().err
+        assert f"{path}: --at-request 5: the session has 1 request (0 to 0)" in err, (argv[0], err)
+        assert not ONE_PLURAL.search(err)
