@@ -12,6 +12,7 @@ from foldscope.core.model import collector
 from foldscope.core.model.caching import caching_of, unplaced_words
 from foldscope.core.model.session import ReadError
 from foldscope.core.request.measure import Measure
+from foldscope.core.request.trace import part_words
 
 # Each column of the table, as --help and docs/cli.md explain it (tests/core/cli/test_columns_explained.py holds all three).
 COLUMNS = (
@@ -231,7 +232,7 @@ def _over_lines(result: dict[str, Any]) -> list[str]:
         row = rows.get(f["index"], {})
         rep = row.get("reported_input")
         said = "" if rep is None else f" (the provider counted {rep:,}: {'over' if row.get('reported_over_ceiling') else 'under'})"
-        parts = ", ".join(f"#{p['index']} {p['kind']} {p['tokens']:,}" for p in f["largest_parts"])
+        parts = ", ".join(part_words(p["index"], p["kind"], p["tokens"]) for p in f["largest_parts"])
         lines.append(f"  request {f['index']}: estimate {f['estimate']:,} >= ceiling {f['ceiling']:,}{said}; largest parts: {parts}")
     if len(over) > SHOWN_OVER:
         lines.append(f"  and {len(over) - SHOWN_OVER:,} more (`--json` lists every one)")

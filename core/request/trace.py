@@ -206,6 +206,20 @@ class LargestPart:
     kind: str
     tokens: int
 
+    def __str__(self) -> str:
+        return part_words(self.index, self.kind, self.tokens)
+
+
+# A part's kind as `view` and the lists name it (core.readout.document.KIND_LABELS), not the record's own word.
+_PART_KIND = {"action_request": "call", "action_response": "result"}
+
+
+def part_words(index: int | None, kind: str, tokens: int) -> str:
+    """One of a refused request's largest parts as the lists name it: "#11 result 10,190", or its system and tools
+    block (no message of the record when the file holds no system prompt) as such rather than "#None system"."""
+    said = "the system and tools block" if index is None else f"#{index} {_PART_KIND.get(kind, kind)}"
+    return f"{said} {tokens:,}"
+
 
 @dataclass(frozen=True)
 class Refusal:
@@ -229,7 +243,7 @@ class Refusal:
     def __str__(self) -> str:
         if self.unanswered:
             return "refused: a request never carries a tool call without its result, and this one would carry " + "; ".join(self.unanswered)
-        parts = ", ".join(f"#{p.index} {p.kind} {p.tokens:,}" for p in self.parts)
+        parts = ", ".join(map(str, self.parts))
         counted = (
             f"(counted {self.own_count:,} + unseen head {self.unseen_head:,})" if self.unseen_head else f"counted {self.count_with_head:,}"
         )

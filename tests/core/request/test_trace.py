@@ -10,7 +10,7 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import FullRecord, Message, Request, Session, Usage
 from foldscope.core.request.count import Counter
 from foldscope.core.request.scale import SCALE_FLOOR, calibrated, keep_scale, stored_scale
-from foldscope.core.request.trace import check_request, notes_entering
+from foldscope.core.request.trace import LargestPart, check_request, notes_entering
 from foldscope.core.request.trace_measure import measure_trace
 
 
@@ -278,3 +278,16 @@ def test_a_traces_decisions_are_made_from_its_rows_when_read_and_read_as_the_dic
     assert decisions[2] == decisions[2] and decisions[2] is not decisions[2]
     with pytest.raises(IndexError):
         decisions[4]
+
+
+def test_a_refusal_names_its_parts_as_the_lists_do_and_a_system_block_of_no_message_without_an_index():
+    """review8: `requests --ceiling` and the refusal said "#11 action_response 10,190" and "#None system 7" (the system
+    and tools block, no message of the record) where view lists "result" and that block has no index."""
+    msgs = [Message("i", "instruction", 0, {"instruction": "task"})]
+    msgs.append(Message("c", "action_request", 1, {"function": "Read", "arguments": {"p": "a"}, "action_request_id": "t1"}))
+    msgs.append(Message("r", "action_response", 2, {"function": "Read", "output": words(3000), "action_request_id": "t1"}))
+    refusal = check_request(msgs, 100, record=FullRecord(msgs))
+    said = str(refusal).split("largest parts: ", 1)[1]
+    assert said.startswith("#2 result ") and "action_" not in said
+    head = LargestPart(None, "system", 7)
+    assert str(head) == "the system and tools block 7" and "None" not in str(head)
