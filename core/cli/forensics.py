@@ -4,6 +4,7 @@ compaction cost and lost. On a folder, one row per session plus totals, on a pro
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -138,16 +139,21 @@ def _run(
     files = folder_files(path)  # its own files and the sessions in the folders under it, as usage finds them
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
+    from foldscope.core.cli.progress import Progress
+
     workers = args.workers or os.cpu_count() or 1
     results, skipped = [], []
+    progress = Progress(len(files), sys.stderr.isatty())  # a folder of many sessions takes seconds: say how far
     with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
         futures = [(f, pool.submit(_or_error, one, str(f))) for f in files]
         for f, future in futures:
             result = future.result()
+            progress.step(result)
             if "error" in result:
                 skipped.append({"file": str(f), "error": result["error"]})
             else:
                 results.append(result)
+    progress.close()
     from foldscope.core.forensics.many_sessions import own_sessions, top_wasted
 
     own = own_sessions(results)

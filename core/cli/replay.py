@@ -258,13 +258,22 @@ def run_replay(args) -> Any:
     files = folder_files(path)  # its own files and the sessions in the folders under it, as usage finds them
     if not files:
         raise UsageError(f"{path}: the folder holds no files")
+    from foldscope.core.cli.progress import Progress
+
+    progress = Progress(len(files), sys.stderr.isatty())  # a folder of many sessions takes seconds: say how far
+    results = []
     if untokenised(args):  # reading and pricing usage is quicker than starting processes: one, in order
-        results = [(f, _replay_or_error(str(f), args_dict, billed_file)) for f in files]
+        for f in files:
+            results.append((f, _replay_or_error(str(f), args_dict, billed_file)))
+            progress.step(results[-1][1])
     else:
         workers = args.workers or os.cpu_count() or 1
         with ProcessPoolExecutor(max_workers=max(1, min(workers, len(files)))) as pool:
             futures = [(f, pool.submit(_replay_or_error, str(f), args_dict)) for f in files]
-            results = [(f, future.result()) for f, future in futures]
+            for f, future in futures:
+                results.append((f, future.result()))
+                progress.step(results[-1][1])
+    progress.close()
     table, skipped = [], []
     for f, result in results:
         if "error" in result:

@@ -8,12 +8,12 @@ import io
 import json
 import sys
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.cli.progress import Progress
 from foldscope.core.cli.words import num, plural
 from foldscope.core.model.outputs import output_target
 from foldscope.core.model.policy import PolicyError
@@ -203,34 +203,6 @@ def library_paths(db: str | None) -> list[str]:
         return sorted({row["source"] for row in library.list_sessions() if row.get("source")})
     finally:
         library.close()
-
-
-class Progress:
-    """A one-line bar on stderr: files swept of all, failures, and the time left at the pace so far. Files, not sessions:
-    a subagent's file beside its session is swept on its own and is known to be one only once read (the result's first
-    line names the same files and what they were)."""
-
-    def __init__(self, total: int, live: bool) -> None:
-        self.total, self.live, self.done, self.failed = total, live, 0, 0
-        self.start = time.monotonic()
-
-    def step(self, result: dict[str, Any]) -> None:
-        self.done += 1
-        self.failed += "error" in result
-        if not self.live:
-            return
-        elapsed = time.monotonic() - self.start
-        left = elapsed / self.done * (self.total - self.done)
-        width = 30
-        filled = round(width * self.done / max(self.total, 1))
-        sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files, {self.failed} failed, about {left:,.0f} s left "
-        )
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.live:
-            sys.stderr.write("\n")
 
 
 def run_tune(args) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import sys
 from typing import Any
 
 from foldscope.core.forensics.usage import GROUPS, WASTE_CAUSES
@@ -69,6 +70,7 @@ def run_usage(args) -> Any:
     missing = [p for p in args.paths if "://" not in p and not os.path.lexists(p)]
     if missing:
         raise UsageError(f"{missing[0]}: no such file or folder")
+    from foldscope.core.cli.progress import Progress
     from foldscope.core.cli.tune import library_paths
     from foldscope.core.replay.tune import session_paths
 
@@ -78,14 +80,21 @@ def run_usage(args) -> Any:
         raise UsageError(f"{', '.join(args.paths) or 'the library'}: no session files")
     forensics = not args.plain
     workers = max(1, min(args.workers or os.cpu_count() or 1, len(files)))
+    progress = Progress(len(files), sys.stderr.isatty())  # a folder of many sessions takes seconds: say how far
+    results = []
     if forensics and workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         from functools import partial
 
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(partial(session_lines, forensics=True), files))
+            for result in pool.map(partial(session_lines, forensics=True), files):
+                results.append(result)
+                progress.step(result)
     else:
-        results = [session_lines(f, forensics) for f in files]
+        for f in files:
+            results.append(session_lines(f, forensics))
+            progress.step(results[-1])
+    progress.close()
     from foldscope.core.cli.options import refuse_when_nothing_read
 
     refuse_when_nothing_read(args.paths, args.from_library, results)

@@ -3,7 +3,9 @@ own and those in the folders under it), so the folder's bill is one figure on ev
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 import pytest
 
@@ -96,3 +98,30 @@ def test_tunes_progress_counts_the_files_its_result_names_with_the_same_total(ca
     assert captured.out.startswith("13 files swept: 11 sessions and 2 subagent files beside their sessions")
     # and the recommendation's saving counts the same rows by the same noun (it said "over 13 sessions")
     assert "(modelled): " in captured.out and " over 13 files; a file's saving " in captured.out
+
+
+class _Terminal(io.StringIO):
+    """stderr as a terminal: the progress bar is written only there."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("command", ["usage", "cache", "compactions", "replay"])
+def test_a_folder_s_sessions_are_counted_off_on_a_terminal_as_tune_counts_them(command, corpus_dev, tmp_path, monkeypatch, capsys):
+    """review8: `usage`, `cache`, `compactions` and `replay` on a folder of 27 sessions ran 5 to 6 s saying nothing until
+    the table (tune showed a bar); each now counts the files off on stderr when it is a terminal, and writes nothing there
+    when it is not."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in (TOP, "claude_code/short.jsonl"):
+        if not (corpus_dev / name).exists():
+            pytest.skip(f"{corpus_dev / name} is absent")
+        (folder / name.split("/")[1]).write_bytes((corpus_dev / name).read_bytes())
+    extra = ["--strategy", "recorded"] if command == "replay" else []
+    assert main([command, str(folder), "--workers", "1", *extra]) == 0
+    assert "files" not in capsys.readouterr().err  # not a terminal: no bar
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([command, str(folder), "--workers", "1", *extra]) == 0
+    assert "] 1/2 files, 0 failed" in terminal.getvalue() and terminal.getvalue().endswith("] 2/2 files, 0 failed, about 0 s left \n")
