@@ -21,7 +21,7 @@ class Opened:
     session: Session
     counter: Counter
     library_id: int | None  # None: read from the file, not in the library yet
-    snapshot: bytes | None  # the session as read, before a count set its unseen head and scale (for a new snapshot)
+    snapshot: Session | None  # the session as read (snapshot.as_read), before a count set its unseen head and scale: pickled by keep()
     tokenised_before: int  # the counter's tokenised characters when opened: more after means a memo to keep
     reopened: bool = False  # from the library's snapshot, not the file
     storing: StoreChild | None = None  # a child storing the session meanwhile (core.cli.store_child), keep() finishes it
@@ -66,9 +66,11 @@ def open_session(
 
         storing = store_child.StoreChild.fork(session, db, str(Path(file)), sample) if store_child.wanted() else None
     if db and storing is None:
-        from foldscope.core.store.snapshot import dump_session
+        from foldscope.core.store.snapshot import as_read
 
-        snapshot = dump_session(session)
+        # Copied as read, pickled by keep() into a file beside the library: pickled now, its bytes (two thirds of a
+        # one-piece message of letters) were held through the count beside the text and the body sent to the helper.
+        snapshot = as_read(session)
     return Opened(session, counter, None, snapshot, counter.tokenised_chars, storing=storing)
 
 
@@ -107,15 +109,18 @@ def keep(opened: Opened, file: str, db: str, sample: str | None = None) -> int:
         if opened.library_id is not None:
             return opened.library_id
     from foldscope.core.store.library import Library
+    from foldscope.core.store.snapshot import spilled
 
-    with Library(db) as library:
+    as_read, opened.snapshot = opened.snapshot, None
+    # Pickled into a temporary file beside the library (on disk, where the temporary folder may be memory), never held.
+    with spilled(as_read, None if db == ":memory:" else Path(db).parent) as data, Library(db) as library:
         if opened.library_id is None and storing is not None:
             # The child failed other than the library refusing: the session stored here, without the snapshot (the
             # session as read is gone: the count has set its unseen head), so a reopen reads the file again.
             opened.library_id = library.import_session(session)
         elif opened.library_id is None:
             opened.library_id = library.import_session(session)
-            library.keep_snapshot(opened.library_id, session, path, sample, memo=counter.memo(), data=opened.snapshot)
+            library.keep_snapshot(opened.library_id, session, path, sample, memo=counter.memo(), data=data)
         elif counter.tokenised_chars > opened.tokenised_before:
             library.keep_memo(opened.library_id, path, sample, session.record, counter.memo())
     return opened.library_id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 import subprocess
@@ -176,3 +177,28 @@ def test_a_failed_inspect_with_db_leaves_no_library_where_none_existed(tmp_path,
     assert main(["inspect", str(bad), "--db", str(db)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     assert not db.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
+
+
+def test_inspect_with_a_library_pickles_the_snapshot_after_the_count_into_a_file_never_holding_its_bytes(tmp_path, monkeypatch, capsys):
+    """Pickled as soon as a large file was read, the snapshot's bytes (two thirds of a one-piece message of letters)
+    were held through the count beside the text and the body its helper is sent: the session as read is copied and
+    pickled by keep(), after the count, into a file; reopened from it, every figure is the same."""
+    from foldscope.core.request import count, tokens
+    from foldscope.core.store import snapshot
+
+    source = tmp_path / "s.json"
+    write_session(generate(seed=3, rounds=4, listing_chars=100), source)
+    monkeypatch.setattr(tokens, "SMALL_INPUT_BYTES", 0)  # a large file's way: no child stores it while it is counted
+    events: list[object] = []
+    dump, measure = snapshot.dump_session_to, count.Counter.measure
+    monkeypatch.setattr(snapshot, "dump_session_to", lambda session, out: events.append(type(out)) or dump(session, out))
+    monkeypatch.setattr(count.Counter, "measure", lambda self, *a, **k: events.append("count") or measure(self, *a, **k))
+    code, out, _ = run(capsys, "inspect", source, "--db", tmp_path / "library.db", "--json")
+    assert code == 0 and "count" in events
+    dumps = [at for at, event in enumerate(events) if event != "count"]
+    assert len(dumps) == 1 and dumps[0] > max(at for at, event in enumerate(events) if event == "count"), events
+    assert events[dumps[0]] is not io.BytesIO  # a temporary file, not bytes in memory
+    code, again, _ = run(capsys, "inspect", source, "--db", tmp_path / "library.db", "--json")
+    first, second = json.loads(out), json.loads(again)
+    assert (first.pop("library_reopened"), second.pop("library_reopened")) == (False, True)
+    assert second == first
