@@ -107,16 +107,20 @@ class Tokenising:
 
     def _unjoined_count(self, parts: Iterable[str]) -> int | None:
         """The count of a body of one part (count_step.BodyParts.unjoined: one piece) by quicktok's windows read from its
-        text and the body's two ends (long_parts.count), where this process counts with quicktok: joined, the one part
-        was a copy of the whole message (a 50 MB run of letters pasted). None where it is not so counted."""
+        text and the body's two ends (long_parts.count), where this process counts with quicktok, or by inspect's helper
+        sent the three chunks as one text (core.request.counting.helper.Helper.count_parts): joined, the one part was a
+        copy of the whole message (a 50 MB run of letters pasted). None where it is not so counted."""
         unjoined = getattr(parts, "unjoined", None)
         chunks = unjoined() if unjoined is not None else None
-        if chunks is None or tokens.helping() or tokens.windowed():
+        if chunks is None or tokens.windowed():
             return None
         enc = tokens.encoding()
-        if type(enc) is not tokens.FastEncoding:
+        if tokens.helping():
+            counted = enc.count_parts(chunks)
+        elif type(enc) is not tokens.FastEncoding:
             return None
-        counted = long_parts.count(enc, long_parts.Parts(chunks))
+        else:
+            counted = long_parts.count(enc, long_parts.Parts(chunks))
         if counted is not None:
             self.tokenised_chars += sum(map(len, chunks))
         return counted

@@ -36,10 +36,17 @@ def send(stream: BinaryIO, value: Any) -> None:
     stream.write((len(data) | len(apart) << _APART).to_bytes(8, "little"))
     stream.write(data)  # apart: the two added would copy a huge message's text once more
     for text in apart:
+        if isinstance(text, long_parts.Parts):  # one text as its chunks (Helper.count_parts): one part, never joined
+            stream.write((1).to_bytes(8, "little"))
+            stream.write(sum(_utf8_size(chunk, 0, len(chunk)) for chunk in text.chunks).to_bytes(8, "little"))
+            for chunk in text.chunks:
+                for at in range(0, len(chunk), _CHUNK):
+                    stream.write(_utf8(chunk, at, len(chunk)))
+            continue
         cuts = long_pieces.cuts(text, long_pieces.PART)
         stream.write((len(cuts) - 1).to_bytes(8, "little"))
         for start, end in zip(cuts, cuts[1:]):
-            stream.write(sum(len(_utf8(text, at, end)) for at in range(start, end, _CHUNK)).to_bytes(8, "little"))
+            stream.write(_utf8_size(text, start, end).to_bytes(8, "little"))
             for at in range(start, end, _CHUNK):
                 stream.write(_utf8(text, at, end))
     stream.flush()
@@ -95,6 +102,13 @@ def _utf8(text: str, at: int, end: int) -> bytes:
     return text[at : min(at + _CHUNK, end)].encode("utf-8", "surrogatepass")  # as marshal writes a lone surrogate
 
 
+def _utf8_size(text: str, start: int, end: int) -> int:
+    """The UTF-8 length of text[start:end] (an ASCII text's is its length: none of it encoded)."""
+    if text.isascii():
+        return end - start
+    return sum(len(_utf8(text, at, end)) for at in range(start, end, _CHUNK))
+
+
 def _read(stream: BinaryIO, size: int, into: bool = False) -> Any:
     """size bytes from the pipe (a bytearray filled in place with `into`: one buffer, no chunks joined)."""
     data: bytes | bytearray
@@ -113,19 +127,24 @@ def _read(stream: BinaryIO, size: int, into: bool = False) -> Any:
     return data
 
 
-def _set_apart(value: Any) -> tuple[Any, list[str]]:
-    """(value with its HUGE texts as None, those texts), for a (kind, text) or (kind, [text, ...]) message."""
+def _apart(text: Any) -> bool:
+    """Whether a text goes apart from its message: a HUGE str, or any text given as its chunks (long_parts.Parts)."""
+    return isinstance(text, str) and len(text) >= HUGE or isinstance(text, long_parts.Parts)
+
+
+def _set_apart(value: Any) -> tuple[Any, list[Any]]:
+    """(value with its texts sent apart as None, those texts), for a (kind, text) or (kind, [text, ...]) message."""
     if not (isinstance(value, tuple) and len(value) == 2):
         return value, []
     kind, payload = value
     if isinstance(payload, str):
         return ((kind, None), [payload]) if len(payload) >= HUGE else (value, [])
-    if not isinstance(payload, list) or not any(isinstance(text, str) and len(text) >= HUGE for text in payload):
+    if not isinstance(payload, list) or not any(map(_apart, payload)):
         return value, []
-    apart = [text for text in payload if isinstance(text, str) and len(text) >= HUGE]
+    apart = [text for text in payload if _apart(text)]
     if len(apart) > 255:
         return value, []
-    return (kind, [None if isinstance(text, str) and len(text) >= HUGE else text for text in payload]), apart
+    return (kind, [None if _apart(text) else text for text in payload]), apart
 
 
 def _put_back(value: Any, texts: list[Any]) -> Any:

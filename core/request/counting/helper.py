@@ -92,6 +92,14 @@ class Helper:
         local = tokens.local_encoding()  # built here: a failure of the child's build is raised by the same build
         return local.count(text) if hasattr(type(local), "count") else len(local.encode_ordinary(text))
 
+    def count_parts(self, chunks: list[str]) -> int | None:
+        """The count of the text `chunks` make, by the child, sent as one text (child.send) and never joined here; None
+        when the child is gone."""
+        from foldscope.core.request.long_parts import Parts
+
+        answer = self._ask(("counts", [Parts(chunks)]))
+        return answer[0] if answer is not None else None
+
     def count_ordinary_batch(self, texts: list[str]) -> list[int] | None:
         """The token count of each text, counted by the child: only counts cross the pipe, never the ids."""
         return self._ask(("counts", texts))

@@ -141,3 +141,19 @@ def test_a_part_longer_than_a_chunk_comes_as_chunks_cut_between_characters(huge_
     assert isinstance(part, long_parts.Parts) and len(part.chunks) > 50
     assert all(len(chunk.encode("utf-8", "surrogatepass")) <= child._CHUNK for chunk in part.chunks)
     assert part.join() == text and len(part) == len(text)
+
+
+def test_a_text_given_as_its_chunks_goes_down_as_one_part_never_joined(huge_from_100, monkeypatch):
+    """A one-piece body sent as its opening, text and close (Helper.count_parts) goes down as one text of one part,
+    written from the chunks as they are: joined, it was a copy of the whole message in the sender."""
+    chunks = ['text":"', "é\u4e2d\U0001f600a\ud800" * 30, "q" * 150, '","']
+    monkeypatch.setattr(long_parts.Parts, "join", lambda self: pytest.fail("joined by the sender"))
+    stream = io.BytesIO()
+    child.send(stream, ("counts", ["short", long_parts.Parts(chunks), "x" * 120]))
+    monkeypatch.undo()
+    stream.seek(0)
+    kind, received = child.receive(stream, parts=True)
+    assert kind == "counts" and received[0] == "short" and len(received[1]) == 1
+    assert child.whole(received[1][0]) == "".join(chunks) and "".join(map(child.whole, received[2])) == "x" * 120
+    stream.seek(0)
+    assert child.receive(stream) == ("counts", ["short", "".join(chunks), "x" * 120])

@@ -110,3 +110,38 @@ def test_inspect_of_a_small_file_starts_no_helper_early_and_one_of_a_large_file_
     large.write_bytes(b" " * (tokens.SMALL_INPUT_BYTES + 1))
     assert inspect_early._file_sizes(["inspect", "--db", str(large), str(small)]) == [tokens.SMALL_INPUT_BYTES]
     assert inspect_early._file_sizes(["inspect", "--json", str(large)]) == [tokens.SMALL_INPUT_BYTES + 1]
+
+
+@pytest.mark.parametrize("letters", ["abcdefghijklmnopqrstuvwxyz", "中文字词语句段篇章"])
+def test_a_huge_body_of_one_piece_goes_to_the_helper_as_its_text_and_ends_never_joined_here(fresh, letters):
+    """inspect counts through its helper: one run of letters (or ideographs) is one piece, so its body is one part, and
+    joined with the body's ends it was a copy of the whole message in this process. The text and the ends go down the
+    pipe as they are (Helper.count_parts); the count is the body's."""
+    import random
+    import tracemalloc
+
+    from foldscope.core.model.session import FullRecord, Message
+    from foldscope.core.request import count_step
+    from foldscope.core.request.count import Counter
+    from foldscope.core.request.counting import child
+
+    if tokens.windowed():
+        pytest.skip("tiktoken counts: a long piece is merged in this process's windows, joined")
+    text = "".join(random.Random(5).choices(letters, k=(12 << 20) // len(letters[0].encode())))
+    msgs = [Message("s", "system", 0, {"system_message": "sys"}), Message("u", "instruction", 1, {"instruction": text})]
+    expected = Counter().measure(msgs, record=FullRecord(msgs)).count  # this process's own encoding
+    tokens._encoding = None
+    assert forked.start_helper()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        counted = Counter().measure(msgs, record=FullRecord(msgs)).count
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert tokens.helping()  # counted by the helper, not by an encoding built here after it failed
+    # A chunk at a time (its slice and its UTF-8: 5 MiB of ideographs), whatever the text's size; joined, a copy of it
+    assert peak < 6 * child._CHUNK < sys.getsizeof(text), (peak, sys.getsizeof(text))
+    assert counted == expected
+    assert type(count_step.plain_body(msgs[1])) is count_step.BodyParts
