@@ -318,8 +318,8 @@ def body_bytes(text: str) -> int | None:
     UTF-8 cannot hold (a lone surrogate), which the meter renders itself and refuses there."""
     if text.isascii():
         return len(text)
-    try:
-        return len(text.encode("utf-8"))
+    try:  # a megabyte of characters at a time: a huge text's UTF-8 (3 bytes an ideograph) made whole was 1.5 times its str
+        return sum(len(text[at : at + _HUGE].encode("utf-8")) for at in range(0, len(text), _HUGE))
     except UnicodeEncodeError:
         return None
 

@@ -32,3 +32,33 @@ def test_a_lone_surrogate_is_left_to_the_meters_own_rendering():
 def test_the_meter_parts_requests_as_the_whole_payloads_do_with_every_text_measured_in_slices(data):
     with mock.patch.object(prefix, "HUGE_TEXT", 0), mock.patch.object(prefix, "SLICE", 3):
         test_prefix_meter_equals_whole_payload_divergence_over_random_views.hypothesis.inner_test(data)
+
+
+@given(TEXTS, st.integers(1, 7))
+def test_a_bodys_utf8_length_measured_a_slice_at_a_time_is_its_whole_utf8s(text, size):
+    from foldscope.core.request import count_step
+
+    with mock.patch.object(count_step, "_HUGE", size):
+        assert count_step.body_bytes(text) == len(text.encode("utf-8"))
+        assert count_step.body_bytes(text + "\ud800") is None  # a lone surrogate: the meter renders it itself
+
+
+def test_a_huge_non_ascii_bodys_utf8_length_is_measured_without_its_whole_utf8():
+    """The meter's size of a one-piece body of ideographs (count_step.body_bytes, beside its count in the window) encoded it
+    whole: 3 bytes an ideograph, 1.5 times its str, beside the text and the tokenizer's tables at the count's peak."""
+    import sys
+    import tracemalloc
+
+    from foldscope.core.request import count_step
+
+    text = "漢字" * (4 << 20)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        size = count_step.body_bytes(text)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert size == 3 * len(text)
+    assert peak < 6 * count_step._HUGE < sys.getsizeof(text), peak  # a slice and its UTF-8: 5 MiB; whole, 24
