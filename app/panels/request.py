@@ -19,6 +19,7 @@ from foldscope.core.readout.free_window import free_words
 from foldscope.core.readout.marks_facts import describe as describe_mark
 from foldscope.core.readout.marks_facts import mark_positions
 from foldscope.core.readout.request_facts import compiled, next_view
+from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
 
 
 def mark_lines(text: str) -> list[int]:
@@ -102,19 +103,21 @@ class RequestPanel(ShownRequestPanel):
         ]
 
     def _predicted_line(self, doc: Document, slot: int | None) -> str:
-        """Predicted input, beside the reported input and the difference where the file reports it (slot None: now)."""
+        """Predicted input, beside the reported input and the difference where the file reports it (slot None: now);
+        both marked ~ where the agent's figures are approximate (Aider's), as the status bar and the CLI mark them."""
+        near = APPROXIMATE if approximate(doc.session.format) else ""
         if slot is None:
             size = doc.now_predicted
-            line = f"Predicted input <b>{size:,} tokens</b> (the next request)"
+            line = f"Predicted input <b>{near}{size:,} tokens</b> (the next request)"
             free = doc.now_free
             if free is not None and doc.context_window is not None:
                 line += f" · {free_words(doc.context_window, size)} ({html.escape(doc.window_source)})"
             return line
         r = doc.requests[slot]
         anchor = "its count (no earlier report in its stretch)" if r.predicted_from == "count" else f"request {r.predicted_from}"
-        line = f"Predicted input <b>{r.predicted:,} tokens</b>, anchored on {anchor}"
+        line = f"Predicted input <b>{near}{r.predicted:,} tokens</b>, anchored on {anchor}"
         if r.reported_input:
-            line += f" · reported {r.reported_input:,} · difference {r.difference()}"
+            line += f" · reported {near}{r.reported_input:,} · difference {r.difference()}"
         if r.flagged:
             line += " · <b>the report is flagged</b>: it disagrees wildly with its neighbours"
         return line

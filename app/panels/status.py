@@ -49,7 +49,7 @@ def status_parts(doc: Document) -> list[str]:
     if predicted:
         near = APPROXIMATE if approximate(session.format) else ""  # the agent's rounded figures (Aider's)
         reported = f", reported {near}{fact.reported_input:,}" if fact is not None and fact.reported_input else ""
-        parts.append(f"predicted {predicted:,} tokens{reported}")
+        parts.append(f"predicted {near}{predicted:,} tokens{reported}")  # made from the reports: as near as they are
         free = free_window(doc.context_window, predicted)
         if free is not None and doc.context_window is not None:
             why = "the predicted input less the window" if over_window(doc.context_window, predicted) else "less the predicted input"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from foldscope.app import dialogs
+from foldscope.app.panels.status import status_text
 from foldscope.core.readout.usage_precision import NOTE_START
 from tests.core.formats.test_aider import _history
 
@@ -20,3 +21,22 @@ def test_opening_an_aider_history_asks_which_run_and_says_its_figures_are_approx
     bar = window.warnings_bar
     assert bar.label.text().startswith(NOTE_START) and any(w.startswith("composition: Aider's history") for w in bar.warnings)
     assert "reported input, approximate (~)" in window.timeline.legend()
+
+
+def test_an_aider_history_s_predicted_and_reported_input_are_marked_approximate_in_the_status_bar_and_request_panel(
+    qtbot, window, monkeypatch, tmp_path
+):
+    """review8: `inspect` printed "predicted ~10,685" for an Aider history, the window's status bar "predicted 10,685"
+    and the request panel its predicted and reported input unmarked: a figure made from rounded usage is marked on every
+    screen."""
+    monkeypatch.setattr(dialogs, "choose_sample", lambda parent, p, samples: "1")
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(str(_history(tmp_path)))
+    qtbot.waitUntil(lambda: window.task is None)
+    doc = window.document
+    assert f"predicted ~{doc.now_predicted:,} tokens" in status_text(doc)
+    panel = window.request_panel
+    assert f"Predicted input <b>~{doc.now_predicted:,} tokens</b>" in panel._predicted_line(doc, None)
+    first = doc.requests[0]
+    said = panel._predicted_line(doc, 0)
+    assert f"<b>~{first.predicted:,} tokens</b>" in said and f"reported ~{first.reported_input:,}" in said
