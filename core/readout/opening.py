@@ -231,12 +231,9 @@ def _open_document(
     first = _show_first(session, path, shown)
     snapshot = None
     if reopened is None and problem is None:
-        # Counted first (unless the library keeps this session's counts by this tokenizer), then imported with its
-        # counts in one transaction: a count stopped or failed (a kill, a cancel) leaves nothing in the library.
-        try:
-            stored = stored_token_counts(db, session)
-        except LibraryError as exc:
-            problem = str(exc)
+        # Counted first, then imported with its counts in one transaction: a count stopped or failed (a kill, a
+        # cancel) leaves nothing in the library. The library is not asked for this session's sizes first: they are
+        # counted all the same (record_sizes), and asking hashed the whole file before the count, as the import does.
         from foldscope.core.store.snapshot import as_read
 
         # As read (the trace's measure sets the unseen head), pickled once the counted document is shown.
@@ -416,16 +413,6 @@ def import_into_library(session: Session, db: str | None, report: Report, tokens
     report(0, 0, "Importing into the library")
     with Library(db) as library:
         return library.import_session(session, token_counts=(SIZES_ID, tokens) if tokens is not None else None)
-
-
-def stored_token_counts(db: str | None, session: Session) -> list[int] | None:
-    """The counts the library keeps for this session's messages by the tokenizer in use, when it holds the
-    session already (the same source bytes); None otherwise, or when not all are kept."""
-    from foldscope.core.store.library import Library
-
-    with Library(db) as library:
-        known = library.known_session(session)
-        return library.token_counts(known, SIZES_ID) if known is not None else None
 
 
 def keep_token_counts(db: str | None, library_id: int, tokens: list[int]) -> None:

@@ -112,3 +112,24 @@ def test_the_cli_shows_a_long_count_on_a_terminal_only(tmp_path, monkeypatch, ca
     monkeypatch.setattr(basic.sys.stderr, "isatty", lambda: True, raising=False)
     assert main(["inspect", str(source)]) == 0
     assert "counting one long message: 0.0 of 0.1 MB" in capsys.readouterr().err
+
+
+def test_the_file_is_hashed_once_and_only_after_the_counted_document(tmp_path, monkeypatch):
+    """Before the count, nothing reads the whole file for the library: its SHA-256 is the import's, made once, after
+    the counted document is handed over (the sizes are counted all the same; a library's are not asked for)."""
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.readout.opening import open_document
+    from foldscope.core.store import source_bytes
+
+    events: list[str] = []
+    real = source_bytes.SourceBytes._hash
+
+    def hashed(self) -> str:
+        events.append("hashed")
+        return real(self)
+
+    monkeypatch.setattr(source_bytes.SourceBytes, "_hash", hashed)
+    db = str(tmp_path / "library.db")
+    document = open_document(demo_path(), db, on_counted=lambda document: events.append("counted"))
+    assert document.library_id is not None and document.library_problem is None
+    assert events == ["counted", "hashed"]
