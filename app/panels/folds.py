@@ -142,7 +142,8 @@ class FoldPanel(QWidget):
         self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + 4)  # no rows: the header only
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # Each column as wide as its contents, fitted once per set_rows (fit_columns), not kept fitted by the header:
+        # ResizeToContents measured every cell again at each layout pass, three times as the rows were first shown.
         header.setStretchLastSection(True)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         layout = self.column = QVBoxLayout(self)
@@ -180,6 +181,7 @@ class FoldPanel(QWidget):
 
     def set_rows(self, rows: Sequence[FoldRow], now_slot: int) -> None:
         self.model.set_rows(rows, now_slot)
+        self.fit_columns()
         folds = sum(1 for r in rows if r.kind in ("fold", "clip", "compaction"))
         events = len(rows) - folds
         self._say(
@@ -198,6 +200,11 @@ class FoldPanel(QWidget):
         # fitting_height right after, and a layout pass before then (a loaded machine's) kept the dock at the empty
         # table's minimum for good, two rows of the Composition table's at 1366x768.
         self.column.activate()
+
+    def fit_columns(self) -> None:
+        """Each column but the last (which takes the rest of the width) as wide as its widest cell and heading."""
+        for column in range(len(COLUMNS) - 1):
+            self.table.resizeColumnToContents(column)
 
     def _say(self, words: str) -> None:
         """The heading (the dock's title bar): "Folds" and `words`, whole in its tooltip where a narrow dock cuts it."""
