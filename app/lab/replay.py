@@ -39,6 +39,7 @@ from foldscope.core.readout.replay_facts import (
     BILL_LABEL,
     ESTIMATOR_SPECS,
     ESTIMATORS,
+    MANAGED,
     MODELLED_LABEL,
     STRATEGIES,
     ReplayRuns,
@@ -50,6 +51,7 @@ from foldscope.core.readout.replay_facts import (
     replay_warnings,
     session_model,
 )
+from foldscope.core.readout.usage_precision import no_requests, usage_note
 from foldscope.core.readout.words import plural
 
 # Each strategy's checkbox label, in the user's words; the spec it follows is named in its tooltip (STRATEGY_HINTS).
@@ -66,6 +68,17 @@ HOW_TO_READ = (
     "dashed line is the ceiling. Click a point to list the view that request carried under that strategy; "
     "the main window steps to the same request."
 )
+
+
+def idle_line(strategies: Sequence[str]) -> str:
+    """Under Run when no ceiling let the managing strategies act: lines lying on one another read as a replay that
+    found nothing, unless this is said where the eye is after a run."""
+    idle = [s for s in MANAGED if s in strategies]
+    listed = idle[0] if len(idle) == 1 else f"{', '.join(idle[:-1])} and {idle[-1]}"
+    return (
+        f"No ceiling, so {listed} did not act: {'its line lies on' if len(idle) == 1 else 'their lines lie on'} the "
+        "recording's. Set the policy's Ceiling above (the heading names the agent's window and compaction point) and run again."
+    )
 
 
 def payback_lines(result: ReplayRuns) -> list[str]:
@@ -294,8 +307,11 @@ class ReplayView(QWidget):
         self.cancel()
         measure = replay_measure(session, policy)
         why = measure.resolution.why
-        # Without a ceiling the managing strategies never act: the heading says so, with a ceiling to give.
+        # Without a ceiling the managing strategies never act: the heading says so, with a ceiling to give, and so does
+        # the line under Run (the heading shows its first four lines at 1366x768, and this one came after them).
         notice = no_ceiling_line(measure, strategies, "the policy's max_input_tokens")
+        # What `foldscope replay` says of a format that does not hold its requests or rounds its usage (Aider's).
+        exactness = [no_requests(session.format, "replay"), usage_note(session.format)]
         estimator = self.estimator.currentData() or ADR
         task = Task(
             lambda progress: replay_runs(session, strategies, measure, report=progress.report, keep_views=True, estimator=estimator),
@@ -308,7 +324,7 @@ class ReplayView(QWidget):
         # measure the run calibrates: asked once it has run.
         task.succeeded.connect(
             lambda result, t=task, w=why, n=notice: self._finished(
-                t, result, w, requests, "\n".join(filter(None, [n, *replay_warnings(measure)]))
+                t, result, w, requests, "\n".join(filter(None, [n, *exactness, *replay_warnings(measure)])), n and idle_line(strategies)
             )
         )
         task.failed.connect(lambda exc, t=task: self._ended_with(t, f"The replay failed: {exc}"))
@@ -343,11 +359,14 @@ class ReplayView(QWidget):
             self.task = None
             self._running(False)
 
-    def _finished(self, task: Task, result: ReplayRuns, why: str, requests: int, notice: str | None = None) -> None:
+    def _finished(
+        self, task: Task, result: ReplayRuns, why: str, requests: int, notice: str | None = None, idle: str | None = None
+    ) -> None:
         if task is not self.task:
             return
         self.show_result(result, why, notice)
-        self.status.setText(f"Replayed {plural(requests, 'request')} under {plural(len(result.runs), 'strategy', 'strategies')}.")
+        done = f"Replayed {plural(requests, 'request')} under {plural(len(result.runs), 'strategy', 'strategies')}."
+        self.status.setText(f"{done}\n{idle}" if idle else done)
         self.replay_finished.emit(result)
 
     def show_result(self, result: ReplayRuns, why: str = "", notice: str | None = None) -> None:

@@ -259,3 +259,32 @@ def test_the_lab_says_what_the_cli_replay_warns_of_a_ceiling_under_the_head_and_
     heading = html.unescape(view.heading.text())
     for w in warnings:
         assert w in heading, (heading.split("<br>"), w)
+
+
+def test_with_no_ceiling_the_line_under_run_says_the_strategies_did_not_act_and_an_aider_replay_says_it_is_not_exact(
+    qtbot, corpus_dev, tmp_path
+):
+    """review8: at 1366x768 the heading shows its first four lines, and the one saying that without a ceiling the
+    strategies do not act came after them, so five lines lying on one another read as a replay that found nothing; an
+    Aider history's replay never said (as `foldscope replay` does) that its requests are not in the file."""
+    from tests.core.formats.test_aider import _history
+
+    view = ReplayView()
+    qtbot.addWidget(view)
+    view.set_session(load_session(corpus_dev / FLAT))
+    run_to_end(qtbot, view)
+    said = view.status.text()
+    assert said.startswith("Replayed 6 requests under 5 strategies.\nNo ceiling, so none, band, compaction and adr did not act")
+    view.checks["none"].setChecked(False)
+    view.checks["band"].setChecked(False)
+    view.checks["compaction"].setChecked(False)
+    run_to_end(qtbot, view)
+    assert "No ceiling, so adr did not act: its line lies on the recording's." in view.status.text()
+    view.policy_editor.set_text("max_input_tokens", "60000")
+    run_to_end(qtbot, view)
+    assert view.status.text() == "Replayed 6 requests under 2 strategies."  # a ceiling: nothing to say
+    view.set_session(load_session(_history(tmp_path), sample="1"))
+    run_to_end(qtbot, view)
+    heading = html.unescape(view.heading.text())
+    assert "the strategies replay the conversation the file holds, not the requests, so no replay is exact" in heading
+    assert "usage approximate: Aider records rounded figures" in heading
