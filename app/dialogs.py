@@ -31,6 +31,7 @@ from foldscope.app.qt import (
 )
 from foldscope.core.readout import clip_facts
 from foldscope.core.readout.document import Document
+from foldscope.core.readout.words import plural
 
 # Every reader's file: JSON lines and JSON, an Inspect AI .eval, an OpenCode database, an Aider history (.md).
 SESSION_FILTER = "Session files (*.json *.jsonl *.eval *.db *.md);;All files (*)"
@@ -466,7 +467,7 @@ def choose_sample(parent: QWidget, path: str, samples: list[dict]) -> str | None
     database's session, ID), or None (tests replace this function)."""
     # A title is the session's own text (OpenCode names its sessions): shown as data in a plain list item.
     labels = [
-        f"{s['name']}  ({s['requests']} requests, {s['messages']} messages)"
+        f"{s['name']}  ({plural(s['requests'], 'request')}, {plural(s['messages'], 'message')})"
         + (f"  {' '.join(str(s['title']).split())[:80]}" if s.get("title") else "")
         for s in samples
     ]

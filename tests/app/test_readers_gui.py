@@ -12,6 +12,8 @@ from foldscope.app import dialogs
 from tests.core.formats.test_claude_code_children import _session_with_subagents
 from tests.paths import CORPUS_DEV, corpus_glob
 
+CHOOSE_SAMPLE = dialogs.choose_sample  # taken at import, before the autouse fixture puts a stand-in in its place
+
 
 def _open(qtbot, window, path, **kwargs) -> None:
     with qtbot.waitSignal(window.document_loaded, timeout=20_000):
@@ -249,3 +251,16 @@ def test_a_double_click_on_the_call_row_opens_its_subagent(qtbot, window, tmp_pa
         qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: window.task is None)
     assert Path(window.document.path) == Path(child.source)
+
+
+def test_the_sample_choice_lists_each_sample_with_its_counts_agreeing_their_nouns(qtbot, monkeypatch):
+    """review8: an Inspect AI log's samples, each of one request, were offered as "1:1  (1 requests, 3 messages)"."""
+    from foldscope.app.loader import inspect_samples
+
+    path = _log("2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval")
+    offered = []
+    monkeypatch.setattr(
+        dialogs.QInputDialog, "getItem", lambda parent, title, label, items, *rest: offered.extend(items) or (items[2], True)
+    )
+    assert CHOOSE_SAMPLE(None, path, inspect_samples(path)) == "3:1"
+    assert offered[0] == "1:1  (1 request, 3 messages)" and not any("1 requests" in item for item in offered)
