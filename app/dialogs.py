@@ -369,7 +369,7 @@ class AgentSessionsDialog(QDialog):
         if scanning:
             heading = f"Reading the sessions on this machine: {len(self.rows)} so far, newest first"
         elif self.rows:
-            heading = f"{len(self.rows)} sessions found on this machine, newest first"
+            heading = f"{plural(len(self.rows), 'session')} found on this machine, newest first"
         else:
             heading = (
                 "No agent sessions found in the folders each agent keeps them in (Claude Code, Codex, pi, Gemini CLI, "

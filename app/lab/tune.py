@@ -42,6 +42,7 @@ from foldscope.app.theme import muted_colour, rule_colour
 from foldscope.app.worker import Cancelled, Progress, Task, run_task
 from foldscope.core.model.policy import PolicyError
 from foldscope.core.readout.tune_facts import PolicyPoint, SweepCancelled, files_swept, policy_grid, session_paths, sweep_local
+from foldscope.core.readout.words import plural
 
 HOW_TO_READ = (
     "Every policy is replayed over every session in the folder; costs are modelled against the modelled "
@@ -237,7 +238,7 @@ class TuneView(QWidget):
         self.progress.setVisible(True)
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.status.setText(f"Sweeping {len(points)} policies over {len(paths)} files…")
+        self.status.setText(f"Sweeping {plural(len(points), 'policy', 'policies')} over {plural(len(paths), 'file')}…")
         self.task = run_task(
             sweep,
             "tune",

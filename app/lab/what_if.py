@@ -16,6 +16,7 @@ from foldscope.app.undo import SessionEditor
 from foldscope.app.worker import Progress, Task
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.what_if_facts import BranchStep, branch_at, branch_changes, branch_copy, branch_estimates, replay_branch
+from foldscope.core.readout.words import plural
 from foldscope.core.readout.workspace import Workspace
 
 
@@ -204,7 +205,9 @@ class WhatIf(QObject):
             f"<b>What-if from request {k}</b>: actions change the view as it stood at request {k}; requests {k}–{last} "
             f"are replayed from it under the policy in force ({html.escape(ceiling)}), the orange line on the timeline. "
             f"Request {last}: <b>{series.estimates[-1]:,}</b> tokens against the original's {series.original[last]:,} "
-            f"({change:+,}); {folds} fold passes kept" + (f"; {refused} requests refused" if refused else "") + "."
+            f"({change:+,}); {plural(folds, 'fold pass', 'fold passes')} kept"
+            + (f"; {plural(refused, 'request')} refused" if refused else "")
+            + "."
         )
 
     def policy_changed(self, policy) -> None:

@@ -28,7 +28,7 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.preview_facts import DECIDER, DECIDER_MEANS, ApplyPreview, FoldPreview, PassPreview, over_ceiling, preview_of
-from foldscope.core.readout.words import OUTCOMES
+from foldscope.core.readout.words import OUTCOMES, plural
 
 COLUMNS = ("Pass", "Stage", "Tail", "Outcome", "Estimate before", "Estimate after", "Folded", "Clipped", "Note")
 SHOWN = 200  # messages listed per pass in the diff; the rest are counted
@@ -47,7 +47,7 @@ def fold_work(document: Document, measure, request: int | None = None):
 
 def pass_title(number: int, p: PassPreview) -> str:
     r = p.record
-    tail = f", the newest {r['kept_tail']:,} messages kept as they are" if r.get("kept_tail") else ""
+    tail = f", the newest {plural(r['kept_tail'], 'message')} kept as they are" if r.get("kept_tail") else ""
     return f"Pass {number}: the {r['stage']} stage{tail}, {OUTCOMES.get(r['outcome'], r['outcome'])}"
 
 

@@ -30,6 +30,7 @@ from foldscope.app.qt import (
     Signal,
 )
 from foldscope.app.worker import Task, run_task
+from foldscope.core.readout.words import plural
 
 
 def list_sessions(db: str | None) -> list[dict[str, Any]]:
@@ -280,7 +281,11 @@ class LibraryPanel(QWidget):
         self.sessions.set_rows(sessions)
         self.hits.set_rows(hits)
         where = len({h[0] for h in hits})
-        self.status.setText(f"{len(hits):,} messages in {where:,} sessions hold {query!r}" if hits else f"No message holds {query!r}")
+        self.status.setText(
+            f"{plural(len(hits), 'message')} in {plural(where, 'session')} hold{'s' if len(hits) == 1 else ''} {query!r}"
+            if hits
+            else f"No message holds {query!r}"
+        )
         self.search_finished.emit()
 
     def is_busy(self) -> bool:

@@ -20,6 +20,7 @@ from foldscope.core.readout.marks_facts import describe as describe_mark
 from foldscope.core.readout.marks_facts import mark_positions
 from foldscope.core.readout.request_facts import compiled, next_view
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
+from foldscope.core.readout.words import plural
 
 
 def mark_lines(text: str) -> list[int]:
@@ -142,7 +143,7 @@ class RequestPanel(ShownRequestPanel):
         counted_text = f"{counted:,} counted (o200k_base, exact)"
         if head:
             counted_text = f"({counted_text} + an unseen head of {head:,})"
-        lines = [f"<b>Compiled payload</b> of {what}: {len(view):,} messages · {size:,} bytes"]
+        lines = [f"<b>Compiled payload</b> of {what}: {plural(len(view), 'message')} · {plural(size, 'byte')}"]
         lines.append(self._predicted_line(doc, recorded))
         lines.append(f"Estimate {tokens:,} tokens = {counted_text} × scale {scale:.3f} (the ADR's, for the ceiling and the fold)")
         if head:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from foldscope.core.actions.commands import Peek
 from foldscope.core.readout.document import Document, is_note, kind_label, note_first_index
+from foldscope.core.readout.words import plural
 
 SHOWN_MEMBERS = 200  # past this many the list says how many more there are
 PREVIEW_CHARS = 600
@@ -54,7 +55,7 @@ def members_html(document: Document, index: int, members: Members) -> str:
         check = "Not verified: the note records no SHA-256 of what it replaced"
     source = members.source
     parts = [
-        f"<p><b>Peek</b>: {count:,} messages this note replaced, {html.escape(source)}. {check}. "
+        f"<p><b>Peek</b>: {plural(count, 'message')} this note replaced, {html.escape(source)}. {check}. "
         "Read-only: the active view does not change.</p>"
     ]
     for member in members.indexes[:SHOWN_MEMBERS]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -355,3 +356,31 @@ def test_a_damaged_eval_archive_shows_one_line_naming_its_member(qtbot, window, 
     qtbot.waitUntil(lambda: window.task is None)
     assert len(shown) == 1 and "\n" not in shown[0][1] and "samples/1_epoch_1.json" in shown[0][1]
     assert window.document is None
+
+
+def test_the_request_tab_says_a_one_message_request_agreeing_its_noun(qtbot, window, tmp_path):
+    """review8: a session's first request, its prompt alone, read "Compiled payload of request 0: 1 messages"."""
+    path = tmp_path / "two.jsonl"
+    lines = []
+    for k, (kind, body) in enumerate((("user", "hello"), ("assistant", "hi"), ("user", "more"), ("assistant", "ok"))):
+        message = {"role": kind, "content": body}
+        if kind == "assistant":
+            message = {"id": f"m{k}", "role": kind, "model": "claude-sonnet-4-5-20250929", "content": [{"type": "text", "text": body}]}
+            message["usage"] = {"input_tokens": 10 + k, "output_tokens": 2, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+        parent = f"u{k - 1}" if k else None
+        lines.append(
+            {
+                "type": kind,
+                "uuid": f"u{k}",
+                "parentUuid": parent,
+                "sessionId": "s",
+                "timestamp": f"2026-01-01T00:00:0{k}Z",
+                "message": message,
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    open_and_wait(qtbot, window, path)
+    panel = window.request_panel
+    panel.set_request(window.document, 0)
+    panel.refresh(force=True)
+    assert "<b>Compiled payload</b> of request 0: 1 message · 73 bytes" in panel.header.text()

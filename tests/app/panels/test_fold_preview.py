@@ -229,3 +229,5 @@ def test_a_pass_title_says_its_stage_and_outcome_in_plain_words() -> None:
     title = pass_title(1, Pass())  # type: ignore[arg-type]
     assert title == "Pass 1: the all stage, the newest 6 messages kept as they are, rolled back (it did not lower the estimate)"
     assert "tail" not in title and "rolled_back" not in title
+    Pass.record = {"stage": "all", "kept_tail": 1, "outcome": "rolled_back"}  # review8: it said "1 messages"
+    assert ", the newest 1 message kept as they are," in pass_title(2, Pass())  # type: ignore[arg-type]
