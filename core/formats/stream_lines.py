@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from array import array
@@ -56,7 +57,9 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
         offset = 0
         ints = builder.ints
         decode = fast_json.decode
-        for number, raw in enumerate(handle, 1):
+        for number, raw in enumerate(iter(functools.partial(handle.readline, LONG_LINE), b""), 1):
+            if len(raw) == LONG_LINE and raw[-1] != 10:  # cut at LONG_LINE bytes, before its newline: read it whole
+                raw = _whole_line(handle, raw)
             ints.append(number)  # the line's int, which the record's index and the requests share (FullRecord)
             starts.append(offset)
             start, offset = offset, offset + len(raw)
@@ -84,6 +87,27 @@ def iter_json_lines(path: Path, builder: SessionBuilder) -> Iterator[tuple[int, 
             if value is not _SKIP:
                 yield pending[0], pending[1], value
         starts.append(offset)
+
+
+# A line longer than this is read in one read into one bytes object (_whole_line): iterating the file, its buffer joined
+# the line's chunks, the line held twice at once (the read's peak for one huge message).
+LONG_LINE = 1 << 20
+
+
+def _whole_line(handle: Any, head: bytes) -> bytes:
+    """The line whose first LONG_LINE bytes `head` are (the handle just past them), with its newline if it has one: its
+    end found a block at a time, then the line read again from its start in one read, into one bytes object."""
+    start = handle.tell() - len(head)
+    size = len(head)
+    while block := handle.read(LONG_LINE):
+        end = block.find(b"\n")
+        if end >= 0:
+            size += end + 1
+            break
+        size += len(block)
+    del block
+    handle.seek(start)
+    return handle.read(size)
 
 
 # A line this long, ASCII and holding an escape is decoded by the json module from its text once its bytes are freed

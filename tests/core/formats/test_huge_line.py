@@ -69,3 +69,45 @@ def test_an_escaped_huge_line_reads_as_a_small_one_does(tmp_path, last):
     number = 2 if last else 1
     stream_lines._parse((number, 0, bad + b"\n"), builder, last=last)  # the line as read, its newline too
     assert warned == said and len(said) == 1
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b""])
+def test_a_line_longer_than_a_read_comes_whole_with_every_offset_as_iterating_the_file_gives(tmp_path, monkeypatch, ending):
+    """A line over LONG_LINE bytes is read in one read (stream_lines._whole_line): each line's value, number and offset
+    are those iterating the file gives, lines of exactly LONG_LINE bytes and a last line without its newline too."""
+    monkeypatch.setattr(stream_lines, "LONG_LINE", 64)
+    lines = [json.dumps({"n": n, "text": "x" * size}).encode() for n, size in enumerate([0, 200, 5, 43, 44, 42, 1000, 3])]
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"\n".join(lines[:-1]) + b"\n\n" + lines[-1] + ending)  # a blank line, and the last one's ending
+    with open(path, "rb") as handle:
+        expected, offset = [], 0
+        for number, raw in enumerate(handle, 1):
+            if raw.strip():
+                expected.append((number, offset, json.loads(raw)))
+            offset += len(raw)
+    (values, warned) = _read(path)
+    assert values == expected and not warned
+    assert any(len(line) + 1 == 64 for line in lines)  # one line of exactly LONG_LINE bytes with its newline
+
+
+def test_a_huge_line_is_read_without_its_chunks_joined_beside_it(tmp_path, monkeypatch):
+    """Iterating the file, its buffer joined a long line's chunks: the line's bytes twice at once, the read's peak for one
+    huge message of ideographs (whose str, 2 bytes a character, is smaller than their UTF-8, 3). Read in one read, the
+    line is held once (its value is left out here: the decoder's needs are its own)."""
+    from foldscope.core.formats import fast_json
+
+    text = "plain words of prose " * ((24 << 20) // 21)
+    path = _write(tmp_path / "huge.jsonl", [b'{"type": "start"}', json.dumps({"content": text}).encode(), b"{}"])
+    size = path.stat().st_size
+    monkeypatch.setattr(fast_json, "decode", lambda raw: {"bytes": len(raw)})
+    builder = SessionBuilder(path, "toy")
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        values = list(iter_json_lines(path, builder))
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert [value for _, _, value in values[:2]] == [{"bytes": 18}, {"bytes": size - 18 - 3}]
+    assert peak < 1.2 * size, (peak, size)  # the line and a block of the search for its end; joined, twice the line
