@@ -49,6 +49,7 @@ from foldscope.core.readout.composition import (
 )
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.head_split import NOT_SPLIT, ORDER, HeadSources, sources_for
+from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
 from foldscope.core.readout.words import sizes_words
 
 # The kind colour each category borrows from the lists and the window map.
@@ -319,9 +320,12 @@ class CompositionPanel(ShownRequestPanel):
 
     def _heading(self, c: Composition) -> str:
         which = "the next request (the active view now)" if c.request is None else f"request {c.request}"
+        doc = self.document
+        near = APPROXIMATE if doc is not None and approximate(doc.session.format) else ""  # an Aider history's
         lines = [
             # the count, not bold: the request's headline size is its predicted input (the request panel's)
-            f"<b>What is eating the context</b> of {which}: {sizes_words(c.own_count, c.unseen_head, c.estimate, c.scale, c.predicted)}"
+            f"<b>What is eating the context</b> of {which}: "
+            + sizes_words(c.own_count, c.unseen_head, c.estimate, c.scale, c.predicted, near)
         ]
         if c.window and c.free is not None:
             # The free figure before the window's source: a long source (and its note) wraps below it, never hides it.

@@ -130,7 +130,8 @@ def format_composition(result: dict[str, Any]) -> str:
     from foldscope.core.readout.words import sizes_words
 
     size = result["size"]
-    sizes = sizes_words(result["counted"], result["unseen_head"], result["estimate"], result["scale"], result.get("predicted"))
+    near = "~" if result.get("usage_precision") == "approximate" else ""  # an Aider history's rounded usage
+    sizes = sizes_words(result["counted"], result["unseen_head"], result["estimate"], result["scale"], result.get("predicted"), near)
     lines = [plain(f"{result['file']}: {which}: {sizes}")]
     if result["window"] and result["free"] is not None:
         room = (

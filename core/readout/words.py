@@ -37,11 +37,12 @@ def counted_words(count: int, unseen_head: int = 0) -> str:
     return f"{count:,} counted" + (f" + an unseen head of {unseen_head:,}" if unseen_head else "")
 
 
-def sizes_words(count: int, unseen_head: int, estimate: int, scale: float, predicted: int | None) -> str:
+def sizes_words(count: int, unseen_head: int, estimate: int, scale: float, predicted: int | None, near: str = "") -> str:
     """A request's three sizes as the composition's screens say them, each by its DESIGN name so none reads as
-    another: its count (what the composition splits, the unseen head apart), its estimate and its predicted input."""
+    another: its count (what the composition splits, the unseen head apart), its estimate and its predicted input
+    (`near`: "~" where it is made from an agent's approximate usage, as every screen marks it)."""
     said = f"count {count + unseen_head:,} tokens ({counted_words(count, unseen_head)}), estimate {estimate:,} (× scale {scale:.3f})"
-    return said + (f", predicted input {predicted:,}" if predicted else "")
+    return said + (f", predicted input {near}{predicted:,}" if predicted else "")
 
 
 def scaled_words(count: int, unseen_head: int, scale: float) -> str:

@@ -40,3 +40,7 @@ def test_an_aider_history_s_predicted_and_reported_input_are_marked_approximate_
     first = doc.requests[0]
     said = panel._predicted_line(doc, 0)
     assert f"<b>~{first.predicted:,} tokens</b>" in said and f"reported ~{first.reported_input:,}" in said
+    composition = window.composition_panel
+    composition.show()  # composes only while visible
+    composition.refresh(force=True)
+    assert f", predicted input ~{doc.now_predicted:,}" in composition.heading.text()

@@ -206,6 +206,8 @@ def test_every_figure_is_marked_approximate_and_the_request_contents_said_missin
         assert "usage approximate: Aider records rounded figures" in text, command
     assert main(["requests", str(path), "--session", "2"]) == 0
     assert "~10,000" in capsys.readouterr().out
+    assert main(["composition", str(path), "--session", "2"]) == 0  # review8: its predicted input was unmarked
+    assert ", predicted input ~" in capsys.readouterr().out.splitlines()[0]
     for sample in _samples()[:1]:  # `usage` over many sessions counts the approximate ones in its figures
         assert main(["usage", str(sample), "--plain", "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["approximate_sessions"] == 1
