@@ -105,6 +105,17 @@ SMOKES = (
         ),
     ),
     Smoke(
+        "bench_gui_steps.py",
+        ("{file}", "--local"),
+        (
+            r"usable: [\d.]+ s wall, [\d.]+ s CPU \(the GUI thread [\d.]+ s\)",
+            r"complete: [\d.]+ s wall, [\d.]+ s CPU",
+            r"worker, CPU seconds by step until complete:\n +\S+ +\d+ calls +[\d.]+ s",
+            r"GUI thread, CPU seconds by step until complete:\n +\S+ +\d+ calls +[\d.]+ s",
+            r"the worker's waits for the window's paint before complete \(wall\): ",
+        ),
+    ),
+    Smoke(
         "bench_gui_load.py",
         ("--messages", "200", "--repeat", "1"),
         (r"worker \(read, import, count, measure the trace\): [\d.]+ s", r"import finished -> window showing the view: \d+ ms"),
