@@ -35,8 +35,12 @@ _IDENTIFIER_WHOLE = re.compile(_IDENTIFIER_BODY).fullmatch  # a word of word cha
 # passes over lowercase letters (most of a word) without trying a match at each (a fifth less time than `[a-z][A-Z]`).
 _CANDIDATE = re.compile(r"[/._\d]|[A-Z](?<=[a-z][A-Z])")
 _TRAILING = ".,:;!?"
-# Line numbers a file read prints before each line (`cat -n`, Claude Code's `  12→`): layout, not content.
+# Line numbers a file read prints before each line (`cat -n`, Claude Code's `  12→`): layout, not content. The rule;
+# they are taken out by _without_line_numbers, which finds those after a newline by a pattern that starts with the
+# newline (searched for as a character, where `^` under MULTILINE is tried at every place of a long file's text).
 _LINE_NUMBERS = re.compile(r"^[ \t]*\d+(?:→|\t)", re.MULTILINE)
+_NEWLINE_AND_NUMBER = re.compile(r"\n[ \t]*\d+(?:→|\t)")
+_FIRST_LINE_NUMBER = re.compile(r"[ \t]*\d+(?:→|\t)")
 
 
 class Literal(NamedTuple):
@@ -104,7 +108,7 @@ def _found(texts: Iterable[str]) -> dict[str, int]:
     words: set[str] = set()  # candidate words already read, in any text
     for text in texts:
         if "→" in text or "\t" in text:
-            text = _LINE_NUMBERS.sub("", text)
+            text = _without_line_numbers(text)
         # Each distinct candidate word once, in order. No literal spans whitespace and every lookaround of _LITERAL
         # reads a newline as it reads the end of a word, so matching the new words joined by newlines finds what
         # matching each word alone finds, in the same order, in one call.
@@ -142,6 +146,14 @@ def _found(texts: Iterable[str]) -> dict[str, int]:
         if held and _scanned(held, seen):
             return seen
     return seen
+
+
+def _without_line_numbers(text: str) -> str:
+    """`text` less what _LINE_NUMBERS.sub("", text) takes out: the numbers after a newline first, which leaves the
+    first line as it was, then the first line's."""
+    text = _NEWLINE_AND_NUMBER.sub("\n", text)
+    first = _FIRST_LINE_NUMBER.match(text)
+    return text if first is None else text[first.end() :]
 
 
 # A word of ASCII letters, digits and underscores alone (most of a session's candidates: identifiers, numbers) is one
