@@ -27,6 +27,7 @@ from foldscope.core.request.tokens import count_text
 
 if TYPE_CHECKING:
     from foldscope.core.forensics.literals_ahead import LiteralChecks, Span
+    from foldscope.core.forensics.trace_pass import Measured
 
 PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file")
 COMMAND_KEYS = ("command", "cmd")
@@ -500,7 +501,7 @@ def compaction_report(
             c.payback_why = "the model has no price"
         else:
             sizes = [measured[j].count_with_head for j in range(k, end)]
-            spent = summariser_usd if summariser_usd is not None else _modelled_summariser(prices, measured[k - 1].count_with_head, note)
+            spent = summariser_usd if summariser_usd is not None else _modelled_summariser(prices, measured[k - 1], note, counter)
             c.payback = payback(
                 measured[k - 1].count_with_head,
                 sizes,
@@ -556,8 +557,10 @@ def _unsent(session: Session, found, events, policy: Policy | None, counter: Cou
     return out
 
 
-def _modelled_summariser(prices, before: int, note: Message) -> float:
-    return prices.cost(0, before, 0, 0, count_text(note.text))
+def _modelled_summariser(prices, before: Measured, note: Message, counter: Counter | None = None) -> float:
+    """The summariser as a read of the view before and the summary as output: the summary counted by `counter` when
+    given (its memo may hold it: the report has the counting child count the summaries, core.readout.report), else here."""
+    return prices.cost(0, before.count_with_head, 0, 0, (counter.count_text if counter is not None else count_text)(note.text))
 
 
 def _sizes(event: Mapping[str, Any], prev, this, counted_before: int, counted_after: int) -> tuple[int, int, str]:

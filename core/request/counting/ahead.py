@@ -184,6 +184,29 @@ class CountsAhead:
                 break
         return self._counts.get(key)
 
+    def counts_of(self, texts: list[str]) -> list[int | None]:
+        """Each text's count as Counter.count_text makes it, made by the child (sent after what is queued, waited for,
+        never counted here, so this process builds no encoder for them): None for a text holding a long piece (the
+        counter's to count, as a response's thinking is), and for every text when the child has not answered yet or
+        does not answer now. For what a caller will count after the measure (the report's summaries)."""
+        if self._child is None or self._failed or not self._ready.is_set():
+            return [None] * len(texts)
+        sent = [i for i, text in enumerate(texts) if not has_long_piece(text)]
+        if not sent:
+            return [None] * len(texts)
+        batch = _Batch()
+        batch.keys = [("asked", id(batch), i) for i in sent]  # keys of no body: the counts are taken off below
+        batch.texts = [texts[i] for i in sent]
+        for key in batch.keys:
+            self._batch_of[key] = batch  # so a child that fails lets this batch go too (_receive_all)
+        self._send(batch)
+        batch.done.wait(WAIT_SECONDS)
+        got: list[int | None] = [None] * len(texts)
+        for i, key in zip(sent, batch.keys):
+            got[i] = self._counts.pop(key, None)
+            self._batch_of.pop(key, None)
+        return got
+
     def _count_here(self, batch: _Batch) -> None:
         """Count a batch the child never took, in this process."""
         count = tokens.counter()

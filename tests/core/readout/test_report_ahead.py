@@ -124,3 +124,28 @@ def test_the_page_finds_the_compactions_cuts_the_conversation_and_reads_the_head
     page = _in_line_page(generated, tmp_path / "a.html", monkeypatch)  # in-line: every job made in this process
     assert b"compaction" in page
     assert calls == {"find_compactions": 1, "conversation_segments": 1, "sources_for": 1}
+
+
+def test_the_summaries_are_counted_by_the_counts_child_never_here_and_the_page_is_the_same(generated, tmp_path, monkeypatch):
+    """The cost sections count each compaction's summary (the summariser modelled) after the count: the child
+    counting ahead counts them as the last request is heard (core.readout.report.counted_ahead), so this process
+    builds no encoder for them alone (issue 48: 0.5-0.7 s of the report's critical path at 50k)."""
+    from foldscope.core.forensics.compactions import find_compactions
+    from foldscope.core.request import tokens
+    from foldscope.core.request.counting import ahead, backend
+
+    summaries = {note.text for _, note in find_compactions(load_session(generated))}
+    assert summaries
+    expected = _in_line_page(generated, tmp_path / "b.html", monkeypatch)
+    monkeypatch.delenv("FOLDSCOPE_COUNTING", raising=False)
+    monkeypatch.setattr(backend, "free_core", lambda: True)
+    monkeypatch.setattr(ahead, "START_CHARS", 0)
+    monkeypatch.setattr(ahead, "WAIT_FOR_START", True)
+    monkeypatch.setattr(ahead, "COUNT_WHILE_WAITING", False)
+    monkeypatch.setattr(ahead, "START_SECONDS", 120.0)
+    counted_here: list[str] = []
+    real = tokens.count_text
+    monkeypatch.setattr(tokens, "count_text", lambda text: counted_here.append(text) or real(text))
+    page = _in_line_page(generated, tmp_path / "a.html", monkeypatch)  # the jobs in-line: the counts child alone forked
+    assert page == expected
+    assert not summaries & set(counted_here)

@@ -759,3 +759,31 @@ def test_a_worker_of_a_process_pool_starts_no_child_while_reading_nor_samples_it
     monkeypatch.setattr(backend, "estimated_text", lambda path: pytest.fail("the file was sampled"))
     monkeypatch.setattr(child, "spawn", lambda: pytest.fail("a child was started"))
     assert not backend.hint(text_file(tmp_path, 400))
+
+
+def test_texts_asked_of_the_child_while_the_measure_runs_are_counted_there_as_the_counter_counts_them(eager, monkeypatch):
+    """CountsAhead.counts_of (the report's summaries, counted after the measure): the child's counts are
+    Counter.count_text's, none is counted in this process, and a text holding a long piece is left to the counter."""
+    from foldscope.core.request import tokens
+
+    session = tool_session(10)
+    texts = [text_of(3000, seed=s) for s in range(4)] + ["x" * (2 * 65_536)]
+    counter, asked = Counter(), []
+    counted_here = []
+    real = tokens.count_text
+
+    def heard(messages, first_round, m, meter):
+        if not asked:
+            monkeypatch.setattr(tokens, "count_text", lambda text: counted_here.append(text) or real(text))
+            asked.append(counter.ahead.counts_of(texts))
+            monkeypatch.setattr(tokens, "count_text", real)
+
+    measure_trace(session, counter=counter, on_measured=heard)
+    assert asked[0] == [Counter().count_text(t) for t in texts[:4]] + [None]
+    assert not counted_here
+
+
+def test_texts_asked_of_no_child_are_none():
+    record = tool_session(2).record
+    unstarted = ahead.CountsAhead(record, None, ("k",), known=lambda key: False)
+    assert unstarted.counts_of(["a text"]) == [None]
