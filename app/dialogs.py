@@ -325,6 +325,9 @@ class AgentSessionsDialog(QDialog):
         self.resize(1000, 520)
         self.rows: list[dict] = []
         self.task = None
+        # The row the dialog chose itself (the first shown), not the user: as newer sessions arrive during the scan,
+        # the newest takes its place, so Open with nothing clicked opens the newest, not the first one read.
+        self.auto_chosen: str | None = None
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search agent, project, model or file")
         self.search.setAccessibleName("Search the agent sessions")
@@ -356,8 +359,10 @@ class AgentSessionsDialog(QDialog):
         self.set_rows(rows or [], scanning=rows is None)
 
     def set_rows(self, rows: list[dict], scanning: bool = False) -> None:
-        """Show these rows, newest first, keeping the chosen one and the search."""
+        """Show these rows, newest first, keeping the one the user chose and the search."""
         chosen = self.chosen_path()
+        if chosen == self.auto_chosen:
+            chosen = None
         self.rows = sorted(rows, key=lambda r: r.get("modified") or 0, reverse=True)
         self.table.setRowCount(len(self.rows))
         for r, row in enumerate(self.rows):
@@ -442,6 +447,7 @@ class AgentSessionsDialog(QDialog):
         chosen = kept if kept is not None else first_shown
         if chosen is not None:
             self.table.selectRow(chosen)
+            self.auto_chosen = None if kept is not None else self.rows[chosen]["path"]
 
     def visible_rows(self) -> list[dict]:
         return [row for r, row in enumerate(self.rows) if not self.table.isRowHidden(r)]

@@ -264,3 +264,35 @@ def test_the_sample_choice_lists_each_sample_with_its_counts_agreeing_their_noun
     )
     assert CHOOSE_SAMPLE(None, path, inspect_samples(path)) == "3:1"
     assert offered[0] == "1:1  (1 request, 3 messages)" and not any("1 requests" in item for item in offered)
+
+
+def test_the_agent_sessions_dialog_chooses_the_newest_session_when_the_user_chose_none(qtbot):
+    """review8: the first session the scan read was chosen, and stayed chosen as newer ones were listed above it, so
+    Open (Enter) with nothing clicked opened the oldest of the machine's sessions; one the user clicks stays chosen."""
+    import threading
+
+    from foldscope.app.worker import pool, run_task
+    from foldscope.core.formats.discover import Found
+
+    found = [Found("codex", f"/home/u/.codex/sessions/r{i}.jsonl", f"/work/p{i}", 1.7e9 + i, 1000, 1.7e9 + i, 3, "gpt-5") for i in range(3)]
+    release = threading.Event()
+
+    def find(each):
+        for done, f in enumerate(found, 1):  # the oldest read first
+            each(done, len(found), f)
+            if done == 1:  # the dialog lists it (and chooses it) before the newer ones are read
+                release.wait(20)
+        return found
+
+    dialog = dialogs.AgentSessionsDialog()
+    qtbot.addWidget(dialog)
+    dialog.start_scan(run_task, find)
+    qtbot.waitUntil(lambda: len(dialog.rows) == 1, timeout=20_000)
+    assert dialog.chosen_path() == found[0].path
+    with qtbot.waitSignal(dialog.scan_finished, timeout=20_000):
+        release.set()
+    qtbot.waitUntil(lambda: pool().activeThreadCount() == 0)
+    assert dialog.chosen_path() == found[-1].path  # the newest, on top
+    dialog.table.selectRow(2)  # the user's own choice: the oldest
+    dialog.set_rows([f.as_dict() for f in found])
+    assert dialog.chosen_path() == found[0].path
