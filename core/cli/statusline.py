@@ -354,9 +354,13 @@ def render(figures: dict[str, Any], now: float, colour: bool = False, lines: int
 
 
 def settings_entry() -> dict[str, Any]:
+    """Claude Code's statusLine entry, naming the foldscope it can run: the one on PATH, else this one (run as
+    .venv/bin/foldscope, it is on no PATH, and a bare `foldscope` would fail in Claude Code with nothing said)."""
     import shutil
 
-    return {"statusLine": {"type": "command", "command": f"{shutil.which('foldscope') or 'foldscope'} statusline", "padding": 0}}
+    own = Path(sys.executable).with_name("foldscope")
+    command = shutil.which("foldscope") or (str(own) if own.exists() else "foldscope")
+    return {"statusLine": {"type": "command", "command": f"{command} statusline", "padding": 0}}
 
 
 def install(args: Any) -> int:

@@ -343,6 +343,18 @@ def test_install_prints_the_entry_and_writes_only_with_write_keeping_the_rest_an
     assert "left as it is" in capsys.readouterr().out and settings.read_text() == "{not json"
 
 
+def test_install_names_this_foldscope_when_none_is_on_the_path(tmp_path, monkeypatch, capsys):
+    """review8: run as .venv/bin/foldscope (the README's way without `make install`), --install wrote the command
+    "foldscope statusline", which Claude Code cannot find: the entry now names this foldscope."""
+    own = Path(sys.executable).with_name("foldscope")
+    if not own.exists():
+        pytest.skip("no foldscope script beside this interpreter")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no foldscope on it
+    assert statusline.settings_entry()["statusLine"]["command"] == f"{own} statusline"
+    assert statusline.main(["--install"]) == 0
+    assert f'"command": "{own} statusline"' in capsys.readouterr().out
+
+
 @pytest.mark.skipif(os.name != "posix", reason="links and modes as POSIX keeps them")
 def test_install_writes_a_linked_settings_file_through_its_link_keeps_its_mode_and_backs_it_up_privately(tmp_path, capsys):
     dotfiles = tmp_path / "dotfiles"
