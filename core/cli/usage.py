@@ -18,7 +18,8 @@ HELP_COLUMNS = """columns:
   cache read   input tokens read from the prompt cache
   cache write  input tokens written to the prompt cache (5-minute and 1-hour lifetimes together)
   output       output tokens
-  cost         the reported usage priced at each request's own model, as in force when it was sent (USD)
+  cost         the reported usage priced at each request's own model, as in force when it was sent (USD);
+               - when no request of the row has a price (its requests at a priced model are summed otherwise)
   wasted       (foldscope) what cache writes of text that could have been read cost beyond reading it:
                rewrite (text changed before it), expired (the cache lapsed), provider (the provider missed
                a cached prefix), unexplained; `cache FILE` shows each request's cause
@@ -119,12 +120,17 @@ def _when(at: float | None) -> str:
 
 
 def _cells(row: dict[str, Any], forensics: bool) -> str:
+    # A row none of whose requests had a price (a model the price list lacks) has no cost, not a cost of $0.0000:
+    # "-", as `sessions` shows it; a row some of whose requests had one keeps their sum, the note below saying so.
+    unpriced = row.get("unpriced_requests", 0)
+    priced = unpriced == 0 or row["requests"] - unpriced - row.get("unreported_requests", 0) > 0
+    money = _usd if priced else lambda _value: "-"
     text = (
         f"{row['sessions']:>8,} {row['requests']:>9,} {row['fresh']:>13,} {row['cache_read']:>15,} "
-        f"{row['cache_write']:>13,} {row['output']:>11,} {_usd(row['cost_usd']):>11}"
+        f"{row['cache_write']:>13,} {row['output']:>11,} {money(row['cost_usd']):>11}"
     )
     if forensics:
-        text += f" {_usd(row['wasted_total_usd']):>10} {row['compactions']:>11,} {_usd(row['payback_net_usd']):>10}"
+        text += f" {money(row['wasted_total_usd']):>10} {row['compactions']:>11,} {money(row['payback_net_usd']):>10}"
     return text
 
 

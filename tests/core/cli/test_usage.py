@@ -210,3 +210,31 @@ def test_a_folder_whose_files_do_not_read_or_a_good_file_beside_a_bad_one_is_sti
     assert main(["usage", str(bad), str(corpus_dev / CODEX[0]), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [s["file"] for s in out["skipped"]] == [str(bad)]
+
+
+def test_a_row_whose_requests_have_no_price_shows_no_cost_not_zero(corpus_dev, tmp_path, capsys):
+    """review8: `usage` over a Cline task at a model no price list names (14 million input tokens) showed $0.0000
+    where `sessions` shows "-": a row none of whose requests had a price now shows "-" for its money."""
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": "hello"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "timestamp": "2026-01-01T00:00:05Z",
+         "message": {"id": "m1", "role": "assistant", "model": "acme-nonesuch-9", "content": [{"type": "text", "text": "hi"}],
+                     "usage": {"input_tokens": 5000, "output_tokens": 5, "cache_read_input_tokens": 0,
+                               "cache_creation_input_tokens": 0}}},
+    ]  # fmt: skip
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    (folder / "unpriced.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert main(["usage", str(folder / "unpriced.jsonl"), "--plain"]) == 0
+    total = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("total"))
+    assert total.split()[-1] == "-" and "$" not in total
+    priced = corpus_dev / CODEX[1]
+    if not priced.exists():
+        pytest.skip(f"{priced} is absent")
+    (folder / priced.name).write_bytes(priced.read_bytes())
+    assert main(["usage", str(folder), "--plain", "--by", "session"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert next(line for line in out if "unpriced.jsonl" in line).split()[-1] == "-"
+    assert next(line for line in out if line.startswith("total")).split()[-1].startswith("$")  # the priced ones' sum
+    assert "1 request at a model with no price (cost left out)" in out[-1]
