@@ -254,12 +254,13 @@ def format_inspect(result: dict[str, Any]) -> str:
     from foldscope.core.readout.usage_precision import figure
     from foldscope.core.readout.usage_precision import lines as precision_lines
 
-    kinds = ", ".join(f"{n} {kind}" for kind, n in result["by_kind"].items())
+    kinds = ", ".join(f"{n:,} {kind}" for kind, n in result["by_kind"].items())
     policy = result["policy"]
     lines = [
         f"{result['file']}: {result['format']}" + (f", model {result['model']}" if result["model"] else ""),
-        f"full record: {result['record_size']['messages']} messages, {result['record_size']['tokens']:,} tokens compiled ({kinds})",
-        f"active view: {result['view_size']['messages']} messages, {result['view_size']['tokens']:,} tokens compiled, "
+        f"full record: {plural(result['record_size']['messages'], 'message')}, "
+        f"{result['record_size']['tokens']:,} tokens compiled ({kinds})",
+        f"active view: {plural(result['view_size']['messages'], 'message')}, {result['view_size']['tokens']:,} tokens compiled, "
         f"estimate {result['view_size']['estimate']:,} (the next request: the unseen head "
         f"{result['view_size']['unseen_head']:,} added, scale {result['view_size']['scale']:.3f})",
         f"requests: {result['requests']:,}, peak reported input: {figure(result['peak_reported_input'], result)}",

@@ -149,6 +149,17 @@ def test_the_scale_reads_to_three_places_in_inspect_requests_and_composition_as_
     assert len(scales) >= 7 and all(re.fullmatch(r"\d\.\d{3}", s) for s in scales), scales
 
 
+def test_inspect_writes_a_record_of_over_a_thousand_messages_with_its_separators(corpus_dev, capsys):
+    """review8: inspect said "full record: 1305 messages ... (88 instruction, 453 assistant, ...)" of pi's large session
+    (the scan's files all hold fewer than 1,000)."""
+    path = corpus_dev / "pi" / "pi-mono_large-session.jsonl"
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    text = said(["inspect", str(path)], capsys)
+    assert "full record: 1,305 messages" in text and "active view: 1,305 messages" in text
+    assert bare(text, [str(path)]) == []
+
+
 def test_an_at_request_past_a_one_request_session_names_its_file_and_agrees_its_noun(corpus_dev, capsys):
     """review8: composition and fold said "the session has 1 requests (0 to 0)" (view said "1 request"), and fold's
     line named no file."""
