@@ -274,9 +274,13 @@ def format_inspect(result: dict[str, Any]) -> str:
         from foldscope.core.readout.cost_facts import duration
 
         version = f", {facts['agent']} {facts['agent_version']}" if facts.get("agent_version") else ""
-        lines.insert(
-            1, f"ran {_utc(facts['start'])} to {_utc(facts['end'])} UTC ({duration(facts['duration_s'])}) in {facts['project']}{version}"
+        # A file that gives its messages one time (an Aider history: each run's start) ran at it, not for "0 s".
+        when = (
+            f"{_utc(facts['start'])} UTC"
+            if facts["end"] == facts["start"]
+            else f"{_utc(facts['start'])} to {_utc(facts['end'])} UTC ({duration(facts['duration_s'])})"
         )
+        lines.insert(1, f"ran {when} in {facts['project']}{version}")
     window = result.get("context_window")
     if window:
         note = f"; {window['note']}" if window.get("note") else ""

@@ -306,3 +306,11 @@ def test_a_history_of_runs_without_messages_is_refused_in_one_line(tmp_path, cap
     assert main(["inspect", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(path) in err
+
+
+def test_inspect_says_when_a_run_that_records_one_time_ran_not_that_it_lasted_0_s(tmp_path, capsys):
+    """review8: every message of an Aider run carries the run's start (the history records no other time), and
+    inspect said "ran 2025-12-03 14:43 to 2025-12-03 14:43 UTC (0 s)" of a run of twelve requests."""
+    assert main(["inspect", str(_history(tmp_path)), "--session", "1"]) == 0
+    ran = capsys.readouterr().out.splitlines()[1]
+    assert ran.startswith("ran ") and " UTC in " in ran and " to " not in ran and "(0 s)" not in ran
