@@ -31,7 +31,7 @@ from foldscope.app.qt import (
 )
 from foldscope.core.readout import clip_facts
 from foldscope.core.readout.document import Document
-from foldscope.core.readout.words import plural
+from foldscope.core.readout.words import dollars, plural
 
 # Every reader's file: JSON lines and JSON, an Inspect AI .eval, an OpenCode database, an Aider history (.md).
 SESSION_FILTER = "Session files (*.json *.jsonl *.eval *.db *.md);;All files (*)"
@@ -428,7 +428,9 @@ class AgentSessionsDialog(QDialog):
     def cells(row: dict) -> list[str]:
         """The row's cells, as plain text."""
         start = datetime.fromtimestamp(row["start"]).strftime("%Y-%m-%d %H:%M") if row["start"] else "-"
-        cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:,.2f}"
+        # As `sessions` prints it: a small bill's digits ($0.0016 read as $0.00, free), ~ for an agent's rounded usage.
+        near = "~" if row.get("usage_precision") == "approximate" else ""
+        cost = "-" if row["cost_usd"] is None else near + dollars(row["cost_usd"])
         requests = "-" if row["requests"] is None else f"{row['requests']:,}"
         project = row["project"] + (f" ({row['problem']})" if row["problem"] else "")
         return [row["agent"], project, start, f"{row['size'] / 1000:,.0f} kB", requests, row["model"] or "-", cost]

@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from foldscope.core.readout.words import dollars
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -133,15 +135,6 @@ def _size(n: int) -> str:
     return f"{size:,.1f} GB"
 
 
-def _cost(usd: float | None) -> str:
-    """Dollars with the digits a small bill needs: $0.0007, not $0.00."""
-    if usd is None:
-        return "-"
-    if 0 < usd < 0.0001:
-        return "<$0.0001"
-    return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
-
-
 def format_sessions(result: dict[str, Any]) -> str:
     from foldscope.core.cli.output import terminal_safe
 
@@ -156,7 +149,7 @@ def format_sessions(result: dict[str, Any]) -> str:
     lines = [f"{'agent':<12} {'start (UTC)':<16} {'end':<11} {'size':>9} {'requests':>8} {'cost':>9}  {'model':<28} project / file"]
     for r in rows:
         near = "~" if r.get("usage_precision") == "approximate" else ""  # the agent's rounded figures (Aider's)
-        cost = near + _cost(r["cost_usd"]) if r["cost_usd"] is not None else "-"
+        cost = near + dollars(r["cost_usd"]) if r["cost_usd"] is not None else "-"
         requests = "-" if r["requests"] is None else f"{r['requests']:,}"
         tail = r["project"] + ("  (" + r["problem"] + ")" if r["problem"] else "")
         end = _end(r["start"], r.get("end"))

@@ -8,6 +8,15 @@ from datetime import UTC, datetime
 _IRREGULAR = {"body": "bodies", "copy": "copies", "summary": "summaries"}
 
 
+def dollars(usd: float | None) -> str:
+    """Dollars with the digits a small bill needs: $0.0007, not $0.00 (`sessions` and the agent sessions dialog)."""
+    if usd is None:
+        return "-"
+    if 0 < usd < 0.0001:
+        return "<$0.0001"
+    return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
 def plural(n: int, noun: str, many: str | None = None) -> str:
     """`n noun` agreeing in number, with separators: "1 compaction", "3 compactions", "1,204 requests"."""
     if n == 1:

@@ -296,3 +296,14 @@ def test_the_agent_sessions_dialog_chooses_the_newest_session_when_the_user_chos
     dialog.table.selectRow(2)  # the user's own choice: the oldest
     dialog.set_rows([f.as_dict() for f in found])
     assert dialog.chosen_path() == found[0].path
+
+
+def test_the_agent_sessions_dialog_gives_a_small_bill_its_digits_and_an_approximate_one_its_mark():
+    """review8: the dialog showed a $0.0016 session as "$0.00" (`sessions` prints $0.0016) and an Aider history's
+    rounded cost unmarked (`sessions` prints ~)."""
+    row = {"agent": "pi", "project": "/p", "problem": None, "start": 1.7e9, "size": 2000, "requests": 1, "model": "m", "path": "/s"}
+    assert dialogs.AgentSessionsDialog.cells({**row, "cost_usd": 0.0016})[-1] == "$0.0016"
+    assert dialogs.AgentSessionsDialog.cells({**row, "cost_usd": 30.33})[-1] == "$30.33"
+    assert dialogs.AgentSessionsDialog.cells({**row, "cost_usd": None})[-1] == "-"
+    aider = {**row, "agent": "aider", "cost_usd": 0.0136, "usage_precision": "approximate"}
+    assert dialogs.AgentSessionsDialog.cells(aider)[-1] == "~$0.0136"
