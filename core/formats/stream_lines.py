@@ -97,6 +97,8 @@ LONG_LINE = 1 << 20
 def _whole_line(handle: Any, head: bytes) -> bytes:
     """The line whose first LONG_LINE bytes `head` are (the handle just past them), with its newline if it has one: its
     end found a block at a time, then the line read again from its start in one read, into one bytes object."""
+    if not handle.seekable():  # a pipe: read on, its chunks joined (twice the line at once, as iterating it held)
+        return head + handle.readline()
     start = handle.tell() - len(head)
     size = len(head)
     while block := handle.read(LONG_LINE):

@@ -111,3 +111,23 @@ def test_a_huge_line_is_read_without_its_chunks_joined_beside_it(tmp_path, monke
         tracemalloc.stop()
     assert [value for _, _, value in values[:2]] == [{"bytes": 18}, {"bytes": size - 18 - 3}]
     assert peak < 1.2 * size, (peak, size)  # the line and a block of the search for its end; joined, twice the line
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes")
+def test_a_line_longer_than_a_read_from_a_pipe_comes_whole_as_from_a_file(tmp_path, monkeypatch):
+    """A pipe cannot be read twice: its long line is read on and joined, as iterating it did, not refused by a seek."""
+    import os
+    import threading
+
+    monkeypatch.setattr(stream_lines, "LONG_LINE", 64)
+    data = b'{"type": "start"}\n' + json.dumps({"text": "x" * 500}).encode() + b"\n{}\n"
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=pipe.write_bytes, args=(data,))
+    writer.start()
+    try:
+        (values, warned) = _read(pipe)
+    finally:
+        writer.join()
+    assert [(number, offset) for number, offset, _ in values] == [(1, 0), (2, 18), (3, len(data) - 3)]
+    assert values[1][2] == {"text": "x" * 500} and not warned
