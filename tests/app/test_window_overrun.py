@@ -3,6 +3,8 @@ Composition say how far over the window the predicted input is, as the ceiling's
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from foldscope.core.formats.demo import demo_path
@@ -39,5 +41,6 @@ def test_the_composition_tab_says_how_far_over_a_small_window_the_request_is():
 
     c = Composition(None, 30_000, 30_000, 1.0, 0, window=1000, window_source="set by context_window", predicted=30_500)
     assert c.free == 0 and c.over == 29_500
-    heading = CompositionPanel._heading(None, c)  # type: ignore[arg-type]  # the heading reads only the composition
+    # The heading reads the composition and, for its approximate mark, the panel's document (none here).
+    heading = CompositionPanel._heading(SimpleNamespace(document=None), c)  # type: ignore[arg-type]
     assert "Context window 1,000: the predicted input is over it by 29,500" in heading and "0 free" not in heading
