@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from foldscope.core.model.one_line import one_line
@@ -251,7 +252,7 @@ def compose(
 
     `facts`: the messages' categories kept from other compositions of the session (a new one when None). Without
     `details` only the categories are made (the report's bar per request): no groups, no repeats. `summed`: the
-    categories summed already (summed_categories, when the parts were heard), so `parts.messages` is not read."""
+    categories summed already (summed_figures', when the parts were heard), so `parts.messages` is not read."""
     record = session.record
     facts = MessageFacts() if facts is None else facts
     head_tokens = parts.system + parts.tools
@@ -339,13 +340,27 @@ def _categories(parts: Parts, totals: dict[str, list[int]], thinking: int, head_
 Summed = tuple[dict[str, list[int]], int]  # each category's [tokens, messages] (the head's first), thinking characters
 
 
-def summed_categories(parts: Parts, facts: MessageFacts) -> Summed:
-    """A request's categories summed (compose's first step), for a caller that hears parts it cannot keep."""
-    return _category_totals(parts, facts)
+def summed_figures(parts: Parts, facts: MessageFacts) -> tuple[tuple[str, ...], list[int], int]:
+    """A request's categories summed (compose's first step), for a caller that hears parts it cannot keep, as
+    figures: the categories' names in order (the head's first), then their [tokens, messages] one after the other in
+    one list, and the characters of thinking; read from the running sums, with no copy of each (the report hears
+    every request of a session: core.readout.report_bars)."""
+    cats, thinking = _going_on(parts, facts)
+    return (HEAD, *cats), [parts.system + parts.tools, 0, *chain.from_iterable(cats.values())], thinking
 
 
 def _category_totals(parts: Parts, facts: MessageFacts) -> tuple[dict[str, list[int]], int]:
-    """Each category's [tokens, messages] (the head's first), and the characters of thinking the messages hold.
+    """Each category's [tokens, messages] (the head's first), and the characters of thinking the messages hold
+    (_going_on's, copied: the caller may change them)."""
+    cats, thinking = _going_on(parts, facts)
+    totals: dict[str, list[int]] = {HEAD: [parts.system + parts.tools, 0]}
+    totals.update((name, list(total)) for name, total in cats.items())
+    return totals, thinking
+
+
+def _going_on(parts: Parts, facts: MessageFacts) -> tuple[dict[str, list[int]], int]:
+    """Each category's [tokens, messages], the head aside, and the characters of thinking the messages hold: the
+    running sums `facts` keeps, not to be changed by the caller.
 
     Gone on from the request `facts` last totalled: its messages after the start the two share (each with the same
     tokens) are taken out and this one's added, so a run of requests whose views grow costs what changed. A category
@@ -381,9 +396,7 @@ def _category_totals(parts: Parts, facts: MessageFacts) -> tuple[dict[str, list[
             total[1] += 1
         thinking += chars
     facts.last = (messages, cats, thinking, named)
-    totals: dict[str, list[int]] = {HEAD: [parts.system + parts.tools, 0]}
-    totals.update((name, list(total)) for name, total in cats.items())
-    return totals, thinking
+    return cats, thinking
 
 
 def _same_start(a: Sequence, b: Sequence) -> int:

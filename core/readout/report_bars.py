@@ -8,7 +8,7 @@ from itertools import accumulate
 from typing import Any
 
 from foldscope.core.model.session import Message
-from foldscope.core.readout.composition import MessageFacts, Summed, summed_categories
+from foldscope.core.readout.composition import MessageFacts, Summed, summed_figures
 from foldscope.core.request.measure import Composition as Parts
 from foldscope.core.request.measure import Measure, by_message
 from foldscope.core.request.measurement import Measurement
@@ -32,13 +32,12 @@ class RequestBars:
     def hear(self, m: Measurement) -> None:
         """The next request's measurement, read before the counter measures on."""
         parts = self.blocks.parts(m)
-        totals, thinking = summed_categories(parts, self.facts)
-        names = tuple(totals)
+        names, figures, thinking = summed_figures(parts, self.facts)
         if self._names and self._names[-1] == names:
             names = self._names[-1]
         self._heads.append((parts.system, parts.tools, parts.framing, thinking))
         self._names.append(names)
-        self._figures.append(array("q", [n for total in totals.values() for n in total]))
+        self._figures.append(array("q", figures))
 
     def heard_all(self) -> None:
         """The count is over: the last view the categories went on from is let go (the bars hold their figures)."""
