@@ -309,7 +309,8 @@ class CompositionPanel(ShownRequestPanel):
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is said, not raised
             self._show(None, f"<b>Cannot compose this request:</b> {html.escape(f'{type(exc).__name__}: {exc}')}")
             return
-        self._show(composition, self._heading(composition))
+        near = APPROXIMATE if approximate(doc.session.format) else ""  # an Aider history's rounded usage
+        self._show(composition, self._heading(composition, near))
 
     def _head_sources(self, doc: Document) -> HeadSources:
         """What names the unseen head's parts, kept while the record and the policy stand (the facts' revision): it
@@ -318,10 +319,9 @@ class CompositionPanel(ShownRequestPanel):
             self._head = (doc.facts_revision, sources_for(doc.session))
         return self._head[1]
 
-    def _heading(self, c: Composition) -> str:
+    def _heading(self, c: Composition, near: str = "") -> str:
+        """The heading over the composition alone (`near`: "~" before a predicted input made from approximate usage)."""
         which = "the next request (the active view now)" if c.request is None else f"request {c.request}"
-        doc = self.document
-        near = APPROXIMATE if doc is not None and approximate(doc.session.format) else ""  # an Aider history's
         lines = [
             # the count, not bold: the request's headline size is its predicted input (the request panel's)
             f"<b>What is eating the context</b> of {which}: "
