@@ -140,6 +140,11 @@ def _finish(
     window = manifest.get(WINDOW_KEY) if isinstance(manifest, dict) else None
     if isinstance(window, int) and not isinstance(window, bool) and window > 0:
         session.extras["context_window"] = window  # stated by the file an export came from, as Codex's reader keeps it
+    tools = manifest.get(TOOLS_KEY) if isinstance(manifest, dict) else None
+    if isinstance(tools, list) and tools:
+        session.extras["tools"] = tools  # sent by the file an export came from, as the Inspect AI reader keeps them
+    elif tools is not None:
+        session.warnings.append(f"the manifest's {TOOLS_KEY} is not a list of tool definitions: read as no tools")
     if trace:
         session.trace = build_trace(session.record, manifest, session.warnings, session.view, events)
     else:
@@ -438,6 +443,7 @@ from foldscope.core.formats.lionagi_write import (  # noqa: E402  (the writer ha
     CHILD_KEY,
     CHILD_LINKS,
     CHILDREN_KEY,
+    TOOLS_KEY,
     WINDOW_KEY,
     native_dict,
     write_session,

@@ -36,6 +36,7 @@ PILE_CLASS = "lionagi.protocols.generic.pile.Pile"
 PROGRESSION_CLASS = "lionagi.protocols.generic.progression.Progression"
 NOTE_KEY = "context_first_index"  # the same key core.formats.lionagi reads a note by
 WINDOW_KEY = "model_context_window"  # the manifest's copy of the window a source file stated
+TOOLS_KEY = "tools"  # the manifest's copy of the tool definitions a source file sent (an Inspect AI log's)
 CHILDREN_KEY = "children"  # the wrapper's subagent sessions (Session.children), each a wrapper of its own
 CHILD_KEY = "child"  # in a child's wrapper: where it was read from and its links to the parent
 CHILD_LINKS = ("agent_id", "child_kind", "parent_call", "compaction_note")
@@ -204,12 +205,16 @@ def imported_manifest(session: Session) -> dict[str, Any] | None:
     """
     usage = [(r, u) for r in session.trace if (u := r.usage) is not None]
     window = session.extras.get("context_window")  # the window the file stated (Codex's model_context_window)
-    if not usage and not session.model and window is None:
+    # Tools the source file sent with each request: without them every request of the file read back counts the
+    # tool definitions short (an Inspect AI log's 206 tokens a request).
+    tools = session.extras.get("tools") or None
+    if not usage and not session.model and window is None and tools is None:
         return None
     return {
         "model": session.model,
         "source_format": session.format,
         **({WINDOW_KEY: window} if window is not None else {}),
+        **({TOOLS_KEY: tools} if tools is not None else {}),
         "api_usage": [
             {
                 "request": r.index,

@@ -214,3 +214,20 @@ def test_a_damaged_eval_archive_is_one_line_naming_the_member_in_every_command(t
         assert main([command[0], str(path)]) == 2
         err_text = capsys.readouterr().err
         assert err_text.count("\n") == 1 and "samples/1_epoch_1.json" in err_text, err_text
+
+
+def test_an_exported_inspect_log_keeps_its_tool_definitions_and_every_request_counts_what_was_sent(tmp_path, capsys):
+    # Found by review8: the native file had no place for the tools, so request 0 of this log read back 229 -> 23.
+    (path,) = [p for p in _logs() if p.name == "log_message_deduplication.eval"]
+    assert load_session(path).extras.get("tools"), "the log sends tools with its requests"
+
+    def counted(file: Path) -> list[int]:
+        assert main(["requests", str(file), "--json"]) == 0
+        return [r["counted"] for r in json.loads(capsys.readouterr().out)["requests"]]
+
+    out, again = tmp_path / "exported.json", tmp_path / "again.json"
+    assert main(["export", str(path), "-o", str(out)]) == 0
+    assert main(["export", str(out), "-o", str(again)]) == 0  # and a second export of the export keeps them too
+    capsys.readouterr()
+    assert counted(out) == counted(again) == counted(path)
+    assert load_session(out).extras["tools"] == load_session(path).extras["tools"]
