@@ -311,7 +311,7 @@ class ReplayView(QWidget):
         # the line under Run (the heading shows its first four lines at 1366x768, and this one came after them).
         notice = no_ceiling_line(measure, strategies, "the policy's max_input_tokens")
         # What `foldscope replay` says of a format that does not hold its requests or rounds its usage (Aider's).
-        exactness = [no_requests(session.format, "replay"), usage_note(session.format)]
+        exactness = [no_requests(session, "replay"), usage_note(session)]
         estimator = self.estimator.currentData() or ADR
         task = Task(
             lambda progress: replay_runs(session, strategies, measure, report=progress.report, keep_views=True, estimator=estimator),

@@ -309,7 +309,7 @@ class CompositionPanel(ShownRequestPanel):
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is said, not raised
             self._show(None, f"<b>Cannot compose this request:</b> {html.escape(f'{type(exc).__name__}: {exc}')}")
             return
-        near = APPROXIMATE if approximate(doc.session.format) else ""  # an Aider history's rounded usage
+        near = APPROXIMATE if approximate(doc.session) else ""  # an Aider history's rounded usage
         self._show(composition, self._heading(composition, near))
 
     def _head_sources(self, doc: Document) -> HeadSources:

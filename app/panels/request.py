@@ -106,7 +106,7 @@ class RequestPanel(ShownRequestPanel):
     def _predicted_line(self, doc: Document, slot: int | None) -> str:
         """Predicted input, beside the reported input and the difference where the file reports it (slot None: now);
         both marked ~ where the agent's figures are approximate (Aider's), as the status bar and the CLI mark them."""
-        near = APPROXIMATE if approximate(doc.session.format) else ""
+        near = APPROXIMATE if approximate(doc.session) else ""
         if slot is None:
             size = doc.now_predicted
             line = f"Predicted input <b>{near}{size:,} tokens</b> (the next request)"

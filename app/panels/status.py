@@ -47,7 +47,7 @@ def status_parts(doc: Document) -> list[str]:
     else:
         parts.append(f"{which}: estimate {est:,} tokens (no ceiling)")
     if predicted:
-        near = APPROXIMATE if approximate(session.format) else ""  # the agent's rounded figures (Aider's)
+        near = APPROXIMATE if approximate(session) else ""  # the agent's rounded figures (Aider's)
         reported = f", reported {near}{fact.reported_input:,}" if fact is not None and fact.reported_input else ""
         parts.append(f"predicted {near}{predicted:,} tokens{reported}")  # made from the reports: as near as they are
         free = free_window(doc.context_window, predicted)

@@ -123,7 +123,7 @@ class Timeline(PaintedTimeline):
             )
         else:
             r = self.document.requests[slot]
-            near = APPROXIMATE if approximate(self.document.session.format) else ""  # the agent's rounded figures
+            near = APPROXIMATE if approximate(self.document.session) else ""  # the agent's rounded figures
             reported = f"{near}{r.reported_input:,}" if r.reported_input else "not recorded"
             share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
             tip = (

@@ -300,7 +300,7 @@ class PaintedTimeline(CountingTimeline):
             "dots: foldscope's estimate of the input (totals only)"
             if estimated_usage(doc.session) is not None
             else "dots: reported input, approximate (~)"
-            if approximate(doc.session.format)
+            if approximate(doc.session)
             else "dots: reported input"
         )
         return f"Showing {current}   ·   bars: predicted input   ·   {dots}   ·   {KEY_HINT}"

@@ -12,22 +12,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldscope.core.formats.registry import format_named
+from foldscope.core.formats.registry import format_named, sending_format
 from foldscope.core.model.session import Session
 
 APPROXIMATE = "~"  # put before a reported figure of an approximate session, on every screen
 NOTE_START = "usage approximate:"  # how usage_note's line begins (the GUI's warnings bar shows it unasked)
 
 
-def approximate(fmt: str | None) -> bool:
-    """The format's usage figures are approximate (the agent's rounding or estimate), not the provider's counts."""
-    spec = format_named(fmt)
+def _spec(of: Session | str | None):
+    """The format a session's figures come from: the sending agent's (an Aider history exported as a Branch keeps
+    its rounded usage, and its marks), or the format named."""
+    return format_named(sending_format(of) if isinstance(of, Session) else of)
+
+
+def approximate(of: Session | str | None) -> bool:
+    """The session's (or format's) usage figures are approximate (the agent's rounding or estimate), not the provider's counts."""
+    spec = _spec(of)
     return spec is not None and spec.usage_precision != "exact"
 
 
-def usage_note(fmt: str | None) -> str | None:
-    """One line saying a format's usage is approximate, or None when it is exact."""
-    spec = format_named(fmt)
+def usage_note(of: Session | str | None) -> str | None:
+    """One line saying a session's (or format's) usage is approximate, or None when it is exact."""
+    spec = _spec(of)
     if spec is None or spec.usage_precision == "exact":
         return None
     return (
@@ -43,9 +49,9 @@ WITHOUT_REQUESTS = {
 }
 
 
-def no_requests(fmt: str | None, feature: str) -> str | None:
-    """One line saying `feature` (a request's composition, a replay) needs what this format does not hold, or None."""
-    spec = format_named(fmt)
+def no_requests(of: Session | str | None, feature: str) -> str | None:
+    """One line saying `feature` (a request's composition, a replay) needs what this session's format does not hold, or None."""
+    spec = _spec(of)
     if spec is None or spec.no_requests is None:
         return None
     return f"{feature}: {spec.no_requests}: {WITHOUT_REQUESTS[feature]}"
@@ -55,11 +61,11 @@ def marks(session: Session, feature: str | None = None) -> dict[str, Any]:
     """The keys a command's --json adds for such a session (none for an exact one holding its requests):
     `usage_precision` and `usage_note`, and `no_requests` where the command's `feature` needs the requests."""
     out: dict[str, Any] = {}
-    note = usage_note(session.format)
+    note = usage_note(session)
     if note is not None:
         out["usage_precision"] = "approximate"
         out["usage_note"] = note
-    said = no_requests(session.format, feature) if feature else None
+    said = no_requests(session, feature) if feature else None
     if said is not None:
         out["no_requests"] = said
     return out

@@ -215,6 +215,21 @@ def test_every_figure_is_marked_approximate_and_the_request_contents_said_missin
         assert "of approximate usage" in capsys.readouterr().out
 
 
+def test_a_history_exported_as_a_branch_keeps_its_figures_marked_approximate(tmp_path, capsys):
+    # Found by review8: the export's figures are still aider's rounded ones, and its requests still not in the file.
+    out = tmp_path / "exported.json"
+    assert main(["export", str(_history(tmp_path)), "--session", "2", "-o", str(out)]) == 0
+    capsys.readouterr()
+    for command in ("requests", "composition", "replay"):
+        assert main([command, str(out), "--json"]) == 0, command
+        result = json.loads(capsys.readouterr().out)
+        assert result["usage_precision"] == "approximate" and "Aider records rounded" in result["usage_note"], command
+        if command != "requests":
+            assert result["no_requests"].startswith(f"{command}: Aider's history"), command
+    assert main(["requests", str(out)]) == 0
+    assert "~10,000" in capsys.readouterr().out
+
+
 def test_an_exact_format_s_output_carries_no_approximation_mark(capsys):
     found = corpus_glob("pi/*.jsonl")
     if not found:
