@@ -13,6 +13,7 @@ from foldscope.core.forensics.compactions import Compaction, compaction_report
 from foldscope.core.forensics.trace_pass import Measured
 from foldscope.core.model.session import Session
 from foldscope.core.readout.divergence import CAUSE_WORDS, place_words, where_words
+from foldscope.core.readout.words import plural
 
 # The bill's parts in the order the bar draws them, with what each means to someone who never heard of a cache.
 PART_WORDS = {
@@ -243,10 +244,10 @@ def compaction_sentence(c: Compaction) -> str:
     paid = (
         "it never paid back before the session moved on"
         if c.payback_requests is None
-        else f"it paid back after {c.payback_requests} requests"
+        else f"it paid back after {plural(c.payback_requests, 'request')}"
     )
     back = c.refetched_tokens
-    refetch = f" The agent fetched {len(c.refetched)} dropped things again ({back:,} tokens)." if c.refetched else ""
+    refetch = f" The agent fetched {plural(len(c.refetched), 'dropped thing')} again ({back:,} tokens)." if c.refetched else ""
     return (
         f"{what} before request {c.request} took the conversation from {c.before:,} to {c.after:,} tokens; "
         + ("; ".join(cost) + "; " if cost else "")

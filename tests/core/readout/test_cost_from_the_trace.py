@@ -56,3 +56,23 @@ def test_facts_made_for_another_policy_or_a_grown_session_are_not_shown(corpus_d
     assert document.cache_report() is None
     workspace.undo()  # the policy it was made under, but the report is made again rather than trusted
     assert document.cache_report() is None
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_compaction_s_sentence_agrees_its_nouns_with_the_requests_and_the_things_fetched_again(n):
+    # Found by review8: "it paid back after 1 requests".
+    from foldscope.core.forensics.compactions import Compaction, Refetch
+    from foldscope.core.forensics.literals import LiteralCheck
+    from foldscope.core.forensics.payback import Payback
+    from foldscope.core.model.session import Message
+    from foldscope.core.readout.cost_facts import compaction_sentence
+
+    note = Message("n", "note", 0.0, {"assistant_response": "summary"})
+    refetched = [Refetch(5, 9 + i, "Read", f"a{i}.py", 100) for i in range(n)]
+    c = Compaction(4, "compaction", "claude_code", note, 1000, 100, "measured", None, "", {}, LiteralCheck(), refetched)
+    c.payback = Payback(0.1, [], [], n)
+    said = compaction_sentence(c)
+    if n == 1:
+        assert "it paid back after 1 request. The agent fetched 1 dropped thing again (100 tokens)." in said
+    else:
+        assert f"it paid back after {n} requests. The agent fetched {n} dropped things again ({100 * n} tokens)." in said
