@@ -40,7 +40,7 @@ from foldscope.core.readout.report_transcript import (
 )
 from foldscope.core.readout.unseen_heads import unseen_head_words
 from foldscope.core.readout.usage_precision import APPROXIMATE, approximate, no_requests, usage_note
-from foldscope.core.readout.words import sizes_words
+from foldscope.core.readout.words import plural, sizes_words
 from foldscope.core.request.measure import Measure
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -192,6 +192,7 @@ def summary_section(data: ReportData) -> Section:
     reported = [r.reported_input for r in rows if r.reported_input]
     ran = session_facts(s)
     took = duration(ran.duration_s) if ran.duration_s is not None else "not recorded"
+    near = APPROXIMATE if approximate(s) else ""  # an agent's rounded usage (Aider's), and what is made from it
     facts: list[tuple[str, str]] = [
         ("File", Path(s.source).name),
         ("Format", s.format),
@@ -200,14 +201,14 @@ def summary_section(data: ReportData) -> Section:
         ("Duration", f"{took} (first to last message or request, wall time)"),
         ("Project", ran.project),
         ("Agent version", f"{s.format} {ran.version}" if ran.version else "not recorded in the file"),
-        ("Full record", f"{len(s.record):,} messages"),
-        ("Active view", f"{len(s.view):,} messages"),
+        ("Full record", plural(len(s.record), "message")),
+        ("Active view", plural(len(s.view), "message")),
         ("Requests", f"{len(rows):,}"),
-        ("Peak reported input", (APPROXIMATE if approximate(s.format) else "") + num(max(reported)) if reported else "not recorded"),
+        ("Peak reported input", near + num(max(reported)) if reported else "not recorded"),
         *((("Reported usage", estimated),) if (estimated := estimated_usage(s)) else ()),
-        *((("Reported usage", rounded),) if (rounded := usage_note(s.format)) else ()),
-        *((("Requests' contents", missing),) if (missing := no_requests(s.format, "composition")) else ()),
-        ("Largest predicted input", num(max((r.predicted for r in rows), default=0))),
+        *((("Reported usage", rounded),) if (rounded := usage_note(s)) else ()),
+        *((("Requests' contents", missing),) if (missing := no_requests(s, "composition")) else ()),
+        ("Largest predicted input", near + num(max((r.predicted for r in rows), default=0))),
         ("Largest estimate", f"{num(max((r.estimate for r in rows), default=0))} (count × scale: what the ceiling is checked against)"),
         ("Ceiling", f"{num(m.ceiling)} ({m.resolution.why})" if m.ceiling else f"none ({m.resolution.why})"),
     ]
@@ -243,6 +244,7 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     c = data.composition
     if c is None:
         return Section("What is eating the context", "<p>The session has no requests.</p>")
+    near = APPROXIMATE if approximate(data.session) else ""  # its predicted input made from an agent's rounded usage
     free = (
         f"; the predicted input is over the {num(c.window)}-token context window by {num(c.over)}"
         if c.window and c.over is not None  # past the window: how far, not 0 free (core.readout.free_window)
@@ -252,7 +254,8 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     )
     intro = (
         f"<p>The largest request, <b>request {esc(c.request)}</b>: "
-        f"{esc(sizes_words(c.own_count, c.unseen_head, c.estimate, c.scale, c.predicted))}{esc(free)}. The parts add up to the count.</p>"
+        f"{esc(sizes_words(c.own_count, c.unseen_head, c.estimate, c.scale, c.predicted, near))}{esc(free)}. "
+        "The parts add up to the count.</p>"
     )
     parts = table(
         ("Category", "Tokens", "Share", "Blocks", "Note"),

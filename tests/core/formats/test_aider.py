@@ -254,6 +254,8 @@ def test_report_writes_an_html_page_for_a_history_saying_its_usage_is_approximat
     page = out.read_text()
     assert "<html" in page[:500] and "usage approximate: Aider records rounded figures" in page
     assert "Aider&#x27;s history holds the conversation" in page or "Aider's history holds the conversation" in page
+    # review8: the report gave the largest request's predicted input unmarked, where every other screen marks it
+    assert re.search(r"Largest predicted input</dt><dd>~[0-9]", page) and re.search(r"predicted input ~[0-9]", page)
 
 
 def test_follow_says_in_one_line_why_an_aider_history_is_not_followed(tmp_path, capsys):
