@@ -363,7 +363,9 @@ class AgentSessionsDialog(QDialog):
         chosen = self.chosen_path()
         if chosen == self.auto_chosen:
             chosen = None
-        self.rows = sorted(rows, key=lambda r: r.get("modified") or 0, reverse=True)
+        # Newest start first, as `foldscope sessions` and core.formats.discover order them (the file's time where the
+        # start is not known): the Start column reads in order, and the session chosen is the one listed first there.
+        self.rows = sorted(rows, key=lambda r: r["start"] if r.get("start") is not None else r.get("modified") or 0, reverse=True)
         self.table.setRowCount(len(self.rows))
         for r, row in enumerate(self.rows):
             for c, text in enumerate(self.cells(row)):

@@ -119,6 +119,22 @@ def test_the_agent_sessions_dialog_lists_searches_and_opens_one(qtbot, window, m
     assert window.document.path == rows[1]["path"]
 
 
+def test_the_agent_sessions_dialog_lists_newest_start_first_as_the_sessions_command_does(qtbot):
+    # Found by review8: sorted by the file's time, the rows' Start column read out of order (a session resumed
+    # later sorted above one started later), where `foldscope sessions` lists newest start first.
+    def row(name: str, start: float | None, modified: float) -> dict:
+        return {
+            "agent": "codex", "path": f"/s/{name}.jsonl", "project": "/p", "start": start, "size": 1000,
+            "requests": 1, "model": None, "cost_usd": None, "problem": None, "modified": modified,
+        }  # fmt: skip
+
+    rows = [row("resumed", 1.6e9, 1.9e9), row("newest", 1.8e9, 1.8e9), row("unread", None, 1.7e9)]
+    dialog = dialogs.AgentSessionsDialog(rows)
+    qtbot.addWidget(dialog)
+    assert [r["path"] for r in dialog.visible_rows()] == ["/s/newest.jsonl", "/s/unread.jsonl", "/s/resumed.jsonl"]
+    assert dialog.chosen_path() == "/s/newest.jsonl"
+
+
 def test_a_subagent_opens_from_the_call_that_started_it(qtbot, window, tmp_path):
     path = _session_with_subagents(tmp_path)
     _open(qtbot, window, path)
