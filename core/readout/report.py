@@ -446,7 +446,7 @@ def _gathered(
             steps.step(messages, first_round, m, meter)
         bars.hear(m)
         if len(bars) - 1 == last and summaries:
-            counted_ahead(measure.counter, summaries)
+            measure.counter.count_ahead(summaries)
 
     rows = measure.calibrate(on_measured=heard if steps is not None else None).rows
     bars.heard_all()
@@ -498,19 +498,6 @@ def _gathered(
             helper.stop()
         raise
     return data
-
-
-def counted_ahead(counter: Any, texts: Sequence[str]) -> None:
-    """`texts` counted by the child counting ahead for `counter` while its measure runs (CountsAhead.counts_of), kept
-    in the counter's memo as Counter.count_text keeps them; none where no such child answers (then counted as asked)."""
-    counts_of = getattr(counter.ahead, "counts_of", None)
-    if counts_of is None:
-        return
-    import hashlib
-
-    texts = list(dict.fromkeys(texts))
-    made = counts_of(texts)
-    counter.seed({}, {}, {}, {hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest(): n for t, n in zip(texts, made) if n is not None})
 
 
 def render(data: ReportData, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> str:

@@ -510,7 +510,7 @@ class Counter(Tokenising):
 
     def count_text(self, text: str) -> int:
         """tokens.count_text, memoised by the text's SHA-256 (kept in the memo, so a reopened session counts none again)."""
-        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        key = _text_key(text)
         n = self._texts.get(key)
         if n is None and self.ahead is not None:
             n = self.ahead.take(text_key(key))
@@ -520,6 +520,18 @@ class Counter(Tokenising):
             self.tokenised_chars += len(text)
             n = self._texts[key] = tokens.count_text(text)
         return n
+
+    def count_ahead(self, texts: Sequence[str]) -> None:
+        """`texts` counted by the child counting ahead for this counter while its measure runs (CountsAhead.counts_of),
+        kept as count_text keeps them, so count_text finds them later and this process builds no encoder for them
+        alone (the report's compaction summaries); none where no such child answers (count_text counts them then)."""
+        counts_of = getattr(self.ahead, "counts_of", None)
+        if counts_of is None:
+            return
+        texts = list(dict.fromkeys(texts))
+        for text, n in zip(texts, counts_of(texts)):
+            if n is not None:
+                self._texts.setdefault(_text_key(text), n)
 
     def memo(self) -> tuple[dict, dict, dict, dict]:
         """What this counter has counted: each block body's tokens by its memo key, each glue's and each head's by
@@ -564,6 +576,11 @@ def images_of(spec) -> int:
     # Without an "images" entry image_tokens gives 0: asked first, one call where it makes four (an ABC isinstance
     # among them), on every block a view brings.
     return image_tokens(message) if "images" in message.metadata else 0
+
+
+def _text_key(text: str) -> bytes:
+    """A plain text's key in the counter's memo: its SHA-256 (a lone surrogate, half an emoji, as surrogatepass writes it)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def count_text(text: str) -> int:

@@ -128,7 +128,7 @@ def test_the_page_finds_the_compactions_cuts_the_conversation_and_reads_the_head
 
 def test_the_summaries_are_counted_by_the_counts_child_never_here_and_the_page_is_the_same(generated, tmp_path, monkeypatch):
     """The cost sections count each compaction's summary (the summariser modelled) after the count: the child
-    counting ahead counts them as the last request is heard (core.readout.report.counted_ahead), so this process
+    counting ahead counts them as the last request is heard (core.request.count.Counter.count_ahead), so this process
     builds no encoder for them alone (issue 48: 0.5-0.7 s of the report's critical path at 50k)."""
     from foldscope.core.forensics.compactions import find_compactions
     from foldscope.core.request import tokens
