@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from foldscope.core.cli.options import sessions_under
 from foldscope.core.cli.progress import Progress
 from foldscope.core.cli.words import num, plural
 from foldscope.core.model.outputs import output_target
@@ -28,7 +29,6 @@ from foldscope.core.replay.tune import (
     grid_items,
     grid_numbers,
     points_from_profiles,
-    session_paths,
     summarise,
     tune_session,
 )
@@ -217,7 +217,7 @@ def run_tune(args) -> Any:
     for given in inputs:
         if "://" not in given and not Path(given).exists():
             raise ReadError(given, "path", "no such file or folder")
-    paths = session_paths(inputs) + (library_paths(args.db) if args.from_library else [])
+    paths = sessions_under(inputs) + (library_paths(args.db) if args.from_library else [])
     paths = sorted(set(paths))
     if not paths:
         raise UsageError(f"{', '.join(inputs) or 'the library'}: no session files found")

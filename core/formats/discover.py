@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -221,3 +221,22 @@ def find_sessions(
         if each is not None:
             each(done, len(files), found[-1])
     return sorted(found, key=lambda f: f.start if f.start is not None else f.mtime, reverse=True)
+
+
+def one_file_a_task(paths: Iterable[str]) -> list[str]:
+    """The paths with each Cline task named once: either of its files reads the whole task, so a folder walked whole
+    (`usage`, `tune`, `replay DIR`) counted a task of both files twice. Its ui_messages.json stands for it, else its
+    API history, as discovery lists it (cline._session_files); its other files (task_metadata.json) are left out with it."""
+    from foldscope.core.formats.cline import API, COMPANIONS, UI
+
+    given = list(paths)
+    named = set(given)
+    out = []
+    for p in given:
+        path = Path(p)
+        if path.name in COMPANIONS:
+            stands = next((str(path.parent / n) for n in (UI, API) if str(path.parent / n) in named), None)
+            if stands is not None and stands != p:
+                continue
+        out.append(p)
+    return out

@@ -9,13 +9,20 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from foldscope.core.formats.discover import one_file_a_task
 from foldscope.core.readout.words import plural
 from foldscope.core.replay import fleet
-from foldscope.core.replay.tune import PolicyPoint, grid, grid_cachings, grid_items, grid_numbers, session_paths, summarise
+from foldscope.core.replay.tune import PolicyPoint, grid, grid_cachings, grid_items, grid_numbers, summarise
+from foldscope.core.replay.tune import session_paths as _session_paths
 
 __all__ = ["PolicyPoint", "SweepCancelled", "files_swept", "policy_grid", "session_paths", "sweep_local"]
 
 SweepCancelled = fleet.Cancelled  # the sweep was stopped before every session finished
+
+
+def session_paths(inputs: Sequence[str]) -> list[str]:
+    """A folder's session files as `tune` finds them: a Cline task's files named once (either reads the task)."""
+    return one_file_a_task(_session_paths(inputs))
 
 
 def policy_grid(ceilings: str, fold_ats: str, targets: str, bounds: str, caching: str, strategies: Sequence[str]) -> list[PolicyPoint]:

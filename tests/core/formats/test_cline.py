@@ -487,3 +487,24 @@ def test_a_roo_or_kilo_tool_result_block_answers_its_call_and_no_text_after_it_i
     assert "[read_file for 'a.py'] Result:\nan instruction that quotes a result" in [
         m.text for m in session.record if m.kind == "instruction"
     ]
+
+
+def test_a_task_of_both_files_is_one_session_to_the_folder_commands(tmp_path, capsys):
+    # Either file reads the whole task: a tasks folder walked whole (usage, tune, replay DIR, cache DIR) read each
+    # task twice, once by each file, and `usage` said 2 sessions and twice the bill for one task.
+    tasks = tmp_path / "tasks"
+    api = [_user("Read the README."), _assistant("It says hello.")]
+    for name in ("1", "2"):
+        _task(tasks / name, api, [_say(900, "text", "Read the README."), _req(1001, 10, 5, 300, 0)])
+        (tasks / name / "task_metadata.json").write_text(json.dumps({"files_in_context": []}))
+    assert main(["usage", str(tasks), "--json"]) == 0
+    total = json.loads(capsys.readouterr().out)["total"]
+    assert (total["sessions"], total["requests"], total["cache_write"]) == (2, 2, 600)
+    for command in ("cache", "replay"):
+        assert main([command, str(tasks), "--json", *(["--strategy", "recorded"] if command == "replay" else [])]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["sessions"] == 2, command
+        assert sorted(row["file"] for row in out["table"]) == [str(tasks / n / UI) for n in ("1", "2")], command
+        assert out["skipped"] == [], command  # task_metadata.json is the task's, not a file that failed
+    assert main(["tune", str(tasks), "--strategy", "none", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sessions"] == 2
