@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import pickle
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from foldscope.core.model.session import Message
@@ -31,17 +32,22 @@ def huge_texts(messages: Iterable[Message]) -> list[str]:
     return list(found.values())
 
 
-def _parts(text: str) -> Iterable[bytes]:
+def _parts(text: str) -> Iterator[bytes]:
     for at in range(0, len(text), PART):
         yield text[at : at + PART].encode("utf-8", "surrogatepass")  # each code point alone: the parts join to the whole
 
 
 def write_text(out: BinaryIO | Any, text: str) -> None:
-    """A huge text into the snapshot's stream: a pickle of (MARK, its UTF-8 size), then its UTF-8 a part at a time."""
+    """A huge text into the snapshot's stream: a pickle of (MARK, its UTF-8 size), then its UTF-8 a part at a time
+    (into a Deflating stream, coded as its first part suits: Deflating.text)."""
     size = len(text) if text.isascii() else sum(map(len, _parts(text)))
     out.write(pickle.dumps((MARK, size), protocol=5))
-    for part in _parts(text):
-        out.write(part)
+    parts = _parts(text)
+    first = next(parts, b"")
+    with out.text(first) if isinstance(out, Deflating) else contextlib.nullcontext():
+        out.write(first)
+        for part in parts:
+            out.write(part)
 
 
 def is_mark(value: Any) -> bool:
@@ -64,21 +70,70 @@ def read_text(stream: Any, size: int) -> str:
     return "".join(parts)
 
 
+# A zlib stream's header for level 1 and the default window: what zlib.compress(data, 1) starts with.
+HEADER = b"\x78\x01"
+SAMPLE = 1 << 16  # bytes of a huge text's first part compressed both ways to choose its coding (Deflating.text)
+# A huge text is coded by Huffman alone where that leaves it at most this much larger than level 1 does: text with
+# few repeats to find (random letters, CJK, base64), where level 1's search for them took three times as long
+# (bench/bench_huge.py; docs/performance.md, "A huge text's coding").
+HUFFMAN_ALLOWANCE = 1.05
+
+
+def _raw(strategy: int) -> Any:
+    """A level 1 compressor of bare deflate blocks (no zlib header or checksum: Deflating writes those)."""
+    return zlib.compressobj(1, zlib.DEFLATED, -zlib.MAX_WBITS, 8, strategy)
+
+
+def huffman_suits(sample: bytes) -> bool:
+    """Whether Huffman coding alone shrinks these bytes about as much as level 1 (within HUFFMAN_ALLOWANCE)."""
+    sample = sample[:SAMPLE]
+    level_1 = _raw(zlib.Z_DEFAULT_STRATEGY)
+    huffman = _raw(zlib.Z_HUFFMAN_ONLY)
+    return len(huffman.compress(sample) + huffman.flush()) <= HUFFMAN_ALLOWANCE * len(level_1.compress(sample) + level_1.flush())
+
+
 class Deflating:
-    """A file the pickler writes to that passes on only the compressed bytes (zlib level 1, as zlib.compress gives)."""
+    """A file the pickler writes to that passes on only the compressed bytes: a zlib stream at level 1, what
+    zlib.compress gives, but for a huge text whose bytes suit Huffman coding alone (Deflating.text).
+
+    The stream is written as zlib writes one (its header, deflate blocks, the Adler-32 of the data), with the blocks
+    of each stretch from a compressor of their own: a stretch ends with a sync flush (byte-aligned, not the last block),
+    so the next compressor's blocks follow as the same deflate stream, as pigz joins its threads' blocks. Any zlib
+    reader inflates it; where no huge text changes the coding, the bytes are zlib.compress(data, 1)'s."""
 
     def __init__(self, out: BinaryIO) -> None:
-        self._zlib = zlib.compressobj(1)
         self._out = out
+        self._zlib = _raw(zlib.Z_DEFAULT_STRATEGY)
+        self._adler = zlib.adler32(b"")
+        out.write(HEADER)
 
     def write(self, data: Any) -> int:
         with memoryview(data) as view:  # a block at a time: compressed whole, a huge text's output was held whole
+            self._adler = zlib.adler32(view, self._adler)
             for start in range(0, len(view), BLOCK):
                 self._out.write(self._zlib.compress(view[start : start + BLOCK]))
             return len(view)
 
+    @contextlib.contextmanager
+    def text(self, first: bytes) -> Iterator[None]:
+        """Within it, the bytes written are one huge text's, whose first part is `first`: coded by Huffman alone where
+        that suits them (huffman_suits), then level 1 again."""
+        if not huffman_suits(first):
+            yield
+            return
+        self._switch(_raw(zlib.Z_HUFFMAN_ONLY))
+        try:
+            yield
+        finally:
+            self._switch(_raw(zlib.Z_DEFAULT_STRATEGY))
+
+    def _switch(self, compressor: Any) -> None:
+        self._out.write(self._zlib.flush(zlib.Z_SYNC_FLUSH))
+        self._zlib = compressor
+
     def finish(self) -> None:
         self._out.write(self._zlib.flush())
+        self._out.write(self._adler.to_bytes(4, "big"))
 
 
 class Inflating:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import pickle
+import random
+import string
 import tempfile
 import tracemalloc
 import zlib
@@ -13,7 +16,7 @@ import pytest
 from foldscope.core.formats import load_session
 from foldscope.core.store import snapshot, snapshot_stream
 from tests.core.store.test_huge_bodies import TEXTS, claude_file
-from tests.core.store.test_snapshot import plain, reopened
+from tests.core.store.test_snapshot import _Plain, plain, reopened
 
 
 @pytest.fixture
@@ -94,3 +97,42 @@ def test_a_snapshot_is_read_from_its_row_a_block_at_a_time(tmp_path, monkeypatch
     _, rebuilt, _ = reopened(session, path, tmp_path)
     assert given and bytes not in given
     assert plain(rebuilt) == plain(session)
+
+
+def _session_holding(tmp_path: Path, text: str):
+    path = tmp_path / "big.jsonl"
+    path.write_text(Path(claude_file(tmp_path / "s.jsonl")).read_text().replace(TEXTS[1], text), encoding="utf-8")
+    return load_session(path)
+
+
+def _pickles(session, monkeypatch) -> bytes:
+    """The snapshot's pickles, uncompressed."""
+    out = io.BytesIO()
+    with monkeypatch.context() as patch:
+        patch.setattr(snapshot, "Deflating", _Plain)
+        snapshot.dump_session_to(session, out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "kind, few_repeats",
+    [("random letters", True), ("random CJK", True), ("prose", False)],
+)
+def test_a_huge_text_with_few_repeats_is_coded_by_huffman_alone_and_the_stream_inflates_to_the_same_pickles(
+    tmp_path, monkeypatch, kind, few_repeats
+):
+    # Level 1 searched random letters, CJK and base64 for repeats they hardly have, three times Huffman's time for the
+    # same size; prose keeps level 1 (half Huffman's size). Either way the snapshot is one zlib stream of the same bytes.
+    monkeypatch.setattr(snapshot_stream, "HUGE_TEXT", 1 << 16)
+    rng = random.Random(7)
+    text = {
+        "random letters": lambda: "".join(rng.choices(string.ascii_lowercase, k=300_000)),
+        "random CJK": lambda: "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(100_000)),
+        "prose": lambda: " ".join(rng.choice(["the", "fold", "keeps", "every", "call", "with", "its", "result"]) for _ in range(60_000)),
+    }[kind]()
+    session = _session_holding(tmp_path, text)
+    blob, pickles = snapshot.dump_session(session), _pickles(session, monkeypatch)
+    assert zlib.decompress(blob) == pickles  # the header, the joined blocks and the checksum: one valid zlib stream
+    assert (blob != zlib.compress(pickles, 1)) is few_repeats  # level 1's own bytes where Huffman does not suit
+    assert len(blob) <= snapshot_stream.HUFFMAN_ALLOWANCE * len(zlib.compress(pickles, 1)) + 64
+    assert [m.text for m in snapshot.load_session(blob).record] == [m.text for m in session.record]

@@ -1,0 +1,75 @@
+"""A session's snapshot written into the library (core.store.snapshot.dump_session_to): its CPU and its size.
+
+Run: .venv/bin/python bench/bench_snapshot.py FILE... [--repeat 3] [--before COPY] [--rounds 2]
+Each FILE is read once, then its snapshot written to a temporary file `--repeat` times in one process; printed: the
+best CPU seconds (time.process_time) and the snapshot's size. With --before, the same is run in turn with COPY on
+PYTHONPATH (a folder holding `foldscope`, e.g. a `git archive` of main before a change) and without it, `--rounds`
+times for each file, and the ratio after/before of each file's best CPU. bench/bench_huge.py --dir keeps 50 MB
+one-message files to give it (the coding of a huge text: docs/performance.md, "A huge text's coding").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def measure(path: str, repeat: int) -> dict:
+    """In this process: read `path`, then write its snapshot `repeat` times; the best CPU and the size."""
+    from foldscope.core.formats import load_session
+    from foldscope.core.store import snapshot
+
+    session = load_session(path)
+    best, size = float("inf"), 0
+    for _ in range(repeat):
+        with tempfile.TemporaryFile() as out:
+            start = time.process_time()
+            snapshot.dump_session_to(session, out)
+            best = min(best, time.process_time() - start)
+            size = out.tell()
+    return {"cpu": best, "bytes": size}
+
+
+def run(path: str, repeat: int, tree: str | None) -> dict:
+    """measure() in a fresh interpreter, with `tree` (a folder holding foldscope) first on PYTHONPATH, else this one's."""
+    env = dict(os.environ, PYTHONPATH=tree or str(ROOT.parent))
+    code = f"import json, sys; sys.path.insert(0, {str(ROOT / 'bench')!r}); import bench_snapshot as b; print(json.dumps(b.measure({path!r}, {repeat})))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--repeat", type=int, default=3, help="snapshots written per process (the best is kept)")
+    parser.add_argument("--before", metavar="COPY", help="in turn with COPY (a folder holding foldscope) on PYTHONPATH")
+    parser.add_argument("--rounds", type=int, default=2, help="with --before: pairs run for each file")
+    args = parser.parse_args(argv)
+    for path in args.files:
+        name = Path(path).name
+        if not args.before:
+            got = run(path, args.repeat, None)
+            print(f"{name}: snapshot {got['cpu']:.2f} s CPU, {got['bytes'] / 1e6:.1f} MB")
+            continue
+        before, after = [], []
+        for _ in range(args.rounds):
+            before.append(run(path, args.repeat, args.before))
+            after.append(run(path, args.repeat, None))
+        b, a = min(r["cpu"] for r in before), min(r["cpu"] for r in after)
+        print(
+            f"{name}: snapshot before {b:.2f} s CPU, {before[0]['bytes'] / 1e6:.1f} MB; "
+            f"after {a:.2f} s CPU, {after[0]['bytes'] / 1e6:.1f} MB; after/before {a / b:.2f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
