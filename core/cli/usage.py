@@ -25,9 +25,10 @@ HELP_COLUMNS = """columns:
                a cached prefix), unexplained; `cache FILE` shows each request's cause
   compactions  (foldscope) compactions and folds the row's requests carried first
   payback      (foldscope) their modelled saving less their modelled cost (summariser and rewrite), USD
-Days and weeks (from the Monday) are UTC dates of each request's time. A model line under a row is that
-model's share of it (subagents often run another model). --plain leaves out the foldscope columns, which
-need each session counted; it reads the reported usage only."""
+Days and weeks (from the Monday) are UTC dates of each request's time (a file that dates no request, an Aider
+history, its session's start). A model line under a row is that model's share of it (subagents often run
+another model). --plain leaves out the foldscope columns, which need each session counted; it reads the
+reported usage only."""
 
 
 def register(subparsers) -> None:

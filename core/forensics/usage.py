@@ -4,7 +4,8 @@ session, project, model or agent, with foldscope's own columns (wasted writes by
 A request's figures are the provider's (fresh input, cache read, cache write, output), priced at its own model
 as in force when it was sent (core.model.session_totals.request_cost, the figure `inspect` totals), so a group
 of one session adds up to `inspect`'s total. Subagents' and the compaction summariser's requests are their
-parent session's, each at its own model. Days are UTC dates of each request's time. The foldscope columns need
+parent session's, each at its own model. Days are UTC dates of each request's time (a file that dates none of
+its requests, its session's start). The foldscope columns need
 the session counted (the cache report and the compaction report): `plain` leaves them out.
 """
 
@@ -135,6 +136,9 @@ def request_lines(session: Session, facts: SessionFacts, forensics: dict[int, Ce
 
     out = []
     for owner, fallback in ((session, session.model), *((c, c.model or session.model) for c in session.children)):
+        # A file that dates none of its requests (an Aider history: only each run's start) is dated by its start, as
+        # `inspect` says it ran: its requests were grouped under an "unknown" day and left out by --since and --until.
+        undated = facts.start if all(r.at is None for r in owner.trace) else None
         for r in owner.trace:
             model = r.model or fallback or "unknown"
             cell = Cell(requests=1, sessions={facts.file})
@@ -153,7 +157,7 @@ def request_lines(session: Session, facts: SessionFacts, forensics: dict[int, Ce
                 extra = forensics[r.index]
                 cell.wasted_usd = dict(extra.wasted_usd)
                 cell.compactions, cell.payback_usd = extra.compactions, extra.payback_usd
-            out.append(Line(facts, model.rsplit("/", 1)[-1], r.at, cell))
+            out.append(Line(facts, model.rsplit("/", 1)[-1], r.at if r.at is not None else undated, cell))
     return out
 
 

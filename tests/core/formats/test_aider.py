@@ -331,3 +331,14 @@ def test_inspect_says_when_a_run_that_records_one_time_ran_not_that_it_lasted_0_
     assert main(["inspect", str(_history(tmp_path)), "--session", "1"]) == 0
     ran = capsys.readouterr().out.splitlines()[1]
     assert ran.startswith("ran ") and " UTC in " in ran and " to " not in ran and "(0 s)" not in ran
+
+
+def test_usage_dates_a_run_s_requests_by_its_start_as_inspect_does(tmp_path, capsys):
+    """review9: the history dates only each run's start, so `usage` put every request of a run under an "unknown"
+    day (where inspect says the run's date) and --since or --until left them all out."""
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(HISTORY.replace("¶", "  ").split("# aider chat started at 2026-03-01 10:30:00")[0])
+    assert main(["usage", str(path), "--json"]) == 0
+    assert [(row["day"], row["requests"]) for row in json.loads(capsys.readouterr().out)["rows"]] == [("2026-03-01", 3)]
+    assert main(["usage", str(path), "--since", "2026-03-01", "--until", "2026-03-01", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total"]["requests"] == 3
