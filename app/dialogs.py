@@ -3,7 +3,7 @@ shows text from a session file as plain text, never as rich text or a link."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from foldscope.app.qt import (
@@ -306,7 +306,8 @@ def ask_clip_length(parent: QWidget, document: Document, index: int) -> int | No
 
 # -- opening an agent session found on this machine, or one sample of an Inspect AI log --------------
 
-AGENT_COLUMNS = ("Agent", "Project", "Start", "Size", "Requests", "Model", "Cost")
+# The start in UTC, as `foldscope sessions` prints it ("start (UTC)"): in local time one session read two times apart.
+AGENT_COLUMNS = ("Agent", "Project", "Start (UTC)", "Size", "Requests", "Model", "Cost")
 
 
 class AgentSessionsDialog(QDialog):
@@ -429,7 +430,7 @@ class AgentSessionsDialog(QDialog):
     @staticmethod
     def cells(row: dict) -> list[str]:
         """The row's cells, as plain text."""
-        start = datetime.fromtimestamp(row["start"]).strftime("%Y-%m-%d %H:%M") if row["start"] else "-"
+        start = datetime.fromtimestamp(row["start"], UTC).strftime("%Y-%m-%d %H:%M") if row["start"] else "-"
         # As `sessions` prints it: a small bill's digits ($0.0016 read as $0.00, free), ~ for an agent's rounded usage.
         near = "~" if row.get("usage_precision") == "approximate" else ""
         cost = "-" if row["cost_usd"] is None else near + dollars(row["cost_usd"])

@@ -323,3 +323,28 @@ def test_the_agent_sessions_dialog_gives_a_small_bill_its_digits_and_an_approxim
     assert dialogs.AgentSessionsDialog.cells({**row, "cost_usd": None})[-1] == "-"
     aider = {**row, "agent": "aider", "cost_usd": 0.0136, "usage_precision": "approximate"}
     assert dialogs.AgentSessionsDialog.cells(aider)[-1] == "~$0.0136"
+
+
+def test_the_agent_sessions_dialog_gives_each_start_in_utc_as_the_sessions_command_does(qtbot, monkeypatch):
+    # Found by review8, fixed in review9: the dialog wrote a session's start in local time, unnamed, where
+    # `foldscope sessions` prints it in UTC, so one session read hours apart on the two.
+    import time
+
+    from foldscope.core.cli import sessions
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        start = 1.8e9  # 2027-01-15 08:00 UTC, 03:00 in New York
+        row = {
+            "agent": "codex", "path": "/s/a.jsonl", "project": "/p", "start": start, "size": 1000,
+            "requests": 1, "model": None, "cost_usd": None, "problem": None, "modified": start,
+        }  # fmt: skip
+        dialog = dialogs.AgentSessionsDialog([row])
+        qtbot.addWidget(dialog)
+        column = dialogs.AGENT_COLUMNS.index("Start (UTC)")
+        assert dialog.table.horizontalHeaderItem(column).text() == "Start (UTC)"
+        assert dialog.table.item(0, column).text() == sessions._when(start) == "2027-01-15 08:00"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
