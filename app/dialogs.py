@@ -379,9 +379,12 @@ class AgentSessionsDialog(QDialog):
         elif self.rows:
             heading = f"{plural(len(self.rows), 'session')} found on this machine, newest first"
         else:
+            from foldscope.core.formats.registry import agents
+
             heading = (
-                "No agent sessions found in the folders each agent keeps them in (Claude Code, Codex, pi, Gemini CLI, "
-                "Qwen Code, OpenCode, Cline, Roo Code, Kilo Code); File > Open reads a file from anywhere"
+                "No agent sessions found in the folders each agent keeps them in ("
+                + ", ".join(spec.title for spec in agents())
+                + "); File > Open reads a file from anywhere"
             )
         self.heading.setText(heading)
         self._filter(self.search.text(), keep=chosen)

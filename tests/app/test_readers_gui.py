@@ -348,3 +348,14 @@ def test_the_agent_sessions_dialog_gives_each_start_in_utc_as_the_sessions_comma
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_the_agent_sessions_dialog_names_every_agent_it_looks_for_when_it_finds_none(qtbot):
+    # Its heading named nine agents, without GitHub Copilot CLI and Aider, whose sessions it also looks for.
+    from foldscope.core.formats.registry import agents
+
+    dialog = dialogs.AgentSessionsDialog([])
+    qtbot.addWidget(dialog)
+    heading = dialog.heading.text()
+    assert heading.startswith("No agent sessions found")
+    assert all(spec.title in heading for spec in agents()), heading
