@@ -27,8 +27,9 @@ HELP_COLUMNS = """columns:
   payback      (foldscope) their modelled saving less their modelled cost (summariser and rewrite), USD
 Days and weeks (from the Monday) are UTC dates of each request's time (a file that dates no request, an Aider
 history, its session's start). A model line under a row is that model's share of it (subagents often run
-another model). --plain leaves out the foldscope columns, which need each session counted; it reads the
-reported usage only."""
+another model). A file of several sessions (an Aider history's runs, an Inspect AI log's samples, an OpenCode
+database) counts each, as `sessions` lists them. --plain leaves out the foldscope columns, which need each session
+counted; it reads the reported usage only."""
 
 
 def register(subparsers) -> None:

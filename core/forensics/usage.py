@@ -12,7 +12,7 @@ the session counted (the cache report and the compaction report): `plain` leaves
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -185,19 +185,28 @@ def forensic_cells(session: Session) -> dict[int, Cell]:
 
 def session_lines(path: str, forensics: bool) -> dict[str, Any]:
     """One file's request lines as plain data (a process pool carries it), or its error."""
-    from foldscope.core.formats import load_session
+    from foldscope.core.formats import detect_format, load_session
+    from foldscope.core.formats.discover import sessions_in
     from foldscope.core.model.session import ReadError
 
+    lines: list[Line] = []
+    children: list[str] = []
     try:
-        session = load_session(path)
-        facts = session_facts(session)
-        lines = request_lines(session, facts, forensic_cells(session) if forensics else None)
+        # A file of several sessions (an Aider history's runs, an Inspect AI log's samples, an OpenCode database)
+        # is each of them, as `sessions` lists them: asked for one, such a file was skipped whole.
+        samples = sessions_in(detect_format(Path(path)), Path(path))
+        for sample in samples:
+            session = load_session(path, sample=sample)
+            facts = session_facts(session)
+            if sample is not None:
+                facts = replace(facts, file=f"{path} --sample {sample}")
+            lines += request_lines(session, facts, forensic_cells(session) if forensics else None)
+            children += [str(Path(c.source).resolve()) for c in session.children if c.source]
     except ReadError as exc:
         return {"file": path, "error": str(exc)}
     except Exception as exc:  # one bad file is a recorded skip, never the end of a folder's summary
         return {"file": path, "error": f"{path}: {type(exc).__name__}: {exc}"}
-    children = [str(Path(c.source).resolve()) for c in session.children if c.source]
-    return {"file": path, "facts": facts, "lines": lines, "children": children}
+    return {"file": path, "facts": facts, "lines": lines, "children": children, "sessions": len(samples)}
 
 
 def day_of(at: float | None) -> date | None:
@@ -267,7 +276,7 @@ def summarise_usage(
     # Sessions whose agent records approximate usage (Aider's rounded figures): said, the figures kept in the sums.
     rounded = [r for r in own if (spec := format_named(r["facts"].agent)) is not None and spec.usage_precision != "exact"]
     return {
-        **({"approximate_sessions": len(rounded)} if rounded else {}),
+        **({"approximate_sessions": sum(r.get("sessions", 1) for r in rounded)} if rounded else {}),
         "by": by,
         "since": since.isoformat() if since else None,
         "until": until.isoformat() if until else None,
@@ -275,7 +284,7 @@ def summarise_usage(
         "rows": rows,
         "total": total.as_dict(forensics),
         "files": len(results),
-        "sessions": len(own),
+        "sessions": sum(r.get("sessions", 1) for r in own),
         "children_in_parents": sum(1 for r in results if "error" not in r) - len(own),
         "skipped": [{"file": r["file"], "error": r["error"]} for r in results if "error" in r],
     }

@@ -153,7 +153,7 @@ def describe(agent: str, path: Path, sample: str | None = None) -> Found:
     )
 
 
-def _sessions_in(agent: str, path: Path) -> list[str | None]:
+def sessions_in(agent: str, path: Path) -> list[str | None]:
     """The sessions a file holds, each a row: a file of several (an OpenCode database) lists them, else one."""
     spec = format_named(agent)
     if spec is None or spec.samples is None:
@@ -214,7 +214,7 @@ def find_sessions(
         for root in looked
         for path in session_files(agent, root)
     )
-    files = [(agent, path, sample) for agent, path in listed for sample in _sessions_in(agent, path)]
+    files = [(agent, path, sample) for agent, path in listed for sample in sessions_in(agent, path)]
     found = []
     for done, (agent, path, sample) in enumerate(files, 1):
         found.append(describe(agent, path, sample))

@@ -342,3 +342,15 @@ def test_usage_dates_a_run_s_requests_by_its_start_as_inspect_does(tmp_path, cap
     assert [(row["day"], row["requests"]) for row in json.loads(capsys.readouterr().out)["rows"]] == [("2026-03-01", 3)]
     assert main(["usage", str(path), "--since", "2026-03-01", "--until", "2026-03-01", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total"]["requests"] == 3
+
+
+def test_usage_sums_every_run_of_a_history_as_sessions_lists_them(tmp_path, capsys):
+    """review9: each launch of aider adds a run to the same history, and `usage` on a history of two refused it
+    ("choose one with --session N", an option usage does not take), so a project's aider spend read as nothing."""
+    path = _history(tmp_path)
+    assert main(["usage", str(path), "--by", "session", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["skipped"] == [] and summary["sessions"] == 2 and summary["approximate_sessions"] == 2
+    assert [(row["session"], row["requests"]) for row in summary["rows"]] == [(f"{path} --sample 1", 3), (f"{path} --sample 2", 2)]
+    runs = [load_session(path, sample=n) for n in ("1", "2")]
+    assert summary["total"]["output"] == sum(r.usage.output for s in runs for r in s.trace if r.usage)
