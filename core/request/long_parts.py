@@ -8,7 +8,7 @@ from bisect import bisect_right
 from itertools import accumulate
 from typing import Any, cast
 
-from foldscope.core.request import long_pieces
+from foldscope.core.request import long_pieces, unicode_gap
 
 _LOWER = b"abcdefghijklmnopqrstuvwxyz"
 _RUN_START = re.compile(f"[{long_pieces.RUN}]*")  # a run's characters (long_pieces.RUN: one piece, however many)
@@ -82,8 +82,8 @@ def count(enc: Any, parts: Parts) -> int | None:
     if run_end - before < 2 * keep + 2:
         return None
     stand_in = first[:before] + parts[before : before + keep] + parts[run_end - keep : run_end] + last[after:]
-    pattern, gap = long_pieces._compiled_for(enc)
-    if not stand_in.isascii() and gap.search(stand_in) is not None:  # count_fast counts such a text whole
+    pattern = long_pieces._compiled_for(enc)
+    if not stand_in.isascii() and unicode_gap.in_gap(stand_in):  # count_fast counts such a text whole
         return None
     middle, shift = before + keep, n - len(stand_in)
     span = next((s for s in long_pieces._long_spans(stand_in, pattern) if s[0] < middle < s[1]), None)

@@ -280,8 +280,8 @@ def count_fast(enc: Any, text: str, progress: Progress | None = None) -> int:
     pieces)."""
     total, done = 0, 0
     progress = progress or getattr(_reporter, "progress", None)
-    pattern, gap = _compiled_for(enc)
-    if not text.isascii() and gap.search(text) is not None:  # a code point the regex module may class otherwise
+    pattern = _compiled_for(enc)
+    if not text.isascii() and unicode_gap.in_gap(text):  # a code point the regex module may class otherwise
         return enc.count_whole(text)
     for start, end in _long_spans(text, pattern):
         total += count_parts(enc.count_whole, text, done, start)
@@ -506,7 +506,7 @@ NOT_RUN = re.compile(f"[^{RUN}]")
 def _window_ids(enc: Any, chars: str) -> list[int] | None:
     """quicktok's ids of chars merged as one piece, or None when the pattern splits chars into more than one."""
     if chars.isascii() and chars.encode().translate(None, _LOWER) or not chars.isascii() and NOT_RUN.search(chars):
-        match = _compiled_for(enc)[0].match(chars)  # not a run (RUN): one piece only if the pattern says so
+        match = _compiled_for(enc).match(chars)  # not a run (RUN): one piece only if the pattern says so
         if match is None or match.end() != len(chars):
             return None
     return enc.encode_ordinary(chars)
@@ -563,16 +563,14 @@ def _remembered_text(enc: Any, text: str, start: int, end: int, progress: Progre
     return merged[0] if merged is not None else None
 
 
-_compiled: tuple[Any, Any] | None = None  # the pattern, and the code points whose class the regex module may not know
+_compiled: Any = None  # the pattern, by the regex module
 
 
-def _compiled_for(enc: Any) -> tuple[Any, Any]:
-    """enc's pattern (its _pat_str, as tiktoken's Encoding names it) by the regex module, and the gap by the re module
-    (core.request.unicode_gap and lone surrogates: a plain class, searched faster by re)."""
+def _compiled_for(enc: Any) -> Any:
+    """enc's pattern (its _pat_str, as tiktoken's Encoding names it) by the regex module."""
     global _compiled
     if _compiled is None:
-        gap = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in unicode_gap.GAP)
-        _compiled = (regex.compile(enc._pat_str), re.compile("[\\ud800-\\udfff" + gap + "]"))
+        _compiled = regex.compile(enc._pat_str)
     return _compiled
 
 

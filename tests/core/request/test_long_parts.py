@@ -81,7 +81,7 @@ def test_a_run_of_letters_cut_anywhere_counts_as_tiktoken_counts_it_never_joined
         # the run spans every part but the ends: counted from the parts, unless count_fast itself would count the
         # piece whole (a window not one piece, or none sharing a token: the whole text's merge gives None too)
         long_pieces._REMEMBERED.clear()
-        pattern = long_pieces._compiled_for(fast)[0]
+        pattern = long_pieces._compiled_for(fast)
         start, end = next(s for s in long_pieces._long_spans(text, pattern) if s[0] <= len(before) < s[1])
         assert counted is not None or long_pieces._remembered_text(fast, text, start, end, None) is None
 

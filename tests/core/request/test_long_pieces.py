@@ -263,7 +263,7 @@ def small_fast_windows(small_windows, monkeypatch):
 
 
 def one_piece(text: str) -> bool:
-    match = long_pieces._compiled_for(tokens.local_encoding())[0].match(text)
+    match = long_pieces._compiled_for(tokens.local_encoding()).match(text)
     return match is not None and match.end() == len(text)
 
 
@@ -311,7 +311,7 @@ def test_the_long_pieces_found_about_the_checks_windows_are_the_patterns_own(sma
     """Splitting only about a window the check finds, from a space after a printable character, finds every long
     piece the pattern makes of the whole text, and only those."""
     text = ("a! " * spaces) + text
-    pattern = long_pieces._compiled_for(encoding())[0]
+    pattern = long_pieces._compiled_for(encoding())
     expected = [m.span() for m in pattern.finditer(text) if m.end() - m.start() >= long_pieces.LONG_PIECE]
     assert list(long_pieces._long_spans(text, pattern)) == expected
 
@@ -456,7 +456,7 @@ def test_every_bound_a_text_may_be_cut_at_splits_it_as_the_pattern_splits_the_wh
     one piece ends and the next starts: the pattern splits the two sides into the pieces it splits the whole into, so
     their counts add up (count_parts, and the parts a counting child is sent)."""
     text = "".join(chars)
-    pattern = long_pieces._compiled_for(encoding())[0]
+    pattern = long_pieces._compiled_for(encoding())
     whole = pattern.findall(text)
     at = 1
     while at < len(text) and (cut := long_pieces._bound_after(text, at, len(text))) is not None:
