@@ -43,6 +43,7 @@ from foldscope.core.readout.cost_facts import (
     gap_sentence,
     parts_explained,
     request_sentence,
+    untimed,
 )
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.words import plural
@@ -390,7 +391,7 @@ class CostPanel(QWidget):
         self.legend.set_items([(part_colour(p.name), f"{p.label} {_money(p, facts.priced)}", f"{p.label}: {p.meaning}.") for p in shown])
         self.explained.setText(" ".join(parts_explained(shown) + (["; ".join(facts.notes)] if facts.notes else [])))
         self.gaps.set_rows(facts.cache.rows)
-        self.gap_sentence.setText(gap_sentence(facts.cache.implicit))
+        self.gap_sentence.setText(gap_sentence(facts.cache.implicit, timed=not untimed(facts.cache.rows)))
         self.requests_sentence.setText(
             (
                 "Each request's read, and what broke it where it fell short"

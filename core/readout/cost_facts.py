@@ -3,6 +3,7 @@ each compaction's numbers, and one plain sentence for each figure (Qt-free, so t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -216,9 +217,20 @@ def divergence_sentence(row: CacheRow, measured: Measured | None = None) -> str:
     )
 
 
-def gap_sentence(implicit: bool = False) -> str:
-    """The idle strip in words; `implicit`: a cache the provider keeps by itself, read but never billed as a write."""
+def untimed(rows: Sequence[CacheRow]) -> bool:
+    """No request after the first has a time to measure its idle gap from (an Aider history dates only its run)."""
+    return len(rows) > 1 and all(row.causes.gap_s is None for row in rows[1:])
+
+
+def gap_sentence(implicit: bool = False, timed: bool = True) -> str:
+    """The idle strip in words; `implicit`: a cache the provider keeps by itself, read but never billed as a write;
+    not `timed`: the file dates none of its requests, so the strip stays empty and says why."""
     five, hour = (duration(s) for s in GAP_MARKS)
+    if not timed:
+        return (
+            "The file records no time for its requests, so the idle time before each is not known: no bar is drawn, "
+            f"and a prefix written again is counted unexplained, not put down to an idle past {five} or {hour}."
+        )
     if implicit:
         return (
             f"Each bar is the idle time before a request; the lines mark {five} and {hour}. The provider keeps what it "

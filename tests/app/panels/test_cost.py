@@ -411,3 +411,18 @@ def test_the_heading_counts_the_requests_in_words_that_agree_one_request_many_re
     """short.jsonl bills one request (its reported usage: one requestId): 'Where the money went: 1 request'."""
     panel = open_cost(qtbot, window, str(corpus_dev / "claude_code" / "short.jsonl"))
     assert panel.heading.text() == "Where the money went: 1 request"
+
+
+def test_an_undated_history_s_idle_chart_says_why_it_is_empty(qtbot, window, corpus_dev, tmp_path):
+    """review9: an Aider history dates only each run's start, and the Cost tab drew an empty idle chart under
+    "Each bar is the idle time before a request", saying nothing of why no bar was there."""
+    from tests.core.formats.test_aider import HISTORY
+
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(HISTORY.replace("¶", "  ").split("# aider chat started at 2026-03-01 10:30:00")[0])
+    panel = open_cost(qtbot, window, path)
+    assert len(panel.facts.cache.rows) > 1 and all(r.causes.gap_s is None for r in panel.facts.cache.rows)
+    assert panel.gap_sentence.text().startswith("The file records no time for its requests")
+    window.side_tabs.setCurrentIndex(0)  # away, so the tab's facts are made again when it is shown
+    panel = open_cost(qtbot, window, corpus_dev / SESSION)  # a dated session keeps the chart's own words
+    assert panel.gap_sentence.text().startswith("Each bar is the idle time before a request")
