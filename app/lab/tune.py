@@ -41,7 +41,15 @@ from foldscope.app.qt import (
 from foldscope.app.theme import muted_colour, rule_colour
 from foldscope.app.worker import Cancelled, Progress, Task, run_task
 from foldscope.core.model.policy import PolicyError
-from foldscope.core.readout.tune_facts import PolicyPoint, SweepCancelled, files_swept, policy_grid, session_paths, sweep_local
+from foldscope.core.readout.tune_facts import (
+    PolicyPoint,
+    SweepCancelled,
+    files_swept,
+    policy_grid,
+    policy_words,
+    session_paths,
+    sweep_local,
+)
 from foldscope.core.readout.words import plural
 
 HOW_TO_READ = (
@@ -65,11 +73,15 @@ class CostChart(QWidget):
     def set_result(self, result: dict[str, Any] | None) -> None:
         # A policy whose cost is not comparable (it refused requests) has no place on the cost axis.
         self.points = (
-            [(p["policy"], p["over_ceiling"] + p["refused"], p["cost_usd"]) for p in result["policies"] if p["cost_usd"] is not None]
+            [
+                (policy_words(p["policy"]), p["over_ceiling"] + p["refused"], p["cost_usd"])
+                for p in result["policies"]
+                if p["cost_usd"] is not None
+            ]
             if result
             else []
         )
-        self.recommended = result["recommendation"]["policy"] if result else None
+        self.recommended = policy_words(result["recommendation"]["policy"]) if result and result["recommendation"]["policy"] else None
         self.update()
 
     def sizeHint(self) -> QSize:  # noqa: N802
@@ -267,7 +279,7 @@ class TuneView(QWidget):
         self.table.sortByColumn(8, Qt.SortOrder.AscendingOrder)
         rec = result["recommendation"]
         failed = f"; the first failure: {result['failed'][0]['error']}" if result["failed"] else ""
-        head = f"Recommended: {rec['policy']} ({rec['why']})." if rec["policy"] else f"No recommendation: {rec['why']}."
+        head = f"Recommended: {policy_words(rec['policy'])} ({rec['why']})." if rec["policy"] else f"No recommendation: {rec['why']}."
         self.status.setText(f"{head} {files_swept(result)}{failed}. {HOW_TO_READ}")  # sessions as `usage` and `tune` count them
         self.sweep_finished.emit(result)
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from foldscope.app.qt import QAbstractTableModel, QFont, QModelIndex, QObject, QPersistentModelIndex, Qt
+from foldscope.core.readout.tune_facts import policy_words
 
 # (key, header, how it reads): the columns `foldscope tune` prints, in the same order.
 COLUMNS = (
-    ("policy", "Policy", str),
+    ("policy", "Policy", str),  # shown in words (policy_words: "ceiling 100,000"); the label, the row's key, says 100000
     ("sessions", "Files", lambda v: f"{v:,}"),  # a row a file, as the status line counts them (subagent files apart)
     ("requests", "Requests", lambda v: f"{v:,}"),
     ("refused", "Refused", lambda v: f"{v:,}"),
@@ -59,7 +60,7 @@ class TuneModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if key == "cost_usd" and row.get("cost_not_comparable"):
                 return "not comparable"  # it refused requests: never a sum that leaves them out, nor $0
-            return shown(value)
+            return policy_words(row["policy"]) if key == "policy" else shown(value)
         if role == Qt.ItemDataRole.ToolTipRole and key == "cost_usd" and row.get("cost_not_comparable"):
             return row["cost_not_comparable"]
         if role == SortRole:
@@ -72,7 +73,8 @@ class TuneModel(QAbstractTableModel):
             return font
         recommended = "recommended: the cheapest policy with no request refused or over its ceiling"
         if role == Qt.ItemDataRole.ToolTipRole and key == "policy":  # whole, where a narrow table cuts the label
-            return f"{value}\n{recommended}" if row["policy"] == self.recommended else value
+            words = policy_words(row["policy"])
+            return f"{words}\n{recommended}" if row["policy"] == self.recommended else words
         if role == Qt.ItemDataRole.ToolTipRole and row["policy"] == self.recommended:
             return recommended
         return None

@@ -290,6 +290,7 @@ def _pyarrow() -> Any:
 def format_tune(out: dict[str, Any]) -> str:
     from foldscope.core.readout.tune_facts import files_swept
 
+    out = in_words(out)
     lines = [files_swept(out)]  # the files, as the progress bar counted them
     lines += [f"  failed: {f['error']}" for f in out["failed"]]
     # The policy's cost, then the modelled recording it is set against, then the bill, labelled as such.
@@ -338,6 +339,18 @@ def format_tune(out: dict[str, Any]) -> str:
     lines += recommendation_lines(rec)
     lines += [f"wrote {w}" for w in out.get("written", [])]
     return "\n".join(lines)
+
+
+def in_words(out: dict[str, Any]) -> dict[str, Any]:
+    """The result with each policy's label as a person reads it (policy_words: "ceiling 100,000"), for the text;
+    --json, the CSV and the Parquet keep the labels as they are, their keys."""
+    from foldscope.core.readout.tune_facts import policy_words
+
+    rec = dict(out["recommendation"])
+    if rec.get("policy"):
+        rec["policy"] = policy_words(rec["policy"])
+    rec["ruled_out"] = [{**r, "policy": policy_words(r["policy"])} for r in rec.get("ruled_out") or []]
+    return {**out, "policies": [{**p, "policy": policy_words(p["policy"])} for p in out["policies"]], "recommendation": rec}
 
 
 def recommendation_lines(rec: Mapping[str, Any]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,9 +16,18 @@ from foldscope.core.replay import fleet
 from foldscope.core.replay.tune import PolicyPoint, grid, grid_cachings, grid_items, grid_numbers, summarise
 from foldscope.core.replay.tune import session_paths as _session_paths
 
-__all__ = ["PolicyPoint", "SweepCancelled", "files_swept", "policy_grid", "session_paths", "sweep_local"]
+__all__ = ["PolicyPoint", "SweepCancelled", "files_swept", "policy_grid", "policy_words", "session_paths", "sweep_local"]
 
 SweepCancelled = fleet.Cancelled  # the sweep was stopped before every session finished
+
+
+_NUMBER = re.compile(r"\b(ceiling|bound) (\d{4,})\b")
+
+
+def policy_words(label: str) -> str:
+    """A policy's label as a person reads it, its ceiling and bound with thousands separators ("ceiling 100,000"):
+    the label itself (core.replay.tune.PolicyPoint.label) stays the key of tune's CSV and JSON, unchanged."""
+    return _NUMBER.sub(lambda m: f"{m[1]} {int(m[2]):,}", label)
 
 
 def session_paths(inputs: Sequence[str]) -> list[str]:

@@ -6,6 +6,7 @@ from foldscope.app.lab.tune import TuneView
 from foldscope.app.models.tune import COLUMNS, TuneModel
 from foldscope.app.qt import Qt
 from foldscope.core.formats.demo import write_demo
+from foldscope.core.readout.tune_facts import policy_words
 
 
 def _fleet(folder, count=2):
@@ -32,17 +33,18 @@ def test_a_sweep_fills_the_table_and_names_the_cheapest_safe_policy(qtbot, tmp_p
     assert view.model.rowCount() == 4  # two ceilings times two strategies
     qtmodeltester.check(view.model)
     shown = {view.model.data(view.model.index(r, 0)) for r in range(view.model.rowCount())}
-    assert shown == {p["policy"] for p in result["policies"]}
+    assert shown == {policy_words(p["policy"]) for p in result["policies"]}  # "ceiling 9,000"; the label, its key, 9000
+    assert any("ceiling 9,000" in name for name in shown)
     recommended = result["recommendation"]["policy"]
-    assert recommended is not None and recommended in view.status.text()
+    assert recommended is not None and policy_words(recommended) in view.status.text()
     chosen = next(p for p in result["policies"] if p["policy"] == recommended)
     assert chosen["over_ceiling"] == 0 and chosen["refused"] == 0
     # a point per policy with a comparable cost: one that refused requests has none to place (never at $0)
-    comparable = [p["policy"] for p in result["policies"] if p["cost_usd"] is not None]
+    comparable = [policy_words(p["policy"]) for p in result["policies"] if p["cost_usd"] is not None]
     assert [name for name, _, _ in view.chart.points] == comparable
     refusing = [p for p in result["policies"] if p["cost_not_comparable"]]
     for p in refusing:
-        row = next(r for r in range(view.model.rowCount()) if view.model.data(view.model.index(r, 0)) == p["policy"])
+        row = next(r for r in range(view.model.rowCount()) if view.model.data(view.model.index(r, 0)) == policy_words(p["policy"]))
         assert view.model.data(view.model.index(row, [c[0] for c in COLUMNS].index("cost_usd"))) == "not comparable"
     qtbot.waitUntil(lambda: view.task is None)
     assert view.run_button.isEnabled() and not view.progress.isVisible()

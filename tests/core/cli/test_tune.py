@@ -128,3 +128,17 @@ def test_result_max_none_is_the_launch_records_bound_as_its_help_says(capsys, tm
     with pytest.raises(SystemExit):
         main(["tune", "--help"])
     assert "(none, as unset: the launch record's, else no bound)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_text_writes_a_policy_s_ceiling_and_bound_with_separators_and_json_keeps_its_key(tmp_path, capsys):
+    # The text printed "ceiling 100000" and "bound 4096" where every other figure has its thousands separated; the
+    # label stays the CSV's and JSON's key as it was, so a script reading them is not broken.
+    _fleet(tmp_path)
+    argv = ["tune", str(tmp_path), "--ceiling", "9000", "--result-max", "4096", "--strategy", "adr", "--workers", "1"]
+    code, out, err = _run(capsys, *argv)
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if line.startswith("adr, ")]
+    assert rows and all(row.startswith("adr, ceiling 9,000, bound 4,096, ") for row in rows)
+    assert "  adr, ceiling 9,000, bound 4,096, caching as recorded: " in out and "9000" not in out  # ruled out, by name
+    code, out, err = _run(capsys, *argv, "--json")
+    assert [p["policy"] for p in json.loads(out)["policies"]] == ["adr, ceiling 9000, bound 4096, caching as recorded"]

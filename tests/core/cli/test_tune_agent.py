@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from foldscope.core.cli.main import main
+from foldscope.core.readout.tune_facts import policy_words
 from tests.core.replay.compacting_files import compacting_file
 
 
@@ -58,8 +59,8 @@ def test_when_no_policy_is_safe_for_every_session_the_sessions_that_rule_each_ou
     assert rec["for_every_session"] is False and rec["left_out"] == [str(tmp_path / "long.jsonl")] and rec["sessions"] == 1
     assert "no policy is safe for every session" in text
     for ruled in rec["ruled_out"]:
-        assert f"  {ruled['policy']}: long.jsonl" in text
-    assert f"recommended: {rec['policy']}, for the other 1 file (ruled out only by long.jsonl" in text
+        assert f"  {policy_words(ruled['policy'])}: long.jsonl" in text  # "ceiling 100,000", the key's 100000
+    assert f"recommended: {policy_words(rec['policy'])}, for the other 1 file (ruled out only by long.jsonl" in text
 
 
 def test_the_caching_words_say_what_they_mean_beside_a_read_share(corpus_dev, capsys):

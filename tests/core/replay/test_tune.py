@@ -263,7 +263,7 @@ def test_a_sweep_sets_each_policy_beside_the_modelled_recording_and_a_refusing_p
     assert main(["tune", path, "--ceiling", "20000,none", "--workers", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "recorded, modelled" in next(line for line in lines if line.startswith("policy"))
-    row = next(line for line in lines if line.startswith("adr, ceiling 20000"))
+    row = next(line for line in lines if line.startswith("adr, ceiling 20,000"))
     assert "not comparable" in row and "$0.0000" not in row
     assert (refusing["no_ceiling"], free["no_ceiling"]) == (0, 1)  # finding 3: with no ceiling adr never acts
     assert [line for line in lines if "no ceiling in" in line] == [
