@@ -481,7 +481,9 @@ class _Task:
             elif say == "reasoning":
                 b.turn_thinking(text)
             elif say in ("tool", "command", "use_mcp_server") or ask in ("tool", "command", "use_mcp_server"):
-                b.turn_call(f"ui{n}-call", str(say or ask), _tool_arguments(text), n, at)
+                args = _tool_arguments(text)  # a "tool" message names its tool (ClineSayTool.tool: readFile, editedExistingFile)
+                name = args.get("tool") if (say or ask) == "tool" and isinstance(args.get("tool"), str) else None
+                b.turn_call(f"ui{n}-call", name or str(say or ask), args, n, at)
             else:
                 b.unsent(f"cline {m.get('type')}/{say or ask}", n, 0)
         b.end_turn()

@@ -508,3 +508,23 @@ def test_a_task_of_both_files_is_one_session_to_the_folder_commands(tmp_path, ca
         assert out["skipped"] == [], command  # task_metadata.json is the task's, not a file that failed
     assert main(["tune", str(tasks), "--strategy", "none", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["sessions"] == 2
+
+
+def test_a_ui_only_task_names_each_call_by_the_tool_its_message_names(tmp_path):
+    # review9: read from ui_messages.json alone, every call of the real fineye task was "call tool" (the message's
+    # type), so the record and "By tool and target" could not tell a file read from an edit; Cline's ClineSayTool
+    # names its tool (readFile, editedExistingFile), and a command is a command.
+    folder = tmp_path / "task"
+    folder.mkdir()
+    ui = [
+        _say(900, "text", "Read the README."),
+        _req(1001, 10, 5, 300, 0),
+        _say(1002, "tool", json.dumps({"tool": "readFile", "path": "README.md", "content": "/w/README.md"})),
+        _say(1003, "command", "ls -la"),
+        _req(1004, 20, 5, 0, 300),
+        _say(1005, "text", "Done."),
+    ]
+    (folder / UI).write_text(json.dumps(ui))
+    session = load_session(folder / UI)
+    calls = [m for m in session.record if m.kind == "action_request"]
+    assert [m.content["function"] for m in calls] == ["readFile", "command"]
