@@ -10,7 +10,7 @@ from typing import Any
 
 from foldscope.core.cli.words import FILE_HELP, plural
 from foldscope.core.model import collector
-from foldscope.core.model.session import KINDS, ReadError, Session
+from foldscope.core.model.session import KINDS, ReadError, Session, estimated_usage
 from foldscope.core.readout.free_window import free_window, free_words, over_window
 
 
@@ -139,6 +139,7 @@ def summarise(session: Session, threads: int | None = None, counter: Any = None,
         "session": session_facts(session).as_dict(),
         **_usage_parts(session),
         **precision_marks(session),
+        **({"usage_estimated": why} if (why := estimated_usage(session)) else {}),  # Copilot CLI's totals shared out
     }
 
 

@@ -187,8 +187,9 @@ def format_requests(result: dict[str, Any]) -> str:
         lines.append(f"~reported: {ESTIMATED}")
     heads = {r["predicted_head_source"] for r in rows if r.get("predicted_head_source")}
     lines += [f"head estimated (before the session's first report): {h}" for h in sorted(heads)]
-    if result.get("next_predicted") is not None:
-        lines.append(f"next request: predicted {figure(result['next_predicted'], result)} tokens")
+    if result.get("next_predicted") is not None:  # made from the rows' usage: estimated there, marked so (as inspect)
+        estimated = any(row.get("reported_estimated") for row in rows)
+        lines.append(f"next request: predicted {figure(result['next_predicted'], {**result, 'usage_estimated': estimated})} tokens")
     lines += precision_lines(result)
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
     lines += _over_lines(result)

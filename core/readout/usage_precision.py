@@ -77,7 +77,9 @@ def lines(result: dict[str, Any]) -> list[str]:
 
 
 def figure(value: int | None, result: dict[str, Any], spec: str = ",") -> str:
-    """A reported figure as text: `~3,200` in an approximate session's output, `3,200` otherwise."""
+    """A reported figure as text: `~3,200` in an approximate session's output, or one whose usage is foldscope's
+    estimate (`usage_estimated`: Copilot CLI's totals shared out, which `requests` marks so), `3,200` otherwise."""
     if value is None:
         return "-"
-    return (APPROXIMATE if result.get("usage_precision") == "approximate" else "") + format(value, spec)
+    near = result.get("usage_precision") == "approximate" or bool(result.get("usage_estimated"))
+    return (APPROXIMATE if near else "") + format(value, spec)

@@ -5,6 +5,7 @@ named as such everywhere)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -411,3 +412,18 @@ def test_the_followed_status_line_marks_the_cache_figures_as_estimates(tmp_path,
     assert main(["follow", str(path), "--line", "--polls", "1", "--interval", "0", "--no-color"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert "cache read ~" in line and "(usage estimated from totals)" in line
+
+
+def test_the_text_marks_every_figure_made_from_estimated_usage_as_requests_marks_its_rows(tmp_path, capsys):
+    # review9: `requests` marked each row's shared-out usage ~61, where inspect said "peak reported input: 61" and
+    # `cache` "fresh 95", unmarked, and both gave the next request's prediction made from it unmarked.
+    path = _home_session(tmp_path / "home")
+    assert main(["inspect", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"peak reported input: ~\d", text) and re.search(r"next request: predicted ~\d", text)
+    assert main(["requests", str(path)]) == 0
+    assert re.search(r"next request: predicted ~\d", capsys.readouterr().out)
+    assert main(["cache", str(path)]) == 0
+    assert re.search(r"^fresh +~\d", capsys.readouterr().out, re.M)
+    assert main(["inspect", str(path), "--json"]) == 0
+    assert "foldscope's estimate" in json.loads(capsys.readouterr().out)["usage_estimated"]
