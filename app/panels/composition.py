@@ -49,7 +49,7 @@ from foldscope.core.readout.composition import (
 )
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.head_split import NOT_SPLIT, ORDER, HeadSources, sources_for
-from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
+from foldscope.core.readout.usage_precision import near as near_mark
 from foldscope.core.readout.words import sizes_words
 
 # The kind colour each category borrows from the lists and the window map.
@@ -309,7 +309,7 @@ class CompositionPanel(ShownRequestPanel):
         except Exception as exc:  # noqa: BLE001 - a view the compiler refuses is said, not raised
             self._show(None, f"<b>Cannot compose this request:</b> {html.escape(f'{type(exc).__name__}: {exc}')}")
             return
-        near = APPROXIMATE if approximate(doc.session) else ""  # an Aider history's rounded usage
+        near = near_mark(doc.session)  # an Aider history's rounded usage, a Copilot CLI session's estimate
         self._show(composition, self._heading(composition, near))
 
     def _head_sources(self, doc: Document) -> HeadSources:

@@ -19,7 +19,7 @@ from foldscope.core.readout.free_window import free_words
 from foldscope.core.readout.marks_facts import describe as describe_mark
 from foldscope.core.readout.marks_facts import mark_positions
 from foldscope.core.readout.request_facts import compiled, next_view
-from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
+from foldscope.core.readout.usage_precision import near as near_mark
 from foldscope.core.readout.words import plural
 
 
@@ -106,7 +106,7 @@ class RequestPanel(ShownRequestPanel):
     def _predicted_line(self, doc: Document, slot: int | None) -> str:
         """Predicted input, beside the reported input and the difference where the file reports it (slot None: now);
         both marked ~ where the agent's figures are approximate (Aider's), as the status bar and the CLI mark them."""
-        near = APPROXIMATE if approximate(doc.session) else ""
+        near = near_mark(doc.session)
         if slot is None:
             size = doc.now_predicted
             line = f"Predicted input <b>{near}{size:,} tokens</b> (the next request)"

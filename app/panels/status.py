@@ -8,7 +8,7 @@ from foldscope.core.model.caching import caching_of
 from foldscope.core.readout.document import Document
 from foldscope.core.readout.free_window import free_window, free_words, over_window
 from foldscope.core.readout.unseen_heads import unseen_head_words
-from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
+from foldscope.core.readout.usage_precision import near as near_mark
 from foldscope.core.readout.words import plural
 
 SEPARATOR = "  ·  "
@@ -47,7 +47,7 @@ def status_parts(doc: Document) -> list[str]:
     else:
         parts.append(f"{which}: estimate {est:,} tokens (no ceiling)")
     if predicted:
-        near = APPROXIMATE if approximate(session) else ""  # the agent's rounded figures (Aider's)
+        near = near_mark(session)  # the agent's rounded figures (Aider's), foldscope's estimate (Copilot CLI's)
         reported = f", reported {near}{fact.reported_input:,}" if fact is not None and fact.reported_input else ""
         parts.append(f"predicted {near}{predicted:,} tokens{reported}")  # made from the reports: as near as they are
         free = free_window(doc.context_window, predicted)

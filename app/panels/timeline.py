@@ -15,7 +15,7 @@ from foldscope.app.qt import (
 from foldscope.core.model.commands import Changes
 from foldscope.core.readout.cache_lane import LEGEND, lane_sentence
 from foldscope.core.readout.trace_facts import unseen_head_note
-from foldscope.core.readout.usage_precision import APPROXIMATE, approximate
+from foldscope.core.readout.usage_precision import near as near_mark
 from foldscope.core.readout.words import plural, scaled_words
 
 
@@ -123,7 +123,7 @@ class Timeline(PaintedTimeline):
             )
         else:
             r = self.document.requests[slot]
-            near = APPROXIMATE if approximate(self.document.session) else ""  # the agent's rounded figures
+            near = near_mark(self.document.session)  # the agent's rounded figures, or foldscope's estimate
             reported = f"{near}{r.reported_input:,}" if r.reported_input else "not recorded"
             share = f"; the next request repeats {r.prefix_share:.0%} of it" if r.prefix_share is not None else ""
             tip = (

@@ -39,7 +39,8 @@ from foldscope.core.readout.report_transcript import (
     request_anchor,
 )
 from foldscope.core.readout.unseen_heads import unseen_head_words
-from foldscope.core.readout.usage_precision import APPROXIMATE, approximate, no_requests, usage_note
+from foldscope.core.readout.usage_precision import near as near_mark
+from foldscope.core.readout.usage_precision import no_requests, usage_note
 from foldscope.core.readout.words import plural, sizes_words
 from foldscope.core.request.measure import Measure
 
@@ -192,7 +193,7 @@ def summary_section(data: ReportData) -> Section:
     reported = [r.reported_input for r in rows if r.reported_input]
     ran = session_facts(s)
     took = duration(ran.duration_s) if ran.duration_s is not None else "not recorded"
-    near = APPROXIMATE if approximate(s) else ""  # an agent's rounded usage (Aider's), and what is made from it
+    near = near_mark(s)  # an agent's rounded usage (Aider's) or foldscope's estimate (Copilot CLI's), and what is made from it
     facts: list[tuple[str, str]] = [
         ("File", Path(s.source).name),
         ("Format", s.format),
@@ -244,7 +245,7 @@ def composition_section(data: ReportData, top: int = 12) -> Section:
     c = data.composition
     if c is None:
         return Section("What is eating the context", "<p>The session has no requests.</p>")
-    near = APPROXIMATE if approximate(data.session) else ""  # its predicted input made from an agent's rounded usage
+    near = near_mark(data.session)  # its predicted input made from an agent's rounded or foldscope's estimated usage
     free = (
         f"; the predicted input is over the {num(c.window)}-token context window by {num(c.over)}"
         if c.window and c.over is not None  # past the window: how far, not 0 free (core.readout.free_window)

@@ -31,6 +31,15 @@ def approximate(of: Session | str | None) -> bool:
     return spec is not None and spec.usage_precision != "exact"
 
 
+def near(session: Session) -> str:
+    """The mark before a reported figure of this session, and one made from it: `~` where the usage is approximate
+    (an agent's rounding) or foldscope's estimate (Copilot CLI's totals shared out: every screen marks it so, as the
+    README says), else nothing."""
+    from foldscope.core.model.session import estimated_usage
+
+    return APPROXIMATE if approximate(session) or estimated_usage(session) is not None else ""
+
+
 def usage_note(of: Session | str | None) -> str | None:
     """One line saying a session's (or format's) usage is approximate, or None when it is exact."""
     spec = _spec(of)

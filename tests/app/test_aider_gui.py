@@ -44,3 +44,28 @@ def test_an_aider_history_s_predicted_and_reported_input_are_marked_approximate_
     composition.show()  # composes only while visible
     composition.refresh(force=True)
     assert f", predicted input ~{doc.now_predicted:,}" in composition.heading.text()
+
+
+def test_a_copilot_session_s_estimated_usage_is_marked_in_the_status_bar_request_panel_composition_and_report(qtbot, window, tmp_path):
+    """review9: the README says a Copilot CLI session's usage (its shutdown totals shared out) is foldscope's
+    estimate, "marked ~ and named on every screen"; `requests` marked it, the window's status bar, request panel and
+    composition and the report's summary gave it and what is made from it unmarked."""
+    from tests.core.formats.test_copilot_cli import _home_session
+
+    path = _home_session(tmp_path / "home")
+    with qtbot.waitSignal(window.document_loaded, timeout=20_000):
+        window.open_path(str(path))
+    qtbot.waitUntil(lambda: window.task is None)
+    doc = window.document
+    assert f"predicted ~{doc.now_predicted:,} tokens" in status_text(doc)
+    first = doc.requests[0]
+    said = window.request_panel._predicted_line(doc, 0)
+    assert f"<b>~{first.predicted:,} tokens</b>" in said and f"reported ~{first.reported_input:,}" in said
+    composition = window.composition_panel
+    composition.show()
+    composition.refresh(force=True)
+    assert f", predicted input ~{doc.now_predicted:,}" in composition.heading.text()
+    from foldscope.core.cli.main import main
+
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
+    assert "Peak reported input</dt><dd>~" in (tmp_path / "r.html").read_text()
