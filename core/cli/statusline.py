@@ -245,7 +245,13 @@ def _duration(seconds: float) -> str:
 
 
 def _usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.2f}"
+    """Cents, as Claude Code's own line gives them; a bill under a cent with its digits ($0.0016, as `sessions` and
+    core.readout.words.dollars give it), never $0.00, which reads as free."""
+    if value is None:
+        return "n/a"
+    if 0 < abs(value) < 0.0001:
+        return "<$0.0001"
+    return f"${value:,.4f}" if 0 < abs(value) < 0.01 else f"${value:,.2f}"
 
 
 def cause_words(cache: dict[str, Any]) -> str:

@@ -973,3 +973,10 @@ def test_a_model_name_holding_control_characters_reaches_the_second_line_escaped
     two = run_hook(monkeypatch, capsys, json.dumps({"transcript_path": str(session)}), "--no-color", "--lines", "2")
     assert "\x1b" not in two and "\x07" not in two
     assert "context window: Claude Code's rule for claude-sonnet-4-5-20250929\\x1b]0;retitled\\x07" in two
+
+
+def test_a_bill_under_a_cent_keeps_its_digits_never_reading_as_free():
+    # review9: a Copilot CLI session that cost $0.0001 read "$0.00" on the line, as if free, where `sessions` prints
+    # $0.0001; cents stay cents, as Claude Code's own line gives them.
+    got = [statusline._usd(v) for v in (0.0016, 0.00004, 0.0, 0.23, 12.5, None)]
+    assert got == ["$0.0016", "<$0.0001", "$0.00", "$0.23", "$12.50", "n/a"]
