@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from foldscope.core.formats.registry import sample_flag
 from foldscope.core.readout.words import dollars
 
 if TYPE_CHECKING:
@@ -160,7 +161,8 @@ def format_sessions(result: dict[str, Any]) -> str:
         if r.get("title"):
             said = f'"{r["title"]}"' if r.get("title_source") == "first prompt" else r["title"]
             lines.append(f"{'':<12} {terminal_safe(said)}")
-        lines.append(f"{'':<12} {terminal_safe(r['path'])}" + (f"  --sample {terminal_safe(r['sample'])}" if r.get("sample") else ""))
+        flag = sample_flag(r["agent"])  # an Aider history's runs by --session, as the README and its error name them
+        lines.append(f"{'':<12} {terminal_safe(r['path'])}" + (f"  {flag} {terminal_safe(r['sample'])}" if r.get("sample") else ""))
     if any(r.get("usage_precision") == "approximate" for r in rows):
         lines.append("~: the cost of approximate usage (the agent records rounded figures, or its own estimate)")
     return "\n".join(lines)

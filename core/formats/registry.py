@@ -46,6 +46,13 @@ def followed() -> list[FormatSpec]:
     return [spec for spec in FORMATS if spec.follow is not None]
 
 
+def sample_flag(name: str) -> str:
+    """The flag that names one session of a file holding several, as the format's own words and errors give it: an
+    Aider history's runs `--session N`, the rest (an Inspect AI log's samples, an OpenCode database) `--sample ID`;
+    every command takes either."""
+    return "--session" if name == "aider" else "--sample"
+
+
 def agents() -> list[FormatSpec]:
     """The agents whose sessions are found on a machine (core.formats.discover)."""
     return [spec for spec in FORMATS if spec.sessions is not None]

@@ -351,6 +351,17 @@ def test_usage_sums_every_run_of_a_history_as_sessions_lists_them(tmp_path, caps
     assert main(["usage", str(path), "--by", "session", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["skipped"] == [] and summary["sessions"] == 2 and summary["approximate_sessions"] == 2
-    assert [(row["session"], row["requests"]) for row in summary["rows"]] == [(f"{path} --sample 1", 3), (f"{path} --sample 2", 2)]
+    assert [(row["session"], row["requests"]) for row in summary["rows"]] == [(f"{path} --session 1", 3), (f"{path} --session 2", 2)]
     runs = [load_session(path, sample=n) for n in ("1", "2")]
     assert summary["total"]["output"] == sum(r.usage.output for s in runs for r in s.trace if r.usage)
+
+
+def test_sessions_names_a_history_s_run_by_the_flag_the_readme_and_its_error_give(tmp_path, monkeypatch, capsys):
+    # review9: `sessions` listed an Aider history's runs as "FILE --sample 2", where the README and the history's own
+    # error ("choose one with --session N") name them by --session; an Inspect AI log's samples keep --sample.
+    path = _history(tmp_path)
+    monkeypatch.chdir(path.parent)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert main(["sessions", "--agent", "aider", "--in", str(path.parent)]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}  --session 2" in out and f"{path}  --session 1" in out and "--sample" not in out
