@@ -284,10 +284,23 @@ def show_tab(window, name: str) -> None:
 
 
 def several_line(path: str, samples: list[dict]) -> str:
-    """A screenshot of a file holding several samples or sessions, given none: the one line naming them and the flag."""
+    """A screenshot of a file holding several samples or sessions, given none: the one line naming them and the flag,
+    as the format's own error names it (an Aider history's runs: --session N, as the command line says)."""
+    from foldscope.core.formats import detect_format
+    from foldscope.core.formats.registry import sample_flag
+    from foldscope.core.model.session import ReadError
+
+    try:
+        aider = detect_format(Path(path)) == "aider"
+    except ReadError:
+        aider = False
     names = ", ".join(str(s["name"]) for s in samples)
-    what = "samples" if any(s.get("epoch") is not None for s in samples) else "sessions"  # an Inspect AI log's have epochs
-    return f"{path}: holds {len(samples)} {what} ({names}): choose one with --sample ID"
+    what = (
+        "samples" if any(s.get("epoch") is not None for s in samples) else "runs" if aider else "sessions"
+    )  # an Inspect AI log's have epochs
+    return (
+        f"{path}: holds {len(samples)} {what} ({names}): choose one with {sample_flag('aider' if aider else '')} {'N' if aider else 'ID'}"
+    )
 
 
 def settle(app) -> None:

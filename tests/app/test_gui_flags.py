@@ -120,3 +120,17 @@ def test_the_gui_takes_sample_and_a_screenshot_opens_that_sample(qtbot, window, 
     png = tmp_path / "s.png"
     assert screenshot(QApplication.instance(), window, path, str(png), (1366, 768), sample=args.sample) == 0
     assert png.exists() and window.document.session.extras["inspect"]["sample"] == "2"
+
+
+def test_a_screenshot_of_an_aider_history_of_several_runs_names_them_as_the_command_line_does(window, tmp_path, capsys, monkeypatch):
+    # review9: it said "holds 2 sessions (1, 2): choose one with --sample ID" where inspect and the README say
+    # "--session N" for an Aider history's runs.
+    from foldscope.app import dialogs
+    from foldscope.app.gui import screenshot
+    from foldscope.app.qt import QApplication
+    from tests.core.formats.test_aider import _history
+
+    monkeypatch.setattr(dialogs, "choose_sample", dialogs.choose_sample)  # restored after the test: screenshot() replaces it
+    path = _history(tmp_path)
+    assert screenshot(QApplication.instance(), window, str(path), str(tmp_path / "s.png"), (1366, 768)) == 2
+    assert capsys.readouterr().err == f"foldscope: {path}: holds 2 runs (1, 2): choose one with --session N\n"
