@@ -223,6 +223,23 @@ def find_sessions(
     return sorted(found, key=lambda f: f.start if f.start is not None else f.mtime, reverse=True)
 
 
+def session_entries(paths: Iterable[str]) -> list[str]:
+    """The paths a folder command reads as sessions: a Cline task's files named once (one_file_a_task), and an
+    OpenCode storage's message and part files left out, each read with its session (`storage/session/<project>/<id>.json`
+    reads `storage/message/<id>/` and `storage/part/<message>/`): `usage` on a storage folder skipped every one of
+    them as not a session file, 14 lines for 2 sessions."""
+    return [p for p in one_file_a_task(paths) if not _opencode_piece(Path(p))]
+
+
+def _opencode_piece(path: Path) -> bool:
+    """A message or part file of OpenCode's older storage: `message/<session>/*.json` or `part/<message>/*.json` beside a
+    `session/` folder, or the storage's own `migration` mark (storage.ts) beside it."""
+    if path.name == "migration" and (path.parent / "session").is_dir():
+        return True
+    kind = path.parent.parent
+    return kind.name in ("message", "part") and (kind.parent / "session").is_dir()
+
+
 def one_file_a_task(paths: Iterable[str]) -> list[str]:
     """The paths with each Cline task named once: either of its files reads the whole task, so a folder walked whole
     (`usage`, `tune`, `replay DIR`) counted a task of both files twice. Its ui_messages.json stands for it, else its

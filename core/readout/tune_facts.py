@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from foldscope.core.formats.discover import one_file_a_task
+from foldscope.core.formats.discover import session_entries
 from foldscope.core.readout.words import plural
 from foldscope.core.replay import fleet
 from foldscope.core.replay.tune import PolicyPoint, grid, grid_cachings, grid_items, grid_numbers, summarise
@@ -31,8 +31,8 @@ def policy_words(label: str) -> str:
 
 
 def session_paths(inputs: Sequence[str]) -> list[str]:
-    """A folder's session files as `tune` finds them: a Cline task's files named once (either reads the task)."""
-    return one_file_a_task(_session_paths(inputs))
+    """A folder's session files as `tune` finds them, each session once (core.formats.discover.session_entries)."""
+    return session_entries(_session_paths(inputs))
 
 
 def policy_grid(ceilings: str, fold_ats: str, targets: str, bounds: str, caching: str, strategies: Sequence[str]) -> list[PolicyPoint]:

@@ -437,3 +437,16 @@ def test_another_sqlite_database_is_not_taken_for_opencode(tmp_path):
     db.close()
     with pytest.raises(ReadError):
         detect_format(path)
+
+
+def test_a_storage_folder_is_its_sessions_to_the_folder_commands_its_message_and_part_files_read_with_them(capsys):
+    # review9: `usage` (and cache, replay) on OpenCode's older storage/ read each message and part file as a session
+    # of its own and skipped every one as not a session file: 14 skip lines for the staged storage's 2 sessions.
+    storage = _legacy_sessions()[0].parent.parent.parent
+    sessions = sorted(str(p) for p in (storage / "session").glob("*/*.json"))
+    assert main(["usage", str(storage), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["skipped"] == [] and out["sessions"] == len(sessions)
+    assert main(["cache", str(storage), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["skipped"] == [] and sorted(row["file"] for row in out["table"]) == sessions
