@@ -287,20 +287,17 @@ def several_line(path: str, samples: list[dict]) -> str:
     """A screenshot of a file holding several samples or sessions, given none: the one line naming them and the flag,
     as the format's own error names it (an Aider history's runs: --session N, as the command line says)."""
     from foldscope.core.formats import detect_format
-    from foldscope.core.formats.registry import sample_flag
+    from foldscope.core.formats.registry import sample_flag, sessions_word
     from foldscope.core.model.session import ReadError
 
     try:
-        aider = detect_format(Path(path)) == "aider"
+        name = detect_format(Path(path))
     except ReadError:
-        aider = False
+        name = ""
     names = ", ".join(str(s["name"]) for s in samples)
-    what = (
-        "samples" if any(s.get("epoch") is not None for s in samples) else "runs" if aider else "sessions"
-    )  # an Inspect AI log's have epochs
-    return (
-        f"{path}: holds {len(samples)} {what} ({names}): choose one with {sample_flag('aider' if aider else '')} {'N' if aider else 'ID'}"
-    )
+    what = "samples" if any(s.get("epoch") is not None for s in samples) else sessions_word(name)  # an Inspect AI log's have epochs
+    flag = sample_flag(name)
+    return f"{path}: holds {len(samples)} {what} ({names}): choose one with {flag} {'N' if flag == '--session' else 'ID'}"
 
 
 def settle(app) -> None:

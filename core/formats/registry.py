@@ -53,6 +53,11 @@ def sample_flag(name: str) -> str:
     return "--session" if name == "aider" else "--sample"
 
 
+def sessions_word(name: str) -> str:
+    """What the format calls the sessions one file holds, with sample_flag: an Aider history's "runs", else "sessions"."""
+    return "runs" if name == "aider" else "sessions"
+
+
 def agents() -> list[FormatSpec]:
     """The agents whose sessions are found on a machine (core.formats.discover)."""
     return [spec for spec in FORMATS if spec.sessions is not None]
