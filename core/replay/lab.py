@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -118,6 +118,24 @@ def strategy_child() -> None:
         pass
 
 
+# The strategies that write notes or summaries, and so count text no trace measure has counted: with a ceiling, each
+# builds the tokenizer's encoder in whatever process runs it.
+WRITING = frozenset({"adr", "band", "compaction"})
+
+
+def made_once(session: Session, layouts: Layouts, forked: Sequence[str]) -> None:
+    """Before the strategies' children are forked, what each of them would make for itself, made here once and shared
+    copy-on-write: the session's arrivals (every strategy reads them), and the tokenizer's encoder where a child will
+    count text of its own (a long session under a ceiling; the parent builds it for its own strategy anyway). Where the
+    counting child had counted the whole trace, the parent had none at the fork, and each child built its own (about
+    0.5 s of CPU each, on the core the children share)."""
+    from foldscope.core.request.counting.ahead import CountsAhead
+
+    layouts.arrivals(session)
+    if layouts.ceiling and WRITING.intersection(forked) and CountsAhead.worth(session.record):
+        tokens.local_encoding()
+
+
 def replay_runs(
     session: Session,
     strategies: Iterable[str],
@@ -156,6 +174,7 @@ def replay_runs(
         if not rows:  # the rows stay where they were made: only the totals cross the pipe
             jobs = [partial(_summarised, job) for job in jobs]
         groups = parallel.split([STRATEGY_WEIGHTS.get(name, 1.0) for name in strategies], processes)
+        made_once(session, layouts, [strategies[i] for group in groups[1:] for i in group])
         finished: list[int] = []
 
         def done(i: int) -> None:

@@ -12,7 +12,7 @@ from foldscope.core.model.policy import Policy
 from foldscope.core.model.session import Message
 from foldscope.core.model.shared_start import Shared, since
 from foldscope.core.replay.cache_model import Layout, Mark
-from foldscope.core.replay.strategies import recorded_views
+from foldscope.core.replay.strategies import Arrival, arrivals, recorded_views
 from foldscope.core.request.count import Counter, Measurement, estimate
 from foldscope.core.request.estimators import ADR, check_estimator
 from foldscope.core.request.first_round import included_ids, included_round
@@ -128,6 +128,14 @@ class Layouts:
         # Where the compaction strategy compacts, when an agent's own knob puts it (tune --compact-at); None: at the
         # policy's line of the ceiling.
         self.compact_point: int | None = None
+        self._arrivals: tuple[Any, list[Arrival]] | None = None  # (the session, its arrivals), made once
+
+    def arrivals(self, session: Any) -> list[Arrival]:
+        """What each recorded request adds to every strategy's input (core.replay.strategies.arrivals), made once for
+        every strategy run on these layouts; the lab makes it before it forks, so no child makes it again."""
+        if self._arrivals is None or self._arrivals[0] is not session:
+            self._arrivals = (session, arrivals(session))
+        return self._arrivals[1]
 
     @property
     def ceiling(self) -> int | None:

@@ -130,6 +130,13 @@ def arrivals(session: Session) -> list[Arrival]:
     return out
 
 
+def arrivals_of(session: Session, measure: Sizes) -> list[Arrival]:
+    """The session's arrivals as the measure keeps them (Layouts.arrivals: made once for every strategy it runs, and
+    before a fork for every child), else made here."""
+    kept = getattr(measure, "arrivals", None)
+    return kept(session) if kept is not None else arrivals(session)
+
+
 def without(view: Sequence[Message], dropped: frozenset[str]) -> list[Message]:
     """The view less what a rewind dropped: the messages themselves, and a strategy's brief that stood for nothing
     else (a brief that also holds kept messages stays, as a summary once written does)."""
@@ -154,7 +161,7 @@ def recorded(session: Session, measure: Sizes) -> Iterator[Step]:
 def none(session: Session, measure: Sizes) -> Iterator[Step]:
     """Everything so far, no management."""
     view: Shared[Message] = Shared()
-    for k, (new, dropped) in enumerate(arrivals(session)):
+    for k, (new, dropped) in enumerate(arrivals_of(session, measure)):
         if dropped:
             view = regrown(view, without(view, dropped))
         view = view.grown(len(view), new)
@@ -273,7 +280,7 @@ def band(session: Session, measure: Sizes) -> Iterator[Step]:
     ceiling one commit folds standing marks, stalest first, down to band_min, in a single rewrite."""
     view: list[Message] = []  # for the commit's own reading; each step sends it as a Shared grown from the last
     sent: Shared[Message] = Shared()
-    for k, (new, dropped) in enumerate(arrivals(session)):
+    for k, (new, dropped) in enumerate(arrivals_of(session, measure)):
         if dropped:
             view = without(view, dropped)
             sent = regrown(sent, view)
@@ -359,7 +366,7 @@ def compaction(session: Session, measure: Sizes) -> Iterator[Step]:
     view: list[Message] = []
     sent: Shared[Message] = Shared()  # the view as each step sends it, grown from the one before
     last: float | None = None  # with a compaction point: the request sent before, and its output
-    for k, (new, dropped) in enumerate(arrivals(session)):
+    for k, (new, dropped) in enumerate(arrivals_of(session, measure)):
         if dropped:
             view = without(view, dropped)
             sent = regrown(sent, view)
@@ -456,7 +463,7 @@ def adr(session: Session, measure: Sizes) -> Iterator[Step]:
         head=getattr(measure, "head", None),
         estimator=sizer,
         digests=False,
-        arrivals=arrivals(session),  # fed as every strategy is: a rewind drops what the recording dropped
+        arrivals=arrivals_of(session, measure),  # fed as every strategy is: a rewind drops what the recording dropped
     )  # its notes' span digests are never read here
     replay = folding.replay
     seen = 0  # the versions read so far

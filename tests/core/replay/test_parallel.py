@@ -3,6 +3,7 @@ with one line said, no child left behind, and no fork where it is switched off o
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import threading
@@ -238,3 +239,71 @@ def test_a_replay_never_forks_where_a_qt_application_runs(monkeypatch):
     assert parallel.can_fork()
     running.append(object())
     assert not parallel.can_fork()
+
+
+def test_the_arrivals_are_made_once_for_every_strategy_and_before_the_fork(monkeypatch, tmp_path):
+    """Every strategy reads the session's arrivals (core.replay.strategies.arrivals): the replay makes them once, in
+    the parent before it forks, so neither a strategy run here after another nor a child makes them again."""
+    from foldscope.core.formats import load_session
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.replay import lab, layouts, strategies
+    from foldscope.core.request.measure import Measure
+
+    notes = tmp_path / "made"  # a file, so that a forked child's making is seen here too
+    real = strategies.arrivals
+
+    def noting(session):
+        with open(notes, "a", encoding="ascii") as f:
+            f.write(f"{os.getpid()}\n")
+        return real(session)
+
+    def made() -> list[int]:
+        found = [int(line) for line in notes.read_text(encoding="ascii").split()] if notes.exists() else []
+        notes.unlink(missing_ok=True)
+        return found
+
+    monkeypatch.setattr(strategies, "arrivals", noting)
+    monkeypatch.setattr(layouts, "arrivals", noting)
+    session = load_session(demo_path())
+    names = ["adr", "band", "compaction", "none"]
+    serial = lab.replay_runs(session, names, Measure(session, Policy(max_input_tokens=20_000)))
+    assert made() == [PARENT]
+    allow_fork(monkeypatch)
+    session = load_session(demo_path())
+    runs = lab.replay_runs(session, names, Measure(session, Policy(max_input_tokens=20_000)), workers=2).runs
+    assert made() == [PARENT]
+    assert [r.rows for r in runs] == [r.rows for r in serial.runs]
+
+
+def test_the_encoder_is_built_before_the_fork_where_a_child_will_count_text_of_its_own(monkeypatch):
+    """A long session under a ceiling: each strategy child would build the tokenizer's encoder for its notes and
+    summaries after the fork; the parent builds it once before, to be shared. None where no child writes (no
+    ceiling, or only the strategies that write nothing forked) or the session is short."""
+    from foldscope.core.formats import load_session
+    from foldscope.core.formats.demo import demo_path
+    from foldscope.core.model.policy import Policy
+    from foldscope.core.replay import lab
+    from foldscope.core.replay.layouts import Layouts
+    from foldscope.core.request import tokens
+    from foldscope.core.request.counting.ahead import CountsAhead
+    from foldscope.core.request.measure import Measure
+
+    session = load_session(demo_path())
+    capped = Layouts(Measure(session, Policy(max_input_tokens=20_000)))
+    built: list[bool] = []
+    monkeypatch.setattr(tokens, "local_encoding", lambda: built.append(True))
+    monkeypatch.setattr(CountsAhead, "worth", staticmethod(lambda record: True))
+    lab.made_once(session, capped, ["band", "compaction"])
+    assert built == [True]
+    built.clear()
+    lab.made_once(session, capped, ["none", "recorded"])
+    uncapped = Layouts(Measure(session, Policy(max_input_tokens=20_000)))
+    # no ceiling: no strategy folds, so none writes
+    monkeypatch.setattr(uncapped.measure, "resolution", dataclasses.replace(uncapped.measure.resolution, ceiling=None))
+    assert uncapped.ceiling is None
+    lab.made_once(session, uncapped, ["band", "compaction"])
+    assert built == []
+    monkeypatch.setattr(CountsAhead, "worth", staticmethod(lambda record: False))
+    lab.made_once(session, capped, ["adr"])
+    assert built == []
