@@ -1,6 +1,7 @@
 """The replay's critical path on two cores (issue 48): what an idle machine's wall time would be, from CPU times.
 
 Run: .venv/bin/python bench/bench_replay_path.py FILE [FILE ...] [--strategies adr,band,compaction] [--repeat 1]
+     [--before DIR] [--free-core]
 
 `foldscope replay FILE --strategy S` runs in a fresh interpreter as the CLI runs it (the strategies forked after the
 calibrated count, core.replay.parallel), with each phase's CPU time (user and system) read where it runs: the parent's
@@ -11,13 +12,21 @@ took 11 and 40 s an hour apart), so the wall an idle two-core machine would take
 each taking a core once the parent is done (core.replay.lab.CHILD_NICE), which comes to the larger of the parent's
 group and half of all the strategies' CPU. Without a spare core the tokenizer's helper does not start
 (core.request.counting.ahead), so `serial` holds the tokenising the helper would take on an idle machine: the
-estimate is an upper bound there. The wall measured and the load average are printed beside it.
+estimate is an upper bound there. The wall measured and the load average are printed beside it, and the command's
+own process's CPU (the parent's: imports, read, measure, its share of the strategies, the results read back).
+
+`--before DIR` runs each replay twice a round, alternated, once with DIR on PYTHONPATH (a `git archive` of another
+commit unpacked as DIR/foldscope) and once as this tree, and ends with the median of each figure both ways and their
+ratio. `--free-core` starts the counting child whatever the machine's load (core.request.counting.backend.free_core
+read as true), as an idle two-core machine would: on a shared machine the load decides it, run by run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,6 +52,10 @@ def cpu():
     return t.user + t.system
 
 
+if os.environ.get("BENCH_FREE_CORE"):  # as an idle machine: the counting child starts whatever the load
+    from foldscope.core.request.counting import backend
+
+    backend.free_core = lambda: True
 from foldscope.core.replay import lab, parallel
 
 run_strategy, run_forked = lab.run_strategy, parallel.run_forked
@@ -72,21 +85,28 @@ with open(os.devnull, "w", encoding="utf-8") as sink:
         pass
     sys.stdout = stdout
 t = os.times()
-note(end=t.user + t.system + t.children_user + t.children_system, wall=time.perf_counter() - start)
+note(end=t.user + t.system + t.children_user + t.children_system, own=t.user + t.system, wall=time.perf_counter() - start)
 """
 
 
-def run(path: str, strategies: str) -> dict:
+def run(path: str, strategies: str, tree: str | None = None, free_core: bool = False) -> dict:
     """One replay's phases: `serial` (the parent's CPU to the fork), each strategy's CPU and where it ran, the whole
-    command's CPU (its children's included) and wall."""
+    command's CPU (its children's included), its own process's and its wall. `tree`: a folder holding another
+    foldscope (DIR/foldscope) to run instead of this one."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(tree).resolve()), env.get("PYTHONPATH")]))
+    if free_core:
+        env["BENCH_FREE_CORE"] = "1"
     with tempfile.TemporaryDirectory(prefix="foldscope-path-") as tmp:
         notes = Path(tmp) / "notes.jsonl"
-        subprocess.run([sys.executable, "-c", CHILD, str(notes), path, strategies], cwd=ROOT, check=True)
+        # Another tree's package is found from a folder that holds none (this one's root is the package itself).
+        subprocess.run([sys.executable, "-c", CHILD, str(notes), path, strategies], cwd=tmp if tree else ROOT, env=env, check=True)
         lines = [json.loads(line) for line in notes.read_text(encoding="utf-8").splitlines()]
     fork = next((n for n in lines if "fork" in n), None)
     end = next(n for n in lines if "end" in n)
     runs = [n for n in lines if "strategy" in n]
-    return {"serial": fork["fork"] if fork else None, "runs": runs, "cpu": end["end"], "wall": end["wall"]}
+    return {"serial": fork["fork"] if fork else None, "runs": runs, "cpu": end["end"], "own": end["own"], "wall": end["wall"]}
 
 
 def idle_wall(serial: float, runs: list[dict]) -> float:
@@ -101,22 +121,46 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="+")
     parser.add_argument("--strategies", default="adr,band,compaction")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--before", metavar="DIR", help="alternate each run with the foldscope in DIR/foldscope")
+    parser.add_argument("--free-core", action="store_true", help="start the counting child whatever the load")
     args = parser.parse_args(argv)
-    print("| file | serial CPU | strategies' CPU (where) | command CPU | idle 2-core wall (estimate) | wall here | load |")
-    print("|---|---:|---|---:|---:|---:|---|")
+    trees: list[tuple[str, str | None]] = [("", None)] if not args.before else [(" (before)", args.before), (" (after)", None)]
+    print("| file | serial CPU | strategies' CPU (where) | command CPU | idle 2-core wall (estimate) | wall here | load | process CPU |")
+    print("|---|---:|---|---:|---:|---:|---|---:|")
+    seen: dict[tuple[str, str], list[dict]] = {}
     for path in args.files:
-        for _ in range(args.repeat):
-            got = run(path, args.strategies)
-            load = " ".join(open("/proc/loadavg", encoding="ascii").read().split()[:3])
-            runs = ", ".join(f"{r['strategy']} {r['cpu']:.2f} s ({'parent' if r['parent'] else 'child'})" for r in got["runs"])
-            if got["serial"] is None:  # one process: no fork (a single strategy, or no fork allowed)
-                estimate = got["cpu"]
-                serial = "-"
-            else:
-                estimate = idle_wall(got["serial"], got["runs"])
-                serial = f"{got['serial']:.2f} s"
-            name = Path(path).name
-            print(f"| {name} | {serial} | {runs} | {got['cpu']:.2f} s | {estimate:.2f} s | {got['wall']:.2f} s | {load} |")
+        for k in range(args.repeat):
+            for label, tree in trees if k % 2 == 0 else trees[::-1]:  # alternated: neither always runs first
+                got = run(path, args.strategies, tree, args.free_core)
+                load = " ".join(open("/proc/loadavg", encoding="ascii").read().split()[:3])
+                runs = ", ".join(f"{r['strategy']} {r['cpu']:.2f} s ({'parent' if r['parent'] else 'child'})" for r in got["runs"])
+                if got["serial"] is None:  # one process: no fork (a single strategy, or no fork allowed)
+                    got["estimate"] = got["cpu"]
+                    serial = "-"
+                else:
+                    got["estimate"] = idle_wall(got["serial"], got["runs"])
+                    serial = f"{got['serial']:.2f} s"
+                got["children"] = sum(r["cpu"] for r in got["runs"] if not r["parent"])
+                seen.setdefault((path, label), []).append(got)
+                name = Path(path).name + label
+                print(
+                    f"| {name} | {serial} | {runs} | {got['cpu']:.2f} s | {got['estimate']:.2f} s | {got['wall']:.2f} s | {load} "
+                    f"| {got['own']:.2f} s |",
+                    flush=True,
+                )
+    if args.before:
+        figures = ("own", "serial", "children", "cpu", "estimate", "wall")
+        print("\nmedians, after / before:")
+        print("| file | " + " | ".join(figures) + " |")
+        print("|---|" + "---:|" * len(figures))
+        for path in args.files:
+            before, after = seen[(path, trees[0][0])], seen[(path, trees[1][0])]
+            cells = []
+            for f in figures:
+                a = statistics.median(g[f] or 0.0 for g in after)
+                b = statistics.median(g[f] or 0.0 for g in before)
+                cells.append(f"{b:.2f} -> {a:.2f} s ({a / b:.2f}x)" if b else "-")
+            print(f"| {Path(path).name} | " + " | ".join(cells) + " |")
     return 0
 
 
