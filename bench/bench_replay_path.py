@@ -18,7 +18,10 @@ own process's CPU (the parent's: imports, read, measure, its share of the strate
 `--before DIR` runs each replay twice a round, alternated, once with DIR on PYTHONPATH (a `git archive` of another
 commit unpacked as DIR/foldscope) and once as this tree, and ends with the median of each figure both ways and their
 ratio. `--free-core` starts the counting child whatever the machine's load (core.request.counting.backend.free_core
-read as true), as an idle two-core machine would: on a shared machine the load decides it, run by run.
+read as true), as an idle two-core machine would: on a shared machine the load decides it, run by run. With it,
+`--ahead-only` has the measure wait for the counting child rather than count a body itself while the child starts or
+lags (core.request.counting.ahead's WAIT_FOR_START and COUNT_WHILE_WAITING, as its tests set them): the parent then
+tokenises nothing and builds no encoder before its strategies, as where the child keeps ahead from the first request.
 """
 
 from __future__ import annotations
@@ -56,6 +59,10 @@ if os.environ.get("BENCH_FREE_CORE"):  # as an idle machine: the counting child 
     from foldscope.core.request.counting import backend
 
     backend.free_core = lambda: True
+if os.environ.get("BENCH_AHEAD_ONLY"):  # the measure waits for the counting child, never counting a body itself
+    from foldscope.core.request.counting import ahead
+
+    ahead.WAIT_FOR_START, ahead.COUNT_WHILE_WAITING = True, False
 from foldscope.core.replay import lab, parallel
 
 run_strategy, run_forked = lab.run_strategy, parallel.run_forked
@@ -89,7 +96,7 @@ note(end=t.user + t.system + t.children_user + t.children_system, own=t.user + t
 """
 
 
-def run(path: str, strategies: str, tree: str | None = None, free_core: bool = False) -> dict:
+def run(path: str, strategies: str, tree: str | None = None, free_core: bool = False, ahead_only: bool = False) -> dict:
     """One replay's phases: `serial` (the parent's CPU to the fork), each strategy's CPU and where it ran, the whole
     command's CPU (its children's included), its own process's and its wall. `tree`: a folder holding another
     foldscope (DIR/foldscope) to run instead of this one."""
@@ -98,6 +105,8 @@ def run(path: str, strategies: str, tree: str | None = None, free_core: bool = F
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(tree).resolve()), env.get("PYTHONPATH")]))
     if free_core:
         env["BENCH_FREE_CORE"] = "1"
+    if ahead_only:
+        env["BENCH_AHEAD_ONLY"] = "1"
     with tempfile.TemporaryDirectory(prefix="foldscope-path-") as tmp:
         notes = Path(tmp) / "notes.jsonl"
         # Another tree's package is found from a folder that holds none (this one's root is the package itself).
@@ -123,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--before", metavar="DIR", help="alternate each run with the foldscope in DIR/foldscope")
     parser.add_argument("--free-core", action="store_true", help="start the counting child whatever the load")
+    parser.add_argument("--ahead-only", action="store_true", help="the measure waits for the counting child, counting nothing itself")
     args = parser.parse_args(argv)
     trees: list[tuple[str, str | None]] = [("", None)] if not args.before else [(" (before)", args.before), (" (after)", None)]
     print("| file | serial CPU | strategies' CPU (where) | command CPU | idle 2-core wall (estimate) | wall here | load | process CPU |")
@@ -131,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.files:
         for k in range(args.repeat):
             for label, tree in trees if k % 2 == 0 else trees[::-1]:  # alternated: neither always runs first
-                got = run(path, args.strategies, tree, args.free_core)
+                got = run(path, args.strategies, tree, args.free_core, args.ahead_only)
                 load = " ".join(open("/proc/loadavg", encoding="ascii").read().split()[:3])
                 runs = ", ".join(f"{r['strategy']} {r['cpu']:.2f} s ({'parent' if r['parent'] else 'child'})" for r in got["runs"])
                 if got["serial"] is None:  # one process: no fork (a single strategy, or no fork allowed)
