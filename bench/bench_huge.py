@@ -247,6 +247,18 @@ def commands(gui: bool, db: bool = True) -> list[tuple[str, list[str]]]:
     return out
 
 
+def holding_foldscope(copy: str) -> str:
+    """The folder to put on PYTHONPATH for COPY: COPY itself when it holds foldscope, its parent when COPY is the package
+    (a checkout named foldscope). Given the package itself, Python found no foldscope there and imported the installed
+    one: the run compared this tree with itself."""
+    path = Path(copy)
+    if (path / "foldscope" / "core").is_dir():
+        return str(path)
+    if (path / "core").is_dir() and path.name == "foldscope":
+        return str(path.parent)
+    raise SystemExit(f"bench_huge: --before {copy}: no foldscope in it (give the folder holding it)")
+
+
 def one(words: list[str], file: Path, scratch: Path, copy: str | None) -> Run:
     """One run of one command on file in a fresh library, under COPY's foldscope when given."""
     work = Path(tempfile.mkdtemp(dir=scratch))
@@ -280,6 +292,8 @@ def huge_setup(parser: argparse.ArgumentParser, args: argparse.Namespace, prefix
     scratch = Path(tempfile.mkdtemp(prefix=prefix))
     folder = args.dir or scratch
     folder.mkdir(parents=True, exist_ok=True)
+    if args.before:
+        args.before = holding_foldscope(args.before)
     variants = [("before", args.before), ("after", None)] if args.before else [("", None)]
     return kinds, scratch, folder, variants
 

@@ -38,6 +38,16 @@ def measure(path: str, repeat: int) -> dict:
     return {"cpu": best, "bytes": size}
 
 
+def holding_foldscope(copy: str) -> str:
+    """The folder to put on PYTHONPATH for COPY: COPY when it holds foldscope, its parent when COPY is the package."""
+    path = Path(copy)
+    if (path / "foldscope" / "core").is_dir():
+        return str(path)
+    if (path / "core").is_dir() and path.name == "foldscope":
+        return str(path.parent)
+    raise SystemExit(f"bench_snapshot: --before {copy}: no foldscope in it (give the folder holding it)")
+
+
 def run(path: str, repeat: int, tree: str | None) -> dict:
     """measure() in a fresh interpreter, with `tree` (a folder holding foldscope) first on PYTHONPATH, else this one's."""
     env = dict(os.environ, PYTHONPATH=tree or str(ROOT.parent))
@@ -53,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", metavar="COPY", help="in turn with COPY (a folder holding foldscope) on PYTHONPATH")
     parser.add_argument("--rounds", type=int, default=2, help="with --before: pairs run for each file")
     args = parser.parse_args(argv)
+    if args.before:
+        args.before = holding_foldscope(args.before)
     for path in args.files:
         name = Path(path).name
         if not args.before:

@@ -137,6 +137,11 @@ SMOKES = (
         (r"\n +before run 1 +wall .*\n(.*\n)* +after run 1 +wall .*\n(.*\n)* +outputs the same",),
     ),
     Smoke(
+        "bench_snapshot.py",
+        ("{file}", "--repeat", "1", "--before", "{before}", "--rounds", "1"),
+        (r"session\.jsonl: snapshot before [\d.]+ s CPU, [\d.]+ MB; after [\d.]+ s CPU, [\d.]+ MB; after/before [\d.]+",),
+    ),
+    Smoke(
         "bench_import.py",
         ("--sizes", "0.2", "--claude-code-log", "{absent}"),
         (r"0.2 MB, \d+ requests: json.loads .* ratio [\d.]+x", r"claude-code-log comparison skipped: .* is not installed"),
