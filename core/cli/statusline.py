@@ -277,6 +277,8 @@ def expiry_words(cache: dict[str, Any], now: float) -> str:
         return "nothing cached"
     if touched.get("at") is None:
         return "expiry unknown (no times in the file)"
+    if cache.get("implicit"):  # the provider keeps what it caches by itself for minutes, not a set lifetime (Cost tab)
+        return f"last read {_duration(max(0.0, now - touched['at']))} ago (the provider's own cache)"
     left = touched["at"] + touched["lifetime_s"] - now
     life = "1h" if touched["lifetime_s"] >= 3600 else "5m"
     return f"expires in {_duration(left)} ({life})" if left > 0 else f"expired {_duration(-left)} ago"

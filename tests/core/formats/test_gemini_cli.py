@@ -286,3 +286,16 @@ def test_every_command_reads_each_gemini_sample(command, capsys):
     for path in _sessions():
         assert main([command, str(path), "--json"]) == 0, (command, path)
         assert json.loads(capsys.readouterr().out)
+
+
+def test_the_status_line_says_when_a_gemini_chat_last_read_its_cache_not_a_lifetime_it_does_not_have(tmp_path):
+    # review9: `follow --line` said "expires in 4:00 (5m)" and "expired 220d ago" of Gemini's implicit cache, which
+    # the provider keeps by itself for minutes, not a set lifetime (the Cost tab says so): it now says when it was read.
+    from foldscope.core.cli import statusline
+
+    path = _write(tmp_path / "session-a.jsonl", COMPRESSED)
+    shown = statusline.status_figures(str(path), folder=tmp_path / "state")
+    assert shown["cache"]["implicit"]
+    at = shown["cache"]["touched"]["at"]
+    line = statusline.render(shown, at + 120, colour=False)
+    assert "last read 2:00 ago (the provider's own cache)" in line and "expire" not in line, line
